@@ -1,0 +1,130 @@
+# gpuprof — one plain Makefile, out-of-tree build in build/.
+#   make                       library, analyzer, wrapper
+#   make test                  unit + golden + GPU tests (GPU tests SKIP without a GPU)
+#   make demo                  profile a bundled program (or report a bundled trace)
+#   make SAN=address,undefined test
+#   make install PREFIX=/usr/local
+
+CUDA_HOME ?= /usr/local/cuda
+PREFIX ?= /usr/local
+BUILD ?= build
+CC ?= cc
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+# sm_90 (H100/H200) SASS plus PTX so newer GPUs JIT.
+NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wformat=2 -Wvla -Wundef -Wno-format-nonliteral
+CFLAGS ?= -O2 -g
+WERROR ?= -Werror
+BASE_CFLAGS := -std=gnu11 $(WARN) $(WERROR) -Iinclude -D_GNU_SOURCE
+ifneq ($(SAN),)
+SAN_FLAGS := -fsanitize=$(SAN) -fno-omit-frame-pointer
+endif
+
+# zstd is linked statically into the recorder, its symbols hidden.
+ZSTD_A ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/aarch64-linux-gnu/libzstd.a /usr/lib64/libzstd.a /usr/lib/libzstd.a))
+
+LIB := $(BUILD)/lib/libgpuprof.so
+ANALYZER := $(BUILD)/bin/gpuprof-analyze
+WRAPPER := $(BUILD)/bin/gpuprof
+
+REC_SRC := $(wildcard preload/*.c cupti/*.c)
+REC_OBJ := $(REC_SRC:%.c=$(BUILD)/obj/%.o)
+# CUPTI-free recorder parts that unit tests link directly.
+REC_CORE_OBJ := $(filter $(BUILD)/obj/preload/%.o,$(REC_OBJ))
+REC_CORE_OBJ := $(filter-out $(BUILD)/obj/preload/entry.o,$(REC_CORE_OBJ))
+ANA_SRC := $(wildcard analyzer/*.c)
+ANA_OBJ := $(ANA_SRC:%.c=$(BUILD)/obj/%.o)
+ANA_LIB_OBJ := $(filter-out $(BUILD)/obj/analyzer/main.o,$(ANA_OBJ))
+
+UNIT_SRC := $(wildcard test/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(BUILD)/test/%)
+UNIT_HELP_SRC := $(filter-out $(UNIT_SRC),$(wildcard test/unit/*.c))
+UNIT_HELP_OBJ := $(UNIT_HELP_SRC:%.c=$(BUILD)/obj/%.o)
+
+APP_SRC := $(wildcard test/apps/*.cu)
+APP_BIN := $(APP_SRC:test/apps/%.cu=$(BUILD)/test/apps/%)
+
+DEPFLAGS = -MMD -MP
+
+.PHONY: all test unit golden gpu apps demo install clean bench fuzz deps
+all: $(LIB) $(ANALYZER) $(WRAPPER)
+
+deps:
+	@bash scripts/ensure-deps.sh
+
+$(BUILD)/obj/preload/%.o $(BUILD)/obj/cupti/%.o: REC_FLAGS = -fPIC -fvisibility=hidden -pthread -I$(CUDA_HOME)/include -DGP_CUDA_HOME='"$(CUDA_HOME)"'
+$(BUILD)/obj/preload/%.o: preload/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(REC_FLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+$(BUILD)/obj/cupti/%.o: cupti/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(REC_FLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+
+# The recorder never carries sanitizers: it is loaded into uninstrumented programs.
+$(LIB): $(REC_SRC) $(wildcard preload/*.h cupti/*.h include/gpuprof/*.h)
+	@test -n "$(ZSTD_A)" || { echo "libzstd.a not found: run 'make deps' (needs libzstd-dev)"; exit 1; }
+	@mkdir -p $(@D) $(BUILD)/obj/rec
+	$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread -I$(CUDA_HOME)/include \
+		-DGP_CUDA_HOME='"$(CUDA_HOME)"' $(CFLAGS) -shared -o $@ $(REC_SRC) \
+		-Wl,--exclude-libs,ALL -Wl,-z,defs -Wl,-z,nodelete $(ZSTD_A) -ldl -lpthread
+
+$(BUILD)/obj/analyzer/%.o: analyzer/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(ANALYZER): $(ANA_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -lzstd -lstdc++ -lm
+
+$(WRAPPER): scripts/gpuprof
+	@mkdir -p $(@D)
+	cp $< $@ && chmod +x $@
+
+$(BUILD)/obj/test/unit/%.o: test/unit/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -Itest/unit -Ianalyzer -Ipreload -pthread $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+
+# Unit tests link the analyzer library objects, CUPTI-free recorder objects
+# (rebuilt with sanitizers) and the test helpers.
+$(BUILD)/obj/san/preload/%.o: preload/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -fPIC -pthread -I$(CUDA_HOME)/include $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+REC_CORE_TEST_OBJ := $(REC_CORE_OBJ:$(BUILD)/obj/%=$(BUILD)/obj/san/%)
+$(BUILD)/test/test_%: $(BUILD)/obj/test/unit/test_%.o $(UNIT_HELP_OBJ) $(ANA_LIB_OBJ) $(REC_CORE_TEST_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -pthread -o $@ $^ -lzstd -lstdc++ -lm
+
+$(BUILD)/test/apps/%: test/apps/%.cu test/apps/common.h
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_ARCH) -O2 -lineinfo $(shell sed -n 's|^// NVCCFLAGS: ||p' $<) -o $@ $< \
+		$(shell sed -n 's|^// LIBS: ||p' $<)
+
+apps: $(APP_BIN)
+
+unit: $(UNIT_BIN)
+# test and demo check the dependencies first, then build in a sub-make that
+# sees what was just installed (ZSTD_A is resolved when the Makefile is read).
+test:
+	@bash scripts/ensure-deps.sh
+	@$(MAKE) --no-print-directory all unit apps
+	@bash test/run-tests.sh $(BUILD)
+
+demo:
+	@bash scripts/ensure-deps.sh
+	@$(MAKE) --no-print-directory all apps
+	@bash scripts/demo.sh $(BUILD)
+
+bench: all apps
+	@bash bench/run.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
+	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(ANALYZER) $(WRAPPER) $(DESTDIR)$(PREFIX)/bin/
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

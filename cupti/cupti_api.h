@@ -1,0 +1,51 @@
+/*
+ * CUPTI entry points, resolved at run time with dlopen/dlsym so that
+ * libgpuprof.so loads (and does nothing) in processes without CUPTI, and
+ * only CUDA processes ever map libcupti.
+ * Context: gp_cupti_load runs once during recorder initialization.
+ */
+#ifndef GP_CUPTI_API_H
+#define GP_CUPTI_API_H
+
+#include <cupti.h>
+
+#define GP_CUPTI_FUNCS(X)                       \
+	X(cuptiGetVersion)                      \
+	X(cuptiGetResultString)                 \
+	X(cuptiSubscribe)                       \
+	X(cuptiUnsubscribe)                     \
+	X(cuptiEnableCallback)                  \
+	X(cuptiGetCallbackName)                 \
+	X(cuptiActivityRegisterCallbacks)       \
+	X(cuptiActivityEnable)                  \
+	X(cuptiActivityDisable)                 \
+	X(cuptiActivitySetAttribute)            \
+	X(cuptiActivityGetNextRecord)           \
+	X(cuptiActivityGetNumDroppedRecords)    \
+	X(cuptiActivityFlushAll)                \
+	X(cuptiGetTimestamp)                    \
+	X(cuptiSetThreadIdType)                 \
+	X(cuptiGetGraphNodeId)                  \
+	X(cuptiGetGraphId)
+
+struct gp_cupti {
+#define GP_CUPTI_PTR(name) __typeof__(&name) name;
+	GP_CUPTI_FUNCS(GP_CUPTI_PTR)
+#undef GP_CUPTI_PTR
+	void *handle;
+	char path[512];
+};
+
+extern struct gp_cupti gp_cu;
+
+/*
+ * Finds and loads libcupti: GPUPROF_CUPTI_PATH, an already loaded or
+ * default-path libcupti.so.13, then CUDA_HOME and the toolkit the recorder
+ * was built against.  Returns 0, or -1 with a reason in why.
+ */
+int gp_cupti_load(char *why, size_t whysz);
+
+/* CUPTI's text for a result code, never NULL. */
+const char *gp_cupti_error(CUptiResult r);
+
+#endif

@@ -1,0 +1,748 @@
+/*
+ * CUPTI subscription and activity translation (see tracer.h).
+ *
+ * Threads and contracts:
+ *  - buffer_request: any application thread that launches work.  Pops a
+ *    pre-zeroed buffer from the pool under a short mutex (or maps a new one
+ *    up to the cap); no I/O.
+ *  - buffer_complete: CUPTI's worker thread, or a thread inside
+ *    cuptiActivityFlushAll.  Translates records into the chunk ring under
+ *    the producer lock; never compresses, writes or calls CUDA.
+ *  - on_callback: application threads (resource/state/reset callbacks only;
+ *    launch paths are not intercepted here).
+ *  - flusher thread: every flush_ms, cuptiActivityFlushAll(0) and seal the
+ *    open chunk, so a killed program loses at most one interval.
+ *  - exit handler: forced flush, final records, drain, close.
+ */
+#include "tracer.h"
+#include "cupti_api.h"
+
+#include "../preload/log.h"
+#include "../preload/recorder.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GP_RING_CHUNK (1u << 20)
+#define GP_MAX_BUFFERS 64
+#define GP_RING_WAIT_MS 5000
+
+static CUpti_SubscriberHandle subscriber;
+static int subscribed;
+
+/* CUPTI buffer pool: pre-zeroed buffers (ZEROED_OUT_ACTIVITY_BUFFER). */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *pool[GP_MAX_BUFFERS];
+static int pool_count, pool_allocated;
+static size_t buffer_size;
+
+/* Flusher thread. */
+static pthread_t flusher;
+static int flusher_started;
+static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flush_cond;
+static int flush_stop;
+
+/* API name ids by (domain, cbid); producer lock. */
+#define GP_CBID_MAX 1024
+static uint32_t api_name_id[3][GP_CBID_MAX];
+
+/* Kernel-name cache: CUPTI hands out stable name pointers; verify by content. */
+#define GP_NAME_CACHE 1024
+static struct {
+	const char *ptr;
+	uint32_t id;
+} name_cache[GP_NAME_CACHE];
+
+typedef CUresult (*cu_sync_fn)(void);
+static cu_sync_fn cu_ctx_synchronize;
+
+static int atexit_registered;
+
+static void CUPTIAPI buffer_request(uint8_t **buf, size_t *size, size_t *max_records)
+{
+	uint8_t *b = NULL;
+
+	pthread_mutex_lock(&pool_lock);
+	if (pool_count)
+		b = pool[--pool_count];
+	else if (pool_allocated < GP_MAX_BUFFERS)
+		pool_allocated++;
+	else
+		b = MAP_FAILED; /* cap reached */
+	pthread_mutex_unlock(&pool_lock);
+	if (!b) {
+		/* Fresh anonymous pages are zero, as CUPTI was told to expect. */
+		b = mmap(NULL, buffer_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b == MAP_FAILED) {
+			pthread_mutex_lock(&pool_lock);
+			pool_allocated--;
+			pthread_mutex_unlock(&pool_lock);
+		}
+	}
+	if (b == MAP_FAILED) {
+		/* CUPTI counts what it then drops; we note that it happened. */
+		gp_lost_add(GP_LOST_NO_BUFFER, 1);
+		*buf = NULL;
+		*size = 0;
+	} else {
+		*buf = b;
+		*size = buffer_size;
+	}
+	*max_records = 0;
+}
+
+static void buffer_recycle(uint8_t *b, size_t valid)
+{
+	memset(b, 0, valid);
+	pthread_mutex_lock(&pool_lock);
+	pool[pool_count++] = b;
+	pthread_mutex_unlock(&pool_lock);
+}
+
+static uint32_t kernel_name(const char *name)
+{
+	size_t slot = ((uintptr_t)name >> 4) % GP_NAME_CACHE;
+	uint32_t id;
+
+	if (!name)
+		return gp_emit_string("<unknown>");
+	if (name_cache[slot].ptr == name)
+		return name_cache[slot].id;
+	id = gp_emit_string(name);
+	name_cache[slot].ptr = name;
+	name_cache[slot].id = id;
+	return id;
+}
+
+static uint32_t api_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	int d = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GP_API_RUNTIME : GP_API_DRIVER;
+	const char *name = NULL;
+	uint32_t *slot = cbid < GP_CBID_MAX ? &api_name_id[d][cbid] : NULL;
+
+	if (slot && *slot)
+		return *slot;
+	if (gp_cu.cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
+		name = "<unknown API>";
+	if (!slot)
+		return gp_emit_string(name);
+	*slot = gp_emit_string(name);
+	return *slot;
+}
+
+/* Counts and skips activities whose timestamps CUPTI could not collect. */
+static int timed(uint64_t start, uint64_t end)
+{
+	if (start && end && end >= start)
+		return 1;
+	gp_lost_add(GP_LOST_NO_TIMESTAMP, 1);
+	return 0;
+}
+
+static void put_kernel(const CUpti_ActivityKernel10 *k)
+{
+	struct gp_rec_kernel *r;
+	uint32_t name;
+
+	if (!timed(k->start, k->end))
+		return;
+	name = kernel_name(k->name);
+	r = gp_emit(GP_REC_KERNEL, sizeof(*r));
+	if (!r)
+		return;
+	r->start = k->start;
+	r->end = k->end;
+	r->correlation = k->correlationId;
+	r->name = name;
+	r->device = k->deviceId;
+	r->context = k->contextId;
+	r->stream = k->streamId;
+	r->grid[0] = (uint32_t)k->gridX;
+	r->grid[1] = (uint32_t)k->gridY;
+	r->grid[2] = (uint32_t)k->gridZ;
+	r->block[0] = (uint32_t)k->blockX;
+	r->block[1] = (uint32_t)k->blockY;
+	r->block[2] = (uint32_t)k->blockZ;
+	r->cluster[0] = k->clusterX;
+	r->cluster[1] = k->clusterY;
+	r->cluster[2] = k->clusterZ;
+	r->static_smem = (uint32_t)k->staticSharedMemory;
+	r->dynamic_smem = (uint32_t)k->dynamicSharedMemory;
+	r->local_mem = k->localMemoryPerThread;
+	r->registers = k->registersPerThread;
+	r->launch_type = k->launchType;
+	r->flags = k->isDeviceLaunched ? GP_ACT_DEVICE_LAUNCHED : 0;
+	r->graph_id = k->graphId;
+	r->graph_node = k->graphNodeId;
+	gp_ring_note_time(&gp_rec.ring, k->start, k->end);
+}
+
+static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
+{
+	struct gp_rec_memcpy *r;
+
+	if (!timed(m->start, m->end))
+		return;
+	r = gp_emit(GP_REC_MEMCPY, sizeof(*r));
+	if (!r)
+		return;
+	r->start = m->start;
+	r->end = m->end;
+	r->bytes = m->bytes;
+	r->correlation = m->correlationId;
+	r->device = m->deviceId;
+	r->context = m->contextId;
+	r->stream = m->streamId;
+	r->copy_kind = m->copyKind;
+	r->src_kind = m->srcKind;
+	r->dst_kind = m->dstKind;
+	r->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? GP_ACT_ASYNC : 0;
+	r->src_device = r->dst_device = m->deviceId;
+	r->graph_id = m->graphId;
+	r->graph_node = m->graphNodeId;
+	gp_ring_note_time(&gp_rec.ring, m->start, m->end);
+}
+
+static void put_peer(const CUpti_ActivityMemcpyPtoP4 *m)
+{
+	struct gp_rec_memcpy *r;
+
+	if (!timed(m->start, m->end))
+		return;
+	r = gp_emit(GP_REC_MEMCPY, sizeof(*r));
+	if (!r)
+		return;
+	r->start = m->start;
+	r->end = m->end;
+	r->bytes = m->bytes;
+	r->correlation = m->correlationId;
+	r->device = m->deviceId;
+	r->context = m->contextId;
+	r->stream = m->streamId;
+	r->copy_kind = GP_COPY_PTOP;
+	r->src_kind = m->srcKind;
+	r->dst_kind = m->dstKind;
+	r->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? GP_ACT_ASYNC : 0;
+	r->src_device = m->srcDeviceId;
+	r->dst_device = m->dstDeviceId;
+	r->graph_id = m->graphId;
+	r->graph_node = m->graphNodeId;
+	gp_ring_note_time(&gp_rec.ring, m->start, m->end);
+}
+
+static void put_memset(const CUpti_ActivityMemset4 *m)
+{
+	struct gp_rec_memset *r;
+
+	if (!timed(m->start, m->end))
+		return;
+	r = gp_emit(GP_REC_MEMSET, sizeof(*r));
+	if (!r)
+		return;
+	r->start = m->start;
+	r->end = m->end;
+	r->bytes = m->bytes;
+	r->correlation = m->correlationId;
+	r->device = m->deviceId;
+	r->context = m->contextId;
+	r->stream = m->streamId;
+	r->value = m->value;
+	r->mem_kind = (uint8_t)m->memoryKind;
+	r->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? GP_ACT_ASYNC : 0;
+	r->graph_id = m->graphId;
+	r->graph_node = m->graphNodeId;
+	gp_ring_note_time(&gp_rec.ring, m->start, m->end);
+}
+
+static void put_graph(const CUpti_ActivityGraphTrace2 *g)
+{
+	struct gp_rec_graph *r;
+
+	if (!timed(g->start, g->end))
+		return;
+	r = gp_emit(GP_REC_GRAPH, sizeof(*r));
+	if (!r)
+		return;
+	r->start = g->start;
+	r->end = g->end;
+	r->correlation = g->correlationId;
+	r->graph_id = g->graphId;
+	r->device = g->deviceId;
+	r->context = g->contextId;
+	r->stream = g->streamId;
+	r->end_device = g->endDeviceId;
+	gp_ring_note_time(&gp_rec.ring, g->start, g->end);
+}
+
+static void put_api(const CUpti_ActivityAPI *a, CUpti_CallbackDomain domain)
+{
+	struct gp_rec_api *r;
+	uint32_t name;
+
+	if (!timed(a->start, a->end))
+		return;
+	name = api_name(domain, a->cbid);
+	r = gp_emit(GP_REC_API, sizeof(*r));
+	if (!r)
+		return;
+	r->start = a->start;
+	r->end = a->end;
+	r->correlation = a->correlationId;
+	r->tid = a->threadId;
+	r->name = name;
+	r->cbid = a->cbid;
+	r->domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GP_API_RUNTIME : GP_API_DRIVER;
+	r->ret = (int32_t)a->returnValue;
+}
+
+static void put_device(const CUpti_ActivityDevice5 *d)
+{
+	uint32_t name = gp_emit_string(d->name);
+	struct gp_rec_device *r = gp_emit(GP_REC_DEVICE, sizeof(*r));
+
+	if (!r)
+		return;
+	r->id = d->id;
+	r->name = name;
+	memcpy(r->uuid, d->uuid.bytes, sizeof(r->uuid));
+	r->cc_major = d->computeCapabilityMajor;
+	r->cc_minor = d->computeCapabilityMinor;
+	r->sm_count = d->numMultiprocessors;
+	r->core_clock_khz = d->coreClockRate;
+	r->global_mem = d->globalMemorySize;
+	r->mem_bandwidth = d->globalMemoryBandwidth;
+	r->l2_size = d->l2CacheSize;
+	r->flags = d->isMigEnabled ? 1u : 0u;
+}
+
+static void put_context(const CUpti_ActivityContext3 *c)
+{
+	struct gp_rec_context *r = gp_emit(GP_REC_CONTEXT, sizeof(*r));
+
+	if (!r)
+		return;
+	r->id = c->contextId;
+	r->device = c->deviceId;
+	r->null_stream = c->nullStreamId;
+	r->flags = c->isGreenContext ? 1u : 0u;
+}
+
+static void put_overhead(const CUpti_ActivityOverhead3 *o)
+{
+	struct gp_rec_overhead *r;
+
+	if (!timed(o->start, o->end))
+		return;
+	r = gp_emit(GP_REC_OVERHEAD, sizeof(*r));
+	if (!r)
+		return;
+	r->start = o->start;
+	r->end = o->end;
+	r->kind = (uint32_t)o->overheadKind;
+	r->object_kind = (uint32_t)o->objectKind;
+	r->object_id = o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ||
+			       o->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS
+		? o->objectId.pt.threadId
+		: o->objectId.dcs.deviceId;
+}
+
+static void translate(const CUpti_Activity *rec)
+{
+	switch (rec->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+		put_kernel((const CUpti_ActivityKernel10 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		put_memcpy((const CUpti_ActivityMemcpy6 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		put_peer((const CUpti_ActivityMemcpyPtoP4 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		put_memset((const CUpti_ActivityMemset4 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
+		put_graph((const CUpti_ActivityGraphTrace2 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+		put_api((const CUpti_ActivityAPI *)rec, CUPTI_CB_DOMAIN_RUNTIME_API);
+		break;
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+		put_api((const CUpti_ActivityAPI *)rec, CUPTI_CB_DOMAIN_DRIVER_API);
+		break;
+	case CUPTI_ACTIVITY_KIND_DEVICE:
+		put_device((const CUpti_ActivityDevice5 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_CONTEXT:
+		put_context((const CUpti_ActivityContext3 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
+		put_overhead((const CUpti_ActivityOverhead3 *)rec);
+		break;
+	default:
+		break;
+	}
+}
+
+static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *buf,
+				     size_t size, size_t valid)
+{
+	CUpti_Activity *rec = NULL;
+	CUptiResult rc;
+	size_t dropped = 0;
+	int state = atomic_load_explicit(&gp_rec.state, memory_order_acquire);
+
+	(void)size;
+	if (state != GP_ACTIVE && state != GP_STOPPING) {
+		buffer_recycle(buf, valid);
+		return;
+	}
+	gp_ring_lock(&gp_rec.ring);
+	while ((rc = gp_cu.cuptiActivityGetNextRecord(buf, valid, &rec)) == CUPTI_SUCCESS)
+		translate(rec);
+	if (rc != CUPTI_ERROR_MAX_LIMIT_REACHED)
+		gp_lost_add(GP_LOST_CUPTI_ERROR, 1);
+	if (gp_cu.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
+		gp_lost_add(GP_LOST_CUPTI_DROPPED, dropped);
+	gp_emit_lost(0);
+	gp_ring_unlock(&gp_rec.ring);
+	buffer_recycle(buf, valid);
+}
+
+static uint64_t trace_now(void)
+{
+	uint64_t t = 0;
+
+	if (gp_cu.cuptiGetTimestamp(&t) != CUPTI_SUCCESS)
+		t = gp_now_realtime();
+	return t;
+}
+
+static void *flusher_main(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	pthread_mutex_lock(&flush_lock);
+	while (!flush_stop) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += gp_rec.cfg.flush_ms / 1000;
+		ts.tv_nsec += (long)(gp_rec.cfg.flush_ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_timedwait(&flush_cond, &flush_lock, &ts) != ETIMEDOUT)
+			continue;
+		pthread_mutex_unlock(&flush_lock);
+		if (!atomic_load(&gp_rec.disabled))
+			gp_cu.cuptiActivityFlushAll(0);
+		gp_ring_lock(&gp_rec.ring);
+		gp_emit_lost(0);
+		gp_ring_seal(&gp_rec.ring, 0);
+		gp_ring_unlock(&gp_rec.ring);
+		pthread_mutex_lock(&flush_lock);
+	}
+	pthread_mutex_unlock(&flush_lock);
+	return NULL;
+}
+
+static void at_exit(void)
+{
+	gp_tracer_stop();
+}
+
+static void on_callback(void *userdata, CUpti_CallbackDomain domain,
+			CUpti_CallbackId cbid, const void *data)
+{
+	(void)userdata;
+	if (atomic_load(&gp_rec.disabled) ||
+	    atomic_load_explicit(&gp_rec.state, memory_order_acquire) != GP_ACTIVE)
+		return;
+	switch (domain) {
+	case CUPTI_CB_DOMAIN_RESOURCE:
+		/*
+		 * The driver registered its own teardown during cuInit, so a
+		 * handler registered now runs before it (atexit is LIFO).
+		 */
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && !atexit_registered) {
+			atexit_registered = 1;
+			atexit(at_exit);
+		}
+		break;
+	case CUPTI_CB_DOMAIN_STATE:
+		if (cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
+			/* CUPTI finalizes itself; make no further CUPTI calls. */
+			atomic_store(&gp_rec.disabled, 1);
+			gp_log("CUPTI reported a fatal error; tracing stopped, the program continues");
+		}
+		break;
+	case CUPTI_CB_DOMAIN_RUNTIME_API:
+	case CUPTI_CB_DOMAIN_DRIVER_API: {
+		const CUpti_CallbackData *cd = data;
+
+		/*
+		 * Device reset / context destroy: finish the context's work
+		 * and hand its records over before they go away.
+		 */
+		if (cd->callbackSite == CUPTI_API_ENTER) {
+			if (cu_ctx_synchronize)
+				cu_ctx_synchronize();
+			gp_cu.cuptiActivityFlushAll(0);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static int enable_kind(CUpti_ActivityKind kind, const char *what, int required)
+{
+	CUptiResult rc = gp_cu.cuptiActivityEnable(kind);
+
+	if (rc == CUPTI_SUCCESS)
+		return 0;
+	if (required)
+		gp_log("cannot trace %s: %s", what, gp_cupti_error(rc));
+	else
+		gp_debug("cannot trace %s: %s", what, gp_cupti_error(rc));
+	return -1;
+}
+
+static void enable_callbacks(void)
+{
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+				  CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_STATE,
+				  CUPTI_CBID_STATE_FATAL_ERROR);
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+				  CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+				  CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2);
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+				  CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2);
+}
+
+static int enable_activities(void)
+{
+	uint32_t t = gp_rec.cfg.trace;
+	int fail = 0;
+
+	enable_kind(CUPTI_ACTIVITY_KIND_DEVICE, "devices", 0);
+	enable_kind(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts", 0);
+	if (t & GP_TRACE_KERNEL)
+		fail |= enable_kind(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels", 1);
+	if (t & GP_TRACE_MEMCPY) {
+		fail |= enable_kind(CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", 1);
+		enable_kind(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer memcpy", 0);
+	}
+	if (t & GP_TRACE_MEMSET)
+		fail |= enable_kind(CUPTI_ACTIVITY_KIND_MEMSET, "memset", 1);
+	/* Whole-graph records replace the per-node ones of graph launches. */
+	if ((t & GP_TRACE_GRAPH) && gp_rec.cfg.graph_mode)
+		fail |= enable_kind(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "graph launches", 1);
+	if (t & GP_TRACE_API) {
+		fail |= enable_kind(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API", 1);
+		fail |= enable_kind(CUPTI_ACTIVITY_KIND_DRIVER, "driver API", 1);
+	}
+	return fail ? -1 : 0;
+}
+
+static void register_session_file(void)
+{
+	char line[4200], abs[4096];
+	int fd, n;
+
+	if (!gp_rec.cfg.session_file[0])
+		return;
+	if (!realpath(gp_rec.file.path, abs))
+		snprintf(abs, sizeof(abs), "%s", gp_rec.file.path);
+	n = snprintf(line, sizeof(line), "%s\n", abs);
+	fd = open(gp_rec.cfg.session_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	/* O_APPEND and one write: lines from concurrent processes stay whole. */
+	if (write(fd, line, (size_t)n) < 0)
+		(void)0;
+	close(fd);
+}
+
+static void give_up(const char *why)
+{
+	gp_log("%s; the program runs untraced", why);
+	atomic_store(&gp_rec.state, GP_OFF);
+}
+
+int gp_tracer_start(void)
+{
+	char why[GP_PATH_MAX + 200];
+	uint32_t cupti_version = 0;
+	CUptiResult rc;
+	uint8_t one = 1;
+	size_t sz;
+	uint64_t t0;
+	int err;
+
+	gp_rec.pid = (int)getpid();
+	if (gp_cupti_load(why, sizeof(why)) < 0) {
+		give_up(why);
+		return -1;
+	}
+	gp_cu.cuptiGetVersion(&cupti_version);
+	if (cupti_version < CUPTI_API_VERSION)
+		gp_debug("CUPTI API version %u is older than the %u this recorder was built with",
+			 cupti_version, (unsigned)CUPTI_API_VERSION);
+
+	rc = gp_cu.cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
+	if (rc != CUPTI_SUCCESS) {
+		snprintf(why, sizeof(why),
+			 rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+				 ? "another CUPTI tool (Nsight, torch.profiler, a sanitizer) already holds CUPTI (%s)"
+				 : "cannot subscribe to CUPTI (%s)",
+			 gp_cupti_error(rc));
+		give_up(why);
+		return -1;
+	}
+	subscribed = 1;
+
+	err = gp_ring_init(&gp_rec.ring, GP_RING_CHUNK, gp_rec.cfg.ring_chunks, GP_RING_WAIT_MS);
+	if (err) {
+		gp_cu.cuptiUnsubscribe(subscriber);
+		give_up("out of memory for the trace ring");
+		return -1;
+	}
+	gp_intern_init(&gp_rec.strings);
+	t0 = gp_now_realtime();
+	err = gp_tracefile_open(&gp_rec.file, gp_rec.cfg.output, gp_rec.cfg.force,
+				GP_CLOCK_REALTIME, t0);
+	if (err) {
+		char path[GP_PATH_MAX];
+		int uses_n;
+
+		gp_config_expand(gp_rec.cfg.output, gp_rec.pid, 1, path, sizeof(path), &uses_n);
+		snprintf(why, sizeof(why), "cannot create %s: %s%s", path, strerror(-err),
+			 err == -EEXIST ? " (set GPUPROF_FORCE=1 or use -f to overwrite)" : "");
+		gp_cu.cuptiUnsubscribe(subscriber);
+		give_up(why);
+		return -1;
+	}
+
+	/* Attributes before any context exists. */
+	sz = sizeof(one);
+	gp_cu.cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &sz, &one);
+	gp_cu.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+	buffer_size = (size_t)gp_rec.cfg.buffer_kib * 1024;
+	rc = gp_cu.cuptiActivityRegisterCallbacks(buffer_request, buffer_complete);
+	if (rc != CUPTI_SUCCESS) {
+		snprintf(why, sizeof(why), "cannot register CUPTI buffers (%s)", gp_cupti_error(rc));
+		goto fail;
+	}
+	cu_ctx_synchronize = (cu_sync_fn)dlsym(RTLD_DEFAULT, "cuCtxSynchronize");
+
+	gp_ring_lock(&gp_rec.ring);
+	gp_emit_process(trace_now(), cupti_version);
+	gp_emit_config();
+	gp_emit_clock_sync(trace_now());
+	gp_ring_unlock(&gp_rec.ring);
+
+	if (gp_tracefile_start(&gp_rec.file, &gp_rec.ring) < 0) {
+		snprintf(why, sizeof(why), "cannot start the writer thread");
+		goto fail;
+	}
+	atomic_store_explicit(&gp_rec.state, GP_ACTIVE, memory_order_release);
+	if (enable_activities() < 0) {
+		snprintf(why, sizeof(why), "CUPTI refused activity tracing");
+		gp_cu.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+		atomic_store(&gp_rec.state, GP_STOPPING);
+		gp_tracefile_stop(&gp_rec.file);
+		unlink(gp_rec.file.path);
+		gp_cu.cuptiUnsubscribe(subscriber);
+		give_up(why);
+		return -1;
+	}
+	enable_callbacks();
+
+	pthread_condattr_t ca;
+	sigset_t all, old;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&flush_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	flusher_started = pthread_create(&flusher, NULL, flusher_main, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	register_session_file();
+	gp_debug("tracing into %s (CUPTI %u from %s)", gp_rec.file.path, cupti_version, gp_cu.path);
+	return 0;
+
+fail:
+	gp_tracefile_stop(&gp_rec.file);
+	unlink(gp_rec.file.path);
+	gp_cu.cuptiUnsubscribe(subscriber);
+	give_up(why);
+	return -1;
+}
+
+void gp_tracer_stop(void)
+{
+	int expected = GP_ACTIVE;
+	uint64_t t, total_lost = 0;
+
+	if (getpid() != gp_rec.pid ||
+	    !atomic_compare_exchange_strong(&gp_rec.state, &expected, GP_STOPPING))
+		return;
+	if (flusher_started) {
+		pthread_mutex_lock(&flush_lock);
+		flush_stop = 1;
+		pthread_cond_signal(&flush_cond);
+		pthread_mutex_unlock(&flush_lock);
+		pthread_join(flusher, NULL);
+		flusher_started = 0;
+	}
+	if (!atomic_load(&gp_rec.disabled))
+		gp_cu.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	t = atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
+	gp_ring_lock(&gp_rec.ring);
+	gp_emit_clock_sync(t);
+	gp_emit_lost(t);
+	gp_emit_end(t);
+	gp_ring_seal(&gp_rec.ring, GP_CHUNK_F_LAST);
+	gp_ring_unlock(&gp_rec.ring);
+	gp_tracefile_stop(&gp_rec.file);
+	for (int c = 1; c < GP_LOST_CAUSE_COUNT; c++)
+		total_lost += atomic_load(&gp_rec.lost[c]);
+	total_lost += gp_rec.file.records_lost;
+	if (total_lost)
+		gp_log("%llu records lost (see the report); trace: %s",
+		       (unsigned long long)total_lost, gp_rec.file.path);
+	gp_debug("wrote %llu records to %s", (unsigned long long)gp_rec.file.records_written,
+		 gp_rec.file.path);
+	atomic_store(&gp_rec.state, GP_STOPPED);
+}
+
+void gp_tracer_forked(void)
+{
+	/*
+	 * The child inherits CUPTI's state but none of its threads: any CUPTI
+	 * call (even the exit flush) can hang.  Stay passive.
+	 */
+	atomic_store(&gp_rec.disabled, 1);
+	atomic_store(&gp_rec.state, GP_OFF);
+	flusher_started = 0;
+}

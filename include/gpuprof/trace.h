@@ -1,0 +1,485 @@
+/*
+ * gpuprof trace format, version 1.  Shared by the recorder (preload/, cupti/)
+ * and the analyzer; nothing else is shared between the two sides.
+ * docs/FORMAT.md is the normative prose; this header mirrors it.
+ *
+ * File  = file header (struct gp_file_header, 64 bytes)
+ *         followed by zero or more chunks, back to back.
+ * Chunk = chunk header (struct gp_chunk_header, 48 bytes)
+ *         followed by comp_size bytes holding exactly one zstd frame.
+ *         The frame decompresses to raw_size bytes of records.
+ * Record = struct gp_rec (8 bytes: type, size, aux) + body; size counts the
+ *         header, is a multiple of 8 and at least 8.  Records never span chunks.
+ *
+ * All integers are little-endian, fields naturally aligned, every struct has a
+ * size checked below.  Reserved fields are written as zero and ignored by
+ * readers; a reader skips record types it does not know (using size), so new
+ * types need no version bump.  A reader refuses files whose min_reader
+ * version is above its own GP_FORMAT_VERSION.
+ *
+ * Strings are interned: a GP_REC_STRING with id N precedes, in file order,
+ * every record that refers to N.  String id 0 means "none".
+ *
+ * Timestamps are nanoseconds on the recorder's trace clock (clock_id in the
+ * header; CUPTI's default is CLOCK_REALTIME).  GP_REC_CLOCK_SYNC pairs map it
+ * to CLOCK_REALTIME and CLOCK_MONOTONIC.
+ *
+ * A chunk is valid when its magic matches, its checksum (CRC-32C over the
+ * chunk header with the checksum field zeroed, then the compressed bytes)
+ * matches, and the frame decompresses to exactly raw_size bytes.  A file cut
+ * anywhere reads up to its last valid chunk.
+ */
+#ifndef GPUPROF_TRACE_H
+#define GPUPROF_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GP_FILE_MAGIC "GPUPROF\0"      /* 8 bytes, NUL included */
+#define GP_CHUNK_MAGIC 0x4b435047u     /* "GPCK" little-endian */
+#define GP_FORMAT_VERSION 1
+#define GP_MIN_READER_VERSION 1
+#define GP_ENDIAN_MARKER 0x0102        /* reads 0x0201 on a foreign-endian host */
+#define GP_FILE_EXT ".gpuprof"
+
+/* Bounds the recorder honours and the reader enforces. */
+#define GP_CHUNK_RAW_MAX (4u << 20)    /* largest raw (decompressed) chunk */
+#define GP_CHUNK_COMP_MAX (GP_CHUNK_RAW_MAX + (GP_CHUNK_RAW_MAX >> 7) + 4096)
+#define GP_STRING_MAX 16000            /* longer strings are truncated */
+
+/* Feature bits (gp_file_header.features). */
+#define GP_FEAT_DELTA_BIT 0            /* chunks may carry GP_CHUNK_F_DELTA */
+#define GP_FEAT_DELTA (1u << GP_FEAT_DELTA_BIT)
+
+/* Clock ids (gp_file_header.clock_id): the Linux clockid_t of the trace clock. */
+#define GP_CLOCK_REALTIME 0
+#define GP_CLOCK_MONOTONIC 1
+#define GP_CLOCK_MONOTONIC_RAW 4
+
+struct gp_file_header {
+	char magic[8];             /* GP_FILE_MAGIC */
+	uint16_t version;          /* format version that wrote the file */
+	uint16_t min_reader;       /* oldest reader version able to read it */
+	uint16_t header_size;      /* sizeof(struct gp_file_header) */
+	uint16_t endian;           /* GP_ENDIAN_MARKER */
+	uint32_t features;         /* GP_FEAT_* */
+	uint32_t clock_id;         /* GP_CLOCK_* */
+	uint64_t created_ns;       /* CLOCK_REALTIME at open */
+	uint32_t pid;
+	uint32_t reserved0;
+	uint64_t reserved[3];
+};
+_Static_assert(sizeof(struct gp_file_header) == 64, "file header size");
+
+/* Chunk flags (gp_chunk_header.flags). */
+#define GP_CHUNK_F_DELTA_BIT 0         /* reserved: delta-coded records (see FORMAT.md) */
+#define GP_CHUNK_F_DELTA (1u << GP_CHUNK_F_DELTA_BIT)
+#define GP_CHUNK_F_LAST_BIT 1          /* written at clean shutdown, after GP_REC_END */
+#define GP_CHUNK_F_LAST (1u << GP_CHUNK_F_LAST_BIT)
+
+struct gp_chunk_header {
+	uint32_t magic;            /* GP_CHUNK_MAGIC */
+	uint32_t seq;              /* 0, 1, 2, ... in file order */
+	uint32_t comp_size;        /* bytes of the zstd frame that follows */
+	uint32_t raw_size;         /* bytes of records once decompressed */
+	uint32_t nrecords;
+	uint32_t flags;            /* GP_CHUNK_F_* */
+	uint64_t t_min;            /* time span of timed records, 0 if none */
+	uint64_t t_max;
+	uint32_t lost;             /* records the recorder lost since the previous chunk */
+	uint32_t checksum;         /* CRC-32C, see top of file */
+};
+_Static_assert(sizeof(struct gp_chunk_header) == 48, "chunk header size");
+
+/* Record types. */
+enum gp_rec_type {
+	GP_REC_PAD = 0,            /* filler, skip */
+	GP_REC_STRING = 1,
+	GP_REC_PROCESS = 2,
+	GP_REC_CLOCK_SYNC = 3,
+	GP_REC_DEVICE = 4,
+	GP_REC_CONTEXT = 5,
+	GP_REC_STREAM = 6,
+	GP_REC_THREAD = 7,
+	GP_REC_KERNEL = 8,
+	GP_REC_MEMCPY = 9,
+	GP_REC_MEMSET = 10,
+	GP_REC_GRAPH = 11,
+	GP_REC_API = 12,
+	GP_REC_NVTX_RANGE = 13,
+	GP_REC_NVTX_MARK = 14,
+	GP_REC_STACK = 15,
+	GP_REC_FRAME = 16,
+	GP_REC_CORR_STACK = 17,
+	GP_REC_GRAPH_NODE = 18,
+	GP_REC_CAPTURE_RANGE = 19,
+	GP_REC_LOST = 20,
+	GP_REC_OVERHEAD = 21,
+	GP_REC_CONFIG = 22,
+	GP_REC_END = 23,
+	GP_REC_TYPE_COUNT
+};
+
+struct gp_rec {
+	uint16_t type;             /* enum gp_rec_type */
+	uint16_t size;             /* bytes including this header; multiple of 8 */
+	uint32_t aux;              /* type-specific, 0 unless stated */
+};
+_Static_assert(sizeof(struct gp_rec) == 8, "record header size");
+
+/* GP_REC_STRING: interned string; len bytes follow (no NUL), padded to 8. */
+struct gp_rec_string {
+	struct gp_rec h;
+	uint32_t id;               /* >= 1 */
+	uint32_t len;
+	/* char data[len]; zero padding to a multiple of 8 */
+};
+_Static_assert(sizeof(struct gp_rec_string) == 16, "string size");
+
+/* GP_REC_PROCESS: one per file, first in the first chunk. */
+struct gp_rec_process {
+	struct gp_rec h;
+	uint32_t pid;
+	uint32_t ppid;
+	uint32_t host;             /* string: hostname */
+	uint32_t exe;              /* string: /proc/self/exe */
+	uint32_t cmdline;          /* string: argv joined by spaces */
+	uint32_t cupti_version;    /* cuptiGetVersion(), 0 if unknown */
+	uint64_t start_ns;         /* trace clock at recorder start */
+	uint32_t cuda_driver;      /* cuDriverGetVersion() if known, else 0 */
+	uint32_t rank;             /* RANK / OMPI_COMM_WORLD_RANK / PMI_RANK, or UINT32_MAX */
+};
+_Static_assert(sizeof(struct gp_rec_process) == 48, "process size");
+
+/* GP_REC_CLOCK_SYNC: simultaneous reads of the three clocks. */
+struct gp_rec_clock_sync {
+	struct gp_rec h;
+	uint64_t trace_ns;
+	uint64_t realtime_ns;
+	uint64_t monotonic_ns;
+};
+_Static_assert(sizeof(struct gp_rec_clock_sync) == 32, "clock sync size");
+
+struct gp_rec_device {
+	struct gp_rec h;
+	uint32_t id;               /* CUPTI device id (CUDA ordinal) */
+	uint32_t name;             /* string */
+	uint8_t uuid[16];
+	uint32_t cc_major;
+	uint32_t cc_minor;
+	uint32_t sm_count;
+	uint32_t core_clock_khz;
+	uint64_t global_mem;       /* bytes */
+	uint64_t mem_bandwidth;    /* KB/s as CUPTI reports it */
+	uint32_t l2_size;
+	uint32_t flags;            /* bit 0: MIG enabled */
+};
+_Static_assert(sizeof(struct gp_rec_device) == 72, "device size");
+
+struct gp_rec_context {
+	struct gp_rec h;
+	uint32_t id;
+	uint32_t device;
+	uint32_t null_stream;
+	uint32_t flags;            /* bit 0: green context */
+};
+_Static_assert(sizeof(struct gp_rec_context) == 24, "context size");
+
+struct gp_rec_stream {
+	struct gp_rec h;
+	uint32_t id;
+	uint32_t context;
+	uint32_t priority;
+	uint32_t flags;
+};
+_Static_assert(sizeof(struct gp_rec_stream) == 24, "stream size");
+
+/* GP_REC_THREAD: name of a host thread (tid is the kernel's gettid()). */
+struct gp_rec_thread {
+	struct gp_rec h;
+	uint32_t tid;
+	uint32_t name;             /* string */
+};
+_Static_assert(sizeof(struct gp_rec_thread) == 16, "thread size");
+
+/* Activity flags shared by kernel/memcpy/memset (field "flags"). */
+#define GP_ACT_ASYNC (1u << 0)           /* memcpy/memset: asynchronous */
+#define GP_ACT_DEVICE_LAUNCHED (1u << 1) /* kernel: device-side launch */
+
+struct gp_rec_kernel {
+	struct gp_rec h;           /* aux: 0 */
+	uint64_t start;
+	uint64_t end;
+	uint32_t correlation;
+	uint32_t name;             /* string: mangled name */
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t cluster[3];
+	uint32_t static_smem;
+	uint32_t dynamic_smem;
+	uint32_t local_mem;        /* per thread */
+	uint16_t registers;        /* per thread */
+	uint8_t launch_type;       /* CUpti_ActivityLaunchType */
+	uint8_t flags;             /* GP_ACT_* */
+	uint32_t graph_id;         /* 0 outside graphs */
+	uint32_t reserved;
+	uint64_t graph_node;       /* 0 outside graphs */
+};
+_Static_assert(sizeof(struct gp_rec_kernel) == 112, "kernel size");
+
+/* Memcpy kinds, values of CUpti_ActivityMemcpyKind. */
+enum gp_copy_kind {
+	GP_COPY_UNKNOWN = 0, GP_COPY_HTOD = 1, GP_COPY_DTOH = 2, GP_COPY_HTOA = 3,
+	GP_COPY_ATOH = 4, GP_COPY_ATOA = 5, GP_COPY_ATOD = 6, GP_COPY_DTOA = 7,
+	GP_COPY_DTOD = 8, GP_COPY_HTOH = 9, GP_COPY_PTOP = 10,
+};
+
+struct gp_rec_memcpy {
+	struct gp_rec h;
+	uint64_t start;
+	uint64_t end;
+	uint64_t bytes;
+	uint32_t correlation;
+	uint32_t device;           /* for peer copies: the device that ran it */
+	uint32_t context;
+	uint32_t stream;
+	uint8_t copy_kind;         /* enum gp_copy_kind */
+	uint8_t src_kind;          /* CUpti_ActivityMemoryKind */
+	uint8_t dst_kind;
+	uint8_t flags;             /* GP_ACT_* */
+	uint32_t src_device;       /* peer copies; else = device */
+	uint32_t dst_device;
+	uint32_t graph_id;
+	uint64_t graph_node;
+};
+_Static_assert(sizeof(struct gp_rec_memcpy) == 72, "memcpy size");
+
+struct gp_rec_memset {
+	struct gp_rec h;
+	uint64_t start;
+	uint64_t end;
+	uint64_t bytes;
+	uint32_t correlation;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t value;
+	uint8_t mem_kind;
+	uint8_t flags;
+	uint16_t reserved;
+	uint32_t graph_id;
+	uint32_t reserved2;
+	uint64_t graph_node;
+};
+_Static_assert(sizeof(struct gp_rec_memset) == 72, "memset size");
+
+/* GP_REC_GRAPH: a whole graph launch (--graph-trace=graph). */
+struct gp_rec_graph {
+	struct gp_rec h;
+	uint64_t start;
+	uint64_t end;
+	uint32_t correlation;
+	uint32_t graph_id;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t end_device;
+};
+_Static_assert(sizeof(struct gp_rec_graph) == 48, "graph size");
+
+/* API domains (gp_rec_api.domain). */
+#define GP_API_DRIVER 1
+#define GP_API_RUNTIME 2
+
+struct gp_rec_api {
+	struct gp_rec h;
+	uint64_t start;            /* trace clock, host side */
+	uint64_t end;
+	uint32_t correlation;
+	uint32_t tid;
+	uint32_t name;             /* string: function name */
+	uint32_t cbid;
+	uint32_t domain;           /* GP_API_* */
+	int32_t ret;               /* CUresult / cudaError_t */
+};
+_Static_assert(sizeof(struct gp_rec_api) == 48, "api size");
+
+/* GP_REC_NVTX_RANGE / GP_REC_NVTX_MARK (mark: end == start). */
+#define GP_NVTX_PAYLOAD_NONE 0
+#define GP_NVTX_PAYLOAD_U64 1
+#define GP_NVTX_PAYLOAD_I64 2
+#define GP_NVTX_PAYLOAD_F64 3
+#define GP_NVTX_PAYLOAD_U32 4
+#define GP_NVTX_PAYLOAD_I32 5
+#define GP_NVTX_PAYLOAD_F32 6
+
+struct gp_rec_nvtx {
+	struct gp_rec h;           /* aux: bit 0 push/pop range (else start/end) */
+	uint64_t start;
+	uint64_t end;
+	uint64_t id;               /* recorder's range id, unique per file */
+	uint32_t tid_start;
+	uint32_t tid_end;
+	uint32_t name;             /* string */
+	uint32_t domain;           /* string; 0 = default domain */
+	uint32_t category;
+	uint32_t color;            /* ARGB, 0 if unset */
+	uint32_t payload_kind;     /* GP_NVTX_PAYLOAD_* */
+	uint32_t depth;            /* push/pop nesting depth at open, 0 outermost */
+	uint64_t payload;          /* raw bits */
+};
+_Static_assert(sizeof(struct gp_rec_nvtx) == 72, "nvtx size");
+
+/* GP_REC_STACK: aux = number of frames; u64 frame ids follow, innermost first.
+ * Frame ids refer to GP_REC_FRAME records. */
+struct gp_rec_stack {
+	struct gp_rec h;
+	uint32_t id;
+	uint32_t reserved;
+	/* uint64_t frame[aux]; */
+};
+_Static_assert(sizeof(struct gp_rec_stack) == 16, "stack size");
+
+/* GP_REC_FRAME: one symbolized program counter. */
+struct gp_rec_frame {
+	struct gp_rec h;
+	uint64_t id;               /* the pc */
+	uint64_t offset;           /* pc - module load base */
+	uint32_t module;           /* string: path of the module */
+	uint32_t function;         /* string: mangled symbol, 0 if unknown */
+	uint32_t sym_offset;       /* pc - symbol start */
+	uint32_t file;             /* string, 0 if no debug info */
+	uint32_t line;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct gp_rec_frame) == 48, "frame size");
+
+/* GP_REC_CORR_STACK: correlation id -> stack id, plus innermost NVTX range. */
+struct gp_rec_corr_stack {
+	struct gp_rec h;
+	uint32_t correlation;
+	uint32_t stack;            /* 0 if none */
+	uint64_t nvtx;             /* innermost open range id on the thread, 0 if none */
+};
+_Static_assert(sizeof(struct gp_rec_corr_stack) == 24, "corr stack size");
+
+/* GP_REC_GRAPH_NODE: where a graph node was created (captured or added). */
+struct gp_rec_graph_node {
+	struct gp_rec h;
+	uint64_t node;             /* graph node id as in activity records */
+	uint32_t graph_id;
+	uint32_t stack;
+	uint32_t correlation;      /* of the API call that created it */
+	uint32_t reserved;
+	uint64_t nvtx;             /* innermost open NVTX range id, 0 if none */
+};
+_Static_assert(sizeof(struct gp_rec_graph_node) == 40, "graph node size");
+
+#define GP_CAPTURE_PROFILER_API 1
+#define GP_CAPTURE_NVTX 2
+
+struct gp_rec_capture_range {
+	struct gp_rec h;
+	uint64_t start;
+	uint64_t end;
+	uint32_t kind;             /* GP_CAPTURE_* */
+	uint32_t name;             /* string: NVTX range name, 0 otherwise */
+};
+_Static_assert(sizeof(struct gp_rec_capture_range) == 32, "capture range size");
+
+/* Loss causes (gp_rec_lost.cause). */
+enum gp_lost_cause {
+	GP_LOST_CUPTI_DROPPED = 1,   /* cuptiActivityGetNumDroppedRecords */
+	GP_LOST_RING_FULL = 2,       /* recorder ring overflow */
+	GP_LOST_NO_TIMESTAMP = 3,    /* start or end == 0 */
+	GP_LOST_WRITE_ERROR = 4,     /* records in chunks that failed to write */
+	GP_LOST_NO_BUFFER = 5,       /* CUPTI asked for a buffer we could not give */
+	GP_LOST_CUPTI_ERROR = 6,     /* a malformed or unreadable CUPTI buffer */
+	GP_LOST_CAUSE_COUNT
+};
+
+struct gp_rec_lost {
+	struct gp_rec h;
+	uint32_t cause;            /* enum gp_lost_cause */
+	uint32_t reserved;
+	uint64_t count;            /* records lost since the previous LOST of this cause */
+	uint64_t time;             /* trace clock when counted */
+};
+_Static_assert(sizeof(struct gp_rec_lost) == 32, "lost size");
+
+struct gp_rec_overhead {
+	struct gp_rec h;
+	uint64_t start;
+	uint64_t end;
+	uint32_t kind;             /* CUpti_ActivityOverheadKind */
+	uint32_t object_kind;
+	uint64_t object_id;
+};
+_Static_assert(sizeof(struct gp_rec_overhead) == 40, "overhead size");
+
+/* GP_REC_CONFIG: what the recorder was asked to trace. */
+#define GP_TRACE_KERNEL (1u << 0)
+#define GP_TRACE_MEMCPY (1u << 1)
+#define GP_TRACE_MEMSET (1u << 2)
+#define GP_TRACE_GRAPH (1u << 3)
+#define GP_TRACE_API (1u << 4)
+#define GP_TRACE_NVTX (1u << 5)
+
+struct gp_rec_config {
+	struct gp_rec h;
+	uint32_t trace;            /* GP_TRACE_* */
+	uint32_t graph_mode;       /* 0 per node, 1 whole graph */
+	uint32_t backtrace;        /* 0 none, 1 kernel, 2 all */
+	uint32_t flush_ms;
+};
+_Static_assert(sizeof(struct gp_rec_config) == 24, "config size");
+
+/* GP_REC_END: last record of a cleanly closed trace. */
+struct gp_rec_end {
+	struct gp_rec h;
+	uint64_t end_ns;           /* trace clock */
+	uint64_t records;          /* records written before this one */
+	uint64_t lost;             /* total lost records, all causes */
+};
+_Static_assert(sizeof(struct gp_rec_end) == 32, "end size");
+
+/* CRC-32C (Castagnoli), bitwise-reflected, table-free nibble form: small and
+ * fast enough for one pass over compressed chunks. */
+static inline uint32_t gp_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	static const uint32_t t[16] = {
+		0x00000000, 0x105ec76f, 0x20bd8ede, 0x30e349b1,
+		0x417b1dbc, 0x5125dad3, 0x61c69362, 0x7198540d,
+		0x82f63b78, 0x92a8fc17, 0xa24bb5a6, 0xb21572c9,
+		0xc38d26c4, 0xd3d3e1ab, 0xe330a81a, 0xf36e6f75,
+	};
+	const unsigned char *p = buf;
+
+	crc = ~crc;
+	while (len--) {
+		crc ^= *p++;
+		crc = (crc >> 4) ^ t[crc & 15];
+		crc = (crc >> 4) ^ t[crc & 15];
+	}
+	return ~crc;
+}
+
+/* Checksum of a chunk: header with checksum = 0, then the frame. */
+static inline uint32_t gp_chunk_checksum(const struct gp_chunk_header *ch,
+					 const void *frame, size_t comp_size)
+{
+	struct gp_chunk_header tmp = *ch;
+
+	tmp.checksum = 0;
+	return gp_crc32c(gp_crc32c(0, &tmp, sizeof(tmp)), frame, comp_size);
+}
+
+static inline uint32_t gp_rec_align(uint32_t n)
+{
+	return (n + 7u) & ~7u;
+}
+
+#endif /* GPUPROF_TRACE_H */

@@ -1,0 +1,199 @@
+/*
+ * Recorder configuration from GPUPROF_* environment variables and output
+ * file name templates.  Context: recorder initialization (one thread, once);
+ * not on any hot path.
+ */
+#include "config.h"
+#include "log.h"
+
+#include <gpuprof/trace.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_OUTPUT "gpuprof-%p"
+
+static const struct {
+	const char *name;
+	uint32_t bit;
+} trace_words[] = {
+	{ "kernel", GP_TRACE_KERNEL }, { "memcpy", GP_TRACE_MEMCPY },
+	{ "memset", GP_TRACE_MEMSET }, { "graph", GP_TRACE_GRAPH },
+	{ "api", GP_TRACE_API },       { "nvtx", GP_TRACE_NVTX },
+};
+
+int gp_config_parse_trace(const char *s, uint32_t *out)
+{
+	uint32_t bits = 0;
+
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		size_t i;
+
+		for (i = 0; i < sizeof(trace_words) / sizeof(trace_words[0]); i++)
+			if (strlen(trace_words[i].name) == len &&
+			    !strncmp(s, trace_words[i].name, len))
+				break;
+		if (i == sizeof(trace_words) / sizeof(trace_words[0])) {
+			if (len)
+				return -EINVAL;
+		} else {
+			bits |= trace_words[i].bit;
+		}
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	*out = bits;
+	return 0;
+}
+
+static uint32_t env_u32(const char *name, uint32_t def, uint32_t lo, uint32_t hi)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long x;
+
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	x = strtoul(v, &end, 10);
+	if (errno || *end || x < lo || x > hi) {
+		gp_log("%s=%s is not a number in [%u, %u]; using %u", name, v,
+		       lo, hi, def);
+		return def;
+	}
+	return (uint32_t)x;
+}
+
+static int env_flag(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+int gp_config_load(struct gp_config *c)
+{
+	const char *v;
+
+	memset(c, 0, sizeof(*c));
+	c->disabled = env_flag("GPUPROF_DISABLE");
+	c->verbose = env_flag("GPUPROF_VERBOSE");
+	c->force = env_flag("GPUPROF_FORCE");
+	gp_log_set_verbose(c->verbose);
+
+	v = getenv("GPUPROF_OUTPUT");
+	if (!v || !*v)
+		v = DEFAULT_OUTPUT;
+	if (strlen(v) >= sizeof(c->output)) {
+		gp_log("GPUPROF_OUTPUT is too long; using %s", DEFAULT_OUTPUT);
+		v = DEFAULT_OUTPUT;
+	}
+	strcpy(c->output, v);
+
+	v = getenv("GPUPROF_SESSION_FILE");
+	if (v && strlen(v) < sizeof(c->session_file))
+		strcpy(c->session_file, v);
+
+	c->trace = GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET |
+		   GP_TRACE_GRAPH | GP_TRACE_API;
+	v = getenv("GPUPROF_TRACE");
+	if (v && *v && gp_config_parse_trace(v, &c->trace) < 0) {
+		gp_log("GPUPROF_TRACE=%s: unknown activity (known: kernel,memcpy,memset,graph,api,nvtx); tracing all",
+		       v);
+		c->trace = GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET |
+			   GP_TRACE_GRAPH | GP_TRACE_API;
+	}
+
+	v = getenv("GPUPROF_GRAPH_TRACE");
+	if (v && *v) {
+		if (!strcmp(v, "graph"))
+			c->graph_mode = 1;
+		else if (strcmp(v, "node"))
+			gp_log("GPUPROF_GRAPH_TRACE=%s: expected node or graph; using node", v);
+	}
+
+	c->flush_ms = env_u32("GPUPROF_FLUSH_MS", 1000, 10, 3600 * 1000);
+	c->buffer_kib = env_u32("GPUPROF_BUFFER_KIB", 4096, 64, 256 * 1024);
+	c->ring_chunks = env_u32("GPUPROF_RING_CHUNKS", 16, 2, 4096);
+	return 0;
+}
+
+static int put(char *out, size_t outsz, size_t *pos, const char *s, size_t len)
+{
+	if (*pos + len >= outsz)
+		return -ENAMETOOLONG;
+	memcpy(out + *pos, s, len);
+	*pos += len;
+	out[*pos] = 0;
+	return 0;
+}
+
+int gp_config_expand(const char *tmpl, int pid, unsigned n, char *out,
+		     size_t outsz, int *uses_n)
+{
+	size_t pos = 0, extlen = strlen(GP_FILE_EXT);
+	char num[32];
+	int rc = 0;
+
+	*uses_n = 0;
+	if (!outsz)
+		return -ENAMETOOLONG;
+	out[0] = 0;
+	for (const char *p = tmpl; *p && !rc; p++) {
+		if (*p != '%' || !p[1]) {
+			rc = put(out, outsz, &pos, p, 1);
+			continue;
+		}
+		switch (*++p) {
+		case 'p':
+			snprintf(num, sizeof(num), "%d", pid);
+			rc = put(out, outsz, &pos, num, strlen(num));
+			break;
+		case 'n':
+			*uses_n = 1;
+			snprintf(num, sizeof(num), "%u", n);
+			rc = put(out, outsz, &pos, num, strlen(num));
+			break;
+		case 'h': {
+			char host[256];
+
+			if (gethostname(host, sizeof(host)) < 0)
+				strcpy(host, "localhost");
+			host[sizeof(host) - 1] = 0;
+			rc = put(out, outsz, &pos, host, strlen(host));
+			break;
+		}
+		case 'q': {
+			const char *close, *val;
+			char var[256];
+
+			if (p[1] != '{' || !(close = strchr(p + 2, '}')) ||
+			    (size_t)(close - (p + 2)) >= sizeof(var))
+				return -EINVAL;
+			memcpy(var, p + 2, (size_t)(close - (p + 2)));
+			var[close - (p + 2)] = 0;
+			val = getenv(var);
+			if (val)
+				rc = put(out, outsz, &pos, val, strlen(val));
+			p = close;
+			break;
+		}
+		case '%':
+			rc = put(out, outsz, &pos, "%", 1);
+			break;
+		default:
+			rc = put(out, outsz, &pos, p - 1, 2);
+			break;
+		}
+	}
+	if (rc)
+		return rc;
+	if (pos < extlen || strcmp(out + pos - extlen, GP_FILE_EXT))
+		rc = put(out, outsz, &pos, GP_FILE_EXT, extlen);
+	return rc;
+}

@@ -1,0 +1,45 @@
+/*
+ * Recorder configuration, read once from the environment.
+ * Context: the thread that initializes the recorder (inside cuInit); the
+ * path expansion is also used by unit tests.
+ */
+#ifndef GP_CONFIG_H
+#define GP_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GP_PATH_MAX 4096
+
+struct gp_config {
+	char output[GP_PATH_MAX];  /* template, GPUPROF_OUTPUT */
+	char session_file[GP_PATH_MAX];
+	uint32_t trace;            /* GP_TRACE_* */
+	uint32_t graph_mode;       /* 0 per node, 1 whole graph */
+	uint32_t flush_ms;
+	uint32_t buffer_kib;       /* CUPTI activity buffer size */
+	uint32_t ring_chunks;      /* chunks of GP_RING_CHUNK bytes */
+	int force;
+	int disabled;
+	int verbose;
+};
+
+/*
+ * Fills *c from GPUPROF_* variables.  Unknown values are reported with
+ * gp_log and replaced by defaults.  Returns 0.
+ */
+int gp_config_load(struct gp_config *c);
+
+/*
+ * Expands an output template: %p pid, %h host, %q{VAR} environment, %n the
+ * number n, %% a percent sign; appends ".gpuprof" when absent.
+ * Returns 0, or -ENAMETOOLONG / -EINVAL (malformed %q).  *uses_n tells
+ * whether %n appeared, so the caller can search for a free number.
+ */
+int gp_config_expand(const char *tmpl, int pid, unsigned n, char *out,
+		     size_t outsz, int *uses_n);
+
+/* Parses "kernel,memcpy,..." into GP_TRACE_* bits; -EINVAL on an unknown word. */
+int gp_config_parse_trace(const char *s, uint32_t *out);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * Entry points of libgpuprof.so.
+ *
+ *  - ELF constructor (every process that loads the library, CUDA or not):
+ *    points CUDA_INJECTION64_PATH at this library when unset and installs
+ *    the fork handler.  No CUPTI, no CUDA, no files: shells and compilers
+ *    that inherit LD_PRELOAD stay untouched.
+ *  - InitializeInjection: called by the CUDA driver inside cuInit, on the
+ *    thread that called it, in the same loaded image.  All CUPTI work
+ *    starts here, once, whichever way the library was loaded.
+ *  - atfork child handler: async-signal context; only flips flags.
+ */
+#include "config.h"
+#include "log.h"
+#include "recorder.h"
+
+#include "../cupti/tracer.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GP_EXPORT __attribute__((visibility("default")))
+
+/* Called by the CUDA driver (CUDA_INJECTION64_PATH); returns 1 (success). */
+GP_EXPORT int InitializeInjection(void);
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static char self_path[PATH_MAX];
+
+static void fork_child(void)
+{
+	gp_tracer_forked();
+}
+
+static void find_self(void)
+{
+	Dl_info info;
+
+	if (dladdr((void *)find_self, &info) && info.dli_fname &&
+	    !realpath(info.dli_fname, self_path))
+		self_path[0] = 0;
+}
+
+__attribute__((constructor)) static void gp_constructor(void)
+{
+	const char *cur;
+
+	if (getenv("GPUPROF_DISABLE") && strcmp(getenv("GPUPROF_DISABLE"), "0"))
+		return;
+	find_self();
+	pthread_atfork(NULL, NULL, fork_child);
+	if (!self_path[0])
+		return;
+	cur = getenv("CUDA_INJECTION64_PATH");
+	if (!cur || !*cur)
+		setenv("CUDA_INJECTION64_PATH", self_path, 1);
+	else if (strcmp(cur, self_path)) {
+		char real[PATH_MAX];
+
+		/* Another tool's injection wins; say so once. */
+		if (!realpath(cur, real) || strcmp(real, self_path))
+			gp_log("CUDA_INJECTION64_PATH=%s belongs to another tool; not tracing", cur);
+	}
+}
+
+static void init(void)
+{
+	if (gp_config_load(&gp_rec.cfg) < 0 || gp_rec.cfg.disabled)
+		return;
+	if (atomic_load(&gp_rec.disabled))
+		return;
+	gp_tracer_start();
+}
+
+GP_EXPORT int InitializeInjection(void)
+{
+	pthread_once(&init_once, init);
+	return 1;
+}

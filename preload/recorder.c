@@ -1,0 +1,215 @@
+/*
+ * Record emitters and loss accounting (see recorder.h).
+ * Context: producer-lock holders only (CUPTI completion path, init, exit).
+ */
+#include "recorder.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct gp_recorder gp_rec;
+
+void gp_lost_add(enum gp_lost_cause cause, uint64_t n)
+{
+	if (cause > 0 && cause < GP_LOST_CAUSE_COUNT && n)
+		atomic_fetch_add_explicit(&gp_rec.lost[cause], n, memory_order_relaxed);
+}
+
+void *gp_emit(uint16_t type, uint32_t size)
+{
+	struct gp_rec *h;
+
+	size = gp_rec_align(size);
+	h = gp_ring_reserve(&gp_rec.ring, size);
+	if (!h)
+		return NULL;
+	memset(h, 0, size);
+	h->type = type;
+	h->size = (uint16_t)size;
+	gp_rec.records++;
+	return h;
+}
+
+uint32_t gp_emit_string_n(const char *s, size_t len)
+{
+	struct gp_rec_string *r;
+	int added;
+	uint32_t id;
+
+	if (!s)
+		return 0;
+	if (len > GP_STRING_MAX)
+		len = GP_STRING_MAX;
+	id = gp_intern(&gp_rec.strings, s, len, &added);
+	if (!id || !added)
+		return id;
+	r = gp_emit(GP_REC_STRING, (uint32_t)(sizeof(*r) + len));
+	if (r) {
+		r->id = id;
+		r->len = (uint32_t)len;
+		memcpy(r + 1, s, len);
+	}
+	/*
+	 * A dropped STRING leaves the id dangling; the reader prints it as
+	 * unknown and the drop is already counted as ring loss.
+	 */
+	return id;
+}
+
+uint32_t gp_emit_string(const char *s)
+{
+	return s ? gp_emit_string_n(s, strlen(s)) : 0;
+}
+
+void gp_emit_lost(uint64_t now)
+{
+	/* Ring drops are counted by the ring itself, under this lock. */
+	uint64_t ring = gp_rec.ring.dropped;
+	uint64_t prev = atomic_load_explicit(&gp_rec.lost[GP_LOST_RING_FULL], memory_order_relaxed);
+
+	if (ring > prev)
+		atomic_store_explicit(&gp_rec.lost[GP_LOST_RING_FULL], ring, memory_order_relaxed);
+	for (int c = 1; c < GP_LOST_CAUSE_COUNT; c++) {
+		uint64_t v = atomic_load_explicit(&gp_rec.lost[c], memory_order_relaxed);
+		struct gp_rec_lost *r;
+
+		if (v == gp_rec.lost_reported[c])
+			continue;
+		r = gp_emit(GP_REC_LOST, sizeof(*r));
+		if (!r)
+			return; /* retried at the next call */
+		r->cause = (uint32_t)c;
+		r->count = v - gp_rec.lost_reported[c];
+		r->time = now;
+		gp_rec.lost_reported[c] = v;
+	}
+}
+
+uint64_t gp_now_realtime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t gp_now_monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Reads a small /proc file into buf (NUL-terminated); returns its length. */
+static size_t read_small(const char *path, char *buf, size_t sz)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+	ssize_t r;
+
+	if (fd < 0) {
+		buf[0] = 0;
+		return 0;
+	}
+	while (n < sz - 1 && (r = read(fd, buf + n, sz - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	buf[n] = 0;
+	return n;
+}
+
+static uint32_t env_rank(void)
+{
+	static const char *vars[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+				      "PMIX_RANK", "SLURM_PROCID" };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+		char *end;
+		unsigned long x;
+
+		if (!v || !*v)
+			continue;
+		x = strtoul(v, &end, 10);
+		if (!*end && x < UINT32_MAX)
+			return (uint32_t)x;
+	}
+	return UINT32_MAX;
+}
+
+void gp_emit_process(uint64_t start_ns, uint32_t cupti_version)
+{
+	static char cmd[8192];
+	char host[256], exe[4096];
+	struct gp_rec_process *r;
+	uint32_t host_id, exe_id, cmd_id;
+	size_t n;
+	ssize_t e;
+
+	if (gethostname(host, sizeof(host)) < 0)
+		strcpy(host, "localhost");
+	host[sizeof(host) - 1] = 0;
+	e = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[e > 0 ? e : 0] = 0;
+	n = read_small("/proc/self/cmdline", cmd, sizeof(cmd));
+	while (n && !cmd[n - 1])
+		n--;
+	for (size_t i = 0; i < n; i++)
+		if (!cmd[i])
+			cmd[i] = ' ';
+	host_id = gp_emit_string(host);
+	exe_id = gp_emit_string(exe);
+	cmd_id = gp_emit_string_n(cmd, n);
+	r = gp_emit(GP_REC_PROCESS, sizeof(*r));
+	if (!r)
+		return;
+	r->pid = (uint32_t)getpid();
+	r->ppid = (uint32_t)getppid();
+	r->host = host_id;
+	r->exe = exe_id;
+	r->cmdline = cmd_id;
+	r->cupti_version = cupti_version;
+	r->start_ns = start_ns;
+	r->rank = env_rank();
+}
+
+void gp_emit_config(void)
+{
+	struct gp_rec_config *r = gp_emit(GP_REC_CONFIG, sizeof(*r));
+
+	if (!r)
+		return;
+	r->trace = gp_rec.cfg.trace;
+	r->graph_mode = gp_rec.cfg.graph_mode;
+	r->flush_ms = gp_rec.cfg.flush_ms;
+}
+
+void gp_emit_clock_sync(uint64_t trace_ns)
+{
+	struct gp_rec_clock_sync *r = gp_emit(GP_REC_CLOCK_SYNC, sizeof(*r));
+
+	if (!r)
+		return;
+	r->realtime_ns = gp_now_realtime();
+	r->monotonic_ns = gp_now_monotonic();
+	r->trace_ns = trace_ns;
+}
+
+void gp_emit_end(uint64_t end_ns)
+{
+	uint64_t lost = 0;
+	struct gp_rec_end *r;
+
+	for (int c = 1; c < GP_LOST_CAUSE_COUNT; c++)
+		lost += atomic_load_explicit(&gp_rec.lost[c], memory_order_relaxed);
+	r = gp_emit(GP_REC_END, sizeof(*r));
+	if (!r)
+		return;
+	r->end_ns = end_ns;
+	r->records = gp_rec.records - 1;
+	r->lost = lost;
+}

@@ -1,0 +1,53 @@
+/*
+ * The trace file: creation (never overwriting unless asked), the file
+ * header, and the writer thread that compresses sealed chunks and appends
+ * them with write(2).
+ * Context: gp_tracefile_open/start/stop run on the recorder's control paths
+ * (initialization, exit); the thread body is the only place that
+ * compresses or writes.
+ */
+#ifndef GP_TRACEFILE_H
+#define GP_TRACEFILE_H
+
+#include "ring.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gp_tracefile {
+	int fd;
+	char path[4096];
+	struct gp_ring *ring;
+	pthread_t thread;
+	int thread_started;
+	int level;                 /* zstd level */
+	void *cctx;                /* ZSTD_CCtx */
+	void *cbuf;
+	size_t ccap;
+	uint32_t seq;
+	uint64_t offset;           /* end of the last whole chunk */
+	int failed;                /* a write failed; later chunks are dropped */
+	uint64_t records_written;
+	uint64_t records_lost;     /* chunks that could not be written */
+	uint64_t bytes_raw;
+};
+
+/*
+ * Creates the file from an expanded template (see gp_config_expand; %n
+ * picks the first free number) and writes the file header.  Without force,
+ * an existing file is never replaced (-EEXIST).  Returns 0 or -errno.
+ */
+int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
+		      uint32_t clock_id, uint64_t created_ns);
+
+/* Starts the writer thread on ring r.  Returns 0 or -errno. */
+int gp_tracefile_start(struct gp_tracefile *t, struct gp_ring *r);
+
+/* Compresses and appends one chunk.  Returns 0 or -errno (counted). */
+int gp_tracefile_write_chunk(struct gp_tracefile *t, const struct gp_chunk *c);
+
+/* Closes the ring, lets the writer drain it, joins it, closes the file. */
+void gp_tracefile_stop(struct gp_tracefile *t);
+
+#endif

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Checks that the build and the tests have what they need, and installs
+# missing Debian/Ubuntu packages when run as root.  Silent when everything is
+# there; safe to run any number of times.
+#
+#   compiler, make            gcc, libc6-dev, make
+#   zstd (static + header)    libzstd-dev     (linked into libgpuprof.so)
+#   libunwind headers         libunwind-dev   (call stacks)
+#   python3                   python3         (tests)
+#   CUDA toolkit              ${CUDA_HOME:-/usr/local/cuda}: nvcc, cupti.h
+
+set -u
+
+cuda=${CUDA_HOME:-/usr/local/cuda}
+pkgs=()
+
+have_file() {
+	local f
+	for f in "$@"; do
+		[ -e "$f" ] && return 0
+	done
+	return 1
+}
+
+command -v "${CC:-cc}" >/dev/null 2>&1 || pkgs+=(gcc libc6-dev)
+command -v make >/dev/null 2>&1 || pkgs+=(make)
+command -v python3 >/dev/null 2>&1 || pkgs+=(python3)
+have_file /usr/include/zstd.h /usr/local/include/zstd.h || pkgs+=(libzstd-dev)
+have_file /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/aarch64-linux-gnu/libzstd.a \
+	/usr/lib64/libzstd.a /usr/lib/libzstd.a || pkgs+=(libzstd-dev)
+have_file /usr/include/libunwind.h /usr/include/x86_64-linux-gnu/libunwind.h \
+	/usr/include/aarch64-linux-gnu/libunwind.h || pkgs+=(libunwind-dev)
+
+if [ ${#pkgs[@]} -gt 0 ]; then
+	mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | awk '!seen[$0]++')
+	cmd="apt-get update && apt-get install -y --no-install-recommends ${pkgs[*]}"
+	if ! command -v apt-get >/dev/null 2>&1; then
+		echo "ensure-deps: missing build dependencies; the Debian names are: ${pkgs[*]}" >&2
+		echo "ensure-deps: install their equivalents with your package manager" >&2
+		exit 1
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		echo "ensure-deps: missing packages: ${pkgs[*]}" >&2
+		echo "ensure-deps: run as root: $cmd" >&2
+		exit 1
+	fi
+	echo "ensure-deps: installing ${pkgs[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${pkgs[@]}"; } >&2; then
+		echo "ensure-deps: '$cmd' failed" >&2
+		exit 1
+	fi
+fi
+
+missing=""
+[ -x "$cuda/bin/nvcc" ] || missing+=" $cuda/bin/nvcc"
+[ -e "$cuda/include/cupti.h" ] || missing+=" $cuda/include/cupti.h"
+if [ -n "$missing" ]; then
+	echo "ensure-deps: CUDA toolkit not found (missing:$missing)." >&2
+	echo "ensure-deps: install the CUDA toolkit (13.0 or newer, with CUPTI) and set CUDA_HOME to its" >&2
+	echo "ensure-deps: directory if it is not /usr/local/cuda." >&2
+	exit 1
+fi
+exit 0

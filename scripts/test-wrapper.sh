@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# Tests of the gpuprof wrapper (scripts/gpuprof) that need no GPU and no
+# recorder: the "program" plays the recorder's part (it reads the
+# environment the wrapper set and writes the session file), and a stub
+# analyzer logs how it was called.
+#
+#   scripts/test-wrapper.sh BUILD_DIR
+#
+# Prints "ok - wrapper NAME" or "not ok - wrapper NAME: WHY" per test; exits 1
+# if any failed.
+
+set -u
+
+build=${1:?usage: test-wrapper.sh BUILD_DIR}
+build=$(cd "$build" && pwd) || exit 1
+gpuprof=$build/bin/gpuprof
+[ -x "$gpuprof" ] || gpuprof=$(cd "$(dirname "$0")" && pwd)/gpuprof
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-wrapper-test.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+
+# An empty shared object stands in for the recorder.
+fake_lib=$tmp/lib/libfake.so
+mkdir -p lib
+if ! ${CC:-cc} -shared -o "$fake_lib" -x c /dev/null 2>/dev/null; then
+	fake_lib=/dev/null # works, but ld.so complains on stderr
+fi
+cat >analyze <<'EOF'
+#!/bin/sh
+echo "$*" >>"${0%/*}/analyze.log"
+[ "$1" = --version ] && echo "gpuprof-analyze stub"
+echo "REPORT $*"
+EOF
+chmod +x analyze
+export GPUPROF_LIB=$fake_lib GPUPROF_ANALYZE=$tmp/analyze
+unset CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH LD_PRELOAD GPUPROF_OUTPUT \
+	GPUPROF_FORCE GPUPROF_TRACE GPUPROF_GRAPH_TRACE GPUPROF_FLUSH_MS \
+	GPUPROF_VERBOSE GPUPROF_SESSION_FILE
+
+failed=0
+ok() { echo "ok - wrapper $1"; }
+fail() {
+	echo "not ok - wrapper $1: $2"
+	failed=1
+}
+
+# judge NAME WHY COMMAND...: ok if COMMAND succeeds.
+judge() {
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then
+		ok "$name"
+	else
+		fail "$name" "$why"
+	fi
+}
+
+# gp ARGS...: runs the wrapper; sets rc, out, err.
+gp() {
+	"$gpuprof" "$@" >out 2>err
+	rc=$?
+	out=$(cat out)
+	err=$(cat err)
+}
+
+# expect NAME RC [STDERR-SUBSTRING]
+expect() {
+	if [ "$rc" != "$2" ]; then
+		fail "$1" "exit status $rc, expected $2; stderr: $(head -c 300 err)"
+	elif [ $# -gt 2 ] && [[ $err != *"$3"* ]]; then
+		fail "$1" "stderr lacks '$3': $(head -c 300 err)"
+	else
+		ok "$1"
+	fi
+}
+
+# A program that acts like the recorder: writes one trace file whose name is
+# GPUPROF_OUTPUT with %p expanded, lists it twice in the session file (the
+# wrapper must dedupe), and dumps its environment.
+cat >fakeapp <<'EOF'
+#!/bin/sh
+f=$(printf '%s' "$GPUPROF_OUTPUT" | sed "s/%p/$$/").gpuprof
+: >"$f"
+echo "$f" >>"$GPUPROF_SESSION_FILE"
+echo "$f" >>"$GPUPROF_SESSION_FILE"
+env >env.txt
+echo "program output"
+exit "${1:-0}"
+EOF
+chmod +x fakeapp
+
+gp --help
+expect help 0
+[[ $out == *run* && $out == *report* && $out == *export* ]] || fail help-lists "commands missing from --help"
+
+gp run --help
+if [ "$rc" = 0 ] && [[ $out == *--output* && $out == *--force* && $out == *--trace* &&
+	$out == *--graph-trace* && $out == *--report* && $out == *--flush-interval* &&
+	$out == *--verbose* ]]; then
+	ok run-help
+else
+	fail run-help "rc $rc or an option missing"
+fi
+
+gp --version
+expect version 0
+[[ $out == *"gpuprof-analyze stub"* ]] || fail version-output "got '$out'"
+
+gp frobnicate
+expect unknown-command 2 "unknown command"
+gp run --bogus true
+expect unknown-option 2 "unknown option"
+gp run
+expect no-program 2 "no program"
+gp run --trace=kernel,bogus true
+expect trace-bogus 2 "bogus"
+gp run --trace= true
+expect trace-empty 2 "--trace"
+gp run --graph-trace=edge true
+expect graph-trace-bogus 2 "--graph-trace"
+gp run --report=pie true
+expect report-bogus 2 "--report"
+gp run --flush-interval=soon true
+expect flush-bogus 2 "--flush-interval"
+gp run -o 'x-%z' true
+expect template-bogus 2 "template"
+gp run -o
+expect option-needs-value 2 "needs a value"
+gp run -- no-such-program-gpuprof
+expect command-not-found 127 "command not found"
+
+GPUPROF_LIB=$tmp/nope.so gp run true
+expect library-missing 1 "library not found"
+
+gp run true
+expect no-trace 0 "no trace was written"
+gp run sh -c 'exit 3'
+expect exit-status 3 "no trace was written"
+
+# Environment handed to the program.
+gp run -v -o 'o-%p' --trace kernel,api --graph-trace=graph --flush-interval=250 ./fakeapp 5
+expect env-exit-status 5
+want="GPUPROF_OUTPUT=$tmp/o-%p
+GPUPROF_TRACE=kernel,api
+GPUPROF_GRAPH_TRACE=graph
+GPUPROF_FLUSH_MS=250
+GPUPROF_VERBOSE=1
+LD_PRELOAD=$fake_lib
+CUDA_INJECTION64_PATH=$fake_lib
+NVTX_INJECTION64_PATH=$fake_lib"
+missing=""
+while IFS= read -r line; do
+	grep -qxF -- "$line" env.txt || missing+=" $line"
+done <<<"$want"
+if [ -n "$missing" ]; then
+	fail env "missing:$missing"
+elif grep -q '^GPUPROF_FORCE=' env.txt; then
+	fail env "GPUPROF_FORCE set without -f"
+elif ! grep -q '^GPUPROF_SESSION_FILE=/' env.txt; then
+	fail env "no GPUPROF_SESSION_FILE"
+else
+	ok env
+fi
+
+# Report: analyzer called once with the deduplicated file, after the
+# program's output and a blank line.
+rm -f analyze.log
+gp run -o rep ./fakeapp
+expect report-exit 0 "trace written to $tmp/rep.gpuprof"
+if [ "$(cat analyze.log)" != "report $tmp/rep.gpuprof" ]; then
+	fail report-args "analyzer called with: $(cat analyze.log)"
+elif [ "$out" != "program output
+
+REPORT report $tmp/rep.gpuprof" ]; then
+	fail report-stdout "stdout: $out"
+else
+	ok report-args
+fi
+
+rm -f analyze.log
+gp run -f -o rep --report=timeline ./fakeapp
+judge report-timeline "analyzer called with: $(cat analyze.log 2>/dev/null)" \
+	[ "$(cat analyze.log 2>/dev/null)" = "report --timeline $tmp/rep.gpuprof" ]
+
+rm -f analyze.log
+gp run -f -o rep --report=none ./fakeapp
+if [ -e analyze.log ]; then
+	fail report-none "analyzer was called"
+else
+	expect report-none 0 "trace written to $tmp/rep.gpuprof"
+fi
+
+# Overwrite protection.
+: >exists.gpuprof
+gp run -o exists true
+expect refuse-existing 2 "exists (use -f to overwrite)"
+gp run -o exists.gpuprof true
+expect refuse-existing-ext 2 "exists (use -f to overwrite)"
+gp run -f -o exists ./fakeapp
+expect force 0
+judge force-env "GPUPROF_FORCE=1 not set" grep -qx 'GPUPROF_FORCE=1' env.txt
+gp run -o 'exists-%p' true
+expect no-refuse-with-pid 0
+
+# Existing LD_PRELOAD kept, after the recorder.
+LD_PRELOAD=$fake_lib gp run ./fakeapp
+judge ld-preload-prepend "$(grep LD_PRELOAD env.txt)" \
+	grep -qx "LD_PRELOAD=$fake_lib:$fake_lib" env.txt
+
+# Someone else's injection library wins, with a warning.
+CUDA_INJECTION64_PATH=/opt/other/libinject.so gp run -f -o rep ./fakeapp
+if ! grep -qx 'CUDA_INJECTION64_PATH=/opt/other/libinject.so' env.txt; then
+	fail injection-kept "$(grep CUDA_INJECTION64_PATH env.txt)"
+else
+	expect injection-kept 0 "CUDA_INJECTION64_PATH is already set"
+fi
+
+# Death by signal: 128+N and a message.
+gp run sh -c 'kill -TERM $$'
+expect signal-exit 143 "was killed by signal 15 (TERM)"
+gp run sh -c 'kill -SEGV $$'
+if [[ $err == *"Segmentation fault"* ]]; then
+	fail signal-quiet "the shell's own crash message leaked: $err"
+else
+	expect signal-segv 139 "signal 11 (SEGV)"
+fi
+
+# A program that dies still gets its report.
+rm -f analyze.log
+gp run -f -o rep sh -c './fakeapp; kill -KILL $$'
+expect killed-reported 137 "signal 9 (KILL)"
+judge killed-report-args "analyzer called with: $(cat analyze.log 2>/dev/null)" \
+	[ "$(cat analyze.log 2>/dev/null)" = "report $tmp/rep.gpuprof" ]
+
+# SIGTERM to the wrapper reaches the program; its exit status comes back.
+rm -f ready
+"$gpuprof" run sh -c 'trap "exit 7" TERM; : >ready; while :; do sleep 0.05; done' >out 2>err &
+wpid=$!
+for _ in $(seq 100); do
+	[ -e ready ] && break
+	sleep 0.05
+done
+kill -TERM "$wpid"
+wait "$wpid"
+rc=$?
+err=$(cat err)
+expect signal-forward 7
+
+# The program reads the wrapper's stdin.
+# shellcheck disable=SC2016 # expanded by the program's shell
+echo hello | "$gpuprof" run sh -c 'read -r x; [ "$x" = hello ]' 2>err
+rc=$?
+expect stdin 0
+
+# report/export pass everything through.
+rm -f analyze.log
+gp report --timeline a.gpuprof b.gpuprof
+judge report-passthrough "analyzer called with: $(cat analyze.log)" \
+	[ "$(cat analyze.log)" = "report --timeline a.gpuprof b.gpuprof" ]
+rm -f analyze.log
+gp export --format csv a.gpuprof
+judge export-passthrough "analyzer called with: $(cat analyze.log)" \
+	[ "$(cat analyze.log)" = "export --format csv a.gpuprof" ]
+
+exit "$failed"
