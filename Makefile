@@ -47,6 +47,14 @@ APP_SRC := $(wildcard test/apps/*.cu)
 APP_BIN := $(APP_SRC:test/apps/%.cu=$(BUILD)/test/apps/%)
 
 DEPFLAGS = -MMD -MP
+# V=1 shows full commands.
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-6s %s\n' $(1) $(2)
+endif
 
 .PHONY: all test unit golden gpu apps demo install clean bench fuzz deps
 all: $(LIB) $(ANALYZER) $(WRAPPER)
@@ -57,26 +65,31 @@ deps:
 $(BUILD)/obj/preload/%.o $(BUILD)/obj/cupti/%.o: REC_FLAGS = -fPIC -fvisibility=hidden -pthread -I$(CUDA_HOME)/include -DGP_CUDA_HOME='"$(CUDA_HOME)"'
 $(BUILD)/obj/preload/%.o: preload/%.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(REC_FLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(REC_FLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 $(BUILD)/obj/cupti/%.o: cupti/%.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(REC_FLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(REC_FLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 
 # The recorder never carries sanitizers: it is loaded into uninstrumented programs.
 $(LIB): $(REC_SRC) $(wildcard preload/*.h cupti/*.h include/gpuprof/*.h)
 	@test -n "$(ZSTD_A)" || { echo "libzstd.a not found: run 'make deps' (needs libzstd-dev)"; exit 1; }
 	@mkdir -p $(@D) $(BUILD)/obj/rec
-	$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread -I$(CUDA_HOME)/include \
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread -I$(CUDA_HOME)/include \
 		-DGP_CUDA_HOME='"$(CUDA_HOME)"' $(CFLAGS) -shared -o $@ $(REC_SRC) \
 		-Wl,--exclude-libs,ALL -Wl,-z,defs -Wl,-z,nodelete $(ZSTD_A) -ldl -lpthread
 
 $(BUILD)/obj/analyzer/%.o: analyzer/%.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(ANALYZER): $(ANA_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -lzstd -lstdc++ -lm
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -lzstd -lstdc++ -lm
 
 $(WRAPPER): scripts/gpuprof
 	@mkdir -p $(@D)
@@ -84,21 +97,25 @@ $(WRAPPER): scripts/gpuprof
 
 $(BUILD)/obj/test/unit/%.o: test/unit/%.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -Itest/unit -Ianalyzer -Ipreload -pthread $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -Itest/unit -Ianalyzer -Ipreload -pthread $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 
 # Unit tests link the analyzer library objects, CUPTI-free recorder objects
 # (rebuilt with sanitizers) and the test helpers.
 $(BUILD)/obj/san/preload/%.o: preload/%.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -fPIC -pthread -I$(CUDA_HOME)/include $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -pthread -I$(CUDA_HOME)/include $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 REC_CORE_TEST_OBJ := $(REC_CORE_OBJ:$(BUILD)/obj/%=$(BUILD)/obj/san/%)
 $(BUILD)/test/test_%: $(BUILD)/obj/test/unit/test_%.o $(UNIT_HELP_OBJ) $(ANA_LIB_OBJ) $(REC_CORE_TEST_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN_FLAGS) -pthread -o $@ $^ -lzstd -lstdc++ -lm
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -pthread -o $@ $^ -lzstd -lstdc++ -lm
 
 $(BUILD)/test/apps/%: test/apps/%.cu test/apps/common.h
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCC_ARCH) -O2 -lineinfo $(shell sed -n 's|^// NVCCFLAGS: ||p' $<) -o $@ $< \
+	$(call msg,NVCC,$@)
+	$(Q)$(NVCC) $(NVCC_ARCH) -O2 -lineinfo $(shell sed -n 's|^// NVCCFLAGS: ||p' $<) -o $@ $< \
 		$(shell sed -n 's|^// LIBS: ||p' $<)
 
 apps: $(APP_BIN)

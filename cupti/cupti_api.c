@@ -6,6 +6,7 @@
 #include "cupti_api.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +17,25 @@
 
 struct gp_cupti gp_cu;
 
+static int load(char *why, size_t whysz);
+
 static void *try_open(const char *path)
 {
 	return dlopen(path, RTLD_NOW | RTLD_GLOBAL);
 }
 
 int gp_cupti_load(char *why, size_t whysz)
+{
+	static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+	int rc;
+
+	pthread_mutex_lock(&load_lock);
+	rc = gp_cu.handle ? 0 : load(why, whysz);
+	pthread_mutex_unlock(&load_lock);
+	return rc;
+}
+
+static int load(char *why, size_t whysz)
 {
 	const char *env = getenv("GPUPROF_CUPTI_PATH");
 	const char *home = getenv("CUDA_HOME");

@@ -16,6 +16,7 @@
  */
 #include "tracer.h"
 #include "cupti_api.h"
+#include "nvtx.h"
 
 #include "../preload/log.h"
 #include "../preload/recorder.h"
@@ -388,6 +389,12 @@ static void translate(const CUpti_Activity *rec)
 	case CUPTI_ACTIVITY_KIND_CONTEXT:
 		put_context((const CUpti_ActivityContext3 *)rec);
 		break;
+	case CUPTI_ACTIVITY_KIND_MARKER:
+		gp_nvtx_marker((const CUpti_ActivityMarker2 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_MARKER_DATA:
+		gp_nvtx_marker_data((const CUpti_ActivityMarkerData2 *)rec);
+		break;
 	case CUPTI_ACTIVITY_KIND_OVERHEAD:
 		put_overhead((const CUpti_ActivityOverhead3 *)rec);
 		break;
@@ -558,6 +565,10 @@ static int enable_activities(void)
 		fail |= enable_kind(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API", 1);
 		fail |= enable_kind(CUPTI_ACTIVITY_KIND_DRIVER, "driver API", 1);
 	}
+	if (t & GP_TRACE_NVTX) {
+		enable_kind(CUPTI_ACTIVITY_KIND_MARKER, "NVTX", 1);
+		enable_kind(CUPTI_ACTIVITY_KIND_MARKER_DATA, "NVTX payloads", 0);
+	}
 	return fail ? -1 : 0;
 }
 
@@ -720,6 +731,7 @@ void gp_tracer_stop(void)
 	t = atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
 	gp_ring_lock(&gp_rec.ring);
 	gp_emit_clock_sync(t);
+	gp_nvtx_close_all(t);
 	gp_emit_lost(t);
 	gp_emit_end(t);
 	gp_ring_seal(&gp_rec.ring, GP_CHUNK_F_LAST);

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #define DEFAULT_OUTPUT "gpuprof-%p"
+#define DEFAULT_TRACE (GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | \
+		       GP_TRACE_GRAPH | GP_TRACE_API | GP_TRACE_NVTX)
 
 static const struct {
 	const char *name;
@@ -99,14 +101,12 @@ int gp_config_load(struct gp_config *c)
 	if (v && strlen(v) < sizeof(c->session_file))
 		strcpy(c->session_file, v);
 
-	c->trace = GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET |
-		   GP_TRACE_GRAPH | GP_TRACE_API;
+	c->trace = DEFAULT_TRACE;
 	v = getenv("GPUPROF_TRACE");
 	if (v && *v && gp_config_parse_trace(v, &c->trace) < 0) {
 		gp_log("GPUPROF_TRACE=%s: unknown activity (known: kernel,memcpy,memset,graph,api,nvtx); tracing all",
 		       v);
-		c->trace = GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET |
-			   GP_TRACE_GRAPH | GP_TRACE_API;
+		c->trace = DEFAULT_TRACE;
 	}
 
 	v = getenv("GPUPROF_GRAPH_TRACE");

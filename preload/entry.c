@@ -14,6 +14,7 @@
 #include "log.h"
 #include "recorder.h"
 
+#include "../cupti/cupti_api.h"
 #include "../cupti/tracer.h"
 
 #include <dlfcn.h>
@@ -26,6 +27,14 @@
 
 /* Called by the CUDA driver (CUDA_INJECTION64_PATH); returns 1 (success). */
 GP_EXPORT int InitializeInjection(void);
+/*
+ * Called by each NVTX instance (NVTX_INJECTION64_PATH) on its first call;
+ * forwarded to CUPTI's own NVTX handlers.  Return 1 to receive NVTX calls,
+ * 0 to leave NVTX a no-op.
+ */
+GP_EXPORT int InitializeInjectionNvtx(void *get_export_table);
+GP_EXPORT int InitializeInjectionNvtx2(void *get_export_table);
+GP_EXPORT int InitializeInjectionNvtxExtension(void *module_info);
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static char self_path[PATH_MAX];
@@ -54,6 +63,9 @@ __attribute__((constructor)) static void gp_constructor(void)
 	pthread_atfork(NULL, NULL, fork_child);
 	if (!self_path[0])
 		return;
+	cur = getenv("NVTX_INJECTION64_PATH");
+	if (!cur || !*cur)
+		setenv("NVTX_INJECTION64_PATH", self_path, 1);
 	cur = getenv("CUDA_INJECTION64_PATH");
 	if (!cur || !*cur)
 		setenv("CUDA_INJECTION64_PATH", self_path, 1);
@@ -79,4 +91,50 @@ GP_EXPORT int InitializeInjection(void)
 {
 	pthread_once(&init_once, init);
 	return 1;
+}
+
+static pthread_once_t nvtx_once = PTHREAD_ONCE_INIT;
+static int nvtx_ok;
+
+static void nvtx_init(void)
+{
+	struct gp_config cfg;
+	char why[600];
+
+	gp_config_load(&cfg);
+	if (cfg.disabled || !(cfg.trace & GP_TRACE_NVTX))
+		return;
+	/* Loading CUPTI is safe before cuInit; it does not start the driver. */
+	if (gp_cupti_load(why, sizeof(why)) < 0) {
+		gp_debug("NVTX not traced: %s", why);
+		return;
+	}
+	nvtx_ok = 1;
+}
+
+/* Forwards one NVTX entry point to libcupti's implementation of it. */
+static int nvtx_forward(const char *sym, void *arg)
+{
+	int (*fn)(void *);
+
+	pthread_once(&nvtx_once, nvtx_init);
+	if (!nvtx_ok || atomic_load(&gp_rec.disabled))
+		return 0;
+	fn = (int (*)(void *))dlsym(gp_cu.handle, sym);
+	return fn ? fn(arg) : 0;
+}
+
+int InitializeInjectionNvtx(void *get_export_table)
+{
+	return nvtx_forward("InitializeInjectionNvtx", get_export_table);
+}
+
+int InitializeInjectionNvtx2(void *get_export_table)
+{
+	return nvtx_forward("InitializeInjectionNvtx2", get_export_table);
+}
+
+int InitializeInjectionNvtxExtension(void *module_info)
+{
+	return nvtx_forward("InitializeInjectionNvtxExtension", module_info);
 }

@@ -316,8 +316,11 @@ _Static_assert(sizeof(struct gp_rec_api) == 48, "api size");
 #define GP_NVTX_PAYLOAD_I32 5
 #define GP_NVTX_PAYLOAD_F32 6
 
+#define GP_NVTX_PUSHPOP 1u         /* aux bit: push/pop range (else start/end) */
+#define GP_NVTX_UNTERMINATED 2u    /* aux bit: still open at exit; end = exit time */
+
 struct gp_rec_nvtx {
-	struct gp_rec h;           /* aux: bit 0 push/pop range (else start/end) */
+	struct gp_rec h;           /* aux: GP_NVTX_* bits */
 	uint64_t start;
 	uint64_t end;
 	uint64_t id;               /* recorder's range id, unique per file */

@@ -1,0 +1,75 @@
+/*
+ * gpuprof-analyze: the offline analyzer behind "gpuprof report" and
+ * "gpuprof export".  Dispatches to one subcommand and checks that standard
+ * output was written in full.  Runs offline, never inside a traced program.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "version.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "report", cmd_report, "print reports from one or more trace files (they merge)" },
+	{ "export", cmd_export, "write traces as JSON, CSV or Chrome Trace Event JSON" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fputs("usage: gpuprof <command> [options] FILE...\n\n"
+	      "Offline analysis of gpuprof traces (.gpuprof files).\n\n"
+	      "Commands:\n", f);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s  %s\n", commands[i].name, commands[i].summary);
+	fputs("\nOptions:\n"
+	      "  -h, --help     show this help\n"
+	      "  --version      show the version\n\n"
+	      "'gpuprof <command> --help' describes a command.\n", f);
+}
+
+/* A report cut short by a full disk must not exit 0. */
+static int close_stdout(int rc)
+{
+	int err = 0;
+
+	if (fflush(stdout) != 0 || ferror(stdout))
+		err = errno ? errno : EIO;
+	if (fclose(stdout) != 0 && !err)
+		err = errno ? errno : EIO;
+	if (err && err != EPIPE) {
+		fprintf(stderr, "gpuprof: error writing output: %s\n", strerror(err));
+		return rc ? rc : GP_EXIT_FAIL;
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return GP_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return close_stdout(GP_EXIT_OK);
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("gpuprof %s\n", GP_VERSION);
+		return close_stdout(GP_EXIT_OK);
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return close_stdout(commands[i].fn(argc - 1, argv + 1));
+	fprintf(stderr, "gpuprof: unknown command '%s'\n"
+		"Try 'gpuprof --help'.\n", argv[1]);
+	return GP_EXIT_USAGE;
+}

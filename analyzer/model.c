@@ -1,0 +1,1196 @@
+/*
+ * Aggregation of trace records into the report model (see model.h): string
+ * and device ids resolved across files, statistics per kernel, copy kind,
+ * graph and API function, kept up to date while records stream by.
+ * Runs offline only.
+ */
+#include "model.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* File string ids below this map through an array, above through a hash. */
+#define SMAP_DENSE (1u << 22)
+#define API_CACHE 256
+
+/* Per-file state while one trace streams through. */
+struct fctx {
+	struct gp_model *m;
+	uint32_t file, proc;
+	int started;
+	uint32_t *smap;            /* file string id -> strtab id */
+	size_t nsmap, capsmap;
+	struct gp_map smap_sparse;
+	struct gp_map devmap;      /* device id -> devrow index + 1 */
+	uint32_t last_dev_id, last_devrow;
+	int have_last_dev;
+	uint64_t last_stream_a, last_stream_b;
+	int have_last_stream;
+	uint64_t api_cache[API_CACHE][2]; /* (name, tid) pairs already counted */
+	uint32_t unknown_str;
+};
+
+static const char *const copy_names[] = {
+	[GP_COPY_UNKNOWN] = "unknown", [GP_COPY_HTOD] = "HtoD",
+	[GP_COPY_DTOH] = "DtoH", [GP_COPY_HTOA] = "HtoA", [GP_COPY_ATOH] = "AtoH",
+	[GP_COPY_ATOA] = "AtoA", [GP_COPY_ATOD] = "AtoD", [GP_COPY_DTOA] = "DtoA",
+	[GP_COPY_DTOD] = "DtoD", [GP_COPY_HTOH] = "HtoH", [GP_COPY_PTOP] = "PtoP",
+};
+
+const char *gp_model_copy_kind(unsigned kind, char *buf, size_t n)
+{
+	if (kind < sizeof(copy_names) / sizeof(copy_names[0]))
+		return copy_names[kind];
+	snprintf(buf, n, "kind %u", kind);
+	return buf;
+}
+
+const char *gp_model_str(const struct gp_model *m, uint32_t id)
+{
+	return gp_strtab_get(&m->strs, id);
+}
+
+int gp_model_init(struct gp_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->first_start = UINT64_MAX;
+	return gp_strtab_init(&m->strs);
+}
+
+void gp_model_free(struct gp_model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nfiles; i++)
+		free(m->files[i].path);
+	for (i = 0; i < m->ndevs; i++)
+		free(m->devs[i].spans);
+	free(m->files);
+	free(m->procs);
+	free(m->devs);
+	free(m->devrows);
+	free(m->kstats);
+	free(m->str2k);
+	free(m->labels);
+	gp_map_free(&m->label_map);
+	free(m->graphs);
+	gp_map_free(&m->graph_map);
+	gp_map_free(&m->gnode_set);
+	free(m->astats);
+	free(m->str2a);
+	free(m->apidur);
+	gp_map_free(&m->api_tids);
+	free(m->bigs);
+	gp_map_free(&m->stream_set);
+	free(m->rows);
+	gp_strtab_free(&m->strs);
+	memset(m, 0, sizeof(*m));
+}
+
+static int nomem(struct fctx *f)
+{
+	struct gp_model *m = f->m;
+
+	snprintf(m->err, sizeof(m->err), "%s: out of memory", m->files[f->file].path);
+	return -1;
+}
+
+/* Intern a label string; returns its label index or UINT32_MAX. */
+static uint32_t label_get(struct gp_model *m, const char *s)
+{
+	uint32_t id = gp_strtab_intern(&m->strs, s, strlen(s)), *slot;
+	int r;
+
+	if (id == GP_STR_NOMEM)
+		return UINT32_MAX;
+	r = gp_map_insert(&m->label_map, id, 0, &slot);
+	if (r < 0)
+		return UINT32_MAX;
+	if (r == 1) {
+		if (gp_util_grow(&m->labels, &m->caplabels, m->nlabels + 1, sizeof(*m->labels)))
+			return UINT32_MAX;
+		memset(&m->labels[m->nlabels], 0, sizeof(*m->labels));
+		m->labels[m->nlabels].str = id;
+		*slot = (uint32_t)m->nlabels++;
+	}
+	return *slot;
+}
+
+/* Global id of file string id; undefined ids count as bad references. */
+static uint32_t fstr(struct fctx *f, uint32_t id)
+{
+	uint32_t *v;
+
+	if (id == 0)
+		return GP_STR_NONE;
+	if (id < f->nsmap && f->smap[id])
+		return f->smap[id];
+	if (id >= SMAP_DENSE && (v = gp_map_find(&f->smap_sparse, id, 0)))
+		return *v;
+	f->m->bad_refs++;
+	return f->unknown_str;
+}
+
+static int on_string(struct fctx *f, const struct gp_rec_string *s)
+{
+	uint32_t gid = gp_strtab_intern(&f->m->strs, (const char *)(s + 1), s->len);
+	uint32_t *slot;
+
+	if (gid == GP_STR_NOMEM)
+		return nomem(f);
+	if (s->id >= SMAP_DENSE) {
+		if (gp_map_insert(&f->smap_sparse, s->id, 0, &slot) < 0)
+			return nomem(f);
+		*slot = gid;
+		return 0;
+	}
+	if (s->id >= f->nsmap) {
+		if (gp_util_grow(&f->smap, &f->capsmap, (size_t)s->id + 1, sizeof(*f->smap)))
+			return nomem(f);
+		memset(f->smap + f->nsmap, 0, ((size_t)s->id + 1 - f->nsmap) * sizeof(*f->smap));
+		f->nsmap = (size_t)s->id + 1;
+	}
+	f->smap[s->id] = gid;
+	return 0;
+}
+
+static uint32_t new_device(struct gp_model *m, uint32_t proc, uint32_t id)
+{
+	struct gp_device *d;
+
+	if (gp_util_grow(&m->devs, &m->capdevs, m->ndevs + 1, sizeof(*m->devs)))
+		return UINT32_MAX;
+	d = &m->devs[m->ndevs];
+	memset(d, 0, sizeof(*d));
+	d->proc = proc;
+	d->host = m->procs[proc].host;
+	d->id = id;
+	return (uint32_t)m->ndevs++;
+}
+
+static uint32_t new_devrow(struct gp_model *m, uint32_t proc, uint32_t dev)
+{
+	struct gp_devrow *r;
+
+	if (gp_util_grow(&m->devrows, &m->capdevrows, m->ndevrows + 1, sizeof(*m->devrows)))
+		return UINT32_MAX;
+	r = &m->devrows[m->ndevrows];
+	memset(r, 0, sizeof(*r));
+	r->proc = proc;
+	r->dev = dev;
+	return (uint32_t)m->ndevrows++;
+}
+
+/* Devrow of a device id of this file; a placeholder until described. */
+static int fdev(struct fctx *f, uint32_t id, uint32_t *devrow)
+{
+	struct gp_model *m = f->m;
+	uint32_t *slot, dev, row;
+	int r;
+
+	if (f->have_last_dev && f->last_dev_id == id) {
+		*devrow = f->last_devrow;
+		return 0;
+	}
+	r = gp_map_insert(&f->devmap, id, 0, &slot);
+	if (r < 0)
+		return nomem(f);
+	if (r == 1) {
+		dev = new_device(m, f->proc, id);
+		row = dev == UINT32_MAX ? UINT32_MAX : new_devrow(m, f->proc, dev);
+		if (row == UINT32_MAX)
+			return nomem(f);
+		*slot = row + 1;
+	}
+	f->last_dev_id = id;
+	f->last_devrow = *slot - 1;
+	f->have_last_dev = 1;
+	*devrow = *slot - 1;
+	return 0;
+}
+
+static int uuid_zero(const uint8_t *u)
+{
+	static const uint8_t zero[16];
+
+	return memcmp(u, zero, 16) == 0;
+}
+
+static void describe(struct fctx *f, struct gp_device *d, const struct gp_rec_device *r)
+{
+	d->name = fstr(f, r->name);
+	memcpy(d->uuid, r->uuid, 16);
+	d->cc_major = r->cc_major;
+	d->cc_minor = r->cc_minor;
+	d->sm_count = r->sm_count;
+	d->core_clock_khz = r->core_clock_khz;
+	d->global_mem = r->global_mem;
+	d->mem_bandwidth = r->mem_bandwidth;
+	d->l2_size = r->l2_size;
+	d->flags = r->flags;
+	d->described = 1;
+}
+
+static int on_device(struct fctx *f, const struct gp_rec_device *r)
+{
+	struct gp_model *m = f->m;
+	uint32_t host = m->procs[f->proc].host, g = UINT32_MAX, *slot, row;
+	size_t i;
+
+	/* The same GPU seen by several processes of a host is one device. */
+	if (!uuid_zero(r->uuid)) {
+		for (i = 0; i < m->ndevs; i++) {
+			struct gp_device *d = &m->devs[i];
+
+			if (d->described && !d->dead && d->host == host &&
+			    memcmp(d->uuid, r->uuid, 16) == 0) {
+				g = (uint32_t)i;
+				break;
+			}
+		}
+	}
+	slot = gp_map_find(&f->devmap, r->id, 0);
+	if (slot) {
+		struct gp_devrow *dr = &m->devrows[*slot - 1];
+		struct gp_device *cur = &m->devs[dr->dev];
+
+		if (g != UINT32_MAX && g != dr->dev && !cur->described && cur->nspans == 0) {
+			cur->dead = 1;
+			dr->dev = g;
+		} else if (g == UINT32_MAX || g == dr->dev || !cur->described) {
+			describe(f, cur, r);
+		}
+		return 0;
+	}
+	if (g == UINT32_MAX) {
+		g = new_device(m, f->proc, r->id);
+		if (g == UINT32_MAX)
+			return nomem(f);
+		describe(f, &m->devs[g], r);
+	}
+	row = new_devrow(m, f->proc, g);
+	if (row == UINT32_MAX || gp_map_insert(&f->devmap, r->id, 0, &slot) < 0)
+		return nomem(f);
+	*slot = row + 1;
+	f->have_last_dev = 0;
+	return 0;
+}
+
+static int push_big(struct gp_model *m, uint64_t start, uint64_t dur, uint32_t dev,
+		    uint32_t key)
+{
+	struct gp_bigdur *b;
+
+	if (gp_util_grow(&m->bigs, &m->capbigs, m->nbigs + 1, sizeof(*m->bigs)))
+		return -1;
+	b = &m->bigs[m->nbigs++];
+	b->start = start;
+	b->dur = dur;
+	b->dev = dev;
+	b->key = key;
+	return 0;
+}
+
+/* Everything common to GPU activities; a->kind, label, devrow, times set. */
+static int add_activity(struct fctx *f, struct gp_act *a, uint32_t key)
+{
+	struct gp_model *m = f->m;
+	struct gp_devrow *dr = &m->devrows[a->devrow];
+	struct gp_device *d = &m->devs[dr->dev];
+	uint64_t dur = a->end - a->start;
+	struct gp_span *s;
+
+	m->counts[a->kind]++;
+	m->labels[a->label].count++;
+	m->labels[a->label].total += dur;
+	dr->count++;
+	dr->total += dur;
+	d->count++;
+	d->total += dur;
+	m->procs[f->proc].activities++;
+	if (a->start < m->first_start)
+		m->first_start = a->start;
+	if (a->end > m->last_end)
+		m->last_end = a->end;
+
+	if (d->nspans == d->capspans &&
+	    gp_util_grow(&d->spans, &d->capspans, d->nspans + 1, sizeof(*d->spans)))
+		return nomem(f);
+	s = &d->spans[d->nspans++];
+	s->start = a->start;
+	s->key = key;
+	if (dur >= GP_DUR_BIG) {
+		s->dur = GP_DUR_BIG;
+		if (push_big(m, a->start, dur, dr->dev, key))
+			return nomem(f);
+	} else {
+		s->dur = (uint32_t)dur;
+	}
+
+	{
+		uint64_t sa = (uint64_t)f->proc << 32 | a->device_id;
+		uint64_t sb = (uint64_t)a->context << 32 | a->stream;
+		uint32_t *slot;
+
+		if (!f->have_last_stream || sa != f->last_stream_a || sb != f->last_stream_b) {
+			if (gp_map_insert(&m->stream_set, sa, sb, &slot) < 0)
+				return nomem(f);
+			f->last_stream_a = sa;
+			f->last_stream_b = sb;
+			f->have_last_stream = 1;
+		}
+	}
+
+	if (m->rows_seen++ < m->keep_rows) {
+		struct gp_row *r;
+
+		if (gp_util_grow(&m->rows, &m->caprows, m->nrows + 1, sizeof(*m->rows)))
+			return nomem(f);
+		r = &m->rows[m->nrows];
+		r->start = a->start;
+		r->dur = dur;
+		r->label = a->label;
+		r->devrow = a->devrow;
+		r->order = m->nrows++;
+	}
+	a->dev = dr->dev;
+	a->proc = f->proc;
+	if (m->hooks.act && m->hooks.act(m->hooks.ctx, m, a)) {
+		snprintf(m->err, sizeof(m->err), "%s: stopped by an output error",
+			 m->files[f->file].path);
+		return -1;
+	}
+	return 0;
+}
+
+static void times(struct gp_act *a, uint64_t start, uint64_t end)
+{
+	a->start = start;
+	/* A reversed interval counts as instantaneous rather than huge. */
+	a->end = end >= start ? end : start;
+}
+
+/* Graph statistics of (process, graph id). */
+static struct gp_gstat *graph_get(struct fctx *f, uint32_t graph_id)
+{
+	struct gp_model *m = f->m;
+	uint32_t *slot;
+	int r = gp_map_insert(&m->graph_map, f->proc, graph_id, &slot);
+
+	if (r < 0)
+		return NULL;
+	if (r == 1) {
+		if (gp_util_grow(&m->graphs, &m->capgraphs, m->ngraphs + 1, sizeof(*m->graphs))) {
+			/* Leave no dangling map entry behind. */
+			*slot = UINT32_MAX;
+			return NULL;
+		}
+		memset(&m->graphs[m->ngraphs], 0, sizeof(*m->graphs));
+		m->graphs[m->ngraphs].proc = f->proc;
+		m->graphs[m->ngraphs].graph_id = graph_id;
+		*slot = (uint32_t)m->ngraphs++;
+	}
+	if (*slot == UINT32_MAX)
+		return NULL;
+	return &m->graphs[*slot];
+}
+
+static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
+{
+	struct gp_model *m = f->m;
+	struct gp_act a;
+	struct gp_kstat *ks;
+	uint32_t name = fstr(f, k->name), ki;
+	uint64_t dur;
+
+	if (name == GP_STR_NONE)
+		name = f->unknown_str;
+	if (name >= m->capstr2k || !m->str2k[name]) {
+		if (name >= m->capstr2k) {
+			size_t old = m->capstr2k;
+
+			if (gp_util_grow(&m->str2k, &m->capstr2k, (size_t)name + 1, sizeof(*m->str2k)))
+				return nomem(f);
+			memset(m->str2k + old, 0, (m->capstr2k - old) * sizeof(*m->str2k));
+		}
+		if (m->nkstats >= GP_KEY_NONE - 1 ||
+		    gp_util_grow(&m->kstats, &m->capkstats, m->nkstats + 1, sizeof(*m->kstats)))
+			return nomem(f);
+		ks = &m->kstats[m->nkstats];
+		memset(ks, 0, sizeof(*ks));
+		ks->name = name;
+		ks->min = UINT64_MAX;
+		{
+			const char *sn = gp_strtab_short(&m->strs, name);
+			struct gp_buf b = { 0 };
+
+			if (gp_buf_printf(&b, "kernel %s", sn)) {
+				gp_buf_free(&b);
+				return nomem(f);
+			}
+			ks->label = label_get(m, b.p);
+			gp_buf_free(&b);
+			if (ks->label == UINT32_MAX)
+				return nomem(f);
+		}
+		m->str2k[name] = (uint32_t)++m->nkstats;
+	}
+	ki = m->str2k[name] - 1;
+	ks = &m->kstats[ki];
+
+	memset(&a, 0, sizeof(a));
+	times(&a, k->start, k->end);
+	dur = a.end - a.start;
+	ks->count++;
+	ks->total += dur;
+	if (dur < ks->min)
+		ks->min = dur;
+	if (dur > ks->max)
+		ks->max = dur;
+	m->kernel_total += dur;
+	if (k->graph_id) {
+		struct gp_gstat *g = graph_get(f, k->graph_id);
+		uint32_t *slot;
+		int r;
+
+		if (!g)
+			return nomem(f);
+		ks->in_graph++;
+		g->kernels++;
+		r = gp_map_insert(&m->gnode_set, (uint64_t)f->proc << 32 | k->graph_id,
+				  k->graph_node, &slot);
+		if (r < 0)
+			return nomem(f);
+		g->nodes += (uint64_t)r;
+	}
+	a.kind = GP_ACT_KERNEL;
+	a.label = ks->label;
+	a.name = name;
+	a.device_id = k->device;
+	a.context = k->context;
+	a.stream = k->stream;
+	a.correlation = k->correlation;
+	a.graph_id = k->graph_id;
+	a.graph_node = k->graph_node;
+	if (fdev(f, k->device, &a.devrow))
+		return -1;
+	return add_activity(f, &a, ki);
+}
+
+static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
+{
+	struct gp_model *m = f->m;
+	struct gp_memstat *ms = &m->copy[c->copy_kind];
+	struct gp_act a;
+
+	if (!ms->label) {
+		char buf[32], kb[16];
+		uint32_t l;
+
+		snprintf(buf, sizeof(buf), "memcpy %s",
+			 gp_model_copy_kind(c->copy_kind, kb, sizeof(kb)));
+		l = label_get(m, buf);
+		if (l == UINT32_MAX)
+			return nomem(f);
+		ms->label = l + 1;
+	}
+	memset(&a, 0, sizeof(a));
+	times(&a, c->start, c->end);
+	ms->count++;
+	ms->bytes += c->bytes;
+	ms->total += a.end - a.start;
+	a.kind = GP_ACT_MEMCPY;
+	a.label = ms->label - 1;
+	a.bytes = c->bytes;
+	a.copy_kind = c->copy_kind;
+	a.device_id = c->device;
+	a.context = c->context;
+	a.stream = c->stream;
+	a.correlation = c->correlation;
+	a.graph_id = c->graph_id;
+	a.graph_node = c->graph_node;
+	if (fdev(f, c->device, &a.devrow))
+		return -1;
+	return add_activity(f, &a, GP_KEY_NONE);
+}
+
+static int on_memset(struct fctx *f, const struct gp_rec_memset *s)
+{
+	struct gp_model *m = f->m;
+	struct gp_memstat *ms = &m->memset_st;
+	struct gp_act a;
+
+	if (!ms->label) {
+		uint32_t l = label_get(m, "memset");
+
+		if (l == UINT32_MAX)
+			return nomem(f);
+		ms->label = l + 1;
+	}
+	memset(&a, 0, sizeof(a));
+	times(&a, s->start, s->end);
+	ms->count++;
+	ms->bytes += s->bytes;
+	ms->total += a.end - a.start;
+	a.kind = GP_ACT_MEMSET;
+	a.label = ms->label - 1;
+	a.bytes = s->bytes;
+	a.device_id = s->device;
+	a.context = s->context;
+	a.stream = s->stream;
+	a.correlation = s->correlation;
+	a.graph_id = s->graph_id;
+	a.graph_node = s->graph_node;
+	if (fdev(f, s->device, &a.devrow))
+		return -1;
+	return add_activity(f, &a, GP_KEY_NONE);
+}
+
+static int on_graph(struct fctx *f, const struct gp_rec_graph *g)
+{
+	struct gp_model *m = f->m;
+	struct gp_gstat *gs = graph_get(f, g->graph_id);
+	struct gp_act a;
+
+	if (!gs)
+		return nomem(f);
+	if (!gs->label) {
+		char buf[32];
+		uint32_t l;
+
+		snprintf(buf, sizeof(buf), "graph %u", g->graph_id);
+		l = label_get(m, buf);
+		if (l == UINT32_MAX)
+			return nomem(f);
+		gs->label = l + 1;
+	}
+	memset(&a, 0, sizeof(a));
+	times(&a, g->start, g->end);
+	gs->launches++;
+	gs->total += a.end - a.start;
+	a.kind = GP_ACT_GRAPH;
+	a.label = gs->label - 1;
+	a.device_id = g->device;
+	a.context = g->context;
+	a.stream = g->stream;
+	a.correlation = g->correlation;
+	a.graph_id = g->graph_id;
+	if (fdev(f, g->device, &a.devrow))
+		return -1;
+	return add_activity(f, &a, GP_KEY_NONE);
+}
+
+static int on_api(struct fctx *f, const struct gp_rec_api *r)
+{
+	struct gp_model *m = f->m;
+	uint32_t name = fstr(f, r->name), ai;
+	struct gp_astat *as;
+	uint64_t end = r->end >= r->start ? r->end : r->start, dur = end - r->start;
+	uint64_t tidkey = (uint64_t)f->proc << 32 | r->tid;
+	size_t ci;
+
+	if (name == GP_STR_NONE)
+		name = f->unknown_str;
+	if (name >= m->capstr2a || !m->str2a[name]) {
+		if (name >= m->capstr2a) {
+			size_t old = m->capstr2a;
+
+			if (gp_util_grow(&m->str2a, &m->capstr2a, (size_t)name + 1, sizeof(*m->str2a)))
+				return nomem(f);
+			memset(m->str2a + old, 0, (m->capstr2a - old) * sizeof(*m->str2a));
+		}
+		if (m->nastats >= UINT32_MAX - 1 ||
+		    gp_util_grow(&m->astats, &m->capastats, m->nastats + 1, sizeof(*m->astats)))
+			return nomem(f);
+		as = &m->astats[m->nastats];
+		memset(as, 0, sizeof(*as));
+		as->name = name;
+		as->min = UINT64_MAX;
+		m->str2a[name] = (uint32_t)++m->nastats;
+	}
+	ai = m->str2a[name] - 1;
+	as = &m->astats[ai];
+	as->count++;
+	as->total += dur;
+	if (dur < as->min)
+		as->min = dur;
+	if (dur > as->max)
+		as->max = dur;
+	if (r->ret != 0)
+		as->errors++;
+	m->api_count++;
+	m->api_total += dur;
+	m->procs[f->proc].api_calls++;
+
+	if (m->napidur == m->capapidur &&
+	    gp_util_grow(&m->apidur, &m->capapidur, m->napidur + 1, sizeof(*m->apidur)))
+		return nomem(f);
+	if (dur >= GP_DUR_BIG) {
+		m->apidur[m->napidur++] = (uint64_t)ai << 32 | GP_DUR_BIG;
+		if (push_big(m, r->start, dur, UINT32_MAX, ai))
+			return nomem(f);
+	} else {
+		m->apidur[m->napidur++] = (uint64_t)ai << 32 | dur;
+	}
+
+	/* Threads per function: a small cache spares most hash lookups. */
+	ci = (name * 31u + r->tid * 17u) % API_CACHE;
+	if (f->api_cache[ci][0] != name || f->api_cache[ci][1] != tidkey) {
+		uint32_t *slot;
+		int ins = gp_map_insert(&m->api_tids, name, tidkey, &slot);
+
+		if (ins < 0)
+			return nomem(f);
+		as->threads += (uint64_t)ins;
+		f->api_cache[ci][0] = name;
+		f->api_cache[ci][1] = tidkey;
+	}
+
+	if (m->hooks.api) {
+		struct gp_api_call c;
+
+		c.start = r->start;
+		c.end = end;
+		c.proc = f->proc;
+		c.tid = r->tid;
+		c.name = name;
+		c.correlation = r->correlation;
+		c.cbid = r->cbid;
+		c.domain = r->domain;
+		c.ret = r->ret;
+		if (m->hooks.api(m->hooks.ctx, m, &c)) {
+			snprintf(m->err, sizeof(m->err), "%s: stopped by an output error",
+				 m->files[f->file].path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void on_process(struct fctx *f, const struct gp_rec_process *r)
+{
+	struct gp_proc *p = &f->m->procs[f->proc];
+
+	p->pid = r->pid;
+	p->ppid = r->ppid;
+	p->host = fstr(f, r->host);
+	p->exe = fstr(f, r->exe);
+	p->cmdline = fstr(f, r->cmdline);
+	p->cupti_version = r->cupti_version;
+	p->start_ns = r->start_ns;
+	p->cuda_driver = r->cuda_driver;
+	p->rank = r->rank;
+	p->has_process = 1;
+}
+
+static int on_record(void *ctx, const struct gp_rec *rec)
+{
+	struct fctx *f = ctx;
+	struct gp_model *m = f->m;
+	struct gp_proc *p = &m->procs[f->proc];
+
+	if (!f->started) {
+		/* The header is known once records flow; the PROCESS record may not be. */
+		const struct gp_file_header *h = &m->files[f->file].info.header;
+
+		f->started = 1;
+		p->pid = h->pid;
+		p->clock_id = h->clock_id;
+	}
+	switch (rec->type) {
+	case GP_REC_STRING:
+		return on_string(f, (const void *)rec);
+	case GP_REC_PROCESS:
+		on_process(f, (const void *)rec);
+		return 0;
+	case GP_REC_CLOCK_SYNC:
+		p->clock_syncs++;
+		return 0;
+	case GP_REC_DEVICE:
+		return on_device(f, (const void *)rec);
+	case GP_REC_KERNEL:
+		return on_kernel(f, (const void *)rec);
+	case GP_REC_MEMCPY:
+		return on_memcpy(f, (const void *)rec);
+	case GP_REC_MEMSET:
+		return on_memset(f, (const void *)rec);
+	case GP_REC_GRAPH:
+		return on_graph(f, (const void *)rec);
+	case GP_REC_API:
+		return on_api(f, (const void *)rec);
+	case GP_REC_LOST: {
+		const struct gp_rec_lost *l = (const void *)rec;
+		uint32_t cause = l->cause < GP_LOST_CAUSE_COUNT ? l->cause : 0;
+
+		m->lost[cause] += l->count;
+		m->lost_records_total += l->count;
+		p->lost_sum += l->count;
+		return 0;
+	}
+	case GP_REC_CONFIG:
+		memcpy(&p->config, rec, sizeof(p->config));
+		p->has_config = 1;
+		return 0;
+	case GP_REC_END: {
+		const struct gp_rec_end *e = (const void *)rec;
+
+		p->finished = 1;
+		p->end_ns = e->end_ns;
+		p->end_records = e->records;
+		p->end_lost = e->lost;
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+static int add(struct gp_model *m, const char *path, const void *buf, size_t len, int mem)
+{
+	struct fctx f;
+	struct gp_file *file;
+	struct gp_proc *p;
+	char err[sizeof(m->err)];
+	int rc;
+
+	if (m->finished) {
+		snprintf(m->err, sizeof(m->err), "%s: model already finished", path);
+		return GP_READ_EOPEN;
+	}
+	if (gp_util_grow(&m->files, &m->capfiles, m->nfiles + 1, sizeof(*m->files)) ||
+	    gp_util_grow(&m->procs, &m->capprocs, m->nprocs + 1, sizeof(*m->procs)))
+		goto oom;
+	file = &m->files[m->nfiles];
+	memset(file, 0, sizeof(*file));
+	file->path = strdup(path);
+	if (!file->path)
+		goto oom;
+	file->proc = (uint32_t)m->nprocs;
+	p = &m->procs[m->nprocs];
+	memset(p, 0, sizeof(*p));
+	p->file = (uint32_t)m->nfiles;
+	p->rank = GP_NO_RANK;
+
+	memset(&f, 0, sizeof(f));
+	f.m = m;
+	f.file = (uint32_t)m->nfiles;
+	f.proc = (uint32_t)m->nprocs;
+	m->nfiles++;
+	m->nprocs++;
+	f.unknown_str = gp_strtab_intern(&m->strs, "(unknown)", 9);
+	if (f.unknown_str == GP_STR_NOMEM)
+		goto oom;
+	m->err[0] = '\0';
+	if (mem)
+		rc = gp_reader_read_mem(path, buf, len, on_record, &f, &file->info, err, sizeof(err));
+	else
+		rc = gp_reader_read_file(path, on_record, &f, &file->info, err, sizeof(err));
+	if (rc != GP_READ_OK && !(rc == GP_READ_ECALLBACK && m->err[0]))
+		snprintf(m->err, sizeof(m->err), "%s", err);
+	free(f.smap);
+	gp_map_free(&f.smap_sparse);
+	gp_map_free(&f.devmap);
+
+	file = &m->files[f.file];
+	p = &m->procs[f.proc];
+	if (!f.started)
+		p->pid = file->info.header.pid;
+	p->chunk_lost = file->info.chunk_lost;
+	m->chunk_lost += file->info.chunk_lost;
+	m->records += file->info.records;
+	m->unknown += file->info.unknown;
+	m->malformed += file->info.malformed;
+	return rc;
+oom:
+	snprintf(m->err, sizeof(m->err), "%s: out of memory", path);
+	return GP_READ_EOPEN;
+}
+
+int gp_model_add_file(struct gp_model *m, const char *path)
+{
+	return add(m, path, NULL, 0, 0);
+}
+
+int gp_model_add_mem(struct gp_model *m, const char *name, const void *buf, size_t len)
+{
+	return add(m, name, buf, len, 1);
+}
+
+uint64_t gp_model_lost_unattributed(const struct gp_model *m)
+{
+	uint64_t u = 0;
+	size_t i;
+
+	/*
+	 * Chunk headers and the END record may count losses that no LOST
+	 * record attributes to a cause; the larger count wins per file.
+	 */
+	for (i = 0; i < m->nprocs; i++) {
+		const struct gp_proc *p = &m->procs[i];
+		uint64_t t = p->chunk_lost > p->end_lost ? p->chunk_lost : p->end_lost;
+
+		if (t > p->lost_sum)
+			u += t - p->lost_sum;
+	}
+	return u;
+}
+
+uint64_t gp_model_lost_total(const struct gp_model *m)
+{
+	return m->lost_records_total + gp_model_lost_unattributed(m);
+}
+
+/* ---- finishing: busy time, medians, labels ---- */
+
+static int cmp_big(const void *pa, const void *pb)
+{
+	const struct gp_bigdur *a = pa, *b = pb;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->dur < b->dur ? -1 : a->dur > b->dur;
+}
+
+/* Exact duration of a saturated span: the longest big entry that matches. */
+static uint64_t big_dur(const struct gp_model *m, uint32_t dev, uint64_t start, uint32_t key)
+{
+	size_t lo = 0, hi = m->nbigs;
+	uint64_t best = GP_DUR_BIG;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct gp_bigdur *b = &m->bigs[mid];
+
+		if (b->dev < dev || (b->dev == dev && b->start < start))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < m->nbigs && m->bigs[lo].dev == dev && m->bigs[lo].start == start; lo++)
+		if (m->bigs[lo].key == key && m->bigs[lo].dur > best)
+			best = m->bigs[lo].dur;
+	return best;
+}
+
+static void busy(struct gp_model *m, uint32_t di)
+{
+	struct gp_device *d = &m->devs[di];
+	uint64_t cs = 0, ce = 0, total = 0;
+	size_t i;
+
+	gp_sort_spans_by_start(d->spans, d->nspans);
+	for (i = 0; i < d->nspans; i++) {
+		const struct gp_span *s = &d->spans[i];
+		uint64_t e = s->start + (s->dur == GP_DUR_BIG ?
+					 big_dur(m, di, s->start, s->key) : s->dur);
+
+		if (i == 0 || s->start > ce) {
+			total += ce - cs;
+			cs = s->start;
+			ce = e;
+		} else if (e > ce) {
+			ce = e;
+		}
+	}
+	d->busy_ns = total + (ce - cs);
+}
+
+struct run {
+	uint32_t key, dev;
+	size_t begin, len;
+};
+
+static int cmp_run(const void *pa, const void *pb)
+{
+	const struct run *a = pa, *b = pb;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->dev < b->dev ? -1 : a->dev > b->dev;
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Value of 0-based rank r among the big durations of key (dev filter). */
+static uint64_t big_rank(const struct gp_model *m, uint32_t key, int api, uint64_t r)
+{
+	uint64_t *v = NULL, out = GP_DUR_BIG;
+	size_t n = 0, i;
+
+	for (i = 0; i < m->nbigs; i++)
+		if (m->bigs[i].key == key && (m->bigs[i].dev == UINT32_MAX) == api)
+			n++;
+	if (!n || !(v = malloc(n * sizeof(*v))))
+		return GP_DUR_BIG;
+	for (n = 0, i = 0; i < m->nbigs; i++)
+		if (m->bigs[i].key == key && (m->bigs[i].dev == UINT32_MAX) == api)
+			v[n++] = m->bigs[i].dur;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	if (r < n)
+		out = v[r];
+	free(v);
+	return out;
+}
+
+/* Elements of the run with dur <= v (the run is sorted by dur). */
+static size_t run_count_le(const struct gp_model *m, const struct run *r, uint64_t v)
+{
+	const struct gp_span *s = m->devs[r->dev].spans + r->begin;
+	size_t lo = 0, hi = r->len;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid].dur <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Rank r (0-based) among the spans of one key spread over runs. */
+static uint64_t runs_select(const struct gp_model *m, const struct run *runs, size_t nr,
+			    uint64_t r)
+{
+	uint64_t lo = 0, hi = GP_DUR_BIG, nsmall = 0;
+	size_t i;
+
+	if (nr == 1) {
+		uint32_t v = m->devs[runs[0].dev].spans[runs[0].begin + r].dur;
+
+		if (v != GP_DUR_BIG)
+			return v;
+	} else {
+		/* Smallest v with more than r elements <= v. */
+		while (lo < hi) {
+			uint64_t mid = lo + (hi - lo) / 2, c = 0;
+
+			for (i = 0; i < nr; i++)
+				c += run_count_le(m, &runs[i], mid);
+			if (c > r)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		if (lo != GP_DUR_BIG)
+			return lo;
+	}
+	for (i = 0; i < nr; i++)
+		nsmall += run_count_le(m, &runs[i], GP_DUR_BIG - 1);
+	return big_rank(m, runs[0].key, 0, r - nsmall);
+}
+
+static uint64_t median_of(const struct gp_model *m, const struct run *runs, size_t nr,
+			  uint64_t n)
+{
+	if (n == 0)
+		return 0;
+	if (n % 2)
+		return runs_select(m, runs, nr, n / 2);
+	return (runs_select(m, runs, nr, n / 2 - 1) + runs_select(m, runs, nr, n / 2)) / 2;
+}
+
+static int kernel_medians(struct gp_model *m)
+{
+	struct run *runs = NULL;
+	size_t nruns = 0, capruns = 0, i, j, d;
+
+	for (d = 0; d < m->ndevs; d++) {
+		struct gp_device *dev = &m->devs[d];
+
+		gp_sort_spans_by_key(dev->spans, dev->nspans);
+		for (i = 0; i < dev->nspans && dev->spans[i].key != GP_KEY_NONE; i = j) {
+			for (j = i + 1; j < dev->nspans && dev->spans[j].key == dev->spans[i].key; j++)
+				;
+			if (gp_util_grow(&runs, &capruns, nruns + 1, sizeof(*runs))) {
+				free(runs);
+				return -1;
+			}
+			runs[nruns].key = dev->spans[i].key;
+			runs[nruns].dev = (uint32_t)d;
+			runs[nruns].begin = i;
+			runs[nruns].len = j - i;
+			nruns++;
+		}
+	}
+	if (nruns)
+		qsort(runs, nruns, sizeof(*runs), cmp_run);
+	for (i = 0; i < nruns; i = j) {
+		for (j = i + 1; j < nruns && runs[j].key == runs[i].key; j++)
+			;
+		if (runs[i].key < m->nkstats)
+			m->kstats[runs[i].key].med =
+				median_of(m, runs + i, j - i, m->kstats[runs[i].key].count);
+	}
+	free(runs);
+	return 0;
+}
+
+static uint64_t api_at(const struct gp_model *m, size_t begin, uint64_t r, uint32_t key,
+		       size_t nsmall)
+{
+	uint32_t v = (uint32_t)m->apidur[begin + r];
+
+	if (v != GP_DUR_BIG)
+		return v;
+	return big_rank(m, key, 1, r - nsmall);
+}
+
+static void api_medians(struct gp_model *m)
+{
+	size_t i, j, k;
+
+	gp_sort_u64(m->apidur, m->napidur);
+	for (i = 0; i < m->napidur; i = j) {
+		uint32_t key = (uint32_t)(m->apidur[i] >> 32);
+		uint64_t n;
+
+		for (j = i + 1; j < m->napidur && (uint32_t)(m->apidur[j] >> 32) == key; j++)
+			;
+		for (k = i; k < j && (uint32_t)m->apidur[k] != GP_DUR_BIG; k++)
+			;
+		n = j - i;
+		if (key >= m->nastats)
+			continue;
+		if (n % 2)
+			m->astats[key].med = api_at(m, i, n / 2, key, k - i);
+		else
+			m->astats[key].med = (api_at(m, i, n / 2 - 1, key, k - i) +
+					      api_at(m, i, n / 2, key, k - i)) / 2;
+	}
+}
+
+static int cmp_row(const void *pa, const void *pb)
+{
+	const struct gp_row *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+int gp_model_finish(struct gp_model *m)
+{
+	struct gp_map tids = { 0 };
+	size_t i;
+
+	if (m->finished)
+		return 0;
+	m->finished = 1;
+	if (m->nbigs)
+		qsort(m->bigs, m->nbigs, sizeof(*m->bigs), cmp_big);
+	for (i = 0; i < m->ndevs; i++)
+		busy(m, (uint32_t)i);
+	if (kernel_medians(m))
+		return -1;
+	api_medians(m);
+	if (m->nrows)
+		qsort(m->rows, m->nrows, sizeof(*m->rows), cmp_row);
+
+	for (i = 0; i < m->ndevrows; i++) {
+		struct gp_devrow *r = &m->devrows[i];
+		char buf[64];
+
+		if (m->nprocs > 1)
+			snprintf(buf, sizeof(buf), "cuda:%u [%u]", m->devs[r->dev].id,
+				 m->procs[r->proc].pid);
+		else
+			snprintf(buf, sizeof(buf), "cuda:%u", m->devs[r->dev].id);
+		r->label = gp_strtab_intern(&m->strs, buf, strlen(buf));
+		if (r->label == GP_STR_NOMEM)
+			return -1;
+	}
+
+	m->streams = m->stream_set.n;
+	for (i = 0; i < m->api_tids.cap; i++) {
+		uint32_t *slot;
+
+		if (!m->api_tids.e[i].used)
+			continue;
+		if (gp_map_insert(&tids, m->api_tids.e[i].b, 0, &slot) < 0) {
+			gp_map_free(&tids);
+			return -1;
+		}
+	}
+	m->api_threads = tids.n;
+	gp_map_free(&tids);
+	if (m->first_start == UINT64_MAX)
+		m->first_start = m->last_end = 0;
+	return 0;
+}
+
+/* ---- orderings for tables ---- */
+
+static int cmp_kstat(const void *pa, const void *pb, void *ctx)
+{
+	const struct gp_model *m = ctx;
+	const struct gp_kstat *a = &m->kstats[*(const uint32_t *)pa];
+	const struct gp_kstat *b = &m->kstats[*(const uint32_t *)pb];
+
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return strcmp(gp_model_str(m, a->name), gp_model_str(m, b->name));
+}
+
+static int cmp_astat(const void *pa, const void *pb, void *ctx)
+{
+	const struct gp_model *m = ctx;
+	const struct gp_astat *a = &m->astats[*(const uint32_t *)pa];
+	const struct gp_astat *b = &m->astats[*(const uint32_t *)pb];
+
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return strcmp(gp_model_str(m, a->name), gp_model_str(m, b->name));
+}
+
+static int cmp_label(const void *pa, const void *pb, void *ctx)
+{
+	const struct gp_model *m = ctx;
+	const struct gp_label *a = &m->labels[*(const uint32_t *)pa];
+	const struct gp_label *b = &m->labels[*(const uint32_t *)pb];
+
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return strcmp(gp_model_str(m, a->str), gp_model_str(m, b->str));
+}
+
+static uint32_t *order(const struct gp_model *m, size_t n,
+		       int (*cmp)(const void *, const void *, void *))
+{
+	uint32_t *o = malloc((n ? n : 1) * sizeof(*o));
+	size_t i;
+
+	if (!o)
+		return NULL;
+	for (i = 0; i < n; i++)
+		o[i] = (uint32_t)i;
+	qsort_r(o, n, sizeof(*o), cmp, (void *)m);
+	return o;
+}
+
+uint32_t *gp_model_order_kernels(const struct gp_model *m)
+{
+	return order(m, m->nkstats, cmp_kstat);
+}
+
+uint32_t *gp_model_order_api(const struct gp_model *m)
+{
+	return order(m, m->nastats, cmp_astat);
+}
+
+uint32_t *gp_model_order_labels(const struct gp_model *m)
+{
+	return order(m, m->nlabels, cmp_label);
+}

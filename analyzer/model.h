@@ -1,0 +1,247 @@
+/*
+ * The analyzer's model of one or more traces (processes of one job): what
+ * ran where, for how long, aggregated while the reader streams records.
+ * Per-record memory is bounded: a 16-byte span per GPU activity (busy time,
+ * kernel medians), 8 bytes per API call (API medians), and full rows only
+ * when a caller asks for a timeline.  Exporters that need every activity
+ * get them through hooks as they stream by.  Runs offline only.
+ */
+#ifndef GP_ANALYZER_MODEL_H
+#define GP_ANALYZER_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuprof/trace.h"
+#include "reader.h"
+#include "sort.h"
+#include "strtab.h"
+#include "util.h"
+
+enum gp_act_kind {
+	GP_ACT_KERNEL,
+	GP_ACT_MEMCPY,
+	GP_ACT_MEMSET,
+	GP_ACT_GRAPH,
+	GP_ACT_KIND_COUNT
+};
+
+#define GP_NO_RANK UINT32_MAX
+#define GP_COPY_KIND_MAX 256
+
+/* One GPU activity, ids resolved to the model's; handed to hooks. */
+struct gp_act {
+	uint64_t start, end;       /* end >= start */
+	uint64_t bytes;            /* memcpy, memset */
+	uint64_t graph_node;
+	uint32_t kind;             /* enum gp_act_kind */
+	uint32_t proc;             /* index into model procs */
+	uint32_t dev;              /* index into model devs */
+	uint32_t devrow;           /* index into model devrows (process, device) */
+	uint32_t label;            /* index into model labels */
+	uint32_t name;             /* strtab id of the mangled kernel name, else 0 */
+	uint32_t device_id, context, stream, correlation, graph_id;
+	uint32_t copy_kind;
+};
+
+/* One API call, handed to hooks. */
+struct gp_api_call {
+	uint64_t start, end;
+	uint32_t proc, tid, name, correlation, cbid, domain;
+	int32_t ret;
+};
+
+struct gp_model;
+
+struct gp_hooks {
+	void *ctx;
+	/* Return non-zero to stop reading (an output error, say). */
+	int (*act)(void *ctx, struct gp_model *m, const struct gp_act *a);
+	int (*api)(void *ctx, struct gp_model *m, const struct gp_api_call *c);
+};
+
+struct gp_file {
+	char *path;
+	struct gp_read_info info;
+	uint32_t proc;
+};
+
+struct gp_proc {
+	uint32_t file;
+	uint32_t pid, ppid;
+	uint32_t host, exe, cmdline; /* strtab ids */
+	uint32_t rank;             /* GP_NO_RANK when unknown */
+	uint32_t cupti_version, cuda_driver, clock_id;
+	uint64_t start_ns, end_ns; /* process start; END's end_ns, 0 without END */
+	uint64_t end_records, end_lost;
+	uint64_t lost_sum;         /* this file's LOST records, all causes */
+	uint64_t chunk_lost;       /* this file's chunk-header counts */
+	int has_process, finished, has_config;
+	struct gp_rec_config config;
+	uint64_t clock_syncs;
+	uint64_t activities, api_calls;
+};
+
+struct gp_device {
+	uint32_t proc;             /* first process that used it */
+	uint32_t host;             /* strtab id */
+	uint32_t id;               /* CUDA ordinal in that process */
+	uint32_t name;             /* strtab id, 0 if never described */
+	uint8_t uuid[16];
+	int described, dead;       /* dead: a placeholder merged into another */
+	uint32_t cc_major, cc_minor, sm_count, core_clock_khz, l2_size, flags;
+	uint64_t global_mem, mem_bandwidth;
+	struct gp_span *spans;
+	size_t nspans, capspans;
+	uint64_t busy_ns;          /* union of activity intervals */
+	uint64_t count, total;
+};
+
+/* A device as one process saw it: the rows of the device summary. */
+struct gp_devrow {
+	uint32_t proc, dev;
+	uint32_t label;            /* strtab id: "cuda:0", or "cuda:0 [1234]" */
+	uint64_t count, total;
+};
+
+struct gp_kstat {
+	uint32_t name;             /* strtab id, mangled */
+	uint32_t label;            /* label index: "kernel <short name>" */
+	uint64_t count, total, min, max, med, in_graph;
+};
+
+/* Per activity label: the CUDA activity summary. */
+struct gp_label {
+	uint32_t str;
+	uint64_t count, total;
+};
+
+struct gp_memstat {
+	uint64_t count, bytes, total;
+	uint32_t label;            /* label index + 1, 0 until first use */
+};
+
+struct gp_gstat {
+	uint32_t proc, graph_id;
+	uint32_t label;            /* label index + 1, 0 until first launch */
+	uint64_t launches, total;  /* whole-graph records */
+	uint64_t kernels, nodes;   /* kernels carrying this graph_id; distinct nodes */
+};
+
+struct gp_astat {
+	uint32_t name;
+	uint64_t count, total, min, max, med, errors, threads;
+};
+
+struct gp_bigdur {
+	uint64_t start, dur;
+	uint32_t dev, key;
+};
+
+struct gp_row {
+	uint64_t start, dur;
+	uint32_t label, devrow;    /* label index, devrow index */
+	uint64_t order;            /* arrival order, for a stable sort */
+};
+
+struct gp_model {
+	struct gp_strtab strs;
+	struct gp_hooks hooks;
+	size_t keep_rows;          /* rows to keep for a timeline; 0 none */
+
+	struct gp_file *files;
+	size_t nfiles, capfiles;
+	struct gp_proc *procs;
+	size_t nprocs, capprocs;
+	struct gp_device *devs;
+	size_t ndevs, capdevs;
+	struct gp_devrow *devrows;
+	size_t ndevrows, capdevrows;
+
+	struct gp_kstat *kstats;
+	size_t nkstats, capkstats;
+	uint32_t *str2k;           /* strtab id -> kstat index + 1, 0 none */
+	size_t capstr2k;
+
+	struct gp_label *labels;
+	size_t nlabels, caplabels;
+	struct gp_map label_map;   /* strtab id -> label index */
+
+	struct gp_memstat copy[GP_COPY_KIND_MAX];
+	struct gp_memstat memset_st;
+
+	struct gp_gstat *graphs;
+	size_t ngraphs, capgraphs;
+	struct gp_map graph_map;   /* (proc, graph_id) -> graph index */
+	struct gp_map gnode_set;   /* ((proc, graph_id), node) */
+
+	struct gp_astat *astats;
+	size_t nastats, capastats;
+	uint32_t *str2a;           /* strtab id -> astat index + 1 */
+	size_t capstr2a;
+	uint64_t *apidur;          /* astat index << 32 | duration, for medians */
+	size_t napidur, capapidur;
+	struct gp_map api_tids;    /* (name, proc << 32 | tid) */
+	struct gp_bigdur *bigs;    /* activities and API calls too long for a u32 */
+	size_t nbigs, capbigs;
+
+	struct gp_map stream_set;  /* (proc << 32 | device, context << 32 | stream) */
+
+	struct gp_row *rows;
+	size_t nrows, caprows;
+	uint64_t rows_seen;
+
+	uint64_t counts[GP_ACT_KIND_COUNT];
+	uint64_t api_count;
+	uint64_t records, unknown, malformed;
+	uint64_t lost[GP_LOST_CAUSE_COUNT];  /* [0]: causes this reader does not know */
+	uint64_t lost_records_total;
+	uint64_t chunk_lost;
+	uint64_t first_start, last_end;      /* span of all activities */
+	uint64_t kernel_total, api_total;
+	uint64_t streams, api_threads;
+	uint64_t bad_refs;         /* references to strings never defined */
+	int finished;              /* gp_model_finish() ran */
+
+	char err[320];
+};
+
+/* Returns 0, or -1 when memory runs out. */
+int gp_model_init(struct gp_model *m);
+void gp_model_free(struct gp_model *m);
+
+/*
+ * Read a trace file into the model.  Returns GP_READ_OK (see the file's
+ * info for damage) or a GP_READ_E* code with m->err set to
+ * "PATH: byte OFFSET: message".
+ */
+int gp_model_add_file(struct gp_model *m, const char *path);
+
+/* The same from memory (tests, fuzzing); name stands for the path. */
+int gp_model_add_mem(struct gp_model *m, const char *name, const void *buf, size_t len);
+
+/*
+ * After the last file: medians, busy time, labels, sorted rows.
+ * Returns 0, or -1 when memory runs out.
+ */
+int gp_model_finish(struct gp_model *m);
+
+/* Text of a strtab id. */
+const char *gp_model_str(const struct gp_model *m, uint32_t id);
+
+/* "HtoD", "DtoH", ..., "AtoH", "PtoP", or "kind N". */
+const char *gp_model_copy_kind(unsigned kind, char *buf, size_t n);
+
+/* Total lost records, all causes (including chunk-header counts not
+ * attributed to a cause). */
+uint64_t gp_model_lost_total(const struct gp_model *m);
+
+/* Lost records counted only in chunk headers, without a LOST record. */
+uint64_t gp_model_lost_unattributed(const struct gp_model *m);
+
+/* Index order of kstats / astats / labels / devrows by total, descending. */
+uint32_t *gp_model_order_kernels(const struct gp_model *m);
+uint32_t *gp_model_order_api(const struct gp_model *m);
+uint32_t *gp_model_order_labels(const struct gp_model *m);
+
+#endif

@@ -1,0 +1,501 @@
+/*
+ * Trace reader (see reader.h): file header checks, chunk validation
+ * (magic, bounds, checksum, sequence, one zstd frame of the stated size),
+ * record framing, then one callback per record.  Runs offline only.
+ *
+ * Nothing read from the file is trusted: every size is checked against the
+ * format's bounds before it is used, so any input ends in a message, never
+ * in a crash or an allocation larger than GP_CHUNK_COMP_MAX + RAW_MAX.
+ */
+#include "reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "crc.h"
+
+/* Smallest size of each known record type: shorter ones are skipped. */
+static const uint16_t min_size[GP_REC_TYPE_COUNT] = {
+	[GP_REC_PAD] = sizeof(struct gp_rec),
+	[GP_REC_STRING] = sizeof(struct gp_rec_string),
+	[GP_REC_PROCESS] = sizeof(struct gp_rec_process),
+	[GP_REC_CLOCK_SYNC] = sizeof(struct gp_rec_clock_sync),
+	[GP_REC_DEVICE] = sizeof(struct gp_rec_device),
+	[GP_REC_CONTEXT] = sizeof(struct gp_rec_context),
+	[GP_REC_STREAM] = sizeof(struct gp_rec_stream),
+	[GP_REC_THREAD] = sizeof(struct gp_rec_thread),
+	[GP_REC_KERNEL] = sizeof(struct gp_rec_kernel),
+	[GP_REC_MEMCPY] = sizeof(struct gp_rec_memcpy),
+	[GP_REC_MEMSET] = sizeof(struct gp_rec_memset),
+	[GP_REC_GRAPH] = sizeof(struct gp_rec_graph),
+	[GP_REC_API] = sizeof(struct gp_rec_api),
+	[GP_REC_NVTX_RANGE] = sizeof(struct gp_rec_nvtx),
+	[GP_REC_NVTX_MARK] = sizeof(struct gp_rec_nvtx),
+	[GP_REC_STACK] = sizeof(struct gp_rec_stack),
+	[GP_REC_FRAME] = sizeof(struct gp_rec_frame),
+	[GP_REC_CORR_STACK] = sizeof(struct gp_rec_corr_stack),
+	[GP_REC_GRAPH_NODE] = sizeof(struct gp_rec_graph_node),
+	[GP_REC_CAPTURE_RANGE] = sizeof(struct gp_rec_capture_range),
+	[GP_REC_LOST] = sizeof(struct gp_rec_lost),
+	[GP_REC_OVERHEAD] = sizeof(struct gp_rec_overhead),
+	[GP_REC_CONFIG] = sizeof(struct gp_rec_config),
+	[GP_REC_END] = sizeof(struct gp_rec_end),
+};
+
+/* Where bytes come from: a file descriptor or a buffer in memory. */
+struct src {
+	int fd;
+	const unsigned char *mem;
+	uint64_t size;             /* UINT64_MAX until known (pipes) */
+	uint64_t pos;
+};
+
+struct rd {
+	struct src src;
+	const char *name;
+	gp_reader_fn fn;
+	void *ctx;
+	struct gp_read_info *info;
+	char *err;
+	size_t errlen;
+	unsigned char *comp;       /* frame bytes read from a file */
+	size_t comp_cap;
+	unsigned char *raw;        /* decompressed records, 16-byte aligned */
+	size_t raw_cap;
+	ZSTD_DCtx *dctx;
+	int io_error;
+};
+
+/*
+ * Make n bytes at the current position available in *out.  Returns how many
+ * are (fewer at end of file), or -1 on a read error or no memory.
+ */
+static ssize_t src_take(struct rd *r, size_t n, const unsigned char **out)
+{
+	struct src *s = &r->src;
+	size_t got = 0;
+
+	if (s->mem) {
+		uint64_t left = s->size - s->pos;
+
+		if (n > left)
+			n = (size_t)left;
+		*out = s->mem + s->pos;
+		s->pos += n;
+		return (ssize_t)n;
+	}
+	if (n > r->comp_cap) {
+		unsigned char *p = realloc(r->comp, n);
+
+		if (!p) {
+			r->io_error = ENOMEM;
+			return -1;
+		}
+		r->comp = p;
+		r->comp_cap = n;
+	}
+	while (got < n) {
+		ssize_t k = read(s->fd, r->comp + got, n - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			r->io_error = errno;
+			return -1;
+		}
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	s->pos += got;
+	if (got < n && s->size == UINT64_MAX)
+		s->size = s->pos;
+	*out = r->comp;
+	return (ssize_t)got;
+}
+
+/* Bytes left in the source; for a pipe, drain it to count them. */
+static uint64_t src_left(struct rd *r)
+{
+	struct src *s = &r->src;
+	static unsigned char sink[65536];
+
+	while (s->size == UINT64_MAX) {
+		ssize_t k = read(s->fd, sink, sizeof(sink));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			s->size = s->pos;
+		else
+			s->pos += (uint64_t)k;
+	}
+	return s->size >= s->pos ? s->size - s->pos : 0;
+}
+
+static void fail(struct rd *r, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void fail(struct rd *r, uint64_t off, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (r->errlen)
+		snprintf(r->err, r->errlen, "%s: byte %" PRIu64 ": %s", r->name, off, msg);
+}
+
+/* Stop at the chunk starting at off: everything before it has been read. */
+static void damage(struct rd *r, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void damage(struct rd *r, uint64_t off, const char *fmt, ...)
+{
+	struct gp_read_info *info = r->info;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(info->reason, sizeof(info->reason), fmt, ap);
+	va_end(ap);
+	info->damaged = 1;
+	info->stop_offset = off;
+	info->file_size = r->src.pos + src_left(r);
+	info->bytes_unread = info->file_size - off;
+}
+
+static int check_header(struct rd *r)
+{
+	struct gp_read_info *info = r->info;
+	struct gp_file_header *h = &info->header;
+	const unsigned char *p;
+	ssize_t got = src_take(r, sizeof(*h), &p);
+	uint64_t size;
+
+	if (got < 0) {
+		fail(r, 0, "cannot read: %s", strerror(r->io_error));
+		return GP_READ_EOPEN;
+	}
+	memcpy(h, p, (size_t)got);
+	if ((size_t)got >= sizeof(h->magic) &&
+	    memcmp(h->magic, GP_FILE_MAGIC, sizeof(h->magic)) != 0) {
+		fail(r, 0, "not a gpuprof trace");
+		return GP_READ_EFORMAT;
+	}
+	if ((size_t)got < sizeof(*h)) {
+		fail(r, 0, "file too short for a gpuprof header (%zd bytes)", got);
+		return GP_READ_EFORMAT;
+	}
+	if (h->endian != GP_ENDIAN_MARKER) {
+		if (h->endian == 0x0201)
+			fail(r, 14, "written on a big-endian host; this reader reads "
+			     "little-endian traces only");
+		else
+			fail(r, 14, "bad endianness marker 0x%04x", h->endian);
+		return GP_READ_EFORMAT;
+	}
+	if (h->min_reader > GP_FORMAT_VERSION) {
+		fail(r, 10, "written by a newer gpuprof (format %u), this reader "
+		     "understands %d", (unsigned)h->version, GP_FORMAT_VERSION);
+		return GP_READ_EFORMAT;
+	}
+	if (h->version == 0 || h->min_reader == 0) {
+		fail(r, 8, "bad format version %u (minimum reader %u)",
+		     (unsigned)h->version, (unsigned)h->min_reader);
+		return GP_READ_EFORMAT;
+	}
+	if (h->header_size < sizeof(*h) || h->header_size % 8) {
+		fail(r, 12, "bad header size %u", (unsigned)h->header_size);
+		return GP_READ_EFORMAT;
+	}
+	if (h->header_size > sizeof(*h)) {
+		/* A newer writer's longer header: skip what this reader does not know. */
+		size_t extra = h->header_size - sizeof(*h);
+
+		got = src_take(r, extra, &p);
+		if (got < 0) {
+			fail(r, sizeof(*h), "cannot read: %s", strerror(r->io_error));
+			return GP_READ_EOPEN;
+		}
+		if ((size_t)got < extra) {
+			size = sizeof(*h) + (uint64_t)got;
+			fail(r, 0, "file too short for a gpuprof header (%" PRIu64 " bytes)",
+			     size);
+			return GP_READ_EFORMAT;
+		}
+	}
+	return GP_READ_OK;
+}
+
+/*
+ * Check the framing of every record before delivering any, so that a bad
+ * chunk is either delivered whole or not at all.
+ */
+static int check_framing(const unsigned char *p, uint32_t n, uint32_t *bad_off,
+			 uint32_t *bad_size)
+{
+	uint32_t off = 0;
+
+	while (off < n) {
+		const struct gp_rec *rec = (const struct gp_rec *)(const void *)(p + off);
+		uint32_t size = rec->size;
+
+		if (size < sizeof(*rec) || size % 8 || size > n - off) {
+			*bad_off = off;
+			*bad_size = size;
+			return -1;
+		}
+		off += size;
+	}
+	return 0;
+}
+
+/* Type-specific size checks beyond the fixed struct. */
+static int rec_usable(const struct gp_rec *rec)
+{
+	if (rec->type < GP_REC_TYPE_COUNT && rec->size < min_size[rec->type])
+		return 0;
+	if (rec->type == GP_REC_STRING) {
+		const struct gp_rec_string *s = (const void *)rec;
+
+		return s->id != 0 && (uint64_t)s->len <= rec->size - sizeof(*s);
+	}
+	if (rec->type == GP_REC_STACK)
+		return (uint64_t)rec->aux * 8 <= rec->size - sizeof(struct gp_rec_stack);
+	return 1;
+}
+
+static int deliver(struct rd *r, const unsigned char *p, uint32_t n)
+{
+	struct gp_read_info *info = r->info;
+	uint32_t off = 0;
+
+	while (off < n) {
+		const struct gp_rec *rec = (const struct gp_rec *)(const void *)(p + off);
+
+		off += rec->size;
+		if (rec->type == GP_REC_PAD)
+			continue;
+		if (rec->type >= GP_REC_TYPE_COUNT) {
+			info->unknown++;
+			continue;
+		}
+		if (!rec_usable(rec)) {
+			info->malformed++;
+			continue;
+		}
+		info->records++;
+		info->by_type[rec->type]++;
+		if (rec->type == GP_REC_END)
+			info->finished = 1;
+		if (r->fn && r->fn(r->ctx, rec))
+			return -1;
+	}
+	return 0;
+}
+
+static int read_chunks(struct rd *r)
+{
+	struct gp_read_info *info = r->info;
+	uint64_t off = info->header.header_size;
+	uint32_t seq = 0;
+
+	for (;;) {
+		struct gp_chunk_header ch;
+		const unsigned char *p;
+		ssize_t got = src_take(r, sizeof(ch), &p);
+		uint32_t bad_off, bad_size;
+		size_t dn;
+
+		if (got < 0) {
+			damage(r, off, "chunk %u: read error: %s", seq,
+			       strerror(r->io_error));
+			return GP_READ_OK;
+		}
+		if (got == 0)
+			break;
+		if ((size_t)got < sizeof(ch)) {
+			damage(r, off, "chunk %u: header cut short (%zd of %zu bytes)",
+			       seq, got, sizeof(ch));
+			return GP_READ_OK;
+		}
+		memcpy(&ch, p, sizeof(ch));
+		if (ch.magic != GP_CHUNK_MAGIC) {
+			damage(r, off, "chunk %u: bad chunk magic 0x%08x", seq,
+			       ch.magic);
+			return GP_READ_OK;
+		}
+		if (ch.comp_size == 0 || ch.comp_size > GP_CHUNK_COMP_MAX ||
+		    ch.raw_size > GP_CHUNK_RAW_MAX || ch.raw_size % 8) {
+			damage(r, off, "chunk %u: sizes out of bounds "
+			       "(compressed %u, raw %u)", seq, ch.comp_size, ch.raw_size);
+			return GP_READ_OK;
+		}
+		got = src_take(r, ch.comp_size, &p);
+		if (got < 0) {
+			damage(r, off, "chunk %u: read error: %s", seq,
+			       strerror(r->io_error));
+			return GP_READ_OK;
+		}
+		if ((size_t)got < ch.comp_size) {
+			damage(r, off, "chunk %u: cut short (%zd of %u compressed bytes)",
+			       seq, got, ch.comp_size);
+			return GP_READ_OK;
+		}
+		if (gp_crc_chunk(&ch, p, ch.comp_size) != ch.checksum) {
+			damage(r, off, "chunk %u: checksum mismatch", seq);
+			return GP_READ_OK;
+		}
+		if (ch.seq != seq) {
+			damage(r, off, "chunk %u: sequence number %u, expected %u", seq, ch.seq, seq);
+			return GP_READ_OK;
+		}
+		if (ch.flags & GP_CHUNK_F_DELTA) {
+			damage(r, off, "chunk %u: delta-coded records, which this reader cannot decode", seq);
+			return GP_READ_OK;
+		}
+		if (ZSTD_findFrameCompressedSize(p, ch.comp_size) != ch.comp_size) {
+			damage(r, off, "chunk %u: not exactly one zstd frame", seq);
+			return GP_READ_OK;
+		}
+		if (ch.raw_size > r->raw_cap) {
+			/* One 16-byte-aligned buffer, reused: records are 8-aligned in it. */
+			unsigned char *np = realloc(r->raw, ch.raw_size);
+
+			if (!np) {
+				fail(r, off, "out of memory");
+				return GP_READ_EOPEN;
+			}
+			r->raw = np;
+			r->raw_cap = ch.raw_size;
+		}
+		dn = ZSTD_decompressDCtx(r->dctx, r->raw, ch.raw_size, p, ch.comp_size);
+		if (ZSTD_isError(dn)) {
+			damage(r, off, "chunk %u: zstd: %s", seq,
+			       ZSTD_getErrorName(dn));
+			return GP_READ_OK;
+		}
+		if (dn != ch.raw_size) {
+			damage(r, off, "chunk %u: decompressed to %zu bytes, header says %u", seq, dn,
+			       ch.raw_size);
+			return GP_READ_OK;
+		}
+		if (check_framing(r->raw, ch.raw_size, &bad_off, &bad_size)) {
+			damage(r, off, "chunk %u: record at +%u has bad size %u", seq, bad_off, bad_size);
+			return GP_READ_OK;
+		}
+		info->chunks++;
+		info->chunk_lost += ch.lost;
+		if (ch.flags & GP_CHUNK_F_LAST)
+			info->last_flag = 1;
+		if (deliver(r, r->raw, ch.raw_size)) {
+			fail(r, off, "stopped while processing chunk %u", seq);
+			info->stop_offset = off;
+			return GP_READ_ECALLBACK;
+		}
+		off += sizeof(ch) + ch.comp_size;
+		seq++;
+	}
+	info->stop_offset = off;
+	info->file_size = off;
+	info->bytes_unread = 0;
+	return GP_READ_OK;
+}
+
+static int read_all(struct rd *r)
+{
+	int rc = check_header(r);
+
+	if (rc == GP_READ_OK) {
+		r->dctx = ZSTD_createDCtx();
+		if (!r->dctx) {
+			fail(r, 0, "out of memory");
+			rc = GP_READ_EOPEN;
+		} else {
+			rc = read_chunks(r);
+		}
+	}
+	ZSTD_freeDCtx(r->dctx);
+	free(r->comp);
+	free(r->raw);
+	return rc;
+}
+
+static void rd_init(struct rd *r, const char *name, gp_reader_fn fn, void *ctx,
+		    struct gp_read_info *info, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	memset(info, 0, sizeof(*info));
+	r->name = name;
+	r->fn = fn;
+	r->ctx = ctx;
+	r->info = info;
+	r->err = err;
+	r->errlen = errlen;
+	r->src.fd = -1;
+	if (errlen)
+		err[0] = '\0';
+}
+
+int gp_reader_read_file(const char *path, gp_reader_fn fn, void *ctx,
+			struct gp_read_info *info, char *err, size_t errlen)
+{
+	struct rd r;
+	struct stat st;
+	int rc;
+
+	rd_init(&r, path, fn, ctx, info, err, errlen);
+	r.src.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r.src.fd < 0) {
+		fail(&r, 0, "cannot open: %s", strerror(errno));
+		return GP_READ_EOPEN;
+	}
+	if (fstat(r.src.fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fail(&r, 0, "is a directory");
+		close(r.src.fd);
+		return GP_READ_EOPEN;
+	}
+	r.src.size = (fstat(r.src.fd, &st) == 0 && S_ISREG(st.st_mode)) ?
+		(uint64_t)st.st_size : UINT64_MAX;
+#ifdef POSIX_FADV_SEQUENTIAL
+	posix_fadvise(r.src.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+	rc = read_all(&r);
+	close(r.src.fd);
+	return rc;
+}
+
+int gp_reader_read_mem(const char *name, const void *buf, size_t len,
+		       gp_reader_fn fn, void *ctx, struct gp_read_info *info,
+		       char *err, size_t errlen)
+{
+	static const unsigned char empty[1];
+	struct rd r;
+
+	rd_init(&r, name, fn, ctx, info, err, errlen);
+	r.src.mem = buf ? buf : empty;
+	r.src.size = buf ? len : 0;
+	return read_all(&r);
+}
+
+void gp_reader_describe(const struct gp_read_info *info, char *buf, size_t n)
+{
+	if (!n)
+		return;
+	buf[0] = '\0';
+	if (info->damaged)
+		snprintf(buf, n, "trace truncated at byte %" PRIu64 " of %" PRIu64
+			 " (%s); %" PRIu64 " bytes not read \xe2\x80\x94 the report "
+			 "covers what precedes", info->stop_offset, info->file_size,
+			 info->reason, info->bytes_unread);
+}

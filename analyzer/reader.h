@@ -1,0 +1,67 @@
+/*
+ * Trace reader: validates a gpuprof trace file and streams its records to a
+ * callback, one validated chunk at a time, without keeping them.  Damage
+ * (a cut file, a bad checksum, a broken frame) stops the read at the start
+ * of the damaged chunk; everything before it has been delivered.  Runs
+ * offline only.
+ */
+#ifndef GP_ANALYZER_READER_H
+#define GP_ANALYZER_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuprof/trace.h"
+
+/* Return codes of gp_reader_read_*(). */
+#define GP_READ_OK 0               /* read, possibly only in part: see info */
+#define GP_READ_EOPEN (-1)         /* cannot open or read the file at all */
+#define GP_READ_EFORMAT (-2)       /* not a trace this reader can read */
+#define GP_READ_ECALLBACK (-3)     /* the callback asked to stop */
+
+struct gp_read_info {
+	struct gp_file_header header;
+	uint64_t file_size;
+	uint64_t stop_offset;      /* first byte not read: file_size when whole */
+	uint64_t bytes_unread;     /* file_size - stop_offset */
+	int damaged;               /* stopped early; reason says why */
+	int finished;              /* a GP_REC_END record was read */
+	char reason[192];          /* "chunk 7: checksum mismatch" */
+	uint32_t chunks;           /* valid chunks read */
+	uint32_t last_flag;        /* a chunk carried GP_CHUNK_F_LAST */
+	uint64_t records;          /* records delivered, PAD excluded */
+	uint64_t by_type[GP_REC_TYPE_COUNT];
+	uint64_t unknown;          /* records of types this reader skips */
+	uint64_t malformed;        /* known types too short to use: skipped */
+	uint64_t chunk_lost;       /* sum of gp_chunk_header.lost */
+};
+
+/*
+ * Called once per record, in file order.  rec is 8-byte aligned, rec->size
+ * bytes are readable and at least the size of the type's struct (for types
+ * this reader knows; GP_REC_STRING data and GP_REC_STACK frames fit too).
+ * Return 0 to go on, non-zero to stop the read with GP_READ_ECALLBACK.
+ */
+typedef int (*gp_reader_fn)(void *ctx, const struct gp_rec *rec);
+
+/*
+ * Read the file at path.  On GP_READ_EOPEN / GP_READ_EFORMAT, err holds
+ * "PATH: byte OFFSET: message".  info is filled in every case.
+ */
+int gp_reader_read_file(const char *path, gp_reader_fn fn, void *ctx,
+			struct gp_read_info *info, char *err, size_t errlen);
+
+/* The same over a buffer in memory; name stands for the path in messages. */
+int gp_reader_read_mem(const char *name, const void *buf, size_t len,
+		       gp_reader_fn fn, void *ctx, struct gp_read_info *info,
+		       char *err, size_t errlen);
+
+/*
+ * One line about a damaged or unfinished read, without a trailing newline:
+ * "trace truncated at byte 123 of 456 (chunk 7: checksum mismatch); 333
+ * bytes not read - the report covers what precedes".  Empty when the file
+ * was read whole and finished.
+ */
+void gp_reader_describe(const struct gp_read_info *info, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,339 @@
+/*
+ * Containers and text helpers for the offline analyzer (see util.h).
+ * Runs offline only.
+ */
+#include "util.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gp_util_grow(void *pptr, size_t *cap, size_t need, size_t elsize)
+{
+	void **pp = pptr;
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -1;
+		ncap *= 2;
+	}
+	if (ncap > SIZE_MAX / elsize)
+		return -1;
+	/*
+	 * Doubling costs no resident memory: the untouched tail of a large
+	 * block is never faulted in, and glibc grows such blocks with mremap.
+	 */
+	p = realloc(*pp, ncap * elsize);
+	if (!p)
+		return -1;
+	*pp = p;
+	*cap = ncap;
+	return 0;
+}
+
+static uint64_t mix64(uint64_t a, uint64_t b)
+{
+	uint64_t x = a ^ (b * 0x9e3779b97f4a7c15ull) ^ (b >> 29);
+
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+uint32_t *gp_map_find(const struct gp_map *m, uint64_t a, uint64_t b)
+{
+	size_t i, mask;
+
+	if (!m->cap)
+		return NULL;
+	mask = m->cap - 1;
+	for (i = mix64(a, b) & mask;; i = (i + 1) & mask) {
+		struct gp_map_ent *e = &m->e[i];
+
+		if (!e->used)
+			return NULL;
+		if (e->a == a && e->b == b)
+			return &e->val;
+	}
+}
+
+static int map_rehash(struct gp_map *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 64, i, j;
+	struct gp_map_ent *ne;
+
+	if (ncap > SIZE_MAX / sizeof(*ne))
+		return -1;
+	ne = calloc(ncap, sizeof(*ne));
+	if (!ne)
+		return -1;
+	for (i = 0; i < m->cap; i++) {
+		if (!m->e[i].used)
+			continue;
+		for (j = mix64(m->e[i].a, m->e[i].b) & (ncap - 1); ne[j].used;
+		     j = (j + 1) & (ncap - 1))
+			;
+		ne[j] = m->e[i];
+	}
+	free(m->e);
+	m->e = ne;
+	m->cap = ncap;
+	return 0;
+}
+
+int gp_map_insert(struct gp_map *m, uint64_t a, uint64_t b, uint32_t **slot)
+{
+	size_t i, mask;
+	uint32_t *v = gp_map_find(m, a, b);
+
+	if (v) {
+		*slot = v;
+		return 0;
+	}
+	/* Keep the load under 1/2 so probes stay short. */
+	if ((m->n + 1) * 2 > m->cap && map_rehash(m))
+		return -1;
+	mask = m->cap - 1;
+	for (i = mix64(a, b) & mask; m->e[i].used; i = (i + 1) & mask)
+		;
+	m->e[i].a = a;
+	m->e[i].b = b;
+	m->e[i].val = 0;
+	m->e[i].used = 1;
+	m->n++;
+	*slot = &m->e[i].val;
+	return 1;
+}
+
+void gp_map_free(struct gp_map *m)
+{
+	free(m->e);
+	m->e = NULL;
+	m->cap = m->n = 0;
+}
+
+int gp_buf_put(struct gp_buf *b, const void *s, size_t n)
+{
+	if (n > SIZE_MAX - b->len - 1)
+		return -1;
+	if (gp_util_grow(&b->p, &b->cap, b->len + n + 1, 1))
+		return -1;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+int gp_buf_printf(struct gp_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	if (gp_util_grow(&b->p, &b->cap, b->len + (size_t)n + 1, 1))
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+void gp_buf_free(struct gp_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+const char *gp_fmt_time(char *buf, size_t n, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, n, "%" PRIu64 " ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, n, "%.3f \xc2\xb5s", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, n, "%.3f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, n, "%.3f s", (double)ns / 1e9);
+	return buf;
+}
+
+const char *gp_fmt_bytes(char *buf, size_t n, double bytes)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+	int u = -1;
+
+	if (bytes < 1024) {
+		snprintf(buf, n, "%.0f B", bytes);
+		return buf;
+	}
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, n, "%.2f %s", bytes, unit[u]);
+	return buf;
+}
+
+size_t gp_fmt_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			w++;
+	return w;
+}
+
+const char *gp_fmt_trunc(char *buf, size_t n, const char *s, size_t width)
+{
+	size_t i, cols = 0, cut = 0;
+
+	if (!n)
+		return buf;
+	if (width == 0 || gp_fmt_width(s) <= width) {
+		snprintf(buf, n, "%s", s);
+		return buf;
+	}
+	/* Keep width - 1 code points, then the ellipsis takes the last column. */
+	for (i = 0; s[i]; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80) {
+			if (cols == width - 1)
+				break;
+			cols++;
+		}
+		cut = i + 1;
+	}
+	if (cut + 4 > n)
+		cut = n > 4 ? n - 4 : 0;
+	/* Never leave a partial UTF-8 sequence before the ellipsis. */
+	while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+		cut--;
+	memcpy(buf, s, cut);
+	memcpy(buf + cut, "\xe2\x80\xa6", 4);
+	return buf;
+}
+
+/* Length of the valid UTF-8 sequence at s (at most len bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t len)
+{
+	unsigned c = s[0];
+	size_t n, i;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (len < n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+int gp_json_escape(struct gp_buf *b, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, run = 0;
+	char esc[8];
+
+	if (gp_buf_put(b, "\"", 1))
+		return -1;
+	while (i < len) {
+		unsigned c = p[i];
+		size_t n = 1;
+		const char *rep = NULL;
+
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			i++;
+			run++;
+			continue;
+		}
+		if (c >= 0x80) {
+			n = utf8_len(p + i, len - i);
+			if (n) {
+				i += n;
+				run += n;
+				continue;
+			}
+			n = 1;
+			rep = "\\ufffd";
+		} else if (c == '"') {
+			rep = "\\\"";
+		} else if (c == '\\') {
+			rep = "\\\\";
+		} else if (c == '\n') {
+			rep = "\\n";
+		} else if (c == '\t') {
+			rep = "\\t";
+		} else if (c == '\r') {
+			rep = "\\r";
+		} else {
+			snprintf(esc, sizeof(esc), "\\u%04x", c);
+			rep = esc;
+		}
+		if (gp_buf_put(b, p + i - run, run) || gp_buf_put(b, rep, strlen(rep)))
+			return -1;
+		run = 0;
+		i += n;
+	}
+	if (gp_buf_put(b, p + i - run, run) || gp_buf_put(b, "\"", 1))
+		return -1;
+	return 0;
+}
+
+int gp_csv_escape(struct gp_buf *b, const char *s, size_t len)
+{
+	size_t i, start = 0;
+	int quote = len && (s[0] == ' ' || s[len - 1] == ' ');
+
+	for (i = 0; i < len && !quote; i++)
+		if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r')
+			quote = 1;
+	if (!quote)
+		return gp_buf_put(b, s, len);
+	if (gp_buf_put(b, "\"", 1))
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (s[i] != '"')
+			continue;
+		/* A quote inside a quoted field is written twice. */
+		if (gp_buf_put(b, s + start, i + 1 - start))
+			return -1;
+		start = i;
+	}
+	if (gp_buf_put(b, s + start, len - start) || gp_buf_put(b, "\"", 1))
+		return -1;
+	return 0;
+}

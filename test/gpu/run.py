@@ -1,0 +1,739 @@
+#!/usr/bin/env python3
+"""End-to-end GPU tests: run the programs in test/apps under the recorder and
+compare what was traced with what each program says it did.
+
+    python3 test/gpu/run.py BUILD_DIR [--only NAME] [--keep] [--list]
+
+Each program prints its ground truth as "TRUTH <key> <value>" lines (see
+test/apps/common.h); this script records it into a fresh temporary directory,
+reads the trace back with `gpuprof-analyze export --format json` (and csv
+where single records matter) and compares.  Every test also requires that
+`gpuprof-analyze report` succeeds and that no record was lost.
+
+Output, one line per test:
+
+    ok - gpu NAME
+    not ok - gpu NAME: what differed (expected vs got)
+    skip - gpu NAME # reason
+
+Without an NVIDIA GPU every test is reported as skipped and the exit status
+is 0; otherwise it is 1 if any test failed.  Python 3.8+, standard library
+only.
+"""
+
+import argparse
+import collections
+import csv
+import glob
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RUN_TIMEOUT = 120       # seconds per traced program
+TORCH_TIMEOUT = 600     # importing torch and starting CUDA takes a while
+TOOL_TIMEOUT = 120      # seconds per analyzer call
+
+# Environment that would change how (or whether) a program is traced.
+TRACE_ENV = ("LD_PRELOAD", "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH")
+
+
+class Fail(Exception):
+    """The test failed; the message says what differed."""
+
+
+class Skip(Exception):
+    """The test cannot run here; the message says why."""
+
+
+# ---------------------------------------------------------------- processes
+
+def run_cmd(argv, env=None, timeout=RUN_TIMEOUT):
+    """Runs argv in its own session; returns (status, stdout, stderr).
+
+    On timeout the whole process group (the program and any children) is
+    killed and the test fails."""
+    try:
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=env, start_new_session=True)
+    except OSError as e:
+        raise Fail("cannot run %s: %s" % (argv[0], e))
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        out, err = p.communicate()
+        raise Fail("%s did not finish within %d s; stderr ends: %s"
+                   % (" ".join(argv), timeout, tail(err)))
+    return p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def tail(data, n=600):
+    if isinstance(data, bytes):
+        data = data.decode(errors="replace")
+    data = data.strip()
+    return repr(data[-n:]) if data else "(empty)"
+
+
+def clean_env():
+    env = dict(os.environ)
+    for k in list(env):
+        if k in TRACE_ENV or k.startswith("GPUPROF_"):
+            del env[k]
+    return env
+
+
+# ---------------------------------------------------------------- tools
+
+class Tools:
+    def __init__(self, build):
+        self.build = os.path.abspath(build)
+        self.wrapper = os.path.join(self.build, "bin", "gpuprof")
+        self.analyzer = os.path.join(self.build, "bin", "gpuprof-analyze")
+        self.lib = os.path.join(self.build, "lib", "libgpuprof.so")
+        self.apps = os.path.join(self.build, "test", "apps")
+        self.keep = False
+
+    def require(self):
+        for p in (self.wrapper, self.analyzer, self.lib):
+            if not os.path.exists(p):
+                raise Fail("%s is missing (run make)" % p)
+
+    def app(self, name):
+        p = os.path.join(self.apps, name)
+        if not os.access(p, os.X_OK):
+            raise Fail("%s is missing (run make apps)" % p)
+        return p
+
+    def export_json(self, files):
+        rc, out, err = run_cmd([self.analyzer, "export", "--format", "json"] + files,
+                               clean_env(), TOOL_TIMEOUT)
+        if rc != 0:
+            raise Fail("export --format json exited %d: %s" % (rc, tail(err)))
+        try:
+            return json.loads(out)
+        except ValueError as e:
+            raise Fail("export --format json printed invalid JSON (%s): %s" % (e, tail(out)))
+
+    def export_csv(self, files):
+        rc, out, err = run_cmd([self.analyzer, "export", "--format", "csv"] + files,
+                               clean_env(), TOOL_TIMEOUT)
+        if rc != 0:
+            raise Fail("export --format csv exited %d: %s" % (rc, tail(err)))
+        return list(csv.DictReader(io.StringIO(out)))
+
+    def report(self, files):
+        """Runs `report`; fails unless it exits 0 with the activity summary."""
+        rc, out, err = run_cmd([self.analyzer, "report"] + files, clean_env(), TOOL_TIMEOUT)
+        if rc != 0:
+            raise Fail("report exited %d: %s" % (rc, tail(err)))
+        if "CUDA activity summary" not in out:
+            raise Fail("report has no 'CUDA activity summary': %s" % tail(out))
+        return out
+
+
+class Run:
+    """One traced run: status, output, parsed truth and trace files."""
+
+    def __init__(self, rc, out, err, tmp):
+        self.rc, self.out, self.err, self.tmp = rc, out, err, tmp
+        self.files = sorted(glob.glob(os.path.join(tmp, "*.gpuprof")))
+        self.truth, self.skip = parse_truth(out)
+
+    def context(self):
+        return "stderr ends: %s" % tail(self.err)
+
+
+def traced(tools, argv, how="wrapper", opts=(), env=None, timeout=RUN_TIMEOUT,
+           report="none"):
+    """Runs argv under the recorder into a new temporary directory.
+
+    how: "wrapper" (gpuprof run OPTS -- argv), or without the wrapper through
+    "preload" (LD_PRELOAD), "inject" (CUDA_INJECTION64_PATH) or "both"."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    template = os.path.join(tmp, "trace-%p")
+    e = clean_env()
+    e.update(env or {})
+    if how == "wrapper":
+        cmd = [tools.wrapper, "run", "-o", template, "--report=" + report] + list(opts) + ["--"] + argv
+    else:
+        e["GPUPROF_OUTPUT"] = template
+        if how in ("preload", "both"):
+            e["LD_PRELOAD"] = tools.lib
+        if how in ("inject", "both"):
+            e["CUDA_INJECTION64_PATH"] = tools.lib
+        cmd = argv
+    rc, out, err = run_cmd(cmd, e, timeout)
+    r = Run(rc, out, err, tmp)
+    if r.skip is not None:
+        raise Skip(r.skip)
+    return r
+
+
+def parse_truth(out):
+    """Returns ({key: int or float}, skip reason or None) from program output."""
+    truth, skip = {}, None
+    for line in out.splitlines():
+        if line.startswith("SKIP ") and skip is None:
+            skip = line[5:].strip()
+        m = re.match(r"TRUTH (\S+) (\S+)$", line)
+        if not m:
+            continue
+        key, val = m.group(1), m.group(2)
+        if key in truth:
+            raise Fail("program printed TRUTH %s twice" % key)
+        truth[key] = float(val) if re.search(r"[.eE]", val) else int(val)
+    return truth, skip
+
+
+# ---------------------------------------------------------------- checks
+
+def expect_status(run, want):
+    if run.rc != want:
+        raise Fail("exit status %d, expected %d; %s" % (run.rc, want, run.context()))
+    if not run.truth:
+        raise Fail("program printed no TRUTH lines; stdout: %s" % tail(run.out))
+
+
+def expect_files(run, n):
+    if len(run.files) != n:
+        raise Fail("%d trace files, expected %d: %s; %s"
+                   % (len(run.files), n, [os.path.basename(f) for f in run.files], run.context()))
+
+
+def file_pid(path):
+    m = re.search(r"trace-(\d+)\.gpuprof$", path)
+    return int(m.group(1)) if m else None
+
+
+def health(js, finished=True):
+    """Problems every trace must be free of, as a list of strings.
+
+    finished=False is for a killed process: no end record, and the tail may
+    be cut (the reader stops at the last whole chunk)."""
+    errs = []
+    lost = js.get("lost", {})
+    if lost.get("total", 0) != 0:
+        errs.append("lost records: %s" % json.dumps(lost, sort_keys=True))
+    for f in js.get("files", []):
+        name = os.path.basename(f.get("path", "?"))
+        if f.get("truncated") and finished:
+            errs.append("%s: truncated (%s bytes unread)" % (name, f.get("bytes_unread")))
+        if f.get("finished") != finished:
+            errs.append("%s: finished=%s, expected %s" % (name, f.get("finished"), finished))
+    if not js.get("devices"):
+        errs.append("no device records")
+    if not js.get("processes"):
+        errs.append("no process records")
+    return errs
+
+
+def check_process(js, path, app):
+    """The single process of a one-file trace: pid as in the file name
+    (%p expanded), cmdline naming the program."""
+    procs = js.get("processes", [])
+    if len(procs) != 1:
+        return ["%d process records, expected 1" % len(procs)]
+    errs = []
+    pid = file_pid(path)
+    if pid is not None and procs[0].get("pid") != pid:
+        errs.append("process pid %s but file %s" % (procs[0].get("pid"), os.path.basename(path)))
+    if app not in procs[0].get("cmdline", ""):
+        errs.append("cmdline %r does not name %s" % (procs[0].get("cmdline"), app))
+    return errs
+
+
+def base_name(name):
+    """Demangled kernel name -> the bare (qualified) function name:
+    'void tscale<float>(float*, float, int)' -> 'tscale',
+    'gp::reduce_sum(float const*, float*, int)' -> 'gp::reduce_sum'."""
+    s, depth = name, 0
+    for i, ch in enumerate(s):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0 and i > 0:
+            s = s[:i]
+            break
+    s = s.strip()
+    if s.endswith(">"):
+        depth = 0
+        for i in range(len(s) - 1, -1, -1):
+            if s[i] == ">":
+                depth += 1
+            elif s[i] == "<":
+                depth -= 1
+                if depth == 0:
+                    s = s[:i]
+                    break
+    s = s.split(" ")[-1]
+    return s or name
+
+
+def api_name(name):
+    """'cudaLaunchKernel_v7000' -> 'cudaLaunchKernel'."""
+    return re.sub(r"_v\d+$", "", name)
+
+
+def kernels_by_base(js):
+    agg = collections.OrderedDict()
+    for k in js.get("kernels", []):
+        b = base_name(k.get("name") or k.get("mangled", ""))
+        a = agg.setdefault(b, {"count": 0, "in_graph": 0, "total_ns": 0,
+                               "min_ns": None, "max_ns": 0})
+        a["count"] += k["count"]
+        a["in_graph"] += k.get("in_graph", 0)
+        a["total_ns"] += k["total_ns"]
+        a["max_ns"] = max(a["max_ns"], k["max_ns"])
+        a["min_ns"] = k["min_ns"] if a["min_ns"] is None else min(a["min_ns"], k["min_ns"])
+    return agg
+
+
+def select_mode(truth, mode):
+    """Keeps the keys for graph-trace mode `mode` ("node"/"graph"), prefix
+    removed, plus the keys that hold in every mode."""
+    out = {}
+    for k, v in truth.items():
+        m = re.match(r"(node|graph)\.(.*)$", k)
+        if not m:
+            out[k] = v
+        elif m.group(1) == mode:
+            out[m.group(2)] = v
+    return out
+
+
+def csv_bytes_count(rows, kind, size):
+    n = 0
+    for r in rows:
+        if r.get("kind", "").lower() != "memcpy":
+            continue
+        if r.get("copy_kind", "").lower() != kind.lower():
+            continue
+        try:
+            b = int(r.get("bytes", ""))
+        except ValueError:
+            continue
+        n += b == size
+    return n
+
+
+def compare(truth, js, rows=None, strict=True):
+    """Differences between truth (keys as in test/apps/common.h and
+    torch_ops.py) and an export, as a list of strings.
+
+    strict: the truth is the program's complete activity, so anything
+    traced that the truth does not list is a difference too."""
+    errs = []
+    kern = kernels_by_base(js)
+    counts = js.get("counts", {})
+    memcpy = {m["kind"]: m for m in js.get("memcpy", [])}
+    memset = js.get("memset", {"count": 0, "bytes": 0})
+    apis = collections.defaultdict(lambda: {"count": 0, "threads": 0})
+    for a in js.get("api", []):
+        e = apis[api_name(a["name"])]
+        e["count"] += a["count"]
+        e["threads"] = max(e["threads"], a.get("threads", 0))
+    matches = collections.defaultdict(dict)     # substring -> {count, in_graph}
+    shapes = collections.defaultdict(dict)      # graph label -> {nodes, kernels}
+    launches = []
+
+    def differ(what, want, got):
+        if want != got:
+            errs.append("%s: expected %s, got %s" % (what, want, got))
+
+    for key, want in sorted(truth.items()):
+        parts = key.split(".")
+        m = re.match(r"kernel\.(count|in_graph|min_ns)\.(.+)$", key)
+        if m:
+            field, name = m.group(1), m.group(2)
+            got = kern.get(name)
+            if field == "min_ns":
+                if got is None or got["min_ns"] < want:
+                    errs.append("kernel %s min_ns: expected >= %d, got %s"
+                                % (name, want, got and got["min_ns"]))
+            else:
+                differ("kernel %s %s" % (name, field), want, got[field] if got else 0)
+        elif key == "kernel.total":
+            differ("counts.kernel", want, counts.get("kernel"))
+            differ("sum of kernels[].count", want, sum(k["count"] for k in js.get("kernels", [])))
+        elif key == "kernel.total.min":
+            if counts.get("kernel", 0) < want:
+                errs.append("counts.kernel: expected >= %d, got %s" % (want, counts.get("kernel")))
+        elif len(parts) == 4 and parts[0] == "kernel" and parts[1] == "match":
+            matches[parts[2]][parts[3]] = want
+        elif len(parts) == 3 and parts[0] == "memcpy" and parts[2] in ("count", "bytes"):
+            differ("memcpy %s %s" % (parts[1], parts[2]), want,
+                   memcpy.get(parts[1], {}).get(parts[2], 0))
+        elif len(parts) == 4 and parts[0] == "memcpy" and parts[2] == "size":
+            if rows is None:
+                raise Fail("internal: %s needs the csv export" % key)
+            differ("memcpy %s records of exactly %s bytes" % (parts[1], parts[3]), want,
+                   csv_bytes_count(rows, parts[1], int(parts[3])))
+        elif key in ("memset.count", "memset.bytes"):
+            differ(key, want, memset.get(parts[1], 0))
+        elif len(parts) == 2 and parts[0] == "count":
+            differ("counts.%s" % parts[1], want, counts.get(parts[1]))
+        elif key in ("streams.min", "api_threads.min"):
+            got = js.get(parts[0], 0)
+            if got < want:
+                errs.append("%s: expected >= %d, got %d" % (parts[0], want, got))
+        elif key == "devices.min":
+            if len(js.get("devices", [])) < want:
+                errs.append("devices: expected >= %d, got %d" % (want, len(js.get("devices", []))))
+        elif len(parts) == 3 and parts[0] == "api" and parts[1] in ("count", "threads"):
+            differ("api %s %s" % (parts[2], parts[1]), want, apis[parts[2]][parts[1]] if parts[2] in apis else 0)
+        elif len(parts) == 3 and parts[0] == "graph_nodes" and parts[2] in ("nodes", "kernels"):
+            shapes[parts[1]][parts[2]] = want
+        elif len(parts) == 3 and parts[0] == "graphs" and parts[2] == "launches":
+            launches.append(want)
+        else:
+            raise Fail("unknown TRUTH key %s" % key)
+
+    # Name-agnostic kernels: some kernel whose name contains the substring
+    # ran exactly `count` times (and `in_graph` of them inside graphs).
+    for sub, want in sorted(matches.items()):
+        cands = [k for k in js.get("kernels", []) if sub.lower() in k.get("name", "").lower()]
+        hit = [k for k in cands
+               if k["count"] == want.get("count", k["count"])
+               and k.get("in_graph", 0) == want.get("in_graph", k.get("in_graph", 0))]
+        if not hit:
+            errs.append("no kernel named *%s* with %s; candidates: %s"
+                        % (sub, want, [(k["name"][:80], k["count"], k.get("in_graph", 0))
+                                       for k in cands[:8]]))
+
+    if strict or shapes:
+        want = sorted((s.get("nodes"), s.get("kernels")) for s in shapes.values())
+        got = sorted((g.get("nodes"), g.get("kernels")) for g in js.get("graph_nodes", []))
+        differ("graph_nodes (nodes, kernels)", want, got)
+    if strict or launches:
+        differ("graphs launches", sorted(launches),
+               sorted(g.get("launches") for g in js.get("graphs", [])))
+
+    if strict:
+        for name, k in kern.items():
+            if "kernel.count." + name not in truth:
+                errs.append("unexpected kernel %s: %d records" % (name, k["count"]))
+        for kind, m in memcpy.items():
+            if m.get("count") and "memcpy.%s.count" % kind not in truth:
+                errs.append("unexpected memcpy %s: %d records" % (kind, m["count"]))
+        implied = {
+            "memcpy": sum(v for k, v in truth.items() if re.match(r"memcpy\.[^.]+\.count$", k)),
+            "memset": truth.get("memset.count", 0),
+            "graph": 0,
+        }
+        for what, want in implied.items():
+            if "count." + what not in truth:
+                differ("counts." + what, want, counts.get(what))
+        if "memset.count" not in truth:
+            differ("memset.count", 0, memset.get("count", 0))
+    return errs
+
+
+def check_run(tools, run, app, status=0, nfiles=1, finished=True, strict=True,
+              truth=None):
+    """The checks most tests share: exit status, number of files, trace
+    health, process identity, truth, report.  Returns the JSON export."""
+    expect_status(run, status)
+    expect_files(run, nfiles)
+    js = tools.export_json(run.files)
+    errs = health(js, finished)
+    if nfiles == 1:
+        errs += check_process(js, run.files[0], app)
+    errs += compare(run.truth if truth is None else truth, js, strict=strict)
+    if errs:
+        raise Fail("; ".join(errs))
+    tools.report(run.files)
+    return js
+
+
+# ---------------------------------------------------------------- tests
+
+def t_basic_shared(tools):
+    # With --report=summary the wrapper prints the report after the program.
+    app = tools.app("basic_shared")
+    run = traced(tools, [app], report="summary")
+    check_run(tools, run, "basic_shared")
+    if "CUDA activity summary" not in run.out:
+        raise Fail("gpuprof run --report=summary printed no summary; stdout ends %s" % tail(run.out))
+
+
+def simple(app_name, args=(), opts=(), how="wrapper", status=0):
+    def t(tools):
+        app = tools.app(app_name)
+        run = traced(tools, [app] + list(args), how=how, opts=opts)
+        check_run(tools, run, app_name, status=status)
+    return t
+
+
+def t_multistream(tools):
+    app = tools.app("multistream")
+    run = traced(tools, [app], opts=["--trace=kernel,memcpy,memset,graph,api"])
+    check_run(tools, run, "multistream")
+
+
+def graphs_mode(mode):
+    def t(tools):
+        app = tools.app("graphs")
+        run = traced(tools, [app], opts=["--graph-trace=" + mode])
+        expect_status(run, 0)
+        check_run(tools, run, "graphs", truth=select_mode(run.truth, mode))
+    return t
+
+
+def t_timing(tools):
+    """Traced kernel time against CUDA events around each launch."""
+    app = tools.app("timing")
+    run = traced(tools, [app])
+    expect_status(run, 0)
+    events = {k: v for k, v in run.truth.items() if k.startswith("event_")}
+    rest = {k: v for k, v in run.truth.items() if not k.startswith("event_")}
+    js = check_run(tools, run, "timing", truth=rest)
+    errs = timing_errors(events, js) + stream_order(tools.export_csv(run.files))
+    if errs:
+        raise Fail("; ".join(errs))
+
+
+def timing_errors(events, js):
+    """The event pairs bracket each kernel, so per kernel name: traced total
+    <= events total (+1% and 10 us per launch for granularity), traced total
+    >= 90% of events (launch gaps inside a pair), longest traced launch <=
+    longest event pair (+1% + 10 us)."""
+    kern = kernels_by_base(js)
+    errs = []
+    for key, ev in sorted(events.items()):
+        kind, name = key.split(".", 1)
+        k = kern.get(name)
+        if not k:
+            errs.append("no kernel %s" % name)
+        elif kind == "event_ms":
+            traced_ms = k["total_ns"] / 1e6
+            hi = ev * 1.01 + k["count"] * 0.010
+            lo = ev * 0.90
+            if not lo <= traced_ms <= hi:
+                errs.append("%s total %.3f ms, events %.3f ms (allowed %.3f..%.3f)"
+                            % (name, traced_ms, ev, lo, hi))
+        elif kind == "event_max_ms":
+            if k["max_ns"] / 1e6 > ev * 1.01 + 0.010:
+                errs.append("%s longest %.3f ms > longest event pair %.3f ms"
+                            % (name, k["max_ns"] / 1e6, ev))
+        else:
+            raise Fail("unknown TRUTH key %s" % key)
+    return errs
+
+
+def stream_order(rows):
+    """Kernel records of one stream in start order must not overlap and
+    must have start <= end, duration = end - start."""
+    errs, by_stream = [], collections.defaultdict(list)
+    for r in rows:
+        if r.get("kind", "").lower() != "kernel":
+            continue
+        s, e, d = int(r["start_ns"]), int(r["end_ns"]), int(r["duration_ns"])
+        if not 0 < s <= e or d != e - s:
+            errs.append("kernel %s: start %d end %d duration %d" % (r["name"][:40], s, e, d))
+        by_stream[(r["pid"], r["device"], r["context"], r["stream"])].append((s, e, r["name"]))
+    for key, ks in by_stream.items():
+        ks.sort()
+        for (s0, e0, n0), (s1, e1, n1) in zip(ks, ks[1:]):
+            if s1 < e0 - 100:
+                errs.append("stream %s: %s [%d, %d] overlaps %s starting %d"
+                            % (key[3], n0[:40], s0, e0, n1[:40], s1))
+                break
+    return errs[:5]
+
+
+def t_fork_exec(tools):
+    """Parent and exec'd child each get their own complete trace; the plain
+    forked child (no exec, no CUDA) gets none and does not hang."""
+    app = tools.app("fork_exec")
+    run = traced(tools, [app])
+    expect_status(run, 0)
+    t = dict(run.truth)
+    pid, fpid, epid = t.pop("pid"), t.pop("fork_child.pid"), t.pop("exec_child.pid")
+    child = {k[len("child."):]: v for k, v in t.items() if k.startswith("child.")}
+    parent = {k: v for k, v in t.items() if not k.startswith("child.")}
+    if not child:
+        raise Fail("the exec'd child printed no truth; stdout %s" % tail(run.out))
+    expect_files(run, 2)
+    by_pid = {file_pid(f): f for f in run.files}
+    if sorted(by_pid) != sorted([pid, epid]):
+        raise Fail("trace files for pids %s, expected parent %d and exec'd child %d "
+                   "(forked child %d must have none)" % (sorted(by_pid), pid, epid, fpid))
+    errs = []
+    for who, p, truth in (("parent", pid, parent), ("exec'd child", epid, child)):
+        js = tools.export_json([by_pid[p]])
+        e = health(js) + check_process(js, by_pid[p], "fork_exec")
+        e += compare(truth, js)
+        errs += ["%s: %s" % (who, x) for x in e]
+    # Both files merge into one model.
+    js = tools.export_json(run.files)
+    got_pids = sorted(p.get("pid") for p in js.get("processes", []))
+    if got_pids != sorted([pid, epid]):
+        errs.append("merged processes %s, expected %s" % (got_pids, sorted([pid, epid])))
+    total = parent["kernel.total"] + child["kernel.total"]
+    if js.get("counts", {}).get("kernel") != total:
+        errs.append("merged counts.kernel: expected %d, got %s" % (total, js.get("counts", {}).get("kernel")))
+    if errs:
+        raise Fail("; ".join(errs))
+    tools.report(run.files)
+
+
+def no_reset(args, status):
+    def t(tools):
+        app = tools.app("no_reset")
+        run = traced(tools, [app] + args)
+        truth = dict(run.truth)
+        want = truth.pop("exit_status", None)
+        if want != status:
+            raise Fail("program reported exit status %s, expected %d" % (want, status))
+        check_run(tools, run, "no_reset", status=status, truth=truth)
+    return t
+
+
+def t_crash(tools):
+    """SIGKILL after the work and several flush intervals: the trace has no
+    end but reads, with everything done before the sleep."""
+    app = tools.app("crash")
+    run = traced(tools, [app], env={"GPUPROF_FLUSH_MS": "200"})
+    check_run(tools, run, "crash", status=128 + signal.SIGKILL, finished=False)
+
+
+def t_trace_kernel_only(tools):
+    """--trace=kernel: kernels exact, nothing else recorded."""
+    app = tools.app("basic_shared")
+    run = traced(tools, [app], opts=["--trace=kernel"])
+    truth = {k: v for k, v in run.truth.items() if k.startswith("kernel.")}
+    truth.update({"count.memcpy": 0, "count.memset": 0, "count.api": 0, "count.graph": 0})
+    check_run(tools, run, "basic_shared", truth=truth)
+
+
+def t_torch(tools):
+    """PyTorch ops (see test/apps/torch_ops.py); prints the full report."""
+    script = os.path.join(ROOT, "test", "apps", "torch_ops.py")
+    run = traced(tools, [sys.executable, script], timeout=TORCH_TIMEOUT)
+    expect_status(run, 0)
+    if not run.files:
+        raise Fail("no trace file; %s" % run.context())
+    js = tools.export_json(run.files)
+    rows = tools.export_csv(run.files)
+    errs = health(js) + compare(run.truth, js, rows, strict=False)
+    report = tools.report(run.files)
+    print("# ---- begin PyTorch report: gpuprof-analyze report (%s) ----" % sys.executable)
+    sys.stdout.write(report if report.endswith("\n") else report + "\n")
+    print("# ---- end PyTorch report ----", flush=True)
+    if errs:
+        raise Fail("; ".join(errs))
+
+
+TESTS = [
+    ("basic_shared", t_basic_shared),
+    ("basic_static", simple("basic_static")),
+    ("driver_only", simple("driver_only")),
+    ("multistream", t_multistream),
+    ("graphs-node", graphs_mode("node")),
+    ("graphs-graph", graphs_mode("graph")),
+    ("timing", t_timing),
+    ("peer", simple("peer")),
+    ("fork_exec", t_fork_exec),
+    ("no_reset", no_reset([], 0)),
+    ("no_reset-exit3", no_reset(["exit3"], 3)),
+    ("crash", t_crash),
+    # Entry points without the wrapper: each must initialize exactly once.
+    ("preload-only", simple("basic_shared", how="preload")),
+    ("inject-only", simple("basic_shared", how="inject")),
+    ("preload+inject", simple("basic_shared", how="both")),
+    ("inject-only-static", simple("basic_static", how="inject")),
+    ("inject-only-driver", simple("driver_only", how="inject")),
+    ("trace-kernel-only", t_trace_kernel_only),
+    ("torch", t_torch),
+]
+
+
+# ---------------------------------------------------------------- main
+
+def gpu_absent():
+    """None when an NVIDIA GPU is usable, else the reason there is none."""
+    try:
+        p = subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        listed = p.returncode == 0 and re.search(rb"^GPU \d+", p.stdout, re.M)
+    except (OSError, subprocess.SubprocessError):
+        listed = False
+    if not listed:
+        return "no NVIDIA GPU (nvidia-smi found no device)"
+    if not os.path.exists("/dev/nvidia0"):
+        return "no NVIDIA GPU (/dev/nvidia0 does not exist)"
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("build", help="build directory (holds bin/, lib/, test/apps/)")
+    ap.add_argument("--only", action="append", metavar="NAME",
+                    help="run only this test (repeatable)")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the temporary trace directories")
+    ap.add_argument("--list", action="store_true", help="list the tests")
+    args = ap.parse_args()
+
+    tests = TESTS
+    if args.only:
+        names = [n[4:] if n.startswith("gpu ") else n for n in args.only]
+        unknown = [n for n in names if n not in dict(TESTS)]
+        if unknown:
+            ap.error("unknown test %s; --list shows them" % ", ".join(unknown))
+        tests = [t for t in TESTS if t[0] in names]
+    if args.list:
+        for name, _ in tests:
+            print(name)
+        return 0
+
+    reason = gpu_absent()
+    if reason:
+        for name, _ in tests:
+            print("skip - gpu %s # %s" % (name, reason))
+        return 0
+
+    tools = Tools(args.build)
+    failed = 0
+    for name, fn in tests:
+        tools.tmpdirs = []
+        status = "ok"
+        try:
+            tools.require()
+            fn(tools)
+            print("ok - gpu %s" % name, flush=True)
+        except Skip as e:
+            print("skip - gpu %s # %s" % (name, e), flush=True)
+        except Fail as e:
+            status = "failed"
+            failed += 1
+            msg = " ".join(str(e).split())
+            if tools.tmpdirs:
+                msg += " [traces in %s]" % " ".join(tools.tmpdirs)
+            print("not ok - gpu %s: %s" % (name, msg), flush=True)
+        except Exception as e:  # a bug here must not hide the other tests
+            status = "failed"
+            failed += 1
+            print("not ok - gpu %s: test error %s: %s" % (name, type(e).__name__, e),
+                  flush=True)
+        if status == "ok" and not args.keep:
+            for d in tools.tmpdirs:
+                shutil.rmtree(d, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

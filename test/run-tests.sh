@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Runs the whole test suite against a build directory and sums it up.
+#
+#   bash test/run-tests.sh BUILD_DIR            (make test)
+#
+# In order: the unit test binaries BUILD/test/test_*, the golden analyzer
+# tests, the wrapper tests, the GPU end-to-end tests (they skip without a
+# GPU), and checks of the recorder library's exported symbols and load-time
+# dependencies.  Every step prints "ok - ...", "not ok - ..." or
+# "skip - ..." lines; they are echoed as they come and counted.  The last
+# line is "N passed, N failed, N skipped"; the exit status is 1 if anything
+# failed.  A step that exits non-zero without printing a "not ok" line (a
+# crash, a failed assertion) counts as one failure named after it.
+
+set -u
+
+build_arg=${1:?usage: test/run-tests.sh BUILD_DIR}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 1
+build=$(cd "$build_arg" 2>/dev/null && pwd) || {
+	echo "run-tests: build directory $build_arg does not exist (run make)" >&2
+	exit 1
+}
+
+results=$(mktemp "${TMPDIR:-/tmp}/gpuprof-tests.XXXXXX") || exit 1
+step_out=$(mktemp "${TMPDIR:-/tmp}/gpuprof-step.XXXXXX") || exit 1
+trap 'rm -f "$results" "$step_out"' EXIT
+
+# Seconds a single step may run before it is killed and counted as failed.
+STEP_TIMEOUT=${STEP_TIMEOUT:-1800}
+timeout_cmd=()
+if command -v timeout >/dev/null 2>&1; then
+	timeout_cmd=(timeout -k 10 "$STEP_TIMEOUT")
+fi
+
+emit() {
+	printf '%s\n' "$1" | tee -a "$results"
+}
+
+# run_step NAME COMMAND...: runs COMMAND, echoing and recording its output.
+run_step() {
+	local name=$1 status
+	shift
+	"${timeout_cmd[@]}" "$@" </dev/null 2>&1 | tee "$step_out"
+	status=${PIPESTATUS[0]}
+	cat "$step_out" >>"$results"
+	if [ "$status" != 0 ] && ! grep -q '^not ok' "$step_out"; then
+		if [ "$status" = 124 ] && [ ${#timeout_cmd[@]} -gt 0 ]; then
+			emit "not ok - $name: killed after ${STEP_TIMEOUT}s"
+		elif [ "$status" -gt 128 ]; then
+			emit "not ok - $name: killed by signal $((status - 128)) ($(kill -l $((status - 128)) 2>/dev/null))"
+		else
+			emit "not ok - $name: exited with status $status without a failing test line"
+		fi
+	fi
+}
+
+# --- unit tests (no GPU)
+shopt -s nullglob
+for t in "$build"/test/test_*; do
+	[ -f "$t" ] && [ -x "$t" ] || continue
+	run_step "unit $(basename "$t")" "$t"
+done
+shopt -u nullglob
+
+# --- golden analyzer tests
+if [ -f test/golden/run.sh ]; then
+	run_step "golden" bash test/golden/run.sh "$build"
+fi
+
+# --- wrapper tests (no GPU, no recorder)
+if [ -f scripts/test-wrapper.sh ]; then
+	run_step "wrapper" bash scripts/test-wrapper.sh "$build"
+fi
+
+# --- GPU end-to-end tests
+if command -v python3 >/dev/null 2>&1; then
+	run_step "gpu" python3 test/gpu/run.py "$build"
+else
+	emit "skip - gpu # python3 not found"
+fi
+
+# --- the recorder's ELF interface
+lib=$build/lib/libgpuprof.so
+if [ ! -f "$lib" ]; then
+	emit "not ok - recorder exports: $lib is missing"
+	emit "not ok - recorder dependencies: $lib is missing"
+else
+	# Only the injection entry points and gpuprof_* may be visible: a
+	# leaked symbol (zstd's above all) can interpose on the program's own.
+	allowed='^(InitializeInjection|InitializeInjectionNvtx|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|gpuprof_.*|_init|_fini)$'
+	if ! syms=$(nm -D --defined-only "$lib" 2>&1); then
+		emit "not ok - recorder exports: nm failed: $syms"
+	else
+		extra=$(printf '%s\n' "$syms" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' |
+			grep -Ev "$allowed" | sort -u | head -n 20 | tr '\n' ' ')
+		if [ -n "$extra" ]; then
+			emit "not ok - recorder exports: unexpected symbols: $extra"
+		elif ! printf '%s\n' "$syms" | grep -q ' InitializeInjection$'; then
+			emit "not ok - recorder exports: InitializeInjection is not exported"
+		else
+			emit "ok - recorder exports only its entry points"
+		fi
+	fi
+
+	# zstd is linked in statically, CUPTI is dlopen()ed and libunwind is
+	# optional: none of them may be a load-time dependency.
+	if ! dyn=$(readelf -d "$lib" 2>&1); then
+		emit "not ok - recorder dependencies: readelf failed: $dyn"
+	else
+		bad=$(printf '%s\n' "$dyn" | grep '(NEEDED)' | grep -Eio 'lib(zstd|unwind|cupti)[^] ]*' |
+			sort -u | tr '\n' ' ')
+		if [ -n "$bad" ]; then
+			emit "not ok - recorder dependencies: NEEDED $bad"
+		else
+			emit "ok - recorder needs no zstd, libunwind or CUPTI at load time"
+		fi
+	fi
+fi
+
+passed=$(grep -c '^ok\( \|$\)' "$results")
+failed=$(grep -c '^not ok\( \|$\)' "$results")
+skipped=$(grep -c '^skip\( \|$\)' "$results")
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

@@ -1,0 +1,79 @@
+/*
+ * Synthetic trace writer for the unit tests: writes the gpuprof format the
+ * way the recorder does (file header, zstd-compressed chunks with CRC-32C,
+ * 8-byte aligned records) so tests can build traces with known contents,
+ * then cut or damage them.  Test code, runs offline only.
+ */
+#ifndef GP_TEST_SYNTH_H
+#define GP_TEST_SYNTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gpuprof/trace.h"
+
+struct synth {
+	FILE *f;
+	char *mem;                 /* open_memstream buffer in memory mode */
+	size_t memlen;
+	struct gp_file_header hdr; /* tests may edit it before the first flush */
+	int hdr_written;
+	unsigned char *buf;        /* records of the chunk being built */
+	size_t len, cap;
+	uint32_t nrec;
+	uint32_t seq;
+	uint32_t next_string;
+	size_t chunk_limit;        /* flush when a record would overflow this */
+	uint32_t next_lost;        /* 'lost' field of the next chunk header */
+	uint32_t next_flags;       /* extra flags of the next chunk header */
+	uint64_t t_min, t_max;
+	uint64_t *chunk_off;       /* file offset of each chunk written */
+	size_t nchunks, capchunks;
+	uint64_t offset;           /* bytes written so far */
+	uint64_t records;          /* records written, for the END record */
+	int err;
+};
+
+/* Open a trace at path, or in memory when path is NULL.  NULL on failure.
+ * synth_close() flushes the last chunk: flush explicitly first to read
+ * chunk_off[] of every chunk. */
+struct synth *synth_open(const char *path);
+
+/* Intern a string: returns the id the next records may use. */
+uint32_t synth_string(struct synth *s, const char *str);
+
+/* Append a raw record (size bytes, header filled by the caller). */
+void synth_rec(struct synth *s, const void *rec, size_t size);
+
+void synth_process(struct synth *s, uint32_t pid, const char *host, const char *cmdline,
+		   uint32_t rank, uint64_t start_ns);
+void synth_device(struct synth *s, uint32_t id, const char *name, uint32_t cc_major,
+		  uint32_t cc_minor, uint32_t sms, uint64_t mem, uint8_t uuid0);
+void synth_config(struct synth *s, uint32_t trace, uint32_t graph_mode);
+void synth_kernel(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
+		  uint32_t device, uint32_t stream, uint32_t graph_id, uint64_t graph_node);
+void synth_memcpy(struct synth *s, unsigned kind, uint64_t bytes, uint64_t start,
+		  uint64_t end, uint32_t device, uint32_t stream);
+void synth_memset(struct synth *s, uint64_t bytes, uint64_t start, uint64_t end,
+		  uint32_t device, uint32_t stream);
+void synth_graph(struct synth *s, uint32_t graph_id, uint64_t start, uint64_t end,
+		 uint32_t device, uint32_t stream);
+void synth_api(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
+	       uint32_t tid, int32_t ret);
+void synth_lost(struct synth *s, uint32_t cause, uint64_t count);
+void synth_end(struct synth *s, uint64_t end_ns, uint64_t lost);
+
+/* Compress and write the pending records as one chunk (none: no chunk). */
+int synth_flush_chunk(struct synth *s);
+
+/*
+ * Flush and close.  In memory mode *buf and *len receive the malloc'd file
+ * (pass NULLs for a file).  Returns 0, or -1 when anything failed.
+ */
+int synth_close(struct synth *s, unsigned char **buf, size_t *len);
+
+/* Read a whole file into memory (malloc'd); NULL on failure. */
+unsigned char *synth_slurp(const char *path, size_t *len);
+
+#endif

@@ -1,0 +1,530 @@
+/*
+ * Unit tests of the trace reader: format round trip, salvage of files cut
+ * at every byte, bit flips, foreign and newer files, skipped records.
+ * Test code, runs offline only, needs no GPU.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crc.h"
+#include "reader.h"
+#include "synth.h"
+#include "tap.h"
+#include "util.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Callback that appends every record's bytes to a buffer. */
+static int collect(void *ctx, const struct gp_rec *rec)
+{
+	return gp_buf_put(ctx, rec, rec->size);
+}
+
+static int count(void *ctx, const struct gp_rec *rec)
+{
+	(void)rec;
+	++*(uint64_t *)ctx;
+	return 0;
+}
+
+static void test_crc(void)
+{
+	unsigned char buf[1024 + 8];
+	size_t i, off, len;
+
+	tap_begin("crc32c agrees with the format header's");
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)rnd();
+	for (off = 0; off < 8; off++)
+		for (len = 0; len < 1024; len += 1 + len / 3)
+			CHECKF(gp_crc_update(0, buf + off, len) == gp_crc32c(0, buf + off, len),
+			       "off %zu len %zu", off, len);
+	/* Chaining over two pieces equals one pass. */
+	CHECK(gp_crc_update(gp_crc_update(0, buf, 100), buf + 100, 300) ==
+	      gp_crc32c(0, buf, 400));
+	CHECK(gp_crc_update(0, "123456789", 9) == 0xe3069283u);
+	tap_end();
+}
+
+/*
+ * Records of every type with varied contents.  ref receives the bytes the
+ * reader must hand back (PAD and unknown types excluded).
+ */
+static void write_every_type(struct synth *s, struct gp_buf *ref, int n)
+{
+	int i, t;
+
+	for (i = 0; i < n; i++) {
+		for (t = 0; t < GP_REC_TYPE_COUNT + 1; t++) {
+			unsigned char rec[256];
+			struct gp_rec *h = (struct gp_rec *)(void *)rec;
+			size_t size, k;
+
+			memset(rec, 0, sizeof(rec));
+			switch (t) {
+			case GP_REC_STRING: {
+				struct gp_rec_string *st = (void *)rec;
+				size_t len = (size_t)(i * 7 + 3) % 40;
+
+				st->id = (uint32_t)(1 + i);
+				st->len = (uint32_t)len;
+				for (k = 0; k < len; k++)
+					rec[sizeof(*st) + k] = (unsigned char)('a' + (k + (size_t)i) % 26);
+				size = gp_rec_align((uint32_t)(sizeof(*st) + len));
+				break;
+			}
+			case GP_REC_PROCESS: size = sizeof(struct gp_rec_process); break;
+			case GP_REC_CLOCK_SYNC: size = sizeof(struct gp_rec_clock_sync); break;
+			case GP_REC_DEVICE: size = sizeof(struct gp_rec_device); break;
+			case GP_REC_CONTEXT: size = sizeof(struct gp_rec_context); break;
+			case GP_REC_STREAM: size = sizeof(struct gp_rec_stream); break;
+			case GP_REC_THREAD: size = sizeof(struct gp_rec_thread); break;
+			case GP_REC_KERNEL: size = sizeof(struct gp_rec_kernel); break;
+			case GP_REC_MEMCPY: size = sizeof(struct gp_rec_memcpy); break;
+			case GP_REC_MEMSET: size = sizeof(struct gp_rec_memset); break;
+			case GP_REC_GRAPH: size = sizeof(struct gp_rec_graph); break;
+			case GP_REC_API: size = sizeof(struct gp_rec_api); break;
+			case GP_REC_NVTX_RANGE: size = sizeof(struct gp_rec_nvtx); break;
+			case GP_REC_NVTX_MARK: size = sizeof(struct gp_rec_nvtx); break;
+			case GP_REC_STACK:
+				size = sizeof(struct gp_rec_stack) + 8 * (size_t)(i % 5);
+				break;
+			case GP_REC_FRAME: size = sizeof(struct gp_rec_frame); break;
+			case GP_REC_CORR_STACK: size = sizeof(struct gp_rec_corr_stack); break;
+			case GP_REC_GRAPH_NODE: size = sizeof(struct gp_rec_graph_node); break;
+			case GP_REC_CAPTURE_RANGE: size = sizeof(struct gp_rec_capture_range); break;
+			case GP_REC_LOST: size = sizeof(struct gp_rec_lost); break;
+			case GP_REC_OVERHEAD: size = sizeof(struct gp_rec_overhead); break;
+			case GP_REC_CONFIG: size = sizeof(struct gp_rec_config); break;
+			case GP_REC_END: size = sizeof(struct gp_rec_end); break;
+			case GP_REC_PAD: size = 8 * (size_t)(1 + i % 3); break;
+			default: size = 24; break;  /* a type from the future */
+			}
+			if (t != GP_REC_STRING && t != GP_REC_PAD)
+				for (k = sizeof(*h); k < size; k++)
+					rec[k] = (unsigned char)rnd();
+			h->type = (uint16_t)(t == GP_REC_TYPE_COUNT ? 999 : t);
+			h->size = (uint16_t)size;
+			h->aux = t == GP_REC_STACK ? (uint32_t)(i % 5) : (uint32_t)i;
+			synth_rec(s, rec, size);
+			if (t != GP_REC_PAD && t != GP_REC_TYPE_COUNT)
+				gp_buf_put(ref, rec, size);
+		}
+	}
+}
+
+static void test_round_trip(void)
+{
+	struct gp_buf ref = { 0 }, got = { 0 };
+	struct gp_read_info info;
+	char err[256], path[] = "/tmp/gpuprof-test-XXXXXX";
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	struct synth *s;
+	int rc, fd, i;
+
+	tap_begin("round trip of every record type");
+	s = synth_open(NULL);
+	CHECK(s != NULL);
+	if (!s) {
+		tap_end();
+		return;
+	}
+	s->chunk_limit = 2000;     /* many chunks */
+	write_every_type(s, &ref, 50);
+	CHECK(synth_close(s, &buf, &len) == 0);
+	rc = gp_reader_read_mem("mem", buf, len, collect, &got, &info, err, sizeof(err));
+	CHECKF(rc == GP_READ_OK, "rc %d: %s", rc, err);
+	CHECK(!info.damaged);
+	CHECK(info.finished);
+	CHECK(info.chunks > 10);
+	CHECK(info.unknown == 50);
+	CHECK(info.malformed == 0);
+	CHECK(info.records == 50u * (GP_REC_TYPE_COUNT - 1));
+	for (i = 1; i < GP_REC_TYPE_COUNT; i++)
+		CHECKF(info.by_type[i] == 50, "type %d: %llu", i,
+		       (unsigned long long)info.by_type[i]);
+	CHECKF(got.len == ref.len, "got %zu bytes, wrote %zu", got.len, ref.len);
+	CHECK(got.len == ref.len && memcmp(got.p, ref.p, ref.len) == 0);
+	CHECK(info.file_size == len && info.stop_offset == len && info.bytes_unread == 0);
+
+	/* The same bytes through a file read the same. */
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd >= 0) {
+		CHECK(write(fd, buf, len) == (ssize_t)len);
+		close(fd);
+		got.len = 0;
+		rc = gp_reader_read_file(path, collect, &got, &info, err, sizeof(err));
+		CHECKF(rc == GP_READ_OK, "rc %d: %s", rc, err);
+		CHECK(got.len == ref.len && memcmp(got.p, ref.p, ref.len) == 0);
+		CHECK(info.finished && !info.damaged && info.file_size == len);
+		unlink(path);
+	}
+	free(buf);
+	gp_buf_free(&ref);
+	gp_buf_free(&got);
+	tap_end();
+}
+
+/* A small file of nchunks chunks with known record counts per chunk. */
+struct small {
+	unsigned char *buf;
+	size_t len;
+	uint64_t off[16];          /* chunk offsets; off[n] = file end */
+	uint64_t recs[16];         /* records in chunk i */
+	size_t n;
+};
+
+static void make_small(struct small *sm)
+{
+	struct synth *s = synth_open(NULL);
+	uint32_t name;
+	size_t c, i;
+
+	memset(sm, 0, sizeof(*sm));
+	if (!s)
+		return;
+	for (c = 0; c < 5; c++) {
+		uint64_t before = s->records;
+
+		if (c == 0) {
+			synth_process(s, 77, "host", "./app", UINT32_MAX, 1000);
+			synth_device(s, 0, "Test GPU", 9, 0, 132, 80ull << 30, 0x10);
+		}
+		name = synth_string(s, "_Z6kernelv");
+		for (i = 0; i < 3 + c; i++)
+			synth_kernel(s, name, 1000 * (c * 10 + i), 1000 * (c * 10 + i) + 500, 0, 7, 0, 0);
+		if (c == 4)
+			synth_end(s, 99999, 0);
+		sm->recs[c] = s->records - before;
+		synth_flush_chunk(s);
+	}
+	sm->n = s->nchunks;
+	for (c = 0; c < sm->n; c++)
+		sm->off[c] = s->chunk_off[c];
+	synth_close(s, &sm->buf, &sm->len);
+	sm->off[sm->n] = sm->len;
+}
+
+static void test_salvage(void)
+{
+	struct small sm;
+	struct gp_read_info info;
+	char err[256];
+	size_t cut, k;
+
+	tap_begin("salvage of a file cut at every byte");
+	make_small(&sm);
+	CHECK(sm.buf && sm.n == 5);
+	for (cut = 0; sm.buf && cut <= sm.len; cut++) {
+		uint64_t n = 0, want = 0;
+		int rc = gp_reader_read_mem("cut", sm.buf, cut, count, &n, &info, err, sizeof(err));
+
+		if (cut < sizeof(struct gp_file_header)) {
+			CHECKF(rc == GP_READ_EFORMAT, "cut %zu: rc %d", cut, rc);
+			CHECKF(strstr(err, "cut: byte 0: file too short for a gpuprof header") != NULL,
+			       "cut %zu: %s", cut, err);
+			continue;
+		}
+		CHECKF(rc == GP_READ_OK, "cut %zu: rc %d %s", cut, rc, err);
+		for (k = 0; k < sm.n && sm.off[k + 1] <= cut; k++)
+			want += sm.recs[k];
+		CHECKF(n == want, "cut %zu: %llu records, want %llu", cut,
+		       (unsigned long long)n, (unsigned long long)want);
+		CHECKF(info.chunks == k, "cut %zu: %u chunks, want %zu", cut, info.chunks, k);
+		CHECK(info.file_size == cut);
+		if (cut == (k ? sm.off[k] : sizeof(struct gp_file_header)) || cut == sm.off[k]) {
+			CHECKF(!info.damaged, "cut %zu at a boundary: %s", cut, info.reason);
+			CHECK(info.stop_offset == cut && info.bytes_unread == 0);
+		} else {
+			CHECKF(info.damaged, "cut %zu inside chunk %zu not reported", cut, k);
+			CHECKF(info.stop_offset == sm.off[k], "cut %zu: stop %llu, want %llu", cut,
+			       (unsigned long long)info.stop_offset, (unsigned long long)sm.off[k]);
+			CHECK(info.bytes_unread == cut - sm.off[k]);
+		}
+		CHECK(info.finished == (cut == sm.len));
+	}
+	free(sm.buf);
+	tap_end();
+}
+
+static void test_bit_flips(void)
+{
+	struct small sm;
+	struct gp_read_info info;
+	char err[256];
+	size_t pos, k;
+
+	tap_begin("bit flips in chunks stop at the damaged chunk");
+	make_small(&sm);
+	CHECK(sm.buf != NULL);
+	for (pos = sizeof(struct gp_file_header); sm.buf && pos < sm.len; pos++) {
+		uint64_t n = 0, want = 0;
+		int rc, bit = (int)(pos % 8);
+
+		for (k = 0; sm.off[k + 1] <= pos; k++)
+			want += sm.recs[k];
+		sm.buf[pos] ^= (unsigned char)(1u << bit);
+		rc = gp_reader_read_mem("flip", sm.buf, sm.len, count, &n, &info, err, sizeof(err));
+		sm.buf[pos] ^= (unsigned char)(1u << bit);
+		CHECKF(rc == GP_READ_OK, "pos %zu: rc %d", pos, rc);
+		CHECKF(info.damaged, "flip at %zu undetected", pos);
+		CHECKF(info.stop_offset == sm.off[k], "flip at %zu: stop %llu, chunk at %llu",
+		       pos, (unsigned long long)info.stop_offset, (unsigned long long)sm.off[k]);
+		CHECKF(n == want, "flip at %zu: %llu records, want %llu", pos,
+		       (unsigned long long)n, (unsigned long long)want);
+		CHECK(info.bytes_unread == sm.len - sm.off[k]);
+		/* Payload flips (past the checksum's own field) are checksum errors. */
+		if (pos >= sm.off[k] + sizeof(struct gp_chunk_header))
+			CHECKF(strstr(info.reason, "checksum mismatch") != NULL, "pos %zu: %s",
+			       pos, info.reason);
+	}
+	if (sm.buf) {
+		char line[512];
+
+		sm.buf[sm.off[2] + sizeof(struct gp_chunk_header) + 3] ^= 0x40;
+		gp_reader_read_mem("t.gpuprof", sm.buf, sm.len, NULL, NULL, &info, err, sizeof(err));
+		gp_reader_describe(&info, line, sizeof(line));
+		snprintf(err, sizeof(err), "trace truncated at byte %llu of %zu (chunk 2: "
+			 "checksum mismatch); %llu bytes not read", (unsigned long long)sm.off[2],
+			 sm.len, (unsigned long long)(sm.len - sm.off[2]));
+		CHECKF(strncmp(line, err, strlen(err)) == 0, "'%s'", line);
+	}
+	free(sm.buf);
+	tap_end();
+}
+
+static int read_err(const void *buf, size_t len, char *err, size_t n)
+{
+	struct gp_read_info info;
+
+	return gp_reader_read_mem("f", buf, len, NULL, NULL, &info, err, n);
+}
+
+static void test_foreign(void)
+{
+	struct gp_file_header h;
+	unsigned char junk[4096];
+	char err[256];
+	unsigned char *elf;
+	size_t len = 0, i;
+	int rc;
+	struct gp_read_info info;
+
+	tap_begin("foreign files get clear errors");
+	rc = read_err(NULL, 0, err, sizeof(err));
+	CHECK(rc == GP_READ_EFORMAT);
+	CHECKF(!strcmp(err, "f: byte 0: file too short for a gpuprof header (0 bytes)"), "%s", err);
+
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = (unsigned char)rnd();
+	rc = read_err(junk, sizeof(junk), err, sizeof(err));
+	CHECK(rc == GP_READ_EFORMAT);
+	CHECKF(!strcmp(err, "f: byte 0: not a gpuprof trace"), "%s", err);
+
+	elf = synth_slurp("/proc/self/exe", &len);
+	if (!elf)
+		elf = synth_slurp("/bin/sh", &len);
+	CHECK(elf != NULL);
+	if (elf) {
+		rc = read_err(elf, len, err, sizeof(err));
+		CHECK(rc == GP_READ_EFORMAT && strstr(err, "not a gpuprof trace"));
+		free(elf);
+	}
+	rc = read_err("GPUPROF\0\1", 9, err, sizeof(err));
+	CHECKF(!strcmp(err, "f: byte 0: file too short for a gpuprof header (9 bytes)"), "%s", err);
+
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, GP_FILE_MAGIC, 8);
+	h.version = 3;
+	h.min_reader = 2;
+	h.header_size = sizeof(h);
+	h.endian = GP_ENDIAN_MARKER;
+	rc = read_err(&h, sizeof(h), err, sizeof(err));
+	CHECK(rc == GP_READ_EFORMAT);
+	CHECKF(!strcmp(err, "f: byte 10: written by a newer gpuprof (format 3), this reader "
+		       "understands 1"), "%s", err);
+
+	/* A newer writer that old readers may still read: accepted. */
+	h.min_reader = 1;
+	rc = gp_reader_read_mem("f", &h, sizeof(h), NULL, NULL, &info, err, sizeof(err));
+	CHECKF(rc == GP_READ_OK, "%s", err);
+	CHECK(!info.damaged && !info.finished && info.chunks == 0);
+
+	h.version = 1;
+	h.endian = 0x0201;
+	rc = read_err(&h, sizeof(h), err, sizeof(err));
+	CHECK(rc == GP_READ_EFORMAT && strstr(err, "big-endian"));
+	h.endian = GP_ENDIAN_MARKER;
+	h.header_size = 32;
+	rc = read_err(&h, sizeof(h), err, sizeof(err));
+	CHECK(rc == GP_READ_EFORMAT && strstr(err, "bad header size"));
+
+	rc = gp_reader_read_file("/nonexistent/x.gpuprof", NULL, NULL, &info, err, sizeof(err));
+	CHECK(rc == GP_READ_EOPEN);
+	CHECKF(strstr(err, "/nonexistent/x.gpuprof: byte 0: cannot open") == err, "%s", err);
+	rc = gp_reader_read_file("/tmp", NULL, NULL, &info, err, sizeof(err));
+	CHECK(rc == GP_READ_EOPEN);
+	tap_end();
+}
+
+static void test_header_and_chunk_rules(void)
+{
+	struct gp_read_info info;
+	char err[256];
+	unsigned char *buf;
+	size_t len;
+	struct synth *s;
+	uint64_t n;
+	uint32_t name;
+	int rc;
+
+	tap_begin("longer headers, sequence gaps, delta chunks");
+	/* A longer header from a newer writer is skipped. */
+	s = synth_open(NULL);
+	s->hdr.header_size = 96;
+	name = synth_string(s, "k");
+	synth_kernel(s, name, 1, 2, 0, 0, 0, 0);
+	synth_end(s, 3, 0);
+	synth_close(s, &buf, &len);
+	n = 0;
+	rc = gp_reader_read_mem("f", buf, len, count, &n, &info, err, sizeof(err));
+	CHECKF(rc == GP_READ_OK && n == 3 && info.finished && !info.damaged, "rc %d n %llu %s",
+	       rc, (unsigned long long)n, err);
+	free(buf);
+
+	/* A missing chunk (sequence gap) stops the read there. */
+	s = synth_open(NULL);
+	name = synth_string(s, "k");
+	synth_flush_chunk(s);
+	s->seq = 2;
+	synth_kernel(s, name, 1, 2, 0, 0, 0, 0);
+	synth_flush_chunk(s);
+	{
+		uint64_t off1 = s->chunk_off[1];
+
+		synth_close(s, &buf, &len);
+		n = 0;
+		rc = gp_reader_read_mem("f", buf, len, count, &n, &info, err, sizeof(err));
+		CHECK(rc == GP_READ_OK && n == 1 && info.damaged && info.stop_offset == off1);
+		CHECKF(strstr(info.reason, "sequence") != NULL, "%s", info.reason);
+		free(buf);
+	}
+
+	/* Delta-coded chunks are not decodable by this reader: reported. */
+	s = synth_open(NULL);
+	s->next_flags = GP_CHUNK_F_DELTA;
+	name = synth_string(s, "k");
+	synth_close(s, &buf, &len);
+	rc = gp_reader_read_mem("f", buf, len, NULL, NULL, &info, err, sizeof(err));
+	CHECK(rc == GP_READ_OK && info.damaged && strstr(info.reason, "delta"));
+	free(buf);
+	(void)name;
+	tap_end();
+}
+
+static void test_skipped_records(void)
+{
+	struct gp_read_info info;
+	char err[256];
+	unsigned char *buf, rec[64];
+	struct gp_rec *h = (struct gp_rec *)(void *)rec;
+	struct gp_rec_string *st = (struct gp_rec_string *)(void *)rec;
+	size_t len;
+	struct synth *s;
+	uint64_t n = 0;
+	int rc;
+
+	tap_begin("unknown and malformed records are skipped");
+	s = synth_open(NULL);
+	memset(rec, 0, sizeof(rec));
+	h->type = 300;
+	h->size = 40;
+	synth_rec(s, rec, 40);      /* unknown type: skipped, counted */
+	h->type = GP_REC_KERNEL;
+	h->size = 32;
+	synth_rec(s, rec, 32);      /* too short for a kernel */
+	memset(rec, 0, sizeof(rec));
+	st->h.type = GP_REC_STRING;
+	st->h.size = 24;
+	st->id = 1;
+	st->len = 100;              /* longer than its record */
+	synth_rec(s, rec, 24);
+	st->id = 0;                 /* id 0 is reserved */
+	st->len = 0;
+	synth_rec(s, rec, 24);
+	synth_string(s, "fine");
+	synth_close(s, &buf, &len);
+	rc = gp_reader_read_mem("f", buf, len, count, &n, &info, err, sizeof(err));
+	CHECK(rc == GP_READ_OK && !info.damaged);
+	CHECK(n == 1 && info.unknown == 1 && info.malformed == 3);
+	free(buf);
+
+	/* A record whose size breaks the framing makes the chunk unusable. */
+	s = synth_open(NULL);
+	synth_string(s, "before");
+	synth_flush_chunk(s);
+	memset(rec, 0, sizeof(rec));
+	h->type = GP_REC_PAD;
+	h->size = 12;               /* not a multiple of 8 */
+	synth_rec(s, rec, 16);
+	synth_close(s, &buf, &len);
+	n = 0;
+	rc = gp_reader_read_mem("f", buf, len, count, &n, &info, err, sizeof(err));
+	CHECK(rc == GP_READ_OK && n == 1 && info.damaged && strstr(info.reason, "bad size 12"));
+	free(buf);
+	tap_end();
+}
+
+static void test_random_damage(void)
+{
+	struct small sm;
+	struct gp_read_info info;
+	char err[256];
+	unsigned char *copy;
+	int iter, j;
+
+	tap_begin("random damage never crashes the reader");
+	make_small(&sm);
+	copy = malloc(sm.len);
+	CHECK(sm.buf && copy);
+	for (iter = 0; sm.buf && copy && iter < 3000; iter++) {
+		uint64_t n = 0;
+		size_t cut = (size_t)(rnd() % (sm.len + 1));
+
+		memcpy(copy, sm.buf, sm.len);
+		for (j = 0; j < 1 + iter % 8; j++)
+			copy[sizeof(struct gp_file_header) + rnd() % (sm.len - 64)] = (unsigned char)rnd();
+		gp_reader_read_mem("r", copy, cut, count, &n, &info, err, sizeof(err));
+		CHECK(info.stop_offset <= cut || cut < 64);
+	}
+	free(copy);
+	free(sm.buf);
+	tap_end();
+}
+
+int main(void)
+{
+	test_crc();
+	test_round_trip();
+	test_salvage();
+	test_bit_flips();
+	test_foreign();
+	test_header_and_chunk_rules();
+	test_skipped_records();
+	test_random_damage();
+	return tap_exit();
+}
