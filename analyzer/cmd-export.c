@@ -476,7 +476,7 @@ int cmd_export(int argc, char **argv)
 	int c, fmt = FMT_NONE, rc = GP_EXIT_OK, failed;
 
 	opterr = 0;
-	optind = 1;
+	optind = 0;
 	while ((c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':

@@ -365,8 +365,8 @@ static int cmp_devrow(const void *pa, const void *pb, void *ctx)
 
 	if (a->proc != b->proc)
 		return a->proc < b->proc ? -1 : 1;
-	if (m->devs[a->dev].id != m->devs[b->dev].id)
-		return m->devs[a->dev].id < m->devs[b->dev].id ? -1 : 1;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
 	return 0;
 }
 
@@ -627,7 +627,7 @@ int cmd_report(int argc, char **argv)
 	int c, rc = GP_EXIT_OK;
 
 	opterr = 0;
-	optind = 1;
+	optind = 0;
 	while ((c = getopt_long(argc, argv, "hn:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':

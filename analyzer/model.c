@@ -170,7 +170,7 @@ static uint32_t new_device(struct gp_model *m, uint32_t proc, uint32_t id)
 	return (uint32_t)m->ndevs++;
 }
 
-static uint32_t new_devrow(struct gp_model *m, uint32_t proc, uint32_t dev)
+static uint32_t new_devrow(struct gp_model *m, uint32_t proc, uint32_t dev, uint32_t id)
 {
 	struct gp_devrow *r;
 
@@ -180,6 +180,7 @@ static uint32_t new_devrow(struct gp_model *m, uint32_t proc, uint32_t dev)
 	memset(r, 0, sizeof(*r));
 	r->proc = proc;
 	r->dev = dev;
+	r->id = id;
 	return (uint32_t)m->ndevrows++;
 }
 
@@ -199,7 +200,7 @@ static int fdev(struct fctx *f, uint32_t id, uint32_t *devrow)
 		return nomem(f);
 	if (r == 1) {
 		dev = new_device(m, f->proc, id);
-		row = dev == UINT32_MAX ? UINT32_MAX : new_devrow(m, f->proc, dev);
+		row = dev == UINT32_MAX ? UINT32_MAX : new_devrow(m, f->proc, dev, id);
 		if (row == UINT32_MAX)
 			return nomem(f);
 		*slot = row + 1;
@@ -270,7 +271,7 @@ static int on_device(struct fctx *f, const struct gp_rec_device *r)
 			return nomem(f);
 		describe(f, &m->devs[g], r);
 	}
-	row = new_devrow(m, f->proc, g);
+	row = new_devrow(m, f->proc, g, r->id);
 	if (row == UINT32_MAX || gp_map_insert(&f->devmap, r->id, 0, &slot) < 0)
 		return nomem(f);
 	*slot = row + 1;
@@ -397,6 +398,26 @@ static struct gp_gstat *graph_get(struct fctx *f, uint32_t graph_id)
 	return &m->graphs[*slot];
 }
 
+/*
+ * Counts a graph node (kernel, memcpy or memset) once per (process, graph,
+ * node), and kernels inside graphs.  Returns 0, or -1 when out of memory.
+ */
+static int graph_node_seen(struct fctx *f, uint32_t graph_id, uint64_t node, int kernel)
+{
+	struct gp_gstat *g = graph_get(f, graph_id);
+	uint32_t *slot;
+	int r;
+
+	if (!g)
+		return nomem(f);
+	g->kernels += kernel ? 1u : 0u;
+	r = gp_map_insert(&f->m->gnode_set, (uint64_t)f->proc << 32 | graph_id, node, &slot);
+	if (r < 0)
+		return nomem(f);
+	g->nodes += (uint64_t)r;
+	return 0;
+}
+
 static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 {
 	struct gp_model *m = f->m;
@@ -451,19 +472,9 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 		ks->max = dur;
 	m->kernel_total += dur;
 	if (k->graph_id) {
-		struct gp_gstat *g = graph_get(f, k->graph_id);
-		uint32_t *slot;
-		int r;
-
-		if (!g)
-			return nomem(f);
 		ks->in_graph++;
-		g->kernels++;
-		r = gp_map_insert(&m->gnode_set, (uint64_t)f->proc << 32 | k->graph_id,
-				  k->graph_node, &slot);
-		if (r < 0)
-			return nomem(f);
-		g->nodes += (uint64_t)r;
+		if (graph_node_seen(f, k->graph_id, k->graph_node, 1) < 0)
+			return -1;
 	}
 	a.kind = GP_ACT_KERNEL;
 	a.label = ks->label;
@@ -511,6 +522,8 @@ static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
 	a.correlation = c->correlation;
 	a.graph_id = c->graph_id;
 	a.graph_node = c->graph_node;
+	if (c->graph_id && graph_node_seen(f, c->graph_id, c->graph_node, 0) < 0)
+		return -1;
 	if (fdev(f, c->device, &a.devrow))
 		return -1;
 	return add_activity(f, &a, GP_KEY_NONE);
@@ -543,6 +556,8 @@ static int on_memset(struct fctx *f, const struct gp_rec_memset *s)
 	a.correlation = s->correlation;
 	a.graph_id = s->graph_id;
 	a.graph_node = s->graph_node;
+	if (s->graph_id && graph_node_seen(f, s->graph_id, s->graph_node, 0) < 0)
+		return -1;
 	if (fdev(f, s->device, &a.devrow))
 		return -1;
 	return add_activity(f, &a, GP_KEY_NONE);
@@ -1104,10 +1119,9 @@ int gp_model_finish(struct gp_model *m)
 		char buf[64];
 
 		if (m->nprocs > 1)
-			snprintf(buf, sizeof(buf), "cuda:%u [%u]", m->devs[r->dev].id,
-				 m->procs[r->proc].pid);
+			snprintf(buf, sizeof(buf), "cuda:%u [%u]", r->id, m->procs[r->proc].pid);
 		else
-			snprintf(buf, sizeof(buf), "cuda:%u", m->devs[r->dev].id);
+			snprintf(buf, sizeof(buf), "cuda:%u", r->id);
 		r->label = gp_strtab_intern(&m->strs, buf, strlen(buf));
 		if (r->label == GP_STR_NOMEM)
 			return -1;

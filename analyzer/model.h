@@ -100,6 +100,7 @@ struct gp_device {
 /* A device as one process saw it: the rows of the device summary. */
 struct gp_devrow {
 	uint32_t proc, dev;
+	uint32_t id;               /* CUDA ordinal in this process */
 	uint32_t label;            /* strtab id: "cuda:0", or "cuda:0 [1234]" */
 	uint64_t count, total;
 };

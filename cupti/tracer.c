@@ -15,6 +15,7 @@
  *  - exit handler: forced flush, final records, drain, close.
  */
 #include "tracer.h"
+#include "capture.h"
 #include "cupti_api.h"
 #include "nvtx.h"
 
@@ -68,6 +69,8 @@ typedef CUresult (*cu_sync_fn)(void);
 static cu_sync_fn cu_ctx_synchronize;
 
 static int atexit_registered;
+static int capture_configured;
+static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void CUPTIAPI buffer_request(uint8_t **buf, size_t *size, size_t *max_records)
 {
@@ -478,6 +481,8 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 	if (atomic_load(&gp_rec.disabled) ||
 	    atomic_load_explicit(&gp_rec.state, memory_order_acquire) != GP_ACTIVE)
 		return;
+	if (capture_configured && gp_capture_callback(domain, cbid, data))
+		return;
 	switch (domain) {
 	case CUPTI_CB_DOMAIN_RESOURCE:
 		/*
@@ -543,33 +548,72 @@ static void enable_callbacks(void)
 				  CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2);
 }
 
-static int enable_activities(void)
+/*
+ * The device and API kinds: on for the whole run, or only inside capture
+ * ranges.  cuptiActivityEnable/Disable are not thread-safe: serialized.
+ */
+static int set_device_kinds(int on)
 {
+	static const struct {
+		uint32_t trace;
+		CUpti_ActivityKind kind;
+		const char *what;
+		int required;
+	} kinds[] = {
+		{ GP_TRACE_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels", 1 },
+		{ GP_TRACE_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", 1 },
+		{ GP_TRACE_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer memcpy", 0 },
+		{ GP_TRACE_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "memset", 1 },
+		{ GP_TRACE_API, CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API", 1 },
+		{ GP_TRACE_API, CUPTI_ACTIVITY_KIND_DRIVER, "driver API", 1 },
+	};
 	uint32_t t = gp_rec.cfg.trace;
 	int fail = 0;
 
+	pthread_mutex_lock(&enable_lock);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (!(t & kinds[i].trace))
+			continue;
+		if (on)
+			fail |= enable_kind(kinds[i].kind, kinds[i].what, kinds[i].required);
+		else
+			gp_cu.cuptiActivityDisable(kinds[i].kind);
+	}
+	/* Whole-graph records replace the per-node ones of graph launches. */
+	if ((t & GP_TRACE_GRAPH) && gp_rec.cfg.graph_mode) {
+		if (on)
+			fail |= enable_kind(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "graph launches", 1);
+		else
+			gp_cu.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+	}
+	pthread_mutex_unlock(&enable_lock);
+	return fail ? -1 : 0;
+}
+
+static void capture_set_tracing(int on)
+{
+	set_device_kinds(on);
+	if (!on)
+		gp_cu.cuptiActivityFlushAll(0);
+}
+
+static void capture_sync(void)
+{
+	if (cu_ctx_synchronize)
+		cu_ctx_synchronize();
+}
+
+static uint64_t trace_now(void);
+
+static int enable_activities(void)
+{
 	enable_kind(CUPTI_ACTIVITY_KIND_DEVICE, "devices", 0);
 	enable_kind(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts", 0);
-	if (t & GP_TRACE_KERNEL)
-		fail |= enable_kind(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels", 1);
-	if (t & GP_TRACE_MEMCPY) {
-		fail |= enable_kind(CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", 1);
-		enable_kind(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer memcpy", 0);
-	}
-	if (t & GP_TRACE_MEMSET)
-		fail |= enable_kind(CUPTI_ACTIVITY_KIND_MEMSET, "memset", 1);
-	/* Whole-graph records replace the per-node ones of graph launches. */
-	if ((t & GP_TRACE_GRAPH) && gp_rec.cfg.graph_mode)
-		fail |= enable_kind(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "graph launches", 1);
-	if (t & GP_TRACE_API) {
-		fail |= enable_kind(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API", 1);
-		fail |= enable_kind(CUPTI_ACTIVITY_KIND_DRIVER, "driver API", 1);
-	}
-	if (t & GP_TRACE_NVTX) {
+	if (gp_rec.cfg.trace & GP_TRACE_NVTX) {
 		enable_kind(CUPTI_ACTIVITY_KIND_MARKER, "NVTX", 1);
 		enable_kind(CUPTI_ACTIVITY_KIND_MARKER_DATA, "NVTX payloads", 0);
 	}
-	return fail ? -1 : 0;
+	return capture_configured ? 0 : set_device_kinds(1);
 }
 
 static void register_session_file(void)
@@ -662,6 +706,15 @@ int gp_tracer_start(void)
 		goto fail;
 	}
 	cu_ctx_synchronize = (cu_sync_fn)dlsym(RTLD_DEFAULT, "cuCtxSynchronize");
+	{
+		const struct gp_capture_ops ops = {
+			.set_tracing = capture_set_tracing,
+			.sync = capture_sync,
+			.now = trace_now,
+		};
+
+		capture_configured = gp_capture_init(&ops) == 1;
+	}
 
 	gp_ring_lock(&gp_rec.ring);
 	gp_emit_process(trace_now(), cupti_version);
@@ -685,6 +738,8 @@ int gp_tracer_start(void)
 		return -1;
 	}
 	enable_callbacks();
+	if (capture_configured)
+		gp_capture_enable_callbacks(subscriber);
 
 	pthread_condattr_t ca;
 	sigset_t all, old;
@@ -731,6 +786,7 @@ void gp_tracer_stop(void)
 	t = atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
 	gp_ring_lock(&gp_rec.ring);
 	gp_emit_clock_sync(t);
+	gp_capture_finish(t);
 	gp_nvtx_close_all(t);
 	gp_emit_lost(t);
 	gp_emit_end(t);

@@ -102,7 +102,7 @@ class Tools:
         self.analyzer = os.path.join(self.build, "bin", "gpuprof-analyze")
         self.lib = os.path.join(self.build, "lib", "libgpuprof.so")
         self.apps = os.path.join(self.build, "test", "apps")
-        self.keep = False
+        self.tmpdirs = []       # trace directories of the current test
 
     def require(self):
         for p in (self.wrapper, self.analyzer, self.lib):
@@ -146,7 +146,7 @@ class Run:
     """One traced run: status, output, parsed truth and trace files."""
 
     def __init__(self, rc, out, err, tmp):
-        self.rc, self.out, self.err, self.tmp = rc, out, err, tmp
+        self.rc, self.out, self.err = rc, out, err
         self.files = sorted(glob.glob(os.path.join(tmp, "*.gpuprof")))
         self.truth, self.skip = parse_truth(out)
 
@@ -258,7 +258,8 @@ def base_name(name):
     """Demangled kernel name -> the bare (qualified) function name:
     'void tscale<float>(float*, float, int)' -> 'tscale',
     'gp::reduce_sum(float const*, float*, int)' -> 'gp::reduce_sum'."""
-    s, depth = name, 0
+    anon = "(anonymous namespace)"
+    s, depth = name.replace(anon, "{anonymous}"), 0
     for i, ch in enumerate(s):
         if ch == "<":
             depth += 1
@@ -278,7 +279,7 @@ def base_name(name):
                 if depth == 0:
                     s = s[:i]
                     break
-    s = s.split(" ")[-1]
+    s = s.split(" ")[-1].replace("{anonymous}", anon)
     return s or name
 
 
@@ -330,8 +331,23 @@ def csv_bytes_count(rows, kind, size):
 
 
 def compare(truth, js, rows=None, strict=True):
-    """Differences between truth (keys as in test/apps/common.h and
-    torch_ops.py) and an export, as a list of strings.
+    """Differences between truth and a JSON export (rows: the CSV export,
+    for memcpy.*.size.* keys), as a list of strings.  Truth keys:
+
+      kernel.count.NAME, kernel.in_graph.NAME   exact, NAME the base name
+      kernel.min_ns.NAME                        lower bound of min_ns
+      kernel.total / kernel.total.min           counts.kernel exact / lower bound
+      kernel.match.SUB.count / .in_graph        some kernel whose name contains
+                                                SUB has exactly these counts
+      memcpy.KIND.count / .bytes                exact, per kind
+      memcpy.KIND.size.BYTES                    exact number of KIND records of
+                                                exactly BYTES bytes
+      memset.count / .bytes, count.KIND         exact
+      streams.min, api_threads.min, devices.min lower bounds
+      api.count.NAME / api.threads.NAME         exact (NAME without _vNNNN)
+      graph_nodes.LABEL.nodes / .kernels        the graph_nodes entries, as a
+                                                set of (nodes, kernels) pairs
+      graphs.LABEL.launches                     the graphs entries' launches
 
     strict: the truth is the program's complete activity, so anything
     traced that the truth does not list is a difference too."""
@@ -416,7 +432,7 @@ def compare(truth, js, rows=None, strict=True):
     if strict or shapes:
         want = sorted((s.get("nodes"), s.get("kernels")) for s in shapes.values())
         got = sorted((g.get("nodes"), g.get("kernels")) for g in js.get("graph_nodes", []))
-        differ("graph_nodes (nodes, kernels)", want, got)
+        differ("graph_nodes (nodes of any kind, kernel records)", want, got)
     if strict or launches:
         differ("graphs launches", sorted(launches),
                sorted(g.get("launches") for g in js.get("graphs", [])))
@@ -441,17 +457,16 @@ def compare(truth, js, rows=None, strict=True):
     return errs
 
 
-def check_run(tools, run, app, status=0, nfiles=1, finished=True, strict=True,
-              truth=None):
-    """The checks most tests share: exit status, number of files, trace
-    health, process identity, truth, report.  Returns the JSON export."""
+def check_run(tools, run, app, status=0, finished=True, truth=None):
+    """The checks of a one-process program: exit status, one trace file,
+    trace health, process identity, the complete truth (run.truth unless
+    given), report.  Returns the JSON export."""
     expect_status(run, status)
-    expect_files(run, nfiles)
+    expect_files(run, 1)
     js = tools.export_json(run.files)
     errs = health(js, finished)
-    if nfiles == 1:
-        errs += check_process(js, run.files[0], app)
-    errs += compare(run.truth if truth is None else truth, js, strict=strict)
+    errs += check_process(js, run.files[0], app)
+    errs += compare(run.truth if truth is None else truth, js)
     if errs:
         raise Fail("; ".join(errs))
     tools.report(run.files)
@@ -469,11 +484,11 @@ def t_basic_shared(tools):
         raise Fail("gpuprof run --report=summary printed no summary; stdout ends %s" % tail(run.out))
 
 
-def simple(app_name, args=(), opts=(), how="wrapper", status=0):
+def simple(app_name, how="wrapper"):
     def t(tools):
         app = tools.app(app_name)
-        run = traced(tools, [app] + list(args), how=how, opts=opts)
-        check_run(tools, run, app_name, status=status)
+        run = traced(tools, [app], how=how)
+        check_run(tools, run, app_name)
     return t
 
 
@@ -487,7 +502,6 @@ def graphs_mode(mode):
     def t(tools):
         app = tools.app("graphs")
         run = traced(tools, [app], opts=["--graph-trace=" + mode])
-        expect_status(run, 0)
         check_run(tools, run, "graphs", truth=select_mode(run.truth, mode))
     return t
 
@@ -561,6 +575,9 @@ def t_fork_exec(tools):
     run = traced(tools, [app])
     expect_status(run, 0)
     t = dict(run.truth)
+    missing = [k for k in ("pid", "fork_child.pid", "exec_child.pid") if k not in t]
+    if missing:
+        raise Fail("the parent printed no TRUTH %s; stdout %s" % (", ".join(missing), tail(run.out)))
     pid, fpid, epid = t.pop("pid"), t.pop("fork_child.pid"), t.pop("exec_child.pid")
     child = {k[len("child."):]: v for k, v in t.items() if k.startswith("child.")}
     parent = {k: v for k, v in t.items() if not k.startswith("child.")}
@@ -637,6 +654,18 @@ def t_torch(tools):
         raise Fail("; ".join(errs))
 
 
+def capture(how, end):
+    """Capture ranges: only the launches inside the range(s) are recorded;
+    the program prints exactly those as its truth."""
+    def t(tools):
+        app = tools.app("capture")
+        rng = "cudaProfilerApi" if how == "profiler" else "nvtx:capture"
+        opts = [] if end == "all" else ["--capture-range=" + rng, "--capture-range-end=" + end]
+        run = traced(tools, [app, how, end], opts=opts + ["--trace=kernel,memcpy,memset,nvtx"])
+        check_run(tools, run, "capture")
+    return t
+
+
 TESTS = [
     ("basic_shared", t_basic_shared),
     ("basic_static", simple("basic_static")),
@@ -657,6 +686,11 @@ TESTS = [
     ("inject-only-static", simple("basic_static", how="inject")),
     ("inject-only-driver", simple("driver_only", how="inject")),
     ("trace-kernel-only", t_trace_kernel_only),
+    ("capture-profiler-stop", capture("profiler", "stop")),
+    ("capture-profiler-repeat", capture("profiler", "repeat")),
+    ("capture-nvtx-stop", capture("nvtx", "stop")),
+    ("capture-nvtx-repeat", capture("nvtx", "repeat")),
+    ("capture-none", capture("nvtx", "all")),
     ("torch", t_torch),
 ]
 

@@ -1,0 +1,262 @@
+/*
+ * Capture ranges (see capture.h).
+ * Context: CUPTI callbacks on application threads.  State changes are
+ * serialized by one mutex (cuptiActivityEnable is not thread-safe); the
+ * common path of an NVTX push that does not match costs a string compare.
+ */
+#include "capture.h"
+#include "cupti_api.h"
+
+#include "../preload/log.h"
+#include "../preload/recorder.h"
+
+#include <generated_nvtx_meta.h>
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum mode { MODE_NONE, MODE_PROFILER_API, MODE_NVTX };
+
+static enum mode mode;
+static char range_name[256];
+static char range_domain[256];    /* empty: any domain */
+static uint32_t max_ranges;       /* 0: unlimited (repeat) */
+static uint32_t ranges_done;
+static int capturing;
+static uint64_t capture_start;
+static struct gp_capture_ops ops;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* NVTX push/pop nesting per thread: depth and the depth that opened a capture. */
+static __thread int nvtx_depth;
+static __thread int nvtx_capture_depth = -1;
+
+/* Domain handles created with the configured name. */
+#define GP_MAX_DOMAINS 16
+static nvtxDomainHandle_t domains[GP_MAX_DOMAINS];
+static int ndomains;
+
+int gp_capture_init(const struct gp_capture_ops *o)
+{
+	const char *r = getenv("GPUPROF_CAPTURE_RANGE");
+	const char *e = getenv("GPUPROF_CAPTURE_RANGE_END");
+
+	ops = *o;
+	if (!r || !*r)
+		return 0;
+	if (!strcmp(r, "cudaProfilerApi")) {
+		mode = MODE_PROFILER_API;
+	} else if (!strncmp(r, "nvtx:", 5) && r[5]) {
+		const char *at = strrchr(r + 5, '@');
+		size_t n = at ? (size_t)(at - (r + 5)) : strlen(r + 5);
+
+		if (n >= sizeof(range_name) || (at && strlen(at + 1) >= sizeof(range_domain))) {
+			gp_log("GPUPROF_CAPTURE_RANGE=%s: name too long; recording everything", r);
+			return -1;
+		}
+		memcpy(range_name, r + 5, n);
+		range_name[n] = 0;
+		if (at)
+			strcpy(range_domain, at + 1);
+		mode = MODE_NVTX;
+	} else {
+		gp_log("GPUPROF_CAPTURE_RANGE=%s: expected cudaProfilerApi or nvtx:NAME[@DOMAIN]; recording everything",
+		       r);
+		return -1;
+	}
+	max_ranges = 1;
+	if (e && *e) {
+		char *end;
+
+		if (!strcmp(e, "stop"))
+			max_ranges = 1;
+		else if (!strcmp(e, "repeat"))
+			max_ranges = 0;
+		else if (!strncmp(e, "repeat:", 7) && (max_ranges = (uint32_t)strtoul(e + 7, &end, 10)) &&
+			 !*end)
+			;
+		else {
+			gp_log("GPUPROF_CAPTURE_RANGE_END=%s: expected stop, repeat or repeat:N; using stop", e);
+			max_ranges = 1;
+		}
+	}
+	return 1;
+}
+
+void gp_capture_enable_callbacks(CUpti_SubscriberHandle sub)
+{
+	static const CUpti_CallbackId nvtx_cbids[] = {
+		CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
+		CUPTI_CBID_NVTX_nvtxRangePop, CUPTI_CBID_NVTX_nvtxDomainRangePushEx,
+		CUPTI_CBID_NVTX_nvtxDomainRangePop, CUPTI_CBID_NVTX_nvtxDomainCreateA,
+	};
+
+	if (mode == MODE_PROFILER_API) {
+		gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
+					  CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+		gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
+					  CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+	} else if (mode == MODE_NVTX) {
+		for (size_t i = 0; i < sizeof(nvtx_cbids) / sizeof(nvtx_cbids[0]); i++)
+			gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_NVTX, nvtx_cbids[i]);
+	}
+}
+
+static void emit_range(uint64_t end)
+{
+	struct gp_rec_capture_range *r;
+	uint32_t name;
+
+	gp_ring_lock(&gp_rec.ring);
+	name = mode == MODE_NVTX ? gp_emit_string(range_name) : 0;
+	r = gp_emit(GP_REC_CAPTURE_RANGE, sizeof(*r));
+	if (r) {
+		r->start = capture_start;
+		r->end = end;
+		r->kind = mode == MODE_NVTX ? GP_CAPTURE_NVTX : GP_CAPTURE_PROFILER_API;
+		r->name = name;
+	}
+	gp_ring_unlock(&gp_rec.ring);
+}
+
+static void start_capture(void)
+{
+	pthread_mutex_lock(&lock);
+	if (!capturing && (!max_ranges || ranges_done < max_ranges)) {
+		capturing = 1;
+		capture_start = ops.now();
+		ops.set_tracing(1);
+		gp_debug("capture range opened");
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void stop_capture(void)
+{
+	pthread_mutex_lock(&lock);
+	if (capturing) {
+		/* Let launched work finish so its records are complete. */
+		ops.sync();
+		ops.set_tracing(0);
+		capturing = 0;
+		ranges_done++;
+		emit_range(ops.now());
+		gp_debug("capture range closed (%u so far)", ranges_done);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static int domain_matches(nvtxDomainHandle_t d)
+{
+	if (!range_domain[0])
+		return 1;
+	for (int i = 0; i < ndomains; i++)
+		if (domains[i] == d)
+			return 1;
+	return 0;
+}
+
+static const char *attr_message(const nvtxEventAttributes_t *a)
+{
+	return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : NULL;
+}
+
+static void on_push(const char *msg, int domain_ok, int site)
+{
+	if (site == CUPTI_API_ENTER) {
+		if (nvtx_capture_depth < 0 && domain_ok && msg && !strcmp(msg, range_name)) {
+			nvtx_capture_depth = nvtx_depth;
+			start_capture();
+		}
+		nvtx_depth++;
+	}
+}
+
+static void on_pop(int site)
+{
+	if (site != CUPTI_API_ENTER || !nvtx_depth)
+		return;
+	nvtx_depth--;
+	if (nvtx_depth == nvtx_capture_depth) {
+		nvtx_capture_depth = -1;
+		stop_capture();
+	}
+}
+
+int gp_capture_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
+{
+	if (mode == MODE_PROFILER_API && domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+	    (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart ||
+	     cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
+		const CUpti_CallbackData *cd = data;
+
+		/* Open after the start call, close before the stop call. */
+		if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart && cd->callbackSite == CUPTI_API_EXIT)
+			start_capture();
+		else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop &&
+			 cd->callbackSite == CUPTI_API_ENTER)
+			stop_capture();
+		return 1;
+	}
+	if (mode == MODE_NVTX && domain == CUPTI_CB_DOMAIN_NVTX) {
+		const CUpti_NvtxData *nd = data;
+		/* NVTX callbacks come once, before the call: treat as ENTER. */
+		int site = CUPTI_API_ENTER;
+
+		switch (cbid) {
+		case CUPTI_CBID_NVTX_nvtxRangePushA:
+			on_push(((const nvtxRangePushA_params *)nd->functionParams)->message,
+				!range_domain[0], site);
+			break;
+		case CUPTI_CBID_NVTX_nvtxRangePushEx:
+			on_push(attr_message(((const nvtxRangePushEx_params *)nd->functionParams)->eventAttrib),
+				!range_domain[0], site);
+			break;
+		case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+			const nvtxDomainRangePushEx_params *p = nd->functionParams;
+
+			on_push(attr_message(p->core.eventAttrib), domain_matches(p->domain), site);
+			break;
+		}
+		case CUPTI_CBID_NVTX_nvtxRangePop:
+		case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+			on_pop(site);
+			break;
+		case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
+			const nvtxDomainCreateA_params *p = nd->functionParams;
+
+			if (range_domain[0] && p->name && !strcmp(p->name, range_domain) &&
+			    nd->functionReturnValue) {
+				pthread_mutex_lock(&lock);
+				if (ndomains < GP_MAX_DOMAINS)
+					domains[ndomains++] = *(const nvtxDomainHandle_t *)nd->functionReturnValue;
+				pthread_mutex_unlock(&lock);
+			}
+			break;
+		}
+		default:
+			break;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+void gp_capture_finish(uint64_t now)
+{
+	struct gp_rec_capture_range *r;
+	uint32_t name;
+
+	if (!capturing)
+		return;
+	capturing = 0;
+	name = mode == MODE_NVTX ? gp_emit_string(range_name) : 0;
+	r = gp_emit(GP_REC_CAPTURE_RANGE, sizeof(*r));
+	if (r) {
+		r->start = capture_start;
+		r->end = now;
+		r->kind = mode == MODE_NVTX ? GP_CAPTURE_NVTX : GP_CAPTURE_PROFILER_API;
+		r->name = name;
+	}
+}

@@ -1,0 +1,424 @@
+/*
+ * Unit tests of the report and export subcommands, run in-process on
+ * synthetic traces: the Warp-format tables, timeline rules, exit codes,
+ * warnings, and well-formed JSON / CSV / Chrome output.  Test code, runs
+ * offline only, needs no GPU.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "synth.h"
+#include "tap.h"
+
+#define T0 1700000000000000000ull
+
+static char dir[64];
+
+/* Run a subcommand with stdout and stderr captured (malloc'd strings). */
+static int run(char **out, char **err, int (*fn)(int, char **), ...)
+{
+	char *argv[32], po[128], pe[128];
+	int argc = 0, rc, fo, fe, so, se;
+	size_t len;
+	va_list ap;
+
+	va_start(ap, fn);
+	while (argc < 31 && (argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	snprintf(po, sizeof(po), "%s/out", dir);
+	snprintf(pe, sizeof(pe), "%s/err", dir);
+	fflush(stdout);
+	fflush(stderr);
+	so = dup(1);
+	se = dup(2);
+	fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	fe = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fo, 1);
+	dup2(fe, 2);
+	rc = fn(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	close(fo);
+	close(fe);
+	*out = (char *)synth_slurp(po, &len);
+	if (*out)
+		(*out)[len] = '\0';
+	*err = (char *)synth_slurp(pe, &len);
+	if (*err)
+		(*err)[len] = '\0';
+	return rc;
+}
+
+/* The program of Warp's documentation example, as a trace. */
+static void write_warp_trace(const char *path, int finish)
+{
+	static const uint64_t dur[2][3] = {
+		{ 163840, 306176, 451584 }, { 374784, 707584, 1042432 },
+	};
+	struct synth *s = synth_open(path);
+	uint32_t k, a1, a2;
+	int d, i;
+
+	synth_process(s, 1234, "node1", "python3 demo.py", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | GP_TRACE_API, 0);
+	synth_device(s, 0, "NVIDIA GeForce RTX 4090", 8, 9, 128, 24ull << 30, 0x10);
+	synth_device(s, 1, "NVIDIA GeForce RTX 3090", 8, 6, 82, 24ull << 30, 0x40);
+	k = synth_string(s, "_Z8inc_loopPfi");
+	a1 = synth_string(s, "cudaLaunchKernel");
+	a2 = synth_string(s, "cudaMemcpyAsync");
+	for (d = 0; d < 2; d++) {
+		uint64_t b = T0 + 1000000 + (uint64_t)d * 10000000;
+
+		synth_memset(s, 40000000, b, b + (d ? 51200 : 21504), (uint32_t)d, 7);
+		b += 100000;
+		for (i = 0; i < 3; i++) {
+			synth_api(s, a1, b - 5000, b - 1000, 1234, 0);
+			synth_kernel(s, k, b, b + dur[d][i], (uint32_t)d, 7, 0, 0);
+			b += dur[d][i] + 1000;
+		}
+		synth_api(s, a2, b - 5000, b - 1000, 1234, d);
+		synth_memcpy(s, GP_COPY_DTOH, 40000000, b, b + (d ? 2136096 : 2455520),
+			     (uint32_t)d, 7);
+		synth_flush_chunk(s);
+	}
+	if (finish)
+		synth_end(s, T0 + 50000000, 0);
+	synth_close(s, NULL, NULL);
+}
+
+/* ---- a small JSON syntax checker ---- */
+
+static const char *jv(const char *p, int depth);
+
+static const char *ws(const char *p)
+{
+	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+		p++;
+	return p;
+}
+
+static const char *jstring(const char *p)
+{
+	if (*p++ != '"')
+		return NULL;
+	while (*p && *p != '"') {
+		if ((unsigned char)*p < 0x20)
+			return NULL;
+		if (*p == '\\') {
+			p++;
+			if (*p == 'u') {
+				int i;
+
+				for (i = 1; i <= 4; i++)
+					if (!strchr("0123456789abcdefABCDEF", p[i]) || !p[i])
+						return NULL;
+				p += 4;
+			} else if (!*p || !strchr("\"\\/bfnrt", *p)) {
+				return NULL;
+			}
+		}
+		p++;
+	}
+	return *p == '"' ? p + 1 : NULL;
+}
+
+static const char *jv(const char *p, int depth)
+{
+	p = ws(p);
+	if (depth > 64)
+		return NULL;
+	if (*p == '{' || *p == '[') {
+		char close = *p == '{' ? '}' : ']';
+
+		p = ws(p + 1);
+		if (*p == close)
+			return p + 1;
+		for (;;) {
+			if (close == '}') {
+				p = jstring(ws(p));
+				if (!p || *(p = ws(p)) != ':')
+					return NULL;
+				p++;
+			}
+			p = jv(p, depth + 1);
+			if (!p)
+				return NULL;
+			p = ws(p);
+			if (*p == close)
+				return p + 1;
+			if (*p++ != ',')
+				return NULL;
+		}
+	}
+	if (*p == '"')
+		return jstring(p);
+	if (!strncmp(p, "true", 4) || !strncmp(p, "null", 4))
+		return p + 4;
+	if (!strncmp(p, "false", 5))
+		return p + 5;
+	if (*p == '-' || (*p >= '0' && *p <= '9')) {
+		char *end;
+
+		strtod(p, &end);
+		return end > p ? end : NULL;
+	}
+	return NULL;
+}
+
+static int json_ok(const char *s)
+{
+	const char *e = s ? jv(s, 0) : NULL;
+
+	return e && *ws(e) == '\0';
+}
+
+static size_t lines(const char *s)
+{
+	size_t n = 0;
+
+	for (; s && *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void test_report_warp(const char *trace)
+{
+	static const char timeline[] =
+		"CUDA timeline:\n"
+		"----------------+---------+----------------\n"
+		"Time            | Device  | Activity\n"
+		"----------------+---------+----------------\n"
+		"    0.021504 ms | cuda:0  | memset\n"
+		"    0.163840 ms | cuda:0  | kernel inc_loop\n"
+		"    0.306176 ms | cuda:0  | kernel inc_loop\n"
+		"    0.451584 ms | cuda:0  | kernel inc_loop\n"
+		"    2.455520 ms | cuda:0  | memcpy DtoH\n"
+		"    0.051200 ms | cuda:1  | memset\n"
+		"    0.374784 ms | cuda:1  | kernel inc_loop\n"
+		"    0.707584 ms | cuda:1  | kernel inc_loop\n"
+		"    1.042432 ms | cuda:1  | kernel inc_loop\n"
+		"    2.136096 ms | cuda:1  | memcpy DtoH\n";
+	static const char summaries[] =
+		"CUDA activity summary:\n"
+		"----------------+---------+----------------\n"
+		"Total time      | Count   | Activity\n"
+		"----------------+---------+----------------\n"
+		"    4.591616 ms |       2 | memcpy DtoH\n"
+		"    3.046400 ms |       6 | kernel inc_loop\n"
+		"    0.072704 ms |       2 | memset\n"
+		"\n"
+		"CUDA device summary:\n"
+		"----------------+---------+----------------\n"
+		"Total time      | Count   | Device\n"
+		"----------------+---------+----------------\n"
+		"    3.398624 ms |       5 | cuda:0\n"
+		"    4.312096 ms |       5 | cuda:1\n";
+	char *out, *err;
+	int rc;
+
+	tap_begin("report prints Warp's CUDA timeline and summaries");
+	rc = run(&out, &err, cmd_report, "report", trace, NULL);
+	CHECKF(rc == 0, "rc %d: %s", rc, err);
+	CHECKF(out && strstr(out, timeline), "%s", out ? out : "");
+	CHECK(out && strstr(out, summaries));
+	CHECK(out && strstr(out, "Lost records: none\n"));
+	CHECK(out && strstr(out, "GPU busy:     23.7% cuda:0, 30.0% cuda:1\n"));
+	CHECK(out && strstr(out, "Records:      6 kernel, 2 memcpy, 2 memset, 0 graph, 8 API"));
+	CHECK(out && strstr(out, "cuda:0  NVIDIA GeForce RTX 4090, cc 8.9, 128 SMs, 24.00 GiB, "
+			    "GPU-10111213\n"));
+	CHECK(out && strstr(out, "| 507.733 \xc2\xb5s | 413.184 \xc2\xb5s | 163.840 \xc2\xb5s "
+			    "| 1.042 ms | inc_loop(float*, int)\n"));
+	CHECK(out && strstr(out, "|  76.29 MiB | 38.15 MiB |   17.42 GB/s | memcpy DtoH\n"));
+	CHECK(out && strstr(out, "|      1 | cudaMemcpyAsync\n"));
+	CHECK(err && !*err);
+	free(out);
+	free(err);
+
+	rc = run(&out, &err, cmd_report, "report", "--no-timeline", trace, NULL);
+	CHECK(rc == 0 && out && !strstr(out, "CUDA timeline:") && strstr(out, summaries));
+	free(out);
+	free(err);
+
+	rc = run(&out, &err, cmd_report, "report", "--top", "1", trace, trace, NULL);
+	CHECK(rc == 0 && out && strstr(out, "\xe2\x80\xa6 1 more API functions (use --top 0 for all)"));
+	/* The same file twice reads as two processes with the same pid. */
+	CHECK(out && strstr(out, "    0.021504 ms | cuda:0 [1234] | memset\n"));
+	free(out);
+	free(err);
+	tap_end();
+}
+
+static void test_report_rules(const char *trace)
+{
+	char *out, *err, path[128], cut[128];
+	unsigned char *buf;
+	size_t len;
+	struct synth *s;
+	uint32_t k;
+	int rc, i;
+	FILE *f;
+
+	tap_begin("report exit codes, warnings and timeline rules");
+	rc = run(&out, &err, cmd_report, "report", NULL);
+	CHECK(rc == 2 && err && strstr(err, "no trace file given"));
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_report, "report", "--bogus", trace, NULL);
+	CHECK(rc == 2 && err && strstr(err, "unknown option '--bogus'"));
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_report, "report", "--top", "x", trace, NULL);
+	CHECK(rc == 2);
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_report, "report", "--help", NULL);
+	CHECK(rc == 0 && out && strstr(out, "usage: gpuprof report"));
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_report, "report", "/etc/hostname", NULL);
+	CHECK(rc == 1 && err && strstr(err, "gpuprof: /etc/hostname: byte 0: "));
+	free(out);
+	free(err);
+
+	/* A cut trace still reports, with a warning in the header and on stderr. */
+	buf = synth_slurp(trace, &len);
+	if (buf) {
+		/* Cut inside the second chunk, the one with cuda:1's work. */
+		struct gp_chunk_header ch;
+		size_t second;
+
+		memcpy(&ch, buf + sizeof(struct gp_file_header), sizeof(ch));
+		second = sizeof(struct gp_file_header) + sizeof(ch) + ch.comp_size;
+		len = second + sizeof(ch) + 5;
+	}
+	snprintf(cut, sizeof(cut), "%s/cut.gpuprof", dir);
+	f = fopen(cut, "wb");
+	CHECK(buf && f && fwrite(buf, 1, len, f) == len);
+	if (f)
+		fclose(f);
+	free(buf);
+	rc = run(&out, &err, cmd_report, "report", cut, NULL);
+	CHECKF(rc == 0, "rc %d", rc);
+	CHECK(err && strstr(err, "gpuprof: warning: ") && strstr(err, "trace truncated at byte "));
+	CHECK(out && strstr(out, "Warnings:     ") && strstr(out, "bytes not read"));
+	CHECK(out && strstr(out, "    0.163840 ms | cuda:0  | kernel inc_loop\n"));
+	CHECK(out && !strstr(out, "cuda:1  | kernel"));
+	free(out);
+	free(err);
+
+	/* More than 50 activities: no timeline unless asked for. */
+	snprintf(path, sizeof(path), "%s/many.gpuprof", dir);
+	s = synth_open(path);
+	k = synth_string(s, "_Z4longIiEvv");
+	for (i = 0; i < 51; i++)
+		synth_kernel(s, k, T0 + (uint64_t)i * 10, T0 + (uint64_t)i * 10 + 5, 0, 1, 0, 0);
+	synth_close(s, NULL, NULL);
+	rc = run(&out, &err, cmd_report, "report", path, NULL);
+	CHECK(rc == 0 && out && !strstr(out, "CUDA timeline:"));
+	CHECK(err && strstr(err, "no end record"));
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_report, "report", "--timeline", path, NULL);
+	CHECK(rc == 0 && out && strstr(out, "CUDA timeline:") && lines(out) > 51);
+	CHECK(out && strstr(out, "| kernel long<int>\n"));
+	free(out);
+	free(err);
+	tap_end();
+}
+
+static void test_export(const char *trace)
+{
+	char *out, *err, path[128];
+	unsigned char *buf;
+	size_t len;
+	int rc;
+
+	tap_begin("export json, csv and chrome");
+	rc = run(&out, &err, cmd_export, "export", "--format", "json", trace, NULL);
+	CHECKF(rc == 0, "rc %d %s", rc, err);
+	CHECKF(json_ok(out), "bad JSON: %s", out ? out : "");
+	CHECK(out && strstr(out, "\"counts\":{\"kernel\":6,\"memcpy\":2,\"memset\":2,\"graph\":0,"
+			    "\"api\":8"));
+	CHECK(out && strstr(out, "{\"name\":\"inc_loop(float*, int)\""));
+	CHECK(out && strstr(out, "\"mangled\":\"_Z8inc_loopPfi\",\"count\":6,\"total_ns\":3046400,"
+			    "\"avg_ns\":507733,\"med_ns\":413184,\"min_ns\":163840,\"max_ns\":1042432,"
+			    "\"in_graph\":0}"));
+	CHECK(out && strstr(out, "{\"kind\":\"DtoH\",\"count\":2,\"bytes\":80000000,"
+			    "\"total_ns\":4591616}"));
+	CHECK(out && strstr(out, "\"uuid\":\"GPU-10111213-1415-1617-1819-1a1b1c1d1e1f\",\"cc\":\"8.9\""));
+	CHECK(out && strstr(out, "\"rank\":null"));
+	CHECK(out && strstr(out, "\"lost\":{\"total\":0,"));
+	CHECK(out && strstr(out, "\"streams\":2, \"api_threads\":1, \"span_ns\":14363896"));
+	free(out);
+	free(err);
+
+	rc = run(&out, &err, cmd_export, "export", "--format", "csv", trace, NULL);
+	CHECK(rc == 0 && out && lines(out) == 11);
+	CHECK(out && !strncmp(out, "kind,name,start_ns,end_ns,duration_ns,device,context,stream,"
+			      "correlation,bytes,copy_kind,graph_id,graph_node,pid\n", 60));
+	CHECK(out && strstr(out, "\nkernel,\"inc_loop(float*, int)\",1700000000001100000,"
+			    "1700000000001263840,163840,0,1,7,"));
+	CHECK(out && strstr(out, ",40000000,DtoH,0,0,1234\n"));
+	free(out);
+	free(err);
+
+	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	rc = run(&out, &err, cmd_export, "export", "-f", "chrome", "-o", path, trace, NULL);
+	CHECK(rc == 0 && out && !*out);
+	buf = synth_slurp(path, &len);
+	if (buf)
+		buf[len] = '\0';
+	CHECKF(buf && json_ok((char *)buf), "bad chrome JSON");
+	CHECK(buf && strstr((char *)buf, "\"ph\":\"X\",\"pid\":1234,\"tid\":1073741824,"
+			    "\"ts\":1700000000001100.000,\"dur\":163.840"));
+	CHECK(buf && strstr((char *)buf, "\"name\":\"thread_name\""));
+	CHECK(buf && strstr((char *)buf, "\"cat\":\"api\",\"ph\":\"X\",\"pid\":1234,\"tid\":1234"));
+	free(buf);
+	free(out);
+	free(err);
+
+	rc = run(&out, &err, cmd_export, "export", "--format", "xml", trace, NULL);
+	CHECK(rc == 2);
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_export, "export", trace, NULL);
+	CHECK(rc == 2 && err && strstr(err, "--format"));
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_export, "export", "-f", "json", "-o", path, "/nonexistent", NULL);
+	CHECK(rc == 1 && access(path, F_OK) != 0);
+	free(out);
+	free(err);
+	tap_end();
+}
+
+int main(void)
+{
+	char trace[128], cmd[128];
+
+	snprintf(dir, sizeof(dir), "/tmp/gpuprof-cli-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(trace, sizeof(trace), "%s/warp.gpuprof", dir);
+	write_warp_trace(trace, 1);
+	test_report_warp(trace);
+	test_report_rules(trace);
+	test_export(trace);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return tap_exit();
+}

@@ -1,0 +1,407 @@
+/*
+ * Unit tests of the analyzer model: counts, totals, medians, min/max,
+ * busy time of overlapping activities, graphs, API statistics, losses and
+ * the merge of several processes, all from synthetic traces with known
+ * answers.  Test code, runs offline only, needs no GPU.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "synth.h"
+#include "tap.h"
+
+#define T0 1700000000000000000ull
+
+/* Close s and add its bytes to m under name. */
+static int add_synth(struct gp_model *m, struct synth *s, const char *name)
+{
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (synth_close(s, &buf, &len))
+		return -1;
+	rc = gp_model_add_mem(m, name, buf, len);
+	free(buf);
+	return rc;
+}
+
+static const struct gp_kstat *kernel_named(struct gp_model *m, const char *mangled)
+{
+	size_t i;
+
+	for (i = 0; i < m->nkstats; i++)
+		if (!strcmp(gp_model_str(m, m->kstats[i].name), mangled))
+			return &m->kstats[i];
+	return NULL;
+}
+
+static const struct gp_astat *api_named(struct gp_model *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->nastats; i++)
+		if (!strcmp(gp_model_str(m, m->astats[i].name), name))
+			return &m->astats[i];
+	return NULL;
+}
+
+static void test_kernels(void)
+{
+	static const uint64_t da[] = { 40, 10, 30, 20 };   /* median 25 */
+	static const uint64_t db[] = { 5, 100, 5 };        /* median 5 */
+	struct gp_model m;
+	struct synth *s = synth_open(NULL);
+	const struct gp_kstat *a, *b;
+	uint32_t na, nb;
+	uint64_t t = T0;
+	size_t i;
+
+	tap_begin("kernel counts, totals, medians, min and max");
+	gp_model_init(&m);
+	synth_process(s, 10, "h", "app", 0, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+	na = synth_string(s, "_Z8inc_loopPfi");
+	nb = synth_string(s, "_ZN2ns4axpyIfEEviT_PKS1_PS1_");
+	for (i = 0; i < 4; i++, t += 1000)
+		synth_kernel(s, na, t, t + da[i], 0, 1, 0, 0);
+	for (i = 0; i < 3; i++, t += 1000)
+		synth_kernel(s, nb, t, t + db[i], 0, 2, 0, 0);
+	synth_end(s, t, 0);
+	CHECK(add_synth(&m, s, "k") == GP_READ_OK);
+	CHECK(gp_model_finish(&m) == 0);
+	a = kernel_named(&m, "_Z8inc_loopPfi");
+	b = kernel_named(&m, "_ZN2ns4axpyIfEEviT_PKS1_PS1_");
+	CHECK(a && b);
+	if (a && b) {
+		CHECK(a->count == 4 && a->total == 100 && a->min == 10 && a->max == 40);
+		CHECKF(a->med == 25, "median %llu", (unsigned long long)a->med);
+		CHECK(b->count == 3 && b->total == 110 && b->min == 5 && b->max == 100);
+		CHECKF(b->med == 5, "median %llu", (unsigned long long)b->med);
+		CHECK(!strcmp(gp_model_str(&m, m.labels[a->label].str), "kernel inc_loop"));
+		CHECK(!strcmp(gp_model_str(&m, m.labels[b->label].str), "kernel ns::axpy<float>"));
+		CHECK(!strcmp(gp_strtab_full(&m.strs, b->name),
+			      "void ns::axpy<float>(int, float, float const*, float*)"));
+	}
+	CHECK(m.counts[GP_ACT_KERNEL] == 7 && m.kernel_total == 210);
+	CHECK(m.streams == 2);
+	CHECK(m.procs[0].pid == 10 && m.procs[0].rank == 0 && m.procs[0].finished);
+	gp_model_free(&m);
+	tap_end();
+}
+
+static void test_memory(void)
+{
+	struct gp_model m;
+	struct synth *s = synth_open(NULL);
+
+	tap_begin("memcpy and memset bytes, times and kinds");
+	gp_model_init(&m);
+	synth_memcpy(s, GP_COPY_HTOD, 1 << 20, T0, T0 + 1000, 0, 1);
+	synth_memcpy(s, GP_COPY_HTOD, 1 << 20, T0 + 2000, T0 + 3000, 0, 1);
+	synth_memcpy(s, GP_COPY_DTOH, 4096, T0 + 4000, T0 + 4100, 0, 1);
+	synth_memcpy(s, GP_COPY_ATOH, 10, T0 + 5000, T0 + 5010, 0, 1);
+	synth_memcpy(s, GP_COPY_PTOP, 100, T0 + 6000, T0 + 6010, 0, 1);
+	synth_memset(s, 512, T0 + 7000, T0 + 7050, 0, 1);
+	CHECK(add_synth(&m, s, "m") == GP_READ_OK);
+	CHECK(gp_model_finish(&m) == 0);
+	CHECK(m.copy[GP_COPY_HTOD].count == 2 && m.copy[GP_COPY_HTOD].bytes == 2 << 20);
+	CHECK(m.copy[GP_COPY_HTOD].total == 2000);
+	/* 2 MiB in 2 us: 1048.576 GB/s, as the report computes it. */
+	CHECK((double)m.copy[GP_COPY_HTOD].bytes / (double)m.copy[GP_COPY_HTOD].total == 1048.576);
+	CHECK(m.copy[GP_COPY_DTOH].count == 1 && m.copy[GP_COPY_DTOH].bytes == 4096);
+	CHECK(m.copy[GP_COPY_ATOH].count == 1);
+	CHECK(!strcmp(gp_model_str(&m, m.labels[m.copy[GP_COPY_ATOH].label - 1].str), "memcpy AtoH"));
+	CHECK(!strcmp(gp_model_str(&m, m.labels[m.copy[GP_COPY_PTOP].label - 1].str), "memcpy PtoP"));
+	CHECK(m.memset_st.count == 1 && m.memset_st.bytes == 512 && m.memset_st.total == 50);
+	CHECK(m.counts[GP_ACT_MEMCPY] == 5 && m.counts[GP_ACT_MEMSET] == 1);
+	/* No device record: a placeholder device carries the activities. */
+	CHECK(m.ndevs == 1 && !m.devs[0].described && m.devs[0].count == 6);
+	CHECK(!m.files[0].info.finished);
+	gp_model_free(&m);
+	tap_end();
+}
+
+static void test_busy(void)
+{
+	struct gp_model m;
+	struct synth *s = synth_open(NULL);
+	uint32_t k;
+
+	tap_begin("GPU busy time is the union of overlapping activities");
+	gp_model_init(&m);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1, 1);
+	k = synth_string(s, "k");
+	/* Out of order, overlapping, nested, touching, empty. */
+	synth_kernel(s, k, T0 + 200, T0 + 300, 0, 1, 0, 0);
+	synth_kernel(s, k, T0 + 0, T0 + 100, 0, 1, 0, 0);
+	synth_kernel(s, k, T0 + 50, T0 + 150, 0, 2, 0, 0);
+	synth_memcpy(s, GP_COPY_HTOD, 8, T0 + 250, T0 + 260, 0, 3);
+	synth_memset(s, 8, T0 + 300, T0 + 310, 0, 3);
+	synth_kernel(s, k, T0 + 400, T0 + 400, 0, 1, 0, 0);
+	CHECK(add_synth(&m, s, "b") == GP_READ_OK);
+	CHECK(gp_model_finish(&m) == 0);
+	CHECKF(m.devs[0].busy_ns == 260, "busy %llu", (unsigned long long)m.devs[0].busy_ns);
+	CHECK(m.last_end - m.first_start == 400);
+	CHECK(m.devs[0].total == 100 + 100 + 100 + 10 + 10);
+	gp_model_free(&m);
+	tap_end();
+}
+
+static void test_graphs(void)
+{
+	struct gp_model m;
+	struct synth *s = synth_open(NULL);
+	uint32_t k;
+
+	tap_begin("graph launches and graph nodes");
+	gp_model_init(&m);
+	k = synth_string(s, "k");
+	synth_graph(s, 5, T0, T0 + 1000, 0, 1);
+	synth_graph(s, 5, T0 + 2000, T0 + 2500, 0, 1);
+	synth_graph(s, 6, T0 + 3000, T0 + 3100, 0, 1);
+	synth_kernel(s, k, T0 + 10, T0 + 20, 0, 1, 9, 1);
+	synth_kernel(s, k, T0 + 30, T0 + 40, 0, 1, 9, 2);
+	synth_kernel(s, k, T0 + 50, T0 + 60, 0, 1, 9, 2);
+	synth_kernel(s, k, T0 + 70, T0 + 80, 0, 1, 9, 3);
+	synth_kernel(s, k, T0 + 90, T0 + 95, 0, 1, 0, 0);
+	CHECK(add_synth(&m, s, "g") == GP_READ_OK);
+	CHECK(gp_model_finish(&m) == 0);
+	CHECK(m.ngraphs == 3);
+	CHECK(m.graphs[0].graph_id == 5 && m.graphs[0].launches == 2 && m.graphs[0].total == 1500);
+	CHECK(m.graphs[1].graph_id == 6 && m.graphs[1].launches == 1);
+	CHECK(m.graphs[2].graph_id == 9 && m.graphs[2].launches == 0);
+	CHECK(m.graphs[2].kernels == 4 && m.graphs[2].nodes == 3);
+	CHECK(m.kstats[0].in_graph == 4 && m.kstats[0].count == 5);
+	CHECK(!strcmp(gp_model_str(&m, m.labels[m.graphs[0].label - 1].str), "graph 5"));
+	CHECK(m.counts[GP_ACT_GRAPH] == 3);
+	gp_model_free(&m);
+	tap_end();
+}
+
+static void test_api_and_lost(void)
+{
+	struct gp_model m;
+	struct synth *s = synth_open(NULL);
+	const struct gp_astat *a, *b;
+	uint32_t n1, n2;
+
+	tap_begin("API statistics and losses by cause");
+	gp_model_init(&m);
+	n1 = synth_string(s, "cudaLaunchKernel");
+	n2 = synth_string(s, "cudaMalloc");
+	synth_api(s, n1, T0, T0 + 10, 100, 0);
+	synth_api(s, n1, T0 + 20, T0 + 50, 101, 0);
+	synth_api(s, n1, T0 + 60, T0 + 80, 100, 0);
+	synth_api(s, n2, T0 + 100, T0 + 1100, 100, 2);
+	synth_api(s, n2, T0 + 2000, T0 + 2000 + 5000000000ull, 102, 0);
+	synth_lost(s, GP_LOST_CUPTI_DROPPED, 7);
+	synth_lost(s, GP_LOST_RING_FULL, 3);
+	synth_lost(s, GP_LOST_CUPTI_DROPPED, 1);
+	synth_lost(s, 99, 2);
+	s->next_lost = 20;         /* a chunk header counts more than LOST records */
+	synth_flush_chunk(s);
+	CHECK(add_synth(&m, s, "a") == GP_READ_OK);
+	CHECK(gp_model_finish(&m) == 0);
+	a = api_named(&m, "cudaLaunchKernel");
+	b = api_named(&m, "cudaMalloc");
+	CHECK(a && b);
+	if (a && b) {
+		CHECK(a->count == 3 && a->total == 60 && a->min == 10 && a->max == 30);
+		CHECK(a->med == 20 && a->errors == 0 && a->threads == 2);
+		CHECK(b->count == 2 && b->errors == 1 && b->threads == 2);
+		CHECKF(b->med == (1000 + 5000000000ull) / 2, "med %llu", (unsigned long long)b->med);
+		CHECK(b->max == 5000000000ull);
+	}
+	CHECK(m.api_count == 5 && m.api_threads == 3);
+	CHECK(m.lost[GP_LOST_CUPTI_DROPPED] == 8 && m.lost[GP_LOST_RING_FULL] == 3);
+	CHECK(m.lost[0] == 2 && m.lost_records_total == 13);
+	CHECK(gp_model_lost_unattributed(&m) == 7 && gp_model_lost_total(&m) == 20);
+	gp_model_free(&m);
+	tap_end();
+}
+
+static void test_long_durations(void)
+{
+	struct gp_model m;
+	struct synth *s = synth_open(NULL);
+	const struct gp_kstat *k, *l;
+	uint32_t nk, nl;
+	uint64_t G = 1000000000ull;
+
+	tap_begin("activities longer than 4.3 s keep exact statistics");
+	gp_model_init(&m);
+	nk = synth_string(s, "long");
+	nl = synth_string(s, "mixed");
+	synth_kernel(s, nk, T0, T0 + 7 * G, 0, 1, 0, 0);
+	synth_kernel(s, nk, T0 + 10 * G, T0 + 15 * G, 0, 1, 0, 0);
+	synth_kernel(s, nk, T0 + 20 * G, T0 + 26 * G, 0, 1, 0, 0);
+	synth_kernel(s, nl, T0 + 30 * G, T0 + 30 * G + 10, 0, 1, 0, 0);
+	synth_kernel(s, nl, T0 + 31 * G, T0 + 36 * G, 0, 1, 0, 0);
+	CHECK(add_synth(&m, s, "l") == GP_READ_OK);
+	CHECK(gp_model_finish(&m) == 0);
+	k = kernel_named(&m, "long");
+	l = kernel_named(&m, "mixed");
+	CHECK(k && l);
+	if (k && l) {
+		CHECKF(k->med == 6 * G, "med %llu", (unsigned long long)k->med);
+		CHECK(k->total == 18 * G && k->max == 7 * G && k->min == 5 * G);
+		CHECKF(l->med == (10 + 5 * G) / 2, "med %llu", (unsigned long long)l->med);
+	}
+	CHECKF(m.devs[0].busy_ns == 18 * G + 10 + 5 * G, "busy %llu",
+	       (unsigned long long)m.devs[0].busy_ns);
+	gp_model_free(&m);
+	tap_end();
+}
+
+static void test_merge(void)
+{
+	struct gp_model m;
+	struct synth *s;
+	const struct gp_kstat *k;
+	uint32_t n;
+	int p;
+
+	tap_begin("two processes merge into one report");
+	gp_model_init(&m);
+	for (p = 0; p < 2; p++) {
+		s = synth_open(NULL);
+		s->hdr.pid = (uint32_t)(100 + p);
+		synth_process(s, (uint32_t)(100 + p), "node", p ? "app --rank 1" : "app --rank 0",
+			      (uint32_t)p, T0);
+		/* Each rank sees its own GPU as cuda:0; ranks 0 and 1 are distinct GPUs. */
+		synth_device(s, 0, "GPU", 9, 0, 132, 1, (uint8_t)(0x10 * (p + 1)));
+		/* Rank 1 also uses rank 0's GPU as its cuda:1. */
+		if (p == 1)
+			synth_device(s, 1, "GPU", 9, 0, 132, 1, 0x10);
+		synth_string(s, "padding so ids differ");
+		n = synth_string(s, "_Z1kv");
+		synth_kernel(s, n, T0 + 100 * (uint64_t)p, T0 + 100 * (uint64_t)p + 50, 0, 1, 0, 0);
+		synth_kernel(s, n, T0 + 1000, T0 + 1100, (uint32_t)p, 1, 0, 0);
+		synth_end(s, T0 + 5000, 0);
+		CHECK(add_synth(&m, s, p ? "r1" : "r0") == GP_READ_OK);
+	}
+	CHECK(gp_model_finish(&m) == 0);
+	CHECK(m.nprocs == 2 && m.procs[0].pid == 100 && m.procs[1].pid == 101);
+	k = kernel_named(&m, "_Z1kv");
+	CHECK(k && k->count == 4 && k->total == 300);
+	CHECK(m.nkstats == 1);
+	/* Two physical GPUs; rank 0's is shared, so its busy time is a union. */
+	CHECKF(m.ndevs == 2, "devices %zu", m.ndevs);
+	CHECK(m.ndevrows == 3);
+	CHECK(m.devs[0].count == 3 && m.devs[0].busy_ns == 50 + 100);
+	CHECK(m.devs[1].count == 1 && m.devs[1].busy_ns == 50);
+	CHECK(!strcmp(gp_model_str(&m, m.devrows[0].label), "cuda:0 [100]"));
+	CHECK(!strcmp(gp_model_str(&m, m.devrows[1].label), "cuda:0 [101]"));
+	CHECK(!strcmp(gp_model_str(&m, m.devrows[2].label), "cuda:1 [101]"));
+	CHECK(m.streams == 3);
+	gp_model_free(&m);
+	tap_end();
+}
+
+static void test_medians_across_devices(void)
+{
+	struct gp_model m;
+	struct synth *s = synth_open(NULL);
+	uint32_t k;
+
+	tap_begin("medians over activities on several devices");
+	gp_model_init(&m);
+	k = synth_string(s, "k");
+	synth_kernel(s, k, T0, T0 + 5, 0, 1, 0, 0);
+	synth_kernel(s, k, T0, T0 + 1, 0, 1, 0, 0);
+	synth_kernel(s, k, T0, T0 + 3, 0, 1, 0, 0);
+	synth_kernel(s, k, T0, T0 + 4, 1, 1, 0, 0);
+	synth_kernel(s, k, T0, T0 + 2, 1, 1, 0, 0);
+	synth_kernel(s, k, T0, T0 + 6, 2, 1, 0, 0);
+	CHECK(add_synth(&m, s, "d") == GP_READ_OK);
+	CHECK(gp_model_finish(&m) == 0);
+	CHECKF(m.kstats[0].med == 3, "med %llu", (unsigned long long)m.kstats[0].med);
+	gp_model_free(&m);
+	tap_end();
+}
+
+static void test_strings_and_rows(void)
+{
+	struct gp_model m;
+	struct synth *s = synth_open(NULL);
+	unsigned char rec[64];
+	struct gp_rec_string *st = (struct gp_rec_string *)(void *)rec;
+	size_t i;
+
+	tap_begin("sparse and undefined string ids; timeline rows in start order");
+	gp_model_init(&m);
+	m.keep_rows = 3;
+	memset(rec, 0, sizeof(rec));
+	st->h.type = GP_REC_STRING;
+	st->h.size = 24;
+	st->id = 50000000;         /* far beyond the dense range */
+	st->len = 5;
+	memcpy(rec + 16, "sparse", 5);
+	synth_rec(s, rec, 24);
+	synth_kernel(s, 50000000, T0 + 30, T0 + 40, 0, 1, 0, 0);
+	synth_kernel(s, 77, T0 + 10, T0 + 20, 0, 1, 0, 0);   /* never defined */
+	synth_kernel(s, 50000000, T0 + 5, T0 + 6, 0, 1, 0, 0);
+	synth_kernel(s, 50000000, T0 + 1, T0 + 2, 0, 1, 0, 0);
+	CHECK(add_synth(&m, s, "s") == GP_READ_OK);
+	CHECK(gp_model_finish(&m) == 0);
+	CHECK(kernel_named(&m, "spars") && kernel_named(&m, "spars")->count == 3);
+	CHECK(kernel_named(&m, "(unknown)") && m.bad_refs == 1);
+	CHECK(m.nrows == 3 && m.rows_seen == 4);
+	for (i = 1; i < m.nrows; i++)
+		CHECK(m.rows[i - 1].start <= m.rows[i].start);
+	CHECK(m.rows[0].start == T0 + 5);
+	gp_model_free(&m);
+	tap_end();
+}
+
+static void test_damaged_input(void)
+{
+	struct gp_model m;
+	struct synth *s = synth_open(NULL);
+	unsigned char *buf;
+	size_t len;
+	uint32_t k;
+	uint64_t off;
+
+	tap_begin("a damaged trace reports what precedes the damage");
+	gp_model_init(&m);
+	k = synth_string(s, "k");
+	synth_kernel(s, k, T0, T0 + 10, 0, 1, 0, 0);
+	synth_flush_chunk(s);
+	synth_kernel(s, k, T0 + 20, T0 + 30, 0, 1, 0, 0);
+	synth_flush_chunk(s);
+	off = s->chunk_off[1];
+	synth_close(s, &buf, &len);
+	CHECK(gp_model_add_mem(&m, "t", buf, len - 3) == GP_READ_OK);
+	CHECK(gp_model_finish(&m) == 0);
+	CHECK(m.files[0].info.damaged && m.files[0].info.stop_offset == off);
+	CHECK(m.counts[GP_ACT_KERNEL] == 1);
+	gp_model_free(&m);
+
+	gp_model_init(&m);
+	CHECK(gp_model_add_mem(&m, "junk", "hello world, not a trace, but long enough to "
+			       "have a header's worth of bytes......", 80) == GP_READ_EFORMAT);
+	CHECKF(!strcmp(m.err, "junk: byte 0: not a gpuprof trace"), "%s", m.err);
+	gp_model_free(&m);
+	free(buf);
+	tap_end();
+}
+
+int main(void)
+{
+	test_kernels();
+	test_memory();
+	test_busy();
+	test_graphs();
+	test_api_and_lost();
+	test_long_durations();
+	test_merge();
+	test_medians_across_devices();
+	test_strings_and_rows();
+	test_damaged_input();
+	return tap_exit();
+}

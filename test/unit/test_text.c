@@ -1,0 +1,224 @@
+/*
+ * Unit tests of the analyzer's text handling: demangling and short names,
+ * JSON and CSV escaping, number formatting, name cutting, and the
+ * Warp-style table layout.  Test code, runs offline only, needs no GPU.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "demangle.h"
+#include "strtab.h"
+#include "table.h"
+#include "tap.h"
+#include "util.h"
+
+static int short_is(const char *in, const char *want)
+{
+	char *s = gp_demangle_short(in);
+	int ok = s && !strcmp(s, want);
+
+	if (!ok)
+		printf("# short('%s') = '%s', want '%s'\n", in, s ? s : "(null)", want);
+	free(s);
+	return ok;
+}
+
+static int full_is(const char *in, const char *want)
+{
+	char *s = gp_demangle_full(in);
+	int ok = want ? s && !strcmp(s, want) : s == NULL;
+
+	if (!ok)
+		printf("# full('%s') = '%s'\n", in, s ? s : "(null)");
+	free(s);
+	return ok;
+}
+
+static void test_demangle(void)
+{
+	struct gp_strtab t;
+	uint32_t a, b, c;
+
+	tap_begin("demangling and short names");
+	CHECK(full_is("_Z8inc_loopPfi", "inc_loop(float*, int)"));
+	CHECK(full_is("_ZN2ns4axpyIfEEviT_PKS1_PS1_",
+		      "void ns::axpy<float>(int, float, float const*, float*)"));
+	CHECK(full_is("_ZN12_GLOBAL__N_13fooEv", "(anonymous namespace)::foo()"));
+	CHECK(full_is("triton_poi_fused_add_0", NULL));
+	CHECK(full_is("_Zgarbage", NULL));
+	CHECK(full_is("", NULL));
+	CHECK(short_is("inc_loop(float*, int)", "inc_loop"));
+	CHECK(short_is("void ns::axpy<float>(int, float, float const*, float*)", "ns::axpy<float>"));
+	CHECK(short_is("(anonymous namespace)::foo()", "(anonymous namespace)::foo"));
+	CHECK(short_is("void cub::CUB_200200_800_NS::EmptyKernel<void>()",
+		       "cub::CUB_200200_800_NS::EmptyKernel<void>"));
+	CHECK(short_is("void k<(anonymous namespace)::Op, 3>(int)",
+		       "k<(anonymous namespace)::Op, 3>"));
+	CHECK(short_is("void f<std::pair<int, float> >(std::pair<int, float>)",
+		       "f<std::pair<int, float> >"));
+	CHECK(short_is("foo::operator()(int) const", "foo::operator()"));
+	CHECK(short_is("bool operator<<int>(int, int)", "operator<<int>"));
+	CHECK(short_is("triton_poi_fused_add_0", "triton_poi_fused_add_0"));
+	CHECK(short_is("", ""));
+
+	/* The string table demangles once and keeps plain names as they are. */
+	CHECK(gp_strtab_init(&t) == 0);
+	a = gp_strtab_intern(&t, "_Z8inc_loopPfi", 14);
+	b = gp_strtab_intern(&t, "plain", 5);
+	c = gp_strtab_intern(&t, "_Z8inc_loopPfi", 14);
+	CHECK(a == c && a != b && a != 0);
+	CHECK(gp_strtab_intern(&t, "", 0) == GP_STR_NONE);
+	CHECK(!strcmp(gp_strtab_full(&t, a), "inc_loop(float*, int)"));
+	CHECK(gp_strtab_full(&t, a) == gp_strtab_full(&t, a));
+	CHECK(!strcmp(gp_strtab_short(&t, a), "inc_loop"));
+	CHECK(!strcmp(gp_strtab_full(&t, b), "plain") && !strcmp(gp_strtab_short(&t, b), "plain"));
+	CHECK(!strcmp(gp_strtab_get(&t, 12345), ""));
+	gp_strtab_free(&t);
+	tap_end();
+}
+
+static int json_is(const char *in, size_t len, const char *want)
+{
+	struct gp_buf b = { 0 };
+	int ok = gp_json_escape(&b, in, len) == 0 && b.p && !strcmp(b.p, want);
+
+	if (!ok)
+		printf("# json -> %s, want %s\n", b.p ? b.p : "(null)", want);
+	gp_buf_free(&b);
+	return ok;
+}
+
+static int csv_is(const char *in, const char *want)
+{
+	struct gp_buf b = { 0 };
+	int ok;
+
+	gp_csv_escape(&b, in, strlen(in));
+	ok = !strcmp(b.p ? b.p : "", want);
+	if (!ok)
+		printf("# csv -> %s, want %s\n", b.p ? b.p : "", want);
+	gp_buf_free(&b);
+	return ok;
+}
+
+static void test_json(void)
+{
+	tap_begin("JSON string escaping");
+	CHECK(json_is("", 0, "\"\""));
+	CHECK(json_is("plain", 5, "\"plain\""));
+	CHECK(json_is("a\"b\\c/", 6, "\"a\\\"b\\\\c/\""));
+	CHECK(json_is("\n\t\r\b\f\x01\x1f\x7f", 8, "\"\\n\\t\\r\\u0008\\u000c\\u0001\\u001f\\u007f\""));
+	CHECK(json_is("a\0b", 3, "\"a\\u0000b\""));
+	CHECK(json_is("caf\xc3\xa9 \xf0\x9f\x98\x80", 10, "\"caf\xc3\xa9 \xf0\x9f\x98\x80\""));
+	CHECK(json_is("\xff", 1, "\"\\ufffd\""));
+	CHECK(json_is("a\xc3", 2, "\"a\\ufffd\""));                /* cut sequence */
+	CHECK(json_is("\xc0\x80", 2, "\"\\ufffd\\ufffd\""));        /* overlong NUL */
+	CHECK(json_is("\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\""));   /* surrogate */
+	CHECK(json_is("\xf4\x90\x80\x80", 4, "\"\\ufffd\\ufffd\\ufffd\\ufffd\""));  /* > U+10FFFF */
+	CHECK(json_is("\xe2\x82", 2, "\"\\ufffd\\ufffd\""));
+	CHECK(json_is("x\xe2\x82\xacy", 5, "\"x\xe2\x82\xacy\""));
+	tap_end();
+
+	tap_begin("CSV field quoting");
+	CHECK(csv_is("plain", "plain"));
+	CHECK(csv_is("f(int, float)", "\"f(int, float)\""));
+	CHECK(csv_is("say \"hi\"", "\"say \"\"hi\"\"\""));
+	CHECK(csv_is("two\nlines", "\"two\nlines\""));
+	CHECK(csv_is(" lead", "\" lead\""));
+	CHECK(csv_is("", ""));
+	tap_end();
+}
+
+static void test_format(void)
+{
+	char b[64];
+
+	tap_begin("time, size and name formatting");
+	CHECK(!strcmp(gp_fmt_time(b, sizeof(b), 0), "0 ns"));
+	CHECK(!strcmp(gp_fmt_time(b, sizeof(b), 999), "999 ns"));
+	CHECK(!strcmp(gp_fmt_time(b, sizeof(b), 1000), "1.000 \xc2\xb5s"));
+	CHECK(!strcmp(gp_fmt_time(b, sizeof(b), 163840), "163.840 \xc2\xb5s"));
+	CHECK(!strcmp(gp_fmt_time(b, sizeof(b), 2455520), "2.456 ms"));
+	CHECK(!strcmp(gp_fmt_time(b, sizeof(b), 12000000000ull), "12.000 s"));
+	CHECK(!strcmp(gp_fmt_bytes(b, sizeof(b), 0), "0 B"));
+	CHECK(!strcmp(gp_fmt_bytes(b, sizeof(b), 1023), "1023 B"));
+	CHECK(!strcmp(gp_fmt_bytes(b, sizeof(b), 1536), "1.50 KiB"));
+	CHECK(!strcmp(gp_fmt_bytes(b, sizeof(b), 40000000), "38.15 MiB"));
+	CHECK(!strcmp(gp_fmt_bytes(b, sizeof(b), 80.0 * (1ull << 30)), "80.00 GiB"));
+	CHECK(gp_fmt_width("a\xc2\xb5s\xe2\x80\xa6") == 4);
+	CHECK(!strcmp(gp_fmt_trunc(b, sizeof(b), "short", 10), "short"));
+	CHECK(!strcmp(gp_fmt_trunc(b, sizeof(b), "exactly10!", 10), "exactly10!"));
+	CHECK(!strcmp(gp_fmt_trunc(b, sizeof(b), "longer than ten", 10), "longer th\xe2\x80\xa6"));
+	CHECK(gp_fmt_width(gp_fmt_trunc(b, sizeof(b), "longer than ten", 10)) == 10);
+	CHECK(!strcmp(gp_fmt_trunc(b, sizeof(b), "\xc2\xb5\xc2\xb5\xc2\xb5\xc2\xb5", 3),
+		      "\xc2\xb5\xc2\xb5\xe2\x80\xa6"));
+	CHECK(!strcmp(gp_fmt_trunc(b, sizeof(b), "anything", 0), "anything"));
+	/* A small buffer bounds the copy, ellipsis or not. */
+	gp_fmt_trunc(b, 8, "a long name here", 40);
+	CHECK(strlen(b) < 8);
+	gp_fmt_trunc(b, 8, "a long name here", 12);
+	CHECK(strlen(b) < 8);
+	tap_end();
+}
+
+static void test_table(void)
+{
+	static const char want[] =
+		"----------------+---------+------------------------\n"
+		"Time            | Device  | Activity\n"
+		"----------------+---------+------------------------\n"
+		"    0.021504 ms | cuda:0  | memset\n"
+		"    0.163840 ms | cuda:0  | forward kernel inc_loop\n"
+		"    2.455520 ms | cuda:1  | memcpy DtoH\n";
+	struct gp_table t;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	tap_begin("tables reproduce Warp's layout");
+	gp_table_init(&t, 3);
+	gp_table_col(&t, 0, "Time", 1, 15);
+	gp_table_col(&t, 1, "Device", 0, 7);
+	gp_table_col(&t, 2, "Activity", 0, 0);
+	gp_table_add(&t, "0.021504 ms");
+	gp_table_add(&t, "cuda:0");
+	gp_table_add(&t, "memset");
+	gp_table_add(&t, "0.163840 ms");
+	gp_table_add(&t, "cuda:0");
+	gp_table_add(&t, "forward kernel inc_loop");
+	gp_table_addf(&t, "%.6f ms", 2.45552);
+	gp_table_add(&t, "cuda:1");
+	gp_table_add(&t, "memcpy DtoH");
+	gp_table_print(&t, f);
+	fclose(f);
+	CHECKF(out && !strcmp(out, want), "got:\n%s", out ? out : "");
+	gp_table_free(&t);
+	free(out);
+
+	/* Widths count code points, so "µs" cells line up. */
+	f = open_memstream(&out, &len);
+	gp_table_init(&t, 2);
+	gp_table_col(&t, 0, "Avg", 1, 0);
+	gp_table_col(&t, 1, "Name", 0, 0);
+	gp_table_add(&t, "1.000 \xc2\xb5s");
+	gp_table_add(&t, "a");
+	gp_table_add(&t, "12 ns");
+	gp_table_add(&t, "b");
+	gp_table_print(&t, f);
+	fclose(f);
+	CHECKF(out && !strcmp(out, "---------+-----\nAvg      | Name\n---------+-----\n"
+			       "1.000 \xc2\xb5s | a\n   12 ns | b\n"), "got:\n%s", out ? out : "");
+	gp_table_free(&t);
+	free(out);
+	tap_end();
+}
+
+int main(void)
+{
+	test_demangle();
+	test_json();
+	test_format();
+	test_table();
+	return tap_exit();
+}
