@@ -15,6 +15,10 @@
 #define SMAP_DENSE (1u << 22)
 #define API_CACHE 256
 
+/* Side-list owners other than devices (whose spans use the device index). */
+#define GP_BIG_KERNEL (UINT32_MAX - 1)
+#define GP_BIG_API UINT32_MAX
+
 /* Per-file state while one trace streams through. */
 struct fctx {
 	struct gp_model *m;
@@ -67,6 +71,10 @@ void gp_model_free(struct gp_model *m)
 		free(m->files[i].path);
 	for (i = 0; i < m->ndevs; i++)
 		free(m->devs[i].spans);
+	for (i = 0; i < m->nkstats; i++)
+		free(m->kstats[i].durs.v);
+	for (i = 0; i < m->nastats; i++)
+		free(m->astats[i].durs.v);
 	free(m->files);
 	free(m->procs);
 	free(m->devs);
@@ -80,7 +88,6 @@ void gp_model_free(struct gp_model *m)
 	gp_map_free(&m->gnode_set);
 	free(m->astats);
 	free(m->str2a);
-	free(m->apidur);
 	gp_map_free(&m->api_tids);
 	free(m->bigs);
 	gp_map_free(&m->stream_set);
@@ -294,6 +301,20 @@ static int push_big(struct gp_model *m, uint64_t start, uint64_t dur, uint32_t d
 	return 0;
 }
 
+/* Record a duration for a median; long ones go to the side list too. */
+static int push_dur(struct gp_model *m, struct gp_durs *d, uint64_t start, uint64_t dur,
+		    uint32_t dev, uint32_t key)
+{
+	if (d->n == d->cap && gp_util_grow(&d->v, &d->cap, d->n + 1, sizeof(*d->v)))
+		return -1;
+	if (dur >= GP_DUR_BIG) {
+		d->v[d->n++] = GP_DUR_BIG;
+		return push_big(m, start, dur, dev, key);
+	}
+	d->v[d->n++] = (uint32_t)dur;
+	return 0;
+}
+
 /* Everything common to GPU activities; a->kind, label, devrow, times set. */
 static int add_activity(struct fctx *f, struct gp_act *a, uint32_t key)
 {
@@ -487,6 +508,9 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 	a.graph_node = k->graph_node;
 	if (fdev(f, k->device, &a.devrow))
 		return -1;
+	/* The side list keys kernels by statistics index; a device tags spans. */
+	if (push_dur(m, &ks->durs, a.start, dur, GP_BIG_KERNEL, ki))
+		return nomem(f);
 	return add_activity(f, &a, ki);
 }
 
@@ -639,16 +663,8 @@ static int on_api(struct fctx *f, const struct gp_rec_api *r)
 	m->api_total += dur;
 	m->procs[f->proc].api_calls++;
 
-	if (m->napidur == m->capapidur &&
-	    gp_util_grow(&m->apidur, &m->capapidur, m->napidur + 1, sizeof(*m->apidur)))
+	if (push_dur(m, &as->durs, r->start, dur, GP_BIG_API, ai))
 		return nomem(f);
-	if (dur >= GP_DUR_BIG) {
-		m->apidur[m->napidur++] = (uint64_t)ai << 32 | GP_DUR_BIG;
-		if (push_big(m, r->start, dur, UINT32_MAX, ai))
-			return nomem(f);
-	} else {
-		m->apidur[m->napidur++] = (uint64_t)ai << 32 | dur;
-	}
 
 	/* Threads per function: a small cache spares most hash lookups. */
 	ci = (name * 31u + r->tid * 17u) % API_CACHE;
@@ -916,20 +932,6 @@ static void busy(struct gp_model *m, uint32_t di)
 	d->busy_ns = total + (ce - cs);
 }
 
-struct run {
-	uint32_t key, dev;
-	size_t begin, len;
-};
-
-static int cmp_run(const void *pa, const void *pb)
-{
-	const struct run *a = pa, *b = pb;
-
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return a->dev < b->dev ? -1 : a->dev > b->dev;
-}
-
 static int cmp_u64(const void *pa, const void *pb)
 {
 	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
@@ -937,19 +939,19 @@ static int cmp_u64(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
-/* Value of 0-based rank r among the big durations of key (dev filter). */
-static uint64_t big_rank(const struct gp_model *m, uint32_t key, int api, uint64_t r)
+/* Value of 0-based rank r among the long durations of (owner, key). */
+static uint64_t big_rank(const struct gp_model *m, uint32_t owner, uint32_t key, size_t r)
 {
 	uint64_t *v = NULL, out = GP_DUR_BIG;
 	size_t n = 0, i;
 
 	for (i = 0; i < m->nbigs; i++)
-		if (m->bigs[i].key == key && (m->bigs[i].dev == UINT32_MAX) == api)
+		if (m->bigs[i].key == key && m->bigs[i].dev == owner)
 			n++;
 	if (!n || !(v = malloc(n * sizeof(*v))))
 		return GP_DUR_BIG;
 	for (n = 0, i = 0; i < m->nbigs; i++)
-		if (m->bigs[i].key == key && (m->bigs[i].dev == UINT32_MAX) == api)
+		if (m->bigs[i].key == key && m->bigs[i].dev == owner)
 			v[n++] = m->bigs[i].dur;
 	qsort(v, n, sizeof(*v), cmp_u64);
 	if (r < n)
@@ -958,133 +960,33 @@ static uint64_t big_rank(const struct gp_model *m, uint32_t key, int api, uint64
 	return out;
 }
 
-/* Elements of the run with dur <= v (the run is sorted by dur). */
-static size_t run_count_le(const struct gp_model *m, const struct run *r, uint64_t v)
+/* Exact value of rank r of d (whose values are reordered). */
+static uint64_t dur_rank(const struct gp_model *m, struct gp_durs *d, size_t n, size_t r,
+			 uint32_t owner, uint32_t key)
 {
-	const struct gp_span *s = m->devs[r->dev].spans + r->begin;
-	size_t lo = 0, hi = r->len;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s[mid].dur <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Rank r (0-based) among the spans of one key spread over runs. */
-static uint64_t runs_select(const struct gp_model *m, const struct run *runs, size_t nr,
-			    uint64_t r)
-{
-	uint64_t lo = 0, hi = GP_DUR_BIG, nsmall = 0;
-	size_t i;
-
-	if (nr == 1) {
-		uint32_t v = m->devs[runs[0].dev].spans[runs[0].begin + r].dur;
-
-		if (v != GP_DUR_BIG)
-			return v;
-	} else {
-		/* Smallest v with more than r elements <= v. */
-		while (lo < hi) {
-			uint64_t mid = lo + (hi - lo) / 2, c = 0;
-
-			for (i = 0; i < nr; i++)
-				c += run_count_le(m, &runs[i], mid);
-			if (c > r)
-				hi = mid;
-			else
-				lo = mid + 1;
-		}
-		if (lo != GP_DUR_BIG)
-			return lo;
-	}
-	for (i = 0; i < nr; i++)
-		nsmall += run_count_le(m, &runs[i], GP_DUR_BIG - 1);
-	return big_rank(m, runs[0].key, 0, r - nsmall);
-}
-
-static uint64_t median_of(const struct gp_model *m, const struct run *runs, size_t nr,
-			  uint64_t n)
-{
-	if (n == 0)
-		return 0;
-	if (n % 2)
-		return runs_select(m, runs, nr, n / 2);
-	return (runs_select(m, runs, nr, n / 2 - 1) + runs_select(m, runs, nr, n / 2)) / 2;
-}
-
-static int kernel_medians(struct gp_model *m)
-{
-	struct run *runs = NULL;
-	size_t nruns = 0, capruns = 0, i, j, d;
-
-	for (d = 0; d < m->ndevs; d++) {
-		struct gp_device *dev = &m->devs[d];
-
-		gp_sort_spans_by_key(dev->spans, dev->nspans);
-		for (i = 0; i < dev->nspans && dev->spans[i].key != GP_KEY_NONE; i = j) {
-			for (j = i + 1; j < dev->nspans && dev->spans[j].key == dev->spans[i].key; j++)
-				;
-			if (gp_util_grow(&runs, &capruns, nruns + 1, sizeof(*runs))) {
-				free(runs);
-				return -1;
-			}
-			runs[nruns].key = dev->spans[i].key;
-			runs[nruns].dev = (uint32_t)d;
-			runs[nruns].begin = i;
-			runs[nruns].len = j - i;
-			nruns++;
-		}
-	}
-	if (nruns)
-		qsort(runs, nruns, sizeof(*runs), cmp_run);
-	for (i = 0; i < nruns; i = j) {
-		for (j = i + 1; j < nruns && runs[j].key == runs[i].key; j++)
-			;
-		if (runs[i].key < m->nkstats)
-			m->kstats[runs[i].key].med =
-				median_of(m, runs + i, j - i, m->kstats[runs[i].key].count);
-	}
-	free(runs);
-	return 0;
-}
-
-static uint64_t api_at(const struct gp_model *m, size_t begin, uint64_t r, uint32_t key,
-		       size_t nsmall)
-{
-	uint32_t v = (uint32_t)m->apidur[begin + r];
+	uint32_t v = gp_select_u32(d->v, n, r);
+	size_t i, nsmall = 0;
 
 	if (v != GP_DUR_BIG)
 		return v;
-	return big_rank(m, key, 1, r - nsmall);
+	for (i = 0; i < d->n; i++)
+		nsmall += d->v[i] != GP_DUR_BIG;
+	return big_rank(m, owner, key, r - nsmall);
 }
 
-static void api_medians(struct gp_model *m)
+/* Median: the middle value, or the mean of the two middle values. */
+static uint64_t median(const struct gp_model *m, struct gp_durs *d, uint32_t owner,
+		       uint32_t key)
 {
-	size_t i, j, k;
+	uint64_t hi;
 
-	gp_sort_u64(m->apidur, m->napidur);
-	for (i = 0; i < m->napidur; i = j) {
-		uint32_t key = (uint32_t)(m->apidur[i] >> 32);
-		uint64_t n;
-
-		for (j = i + 1; j < m->napidur && (uint32_t)(m->apidur[j] >> 32) == key; j++)
-			;
-		for (k = i; k < j && (uint32_t)m->apidur[k] != GP_DUR_BIG; k++)
-			;
-		n = j - i;
-		if (key >= m->nastats)
-			continue;
-		if (n % 2)
-			m->astats[key].med = api_at(m, i, n / 2, key, k - i);
-		else
-			m->astats[key].med = (api_at(m, i, n / 2 - 1, key, k - i) +
-					      api_at(m, i, n / 2, key, k - i)) / 2;
-	}
+	if (!d->n)
+		return 0;
+	hi = dur_rank(m, d, d->n, d->n / 2, owner, key);
+	if (d->n % 2)
+		return hi;
+	/* Selection left the n/2 smallest values in front. */
+	return (dur_rank(m, d, d->n / 2, d->n / 2 - 1, owner, key) + hi) / 2;
 }
 
 static int cmp_row(const void *pa, const void *pb)
@@ -1108,9 +1010,10 @@ int gp_model_finish(struct gp_model *m)
 		qsort(m->bigs, m->nbigs, sizeof(*m->bigs), cmp_big);
 	for (i = 0; i < m->ndevs; i++)
 		busy(m, (uint32_t)i);
-	if (kernel_medians(m))
-		return -1;
-	api_medians(m);
+	for (i = 0; i < m->nkstats; i++)
+		m->kstats[i].med = median(m, &m->kstats[i].durs, GP_BIG_KERNEL, (uint32_t)i);
+	for (i = 0; i < m->nastats; i++)
+		m->astats[i].med = median(m, &m->astats[i].durs, GP_BIG_API, (uint32_t)i);
 	if (m->nrows)
 		qsort(m->rows, m->nrows, sizeof(*m->rows), cmp_row);
 

@@ -1,8 +1,8 @@
 /*
  * The analyzer's model of one or more traces (processes of one job): what
  * ran where, for how long, aggregated while the reader streams records.
- * Per-record memory is bounded: a 16-byte span per GPU activity (busy time,
- * kernel medians), 8 bytes per API call (API medians), and full rows only
+ * Per-record memory is bounded: a 16-byte span per GPU activity (busy time)
+ * plus 4 bytes per kernel and per API call (medians), and full rows only
  * when a caller asks for a timeline.  Exporters that need every activity
  * get them through hooks as they stream by.  Runs offline only.
  */
@@ -105,10 +105,17 @@ struct gp_devrow {
 	uint64_t count, total;
 };
 
+/* Durations of one kernel or API function, for its median. */
+struct gp_durs {
+	uint32_t *v;               /* GP_DUR_BIG: see the model's bigs */
+	size_t n, cap;
+};
+
 struct gp_kstat {
 	uint32_t name;             /* strtab id, mangled */
 	uint32_t label;            /* label index: "kernel <short name>" */
 	uint64_t count, total, min, max, med, in_graph;
+	struct gp_durs durs;
 };
 
 /* Per activity label: the CUDA activity summary. */
@@ -132,6 +139,7 @@ struct gp_gstat {
 struct gp_astat {
 	uint32_t name;
 	uint64_t count, total, min, max, med, errors, threads;
+	struct gp_durs durs;
 };
 
 struct gp_bigdur {
@@ -180,8 +188,6 @@ struct gp_model {
 	size_t nastats, capastats;
 	uint32_t *str2a;           /* strtab id -> astat index + 1 */
 	size_t capstr2a;
-	uint64_t *apidur;          /* astat index << 32 | duration, for medians */
-	size_t napidur, capapidur;
 	struct gp_map api_tids;    /* (name, proc << 32 | tid) */
 	struct gp_bigdur *bigs;    /* activities and API calls too long for a u32 */
 	size_t nbigs, capbigs;

@@ -1,5 +1,5 @@
 /*
- * In-place MSD radix sorts (American flag sort) over 64-bit keys; see
+ * In-place MSD radix sort (American flag sort) and quickselect; see
  * sort.h.  Runs offline only.
  */
 #include "sort.h"
@@ -89,25 +89,73 @@ static void NAME(T *a, size_t n)                                              \
 	NAME##_radix(a, n);                                                   \
 }
 
-#define KEY_U64(v) (v)
+#define KEY_U32(v) ((uint64_t)(v))
 #define KEY_START(v) ((v).start)
-#define KEY_KEYDUR(v) (((uint64_t)(v).key << 32) | (v).dur)
 
-DEFINE_RADIX(sort_u64, uint64_t, KEY_U64)
+DEFINE_RADIX(sort_u32, uint32_t, KEY_U32)
 DEFINE_RADIX(sort_start, struct gp_span, KEY_START)
-DEFINE_RADIX(sort_keydur, struct gp_span, KEY_KEYDUR)
-
-void gp_sort_u64(uint64_t *a, size_t n)
-{
-	sort_u64(a, n);
-}
 
 void gp_sort_spans_by_start(struct gp_span *a, size_t n)
 {
 	sort_start(a, n);
 }
 
-void gp_sort_spans_by_key(struct gp_span *a, size_t n)
+void gp_sort_u32(uint32_t *a, size_t n)
 {
-	sort_keydur(a, n);
+	sort_u32(a, n);
+}
+
+static void swap32(uint32_t *a, size_t i, size_t j)
+{
+	uint32_t t = a[i];
+
+	a[i] = a[j];
+	a[j] = t;
+}
+
+uint32_t gp_select_u32(uint32_t *a, size_t n, size_t r)
+{
+	size_t lo = 0, hi = n - 1, rounds = 0, limit = 64;
+
+	while (hi > lo) {
+		size_t mid = lo + (hi - lo) / 2, i, j;
+		uint32_t p;
+
+		if (hi - lo < SMALL || ++rounds > limit) {
+			/* Small ranges, and inputs that defeat the pivots, just sort. */
+			sort_u32(a + lo, hi - lo + 1);
+			return a[r];
+		}
+		/* Median of three as the pivot, parked at lo. */
+		if (a[mid] < a[lo])
+			swap32(a, mid, lo);
+		if (a[hi] < a[lo])
+			swap32(a, hi, lo);
+		if (a[hi] < a[mid])
+			swap32(a, hi, mid);
+		swap32(a, lo, mid);
+		p = a[lo];
+		/* Hoare partition; equal keys split evenly between both sides. */
+		i = lo;
+		j = hi + 1;
+		for (;;) {
+			do
+				i++;
+			while (i <= hi && a[i] < p);
+			do
+				j--;
+			while (a[j] > p);
+			if (i >= j)
+				break;
+			swap32(a, i, j);
+		}
+		swap32(a, lo, j);
+		if (j == r)
+			return a[r];
+		if (r < j)
+			hi = j - 1;
+		else
+			lo = j + 1;
+	}
+	return a[r];
 }

@@ -1,10 +1,10 @@
 /*
- * In-place sorts for the analyzer's per-activity arrays.  They hold up to
- * one entry per record of a long trace, so the sorts must neither allocate
- * a second copy (memory budget) nor go through qsort's comparator calls
- * (time budget): MSD radix, in place, with an early exit for input that is
- * already sorted, which activity streams usually nearly are.  Runs offline
- * only.
+ * Ordering helpers for the analyzer's per-activity arrays.  They hold up
+ * to one entry per record of a long trace, so nothing here allocates a
+ * second copy (memory budget) or goes through qsort's comparator calls
+ * (time budget): an in-place MSD radix sort with an early exit for input
+ * already in order, which activity streams usually nearly are, and
+ * quickselect for medians.  Runs offline only.
  */
 #ifndef GP_ANALYZER_SORT_H
 #define GP_ANALYZER_SORT_H
@@ -25,13 +25,16 @@ struct gp_span {
 #define GP_DUR_BIG UINT32_MAX
 #define GP_KEY_NONE UINT32_MAX
 
-/* Sort ascending. */
-void gp_sort_u64(uint64_t *a, size_t n);
-
-/* By start time. */
+/* Sort by start time. */
 void gp_sort_spans_by_start(struct gp_span *a, size_t n);
 
-/* By (key, dur). */
-void gp_sort_spans_by_key(struct gp_span *a, size_t n);
+/* Sort ascending. */
+void gp_sort_u32(uint32_t *a, size_t n);
+
+/*
+ * The value of rank r (0-based) among a[0..n), r < n.  Reorders a so that
+ * a[0..r) <= a[r] <= a[r+1..n).
+ */
+uint32_t gp_select_u32(uint32_t *a, size_t n, size_t r);
 
 #endif
