@@ -237,29 +237,6 @@ static int check_header(struct rd *r)
 	return GP_READ_OK;
 }
 
-/*
- * Check the framing of every record before delivering any, so that a bad
- * chunk is either delivered whole or not at all.
- */
-static int check_framing(const unsigned char *p, uint32_t n, uint32_t *bad_off,
-			 uint32_t *bad_size)
-{
-	uint32_t off = 0;
-
-	while (off < n) {
-		const struct gp_rec *rec = (const struct gp_rec *)(const void *)(p + off);
-		uint32_t size = rec->size;
-
-		if (size < sizeof(*rec) || size % 8 || size > n - off) {
-			*bad_off = off;
-			*bad_size = size;
-			return -1;
-		}
-		off += size;
-	}
-	return 0;
-}
-
 /* Type-specific size checks beyond the fixed struct. */
 static int rec_usable(const struct gp_rec *rec)
 {
@@ -275,15 +252,30 @@ static int rec_usable(const struct gp_rec *rec)
 	return 1;
 }
 
-static int deliver(struct rd *r, const unsigned char *p, uint32_t n)
+/*
+ * Hand the chunk's records to the callback, checking the framing as it
+ * goes: a pre-pass would read a chunk of several MiB twice, the second
+ * time from beyond the cache.  Framing errors in a chunk whose checksum
+ * held are writer bugs; the records before the bad one are delivered.
+ * Returns 0, 1 on bad framing (*bad_off, *bad_size set), -1 when the
+ * callback stops.
+ */
+static int deliver(struct rd *r, const unsigned char *p, uint32_t n, uint32_t *bad_off,
+		   uint32_t *bad_size)
 {
 	struct gp_read_info *info = r->info;
 	uint32_t off = 0;
 
 	while (off < n) {
 		const struct gp_rec *rec = (const struct gp_rec *)(const void *)(p + off);
+		uint32_t size = rec->size;
 
-		off += rec->size;
+		if (size < sizeof(*rec) || size % 8 || size > n - off) {
+			*bad_off = off;
+			*bad_size = size;
+			return 1;
+		}
+		off += size;
 		if (rec->type == GP_REC_PAD)
 			continue;
 		if (rec->type >= GP_REC_TYPE_COUNT) {
@@ -316,6 +308,7 @@ static int read_chunks(struct rd *r)
 		ssize_t got = src_take(r, sizeof(ch), &p);
 		uint32_t bad_off, bad_size;
 		size_t dn;
+		int rc;
 
 		if (got < 0) {
 			damage(r, off, "chunk %u: read error: %s", seq,
@@ -390,19 +383,20 @@ static int read_chunks(struct rd *r)
 			       ch.raw_size);
 			return GP_READ_OK;
 		}
-		if (check_framing(r->raw, ch.raw_size, &bad_off, &bad_size)) {
+		rc = deliver(r, r->raw, ch.raw_size, &bad_off, &bad_size);
+		if (rc > 0) {
 			damage(r, off, "chunk %u: record at +%u has bad size %u", seq, bad_off, bad_size);
 			return GP_READ_OK;
+		}
+		if (rc < 0) {
+			fail(r, off, "stopped while processing chunk %u", seq);
+			info->stop_offset = off;
+			return GP_READ_ECALLBACK;
 		}
 		info->chunks++;
 		info->chunk_lost += ch.lost;
 		if (ch.flags & GP_CHUNK_F_LAST)
 			info->last_flag = 1;
-		if (deliver(r, r->raw, ch.raw_size)) {
-			fail(r, off, "stopped while processing chunk %u", seq);
-			info->stop_offset = off;
-			return GP_READ_ECALLBACK;
-		}
 		off += sizeof(ch) + ch.comp_size;
 		seq++;
 	}

@@ -666,6 +666,20 @@ def capture(how, end):
     return t
 
 
+def passive(app_name, env, says):
+    """CUPTI busy or missing: one line on stderr, no trace, the program's
+    own result and exit status unchanged."""
+    def t(tools):
+        app = tools.app(app_name)
+        run = traced(tools, [app], env=env)
+        expect_status(run, 0)
+        expect_files(run, 0)
+        lines = [l for l in run.err.splitlines() if l.startswith("gpuprof: ") and says in l]
+        if len(lines) != 1:
+            raise Fail("expected one 'gpuprof: ...%s...' line on stderr; %s" % (says, run.context()))
+    return t
+
+
 TESTS = [
     ("basic_shared", t_basic_shared),
     ("basic_static", simple("basic_static")),
@@ -691,6 +705,9 @@ TESTS = [
     ("capture-nvtx-stop", capture("nvtx", "stop")),
     ("capture-nvtx-repeat", capture("nvtx", "repeat")),
     ("capture-none", capture("nvtx", "all")),
+    ("cupti-busy", passive("cupti_busy", {}, "already holds CUPTI")),
+    ("cupti-missing", passive("basic_shared", {"GPUPROF_CUPTI_PATH": "/nonexistent/libcupti.so.13"},
+                              "cannot load")),
     ("torch", t_torch),
 ]
 
