@@ -301,9 +301,8 @@ static int push_big(struct gp_model *m, uint64_t start, uint64_t dur, uint32_t d
 	return 0;
 }
 
-/* Record a duration for a median; long ones go to the side list too. */
-static int push_dur(struct gp_model *m, struct gp_durs *d, uint64_t start, uint64_t dur,
-		    uint32_t dev, uint32_t key)
+static int push_dur_slow(struct gp_model *m, struct gp_durs *d, uint64_t start,
+			 uint64_t dur, uint32_t dev, uint32_t key)
 {
 	if (d->n == d->cap && gp_util_grow(&d->v, &d->cap, d->n + 1, sizeof(*d->v)))
 		return -1;
@@ -313,6 +312,17 @@ static int push_dur(struct gp_model *m, struct gp_durs *d, uint64_t start, uint6
 	}
 	d->v[d->n++] = (uint32_t)dur;
 	return 0;
+}
+
+/* Record a duration for a median; long ones go to the side list too. */
+static inline int push_dur(struct gp_model *m, struct gp_durs *d, uint64_t start,
+			   uint64_t dur, uint32_t dev, uint32_t key)
+{
+	if (d->n < d->cap && dur < GP_DUR_BIG) {
+		d->v[d->n++] = (uint32_t)dur;
+		return 0;
+	}
+	return push_dur_slow(m, d, start, dur, dev, key);
 }
 
 /* Everything common to GPU activities; a->kind, label, devrow, times set. */
@@ -960,12 +970,22 @@ static uint64_t big_rank(const struct gp_model *m, uint32_t owner, uint32_t key,
 	return out;
 }
 
-/* Exact value of rank r of d (whose values are reordered). */
-static uint64_t dur_rank(const struct gp_model *m, struct gp_durs *d, size_t n, size_t r,
+/* Exact value of rank r of d. */
+static uint64_t dur_rank(const struct gp_model *m, const struct gp_durs *d, size_t r,
 			 uint32_t owner, uint32_t key)
 {
-	uint32_t v = gp_select_u32(d->v, n, r);
+	uint32_t v;
 	size_t i, nsmall = 0;
+
+	if (d->n <= 64) {
+		uint32_t tmp[64];
+
+		memcpy(tmp, d->v, d->n * sizeof(*tmp));
+		gp_sort_u32(tmp, d->n);
+		v = tmp[r];
+	} else {
+		v = gp_rank_u32(d->v, d->n, r);
+	}
 
 	if (v != GP_DUR_BIG)
 		return v;
@@ -982,11 +1002,10 @@ static uint64_t median(const struct gp_model *m, struct gp_durs *d, uint32_t own
 
 	if (!d->n)
 		return 0;
-	hi = dur_rank(m, d, d->n, d->n / 2, owner, key);
+	hi = dur_rank(m, d, d->n / 2, owner, key);
 	if (d->n % 2)
 		return hi;
-	/* Selection left the n/2 smallest values in front. */
-	return (dur_rank(m, d, d->n / 2, d->n / 2 - 1, owner, key) + hi) / 2;
+	return (dur_rank(m, d, d->n / 2 - 1, owner, key) + hi) / 2;
 }
 
 static int cmp_row(const void *pa, const void *pb)

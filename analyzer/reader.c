@@ -9,6 +9,8 @@
  */
 #include "reader.h"
 
+#include "gpuprof/delta.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -353,10 +355,6 @@ static int read_chunks(struct rd *r)
 			damage(r, off, "chunk %u: sequence number %u, expected %u", seq, ch.seq, seq);
 			return GP_READ_OK;
 		}
-		if (ch.flags & GP_CHUNK_F_DELTA) {
-			damage(r, off, "chunk %u: delta-coded records, which this reader cannot decode", seq);
-			return GP_READ_OK;
-		}
 		if (ZSTD_findFrameCompressedSize(p, ch.comp_size) != ch.comp_size) {
 			damage(r, off, "chunk %u: not exactly one zstd frame", seq);
 			return GP_READ_OK;
@@ -383,6 +381,8 @@ static int read_chunks(struct rd *r)
 			       ch.raw_size);
 			return GP_READ_OK;
 		}
+		if (ch.flags & GP_CHUNK_F_DELTA)
+			gp_delta_apply(r->raw, ch.raw_size, 1);
 		rc = deliver(r, r->raw, ch.raw_size, &bad_off, &bad_size);
 		if (rc > 0) {
 			damage(r, off, "chunk %u: record at +%u has bad size %u", seq, bad_off, bad_size);

@@ -1,5 +1,5 @@
 /*
- * In-place MSD radix sort (American flag sort) and quickselect; see
+ * In-place MSD radix sort (American flag sort) and radix selection; see
  * sort.h.  Runs offline only.
  */
 #include "sort.h"
@@ -105,57 +105,26 @@ void gp_sort_u32(uint32_t *a, size_t n)
 	sort_u32(a, n);
 }
 
-static void swap32(uint32_t *a, size_t i, size_t j)
+uint32_t gp_rank_u32(const uint32_t *a, size_t n, size_t r)
 {
-	uint32_t t = a[i];
+	static const int shift[3] = { 21, 10, 0 };
+	static const uint32_t mask[3] = { 0x7ff, 0x7ff, 0x3ff };
+	size_t cnt[2048], i, d;
+	uint32_t prefix = 0, pmask = 0;
+	int pass;
 
-	a[i] = a[j];
-	a[j] = t;
-}
-
-uint32_t gp_select_u32(uint32_t *a, size_t n, size_t r)
-{
-	size_t lo = 0, hi = n - 1, rounds = 0, limit = 64;
-
-	while (hi > lo) {
-		size_t mid = lo + (hi - lo) / 2, i, j;
-		uint32_t p;
-
-		if (hi - lo < SMALL || ++rounds > limit) {
-			/* Small ranges, and inputs that defeat the pivots, just sort. */
-			sort_u32(a + lo, hi - lo + 1);
-			return a[r];
-		}
-		/* Median of three as the pivot, parked at lo. */
-		if (a[mid] < a[lo])
-			swap32(a, mid, lo);
-		if (a[hi] < a[lo])
-			swap32(a, hi, lo);
-		if (a[hi] < a[mid])
-			swap32(a, hi, mid);
-		swap32(a, lo, mid);
-		p = a[lo];
-		/* Hoare partition; equal keys split evenly between both sides. */
-		i = lo;
-		j = hi + 1;
-		for (;;) {
-			do
-				i++;
-			while (i <= hi && a[i] < p);
-			do
-				j--;
-			while (a[j] > p);
-			if (i >= j)
-				break;
-			swap32(a, i, j);
-		}
-		swap32(a, lo, j);
-		if (j == r)
-			return a[r];
-		if (r < j)
-			hi = j - 1;
-		else
-			lo = j + 1;
+	/* Each pass counts the next digit among values sharing the prefix. */
+	for (pass = 0; pass < 3; pass++) {
+		memset(cnt, 0, sizeof(cnt));
+		for (i = 0; i < n; i++)
+			if ((a[i] & pmask) == prefix)
+				cnt[(a[i] >> shift[pass]) & mask[pass]]++;
+		for (d = 0; d <= mask[pass] && cnt[d] <= r; d++)
+			r -= cnt[d];
+		if (d > mask[pass])
+			d = mask[pass];        /* unreachable for r < n */
+		prefix |= (uint32_t)d << shift[pass];
+		pmask |= mask[pass] << shift[pass];
 	}
-	return a[r];
+	return prefix;
 }

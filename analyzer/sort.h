@@ -3,8 +3,8 @@
  * to one entry per record of a long trace, so nothing here allocates a
  * second copy (memory budget) or goes through qsort's comparator calls
  * (time budget): an in-place MSD radix sort with an early exit for input
- * already in order, which activity streams usually nearly are, and
- * quickselect for medians.  Runs offline only.
+ * already in order, which activity streams usually nearly are, and a
+ * radix selection for medians.  Runs offline only.
  */
 #ifndef GP_ANALYZER_SORT_H
 #define GP_ANALYZER_SORT_H
@@ -32,9 +32,9 @@ void gp_sort_spans_by_start(struct gp_span *a, size_t n);
 void gp_sort_u32(uint32_t *a, size_t n);
 
 /*
- * The value of rank r (0-based) among a[0..n), r < n.  Reorders a so that
- * a[0..r) <= a[r] <= a[r+1..n).
+ * The value of rank r (0-based) among a[0..n), r < n, without reordering
+ * a: three counting passes over 11-bit digits, no writes to a.
  */
-uint32_t gp_select_u32(uint32_t *a, size_t n, size_t r);
+uint32_t gp_rank_u32(const uint32_t *a, size_t n, size_t r);
 
 #endif

@@ -44,8 +44,11 @@ int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 /* Starts the writer thread on ring r.  Returns 0 or -errno. */
 int gp_tracefile_start(struct gp_tracefile *t, struct gp_ring *r);
 
-/* Compresses and appends one chunk.  Returns 0 or -errno (counted). */
-int gp_tracefile_write_chunk(struct gp_tracefile *t, const struct gp_chunk *c);
+/*
+ * Delta-codes (in place: the chunk's records are consumed), compresses and
+ * appends one chunk.  Returns 0 or -errno (counted).
+ */
+int gp_tracefile_write_chunk(struct gp_tracefile *t, struct gp_chunk *c);
 
 /* Closes the ring, lets the writer drain it, joins it, closes the file. */
 void gp_tracefile_stop(struct gp_tracefile *t);

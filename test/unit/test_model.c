@@ -391,8 +391,64 @@ static void test_damaged_input(void)
 	tap_end();
 }
 
+static int cmp32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void test_sort_select(void)
+{
+	static const size_t sizes[] = { 1, 2, 3, 47, 48, 49, 1000, 100000 };
+	uint64_t r = 12345;
+	size_t si, i, n;
+
+	tap_begin("radix sort and rank selection agree with qsort");
+	for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+		uint32_t *a, *b, *c;
+		struct gp_span *sp;
+		int mode;
+
+		n = sizes[si];
+		a = malloc(n * sizeof(*a));
+		b = malloc(n * sizeof(*b));
+		c = malloc(n * sizeof(*c));
+		sp = malloc(n * sizeof(*sp));
+		for (mode = 0; a && b && c && sp && mode < 4; mode++) {
+			for (i = 0; i < n; i++) {
+				r = r * 6364136223846793005ull + 1442695040888963407ull;
+				a[i] = mode == 0 ? (uint32_t)(r >> 32) :
+				       mode == 1 ? (uint32_t)(r >> 60) :          /* many equal */
+				       mode == 2 ? (uint32_t)i :                  /* sorted */
+				       (r >> 63 ? UINT32_MAX : (uint32_t)(r >> 40));
+				sp[i].start = ((uint64_t)a[i] << 20) ^ (r & 0xfffff);
+				sp[i].dur = (uint32_t)i;
+				sp[i].key = 0;
+			}
+			memcpy(b, a, n * sizeof(*a));
+			memcpy(c, a, n * sizeof(*a));
+			qsort(b, n, sizeof(*b), cmp32);
+			gp_sort_u32(c, n);
+			CHECKF(!memcmp(b, c, n * sizeof(*b)), "sort n %zu mode %d", n, mode);
+			for (i = 0; i < n; i += 1 + n / 17)
+				CHECKF(gp_rank_u32(a, n, i) == b[i], "rank %zu of %zu mode %d", i, n, mode);
+			CHECK(gp_rank_u32(a, n, n - 1) == b[n - 1]);
+			gp_sort_spans_by_start(sp, n);
+			for (i = 1; i < n; i++)
+				CHECKF(sp[i - 1].start <= sp[i].start, "spans n %zu", n);
+		}
+		free(a);
+		free(b);
+		free(c);
+		free(sp);
+	}
+	tap_end();
+}
+
 int main(void)
 {
+	test_sort_select();
 	test_kernels();
 	test_memory();
 	test_busy();
