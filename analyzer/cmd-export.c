@@ -4,7 +4,9 @@
  *   csv     one row per GPU activity
  *   chrome  Chrome Trace Event JSON, which Perfetto and chrome://tracing open
  * csv and chrome stream activities as the reader delivers them, so they
- * need no memory per record.  Runs offline only.
+ * need no memory per record (beyond NVTX attribution's, when the trace has
+ * ranges: see nvtx.h).  All three honour the filters of filter.h.  Runs
+ * offline only.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,8 +17,10 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "filter.h"
 #include "load.h"
 #include "model.h"
+#include "nvtx.h"
 #include "util.h"
 
 enum fmt { FMT_NONE, FMT_JSON, FMT_CSV, FMT_CHROME };
@@ -48,7 +52,10 @@ static void help(FILE *f)
 	      "Options:\n"
 	      "  -f, --format FMT  json, csv or chrome (required)\n"
 	      "  -o, --output OUT  write to OUT instead of standard output\n"
-	      "  -h, --help        show this help\n\n"
+	      "  -h, --help        show this help\n"
+	      GP_FILTER_HELP
+	      "\nNVTX ranges appear as \"nvtx\" and \"marks\" in json, as the \"nvtx\"\n"
+	      "column (innermost range) in csv and as host-thread events in chrome.\n\n"
 	      "Exit status: 0 on success (damaged traces export what precedes the\n"
 	      "damage, with a warning), 1 when a file cannot be read or the output\n"
 	      "cannot be written, 2 on bad usage.\n", f);
@@ -90,7 +97,45 @@ static void json_uuid(struct exp *e, const uint8_t *u)
 		u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
-static int write_json(struct exp *e, struct gp_model *m)
+/* Ranges by (domain, name), GPU time and kernels inclusive, as in the report. */
+static int json_nvtx(struct exp *e, struct gp_model *m, const struct gp_nvtx *nx, int filtered)
+{
+	FILE *o = e->out;
+	uint32_t *ord = gp_nvtx_order_keys(nx, m);
+	const char *sep = "\n  ";
+	size_t i;
+
+	if (!ord)
+		return -1;
+	fputs("\"nvtx\":[", o);
+	for (i = 0; i < nx->nkeys; i++) {
+		const struct gp_nvtx_key *k = &nx->keys[ord[i]];
+
+		if (!k->count || (filtered && !k->acts))
+			continue;
+		fprintf(o, "%s{\"name\":", sep);
+		jsid(e, m, k->name);
+		fputs(",\"domain\":", o);
+		jsid(e, m, k->domain);
+		fprintf(o, ",\"count\":%" PRIu64 ",\"cpu_total_ns\":%" PRIu64 ",\"gpu_ns\":%" PRIu64
+			",\"kernels\":%" PRIu64 "}", k->count, k->cpu_total, k->gpu_ns, k->kernels);
+		sep = ",\n  ";
+	}
+	free(ord);
+	fputs("],\n\"marks\":[", o);
+	for (i = 0; i < nx->nmarks; i++) {
+		fputs(i ? ",\n  {\"name\":" : "\n  {\"name\":", o);
+		jsid(e, m, nx->marks[i].name);
+		fputs(",\"domain\":", o);
+		jsid(e, m, nx->marks[i].domain);
+		fprintf(o, ",\"count\":%" PRIu64 "}", nx->marks[i].count);
+	}
+	fputs("],\n", o);
+	return 0;
+}
+
+static int write_json(struct exp *e, struct gp_model *m, const struct gp_nvtx *nx,
+		      int filtered)
 {
 	FILE *o = e->out;
 	uint32_t *ord;
@@ -250,7 +295,10 @@ static int write_json(struct exp *e, struct gp_model *m)
 			a->errors, a->threads, a->total / a->count, a->med, a->min, a->max);
 	}
 	free(ord);
-	fprintf(o, "],\n\"streams\":%" PRIu64 ", \"api_threads\":%" PRIu64 ", \"span_ns\":%"
+	fputs("],\n", o);
+	if (json_nvtx(e, m, nx, filtered))
+		return -1;
+	fprintf(o, "\"streams\":%" PRIu64 ", \"api_threads\":%" PRIu64 ", \"span_ns\":%"
 		PRIu64 ", \"first_ns\":%" PRIu64 ", \"last_ns\":%" PRIu64 "}\n",
 		m->streams, m->api_threads, m->last_end - m->first_start, m->first_start,
 		m->last_end);
@@ -284,7 +332,10 @@ static int csv_act(void *ctx, struct gp_model *m, const struct gp_act *a)
 	fputc(',', o);
 	if (a->kind == GP_ACT_MEMCPY)
 		fputs(gp_model_copy_kind(a->copy_kind, kb, sizeof(kb)), o);
-	fprintf(o, ",%u,%" PRIu64 ",%u\n", a->graph_id, a->graph_node, m->procs[a->proc].pid);
+	fprintf(o, ",%u,%" PRIu64 ",%u,", a->graph_id, a->graph_node, m->procs[a->proc].pid);
+	if (a->nvtx)
+		cstr(e, gp_model_str(m, a->nvtx), gp_strtab_len(&m->strs, a->nvtx));
+	fputc('\n', o);
 	return ferror(o) ? -1 : 0;
 }
 
@@ -434,6 +485,33 @@ static int chrome_api(void *ctx, struct gp_model *m, const struct gp_api_call *c
 	return ferror(o) ? -1 : 0;
 }
 
+/* NVTX ranges as complete events on the thread that opened them. */
+static int chrome_nvtx(struct exp *e, struct gp_model *m, const struct gp_nvtx *nx)
+{
+	FILE *o = e->out;
+	size_t i;
+
+	for (i = 0; i < nx->nranges; i++) {
+		const struct gp_nvtx_range *r = &nx->ranges[i];
+		const struct gp_nvtx_key *k = &nx->keys[r->key];
+
+		if (chrome_proc(e, m, r->proc))
+			return -1;
+		event_sep(e);
+		fputs("{\"name\":", o);
+		jsid(e, m, k->name);
+		fprintf(o, ",\"cat\":\"nvtx\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":",
+			e->chrome_pid[r->proc], r->tid);
+		us(o, r->start);
+		fputs(",\"dur\":", o);
+		us(o, r->end - r->start);
+		fputs(",\"args\":{\"domain\":", o);
+		jsid(e, m, k->domain);
+		fprintf(o, ",\"unterminated\":%s}}", r->flags ? "true" : "false");
+	}
+	return ferror(o) ? -1 : 0;
+}
+
 static int parse_format(const char *s)
 {
 	if (!strcmp(s, "json"))
@@ -468,16 +546,29 @@ int cmd_export(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
+		GP_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *outpath = NULL;
 	struct gp_model m;
+	struct gp_nvtx nx;
+	struct gp_filter flt;
 	struct exp e;
+	char ferr[512];
 	int c, fmt = FMT_NONE, rc = GP_EXIT_OK, failed;
 
 	opterr = 0;
 	optind = 0;
+	gp_filter_init(&flt);
 	while ((c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
+		switch (gp_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
+		case 1:
+			continue;
+		case -1:
+			fprintf(stderr, "gpuprof export: %s\n", ferr);
+			gp_filter_free(&flt);
+			return GP_EXIT_USAGE;
+		}
 		switch (c) {
 		case 'f':
 			fmt = parse_format(optarg);
@@ -492,8 +583,10 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'h':
 			help(stdout);
+			gp_filter_free(&flt);
 			return GP_EXIT_OK;
 		default:
+			gp_filter_free(&flt);
 			if (optopt == 'f' || optopt == 'o')
 				fprintf(stderr, "gpuprof export: option -%c needs a value\n", optopt);
 			else if (optopt)
@@ -504,17 +597,16 @@ int cmd_export(int argc, char **argv)
 			return GP_EXIT_USAGE;
 		}
 	}
-	if (fmt == FMT_NONE) {
-		fputs("gpuprof export: --format json|csv|chrome is required\n"
-		      "Try 'gpuprof export --help'.\n", stderr);
+	if (fmt == FMT_NONE || optind >= argc) {
+		gp_filter_free(&flt);
+		fputs(fmt == FMT_NONE ? "gpuprof export: --format json|csv|chrome is required\n" :
+		      "gpuprof export: no trace file given\n", stderr);
+		fputs("Try 'gpuprof export --help'.\n", stderr);
 		return GP_EXIT_USAGE;
 	}
-	if (optind >= argc) {
-		fputs("gpuprof export: no trace file given\n"
-		      "Try 'gpuprof export --help'.\n", stderr);
-		return GP_EXIT_USAGE;
-	}
+	gp_nvtx_init(&nx);
 	if (gp_model_init(&m)) {
+		gp_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);
 		return GP_EXIT_FAIL;
 	}
@@ -526,6 +618,7 @@ int cmd_export(int argc, char **argv)
 		if (!e.out) {
 			fprintf(stderr, "gpuprof: %s: cannot create: %s\n", outpath, strerror(errno));
 			gp_model_free(&m);
+			gp_filter_free(&flt);
 			return GP_EXIT_FAIL;
 		}
 	} else {
@@ -536,16 +629,18 @@ int cmd_export(int argc, char **argv)
 	if (fmt == FMT_CSV) {
 		m.hooks.act = csv_act;
 		fputs("kind,name,start_ns,end_ns,duration_ns,device,context,stream,"
-		      "correlation,bytes,copy_kind,graph_id,graph_node,pid\n", e.out);
+		      "correlation,bytes,copy_kind,graph_id,graph_node,pid,nvtx\n", e.out);
 	} else if (fmt == FMT_CHROME) {
 		m.hooks.act = chrome_act;
 		m.hooks.api = chrome_api;
 		fputs("{\"traceEvents\":[", e.out);
 	}
-	failed = gp_load_traces(&m, argv + optind, argc - optind);
+	failed = gp_filter_load(&flt, &nx, &m, argv + optind, argc - optind);
+	if (!failed && fmt == FMT_CHROME && chrome_nvtx(&e, &m, &nx))
+		failed = 1;
 	if (!failed && fmt == FMT_CHROME)
 		fputs("\n],\"displayTimeUnit\":\"ns\"}\n", e.out);
-	if (!failed && fmt == FMT_JSON && write_json(&e, &m)) {
+	if (!failed && fmt == FMT_JSON && write_json(&e, &m, &nx, gp_filter_active(&flt))) {
 		fputs("gpuprof: out of memory\n", stderr);
 		failed = 1;
 	}
@@ -561,5 +656,7 @@ int cmd_export(int argc, char **argv)
 	free(e.proc_seen);
 	free(e.chrome_pid);
 	gp_model_free(&m);
+	gp_nvtx_free(&nx);
+	gp_filter_free(&flt);
 	return rc;
 }

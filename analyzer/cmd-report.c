@@ -2,7 +2,7 @@
  * "gpuprof report": human-readable report of one or more traces: a header
  * (program, GPUs, span, busy time, record and loss counts, warnings), the
  * Warp-style CUDA timeline, activity and device summaries, then kernel,
- * memory and CUDA API tables.  Runs offline only.
+ * NVTX range, memory and CUDA API tables.  Runs offline only.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -11,8 +11,10 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "filter.h"
 #include "load.h"
 #include "model.h"
+#include "nvtx.h"
 #include "table.h"
 #include "util.h"
 
@@ -25,6 +27,7 @@ struct opts {
 	int timeline;              /* -1: when short, 0: never, 1: always */
 	long top;                  /* 0: all rows */
 	int full_names;
+	int tree;                  /* --tree */
 };
 
 static void help(FILE *f)
@@ -38,7 +41,11 @@ static void help(FILE *f)
 	      "  --no-timeline   never print the timeline\n"
 	      "  --top N         rows in the kernel and API tables (default 20, 0: all)\n"
 	      "  --full-names    do not shorten long kernel names\n"
+	      "  --tree          print the NVTX range tree: ranges, nested ranges and\n"
+	      "                  the kernels and copies launched in them\n"
+	      GP_FILTER_HELP
 	      "  -h, --help      show this help\n\n"
+	      "Filters apply to the GPU activities of every table, not to API calls.\n\n"
 	      "Exit status: 0 when a report was printed (even of a damaged trace,\n"
 	      "with a warning), 1 when a file cannot be read, 2 on bad usage.\n", f);
 }
@@ -75,7 +82,8 @@ static void print_files(const struct gp_model *m, FILE *out)
 		char sz[32];
 
 		field(out, i == 0 ? (m->nfiles > 1 ? "Files:" : "File:") : "");
-		fprintf(out, "%s (%s, %u chunk%s)\n", f->path,
+		gp_fmt_put(out, f->path);
+		fprintf(out, " (%s, %u chunk%s)\n",
 			gp_fmt_bytes(sz, sizeof(sz), (double)f->info.file_size),
 			f->info.chunks, f->info.chunks == 1 ? "" : "s");
 	}
@@ -94,11 +102,15 @@ static void print_procs(const struct gp_model *m, FILE *out)
 			fputs(" (no process record)\n", out);
 			continue;
 		}
-		if (p->host)
-			fprintf(out, " on %s", gp_model_str(m, p->host));
+		if (p->host) {
+			fputs(" on ", out);
+			gp_fmt_put(out, gp_model_str(m, p->host));
+		}
 		if (p->rank != GP_NO_RANK)
 			fprintf(out, ", rank %u", p->rank);
-		fprintf(out, ": %s\n", p->cmdline ? gp_model_str(m, p->cmdline) : "?");
+		fputs(": ", out);
+		gp_fmt_put(out, p->cmdline ? gp_model_str(m, p->cmdline) : "?");
+		fputc('\n', out);
 	}
 }
 
@@ -115,8 +127,8 @@ static void print_gpus(const struct gp_model *m, FILE *out)
 		field(out, shown++ == 0 ? "GPU:" : "");
 		fprintf(out, "cuda:%u  ", d->id);
 		if (d->described) {
-			fprintf(out, "%s, cc %u.%u, %u SMs, %s, GPU-%02x%02x%02x%02x",
-				d->name ? gp_model_str(m, d->name) : "unnamed",
+			gp_fmt_put(out, d->name ? gp_model_str(m, d->name) : "unnamed");
+			fprintf(out, ", cc %u.%u, %u SMs, %s, GPU-%02x%02x%02x%02x",
 				d->cc_major, d->cc_minor, d->sm_count,
 				gp_fmt_bytes(mem, sizeof(mem), (double)d->global_mem),
 				d->uuid[0], d->uuid[1], d->uuid[2], d->uuid[3]);
@@ -231,6 +243,20 @@ static void print_counts(const struct gp_model *m, FILE *out)
 		sep = ", ";
 	}
 	fputs(strcmp(sep, ", ") == 0 ? ")\n" : "\n", out);
+	/* Say what would have avoided the losses, as the recorder's knobs allow. */
+	if (m->lost[GP_LOST_CUPTI_DROPPED] || m->lost[GP_LOST_NO_BUFFER]) {
+		field(out, "");
+		fputs(m->lost[GP_LOST_CUPTI_DROPPED] ?
+		      "CUPTI ran out of activity buffers: record again with a larger "
+		      "GPUPROF_BUFFER_KIB\n" :
+		      "CUPTI buffers could not be allocated: free memory or use a smaller "
+		      "GPUPROF_BUFFER_KIB\n", out);
+	}
+	if (m->lost[GP_LOST_RING_FULL]) {
+		field(out, "");
+		fputs("the writer fell behind: record again with a larger GPUPROF_RING_CHUNKS, "
+		      "or less (--trace)\n", out);
+	}
 }
 
 static void print_config(const struct gp_model *m, FILE *out)
@@ -278,7 +304,8 @@ static int print_header(const struct gp_model *m, FILE *out)
 	for (p = w.p; p && *p; p = nl + 1) {
 		nl = strchr(p, '\n');
 		field(out, first ? "Warnings:" : "");
-		fprintf(out, "%.*s\n", (int)(nl - p), p);
+		fwrite(p, 1, (size_t)(nl - p), out);
+		fputc('\n', out);
 		first = 0;
 	}
 	gp_buf_free(&w);
@@ -333,15 +360,20 @@ static const char *label_text(const struct gp_model *m, const struct opts *o,
 }
 
 static void print_timeline(const struct gp_model *m, const struct opts *o,
-			   const struct warp_cols *c, FILE *out)
+			   const struct warp_cols *c, int nvtx, FILE *out)
 {
 	struct gp_table t;
-	char tb[48], lb[4 * NAME_WIDTH + 8];
-	const char *cells[3];
+	char tb[48], lb[4 * NAME_WIDTH + 8], nb[4 * NAME_WIDTH + 8];
+	const char *cells[4];
 	size_t i;
 
 	fputs("CUDA timeline:\n", out);
 	warp_table(&t, c, "Time", "Device", "Activity", 0);
+	if (nvtx) {
+		/* The innermost NVTX range each activity was launched in. */
+		t.ncols = 4;
+		gp_table_col(&t, 3, "NVTX", 0, 0);
+	}
 	gp_table_print_head(&t, out);
 	for (i = 0; i < m->nrows; i++) {
 		const struct gp_row *r = &m->rows[i];
@@ -349,6 +381,7 @@ static void print_timeline(const struct gp_model *m, const struct opts *o,
 		cells[0] = warp_ms(tb, sizeof(tb), r->dur);
 		cells[1] = gp_model_str(m, m->devrows[r->devrow].label);
 		cells[2] = label_text(m, o, r->label, lb, sizeof(lb));
+		cells[3] = r->nvtx ? name_cut(o, nb, sizeof(nb), gp_model_str(m, r->nvtx)) : "-";
 		gp_table_print_row(&t, out, cells);
 	}
 	gp_table_free(&t);
@@ -617,18 +650,32 @@ int cmd_report(int argc, char **argv)
 		{ "no-timeline", no_argument, NULL, 'T' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "full-names", no_argument, NULL, 'f' },
+		{ "tree", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
+		GP_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { -1, DEFAULT_TOP, 0 };
+	struct opts o = { -1, DEFAULT_TOP, 0, 0 };
 	struct gp_model m;
+	struct gp_nvtx nx;
+	struct gp_filter flt;
 	struct warp_cols wc;
 	FILE *out = stdout;
+	char ferr[512];
 	int c, rc = GP_EXIT_OK;
 
 	opterr = 0;
 	optind = 0;
+	gp_filter_init(&flt);
 	while ((c = getopt_long(argc, argv, "hn:", longopts, NULL)) != -1) {
+		switch (gp_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
+		case 1:
+			continue;
+		case -1:
+			fprintf(stderr, "gpuprof report: %s\n", ferr);
+			gp_filter_free(&flt);
+			return GP_EXIT_USAGE;
+		}
 		switch (c) {
 		case 't':
 			o.timeline = 1;
@@ -646,10 +693,15 @@ int cmd_report(int argc, char **argv)
 		case 'f':
 			o.full_names = 1;
 			break;
+		case 'R':
+			o.tree = 1;
+			break;
 		case 'h':
 			help(stdout);
+			gp_filter_free(&flt);
 			return GP_EXIT_OK;
 		default:
+			gp_filter_free(&flt);
 			if (optopt == 'n')
 				fputs("gpuprof report: --top needs a value\n", stderr);
 			else if (optopt)
@@ -661,27 +713,36 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
+		gp_filter_free(&flt);
 		fputs("gpuprof report: no trace file given\n"
 		      "Try 'gpuprof report --help'.\n", stderr);
 		return GP_EXIT_USAGE;
 	}
+	gp_nvtx_init(&nx);
 	if (gp_model_init(&m)) {
+		gp_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);
 		return GP_EXIT_FAIL;
 	}
 	/* Keep one row more than an automatic timeline may show, to know. */
 	m.keep_rows = o.timeline == 1 ? SIZE_MAX : o.timeline == 0 ? 0 : AUTO_TIMELINE_MAX + 1;
-	if (gp_load_traces(&m, argv + optind, argc - optind)) {
-		gp_model_free(&m);
-		return GP_EXIT_FAIL;
+	if (gp_filter_load(&flt, &nx, &m, argv + optind, argc - optind)) {
+		rc = GP_EXIT_FAIL;
+		goto out;
 	}
 	if (print_header(&m, out))
 		goto oom;
+	if (gp_filter_active(&flt)) {
+		field(out, "Filters:");
+		gp_fmt_put(out, flt.desc.p);
+		fprintf(out, ": kept %" PRIu64 " of %" PRIu64 " GPU activities\n", flt.kept,
+			flt.seen);
+	}
 	warp_widths(&m, &o, &wc);
 	if (o.timeline == 1 || (o.timeline == -1 && m.rows_seen > 0 &&
 				m.rows_seen <= AUTO_TIMELINE_MAX)) {
 		fputc('\n', out);
-		print_timeline(&m, &o, &wc, out);
+		print_timeline(&m, &o, &wc, nx.nranges > 0, out);
 	}
 	fputc('\n', out);
 	if (print_summaries(&m, &o, &wc, out))
@@ -689,16 +750,30 @@ int cmd_report(int argc, char **argv)
 	fputc('\n', out);
 	if (print_kernels(&m, &o, out))
 		goto oom;
+	if (nx.nkeys || nx.nmarks) {
+		fputc('\n', out);
+		if (gp_nvtx_print_table(&nx, &m, gp_filter_active(&flt),
+					o.full_names ? 0 : NAME_WIDTH, out))
+			goto oom;
+	}
+	if (o.tree) {
+		fputc('\n', out);
+		if (gp_nvtx_print_tree(&nx, &m, o.full_names ? 0 : NAME_WIDTH, out))
+			goto oom;
+	}
 	fputc('\n', out);
 	if (print_memory(&m, out))
 		goto oom;
 	fputc('\n', out);
 	if (print_api(&m, &o, out))
 		goto oom;
-	gp_model_free(&m);
-	return rc;
+	goto out;
 oom:
-	gp_model_free(&m);
 	fputs("gpuprof: out of memory\n", stderr);
-	return GP_EXIT_FAIL;
+	rc = GP_EXIT_FAIL;
+out:
+	gp_model_free(&m);
+	gp_nvtx_free(&nx);
+	gp_filter_free(&flt);
+	return rc;
 }

@@ -32,8 +32,9 @@ struct fctx {
 	int have_last_dev;
 	uint64_t last_stream_a, last_stream_b;
 	int have_last_stream;
-	uint64_t api_cache[API_CACHE][2]; /* (name, tid) pairs already counted */
+	uint64_t api_cache[API_CACHE][2]; /* (astat + 1, tid) pairs already counted */
 	uint32_t unknown_str;
+	uint32_t nvtx;             /* the keep hook's nvtx for the activity being added */
 };
 
 static const char *const copy_names[] = {
@@ -88,6 +89,7 @@ void gp_model_free(struct gp_model *m)
 	gp_map_free(&m->gnode_set);
 	free(m->astats);
 	free(m->str2a);
+	gp_map_free(&m->api_names);
 	gp_map_free(&m->api_tids);
 	free(m->bigs);
 	gp_map_free(&m->stream_set);
@@ -241,6 +243,32 @@ static void describe(struct fctx *f, struct gp_device *d, const struct gp_rec_de
 	d->described = 1;
 }
 
+/*
+ * Fold placeholder device `from` (activities seen before the device was
+ * described) into `to`, the same GPU already known from another process.
+ */
+static int merge_device(struct gp_model *m, uint32_t from, uint32_t to)
+{
+	struct gp_device *a = &m->devs[from], *b = &m->devs[to];
+	size_t i;
+
+	if (a->nspans) {
+		if (gp_util_grow(&b->spans, &b->capspans, b->nspans + a->nspans, sizeof(*b->spans)))
+			return -1;
+		memcpy(b->spans + b->nspans, a->spans, a->nspans * sizeof(*a->spans));
+		b->nspans += a->nspans;
+	}
+	for (i = 0; i < m->nbigs; i++)
+		if (m->bigs[i].dev == from)
+			m->bigs[i].dev = to;
+	free(a->spans);
+	a->spans = NULL;
+	a->nspans = a->capspans = 0;
+	a->count = a->total = 0;
+	a->dead = 1;
+	return 0;
+}
+
 static int on_device(struct fctx *f, const struct gp_rec_device *r)
 {
 	struct gp_model *m = f->m;
@@ -264,8 +292,9 @@ static int on_device(struct fctx *f, const struct gp_rec_device *r)
 		struct gp_devrow *dr = &m->devrows[*slot - 1];
 		struct gp_device *cur = &m->devs[dr->dev];
 
-		if (g != UINT32_MAX && g != dr->dev && !cur->described && cur->nspans == 0) {
-			cur->dead = 1;
+		if (g != UINT32_MAX && g != dr->dev && !cur->described) {
+			if (merge_device(m, dr->dev, g))
+				return nomem(f);
 			dr->dev = g;
 		} else if (g == UINT32_MAX || g == dr->dev || !cur->described) {
 			describe(f, cur, r);
@@ -334,18 +363,10 @@ static int add_activity(struct fctx *f, struct gp_act *a, uint32_t key)
 	uint64_t dur = a->end - a->start;
 	struct gp_span *s;
 
+	/* Label, device and process totals are summed up in gp_model_finish(). */
 	m->counts[a->kind]++;
-	m->labels[a->label].count++;
-	m->labels[a->label].total += dur;
 	dr->count++;
 	dr->total += dur;
-	d->count++;
-	d->total += dur;
-	m->procs[f->proc].activities++;
-	if (a->start < m->first_start)
-		m->first_start = a->start;
-	if (a->end > m->last_end)
-		m->last_end = a->end;
 
 	if (d->nspans == d->capspans &&
 	    gp_util_grow(&d->spans, &d->capspans, d->nspans + 1, sizeof(*d->spans)))
@@ -386,9 +407,11 @@ static int add_activity(struct fctx *f, struct gp_act *a, uint32_t key)
 		r->label = a->label;
 		r->devrow = a->devrow;
 		r->order = m->nrows++;
+		r->nvtx = f->nvtx;
 	}
 	a->dev = dr->dev;
 	a->proc = f->proc;
+	a->nvtx = f->nvtx;
 	if (m->hooks.act && m->hooks.act(m->hooks.ctx, m, a)) {
 		snprintf(m->err, sizeof(m->err), "%s: stopped by an output error",
 			 m->files[f->file].path);
@@ -631,10 +654,57 @@ static int on_graph(struct fctx *f, const struct gp_rec_graph *g)
 	return add_activity(f, &a, GP_KEY_NONE);
 }
 
+/*
+ * Length of an API function name without the version suffix CUPTI's
+ * callback names carry ("cudaLaunchKernel_v7000"), as nsys shows them.
+ * Driver symbols that really end in "_v2" keep it: the suffix stripped
+ * has at least four digits.
+ */
+static size_t api_name_len(const char *s, size_t len)
+{
+	size_t i = len;
+
+	while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+		i--;
+	if (len - i >= 4 && i >= 3 && s[i - 1] == 'v' && s[i - 2] == '_')
+		return i - 2;
+	return len;
+}
+
+/* Statistics index for API name string id name, created on first use. */
+static int api_stat(struct fctx *f, uint32_t name, uint32_t *out)
+{
+	struct gp_model *m = f->m;
+	const char *raw = gp_model_str(m, name);
+	size_t len = gp_strtab_len(&m->strs, name), keep = api_name_len(raw, len);
+	uint32_t sid = keep == len ? name : gp_strtab_intern(&m->strs, raw, keep), *slot;
+	int r;
+
+	if (sid == GP_STR_NOMEM)
+		return -1;
+	r = gp_map_insert(&m->api_names, sid, 0, &slot);
+	if (r < 0)
+		return -1;
+	if (r == 1) {
+		struct gp_astat *as;
+
+		if (m->nastats >= UINT32_MAX - 1 ||
+		    gp_util_grow(&m->astats, &m->capastats, m->nastats + 1, sizeof(*m->astats)))
+			return -1;
+		as = &m->astats[m->nastats];
+		memset(as, 0, sizeof(*as));
+		as->name = sid;
+		as->min = UINT64_MAX;
+		*slot = (uint32_t)m->nastats++;
+	}
+	*out = *slot;
+	return 0;
+}
+
 static int on_api(struct fctx *f, const struct gp_rec_api *r)
 {
 	struct gp_model *m = f->m;
-	uint32_t name = fstr(f, r->name), ai;
+	uint32_t name = fstr(f, r->name), si;
 	struct gp_astat *as;
 	uint64_t end = r->end >= r->start ? r->end : r->start, dur = end - r->start;
 	uint64_t tidkey = (uint64_t)f->proc << 32 | r->tid;
@@ -650,17 +720,12 @@ static int on_api(struct fctx *f, const struct gp_rec_api *r)
 				return nomem(f);
 			memset(m->str2a + old, 0, (m->capstr2a - old) * sizeof(*m->str2a));
 		}
-		if (m->nastats >= UINT32_MAX - 1 ||
-		    gp_util_grow(&m->astats, &m->capastats, m->nastats + 1, sizeof(*m->astats)))
+		if (api_stat(f, name, &si))
 			return nomem(f);
-		as = &m->astats[m->nastats];
-		memset(as, 0, sizeof(*as));
-		as->name = name;
-		as->min = UINT64_MAX;
-		m->str2a[name] = (uint32_t)++m->nastats;
+		m->str2a[name] = si + 1;
 	}
-	ai = m->str2a[name] - 1;
-	as = &m->astats[ai];
+	si = m->str2a[name] - 1;
+	as = &m->astats[si];
 	as->count++;
 	as->total += dur;
 	if (dur < as->min)
@@ -673,19 +738,19 @@ static int on_api(struct fctx *f, const struct gp_rec_api *r)
 	m->api_total += dur;
 	m->procs[f->proc].api_calls++;
 
-	if (push_dur(m, &as->durs, r->start, dur, GP_BIG_API, ai))
+	if (push_dur(m, &as->durs, r->start, dur, GP_BIG_API, si))
 		return nomem(f);
 
 	/* Threads per function: a small cache spares most hash lookups. */
-	ci = (name * 31u + r->tid * 17u) % API_CACHE;
-	if (f->api_cache[ci][0] != name || f->api_cache[ci][1] != tidkey) {
+	ci = (si * 31u + r->tid * 17u) % API_CACHE;
+	if (f->api_cache[ci][0] != si + 1 || f->api_cache[ci][1] != tidkey) {
 		uint32_t *slot;
-		int ins = gp_map_insert(&m->api_tids, name, tidkey, &slot);
+		int ins = gp_map_insert(&m->api_tids, si, tidkey, &slot);
 
 		if (ins < 0)
 			return nomem(f);
 		as->threads += (uint64_t)ins;
-		f->api_cache[ci][0] = name;
+		f->api_cache[ci][0] = si + 1;
 		f->api_cache[ci][1] = tidkey;
 	}
 
@@ -696,7 +761,7 @@ static int on_api(struct fctx *f, const struct gp_rec_api *r)
 		c.end = end;
 		c.proc = f->proc;
 		c.tid = r->tid;
-		c.name = name;
+		c.name = as->name;
 		c.correlation = r->correlation;
 		c.cbid = r->cbid;
 		c.domain = r->domain;
@@ -726,11 +791,94 @@ static void on_process(struct fctx *f, const struct gp_rec_process *r)
 	p->has_process = 1;
 }
 
+/*
+ * Ask the keep hook about the activity in rec before anything counts it.
+ * Returns 1 keep, 0 dropped, -1 stop.
+ */
+static int keep_act(struct fctx *f, const struct gp_rec *rec)
+{
+	struct gp_model *m = f->m;
+	struct gp_act a;
+	int r;
+
+	memset(&a, 0, sizeof(a));
+	a.proc = f->proc;
+	switch (rec->type) {
+	case GP_REC_KERNEL: {
+		const struct gp_rec_kernel *k = (const void *)rec;
+
+		a.kind = GP_ACT_KERNEL;
+		times(&a, k->start, k->end);
+		a.name = fstr(f, k->name);
+		if (a.name == GP_STR_NONE)
+			a.name = f->unknown_str;
+		a.device_id = k->device;
+		a.context = k->context;
+		a.stream = k->stream;
+		a.correlation = k->correlation;
+		a.graph_id = k->graph_id;
+		a.graph_node = k->graph_node;
+		break;
+	}
+	case GP_REC_MEMCPY: {
+		const struct gp_rec_memcpy *c = (const void *)rec;
+
+		a.kind = GP_ACT_MEMCPY;
+		times(&a, c->start, c->end);
+		a.bytes = c->bytes;
+		a.copy_kind = c->copy_kind;
+		a.device_id = c->device;
+		a.context = c->context;
+		a.stream = c->stream;
+		a.correlation = c->correlation;
+		a.graph_id = c->graph_id;
+		a.graph_node = c->graph_node;
+		break;
+	}
+	case GP_REC_MEMSET: {
+		const struct gp_rec_memset *c = (const void *)rec;
+
+		a.kind = GP_ACT_MEMSET;
+		times(&a, c->start, c->end);
+		a.bytes = c->bytes;
+		a.device_id = c->device;
+		a.context = c->context;
+		a.stream = c->stream;
+		a.correlation = c->correlation;
+		a.graph_id = c->graph_id;
+		a.graph_node = c->graph_node;
+		break;
+	}
+	default: {
+		const struct gp_rec_graph *g = (const void *)rec;
+
+		a.kind = GP_ACT_GRAPH;
+		times(&a, g->start, g->end);
+		a.device_id = g->device;
+		a.context = g->context;
+		a.stream = g->stream;
+		a.correlation = g->correlation;
+		a.graph_id = g->graph_id;
+		break;
+	}
+	}
+	r = m->keep(m->keep_ctx, m, &a);
+	if (r < 0) {
+		snprintf(m->err, sizeof(m->err), "%s: out of memory", m->files[f->file].path);
+		return -1;
+	}
+	if (!r)
+		m->dropped++;
+	f->nvtx = a.nvtx;
+	return r;
+}
+
 static int on_record(void *ctx, const struct gp_rec *rec)
 {
 	struct fctx *f = ctx;
 	struct gp_model *m = f->m;
 	struct gp_proc *p = &m->procs[f->proc];
+	int keep;
 
 	if (!f->started) {
 		/* The header is known once records flow; the PROCESS record may not be. */
@@ -740,6 +888,9 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 		p->pid = h->pid;
 		p->clock_id = h->clock_id;
 	}
+	if (m->keep && rec->type >= GP_REC_KERNEL && rec->type <= GP_REC_GRAPH &&
+	    (keep = keep_act(f, rec)) <= 0)
+		return keep;
 	switch (rec->type) {
 	case GP_REC_STRING:
 		return on_string(f, (const void *)rec);
@@ -919,6 +1070,7 @@ static uint64_t big_dur(const struct gp_model *m, uint32_t dev, uint64_t start, 
 	return best;
 }
 
+/* Busy time of a device, and the span of all activities. */
 static void busy(struct gp_model *m, uint32_t di)
 {
 	struct gp_device *d = &m->devs[di];
@@ -940,6 +1092,52 @@ static void busy(struct gp_model *m, uint32_t di)
 		}
 	}
 	d->busy_ns = total + (ce - cs);
+	if (d->nspans) {
+		if (d->spans[0].start < m->first_start)
+			m->first_start = d->spans[0].start;
+		if (ce > m->last_end)
+			m->last_end = ce;
+	}
+}
+
+/* Totals per label, device and process, from the per-row counts. */
+static void sum_totals(struct gp_model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nlabels; i++)
+		m->labels[i].count = m->labels[i].total = 0;
+	for (i = 0; i < m->nkstats; i++) {
+		m->labels[m->kstats[i].label].count += m->kstats[i].count;
+		m->labels[m->kstats[i].label].total += m->kstats[i].total;
+	}
+	for (i = 0; i < GP_COPY_KIND_MAX; i++) {
+		if (!m->copy[i].label)
+			continue;
+		m->labels[m->copy[i].label - 1].count += m->copy[i].count;
+		m->labels[m->copy[i].label - 1].total += m->copy[i].total;
+	}
+	if (m->memset_st.label) {
+		m->labels[m->memset_st.label - 1].count += m->memset_st.count;
+		m->labels[m->memset_st.label - 1].total += m->memset_st.total;
+	}
+	for (i = 0; i < m->ngraphs; i++) {
+		if (!m->graphs[i].label)
+			continue;
+		m->labels[m->graphs[i].label - 1].count += m->graphs[i].launches;
+		m->labels[m->graphs[i].label - 1].total += m->graphs[i].total;
+	}
+	for (i = 0; i < m->ndevs; i++)
+		m->devs[i].count = m->devs[i].total = 0;
+	for (i = 0; i < m->nprocs; i++)
+		m->procs[i].activities = 0;
+	for (i = 0; i < m->ndevrows; i++) {
+		const struct gp_devrow *r = &m->devrows[i];
+
+		m->devs[r->dev].count += r->count;
+		m->devs[r->dev].total += r->total;
+		m->procs[r->proc].activities += r->count;
+	}
 }
 
 static int cmp_u64(const void *pa, const void *pb)
@@ -1025,6 +1223,7 @@ int gp_model_finish(struct gp_model *m)
 	if (m->finished)
 		return 0;
 	m->finished = 1;
+	sum_totals(m);
 	if (m->nbigs)
 		qsort(m->bigs, m->nbigs, sizeof(*m->bigs), cmp_big);
 	for (i = 0; i < m->ndevs; i++)

@@ -42,6 +42,7 @@ struct gp_act {
 	uint32_t name;             /* strtab id of the mangled kernel name, else 0 */
 	uint32_t device_id, context, stream, correlation, graph_id;
 	uint32_t copy_kind;
+	uint32_t nvtx;             /* strtab id of the innermost NVTX range's label, 0 none */
 };
 
 /* One API call, handed to hooks. */
@@ -94,7 +95,7 @@ struct gp_device {
 	struct gp_span *spans;
 	size_t nspans, capspans;
 	uint64_t busy_ns;          /* union of activity intervals */
-	uint64_t count, total;
+	uint64_t count, total;     /* summed up by gp_model_finish() */
 };
 
 /* A device as one process saw it: the rows of the device summary. */
@@ -121,7 +122,7 @@ struct gp_kstat {
 /* Per activity label: the CUDA activity summary. */
 struct gp_label {
 	uint32_t str;
-	uint64_t count, total;
+	uint64_t count, total;     /* summed up by gp_model_finish() */
 };
 
 struct gp_memstat {
@@ -137,7 +138,7 @@ struct gp_gstat {
 };
 
 struct gp_astat {
-	uint32_t name;
+	uint32_t name;             /* without CUPTI's "_v7000" version suffix */
 	uint64_t count, total, min, max, med, errors, threads;
 	struct gp_durs durs;
 };
@@ -151,12 +152,22 @@ struct gp_row {
 	uint64_t start, dur;
 	uint32_t label, devrow;    /* label index, devrow index */
 	uint64_t order;            /* arrival order, for a stable sort */
+	uint32_t nvtx;             /* as in struct gp_act */
 };
 
 struct gp_model {
 	struct gp_strtab strs;
 	struct gp_hooks hooks;
 	size_t keep_rows;          /* rows to keep for a timeline; 0 none */
+	/*
+	 * Optional filter, asked before a GPU activity counts anywhere, with
+	 * kind, proc, start, end, name, bytes, copy_kind, device_id, context,
+	 * stream, correlation, graph_id and graph_node set; it may set nvtx.
+	 * Returns 1 to keep, 0 to drop (counted in dropped), -1 to stop.
+	 */
+	int (*keep)(void *ctx, struct gp_model *m, struct gp_act *a);
+	void *keep_ctx;
+	uint64_t dropped;
 
 	struct gp_file *files;
 	size_t nfiles, capfiles;
@@ -188,7 +199,8 @@ struct gp_model {
 	size_t nastats, capastats;
 	uint32_t *str2a;           /* strtab id -> astat index + 1 */
 	size_t capstr2a;
-	struct gp_map api_tids;    /* (name, proc << 32 | tid) */
+	struct gp_map api_names;   /* display name strtab id -> astat index */
+	struct gp_map api_tids;    /* (astat index, proc << 32 | tid) */
 	struct gp_bigdur *bigs;    /* activities and API calls too long for a u32 */
 	size_t nbigs, capbigs;
 

@@ -216,7 +216,7 @@ static int check_header(struct rd *r)
 		     (unsigned)h->version, (unsigned)h->min_reader);
 		return GP_READ_EFORMAT;
 	}
-	if (h->header_size < sizeof(*h) || h->header_size % 8) {
+	if (h->header_size < sizeof(*h)) {
 		fail(r, 12, "bad header size %u", (unsigned)h->header_size);
 		return GP_READ_EFORMAT;
 	}

@@ -101,7 +101,7 @@ static void row(const struct gp_table *t, FILE *f, const char *const *cells, int
 
 		if (t->right[c] && !header)
 			pad(f, gap);
-		fputs(s, f);
+		gp_fmt_put(f, s);
 		if (!last && (!t->right[c] || header))
 			pad(f, gap);
 		if (!last)

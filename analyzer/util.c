@@ -189,6 +189,20 @@ const char *gp_fmt_bytes(char *buf, size_t n, double bytes)
 	return buf;
 }
 
+void gp_fmt_put(FILE *f, const char *s)
+{
+	const char *run = s;
+
+	for (; *s; s++) {
+		if ((unsigned char)*s >= 0x20 && *s != 0x7f)
+			continue;
+		fwrite(run, 1, (size_t)(s - run), f);
+		fputc('?', f);
+		run = s + 1;
+	}
+	fwrite(run, 1, (size_t)(s - run), f);
+}
+
 size_t gp_fmt_width(const char *s)
 {
 	size_t w = 0;

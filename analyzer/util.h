@@ -61,6 +61,12 @@ const char *gp_fmt_time(char *buf, size_t n, uint64_t ns);
 /* Byte counts for people: "512 B", "1.50 KiB", "3.25 GiB".  Returns buf. */
 const char *gp_fmt_bytes(char *buf, size_t n, double bytes);
 
+/*
+ * Write s for a terminal: control characters (a newline inside a command
+ * line, say) become '?' so that they cannot break the layout.
+ */
+void gp_fmt_put(FILE *f, const char *s);
+
 /* Terminal columns taken by a UTF-8 string (one per code point). */
 size_t gp_fmt_width(const char *s);
 

@@ -67,6 +67,9 @@ shopt -u nullglob
 if [ -f test/golden/run.sh ]; then
 	run_step "golden" bash test/golden/run.sh "$build"
 fi
+if [ -f test/golden/nvtx-checks.sh ]; then
+	run_step "golden nvtx" bash test/golden/nvtx-checks.sh "$build"
+fi
 
 # --- wrapper tests (no GPU, no recorder)
 if [ -f scripts/test-wrapper.sh ]; then

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "gpuprof/delta.h"
+
 #define DEFAULT_CHUNK (64u << 10)
 
 struct synth *synth_open(const char *path)
@@ -64,6 +66,10 @@ int synth_flush_chunk(struct synth *s)
 	write_header(s);
 	if (!s->nrec)
 		return s->err ? -1 : 0;
+	if (s->delta) {
+		gp_delta_apply(s->buf, s->len, 0);
+		s->next_flags |= GP_CHUNK_F_DELTA;
+	}
 	bound = ZSTD_compressBound(s->len);
 	comp = malloc(bound ? bound : 1);
 	if (!comp) {

@@ -27,6 +27,7 @@ struct synth {
 	size_t chunk_limit;        /* flush when a record would overflow this */
 	uint32_t next_lost;        /* 'lost' field of the next chunk header */
 	uint32_t next_flags;       /* extra flags of the next chunk header */
+	int delta;                 /* delta-code chunks as the recorder does */
 	uint64_t t_min, t_max;
 	uint64_t *chunk_off;       /* file offset of each chunk written */
 	size_t nchunks, capchunks;

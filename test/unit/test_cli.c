@@ -337,6 +337,36 @@ static void test_report_rules(const char *trace)
 	tap_end();
 }
 
+static void test_report_losses(void)
+{
+	char *out, *err, path[128];
+	struct synth *s;
+	int rc;
+
+	tap_begin("report states losses by cause and what avoids them");
+	snprintf(path, sizeof(path), "%s/lost.gpuprof", dir);
+	s = synth_open(path);
+	synth_kernel(s, synth_string(s, "k"), T0, T0 + 10, 0, 1, 0, 0);
+	synth_lost(s, GP_LOST_CUPTI_DROPPED, 7);
+	synth_lost(s, GP_LOST_RING_FULL, 3);
+	synth_lost(s, GP_LOST_NO_TIMESTAMP, 1);
+	synth_end(s, T0 + 100, 11);
+	synth_close(s, NULL, NULL);
+	rc = run(&out, &err, cmd_report, "report", path, NULL);
+	CHECK(rc == 0);
+	CHECKF(out && strstr(out, "Lost records: 11 (dropped by CUPTI: 7, recorder ring full: 3, "
+			     "no timestamp: 1)\n"), "%s", out ? out : "");
+	CHECK(out && strstr(out, "GPUPROF_BUFFER_KIB") && strstr(out, "GPUPROF_RING_CHUNKS"));
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_export, "export", "-f", "json", path, NULL);
+	CHECK(rc == 0 && out && strstr(out, "\"lost\":{\"total\":11,\"cupti_dropped\":7,"
+				       "\"ring_full\":3,\"no_timestamp\":1,"));
+	free(out);
+	free(err);
+	tap_end();
+}
+
 static void test_export(const char *trace)
 {
 	char *out, *err, path[128];
@@ -369,7 +399,7 @@ static void test_export(const char *trace)
 			      "correlation,bytes,copy_kind,graph_id,graph_node,pid\n", 60));
 	CHECK(out && strstr(out, "\nkernel,\"inc_loop(float*, int)\",1700000000001100000,"
 			    "1700000000001263840,163840,0,1,7,"));
-	CHECK(out && strstr(out, ",40000000,DtoH,0,0,1234\n"));
+	CHECK(out && strstr(out, ",40000000,DtoH,0,0,1234,"));
 	free(out);
 	free(err);
 
@@ -416,6 +446,7 @@ int main(void)
 	write_warp_trace(trace, 1);
 	test_report_warp(trace);
 	test_report_rules(trace);
+	test_report_losses();
 	test_export(trace);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

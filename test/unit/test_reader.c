@@ -126,7 +126,7 @@ static void write_every_type(struct synth *s, struct gp_buf *ref, int n)
 	}
 }
 
-static void test_round_trip(void)
+static void test_round_trip(int delta)
 {
 	struct gp_buf ref = { 0 }, got = { 0 };
 	struct gp_read_info info;
@@ -136,7 +136,8 @@ static void test_round_trip(void)
 	struct synth *s;
 	int rc, fd, i;
 
-	tap_begin("round trip of every record type");
+	tap_begin(delta ? "round trip of every record type, delta-coded chunks" :
+		  "round trip of every record type");
 	s = synth_open(NULL);
 	CHECK(s != NULL);
 	if (!s) {
@@ -144,6 +145,7 @@ static void test_round_trip(void)
 		return;
 	}
 	s->chunk_limit = 2000;     /* many chunks */
+	s->delta = delta;
 	write_every_type(s, &ref, 50);
 	CHECK(synth_close(s, &buf, &len) == 0);
 	rc = gp_reader_read_mem("mem", buf, len, collect, &got, &info, err, sizeof(err));
@@ -547,7 +549,8 @@ static void test_random_damage(void)
 int main(void)
 {
 	test_crc();
-	test_round_trip();
+	test_round_trip(0);
+	test_round_trip(1);
 	test_salvage();
 	test_bit_flips();
 	test_foreign();

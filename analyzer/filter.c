@@ -1,0 +1,264 @@
+/*
+ * Activity filters and filtered loading (see filter.h).  Runs offline only.
+ */
+#include "filter.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load.h"
+
+static const char *const kind_names[GP_ACT_KIND_COUNT] = {
+	[GP_ACT_KERNEL] = "kernel", [GP_ACT_MEMCPY] = "memcpy",
+	[GP_ACT_MEMSET] = "memset", [GP_ACT_GRAPH] = "graph",
+};
+
+void gp_filter_init(struct gp_filter *f)
+{
+	memset(f, 0, sizeof(*f));
+}
+
+void gp_filter_free(struct gp_filter *f)
+{
+	if (f->has_nvtx)
+		regfree(&f->nvtx_re);
+	if (f->has_kernel)
+		regfree(&f->kernel_re);
+	free(f->devices);
+	free(f->kmatch);
+	gp_buf_free(&f->desc);
+	memset(f, 0, sizeof(*f));
+}
+
+int gp_filter_active(const struct gp_filter *f)
+{
+	return f->has_nvtx || f->has_kernel || f->ndevices || f->kinds;
+}
+
+static int describe(struct gp_filter *f, const char *opt, const char *arg, int quote)
+{
+	return gp_buf_printf(&f->desc, "%s--%s %s%s%s", f->desc.len ? ", " : "", opt,
+			     quote ? "'" : "", arg, quote ? "'" : "");
+}
+
+static int set_regex(regex_t *re, int *has, const char *opt, const char *arg, char *err,
+		     size_t n)
+{
+	char why[256];
+	int rc;
+
+	if (*has) {
+		snprintf(err, n, "--%s given twice", opt);
+		return -1;
+	}
+	rc = regcomp(re, arg, REG_EXTENDED | REG_NOSUB);
+	if (rc) {
+		regerror(rc, re, why, sizeof(why));
+		regfree(re);
+		snprintf(err, n, "--%s: bad regular expression '%s': %s", opt, arg, why);
+		return -1;
+	}
+	*has = 1;
+	return 0;
+}
+
+/* Comma-separated items of arg, each passed to fn; empty items are errors. */
+static int each_item(const char *arg, int (*fn)(struct gp_filter *f, const char *item,
+						char *err, size_t n),
+		     struct gp_filter *f, const char *opt, char *err, size_t n)
+{
+	char item[64];
+	const char *p = arg, *c;
+
+	for (;;) {
+		size_t len;
+
+		c = strchr(p, ',');
+		len = c ? (size_t)(c - p) : strlen(p);
+		if (!len || len >= sizeof(item)) {
+			snprintf(err, n, "--%s: bad list '%s'", opt, arg);
+			return -1;
+		}
+		memcpy(item, p, len);
+		item[len] = '\0';
+		if (fn(f, item, err, n))
+			return -1;
+		if (!c)
+			return 0;
+		p = c + 1;
+	}
+}
+
+static int add_device(struct gp_filter *f, const char *item, char *err, size_t n)
+{
+	char *end;
+	unsigned long v = strtoul(item, &end, 10);
+
+	if (*end || item[0] == '-' || item[0] == '+' || v > UINT32_MAX) {
+		snprintf(err, n, "--device: '%s' is not a device number", item);
+		return -1;
+	}
+	if (gp_util_grow(&f->devices, &f->capdevices, f->ndevices + 1, sizeof(*f->devices))) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	f->devices[f->ndevices++] = (uint32_t)v;
+	return 0;
+}
+
+static int add_kind(struct gp_filter *f, const char *item, char *err, size_t n)
+{
+	int k;
+
+	for (k = 0; k < GP_ACT_KIND_COUNT; k++)
+		if (!strcmp(item, kind_names[k])) {
+			f->kinds |= 1u << k;
+			return 0;
+		}
+	snprintf(err, n, "--kind: unknown kind '%s' (kernel, memcpy, memset, graph)", item);
+	return -1;
+}
+
+int gp_filter_option(struct gp_filter *f, int opt, const char *arg, char *err, size_t n)
+{
+	int rc;
+
+	switch (opt) {
+	case GP_FILTER_OPT_NVTX:
+		rc = set_regex(&f->nvtx_re, &f->has_nvtx, "nvtx", arg, err, n);
+		if (!rc && describe(f, "nvtx", arg, 1))
+			goto oom;
+		return rc ? -1 : 1;
+	case GP_FILTER_OPT_KERNEL:
+		rc = set_regex(&f->kernel_re, &f->has_kernel, "kernel", arg, err, n);
+		if (!rc && describe(f, "kernel", arg, 1))
+			goto oom;
+		return rc ? -1 : 1;
+	case GP_FILTER_OPT_DEVICE:
+		if (each_item(arg, add_device, f, "device", err, n))
+			return -1;
+		return describe(f, "device", arg, 0) ? -1 : 1;
+	case GP_FILTER_OPT_KIND:
+		if (each_item(arg, add_kind, f, "kind", err, n))
+			return -1;
+		return describe(f, "kind", arg, 0) ? -1 : 1;
+	default:
+		return 0;
+	}
+oom:
+	snprintf(err, n, "out of memory");
+	return -1;
+}
+
+/* The verdict on a kernel name, computed once per distinct name. */
+static int kernel_kept(struct gp_filter *f, struct gp_model *m, uint32_t name)
+{
+	if (name >= f->capkmatch) {
+		size_t old = f->capkmatch;
+
+		if (gp_util_grow(&f->kmatch, &f->capkmatch, (size_t)name + 1, 1))
+			return -1;
+		memset(f->kmatch + old, 0, f->capkmatch - old);
+	}
+	if (!f->kmatch[name]) {
+		/* The short form too, so that '^ns::axpy' finds "void ns::axpy<float>(...)". */
+		int hit = regexec(&f->kernel_re, gp_strtab_full(&m->strs, name), 0, NULL, 0) == 0 ||
+			  regexec(&f->kernel_re, gp_strtab_short(&m->strs, name), 0, NULL, 0) == 0;
+
+		f->kmatch[name] = hit ? 1 : 2;
+	}
+	return f->kmatch[name] == 1;
+}
+
+static int range_matches(void *ctx, uint32_t range)
+{
+	struct gp_filter *f = ctx;
+
+	return f->nx->keys[f->nx->ranges[range].key].match != 0;
+}
+
+int gp_filter_keep(void *ctx, struct gp_model *m, struct gp_act *a)
+{
+	struct gp_filter *f = ctx;
+	struct gp_nvtx_attr at;
+	size_t i;
+	int k;
+
+	f->seen++;
+	if (f->kinds && !(f->kinds & (1u << a->kind)))
+		return 0;
+	if (f->ndevices) {
+		for (i = 0; i < f->ndevices && f->devices[i] != a->device_id; i++)
+			;
+		if (i == f->ndevices)
+			return 0;
+	}
+	if (f->has_kernel) {
+		if (a->kind != GP_ACT_KERNEL)
+			return 0;
+		k = kernel_kept(f, m, a->name);
+		if (k <= 0)
+			return k;
+	}
+	if (!f->nx) {
+		if (f->has_nvtx)
+			return 0;
+		f->kept++;
+		return 1;
+	}
+	at = gp_nvtx_attribute(f->nx, a);
+	if (f->has_nvtx && !gp_nvtx_walk(f->nx, &at, range_matches, f))
+		return 0;
+	a->nvtx = gp_nvtx_account(f->nx, a, &at);
+	if (a->nvtx == GP_STR_NOMEM)
+		return -1;
+	f->kept++;
+	return 1;
+}
+
+void gp_filter_bind(struct gp_filter *f, struct gp_nvtx *nx, struct gp_model *m)
+{
+	size_t i;
+
+	for (i = 0; i < nx->nkeys; i++) {
+		struct gp_nvtx_key *k = &nx->keys[i];
+
+		/* "name" or, in a domain, "domain:name" too. */
+		k->match = f->has_nvtx &&
+			   (regexec(&f->nvtx_re, gp_model_str(m, k->name), 0, NULL, 0) == 0 ||
+			    regexec(&f->nvtx_re, gp_model_str(m, k->label), 0, NULL, 0) == 0);
+	}
+	f->nx = nx;
+	m->keep = gp_filter_keep;
+	m->keep_ctx = f;
+}
+
+int gp_filter_load(struct gp_filter *f, struct gp_nvtx *nx, struct gp_model *m,
+		   char *const *paths, int n)
+{
+	struct gp_nvtx_src *src = calloc(n > 0 ? (size_t)n : 1, sizeof(*src));
+	size_t i;
+	int rc;
+
+	if (!src) {
+		fputs("gpuprof: out of memory\n", stderr);
+		return -1;
+	}
+	for (i = 0; i < (size_t)n; i++)
+		src[i].path = paths[i];
+	rc = gp_nvtx_scan(nx, m, src, (size_t)n);
+	free(src);
+	if (rc) {
+		fprintf(stderr, "gpuprof: %s\n", nx->err);
+		return -1;
+	}
+	gp_filter_bind(f, nx, m);
+	if (gp_load_traces(m, paths, n))
+		return -1;
+	if (gp_nvtx_finish(nx, m, gp_filter_active(f))) {
+		fputs("gpuprof: out of memory\n", stderr);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,85 @@
+/*
+ * Activity filters shared by "report" and "export" (--nvtx, --kernel,
+ * --device, --kind), and loading traces through them together with the
+ * NVTX index: a filtered-out activity counts nowhere, so every table and
+ * export sees the same subset.  CUDA API calls are never filtered.  Runs
+ * offline only.
+ */
+#ifndef GP_ANALYZER_FILTER_H
+#define GP_ANALYZER_FILTER_H
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "nvtx.h"
+#include "util.h"
+
+/* getopt_long values of the filter options, clear of any short option. */
+#define GP_FILTER_OPT_NVTX 0x1000
+#define GP_FILTER_OPT_KERNEL 0x1001
+#define GP_FILTER_OPT_DEVICE 0x1002
+#define GP_FILTER_OPT_KIND 0x1003
+
+/* Entries for a struct option array (needs <getopt.h>). */
+#define GP_FILTER_LONGOPTS                                                   \
+	{ "nvtx", required_argument, NULL, GP_FILTER_OPT_NVTX },             \
+	{ "kernel", required_argument, NULL, GP_FILTER_OPT_KERNEL },         \
+	{ "device", required_argument, NULL, GP_FILTER_OPT_DEVICE },         \
+	{ "kind", required_argument, NULL, GP_FILTER_OPT_KIND }
+
+/* Help lines of the filter options. */
+#define GP_FILTER_HELP                                                       \
+	"  --nvtx REGEX    keep GPU activities launched inside an NVTX range\n" \
+	"                  (at any depth) whose name matches REGEX\n"          \
+	"  --kernel REGEX  keep kernels whose demangled name matches REGEX\n"  \
+	"                  (other kinds are dropped)\n"                        \
+	"  --device N      keep activities of device N (repeat, or N,M,...)\n" \
+	"  --kind LIST     keep these kinds: kernel,memcpy,memset,graph\n"     \
+	"                  REGEX: POSIX extended, matched anywhere in the name\n"
+
+struct gp_filter {
+	regex_t nvtx_re, kernel_re;
+	int has_nvtx, has_kernel;
+	uint32_t kinds;            /* 1 << enum gp_act_kind; 0: every kind */
+	uint32_t *devices;
+	size_t ndevices, capdevices;
+	struct gp_buf desc;        /* "--nvtx 'step', --kind kernel" */
+	struct gp_nvtx *nx;        /* ranges to attribute to, NULL: none */
+	uint8_t *kmatch;           /* kernel name strtab id -> 0 unknown, 1 kept, 2 not */
+	size_t capkmatch;
+	uint64_t seen, kept;       /* GPU activities */
+};
+
+void gp_filter_init(struct gp_filter *f);
+void gp_filter_free(struct gp_filter *f);
+
+/*
+ * Apply one command-line option.  Returns 1 when opt is a filter option
+ * and arg is valid, 0 when opt is not a filter option, -1 when arg is
+ * invalid (err says why: "--nvtx: bad regex '(': ...").
+ */
+int gp_filter_option(struct gp_filter *f, int opt, const char *arg, char *err, size_t n);
+
+/* Non-zero when any filter option was given. */
+int gp_filter_active(const struct gp_filter *f);
+
+/*
+ * gp_load_traces() through the filters and NVTX attribution: scans the
+ * files for NVTX ranges into nx, reads them into m (dropping filtered
+ * activities), links nx's tree.  Returns 0, or -1 after printing why.
+ */
+int gp_filter_load(struct gp_filter *f, struct gp_nvtx *nx, struct gp_model *m,
+		   char *const *paths, int n);
+
+/*
+ * Attach f and nx (scanned, see gp_nvtx_scan()) to m before it reads the
+ * files: m's keep hook then filters and attributes each activity.
+ */
+void gp_filter_bind(struct gp_filter *f, struct gp_nvtx *nx, struct gp_model *m);
+
+/* The model's keep hook (ctx: the filter): 1 keep, 0 drop, -1 out of memory. */
+int gp_filter_keep(void *ctx, struct gp_model *m, struct gp_act *a);
+
+#endif

@@ -1,0 +1,985 @@
+/*
+ * NVTX ranges and the attribution of GPU activities to them (see nvtx.h).
+ * Runs offline only.
+ *
+ * Finding the ranges open at time t on a thread: the thread's ranges are
+ * sorted by start (ties: longer first), and each range links to the
+ * innermost range open when it started.  Every range open at t started no
+ * later than r, the last range to start at or before t, so it was open at
+ * r's start: it lies on r's parent chain, which lists exactly the ranges
+ * open at r's start, latest start first.  Walking that chain and keeping
+ * the ranges that end after t gives the open ranges, innermost first, even
+ * when start/end ranges overlap without nesting.  A binary search and a
+ * walk as deep as the nesting, per activity.
+ */
+#include "nvtx.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "table.h"
+
+#define SMAP_DENSE (1u << 22)
+#define CORR_DENSE (1u << 26)      /* larger correlation ids go to a hash */
+
+struct gnode_raw {
+	uint64_t node, nvtx;
+	uint32_t proc;
+};
+
+/* State of one file's scan. */
+struct scan {
+	struct gp_nvtx *nx;
+	struct gp_model *m;
+	uint32_t proc;             /* model process index */
+	int pass;                  /* 1: everything but API records, 2: API records */
+	int skip;                  /* the recorder traced no NVTX: nothing to find */
+	int oom;
+	uint32_t *smap;            /* file string id -> strtab id */
+	size_t nsmap, capsmap;
+	struct gp_map sparse;
+	struct gnode_raw **gn;
+	size_t *ngn, *capgn;
+};
+
+void gp_nvtx_init(struct gp_nvtx *nx)
+{
+	memset(nx, 0, sizeof(*nx));
+	nx->root = GP_NVTX_NONE;
+}
+
+static void free_corrs(struct gp_nvtx *nx)
+{
+	size_t i;
+
+	for (i = 0; nx->dense && i < nx->nprocs; i++)
+		free(nx->dense[i].v);
+	free(nx->dense);
+	nx->dense = NULL;
+	free(nx->corrs);
+	nx->corrs = NULL;
+	nx->ncorrs = nx->capcorrs = 0;
+	gp_map_free(&nx->corr_map);
+}
+
+/* Slot (corr index + 1, 0: none) of (proc, correlation), or NULL. */
+static uint32_t *corr_find(const struct gp_nvtx *nx, uint32_t proc, uint32_t corr)
+{
+	const struct gp_nvtx_dense *d;
+
+	if (!nx->dense)
+		return NULL;
+	if (corr >= CORR_DENSE)
+		return gp_map_find(&nx->corr_map, proc, corr);
+	d = &nx->dense[proc - nx->proc_base];
+	return corr < d->n ? &d->v[corr] : NULL;
+}
+
+/* The same, made when missing (holding 0).  NULL when memory runs out. */
+static uint32_t *corr_slot(struct gp_nvtx *nx, uint32_t proc, uint32_t corr)
+{
+	struct gp_nvtx_dense *d = &nx->dense[proc - nx->proc_base];
+	uint32_t *slot;
+
+	if (corr >= CORR_DENSE)
+		return gp_map_insert(&nx->corr_map, proc, corr, &slot) < 0 ? NULL : slot;
+	if (corr >= d->n) {
+		if (gp_util_grow(&d->v, &d->cap, (size_t)corr + 1, sizeof(*d->v)))
+			return NULL;
+		memset(d->v + d->n, 0, ((size_t)corr + 1 - d->n) * sizeof(*d->v));
+		d->n = (size_t)corr + 1;
+	}
+	return &d->v[corr];
+}
+
+void gp_nvtx_free(struct gp_nvtx *nx)
+{
+	free(nx->ranges);
+	free(nx->keys);
+	gp_map_free(&nx->key_map);
+	free(nx->marks);
+	gp_map_free(&nx->mark_map);
+	free(nx->threads);
+	gp_map_free(&nx->thread_map);
+	free_corrs(nx);
+	gp_map_free(&nx->gnode_map);
+	free(nx->nodes);
+	gp_map_free(&nx->node_map);
+	free(nx->proc_ranges);
+	gp_nvtx_init(nx);
+}
+
+static uint32_t sstr(struct scan *s, uint32_t id)
+{
+	uint32_t *v;
+
+	if (id == 0)
+		return GP_STR_NONE;
+	if (id < s->nsmap && s->smap[id])
+		return s->smap[id];
+	if (id >= SMAP_DENSE && (v = gp_map_find(&s->sparse, id, 0)))
+		return *v;
+	return GP_STR_NONE;
+}
+
+static int on_string(struct scan *s, const struct gp_rec_string *r)
+{
+	uint32_t gid = gp_strtab_intern(&s->m->strs, (const char *)(r + 1), r->len), *slot;
+
+	if (gid == GP_STR_NOMEM)
+		return -1;
+	if (r->id >= SMAP_DENSE) {
+		if (gp_map_insert(&s->sparse, r->id, 0, &slot) < 0)
+			return -1;
+		*slot = gid;
+		return 0;
+	}
+	if (r->id >= s->nsmap) {
+		if (gp_util_grow(&s->smap, &s->capsmap, (size_t)r->id + 1, sizeof(*s->smap)))
+			return -1;
+		memset(s->smap + s->nsmap, 0, ((size_t)r->id + 1 - s->nsmap) * sizeof(*s->smap));
+		s->nsmap = (size_t)r->id + 1;
+	}
+	s->smap[r->id] = gid;
+	return 0;
+}
+
+/* "name", or "domain:name" outside the default domain. */
+static uint32_t label_of(struct gp_model *m, uint32_t domain, uint32_t name)
+{
+	struct gp_buf b = { 0 };
+	uint32_t id;
+
+	if (!domain)
+		return name;
+	if (gp_buf_printf(&b, "%s:%s", gp_model_str(m, domain), gp_model_str(m, name))) {
+		gp_buf_free(&b);
+		return GP_STR_NOMEM;
+	}
+	id = gp_strtab_intern(&m->strs, b.p, b.len);
+	gp_buf_free(&b);
+	return id;
+}
+
+static uint32_t key_get(struct gp_nvtx *nx, struct gp_model *m, uint32_t domain, uint32_t name)
+{
+	uint32_t *slot;
+	int r = gp_map_insert(&nx->key_map, domain, name, &slot);
+
+	if (r < 0)
+		return GP_NVTX_NONE;
+	if (r == 1) {
+		struct gp_nvtx_key *k;
+		uint32_t label = label_of(m, domain, name);
+
+		if (label == GP_STR_NOMEM ||
+		    gp_util_grow(&nx->keys, &nx->capkeys, nx->nkeys + 1, sizeof(*nx->keys))) {
+			*slot = GP_NVTX_NONE;
+			return GP_NVTX_NONE;
+		}
+		k = &nx->keys[nx->nkeys];
+		memset(k, 0, sizeof(*k));
+		k->name = name;
+		k->domain = domain;
+		k->label = label;
+		k->cpu_min = UINT64_MAX;
+		*slot = (uint32_t)nx->nkeys++;
+	}
+	return *slot;
+}
+
+static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
+{
+	struct gp_nvtx *nx = s->nx;
+	struct gp_nvtx_range *g;
+	struct gp_nvtx_key *k;
+	uint32_t key = key_get(nx, s->m, sstr(s, r->domain), sstr(s, r->name));
+	uint64_t end = r->end >= r->start ? r->end : r->start, cpu = end - r->start;
+
+	if (key == GP_NVTX_NONE ||
+	    gp_util_grow(&nx->ranges, &nx->capranges, nx->nranges + 1, sizeof(*nx->ranges)))
+		return -1;
+	g = &nx->ranges[nx->nranges++];
+	memset(g, 0, sizeof(*g));
+	g->start = r->start;
+	g->end = end;
+	g->id = r->id;
+	g->proc = s->proc;
+	g->tid = r->tid_start;
+	g->key = key;
+	g->parent = GP_NVTX_NONE;
+	g->flags = r->h.aux & GP_NVTX_UNTERMINATED;
+	k = &nx->keys[key];
+	k->count++;
+	k->cpu_total += cpu;
+	if (cpu < k->cpu_min)
+		k->cpu_min = cpu;
+	if (cpu > k->cpu_max)
+		k->cpu_max = cpu;
+	if (g->flags) {
+		k->unterminated++;
+		nx->unterminated++;
+	}
+	nx->proc_ranges[s->proc - nx->proc_base] = 1;
+	return 0;
+}
+
+static int on_mark(struct scan *s, const struct gp_rec_nvtx *r)
+{
+	struct gp_nvtx *nx = s->nx;
+	uint32_t domain = sstr(s, r->domain), name = sstr(s, r->name), *slot;
+	int ins = gp_map_insert(&nx->mark_map, domain, name, &slot);
+
+	if (ins < 0)
+		return -1;
+	if (ins == 1) {
+		struct gp_nvtx_mark *k;
+		uint32_t label = label_of(s->m, domain, name);
+
+		if (label == GP_STR_NOMEM ||
+		    gp_util_grow(&nx->marks, &nx->capmarks, nx->nmarks + 1, sizeof(*nx->marks)))
+			return -1;
+		k = &nx->marks[nx->nmarks];
+		k->name = name;
+		k->domain = domain;
+		k->label = label;
+		k->count = 0;
+		*slot = (uint32_t)nx->nmarks++;
+	}
+	nx->marks[*slot].count++;
+	return 0;
+}
+
+/* An activity whose launch may need attributing: remember its correlation. */
+static int on_corr(struct scan *s, uint32_t correlation)
+{
+	struct gp_nvtx *nx = s->nx;
+	uint32_t *slot = corr_slot(nx, s->proc, correlation);
+
+	if (!slot)
+		return -1;
+	if (!*slot) {
+		if (nx->ncorrs >= UINT32_MAX - 1 ||
+		    gp_util_grow(&nx->corrs, &nx->capcorrs, nx->ncorrs + 1, sizeof(*nx->corrs)))
+			return -1;
+		nx->corrs[nx->ncorrs].t = UINT64_MAX;
+		nx->corrs[nx->ncorrs].inner = GP_NVTX_UNATTR;
+		nx->corrs[nx->ncorrs].reserved = 0;
+		*slot = (uint32_t)++nx->ncorrs;
+	}
+	return 0;
+}
+
+static uint32_t innermost(const struct gp_nvtx *nx, uint32_t proc, uint32_t tid, uint64_t t)
+{
+	const uint32_t *ti = gp_map_find(&nx->thread_map, proc, tid);
+	uint32_t lo, hi, c;
+
+	if (!ti)
+		return GP_NVTX_NONE;
+	lo = nx->threads[*ti].lo;
+	hi = nx->threads[*ti].hi;
+	/* Last range starting at or before t. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (nx->ranges[mid].start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == nx->threads[*ti].lo)
+		return GP_NVTX_NONE;
+	for (c = lo - 1; c != GP_NVTX_NONE; c = nx->ranges[c].parent)
+		if (nx->ranges[c].end > t)
+			return c;
+	return GP_NVTX_NONE;
+}
+
+static void on_api(struct scan *s, const struct gp_rec_api *r)
+{
+	struct gp_nvtx *nx = s->nx;
+	const uint32_t *slot = corr_find(nx, s->proc, r->correlation);
+	struct gp_nvtx_corr *c;
+
+	if (!slot || !*slot)
+		return;
+	c = &nx->corrs[*slot - 1];
+	/* Runtime and driver calls share correlations: the outer one came first. */
+	if (r->start < c->t) {
+		c->t = r->start;
+		c->inner = innermost(nx, s->proc, r->tid, r->start);
+	}
+}
+
+static int scan_rec(void *ctx, const struct gp_rec *rec)
+{
+	struct scan *s = ctx;
+	int rc = 0;
+
+	if (s->pass == 2) {
+		if (rec->type == GP_REC_API)
+			on_api(s, (const void *)rec);
+		return 0;
+	}
+	switch (rec->type) {
+	case GP_REC_STRING:
+		rc = on_string(s, (const void *)rec);
+		break;
+	case GP_REC_CONFIG:
+		if (!(((const struct gp_rec_config *)(const void *)rec)->trace & GP_TRACE_NVTX) &&
+		    !s->nx->proc_ranges[s->proc - s->nx->proc_base]) {
+			s->skip = 1;
+			return 1;
+		}
+		break;
+	case GP_REC_NVTX_RANGE:
+		rc = on_range(s, (const void *)rec);
+		break;
+	case GP_REC_NVTX_MARK:
+		rc = on_mark(s, (const void *)rec);
+		break;
+	case GP_REC_KERNEL:
+		rc = on_corr(s, ((const struct gp_rec_kernel *)(const void *)rec)->correlation);
+		break;
+	case GP_REC_MEMCPY:
+		rc = on_corr(s, ((const struct gp_rec_memcpy *)(const void *)rec)->correlation);
+		break;
+	case GP_REC_MEMSET:
+		rc = on_corr(s, ((const struct gp_rec_memset *)(const void *)rec)->correlation);
+		break;
+	case GP_REC_GRAPH:
+		rc = on_corr(s, ((const struct gp_rec_graph *)(const void *)rec)->correlation);
+		break;
+	case GP_REC_GRAPH_NODE: {
+		const struct gp_rec_graph_node *g = (const void *)rec;
+		struct gnode_raw *x;
+
+		if (gp_util_grow(s->gn, s->capgn, *s->ngn + 1, sizeof(**s->gn))) {
+			rc = -1;
+			break;
+		}
+		x = &(*s->gn)[(*s->ngn)++];
+		x->node = g->node;
+		x->nvtx = g->nvtx;
+		x->proc = s->proc;
+		break;
+	}
+	default:
+		break;
+	}
+	if (rc) {
+		s->oom = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static int read_src(struct scan *s, const struct gp_nvtx_src *src)
+{
+	struct gp_read_info info;
+	char err[256];
+
+	s->skip = 0;
+	s->oom = 0;
+	/* Unreadable files are the model's to report; damage reads what precedes. */
+	if (src->buf)
+		gp_reader_read_mem(src->path, src->buf, src->len, scan_rec, s, &info, err,
+				   sizeof(err));
+	else
+		gp_reader_read_file(src->path, scan_rec, s, &info, err, sizeof(err));
+	return s->oom ? -1 : 0;
+}
+
+static int cmp_range(const void *pa, const void *pb)
+{
+	const struct gp_nvtx_range *a = pa, *b = pb;
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	/* Of two ranges opened together, the longer encloses the other. */
+	if (a->end != b->end)
+		return a->end > b->end ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static uint32_t node_get(struct gp_nvtx *nx, uint32_t parent, uint32_t kind, uint32_t id)
+{
+	uint32_t *slot;
+	int r = gp_map_insert(&nx->node_map, (uint64_t)parent + 1, (uint64_t)kind << 32 | id, &slot);
+
+	if (r < 0)
+		return GP_NVTX_NONE;
+	if (r == 1) {
+		struct gp_nvtx_node *n;
+
+		if (gp_util_grow(&nx->nodes, &nx->capnodes, nx->nnodes + 1, sizeof(*nx->nodes))) {
+			*slot = GP_NVTX_NONE;
+			return GP_NVTX_NONE;
+		}
+		n = &nx->nodes[nx->nnodes];
+		memset(n, 0, sizeof(*n));
+		n->parent = parent;
+		n->kind = kind;
+		n->id = id;
+		n->child = n->next = GP_NVTX_NONE;
+		*slot = (uint32_t)nx->nnodes++;
+	}
+	return *slot;
+}
+
+/* Sort the ranges, index threads, link parents, place ranges in the tree. */
+static int index_ranges(struct gp_nvtx *nx, struct gnode_raw *gn, size_t ngn)
+{
+	struct gp_map ids = { 0 };
+	size_t i;
+
+	if (nx->nranges >= GP_NVTX_UNATTR)
+		return -1;
+	qsort(nx->ranges, nx->nranges, sizeof(*nx->ranges), cmp_range);
+	for (i = 0; i < nx->nranges; i++) {
+		struct gp_nvtx_range *r = &nx->ranges[i];
+		uint32_t *slot, c;
+		int ins = gp_map_insert(&nx->thread_map, r->proc, r->tid, &slot);
+
+		if (ins < 0)
+			goto oom;
+		if (ins == 1) {
+			if (gp_util_grow(&nx->threads, &nx->capthreads, nx->nthreads + 1,
+					 sizeof(*nx->threads)))
+				goto oom;
+			nx->threads[nx->nthreads].lo = (uint32_t)i;
+			*slot = (uint32_t)nx->nthreads++;
+		} else {
+			/* The parent is on the chain of the range before. */
+			for (c = (uint32_t)i - 1; c != GP_NVTX_NONE; c = nx->ranges[c].parent)
+				if (nx->ranges[c].end > r->start)
+					break;
+			r->parent = c;
+		}
+		nx->threads[*slot].hi = (uint32_t)i + 1;
+		r->node = node_get(nx, r->parent == GP_NVTX_NONE ? GP_NVTX_NONE :
+				   nx->ranges[r->parent].node, GP_NVTX_N_RANGE, r->key);
+		if (r->node == GP_NVTX_NONE)
+			goto oom;
+		nx->nodes[r->node].instances++;
+		if (gp_map_insert(&ids, r->proc, r->id, &slot) < 0)
+			goto oom;
+		*slot = (uint32_t)i;
+	}
+	for (i = 0; i < ngn; i++) {
+		const uint32_t *ri = gn[i].nvtx ? gp_map_find(&ids, gn[i].proc, gn[i].nvtx) : NULL;
+		uint32_t *slot;
+
+		if (gp_map_insert(&nx->gnode_map, gn[i].proc, gn[i].node, &slot) < 0)
+			goto oom;
+		*slot = ri ? *ri + 1 : UINT32_MAX;
+	}
+	gp_map_free(&ids);
+	return 0;
+oom:
+	gp_map_free(&ids);
+	return -1;
+}
+
+int gp_nvtx_scan(struct gp_nvtx *nx, struct gp_model *m, const struct gp_nvtx_src *src,
+		 size_t n)
+{
+	struct gnode_raw *gn = NULL;
+	size_t ngn = 0, capgn = 0, i;
+	struct scan s;
+	int rc = -1;
+
+	if (nx->nprocs || nx->indexed) {
+		snprintf(nx->err, sizeof(nx->err), "NVTX ranges scanned twice");
+		return -1;
+	}
+	nx->proc_base = (uint32_t)m->nprocs;
+	nx->nprocs = n;
+	nx->proc_ranges = calloc(n ? n : 1, 1);
+	nx->dense = calloc(n ? n : 1, sizeof(*nx->dense));
+	if (!nx->proc_ranges || !nx->dense)
+		goto out;
+	memset(&s, 0, sizeof(s));
+	s.nx = nx;
+	s.m = m;
+	s.gn = &gn;
+	s.ngn = &ngn;
+	s.capgn = &capgn;
+	s.pass = 1;
+	for (i = 0; i < n; i++) {
+		s.proc = nx->proc_base + (uint32_t)i;
+		s.nsmap = 0;
+		gp_map_free(&s.sparse);
+		if (read_src(&s, &src[i]))
+			goto out;
+	}
+	nx->indexed = 1;
+	if (!nx->nranges) {
+		/* Nothing to attribute to: keep no per-activity state. */
+		free_corrs(nx);
+		rc = 0;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (!nx->proc_ranges[i]) {
+			/* Its activities are outside any range: nothing to look up. */
+			free(nx->dense[i].v);
+			memset(&nx->dense[i], 0, sizeof(nx->dense[i]));
+		}
+	if (index_ranges(nx, gn, ngn))
+		goto out;
+	s.pass = 2;
+	for (i = 0; i < n; i++) {
+		if (!nx->proc_ranges[i])
+			continue;
+		s.proc = nx->proc_base + (uint32_t)i;
+		if (read_src(&s, &src[i]))
+			goto out;
+	}
+	rc = 0;
+out:
+	if (rc)
+		snprintf(nx->err, sizeof(nx->err), "out of memory");
+	free(s.smap);
+	gp_map_free(&s.sparse);
+	free(gn);
+	return rc;
+}
+
+struct gp_nvtx_attr gp_nvtx_attribute(const struct gp_nvtx *nx, const struct gp_act *a)
+{
+	struct gp_nvtx_attr at = { GP_NVTX_NONE, 0 };
+	uint32_t pi = a->proc - nx->proc_base;
+	const uint32_t *v;
+
+	if (a->proc < nx->proc_base || pi >= nx->nprocs || !nx->proc_ranges[pi])
+		return at;
+	if (a->graph_node && nx->gnode_map.n &&
+	    (v = gp_map_find(&nx->gnode_map, a->proc, a->graph_node))) {
+		/* Where the node was captured or added, not where the graph was launched. */
+		if (*v != UINT32_MAX) {
+			at.inner = *v - 1;
+			at.t = nx->ranges[at.inner].start;
+		}
+		return at;
+	}
+	v = corr_find(nx, a->proc, a->correlation);
+	if (!v || !*v || nx->corrs[*v - 1].t == UINT64_MAX) {
+		at.inner = GP_NVTX_UNATTR;
+		return at;
+	}
+	at.inner = nx->corrs[*v - 1].inner;
+	at.t = nx->corrs[*v - 1].t;
+	return at;
+}
+
+int gp_nvtx_walk(struct gp_nvtx *nx, const struct gp_nvtx_attr *at,
+		 int (*fn)(void *ctx, uint32_t range), void *ctx)
+{
+	uint32_t c;
+	int rc;
+
+	if (at->inner >= GP_NVTX_UNATTR)
+		return 0;
+	/* The innermost range counts even when empty (graph nodes: t = its start). */
+	for (c = at->inner; c != GP_NVTX_NONE; c = nx->ranges[c].parent)
+		if ((c == at->inner || nx->ranges[c].end > at->t) && (rc = fn(ctx, c)))
+			return rc;
+	return 0;
+}
+
+struct acct {
+	struct gp_nvtx *nx;
+	uint64_t dur;
+	int kernel;
+};
+
+static int acct_key(void *ctx, uint32_t range)
+{
+	struct acct *a = ctx;
+	struct gp_nvtx_key *k = &a->nx->keys[a->nx->ranges[range].key];
+
+	if (k->stamp == a->nx->serial)
+		return 0;
+	k->stamp = a->nx->serial;
+	k->gpu_ns += a->dur;
+	k->acts++;
+	k->kernels += (uint64_t)a->kernel;
+	return 0;
+}
+
+uint32_t gp_nvtx_account(struct gp_nvtx *nx, const struct gp_act *a,
+			 const struct gp_nvtx_attr *at)
+{
+	struct acct ac;
+	uint32_t node, kind, id, x;
+
+	ac.nx = nx;
+	ac.dur = a->end - a->start;
+	ac.kernel = a->kind == GP_ACT_KERNEL;
+	nx->serial++;
+	nx->acts++;
+	if (at->inner < GP_NVTX_UNATTR) {
+		nx->in_range++;
+		gp_nvtx_walk(nx, at, acct_key, &ac);
+		node = nx->ranges[at->inner].node;
+	} else {
+		int un = at->inner == GP_NVTX_UNATTR;
+
+		if (un)
+			nx->unattributed++;
+		else
+			nx->no_range++;
+		node = node_get(nx, GP_NVTX_NONE, un ? GP_NVTX_N_UNATTR : GP_NVTX_N_NORANGE, 0);
+		if (node == GP_NVTX_NONE)
+			return GP_STR_NOMEM;
+	}
+	switch (a->kind) {
+	case GP_ACT_KERNEL:
+		kind = GP_NVTX_N_KERNEL;
+		id = a->name;
+		break;
+	case GP_ACT_MEMCPY:
+		kind = GP_NVTX_N_MEMCPY;
+		id = a->copy_kind;
+		break;
+	case GP_ACT_MEMSET:
+		kind = GP_NVTX_N_MEMSET;
+		id = 0;
+		break;
+	default:
+		kind = GP_NVTX_N_GRAPH;
+		id = a->graph_id;
+		break;
+	}
+	node = node_get(nx, node, kind, id);
+	if (node == GP_NVTX_NONE)
+		return GP_STR_NOMEM;
+	nx->nodes[node].instances++;
+	for (x = node; x != GP_NVTX_NONE; x = nx->nodes[x].parent) {
+		nx->nodes[x].gpu_ns += ac.dur;
+		nx->nodes[x].acts++;
+		nx->nodes[x].kernels += (uint64_t)ac.kernel;
+	}
+	if (at->inner < GP_NVTX_UNATTR)
+		return nx->keys[nx->ranges[at->inner].key].label;
+	return 0;
+}
+
+/* ---- finishing and printing ---- */
+
+/* Text of a tree node, without its branch; b holds built names. */
+static const char *node_text(const struct gp_nvtx *nx, struct gp_model *m,
+			     const struct gp_nvtx_node *n, struct gp_buf *b)
+{
+	char kb[16];
+	int rc;
+
+	b->len = 0;
+	switch (n->kind) {
+	case GP_NVTX_N_RANGE:
+		return gp_model_str(m, nx->keys[n->id].label);
+	case GP_NVTX_N_NORANGE:
+		return "(no range)";
+	case GP_NVTX_N_UNATTR:
+		return "(unattributed: no API record)";
+	case GP_NVTX_N_KERNEL:
+		rc = gp_buf_printf(b, "kernel %s", gp_strtab_short(&m->strs, n->id));
+		break;
+	case GP_NVTX_N_MEMCPY:
+		rc = gp_buf_printf(b, "memcpy %s", gp_model_copy_kind(n->id, kb, sizeof(kb)));
+		break;
+	case GP_NVTX_N_MEMSET:
+		return "memset";
+	default:
+		rc = gp_buf_printf(b, "graph %u", n->id);
+		break;
+	}
+	return rc || !b->p ? NULL : b->p;
+}
+
+struct node_cmp {
+	const struct gp_nvtx *nx;
+	struct gp_model *m;
+};
+
+static int pseudo_root(const struct gp_nvtx_node *n)
+{
+	return n->kind == GP_NVTX_N_NORANGE || n->kind == GP_NVTX_N_UNATTR;
+}
+
+static int cmp_node(const void *pa, const void *pb, void *ctx)
+{
+	const struct node_cmp *c = ctx;
+	const struct gp_nvtx_node *a = &c->nx->nodes[*(const uint32_t *)pa];
+	const struct gp_nvtx_node *b = &c->nx->nodes[*(const uint32_t *)pb];
+
+	/* The pseudo roots go last, "(no range)" first of them. */
+	if (pseudo_root(a) != pseudo_root(b))
+		return pseudo_root(a) ? 1 : -1;
+	if (a->gpu_ns != b->gpu_ns && !pseudo_root(a))
+		return a->gpu_ns > b->gpu_ns ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->kind == GP_NVTX_N_RANGE)
+		return strcmp(gp_model_str(c->m, c->nx->keys[a->id].label),
+			      gp_model_str(c->m, c->nx->keys[b->id].label));
+	if (a->kind == GP_NVTX_N_KERNEL)
+		return strcmp(gp_strtab_short(&c->m->strs, a->id),
+			      gp_strtab_short(&c->m->strs, b->id));
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+int gp_nvtx_finish(struct gp_nvtx *nx, const struct gp_model *m, int hide_empty)
+{
+	struct node_cmp c = { nx, (struct gp_model *)m };
+	uint32_t *ord;
+	size_t i;
+
+	ord = malloc((nx->nnodes ? nx->nnodes : 1) * sizeof(*ord));
+	if (!ord)
+		return -1;
+	for (i = 0; i < nx->nnodes; i++) {
+		ord[i] = (uint32_t)i;
+		nx->nodes[i].child = nx->nodes[i].next = GP_NVTX_NONE;
+	}
+	qsort_r(ord, nx->nnodes, sizeof(*ord), cmp_node, &c);
+	/* Prepending in reverse order leaves each list in order. */
+	nx->root = GP_NVTX_NONE;
+	for (i = nx->nnodes; i-- > 0;) {
+		struct gp_nvtx_node *n = &nx->nodes[ord[i]];
+		uint32_t *head = n->parent == GP_NVTX_NONE ? &nx->root : &nx->nodes[n->parent].child;
+
+		if (hide_empty && !n->acts)
+			continue;
+		n->next = *head;
+		*head = ord[i];
+	}
+	free(ord);
+	return 0;
+}
+
+static int cmp_key(const void *pa, const void *pb, void *ctx)
+{
+	const struct node_cmp *c = ctx;
+	const struct gp_nvtx_key *a = &c->nx->keys[*(const uint32_t *)pa];
+	const struct gp_nvtx_key *b = &c->nx->keys[*(const uint32_t *)pb];
+
+	if (a->gpu_ns != b->gpu_ns)
+		return a->gpu_ns > b->gpu_ns ? -1 : 1;
+	if (a->cpu_total != b->cpu_total)
+		return a->cpu_total > b->cpu_total ? -1 : 1;
+	return strcmp(gp_model_str(c->m, a->label), gp_model_str(c->m, b->label));
+}
+
+uint32_t *gp_nvtx_order_keys(const struct gp_nvtx *nx, const struct gp_model *m)
+{
+	struct node_cmp c = { nx, (struct gp_model *)m };
+	uint32_t *ord = malloc((nx->nkeys ? nx->nkeys : 1) * sizeof(*ord));
+	size_t i;
+
+	if (!ord)
+		return NULL;
+	for (i = 0; i < nx->nkeys; i++)
+		ord[i] = (uint32_t)i;
+	qsort_r(ord, nx->nkeys, sizeof(*ord), cmp_key, &c);
+	return ord;
+}
+
+static const char *cut(char *buf, size_t n, const char *s, size_t width)
+{
+	return width ? gp_fmt_trunc(buf, n, s, width) : s;
+}
+
+static int print_marks(const struct gp_nvtx *nx, struct gp_model *m, size_t width, FILE *out)
+{
+	struct gp_table t;
+	char nb[1024];
+	size_t i, j, *ord;
+	int rc = 0;
+
+	if (!nx->nmarks)
+		return 0;
+	ord = malloc(nx->nmarks * sizeof(*ord));
+	if (!ord)
+		return -1;
+	/* Most frequent first; few rows, so insertion sort. */
+	for (i = 0; i < nx->nmarks; i++) {
+		for (j = i; j > 0 && (nx->marks[ord[j - 1]].count < nx->marks[i].count ||
+				      (nx->marks[ord[j - 1]].count == nx->marks[i].count &&
+				       strcmp(gp_model_str(m, nx->marks[ord[j - 1]].label),
+					      gp_model_str(m, nx->marks[i].label)) > 0)); j--)
+			ord[j] = ord[j - 1];
+		ord[j] = i;
+	}
+	gp_table_init(&t, 2);
+	gp_table_col(&t, 0, "Count", 1, 0);
+	gp_table_col(&t, 1, "Mark", 0, 0);
+	for (i = 0; i < nx->nmarks && !rc; i++) {
+		const struct gp_nvtx_mark *k = &nx->marks[ord[i]];
+
+		rc |= gp_table_addf(&t, "%" PRIu64, k->count);
+		rc |= gp_table_add(&t, cut(nb, sizeof(nb), gp_model_str(m, k->label), width));
+	}
+	if (!rc) {
+		fputs("NVTX marks:\n", out);
+		gp_table_print(&t, out);
+	}
+	gp_table_free(&t);
+	free(ord);
+	return rc ? -1 : 0;
+}
+
+int gp_nvtx_print_table(const struct gp_nvtx *nx, struct gp_model *m, int filtered,
+			size_t width, FILE *out)
+{
+	char b[5][48], nb[1024];
+	struct gp_table t;
+	uint32_t *ord;
+	size_t i, rows = 0;
+	int rc = 0;
+
+	if (nx->nkeys) {
+		ord = gp_nvtx_order_keys(nx, m);
+		if (!ord)
+			return -1;
+		gp_table_init(&t, 8);
+		gp_table_col(&t, 0, "Count", 1, 0);
+		gp_table_col(&t, 1, "CPU total", 1, 0);
+		gp_table_col(&t, 2, "CPU avg", 1, 0);
+		gp_table_col(&t, 3, "CPU min", 1, 0);
+		gp_table_col(&t, 4, "CPU max", 1, 0);
+		gp_table_col(&t, 5, "GPU time", 1, 0);
+		gp_table_col(&t, 6, "Kernels", 1, 0);
+		gp_table_col(&t, 7, "Range", 0, 0);
+		for (i = 0; i < nx->nkeys && !rc; i++) {
+			const struct gp_nvtx_key *k = &nx->keys[ord[i]];
+
+			/* Under a filter, ranges that kept nothing are noise. */
+			if (!k->count || (filtered && !k->acts))
+				continue;
+			rows++;
+			rc |= gp_table_addf(&t, "%" PRIu64, k->count);
+			rc |= gp_table_add(&t, gp_fmt_time(b[0], sizeof(b[0]), k->cpu_total));
+			rc |= gp_table_add(&t, gp_fmt_time(b[1], sizeof(b[1]), k->cpu_total / k->count));
+			rc |= gp_table_add(&t, gp_fmt_time(b[2], sizeof(b[2]), k->cpu_min));
+			rc |= gp_table_add(&t, gp_fmt_time(b[3], sizeof(b[3]), k->cpu_max));
+			rc |= gp_table_add(&t, gp_fmt_time(b[4], sizeof(b[4]), k->gpu_ns));
+			rc |= gp_table_addf(&t, "%" PRIu64, k->kernels);
+			rc |= gp_table_add(&t, cut(nb, sizeof(nb), gp_model_str(m, k->label), width));
+		}
+		if (!rc && rows) {
+			fputs("NVTX ranges (GPU time and kernels include nested ranges):\n", out);
+			gp_table_print(&t, out);
+		} else if (!rc) {
+			fputs("NVTX ranges: none with GPU activity kept by the filters\n", out);
+		}
+		gp_table_free(&t);
+		free(ord);
+		if (rc)
+			return -1;
+		if (nx->acts)
+			fprintf(out, "%" PRIu64 " of %" PRIu64 " GPU activities were launched inside "
+				"a range", nx->in_range, nx->acts);
+		if (nx->acts && nx->unattributed)
+			fprintf(out, "; %" PRIu64 " cannot be placed (no API record: API tracing "
+				"off or records lost)", nx->unattributed);
+		if (nx->acts)
+			fputc('\n', out);
+		if (nx->unterminated)
+			fprintf(out, "%" PRIu64 " range%s still open at exit: CPU time counted to "
+				"the exit\n", nx->unterminated, nx->unterminated == 1 ? " was" : "s were");
+	}
+	if (nx->nmarks) {
+		if (nx->nkeys)
+			fputc('\n', out);
+		return print_marks(nx, m, width, out);
+	}
+	return 0;
+}
+
+int gp_nvtx_print_tree(const struct gp_nvtx *nx, struct gp_model *m, size_t width,
+		       FILE *out)
+{
+	static const char tee[] = "\xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 ";  /* "├── " */
+	static const char elbow[] = "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 "; /* "└── " */
+	static const char bar[] = "\xe2\x94\x82   ";                         /* "│   " */
+	struct gp_buf pre = { 0 }, cell = { 0 }, name = { 0 };
+	size_t *lens = NULL, nlens = 0, caplens = 0;
+	struct gp_table t;
+	char tb[48], nb[1024];
+	uint32_t x = nx->root;
+	int rc = 0;
+
+	if (x == GP_NVTX_NONE) {
+		fputs("NVTX tree: no GPU activity\n", out);
+		return 0;
+	}
+	gp_table_init(&t, 4);
+	gp_table_col(&t, 0, "GPU time", 1, 0);
+	gp_table_col(&t, 1, "Count", 1, 0);
+	gp_table_col(&t, 2, "Kernels", 1, 0);
+	gp_table_col(&t, 3, "Range / activity", 0, 0);
+	/* Depth-first without recursion (nesting may be deep); pre is the
+	 * branch drawn left of the current node's connector. */
+	while (x != GP_NVTX_NONE && !rc) {
+		const struct gp_nvtx_node *n = &nx->nodes[x];
+		int last = n->next == GP_NVTX_NONE;
+		const char *text = node_text(nx, m, n, &name);
+
+		cell.len = 0;
+		rc |= gp_buf_put(&cell, "", 0);
+		if (pre.len)
+			rc |= gp_buf_put(&cell, pre.p, pre.len);
+		if (n->parent != GP_NVTX_NONE)
+			rc |= gp_buf_put(&cell, last ? elbow : tee, sizeof(tee) - 1);
+		if (!text)
+			rc = -1;
+		else
+			rc |= gp_buf_printf(&cell, "%s", cut(nb, sizeof(nb), text, width));
+		rc |= gp_table_add(&t, gp_fmt_time(tb, sizeof(tb), n->gpu_ns));
+		if (pseudo_root(n))
+			rc |= gp_table_add(&t, "-");
+		else
+			rc |= gp_table_addf(&t, "%" PRIu64, n->instances);
+		rc |= gp_table_addf(&t, "%" PRIu64, n->kernels);
+		rc |= gp_table_add(&t, cell.p ? cell.p : "");
+		if (n->child != GP_NVTX_NONE) {
+			if (gp_util_grow(&lens, &caplens, nlens + 1, sizeof(*lens))) {
+				rc = -1;
+				break;
+			}
+			lens[nlens++] = pre.len;
+			if (n->parent != GP_NVTX_NONE)
+				rc |= last ? gp_buf_put(&pre, "    ", 4) :
+					     gp_buf_put(&pre, bar, sizeof(bar) - 1);
+			x = n->child;
+			continue;
+		}
+		/* Up until a node has a next sibling. */
+		while (x != GP_NVTX_NONE && nx->nodes[x].next == GP_NVTX_NONE) {
+			x = nx->nodes[x].parent;
+			if (x != GP_NVTX_NONE)
+				pre.len = lens[--nlens];
+		}
+		if (x != GP_NVTX_NONE)
+			x = nx->nodes[x].next;
+	}
+	if (!rc) {
+		fputs("NVTX tree (GPU time and kernels of the whole subtree; count: range "
+		      "instances or activities):\n", out);
+		gp_table_print(&t, out);
+	}
+	gp_table_free(&t);
+	gp_buf_free(&pre);
+	gp_buf_free(&cell);
+	gp_buf_free(&name);
+	free(lens);
+	return rc ? -1 : 0;
+}

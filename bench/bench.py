@@ -1,0 +1,946 @@
+#!/usr/bin/env python3
+"""gpuprof overhead benchmarks.
+
+    python3 bench/bench.py BUILD_DIR [--only NAME[,NAME...]] [--quick]
+
+Runs each workload under each profiler configuration, interleaved per
+repetition (A B C ... A B C ...), and prints one markdown report (medians,
+ratios taken within this run, trace sizes, memory, analyzer speed, targets)
+to stdout and to BUILD_DIR/bench/results.md; every run's numbers go to
+BUILD_DIR/bench/raw.csv.  The programs must already be built
+(bench/build.sh BUILD_DIR).
+
+Workloads (--only takes these names): launch, launch-mt, torch, train,
+graph, long, analyzer.  Only "analyzer" runs without a GPU.
+
+Environment:
+  BENCH_QUICK=1       fewer repetitions and smaller workloads (same as --quick)
+  BENCH_REPS=N        repetitions (default 5, quick 3)
+  BENCH_REF_REPS=N    repetitions of the reference tools nsys and
+                      torch.profiler (default 3, quick 1)
+  BENCH_BUDGET_S=S    wall-time budget of the measurements in seconds
+                      (default 420, quick 170); repetitions that would not
+                      fit are left out and the report says so
+  BENCH_NSYS=PATH     nsys binary (default: searched)
+  BENCH_PYTHON=PATH   Python with PyTorch (default: this interpreter)
+  BENCH_KEEP=1        keep the per-run working directories (traces)
+
+Python 3.8+, standard library only.
+"""
+
+import argparse
+import csv
+import datetime
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.join(ROOT, "bench")
+CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+
+# Environment that would change how (or whether) a program is traced.
+SCRUB_ENV = ("LD_PRELOAD", "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
+             "BENCH_TORCH_PROFILER", "MINCUPTI_GRAPH")
+
+# Limits the targets table checks.
+RSS_ADDED_MAX_MIB = 64
+RSS_FLAT_MAX_MIB = 8     # "flat": growth 200k -> end beyond the unprofiled run's
+ANALYZER_MIN_RATE = 20e6
+ANALYZER_MAX_BPR = 24
+
+CONFIG_ORDER = ["none", "mincupti", "mincupti-graph", "gp-device", "gp-default",
+                "gp-graph", "gp-bt", "torch.profiler", "nsys"]
+REFERENCE = ("nsys", "torch.profiler")
+GPUPROF_CONFIGS = ("gp-device", "gp-default", "gp-graph", "gp-bt")
+
+
+def log(msg):
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
+def env_int(name, default):
+    v = os.environ.get(name)
+    if v is None or v == "":
+        return default
+    try:
+        return int(v)
+    except ValueError:
+        log("bench: ignoring %s=%r (not an integer)" % (name, v))
+        return default
+
+
+class NotAvailable(Exception):
+    """A configuration cannot run here; the message says why."""
+
+
+# ------------------------------------------------------------------ processes
+
+class Result:
+    def __init__(self):
+        self.rc = None
+        self.out = ""
+        self.err = ""
+        self.wall = 0.0
+        self.maxrss_kib = 0
+        self.timed_out = False
+
+
+def run_proc(argv, env=None, cwd=None, timeout=60, keep_stdout=True):
+    """Runs argv in its own session with stdout/stderr in temporary files.
+
+    Returns a Result; wall is the wall time from spawn to exit, maxrss_kib
+    the child's peak RSS (wait4).  On timeout the process group is killed."""
+    res = Result()
+    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
+        t0 = time.perf_counter()
+        try:
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                 stdout=fo if keep_stdout else subprocess.DEVNULL,
+                                 stderr=fe, env=env, cwd=cwd, start_new_session=True)
+        except OSError as e:
+            res.rc = 127
+            res.err = "cannot run %s: %s" % (argv[0], e)
+            return res
+        fired = []
+
+        def kill():
+            fired.append(1)
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+        timer = threading.Timer(timeout, kill)
+        timer.daemon = True
+        timer.start()
+        try:
+            _, status, ru = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        res.wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status) if hasattr(
+            os, "waitstatus_to_exitcode") else (
+            -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
+        # Leftovers of the program's process group (helpers it started).
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        res.rc = p.returncode
+        res.maxrss_kib = ru.ru_maxrss
+        res.timed_out = bool(fired)
+        fo.seek(0)
+        fe.seek(0)
+        res.out = fo.read().decode(errors="replace")
+        res.err = fe.read().decode(errors="replace")
+    return res
+
+
+def tail(text, lines=4):
+    t = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return " | ".join(t[-lines:])[-400:]
+
+
+def parse_bench(out):
+    vals = {}
+    for m in re.finditer(r"^BENCH (\S+) (\S+)\s*$", out, re.M):
+        try:
+            vals[m.group(1)] = float(m.group(2))
+        except ValueError:
+            pass
+    return vals
+
+
+# ------------------------------------------------------------------ formatting
+
+def fmt(v):
+    if v is None:
+        return "n/a"
+    a = abs(v)
+    if a >= 1000:
+        return "%.0f" % v
+    if a >= 100:
+        return "%.1f" % v
+    if a >= 10:
+        return "%.2f" % v
+    return "%.3f" % v
+
+
+def fmt_ratio(v):
+    return "n/a" if v is None else "%.3f" % v
+
+
+def md_table(header, rows):
+    out = ["| " + " | ".join(header) + " |",
+           "|" + "|".join("---" for _ in header) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(out)
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+# ------------------------------------------------------------------ environment
+
+def gpu_absent():
+    try:
+        p = subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        listed = p.returncode == 0 and re.search(rb"^GPU \d+", p.stdout, re.M)
+    except (OSError, subprocess.SubprocessError):
+        listed = False
+    return not listed or not os.path.exists("/dev/nvidia0")
+
+
+def cmd_output(argv, timeout=60, env=None):
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, timeout=timeout, env=env)
+        return p.returncode, p.stdout.decode(errors="replace")
+    except (OSError, subprocess.SubprocessError) as e:
+        return None, str(e)
+
+
+def find_nsys():
+    cands = []
+    if os.environ.get("BENCH_NSYS"):
+        cands.append(os.environ["BENCH_NSYS"])
+    w = shutil.which("nsys")
+    if w:
+        cands.append(w)
+    for pat in (CUDA_HOME + "/bin/nsys",
+                "/opt/nvidia/nsight-systems/*/bin/nsys",
+                "/opt/nvidia/nsight-systems/*/target-linux-x64/nsys",
+                "/opt/nvidia/nsight-systems-cli/*/bin/nsys",
+                "/opt/nvidia/nsight-systems-cli/*/target-linux-x64/nsys",
+                "/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys",
+                CUDA_HOME + "/nsight-systems*/bin/nsys",
+                "/usr/local/cuda*/nsight-systems*/bin/nsys"):
+        cands.extend(sorted(glob.glob(pat), reverse=True))
+    for c in cands:
+        if os.path.isfile(c) and os.access(c, os.X_OK):
+            rc, out = cmd_output([c, "--version"], timeout=60)
+            if rc == 0:
+                return c, out.strip().splitlines()[-1] if out.strip() else "?"
+    return None, None
+
+
+# ------------------------------------------------------------------ the bench
+
+class Bench:
+    def __init__(self, build, only, quick):
+        self.build = os.path.abspath(build)
+        self.out_dir = os.path.join(self.build, "bench")
+        self.work = os.path.join(self.out_dir, "work")
+        self.quick = quick
+        self.only = only
+        self.reps = max(1, env_int("BENCH_REPS", 3 if quick else 5))
+        self.ref_reps = max(1, min(self.reps, env_int("BENCH_REF_REPS", 1 if quick else 3)))
+        self.budget = env_int("BENCH_BUDGET_S", 170 if quick else 420)
+        self.keep = os.environ.get("BENCH_KEEP") == "1"
+        self.t_start = time.time()
+        self.deadline = self.t_start + self.budget
+        self.gpuprof = os.path.join(self.build, "bin", "gpuprof")
+        self.analyzer = os.path.join(self.build, "bin", "gpuprof-analyze")
+        self.lib = os.path.join(self.build, "lib", "libgpuprof.so")
+        self.mincupti = os.path.join(self.out_dir, "libmincupti.so")
+        self.python = os.environ.get("BENCH_PYTHON") or sys.executable or "python3"
+        self.runs = {}          # (workload, config) -> list of run dicts
+        self.state = {}         # (workload, config) -> {"fails": n, "skip": reason}
+        self.traces = {}        # (workload, config) -> trace info dict
+        self.mincupti_counts = {}
+        self.errors = []        # (workload, config, rep, message)
+        self.raw = []
+        self.info = {}
+        self.reps_done = 0
+        self.stop_reason = None
+        self.long = {}
+        self.analyzer_res = {}
+        self.base_env = {k: v for k, v in os.environ.items()
+                         if k not in SCRUB_ENV and not k.startswith("GPUPROF_")}
+
+    # ---------------------------------------------------------- setup
+
+    def bin(self, name):
+        return os.path.join(self.out_dir, name)
+
+    def probe(self, gpu):
+        info = self.info
+        info["host"] = socket.gethostname()
+        info["date"] = datetime.datetime.now(datetime.timezone.utc).strftime(
+            "%Y-%m-%d %H:%M:%S UTC")
+        try:
+            with open("/proc/cpuinfo") as f:
+                m = re.search(r"^model name\s*:\s*(.*)$", f.read(), re.M)
+            info["cpu"] = "%s (%d CPUs)" % (m.group(1).strip() if m else "?",
+                                            os.cpu_count() or 0)
+        except OSError:
+            info["cpu"] = "?"
+        rc, out = cmd_output([os.path.join(CUDA_HOME, "bin", "nvcc"), "--version"])
+        m = re.search(r"release ([\d.]+), (V[\d.]+)", out or "")
+        info["cuda"] = "%s (%s)" % (m.group(1), m.group(2)) if m else "?"
+        if os.path.exists(self.gpuprof):
+            rc, out = cmd_output([self.gpuprof, "--version"])
+            info["gpuprof"] = out.strip().splitlines()[0] if rc == 0 and out.strip() else "?"
+        else:
+            info["gpuprof"] = "not built"
+        if not gpu:
+            return
+        rc, out = cmd_output(["nvidia-smi", "--query-gpu=name,driver_version,pci.bus_id",
+                              "--format=csv,noheader"])
+        gpus = [ln.strip() for ln in (out or "").splitlines() if ln.strip()] if rc == 0 else []
+        info["gpu"] = "; ".join(gpus) if gpus else "?"
+        rc, out = cmd_output(["nvidia-smi"])
+        m = re.search(r"CUDA Version:\s*([\d.]+)", out or "")
+        info["driver_cuda"] = m.group(1) if m else "?"
+        self.nsys, nsys_ver = find_nsys()
+        info["nsys"] = ("%s (%s)" % (self.nsys, nsys_ver)) if self.nsys else "not found"
+        self.has_gpuprof = all(os.path.exists(p) for p in (self.gpuprof, self.lib, self.analyzer))
+        self.has_bt = False
+        if self.has_gpuprof:
+            rc, out = cmd_output([self.gpuprof, "run", "--help"])
+            self.has_bt = "--backtrace" in (out or "")
+        self.torch_reason = None
+        if self.wants("torch") or self.wants("train"):
+            rc, out = cmd_output(
+                [self.python, "-c",
+                 "import torch,sys;print('torch', torch.__version__, 'cuda', torch.version.cuda);"
+                 "sys.exit(0 if torch.cuda.is_available() else 3)"],
+                timeout=300, env=self.base_env)
+            if rc == 0:
+                info["torch"] = out.strip().splitlines()[-1]
+            else:
+                self.torch_reason = "no PyTorch with CUDA"
+                info["torch"] = "unavailable (%s)" % tail(out or "", 1)
+        else:
+            info["torch"] = "not used"
+
+    def wants(self, name):
+        return not self.only or name in self.only
+
+    # ---------------------------------------------------------- configurations
+
+    def command(self, cfg, prog, workdir):
+        """(argv, extra env) running prog under configuration cfg."""
+        extra = {}
+        if cfg == "none":
+            return prog, extra
+        if cfg in ("mincupti", "mincupti-graph"):
+            if not os.path.exists(self.mincupti):
+                raise NotAvailable("mincupti not built")
+            extra["CUDA_INJECTION64_PATH"] = self.mincupti
+            if cfg == "mincupti-graph":
+                extra["MINCUPTI_GRAPH"] = "1"
+            return prog, extra
+        if cfg in GPUPROF_CONFIGS:
+            if not self.has_gpuprof:
+                raise NotAvailable("gpuprof not built")
+            opts = {"gp-device": ["--trace=kernel,memcpy,memset"],
+                    "gp-default": [],
+                    "gp-graph": ["--graph-trace=graph"],
+                    "gp-bt": ["--backtrace=kernel"]}[cfg]
+            if cfg == "gp-bt" and not self.has_bt:
+                raise NotAvailable("not built")
+            return ([self.gpuprof, "run", "--report=none", "-f", "-o",
+                     os.path.join(workdir, "trace-%p")] + opts + ["--"] + prog), extra
+        if cfg == "torch.profiler":
+            extra["BENCH_TORCH_PROFILER"] = "1"
+            return prog, extra
+        if cfg == "nsys":
+            if not self.nsys:
+                raise NotAvailable("nsys not found")
+            return ([self.nsys, "profile", "-t", "cuda", "-o",
+                     os.path.join(workdir, "nsys"), "--force-overwrite", "true"] + prog), extra
+        raise NotAvailable("unknown configuration")
+
+    # ---------------------------------------------------------- workloads
+
+    def workloads(self):
+        q = self.quick
+        py = self.python
+        ws = [
+            dict(name="launch", title="1 empty launches, 1 thread", metric="us_per_launch",
+                 unit="µs/launch", timeout=90, trace_size=True,
+                 prog=[self.bin("launch_loop"), "st", "100000" if q else "200000"],
+                 configs=["none", "mincupti", "gp-device", "gp-default", "gp-bt", "nsys"]),
+            dict(name="launch-mt", title="1 empty launches, 8 threads × 8 streams",
+                 metric="us_per_launch", unit="µs/launch", timeout=90,
+                 prog=[self.bin("launch_loop"), "mt", "12500" if q else "25000", "8"],
+                 configs=["none", "mincupti", "gp-device", "gp-default", "gp-bt", "nsys"],
+                 skip_quick=True),
+            dict(name="torch", title="2 torch x.add_(1) loop", metric="us_per_op",
+                 unit="µs/op", timeout=240, torch=True,
+                 prog=[py, os.path.join(HERE, "torch_loop.py"), "25000" if q else "50000"],
+                 configs=["none", "mincupti", "gp-device", "gp-default", "gp-bt",
+                          "torch.profiler", "nsys"]),
+            dict(name="train", title="3 transformer train step", metric="ms_per_step",
+                 unit="ms/step", timeout=300, torch=True, trace_size=True,
+                 prog=[py, os.path.join(HERE, "train_step.py"), "100" if q else "200",
+                       "10" if q else "20"],
+                 configs=["none", "mincupti", "gp-device", "gp-default", "gp-bt",
+                          "torch.profiler", "nsys"]),
+            dict(name="graph", title="4 graph replay (100 kernels)", metric="us_per_replay",
+                 unit="µs/replay", timeout=120,
+                 prog=[self.bin("graph_replay"), "1000" if q else "2000", "100"],
+                 configs=["none", "mincupti", "mincupti-graph", "gp-device", "gp-default",
+                          "gp-graph", "gp-bt", "nsys"]),
+        ]
+        return [w for w in ws if self.wants(w["name"]) and not (q and w.get("skip_quick"))]
+
+    def reps_for(self, cfg):
+        return self.ref_reps if cfg in REFERENCE else self.reps
+
+    def workdir(self, tag):
+        d = os.path.join(self.work, tag)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        return d
+
+    def cleanup(self, d):
+        if not self.keep:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def add_raw(self, w, cfg, rep, status, res, vals):
+        base = [w, cfg, rep, status, res.rc if res else "", "%.3f" % res.wall if res else ""]
+        if vals:
+            for k, v in sorted(vals.items()):
+                self.raw.append(base + [k, v])
+        else:
+            self.raw.append(base + ["", ""])
+
+    def note_error(self, w, cfg, rep, msg):
+        self.errors.append((w, cfg, rep, msg))
+        log("bench: %s/%s rep %d: %s" % (w, cfg, rep, msg))
+
+    def export_json(self, path, timeout=180):
+        res = run_proc([self.analyzer, "export", "--format", "json", path],
+                       env=self.base_env, timeout=timeout)
+        if res.rc != 0:
+            raise RuntimeError("export failed: " + tail(res.err, 2))
+        return json.loads(res.out)
+
+    def trace_files(self, res, workdir):
+        files = re.findall(r"^gpuprof: trace written to (.*)$", res.err, re.M)
+        files = [f for f in files if os.path.exists(f)]
+        return files or sorted(glob.glob(os.path.join(workdir, "*.gpuprof")))
+
+    def inspect_trace(self, w, cfg, rep, res, workdir, vals):
+        """First successful gpuprof run of (w, cfg): size, counts, losses."""
+        files = self.trace_files(res, workdir)
+        if not files:
+            self.note_error(w, cfg, rep, "no trace file written")
+            return
+        try:
+            j = self.export_json(files[0])
+        except (RuntimeError, ValueError) as e:
+            self.note_error(w, cfg, rep, str(e))
+            return
+        counts = j.get("counts", {})
+        self.traces[(w, cfg)] = dict(
+            files=len(files), bytes=sum(os.path.getsize(f) for f in files),
+            kernel=counts.get("kernel", 0), graph=counts.get("graph", 0),
+            api=counts.get("api", 0), records=counts.get("records", 0),
+            lost=j.get("lost", {}).get("total", 0),
+            launched=vals.get("launched"), graph_launches=vals.get("graph_launches"))
+
+    def run_one(self, w, cfg, rep):
+        key = (w["name"], cfg)
+        tag = "%s-%s-%d" % (w["name"], cfg, rep)
+        d = self.workdir(tag)
+        try:
+            argv, extra = self.command(cfg, w["prog"], d)
+        except NotAvailable as e:
+            self.state.setdefault(key, {})["skip"] = "n/a (%s)" % e
+            self.cleanup(d)
+            return
+        env = dict(self.base_env)
+        env.update(extra)
+        timeout = max(30, min(w["timeout"], self.deadline + 60 - time.time()))
+        res = run_proc(argv, env=env, cwd=d, timeout=timeout)
+        vals = parse_bench(res.out)
+        metric = vals.get(w["metric"])
+        ok = (metric is not None and not res.timed_out and
+              (res.rc == 0 or cfg == "nsys"))
+        st = self.state.setdefault(key, {"fails": 0})
+        if res.timed_out:
+            status = "timeout"
+        elif ok:
+            status = "ok"
+        else:
+            status = "error"
+        self.add_raw(w["name"], cfg, rep, status, res, vals)
+        if ok:
+            self.runs.setdefault(key, []).append(metric)
+            log("  %-9s %-14s rep %d: %s %s (%.1f s)" % (
+                w["name"], cfg, rep, fmt(metric), w["unit"], res.wall))
+            m = re.search(r"mincupti: (\d+) records \((\d+) kernel, (\d+) graph, (\d+) dropped\)",
+                          res.err)
+            if m and key not in self.mincupti_counts:
+                self.mincupti_counts[key] = dict(
+                    records=int(m.group(1)), kernel=int(m.group(2)),
+                    graph=int(m.group(3)), dropped=int(m.group(4)),
+                    launched=vals.get("launched"), graph_launches=vals.get("graph_launches"))
+            if cfg in GPUPROF_CONFIGS and key not in self.traces:
+                self.inspect_trace(w["name"], cfg, rep, res, d, vals)
+        else:
+            st["fails"] = st.get("fails", 0) + 1
+            why = "timed out after %d s" % timeout if res.timed_out else \
+                "exit %s, no %s line" % (res.rc, w["metric"]) if metric is None else \
+                "exit %s" % res.rc
+            self.note_error(w["name"], cfg, rep, "%s; stderr: %s" % (why, tail(res.err)))
+            if res.timed_out or st["fails"] >= 2:
+                st["skip"] = "timeout" if res.timed_out else "error"
+        self.cleanup(d)
+
+    def run_reps(self):
+        ws = self.workloads()
+        for w in ws:
+            if w.get("torch") and self.torch_reason:
+                for cfg in w["configs"]:
+                    self.state[(w["name"], cfg)] = {"skip": "n/a (%s)" % self.torch_reason}
+        if not ws:
+            return
+        for rep in range(self.reps):
+            t0 = time.time()
+            log("bench: repetition %d of %d" % (rep + 1, self.reps))
+            for w in ws:
+                for cfg in w["configs"]:
+                    if rep >= self.reps_for(cfg):
+                        continue
+                    if self.state.get((w["name"], cfg), {}).get("skip"):
+                        continue
+                    self.run_one(w, cfg, rep + 1)
+            self.reps_done = rep + 1
+            took = time.time() - t0
+            if rep + 1 < self.reps:
+                # Reps past ref_reps run without the reference tools; the last
+                # rep's time still bounds the next one from above.
+                reserve = self.long_reserve()
+                if time.time() + took * 1.05 + reserve > self.deadline:
+                    self.stop_reason = ("stopped after %d of %d repetitions: the next would "
+                                        "exceed the %d s budget" % (rep + 1, self.reps,
+                                                                    self.budget))
+                    log("bench: " + self.stop_reason)
+                    break
+
+    # ---------------------------------------------------------- long run
+
+    def long_n(self):
+        return 1000000 if self.quick else 5000000
+
+    def long_reserve(self):
+        if not self.wants("long"):
+            return 0
+        us = [median(self.runs.get(("launch", c), [])) for c in ("none", "gp-default")]
+        us = [u if u else 8.0 for u in us]
+        return self.long_n() * sum(us) * 1e-6 * 1.2 + 15
+
+    def run_long(self):
+        n = self.long_n()
+        out = self.long
+        out["n"] = n
+        for cfg in ("none", "gp-default"):
+            d = self.workdir("long-" + cfg)
+            try:
+                argv, extra = self.command(cfg, [self.bin("long_run"), str(n)], d)
+            except NotAvailable as e:
+                out[cfg] = {"status": "n/a (%s)" % e}
+                self.cleanup(d)
+                continue
+            env = dict(self.base_env)
+            env.update(extra)
+            timeout = max(60, min(n * 60e-6 + 60, self.deadline + 90 - time.time()))
+            log("bench: long run (%d launches) under %s" % (n, cfg))
+            res = run_proc(argv, env=env, cwd=d, timeout=timeout)
+            vals = parse_bench(res.out)
+            ok = res.rc == 0 and "rss_kib_end" in vals and not res.timed_out
+            self.add_raw("long", cfg, 1, "ok" if ok else ("timeout" if res.timed_out else "error"),
+                         res, vals)
+            r = {"status": "ok" if ok else "error", "vals": vals}
+            if not ok:
+                self.note_error("long", cfg, 1, "exit %s%s; stderr: %s" % (
+                    res.rc, " (timed out)" if res.timed_out else "", tail(res.err)))
+            elif cfg != "none":
+                files = self.trace_files(res, d)
+                if files:
+                    try:
+                        j = self.export_json(files[0], timeout=300)
+                        r["lost"] = j.get("lost", {}).get("total")
+                        r["kernel"] = j.get("counts", {}).get("kernel")
+                        r["bytes"] = sum(os.path.getsize(f) for f in files)
+                    except (RuntimeError, ValueError) as e:
+                        self.note_error("long", cfg, 1, str(e))
+                else:
+                    self.note_error("long", cfg, 1, "no trace file written")
+            out[cfg] = r
+            self.cleanup(d)
+
+    # ---------------------------------------------------------- analyzer
+
+    def run_analyzer(self):
+        n = env_int("BENCH_ANALYZER_RECORDS", 10000000)
+        reps = 1 if self.quick else 3
+        a = self.analyzer_res
+        a["n"] = n
+        synth = self.bin("synth_trace")
+        if not os.path.exists(synth):
+            a["status"] = "error (synth_trace not built)"
+            return
+        if not os.path.exists(self.analyzer):
+            a["status"] = "error (gpuprof-analyze not built)"
+            return
+        d = self.workdir("analyzer")
+        path = os.path.join(d, "synth.gpuprof")
+        log("bench: analyzer: writing a %d-record trace" % n)
+        res = run_proc([synth, str(n), path], env=self.base_env, timeout=600)
+        if res.rc != 0:
+            a["status"] = "error"
+            self.note_error("analyzer", "synth_trace", 1, tail(res.err))
+            self.cleanup(d)
+            return
+        a["gen_s"] = res.wall
+        a["bytes"] = os.path.getsize(path)
+        try:
+            j = self.export_json(path, timeout=600)
+            a["kernel"] = j.get("counts", {}).get("kernel")
+            if a["kernel"] != n:
+                self.note_error("analyzer", "export", 1,
+                                "synthetic trace reads back %s kernels, not %d" % (a["kernel"], n))
+        except (RuntimeError, ValueError) as e:
+            self.note_error("analyzer", "export", 1, str(e))
+        walls, rss = [], []
+        for i in range(reps):
+            res = run_proc([self.analyzer, "report", path], env=self.base_env,
+                           timeout=600, keep_stdout=False)
+            ok = res.rc == 0 and not res.timed_out
+            self.add_raw("analyzer", "report", i + 1, "ok" if ok else "error", res,
+                         {"wall_s": res.wall, "maxrss_kib": res.maxrss_kib})
+            if not ok:
+                self.note_error("analyzer", "report", i + 1,
+                                "exit %s; stderr: %s" % (res.rc, tail(res.err)))
+                continue
+            walls.append(res.wall)
+            rss.append(res.maxrss_kib)
+            log("  analyzer report rep %d: %.2f s, %d KiB peak" % (i + 1, res.wall, res.maxrss_kib))
+        self.cleanup(d)
+        if walls:
+            a["status"] = "ok"
+            a["wall"] = median(walls)
+            a["rate"] = n / a["wall"]
+            a["rss_kib"] = max(rss)
+            a["bpr"] = a["rss_kib"] * 1024.0 / n
+            a["reps"] = len(walls)
+        else:
+            a["status"] = "error"
+
+    # ---------------------------------------------------------- report
+
+    def med(self, w, cfg):
+        return median(self.runs.get((w, cfg), []))
+
+    def ratio(self, w, a, b):
+        x, y = self.med(w, a), self.med(w, b)
+        return x / y if x is not None and y else None
+
+    def cell(self, w, cfg):
+        vals = self.runs.get((w["name"], cfg), [])
+        st = self.state.get((w["name"], cfg), {})
+        if not vals:
+            return st.get("skip") or ("error" if st.get("fails") else "—")
+        m = median(vals)
+        s = fmt(m)
+        if len(vals) > 1 and m:
+            s += " ±%.1f%%" % ((max(vals) - min(vals)) / 2 / m * 100)
+        planned = min(self.reps_for(cfg), self.reps_done)
+        if len(vals) < planned or len(vals) == 1:
+            s += " (n=%d)" % len(vals)
+        return s
+
+    def report(self):
+        L = []
+        i = self.info
+        L.append("# gpuprof overhead benchmarks")
+        L.append("")
+        L.append("- GPU: %s" % i.get("gpu", "none"))
+        L.append("- driver CUDA version: %s; toolkit: CUDA %s" % (
+            i.get("driver_cuda", "?"), i.get("cuda", "?")))
+        L.append("- host: %s, %s" % (i.get("host"), i.get("cpu")))
+        L.append("- date: %s" % i.get("date"))
+        L.append("- gpuprof: %s; PyTorch: %s; nsys: %s" % (
+            i.get("gpuprof"), i.get("torch", "not used"), i.get("nsys", "not used")))
+        mode = "quick (BENCH_QUICK=1)" if self.quick else "full"
+        if self.reps_done:
+            L.append("- mode: %s; repetitions: %d of %d planned (nsys and torch.profiler: up "
+                     "to %d), configurations interleaved per repetition; wall time %.0f s" % (
+                         mode, self.reps_done, self.reps, self.ref_reps,
+                         time.time() - self.t_start))
+        else:
+            L.append("- mode: %s; wall time %.0f s" % (mode, time.time() - self.t_start))
+        if self.stop_reason:
+            L.append("- note: " + self.stop_reason)
+        L.append("")
+        ws = self.workloads()
+        if ws and self.reps_done:
+            cfgs = [c for c in CONFIG_ORDER if any(c in w["configs"] for w in ws)]
+            L.append("## Medians (± half the min–max spread)")
+            L.append("")
+            rows = []
+            for w in ws:
+                rows.append([w["title"], w["unit"]] +
+                            [self.cell(w, c) if c in w["configs"] else "—" for c in cfgs])
+            L.append(md_table(["workload", "unit"] + cfgs, rows))
+            L.append("")
+            for base in ("none", "mincupti"):
+                L.append("## Ratio of medians to `%s`" % base)
+                L.append("")
+                rc = [c for c in cfgs if c != base and c != "none"]
+                rows = []
+                for w in ws:
+                    rows.append([w["title"]] + [
+                        fmt_ratio(self.ratio(w["name"], c, base)) if c in w["configs"] else "—"
+                        for c in rc])
+                L.append(md_table(["workload"] + rc, rows))
+                L.append("")
+            L.extend(self.report_records(ws))
+        if self.long:
+            L.extend(self.report_long())
+        if self.analyzer_res:
+            L.extend(self.report_analyzer())
+        L.extend(self.report_targets())
+        if self.errors:
+            L.append("## Failures")
+            L.append("")
+            seen = set()
+            for w, cfg, rep, msg in self.errors:
+                if (w, cfg, msg) in seen:
+                    continue
+                seen.add((w, cfg, msg))
+                L.append("- %s / %s (rep %d): %s" % (w, cfg, rep, msg.replace("|", "\\|")))
+            L.append("")
+        return "\n".join(L) + "\n"
+
+    def report_records(self, ws):
+        L = []
+        rows = []
+        for w in ws:
+            for c in w["configs"]:
+                t = self.traces.get((w["name"], c))
+                if not t:
+                    continue
+                recorded = t["graph"] if c == "gp-graph" else t["kernel"]
+                expected = t["graph_launches"] if c == "gp-graph" else t["launched"]
+                what = "graph" if c == "gp-graph" else "kernel"
+                bpk = t["bytes"] / t["kernel"] if t["kernel"] else None
+                rows.append([w["title"], c, "%d %s / %s launched" % (
+                    recorded, what, "%d" % expected if expected else "?"),
+                    t["api"], t["lost"], "%.2f MB" % (t["bytes"] / 1e6),
+                    fmt(bpk) if bpk is not None else "n/a"])
+            for c in ("mincupti", "mincupti-graph"):
+                m = self.mincupti_counts.get((w["name"], c))
+                if not m:
+                    continue
+                recorded = m["graph"] if c == "mincupti-graph" else m["kernel"]
+                expected = m["graph_launches"] if c == "mincupti-graph" else m["launched"]
+                rows.append([w["title"], c, "%d %s / %s launched" % (
+                    recorded, "graph" if c == "mincupti-graph" else "kernel",
+                    "%d" % expected if expected else "?"), "—", m["dropped"], "—", "—"])
+        if rows:
+            L.append("## Records (first repetition of each configuration)")
+            L.append("")
+            L.append("Torch workloads launch more kernels than the counted ops (set-up, "
+                     "fills); the program's count is a lower bound there.")
+            L.append("")
+            L.append(md_table(["workload", "configuration", "recorded / launched", "API records",
+                               "lost", "trace size", "bytes per kernel record"], rows))
+            L.append("")
+        return L
+
+    def report_long(self):
+        lg = self.long
+        L = ["## Long run (%d empty launches, sync every 100k)" % lg["n"], ""]
+        rows = []
+        for cfg in ("none", "gp-default"):
+            r = lg.get(cfg, {})
+            v = r.get("vals", {})
+            if r.get("status") != "ok":
+                rows.append([cfg, r.get("status", "not run")] + ["—"] * 5)
+                continue
+            rows.append([cfg, fmt(v.get("us_per_launch")),
+                         "%.1f" % (v.get("rss_kib_200k", 0) / 1024.0),
+                         "%.1f" % (v.get("rss_kib_end", 0) / 1024.0),
+                         "%s" % r.get("kernel", "—"), "%s" % r.get("lost", "—"),
+                         ("%.2f" % (r["bytes"] / r["kernel"])) if r.get("kernel") else "—"])
+        L.append(md_table(["configuration", "µs/launch", "peak RSS at 200k (MiB)",
+                           "peak RSS at end (MiB)", "kernel records", "lost",
+                           "bytes per kernel record"], rows))
+        L.append("")
+        return L
+
+    def long_numbers(self):
+        """(added MiB, growth beyond the unprofiled run in MiB, lost) or Nones."""
+        a, b = self.long.get("none", {}), self.long.get("gp-default", {})
+        if a.get("status") != "ok" or b.get("status") != "ok":
+            return None, None, b.get("lost")
+        va, vb = a["vals"], b["vals"]
+        added = (vb["rss_kib_end"] - va["rss_kib_end"]) / 1024.0
+        grow = ((vb["rss_kib_end"] - vb.get("rss_kib_200k", 0)) -
+                (va["rss_kib_end"] - va.get("rss_kib_200k", 0))) / 1024.0
+        return added, grow, b.get("lost")
+
+    def report_analyzer(self):
+        a = self.analyzer_res
+        L = ["## Analyzer (`gpuprof-analyze report` on a synthetic %d-kernel trace)" % a["n"], ""]
+        if a.get("status") != "ok":
+            L.append("analyzer benchmark: %s" % a.get("status", "not run"))
+            L.append("")
+            return L
+        L.append(md_table(
+            ["trace size", "bytes per record on disk", "write time (synth)", "report wall time",
+             "records/s", "peak RSS", "bytes per record (peak RSS)"],
+            [["%.1f MB" % (a["bytes"] / 1e6), "%.2f" % (a["bytes"] / a["n"]),
+              "%.2f s" % a["gen_s"], "%.2f s (median of %d)" % (a["wall"], a["reps"]),
+              "%.1f M" % (a["rate"] / 1e6), "%.1f MiB" % (a["rss_kib"] / 1024.0),
+              "%.1f" % a["bpr"]]]))
+        L.append("")
+        return L
+
+    def report_targets(self):
+        rows = []
+
+        def add(target, workload, measured, ok):
+            if measured is None:
+                rows.append([target, workload, "n/a", "n/a"])
+            else:
+                rows.append([target, workload, measured, "MET" if ok else "MISSED"])
+
+        titles = {w["name"]: w["title"] for w in self.workloads()}
+        dev_ws = [w for w in ("launch", "launch-mt", "torch", "graph") if w in titles]
+        for w in dev_ws:
+            r = self.ratio(w, "gp-device", "mincupti")
+            add("device-activity-only ÷ mincupti ≤ 1.03", titles[w], fmt_ratio(r),
+                r is not None and r <= 1.03)
+        for w in dev_ws:
+            r = self.ratio(w, "gp-default", "mincupti")
+            add("defaults ÷ mincupti ≤ 1.10", titles[w], fmt_ratio(r),
+                r is not None and r <= 1.10)
+        for w in dev_ws:
+            refs = ["nsys"] + (["torch.profiler"] if w == "torch" else [])
+            for ref in refs:
+                g, n = self.med(w, "gp-default"), self.med(w, ref)
+                add("defaults below %s" % ref, titles[w],
+                    None if g is None or n is None else "%s vs %s" % (fmt(g), fmt(n)),
+                    g is not None and n is not None and g < n)
+        for w in ("launch", "launch-mt"):
+            if w not in titles:
+                continue
+            b, d = self.med(w, "gp-bt"), self.med(w, "gp-default")
+            add("--backtrace=kernel ≤ defaults + 0.5 µs/launch", titles[w],
+                None if b is None or d is None else "%+.3f µs" % (b - d),
+                b is not None and d is not None and b - d <= 0.5)
+        if "train" in titles:
+            r = self.ratio("train", "gp-default", "none")
+            add("defaults ÷ none ≤ 1.02", titles["train"], fmt_ratio(r),
+                r is not None and r <= 1.02)
+        if "graph" in titles:
+            r = self.ratio("graph", "gp-graph", "none")
+            add("whole-graph (--graph-trace=graph) ÷ none ≤ 1.05", titles["graph"],
+                fmt_ratio(r), r is not None and r <= 1.05)
+        if self.long:
+            added, grow, lost = self.long_numbers()
+            t = "5 long run"
+            add("RSS added ≤ %d MiB" % RSS_ADDED_MAX_MIB, t,
+                None if added is None else "%.1f MiB" % added,
+                added is not None and added <= RSS_ADDED_MAX_MIB)
+            add("RSS flat 200k → end (growth beyond unprofiled ≤ %d MiB)" % RSS_FLAT_MAX_MIB, t,
+                None if grow is None else "%+.1f MiB" % grow,
+                grow is not None and grow <= RSS_FLAT_MAX_MIB)
+            add("0 LOST", t, None if lost is None else "%d" % lost, lost == 0)
+        for w, limit in (("launch", 4), ("train", 12)):
+            if w not in titles:
+                continue
+            tr = self.traces.get((w, "gp-default"))
+            bpk = tr["bytes"] / tr["kernel"] if tr and tr["kernel"] else None
+            add("defaults: ≤ %d bytes per kernel record on disk" % limit, titles[w],
+                None if bpk is None else "%.2f" % bpk, bpk is not None and bpk <= limit)
+        a = self.analyzer_res
+        if a:
+            ok = a.get("status") == "ok"
+            add("analyzer ≥ %d M records/s" % (ANALYZER_MIN_RATE / 1e6), "analyzer",
+                "%.1f M/s" % (a["rate"] / 1e6) if ok else None,
+                ok and a["rate"] >= ANALYZER_MIN_RATE)
+            add("analyzer peak RSS ≤ %d bytes per record" % ANALYZER_MAX_BPR, "analyzer",
+                "%.1f" % a["bpr"] if ok else None, ok and a["bpr"] <= ANALYZER_MAX_BPR)
+        if not rows:
+            return []
+        return ["## Targets", "", md_table(["target", "workload", "measured", "result"], rows), ""]
+
+    def write_outputs(self):
+        os.makedirs(self.out_dir, exist_ok=True)
+        text = self.report()
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        with open(os.path.join(self.out_dir, "results.md"), "w") as f:
+            f.write(text)
+        with open(os.path.join(self.out_dir, "raw.csv"), "w", newline="") as f:
+            wr = csv.writer(f)
+            wr.writerow(["workload", "config", "rep", "status", "rc", "wall_s", "metric", "value"])
+            wr.writerows(self.raw)
+        log("bench: wrote %s and %s" % (os.path.join(self.out_dir, "results.md"),
+                                        os.path.join(self.out_dir, "raw.csv")))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("build", help="build directory (holds bin/, lib/ and bench/)")
+    ap.add_argument("--only", action="append", default=[], metavar="NAME[,NAME]",
+                    help="run only these workloads: launch, launch-mt, torch, train, "
+                         "graph, long, analyzer")
+    ap.add_argument("--quick", action="store_true", help="same as BENCH_QUICK=1")
+    args = ap.parse_args()
+    known = {"launch", "launch-mt", "torch", "train", "graph", "long", "analyzer"}
+    only = set()
+    for o in args.only:
+        only.update(x for x in o.split(",") if x)
+    if only - known:
+        ap.error("unknown workload %s" % ", ".join(sorted(only - known)))
+    quick = args.quick or os.environ.get("BENCH_QUICK") == "1"
+
+    gpu = not gpu_absent()
+    if not gpu and only != {"analyzer"}:
+        print("bench: no NVIDIA GPU found; nothing measured")
+        return 0
+    b = Bench(args.build, only, quick)
+    os.makedirs(b.work, exist_ok=True)
+    b.probe(gpu)
+    try:
+        if b.wants("analyzer"):
+            b.run_analyzer()
+        if gpu:
+            b.run_reps()
+            if b.wants("long"):
+                b.run_long()
+    except KeyboardInterrupt:
+        log("bench: interrupted; reporting what was measured")
+        b.stop_reason = "interrupted"
+    b.write_outputs()
+    if not b.keep:
+        shutil.rmtree(b.work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Golden tests of the offline analyzer.  Each test/golden/NAME.gpuprof is a
+# trace recorded on a real GPU; its expected outputs sit beside it:
+#   NAME.report.txt   gpuprof-analyze report --timeline NAME.gpuprof
+#   NAME.json         gpuprof-analyze export --format json NAME.gpuprof
+# The trace is run from this directory under its bare name and that name is
+# masked, so the outputs do not depend on where the tree lives.
+#
+# usage: test/golden/run.sh BUILD_DIR
+#   GOLDEN_REGENERATE=1 test/golden/run.sh build   rewrites the expected files
+# Prints "ok - golden NAME" or "not ok - golden NAME: why" plus a unified
+# diff (as "# " lines) per trace; exits 1 if any failed.  No traces: no
+# output, exit 0.
+set -u
+
+build=${1:?usage: $0 BUILD_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+case $build in /*) ;; *) build=$PWD/$build ;; esac
+analyze=$build/bin/gpuprof-analyze
+
+shopt -s nullglob
+traces=("$here"/*.gpuprof)
+[ ${#traces[@]} -gt 0 ] || exit 0
+if [ ! -x "$analyze" ]; then
+	echo "not ok - golden: $analyze is not built"
+	exit 1
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-golden.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# Replace every occurrence of the literal string $1 by $2 (no regex).
+mask() {
+	awk -v from="$1" -v to="$2" '{
+		out = ""
+		while ((i = index($0, from)) > 0) {
+			out = out substr($0, 1, i - 1) to
+			$0 = substr($0, i + length(from))
+		}
+		print out $0
+	}'
+}
+
+failed=0
+for trace in "${traces[@]}"; do
+	file=$(basename "$trace")
+	name=${file%.gpuprof}
+	why=""
+	diffs=""
+	for kind in report json; do
+		if [ $kind = report ]; then
+			expected=$here/$name.report.txt
+			args=(report --timeline)
+		else
+			expected=$here/$name.json
+			args=(export --format json)
+		fi
+		actual=$tmp/$name.$kind
+		(cd "$here" && "$analyze" "${args[@]}" "$file") 2>"$tmp/stderr" |
+			mask "$file" "TRACE.gpuprof" >"$actual"
+		rc=${PIPESTATUS[0]}
+		if [ "$rc" -ne 0 ]; then
+			why="${why:+$why; }$kind exited $rc: $(head -c 300 "$tmp/stderr")"
+			continue
+		fi
+		if [ "${GOLDEN_REGENERATE:-0}" = 1 ]; then
+			cp "$actual" "$expected"
+			continue
+		fi
+		if [ ! -f "$expected" ]; then
+			why="${why:+$why; }no ${expected#$here/} (run with GOLDEN_REGENERATE=1)"
+			continue
+		fi
+		if ! d=$(diff -u --label "expected/${expected#$here/}" --label "actual" \
+			"$expected" "$actual"); then
+			why="${why:+$why; }$kind differs"
+			diffs+=$d$'\n'
+		fi
+	done
+	if [ -n "$why" ]; then
+		echo "not ok - golden $name: $why"
+		[ -z "$diffs" ] || printf '%s' "$diffs" | sed 's/^/# /'
+		failed=1
+	elif [ "${GOLDEN_REGENERATE:-0}" = 1 ]; then
+		echo "ok - golden $name (expected files regenerated)"
+	else
+		echo "ok - golden $name"
+	fi
+done
+exit $failed

@@ -1,0 +1,550 @@
+/*
+ * Unit tests of NVTX attribution and the report filters: nesting, range
+ * boundaries, ranges closed on another thread, other threads, unterminated
+ * ranges, runtime/driver calls sharing a correlation, inclusive GPU time,
+ * the range tree, graph nodes, merged processes and every filter, on
+ * synthetic traces with known answers.  Test code, runs offline only,
+ * needs no GPU.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter.h"
+#include "model.h"
+#include "nvtx.h"
+#include "synth.h"
+#include "synth_nvtx.h"
+#include "tap.h"
+
+#define T0 1700000000000000000ull
+#define GPU0 (T0 + 1000000)        /* GPU times, after every host time */
+#define NACT 15
+
+struct loaded {
+	struct gp_model m;
+	struct gp_nvtx nx;
+	struct gp_filter f;
+	int ok;
+};
+
+struct trace {
+	unsigned char *buf;
+	size_t len;
+};
+
+static int close_trace(struct synth *s, struct trace *t)
+{
+	t->buf = NULL;
+	t->len = 0;
+	return synth_close(s, &t->buf, &t->len);
+}
+
+/* Load traces as processes of one report, through l->f (options already given). */
+static void load(struct loaded *l, const struct trace *t, size_t n)
+{
+	struct gp_nvtx_src src[4];
+	size_t i;
+
+	l->ok = 0;
+	gp_model_init(&l->m);
+	gp_nvtx_init(&l->nx);
+	l->m.keep_rows = SIZE_MAX;
+	for (i = 0; i < n; i++) {
+		src[i].path = "synth";
+		src[i].buf = t[i].buf;
+		src[i].len = t[i].len;
+	}
+	if (gp_nvtx_scan(&l->nx, &l->m, src, n))
+		return;
+	gp_filter_bind(&l->f, &l->nx, &l->m);
+	for (i = 0; i < n; i++)
+		if (gp_model_add_mem(&l->m, "synth", t[i].buf, t[i].len) != GP_READ_OK)
+			return;
+	if (gp_model_finish(&l->m) || gp_nvtx_finish(&l->nx, &l->m, gp_filter_active(&l->f)))
+		return;
+	l->ok = 1;
+}
+
+static void unload(struct loaded *l)
+{
+	gp_model_free(&l->m);
+	gp_nvtx_free(&l->nx);
+	gp_filter_free(&l->f);
+}
+
+static const struct gp_nvtx_key *key_named(struct loaded *l, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < l->nx.nkeys; i++)
+		if (!strcmp(gp_model_str(&l->m, l->nx.keys[i].label), name))
+			return &l->nx.keys[i];
+	return NULL;
+}
+
+/* Label of the activity of correlation c in the main trace (row c - 1). */
+static const char *row_label(struct loaded *l, size_t c)
+{
+	if (c - 1 >= l->m.nrows)
+		return "(missing)";
+	return l->m.rows[c - 1].nvtx ? gp_model_str(&l->m, l->m.rows[c - 1].nvtx) : "";
+}
+
+/*
+ * Host thread 100: A [1000,2000) holds B [1200,1500) and C [1500,1800);
+ * D [3000,4000) opens on 100 and closes on 300; E [5000,9000) is still
+ * open at exit; "r" [10000,10100) holds another "r".  Thread 200: F
+ * [1000,2000).  Activity c (correlation c) lasts 10*c ns; see expect[].
+ */
+static const struct {
+	uint32_t tid;
+	uint64_t api;              /* 0: no API record */
+	const char *label;         /* innermost range, "" none */
+} acts[NACT + 1] = {
+	[1] = { 100, 1100, "A" },
+	[2] = { 100, 1200, "B" },      /* a range's start is inside it */
+	[3] = { 100, 1499, "B" },
+	[4] = { 100, 1500, "C" },      /* B's end is not; C starts there */
+	[5] = { 100, 1999, "A" },
+	[6] = { 100, 2000, "" },       /* A's end */
+	[7] = { 300, 1300, "" },       /* a thread without ranges */
+	[8] = { 100, 3500, "D" },      /* opened on 100, closed on 300 */
+	[9] = { 300, 3500, "" },       /* D counts on its opening thread only */
+	[10] = { 100, 6000, "E" },     /* unterminated */
+	[11] = { 100, 0, "" },         /* no API record: unattributed */
+	[12] = { 100, 1150, "A" },     /* runtime at 1150 (A), driver at 1250 (B) */
+	[13] = { 200, 1300, "F" },     /* another thread's range */
+	[14] = { 100, 10020, "r" },    /* "r" inside "r" */
+	[15] = { 100, 1300, "B" },     /* a memcpy */
+};
+
+static struct trace main_trace(void)
+{
+	struct synth *s = synth_open(NULL);
+	struct trace t = { NULL, 0 };
+	uint32_t k, other, launch, drv, n[8], mark;
+	size_t c;
+
+	synth_process(s, 10, "h", "app", 0, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+	synth_device(s, 1, "GPU", 9, 0, 132, 1ull << 36, 40);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_API | GP_TRACE_NVTX, 0);
+	k = synth_string(s, "_Z1kv");
+	other = synth_string(s, "_Z5otherv");
+	launch = synth_string(s, "cudaLaunchKernel_v7000");
+	drv = synth_string(s, "cuLaunchKernel");
+	mark = synth_string(s, "m1");
+	n[0] = synth_string(s, "A");
+	n[1] = synth_string(s, "B");
+	n[2] = synth_string(s, "C");
+	n[3] = synth_string(s, "D");
+	n[4] = synth_string(s, "E");
+	n[5] = synth_string(s, "F");
+	n[6] = synth_string(s, "r");
+	/* Activities first, as CUPTI delivers them: before their API records and ranges. */
+	for (c = 1; c <= NACT; c++) {
+		uint64_t g = GPU0 + c * 1000;
+
+		if (c == 15)
+			synth_memcpy_corr(s, GP_COPY_HTOD, 64, g, g + 10 * c, 0, (uint32_t)c);
+		else
+			synth_kernel_corr(s, c == 13 ? other : k, g, g + 10 * c, c == 10 ? 1 : 0,
+					  (uint32_t)c, 0, 0);
+	}
+	for (c = 1; c <= NACT; c++)
+		if (acts[c].api)
+			synth_api_corr(s, launch, T0 + acts[c].api, T0 + acts[c].api + 5,
+				       acts[c].tid, (uint32_t)c, GP_API_RUNTIME);
+	synth_api_corr(s, drv, T0 + 1250, T0 + 1252, 100, 12, GP_API_DRIVER);
+	synth_nvtx_range(s, n[1], 0, T0 + 1200, T0 + 1500, 100, 100, 2, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, n[2], 0, T0 + 1500, T0 + 1800, 100, 100, 3, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, n[0], 0, T0 + 1000, T0 + 2000, 100, 100, 1, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, n[5], 0, T0 + 1000, T0 + 2000, 200, 200, 8, 0);
+	synth_nvtx_range(s, n[3], 0, T0 + 3000, T0 + 4000, 100, 300, 4, 0);
+	synth_nvtx_range(s, n[6], 0, T0 + 10010, T0 + 10050, 100, 100, 7, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, n[6], 0, T0 + 10000, T0 + 10100, 100, 100, 6, GP_NVTX_PUSHPOP);
+	synth_nvtx_mark(s, mark, 0, T0 + 1300, 100, 9);
+	synth_nvtx_mark(s, mark, 0, T0 + 1400, 100, 10);
+	synth_nvtx_range(s, n[4], 0, T0 + 5000, T0 + 9000, 100, 100, 5, GP_NVTX_UNTERMINATED);
+	synth_end(s, T0 + 9000, 0);
+	close_trace(s, &t);
+	return t;
+}
+
+static void test_attribution(const struct trace *t)
+{
+	struct loaded l;
+	size_t c;
+
+	tap_begin("nvtx attribution: nesting, boundaries, threads, unterminated");
+	gp_filter_init(&l.f);
+	load(&l, t, 1);
+	CHECK(l.ok);
+	CHECKF(l.nx.nranges == 8, "%zu ranges", l.nx.nranges);
+	CHECKF(l.m.nrows == NACT, "%zu rows", l.m.nrows);
+	for (c = 1; c <= NACT && l.ok; c++)
+		CHECKF(!strcmp(row_label(&l, c), acts[c].label), "activity %zu: '%s', want '%s'",
+		       c, row_label(&l, c), acts[c].label);
+	CHECKF(l.nx.acts == NACT && l.nx.in_range == 11 && l.nx.no_range == 3 &&
+	       l.nx.unattributed == 1, "%llu acts, %llu in, %llu none, %llu unattributed",
+	       (unsigned long long)l.nx.acts, (unsigned long long)l.nx.in_range,
+	       (unsigned long long)l.nx.no_range, (unsigned long long)l.nx.unattributed);
+	CHECK(l.nx.unterminated == 1);
+	CHECK(l.nx.nmarks == 1 && l.nx.marks[0].count == 2);
+	tap_end();
+	unload(&l);
+}
+
+static void test_inclusive(const struct trace *t)
+{
+	static const struct {
+		const char *name;
+		uint64_t count, cpu, gpu, acts, kernels;
+	} want[] = {
+		{ "A", 1, 1000, 10 * (1 + 2 + 3 + 4 + 5 + 12 + 15), 7, 6 },
+		{ "B", 1, 300, 10 * (2 + 3 + 15), 3, 2 },
+		{ "C", 1, 300, 40, 1, 1 },
+		{ "D", 1, 1000, 80, 1, 1 },
+		{ "E", 1, 4000, 100, 1, 1 },
+		{ "F", 1, 1000, 130, 1, 1 },
+		{ "r", 2, 140, 140, 1, 1 },   /* nested in itself: counted once */
+	};
+	struct loaded l;
+	size_t i;
+
+	tap_begin("nvtx inclusive GPU time, kernel counts, CPU time");
+	gp_filter_init(&l.f);
+	load(&l, t, 1);
+	CHECK(l.ok);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]) && l.ok; i++) {
+		const struct gp_nvtx_key *k = key_named(&l, want[i].name);
+
+		CHECKF(k, "no range %s", want[i].name);
+		if (!k)
+			continue;
+		CHECKF(k->count == want[i].count && k->cpu_total == want[i].cpu &&
+		       k->gpu_ns == want[i].gpu && k->acts == want[i].acts &&
+		       k->kernels == want[i].kernels,
+		       "%s: count %llu cpu %llu gpu %llu acts %llu kernels %llu", want[i].name,
+		       (unsigned long long)k->count, (unsigned long long)k->cpu_total,
+		       (unsigned long long)k->gpu_ns, (unsigned long long)k->acts,
+		       (unsigned long long)k->kernels);
+	}
+	if (l.ok) {
+		const struct gp_nvtx_key *e = key_named(&l, "E");
+		uint32_t *ord = gp_nvtx_order_keys(&l.nx, &l.m);
+
+		CHECK(e && e->unterminated == 1);
+		CHECK(ord && !strcmp(gp_model_str(&l.m, l.nx.keys[ord[0]].label), "A") &&
+		      !strcmp(gp_model_str(&l.m, l.nx.keys[ord[1]].label), "B"));
+		free(ord);
+	}
+	tap_end();
+	unload(&l);
+}
+
+static const struct gp_nvtx_node *child(struct loaded *l, uint32_t parent, uint32_t kind,
+					const char *text)
+{
+	uint32_t x = parent == GP_NVTX_NONE ? l->nx.root : l->nx.nodes[parent].child;
+
+	for (; x != GP_NVTX_NONE; x = l->nx.nodes[x].next) {
+		const struct gp_nvtx_node *n = &l->nx.nodes[x];
+
+		if (n->kind != kind)
+			continue;
+		if (kind == GP_NVTX_N_RANGE &&
+		    strcmp(gp_model_str(&l->m, l->nx.keys[n->id].label), text))
+			continue;
+		if (kind == GP_NVTX_N_KERNEL && strcmp(gp_strtab_short(&l->m.strs, n->id), text))
+			continue;
+		return n;
+	}
+	return NULL;
+}
+
+static uint32_t idx(struct loaded *l, const struct gp_nvtx_node *n)
+{
+	return n ? (uint32_t)(n - l->nx.nodes) : GP_NVTX_NONE;
+}
+
+static void test_tree(const struct trace *t)
+{
+	const struct gp_nvtx_node *a, *b, *ka, *kb, *cp, *r, *rr, *none, *un;
+	struct loaded l;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	tap_begin("nvtx tree: aggregated by name path, pseudo roots, printing");
+	gp_filter_init(&l.f);
+	load(&l, t, 1);
+	CHECK(l.ok);
+	a = child(&l, GP_NVTX_NONE, GP_NVTX_N_RANGE, "A");
+	b = a ? child(&l, idx(&l, a), GP_NVTX_N_RANGE, "B") : NULL;
+	ka = a ? child(&l, idx(&l, a), GP_NVTX_N_KERNEL, "k") : NULL;
+	kb = b ? child(&l, idx(&l, b), GP_NVTX_N_KERNEL, "k") : NULL;
+	cp = b ? child(&l, idx(&l, b), GP_NVTX_N_MEMCPY, NULL) : NULL;
+	r = child(&l, GP_NVTX_NONE, GP_NVTX_N_RANGE, "r");
+	rr = r ? child(&l, idx(&l, r), GP_NVTX_N_RANGE, "r") : NULL;
+	none = child(&l, GP_NVTX_NONE, GP_NVTX_N_NORANGE, NULL);
+	un = child(&l, GP_NVTX_NONE, GP_NVTX_N_UNATTR, NULL);
+	CHECK(a && b && ka && kb && cp && r && rr && none && un);
+	if (a && b && ka && kb && cp && r && rr && none && un) {
+		CHECKF(a->instances == 1 && a->gpu_ns == 420 && a->kernels == 6 && a->acts == 7,
+		       "A: %llu %llu %llu", (unsigned long long)a->instances,
+		       (unsigned long long)a->gpu_ns, (unsigned long long)a->kernels);
+		CHECK(ka->instances == 3 && ka->gpu_ns == 10 * (1 + 5 + 12));
+		CHECK(kb->instances == 2 && kb->gpu_ns == 50 && cp->instances == 1 &&
+		      cp->gpu_ns == 150 && b->kernels == 2);
+		CHECK(r->instances == 1 && rr->instances == 1 && rr->gpu_ns == 140);
+		CHECK(none->acts == 3 && none->gpu_ns == 10 * (6 + 7 + 9));
+		CHECK(un->acts == 1 && un->gpu_ns == 110);
+		/* Biggest first; the pseudo roots last. */
+		CHECK(l.nx.root == idx(&l, a) && a->child == idx(&l, b));
+		CHECK(un->next == GP_NVTX_NONE && none->next == idx(&l, un));
+	}
+	f = open_memstream(&text, &len);
+	CHECK(f && gp_nvtx_print_tree(&l.nx, &l.m, 0, f) == 0);
+	if (f)
+		fclose(f);
+	CHECKF(text && strstr(text, "| A\n") &&
+	       strstr(text, "| \xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 B\n") &&
+	       strstr(text, "| \xe2\x94\x82   \xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 memcpy HtoD\n") &&
+	       strstr(text, "| \xe2\x94\x82   \xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 kernel k\n") &&
+	       strstr(text, "| \xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 C\n") &&
+	       strstr(text, "|     \xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 kernel k\n") &&
+	       strstr(text, "| (no range)\n") &&
+	       strstr(text, "| (unattributed: no API record)\n"), "tree:\n%s", text ? text : "");
+	free(text);
+	tap_end();
+	unload(&l);
+}
+
+/* Load the main trace through the given options; kept activities, or -1. */
+static long kept_with(const struct trace *t, const char *const *opts, struct loaded *out)
+{
+	struct loaded l;
+	char err[256];
+	long kept;
+	int i;
+
+	gp_filter_init(&l.f);
+	for (i = 0; opts[i]; i += 2) {
+		int opt = !strcmp(opts[i], "nvtx") ? GP_FILTER_OPT_NVTX :
+			  !strcmp(opts[i], "kernel") ? GP_FILTER_OPT_KERNEL :
+			  !strcmp(opts[i], "device") ? GP_FILTER_OPT_DEVICE : GP_FILTER_OPT_KIND;
+
+		if (gp_filter_option(&l.f, opt, opts[i + 1], err, sizeof(err)) != 1) {
+			gp_filter_free(&l.f);
+			return -1;
+		}
+	}
+	load(&l, t, 1);
+	kept = l.ok ? (long)(l.m.counts[GP_ACT_KERNEL] + l.m.counts[GP_ACT_MEMCPY]) : -2;
+	if (l.ok && (uint64_t)kept != l.f.kept)
+		kept = -3;
+	if (l.ok && l.m.dropped + l.f.kept != NACT)
+		kept = -4;
+	if (out)
+		*out = l;
+	else
+		unload(&l);
+	return kept;
+}
+
+static void test_filters(const struct trace *t)
+{
+	static const struct {
+		const char *opts[7];
+		long kept;
+	} cases[] = {
+		{ { "nvtx", "^B$", NULL }, 3 },
+		{ { "nvtx", "A", NULL }, 7 },           /* at any depth */
+		{ { "nvtx", "^(C|D|E)$", NULL }, 3 },
+		{ { "nvtx", "r", NULL }, 1 },
+		{ { "nvtx", "nothing", NULL }, 0 },
+		{ { "kernel", "^other$", NULL }, 1 },   /* the short demangled name */
+		{ { "kernel", "other\\(\\)", NULL }, 1 }, /* the full one */
+		{ { "kernel", "k", NULL }, 13 },        /* the memcpy goes */
+		{ { "kind", "memcpy", NULL }, 1 },
+		{ { "kind", "kernel,memcpy", NULL }, 15 },
+		{ { "kind", "memset", NULL }, 0 },
+		{ { "device", "1", NULL }, 1 },
+		{ { "device", "0,1", NULL }, 15 },
+		{ { "device", "1", "device", "0", NULL }, 15 },
+		{ { "kind", "kernel", "nvtx", "^B$", NULL }, 2 },
+		{ { "device", "0", "nvtx", "E", NULL }, 0 },
+	};
+	static const char *const bad[][2] = {
+		{ "nvtx", "(" }, { "kernel", "[a" }, { "kind", "kernels" }, { "kind", "kernel," },
+		{ "device", "x" }, { "device", "-1" }, { "device", "" },
+	};
+	struct loaded l;
+	size_t i;
+
+	tap_begin("report filters: --nvtx, --kernel, --kind, --device");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		long k = kept_with(t, cases[i].opts, NULL);
+
+		CHECKF(k == cases[i].kept, "case %zu (--%s %s): kept %ld, want %ld", i,
+		       cases[i].opts[0], cases[i].opts[1], k, cases[i].kept);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *opts[3] = { bad[i][0], bad[i][1], NULL };
+
+		CHECKF(kept_with(t, opts, NULL) == -1, "--%s '%s' accepted", bad[i][0], bad[i][1]);
+	}
+	{
+		const char *opts[] = { "nvtx", "^B$", NULL };
+
+		/* Every table sees the subset; ranges keep their CPU figures. */
+		if (kept_with(t, opts, &l) == 3) {
+			const struct gp_nvtx_key *a = key_named(&l, "A"), *c = key_named(&l, "C");
+
+			CHECK(l.m.nkstats == 1 && l.m.copy[GP_COPY_HTOD].count == 1);
+			CHECK(a && a->gpu_ns == 200 && a->count == 1 && a->cpu_total == 1000);
+			CHECK(c && c->acts == 0);
+			CHECK(l.nx.nodes[l.nx.root].kind == GP_NVTX_N_RANGE &&
+			      l.nx.nodes[l.nx.root].next == GP_NVTX_NONE);
+			CHECK(l.f.desc.p && !strcmp(l.f.desc.p, "--nvtx '^B$'"));
+			unload(&l);
+		} else {
+			CHECK(!"--nvtx ^B$ kept 3");
+		}
+	}
+	tap_end();
+}
+
+/* Graph kernels: the range where the node was created, else the launch's. */
+static void test_graph_nodes(void)
+{
+	struct synth *s = synth_open(NULL);
+	struct trace t;
+	struct loaded l;
+	uint32_t k, api, cap, lau;
+
+	tap_begin("nvtx attribution of graph nodes");
+	synth_process(s, 10, "h", "app", 0, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+	k = synth_string(s, "g_kernel");
+	api = synth_string(s, "cudaGraphLaunch");
+	cap = synth_string(s, "capture");
+	lau = synth_string(s, "launch");
+	synth_graph_node(s, 55, 3, 2, 1);
+	synth_graph_node(s, 56, 3, 3, 0);
+	synth_kernel_corr(s, k, GPU0, GPU0 + 10, 0, 9, 3, 55);
+	synth_kernel_corr(s, k, GPU0 + 100, GPU0 + 120, 0, 9, 3, 56);
+	synth_kernel_corr(s, k, GPU0 + 200, GPU0 + 230, 0, 9, 3, 57);
+	synth_api_corr(s, api, T0 + 500, T0 + 510, 1, 9, GP_API_RUNTIME);
+	synth_nvtx_range(s, cap, 0, T0 + 100, T0 + 200, 1, 1, 1, 0);
+	synth_nvtx_range(s, lau, 0, T0 + 400, T0 + 600, 1, 1, 2, 0);
+	synth_end(s, T0 + 1000, 0);
+	close_trace(s, &t);
+	gp_filter_init(&l.f);
+	load(&l, &t, 1);
+	CHECK(l.ok && l.m.nrows == 3);
+	if (l.ok && l.m.nrows == 3) {
+		CHECKF(!strcmp(gp_model_str(&l.m, l.m.rows[0].nvtx), "capture"), "node 55: %s",
+		       gp_model_str(&l.m, l.m.rows[0].nvtx));
+		CHECK(l.m.rows[1].nvtx == 0);          /* created outside any range */
+		CHECK(!strcmp(gp_model_str(&l.m, l.m.rows[2].nvtx), "launch"));
+		CHECK(key_named(&l, "capture")->gpu_ns == 10 && key_named(&l, "launch")->gpu_ns == 30);
+	}
+	unload(&l);
+	free(t.buf);
+	tap_end();
+}
+
+/* Processes merged: the same correlations and tids mean different calls. */
+static void test_processes(void)
+{
+	struct trace t[3];
+	struct loaded l;
+	int p;
+
+	tap_begin("nvtx attribution across merged processes");
+	for (p = 0; p < 3; p++) {
+		struct synth *s = synth_open(NULL);
+		uint32_t k = synth_string(s, "k"), api = synth_string(s, "cudaLaunchKernel");
+		uint32_t name = synth_string(s, p == 0 ? "p1" : "p2");
+
+		s->hdr.pid = (uint32_t)(100 + p);
+		synth_process(s, (uint32_t)(100 + p), "h", "app", (uint32_t)p, T0);
+		synth_config(s, p == 2 ? GP_TRACE_KERNEL | GP_TRACE_API :
+			     GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0);
+		synth_kernel_corr(s, k, GPU0 + (uint64_t)p * 100, GPU0 + (uint64_t)p * 100 + 10, 0,
+				  1, 0, 0);
+		synth_kernel_corr(s, k, GPU0 + (uint64_t)p * 100 + 50,
+				  GPU0 + (uint64_t)p * 100 + 60, 0, 2, 0, 0);
+		synth_api_corr(s, api, T0 + 50, T0 + 55, 7, 1, GP_API_RUNTIME);
+		synth_api_corr(s, api, T0 + 250, T0 + 255, 7, 2, GP_API_RUNTIME);
+		if (p == 0)
+			synth_nvtx_range(s, name, 0, T0, T0 + 100, 7, 7, 1, 0);
+		else if (p == 1)
+			synth_nvtx_range(s, name, 0, T0 + 200, T0 + 300, 7, 7, 1, 0);
+		synth_end(s, T0 + 1000, 0);
+		close_trace(s, &t[p]);
+	}
+	gp_filter_init(&l.f);
+	load(&l, t, 3);
+	CHECK(l.ok && l.m.nrows == 6);
+	if (l.ok && l.m.nrows == 6) {
+		const struct gp_nvtx_key *p1 = key_named(&l, "p1"), *p2 = key_named(&l, "p2");
+
+		CHECK(p1 && p1->acts == 1 && p1->gpu_ns == 10);
+		CHECK(p2 && p2->acts == 1 && p2->gpu_ns == 10);
+		CHECK(!strcmp(gp_model_str(&l.m, l.m.rows[0].nvtx), "p1") && l.m.rows[1].nvtx == 0);
+		CHECK(l.m.rows[2].nvtx == 0 && !strcmp(gp_model_str(&l.m, l.m.rows[3].nvtx), "p2"));
+		CHECK(l.m.rows[4].nvtx == 0 && l.m.rows[5].nvtx == 0);
+		CHECK(l.nx.no_range == 4 && l.nx.unattributed == 0);
+	}
+	unload(&l);
+	for (p = 0; p < 3; p++)
+		free(t[p].buf);
+	tap_end();
+}
+
+/* No ranges at all: nothing per activity is kept, the tree has one root. */
+static void test_no_ranges(void)
+{
+	struct synth *s = synth_open(NULL);
+	struct trace t;
+	struct loaded l;
+	uint32_t k;
+
+	tap_begin("nvtx: a trace without ranges");
+	k = synth_string(s, "k");
+	synth_kernel_corr(s, k, GPU0, GPU0 + 10, 0, 1, 0, 0);
+	synth_end(s, T0 + 1000, 0);
+	close_trace(s, &t);
+	gp_filter_init(&l.f);
+	load(&l, &t, 1);
+	CHECK(l.ok && l.nx.nranges == 0 && l.nx.ncorrs == 0 && !l.nx.dense && l.nx.corr_map.n == 0);
+	CHECK(l.ok && l.nx.root != GP_NVTX_NONE &&
+	      l.nx.nodes[l.nx.root].kind == GP_NVTX_N_NORANGE && l.nx.no_range == 1);
+	unload(&l);
+	free(t.buf);
+	tap_end();
+}
+
+int main(void)
+{
+	struct trace t = main_trace();
+
+	if (!t.buf) {
+		printf("not ok - nvtx: cannot build the synthetic trace\n");
+		return 1;
+	}
+	test_attribution(&t);
+	test_inclusive(&t);
+	test_tree(&t);
+	test_filters(&t);
+	test_graph_nodes();
+	test_processes();
+	test_no_ranges();
+	free(t.buf);
+	return tap_exit();
+}
