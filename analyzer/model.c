@@ -14,6 +14,7 @@
 /* File string ids below this map through an array, above through a hash. */
 #define SMAP_DENSE (1u << 22)
 #define API_CACHE 256
+#define STREAM_CACHE 16
 
 /* Side-list owners other than devices (whose spans use the device index). */
 #define GP_BIG_KERNEL (UINT32_MAX - 1)
@@ -30,8 +31,11 @@ struct fctx {
 	struct gp_map devmap;      /* device id -> devrow index + 1 */
 	uint32_t last_dev_id, last_devrow;
 	int have_last_dev;
-	uint64_t last_stream_a, last_stream_b;
-	int have_last_stream;
+	/*
+	 * Streams known to be in stream_set:
+	 * (proc << 32 | device) + 1, (context << 32 | stream).
+	 */
+	uint64_t stream_cache[STREAM_CACHE][2];
 	uint64_t api_cache[API_CACHE][2]; /* (astat + 1, tid) pairs already counted */
 	uint32_t unknown_str;
 	uint32_t nvtx;             /* the keep hook's nvtx for the activity being added */
@@ -193,17 +197,12 @@ static uint32_t new_devrow(struct gp_model *m, uint32_t proc, uint32_t dev, uint
 	return (uint32_t)m->ndevrows++;
 }
 
-/* Devrow of a device id of this file; a placeholder until described. */
-static int fdev(struct fctx *f, uint32_t id, uint32_t *devrow)
+static int fdev_slow(struct fctx *f, uint32_t id, uint32_t *devrow)
 {
 	struct gp_model *m = f->m;
 	uint32_t *slot, dev, row;
 	int r;
 
-	if (f->have_last_dev && f->last_dev_id == id) {
-		*devrow = f->last_devrow;
-		return 0;
-	}
 	r = gp_map_insert(&f->devmap, id, 0, &slot);
 	if (r < 0)
 		return nomem(f);
@@ -219,6 +218,16 @@ static int fdev(struct fctx *f, uint32_t id, uint32_t *devrow)
 	f->have_last_dev = 1;
 	*devrow = *slot - 1;
 	return 0;
+}
+
+/* Devrow of a device id of this file; a placeholder until described. */
+static inline int fdev(struct fctx *f, uint32_t id, uint32_t *devrow)
+{
+	if (f->have_last_dev && f->last_dev_id == id) {
+		*devrow = f->last_devrow;
+		return 0;
+	}
+	return fdev_slow(f, id, devrow);
 }
 
 static int uuid_zero(const uint8_t *u)
@@ -354,8 +363,12 @@ static inline int push_dur(struct gp_model *m, struct gp_durs *d, uint64_t start
 	return push_dur_slow(m, d, start, dur, dev, key);
 }
 
-/* Everything common to GPU activities; a->kind, label, devrow, times set. */
-static int add_activity(struct fctx *f, struct gp_act *a, uint32_t key)
+/*
+ * Everything common to GPU activities; a->kind, label, devrow, times set.
+ * Inlined into each caller: a call per activity shows in the profile.
+ */
+static inline __attribute__((always_inline)) int
+add_activity(struct fctx *f, struct gp_act *a, uint32_t key)
 {
 	struct gp_model *m = f->m;
 	struct gp_devrow *dr = &m->devrows[a->devrow];
@@ -387,12 +400,14 @@ static int add_activity(struct fctx *f, struct gp_act *a, uint32_t key)
 		uint64_t sb = (uint64_t)a->context << 32 | a->stream;
 		uint32_t *slot;
 
-		if (!f->have_last_stream || sa != f->last_stream_a || sb != f->last_stream_b) {
+		/* Streams interleave: a few recent ones spare most hash lookups. */
+		uint64_t *c = f->stream_cache[(a->stream ^ a->device_id * 7u) % STREAM_CACHE];
+
+		if (c[0] != sa + 1 || c[1] != sb) {
 			if (gp_map_insert(&m->stream_set, sa, sb, &slot) < 0)
 				return nomem(f);
-			f->last_stream_a = sa;
-			f->last_stream_b = sb;
-			f->have_last_stream = 1;
+			c[0] = sa + 1;
+			c[1] = sb;
 		}
 	}
 
