@@ -95,13 +95,17 @@ class Result:
         self.wall = 0.0
         self.maxrss_kib = 0
         self.timed_out = False
+        self.stopped = False     # killed on purpose after stop_regex matched
 
 
-def run_proc(argv, env=None, cwd=None, timeout=60, keep_stdout=True):
+def run_proc(argv, env=None, cwd=None, timeout=60, keep_stdout=True, stop_regex=None,
+             grace=3.0):
     """Runs argv in its own session with stdout/stderr in temporary files.
 
     Returns a Result; wall is the wall time from spawn to exit, maxrss_kib
-    the child's peak RSS (wait4).  On timeout the process group is killed."""
+    the child's peak RSS (wait4).  On timeout the process group is killed.
+    With stop_regex, the group is also killed grace seconds after stdout
+    first matches it, if it has not exited by then."""
     res = Result()
     with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
         t0 = time.perf_counter()
@@ -113,34 +117,48 @@ def run_proc(argv, env=None, cwd=None, timeout=60, keep_stdout=True):
             res.rc = 127
             res.err = "cannot run %s: %s" % (argv[0], e)
             return res
-        fired = []
+        done = threading.Event()
 
         def kill():
-            fired.append(1)
             try:
                 os.killpg(p.pid, signal.SIGKILL)
             except OSError:
                 pass
 
-        timer = threading.Timer(timeout, kill)
-        timer.daemon = True
-        timer.start()
+        def watch():
+            kill_at = None
+            pat = re.compile(stop_regex.encode(), re.M) if stop_regex else None
+            while not done.wait(0.2):
+                now = time.perf_counter()
+                if now - t0 > timeout:
+                    res.timed_out = True
+                    kill()
+                    return
+                if pat and kill_at is None:
+                    size = os.fstat(fo.fileno()).st_size
+                    if size and pat.search(os.pread(fo.fileno(), min(size, 1 << 20), 0)):
+                        kill_at = now + grace
+                if kill_at is not None and now >= kill_at:
+                    res.stopped = True
+                    kill()
+                    return
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
         try:
             _, status, ru = os.wait4(p.pid, 0)
         finally:
-            timer.cancel()
+            done.set()
+            watcher.join()
         res.wall = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status) if hasattr(
-            os, "waitstatus_to_exitcode") else (
-            -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
+        if os.WIFSIGNALED(status):
+            p.returncode = -os.WTERMSIG(status)
+        else:
+            p.returncode = os.WEXITSTATUS(status)
         # Leftovers of the program's process group (helpers it started).
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except OSError:
-            pass
+        kill()
         res.rc = p.returncode
         res.maxrss_kib = ru.ru_maxrss
-        res.timed_out = bool(fired)
         fo.seek(0)
         fe.seek(0)
         res.out = fo.read().decode(errors="replace")

@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 	printf("BENCH loop_s %.4f\n", t1 - t0);
 	printf("BENCH launched %ld\n", (replays + WARMUP) * nodes);
 	printf("BENCH graph_launches %ld\n", replays + WARMUP);
+	fflush(stdout);
 
 	CK(cudaGraphExecDestroy(exec));
 	CK(cudaGraphDestroy(graph));

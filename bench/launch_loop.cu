@@ -68,6 +68,7 @@ static int run_mt(long n, int threads)
 	printf("BENCH us_per_launch %.4f\n", (t1 - t0) * 1e6 / ((double)n * threads));
 	printf("BENCH loop_s %.4f\n", t1 - t0);
 	printf("BENCH launched %ld\n", (long)threads * (n + WARMUP));
+	fflush(stdout);
 	for (int i = 0; i < threads; i++)
 		CK(cudaStreamDestroy(w[i].stream));
 	pthread_barrier_destroy(&start);
@@ -92,6 +93,7 @@ static int run_st(long n)
 	printf("BENCH us_per_launch %.4f\n", (t1 - t0) * 1e6 / (double)n);
 	printf("BENCH loop_s %.4f\n", t1 - t0);
 	printf("BENCH launched %ld\n", n + WARMUP);
+	fflush(stdout);
 	return 0;
 }
 

@@ -44,5 +44,6 @@ int main(int argc, char **argv)
 	printf("BENCH loop_s %.4f\n", t1 - t0);
 	printf("BENCH launched %ld\n", n + WARMUP);
 	printf("BENCH rss_kib_end %ld\n", vm_hwm_kib());
+	fflush(stdout);
 	return 0;
 }

@@ -49,7 +49,7 @@ def main():
         t1 = time.perf_counter()
         print("BENCH us_per_op %.4f" % ((t1 - t0) * 1e6 / n))
         print("BENCH loop_s %.4f" % (t1 - t0))
-        print("BENCH launched %d" % (n + WARMUP))
+        print("BENCH launched %d" % (n + WARMUP), flush=True)
         finish()
 
 

@@ -3,6 +3,11 @@
 16 heads, feed-forward 4096), batch 16 x sequence 512, bf16 autocast, AdamW;
 forward + backward + optimizer step.
 
+AdamW is written out with torch._foreach ops: the math and the kernels of
+torch.optim.AdamW(foreach=True), without torch.optim's first-call import of
+torch._dynamo (several seconds per process, paid once per configuration and
+repetition).
+
     python3 train_step.py [STEPS] [WARMUP]      (defaults 200 and 20)
 
 Prints "BENCH ms_per_step X": host wall time of STEPS steps between two
@@ -12,6 +17,7 @@ torch.profiler.profile(activities=[CPU, CUDA]) and nothing is exported.
 """
 
 import contextlib
+import math
 import os
 import sys
 import time
@@ -24,6 +30,37 @@ HEADS = 16
 FFN = 4096
 BATCH = 16
 SEQ = 512
+
+
+class AdamW:
+    """torch.optim.AdamW (decoupled weight decay, bias correction), foreach form."""
+
+    def __init__(self, params, lr=1e-4, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        self.params = [p for p in params if p.requires_grad]
+        self.lr, self.b1, self.b2 = lr, betas[0], betas[1]
+        self.eps, self.wd = eps, weight_decay
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+        self.t = 0
+
+    @torch.no_grad()
+    def step(self):
+        self.t += 1
+        grads = [p.grad for p in self.params]
+        torch._foreach_mul_(self.params, 1 - self.lr * self.wd)
+        torch._foreach_lerp_(self.m, grads, 1 - self.b1)
+        torch._foreach_mul_(self.v, self.b2)
+        torch._foreach_addcmul_(self.v, grads, grads, 1 - self.b2)
+        bc1 = 1 - self.b1 ** self.t
+        bc2 = 1 - self.b2 ** self.t
+        denom = torch._foreach_sqrt(self.v)
+        torch._foreach_div_(denom, math.sqrt(bc2))
+        torch._foreach_add_(denom, self.eps)
+        torch._foreach_addcdiv_(self.params, self.m, denom, -self.lr / bc1)
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
 
 
 def profiler_context():
@@ -51,7 +88,7 @@ def main():
                                              dim_feedforward=FFN, batch_first=True)
             for _ in range(LAYERS)])
         x = torch.randn(BATCH, SEQ, D_MODEL)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    opt = AdamW(model.parameters(), lr=1e-4)
     model.train()
 
     def step():
@@ -60,7 +97,7 @@ def main():
             loss = out.float().pow(2).mean()
         loss.backward()
         opt.step()
-        opt.zero_grad(set_to_none=True)
+        opt.zero_grad()
 
     with profiler_context():
         for _ in range(warmup):
@@ -72,7 +109,7 @@ def main():
         torch.cuda.synchronize()
         t1 = time.perf_counter()
         print("BENCH ms_per_step %.4f" % ((t1 - t0) * 1e3 / steps))
-        print("BENCH loop_s %.4f" % (t1 - t0))
+        print("BENCH loop_s %.4f" % (t1 - t0), flush=True)
         finish()
 
 

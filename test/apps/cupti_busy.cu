@@ -30,6 +30,10 @@ int main(void)
 	for (int i = 0; i < 32; i++)
 		REQUIRE(h[i] == 10, "h[%d] = %d", i, h[i]);
 	printf("busy: results correct\n");
+	truth_kernel("busy_inc", 10);
+	truth_memset(sizeof(h));
+	truth_memcpy("DtoH", sizeof(h));
+	truth_print();
 	cuptiUnsubscribe(sub);
 	return 0;
 }
