@@ -562,6 +562,26 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 	return add_activity(f, &a, ki);
 }
 
+/*
+ * The shared tail of memcpy and memset records: a (filled in by the caller
+ * except times and label) is counted into ms, its graph node and device,
+ * and added as an activity.
+ */
+static int add_memop(struct fctx *f, struct gp_memstat *ms, struct gp_act *a,
+		     uint64_t start, uint64_t end)
+{
+	times(a, start, end);
+	ms->count++;
+	ms->bytes += a->bytes;
+	ms->total += a->end - a->start;
+	a->label = ms->label - 1;
+	if (a->graph_id && graph_node_seen(f, a->graph_id, a->graph_node, 0) < 0)
+		return -1;
+	if (fdev(f, a->device_id, &a->devrow))
+		return -1;
+	return add_activity(f, a, GP_KEY_NONE);
+}
+
 static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
 {
 	struct gp_model *m = f->m;
@@ -580,12 +600,7 @@ static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
 		ms->label = l + 1;
 	}
 	memset(&a, 0, sizeof(a));
-	times(&a, c->start, c->end);
-	ms->count++;
-	ms->bytes += c->bytes;
-	ms->total += a.end - a.start;
 	a.kind = GP_ACT_MEMCPY;
-	a.label = ms->label - 1;
 	a.bytes = c->bytes;
 	a.copy_kind = c->copy_kind;
 	a.device_id = c->device;
@@ -594,11 +609,7 @@ static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
 	a.correlation = c->correlation;
 	a.graph_id = c->graph_id;
 	a.graph_node = c->graph_node;
-	if (c->graph_id && graph_node_seen(f, c->graph_id, c->graph_node, 0) < 0)
-		return -1;
-	if (fdev(f, c->device, &a.devrow))
-		return -1;
-	return add_activity(f, &a, GP_KEY_NONE);
+	return add_memop(f, ms, &a, c->start, c->end);
 }
 
 static int on_memset(struct fctx *f, const struct gp_rec_memset *s)
@@ -615,12 +626,7 @@ static int on_memset(struct fctx *f, const struct gp_rec_memset *s)
 		ms->label = l + 1;
 	}
 	memset(&a, 0, sizeof(a));
-	times(&a, s->start, s->end);
-	ms->count++;
-	ms->bytes += s->bytes;
-	ms->total += a.end - a.start;
 	a.kind = GP_ACT_MEMSET;
-	a.label = ms->label - 1;
 	a.bytes = s->bytes;
 	a.device_id = s->device;
 	a.context = s->context;
@@ -628,11 +634,7 @@ static int on_memset(struct fctx *f, const struct gp_rec_memset *s)
 	a.correlation = s->correlation;
 	a.graph_id = s->graph_id;
 	a.graph_node = s->graph_node;
-	if (s->graph_id && graph_node_seen(f, s->graph_id, s->graph_node, 0) < 0)
-		return -1;
-	if (fdev(f, s->device, &a.devrow))
-		return -1;
-	return add_activity(f, &a, GP_KEY_NONE);
+	return add_memop(f, ms, &a, s->start, s->end);
 }
 
 static int on_graph(struct fctx *f, const struct gp_rec_graph *g)

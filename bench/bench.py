@@ -14,13 +14,18 @@ Workloads (--only takes these names): launch, launch-mt, torch, train,
 graph, long, analyzer.  Only "analyzer" runs without a GPU.
 
 Environment:
-  BENCH_QUICK=1       fewer repetitions and smaller workloads (same as --quick)
-  BENCH_REPS=N        repetitions (default 5, quick 3)
-  BENCH_REF_REPS=N    repetitions of the reference tools nsys and
-                      torch.profiler (default 3, quick 1)
-  BENCH_BUDGET_S=S    wall-time budget of the measurements in seconds
-                      (default 420, quick 170); repetitions that would not
-                      fit are left out and the report says so
+  BENCH_QUICK=1         fewer repetitions, smaller workloads, no multi-thread
+                        launch loop, no reference tools on the PyTorch
+                        workloads (same as --quick)
+  BENCH_REPS=N          repetitions of the CUDA C workloads (default 5, quick 3)
+  BENCH_REF_REPS=N      ... of nsys on them (default 3, quick 1)
+  BENCH_TORCH_REPS=N    repetitions of the PyTorch workloads (default 3, quick 1);
+                        each run pays ~5-10 s of PyTorch start-up
+  BENCH_TORCH_REF_REPS=N  ... of torch.profiler and nsys on them (default 1,
+                        quick 0)
+  BENCH_BUDGET_S=S      wall-time budget of the measurements in seconds
+                        (default 430, quick 150); a repetition that would not
+                        fit is left out and the report says so
   BENCH_NSYS=PATH     nsys binary (default: searched)
   BENCH_PYTHON=PATH   Python with PyTorch (default: this interpreter)
   BENCH_KEEP=1        keep the per-run working directories (traces)
@@ -267,8 +272,12 @@ class Bench:
         self.quick = quick
         self.only = only
         self.reps = max(1, env_int("BENCH_REPS", 3 if quick else 5))
-        self.ref_reps = max(1, min(self.reps, env_int("BENCH_REF_REPS", 1 if quick else 3)))
-        self.budget = env_int("BENCH_BUDGET_S", 170 if quick else 420)
+        self.ref_reps = max(0, min(self.reps, env_int("BENCH_REF_REPS", 1 if quick else 3)))
+        self.torch_reps = max(1, env_int("BENCH_TORCH_REPS", 1 if quick else 3))
+        self.torch_ref_reps = max(0, min(self.torch_reps,
+                                         env_int("BENCH_TORCH_REF_REPS", 0 if quick else 1)))
+        self.budget = env_int("BENCH_BUDGET_S", 150 if quick else 430)
+        self.last_wall = {}     # (workload, config) -> seconds its last run took
         self.keep = os.environ.get("BENCH_KEEP") == "1"
         self.t_start = time.time()
         self.deadline = self.t_start + self.budget
@@ -381,6 +390,8 @@ class Bench:
         if cfg == "nsys":
             if not self.nsys:
                 raise NotAvailable("nsys not found")
+            # Its temporary files (tens of MB per run) go to workdir too.
+            extra["TMPDIR"] = workdir
             return ([self.nsys, "profile", "-t", "cuda", "-o",
                      os.path.join(workdir, "nsys"), "--force-overwrite", "true"] + prog), extra
         raise NotAvailable("unknown configuration")
@@ -407,8 +418,8 @@ class Bench:
                           "torch.profiler", "nsys"]),
             dict(name="train", title="3 transformer train step", metric="ms_per_step",
                  unit="ms/step", timeout=300, torch=True, trace_size=True,
-                 prog=[py, os.path.join(HERE, "train_step.py"), "100" if q else "200",
-                       "10" if q else "20"],
+                 prog=[py, os.path.join(HERE, "train_step.py"), "50" if q else "100",
+                       "5" if q else "10"],
                  configs=["none", "mincupti", "gp-device", "gp-default", "gp-bt",
                           "torch.profiler", "nsys"]),
             dict(name="graph", title="4 graph replay (100 kernels)", metric="us_per_replay",
@@ -419,7 +430,9 @@ class Bench:
         ]
         return [w for w in ws if self.wants(w["name"]) and not (q and w.get("skip_quick"))]
 
-    def reps_for(self, cfg):
+    def reps_for(self, w, cfg):
+        if w.get("torch"):
+            return self.torch_ref_reps if cfg in REFERENCE else self.torch_reps
         return self.ref_reps if cfg in REFERENCE else self.reps
 
     def workdir(self, tag):
@@ -488,11 +501,14 @@ class Bench:
         env = dict(self.base_env)
         env.update(extra)
         timeout = max(30, min(w["timeout"], self.deadline + 60 - time.time()))
-        res = run_proc(argv, env=env, cwd=d, timeout=timeout)
+        # nsys spends from seconds to minutes after the program is done
+        # (writing and importing its capture); the measurement is out by then.
+        stop = r"^BENCH %s " % re.escape(w["metric"]) if cfg == "nsys" else None
+        t0 = time.time()
+        res = run_proc(argv, env=env, cwd=d, timeout=timeout, stop_regex=stop)
         vals = parse_bench(res.out)
         metric = vals.get(w["metric"])
-        ok = (metric is not None and not res.timed_out and
-              (res.rc == 0 or cfg == "nsys"))
+        ok = metric is not None and (cfg == "nsys" or (res.rc == 0 and not res.timed_out))
         st = self.state.setdefault(key, {"fails": 0})
         if res.timed_out:
             status = "timeout"
@@ -514,6 +530,7 @@ class Bench:
                     launched=vals.get("launched"), graph_launches=vals.get("graph_launches"))
             if cfg in GPUPROF_CONFIGS and key not in self.traces:
                 self.inspect_trace(w["name"], cfg, rep, res, d, vals)
+            self.last_wall[key] = time.time() - t0
         else:
             st["fails"] = st.get("fails", 0) + 1
             why = "timed out after %d s" % timeout if res.timed_out else \
@@ -524,54 +541,63 @@ class Bench:
                 st["skip"] = "timeout" if res.timed_out else "error"
         self.cleanup(d)
 
+    def scheduled(self, ws, rep):
+        """(workload, config) pairs that repetition rep (1-based) runs."""
+        return [(w, cfg) for w in ws for cfg in w["configs"]
+                if rep <= self.reps_for(w, cfg)
+                and not self.state.get((w["name"], cfg), {}).get("skip")]
+
+    def estimate(self, ws, rep):
+        return sum(self.last_wall.get((w["name"], c), w["timeout"] / 4.0)
+                   for w, c in self.scheduled(ws, rep))
+
     def run_reps(self):
         ws = self.workloads()
         for w in ws:
             if w.get("torch") and self.torch_reason:
                 for cfg in w["configs"]:
                     self.state[(w["name"], cfg)] = {"skip": "n/a (%s)" % self.torch_reason}
-        if not ws:
-            return
-        for rep in range(self.reps):
-            t0 = time.time()
-            log("bench: repetition %d of %d" % (rep + 1, self.reps))
-            for w in ws:
-                for cfg in w["configs"]:
-                    if rep >= self.reps_for(cfg):
-                        continue
-                    if self.state.get((w["name"], cfg), {}).get("skip"):
-                        continue
-                    self.run_one(w, cfg, rep + 1)
-            self.reps_done = rep + 1
-            took = time.time() - t0
-            if rep + 1 < self.reps:
-                # Reps past ref_reps run without the reference tools; the last
-                # rep's time still bounds the next one from above.
-                reserve = self.long_reserve()
-                if time.time() + took * 1.05 + reserve > self.deadline:
-                    self.stop_reason = ("stopped after %d of %d repetitions: the next would "
-                                        "exceed the %d s budget" % (rep + 1, self.reps,
-                                                                    self.budget))
+        nreps = max([self.reps_for(w, c) for w in ws for c in w["configs"]] or [0])
+        for rep in range(1, nreps + 1):
+            todo = self.scheduled(ws, rep)
+            if not todo:
+                break
+            if rep > 1:
+                need = self.estimate(ws, rep) * 1.05 + self.long_reserve()
+                if time.time() + need > self.deadline:
+                    self.stop_reason = ("stopped after repetition %d: repetition %d (~%.0f s) "
+                                        "would exceed the %d s budget" % (
+                                            rep - 1, rep, need, self.budget))
                     log("bench: " + self.stop_reason)
                     break
+            log("bench: repetition %d of %d" % (rep, nreps))
+            for w, cfg in todo:
+                if not self.state.get((w["name"], cfg), {}).get("skip"):
+                    self.run_one(w, cfg, rep)
+            self.reps_done = rep
 
     # ---------------------------------------------------------- long run
 
-    def long_n(self):
-        return 1000000 if self.quick else 5000000
+    def long_n(self, cfg):
+        n = 1000000 if self.quick else 5000000
+        # Without a profiler the peak RSS is reached in the first batches;
+        # the baseline run need not be as long.
+        return min(n, 1000000) if cfg == "none" else n
 
     def long_reserve(self):
         if not self.wants("long"):
             return 0
-        us = [median(self.runs.get(("launch", c), [])) for c in ("none", "gp-default")]
-        us = [u if u else 8.0 for u in us]
-        return self.long_n() * sum(us) * 1e-6 * 1.2 + 15
+        t = 15.0
+        for c in ("none", "gp-default"):
+            us = median(self.runs.get(("launch", c), [])) or 8.0
+            t += self.long_n(c) * us * 1e-6 * 1.2 + 3
+        return t
 
     def run_long(self):
-        n = self.long_n()
         out = self.long
-        out["n"] = n
         for cfg in ("none", "gp-default"):
+            n = self.long_n(cfg)
+            out["n_" + cfg] = n
             d = self.workdir("long-" + cfg)
             try:
                 argv, extra = self.command(cfg, [self.bin("long_run"), str(n)], d)
@@ -678,12 +704,16 @@ class Bench:
         vals = self.runs.get((w["name"], cfg), [])
         st = self.state.get((w["name"], cfg), {})
         if not vals:
-            return st.get("skip") or ("error" if st.get("fails") else "—")
+            if st.get("skip"):
+                return st["skip"]
+            if st.get("fails"):
+                return "error"
+            return "skipped (quick)" if self.reps_for(w, cfg) == 0 else "—"
         m = median(vals)
         s = fmt(m)
         if len(vals) > 1 and m:
             s += " ±%.1f%%" % ((max(vals) - min(vals)) / 2 / m * 100)
-        planned = min(self.reps_for(cfg), self.reps_done)
+        planned = min(self.reps_for(w, cfg), self.reps_done)
         if len(vals) < planned or len(vals) == 1:
             s += " (n=%d)" % len(vals)
         return s
@@ -702,10 +732,13 @@ class Bench:
             i.get("gpuprof"), i.get("torch", "not used"), i.get("nsys", "not used")))
         mode = "quick (BENCH_QUICK=1)" if self.quick else "full"
         if self.reps_done:
-            L.append("- mode: %s; repetitions: %d of %d planned (nsys and torch.profiler: up "
-                     "to %d), configurations interleaved per repetition; wall time %.0f s" % (
-                         mode, self.reps_done, self.reps, self.ref_reps,
+            L.append("- mode: %s; repetitions planned: CUDA C workloads %d (nsys %d), PyTorch "
+                     "workloads %d (torch.profiler and nsys %d); configurations interleaved per "
+                     "repetition; wall time %.0f s" % (
+                         mode, self.reps, self.ref_reps, self.torch_reps, self.torch_ref_reps,
                          time.time() - self.t_start))
+            L.append("- nsys: the program's own timing is used; nsys is stopped 3 s after the "
+                     "program prints it (its capture post-processing is not measured)")
         else:
             L.append("- mode: %s; wall time %.0f s" % (mode, time.time() - self.t_start))
         if self.stop_reason:
@@ -789,20 +822,21 @@ class Bench:
 
     def report_long(self):
         lg = self.long
-        L = ["## Long run (%d empty launches, sync every 100k)" % lg["n"], ""]
+        L = ["## Long run (empty launches, sync every 100k)", ""]
         rows = []
         for cfg in ("none", "gp-default"):
             r = lg.get(cfg, {})
             v = r.get("vals", {})
             if r.get("status") != "ok":
-                rows.append([cfg, r.get("status", "not run")] + ["—"] * 5)
+                rows.append([cfg, "%d" % lg.get("n_" + cfg, 0), r.get("status", "not run")] +
+                            ["—"] * 5)
                 continue
-            rows.append([cfg, fmt(v.get("us_per_launch")),
+            rows.append([cfg, "%d" % lg["n_" + cfg], fmt(v.get("us_per_launch")),
                          "%.1f" % (v.get("rss_kib_200k", 0) / 1024.0),
                          "%.1f" % (v.get("rss_kib_end", 0) / 1024.0),
                          "%s" % r.get("kernel", "—"), "%s" % r.get("lost", "—"),
                          ("%.2f" % (r["bytes"] / r["kernel"])) if r.get("kernel") else "—"])
-        L.append(md_table(["configuration", "µs/launch", "peak RSS at 200k (MiB)",
+        L.append(md_table(["configuration", "launches", "µs/launch", "peak RSS at 200k (MiB)",
                            "peak RSS at end (MiB)", "kernel records", "lost",
                            "bytes per kernel record"], rows))
         L.append("")
