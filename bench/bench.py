@@ -289,6 +289,7 @@ class Bench:
         self.runs = {}          # (workload, config) -> list of run dicts
         self.state = {}         # (workload, config) -> {"fails": n, "skip": reason}
         self.traces = {}        # (workload, config) -> trace info dict
+        self.inspected = set()
         self.mincupti_counts = {}
         self.errors = []        # (workload, config, rep, message)
         self.raw = []
@@ -528,7 +529,8 @@ class Bench:
                     records=int(m.group(1)), kernel=int(m.group(2)),
                     graph=int(m.group(3)), dropped=int(m.group(4)),
                     launched=vals.get("launched"), graph_launches=vals.get("graph_launches"))
-            if cfg in GPUPROF_CONFIGS and key not in self.traces:
+            if cfg in GPUPROF_CONFIGS and key not in self.inspected:
+                self.inspected.add(key)
                 self.inspect_trace(w["name"], cfg, rep, res, d, vals)
             self.last_wall[key] = time.time() - t0
         else:
@@ -565,8 +567,8 @@ class Bench:
             if rep > 1:
                 need = self.estimate(ws, rep) * 1.05 + self.long_reserve()
                 if time.time() + need > self.deadline:
-                    self.stop_reason = ("stopped after repetition %d: repetition %d (~%.0f s) "
-                                        "would exceed the %d s budget" % (
+                    self.stop_reason = ("stopped after repetition %d: repetition %d and what "
+                                        "follows it (~%.0f s) would exceed the %d s budget" % (
                                             rep - 1, rep, need, self.budget))
                     log("bench: " + self.stop_reason)
                     break
@@ -874,7 +876,7 @@ class Bench:
         rows = []
 
         def add(target, workload, measured, ok):
-            if measured is None:
+            if measured is None or measured == "n/a":
                 rows.append([target, workload, "n/a", "n/a"])
             else:
                 rows.append([target, workload, measured, "MET" if ok else "MISSED"])
