@@ -57,7 +57,16 @@ msg = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
 .PHONY: all test unit golden gpu apps demo install clean bench fuzz deps
-all: $(LIB) $(ANALYZER) $(WRAPPER)
+# libunwind (call stacks) is loaded at run time; a copy beside the recorder
+# makes the build tree and the install work on machines that lack it.
+LIBUNWIND_SO ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libunwind.so.8 /usr/lib/aarch64-linux-gnu/libunwind.so.8 /usr/lib64/libunwind.so.8))
+UNWIND_COPY := $(if $(LIBUNWIND_SO),$(BUILD)/lib/libunwind.so.8)
+
+all: $(LIB) $(ANALYZER) $(WRAPPER) $(UNWIND_COPY)
+
+$(BUILD)/lib/libunwind.so.8: $(LIBUNWIND_SO)
+	@mkdir -p $(@D)
+	cp -L $< $@
 
 deps:
 	@bash scripts/ensure-deps.sh
@@ -138,7 +147,7 @@ bench: all apps
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
-	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB) $(UNWIND_COPY) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(ANALYZER) $(WRAPPER) $(DESTDIR)$(PREFIX)/bin/
 
 clean:

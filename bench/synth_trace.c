@@ -8,8 +8,9 @@
  * record, a CONFIG, one DEVICE, a STRING per kernel name (20 names), N
  * kernel records on 4 streams with increasing timestamps and varied
  * durations, and an END record, in chunks of at most 1 MiB of raw records,
- * each one zstd frame with its CRC-32C (the format of include/gpuprof/trace.h,
- * written by the writer in test/unit/synth.c).
+ * delta-coded and each one zstd frame (level 1) with its CRC-32C, as the
+ * recorder writes them (the format of include/gpuprof/trace.h, written by
+ * the writer in test/unit/synth.c).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -76,6 +77,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	s->chunk_limit = (size_t)1 << 20;
+	s->delta = 1;
+	s->hdr.features = GP_FEAT_DELTA;
 	synth_process(s, 4242, "bench-host", "./train --synthetic", UINT32_MAX, start_ns);
 	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET, 0);
 	synth_device(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85ull << 30, 0x10);

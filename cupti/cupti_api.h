@@ -15,10 +15,13 @@
 	X(cuptiSubscribe)                       \
 	X(cuptiUnsubscribe)                     \
 	X(cuptiEnableCallback)                  \
+	X(cuptiEnableDomain)                    \
 	X(cuptiGetCallbackName)                 \
 	X(cuptiActivityRegisterCallbacks)       \
 	X(cuptiActivityEnable)                  \
 	X(cuptiActivityDisable)                 \
+	X(cuptiActivityEnableRuntimeApi)        \
+	X(cuptiActivityEnableDriverApi)         \
 	X(cuptiActivitySetAttribute)            \
 	X(cuptiActivityGetNextRecord)           \
 	X(cuptiActivityGetNumDroppedRecords)    \

@@ -18,6 +18,7 @@
 #include "capture.h"
 #include "cupti_api.h"
 #include "nvtx.h"
+#include "stacks.h"
 
 #include "../preload/log.h"
 #include "../preload/recorder.h"
@@ -363,6 +364,25 @@ static void put_overhead(const CUpti_ActivityOverhead3 *o)
 
 static void translate(const CUpti_Activity *rec)
 {
+	if (gp_rec.cfg.backtrace) {
+		/* The stack link goes first, so a reader has it with the activity. */
+		switch (rec->kind) {
+		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+			gp_stacks_corr(((const CUpti_ActivityKernel10 *)rec)->correlationId);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMCPY:
+			gp_stacks_corr(((const CUpti_ActivityMemcpy6 *)rec)->correlationId);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMSET:
+			gp_stacks_corr(((const CUpti_ActivityMemset4 *)rec)->correlationId);
+			break;
+		case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
+			gp_stacks_corr(((const CUpti_ActivityGraphTrace2 *)rec)->correlationId);
+			break;
+		default:
+			break;
+		}
+	}
 	switch (rec->kind) {
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
 	case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -460,6 +480,7 @@ static void *flusher_main(void *arg)
 		if (!atomic_load(&gp_rec.disabled))
 			gp_cu.cuptiActivityFlushAll(0);
 		gp_ring_lock(&gp_rec.ring);
+		gp_stacks_emit();
 		gp_emit_lost(0);
 		gp_ring_seal(&gp_rec.ring, 0);
 		gp_ring_unlock(&gp_rec.ring);
@@ -492,6 +513,9 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && !atexit_registered) {
 			atexit_registered = 1;
 			atexit(at_exit);
+		} else if (gp_rec.cfg.backtrace && (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
+						    cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) {
+			gp_stacks_on_resource(cbid, data);
 		}
 		break;
 	case CUPTI_CB_DOMAIN_STATE:
@@ -504,12 +528,18 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 	case CUPTI_CB_DOMAIN_RUNTIME_API:
 	case CUPTI_CB_DOMAIN_DRIVER_API: {
 		const CUpti_CallbackData *cd = data;
+		int reset = domain == CUPTI_CB_DOMAIN_RUNTIME_API
+				    ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020
+				    : cbid == CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2 ||
+					      cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2;
 
+		if (gp_rec.cfg.backtrace && (!reset || gp_rec.cfg.backtrace == 2))
+			gp_stacks_on_api(domain, cbid, cd);
 		/*
 		 * Device reset / context destroy: finish the context's work
 		 * and hand its records over before they go away.
 		 */
-		if (cd->callbackSite == CUPTI_API_ENTER) {
+		if (reset && cd->callbackSite == CUPTI_API_ENTER) {
 			if (cu_ctx_synchronize)
 				cu_ctx_synchronize();
 			gp_cu.cuptiActivityFlushAll(0);
@@ -549,6 +579,55 @@ static void enable_callbacks(void)
 }
 
 /*
+ * API calls traced by default: those that make, move, wait for or free GPU
+ * work, matched by name over all callback ids once.  Tracing every call
+ * (api-all) costs a record per cudaGetDevice, cuKernelGetName and the like,
+ * which frameworks make several times per launch.
+ */
+static const char *const api_words[] = {
+	"Launch", "Memcpy", "Memset", "Malloc", "Free", "Synchronize", "HostAlloc",
+	"MemAlloc", "GraphInstantiate", "BeginCapture", "EndCapture", "StreamWaitEvent",
+	"EventRecord", "ModuleLoad", "LibraryLoad", "Prefetch", "ProfilerStart",
+	"ProfilerStop", "DeviceReset",
+};
+
+static int api_selected(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	const char *name = NULL;
+
+	if (gp_cu.cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
+		return 0;
+	for (size_t i = 0; i < sizeof(api_words) / sizeof(api_words[0]); i++)
+		if (strstr(name, api_words[i]))
+			return 1;
+	return 0;
+}
+
+/* Enables or disables the selected API calls one by one; -1 if CUPTI refuses. */
+static int set_api_subset(int on)
+{
+	static uint16_t rt[CUPTI_RUNTIME_TRACE_CBID_SIZE], drv[CUPTI_DRIVER_TRACE_CBID_SIZE];
+	static int nrt = -1, ndrv;
+
+	if (nrt < 0) {
+		nrt = 0;
+		for (CUpti_CallbackId c = 1; c < CUPTI_RUNTIME_TRACE_CBID_SIZE; c++)
+			if (api_selected(CUPTI_CB_DOMAIN_RUNTIME_API, c))
+				rt[nrt++] = (uint16_t)c;
+		for (CUpti_CallbackId c = 1; c < CUPTI_DRIVER_TRACE_CBID_SIZE; c++)
+			if (api_selected(CUPTI_CB_DOMAIN_DRIVER_API, c))
+				drv[ndrv++] = (uint16_t)c;
+	}
+	for (int i = 0; i < nrt; i++)
+		if (gp_cu.cuptiActivityEnableRuntimeApi(rt[i], (uint8_t)on) != CUPTI_SUCCESS)
+			return -1;
+	for (int i = 0; i < ndrv; i++)
+		if (gp_cu.cuptiActivityEnableDriverApi(drv[i], (uint8_t)on) != CUPTI_SUCCESS)
+			return -1;
+	return 0;
+}
+
+/*
  * The device and API kinds: on for the whole run, or only inside capture
  * ranges.  cuptiActivityEnable/Disable are not thread-safe: serialized.
  */
@@ -564,8 +643,8 @@ static int set_device_kinds(int on)
 		{ GP_TRACE_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", 1 },
 		{ GP_TRACE_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer memcpy", 0 },
 		{ GP_TRACE_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "memset", 1 },
-		{ GP_TRACE_API, CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API", 1 },
-		{ GP_TRACE_API, CUPTI_ACTIVITY_KIND_DRIVER, "driver API", 1 },
+		{ GP_TRACE_API_ALL, CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API", 1 },
+		{ GP_TRACE_API_ALL, CUPTI_ACTIVITY_KIND_DRIVER, "driver API", 1 },
 	};
 	uint32_t t = gp_rec.cfg.trace;
 	int fail = 0;
@@ -578,6 +657,13 @@ static int set_device_kinds(int on)
 			fail |= enable_kind(kinds[i].kind, kinds[i].what, kinds[i].required);
 		else
 			gp_cu.cuptiActivityDisable(kinds[i].kind);
+	}
+	if ((t & GP_TRACE_API) && !(t & GP_TRACE_API_ALL) && set_api_subset(on) < 0 && on) {
+		/* Older CUPTI: per-call selection refused; trace every call. */
+		gp_debug("per-call API selection refused; tracing every API call");
+		gp_rec.cfg.trace |= GP_TRACE_API_ALL;
+		fail |= enable_kind(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API", 1);
+		fail |= enable_kind(CUPTI_ACTIVITY_KIND_DRIVER, "driver API", 1);
 	}
 	/* Whole-graph records replace the per-node ones of graph launches. */
 	if ((t & GP_TRACE_GRAPH) && gp_rec.cfg.graph_mode) {
@@ -706,6 +792,8 @@ int gp_tracer_start(void)
 		goto fail;
 	}
 	cu_ctx_synchronize = (cu_sync_fn)dlsym(RTLD_DEFAULT, "cuCtxSynchronize");
+	if (gp_rec.cfg.backtrace && gp_stacks_init() < 0)
+		gp_rec.cfg.backtrace = 0;
 	{
 		const struct gp_capture_ops ops = {
 			.set_tracing = capture_set_tracing,
@@ -738,6 +826,8 @@ int gp_tracer_start(void)
 		return -1;
 	}
 	enable_callbacks();
+	if (gp_rec.cfg.backtrace)
+		gp_stacks_enable_callbacks(subscriber, gp_rec.cfg.backtrace == 2);
 	if (capture_configured)
 		gp_capture_enable_callbacks(subscriber);
 
@@ -788,6 +878,7 @@ void gp_tracer_stop(void)
 	gp_emit_clock_sync(t);
 	gp_capture_finish(t);
 	gp_nvtx_close_all(t);
+	gp_stacks_emit();
 	gp_emit_lost(t);
 	gp_emit_end(t);
 	gp_ring_seal(&gp_rec.ring, GP_CHUNK_F_LAST);

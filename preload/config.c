@@ -25,6 +25,7 @@ static const struct {
 	{ "kernel", GP_TRACE_KERNEL }, { "memcpy", GP_TRACE_MEMCPY },
 	{ "memset", GP_TRACE_MEMSET }, { "graph", GP_TRACE_GRAPH },
 	{ "api", GP_TRACE_API },       { "nvtx", GP_TRACE_NVTX },
+	{ "api-all", GP_TRACE_API | GP_TRACE_API_ALL },
 };
 
 int gp_config_parse_trace(const char *s, uint32_t *out)
@@ -104,7 +105,7 @@ int gp_config_load(struct gp_config *c)
 	c->trace = DEFAULT_TRACE;
 	v = getenv("GPUPROF_TRACE");
 	if (v && *v && gp_config_parse_trace(v, &c->trace) < 0) {
-		gp_log("GPUPROF_TRACE=%s: unknown activity (known: kernel,memcpy,memset,graph,api,nvtx); tracing all",
+		gp_log("GPUPROF_TRACE=%s: unknown activity (known: kernel,memcpy,memset,graph,api,api-all,nvtx); tracing all",
 		       v);
 		c->trace = DEFAULT_TRACE;
 	}
@@ -115,6 +116,16 @@ int gp_config_load(struct gp_config *c)
 			c->graph_mode = 1;
 		else if (strcmp(v, "node"))
 			gp_log("GPUPROF_GRAPH_TRACE=%s: expected node or graph; using node", v);
+	}
+
+	v = getenv("GPUPROF_BACKTRACE");
+	if (v && *v) {
+		if (!strcmp(v, "kernel"))
+			c->backtrace = 1;
+		else if (!strcmp(v, "all"))
+			c->backtrace = 2;
+		else if (strcmp(v, "none"))
+			gp_log("GPUPROF_BACKTRACE=%s: expected none, kernel or all; using none", v);
 	}
 
 	c->flush_ms = env_u32("GPUPROF_FLUSH_MS", 1000, 10, 3600 * 1000);

@@ -16,6 +16,7 @@ struct gp_config {
 	char session_file[GP_PATH_MAX];
 	uint32_t trace;            /* GP_TRACE_* */
 	uint32_t graph_mode;       /* 0 per node, 1 whole graph */
+	uint32_t backtrace;        /* 0 none, 1 kernel launches, 2 all traced API calls */
 	uint32_t flush_ms;
 	uint32_t buffer_kib;       /* CUPTI activity buffer size */
 	uint32_t ring_chunks;      /* chunks of GP_RING_CHUNK bytes */

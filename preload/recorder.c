@@ -185,6 +185,7 @@ void gp_emit_config(void)
 		return;
 	r->trace = gp_rec.cfg.trace;
 	r->graph_mode = gp_rec.cfg.graph_mode;
+	r->backtrace = gp_rec.cfg.backtrace;
 	r->flush_ms = gp_rec.cfg.flush_ms;
 }
 

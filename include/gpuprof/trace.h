@@ -430,6 +430,7 @@ _Static_assert(sizeof(struct gp_rec_overhead) == 40, "overhead size");
 #define GP_TRACE_GRAPH (1u << 3)
 #define GP_TRACE_API (1u << 4)
 #define GP_TRACE_NVTX (1u << 5)
+#define GP_TRACE_API_ALL (1u << 6)   /* every API call, not only those behind GPU work */
 
 struct gp_rec_config {
 	struct gp_rec h;

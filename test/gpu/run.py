@@ -666,6 +666,24 @@ def capture(how, end):
     return t
 
 
+def t_callsites(tools):
+    """--backtrace=kernel: each launch is attributed to the function that
+    made it (two call sites of one kernel, and a graph's capture site)."""
+    app = tools.app("callsites")
+    run = traced(tools, [app], opts=["--backtrace=kernel"])
+    sites = {k[len("stack."):]: v for k, v in run.truth.items() if k.startswith("stack.")}
+    truth = {k: v for k, v in run.truth.items() if not k.startswith("stack.")}
+    js = check_run(tools, run, "callsites", truth=truth)
+    errs = []
+    for fn, want in sorted(sites.items()):
+        got = sum(s.get("launches", 0) for s in js.get("launch_sites", [])
+                  if any(fn in f for f in s.get("frames", [])))
+        if got != want:
+            errs.append("launches from %s: expected %d, got %d" % (fn, want, got))
+    if errs:
+        raise Fail("; ".join(errs) + "; launch_sites: %s" % json.dumps(js.get("launch_sites", []))[:1500])
+
+
 def passive(app_name, env, says):
     """CUPTI busy or missing: one line on stderr, no trace, the program's
     own result and exit status unchanged."""
@@ -708,6 +726,10 @@ TESTS = [
     ("cupti-busy", passive("cupti_busy", {}, "already holds CUPTI")),
     ("cupti-missing", passive("basic_shared", {"GPUPROF_CUPTI_PATH": "/nonexistent/libcupti.so.13"},
                               "cannot load")),
+    ("callsites", t_callsites),
+    ("backtrace-no-libunwind", lambda tools: check_run(
+        tools, traced(tools, [tools.app("basic_shared")], opts=["--backtrace=kernel"],
+                      env={"GPUPROF_LIBUNWIND": "/nonexistent/libunwind.so.8"}), "basic_shared")),
     ("torch", t_torch),
 ]
 

@@ -54,6 +54,9 @@ static void test_trace_words(void)
 	TAP_CHECK("trace list parses",
 		  gp_config_parse_trace("kernel,memset", &bits) == 0 &&
 			  bits == (GP_TRACE_KERNEL | GP_TRACE_MEMSET), "bits %x", bits);
+	TAP_CHECK("api-all implies api",
+		  gp_config_parse_trace("api-all", &bits) == 0 &&
+			  bits == (GP_TRACE_API | GP_TRACE_API_ALL), "bits %x", bits);
 	TAP_CHECK("unknown trace word rejected", gp_config_parse_trace("kernel,bogus", &bits) == -EINVAL, "check failed");
 }
 

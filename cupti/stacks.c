@@ -1,0 +1,448 @@
+/*
+ * Launch-site call stacks (see stacks.h for the contexts and contracts).
+ *
+ * Tables are mapped once at init (anonymous memory: pages are touched only
+ * as they fill) and never grow:
+ *   slots[]   open-addressing hash of stacks: hash -> id, lock-free insert
+ *             (CAS on the hash word, id published with release);
+ *   stacks[]  id -> (first frame in frames[], frame count), count published
+ *             last with release, so a reader seeing n != 0 sees the frames;
+ *   frames[]  all frames, bump-allocated;
+ *   corr[]    correlation id -> stack id, direct-mapped by the low bits of
+ *             the id (a launch's records complete long before 2^20 later
+ *             launches reuse its slot).
+ * When a table is full new stacks get id 0 (no stack) and are counted.
+ */
+#include "stacks.h"
+#include "cupti_api.h"
+
+#include "../preload/log.h"
+#include "../preload/recorder.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define MAX_DEPTH 48
+#define NSLOTS (1u << 17)             /* hash slots: twice the stack ids */
+#define NSTACKS (1u << 16)
+#define NFRAMES (1u << 21)            /* 16 MiB of frames at most */
+#define NCORR (1u << 20)
+
+struct slot {
+	_Atomic uint64_t hash;
+	_Atomic uint32_t id;
+	uint32_t pad;
+};
+
+struct stack_ent {
+	uint32_t first;
+	_Atomic uint32_t n;
+};
+
+typedef int (*unw_backtrace_fn)(void **buffer, int size);
+
+static unw_backtrace_fn unw_bt;
+static struct slot *slots;
+static struct stack_ent *stacks;
+static uint64_t *frames;
+static _Atomic uint64_t *corr_map;
+static _Atomic uint32_t next_id = 1, next_frame;
+static _Atomic uint64_t dropped;
+
+/* Per thread: the correlation being handled (runtime and driver callbacks
+ * of one launch share it), nesting depth, the stack of the current call. */
+static __thread uint32_t cur_corr;
+static __thread int depth;
+static __thread uint32_t cur_stack;
+
+/* Emission state: flusher/exit only, under the producer lock. */
+static uint32_t emitted_upto = 1;
+static uint64_t *pc_seen;             /* open addressing set of symbolized pcs */
+static uint32_t pc_cap, pc_count;
+
+/* Graph node -> stack, for clones made at instantiation.  Rare: a mutex. */
+static pthread_mutex_t node_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	uint64_t node;
+	uint32_t stack, corr;
+} *nodes;
+static uint32_t node_cap, node_count;
+
+static void *map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void *open_unwind(void)
+{
+	const char *env = getenv("GPUPROF_LIBUNWIND");
+	char path[PATH_MAX];
+	Dl_info info;
+	void *h;
+
+	/* RTLD_LOCAL: libunwind also defines _Unwind_* and backtrace, which
+	 * must not take the place of the program's own. */
+	if (env && *env)
+		return dlopen(env, RTLD_NOW | RTLD_LOCAL);
+	if ((h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL)))
+		return h;
+	/* A copy shipped next to the recorder. */
+	if (dladdr((void *)open_unwind, &info) && info.dli_fname) {
+		const char *slash = strrchr(info.dli_fname, '/');
+
+		if (slash && (size_t)(slash - info.dli_fname) < sizeof(path) - 20) {
+			snprintf(path, sizeof(path), "%.*s/libunwind.so.8",
+				 (int)(slash - info.dli_fname), info.dli_fname);
+			return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		}
+	}
+	return NULL;
+}
+
+int gp_stacks_init(void)
+{
+	void *h = open_unwind();
+
+	if (!h || !(unw_bt = (unw_backtrace_fn)dlsym(h, "unw_backtrace"))) {
+		gp_log("libunwind.so.8 not found (set GPUPROF_LIBUNWIND); call stacks are off");
+		return -1;
+	}
+	slots = map(sizeof(*slots) * NSLOTS);
+	stacks = map(sizeof(*stacks) * NSTACKS);
+	frames = map(sizeof(*frames) * NFRAMES);
+	corr_map = map(sizeof(*corr_map) * NCORR);
+	if (!slots || !stacks || !frames || !corr_map) {
+		gp_log("out of memory for call stacks; call stacks are off");
+		unw_bt = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static const CUpti_CallbackId runtime_launch[] = {
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddKernelNode_v10000,
+};
+
+static const CUpti_CallbackId driver_launch[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode_v2,
+};
+
+void gp_stacks_enable_callbacks(CUpti_SubscriberHandle sub, int all)
+{
+	if (!unw_bt)
+		return;
+	if (all) {
+		gp_cu.cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+		gp_cu.cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API);
+	} else {
+		for (size_t i = 0; i < sizeof(runtime_launch) / sizeof(runtime_launch[0]); i++)
+			gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_launch[i]);
+		for (size_t i = 0; i < sizeof(driver_launch) / sizeof(driver_launch[0]); i++)
+			gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_launch[i]);
+	}
+	gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+	gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+}
+
+static uint64_t hash_pcs(void *const *pcs, int n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (int i = 0; i < n; i++) {
+		h ^= (uint64_t)(uintptr_t)pcs[i];
+		h *= 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	return h | 1; /* 0 marks an empty slot */
+}
+
+static int same(uint32_t id, void *const *pcs, int n)
+{
+	struct stack_ent *e = &stacks[id];
+
+	if (atomic_load_explicit(&e->n, memory_order_acquire) != (uint32_t)n)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (frames[e->first + (uint32_t)i] != (uint64_t)(uintptr_t)pcs[i])
+			return 0;
+	return 1;
+}
+
+/* Lock-free: the id of this stack, adding it if new; 0 when tables are full. */
+static uint32_t intern(void *const *pcs, int n)
+{
+	uint64_t h = hash_pcs(pcs, n);
+
+	for (uint32_t i = 0; i < 64; i++) {
+		struct slot *s = &slots[(h + i) & (NSLOTS - 1)];
+		uint64_t cur = atomic_load_explicit(&s->hash, memory_order_acquire);
+		uint32_t id;
+
+		if (!cur) {
+			uint64_t zero = 0;
+
+			if (atomic_compare_exchange_strong(&s->hash, &zero, h)) {
+				uint32_t first = atomic_fetch_add(&next_frame, (uint32_t)n);
+
+				id = atomic_fetch_add(&next_id, 1);
+				if (id >= NSTACKS || first + (uint32_t)n > NFRAMES) {
+					/* Full: the slot stays claimed with id 0 forever. */
+					atomic_fetch_add(&dropped, 1);
+					return 0;
+				}
+				for (int k = 0; k < n; k++)
+					frames[first + (uint32_t)k] = (uint64_t)(uintptr_t)pcs[k];
+				stacks[id].first = first;
+				atomic_store_explicit(&stacks[id].n, (uint32_t)n, memory_order_release);
+				atomic_store_explicit(&s->id, id, memory_order_release);
+				return id;
+			}
+			cur = zero;
+		}
+		if (cur != h)
+			continue;
+		/* Claimed by another thread: its id appears within a few stores. */
+		for (int spin = 0; !(id = atomic_load_explicit(&s->id, memory_order_acquire)); spin++)
+			if (spin > 100000)
+				return 0;
+		if (same(id, pcs, n))
+			return id;
+	}
+	atomic_fetch_add(&dropped, 1);
+	return 0;
+}
+
+void gp_stacks_on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+		      const CUpti_CallbackData *cd)
+{
+	void *pcs[MAX_DEPTH];
+	uint32_t id;
+	int n;
+
+	(void)domain;
+	(void)cbid;
+	if (cd->callbackSite == CUPTI_API_EXIT) {
+		if (depth && !--depth)
+			cur_stack = cur_corr = 0;
+		return;
+	}
+	if (depth++ && cd->correlationId == cur_corr)
+		return; /* the driver call inside a runtime call: same launch */
+	cur_corr = cd->correlationId;
+	n = unw_bt(pcs, MAX_DEPTH);
+	id = n > 0 ? intern(pcs, n) : 0;
+	cur_stack = id;
+	if (id)
+		atomic_store_explicit(&corr_map[cur_corr & (NCORR - 1)],
+				      (uint64_t)cur_corr << 32 | id, memory_order_relaxed);
+}
+
+void gp_stacks_corr(uint32_t correlation)
+{
+	uint64_t v;
+	struct gp_rec_corr_stack *r;
+
+	if (!corr_map || !correlation)
+		return;
+	v = atomic_load_explicit(&corr_map[correlation & (NCORR - 1)], memory_order_relaxed);
+	if ((uint32_t)(v >> 32) != correlation || !(uint32_t)v)
+		return;
+	r = gp_emit(GP_REC_CORR_STACK, sizeof(*r));
+	if (r) {
+		r->correlation = correlation;
+		r->stack = (uint32_t)v;
+	}
+}
+
+static void emit_graph_node(uint64_t node, uint32_t graph_id, uint32_t stack, uint32_t corr)
+{
+	struct gp_rec_graph_node *r;
+
+	gp_ring_lock(&gp_rec.ring);
+	r = gp_emit(GP_REC_GRAPH_NODE, sizeof(*r));
+	if (r) {
+		r->node = node;
+		r->graph_id = graph_id;
+		r->stack = stack;
+		r->correlation = corr;
+	}
+	gp_ring_unlock(&gp_rec.ring);
+}
+
+static void remember_node(uint64_t node, uint32_t stack, uint32_t corr)
+{
+	pthread_mutex_lock(&node_lock);
+	if (node_count == node_cap) {
+		uint32_t ncap = node_cap ? node_cap * 2 : 256;
+		void *nn = realloc(nodes, ncap * sizeof(*nodes));
+
+		if (!nn) {
+			pthread_mutex_unlock(&node_lock);
+			return;
+		}
+		nodes = nn;
+		node_cap = ncap;
+	}
+	nodes[node_count].node = node;
+	nodes[node_count].stack = stack;
+	nodes[node_count].corr = corr;
+	node_count++;
+	pthread_mutex_unlock(&node_lock);
+}
+
+static int lookup_node(uint64_t node, uint32_t *stack, uint32_t *corr)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&node_lock);
+	for (uint32_t i = node_count; i-- > 0;)
+		if (nodes[i].node == node) {
+			*stack = nodes[i].stack;
+			*corr = nodes[i].corr;
+			found = 1;
+			break;
+		}
+	pthread_mutex_unlock(&node_lock);
+	return found;
+}
+
+void gp_stacks_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
+{
+	const CUpti_GraphData *g = rd->resourceDescriptor;
+	uint64_t node = 0, orig = 0;
+	uint32_t graph_id = 0, stack, corr;
+
+	if (!unw_bt || !g || gp_cu.cuptiGetGraphNodeId(g->node, &node) != CUPTI_SUCCESS)
+		return;
+	if (g->graph)
+		gp_cu.cuptiGetGraphId(g->graph, &graph_id);
+	if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
+		/* Only nodes made inside a traced call (capture or add-node);
+		 * instantiation creates nodes outside one and is skipped. */
+		if (!depth || !cur_stack)
+			return;
+		remember_node(node, cur_stack, cur_corr);
+		emit_graph_node(node, graph_id, cur_stack, cur_corr);
+	} else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+		if (gp_cu.cuptiGetGraphNodeId(g->originalNode, &orig) != CUPTI_SUCCESS ||
+		    !lookup_node(orig, &stack, &corr))
+			return;
+		remember_node(node, stack, corr);
+		emit_graph_node(node, graph_id, stack, corr);
+	}
+}
+
+/* Producer lock held: whether pc was symbolized before (and mark it). */
+static int pc_known(uint64_t pc)
+{
+	if ((pc_count + 1) * 2 > pc_cap) {
+		uint32_t ncap = pc_cap ? pc_cap * 2 : 4096;
+		uint64_t *nt = calloc(ncap, sizeof(*nt));
+
+		if (!nt)
+			return 1; /* cannot track: do not emit duplicates either */
+		for (uint32_t i = 0; i < pc_cap; i++)
+			if (pc_seen[i]) {
+				uint32_t j = (uint32_t)(pc_seen[i] * 0x9e3779b97f4a7c15ull >> 40) & (ncap - 1);
+
+				while (nt[j])
+					j = (j + 1) & (ncap - 1);
+				nt[j] = pc_seen[i];
+			}
+		free(pc_seen);
+		pc_seen = nt;
+		pc_cap = ncap;
+	}
+	for (uint32_t j = (uint32_t)(pc * 0x9e3779b97f4a7c15ull >> 40) & (pc_cap - 1);;
+	     j = (j + 1) & (pc_cap - 1)) {
+		if (pc_seen[j] == pc)
+			return 1;
+		if (!pc_seen[j]) {
+			pc_seen[j] = pc;
+			pc_count++;
+			return 0;
+		}
+	}
+}
+
+static void emit_frame(uint64_t pc)
+{
+	struct gp_rec_frame *r;
+	uint32_t module = 0, function = 0;
+	uint64_t base = 0, sym = 0;
+	Dl_info info;
+
+	/* A return address: look up the call instruction before it. */
+	if (dladdr((void *)(uintptr_t)(pc - 1), &info)) {
+		module = gp_emit_string(info.dli_fname);
+		function = gp_emit_string(info.dli_sname);
+		base = (uint64_t)(uintptr_t)info.dli_fbase;
+		sym = (uint64_t)(uintptr_t)info.dli_saddr;
+	}
+	r = gp_emit(GP_REC_FRAME, sizeof(*r));
+	if (!r)
+		return;
+	r->id = pc;
+	r->offset = base ? pc - base : 0;
+	r->module = module;
+	r->function = function;
+	r->sym_offset = sym ? (uint32_t)(pc - sym) : 0;
+}
+
+void gp_stacks_emit(void)
+{
+	uint32_t end;
+
+	if (!unw_bt)
+		return;
+	end = atomic_load(&next_id);
+	if (end > NSTACKS)
+		end = NSTACKS;
+	for (; emitted_upto < end; emitted_upto++) {
+		struct stack_ent *e = &stacks[emitted_upto];
+		uint32_t n = atomic_load_explicit(&e->n, memory_order_acquire);
+		struct gp_rec_stack *r;
+
+		if (!n)
+			break; /* still being filled: next time */
+		for (uint32_t i = 0; i < n; i++)
+			if (!pc_known(frames[e->first + i]))
+				emit_frame(frames[e->first + i]);
+		r = gp_emit(GP_REC_STACK, (uint32_t)(sizeof(*r) + n * sizeof(uint64_t)));
+		if (!r)
+			continue;
+		r->h.aux = n;
+		r->id = emitted_upto;
+		memcpy(r + 1, &frames[e->first], n * sizeof(uint64_t));
+	}
+	if (atomic_load(&dropped))
+		gp_debug("%llu call stacks did not fit the stack table",
+			 (unsigned long long)atomic_load(&dropped));
+}
