@@ -90,15 +90,16 @@ $(LIB): $(REC_SRC) $(wildcard preload/*.h cupti/*.h include/gpuprof/*.h)
 		-DGP_CUDA_HOME='"$(CUDA_HOME)"' $(CFLAGS) -shared -o $@ $(REC_SRC) \
 		-Wl,--exclude-libs,ALL -Wl,-z,defs -Wl,-z,nodelete $(ZSTD_A) -ldl -lpthread
 
+# The trace reader decodes chunks on a second thread.
 $(BUILD)/obj/analyzer/%.o: analyzer/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(BASE_CFLAGS) -pthread $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(ANALYZER): $(ANA_OBJ)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -lzstd -lstdc++ -lm
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -pthread -o $@ $^ -lzstd -lstdc++ -lm
 
 $(WRAPPER): scripts/gpuprof
 	@mkdir -p $(@D)

@@ -5,7 +5,7 @@
  *   chrome  Chrome Trace Event JSON, which Perfetto and chrome://tracing open
  * csv and chrome stream activities as the reader delivers them, so they
  * need no memory per record (beyond NVTX attribution's, when the trace has
- * ranges: see nvtx.h).  All three honour the filters of filter.h.  Runs
+ * ranges: see nvtx.h, and launch stacks': see stacks.h).  All three honour the filters of filter.h.  Runs
  * offline only.
  */
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include "load.h"
 #include "model.h"
 #include "nvtx.h"
+#include "stacks.h"
 #include "util.h"
 
 enum fmt { FMT_NONE, FMT_JSON, FMT_CSV, FMT_CHROME };
@@ -37,6 +38,7 @@ struct exp {
 	uint8_t *proc_seen;
 	size_t capseen;
 	uint32_t *chrome_pid;      /* per process: its pid, made unique */
+	struct gp_stacks *st;      /* launch sites (json, csv) */
 };
 
 static void help(FILE *f)
@@ -52,10 +54,13 @@ static void help(FILE *f)
 	      "Options:\n"
 	      "  -f, --format FMT  json, csv or chrome (required)\n"
 	      "  -o, --output OUT  write to OUT instead of standard output\n"
+	      "  --stack-depth N   frames of a launch site (default 3)\n"
 	      "  -h, --help        show this help\n"
 	      GP_FILTER_HELP
 	      "\nNVTX ranges appear as \"nvtx\" and \"marks\" in json, as the \"nvtx\"\n"
-	      "column (innermost range) in csv and as host-thread events in chrome.\n\n"
+	      "column (innermost range) in csv and as host-thread events in chrome.\n"
+	      "Call stacks (gpuprof run --backtrace) appear as \"launch_sites\" in json\n"
+	      "and as the \"stack\" column (the collapsed launch site) in csv.\n\n"
 	      "Exit status: 0 on success (damaged traces export what precedes the\n"
 	      "damage, with a warning), 1 when a file cannot be read or the output\n"
 	      "cannot be written, 2 on bad usage.\n", f);
@@ -296,8 +301,9 @@ static int write_json(struct exp *e, struct gp_model *m, const struct gp_nvtx *n
 	}
 	free(ord);
 	fputs("],\n", o);
-	if (json_nvtx(e, m, nx, filtered))
+	if (json_nvtx(e, m, nx, filtered) || gp_stacks_json(e->st, m, o))
 		return -1;
+	fputs(",\n", o);
 	fprintf(o, "\"streams\":%" PRIu64 ", \"api_threads\":%" PRIu64 ", \"span_ns\":%"
 		PRIu64 ", \"first_ns\":%" PRIu64 ", \"last_ns\":%" PRIu64 "}\n",
 		m->streams, m->api_threads, m->last_end - m->first_start, m->first_start,
@@ -318,6 +324,7 @@ static int csv_act(void *ctx, struct gp_model *m, const struct gp_act *a)
 	FILE *o = e->out;
 	char kb[16];
 	const char *name;
+	uint32_t site;
 
 	if (a->kind == GP_ACT_KERNEL)
 		name = gp_strtab_full(&m->strs, a->name);
@@ -335,6 +342,12 @@ static int csv_act(void *ctx, struct gp_model *m, const struct gp_act *a)
 	fprintf(o, ",%u,%" PRIu64 ",%u,", a->graph_id, a->graph_node, m->procs[a->proc].pid);
 	if (a->nvtx)
 		cstr(e, gp_model_str(m, a->nvtx), gp_strtab_len(&m->strs, a->nvtx));
+	fputc(',', o);
+	site = gp_stacks_site_of(e->st, m, a);
+	if (site == GP_STR_NOMEM)
+		return -1;
+	if (site)
+		cstr(e, gp_model_str(m, site), gp_strtab_len(&m->strs, site));
 	fputc('\n', o);
 	return ferror(o) ? -1 : 0;
 }
@@ -545,6 +558,7 @@ int cmd_export(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		GP_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -553,8 +567,10 @@ int cmd_export(int argc, char **argv)
 	struct gp_model m;
 	struct gp_nvtx nx;
 	struct gp_filter flt;
+	struct gp_stacks st;
 	struct exp e;
-	char ferr[512];
+	char ferr[512], *end;
+	long depth = GP_STACKS_DEPTH;
 	int c, fmt = FMT_NONE, rc = GP_EXIT_OK, failed;
 
 	opterr = 0;
@@ -581,6 +597,15 @@ int cmd_export(int argc, char **argv)
 		case 'o':
 			outpath = optarg;
 			break;
+		case 'D':
+			depth = strtol(optarg, &end, 10);
+			if (*end || !*optarg || depth < 1 || depth > GP_STACKS_MAX_FRAMES) {
+				fprintf(stderr, "gpuprof export: --stack-depth needs a number from 1 "
+					"to %d, not '%s'\n", GP_STACKS_MAX_FRAMES, optarg);
+				gp_filter_free(&flt);
+				return GP_EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			help(stdout);
 			gp_filter_free(&flt);
@@ -605,6 +630,7 @@ int cmd_export(int argc, char **argv)
 		return GP_EXIT_USAGE;
 	}
 	gp_nvtx_init(&nx);
+	gp_stacks_setup(&st, (unsigned)depth);
 	if (gp_model_init(&m)) {
 		gp_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);
@@ -626,21 +652,30 @@ int cmd_export(int argc, char **argv)
 	}
 
 	m.hooks.ctx = &e;
+	e.st = &st;
+	if (fmt != FMT_CHROME)
+		gp_stacks_bind(&st, &m);
 	if (fmt == FMT_CSV) {
 		m.hooks.act = csv_act;
 		fputs("kind,name,start_ns,end_ns,duration_ns,device,context,stream,"
-		      "correlation,bytes,copy_kind,graph_id,graph_node,pid,nvtx\n", e.out);
+		      "correlation,bytes,copy_kind,graph_id,graph_node,pid,nvtx,stack\n", e.out);
 	} else if (fmt == FMT_CHROME) {
 		m.hooks.act = chrome_act;
 		m.hooks.api = chrome_api;
 		fputs("{\"traceEvents\":[", e.out);
 	}
-	failed = gp_filter_load(&flt, &nx, &m, argv + optind, argc - optind);
+	/* Rows stream out before the stacks they name: read those first. */
+	failed = fmt == FMT_CSV && gp_stacks_scan(&st, &m, argv + optind, argc - optind);
+	if (failed)
+		fputs("gpuprof: out of memory\n", stderr);
+	if (!failed)
+		failed = gp_filter_load(&flt, &nx, &m, argv + optind, argc - optind);
 	if (!failed && fmt == FMT_CHROME && chrome_nvtx(&e, &m, &nx))
 		failed = 1;
 	if (!failed && fmt == FMT_CHROME)
 		fputs("\n],\"displayTimeUnit\":\"ns\"}\n", e.out);
-	if (!failed && fmt == FMT_JSON && write_json(&e, &m, &nx, gp_filter_active(&flt))) {
+	if (!failed && fmt == FMT_JSON && (gp_stacks_finish(&st, &m) ||
+					   write_json(&e, &m, &nx, gp_filter_active(&flt)))) {
 		fputs("gpuprof: out of memory\n", stderr);
 		failed = 1;
 	}
@@ -657,6 +692,7 @@ int cmd_export(int argc, char **argv)
 	free(e.chrome_pid);
 	gp_model_free(&m);
 	gp_nvtx_free(&nx);
+	gp_stacks_free(&st);
 	gp_filter_free(&flt);
 	return rc;
 }

@@ -2,7 +2,7 @@
  * "gpuprof report": human-readable report of one or more traces: a header
  * (program, GPUs, span, busy time, record and loss counts, warnings), the
  * Warp-style CUDA timeline, activity and device summaries, then kernel,
- * NVTX range, memory and CUDA API tables.  Runs offline only.
+ * launch site, NVTX range, memory and CUDA API tables.  Runs offline only.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -15,6 +15,7 @@
 #include "load.h"
 #include "model.h"
 #include "nvtx.h"
+#include "stacks.h"
 #include "table.h"
 #include "util.h"
 
@@ -22,12 +23,15 @@
 #define AUTO_TIMELINE_MAX 50       /* timelines this short print by default */
 #define DEFAULT_TOP 20
 #define LABEL_WIDTH 14
+#define SITE_KERNELS 5             /* kernels whose launch sites are listed, unless --top */
 
 struct opts {
 	int timeline;              /* -1: when short, 0: never, 1: always */
 	long top;                  /* 0: all rows */
 	int full_names;
 	int tree;                  /* --tree */
+	long depth;                /* --stack-depth */
+	int top_set;               /* --top given */
 };
 
 static void help(FILE *f)
@@ -43,6 +47,8 @@ static void help(FILE *f)
 	      "  --full-names    do not shorten long kernel names\n"
 	      "  --tree          print the NVTX range tree: ranges, nested ranges and\n"
 	      "                  the kernels and copies launched in them\n"
+	      "  --stack-depth N frames of a launch site (default 3), for traces\n"
+	      "                  recorded with --backtrace\n"
 	      GP_FILTER_HELP
 	      "  -h, --help      show this help\n\n"
 	      "Filters apply to the GPU activities of every table, not to API calls.\n\n"
@@ -651,13 +657,15 @@ int cmd_report(int argc, char **argv)
 		{ "top", required_argument, NULL, 'n' },
 		{ "full-names", no_argument, NULL, 'f' },
 		{ "tree", no_argument, NULL, 'R' },
+		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		GP_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { -1, DEFAULT_TOP, 0, 0 };
+	struct opts o = { -1, DEFAULT_TOP, 0, 0, GP_STACKS_DEPTH, 0 };
 	struct gp_model m;
 	struct gp_nvtx nx;
+	struct gp_stacks st;
 	struct gp_filter flt;
 	struct warp_cols wc;
 	FILE *out = stdout;
@@ -687,6 +695,16 @@ int cmd_report(int argc, char **argv)
 			if (parse_top(optarg, &o.top)) {
 				fprintf(stderr, "gpuprof report: --top needs a number >= 0, not '%s'\n",
 					optarg);
+				return GP_EXIT_USAGE;
+			}
+			o.top_set = 1;
+			break;
+		case 'D':
+			if (parse_top(optarg, &o.depth) || o.depth < 1 ||
+			    o.depth > GP_STACKS_MAX_FRAMES) {
+				fprintf(stderr, "gpuprof report: --stack-depth needs a number from 1 "
+					"to %d, not '%s'\n", GP_STACKS_MAX_FRAMES, optarg);
+				gp_filter_free(&flt);
 				return GP_EXIT_USAGE;
 			}
 			break;
@@ -719,17 +737,21 @@ int cmd_report(int argc, char **argv)
 		return GP_EXIT_USAGE;
 	}
 	gp_nvtx_init(&nx);
+	gp_stacks_setup(&st, (unsigned)o.depth);
 	if (gp_model_init(&m)) {
 		gp_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);
 		return GP_EXIT_FAIL;
 	}
+	gp_stacks_bind(&st, &m);
 	/* Keep one row more than an automatic timeline may show, to know. */
 	m.keep_rows = o.timeline == 1 ? SIZE_MAX : o.timeline == 0 ? 0 : AUTO_TIMELINE_MAX + 1;
 	if (gp_filter_load(&flt, &nx, &m, argv + optind, argc - optind)) {
 		rc = GP_EXIT_FAIL;
 		goto out;
 	}
+	if (gp_stacks_finish(&st, &m))
+		goto oom;
 	if (print_header(&m, out))
 		goto oom;
 	if (gp_filter_active(&flt)) {
@@ -750,6 +772,12 @@ int cmd_report(int argc, char **argv)
 	fputc('\n', out);
 	if (print_kernels(&m, &o, out))
 		goto oom;
+	if (gp_stacks_any(&st)) {
+		fputc('\n', out);
+		if (gp_stacks_print(&st, &m, (size_t)o.top, o.top_set ? (size_t)o.top : SITE_KERNELS,
+				    o.full_names ? 0 : 2 * NAME_WIDTH, out))
+			goto oom;
+	}
 	if (nx.nkeys || nx.nmarks) {
 		fputc('\n', out);
 		if (gp_nvtx_print_table(&nx, &m, gp_filter_active(&flt),
@@ -774,6 +802,7 @@ oom:
 out:
 	gp_model_free(&m);
 	gp_nvtx_free(&nx);
+	gp_stacks_free(&st);
 	gp_filter_free(&flt);
 	return rc;
 }

@@ -427,6 +427,8 @@ add_activity(struct fctx *f, struct gp_act *a, uint32_t key)
 	a->dev = dr->dev;
 	a->proc = f->proc;
 	a->nvtx = f->nvtx;
+	if (m->obs.act && m->obs.act(m->obs.ctx, m, a))
+		return nomem(f);
 	if (m->hooks.act && m->hooks.act(m->hooks.ctx, m, a)) {
 		snprintf(m->err, sizeof(m->err), "%s: stopped by an output error",
 			 m->files[f->file].path);
@@ -952,8 +954,15 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 		return 0;
 	}
 	default:
+		if (m->obs.rec && m->obs.rec(m->obs.ctx, m, f->proc, rec))
+			return nomem(f);
 		return 0;
 	}
+}
+
+uint32_t gp_model_fstr(struct gp_model *m, uint32_t id)
+{
+	return m->reading ? fstr(m->reading, id) : GP_STR_NONE;
 }
 
 static int add(struct gp_model *m, const char *path, const void *buf, size_t len, int mem)
@@ -992,10 +1001,12 @@ static int add(struct gp_model *m, const char *path, const void *buf, size_t len
 	if (f.unknown_str == GP_STR_NOMEM)
 		goto oom;
 	m->err[0] = '\0';
+	m->reading = &f;
 	if (mem)
 		rc = gp_reader_read_mem(path, buf, len, on_record, &f, &file->info, err, sizeof(err));
 	else
 		rc = gp_reader_read_file(path, on_record, &f, &file->info, err, sizeof(err));
+	m->reading = NULL;
 	if (rc != GP_READ_OK && !(rc == GP_READ_ECALLBACK && m->err[0]))
 		snprintf(m->err, sizeof(m->err), "%s", err);
 	free(f.smap);

@@ -61,6 +61,18 @@ struct gp_hooks {
 	int (*api)(void *ctx, struct gp_model *m, const struct gp_api_call *c);
 };
 
+/*
+ * An observer beside the hooks (launch call stacks: stacks.h).  rec sees
+ * the records of types the model skips, and may resolve their string ids
+ * with gp_model_fstr(); act sees every kept GPU activity, before
+ * hooks.act.  Both return non-zero to stop reading (out of memory).
+ */
+struct gp_observer {
+	void *ctx;
+	int (*rec)(void *ctx, struct gp_model *m, uint32_t proc, const struct gp_rec *rec);
+	int (*act)(void *ctx, struct gp_model *m, const struct gp_act *a);
+};
+
 struct gp_file {
 	char *path;
 	struct gp_read_info info;
@@ -158,6 +170,8 @@ struct gp_row {
 struct gp_model {
 	struct gp_strtab strs;
 	struct gp_hooks hooks;
+	struct gp_observer obs;
+	void *reading;             /* the file being read (model.c's state), else NULL */
 	size_t keep_rows;          /* rows to keep for a timeline; 0 none */
 	/*
 	 * Optional filter, asked before a GPU activity counts anywhere, with
@@ -244,6 +258,12 @@ int gp_model_add_mem(struct gp_model *m, const char *name, const void *buf, size
  * Returns 0, or -1 when memory runs out.
  */
 int gp_model_finish(struct gp_model *m);
+
+/*
+ * Strtab id of string id of the file being read, for an observer's rec;
+ * 0 for id 0 or between files.
+ */
+uint32_t gp_model_fstr(struct gp_model *m, uint32_t id);
 
 /* Text of a strtab id. */
 const char *gp_model_str(const struct gp_model *m, uint32_t id);

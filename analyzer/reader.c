@@ -5,7 +5,15 @@
  *
  * Nothing read from the file is trusted: every size is checked against the
  * format's bounds before it is used, so any input ends in a message, never
- * in a crash or an allocation larger than GP_CHUNK_COMP_MAX + RAW_MAX.
+ * in a crash or an allocation larger than GP_CHUNK_COMP_MAX + NSLOTS *
+ * GP_CHUNK_RAW_MAX.
+ *
+ * Two threads: a decoder thread reads, checks, decompresses and delta-decodes
+ * chunk N+1 (and N+2) while the calling thread hands chunk N's records to the
+ * callback, so the callback always runs on the caller's thread and the
+ * decoding cost hides behind it.  They meet only at the slot ring below,
+ * under one mutex.  Without a thread (pthread_create failed) the caller
+ * decodes each chunk itself, through the same code.
  */
 #include "reader.h"
 
@@ -14,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +69,26 @@ struct src {
 	uint64_t pos;
 };
 
+/* Decoded chunks in flight between the decoder and the caller. */
+#define NSLOTS 3
+
+enum slot_kind {
+	SLOT_CHUNK,                /* raw holds the chunk's records */
+	SLOT_EOF,                  /* clean end of the file at off */
+	SLOT_DAMAGE,               /* the chunk at off is damaged: msg says how */
+	SLOT_FAIL,                 /* cannot go on (no memory): msg says why */
+};
+
+struct slot {
+	int kind;                  /* enum slot_kind */
+	int full;                  /* decoded, not yet consumed (under rd.mu) */
+	struct gp_chunk_header ch;
+	uint64_t off;              /* file offset of the chunk */
+	unsigned char *raw;        /* decompressed records, 16-byte aligned */
+	size_t raw_cap;
+	char msg[sizeof(((struct gp_read_info *)0)->reason)];
+};
+
 struct rd {
 	struct src src;
 	const char *name;
@@ -68,12 +97,20 @@ struct rd {
 	struct gp_read_info *info;
 	char *err;
 	size_t errlen;
+	/* Decoder side: only the decoder touches these while it runs. */
 	unsigned char *comp;       /* frame bytes read from a file */
 	size_t comp_cap;
-	unsigned char *raw;        /* decompressed records, 16-byte aligned */
-	size_t raw_cap;
 	ZSTD_DCtx *dctx;
 	int io_error;
+	uint64_t next_off;         /* where the next chunk starts */
+	uint32_t next_seq;
+	struct slot slots[NSLOTS];
+	/* Hand-over: slot.full and stop, under mu; cv signals either change. */
+	pthread_t thread;
+	int threaded;
+	int stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
 };
 
 /*
@@ -298,117 +335,251 @@ static int deliver(struct rd *r, const unsigned char *p, uint32_t n, uint32_t *b
 	return 0;
 }
 
+/* Describe why the chunk at s->off cannot be read; s becomes terminal. */
+static void slot_stop(struct slot *s, int kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void slot_stop(struct slot *s, int kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->msg, sizeof(s->msg), fmt, ap);
+	va_end(ap);
+	s->kind = kind;
+}
+
+/*
+ * Decoder: read the next chunk into s, check it, decompress and
+ * delta-decode it.  On anything but SLOT_CHUNK the file ends there.
+ */
+static void decode_chunk(struct rd *r, struct slot *s)
+{
+	uint32_t seq = r->next_seq;
+	struct gp_chunk_header ch;
+	const unsigned char *p;
+	ssize_t got;
+	size_t dn;
+
+	s->off = r->next_off;
+	got = src_take(r, sizeof(ch), &p);
+	if (got < 0) {
+		slot_stop(s, SLOT_DAMAGE, "chunk %u: read error: %s", seq, strerror(r->io_error));
+		return;
+	}
+	if (got == 0) {
+		s->kind = SLOT_EOF;
+		return;
+	}
+	if ((size_t)got < sizeof(ch)) {
+		slot_stop(s, SLOT_DAMAGE, "chunk %u: header cut short (%zd of %zu bytes)", seq,
+			  got, sizeof(ch));
+		return;
+	}
+	memcpy(&ch, p, sizeof(ch));
+	if (ch.magic != GP_CHUNK_MAGIC) {
+		slot_stop(s, SLOT_DAMAGE, "chunk %u: bad chunk magic 0x%08x", seq, ch.magic);
+		return;
+	}
+	if (ch.comp_size == 0 || ch.comp_size > GP_CHUNK_COMP_MAX ||
+	    ch.raw_size > GP_CHUNK_RAW_MAX || ch.raw_size % 8) {
+		slot_stop(s, SLOT_DAMAGE, "chunk %u: sizes out of bounds (compressed %u, raw %u)",
+			  seq, ch.comp_size, ch.raw_size);
+		return;
+	}
+	got = src_take(r, ch.comp_size, &p);
+	if (got < 0) {
+		slot_stop(s, SLOT_DAMAGE, "chunk %u: read error: %s", seq, strerror(r->io_error));
+		return;
+	}
+	if ((size_t)got < ch.comp_size) {
+		slot_stop(s, SLOT_DAMAGE, "chunk %u: cut short (%zd of %u compressed bytes)", seq,
+			  got, ch.comp_size);
+		return;
+	}
+	if (gp_crc_chunk(&ch, p, ch.comp_size) != ch.checksum) {
+		slot_stop(s, SLOT_DAMAGE, "chunk %u: checksum mismatch", seq);
+		return;
+	}
+	if (ch.seq != seq) {
+		slot_stop(s, SLOT_DAMAGE, "chunk %u: sequence number %u, expected %u", seq, ch.seq,
+			  seq);
+		return;
+	}
+	if (ZSTD_findFrameCompressedSize(p, ch.comp_size) != ch.comp_size) {
+		slot_stop(s, SLOT_DAMAGE, "chunk %u: not exactly one zstd frame", seq);
+		return;
+	}
+	if (ch.raw_size > s->raw_cap) {
+		/* One buffer per slot, reused: records are 8-aligned in it. */
+		unsigned char *np = realloc(s->raw, ch.raw_size);
+
+		if (!np) {
+			slot_stop(s, SLOT_FAIL, "out of memory");
+			return;
+		}
+		s->raw = np;
+		s->raw_cap = ch.raw_size;
+	}
+	dn = ZSTD_decompressDCtx(r->dctx, s->raw, ch.raw_size, p, ch.comp_size);
+	if (ZSTD_isError(dn)) {
+		slot_stop(s, SLOT_DAMAGE, "chunk %u: zstd: %s", seq, ZSTD_getErrorName(dn));
+		return;
+	}
+	if (dn != ch.raw_size) {
+		slot_stop(s, SLOT_DAMAGE, "chunk %u: decompressed to %zu bytes, header says %u",
+			  seq, dn, ch.raw_size);
+		return;
+	}
+	if (ch.flags & GP_CHUNK_F_DELTA)
+		gp_delta_apply(s->raw, ch.raw_size, 1);
+	s->ch = ch;
+	s->kind = SLOT_CHUNK;
+	r->next_off += sizeof(ch) + ch.comp_size;
+	r->next_seq++;
+}
+
+/* The decoder thread: fills the slots in ring order until the file ends. */
+static void *decoder(void *arg)
+{
+	struct rd *r = arg;
+	unsigned i;
+
+	for (i = 0;; i++) {
+		struct slot *s = &r->slots[i % NSLOTS];
+		int stop;
+
+		pthread_mutex_lock(&r->mu);
+		while (s->full && !r->stop)
+			pthread_cond_wait(&r->cv, &r->mu);
+		stop = r->stop;
+		pthread_mutex_unlock(&r->mu);
+		if (stop)
+			break;
+		decode_chunk(r, s);
+		/* The mutex publishes the slot's contents with its full flag. */
+		pthread_mutex_lock(&r->mu);
+		s->full = 1;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		if (s->kind != SLOT_CHUNK)
+			break;
+	}
+	return NULL;
+}
+
+/* The caller's i-th chunk (or the end), decoded by the thread or here. */
+static struct slot *slot_take(struct rd *r, unsigned i)
+{
+	struct slot *s;
+
+	if (!r->threaded) {
+		s = &r->slots[0];
+		decode_chunk(r, s);
+		return s;
+	}
+	s = &r->slots[i % NSLOTS];
+	pthread_mutex_lock(&r->mu);
+	while (!s->full)
+		pthread_cond_wait(&r->cv, &r->mu);
+	pthread_mutex_unlock(&r->mu);
+	return s;
+}
+
+/* Give s back to the decoder. */
+static void slot_release(struct rd *r, struct slot *s)
+{
+	if (!r->threaded)
+		return;
+	pthread_mutex_lock(&r->mu);
+	s->full = 0;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Stop and join the decoder: the source and r->err are the caller's again. */
+static void decoder_stop(struct rd *r)
+{
+	if (!r->threaded)
+		return;
+	pthread_mutex_lock(&r->mu);
+	r->stop = 1;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(r->thread, NULL);
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
+	r->threaded = 0;
+}
+
+static void decoder_start(struct rd *r)
+{
+	if (pthread_mutex_init(&r->mu, NULL))
+		return;
+	if (pthread_cond_init(&r->cv, NULL)) {
+		pthread_mutex_destroy(&r->mu);
+		return;
+	}
+	if (pthread_create(&r->thread, NULL, decoder, r)) {
+		/* Decode on the caller's thread instead: slower, same result. */
+		pthread_cond_destroy(&r->cv);
+		pthread_mutex_destroy(&r->mu);
+		return;
+	}
+	r->threaded = 1;
+}
+
 static int read_chunks(struct rd *r)
 {
 	struct gp_read_info *info = r->info;
-	uint64_t off = info->header.header_size;
-	uint32_t seq = 0;
+	unsigned i;
 
-	for (;;) {
-		struct gp_chunk_header ch;
-		const unsigned char *p;
-		ssize_t got = src_take(r, sizeof(ch), &p);
+	r->next_off = info->header.header_size;
+	decoder_start(r);
+	for (i = 0;; i++) {
+		struct slot *s = slot_take(r, i);
 		uint32_t bad_off, bad_size;
-		size_t dn;
 		int rc;
 
-		if (got < 0) {
-			damage(r, off, "chunk %u: read error: %s", seq,
-			       strerror(r->io_error));
-			return GP_READ_OK;
-		}
-		if (got == 0)
-			break;
-		if ((size_t)got < sizeof(ch)) {
-			damage(r, off, "chunk %u: header cut short (%zd of %zu bytes)",
-			       seq, got, sizeof(ch));
-			return GP_READ_OK;
-		}
-		memcpy(&ch, p, sizeof(ch));
-		if (ch.magic != GP_CHUNK_MAGIC) {
-			damage(r, off, "chunk %u: bad chunk magic 0x%08x", seq,
-			       ch.magic);
-			return GP_READ_OK;
-		}
-		if (ch.comp_size == 0 || ch.comp_size > GP_CHUNK_COMP_MAX ||
-		    ch.raw_size > GP_CHUNK_RAW_MAX || ch.raw_size % 8) {
-			damage(r, off, "chunk %u: sizes out of bounds "
-			       "(compressed %u, raw %u)", seq, ch.comp_size, ch.raw_size);
-			return GP_READ_OK;
-		}
-		got = src_take(r, ch.comp_size, &p);
-		if (got < 0) {
-			damage(r, off, "chunk %u: read error: %s", seq,
-			       strerror(r->io_error));
-			return GP_READ_OK;
-		}
-		if ((size_t)got < ch.comp_size) {
-			damage(r, off, "chunk %u: cut short (%zd of %u compressed bytes)",
-			       seq, got, ch.comp_size);
-			return GP_READ_OK;
-		}
-		if (gp_crc_chunk(&ch, p, ch.comp_size) != ch.checksum) {
-			damage(r, off, "chunk %u: checksum mismatch", seq);
-			return GP_READ_OK;
-		}
-		if (ch.seq != seq) {
-			damage(r, off, "chunk %u: sequence number %u, expected %u", seq, ch.seq, seq);
-			return GP_READ_OK;
-		}
-		if (ZSTD_findFrameCompressedSize(p, ch.comp_size) != ch.comp_size) {
-			damage(r, off, "chunk %u: not exactly one zstd frame", seq);
-			return GP_READ_OK;
-		}
-		if (ch.raw_size > r->raw_cap) {
-			/* One 16-byte-aligned buffer, reused: records are 8-aligned in it. */
-			unsigned char *np = realloc(r->raw, ch.raw_size);
-
-			if (!np) {
-				fail(r, off, "out of memory");
+		if (s->kind != SLOT_CHUNK) {
+			decoder_stop(r);
+			if (s->kind == SLOT_DAMAGE) {
+				damage(r, s->off, "%s", s->msg);
+				return GP_READ_OK;
+			}
+			if (s->kind == SLOT_FAIL) {
+				fail(r, s->off, "%s", s->msg);
 				return GP_READ_EOPEN;
 			}
-			r->raw = np;
-			r->raw_cap = ch.raw_size;
-		}
-		dn = ZSTD_decompressDCtx(r->dctx, r->raw, ch.raw_size, p, ch.comp_size);
-		if (ZSTD_isError(dn)) {
-			damage(r, off, "chunk %u: zstd: %s", seq,
-			       ZSTD_getErrorName(dn));
+			info->stop_offset = s->off;
+			info->file_size = s->off;
+			info->bytes_unread = 0;
 			return GP_READ_OK;
 		}
-		if (dn != ch.raw_size) {
-			damage(r, off, "chunk %u: decompressed to %zu bytes, header says %u", seq, dn,
-			       ch.raw_size);
-			return GP_READ_OK;
-		}
-		if (ch.flags & GP_CHUNK_F_DELTA)
-			gp_delta_apply(r->raw, ch.raw_size, 1);
-		rc = deliver(r, r->raw, ch.raw_size, &bad_off, &bad_size);
-		if (rc > 0) {
-			damage(r, off, "chunk %u: record at +%u has bad size %u", seq, bad_off, bad_size);
-			return GP_READ_OK;
-		}
-		if (rc < 0) {
-			fail(r, off, "stopped while processing chunk %u", seq);
-			info->stop_offset = off;
+		rc = deliver(r, s->raw, s->ch.raw_size, &bad_off, &bad_size);
+		if (rc) {
+			decoder_stop(r);
+			if (rc > 0) {
+				damage(r, s->off, "chunk %u: record at +%u has bad size %u",
+				       s->ch.seq, bad_off, bad_size);
+				return GP_READ_OK;
+			}
+			fail(r, s->off, "stopped while processing chunk %u", s->ch.seq);
+			info->stop_offset = s->off;
 			return GP_READ_ECALLBACK;
 		}
 		info->chunks++;
-		info->chunk_lost += ch.lost;
-		if (ch.flags & GP_CHUNK_F_LAST)
+		info->chunk_lost += s->ch.lost;
+		if (s->ch.flags & GP_CHUNK_F_LAST)
 			info->last_flag = 1;
-		off += sizeof(ch) + ch.comp_size;
-		seq++;
+		slot_release(r, s);
 	}
-	info->stop_offset = off;
-	info->file_size = off;
-	info->bytes_unread = 0;
-	return GP_READ_OK;
 }
 
 static int read_all(struct rd *r)
 {
 	int rc = check_header(r);
+	unsigned i;
 
 	if (rc == GP_READ_OK) {
 		r->dctx = ZSTD_createDCtx();
@@ -421,7 +592,8 @@ static int read_all(struct rd *r)
 	}
 	ZSTD_freeDCtx(r->dctx);
 	free(r->comp);
-	free(r->raw);
+	for (i = 0; i < NSLOTS; i++)
+		free(r->slots[i].raw);
 	return rc;
 }
 

@@ -46,6 +46,8 @@ struct stack_ent {
 };
 
 typedef int (*unw_backtrace_fn)(void **buffer, int size);
+typedef int (*unw_set_caching_policy_fn)(void *as, int policy);
+#define GP_UNW_CACHE_PER_THREAD 2   /* UNW_CACHE_PER_THREAD in libunwind.h */
 
 static unw_backtrace_fn unw_bt;
 static struct slot *slots;
@@ -115,6 +117,15 @@ int gp_stacks_init(void)
 		gp_log("libunwind.so.8 not found (set GPUPROF_LIBUNWIND); call stacks are off");
 		return -1;
 	}
+	{
+		/* Per-thread unwind caches: no lock shared between launching threads. */
+		unw_set_caching_policy_fn set_policy =
+			(unw_set_caching_policy_fn)dlsym(h, "_ULx86_64_set_caching_policy");
+		void **as = dlsym(h, "_ULx86_64_local_addr_space");
+
+		if (set_policy && as && *as)
+			set_policy(*as, GP_UNW_CACHE_PER_THREAD);
+	}
 	slots = map(sizeof(*slots) * NSLOTS);
 	stacks = map(sizeof(*stacks) * NSTACKS);
 	frames = map(sizeof(*frames) * NFRAMES);
@@ -126,20 +137,6 @@ int gp_stacks_init(void)
 	}
 	return 0;
 }
-
-static const CUpti_CallbackId runtime_launch[] = {
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
-	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
-	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddKernelNode_v10000,
-};
 
 static const CUpti_CallbackId driver_launch[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
@@ -162,8 +159,11 @@ void gp_stacks_enable_callbacks(CUpti_SubscriberHandle sub, int all)
 		gp_cu.cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
 		gp_cu.cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API);
 	} else {
-		for (size_t i = 0; i < sizeof(runtime_launch) / sizeof(runtime_launch[0]); i++)
-			gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_launch[i]);
+		/*
+		 * Runtime launches go through these driver calls (same
+		 * correlation id), so the driver side alone sees every launch
+		 * with half the callbacks.
+		 */
 		for (size_t i = 0; i < sizeof(driver_launch) / sizeof(driver_launch[0]); i++)
 			gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_launch[i]);
 	}

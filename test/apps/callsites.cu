@@ -56,6 +56,8 @@ int main(void)
 	CK(cudaStreamSynchronize(s));
 	CK(cudaDeviceSynchronize());
 	truth_kernel("same_kernel", NA + NB + NODES * REPLAYS);
+	truth_set("graph_nodes.capture.nodes", NODES);
+	truth_set("graph_nodes.capture.kernels", NODES * REPLAYS);
 	truth_set("stack.site_a", NA);
 	truth_set("stack.site_b", NB);
 	truth_set("stack.capture_site", NODES * REPLAYS);

@@ -4,7 +4,8 @@
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE \
  *       -Iinclude -Ianalyzer test/fuzz/fuzz_reader.c \
- *       $(find analyzer -name '*.c' ! -name main.c) -lzstd -lstdc++ -o build/fuzz_reader
+ *       $(find analyzer -name '*.c' ! -name main.c) -pthread -lzstd -lstdc++ \
+ *       -o build/fuzz_reader
  *   mkdir -p build/fuzz-corpus && cp test/golden/[a-z]*.gpuprof build/fuzz-corpus/
  *   build/fuzz_reader -max_len=65536 build/fuzz-corpus
  *

@@ -1,0 +1,870 @@
+/*
+ * Launch sites: kernels attributed to the host call stacks they were
+ * launched from (see stacks.h).  Runs offline only.
+ */
+#include "stacks.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "table.h"
+
+#define SMAP_DENSE (1u << 22)
+#define ARROW " \xe2\x86\x90 "     /* " ← " */
+#define NONE UINT32_MAX
+/* Correlation ids count up from 1 in a process, but only some carry a
+ * stack: an array while it stays within this many slots per stack. */
+#define CORR_SPREAD 16
+#define CORR_SLACK 4096
+
+typedef uint32_t (*str_fn)(void *ctx, uint32_t id);
+
+void gp_stacks_setup(struct gp_stacks *st, unsigned depth)
+{
+	memset(st, 0, sizeof(*st));
+	if (depth < 1)
+		depth = 1;
+	if (depth > GP_STACKS_MAX_FRAMES)
+		depth = GP_STACKS_MAX_FRAMES;
+	st->depth = depth;
+}
+
+static void corr_reset(struct gp_stacks *st, uint32_t proc)
+{
+	free(st->corr);
+	st->corr = NULL;
+	st->ncorr = st->capcorr = 0;
+	st->ncorr_set = 0;
+	st->corr_proc = proc;
+}
+
+void gp_stacks_free(struct gp_stacks *st)
+{
+	free(st->frames);
+	gp_map_free(&st->frame_map);
+	free(st->stacks);
+	gp_map_free(&st->stack_map);
+	free(st->pcs);
+	gp_map_free(&st->gnode_map);
+	free(st->corr);
+	gp_map_free(&st->corr_map);
+	free(st->counts);
+	gp_map_free(&st->count_map);
+	gp_map_free(&st->defer_map);
+	free(st->sites);
+	gp_map_free(&st->site_map);
+	free(st->skern);
+	free(st->ftext);
+	free(st->order);
+	memset(st, 0, sizeof(*st));
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* Frames of the recorder and of the libraries under the launch call. */
+static int internal_module(const char *path)
+{
+	static const char *const prefix[] = {
+		"libgpuprof", "libcupti", "libcuda.so", "libcudart", "libunwind",
+	};
+	const char *b = base_name(path);
+	size_t i;
+
+	for (i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (strncmp(b, prefix[i], strlen(prefix[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* ---- records ---- */
+
+static int on_frame(struct gp_stacks *st, struct gp_model *m, uint32_t proc,
+		    const struct gp_rec_frame *r, str_fn str, void *sctx)
+{
+	struct gp_stack_frame *f;
+	uint32_t *slot;
+	int ins;
+
+	if (st->nframes >= NONE)
+		return -1;
+	ins = gp_map_insert(&st->frame_map, proc, r->id, &slot);
+	if (ins <= 0)
+		return ins;        /* known already (read ahead), or out of memory */
+	if (gp_util_grow(&st->frames, &st->capframes, st->nframes + 1, sizeof(*st->frames)))
+		return -1;
+	f = &st->frames[st->nframes];
+	memset(f, 0, sizeof(*f));
+	f->offset = r->offset;
+	f->module = str(sctx, r->module);
+	f->function = str(sctx, r->function);
+	f->file = str(sctx, r->file);
+	f->line = r->line;
+	f->sym_offset = r->sym_offset;
+	f->internal = f->module && internal_module(gp_model_str(m, f->module));
+	*slot = (uint32_t)st->nframes++;
+	return 0;
+}
+
+static int on_stack(struct gp_stacks *st, uint32_t proc, const struct gp_rec_stack *r)
+{
+	const uint64_t *pc = (const void *)(r + 1);
+	struct gp_stack *s;
+	uint32_t *slot;
+	int ins;
+
+	if (st->nstacks >= NONE || st->npcs + r->h.aux >= NONE)
+		return -1;
+	ins = gp_map_insert(&st->stack_map, proc, r->id, &slot);
+	if (ins <= 0)
+		return ins;
+	if (gp_util_grow(&st->stacks, &st->capstacks, st->nstacks + 1, sizeof(*st->stacks)) ||
+	    gp_util_grow(&st->pcs, &st->cappcs, st->npcs + r->h.aux + 1, sizeof(*st->pcs)))
+		return -1;
+	s = &st->stacks[st->nstacks];
+	memset(s, 0, sizeof(*s));
+	s->proc = proc;
+	s->id = r->id;
+	s->off = (uint32_t)st->npcs;
+	s->n = r->h.aux;
+	if (r->h.aux)
+		memcpy(st->pcs + st->npcs, pc, (size_t)r->h.aux * sizeof(*pc));
+	st->npcs += r->h.aux;
+	*slot = (uint32_t)st->nstacks++;
+	st->stack_records++;
+	return 0;
+}
+
+static int on_gnode(struct gp_stacks *st, uint32_t proc, const struct gp_rec_graph_node *r)
+{
+	uint32_t *slot;
+
+	if (!r->stack)
+		return 0;
+	if (gp_map_insert(&st->gnode_map, proc, r->node, &slot) < 0)
+		return -1;
+	*slot = r->stack;
+	return 0;
+}
+
+static int on_corr(struct gp_stacks *st, uint32_t proc, const struct gp_rec_corr_stack *r)
+{
+	uint32_t c = r->correlation, *slot;
+
+	if (!r->stack)
+		return 0;
+	st->corr_records++;
+	if (proc != st->corr_proc)
+		corr_reset(st, proc);      /* the previous file is read: its ids are done */
+	if (c < st->ncorr) {
+		st->ncorr_set += !st->corr[c];
+		st->corr[c] = r->stack;
+		return 0;
+	}
+	if ((uint64_t)c < CORR_SPREAD * (st->ncorr_set + 1) + CORR_SLACK) {
+		if (gp_util_grow(&st->corr, &st->capcorr, (size_t)c + 1, sizeof(*st->corr)))
+			return -1;
+		memset(st->corr + st->ncorr, 0, ((size_t)c + 1 - st->ncorr) * sizeof(*st->corr));
+		st->ncorr = (size_t)c + 1;
+		st->corr[c] = r->stack;
+		st->ncorr_set++;
+		return 0;
+	}
+	if (gp_map_insert(&st->corr_map, proc, c, &slot) < 0)
+		return -1;
+	*slot = r->stack;
+	return 0;
+}
+
+static uint32_t corr_get(const struct gp_stacks *st, uint32_t proc, uint32_t c)
+{
+	const uint32_t *v;
+
+	if (proc == st->corr_proc && c < st->ncorr && st->corr[c])
+		return st->corr[c];
+	if (st->corr_map.n && (v = gp_map_find(&st->corr_map, proc, c)))
+		return *v;
+	return 0;
+}
+
+/* STACK, FRAME and GRAPH_NODE records, whichever pass reads them. */
+static int take(struct gp_stacks *st, struct gp_model *m, uint32_t proc,
+		const struct gp_rec *rec, str_fn str, void *sctx)
+{
+	switch (rec->type) {
+	case GP_REC_STACK:
+		return on_stack(st, proc, (const void *)rec);
+	case GP_REC_FRAME:
+		return on_frame(st, m, proc, (const void *)rec, str, sctx);
+	case GP_REC_GRAPH_NODE:
+		return on_gnode(st, proc, (const void *)rec);
+	default:
+		return 0;
+	}
+}
+
+static uint32_t model_str(void *ctx, uint32_t id)
+{
+	return gp_model_fstr(ctx, id);
+}
+
+static int obs_rec(void *ctx, struct gp_model *m, uint32_t proc, const struct gp_rec *rec)
+{
+	struct gp_stacks *st = ctx;
+
+	if (rec->type == GP_REC_CORR_STACK)
+		return on_corr(st, proc, (const void *)rec);
+	return take(st, m, proc, rec, model_str, m);
+}
+
+/*
+ * The stack a kernel was launched from, as far as known now: *deferred
+ * is set for a graph node whose GRAPH_NODE record may still come (the
+ * result is then the graph launch's stack, the fallback).
+ */
+static uint32_t launch_stack(const struct gp_stacks *st, const struct gp_act *a, int *deferred)
+{
+	const uint32_t *v;
+
+	*deferred = 0;
+	if (a->graph_id && a->graph_node) {
+		/* Where the node was captured or added, not where the graph was launched. */
+		if (st->gnode_map.n && (v = gp_map_find(&st->gnode_map, a->proc, a->graph_node)))
+			return *v;
+		*deferred = 1;
+	}
+	return corr_get(st, a->proc, a->correlation);
+}
+
+static int count_add(struct gp_stacks *st, const struct gp_act *a, uint32_t stack, int deferred)
+{
+	struct gp_stack_count *c;
+	uint32_t *slot, i;
+	int ins;
+
+	if (deferred) {
+		ins = gp_map_insert(&st->defer_map, (uint64_t)a->proc << 32 | stack, a->graph_node,
+				    &slot);
+		if (ins < 0)
+			return -1;
+		/* A node runs one kernel, barring parameter updates: a short chain. */
+		for (i = *slot; i; i = st->counts[i - 1].next)
+			if (st->counts[i - 1].name == a->name)
+				break;
+		if (i) {
+			c = &st->counts[i - 1];
+			goto add;
+		}
+	} else {
+		ins = gp_map_insert(&st->count_map, (uint64_t)a->proc << 32 | stack, a->name, &slot);
+		if (ins < 0)
+			return -1;
+		if (!ins) {
+			c = &st->counts[*slot];
+			goto add;
+		}
+	}
+	if (st->ncounts >= NONE - 1 ||
+	    gp_util_grow(&st->counts, &st->capcounts, st->ncounts + 1, sizeof(*st->counts)))
+		return -1;
+	c = &st->counts[st->ncounts];
+	memset(c, 0, sizeof(*c));
+	c->proc = a->proc;
+	c->stack = stack;
+	c->name = a->name;
+	if (deferred) {
+		c->deferred = 1;
+		c->node = a->graph_node;
+		c->next = *slot;
+		*slot = (uint32_t)st->ncounts + 1;
+	} else {
+		*slot = (uint32_t)st->ncounts;
+	}
+	st->ncounts++;
+add:
+	c->count++;
+	c->ns += a->end - a->start;
+	return 0;
+}
+
+static int obs_act(void *ctx, struct gp_model *m, const struct gp_act *a)
+{
+	struct gp_stacks *st = ctx;
+	uint32_t stack;
+	int deferred;
+
+	(void)m;
+	if (a->kind != GP_ACT_KERNEL)
+		return 0;
+	stack = launch_stack(st, a, &deferred);
+	return count_add(st, a, stack, deferred);
+}
+
+void gp_stacks_bind(struct gp_stacks *st, struct gp_model *m)
+{
+	m->obs.ctx = st;
+	m->obs.rec = obs_rec;
+	m->obs.act = obs_act;
+}
+
+/* ---- reading ahead ---- */
+
+struct scan {
+	struct gp_stacks *st;
+	struct gp_model *m;
+	uint32_t proc;
+	int oom;
+	uint32_t *smap;            /* file string id -> strtab id */
+	size_t nsmap, capsmap;
+	struct gp_map sparse;
+};
+
+static uint32_t scan_str(void *ctx, uint32_t id)
+{
+	struct scan *s = ctx;
+	uint32_t *v;
+
+	if (id < s->nsmap && s->smap[id])
+		return s->smap[id];
+	if (id >= SMAP_DENSE && (v = gp_map_find(&s->sparse, id, 0)))
+		return *v;
+	return GP_STR_NONE;
+}
+
+static int scan_string(struct scan *s, const struct gp_rec_string *r)
+{
+	uint32_t gid = gp_strtab_intern(&s->m->strs, (const char *)(r + 1), r->len), *slot;
+
+	if (gid == GP_STR_NOMEM)
+		return -1;
+	if (r->id >= SMAP_DENSE) {
+		if (gp_map_insert(&s->sparse, r->id, 0, &slot) < 0)
+			return -1;
+		*slot = gid;
+		return 0;
+	}
+	if (r->id >= s->nsmap) {
+		if (gp_util_grow(&s->smap, &s->capsmap, (size_t)r->id + 1, sizeof(*s->smap)))
+			return -1;
+		memset(s->smap + s->nsmap, 0, ((size_t)r->id + 1 - s->nsmap) * sizeof(*s->smap));
+		s->nsmap = (size_t)r->id + 1;
+	}
+	s->smap[r->id] = gid;
+	return 0;
+}
+
+static int scan_rec(void *ctx, const struct gp_rec *rec)
+{
+	struct scan *s = ctx;
+	int rc = 0;
+
+	switch (rec->type) {
+	case GP_REC_STRING:
+		rc = scan_string(s, (const void *)rec);
+		break;
+	case GP_REC_CONFIG:
+		/* Recorded without stacks: nothing further to find. */
+		return ((const struct gp_rec_config *)rec)->backtrace == 0;
+	default:
+		rc = take(s->st, s->m, s->proc, rec, scan_str, s);
+		break;
+	}
+	if (rc < 0)
+		s->oom = 1;
+	return rc < 0;
+}
+
+int gp_stacks_scan(struct gp_stacks *st, struct gp_model *m, char *const *paths, int n)
+{
+	struct scan s;
+	int i, rc = 0;
+
+	memset(&s, 0, sizeof(s));
+	s.st = st;
+	s.m = m;
+	for (i = 0; i < n && !rc; i++) {
+		struct gp_read_info info;
+		struct stat sb;
+		char err[256];
+
+		/* A pipe can be read only once: its stacks come with the model's read. */
+		if (stat(paths[i], &sb) != 0 || !S_ISREG(sb.st_mode))
+			continue;
+		s.proc = (uint32_t)(m->nprocs + (size_t)i);
+		s.nsmap = 0;
+		gp_map_free(&s.sparse);
+		gp_reader_read_file(paths[i], scan_rec, &s, &info, err, sizeof(err));
+		rc = s.oom ? -1 : 0;
+	}
+	free(s.smap);
+	gp_map_free(&s.sparse);
+	return rc;
+}
+
+int gp_stacks_any(const struct gp_stacks *st)
+{
+	return st->stack_records || st->corr_records || st->with_stack;
+}
+
+/* ---- sites ---- */
+
+/* Text of frame pc of proc: its strtab id, GP_STR_NOMEM out of memory. */
+static uint32_t frame_text(struct gp_stacks *st, struct gp_model *m, uint32_t proc, uint64_t pc)
+{
+	const uint32_t *v = gp_map_find(&st->frame_map, proc, pc);
+	struct gp_stack_frame *f = v ? &st->frames[*v] : NULL;
+	struct gp_buf b = { 0 };
+	uint32_t id;
+	int rc;
+
+	if (f && f->text)
+		return f->text;
+	if (!f) {
+		rc = gp_buf_printf(&b, "0x%" PRIx64, pc);
+	} else if (f->function) {
+		const char *fn = gp_strtab_short(&m->strs, f->function);
+
+		if (f->file && f->line)
+			rc = gp_buf_printf(&b, "%s (%s:%u)", fn,
+					   base_name(gp_model_str(m, f->file)), f->line);
+		else if (f->file)
+			rc = gp_buf_printf(&b, "%s (%s)", fn, base_name(gp_model_str(m, f->file)));
+		else if (f->module)
+			rc = gp_buf_printf(&b, "%s+0x%x (%s)", fn, f->sym_offset,
+					   base_name(gp_model_str(m, f->module)));
+		else
+			rc = gp_buf_printf(&b, "%s+0x%x", fn, f->sym_offset);
+	} else if (f->module) {
+		rc = gp_buf_printf(&b, "%s+0x%" PRIx64, base_name(gp_model_str(m, f->module)),
+				   f->offset);
+	} else {
+		rc = gp_buf_printf(&b, "0x%" PRIx64, pc);
+	}
+	id = rc ? GP_STR_NOMEM : gp_strtab_intern(&m->strs, b.p, b.len);
+	gp_buf_free(&b);
+	if (f && id != GP_STR_NOMEM)
+		f->text = id;
+	return id;
+}
+
+/* Index of the first frame of stack s outside the internal libraries. */
+static uint32_t first_user(const struct gp_stacks *st, const struct gp_stack *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++) {
+		const uint32_t *v = gp_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
+
+		if (!v || !st->frames[*v].internal)
+			break;
+	}
+	return i;
+}
+
+/* The collapsed site of stack index si: its strtab id, or GP_STR_NOMEM. */
+static uint32_t collapse(struct gp_stacks *st, struct gp_model *m, uint32_t si)
+{
+	struct gp_stack *s = &st->stacks[si];
+	struct gp_buf b = { 0 };
+	uint32_t i, first, id;
+	int rc = 0;
+
+	if (s->text)
+		return s->text;
+	first = first_user(st, s);
+	if (!s->n)
+		rc = gp_buf_printf(&b, "(empty stack)");
+	else if (first == s->n)
+		rc = gp_buf_printf(&b, "(no frames outside gpuprof and CUDA)");
+	for (i = first; i < s->n && i - first < st->depth && !rc; i++) {
+		uint32_t t = frame_text(st, m, s->proc, st->pcs[s->off + i]);
+
+		if (t == GP_STR_NOMEM)
+			rc = -1;
+		else
+			rc = gp_buf_printf(&b, "%s%s", i > first ? ARROW : "", gp_model_str(m, t));
+	}
+	id = rc ? GP_STR_NOMEM : gp_strtab_intern(&m->strs, b.p ? b.p : "", b.len);
+	gp_buf_free(&b);
+	if (id != GP_STR_NOMEM)
+		st->stacks[si].text = id;
+	return id;
+}
+
+uint32_t gp_stacks_site_of(struct gp_stacks *st, struct gp_model *m, const struct gp_act *a)
+{
+	uint32_t stack, *v;
+	int deferred;
+
+	stack = launch_stack(st, a, &deferred);
+	if (!stack || !(v = gp_map_find(&st->stack_map, a->proc, stack)))
+		return 0;
+	return collapse(st, m, *v);
+}
+
+/* Site index of collapsed string str, made when new; NONE out of memory. */
+static uint32_t site_get(struct gp_stacks *st, uint32_t str)
+{
+	struct gp_stack_site *x;
+	uint32_t *slot;
+	int ins = gp_map_insert(&st->site_map, str, 0, &slot);
+
+	if (ins < 0)
+		return NONE;
+	if (ins == 1) {
+		if (st->nsites >= NONE - 1 ||
+		    gp_util_grow(&st->sites, &st->capsites, st->nsites + 1, sizeof(*st->sites)))
+			return NONE;
+		x = &st->sites[st->nsites];
+		memset(x, 0, sizeof(*x));
+		x->str = str;
+		x->best = NONE;
+		*slot = (uint32_t)st->nsites++;
+	}
+	return *slot;
+}
+
+/* Site of (proc, stack id); *si receives the stack index, NONE unknown. */
+static uint32_t site_of_stack(struct gp_stacks *st, struct gp_model *m, uint32_t proc,
+			      uint32_t stack, uint32_t *si)
+{
+	const uint32_t *v = gp_map_find(&st->stack_map, proc, stack);
+	uint32_t str, site;
+
+	*si = NONE;
+	if (!v) {
+		/* Referred to, but its STACK record never came (lost, or the file was cut). */
+		str = gp_strtab_intern(&m->strs, "(unknown stack)", 15);
+		return str == GP_STR_NOMEM ? NONE : site_get(st, str);
+	}
+	*si = *v;
+	if (st->stacks[*v].site)
+		return st->stacks[*v].site - 1;
+	str = collapse(st, m, *v);
+	if (str == GP_STR_NOMEM)
+		return NONE;
+	site = site_get(st, str);
+	if (site != NONE)
+		st->stacks[*v].site = site + 1;
+	return site;
+}
+
+struct sort_ctx {
+	const struct gp_stacks *st;
+	const struct gp_model *m;
+};
+
+static int cmp_skern(const void *pa, const void *pb, void *ctx)
+{
+	const struct sort_ctx *c = ctx;
+	const struct gp_stack_kernel *a = pa, *b = pb;
+
+	if (a->site != b->site)
+		return a->site < b->site ? -1 : 1;
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return strcmp(gp_model_str(c->m, a->name), gp_model_str(c->m, b->name));
+}
+
+static int cmp_site(const void *pa, const void *pb, void *ctx)
+{
+	const struct sort_ctx *c = ctx;
+	const struct gp_stack_site *a = &c->st->sites[*(const uint32_t *)pa];
+	const struct gp_stack_site *b = &c->st->sites[*(const uint32_t *)pb];
+
+	if (a->gpu_ns != b->gpu_ns)
+		return a->gpu_ns > b->gpu_ns ? -1 : 1;
+	if (a->launches != b->launches)
+		return a->launches > b->launches ? -1 : 1;
+	return strcmp(gp_model_str(c->m, a->str), gp_model_str(c->m, b->str));
+}
+
+/* The frames a site lists: those of its heaviest stack, internal ones dropped. */
+static int site_frames(struct gp_stacks *st, struct gp_model *m, struct gp_stack_site *x)
+{
+	const struct gp_stack *s;
+	uint32_t i, first;
+
+	x->foff = (uint32_t)st->nftext;
+	x->nf = 0;
+	if (x->best == NONE)
+		return 0;
+	s = &st->stacks[x->best];
+	first = first_user(st, s);
+	for (i = first; i < s->n && i - first < GP_STACKS_MAX_FRAMES; i++) {
+		uint32_t t = frame_text(st, m, s->proc, st->pcs[s->off + i]);
+
+		if (t == GP_STR_NOMEM ||
+		    gp_util_grow(&st->ftext, &st->capftext, st->nftext + 1, sizeof(*st->ftext)))
+			return -1;
+		st->ftext[st->nftext++] = t;
+		x->nf++;
+	}
+	return 0;
+}
+
+int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m)
+{
+	struct gp_map sk = { 0 };
+	struct sort_ctx sc = { st, m };
+	size_t i;
+	int rc = -1;
+
+	if (st->finished)
+		return 0;
+	st->finished = 1;
+	corr_reset(st, 0);
+	gp_map_free(&st->corr_map);
+	for (i = 0; i < st->ncounts; i++) {
+		const struct gp_stack_count *c = &st->counts[i];
+		uint32_t stack = c->stack, site, si, *slot;
+		const uint32_t *v;
+		int ins;
+
+		st->kernels += c->count;
+		if (c->deferred && (v = gp_map_find(&st->gnode_map, c->proc, c->node)))
+			stack = *v;
+		if (!stack)
+			continue;
+		st->with_stack += c->count;
+		site = site_of_stack(st, m, c->proc, stack, &si);
+		if (site == NONE)
+			goto out;
+		st->sites[site].gpu_ns += c->ns;
+		st->sites[site].launches += c->count;
+		if (si != NONE)
+			st->stacks[si].ns += c->ns;
+		ins = gp_map_insert(&sk, site, c->name, &slot);
+		if (ins < 0)
+			goto out;
+		if (ins == 1) {
+			if (gp_util_grow(&st->skern, &st->capskern, st->nskern + 1, sizeof(*st->skern)))
+				goto out;
+			memset(&st->skern[st->nskern], 0, sizeof(*st->skern));
+			st->skern[st->nskern].site = site;
+			st->skern[st->nskern].name = c->name;
+			*slot = (uint32_t)st->nskern++;
+			st->sites[site].kernels++;
+		}
+		st->skern[*slot].count += c->count;
+		st->skern[*slot].ns += c->ns;
+	}
+	/* A site lists the frames of the stack that launched most of its time. */
+	for (i = 0; i < st->nstacks; i++) {
+		const struct gp_stack *s = &st->stacks[i];
+		struct gp_stack_site *x;
+
+		if (!s->site || !s->ns)
+			continue;
+		x = &st->sites[s->site - 1];
+		if (x->best == NONE || s->ns > x->best_ns) {
+			x->best = (uint32_t)i;
+			x->best_ns = s->ns;
+		}
+	}
+	for (i = 0; i < st->nsites; i++)
+		if (site_frames(st, m, &st->sites[i]))
+			goto out;
+	qsort_r(st->skern, st->nskern, sizeof(*st->skern), cmp_skern, &sc);
+	for (i = st->nskern; i-- > 0;)
+		st->sites[st->skern[i].site].klo = (uint32_t)i;
+	for (i = 0; i < st->nskern; i++)
+		st->sites[st->skern[i].site].khi = (uint32_t)i + 1;
+	st->order = malloc((st->nsites ? st->nsites : 1) * sizeof(*st->order));
+	if (!st->order)
+		goto out;
+	for (i = 0; i < st->nsites; i++)
+		st->order[i] = (uint32_t)i;
+	qsort_r(st->order, st->nsites, sizeof(*st->order), cmp_site, &sc);
+	rc = 0;
+out:
+	gp_map_free(&sk);
+	return rc;
+}
+
+/* ---- output ---- */
+
+static const char *cut(char *buf, size_t n, const char *s, size_t width)
+{
+	return width ? gp_fmt_trunc(buf, n, s, width) : s;
+}
+
+/* Does skern entry a come before b among one kernel's sites? */
+static int site_before(const struct gp_stacks *st, const struct gp_model *m,
+		       const struct gp_stack_kernel *a, const struct gp_stack_kernel *b)
+{
+	if (a->ns != b->ns)
+		return a->ns > b->ns;
+	return strcmp(gp_model_str(m, st->sites[a->site].str),
+		      gp_model_str(m, st->sites[b->site].str)) < 0;
+}
+
+/* Up to want skern indices of kernel name, most time first, into top. */
+static size_t kernel_sites(const struct gp_stacks *st, const struct gp_model *m, uint32_t name,
+			   uint32_t *top, size_t want)
+{
+	size_t i, j, pos, n = 0;
+
+	for (i = 0; i < st->nskern; i++) {
+		const struct gp_stack_kernel *k = &st->skern[i];
+
+		if (k->name != name)
+			continue;
+		for (pos = n; pos > 0 && site_before(st, m, k, &st->skern[top[pos - 1]]); pos--)
+			;
+		if (pos >= want)
+			continue;
+		for (j = n < want ? n : want - 1; j > pos; j--)
+			top[j] = top[j - 1];
+		top[pos] = (uint32_t)i;
+		if (n < want)
+			n++;
+	}
+	return n;
+}
+
+static int print_top_kernels(const struct gp_stacks *st, struct gp_model *m, size_t top,
+			     size_t width, FILE *out)
+{
+	char tb[48], nb[4 * 256 + 8];
+	struct gp_table t;
+	uint32_t *ord = gp_model_order_kernels(m), sel[3];
+	size_t i, j, n, rows = 0;
+	int rc = 0;
+
+	if (!ord)
+		return -1;
+	if (!top || top > m->nkstats)
+		top = m->nkstats;
+	gp_table_init(&t, 3);
+	gp_table_col(&t, 0, "GPU time", 1, 0);
+	gp_table_col(&t, 1, "Launches", 1, 0);
+	gp_table_col(&t, 2, "Kernel / launch site", 0, 0);
+	for (i = 0; i < top && !rc; i++) {
+		const struct gp_kstat *k = &m->kstats[ord[i]];
+
+		n = kernel_sites(st, m, k->name, sel, 3);
+		if (!n)
+			continue;
+		rows++;
+		rc |= gp_table_add(&t, gp_fmt_time(tb, sizeof(tb), k->total));
+		rc |= gp_table_addf(&t, "%" PRIu64, k->count);
+		rc |= gp_table_add(&t, cut(nb, sizeof(nb), gp_strtab_full(&m->strs, k->name), width));
+		for (j = 0; j < n && !rc; j++) {
+			const struct gp_stack_kernel *sk = &st->skern[sel[j]];
+
+			rc |= gp_table_add(&t, gp_fmt_time(tb, sizeof(tb), sk->ns));
+			rc |= gp_table_addf(&t, "%" PRIu64, sk->count);
+			rc |= gp_table_addf(&t, "  %s", cut(nb, sizeof(nb), gp_model_str(
+						   m, st->sites[sk->site].str), width));
+		}
+	}
+	if (!rc && rows) {
+		fputs("\nTop launch sites of the top kernels:\n", out);
+		gp_table_print(&t, out);
+	}
+	gp_table_free(&t);
+	free(ord);
+	return rc ? -1 : 0;
+}
+
+int gp_stacks_print(const struct gp_stacks *st, struct gp_model *m, size_t rows,
+		    size_t top_kernels, size_t width, FILE *out)
+{
+	char b[48], nb[4 * 256 + 8];
+	struct gp_table t;
+	size_t i, n;
+	int rc = 0;
+
+	if (width > 256)
+		width = 256;
+	if (!st->nsites) {
+		fputs("Launch sites: no kept kernel has a launch stack\n", out);
+	} else {
+		n = rows && rows < st->nsites ? rows : st->nsites;
+		gp_table_init(&t, 5);
+		gp_table_col(&t, 0, "GPU time", 1, 0);
+		gp_table_col(&t, 1, "Share", 1, 0);
+		gp_table_col(&t, 2, "Kernels", 1, 0);
+		gp_table_col(&t, 3, "Launches", 1, 0);
+		gp_table_col(&t, 4, "Launch site", 0, 0);
+		for (i = 0; i < n && !rc; i++) {
+			const struct gp_stack_site *x = &st->sites[st->order[i]];
+
+			rc |= gp_table_add(&t, gp_fmt_time(b, sizeof(b), x->gpu_ns));
+			rc |= gp_table_addf(&t, "%.1f%%", m->kernel_total ?
+					    100.0 * (double)x->gpu_ns / (double)m->kernel_total : 0.0);
+			rc |= gp_table_addf(&t, "%u", x->kernels);
+			rc |= gp_table_addf(&t, "%" PRIu64, x->launches);
+			rc |= gp_table_add(&t, cut(nb, sizeof(nb), gp_model_str(m, x->str), width));
+		}
+		if (!rc) {
+			fprintf(out, "Launch sites (kernels by host call stack, innermost first, "
+				"%u frame%s):\n", st->depth, st->depth == 1 ? "" : "s");
+			gp_table_print(&t, out);
+			if (n < st->nsites)
+				fprintf(out, "\xe2\x80\xa6 %zu more launch sites (use --top 0 for all)\n",
+					st->nsites - n);
+		}
+		gp_table_free(&t);
+		if (rc)
+			return -1;
+	}
+	fprintf(out, "%" PRIu64 " of %" PRIu64 " kernels have a launch stack\n", st->with_stack,
+		st->kernels);
+	if (st->nsites && print_top_kernels(st, m, top_kernels, width, out))
+		return -1;
+	return 0;
+}
+
+static int jstr(FILE *out, struct gp_buf *b, const char *s)
+{
+	b->len = 0;
+	if (gp_json_escape(b, s, strlen(s)))
+		return -1;
+	fwrite(b->p, 1, b->len, out);
+	return 0;
+}
+
+int gp_stacks_json(const struct gp_stacks *st, struct gp_model *m, FILE *out)
+{
+	struct gp_buf b = { 0 };
+	size_t i, j;
+	int rc = 0;
+
+	fputs("\"launch_sites\":[", out);
+	for (i = 0; i < st->nsites && !rc; i++) {
+		const struct gp_stack_site *x = &st->sites[st->order[i]];
+
+		fputs(i ? ",\n  {\"site\":" : "\n  {\"site\":", out);
+		rc |= jstr(out, &b, gp_model_str(m, x->str));
+		fputs(",\"frames\":[", out);
+		for (j = 0; j < x->nf && !rc; j++) {
+			if (j)
+				fputc(',', out);
+			rc |= jstr(out, &b, gp_model_str(m, st->ftext[x->foff + j]));
+		}
+		fprintf(out, "],\"gpu_ns\":%" PRIu64 ",\"launches\":%" PRIu64 ",\"kernels\":[",
+			x->gpu_ns, x->launches);
+		for (j = x->klo; j < x->khi && !rc; j++) {
+			const struct gp_stack_kernel *k = &st->skern[j];
+
+			fputs(j > x->klo ? ",{\"name\":" : "{\"name\":", out);
+			rc |= jstr(out, &b, gp_strtab_full(&m->strs, k->name));
+			fprintf(out, ",\"launches\":%" PRIu64 ",\"gpu_ns\":%" PRIu64 "}", k->count,
+				k->ns);
+		}
+		fputs("]}", out);
+	}
+	fputc(']', out);
+	gp_buf_free(&b);
+	return rc;
+}

@@ -1,0 +1,163 @@
+/*
+ * Launch sites: the host call stacks kernels were launched from
+ * ("gpuprof run --backtrace"), aggregated by collapsed stack.  Runs offline
+ * only.
+ *
+ * Attribution: kernel -> its correlation's GP_REC_CORR_STACK in the same
+ * file; a kernel of a graph -> the GP_REC_GRAPH_NODE of its node when that
+ * names a stack, else the graph launch's correlation.  Stack and frame ids
+ * are per file.  CORR_STACK records precede the activities they map, while
+ * STACK and FRAME records come later (they are written periodically), so
+ * kernels are counted per (process, stack id, kernel name) as they stream
+ * by and stacks are turned into sites once everything has been read.  A
+ * graph node whose GRAPH_NODE record has not been seen yet is counted
+ * apart and settled then too.
+ *
+ * A site is the collapsed stack: the innermost frame outside gpuprof, CUPTI,
+ * the CUDA driver and runtime and libunwind, then its callers up to the
+ * depth asked for, joined by " ← ".  Frames read "function (file:line)",
+ * "function+0xOFF (module)", or "module+0xOFF" without a symbol.
+ *
+ * Use: gp_stacks_setup(), gp_stacks_bind() to the model before it reads
+ * the files, gp_stacks_finish() after gp_model_finish().  Streaming
+ * exporters that need a kernel's site while it streams by (CSV) call
+ * gp_stacks_scan() first: it reads the STACK and FRAME records ahead.
+ *
+ * Memory: one entry per stack, frame, graph node with a stack, and
+ * correlation with a stack (of the file being read only), plus one per
+ * distinct (stack, kernel name) pair launched.
+ */
+#ifndef GP_ANALYZER_STACKS_H
+#define GP_ANALYZER_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model.h"
+#include "util.h"
+
+#define GP_STACKS_DEPTH 3          /* frames of a collapsed site by default */
+#define GP_STACKS_MAX_FRAMES 32    /* frames listed per site in exports */
+
+struct gp_stack_frame {
+	uint64_t offset;           /* pc - module base */
+	uint32_t module, function, file, line;  /* strtab ids; line a number */
+	uint32_t sym_offset;
+	uint32_t internal;         /* the recorder's, CUPTI's, CUDA's or libunwind's */
+	uint32_t text;             /* strtab id of the frame's text, 0 until built */
+};
+
+struct gp_stack {
+	uint32_t proc, id;         /* model process, the file's stack id */
+	uint32_t off, n;           /* frame ids: pcs[off .. off + n), innermost first */
+	uint32_t site;             /* site index + 1 after finish, 0 none */
+	uint32_t text;             /* strtab id of the collapsed site, 0 until built */
+	uint64_t ns;               /* GPU time of the kernels it launched */
+};
+
+/* Kernels of one name launched from one stack (or one deferred graph node). */
+struct gp_stack_count {
+	uint32_t proc, stack;      /* the file's stack id, 0 none; deferred: the fallback */
+	uint32_t name;             /* strtab id of the kernel name */
+	uint32_t next;             /* deferred: next count of the same node, + 1 */
+	uint64_t node;             /* deferred graph node, else 0 */
+	uint64_t count, ns;
+	int deferred;
+};
+
+struct gp_stack_site {
+	uint32_t str;              /* strtab id of the collapsed stack */
+	uint32_t best;             /* stack index whose frames the site lists, UINT32_MAX none */
+	uint64_t best_ns;
+	uint64_t gpu_ns, launches;
+	uint32_t kernels;          /* distinct kernel names */
+	uint32_t klo, khi;         /* its kernels: skern[klo .. khi), most time first */
+	uint32_t foff, nf;         /* best's frames after the internal ones: ftext[foff ..) */
+};
+
+/* One kernel name at one site. */
+struct gp_stack_kernel {
+	uint32_t site, name;
+	uint64_t count, ns;
+};
+
+struct gp_stacks {
+	unsigned depth;            /* frames in a collapsed site, >= 1 */
+	struct gp_stack_frame *frames;
+	size_t nframes, capframes;
+	struct gp_map frame_map;   /* (proc, pc) -> frame index */
+	struct gp_stack *stacks;
+	size_t nstacks, capstacks;
+	struct gp_map stack_map;   /* (proc, stack id) -> stack index */
+	uint64_t *pcs;
+	size_t npcs, cappcs;
+	struct gp_map gnode_map;   /* (proc, graph node) -> stack id */
+	/* Correlation -> stack id of the file being read: an array while ids are dense. */
+	uint32_t corr_proc;
+	uint32_t *corr;
+	size_t ncorr, capcorr;
+	uint64_t ncorr_set;
+	struct gp_map corr_map;    /* (proc, correlation) -> stack id, sparse ids */
+	struct gp_stack_count *counts;
+	size_t ncounts, capcounts;
+	struct gp_map count_map;   /* (proc << 32 | stack id, name) -> count index */
+	struct gp_map defer_map;   /* (proc << 32 | fallback stack id, node) -> count index + 1 */
+	struct gp_stack_site *sites;
+	size_t nsites, capsites;
+	struct gp_map site_map;    /* strtab id of the collapsed stack -> site index */
+	struct gp_stack_kernel *skern;
+	size_t nskern, capskern;
+	uint32_t *ftext;           /* strtab ids of frame texts, GP_STACKS_MAX_FRAMES per site at most */
+	size_t nftext, capftext;
+	uint32_t *order;           /* site indices, most GPU time first (after finish) */
+	uint64_t kernels, with_stack;  /* kernels counted; of those, with a stack */
+	uint64_t stack_records;    /* distinct STACK records read */
+	uint64_t corr_records;     /* CORR_STACK records naming a stack */
+	int finished;
+};
+
+/* depth: frames per collapsed site, 1 .. GP_STACKS_MAX_FRAMES. */
+void gp_stacks_setup(struct gp_stacks *st, unsigned depth);
+void gp_stacks_free(struct gp_stacks *st);
+
+/* Observe m (m->obs) while it reads traces. */
+void gp_stacks_bind(struct gp_stacks *st, struct gp_model *m);
+
+/*
+ * Read the STACK, FRAME and GRAPH_NODE records of the regular files among
+ * paths ahead, as the processes m will read next, in this order.  Files
+ * that say they were recorded without stacks are left early; unreadable
+ * ones are left for the model to report.  Returns 0, or -1 when memory
+ * runs out.
+ */
+int gp_stacks_scan(struct gp_stacks *st, struct gp_model *m, char *const *paths, int n);
+
+/* Non-zero when the traces hold call stacks. */
+int gp_stacks_any(const struct gp_stacks *st);
+
+/*
+ * The collapsed site of a GPU activity as it streams by (before finish):
+ * its strtab id, 0 when it has no stack or the stack is not known yet,
+ * GP_STR_NOMEM when memory runs out.
+ */
+uint32_t gp_stacks_site_of(struct gp_stacks *st, struct gp_model *m, const struct gp_act *a);
+
+/*
+ * After the model is finished: settle deferred graph nodes, build the
+ * sites.  Returns 0, or -1 when memory runs out.
+ */
+int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m);
+
+/*
+ * Print the launch-site table (rows: 0 all), then the top sites of the
+ * top_kernels kernels with most GPU time, then how many kernels had a
+ * stack.  name_width 0: never cut sites.  Returns 0, or -1 out of memory.
+ */
+int gp_stacks_print(const struct gp_stacks *st, struct gp_model *m, size_t rows,
+		    size_t top_kernels, size_t name_width, FILE *out);
+
+/* Write "launch_sites":[...] (no trailing comma).  0, or -1 out of memory. */
+int gp_stacks_json(const struct gp_stacks *st, struct gp_model *m, FILE *out);
+
+#endif
