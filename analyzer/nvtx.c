@@ -410,9 +410,16 @@ static int cmp_range(const void *pa, const void *pb)
 
 static uint32_t node_get(struct gp_nvtx *nx, uint32_t parent, uint32_t kind, uint32_t id)
 {
+	uint64_t ka = (uint64_t)parent + 1, kb = (uint64_t)kind << 32 | id;
+	struct gp_nvtx_nref *c = &nx->nref[((id + parent * 31u + kind * 7u) * 0x9e3779b1u) >>
+					   (32 - 8)];
 	uint32_t *slot;
-	int r = gp_map_insert(&nx->node_map, (uint64_t)parent + 1, (uint64_t)kind << 32 | id, &slot);
+	int r;
 
+	_Static_assert(GP_NVTX_NREF_CACHE == 1u << 8, "nref index width");
+	if (c->a == ka && c->b == kb)
+		return c->node;
+	r = gp_map_insert(&nx->node_map, ka, kb, &slot);
 	if (r < 0)
 		return GP_NVTX_NONE;
 	if (r == 1) {
@@ -429,6 +436,12 @@ static uint32_t node_get(struct gp_nvtx *nx, uint32_t parent, uint32_t kind, uin
 		n->id = id;
 		n->child = n->next = GP_NVTX_NONE;
 		*slot = (uint32_t)nx->nnodes++;
+	}
+	if (*slot != GP_NVTX_NONE) {
+		/* Nodes are never removed: an answer stays right. */
+		c->a = ka;
+		c->b = kb;
+		c->node = *slot;
 	}
 	return *slot;
 }

@@ -92,6 +92,14 @@ struct gp_nvtx_corr {
 	uint32_t reserved;
 };
 
+/* A recent node lookup: (parent + 1, kind << 32 | id) -> node; a == 0: empty. */
+struct gp_nvtx_nref {
+	uint64_t a, b;
+	uint32_t node;
+};
+
+#define GP_NVTX_NREF_CACHE 256
+
 /* Correlation ids count up from 1 in a process: an array beats a hash. */
 struct gp_nvtx_dense {
 	uint32_t *v;
@@ -118,6 +126,8 @@ struct gp_nvtx {
 	struct gp_nvtx_node *nodes;
 	size_t nnodes, capnodes;
 	struct gp_map node_map;    /* (parent + 1, kind << 32 | id) -> node index */
+	/* Every activity looks its leaf up: a few kernels make most of them. */
+	struct gp_nvtx_nref nref[GP_NVTX_NREF_CACHE];
 	uint32_t root;             /* first root of the tree (after finish) */
 	uint8_t *proc_ranges;      /* per process: it has ranges */
 	size_t nprocs;

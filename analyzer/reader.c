@@ -8,12 +8,15 @@
  * in a crash or an allocation larger than GP_CHUNK_COMP_MAX + NSLOTS *
  * GP_CHUNK_RAW_MAX.
  *
- * Two threads: a decoder thread reads, checks, decompresses and delta-decodes
- * chunk N+1 (and N+2) while the calling thread hands chunk N's records to the
- * callback, so the callback always runs on the caller's thread and the
- * decoding cost hides behind it.  They meet only at the slot ring below,
- * under one mutex.  Without a thread (pthread_create failed) the caller
- * decodes each chunk itself, through the same code.
+ * Decoding (read, checksum, decompress, delta-decode) is shared between the
+ * calling thread and helper threads; the records are handed to the callback
+ * on the calling thread only, in file order.  Chunks are claimed in order:
+ * whoever claims one reads its bytes (under the lock, so the source is read
+ * sequentially) and decodes it (outside the lock, into the chunk's slot).
+ * The caller takes the next chunk from its slot; while it is not ready the
+ * caller decodes a later one itself instead of waiting, so the work spreads
+ * over the cores whichever side is slower.  Chunk frames are independent
+ * zstd frames, so any thread may decode any chunk.
  */
 #include "reader.h"
 
@@ -23,6 +26,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,8 +73,16 @@ struct src {
 	uint64_t pos;
 };
 
-/* Decoded chunks in flight between the decoder and the caller. */
-#define NSLOTS 3
+/* Helper threads at most, and chunks in flight per thread. */
+#define MAX_HELPERS 3
+#define SLOTS_PER_THREAD 2
+#define NSLOTS ((MAX_HELPERS + 1) * SLOTS_PER_THREAD)
+
+enum slot_state {
+	SLOT_FREE,                 /* the next chunk of its ring position may go here */
+	SLOT_BUSY,                 /* claimed, being decoded */
+	SLOT_READY,                /* decoded, for the caller */
+};
 
 enum slot_kind {
 	SLOT_CHUNK,                /* raw holds the chunk's records */
@@ -80,13 +92,21 @@ enum slot_kind {
 };
 
 struct slot {
-	int kind;                  /* enum slot_kind */
-	int full;                  /* decoded, not yet consumed (under rd.mu) */
+	int state;                 /* enum slot_state, under rd.mu when threaded */
+	int kind;                  /* enum slot_kind, once READY */
 	struct gp_chunk_header ch;
 	uint64_t off;              /* file offset of the chunk */
+	uint32_t seq;              /* its index in the file */
 	unsigned char *raw;        /* decompressed records, 16-byte aligned */
 	size_t raw_cap;
 	char msg[sizeof(((struct gp_read_info *)0)->reason)];
+};
+
+/* What each decoding thread owns. */
+struct dec {
+	unsigned char *comp;       /* frame bytes read from a file */
+	size_t comp_cap;
+	ZSTD_DCtx *dctx;
 };
 
 struct rd {
@@ -97,17 +117,21 @@ struct rd {
 	struct gp_read_info *info;
 	char *err;
 	size_t errlen;
-	/* Decoder side: only the decoder touches these while it runs. */
-	unsigned char *comp;       /* frame bytes read from a file */
-	size_t comp_cap;
-	ZSTD_DCtx *dctx;
+	struct dec dec[MAX_HELPERS + 1];   /* [0]: the caller's */
 	int io_error;
+	/* Claiming, under mu when threaded: the source, next_off, claimed, ended. */
 	uint64_t next_off;         /* where the next chunk starts */
-	uint32_t next_seq;
+	uint32_t claimed;          /* chunks claimed so far: the next one's index */
+	int ended;                 /* a claimed chunk ends the file: claim no more */
+	unsigned nslots;           /* ring size in use, <= NSLOTS */
 	struct slot slots[NSLOTS];
-	/* Hand-over: slot.full and stop, under mu; cv signals either change. */
-	pthread_t thread;
-	int threaded;
+	/* mu guards the slot states, the claim state and stop; cv: any of them changed. */
+	pthread_t helper[MAX_HELPERS];
+	struct hctx {
+		struct rd *r;
+		struct dec *d;
+	} hctx[MAX_HELPERS];
+	unsigned nhelpers;
 	int stop;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -117,7 +141,7 @@ struct rd {
  * Make n bytes at the current position available in *out.  Returns how many
  * are (fewer at end of file), or -1 on a read error or no memory.
  */
-static ssize_t src_take(struct rd *r, size_t n, const unsigned char **out)
+static ssize_t src_take(struct rd *r, struct dec *d, size_t n, const unsigned char **out)
 {
 	struct src *s = &r->src;
 	size_t got = 0;
@@ -131,18 +155,18 @@ static ssize_t src_take(struct rd *r, size_t n, const unsigned char **out)
 		s->pos += n;
 		return (ssize_t)n;
 	}
-	if (n > r->comp_cap) {
-		unsigned char *p = realloc(r->comp, n);
+	if (n > d->comp_cap) {
+		unsigned char *p = realloc(d->comp, n);
 
 		if (!p) {
 			r->io_error = ENOMEM;
 			return -1;
 		}
-		r->comp = p;
-		r->comp_cap = n;
+		d->comp = p;
+		d->comp_cap = n;
 	}
 	while (got < n) {
-		ssize_t k = read(s->fd, r->comp + got, n - got);
+		ssize_t k = read(s->fd, d->comp + got, n - got);
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -157,7 +181,7 @@ static ssize_t src_take(struct rd *r, size_t n, const unsigned char **out)
 	s->pos += got;
 	if (got < n && s->size == UINT64_MAX)
 		s->size = s->pos;
-	*out = r->comp;
+	*out = d->comp;
 	return (ssize_t)got;
 }
 
@@ -218,7 +242,7 @@ static int check_header(struct rd *r)
 	struct gp_read_info *info = r->info;
 	struct gp_file_header *h = &info->header;
 	const unsigned char *p;
-	ssize_t got = src_take(r, sizeof(*h), &p);
+	ssize_t got = src_take(r, &r->dec[0], sizeof(*h), &p);
 	uint64_t size;
 
 	if (got < 0) {
@@ -261,7 +285,7 @@ static int check_header(struct rd *r)
 		/* A newer writer's longer header: skip what this reader does not know. */
 		size_t extra = h->header_size - sizeof(*h);
 
-		got = src_take(r, extra, &p);
+		got = src_take(r, &r->dec[0], extra, &p);
 		if (got < 0) {
 			fail(r, sizeof(*h), "cannot read: %s", strerror(r->io_error));
 			return GP_READ_EOPEN;
@@ -350,199 +374,279 @@ static void slot_stop(struct slot *s, int kind, const char *fmt, ...)
 }
 
 /*
- * Decoder: read the next chunk into s, check it, decompress and
- * delta-decode it.  On anything but SLOT_CHUNK the file ends there.
+ * Claim the next chunk into s (under mu when threaded): read its header
+ * and frame.  Returns the frame, or NULL when s ends the file (s->kind
+ * says how, and nothing more is claimed).
  */
-static void decode_chunk(struct rd *r, struct slot *s)
+static const unsigned char *claim(struct rd *r, struct dec *d, struct slot *s)
 {
-	uint32_t seq = r->next_seq;
+	uint32_t seq = r->claimed++;
 	struct gp_chunk_header ch;
 	const unsigned char *p;
 	ssize_t got;
-	size_t dn;
 
 	s->off = r->next_off;
-	got = src_take(r, sizeof(ch), &p);
+	s->seq = seq;
+	r->ended = 1;
+	got = src_take(r, d, sizeof(ch), &p);
 	if (got < 0) {
 		slot_stop(s, SLOT_DAMAGE, "chunk %u: read error: %s", seq, strerror(r->io_error));
-		return;
+		return NULL;
 	}
 	if (got == 0) {
 		s->kind = SLOT_EOF;
-		return;
+		return NULL;
 	}
 	if ((size_t)got < sizeof(ch)) {
 		slot_stop(s, SLOT_DAMAGE, "chunk %u: header cut short (%zd of %zu bytes)", seq,
 			  got, sizeof(ch));
-		return;
+		return NULL;
 	}
 	memcpy(&ch, p, sizeof(ch));
 	if (ch.magic != GP_CHUNK_MAGIC) {
 		slot_stop(s, SLOT_DAMAGE, "chunk %u: bad chunk magic 0x%08x", seq, ch.magic);
-		return;
+		return NULL;
 	}
 	if (ch.comp_size == 0 || ch.comp_size > GP_CHUNK_COMP_MAX ||
 	    ch.raw_size > GP_CHUNK_RAW_MAX || ch.raw_size % 8) {
 		slot_stop(s, SLOT_DAMAGE, "chunk %u: sizes out of bounds (compressed %u, raw %u)",
 			  seq, ch.comp_size, ch.raw_size);
-		return;
+		return NULL;
 	}
-	got = src_take(r, ch.comp_size, &p);
+	got = src_take(r, d, ch.comp_size, &p);
 	if (got < 0) {
 		slot_stop(s, SLOT_DAMAGE, "chunk %u: read error: %s", seq, strerror(r->io_error));
-		return;
+		return NULL;
 	}
 	if ((size_t)got < ch.comp_size) {
 		slot_stop(s, SLOT_DAMAGE, "chunk %u: cut short (%zd of %u compressed bytes)", seq,
 			  got, ch.comp_size);
-		return;
+		return NULL;
 	}
-	if (gp_crc_chunk(&ch, p, ch.comp_size) != ch.checksum) {
+	s->ch = ch;
+	r->next_off += sizeof(ch) + ch.comp_size;
+	r->ended = 0;
+	return p;
+}
+
+/*
+ * Check, decompress and delta-decode the claimed chunk s whose frame is at
+ * p (outside the lock).  Returns 0, or -1 when s ends the file.
+ */
+static int decode(struct dec *d, struct slot *s, const unsigned char *p)
+{
+	const struct gp_chunk_header *ch = &s->ch;
+	uint32_t seq = s->seq;
+	size_t dn;
+
+	if (gp_crc_chunk(ch, p, ch->comp_size) != ch->checksum) {
 		slot_stop(s, SLOT_DAMAGE, "chunk %u: checksum mismatch", seq);
-		return;
+		return -1;
 	}
-	if (ch.seq != seq) {
-		slot_stop(s, SLOT_DAMAGE, "chunk %u: sequence number %u, expected %u", seq, ch.seq,
-			  seq);
-		return;
+	if (ch->seq != seq) {
+		slot_stop(s, SLOT_DAMAGE, "chunk %u: sequence number %u, expected %u", seq,
+			  ch->seq, seq);
+		return -1;
 	}
-	if (ZSTD_findFrameCompressedSize(p, ch.comp_size) != ch.comp_size) {
+	if (ZSTD_findFrameCompressedSize(p, ch->comp_size) != ch->comp_size) {
 		slot_stop(s, SLOT_DAMAGE, "chunk %u: not exactly one zstd frame", seq);
-		return;
+		return -1;
 	}
-	if (ch.raw_size > s->raw_cap) {
+	if (ch->raw_size > s->raw_cap) {
 		/* One buffer per slot, reused: records are 8-aligned in it. */
-		unsigned char *np = realloc(s->raw, ch.raw_size);
+		unsigned char *np = realloc(s->raw, ch->raw_size);
 
 		if (!np) {
 			slot_stop(s, SLOT_FAIL, "out of memory");
-			return;
+			return -1;
 		}
 		s->raw = np;
-		s->raw_cap = ch.raw_size;
+		s->raw_cap = ch->raw_size;
 	}
-	dn = ZSTD_decompressDCtx(r->dctx, s->raw, ch.raw_size, p, ch.comp_size);
+	dn = ZSTD_decompressDCtx(d->dctx, s->raw, ch->raw_size, p, ch->comp_size);
 	if (ZSTD_isError(dn)) {
 		slot_stop(s, SLOT_DAMAGE, "chunk %u: zstd: %s", seq, ZSTD_getErrorName(dn));
-		return;
+		return -1;
 	}
-	if (dn != ch.raw_size) {
+	if (dn != ch->raw_size) {
 		slot_stop(s, SLOT_DAMAGE, "chunk %u: decompressed to %zu bytes, header says %u",
-			  seq, dn, ch.raw_size);
-		return;
+			  seq, dn, ch->raw_size);
+		return -1;
 	}
-	if (ch.flags & GP_CHUNK_F_DELTA)
-		gp_delta_apply(s->raw, ch.raw_size, 1);
-	s->ch = ch;
+	if (ch->flags & GP_CHUNK_F_DELTA)
+		gp_delta_apply(s->raw, ch->raw_size, 1);
 	s->kind = SLOT_CHUNK;
-	r->next_off += sizeof(ch) + ch.comp_size;
-	r->next_seq++;
+	return 0;
 }
 
-/* The decoder thread: fills the slots in ring order until the file ends. */
-static void *decoder(void *arg)
+/*
+ * Claim and decode the next chunk with d's buffers, if its slot is free.
+ * Called and returns with mu held; drops it while decoding.  Returns 0
+ * when there was nothing to do.
+ */
+static int decode_next(struct rd *r, struct dec *d)
 {
-	struct rd *r = arg;
-	unsigned i;
+	struct slot *s = &r->slots[r->claimed % r->nslots];
+	const unsigned char *p;
 
-	for (i = 0;; i++) {
-		struct slot *s = &r->slots[i % NSLOTS];
-		int stop;
+	if (r->ended || r->stop || s->state != SLOT_FREE)
+		return 0;
+	s->state = SLOT_BUSY;
+	p = claim(r, d, s);
+	if (p) {
+		int rc;
 
-		pthread_mutex_lock(&r->mu);
-		while (s->full && !r->stop)
-			pthread_cond_wait(&r->cv, &r->mu);
-		stop = r->stop;
 		pthread_mutex_unlock(&r->mu);
-		if (stop)
-			break;
-		decode_chunk(r, s);
-		/* The mutex publishes the slot's contents with its full flag. */
+		rc = decode(d, s, p);
 		pthread_mutex_lock(&r->mu);
-		s->full = 1;
-		pthread_cond_broadcast(&r->cv);
-		pthread_mutex_unlock(&r->mu);
-		if (s->kind != SLOT_CHUNK)
-			break;
+		if (rc)
+			r->ended = 1;
 	}
+	/* The mutex publishes the slot's contents with its state. */
+	s->state = SLOT_READY;
+	pthread_cond_broadcast(&r->cv);
+	return 1;
+}
+
+static void *helper(void *arg)
+{
+	struct hctx *h = arg;
+	struct rd *r = h->r;
+
+	pthread_mutex_lock(&r->mu);
+	while (!r->stop && !r->ended)
+		if (!decode_next(r, h->d))
+			pthread_cond_wait(&r->cv, &r->mu);
+	pthread_mutex_unlock(&r->mu);
 	return NULL;
 }
 
-/* The caller's i-th chunk (or the end), decoded by the thread or here. */
-static struct slot *slot_take(struct rd *r, unsigned i)
+/*
+ * The caller's i-th chunk (or the end of the file).  While a helper is
+ * still decoding it, decode a later chunk here rather than wait.
+ */
+static struct slot *slot_take(struct rd *r, uint32_t i)
 {
-	struct slot *s;
+	struct slot *s = &r->slots[i % r->nslots];
+	const unsigned char *p;
 
-	if (!r->threaded) {
-		s = &r->slots[0];
-		decode_chunk(r, s);
+	if (!r->nhelpers) {
+		p = claim(r, &r->dec[0], s);
+		if (p)
+			decode(&r->dec[0], s, p);
 		return s;
 	}
-	s = &r->slots[i % NSLOTS];
 	pthread_mutex_lock(&r->mu);
-	while (!s->full)
-		pthread_cond_wait(&r->cv, &r->mu);
+	while (s->state != SLOT_READY)
+		if (!decode_next(r, &r->dec[0]))
+			pthread_cond_wait(&r->cv, &r->mu);
 	pthread_mutex_unlock(&r->mu);
 	return s;
 }
 
-/* Give s back to the decoder. */
+/* Give s back for a later chunk. */
 static void slot_release(struct rd *r, struct slot *s)
 {
-	if (!r->threaded)
+	if (!r->nhelpers)
 		return;
 	pthread_mutex_lock(&r->mu);
-	s->full = 0;
+	s->state = SLOT_FREE;
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 }
 
-/* Stop and join the decoder: the source and r->err are the caller's again. */
-static void decoder_stop(struct rd *r)
+/* Stop and join the helpers: the source is the caller's alone again. */
+static void helpers_stop(struct rd *r)
 {
-	if (!r->threaded)
+	unsigned i;
+
+	if (!r->nhelpers)
 		return;
 	pthread_mutex_lock(&r->mu);
 	r->stop = 1;
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
-	pthread_join(r->thread, NULL);
+	for (i = 0; i < r->nhelpers; i++)
+		pthread_join(r->helper[i], NULL);
 	pthread_mutex_destroy(&r->mu);
 	pthread_cond_destroy(&r->cv);
-	r->threaded = 0;
+	r->nhelpers = 0;
 }
 
-static void decoder_start(struct rd *r)
+/* One helper per CPU beyond the caller's, up to MAX_HELPERS. */
+static unsigned helpers_wanted(void)
 {
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef CPU_COUNT
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		n = CPU_COUNT(&set);
+#endif
+	if (n <= 1)
+		return 0;
+	return n - 1 < MAX_HELPERS ? (unsigned)(n - 1) : MAX_HELPERS;
+}
+
+/*
+ * Start up to want helpers; with none the caller decodes alone, through
+ * the same code.  Returns -1 when memory runs out.
+ */
+static int helpers_start(struct rd *r, unsigned want)
+{
+	unsigned i;
+
+	r->nslots = (want + 1) * SLOTS_PER_THREAD;
+	for (i = 0; i <= want; i++) {
+		r->dec[i].dctx = ZSTD_createDCtx();
+		if (!r->dec[i].dctx) {
+			if (i == 0)
+				return -1;
+			want = i - 1;
+			break;
+		}
+	}
+	if (!want)
+		return 0;
 	if (pthread_mutex_init(&r->mu, NULL))
-		return;
+		return 0;
 	if (pthread_cond_init(&r->cv, NULL)) {
 		pthread_mutex_destroy(&r->mu);
-		return;
+		return 0;
 	}
-	if (pthread_create(&r->thread, NULL, decoder, r)) {
-		/* Decode on the caller's thread instead: slower, same result. */
+	for (i = 0; i < want; i++) {
+		r->hctx[i].r = r;
+		r->hctx[i].d = &r->dec[i + 1];
+		/* nhelpers first: a helper may run at once, and stop must join it. */
+		if (pthread_create(&r->helper[i], NULL, helper, &r->hctx[i]))
+			break;
+		r->nhelpers = i + 1;
+	}
+	if (!r->nhelpers) {
+		/* No thread to be had: decode on the caller's, slower, same result. */
 		pthread_cond_destroy(&r->cv);
 		pthread_mutex_destroy(&r->mu);
-		return;
 	}
-	r->threaded = 1;
+	return 0;
 }
 
 static int read_chunks(struct rd *r)
 {
 	struct gp_read_info *info = r->info;
-	unsigned i;
+	uint32_t i;
 
 	r->next_off = info->header.header_size;
-	decoder_start(r);
+	if (helpers_start(r, helpers_wanted())) {
+		fail(r, r->next_off, "out of memory");
+		return GP_READ_EOPEN;
+	}
 	for (i = 0;; i++) {
 		struct slot *s = slot_take(r, i);
 		uint32_t bad_off, bad_size;
 		int rc;
 
 		if (s->kind != SLOT_CHUNK) {
-			decoder_stop(r);
+			helpers_stop(r);
 			if (s->kind == SLOT_DAMAGE) {
 				damage(r, s->off, "%s", s->msg);
 				return GP_READ_OK;
@@ -558,13 +662,13 @@ static int read_chunks(struct rd *r)
 		}
 		rc = deliver(r, s->raw, s->ch.raw_size, &bad_off, &bad_size);
 		if (rc) {
-			decoder_stop(r);
+			helpers_stop(r);
 			if (rc > 0) {
-				damage(r, s->off, "chunk %u: record at +%u has bad size %u",
-				       s->ch.seq, bad_off, bad_size);
+				damage(r, s->off, "chunk %u: record at +%u has bad size %u", i,
+				       bad_off, bad_size);
 				return GP_READ_OK;
 			}
-			fail(r, s->off, "stopped while processing chunk %u", s->ch.seq);
+			fail(r, s->off, "stopped while processing chunk %u", i);
 			info->stop_offset = s->off;
 			return GP_READ_ECALLBACK;
 		}
@@ -581,17 +685,12 @@ static int read_all(struct rd *r)
 	int rc = check_header(r);
 	unsigned i;
 
-	if (rc == GP_READ_OK) {
-		r->dctx = ZSTD_createDCtx();
-		if (!r->dctx) {
-			fail(r, 0, "out of memory");
-			rc = GP_READ_EOPEN;
-		} else {
-			rc = read_chunks(r);
-		}
+	if (rc == GP_READ_OK)
+		rc = read_chunks(r);
+	for (i = 0; i <= MAX_HELPERS; i++) {
+		ZSTD_freeDCtx(r->dec[i].dctx);
+		free(r->dec[i].comp);
 	}
-	ZSTD_freeDCtx(r->dctx);
-	free(r->comp);
 	for (i = 0; i < NSLOTS; i++)
 		free(r->slots[i].raw);
 	return rc;

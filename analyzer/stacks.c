@@ -673,7 +673,8 @@ int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m)
 	for (i = 0; i < st->nsites; i++)
 		if (site_frames(st, m, &st->sites[i]))
 			goto out;
-	qsort_r(st->skern, st->nskern, sizeof(*st->skern), cmp_skern, &sc);
+	if (st->nskern)
+		qsort_r(st->skern, st->nskern, sizeof(*st->skern), cmp_skern, &sc);
 	for (i = st->nskern; i-- > 0;)
 		st->sites[st->skern[i].site].klo = (uint32_t)i;
 	for (i = 0; i < st->nskern; i++)

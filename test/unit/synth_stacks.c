@@ -1,0 +1,84 @@
+/*
+ * Synthetic call-stack records (see synth_stacks.h).  Test code, runs
+ * offline only.
+ */
+#include "synth_stacks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void synth_config_backtrace(struct synth *s, uint32_t trace, uint32_t backtrace)
+{
+	struct gp_rec_config r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_CONFIG;
+	r.h.size = sizeof(r);
+	r.trace = trace;
+	r.backtrace = backtrace;
+	r.flush_ms = 100;
+	synth_rec(s, &r, sizeof(r));
+}
+
+void synth_frame(struct synth *s, uint64_t pc, uint64_t offset, uint32_t module,
+		 uint32_t function, uint32_t sym_offset, uint32_t file, uint32_t line)
+{
+	struct gp_rec_frame r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_FRAME;
+	r.h.size = sizeof(r);
+	r.id = pc;
+	r.offset = offset;
+	r.module = module;
+	r.function = function;
+	r.sym_offset = sym_offset;
+	r.file = file;
+	r.line = line;
+	synth_rec(s, &r, sizeof(r));
+}
+
+void synth_stack(struct synth *s, uint32_t id, const uint64_t *pcs, uint32_t n)
+{
+	size_t size = sizeof(struct gp_rec_stack) + (size_t)n * sizeof(uint64_t);
+	struct gp_rec_stack *r = calloc(1, size);
+
+	if (!r) {
+		s->err = 1;
+		return;
+	}
+	r->h.type = GP_REC_STACK;
+	r->h.size = (uint16_t)size;
+	r->h.aux = n;
+	r->id = id;
+	memcpy(r + 1, pcs, (size_t)n * sizeof(uint64_t));
+	synth_rec(s, r, size);
+	free(r);
+}
+
+void synth_corr_stack(struct synth *s, uint32_t correlation, uint32_t stack)
+{
+	struct gp_rec_corr_stack r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_CORR_STACK;
+	r.h.size = sizeof(r);
+	r.correlation = correlation;
+	r.stack = stack;
+	synth_rec(s, &r, sizeof(r));
+}
+
+void synth_graph_node_stack(struct synth *s, uint64_t node, uint32_t graph_id,
+			    uint32_t stack, uint32_t correlation)
+{
+	struct gp_rec_graph_node r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_GRAPH_NODE;
+	r.h.size = sizeof(r);
+	r.node = node;
+	r.graph_id = graph_id;
+	r.stack = stack;
+	r.correlation = correlation;
+	synth_rec(s, &r, sizeof(r));
+}

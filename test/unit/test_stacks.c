@@ -1,0 +1,539 @@
+/*
+ * Unit tests of launch-site attribution (stacks.h) on synthetic traces
+ * with known answers: two call sites of one kernel, internal frames
+ * dropped, stacks written after the activities, graph nodes, stacks never
+ * written, traces without stacks, merged files whose stack ids collide,
+ * and the report / export output built on them.  Test code, runs offline
+ * only, needs no GPU.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "model.h"
+#include "stacks.h"
+#include "synth.h"
+#include "synth_nvtx.h"
+#include "synth_stacks.h"
+#include "tap.h"
+
+#define T0 1700000000000000000ull
+#define GPU0 (T0 + 1000000)
+#define AR " \xe2\x86\x90 "        /* " ← " */
+
+/* Program counters: five internal frames, then the application's. */
+#define I1 0x7f0000001000ull
+#define L42 0x401000ull            /* launch(), app.cu:42 */
+#define L57 0x401100ull            /* launch(), app.cu:57 */
+#define STEP 0x40201aull           /* step(int)+0x1a, no line information */
+#define M90 0x403000ull            /* main, app.cu:90 */
+#define M95 0x403100ull            /* main, app.cu:95 */
+#define LIBC 0x7f1000029d90ull     /* libc, no symbol */
+#define CAP 0x404000ull            /* capture(), app.cu:10 */
+#define RUN 0x405000ull            /* run(), app.cu:20 */
+
+#define SITE1 "launch (app.cu:42)" AR "step+0x1a (app)" AR "main (app.cu:90)"
+#define SITE2 "launch (app.cu:57)" AR "main (app.cu:95)" AR "libc.so.6+0x29d90"
+
+static char dir[64];
+
+struct trace {
+	unsigned char *buf;
+	size_t len;
+};
+
+struct loaded {
+	struct gp_model m;
+	struct gp_stacks st;
+	int ok;
+};
+
+struct ids {
+	uint32_t axpy, other, app, cudart, file;
+};
+
+/* The frames of the internal libraries and of the application (but L42). */
+static void write_frames(struct synth *s, struct ids *id, int no_l42)
+{
+	static const char *const mods[5][2] = {
+		{ "/usr/lib/x86_64-linux-gnu/libunwind.so.8", "_ULx86_64_step" },
+		{ "/opt/gpuprof/lib/libgpuprof.so", "gp_stacks_on_api" },
+		{ "/usr/local/cuda/lib64/libcupti.so.12", "cuptiActivityFlushAll" },
+		{ "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "cuLaunchKernel" },
+		{ "/usr/local/cuda/lib64/libcudart.so.12", "cudaLaunchKernel" },
+	};
+	uint32_t libc = synth_string(s, "/lib/x86_64-linux-gnu/libc.so.6");
+	uint32_t launch = synth_string(s, "_Z6launchv"), step = synth_string(s, "_Z4stepi");
+	uint32_t mainf = synth_string(s, "main"), cap = synth_string(s, "_Z7capturev");
+	uint32_t run = synth_string(s, "_Z3runv");
+	int i;
+
+	for (i = 0; i < 5; i++)
+		synth_frame(s, I1 + 0x100 * (uint64_t)i, 0x1000 + 0x100 * (uint64_t)i,
+			    synth_string(s, mods[i][0]), synth_string(s, mods[i][1]), 0x10, 0, 0);
+	if (!no_l42)
+		synth_frame(s, L42, 0x1000, id->app, launch, 0x20, id->file, 42);
+	synth_frame(s, L57, 0x1100, id->app, launch, 0x40, id->file, 57);
+	synth_frame(s, STEP, 0x201a, id->app, step, 0x1a, 0, 0);
+	synth_frame(s, M90, 0x3000, id->app, mainf, 0x30, id->file, 90);
+	synth_frame(s, M95, 0x3100, id->app, mainf, 0x60, id->file, 95);
+	synth_frame(s, LIBC, 0x29d90, libc, 0, 0, 0, 0);
+	synth_frame(s, CAP, 0x4000, id->app, cap, 0x8, id->file, 10);
+	synth_frame(s, RUN, 0x5000, id->app, run, 0x8, id->file, 20);
+}
+
+/* Stack id of the internal frames followed by the user frames given. */
+static void write_stack(struct synth *s, uint32_t id, const uint64_t *user, uint32_t n)
+{
+	uint64_t pcs[16];
+	uint32_t i;
+
+	for (i = 0; i < 5; i++)
+		pcs[i] = I1 + 0x100 * (uint64_t)i;
+	for (i = 0; i < n; i++)
+		pcs[5 + i] = user[i];
+	synth_stack(s, id, pcs, 5 + n);
+}
+
+static void head(struct synth *s, struct ids *id, uint32_t pid, uint32_t backtrace)
+{
+	synth_process(s, pid, "h", "app", 0, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+	synth_config_backtrace(s, GP_TRACE_KERNEL | GP_TRACE_API, backtrace);
+	id->axpy = synth_string(s, "_Z4axpyifPf");
+	id->other = synth_string(s, "_Z5otherv");
+	id->app = synth_string(s, "/home/u/app");
+	id->cudart = synth_string(s, "/usr/local/cuda/lib64/libcudart.so.12");
+	id->file = synth_string(s, "/home/u/src/app.cu");
+}
+
+static int finish(struct synth *s, const char *path, struct trace *t)
+{
+	t->buf = NULL;
+	t->len = 0;
+	return path ? synth_close(s, NULL, NULL) : synth_close(s, &t->buf, &t->len);
+}
+
+/*
+ * Site 1 (stack 1): axpy x3 of 100 ns, other x2 of 50 ns.  Site 2 (stack
+ * 2): axpy x5 of 200 ns.  One more axpy (100 ns) without a stack.  The
+ * stacks and frames come last, in a chunk of their own.
+ */
+static void two_sites(const char *path, struct trace *t)
+{
+	static const uint64_t u1[] = { L42, STEP, M90, LIBC }, u2[] = { L57, M95, LIBC };
+	struct synth *s = synth_open(path);
+	struct ids id;
+	uint32_t c;
+
+	head(s, &id, 10, 1);
+	for (c = 1; c <= 11; c++) {
+		uint64_t g = GPU0 + c * 1000, d = c <= 3 || c == 11 ? 100 : c <= 8 ? 200 : 50;
+
+		if (c <= 3 || c >= 9)
+			synth_corr_stack(s, c, c == 11 ? 0 : 1);
+		else
+			synth_corr_stack(s, c, 2);
+		synth_kernel_corr(s, c >= 9 && c <= 10 ? id.other : id.axpy, g, g + d, 0, c, 0, 0);
+	}
+	synth_flush_chunk(s);
+	write_frames(s, &id, 0);
+	write_stack(s, 1, u1, 4);
+	write_stack(s, 2, u2, 3);
+	synth_end(s, T0 + 9000000, 0);
+	finish(s, path, t);
+}
+
+/*
+ * A graph (id 5) launched by correlation 50 from run() (stack 4): node 11
+ * (x2, 10 ns) and node 13 (x1, 30 ns) were captured in capture() (stack
+ * 3), node 13's GRAPH_NODE coming after its kernels; node 12 (x2, 20 ns)
+ * has no GRAPH_NODE.  Correlation 60 names stack 99, never written.
+ */
+static void graphs(struct trace *t)
+{
+	static const uint64_t u3[] = { CAP, M90 }, u4[] = { RUN, M90 };
+	static const uint64_t node[5] = { 11, 11, 12, 12, 13 };
+	static const uint64_t dur[5] = { 10, 10, 20, 20, 30 };
+	struct synth *s = synth_open(NULL);
+	struct ids id;
+	int i;
+
+	head(s, &id, 20, 1);
+	synth_graph_node_stack(s, 11, 5, 3, 40);
+	synth_corr_stack(s, 50, 4);
+	for (i = 0; i < 5; i++)
+		synth_kernel_corr(s, id.axpy, GPU0 + 100 * (uint64_t)i,
+				  GPU0 + 100 * (uint64_t)i + dur[i], 0, 50, 5, node[i]);
+	synth_graph_node_stack(s, 13, 5, 3, 41);
+	synth_corr_stack(s, 60, 99);
+	synth_kernel_corr(s, id.other, GPU0 + 1000, GPU0 + 1005, 0, 60, 0, 0);
+	write_frames(s, &id, 0);
+	write_stack(s, 3, u3, 2);
+	write_stack(s, 4, u4, 2);
+	synth_end(s, T0 + 9000000, 0);
+	finish(s, NULL, t);
+}
+
+/*
+ * One process of a merged pair: stack 1 is [L42, M90] in both, but in
+ * the second process L42 is train() in train.cu; stack 2 is [L57, M95]
+ * in both.  Correlations 1, 2 use stack 1, correlation 3 stack 2.
+ */
+static void merge_part(struct trace *t, int second)
+{
+	static const uint64_t u1[] = { L42, M90 }, u2[] = { L57, M95 };
+	struct synth *s = synth_open(NULL);
+	struct ids id;
+	uint32_t c;
+
+	head(s, &id, second ? 31 : 30, 1);
+	for (c = 1; c <= 3; c++) {
+		synth_corr_stack(s, c, c <= 2 ? 1 : 2);
+		synth_kernel_corr(s, id.axpy, GPU0 + c * 100, GPU0 + c * 100 + 7, 0, c, 0, 0);
+	}
+	if (second) {
+		/* Frames are per file: the same pc may be another function. */
+		synth_frame(s, L42, 0x1000, id.app, synth_string(s, "_Z5trainv"), 0x20,
+			    synth_string(s, "train.cu"), 7);
+	}
+	write_frames(s, &id, second);
+	write_stack(s, 1, u1, 2);
+	write_stack(s, 2, u2, 2);
+	synth_end(s, T0 + 9000000, 0);
+	finish(s, NULL, t);
+}
+
+static void no_stacks(const char *path, struct trace *t)
+{
+	struct synth *s = synth_open(path);
+	struct ids id;
+	uint32_t c;
+
+	head(s, &id, 40, 0);
+	for (c = 1; c <= 3; c++)
+		synth_kernel_corr(s, id.axpy, GPU0 + c * 100, GPU0 + c * 100 + 7, 0, c, 0, 0);
+	synth_end(s, T0 + 9000000, 0);
+	finish(s, path, t);
+}
+
+static void load(struct loaded *l, const struct trace *t, size_t n, unsigned depth)
+{
+	size_t i;
+
+	l->ok = 0;
+	gp_model_init(&l->m);
+	gp_stacks_setup(&l->st, depth);
+	gp_stacks_bind(&l->st, &l->m);
+	for (i = 0; i < n; i++)
+		if (gp_model_add_mem(&l->m, "synth", t[i].buf, t[i].len) != GP_READ_OK)
+			return;
+	if (gp_model_finish(&l->m) || gp_stacks_finish(&l->st, &l->m))
+		return;
+	l->ok = 1;
+}
+
+static void unload(struct loaded *l)
+{
+	gp_model_free(&l->m);
+	gp_stacks_free(&l->st);
+}
+
+static const struct gp_stack_site *site(const struct loaded *l, const char *text)
+{
+	size_t i;
+
+	for (i = 0; i < l->st.nsites; i++)
+		if (!strcmp(gp_model_str(&l->m, l->st.sites[i].str), text))
+			return &l->st.sites[i];
+	return NULL;
+}
+
+/* Launches and GPU time of kernel short name at site x. */
+static int site_kernel(struct loaded *l, const struct gp_stack_site *x, const char *name,
+		       uint64_t *count, uint64_t *ns)
+{
+	uint32_t i;
+
+	for (i = x->klo; i < x->khi; i++)
+		if (!strcmp(gp_strtab_short(&l->m.strs, l->st.skern[i].name), name)) {
+			*count = l->st.skern[i].count;
+			*ns = l->st.skern[i].ns;
+			return 1;
+		}
+	return 0;
+}
+
+static char *print(struct loaded *l, size_t rows, size_t top)
+{
+	char *p = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&p, &n);
+
+	if (!f)
+		return NULL;
+	if (gp_stacks_print(&l->st, &l->m, rows, top, 0, f)) {
+		fclose(f);
+		free(p);
+		return NULL;
+	}
+	fclose(f);
+	return p;
+}
+
+static void test_two_sites(const struct trace *t)
+{
+	const struct gp_stack_site *a, *b;
+	struct loaded l;
+	uint64_t n = 0, ns = 0;
+	char *out;
+
+	tap_begin("stacks: two call sites of one kernel, stacks after activities");
+	load(&l, t, 1, GP_STACKS_DEPTH);
+	CHECK(l.ok);
+	CHECK(gp_stacks_any(&l.st));
+	CHECKF(l.st.nsites == 2, "%zu sites", l.st.nsites);
+	a = site(&l, SITE1);
+	b = site(&l, SITE2);
+	CHECKF(a && b, "sites: '%s', '%s'", l.st.nsites > 0 ? gp_model_str(&l.m, l.st.sites[0].str) :
+	       "", l.st.nsites > 1 ? gp_model_str(&l.m, l.st.sites[1].str) : "");
+	if (a && b) {
+		CHECKF(a->launches == 5 && a->gpu_ns == 400 && a->kernels == 2,
+		       "site 1: %llu launches, %llu ns, %u kernels", (unsigned long long)a->launches,
+		       (unsigned long long)a->gpu_ns, a->kernels);
+		CHECKF(b->launches == 5 && b->gpu_ns == 1000 && b->kernels == 1,
+		       "site 2: %llu launches, %llu ns", (unsigned long long)b->launches,
+		       (unsigned long long)b->gpu_ns);
+		CHECK(site_kernel(&l, a, "axpy", &n, &ns) && n == 3 && ns == 300);
+		CHECK(site_kernel(&l, a, "other", &n, &ns) && n == 2 && ns == 100);
+		CHECK(site_kernel(&l, b, "axpy", &n, &ns) && n == 5 && ns == 1000);
+		CHECK(&l.st.sites[l.st.order[0]] == b);
+		/* Internal frames dropped, the rest listed in full. */
+		CHECKF(a->nf == 4 && !strcmp(gp_model_str(&l.m, l.st.ftext[a->foff]),
+					     "launch (app.cu:42)") &&
+		       !strcmp(gp_model_str(&l.m, l.st.ftext[a->foff + 3]), "libc.so.6+0x29d90"),
+		       "%u frames", a->nf);
+	}
+	CHECKF(l.st.with_stack == 10 && l.st.kernels == 11, "%llu of %llu",
+	       (unsigned long long)l.st.with_stack, (unsigned long long)l.st.kernels);
+	out = print(&l, 0, 5);
+	CHECK(out && strstr(out, "GPU time | Share | Kernels | Launches | Launch site"));
+	CHECK(out && strstr(out, "1.000 \xc2\xb5s | 66.7% |       1 |        5 | " SITE2 "\n"));
+	CHECK(out && strstr(out, "  400 ns | 26.7% |       2 |        5 | " SITE1 "\n"));
+	CHECK(out && strstr(out, "10 of 11 kernels have a launch stack\n"));
+	CHECK(out && strstr(out, "| axpy(int, float, float*)\n"));
+	CHECK(out && strstr(out, "|   " SITE2 "\n"));
+	CHECK(out && !strstr(out, "libcuda") && !strstr(out, "cudaLaunchKernel"));
+	free(out);
+	unload(&l);
+
+	load(&l, t, 1, 1);
+	CHECK(l.ok && l.st.nsites == 2 && site(&l, "launch (app.cu:42)") &&
+	      site(&l, "launch (app.cu:57)"));
+	unload(&l);
+	tap_end();
+}
+
+static void test_graphs(const struct trace *t)
+{
+	const struct gp_stack_site *cap, *run, *unk;
+	struct loaded l;
+
+	tap_begin("stacks: graph nodes, late GRAPH_NODE, launch fallback, unknown stack");
+	load(&l, t, 1, 2);
+	CHECK(l.ok);
+	cap = site(&l, "capture (app.cu:10)" AR "main (app.cu:90)");
+	run = site(&l, "run (app.cu:20)" AR "main (app.cu:90)");
+	unk = site(&l, "(unknown stack)");
+	CHECKF(cap && cap->launches == 3 && cap->gpu_ns == 50, "capture: %llu launches",
+	       cap ? (unsigned long long)cap->launches : 0ull);
+	CHECKF(run && run->launches == 2 && run->gpu_ns == 40, "run: %llu launches",
+	       run ? (unsigned long long)run->launches : 0ull);
+	CHECK(unk && unk->launches == 1 && unk->gpu_ns == 5 && unk->nf == 0);
+	CHECK(l.st.nsites == 3 && l.st.with_stack == 6 && l.st.kernels == 6);
+	unload(&l);
+	tap_end();
+}
+
+static void test_merge(const struct trace *t)
+{
+	const struct gp_stack_site *a, *b, *c;
+	struct loaded l;
+
+	tap_begin("stacks: merged files with the same stack ids");
+	load(&l, t, 2, GP_STACKS_DEPTH);
+	CHECK(l.ok);
+	a = site(&l, "launch (app.cu:42)" AR "main (app.cu:90)");
+	b = site(&l, "train (train.cu:7)" AR "main (app.cu:90)");
+	c = site(&l, "launch (app.cu:57)" AR "main (app.cu:95)");
+	CHECKF(l.st.nsites == 3, "%zu sites", l.st.nsites);
+	CHECK(a && a->launches == 2 && a->gpu_ns == 14);
+	CHECK(b && b->launches == 2 && b->gpu_ns == 14);
+	CHECK(c && c->launches == 2 && c->gpu_ns == 14);
+	CHECK(l.st.with_stack == 6 && l.st.kernels == 6);
+	unload(&l);
+	tap_end();
+}
+
+static void test_none(const struct trace *t)
+{
+	struct loaded l;
+
+	tap_begin("stacks: a trace without stacks has none");
+	load(&l, t, 1, GP_STACKS_DEPTH);
+	CHECK(l.ok && !gp_stacks_any(&l.st) && l.st.nsites == 0);
+	CHECK(l.st.kernels == 3 && l.st.with_stack == 0);
+	unload(&l);
+	tap_end();
+}
+
+/* Run a subcommand with stdout captured (malloc'd, NUL-terminated). */
+static int run(char **out, int (*fn)(int, char **), ...)
+{
+	char *argv[16], po[128];
+	int argc = 0, rc, fo, so, fe, se;
+	size_t len;
+	va_list ap;
+
+	va_start(ap, fn);
+	while (argc < 15 && (argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	snprintf(po, sizeof(po), "%s/out", dir);
+	fflush(stdout);
+	fflush(stderr);
+	so = dup(1);
+	se = dup(2);
+	fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	fe = open("/dev/null", O_WRONLY);
+	dup2(fo, 1);
+	dup2(fe, 2);
+	rc = fn(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	close(fo);
+	close(fe);
+	*out = (char *)synth_slurp(po, &len);
+	if (*out)
+		(*out)[len] = '\0';
+	return rc;
+}
+
+static size_t count_lines_with(const char *s, const char *what)
+{
+	size_t n = 0;
+	const char *nl;
+
+	for (; s && *s; s = nl + 1) {
+		nl = strchr(s, '\n');
+		if (!nl)
+			nl = s + strlen(s);
+		if (memmem(s, (size_t)(nl - s), what, strlen(what)))
+			n++;
+		if (!*nl)
+			break;
+	}
+	return n;
+}
+
+static void test_commands(void)
+{
+	char path[128], none[128], *out = NULL;
+	struct trace t;
+	int rc;
+
+	tap_begin("stacks: report table, --stack-depth, filters, json, csv");
+	snprintf(path, sizeof(path), "%s/sites.gpuprof", dir);
+	snprintf(none, sizeof(none), "%s/none.gpuprof", dir);
+	two_sites(path, &t);
+	no_stacks(none, &t);
+
+	rc = run(&out, cmd_report, "report", path, NULL);
+	CHECK(rc == 0 && out && strstr(out, "\nLaunch sites (kernels by host call stack"));
+	CHECK(out && strstr(out, "| " SITE1 "\n") && strstr(out, "| " SITE2 "\n"));
+	CHECK(out && strstr(out, "10 of 11 kernels have a launch stack"));
+	CHECK(out && strstr(out, "Top launch sites of the top kernels:"));
+	free(out);
+
+	rc = run(&out, cmd_report, "report", "--stack-depth", "1", path, NULL);
+	CHECK(rc == 0 && out && strstr(out, "| launch (app.cu:42)\n"));
+	free(out);
+	rc = run(&out, cmd_report, "report", "--stack-depth", "0", path, NULL);
+	CHECK(rc == 2);
+	free(out);
+
+	rc = run(&out, cmd_report, "report", "--kernel", "other", path, NULL);
+	CHECK(rc == 0 && out && strstr(out, "2 of 2 kernels have a launch stack"));
+	CHECK(out && strstr(out, "\n  100 ns | 100.0% |       1 |        2 | " SITE1 "\n"));
+	CHECK(out && !strstr(out, SITE2));
+	free(out);
+
+	rc = run(&out, cmd_report, "report", none, NULL);
+	CHECK(rc == 0 && out && !strstr(out, "Launch site") && !strstr(out, "launch stack"));
+	free(out);
+
+	rc = run(&out, cmd_export, "export", "--format", "json", path, NULL);
+	CHECK(rc == 0 && out && strstr(out, "\n\"launch_sites\":[\n  {\"site\":\"" SITE2 "\","
+				       "\"frames\":[\"launch (app.cu:57)\",\"main (app.cu:95)\","
+				       "\"libc.so.6+0x29d90\"],\"gpu_ns\":1000,\"launches\":5,"
+				       "\"kernels\":[{\"name\":\"axpy(int, float, float*)\","
+				       "\"launches\":5,\"gpu_ns\":1000}]},\n"));
+	CHECK(out && strstr(out, "{\"site\":\"" SITE1 "\",\"frames\":[\"launch (app.cu:42)\","
+			    "\"step+0x1a (app)\",\"main (app.cu:90)\",\"libc.so.6+0x29d90\"],"
+			    "\"gpu_ns\":400,\"launches\":5,\"kernels\":[{\"name\":\"axpy(int, "
+			    "float, float*)\",\"launches\":3,\"gpu_ns\":300},{\"name\":\"other()\","
+			    "\"launches\":2,\"gpu_ns\":100}]}],\n\"streams\""));
+	free(out);
+	rc = run(&out, cmd_export, "export", "--format", "json", none, NULL);
+	CHECK(rc == 0 && out && strstr(out, "\n\"launch_sites\":[],\n\"streams\""));
+	free(out);
+
+	/* The stacks come after the rows in the file: the CSV reads them ahead. */
+	rc = run(&out, cmd_export, "export", "--format", "csv", path, NULL);
+	CHECK(rc == 0 && out && strstr(out, ",pid,nvtx,stack\n"));
+	CHECKF(count_lines_with(out, SITE2) == 5 && count_lines_with(out, SITE1) == 5,
+	       "%zu, %zu rows", count_lines_with(out, SITE2), count_lines_with(out, SITE1));
+	CHECK(out && strstr(out, ",0,0,10,,\n"));   /* correlation 11: no stack, no nvtx */
+	free(out);
+	tap_end();
+}
+
+int main(void)
+{
+	struct trace t1, t2, t3[2], t4;
+	char cmd[128];
+
+	snprintf(dir, sizeof(dir), "/tmp/gpuprof-stacks-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	two_sites(NULL, &t1);
+	graphs(&t2);
+	merge_part(&t3[0], 0);
+	merge_part(&t3[1], 1);
+	no_stacks(NULL, &t4);
+	test_two_sites(&t1);
+	test_graphs(&t2);
+	test_merge(t3);
+	test_none(&t4);
+	test_commands();
+	free(t1.buf);
+	free(t2.buf);
+	free(t3[0].buf);
+	free(t3[1].buf);
+	free(t4.buf);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return tap_exit();
+}
