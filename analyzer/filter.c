@@ -230,6 +230,11 @@ void gp_filter_bind(struct gp_filter *f, struct gp_nvtx *nx, struct gp_model *m)
 			    regexec(&f->nvtx_re, gp_model_str(m, k->label), 0, NULL, 0) == 0);
 	}
 	f->nx = nx;
+	if (!gp_filter_active(f) && !nx->nranges) {
+		/* Nothing to drop or attribute: the NVTX tree comes from the model's totals. */
+		nx->from_model = 1;
+		return;
+	}
 	m->keep = gp_filter_keep;
 	m->keep_ctx = f;
 }
@@ -237,28 +242,39 @@ void gp_filter_bind(struct gp_filter *f, struct gp_nvtx *nx, struct gp_model *m)
 int gp_filter_load(struct gp_filter *f, struct gp_nvtx *nx, struct gp_model *m,
 		   char *const *paths, int n)
 {
-	struct gp_nvtx_src *src = calloc(n > 0 ? (size_t)n : 1, sizeof(*src));
-	size_t i;
-	int rc;
+	size_t cnt = n > 0 ? (size_t)n : 1, i;
+	struct gp_input *in = calloc(cnt, sizeof(*in));
+	struct gp_nvtx_src *src = calloc(cnt, sizeof(*src));
+	int rc = -1;
 
-	if (!src) {
+	if (!in || !src) {
 		fputs("gpuprof: out of memory\n", stderr);
-		return -1;
+		goto out;
 	}
-	for (i = 0; i < (size_t)n; i++)
-		src[i].path = paths[i];
-	rc = gp_nvtx_scan(nx, m, src, (size_t)n);
-	free(src);
-	if (rc) {
+	/* Pipes and standard input are read once, here: both passes read that. */
+	if (gp_load_open(in, paths, n))
+		goto out;
+	for (i = 0; i < (size_t)n; i++) {
+		src[i].path = in[i].mem ? in[i].name : in[i].path;
+		src[i].buf = in[i].mem ? in[i].buf : NULL;
+		src[i].len = in[i].len;
+	}
+	if (gp_nvtx_scan(nx, m, src, (size_t)n)) {
 		fprintf(stderr, "gpuprof: %s\n", nx->err);
-		return -1;
+		goto close;
 	}
 	gp_filter_bind(f, nx, m);
-	if (gp_load_traces(m, paths, n))
-		return -1;
+	if (gp_load_inputs(m, in, n))
+		goto close;
 	if (gp_nvtx_finish(nx, m, gp_filter_active(f))) {
 		fputs("gpuprof: out of memory\n", stderr);
-		return -1;
+		goto close;
 	}
-	return 0;
+	rc = 0;
+close:
+	gp_load_close(in, n);
+out:
+	free(in);
+	free(src);
+	return rc;
 }

@@ -75,7 +75,9 @@ int gp_filter_load(struct gp_filter *f, struct gp_nvtx *nx, struct gp_model *m,
 
 /*
  * Attach f and nx (scanned, see gp_nvtx_scan()) to m before it reads the
- * files: m's keep hook then filters and attributes each activity.
+ * files: m's keep hook then filters and attributes each activity.  With no
+ * filter and no ranges there is nothing to do per activity: no hook, and
+ * gp_nvtx_finish() counts the tree from the model.
  */
 void gp_filter_bind(struct gp_filter *f, struct gp_nvtx *nx, struct gp_model *m);
 

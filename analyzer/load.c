@@ -3,9 +3,118 @@
  */
 #include "load.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STDIN_NAME "(stdin)"
+#define SLURP_FIRST (1u << 20)
+
+/* Read fd to its end into in->buf.  Returns 0 or an errno value. */
+static int slurp(int fd, struct gp_input *in)
+{
+	unsigned char *buf = NULL, *p;
+	size_t len = 0, cap = 0;
+
+	for (;;) {
+		ssize_t k;
+
+		if (len == cap) {
+			/* Doubling: glibc moves large blocks with mremap, not by copying. */
+			size_t ncap = cap ? cap * 2 : SLURP_FIRST;
+
+			if (ncap < cap || !(p = realloc(buf, ncap))) {
+				free(buf);
+				return ENOMEM;
+			}
+			buf = p;
+			cap = ncap;
+		}
+		k = read(fd, buf + len, cap - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = errno;
+
+			free(buf);
+			return e;
+		}
+		if (k == 0)
+			break;
+		len += (size_t)k;
+	}
+	if (len && len < cap && (p = realloc(buf, len)))
+		buf = p;
+	in->mem = 1;
+	in->buf = buf;
+	in->len = len;
+	return 0;
+}
+
+/*
+ * Standard input, pipes, FIFOs and devices are read into memory; regular
+ * files, directories and what cannot be opened are left to the reader,
+ * which reads each file afresh and says what is wrong with it.
+ */
+static int open_one(struct gp_input *in, const char *path)
+{
+	struct stat st;
+	int fd, rc;
+
+	memset(in, 0, sizeof(*in));
+	in->path = path;
+	in->name = path;
+	if (!strcmp(path, "-")) {
+		in->name = STDIN_NAME;
+		rc = slurp(STDIN_FILENO, in);
+	} else {
+		if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+			return 0;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 0;
+		rc = slurp(fd, in);
+		close(fd);
+	}
+	if (rc) {
+		fprintf(stderr, "gpuprof: %s: cannot read: %s\n", in->name, strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+int gp_load_open(struct gp_input *in, char *const *paths, int n)
+{
+	int i, stdin_seen = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!strcmp(paths[i], "-") && stdin_seen++) {
+			fputs("gpuprof: standard input ('-') named more than once\n", stderr);
+			gp_load_close(in, i);
+			return -1;
+		}
+		if (open_one(&in[i], paths[i])) {
+			gp_load_close(in, i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void gp_load_close(struct gp_input *in, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		free(in[i].buf);
+		memset(&in[i], 0, sizeof(in[i]));
+	}
+}
 
 int gp_load_warnings(const struct gp_model *m, struct gp_buf *out)
 {
@@ -38,14 +147,15 @@ int gp_load_warnings(const struct gp_model *m, struct gp_buf *out)
 	return rc ? -1 : 0;
 }
 
-int gp_load_traces(struct gp_model *m, char *const *paths, int n)
+int gp_load_inputs(struct gp_model *m, const struct gp_input *in, int n)
 {
 	struct gp_buf w = { 0 };
 	const char *p, *nl;
 	int i;
 
 	for (i = 0; i < n; i++) {
-		int rc = gp_model_add_file(m, paths[i]);
+		int rc = in[i].mem ? gp_model_add_mem(m, in[i].name, in[i].buf, in[i].len) :
+			 gp_model_add_file(m, in[i].path);
 
 		if (rc != GP_READ_OK) {
 			fprintf(stderr, "gpuprof: %s\n", m->err);
@@ -67,4 +177,22 @@ int gp_load_traces(struct gp_model *m, char *const *paths, int n)
 	}
 	gp_buf_free(&w);
 	return 0;
+}
+
+int gp_load_traces(struct gp_model *m, char *const *paths, int n)
+{
+	struct gp_input *in = calloc(n > 0 ? (size_t)n : 1, sizeof(*in));
+	int rc;
+
+	if (!in) {
+		fputs("gpuprof: out of memory\n", stderr);
+		return -1;
+	}
+	rc = gp_load_open(in, paths, n);
+	if (!rc) {
+		rc = gp_load_inputs(m, in, n);
+		gp_load_close(in, n);
+	}
+	free(in);
+	return rc;
 }

@@ -1,6 +1,7 @@
 /*
- * Loading traces for a subcommand: read each file into the model, print
- * errors and damage warnings on stderr.  Runs offline only.
+ * Loading traces for a subcommand: open the traces named on the command
+ * line (standard input and pipes included), read each into the model,
+ * print errors and damage warnings on stderr.  Runs offline only.
  */
 #ifndef GP_ANALYZER_LOAD_H
 #define GP_ANALYZER_LOAD_H
@@ -9,10 +10,37 @@
 #include "util.h"
 
 /*
- * Read paths[0..n) into m and finish it.  A file that cannot be read at
+ * A trace named on the command line.  "-" is standard input.  A trace
+ * that is not a regular file (standard input, a pipe, a FIFO, a device)
+ * can be read only once, but loading reads some traces twice (NVTX
+ * ranges first): such a trace is read into memory when opened, and every
+ * pass reads it from there.
+ */
+struct gp_input {
+	const char *path;          /* as given */
+	const char *name;          /* in reports and messages: path, or "(stdin)" */
+	int mem;                   /* read into buf: every pass reads it there */
+	unsigned char *buf;        /* the whole trace when mem */
+	size_t len;
+};
+
+/*
+ * Open paths[0..n) into in[0..n).  Returns 0, or -1 after printing why
+ * ("gpuprof: (stdin): cannot read: ..."); in is then closed.
+ */
+int gp_load_open(struct gp_input *in, char *const *paths, int n);
+
+/* Release what gp_load_open() read. */
+void gp_load_close(struct gp_input *in, int n);
+
+/*
+ * Read in[0..n) into m and finish it.  A trace that cannot be read at
  * all is an error ("gpuprof: FILE: byte N: ..." on stderr); damage is a
  * warning.  Returns 0, or -1 after printing why.
  */
+int gp_load_inputs(struct gp_model *m, const struct gp_input *in, int n);
+
+/* gp_load_open(), gp_load_inputs(), gp_load_close(). */
 int gp_load_traces(struct gp_model *m, char *const *paths, int n);
 
 /* Append the warnings about m to out, one line each, without prefixes. */

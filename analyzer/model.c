@@ -489,6 +489,9 @@ static int graph_node_seen(struct fctx *f, uint32_t graph_id, uint64_t node, int
 	return 0;
 }
 
+static int keep_ask(struct fctx *f, struct gp_act *a);
+
+/* The activity is built once, for the keep hook and then for counting. */
 static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 {
 	struct gp_model *m = f->m;
@@ -499,6 +502,23 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 
 	if (name == GP_STR_NONE)
 		name = f->unknown_str;
+	memset(&a, 0, sizeof(a));
+	a.proc = f->proc;
+	a.kind = GP_ACT_KERNEL;
+	times(&a, k->start, k->end);
+	a.name = name;
+	a.device_id = k->device;
+	a.context = k->context;
+	a.stream = k->stream;
+	a.correlation = k->correlation;
+	a.graph_id = k->graph_id;
+	a.graph_node = k->graph_node;
+	if (m->keep) {
+		int keep = keep_ask(f, &a);
+
+		if (keep <= 0)
+			return keep;
+	}
 	if (name >= m->capstr2k || !m->str2k[name]) {
 		if (name >= m->capstr2k) {
 			size_t old = m->capstr2k;
@@ -532,8 +552,6 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 	ki = m->str2k[name] - 1;
 	ks = &m->kstats[ki];
 
-	memset(&a, 0, sizeof(a));
-	times(&a, k->start, k->end);
 	dur = a.end - a.start;
 	ks->count++;
 	ks->total += dur;
@@ -547,15 +565,7 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 		if (graph_node_seen(f, k->graph_id, k->graph_node, 1) < 0)
 			return -1;
 	}
-	a.kind = GP_ACT_KERNEL;
 	a.label = ks->label;
-	a.name = name;
-	a.device_id = k->device;
-	a.context = k->context;
-	a.stream = k->stream;
-	a.correlation = k->correlation;
-	a.graph_id = k->graph_id;
-	a.graph_node = k->graph_node;
 	if (fdev(f, k->device, &a.devrow))
 		return -1;
 	/* The side list keys kernels by statistics index; a device tags spans. */
@@ -811,34 +821,32 @@ static void on_process(struct fctx *f, const struct gp_rec_process *r)
 }
 
 /*
- * Ask the keep hook about the activity in rec before anything counts it.
- * Returns 1 keep, 0 dropped, -1 stop.
+ * Ask the keep hook about a before anything counts it.  Returns 1 keep,
+ * 0 dropped, -1 stop.
  */
-static int keep_act(struct fctx *f, const struct gp_rec *rec)
+static int keep_ask(struct fctx *f, struct gp_act *a)
 {
 	struct gp_model *m = f->m;
+	int r = m->keep(m->keep_ctx, m, a);
+
+	if (r < 0) {
+		snprintf(m->err, sizeof(m->err), "%s: out of memory", m->files[f->file].path);
+		return -1;
+	}
+	if (!r)
+		m->dropped++;
+	f->nvtx = a->nvtx;
+	return r;
+}
+
+/* The same for the memcpy, memset or graph record rec (kernels ask in on_kernel). */
+static int keep_act(struct fctx *f, const struct gp_rec *rec)
+{
 	struct gp_act a;
-	int r;
 
 	memset(&a, 0, sizeof(a));
 	a.proc = f->proc;
 	switch (rec->type) {
-	case GP_REC_KERNEL: {
-		const struct gp_rec_kernel *k = (const void *)rec;
-
-		a.kind = GP_ACT_KERNEL;
-		times(&a, k->start, k->end);
-		a.name = fstr(f, k->name);
-		if (a.name == GP_STR_NONE)
-			a.name = f->unknown_str;
-		a.device_id = k->device;
-		a.context = k->context;
-		a.stream = k->stream;
-		a.correlation = k->correlation;
-		a.graph_id = k->graph_id;
-		a.graph_node = k->graph_node;
-		break;
-	}
 	case GP_REC_MEMCPY: {
 		const struct gp_rec_memcpy *c = (const void *)rec;
 
@@ -881,15 +889,7 @@ static int keep_act(struct fctx *f, const struct gp_rec *rec)
 		break;
 	}
 	}
-	r = m->keep(m->keep_ctx, m, &a);
-	if (r < 0) {
-		snprintf(m->err, sizeof(m->err), "%s: out of memory", m->files[f->file].path);
-		return -1;
-	}
-	if (!r)
-		m->dropped++;
-	f->nvtx = a.nvtx;
-	return r;
+	return keep_ask(f, &a);
 }
 
 static int on_record(void *ctx, const struct gp_rec *rec)
@@ -907,7 +907,10 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 		p->pid = h->pid;
 		p->clock_id = h->clock_id;
 	}
-	if (m->keep && rec->type >= GP_REC_KERNEL && rec->type <= GP_REC_GRAPH &&
+	/* Kernels first: they are most of a trace. */
+	if (rec->type == GP_REC_KERNEL)
+		return on_kernel(f, (const void *)rec);
+	if (m->keep && rec->type >= GP_REC_MEMCPY && rec->type <= GP_REC_GRAPH &&
 	    (keep = keep_act(f, rec)) <= 0)
 		return keep;
 	switch (rec->type) {
@@ -1220,18 +1223,48 @@ static uint64_t dur_rank(const struct gp_model *m, const struct gp_durs *d, size
 	return big_rank(m, owner, key, r - nsmall);
 }
 
+/* Exact values of ranks r and r + 1 of d (r + 1 < d->n), found together. */
+static void dur_rank2(const struct gp_model *m, const struct gp_durs *d, size_t r,
+		      uint32_t owner, uint32_t key, uint64_t out[2])
+{
+	uint32_t v[2];
+	size_t i, nsmall = 0;
+	int k, counted = 0;
+
+	if (d->n <= 64) {
+		uint32_t tmp[64];
+
+		memcpy(tmp, d->v, d->n * sizeof(*tmp));
+		gp_sort_u32(tmp, d->n);
+		v[0] = tmp[r];
+		v[1] = tmp[r + 1];
+	} else {
+		gp_rank2_u32(d->v, d->n, r, v);
+	}
+	for (k = 0; k < 2; k++) {
+		if (v[k] != GP_DUR_BIG) {
+			out[k] = v[k];
+			continue;
+		}
+		for (i = 0; !counted && i < d->n; i++)
+			nsmall += d->v[i] != GP_DUR_BIG;
+		counted = 1;
+		out[k] = big_rank(m, owner, key, r + (size_t)k - nsmall);
+	}
+}
+
 /* Median: the middle value, or the mean of the two middle values. */
 static uint64_t median(const struct gp_model *m, struct gp_durs *d, uint32_t owner,
 		       uint32_t key)
 {
-	uint64_t hi;
+	uint64_t mid[2];
 
 	if (!d->n)
 		return 0;
-	hi = dur_rank(m, d, d->n / 2, owner, key);
 	if (d->n % 2)
-		return hi;
-	return (dur_rank(m, d, d->n / 2 - 1, owner, key) + hi) / 2;
+		return dur_rank(m, d, d->n / 2, owner, key);
+	dur_rank2(m, d, d->n / 2 - 1, owner, key, mid);
+	return (mid[0] + mid[1]) / 2;
 }
 
 static int cmp_row(const void *pa, const void *pb)

@@ -408,18 +408,13 @@ static int cmp_range(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-static uint32_t node_get(struct gp_nvtx *nx, uint32_t parent, uint32_t kind, uint32_t id)
+static __attribute__((noinline)) uint32_t node_add(struct gp_nvtx *nx, struct gp_nvtx_nref *c,
+						   uint32_t parent, uint32_t kind, uint32_t id)
 {
 	uint64_t ka = (uint64_t)parent + 1, kb = (uint64_t)kind << 32 | id;
-	struct gp_nvtx_nref *c = &nx->nref[((id + parent * 31u + kind * 7u) * 0x9e3779b1u) >>
-					   (32 - 8)];
 	uint32_t *slot;
-	int r;
+	int r = gp_map_insert(&nx->node_map, ka, kb, &slot);
 
-	_Static_assert(GP_NVTX_NREF_CACHE == 1u << 8, "nref index width");
-	if (c->a == ka && c->b == kb)
-		return c->node;
-	r = gp_map_insert(&nx->node_map, ka, kb, &slot);
 	if (r < 0)
 		return GP_NVTX_NONE;
 	if (r == 1) {
@@ -444,6 +439,19 @@ static uint32_t node_get(struct gp_nvtx *nx, uint32_t parent, uint32_t kind, uin
 		c->node = *slot;
 	}
 	return *slot;
+}
+
+/* The node (parent, kind, id), made on first use; GP_NVTX_NONE out of memory. */
+static inline uint32_t node_get(struct gp_nvtx *nx, uint32_t parent, uint32_t kind,
+				uint32_t id)
+{
+	struct gp_nvtx_nref *c = &nx->nref[((id + parent * 31u + kind * 7u) * 0x9e3779b1u) >>
+					   (32 - 8)];
+
+	_Static_assert(GP_NVTX_NREF_CACHE == 1u << 8, "nref index width");
+	if (c->a == (uint64_t)parent + 1 && c->b == ((uint64_t)kind << 32 | id))
+		return c->node;
+	return node_add(nx, c, parent, kind, id);
 }
 
 /* Sort the ranges, index threads, link parents, place ranges in the tree. */
@@ -749,12 +757,78 @@ static int cmp_node(const void *pa, const void *pb, void *ctx)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
+/* Count n activities of gpu_ns into the leaf (kind, id) under root. */
+static int leaf_add(struct gp_nvtx *nx, uint32_t root, uint32_t kind, uint32_t id, uint64_t n,
+		    uint64_t gpu_ns)
+{
+	uint32_t leaf = node_get(nx, root, kind, id);
+	uint64_t kernels = kind == GP_NVTX_N_KERNEL ? n : 0;
+	struct gp_nvtx_node *x;
+
+	if (leaf == GP_NVTX_NONE)
+		return -1;
+	x = &nx->nodes[leaf];
+	x->instances += n;
+	x->gpu_ns += gpu_ns;
+	x->acts += n;
+	x->kernels += kernels;
+	x = &nx->nodes[root];
+	x->gpu_ns += gpu_ns;
+	x->acts += n;
+	x->kernels += kernels;
+	nx->acts += n;
+	nx->no_range += n;
+	return 0;
+}
+
+/*
+ * The "(no range)" tree from the model's totals, the same nodes and counts
+ * as gp_nvtx_account() per activity: the leaves are kernel names (made in
+ * the order the kernels first came, as kstats are), copy kinds, memset and
+ * graph ids, the durations the ones the model summed.
+ */
+static int account_model(struct gp_nvtx *nx, const struct gp_model *m)
+{
+	uint32_t root;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < GP_ACT_KIND_COUNT && !m->counts[i]; i++)
+		;
+	if (i == GP_ACT_KIND_COUNT)
+		return 0;
+	root = node_get(nx, GP_NVTX_NONE, GP_NVTX_N_NORANGE, 0);
+	if (root == GP_NVTX_NONE)
+		return -1;
+	for (i = 0; i < m->nkstats && !rc; i++)
+		if (m->kstats[i].count)
+			rc = leaf_add(nx, root, GP_NVTX_N_KERNEL, m->kstats[i].name,
+				      m->kstats[i].count, m->kstats[i].total);
+	for (i = 0; i < GP_COPY_KIND_MAX && !rc; i++)
+		if (m->copy[i].count)
+			rc = leaf_add(nx, root, GP_NVTX_N_MEMCPY, (uint32_t)i, m->copy[i].count,
+				      m->copy[i].total);
+	if (!rc && m->memset_st.count)
+		rc = leaf_add(nx, root, GP_NVTX_N_MEMSET, 0, m->memset_st.count,
+			      m->memset_st.total);
+	for (i = 0; i < m->ngraphs && !rc; i++)
+		if (m->graphs[i].launches)
+			rc = leaf_add(nx, root, GP_NVTX_N_GRAPH, m->graphs[i].graph_id,
+				      m->graphs[i].launches, m->graphs[i].total);
+	return rc;
+}
+
 int gp_nvtx_finish(struct gp_nvtx *nx, const struct gp_model *m, int hide_empty)
 {
 	struct node_cmp c = { nx, (struct gp_model *)m };
 	uint32_t *ord;
 	size_t i;
 
+	if (nx->from_model) {
+		nx->from_model = 0;
+		if (account_model(nx, m))
+			return -1;
+	}
 	ord = malloc((nx->nnodes ? nx->nnodes : 1) * sizeof(*ord));
 	if (!ord)
 		return -1;

@@ -14,7 +14,8 @@
  * Use: gp_nvtx_scan() over the files before the model reads them (the
  * ranges usually come last in a file, after the activities they enclose),
  * then gp_nvtx_account() for each activity as the model reads it (the
- * report filter does this), then gp_nvtx_finish().  Memory: one entry per
+ * report filter does this, unless nothing needs it: see from_model), then
+ * gp_nvtx_finish().  Memory: one entry per
  * range and about 20 bytes per distinct activity correlation of the files
  * that have ranges; traces recorded without NVTX are not even read whole.
  */
@@ -136,6 +137,12 @@ struct gp_nvtx {
 	uint64_t acts, in_range, no_range, unattributed;  /* activities accounted */
 	uint64_t unterminated;
 	int indexed;
+	/*
+	 * No ranges and nothing filtered: every activity is "(no range)" and
+	 * gp_nvtx_finish() takes the tree's counts from the model's totals
+	 * instead of gp_nvtx_account() being called per activity.
+	 */
+	int from_model;
 	char err[320];
 };
 
@@ -179,9 +186,10 @@ uint32_t gp_nvtx_account(struct gp_nvtx *nx, const struct gp_act *a,
 			 const struct gp_nvtx_attr *at);
 
 /*
- * After the model has read everything: link the tree, biggest first;
- * hide_empty leaves out nodes no kept activity reached (under a filter).
- * Returns 0, or -1 when memory runs out.
+ * After the model has read everything (and gp_model_finish()): with
+ * from_model, count the activities into the tree; link the tree, biggest
+ * first; hide_empty leaves out nodes no kept activity reached (under a
+ * filter).  Returns 0, or -1 when memory runs out.
  */
 int gp_nvtx_finish(struct gp_nvtx *nx, const struct gp_model *m, int hide_empty);
 

@@ -105,26 +105,96 @@ void gp_sort_u32(uint32_t *a, size_t n)
 	sort_u32(a, n);
 }
 
-uint32_t gp_rank_u32(const uint32_t *a, size_t n, size_t r)
-{
-	static const int shift[3] = { 21, 10, 0 };
-	static const uint32_t mask[3] = { 0x7ff, 0x7ff, 0x3ff };
-	size_t cnt[2048], i, d;
-	uint32_t prefix = 0, pmask = 0;
-	int pass;
+#define DIGIT_BITS 11
 
-	/* Each pass counts the next digit among values sharing the prefix. */
-	for (pass = 0; pass < 3; pass++) {
-		memset(cnt, 0, sizeof(cnt));
+/* Bits below the highest bit set in any of a[0..n), 0 when all are 0. */
+static int value_bits(const uint32_t *a, size_t n)
+{
+	uint32_t any = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		any |= a[i];
+	return any ? 32 - __builtin_clz(any) : 0;
+}
+
+/*
+ * Count the digit of width w at shift among the values matching prefix
+ * under pmask, and find the digit holding rank *r (reduced to a rank
+ * among the values with that digit).  Returns the digit; cnt keeps the
+ * counts.
+ */
+static uint32_t digit_of(const uint32_t *a, size_t n, uint32_t prefix, uint32_t pmask,
+			 int shift, uint32_t dmask, size_t *cnt, size_t *r)
+{
+	uint32_t d;
+	size_t i;
+
+	memset(cnt, 0, ((size_t)dmask + 1) * sizeof(*cnt));
+	if (!pmask) {
+		for (i = 0; i < n; i++)
+			cnt[(a[i] >> shift) & dmask]++;
+	} else {
 		for (i = 0; i < n; i++)
 			if ((a[i] & pmask) == prefix)
-				cnt[(a[i] >> shift[pass]) & mask[pass]]++;
-		for (d = 0; d <= mask[pass] && cnt[d] <= r; d++)
-			r -= cnt[d];
-		if (d > mask[pass])
-			d = mask[pass];        /* unreachable for r < n */
-		prefix |= (uint32_t)d << shift[pass];
-		pmask |= mask[pass] << shift[pass];
+				cnt[(a[i] >> shift) & dmask]++;
+	}
+	for (d = 0; d < dmask && cnt[d] <= *r; d++)
+		*r -= cnt[d];
+	return d;
+}
+
+/* Rank r among the values matching prefix under pmask, bits below shift left. */
+static uint32_t rank_rest(const uint32_t *a, size_t n, size_t r, uint32_t prefix, uint32_t pmask,
+			  int bits)
+{
+	size_t cnt[1u << DIGIT_BITS];
+
+	while (bits > 0) {
+		int w = bits < DIGIT_BITS ? bits : DIGIT_BITS, shift = bits - w;
+		uint32_t dmask = (1u << w) - 1;
+		uint32_t d = digit_of(a, n, prefix, pmask, shift, dmask, cnt, &r);
+
+		prefix |= d << shift;
+		pmask |= dmask << shift;
+		bits = shift;
 	}
 	return prefix;
+}
+
+uint32_t gp_rank_u32(const uint32_t *a, size_t n, size_t r)
+{
+	return rank_rest(a, n, r, 0, 0, value_bits(a, n));
+}
+
+void gp_rank2_u32(const uint32_t *a, size_t n, size_t r, uint32_t v[2])
+{
+	size_t cnt[1u << DIGIT_BITS];
+	uint32_t prefix = 0, pmask = 0;
+	int bits = value_bits(a, n);
+
+	/* Both ranks share each digit until one counts past the other's bucket. */
+	while (bits > 0) {
+		int w = bits < DIGIT_BITS ? bits : DIGIT_BITS, shift = bits - w;
+		uint32_t dmask = (1u << w) - 1;
+		size_t r0 = r;
+		uint32_t d = digit_of(a, n, prefix, pmask, shift, dmask, cnt, &r0);
+
+		if (r0 + 1 >= cnt[d]) {
+			/* Rank r + 1 is the smallest value of a later bucket. */
+			uint32_t e = d + 1;
+
+			while (!cnt[e])
+				e++;
+			pmask |= dmask << shift;
+			v[0] = rank_rest(a, n, r0, prefix | d << shift, pmask, shift);
+			v[1] = rank_rest(a, n, 0, prefix | e << shift, pmask, shift);
+			return;
+		}
+		r = r0;
+		prefix |= d << shift;
+		pmask |= dmask << shift;
+		bits = shift;
+	}
+	v[0] = v[1] = prefix;
 }

@@ -26,6 +26,7 @@ for _ in range(MULS):
 torch.cuda.nvtx.range_end(r)
 torch.cuda.synchronize()
 print(f"TRUTH nvtx.step.count {STEPS}")
+print(f"TRUTH nvtx.step.kernels {STEPS * ADDS}")
 print(f"TRUTH nvtx.forward.count {STEPS}")
 print(f"TRUTH nvtx.forward.kernels {STEPS * ADDS}")
 print(f"TRUTH nvtx.startend.kernels {MULS}")

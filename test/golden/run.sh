@@ -4,7 +4,8 @@
 #   NAME.report.txt   gpuprof-analyze report --timeline NAME.gpuprof
 #   NAME.json         gpuprof-analyze export --format json NAME.gpuprof
 # The trace is run from this directory under its bare name and that name is
-# masked, so the outputs do not depend on where the tree lives.
+# masked, so the outputs do not depend on where the tree lives.  Each trace
+# is then read from a pipe too ("-" and /dev/stdin), for the same outputs.
 #
 # usage: test/golden/run.sh BUILD_DIR
 #   GOLDEN_REGENERATE=1 test/golden/run.sh build   rewrites the expected files
@@ -87,4 +88,50 @@ for trace in "${traces[@]}"; do
 		echo "ok - golden $name"
 	fi
 done
+
+# The same outputs with the trace on standard input ("-") and through a
+# pipe named like a file (/dev/stdin): a pipe can be read only once, while
+# a trace with NVTX ranges is read twice.
+if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
+	for trace in "${traces[@]}"; do
+		file=$(basename "$trace")
+		name=${file%.gpuprof}
+		why=""
+		diffs=""
+		for how in - /dev/stdin; do
+			shown=$how
+			[ "$how" = - ] && shown="(stdin)"
+			for kind in report json; do
+				if [ $kind = report ]; then
+					expected=$here/$name.report.txt
+					args=(report --timeline)
+				else
+					expected=$here/$name.json
+					args=(export --format json)
+				fi
+				[ -f "$expected" ] || continue
+				actual=$tmp/$name.pipe.$kind
+				cat "$trace" | "$analyze" "${args[@]}" "$how" 2>"$tmp/stderr" |
+					mask "$shown" "TRACE.gpuprof" >"$actual"
+				rc=${PIPESTATUS[1]}
+				if [ "$rc" -ne 0 ]; then
+					why="${why:+$why; }$kind $how exited $rc: $(head -c 300 "$tmp/stderr")"
+					continue
+				fi
+				if ! d=$(diff -u --label "expected/${expected#$here/}" \
+					--label "actual ($how)" "$expected" "$actual"); then
+					why="${why:+$why; }$kind $how differs"
+					diffs+=$d$'\n'
+				fi
+			done
+		done
+		if [ -n "$why" ]; then
+			echo "not ok - golden $name from a pipe: $why"
+			[ -z "$diffs" ] || printf '%s' "$diffs" | sed 's/^/# /'
+			failed=1
+		else
+			echo "ok - golden $name from a pipe"
+		fi
+	done
+fi
 exit $failed

@@ -684,6 +684,58 @@ def t_callsites(tools):
         raise Fail("; ".join(errs) + "; launch_sites: %s" % json.dumps(js.get("launch_sites", []))[:1500])
 
 
+def nvtx_errors(truth, js):
+    """nvtx.NAME.count / nvtx.NAME.kernels truth against the JSON "nvtx"
+    entries (counts and inclusive kernel counts)."""
+    ranges = {r["name"]: r for r in js.get("nvtx", [])}
+    errs = []
+    for key, want in sorted(truth.items()):
+        _, name, what = key.split(".", 2)
+        got = ranges.get(name, {}).get(what)
+        if got != want:
+            errs.append("NVTX range %s: %s expected %s, got %s" % (name, what, want, got))
+    return errs
+
+
+def split_truth(truth, prefix):
+    return ({k: v for k, v in truth.items() if k.startswith(prefix)},
+            {k: v for k, v in truth.items() if not k.startswith(prefix)})
+
+
+def t_nvtx_threads(tools):
+    """C NVTX: nested push/pop, a start/end range ended on another thread
+    (launches from a third thread excluded), a domain range."""
+    app = tools.app("nvtx_threads")
+    run = traced(tools, [app])
+    nv, rest = split_truth(run.truth, "nvtx.")
+    js = check_run(tools, run, "nvtx_threads", truth=rest)
+    errs = nvtx_errors(nv, js)
+    if errs:
+        raise Fail("; ".join(errs) + "; nvtx: %s" % json.dumps(js.get("nvtx"))[:1200])
+
+
+def t_torch_nvtx(tools):
+    """PyTorch NVTX (test/apps/torch_nvtx.py): ranges, nesting, marks."""
+    script = os.path.join(ROOT, "test", "apps", "torch_nvtx.py")
+    run = traced(tools, [sys.executable, script], timeout=TORCH_TIMEOUT)
+    expect_status(run, 0)
+    if not run.files:
+        raise Fail("no trace file; %s" % run.context())
+    js = tools.export_json(run.files)
+    truth = dict(run.truth)
+    marks = truth.pop("nvtx.mark.count", None)
+    errs = health(js) + nvtx_errors(truth, js)
+    got_marks = sum(m["count"] for m in js.get("marks", []) if m["name"] == "step_done")
+    if marks is not None and got_marks != marks:
+        errs.append("marks step_done: expected %d, got %d" % (marks, got_marks))
+    report = tools.report(run.files)
+    print("# ---- begin PyTorch NVTX report ----")
+    sys.stdout.write(report if report.endswith("\n") else report + "\n")
+    print("# ---- end PyTorch NVTX report ----", flush=True)
+    if errs:
+        raise Fail("; ".join(errs))
+
+
 def passive(app_name, env, says):
     """CUPTI busy or missing: one line on stderr, no trace, the program's
     own result and exit status unchanged."""
@@ -727,6 +779,8 @@ TESTS = [
     ("cupti-missing", passive("basic_shared", {"GPUPROF_CUPTI_PATH": "/nonexistent/libcupti.so.13"},
                               "cannot load")),
     ("callsites", t_callsites),
+    ("nvtx-threads", t_nvtx_threads),
+    ("torch-nvtx", t_torch_nvtx),
     ("backtrace-no-libunwind", lambda tools: check_run(
         tools, traced(tools, [tools.app("basic_shared")], opts=["--backtrace=kernel"],
                       env={"GPUPROF_LIBUNWIND": "/nonexistent/libunwind.so.8"}), "basic_shared")),
