@@ -55,6 +55,8 @@ static void help(FILE *f)
 	      "  -f, --format FMT  json, csv or chrome (required)\n"
 	      "  -o, --output OUT  write to OUT instead of standard output\n"
 	      "  --stack-depth N   frames of a launch site (default 3)\n"
+	      "  --no-symbolize    do not look launch-site frames up in the debug\n"
+	      "                    information of their modules (with addr2line)\n"
 	      "  -h, --help        show this help\n"
 	      GP_FILTER_HELP
 	      "\nNVTX ranges appear as \"nvtx\" and \"marks\" in json, as the \"nvtx\"\n"
@@ -559,6 +561,7 @@ int cmd_export(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "stack-depth", required_argument, NULL, 'D' },
+		{ "no-symbolize", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		GP_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -571,7 +574,7 @@ int cmd_export(int argc, char **argv)
 	struct exp e;
 	char ferr[512], *end;
 	long depth = GP_STACKS_DEPTH;
-	int c, fmt = FMT_NONE, rc = GP_EXIT_OK, failed;
+	int c, fmt = FMT_NONE, rc = GP_EXIT_OK, failed, symbolize = 1;
 
 	opterr = 0;
 	optind = 0;
@@ -606,6 +609,9 @@ int cmd_export(int argc, char **argv)
 				return GP_EXIT_USAGE;
 			}
 			break;
+		case 'S':
+			symbolize = 0;
+			break;
 		case 'h':
 			help(stdout);
 			gp_filter_free(&flt);
@@ -631,6 +637,8 @@ int cmd_export(int argc, char **argv)
 	}
 	gp_nvtx_init(&nx);
 	gp_stacks_setup(&st, (unsigned)depth);
+	st.symbolize = symbolize;
+	st.list_frames = fmt == FMT_JSON;
 	if (gp_model_init(&m)) {
 		gp_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);
@@ -665,7 +673,8 @@ int cmd_export(int argc, char **argv)
 		fputs("{\"traceEvents\":[", e.out);
 	}
 	/* Rows stream out before the stacks they name: read those first. */
-	failed = fmt == FMT_CSV && gp_stacks_scan(&st, &m, argv + optind, argc - optind);
+	failed = fmt == FMT_CSV && (gp_stacks_scan(&st, &m, argv + optind, argc - optind) ||
+				    gp_stacks_symbolize(&st, &m));
 	if (failed)
 		fputs("gpuprof: out of memory\n", stderr);
 	if (!failed)

@@ -32,6 +32,7 @@ struct opts {
 	int tree;                  /* --tree */
 	long depth;                /* --stack-depth */
 	int top_set;               /* --top given */
+	int symbolize;             /* 0: --no-symbolize */
 };
 
 static void help(FILE *f)
@@ -49,6 +50,8 @@ static void help(FILE *f)
 	      "                  the kernels and copies launched in them\n"
 	      "  --stack-depth N frames of a launch site (default 3), for traces\n"
 	      "                  recorded with --backtrace\n"
+	      "  --no-symbolize  do not look launch-site frames up in the debug\n"
+	      "                  information of their modules (with addr2line)\n"
 	      GP_FILTER_HELP
 	      "  -h, --help      show this help\n\n"
 	      "Filters apply to the GPU activities of every table, not to API calls.\n\n"
@@ -658,11 +661,12 @@ int cmd_report(int argc, char **argv)
 		{ "full-names", no_argument, NULL, 'f' },
 		{ "tree", no_argument, NULL, 'R' },
 		{ "stack-depth", required_argument, NULL, 'D' },
+		{ "no-symbolize", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		GP_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { -1, DEFAULT_TOP, 0, 0, GP_STACKS_DEPTH, 0 };
+	struct opts o = { -1, DEFAULT_TOP, 0, 0, GP_STACKS_DEPTH, 0, 1 };
 	struct gp_model m;
 	struct gp_nvtx nx;
 	struct gp_stacks st;
@@ -711,6 +715,9 @@ int cmd_report(int argc, char **argv)
 		case 'f':
 			o.full_names = 1;
 			break;
+		case 'S':
+			o.symbolize = 0;
+			break;
 		case 'R':
 			o.tree = 1;
 			break;
@@ -738,6 +745,7 @@ int cmd_report(int argc, char **argv)
 	}
 	gp_nvtx_init(&nx);
 	gp_stacks_setup(&st, (unsigned)o.depth);
+	st.symbolize = o.symbolize;
 	if (gp_model_init(&m)) {
 		gp_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);

@@ -4,12 +4,14 @@
  */
 #include "crc.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #define CRC32C_POLY 0x82f63b78u
 
 static uint32_t tab[8][256];
-static int tab_ready;
+/* The reader checksums on several threads: the tables are made once. */
+static pthread_once_t tab_once = PTHREAD_ONCE_INIT;
 
 static void tab_init(void)
 {
@@ -25,15 +27,13 @@ static void tab_init(void)
 	for (i = 0; i < 256; i++)
 		for (k = 1; k < 8; k++)
 			tab[k][i] = (tab[k - 1][i] >> 8) ^ tab[0][tab[k - 1][i] & 0xff];
-	tab_ready = 1;
 }
 
 static uint32_t crc_sw(uint32_t crc, const unsigned char *p, size_t n)
 {
 	uint32_t c = ~crc;
 
-	if (!tab_ready)
-		tab_init();
+	pthread_once(&tab_once, tab_init);
 	while (n >= 8) {
 		uint32_t lo, hi;
 
@@ -74,14 +74,19 @@ static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t n)
 	return ~(uint32_t)c;
 }
 
-static int have_hw = -1;
+static int have_hw;
+static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
+
+static void hw_init(void)
+{
+	have_hw = __builtin_cpu_supports("sse4.2");
+}
 #endif
 
 uint32_t gp_crc_update(uint32_t crc, const void *buf, size_t len)
 {
 #if defined(__x86_64__)
-	if (have_hw < 0)
-		have_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+	pthread_once(&hw_once, hw_init);
 	if (have_hw)
 		return crc_hw(crc, buf, len);
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "symbolize.h"
 #include "table.h"
 
 #define SMAP_DENSE (1u << 22)
@@ -58,6 +59,8 @@ void gp_stacks_free(struct gp_stacks *st)
 	free(st->skern);
 	free(st->ftext);
 	free(st->order);
+	free(st->syms);
+	gp_map_free(&st->sym_map);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -435,11 +438,18 @@ static uint32_t frame_text(struct gp_stacks *st, struct gp_model *m, uint32_t pr
 					   base_name(gp_model_str(m, f->file)), f->line);
 		else if (f->file)
 			rc = gp_buf_printf(&b, "%s (%s)", fn, base_name(gp_model_str(m, f->file)));
+		else if (f->module && (f->sym & GP_STACKS_SYM_FN))
+			rc = gp_buf_printf(&b, "%s (%s+0x%" PRIx64 ")", fn,
+					   base_name(gp_model_str(m, f->module)), f->offset);
 		else if (f->module)
 			rc = gp_buf_printf(&b, "%s+0x%x (%s)", fn, f->sym_offset,
 					   base_name(gp_model_str(m, f->module)));
 		else
 			rc = gp_buf_printf(&b, "%s+0x%x", fn, f->sym_offset);
+	} else if (f->module && f->file && f->line) {
+		rc = gp_buf_printf(&b, "%s+0x%" PRIx64 " (%s:%u)",
+				   base_name(gp_model_str(m, f->module)), f->offset,
+				   base_name(gp_model_str(m, f->file)), f->line);
 	} else if (f->module) {
 		rc = gp_buf_printf(&b, "%s+0x%" PRIx64, base_name(gp_model_str(m, f->module)),
 				   f->offset);
@@ -465,6 +475,210 @@ static uint32_t first_user(const struct gp_stacks *st, const struct gp_stack *s)
 			break;
 	}
 	return i;
+}
+
+/* ---- symbolization ---- */
+
+/* A frame to look up. */
+struct symq {
+	uint32_t module;           /* strtab id */
+	uint32_t frame;            /* frame index */
+	uint64_t offset;
+};
+
+struct symqueue {
+	struct symq *q;
+	size_t n, cap;
+};
+
+/*
+ * Queue the frames of stack s that a site with k frames shows, those not
+ * looked up yet and not already turned into text.  0, or -1 out of memory.
+ */
+static int sym_want(struct gp_stacks *st, const struct gp_stack *s, uint32_t k,
+		    struct symqueue *q)
+{
+	uint32_t i, first = first_user(st, s);
+
+	for (i = first; i < s->n && i - first < k; i++) {
+		const uint32_t *v = gp_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
+		struct gp_stack_frame *f = v ? &st->frames[*v] : NULL;
+
+		if (!f || (f->sym & GP_STACKS_SYM_QUEUED) || f->text || !f->module || !f->offset)
+			continue;
+		f->sym |= GP_STACKS_SYM_QUEUED;
+		if (gp_util_grow(&q->q, &q->cap, q->n + 1, sizeof(*q->q)))
+			return -1;
+		q->q[q->n].module = f->module;
+		q->q[q->n].frame = *v;
+		q->q[q->n].offset = f->offset;
+		q->n++;
+	}
+	return 0;
+}
+
+static int cmp_symq(const void *pa, const void *pb)
+{
+	const struct symq *a = pa, *b = pb;
+
+	if (a->module != b->module)
+		return a->module < b->module ? -1 : 1;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	return (a->frame > b->frame) - (a->frame < b->frame);
+}
+
+/* Intern the strings of what addr2line found as sym entry *x.  0, or -1. */
+static int sym_keep(struct gp_model *m, const struct gp_symbolize_line *l,
+		    struct gp_stack_sym *x)
+{
+	memset(x, 0, sizeof(*x));
+	if (l->function) {
+		x->function = gp_strtab_intern(&m->strs, l->function, strlen(l->function));
+		if (x->function == GP_STR_NOMEM)
+			return -1;
+	}
+	if (l->file && l->line) {
+		x->file = gp_strtab_intern(&m->strs, l->file, strlen(l->file));
+		if (x->file == GP_STR_NOMEM)
+			return -1;
+		x->line = l->line;
+	}
+	return 0;
+}
+
+/* What the debug information says, over what the recorder found. */
+static void sym_apply(struct gp_stack_frame *f, const struct gp_stack_sym *x)
+{
+	if (x->file) {
+		f->file = x->file;
+		f->line = x->line;
+		if (x->function)
+			f->function = x->function;   /* the function of that line */
+	} else if (x->function && !f->function) {
+		f->function = x->function;
+		f->sym |= GP_STACKS_SYM_FN;
+	}
+}
+
+/*
+ * Look up the (module, offset) pairs of q[lo .. hi), all of one module,
+ * sorted: one addr2line run for those not known yet.  0, or -1 out of
+ * memory.
+ */
+static int sym_module(struct gp_stacks *st, struct gp_model *m, const struct symq *q,
+		      size_t lo, size_t hi)
+{
+	struct gp_symbolize_line *lines = NULL;
+	uint64_t *offs = NULL;
+	size_t i, n = 0;
+	uint32_t *slot;
+	int rc = -1, ins;
+
+	offs = malloc((hi - lo) * sizeof(*offs));
+	lines = malloc((hi - lo) * sizeof(*lines));
+	if (!offs || !lines)
+		goto out;
+	for (i = lo; i < hi; i++)
+		if ((i == lo || q[i].offset != q[i - 1].offset) &&
+		    !gp_map_find(&st->sym_map, q[i].module, q[i].offset))
+			offs[n++] = q[i].offset;
+	if (gp_symbolize_run(gp_model_str(m, q[lo].module), offs, n, lines))
+		goto out;
+	if (gp_util_grow(&st->syms, &st->capsyms, st->nsyms + n, sizeof(*st->syms)))
+		goto out;
+	for (i = 0; i < n; i++) {
+		ins = gp_map_insert(&st->sym_map, q[lo].module, offs[i], &slot);
+		if (ins < 0 || sym_keep(m, &lines[i], &st->syms[st->nsyms]))
+			goto out;
+		*slot = (uint32_t)st->nsyms++;
+	}
+	for (i = lo; i < hi; i++) {
+		const uint32_t *v = gp_map_find(&st->sym_map, q[i].module, q[i].offset);
+
+		if (v)
+			sym_apply(&st->frames[q[i].frame], &st->syms[*v]);
+	}
+	rc = 0;
+out:
+	if (lines)
+		gp_symbolize_free(lines, n);
+	free(lines);
+	free(offs);
+	return rc;
+}
+
+/* Look up the frames queued, module by module; frees the queue.  0, or -1. */
+static int sym_resolve(struct gp_stacks *st, struct gp_model *m, struct symqueue *q)
+{
+	size_t lo, hi;
+	int rc = 0;
+
+	if (q->n)
+		qsort(q->q, q->n, sizeof(*q->q), cmp_symq);
+	for (lo = 0; lo < q->n && !rc; lo = hi) {
+		for (hi = lo + 1; hi < q->n && q->q[hi].module == q->q[lo].module; hi++)
+			;
+		rc = sym_module(st, m, q->q, lo, hi);
+	}
+	free(q->q);
+	memset(q, 0, sizeof(*q));
+	return rc;
+}
+
+int gp_stacks_symbolize(struct gp_stacks *st, struct gp_model *m)
+{
+	struct symqueue q = { 0 };
+	size_t i;
+
+	if (!st->symbolize)
+		return 0;
+	for (i = 0; i < st->nstacks; i++)
+		if (sym_want(st, &st->stacks[i], st->depth, &q)) {
+			free(q.q);
+			return -1;
+		}
+	return sym_resolve(st, m, &q);
+}
+
+/* The stacks behind the kernels counted, as finish will settle them. */
+static int sym_counted(struct gp_stacks *st, struct gp_model *m)
+{
+	struct symqueue q = { 0 };
+	size_t i;
+
+	for (i = 0; i < st->ncounts; i++) {
+		const struct gp_stack_count *c = &st->counts[i];
+		uint32_t stack = c->stack;
+		const uint32_t *v;
+
+		if (c->deferred && (v = gp_map_find(&st->gnode_map, c->proc, c->node)))
+			stack = *v;
+		if (!stack || !(v = gp_map_find(&st->stack_map, c->proc, stack)))
+			continue;
+		if (sym_want(st, &st->stacks[*v], st->depth, &q)) {
+			free(q.q);
+			return -1;
+		}
+	}
+	return sym_resolve(st, m, &q);
+}
+
+/* The frames the sites list beyond their depth (JSON). */
+static int sym_listed(struct gp_stacks *st, struct gp_model *m)
+{
+	struct symqueue q = { 0 };
+	size_t i;
+
+	for (i = 0; i < st->nsites; i++) {
+		if (st->sites[i].best == NONE)
+			continue;
+		if (sym_want(st, &st->stacks[st->sites[i].best], GP_STACKS_MAX_FRAMES, &q)) {
+			free(q.q);
+			return -1;
+		}
+	}
+	return sym_resolve(st, m, &q);
 }
 
 /* The collapsed site of stack index si: its strtab id, or GP_STR_NOMEM. */
@@ -623,6 +837,8 @@ int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m)
 	st->finished = 1;
 	corr_reset(st, 0);
 	gp_map_free(&st->corr_map);
+	if (st->symbolize && sym_counted(st, m))
+		goto out;
 	for (i = 0; i < st->ncounts; i++) {
 		const struct gp_stack_count *c = &st->counts[i];
 		uint32_t stack = c->stack, site, si, *slot;
@@ -670,6 +886,8 @@ int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m)
 			x->best_ns = s->ns;
 		}
 	}
+	if (st->symbolize && st->list_frames && sym_listed(st, m))
+		goto out;
 	for (i = 0; i < st->nsites; i++)
 		if (site_frames(st, m, &st->sites[i]))
 			goto out;

@@ -18,6 +18,16 @@
  * depth asked for, joined by " ← ".  Frames read "function (file:line)",
  * "function+0xOFF (module)", or "module+0xOFF" without a symbol.
  *
+ * Symbolization (st->symbolize): the frames a site shows are looked up in
+ * the debug information of their modules as they are on this machine now
+ * (symbolize.h), one addr2line run per module and pass, each (module,
+ * offset) once.  A line found names the frame "function (file:line)" with
+ * the function the debug information gives for it (the innermost inlined
+ * one); a function found without a line names a frame dladdr() could not,
+ * as "function (module+0xOFF)".  Frames looked up are those the output
+ * shows: the first depth frames of the stacks behind kept kernels, and for
+ * JSON (st->list_frames) the frames each site lists.
+ *
  * Use: gp_stacks_setup(), gp_stacks_bind() to the model before it reads
  * the files, gp_stacks_finish() after gp_model_finish().  Streaming
  * exporters that need a kernel's site while it streams by (CSV) call
@@ -46,6 +56,15 @@ struct gp_stack_frame {
 	uint32_t sym_offset;
 	uint32_t internal;         /* the recorder's, CUPTI's, CUDA's or libunwind's */
 	uint32_t text;             /* strtab id of the frame's text, 0 until built */
+	uint32_t sym;              /* GP_STACKS_SYM_* bits */
+};
+
+#define GP_STACKS_SYM_QUEUED 1u    /* looked up, or about to be */
+#define GP_STACKS_SYM_FN 2u        /* function from debug information, sym_offset unknown */
+
+/* What a lookup found for one (module, offset): strtab ids, line 0 none. */
+struct gp_stack_sym {
+	uint32_t function, file, line;
 };
 
 struct gp_stack {
@@ -84,6 +103,8 @@ struct gp_stack_kernel {
 
 struct gp_stacks {
 	unsigned depth;            /* frames in a collapsed site, >= 1 */
+	int symbolize;             /* look shown frames up with addr2line (0 after setup) */
+	int list_frames;           /* the frames sites list are shown (JSON): look them up too */
 	struct gp_stack_frame *frames;
 	size_t nframes, capframes;
 	struct gp_map frame_map;   /* (proc, pc) -> frame index */
@@ -111,6 +132,9 @@ struct gp_stacks {
 	uint32_t *ftext;           /* strtab ids of frame texts, GP_STACKS_MAX_FRAMES per site at most */
 	size_t nftext, capftext;
 	uint32_t *order;           /* site indices, most GPU time first (after finish) */
+	struct gp_stack_sym *syms;
+	size_t nsyms, capsyms;
+	struct gp_map sym_map;     /* (module strtab id, offset) -> syms index */
 	uint64_t kernels, with_stack;  /* kernels counted; of those, with a stack */
 	uint64_t stack_records;    /* distinct STACK records read */
 	uint64_t corr_records;     /* CORR_STACK records naming a stack */
@@ -133,6 +157,14 @@ void gp_stacks_bind(struct gp_stacks *st, struct gp_model *m);
  */
 int gp_stacks_scan(struct gp_stacks *st, struct gp_model *m, char *const *paths, int n);
 
+/*
+ * With st->symbolize, look up the first depth frames (after the internal
+ * ones) of every stack read so far, for exporters that print sites while
+ * the activities stream by: call it after gp_stacks_scan().  Returns 0,
+ * or -1 when memory runs out.
+ */
+int gp_stacks_symbolize(struct gp_stacks *st, struct gp_model *m);
+
 /* Non-zero when the traces hold call stacks. */
 int gp_stacks_any(const struct gp_stacks *st);
 
@@ -144,8 +176,8 @@ int gp_stacks_any(const struct gp_stacks *st);
 uint32_t gp_stacks_site_of(struct gp_stacks *st, struct gp_model *m, const struct gp_act *a);
 
 /*
- * After the model is finished: settle deferred graph nodes, build the
- * sites.  Returns 0, or -1 when memory runs out.
+ * After the model is finished: settle deferred graph nodes, symbolize
+ * (st->symbolize), build the sites.  Returns 0, or -1 when memory runs out.
  */
 int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m);
 

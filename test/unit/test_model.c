@@ -434,13 +434,15 @@ static void test_sort_select(void)
 		b = malloc(n * sizeof(*b));
 		c = malloc(n * sizeof(*c));
 		sp = malloc(n * sizeof(*sp));
-		for (mode = 0; a && b && c && sp && mode < 4; mode++) {
+		for (mode = 0; a && b && c && sp && mode < 6; mode++) {
 			for (i = 0; i < n; i++) {
 				r = r * 6364136223846793005ull + 1442695040888963407ull;
 				a[i] = mode == 0 ? (uint32_t)(r >> 32) :
 				       mode == 1 ? (uint32_t)(r >> 60) :          /* many equal */
 				       mode == 2 ? (uint32_t)i :                  /* sorted */
-				       (r >> 63 ? UINT32_MAX : (uint32_t)(r >> 40));
+				       mode == 3 ? (r >> 63 ? UINT32_MAX : (uint32_t)(r >> 40)) :
+				       mode == 4 ? (uint32_t)(r >> 50) + 1500 :   /* durations */
+				       0;
 				sp[i].start = ((uint64_t)a[i] << 20) ^ (r & 0xfffff);
 				sp[i].dur = (uint32_t)i;
 				sp[i].key = 0;
@@ -453,6 +455,23 @@ static void test_sort_select(void)
 			for (i = 0; i < n; i += 1 + n / 17)
 				CHECKF(gp_rank_u32(a, n, i) == b[i], "rank %zu of %zu mode %d", i, n, mode);
 			CHECK(gp_rank_u32(a, n, n - 1) == b[n - 1]);
+			for (i = 0; i + 1 < n; i += 1 + n / 23) {
+				uint32_t v[2];
+
+				gp_rank2_u32(a, n, i, v);
+				CHECKF(v[0] == b[i] && v[1] == b[i + 1], "ranks %zu, %zu of %zu mode %d",
+				       i, i + 1, n, mode);
+			}
+			if (n > 1) {
+				uint32_t v[2];
+
+				gp_rank2_u32(a, n, n / 2 - 1 + n % 2, v);
+				CHECKF(v[0] == b[n / 2 - 1 + n % 2] && v[1] == b[n / 2 + n % 2],
+				       "middle ranks of %zu mode %d", n, mode);
+				gp_rank2_u32(a, n, n - 2, v);
+				CHECKF(v[0] == b[n - 2] && v[1] == b[n - 1], "top ranks of %zu mode %d",
+				       n, mode);
+			}
 			gp_sort_spans_by_start(sp, n);
 			for (i = 1; i < n; i++)
 				CHECKF(sp[i - 1].start <= sp[i].start, "spans n %zu", n);

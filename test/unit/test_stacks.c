@@ -3,10 +3,12 @@
  * with known answers: two call sites of one kernel, internal frames
  * dropped, stacks written after the activities, graph nodes, stacks never
  * written, traces without stacks, merged files whose stack ids collide,
- * and the report / export output built on them.  Test code, runs offline
- * only, needs no GPU.
+ * and the report / export output built on them; frames symbolized from the
+ * debug information of a program compiled here (skipped without cc or
+ * addr2line).  Test code, runs offline only, needs no GPU.
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -457,7 +459,8 @@ static void test_commands(void)
 	two_sites(path, &t);
 	no_stacks(none, &t);
 
-	rc = run(&out, cmd_report, "report", path, NULL);
+	/* The fixture's libc path exists on most machines: keep its frames as written. */
+	rc = run(&out, cmd_report, "report", "--no-symbolize", path, NULL);
 	CHECK(rc == 0 && out && strstr(out, "\nLaunch sites (kernels by host call stack"));
 	CHECK(out && strstr(out, "| " SITE1 "\n") && strstr(out, "| " SITE2 "\n"));
 	CHECK(out && strstr(out, "10 of 11 kernels have a launch stack"));
@@ -481,7 +484,7 @@ static void test_commands(void)
 	CHECK(rc == 0 && out && !strstr(out, "Launch site") && !strstr(out, "launch stack"));
 	free(out);
 
-	rc = run(&out, cmd_export, "export", "--format", "json", path, NULL);
+	rc = run(&out, cmd_export, "export", "--format", "json", "--no-symbolize", path, NULL);
 	CHECK(rc == 0 && out && strstr(out, "\n\"launch_sites\":[\n  {\"site\":\"" SITE2 "\","
 				       "\"frames\":[\"launch (app.cu:57)\",\"main (app.cu:95)\","
 				       "\"libc.so.6+0x29d90\"],\"gpu_ns\":1000,\"launches\":5,"
@@ -498,11 +501,192 @@ static void test_commands(void)
 	free(out);
 
 	/* The stacks come after the rows in the file: the CSV reads them ahead. */
-	rc = run(&out, cmd_export, "export", "--format", "csv", path, NULL);
+	rc = run(&out, cmd_export, "export", "--format", "csv", "--no-symbolize", path, NULL);
 	CHECK(rc == 0 && out && strstr(out, ",pid,nvtx,stack\n"));
 	CHECKF(count_lines_with(out, SITE2) == 5 && count_lines_with(out, SITE1) == 5,
 	       "%zu, %zu rows", count_lines_with(out, SITE2), count_lines_with(out, SITE1));
 	CHECK(out && strstr(out, ",0,0,10,,\n"));   /* correlation 11: no stack, no nvtx */
+	free(out);
+	tap_end();
+}
+
+/*
+ * A program with debug information whose launch_site() calls where() on
+ * line "A" and is called by main() on line "B": it prints the offsets of
+ * both return addresses from its load base, as the recorder writes them.
+ */
+static const char site_src[] =
+	"#define _GNU_SOURCE\n"
+	"#include <dlfcn.h>\n"
+	"#include <stdint.h>\n"
+	"#include <stdio.h>\n"
+	"\n"
+	"static unsigned long inner;\n"
+	"\n"
+	"static unsigned long off_of(void *pc)\n"
+	"{\n"
+	"\tDl_info info;\n"
+	"\n"
+	"\tif (!dladdr((char *)pc - 1, &info) || !info.dli_fbase)\n"
+	"\t\treturn 0;\n"
+	"\treturn (unsigned long)((uintptr_t)pc - (uintptr_t)info.dli_fbase);\n"
+	"}\n"
+	"\n"
+	"static __attribute__((noinline)) void where(void)\n"
+	"{\n"
+	"\tinner = off_of(__builtin_return_address(0));\n"
+	"}\n"
+	"\n"
+	"static __attribute__((noinline)) void launch_site(void)\n"
+	"{\n"
+	"\twhere(); /* A */\n"
+	"\tprintf(\"%lx %lx\\n\", inner, off_of(__builtin_return_address(0)));\n"
+	"}\n"
+	"\n"
+	"int main(void)\n"
+	"{\n"
+	"\tlaunch_site(); /* B */\n"
+	"\treturn 0;\n"
+	"}\n";
+
+/* Line of site_src holding marker. */
+static unsigned src_line(const char *marker)
+{
+	const char *p, *end = strstr(site_src, marker);
+	unsigned n = 1;
+
+	for (p = site_src; end && p < end; p++)
+		n += *p == '\n';
+	return end ? n : 0;
+}
+
+/* Build dir/name with the cc flags given and run it: 0 and the offsets, or -1. */
+static int build_site(const char *name, const char *flags, char *path, size_t n,
+		      uint64_t *a, uint64_t *b)
+{
+	char cmd[512], line[128];
+	unsigned long x, y;
+	FILE *f;
+	int ok;
+
+	snprintf(path, n, "%s/%s", dir, name);
+	snprintf(cmd, sizeof(cmd), "cc -g -O0 %s -o '%s' '%s/site.c' -ldl >/dev/null 2>&1", flags,
+		 path, dir);
+	if (system(cmd) != 0)
+		return -1;
+	f = popen(path, "r");
+	if (!f)
+		return -1;
+	ok = fgets(line, sizeof(line), f) && sscanf(line, "%lx %lx", &x, &y) == 2 && x && y;
+	if (pclose(f) != 0 || !ok)
+		return -1;
+	*a = x;
+	*b = y;
+	return 0;
+}
+
+/*
+ * Stack 1: launch_site() and main() of the position-independent program,
+ * then a frame of a module that does not exist; stack 2: the same calls
+ * of the program linked at a fixed address, dladdr's nearest symbol
+ * recorded for the first.  axpy ran from stack 1, other from stack 2.
+ */
+static void symbolized(const char *path, const char *pie, const uint64_t *po,
+		       const char *fixed, const uint64_t *fo)
+{
+	static const uint64_t u1[] = { 0x5000, 0x5100, 0x5200 }, u2[] = { 0x6000, 0x6100 };
+	struct synth *s = synth_open(path);
+	struct ids id;
+	uint32_t mp, mf, mx;
+
+	head(s, &id, 50, 1);
+	mp = synth_string(s, pie);
+	mf = synth_string(s, fixed);
+	mx = synth_string(s, "/nonexistent/libx.so");
+	synth_corr_stack(s, 1, 1);
+	synth_kernel_corr(s, id.axpy, GPU0, GPU0 + 300, 0, 1, 0, 0);
+	synth_corr_stack(s, 2, 2);
+	synth_kernel_corr(s, id.other, GPU0 + 1000, GPU0 + 1100, 0, 2, 0, 0);
+	write_frames(s, &id, 0);
+	synth_frame(s, u1[0], po[0], mp, 0, 0, 0, 0);
+	synth_frame(s, u1[1], po[1], mp, 0, 0, 0, 0);
+	synth_frame(s, u1[2], 0x1234, mx, 0, 0, 0, 0);
+	synth_frame(s, u2[0], fo[0], mf, synth_string(s, "_init"), 0x99, 0, 0);
+	synth_frame(s, u2[1], fo[1], mf, 0, 0, 0, 0);
+	write_stack(s, 1, u1, 3);
+	write_stack(s, 2, u2, 2);
+	synth_end(s, T0 + 9000000, 0);
+	synth_close(s, NULL, NULL);
+}
+
+static void test_symbolize(void)
+{
+	char src[128], pie[128], fixed[128], path[128], want[512], want2[256], raw[128];
+	char *out = NULL, *saved;
+	uint64_t po[2], fo[2];
+	unsigned la = src_line("/* A */"), lb = src_line("/* B */");
+	FILE *f;
+	int rc;
+
+	if (system("command -v cc >/dev/null 2>&1 && command -v addr2line >/dev/null 2>&1")) {
+		printf("skip - stacks: frames symbolized with addr2line # no cc or addr2line\n");
+		return;
+	}
+	tap_begin("stacks: frames symbolized with addr2line, --no-symbolize");
+	snprintf(src, sizeof(src), "%s/site.c", dir);
+	f = fopen(src, "w");
+	CHECK(f && fputs(site_src, f) >= 0 && fclose(f) == 0);
+	if (build_site("site_pie", "-fPIE -pie", pie, sizeof(pie), &po[0], &po[1])) {
+		CHECKF(0, "cannot build and run %s", pie);
+		tap_end();
+		return;
+	}
+	/* Without a toolchain that links at a fixed address, use the PIE twice. */
+	if (build_site("site_fixed", "-fno-pie -no-pie", fixed, sizeof(fixed), &fo[0], &fo[1])) {
+		snprintf(fixed, sizeof(fixed), "%s", pie);
+		fo[0] = po[0];
+		fo[1] = po[1];
+	}
+	snprintf(path, sizeof(path), "%s/sym.gpuprof", dir);
+	symbolized(path, pie, po, fixed, fo);
+
+	snprintf(want, sizeof(want), "launch_site (site.c:%u)" AR "main (site.c:%u)" AR
+		 "libx.so+0x1234\n", la, lb);
+	snprintf(want2, sizeof(want2), "launch_site (site.c:%u)" AR "main (site.c:%u)\n", la, lb);
+	rc = run(&out, cmd_report, "report", path, NULL);
+	CHECKF(rc == 0 && out && strstr(out, want) && strstr(out, want2), "%s", out ? out : "");
+	free(out);
+
+	/* JSON lists frames past the depth: those are looked up too. */
+	snprintf(want, sizeof(want), "{\"site\":\"launch_site (site.c:%u)\",\"frames\":["
+		 "\"launch_site (site.c:%u)\",\"main (site.c:%u)\",\"libx.so+0x1234\"]", la, la,
+		 lb);
+	rc = run(&out, cmd_export, "export", "--format", "json", "--stack-depth", "1", path, NULL);
+	CHECKF(rc == 0 && out && strstr(out, want), "%s", out ? out : "");
+	free(out);
+
+	snprintf(want, sizeof(want), ",launch_site (site.c:%u)" AR "main (site.c:%u)", la, lb);
+	rc = run(&out, cmd_export, "export", "--format", "csv", "--stack-depth", "2", path, NULL);
+	CHECKF(rc == 0 && out && count_lines_with(out, want) == 2, "%s", out ? out : "");
+	free(out);
+
+	/* Switched off, or no addr2line: the frames as recorded. */
+	snprintf(raw, sizeof(raw), "| site_pie+0x%" PRIx64 AR "site_pie+0x%" PRIx64 AR
+		 "libx.so+0x1234\n", po[0], po[1]);
+	rc = run(&out, cmd_report, "report", "--no-symbolize", path, NULL);
+	CHECKF(rc == 0 && out && strstr(out, raw) && !strstr(out, "site.c"), "%s",
+	       out ? out : "");
+	free(out);
+	saved = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	setenv("PATH", "/nonexistent", 1);
+	rc = run(&out, cmd_report, "report", path, NULL);
+	if (saved)
+		setenv("PATH", saved, 1);
+	else
+		unsetenv("PATH");
+	free(saved);
+	CHECKF(rc == 0 && out && strstr(out, raw) && !strstr(out, "site.c"), "%s",
+	       out ? out : "");
 	free(out);
 	tap_end();
 }
@@ -527,6 +711,7 @@ int main(void)
 	test_merge(t3);
 	test_none(&t4);
 	test_commands();
+	test_symbolize();
 	free(t1.buf);
 	free(t2.buf);
 	free(t3[0].buf);
