@@ -12,7 +12,6 @@
 #include <string.h>
 
 /* File string ids below this map through an array, above through a hash. */
-#define SMAP_DENSE (1u << 22)
 #define API_CACHE 256
 #define STREAM_CACHE 16
 
@@ -25,9 +24,7 @@ struct fctx {
 	struct gp_model *m;
 	uint32_t file, proc;
 	int started;
-	uint32_t *smap;            /* file string id -> strtab id */
-	size_t nsmap, capsmap;
-	struct gp_map smap_sparse;
+	struct gp_strmap smap;     /* file string id -> strtab id */
 	struct gp_map devmap;      /* device id -> devrow index + 1 */
 	uint32_t last_dev_id, last_devrow;
 	int have_last_dev;
@@ -134,38 +131,20 @@ static uint32_t label_get(struct gp_model *m, const char *s)
 /* Global id of file string id; undefined ids count as bad references. */
 static uint32_t fstr(struct fctx *f, uint32_t id)
 {
-	uint32_t *v;
+	uint32_t g;
 
 	if (id == 0)
 		return GP_STR_NONE;
-	if (id < f->nsmap && f->smap[id])
-		return f->smap[id];
-	if (id >= SMAP_DENSE && (v = gp_map_find(&f->smap_sparse, id, 0)))
-		return *v;
+	if ((g = gp_strmap_get(&f->smap, id)) != GP_STR_NOMEM)
+		return g;
 	f->m->bad_refs++;
 	return f->unknown_str;
 }
 
 static int on_string(struct fctx *f, const struct gp_rec_string *s)
 {
-	uint32_t gid = gp_strtab_intern(&f->m->strs, (const char *)(s + 1), s->len);
-	uint32_t *slot;
-
-	if (gid == GP_STR_NOMEM)
+	if (gp_strmap_add(&f->smap, &f->m->strs, s->id, (const char *)(s + 1), s->len))
 		return nomem(f);
-	if (s->id >= SMAP_DENSE) {
-		if (gp_map_insert(&f->smap_sparse, s->id, 0, &slot) < 0)
-			return nomem(f);
-		*slot = gid;
-		return 0;
-	}
-	if (s->id >= f->nsmap) {
-		if (gp_util_grow(&f->smap, &f->capsmap, (size_t)s->id + 1, sizeof(*f->smap)))
-			return nomem(f);
-		memset(f->smap + f->nsmap, 0, ((size_t)s->id + 1 - f->nsmap) * sizeof(*f->smap));
-		f->nsmap = (size_t)s->id + 1;
-	}
-	f->smap[s->id] = gid;
 	return 0;
 }
 
@@ -1012,8 +991,7 @@ static int add(struct gp_model *m, const char *path, const void *buf, size_t len
 	m->reading = NULL;
 	if (rc != GP_READ_OK && !(rc == GP_READ_ECALLBACK && m->err[0]))
 		snprintf(m->err, sizeof(m->err), "%s", err);
-	free(f.smap);
-	gp_map_free(&f.smap_sparse);
+	gp_strmap_free(&f.smap);
 	gp_map_free(&f.devmap);
 
 	file = &m->files[f.file];

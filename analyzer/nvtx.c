@@ -20,7 +20,6 @@
 
 #include "table.h"
 
-#define SMAP_DENSE (1u << 22)
 #define CORR_DENSE (1u << 26)      /* larger correlation ids go to a hash */
 
 struct gnode_raw {
@@ -36,9 +35,7 @@ struct scan {
 	int pass;                  /* 1: everything but API records, 2: API records */
 	int skip;                  /* the recorder traced no NVTX: nothing to find */
 	int oom;
-	uint32_t *smap;            /* file string id -> strtab id */
-	size_t nsmap, capsmap;
-	struct gp_map sparse;
+	struct gp_strmap smap;     /* file string id -> strtab id */
 	struct gnode_raw **gn;
 	size_t *ngn, *capgn;
 };
@@ -112,37 +109,14 @@ void gp_nvtx_free(struct gp_nvtx *nx)
 
 static uint32_t sstr(struct scan *s, uint32_t id)
 {
-	uint32_t *v;
+	uint32_t g = id ? gp_strmap_get(&s->smap, id) : GP_STR_NONE;
 
-	if (id == 0)
-		return GP_STR_NONE;
-	if (id < s->nsmap && s->smap[id])
-		return s->smap[id];
-	if (id >= SMAP_DENSE && (v = gp_map_find(&s->sparse, id, 0)))
-		return *v;
-	return GP_STR_NONE;
+	return g == GP_STR_NOMEM ? GP_STR_NONE : g;
 }
 
 static int on_string(struct scan *s, const struct gp_rec_string *r)
 {
-	uint32_t gid = gp_strtab_intern(&s->m->strs, (const char *)(r + 1), r->len), *slot;
-
-	if (gid == GP_STR_NOMEM)
-		return -1;
-	if (r->id >= SMAP_DENSE) {
-		if (gp_map_insert(&s->sparse, r->id, 0, &slot) < 0)
-			return -1;
-		*slot = gid;
-		return 0;
-	}
-	if (r->id >= s->nsmap) {
-		if (gp_util_grow(&s->smap, &s->capsmap, (size_t)r->id + 1, sizeof(*s->smap)))
-			return -1;
-		memset(s->smap + s->nsmap, 0, ((size_t)r->id + 1 - s->nsmap) * sizeof(*s->smap));
-		s->nsmap = (size_t)r->id + 1;
-	}
-	s->smap[r->id] = gid;
-	return 0;
+	return gp_strmap_add(&s->smap, &s->m->strs, r->id, (const char *)(r + 1), r->len);
 }
 
 /* "name", or "domain:name" outside the default domain. */
@@ -535,8 +509,7 @@ int gp_nvtx_scan(struct gp_nvtx *nx, struct gp_model *m, const struct gp_nvtx_sr
 	s.pass = 1;
 	for (i = 0; i < n; i++) {
 		s.proc = nx->proc_base + (uint32_t)i;
-		s.nsmap = 0;
-		gp_map_free(&s.sparse);
+		gp_strmap_reset(&s.smap);
 		if (read_src(&s, &src[i]))
 			goto out;
 	}
@@ -567,8 +540,7 @@ int gp_nvtx_scan(struct gp_nvtx *nx, struct gp_model *m, const struct gp_nvtx_sr
 out:
 	if (rc)
 		snprintf(nx->err, sizeof(nx->err), "out of memory");
-	free(s.smap);
-	gp_map_free(&s.sparse);
+	gp_strmap_free(&s.smap);
 	free(gn);
 	return rc;
 }

@@ -12,7 +12,6 @@
 #include "symbolize.h"
 #include "table.h"
 
-#define SMAP_DENSE (1u << 22)
 #define ARROW " \xe2\x86\x90 "     /* " ← " */
 #define NONE UINT32_MAX
 /* Correlation ids count up from 1 in a process, but only some carry a
@@ -323,43 +322,20 @@ struct scan {
 	struct gp_model *m;
 	uint32_t proc;
 	int oom;
-	uint32_t *smap;            /* file string id -> strtab id */
-	size_t nsmap, capsmap;
-	struct gp_map sparse;
+	struct gp_strmap smap;     /* file string id -> strtab id */
 };
 
 static uint32_t scan_str(void *ctx, uint32_t id)
 {
 	struct scan *s = ctx;
-	uint32_t *v;
+	uint32_t g = gp_strmap_get(&s->smap, id);
 
-	if (id < s->nsmap && s->smap[id])
-		return s->smap[id];
-	if (id >= SMAP_DENSE && (v = gp_map_find(&s->sparse, id, 0)))
-		return *v;
-	return GP_STR_NONE;
+	return g == GP_STR_NOMEM ? GP_STR_NONE : g;
 }
 
 static int scan_string(struct scan *s, const struct gp_rec_string *r)
 {
-	uint32_t gid = gp_strtab_intern(&s->m->strs, (const char *)(r + 1), r->len), *slot;
-
-	if (gid == GP_STR_NOMEM)
-		return -1;
-	if (r->id >= SMAP_DENSE) {
-		if (gp_map_insert(&s->sparse, r->id, 0, &slot) < 0)
-			return -1;
-		*slot = gid;
-		return 0;
-	}
-	if (r->id >= s->nsmap) {
-		if (gp_util_grow(&s->smap, &s->capsmap, (size_t)r->id + 1, sizeof(*s->smap)))
-			return -1;
-		memset(s->smap + s->nsmap, 0, ((size_t)r->id + 1 - s->nsmap) * sizeof(*s->smap));
-		s->nsmap = (size_t)r->id + 1;
-	}
-	s->smap[r->id] = gid;
-	return 0;
+	return gp_strmap_add(&s->smap, &s->m->strs, r->id, (const char *)(r + 1), r->len);
 }
 
 static int scan_rec(void *ctx, const struct gp_rec *rec)
@@ -400,13 +376,11 @@ int gp_stacks_scan(struct gp_stacks *st, struct gp_model *m, char *const *paths,
 		if (stat(paths[i], &sb) != 0 || !S_ISREG(sb.st_mode))
 			continue;
 		s.proc = (uint32_t)(m->nprocs + (size_t)i);
-		s.nsmap = 0;
-		gp_map_free(&s.sparse);
+		gp_strmap_reset(&s.smap);
 		gp_reader_read_file(paths[i], scan_rec, &s, &info, err, sizeof(err));
 		rc = s.oom ? -1 : 0;
 	}
-	free(s.smap);
-	gp_map_free(&s.sparse);
+	gp_strmap_free(&s.smap);
 	return rc;
 }
 

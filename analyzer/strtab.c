@@ -146,3 +146,52 @@ const char *gp_strtab_short(struct gp_strtab *t, uint32_t id)
 	}
 	return e->shortname;
 }
+
+#define STRMAP_DENSE (1u << 22)
+
+int gp_strmap_add(struct gp_strmap *sm, struct gp_strtab *t, uint32_t id,
+		  const char *s, size_t len)
+{
+	uint32_t gid = gp_strtab_intern(t, s, len), *slot;
+
+	if (gid == GP_STR_NOMEM)
+		return -1;
+	if (id >= STRMAP_DENSE) {
+		if (gp_map_insert(&sm->sparse, id, 0, &slot) < 0)
+			return -1;
+		*slot = gid;
+		return 0;
+	}
+	if (id >= sm->n) {
+		if (gp_util_grow(&sm->dense, &sm->cap, (size_t)id + 1, sizeof(*sm->dense)))
+			return -1;
+		memset(sm->dense + sm->n, 0, ((size_t)id + 1 - sm->n) * sizeof(*sm->dense));
+		sm->n = (size_t)id + 1;
+	}
+	sm->dense[id] = gid;
+	return 0;
+}
+
+uint32_t gp_strmap_get(const struct gp_strmap *sm, uint32_t id)
+{
+	uint32_t *v;
+
+	if (id < sm->n && sm->dense[id])
+		return sm->dense[id];
+	if (id >= STRMAP_DENSE && (v = gp_map_find(&sm->sparse, id, 0)))
+		return *v;
+	return GP_STR_NOMEM;
+}
+
+void gp_strmap_reset(struct gp_strmap *sm)
+{
+	sm->n = 0;
+	gp_map_free(&sm->sparse);
+}
+
+void gp_strmap_free(struct gp_strmap *sm)
+{
+	free(sm->dense);
+	gp_map_free(&sm->sparse);
+	memset(sm, 0, sizeof(*sm));
+}

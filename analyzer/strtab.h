@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 #define GP_STR_NONE 0u             /* the empty string */
 #define GP_STR_NOMEM UINT32_MAX
 
@@ -44,5 +46,24 @@ const char *gp_strtab_full(struct gp_strtab *t, uint32_t id);
 
 /* Short form of the demangled name (see gp_demangle_short()). */
 const char *gp_strtab_short(struct gp_strtab *t, uint32_t id);
+
+/*
+ * One file's string ids -> strtab ids.  Dense for the small ids recorders
+ * write, a hash beyond that, so a hostile id cannot force a huge array.
+ */
+struct gp_strmap {
+	uint32_t *dense;
+	size_t n, cap;
+	struct gp_map sparse;
+};
+
+/* Interns the string of rec and maps its id.  Returns 0, or -1 out of memory. */
+int gp_strmap_add(struct gp_strmap *sm, struct gp_strtab *t, uint32_t id,
+		  const char *s, size_t len);
+/* The strtab id of file string id, or GP_STR_NOMEM when the file never defined it. */
+uint32_t gp_strmap_get(const struct gp_strmap *sm, uint32_t id);
+/* Forgets all ids (next file); keeps the dense array's memory. */
+void gp_strmap_reset(struct gp_strmap *sm);
+void gp_strmap_free(struct gp_strmap *sm);
 
 #endif
