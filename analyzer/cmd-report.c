@@ -479,9 +479,34 @@ static void more_line(FILE *out, size_t shown, size_t n, const char *what)
 		fprintf(out, "\xe2\x80\xa6 %zu more %s (use --top 0 for all)\n", n - shown, what);
 }
 
+/* The columns Time(%) .. Max shared by the kernel and API tables (0-6). */
+static void stat_cols(struct gp_table *t)
+{
+	static const char *const names[] = { "Time(%)", "Total", "Count", "Avg", "Med", "Min", "Max" };
+
+	for (int i = 0; i < 7; i++)
+		gp_table_col(t, i, names[i], 1, 0);
+}
+
+static int stat_row(struct gp_table *t, uint64_t total, uint64_t all, uint64_t count,
+		    uint64_t med, uint64_t min, uint64_t max)
+{
+	char b[5][48];
+	int rc = 0;
+
+	rc |= gp_table_addf(t, "%.1f", pct(total, all));
+	rc |= gp_table_add(t, gp_fmt_time(b[0], sizeof(b[0]), total));
+	rc |= gp_table_addf(t, "%" PRIu64, count);
+	rc |= gp_table_add(t, gp_fmt_time(b[1], sizeof(b[1]), count ? total / count : 0));
+	rc |= gp_table_add(t, gp_fmt_time(b[2], sizeof(b[2]), med));
+	rc |= gp_table_add(t, gp_fmt_time(b[3], sizeof(b[3]), min));
+	rc |= gp_table_add(t, gp_fmt_time(b[4], sizeof(b[4]), max));
+	return rc;
+}
+
 static int print_kernels(struct gp_model *m, const struct opts *o, FILE *out)
 {
-	char b[7][48], nb[4 * NAME_WIDTH + 8];
+	char nb[4 * NAME_WIDTH + 8];
 	struct gp_table t;
 	uint32_t *ord;
 	size_t i, n;
@@ -496,24 +521,12 @@ static int print_kernels(struct gp_model *m, const struct opts *o, FILE *out)
 		return -1;
 	n = o->top && (size_t)o->top < m->nkstats ? (size_t)o->top : m->nkstats;
 	gp_table_init(&t, 8);
-	gp_table_col(&t, 0, "Time(%)", 1, 0);
-	gp_table_col(&t, 1, "Total", 1, 0);
-	gp_table_col(&t, 2, "Count", 1, 0);
-	gp_table_col(&t, 3, "Avg", 1, 0);
-	gp_table_col(&t, 4, "Med", 1, 0);
-	gp_table_col(&t, 5, "Min", 1, 0);
-	gp_table_col(&t, 6, "Max", 1, 0);
+	stat_cols(&t);
 	gp_table_col(&t, 7, "Name", 0, 0);
 	for (i = 0; i < n && !rc; i++) {
 		const struct gp_kstat *k = &m->kstats[ord[i]];
 
-		rc |= gp_table_addf(&t, "%.1f", pct(k->total, m->kernel_total));
-		rc |= gp_table_add(&t, gp_fmt_time(b[0], sizeof(b[0]), k->total));
-		rc |= gp_table_addf(&t, "%" PRIu64, k->count);
-		rc |= gp_table_add(&t, gp_fmt_time(b[1], sizeof(b[1]), k->total / k->count));
-		rc |= gp_table_add(&t, gp_fmt_time(b[2], sizeof(b[2]), k->med));
-		rc |= gp_table_add(&t, gp_fmt_time(b[3], sizeof(b[3]), k->min));
-		rc |= gp_table_add(&t, gp_fmt_time(b[4], sizeof(b[4]), k->max));
+		rc |= stat_row(&t, k->total, m->kernel_total, k->count, k->med, k->min, k->max);
 		rc |= gp_table_add(&t, name_cut(o, nb, sizeof(nb), gp_strtab_full(&m->strs, k->name)));
 	}
 	if (!rc) {
@@ -583,7 +596,6 @@ static int print_memory(const struct gp_model *m, FILE *out)
 
 static int print_api(const struct gp_model *m, const struct opts *o, FILE *out)
 {
-	char b[5][48];
 	struct gp_table t;
 	uint32_t *ord;
 	size_t i, n;
@@ -606,25 +618,13 @@ static int print_api(const struct gp_model *m, const struct opts *o, FILE *out)
 		return -1;
 	n = o->top && (size_t)o->top < m->nastats ? (size_t)o->top : m->nastats;
 	gp_table_init(&t, 9);
-	gp_table_col(&t, 0, "Time(%)", 1, 0);
-	gp_table_col(&t, 1, "Total", 1, 0);
-	gp_table_col(&t, 2, "Count", 1, 0);
-	gp_table_col(&t, 3, "Avg", 1, 0);
-	gp_table_col(&t, 4, "Med", 1, 0);
-	gp_table_col(&t, 5, "Min", 1, 0);
-	gp_table_col(&t, 6, "Max", 1, 0);
+	stat_cols(&t);
 	gp_table_col(&t, 7, "Errors", 1, 0);
 	gp_table_col(&t, 8, "Name", 0, 0);
 	for (i = 0; i < n && !rc; i++) {
 		const struct gp_astat *a = &m->astats[ord[i]];
 
-		rc |= gp_table_addf(&t, "%.1f", pct(a->total, m->api_total));
-		rc |= gp_table_add(&t, gp_fmt_time(b[0], sizeof(b[0]), a->total));
-		rc |= gp_table_addf(&t, "%" PRIu64, a->count);
-		rc |= gp_table_add(&t, gp_fmt_time(b[1], sizeof(b[1]), a->total / a->count));
-		rc |= gp_table_add(&t, gp_fmt_time(b[2], sizeof(b[2]), a->med));
-		rc |= gp_table_add(&t, gp_fmt_time(b[3], sizeof(b[3]), a->min));
-		rc |= gp_table_add(&t, gp_fmt_time(b[4], sizeof(b[4]), a->max));
+		rc |= stat_row(&t, a->total, m->api_total, a->count, a->med, a->min, a->max);
 		rc |= gp_table_addf(&t, "%" PRIu64, a->errors);
 		rc |= gp_table_add(&t, gp_model_str(m, a->name));
 	}
