@@ -5,8 +5,8 @@
  *
  * Nothing read from the file is trusted: every size is checked against the
  * format's bounds before it is used, so any input ends in a message, never
- * in a crash or an allocation larger than GP_CHUNK_COMP_MAX + NSLOTS *
- * GP_CHUNK_RAW_MAX.
+ * in a crash or a buffer larger than GP_CHUNK_COMP_MAX (one per decoding
+ * thread) or GP_CHUNK_RAW_MAX (one per chunk slot).
  *
  * Decoding (read, checksum, decompress, delta-decode) is shared between the
  * calling thread and helper threads; the records are handed to the callback
@@ -76,6 +76,8 @@ struct src {
 /* Helper threads at most, and chunks in flight per thread. */
 #define MAX_HELPERS 3
 #define SLOTS_PER_THREAD 2
+/* Smaller inputs decode on the caller's thread: a thread costs more than it saves. */
+#define HELPERS_MIN_BYTES (512u << 10)
 #define NSLOTS ((MAX_HELPERS + 1) * SLOTS_PER_THREAD)
 
 enum slot_state {
@@ -109,6 +111,14 @@ struct dec {
 	ZSTD_DCtx *dctx;
 };
 
+struct rd;
+
+/* A helper thread's argument. */
+struct hctx {
+	struct rd *r;
+	struct dec *d;
+};
+
 struct rd {
 	struct src src;
 	const char *name;
@@ -127,10 +137,7 @@ struct rd {
 	struct slot slots[NSLOTS];
 	/* mu guards the slot states, the claim state and stop; cv: any of them changed. */
 	pthread_t helper[MAX_HELPERS];
-	struct hctx {
-		struct rd *r;
-		struct dec *d;
-	} hctx[MAX_HELPERS];
+	struct hctx hctx[MAX_HELPERS];
 	unsigned nhelpers;
 	int stop;
 	pthread_mutex_t mu;
@@ -502,7 +509,8 @@ static int decode_next(struct rd *r, struct dec *d)
 		if (rc)
 			r->ended = 1;
 	}
-	/* The mutex publishes the slot's contents with its state. */
+	/* Under mu: publishes the slot's contents to slot_take(), which reads
+	 * the state under mu too. */
 	s->state = SLOT_READY;
 	pthread_cond_broadcast(&r->cv);
 	return 1;
@@ -549,6 +557,7 @@ static void slot_release(struct rd *r, struct slot *s)
 {
 	if (!r->nhelpers)
 		return;
+	/* Under mu: the caller is done with raw before decode_next() reuses it. */
 	pthread_mutex_lock(&r->mu);
 	s->state = SLOT_FREE;
 	pthread_cond_broadcast(&r->cv);
@@ -617,7 +626,7 @@ static int helpers_start(struct rd *r, unsigned want)
 	for (i = 0; i < want; i++) {
 		r->hctx[i].r = r;
 		r->hctx[i].d = &r->dec[i + 1];
-		/* nhelpers first: a helper may run at once, and stop must join it. */
+		/* Counted once running: helpers_stop() joins exactly these. */
 		if (pthread_create(&r->helper[i], NULL, helper, &r->hctx[i]))
 			break;
 		r->nhelpers = i + 1;
@@ -636,7 +645,9 @@ static int read_chunks(struct rd *r)
 	uint32_t i;
 
 	r->next_off = info->header.header_size;
-	if (helpers_start(r, helpers_wanted())) {
+	/* A pipe's size is unknown (UINT64_MAX): it may be long. */
+	if (helpers_start(r, r->src.size - r->src.pos < HELPERS_MIN_BYTES ? 0 :
+			  helpers_wanted())) {
 		fail(r, r->next_off, "out of memory");
 		return GP_READ_EOPEN;
 	}

@@ -2,8 +2,10 @@
  * Trace reader: validates a gpuprof trace file and streams its records to a
  * callback, one validated chunk at a time, without keeping them.  Damage
  * (a cut file, a bad checksum, a broken frame) stops the read at the start
- * of the damaged chunk; everything before it has been delivered.  Runs
- * offline only.
+ * of the damaged chunk; everything before it has been delivered.  Long
+ * inputs are decoded on helper threads as well, one per further CPU; the
+ * callback always runs on the calling thread, in file order.  Runs offline
+ * only.
  */
 #ifndef GP_ANALYZER_READER_H
 #define GP_ANALYZER_READER_H
