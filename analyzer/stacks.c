@@ -264,10 +264,20 @@ static int count_add(struct gp_stacks *st, const struct gp_act *a, uint32_t stac
 			goto add;
 		}
 	} else {
-		ins = gp_map_insert(&st->count_map, (uint64_t)a->proc << 32 | stack, a->name, &slot);
+		uint64_t key = (uint64_t)a->proc << 32 | stack;
+		unsigned h = (unsigned)((key * 0x9e3779b97f4a7c15ull + a->name) >> 58);
+
+		if (st->hot[h].idx && st->hot[h].key == key && st->hot[h].name == a->name) {
+			c = &st->counts[st->hot[h].idx - 1];
+			goto add;
+		}
+		ins = gp_map_insert(&st->count_map, key, a->name, &slot);
 		if (ins < 0)
 			return -1;
 		if (!ins) {
+			st->hot[h].key = key;
+			st->hot[h].name = a->name;
+			st->hot[h].idx = *slot + 1;
 			c = &st->counts[*slot];
 			goto add;
 		}

@@ -123,6 +123,12 @@ struct gp_stacks {
 	struct gp_stack_count *counts;
 	size_t ncounts, capcounts;
 	struct gp_map count_map;   /* (proc << 32 | stack id, name) -> count index */
+	/* Small direct-mapped cache in front of count_map: loops launch the
+	 * same kernels from the same place, so most lookups hit it. */
+	struct {
+		uint64_t key;
+		uint32_t name, idx;    /* idx + 1; 0 = empty */
+	} hot[64];
 	struct gp_map defer_map;   /* (proc << 32 | fallback stack id, node) -> count index + 1 */
 	struct gp_stack_site *sites;
 	size_t nsites, capsites;
