@@ -218,7 +218,7 @@ void synth_device(struct synth *s, uint32_t id, const char *name, uint32_t cc_ma
 	synth_rec(s, &r, sizeof(r));
 }
 
-void synth_config(struct synth *s, uint32_t trace, uint32_t graph_mode)
+void synth_config(struct synth *s, uint32_t trace, uint32_t graph_mode, uint32_t backtrace)
 {
 	struct gp_rec_config r;
 
@@ -227,6 +227,7 @@ void synth_config(struct synth *s, uint32_t trace, uint32_t graph_mode)
 	r.h.size = sizeof(r);
 	r.trace = trace;
 	r.graph_mode = graph_mode;
+	r.backtrace = backtrace;
 	r.flush_ms = 100;
 	synth_rec(s, &r, sizeof(r));
 }
@@ -403,4 +404,20 @@ unsigned char *synth_slurp(const char *path, size_t *len)
 	}
 	fclose(f);
 	return p;
+}
+
+void synth_graph_node(struct synth *s, uint64_t node, uint32_t graph_id, uint32_t correlation,
+		      uint32_t stack, uint64_t nvtx)
+{
+	struct gp_rec_graph_node r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_GRAPH_NODE;
+	r.h.size = sizeof(r);
+	r.node = node;
+	r.graph_id = graph_id;
+	r.correlation = correlation;
+	r.stack = stack;
+	r.nvtx = nvtx;
+	synth_rec(s, &r, sizeof(r));
 }

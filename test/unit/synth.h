@@ -51,7 +51,11 @@ void synth_process(struct synth *s, uint32_t pid, const char *host, const char *
 		   uint32_t rank, uint64_t start_ns);
 void synth_device(struct synth *s, uint32_t id, const char *name, uint32_t cc_major,
 		  uint32_t cc_minor, uint32_t sms, uint64_t mem, uint8_t uuid0);
-void synth_config(struct synth *s, uint32_t trace, uint32_t graph_mode);
+/* CONFIG; backtrace 0 none, 1 kernel launches, 2 every API call. */
+void synth_config(struct synth *s, uint32_t trace, uint32_t graph_mode, uint32_t backtrace);
+/* Where graph node `node` was created: API correlation, stack id, NVTX range id. */
+void synth_graph_node(struct synth *s, uint64_t node, uint32_t graph_id, uint32_t correlation,
+		      uint32_t stack, uint64_t nvtx);
 void synth_kernel(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
 		  uint32_t device, uint32_t stream, uint32_t graph_id, uint64_t graph_node);
 void synth_memcpy(struct synth *s, unsigned kind, uint64_t bytes, uint64_t start,

@@ -104,17 +104,3 @@ void synth_memcpy_corr(struct synth *s, unsigned kind, uint64_t bytes, uint64_t 
 	synth_rec(s, &r, sizeof(r));
 }
 
-void synth_graph_node(struct synth *s, uint64_t node, uint32_t graph_id,
-		      uint32_t correlation, uint64_t nvtx)
-{
-	struct gp_rec_graph_node r;
-
-	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_GRAPH_NODE;
-	r.h.size = sizeof(r);
-	r.node = node;
-	r.graph_id = graph_id;
-	r.correlation = correlation;
-	r.nvtx = nvtx;
-	synth_rec(s, &r, sizeof(r));
-}

@@ -24,7 +24,5 @@ void synth_kernel_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t 
 		       uint64_t graph_node);
 void synth_memcpy_corr(struct synth *s, unsigned kind, uint64_t bytes, uint64_t start,
 		       uint64_t end, uint32_t device, uint32_t correlation);
-void synth_graph_node(struct synth *s, uint64_t node, uint32_t graph_id,
-		      uint32_t correlation, uint64_t nvtx);
 
 #endif

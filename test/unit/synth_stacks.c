@@ -7,19 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void synth_config_backtrace(struct synth *s, uint32_t trace, uint32_t backtrace)
-{
-	struct gp_rec_config r;
-
-	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_CONFIG;
-	r.h.size = sizeof(r);
-	r.trace = trace;
-	r.backtrace = backtrace;
-	r.flush_ms = 100;
-	synth_rec(s, &r, sizeof(r));
-}
-
 void synth_frame(struct synth *s, uint64_t pc, uint64_t offset, uint32_t module,
 		 uint32_t function, uint32_t sym_offset, uint32_t file, uint32_t line)
 {
@@ -68,17 +55,3 @@ void synth_corr_stack(struct synth *s, uint32_t correlation, uint32_t stack)
 	synth_rec(s, &r, sizeof(r));
 }
 
-void synth_graph_node_stack(struct synth *s, uint64_t node, uint32_t graph_id,
-			    uint32_t stack, uint32_t correlation)
-{
-	struct gp_rec_graph_node r;
-
-	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_GRAPH_NODE;
-	r.h.size = sizeof(r);
-	r.node = node;
-	r.graph_id = graph_id;
-	r.stack = stack;
-	r.correlation = correlation;
-	synth_rec(s, &r, sizeof(r));
-}

@@ -10,15 +10,11 @@
 
 #include "synth.h"
 
-/* CONFIG with backtrace 0 none, 1 kernel launches, 2 every API call. */
-void synth_config_backtrace(struct synth *s, uint32_t trace, uint32_t backtrace);
 /* One symbolized pc; module, function and file are string ids (0: none). */
 void synth_frame(struct synth *s, uint64_t pc, uint64_t offset, uint32_t module,
 		 uint32_t function, uint32_t sym_offset, uint32_t file, uint32_t line);
 /* Stack id of n frames (pcs), innermost first. */
 void synth_stack(struct synth *s, uint32_t id, const uint64_t *pcs, uint32_t n);
 void synth_corr_stack(struct synth *s, uint32_t correlation, uint32_t stack);
-void synth_graph_node_stack(struct synth *s, uint64_t node, uint32_t graph_id,
-			    uint32_t stack, uint32_t correlation);
 
 #endif

@@ -71,7 +71,7 @@ static void write_warp_trace(const char *path, int finish)
 	int d, i;
 
 	synth_process(s, 1234, "node1", "python3 demo.py", UINT32_MAX, T0);
-	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | GP_TRACE_API, 0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | GP_TRACE_API, 0, 0);
 	synth_device(s, 0, "NVIDIA GeForce RTX 4090", 8, 9, 128, 24ull << 30, 0x10);
 	synth_device(s, 1, "NVIDIA GeForce RTX 3090", 8, 6, 82, 24ull << 30, 0x40);
 	k = synth_string(s, "_Z8inc_loopPfi");

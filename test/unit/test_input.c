@@ -54,7 +54,7 @@ static int make_long(struct trace *t)
 	s->delta = 1;
 	s->hdr.features = GP_FEAT_DELTA;
 	synth_process(s, 77, "host", "long", UINT32_MAX, 1);
-	synth_config(s, GP_TRACE_KERNEL, 0);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
 	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 1);
 	for (i = 0; i < 4; i++) {
 		char nm[32];

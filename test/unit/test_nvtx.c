@@ -130,7 +130,7 @@ static struct trace main_trace(void)
 	synth_process(s, 10, "h", "app", 0, T0);
 	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
 	synth_device(s, 1, "GPU", 9, 0, 132, 1ull << 36, 40);
-	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_API | GP_TRACE_NVTX, 0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
 	k = synth_string(s, "_Z1kv");
 	other = synth_string(s, "_Z5otherv");
 	launch = synth_string(s, "cudaLaunchKernel_v7000");
@@ -433,8 +433,8 @@ static void test_graph_nodes(void)
 	api = synth_string(s, "cudaGraphLaunch");
 	cap = synth_string(s, "capture");
 	lau = synth_string(s, "launch");
-	synth_graph_node(s, 55, 3, 2, 1);
-	synth_graph_node(s, 56, 3, 3, 0);
+	synth_graph_node(s, 55, 3, 2, 0, 1);
+	synth_graph_node(s, 56, 3, 3, 0, 0);
 	synth_kernel_corr(s, k, GPU0, GPU0 + 10, 0, 9, 3, 55);
 	synth_kernel_corr(s, k, GPU0 + 100, GPU0 + 120, 0, 9, 3, 56);
 	synth_kernel_corr(s, k, GPU0 + 200, GPU0 + 230, 0, 9, 3, 57);
@@ -474,7 +474,7 @@ static void test_processes(void)
 		s->hdr.pid = (uint32_t)(100 + p);
 		synth_process(s, (uint32_t)(100 + p), "h", "app", (uint32_t)p, T0);
 		synth_config(s, p == 2 ? GP_TRACE_KERNEL | GP_TRACE_API :
-			     GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0);
+			     GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
 		synth_kernel_corr(s, k, GPU0 + (uint64_t)p * 100, GPU0 + (uint64_t)p * 100 + 10, 0,
 				  1, 0, 0);
 		synth_kernel_corr(s, k, GPU0 + (uint64_t)p * 100 + 50,

@@ -105,7 +105,7 @@ static void head(struct synth *s, struct ids *id, uint32_t pid, uint32_t backtra
 {
 	synth_process(s, pid, "h", "app", 0, T0);
 	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
-	synth_config_backtrace(s, GP_TRACE_KERNEL | GP_TRACE_API, backtrace);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API, 0, backtrace);
 	id->axpy = synth_string(s, "_Z4axpyifPf");
 	id->other = synth_string(s, "_Z5otherv");
 	id->app = synth_string(s, "/home/u/app");
@@ -166,12 +166,12 @@ static void graphs(struct trace *t)
 	int i;
 
 	head(s, &id, 20, 1);
-	synth_graph_node_stack(s, 11, 5, 3, 40);
+	synth_graph_node(s, 11, 5, 40, 3, 0);
 	synth_corr_stack(s, 50, 4);
 	for (i = 0; i < 5; i++)
 		synth_kernel_corr(s, id.axpy, GPU0 + 100 * (uint64_t)i,
 				  GPU0 + 100 * (uint64_t)i + dur[i], 0, 50, 5, node[i]);
-	synth_graph_node_stack(s, 13, 5, 3, 41);
+	synth_graph_node(s, 13, 5, 41, 3, 0);
 	synth_corr_stack(s, 60, 99);
 	synth_kernel_corr(s, id.other, GPU0 + 1000, GPU0 + 1005, 0, 60, 0, 0);
 	write_frames(s, &id, 0);
