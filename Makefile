@@ -108,7 +108,7 @@ $(WRAPPER): scripts/gpuprof
 $(BUILD)/obj/test/unit/%.o: test/unit/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) -Itest/unit -Ianalyzer -Ipreload -pthread $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(BASE_CFLAGS) -Itest/unit -Ianalyzer -Ipreload -I$(CUDA_HOME)/include -pthread $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 
 # Unit tests link the analyzer library objects, CUPTI-free recorder objects
 # (rebuilt with sanitizers) and the test helpers.
@@ -116,7 +116,12 @@ $(BUILD)/obj/san/preload/%.o: preload/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -pthread -I$(CUDA_HOME)/include $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
-REC_CORE_TEST_OBJ := $(REC_CORE_OBJ:$(BUILD)/obj/%=$(BUILD)/obj/san/%)
+$(BUILD)/obj/san/cupti/nvtx.o: cupti/nvtx.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -pthread -I$(CUDA_HOME)/include $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+# The NVTX tool needs no CUPTI: unit tests drive it through a stand-in NVTX.
+REC_CORE_TEST_OBJ := $(REC_CORE_OBJ:$(BUILD)/obj/%=$(BUILD)/obj/san/%) $(BUILD)/obj/san/cupti/nvtx.o
 $(BUILD)/test/test_%: $(BUILD)/obj/test/unit/test_%.o $(UNIT_HELP_OBJ) $(ANA_LIB_OBJ) $(REC_CORE_TEST_OBJ)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)

@@ -12,6 +12,15 @@
  *     mincupti: N records (K kernel, G graph, D dropped)
  *
  * on stderr.  It decodes nothing and writes nothing else.
+ *
+ * Probes of what host-side API tracing costs on top of that floor (used by
+ * bench/probe_api.sh, not by the main benchmark):
+ *   MINCUPTI_API=1       also CUPTI_ACTIVITY_KIND_RUNTIME and DRIVER records
+ *   MINCUPTI_CALLBACK=1  an empty CUPTI callback on the launch calls
+ *                        (cudaLaunchKernel, cuLaunchKernel)
+ *   MINCUPTI_CALLBACK=2  the same callback taking a timestamp at entry and
+ *                        exit and storing 32 bytes per call in a
+ *                        thread-local buffer: a tracer's own API record
  */
 #include <cupti.h>
 #include <pthread.h>
@@ -84,6 +93,49 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 		free(buffer);
 }
 
+static atomic_ullong n_calls;
+static __thread struct {
+	uint64_t t0;
+	uint64_t rec[4 * 1024];
+	unsigned n;
+} tl;
+
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+				 const void *data)
+{
+	const CUpti_CallbackData *cd = data;
+	uint64_t t = 0;
+
+	if (!ud)
+		return;
+	cuptiGetTimestamp(&t);
+	if (cd->callbackSite == CUPTI_API_ENTER) {
+		tl.t0 = t;
+		return;
+	}
+	tl.rec[tl.n++] = tl.t0;
+	tl.rec[tl.n++] = t;
+	tl.rec[tl.n++] = (uint64_t)domain << 32 | cbid;
+	tl.rec[tl.n++] = cd->correlationId;
+	if (tl.n == sizeof(tl.rec) / sizeof(tl.rec[0])) {
+		atomic_fetch_add_explicit(&n_calls, tl.n / 4, memory_order_relaxed);
+		tl.n = 0;
+	}
+}
+
+static void probe_callbacks(int stamped)
+{
+	CUpti_SubscriberHandle sub;
+
+	if (cuptiSubscribe(&sub, on_callback, stamped ? (void *)1 : NULL) != CUPTI_SUCCESS) {
+		fprintf(stderr, "mincupti: cuptiSubscribe failed\n");
+		return;
+	}
+	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+			    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+}
+
 static void at_exit(void)
 {
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -124,6 +176,12 @@ int InitializeInjection(void)
 	enable(CUPTI_ACTIVITY_KIND_MEMSET, "memset");
 	if (graph && strcmp(graph, "1") == 0)
 		enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "graph trace");
+	if (getenv("MINCUPTI_API") && !strcmp(getenv("MINCUPTI_API"), "1")) {
+		enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API");
+		enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API");
+	}
+	if (getenv("MINCUPTI_CALLBACK"))
+		probe_callbacks(!strcmp(getenv("MINCUPTI_CALLBACK"), "2"));
 	atexit(at_exit);
 	return 1;
 }

@@ -4,14 +4,14 @@
  * serialized by one mutex (cuptiActivityEnable is not thread-safe); the
  * common path of an NVTX push that does not match costs a string compare.
  */
+#define NVTX_NO_IMPL
 #include "capture.h"
 #include "cupti_api.h"
+#include "nvtx.h"
 
 #include "../preload/log.h"
 #include "../preload/recorder.h"
 
-#include <generated_nvtx_meta.h>
-#include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +31,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* NVTX push/pop nesting per thread: depth and the depth that opened a capture. */
 static __thread int nvtx_depth;
 static __thread int nvtx_capture_depth = -1;
-
-/* Domain handles created with the configured name. */
-#define GP_MAX_DOMAINS 16
-static nvtxDomainHandle_t domains[GP_MAX_DOMAINS];
-static int ndomains;
 
 int gp_capture_init(const struct gp_capture_ops *o)
 {
@@ -84,13 +79,12 @@ int gp_capture_init(const struct gp_capture_ops *o)
 	return 1;
 }
 
+static void nvtx_push(const char *domain, const char *message);
+static void nvtx_pop(void);
+
 void gp_capture_enable_callbacks(CUpti_SubscriberHandle sub)
 {
-	static const CUpti_CallbackId nvtx_cbids[] = {
-		CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
-		CUPTI_CBID_NVTX_nvtxRangePop, CUPTI_CBID_NVTX_nvtxDomainRangePushEx,
-		CUPTI_CBID_NVTX_nvtxDomainRangePop, CUPTI_CBID_NVTX_nvtxDomainCreateA,
-	};
+	static const struct gp_nvtx_capture_hooks hooks = { nvtx_push, nvtx_pop };
 
 	if (mode == MODE_PROFILER_API) {
 		gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
@@ -98,8 +92,8 @@ void gp_capture_enable_callbacks(CUpti_SubscriberHandle sub)
 		gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
 					  CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
 	} else if (mode == MODE_NVTX) {
-		for (size_t i = 0; i < sizeof(nvtx_cbids) / sizeof(nvtx_cbids[0]); i++)
-			gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_NVTX, nvtx_cbids[i]);
+		/* NVTX calls reach gpuprof's own NVTX handlers (nvtx.h). */
+		gp_nvtx_set_capture_hooks(&hooks);
 	}
 }
 
@@ -147,35 +141,21 @@ static void stop_capture(void)
 	pthread_mutex_unlock(&lock);
 }
 
-static int domain_matches(nvtxDomainHandle_t d)
+/* NVTX push on the calling thread; domain NULL is the default domain.
+ * Without @DOMAIN any domain matches. */
+static void nvtx_push(const char *domain, const char *message)
 {
-	if (!range_domain[0])
-		return 1;
-	for (int i = 0; i < ndomains; i++)
-		if (domains[i] == d)
-			return 1;
-	return 0;
-}
-
-static const char *attr_message(const nvtxEventAttributes_t *a)
-{
-	return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : NULL;
-}
-
-static void on_push(const char *msg, int domain_ok, int site)
-{
-	if (site == CUPTI_API_ENTER) {
-		if (nvtx_capture_depth < 0 && domain_ok && msg && !strcmp(msg, range_name)) {
-			nvtx_capture_depth = nvtx_depth;
-			start_capture();
-		}
-		nvtx_depth++;
+	if (nvtx_capture_depth < 0 && message && !strcmp(message, range_name) &&
+	    (!range_domain[0] || (domain && !strcmp(domain, range_domain)))) {
+		nvtx_capture_depth = nvtx_depth;
+		start_capture();
 	}
+	nvtx_depth++;
 }
 
-static void on_pop(int site)
+static void nvtx_pop(void)
 {
-	if (site != CUPTI_API_ENTER || !nvtx_depth)
+	if (!nvtx_depth)
 		return;
 	nvtx_depth--;
 	if (nvtx_depth == nvtx_capture_depth) {
@@ -197,47 +177,6 @@ int gp_capture_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, cons
 		else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop &&
 			 cd->callbackSite == CUPTI_API_ENTER)
 			stop_capture();
-		return 1;
-	}
-	if (mode == MODE_NVTX && domain == CUPTI_CB_DOMAIN_NVTX) {
-		const CUpti_NvtxData *nd = data;
-		/* NVTX callbacks come once, before the call: treat as ENTER. */
-		int site = CUPTI_API_ENTER;
-
-		switch (cbid) {
-		case CUPTI_CBID_NVTX_nvtxRangePushA:
-			on_push(((const nvtxRangePushA_params *)nd->functionParams)->message,
-				!range_domain[0], site);
-			break;
-		case CUPTI_CBID_NVTX_nvtxRangePushEx:
-			on_push(attr_message(((const nvtxRangePushEx_params *)nd->functionParams)->eventAttrib),
-				!range_domain[0], site);
-			break;
-		case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
-			const nvtxDomainRangePushEx_params *p = nd->functionParams;
-
-			on_push(attr_message(p->core.eventAttrib), domain_matches(p->domain), site);
-			break;
-		}
-		case CUPTI_CBID_NVTX_nvtxRangePop:
-		case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-			on_pop(site);
-			break;
-		case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
-			const nvtxDomainCreateA_params *p = nd->functionParams;
-
-			if (range_domain[0] && p->name && !strcmp(p->name, range_domain) &&
-			    nd->functionReturnValue) {
-				pthread_mutex_lock(&lock);
-				if (ndomains < GP_MAX_DOMAINS)
-					domains[ndomains++] = *(const nvtxDomainHandle_t *)nd->functionReturnValue;
-				pthread_mutex_unlock(&lock);
-			}
-			break;
-		}
-		default:
-			break;
-		}
 		return 1;
 	}
 	return 0;

@@ -1,17 +1,54 @@
 /*
- * NVTX ranges and marks from CUPTI MARKER / MARKER_DATA records.
- * Context: the CUPTI completion callback, under the ring's producer lock;
- * gp_nvtx_close_all at exit, same lock.
+ * NVTX: gpuprof is the NVTX tool itself.  InitializeInjectionNvtx2 fills
+ * each NVTX instance's function table with the handlers in nvtx.c, so
+ * every range, mark, domain and registered string reaches us directly, on
+ * the calling thread, from the program's first NVTX call (before cuInit
+ * too) and whichever thread ends a start/end range.
+ *
+ * Context:
+ *  - handlers: application threads.  They append a small event to a
+ *    per-thread block (no lock, no syscall beyond the first call of a
+ *    thread; a pool lock only when a block fills) and return.
+ *  - gp_nvtx_drain / gp_nvtx_close_all: the recorder's flusher or exit
+ *    path, with the ring's producer lock held.  They pair opens and closes
+ *    by range id (across threads, in any order) and emit whole ranges.
  */
 #ifndef GP_NVTX_H
 #define GP_NVTX_H
 
-#include <cupti.h>
 #include <stdint.h>
 
-void gp_nvtx_marker(const CUpti_ActivityMarker2 *m);
-void gp_nvtx_marker_data(const CUpti_ActivityMarkerData2 *d);
-/* Emits ranges still open at exit, ending at `now`, flagged unterminated. */
+/* What the handlers do; set once, by InitializeInjectionNvtx2. */
+#define GP_NVTX_RECORD 1u      /* record ranges and marks */
+#define GP_NVTX_CAPTURE 2u     /* feed push/pop to the capture-range hooks */
+
+/* Capture-range hooks (capture.c), called on the application thread. */
+struct gp_nvtx_capture_hooks {
+	void (*push)(const char *domain, const char *message);
+	void (*pop)(void);
+};
+
+/*
+ * Installs the handlers into the calling NVTX instance's tables.
+ * get_export_table is NVTX's NvtxGetExportTableFunc_t.  Returns 1 when the
+ * handlers are installed, 0 to leave that NVTX instance a no-op.
+ */
+int gp_nvtx_inject(const void *get_export_table, unsigned what);
+
+/* Set before the capture range is armed; NULL hooks switch it off. */
+void gp_nvtx_set_capture_hooks(const struct gp_nvtx_capture_hooks *h);
+
+/* Innermost push/pop range open on the calling thread; 0 if none. */
+uint64_t gp_nvtx_current(void);
+
+/* Producer lock held: turns buffered events into NVTX records. */
+void gp_nvtx_drain(void);
+
+/* Producer lock held, at exit: drains, then emits the ranges still open,
+ * ending at `now`, flagged unterminated.  Handlers stop recording. */
 void gp_nvtx_close_all(uint64_t now);
+
+/* Handlers stop recording (tracer gave up, forked child); any thread. */
+void gp_nvtx_off(void);
 
 #endif

@@ -15,6 +15,7 @@
  */
 #include "stacks.h"
 #include "cupti_api.h"
+#include "nvtx.h"
 
 #include "../preload/log.h"
 #include "../preload/recorder.h"
@@ -68,12 +69,18 @@ static uint32_t emitted_upto = 1;
 static uint64_t *pc_seen;             /* open addressing set of symbolized pcs */
 static uint32_t pc_cap, pc_count;
 
-/* Graph node -> stack, for clones made at instantiation.  Rare: a mutex. */
-static pthread_mutex_t node_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	uint64_t node;
+/*
+ * Graph node -> where it was made (stack, correlation, innermost NVTX
+ * range), for the clones made at instantiation.  Open addressing on the
+ * node id; rare (node creation only): a mutex.
+ */
+struct node_origin {
+	uint64_t node;             /* 0 = empty */
+	uint64_t nvtx;
 	uint32_t stack, corr;
-} *nodes;
+};
+static pthread_mutex_t node_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct node_origin *nodes;
 static uint32_t node_cap, node_count;
 
 static void *map(size_t bytes)
@@ -281,81 +288,124 @@ void gp_stacks_corr(uint32_t correlation)
 	}
 }
 
-static void emit_graph_node(uint64_t node, uint32_t graph_id, uint32_t stack, uint32_t corr)
+static void emit_graph_node(uint32_t graph_id, const struct node_origin *o)
 {
 	struct gp_rec_graph_node *r;
 
 	gp_ring_lock(&gp_rec.ring);
 	r = gp_emit(GP_REC_GRAPH_NODE, sizeof(*r));
 	if (r) {
-		r->node = node;
+		r->node = o->node;
 		r->graph_id = graph_id;
-		r->stack = stack;
-		r->correlation = corr;
+		r->stack = o->stack;
+		r->correlation = o->corr;
+		r->nvtx = o->nvtx;
 	}
 	gp_ring_unlock(&gp_rec.ring);
 }
 
-static void remember_node(uint64_t node, uint32_t stack, uint32_t corr)
+static uint32_t node_slot(uint64_t node, uint32_t ncap)
 {
-	pthread_mutex_lock(&node_lock);
-	if (node_count == node_cap) {
-		uint32_t ncap = node_cap ? node_cap * 2 : 256;
-		void *nn = realloc(nodes, ncap * sizeof(*nodes));
+	return (uint32_t)((node * 0x9e3779b97f4a7c15ull) >> 32) & (ncap - 1);
+}
 
-		if (!nn) {
+/* node_lock held. */
+static struct node_origin *node_find(uint64_t node)
+{
+	if (!node_cap)
+		return NULL;
+	for (uint32_t j = node_slot(node, node_cap);; j = (j + 1) & (node_cap - 1)) {
+		if (nodes[j].node == node)
+			return &nodes[j];
+		if (!nodes[j].node)
+			return NULL;
+	}
+}
+
+static void remember_node(const struct node_origin *o)
+{
+	struct node_origin *e;
+
+	pthread_mutex_lock(&node_lock);
+	if ((node_count + 1) * 2 > node_cap) {
+		uint32_t ncap = node_cap ? node_cap * 2 : 1024;
+		struct node_origin *nt = calloc(ncap, sizeof(*nt));
+
+		if (!nt) {
 			pthread_mutex_unlock(&node_lock);
 			return;
 		}
-		nodes = nn;
+		for (uint32_t i = 0; i < node_cap; i++)
+			if (nodes[i].node) {
+				uint32_t j = node_slot(nodes[i].node, ncap);
+
+				while (nt[j].node)
+					j = (j + 1) & (ncap - 1);
+				nt[j] = nodes[i];
+			}
+		free(nodes);
+		nodes = nt;
 		node_cap = ncap;
 	}
-	nodes[node_count].node = node;
-	nodes[node_count].stack = stack;
-	nodes[node_count].corr = corr;
-	node_count++;
+	if (!(e = node_find(o->node))) {
+		uint32_t j = node_slot(o->node, node_cap);
+
+		while (nodes[j].node)
+			j = (j + 1) & (node_cap - 1);
+		e = &nodes[j];
+		node_count++;
+	}
+	*e = *o;
 	pthread_mutex_unlock(&node_lock);
 }
 
-static int lookup_node(uint64_t node, uint32_t *stack, uint32_t *corr)
+static int lookup_node(uint64_t node, struct node_origin *out)
 {
-	int found = 0;
+	struct node_origin *e;
 
 	pthread_mutex_lock(&node_lock);
-	for (uint32_t i = node_count; i-- > 0;)
-		if (nodes[i].node == node) {
-			*stack = nodes[i].stack;
-			*corr = nodes[i].corr;
-			found = 1;
-			break;
-		}
+	if ((e = node_find(node)))
+		*out = *e;
 	pthread_mutex_unlock(&node_lock);
-	return found;
+	return e != NULL;
 }
 
 void gp_stacks_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 {
 	const CUpti_GraphData *g = rd->resourceDescriptor;
+	struct node_origin o;
 	uint64_t node = 0, orig = 0;
-	uint32_t graph_id = 0, stack, corr;
+	uint32_t graph_id = 0;
 
-	if (!unw_bt || !g || gp_cu.cuptiGetGraphNodeId(g->node, &node) != CUPTI_SUCCESS)
+	if (!g || gp_cu.cuptiGetGraphNodeId(g->node, &node) != CUPTI_SUCCESS || !node)
 		return;
 	if (g->graph)
 		gp_cu.cuptiGetGraphId(g->graph, &graph_id);
 	if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
-		/* Only nodes made inside a traced call (capture or add-node);
-		 * instantiation creates nodes outside one and is skipped. */
-		if (!depth || !cur_stack)
-			return;
-		remember_node(node, cur_stack, cur_corr);
-		emit_graph_node(node, graph_id, cur_stack, cur_corr);
+		o.node = node;
+		o.nvtx = gp_nvtx_current();
+		o.stack = o.corr = 0;
+		if (unw_bt) {
+			/* Only nodes made inside a traced call (capture or
+			 * add-node); instantiation makes nodes outside one. */
+			if (!depth || !cur_stack)
+				return;
+			o.stack = cur_stack;
+			o.corr = cur_corr;
+			remember_node(&o);
+			emit_graph_node(graph_id, &o);
+		} else {
+			/* No API callbacks to tell capture from instantiation:
+			 * remember it; the clones that run are emitted. */
+			remember_node(&o);
+		}
 	} else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
 		if (gp_cu.cuptiGetGraphNodeId(g->originalNode, &orig) != CUPTI_SUCCESS ||
-		    !lookup_node(orig, &stack, &corr))
+		    !lookup_node(orig, &o))
 			return;
-		remember_node(node, stack, corr);
-		emit_graph_node(node, graph_id, stack, corr);
+		o.node = node;
+		remember_node(&o);
+		emit_graph_node(graph_id, &o);
 	}
 }
 

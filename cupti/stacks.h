@@ -8,7 +8,8 @@
  * Contexts:
  *   gp_stacks_on_api      application threads, inside CUPTI API callbacks:
  *                         no malloc, no locks, no I/O (only the unwinder).
- *   gp_stacks_on_resource application threads, graph node creation (rare):
+ *   gp_stacks_on_resource application threads, graph node creation (rare;
+ *                         with --backtrace or NVTX tracing):
  *                         may take the ring's producer lock.
  *   gp_stacks_corr        completion callback, producer lock held.
  *   gp_stacks_emit        flusher thread or exit, producer lock held.

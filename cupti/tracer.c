@@ -412,12 +412,6 @@ static void translate(const CUpti_Activity *rec)
 	case CUPTI_ACTIVITY_KIND_CONTEXT:
 		put_context((const CUpti_ActivityContext3 *)rec);
 		break;
-	case CUPTI_ACTIVITY_KIND_MARKER:
-		gp_nvtx_marker((const CUpti_ActivityMarker2 *)rec);
-		break;
-	case CUPTI_ACTIVITY_KIND_MARKER_DATA:
-		gp_nvtx_marker_data((const CUpti_ActivityMarkerData2 *)rec);
-		break;
 	case CUPTI_ACTIVITY_KIND_OVERHEAD:
 		put_overhead((const CUpti_ActivityOverhead3 *)rec);
 		break;
@@ -480,6 +474,7 @@ static void *flusher_main(void *arg)
 		if (!atomic_load(&gp_rec.disabled))
 			gp_cu.cuptiActivityFlushAll(0);
 		gp_ring_lock(&gp_rec.ring);
+		gp_nvtx_drain();
 		gp_stacks_emit();
 		gp_emit_lost(0);
 		gp_ring_seal(&gp_rec.ring, 0);
@@ -513,8 +508,8 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && !atexit_registered) {
 			atexit_registered = 1;
 			atexit(at_exit);
-		} else if (gp_rec.cfg.backtrace && (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
-						    cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) {
+		} else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
+			   cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
 			gp_stacks_on_resource(cbid, data);
 		}
 		break;
@@ -576,6 +571,14 @@ static void enable_callbacks(void)
 				  CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2);
 	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
 				  CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2);
+	if (gp_rec.cfg.trace & GP_TRACE_NVTX) {
+		/* Graph kernels take the NVTX ranges of where their node was
+		 * made: node creation and instantiation clones (rare calls). */
+		gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+					  CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+		gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+					  CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+	}
 }
 
 /*
@@ -695,10 +698,6 @@ static int enable_activities(void)
 {
 	enable_kind(CUPTI_ACTIVITY_KIND_DEVICE, "devices", 0);
 	enable_kind(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts", 0);
-	if (gp_rec.cfg.trace & GP_TRACE_NVTX) {
-		enable_kind(CUPTI_ACTIVITY_KIND_MARKER, "NVTX", 1);
-		enable_kind(CUPTI_ACTIVITY_KIND_MARKER_DATA, "NVTX payloads", 0);
-	}
 	return capture_configured ? 0 : set_device_kinds(1);
 }
 
@@ -723,6 +722,7 @@ static void register_session_file(void)
 
 static void give_up(const char *why)
 {
+	gp_nvtx_off();
 	gp_log("%s; the program runs untraced", why);
 	atomic_store(&gp_rec.state, GP_OFF);
 }
@@ -903,5 +903,6 @@ void gp_tracer_forked(void)
 	 */
 	atomic_store(&gp_rec.disabled, 1);
 	atomic_store(&gp_rec.state, GP_OFF);
+	gp_nvtx_off();
 	flusher_started = 0;
 }

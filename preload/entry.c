@@ -8,13 +8,16 @@
  *  - InitializeInjection: called by the CUDA driver inside cuInit, on the
  *    thread that called it, in the same loaded image.  All CUPTI work
  *    starts here, once, whichever way the library was loaded.
+ *  - InitializeInjectionNvtx2: called by each NVTX instance on its first
+ *    call; installs the NVTX handlers, which buffer events until tracing
+ *    starts.
  *  - atfork child handler: async-signal context; only flips flags.
  */
 #include "config.h"
 #include "log.h"
 #include "recorder.h"
 
-#include "../cupti/cupti_api.h"
+#include "../cupti/nvtx.h"
 #include "../cupti/tracer.h"
 
 #include <dlfcn.h>
@@ -28,13 +31,11 @@
 /* Called by the CUDA driver (CUDA_INJECTION64_PATH); returns 1 (success). */
 GP_EXPORT int InitializeInjection(void);
 /*
- * Called by each NVTX instance (NVTX_INJECTION64_PATH) on its first call;
- * forwarded to CUPTI's own NVTX handlers.  Return 1 to receive NVTX calls,
- * 0 to leave NVTX a no-op.
+ * Called by each NVTX instance (NVTX_INJECTION64_PATH) on its first call,
+ * which may come before cuInit: installs gpuprof's NVTX handlers
+ * (cupti/nvtx.h).  Returns 1 to receive NVTX calls, 0 to leave NVTX a no-op.
  */
-GP_EXPORT int InitializeInjectionNvtx(void *get_export_table);
 GP_EXPORT int InitializeInjectionNvtx2(void *get_export_table);
-GP_EXPORT int InitializeInjectionNvtxExtension(void *module_info);
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static char self_path[PATH_MAX];
@@ -94,47 +95,23 @@ GP_EXPORT int InitializeInjection(void)
 }
 
 static pthread_once_t nvtx_once = PTHREAD_ONCE_INIT;
-static int nvtx_ok;
+static unsigned nvtx_what;
 
 static void nvtx_init(void)
 {
 	struct gp_config cfg;
-	char why[600];
+	const char *r = getenv("GPUPROF_CAPTURE_RANGE");
 
-	gp_config_load(&cfg);
-	if (cfg.disabled || !(cfg.trace & GP_TRACE_NVTX))
+	if (gp_config_load(&cfg) < 0 || cfg.disabled)
 		return;
-	/* Loading CUPTI is safe before cuInit; it does not start the driver. */
-	if (gp_cupti_load(why, sizeof(why)) < 0) {
-		gp_debug("NVTX not traced: %s", why);
-		return;
-	}
-	nvtx_ok = 1;
-}
-
-/* Forwards one NVTX entry point to libcupti's implementation of it. */
-static int nvtx_forward(const char *sym, void *arg)
-{
-	int (*fn)(void *);
-
-	pthread_once(&nvtx_once, nvtx_init);
-	if (!nvtx_ok || atomic_load(&gp_rec.disabled))
-		return 0;
-	fn = (int (*)(void *))dlsym(gp_cu.handle, sym);
-	return fn ? fn(arg) : 0;
-}
-
-int InitializeInjectionNvtx(void *get_export_table)
-{
-	return nvtx_forward("InitializeInjectionNvtx", get_export_table);
+	if (cfg.trace & GP_TRACE_NVTX)
+		nvtx_what |= GP_NVTX_RECORD;
+	if (r && !strncmp(r, "nvtx:", 5))
+		nvtx_what |= GP_NVTX_CAPTURE;
 }
 
 int InitializeInjectionNvtx2(void *get_export_table)
 {
-	return nvtx_forward("InitializeInjectionNvtx2", get_export_table);
-}
-
-int InitializeInjectionNvtxExtension(void *module_info)
-{
-	return nvtx_forward("InitializeInjectionNvtxExtension", module_info);
+	pthread_once(&nvtx_once, nvtx_init);
+	return gp_nvtx_inject(get_export_table, nvtx_what);
 }

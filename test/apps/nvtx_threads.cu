@@ -3,8 +3,12 @@
 //   "xthread" is started on the main thread (5 launches there while it is
 //   open, 3 more from a second thread that must not count) and ended on
 //   another thread; "dom_range" is pushed in domain "mydomain" around 2
-//   launches; one mark.  Prints TRUTH lines for the kernels (checked
-//   strictly) and nvtx.* lines for the ranges.
+//   launches; one mark.  "app" is pushed before the first CUDA call (NVTX
+//   before cuInit) and holds everything on the main thread.  A graph of 3
+//   kernels is captured inside "graph_capture" and replayed twice inside
+//   "graph_replay": its kernels belong to the capture site's ranges.
+//   Prints TRUTH lines for the kernels (checked strictly) and nvtx.* lines
+//   for the ranges.
 // NVCCFLAGS: -cudart shared
 // LIBS: -lpthread
 #include <cuda_runtime.h>
@@ -44,6 +48,7 @@ int main(void)
 	nvtxDomainHandle_t dom;
 	nvtxEventAttributes_t a;
 
+	nvtxRangePushA("app"); /* before any CUDA call */
 	CK(cudaMalloc(&d, 32 * sizeof(int)));
 	CK(cudaDeviceSynchronize());
 
@@ -71,12 +76,38 @@ int main(void)
 	launch(2);
 	nvtxDomainRangePop(dom);
 	nvtxMarkA("done");
+
+	{
+		cudaStream_t s;
+		cudaGraph_t g;
+		cudaGraphExec_t ge;
+
+		CK(cudaStreamCreate(&s));
+		nvtxRangePushA("graph_capture");
+		CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+		for (int i = 0; i < 3; i++)
+			nv_kernel<<<1, 32, 0, s>>>(d);
+		CK(cudaStreamEndCapture(s, &g));
+		nvtxRangePop();
+		CK(cudaGraphInstantiate(&ge, g, 0));
+		nvtxRangePushA("graph_replay");
+		for (int i = 0; i < 2; i++)
+			CK(cudaGraphLaunch(ge, s));
+		nvtxRangePop();
+		CK(cudaStreamSynchronize(s));
+		truth_kernel("nv_kernel", 6);
+		truth_set("graph_nodes.capture.nodes", 3);
+		truth_set("graph_nodes.capture.kernels", 6);
+	}
 	CK(cudaDeviceSynchronize());
 	CK(cudaFree(d));
+	nvtxRangePop();
 
 	truth_print();
 	printf("TRUTH nvtx.outer.kernels 10\nTRUTH nvtx.inner.kernels 6\n"
 	       "TRUTH nvtx.xthread.kernels 5\nTRUTH nvtx.dom_range.kernels 2\n"
-	       "TRUTH nvtx.outer.count 1\nTRUTH nvtx.xthread.count 1\n");
+	       "TRUTH nvtx.outer.count 1\nTRUTH nvtx.xthread.count 1\n"
+	       "TRUTH nvtx.app.kernels 23\nTRUTH nvtx.app.count 1\n"
+	       "TRUTH nvtx.graph_capture.kernels 6\nTRUTH nvtx.graph_replay.kernels 0\n");
 	return 0;
 }

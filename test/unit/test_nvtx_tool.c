@@ -1,0 +1,245 @@
+/*
+ * Unit tests of the recorder's NVTX tool (cupti/nvtx.c) without a GPU: a
+ * stand-in for NVTX's export table receives the handlers, the test calls
+ * them as an NVTX instance would (some before the recorder exists, as
+ * before cuInit), drains into a real ring and trace file and reads the
+ * records back through the analyzer's reader.
+ */
+#define NVTX_NO_IMPL
+#include "tap.h"
+
+#include "recorder.h"
+
+#include "../../cupti/nvtx.h"
+#include "reader.h"
+
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The stand-in NVTX instance: one slot per entry point, as nvtxInit.h has. */
+static NvtxFunctionPointer core_fn[NVTX_CBID_CORE_SIZE];
+static NvtxFunctionPointer core2_fn[NVTX_CBID_CORE2_SIZE];
+static NvtxFunctionPointer *core_tab[NVTX_CBID_CORE_SIZE];
+static NvtxFunctionPointer *core2_tab[NVTX_CBID_CORE2_SIZE];
+
+static int NVTX_API get_module(NvtxCallbackModule m, NvtxFunctionTable *out, unsigned int *size)
+{
+	if (m == NVTX_CB_MODULE_CORE) {
+		*out = core_tab;
+		*size = NVTX_CBID_CORE_SIZE;
+		return 1;
+	}
+	if (m == NVTX_CB_MODULE_CORE2) {
+		*out = core2_tab;
+		*size = NVTX_CBID_CORE2_SIZE;
+		return 1;
+	}
+	return 0;
+}
+
+static const NvtxExportTableCallbacks callbacks = { sizeof(NvtxExportTableCallbacks), get_module };
+
+static const void *NVTX_API get_export_table(uint32_t id)
+{
+	return id == NVTX_ETID_CALLBACKS ? &callbacks : NULL;
+}
+
+#define CORE(name, type) ((type)core_fn[NVTX_CBID_CORE_##name])
+#define CORE2(name, type) ((type)core2_fn[NVTX_CBID_CORE2_##name])
+
+static nvtxRangeId_t xthread_id, early_id;
+
+static void *end_elsewhere(void *arg)
+{
+	(void)arg;
+	/* Ends a range another thread started; this thread's events are
+	 * drained first (newest thread first), so the end is read first. */
+	CORE(RangeEnd, nvtxRangeEnd_impl_fntype)(xthread_id);
+	CORE(RangePushA, nvtxRangePushA_impl_fntype)("worker");
+	CORE(RangePop, nvtxRangePop_impl_fntype)();
+	return NULL;
+}
+
+struct seen {
+	char strings[64][64];
+	struct gp_rec_nvtx ranges[32];
+	int nranges;
+	struct gp_rec_nvtx marks[8];
+	int nmarks;
+};
+
+static int collect(void *ctx, const struct gp_rec *rec)
+{
+	struct seen *s = ctx;
+
+	if (rec->type == GP_REC_STRING) {
+		const struct gp_rec_string *r = (const void *)rec;
+
+		if (r->id < 64)
+			snprintf(s->strings[r->id], sizeof(s->strings[0]), "%.*s", (int)r->len,
+				 (const char *)(r + 1));
+	} else if (rec->type == GP_REC_NVTX_RANGE && s->nranges < 32) {
+		memcpy(&s->ranges[s->nranges++], rec, sizeof(s->ranges[0]));
+	} else if (rec->type == GP_REC_NVTX_MARK && s->nmarks < 8) {
+		memcpy(&s->marks[s->nmarks++], rec, sizeof(s->marks[0]));
+	}
+	return 0;
+}
+
+static const struct gp_rec_nvtx *range_named(const struct seen *s, const char *name)
+{
+	for (int i = 0; i < s->nranges; i++)
+		if (s->ranges[i].name < 64 && !strcmp(s->strings[s->ranges[i].name], name))
+			return &s->ranges[i];
+	return NULL;
+}
+
+int main(void)
+{
+	char tmpl[300], dir[64] = "/tmp/gpuprof-nvtx-XXXXXX", err[512];
+	struct gp_read_info info;
+	static struct seen s;
+	nvtxDomainHandle_t dom, dom2;
+	nvtxEventAttributes_t a;
+	uint64_t outer_id, inner_id;
+	pthread_t th;
+	int level, rc;
+
+	for (int i = 0; i < NVTX_CBID_CORE_SIZE; i++)
+		core_tab[i] = &core_fn[i];
+	for (int i = 0; i < NVTX_CBID_CORE2_SIZE; i++)
+		core2_tab[i] = &core2_fn[i];
+	if (!mkdtemp(dir))
+		return 1;
+
+	tap_begin("handlers installed");
+	CHECK(gp_nvtx_inject((const void *)get_export_table, 0) == 0);
+	CHECK(gp_nvtx_inject((const void *)get_export_table, GP_NVTX_RECORD) == 1);
+	CHECK(core_fn[NVTX_CBID_CORE_RangePushA] && core_fn[NVTX_CBID_CORE_RangeEnd] &&
+	      core2_fn[NVTX_CBID_CORE2_DomainRangePushEx] && core2_fn[NVTX_CBID_CORE2_DomainCreateA]);
+	CHECK(!core_fn[NVTX_CBID_CORE_NameOsThreadA]); /* left to NVTX's no-op */
+	tap_end();
+
+	/* Before the recorder exists (as before cuInit). */
+	early_id = CORE(RangeStartA, nvtxRangeStartA_impl_fntype)("early");
+	level = CORE(RangePushA, nvtxRangePushA_impl_fntype)("outer");
+	outer_id = gp_nvtx_current();
+	memset(&a, 0, sizeof(a));
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.category = 7;
+	a.colorType = NVTX_COLOR_ARGB;
+	a.color = 0xff00ff00u;
+	a.payloadType = NVTX_PAYLOAD_TYPE_DOUBLE;
+	a.payload.dValue = 2.5;
+	a.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+	a.message.unicode = L"inn\u00e9r";
+	CORE(RangePushEx, nvtxRangePushEx_impl_fntype)(&a);
+	inner_id = gp_nvtx_current();
+	TAP_CHECK("push levels and current range",
+		  level == 0 && outer_id && inner_id && inner_id != outer_id, "level %d", level);
+	CORE(RangePop, nvtxRangePop_impl_fntype)();
+	TAP_CHECK("pop returns to the outer range", gp_nvtx_current() == outer_id, "check failed");
+
+	/* The recorder starts. */
+	snprintf(tmpl, sizeof(tmpl), "%s/n", dir);
+	memset(&gp_rec, 0, sizeof(gp_rec));
+	gp_ring_init(&gp_rec.ring, 64 << 10, 4, 5000);
+	gp_intern_init(&gp_rec.strings);
+	rc = gp_tracefile_open(&gp_rec.file, tmpl, 0, GP_CLOCK_REALTIME, 1);
+	TAP_CHECK("trace file created", rc == 0, "rc %d", rc);
+	if (rc)
+		return tap_exit();
+	gp_tracefile_start(&gp_rec.file, &gp_rec.ring);
+	gp_ring_lock(&gp_rec.ring);
+	gp_emit_process(1, 0);
+	gp_nvtx_drain();
+	gp_ring_unlock(&gp_rec.ring);
+
+	xthread_id = CORE(RangeStartA, nvtxRangeStartA_impl_fntype)("xthread");
+	pthread_create(&th, NULL, end_elsewhere, NULL);
+	pthread_join(th, NULL);
+	CORE(RangeEnd, nvtxRangeEnd_impl_fntype)(early_id);
+
+	dom = CORE2(DomainCreateA, nvtxDomainCreateA_impl_fntype)("mydomain");
+	dom2 = CORE2(DomainCreateA, nvtxDomainCreateA_impl_fntype)("mydomain");
+	TAP_CHECK("a domain name has one handle", dom && dom == dom2, "check failed");
+	memset(&a, 0, sizeof(a));
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+	a.message.registered = CORE2(DomainRegisterStringA, nvtxDomainRegisterStringA_impl_fntype)(dom, "dom_range");
+	CORE2(DomainRangePushEx, nvtxDomainRangePushEx_impl_fntype)(dom, &a);
+	CORE(RangePushA, nvtxRangePushA_impl_fntype)("plain");
+	/* Domain stacks are separate: this pops dom_range, not plain. */
+	CORE2(DomainRangePop, nvtxDomainRangePop_impl_fntype)(dom);
+	CORE(RangePop, nvtxRangePop_impl_fntype)();
+	CORE(MarkA, nvtxMarkA_impl_fntype)("done");
+	/* "outer" stays open: unterminated at exit. */
+
+	gp_ring_lock(&gp_rec.ring);
+	gp_nvtx_close_all(gp_now_realtime());
+	gp_emit_end(gp_now_realtime());
+	gp_ring_seal(&gp_rec.ring, GP_CHUNK_F_LAST);
+	gp_ring_unlock(&gp_rec.ring);
+	gp_tracefile_stop(&gp_rec.file);
+
+	rc = gp_reader_read_file(gp_rec.file.path, collect, &s, &info, err, sizeof(err));
+	TAP_CHECK("trace reads back", rc == GP_READ_OK, "rc %d: %s", rc, err);
+
+	{
+		const struct gp_rec_nvtx *o = range_named(&s, "outer"), *i = range_named(&s, "inn\xc3\xa9r"),
+					 *x = range_named(&s, "xthread"), *e = range_named(&s, "early"),
+					 *w = range_named(&s, "worker"), *d = range_named(&s, "dom_range"),
+					 *p = range_named(&s, "plain");
+		double pay = 0;
+
+		tap_begin("push/pop ranges from before the recorder started");
+		CHECK(o && i);
+		if (o && i) {
+			CHECK(o->id == outer_id && i->id == inner_id);
+			CHECK(o->h.aux == (GP_NVTX_PUSHPOP | GP_NVTX_UNTERMINATED));
+			CHECK(i->h.aux == GP_NVTX_PUSHPOP && i->depth == 1 && o->depth == 0);
+			CHECK(i->start >= o->start && i->end <= o->end && i->end > i->start);
+			memcpy(&pay, &i->payload, 8);
+			CHECKF(i->category == 7 && i->color == 0xff00ff00u &&
+				       i->payload_kind == GP_NVTX_PAYLOAD_F64 && pay == 2.5,
+			       "cat %u color %x kind %u", i->category, i->color, i->payload_kind);
+		}
+		tap_end();
+
+		tap_begin("start/end range ended on another thread");
+		CHECK(x && w && e);
+		if (x && w && e) {
+			CHECKF(x->tid_start != x->tid_end && x->tid_end == w->tid_start,
+			       "tids %u %u worker %u", x->tid_start, x->tid_end, w->tid_start);
+			CHECK(!(x->h.aux & (GP_NVTX_PUSHPOP | GP_NVTX_UNTERMINATED)));
+			CHECK(x->end >= x->start && x->id == xthread_id);
+			CHECK(e->id == early_id && e->end > e->start && !(e->h.aux & GP_NVTX_UNTERMINATED));
+		}
+		tap_end();
+
+		tap_begin("domains, registered strings, per-domain stacks, marks");
+		CHECK(d && p && s.nmarks == 1);
+		if (d && p) {
+			CHECKF(d->domain && !strcmp(s.strings[d->domain], "mydomain"), "domain %u",
+			       d->domain);
+			CHECK(!p->domain && p->end >= d->end && !(p->h.aux & GP_NVTX_UNTERMINATED));
+		}
+		if (s.nmarks == 1)
+			CHECK(!strcmp(s.strings[s.marks[0].name], "done"));
+		CHECKF(s.nranges == 7, "%d ranges", s.nranges);
+		tap_end();
+	}
+
+	gp_intern_free(&gp_rec.strings);
+	gp_ring_destroy(&gp_rec.ring);
+	snprintf(err, sizeof(err), "rm -rf %s", dir);
+	if (system(err))
+		(void)0;
+	return tap_exit();
+}
