@@ -311,9 +311,13 @@ static int obs_act(void *ctx, struct gp_model *m, const struct gp_act *a)
 	uint32_t stack;
 	int deferred;
 
-	(void)m;
 	if (a->kind != GP_ACT_KERNEL)
 		return 0;
+	/* Recorded without --backtrace: nothing to look up. */
+	if (m->procs[a->proc].has_config && !m->procs[a->proc].config.backtrace) {
+		st->kernels_unstacked++;
+		return 0;
+	}
 	stack = launch_stack(st, a, &deferred);
 	return count_add(st, a, stack, deferred);
 }
@@ -819,6 +823,7 @@ int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m)
 	if (st->finished)
 		return 0;
 	st->finished = 1;
+	st->kernels += st->kernels_unstacked;
 	corr_reset(st, 0);
 	gp_map_free(&st->corr_map);
 	if (st->symbolize && sym_counted(st, m))

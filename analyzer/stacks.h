@@ -142,6 +142,7 @@ struct gp_stacks {
 	size_t nsyms, capsyms;
 	struct gp_map sym_map;     /* (module strtab id, offset) -> syms index */
 	uint64_t kernels, with_stack;  /* kernels counted; of those, with a stack */
+	uint64_t kernels_unstacked;    /* kernels of processes recorded without stacks */
 	uint64_t stack_records;    /* distinct STACK records read */
 	uint64_t corr_records;     /* CORR_STACK records naming a stack */
 	int finished;

@@ -57,7 +57,7 @@ build() {
 	fi
 }
 
-for prog in launch_loop graph_replay long_run; do
+for prog in launch_loop graph_replay long_run nvtx_loop; do
 	# shellcheck disable=SC2086
 	build "$out/$prog" "$NVCC" "$here/$prog.cu $here/common.cuh" \
 		"$NVCC" $NVCC_ARCH -O2 -Xcompiler -Wall,-Wextra -o "$out/$prog" "$here/$prog.cu" -lpthread

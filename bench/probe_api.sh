@@ -4,6 +4,7 @@
 # records, mincupti + an empty launch callback, mincupti + a callback that
 # keeps its own 32-byte API record, and gpuprof's device-only and default
 # configurations.  Interleaved, REPS rounds, medians in µs per launch.
+# Then the cost of one NVTX push/pop pair with and without gpuprof.
 #
 #   bash bench/probe_api.sh BUILD_DIR [REPS] [LAUNCHES]
 set -u
@@ -34,6 +35,27 @@ for r in $(seq "$reps"); do
 done
 printf '%-14s %s\n' config "median µs/launch (all rounds)"
 for c in $configs; do
+	vals=$(awk -v c="$c" '$1 == c { print $2 }' "$tmp/all" | sort -g | tr '\n' ' ')
+	med=$(awk -v c="$c" '$1 == c { print $2 }' "$tmp/all" | sort -g |
+		awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	printf '%-14s %s   (%s)\n' "$c" "$med" "$vals"
+done
+
+# NVTX: one push/pop pair, no profiler (NVTX calls are no-ops) against
+# gpuprof recording them.
+loopn=$build/bench/nvtx_loop
+for r in $(seq "$reps"); do
+	for c in none gp-default; do
+		case $c in
+		none) out=$("$loopn") ;;
+		gp-default) out=$("$gp" run -f -o "$tmp/n" --report=none "$loopn" 2>/dev/null) ;;
+		esac
+		v=$(printf '%s\n' "$out" | sed -n 's/^BENCH ns_per_pair //p')
+		echo "nvtx-$c ${v:-error}" >>"$tmp/all"
+	done
+done
+printf '%-14s %s\n' config "median ns per NVTX push/pop pair (all rounds)"
+for c in nvtx-none nvtx-gp-default; do
 	vals=$(awk -v c="$c" '$1 == c { print $2 }' "$tmp/all" | sort -g | tr '\n' ' ')
 	med=$(awk -v c="$c" '$1 == c { print $2 }' "$tmp/all" | sort -g |
 		awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
