@@ -65,8 +65,10 @@ ANALYZER_MIN_RATE = 20e6
 ANALYZER_MAX_BPR = 24
 
 CONFIG_ORDER = ["none", "mincupti", "mincupti-graph", "gp-device", "gp-default",
-                "gp-graph", "gp-bt", "torch.profiler", "nsys"]
-REFERENCE = ("nsys", "torch.profiler")
+                "gp-graph", "gp-bt", "torch.profiler", "nsys", "nsys-node"]
+# nsys-node: nsys with --cuda-graph-trace=node, the per-node peer of gpuprof's
+# default graph mode (nsys's own default traces whole graphs).
+REFERENCE = ("nsys", "nsys-node", "torch.profiler")
 GPUPROF_CONFIGS = ("gp-device", "gp-default", "gp-graph", "gp-bt")
 
 
@@ -388,12 +390,13 @@ class Bench:
         if cfg == "torch.profiler":
             extra["BENCH_TORCH_PROFILER"] = "1"
             return prog, extra
-        if cfg == "nsys":
+        if cfg in ("nsys", "nsys-node"):
             if not self.nsys:
                 raise NotAvailable("nsys not found")
             # Its temporary files (tens of MB per run) go to workdir too.
             extra["TMPDIR"] = workdir
-            return ([self.nsys, "profile", "-t", "cuda", "-o",
+            node = ["--cuda-graph-trace=node"] if cfg == "nsys-node" else []
+            return ([self.nsys, "profile", "-t", "cuda"] + node + ["-o",
                      os.path.join(workdir, "nsys"), "--force-overwrite", "true"] + prog), extra
         raise NotAvailable("unknown configuration")
 
@@ -427,7 +430,7 @@ class Bench:
                  unit="µs/replay", timeout=120,
                  prog=[self.bin("graph_replay"), "1000" if q else "2000", "100"],
                  configs=["none", "mincupti", "mincupti-graph", "gp-device", "gp-default",
-                          "gp-graph", "gp-bt", "nsys"]),
+                          "gp-graph", "gp-bt", "nsys", "nsys-node"]),
         ]
         return [w for w in ws if self.wants(w["name"]) and not (q and w.get("skip_quick"))]
 
@@ -504,12 +507,12 @@ class Bench:
         timeout = max(30, min(w["timeout"], self.deadline + 60 - time.time()))
         # nsys spends from seconds to minutes after the program is done
         # (writing and importing its capture); the measurement is out by then.
-        stop = r"^BENCH %s " % re.escape(w["metric"]) if cfg == "nsys" else None
+        stop = r"^BENCH %s " % re.escape(w["metric"]) if cfg.startswith("nsys") else None
         t0 = time.time()
         res = run_proc(argv, env=env, cwd=d, timeout=timeout, stop_regex=stop)
         vals = parse_bench(res.out)
         metric = vals.get(w["metric"])
-        ok = metric is not None and (cfg == "nsys" or (res.rc == 0 and not res.timed_out))
+        ok = metric is not None and (cfg.startswith("nsys") or (res.rc == 0 and not res.timed_out))
         st = self.state.setdefault(key, {"fails": 0})
         if res.timed_out:
             status = "timeout"
@@ -879,7 +882,8 @@ class Bench:
             if measured is None or measured == "n/a":
                 rows.append([target, workload, "n/a", "n/a"])
             else:
-                rows.append([target, workload, measured, "MET" if ok else "MISSED"])
+                rows.append([target, workload, measured,
+                             "reference" if ok is None else "MET" if ok else "MISSED"])
 
         titles = {w["name"]: w["title"] for w in self.workloads()}
         dev_ws = [w for w in ("launch", "launch-mt", "torch", "graph") if w in titles]
@@ -892,7 +896,9 @@ class Bench:
             add("defaults ÷ mincupti ≤ 1.10", titles[w], fmt_ratio(r),
                 r is not None and r <= 1.10)
         for w in dev_ws:
-            refs = ["nsys"] + (["torch.profiler"] if w == "torch" else [])
+            # Per-node graph tracing (the default) against nsys doing the same.
+            refs = (["nsys-node"] if w == "graph" else ["nsys"]) + \
+                (["torch.profiler"] if w == "torch" else [])
             for ref in refs:
                 g, n = self.med(w, "gp-default"), self.med(w, ref)
                 add("defaults below %s" % ref, titles[w],
@@ -913,6 +919,12 @@ class Bench:
             r = self.ratio("graph", "gp-graph", "none")
             add("whole-graph (--graph-trace=graph) ÷ none ≤ 1.05", titles["graph"],
                 fmt_ratio(r), r is not None and r <= 1.05)
+            r = self.ratio("graph", "mincupti-graph", "none")
+            add("whole-graph floor: mincupti-graph ÷ none", titles["graph"], fmt_ratio(r), None)
+            g, n = self.med("graph", "gp-graph"), self.med("graph", "nsys")
+            add("whole-graph below nsys (graph-level)", titles["graph"],
+                None if g is None or n is None else "%s vs %s" % (fmt(g), fmt(n)),
+                g is not None and n is not None and g < n)
         if self.long:
             added, grow, lost = self.long_numbers()
             t = "5 long run"

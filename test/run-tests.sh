@@ -91,7 +91,7 @@ if [ ! -f "$lib" ]; then
 else
 	# Only the injection entry points and gpuprof_* may be visible: a
 	# leaked symbol (zstd's above all) can interpose on the program's own.
-	allowed='^(InitializeInjection|InitializeInjectionNvtx|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|gpuprof_.*|_init|_fini)$'
+	allowed='^(InitializeInjection|InitializeInjectionNvtx2|gpuprof_.*|_init|_fini)$'
 	if ! syms=$(nm -D --defined-only "$lib" 2>&1); then
 		emit "not ok - recorder exports: nm failed: $syms"
 	else
