@@ -149,7 +149,7 @@ static int address_file(const uint64_t *offsets, size_t n, uint64_t bias, int *o
 /* Run addr2line on path with stdin in; its whole output into *b.  0, or -1. */
 static int run_addr2line(const char *path, int in, struct gp_buf *b, int *oom)
 {
-	char *argv[] = { "addr2line", "-e", (char *)path, "-f", "-a", NULL };
+	char *argv[] = { "addr2line", "-e", (char *)path, "-f", "-i", "-a", NULL };
 	posix_spawn_file_actions_t fa;
 	char chunk[65536];
 	int p[2], status, rc = -1;
@@ -236,9 +236,11 @@ static int parse_location(const char *loc, struct gp_symbolize_line *o)
 }
 
 /*
- * Per address written: "0x<address>", the function ("??" unknown), the
- * location.  Stops at the first block that does not fit.  0, or -1 out of
- * memory.
+ * Per address written: "0x<address>", then function ("??" unknown) and
+ * location pairs: with -i, one per level of inlining, innermost first.  The
+ * last pair is the function the address is really in (a launch stub inlined
+ * into its caller is reported at the caller's line, not the stub's).  Stops
+ * at the first block that does not fit.  0, or -1 out of memory.
  */
 static int parse(char *text, const uint64_t *offsets, size_t n, uint64_t bias,
 		 struct gp_symbolize_line *out)
@@ -256,6 +258,15 @@ static int parse(char *text, const uint64_t *offsets, size_t n, uint64_t bias,
 		if (!l || !fn || !loc || strncmp(l, "0x", 2) != 0 ||
 		    strtoull(l + 2, &stop, 16) != bias + offsets[i] - 1 || *stop)
 			return 0;
+		/* Outer levels of inlining, up to the next address. */
+		while (*s && strncmp(s, "0x", 2) != 0) {
+			char *f2 = next_line(&s), *l2 = next_line(&s);
+
+			if (!f2 || !l2)
+				break;
+			fn = f2;
+			loc = l2;
+		}
 		if (strcmp(fn, "??") != 0 && *fn && !(out[i].function = strdup(fn)))
 			return -1;
 		if (parse_location(loc, &out[i]))

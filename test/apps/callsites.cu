@@ -1,7 +1,7 @@
 // Call stacks: one kernel launched from two functions with known counts,
 // and a graph captured in a third function and replayed.  Built with
 // --export-dynamic so the recorder's dladdr names the functions.
-// NVCCFLAGS: -cudart shared -Xlinker --export-dynamic
+// NVCCFLAGS: -cudart shared -g -Xlinker --export-dynamic
 #include <cuda_runtime.h>
 
 #include "common.h"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # NVTX checks of the analyzer on traces recorded on a real GPU: range
 # counts and inclusive kernel counts that the recorded programs fix
-# (test/apps/torch_nvtx.py, test/apps/capture "nvtx all"), and the --nvtx
+# (test/apps/torch_nvtx.py, test/apps/nvtx_threads.cu, test/apps/capture
+# "nvtx all"), and the --nvtx
 # filter, read from "export --format json" and "--format csv".
 #
 # usage: test/golden/nvtx-checks.sh BUILD_DIR
@@ -86,6 +87,16 @@ check torch_nvtx.gpuprof "mark step_done 3"
 check torch_nvtx.gpuprof "csv forward 30"
 check torch_nvtx.gpuprof "kept 30" --nvtx '^step$'
 check torch_nvtx.gpuprof "kept 5" --nvtx startend
+check torch_nvtx.gpuprof "range before_cuda 1 1"
+# test/apps/nvtx_threads: a range opened before cuInit, one ended on another
+# thread, a domain range, and a graph captured in one range, replayed in another.
+check nvtx_threads.gpuprof "range app 1 23"
+check nvtx_threads.gpuprof "range xthread 1 5"
+check nvtx_threads.gpuprof "range dom_range 1 2"
+check nvtx_threads.gpuprof "range graph_capture 1 6"
+check nvtx_threads.gpuprof "range graph_replay 1 0"
+check nvtx_threads.gpuprof "mark done 1"
+check nvtx_threads.gpuprof "kept 6" --nvtx '^graph_capture$'
 check capture_all.gpuprof "range capture 2 12"
 check capture_all.gpuprof "range inner 1 3"
 check capture_all.gpuprof "kept 3" --nvtx '^inner$'

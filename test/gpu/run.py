@@ -680,6 +680,11 @@ def t_callsites(tools):
                   if any(fn in f for f in s.get("frames", [])))
         if got != want:
             errs.append("launches from %s: expected %d, got %d" % (fn, want, got))
+    # Built with -g: addr2line turns the caller frames into file:line.
+    if shutil.which("addr2line"):
+        frames = [f for s in js.get("launch_sites", []) for f in s.get("frames", [])]
+        if not any("site_a" in f and "callsites.cu:" in f for f in frames):
+            errs.append("no file:line (callsites.cu:N) on the site_a frame")
     if errs:
         raise Fail("; ".join(errs) + "; launch_sites: %s" % json.dumps(js.get("launch_sites", []))[:1500])
 
