@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -500,6 +501,43 @@ static int chrome_api(void *ctx, struct gp_model *m, const struct gp_api_call *c
 	return ferror(o) ? -1 : 0;
 }
 
+/* An NVTX payload as a JSON number (null when not finite). */
+static void json_payload(FILE *o, uint32_t kind, uint64_t raw)
+{
+	uint32_t r32 = (uint32_t)raw;
+	double d = 0;
+	float f;
+
+	switch (kind) {
+	case GP_NVTX_PAYLOAD_U64:
+		fprintf(o, "%" PRIu64, raw);
+		return;
+	case GP_NVTX_PAYLOAD_I64:
+		fprintf(o, "%" PRId64, (int64_t)raw);
+		return;
+	case GP_NVTX_PAYLOAD_U32:
+		fprintf(o, "%" PRIu32, r32);
+		return;
+	case GP_NVTX_PAYLOAD_I32:
+		fprintf(o, "%" PRId32, (int32_t)r32);
+		return;
+	case GP_NVTX_PAYLOAD_F64:
+		memcpy(&d, &raw, 8);
+		break;
+	case GP_NVTX_PAYLOAD_F32:
+		memcpy(&f, &r32, 4);
+		d = f;
+		break;
+	default:
+		fputs("null", o);
+		return;
+	}
+	if (isfinite(d))
+		fprintf(o, "%.17g", d);
+	else
+		fputs("null", o);
+}
+
 /* NVTX ranges as complete events on the thread that opened them. */
 static int chrome_nvtx(struct exp *e, struct gp_model *m, const struct gp_nvtx *nx)
 {
@@ -522,7 +560,18 @@ static int chrome_nvtx(struct exp *e, struct gp_model *m, const struct gp_nvtx *
 		us(o, r->end - r->start);
 		fputs(",\"args\":{\"domain\":", o);
 		jsid(e, m, k->domain);
-		fprintf(o, ",\"unterminated\":%s}}", r->flags ? "true" : "false");
+		fprintf(o, ",\"unterminated\":%s", r->flags ? "true" : "false");
+		if (r->tid_end && r->tid_end != r->tid)
+			fprintf(o, ",\"ended_on_tid\":%u", r->tid_end);
+		if (r->category)
+			fprintf(o, ",\"category\":%u", r->category);
+		if (r->color)
+			fprintf(o, ",\"color\":\"#%06x\"", r->color & 0xffffffu);
+		if (r->payload_kind) {
+			fputs(",\"payload\":", o);
+			json_payload(o, r->payload_kind, r->payload);
+		}
+		fputs("}}", o);
 	}
 	return ferror(o) ? -1 : 0;
 }

@@ -184,6 +184,11 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	g->key = key;
 	g->parent = GP_NVTX_NONE;
 	g->flags = r->h.aux & GP_NVTX_UNTERMINATED;
+	g->tid_end = r->tid_end;
+	g->category = r->category;
+	g->color = r->color;
+	g->payload_kind = r->payload_kind;
+	g->payload = r->payload;
 	k = &nx->keys[key];
 	k->count++;
 	k->cpu_total += cpu;

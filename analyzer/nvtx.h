@@ -39,6 +39,10 @@ struct gp_nvtx_range {
 	uint32_t parent;           /* innermost range open at start on the thread, or NONE */
 	uint32_t node;             /* tree node of this range's name path */
 	uint32_t flags;            /* GP_NVTX_UNTERMINATED from the record */
+	uint32_t tid_end;          /* the thread that closed it */
+	uint32_t category, color;  /* NVTX category, ARGB color (0: none) */
+	uint32_t payload_kind;     /* GP_NVTX_PAYLOAD_* */
+	uint64_t payload;          /* raw bits */
 };
 
 /* Ranges of one (domain, name), over all their instances and processes. */

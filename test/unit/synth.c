@@ -4,8 +4,11 @@
  */
 #include "synth.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "gpuprof/delta.h"
@@ -420,4 +423,45 @@ void synth_graph_node(struct synth *s, uint64_t node, uint32_t graph_id, uint32_
 	r.stack = stack;
 	r.nvtx = nvtx;
 	synth_rec(s, &r, sizeof(r));
+}
+
+static char *slurp_string(const char *path)
+{
+	size_t len;
+	char *s = (char *)synth_slurp(path, &len);
+
+	if (s)
+		s[len] = '\0';
+	return s;
+}
+
+int synth_capture(const char *dir, char **out, char **err, int (*fn)(int, char **), int argc,
+		  char **argv)
+{
+	char po[256], pe[256];
+	int rc, fo, fe, so, se;
+
+	snprintf(po, sizeof(po), "%s/out", dir);
+	snprintf(pe, sizeof(pe), "%s/err", dir);
+	fflush(stdout);
+	fflush(stderr);
+	so = dup(1);
+	se = dup(2);
+	fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	fe = err ? open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0644) : open("/dev/null", O_WRONLY);
+	dup2(fo, 1);
+	dup2(fe, 2);
+	rc = fn(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	close(fo);
+	close(fe);
+	*out = slurp_string(po);
+	if (err)
+		*err = slurp_string(pe);
+	return rc;
 }

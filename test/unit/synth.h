@@ -81,4 +81,12 @@ int synth_close(struct synth *s, unsigned char **buf, size_t *len);
 /* Read a whole file into memory (malloc'd); NULL on failure. */
 unsigned char *synth_slurp(const char *path, size_t *len);
 
+/*
+ * Runs fn(argc, argv) (an analyzer subcommand) with stdout, and stderr
+ * unless err is NULL, captured through files in dir: malloc'd,
+ * NUL-terminated strings.  Returns fn's result.
+ */
+int synth_capture(const char *dir, char **out, char **err, int (*fn)(int, char **), int argc,
+		  char **argv);
+
 #endif

@@ -22,9 +22,8 @@ static char dir[64];
 /* Run a subcommand with stdout and stderr captured (malloc'd strings). */
 static int run(char **out, char **err, int (*fn)(int, char **), ...)
 {
-	char *argv[32], po[128], pe[128];
-	int argc = 0, rc, fo, fe, so, se;
-	size_t len;
+	char *argv[32];
+	int argc = 0;
 	va_list ap;
 
 	va_start(ap, fn);
@@ -32,32 +31,7 @@ static int run(char **out, char **err, int (*fn)(int, char **), ...)
 		argc++;
 	va_end(ap);
 	argv[argc] = NULL;
-	snprintf(po, sizeof(po), "%s/out", dir);
-	snprintf(pe, sizeof(pe), "%s/err", dir);
-	fflush(stdout);
-	fflush(stderr);
-	so = dup(1);
-	se = dup(2);
-	fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	fe = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	dup2(fo, 1);
-	dup2(fe, 2);
-	rc = fn(argc, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(so, 1);
-	dup2(se, 2);
-	close(so);
-	close(se);
-	close(fo);
-	close(fe);
-	*out = (char *)synth_slurp(po, &len);
-	if (*out)
-		(*out)[len] = '\0';
-	*err = (char *)synth_slurp(pe, &len);
-	if (*err)
-		(*err)[len] = '\0';
-	return rc;
+	return synth_capture(dir, out, err, fn, argc, argv);
 }
 
 /* The program of Warp's documentation example, as a trace. */

@@ -11,7 +11,9 @@
 #include "recorder.h"
 
 #include "../../cupti/nvtx.h"
+#include "cmd.h"
 #include "reader.h"
+#include "synth.h"
 
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
@@ -234,6 +236,31 @@ int main(void)
 			CHECK(!strcmp(s.strings[s.marks[0].name], "done"));
 		CHECKF(s.nranges == 7, "%d ranges", s.nranges);
 		tap_end();
+	}
+
+	/* The attributes reach the Chrome export's range events. */
+	{
+		char *argv[] = { "export", "--format", "chrome", gp_rec.file.path, NULL }, *out = NULL;
+		char want[128];
+
+		rc = synth_capture(dir, &out, NULL, cmd_export, 4, argv);
+		tap_begin("chrome export: category, color, payload, ending thread");
+		CHECKF(rc == 0 && out, "rc %d", rc);
+		if (out) {
+			const char *inner = strstr(out, "{\"name\":\"inn\xc3\xa9r\"");
+			const char *x = strstr(out, "{\"name\":\"xthread\"");
+
+			CHECK(inner && x);
+			CHECKF(inner && strstr(inner, "\"category\":7,\"color\":\"#00ff00\","
+						      "\"payload\":2.5}"),
+			       "%.300s", inner ? inner : out);
+			snprintf(want, sizeof(want), "\"ended_on_tid\":%u",
+				 x ? range_named(&s, "xthread")->tid_end : 0);
+			CHECKF(x && strstr(x, want) && strstr(x, want) < strstr(x, "}}"), "%.300s",
+			       x ? x : out);
+		}
+		tap_end();
+		free(out);
 	}
 
 	gp_intern_free(&gp_rec.strings);

@@ -396,9 +396,8 @@ static void test_none(const struct trace *t)
 /* Run a subcommand with stdout captured (malloc'd, NUL-terminated). */
 static int run(char **out, int (*fn)(int, char **), ...)
 {
-	char *argv[16], po[128];
-	int argc = 0, rc, fo, so, fe, se;
-	size_t len;
+	char *argv[16];
+	int argc = 0;
 	va_list ap;
 
 	va_start(ap, fn);
@@ -406,28 +405,7 @@ static int run(char **out, int (*fn)(int, char **), ...)
 		argc++;
 	va_end(ap);
 	argv[argc] = NULL;
-	snprintf(po, sizeof(po), "%s/out", dir);
-	fflush(stdout);
-	fflush(stderr);
-	so = dup(1);
-	se = dup(2);
-	fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	fe = open("/dev/null", O_WRONLY);
-	dup2(fo, 1);
-	dup2(fe, 2);
-	rc = fn(argc, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(so, 1);
-	dup2(se, 2);
-	close(so);
-	close(se);
-	close(fo);
-	close(fe);
-	*out = (char *)synth_slurp(po, &len);
-	if (*out)
-		(*out)[len] = '\0';
-	return rc;
+	return synth_capture(dir, out, NULL, fn, argc, argv);
 }
 
 static size_t count_lines_with(const char *s, const char *what)
