@@ -101,6 +101,12 @@ struct domain {
 	char name[];
 };
 
+/* Registered strings: a handle is its registration; kept listed until exit. */
+struct registered {
+	struct registered *next;
+	char s[];
+};
+
 static _Atomic int on;                       /* handlers record */
 static const struct gp_nvtx_capture_hooks *_Atomic capture;
 
@@ -323,8 +329,9 @@ static void attr_read(const nvtxEventAttributes_t *a, struct msg *m, struct ev_a
 		from_wide(m, a->message.unicode);
 		break;
 	case NVTX_MESSAGE_TYPE_REGISTERED:
-		/* Our registered-string handles are the strings. */
-		m->s = a->message.registered ? (const char *)a->message.registered : "";
+		m->s = a->message.registered
+			       ? ((const struct registered *)(const void *)a->message.registered)->s
+			       : "";
 		break;
 	default:
 		break;
@@ -627,16 +634,22 @@ static void NVTX_API h_domainDestroy(nvtxDomainHandle_t d)
 	(void)d; /* kept: ranges may still refer to it */
 }
 
+static struct registered *registered;
+
 static nvtxStringHandle_t register_string(const char *s)
 {
 	size_t n = strnlen(s, MAX_MESSAGE - 1);
-	char *c = malloc(n + 1);
+	struct registered *r = malloc(sizeof(*r) + n + 1);
 
-	if (c) {
-		memcpy(c, s, n);
-		c[n] = 0;
-	}
-	return (nvtxStringHandle_t)(void *)c;
+	if (!r)
+		return NULL;
+	memcpy(r->s, s, n);
+	r->s[n] = 0;
+	pthread_mutex_lock(&domain_lock);
+	r->next = registered;
+	registered = r;
+	pthread_mutex_unlock(&domain_lock);
+	return (nvtxStringHandle_t)(void *)r;
 }
 
 static nvtxStringHandle_t NVTX_API h_registerStringA(nvtxDomainHandle_t d, const char *s)
