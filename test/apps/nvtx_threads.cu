@@ -3,7 +3,7 @@
 //   "xthread" is started on the main thread (5 launches there while it is
 //   open, 3 more from a second thread that must not count) and ended on
 //   another thread; "dom_range" is pushed in domain "mydomain" around 2
-//   launches; one mark.  "app" is pushed before the first CUDA call (NVTX
+//   launches, with a category, a color and a payload; one mark.  "app" is pushed before the first CUDA call (NVTX
 //   before cuInit) and holds everything on the main thread.  A graph of 3
 //   kernels is captured inside "graph_capture" and replayed twice inside
 //   "graph_replay": its kernels belong to the capture site's ranges.
@@ -72,6 +72,11 @@ int main(void)
 	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
 	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
 	a.message.ascii = "dom_range";
+	a.category = 3;
+	a.colorType = NVTX_COLOR_ARGB;
+	a.color = 0xff00ff00u;
+	a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+	a.payload.ullValue = 42;
 	nvtxDomainRangePushEx(dom, &a);
 	launch(2);
 	nvtxDomainRangePop(dom);
@@ -108,6 +113,8 @@ int main(void)
 	       "TRUTH nvtx.xthread.kernels 5\nTRUTH nvtx.dom_range.kernels 2\n"
 	       "TRUTH nvtx.outer.count 1\nTRUTH nvtx.xthread.count 1\n"
 	       "TRUTH nvtx.app.kernels 23\nTRUTH nvtx.app.count 1\n"
-	       "TRUTH nvtx.graph_capture.kernels 6\nTRUTH nvtx.graph_replay.kernels 0\n");
+	       "TRUTH nvtx.graph_capture.kernels 6\nTRUTH nvtx.graph_replay.kernels 0\n"
+	       "TRUTH nvtxattr.dom_range.category 3\nTRUTH nvtxattr.dom_range.payload 42\n"
+	       "TRUTH nvtxattr.dom_range.color %d\n", 0x00ff00);
 	return 0;
 }

@@ -115,15 +115,16 @@ class Tools:
             raise Fail("%s is missing (run make apps)" % p)
         return p
 
-    def export_json(self, files):
-        rc, out, err = run_cmd([self.analyzer, "export", "--format", "json"] + files,
+    def export_json(self, files, fmt="json"):
+        """The JSON document of `export --format FMT` (json or chrome)."""
+        rc, out, err = run_cmd([self.analyzer, "export", "--format", fmt] + files,
                                clean_env(), TOOL_TIMEOUT)
         if rc != 0:
-            raise Fail("export --format json exited %d: %s" % (rc, tail(err)))
+            raise Fail("export --format %s exited %d: %s" % (fmt, rc, tail(err)))
         try:
             return json.loads(out)
         except ValueError as e:
-            raise Fail("export --format json printed invalid JSON (%s): %s" % (e, tail(out)))
+            raise Fail("export --format %s printed invalid JSON (%s): %s" % (fmt, e, tail(out)))
 
     def export_csv(self, files):
         rc, out, err = run_cmd([self.analyzer, "export", "--format", "csv"] + files,
@@ -713,8 +714,23 @@ def t_nvtx_threads(tools):
     app = tools.app("nvtx_threads")
     run = traced(tools, [app])
     nv, rest = split_truth(run.truth, "nvtx.")
+    attrs, rest = split_truth(rest, "nvtxattr.")
     js = check_run(tools, run, "nvtx_threads", truth=rest)
     errs = nvtx_errors(nv, js)
+    # Attributes and the ending thread, as the Chrome export shows them.
+    ch = tools.export_json(run.files, "chrome")
+    events = ch.get("traceEvents", ch) if isinstance(ch, dict) else ch
+    ranges = {e.get("name"): e.get("args", {}) for e in events
+              if isinstance(e, dict) and e.get("cat") == "nvtx"}
+    for key, want in sorted(attrs.items()):
+        _, name, what = key.split(".", 2)
+        got = ranges.get(name, {}).get(what)
+        if what == "color":
+            want = "#%06x" % want
+        if got != want:
+            errs.append("NVTX range %s: %s expected %s, got %s" % (name, what, want, got))
+    if "ended_on_tid" not in ranges.get("xthread", {}):
+        errs.append("NVTX range xthread: no ended_on_tid in the Chrome export")
     if errs:
         raise Fail("; ".join(errs) + "; nvtx: %s" % json.dumps(js.get("nvtx"))[:1200])
 
