@@ -72,7 +72,7 @@ void gp_model_free(struct gp_model *m)
 	for (i = 0; i < m->nfiles; i++)
 		free(m->files[i].path);
 	for (i = 0; i < m->ndevs; i++)
-		free(m->devs[i].spans);
+		gp_busy_free(&m->devs[i].busy);
 	for (i = 0; i < m->nkstats; i++)
 		free(m->kstats[i].durs.v);
 	for (i = 0; i < m->nastats; i++)
@@ -238,20 +238,9 @@ static void describe(struct fctx *f, struct gp_device *d, const struct gp_rec_de
 static int merge_device(struct gp_model *m, uint32_t from, uint32_t to)
 {
 	struct gp_device *a = &m->devs[from], *b = &m->devs[to];
-	size_t i;
 
-	if (a->nspans) {
-		if (gp_util_grow(&b->spans, &b->capspans, b->nspans + a->nspans, sizeof(*b->spans)))
-			return -1;
-		memcpy(b->spans + b->nspans, a->spans, a->nspans * sizeof(*a->spans));
-		b->nspans += a->nspans;
-	}
-	for (i = 0; i < m->nbigs; i++)
-		if (m->bigs[i].dev == from)
-			m->bigs[i].dev = to;
-	free(a->spans);
-	a->spans = NULL;
-	a->nspans = a->capspans = 0;
+	if (gp_busy_merge(&b->busy, &a->busy))
+		return -1;
 	a->count = a->total = 0;
 	a->dead = 1;
 	return 0;
@@ -347,32 +336,18 @@ static inline int push_dur(struct gp_model *m, struct gp_durs *d, uint64_t start
  * Inlined into each caller: a call per activity shows in the profile.
  */
 static inline __attribute__((always_inline)) int
-add_activity(struct fctx *f, struct gp_act *a, uint32_t key)
+add_activity(struct fctx *f, struct gp_act *a)
 {
 	struct gp_model *m = f->m;
 	struct gp_devrow *dr = &m->devrows[a->devrow];
-	struct gp_device *d = &m->devs[dr->dev];
 	uint64_t dur = a->end - a->start;
-	struct gp_span *s;
 
 	/* Label, device and process totals are summed up in gp_model_finish(). */
 	m->counts[a->kind]++;
 	dr->count++;
 	dr->total += dur;
-
-	if (d->nspans == d->capspans &&
-	    gp_util_grow(&d->spans, &d->capspans, d->nspans + 1, sizeof(*d->spans)))
+	if (gp_busy_add(&m->devs[dr->dev].busy, a->start, a->end))
 		return nomem(f);
-	s = &d->spans[d->nspans++];
-	s->start = a->start;
-	s->key = key;
-	if (dur >= GP_DUR_BIG) {
-		s->dur = GP_DUR_BIG;
-		if (push_big(m, a->start, dur, dr->dev, key))
-			return nomem(f);
-	} else {
-		s->dur = (uint32_t)dur;
-	}
 
 	{
 		uint64_t sa = (uint64_t)f->proc << 32 | a->device_id;
@@ -550,7 +525,7 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 	/* The side list keys kernels by statistics index; a device tags spans. */
 	if (push_dur(m, &ks->durs, a.start, dur, GP_BIG_KERNEL, ki))
 		return nomem(f);
-	return add_activity(f, &a, ki);
+	return add_activity(f, &a);
 }
 
 /*
@@ -570,7 +545,7 @@ static int add_memop(struct fctx *f, struct gp_memstat *ms, struct gp_act *a,
 		return -1;
 	if (fdev(f, a->device_id, &a->devrow))
 		return -1;
-	return add_activity(f, a, GP_KEY_NONE);
+	return add_activity(f, a);
 }
 
 static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
@@ -659,7 +634,7 @@ static int on_graph(struct fctx *f, const struct gp_rec_graph *g)
 	a.graph_id = g->graph_id;
 	if (fdev(f, g->device, &a.devrow))
 		return -1;
-	return add_activity(f, &a, GP_KEY_NONE);
+	return add_activity(f, &a);
 }
 
 /*
@@ -1058,55 +1033,21 @@ static int cmp_big(const void *pa, const void *pb)
 	return a->dur < b->dur ? -1 : a->dur > b->dur;
 }
 
-/* Exact duration of a saturated span: the longest big entry that matches. */
-static uint64_t big_dur(const struct gp_model *m, uint32_t dev, uint64_t start, uint32_t key)
-{
-	size_t lo = 0, hi = m->nbigs;
-	uint64_t best = GP_DUR_BIG;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct gp_bigdur *b = &m->bigs[mid];
-
-		if (b->dev < dev || (b->dev == dev && b->start < start))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < m->nbigs && m->bigs[lo].dev == dev && m->bigs[lo].start == start; lo++)
-		if (m->bigs[lo].key == key && m->bigs[lo].dur > best)
-			best = m->bigs[lo].dur;
-	return best;
-}
-
 /* Busy time of a device, and the span of all activities. */
-static void busy(struct gp_model *m, uint32_t di)
+static int busy(struct gp_model *m, uint32_t di)
 {
 	struct gp_device *d = &m->devs[di];
-	uint64_t cs = 0, ce = 0, total = 0;
-	size_t i;
 
-	gp_sort_spans_by_start(d->spans, d->nspans);
-	for (i = 0; i < d->nspans; i++) {
-		const struct gp_span *s = &d->spans[i];
-		uint64_t e = s->start + (s->dur == GP_DUR_BIG ?
-					 big_dur(m, di, s->start, s->key) : s->dur);
-
-		if (i == 0 || s->start > ce) {
-			total += ce - cs;
-			cs = s->start;
-			ce = e;
-		} else if (e > ce) {
-			ce = e;
-		}
+	if (gp_busy_flush(&d->busy))
+		return -1;
+	d->busy_ns = gp_busy_total(&d->busy);
+	if (d->busy.niv) {
+		if (d->busy.iv[0].start < m->first_start)
+			m->first_start = d->busy.iv[0].start;
+		if (d->busy.iv[d->busy.niv - 1].end > m->last_end)
+			m->last_end = d->busy.iv[d->busy.niv - 1].end;
 	}
-	d->busy_ns = total + (ce - cs);
-	if (d->nspans) {
-		if (d->spans[0].start < m->first_start)
-			m->first_start = d->spans[0].start;
-		if (ce > m->last_end)
-			m->last_end = ce;
-	}
+	return 0;
 }
 
 /* Totals per label, device and process, from the per-row counts. */
@@ -1266,7 +1207,8 @@ int gp_model_finish(struct gp_model *m)
 	if (m->nbigs)
 		qsort(m->bigs, m->nbigs, sizeof(*m->bigs), cmp_big);
 	for (i = 0; i < m->ndevs; i++)
-		busy(m, (uint32_t)i);
+		if (busy(m, (uint32_t)i))
+			return -1;
 	for (i = 0; i < m->nkstats; i++)
 		m->kstats[i].med = median(m, &m->kstats[i].durs, GP_BIG_KERNEL, (uint32_t)i);
 	for (i = 0; i < m->nastats; i++)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "busy.h"
 #include "gpuprof/trace.h"
 #include "reader.h"
 #include "sort.h"
@@ -104,9 +105,8 @@ struct gp_device {
 	int described, dead;       /* dead: a placeholder merged into another */
 	uint32_t cc_major, cc_minor, sm_count, core_clock_khz, l2_size, flags;
 	uint64_t global_mem, mem_bandwidth;
-	struct gp_span *spans;
-	size_t nspans, capspans;
-	uint64_t busy_ns;          /* union of activity intervals */
+	struct gp_busy busy;       /* union of activity intervals */
+	uint64_t busy_ns;          /* its length, set by gp_model_finish() */
 	uint64_t count, total;     /* summed up by gp_model_finish() */
 };
 
@@ -119,6 +119,10 @@ struct gp_devrow {
 };
 
 /* Durations of one kernel or API function, for its median. */
+/* A duration that does not fit 32 bits; its exact value is in the model's bigs. */
+#define GP_DUR_BIG UINT32_MAX
+#define GP_KEY_NONE UINT32_MAX
+
 struct gp_durs {
 	uint32_t *v;               /* GP_DUR_BIG: see the model's bigs */
 	size_t n, cap;

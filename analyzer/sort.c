@@ -93,9 +93,9 @@ static void NAME(T *a, size_t n)                                              \
 #define KEY_START(v) ((v).start)
 
 DEFINE_RADIX(sort_u32, uint32_t, KEY_U32)
-DEFINE_RADIX(sort_start, struct gp_span, KEY_START)
+DEFINE_RADIX(sort_start, struct gp_iv, KEY_START)
 
-void gp_sort_spans_by_start(struct gp_span *a, size_t n)
+void gp_sort_iv_by_start(struct gp_iv *a, size_t n)
 {
 	sort_start(a, n);
 }

@@ -12,21 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/*
- * One timed activity on a device: 16 bytes.  dur saturates at
- * GP_DUR_BIG; the exact value of such rare long activities is kept aside.
- */
-struct gp_span {
-	uint64_t start;
-	uint32_t dur;
-	uint32_t key;              /* kernel statistics index, or GP_KEY_NONE */
+/* A time interval, end >= start. */
+struct gp_iv {
+	uint64_t start, end;
 };
 
-#define GP_DUR_BIG UINT32_MAX
-#define GP_KEY_NONE UINT32_MAX
-
 /* Sort by start time. */
-void gp_sort_spans_by_start(struct gp_span *a, size_t n);
+void gp_sort_iv_by_start(struct gp_iv *a, size_t n);
 
 /* Sort ascending. */
 void gp_sort_u32(uint32_t *a, size_t n);

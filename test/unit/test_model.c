@@ -426,7 +426,7 @@ static void test_sort_select(void)
 	tap_begin("radix sort and rank selection agree with qsort");
 	for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
 		uint32_t *a, *b, *c;
-		struct gp_span *sp;
+		struct gp_iv *sp;
 		int mode;
 
 		n = sizes[si];
@@ -444,8 +444,7 @@ static void test_sort_select(void)
 				       mode == 4 ? (uint32_t)(r >> 50) + 1500 :   /* durations */
 				       0;
 				sp[i].start = ((uint64_t)a[i] << 20) ^ (r & 0xfffff);
-				sp[i].dur = (uint32_t)i;
-				sp[i].key = 0;
+				sp[i].end = sp[i].start + i;
 			}
 			memcpy(b, a, n * sizeof(*a));
 			memcpy(c, a, n * sizeof(*a));
@@ -472,7 +471,7 @@ static void test_sort_select(void)
 				CHECKF(v[0] == b[n - 2] && v[1] == b[n - 1], "top ranks of %zu mode %d",
 				       n, mode);
 			}
-			gp_sort_spans_by_start(sp, n);
+			gp_sort_iv_by_start(sp, n);
 			for (i = 1; i < n; i++)
 				CHECKF(sp[i - 1].start <= sp[i].start, "spans n %zu", n);
 		}
@@ -484,9 +483,117 @@ static void test_sort_select(void)
 	tap_end();
 }
 
+static int cmp_iv(const void *pa, const void *pb)
+{
+	const struct gp_iv *a = pa, *b = pb;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* Union length by sorting everything (the reference). */
+static uint64_t union_ref(struct gp_iv *v, size_t n)
+{
+	uint64_t total = 0, cs = 0, ce = 0;
+	size_t i;
+
+	qsort(v, n, sizeof(*v), cmp_iv);
+	for (i = 0; i < n; i++) {
+		if (i == 0 || v[i].start > ce) {
+			total += ce - cs;
+			cs = v[i].start;
+			ce = v[i].end;
+		} else if (v[i].end > ce) {
+			ce = v[i].end;
+		}
+	}
+	return n ? total + (ce - cs) : 0;
+}
+
+/*
+ * The streamed busy-time union against sorting everything: in order,
+ * nearly in order (late arrivals across batches), reversed and shuffled,
+ * with gaps and overlaps, and merged from two halves.
+ */
+static void test_busy_union(void)
+{
+	static const size_t sizes[] = { 0, 1, 5, GP_BUSY_BATCH, GP_BUSY_BATCH + 1, 50000 };
+	uint64_t r = 777;
+	size_t si, i, n;
+	int mode;
+
+	tap_begin("busy time: streamed union equals the sorted union");
+	for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+		n = sizes[si];
+		for (mode = 0; mode < 5; mode++) {
+			struct gp_iv *v = malloc((n + 1) * sizeof(*v));
+			struct gp_busy b = { 0 }, h = { 0 };
+			uint64_t t = 1000, want, got, first = UINT64_MAX, last = 0;
+
+			if (!v)
+				break;
+			for (i = 0; i < n; i++) {
+				r = r * 6364136223846793005ull + 1442695040888963407ull;
+				t += (r >> 33) % 3000;                    /* gaps or overlaps */
+				v[i].start = t;
+				v[i].end = t + (r >> 50) % 5000 + (i % 97 == 0 ? 10000000 : 0);
+			}
+			if (mode == 1) /* late arrivals: swap entries far apart */
+				for (i = 0; i + 6000 < n; i += 7919) {
+					struct gp_iv x = v[i];
+
+					v[i] = v[i + 6000];
+					v[i + 6000] = x;
+				}
+			if (mode == 2) /* reversed */
+				for (i = 0; i < n / 2; i++) {
+					struct gp_iv x = v[i];
+
+					v[i] = v[n - 1 - i];
+					v[n - 1 - i] = x;
+				}
+			if (mode == 3) /* shuffled */
+				for (i = n; i > 1; i--) {
+					size_t j;
+					struct gp_iv x;
+
+					r = r * 6364136223846793005ull + 1442695040888963407ull;
+					j = (size_t)((r >> 33) % i);
+					x = v[i - 1];
+					v[i - 1] = v[j];
+					v[j] = x;
+				}
+			for (i = 0; i < n; i++) {
+				/* mode 4: two halves, merged as devices are */
+				CHECK(gp_busy_add(mode == 4 && i % 2 ? &h : &b, v[i].start, v[i].end) == 0);
+				if (v[i].start < first)
+					first = v[i].start;
+				if (v[i].end > last)
+					last = v[i].end;
+			}
+			if (mode == 4)
+				CHECK(gp_busy_merge(&b, &h) == 0 && h.niv == 0);
+			CHECK(gp_busy_flush(&b) == 0);
+			got = gp_busy_total(&b);
+			want = union_ref(v, n);
+			CHECKF(got == want, "n %zu mode %d: %llu, want %llu", n, mode,
+			       (unsigned long long)got, (unsigned long long)want);
+			for (i = 1; i < b.niv; i++)
+				CHECKF(b.iv[i - 1].end < b.iv[i].start, "n %zu mode %d: not disjoint at %zu",
+				       n, mode, i);
+			if (n)
+				CHECK(b.iv[0].start == first && b.iv[b.niv - 1].end == last);
+			gp_busy_free(&b);
+			gp_busy_free(&h);
+			free(v);
+		}
+	}
+	tap_end();
+}
+
 int main(void)
 {
 	test_sort_select();
+	test_busy_union();
 	test_kernels();
 	test_memory();
 	test_busy();

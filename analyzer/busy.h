@@ -1,0 +1,50 @@
+/*
+ * Busy time of a device: the union of its activities' intervals, built as
+ * records arrive instead of from a stored copy of every activity.  New
+ * intervals collect in a small batch; a full batch is sorted and merged
+ * into a list of disjoint intervals ordered by start.  Records come nearly
+ * in order, so merging mostly extends or appends at the end; an interval
+ * that starts earlier is merged where it belongs, so the union is exact in
+ * any order.  Memory: the batch plus one entry per idle gap.
+ * Runs offline only.
+ */
+#ifndef GP_ANALYZER_BUSY_H
+#define GP_ANALYZER_BUSY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sort.h"
+
+#define GP_BUSY_BATCH 4096
+
+struct gp_busy {
+	struct gp_iv *iv;          /* disjoint, ascending start */
+	size_t niv, capiv;
+	struct gp_iv *batch;       /* not merged yet, any order */
+	size_t nbatch;
+};
+
+int gp_busy_add_slow(struct gp_busy *b, uint64_t start, uint64_t end);
+
+/* Adds [start, end] (end >= start).  0, or -1 out of memory. */
+static inline int gp_busy_add(struct gp_busy *b, uint64_t start, uint64_t end)
+{
+	if (b->nbatch < GP_BUSY_BATCH && b->batch) {
+		b->batch[b->nbatch].start = start;
+		b->batch[b->nbatch].end = end;
+		b->nbatch++;
+		return 0;
+	}
+	return gp_busy_add_slow(b, start, end);
+}
+
+/* Merges the batch into the disjoint list.  0, or -1 out of memory. */
+int gp_busy_flush(struct gp_busy *b);
+/* Adds everything of `from` to `to` and empties `from`.  0, or -1. */
+int gp_busy_merge(struct gp_busy *to, struct gp_busy *from);
+/* After gp_busy_flush: total covered time, first start, last end (0s if empty). */
+uint64_t gp_busy_total(const struct gp_busy *b);
+void gp_busy_free(struct gp_busy *b);
+
+#endif
