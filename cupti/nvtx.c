@@ -36,6 +36,7 @@
 
 #define BLOCK_BYTES (16u * 1024u)
 #define MAX_BLOCKS 16384u           /* 256 MiB of unread events, then drops */
+#define IDLE_BLOCKS 256u            /* 4 MiB while not tracing (before cuInit) */
 #define MAX_DEPTH 256
 #define MAX_MESSAGE 1024u
 #define MAX_DOMAINS 1024u
@@ -146,10 +147,16 @@ static struct block *block_get(void)
 {
 	struct block *b;
 
+	/* Nothing drains until tracing starts: a program that uses NVTX long
+	 * before (or without) CUDA keeps only its first few MiB of events. */
+	uint32_t limit = atomic_load_explicit(&gp_rec.state, memory_order_relaxed) == GP_ACTIVE
+			       ? MAX_BLOCKS
+			       : IDLE_BLOCKS;
+
 	pthread_mutex_lock(&pool_lock);
 	if ((b = pool))
 		pool = atomic_load_explicit(&b->next, memory_order_relaxed);
-	else if (blocks_made < MAX_BLOCKS && (b = malloc(sizeof(*b))))
+	else if (blocks_made < limit && (b = malloc(sizeof(*b))))
 		blocks_made++;
 	pthread_mutex_unlock(&pool_lock);
 	if (b) {

@@ -66,7 +66,22 @@ static void *end_elsewhere(void *arg)
 	return NULL;
 }
 
+/* Marks with a 1000-byte name, more than the 4 MiB kept before tracing. */
+#define FLOOD 20000
+
+static void *flood(void *arg)
+{
+	static char name[1000];
+
+	(void)arg;
+	memset(name, 'x', sizeof(name) - 1);
+	for (int i = 0; i < FLOOD; i++)
+		CORE(MarkA, nvtxMarkA_impl_fntype)(name);
+	return NULL;
+}
+
 struct seen {
+	int nflood;
 	char strings[64][64];
 	struct gp_rec_nvtx ranges[32];
 	int nranges;
@@ -86,8 +101,13 @@ static int collect(void *ctx, const struct gp_rec *rec)
 				 (const char *)(r + 1));
 	} else if (rec->type == GP_REC_NVTX_RANGE && s->nranges < 32) {
 		memcpy(&s->ranges[s->nranges++], rec, sizeof(s->ranges[0]));
-	} else if (rec->type == GP_REC_NVTX_MARK && s->nmarks < 8) {
-		memcpy(&s->marks[s->nmarks++], rec, sizeof(s->marks[0]));
+	} else if (rec->type == GP_REC_NVTX_MARK) {
+		const struct gp_rec_nvtx *m = (const void *)rec;
+
+		if (m->name < 64 && !strncmp(s->strings[m->name], "xxxx", 4))
+			s->nflood++;
+		else if (s->nmarks < 8)
+			memcpy(&s->marks[s->nmarks++], rec, sizeof(s->marks[0]));
 	}
 	return 0;
 }
@@ -146,6 +166,17 @@ int main(void)
 		  level == 0 && outer_id && inner_id && inner_id != outer_id, "level %d", level);
 	CORE(RangePop, nvtxRangePop_impl_fntype)();
 	TAP_CHECK("pop returns to the outer range", gp_nvtx_current() == outer_id, "check failed");
+
+	/* Nothing drains before tracing starts: only the first 4 MiB are kept. */
+	pthread_create(&th, NULL, flood, NULL);
+	pthread_join(th, NULL);
+	{
+		uint64_t dropped = atomic_load(&gp_rec.lost[GP_LOST_RING_FULL]);
+
+		TAP_CHECK("events beyond 4 MiB before tracing are dropped and counted",
+			  dropped > FLOOD / 2 && dropped < FLOOD, "dropped %llu",
+			  (unsigned long long)dropped);
+	}
 
 	/* The recorder starts. */
 	snprintf(tmpl, sizeof(tmpl), "%s/n", dir);
@@ -235,6 +266,9 @@ int main(void)
 		if (s.nmarks == 1)
 			CHECK(!strcmp(s.strings[s.marks[0].name], "done"));
 		CHECKF(s.nranges == 7, "%d ranges", s.nranges);
+		/* Kept from the flood: what fit in 4 MiB of 1.05 KiB events. */
+		CHECKF(s.nflood > 3000 && s.nflood <= 4 * 1024 * 1024 / 1040, "%d flood marks",
+		       s.nflood);
 		tap_end();
 	}
 
