@@ -182,6 +182,10 @@ static void thread_gone(void *arg)
 
 	self = NULL;
 	self_failed = 1; /* NVTX calls from later destructors are not recorded */
+	if (!t->tail) {
+		free(t); /* never had a block: the drain does not know it */
+		return;
+	}
 	atomic_store_explicit(&t->gone, 1, memory_order_release);
 }
 
@@ -190,31 +194,40 @@ static void make_key(void)
 	key_ok = pthread_key_create(&thread_key, thread_gone) == 0;
 }
 
+/*
+ * The calling thread's state, with a block to write to; NULL (counted)
+ * when there is none.  Without a block (the pool is at its limit) the
+ * thread records nothing now and tries again at its next call.
+ */
 static struct thread_state *self_state(void)
 {
-	struct thread_state *t;
+	struct thread_state *t = self;
 
-	if (self || self_failed)
-		return self;
-	t = calloc(1, sizeof(*t));
-	if (t && !(t->tail = t->head = block_get())) {
-		free(t);
-		t = NULL;
-	}
+	if (t && t->tail)
+		return t;
+	if (self_failed)
+		return NULL;
 	if (!t) {
-		self_failed = 1;
+		if (!(t = calloc(1, sizeof(*t)))) {
+			self_failed = 1;
+			gp_lost_add(GP_LOST_RING_FULL, 1);
+			return NULL;
+		}
+		t->tid = (uint32_t)syscall(SYS_gettid);
+		t->serial = atomic_fetch_add(&thread_serial, 1) + 1;
+		pthread_once(&key_once, make_key);
+		if (key_ok)
+			pthread_setspecific(thread_key, t);
+		self = t;
+	}
+	if (!(t->head = block_get())) {
 		gp_lost_add(GP_LOST_RING_FULL, 1);
 		return NULL;
 	}
-	t->tid = (uint32_t)syscall(SYS_gettid);
-	t->serial = atomic_fetch_add(&thread_serial, 1) + 1;
-	pthread_once(&key_once, make_key);
-	if (key_ok)
-		pthread_setspecific(thread_key, t);
+	t->tail = t->head;
 	t->link = atomic_load(&threads);
 	while (!atomic_compare_exchange_weak(&threads, &t->link, t))
 		;
-	self = t;
 	return t;
 }
 

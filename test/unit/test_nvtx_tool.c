@@ -17,6 +17,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,19 @@ static void *flood(void *arg)
 	memset(name, 'x', sizeof(name) - 1);
 	for (int i = 0; i < FLOOD; i++)
 		CORE(MarkA, nvtxMarkA_impl_fntype)(name);
+	return NULL;
+}
+
+/* A thread that first calls while no block is left, then after the drain. */
+static sem_t late_ready, late_go;
+
+static void *late(void *arg)
+{
+	(void)arg;
+	CORE(MarkA, nvtxMarkA_impl_fntype)("late-1");
+	sem_post(&late_ready);
+	sem_wait(&late_go);
+	CORE(MarkA, nvtxMarkA_impl_fntype)("late-2");
 	return NULL;
 }
 
@@ -178,6 +192,11 @@ int main(void)
 			  (unsigned long long)dropped);
 	}
 
+	sem_init(&late_ready, 0, 0);
+	sem_init(&late_go, 0, 0);
+	pthread_create(&th, NULL, late, NULL);
+	sem_wait(&late_ready);
+
 	/* The recorder starts. */
 	snprintf(tmpl, sizeof(tmpl), "%s/n", dir);
 	memset(&gp_rec, 0, sizeof(gp_rec));
@@ -192,6 +211,9 @@ int main(void)
 	gp_emit_process(1, 0);
 	gp_nvtx_drain();
 	gp_ring_unlock(&gp_rec.ring);
+	/* The drain gave the blocks back: the late thread records again. */
+	sem_post(&late_go);
+	pthread_join(th, NULL);
 
 	xthread_id = CORE(RangeStartA, nvtxRangeStartA_impl_fntype)("xthread");
 	pthread_create(&th, NULL, end_elsewhere, NULL);
@@ -257,14 +279,25 @@ int main(void)
 		tap_end();
 
 		tap_begin("domains, registered strings, per-domain stacks, marks");
-		CHECK(d && p && s.nmarks == 1);
+		CHECK(d && p && s.nmarks == 2);
 		if (d && p) {
 			CHECKF(d->domain && !strcmp(s.strings[d->domain], "mydomain"), "domain %u",
 			       d->domain);
 			CHECK(!p->domain && p->end >= d->end && !(p->h.aux & GP_NVTX_UNTERMINATED));
 		}
-		if (s.nmarks == 1)
-			CHECK(!strcmp(s.strings[s.marks[0].name], "done"));
+		{
+			int done = 0, late1 = 0, late2 = 0;
+
+			for (int k = 0; k < s.nmarks; k++) {
+				const char *n = s.strings[s.marks[k].name];
+
+				done += !strcmp(n, "done");
+				late1 += !strcmp(n, "late-1");
+				late2 += !strcmp(n, "late-2");
+			}
+			CHECKF(done == 1 && late1 == 0 && late2 == 1,
+			       "done %d, late-1 %d (no block then), late-2 %d", done, late1, late2);
+		}
 		CHECKF(s.nranges == 7, "%d ranges", s.nranges);
 		/* Kept from the flood: what fit in 4 MiB of 1.05 KiB events. */
 		CHECKF(s.nflood > 3000 && s.nflood <= 4 * 1024 * 1024 / 1040, "%d flood marks",
