@@ -15,9 +15,9 @@
 #define API_CACHE 256
 #define STREAM_CACHE 16
 
-/* Side-list owners other than devices (whose spans use the device index). */
-#define GP_BIG_KERNEL (UINT32_MAX - 1)
-#define GP_BIG_API UINT32_MAX
+/* Owners of entries in the side list of long durations. */
+#define GP_BIG_KERNEL 1
+#define GP_BIG_API 2
 
 /* Per-file state while one trace streams through. */
 struct fctx {
@@ -292,43 +292,41 @@ static int on_device(struct fctx *f, const struct gp_rec_device *r)
 	return 0;
 }
 
-static int push_big(struct gp_model *m, uint64_t start, uint64_t dur, uint32_t dev,
-		    uint32_t key)
+static int push_big(struct gp_model *m, uint64_t dur, uint32_t owner, uint32_t key)
 {
 	struct gp_bigdur *b;
 
 	if (gp_util_grow(&m->bigs, &m->capbigs, m->nbigs + 1, sizeof(*m->bigs)))
 		return -1;
 	b = &m->bigs[m->nbigs++];
-	b->start = start;
 	b->dur = dur;
-	b->dev = dev;
+	b->owner = owner;
 	b->key = key;
 	return 0;
 }
 
-static int push_dur_slow(struct gp_model *m, struct gp_durs *d, uint64_t start,
-			 uint64_t dur, uint32_t dev, uint32_t key)
+static int push_dur_slow(struct gp_model *m, struct gp_durs *d, uint64_t dur, uint32_t owner,
+			 uint32_t key)
 {
 	if (d->n == d->cap && gp_util_grow(&d->v, &d->cap, d->n + 1, sizeof(*d->v)))
 		return -1;
 	if (dur >= GP_DUR_BIG) {
 		d->v[d->n++] = GP_DUR_BIG;
-		return push_big(m, start, dur, dev, key);
+		return push_big(m, dur, owner, key);
 	}
 	d->v[d->n++] = (uint32_t)dur;
 	return 0;
 }
 
 /* Record a duration for a median; long ones go to the side list too. */
-static inline int push_dur(struct gp_model *m, struct gp_durs *d, uint64_t start,
-			   uint64_t dur, uint32_t dev, uint32_t key)
+static inline int push_dur(struct gp_model *m, struct gp_durs *d, uint64_t dur, uint32_t owner,
+			   uint32_t key)
 {
 	if (d->n < d->cap && dur < GP_DUR_BIG) {
 		d->v[d->n++] = (uint32_t)dur;
 		return 0;
 	}
-	return push_dur_slow(m, d, start, dur, dev, key);
+	return push_dur_slow(m, d, dur, owner, key);
 }
 
 /*
@@ -522,8 +520,8 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 	a.label = ks->label;
 	if (fdev(f, k->device, &a.devrow))
 		return -1;
-	/* The side list keys kernels by statistics index; a device tags spans. */
-	if (push_dur(m, &ks->durs, a.start, dur, GP_BIG_KERNEL, ki))
+	/* The side list keys kernels by statistics index. */
+	if (push_dur(m, &ks->durs, dur, GP_BIG_KERNEL, ki))
 		return nomem(f);
 	return add_activity(f, &a);
 }
@@ -721,7 +719,7 @@ static int on_api(struct fctx *f, const struct gp_rec_api *r)
 	m->api_total += dur;
 	m->procs[f->proc].api_calls++;
 
-	if (push_dur(m, &as->durs, r->start, dur, GP_BIG_API, si))
+	if (push_dur(m, &as->durs, dur, GP_BIG_API, si))
 		return nomem(f);
 
 	/* Threads per function: a small cache spares most hash lookups. */
@@ -1020,19 +1018,6 @@ uint64_t gp_model_lost_total(const struct gp_model *m)
 
 /* ---- finishing: busy time, medians, labels ---- */
 
-static int cmp_big(const void *pa, const void *pb)
-{
-	const struct gp_bigdur *a = pa, *b = pb;
-
-	if (a->dev != b->dev)
-		return a->dev < b->dev ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return a->dur < b->dur ? -1 : a->dur > b->dur;
-}
-
 /* Busy time of a device, and the span of all activities. */
 static int busy(struct gp_model *m, uint32_t di)
 {
@@ -1104,12 +1089,12 @@ static uint64_t big_rank(const struct gp_model *m, uint32_t owner, uint32_t key,
 	size_t n = 0, i;
 
 	for (i = 0; i < m->nbigs; i++)
-		if (m->bigs[i].key == key && m->bigs[i].dev == owner)
+		if (m->bigs[i].key == key && m->bigs[i].owner == owner)
 			n++;
 	if (!n || !(v = malloc(n * sizeof(*v))))
 		return GP_DUR_BIG;
 	for (n = 0, i = 0; i < m->nbigs; i++)
-		if (m->bigs[i].key == key && m->bigs[i].dev == owner)
+		if (m->bigs[i].key == key && m->bigs[i].owner == owner)
 			v[n++] = m->bigs[i].dur;
 	qsort(v, n, sizeof(*v), cmp_u64);
 	if (r < n)
@@ -1204,8 +1189,6 @@ int gp_model_finish(struct gp_model *m)
 		return 0;
 	m->finished = 1;
 	sum_totals(m);
-	if (m->nbigs)
-		qsort(m->bigs, m->nbigs, sizeof(*m->bigs), cmp_big);
 	for (i = 0; i < m->ndevs; i++)
 		if (busy(m, (uint32_t)i))
 			return -1;

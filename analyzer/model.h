@@ -1,8 +1,8 @@
 /*
  * The analyzer's model of one or more traces (processes of one job): what
  * ran where, for how long, aggregated while the reader streams records.
- * Per-record memory is bounded: a 16-byte span per GPU activity (busy time)
- * plus 4 bytes per kernel and per API call (medians), and full rows only
+ * Per-record memory is bounded: 4 bytes per kernel and per API call
+ * (medians), busy time as a streamed union (busy.h), and full rows only
  * when a caller asks for a timeline.  Exporters that need every activity
  * get them through hooks as they stream by.  Runs offline only.
  */
@@ -159,9 +159,10 @@ struct gp_astat {
 	struct gp_durs durs;
 };
 
+/* A duration too long for the 32-bit median arrays, kept aside exactly. */
 struct gp_bigdur {
-	uint64_t start, dur;
-	uint32_t dev, key;
+	uint64_t dur;
+	uint32_t owner, key;       /* kernel or API statistics, and its index */
 };
 
 struct gp_row {
@@ -219,7 +220,7 @@ struct gp_model {
 	size_t capstr2a;
 	struct gp_map api_names;   /* display name strtab id -> astat index */
 	struct gp_map api_tids;    /* (astat index, proc << 32 | tid) */
-	struct gp_bigdur *bigs;    /* activities and API calls too long for a u32 */
+	struct gp_bigdur *bigs;    /* kernel and API durations too long for a u32 */
 	size_t nbigs, capbigs;
 
 	struct gp_map stream_set;  /* (proc << 32 | device, context << 32 | stream) */
