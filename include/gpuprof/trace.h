@@ -50,6 +50,8 @@
 /* Feature bits (gp_file_header.features). */
 #define GP_FEAT_DELTA_BIT 0            /* chunks may carry GP_CHUNK_F_DELTA */
 #define GP_FEAT_DELTA (1u << GP_FEAT_DELTA_BIT)
+#define GP_FEAT_HEADER_CRC_BIT 1       /* header_crc holds the header's CRC-32C */
+#define GP_FEAT_HEADER_CRC (1u << GP_FEAT_HEADER_CRC_BIT)
 
 /* Clock ids (gp_file_header.clock_id): the Linux clockid_t of the trace clock. */
 #define GP_CLOCK_REALTIME 0
@@ -66,7 +68,7 @@ struct gp_file_header {
 	uint32_t clock_id;         /* GP_CLOCK_* */
 	uint64_t created_ns;       /* CLOCK_REALTIME at open */
 	uint32_t pid;
-	uint32_t reserved0;
+	uint32_t header_crc;       /* with GP_FEAT_HEADER_CRC: gp_header_checksum */
 	uint64_t reserved[3];
 };
 _Static_assert(sizeof(struct gp_file_header) == 64, "file header size");
@@ -479,6 +481,15 @@ static inline uint32_t gp_chunk_checksum(const struct gp_chunk_header *ch,
 
 	tmp.checksum = 0;
 	return gp_crc32c(gp_crc32c(0, &tmp, sizeof(tmp)), frame, comp_size);
+}
+
+/* Checksum of the file header: CRC-32C of its 64 bytes with header_crc = 0. */
+static inline uint32_t gp_header_checksum(const struct gp_file_header *h)
+{
+	struct gp_file_header tmp = *h;
+
+	tmp.header_crc = 0;
+	return gp_crc32c(0, &tmp, sizeof(tmp));
 }
 
 static inline uint32_t gp_rec_align(uint32_t n)
