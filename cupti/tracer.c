@@ -11,8 +11,10 @@
  *  - on_callback: application threads (resource/state/reset callbacks only;
  *    launch paths are not intercepted here).
  *  - flusher thread: every flush_ms, cuptiActivityFlushAll(0) and seal the
- *    open chunk, so a killed program loses at most one interval.
- *  - exit handler: forced flush, final records, drain, close.
+ *    open chunk, so a killed program loses at most one interval; finishes
+ *    the trace when a signal handler asks (preload/signals.h).
+ *  - exit handler (atexit, registered inside cuInit): forced flush, final
+ *    records, drain, close; every wait bounded.
  */
 #include "tracer.h"
 #include "capture.h"
@@ -22,6 +24,7 @@
 
 #include "../preload/log.h"
 #include "../preload/recorder.h"
+#include "../preload/signals.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,13 +34,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define GP_RING_CHUNK (1u << 20)
 #define GP_MAX_BUFFERS 64
 #define GP_RING_WAIT_MS 5000
+/* Bound on each wait of the finishing path (drain, writer, signal handler). */
+#define GP_FINISH_WAIT_MS 5000
 
 static CUpti_SubscriberHandle subscriber;
 static int subscribed;
@@ -48,28 +56,37 @@ static uint8_t *pool[GP_MAX_BUFFERS];
 static int pool_count, pool_allocated;
 static size_t buffer_size;
 
-/* Flusher thread. */
+/*
+ * Flusher thread.  It sleeps in poll(2) on an eventfd, so a signal handler
+ * can wake it (write(2) is async-signal-safe) to finish the trace.
+ */
 static pthread_t flusher;
 static int flusher_started;
-static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t flush_cond;
-static int flush_stop;
+static int wake_fd = -1;
+static uint64_t wake_ino;
+static atomic_int flush_stop, finish_requested, finished;
+/* Records CUPTI delivered after the trace was closed (threads still running). */
+static atomic_ullong late_records;
 
 /* API name ids by (domain, cbid); producer lock. */
 #define GP_CBID_MAX 1024
 static uint32_t api_name_id[3][GP_CBID_MAX];
 
-/* Kernel-name cache: CUPTI hands out stable name pointers; verify by content. */
+/*
+ * Kernel-name cache: CUPTI hands out name pointers that are usually stable,
+ * but a pointer may be reused for another name once a module is unloaded,
+ * so a hit is verified by content against a copy.  Producer lock.
+ */
 #define GP_NAME_CACHE 1024
 static struct {
 	const char *ptr;
+	char *copy;
 	uint32_t id;
 } name_cache[GP_NAME_CACHE];
 
 typedef CUresult (*cu_sync_fn)(void);
 static cu_sync_fn cu_ctx_synchronize;
 
-static int atexit_registered;
 static int capture_configured;
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -119,13 +136,19 @@ static uint32_t kernel_name(const char *name)
 {
 	size_t slot = ((uintptr_t)name >> 4) % GP_NAME_CACHE;
 	uint32_t id;
+	char *copy;
 
 	if (!name)
 		return gp_emit_string("<unknown>");
-	if (name_cache[slot].ptr == name)
+	if (name_cache[slot].ptr == name && !strcmp(name_cache[slot].copy, name))
 		return name_cache[slot].id;
 	id = gp_emit_string(name);
+	/* 0: the STRING record was dropped; try again at the next record. */
+	if (!id || !(copy = strdup(name)))
+		return id;
+	free(name_cache[slot].copy);
 	name_cache[slot].ptr = name;
+	name_cache[slot].copy = copy;
 	name_cache[slot].id = id;
 	return id;
 }
@@ -142,6 +165,7 @@ static uint32_t api_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 		name = "<unknown API>";
 	if (!slot)
 		return gp_emit_string(name);
+	/* Stays 0 when the STRING record was dropped: emitted again next time. */
 	*slot = gp_emit_string(name);
 	return *slot;
 }
@@ -309,6 +333,7 @@ static void put_api(const CUpti_ActivityAPI *a, CUpti_CallbackDomain domain)
 	r->cbid = a->cbid;
 	r->domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GP_API_RUNTIME : GP_API_DRIVER;
 	r->ret = (int32_t)a->returnValue;
+	gp_ring_note_time(&gp_rec.ring, a->start, a->end);
 }
 
 static void put_device(const CUpti_ActivityDevice5 *d)
@@ -426,14 +451,31 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
 	CUpti_Activity *rec = NULL;
 	CUptiResult rc;
 	size_t dropped = 0;
-	int state = atomic_load_explicit(&gp_rec.state, memory_order_acquire);
+	sigset_t all, old;
+	int state;
 
 	(void)size;
+	/*
+	 * No signal handler may run on this thread while it holds the producer
+	 * lock: the handler waits for the flusher, which needs that lock.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	gp_ring_lock(&gp_rec.ring);
+	/* Read under the lock: the final chunk is sealed under it too. */
+	state = atomic_load_explicit(&gp_rec.state, memory_order_acquire);
 	if (state != GP_ACTIVE && state != GP_STOPPING) {
+		uint64_t n = 0;
+
+		if (state == GP_STOPPED)
+			while (gp_cu.cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS)
+				n++;
+		atomic_fetch_add(&late_records, n);
+		gp_ring_unlock(&gp_rec.ring);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		buffer_recycle(buf, valid);
 		return;
 	}
-	gp_ring_lock(&gp_rec.ring);
 	while ((rc = gp_cu.cuptiActivityGetNextRecord(buf, valid, &rec)) == CUPTI_SUCCESS)
 		translate(rec);
 	if (rc != CUPTI_ERROR_MAX_LIMIT_REACHED)
@@ -442,6 +484,7 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
 		gp_lost_add(GP_LOST_CUPTI_DROPPED, dropped);
 	gp_emit_lost(0);
 	gp_ring_unlock(&gp_rec.ring);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	buffer_recycle(buf, valid);
 }
 
@@ -454,35 +497,95 @@ static uint64_t trace_now(void)
 	return t;
 }
 
+static void finish(int on_flusher);
+
+static void periodic_flush(void)
+{
+	if (!atomic_load(&gp_rec.disabled))
+		gp_cu.cuptiActivityFlushAll(0);
+	gp_ring_lock(&gp_rec.ring);
+	gp_nvtx_drain();
+	gp_stacks_emit();
+	gp_emit_lost(0);
+	gp_ring_seal(&gp_rec.ring, 0);
+	gp_ring_unlock(&gp_rec.ring);
+}
+
+/* Sleeps up to ms or until woken; keeps the wake descriptor honest. */
+static void flusher_sleep(int ms)
+{
+	struct pollfd p = { .fd = wake_fd, .events = POLLIN };
+	struct stat st;
+	uint64_t v;
+
+	if (wake_fd < 0) {
+		/* No way to be woken: look at the flags every 50 ms. */
+		struct timespec ts = { 0, (long)(ms < 50 ? ms : 50) * 1000000L };
+
+		nanosleep(&ts, NULL);
+		return;
+	}
+	if (poll(&p, 1, ms) <= 0)
+		return;
+	/*
+	 * The program may close every descriptor or dup2 over ours: only read
+	 * from what is still our eventfd, else stop using it.
+	 */
+	if ((p.revents & (POLLNVAL | POLLERR)) || fstat(wake_fd, &st) < 0 ||
+	    (uint64_t)st.st_ino != wake_ino) {
+		wake_fd = -1;
+		return;
+	}
+	if (read(wake_fd, &v, sizeof(v)) < 0)
+		(void)0;
+}
+
 static void *flusher_main(void *arg)
 {
-	struct timespec ts;
+	uint64_t next = gp_now_monotonic() + gp_rec.cfg.flush_ms * 1000000ull;
 
 	(void)arg;
-	pthread_mutex_lock(&flush_lock);
-	while (!flush_stop) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += gp_rec.cfg.flush_ms / 1000;
-		ts.tv_nsec += (long)(gp_rec.cfg.flush_ms % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
+	while (!atomic_load(&flush_stop)) {
+		uint64_t now = gp_now_monotonic();
+
+		if (atomic_load(&finish_requested)) {
+			finish(1);
+			break;
 		}
-		if (pthread_cond_timedwait(&flush_cond, &flush_lock, &ts) != ETIMEDOUT)
+		if (now >= next) {
+			periodic_flush();
+			next = now + gp_rec.cfg.flush_ms * 1000000ull;
 			continue;
-		pthread_mutex_unlock(&flush_lock);
-		if (!atomic_load(&gp_rec.disabled))
-			gp_cu.cuptiActivityFlushAll(0);
-		gp_ring_lock(&gp_rec.ring);
-		gp_nvtx_drain();
-		gp_stacks_emit();
-		gp_emit_lost(0);
-		gp_ring_seal(&gp_rec.ring, 0);
-		gp_ring_unlock(&gp_rec.ring);
-		pthread_mutex_lock(&flush_lock);
+		}
+		flusher_sleep((int)((next - now + 999999) / 1000000));
 	}
-	pthread_mutex_unlock(&flush_lock);
 	return NULL;
+}
+
+static void wake_flusher(void)
+{
+	uint64_t one = 1;
+	int fd = wake_fd;
+
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
+		(void)0;
+}
+
+/* Signal handlers (any thread): ask the flusher to finish the trace. */
+static void request_finish(void)
+{
+	atomic_store(&finish_requested, 1);
+	wake_flusher();
+}
+
+static int is_finished(void)
+{
+	return atomic_load(&finished) || !flusher_started;
+}
+
+static int is_owner(void)
+{
+	return getpid() == gp_rec.pid && !atomic_load(&gp_rec.disabled);
 }
 
 static void at_exit(void)
@@ -501,15 +604,8 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 		return;
 	switch (domain) {
 	case CUPTI_CB_DOMAIN_RESOURCE:
-		/*
-		 * The driver registered its own teardown during cuInit, so a
-		 * handler registered now runs before it (atexit is LIFO).
-		 */
-		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && !atexit_registered) {
-			atexit_registered = 1;
-			atexit(at_exit);
-		} else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
-			   cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+		if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
+		    cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
 			gp_stacks_on_resource(cbid, data);
 		}
 		break;
@@ -561,8 +657,6 @@ static int enable_kind(CUpti_ActivityKind kind, const char *what, int required)
 
 static void enable_callbacks(void)
 {
-	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-				  CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_STATE,
 				  CUPTI_CBID_STATE_FATAL_ERROR);
 	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -720,6 +814,34 @@ static void register_session_file(void)
 	close(fd);
 }
 
+static void start_flusher(void)
+{
+	sigset_t all, old;
+	struct stat st;
+	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	if (fd >= 0) {
+		/* High, where programs rarely dup2 to. */
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 200);
+
+		if (hi >= 0) {
+			close(fd);
+			fd = hi;
+		}
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		if (fstat(fd, &st) == 0) {
+			wake_ino = (uint64_t)st.st_ino;
+			wake_fd = fd;
+		} else {
+			close(fd);
+		}
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	flusher_started = pthread_create(&flusher, NULL, flusher_main, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 static void give_up(const char *why)
 {
 	gp_nvtx_off();
@@ -819,7 +941,7 @@ int gp_tracer_start(void)
 		snprintf(why, sizeof(why), "CUPTI refused activity tracing");
 		gp_cu.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 		atomic_store(&gp_rec.state, GP_STOPPING);
-		gp_tracefile_stop(&gp_rec.file);
+		gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
 		unlink(gp_rec.file.path);
 		gp_cu.cuptiUnsubscribe(subscriber);
 		give_up(why);
@@ -831,45 +953,52 @@ int gp_tracer_start(void)
 	if (capture_configured)
 		gp_capture_enable_callbacks(subscriber);
 
-	pthread_condattr_t ca;
-	sigset_t all, old;
+	start_flusher();
+	/*
+	 * The exit handler: registered here, inside cuInit, so a process that
+	 * only initializes CUDA (a launcher asking for the device count) still
+	 * finishes its trace.  It makes no CUDA call, only CUPTI's flush.
+	 */
+	atexit(at_exit);
+	if (flusher_started) {
+		const struct gp_signal_ops sops = {
+			.request_finish = request_finish,
+			.finished = is_finished,
+			.owner = is_owner,
+		};
 
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&flush_cond, &ca);
-	pthread_condattr_destroy(&ca);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	flusher_started = pthread_create(&flusher, NULL, flusher_main, NULL) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+		gp_signals_install(&sops, GP_FINISH_WAIT_MS);
+	}
 
 	register_session_file();
 	gp_debug("tracing into %s (CUPTI %u from %s)", gp_rec.file.path, cupti_version, gp_cu.path);
 	return 0;
 
 fail:
-	gp_tracefile_stop(&gp_rec.file);
+	gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
 	unlink(gp_rec.file.path);
 	gp_cu.cuptiUnsubscribe(subscriber);
 	give_up(why);
 	return -1;
 }
 
-void gp_tracer_stop(void)
+/*
+ * Ends the trace: last CUPTI records, final records, drain, close.  Runs
+ * once, on the exit path (atexit) or on the flusher when a signal asked
+ * for it (on_flusher: it must not join itself).
+ */
+static void finish(int on_flusher)
 {
 	int expected = GP_ACTIVE;
-	uint64_t t, total_lost = 0;
+	uint64_t t, other_lost = 0;
 
 	if (getpid() != gp_rec.pid ||
 	    !atomic_compare_exchange_strong(&gp_rec.state, &expected, GP_STOPPING))
 		return;
-	if (flusher_started) {
-		pthread_mutex_lock(&flush_lock);
-		flush_stop = 1;
-		pthread_cond_signal(&flush_cond);
-		pthread_mutex_unlock(&flush_lock);
+	if (flusher_started && !on_flusher) {
+		atomic_store(&flush_stop, 1);
+		wake_flusher();
 		pthread_join(flusher, NULL);
-		flusher_started = 0;
 	}
 	if (!atomic_load(&gp_rec.disabled))
 		gp_cu.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -879,20 +1008,31 @@ void gp_tracer_stop(void)
 	gp_capture_finish(t);
 	gp_nvtx_close_all(t);
 	gp_stacks_emit();
-	gp_emit_lost(t);
-	gp_emit_end(t);
-	gp_ring_seal(&gp_rec.ring, GP_CHUNK_F_LAST);
+	/* Sets GP_STOPPED under the lock: CUPTI buffers from now on are late. */
+	gp_emit_final(t, GP_FINISH_WAIT_MS);
 	gp_ring_unlock(&gp_rec.ring);
-	gp_tracefile_stop(&gp_rec.file);
+	if (gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS) < 0)
+		gp_log("writing %s did not finish in %d s; the trace may end early",
+		       gp_rec.file.path, GP_FINISH_WAIT_MS / 1000);
 	for (int c = 1; c < GP_LOST_CAUSE_COUNT; c++)
-		total_lost += atomic_load(&gp_rec.lost[c]);
-	total_lost += gp_rec.file.records_lost;
-	if (total_lost)
+		if (c != GP_LOST_WRITE_ERROR)
+			other_lost += atomic_load(&gp_rec.lost[c]);
+	/* A write failure was said when it happened: one line is enough. */
+	if (!gp_rec.file.failed && (other_lost || gp_rec.file.records_lost))
 		gp_log("%llu records lost (see the report); trace: %s",
-		       (unsigned long long)total_lost, gp_rec.file.path);
+		       (unsigned long long)(other_lost + gp_rec.file.records_lost),
+		       gp_rec.file.path);
 	gp_debug("wrote %llu records to %s", (unsigned long long)gp_rec.file.records_written,
 		 gp_rec.file.path);
-	atomic_store(&gp_rec.state, GP_STOPPED);
+	atomic_store(&finished, 1);
+}
+
+void gp_tracer_stop(void)
+{
+	finish(0);
+	if (atomic_load(&late_records))
+		gp_debug("%llu records arrived after the trace was closed",
+			 (unsigned long long)atomic_load(&late_records));
 }
 
 void gp_tracer_forked(void)
@@ -905,4 +1045,5 @@ void gp_tracer_forked(void)
 	atomic_store(&gp_rec.state, GP_OFF);
 	gp_nvtx_off();
 	flusher_started = 0;
+	wake_fd = -1;
 }

@@ -72,11 +72,26 @@ static uint32_t env_u32(const char *name, uint32_t def, uint32_t lo, uint32_t hi
 	return (uint32_t)x;
 }
 
-static int env_flag(const char *name)
+int gp_config_flag(const char *name)
 {
 	const char *v = getenv(name);
 
 	return v && *v && strcmp(v, "0") != 0;
+}
+
+static char start_dir[GP_PATH_MAX];
+
+void gp_config_note_start_dir(void)
+{
+	if (!getcwd(start_dir, sizeof(start_dir)))
+		start_dir[0] = 0;
+}
+
+const char *gp_config_start_dir(void)
+{
+	if (!start_dir[0])
+		gp_config_note_start_dir();
+	return start_dir;
 }
 
 int gp_config_load(struct gp_config *c)
@@ -84,9 +99,9 @@ int gp_config_load(struct gp_config *c)
 	const char *v;
 
 	memset(c, 0, sizeof(*c));
-	c->disabled = env_flag("GPUPROF_DISABLE");
-	c->verbose = env_flag("GPUPROF_VERBOSE");
-	c->force = env_flag("GPUPROF_FORCE");
+	c->disabled = gp_config_flag("GPUPROF_DISABLE");
+	c->verbose = gp_config_flag("GPUPROF_VERBOSE");
+	c->force = gp_config_flag("GPUPROF_FORCE");
 	gp_log_set_verbose(c->verbose);
 
 	v = getenv("GPUPROF_OUTPUT");
@@ -144,6 +159,21 @@ static int put(char *out, size_t outsz, size_t *pos, const char *s, size_t len)
 	return 0;
 }
 
+/*
+ * A %q{VAR} value becomes part of one path component: it can add no
+ * directory ('/' becomes '_') and cannot name "." or "..".
+ */
+static int put_component(char *out, size_t outsz, size_t *pos, const char *val)
+{
+	int rc = 0;
+
+	if (!strcmp(val, ".") || !strcmp(val, ".."))
+		return put(out, outsz, pos, "_", 1);
+	for (; *val && !rc; val++)
+		rc = put(out, outsz, pos, *val == '/' ? "_" : val, 1);
+	return rc;
+}
+
 int gp_config_expand(const char *tmpl, int pid, unsigned n, char *out,
 		     size_t outsz, int *uses_n)
 {
@@ -190,7 +220,7 @@ int gp_config_expand(const char *tmpl, int pid, unsigned n, char *out,
 			var[close - (p + 2)] = 0;
 			val = getenv(var);
 			if (val)
-				rc = put(out, outsz, &pos, val, strlen(val));
+				rc = put_component(out, outsz, &pos, val);
 			p = close;
 			break;
 		}

@@ -32,13 +32,25 @@ struct gp_config {
 int gp_config_load(struct gp_config *c);
 
 /*
- * Expands an output template: %p pid, %h host, %q{VAR} environment, %n the
+ * Expands an output template: %p pid, %h host, %q{VAR} environment (made
+ * one path component: '/' becomes '_', "." and ".." become "_"), %n the
  * number n, %% a percent sign; appends ".gpuprof" when absent.
  * Returns 0, or -ENAMETOOLONG / -EINVAL (malformed %q).  *uses_n tells
  * whether %n appeared, so the caller can search for a free number.
  */
 int gp_config_expand(const char *tmpl, int pid, unsigned n, char *out,
 		     size_t outsz, int *uses_n);
+
+/* 1 when the variable is set to anything but "" or "0". */
+int gp_config_flag(const char *name);
+
+/*
+ * The working directory when the library was loaded (noted by its
+ * constructor, before the program's main): relative output names keep
+ * their meaning after the program changes directory.
+ */
+void gp_config_note_start_dir(void);
+const char *gp_config_start_dir(void);
 
 /* Parses "kernel,memcpy,..." into GP_TRACE_* bits; -EINVAL on an unknown word. */
 int gp_config_parse_trace(const char *s, uint32_t *out);

@@ -22,6 +22,8 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,12 +56,31 @@ static void find_self(void)
 		self_path[0] = 0;
 }
 
+static char other_tool[PATH_MAX];
+static pid_t other_tool_pid;
+
+static void say_other_tool(void)
+{
+	void *cuda;
+
+	if (getpid() != other_tool_pid)
+		return; /* a forked child: its parent speaks for it */
+	cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!cuda)
+		return;
+	dlclose(cuda);
+	gp_log("CUDA_INJECTION64_PATH=%s belongs to another tool; this process was not traced",
+	       other_tool);
+}
+
 __attribute__((constructor)) static void gp_constructor(void)
 {
 	const char *cur;
 
-	if (getenv("GPUPROF_DISABLE") && strcmp(getenv("GPUPROF_DISABLE"), "0"))
+	/* The same rule as the recorder's: "" and "0" leave tracing on. */
+	if (gp_config_flag("GPUPROF_DISABLE"))
 		return;
+	gp_config_note_start_dir();
 	find_self();
 	pthread_atfork(NULL, NULL, fork_child);
 	if (!self_path[0])
@@ -73,9 +94,16 @@ __attribute__((constructor)) static void gp_constructor(void)
 	else if (strcmp(cur, self_path)) {
 		char real[PATH_MAX];
 
-		/* Another tool's injection wins; say so once. */
-		if (!realpath(cur, real) || strcmp(real, self_path))
-			gp_log("CUDA_INJECTION64_PATH=%s belongs to another tool; not tracing", cur);
+		/*
+		 * Another tool's injection wins.  Shells and other programs
+		 * that never touch CUDA inherit LD_PRELOAD too: only a
+		 * process that has loaded the CUDA driver says so, at exit.
+		 */
+		if (!realpath(cur, real) || strcmp(real, self_path)) {
+			snprintf(other_tool, sizeof(other_tool), "%s", cur);
+			other_tool_pid = getpid();
+			atexit(say_other_tool);
+		}
 	}
 }
 

@@ -81,6 +81,24 @@ uint32_t gp_intern(struct gp_intern *in, const char *s, size_t len, int *added)
 	e->len = (uint32_t)len;
 	e->id = in->next_id++;
 	in->count++;
+	in->last = e;
 	*added = 1;
 	return e->id;
+}
+
+void gp_intern_undo(struct gp_intern *in, uint32_t id)
+{
+	struct gp_intern_entry *e = in->last;
+
+	/*
+	 * The newest entry ends its probe chain (nothing was inserted after
+	 * it), so emptying its slot breaks no other lookup.
+	 */
+	if (!e || e->id != id || id + 1 != in->next_id)
+		return;
+	free(e->str);
+	memset(e, 0, sizeof(*e));
+	in->last = NULL;
+	in->count--;
+	in->next_id--;
 }

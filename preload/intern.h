@@ -22,6 +22,7 @@ struct gp_intern {
 	uint32_t cap;              /* power of two */
 	uint32_t count;
 	uint32_t next_id;
+	struct gp_intern_entry *last; /* newest entry, for gp_intern_undo */
 };
 
 void gp_intern_init(struct gp_intern *in);
@@ -32,5 +33,12 @@ void gp_intern_free(struct gp_intern *in);
  * then emits a GP_REC_STRING).  Returns 0 when out of memory.
  */
 uint32_t gp_intern(struct gp_intern *in, const char *s, size_t len, int *added);
+
+/*
+ * Forgets the string just added as id (its GP_REC_STRING could not be
+ * emitted), so the next gp_intern of it adds and emits it again.  Only the
+ * newest entry can be undone; anything else is left as it is.
+ */
+void gp_intern_undo(struct gp_intern *in, uint32_t id);
 
 #endif

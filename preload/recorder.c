@@ -47,15 +47,18 @@ uint32_t gp_emit_string_n(const char *s, size_t len)
 	if (!id || !added)
 		return id;
 	r = gp_emit(GP_REC_STRING, (uint32_t)(sizeof(*r) + len));
-	if (r) {
-		r->id = id;
-		r->len = (uint32_t)len;
-		memcpy(r + 1, s, len);
+	if (!r) {
+		/*
+		 * Dropped (counted as ring loss): forget the string so its next
+		 * use emits it again, and give this record no name rather than
+		 * an id the file never defines.
+		 */
+		gp_intern_undo(&gp_rec.strings, id);
+		return 0;
 	}
-	/*
-	 * A dropped STRING leaves the id dangling; the reader prints it as
-	 * unknown and the drop is already counted as ring loss.
-	 */
+	r->id = id;
+	r->len = (uint32_t)len;
+	memcpy(r + 1, s, len);
 	return id;
 }
 
@@ -213,4 +216,20 @@ void gp_emit_end(uint64_t end_ns)
 	r->end_ns = end_ns;
 	r->records = gp_rec.records - 1;
 	r->lost = lost;
+}
+
+void gp_emit_final(uint64_t end_ns, int wait_ms)
+{
+	gp_ring_seal(&gp_rec.ring, 0);
+	/*
+	 * Once the writer has handled every data chunk, the count of records
+	 * it could not write is final and goes into the last chunk, which the
+	 * writer puts into the room it kept free for it.
+	 */
+	if (gp_ring_wait_drained(&gp_rec.ring, wait_ms) == 0)
+		atomic_store(&gp_rec.lost[GP_LOST_WRITE_ERROR], gp_rec.file.records_lost);
+	gp_emit_lost(end_ns);
+	gp_emit_end(end_ns);
+	atomic_store_explicit(&gp_rec.state, GP_STOPPED, memory_order_release);
+	gp_ring_seal(&gp_rec.ring, GP_CHUNK_F_LAST);
 }

@@ -50,7 +50,10 @@ void gp_lost_add(enum gp_lost_cause cause, uint64_t n);
  */
 void *gp_emit(uint16_t type, uint32_t size);
 
-/* Lock held: id of s (emitting its GP_REC_STRING first if new); 0 if s is NULL. */
+/*
+ * Lock held: id of s (emitting its GP_REC_STRING first if new); 0 if s is
+ * NULL or its STRING record was dropped (counted; emitted again next time).
+ */
 uint32_t gp_emit_string(const char *s);
 uint32_t gp_emit_string_n(const char *s, size_t len);
 
@@ -62,6 +65,14 @@ void gp_emit_process(uint64_t start_ns, uint32_t cupti_version);
 void gp_emit_config(void);
 void gp_emit_clock_sync(uint64_t trace_ns);
 void gp_emit_end(uint64_t end_ns);
+
+/*
+ * Lock held: ends the record stream.  Seals the open chunk, waits (up to
+ * wait_ms) until the writer has handled every chunk so that its count of
+ * records it could not write is final, emits the LOST and END records,
+ * sets GP_STOPPED and seals the last chunk (GP_CHUNK_F_LAST).
+ */
+void gp_emit_final(uint64_t end_ns, int wait_ms);
 
 /* Monotonic and realtime clocks in ns. */
 uint64_t gp_now_realtime(void);

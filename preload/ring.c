@@ -30,6 +30,7 @@ int gp_ring_init(struct gp_ring *r, uint32_t chunk_size, uint32_t nchunks,
 		r->chunks[i].next = r->free_list;
 		r->free_list = &r->chunks[i];
 	}
+	r->nfree = nchunks;
 	pthread_mutex_init(&r->prod_lock, NULL);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->nonempty, NULL);
@@ -102,12 +103,23 @@ static struct gp_chunk *open_chunk(struct gp_ring *r)
 	int rc = 0;
 
 	pthread_mutex_lock(&r->lock);
-	deadline(&ts, (int)r->wait_ms);
-	while (!r->free_list && !r->closed && rc != ETIMEDOUT)
-		rc = pthread_cond_timedwait(&r->freed, &r->lock, &ts);
+	/*
+	 * Wait for the writer once per stall: after a wait ran out, records
+	 * are dropped at once until the writer gives a chunk back, so a stuck
+	 * writer costs the producer one wait, not one per record.
+	 */
+	if (!r->stalled) {
+		deadline(&ts, (int)r->wait_ms);
+		while (!r->free_list && !r->closed && rc != ETIMEDOUT)
+			rc = pthread_cond_timedwait(&r->freed, &r->lock, &ts);
+		if (!r->free_list)
+			r->stalled = 1;
+	}
 	c = r->closed ? NULL : r->free_list;
-	if (c)
+	if (c) {
 		r->free_list = c->next;
+		r->nfree--;
+	}
 	pthread_mutex_unlock(&r->lock);
 	if (!c)
 		return NULL;
@@ -189,8 +201,24 @@ void gp_ring_release(struct gp_ring *r, struct gp_chunk *c)
 	pthread_mutex_lock(&r->lock);
 	c->next = r->free_list;
 	r->free_list = c;
-	pthread_cond_signal(&r->freed);
+	r->nfree++;
+	r->stalled = 0;
+	pthread_cond_broadcast(&r->freed);
 	pthread_mutex_unlock(&r->lock);
+}
+
+int gp_ring_wait_drained(struct gp_ring *r, int wait_ms)
+{
+	struct timespec ts;
+	int rc = 0, busy;
+
+	pthread_mutex_lock(&r->lock);
+	deadline(&ts, wait_ms);
+	/* The producer's open chunk (if any) is not the writer's to give back. */
+	while ((busy = r->nfree + (r->cur ? 1u : 0u) < r->nchunks) && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&r->freed, &r->lock, &ts);
+	pthread_mutex_unlock(&r->lock);
+	return busy ? -ETIMEDOUT : 0;
 }
 
 void gp_ring_close(struct gp_ring *r)

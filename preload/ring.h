@@ -7,7 +7,8 @@
  * sealed chunks in FIFO order and gives them back.  Memory is fixed at init:
  * nchunks * chunk_size bytes, whatever the run length.  When no chunk is
  * free, a producer waits up to wait_ms for the writer, then drops the record
- * and counts it (gp_ring.dropped).
+ * and counts it (gp_ring.dropped); until the writer frees a chunk, later
+ * records are dropped without waiting.
  */
 #ifndef GP_RING_H
 #define GP_RING_H
@@ -38,6 +39,8 @@ struct gp_ring {
 	uint32_t chunk_size;
 	uint32_t nchunks;
 	uint32_t wait_ms;          /* producer patience when full */
+	uint32_t nfree;            /* chunks on free_list */
+	int stalled;               /* a wait ran out; no waiting until a release */
 	int closed;
 	uint64_t dropped;          /* records dropped because the ring was full */
 	uint32_t dropped_pending;  /* not yet stamped on a chunk header */
@@ -69,6 +72,12 @@ void gp_ring_seal(struct gp_ring *r, uint32_t flags);
  */
 struct gp_chunk *gp_ring_pop(struct gp_ring *r, int wait_ms);
 void gp_ring_release(struct gp_ring *r, struct gp_chunk *c);
+/*
+ * Producer, lock held (so no chunk is being filled or sealed meanwhile):
+ * waits up to wait_ms until the writer has given back every sealed chunk.
+ * Returns 0, or -ETIMEDOUT.
+ */
+int gp_ring_wait_drained(struct gp_ring *r, int wait_ms);
 /* Wakes the consumer; pops then drain what is left and return NULL. */
 void gp_ring_close(struct gp_ring *r);
 

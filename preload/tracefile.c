@@ -1,7 +1,20 @@
 /*
  * Trace file output (see tracefile.h).  The writer thread is the only code
- * in the recorder that compresses or calls write(2) on the trace.
- * Context: writer thread; open/stop on the recorder's control paths.
+ * in the recorder that compresses or writes chunks; the file is created on
+ * the recorder's start path and closed on its stop path.
+ *
+ * Disk space: before each chunk the writer allocates room for the chunk
+ * plus GP_TAIL_RESERVE bytes beyond it (fallocate, file size unchanged).
+ * When that fails the chunk is not written but counted as lost, and so is
+ * every later data chunk; the last chunk (GP_CHUNK_F_LAST: the LOST and END
+ * records) still fits into the room reserved earlier, so even a full disk
+ * leaves a finished trace that says what it lost.
+ *
+ * The descriptor is the program's to close or replace (daemons close every
+ * descriptor, some programs dup2 over them): before each write the writer
+ * checks that it still refers to the file it created, and otherwise reopens
+ * that file by path (never following a symlink), so it never writes into a
+ * file of the program's.
  */
 #include "tracefile.h"
 #include "config.h"
@@ -12,18 +25,27 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
-static int write_all(int fd, const void *buf, size_t len)
+/* Room kept past the last chunk for the final one (LOST and END records). */
+#define GP_TAIL_RESERVE 4096
+/* Descriptors at or above this number are rarely the target of a dup2. */
+#define GP_FD_FLOOR 200
+
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const char *p = buf;
 
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -33,23 +55,75 @@ static int write_all(int fd, const void *buf, size_t len)
 		if (n == 0)
 			return -EIO;
 		p += n;
+		off += (uint64_t)n;
 		len -= (size_t)n;
 	}
 	return 0;
 }
 
+/* Moves fd above GP_FD_FLOOR when the limit allows; returns the one to use. */
+static int raise_fd(int fd)
+{
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, GP_FD_FLOOR);
+
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
+/*
+ * Creates path.  Never follows a symlink, never opens a FIFO or device.
+ * Without force an existing name is -EEXIST.  With force the new file is
+ * made under a temporary name beside it and renamed over the old name, so
+ * a symlink, FIFO or file there is replaced, never written through; a
+ * directory there stays (-EISDIR).
+ */
 static int create(const char *path, int force)
 {
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
-	int fd = open(path, flags, 0644);
+	char tmp[GP_PATH_MAX + 32];
+	int fd, flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 
-	return fd < 0 ? -errno : fd;
+	if (!force) {
+		fd = open(path, flags, 0666);
+		return fd < 0 ? -errno : fd;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	unlink(tmp);
+	fd = open(tmp, flags, 0666);
+	if (fd < 0)
+		return -errno;
+	if (rename(tmp, path) < 0) {
+		int err = -errno;
+
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
+	return fd;
+}
+
+/* Makes a relative path absolute against the directory the program started in. */
+static int absolute(char *path, size_t size)
+{
+	char tmp[GP_PATH_MAX];
+	const char *cwd = gp_config_start_dir();
+
+	if (path[0] == '/' || !cwd[0])
+		return 0;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", cwd, path) >= sizeof(tmp) ||
+	    strlen(tmp) >= size)
+		return -ENAMETOOLONG;
+	strcpy(path, tmp);
+	return 0;
 }
 
 int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 		      uint32_t clock_id, uint64_t created_ns)
 {
 	struct gp_file_header h;
+	struct stat st;
 	int uses_n = 0, fd = -EEXIST, rc;
 	unsigned n;
 
@@ -58,6 +132,8 @@ int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 	for (n = 1; n < 100000 && fd == -EEXIST; n++) {
 		rc = gp_config_expand(tmpl, (int)getpid(), n, t->path,
 				      sizeof(t->path), &uses_n);
+		if (!rc)
+			rc = absolute(t->path, sizeof(t->path));
 		if (rc)
 			return rc;
 		/* %n means "first free number": never overwrite then. */
@@ -67,6 +143,13 @@ int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 	}
 	if (fd < 0)
 		return fd;
+	fd = raise_fd(fd);
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	t->dev = (uint64_t)st.st_dev;
+	t->ino = (uint64_t)st.st_ino;
 
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, GP_FILE_MAGIC, sizeof(h.magic));
@@ -75,16 +158,22 @@ int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 	h.header_size = sizeof(h);
 	h.endian = GP_ENDIAN_MARKER;
 	h.clock_id = clock_id;
-	h.features = GP_FEAT_DELTA;
+	h.features = GP_FEAT_DELTA | GP_FEAT_HEADER_CRC;
 	h.created_ns = created_ns;
 	h.pid = (uint32_t)getpid();
-	rc = write_all(fd, &h, sizeof(h));
-	if (rc) {
-		close(fd);
-		unlink(t->path);
-		return rc;
-	}
+	h.header_crc = gp_header_checksum(&h);
 	t->fd = fd;
+	t->reserve = 1;
+	/* The header and the room for a final chunk, or no trace at all. */
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, sizeof(h) + GP_TAIL_RESERVE) < 0) {
+		rc = -errno;
+		if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG)
+			goto fail;
+		t->reserve = 0; /* file system without fallocate */
+	}
+	rc = pwrite_all(fd, &h, sizeof(h), 0);
+	if (rc)
+		goto fail;
 	t->offset = sizeof(h);
 	/* Level 1: on delta-coded records it compresses as well as 3-9, faster. */
 	t->level = 1;
@@ -94,31 +183,109 @@ int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 	if (!t->cbuf || !t->cctx) {
 		free(t->cbuf);
 		ZSTD_freeCCtx(t->cctx);
-		close(fd);
-		unlink(t->path);
-		return -ENOMEM;
+		t->cbuf = NULL;
+		t->cctx = NULL;
+		rc = -ENOMEM;
+		goto fail;
 	}
+	return 0;
+fail:
+	close(fd);
+	t->fd = -1;
+	unlink(t->path);
+	return rc;
+}
+
+/*
+ * 0 when t->fd is still the trace file; otherwise reopens the file by its
+ * path (the program closed or replaced the descriptor).  -errno when the
+ * file itself is gone or replaced.
+ */
+static int check_fd(struct gp_tracefile *t)
+{
+	struct stat st;
+	int fd;
+
+	if (fstat(t->fd, &st) == 0 && (uint64_t)st.st_dev == t->dev &&
+	    (uint64_t)st.st_ino == t->ino)
+		return 0;
+	/* Not ours any more: never close it, it may be the program's now. */
+	fd = open(t->path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_dev != t->dev ||
+	    (uint64_t)st.st_ino != t->ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	t->fd = raise_fd(fd);
+	t->reopened++;
+	return 0;
+}
+
+/* Says once why output stopped; every record not written is counted. */
+static void fail(struct gp_tracefile *t, int err)
+{
+	if (t->failed)
+		return;
+	t->failed = 1;
+	t->error = -err;
+	gp_log("cannot write %s (%s); records from now on are counted as lost in it",
+	       t->path, strerror(-err));
+}
+
+static int put_chunk(struct gp_tracefile *t, const struct gp_chunk_header *ch, size_t csz,
+		     int last)
+{
+	uint64_t need = sizeof(*ch) + csz;
+	int rc;
+
+	rc = check_fd(t);
+	if (rc)
+		return rc;
+	/*
+	 * Data chunks take room for themselves and the final chunk; the final
+	 * one writes into what the chunk before it left reserved.
+	 */
+	if (t->reserve && !last &&
+	    fallocate(t->fd, FALLOC_FL_KEEP_SIZE, (off_t)t->offset,
+		      (off_t)(need + GP_TAIL_RESERVE)) < 0) {
+		if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG)
+			return -errno;
+		t->reserve = 0;
+	}
+	rc = pwrite_all(t->fd, ch, sizeof(*ch), t->offset);
+	if (!rc)
+		rc = pwrite_all(t->fd, t->cbuf, csz, t->offset + sizeof(*ch));
+	if (rc) {
+		/* Cut the partial chunk so the file stays readable to here. */
+		if (ftruncate(t->fd, (off_t)t->offset) < 0)
+			(void)0;
+		return rc;
+	}
+	t->offset += need;
 	return 0;
 }
 
 int gp_tracefile_write_chunk(struct gp_tracefile *t, struct gp_chunk *c)
 {
 	struct gp_chunk_header ch;
+	int last = !!(c->flags & GP_CHUNK_F_LAST);
 	size_t csz;
 	int rc;
 
-	if (t->failed) {
+	if (t->failed && !last) {
 		t->records_lost += c->nrec;
-		return -EIO;
+		return -t->error;
 	}
 	/* The chunk is ours until released: delta-code it in place. */
 	gp_delta_apply(c->buf, c->used, 0);
 	csz = ZSTD_compressCCtx(t->cctx, t->cbuf, t->ccap, c->buf, c->used,
 				t->level);
 	if (ZSTD_isError(csz)) {
-		gp_log("compression failed (%s); %u records lost",
-		       ZSTD_getErrorName(csz), c->nrec);
+		/* Counted under write errors: the records never reach the file. */
 		t->records_lost += c->nrec;
+		t->compress_errors++;
 		return -EIO;
 	}
 	memset(&ch, 0, sizeof(ch));
@@ -132,21 +299,13 @@ int gp_tracefile_write_chunk(struct gp_tracefile *t, struct gp_chunk *c)
 	ch.t_max = c->t_max;
 	ch.lost = c->lost;
 	ch.checksum = gp_chunk_checksum(&ch, t->cbuf, csz);
-	rc = write_all(t->fd, &ch, sizeof(ch));
-	if (!rc)
-		rc = write_all(t->fd, t->cbuf, csz);
+	rc = put_chunk(t, &ch, csz, last);
 	if (rc) {
-		/* Cut the partial chunk so the file stays readable to here. */
-		if (ftruncate(t->fd, (off_t)t->offset) < 0)
-			(void)0;
-		gp_log("writing %s failed (%s); tracing continues without output",
-		       t->path, strerror(-rc));
-		t->failed = 1;
+		fail(t, rc);
 		t->records_lost += c->nrec;
 		return rc;
 	}
 	t->seq++;
-	t->offset += sizeof(ch) + csz;
 	t->records_written += c->nrec;
 	t->bytes_raw += c->used;
 	return 0;
@@ -181,27 +340,58 @@ int gp_tracefile_start(struct gp_tracefile *t, struct gp_ring *r)
 	return 0;
 }
 
-void gp_tracefile_stop(struct gp_tracefile *t)
+/* Waits up to ms for the writer to end; 0 if it did. */
+static int join_writer(struct gp_tracefile *t, int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return pthread_timedjoin_np(t->thread, NULL, &ts);
+}
+
+int gp_tracefile_stop(struct gp_tracefile *t, int wait_ms)
 {
 	struct gp_chunk *c;
+	int hung = 0;
 
 	if (t->ring) {
 		gp_ring_close(t->ring);
-		if (t->thread_started)
-			pthread_join(t->thread, NULL);
-		else
+		if (t->thread_started) {
+			/*
+			 * A writer stuck in write(2) (a hung network file
+			 * system) must not hold the program at exit.
+			 */
+			if (join_writer(t, wait_ms)) {
+				pthread_detach(t->thread);
+				hung = 1;
+			}
+		} else {
 			while ((c = gp_ring_pop(t->ring, 0))) {
 				gp_tracefile_write_chunk(t, c);
 				gp_ring_release(t->ring, c);
 			}
+		}
 		t->thread_started = 0;
 	}
-	if (t->fd >= 0) {
+	if (hung)
+		return -ETIMEDOUT; /* the writer still owns the file and buffers */
+	/* A descriptor that is no longer the trace file is the program's now. */
+	if (t->fd >= 0 && check_fd(t) == 0) {
+		/* Give back the room reserved past the end. */
+		if (ftruncate(t->fd, (off_t)t->offset) < 0)
+			(void)0;
 		close(t->fd);
-		t->fd = -1;
 	}
+	t->fd = -1;
 	ZSTD_freeCCtx(t->cctx);
 	t->cctx = NULL;
 	free(t->cbuf);
 	t->cbuf = NULL;
+	return 0;
 }

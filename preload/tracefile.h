@@ -27,16 +27,24 @@ struct gp_tracefile {
 	size_t ccap;
 	uint32_t seq;
 	uint64_t offset;           /* end of the last whole chunk */
-	int failed;                /* a write failed; later chunks are dropped */
+	uint64_t dev, ino;         /* identity of the file, to verify fd */
+	int reserve;               /* fallocate works: room kept for the end */
+	int failed;                /* a write failed; later data chunks are dropped */
+	int error;                 /* errno of that failure */
+	uint32_t reopened;         /* times the program closed or replaced fd */
+	uint64_t compress_errors;
 	uint64_t records_written;
-	uint64_t records_lost;     /* chunks that could not be written */
+	uint64_t records_lost;     /* in chunks that could not be written */
 	uint64_t bytes_raw;
 };
 
 /*
  * Creates the file from an expanded template (see gp_config_expand; %n
- * picks the first free number) and writes the file header.  Without force,
- * an existing file is never replaced (-EEXIST).  Returns 0 or -errno.
+ * picks the first free number; a relative name is taken from the directory
+ * the program started in) and writes the file header.  Without force an
+ * existing name is never touched (-EEXIST); with force it is replaced
+ * (renamed over), never written through.  Symlinks are never followed.
+ * Returns 0 or -errno.
  */
 int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 		      uint32_t clock_id, uint64_t created_ns);
@@ -46,11 +54,17 @@ int gp_tracefile_start(struct gp_tracefile *t, struct gp_ring *r);
 
 /*
  * Delta-codes (in place: the chunk's records are consumed), compresses and
- * appends one chunk.  Returns 0 or -errno (counted).
+ * appends one chunk.  After a write error only GP_CHUNK_F_LAST chunks are
+ * still written (into the reserved room).  Returns 0 or -errno; records
+ * that did not reach the file are added to records_lost.
  */
 int gp_tracefile_write_chunk(struct gp_tracefile *t, struct gp_chunk *c);
 
-/* Closes the ring, lets the writer drain it, joins it, closes the file. */
-void gp_tracefile_stop(struct gp_tracefile *t);
+/*
+ * Closes the ring, lets the writer drain it and joins it (waiting at most
+ * wait_ms), closes the file.  -ETIMEDOUT if the writer is stuck: it is then
+ * left detached with its file and buffers.
+ */
+int gp_tracefile_stop(struct gp_tracefile *t, int wait_ms);
 
 #endif

@@ -241,7 +241,7 @@ int main(void)
 	gp_emit_end(gp_now_realtime());
 	gp_ring_seal(&gp_rec.ring, GP_CHUNK_F_LAST);
 	gp_ring_unlock(&gp_rec.ring);
-	gp_tracefile_stop(&gp_rec.file);
+	gp_tracefile_stop(&gp_rec.file, 5000);
 
 	rc = gp_reader_read_file(gp_rec.file.path, collect, &s, &info, err, sizeof(err));
 	TAP_CHECK("trace reads back", rc == GP_READ_OK, "rc %d: %s", rc, err);

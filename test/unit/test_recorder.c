@@ -15,9 +15,14 @@
 #include "reader.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char tmpdir[256];
@@ -201,7 +206,7 @@ static void test_writer(void)
 	gp_emit_end(2000000);
 	gp_ring_seal(&gp_rec.ring, GP_CHUNK_F_LAST);
 	gp_ring_unlock(&gp_rec.ring);
-	gp_tracefile_stop(&gp_rec.file);
+	gp_tracefile_stop(&gp_rec.file, 5000);
 
 	TAP_CHECK("writer kept up (nothing dropped)", gp_rec.ring.dropped == 0, "dropped %llu",
 		  (unsigned long long)gp_rec.ring.dropped);
@@ -228,20 +233,363 @@ static void test_writer(void)
 		TAP_CHECK("%n picks the next free number",
 			  rc == 0 && strstr(t2.path, "/w-2.gpuprof") != NULL, "path %.200s", t2.path);
 		if (!rc)
-			gp_tracefile_stop(&t2);
+			gp_tracefile_stop(&t2, 5000);
 		snprintf(fixed, sizeof(fixed), "%s/fixed", tmpdir);
 		rc = gp_tracefile_open(&t2, fixed, 0, 0, 0);
 		if (!rc)
-			gp_tracefile_stop(&t2);
+			gp_tracefile_stop(&t2, 5000);
 		TAP_CHECK("existing file is not overwritten",
 			  gp_tracefile_open(&t2, fixed, 0, 0, 0) == -EEXIST, "check failed");
 		rc = gp_tracefile_open(&t2, fixed, 1, 0, 0);
 		TAP_CHECK("force overwrites", rc == 0, "rc %d", rc);
 		if (!rc)
-			gp_tracefile_stop(&t2);
+			gp_tracefile_stop(&t2, 5000);
 	}
 	gp_intern_free(&gp_rec.strings);
 	gp_ring_destroy(&gp_rec.ring);
+}
+
+
+static void test_expand_sanitised(void)
+{
+	static const struct {
+		const char *val, *want;
+	} cases[] = {
+		{ "../../x", "out/.._.._x.gpuprof" },
+		{ "/tmp/abs", "out/_tmp_abs.gpuprof" },
+		{ "..", "out/_.gpuprof" },
+		{ ".", "out/_.gpuprof" },
+		{ "a..b", "out/a..b.gpuprof" },
+	};
+	char out[256];
+	int uses_n;
+
+	tap_begin("%q values cannot add path components");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		setenv("GP_TEST_RANK", cases[i].val, 1);
+		CHECKF(gp_config_expand("out/%q{GP_TEST_RANK}", 1, 1, out, sizeof(out), &uses_n) == 0 &&
+			       !strcmp(out, cases[i].want),
+		       "%s gives %s", cases[i].val, out);
+	}
+	unsetenv("GP_TEST_RANK");
+	tap_end();
+}
+
+static void test_intern_undo(void)
+{
+	struct gp_intern in;
+	uint32_t a, b, a2;
+	int added;
+
+	gp_intern_init(&in);
+	a = gp_intern(&in, "first", 5, &added);
+	b = gp_intern(&in, "dropped", 7, &added);
+	gp_intern_undo(&in, b);
+	a2 = gp_intern(&in, "dropped", 7, &added);
+	TAP_CHECK("an undone string is added again under the same id",
+		  a == 1 && b == 2 && a2 == 2 && added, "a %u b %u again %u added %d", a, b, a2, added);
+	gp_intern_undo(&in, a); /* not the newest: ignored */
+	a2 = gp_intern(&in, "first", 5, &added);
+	TAP_CHECK("only the newest string can be undone", a2 == a && !added, "got %u added %d", a2,
+		  added);
+	gp_intern_free(&in);
+}
+
+/* Starts a recorder writing to path (template); 0 or -errno. */
+static int start_rec(const char *tmpl, int force)
+{
+	int rc;
+
+	memset(&gp_rec, 0, sizeof(gp_rec));
+	gp_ring_init(&gp_rec.ring, 64 << 10, 4, 5000);
+	gp_intern_init(&gp_rec.strings);
+	rc = gp_tracefile_open(&gp_rec.file, tmpl, force, GP_CLOCK_REALTIME, 1);
+	if (rc)
+		return rc;
+	gp_tracefile_start(&gp_rec.file, &gp_rec.ring);
+	atomic_store(&gp_rec.state, GP_ACTIVE);
+	gp_ring_lock(&gp_rec.ring);
+	gp_emit_process(1, 0);
+	gp_ring_unlock(&gp_rec.ring);
+	return 0;
+}
+
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return *x >> 11;
+}
+
+/* Emits n kernels; random fields make them compress poorly. */
+static void emit_kernels(int n, uint64_t *seed, uint64_t *start)
+{
+	gp_ring_lock(&gp_rec.ring);
+	for (int i = 0; i < n; i++) {
+		uint32_t name = gp_emit_string("kernel_a");
+		struct gp_rec_kernel *k = gp_emit(GP_REC_KERNEL, sizeof(*k));
+
+		if (k) {
+			k->start = (*start)++;
+			k->end = k->start + lcg(seed);
+			k->correlation = (uint32_t)lcg(seed);
+			k->grid[0] = (uint32_t)lcg(seed);
+			k->name = name;
+		}
+	}
+	gp_ring_unlock(&gp_rec.ring);
+}
+
+static void stop_rec(void)
+{
+	gp_ring_lock(&gp_rec.ring);
+	gp_emit_final(2000000, 5000);
+	gp_ring_unlock(&gp_rec.ring);
+	gp_tracefile_stop(&gp_rec.file, 5000);
+	gp_intern_free(&gp_rec.strings);
+	gp_ring_destroy(&gp_rec.ring);
+}
+
+/* Counts a trace's records; -1 if it does not read whole and finished. */
+static int read_counts(const char *path, struct counts *cnt, char *why, size_t whysz)
+{
+	struct gp_read_info info;
+	char err[512];
+	int rc;
+
+	memset(cnt, 0, sizeof(*cnt));
+	cnt->next_start = 1000;
+	rc = gp_reader_read_file(path, count_cb, cnt, &info, err, sizeof(err));
+	if (rc != GP_READ_OK || info.damaged || !info.finished) {
+		snprintf(why, whysz, "rc %d damaged %d finished %d: %s %s", rc, info.damaged,
+			 info.finished, info.reason, err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A full disk: a file size limit (RLIMIT_FSIZE fails writes and fallocate
+ * just as ENOSPC does) far below the trace's size.  The trace still ends
+ * with its END record and counts every record it could not write.
+ */
+static void test_disk_full(void)
+{
+	char tmpl[300], path[300], why[1400] = "";
+	struct counts cnt;
+	const int nk = 100000;
+	int status = 0;
+	pid_t pid;
+
+	snprintf(tmpl, sizeof(tmpl), "%s/full", tmpdir);
+	snprintf(path, sizeof(path), "%s/full.gpuprof", tmpdir);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { 256 << 10, 256 << 10 };
+		uint64_t seed = 1, start = 1000;
+		int fd;
+
+		signal(SIGXFSZ, SIG_IGN);
+		setrlimit(RLIMIT_FSIZE, &rl);
+		/* gp_log's one line goes to a file, not the test's output. */
+		fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 2);
+		if (start_rec(tmpl, 0))
+			_exit(2);
+		emit_kernels(nk, &seed, &start);
+		stop_rec();
+		_exit(gp_rec.file.failed ? 0 : 3);
+	}
+	waitpid(pid, &status, 0);
+	tap_begin("full disk: the trace ends with its losses counted");
+	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "recorder child status %#x", status);
+	if (read_counts(path, &cnt, why, sizeof(why)) < 0)
+		CHECKF(0, "%s", why);
+	CHECKF(cnt.kernels < (uint64_t)nk && cnt.lost > 0, "kernels %llu lost %llu",
+	       (unsigned long long)cnt.kernels, (unsigned long long)cnt.lost);
+	CHECKF(cnt.kernels + cnt.lost == (uint64_t)nk, "kernels %llu + lost %llu != %d",
+	       (unsigned long long)cnt.kernels, (unsigned long long)cnt.lost, nk);
+	CHECKF(cnt.end == 1, "end records %llu", (unsigned long long)cnt.end);
+	tap_end();
+}
+
+/* The program closes or dup2s over the trace descriptor mid-run. */
+static void test_fd_taken(int dup_over)
+{
+	char tmpl[300], mine[400], why[1400] = "", buf[64];
+	struct counts cnt;
+	uint64_t seed = 7, start = 1000;
+	int pfd, n, rc;
+
+	snprintf(tmpl, sizeof(tmpl), "%s/fd%d", tmpdir, dup_over);
+	snprintf(mine, sizeof(mine), "%s/program-file-%d", tmpdir, dup_over);
+	tap_begin(dup_over ? "a program's dup2 over the trace descriptor"
+			   : "a program closing the trace descriptor");
+	rc = start_rec(tmpl, 0);
+	CHECKF(rc == 0, "open: %d", rc);
+	if (rc) {
+		tap_end();
+		return;
+	}
+	emit_kernels(20000, &seed, &start);
+	gp_ring_lock(&gp_rec.ring);
+	gp_ring_seal(&gp_rec.ring, 0);
+	gp_ring_wait_drained(&gp_rec.ring, 5000);
+	gp_ring_unlock(&gp_rec.ring);
+	/* What a daemon does: its own file takes the descriptor's number. */
+	close(gp_rec.file.fd);
+	pfd = open(mine, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (dup_over) {
+		dup2(pfd, gp_rec.file.fd);
+		close(pfd);
+		pfd = gp_rec.file.fd;
+	}
+	if (write(pfd, "program data", 12) != 12)
+		CHECKF(0, "write: %s", strerror(errno));
+	emit_kernels(20000, &seed, &start);
+	stop_rec();
+	n = (int)pread(pfd, buf, sizeof(buf), 0);
+	close(pfd);
+	CHECKF(n == 12 && !memcmp(buf, "program data", 12),
+	       "the program's file holds %d bytes", n);
+	snprintf(mine, sizeof(mine), "%s.gpuprof", tmpl);
+	if (read_counts(mine, &cnt, why, sizeof(why)) < 0)
+		CHECKF(0, "%s", why);
+	CHECKF(cnt.kernels == 40000 && cnt.lost == 0 && cnt.bad_order == 0,
+	       "kernels %llu lost %llu", (unsigned long long)cnt.kernels,
+	       (unsigned long long)cnt.lost);
+	tap_end();
+}
+
+static int file_is(const char *path, const char *content)
+{
+	char buf[256];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n == (ssize_t)strlen(content) && !memcmp(buf, content, (size_t)n);
+}
+
+static int is_regular(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Symlinks, FIFOs and directories where the trace goes, with and without force. */
+static void test_hostile_paths(void)
+{
+	char tmpl[300], path[320], target[300], dangling[300];
+	struct gp_tracefile t;
+	int fd, rc;
+
+	snprintf(tmpl, sizeof(tmpl), "%s/hostile", tmpdir);
+	snprintf(path, sizeof(path), "%s.gpuprof", tmpl);
+	snprintf(target, sizeof(target), "%s/target", tmpdir);
+	snprintf(dangling, sizeof(dangling), "%s/nowhere", tmpdir);
+	fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (write(fd, "keep me", 7) != 7)
+		(void)0;
+	close(fd);
+
+	tap_begin("a symlink at the output is never written through");
+	symlink(target, path);
+	CHECKF(gp_tracefile_open(&t, tmpl, 0, 0, 0) == -EEXIST, "no -EEXIST without force");
+	rc = gp_tracefile_open(&t, tmpl, 1, 0, 0);
+	CHECKF(rc == 0, "force: %d", rc);
+	if (!rc)
+		gp_tracefile_stop(&t, 5000);
+	CHECKF(is_regular(path), "the link was not replaced by a file");
+	CHECKF(file_is(target, "keep me"), "the link's target changed");
+	unlink(path);
+
+	symlink(dangling, path);
+	CHECKF(gp_tracefile_open(&t, tmpl, 0, 0, 0) == -EEXIST, "dangling: no -EEXIST");
+	rc = gp_tracefile_open(&t, tmpl, 1, 0, 0);
+	if (!rc)
+		gp_tracefile_stop(&t, 5000);
+	CHECKF(rc == 0 && is_regular(path) && access(dangling, F_OK) < 0,
+	       "dangling link: rc %d, file elsewhere %d", rc, access(dangling, F_OK) == 0);
+	unlink(path);
+	tap_end();
+
+	tap_begin("a FIFO at the output never blocks");
+	mkfifo(path, 0644);
+	CHECKF(gp_tracefile_open(&t, tmpl, 0, 0, 0) == -EEXIST, "no -EEXIST without force");
+	rc = gp_tracefile_open(&t, tmpl, 1, 0, 0);
+	if (!rc)
+		gp_tracefile_stop(&t, 5000);
+	CHECKF(rc == 0 && is_regular(path), "force: rc %d", rc);
+	unlink(path);
+	tap_end();
+
+	tap_begin("a directory at the output is left alone");
+	mkdir(path, 0755);
+	CHECKF(gp_tracefile_open(&t, tmpl, 0, 0, 0) == -EEXIST, "no -EEXIST without force");
+	rc = gp_tracefile_open(&t, tmpl, 1, 0, 0);
+	CHECKF(rc == -EISDIR, "force: rc %d", rc);
+	{
+		struct stat st;
+
+		CHECKF(lstat(path, &st) == 0 && S_ISDIR(st.st_mode), "the directory is gone");
+	}
+	rmdir(path);
+	tap_end();
+}
+
+/* A relative output name means the directory the program started in. */
+static void test_relative_after_chdir(void)
+{
+	char old[512], want[600];
+	struct gp_tracefile t;
+	int rc;
+
+	if (!getcwd(old, sizeof(old)) || chdir(tmpdir) < 0) {
+		TAP_CHECK("relative output after chdir", 0, "cannot chdir");
+		return;
+	}
+	gp_config_note_start_dir();
+	if (chdir("/") < 0)
+		(void)0;
+	rc = gp_tracefile_open(&t, "rel-out", 0, 0, 0);
+	if (!rc)
+		gp_tracefile_stop(&t, 5000);
+	snprintf(want, sizeof(want), "%s/rel-out.gpuprof", tmpdir);
+	TAP_CHECK("relative output stays where the program started",
+		  rc == 0 && is_regular(want) && !strcmp(t.path, want), "rc %d path %.300s", rc,
+		  t.path);
+	if (chdir(old) < 0)
+		(void)0;
+}
+
+/* A stuck writer costs the producer one wait, not one per record. */
+static void test_ring_stall(void)
+{
+	struct gp_ring r;
+	struct gp_chunk *c;
+	int got = 0;
+
+	gp_ring_init(&r, 1024, 2, 20);
+	gp_ring_lock(&r);
+	for (int i = 0; i < 3 * 1024 / 64; i++)
+		got += gp_ring_reserve(&r, 64) != NULL;
+	gp_ring_unlock(&r);
+	tap_begin("a stalled writer: drops without waiting, until a chunk is back");
+	CHECKF(got == 2 * 1024 / 64 && r.stalled, "kept %d stalled %d", got, r.stalled);
+	c = gp_ring_pop(&r, 0);
+	CHECKF(c != NULL, "no sealed chunk");
+	if (c)
+		gp_ring_release(&r, c);
+	CHECKF(!r.stalled, "release did not end the stall");
+	gp_ring_lock(&r);
+	CHECKF(gp_ring_reserve(&r, 64) != NULL, "no room after the release");
+	gp_ring_unlock(&r);
+	tap_end();
+	gp_ring_destroy(&r);
 }
 
 int main(void)
@@ -258,6 +606,14 @@ int main(void)
 	test_intern();
 	test_ring();
 	test_writer();
+	test_expand_sanitised();
+	test_intern_undo();
+	test_ring_stall();
+	test_disk_full();
+	test_fd_taken(0);
+	test_fd_taken(1);
+	test_hostile_paths();
+	test_relative_after_chdir();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);
