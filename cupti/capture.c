@@ -32,13 +32,13 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int nvtx_depth;
 static __thread int nvtx_capture_depth = -1;
 
-int gp_capture_init(const struct gp_capture_ops *o)
+int gp_capture_init(const struct gp_config *cfg, const struct gp_capture_ops *o)
 {
-	const char *r = getenv("GPUPROF_CAPTURE_RANGE");
-	const char *e = getenv("GPUPROF_CAPTURE_RANGE_END");
+	const char *r = cfg->capture_range;
+	const char *e = cfg->capture_end;
 
 	ops = *o;
-	if (!r || !*r)
+	if (!*r)
 		return 0;
 	if (!strcmp(r, "cudaProfilerApi")) {
 		mode = MODE_PROFILER_API;
@@ -61,7 +61,7 @@ int gp_capture_init(const struct gp_capture_ops *o)
 		return -1;
 	}
 	max_ranges = 1;
-	if (e && *e) {
+	if (*e) {
 		char *end;
 
 		if (!strcmp(e, "stop"))

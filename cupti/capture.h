@@ -9,6 +9,8 @@
 #ifndef GP_CAPTURE_H
 #define GP_CAPTURE_H
 
+#include "../preload/config.h"
+
 #include <cupti.h>
 #include <stdint.h>
 
@@ -19,11 +21,12 @@ struct gp_capture_ops {
 };
 
 /*
- * Parses GPUPROF_CAPTURE_RANGE / GPUPROF_CAPTURE_RANGE_END.  Returns 1 when
+ * Parses the capture range of the configuration (GPUPROF_CAPTURE_RANGE,
+ * GPUPROF_CAPTURE_RANGE_END).  Returns 1 when
  * a capture range is configured (tracing then starts off), 0 when not, -1
  * on a malformed value (logged; treated as not configured).
  */
-int gp_capture_init(const struct gp_capture_ops *ops);
+int gp_capture_init(const struct gp_config *cfg, const struct gp_capture_ops *ops);
 /* Enables the callbacks that open and close ranges. */
 void gp_capture_enable_callbacks(CUpti_SubscriberHandle sub);
 /* Returns 1 when the callback was a capture-range one (handled). */

@@ -17,29 +17,29 @@
 
 struct gp_cupti gp_cu;
 
-static int load(char *why, size_t whysz);
+static int load(const struct gp_config *cfg, char *why, size_t whysz);
 
 static void *try_open(const char *path)
 {
 	return dlopen(path, RTLD_NOW | RTLD_GLOBAL);
 }
 
-int gp_cupti_load(char *why, size_t whysz)
+int gp_cupti_load(const struct gp_config *cfg, char *why, size_t whysz)
 {
 	static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 	int rc;
 
 	pthread_mutex_lock(&load_lock);
-	rc = gp_cu.handle ? 0 : load(why, whysz);
+	rc = gp_cu.handle ? 0 : load(cfg, why, whysz);
 	pthread_mutex_unlock(&load_lock);
 	return rc;
 }
 
-static int load(char *why, size_t whysz)
+static int load(const struct gp_config *cfg, char *why, size_t whysz)
 {
-	const char *env = getenv("GPUPROF_CUPTI_PATH");
-	const char *home = getenv("CUDA_HOME");
-	char buf[512];
+	const char *env = cfg->cupti_path;
+	const char *home = cfg->cuda_home;
+	char buf[GP_PATH_MAX + 64];
 	void *h = NULL;
 
 	if (env && *env) {

@@ -7,6 +7,8 @@
 #ifndef GP_CUPTI_API_H
 #define GP_CUPTI_API_H
 
+#include "../preload/config.h"
+
 #include <cupti.h>
 
 #define GP_CUPTI_FUNCS(X)                       \
@@ -36,17 +38,17 @@ struct gp_cupti {
 	GP_CUPTI_FUNCS(GP_CUPTI_PTR)
 #undef GP_CUPTI_PTR
 	void *handle;
-	char path[512];
+	char path[GP_PATH_MAX + 64];
 };
 
 extern struct gp_cupti gp_cu;
 
 /*
- * Finds and loads libcupti: GPUPROF_CUPTI_PATH, an already loaded or
- * default-path libcupti.so.13, then CUDA_HOME and the toolkit the recorder
- * was built against.  Returns 0, or -1 with a reason in why.
+ * Finds and loads libcupti: cfg->cupti_path, an already loaded or
+ * default-path libcupti.so.13, then cfg->cuda_home and the toolkit the
+ * recorder was built against.  Returns 0, or -1 with a reason in why.
  */
-int gp_cupti_load(char *why, size_t whysz);
+int gp_cupti_load(const struct gp_config *cfg, char *why, size_t whysz);
 
 /* CUPTI's text for a result code, never NULL. */
 const char *gp_cupti_error(CUptiResult r);

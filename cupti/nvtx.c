@@ -979,3 +979,25 @@ void gp_nvtx_close_all(uint64_t now)
 	tab = NULL;
 	cap = count = 0;
 }
+
+/*
+ * Called by each NVTX instance (NVTX_INJECTION64_PATH) on its first call,
+ * which may come before cuInit: installs the handlers, which buffer events
+ * until tracing starts.  Returns 1 to receive NVTX calls, 0 to leave that
+ * NVTX instance a no-op.
+ */
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(void *get_export_table);
+
+int InitializeInjectionNvtx2(void *get_export_table)
+{
+	const struct gp_config *cfg = gp_config_get();
+	unsigned what = 0;
+
+	if (cfg->disabled)
+		return 0;
+	if (cfg->trace & GP_TRACE_NVTX)
+		what |= GP_NVTX_RECORD;
+	if (!strncmp(cfg->capture_range, "nvtx:", 5))
+		what |= GP_NVTX_CAPTURE;
+	return gp_nvtx_inject(get_export_table, what);
+}

@@ -1,5 +1,7 @@
 /*
- * CUPTI subscription and activity translation (see tracer.h).
+ * The CUDA record source (see preload/source.h): CUPTI subscription,
+ * activity buffers, translation of CUPTI records into trace records, and the
+ * callbacks behind capture ranges, call stacks and NVTX.
  *
  * Threads and contracts:
  *  - buffer_request: any application thread that launches work.  Pops a
@@ -10,13 +12,10 @@
  *    the producer lock; never compresses, writes or calls CUDA.
  *  - on_callback: application threads (resource/state/reset callbacks only;
  *    launch paths are not intercepted here).
- *  - flusher thread: every flush_ms, cuptiActivityFlushAll(0) and seal the
- *    open chunk, so a killed program loses at most one interval; finishes
- *    the trace when a signal handler asks (preload/signals.h).
- *  - exit handler (atexit, registered inside cuInit): forced flush, final
- *    records, drain, close; every wait bounded.
+ *  - source hooks (preload/source.h): attach and enable on the thread
+ *    inside cuInit; flush (cuptiActivityFlushAll) and drain on the
+ *    recorder's flusher thread or exit path.
  */
-#include "tracer.h"
 #include "capture.h"
 #include "cupti_api.h"
 #include "nvtx.h"
@@ -24,7 +23,7 @@
 
 #include "../preload/log.h"
 #include "../preload/recorder.h"
-#include "../preload/signals.h"
+#include "../preload/source.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,18 +33,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#define GP_RING_CHUNK (1u << 20)
 #define GP_MAX_BUFFERS 64
-#define GP_RING_WAIT_MS 5000
-/* Bound on each wait of the finishing path (drain, writer, signal handler). */
-#define GP_FINISH_WAIT_MS 5000
 
 static CUpti_SubscriberHandle subscriber;
 static int subscribed;
@@ -55,18 +47,6 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *pool[GP_MAX_BUFFERS];
 static int pool_count, pool_allocated;
 static size_t buffer_size;
-
-/*
- * Flusher thread.  It sleeps in poll(2) on an eventfd, so a signal handler
- * can wake it (write(2) is async-signal-safe) to finish the trace.
- */
-static pthread_t flusher;
-static int flusher_started;
-static int wake_fd = -1;
-static uint64_t wake_ino;
-static atomic_int flush_stop, finish_requested, finished;
-/* Records CUPTI delivered after the trace was closed (threads still running). */
-static atomic_ullong late_records;
 
 /* API name ids by (domain, cbid); producer lock. */
 #define GP_CBID_MAX 1024
@@ -470,7 +450,7 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
 		if (state == GP_STOPPED)
 			while (gp_cu.cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS)
 				n++;
-		atomic_fetch_add(&late_records, n);
+		atomic_fetch_add(&gp_rec.late_records, n);
 		gp_ring_unlock(&gp_rec.ring);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		buffer_recycle(buf, valid);
@@ -495,113 +475,6 @@ static uint64_t trace_now(void)
 	if (gp_cu.cuptiGetTimestamp(&t) != CUPTI_SUCCESS)
 		t = gp_now_realtime();
 	return t;
-}
-
-static void finish(int on_flusher);
-
-static void periodic_flush(void)
-{
-	if (!atomic_load(&gp_rec.disabled))
-		gp_cu.cuptiActivityFlushAll(0);
-	gp_ring_lock(&gp_rec.ring);
-	gp_nvtx_drain();
-	gp_stacks_emit();
-	gp_emit_lost(0);
-	gp_ring_seal(&gp_rec.ring, 0);
-	gp_ring_unlock(&gp_rec.ring);
-}
-
-/* Sleeps up to ms or until woken; keeps the wake descriptor honest. */
-static void flusher_sleep(int ms)
-{
-	struct pollfd p = { .fd = wake_fd, .events = POLLIN };
-	struct stat st;
-	uint64_t v;
-
-	if (wake_fd < 0) {
-		/* No way to be woken: look at the flags every 50 ms. */
-		struct timespec ts = { 0, (long)(ms < 50 ? ms : 50) * 1000000L };
-
-		nanosleep(&ts, NULL);
-		return;
-	}
-	if (poll(&p, 1, ms) <= 0)
-		return;
-	/*
-	 * The program may close every descriptor or dup2 over ours: only read
-	 * from what is still our eventfd, else stop using it.
-	 */
-	if ((p.revents & (POLLNVAL | POLLERR)) || fstat(wake_fd, &st) < 0 ||
-	    (uint64_t)st.st_ino != wake_ino) {
-		wake_fd = -1;
-		return;
-	}
-	if (read(wake_fd, &v, sizeof(v)) < 0)
-		(void)0;
-}
-
-/*
- * Every interval, a flush; a quarter interval later, a second one.  On a
- * GPU that is never idle the buffer CUPTI fills always holds a record not
- * yet complete, and flush(0) only hands over buffers whose records all
- * are: the first flush retires the buffer, the second delivers it once its
- * last kernels ended.  Records so reach the file about 1.25 intervals after
- * they complete instead of two.
- */
-static void *flusher_main(void *arg)
-{
-	uint64_t iv = gp_rec.cfg.flush_ms * 1000000ull;
-	uint64_t next = gp_now_monotonic() + iv;
-	int follow_up = 0;
-
-	(void)arg;
-	while (!atomic_load(&flush_stop)) {
-		uint64_t now = gp_now_monotonic();
-
-		if (atomic_load(&finish_requested)) {
-			finish(1);
-			break;
-		}
-		if (now >= next) {
-			periodic_flush();
-			follow_up = !follow_up;
-			next = now + (follow_up ? iv / 4 : iv - iv / 4);
-			continue;
-		}
-		flusher_sleep((int)((next - now + 999999) / 1000000));
-	}
-	return NULL;
-}
-
-static void wake_flusher(void)
-{
-	uint64_t one = 1;
-	int fd = wake_fd;
-
-	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
-		(void)0;
-}
-
-/* Signal handlers (any thread): ask the flusher to finish the trace. */
-static void request_finish(void)
-{
-	atomic_store(&finish_requested, 1);
-	wake_flusher();
-}
-
-static int is_finished(void)
-{
-	return atomic_load(&finished) || !flusher_started;
-}
-
-static int is_owner(void)
-{
-	return getpid() == gp_rec.pid && !atomic_load(&gp_rec.disabled);
-}
-
-static void at_exit(void)
-{
-	gp_tracer_stop();
 }
 
 static void on_callback(void *userdata, CUpti_CallbackDomain domain,
@@ -797,8 +670,6 @@ static void capture_sync(void)
 		cu_ctx_synchronize();
 }
 
-static uint64_t trace_now(void);
-
 static int enable_activities(void)
 {
 	enable_kind(CUPTI_ACTIVITY_KIND_DEVICE, "devices", 0);
@@ -806,127 +677,44 @@ static int enable_activities(void)
 	return capture_configured ? 0 : set_device_kinds(1);
 }
 
-static void register_session_file(void)
+/* The source hooks (see preload/source.h). */
+
+static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size_t whysz)
 {
-	char line[4200], abs[4096];
-	int fd, n;
-
-	if (!gp_rec.cfg.session_file[0])
-		return;
-	if (!realpath(gp_rec.file.path, abs))
-		snprintf(abs, sizeof(abs), "%s", gp_rec.file.path);
-	n = snprintf(line, sizeof(line), "%s\n", abs);
-	fd = open(gp_rec.cfg.session_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return;
-	/* O_APPEND and one write: lines from concurrent processes stay whole. */
-	if (write(fd, line, (size_t)n) < 0)
-		(void)0;
-	close(fd);
-}
-
-static void start_flusher(void)
-{
-	sigset_t all, old;
-	struct stat st;
-	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-
-	if (fd >= 0) {
-		/* High, where programs rarely dup2 to. */
-		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 200);
-
-		if (hi >= 0) {
-			close(fd);
-			fd = hi;
-		}
-		fcntl(fd, F_SETFL, O_NONBLOCK);
-		if (fstat(fd, &st) == 0) {
-			wake_ino = (uint64_t)st.st_ino;
-			wake_fd = fd;
-		} else {
-			close(fd);
-		}
-	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	flusher_started = pthread_create(&flusher, NULL, flusher_main, NULL) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-static void give_up(const char *why)
-{
-	gp_nvtx_off();
-	gp_log("%s; the program runs untraced", why);
-	atomic_store(&gp_rec.state, GP_OFF);
-}
-
-int gp_tracer_start(void)
-{
-	char why[GP_PATH_MAX + 200];
-	uint32_t cupti_version = 0;
 	CUptiResult rc;
 	uint8_t one = 1;
 	size_t sz;
-	uint64_t t0;
-	int err;
 
-	gp_rec.pid = (int)getpid();
-	if (gp_cupti_load(why, sizeof(why)) < 0) {
-		give_up(why);
+	if (gp_cupti_load(cfg, why, whysz) < 0)
 		return -1;
-	}
-	gp_cu.cuptiGetVersion(&cupti_version);
-	if (cupti_version < CUPTI_API_VERSION)
+	gp_cu.cuptiGetVersion(version);
+	if (*version < CUPTI_API_VERSION)
 		gp_debug("CUPTI API version %u is older than the %u this recorder was built with",
-			 cupti_version, (unsigned)CUPTI_API_VERSION);
-
+			 *version, (unsigned)CUPTI_API_VERSION);
 	rc = gp_cu.cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
 	if (rc != CUPTI_SUCCESS) {
-		snprintf(why, sizeof(why),
+		snprintf(why, whysz,
 			 rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
 				 ? "another CUPTI tool (Nsight, torch.profiler, a sanitizer) already holds CUPTI (%s)"
 				 : "cannot subscribe to CUPTI (%s)",
 			 gp_cupti_error(rc));
-		give_up(why);
 		return -1;
 	}
 	subscribed = 1;
-
-	err = gp_ring_init(&gp_rec.ring, GP_RING_CHUNK, gp_rec.cfg.ring_chunks, GP_RING_WAIT_MS);
-	if (err) {
-		gp_cu.cuptiUnsubscribe(subscriber);
-		give_up("out of memory for the trace ring");
-		return -1;
-	}
-	gp_intern_init(&gp_rec.strings);
-	t0 = gp_now_realtime();
-	err = gp_tracefile_open(&gp_rec.file, gp_rec.cfg.output, gp_rec.cfg.force,
-				GP_CLOCK_REALTIME, t0);
-	if (err) {
-		char path[GP_PATH_MAX];
-		int uses_n;
-
-		gp_config_expand(gp_rec.cfg.output, gp_rec.pid, 1, path, sizeof(path), &uses_n);
-		snprintf(why, sizeof(why), "cannot create %s: %s%s", path, strerror(-err),
-			 err == -EEXIST ? " (set GPUPROF_FORCE=1 or use -f to overwrite)" : "");
-		gp_cu.cuptiUnsubscribe(subscriber);
-		give_up(why);
-		return -1;
-	}
-
 	/* Attributes before any context exists. */
 	sz = sizeof(one);
 	gp_cu.cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &sz, &one);
 	gp_cu.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-	buffer_size = (size_t)gp_rec.cfg.buffer_kib * 1024;
+	buffer_size = (size_t)cfg->buffer_kib * 1024;
+	/* Buffers delivered before the trace starts are recycled (state OFF). */
 	rc = gp_cu.cuptiActivityRegisterCallbacks(buffer_request, buffer_complete);
 	if (rc != CUPTI_SUCCESS) {
-		snprintf(why, sizeof(why), "cannot register CUPTI buffers (%s)", gp_cupti_error(rc));
-		goto fail;
+		snprintf(why, whysz, "cannot register CUPTI buffers (%s)", gp_cupti_error(rc));
+		return -1;
 	}
 	cu_ctx_synchronize = (cu_sync_fn)dlsym(RTLD_DEFAULT, "cuCtxSynchronize");
-	if (gp_rec.cfg.backtrace && gp_stacks_init() < 0)
-		gp_rec.cfg.backtrace = 0;
+	if (cfg->backtrace && gp_stacks_init() < 0)
+		cfg->backtrace = 0;
 	{
 		const struct gp_capture_ops ops = {
 			.set_tracing = capture_set_tracing,
@@ -934,28 +722,15 @@ int gp_tracer_start(void)
 			.now = trace_now,
 		};
 
-		capture_configured = gp_capture_init(&ops) == 1;
+		capture_configured = gp_capture_init(cfg, &ops) == 1;
 	}
+	return 0;
+}
 
-	gp_ring_lock(&gp_rec.ring);
-	gp_emit_process(trace_now(), cupti_version);
-	gp_emit_config();
-	gp_emit_clock_sync(trace_now());
-	gp_ring_unlock(&gp_rec.ring);
-
-	if (gp_tracefile_start(&gp_rec.file, &gp_rec.ring) < 0) {
-		snprintf(why, sizeof(why), "cannot start the writer thread");
-		goto fail;
-	}
-	atomic_store_explicit(&gp_rec.state, GP_ACTIVE, memory_order_release);
+static int cuda_enable(char *why, size_t whysz)
+{
 	if (enable_activities() < 0) {
-		snprintf(why, sizeof(why), "CUPTI refused activity tracing");
-		gp_cu.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-		atomic_store(&gp_rec.state, GP_STOPPING);
-		gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
-		unlink(gp_rec.file.path);
-		gp_cu.cuptiUnsubscribe(subscriber);
-		give_up(why);
+		snprintf(why, whysz, "CUPTI refused activity tracing");
 		return -1;
 	}
 	enable_callbacks();
@@ -963,98 +738,60 @@ int gp_tracer_start(void)
 		gp_stacks_enable_callbacks(subscriber, gp_rec.cfg.backtrace == 2);
 	if (capture_configured)
 		gp_capture_enable_callbacks(subscriber);
-
-	start_flusher();
-	/*
-	 * The exit handler: registered here, inside cuInit, so a process that
-	 * only initializes CUDA (a launcher asking for the device count) still
-	 * finishes its trace.  It makes no CUDA call, only CUPTI's flush.
-	 */
-	atexit(at_exit);
-	if (flusher_started) {
-		const struct gp_signal_ops sops = {
-			.request_finish = request_finish,
-			.finished = is_finished,
-			.owner = is_owner,
-		};
-
-		gp_signals_install(&sops, GP_FINISH_WAIT_MS);
-	}
-
-	register_session_file();
-	gp_debug("tracing into %s (CUPTI %u from %s)", gp_rec.file.path, cupti_version, gp_cu.path);
+	gp_debug("CUPTI %s", gp_cu.path);
 	return 0;
-
-fail:
-	gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
-	unlink(gp_rec.file.path);
-	gp_cu.cuptiUnsubscribe(subscriber);
-	give_up(why);
-	return -1;
 }
 
-/*
- * Ends the trace: last CUPTI records, final records, drain, close.  Runs
- * once, on the exit path (atexit) or on the flusher when a signal asked
- * for it (on_flusher: it must not join itself).
- */
-static void finish(int on_flusher)
+static void cuda_detach(void)
 {
-	int expected = GP_ACTIVE;
-	uint64_t t, other_lost = 0;
-
-	if (getpid() != gp_rec.pid ||
-	    !atomic_compare_exchange_strong(&gp_rec.state, &expected, GP_STOPPING))
-		return;
-	if (flusher_started && !on_flusher) {
-		atomic_store(&flush_stop, 1);
-		wake_flusher();
-		pthread_join(flusher, NULL);
+	gp_nvtx_off();
+	if (subscribed) {
+		gp_cu.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+		gp_cu.cuptiUnsubscribe(subscriber);
+		subscribed = 0;
 	}
-	if (!atomic_load(&gp_rec.disabled))
-		gp_cu.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-	t = atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
-	gp_ring_lock(&gp_rec.ring);
-	gp_emit_clock_sync(t);
-	gp_capture_finish(t);
-	gp_nvtx_close_all(t);
-	gp_stacks_emit();
-	/* Sets GP_STOPPED under the lock: CUPTI buffers from now on are late. */
-	gp_emit_final(t, GP_FINISH_WAIT_MS);
-	gp_ring_unlock(&gp_rec.ring);
-	if (gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS) < 0)
-		gp_log("writing %s did not finish in %d s; the trace may end early",
-		       gp_rec.file.path, GP_FINISH_WAIT_MS / 1000);
-	for (int c = 1; c < GP_LOST_CAUSE_COUNT; c++)
-		if (c != GP_LOST_WRITE_ERROR)
-			other_lost += atomic_load(&gp_rec.lost[c]);
-	/* A write failure was said when it happened: one line is enough. */
-	if (!gp_rec.file.failed && (other_lost || gp_rec.file.records_lost))
-		gp_log("%llu records lost (see the report); trace: %s",
-		       (unsigned long long)(other_lost + gp_rec.file.records_lost),
-		       gp_rec.file.path);
-	gp_debug("wrote %llu records to %s", (unsigned long long)gp_rec.file.records_written,
-		 gp_rec.file.path);
-	atomic_store(&finished, 1);
 }
 
-void gp_tracer_stop(void)
+static void cuda_flush(int final)
 {
-	finish(0);
-	if (atomic_load(&late_records))
-		gp_debug("%llu records arrived after the trace was closed",
-			 (unsigned long long)atomic_load(&late_records));
+	if (!atomic_load(&gp_rec.disabled))
+		gp_cu.cuptiActivityFlushAll(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
-void gp_tracer_forked(void)
+static void cuda_drain(uint64_t t, int final)
+{
+	if (final) {
+		gp_capture_finish(t);
+		gp_nvtx_close_all(t);
+	} else {
+		gp_nvtx_drain();
+	}
+	gp_stacks_emit();
+}
+
+static void cuda_forked(void)
 {
 	/*
 	 * The child inherits CUPTI's state but none of its threads: any CUPTI
-	 * call (even the exit flush) can hang.  Stay passive.
+	 * call (even the exit flush) can hang.
 	 */
-	atomic_store(&gp_rec.disabled, 1);
-	atomic_store(&gp_rec.state, GP_OFF);
 	gp_nvtx_off();
-	flusher_started = 0;
-	wake_fd = -1;
 }
+
+static uint64_t cuda_now(void)
+{
+	return atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
+}
+
+static const struct gp_source cuda_source = {
+	.name = "cuda",
+	.attach = cuda_attach,
+	.enable = cuda_enable,
+	.detach = cuda_detach,
+	.flush = cuda_flush,
+	.drain = cuda_drain,
+	.forked = cuda_forked,
+	.now = cuda_now,
+};
+
+const struct gp_source *const gp_sources[] = { &cuda_source, NULL };

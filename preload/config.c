@@ -9,6 +9,7 @@
 #include <gpuprof/trace.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,42 @@ const char *gp_config_start_dir(void)
 	return start_dir;
 }
 
+/* Copies a variable's value; too long or unset leaves "". */
+static void env_str(const char *name, char *out, size_t size)
+{
+	const char *v = getenv(name);
+
+	out[0] = 0;
+	if (!v || !*v)
+		return;
+	if (strlen(v) >= size) {
+		gp_log("%s is too long (%zu bytes); ignored", name, strlen(v));
+		return;
+	}
+	strcpy(out, v);
+}
+
+/* The job rank the launchers set, or UINT32_MAX. */
+static uint32_t env_rank(void)
+{
+	static const char *vars[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+				      "PMIX_RANK", "SLURM_PROCID" };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+		char *end;
+		unsigned long x;
+
+		if (!v || !*v)
+			continue;
+		errno = 0;
+		x = strtoul(v, &end, 10);
+		if (!errno && !*end && x < UINT32_MAX)
+			return (uint32_t)x;
+	}
+	return UINT32_MAX;
+}
+
 int gp_config_load(struct gp_config *c)
 {
 	const char *v;
@@ -113,9 +150,7 @@ int gp_config_load(struct gp_config *c)
 	}
 	strcpy(c->output, v);
 
-	v = getenv("GPUPROF_SESSION_FILE");
-	if (v && strlen(v) < sizeof(c->session_file))
-		strcpy(c->session_file, v);
+	env_str("GPUPROF_SESSION_FILE", c->session_file, sizeof(c->session_file));
 
 	c->trace = DEFAULT_TRACE;
 	v = getenv("GPUPROF_TRACE");
@@ -146,7 +181,27 @@ int gp_config_load(struct gp_config *c)
 	c->flush_ms = env_u32("GPUPROF_FLUSH_MS", 1000, 10, 3600 * 1000);
 	c->buffer_kib = env_u32("GPUPROF_BUFFER_KIB", 4096, 64, 256 * 1024);
 	c->ring_chunks = env_u32("GPUPROF_RING_CHUNKS", 16, 2, 4096);
+	env_str("GPUPROF_CAPTURE_RANGE", c->capture_range, sizeof(c->capture_range));
+	env_str("GPUPROF_CAPTURE_RANGE_END", c->capture_end, sizeof(c->capture_end));
+	env_str("GPUPROF_CUPTI_PATH", c->cupti_path, sizeof(c->cupti_path));
+	env_str("GPUPROF_LIBUNWIND", c->libunwind_path, sizeof(c->libunwind_path));
+	env_str("CUDA_HOME", c->cuda_home, sizeof(c->cuda_home));
+	c->rank = env_rank();
 	return 0;
+}
+
+static struct gp_config config;
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+
+static void config_load_once(void)
+{
+	gp_config_load(&config);
+}
+
+const struct gp_config *gp_config_get(void)
+{
+	pthread_once(&config_once, config_load_once);
+	return &config;
 }
 
 static int put(char *out, size_t outsz, size_t *pos, const char *s, size_t len)
@@ -237,4 +292,15 @@ int gp_config_expand(const char *tmpl, int pid, unsigned n, char *out,
 	if (pos < extlen || strcmp(out + pos - extlen, GP_FILE_EXT))
 		rc = put(out, outsz, &pos, GP_FILE_EXT, extlen);
 	return rc;
+}
+
+const char *gp_config_claim(const char *var, const char *self)
+{
+	const char *cur = getenv(var);
+
+	if (!cur || !*cur) {
+		setenv(var, self, 1);
+		return NULL;
+	}
+	return cur;
 }

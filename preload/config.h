@@ -13,23 +13,33 @@
 
 struct gp_config {
 	char output[GP_PATH_MAX];  /* template, GPUPROF_OUTPUT */
-	char session_file[GP_PATH_MAX];
+	char session_file[GP_PATH_MAX]; /* GPUPROF_SESSION_FILE */
+	char capture_range[512];   /* GPUPROF_CAPTURE_RANGE, parsed by cupti/capture.c */
+	char capture_end[64];      /* GPUPROF_CAPTURE_RANGE_END */
+	char cupti_path[GP_PATH_MAX]; /* GPUPROF_CUPTI_PATH */
+	char libunwind_path[GP_PATH_MAX]; /* GPUPROF_LIBUNWIND */
+	char cuda_home[GP_PATH_MAX];  /* CUDA_HOME, where else to look for CUPTI */
 	uint32_t trace;            /* GP_TRACE_* */
 	uint32_t graph_mode;       /* 0 per node, 1 whole graph */
 	uint32_t backtrace;        /* 0 none, 1 kernel launches, 2 all traced API calls */
 	uint32_t flush_ms;
 	uint32_t buffer_kib;       /* CUPTI activity buffer size */
-	uint32_t ring_chunks;      /* chunks of GP_RING_CHUNK bytes */
+	uint32_t ring_chunks;      /* chunks of 1 MiB */
+	uint32_t rank;             /* RANK, OMPI_COMM_WORLD_RANK, ...; UINT32_MAX if none */
 	int force;
 	int disabled;
 	int verbose;
 };
 
 /*
- * Fills *c from GPUPROF_* variables.  Unknown values are reported with
- * gp_log and replaced by defaults.  Returns 0.
+ * Fills *c from the environment: every variable the recorder reads, read
+ * here and nowhere else.  A variable set to "" counts as unset.  Unknown
+ * values are reported with gp_log and replaced by defaults.  Returns 0.
  */
 int gp_config_load(struct gp_config *c);
+
+/* The process's configuration, loaded once on first use (thread-safe). */
+const struct gp_config *gp_config_get(void);
 
 /*
  * Expands an output template: %p pid, %h host, %q{VAR} environment (made
@@ -51,6 +61,12 @@ int gp_config_flag(const char *name);
  */
 void gp_config_note_start_dir(void);
 const char *gp_config_start_dir(void);
+
+/*
+ * Points the injection variable var at self when it is unset or empty and
+ * returns NULL; otherwise returns its value (which may name self).
+ */
+const char *gp_config_claim(const char *var, const char *self);
 
 /* Parses "kernel,memcpy,..." into GP_TRACE_* bits; -EINVAL on an unknown word. */
 int gp_config_parse_trace(const char *s, uint32_t *out);

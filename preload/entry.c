@@ -8,17 +8,13 @@
  *  - InitializeInjection: called by the CUDA driver inside cuInit, on the
  *    thread that called it, in the same loaded image.  All CUPTI work
  *    starts here, once, whichever way the library was loaded.
- *  - InitializeInjectionNvtx2: called by each NVTX instance on its first
- *    call; installs the NVTX handlers, which buffer events until tracing
- *    starts.
+ *  - InitializeInjectionNvtx2 (cupti/nvtx.c, the NVTX source): called by
+ *    each NVTX instance on its first call.
  *  - atfork child handler: async-signal context; only flips flags.
  */
 #include "config.h"
+#include "lifecycle.h"
 #include "log.h"
-#include "recorder.h"
-
-#include "../cupti/nvtx.h"
-#include "../cupti/tracer.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -32,19 +28,12 @@
 
 /* Called by the CUDA driver (CUDA_INJECTION64_PATH); returns 1 (success). */
 GP_EXPORT int InitializeInjection(void);
-/*
- * Called by each NVTX instance (NVTX_INJECTION64_PATH) on its first call,
- * which may come before cuInit: installs gpuprof's NVTX handlers
- * (cupti/nvtx.h).  Returns 1 to receive NVTX calls, 0 to leave NVTX a no-op.
- */
-GP_EXPORT int InitializeInjectionNvtx2(void *get_export_table);
 
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static char self_path[PATH_MAX];
 
 static void fork_child(void)
 {
-	gp_tracer_forked();
+	gp_recorder_forked();
 }
 
 static void find_self(void)
@@ -85,13 +74,11 @@ __attribute__((constructor)) static void gp_constructor(void)
 	pthread_atfork(NULL, NULL, fork_child);
 	if (!self_path[0])
 		return;
-	cur = getenv("NVTX_INJECTION64_PATH");
-	if (!cur || !*cur)
-		setenv("NVTX_INJECTION64_PATH", self_path, 1);
-	cur = getenv("CUDA_INJECTION64_PATH");
-	if (!cur || !*cur)
-		setenv("CUDA_INJECTION64_PATH", self_path, 1);
-	else if (strcmp(cur, self_path)) {
+	gp_config_claim("NVTX_INJECTION64_PATH", self_path);
+	cur = gp_config_claim("CUDA_INJECTION64_PATH", self_path);
+	if (!cur)
+		return;
+	if (strcmp(cur, self_path)) {
 		char real[PATH_MAX];
 
 		/*
@@ -107,39 +94,8 @@ __attribute__((constructor)) static void gp_constructor(void)
 	}
 }
 
-static void init(void)
-{
-	if (gp_config_load(&gp_rec.cfg) < 0 || gp_rec.cfg.disabled)
-		return;
-	if (atomic_load(&gp_rec.disabled))
-		return;
-	gp_tracer_start();
-}
-
 GP_EXPORT int InitializeInjection(void)
 {
-	pthread_once(&init_once, init);
+	gp_recorder_start();
 	return 1;
-}
-
-static pthread_once_t nvtx_once = PTHREAD_ONCE_INIT;
-static unsigned nvtx_what;
-
-static void nvtx_init(void)
-{
-	struct gp_config cfg;
-	const char *r = getenv("GPUPROF_CAPTURE_RANGE");
-
-	if (gp_config_load(&cfg) < 0 || cfg.disabled)
-		return;
-	if (cfg.trace & GP_TRACE_NVTX)
-		nvtx_what |= GP_NVTX_RECORD;
-	if (r && !strncmp(r, "nvtx:", 5))
-		nvtx_what |= GP_NVTX_CAPTURE;
-}
-
-int InitializeInjectionNvtx2(void *get_export_table)
-{
-	pthread_once(&nvtx_once, nvtx_init);
-	return gp_nvtx_inject(get_export_table, nvtx_what);
 }

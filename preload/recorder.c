@@ -125,25 +125,6 @@ static size_t read_small(const char *path, char *buf, size_t sz)
 	return n;
 }
 
-static uint32_t env_rank(void)
-{
-	static const char *vars[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-				      "PMIX_RANK", "SLURM_PROCID" };
-
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *v = getenv(vars[i]);
-		char *end;
-		unsigned long x;
-
-		if (!v || !*v)
-			continue;
-		x = strtoul(v, &end, 10);
-		if (!*end && x < UINT32_MAX)
-			return (uint32_t)x;
-	}
-	return UINT32_MAX;
-}
-
 void gp_emit_process(uint64_t start_ns, uint32_t cupti_version)
 {
 	static char cmd[8192];
@@ -177,7 +158,7 @@ void gp_emit_process(uint64_t start_ns, uint32_t cupti_version)
 	r->cmdline = cmd_id;
 	r->cupti_version = cupti_version;
 	r->start_ns = start_ns;
-	r->rank = env_rank();
+	r->rank = gp_rec.cfg.rank;
 }
 
 void gp_emit_config(void)

@@ -37,6 +37,7 @@ struct gp_recorder {
 	_Atomic uint64_t lost[GP_LOST_CAUSE_COUNT];
 	uint64_t lost_reported[GP_LOST_CAUSE_COUNT]; /* producer lock */
 	uint64_t records;          /* records emitted, producer lock */
+	_Atomic uint64_t late_records; /* delivered after the trace was closed */
 };
 
 extern struct gp_recorder gp_rec;

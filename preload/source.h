@@ -1,0 +1,51 @@
+/*
+ * The interface between the recorder (preload/) and its record sources
+ * (cupti/: CUDA activity and callbacks, NVTX, call stacks; later others).
+ *
+ * The recorder owns the lifecycle: configuration, the chunk ring, the
+ * trace file and its writer thread, the flusher thread, exit, signals and
+ * fork.  A source knows nothing of files or threads: it is attached and
+ * enabled once, asked to hand over what it buffered (flush, drain), and
+ * told when the trace ends or the process forks.  Sources emit records
+ * with the emitters of recorder.h, under the ring's producer lock.
+ *
+ * Context of each hook: attach, enable and detach on the thread that
+ * starts the recorder (inside cuInit); flush on the flusher thread or the
+ * exit path, without the producer lock; drain with the producer lock held;
+ * forked in a forked child (async-signal context rules apply).
+ */
+#ifndef GP_SOURCE_H
+#define GP_SOURCE_H
+
+#include "config.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gp_source {
+	const char *name;
+	/*
+	 * Before the trace file exists: claim what the source needs (CUPTI
+	 * subscription).  Returns 0, or -1 with a reason in why: the recorder
+	 * then stays passive and creates no file.  May adjust cfg (what
+	 * could not be enabled) and set *version (recorded in the trace).
+	 */
+	int (*attach)(struct gp_config *cfg, uint32_t *version, char *why, size_t whysz);
+	/* The ring and the file exist: start producing.  0, or -1 with why. */
+	int (*enable)(char *why, size_t whysz);
+	/* Undoes attach (and enable) after a failure. */
+	void (*detach)(void);
+	/* No lock: hand buffered records over (final: everything, at the end). */
+	void (*flush)(int final);
+	/* Lock held: emit what is buffered; final: also close what is open at t. */
+	void (*drain)(uint64_t t, int final);
+	/* In a forked child: make no further calls into libraries. */
+	void (*forked)(void);
+	/* The trace clock, or NULL (the recorder then uses CLOCK_REALTIME). */
+	uint64_t (*now)(void);
+};
+
+/* The sources, NULL-terminated; defined on the sources' side. */
+extern const struct gp_source *const gp_sources[];
+
+#endif
