@@ -74,7 +74,7 @@ struct gp_file_header {
 _Static_assert(sizeof(struct gp_file_header) == 64, "file header size");
 
 /* Chunk flags (gp_chunk_header.flags). */
-#define GP_CHUNK_F_DELTA_BIT 0         /* reserved: delta-coded records (see FORMAT.md) */
+#define GP_CHUNK_F_DELTA_BIT 0         /* delta-coded records (FORMAT.md section 12) */
 #define GP_CHUNK_F_DELTA (1u << GP_CHUNK_F_DELTA_BIT)
 #define GP_CHUNK_F_LAST_BIT 1          /* written at clean shutdown, after GP_REC_END */
 #define GP_CHUNK_F_LAST (1u << GP_CHUNK_F_LAST_BIT)
