@@ -56,7 +56,7 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-.PHONY: all test unit golden gpu apps demo install clean bench fuzz deps
+.PHONY: all test unit apps demo install clean bench fuzz deps
 # libunwind (call stacks) is loaded at run time; a copy beside the recorder
 # makes the build tree and the install work on machines that lack it.
 LIBUNWIND_SO ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libunwind.so.8 /usr/lib/aarch64-linux-gnu/libunwind.so.8 /usr/lib64/libunwind.so.8))
@@ -71,23 +71,24 @@ $(BUILD)/lib/libunwind.so.8: $(LIBUNWIND_SO)
 deps:
 	@bash scripts/ensure-deps.sh
 
-$(BUILD)/obj/preload/%.o $(BUILD)/obj/cupti/%.o: REC_FLAGS = -fPIC -fvisibility=hidden -pthread -I$(CUDA_HOME)/include -DGP_CUDA_HOME='"$(CUDA_HOME)"'
+# The recorder is built from objects of its own: position-independent,
+# hidden by default (only the entry points are exported), never with
+# sanitizers (it is loaded into uninstrumented programs).
+REC_FLAGS := -fPIC -fvisibility=hidden -pthread -I$(CUDA_HOME)/include -DGP_CUDA_HOME='"$(CUDA_HOME)"'
 $(BUILD)/obj/preload/%.o: preload/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(REC_FLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(BASE_CFLAGS) $(REC_FLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 $(BUILD)/obj/cupti/%.o: cupti/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(REC_FLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(BASE_CFLAGS) $(REC_FLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-# The recorder never carries sanitizers: it is loaded into uninstrumented programs.
-$(LIB): $(REC_SRC) $(wildcard preload/*.h cupti/*.h include/gpuprof/*.h)
+$(LIB): $(REC_OBJ)
 	@test -n "$(ZSTD_A)" || { echo "libzstd.a not found: run 'make deps' (needs libzstd-dev)"; exit 1; }
-	@mkdir -p $(@D) $(BUILD)/obj/rec
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread -I$(CUDA_HOME)/include \
-		-DGP_CUDA_HOME='"$(CUDA_HOME)"' $(CFLAGS) -shared -o $@ $(REC_SRC) \
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -shared -o $@ $(REC_OBJ) \
 		-Wl,--exclude-libs,ALL -Wl,-z,defs -Wl,-z,nodelete $(ZSTD_A) -ldl -lpthread
 
 # The trace reader decodes chunks on a second thread.
