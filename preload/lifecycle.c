@@ -279,7 +279,8 @@ static void register_session_file(void)
 	n = snprintf(line, sizeof(line), "%s\n", gp_rec.file.path);
 	if (n < 0 || n >= (int)sizeof(line))
 		return;
-	fd = open(gp_rec.cfg.session_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	fd = open(gp_rec.cfg.session_file,
+		  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	/* O_APPEND and one write: lines from concurrent processes stay whole. */
