@@ -158,12 +158,17 @@ static void *flusher_main(void *arg)
 	return NULL;
 }
 
+/* Async-signal-safe. */
 static void wake_flusher(void)
 {
 	uint64_t one = 1;
+	struct stat st;
 	int fd = wake_fd;
 
-	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
+	/* Never write into what the program put at our descriptor's number. */
+	if (fd < 0 || fstat(fd, &st) < 0 || (uint64_t)st.st_ino != wake_ino)
+		return;
+	if (write(fd, &one, sizeof(one)) < 0)
 		(void)0;
 }
 

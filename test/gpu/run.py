@@ -771,6 +771,267 @@ def passive(app_name, env, says):
     return t
 
 
+def t_busy_gpu_kill(tools):
+    """SIGKILL while the GPU is never idle: every kernel that finished more
+    than one flush interval before the kill is in the trace."""
+    app = tools.app("busy_gpu")
+    flush = 200
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    env = clean_env()
+    env.update({"LD_PRELOAD": tools.lib, "GPUPROF_OUTPUT": os.path.join(tmp, "trace-%p"),
+                "GPUPROF_FLUSH_MS": str(flush)})
+    p = subprocess.Popen([app, "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    done = []
+    try:
+        for line in p.stdout:
+            m = re.match(rb"COMPLETED (\d+) ([\d.]+)", line)
+            if m:
+                done.append((float(m.group(2)), int(m.group(1))))
+                if done[-1][0] >= 3000:
+                    break
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    if not done or done[-1][0] < 3000:
+        raise Fail("busy_gpu printed no progress past 3 s; stderr %s" % tail(p.stderr.read()))
+    kill_ms = done[-1][0]
+    want = max([n for t, n in done if t <= kill_ms - flush] or [0])
+    files = sorted(glob.glob(os.path.join(tmp, "*.gpuprof")))
+    if len(files) != 1:
+        raise Fail("%d trace files" % len(files))
+    js = tools.export_json(files)
+    errs = health(js, finished=False)
+    got = js.get("counts", {}).get("kernel", 0)
+    if got < want:
+        errs.append("%d kernels in the trace, but %d had finished one flush interval "
+                    "(%d ms) before the kill" % (got, want, flush))
+    if errs:
+        raise Fail("; ".join(errs))
+
+
+def t_init_only(tools):
+    """A process that only initializes CUDA (a launcher) finishes its trace."""
+    app = tools.app("init_only")
+    run = traced(tools, [app], how="preload")
+    expect_status(run, 0)
+    expect_files(run, 1)
+    js = tools.export_json(run.files)
+    errs = []
+    for f in js.get("files", []):
+        if not f.get("finished"):
+            errs.append("%s: no end record" % os.path.basename(f.get("path", "?")))
+    if js.get("lost", {}).get("total", 0):
+        errs.append("lost records: %s" % js.get("lost"))
+    if js.get("counts", {}).get("kernel", 0):
+        errs.append("kernels recorded: %s" % js.get("counts"))
+    gp_lines = [l for l in run.err.splitlines() if l.startswith("gpuprof:")]
+    if gp_lines:
+        errs.append("stderr: %s" % gp_lines)
+    if errs:
+        raise Fail("; ".join(errs))
+
+
+SIG_NAMES = ("SEGV", "ABRT", "BUS", "FPE", "ILL", "TERM", "HUP", "INT", "QUIT")
+
+
+def gp_lines(err):
+    """The recorder's lines on stderr (the wrapper's usual ones left out)."""
+    usual = ("trace written to", "was killed by signal")
+    return [l for l in err.splitlines()
+            if l.startswith("gpuprof:") and not any(u in l for u in usual)]
+
+
+def fault_signal(name, own=False, how="wrapper"):
+    """A burst of launches, then death by a signal: the trace holds every
+    launch and its end record, and the exit status is the signal's (with
+    its own handler, the program's handler runs and decides)."""
+    def t(tools):
+        app = tools.app("sig_after_burst")
+        argv = [app, "2000", name] + (["own"] if own else [])
+        run = traced(tools, argv, how=how)
+        sig = getattr(signal, "SIG" + name)
+        if own:
+            want = 7
+            if "HANDLER" not in run.out:
+                raise Fail("the program's handler did not run; stdout %s" % tail(run.out))
+        else:
+            want = 128 + sig if how == "wrapper" else -sig
+        check_run(tools, run, "sig_after_burst", status=want)
+        if gp_lines(run.err):
+            raise Fail("gpuprof lines on stderr: %s" % gp_lines(run.err))
+    return t
+
+
+def t_fault_disk_full(tools):
+    """The trace on a 64 KiB tmpfs that fills up: the program is unchanged,
+    the trace is finished and counts what it could not write."""
+    if os.geteuid() != 0:
+        raise Skip("mounting a tmpfs needs root")
+    mnt = tempfile.mkdtemp(prefix="gpuprof-full.")
+    tools.tmpdirs.append(mnt)
+    if subprocess.call(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt]) != 0:
+        raise Skip("cannot mount a tmpfs")
+    try:
+        n = 200000
+        e = clean_env()
+        e.update({"GPUPROF_OUTPUT": os.path.join(mnt, "trace-%p"), "LD_PRELOAD": tools.lib,
+                  "GPUPROF_TRACE": "kernel", "GPUPROF_FLUSH_MS": "100"})
+        rc, out, err = run_cmd([tools.app("sig_after_burst"), str(n), "exit"], e)
+        if rc != 0 or "TRUTH kernel.total %d" % n not in out:
+            raise Fail("program status %d, stdout %s" % (rc, tail(out)))
+        files = sorted(glob.glob(os.path.join(mnt, "*.gpuprof")))
+        if len(files) != 1:
+            raise Fail("%d trace files" % len(files))
+        js = tools.export_json(files)
+        lost = js.get("lost", {})
+        got = js.get("counts", {}).get("kernel", 0)
+        errs = []
+        if not all(f.get("finished") for f in js.get("files", [])):
+            errs.append("trace not finished: %s" % js.get("files"))
+        if not lost.get("write_error"):
+            errs.append("no write errors counted: %s" % lost)
+        other = {k: v for k, v in lost.items() if k not in ("total", "write_error") and v}
+        if other:
+            errs.append("losses of other causes: %s" % other)
+        if not n <= got + lost.get("write_error", 0) <= n + 16:
+            errs.append("kernels %d + write errors %d, expected %d (+ a few other records)"
+                        % (got, lost.get("write_error", 0), n))
+        if len(gp_lines(err)) > 1:
+            errs.append("more than one gpuprof line: %s" % gp_lines(err))
+        if errs:
+            raise Fail("; ".join(errs))
+    finally:
+        subprocess.call(["umount", "-l", mnt])
+
+
+def fault_fds(mode):
+    """The program closes gpuprof's descriptors, dup2()s its own file over
+    them, or changes directory and umask: the trace is complete, and the
+    program's own file holds only what it wrote."""
+    def t(tools):
+        app = tools.app("fds_daemon")
+        own = os.path.join(tempfile.mkdtemp(prefix="gpuprof-own."), "own.txt")
+        tools.tmpdirs.append(os.path.dirname(own))
+        argv = [app, mode] + ([own] if mode == "dup2" else [])
+        if mode == "chdir":
+            # A relative output name, from the directory the program starts in.
+            tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+            tools.tmpdirs.append(tmp)
+            e = clean_env()
+            rc, out, err = run_cmd(["sh", "-c", 'cd "$1" && shift && exec "$@"', "sh", tmp,
+                                    tools.wrapper, "run", "-o", "rel-%p", "--report=none",
+                                    "--"] + argv, e)
+            run = Run(rc, out, err, tmp)
+        else:
+            run = traced(tools, argv)
+        truth = dict(run.truth)
+        ok = truth.pop("own_file_ok", None)
+        if mode == "dup2":
+            if ok != 1:
+                raise Fail("the program's own file check failed; %s" % run.context())
+            with open(own, "rb") as f:
+                data = f.read()
+            if data != b"program data":
+                raise Fail("the program's file holds %r" % data[:80])
+        check_run(tools, run, "fds_daemon", truth=truth)
+        if gp_lines(run.err):
+            raise Fail("gpuprof lines on stderr: %s" % gp_lines(run.err))
+    return t
+
+
+def t_fault_symlink_force(tools):
+    """-f with a symlink at the output path: the link is replaced by the
+    trace, its target untouched."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    target = os.path.join(tmp, "target.txt")
+    with open(target, "w") as f:
+        f.write("keep me")
+    link = os.path.join(tmp, "out.gpuprof")
+    os.symlink(target, link)
+    app = tools.app("sig_after_burst")
+    rc, out, err = run_cmd([tools.wrapper, "run", "-f", "-o", os.path.join(tmp, "out"),
+                            "--report=none", "--", app, "100", "exit"], clean_env())
+    errs = []
+    if rc != 0:
+        errs.append("status %d; stderr %s" % (rc, tail(err)))
+    if os.path.islink(link) or not os.path.isfile(link):
+        errs.append("the symlink was not replaced by a trace file")
+    with open(target) as f:
+        if f.read() != "keep me":
+            errs.append("the link's target was written")
+    if not errs:
+        js = tools.export_json([link])
+        if js.get("counts", {}).get("kernel") != 100:
+            errs.append("kernels %s, expected 100" % js.get("counts"))
+    if errs:
+        raise Fail("; ".join(errs))
+
+
+def t_fault_ring_overflow(tools):
+    """A 2-chunk ring and a burst: losses, if any, are counted as ring
+    overflow and every launch is either recorded or counted."""
+    n = 300000
+    run = traced(tools, [tools.app("sig_after_burst"), str(n), "exit"], how="preload",
+                 env={"GPUPROF_RING_CHUNKS": "2", "GPUPROF_TRACE": "kernel"})
+    expect_status(run, 0)
+    expect_files(run, 1)
+    js = tools.export_json(run.files)
+    lost = js.get("lost", {})
+    got = js.get("counts", {}).get("kernel", 0)
+    errs = []
+    other = {k: v for k, v in lost.items() if k not in ("total", "ring_full") and v}
+    if other:
+        errs.append("losses of other causes: %s" % other)
+    if got > n or got + lost.get("ring_full", 0) < n:
+        errs.append("kernels %d + ring_full %d, expected %d" % (got, lost.get("ring_full", 0), n))
+    if not all(f.get("finished") for f in js.get("files", [])):
+        errs.append("trace not finished")
+    if len(gp_lines(run.err)) > 1:
+        errs.append("more than one gpuprof line: %s" % gp_lines(run.err))
+    if errs:
+        raise Fail("; ".join(errs))
+    print("# ring overflow: %d of %d kernels recorded, %d counted as ring full"
+          % (got, n, lost.get("ring_full", 0)))
+
+
+def t_fault_wrapper_sigint(tools, sig=signal.SIGINT):
+    """SIGINT sent to `gpuprof run`: passed on, the program dies of it, its
+    trace is finished, and the wrapper exits 128+N."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    p = subprocess.Popen([tools.wrapper, "run", "-o", os.path.join(tmp, "trace-%p"),
+                          "--report=none", "--", tools.app("busy_gpu"), "60"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, env=clean_env(), start_new_session=True)
+    try:
+        for line in p.stdout:
+            if line.startswith(b"COMPLETED"):
+                break
+        p.send_signal(sig)
+        rest, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        raise Fail("gpuprof run did not end within 60 s of the signal")
+    errs = []
+    if p.returncode != 128 + sig:
+        errs.append("gpuprof run exited %d, expected %d; stderr %s"
+                    % (p.returncode, 128 + sig, tail(err)))
+    files = sorted(glob.glob(os.path.join(tmp, "*.gpuprof")))
+    if len(files) != 1:
+        errs.append("%d trace files" % len(files))
+    else:
+        js = tools.export_json(files)
+        if not all(f.get("finished") for f in js.get("files", [])):
+            errs.append("trace not finished")
+        if not js.get("counts", {}).get("kernel"):
+            errs.append("no kernels in the trace")
+    if errs:
+        raise Fail("; ".join(errs))
+
+
 TESTS = [
     ("basic_shared", t_basic_shared),
     ("basic_static", simple("basic_static")),
@@ -806,6 +1067,21 @@ TESTS = [
         tools, traced(tools, [tools.app("basic_shared")], opts=["--backtrace=kernel"],
                       env={"GPUPROF_LIBUNWIND": "/nonexistent/libunwind.so.8"}), "basic_shared")),
     ("torch", t_torch),
+    # The fault matrix (docs/USAGE.md, "What gpuprof guarantees").
+    ("fault-init-only", t_init_only),
+    ("fault-busy-gpu-kill", t_busy_gpu_kill),
+    ("fault-disk-full", t_fault_disk_full),
+    ("fault-fds-close", fault_fds("close")),
+    ("fault-fds-dup2", fault_fds("dup2")),
+    ("fault-chdir-umask", fault_fds("chdir")),
+    ("fault-symlink-force", t_fault_symlink_force),
+    ("fault-ring-overflow", t_fault_ring_overflow),
+    ("fault-wrapper-sigint", t_fault_wrapper_sigint),
+    ("fault-wrapper-sighup", lambda tools: t_fault_wrapper_sigint(tools, signal.SIGHUP)),
+] + [("fault-signal-" + s.lower(), fault_signal(s)) for s in SIG_NAMES] + [
+    ("fault-signal-term-own-handler", fault_signal("TERM", own=True)),
+    ("fault-signal-segv-preload", fault_signal("SEGV", how="preload")),
+    ("fault-signal-term-preload", fault_signal("TERM", how="preload")),
 ]
 
 
