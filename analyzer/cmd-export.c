@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "output.h"
 #include "filter.h"
 #include "load.h"
 #include "model.h"
@@ -587,23 +588,6 @@ static int parse_format(const char *s)
 	return FMT_NONE;
 }
 
-/* Close the output, reporting a short write; stdout is closed by main. */
-static int finish_output(FILE *out, const char *path)
-{
-	int err = 0;
-
-	if (fflush(out) != 0 || ferror(out))
-		err = errno ? errno : EIO;
-	if (out != stdout && fclose(out) != 0 && !err)
-		err = errno ? errno : EIO;
-	if (err) {
-		fprintf(stderr, "gpuprof: %s: error writing: %s\n", path ? path : "output",
-			strerror(err));
-		return -1;
-	}
-	return 0;
-}
-
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -621,6 +605,7 @@ int cmd_export(int argc, char **argv)
 	struct gp_filter flt;
 	struct gp_stacks st;
 	struct exp e;
+	struct gp_output out;
 	char ferr[512], *end;
 	long depth = GP_STACKS_DEPTH;
 	int c, fmt = FMT_NONE, rc = GP_EXIT_OK, failed, symbolize = 1;
@@ -695,18 +680,14 @@ int cmd_export(int argc, char **argv)
 	}
 	memset(&e, 0, sizeof(e));
 	e.first = 1;
-	e.out = stdout;
-	if (outpath && strcmp(outpath, "-") != 0) {
-		e.out = fopen(outpath, "w");
-		if (!e.out) {
-			fprintf(stderr, "gpuprof: %s: cannot create: %s\n", outpath, strerror(errno));
-			gp_model_free(&m);
-			gp_filter_free(&flt);
-			return GP_EXIT_FAIL;
-		}
-	} else {
-		outpath = NULL;
+	if (gp_output_open(&out, outpath, argv + optind, argc - optind)) {
+		gp_model_free(&m);
+		gp_nvtx_free(&nx);
+		gp_stacks_free(&st);
+		gp_filter_free(&flt);
+		return GP_EXIT_FAIL;
 	}
+	e.out = out.f;
 
 	m.hooks.ctx = &e;
 	e.st = &st;
@@ -737,13 +718,11 @@ int cmd_export(int argc, char **argv)
 		fputs("gpuprof: out of memory\n", stderr);
 		failed = 1;
 	}
-	if (finish_output(e.out, outpath))
+	/* On failure the old output, if any, stays as it was. */
+	if (gp_output_close(&out, !failed))
 		failed = 1;
-	if (failed) {
+	if (failed)
 		rc = GP_EXIT_FAIL;
-		if (outpath)
-			unlink(outpath);
-	}
 	gp_buf_free(&e.s);
 	gp_map_free(&e.streams);
 	free(e.proc_seen);

@@ -2,6 +2,9 @@
  * Trace loading shared by the subcommands (see load.h).  Runs offline only.
  */
 #include "load.h"
+#include "crc.h"
+
+#include <gpuprof/trace.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,11 +18,49 @@
 #define STDIN_NAME "(stdin)"
 #define SLURP_FIRST (1u << 20)
 
-/* Read fd to its end into in->buf.  Returns 0 or an errno value. */
+/*
+ * How far buf[0..len) is a trace: the header, then whole chunks whose
+ * magic, size and checksum hold.  *next is where the next chunk starts;
+ * returns 1 once something that is not a trace was seen (reading can stop:
+ * the reader reports it at that offset), 0 while all is well so far.
+ */
+static int stream_check(const unsigned char *buf, size_t len, size_t *next)
+{
+	struct gp_chunk_header ch;
+
+	if (*next == 0) {
+		const struct gp_file_header *h = (const void *)buf;
+
+		if (len < sizeof(*h))
+			return len >= 8 && memcmp(buf, GP_FILE_MAGIC, 8) != 0;
+		if (memcmp(h->magic, GP_FILE_MAGIC, sizeof(h->magic)) || h->header_size < sizeof(*h) ||
+		    h->header_size % 8 || h->header_size > 4096)
+			return 1;
+		*next = h->header_size;
+	}
+	while (len >= *next + sizeof(ch)) {
+		memcpy(&ch, buf + *next, sizeof(ch));
+		if (ch.magic != GP_CHUNK_MAGIC || ch.comp_size > GP_CHUNK_COMP_MAX ||
+		    ch.raw_size > GP_CHUNK_RAW_MAX)
+			return 1;
+		if (len < *next + sizeof(ch) + ch.comp_size)
+			return 0;
+		if (gp_crc_chunk(&ch, buf + *next + sizeof(ch), ch.comp_size) != ch.checksum)
+			return 1;
+		*next += sizeof(ch) + ch.comp_size;
+	}
+	return 0;
+}
+
+/*
+ * Read fd into in->buf, checking as it goes: reading stops at the first
+ * byte that cannot belong to a trace, so a device or pipe of something
+ * else (/dev/zero) costs no more than one read.  Returns 0 or an errno value.
+ */
 static int slurp(int fd, struct gp_input *in)
 {
 	unsigned char *buf = NULL, *p;
-	size_t len = 0, cap = 0;
+	size_t len = 0, cap = 0, next = 0;
 
 	for (;;) {
 		ssize_t k;
@@ -47,6 +88,8 @@ static int slurp(int fd, struct gp_input *in)
 		if (k == 0)
 			break;
 		len += (size_t)k;
+		if (stream_check(buf, len, &next))
+			break;
 	}
 	if (len && len < cap && (p = realloc(buf, len)))
 		buf = p;

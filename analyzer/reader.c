@@ -23,6 +23,7 @@
 #include "gpuprof/delta.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -275,8 +276,15 @@ static int check_header(struct rd *r)
 		return GP_READ_EFORMAT;
 	}
 	if (h->min_reader > GP_FORMAT_VERSION) {
-		fail(r, 10, "written by a newer gpuprof (format %u), this reader "
-		     "understands %d", (unsigned)h->version, GP_FORMAT_VERSION);
+		fail(r, 10, "written by a newer gpuprof: format version %u needs a reader of "
+		     "version %u or later; this reader is version %d", (unsigned)h->version,
+		     (unsigned)h->min_reader, GP_FORMAT_VERSION);
+		return GP_READ_EFORMAT;
+	}
+	if ((h->features & GP_FEAT_HEADER_CRC) && gp_header_checksum(h) != h->header_crc) {
+		fail(r, offsetof(struct gp_file_header, header_crc),
+		     "file header checksum mismatch (stored 0x%08x, computed 0x%08x)",
+		     h->header_crc, gp_header_checksum(h));
 		return GP_READ_EFORMAT;
 	}
 	if (h->version == 0 || h->min_reader == 0) {

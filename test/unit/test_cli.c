@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -400,8 +401,94 @@ static void test_export(const char *trace)
 	CHECK(rc == 2 && err && strstr(err, "--format"));
 	free(out);
 	free(err);
+	tap_end();
+}
+
+static int file_equals(const char *path, const char *want, size_t n)
+{
+	unsigned char *buf;
+	size_t len;
+	int same;
+
+	buf = synth_slurp(path, &len);
+	same = buf && len == n && !memcmp(buf, want, n);
+	free(buf);
+	return same;
+}
+
+/* export -o never destroys what it was pointed at when something fails. */
+static void test_export_output_safety(const char *trace)
+{
+	char *out, *err, path[128], link[128], target[128], copy[128];
+	unsigned char *orig;
+	size_t olen;
+	struct stat st;
+	int rc, fd;
+
+	tap_begin("export -o keeps the old output when an input cannot be read");
+	snprintf(path, sizeof(path), "%s/old.json", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && write(fd, "old", 3) == 3);
+	close(fd);
 	rc = run(&out, &err, cmd_export, "export", "-f", "json", "-o", path, "/nonexistent", NULL);
-	CHECK(rc == 1 && access(path, F_OK) != 0);
+	CHECKF(rc == 1 && file_equals(path, "old", 3), "rc %d, old output changed", rc);
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_export, "export", "-f", "json", "-o", path, trace, NULL);
+	CHECKF(rc == 0 && !file_equals(path, "old", 3), "rc %d, output not replaced", rc);
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("export -o through a symlink: target kept on failure, written on success");
+	snprintf(target, sizeof(target), "%s/target.txt", dir);
+	snprintf(link, sizeof(link), "%s/link.json", dir);
+	fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && write(fd, "keep", 4) == 4);
+	close(fd);
+	CHECK(symlink(target, link) == 0);
+	rc = run(&out, &err, cmd_export, "export", "-f", "json", "-o", link, "/nonexistent", NULL);
+	CHECKF(rc == 1 && file_equals(target, "keep", 4) && lstat(link, &st) == 0 &&
+		       S_ISLNK(st.st_mode),
+	       "rc %d: the link or its target was touched", rc);
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_export, "export", "-f", "csv", "-o", link, trace, NULL);
+	CHECKF(rc == 0 && lstat(link, &st) == 0 && S_ISLNK(st.st_mode) &&
+		       !file_equals(target, "keep", 4),
+	       "rc %d: the target was not written through the link", rc);
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("export -o naming an input is refused, the input intact");
+	snprintf(copy, sizeof(copy), "%s/input.gpuprof", dir);
+	orig = synth_slurp(trace, &olen);
+	fd = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(orig && fd >= 0 && write(fd, orig, olen) == (ssize_t)olen);
+	close(fd);
+	rc = run(&out, &err, cmd_export, "export", "-f", "json", "-o", copy, copy, NULL);
+	CHECKF(rc == 1 && err && strstr(err, "is the input") && file_equals(copy, (char *)orig, olen),
+	       "rc %d: %s", rc, err ? err : "");
+	free(out);
+	free(err);
+	free(orig);
+	tap_end();
+
+	tap_begin("a device that is not a trace is refused at its first bytes");
+	/* Read whole before this was fixed: /dev/zero grew without end. */
+	rc = run(&out, &err, cmd_report, "report", "/dev/zero", NULL);
+	CHECKF(rc == 1 && err && strstr(err, "/dev/zero: byte 0: not a gpuprof trace"),
+	       "rc %d: %s", rc, err ? err : "");
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("export -o /dev/null with a bad input leaves the device alone");
+	rc = run(&out, &err, cmd_export, "export", "-f", "json", "-o", "/dev/null", "/nonexistent",
+		 NULL);
+	CHECKF(rc == 1 && stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode),
+	       "rc %d, /dev/null is gone or changed", rc);
 	free(out);
 	free(err);
 	tap_end();
@@ -422,6 +509,7 @@ int main(void)
 	test_report_rules(trace);
 	test_report_losses();
 	test_export(trace);
+	test_export_output_safety(trace);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);

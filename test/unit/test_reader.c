@@ -358,8 +358,25 @@ static void test_foreign(void)
 	h.endian = GP_ENDIAN_MARKER;
 	rc = read_err(&h, sizeof(h), err, sizeof(err));
 	CHECK(rc == GP_READ_EFORMAT);
-	CHECKF(!strcmp(err, "f: byte 10: written by a newer gpuprof (format 3), this reader "
-		       "understands 1"), "%s", err);
+	CHECKF(!strcmp(err, "f: byte 10: written by a newer gpuprof: format version 3 needs a "
+		       "reader of version 2 or later; this reader is version 1"), "%s", err);
+
+	/* The header's checksum, when the writer set one. */
+	h.version = 1;
+	h.min_reader = 1;
+	h.features = GP_FEAT_HEADER_CRC;
+	h.header_crc = gp_header_checksum(&h);
+	rc = gp_reader_read_mem("f", &h, sizeof(h), NULL, NULL, &info, err, sizeof(err));
+	CHECKF(rc == GP_READ_OK, "a right header checksum refused: %s", err);
+	h.created_ns ^= 1; /* one flipped bit */
+	rc = read_err(&h, sizeof(h), err, sizeof(err));
+	CHECKF(rc == GP_READ_EFORMAT && strstr(err, "f: byte 36: file header checksum mismatch") == err,
+	       "%s", err);
+	h.features = 0;
+	h.header_crc = 0;
+	h.created_ns = 0;
+	h.version = 3;
+	h.min_reader = 2;
 
 	/* A newer writer that old readers may still read: accepted. */
 	h.min_reader = 1;

@@ -1,0 +1,38 @@
+/*
+ * Output files of the analyzer (export -o), written so that no failure
+ * ever destroys what was there: a regular file (or a new name) is written
+ * under a temporary name in the same directory and renamed over the old
+ * one only when everything was written; a symlink to a regular file is
+ * followed to its target first (as a shell redirection would); devices,
+ * pipes and sockets are written straight through and never removed; an
+ * output that is one of the inputs is refused before anything is opened.
+ * Runs offline only.
+ */
+#ifndef GP_ANALYZER_OUTPUT_H
+#define GP_ANALYZER_OUTPUT_H
+
+#include <stdio.h>
+
+struct gp_output {
+	FILE *f;
+	char *path;                /* as given; NULL for standard output */
+	char *dest;                /* what the temporary file replaces */
+	char *tmp;                 /* temporary file we created, or NULL */
+	int mode;                  /* permissions of the finished file */
+};
+
+/*
+ * Opens path ("-" or NULL: standard output).  Refuses a path that names
+ * one of the n inputs (the same file, through any name or link) or a
+ * directory.  Returns 0, or -1 after printing why on stderr.
+ */
+int gp_output_open(struct gp_output *o, const char *path, char *const *inputs, int n);
+
+/*
+ * Finishes the output: on ok, flushes, checks every write and puts the
+ * file in place; otherwise removes only the temporary file it created.
+ * Returns 0, or -1 after printing why (the old file, if any, is intact).
+ */
+int gp_output_close(struct gp_output *o, int ok);
+
+#endif
