@@ -263,4 +263,15 @@ gp export --format csv a.gpuprof
 judge export-passthrough "analyzer called with: $(cat analyze.log)" \
 	[ "$(cat analyze.log)" = "export --format csv a.gpuprof" ]
 
+# A setuid program ignores LD_PRELOAD: the wrapper says so, and still runs it.
+cp "$(type -P true)" suid-true && chmod u+s suid-true
+if [ -u suid-true ]; then
+	gp run ./suid-true
+	expect setuid-said 0 "is setuid or setgid"
+else
+	echo "skip - wrapper setuid-said # cannot set the setuid bit here"
+fi
+gp run true
+judge setuid-not-said-otherwise "stderr: $err" eval '! grep -q setuid err'
+
 exit "$failed"
