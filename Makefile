@@ -152,6 +152,21 @@ demo:
 bench: all apps
 	@bash bench/run.sh $(BUILD)
 
+# libFuzzer campaign over the reader, the model and every view:
+#   make fuzz FUZZ_SECONDS=600
+# Needs clang with libFuzzer; the corpus starts from the golden traces.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+fuzz:
+	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs clang with libFuzzer (apt-get install clang)"; exit 1; }
+	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crashes
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -pthread -o $(BUILD)/fuzz/fuzz_reader \
+		test/fuzz/fuzz_reader.c $(filter-out analyzer/main.c,$(ANA_SRC)) -lzstd -lstdc++ -lm
+	cp test/golden/*.gpuprof $(BUILD)/fuzz/corpus/
+	$(BUILD)/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -rss_limit_mb=4096 \
+		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	install -m 755 $(LIB) $(UNWIND_COPY) $(DESTDIR)$(PREFIX)/lib/

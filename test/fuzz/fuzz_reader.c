@@ -1,68 +1,126 @@
 /*
- * libFuzzer target for the trace reader and the model behind every report.
- * Not built by default.  Build and run from the repository root:
+ * libFuzzer target for everything the analyzer does with a trace: the
+ * reader (header, chunks, checksums, salvage, the threaded decoder for
+ * inputs of 512 KiB and more), the model, and the views (report, its
+ * timeline, and the json, csv and chrome exports).  `make fuzz` builds it
+ * with clang and runs it (FUZZ_SECONDS, corpus seeded from test/golden/);
+ * test/unit/test_fuzz_smoke.c runs it over the golden traces and
+ * deterministic mutations of them in every `make test`.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE \
- *       -Iinclude -Ianalyzer test/fuzz/fuzz_reader.c \
- *       $(find analyzer -name '*.c' ! -name main.c) -pthread -lzstd -lstdc++ \
- *       -o build/fuzz_reader
- *   mkdir -p build/fuzz-corpus && cp test/golden/[a-z]*.gpuprof build/fuzz-corpus/
- *   build/fuzz_reader -max_len=65536 build/fuzz-corpus
- *
- * Inputs whose first byte is even are trace files as they are.  Random
- * bytes rarely get past a chunk's checksum, so inputs whose first byte is
- * odd are record payloads: the target wraps the rest in a valid header and
- * one chunk (compressed, checksummed) to reach the record-level code.
- * Offline test code.
+ * Inputs that start with the trace magic are files as they are.  Others
+ * are record payloads (random bytes rarely get past a chunk's checksum):
+ * the target wraps them in a valid header and a compressed, checksummed
+ * chunk, repeated past 512 KiB when the first byte's bit 1 is set.  The
+ * first byte's bits 2-4 pick the view.  Offline test code.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <fcntl.h>
+#include <getopt.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "gpuprof/trace.h"
-#include "model.h"
+#include "cmd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void run(const void *buf, size_t len)
-{
-	struct gp_model m;
+static int memfd = -1;
+static char memfd_path[64];
 
-	if (gp_model_init(&m))
-		return;
-	m.keep_rows = 64;
-	gp_model_add_mem(&m, "fuzz", buf, len);
-	if (gp_model_finish(&m) == 0) {
-		free(gp_model_order_kernels(&m));
-		free(gp_model_order_api(&m));
-		free(gp_model_order_labels(&m));
+/* Runs one view on the file behind memfd_path, its output discarded. */
+static void view(unsigned which)
+{
+	static char *argvs[][6] = {
+		{ "report", memfd_path, NULL },
+		{ "report", "--timeline", memfd_path, NULL },
+		{ "export", "--format", "json", "-o", "/dev/null", NULL },
+		{ "export", "--format", "csv", "-o", "/dev/null", NULL },
+		{ "export", "--format", "chrome", "-o", "/dev/null", NULL },
+	};
+	char *argv[8];
+	int argc = 0, saved_out, saved_err, devnull;
+
+	which %= sizeof(argvs) / sizeof(argvs[0]);
+	while (argvs[which][argc])
+		argv[argc] = argvs[which][argc], argc++;
+	if (which >= 2)
+		argv[argc++] = memfd_path;
+	argv[argc] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	devnull = open("/dev/null", O_WRONLY);
+	saved_out = dup(1);
+	saved_err = dup(2);
+	dup2(devnull, 1);
+	dup2(devnull, 2);
+	optind = 0; /* the subcommands parse with getopt */
+	if (which < 2)
+		cmd_report(argc, argv);
+	else
+		cmd_export(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved_out, 1);
+	dup2(saved_err, 2);
+	close(saved_out);
+	close(saved_err);
+	close(devnull);
+}
+
+static void run(const void *buf, size_t len, unsigned which)
+{
+	if (memfd < 0) {
+		memfd = memfd_create("fuzz-trace", 0);
+		if (memfd < 0)
+			return;
+		snprintf(memfd_path, sizeof(memfd_path), "/proc/self/fd/%d", memfd);
 	}
-	gp_model_free(&m);
+	if (ftruncate(memfd, 0) < 0 || pwrite(memfd, buf, len, 0) != (ssize_t)len)
+		return;
+	view(which);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct gp_file_header h;
 	struct gp_chunk_header ch;
-	size_t raw, bound, clen;
-	unsigned char *file;
+	size_t raw, bound, clen, one, copies = 1, off;
+	unsigned char *file, *frame;
+	unsigned which = size ? (unsigned)data[size - 1] : 0;
 
-	if (size == 0 || !(data[0] & 1)) {
-		run(data, size);
+	if (size >= 8 && !memcmp(data, GP_FILE_MAGIC, 8)) {
+		run(data, size, which);
 		return 0;
 	}
+	if (size == 0)
+		return 0;
+	which = (unsigned)data[0] >> 2;
 	/* Payload mode: records must fill whole 8-byte units. */
 	raw = (size - 1) & ~(size_t)7;
 	if (raw > GP_CHUNK_RAW_MAX)
 		raw = GP_CHUNK_RAW_MAX;
 	bound = ZSTD_compressBound(raw);
-	file = malloc(sizeof(h) + sizeof(ch) + bound);
-	if (!file)
+	frame = malloc(bound);
+	if (!frame)
 		return 0;
-	clen = ZSTD_compress(file + sizeof(h) + sizeof(ch), bound, data + 1, raw, 1);
+	clen = ZSTD_compress(frame, bound, data + 1, raw, 1);
 	if (ZSTD_isError(clen)) {
-		free(file);
+		free(frame);
+		return 0;
+	}
+	one = sizeof(ch) + clen;
+	if (data[0] & 2)
+		copies = (600u << 10) / one + 1; /* past the threaded decoder's threshold */
+	file = malloc(sizeof(h) + copies * one);
+	if (!file) {
+		free(frame);
 		return 0;
 	}
 	memset(&h, 0, sizeof(h));
@@ -71,14 +129,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	h.min_reader = GP_MIN_READER_VERSION;
 	h.header_size = sizeof(h);
 	h.endian = GP_ENDIAN_MARKER;
-	memset(&ch, 0, sizeof(ch));
-	ch.magic = GP_CHUNK_MAGIC;
-	ch.comp_size = (uint32_t)clen;
-	ch.raw_size = (uint32_t)raw;
-	ch.checksum = gp_chunk_checksum(&ch, file + sizeof(h) + sizeof(ch), clen);
 	memcpy(file, &h, sizeof(h));
-	memcpy(file + sizeof(h), &ch, sizeof(ch));
-	run(file, sizeof(h) + sizeof(ch) + clen);
+	off = sizeof(h);
+	for (size_t i = 0; i < copies; i++) {
+		memset(&ch, 0, sizeof(ch));
+		ch.magic = GP_CHUNK_MAGIC;
+		ch.seq = (uint32_t)i;
+		ch.comp_size = (uint32_t)clen;
+		ch.raw_size = (uint32_t)raw;
+		ch.checksum = gp_chunk_checksum(&ch, frame, clen);
+		memcpy(file + off, &ch, sizeof(ch));
+		memcpy(file + off + sizeof(ch), frame, clen);
+		off += one;
+	}
+	run(file, off, which);
 	free(file);
+	free(frame);
 	return 0;
 }
