@@ -3,6 +3,7 @@
  * launched from (see stacks.h).  Runs offline only.
  */
 #include "stacks.h"
+#include "demangle.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -62,6 +63,9 @@ void gp_stacks_free(struct gp_stacks *st)
 	gp_map_free(&st->sym_map);
 	memset(st, 0, sizeof(*st));
 }
+
+/* Frames looked up past a site's depth, for runtime and stub frames to skip. */
+#define GP_STACKS_RUNTIME_SLACK 12
 
 static const char *base_name(const char *path)
 {
@@ -451,16 +455,117 @@ static uint32_t frame_text(struct gp_stacks *st, struct gp_model *m, uint32_t pr
 	return id;
 }
 
-/* Index of the first frame of stack s outside the internal libraries. */
-static uint32_t first_user(const struct gp_stacks *st, const struct gp_stack *s)
+/*
+ * Frames of a statically linked CUDA runtime (nvcc's default) and of the
+ * launch stubs nvcc generates stand between the program's code and the
+ * driver in the program's own module: they are not the program's, so a
+ * launch site starts past them.  Names as the recorder or the debug
+ * information give them, mangled or not.
+ */
+static int runtime_name(const char *fn)
 {
+	static const char *const prefix[] = {
+		"cudart::", "_ZN6cudart", "__cudart", "__cuda", "cudaLaunch", "__device_stub__",
+		"libcudart_static_", /* the static runtime's internal functions */
+	};
+	const char *p = fn;
+
+	/* A mangled free function: _Z<len><name>... */
+	if (p[0] == '_' && p[1] == 'Z' && p[2] >= '0' && p[2] <= '9') {
+		p += 2;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(fn, prefix[i], strlen(prefix[i])) ||
+		    !strncmp(p, prefix[i], strlen(prefix[i])))
+			return 1;
+	/* The runtime API itself (cudaMemcpy, ...), linked into the program. */
+	return p[0] == 'c' && p[1] == 'u' && p[2] == 'd' && p[3] == 'a' && p[4] >= 'A' &&
+	       p[4] <= 'Z';
+}
+
+/* The kernel a __device_stub__ frame launches: its name up to '(' in k. */
+static int stub_kernel(const char *fn, char *k, size_t n)
+{
+	const char *p = strstr(fn, "__device_stub__");
+	size_t len;
+
+	if (!p || p - fn > 8)
+		return 0;
+	p += strlen("__device_stub__");
+	len = strcspn(p, "(");
+	/* A C++ kernel's stub carries its mangled name without the leading '_'. */
+	if (p[0] == 'Z' && len + 2 < n) {
+		k[0] = '_';
+		memcpy(k + 1, p, len);
+		k[len + 1] = 0;
+	} else if (len + 1 < n) {
+		memcpy(k, p, len);
+		k[len] = 0;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * The host function nvcc makes for kernel<<<...>>>(...), which bears the
+ * kernel's own name and calls its __device_stub__: fn, the caller of the
+ * stub frame named stub.
+ */
+static int stub_wrapper(const char *fn, const char *stub)
+{
+	char k[512], *dm;
+	size_t n;
+	int same;
+
+	if (!stub_kernel(stub, k, sizeof(k)))
+		return 0;
+	if (!strcmp(fn, k))
+		return 1;
+	n = strlen(k);
+	if (k[0] != '_') /* extern "C": name, then the parameter list */
+		return !strncmp(fn, k, n) && fn[n] == '(';
+	dm = gp_demangle_full(k);
+	same = dm && !strcmp(fn, dm);
+	free(dm);
+	return same;
+}
+
+static const char *frame_fn(const struct gp_stacks *st, const struct gp_model *m,
+			    const struct gp_stack *s, uint32_t i)
+{
+	const uint32_t *v = gp_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
+
+	if (!v || !st->frames[*v].function)
+		return NULL;
+	return gp_model_str(m, st->frames[*v].function);
+}
+
+/*
+ * Index of the first frame of stack s that is the program's: past the
+ * recorder's, CUPTI's, the driver's and a shared runtime's libraries, and
+ * past a static runtime's frames and the launch stubs.
+ */
+static uint32_t first_user(const struct gp_stacks *st, const struct gp_model *m,
+			   const struct gp_stack *s)
+{
+	const char *prev = NULL;
 	uint32_t i;
 
 	for (i = 0; i < s->n; i++) {
 		const uint32_t *v = gp_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
+		const char *fn;
 
-		if (!v || !st->frames[*v].internal)
+		if (v && st->frames[*v].internal) {
+			prev = NULL;
+			continue;
+		}
+		fn = frame_fn(st, m, s, i);
+		if (!fn || !(runtime_name(fn) || (prev && stub_wrapper(fn, prev))))
 			break;
+		prev = fn;
 	}
 	return i;
 }
@@ -483,11 +588,16 @@ struct symqueue {
  * Queue the frames of stack s that a site with k frames shows, those not
  * looked up yet and not already turned into text.  0, or -1 out of memory.
  */
-static int sym_want(struct gp_stacks *st, const struct gp_stack *s, uint32_t k,
-		    struct symqueue *q)
+static int sym_want(struct gp_stacks *st, const struct gp_model *m, const struct gp_stack *s,
+		    uint32_t k, struct symqueue *q)
 {
-	uint32_t i, first = first_user(st, s);
+	uint32_t i, first = first_user(st, m, s);
 
+	/*
+	 * Names may show more frames to be the runtime's or stubs (those of
+	 * a static runtime get theirs only now): look a few more up.
+	 */
+	k += GP_STACKS_RUNTIME_SLACK;
 	for (i = first; i < s->n && i - first < k; i++) {
 		const uint32_t *v = gp_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
 		struct gp_stack_frame *f = v ? &st->frames[*v] : NULL;
@@ -622,7 +732,7 @@ int gp_stacks_symbolize(struct gp_stacks *st, struct gp_model *m)
 	if (!st->symbolize)
 		return 0;
 	for (i = 0; i < st->nstacks; i++)
-		if (sym_want(st, &st->stacks[i], st->depth, &q)) {
+		if (sym_want(st, m, &st->stacks[i], st->depth, &q)) {
 			free(q.q);
 			return -1;
 		}
@@ -644,7 +754,7 @@ static int sym_counted(struct gp_stacks *st, struct gp_model *m)
 			stack = *v;
 		if (!stack || !(v = gp_map_find(&st->stack_map, c->proc, stack)))
 			continue;
-		if (sym_want(st, &st->stacks[*v], st->depth, &q)) {
+		if (sym_want(st, m, &st->stacks[*v], st->depth, &q)) {
 			free(q.q);
 			return -1;
 		}
@@ -661,7 +771,7 @@ static int sym_listed(struct gp_stacks *st, struct gp_model *m)
 	for (i = 0; i < st->nsites; i++) {
 		if (st->sites[i].best == NONE)
 			continue;
-		if (sym_want(st, &st->stacks[st->sites[i].best], GP_STACKS_MAX_FRAMES, &q)) {
+		if (sym_want(st, m, &st->stacks[st->sites[i].best], GP_STACKS_MAX_FRAMES, &q)) {
 			free(q.q);
 			return -1;
 		}
@@ -679,7 +789,7 @@ static uint32_t collapse(struct gp_stacks *st, struct gp_model *m, uint32_t si)
 
 	if (s->text)
 		return s->text;
-	first = first_user(st, s);
+	first = first_user(st, m, s);
 	if (!s->n)
 		rc = gp_buf_printf(&b, "(empty stack)");
 	else if (first == s->n)
@@ -800,7 +910,7 @@ static int site_frames(struct gp_stacks *st, struct gp_model *m, struct gp_stack
 	if (x->best == NONE)
 		return 0;
 	s = &st->stacks[x->best];
-	first = first_user(st, s);
+	first = first_user(st, m, s);
 	for (i = first; i < s->n && i - first < GP_STACKS_MAX_FRAMES; i++) {
 		uint32_t t = frame_text(st, m, s->proc, st->pcs[s->off + i]);
 

@@ -70,6 +70,9 @@ fi
 if [ -f test/golden/nvtx-checks.sh ]; then
 	run_step "golden nvtx" bash test/golden/nvtx-checks.sh "$build"
 fi
+if [ -f test/golden/stacks-checks.sh ]; then
+	run_step "golden stacks" bash test/golden/stacks-checks.sh "$build"
+fi
 
 # --- wrapper tests (no GPU, no recorder)
 if [ -f scripts/test-wrapper.sh ]; then

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Golden tests of the offline analyzer.  Each test/golden/NAME.gpuprof is a
 # trace recorded on a real GPU; its expected outputs sit beside it:
-#   NAME.report.txt   gpuprof-analyze report --timeline NAME.gpuprof
-#   NAME.json         gpuprof-analyze export --format json NAME.gpuprof
+#   NAME.report.txt   gpuprof-analyze report --timeline --no-symbolize NAME.gpuprof
+#   NAME.json         gpuprof-analyze export --format json --no-symbolize NAME.gpuprof
 # The trace is run from this directory under its bare name and that name is
 # masked, so the outputs do not depend on where the tree lives.  Each trace
 # is then read from a pipe too ("-" and /dev/stdin), for the same outputs.
@@ -51,10 +51,10 @@ for trace in "${traces[@]}"; do
 	for kind in report json; do
 		if [ $kind = report ]; then
 			expected=$here/$name.report.txt
-			args=(report --timeline)
+			args=(report --timeline --no-symbolize)
 		else
 			expected=$here/$name.json
-			args=(export --format json)
+			args=(export --format json --no-symbolize)
 		fi
 		actual=$tmp/$name.$kind
 		(cd "$here" && "$analyze" "${args[@]}" "$file") 2>"$tmp/stderr" |
@@ -104,10 +104,10 @@ if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
 			for kind in report json; do
 				if [ $kind = report ]; then
 					expected=$here/$name.report.txt
-					args=(report --timeline)
+					args=(report --timeline --no-symbolize)
 				else
 					expected=$here/$name.json
-					args=(export --format json)
+					args=(export --format json --no-symbolize)
 				fi
 				[ -f "$expected" ] || continue
 				actual=$tmp/$name.pipe.$kind

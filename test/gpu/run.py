@@ -690,6 +690,28 @@ def t_callsites(tools):
         raise Fail("; ".join(errs) + "; launch_sites: %s" % json.dumps(js.get("launch_sites", []))[:1500])
 
 
+def t_callsites_static(tools):
+    """Static cudart (nvcc's default): each launch site starts at the
+    program's own function, past the runtime's frames and the launch stub,
+    with exact counts."""
+    app = tools.app("callsites_static")
+    run = traced(tools, [app], opts=["--backtrace=kernel"])
+    sites = {k[len("stack."):]: v for k, v in run.truth.items() if k.startswith("stack.")}
+    truth = {k: v for k, v in run.truth.items() if not k.startswith("stack.")}
+    js = check_run(tools, run, "callsites_static", truth=truth)
+    got = collections.Counter()
+    for s in js.get("launch_sites", []):
+        frames = s.get("frames", [])
+        first = frames[0] if frames else ""
+        fn = next((f for f in sites if first.startswith(f)), None)
+        if fn is None:
+            raise Fail("a site starts at %r, not at one of the program's functions; "
+                       "launch_sites: %s" % (first, json.dumps(js.get("launch_sites"))[:1500]))
+        got[fn] += s.get("launches", 0)
+    if dict(got) != sites:
+        raise Fail("launches per first frame %s, expected %s" % (dict(got), sites))
+
+
 def nvtx_errors(truth, js):
     """nvtx.NAME.count / nvtx.NAME.kernels truth against the JSON "nvtx"
     entries (counts and inclusive kernel counts)."""
@@ -1061,6 +1083,7 @@ TESTS = [
     ("cupti-missing", passive("basic_shared", {"GPUPROF_CUPTI_PATH": "/nonexistent/libcupti.so.13"},
                               "cannot load")),
     ("callsites", t_callsites),
+    ("callsites-static", t_callsites_static),
     ("nvtx-threads", t_nvtx_threads),
     ("torch-nvtx", t_torch_nvtx),
     ("backtrace-no-libunwind", lambda tools: check_run(

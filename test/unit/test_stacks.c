@@ -675,6 +675,79 @@ static void test_symbolize(void)
 	tap_end();
 }
 
+
+/*
+ * A program linked with the static CUDA runtime (nvcc's default): between
+ * the driver and the program's own functions, in the program's own module,
+ * sit the runtime (cudart::..., cudaLaunchKernel, its template wrapper),
+ * the launch stub (__device_stub__...) and the host function nvcc makes
+ * for kernel<<<...>>>(), which has the kernel's name.  site_a() launches
+ * axpy 4 times through all of them, site_b() 7 times; with the default
+ * depth the sites must start at site_a and site_b, not merge into one
+ * made of runtime frames.
+ */
+static void static_runtime(struct trace *t)
+{
+	static const uint64_t ua[] = { 0x410000, 0x410100, 0x410200, 0x410300, 0x410400,
+				       0x410500, 0x410600, 0x410700 },
+			      ub[] = { 0x410000, 0x410100, 0x410200, 0x410300, 0x410400,
+				       0x410500, 0x410800, 0x410900 };
+	static const char *const fn[] = {
+		"cudart::cudaApiLaunchKernelCommon(void const*, dim3, dim3, void**, unsigned long, CUstream_st*, bool)",
+		"__cudart1093",
+		"cudaLaunchKernel",
+		"cudaError cudaLaunchKernel<char>(char const*, dim3, dim3, void**, unsigned long, CUstream_st*)",
+		"__device_stub__Z4axpyifPf(int, float, float*)",
+		"axpy(int, float, float*)",
+		"site_a()",
+		"main",
+		"site_b()",
+		"main",
+	};
+	struct synth *s = synth_open(NULL);
+	struct ids id;
+	uint32_t c;
+
+	head(s, &id, 60, 1);
+	for (c = 1; c <= 11; c++) {
+		synth_corr_stack(s, c, c <= 4 ? 1 : 2);
+		synth_kernel_corr(s, id.axpy, GPU0 + c * 1000, GPU0 + c * 1000 + 100, 0, c, 0, 0);
+	}
+	write_frames(s, &id, 0);
+	for (int i = 0; i < 10; i++) {
+		uint64_t pc = i < 8 ? ua[i] : ub[i - 2];
+
+		synth_frame(s, pc, pc - 0x400000, id.app, synth_string(s, fn[i]), 0, 0, 0);
+	}
+	write_stack(s, 1, ua, 8);
+	write_stack(s, 2, ub, 8);
+	synth_end(s, T0 + 9000000, 0);
+	finish(s, NULL, t);
+}
+
+static void test_static_runtime(void)
+{
+	const struct gp_stack_site *a, *b;
+	struct trace t;
+	struct loaded l;
+
+	static_runtime(&t);
+	tap_begin("stacks: static runtime and launch stubs are not the program's frames");
+	load(&l, &t, 1, GP_STACKS_DEPTH);
+	CHECK(l.ok);
+	CHECKF(l.st.nsites == 2, "%zu sites", l.st.nsites);
+	a = site(&l, "site_a()+0x0 (app)" AR "main+0x0 (app)");
+	b = site(&l, "site_b()+0x0 (app)" AR "main+0x0 (app)");
+	CHECKF(a && b, "sites: '%s', '%s'", l.st.nsites > 0 ? gp_model_str(&l.m, l.st.sites[0].str) :
+	       "", l.st.nsites > 1 ? gp_model_str(&l.m, l.st.sites[1].str) : "");
+	if (a && b)
+		CHECKF(a->launches == 4 && b->launches == 7, "launches %llu and %llu",
+		       (unsigned long long)a->launches, (unsigned long long)b->launches);
+	unload(&l);
+	tap_end();
+	free(t.buf);
+}
+
 int main(void)
 {
 	struct trace t1, t2, t3[2], t4;
@@ -696,6 +769,7 @@ int main(void)
 	test_none(&t4);
 	test_commands();
 	test_symbolize();
+	test_static_runtime();
 	free(t1.buf);
 	free(t2.buf);
 	free(t3[0].buf);

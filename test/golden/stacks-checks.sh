@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Launch sites of a static-cudart program, from a trace recorded on an H100
+# (test/golden/callsites_static.gpuprof: gpuprof run --backtrace=kernel of
+# build/test/apps/callsites_static, from the repository root).  site_a,
+# site_b and site_c launch one kernel 7, 13 and 5 times through the static
+# runtime and the launch stub; each must be a site of its own that starts
+# at the program's function.
+#
+#   bash test/golden/stacks-checks.sh BUILD_DIR      (from the repository root)
+#
+# The analyzer names the frames from the program's symbol table, so the
+# binary must be the one recorded: its .text is compared with the recorded
+# hash, and the check is skipped (with the reason) when it differs.
+set -u
+build=${1:?usage: stacks-checks.sh BUILD_DIR}
+analyze=$build/bin/gpuprof-analyze
+trace=test/golden/callsites_static.gpuprof
+app=build/test/apps/callsites_static
+name="golden static-cudart launch sites"
+
+if [ ! -f "$trace" ]; then
+	echo "skip - $name # $trace is missing"
+	exit 0
+fi
+if [ "$build" != build ] && [ -x "$build/test/apps/callsites_static" ] && [ ! -e "$app" ]; then
+	app=$build/test/apps/callsites_static
+fi
+if ! command -v objcopy >/dev/null || ! command -v python3 >/dev/null; then
+	echo "skip - $name # needs objcopy and python3"
+	exit 0
+fi
+if [ ! -x build/test/apps/callsites_static ]; then
+	echo "skip - $name # build/test/apps/callsites_static is not built (make apps)"
+	exit 0
+fi
+tmp=$(mktemp) || exit 1
+trap 'rm -f "$tmp"' EXIT
+objcopy -O binary --only-section=.text build/test/apps/callsites_static "$tmp"
+if [ "$(sha256sum <"$tmp" | cut -d' ' -f1)" != "$(cut -d' ' -f1 test/golden/callsites_static.text.sha256)" ]; then
+	echo "skip - $name # build/test/apps/callsites_static differs from the recorded program (another compiler?)"
+	exit 0
+fi
+if ! json=$("$analyze" export --format json "$trace" 2>&1); then
+	echo "not ok - $name: export failed: $json"
+	exit 1
+fi
+python3 - "$json" <<'PY' && echo "ok - $name" || exit 1
+import json, sys
+want = {"site_a": 7, "site_b": 13, "site_c": 5}
+sites = json.loads(sys.argv[1]).get("launch_sites", [])
+got = {}
+for s in sites:
+    first = (s.get("frames") or [""])[0]
+    fn = first.split(" ")[0]
+    if fn not in want:
+        print("not ok - golden static-cudart launch sites: a site starts at %r" % first)
+        sys.exit(1)
+    got[fn] = got.get(fn, 0) + s.get("launches", 0)
+if got != want or len(sites) != 3:
+    print("not ok - golden static-cudart launch sites: %d sites, launches %s, expected %s"
+          % (len(sites), got, want))
+    sys.exit(1)
+PY
