@@ -628,6 +628,7 @@ int cmd_export(int argc, char **argv)
 			if (fmt == FMT_NONE) {
 				fprintf(stderr, "gpuprof export: unknown format '%s' (json, csv or "
 					"chrome)\n", optarg);
+				gp_filter_free(&flt);
 				return GP_EXIT_USAGE;
 			}
 			break;

@@ -699,6 +699,7 @@ int cmd_report(int argc, char **argv)
 			if (parse_top(optarg, &o.top)) {
 				fprintf(stderr, "gpuprof report: --top needs a number >= 0, not '%s'\n",
 					optarg);
+				gp_filter_free(&flt);
 				return GP_EXIT_USAGE;
 			}
 			o.top_set = 1;

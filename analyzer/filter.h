@@ -66,7 +66,7 @@ int gp_filter_option(struct gp_filter *f, int opt, const char *arg, char *err, s
 int gp_filter_active(const struct gp_filter *f);
 
 /*
- * gp_load_traces() through the filters and NVTX attribution: scans the
+ * Loading (gp_load_open, gp_load_inputs) through the filters and NVTX attribution: scans the
  * files for NVTX ranges into nx, reads them into m (dropping filtered
  * activities), links nx's tree.  Returns 0, or -1 after printing why.
  */

@@ -221,21 +221,3 @@ int gp_load_inputs(struct gp_model *m, const struct gp_input *in, int n)
 	gp_buf_free(&w);
 	return 0;
 }
-
-int gp_load_traces(struct gp_model *m, char *const *paths, int n)
-{
-	struct gp_input *in = calloc(n > 0 ? (size_t)n : 1, sizeof(*in));
-	int rc;
-
-	if (!in) {
-		fputs("gpuprof: out of memory\n", stderr);
-		return -1;
-	}
-	rc = gp_load_open(in, paths, n);
-	if (!rc) {
-		rc = gp_load_inputs(m, in, n);
-		gp_load_close(in, n);
-	}
-	free(in);
-	return rc;
-}

@@ -40,9 +40,6 @@ void gp_load_close(struct gp_input *in, int n);
  */
 int gp_load_inputs(struct gp_model *m, const struct gp_input *in, int n);
 
-/* gp_load_open(), gp_load_inputs(), gp_load_close(). */
-int gp_load_traces(struct gp_model *m, char *const *paths, int n);
-
 /* Append the warnings about m to out, one line each, without prefixes. */
 int gp_load_warnings(const struct gp_model *m, struct gp_buf *out);
 

@@ -92,7 +92,7 @@ static void *map(size_t bytes)
 
 static void *open_unwind(void)
 {
-	const char *env = getenv("GPUPROF_LIBUNWIND");
+	const char *env = gp_rec.cfg.libunwind_path;
 	char path[PATH_MAX];
 	Dl_info info;
 	void *h;
