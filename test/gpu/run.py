@@ -1054,6 +1054,36 @@ def t_fault_wrapper_sigint(tools, sig=signal.SIGINT):
         raise Fail("; ".join(errs))
 
 
+def fault_mix(mode):
+    """Device resets, contexts made and destroyed, two contexts, every GPU,
+    and vfork/posix_spawn/fork children: the parent's trace is complete and
+    exact; children that never use CUDA write nothing."""
+    def t(tools):
+        run = traced(tools, [tools.app("lifecycle_mix"), mode])
+        check_run(tools, run, "lifecycle_mix")
+        if gp_lines(run.err):
+            raise Fail("gpuprof lines on stderr: %s" % gp_lines(run.err))
+    return t
+
+
+def t_fault_no_dir(tools):
+    """The output directory does not exist: one line, no trace, the program
+    runs and exits as it would."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    e = clean_env()
+    e.update({"LD_PRELOAD": tools.lib,
+              "GPUPROF_OUTPUT": os.path.join(tmp, "missing", "dir", "trace-%p")})
+    rc, out, err = run_cmd([tools.app("sig_after_burst"), "100", "exit"], e)
+    lines = gp_lines(err)
+    if rc != 0 or "TRUTH kernel.total 100" not in out:
+        raise Fail("program status %d, stdout %s" % (rc, tail(out)))
+    if len(lines) != 1 or "cannot create" not in lines[0]:
+        raise Fail("expected one 'cannot create' line, got %s" % lines)
+    if glob.glob(os.path.join(tmp, "**", "*.gpuprof"), recursive=True):
+        raise Fail("a trace was written")
+
+
 TESTS = [
     ("basic_shared", t_basic_shared),
     ("basic_static", simple("basic_static")),
@@ -1092,6 +1122,11 @@ TESTS = [
     ("torch", t_torch),
     # The fault matrix (docs/USAGE.md, "What gpuprof guarantees").
     ("fault-init-only", t_init_only),
+    ("fault-device-reset", fault_mix("reset")),
+    ("fault-contexts", fault_mix("ctxloop")),
+    ("fault-children", fault_mix("spawn")),
+    ("fault-every-gpu", fault_mix("alldev")),
+    ("fault-no-output-dir", t_fault_no_dir),
     ("fault-busy-gpu-kill", t_busy_gpu_kill),
     ("fault-disk-full", t_fault_disk_full),
     ("fault-fds-close", fault_fds("close")),
