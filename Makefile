@@ -117,12 +117,12 @@ $(BUILD)/obj/san/preload/%.o: preload/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -pthread -I$(CUDA_HOME)/include $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
-$(BUILD)/obj/san/cupti/nvtx.o: cupti/nvtx.c
+$(BUILD)/obj/san/cupti/nvtx_tool.o: cupti/nvtx_tool.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -pthread -I$(CUDA_HOME)/include $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 # The NVTX tool needs no CUPTI: unit tests drive it through a stand-in NVTX.
-REC_CORE_TEST_OBJ := $(REC_CORE_OBJ:$(BUILD)/obj/%=$(BUILD)/obj/san/%) $(BUILD)/obj/san/cupti/nvtx.o
+REC_CORE_TEST_OBJ := $(REC_CORE_OBJ:$(BUILD)/obj/%=$(BUILD)/obj/san/%) $(BUILD)/obj/san/cupti/nvtx_tool.o
 $(BUILD)/test/test_%: $(BUILD)/obj/test/unit/test_%.o $(UNIT_HELP_OBJ) $(ANA_LIB_OBJ) $(REC_CORE_TEST_OBJ)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)

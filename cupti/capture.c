@@ -7,7 +7,7 @@
 #define NVTX_NO_IMPL
 #include "capture.h"
 #include "cupti_api.h"
-#include "nvtx.h"
+#include "nvtx_tool.h"
 
 #include "../preload/log.h"
 #include "../preload/recorder.h"
@@ -84,7 +84,7 @@ static void nvtx_pop(void);
 
 void gp_capture_enable_callbacks(CUpti_SubscriberHandle sub)
 {
-	static const struct gp_nvtx_capture_hooks hooks = { nvtx_push, nvtx_pop };
+	static const struct gp_nvtxtool_capture_hooks hooks = { nvtx_push, nvtx_pop };
 
 	if (mode == MODE_PROFILER_API) {
 		gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
@@ -93,7 +93,7 @@ void gp_capture_enable_callbacks(CUpti_SubscriberHandle sub)
 					  CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
 	} else if (mode == MODE_NVTX) {
 		/* NVTX calls reach gpuprof's own NVTX handlers (nvtx.h). */
-		gp_nvtx_set_capture_hooks(&hooks);
+		gp_nvtxtool_set_capture_hooks(&hooks);
 	}
 }
 

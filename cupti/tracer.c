@@ -18,8 +18,8 @@
  */
 #include "capture.h"
 #include "cupti_api.h"
-#include "nvtx.h"
-#include "stacks.h"
+#include "nvtx_tool.h"
+#include "unwind.h"
 
 #include "../preload/log.h"
 #include "../preload/recorder.h"
@@ -373,16 +373,16 @@ static void translate(const CUpti_Activity *rec)
 		/* The stack link goes first, so a reader has it with the activity. */
 		switch (rec->kind) {
 		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-			gp_stacks_corr(((const CUpti_ActivityKernel10 *)rec)->correlationId);
+			gp_unwind_corr(((const CUpti_ActivityKernel10 *)rec)->correlationId);
 			break;
 		case CUPTI_ACTIVITY_KIND_MEMCPY:
-			gp_stacks_corr(((const CUpti_ActivityMemcpy6 *)rec)->correlationId);
+			gp_unwind_corr(((const CUpti_ActivityMemcpy6 *)rec)->correlationId);
 			break;
 		case CUPTI_ACTIVITY_KIND_MEMSET:
-			gp_stacks_corr(((const CUpti_ActivityMemset4 *)rec)->correlationId);
+			gp_unwind_corr(((const CUpti_ActivityMemset4 *)rec)->correlationId);
 			break;
 		case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
-			gp_stacks_corr(((const CUpti_ActivityGraphTrace2 *)rec)->correlationId);
+			gp_unwind_corr(((const CUpti_ActivityGraphTrace2 *)rec)->correlationId);
 			break;
 		default:
 			break;
@@ -490,7 +490,7 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 	case CUPTI_CB_DOMAIN_RESOURCE:
 		if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
 		    cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
-			gp_stacks_on_resource(cbid, data);
+			gp_unwind_on_resource(cbid, data);
 		}
 		break;
 	case CUPTI_CB_DOMAIN_STATE:
@@ -509,7 +509,7 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 					      cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2;
 
 		if (gp_rec.cfg.backtrace && (!reset || gp_rec.cfg.backtrace == 2))
-			gp_stacks_on_api(domain, cbid, cd);
+			gp_unwind_on_api(domain, cbid, cd);
 		/*
 		 * Device reset / context destroy: finish the context's work
 		 * and hand its records over before they go away.
@@ -713,7 +713,7 @@ static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 		return -1;
 	}
 	cu_ctx_synchronize = (cu_sync_fn)dlsym(RTLD_DEFAULT, "cuCtxSynchronize");
-	if (cfg->backtrace && gp_stacks_init() < 0)
+	if (cfg->backtrace && gp_unwind_init() < 0)
 		cfg->backtrace = 0;
 	{
 		const struct gp_capture_ops ops = {
@@ -735,7 +735,7 @@ static int cuda_enable(char *why, size_t whysz)
 	}
 	enable_callbacks();
 	if (gp_rec.cfg.backtrace)
-		gp_stacks_enable_callbacks(subscriber, gp_rec.cfg.backtrace == 2);
+		gp_unwind_enable_callbacks(subscriber, gp_rec.cfg.backtrace == 2);
 	if (capture_configured)
 		gp_capture_enable_callbacks(subscriber);
 	gp_debug("CUPTI %s", gp_cu.path);
@@ -744,7 +744,7 @@ static int cuda_enable(char *why, size_t whysz)
 
 static void cuda_detach(void)
 {
-	gp_nvtx_off();
+	gp_nvtxtool_off();
 	if (subscribed) {
 		gp_cu.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 		gp_cu.cuptiUnsubscribe(subscriber);
@@ -762,11 +762,11 @@ static void cuda_drain(uint64_t t, int final)
 {
 	if (final) {
 		gp_capture_finish(t);
-		gp_nvtx_close_all(t);
+		gp_nvtxtool_close_all(t);
 	} else {
-		gp_nvtx_drain();
+		gp_nvtxtool_drain();
 	}
-	gp_stacks_emit();
+	gp_unwind_emit();
 }
 
 static void cuda_forked(void)
@@ -775,7 +775,7 @@ static void cuda_forked(void)
 	 * The child inherits CUPTI's state but none of its threads: any CUPTI
 	 * call (even the exit flush) can hang.
 	 */
-	gp_nvtx_off();
+	gp_nvtxtool_off();
 }
 
 static uint64_t cuda_now(void)

@@ -8,7 +8,7 @@
  *  - InitializeInjection: called by the CUDA driver inside cuInit, on the
  *    thread that called it, in the same loaded image.  All CUPTI work
  *    starts here, once, whichever way the library was loaded.
- *  - InitializeInjectionNvtx2 (cupti/nvtx.c, the NVTX source): called by
+ *  - InitializeInjectionNvtx2 (cupti/nvtx_tool.c, the NVTX source): called by
  *    each NVTX instance on its first call.
  *  - atfork child handler: async-signal context; only flips flags.
  */

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the recorder's NVTX tool (cupti/nvtx.c) without a GPU: a
+ * Unit tests of the recorder's NVTX tool (cupti/nvtx_tool.c) without a GPU: a
  * stand-in for NVTX's export table receives the handlers, the test calls
  * them as an NVTX instance would (some before the recorder exists, as
  * before cuInit), drains into a real ring and trace file and reads the
@@ -10,7 +10,7 @@
 
 #include "recorder.h"
 
-#include "../../cupti/nvtx.h"
+#include "../../cupti/nvtx_tool.h"
 #include "cmd.h"
 #include "reader.h"
 #include "synth.h"
@@ -153,8 +153,8 @@ int main(void)
 		return 1;
 
 	tap_begin("handlers installed");
-	CHECK(gp_nvtx_inject((const void *)get_export_table, 0) == 0);
-	CHECK(gp_nvtx_inject((const void *)get_export_table, GP_NVTX_RECORD) == 1);
+	CHECK(gp_nvtxtool_inject((const void *)get_export_table, 0) == 0);
+	CHECK(gp_nvtxtool_inject((const void *)get_export_table, GP_NVTX_RECORD) == 1);
 	CHECK(core_fn[NVTX_CBID_CORE_RangePushA] && core_fn[NVTX_CBID_CORE_RangeEnd] &&
 	      core2_fn[NVTX_CBID_CORE2_DomainRangePushEx] && core2_fn[NVTX_CBID_CORE2_DomainCreateA]);
 	CHECK(!core_fn[NVTX_CBID_CORE_NameOsThreadA]); /* left to NVTX's no-op */
@@ -163,7 +163,7 @@ int main(void)
 	/* Before the recorder exists (as before cuInit). */
 	early_id = CORE(RangeStartA, nvtxRangeStartA_impl_fntype)("early");
 	level = CORE(RangePushA, nvtxRangePushA_impl_fntype)("outer");
-	outer_id = gp_nvtx_current();
+	outer_id = gp_nvtxtool_current();
 	memset(&a, 0, sizeof(a));
 	a.version = NVTX_VERSION;
 	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
@@ -175,11 +175,11 @@ int main(void)
 	a.messageType = NVTX_MESSAGE_TYPE_UNICODE;
 	a.message.unicode = L"inn\u00e9r";
 	CORE(RangePushEx, nvtxRangePushEx_impl_fntype)(&a);
-	inner_id = gp_nvtx_current();
+	inner_id = gp_nvtxtool_current();
 	TAP_CHECK("push levels and current range",
 		  level == 0 && outer_id && inner_id && inner_id != outer_id, "level %d", level);
 	CORE(RangePop, nvtxRangePop_impl_fntype)();
-	TAP_CHECK("pop returns to the outer range", gp_nvtx_current() == outer_id, "check failed");
+	TAP_CHECK("pop returns to the outer range", gp_nvtxtool_current() == outer_id, "check failed");
 
 	/* Nothing drains before tracing starts: only the first 4 MiB are kept. */
 	pthread_create(&th, NULL, flood, NULL);
@@ -209,7 +209,7 @@ int main(void)
 	gp_tracefile_start(&gp_rec.file, &gp_rec.ring);
 	gp_ring_lock(&gp_rec.ring);
 	gp_emit_process(1, 0);
-	gp_nvtx_drain();
+	gp_nvtxtool_drain();
 	gp_ring_unlock(&gp_rec.ring);
 	/* The drain gave the blocks back: the late thread records again. */
 	sem_post(&late_go);
@@ -237,7 +237,7 @@ int main(void)
 	/* "outer" stays open: unterminated at exit. */
 
 	gp_ring_lock(&gp_rec.ring);
-	gp_nvtx_close_all(gp_now_realtime());
+	gp_nvtxtool_close_all(gp_now_realtime());
 	gp_emit_end(gp_now_realtime());
 	gp_ring_seal(&gp_rec.ring, GP_CHUNK_F_LAST);
 	gp_ring_unlock(&gp_rec.ring);

@@ -17,7 +17,7 @@
  * block once it has seen `next` and read up to the final `end`.
  */
 #define NVTX_NO_IMPL
-#include "nvtx.h"
+#include "nvtx_tool.h"
 
 #include "../preload/recorder.h"
 
@@ -109,7 +109,7 @@ struct registered {
 };
 
 static _Atomic int on;                       /* handlers record */
-static const struct gp_nvtx_capture_hooks *_Atomic capture;
+static const struct gp_nvtxtool_capture_hooks *_Atomic capture;
 
 static _Atomic(struct thread_state *) threads;
 static _Atomic uint32_t thread_serial;
@@ -407,7 +407,7 @@ static void put_close(struct thread_state *t, uint32_t domain, uint64_t id, uint
 static int push(uint32_t domain, const char *domain_s, const struct msg *m, struct ev_attr *at)
 {
 	uint64_t ts = now_ns();
-	const struct gp_nvtx_capture_hooks *h = atomic_load_explicit(&capture, memory_order_acquire);
+	const struct gp_nvtxtool_capture_hooks *h = atomic_load_explicit(&capture, memory_order_acquire);
 	struct thread_state *t;
 	int level;
 
@@ -428,7 +428,7 @@ static int push(uint32_t domain, const char *domain_s, const struct msg *m, stru
 static int pop(uint32_t domain)
 {
 	uint64_t ts = now_ns();
-	const struct gp_nvtx_capture_hooks *h = atomic_load_explicit(&capture, memory_order_acquire);
+	const struct gp_nvtxtool_capture_hooks *h = atomic_load_explicit(&capture, memory_order_acquire);
 	struct thread_state *t;
 	int i;
 
@@ -701,7 +701,7 @@ static void install(const NvtxExportTableCallbacks *cb, NvtxCallbackModule modul
 			*table[i] = (NvtxFunctionPointer)fns[i];
 }
 
-int gp_nvtx_inject(const void *get_export_table, unsigned w)
+int gp_nvtxtool_inject(const void *get_export_table, unsigned w)
 {
 	static const fnptr core[NVTX_CBID_CORE_SIZE] = {
 		[NVTX_CBID_CORE_MarkEx] = (fnptr)h_markEx,
@@ -743,13 +743,13 @@ int gp_nvtx_inject(const void *get_export_table, unsigned w)
 	return 1;
 }
 
-void gp_nvtx_set_capture_hooks(const struct gp_nvtx_capture_hooks *h)
+void gp_nvtxtool_set_capture_hooks(const struct gp_nvtxtool_capture_hooks *h)
 {
 	/* May come before or after the first NVTX call installs the handlers. */
 	atomic_store_explicit(&capture, h, memory_order_release);
 }
 
-uint64_t gp_nvtx_current(void)
+uint64_t gp_nvtxtool_current(void)
 {
 	struct thread_state *t = self;
 
@@ -758,7 +758,7 @@ uint64_t gp_nvtx_current(void)
 	return t->stack[t->depth - 1].id;
 }
 
-void gp_nvtx_off(void)
+void gp_nvtxtool_off(void)
 {
 	atomic_store(&on, 0);
 	atomic_store(&capture, NULL);
@@ -941,7 +941,7 @@ static void drain_thread(struct thread_state *t)
 	}
 }
 
-void gp_nvtx_drain(void)
+void gp_nvtxtool_drain(void)
 {
 	struct thread_state *head = atomic_load(&threads), *prev = NULL, *t, *next;
 
@@ -966,10 +966,10 @@ void gp_nvtx_drain(void)
 	}
 }
 
-void gp_nvtx_close_all(uint64_t now)
+void gp_nvtxtool_close_all(uint64_t now)
 {
 	atomic_store(&on, 0);
-	gp_nvtx_drain();
+	gp_nvtxtool_drain();
 	for (uint32_t i = 0; i < cap; i++)
 		if (tab[i].id && !tab[i].closed_first) {
 			tab[i].end = now;
@@ -999,5 +999,5 @@ int InitializeInjectionNvtx2(void *get_export_table)
 		what |= GP_NVTX_RECORD;
 	if (!strncmp(cfg->capture_range, "nvtx:", 5))
 		what |= GP_NVTX_CAPTURE;
-	return gp_nvtx_inject(get_export_table, what);
+	return gp_nvtxtool_inject(get_export_table, what);
 }

@@ -9,12 +9,12 @@
  *  - handlers: application threads.  They append a small event to a
  *    per-thread block (no lock, no syscall beyond the first call of a
  *    thread; a pool lock only when a block fills) and return.
- *  - gp_nvtx_drain / gp_nvtx_close_all: the recorder's flusher or exit
+ *  - gp_nvtxtool_drain / gp_nvtxtool_close_all: the recorder's flusher or exit
  *    path, with the ring's producer lock held.  They pair opens and closes
  *    by range id (across threads, in any order) and emit whole ranges.
  */
-#ifndef GP_NVTX_H
-#define GP_NVTX_H
+#ifndef GP_NVTX_TOOL_H
+#define GP_NVTX_TOOL_H
 
 #include <stdint.h>
 
@@ -23,7 +23,7 @@
 #define GP_NVTX_CAPTURE 2u     /* feed push/pop to the capture-range hooks */
 
 /* Capture-range hooks (capture.c), called on the application thread. */
-struct gp_nvtx_capture_hooks {
+struct gp_nvtxtool_capture_hooks {
 	void (*push)(const char *domain, const char *message);
 	void (*pop)(void);
 };
@@ -33,22 +33,22 @@ struct gp_nvtx_capture_hooks {
  * get_export_table is NVTX's NvtxGetExportTableFunc_t.  Returns 1 when the
  * handlers are installed, 0 to leave that NVTX instance a no-op.
  */
-int gp_nvtx_inject(const void *get_export_table, unsigned what);
+int gp_nvtxtool_inject(const void *get_export_table, unsigned what);
 
 /* Set before the capture range is armed; NULL hooks switch it off. */
-void gp_nvtx_set_capture_hooks(const struct gp_nvtx_capture_hooks *h);
+void gp_nvtxtool_set_capture_hooks(const struct gp_nvtxtool_capture_hooks *h);
 
 /* Innermost push/pop range open on the calling thread; 0 if none. */
-uint64_t gp_nvtx_current(void);
+uint64_t gp_nvtxtool_current(void);
 
 /* Producer lock held: turns buffered events into NVTX records. */
-void gp_nvtx_drain(void);
+void gp_nvtxtool_drain(void);
 
 /* Producer lock held, at exit: drains, then emits the ranges still open,
  * ending at `now`, flagged unterminated.  Handlers stop recording. */
-void gp_nvtx_close_all(uint64_t now);
+void gp_nvtxtool_close_all(uint64_t now);
 
 /* Handlers stop recording (tracer gave up, forked child); any thread. */
-void gp_nvtx_off(void);
+void gp_nvtxtool_off(void);
 
 #endif

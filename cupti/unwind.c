@@ -13,9 +13,9 @@
  *             launches reuse its slot).
  * When a table is full new stacks get id 0 (no stack) and are counted.
  */
-#include "stacks.h"
+#include "unwind.h"
 #include "cupti_api.h"
-#include "nvtx.h"
+#include "nvtx_tool.h"
 
 #include "../preload/log.h"
 #include "../preload/recorder.h"
@@ -116,7 +116,7 @@ static void *open_unwind(void)
 	return NULL;
 }
 
-int gp_stacks_init(void)
+int gp_unwind_init(void)
 {
 	void *h = open_unwind();
 
@@ -158,7 +158,7 @@ static const CUpti_CallbackId driver_launch[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode_v2,
 };
 
-void gp_stacks_enable_callbacks(CUpti_SubscriberHandle sub, int all)
+void gp_unwind_enable_callbacks(CUpti_SubscriberHandle sub, int all)
 {
 	if (!unw_bt)
 		return;
@@ -246,7 +246,7 @@ static uint32_t intern(void *const *pcs, int n)
 	return 0;
 }
 
-void gp_stacks_on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+void gp_unwind_on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		      const CUpti_CallbackData *cd)
 {
 	void *pcs[MAX_DEPTH];
@@ -271,7 +271,7 @@ void gp_stacks_on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 				      (uint64_t)cur_corr << 32 | id, memory_order_relaxed);
 }
 
-void gp_stacks_corr(uint32_t correlation)
+void gp_unwind_corr(uint32_t correlation)
 {
 	uint64_t v;
 	struct gp_rec_corr_stack *r;
@@ -370,7 +370,7 @@ static int lookup_node(uint64_t node, struct node_origin *out)
 	return e != NULL;
 }
 
-void gp_stacks_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
+void gp_unwind_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 {
 	const CUpti_GraphData *g = rd->resourceDescriptor;
 	struct node_origin o;
@@ -383,7 +383,7 @@ void gp_stacks_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 		gp_cu.cuptiGetGraphId(g->graph, &graph_id);
 	if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
 		o.node = node;
-		o.nvtx = gp_nvtx_current();
+		o.nvtx = gp_nvtxtool_current();
 		o.stack = o.corr = 0;
 		if (unw_bt) {
 			/* Only nodes made inside a traced call (capture or
@@ -466,7 +466,7 @@ static void emit_frame(uint64_t pc)
 	r->sym_offset = sym ? (uint32_t)(pc - sym) : 0;
 }
 
-void gp_stacks_emit(void)
+void gp_unwind_emit(void)
 {
 	uint32_t end;
 

@@ -6,30 +6,30 @@
  * and their symbolized frames are written later, off the hot path.
  *
  * Contexts:
- *   gp_stacks_on_api      application threads, inside CUPTI API callbacks:
+ *   gp_unwind_on_api      application threads, inside CUPTI API callbacks:
  *                         no malloc, no locks, no I/O (only the unwinder).
- *   gp_stacks_on_resource application threads, graph node creation (rare;
+ *   gp_unwind_on_resource application threads, graph node creation (rare;
  *                         with --backtrace or NVTX tracing):
  *                         may take the ring's producer lock.
- *   gp_stacks_corr        completion callback, producer lock held.
- *   gp_stacks_emit        flusher thread or exit, producer lock held.
+ *   gp_unwind_corr        completion callback, producer lock held.
+ *   gp_unwind_emit        flusher thread or exit, producer lock held.
  */
-#ifndef GP_STACKS_H
-#define GP_STACKS_H
+#ifndef GP_UNWIND_H
+#define GP_UNWIND_H
 
 #include <cupti.h>
 #include <stdint.h>
 
 /* Loads libunwind and maps the tables.  Returns 0, or -1 (logged once). */
-int gp_stacks_init(void);
+int gp_unwind_init(void);
 /* Enables the launch callbacks (all API calls when `all`). */
-void gp_stacks_enable_callbacks(CUpti_SubscriberHandle sub, int all);
-void gp_stacks_on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+void gp_unwind_enable_callbacks(CUpti_SubscriberHandle sub, int all);
+void gp_unwind_on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		      const CUpti_CallbackData *cd);
-void gp_stacks_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd);
+void gp_unwind_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd);
 /* Emits GP_REC_CORR_STACK for a correlation id that has a stack. */
-void gp_stacks_corr(uint32_t correlation);
+void gp_unwind_corr(uint32_t correlation);
 /* Emits STACK and FRAME records for stacks interned since the last call. */
-void gp_stacks_emit(void);
+void gp_unwind_emit(void);
 
 #endif
