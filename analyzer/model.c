@@ -43,11 +43,12 @@ static const char *const copy_names[] = {
 	[GP_COPY_DTOH] = "DtoH", [GP_COPY_HTOA] = "HtoA", [GP_COPY_ATOH] = "AtoH",
 	[GP_COPY_ATOA] = "AtoA", [GP_COPY_ATOD] = "AtoD", [GP_COPY_DTOA] = "DtoA",
 	[GP_COPY_DTOD] = "DtoD", [GP_COPY_HTOH] = "HtoH", [GP_COPY_PTOP] = "PtoP",
+	[GP_COPY_STAGED_PEER] = "PtoP-staged",
 };
 
 const char *gp_model_copy_kind(unsigned kind, char *buf, size_t n)
 {
-	if (kind < sizeof(copy_names) / sizeof(copy_names[0]))
+	if (kind < sizeof(copy_names) / sizeof(copy_names[0]) && copy_names[kind])
 		return copy_names[kind];
 	snprintf(buf, n, "kind %u", kind);
 	return buf;
@@ -85,6 +86,9 @@ void gp_model_free(struct gp_model *m)
 	free(m->str2k);
 	free(m->labels);
 	gp_map_free(&m->label_map);
+	gp_map_free(&m->copy_legs);
+	gp_map_free(&m->staged);
+	free(m->legs);
 	free(m->graphs);
 	gp_map_free(&m->graph_map);
 	gp_map_free(&m->gnode_set);
@@ -546,18 +550,66 @@ static int add_memop(struct fctx *f, struct gp_memstat *ms, struct gp_act *a,
 	return add_activity(f, a);
 }
 
+int gp_model_note_copy(struct gp_model *m, uint32_t proc, const struct gp_rec_memcpy *c)
+{
+	struct gp_copy_leg *l;
+	uint32_t *slot;
+	int ins;
+
+	if ((c->copy_kind != GP_COPY_DTOH && c->copy_kind != GP_COPY_HTOD) || !c->correlation)
+		return 0;
+	ins = gp_map_insert(&m->copy_legs, proc, c->correlation, &slot);
+	if (ins < 0)
+		return -1;
+	if (ins == 0 && *slot) {
+		/* The other leg of one API call, on another device: a staged peer copy. */
+		l = &m->legs[*slot - 1];
+		if (l->kind != c->copy_kind && l->device != c->device && l->bytes == c->bytes) {
+			uint32_t *x;
+
+			if (gp_map_insert(&m->staged, proc, c->correlation, &x) < 0)
+				return -1;
+			m->staged_pairs++;
+		}
+		*slot = 0; /* a third leg is never a pair */
+		return 0;
+	}
+	if (ins == 0)
+		return 0;
+	if (gp_util_grow(&m->legs, &m->caplegs, m->nlegs + 1, sizeof(*m->legs)))
+		return -1;
+	l = &m->legs[m->nlegs++];
+	l->bytes = c->bytes;
+	l->device = c->device;
+	l->kind = (uint8_t)c->copy_kind;
+	*slot = (uint32_t)m->nlegs;
+	return 0;
+}
+
+/* The copy kind a MEMCPY record counts under. */
+static unsigned copy_kind_of(const struct gp_model *m, uint32_t proc,
+			     const struct gp_rec_memcpy *c)
+{
+	if (m->staged_pairs && (c->copy_kind == GP_COPY_DTOH || c->copy_kind == GP_COPY_HTOD) &&
+	    c->correlation && gp_map_find(&m->staged, proc, c->correlation))
+		return GP_COPY_STAGED_PEER;
+	return c->copy_kind;
+}
+
 static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
 {
 	struct gp_model *m = f->m;
-	struct gp_memstat *ms = &m->copy[c->copy_kind];
+	unsigned kind = copy_kind_of(m, f->proc, c);
+	struct gp_memstat *ms = &m->copy[kind];
 	struct gp_act a;
+	int rc;
 
 	if (!ms->label) {
 		char buf[32], kb[16];
 		uint32_t l;
 
 		snprintf(buf, sizeof(buf), "memcpy %s",
-			 gp_model_copy_kind(c->copy_kind, kb, sizeof(kb)));
+			 gp_model_copy_kind(kind, kb, sizeof(kb)));
 		l = label_get(m, buf);
 		if (l == UINT32_MAX)
 			return nomem(f);
@@ -566,14 +618,24 @@ static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
 	memset(&a, 0, sizeof(a));
 	a.kind = GP_ACT_MEMCPY;
 	a.bytes = c->bytes;
-	a.copy_kind = c->copy_kind;
+	a.copy_kind = kind;
 	a.device_id = c->device;
 	a.context = c->context;
 	a.stream = c->stream;
 	a.correlation = c->correlation;
 	a.graph_id = c->graph_id;
 	a.graph_node = c->graph_node;
-	return add_memop(f, ms, &a, c->start, c->end);
+	rc = add_memop(f, ms, &a, c->start, c->end);
+	/*
+	 * A staged peer copy is one copy of its bytes: the HtoD leg adds its
+	 * device time, not a second copy.
+	 */
+	if (!rc && kind == GP_COPY_STAGED_PEER && c->copy_kind == GP_COPY_HTOD &&
+	    ms->count && ms->bytes >= c->bytes) {
+		ms->count--;
+		ms->bytes -= c->bytes;
+	}
+	return rc;
 }
 
 static int on_memset(struct fctx *f, const struct gp_rec_memset *s)
@@ -805,7 +867,7 @@ static int keep_act(struct fctx *f, const struct gp_rec *rec)
 		a.kind = GP_ACT_MEMCPY;
 		times(&a, c->start, c->end);
 		a.bytes = c->bytes;
-		a.copy_kind = c->copy_kind;
+		a.copy_kind = copy_kind_of(f->m, f->proc, c);
 		a.device_id = c->device;
 		a.context = c->context;
 		a.stream = c->stream;

@@ -29,6 +29,14 @@ enum gp_act_kind {
 
 #define GP_NO_RANK UINT32_MAX
 #define GP_COPY_KIND_MAX 256
+/*
+ * A peer copy between GPUs without peer access, which the driver stages
+ * through the host: CUPTI reports it as a DtoH leg on the source device and
+ * an HtoD leg on the destination, both with the copy's bytes and the API
+ * call's correlation id.  The model counts such a pair as one copy of this
+ * kind (an analyzer-side kind; traces never hold it).
+ */
+#define GP_COPY_STAGED_PEER 255
 
 /* One GPU activity, ids resolved to the model's; handed to hooks. */
 struct gp_act {
@@ -225,6 +233,13 @@ struct gp_model {
 
 	struct gp_map stream_set;  /* (proc << 32 | device, context << 32 | stream) */
 
+	/* Staged peer copies, found before the model is built (gp_model_note_copy). */
+	struct gp_map copy_legs;   /* (proc, correlation) -> first leg index + 1 */
+	struct gp_copy_leg *legs;
+	size_t nlegs, caplegs;
+	struct gp_map staged;      /* (proc, correlation) of the pairs found */
+	uint64_t staged_pairs;
+
 	struct gp_row *rows;
 	size_t nrows, caprows;
 	uint64_t rows_seen;
@@ -245,7 +260,21 @@ struct gp_model {
 };
 
 /* Returns 0, or -1 when memory runs out. */
+/* The first leg of a host-to-device or device-to-host copy, kept until its pair. */
+struct gp_copy_leg {
+	uint64_t bytes;
+	uint32_t device;
+	uint8_t kind;
+};
+
 int gp_model_init(struct gp_model *m);
+
+/*
+ * Before the model reads the files (the NVTX scan's first pass): notes a
+ * MEMCPY record of process proc, pairing the DtoH and HtoD legs of copies
+ * staged through the host (GP_COPY_STAGED_PEER).  0, or -1 out of memory.
+ */
+int gp_model_note_copy(struct gp_model *m, uint32_t proc, const struct gp_rec_memcpy *c);
 void gp_model_free(struct gp_model *m);
 
 /*

@@ -34,6 +34,7 @@ struct scan {
 	uint32_t proc;             /* model process index */
 	int pass;                  /* 1: everything but API records, 2: API records */
 	int skip;                  /* the recorder traced no NVTX: nothing to find */
+	int skip_nvtx;             /* no NVTX, but copies to pair (gp_model_note_copy) */
 	int oom;
 	struct gp_strmap smap;     /* file string id -> strtab id */
 	struct gnode_raw **gn;
@@ -302,17 +303,25 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 			on_api(s, (const void *)rec);
 		return 0;
 	}
+	if (s->skip_nvtx && rec->type != GP_REC_MEMCPY)
+		return 0;
 	switch (rec->type) {
 	case GP_REC_STRING:
 		rc = on_string(s, (const void *)rec);
 		break;
-	case GP_REC_CONFIG:
-		if (!(((const struct gp_rec_config *)(const void *)rec)->trace & GP_TRACE_NVTX) &&
-		    !s->nx->proc_ranges[s->proc - s->nx->proc_base]) {
-			s->skip = 1;
-			return 1;
+	case GP_REC_CONFIG: {
+		uint32_t trace = ((const struct gp_rec_config *)(const void *)rec)->trace;
+
+		if (!(trace & GP_TRACE_NVTX) && !s->nx->proc_ranges[s->proc - s->nx->proc_base]) {
+			/* Still read on for copies to pair, when copies were traced. */
+			if (!(trace & GP_TRACE_MEMCPY)) {
+				s->skip = 1;
+				return 1;
+			}
+			s->skip_nvtx = 1;
 		}
 		break;
+	}
 	case GP_REC_NVTX_RANGE:
 		rc = on_range(s, (const void *)rec);
 		break;
@@ -323,7 +332,12 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		rc = on_corr(s, ((const struct gp_rec_kernel *)(const void *)rec)->correlation);
 		break;
 	case GP_REC_MEMCPY:
-		rc = on_corr(s, ((const struct gp_rec_memcpy *)(const void *)rec)->correlation);
+		if (gp_model_note_copy(s->m, s->proc, (const void *)rec)) {
+			rc = -1;
+			break;
+		}
+		if (!s->skip_nvtx)
+			rc = on_corr(s, ((const struct gp_rec_memcpy *)(const void *)rec)->correlation);
 		break;
 	case GP_REC_MEMSET:
 		rc = on_corr(s, ((const struct gp_rec_memset *)(const void *)rec)->correlation);
@@ -361,6 +375,7 @@ static int read_src(struct scan *s, const struct gp_nvtx_src *src)
 	char err[256];
 
 	s->skip = 0;
+	s->skip_nvtx = 0;
 	s->oom = 0;
 	/* Unreadable files are the model's to report; damage reads what precedes. */
 	if (src->buf)

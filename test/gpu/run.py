@@ -1093,6 +1093,7 @@ TESTS = [
     ("graphs-graph", graphs_mode("graph")),
     ("timing", t_timing),
     ("peer", simple("peer")),
+    ("peer-staged", simple("peer_staged")),
     ("fork_exec", t_fork_exec),
     ("no_reset", no_reset([], 0)),
     ("no_reset-exit3", no_reset(["exit3"], 3)),

@@ -14,6 +14,7 @@
 
 #include "cmd.h"
 #include "synth.h"
+#include "synth_nvtx.h"
 #include "tap.h"
 
 #define T0 1700000000000000000ull
@@ -506,6 +507,60 @@ static void test_export_output_safety(const char *trace)
 	tap_end();
 }
 
+/*
+ * Three peer copies of 4 MB between GPUs without peer access, staged by
+ * the driver through the host: each a DtoH leg on device 0 and an HtoD leg
+ * on device 1 with one correlation id.  Besides, one real DtoH and one real
+ * HtoD.  The memory table counts three peer copies of 12 MB with both legs'
+ * device time, and the one DtoH and one HtoD.
+ */
+static void test_staged_peer(void)
+{
+	char path[128], *out, *err;
+	struct synth *s;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/staged.gpuprof", dir);
+	s = synth_open(path);
+	synth_process(s, 77, "h", "peer", 0, T0);
+	synth_device(s, 0, "GPU A", 9, 0, 132, 1ull << 36, 1);
+	synth_device(s, 1, "GPU B", 9, 0, 132, 1ull << 36, 1);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY, 0, 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		uint64_t t = T0 + 1000000 + i * 100000;
+
+		synth_memcpy_corr(s, GP_COPY_DTOH, 4000000, t, t + 1000, 0, 900 + i);
+		synth_memcpy_corr(s, GP_COPY_HTOD, 4000000, t + 2000, t + 2500, 1, 900 + i);
+	}
+	synth_memcpy_corr(s, GP_COPY_DTOH, 100, T0 + 2000000, T0 + 2000100, 0, 950);
+	synth_memcpy_corr(s, GP_COPY_HTOD, 100, T0 + 2000200, T0 + 2000300, 1, 951);
+	synth_end(s, T0 + 3000000, 0);
+	synth_close(s, NULL, NULL);
+
+	tap_begin("peer copies staged through the host count once, as peer copies");
+	rc = run(&out, &err, cmd_export, "export", "--format", "json", path, NULL);
+	CHECKF(rc == 0 && out, "rc %d %s", rc, err ? err : "");
+	CHECKF(out && strstr(out, "{\"kind\":\"PtoP-staged\",\"count\":3,\"bytes\":12000000,"
+			       "\"total_ns\":4500}"), "%s", out ? out : "");
+	CHECKF(out && strstr(out, "{\"kind\":\"DtoH\",\"count\":1,\"bytes\":100,\"total_ns\":100}") &&
+		       strstr(out, "{\"kind\":\"HtoD\",\"count\":1,\"bytes\":100,\"total_ns\":100}"),
+	       "%s", out ? out : "");
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_report, "report", "--timeline", path, NULL);
+	CHECKF(rc == 0 && out && strstr(out, "memcpy PtoP-staged") &&
+		       strstr(out, "|     3 |  11.44 MiB |"),
+	       "%s", out ? out : "");
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_export, "export", "--format", "csv", path, NULL);
+	CHECKF(rc == 0 && out && strstr(out, ",4000000,PtoP-staged,") && lines(out) == 9,
+	       "%s", out ? out : "");
+	free(out);
+	free(err);
+	tap_end();
+}
+
 int main(void)
 {
 	char trace[128], cmd[128];
@@ -522,6 +577,7 @@ int main(void)
 	test_report_losses();
 	test_export(trace);
 	test_export_output_safety(trace);
+	test_staged_peer();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
