@@ -1084,6 +1084,26 @@ def t_fault_no_dir(tools):
         raise Fail("a trace was written")
 
 
+def t_fault_exit_threads(tools):
+    """exit() while four threads still launch kernels: no hang, exit status
+    0, a readable trace with its end record."""
+    run = traced(tools, [tools.app("exit_threads")])
+    expect_status(run, 0)
+    expect_files(run, 1)
+    js = tools.export_json(run.files)
+    errs = []
+    if not all(f.get("finished") for f in js.get("files", [])):
+        errs.append("trace not finished: %s" % js.get("files"))
+    if js.get("counts", {}).get("kernel", 0) < 1:
+        errs.append("no kernels: %s" % js.get("counts"))
+    if len(gp_lines(run.err)) > 1:
+        errs.append("stderr: %s" % gp_lines(run.err))
+    if errs:
+        raise Fail("; ".join(errs))
+    print("# exit with launching threads: %d kernels, lost %s"
+          % (js.get("counts", {}).get("kernel", 0), js.get("lost", {}).get("total")))
+
+
 TESTS = [
     ("basic_shared", t_basic_shared),
     ("basic_static", simple("basic_static")),
@@ -1128,6 +1148,7 @@ TESTS = [
     ("fault-children", fault_mix("spawn")),
     ("fault-every-gpu", fault_mix("alldev")),
     ("fault-no-output-dir", t_fault_no_dir),
+    ("fault-exit-threads", t_fault_exit_threads),
     ("fault-busy-gpu-kill", t_busy_gpu_kill),
     ("fault-disk-full", t_fault_disk_full),
     ("fault-fds-close", fault_fds("close")),

@@ -561,6 +561,58 @@ static void test_staged_peer(void)
 	tap_end();
 }
 
+/* A 64-rank job: 64 traces of 1000 kernels each merge into one report. */
+static void test_merge_64(void)
+{
+	enum { NT = 64, NK = 1000 };
+	char *paths[NT], *argv[NT + 4], *out = NULL, *err = NULL;
+	int rc, argc = 0;
+
+	for (int r = 0; r < NT; r++) {
+		struct synth *s;
+		uint32_t name;
+
+		paths[r] = malloc(128);
+		snprintf(paths[r], 128, "%s/rank%02d.gpuprof", dir, r);
+		s = synth_open(paths[r]);
+		synth_process(s, 1000 + (uint32_t)r, "node", "python3 train.py", (uint32_t)r, T0);
+		synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+		synth_config(s, GP_TRACE_KERNEL, 0, 0);
+		name = synth_string(s, "_Z4stepv");
+		for (int k = 0; k < NK; k++)
+			synth_kernel(s, name, T0 + 1000000 + (uint64_t)k * 1000,
+				     T0 + 1000500 + (uint64_t)k * 1000, 0, 7, 0, 0);
+		synth_end(s, T0 + 9000000, 0);
+		synth_close(s, NULL, NULL);
+	}
+	tap_begin("64 traces of a 64-rank job merge");
+	argv[argc++] = "export";
+	argv[argc++] = "--format";
+	argv[argc++] = "json";
+	for (int r = 0; r < NT; r++)
+		argv[argc++] = paths[r];
+	argv[argc] = NULL;
+	rc = synth_capture(dir, &out, &err, cmd_export, argc, argv);
+	CHECKF(rc == 0 && out && strstr(out, "\"counts\":{\"kernel\":64000,"), "rc %d %s", rc,
+	       err ? err : "");
+	CHECKF(out && strstr(out, "\"rank\":63") && strstr(out, "\"rank\":0"), "ranks missing");
+	free(out);
+	free(err);
+	argv[0] = "report";
+	argv[1] = paths[0];
+	argv[2] = paths[1];
+	for (int r = 2; r < NT; r++)
+		argv[r + 1] = paths[r];
+	argv[NT + 1] = NULL;
+	rc = synth_capture(dir, &out, &err, cmd_report, NT + 1, argv);
+	CHECKF(rc == 0 && out && strstr(out, "64000 kernel"), "rc %d %s", rc, err ? err : "");
+	free(out);
+	free(err);
+	tap_end();
+	for (int r = 0; r < NT; r++)
+		free(paths[r]);
+}
+
 int main(void)
 {
 	char trace[128], cmd[128];
@@ -578,6 +630,7 @@ int main(void)
 	test_export(trace);
 	test_export_output_safety(trace);
 	test_staged_peer();
+	test_merge_64();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
