@@ -64,8 +64,12 @@ void gp_stacks_free(struct gp_stacks *st)
 	memset(st, 0, sizeof(*st));
 }
 
-/* Frames looked up past a site's depth, for runtime and stub frames to skip. */
-#define GP_STACKS_RUNTIME_SLACK 12
+/*
+ * Frames looked up past a site's depth in one pass: a static runtime's
+ * frames and the launch code nvcc generates, to skip, are named only by
+ * the lookup; deeper ones take further passes (sym_passes).
+ */
+#define GP_STACKS_RUNTIME_SLACK 8
 
 static const char *base_name(const char *path)
 {
@@ -456,116 +460,210 @@ static uint32_t frame_text(struct gp_stacks *st, struct gp_model *m, uint32_t pr
 }
 
 /*
- * Frames of a statically linked CUDA runtime (nvcc's default) and of the
- * launch stubs nvcc generates stand between the program's code and the
- * driver in the program's own module: they are not the program's, so a
- * launch site starts past them.  Names as the recorder or the debug
- * information give them, mangled or not.
+ * Frames of a statically linked CUDA runtime (nvcc's default) and the
+ * launch code nvcc generates stand between the program's code and the
+ * driver in the program's own module (or in any library nvcc built): they
+ * are not the program's, so a launch site starts past them.  They are
+ * known by their names, mangled as the symbol table gives them or
+ * demangled:
+ *   the runtime's internals: libcudart_static_<hash>, __cudart<N>, cudart::
+ *   its entry points: __cuda* (__cudaLaunchKernel, __cudaPushCallConfiguration,
+ *     the header's static __cudaLaunchKernel_helper) and the C API, cuda[A-Z]*
+ *   the templates of cuda_runtime.h: cuda[A-Z]*<...> (cudaLaunchKernel<char>)
+ *   the launch stubs: __device_stub__<kernel>, __wrapper__device_stub_<kernel>
+ *   the host function kernel<<<...>>>() calls, which bears the kernel's own
+ *     name: the caller of its stubs
+ * and, with line information, by file: nvcc's <unit>.cudafe1.stub.c, where
+ * the stubs and that host function are, and the runtime's headers.  A C++
+ * function of the program named cuda<Upper>... is the program's unless it
+ * is a template or a cudaLaunch*: the API and its templates are those.
  */
-static int runtime_name(const char *fn)
-{
-	static const char *const prefix[] = {
-		"cudart::", "_ZN6cudart", "__cudart", "__cuda", "cudaLaunch", "__device_stub__",
-		"libcudart_static_", /* the static runtime's internal functions */
-	};
-	const char *p = fn;
+enum { RT_NO, RT_YES, RT_STUB };
 
-	/* A mangled free function: _Z<len><name>... */
-	if (p[0] == '_' && p[1] == 'Z' && p[2] >= '0' && p[2] <= '9') {
-		p += 2;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
-		if (!strncmp(fn, prefix[i], strlen(prefix[i])) ||
-		    !strncmp(p, prefix[i], strlen(prefix[i])))
-			return 1;
-	/* The runtime API itself (cudaMemcpy, ...), linked into the program. */
-	return p[0] == 'c' && p[1] == 'u' && p[2] == 'd' && p[3] == 'a' && p[4] >= 'A' &&
-	       p[4] <= 'Z';
+/* A function's unqualified name, as found in a mangled or demangled name. */
+struct rt_name {
+	const char *p;
+	size_t len;
+	int mangled;               /* Itanium-mangled */
+	int c;                     /* plain C name: no parameter list */
+	int tmpl;                  /* template arguments follow the name */
+	int nested;                /* p is the outermost scope, not the function */
+};
+
+static int starts(const char *p, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len >= n && !memcmp(p, prefix, n);
 }
 
-/* The kernel a __device_stub__ frame launches: its name up to '(' in k. */
-static int stub_kernel(const char *fn, char *k, size_t n)
+/* <digits><identifier> at *s: the identifier, s moved past it.  0 malformed. */
+static int source_name(const char **s, const char **p, size_t *len)
 {
-	const char *p = strstr(fn, "__device_stub__");
-	size_t len;
+	size_t n = 0;
 
-	if (!p || p - fn > 8)
+	if (**s < '0' || **s > '9')
 		return 0;
-	p += strlen("__device_stub__");
-	len = strcspn(p, "(");
-	/* A C++ kernel's stub carries its mangled name without the leading '_'. */
-	if (p[0] == 'Z' && len + 2 < n) {
-		k[0] = '_';
-		memcpy(k + 1, p, len);
-		k[len + 1] = 0;
-	} else if (len + 1 < n) {
-		memcpy(k, p, len);
-		k[len] = 0;
-	} else {
+	while (**s >= '0' && **s <= '9' && n < 100000)
+		n = n * 10 + (size_t)(*(*s)++ - '0');
+	if (!n || strnlen(*s, n) < n)
 		return 0;
-	}
+	*p = *s;
+	*len = n;
+	*s += n;
 	return 1;
 }
 
-/*
- * The host function nvcc makes for kernel<<<...>>>(...), which bears the
- * kernel's own name and calls its __device_stub__: fn, the caller of the
- * stub frame named stub.
- */
-static int stub_wrapper(const char *fn, const char *stub)
+static int rt_parse(const char *fn, struct rt_name *r)
 {
-	char k[512], *dm;
-	size_t n;
-	int same;
+	const char *s = fn, *e;
 
-	if (!stub_kernel(stub, k, sizeof(k)))
-		return 0;
-	if (!strcmp(fn, k))
+	memset(r, 0, sizeof(*r));
+	if (s[0] == '_' && s[1] == 'Z') {
+		r->mangled = 1;
+		s += 2;
+		if (*s == 'L')             /* internal linkage */
+			s++;
+		if (*s == 'N') {           /* a scope: only its outermost one matters */
+			for (s++; *s == 'r' || *s == 'V' || *s == 'K' || *s == 'R' || *s == 'O';)
+				s++;
+			r->nested = 1;
+		}
+		if (!source_name(&s, &r->p, &r->len))
+			return 0;
+		r->tmpl = *s == 'I';
 		return 1;
-	n = strlen(k);
-	if (k[0] != '_') /* extern "C": name, then the parameter list */
-		return !strncmp(fn, k, n) && fn[n] == '(';
-	dm = gp_demangle_full(k);
-	same = dm && !strcmp(fn, dm);
-	free(dm);
-	return same;
+	}
+	/* Demangled ("cudaError cudaLaunchKernel<char>(char const*, ...)") or C. */
+	e = fn + strcspn(fn, "(<");
+	r->c = !strchr(fn, '(');
+	r->tmpl = *e == '<';
+	for (s = e; s > fn && s[-1] != ' '; s--)
+		;
+	r->p = s;
+	r->len = (size_t)(e - s);
+	for (e = s; e + 1 < r->p + r->len; e++)
+		if (e[0] == ':' && e[1] == ':') {
+			r->len = (size_t)(e - s);
+			r->nested = 1;
+			break;
+		}
+	return r->len > 0;
 }
 
-static const char *frame_fn(const struct gp_stacks *st, const struct gp_model *m,
-			    const struct gp_stack *s, uint32_t i)
+/* The runtime's or the generated launch code's file (line information). */
+static int runtime_file(const char *file)
 {
-	const uint32_t *v = gp_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
+	const char *b = base_name(file);
+	size_t n = strlen(b);
 
-	if (!v || !st->frames[*v].function)
-		return NULL;
-	return gp_model_str(m, st->frames[*v].function);
+	return (n > 7 && !strcmp(b + n - 7, ".stub.c")) || !strcmp(b, "cuda_runtime.h") ||
+	       !strcmp(b, "cuda_runtime_api.h") || strstr(file, "/include/crt/");
+}
+
+/*
+ * What function fn (file: its line's file, or NULL) is: RT_NO the
+ * program's, RT_YES the runtime's or launch code, RT_STUB a kernel's
+ * __device_stub__, when *kern and *klen receive the kernel's name, mangled
+ * but for its leading '_' when it starts with 'Z'.
+ */
+static int runtime_fn(const char *fn, const char *file, const char **kern, size_t *klen)
+{
+	struct rt_name r;
+
+	if (file && runtime_file(file))
+		return RT_YES;
+	if (!fn || !rt_parse(fn, &r))
+		return RT_NO;
+	if (r.nested)
+		return r.len == 6 && !memcmp(r.p, "cudart", 6) ? RT_YES : RT_NO;
+	if (starts(r.p, r.len, "__device_stub__")) {
+		*kern = r.p + 15;
+		*klen = r.len - 15;
+		return *klen ? RT_STUB : RT_YES;
+	}
+	if (starts(r.p, r.len, "__wrapper__device_stub_") || starts(r.p, r.len, "__cuda") ||
+	    starts(r.p, r.len, "libcudart_static_"))
+		return RT_YES;
+	if (r.len > 4 && !memcmp(r.p, "cuda", 4) && r.p[4] >= 'A' && r.p[4] <= 'Z')
+		return (!r.mangled && r.c) || r.tmpl || starts(r.p, r.len, "cudaLaunch") ? RT_YES
+											 : RT_NO;
+	return RT_NO;
+}
+
+/*
+ * Whether fn is the host function nvcc makes for kernel k (as runtime_fn
+ * gives it, klen bytes): the kernel's mangled name (a clone suffix such as
+ * ".constprop.0" aside), its plain name for an extern "C" kernel, or its
+ * demangled signature.
+ */
+static int stub_host(const char *fn, const char *k, size_t klen)
+{
+	struct rt_name r;
+	char *km, *dm;
+	int same;
+
+	if (k[0] == 'Z') {
+		if (fn[0] == '_' && !strncmp(fn + 1, k, klen) && (!fn[klen + 1] || fn[klen + 1] == '.'))
+			return 1;
+	} else {
+		/* An old-style stub named after a C kernel. */
+		return !strncmp(fn, k, klen) && (!fn[klen] || fn[klen] == '(');
+	}
+	if (fn[0] == '_' && fn[1] == 'Z')
+		return 0;
+	/* An extern "C" kernel: the stub has its C++ name, the host function its C name. */
+	km = malloc(klen + 2);
+	if (!km)
+		return 0;
+	km[0] = '_';
+	memcpy(km + 1, k, klen);
+	km[klen + 1] = 0;
+	same = 0;
+	if (rt_parse(km, &r) && !r.nested && !r.tmpl && strlen(fn) == r.len &&
+	    !memcmp(fn, r.p, r.len))
+		same = 1;
+	if (!same && strchr(fn, '(') && (dm = gp_demangle_full(km))) {
+		same = !strcmp(fn, dm);
+		free(dm);
+	}
+	free(km);
+	return same;
 }
 
 /*
  * Index of the first frame of stack s that is the program's: past the
  * recorder's, CUPTI's, the driver's and a shared runtime's libraries, and
- * past a static runtime's frames and the launch stubs.
+ * past a static runtime's frames and the launch code nvcc generates.
  */
 static uint32_t first_user(const struct gp_stacks *st, const struct gp_model *m,
 			   const struct gp_stack *s)
 {
-	const char *prev = NULL;
+	const char *kern = NULL;
+	size_t klen = 0;
 	uint32_t i;
 
 	for (i = 0; i < s->n; i++) {
 		const uint32_t *v = gp_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
-		const char *fn;
+		const struct gp_stack_frame *f = v ? &st->frames[*v] : NULL;
+		const char *fn, *file;
+		int c;
 
-		if (v && st->frames[*v].internal) {
-			prev = NULL;
+		if (f && f->internal) {
+			kern = NULL;
 			continue;
 		}
-		fn = frame_fn(st, m, s, i);
-		if (!fn || !(runtime_name(fn) || (prev && stub_wrapper(fn, prev))))
+		if (!f)
 			break;
-		prev = fn;
+		fn = f->function ? gp_model_str(m, f->function) : NULL;
+		file = f->file ? gp_model_str(m, f->file) : NULL;
+		if (kern && fn && stub_host(fn, kern, klen)) {
+			kern = NULL;       /* the stubs' caller: the program's code is next */
+			continue;
+		}
+		c = runtime_fn(fn, file, &kern, &klen);
+		if (c == RT_NO)
+			break;
 	}
 	return i;
 }
@@ -593,10 +691,7 @@ static int sym_want(struct gp_stacks *st, const struct gp_model *m, const struct
 {
 	uint32_t i, first = first_user(st, m, s);
 
-	/*
-	 * Names may show more frames to be the runtime's or stubs (those of
-	 * a static runtime get theirs only now): look a few more up.
-	 */
+	/* Names may show more frames to be the runtime's: look a few more up. */
 	k += GP_STACKS_RUNTIME_SLACK;
 	for (i = first; i < s->n && i - first < k; i++) {
 		const uint32_t *v = gp_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
@@ -724,25 +819,52 @@ static int sym_resolve(struct gp_stacks *st, struct gp_model *m, struct symqueue
 	return rc;
 }
 
-int gp_stacks_symbolize(struct gp_stacks *st, struct gp_model *m)
+/*
+ * Look up what queue() asks for, pass after pass until it asks for nothing
+ * new: names found can show more frames to be the runtime's or launch code
+ * (a static runtime's frames get their names only now), which moves a
+ * site's first frame on past those looked up.  0, or -1 out of memory.
+ */
+static int sym_passes(struct gp_stacks *st, struct gp_model *m,
+		      int (*queue)(struct gp_stacks *, struct gp_model *, struct symqueue *))
 {
-	struct symqueue q = { 0 };
-	size_t i;
+	for (;;) {
+		struct symqueue q = { 0 };
 
-	if (!st->symbolize)
-		return 0;
-	for (i = 0; i < st->nstacks; i++)
-		if (sym_want(st, m, &st->stacks[i], st->depth, &q)) {
+		if (queue(st, m, &q)) {
 			free(q.q);
 			return -1;
 		}
-	return sym_resolve(st, m, &q);
+		if (!q.n) {
+			free(q.q);
+			return 0;
+		}
+		if (sym_resolve(st, m, &q))
+			return -1;
+	}
+}
+
+/* Every stack read so far. */
+static int queue_all(struct gp_stacks *st, struct gp_model *m, struct symqueue *q)
+{
+	size_t i;
+
+	for (i = 0; i < st->nstacks; i++)
+		if (sym_want(st, m, &st->stacks[i], st->depth, q))
+			return -1;
+	return 0;
+}
+
+int gp_stacks_symbolize(struct gp_stacks *st, struct gp_model *m)
+{
+	if (!st->symbolize)
+		return 0;
+	return sym_passes(st, m, queue_all);
 }
 
 /* The stacks behind the kernels counted, as finish will settle them. */
-static int sym_counted(struct gp_stacks *st, struct gp_model *m)
+static int queue_counted(struct gp_stacks *st, struct gp_model *m, struct symqueue *q)
 {
-	struct symqueue q = { 0 };
 	size_t i;
 
 	for (i = 0; i < st->ncounts; i++) {
@@ -754,29 +876,24 @@ static int sym_counted(struct gp_stacks *st, struct gp_model *m)
 			stack = *v;
 		if (!stack || !(v = gp_map_find(&st->stack_map, c->proc, stack)))
 			continue;
-		if (sym_want(st, m, &st->stacks[*v], st->depth, &q)) {
-			free(q.q);
+		if (sym_want(st, m, &st->stacks[*v], st->depth, q))
 			return -1;
-		}
 	}
-	return sym_resolve(st, m, &q);
+	return 0;
 }
 
 /* The frames the sites list beyond their depth (JSON). */
-static int sym_listed(struct gp_stacks *st, struct gp_model *m)
+static int queue_listed(struct gp_stacks *st, struct gp_model *m, struct symqueue *q)
 {
-	struct symqueue q = { 0 };
 	size_t i;
 
 	for (i = 0; i < st->nsites; i++) {
 		if (st->sites[i].best == NONE)
 			continue;
-		if (sym_want(st, m, &st->stacks[st->sites[i].best], GP_STACKS_MAX_FRAMES, &q)) {
-			free(q.q);
+		if (sym_want(st, m, &st->stacks[st->sites[i].best], GP_STACKS_MAX_FRAMES, q))
 			return -1;
-		}
 	}
-	return sym_resolve(st, m, &q);
+	return 0;
 }
 
 /* The collapsed site of stack index si: its strtab id, or GP_STR_NOMEM. */
@@ -936,7 +1053,7 @@ int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m)
 	st->kernels += st->kernels_unstacked;
 	corr_reset(st, 0);
 	gp_map_free(&st->corr_map);
-	if (st->symbolize && sym_counted(st, m))
+	if (st->symbolize && sym_passes(st, m, queue_counted))
 		goto out;
 	for (i = 0; i < st->ncounts; i++) {
 		const struct gp_stack_count *c = &st->counts[i];
@@ -985,7 +1102,7 @@ int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m)
 			x->best_ns = s->ns;
 		}
 	}
-	if (st->symbolize && st->list_frames && sym_listed(st, m))
+	if (st->symbolize && st->list_frames && sym_passes(st, m, queue_listed))
 		goto out;
 	for (i = 0; i < st->nsites; i++)
 		if (site_frames(st, m, &st->sites[i]))
