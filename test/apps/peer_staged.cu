@@ -7,7 +7,8 @@
  * Peer access is not enabled, so this holds whether or not the GPUs could
  * access each other.  Without two GPUs it prints "SKIP <reason>", exits 0.
  *
- * Truth: memcpy.PtoP-staged.{count,bytes}, kernel.count.staged_touch.
+ * Truth: memcpy.PtoP-staged.{count,bytes}, count.memcpy (legs),
+ * kernel.count.staged_touch.
  */
 #include <cuda_runtime.h>
 
@@ -54,6 +55,8 @@ int main(void)
 	printf("TRUTH kernel.count.staged_touch 1\n");
 	printf("TRUTH memcpy.PtoP-staged.count %d\n", COPIES);
 	printf("TRUTH memcpy.PtoP-staged.bytes %zu\n", COPIES * bytes);
+	/* Records stay what the GPUs did: two legs, one on each device, per copy. */
+	printf("TRUTH count.memcpy %d\n", 2 * COPIES);
 	printf("TRUTH devices.min 2\n");
 	return 0;
 }
