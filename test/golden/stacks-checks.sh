@@ -8,9 +8,11 @@
 #
 #   bash test/golden/stacks-checks.sh BUILD_DIR      (from the repository root)
 #
-# The analyzer names the frames from the program's symbol table, so the
-# binary must be the one recorded: its .text is compared with the recorded
-# hash, and the check is skipped (with the reason) when it differs.
+# The analyzer names the frames from the program's symbol table, found at
+# the path the trace recorded (build/test/apps/callsites_static, relative to
+# the repository root, whatever BUILD_DIR is), so the binary must be the one
+# recorded: its .text is compared with the recorded hash, and the check is
+# skipped (with the reason) when it differs.
 set -u
 build=${1:?usage: stacks-checks.sh BUILD_DIR}
 analyze=$build/bin/gpuprof-analyze
@@ -22,22 +24,19 @@ if [ ! -f "$trace" ]; then
 	echo "skip - $name # $trace is missing"
 	exit 0
 fi
-if [ "$build" != build ] && [ -x "$build/test/apps/callsites_static" ] && [ ! -e "$app" ]; then
-	app=$build/test/apps/callsites_static
-fi
 if ! command -v objcopy >/dev/null || ! command -v python3 >/dev/null; then
 	echo "skip - $name # needs objcopy and python3"
 	exit 0
 fi
-if [ ! -x build/test/apps/callsites_static ]; then
-	echo "skip - $name # build/test/apps/callsites_static is not built (make apps)"
+if [ ! -x "$app" ]; then
+	echo "skip - $name # $app is not built (make apps)"
 	exit 0
 fi
 tmp=$(mktemp) || exit 1
 trap 'rm -f "$tmp"' EXIT
-objcopy -O binary --only-section=.text build/test/apps/callsites_static "$tmp"
+objcopy -O binary --only-section=.text "$app" "$tmp"
 if [ "$(sha256sum <"$tmp" | cut -d' ' -f1)" != "$(cut -d' ' -f1 test/golden/callsites_static.text.sha256)" ]; then
-	echo "skip - $name # build/test/apps/callsites_static differs from the recorded program (another compiler?)"
+	echo "skip - $name # $app differs from the recorded program (another compiler?)"
 	exit 0
 fi
 if ! json=$("$analyze" export --format json "$trace" 2>&1); then
@@ -54,6 +53,13 @@ for s in sites:
     fn = first.split(" ")[0]
     if fn not in want:
         print("not ok - golden static-cudart launch sites: a site starts at %r" % first)
+        sys.exit(1)
+    bad = [f for f in s.get("frames", []) + [s.get("site", "")]
+           if any(k in f for k in ("cudart", "__cuda", "cudaLaunch", "device_stub",
+                                   ".stub.c", "scale<"))]
+    if bad or not s.get("site", "").startswith(fn + " "):
+        print("not ok - golden static-cudart launch sites: runtime or stub frames in %r"
+              % s.get("site"))
         sys.exit(1)
     got[fn] = got.get(fn, 0) + s.get("launches", 0)
 if got != want or len(sites) != 3:

@@ -748,6 +748,130 @@ static void test_static_runtime(void)
 	free(t.buf);
 }
 
+/*
+ * The names a static runtime's frames and nvcc's launch code really have
+ * (CUDA 13, from the symbol table, mangled; -O0 keeps every one of them a
+ * frame), one kernel launched by eight functions with known counts:
+ *   site_a, site_b  ns::nk<<<>>>: runtime internals, __cudaLaunchKernel,
+ *                   the header's static _ZL..__cudaLaunchKernel_helper, the
+ *                   stub and the host function ns::nk
+ *   site_c          tk<int><<<>>>: a static (_ZL) stub, CUDA 13's
+ *                   __wrapper__device_stub_tk<int>, then the host function
+ *   site_d          extern "C" ck<<<>>>: its stub has its C++ name, the
+ *                   host function its C name; site_d is a C function
+ *   site_e          cudaLaunchKernel<char> of cuda_runtime.h, called directly
+ *   site_f          host function with the stub inlined, known by its line
+ *                   in nvcc's .cudafe1.stub.c
+ *   cudaRunKernel   the program's own C++ function with a cuda... name
+ *   site_g          a stub whose host function was inlined into site_g
+ * Each must be a site of its own that starts at the program's function.
+ */
+static const struct {
+	const char *fn;
+	const char *file;
+	uint32_t line;
+} rt_fn[] = {
+	/* 0 */ { "libcudart_static_4d8b33a106dceb3c07a56e26de61f2d53bb62a68", 0, 0 },
+	/* 1 */ { "__cudart1093", 0, 0 },
+	/* 2 */ { "__cudaLaunchKernel", 0, 0 },
+	/* 3 */ { "_ZL25__cudaLaunchKernel_helperP9CUkern_st4dim3S1_PPvmP11CUstream_st", 0, 0 },
+	/* 4 */ { "_Z26__device_stub__ZN2ns2nkEPiPi", 0, 0 },
+	/* 5 */ { "_ZN2ns2nkEPi", 0, 0 },
+	/* 6 */ { "_Z6site_av", "/home/u/src/app.cu", 30 },
+	/* 7 */ { "_Z6site_bv", "/home/u/src/app.cu", 40 },
+	/* 8 */ { "main", "/home/u/src/app.cu", 90 },
+	/* 9 */ { "cudaLaunchKernel_ptsz", 0, 0 },
+	/* 10 */ { "_ZL26__device_stub__Z2tkIiEvPT_Pi", 0, 0 },
+	/* 11 */ { "_Z25__wrapper__device_stub_tkIiEvRPT_", 0, 0 },
+	/* 12 */ { "_Z2tkIiEvPT_.constprop.0", 0, 0 },
+	/* 13 */ { "_Z6site_cv", "/home/u/src/app.cu", 50 },
+	/* 14 */ { "_Z21__device_stub__Z2ckPiPi", 0, 0 },
+	/* 15 */ { "ck", 0, 0 },
+	/* 16 */ { "site_d", "/home/u/src/app.cu", 60 },
+	/* 17 */ { "cudaLaunchKernel", 0, 0 },
+	/* 18 */ { "_Z16cudaLaunchKernelIcE9cudaErrorPKT_4dim3S4_PPvmP11CUstream_st", 0, 0 },
+	/* 19 */ { "_Z6site_ev", "/home/u/src/app.cu", 70 },
+	/* 20 */ { "_Z5scaleIfEvPT_S0_", "/tmp/tmpxft_00003f0b_00000000-6_app.cudafe1.stub.c", 14 },
+	/* 21 */ { "_Z6site_fv", "/home/u/src/app.cu", 80 },
+	/* 22 */ { "_Z13cudaRunKernelv", "/home/u/src/app.cu", 20 },
+	/* 23 */ { "_Z6site_gv", "/home/u/src/app.cu", 85 },
+};
+
+static const struct {
+	uint32_t launches;
+	uint32_t n;
+	uint8_t fn[10];            /* rt_fn indices, innermost first */
+	const char *site;
+} rt_stack[] = {
+	{ 4, 8, { 0, 1, 2, 3, 4, 5, 6, 8 }, "site_a (app.cu:30)" AR "main (app.cu:90)" },
+	{ 7, 8, { 0, 1, 2, 3, 4, 5, 7, 8 }, "site_b (app.cu:40)" AR "main (app.cu:90)" },
+	{ 3, 6, { 9, 10, 11, 12, 13, 8 }, "site_c (app.cu:50)" AR "main (app.cu:90)" },
+	{ 2, 5, { 2, 14, 15, 16, 8 }, "site_d (app.cu:60)" AR "main (app.cu:90)" },
+	{ 5, 5, { 0, 17, 18, 19, 8 }, "site_e (app.cu:70)" AR "main (app.cu:90)" },
+	{ 6, 4, { 2, 20, 21, 8 }, "site_f (app.cu:80)" AR "main (app.cu:90)" },
+	{ 1, 4, { 0, 17, 22, 8 }, "cudaRunKernel (app.cu:20)" AR "main (app.cu:90)" },
+	{ 9, 4, { 2, 14, 23, 8 }, "site_g (app.cu:85)" AR "main (app.cu:90)" },
+};
+
+#define RT_PC(i) (0x420000ull + 0x100 * (uint64_t)(i))
+
+static void static_runtime_names(struct trace *t)
+{
+	struct synth *s = synth_open(NULL);
+	struct ids id;
+	uint32_t c = 0, i, j;
+
+	head(s, &id, 61, 1);
+	for (i = 0; i < sizeof(rt_stack) / sizeof(rt_stack[0]); i++)
+		for (j = 0; j < rt_stack[i].launches; j++) {
+			c++;
+			synth_corr_stack(s, c, i + 1);
+			synth_kernel_corr(s, id.axpy, GPU0 + c * 1000, GPU0 + c * 1000 + 100, 0, c, 0,
+					  0);
+		}
+	write_frames(s, &id, 0);
+	for (i = 0; i < sizeof(rt_fn) / sizeof(rt_fn[0]); i++)
+		synth_frame(s, RT_PC(i), RT_PC(i) - 0x400000, id.app, synth_string(s, rt_fn[i].fn),
+			    0, rt_fn[i].file ? synth_string(s, rt_fn[i].file) : 0, rt_fn[i].line);
+	for (i = 0; i < sizeof(rt_stack) / sizeof(rt_stack[0]); i++) {
+		uint64_t pcs[10];
+
+		for (j = 0; j < rt_stack[i].n; j++)
+			pcs[j] = RT_PC(rt_stack[i].fn[j]);
+		write_stack(s, i + 1, pcs, rt_stack[i].n);
+	}
+	synth_end(s, T0 + 9000000, 0);
+	finish(s, NULL, t);
+}
+
+static void test_static_runtime_names(void)
+{
+	struct trace t;
+	struct loaded l;
+	size_t i, n = sizeof(rt_stack) / sizeof(rt_stack[0]);
+
+	static_runtime_names(&t);
+	tap_begin("stacks: a static runtime's and nvcc's launch code's real names are left out");
+	load(&l, &t, 1, GP_STACKS_DEPTH);
+	CHECK(l.ok);
+	CHECKF(l.st.nsites == n, "%zu sites, %zu expected", l.st.nsites, n);
+	for (i = 0; i < n; i++) {
+		const struct gp_stack_site *x = site(&l, rt_stack[i].site);
+
+		CHECKF(x && x->launches == rt_stack[i].launches, "site '%s': %s %llu launches",
+		       rt_stack[i].site, x ? "has" : "missing,",
+		       x ? (unsigned long long)x->launches : 0ull);
+	}
+	if (tap_st.failed) {
+		for (i = 0; i < l.st.nsites; i++)
+			fprintf(stderr, "# site '%s': %llu\n", gp_model_str(&l.m, l.st.sites[i].str),
+				(unsigned long long)l.st.sites[i].launches);
+	}
+	unload(&l);
+	tap_end();
+	free(t.buf);
+}
+
 int main(void)
 {
 	struct trace t1, t2, t3[2], t4;
@@ -770,6 +894,7 @@ int main(void)
 	test_commands();
 	test_symbolize();
 	test_static_runtime();
+	test_static_runtime_names();
 	free(t1.buf);
 	free(t2.buf);
 	free(t3[0].buf);
