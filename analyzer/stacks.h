@@ -14,19 +14,22 @@
  * apart and settled then too.
  *
  * A site is the collapsed stack: the innermost frame outside gpuprof, CUPTI,
- * the CUDA driver and runtime and libunwind, then its callers up to the
- * depth asked for, joined by " ← ".  Frames read "function (file:line)",
+ * the CUDA driver and runtime and libunwind (by module), and outside a
+ * static runtime and nvcc's launch stubs (by name, or by line in nvcc's
+ * .stub.c; stacks.c), then its callers up to the depth asked for, joined
+ * by " ← ".  Frames read "function (file:line)",
  * "function+0xOFF (module)", or "module+0xOFF" without a symbol.
  *
  * Symbolization (st->symbolize): the frames a site shows are looked up in
  * the debug information of their modules as they are on this machine now
  * (symbolize.h), one addr2line run per module and pass, each (module,
  * offset) once.  A line found names the frame "function (file:line)" with
- * the function the debug information gives for it (the innermost inlined
- * one); a function found without a line names a frame dladdr() could not,
+ * the function the debug information gives for it (the outermost of those
+ * inlined there, the one the address is really in); a function found without a line names a frame dladdr() could not,
  * as "function (module+0xOFF)".  Frames looked up are those the output
  * shows: the first depth frames of the stacks behind kept kernels, and for
- * JSON (st->list_frames) the frames each site lists.
+ * JSON (st->list_frames) the frames each site lists; lookups go on, pass
+ * after pass, while names found move a site's first frame on.
  *
  * Use: gp_stacks_setup(), gp_stacks_bind() to the model before it reads
  * the files, gp_stacks_finish() after gp_model_finish().  Streaming
