@@ -872,6 +872,113 @@ static void test_static_runtime_names(void)
 	free(t.buf);
 }
 
+/*
+ * A static runtime deeper than one lookup pass reaches: deep_site() calls
+ * a chain of 20 functions named like the static runtime's internals, each
+ * of which records its return address.  Recorded without
+ * names (as from a program without exported symbols), the site must still
+ * start at deep_site once addr2line has named the chain.
+ */
+static const char deep_src[] =
+	"#define _GNU_SOURCE\n"
+	"#include <dlfcn.h>\n"
+	"#include <stdint.h>\n"
+	"#include <stdio.h>\n"
+	"\n"
+	"static unsigned long pc[32];\n"
+	"static int n;\n"
+	"\n"
+	"static unsigned long off_of(void *p)\n"
+	"{\n"
+	"\tDl_info info;\n"
+	"\n"
+	"\tif (!dladdr((char *)p - 1, &info) || !info.dli_fbase)\n"
+	"\t\treturn 0;\n"
+	"\treturn (unsigned long)((uintptr_t)p - (uintptr_t)info.dli_fbase);\n"
+	"}\n"
+	"\n"
+	"#define RT(k, next) __attribute__((noinline)) void __cudart##k(void) \\\n"
+	"\t{ next(); pc[n++] = off_of(__builtin_return_address(0)); }\n"
+	"static __attribute__((noinline)) void where(void) { }\n"
+	"RT(20, where) RT(19, __cudart20) RT(18, __cudart19) RT(17, __cudart18)\n"
+	"RT(16, __cudart17) RT(15, __cudart16) RT(14, __cudart15) RT(13, __cudart14)\n"
+	"RT(12, __cudart13) RT(11, __cudart12)\n"
+	"RT(10, __cudart11) RT(9, __cudart10) RT(8, __cudart9) RT(7, __cudart8)\n"
+	"RT(6, __cudart7) RT(5, __cudart6) RT(4, __cudart5) RT(3, __cudart4)\n"
+	"RT(2, __cudart3) RT(1, __cudart2)\n"
+	"\n"
+	"static __attribute__((noinline)) void deep_site(void)\n"
+	"{\n"
+	"\t__cudart1(); /* D */\n"
+	"\tpc[n++] = off_of(__builtin_return_address(0));\n"
+	"}\n"
+	"\n"
+	"int main(void)\n"
+	"{\n"
+	"\tdeep_site();\n"
+	"\tfor (int i = 0; i < n; i++)\n"
+	"\t\tprintf(\"%lx\\n\", pc[i]);\n"
+	"\treturn 0;\n"
+	"}\n";
+
+static void test_symbolize_deep(void)
+{
+	char src[128], bin[128], path[128], cmd[512], line[64], want[128];
+	uint64_t pcs[32], all[40];
+	unsigned long x;
+	uint32_t n = 0, i, mod;
+	unsigned dl = 1;
+	const char *p;
+	struct synth *s;
+	struct ids id;
+	char *out = NULL;
+	FILE *f;
+	int rc;
+
+	if (system("command -v cc >/dev/null 2>&1 && command -v addr2line >/dev/null 2>&1")) {
+		printf("skip - stacks: a static runtime deeper than one lookup pass # no cc or addr2line\n");
+		return;
+	}
+	tap_begin("stacks: a static runtime deeper than one lookup pass");
+	for (p = deep_src; p < strstr(deep_src, "/* D */"); p++)
+		dl += *p == '\n';
+	snprintf(src, sizeof(src), "%s/deep.c", dir);
+	snprintf(bin, sizeof(bin), "%s/deep", dir);
+	f = fopen(src, "w");
+	CHECK(f && fputs(deep_src, f) >= 0 && fclose(f) == 0);
+	snprintf(cmd, sizeof(cmd), "cc -g -O0 -o '%s' '%s' -ldl >/dev/null 2>&1", bin, src);
+	f = system(cmd) == 0 ? popen(bin, "r") : NULL;
+	while (f && n < 32 && fgets(line, sizeof(line), f) && sscanf(line, "%lx", &x) == 1 && x)
+		pcs[n++] = x;
+	if (!f || pclose(f) != 0 || n != 21) {
+		CHECKF(0, "cannot build and run %s (%u addresses)", bin, n);
+		tap_end();
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/deep.gpuprof", dir);
+	s = synth_open(path);
+	head(s, &id, 70, 1);
+	mod = synth_string(s, bin);
+	synth_corr_stack(s, 1, 1);
+	synth_kernel_corr(s, id.axpy, GPU0, GPU0 + 300, 0, 1, 0, 0);
+	write_frames(s, &id, 0);
+	for (i = 0; i < 5; i++)
+		all[i] = I1 + 0x100 * (uint64_t)i;     /* the internal frames */
+	for (i = 0; i < n; i++) {
+		/* Offsets, made distinct pcs of this process. */
+		synth_frame(s, 0x600000 + pcs[i], pcs[i], mod, 0, 0, 0, 0);
+		all[5 + i] = 0x600000 + pcs[i];
+	}
+	synth_stack(s, 1, all, 5 + n);
+	synth_end(s, T0 + 9000000, 0);
+	synth_close(s, NULL, NULL);
+	snprintf(want, sizeof(want), "| deep_site (deep.c:%u)" AR "main (deep.c:", dl);
+	rc = run(&out, cmd_report, "report", path, NULL);
+	CHECKF(rc == 0 && out && strstr(out, want), "%s", out ? out : "");
+	free(out);
+	tap_end();
+}
+
 int main(void)
 {
 	struct trace t1, t2, t3[2], t4;
@@ -893,6 +1000,7 @@ int main(void)
 	test_none(&t4);
 	test_commands();
 	test_symbolize();
+	test_symbolize_deep();
 	test_static_runtime();
 	test_static_runtime_names();
 	free(t1.buf);
