@@ -152,7 +152,8 @@ demo:
 bench: all apps
 	@bash bench/run.sh $(BUILD)
 
-# libFuzzer campaign over the reader, the model and every view:
+# libFuzzer campaigns, FUZZ_SECONDS each: the reader, the model and every
+# view; then output templates and report options.
 #   make fuzz FUZZ_SECONDS=600
 # Needs clang with libFuzzer; the corpus starts from the golden traces.
 FUZZ_SECONDS ?= 60
@@ -163,9 +164,16 @@ fuzz:
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -pthread -o $(BUILD)/fuzz/fuzz_reader \
 		test/fuzz/fuzz_reader.c $(filter-out analyzer/main.c,$(ANA_SRC)) -lzstd -lstdc++ -lm
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -Ipreload -pthread -o $(BUILD)/fuzz/fuzz_options \
+		test/fuzz/fuzz_options.c $(filter-out analyzer/main.c,$(ANA_SRC)) preload/config.c preload/log.c \
+		-lzstd -lstdc++ -lm
 	cp test/golden/*.gpuprof $(BUILD)/fuzz/corpus/
 	$(BUILD)/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -rss_limit_mb=4096 \
 		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus
+	@mkdir -p $(BUILD)/fuzz/corpus-options
+	$(BUILD)/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -max_len=512 -rss_limit_mb=4096 \
+		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus-options
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib

@@ -1084,6 +1084,30 @@ def t_fault_no_dir(tools):
         raise Fail("a trace was written")
 
 
+def t_fault_readonly_dir(tools):
+    """The output directory is a read-only file system: one line, no trace,
+    the program unchanged."""
+    if os.geteuid() != 0:
+        raise Skip("mounting a read-only tmpfs needs root")
+    mnt = tempfile.mkdtemp(prefix="gpuprof-ro.")
+    tools.tmpdirs.append(mnt)
+    if subprocess.call(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", mnt]) != 0:
+        raise Skip("cannot mount a read-only tmpfs")
+    try:
+        e = clean_env()
+        e.update({"LD_PRELOAD": tools.lib, "GPUPROF_OUTPUT": os.path.join(mnt, "trace-%p")})
+        rc, out, err = run_cmd([tools.app("sig_after_burst"), "100", "exit"], e)
+        lines = gp_lines(err)
+        if rc != 0 or "TRUTH kernel.total 100" not in out:
+            raise Fail("program status %d, stdout %s" % (rc, tail(out)))
+        if len(lines) != 1 or "cannot create" not in lines[0]:
+            raise Fail("expected one 'cannot create' line, got %s" % lines)
+        if os.listdir(mnt):
+            raise Fail("something was written: %s" % os.listdir(mnt))
+    finally:
+        subprocess.call(["umount", "-l", mnt])
+
+
 def t_fault_exit_threads(tools):
     """exit() while four threads still launch kernels: no hang, exit status
     0, a readable trace with its end record."""
@@ -1148,6 +1172,7 @@ TESTS = [
     ("fault-children", fault_mix("spawn")),
     ("fault-every-gpu", fault_mix("alldev")),
     ("fault-no-output-dir", t_fault_no_dir),
+    ("fault-readonly-dir", t_fault_readonly_dir),
     ("fault-exit-threads", t_fault_exit_threads),
     ("fault-busy-gpu-kill", t_busy_gpu_kill),
     ("fault-disk-full", t_fault_disk_full),

@@ -8,6 +8,10 @@
 #include "tap.h"
 
 #include "../fuzz/fuzz_reader.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_options_one
+#include "../fuzz/fuzz_options.c"
+#undef LLVMFuzzerTestOneInput
 
 #include <glob.h>
 
@@ -82,5 +86,19 @@ int main(void)
 	globfree(&g);
 	TAP_CHECK("fuzz target over the golden traces and their mutations", runs > 0,
 		  "%lu inputs", runs);
+	{
+		static const char *const opts[] = {
+			"out/%q{GP_FUZZ_VAR}-%p-%n\n../../x\n--top\n3",
+			"%q{\nkernel,bogus\n--kernel\n[unclosed",
+			"%q{GP_FUZZ_VAR}\n/abs\n--nvtx\n(a|b)*c\n--device\n0,1,x",
+			"%%%h%\napi-all\n--kind\nkernel,memcpy,nope\n--stack-depth\n-1",
+			"\n\n--timeline\n--tree\n--top\n0\n--full-names",
+		};
+		unsigned long n = 0;
+
+		for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++, n++)
+			fuzz_options_one((const uint8_t *)opts[i], strlen(opts[i]));
+		TAP_CHECK("option fuzz target over templates and report options", n == 5, "%lu", n);
+	}
 	return tap_exit();
 }
