@@ -1,9 +1,10 @@
 /*
  * run-child: the process runner behind "gpuprof run" (not a user command).
  *
- *   gpuprof-analyze run-child STATUS_FILE PROGRAM [ARGS...]
+ *   gpuprof-analyze run-child STATUS_FILE PRELOAD PROGRAM [ARGS...]
  *
- * Runs PROGRAM in a child process, passes SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+ * Runs PROGRAM in a child process with LD_PRELOAD=PRELOAD (unless empty;
+ * the runner itself is not preloaded), passes SIGINT, SIGTERM, SIGHUP, SIGQUIT,
  * SIGUSR1 and SIGUSR2 on to it, waits for it and writes how it ended to
  * STATUS_FILE ("exit N" or "signal N"), then exits as a shell would report
  * it: N, or 128+N for a signal.  A shell cannot tell a program that exited
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -36,8 +38,9 @@ int cmd_run_child(int argc, char **argv)
 	char line[32];
 	pid_t pid;
 
-	if (argc < 3) {
-		fputs("usage: gpuprof-analyze run-child STATUS_FILE PROGRAM [ARGS...]\n", stderr);
+	if (argc < 4) {
+		fputs("usage: gpuprof-analyze run-child STATUS_FILE PRELOAD PROGRAM [ARGS...]\n",
+		      stderr);
 		return GP_EXIT_USAGE;
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -49,15 +52,17 @@ int cmd_run_child(int argc, char **argv)
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		fprintf(stderr, "gpuprof: cannot start %s: %s\n", argv[2], strerror(errno));
+		fprintf(stderr, "gpuprof: cannot start %s: %s\n", argv[3], strerror(errno));
 		return 126;
 	}
 	if (pid == 0) {
 		sa.sa_handler = SIG_DFL;
 		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 			sigaction(sigs[i], &sa, NULL);
-		execvp(argv[2], argv + 2);
-		fprintf(stderr, "gpuprof: %s: %s\n", argv[2], strerror(errno));
+		if (argv[2][0])
+			setenv("LD_PRELOAD", argv[2], 1);
+		execvp(argv[3], argv + 3);
+		fprintf(stderr, "gpuprof: %s: %s\n", argv[3], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	child = pid;

@@ -31,7 +31,9 @@ cat >analyze <<'EOF'
 if [ "$1" = run-child ]; then
 	# A runner that cannot say how the program ended: the wrapper then
 	# judges by the exit status alone.
-	shift 2
+	LD_PRELOAD=$3
+	export LD_PRELOAD
+	shift 3
 	exec "$@"
 fi
 echo "$*" >>"${0%/*}/analyze.log"
