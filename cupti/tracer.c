@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,16 +54,18 @@ static size_t buffer_size;
 static uint32_t api_name_id[3][GP_CBID_MAX];
 
 /*
- * Kernel-name cache: CUPTI hands out name pointers that are usually stable,
- * but a pointer may be reused for another name once a module is unloaded,
- * so a hit is verified by content against a copy.  Producer lock.
+ * Kernel-name cache by CUPTI's name pointer, which is stable while the
+ * kernel's module is loaded.  Once a module is unloaded its pointers may be
+ * reused for other names: the unload callback bumps name_gen, and entries
+ * of an older generation are looked up by content again.  Producer lock.
  */
 #define GP_NAME_CACHE 1024
 static struct {
 	const char *ptr;
-	char *copy;
 	uint32_t id;
+	uint32_t gen;
 } name_cache[GP_NAME_CACHE];
+static atomic_uint name_gen;
 
 typedef CUresult (*cu_sync_fn)(void);
 static cu_sync_fn cu_ctx_synchronize;
@@ -115,21 +118,20 @@ static void buffer_recycle(uint8_t *b, size_t valid)
 static uint32_t kernel_name(const char *name)
 {
 	size_t slot = ((uintptr_t)name >> 4) % GP_NAME_CACHE;
+	unsigned gen = atomic_load_explicit(&name_gen, memory_order_acquire);
 	uint32_t id;
-	char *copy;
 
 	if (!name)
 		return gp_emit_string("<unknown>");
-	if (name_cache[slot].ptr == name && !strcmp(name_cache[slot].copy, name))
+	if (name_cache[slot].ptr == name && name_cache[slot].gen == gen)
 		return name_cache[slot].id;
 	id = gp_emit_string(name);
 	/* 0: the STRING record was dropped; try again at the next record. */
-	if (!id || !(copy = strdup(name)))
-		return id;
-	free(name_cache[slot].copy);
+	if (!id)
+		return 0;
 	name_cache[slot].ptr = name;
-	name_cache[slot].copy = copy;
 	name_cache[slot].id = id;
+	name_cache[slot].gen = gen;
 	return id;
 }
 
@@ -488,8 +490,11 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 		return;
 	switch (domain) {
 	case CUPTI_CB_DOMAIN_RESOURCE:
-		if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
-		    cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+		if (cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) {
+			/* Its kernels' name pointers may be reused: forget them. */
+			atomic_fetch_add_explicit(&name_gen, 1, memory_order_release);
+		} else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
+			   cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
 			gp_unwind_on_resource(cbid, data);
 		}
 		break;
@@ -541,6 +546,8 @@ static int enable_kind(CUpti_ActivityKind kind, const char *what, int required)
 
 static void enable_callbacks(void)
 {
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+				  CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
 	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_STATE,
 				  CUPTI_CBID_STATE_FATAL_ERROR);
 	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
