@@ -171,6 +171,37 @@ else
 	ok env
 fi
 
+# %q{VAR} values are one path component, as the recorder expands them
+# ('/' becomes '_', "." and ".." become "_"), so a template that starts with
+# %q{...} is relative too and names gpuprof's directory, also for a program
+# that starts its CUDA process elsewhere.  qapp expands like the recorder.
+cat >qapp <<'EOF2'
+#!/usr/bin/env bash
+v=${RANK-}
+case $v in . | ..) v=_ ;; esac
+f=${GPUPROF_OUTPUT//'%q{RANK}'/${v//\//_}}.gpuprof
+: >"$f"
+echo "$PWD/$f" >>"$GPUPROF_SESSION_FILE"
+EOF2
+chmod +x qapp
+mkdir -p sub
+for rank in ../../x /abs/path .. .; do
+	case $rank in
+	../../x) want=.._.._x ;;
+	/abs/path) want=_abs_path ;;
+	*) want=_ ;;
+	esac
+	rm -f -- "$want-t.gpuprof" sub/*.gpuprof
+	RANK=$rank gp run --report=none -o '%q{RANK}-t' sh -c 'cd sub && exec ../qapp'
+	if [ "$rc" != 0 ]; then
+		fail "q-value-$rank" "exit status $rc; stderr: $err"
+	elif [ ! -e "$want-t.gpuprof" ]; then
+		fail "q-value-$rank" "no $tmp/$want-t.gpuprof; stderr: $err; sub: $(ls sub)"
+	else
+		ok "q-value-$rank"
+	fi
+done
+
 # Report: analyzer called once with the deduplicated file, after the
 # program's output and a blank line.
 rm -f analyze.log
@@ -241,19 +272,85 @@ expect killed-reported 137 "signal 9 (KILL)"
 judge killed-report-args "analyzer called with: $(cat analyze.log 2>/dev/null)" \
 	[ "$(cat analyze.log 2>/dev/null)" = "report $tmp/rep.gpuprof" ]
 
-# SIGTERM to the wrapper reaches the program; its exit status comes back.
-rm -f ready
-"$gpuprof" run sh -c 'trap "exit 7" TERM; : >ready; while :; do sleep 0.05; done' >out 2>err &
-wpid=$!
-for _ in $(seq 100); do
-	[ -e ready ] && break
-	sleep 0.05
+# SIGINT, SIGTERM and SIGHUP sent to the wrapper reach the program, which
+# finishes its trace; the wrapper waits for it, reports on the trace and
+# exits with the program's status.  With the stub runner and the real one.
+cat >trapapp <<'EOF2'
+#!/bin/sh
+trap 'echo "$GPUPROF_OUTPUT.gpuprof" >>"$GPUPROF_SESSION_FILE"; exit 7' INT TERM HUP
+: >"$GPUPROF_OUTPUT.gpuprof"
+echo $$ >ready
+while :; do sleep 0.05; done
+EOF2
+chmod +x trapapp
+# A background job of a script starts with SIGINT ignored, and bash cannot
+# trap a signal ignored at its start: sigdfl starts the wrapper as a shell
+# at a terminal would, with the default actions.
+cat >sigdfl.c <<'EOF2'
+#include <signal.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	(void)argc;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	execvp(argv[1], argv + 1);
+	return 127;
+}
+EOF2
+sigdfl=$tmp/sigdfl
+${CC:-cc} -o sigdfl sigdfl.c 2>/dev/null || sigdfl=""
+real=$build/bin/gpuprof-analyze
+for runner in stub real; do
+	[ "$runner" = stub ] || [ -x "$real" ] || {
+		echo "skip - wrapper signal-forward-real # $real not built"
+		continue
+	}
+	for sig in INT TERM HUP; do
+		name=signal-forward-$sig
+		[ "$runner" = stub ] || name+=-real
+		if [ "$sig" = INT ] && [ -z "$sigdfl" ]; then
+			echo "skip - wrapper $name # no C compiler to start it with SIGINT not ignored"
+			continue
+		fi
+		rm -f ready analyze.log fwd.gpuprof
+		if [ "$runner" = real ]; then
+			GPUPROF_ANALYZE=$real $sigdfl "$gpuprof" run --report=none -o fwd ./trapapp >out 2>err &
+		else
+			$sigdfl "$gpuprof" run -o fwd ./trapapp >out 2>err &
+		fi
+		wpid=$!
+		for _ in $(seq 200); do
+			[ -e ready ] && break
+			sleep 0.05
+		done
+		kill -"$sig" "$wpid"
+		for _ in $(seq 100); do
+			kill -0 "$wpid" 2>/dev/null || break
+			sleep 0.05
+		done
+		if kill -0 "$wpid" 2>/dev/null; then
+			fail "$name" "the wrapper did not end within 5 s of SIG$sig"
+			kill -KILL "$(cat ready)" "$wpid"
+			wait "$wpid"
+			continue
+		fi
+		wait "$wpid"
+		rc=$?
+		err=$(cat err)
+		if [ "$rc" != 7 ]; then
+			fail "$name" "exit status $rc, expected 7; stderr: $(head -c 300 err)"
+		elif [[ $err == *"killed by signal"* ]]; then
+			fail "$name" "reported as killed: $err"
+		elif [[ $err != *"trace written to $tmp/fwd.gpuprof"* ]]; then
+			fail "$name" "no trace reported: $err"
+		elif [ "$runner" = stub ] && [ "$(cat analyze.log 2>/dev/null)" != "report $tmp/fwd.gpuprof" ]; then
+			fail "$name" "analyzer called with: $(cat analyze.log 2>/dev/null)"
+		else
+			ok "$name"
+		fi
+	done
 done
-kill -TERM "$wpid"
-wait "$wpid"
-rc=$?
-err=$(cat err)
-expect signal-forward 7
 
 # The program reads the wrapper's stdin.
 # shellcheck disable=SC2016 # expanded by the program's shell
@@ -271,13 +368,57 @@ gp export --format csv a.gpuprof
 judge export-passthrough "analyzer called with: $(cat analyze.log)" \
 	[ "$(cat analyze.log)" = "export --format csv a.gpuprof" ]
 
-# A setuid program ignores LD_PRELOAD: the wrapper says so, and still runs it.
-cp "$(type -P true)" suid-true && chmod u+s suid-true
-if [ -u suid-true ]; then
-	gp run ./suid-true
-	expect setuid-said 0 "is setuid or setgid"
+# Secure execution: the dynamic loader ignores LD_PRELOAD for a program
+# whose setuid or setgid bit changes the user or group it runs as.  The
+# wrapper says so exactly when the loader does ignore it, as a library that
+# announces itself shows, and runs the program either way.
+cat >marker.c <<'EOF2'
+#include <unistd.h>
+__attribute__((constructor)) static void marker(void)
+{
+	if (write(2, "PRELOADED\n", 10) < 0)
+		return;
+}
+EOF2
+# secure NAME SAID(0|1) PROGRAM: runs PROGRAM with the marker preloaded.
+secure() {
+	GPUPROF_LIB=$tmp/lib/libmarker.so gp run "$3"
+	if [ "$rc" != 0 ]; then
+		fail "$1" "exit status $rc; stderr: $err"
+	elif [ "$2" = 1 ] && [[ $err != *"$3 is set"*"not traced"* ]]; then
+		fail "$1" "not said: $err"
+	elif [ "$2" = 0 ] && [[ $err == *"not traced"* ]]; then
+		fail "$1" "said of a program that is preloaded: $err"
+	elif [ "$2" = 1 ] && [[ $err == *PRELOADED* ]]; then
+		fail "$1" "the program was preloaded after all"
+	elif [ "$2" = 0 ] && [[ $err != *PRELOADED* ]]; then
+		fail "$1" "the program was not preloaded: $err"
+	else
+		ok "$1"
+	fi
+}
+if ! ${CC:-cc} -shared -fPIC -o lib/libmarker.so marker.c 2>/dev/null; then
+	echo "skip - wrapper setuid-said # no C compiler for a preload library"
+elif [[ ,$(findmnt -no OPTIONS -T . 2>/dev/null), == *,nosuid,* ]]; then
+	echo "skip - wrapper setuid-said # $tmp is on a nosuid mount"
 else
-	echo "skip - wrapper setuid-said # cannot set the setuid bit here"
+	cp "$(type -P true)" own-suid && chmod u+s own-suid
+	secure setuid-own-not-said 0 ./own-suid
+	if [ "$(id -u)" = 0 ]; then
+		cp "$(type -P true)" suid-true && chown 65534 suid-true && chmod 4755 suid-true
+		secure setuid-said 1 ./suid-true
+	else
+		other=""
+		for g in $(id -G); do
+			[ "$g" = "$(id -g)" ] || other=$g
+		done
+		if [ -n "$other" ] && cp "$(type -P true)" sgid-true && chgrp "$other" sgid-true &&
+			chmod 2755 sgid-true && [ -g sgid-true ]; then
+			secure setgid-said 1 ./sgid-true
+		else
+			echo "skip - wrapper setuid-said # not root and no supplementary group to setgid a program to"
+		fi
+	fi
 fi
 gp run true
 judge setuid-not-said-otherwise "stderr: $err" eval '! grep -q setuid err'
