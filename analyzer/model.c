@@ -89,6 +89,9 @@ void gp_model_free(struct gp_model *m)
 	gp_map_free(&m->copy_legs);
 	gp_map_free(&m->staged);
 	free(m->legs);
+	free(m->pairs);
+	gp_map_free(&m->copy_api_names);
+	gp_map_free(&m->copy_api);
 	free(m->graphs);
 	gp_map_free(&m->graph_map);
 	gp_map_free(&m->gnode_set);
@@ -553,7 +556,7 @@ static int add_memop(struct fctx *f, struct gp_memstat *ms, struct gp_act *a,
 int gp_model_note_copy(struct gp_model *m, uint32_t proc, const struct gp_rec_memcpy *c)
 {
 	struct gp_copy_leg *l;
-	uint32_t *slot;
+	uint32_t *slot, *x;
 	int ins;
 
 	if ((c->copy_kind != GP_COPY_DTOH && c->copy_kind != GP_COPY_HTOD) || !c->correlation)
@@ -561,60 +564,151 @@ int gp_model_note_copy(struct gp_model *m, uint32_t proc, const struct gp_rec_me
 	ins = gp_map_insert(&m->copy_legs, proc, c->correlation, &slot);
 	if (ins < 0)
 		return -1;
-	if (ins == 0 && *slot) {
+	if (ins == 0) {
+		x = gp_map_find(&m->staged, proc, c->correlation);
+		if (x) {
+			/* A third leg: one API call that made more than a peer copy. */
+			m->pairs[*x - 1].legs++;
+			return 0;
+		}
+		if (!*slot)
+			return 0;
 		/* The other leg of one API call, on another device: a staged peer copy. */
 		l = &m->legs[*slot - 1];
-		if (l->kind != c->copy_kind && l->device != c->device && l->bytes == c->bytes) {
-			uint32_t *x;
-
-			if (gp_map_insert(&m->staged, proc, c->correlation, &x) < 0)
-				return -1;
-			m->staged_pairs++;
-		}
-		*slot = 0; /* a third leg is never a pair */
+		*slot = 0;
+		if (l->kind == c->copy_kind || l->device == c->device || l->bytes != c->bytes)
+			return 0;
+		if (gp_util_grow(&m->pairs, &m->cappairs, m->npairs + 1, sizeof(*m->pairs)) ||
+		    gp_map_insert(&m->staged, proc, c->correlation, &x) < 0)
+			return -1;
+		m->pairs[m->npairs].start = l->start < c->start ? l->start : c->start;
+		m->pairs[m->npairs].end = l->end > c->end ? l->end : c->end;
+		m->pairs[m->npairs].file = 0;
+		m->pairs[m->npairs].legs = 2;
+		*x = (uint32_t)++m->npairs;
+		m->staged_pairs++;
 		return 0;
 	}
-	if (ins == 0)
-		return 0;
 	if (gp_util_grow(&m->legs, &m->caplegs, m->nlegs + 1, sizeof(*m->legs)))
 		return -1;
 	l = &m->legs[m->nlegs++];
 	l->bytes = c->bytes;
+	l->start = c->start;
+	l->end = c->end;
 	l->device = c->device;
 	l->kind = (uint8_t)c->copy_kind;
 	*slot = (uint32_t)m->nlegs;
 	return 0;
 }
 
+int gp_model_note_string(struct gp_model *m, uint32_t proc, const struct gp_rec_string *r)
+{
+	const char *t = (const char *)(r + 1);
+	uint32_t *slot;
+
+	/* Only copy functions are remembered: cudaMemcpy*, cuMemcpy*. */
+	if (r->len < 6 || (!memmem(t, r->len, "Memcpy", 6) && !memmem(t, r->len, "memcpy", 6)))
+		return 0;
+	if (gp_map_insert(&m->copy_api_names, proc, r->id, &slot) < 0)
+		return -1;
+	*slot = memmem(t, r->len, "Peer", 4) ? GP_COPY_API_PEER : GP_COPY_API_OTHER;
+	return 0;
+}
+
+int gp_model_note_api(struct gp_model *m, uint32_t proc, const struct gp_rec_api *r)
+{
+	const uint32_t *name;
+	uint32_t *slot;
+
+	if (!r->correlation)
+		return 0;
+	name = gp_map_find(&m->copy_api_names, proc, r->name);
+	/*
+	 * Copy functions are noted whenever they come; any other call only
+	 * once a copy leg of its correlation was seen (the API record usually
+	 * follows the copy's activity records; every call of a trace would
+	 * cost a map entry each).
+	 */
+	if (!name && !gp_map_find(&m->copy_legs, proc, r->correlation))
+		return 0;
+	if (gp_map_insert(&m->copy_api, proc, r->correlation, &slot) < 0)
+		return -1;
+	*slot |= name ? *name : GP_COPY_API_OTHER;
+	return 0;
+}
+
+/* The staged peer copy a MEMCPY record is a leg of, or NULL. */
+static struct gp_staged_pair *staged_pair(const struct gp_model *m, uint32_t proc,
+					  const struct gp_rec_memcpy *c)
+{
+	const uint32_t *x, *api;
+	struct gp_staged_pair *p;
+
+	if (!m->staged_pairs || (c->copy_kind != GP_COPY_DTOH && c->copy_kind != GP_COPY_HTOD) ||
+	    !c->correlation || !(x = gp_map_find(&m->staged, proc, c->correlation)))
+		return NULL;
+	p = &m->pairs[*x - 1];
+	if (p->legs != 2)
+		return NULL;
+	/* The call behind both legs, where the trace has it, copies between peers. */
+	api = gp_map_find(&m->copy_api, proc, c->correlation);
+	if (api && !(*api & GP_COPY_API_PEER))
+		return NULL;
+	return p;
+}
+
 /* The copy kind a MEMCPY record counts under. */
 static unsigned copy_kind_of(const struct gp_model *m, uint32_t proc,
 			     const struct gp_rec_memcpy *c)
 {
-	if (m->staged_pairs && (c->copy_kind == GP_COPY_DTOH || c->copy_kind == GP_COPY_HTOD) &&
-	    c->correlation && gp_map_find(&m->staged, proc, c->correlation))
-		return GP_COPY_STAGED_PEER;
-	return c->copy_kind;
+	return staged_pair(m, proc, c) ? GP_COPY_STAGED_PEER : c->copy_kind;
+}
+
+/*
+ * Label index + 1 of a MEMCPY record's activity (a staged peer copy's leg:
+ * "memcpy PtoP-staged (DtoH leg)"), or with kind GP_COPY_KIND_MAX, of the
+ * staged peer copies' memory-table row; 0 when out of memory.
+ */
+static uint32_t act_label(struct gp_model *m, struct gp_memstat *ms, unsigned kind,
+			  unsigned leg_kind)
+{
+	char buf[48], kb[16];
+	uint32_t *lp = &ms->label, l;
+
+	if (kind == GP_COPY_STAGED_PEER)
+		lp = &m->leg_label[leg_kind == GP_COPY_HTOD];
+	if (*lp)
+		return *lp;
+	if (kind == GP_COPY_STAGED_PEER)
+		snprintf(buf, sizeof(buf), "memcpy PtoP-staged (%s leg)",
+			 leg_kind == GP_COPY_HTOD ? "HtoD" : "DtoH");
+	else
+		snprintf(buf, sizeof(buf), "memcpy %s",
+			 gp_model_copy_kind(kind == GP_COPY_KIND_MAX ? GP_COPY_STAGED_PEER : kind,
+					    kb, sizeof(kb)));
+	l = label_get(m, buf);
+	if (l == UINT32_MAX)
+		return 0;
+	*lp = l + 1;
+	return *lp;
 }
 
 static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
 {
 	struct gp_model *m = f->m;
-	unsigned kind = copy_kind_of(m, f->proc, c);
+	struct gp_staged_pair *p = staged_pair(m, f->proc, c);
+	unsigned kind = p ? GP_COPY_STAGED_PEER : c->copy_kind;
 	struct gp_memstat *ms = &m->copy[kind];
 	struct gp_act a;
+	uint32_t leg;
 	int rc;
 
-	if (!ms->label) {
-		char buf[32], kb[16];
-		uint32_t l;
-
-		snprintf(buf, sizeof(buf), "memcpy %s",
-			 gp_model_copy_kind(kind, kb, sizeof(kb)));
-		l = label_get(m, buf);
-		if (l == UINT32_MAX)
-			return nomem(f);
-		ms->label = l + 1;
-	}
+	if (!ms->label && !act_label(m, ms, kind == GP_COPY_STAGED_PEER ? GP_COPY_KIND_MAX : kind,
+				     kind))
+		return nomem(f);
+	leg = act_label(m, ms, kind, c->copy_kind);
+	if (!leg)
+		return nomem(f);
 	memset(&a, 0, sizeof(a));
 	a.kind = GP_ACT_MEMCPY;
 	a.bytes = c->bytes;
@@ -625,15 +719,33 @@ static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
 	a.correlation = c->correlation;
 	a.graph_id = c->graph_id;
 	a.graph_node = c->graph_node;
-	rc = add_memop(f, ms, &a, c->start, c->end);
+	if (!p)
+		return add_memop(f, ms, &a, c->start, c->end);
 	/*
-	 * A staged peer copy is one copy of its bytes: the HtoD leg adds its
-	 * device time, not a second copy.
+	 * A staged peer copy is one copy of its bytes, taking the whole span
+	 * of its two legs; whichever leg comes first (or is kept by a filter)
+	 * counts it.  Each leg stays an activity of its own device, labelled
+	 * as a leg, so busy time and the timeline stay per device.
 	 */
-	if (!rc && kind == GP_COPY_STAGED_PEER && c->copy_kind == GP_COPY_HTOD &&
-	    ms->count && ms->bytes >= c->bytes) {
-		ms->count--;
-		ms->bytes -= c->bytes;
+	times(&a, c->start, c->end);
+	a.label = leg - 1;
+	if (a.graph_id && graph_node_seen(f, a.graph_id, a.graph_node, 0) < 0)
+		return -1;
+	if (fdev(f, a.device_id, &a.devrow))
+		return -1;
+	rc = add_activity(f, &a);
+	if (!rc) {
+		struct gp_memstat *ls = &m->leg_st[c->copy_kind == GP_COPY_HTOD];
+
+		ls->count++;
+		ls->bytes += c->bytes;
+		ls->total += a.end - a.start;
+	}
+	if (!rc && p->file != f->file + 1) {
+		p->file = f->file + 1;
+		ms->count++;
+		ms->bytes += c->bytes;
+		ms->total += p->end - p->start;
 	}
 	return rc;
 }
@@ -1109,10 +1221,17 @@ static void sum_totals(struct gp_model *m)
 		m->labels[m->kstats[i].label].total += m->kstats[i].total;
 	}
 	for (i = 0; i < GP_COPY_KIND_MAX; i++) {
-		if (!m->copy[i].label)
+		/* Staged peer copies are activities as their legs, one per device. */
+		if (!m->copy[i].label || i == GP_COPY_STAGED_PEER)
 			continue;
 		m->labels[m->copy[i].label - 1].count += m->copy[i].count;
 		m->labels[m->copy[i].label - 1].total += m->copy[i].total;
+	}
+	for (i = 0; i < 2; i++) {
+		if (!m->leg_label[i])
+			continue;
+		m->labels[m->leg_label[i] - 1].count += m->leg_st[i].count;
+		m->labels[m->leg_label[i] - 1].total += m->leg_st[i].total;
 	}
 	if (m->memset_st.label) {
 		m->labels[m->memset_st.label - 1].count += m->memset_st.count;

@@ -233,12 +233,21 @@ struct gp_model {
 
 	struct gp_map stream_set;  /* (proc << 32 | device, context << 32 | stream) */
 
-	/* Staged peer copies, found before the model is built (gp_model_note_copy). */
+	/*
+	 * Staged peer copies, found before the model is built (the NVTX
+	 * scan's first pass calls gp_model_note_copy/_string/_api).
+	 */
 	struct gp_map copy_legs;   /* (proc, correlation) -> first leg index + 1 */
 	struct gp_copy_leg *legs;
 	size_t nlegs, caplegs;
-	struct gp_map staged;      /* (proc, correlation) of the pairs found */
+	struct gp_map staged;      /* (proc, correlation) -> pair index + 1 */
+	struct gp_staged_pair *pairs;
+	size_t npairs, cappairs;
 	uint64_t staged_pairs;
+	struct gp_map copy_api_names; /* (proc, file string id) -> GP_COPY_API_* */
+	struct gp_map copy_api;    /* (proc, correlation) -> GP_COPY_API_* seen */
+	uint32_t leg_label[2];     /* label index + 1 of the DtoH and HtoD legs */
+	struct gp_memstat leg_st[2]; /* those legs as activities (activity summary) */
 
 	struct gp_row *rows;
 	size_t nrows, caprows;
@@ -259,22 +268,40 @@ struct gp_model {
 	char err[320];
 };
 
-/* Returns 0, or -1 when memory runs out. */
 /* The first leg of a host-to-device or device-to-host copy, kept until its pair. */
 struct gp_copy_leg {
-	uint64_t bytes;
+	uint64_t bytes, start, end;
 	uint32_t device;
 	uint8_t kind;
 };
 
+/* A staged peer copy: its two legs' whole span. */
+struct gp_staged_pair {
+	uint64_t start, end;
+	uint32_t file;             /* model file index + 1 of the leg that counted it, 0 */
+	uint8_t legs;              /* legs seen: 2 is a pair, more is none */
+};
+
+/* What the API calls of a correlation were named (gp_model_note_api). */
+#define GP_COPY_API_PEER  1u       /* a copy function with "Peer" in its name */
+#define GP_COPY_API_OTHER 2u       /* any other function */
+
+/* Returns 0, or -1 when memory runs out. */
 int gp_model_init(struct gp_model *m);
 
 /*
  * Before the model reads the files (the NVTX scan's first pass): notes a
  * MEMCPY record of process proc, pairing the DtoH and HtoD legs of copies
- * staged through the host (GP_COPY_STAGED_PEER).  0, or -1 out of memory.
+ * staged through the host (GP_COPY_STAGED_PEER): same process and
+ * correlation, one DtoH and one HtoD on different devices, same bytes, and
+ * where the trace has the API call of that correlation, a name containing
+ * "Peer".  0, or -1 out of memory.
  */
 int gp_model_note_copy(struct gp_model *m, uint32_t proc, const struct gp_rec_memcpy *c);
+
+/* Same pass: a STRING and an API record of process proc.  0, or -1 out of memory. */
+int gp_model_note_string(struct gp_model *m, uint32_t proc, const struct gp_rec_string *r);
+int gp_model_note_api(struct gp_model *m, uint32_t proc, const struct gp_rec_api *r);
 void gp_model_free(struct gp_model *m);
 
 /*

@@ -303,8 +303,18 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 			on_api(s, (const void *)rec);
 		return 0;
 	}
-	if (s->skip_nvtx && rec->type != GP_REC_MEMCPY)
-		return 0;
+	/* Copy functions' names and calls confirm staged peer copies (gp_model_note_api). */
+	if (rec->type == GP_REC_API) {
+		if (gp_model_note_api(s->m, s->proc, (const void *)rec))
+			rc = -1;
+	} else if (rec->type == GP_REC_STRING &&
+		   gp_model_note_string(s->m, s->proc, (const void *)rec)) {
+		rc = -1;
+	}
+	if (rc || (s->skip_nvtx && rec->type != GP_REC_MEMCPY)) {
+		s->oom |= rc != 0;
+		return rc != 0;
+	}
 	switch (rec->type) {
 	case GP_REC_STRING:
 		rc = on_string(s, (const void *)rec);

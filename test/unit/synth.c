@@ -465,3 +465,43 @@ int synth_capture(const char *dir, char **out, char **err, int (*fn)(int, char *
 		*err = slurp_string(pe);
 	return rc;
 }
+
+void synth_memcpy_at_corr(struct synth *s, unsigned kind, uint64_t bytes, uint64_t start,
+		       uint64_t end, uint32_t device, uint32_t stream, uint32_t correlation)
+{
+	struct gp_rec_memcpy r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_MEMCPY;
+	r.h.size = sizeof(r);
+	r.start = start;
+	r.end = end;
+	r.bytes = bytes;
+	r.correlation = correlation;
+	r.device = device;
+	r.context = 1;
+	r.stream = stream;
+	r.copy_kind = (uint8_t)kind;
+	r.src_device = r.dst_device = device;
+	timed(s, start, end);
+	synth_rec(s, &r, sizeof(r));
+}
+
+void synth_api_at_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
+		    uint32_t tid, uint32_t correlation)
+{
+	struct gp_rec_api r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_API;
+	r.h.size = sizeof(r);
+	r.start = start;
+	r.end = end;
+	r.correlation = correlation;
+	r.tid = tid;
+	r.name = name;
+	r.cbid = 31;
+	r.domain = GP_API_RUNTIME;
+	timed(s, start, end);
+	synth_rec(s, &r, sizeof(r));
+}

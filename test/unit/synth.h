@@ -66,6 +66,11 @@ void synth_graph(struct synth *s, uint32_t graph_id, uint64_t start, uint64_t en
 		 uint32_t device, uint32_t stream);
 void synth_api(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
 	       uint32_t tid, int32_t ret);
+/* As synth_memcpy and synth_api, with the given correlation id. */
+void synth_memcpy_at_corr(struct synth *s, unsigned kind, uint64_t bytes, uint64_t start,
+		       uint64_t end, uint32_t device, uint32_t stream, uint32_t correlation);
+void synth_api_at_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
+		    uint32_t tid, uint32_t correlation);
 void synth_lost(struct synth *s, uint32_t cause, uint64_t count);
 void synth_end(struct synth *s, uint64_t end_ns, uint64_t lost);
 

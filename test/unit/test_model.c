@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "nvtx.h"
 #include "synth.h"
 #include "tap.h"
 
@@ -590,6 +591,119 @@ static void test_busy_union(void)
 	tap_end();
 }
 
+
+static const struct gp_label *label_named(const struct gp_model *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->nlabels; i++)
+		if (!strcmp(gp_model_str(m, m->labels[i].str), name))
+			return &m->labels[i];
+	return NULL;
+}
+
+/*
+ * Peer copies between GPUs without peer access, staged by the driver
+ * through the host: CUPTI gives a DtoH leg on the source and an HtoD leg on
+ * the destination, same bytes and correlation.  Eight such copies are eight
+ * peer copies of their bytes, each taking its legs' whole span, not eight
+ * DtoH plus eight HtoD; pairs the API call or the legs contradict stay
+ * host copies; a real PtoP record stays PtoP.
+ */
+static void test_staged_peer(void)
+{
+	const uint64_t mb = 1 << 20;
+	struct synth *s = synth_open(NULL);
+	const struct gp_memstat *st, *d2h, *h2d, *p2p;
+	const struct gp_label *l0, *l1;
+	struct gp_nvtx_src src;
+	struct gp_model m;
+	struct gp_nvtx nx;
+	unsigned char *buf = NULL;
+	size_t len = 0, i, rows0 = 0, rows1 = 0;
+	uint32_t peer, cpy, peer_drv;
+	uint64_t t = T0;
+
+	tap_begin("staged peer copies count once, over both legs' span");
+	synth_process(s, 10, "h", "app", 0, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+	synth_device(s, 1, "GPU", 9, 0, 132, 1ull << 36, 2);
+	peer = synth_string(s, "cudaMemcpyPeerAsync");
+	peer_drv = synth_string(s, "cuMemcpyPeerAsync");
+	cpy = synth_string(s, "cudaMemcpy");
+	for (i = 0; i < 8; i++, t += 1000) {
+		uint32_t c = 100 + (uint32_t)i;
+
+		/* API record before, after, or missing: each confirms or stays silent. */
+		if (i % 3 == 0)
+			synth_api_at_corr(s, peer, t - 10, t + 5, 1, c);
+		synth_memcpy_at_corr(s, GP_COPY_DTOH, mb, t, t + 100, 0, 1, c);
+		/* Large copies are staged in pieces: the legs overlap. */
+		synth_memcpy_at_corr(s, GP_COPY_HTOD, mb, t + 50, t + 250, 1, 1, c);
+		if (i % 3 == 1) {
+			synth_api_at_corr(s, peer, t - 10, t + 5, 1, c);
+			synth_api_at_corr(s, peer_drv, t - 8, t + 4, 1, c);
+		}
+	}
+	/* Not staged peer copies: a cudaMemcpy, one device, unequal bytes, three legs. */
+	synth_memcpy_at_corr(s, GP_COPY_DTOH, mb, t, t + 100, 0, 1, 200);
+	synth_memcpy_at_corr(s, GP_COPY_HTOD, mb, t + 100, t + 200, 1, 1, 200);
+	synth_api_at_corr(s, cpy, t - 10, t + 300, 1, 200);
+	synth_memcpy_at_corr(s, GP_COPY_DTOH, mb, t, t + 100, 0, 1, 201);
+	synth_memcpy_at_corr(s, GP_COPY_HTOD, mb, t + 100, t + 200, 0, 1, 201);
+	synth_memcpy_at_corr(s, GP_COPY_DTOH, mb, t, t + 100, 0, 1, 202);
+	synth_memcpy_at_corr(s, GP_COPY_HTOD, mb / 2, t + 100, t + 200, 1, 1, 202);
+	synth_memcpy_at_corr(s, GP_COPY_DTOH, mb, t, t + 100, 0, 1, 203);
+	synth_memcpy_at_corr(s, GP_COPY_HTOD, mb, t + 100, t + 200, 1, 1, 203);
+	synth_memcpy_at_corr(s, GP_COPY_HTOD, mb, t + 200, t + 300, 1, 1, 203);
+	/* A copy between peers with access: one PtoP record. */
+	synth_memcpy_at_corr(s, GP_COPY_PTOP, mb, t + 400, t + 450, 0, 1, 300);
+	synth_end(s, t + 1000, 0);
+	CHECK(synth_close(s, &buf, &len) == 0);
+
+	gp_model_init(&m);
+	gp_nvtx_init(&nx);
+	m.keep_rows = SIZE_MAX;
+	src.path = "synth";
+	src.buf = buf;
+	src.len = len;
+	CHECK(gp_nvtx_scan(&nx, &m, &src, 1) == 0);
+	CHECK(gp_model_add_mem(&m, "staged", buf, len) == GP_READ_OK);
+	CHECK(gp_model_finish(&m) == 0);
+	st = &m.copy[GP_COPY_STAGED_PEER];
+	d2h = &m.copy[GP_COPY_DTOH];
+	h2d = &m.copy[GP_COPY_HTOD];
+	p2p = &m.copy[GP_COPY_PTOP];
+	CHECKF(st->count == 8 && st->bytes == 8 * mb && st->total == 8 * 250,
+	       "staged: %llu copies, %llu bytes, %llu ns", (unsigned long long)st->count,
+	       (unsigned long long)st->bytes, (unsigned long long)st->total);
+	CHECKF(d2h->count == 4 && h2d->count == 5, "DtoH %llu, HtoD %llu",
+	       (unsigned long long)d2h->count, (unsigned long long)h2d->count);
+	CHECK(p2p->count == 1 && p2p->bytes == mb);
+	CHECK(st->label && !strcmp(gp_model_str(&m, m.labels[st->label - 1].str),
+				   "memcpy PtoP-staged"));
+	/* Each leg stays on its device, labelled as a leg, with its own time. */
+	l0 = label_named(&m, "memcpy PtoP-staged (DtoH leg)");
+	l1 = label_named(&m, "memcpy PtoP-staged (HtoD leg)");
+	CHECK(l0 && l0->count == 8 && l0->total == 8 * 100);
+	CHECK(l1 && l1->count == 8 && l1->total == 8 * 200);
+	for (i = 0; i < m.nrows; i++) {
+		const char *name = gp_model_str(&m, m.labels[m.rows[i].label].str);
+		uint32_t dev = m.devrows[m.rows[i].devrow].id;
+
+		if (!strcmp(name, "memcpy PtoP-staged (DtoH leg)"))
+			rows0 += dev == 0 && m.rows[i].dur == 100;
+		if (!strcmp(name, "memcpy PtoP-staged (HtoD leg)"))
+			rows1 += dev == 1 && m.rows[i].dur == 200;
+	}
+	CHECKF(rows0 == 8 && rows1 == 8, "timeline legs: %zu on cuda:0, %zu on cuda:1", rows0,
+	       rows1);
+	gp_nvtx_free(&nx);
+	gp_model_free(&m);
+	free(buf);
+	tap_end();
+}
+
 int main(void)
 {
 	test_sort_select();
@@ -604,5 +718,6 @@ int main(void)
 	test_medians_across_devices();
 	test_strings_and_rows();
 	test_damaged_input();
+	test_staged_peer();
 	return tap_exit();
 }
