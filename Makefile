@@ -34,7 +34,7 @@ REC_OBJ := $(REC_SRC:%.c=$(BUILD)/obj/%.o)
 # CUPTI-free recorder parts that unit tests link directly.
 REC_CORE_OBJ := $(filter $(BUILD)/obj/preload/%.o,$(REC_OBJ))
 REC_CORE_OBJ := $(filter-out $(BUILD)/obj/preload/entry.o,$(REC_CORE_OBJ))
-ANA_SRC := $(wildcard analyzer/*.c)
+ANA_SRC := $(wildcard analyzer/*.c analyzer/*/*.c)
 ANA_OBJ := $(ANA_SRC:%.c=$(BUILD)/obj/%.o)
 ANA_LIB_OBJ := $(filter-out $(BUILD)/obj/analyzer/main.o,$(ANA_OBJ))
 
@@ -95,7 +95,7 @@ $(LIB): $(REC_OBJ)
 $(BUILD)/obj/analyzer/%.o: analyzer/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) -pthread $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(BASE_CFLAGS) -Ianalyzer -pthread $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(ANALYZER): $(ANA_OBJ)
 	@mkdir -p $(@D)

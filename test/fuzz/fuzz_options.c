@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
+#include "cmd/cmd.h"
 #include "config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

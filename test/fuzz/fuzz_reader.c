@@ -27,7 +27,7 @@
 #include <zstd.h>
 
 #include "gpuprof/trace.h"
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "load.h"
-#include "model.h"
-#include "reader.h"
+#include "read/load.h"
+#include "model/model.h"
+#include "read/reader.h"
 #include "synth.h"
 #include "tap.h"
 

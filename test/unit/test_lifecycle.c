@@ -12,7 +12,7 @@
 #include "recorder.h"
 #include "source.h"
 
-#include "reader.h"
+#include "read/reader.h"
 
 #include <errno.h>
 #include <signal.h>

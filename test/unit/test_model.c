@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
-#include "nvtx.h"
+#include "model/model.h"
+#include "model/ranges.h"
 #include "synth.h"
 #include "tap.h"
 

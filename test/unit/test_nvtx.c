@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "filter.h"
-#include "model.h"
-#include "nvtx.h"
+#include "model/filter.h"
+#include "model/model.h"
+#include "model/ranges.h"
 #include "synth.h"
 #include "synth_nvtx.h"
 #include "tap.h"

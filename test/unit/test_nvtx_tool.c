@@ -11,8 +11,8 @@
 #include "recorder.h"
 
 #include "../../cupti/nvtx_tool.h"
-#include "cmd.h"
-#include "reader.h"
+#include "cmd/cmd.h"
+#include "read/reader.h"
 #include "synth.h"
 
 #include <nvtx3/nvToolsExt.h>

@@ -10,12 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "crc.h"
-#include "reader.h"
+#include "read/crc.h"
+#include "read/reader.h"
 #include "gpuprof/delta.h"
 #include "synth.h"
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 

@@ -12,7 +12,7 @@
 #include "ring.h"
 #include "tracefile.h"
 
-#include "reader.h"
+#include "read/reader.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "model.h"
-#include "stacks.h"
+#include "cmd/cmd.h"
+#include "model/model.h"
+#include "model/sites.h"
 #include "synth.h"
 #include "synth_nvtx.h"
 #include "synth_stacks.h"

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
-#include "strtab.h"
-#include "table.h"
+#include "model/demangle.h"
+#include "model/strtab.h"
+#include "views/table.h"
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 static int short_is(const char *in, const char *want)
 {

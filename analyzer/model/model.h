@@ -12,12 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "busy.h"
+#include "model/busy.h"
 #include "gpuprof/trace.h"
-#include "reader.h"
-#include "sort.h"
-#include "strtab.h"
-#include "util.h"
+#include "read/reader.h"
+#include "base/sort.h"
+#include "model/strtab.h"
+#include "base/util.h"
 
 enum gp_act_kind {
 	GP_ACT_KERNEL,

@@ -2,7 +2,7 @@
  * Fast CRC-32C (Castagnoli) for the offline reader; see crc.h.
  * Runs offline only.
  */
-#include "crc.h"
+#include "read/crc.h"
 
 #include <pthread.h>
 #include <string.h>

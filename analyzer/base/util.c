@@ -2,7 +2,7 @@
  * Containers and text helpers for the offline analyzer (see util.h).
  * Runs offline only.
  */
-#include "util.h"
+#include "base/util.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

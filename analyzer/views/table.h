@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define GP_TABLE_MAXCOLS 12
 

@@ -2,7 +2,7 @@
  * In-place MSD radix sort (American flag sort) and radix selection; see
  * sort.h.  Runs offline only.
  */
-#include "sort.h"
+#include "base/sort.h"
 
 #include <string.h>
 

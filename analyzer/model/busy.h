@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sort.h"
+#include "base/sort.h"
 
 #define GP_BUSY_BATCH 4096
 

@@ -12,13 +12,13 @@
  * when start/end ranges overlap without nesting.  A binary search and a
  * walk as deep as the nesting, per activity.
  */
-#include "nvtx.h"
+#include "model/ranges.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "table.h"
+#include "views/table.h"
 
 #define CORR_DENSE (1u << 26)      /* larger correlation ids go to a hash */
 

@@ -6,8 +6,8 @@
 #ifndef GP_ANALYZER_LOAD_H
 #define GP_ANALYZER_LOAD_H
 
-#include "model.h"
-#include "util.h"
+#include "model/model.h"
+#include "base/util.h"
 
 /*
  * A trace named on the command line.  "-" is standard input.  A trace

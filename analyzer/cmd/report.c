@@ -10,14 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "filter.h"
-#include "load.h"
-#include "model.h"
-#include "nvtx.h"
-#include "stacks.h"
-#include "table.h"
-#include "util.h"
+#include "cmd/cmd.h"
+#include "model/filter.h"
+#include "read/load.h"
+#include "model/model.h"
+#include "model/ranges.h"
+#include "model/sites.h"
+#include "views/table.h"
+#include "base/util.h"
 
 #define NAME_WIDTH 80              /* columns of a name before it is cut */
 #define AUTO_TIMELINE_MAX 50       /* timelines this short print by default */

@@ -47,8 +47,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "model.h"
-#include "util.h"
+#include "model/model.h"
+#include "base/util.h"
 
 #define GP_STACKS_DEPTH 3          /* frames of a collapsed site by default */
 #define GP_STACKS_MAX_FRAMES 32    /* frames listed per site in exports */

@@ -1,13 +1,13 @@
 /*
  * Activity filters and filtered loading (see filter.h).  Runs offline only.
  */
-#include "filter.h"
+#include "model/filter.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "load.h"
+#include "read/load.h"
 
 static const char *const kind_names[GP_ACT_KIND_COUNT] = {
 	[GP_ACT_KERNEL] = "kernel", [GP_ACT_MEMCPY] = "memcpy",

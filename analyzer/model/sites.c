@@ -2,16 +2,16 @@
  * Launch sites: kernels attributed to the host call stacks they were
  * launched from (see stacks.h).  Runs offline only.
  */
-#include "stacks.h"
-#include "demangle.h"
+#include "model/sites.h"
+#include "model/demangle.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "symbolize.h"
-#include "table.h"
+#include "model/symbolize.h"
+#include "views/table.h"
 
 #define ARROW " \xe2\x86\x90 "     /* " ← " */
 #define NONE UINT32_MAX

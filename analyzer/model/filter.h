@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
-#include "nvtx.h"
-#include "util.h"
+#include "model/model.h"
+#include "model/ranges.h"
+#include "base/util.h"
 
 /* getopt_long values of the filter options, clear of any short option. */
 #define GP_FILTER_OPT_NVTX 0x1000

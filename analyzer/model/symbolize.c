@@ -7,7 +7,7 @@
  * would need both at once to avoid a deadlock.  It runs without a shell
  * (posix_spawnp), so module paths need no quoting.
  */
-#include "symbolize.h"
+#include "model/symbolize.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 extern char **environ;
 

@@ -2,13 +2,13 @@
  * Global string interning for the offline analyzer (see strtab.h).
  * Runs offline only.
  */
-#include "strtab.h"
+#include "model/strtab.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
-#include "util.h"
+#include "model/demangle.h"
+#include "base/util.h"
 
 static uint32_t hash_bytes(const char *s, size_t len)
 {

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 static volatile sig_atomic_t child;
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define GP_STR_NONE 0u             /* the empty string */
 #define GP_STR_NOMEM UINT32_MAX

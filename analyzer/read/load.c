@@ -1,8 +1,8 @@
 /*
  * Trace loading shared by the subcommands (see load.h).  Runs offline only.
  */
-#include "load.h"
-#include "crc.h"
+#include "read/load.h"
+#include "read/crc.h"
 
 #include <gpuprof/trace.h>
 

@@ -1,7 +1,7 @@
 /*
  * Kernel name demangling (see demangle.h).  Runs offline only.
  */
-#include "demangle.h"
+#include "model/demangle.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -25,8 +25,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "model.h"
-#include "util.h"
+#include "model/model.h"
+#include "base/util.h"
 
 #define GP_NVTX_NONE UINT32_MAX            /* no range open */
 #define GP_NVTX_UNATTR (UINT32_MAX - 1)    /* no API record to go by */

@@ -1,7 +1,7 @@
 /*
  * Safe output files (see output.h).  Runs offline only.
  */
-#include "output.h"
+#include "base/output.h"
 
 #include <errno.h>
 #include <fcntl.h>

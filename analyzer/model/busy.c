@@ -1,9 +1,9 @@
 /*
  * Busy-time union (see busy.h).  Runs offline only.
  */
-#include "busy.h"
+#include "model/busy.h"
 
-#include "util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

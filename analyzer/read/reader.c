@@ -18,7 +18,7 @@
  * over the cores whichever side is slower.  Chunk frames are independent
  * zstd frames, so any thread may decode any chunk.
  */
-#include "reader.h"
+#include "read/reader.h"
 
 #include "gpuprof/delta.h"
 
@@ -36,7 +36,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "crc.h"
+#include "read/crc.h"
 
 /* Smallest size of each known record type: shorter ones are skipped. */
 static const uint16_t min_size[GP_REC_TYPE_COUNT] = {

@@ -17,14 +17,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "output.h"
-#include "filter.h"
-#include "load.h"
-#include "model.h"
-#include "nvtx.h"
-#include "stacks.h"
-#include "util.h"
+#include "cmd/cmd.h"
+#include "base/output.h"
+#include "model/filter.h"
+#include "read/load.h"
+#include "model/model.h"
+#include "model/ranges.h"
+#include "model/sites.h"
+#include "base/util.h"
 
 enum fmt { FMT_NONE, FMT_JSON, FMT_CSV, FMT_CHROME };
 

@@ -1,7 +1,7 @@
 /*
  * Warp-style text tables (see table.h).  Runs offline only.
  */
-#include "table.h"
+#include "views/table.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * graph and API function, kept up to date while records stream by.
  * Runs offline only.
  */
-#include "model.h"
+#include "model/model.h"
 
 #include <inttypes.h>
 #include <stdio.h>
