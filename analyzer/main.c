@@ -45,7 +45,7 @@ static int close_stdout(int rc)
 		err = errno ? errno : EIO;
 	if (err && err != EPIPE) {
 		fprintf(stderr, "gpuprof: error writing output: %s\n", strerror(err));
-		return rc ? rc : GP_EXIT_FAIL;
+		return rc ? rc : GA_EXIT_FAIL;
 	}
 	return rc;
 }
@@ -56,15 +56,15 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		usage(stderr);
-		return GP_EXIT_USAGE;
+		return GA_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return close_stdout(GP_EXIT_OK);
+		return close_stdout(GA_EXIT_OK);
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("gpuprof %s\n", GP_VERSION);
-		return close_stdout(GP_EXIT_OK);
+		printf("gpuprof %s\n", GA_VERSION);
+		return close_stdout(GA_EXIT_OK);
 	}
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
@@ -74,5 +74,5 @@ int main(int argc, char **argv)
 		return cmd_run_child(argc - 1, argv + 1);
 	fprintf(stderr, "gpuprof: unknown command '%s'\n"
 		"Try 'gpuprof --help'.\n", argv[1]);
-	return GP_EXIT_USAGE;
+	return GA_EXIT_USAGE;
 }

@@ -36,7 +36,7 @@ static int same_as_input(const struct stat *out, char *const *inputs, int n)
 	return -1;
 }
 
-int gp_output_open(struct gp_output *o, const char *path, char *const *inputs, int n)
+int ga_output_open(struct ga_output *o, const char *path, char *const *inputs, int n)
 {
 	struct stat st, lst;
 	char *dir = NULL;
@@ -118,7 +118,7 @@ fail:
 	return -1;
 }
 
-int gp_output_close(struct gp_output *o, int ok)
+int ga_output_close(struct ga_output *o, int ok)
 {
 	const char *name = o->path ? o->path : "standard output";
 	int err = 0, rc = 0;

@@ -8,12 +8,12 @@
  * output that is one of the inputs is refused before anything is opened.
  * Runs offline only.
  */
-#ifndef GP_ANALYZER_OUTPUT_H
-#define GP_ANALYZER_OUTPUT_H
+#ifndef GA_ANALYZER_OUTPUT_H
+#define GA_ANALYZER_OUTPUT_H
 
 #include <stdio.h>
 
-struct gp_output {
+struct ga_output {
 	FILE *f;
 	char *path;                /* as given; NULL for standard output */
 	char *dest;                /* what the temporary file replaces */
@@ -26,13 +26,13 @@ struct gp_output {
  * one of the n inputs (the same file, through any name or link) or a
  * directory.  Returns 0, or -1 after printing why on stderr.
  */
-int gp_output_open(struct gp_output *o, const char *path, char *const *inputs, int n);
+int ga_output_open(struct ga_output *o, const char *path, char *const *inputs, int n);
 
 /*
  * Finishes the output: on ok, flushes, checks every write and puts the
  * file in place; otherwise removes only the temporary file it created.
  * Returns 0, or -1 after printing why (the old file, if any, is intact).
  */
-int gp_output_close(struct gp_output *o, int ok);
+int ga_output_close(struct ga_output *o, int ok);
 
 #endif

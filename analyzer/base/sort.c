@@ -93,14 +93,14 @@ static void NAME(T *a, size_t n)                                              \
 #define KEY_START(v) ((v).start)
 
 DEFINE_RADIX(sort_u32, uint32_t, KEY_U32)
-DEFINE_RADIX(sort_start, struct gp_iv, KEY_START)
+DEFINE_RADIX(sort_start, struct ga_iv, KEY_START)
 
-void gp_sort_iv_by_start(struct gp_iv *a, size_t n)
+void ga_sort_iv_by_start(struct ga_iv *a, size_t n)
 {
 	sort_start(a, n);
 }
 
-void gp_sort_u32(uint32_t *a, size_t n)
+void ga_sort_u32(uint32_t *a, size_t n)
 {
 	sort_u32(a, n);
 }
@@ -162,12 +162,12 @@ static uint32_t rank_rest(const uint32_t *a, size_t n, size_t r, uint32_t prefix
 	return prefix;
 }
 
-uint32_t gp_rank_u32(const uint32_t *a, size_t n, size_t r)
+uint32_t ga_rank_u32(const uint32_t *a, size_t n, size_t r)
 {
 	return rank_rest(a, n, r, 0, 0, value_bits(a, n));
 }
 
-void gp_rank2_u32(const uint32_t *a, size_t n, size_t r, uint32_t v[2])
+void ga_rank2_u32(const uint32_t *a, size_t n, size_t r, uint32_t v[2])
 {
 	size_t cnt[1u << DIGIT_BITS];
 	uint32_t prefix = 0, pmask = 0;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int gp_util_grow(void *pptr, size_t *cap, size_t need, size_t elsize)
+int ga_util_grow(void *pptr, size_t *cap, size_t need, size_t elsize)
 {
 	void **pp = pptr;
 	size_t ncap;
@@ -49,7 +49,7 @@ static uint64_t mix64(uint64_t a, uint64_t b)
 	return x;
 }
 
-uint32_t *gp_map_find(const struct gp_map *m, uint64_t a, uint64_t b)
+uint32_t *ga_map_find(const struct ga_map *m, uint64_t a, uint64_t b)
 {
 	size_t i, mask;
 
@@ -57,7 +57,7 @@ uint32_t *gp_map_find(const struct gp_map *m, uint64_t a, uint64_t b)
 		return NULL;
 	mask = m->cap - 1;
 	for (i = mix64(a, b) & mask;; i = (i + 1) & mask) {
-		struct gp_map_ent *e = &m->e[i];
+		struct ga_map_ent *e = &m->e[i];
 
 		if (!e->used)
 			return NULL;
@@ -66,10 +66,10 @@ uint32_t *gp_map_find(const struct gp_map *m, uint64_t a, uint64_t b)
 	}
 }
 
-static int map_rehash(struct gp_map *m)
+static int map_rehash(struct ga_map *m)
 {
 	size_t ncap = m->cap ? m->cap * 2 : 64, i, j;
-	struct gp_map_ent *ne;
+	struct ga_map_ent *ne;
 
 	if (ncap > SIZE_MAX / sizeof(*ne))
 		return -1;
@@ -90,10 +90,10 @@ static int map_rehash(struct gp_map *m)
 	return 0;
 }
 
-int gp_map_insert(struct gp_map *m, uint64_t a, uint64_t b, uint32_t **slot)
+int ga_map_insert(struct ga_map *m, uint64_t a, uint64_t b, uint32_t **slot)
 {
 	size_t i, mask;
-	uint32_t *v = gp_map_find(m, a, b);
+	uint32_t *v = ga_map_find(m, a, b);
 
 	if (v) {
 		*slot = v;
@@ -114,18 +114,18 @@ int gp_map_insert(struct gp_map *m, uint64_t a, uint64_t b, uint32_t **slot)
 	return 1;
 }
 
-void gp_map_free(struct gp_map *m)
+void ga_map_free(struct ga_map *m)
 {
 	free(m->e);
 	m->e = NULL;
 	m->cap = m->n = 0;
 }
 
-int gp_buf_put(struct gp_buf *b, const void *s, size_t n)
+int ga_buf_put(struct ga_buf *b, const void *s, size_t n)
 {
 	if (n > SIZE_MAX - b->len - 1)
 		return -1;
-	if (gp_util_grow(&b->p, &b->cap, b->len + n + 1, 1))
+	if (ga_util_grow(&b->p, &b->cap, b->len + n + 1, 1))
 		return -1;
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
@@ -133,7 +133,7 @@ int gp_buf_put(struct gp_buf *b, const void *s, size_t n)
 	return 0;
 }
 
-int gp_buf_printf(struct gp_buf *b, const char *fmt, ...)
+int ga_buf_printf(struct ga_buf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -143,7 +143,7 @@ int gp_buf_printf(struct gp_buf *b, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return -1;
-	if (gp_util_grow(&b->p, &b->cap, b->len + (size_t)n + 1, 1))
+	if (ga_util_grow(&b->p, &b->cap, b->len + (size_t)n + 1, 1))
 		return -1;
 	va_start(ap, fmt);
 	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
@@ -152,14 +152,14 @@ int gp_buf_printf(struct gp_buf *b, const char *fmt, ...)
 	return 0;
 }
 
-void gp_buf_free(struct gp_buf *b)
+void ga_buf_free(struct ga_buf *b)
 {
 	free(b->p);
 	b->p = NULL;
 	b->len = b->cap = 0;
 }
 
-const char *gp_fmt_time(char *buf, size_t n, uint64_t ns)
+const char *ga_fmt_time(char *buf, size_t n, uint64_t ns)
 {
 	if (ns < 1000)
 		snprintf(buf, n, "%" PRIu64 " ns", ns);
@@ -172,7 +172,7 @@ const char *gp_fmt_time(char *buf, size_t n, uint64_t ns)
 	return buf;
 }
 
-const char *gp_fmt_bytes(char *buf, size_t n, double bytes)
+const char *ga_fmt_bytes(char *buf, size_t n, double bytes)
 {
 	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
 	int u = -1;
@@ -189,7 +189,7 @@ const char *gp_fmt_bytes(char *buf, size_t n, double bytes)
 	return buf;
 }
 
-void gp_fmt_put(FILE *f, const char *s)
+void ga_fmt_put(FILE *f, const char *s)
 {
 	const char *run = s;
 
@@ -203,7 +203,7 @@ void gp_fmt_put(FILE *f, const char *s)
 	fwrite(run, 1, (size_t)(s - run), f);
 }
 
-size_t gp_fmt_width(const char *s)
+size_t ga_fmt_width(const char *s)
 {
 	size_t w = 0;
 
@@ -213,13 +213,13 @@ size_t gp_fmt_width(const char *s)
 	return w;
 }
 
-const char *gp_fmt_trunc(char *buf, size_t n, const char *s, size_t width)
+const char *ga_fmt_trunc(char *buf, size_t n, const char *s, size_t width)
 {
 	size_t i, cols = 0, cut = 0;
 
 	if (!n)
 		return buf;
-	if (width == 0 || gp_fmt_width(s) <= width) {
+	if (width == 0 || ga_fmt_width(s) <= width) {
 		snprintf(buf, n, "%s", s);
 		return buf;
 	}
@@ -276,13 +276,13 @@ static size_t utf8_len(const unsigned char *s, size_t len)
 	return n;
 }
 
-int gp_json_escape(struct gp_buf *b, const char *s, size_t len)
+int ga_json_escape(struct ga_buf *b, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, run = 0;
 	char esc[8];
 
-	if (gp_buf_put(b, "\"", 1))
+	if (ga_buf_put(b, "\"", 1))
 		return -1;
 	while (i < len) {
 		unsigned c = p[i];
@@ -317,17 +317,17 @@ int gp_json_escape(struct gp_buf *b, const char *s, size_t len)
 			snprintf(esc, sizeof(esc), "\\u%04x", c);
 			rep = esc;
 		}
-		if (gp_buf_put(b, p + i - run, run) || gp_buf_put(b, rep, strlen(rep)))
+		if (ga_buf_put(b, p + i - run, run) || ga_buf_put(b, rep, strlen(rep)))
 			return -1;
 		run = 0;
 		i += n;
 	}
-	if (gp_buf_put(b, p + i - run, run) || gp_buf_put(b, "\"", 1))
+	if (ga_buf_put(b, p + i - run, run) || ga_buf_put(b, "\"", 1))
 		return -1;
 	return 0;
 }
 
-int gp_csv_escape(struct gp_buf *b, const char *s, size_t len)
+int ga_csv_escape(struct ga_buf *b, const char *s, size_t len)
 {
 	size_t i, start = 0;
 	int quote = len && (s[0] == ' ' || s[len - 1] == ' ');
@@ -336,18 +336,18 @@ int gp_csv_escape(struct gp_buf *b, const char *s, size_t len)
 		if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r')
 			quote = 1;
 	if (!quote)
-		return gp_buf_put(b, s, len);
-	if (gp_buf_put(b, "\"", 1))
+		return ga_buf_put(b, s, len);
+	if (ga_buf_put(b, "\"", 1))
 		return -1;
 	for (i = 0; i < len; i++) {
 		if (s[i] != '"')
 			continue;
 		/* A quote inside a quoted field is written twice. */
-		if (gp_buf_put(b, s + start, i + 1 - start))
+		if (ga_buf_put(b, s + start, i + 1 - start))
 			return -1;
 		start = i;
 	}
-	if (gp_buf_put(b, s + start, len - start) || gp_buf_put(b, "\"", 1))
+	if (ga_buf_put(b, s + start, len - start) || ga_buf_put(b, "\"", 1))
 		return -1;
 	return 0;
 }

@@ -5,8 +5,8 @@
  *
  * Allocation failures are returned, not fatal: only subcommand code exits.
  */
-#ifndef GP_ANALYZER_UTIL_H
-#define GP_ANALYZER_UTIL_H
+#ifndef GA_ANALYZER_UTIL_H
+#define GA_ANALYZER_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,73 +16,73 @@
  * Make room for need elements in the array *pptr of capacity *cap.
  * Returns 0, or -1 when memory runs out (the array is left as it was).
  */
-int gp_util_grow(void *pptr, size_t *cap, size_t need, size_t elsize);
+int ga_util_grow(void *pptr, size_t *cap, size_t need, size_t elsize);
 
 /* Open-addressing map from a (a, b) pair of 64-bit keys to a 32-bit value. */
-struct gp_map_ent {
+struct ga_map_ent {
 	uint64_t a, b;
 	uint32_t val;
 	uint32_t used;
 };
 
-struct gp_map {
-	struct gp_map_ent *e;
+struct ga_map {
+	struct ga_map_ent *e;
 	size_t cap;                /* power of two, or 0 */
 	size_t n;
 };
 
 /* Returns a pointer to the value stored for (a, b), or NULL. */
-uint32_t *gp_map_find(const struct gp_map *m, uint64_t a, uint64_t b);
+uint32_t *ga_map_find(const struct ga_map *m, uint64_t a, uint64_t b);
 
 /*
  * Find or add (a, b).  *slot receives the value's address (a new entry's
  * value is 0).  Returns 1 when added, 0 when it existed, -1 out of memory.
  */
-int gp_map_insert(struct gp_map *m, uint64_t a, uint64_t b, uint32_t **slot);
-void gp_map_free(struct gp_map *m);
+int ga_map_insert(struct ga_map *m, uint64_t a, uint64_t b, uint32_t **slot);
+void ga_map_free(struct ga_map *m);
 
-struct gp_buf {
+struct ga_buf {
 	char *p;                   /* NUL-terminated when len > 0 */
 	size_t len, cap;
 };
 
 /* Both return 0, or -1 when memory runs out. */
-int gp_buf_put(struct gp_buf *b, const void *s, size_t n);
-int gp_buf_printf(struct gp_buf *b, const char *fmt, ...)
+int ga_buf_put(struct ga_buf *b, const void *s, size_t n);
+int ga_buf_printf(struct ga_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void gp_buf_free(struct gp_buf *b);
+void ga_buf_free(struct ga_buf *b);
 
 /*
  * Durations for people: "812 ns", "12.345 µs", "1.500 ms", "2.000 s".
  * Returns buf.
  */
-const char *gp_fmt_time(char *buf, size_t n, uint64_t ns);
+const char *ga_fmt_time(char *buf, size_t n, uint64_t ns);
 
 /* Byte counts for people: "512 B", "1.50 KiB", "3.25 GiB".  Returns buf. */
-const char *gp_fmt_bytes(char *buf, size_t n, double bytes);
+const char *ga_fmt_bytes(char *buf, size_t n, double bytes);
 
 /*
  * Write s for a terminal: control characters (a newline inside a command
  * line, say) become '?' so that they cannot break the layout.
  */
-void gp_fmt_put(FILE *f, const char *s);
+void ga_fmt_put(FILE *f, const char *s);
 
 /* Terminal columns taken by a UTF-8 string (one per code point). */
-size_t gp_fmt_width(const char *s);
+size_t ga_fmt_width(const char *s);
 
 /*
  * Copy s into buf, cut to at most width columns with a trailing "…" when
  * it is longer; width 0 means no limit.  Returns buf.
  */
-const char *gp_fmt_trunc(char *buf, size_t n, const char *s, size_t width);
+const char *ga_fmt_trunc(char *buf, size_t n, const char *s, size_t width);
 
 /*
  * Append s (len bytes, any content) to b as a JSON string with quotes.
  * Invalid UTF-8 becomes U+FFFD.  Returns 0, or -1 out of memory.
  */
-int gp_json_escape(struct gp_buf *b, const char *s, size_t len);
+int ga_json_escape(struct ga_buf *b, const char *s, size_t len);
 
 /* Append s to b as one CSV field, quoted when it needs to be. */
-int gp_csv_escape(struct gp_buf *b, const char *s, size_t len);
+int ga_csv_escape(struct ga_buf *b, const char *s, size_t len);
 
 #endif

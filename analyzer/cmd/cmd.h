@@ -3,12 +3,12 @@
  * Each returns the process exit status: 0 done, 1 a trace could not be
  * read or output could not be written, 2 bad usage.  Runs offline only.
  */
-#ifndef GP_ANALYZER_CMD_H
-#define GP_ANALYZER_CMD_H
+#ifndef GA_ANALYZER_CMD_H
+#define GA_ANALYZER_CMD_H
 
-#define GP_EXIT_OK 0
-#define GP_EXIT_FAIL 1
-#define GP_EXIT_USAGE 2
+#define GA_EXIT_OK 0
+#define GA_EXIT_FAIL 1
+#define GA_EXIT_USAGE 2
 
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);

@@ -33,14 +33,14 @@ enum fmt { FMT_NONE, FMT_JSON, FMT_CSV, FMT_CHROME };
 
 struct exp {
 	FILE *out;
-	struct gp_buf s;           /* scratch for escaping */
+	struct ga_buf s;           /* scratch for escaping */
 	int first;                 /* no event written yet */
-	struct gp_map streams;     /* (proc << 32 | device, context << 32 | stream) -> tid */
+	struct ga_map streams;     /* (proc << 32 | device, context << 32 | stream) -> tid */
 	uint32_t nstreams;
 	uint8_t *proc_seen;
 	size_t capseen;
 	uint32_t *chrome_pid;      /* per process: its pid, made unique */
-	struct gp_stacks *st;      /* launch sites (json, csv) */
+	struct ga_stacks *st;      /* launch sites (json, csv) */
 };
 
 static void help(FILE *f)
@@ -60,7 +60,7 @@ static void help(FILE *f)
 	      "  --no-symbolize    do not look launch-site frames up in the debug\n"
 	      "                    information of their modules (with addr2line)\n"
 	      "  -h, --help        show this help\n"
-	      GP_FILTER_HELP
+	      GA_FILTER_HELP
 	      "\nNVTX ranges appear as \"nvtx\" and \"marks\" in json, as the \"nvtx\"\n"
 	      "column (innermost range) in csv and as host-thread events in chrome.\n"
 	      "Call stacks (gpuprof run --backtrace) appear as \"launch_sites\" in json\n"
@@ -74,15 +74,15 @@ static void help(FILE *f)
 static void jstr(struct exp *e, const char *s, size_t len)
 {
 	e->s.len = 0;
-	if (gp_json_escape(&e->s, s, len) == 0)
+	if (ga_json_escape(&e->s, s, len) == 0)
 		fwrite(e->s.p, 1, e->s.len, e->out);
 	else
 		fputs("\"\"", e->out);
 }
 
-static void jsid(struct exp *e, const struct gp_model *m, uint32_t id)
+static void jsid(struct exp *e, const struct ga_model *m, uint32_t id)
 {
-	jstr(e, gp_model_str(m, id), gp_strtab_len(&m->strs, id));
+	jstr(e, ga_model_str(m, id), ga_strtab_len(&m->strs, id));
 }
 
 static void jcstr(struct exp *e, const char *s)
@@ -93,7 +93,7 @@ static void jcstr(struct exp *e, const char *s)
 static void cstr(struct exp *e, const char *s, size_t len)
 {
 	e->s.len = 0;
-	if (gp_csv_escape(&e->s, s, len) == 0 && e->s.len)
+	if (ga_csv_escape(&e->s, s, len) == 0 && e->s.len)
 		fwrite(e->s.p, 1, e->s.len, e->out);
 }
 
@@ -107,10 +107,10 @@ static void json_uuid(struct exp *e, const uint8_t *u)
 }
 
 /* Ranges by (domain, name), GPU time and kernels inclusive, as in the report. */
-static int json_nvtx(struct exp *e, struct gp_model *m, const struct gp_nvtx *nx, int filtered)
+static int json_nvtx(struct exp *e, struct ga_model *m, const struct ga_nvtx *nx, int filtered)
 {
 	FILE *o = e->out;
-	uint32_t *ord = gp_nvtx_order_keys(nx, m);
+	uint32_t *ord = ga_nvtx_order_keys(nx, m);
 	const char *sep = "\n  ";
 	size_t i;
 
@@ -118,7 +118,7 @@ static int json_nvtx(struct exp *e, struct gp_model *m, const struct gp_nvtx *nx
 		return -1;
 	fputs("\"nvtx\":[", o);
 	for (i = 0; i < nx->nkeys; i++) {
-		const struct gp_nvtx_key *k = &nx->keys[ord[i]];
+		const struct ga_nvtx_key *k = &nx->keys[ord[i]];
 
 		if (!k->count || (filtered && !k->acts))
 			continue;
@@ -143,7 +143,7 @@ static int json_nvtx(struct exp *e, struct gp_model *m, const struct gp_nvtx *nx
 	return 0;
 }
 
-static int write_json(struct exp *e, struct gp_model *m, const struct gp_nvtx *nx,
+static int write_json(struct exp *e, struct ga_model *m, const struct ga_nvtx *nx,
 		      int filtered)
 {
 	FILE *o = e->out;
@@ -154,7 +154,7 @@ static int write_json(struct exp *e, struct gp_model *m, const struct gp_nvtx *n
 
 	fputs("{\"files\":[", o);
 	for (i = 0; i < m->nfiles; i++) {
-		const struct gp_file *f = &m->files[i];
+		const struct ga_file *f = &m->files[i];
 
 		fputs(i ? ",\n  {\"path\":" : "\n  {\"path\":", o);
 		jcstr(e, f->path);
@@ -174,13 +174,13 @@ static int write_json(struct exp *e, struct gp_model *m, const struct gp_nvtx *n
 
 	fputs("],\n\"processes\":[", o);
 	for (i = 0; i < m->nprocs; i++) {
-		const struct gp_proc *p = &m->procs[i];
+		const struct ga_proc *p = &m->procs[i];
 
 		fprintf(o, "%s{\"pid\":%u,\"host\":", i ? ",\n  " : "\n  ", p->pid);
 		jsid(e, m, p->host);
 		fputs(",\"cmdline\":", o);
 		jsid(e, m, p->cmdline);
-		if (p->rank == GP_NO_RANK)
+		if (p->rank == GA_NO_RANK)
 			fputs(",\"rank\":null", o);
 		else
 			fprintf(o, ",\"rank\":%u", p->rank);
@@ -195,7 +195,7 @@ static int write_json(struct exp *e, struct gp_model *m, const struct gp_nvtx *n
 	fputs("],\n\"devices\":[", o);
 	sep = "\n  ";
 	for (i = 0; i < m->ndevs; i++) {
-		const struct gp_device *d = &m->devs[i];
+		const struct ga_device *d = &m->devs[i];
 
 		if (d->dead)
 			continue;
@@ -214,30 +214,30 @@ static int write_json(struct exp *e, struct gp_model *m, const struct gp_nvtx *n
 
 	fprintf(o, "],\n\"counts\":{\"kernel\":%" PRIu64 ",\"memcpy\":%" PRIu64
 		",\"memset\":%" PRIu64 ",\"graph\":%" PRIu64 ",\"api\":%" PRIu64
-		",\"records\":%" PRIu64 "},\n", m->counts[GP_ACT_KERNEL],
-		m->counts[GP_ACT_MEMCPY], m->counts[GP_ACT_MEMSET], m->counts[GP_ACT_GRAPH],
+		",\"records\":%" PRIu64 "},\n", m->counts[GA_ACT_KERNEL],
+		m->counts[GA_ACT_MEMCPY], m->counts[GA_ACT_MEMSET], m->counts[GA_ACT_GRAPH],
 		m->api_count, m->records);
 	fprintf(o, "\"lost\":{\"total\":%" PRIu64 ",\"cupti_dropped\":%" PRIu64
 		",\"ring_full\":%" PRIu64 ",\"no_timestamp\":%" PRIu64 ",\"write_error\":%"
 		PRIu64 ",\"no_buffer\":%" PRIu64 ",\"cupti_error\":%" PRIu64
 		",\"other\":%" PRIu64 ",\"unattributed\":%" PRIu64 "},\n",
-		gp_model_lost_total(m), m->lost[GP_LOST_CUPTI_DROPPED],
+		ga_model_lost_total(m), m->lost[GP_LOST_CUPTI_DROPPED],
 		m->lost[GP_LOST_RING_FULL], m->lost[GP_LOST_NO_TIMESTAMP],
 		m->lost[GP_LOST_WRITE_ERROR], m->lost[GP_LOST_NO_BUFFER],
-		m->lost[GP_LOST_CUPTI_ERROR], m->lost[0], gp_model_lost_unattributed(m));
+		m->lost[GP_LOST_CUPTI_ERROR], m->lost[0], ga_model_lost_unattributed(m));
 
-	ord = gp_model_order_kernels(m);
+	ord = ga_model_order_kernels(m);
 	if (!ord)
 		return -1;
 	fputs("\"kernels\":[", o);
 	for (i = 0; i < m->nkstats; i++) {
-		const struct gp_kstat *k = &m->kstats[ord[i]];
-		const char *full = gp_strtab_full(&m->strs, k->name);
+		const struct ga_kstat *k = &m->kstats[ord[i]];
+		const char *full = ga_strtab_full(&m->strs, k->name);
 
 		fputs(i ? ",\n  {\"name\":" : "\n  {\"name\":", o);
 		jcstr(e, full);
 		fputs(",\"short\":", o);
-		jcstr(e, gp_strtab_short(&m->strs, k->name));
+		jcstr(e, ga_strtab_short(&m->strs, k->name));
 		fputs(",\"mangled\":", o);
 		jsid(e, m, k->name);
 		fprintf(o, ",\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"avg_ns\":%" PRIu64
@@ -249,13 +249,13 @@ static int write_json(struct exp *e, struct gp_model *m, const struct gp_nvtx *n
 
 	fputs("],\n\"memcpy\":[", o);
 	sep = "\n  ";
-	for (i = 0; i < GP_COPY_KIND_MAX; i++) {
-		const struct gp_memstat *s = &m->copy[i];
+	for (i = 0; i < GA_COPY_KIND_MAX; i++) {
+		const struct ga_memstat *s = &m->copy[i];
 
 		if (!s->count)
 			continue;
 		fprintf(o, "%s{\"kind\":", sep);
-		jcstr(e, gp_model_copy_kind((unsigned)i, kb, sizeof(kb)));
+		jcstr(e, ga_model_copy_kind((unsigned)i, kb, sizeof(kb)));
 		fprintf(o, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"total_ns\":%" PRIu64
 			"}", s->count, s->bytes, s->total);
 		sep = ",\n  ";
@@ -267,7 +267,7 @@ static int write_json(struct exp *e, struct gp_model *m, const struct gp_nvtx *n
 	fputs("\"graphs\":[", o);
 	sep = "\n  ";
 	for (i = 0; i < m->ngraphs; i++) {
-		const struct gp_gstat *g = &m->graphs[i];
+		const struct ga_gstat *g = &m->graphs[i];
 
 		if (!g->launches)
 			continue;
@@ -279,7 +279,7 @@ static int write_json(struct exp *e, struct gp_model *m, const struct gp_nvtx *n
 	fputs("],\n\"graph_nodes\":[", o);
 	sep = "\n  ";
 	for (i = 0; i < m->ngraphs; i++) {
-		const struct gp_gstat *g = &m->graphs[i];
+		const struct ga_gstat *g = &m->graphs[i];
 
 		if (!g->kernels)
 			continue;
@@ -289,12 +289,12 @@ static int write_json(struct exp *e, struct gp_model *m, const struct gp_nvtx *n
 		sep = ",\n  ";
 	}
 
-	ord = gp_model_order_api(m);
+	ord = ga_model_order_api(m);
 	if (!ord)
 		return -1;
 	fputs("],\n\"api\":[", o);
 	for (i = 0; i < m->nastats; i++) {
-		const struct gp_astat *a = &m->astats[ord[i]];
+		const struct ga_astat *a = &m->astats[ord[i]];
 
 		fputs(i ? ",\n  {\"name\":" : "\n  {\"name\":", o);
 		jsid(e, m, a->name);
@@ -305,7 +305,7 @@ static int write_json(struct exp *e, struct gp_model *m, const struct gp_nvtx *n
 	}
 	free(ord);
 	fputs("],\n", o);
-	if (json_nvtx(e, m, nx, filtered) || gp_stacks_json(e->st, m, o))
+	if (json_nvtx(e, m, nx, filtered) || ga_stacks_json(e->st, m, o))
 		return -1;
 	fputs(",\n", o);
 	fprintf(o, "\"streams\":%" PRIu64 ", \"api_threads\":%" PRIu64 ", \"span_ns\":%"
@@ -317,12 +317,12 @@ static int write_json(struct exp *e, struct gp_model *m, const struct gp_nvtx *n
 
 /* ---- csv ---- */
 
-static const char *const kind_name[GP_ACT_KIND_COUNT] = {
-	[GP_ACT_KERNEL] = "kernel", [GP_ACT_MEMCPY] = "memcpy",
-	[GP_ACT_MEMSET] = "memset", [GP_ACT_GRAPH] = "graph",
+static const char *const kind_name[GA_ACT_KIND_COUNT] = {
+	[GA_ACT_KERNEL] = "kernel", [GA_ACT_MEMCPY] = "memcpy",
+	[GA_ACT_MEMSET] = "memset", [GA_ACT_GRAPH] = "graph",
 };
 
-static int csv_act(void *ctx, struct gp_model *m, const struct gp_act *a)
+static int csv_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct exp *e = ctx;
 	FILE *o = e->out;
@@ -330,28 +330,28 @@ static int csv_act(void *ctx, struct gp_model *m, const struct gp_act *a)
 	const char *name;
 	uint32_t site;
 
-	if (a->kind == GP_ACT_KERNEL)
-		name = gp_strtab_full(&m->strs, a->name);
+	if (a->kind == GA_ACT_KERNEL)
+		name = ga_strtab_full(&m->strs, a->name);
 	else
-		name = gp_model_str(m, m->labels[a->label].str);
+		name = ga_model_str(m, m->labels[a->label].str);
 	fprintf(o, "%s,", kind_name[a->kind]);
 	cstr(e, name, strlen(name));
 	fprintf(o, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%u,%u,", a->start, a->end,
 		a->end - a->start, a->device_id, a->context, a->stream, a->correlation);
-	if (a->kind == GP_ACT_MEMCPY || a->kind == GP_ACT_MEMSET)
+	if (a->kind == GA_ACT_MEMCPY || a->kind == GA_ACT_MEMSET)
 		fprintf(o, "%" PRIu64, a->bytes);
 	fputc(',', o);
-	if (a->kind == GP_ACT_MEMCPY)
-		fputs(gp_model_copy_kind(a->copy_kind, kb, sizeof(kb)), o);
+	if (a->kind == GA_ACT_MEMCPY)
+		fputs(ga_model_copy_kind(a->copy_kind, kb, sizeof(kb)), o);
 	fprintf(o, ",%u,%" PRIu64 ",%u,", a->graph_id, a->graph_node, m->procs[a->proc].pid);
 	if (a->nvtx)
-		cstr(e, gp_model_str(m, a->nvtx), gp_strtab_len(&m->strs, a->nvtx));
+		cstr(e, ga_model_str(m, a->nvtx), ga_strtab_len(&m->strs, a->nvtx));
 	fputc(',', o);
-	site = gp_stacks_site_of(e->st, m, a);
-	if (site == GP_STR_NOMEM)
+	site = ga_stacks_site_of(e->st, m, a);
+	if (site == GA_STR_NOMEM)
 		return -1;
 	if (site)
-		cstr(e, gp_model_str(m, site), gp_strtab_len(&m->strs, site));
+		cstr(e, ga_model_str(m, site), ga_strtab_len(&m->strs, site));
 	fputc('\n', o);
 	return ferror(o) ? -1 : 0;
 }
@@ -370,9 +370,9 @@ static void event_sep(struct exp *e)
 }
 
 /* First sight of a process: give it a unique pid and a name. */
-static int chrome_proc(struct exp *e, struct gp_model *m, uint32_t proc)
+static int chrome_proc(struct exp *e, struct ga_model *m, uint32_t proc)
 {
-	const struct gp_proc *p = &m->procs[proc];
+	const struct ga_proc *p = &m->procs[proc];
 	uint32_t pid = p->pid;
 	size_t i;
 	int clash;
@@ -383,7 +383,7 @@ static int chrome_proc(struct exp *e, struct gp_model *m, uint32_t proc)
 	if (proc >= e->capseen) {
 		size_t old = e->capseen;
 
-		if (gp_util_grow(&e->proc_seen, &e->capseen, (size_t)proc + 1, 1))
+		if (ga_util_grow(&e->proc_seen, &e->capseen, (size_t)proc + 1, 1))
 			return -1;
 		memset(e->proc_seen + old, 0, e->capseen - old);
 		/* chrome_pid is sized alongside proc_seen. */
@@ -412,13 +412,13 @@ static int chrome_proc(struct exp *e, struct gp_model *m, uint32_t proc)
 	fprintf(e->out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":",
 		pid);
 	if (p->cmdline) {
-		struct gp_buf b = { 0 };
-		const char *cl = gp_model_str(m, p->cmdline);
+		struct ga_buf b = { 0 };
+		const char *cl = ga_model_str(m, p->cmdline);
 
-		if (gp_buf_printf(&b, "%.200s [%u]", cl, p->pid))
+		if (ga_buf_printf(&b, "%.200s [%u]", cl, p->pid))
 			return -1;
 		jstr(e, b.p, b.len);
-		gp_buf_free(&b);
+		ga_buf_free(&b);
 	} else {
 		snprintf(name, sizeof(name), "pid %u", p->pid);
 		jcstr(e, name);
@@ -427,7 +427,7 @@ static int chrome_proc(struct exp *e, struct gp_model *m, uint32_t proc)
 	return 0;
 }
 
-static int chrome_act(void *ctx, struct gp_model *m, const struct gp_act *a)
+static int chrome_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct exp *e = ctx;
 	FILE *o = e->out;
@@ -439,7 +439,7 @@ static int chrome_act(void *ctx, struct gp_model *m, const struct gp_act *a)
 	if (chrome_proc(e, m, a->proc))
 		return -1;
 	pid = e->chrome_pid[a->proc];
-	r = gp_map_insert(&e->streams, (uint64_t)a->proc << 32 | a->device_id,
+	r = ga_map_insert(&e->streams, (uint64_t)a->proc << 32 | a->device_id,
 			  (uint64_t)a->context << 32 | a->stream, &slot);
 	if (r < 0)
 		return -1;
@@ -454,10 +454,10 @@ static int chrome_act(void *ctx, struct gp_model *m, const struct gp_act *a)
 			"\"args\":{\"sort_index\":%u}}", pid, *slot, *slot);
 	}
 	tid = *slot;
-	if (a->kind == GP_ACT_KERNEL)
-		name = gp_strtab_short(&m->strs, a->name);
+	if (a->kind == GA_ACT_KERNEL)
+		name = ga_strtab_short(&m->strs, a->name);
 	else
-		name = gp_model_str(m, m->labels[a->label].str);
+		name = ga_model_str(m, m->labels[a->label].str);
 	event_sep(e);
 	fputs("{\"name\":", o);
 	jcstr(e, name);
@@ -468,14 +468,14 @@ static int chrome_act(void *ctx, struct gp_model *m, const struct gp_act *a)
 	us(o, a->end - a->start);
 	fprintf(o, ",\"args\":{\"correlation\":%u,\"device\":%u,\"context\":%u,\"stream\":%u",
 		a->correlation, a->device_id, a->context, a->stream);
-	if (a->kind == GP_ACT_KERNEL) {
+	if (a->kind == GA_ACT_KERNEL) {
 		fputs(",\"name\":", o);
-		jcstr(e, gp_strtab_full(&m->strs, a->name));
+		jcstr(e, ga_strtab_full(&m->strs, a->name));
 	}
-	if (a->kind == GP_ACT_MEMCPY)
+	if (a->kind == GA_ACT_MEMCPY)
 		fprintf(o, ",\"bytes\":%" PRIu64 ",\"kind\":\"%s\"", a->bytes,
-			gp_model_copy_kind(a->copy_kind, kb, sizeof(kb)));
-	if (a->kind == GP_ACT_MEMSET)
+			ga_model_copy_kind(a->copy_kind, kb, sizeof(kb)));
+	if (a->kind == GA_ACT_MEMSET)
 		fprintf(o, ",\"bytes\":%" PRIu64, a->bytes);
 	if (a->graph_id)
 		fprintf(o, ",\"graph_id\":%u,\"graph_node\":%" PRIu64, a->graph_id, a->graph_node);
@@ -483,7 +483,7 @@ static int chrome_act(void *ctx, struct gp_model *m, const struct gp_act *a)
 	return ferror(o) ? -1 : 0;
 }
 
-static int chrome_api(void *ctx, struct gp_model *m, const struct gp_api_call *c)
+static int chrome_api(void *ctx, struct ga_model *m, const struct ga_api_call *c)
 {
 	struct exp *e = ctx;
 	FILE *o = e->out;
@@ -540,14 +540,14 @@ static void json_payload(FILE *o, uint32_t kind, uint64_t raw)
 }
 
 /* NVTX ranges as complete events on the thread that opened them. */
-static int chrome_nvtx(struct exp *e, struct gp_model *m, const struct gp_nvtx *nx)
+static int chrome_nvtx(struct exp *e, struct ga_model *m, const struct ga_nvtx *nx)
 {
 	FILE *o = e->out;
 	size_t i;
 
 	for (i = 0; i < nx->nranges; i++) {
-		const struct gp_nvtx_range *r = &nx->ranges[i];
-		const struct gp_nvtx_key *k = &nx->keys[r->key];
+		const struct ga_nvtx_range *r = &nx->ranges[i];
+		const struct ga_nvtx_key *k = &nx->keys[r->key];
 
 		if (chrome_proc(e, m, r->proc))
 			return -1;
@@ -596,31 +596,31 @@ int cmd_export(int argc, char **argv)
 		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "no-symbolize", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
-		GP_FILTER_LONGOPTS,
+		GA_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *outpath = NULL;
-	struct gp_model m;
-	struct gp_nvtx nx;
-	struct gp_filter flt;
-	struct gp_stacks st;
+	struct ga_model m;
+	struct ga_nvtx nx;
+	struct ga_filter flt;
+	struct ga_stacks st;
 	struct exp e;
-	struct gp_output out;
+	struct ga_output out;
 	char ferr[512], *end;
-	long depth = GP_STACKS_DEPTH;
-	int c, fmt = FMT_NONE, rc = GP_EXIT_OK, failed, symbolize = 1;
+	long depth = GA_STACKS_DEPTH;
+	int c, fmt = FMT_NONE, rc = GA_EXIT_OK, failed, symbolize = 1;
 
 	opterr = 0;
 	optind = 0;
-	gp_filter_init(&flt);
+	ga_filter_init(&flt);
 	while ((c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
-		switch (gp_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
+		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
 		case 1:
 			continue;
 		case -1:
 			fprintf(stderr, "gpuprof export: %s\n", ferr);
-			gp_filter_free(&flt);
-			return GP_EXIT_USAGE;
+			ga_filter_free(&flt);
+			return GA_EXIT_USAGE;
 		}
 		switch (c) {
 		case 'f':
@@ -628,8 +628,8 @@ int cmd_export(int argc, char **argv)
 			if (fmt == FMT_NONE) {
 				fprintf(stderr, "gpuprof export: unknown format '%s' (json, csv or "
 					"chrome)\n", optarg);
-				gp_filter_free(&flt);
-				return GP_EXIT_USAGE;
+				ga_filter_free(&flt);
+				return GA_EXIT_USAGE;
 			}
 			break;
 		case 'o':
@@ -637,11 +637,11 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'D':
 			depth = strtol(optarg, &end, 10);
-			if (*end || !*optarg || depth < 1 || depth > GP_STACKS_MAX_FRAMES) {
+			if (*end || !*optarg || depth < 1 || depth > GA_STACKS_MAX_FRAMES) {
 				fprintf(stderr, "gpuprof export: --stack-depth needs a number from 1 "
-					"to %d, not '%s'\n", GP_STACKS_MAX_FRAMES, optarg);
-				gp_filter_free(&flt);
-				return GP_EXIT_USAGE;
+					"to %d, not '%s'\n", GA_STACKS_MAX_FRAMES, optarg);
+				ga_filter_free(&flt);
+				return GA_EXIT_USAGE;
 			}
 			break;
 		case 'S':
@@ -649,10 +649,10 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'h':
 			help(stdout);
-			gp_filter_free(&flt);
-			return GP_EXIT_OK;
+			ga_filter_free(&flt);
+			return GA_EXIT_OK;
 		default:
-			gp_filter_free(&flt);
+			ga_filter_free(&flt);
 			if (optopt == 'f' || optopt == 'o')
 				fprintf(stderr, "gpuprof export: option -%c needs a value\n", optopt);
 			else if (optopt)
@@ -660,40 +660,40 @@ int cmd_export(int argc, char **argv)
 			else
 				fprintf(stderr, "gpuprof export: unknown option '%s'\n", argv[optind - 1]);
 			fputs("Try 'gpuprof export --help'.\n", stderr);
-			return GP_EXIT_USAGE;
+			return GA_EXIT_USAGE;
 		}
 	}
 	if (fmt == FMT_NONE || optind >= argc) {
-		gp_filter_free(&flt);
+		ga_filter_free(&flt);
 		fputs(fmt == FMT_NONE ? "gpuprof export: --format json|csv|chrome is required\n" :
 		      "gpuprof export: no trace file given\n", stderr);
 		fputs("Try 'gpuprof export --help'.\n", stderr);
-		return GP_EXIT_USAGE;
+		return GA_EXIT_USAGE;
 	}
-	gp_nvtx_init(&nx);
-	gp_stacks_setup(&st, (unsigned)depth);
+	ga_nvtx_init(&nx);
+	ga_stacks_setup(&st, (unsigned)depth);
 	st.symbolize = symbolize;
 	st.list_frames = fmt == FMT_JSON;
-	if (gp_model_init(&m)) {
-		gp_filter_free(&flt);
+	if (ga_model_init(&m)) {
+		ga_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);
-		return GP_EXIT_FAIL;
+		return GA_EXIT_FAIL;
 	}
 	memset(&e, 0, sizeof(e));
 	e.first = 1;
-	if (gp_output_open(&out, outpath, argv + optind, argc - optind)) {
-		gp_model_free(&m);
-		gp_nvtx_free(&nx);
-		gp_stacks_free(&st);
-		gp_filter_free(&flt);
-		return GP_EXIT_FAIL;
+	if (ga_output_open(&out, outpath, argv + optind, argc - optind)) {
+		ga_model_free(&m);
+		ga_nvtx_free(&nx);
+		ga_stacks_free(&st);
+		ga_filter_free(&flt);
+		return GA_EXIT_FAIL;
 	}
 	e.out = out.f;
 
 	m.hooks.ctx = &e;
 	e.st = &st;
 	if (fmt != FMT_CHROME)
-		gp_stacks_bind(&st, &m);
+		ga_stacks_bind(&st, &m);
 	if (fmt == FMT_CSV) {
 		m.hooks.act = csv_act;
 		fputs("kind,name,start_ns,end_ns,duration_ns,device,context,stream,"
@@ -704,33 +704,33 @@ int cmd_export(int argc, char **argv)
 		fputs("{\"traceEvents\":[", e.out);
 	}
 	/* Rows stream out before the stacks they name: read those first. */
-	failed = fmt == FMT_CSV && (gp_stacks_scan(&st, &m, argv + optind, argc - optind) ||
-				    gp_stacks_symbolize(&st, &m));
+	failed = fmt == FMT_CSV && (ga_stacks_scan(&st, &m, argv + optind, argc - optind) ||
+				    ga_stacks_symbolize(&st, &m));
 	if (failed)
 		fputs("gpuprof: out of memory\n", stderr);
 	if (!failed)
-		failed = gp_filter_load(&flt, &nx, &m, argv + optind, argc - optind);
+		failed = ga_filter_load(&flt, &nx, &m, argv + optind, argc - optind);
 	if (!failed && fmt == FMT_CHROME && chrome_nvtx(&e, &m, &nx))
 		failed = 1;
 	if (!failed && fmt == FMT_CHROME)
 		fputs("\n],\"displayTimeUnit\":\"ns\"}\n", e.out);
-	if (!failed && fmt == FMT_JSON && (gp_stacks_finish(&st, &m) ||
-					   write_json(&e, &m, &nx, gp_filter_active(&flt)))) {
+	if (!failed && fmt == FMT_JSON && (ga_stacks_finish(&st, &m) ||
+					   write_json(&e, &m, &nx, ga_filter_active(&flt)))) {
 		fputs("gpuprof: out of memory\n", stderr);
 		failed = 1;
 	}
 	/* On failure the old output, if any, stays as it was. */
-	if (gp_output_close(&out, !failed))
+	if (ga_output_close(&out, !failed))
 		failed = 1;
 	if (failed)
-		rc = GP_EXIT_FAIL;
-	gp_buf_free(&e.s);
-	gp_map_free(&e.streams);
+		rc = GA_EXIT_FAIL;
+	ga_buf_free(&e.s);
+	ga_map_free(&e.streams);
 	free(e.proc_seen);
 	free(e.chrome_pid);
-	gp_model_free(&m);
-	gp_nvtx_free(&nx);
-	gp_stacks_free(&st);
-	gp_filter_free(&flt);
+	ga_model_free(&m);
+	ga_nvtx_free(&nx);
+	ga_stacks_free(&st);
+	ga_filter_free(&flt);
 	return rc;
 }

@@ -52,7 +52,7 @@ static void help(FILE *f)
 	      "                  recorded with --backtrace\n"
 	      "  --no-symbolize  do not look launch-site frames up in the debug\n"
 	      "                  information of their modules (with addr2line)\n"
-	      GP_FILTER_HELP
+	      GA_FILTER_HELP
 	      "  -h, --help      show this help\n\n"
 	      "Filters apply to the GPU activities of every table, not to API calls.\n\n"
 	      "Exit status: 0 when a report was printed (even of a damaged trace,\n"
@@ -62,7 +62,7 @@ static void help(FILE *f)
 /* s itself with --full-names, else s cut to NAME_WIDTH columns in buf. */
 static const char *name_cut(const struct opts *o, char *buf, size_t n, const char *s)
 {
-	return o->full_names ? s : gp_fmt_trunc(buf, n, s, NAME_WIDTH);
+	return o->full_names ? s : ga_fmt_trunc(buf, n, s, NAME_WIDTH);
 }
 
 /* Warp's duration format: milliseconds with six decimals, exact for ns. */
@@ -82,28 +82,28 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static void print_files(const struct gp_model *m, FILE *out)
+static void print_files(const struct ga_model *m, FILE *out)
 {
 	size_t i;
 
 	for (i = 0; i < m->nfiles; i++) {
-		const struct gp_file *f = &m->files[i];
+		const struct ga_file *f = &m->files[i];
 		char sz[32];
 
 		field(out, i == 0 ? (m->nfiles > 1 ? "Files:" : "File:") : "");
-		gp_fmt_put(out, f->path);
+		ga_fmt_put(out, f->path);
 		fprintf(out, " (%s, %u chunk%s)\n",
-			gp_fmt_bytes(sz, sizeof(sz), (double)f->info.file_size),
+			ga_fmt_bytes(sz, sizeof(sz), (double)f->info.file_size),
 			f->info.chunks, f->info.chunks == 1 ? "" : "s");
 	}
 }
 
-static void print_procs(const struct gp_model *m, FILE *out)
+static void print_procs(const struct ga_model *m, FILE *out)
 {
 	size_t i;
 
 	for (i = 0; i < m->nprocs; i++) {
-		const struct gp_proc *p = &m->procs[i];
+		const struct ga_proc *p = &m->procs[i];
 
 		field(out, i == 0 ? (m->nprocs > 1 ? "Processes:" : "Process:") : "");
 		fprintf(out, "pid %u", p->pid);
@@ -113,22 +113,22 @@ static void print_procs(const struct gp_model *m, FILE *out)
 		}
 		if (p->host) {
 			fputs(" on ", out);
-			gp_fmt_put(out, gp_model_str(m, p->host));
+			ga_fmt_put(out, ga_model_str(m, p->host));
 		}
-		if (p->rank != GP_NO_RANK)
+		if (p->rank != GA_NO_RANK)
 			fprintf(out, ", rank %u", p->rank);
 		fputs(": ", out);
-		gp_fmt_put(out, p->cmdline ? gp_model_str(m, p->cmdline) : "?");
+		ga_fmt_put(out, p->cmdline ? ga_model_str(m, p->cmdline) : "?");
 		fputc('\n', out);
 	}
 }
 
-static void print_gpus(const struct gp_model *m, FILE *out)
+static void print_gpus(const struct ga_model *m, FILE *out)
 {
 	size_t i, j, shown = 0;
 
 	for (i = 0; i < m->ndevs; i++) {
-		const struct gp_device *d = &m->devs[i];
+		const struct ga_device *d = &m->devs[i];
 		char mem[32];
 
 		if (d->dead || (!d->described && !d->count))
@@ -136,10 +136,10 @@ static void print_gpus(const struct gp_model *m, FILE *out)
 		field(out, shown++ == 0 ? "GPU:" : "");
 		fprintf(out, "cuda:%u  ", d->id);
 		if (d->described) {
-			gp_fmt_put(out, d->name ? gp_model_str(m, d->name) : "unnamed");
+			ga_fmt_put(out, d->name ? ga_model_str(m, d->name) : "unnamed");
 			fprintf(out, ", cc %u.%u, %u SMs, %s, GPU-%02x%02x%02x%02x",
 				d->cc_major, d->cc_minor, d->sm_count,
-				gp_fmt_bytes(mem, sizeof(mem), (double)d->global_mem),
+				ga_fmt_bytes(mem, sizeof(mem), (double)d->global_mem),
 				d->uuid[0], d->uuid[1], d->uuid[2], d->uuid[3]);
 		} else {
 			fputs("(no device record in the trace)", out);
@@ -164,26 +164,26 @@ static void print_gpus(const struct gp_model *m, FILE *out)
 	}
 }
 
-static void print_times(const struct gp_model *m, FILE *out)
+static void print_times(const struct ga_model *m, FILE *out)
 {
 	uint64_t span = m->last_end - m->first_start;
 	size_t i, n = 0;
 	char t[32];
 
 	field(out, "Wall span:");
-	if (m->last_end > m->first_start || m->counts[GP_ACT_KERNEL] ||
-	    m->counts[GP_ACT_MEMCPY] || m->counts[GP_ACT_MEMSET] || m->counts[GP_ACT_GRAPH])
-		fprintf(out, "%s (first to last GPU activity)\n", gp_fmt_time(t, sizeof(t), span));
+	if (m->last_end > m->first_start || m->counts[GA_ACT_KERNEL] ||
+	    m->counts[GA_ACT_MEMCPY] || m->counts[GA_ACT_MEMSET] || m->counts[GA_ACT_GRAPH])
+		fprintf(out, "%s (first to last GPU activity)\n", ga_fmt_time(t, sizeof(t), span));
 	else
 		fputs("no GPU activity\n", out);
 
 	for (i = 0; i < m->nprocs; i++) {
-		const struct gp_proc *p = &m->procs[i];
+		const struct ga_proc *p = &m->procs[i];
 
 		if (!p->finished || !p->has_process || p->end_ns < p->start_ns)
 			continue;
 		field(out, n++ == 0 ? "Process time:" : "");
-		fputs(gp_fmt_time(t, sizeof(t), p->end_ns - p->start_ns), out);
+		fputs(ga_fmt_time(t, sizeof(t), p->end_ns - p->start_ns), out);
 		if (m->nprocs > 1)
 			fprintf(out, " (pid %u, recorder start to end)\n", p->pid);
 		else
@@ -194,7 +194,7 @@ static void print_times(const struct gp_model *m, FILE *out)
 		return;
 	n = 0;
 	for (i = 0; i < m->ndevs; i++) {
-		const struct gp_device *d = &m->devs[i];
+		const struct ga_device *d = &m->devs[i];
 
 		if (d->dead || !d->count)
 			continue;
@@ -211,7 +211,7 @@ static void print_times(const struct gp_model *m, FILE *out)
 		fputc('\n', out);
 }
 
-static void print_counts(const struct gp_model *m, FILE *out)
+static void print_counts(const struct ga_model *m, FILE *out)
 {
 	static const char *const cause[GP_LOST_CAUSE_COUNT] = {
 		[0] = "unknown cause",
@@ -222,15 +222,15 @@ static void print_counts(const struct gp_model *m, FILE *out)
 		[GP_LOST_NO_BUFFER] = "no CUPTI buffer",
 		[GP_LOST_CUPTI_ERROR] = "CUPTI error",
 	};
-	uint64_t lost = gp_model_lost_total(m), un = gp_model_lost_unattributed(m);
+	uint64_t lost = ga_model_lost_total(m), un = ga_model_lost_unattributed(m);
 	const char *sep = " (";
 	int i;
 
 	field(out, "Records:");
 	fprintf(out, "%" PRIu64 " kernel, %" PRIu64 " memcpy, %" PRIu64 " memset, %"
 		PRIu64 " graph, %" PRIu64 " API (%" PRIu64 " records in all)\n",
-		m->counts[GP_ACT_KERNEL], m->counts[GP_ACT_MEMCPY],
-		m->counts[GP_ACT_MEMSET], m->counts[GP_ACT_GRAPH], m->api_count,
+		m->counts[GA_ACT_KERNEL], m->counts[GA_ACT_MEMCPY],
+		m->counts[GA_ACT_MEMSET], m->counts[GA_ACT_GRAPH], m->api_count,
 		m->records);
 
 	field(out, "Lost records:");
@@ -268,14 +268,14 @@ static void print_counts(const struct gp_model *m, FILE *out)
 	}
 }
 
-static void print_config(const struct gp_model *m, FILE *out)
+static void print_config(const struct ga_model *m, FILE *out)
 {
 	static const char *const what[] = { "kernel", "memcpy", "memset", "graph", "api", "nvtx" };
 	size_t i;
 	unsigned k;
 
 	for (i = 0; i < m->nprocs; i++) {
-		const struct gp_proc *p = &m->procs[i];
+		const struct ga_proc *p = &m->procs[i];
 		const char *sep = "";
 
 		if (!p->has_config)
@@ -294,9 +294,9 @@ static void print_config(const struct gp_model *m, FILE *out)
 	}
 }
 
-static int print_header(const struct gp_model *m, FILE *out)
+static int print_header(const struct ga_model *m, FILE *out)
 {
-	struct gp_buf w = { 0 };
+	struct ga_buf w = { 0 };
 	const char *p, *nl;
 	int first = 1;
 
@@ -306,8 +306,8 @@ static int print_header(const struct gp_model *m, FILE *out)
 	print_config(m, out);
 	print_times(m, out);
 	print_counts(m, out);
-	if (gp_load_warnings(m, &w)) {
-		gp_buf_free(&w);
+	if (ga_load_warnings(m, &w)) {
+		ga_buf_free(&w);
 		return -1;
 	}
 	for (p = w.p; p && *p; p = nl + 1) {
@@ -317,7 +317,7 @@ static int print_header(const struct gp_model *m, FILE *out)
 		fputc('\n', out);
 		first = 0;
 	}
-	gp_buf_free(&w);
+	ga_buf_free(&w);
 	return 0;
 }
 
@@ -327,7 +327,7 @@ struct warp_cols {
 	size_t time_w, dev_w, act_w;
 };
 
-static void warp_widths(const struct gp_model *m, const struct opts *o, struct warp_cols *c)
+static void warp_widths(const struct ga_model *m, const struct opts *o, struct warp_cols *c)
 {
 	char buf[4 * NAME_WIDTH + 8], t[48];
 	size_t i, w;
@@ -336,7 +336,7 @@ static void warp_widths(const struct gp_model *m, const struct opts *o, struct w
 	c->dev_w = 7;
 	c->act_w = 8;
 	for (i = 0; i < m->nlabels; i++) {
-		w = gp_fmt_width(name_cut(o, buf, sizeof(buf), gp_model_str(m, m->labels[i].str)));
+		w = ga_fmt_width(name_cut(o, buf, sizeof(buf), ga_model_str(m, m->labels[i].str)));
 		if (w > c->act_w)
 			c->act_w = w;
 		w = strlen(warp_ms(t, sizeof(t), m->labels[i].total));
@@ -344,7 +344,7 @@ static void warp_widths(const struct gp_model *m, const struct opts *o, struct w
 			c->time_w = w;
 	}
 	for (i = 0; i < m->ndevrows; i++) {
-		w = gp_fmt_width(gp_model_str(m, m->devrows[i].label));
+		w = ga_fmt_width(ga_model_str(m, m->devrows[i].label));
 		if (w > c->dev_w)
 			c->dev_w = w;
 		w = strlen(warp_ms(t, sizeof(t), m->devrows[i].total));
@@ -353,25 +353,25 @@ static void warp_widths(const struct gp_model *m, const struct opts *o, struct w
 	}
 }
 
-static void warp_table(struct gp_table *t, const struct warp_cols *c, const char *h0,
+static void warp_table(struct ga_table *t, const struct warp_cols *c, const char *h0,
 		       const char *h1, const char *h2, int count_col)
 {
-	gp_table_init(t, 3);
-	gp_table_col(t, 0, h0, 1, c->time_w);
-	gp_table_col(t, 1, h1, count_col, c->dev_w);
-	gp_table_col(t, 2, h2, 0, c->act_w);
+	ga_table_init(t, 3);
+	ga_table_col(t, 0, h0, 1, c->time_w);
+	ga_table_col(t, 1, h1, count_col, c->dev_w);
+	ga_table_col(t, 2, h2, 0, c->act_w);
 }
 
-static const char *label_text(const struct gp_model *m, const struct opts *o,
+static const char *label_text(const struct ga_model *m, const struct opts *o,
 			      uint32_t label, char *buf, size_t n)
 {
-	return name_cut(o, buf, n, gp_model_str(m, m->labels[label].str));
+	return name_cut(o, buf, n, ga_model_str(m, m->labels[label].str));
 }
 
-static void print_timeline(const struct gp_model *m, const struct opts *o,
+static void print_timeline(const struct ga_model *m, const struct opts *o,
 			   const struct warp_cols *c, int nvtx, FILE *out)
 {
-	struct gp_table t;
+	struct ga_table t;
 	char tb[48], lb[4 * NAME_WIDTH + 8], nb[4 * NAME_WIDTH + 8];
 	const char *cells[4];
 	size_t i;
@@ -381,19 +381,19 @@ static void print_timeline(const struct gp_model *m, const struct opts *o,
 	if (nvtx) {
 		/* The innermost NVTX range each activity was launched in. */
 		t.ncols = 4;
-		gp_table_col(&t, 3, "NVTX", 0, 0);
+		ga_table_col(&t, 3, "NVTX", 0, 0);
 	}
-	gp_table_print_head(&t, out);
+	ga_table_print_head(&t, out);
 	for (i = 0; i < m->nrows; i++) {
-		const struct gp_row *r = &m->rows[i];
+		const struct ga_row *r = &m->rows[i];
 
 		cells[0] = warp_ms(tb, sizeof(tb), r->dur);
-		cells[1] = gp_model_str(m, m->devrows[r->devrow].label);
+		cells[1] = ga_model_str(m, m->devrows[r->devrow].label);
 		cells[2] = label_text(m, o, r->label, lb, sizeof(lb));
-		cells[3] = r->nvtx ? name_cut(o, nb, sizeof(nb), gp_model_str(m, r->nvtx)) : "-";
-		gp_table_print_row(&t, out, cells);
+		cells[3] = r->nvtx ? name_cut(o, nb, sizeof(nb), ga_model_str(m, r->nvtx)) : "-";
+		ga_table_print_row(&t, out, cells);
 	}
-	gp_table_free(&t);
+	ga_table_free(&t);
 	if (m->rows_seen > m->nrows)
 		fprintf(out, "\xe2\x80\xa6 %" PRIu64 " more activities not shown\n",
 			m->rows_seen - m->nrows);
@@ -401,9 +401,9 @@ static void print_timeline(const struct gp_model *m, const struct opts *o,
 
 static int cmp_devrow(const void *pa, const void *pb, void *ctx)
 {
-	const struct gp_model *m = ctx;
-	const struct gp_devrow *a = &m->devrows[*(const uint32_t *)pa];
-	const struct gp_devrow *b = &m->devrows[*(const uint32_t *)pb];
+	const struct ga_model *m = ctx;
+	const struct ga_devrow *a = &m->devrows[*(const uint32_t *)pa];
+	const struct ga_devrow *b = &m->devrows[*(const uint32_t *)pb];
 
 	if (a->proc != b->proc)
 		return a->proc < b->proc ? -1 : 1;
@@ -412,11 +412,11 @@ static int cmp_devrow(const void *pa, const void *pb, void *ctx)
 	return 0;
 }
 
-static int print_summaries(const struct gp_model *m, const struct opts *o,
+static int print_summaries(const struct ga_model *m, const struct opts *o,
 			   const struct warp_cols *c, FILE *out)
 {
 	char tb[48], lb[4 * NAME_WIDTH + 8];
-	struct gp_table t;
+	struct ga_table t;
 	const char *cells[3];
 	char cnt[32];
 	uint32_t *ord;
@@ -426,14 +426,14 @@ static int print_summaries(const struct gp_model *m, const struct opts *o,
 		fputs("CUDA activity summary: no GPU activity\n", out);
 		return 0;
 	}
-	ord = gp_model_order_labels(m);
+	ord = ga_model_order_labels(m);
 	if (!ord)
 		return -1;
 	fputs("CUDA activity summary:\n", out);
 	warp_table(&t, c, "Total time", "Count", "Activity", 1);
-	gp_table_print_head(&t, out);
+	ga_table_print_head(&t, out);
 	for (i = 0; i < m->nlabels; i++) {
-		const struct gp_label *l = &m->labels[ord[i]];
+		const struct ga_label *l = &m->labels[ord[i]];
 
 		if (!l->count)
 			continue;
@@ -441,9 +441,9 @@ static int print_summaries(const struct gp_model *m, const struct opts *o,
 		cells[0] = warp_ms(tb, sizeof(tb), l->total);
 		cells[1] = cnt;
 		cells[2] = label_text(m, o, ord[i], lb, sizeof(lb));
-		gp_table_print_row(&t, out, cells);
+		ga_table_print_row(&t, out, cells);
 	}
-	gp_table_free(&t);
+	ga_table_free(&t);
 	free(ord);
 
 	ord = malloc((m->ndevrows ? m->ndevrows : 1) * sizeof(*ord));
@@ -454,19 +454,19 @@ static int print_summaries(const struct gp_model *m, const struct opts *o,
 	qsort_r(ord, m->ndevrows, sizeof(*ord), cmp_devrow, (void *)m);
 	fputs("\nCUDA device summary:\n", out);
 	warp_table(&t, c, "Total time", "Count", "Device", 1);
-	gp_table_print_head(&t, out);
+	ga_table_print_head(&t, out);
 	for (i = 0; i < m->ndevrows; i++) {
-		const struct gp_devrow *r = &m->devrows[ord[i]];
+		const struct ga_devrow *r = &m->devrows[ord[i]];
 
 		if (!r->count)
 			continue;
 		snprintf(cnt, sizeof(cnt), "%" PRIu64, r->count);
 		cells[0] = warp_ms(tb, sizeof(tb), r->total);
 		cells[1] = cnt;
-		cells[2] = gp_model_str(m, r->label);
-		gp_table_print_row(&t, out, cells);
+		cells[2] = ga_model_str(m, r->label);
+		ga_table_print_row(&t, out, cells);
 	}
-	gp_table_free(&t);
+	ga_table_free(&t);
 	free(ord);
 	return 0;
 }
@@ -480,34 +480,34 @@ static void more_line(FILE *out, size_t shown, size_t n, const char *what)
 }
 
 /* The columns Time(%) .. Max shared by the kernel and API tables (0-6). */
-static void stat_cols(struct gp_table *t)
+static void stat_cols(struct ga_table *t)
 {
 	static const char *const names[] = { "Time(%)", "Total", "Count", "Avg", "Med", "Min", "Max" };
 
 	for (int i = 0; i < 7; i++)
-		gp_table_col(t, i, names[i], 1, 0);
+		ga_table_col(t, i, names[i], 1, 0);
 }
 
-static int stat_row(struct gp_table *t, uint64_t total, uint64_t all, uint64_t count,
+static int stat_row(struct ga_table *t, uint64_t total, uint64_t all, uint64_t count,
 		    uint64_t med, uint64_t min, uint64_t max)
 {
 	char b[5][48];
 	int rc = 0;
 
-	rc |= gp_table_addf(t, "%.1f", pct(total, all));
-	rc |= gp_table_add(t, gp_fmt_time(b[0], sizeof(b[0]), total));
-	rc |= gp_table_addf(t, "%" PRIu64, count);
-	rc |= gp_table_add(t, gp_fmt_time(b[1], sizeof(b[1]), count ? total / count : 0));
-	rc |= gp_table_add(t, gp_fmt_time(b[2], sizeof(b[2]), med));
-	rc |= gp_table_add(t, gp_fmt_time(b[3], sizeof(b[3]), min));
-	rc |= gp_table_add(t, gp_fmt_time(b[4], sizeof(b[4]), max));
+	rc |= ga_table_addf(t, "%.1f", pct(total, all));
+	rc |= ga_table_add(t, ga_fmt_time(b[0], sizeof(b[0]), total));
+	rc |= ga_table_addf(t, "%" PRIu64, count);
+	rc |= ga_table_add(t, ga_fmt_time(b[1], sizeof(b[1]), count ? total / count : 0));
+	rc |= ga_table_add(t, ga_fmt_time(b[2], sizeof(b[2]), med));
+	rc |= ga_table_add(t, ga_fmt_time(b[3], sizeof(b[3]), min));
+	rc |= ga_table_add(t, ga_fmt_time(b[4], sizeof(b[4]), max));
 	return rc;
 }
 
-static int print_kernels(struct gp_model *m, const struct opts *o, FILE *out)
+static int print_kernels(struct ga_model *m, const struct opts *o, FILE *out)
 {
 	char nb[4 * NAME_WIDTH + 8];
-	struct gp_table t;
+	struct ga_table t;
 	uint32_t *ord;
 	size_t i, n;
 	int rc = 0;
@@ -516,44 +516,44 @@ static int print_kernels(struct gp_model *m, const struct opts *o, FILE *out)
 		fputs("Kernels: none\n", out);
 		return 0;
 	}
-	ord = gp_model_order_kernels(m);
+	ord = ga_model_order_kernels(m);
 	if (!ord)
 		return -1;
 	n = o->top && (size_t)o->top < m->nkstats ? (size_t)o->top : m->nkstats;
-	gp_table_init(&t, 8);
+	ga_table_init(&t, 8);
 	stat_cols(&t);
-	gp_table_col(&t, 7, "Name", 0, 0);
+	ga_table_col(&t, 7, "Name", 0, 0);
 	for (i = 0; i < n && !rc; i++) {
-		const struct gp_kstat *k = &m->kstats[ord[i]];
+		const struct ga_kstat *k = &m->kstats[ord[i]];
 
 		rc |= stat_row(&t, k->total, m->kernel_total, k->count, k->med, k->min, k->max);
-		rc |= gp_table_add(&t, name_cut(o, nb, sizeof(nb), gp_strtab_full(&m->strs, k->name)));
+		rc |= ga_table_add(&t, name_cut(o, nb, sizeof(nb), ga_strtab_full(&m->strs, k->name)));
 	}
 	if (!rc) {
 		fputs("Kernels:\n", out);
-		gp_table_print(&t, out);
+		ga_table_print(&t, out);
 		more_line(out, n, m->nkstats, "kernels");
 	}
-	gp_table_free(&t);
+	ga_table_free(&t);
 	free(ord);
 	return rc ? -1 : 0;
 }
 
-static int print_memory(const struct gp_model *m, FILE *out)
+static int print_memory(const struct ga_model *m, FILE *out)
 {
-	const struct gp_memstat *rows[GP_COPY_KIND_MAX + 1];
+	const struct ga_memstat *rows[GA_COPY_KIND_MAX + 1];
 	char b[4][48], kb[16];
-	struct gp_table t;
+	struct ga_table t;
 	size_t n = 0, i, j;
 	int rc = 0;
 
-	for (i = 0; i < GP_COPY_KIND_MAX; i++)
+	for (i = 0; i < GA_COPY_KIND_MAX; i++)
 		if (m->copy[i].count)
 			rows[n++] = &m->copy[i];
 	/* Most time first, as in the other tables. */
 	for (i = 1; i < n; i++)
 		for (j = i; j > 0 && rows[j - 1]->total < rows[j]->total; j--) {
-			const struct gp_memstat *x = rows[j];
+			const struct ga_memstat *x = rows[j];
 
 			rows[j] = rows[j - 1];
 			rows[j - 1] = x;
@@ -564,39 +564,39 @@ static int print_memory(const struct gp_model *m, FILE *out)
 		fputs("Memory operations: none\n", out);
 		return 0;
 	}
-	gp_table_init(&t, 6);
-	gp_table_col(&t, 0, "Total time", 1, 0);
-	gp_table_col(&t, 1, "Count", 1, 0);
-	gp_table_col(&t, 2, "Total size", 1, 0);
-	gp_table_col(&t, 3, "Avg size", 1, 0);
-	gp_table_col(&t, 4, "Throughput", 1, 0);
-	gp_table_col(&t, 5, "Operation", 0, 0);
+	ga_table_init(&t, 6);
+	ga_table_col(&t, 0, "Total time", 1, 0);
+	ga_table_col(&t, 1, "Count", 1, 0);
+	ga_table_col(&t, 2, "Total size", 1, 0);
+	ga_table_col(&t, 3, "Avg size", 1, 0);
+	ga_table_col(&t, 4, "Throughput", 1, 0);
+	ga_table_col(&t, 5, "Operation", 0, 0);
 	for (i = 0; i < n && !rc; i++) {
-		const struct gp_memstat *s = rows[i];
+		const struct ga_memstat *s = rows[i];
 
-		rc |= gp_table_add(&t, gp_fmt_time(b[0], sizeof(b[0]), s->total));
-		rc |= gp_table_addf(&t, "%" PRIu64, s->count);
-		rc |= gp_table_add(&t, gp_fmt_bytes(b[1], sizeof(b[1]), (double)s->bytes));
-		rc |= gp_table_add(&t, gp_fmt_bytes(b[2], sizeof(b[2]),
+		rc |= ga_table_add(&t, ga_fmt_time(b[0], sizeof(b[0]), s->total));
+		rc |= ga_table_addf(&t, "%" PRIu64, s->count);
+		rc |= ga_table_add(&t, ga_fmt_bytes(b[1], sizeof(b[1]), (double)s->bytes));
+		rc |= ga_table_add(&t, ga_fmt_bytes(b[2], sizeof(b[2]),
 						    (double)s->bytes / (double)s->count));
 		if (s->total)
-			rc |= gp_table_addf(&t, "%.2f GB/s", (double)s->bytes / (double)s->total);
+			rc |= ga_table_addf(&t, "%.2f GB/s", (double)s->bytes / (double)s->total);
 		else
-			rc |= gp_table_add(&t, "-");
-		rc |= gp_table_add(&t, s->label ? gp_model_str(m, m->labels[s->label - 1].str) :
-				   gp_model_copy_kind(0, kb, sizeof(kb)));
+			rc |= ga_table_add(&t, "-");
+		rc |= ga_table_add(&t, s->label ? ga_model_str(m, m->labels[s->label - 1].str) :
+				   ga_model_copy_kind(0, kb, sizeof(kb)));
 	}
 	if (!rc) {
 		fputs("Memory operations:\n", out);
-		gp_table_print(&t, out);
+		ga_table_print(&t, out);
 	}
-	gp_table_free(&t);
+	ga_table_free(&t);
 	return rc ? -1 : 0;
 }
 
-static int print_api(const struct gp_model *m, const struct opts *o, FILE *out)
+static int print_api(const struct ga_model *m, const struct opts *o, FILE *out)
 {
-	struct gp_table t;
+	struct ga_table t;
 	uint32_t *ord;
 	size_t i, n;
 	int rc = 0;
@@ -613,27 +613,27 @@ static int print_api(const struct gp_model *m, const struct opts *o, FILE *out)
 		fputc('\n', out);
 		return 0;
 	}
-	ord = gp_model_order_api(m);
+	ord = ga_model_order_api(m);
 	if (!ord)
 		return -1;
 	n = o->top && (size_t)o->top < m->nastats ? (size_t)o->top : m->nastats;
-	gp_table_init(&t, 9);
+	ga_table_init(&t, 9);
 	stat_cols(&t);
-	gp_table_col(&t, 7, "Errors", 1, 0);
-	gp_table_col(&t, 8, "Name", 0, 0);
+	ga_table_col(&t, 7, "Errors", 1, 0);
+	ga_table_col(&t, 8, "Name", 0, 0);
 	for (i = 0; i < n && !rc; i++) {
-		const struct gp_astat *a = &m->astats[ord[i]];
+		const struct ga_astat *a = &m->astats[ord[i]];
 
 		rc |= stat_row(&t, a->total, m->api_total, a->count, a->med, a->min, a->max);
-		rc |= gp_table_addf(&t, "%" PRIu64, a->errors);
-		rc |= gp_table_add(&t, gp_model_str(m, a->name));
+		rc |= ga_table_addf(&t, "%" PRIu64, a->errors);
+		rc |= ga_table_add(&t, ga_model_str(m, a->name));
 	}
 	if (!rc) {
 		fputs("CUDA API summary:\n", out);
-		gp_table_print(&t, out);
+		ga_table_print(&t, out);
 		more_line(out, n, m->nastats, "API functions");
 	}
-	gp_table_free(&t);
+	ga_table_free(&t);
 	free(ord);
 	return rc ? -1 : 0;
 }
@@ -663,30 +663,30 @@ int cmd_report(int argc, char **argv)
 		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "no-symbolize", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
-		GP_FILTER_LONGOPTS,
+		GA_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { -1, DEFAULT_TOP, 0, 0, GP_STACKS_DEPTH, 0, 1 };
-	struct gp_model m;
-	struct gp_nvtx nx;
-	struct gp_stacks st;
-	struct gp_filter flt;
+	struct opts o = { -1, DEFAULT_TOP, 0, 0, GA_STACKS_DEPTH, 0, 1 };
+	struct ga_model m;
+	struct ga_nvtx nx;
+	struct ga_stacks st;
+	struct ga_filter flt;
 	struct warp_cols wc;
 	FILE *out = stdout;
 	char ferr[512];
-	int c, rc = GP_EXIT_OK;
+	int c, rc = GA_EXIT_OK;
 
 	opterr = 0;
 	optind = 0;
-	gp_filter_init(&flt);
+	ga_filter_init(&flt);
 	while ((c = getopt_long(argc, argv, "hn:", longopts, NULL)) != -1) {
-		switch (gp_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
+		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
 		case 1:
 			continue;
 		case -1:
 			fprintf(stderr, "gpuprof report: %s\n", ferr);
-			gp_filter_free(&flt);
-			return GP_EXIT_USAGE;
+			ga_filter_free(&flt);
+			return GA_EXIT_USAGE;
 		}
 		switch (c) {
 		case 't':
@@ -699,18 +699,18 @@ int cmd_report(int argc, char **argv)
 			if (parse_top(optarg, &o.top)) {
 				fprintf(stderr, "gpuprof report: --top needs a number >= 0, not '%s'\n",
 					optarg);
-				gp_filter_free(&flt);
-				return GP_EXIT_USAGE;
+				ga_filter_free(&flt);
+				return GA_EXIT_USAGE;
 			}
 			o.top_set = 1;
 			break;
 		case 'D':
 			if (parse_top(optarg, &o.depth) || o.depth < 1 ||
-			    o.depth > GP_STACKS_MAX_FRAMES) {
+			    o.depth > GA_STACKS_MAX_FRAMES) {
 				fprintf(stderr, "gpuprof report: --stack-depth needs a number from 1 "
-					"to %d, not '%s'\n", GP_STACKS_MAX_FRAMES, optarg);
-				gp_filter_free(&flt);
-				return GP_EXIT_USAGE;
+					"to %d, not '%s'\n", GA_STACKS_MAX_FRAMES, optarg);
+				ga_filter_free(&flt);
+				return GA_EXIT_USAGE;
 			}
 			break;
 		case 'f':
@@ -724,10 +724,10 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'h':
 			help(stdout);
-			gp_filter_free(&flt);
-			return GP_EXIT_OK;
+			ga_filter_free(&flt);
+			return GA_EXIT_OK;
 		default:
-			gp_filter_free(&flt);
+			ga_filter_free(&flt);
 			if (optopt == 'n')
 				fputs("gpuprof report: --top needs a value\n", stderr);
 			else if (optopt)
@@ -735,37 +735,37 @@ int cmd_report(int argc, char **argv)
 			else
 				fprintf(stderr, "gpuprof report: unknown option '%s'\n", argv[optind - 1]);
 			fputs("Try 'gpuprof report --help'.\n", stderr);
-			return GP_EXIT_USAGE;
+			return GA_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
-		gp_filter_free(&flt);
+		ga_filter_free(&flt);
 		fputs("gpuprof report: no trace file given\n"
 		      "Try 'gpuprof report --help'.\n", stderr);
-		return GP_EXIT_USAGE;
+		return GA_EXIT_USAGE;
 	}
-	gp_nvtx_init(&nx);
-	gp_stacks_setup(&st, (unsigned)o.depth);
+	ga_nvtx_init(&nx);
+	ga_stacks_setup(&st, (unsigned)o.depth);
 	st.symbolize = o.symbolize;
-	if (gp_model_init(&m)) {
-		gp_filter_free(&flt);
+	if (ga_model_init(&m)) {
+		ga_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);
-		return GP_EXIT_FAIL;
+		return GA_EXIT_FAIL;
 	}
-	gp_stacks_bind(&st, &m);
+	ga_stacks_bind(&st, &m);
 	/* Keep one row more than an automatic timeline may show, to know. */
 	m.keep_rows = o.timeline == 1 ? SIZE_MAX : o.timeline == 0 ? 0 : AUTO_TIMELINE_MAX + 1;
-	if (gp_filter_load(&flt, &nx, &m, argv + optind, argc - optind)) {
-		rc = GP_EXIT_FAIL;
+	if (ga_filter_load(&flt, &nx, &m, argv + optind, argc - optind)) {
+		rc = GA_EXIT_FAIL;
 		goto out;
 	}
-	if (gp_stacks_finish(&st, &m))
+	if (ga_stacks_finish(&st, &m))
 		goto oom;
 	if (print_header(&m, out))
 		goto oom;
-	if (gp_filter_active(&flt)) {
+	if (ga_filter_active(&flt)) {
 		field(out, "Filters:");
-		gp_fmt_put(out, flt.desc.p);
+		ga_fmt_put(out, flt.desc.p);
 		fprintf(out, ": kept %" PRIu64 " of %" PRIu64 " GPU activities\n", flt.kept,
 			flt.seen);
 	}
@@ -781,21 +781,21 @@ int cmd_report(int argc, char **argv)
 	fputc('\n', out);
 	if (print_kernels(&m, &o, out))
 		goto oom;
-	if (gp_stacks_any(&st)) {
+	if (ga_stacks_any(&st)) {
 		fputc('\n', out);
-		if (gp_stacks_print(&st, &m, (size_t)o.top, o.top_set ? (size_t)o.top : SITE_KERNELS,
+		if (ga_stacks_print(&st, &m, (size_t)o.top, o.top_set ? (size_t)o.top : SITE_KERNELS,
 				    o.full_names ? 0 : 2 * NAME_WIDTH, out))
 			goto oom;
 	}
 	if (nx.nkeys || nx.nmarks) {
 		fputc('\n', out);
-		if (gp_nvtx_print_table(&nx, &m, gp_filter_active(&flt),
+		if (ga_nvtx_print_table(&nx, &m, ga_filter_active(&flt),
 					o.full_names ? 0 : NAME_WIDTH, out))
 			goto oom;
 	}
 	if (o.tree) {
 		fputc('\n', out);
-		if (gp_nvtx_print_tree(&nx, &m, o.full_names ? 0 : NAME_WIDTH, out))
+		if (ga_nvtx_print_tree(&nx, &m, o.full_names ? 0 : NAME_WIDTH, out))
 			goto oom;
 	}
 	fputc('\n', out);
@@ -807,11 +807,11 @@ int cmd_report(int argc, char **argv)
 	goto out;
 oom:
 	fputs("gpuprof: out of memory\n", stderr);
-	rc = GP_EXIT_FAIL;
+	rc = GA_EXIT_FAIL;
 out:
-	gp_model_free(&m);
-	gp_nvtx_free(&nx);
-	gp_stacks_free(&st);
-	gp_filter_free(&flt);
+	ga_model_free(&m);
+	ga_nvtx_free(&nx);
+	ga_stacks_free(&st);
+	ga_filter_free(&flt);
 	return rc;
 }

@@ -41,7 +41,7 @@ int cmd_run_child(int argc, char **argv)
 	if (argc < 4) {
 		fputs("usage: gpuprof-analyze run-child STATUS_FILE PRELOAD PROGRAM [ARGS...]\n",
 		      stderr);
-		return GP_EXIT_USAGE;
+		return GA_EXIT_USAGE;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = forward;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* First interval whose end is at or after t (ends ascend, like starts). */
-static size_t first_ending_from(const struct gp_busy *b, uint64_t t)
+static size_t first_ending_from(const struct ga_busy *b, uint64_t t)
 {
 	size_t lo = 0, hi = b->niv;
 
@@ -25,13 +25,13 @@ static size_t first_ending_from(const struct gp_busy *b, uint64_t t)
 }
 
 /* [start, end] merged anywhere in the list. */
-static int insert(struct gp_busy *b, uint64_t start, uint64_t end)
+static int insert(struct ga_busy *b, uint64_t start, uint64_t end)
 {
 	size_t k = first_ending_from(b, start), j;
 
 	if (k == b->niv || end < b->iv[k].start) {
 		/* Touches nothing: a new interval at k. */
-		if (gp_util_grow(&b->iv, &b->capiv, b->niv + 1, sizeof(*b->iv)))
+		if (ga_util_grow(&b->iv, &b->capiv, b->niv + 1, sizeof(*b->iv)))
 			return -1;
 		memmove(b->iv + k + 1, b->iv + k, (b->niv - k) * sizeof(*b->iv));
 		b->iv[k].start = start;
@@ -54,20 +54,20 @@ static int insert(struct gp_busy *b, uint64_t start, uint64_t end)
 	return 0;
 }
 
-int gp_busy_flush(struct gp_busy *b)
+int ga_busy_flush(struct ga_busy *b)
 {
 	size_t i;
 
-	gp_sort_iv_by_start(b->batch, b->nbatch);
+	ga_sort_iv_by_start(b->batch, b->nbatch);
 	for (i = 0; i < b->nbatch; i++) {
-		const struct gp_iv *p = &b->batch[i];
-		struct gp_iv *last = b->niv ? &b->iv[b->niv - 1] : NULL;
+		const struct ga_iv *p = &b->batch[i];
+		struct ga_iv *last = b->niv ? &b->iv[b->niv - 1] : NULL;
 
 		if (last && p->start >= last->start && p->start <= last->end) {
 			if (p->end > last->end)
 				last->end = p->end;
 		} else if (!last || p->start > last->end) {
-			if (gp_util_grow(&b->iv, &b->capiv, b->niv + 1, sizeof(*b->iv)))
+			if (ga_util_grow(&b->iv, &b->capiv, b->niv + 1, sizeof(*b->iv)))
 				return -1;
 			b->iv[b->niv++] = *p;
 		} else if (insert(b, p->start, p->end)) {
@@ -78,29 +78,29 @@ int gp_busy_flush(struct gp_busy *b)
 	return 0;
 }
 
-int gp_busy_add_slow(struct gp_busy *b, uint64_t start, uint64_t end)
+int ga_busy_add_slow(struct ga_busy *b, uint64_t start, uint64_t end)
 {
-	if (!b->batch && !(b->batch = malloc(GP_BUSY_BATCH * sizeof(*b->batch))))
+	if (!b->batch && !(b->batch = malloc(GA_BUSY_BATCH * sizeof(*b->batch))))
 		return -1;
-	if (b->nbatch == GP_BUSY_BATCH && gp_busy_flush(b))
+	if (b->nbatch == GA_BUSY_BATCH && ga_busy_flush(b))
 		return -1;
-	return gp_busy_add(b, start, end);
+	return ga_busy_add(b, start, end);
 }
 
-int gp_busy_merge(struct gp_busy *to, struct gp_busy *from)
+int ga_busy_merge(struct ga_busy *to, struct ga_busy *from)
 {
 	size_t i;
 
-	if (gp_busy_flush(from))
+	if (ga_busy_flush(from))
 		return -1;
 	for (i = 0; i < from->niv; i++)
-		if (gp_busy_add(to, from->iv[i].start, from->iv[i].end))
+		if (ga_busy_add(to, from->iv[i].start, from->iv[i].end))
 			return -1;
-	gp_busy_free(from);
+	ga_busy_free(from);
 	return 0;
 }
 
-uint64_t gp_busy_total(const struct gp_busy *b)
+uint64_t ga_busy_total(const struct ga_busy *b)
 {
 	uint64_t t = 0;
 	size_t i;
@@ -110,7 +110,7 @@ uint64_t gp_busy_total(const struct gp_busy *b)
 	return t;
 }
 
-void gp_busy_free(struct gp_busy *b)
+void ga_busy_free(struct ga_busy *b)
 {
 	free(b->iv);
 	free(b->batch);

@@ -8,43 +8,43 @@
  * any order.  Memory: the batch plus one entry per idle gap.
  * Runs offline only.
  */
-#ifndef GP_ANALYZER_BUSY_H
-#define GP_ANALYZER_BUSY_H
+#ifndef GA_ANALYZER_BUSY_H
+#define GA_ANALYZER_BUSY_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/sort.h"
 
-#define GP_BUSY_BATCH 4096
+#define GA_BUSY_BATCH 4096
 
-struct gp_busy {
-	struct gp_iv *iv;          /* disjoint, ascending start */
+struct ga_busy {
+	struct ga_iv *iv;          /* disjoint, ascending start */
 	size_t niv, capiv;
-	struct gp_iv *batch;       /* not merged yet, any order */
+	struct ga_iv *batch;       /* not merged yet, any order */
 	size_t nbatch;
 };
 
-int gp_busy_add_slow(struct gp_busy *b, uint64_t start, uint64_t end);
+int ga_busy_add_slow(struct ga_busy *b, uint64_t start, uint64_t end);
 
 /* Adds [start, end] (end >= start).  0, or -1 out of memory. */
-static inline int gp_busy_add(struct gp_busy *b, uint64_t start, uint64_t end)
+static inline int ga_busy_add(struct ga_busy *b, uint64_t start, uint64_t end)
 {
-	if (b->nbatch < GP_BUSY_BATCH && b->batch) {
+	if (b->nbatch < GA_BUSY_BATCH && b->batch) {
 		b->batch[b->nbatch].start = start;
 		b->batch[b->nbatch].end = end;
 		b->nbatch++;
 		return 0;
 	}
-	return gp_busy_add_slow(b, start, end);
+	return ga_busy_add_slow(b, start, end);
 }
 
 /* Merges the batch into the disjoint list.  0, or -1 out of memory. */
-int gp_busy_flush(struct gp_busy *b);
+int ga_busy_flush(struct ga_busy *b);
 /* Adds everything of `from` to `to` and empties `from`.  0, or -1. */
-int gp_busy_merge(struct gp_busy *to, struct gp_busy *from);
-/* After gp_busy_flush: total covered time, first start, last end (0s if empty). */
-uint64_t gp_busy_total(const struct gp_busy *b);
-void gp_busy_free(struct gp_busy *b);
+int ga_busy_merge(struct ga_busy *to, struct ga_busy *from);
+/* After ga_busy_flush: total covered time, first start, last end (0s if empty). */
+uint64_t ga_busy_total(const struct ga_busy *b);
+void ga_busy_free(struct ga_busy *b);
 
 #endif

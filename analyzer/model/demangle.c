@@ -9,7 +9,7 @@
 /* From libstdc++'s ABI support; the analyzer links -lstdc++ for it. */
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
-char *gp_demangle_full(const char *name)
+char *ga_demangle_full(const char *name)
 {
 	int status = 0;
 	char *d;
@@ -61,7 +61,7 @@ static size_t operator_len(const char *s, size_t i)
 	return 0;
 }
 
-char *gp_demangle_short(const char *s)
+char *ga_demangle_short(const char *s)
 {
 	size_t n = strlen(s), i, name_end = n, name_start = 0;
 	int depth = 0;

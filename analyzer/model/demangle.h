@@ -3,14 +3,14 @@
  * __cxa_demangle) and the short form used in timeline labels.  Runs
  * offline only.
  */
-#ifndef GP_ANALYZER_DEMANGLE_H
-#define GP_ANALYZER_DEMANGLE_H
+#ifndef GA_ANALYZER_DEMANGLE_H
+#define GA_ANALYZER_DEMANGLE_H
 
 /*
  * The demangled form of an Itanium-mangled name, malloc'd; NULL when name
  * is not mangled (C or Triton kernels) or memory runs out.
  */
-char *gp_demangle_full(const char *name);
+char *ga_demangle_full(const char *name);
 
 /*
  * The short form of a demangled (or plain) name, malloc'd: no return type,
@@ -18,6 +18,6 @@ char *gp_demangle_full(const char *name);
  * "void ns::axpy<float>(int, float*)" reads "ns::axpy<float>".
  * NULL when memory runs out.
  */
-char *gp_demangle_short(const char *demangled);
+char *ga_demangle_short(const char *demangled);
 
 #endif

@@ -9,17 +9,17 @@
 
 #include "read/load.h"
 
-static const char *const kind_names[GP_ACT_KIND_COUNT] = {
-	[GP_ACT_KERNEL] = "kernel", [GP_ACT_MEMCPY] = "memcpy",
-	[GP_ACT_MEMSET] = "memset", [GP_ACT_GRAPH] = "graph",
+static const char *const kind_names[GA_ACT_KIND_COUNT] = {
+	[GA_ACT_KERNEL] = "kernel", [GA_ACT_MEMCPY] = "memcpy",
+	[GA_ACT_MEMSET] = "memset", [GA_ACT_GRAPH] = "graph",
 };
 
-void gp_filter_init(struct gp_filter *f)
+void ga_filter_init(struct ga_filter *f)
 {
 	memset(f, 0, sizeof(*f));
 }
 
-void gp_filter_free(struct gp_filter *f)
+void ga_filter_free(struct ga_filter *f)
 {
 	if (f->has_nvtx)
 		regfree(&f->nvtx_re);
@@ -27,18 +27,18 @@ void gp_filter_free(struct gp_filter *f)
 		regfree(&f->kernel_re);
 	free(f->devices);
 	free(f->kmatch);
-	gp_buf_free(&f->desc);
+	ga_buf_free(&f->desc);
 	memset(f, 0, sizeof(*f));
 }
 
-int gp_filter_active(const struct gp_filter *f)
+int ga_filter_active(const struct ga_filter *f)
 {
 	return f->has_nvtx || f->has_kernel || f->ndevices || f->kinds;
 }
 
-static int describe(struct gp_filter *f, const char *opt, const char *arg, int quote)
+static int describe(struct ga_filter *f, const char *opt, const char *arg, int quote)
 {
-	return gp_buf_printf(&f->desc, "%s--%s %s%s%s", f->desc.len ? ", " : "", opt,
+	return ga_buf_printf(&f->desc, "%s--%s %s%s%s", f->desc.len ? ", " : "", opt,
 			     quote ? "'" : "", arg, quote ? "'" : "");
 }
 
@@ -64,9 +64,9 @@ static int set_regex(regex_t *re, int *has, const char *opt, const char *arg, ch
 }
 
 /* Comma-separated items of arg, each passed to fn; empty items are errors. */
-static int each_item(const char *arg, int (*fn)(struct gp_filter *f, const char *item,
+static int each_item(const char *arg, int (*fn)(struct ga_filter *f, const char *item,
 						char *err, size_t n),
-		     struct gp_filter *f, const char *opt, char *err, size_t n)
+		     struct ga_filter *f, const char *opt, char *err, size_t n)
 {
 	char item[64];
 	const char *p = arg, *c;
@@ -90,7 +90,7 @@ static int each_item(const char *arg, int (*fn)(struct gp_filter *f, const char 
 	}
 }
 
-static int add_device(struct gp_filter *f, const char *item, char *err, size_t n)
+static int add_device(struct ga_filter *f, const char *item, char *err, size_t n)
 {
 	char *end;
 	unsigned long v = strtoul(item, &end, 10);
@@ -99,7 +99,7 @@ static int add_device(struct gp_filter *f, const char *item, char *err, size_t n
 		snprintf(err, n, "--device: '%s' is not a device number", item);
 		return -1;
 	}
-	if (gp_util_grow(&f->devices, &f->capdevices, f->ndevices + 1, sizeof(*f->devices))) {
+	if (ga_util_grow(&f->devices, &f->capdevices, f->ndevices + 1, sizeof(*f->devices))) {
 		snprintf(err, n, "out of memory");
 		return -1;
 	}
@@ -107,11 +107,11 @@ static int add_device(struct gp_filter *f, const char *item, char *err, size_t n
 	return 0;
 }
 
-static int add_kind(struct gp_filter *f, const char *item, char *err, size_t n)
+static int add_kind(struct ga_filter *f, const char *item, char *err, size_t n)
 {
 	int k;
 
-	for (k = 0; k < GP_ACT_KIND_COUNT; k++)
+	for (k = 0; k < GA_ACT_KIND_COUNT; k++)
 		if (!strcmp(item, kind_names[k])) {
 			f->kinds |= 1u << k;
 			return 0;
@@ -120,26 +120,26 @@ static int add_kind(struct gp_filter *f, const char *item, char *err, size_t n)
 	return -1;
 }
 
-int gp_filter_option(struct gp_filter *f, int opt, const char *arg, char *err, size_t n)
+int ga_filter_option(struct ga_filter *f, int opt, const char *arg, char *err, size_t n)
 {
 	int rc;
 
 	switch (opt) {
-	case GP_FILTER_OPT_NVTX:
+	case GA_FILTER_OPT_NVTX:
 		rc = set_regex(&f->nvtx_re, &f->has_nvtx, "nvtx", arg, err, n);
 		if (!rc && describe(f, "nvtx", arg, 1))
 			goto oom;
 		return rc ? -1 : 1;
-	case GP_FILTER_OPT_KERNEL:
+	case GA_FILTER_OPT_KERNEL:
 		rc = set_regex(&f->kernel_re, &f->has_kernel, "kernel", arg, err, n);
 		if (!rc && describe(f, "kernel", arg, 1))
 			goto oom;
 		return rc ? -1 : 1;
-	case GP_FILTER_OPT_DEVICE:
+	case GA_FILTER_OPT_DEVICE:
 		if (each_item(arg, add_device, f, "device", err, n))
 			return -1;
 		return describe(f, "device", arg, 0) ? -1 : 1;
-	case GP_FILTER_OPT_KIND:
+	case GA_FILTER_OPT_KIND:
 		if (each_item(arg, add_kind, f, "kind", err, n))
 			return -1;
 		return describe(f, "kind", arg, 0) ? -1 : 1;
@@ -152,19 +152,19 @@ oom:
 }
 
 /* The verdict on a kernel name, computed once per distinct name. */
-static int kernel_kept(struct gp_filter *f, struct gp_model *m, uint32_t name)
+static int kernel_kept(struct ga_filter *f, struct ga_model *m, uint32_t name)
 {
 	if (name >= f->capkmatch) {
 		size_t old = f->capkmatch;
 
-		if (gp_util_grow(&f->kmatch, &f->capkmatch, (size_t)name + 1, 1))
+		if (ga_util_grow(&f->kmatch, &f->capkmatch, (size_t)name + 1, 1))
 			return -1;
 		memset(f->kmatch + old, 0, f->capkmatch - old);
 	}
 	if (!f->kmatch[name]) {
 		/* The short form too, so that '^ns::axpy' finds "void ns::axpy<float>(...)". */
-		int hit = regexec(&f->kernel_re, gp_strtab_full(&m->strs, name), 0, NULL, 0) == 0 ||
-			  regexec(&f->kernel_re, gp_strtab_short(&m->strs, name), 0, NULL, 0) == 0;
+		int hit = regexec(&f->kernel_re, ga_strtab_full(&m->strs, name), 0, NULL, 0) == 0 ||
+			  regexec(&f->kernel_re, ga_strtab_short(&m->strs, name), 0, NULL, 0) == 0;
 
 		f->kmatch[name] = hit ? 1 : 2;
 	}
@@ -173,15 +173,15 @@ static int kernel_kept(struct gp_filter *f, struct gp_model *m, uint32_t name)
 
 static int range_matches(void *ctx, uint32_t range)
 {
-	struct gp_filter *f = ctx;
+	struct ga_filter *f = ctx;
 
 	return f->nx->keys[f->nx->ranges[range].key].match != 0;
 }
 
-int gp_filter_keep(void *ctx, struct gp_model *m, struct gp_act *a)
+int ga_filter_keep(void *ctx, struct ga_model *m, struct ga_act *a)
 {
-	struct gp_filter *f = ctx;
-	struct gp_nvtx_attr at;
+	struct ga_filter *f = ctx;
+	struct ga_nvtx_attr at;
 	size_t i;
 	int k;
 
@@ -195,7 +195,7 @@ int gp_filter_keep(void *ctx, struct gp_model *m, struct gp_act *a)
 			return 0;
 	}
 	if (f->has_kernel) {
-		if (a->kind != GP_ACT_KERNEL)
+		if (a->kind != GA_ACT_KERNEL)
 			return 0;
 		k = kernel_kept(f, m, a->name);
 		if (k <= 0)
@@ -207,44 +207,44 @@ int gp_filter_keep(void *ctx, struct gp_model *m, struct gp_act *a)
 		f->kept++;
 		return 1;
 	}
-	at = gp_nvtx_attribute(f->nx, a);
-	if (f->has_nvtx && !gp_nvtx_walk(f->nx, &at, range_matches, f))
+	at = ga_nvtx_attribute(f->nx, a);
+	if (f->has_nvtx && !ga_nvtx_walk(f->nx, &at, range_matches, f))
 		return 0;
-	a->nvtx = gp_nvtx_account(f->nx, a, &at);
-	if (a->nvtx == GP_STR_NOMEM)
+	a->nvtx = ga_nvtx_account(f->nx, a, &at);
+	if (a->nvtx == GA_STR_NOMEM)
 		return -1;
 	f->kept++;
 	return 1;
 }
 
-void gp_filter_bind(struct gp_filter *f, struct gp_nvtx *nx, struct gp_model *m)
+void ga_filter_bind(struct ga_filter *f, struct ga_nvtx *nx, struct ga_model *m)
 {
 	size_t i;
 
 	for (i = 0; i < nx->nkeys; i++) {
-		struct gp_nvtx_key *k = &nx->keys[i];
+		struct ga_nvtx_key *k = &nx->keys[i];
 
 		/* "name" or, in a domain, "domain:name" too. */
 		k->match = f->has_nvtx &&
-			   (regexec(&f->nvtx_re, gp_model_str(m, k->name), 0, NULL, 0) == 0 ||
-			    regexec(&f->nvtx_re, gp_model_str(m, k->label), 0, NULL, 0) == 0);
+			   (regexec(&f->nvtx_re, ga_model_str(m, k->name), 0, NULL, 0) == 0 ||
+			    regexec(&f->nvtx_re, ga_model_str(m, k->label), 0, NULL, 0) == 0);
 	}
 	f->nx = nx;
-	if (!gp_filter_active(f) && !nx->nranges) {
+	if (!ga_filter_active(f) && !nx->nranges) {
 		/* Nothing to drop or attribute: the NVTX tree comes from the model's totals. */
 		nx->from_model = 1;
 		return;
 	}
-	m->keep = gp_filter_keep;
+	m->keep = ga_filter_keep;
 	m->keep_ctx = f;
 }
 
-int gp_filter_load(struct gp_filter *f, struct gp_nvtx *nx, struct gp_model *m,
+int ga_filter_load(struct ga_filter *f, struct ga_nvtx *nx, struct ga_model *m,
 		   char *const *paths, int n)
 {
 	size_t cnt = n > 0 ? (size_t)n : 1, i;
-	struct gp_input *in = calloc(cnt, sizeof(*in));
-	struct gp_nvtx_src *src = calloc(cnt, sizeof(*src));
+	struct ga_input *in = calloc(cnt, sizeof(*in));
+	struct ga_nvtx_src *src = calloc(cnt, sizeof(*src));
 	int rc = -1;
 
 	if (!in || !src) {
@@ -252,27 +252,27 @@ int gp_filter_load(struct gp_filter *f, struct gp_nvtx *nx, struct gp_model *m,
 		goto out;
 	}
 	/* Pipes and standard input are read once, here: both passes read that. */
-	if (gp_load_open(in, paths, n))
+	if (ga_load_open(in, paths, n))
 		goto out;
 	for (i = 0; i < (size_t)n; i++) {
 		src[i].path = in[i].mem ? in[i].name : in[i].path;
 		src[i].buf = in[i].mem ? in[i].buf : NULL;
 		src[i].len = in[i].len;
 	}
-	if (gp_nvtx_scan(nx, m, src, (size_t)n)) {
+	if (ga_nvtx_scan(nx, m, src, (size_t)n)) {
 		fprintf(stderr, "gpuprof: %s\n", nx->err);
 		goto close;
 	}
-	gp_filter_bind(f, nx, m);
-	if (gp_load_inputs(m, in, n))
+	ga_filter_bind(f, nx, m);
+	if (ga_load_inputs(m, in, n))
 		goto close;
-	if (gp_nvtx_finish(nx, m, gp_filter_active(f))) {
+	if (ga_nvtx_finish(nx, m, ga_filter_active(f))) {
 		fputs("gpuprof: out of memory\n", stderr);
 		goto close;
 	}
 	rc = 0;
 close:
-	gp_load_close(in, n);
+	ga_load_close(in, n);
 out:
 	free(in);
 	free(src);

@@ -5,8 +5,8 @@
  * export sees the same subset.  CUDA API calls are never filtered.  Runs
  * offline only.
  */
-#ifndef GP_ANALYZER_FILTER_H
-#define GP_ANALYZER_FILTER_H
+#ifndef GA_ANALYZER_FILTER_H
+#define GA_ANALYZER_FILTER_H
 
 #include <regex.h>
 #include <stddef.h>
@@ -17,20 +17,20 @@
 #include "base/util.h"
 
 /* getopt_long values of the filter options, clear of any short option. */
-#define GP_FILTER_OPT_NVTX 0x1000
-#define GP_FILTER_OPT_KERNEL 0x1001
-#define GP_FILTER_OPT_DEVICE 0x1002
-#define GP_FILTER_OPT_KIND 0x1003
+#define GA_FILTER_OPT_NVTX 0x1000
+#define GA_FILTER_OPT_KERNEL 0x1001
+#define GA_FILTER_OPT_DEVICE 0x1002
+#define GA_FILTER_OPT_KIND 0x1003
 
 /* Entries for a struct option array (needs <getopt.h>). */
-#define GP_FILTER_LONGOPTS                                                   \
-	{ "nvtx", required_argument, NULL, GP_FILTER_OPT_NVTX },             \
-	{ "kernel", required_argument, NULL, GP_FILTER_OPT_KERNEL },         \
-	{ "device", required_argument, NULL, GP_FILTER_OPT_DEVICE },         \
-	{ "kind", required_argument, NULL, GP_FILTER_OPT_KIND }
+#define GA_FILTER_LONGOPTS                                                   \
+	{ "nvtx", required_argument, NULL, GA_FILTER_OPT_NVTX },             \
+	{ "kernel", required_argument, NULL, GA_FILTER_OPT_KERNEL },         \
+	{ "device", required_argument, NULL, GA_FILTER_OPT_DEVICE },         \
+	{ "kind", required_argument, NULL, GA_FILTER_OPT_KIND }
 
 /* Help lines of the filter options. */
-#define GP_FILTER_HELP                                                       \
+#define GA_FILTER_HELP                                                       \
 	"  --nvtx REGEX    keep GPU activities launched inside an NVTX range\n" \
 	"                  (at any depth) whose name matches REGEX\n"          \
 	"  --kernel REGEX  keep kernels whose demangled name matches REGEX\n"  \
@@ -39,49 +39,49 @@
 	"  --kind LIST     keep these kinds: kernel,memcpy,memset,graph\n"     \
 	"                  REGEX: POSIX extended, matched anywhere in the name\n"
 
-struct gp_filter {
+struct ga_filter {
 	regex_t nvtx_re, kernel_re;
 	int has_nvtx, has_kernel;
-	uint32_t kinds;            /* 1 << enum gp_act_kind; 0: every kind */
+	uint32_t kinds;            /* 1 << enum ga_act_kind; 0: every kind */
 	uint32_t *devices;
 	size_t ndevices, capdevices;
-	struct gp_buf desc;        /* "--nvtx 'step', --kind kernel" */
-	struct gp_nvtx *nx;        /* ranges to attribute to, NULL: none */
+	struct ga_buf desc;        /* "--nvtx 'step', --kind kernel" */
+	struct ga_nvtx *nx;        /* ranges to attribute to, NULL: none */
 	uint8_t *kmatch;           /* kernel name strtab id -> 0 unknown, 1 kept, 2 not */
 	size_t capkmatch;
 	uint64_t seen, kept;       /* GPU activities */
 };
 
-void gp_filter_init(struct gp_filter *f);
-void gp_filter_free(struct gp_filter *f);
+void ga_filter_init(struct ga_filter *f);
+void ga_filter_free(struct ga_filter *f);
 
 /*
  * Apply one command-line option.  Returns 1 when opt is a filter option
  * and arg is valid, 0 when opt is not a filter option, -1 when arg is
  * invalid (err says why: "--nvtx: bad regex '(': ...").
  */
-int gp_filter_option(struct gp_filter *f, int opt, const char *arg, char *err, size_t n);
+int ga_filter_option(struct ga_filter *f, int opt, const char *arg, char *err, size_t n);
 
 /* Non-zero when any filter option was given. */
-int gp_filter_active(const struct gp_filter *f);
+int ga_filter_active(const struct ga_filter *f);
 
 /*
- * Loading (gp_load_open, gp_load_inputs) through the filters and NVTX attribution: scans the
+ * Loading (ga_load_open, ga_load_inputs) through the filters and NVTX attribution: scans the
  * files for NVTX ranges into nx, reads them into m (dropping filtered
  * activities), links nx's tree.  Returns 0, or -1 after printing why.
  */
-int gp_filter_load(struct gp_filter *f, struct gp_nvtx *nx, struct gp_model *m,
+int ga_filter_load(struct ga_filter *f, struct ga_nvtx *nx, struct ga_model *m,
 		   char *const *paths, int n);
 
 /*
- * Attach f and nx (scanned, see gp_nvtx_scan()) to m before it reads the
+ * Attach f and nx (scanned, see ga_nvtx_scan()) to m before it reads the
  * files: m's keep hook then filters and attributes each activity.  With no
  * filter and no ranges there is nothing to do per activity: no hook, and
- * gp_nvtx_finish() counts the tree from the model.
+ * ga_nvtx_finish() counts the tree from the model.
  */
-void gp_filter_bind(struct gp_filter *f, struct gp_nvtx *nx, struct gp_model *m);
+void ga_filter_bind(struct ga_filter *f, struct ga_nvtx *nx, struct ga_model *m);
 
 /* The model's keep hook (ctx: the filter): 1 keep, 0 drop, -1 out of memory. */
-int gp_filter_keep(void *ctx, struct gp_model *m, struct gp_act *a);
+int ga_filter_keep(void *ctx, struct ga_model *m, struct ga_act *a);
 
 #endif

@@ -16,16 +16,16 @@
 #define STREAM_CACHE 16
 
 /* Owners of entries in the side list of long durations. */
-#define GP_BIG_KERNEL 1
-#define GP_BIG_API 2
+#define GA_BIG_KERNEL 1
+#define GA_BIG_API 2
 
 /* Per-file state while one trace streams through. */
 struct fctx {
-	struct gp_model *m;
+	struct ga_model *m;
 	uint32_t file, proc;
 	int started;
-	struct gp_strmap smap;     /* file string id -> strtab id */
-	struct gp_map devmap;      /* device id -> devrow index + 1 */
+	struct ga_strmap smap;     /* file string id -> strtab id */
+	struct ga_map devmap;      /* device id -> devrow index + 1 */
 	uint32_t last_dev_id, last_devrow;
 	int have_last_dev;
 	/*
@@ -43,10 +43,10 @@ static const char *const copy_names[] = {
 	[GP_COPY_DTOH] = "DtoH", [GP_COPY_HTOA] = "HtoA", [GP_COPY_ATOH] = "AtoH",
 	[GP_COPY_ATOA] = "AtoA", [GP_COPY_ATOD] = "AtoD", [GP_COPY_DTOA] = "DtoA",
 	[GP_COPY_DTOD] = "DtoD", [GP_COPY_HTOH] = "HtoH", [GP_COPY_PTOP] = "PtoP",
-	[GP_COPY_STAGED_PEER] = "PtoP-staged",
+	[GA_COPY_STAGED_PEER] = "PtoP-staged",
 };
 
-const char *gp_model_copy_kind(unsigned kind, char *buf, size_t n)
+const char *ga_model_copy_kind(unsigned kind, char *buf, size_t n)
 {
 	if (kind < sizeof(copy_names) / sizeof(copy_names[0]) && copy_names[kind])
 		return copy_names[kind];
@@ -54,26 +54,26 @@ const char *gp_model_copy_kind(unsigned kind, char *buf, size_t n)
 	return buf;
 }
 
-const char *gp_model_str(const struct gp_model *m, uint32_t id)
+const char *ga_model_str(const struct ga_model *m, uint32_t id)
 {
-	return gp_strtab_get(&m->strs, id);
+	return ga_strtab_get(&m->strs, id);
 }
 
-int gp_model_init(struct gp_model *m)
+int ga_model_init(struct ga_model *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->first_start = UINT64_MAX;
-	return gp_strtab_init(&m->strs);
+	return ga_strtab_init(&m->strs);
 }
 
-void gp_model_free(struct gp_model *m)
+void ga_model_free(struct ga_model *m)
 {
 	size_t i;
 
 	for (i = 0; i < m->nfiles; i++)
 		free(m->files[i].path);
 	for (i = 0; i < m->ndevs; i++)
-		gp_busy_free(&m->devs[i].busy);
+		ga_busy_free(&m->devs[i].busy);
 	for (i = 0; i < m->nkstats; i++)
 		free(m->kstats[i].durs.v);
 	for (i = 0; i < m->nastats; i++)
@@ -85,48 +85,48 @@ void gp_model_free(struct gp_model *m)
 	free(m->kstats);
 	free(m->str2k);
 	free(m->labels);
-	gp_map_free(&m->label_map);
-	gp_map_free(&m->copy_legs);
-	gp_map_free(&m->staged);
+	ga_map_free(&m->label_map);
+	ga_map_free(&m->copy_legs);
+	ga_map_free(&m->staged);
 	free(m->legs);
 	free(m->pairs);
-	gp_map_free(&m->copy_api_names);
-	gp_map_free(&m->copy_api);
+	ga_map_free(&m->copy_api_names);
+	ga_map_free(&m->copy_api);
 	free(m->graphs);
-	gp_map_free(&m->graph_map);
-	gp_map_free(&m->gnode_set);
+	ga_map_free(&m->graph_map);
+	ga_map_free(&m->gnode_set);
 	free(m->astats);
 	free(m->str2a);
-	gp_map_free(&m->api_names);
-	gp_map_free(&m->api_tids);
+	ga_map_free(&m->api_names);
+	ga_map_free(&m->api_tids);
 	free(m->bigs);
-	gp_map_free(&m->stream_set);
+	ga_map_free(&m->stream_set);
 	free(m->rows);
-	gp_strtab_free(&m->strs);
+	ga_strtab_free(&m->strs);
 	memset(m, 0, sizeof(*m));
 }
 
 static int nomem(struct fctx *f)
 {
-	struct gp_model *m = f->m;
+	struct ga_model *m = f->m;
 
 	snprintf(m->err, sizeof(m->err), "%s: out of memory", m->files[f->file].path);
 	return -1;
 }
 
 /* Intern a label string; returns its label index or UINT32_MAX. */
-static uint32_t label_get(struct gp_model *m, const char *s)
+static uint32_t label_get(struct ga_model *m, const char *s)
 {
-	uint32_t id = gp_strtab_intern(&m->strs, s, strlen(s)), *slot;
+	uint32_t id = ga_strtab_intern(&m->strs, s, strlen(s)), *slot;
 	int r;
 
-	if (id == GP_STR_NOMEM)
+	if (id == GA_STR_NOMEM)
 		return UINT32_MAX;
-	r = gp_map_insert(&m->label_map, id, 0, &slot);
+	r = ga_map_insert(&m->label_map, id, 0, &slot);
 	if (r < 0)
 		return UINT32_MAX;
 	if (r == 1) {
-		if (gp_util_grow(&m->labels, &m->caplabels, m->nlabels + 1, sizeof(*m->labels)))
+		if (ga_util_grow(&m->labels, &m->caplabels, m->nlabels + 1, sizeof(*m->labels)))
 			return UINT32_MAX;
 		memset(&m->labels[m->nlabels], 0, sizeof(*m->labels));
 		m->labels[m->nlabels].str = id;
@@ -141,8 +141,8 @@ static uint32_t fstr(struct fctx *f, uint32_t id)
 	uint32_t g;
 
 	if (id == 0)
-		return GP_STR_NONE;
-	if ((g = gp_strmap_get(&f->smap, id)) != GP_STR_NOMEM)
+		return GA_STR_NONE;
+	if ((g = ga_strmap_get(&f->smap, id)) != GA_STR_NOMEM)
 		return g;
 	f->m->bad_refs++;
 	return f->unknown_str;
@@ -150,16 +150,16 @@ static uint32_t fstr(struct fctx *f, uint32_t id)
 
 static int on_string(struct fctx *f, const struct gp_rec_string *s)
 {
-	if (gp_strmap_add(&f->smap, &f->m->strs, s->id, (const char *)(s + 1), s->len))
+	if (ga_strmap_add(&f->smap, &f->m->strs, s->id, (const char *)(s + 1), s->len))
 		return nomem(f);
 	return 0;
 }
 
-static uint32_t new_device(struct gp_model *m, uint32_t proc, uint32_t id)
+static uint32_t new_device(struct ga_model *m, uint32_t proc, uint32_t id)
 {
-	struct gp_device *d;
+	struct ga_device *d;
 
-	if (gp_util_grow(&m->devs, &m->capdevs, m->ndevs + 1, sizeof(*m->devs)))
+	if (ga_util_grow(&m->devs, &m->capdevs, m->ndevs + 1, sizeof(*m->devs)))
 		return UINT32_MAX;
 	d = &m->devs[m->ndevs];
 	memset(d, 0, sizeof(*d));
@@ -169,11 +169,11 @@ static uint32_t new_device(struct gp_model *m, uint32_t proc, uint32_t id)
 	return (uint32_t)m->ndevs++;
 }
 
-static uint32_t new_devrow(struct gp_model *m, uint32_t proc, uint32_t dev, uint32_t id)
+static uint32_t new_devrow(struct ga_model *m, uint32_t proc, uint32_t dev, uint32_t id)
 {
-	struct gp_devrow *r;
+	struct ga_devrow *r;
 
-	if (gp_util_grow(&m->devrows, &m->capdevrows, m->ndevrows + 1, sizeof(*m->devrows)))
+	if (ga_util_grow(&m->devrows, &m->capdevrows, m->ndevrows + 1, sizeof(*m->devrows)))
 		return UINT32_MAX;
 	r = &m->devrows[m->ndevrows];
 	memset(r, 0, sizeof(*r));
@@ -185,11 +185,11 @@ static uint32_t new_devrow(struct gp_model *m, uint32_t proc, uint32_t dev, uint
 
 static int fdev_slow(struct fctx *f, uint32_t id, uint32_t *devrow)
 {
-	struct gp_model *m = f->m;
+	struct ga_model *m = f->m;
 	uint32_t *slot, dev, row;
 	int r;
 
-	r = gp_map_insert(&f->devmap, id, 0, &slot);
+	r = ga_map_insert(&f->devmap, id, 0, &slot);
 	if (r < 0)
 		return nomem(f);
 	if (r == 1) {
@@ -223,7 +223,7 @@ static int uuid_zero(const uint8_t *u)
 	return memcmp(u, zero, 16) == 0;
 }
 
-static void describe(struct fctx *f, struct gp_device *d, const struct gp_rec_device *r)
+static void describe(struct fctx *f, struct ga_device *d, const struct gp_rec_device *r)
 {
 	d->name = fstr(f, r->name);
 	memcpy(d->uuid, r->uuid, 16);
@@ -242,11 +242,11 @@ static void describe(struct fctx *f, struct gp_device *d, const struct gp_rec_de
  * Fold placeholder device `from` (activities seen before the device was
  * described) into `to`, the same GPU already known from another process.
  */
-static int merge_device(struct gp_model *m, uint32_t from, uint32_t to)
+static int merge_device(struct ga_model *m, uint32_t from, uint32_t to)
 {
-	struct gp_device *a = &m->devs[from], *b = &m->devs[to];
+	struct ga_device *a = &m->devs[from], *b = &m->devs[to];
 
-	if (gp_busy_merge(&b->busy, &a->busy))
+	if (ga_busy_merge(&b->busy, &a->busy))
 		return -1;
 	a->count = a->total = 0;
 	a->dead = 1;
@@ -255,14 +255,14 @@ static int merge_device(struct gp_model *m, uint32_t from, uint32_t to)
 
 static int on_device(struct fctx *f, const struct gp_rec_device *r)
 {
-	struct gp_model *m = f->m;
+	struct ga_model *m = f->m;
 	uint32_t host = m->procs[f->proc].host, g = UINT32_MAX, *slot, row;
 	size_t i;
 
 	/* The same GPU seen by several processes of a host is one device. */
 	if (!uuid_zero(r->uuid)) {
 		for (i = 0; i < m->ndevs; i++) {
-			struct gp_device *d = &m->devs[i];
+			struct ga_device *d = &m->devs[i];
 
 			if (d->described && !d->dead && d->host == host &&
 			    memcmp(d->uuid, r->uuid, 16) == 0) {
@@ -271,10 +271,10 @@ static int on_device(struct fctx *f, const struct gp_rec_device *r)
 			}
 		}
 	}
-	slot = gp_map_find(&f->devmap, r->id, 0);
+	slot = ga_map_find(&f->devmap, r->id, 0);
 	if (slot) {
-		struct gp_devrow *dr = &m->devrows[*slot - 1];
-		struct gp_device *cur = &m->devs[dr->dev];
+		struct ga_devrow *dr = &m->devrows[*slot - 1];
+		struct ga_device *cur = &m->devs[dr->dev];
 
 		if (g != UINT32_MAX && g != dr->dev && !cur->described) {
 			if (merge_device(m, dr->dev, g))
@@ -292,18 +292,18 @@ static int on_device(struct fctx *f, const struct gp_rec_device *r)
 		describe(f, &m->devs[g], r);
 	}
 	row = new_devrow(m, f->proc, g, r->id);
-	if (row == UINT32_MAX || gp_map_insert(&f->devmap, r->id, 0, &slot) < 0)
+	if (row == UINT32_MAX || ga_map_insert(&f->devmap, r->id, 0, &slot) < 0)
 		return nomem(f);
 	*slot = row + 1;
 	f->have_last_dev = 0;
 	return 0;
 }
 
-static int push_big(struct gp_model *m, uint64_t dur, uint32_t owner, uint32_t key)
+static int push_big(struct ga_model *m, uint64_t dur, uint32_t owner, uint32_t key)
 {
-	struct gp_bigdur *b;
+	struct ga_bigdur *b;
 
-	if (gp_util_grow(&m->bigs, &m->capbigs, m->nbigs + 1, sizeof(*m->bigs)))
+	if (ga_util_grow(&m->bigs, &m->capbigs, m->nbigs + 1, sizeof(*m->bigs)))
 		return -1;
 	b = &m->bigs[m->nbigs++];
 	b->dur = dur;
@@ -312,13 +312,13 @@ static int push_big(struct gp_model *m, uint64_t dur, uint32_t owner, uint32_t k
 	return 0;
 }
 
-static int push_dur_slow(struct gp_model *m, struct gp_durs *d, uint64_t dur, uint32_t owner,
+static int push_dur_slow(struct ga_model *m, struct ga_durs *d, uint64_t dur, uint32_t owner,
 			 uint32_t key)
 {
-	if (d->n == d->cap && gp_util_grow(&d->v, &d->cap, d->n + 1, sizeof(*d->v)))
+	if (d->n == d->cap && ga_util_grow(&d->v, &d->cap, d->n + 1, sizeof(*d->v)))
 		return -1;
-	if (dur >= GP_DUR_BIG) {
-		d->v[d->n++] = GP_DUR_BIG;
+	if (dur >= GA_DUR_BIG) {
+		d->v[d->n++] = GA_DUR_BIG;
 		return push_big(m, dur, owner, key);
 	}
 	d->v[d->n++] = (uint32_t)dur;
@@ -326,10 +326,10 @@ static int push_dur_slow(struct gp_model *m, struct gp_durs *d, uint64_t dur, ui
 }
 
 /* Record a duration for a median; long ones go to the side list too. */
-static inline int push_dur(struct gp_model *m, struct gp_durs *d, uint64_t dur, uint32_t owner,
+static inline int push_dur(struct ga_model *m, struct ga_durs *d, uint64_t dur, uint32_t owner,
 			   uint32_t key)
 {
-	if (d->n < d->cap && dur < GP_DUR_BIG) {
+	if (d->n < d->cap && dur < GA_DUR_BIG) {
 		d->v[d->n++] = (uint32_t)dur;
 		return 0;
 	}
@@ -341,17 +341,17 @@ static inline int push_dur(struct gp_model *m, struct gp_durs *d, uint64_t dur, 
  * Inlined into each caller: a call per activity shows in the profile.
  */
 static inline __attribute__((always_inline)) int
-add_activity(struct fctx *f, struct gp_act *a)
+add_activity(struct fctx *f, struct ga_act *a)
 {
-	struct gp_model *m = f->m;
-	struct gp_devrow *dr = &m->devrows[a->devrow];
+	struct ga_model *m = f->m;
+	struct ga_devrow *dr = &m->devrows[a->devrow];
 	uint64_t dur = a->end - a->start;
 
-	/* Label, device and process totals are summed up in gp_model_finish(). */
+	/* Label, device and process totals are summed up in ga_model_finish(). */
 	m->counts[a->kind]++;
 	dr->count++;
 	dr->total += dur;
-	if (gp_busy_add(&m->devs[dr->dev].busy, a->start, a->end))
+	if (ga_busy_add(&m->devs[dr->dev].busy, a->start, a->end))
 		return nomem(f);
 
 	{
@@ -363,7 +363,7 @@ add_activity(struct fctx *f, struct gp_act *a)
 		uint64_t *c = f->stream_cache[(a->stream ^ a->device_id * 7u) % STREAM_CACHE];
 
 		if (c[0] != sa + 1 || c[1] != sb) {
-			if (gp_map_insert(&m->stream_set, sa, sb, &slot) < 0)
+			if (ga_map_insert(&m->stream_set, sa, sb, &slot) < 0)
 				return nomem(f);
 			c[0] = sa + 1;
 			c[1] = sb;
@@ -371,9 +371,9 @@ add_activity(struct fctx *f, struct gp_act *a)
 	}
 
 	if (m->rows_seen++ < m->keep_rows) {
-		struct gp_row *r;
+		struct ga_row *r;
 
-		if (gp_util_grow(&m->rows, &m->caprows, m->nrows + 1, sizeof(*m->rows)))
+		if (ga_util_grow(&m->rows, &m->caprows, m->nrows + 1, sizeof(*m->rows)))
 			return nomem(f);
 		r = &m->rows[m->nrows];
 		r->start = a->start;
@@ -396,7 +396,7 @@ add_activity(struct fctx *f, struct gp_act *a)
 	return 0;
 }
 
-static void times(struct gp_act *a, uint64_t start, uint64_t end)
+static void times(struct ga_act *a, uint64_t start, uint64_t end)
 {
 	a->start = start;
 	/* A reversed interval counts as instantaneous rather than huge. */
@@ -404,16 +404,16 @@ static void times(struct gp_act *a, uint64_t start, uint64_t end)
 }
 
 /* Graph statistics of (process, graph id). */
-static struct gp_gstat *graph_get(struct fctx *f, uint32_t graph_id)
+static struct ga_gstat *graph_get(struct fctx *f, uint32_t graph_id)
 {
-	struct gp_model *m = f->m;
+	struct ga_model *m = f->m;
 	uint32_t *slot;
-	int r = gp_map_insert(&m->graph_map, f->proc, graph_id, &slot);
+	int r = ga_map_insert(&m->graph_map, f->proc, graph_id, &slot);
 
 	if (r < 0)
 		return NULL;
 	if (r == 1) {
-		if (gp_util_grow(&m->graphs, &m->capgraphs, m->ngraphs + 1, sizeof(*m->graphs))) {
+		if (ga_util_grow(&m->graphs, &m->capgraphs, m->ngraphs + 1, sizeof(*m->graphs))) {
 			/* Leave no dangling map entry behind. */
 			*slot = UINT32_MAX;
 			return NULL;
@@ -434,36 +434,36 @@ static struct gp_gstat *graph_get(struct fctx *f, uint32_t graph_id)
  */
 static int graph_node_seen(struct fctx *f, uint32_t graph_id, uint64_t node, int kernel)
 {
-	struct gp_gstat *g = graph_get(f, graph_id);
+	struct ga_gstat *g = graph_get(f, graph_id);
 	uint32_t *slot;
 	int r;
 
 	if (!g)
 		return nomem(f);
 	g->kernels += kernel ? 1u : 0u;
-	r = gp_map_insert(&f->m->gnode_set, (uint64_t)f->proc << 32 | graph_id, node, &slot);
+	r = ga_map_insert(&f->m->gnode_set, (uint64_t)f->proc << 32 | graph_id, node, &slot);
 	if (r < 0)
 		return nomem(f);
 	g->nodes += (uint64_t)r;
 	return 0;
 }
 
-static int keep_ask(struct fctx *f, struct gp_act *a);
+static int keep_ask(struct fctx *f, struct ga_act *a);
 
 /* The activity is built once, for the keep hook and then for counting. */
 static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 {
-	struct gp_model *m = f->m;
-	struct gp_act a;
-	struct gp_kstat *ks;
+	struct ga_model *m = f->m;
+	struct ga_act a;
+	struct ga_kstat *ks;
 	uint32_t name = fstr(f, k->name), ki;
 	uint64_t dur;
 
-	if (name == GP_STR_NONE)
+	if (name == GA_STR_NONE)
 		name = f->unknown_str;
 	memset(&a, 0, sizeof(a));
 	a.proc = f->proc;
-	a.kind = GP_ACT_KERNEL;
+	a.kind = GA_ACT_KERNEL;
 	times(&a, k->start, k->end);
 	a.name = name;
 	a.device_id = k->device;
@@ -482,27 +482,27 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 		if (name >= m->capstr2k) {
 			size_t old = m->capstr2k;
 
-			if (gp_util_grow(&m->str2k, &m->capstr2k, (size_t)name + 1, sizeof(*m->str2k)))
+			if (ga_util_grow(&m->str2k, &m->capstr2k, (size_t)name + 1, sizeof(*m->str2k)))
 				return nomem(f);
 			memset(m->str2k + old, 0, (m->capstr2k - old) * sizeof(*m->str2k));
 		}
-		if (m->nkstats >= GP_KEY_NONE - 1 ||
-		    gp_util_grow(&m->kstats, &m->capkstats, m->nkstats + 1, sizeof(*m->kstats)))
+		if (m->nkstats >= GA_KEY_NONE - 1 ||
+		    ga_util_grow(&m->kstats, &m->capkstats, m->nkstats + 1, sizeof(*m->kstats)))
 			return nomem(f);
 		ks = &m->kstats[m->nkstats];
 		memset(ks, 0, sizeof(*ks));
 		ks->name = name;
 		ks->min = UINT64_MAX;
 		{
-			const char *sn = gp_strtab_short(&m->strs, name);
-			struct gp_buf b = { 0 };
+			const char *sn = ga_strtab_short(&m->strs, name);
+			struct ga_buf b = { 0 };
 
-			if (gp_buf_printf(&b, "kernel %s", sn)) {
-				gp_buf_free(&b);
+			if (ga_buf_printf(&b, "kernel %s", sn)) {
+				ga_buf_free(&b);
 				return nomem(f);
 			}
 			ks->label = label_get(m, b.p);
-			gp_buf_free(&b);
+			ga_buf_free(&b);
 			if (ks->label == UINT32_MAX)
 				return nomem(f);
 		}
@@ -528,7 +528,7 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 	if (fdev(f, k->device, &a.devrow))
 		return -1;
 	/* The side list keys kernels by statistics index. */
-	if (push_dur(m, &ks->durs, dur, GP_BIG_KERNEL, ki))
+	if (push_dur(m, &ks->durs, dur, GA_BIG_KERNEL, ki))
 		return nomem(f);
 	return add_activity(f, &a);
 }
@@ -538,7 +538,7 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
  * except times and label) is counted into ms, its graph node and device,
  * and added as an activity.
  */
-static int add_memop(struct fctx *f, struct gp_memstat *ms, struct gp_act *a,
+static int add_memop(struct fctx *f, struct ga_memstat *ms, struct ga_act *a,
 		     uint64_t start, uint64_t end)
 {
 	times(a, start, end);
@@ -553,19 +553,19 @@ static int add_memop(struct fctx *f, struct gp_memstat *ms, struct gp_act *a,
 	return add_activity(f, a);
 }
 
-int gp_model_note_copy(struct gp_model *m, uint32_t proc, const struct gp_rec_memcpy *c)
+int ga_model_note_copy(struct ga_model *m, uint32_t proc, const struct gp_rec_memcpy *c)
 {
-	struct gp_copy_leg *l;
+	struct ga_copy_leg *l;
 	uint32_t *slot, *x;
 	int ins;
 
 	if ((c->copy_kind != GP_COPY_DTOH && c->copy_kind != GP_COPY_HTOD) || !c->correlation)
 		return 0;
-	ins = gp_map_insert(&m->copy_legs, proc, c->correlation, &slot);
+	ins = ga_map_insert(&m->copy_legs, proc, c->correlation, &slot);
 	if (ins < 0)
 		return -1;
 	if (ins == 0) {
-		x = gp_map_find(&m->staged, proc, c->correlation);
+		x = ga_map_find(&m->staged, proc, c->correlation);
 		if (x) {
 			/* A third leg: one API call that made more than a peer copy. */
 			m->pairs[*x - 1].legs++;
@@ -578,8 +578,8 @@ int gp_model_note_copy(struct gp_model *m, uint32_t proc, const struct gp_rec_me
 		*slot = 0;
 		if (l->kind == c->copy_kind || l->device == c->device || l->bytes != c->bytes)
 			return 0;
-		if (gp_util_grow(&m->pairs, &m->cappairs, m->npairs + 1, sizeof(*m->pairs)) ||
-		    gp_map_insert(&m->staged, proc, c->correlation, &x) < 0)
+		if (ga_util_grow(&m->pairs, &m->cappairs, m->npairs + 1, sizeof(*m->pairs)) ||
+		    ga_map_insert(&m->staged, proc, c->correlation, &x) < 0)
 			return -1;
 		m->pairs[m->npairs].start = l->start < c->start ? l->start : c->start;
 		m->pairs[m->npairs].end = l->end > c->end ? l->end : c->end;
@@ -589,7 +589,7 @@ int gp_model_note_copy(struct gp_model *m, uint32_t proc, const struct gp_rec_me
 		m->staged_pairs++;
 		return 0;
 	}
-	if (gp_util_grow(&m->legs, &m->caplegs, m->nlegs + 1, sizeof(*m->legs)))
+	if (ga_util_grow(&m->legs, &m->caplegs, m->nlegs + 1, sizeof(*m->legs)))
 		return -1;
 	l = &m->legs[m->nlegs++];
 	l->bytes = c->bytes;
@@ -601,7 +601,7 @@ int gp_model_note_copy(struct gp_model *m, uint32_t proc, const struct gp_rec_me
 	return 0;
 }
 
-int gp_model_note_string(struct gp_model *m, uint32_t proc, const struct gp_rec_string *r)
+int ga_model_note_string(struct ga_model *m, uint32_t proc, const struct gp_rec_string *r)
 {
 	const char *t = (const char *)(r + 1);
 	uint32_t *slot;
@@ -609,82 +609,82 @@ int gp_model_note_string(struct gp_model *m, uint32_t proc, const struct gp_rec_
 	/* Only copy functions are remembered: cudaMemcpy*, cuMemcpy*. */
 	if (r->len < 6 || (!memmem(t, r->len, "Memcpy", 6) && !memmem(t, r->len, "memcpy", 6)))
 		return 0;
-	if (gp_map_insert(&m->copy_api_names, proc, r->id, &slot) < 0)
+	if (ga_map_insert(&m->copy_api_names, proc, r->id, &slot) < 0)
 		return -1;
-	*slot = memmem(t, r->len, "Peer", 4) ? GP_COPY_API_PEER : GP_COPY_API_OTHER;
+	*slot = memmem(t, r->len, "Peer", 4) ? GA_COPY_API_PEER : GA_COPY_API_OTHER;
 	return 0;
 }
 
-int gp_model_note_api(struct gp_model *m, uint32_t proc, const struct gp_rec_api *r)
+int ga_model_note_api(struct ga_model *m, uint32_t proc, const struct gp_rec_api *r)
 {
 	const uint32_t *name;
 	uint32_t *slot;
 
 	if (!r->correlation)
 		return 0;
-	name = gp_map_find(&m->copy_api_names, proc, r->name);
+	name = ga_map_find(&m->copy_api_names, proc, r->name);
 	/*
 	 * Copy functions are noted whenever they come; any other call only
 	 * once a copy leg of its correlation was seen (the API record usually
 	 * follows the copy's activity records; every call of a trace would
 	 * cost a map entry each).
 	 */
-	if (!name && !gp_map_find(&m->copy_legs, proc, r->correlation))
+	if (!name && !ga_map_find(&m->copy_legs, proc, r->correlation))
 		return 0;
-	if (gp_map_insert(&m->copy_api, proc, r->correlation, &slot) < 0)
+	if (ga_map_insert(&m->copy_api, proc, r->correlation, &slot) < 0)
 		return -1;
-	*slot |= name ? *name : GP_COPY_API_OTHER;
+	*slot |= name ? *name : GA_COPY_API_OTHER;
 	return 0;
 }
 
 /* The staged peer copy a MEMCPY record is a leg of, or NULL. */
-static struct gp_staged_pair *staged_pair(const struct gp_model *m, uint32_t proc,
+static struct ga_staged_pair *staged_pair(const struct ga_model *m, uint32_t proc,
 					  const struct gp_rec_memcpy *c)
 {
 	const uint32_t *x, *api;
-	struct gp_staged_pair *p;
+	struct ga_staged_pair *p;
 
 	if (!m->staged_pairs || (c->copy_kind != GP_COPY_DTOH && c->copy_kind != GP_COPY_HTOD) ||
-	    !c->correlation || !(x = gp_map_find(&m->staged, proc, c->correlation)))
+	    !c->correlation || !(x = ga_map_find(&m->staged, proc, c->correlation)))
 		return NULL;
 	p = &m->pairs[*x - 1];
 	if (p->legs != 2)
 		return NULL;
 	/* The call behind both legs, where the trace has it, copies between peers. */
-	api = gp_map_find(&m->copy_api, proc, c->correlation);
-	if (api && !(*api & GP_COPY_API_PEER))
+	api = ga_map_find(&m->copy_api, proc, c->correlation);
+	if (api && !(*api & GA_COPY_API_PEER))
 		return NULL;
 	return p;
 }
 
 /* The copy kind a MEMCPY record counts under. */
-static unsigned copy_kind_of(const struct gp_model *m, uint32_t proc,
+static unsigned copy_kind_of(const struct ga_model *m, uint32_t proc,
 			     const struct gp_rec_memcpy *c)
 {
-	return staged_pair(m, proc, c) ? GP_COPY_STAGED_PEER : c->copy_kind;
+	return staged_pair(m, proc, c) ? GA_COPY_STAGED_PEER : c->copy_kind;
 }
 
 /*
  * Label index + 1 of a MEMCPY record's activity (a staged peer copy's leg:
- * "memcpy PtoP-staged (DtoH leg)"), or with kind GP_COPY_KIND_MAX, of the
+ * "memcpy PtoP-staged (DtoH leg)"), or with kind GA_COPY_KIND_MAX, of the
  * staged peer copies' memory-table row; 0 when out of memory.
  */
-static uint32_t act_label(struct gp_model *m, struct gp_memstat *ms, unsigned kind,
+static uint32_t act_label(struct ga_model *m, struct ga_memstat *ms, unsigned kind,
 			  unsigned leg_kind)
 {
 	char buf[48], kb[16];
 	uint32_t *lp = &ms->label, l;
 
-	if (kind == GP_COPY_STAGED_PEER)
+	if (kind == GA_COPY_STAGED_PEER)
 		lp = &m->leg_label[leg_kind == GP_COPY_HTOD];
 	if (*lp)
 		return *lp;
-	if (kind == GP_COPY_STAGED_PEER)
+	if (kind == GA_COPY_STAGED_PEER)
 		snprintf(buf, sizeof(buf), "memcpy PtoP-staged (%s leg)",
 			 leg_kind == GP_COPY_HTOD ? "HtoD" : "DtoH");
 	else
 		snprintf(buf, sizeof(buf), "memcpy %s",
-			 gp_model_copy_kind(kind == GP_COPY_KIND_MAX ? GP_COPY_STAGED_PEER : kind,
+			 ga_model_copy_kind(kind == GA_COPY_KIND_MAX ? GA_COPY_STAGED_PEER : kind,
 					    kb, sizeof(kb)));
 	l = label_get(m, buf);
 	if (l == UINT32_MAX)
@@ -695,22 +695,22 @@ static uint32_t act_label(struct gp_model *m, struct gp_memstat *ms, unsigned ki
 
 static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
 {
-	struct gp_model *m = f->m;
-	struct gp_staged_pair *p = staged_pair(m, f->proc, c);
-	unsigned kind = p ? GP_COPY_STAGED_PEER : c->copy_kind;
-	struct gp_memstat *ms = &m->copy[kind];
-	struct gp_act a;
+	struct ga_model *m = f->m;
+	struct ga_staged_pair *p = staged_pair(m, f->proc, c);
+	unsigned kind = p ? GA_COPY_STAGED_PEER : c->copy_kind;
+	struct ga_memstat *ms = &m->copy[kind];
+	struct ga_act a;
 	uint32_t leg;
 	int rc;
 
-	if (!ms->label && !act_label(m, ms, kind == GP_COPY_STAGED_PEER ? GP_COPY_KIND_MAX : kind,
+	if (!ms->label && !act_label(m, ms, kind == GA_COPY_STAGED_PEER ? GA_COPY_KIND_MAX : kind,
 				     kind))
 		return nomem(f);
 	leg = act_label(m, ms, kind, c->copy_kind);
 	if (!leg)
 		return nomem(f);
 	memset(&a, 0, sizeof(a));
-	a.kind = GP_ACT_MEMCPY;
+	a.kind = GA_ACT_MEMCPY;
 	a.bytes = c->bytes;
 	a.copy_kind = kind;
 	a.device_id = c->device;
@@ -735,7 +735,7 @@ static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
 		return -1;
 	rc = add_activity(f, &a);
 	if (!rc) {
-		struct gp_memstat *ls = &m->leg_st[c->copy_kind == GP_COPY_HTOD];
+		struct ga_memstat *ls = &m->leg_st[c->copy_kind == GP_COPY_HTOD];
 
 		ls->count++;
 		ls->bytes += c->bytes;
@@ -752,9 +752,9 @@ static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
 
 static int on_memset(struct fctx *f, const struct gp_rec_memset *s)
 {
-	struct gp_model *m = f->m;
-	struct gp_memstat *ms = &m->memset_st;
-	struct gp_act a;
+	struct ga_model *m = f->m;
+	struct ga_memstat *ms = &m->memset_st;
+	struct ga_act a;
 
 	if (!ms->label) {
 		uint32_t l = label_get(m, "memset");
@@ -764,7 +764,7 @@ static int on_memset(struct fctx *f, const struct gp_rec_memset *s)
 		ms->label = l + 1;
 	}
 	memset(&a, 0, sizeof(a));
-	a.kind = GP_ACT_MEMSET;
+	a.kind = GA_ACT_MEMSET;
 	a.bytes = s->bytes;
 	a.device_id = s->device;
 	a.context = s->context;
@@ -777,9 +777,9 @@ static int on_memset(struct fctx *f, const struct gp_rec_memset *s)
 
 static int on_graph(struct fctx *f, const struct gp_rec_graph *g)
 {
-	struct gp_model *m = f->m;
-	struct gp_gstat *gs = graph_get(f, g->graph_id);
-	struct gp_act a;
+	struct ga_model *m = f->m;
+	struct ga_gstat *gs = graph_get(f, g->graph_id);
+	struct ga_act a;
 
 	if (!gs)
 		return nomem(f);
@@ -797,7 +797,7 @@ static int on_graph(struct fctx *f, const struct gp_rec_graph *g)
 	times(&a, g->start, g->end);
 	gs->launches++;
 	gs->total += a.end - a.start;
-	a.kind = GP_ACT_GRAPH;
+	a.kind = GA_ACT_GRAPH;
 	a.label = gs->label - 1;
 	a.device_id = g->device;
 	a.context = g->context;
@@ -829,22 +829,22 @@ static size_t api_name_len(const char *s, size_t len)
 /* Statistics index for API name string id name, created on first use. */
 static int api_stat(struct fctx *f, uint32_t name, uint32_t *out)
 {
-	struct gp_model *m = f->m;
-	const char *raw = gp_model_str(m, name);
-	size_t len = gp_strtab_len(&m->strs, name), keep = api_name_len(raw, len);
-	uint32_t sid = keep == len ? name : gp_strtab_intern(&m->strs, raw, keep), *slot;
+	struct ga_model *m = f->m;
+	const char *raw = ga_model_str(m, name);
+	size_t len = ga_strtab_len(&m->strs, name), keep = api_name_len(raw, len);
+	uint32_t sid = keep == len ? name : ga_strtab_intern(&m->strs, raw, keep), *slot;
 	int r;
 
-	if (sid == GP_STR_NOMEM)
+	if (sid == GA_STR_NOMEM)
 		return -1;
-	r = gp_map_insert(&m->api_names, sid, 0, &slot);
+	r = ga_map_insert(&m->api_names, sid, 0, &slot);
 	if (r < 0)
 		return -1;
 	if (r == 1) {
-		struct gp_astat *as;
+		struct ga_astat *as;
 
 		if (m->nastats >= UINT32_MAX - 1 ||
-		    gp_util_grow(&m->astats, &m->capastats, m->nastats + 1, sizeof(*m->astats)))
+		    ga_util_grow(&m->astats, &m->capastats, m->nastats + 1, sizeof(*m->astats)))
 			return -1;
 		as = &m->astats[m->nastats];
 		memset(as, 0, sizeof(*as));
@@ -858,20 +858,20 @@ static int api_stat(struct fctx *f, uint32_t name, uint32_t *out)
 
 static int on_api(struct fctx *f, const struct gp_rec_api *r)
 {
-	struct gp_model *m = f->m;
+	struct ga_model *m = f->m;
 	uint32_t name = fstr(f, r->name), si;
-	struct gp_astat *as;
+	struct ga_astat *as;
 	uint64_t end = r->end >= r->start ? r->end : r->start, dur = end - r->start;
 	uint64_t tidkey = (uint64_t)f->proc << 32 | r->tid;
 	size_t ci;
 
-	if (name == GP_STR_NONE)
+	if (name == GA_STR_NONE)
 		name = f->unknown_str;
 	if (name >= m->capstr2a || !m->str2a[name]) {
 		if (name >= m->capstr2a) {
 			size_t old = m->capstr2a;
 
-			if (gp_util_grow(&m->str2a, &m->capstr2a, (size_t)name + 1, sizeof(*m->str2a)))
+			if (ga_util_grow(&m->str2a, &m->capstr2a, (size_t)name + 1, sizeof(*m->str2a)))
 				return nomem(f);
 			memset(m->str2a + old, 0, (m->capstr2a - old) * sizeof(*m->str2a));
 		}
@@ -893,14 +893,14 @@ static int on_api(struct fctx *f, const struct gp_rec_api *r)
 	m->api_total += dur;
 	m->procs[f->proc].api_calls++;
 
-	if (push_dur(m, &as->durs, dur, GP_BIG_API, si))
+	if (push_dur(m, &as->durs, dur, GA_BIG_API, si))
 		return nomem(f);
 
 	/* Threads per function: a small cache spares most hash lookups. */
 	ci = (si * 31u + r->tid * 17u) % API_CACHE;
 	if (f->api_cache[ci][0] != si + 1 || f->api_cache[ci][1] != tidkey) {
 		uint32_t *slot;
-		int ins = gp_map_insert(&m->api_tids, si, tidkey, &slot);
+		int ins = ga_map_insert(&m->api_tids, si, tidkey, &slot);
 
 		if (ins < 0)
 			return nomem(f);
@@ -910,7 +910,7 @@ static int on_api(struct fctx *f, const struct gp_rec_api *r)
 	}
 
 	if (m->hooks.api) {
-		struct gp_api_call c;
+		struct ga_api_call c;
 
 		c.start = r->start;
 		c.end = end;
@@ -932,7 +932,7 @@ static int on_api(struct fctx *f, const struct gp_rec_api *r)
 
 static void on_process(struct fctx *f, const struct gp_rec_process *r)
 {
-	struct gp_proc *p = &f->m->procs[f->proc];
+	struct ga_proc *p = &f->m->procs[f->proc];
 
 	p->pid = r->pid;
 	p->ppid = r->ppid;
@@ -950,9 +950,9 @@ static void on_process(struct fctx *f, const struct gp_rec_process *r)
  * Ask the keep hook about a before anything counts it.  Returns 1 keep,
  * 0 dropped, -1 stop.
  */
-static int keep_ask(struct fctx *f, struct gp_act *a)
+static int keep_ask(struct fctx *f, struct ga_act *a)
 {
-	struct gp_model *m = f->m;
+	struct ga_model *m = f->m;
 	int r = m->keep(m->keep_ctx, m, a);
 
 	if (r < 0) {
@@ -968,7 +968,7 @@ static int keep_ask(struct fctx *f, struct gp_act *a)
 /* The same for the memcpy, memset or graph record rec (kernels ask in on_kernel). */
 static int keep_act(struct fctx *f, const struct gp_rec *rec)
 {
-	struct gp_act a;
+	struct ga_act a;
 
 	memset(&a, 0, sizeof(a));
 	a.proc = f->proc;
@@ -976,7 +976,7 @@ static int keep_act(struct fctx *f, const struct gp_rec *rec)
 	case GP_REC_MEMCPY: {
 		const struct gp_rec_memcpy *c = (const void *)rec;
 
-		a.kind = GP_ACT_MEMCPY;
+		a.kind = GA_ACT_MEMCPY;
 		times(&a, c->start, c->end);
 		a.bytes = c->bytes;
 		a.copy_kind = copy_kind_of(f->m, f->proc, c);
@@ -991,7 +991,7 @@ static int keep_act(struct fctx *f, const struct gp_rec *rec)
 	case GP_REC_MEMSET: {
 		const struct gp_rec_memset *c = (const void *)rec;
 
-		a.kind = GP_ACT_MEMSET;
+		a.kind = GA_ACT_MEMSET;
 		times(&a, c->start, c->end);
 		a.bytes = c->bytes;
 		a.device_id = c->device;
@@ -1005,7 +1005,7 @@ static int keep_act(struct fctx *f, const struct gp_rec *rec)
 	default: {
 		const struct gp_rec_graph *g = (const void *)rec;
 
-		a.kind = GP_ACT_GRAPH;
+		a.kind = GA_ACT_GRAPH;
 		times(&a, g->start, g->end);
 		a.device_id = g->device;
 		a.context = g->context;
@@ -1021,8 +1021,8 @@ static int keep_act(struct fctx *f, const struct gp_rec *rec)
 static int on_record(void *ctx, const struct gp_rec *rec)
 {
 	struct fctx *f = ctx;
-	struct gp_model *m = f->m;
-	struct gp_proc *p = &m->procs[f->proc];
+	struct ga_model *m = f->m;
+	struct ga_proc *p = &m->procs[f->proc];
 	int keep;
 
 	if (!f->started) {
@@ -1089,25 +1089,25 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 	}
 }
 
-uint32_t gp_model_fstr(struct gp_model *m, uint32_t id)
+uint32_t ga_model_fstr(struct ga_model *m, uint32_t id)
 {
-	return m->reading ? fstr(m->reading, id) : GP_STR_NONE;
+	return m->reading ? fstr(m->reading, id) : GA_STR_NONE;
 }
 
-static int add(struct gp_model *m, const char *path, const void *buf, size_t len, int mem)
+static int add(struct ga_model *m, const char *path, const void *buf, size_t len, int mem)
 {
 	struct fctx f;
-	struct gp_file *file;
-	struct gp_proc *p;
+	struct ga_file *file;
+	struct ga_proc *p;
 	char err[sizeof(m->err)];
 	int rc;
 
 	if (m->finished) {
 		snprintf(m->err, sizeof(m->err), "%s: model already finished", path);
-		return GP_READ_EOPEN;
+		return GA_READ_EOPEN;
 	}
-	if (gp_util_grow(&m->files, &m->capfiles, m->nfiles + 1, sizeof(*m->files)) ||
-	    gp_util_grow(&m->procs, &m->capprocs, m->nprocs + 1, sizeof(*m->procs)))
+	if (ga_util_grow(&m->files, &m->capfiles, m->nfiles + 1, sizeof(*m->files)) ||
+	    ga_util_grow(&m->procs, &m->capprocs, m->nprocs + 1, sizeof(*m->procs)))
 		goto oom;
 	file = &m->files[m->nfiles];
 	memset(file, 0, sizeof(*file));
@@ -1118,7 +1118,7 @@ static int add(struct gp_model *m, const char *path, const void *buf, size_t len
 	p = &m->procs[m->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->file = (uint32_t)m->nfiles;
-	p->rank = GP_NO_RANK;
+	p->rank = GA_NO_RANK;
 
 	memset(&f, 0, sizeof(f));
 	f.m = m;
@@ -1126,20 +1126,20 @@ static int add(struct gp_model *m, const char *path, const void *buf, size_t len
 	f.proc = (uint32_t)m->nprocs;
 	m->nfiles++;
 	m->nprocs++;
-	f.unknown_str = gp_strtab_intern(&m->strs, "(unknown)", 9);
-	if (f.unknown_str == GP_STR_NOMEM)
+	f.unknown_str = ga_strtab_intern(&m->strs, "(unknown)", 9);
+	if (f.unknown_str == GA_STR_NOMEM)
 		goto oom;
 	m->err[0] = '\0';
 	m->reading = &f;
 	if (mem)
-		rc = gp_reader_read_mem(path, buf, len, on_record, &f, &file->info, err, sizeof(err));
+		rc = ga_reader_read_mem(path, buf, len, on_record, &f, &file->info, err, sizeof(err));
 	else
-		rc = gp_reader_read_file(path, on_record, &f, &file->info, err, sizeof(err));
+		rc = ga_reader_read_file(path, on_record, &f, &file->info, err, sizeof(err));
 	m->reading = NULL;
-	if (rc != GP_READ_OK && !(rc == GP_READ_ECALLBACK && m->err[0]))
+	if (rc != GA_READ_OK && !(rc == GA_READ_ECALLBACK && m->err[0]))
 		snprintf(m->err, sizeof(m->err), "%s", err);
-	gp_strmap_free(&f.smap);
-	gp_map_free(&f.devmap);
+	ga_strmap_free(&f.smap);
+	ga_map_free(&f.devmap);
 
 	file = &m->files[f.file];
 	p = &m->procs[f.proc];
@@ -1153,20 +1153,20 @@ static int add(struct gp_model *m, const char *path, const void *buf, size_t len
 	return rc;
 oom:
 	snprintf(m->err, sizeof(m->err), "%s: out of memory", path);
-	return GP_READ_EOPEN;
+	return GA_READ_EOPEN;
 }
 
-int gp_model_add_file(struct gp_model *m, const char *path)
+int ga_model_add_file(struct ga_model *m, const char *path)
 {
 	return add(m, path, NULL, 0, 0);
 }
 
-int gp_model_add_mem(struct gp_model *m, const char *name, const void *buf, size_t len)
+int ga_model_add_mem(struct ga_model *m, const char *name, const void *buf, size_t len)
 {
 	return add(m, name, buf, len, 1);
 }
 
-uint64_t gp_model_lost_unattributed(const struct gp_model *m)
+uint64_t ga_model_lost_unattributed(const struct ga_model *m)
 {
 	uint64_t u = 0;
 	size_t i;
@@ -1176,7 +1176,7 @@ uint64_t gp_model_lost_unattributed(const struct gp_model *m)
 	 * record attributes to a cause; the larger count wins per file.
 	 */
 	for (i = 0; i < m->nprocs; i++) {
-		const struct gp_proc *p = &m->procs[i];
+		const struct ga_proc *p = &m->procs[i];
 		uint64_t t = p->chunk_lost > p->end_lost ? p->chunk_lost : p->end_lost;
 
 		if (t > p->lost_sum)
@@ -1185,21 +1185,21 @@ uint64_t gp_model_lost_unattributed(const struct gp_model *m)
 	return u;
 }
 
-uint64_t gp_model_lost_total(const struct gp_model *m)
+uint64_t ga_model_lost_total(const struct ga_model *m)
 {
-	return m->lost_records_total + gp_model_lost_unattributed(m);
+	return m->lost_records_total + ga_model_lost_unattributed(m);
 }
 
 /* ---- finishing: busy time, medians, labels ---- */
 
 /* Busy time of a device, and the span of all activities. */
-static int busy(struct gp_model *m, uint32_t di)
+static int busy(struct ga_model *m, uint32_t di)
 {
-	struct gp_device *d = &m->devs[di];
+	struct ga_device *d = &m->devs[di];
 
-	if (gp_busy_flush(&d->busy))
+	if (ga_busy_flush(&d->busy))
 		return -1;
-	d->busy_ns = gp_busy_total(&d->busy);
+	d->busy_ns = ga_busy_total(&d->busy);
 	if (d->busy.niv) {
 		if (d->busy.iv[0].start < m->first_start)
 			m->first_start = d->busy.iv[0].start;
@@ -1210,7 +1210,7 @@ static int busy(struct gp_model *m, uint32_t di)
 }
 
 /* Totals per label, device and process, from the per-row counts. */
-static void sum_totals(struct gp_model *m)
+static void sum_totals(struct ga_model *m)
 {
 	size_t i;
 
@@ -1220,9 +1220,9 @@ static void sum_totals(struct gp_model *m)
 		m->labels[m->kstats[i].label].count += m->kstats[i].count;
 		m->labels[m->kstats[i].label].total += m->kstats[i].total;
 	}
-	for (i = 0; i < GP_COPY_KIND_MAX; i++) {
+	for (i = 0; i < GA_COPY_KIND_MAX; i++) {
 		/* Staged peer copies are activities as their legs, one per device. */
-		if (!m->copy[i].label || i == GP_COPY_STAGED_PEER)
+		if (!m->copy[i].label || i == GA_COPY_STAGED_PEER)
 			continue;
 		m->labels[m->copy[i].label - 1].count += m->copy[i].count;
 		m->labels[m->copy[i].label - 1].total += m->copy[i].total;
@@ -1248,7 +1248,7 @@ static void sum_totals(struct gp_model *m)
 	for (i = 0; i < m->nprocs; i++)
 		m->procs[i].activities = 0;
 	for (i = 0; i < m->ndevrows; i++) {
-		const struct gp_devrow *r = &m->devrows[i];
+		const struct ga_devrow *r = &m->devrows[i];
 
 		m->devs[r->dev].count += r->count;
 		m->devs[r->dev].total += r->total;
@@ -1264,16 +1264,16 @@ static int cmp_u64(const void *pa, const void *pb)
 }
 
 /* Value of 0-based rank r among the long durations of (owner, key). */
-static uint64_t big_rank(const struct gp_model *m, uint32_t owner, uint32_t key, size_t r)
+static uint64_t big_rank(const struct ga_model *m, uint32_t owner, uint32_t key, size_t r)
 {
-	uint64_t *v = NULL, out = GP_DUR_BIG;
+	uint64_t *v = NULL, out = GA_DUR_BIG;
 	size_t n = 0, i;
 
 	for (i = 0; i < m->nbigs; i++)
 		if (m->bigs[i].key == key && m->bigs[i].owner == owner)
 			n++;
 	if (!n || !(v = malloc(n * sizeof(*v))))
-		return GP_DUR_BIG;
+		return GA_DUR_BIG;
 	for (n = 0, i = 0; i < m->nbigs; i++)
 		if (m->bigs[i].key == key && m->bigs[i].owner == owner)
 			v[n++] = m->bigs[i].dur;
@@ -1285,7 +1285,7 @@ static uint64_t big_rank(const struct gp_model *m, uint32_t owner, uint32_t key,
 }
 
 /* Exact value of rank r of d. */
-static uint64_t dur_rank(const struct gp_model *m, const struct gp_durs *d, size_t r,
+static uint64_t dur_rank(const struct ga_model *m, const struct ga_durs *d, size_t r,
 			 uint32_t owner, uint32_t key)
 {
 	uint32_t v;
@@ -1295,21 +1295,21 @@ static uint64_t dur_rank(const struct gp_model *m, const struct gp_durs *d, size
 		uint32_t tmp[64];
 
 		memcpy(tmp, d->v, d->n * sizeof(*tmp));
-		gp_sort_u32(tmp, d->n);
+		ga_sort_u32(tmp, d->n);
 		v = tmp[r];
 	} else {
-		v = gp_rank_u32(d->v, d->n, r);
+		v = ga_rank_u32(d->v, d->n, r);
 	}
 
-	if (v != GP_DUR_BIG)
+	if (v != GA_DUR_BIG)
 		return v;
 	for (i = 0; i < d->n; i++)
-		nsmall += d->v[i] != GP_DUR_BIG;
+		nsmall += d->v[i] != GA_DUR_BIG;
 	return big_rank(m, owner, key, r - nsmall);
 }
 
 /* Exact values of ranks r and r + 1 of d (r + 1 < d->n), found together. */
-static void dur_rank2(const struct gp_model *m, const struct gp_durs *d, size_t r,
+static void dur_rank2(const struct ga_model *m, const struct ga_durs *d, size_t r,
 		      uint32_t owner, uint32_t key, uint64_t out[2])
 {
 	uint32_t v[2];
@@ -1320,26 +1320,26 @@ static void dur_rank2(const struct gp_model *m, const struct gp_durs *d, size_t 
 		uint32_t tmp[64];
 
 		memcpy(tmp, d->v, d->n * sizeof(*tmp));
-		gp_sort_u32(tmp, d->n);
+		ga_sort_u32(tmp, d->n);
 		v[0] = tmp[r];
 		v[1] = tmp[r + 1];
 	} else {
-		gp_rank2_u32(d->v, d->n, r, v);
+		ga_rank2_u32(d->v, d->n, r, v);
 	}
 	for (k = 0; k < 2; k++) {
-		if (v[k] != GP_DUR_BIG) {
+		if (v[k] != GA_DUR_BIG) {
 			out[k] = v[k];
 			continue;
 		}
 		for (i = 0; !counted && i < d->n; i++)
-			nsmall += d->v[i] != GP_DUR_BIG;
+			nsmall += d->v[i] != GA_DUR_BIG;
 		counted = 1;
 		out[k] = big_rank(m, owner, key, r + (size_t)k - nsmall);
 	}
 }
 
 /* Median: the middle value, or the mean of the two middle values. */
-static uint64_t median(const struct gp_model *m, struct gp_durs *d, uint32_t owner,
+static uint64_t median(const struct ga_model *m, struct ga_durs *d, uint32_t owner,
 		       uint32_t key)
 {
 	uint64_t mid[2];
@@ -1354,16 +1354,16 @@ static uint64_t median(const struct gp_model *m, struct gp_durs *d, uint32_t own
 
 static int cmp_row(const void *pa, const void *pb)
 {
-	const struct gp_row *a = pa, *b = pb;
+	const struct ga_row *a = pa, *b = pb;
 
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-int gp_model_finish(struct gp_model *m)
+int ga_model_finish(struct ga_model *m)
 {
-	struct gp_map tids = { 0 };
+	struct ga_map tids = { 0 };
 	size_t i;
 
 	if (m->finished)
@@ -1374,22 +1374,22 @@ int gp_model_finish(struct gp_model *m)
 		if (busy(m, (uint32_t)i))
 			return -1;
 	for (i = 0; i < m->nkstats; i++)
-		m->kstats[i].med = median(m, &m->kstats[i].durs, GP_BIG_KERNEL, (uint32_t)i);
+		m->kstats[i].med = median(m, &m->kstats[i].durs, GA_BIG_KERNEL, (uint32_t)i);
 	for (i = 0; i < m->nastats; i++)
-		m->astats[i].med = median(m, &m->astats[i].durs, GP_BIG_API, (uint32_t)i);
+		m->astats[i].med = median(m, &m->astats[i].durs, GA_BIG_API, (uint32_t)i);
 	if (m->nrows)
 		qsort(m->rows, m->nrows, sizeof(*m->rows), cmp_row);
 
 	for (i = 0; i < m->ndevrows; i++) {
-		struct gp_devrow *r = &m->devrows[i];
+		struct ga_devrow *r = &m->devrows[i];
 		char buf[64];
 
 		if (m->nprocs > 1)
 			snprintf(buf, sizeof(buf), "cuda:%u [%u]", r->id, m->procs[r->proc].pid);
 		else
 			snprintf(buf, sizeof(buf), "cuda:%u", r->id);
-		r->label = gp_strtab_intern(&m->strs, buf, strlen(buf));
-		if (r->label == GP_STR_NOMEM)
+		r->label = ga_strtab_intern(&m->strs, buf, strlen(buf));
+		if (r->label == GA_STR_NOMEM)
 			return -1;
 	}
 
@@ -1399,13 +1399,13 @@ int gp_model_finish(struct gp_model *m)
 
 		if (!m->api_tids.e[i].used)
 			continue;
-		if (gp_map_insert(&tids, m->api_tids.e[i].b, 0, &slot) < 0) {
-			gp_map_free(&tids);
+		if (ga_map_insert(&tids, m->api_tids.e[i].b, 0, &slot) < 0) {
+			ga_map_free(&tids);
 			return -1;
 		}
 	}
 	m->api_threads = tids.n;
-	gp_map_free(&tids);
+	ga_map_free(&tids);
 	if (m->first_start == UINT64_MAX)
 		m->first_start = m->last_end = 0;
 	return 0;
@@ -1415,38 +1415,38 @@ int gp_model_finish(struct gp_model *m)
 
 static int cmp_kstat(const void *pa, const void *pb, void *ctx)
 {
-	const struct gp_model *m = ctx;
-	const struct gp_kstat *a = &m->kstats[*(const uint32_t *)pa];
-	const struct gp_kstat *b = &m->kstats[*(const uint32_t *)pb];
+	const struct ga_model *m = ctx;
+	const struct ga_kstat *a = &m->kstats[*(const uint32_t *)pa];
+	const struct ga_kstat *b = &m->kstats[*(const uint32_t *)pb];
 
 	if (a->total != b->total)
 		return a->total > b->total ? -1 : 1;
-	return strcmp(gp_model_str(m, a->name), gp_model_str(m, b->name));
+	return strcmp(ga_model_str(m, a->name), ga_model_str(m, b->name));
 }
 
 static int cmp_astat(const void *pa, const void *pb, void *ctx)
 {
-	const struct gp_model *m = ctx;
-	const struct gp_astat *a = &m->astats[*(const uint32_t *)pa];
-	const struct gp_astat *b = &m->astats[*(const uint32_t *)pb];
+	const struct ga_model *m = ctx;
+	const struct ga_astat *a = &m->astats[*(const uint32_t *)pa];
+	const struct ga_astat *b = &m->astats[*(const uint32_t *)pb];
 
 	if (a->total != b->total)
 		return a->total > b->total ? -1 : 1;
-	return strcmp(gp_model_str(m, a->name), gp_model_str(m, b->name));
+	return strcmp(ga_model_str(m, a->name), ga_model_str(m, b->name));
 }
 
 static int cmp_label(const void *pa, const void *pb, void *ctx)
 {
-	const struct gp_model *m = ctx;
-	const struct gp_label *a = &m->labels[*(const uint32_t *)pa];
-	const struct gp_label *b = &m->labels[*(const uint32_t *)pb];
+	const struct ga_model *m = ctx;
+	const struct ga_label *a = &m->labels[*(const uint32_t *)pa];
+	const struct ga_label *b = &m->labels[*(const uint32_t *)pb];
 
 	if (a->total != b->total)
 		return a->total > b->total ? -1 : 1;
-	return strcmp(gp_model_str(m, a->str), gp_model_str(m, b->str));
+	return strcmp(ga_model_str(m, a->str), ga_model_str(m, b->str));
 }
 
-static uint32_t *order(const struct gp_model *m, size_t n,
+static uint32_t *order(const struct ga_model *m, size_t n,
 		       int (*cmp)(const void *, const void *, void *))
 {
 	uint32_t *o = malloc((n ? n : 1) * sizeof(*o));
@@ -1460,17 +1460,17 @@ static uint32_t *order(const struct gp_model *m, size_t n,
 	return o;
 }
 
-uint32_t *gp_model_order_kernels(const struct gp_model *m)
+uint32_t *ga_model_order_kernels(const struct ga_model *m)
 {
 	return order(m, m->nkstats, cmp_kstat);
 }
 
-uint32_t *gp_model_order_api(const struct gp_model *m)
+uint32_t *ga_model_order_api(const struct ga_model *m)
 {
 	return order(m, m->nastats, cmp_astat);
 }
 
-uint32_t *gp_model_order_labels(const struct gp_model *m)
+uint32_t *ga_model_order_labels(const struct ga_model *m)
 {
 	return order(m, m->nlabels, cmp_label);
 }

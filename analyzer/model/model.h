@@ -6,8 +6,8 @@
  * when a caller asks for a timeline.  Exporters that need every activity
  * get them through hooks as they stream by.  Runs offline only.
  */
-#ifndef GP_ANALYZER_MODEL_H
-#define GP_ANALYZER_MODEL_H
+#ifndef GA_ANALYZER_MODEL_H
+#define GA_ANALYZER_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -19,16 +19,16 @@
 #include "model/strtab.h"
 #include "base/util.h"
 
-enum gp_act_kind {
-	GP_ACT_KERNEL,
-	GP_ACT_MEMCPY,
-	GP_ACT_MEMSET,
-	GP_ACT_GRAPH,
-	GP_ACT_KIND_COUNT
+enum ga_act_kind {
+	GA_ACT_KERNEL,
+	GA_ACT_MEMCPY,
+	GA_ACT_MEMSET,
+	GA_ACT_GRAPH,
+	GA_ACT_KIND_COUNT
 };
 
-#define GP_NO_RANK UINT32_MAX
-#define GP_COPY_KIND_MAX 256
+#define GA_NO_RANK UINT32_MAX
+#define GA_COPY_KIND_MAX 256
 /*
  * A peer copy between GPUs without peer access, which the driver stages
  * through the host: CUPTI reports it as a DtoH leg on the source device and
@@ -36,14 +36,14 @@ enum gp_act_kind {
  * call's correlation id.  The model counts such a pair as one copy of this
  * kind (an analyzer-side kind; traces never hold it).
  */
-#define GP_COPY_STAGED_PEER 255
+#define GA_COPY_STAGED_PEER 255
 
 /* One GPU activity, ids resolved to the model's; handed to hooks. */
-struct gp_act {
+struct ga_act {
 	uint64_t start, end;       /* end >= start */
 	uint64_t bytes;            /* memcpy, memset */
 	uint64_t graph_node;
-	uint32_t kind;             /* enum gp_act_kind */
+	uint32_t kind;             /* enum ga_act_kind */
 	uint32_t proc;             /* index into model procs */
 	uint32_t dev;              /* index into model devs */
 	uint32_t devrow;           /* index into model devrows (process, device) */
@@ -55,44 +55,44 @@ struct gp_act {
 };
 
 /* One API call, handed to hooks. */
-struct gp_api_call {
+struct ga_api_call {
 	uint64_t start, end;
 	uint32_t proc, tid, name, correlation, cbid, domain;
 	int32_t ret;
 };
 
-struct gp_model;
+struct ga_model;
 
-struct gp_hooks {
+struct ga_hooks {
 	void *ctx;
 	/* Return non-zero to stop reading (an output error, say). */
-	int (*act)(void *ctx, struct gp_model *m, const struct gp_act *a);
-	int (*api)(void *ctx, struct gp_model *m, const struct gp_api_call *c);
+	int (*act)(void *ctx, struct ga_model *m, const struct ga_act *a);
+	int (*api)(void *ctx, struct ga_model *m, const struct ga_api_call *c);
 };
 
 /*
  * An observer beside the hooks (launch call stacks: stacks.h).  rec sees
  * the records of types the model skips, and may resolve their string ids
- * with gp_model_fstr(); act sees every kept GPU activity, before
+ * with ga_model_fstr(); act sees every kept GPU activity, before
  * hooks.act.  Both return non-zero to stop reading (out of memory).
  */
-struct gp_observer {
+struct ga_observer {
 	void *ctx;
-	int (*rec)(void *ctx, struct gp_model *m, uint32_t proc, const struct gp_rec *rec);
-	int (*act)(void *ctx, struct gp_model *m, const struct gp_act *a);
+	int (*rec)(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec);
+	int (*act)(void *ctx, struct ga_model *m, const struct ga_act *a);
 };
 
-struct gp_file {
+struct ga_file {
 	char *path;
-	struct gp_read_info info;
+	struct ga_read_info info;
 	uint32_t proc;
 };
 
-struct gp_proc {
+struct ga_proc {
 	uint32_t file;
 	uint32_t pid, ppid;
 	uint32_t host, exe, cmdline; /* strtab ids */
-	uint32_t rank;             /* GP_NO_RANK when unknown */
+	uint32_t rank;             /* GA_NO_RANK when unknown */
 	uint32_t cupti_version, cuda_driver, clock_id;
 	uint64_t start_ns, end_ns; /* process start; END's end_ns, 0 without END */
 	uint64_t end_records, end_lost;
@@ -104,7 +104,7 @@ struct gp_proc {
 	uint64_t activities, api_calls;
 };
 
-struct gp_device {
+struct ga_device {
 	uint32_t proc;             /* first process that used it */
 	uint32_t host;             /* strtab id */
 	uint32_t id;               /* CUDA ordinal in that process */
@@ -113,13 +113,13 @@ struct gp_device {
 	int described, dead;       /* dead: a placeholder merged into another */
 	uint32_t cc_major, cc_minor, sm_count, core_clock_khz, l2_size, flags;
 	uint64_t global_mem, mem_bandwidth;
-	struct gp_busy busy;       /* union of activity intervals */
-	uint64_t busy_ns;          /* its length, set by gp_model_finish() */
-	uint64_t count, total;     /* summed up by gp_model_finish() */
+	struct ga_busy busy;       /* union of activity intervals */
+	uint64_t busy_ns;          /* its length, set by ga_model_finish() */
+	uint64_t count, total;     /* summed up by ga_model_finish() */
 };
 
 /* A device as one process saw it: the rows of the device summary. */
-struct gp_devrow {
+struct ga_devrow {
 	uint32_t proc, dev;
 	uint32_t id;               /* CUDA ordinal in this process */
 	uint32_t label;            /* strtab id: "cuda:0", or "cuda:0 [1234]" */
@@ -128,62 +128,62 @@ struct gp_devrow {
 
 /* Durations of one kernel or API function, for its median. */
 /* A duration that does not fit 32 bits; its exact value is in the model's bigs. */
-#define GP_DUR_BIG UINT32_MAX
-#define GP_KEY_NONE UINT32_MAX
+#define GA_DUR_BIG UINT32_MAX
+#define GA_KEY_NONE UINT32_MAX
 
-struct gp_durs {
-	uint32_t *v;               /* GP_DUR_BIG: see the model's bigs */
+struct ga_durs {
+	uint32_t *v;               /* GA_DUR_BIG: see the model's bigs */
 	size_t n, cap;
 };
 
-struct gp_kstat {
+struct ga_kstat {
 	uint32_t name;             /* strtab id, mangled */
 	uint32_t label;            /* label index: "kernel <short name>" */
 	uint64_t count, total, min, max, med, in_graph;
-	struct gp_durs durs;
+	struct ga_durs durs;
 };
 
 /* Per activity label: the CUDA activity summary. */
-struct gp_label {
+struct ga_label {
 	uint32_t str;
-	uint64_t count, total;     /* summed up by gp_model_finish() */
+	uint64_t count, total;     /* summed up by ga_model_finish() */
 };
 
-struct gp_memstat {
+struct ga_memstat {
 	uint64_t count, bytes, total;
 	uint32_t label;            /* label index + 1, 0 until first use */
 };
 
-struct gp_gstat {
+struct ga_gstat {
 	uint32_t proc, graph_id;
 	uint32_t label;            /* label index + 1, 0 until first launch */
 	uint64_t launches, total;  /* whole-graph records */
 	uint64_t kernels, nodes;   /* kernels carrying this graph_id; distinct nodes */
 };
 
-struct gp_astat {
+struct ga_astat {
 	uint32_t name;             /* without CUPTI's "_v7000" version suffix */
 	uint64_t count, total, min, max, med, errors, threads;
-	struct gp_durs durs;
+	struct ga_durs durs;
 };
 
 /* A duration too long for the 32-bit median arrays, kept aside exactly. */
-struct gp_bigdur {
+struct ga_bigdur {
 	uint64_t dur;
 	uint32_t owner, key;       /* kernel or API statistics, and its index */
 };
 
-struct gp_row {
+struct ga_row {
 	uint64_t start, dur;
 	uint32_t label, devrow;    /* label index, devrow index */
 	uint64_t order;            /* arrival order, for a stable sort */
-	uint32_t nvtx;             /* as in struct gp_act */
+	uint32_t nvtx;             /* as in struct ga_act */
 };
 
-struct gp_model {
-	struct gp_strtab strs;
-	struct gp_hooks hooks;
-	struct gp_observer obs;
+struct ga_model {
+	struct ga_strtab strs;
+	struct ga_hooks hooks;
+	struct ga_observer obs;
 	void *reading;             /* the file being read (model.c's state), else NULL */
 	size_t keep_rows;          /* rows to keep for a timeline; 0 none */
 	/*
@@ -192,68 +192,68 @@ struct gp_model {
 	 * stream, correlation, graph_id and graph_node set; it may set nvtx.
 	 * Returns 1 to keep, 0 to drop (counted in dropped), -1 to stop.
 	 */
-	int (*keep)(void *ctx, struct gp_model *m, struct gp_act *a);
+	int (*keep)(void *ctx, struct ga_model *m, struct ga_act *a);
 	void *keep_ctx;
 	uint64_t dropped;
 
-	struct gp_file *files;
+	struct ga_file *files;
 	size_t nfiles, capfiles;
-	struct gp_proc *procs;
+	struct ga_proc *procs;
 	size_t nprocs, capprocs;
-	struct gp_device *devs;
+	struct ga_device *devs;
 	size_t ndevs, capdevs;
-	struct gp_devrow *devrows;
+	struct ga_devrow *devrows;
 	size_t ndevrows, capdevrows;
 
-	struct gp_kstat *kstats;
+	struct ga_kstat *kstats;
 	size_t nkstats, capkstats;
 	uint32_t *str2k;           /* strtab id -> kstat index + 1, 0 none */
 	size_t capstr2k;
 
-	struct gp_label *labels;
+	struct ga_label *labels;
 	size_t nlabels, caplabels;
-	struct gp_map label_map;   /* strtab id -> label index */
+	struct ga_map label_map;   /* strtab id -> label index */
 
-	struct gp_memstat copy[GP_COPY_KIND_MAX];
-	struct gp_memstat memset_st;
+	struct ga_memstat copy[GA_COPY_KIND_MAX];
+	struct ga_memstat memset_st;
 
-	struct gp_gstat *graphs;
+	struct ga_gstat *graphs;
 	size_t ngraphs, capgraphs;
-	struct gp_map graph_map;   /* (proc, graph_id) -> graph index */
-	struct gp_map gnode_set;   /* ((proc, graph_id), node) */
+	struct ga_map graph_map;   /* (proc, graph_id) -> graph index */
+	struct ga_map gnode_set;   /* ((proc, graph_id), node) */
 
-	struct gp_astat *astats;
+	struct ga_astat *astats;
 	size_t nastats, capastats;
 	uint32_t *str2a;           /* strtab id -> astat index + 1 */
 	size_t capstr2a;
-	struct gp_map api_names;   /* display name strtab id -> astat index */
-	struct gp_map api_tids;    /* (astat index, proc << 32 | tid) */
-	struct gp_bigdur *bigs;    /* kernel and API durations too long for a u32 */
+	struct ga_map api_names;   /* display name strtab id -> astat index */
+	struct ga_map api_tids;    /* (astat index, proc << 32 | tid) */
+	struct ga_bigdur *bigs;    /* kernel and API durations too long for a u32 */
 	size_t nbigs, capbigs;
 
-	struct gp_map stream_set;  /* (proc << 32 | device, context << 32 | stream) */
+	struct ga_map stream_set;  /* (proc << 32 | device, context << 32 | stream) */
 
 	/*
 	 * Staged peer copies, found before the model is built (the NVTX
-	 * scan's first pass calls gp_model_note_copy/_string/_api).
+	 * scan's first pass calls ga_model_note_copy/_string/_api).
 	 */
-	struct gp_map copy_legs;   /* (proc, correlation) -> first leg index + 1 */
-	struct gp_copy_leg *legs;
+	struct ga_map copy_legs;   /* (proc, correlation) -> first leg index + 1 */
+	struct ga_copy_leg *legs;
 	size_t nlegs, caplegs;
-	struct gp_map staged;      /* (proc, correlation) -> pair index + 1 */
-	struct gp_staged_pair *pairs;
+	struct ga_map staged;      /* (proc, correlation) -> pair index + 1 */
+	struct ga_staged_pair *pairs;
 	size_t npairs, cappairs;
 	uint64_t staged_pairs;
-	struct gp_map copy_api_names; /* (proc, file string id) -> GP_COPY_API_* */
-	struct gp_map copy_api;    /* (proc, correlation) -> GP_COPY_API_* seen */
+	struct ga_map copy_api_names; /* (proc, file string id) -> GA_COPY_API_* */
+	struct ga_map copy_api;    /* (proc, correlation) -> GA_COPY_API_* seen */
 	uint32_t leg_label[2];     /* label index + 1 of the DtoH and HtoD legs */
-	struct gp_memstat leg_st[2]; /* those legs as activities (activity summary) */
+	struct ga_memstat leg_st[2]; /* those legs as activities (activity summary) */
 
-	struct gp_row *rows;
+	struct ga_row *rows;
 	size_t nrows, caprows;
 	uint64_t rows_seen;
 
-	uint64_t counts[GP_ACT_KIND_COUNT];
+	uint64_t counts[GA_ACT_KIND_COUNT];
 	uint64_t api_count;
 	uint64_t records, unknown, malformed;
 	uint64_t lost[GP_LOST_CAUSE_COUNT];  /* [0]: causes this reader does not know */
@@ -263,85 +263,85 @@ struct gp_model {
 	uint64_t kernel_total, api_total;
 	uint64_t streams, api_threads;
 	uint64_t bad_refs;         /* references to strings never defined */
-	int finished;              /* gp_model_finish() ran */
+	int finished;              /* ga_model_finish() ran */
 
 	char err[320];
 };
 
 /* The first leg of a host-to-device or device-to-host copy, kept until its pair. */
-struct gp_copy_leg {
+struct ga_copy_leg {
 	uint64_t bytes, start, end;
 	uint32_t device;
 	uint8_t kind;
 };
 
 /* A staged peer copy: its two legs' whole span. */
-struct gp_staged_pair {
+struct ga_staged_pair {
 	uint64_t start, end;
 	uint32_t file;             /* model file index + 1 of the leg that counted it, 0 */
 	uint8_t legs;              /* legs seen: 2 is a pair, more is none */
 };
 
-/* What the API calls of a correlation were named (gp_model_note_api). */
-#define GP_COPY_API_PEER  1u       /* a copy function with "Peer" in its name */
-#define GP_COPY_API_OTHER 2u       /* any other function */
+/* What the API calls of a correlation were named (ga_model_note_api). */
+#define GA_COPY_API_PEER  1u       /* a copy function with "Peer" in its name */
+#define GA_COPY_API_OTHER 2u       /* any other function */
 
 /* Returns 0, or -1 when memory runs out. */
-int gp_model_init(struct gp_model *m);
+int ga_model_init(struct ga_model *m);
 
 /*
  * Before the model reads the files (the NVTX scan's first pass): notes a
  * MEMCPY record of process proc, pairing the DtoH and HtoD legs of copies
- * staged through the host (GP_COPY_STAGED_PEER): same process and
+ * staged through the host (GA_COPY_STAGED_PEER): same process and
  * correlation, one DtoH and one HtoD on different devices, same bytes, and
  * where the trace has the API call of that correlation, a name containing
  * "Peer".  0, or -1 out of memory.
  */
-int gp_model_note_copy(struct gp_model *m, uint32_t proc, const struct gp_rec_memcpy *c);
+int ga_model_note_copy(struct ga_model *m, uint32_t proc, const struct gp_rec_memcpy *c);
 
 /* Same pass: a STRING and an API record of process proc.  0, or -1 out of memory. */
-int gp_model_note_string(struct gp_model *m, uint32_t proc, const struct gp_rec_string *r);
-int gp_model_note_api(struct gp_model *m, uint32_t proc, const struct gp_rec_api *r);
-void gp_model_free(struct gp_model *m);
+int ga_model_note_string(struct ga_model *m, uint32_t proc, const struct gp_rec_string *r);
+int ga_model_note_api(struct ga_model *m, uint32_t proc, const struct gp_rec_api *r);
+void ga_model_free(struct ga_model *m);
 
 /*
- * Read a trace file into the model.  Returns GP_READ_OK (see the file's
- * info for damage) or a GP_READ_E* code with m->err set to
+ * Read a trace file into the model.  Returns GA_READ_OK (see the file's
+ * info for damage) or a GA_READ_E* code with m->err set to
  * "PATH: byte OFFSET: message".
  */
-int gp_model_add_file(struct gp_model *m, const char *path);
+int ga_model_add_file(struct ga_model *m, const char *path);
 
 /* The same from memory (tests, fuzzing); name stands for the path. */
-int gp_model_add_mem(struct gp_model *m, const char *name, const void *buf, size_t len);
+int ga_model_add_mem(struct ga_model *m, const char *name, const void *buf, size_t len);
 
 /*
  * After the last file: medians, busy time, labels, sorted rows.
  * Returns 0, or -1 when memory runs out.
  */
-int gp_model_finish(struct gp_model *m);
+int ga_model_finish(struct ga_model *m);
 
 /*
  * Strtab id of string id of the file being read, for an observer's rec;
  * 0 for id 0 or between files.
  */
-uint32_t gp_model_fstr(struct gp_model *m, uint32_t id);
+uint32_t ga_model_fstr(struct ga_model *m, uint32_t id);
 
 /* Text of a strtab id. */
-const char *gp_model_str(const struct gp_model *m, uint32_t id);
+const char *ga_model_str(const struct ga_model *m, uint32_t id);
 
 /* "HtoD", "DtoH", ..., "AtoH", "PtoP", or "kind N". */
-const char *gp_model_copy_kind(unsigned kind, char *buf, size_t n);
+const char *ga_model_copy_kind(unsigned kind, char *buf, size_t n);
 
 /* Total lost records, all causes (including chunk-header counts not
  * attributed to a cause). */
-uint64_t gp_model_lost_total(const struct gp_model *m);
+uint64_t ga_model_lost_total(const struct ga_model *m);
 
 /* Lost records counted only in chunk headers, without a LOST record. */
-uint64_t gp_model_lost_unattributed(const struct gp_model *m);
+uint64_t ga_model_lost_unattributed(const struct ga_model *m);
 
 /* Index order of kstats / astats / labels / devrows by total, descending. */
-uint32_t *gp_model_order_kernels(const struct gp_model *m);
-uint32_t *gp_model_order_api(const struct gp_model *m);
-uint32_t *gp_model_order_labels(const struct gp_model *m);
+uint32_t *ga_model_order_kernels(const struct ga_model *m);
+uint32_t *ga_model_order_api(const struct ga_model *m);
+uint32_t *ga_model_order_labels(const struct ga_model *m);
 
 #endif

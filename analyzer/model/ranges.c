@@ -29,25 +29,25 @@ struct gnode_raw {
 
 /* State of one file's scan. */
 struct scan {
-	struct gp_nvtx *nx;
-	struct gp_model *m;
+	struct ga_nvtx *nx;
+	struct ga_model *m;
 	uint32_t proc;             /* model process index */
 	int pass;                  /* 1: everything but API records, 2: API records */
 	int skip;                  /* the recorder traced no NVTX: nothing to find */
-	int skip_nvtx;             /* no NVTX, but copies to pair (gp_model_note_copy) */
+	int skip_nvtx;             /* no NVTX, but copies to pair (ga_model_note_copy) */
 	int oom;
-	struct gp_strmap smap;     /* file string id -> strtab id */
+	struct ga_strmap smap;     /* file string id -> strtab id */
 	struct gnode_raw **gn;
 	size_t *ngn, *capgn;
 };
 
-void gp_nvtx_init(struct gp_nvtx *nx)
+void ga_nvtx_init(struct ga_nvtx *nx)
 {
 	memset(nx, 0, sizeof(*nx));
-	nx->root = GP_NVTX_NONE;
+	nx->root = GA_NVTX_NONE;
 }
 
-static void free_corrs(struct gp_nvtx *nx)
+static void free_corrs(struct ga_nvtx *nx)
 {
 	size_t i;
 
@@ -58,32 +58,32 @@ static void free_corrs(struct gp_nvtx *nx)
 	free(nx->corrs);
 	nx->corrs = NULL;
 	nx->ncorrs = nx->capcorrs = 0;
-	gp_map_free(&nx->corr_map);
+	ga_map_free(&nx->corr_map);
 }
 
 /* Slot (corr index + 1, 0: none) of (proc, correlation), or NULL. */
-static uint32_t *corr_find(const struct gp_nvtx *nx, uint32_t proc, uint32_t corr)
+static uint32_t *corr_find(const struct ga_nvtx *nx, uint32_t proc, uint32_t corr)
 {
-	const struct gp_nvtx_dense *d;
+	const struct ga_nvtx_dense *d;
 
 	if (!nx->dense)
 		return NULL;
 	if (corr >= CORR_DENSE)
-		return gp_map_find(&nx->corr_map, proc, corr);
+		return ga_map_find(&nx->corr_map, proc, corr);
 	d = &nx->dense[proc - nx->proc_base];
 	return corr < d->n ? &d->v[corr] : NULL;
 }
 
 /* The same, made when missing (holding 0).  NULL when memory runs out. */
-static uint32_t *corr_slot(struct gp_nvtx *nx, uint32_t proc, uint32_t corr)
+static uint32_t *corr_slot(struct ga_nvtx *nx, uint32_t proc, uint32_t corr)
 {
-	struct gp_nvtx_dense *d = &nx->dense[proc - nx->proc_base];
+	struct ga_nvtx_dense *d = &nx->dense[proc - nx->proc_base];
 	uint32_t *slot;
 
 	if (corr >= CORR_DENSE)
-		return gp_map_insert(&nx->corr_map, proc, corr, &slot) < 0 ? NULL : slot;
+		return ga_map_insert(&nx->corr_map, proc, corr, &slot) < 0 ? NULL : slot;
 	if (corr >= d->n) {
-		if (gp_util_grow(&d->v, &d->cap, (size_t)corr + 1, sizeof(*d->v)))
+		if (ga_util_grow(&d->v, &d->cap, (size_t)corr + 1, sizeof(*d->v)))
 			return NULL;
 		memset(d->v + d->n, 0, ((size_t)corr + 1 - d->n) * sizeof(*d->v));
 		d->n = (size_t)corr + 1;
@@ -91,67 +91,67 @@ static uint32_t *corr_slot(struct gp_nvtx *nx, uint32_t proc, uint32_t corr)
 	return &d->v[corr];
 }
 
-void gp_nvtx_free(struct gp_nvtx *nx)
+void ga_nvtx_free(struct ga_nvtx *nx)
 {
 	free(nx->ranges);
 	free(nx->keys);
-	gp_map_free(&nx->key_map);
+	ga_map_free(&nx->key_map);
 	free(nx->marks);
-	gp_map_free(&nx->mark_map);
+	ga_map_free(&nx->mark_map);
 	free(nx->threads);
-	gp_map_free(&nx->thread_map);
+	ga_map_free(&nx->thread_map);
 	free_corrs(nx);
-	gp_map_free(&nx->gnode_map);
+	ga_map_free(&nx->gnode_map);
 	free(nx->nodes);
-	gp_map_free(&nx->node_map);
+	ga_map_free(&nx->node_map);
 	free(nx->proc_ranges);
-	gp_nvtx_init(nx);
+	ga_nvtx_init(nx);
 }
 
 static uint32_t sstr(struct scan *s, uint32_t id)
 {
-	uint32_t g = id ? gp_strmap_get(&s->smap, id) : GP_STR_NONE;
+	uint32_t g = id ? ga_strmap_get(&s->smap, id) : GA_STR_NONE;
 
-	return g == GP_STR_NOMEM ? GP_STR_NONE : g;
+	return g == GA_STR_NOMEM ? GA_STR_NONE : g;
 }
 
 static int on_string(struct scan *s, const struct gp_rec_string *r)
 {
-	return gp_strmap_add(&s->smap, &s->m->strs, r->id, (const char *)(r + 1), r->len);
+	return ga_strmap_add(&s->smap, &s->m->strs, r->id, (const char *)(r + 1), r->len);
 }
 
 /* "name", or "domain:name" outside the default domain. */
-static uint32_t label_of(struct gp_model *m, uint32_t domain, uint32_t name)
+static uint32_t label_of(struct ga_model *m, uint32_t domain, uint32_t name)
 {
-	struct gp_buf b = { 0 };
+	struct ga_buf b = { 0 };
 	uint32_t id;
 
 	if (!domain)
 		return name;
-	if (gp_buf_printf(&b, "%s:%s", gp_model_str(m, domain), gp_model_str(m, name))) {
-		gp_buf_free(&b);
-		return GP_STR_NOMEM;
+	if (ga_buf_printf(&b, "%s:%s", ga_model_str(m, domain), ga_model_str(m, name))) {
+		ga_buf_free(&b);
+		return GA_STR_NOMEM;
 	}
-	id = gp_strtab_intern(&m->strs, b.p, b.len);
-	gp_buf_free(&b);
+	id = ga_strtab_intern(&m->strs, b.p, b.len);
+	ga_buf_free(&b);
 	return id;
 }
 
-static uint32_t key_get(struct gp_nvtx *nx, struct gp_model *m, uint32_t domain, uint32_t name)
+static uint32_t key_get(struct ga_nvtx *nx, struct ga_model *m, uint32_t domain, uint32_t name)
 {
 	uint32_t *slot;
-	int r = gp_map_insert(&nx->key_map, domain, name, &slot);
+	int r = ga_map_insert(&nx->key_map, domain, name, &slot);
 
 	if (r < 0)
-		return GP_NVTX_NONE;
+		return GA_NVTX_NONE;
 	if (r == 1) {
-		struct gp_nvtx_key *k;
+		struct ga_nvtx_key *k;
 		uint32_t label = label_of(m, domain, name);
 
-		if (label == GP_STR_NOMEM ||
-		    gp_util_grow(&nx->keys, &nx->capkeys, nx->nkeys + 1, sizeof(*nx->keys))) {
-			*slot = GP_NVTX_NONE;
-			return GP_NVTX_NONE;
+		if (label == GA_STR_NOMEM ||
+		    ga_util_grow(&nx->keys, &nx->capkeys, nx->nkeys + 1, sizeof(*nx->keys))) {
+			*slot = GA_NVTX_NONE;
+			return GA_NVTX_NONE;
 		}
 		k = &nx->keys[nx->nkeys];
 		memset(k, 0, sizeof(*k));
@@ -166,14 +166,14 @@ static uint32_t key_get(struct gp_nvtx *nx, struct gp_model *m, uint32_t domain,
 
 static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 {
-	struct gp_nvtx *nx = s->nx;
-	struct gp_nvtx_range *g;
-	struct gp_nvtx_key *k;
+	struct ga_nvtx *nx = s->nx;
+	struct ga_nvtx_range *g;
+	struct ga_nvtx_key *k;
 	uint32_t key = key_get(nx, s->m, sstr(s, r->domain), sstr(s, r->name));
 	uint64_t end = r->end >= r->start ? r->end : r->start, cpu = end - r->start;
 
-	if (key == GP_NVTX_NONE ||
-	    gp_util_grow(&nx->ranges, &nx->capranges, nx->nranges + 1, sizeof(*nx->ranges)))
+	if (key == GA_NVTX_NONE ||
+	    ga_util_grow(&nx->ranges, &nx->capranges, nx->nranges + 1, sizeof(*nx->ranges)))
 		return -1;
 	g = &nx->ranges[nx->nranges++];
 	memset(g, 0, sizeof(*g));
@@ -183,7 +183,7 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	g->proc = s->proc;
 	g->tid = r->tid_start;
 	g->key = key;
-	g->parent = GP_NVTX_NONE;
+	g->parent = GA_NVTX_NONE;
 	g->flags = r->h.aux & GP_NVTX_UNTERMINATED;
 	g->tid_end = r->tid_end;
 	g->category = r->category;
@@ -207,18 +207,18 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 
 static int on_mark(struct scan *s, const struct gp_rec_nvtx *r)
 {
-	struct gp_nvtx *nx = s->nx;
+	struct ga_nvtx *nx = s->nx;
 	uint32_t domain = sstr(s, r->domain), name = sstr(s, r->name), *slot;
-	int ins = gp_map_insert(&nx->mark_map, domain, name, &slot);
+	int ins = ga_map_insert(&nx->mark_map, domain, name, &slot);
 
 	if (ins < 0)
 		return -1;
 	if (ins == 1) {
-		struct gp_nvtx_mark *k;
+		struct ga_nvtx_mark *k;
 		uint32_t label = label_of(s->m, domain, name);
 
-		if (label == GP_STR_NOMEM ||
-		    gp_util_grow(&nx->marks, &nx->capmarks, nx->nmarks + 1, sizeof(*nx->marks)))
+		if (label == GA_STR_NOMEM ||
+		    ga_util_grow(&nx->marks, &nx->capmarks, nx->nmarks + 1, sizeof(*nx->marks)))
 			return -1;
 		k = &nx->marks[nx->nmarks];
 		k->name = name;
@@ -234,30 +234,30 @@ static int on_mark(struct scan *s, const struct gp_rec_nvtx *r)
 /* An activity whose launch may need attributing: remember its correlation. */
 static int on_corr(struct scan *s, uint32_t correlation)
 {
-	struct gp_nvtx *nx = s->nx;
+	struct ga_nvtx *nx = s->nx;
 	uint32_t *slot = corr_slot(nx, s->proc, correlation);
 
 	if (!slot)
 		return -1;
 	if (!*slot) {
 		if (nx->ncorrs >= UINT32_MAX - 1 ||
-		    gp_util_grow(&nx->corrs, &nx->capcorrs, nx->ncorrs + 1, sizeof(*nx->corrs)))
+		    ga_util_grow(&nx->corrs, &nx->capcorrs, nx->ncorrs + 1, sizeof(*nx->corrs)))
 			return -1;
 		nx->corrs[nx->ncorrs].t = UINT64_MAX;
-		nx->corrs[nx->ncorrs].inner = GP_NVTX_UNATTR;
+		nx->corrs[nx->ncorrs].inner = GA_NVTX_UNATTR;
 		nx->corrs[nx->ncorrs].reserved = 0;
 		*slot = (uint32_t)++nx->ncorrs;
 	}
 	return 0;
 }
 
-static uint32_t innermost(const struct gp_nvtx *nx, uint32_t proc, uint32_t tid, uint64_t t)
+static uint32_t innermost(const struct ga_nvtx *nx, uint32_t proc, uint32_t tid, uint64_t t)
 {
-	const uint32_t *ti = gp_map_find(&nx->thread_map, proc, tid);
+	const uint32_t *ti = ga_map_find(&nx->thread_map, proc, tid);
 	uint32_t lo, hi, c;
 
 	if (!ti)
-		return GP_NVTX_NONE;
+		return GA_NVTX_NONE;
 	lo = nx->threads[*ti].lo;
 	hi = nx->threads[*ti].hi;
 	/* Last range starting at or before t. */
@@ -270,18 +270,18 @@ static uint32_t innermost(const struct gp_nvtx *nx, uint32_t proc, uint32_t tid,
 			hi = mid;
 	}
 	if (lo == nx->threads[*ti].lo)
-		return GP_NVTX_NONE;
-	for (c = lo - 1; c != GP_NVTX_NONE; c = nx->ranges[c].parent)
+		return GA_NVTX_NONE;
+	for (c = lo - 1; c != GA_NVTX_NONE; c = nx->ranges[c].parent)
 		if (nx->ranges[c].end > t)
 			return c;
-	return GP_NVTX_NONE;
+	return GA_NVTX_NONE;
 }
 
 static void on_api(struct scan *s, const struct gp_rec_api *r)
 {
-	struct gp_nvtx *nx = s->nx;
+	struct ga_nvtx *nx = s->nx;
 	const uint32_t *slot = corr_find(nx, s->proc, r->correlation);
-	struct gp_nvtx_corr *c;
+	struct ga_nvtx_corr *c;
 
 	if (!slot || !*slot)
 		return;
@@ -303,12 +303,12 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 			on_api(s, (const void *)rec);
 		return 0;
 	}
-	/* Copy functions' names and calls confirm staged peer copies (gp_model_note_api). */
+	/* Copy functions' names and calls confirm staged peer copies (ga_model_note_api). */
 	if (rec->type == GP_REC_API) {
-		if (gp_model_note_api(s->m, s->proc, (const void *)rec))
+		if (ga_model_note_api(s->m, s->proc, (const void *)rec))
 			rc = -1;
 	} else if (rec->type == GP_REC_STRING &&
-		   gp_model_note_string(s->m, s->proc, (const void *)rec)) {
+		   ga_model_note_string(s->m, s->proc, (const void *)rec)) {
 		rc = -1;
 	}
 	if (rc || (s->skip_nvtx && rec->type != GP_REC_MEMCPY)) {
@@ -342,7 +342,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		rc = on_corr(s, ((const struct gp_rec_kernel *)(const void *)rec)->correlation);
 		break;
 	case GP_REC_MEMCPY:
-		if (gp_model_note_copy(s->m, s->proc, (const void *)rec)) {
+		if (ga_model_note_copy(s->m, s->proc, (const void *)rec)) {
 			rc = -1;
 			break;
 		}
@@ -359,7 +359,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		const struct gp_rec_graph_node *g = (const void *)rec;
 		struct gnode_raw *x;
 
-		if (gp_util_grow(s->gn, s->capgn, *s->ngn + 1, sizeof(**s->gn))) {
+		if (ga_util_grow(s->gn, s->capgn, *s->ngn + 1, sizeof(**s->gn))) {
 			rc = -1;
 			break;
 		}
@@ -379,9 +379,9 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 	return 0;
 }
 
-static int read_src(struct scan *s, const struct gp_nvtx_src *src)
+static int read_src(struct scan *s, const struct ga_nvtx_src *src)
 {
-	struct gp_read_info info;
+	struct ga_read_info info;
 	char err[256];
 
 	s->skip = 0;
@@ -389,16 +389,16 @@ static int read_src(struct scan *s, const struct gp_nvtx_src *src)
 	s->oom = 0;
 	/* Unreadable files are the model's to report; damage reads what precedes. */
 	if (src->buf)
-		gp_reader_read_mem(src->path, src->buf, src->len, scan_rec, s, &info, err,
+		ga_reader_read_mem(src->path, src->buf, src->len, scan_rec, s, &info, err,
 				   sizeof(err));
 	else
-		gp_reader_read_file(src->path, scan_rec, s, &info, err, sizeof(err));
+		ga_reader_read_file(src->path, scan_rec, s, &info, err, sizeof(err));
 	return s->oom ? -1 : 0;
 }
 
 static int cmp_range(const void *pa, const void *pb)
 {
-	const struct gp_nvtx_range *a = pa, *b = pb;
+	const struct ga_nvtx_range *a = pa, *b = pb;
 
 	if (a->proc != b->proc)
 		return a->proc < b->proc ? -1 : 1;
@@ -412,31 +412,31 @@ static int cmp_range(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-static __attribute__((noinline)) uint32_t node_add(struct gp_nvtx *nx, struct gp_nvtx_nref *c,
+static __attribute__((noinline)) uint32_t node_add(struct ga_nvtx *nx, struct ga_nvtx_nref *c,
 						   uint32_t parent, uint32_t kind, uint32_t id)
 {
 	uint64_t ka = (uint64_t)parent + 1, kb = (uint64_t)kind << 32 | id;
 	uint32_t *slot;
-	int r = gp_map_insert(&nx->node_map, ka, kb, &slot);
+	int r = ga_map_insert(&nx->node_map, ka, kb, &slot);
 
 	if (r < 0)
-		return GP_NVTX_NONE;
+		return GA_NVTX_NONE;
 	if (r == 1) {
-		struct gp_nvtx_node *n;
+		struct ga_nvtx_node *n;
 
-		if (gp_util_grow(&nx->nodes, &nx->capnodes, nx->nnodes + 1, sizeof(*nx->nodes))) {
-			*slot = GP_NVTX_NONE;
-			return GP_NVTX_NONE;
+		if (ga_util_grow(&nx->nodes, &nx->capnodes, nx->nnodes + 1, sizeof(*nx->nodes))) {
+			*slot = GA_NVTX_NONE;
+			return GA_NVTX_NONE;
 		}
 		n = &nx->nodes[nx->nnodes];
 		memset(n, 0, sizeof(*n));
 		n->parent = parent;
 		n->kind = kind;
 		n->id = id;
-		n->child = n->next = GP_NVTX_NONE;
+		n->child = n->next = GA_NVTX_NONE;
 		*slot = (uint32_t)nx->nnodes++;
 	}
-	if (*slot != GP_NVTX_NONE) {
+	if (*slot != GA_NVTX_NONE) {
 		/* Nodes are never removed: an answer stays right. */
 		c->a = ka;
 		c->b = kb;
@@ -445,74 +445,74 @@ static __attribute__((noinline)) uint32_t node_add(struct gp_nvtx *nx, struct gp
 	return *slot;
 }
 
-/* The node (parent, kind, id), made on first use; GP_NVTX_NONE out of memory. */
-static inline uint32_t node_get(struct gp_nvtx *nx, uint32_t parent, uint32_t kind,
+/* The node (parent, kind, id), made on first use; GA_NVTX_NONE out of memory. */
+static inline uint32_t node_get(struct ga_nvtx *nx, uint32_t parent, uint32_t kind,
 				uint32_t id)
 {
-	struct gp_nvtx_nref *c = &nx->nref[((id + parent * 31u + kind * 7u) * 0x9e3779b1u) >>
+	struct ga_nvtx_nref *c = &nx->nref[((id + parent * 31u + kind * 7u) * 0x9e3779b1u) >>
 					   (32 - 8)];
 
-	_Static_assert(GP_NVTX_NREF_CACHE == 1u << 8, "nref index width");
+	_Static_assert(GA_NVTX_NREF_CACHE == 1u << 8, "nref index width");
 	if (c->a == (uint64_t)parent + 1 && c->b == ((uint64_t)kind << 32 | id))
 		return c->node;
 	return node_add(nx, c, parent, kind, id);
 }
 
 /* Sort the ranges, index threads, link parents, place ranges in the tree. */
-static int index_ranges(struct gp_nvtx *nx, struct gnode_raw *gn, size_t ngn)
+static int index_ranges(struct ga_nvtx *nx, struct gnode_raw *gn, size_t ngn)
 {
-	struct gp_map ids = { 0 };
+	struct ga_map ids = { 0 };
 	size_t i;
 
-	if (nx->nranges >= GP_NVTX_UNATTR)
+	if (nx->nranges >= GA_NVTX_UNATTR)
 		return -1;
 	qsort(nx->ranges, nx->nranges, sizeof(*nx->ranges), cmp_range);
 	for (i = 0; i < nx->nranges; i++) {
-		struct gp_nvtx_range *r = &nx->ranges[i];
+		struct ga_nvtx_range *r = &nx->ranges[i];
 		uint32_t *slot, c;
-		int ins = gp_map_insert(&nx->thread_map, r->proc, r->tid, &slot);
+		int ins = ga_map_insert(&nx->thread_map, r->proc, r->tid, &slot);
 
 		if (ins < 0)
 			goto oom;
 		if (ins == 1) {
-			if (gp_util_grow(&nx->threads, &nx->capthreads, nx->nthreads + 1,
+			if (ga_util_grow(&nx->threads, &nx->capthreads, nx->nthreads + 1,
 					 sizeof(*nx->threads)))
 				goto oom;
 			nx->threads[nx->nthreads].lo = (uint32_t)i;
 			*slot = (uint32_t)nx->nthreads++;
 		} else {
 			/* The parent is on the chain of the range before. */
-			for (c = (uint32_t)i - 1; c != GP_NVTX_NONE; c = nx->ranges[c].parent)
+			for (c = (uint32_t)i - 1; c != GA_NVTX_NONE; c = nx->ranges[c].parent)
 				if (nx->ranges[c].end > r->start)
 					break;
 			r->parent = c;
 		}
 		nx->threads[*slot].hi = (uint32_t)i + 1;
-		r->node = node_get(nx, r->parent == GP_NVTX_NONE ? GP_NVTX_NONE :
-				   nx->ranges[r->parent].node, GP_NVTX_N_RANGE, r->key);
-		if (r->node == GP_NVTX_NONE)
+		r->node = node_get(nx, r->parent == GA_NVTX_NONE ? GA_NVTX_NONE :
+				   nx->ranges[r->parent].node, GA_NVTX_N_RANGE, r->key);
+		if (r->node == GA_NVTX_NONE)
 			goto oom;
 		nx->nodes[r->node].instances++;
-		if (gp_map_insert(&ids, r->proc, r->id, &slot) < 0)
+		if (ga_map_insert(&ids, r->proc, r->id, &slot) < 0)
 			goto oom;
 		*slot = (uint32_t)i;
 	}
 	for (i = 0; i < ngn; i++) {
-		const uint32_t *ri = gn[i].nvtx ? gp_map_find(&ids, gn[i].proc, gn[i].nvtx) : NULL;
+		const uint32_t *ri = gn[i].nvtx ? ga_map_find(&ids, gn[i].proc, gn[i].nvtx) : NULL;
 		uint32_t *slot;
 
-		if (gp_map_insert(&nx->gnode_map, gn[i].proc, gn[i].node, &slot) < 0)
+		if (ga_map_insert(&nx->gnode_map, gn[i].proc, gn[i].node, &slot) < 0)
 			goto oom;
 		*slot = ri ? *ri + 1 : UINT32_MAX;
 	}
-	gp_map_free(&ids);
+	ga_map_free(&ids);
 	return 0;
 oom:
-	gp_map_free(&ids);
+	ga_map_free(&ids);
 	return -1;
 }
 
-int gp_nvtx_scan(struct gp_nvtx *nx, struct gp_model *m, const struct gp_nvtx_src *src,
+int ga_nvtx_scan(struct ga_nvtx *nx, struct ga_model *m, const struct ga_nvtx_src *src,
 		 size_t n)
 {
 	struct gnode_raw *gn = NULL;
@@ -539,7 +539,7 @@ int gp_nvtx_scan(struct gp_nvtx *nx, struct gp_model *m, const struct gp_nvtx_sr
 	s.pass = 1;
 	for (i = 0; i < n; i++) {
 		s.proc = nx->proc_base + (uint32_t)i;
-		gp_strmap_reset(&s.smap);
+		ga_strmap_reset(&s.smap);
 		if (read_src(&s, &src[i]))
 			goto out;
 	}
@@ -570,21 +570,21 @@ int gp_nvtx_scan(struct gp_nvtx *nx, struct gp_model *m, const struct gp_nvtx_sr
 out:
 	if (rc)
 		snprintf(nx->err, sizeof(nx->err), "out of memory");
-	gp_strmap_free(&s.smap);
+	ga_strmap_free(&s.smap);
 	free(gn);
 	return rc;
 }
 
-struct gp_nvtx_attr gp_nvtx_attribute(const struct gp_nvtx *nx, const struct gp_act *a)
+struct ga_nvtx_attr ga_nvtx_attribute(const struct ga_nvtx *nx, const struct ga_act *a)
 {
-	struct gp_nvtx_attr at = { GP_NVTX_NONE, 0 };
+	struct ga_nvtx_attr at = { GA_NVTX_NONE, 0 };
 	uint32_t pi = a->proc - nx->proc_base;
 	const uint32_t *v;
 
 	if (a->proc < nx->proc_base || pi >= nx->nprocs || !nx->proc_ranges[pi])
 		return at;
 	if (a->graph_node && nx->gnode_map.n &&
-	    (v = gp_map_find(&nx->gnode_map, a->proc, a->graph_node))) {
+	    (v = ga_map_find(&nx->gnode_map, a->proc, a->graph_node))) {
 		/* Where the node was captured or added, not where the graph was launched. */
 		if (*v != UINT32_MAX) {
 			at.inner = *v - 1;
@@ -594,7 +594,7 @@ struct gp_nvtx_attr gp_nvtx_attribute(const struct gp_nvtx *nx, const struct gp_
 	}
 	v = corr_find(nx, a->proc, a->correlation);
 	if (!v || !*v || nx->corrs[*v - 1].t == UINT64_MAX) {
-		at.inner = GP_NVTX_UNATTR;
+		at.inner = GA_NVTX_UNATTR;
 		return at;
 	}
 	at.inner = nx->corrs[*v - 1].inner;
@@ -602,23 +602,23 @@ struct gp_nvtx_attr gp_nvtx_attribute(const struct gp_nvtx *nx, const struct gp_
 	return at;
 }
 
-int gp_nvtx_walk(struct gp_nvtx *nx, const struct gp_nvtx_attr *at,
+int ga_nvtx_walk(struct ga_nvtx *nx, const struct ga_nvtx_attr *at,
 		 int (*fn)(void *ctx, uint32_t range), void *ctx)
 {
 	uint32_t c;
 	int rc;
 
-	if (at->inner >= GP_NVTX_UNATTR)
+	if (at->inner >= GA_NVTX_UNATTR)
 		return 0;
 	/* The innermost range counts even when empty (graph nodes: t = its start). */
-	for (c = at->inner; c != GP_NVTX_NONE; c = nx->ranges[c].parent)
+	for (c = at->inner; c != GA_NVTX_NONE; c = nx->ranges[c].parent)
 		if ((c == at->inner || nx->ranges[c].end > at->t) && (rc = fn(ctx, c)))
 			return rc;
 	return 0;
 }
 
 struct acct {
-	struct gp_nvtx *nx;
+	struct ga_nvtx *nx;
 	uint64_t dur;
 	int kernel;
 };
@@ -626,7 +626,7 @@ struct acct {
 static int acct_key(void *ctx, uint32_t range)
 {
 	struct acct *a = ctx;
-	struct gp_nvtx_key *k = &a->nx->keys[a->nx->ranges[range].key];
+	struct ga_nvtx_key *k = &a->nx->keys[a->nx->ranges[range].key];
 
 	if (k->stamp == a->nx->serial)
 		return 0;
@@ -637,60 +637,60 @@ static int acct_key(void *ctx, uint32_t range)
 	return 0;
 }
 
-uint32_t gp_nvtx_account(struct gp_nvtx *nx, const struct gp_act *a,
-			 const struct gp_nvtx_attr *at)
+uint32_t ga_nvtx_account(struct ga_nvtx *nx, const struct ga_act *a,
+			 const struct ga_nvtx_attr *at)
 {
 	struct acct ac;
 	uint32_t node, kind, id, x;
 
 	ac.nx = nx;
 	ac.dur = a->end - a->start;
-	ac.kernel = a->kind == GP_ACT_KERNEL;
+	ac.kernel = a->kind == GA_ACT_KERNEL;
 	nx->serial++;
 	nx->acts++;
-	if (at->inner < GP_NVTX_UNATTR) {
+	if (at->inner < GA_NVTX_UNATTR) {
 		nx->in_range++;
-		gp_nvtx_walk(nx, at, acct_key, &ac);
+		ga_nvtx_walk(nx, at, acct_key, &ac);
 		node = nx->ranges[at->inner].node;
 	} else {
-		int un = at->inner == GP_NVTX_UNATTR;
+		int un = at->inner == GA_NVTX_UNATTR;
 
 		if (un)
 			nx->unattributed++;
 		else
 			nx->no_range++;
-		node = node_get(nx, GP_NVTX_NONE, un ? GP_NVTX_N_UNATTR : GP_NVTX_N_NORANGE, 0);
-		if (node == GP_NVTX_NONE)
-			return GP_STR_NOMEM;
+		node = node_get(nx, GA_NVTX_NONE, un ? GA_NVTX_N_UNATTR : GA_NVTX_N_NORANGE, 0);
+		if (node == GA_NVTX_NONE)
+			return GA_STR_NOMEM;
 	}
 	switch (a->kind) {
-	case GP_ACT_KERNEL:
-		kind = GP_NVTX_N_KERNEL;
+	case GA_ACT_KERNEL:
+		kind = GA_NVTX_N_KERNEL;
 		id = a->name;
 		break;
-	case GP_ACT_MEMCPY:
-		kind = GP_NVTX_N_MEMCPY;
+	case GA_ACT_MEMCPY:
+		kind = GA_NVTX_N_MEMCPY;
 		id = a->copy_kind;
 		break;
-	case GP_ACT_MEMSET:
-		kind = GP_NVTX_N_MEMSET;
+	case GA_ACT_MEMSET:
+		kind = GA_NVTX_N_MEMSET;
 		id = 0;
 		break;
 	default:
-		kind = GP_NVTX_N_GRAPH;
+		kind = GA_NVTX_N_GRAPH;
 		id = a->graph_id;
 		break;
 	}
 	node = node_get(nx, node, kind, id);
-	if (node == GP_NVTX_NONE)
-		return GP_STR_NOMEM;
+	if (node == GA_NVTX_NONE)
+		return GA_STR_NOMEM;
 	nx->nodes[node].instances++;
-	for (x = node; x != GP_NVTX_NONE; x = nx->nodes[x].parent) {
+	for (x = node; x != GA_NVTX_NONE; x = nx->nodes[x].parent) {
 		nx->nodes[x].gpu_ns += ac.dur;
 		nx->nodes[x].acts++;
 		nx->nodes[x].kernels += (uint64_t)ac.kernel;
 	}
-	if (at->inner < GP_NVTX_UNATTR)
+	if (at->inner < GA_NVTX_UNATTR)
 		return nx->keys[nx->ranges[at->inner].key].label;
 	return 0;
 }
@@ -698,50 +698,50 @@ uint32_t gp_nvtx_account(struct gp_nvtx *nx, const struct gp_act *a,
 /* ---- finishing and printing ---- */
 
 /* Text of a tree node, without its branch; b holds built names. */
-static const char *node_text(const struct gp_nvtx *nx, struct gp_model *m,
-			     const struct gp_nvtx_node *n, struct gp_buf *b)
+static const char *node_text(const struct ga_nvtx *nx, struct ga_model *m,
+			     const struct ga_nvtx_node *n, struct ga_buf *b)
 {
 	char kb[16];
 	int rc;
 
 	b->len = 0;
 	switch (n->kind) {
-	case GP_NVTX_N_RANGE:
-		return gp_model_str(m, nx->keys[n->id].label);
-	case GP_NVTX_N_NORANGE:
+	case GA_NVTX_N_RANGE:
+		return ga_model_str(m, nx->keys[n->id].label);
+	case GA_NVTX_N_NORANGE:
 		return "(no range)";
-	case GP_NVTX_N_UNATTR:
+	case GA_NVTX_N_UNATTR:
 		return "(unattributed: no API record)";
-	case GP_NVTX_N_KERNEL:
-		rc = gp_buf_printf(b, "kernel %s", gp_strtab_short(&m->strs, n->id));
+	case GA_NVTX_N_KERNEL:
+		rc = ga_buf_printf(b, "kernel %s", ga_strtab_short(&m->strs, n->id));
 		break;
-	case GP_NVTX_N_MEMCPY:
-		rc = gp_buf_printf(b, "memcpy %s", gp_model_copy_kind(n->id, kb, sizeof(kb)));
+	case GA_NVTX_N_MEMCPY:
+		rc = ga_buf_printf(b, "memcpy %s", ga_model_copy_kind(n->id, kb, sizeof(kb)));
 		break;
-	case GP_NVTX_N_MEMSET:
+	case GA_NVTX_N_MEMSET:
 		return "memset";
 	default:
-		rc = gp_buf_printf(b, "graph %u", n->id);
+		rc = ga_buf_printf(b, "graph %u", n->id);
 		break;
 	}
 	return rc || !b->p ? NULL : b->p;
 }
 
 struct node_cmp {
-	const struct gp_nvtx *nx;
-	struct gp_model *m;
+	const struct ga_nvtx *nx;
+	struct ga_model *m;
 };
 
-static int pseudo_root(const struct gp_nvtx_node *n)
+static int pseudo_root(const struct ga_nvtx_node *n)
 {
-	return n->kind == GP_NVTX_N_NORANGE || n->kind == GP_NVTX_N_UNATTR;
+	return n->kind == GA_NVTX_N_NORANGE || n->kind == GA_NVTX_N_UNATTR;
 }
 
 static int cmp_node(const void *pa, const void *pb, void *ctx)
 {
 	const struct node_cmp *c = ctx;
-	const struct gp_nvtx_node *a = &c->nx->nodes[*(const uint32_t *)pa];
-	const struct gp_nvtx_node *b = &c->nx->nodes[*(const uint32_t *)pb];
+	const struct ga_nvtx_node *a = &c->nx->nodes[*(const uint32_t *)pa];
+	const struct ga_nvtx_node *b = &c->nx->nodes[*(const uint32_t *)pb];
 
 	/* The pseudo roots go last, "(no range)" first of them. */
 	if (pseudo_root(a) != pseudo_root(b))
@@ -750,24 +750,24 @@ static int cmp_node(const void *pa, const void *pb, void *ctx)
 		return a->gpu_ns > b->gpu_ns ? -1 : 1;
 	if (a->kind != b->kind)
 		return a->kind < b->kind ? -1 : 1;
-	if (a->kind == GP_NVTX_N_RANGE)
-		return strcmp(gp_model_str(c->m, c->nx->keys[a->id].label),
-			      gp_model_str(c->m, c->nx->keys[b->id].label));
-	if (a->kind == GP_NVTX_N_KERNEL)
-		return strcmp(gp_strtab_short(&c->m->strs, a->id),
-			      gp_strtab_short(&c->m->strs, b->id));
+	if (a->kind == GA_NVTX_N_RANGE)
+		return strcmp(ga_model_str(c->m, c->nx->keys[a->id].label),
+			      ga_model_str(c->m, c->nx->keys[b->id].label));
+	if (a->kind == GA_NVTX_N_KERNEL)
+		return strcmp(ga_strtab_short(&c->m->strs, a->id),
+			      ga_strtab_short(&c->m->strs, b->id));
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
 /* Count n activities of gpu_ns into the leaf (kind, id) under root. */
-static int leaf_add(struct gp_nvtx *nx, uint32_t root, uint32_t kind, uint32_t id, uint64_t n,
+static int leaf_add(struct ga_nvtx *nx, uint32_t root, uint32_t kind, uint32_t id, uint64_t n,
 		    uint64_t gpu_ns)
 {
 	uint32_t leaf = node_get(nx, root, kind, id);
-	uint64_t kernels = kind == GP_NVTX_N_KERNEL ? n : 0;
-	struct gp_nvtx_node *x;
+	uint64_t kernels = kind == GA_NVTX_N_KERNEL ? n : 0;
+	struct ga_nvtx_node *x;
 
-	if (leaf == GP_NVTX_NONE)
+	if (leaf == GA_NVTX_NONE)
 		return -1;
 	x = &nx->nodes[leaf];
 	x->instances += n;
@@ -785,44 +785,44 @@ static int leaf_add(struct gp_nvtx *nx, uint32_t root, uint32_t kind, uint32_t i
 
 /*
  * The "(no range)" tree from the model's totals, the same nodes and counts
- * as gp_nvtx_account() per activity: the leaves are kernel names (made in
+ * as ga_nvtx_account() per activity: the leaves are kernel names (made in
  * the order the kernels first came, as kstats are), copy kinds, memset and
  * graph ids, the durations the ones the model summed.
  */
-static int account_model(struct gp_nvtx *nx, const struct gp_model *m)
+static int account_model(struct ga_nvtx *nx, const struct ga_model *m)
 {
 	uint32_t root;
 	size_t i;
 	int rc = 0;
 
-	for (i = 0; i < GP_ACT_KIND_COUNT && !m->counts[i]; i++)
+	for (i = 0; i < GA_ACT_KIND_COUNT && !m->counts[i]; i++)
 		;
-	if (i == GP_ACT_KIND_COUNT)
+	if (i == GA_ACT_KIND_COUNT)
 		return 0;
-	root = node_get(nx, GP_NVTX_NONE, GP_NVTX_N_NORANGE, 0);
-	if (root == GP_NVTX_NONE)
+	root = node_get(nx, GA_NVTX_NONE, GA_NVTX_N_NORANGE, 0);
+	if (root == GA_NVTX_NONE)
 		return -1;
 	for (i = 0; i < m->nkstats && !rc; i++)
 		if (m->kstats[i].count)
-			rc = leaf_add(nx, root, GP_NVTX_N_KERNEL, m->kstats[i].name,
+			rc = leaf_add(nx, root, GA_NVTX_N_KERNEL, m->kstats[i].name,
 				      m->kstats[i].count, m->kstats[i].total);
-	for (i = 0; i < GP_COPY_KIND_MAX && !rc; i++)
+	for (i = 0; i < GA_COPY_KIND_MAX && !rc; i++)
 		if (m->copy[i].count)
-			rc = leaf_add(nx, root, GP_NVTX_N_MEMCPY, (uint32_t)i, m->copy[i].count,
+			rc = leaf_add(nx, root, GA_NVTX_N_MEMCPY, (uint32_t)i, m->copy[i].count,
 				      m->copy[i].total);
 	if (!rc && m->memset_st.count)
-		rc = leaf_add(nx, root, GP_NVTX_N_MEMSET, 0, m->memset_st.count,
+		rc = leaf_add(nx, root, GA_NVTX_N_MEMSET, 0, m->memset_st.count,
 			      m->memset_st.total);
 	for (i = 0; i < m->ngraphs && !rc; i++)
 		if (m->graphs[i].launches)
-			rc = leaf_add(nx, root, GP_NVTX_N_GRAPH, m->graphs[i].graph_id,
+			rc = leaf_add(nx, root, GA_NVTX_N_GRAPH, m->graphs[i].graph_id,
 				      m->graphs[i].launches, m->graphs[i].total);
 	return rc;
 }
 
-int gp_nvtx_finish(struct gp_nvtx *nx, const struct gp_model *m, int hide_empty)
+int ga_nvtx_finish(struct ga_nvtx *nx, const struct ga_model *m, int hide_empty)
 {
-	struct node_cmp c = { nx, (struct gp_model *)m };
+	struct node_cmp c = { nx, (struct ga_model *)m };
 	uint32_t *ord;
 	size_t i;
 
@@ -836,14 +836,14 @@ int gp_nvtx_finish(struct gp_nvtx *nx, const struct gp_model *m, int hide_empty)
 		return -1;
 	for (i = 0; i < nx->nnodes; i++) {
 		ord[i] = (uint32_t)i;
-		nx->nodes[i].child = nx->nodes[i].next = GP_NVTX_NONE;
+		nx->nodes[i].child = nx->nodes[i].next = GA_NVTX_NONE;
 	}
 	qsort_r(ord, nx->nnodes, sizeof(*ord), cmp_node, &c);
 	/* Prepending in reverse order leaves each list in order. */
-	nx->root = GP_NVTX_NONE;
+	nx->root = GA_NVTX_NONE;
 	for (i = nx->nnodes; i-- > 0;) {
-		struct gp_nvtx_node *n = &nx->nodes[ord[i]];
-		uint32_t *head = n->parent == GP_NVTX_NONE ? &nx->root : &nx->nodes[n->parent].child;
+		struct ga_nvtx_node *n = &nx->nodes[ord[i]];
+		uint32_t *head = n->parent == GA_NVTX_NONE ? &nx->root : &nx->nodes[n->parent].child;
 
 		if (hide_empty && !n->acts)
 			continue;
@@ -857,19 +857,19 @@ int gp_nvtx_finish(struct gp_nvtx *nx, const struct gp_model *m, int hide_empty)
 static int cmp_key(const void *pa, const void *pb, void *ctx)
 {
 	const struct node_cmp *c = ctx;
-	const struct gp_nvtx_key *a = &c->nx->keys[*(const uint32_t *)pa];
-	const struct gp_nvtx_key *b = &c->nx->keys[*(const uint32_t *)pb];
+	const struct ga_nvtx_key *a = &c->nx->keys[*(const uint32_t *)pa];
+	const struct ga_nvtx_key *b = &c->nx->keys[*(const uint32_t *)pb];
 
 	if (a->gpu_ns != b->gpu_ns)
 		return a->gpu_ns > b->gpu_ns ? -1 : 1;
 	if (a->cpu_total != b->cpu_total)
 		return a->cpu_total > b->cpu_total ? -1 : 1;
-	return strcmp(gp_model_str(c->m, a->label), gp_model_str(c->m, b->label));
+	return strcmp(ga_model_str(c->m, a->label), ga_model_str(c->m, b->label));
 }
 
-uint32_t *gp_nvtx_order_keys(const struct gp_nvtx *nx, const struct gp_model *m)
+uint32_t *ga_nvtx_order_keys(const struct ga_nvtx *nx, const struct ga_model *m)
 {
-	struct node_cmp c = { nx, (struct gp_model *)m };
+	struct node_cmp c = { nx, (struct ga_model *)m };
 	uint32_t *ord = malloc((nx->nkeys ? nx->nkeys : 1) * sizeof(*ord));
 	size_t i;
 
@@ -883,12 +883,12 @@ uint32_t *gp_nvtx_order_keys(const struct gp_nvtx *nx, const struct gp_model *m)
 
 static const char *cut(char *buf, size_t n, const char *s, size_t width)
 {
-	return width ? gp_fmt_trunc(buf, n, s, width) : s;
+	return width ? ga_fmt_trunc(buf, n, s, width) : s;
 }
 
-static int print_marks(const struct gp_nvtx *nx, struct gp_model *m, size_t width, FILE *out)
+static int print_marks(const struct ga_nvtx *nx, struct ga_model *m, size_t width, FILE *out)
 {
-	struct gp_table t;
+	struct ga_table t;
 	char nb[1024];
 	size_t i, j, *ord;
 	int rc = 0;
@@ -902,74 +902,74 @@ static int print_marks(const struct gp_nvtx *nx, struct gp_model *m, size_t widt
 	for (i = 0; i < nx->nmarks; i++) {
 		for (j = i; j > 0 && (nx->marks[ord[j - 1]].count < nx->marks[i].count ||
 				      (nx->marks[ord[j - 1]].count == nx->marks[i].count &&
-				       strcmp(gp_model_str(m, nx->marks[ord[j - 1]].label),
-					      gp_model_str(m, nx->marks[i].label)) > 0)); j--)
+				       strcmp(ga_model_str(m, nx->marks[ord[j - 1]].label),
+					      ga_model_str(m, nx->marks[i].label)) > 0)); j--)
 			ord[j] = ord[j - 1];
 		ord[j] = i;
 	}
-	gp_table_init(&t, 2);
-	gp_table_col(&t, 0, "Count", 1, 0);
-	gp_table_col(&t, 1, "Mark", 0, 0);
+	ga_table_init(&t, 2);
+	ga_table_col(&t, 0, "Count", 1, 0);
+	ga_table_col(&t, 1, "Mark", 0, 0);
 	for (i = 0; i < nx->nmarks && !rc; i++) {
-		const struct gp_nvtx_mark *k = &nx->marks[ord[i]];
+		const struct ga_nvtx_mark *k = &nx->marks[ord[i]];
 
-		rc |= gp_table_addf(&t, "%" PRIu64, k->count);
-		rc |= gp_table_add(&t, cut(nb, sizeof(nb), gp_model_str(m, k->label), width));
+		rc |= ga_table_addf(&t, "%" PRIu64, k->count);
+		rc |= ga_table_add(&t, cut(nb, sizeof(nb), ga_model_str(m, k->label), width));
 	}
 	if (!rc) {
 		fputs("NVTX marks:\n", out);
-		gp_table_print(&t, out);
+		ga_table_print(&t, out);
 	}
-	gp_table_free(&t);
+	ga_table_free(&t);
 	free(ord);
 	return rc ? -1 : 0;
 }
 
-int gp_nvtx_print_table(const struct gp_nvtx *nx, struct gp_model *m, int filtered,
+int ga_nvtx_print_table(const struct ga_nvtx *nx, struct ga_model *m, int filtered,
 			size_t width, FILE *out)
 {
 	char b[5][48], nb[1024];
-	struct gp_table t;
+	struct ga_table t;
 	uint32_t *ord;
 	size_t i, rows = 0;
 	int rc = 0;
 
 	if (nx->nkeys) {
-		ord = gp_nvtx_order_keys(nx, m);
+		ord = ga_nvtx_order_keys(nx, m);
 		if (!ord)
 			return -1;
-		gp_table_init(&t, 8);
-		gp_table_col(&t, 0, "Count", 1, 0);
-		gp_table_col(&t, 1, "CPU total", 1, 0);
-		gp_table_col(&t, 2, "CPU avg", 1, 0);
-		gp_table_col(&t, 3, "CPU min", 1, 0);
-		gp_table_col(&t, 4, "CPU max", 1, 0);
-		gp_table_col(&t, 5, "GPU time", 1, 0);
-		gp_table_col(&t, 6, "Kernels", 1, 0);
-		gp_table_col(&t, 7, "Range", 0, 0);
+		ga_table_init(&t, 8);
+		ga_table_col(&t, 0, "Count", 1, 0);
+		ga_table_col(&t, 1, "CPU total", 1, 0);
+		ga_table_col(&t, 2, "CPU avg", 1, 0);
+		ga_table_col(&t, 3, "CPU min", 1, 0);
+		ga_table_col(&t, 4, "CPU max", 1, 0);
+		ga_table_col(&t, 5, "GPU time", 1, 0);
+		ga_table_col(&t, 6, "Kernels", 1, 0);
+		ga_table_col(&t, 7, "Range", 0, 0);
 		for (i = 0; i < nx->nkeys && !rc; i++) {
-			const struct gp_nvtx_key *k = &nx->keys[ord[i]];
+			const struct ga_nvtx_key *k = &nx->keys[ord[i]];
 
 			/* Under a filter, ranges that kept nothing are noise. */
 			if (!k->count || (filtered && !k->acts))
 				continue;
 			rows++;
-			rc |= gp_table_addf(&t, "%" PRIu64, k->count);
-			rc |= gp_table_add(&t, gp_fmt_time(b[0], sizeof(b[0]), k->cpu_total));
-			rc |= gp_table_add(&t, gp_fmt_time(b[1], sizeof(b[1]), k->cpu_total / k->count));
-			rc |= gp_table_add(&t, gp_fmt_time(b[2], sizeof(b[2]), k->cpu_min));
-			rc |= gp_table_add(&t, gp_fmt_time(b[3], sizeof(b[3]), k->cpu_max));
-			rc |= gp_table_add(&t, gp_fmt_time(b[4], sizeof(b[4]), k->gpu_ns));
-			rc |= gp_table_addf(&t, "%" PRIu64, k->kernels);
-			rc |= gp_table_add(&t, cut(nb, sizeof(nb), gp_model_str(m, k->label), width));
+			rc |= ga_table_addf(&t, "%" PRIu64, k->count);
+			rc |= ga_table_add(&t, ga_fmt_time(b[0], sizeof(b[0]), k->cpu_total));
+			rc |= ga_table_add(&t, ga_fmt_time(b[1], sizeof(b[1]), k->cpu_total / k->count));
+			rc |= ga_table_add(&t, ga_fmt_time(b[2], sizeof(b[2]), k->cpu_min));
+			rc |= ga_table_add(&t, ga_fmt_time(b[3], sizeof(b[3]), k->cpu_max));
+			rc |= ga_table_add(&t, ga_fmt_time(b[4], sizeof(b[4]), k->gpu_ns));
+			rc |= ga_table_addf(&t, "%" PRIu64, k->kernels);
+			rc |= ga_table_add(&t, cut(nb, sizeof(nb), ga_model_str(m, k->label), width));
 		}
 		if (!rc && rows) {
 			fputs("NVTX ranges (GPU time and kernels include nested ranges):\n", out);
-			gp_table_print(&t, out);
+			ga_table_print(&t, out);
 		} else if (!rc) {
 			fputs("NVTX ranges: none with GPU activity kept by the filters\n", out);
 		}
-		gp_table_free(&t);
+		ga_table_free(&t);
 		free(ord);
 		if (rc)
 			return -1;
@@ -993,82 +993,82 @@ int gp_nvtx_print_table(const struct gp_nvtx *nx, struct gp_model *m, int filter
 	return 0;
 }
 
-int gp_nvtx_print_tree(const struct gp_nvtx *nx, struct gp_model *m, size_t width,
+int ga_nvtx_print_tree(const struct ga_nvtx *nx, struct ga_model *m, size_t width,
 		       FILE *out)
 {
 	static const char tee[] = "\xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 ";  /* "├── " */
 	static const char elbow[] = "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 "; /* "└── " */
 	static const char bar[] = "\xe2\x94\x82   ";                         /* "│   " */
-	struct gp_buf pre = { 0 }, cell = { 0 }, name = { 0 };
+	struct ga_buf pre = { 0 }, cell = { 0 }, name = { 0 };
 	size_t *lens = NULL, nlens = 0, caplens = 0;
-	struct gp_table t;
+	struct ga_table t;
 	char tb[48], nb[1024];
 	uint32_t x = nx->root;
 	int rc = 0;
 
-	if (x == GP_NVTX_NONE) {
+	if (x == GA_NVTX_NONE) {
 		fputs("NVTX tree: no GPU activity\n", out);
 		return 0;
 	}
-	gp_table_init(&t, 4);
-	gp_table_col(&t, 0, "GPU time", 1, 0);
-	gp_table_col(&t, 1, "Count", 1, 0);
-	gp_table_col(&t, 2, "Kernels", 1, 0);
-	gp_table_col(&t, 3, "Range / activity", 0, 0);
+	ga_table_init(&t, 4);
+	ga_table_col(&t, 0, "GPU time", 1, 0);
+	ga_table_col(&t, 1, "Count", 1, 0);
+	ga_table_col(&t, 2, "Kernels", 1, 0);
+	ga_table_col(&t, 3, "Range / activity", 0, 0);
 	/* Depth-first without recursion (nesting may be deep); pre is the
 	 * branch drawn left of the current node's connector. */
-	while (x != GP_NVTX_NONE && !rc) {
-		const struct gp_nvtx_node *n = &nx->nodes[x];
-		int last = n->next == GP_NVTX_NONE;
+	while (x != GA_NVTX_NONE && !rc) {
+		const struct ga_nvtx_node *n = &nx->nodes[x];
+		int last = n->next == GA_NVTX_NONE;
 		const char *text = node_text(nx, m, n, &name);
 
 		cell.len = 0;
-		rc |= gp_buf_put(&cell, "", 0);
+		rc |= ga_buf_put(&cell, "", 0);
 		if (pre.len)
-			rc |= gp_buf_put(&cell, pre.p, pre.len);
-		if (n->parent != GP_NVTX_NONE)
-			rc |= gp_buf_put(&cell, last ? elbow : tee, sizeof(tee) - 1);
+			rc |= ga_buf_put(&cell, pre.p, pre.len);
+		if (n->parent != GA_NVTX_NONE)
+			rc |= ga_buf_put(&cell, last ? elbow : tee, sizeof(tee) - 1);
 		if (!text)
 			rc = -1;
 		else
-			rc |= gp_buf_printf(&cell, "%s", cut(nb, sizeof(nb), text, width));
-		rc |= gp_table_add(&t, gp_fmt_time(tb, sizeof(tb), n->gpu_ns));
+			rc |= ga_buf_printf(&cell, "%s", cut(nb, sizeof(nb), text, width));
+		rc |= ga_table_add(&t, ga_fmt_time(tb, sizeof(tb), n->gpu_ns));
 		if (pseudo_root(n))
-			rc |= gp_table_add(&t, "-");
+			rc |= ga_table_add(&t, "-");
 		else
-			rc |= gp_table_addf(&t, "%" PRIu64, n->instances);
-		rc |= gp_table_addf(&t, "%" PRIu64, n->kernels);
-		rc |= gp_table_add(&t, cell.p ? cell.p : "");
-		if (n->child != GP_NVTX_NONE) {
-			if (gp_util_grow(&lens, &caplens, nlens + 1, sizeof(*lens))) {
+			rc |= ga_table_addf(&t, "%" PRIu64, n->instances);
+		rc |= ga_table_addf(&t, "%" PRIu64, n->kernels);
+		rc |= ga_table_add(&t, cell.p ? cell.p : "");
+		if (n->child != GA_NVTX_NONE) {
+			if (ga_util_grow(&lens, &caplens, nlens + 1, sizeof(*lens))) {
 				rc = -1;
 				break;
 			}
 			lens[nlens++] = pre.len;
-			if (n->parent != GP_NVTX_NONE)
-				rc |= last ? gp_buf_put(&pre, "    ", 4) :
-					     gp_buf_put(&pre, bar, sizeof(bar) - 1);
+			if (n->parent != GA_NVTX_NONE)
+				rc |= last ? ga_buf_put(&pre, "    ", 4) :
+					     ga_buf_put(&pre, bar, sizeof(bar) - 1);
 			x = n->child;
 			continue;
 		}
 		/* Up until a node has a next sibling. */
-		while (x != GP_NVTX_NONE && nx->nodes[x].next == GP_NVTX_NONE) {
+		while (x != GA_NVTX_NONE && nx->nodes[x].next == GA_NVTX_NONE) {
 			x = nx->nodes[x].parent;
-			if (x != GP_NVTX_NONE)
+			if (x != GA_NVTX_NONE)
 				pre.len = lens[--nlens];
 		}
-		if (x != GP_NVTX_NONE)
+		if (x != GA_NVTX_NONE)
 			x = nx->nodes[x].next;
 	}
 	if (!rc) {
 		fputs("NVTX tree (GPU time and kernels of the whole subtree; count: range "
 		      "instances or activities):\n", out);
-		gp_table_print(&t, out);
+		ga_table_print(&t, out);
 	}
-	gp_table_free(&t);
-	gp_buf_free(&pre);
-	gp_buf_free(&cell);
-	gp_buf_free(&name);
+	ga_table_free(&t);
+	ga_buf_free(&pre);
+	ga_buf_free(&cell);
+	ga_buf_free(&name);
 	free(lens);
 	return rc ? -1 : 0;
 }

@@ -22,17 +22,17 @@
 
 typedef uint32_t (*str_fn)(void *ctx, uint32_t id);
 
-void gp_stacks_setup(struct gp_stacks *st, unsigned depth)
+void ga_stacks_setup(struct ga_stacks *st, unsigned depth)
 {
 	memset(st, 0, sizeof(*st));
 	if (depth < 1)
 		depth = 1;
-	if (depth > GP_STACKS_MAX_FRAMES)
-		depth = GP_STACKS_MAX_FRAMES;
+	if (depth > GA_STACKS_MAX_FRAMES)
+		depth = GA_STACKS_MAX_FRAMES;
 	st->depth = depth;
 }
 
-static void corr_reset(struct gp_stacks *st, uint32_t proc)
+static void corr_reset(struct ga_stacks *st, uint32_t proc)
 {
 	free(st->corr);
 	st->corr = NULL;
@@ -41,26 +41,26 @@ static void corr_reset(struct gp_stacks *st, uint32_t proc)
 	st->corr_proc = proc;
 }
 
-void gp_stacks_free(struct gp_stacks *st)
+void ga_stacks_free(struct ga_stacks *st)
 {
 	free(st->frames);
-	gp_map_free(&st->frame_map);
+	ga_map_free(&st->frame_map);
 	free(st->stacks);
-	gp_map_free(&st->stack_map);
+	ga_map_free(&st->stack_map);
 	free(st->pcs);
-	gp_map_free(&st->gnode_map);
+	ga_map_free(&st->gnode_map);
 	free(st->corr);
-	gp_map_free(&st->corr_map);
+	ga_map_free(&st->corr_map);
 	free(st->counts);
-	gp_map_free(&st->count_map);
-	gp_map_free(&st->defer_map);
+	ga_map_free(&st->count_map);
+	ga_map_free(&st->defer_map);
 	free(st->sites);
-	gp_map_free(&st->site_map);
+	ga_map_free(&st->site_map);
 	free(st->skern);
 	free(st->ftext);
 	free(st->order);
 	free(st->syms);
-	gp_map_free(&st->sym_map);
+	ga_map_free(&st->sym_map);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -69,7 +69,7 @@ void gp_stacks_free(struct gp_stacks *st)
  * frames and the launch code nvcc generates, to skip, are named only by
  * the lookup; deeper ones take further passes (sym_passes).
  */
-#define GP_STACKS_RUNTIME_SLACK 8
+#define GA_STACKS_RUNTIME_SLACK 8
 
 static const char *base_name(const char *path)
 {
@@ -95,19 +95,19 @@ static int internal_module(const char *path)
 
 /* ---- records ---- */
 
-static int on_frame(struct gp_stacks *st, struct gp_model *m, uint32_t proc,
+static int on_frame(struct ga_stacks *st, struct ga_model *m, uint32_t proc,
 		    const struct gp_rec_frame *r, str_fn str, void *sctx)
 {
-	struct gp_stack_frame *f;
+	struct ga_stack_frame *f;
 	uint32_t *slot;
 	int ins;
 
 	if (st->nframes >= NONE)
 		return -1;
-	ins = gp_map_insert(&st->frame_map, proc, r->id, &slot);
+	ins = ga_map_insert(&st->frame_map, proc, r->id, &slot);
 	if (ins <= 0)
 		return ins;        /* known already (read ahead), or out of memory */
-	if (gp_util_grow(&st->frames, &st->capframes, st->nframes + 1, sizeof(*st->frames)))
+	if (ga_util_grow(&st->frames, &st->capframes, st->nframes + 1, sizeof(*st->frames)))
 		return -1;
 	f = &st->frames[st->nframes];
 	memset(f, 0, sizeof(*f));
@@ -117,25 +117,25 @@ static int on_frame(struct gp_stacks *st, struct gp_model *m, uint32_t proc,
 	f->file = str(sctx, r->file);
 	f->line = r->line;
 	f->sym_offset = r->sym_offset;
-	f->internal = f->module && internal_module(gp_model_str(m, f->module));
+	f->internal = f->module && internal_module(ga_model_str(m, f->module));
 	*slot = (uint32_t)st->nframes++;
 	return 0;
 }
 
-static int on_stack(struct gp_stacks *st, uint32_t proc, const struct gp_rec_stack *r)
+static int on_stack(struct ga_stacks *st, uint32_t proc, const struct gp_rec_stack *r)
 {
 	const uint64_t *pc = (const void *)(r + 1);
-	struct gp_stack *s;
+	struct ga_stack *s;
 	uint32_t *slot;
 	int ins;
 
 	if (st->nstacks >= NONE || st->npcs + r->h.aux >= NONE)
 		return -1;
-	ins = gp_map_insert(&st->stack_map, proc, r->id, &slot);
+	ins = ga_map_insert(&st->stack_map, proc, r->id, &slot);
 	if (ins <= 0)
 		return ins;
-	if (gp_util_grow(&st->stacks, &st->capstacks, st->nstacks + 1, sizeof(*st->stacks)) ||
-	    gp_util_grow(&st->pcs, &st->cappcs, st->npcs + r->h.aux + 1, sizeof(*st->pcs)))
+	if (ga_util_grow(&st->stacks, &st->capstacks, st->nstacks + 1, sizeof(*st->stacks)) ||
+	    ga_util_grow(&st->pcs, &st->cappcs, st->npcs + r->h.aux + 1, sizeof(*st->pcs)))
 		return -1;
 	s = &st->stacks[st->nstacks];
 	memset(s, 0, sizeof(*s));
@@ -151,19 +151,19 @@ static int on_stack(struct gp_stacks *st, uint32_t proc, const struct gp_rec_sta
 	return 0;
 }
 
-static int on_gnode(struct gp_stacks *st, uint32_t proc, const struct gp_rec_graph_node *r)
+static int on_gnode(struct ga_stacks *st, uint32_t proc, const struct gp_rec_graph_node *r)
 {
 	uint32_t *slot;
 
 	if (!r->stack)
 		return 0;
-	if (gp_map_insert(&st->gnode_map, proc, r->node, &slot) < 0)
+	if (ga_map_insert(&st->gnode_map, proc, r->node, &slot) < 0)
 		return -1;
 	*slot = r->stack;
 	return 0;
 }
 
-static int on_corr(struct gp_stacks *st, uint32_t proc, const struct gp_rec_corr_stack *r)
+static int on_corr(struct ga_stacks *st, uint32_t proc, const struct gp_rec_corr_stack *r)
 {
 	uint32_t c = r->correlation, *slot;
 
@@ -178,7 +178,7 @@ static int on_corr(struct gp_stacks *st, uint32_t proc, const struct gp_rec_corr
 		return 0;
 	}
 	if ((uint64_t)c < CORR_SPREAD * (st->ncorr_set + 1) + CORR_SLACK) {
-		if (gp_util_grow(&st->corr, &st->capcorr, (size_t)c + 1, sizeof(*st->corr)))
+		if (ga_util_grow(&st->corr, &st->capcorr, (size_t)c + 1, sizeof(*st->corr)))
 			return -1;
 		memset(st->corr + st->ncorr, 0, ((size_t)c + 1 - st->ncorr) * sizeof(*st->corr));
 		st->ncorr = (size_t)c + 1;
@@ -186,25 +186,25 @@ static int on_corr(struct gp_stacks *st, uint32_t proc, const struct gp_rec_corr
 		st->ncorr_set++;
 		return 0;
 	}
-	if (gp_map_insert(&st->corr_map, proc, c, &slot) < 0)
+	if (ga_map_insert(&st->corr_map, proc, c, &slot) < 0)
 		return -1;
 	*slot = r->stack;
 	return 0;
 }
 
-static uint32_t corr_get(const struct gp_stacks *st, uint32_t proc, uint32_t c)
+static uint32_t corr_get(const struct ga_stacks *st, uint32_t proc, uint32_t c)
 {
 	const uint32_t *v;
 
 	if (proc == st->corr_proc && c < st->ncorr && st->corr[c])
 		return st->corr[c];
-	if (st->corr_map.n && (v = gp_map_find(&st->corr_map, proc, c)))
+	if (st->corr_map.n && (v = ga_map_find(&st->corr_map, proc, c)))
 		return *v;
 	return 0;
 }
 
 /* STACK, FRAME and GRAPH_NODE records, whichever pass reads them. */
-static int take(struct gp_stacks *st, struct gp_model *m, uint32_t proc,
+static int take(struct ga_stacks *st, struct ga_model *m, uint32_t proc,
 		const struct gp_rec *rec, str_fn str, void *sctx)
 {
 	switch (rec->type) {
@@ -221,12 +221,12 @@ static int take(struct gp_stacks *st, struct gp_model *m, uint32_t proc,
 
 static uint32_t model_str(void *ctx, uint32_t id)
 {
-	return gp_model_fstr(ctx, id);
+	return ga_model_fstr(ctx, id);
 }
 
-static int obs_rec(void *ctx, struct gp_model *m, uint32_t proc, const struct gp_rec *rec)
+static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
 {
-	struct gp_stacks *st = ctx;
+	struct ga_stacks *st = ctx;
 
 	if (rec->type == GP_REC_CORR_STACK)
 		return on_corr(st, proc, (const void *)rec);
@@ -238,28 +238,28 @@ static int obs_rec(void *ctx, struct gp_model *m, uint32_t proc, const struct gp
  * is set for a graph node whose GRAPH_NODE record may still come (the
  * result is then the graph launch's stack, the fallback).
  */
-static uint32_t launch_stack(const struct gp_stacks *st, const struct gp_act *a, int *deferred)
+static uint32_t launch_stack(const struct ga_stacks *st, const struct ga_act *a, int *deferred)
 {
 	const uint32_t *v;
 
 	*deferred = 0;
 	if (a->graph_id && a->graph_node) {
 		/* Where the node was captured or added, not where the graph was launched. */
-		if (st->gnode_map.n && (v = gp_map_find(&st->gnode_map, a->proc, a->graph_node)))
+		if (st->gnode_map.n && (v = ga_map_find(&st->gnode_map, a->proc, a->graph_node)))
 			return *v;
 		*deferred = 1;
 	}
 	return corr_get(st, a->proc, a->correlation);
 }
 
-static int count_add(struct gp_stacks *st, const struct gp_act *a, uint32_t stack, int deferred)
+static int count_add(struct ga_stacks *st, const struct ga_act *a, uint32_t stack, int deferred)
 {
-	struct gp_stack_count *c;
+	struct ga_stack_count *c;
 	uint32_t *slot, i;
 	int ins;
 
 	if (deferred) {
-		ins = gp_map_insert(&st->defer_map, (uint64_t)a->proc << 32 | stack, a->graph_node,
+		ins = ga_map_insert(&st->defer_map, (uint64_t)a->proc << 32 | stack, a->graph_node,
 				    &slot);
 		if (ins < 0)
 			return -1;
@@ -279,7 +279,7 @@ static int count_add(struct gp_stacks *st, const struct gp_act *a, uint32_t stac
 			c = &st->counts[st->hot[h].idx - 1];
 			goto add;
 		}
-		ins = gp_map_insert(&st->count_map, key, a->name, &slot);
+		ins = ga_map_insert(&st->count_map, key, a->name, &slot);
 		if (ins < 0)
 			return -1;
 		if (!ins) {
@@ -291,7 +291,7 @@ static int count_add(struct gp_stacks *st, const struct gp_act *a, uint32_t stac
 		}
 	}
 	if (st->ncounts >= NONE - 1 ||
-	    gp_util_grow(&st->counts, &st->capcounts, st->ncounts + 1, sizeof(*st->counts)))
+	    ga_util_grow(&st->counts, &st->capcounts, st->ncounts + 1, sizeof(*st->counts)))
 		return -1;
 	c = &st->counts[st->ncounts];
 	memset(c, 0, sizeof(*c));
@@ -313,13 +313,13 @@ add:
 	return 0;
 }
 
-static int obs_act(void *ctx, struct gp_model *m, const struct gp_act *a)
+static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
-	struct gp_stacks *st = ctx;
+	struct ga_stacks *st = ctx;
 	uint32_t stack;
 	int deferred;
 
-	if (a->kind != GP_ACT_KERNEL)
+	if (a->kind != GA_ACT_KERNEL)
 		return 0;
 	/* Recorded without --backtrace: nothing to look up. */
 	if (m->procs[a->proc].has_config && !m->procs[a->proc].config.backtrace) {
@@ -330,7 +330,7 @@ static int obs_act(void *ctx, struct gp_model *m, const struct gp_act *a)
 	return count_add(st, a, stack, deferred);
 }
 
-void gp_stacks_bind(struct gp_stacks *st, struct gp_model *m)
+void ga_stacks_bind(struct ga_stacks *st, struct ga_model *m)
 {
 	m->obs.ctx = st;
 	m->obs.rec = obs_rec;
@@ -340,24 +340,24 @@ void gp_stacks_bind(struct gp_stacks *st, struct gp_model *m)
 /* ---- reading ahead ---- */
 
 struct scan {
-	struct gp_stacks *st;
-	struct gp_model *m;
+	struct ga_stacks *st;
+	struct ga_model *m;
 	uint32_t proc;
 	int oom;
-	struct gp_strmap smap;     /* file string id -> strtab id */
+	struct ga_strmap smap;     /* file string id -> strtab id */
 };
 
 static uint32_t scan_str(void *ctx, uint32_t id)
 {
 	struct scan *s = ctx;
-	uint32_t g = gp_strmap_get(&s->smap, id);
+	uint32_t g = ga_strmap_get(&s->smap, id);
 
-	return g == GP_STR_NOMEM ? GP_STR_NONE : g;
+	return g == GA_STR_NOMEM ? GA_STR_NONE : g;
 }
 
 static int scan_string(struct scan *s, const struct gp_rec_string *r)
 {
-	return gp_strmap_add(&s->smap, &s->m->strs, r->id, (const char *)(r + 1), r->len);
+	return ga_strmap_add(&s->smap, &s->m->strs, r->id, (const char *)(r + 1), r->len);
 }
 
 static int scan_rec(void *ctx, const struct gp_rec *rec)
@@ -381,7 +381,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 	return rc < 0;
 }
 
-int gp_stacks_scan(struct gp_stacks *st, struct gp_model *m, char *const *paths, int n)
+int ga_stacks_scan(struct ga_stacks *st, struct ga_model *m, char *const *paths, int n)
 {
 	struct scan s;
 	int i, rc = 0;
@@ -390,7 +390,7 @@ int gp_stacks_scan(struct gp_stacks *st, struct gp_model *m, char *const *paths,
 	s.st = st;
 	s.m = m;
 	for (i = 0; i < n && !rc; i++) {
-		struct gp_read_info info;
+		struct ga_read_info info;
 		struct stat sb;
 		char err[256];
 
@@ -398,63 +398,63 @@ int gp_stacks_scan(struct gp_stacks *st, struct gp_model *m, char *const *paths,
 		if (stat(paths[i], &sb) != 0 || !S_ISREG(sb.st_mode))
 			continue;
 		s.proc = (uint32_t)(m->nprocs + (size_t)i);
-		gp_strmap_reset(&s.smap);
-		gp_reader_read_file(paths[i], scan_rec, &s, &info, err, sizeof(err));
+		ga_strmap_reset(&s.smap);
+		ga_reader_read_file(paths[i], scan_rec, &s, &info, err, sizeof(err));
 		rc = s.oom ? -1 : 0;
 	}
-	gp_strmap_free(&s.smap);
+	ga_strmap_free(&s.smap);
 	return rc;
 }
 
-int gp_stacks_any(const struct gp_stacks *st)
+int ga_stacks_any(const struct ga_stacks *st)
 {
 	return st->stack_records || st->corr_records || st->with_stack;
 }
 
 /* ---- sites ---- */
 
-/* Text of frame pc of proc: its strtab id, GP_STR_NOMEM out of memory. */
-static uint32_t frame_text(struct gp_stacks *st, struct gp_model *m, uint32_t proc, uint64_t pc)
+/* Text of frame pc of proc: its strtab id, GA_STR_NOMEM out of memory. */
+static uint32_t frame_text(struct ga_stacks *st, struct ga_model *m, uint32_t proc, uint64_t pc)
 {
-	const uint32_t *v = gp_map_find(&st->frame_map, proc, pc);
-	struct gp_stack_frame *f = v ? &st->frames[*v] : NULL;
-	struct gp_buf b = { 0 };
+	const uint32_t *v = ga_map_find(&st->frame_map, proc, pc);
+	struct ga_stack_frame *f = v ? &st->frames[*v] : NULL;
+	struct ga_buf b = { 0 };
 	uint32_t id;
 	int rc;
 
 	if (f && f->text)
 		return f->text;
 	if (!f) {
-		rc = gp_buf_printf(&b, "0x%" PRIx64, pc);
+		rc = ga_buf_printf(&b, "0x%" PRIx64, pc);
 	} else if (f->function) {
-		const char *fn = gp_strtab_short(&m->strs, f->function);
+		const char *fn = ga_strtab_short(&m->strs, f->function);
 
 		if (f->file && f->line)
-			rc = gp_buf_printf(&b, "%s (%s:%u)", fn,
-					   base_name(gp_model_str(m, f->file)), f->line);
+			rc = ga_buf_printf(&b, "%s (%s:%u)", fn,
+					   base_name(ga_model_str(m, f->file)), f->line);
 		else if (f->file)
-			rc = gp_buf_printf(&b, "%s (%s)", fn, base_name(gp_model_str(m, f->file)));
-		else if (f->module && (f->sym & GP_STACKS_SYM_FN))
-			rc = gp_buf_printf(&b, "%s (%s+0x%" PRIx64 ")", fn,
-					   base_name(gp_model_str(m, f->module)), f->offset);
+			rc = ga_buf_printf(&b, "%s (%s)", fn, base_name(ga_model_str(m, f->file)));
+		else if (f->module && (f->sym & GA_STACKS_SYM_FN))
+			rc = ga_buf_printf(&b, "%s (%s+0x%" PRIx64 ")", fn,
+					   base_name(ga_model_str(m, f->module)), f->offset);
 		else if (f->module)
-			rc = gp_buf_printf(&b, "%s+0x%x (%s)", fn, f->sym_offset,
-					   base_name(gp_model_str(m, f->module)));
+			rc = ga_buf_printf(&b, "%s+0x%x (%s)", fn, f->sym_offset,
+					   base_name(ga_model_str(m, f->module)));
 		else
-			rc = gp_buf_printf(&b, "%s+0x%x", fn, f->sym_offset);
+			rc = ga_buf_printf(&b, "%s+0x%x", fn, f->sym_offset);
 	} else if (f->module && f->file && f->line) {
-		rc = gp_buf_printf(&b, "%s+0x%" PRIx64 " (%s:%u)",
-				   base_name(gp_model_str(m, f->module)), f->offset,
-				   base_name(gp_model_str(m, f->file)), f->line);
+		rc = ga_buf_printf(&b, "%s+0x%" PRIx64 " (%s:%u)",
+				   base_name(ga_model_str(m, f->module)), f->offset,
+				   base_name(ga_model_str(m, f->file)), f->line);
 	} else if (f->module) {
-		rc = gp_buf_printf(&b, "%s+0x%" PRIx64, base_name(gp_model_str(m, f->module)),
+		rc = ga_buf_printf(&b, "%s+0x%" PRIx64, base_name(ga_model_str(m, f->module)),
 				   f->offset);
 	} else {
-		rc = gp_buf_printf(&b, "0x%" PRIx64, pc);
+		rc = ga_buf_printf(&b, "0x%" PRIx64, pc);
 	}
-	id = rc ? GP_STR_NOMEM : gp_strtab_intern(&m->strs, b.p, b.len);
-	gp_buf_free(&b);
-	if (f && id != GP_STR_NOMEM)
+	id = rc ? GA_STR_NOMEM : ga_strtab_intern(&m->strs, b.p, b.len);
+	ga_buf_free(&b);
+	if (f && id != GA_STR_NOMEM)
 		f->text = id;
 	return id;
 }
@@ -623,7 +623,7 @@ static int stub_host(const char *fn, const char *k, size_t klen)
 	if (rt_parse(km, &r) && !r.nested && !r.tmpl && strlen(fn) == r.len &&
 	    !memcmp(fn, r.p, r.len))
 		same = 1;
-	if (!same && strchr(fn, '(') && (dm = gp_demangle_full(km))) {
+	if (!same && strchr(fn, '(') && (dm = ga_demangle_full(km))) {
 		same = !strcmp(fn, dm);
 		free(dm);
 	}
@@ -636,16 +636,16 @@ static int stub_host(const char *fn, const char *k, size_t klen)
  * recorder's, CUPTI's, the driver's and a shared runtime's libraries, and
  * past a static runtime's frames and the launch code nvcc generates.
  */
-static uint32_t first_user(const struct gp_stacks *st, const struct gp_model *m,
-			   const struct gp_stack *s)
+static uint32_t first_user(const struct ga_stacks *st, const struct ga_model *m,
+			   const struct ga_stack *s)
 {
 	const char *kern = NULL;
 	size_t klen = 0;
 	uint32_t i;
 
 	for (i = 0; i < s->n; i++) {
-		const uint32_t *v = gp_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
-		const struct gp_stack_frame *f = v ? &st->frames[*v] : NULL;
+		const uint32_t *v = ga_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
+		const struct ga_stack_frame *f = v ? &st->frames[*v] : NULL;
 		const char *fn, *file;
 		int c;
 
@@ -655,8 +655,8 @@ static uint32_t first_user(const struct gp_stacks *st, const struct gp_model *m,
 		}
 		if (!f)
 			break;
-		fn = f->function ? gp_model_str(m, f->function) : NULL;
-		file = f->file ? gp_model_str(m, f->file) : NULL;
+		fn = f->function ? ga_model_str(m, f->function) : NULL;
+		file = f->file ? ga_model_str(m, f->file) : NULL;
 		if (kern && fn && stub_host(fn, kern, klen)) {
 			kern = NULL;       /* the stubs' caller: the program's code is next */
 			continue;
@@ -686,21 +686,21 @@ struct symqueue {
  * Queue the frames of stack s that a site with k frames shows, those not
  * looked up yet and not already turned into text.  0, or -1 out of memory.
  */
-static int sym_want(struct gp_stacks *st, const struct gp_model *m, const struct gp_stack *s,
+static int sym_want(struct ga_stacks *st, const struct ga_model *m, const struct ga_stack *s,
 		    uint32_t k, struct symqueue *q)
 {
 	uint32_t i, first = first_user(st, m, s);
 
 	/* Names may show more frames to be the runtime's: look a few more up. */
-	k += GP_STACKS_RUNTIME_SLACK;
+	k += GA_STACKS_RUNTIME_SLACK;
 	for (i = first; i < s->n && i - first < k; i++) {
-		const uint32_t *v = gp_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
-		struct gp_stack_frame *f = v ? &st->frames[*v] : NULL;
+		const uint32_t *v = ga_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
+		struct ga_stack_frame *f = v ? &st->frames[*v] : NULL;
 
-		if (!f || (f->sym & GP_STACKS_SYM_QUEUED) || f->text || !f->module || !f->offset)
+		if (!f || (f->sym & GA_STACKS_SYM_QUEUED) || f->text || !f->module || !f->offset)
 			continue;
-		f->sym |= GP_STACKS_SYM_QUEUED;
-		if (gp_util_grow(&q->q, &q->cap, q->n + 1, sizeof(*q->q)))
+		f->sym |= GA_STACKS_SYM_QUEUED;
+		if (ga_util_grow(&q->q, &q->cap, q->n + 1, sizeof(*q->q)))
 			return -1;
 		q->q[q->n].module = f->module;
 		q->q[q->n].frame = *v;
@@ -722,18 +722,18 @@ static int cmp_symq(const void *pa, const void *pb)
 }
 
 /* Intern the strings of what addr2line found as sym entry *x.  0, or -1. */
-static int sym_keep(struct gp_model *m, const struct gp_symbolize_line *l,
-		    struct gp_stack_sym *x)
+static int sym_keep(struct ga_model *m, const struct ga_symbolize_line *l,
+		    struct ga_stack_sym *x)
 {
 	memset(x, 0, sizeof(*x));
 	if (l->function) {
-		x->function = gp_strtab_intern(&m->strs, l->function, strlen(l->function));
-		if (x->function == GP_STR_NOMEM)
+		x->function = ga_strtab_intern(&m->strs, l->function, strlen(l->function));
+		if (x->function == GA_STR_NOMEM)
 			return -1;
 	}
 	if (l->file && l->line) {
-		x->file = gp_strtab_intern(&m->strs, l->file, strlen(l->file));
-		if (x->file == GP_STR_NOMEM)
+		x->file = ga_strtab_intern(&m->strs, l->file, strlen(l->file));
+		if (x->file == GA_STR_NOMEM)
 			return -1;
 		x->line = l->line;
 	}
@@ -741,7 +741,7 @@ static int sym_keep(struct gp_model *m, const struct gp_symbolize_line *l,
 }
 
 /* What the debug information says, over what the recorder found. */
-static void sym_apply(struct gp_stack_frame *f, const struct gp_stack_sym *x)
+static void sym_apply(struct ga_stack_frame *f, const struct ga_stack_sym *x)
 {
 	if (x->file) {
 		f->file = x->file;
@@ -750,7 +750,7 @@ static void sym_apply(struct gp_stack_frame *f, const struct gp_stack_sym *x)
 			f->function = x->function;   /* the function of that line */
 	} else if (x->function && !f->function) {
 		f->function = x->function;
-		f->sym |= GP_STACKS_SYM_FN;
+		f->sym |= GA_STACKS_SYM_FN;
 	}
 }
 
@@ -759,10 +759,10 @@ static void sym_apply(struct gp_stack_frame *f, const struct gp_stack_sym *x)
  * sorted: one addr2line run for those not known yet.  0, or -1 out of
  * memory.
  */
-static int sym_module(struct gp_stacks *st, struct gp_model *m, const struct symq *q,
+static int sym_module(struct ga_stacks *st, struct ga_model *m, const struct symq *q,
 		      size_t lo, size_t hi)
 {
-	struct gp_symbolize_line *lines = NULL;
+	struct ga_symbolize_line *lines = NULL;
 	uint64_t *offs = NULL;
 	size_t i, n = 0;
 	uint32_t *slot;
@@ -774,20 +774,20 @@ static int sym_module(struct gp_stacks *st, struct gp_model *m, const struct sym
 		goto out;
 	for (i = lo; i < hi; i++)
 		if ((i == lo || q[i].offset != q[i - 1].offset) &&
-		    !gp_map_find(&st->sym_map, q[i].module, q[i].offset))
+		    !ga_map_find(&st->sym_map, q[i].module, q[i].offset))
 			offs[n++] = q[i].offset;
-	if (gp_symbolize_run(gp_model_str(m, q[lo].module), offs, n, lines))
+	if (ga_symbolize_run(ga_model_str(m, q[lo].module), offs, n, lines))
 		goto out;
-	if (gp_util_grow(&st->syms, &st->capsyms, st->nsyms + n, sizeof(*st->syms)))
+	if (ga_util_grow(&st->syms, &st->capsyms, st->nsyms + n, sizeof(*st->syms)))
 		goto out;
 	for (i = 0; i < n; i++) {
-		ins = gp_map_insert(&st->sym_map, q[lo].module, offs[i], &slot);
+		ins = ga_map_insert(&st->sym_map, q[lo].module, offs[i], &slot);
 		if (ins < 0 || sym_keep(m, &lines[i], &st->syms[st->nsyms]))
 			goto out;
 		*slot = (uint32_t)st->nsyms++;
 	}
 	for (i = lo; i < hi; i++) {
-		const uint32_t *v = gp_map_find(&st->sym_map, q[i].module, q[i].offset);
+		const uint32_t *v = ga_map_find(&st->sym_map, q[i].module, q[i].offset);
 
 		if (v)
 			sym_apply(&st->frames[q[i].frame], &st->syms[*v]);
@@ -795,14 +795,14 @@ static int sym_module(struct gp_stacks *st, struct gp_model *m, const struct sym
 	rc = 0;
 out:
 	if (lines)
-		gp_symbolize_free(lines, n);
+		ga_symbolize_free(lines, n);
 	free(lines);
 	free(offs);
 	return rc;
 }
 
 /* Look up the frames queued, module by module; frees the queue.  0, or -1. */
-static int sym_resolve(struct gp_stacks *st, struct gp_model *m, struct symqueue *q)
+static int sym_resolve(struct ga_stacks *st, struct ga_model *m, struct symqueue *q)
 {
 	size_t lo, hi;
 	int rc = 0;
@@ -825,8 +825,8 @@ static int sym_resolve(struct gp_stacks *st, struct gp_model *m, struct symqueue
  * (a static runtime's frames get their names only now), which moves a
  * site's first frame on past those looked up.  0, or -1 out of memory.
  */
-static int sym_passes(struct gp_stacks *st, struct gp_model *m,
-		      int (*queue)(struct gp_stacks *, struct gp_model *, struct symqueue *))
+static int sym_passes(struct ga_stacks *st, struct ga_model *m,
+		      int (*queue)(struct ga_stacks *, struct ga_model *, struct symqueue *))
 {
 	for (;;) {
 		struct symqueue q = { 0 };
@@ -845,7 +845,7 @@ static int sym_passes(struct gp_stacks *st, struct gp_model *m,
 }
 
 /* Every stack read so far. */
-static int queue_all(struct gp_stacks *st, struct gp_model *m, struct symqueue *q)
+static int queue_all(struct ga_stacks *st, struct ga_model *m, struct symqueue *q)
 {
 	size_t i;
 
@@ -855,7 +855,7 @@ static int queue_all(struct gp_stacks *st, struct gp_model *m, struct symqueue *
 	return 0;
 }
 
-int gp_stacks_symbolize(struct gp_stacks *st, struct gp_model *m)
+int ga_stacks_symbolize(struct ga_stacks *st, struct ga_model *m)
 {
 	if (!st->symbolize)
 		return 0;
@@ -863,18 +863,18 @@ int gp_stacks_symbolize(struct gp_stacks *st, struct gp_model *m)
 }
 
 /* The stacks behind the kernels counted, as finish will settle them. */
-static int queue_counted(struct gp_stacks *st, struct gp_model *m, struct symqueue *q)
+static int queue_counted(struct ga_stacks *st, struct ga_model *m, struct symqueue *q)
 {
 	size_t i;
 
 	for (i = 0; i < st->ncounts; i++) {
-		const struct gp_stack_count *c = &st->counts[i];
+		const struct ga_stack_count *c = &st->counts[i];
 		uint32_t stack = c->stack;
 		const uint32_t *v;
 
-		if (c->deferred && (v = gp_map_find(&st->gnode_map, c->proc, c->node)))
+		if (c->deferred && (v = ga_map_find(&st->gnode_map, c->proc, c->node)))
 			stack = *v;
-		if (!stack || !(v = gp_map_find(&st->stack_map, c->proc, stack)))
+		if (!stack || !(v = ga_map_find(&st->stack_map, c->proc, stack)))
 			continue;
 		if (sym_want(st, m, &st->stacks[*v], st->depth, q))
 			return -1;
@@ -883,24 +883,24 @@ static int queue_counted(struct gp_stacks *st, struct gp_model *m, struct symque
 }
 
 /* The frames the sites list beyond their depth (JSON). */
-static int queue_listed(struct gp_stacks *st, struct gp_model *m, struct symqueue *q)
+static int queue_listed(struct ga_stacks *st, struct ga_model *m, struct symqueue *q)
 {
 	size_t i;
 
 	for (i = 0; i < st->nsites; i++) {
 		if (st->sites[i].best == NONE)
 			continue;
-		if (sym_want(st, m, &st->stacks[st->sites[i].best], GP_STACKS_MAX_FRAMES, q))
+		if (sym_want(st, m, &st->stacks[st->sites[i].best], GA_STACKS_MAX_FRAMES, q))
 			return -1;
 	}
 	return 0;
 }
 
-/* The collapsed site of stack index si: its strtab id, or GP_STR_NOMEM. */
-static uint32_t collapse(struct gp_stacks *st, struct gp_model *m, uint32_t si)
+/* The collapsed site of stack index si: its strtab id, or GA_STR_NOMEM. */
+static uint32_t collapse(struct ga_stacks *st, struct ga_model *m, uint32_t si)
 {
-	struct gp_stack *s = &st->stacks[si];
-	struct gp_buf b = { 0 };
+	struct ga_stack *s = &st->stacks[si];
+	struct ga_buf b = { 0 };
 	uint32_t i, first, id;
 	int rc = 0;
 
@@ -908,47 +908,47 @@ static uint32_t collapse(struct gp_stacks *st, struct gp_model *m, uint32_t si)
 		return s->text;
 	first = first_user(st, m, s);
 	if (!s->n)
-		rc = gp_buf_printf(&b, "(empty stack)");
+		rc = ga_buf_printf(&b, "(empty stack)");
 	else if (first == s->n)
-		rc = gp_buf_printf(&b, "(no frames outside gpuprof and CUDA)");
+		rc = ga_buf_printf(&b, "(no frames outside gpuprof and CUDA)");
 	for (i = first; i < s->n && i - first < st->depth && !rc; i++) {
 		uint32_t t = frame_text(st, m, s->proc, st->pcs[s->off + i]);
 
-		if (t == GP_STR_NOMEM)
+		if (t == GA_STR_NOMEM)
 			rc = -1;
 		else
-			rc = gp_buf_printf(&b, "%s%s", i > first ? ARROW : "", gp_model_str(m, t));
+			rc = ga_buf_printf(&b, "%s%s", i > first ? ARROW : "", ga_model_str(m, t));
 	}
-	id = rc ? GP_STR_NOMEM : gp_strtab_intern(&m->strs, b.p ? b.p : "", b.len);
-	gp_buf_free(&b);
-	if (id != GP_STR_NOMEM)
+	id = rc ? GA_STR_NOMEM : ga_strtab_intern(&m->strs, b.p ? b.p : "", b.len);
+	ga_buf_free(&b);
+	if (id != GA_STR_NOMEM)
 		st->stacks[si].text = id;
 	return id;
 }
 
-uint32_t gp_stacks_site_of(struct gp_stacks *st, struct gp_model *m, const struct gp_act *a)
+uint32_t ga_stacks_site_of(struct ga_stacks *st, struct ga_model *m, const struct ga_act *a)
 {
 	uint32_t stack, *v;
 	int deferred;
 
 	stack = launch_stack(st, a, &deferred);
-	if (!stack || !(v = gp_map_find(&st->stack_map, a->proc, stack)))
+	if (!stack || !(v = ga_map_find(&st->stack_map, a->proc, stack)))
 		return 0;
 	return collapse(st, m, *v);
 }
 
 /* Site index of collapsed string str, made when new; NONE out of memory. */
-static uint32_t site_get(struct gp_stacks *st, uint32_t str)
+static uint32_t site_get(struct ga_stacks *st, uint32_t str)
 {
-	struct gp_stack_site *x;
+	struct ga_stack_site *x;
 	uint32_t *slot;
-	int ins = gp_map_insert(&st->site_map, str, 0, &slot);
+	int ins = ga_map_insert(&st->site_map, str, 0, &slot);
 
 	if (ins < 0)
 		return NONE;
 	if (ins == 1) {
 		if (st->nsites >= NONE - 1 ||
-		    gp_util_grow(&st->sites, &st->capsites, st->nsites + 1, sizeof(*st->sites)))
+		    ga_util_grow(&st->sites, &st->capsites, st->nsites + 1, sizeof(*st->sites)))
 			return NONE;
 		x = &st->sites[st->nsites];
 		memset(x, 0, sizeof(*x));
@@ -960,23 +960,23 @@ static uint32_t site_get(struct gp_stacks *st, uint32_t str)
 }
 
 /* Site of (proc, stack id); *si receives the stack index, NONE unknown. */
-static uint32_t site_of_stack(struct gp_stacks *st, struct gp_model *m, uint32_t proc,
+static uint32_t site_of_stack(struct ga_stacks *st, struct ga_model *m, uint32_t proc,
 			      uint32_t stack, uint32_t *si)
 {
-	const uint32_t *v = gp_map_find(&st->stack_map, proc, stack);
+	const uint32_t *v = ga_map_find(&st->stack_map, proc, stack);
 	uint32_t str, site;
 
 	*si = NONE;
 	if (!v) {
 		/* Referred to, but its STACK record never came (lost, or the file was cut). */
-		str = gp_strtab_intern(&m->strs, "(unknown stack)", 15);
-		return str == GP_STR_NOMEM ? NONE : site_get(st, str);
+		str = ga_strtab_intern(&m->strs, "(unknown stack)", 15);
+		return str == GA_STR_NOMEM ? NONE : site_get(st, str);
 	}
 	*si = *v;
 	if (st->stacks[*v].site)
 		return st->stacks[*v].site - 1;
 	str = collapse(st, m, *v);
-	if (str == GP_STR_NOMEM)
+	if (str == GA_STR_NOMEM)
 		return NONE;
 	site = site_get(st, str);
 	if (site != NONE)
@@ -985,14 +985,14 @@ static uint32_t site_of_stack(struct gp_stacks *st, struct gp_model *m, uint32_t
 }
 
 struct sort_ctx {
-	const struct gp_stacks *st;
-	const struct gp_model *m;
+	const struct ga_stacks *st;
+	const struct ga_model *m;
 };
 
 static int cmp_skern(const void *pa, const void *pb, void *ctx)
 {
 	const struct sort_ctx *c = ctx;
-	const struct gp_stack_kernel *a = pa, *b = pb;
+	const struct ga_stack_kernel *a = pa, *b = pb;
 
 	if (a->site != b->site)
 		return a->site < b->site ? -1 : 1;
@@ -1000,26 +1000,26 @@ static int cmp_skern(const void *pa, const void *pb, void *ctx)
 		return a->ns > b->ns ? -1 : 1;
 	if (a->count != b->count)
 		return a->count > b->count ? -1 : 1;
-	return strcmp(gp_model_str(c->m, a->name), gp_model_str(c->m, b->name));
+	return strcmp(ga_model_str(c->m, a->name), ga_model_str(c->m, b->name));
 }
 
 static int cmp_site(const void *pa, const void *pb, void *ctx)
 {
 	const struct sort_ctx *c = ctx;
-	const struct gp_stack_site *a = &c->st->sites[*(const uint32_t *)pa];
-	const struct gp_stack_site *b = &c->st->sites[*(const uint32_t *)pb];
+	const struct ga_stack_site *a = &c->st->sites[*(const uint32_t *)pa];
+	const struct ga_stack_site *b = &c->st->sites[*(const uint32_t *)pb];
 
 	if (a->gpu_ns != b->gpu_ns)
 		return a->gpu_ns > b->gpu_ns ? -1 : 1;
 	if (a->launches != b->launches)
 		return a->launches > b->launches ? -1 : 1;
-	return strcmp(gp_model_str(c->m, a->str), gp_model_str(c->m, b->str));
+	return strcmp(ga_model_str(c->m, a->str), ga_model_str(c->m, b->str));
 }
 
 /* The frames a site lists: those of its heaviest stack, internal ones dropped. */
-static int site_frames(struct gp_stacks *st, struct gp_model *m, struct gp_stack_site *x)
+static int site_frames(struct ga_stacks *st, struct ga_model *m, struct ga_stack_site *x)
 {
-	const struct gp_stack *s;
+	const struct ga_stack *s;
 	uint32_t i, first;
 
 	x->foff = (uint32_t)st->nftext;
@@ -1028,11 +1028,11 @@ static int site_frames(struct gp_stacks *st, struct gp_model *m, struct gp_stack
 		return 0;
 	s = &st->stacks[x->best];
 	first = first_user(st, m, s);
-	for (i = first; i < s->n && i - first < GP_STACKS_MAX_FRAMES; i++) {
+	for (i = first; i < s->n && i - first < GA_STACKS_MAX_FRAMES; i++) {
 		uint32_t t = frame_text(st, m, s->proc, st->pcs[s->off + i]);
 
-		if (t == GP_STR_NOMEM ||
-		    gp_util_grow(&st->ftext, &st->capftext, st->nftext + 1, sizeof(*st->ftext)))
+		if (t == GA_STR_NOMEM ||
+		    ga_util_grow(&st->ftext, &st->capftext, st->nftext + 1, sizeof(*st->ftext)))
 			return -1;
 		st->ftext[st->nftext++] = t;
 		x->nf++;
@@ -1040,9 +1040,9 @@ static int site_frames(struct gp_stacks *st, struct gp_model *m, struct gp_stack
 	return 0;
 }
 
-int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m)
+int ga_stacks_finish(struct ga_stacks *st, struct ga_model *m)
 {
-	struct gp_map sk = { 0 };
+	struct ga_map sk = { 0 };
 	struct sort_ctx sc = { st, m };
 	size_t i;
 	int rc = -1;
@@ -1052,17 +1052,17 @@ int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m)
 	st->finished = 1;
 	st->kernels += st->kernels_unstacked;
 	corr_reset(st, 0);
-	gp_map_free(&st->corr_map);
+	ga_map_free(&st->corr_map);
 	if (st->symbolize && sym_passes(st, m, queue_counted))
 		goto out;
 	for (i = 0; i < st->ncounts; i++) {
-		const struct gp_stack_count *c = &st->counts[i];
+		const struct ga_stack_count *c = &st->counts[i];
 		uint32_t stack = c->stack, site, si, *slot;
 		const uint32_t *v;
 		int ins;
 
 		st->kernels += c->count;
-		if (c->deferred && (v = gp_map_find(&st->gnode_map, c->proc, c->node)))
+		if (c->deferred && (v = ga_map_find(&st->gnode_map, c->proc, c->node)))
 			stack = *v;
 		if (!stack)
 			continue;
@@ -1074,11 +1074,11 @@ int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m)
 		st->sites[site].launches += c->count;
 		if (si != NONE)
 			st->stacks[si].ns += c->ns;
-		ins = gp_map_insert(&sk, site, c->name, &slot);
+		ins = ga_map_insert(&sk, site, c->name, &slot);
 		if (ins < 0)
 			goto out;
 		if (ins == 1) {
-			if (gp_util_grow(&st->skern, &st->capskern, st->nskern + 1, sizeof(*st->skern)))
+			if (ga_util_grow(&st->skern, &st->capskern, st->nskern + 1, sizeof(*st->skern)))
 				goto out;
 			memset(&st->skern[st->nskern], 0, sizeof(*st->skern));
 			st->skern[st->nskern].site = site;
@@ -1091,8 +1091,8 @@ int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m)
 	}
 	/* A site lists the frames of the stack that launched most of its time. */
 	for (i = 0; i < st->nstacks; i++) {
-		const struct gp_stack *s = &st->stacks[i];
-		struct gp_stack_site *x;
+		const struct ga_stack *s = &st->stacks[i];
+		struct ga_stack_site *x;
 
 		if (!s->site || !s->ns)
 			continue;
@@ -1121,7 +1121,7 @@ int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m)
 	qsort_r(st->order, st->nsites, sizeof(*st->order), cmp_site, &sc);
 	rc = 0;
 out:
-	gp_map_free(&sk);
+	ga_map_free(&sk);
 	return rc;
 }
 
@@ -1129,27 +1129,27 @@ out:
 
 static const char *cut(char *buf, size_t n, const char *s, size_t width)
 {
-	return width ? gp_fmt_trunc(buf, n, s, width) : s;
+	return width ? ga_fmt_trunc(buf, n, s, width) : s;
 }
 
 /* Does skern entry a come before b among one kernel's sites? */
-static int site_before(const struct gp_stacks *st, const struct gp_model *m,
-		       const struct gp_stack_kernel *a, const struct gp_stack_kernel *b)
+static int site_before(const struct ga_stacks *st, const struct ga_model *m,
+		       const struct ga_stack_kernel *a, const struct ga_stack_kernel *b)
 {
 	if (a->ns != b->ns)
 		return a->ns > b->ns;
-	return strcmp(gp_model_str(m, st->sites[a->site].str),
-		      gp_model_str(m, st->sites[b->site].str)) < 0;
+	return strcmp(ga_model_str(m, st->sites[a->site].str),
+		      ga_model_str(m, st->sites[b->site].str)) < 0;
 }
 
 /* Up to want skern indices of kernel name, most time first, into top. */
-static size_t kernel_sites(const struct gp_stacks *st, const struct gp_model *m, uint32_t name,
+static size_t kernel_sites(const struct ga_stacks *st, const struct ga_model *m, uint32_t name,
 			   uint32_t *top, size_t want)
 {
 	size_t i, j, pos, n = 0;
 
 	for (i = 0; i < st->nskern; i++) {
-		const struct gp_stack_kernel *k = &st->skern[i];
+		const struct ga_stack_kernel *k = &st->skern[i];
 
 		if (k->name != name)
 			continue;
@@ -1166,12 +1166,12 @@ static size_t kernel_sites(const struct gp_stacks *st, const struct gp_model *m,
 	return n;
 }
 
-static int print_top_kernels(const struct gp_stacks *st, struct gp_model *m, size_t top,
+static int print_top_kernels(const struct ga_stacks *st, struct ga_model *m, size_t top,
 			     size_t width, FILE *out)
 {
 	char tb[48], nb[4 * 256 + 8];
-	struct gp_table t;
-	uint32_t *ord = gp_model_order_kernels(m), sel[3];
+	struct ga_table t;
+	uint32_t *ord = ga_model_order_kernels(m), sel[3];
 	size_t i, j, n, rows = 0;
 	int rc = 0;
 
@@ -1179,43 +1179,43 @@ static int print_top_kernels(const struct gp_stacks *st, struct gp_model *m, siz
 		return -1;
 	if (!top || top > m->nkstats)
 		top = m->nkstats;
-	gp_table_init(&t, 3);
-	gp_table_col(&t, 0, "GPU time", 1, 0);
-	gp_table_col(&t, 1, "Launches", 1, 0);
-	gp_table_col(&t, 2, "Kernel / launch site", 0, 0);
+	ga_table_init(&t, 3);
+	ga_table_col(&t, 0, "GPU time", 1, 0);
+	ga_table_col(&t, 1, "Launches", 1, 0);
+	ga_table_col(&t, 2, "Kernel / launch site", 0, 0);
 	for (i = 0; i < top && !rc; i++) {
-		const struct gp_kstat *k = &m->kstats[ord[i]];
+		const struct ga_kstat *k = &m->kstats[ord[i]];
 
 		n = kernel_sites(st, m, k->name, sel, 3);
 		if (!n)
 			continue;
 		rows++;
-		rc |= gp_table_add(&t, gp_fmt_time(tb, sizeof(tb), k->total));
-		rc |= gp_table_addf(&t, "%" PRIu64, k->count);
-		rc |= gp_table_add(&t, cut(nb, sizeof(nb), gp_strtab_full(&m->strs, k->name), width));
+		rc |= ga_table_add(&t, ga_fmt_time(tb, sizeof(tb), k->total));
+		rc |= ga_table_addf(&t, "%" PRIu64, k->count);
+		rc |= ga_table_add(&t, cut(nb, sizeof(nb), ga_strtab_full(&m->strs, k->name), width));
 		for (j = 0; j < n && !rc; j++) {
-			const struct gp_stack_kernel *sk = &st->skern[sel[j]];
+			const struct ga_stack_kernel *sk = &st->skern[sel[j]];
 
-			rc |= gp_table_add(&t, gp_fmt_time(tb, sizeof(tb), sk->ns));
-			rc |= gp_table_addf(&t, "%" PRIu64, sk->count);
-			rc |= gp_table_addf(&t, "  %s", cut(nb, sizeof(nb), gp_model_str(
+			rc |= ga_table_add(&t, ga_fmt_time(tb, sizeof(tb), sk->ns));
+			rc |= ga_table_addf(&t, "%" PRIu64, sk->count);
+			rc |= ga_table_addf(&t, "  %s", cut(nb, sizeof(nb), ga_model_str(
 						   m, st->sites[sk->site].str), width));
 		}
 	}
 	if (!rc && rows) {
 		fputs("\nTop launch sites of the top kernels:\n", out);
-		gp_table_print(&t, out);
+		ga_table_print(&t, out);
 	}
-	gp_table_free(&t);
+	ga_table_free(&t);
 	free(ord);
 	return rc ? -1 : 0;
 }
 
-int gp_stacks_print(const struct gp_stacks *st, struct gp_model *m, size_t rows,
+int ga_stacks_print(const struct ga_stacks *st, struct ga_model *m, size_t rows,
 		    size_t top_kernels, size_t width, FILE *out)
 {
 	char b[48], nb[4 * 256 + 8];
-	struct gp_table t;
+	struct ga_table t;
 	size_t i, n;
 	int rc = 0;
 
@@ -1225,31 +1225,31 @@ int gp_stacks_print(const struct gp_stacks *st, struct gp_model *m, size_t rows,
 		fputs("Launch sites: no kept kernel has a launch stack\n", out);
 	} else {
 		n = rows && rows < st->nsites ? rows : st->nsites;
-		gp_table_init(&t, 5);
-		gp_table_col(&t, 0, "GPU time", 1, 0);
-		gp_table_col(&t, 1, "Share", 1, 0);
-		gp_table_col(&t, 2, "Kernels", 1, 0);
-		gp_table_col(&t, 3, "Launches", 1, 0);
-		gp_table_col(&t, 4, "Launch site", 0, 0);
+		ga_table_init(&t, 5);
+		ga_table_col(&t, 0, "GPU time", 1, 0);
+		ga_table_col(&t, 1, "Share", 1, 0);
+		ga_table_col(&t, 2, "Kernels", 1, 0);
+		ga_table_col(&t, 3, "Launches", 1, 0);
+		ga_table_col(&t, 4, "Launch site", 0, 0);
 		for (i = 0; i < n && !rc; i++) {
-			const struct gp_stack_site *x = &st->sites[st->order[i]];
+			const struct ga_stack_site *x = &st->sites[st->order[i]];
 
-			rc |= gp_table_add(&t, gp_fmt_time(b, sizeof(b), x->gpu_ns));
-			rc |= gp_table_addf(&t, "%.1f%%", m->kernel_total ?
+			rc |= ga_table_add(&t, ga_fmt_time(b, sizeof(b), x->gpu_ns));
+			rc |= ga_table_addf(&t, "%.1f%%", m->kernel_total ?
 					    100.0 * (double)x->gpu_ns / (double)m->kernel_total : 0.0);
-			rc |= gp_table_addf(&t, "%u", x->kernels);
-			rc |= gp_table_addf(&t, "%" PRIu64, x->launches);
-			rc |= gp_table_add(&t, cut(nb, sizeof(nb), gp_model_str(m, x->str), width));
+			rc |= ga_table_addf(&t, "%u", x->kernels);
+			rc |= ga_table_addf(&t, "%" PRIu64, x->launches);
+			rc |= ga_table_add(&t, cut(nb, sizeof(nb), ga_model_str(m, x->str), width));
 		}
 		if (!rc) {
 			fprintf(out, "Launch sites (kernels by host call stack, innermost first, "
 				"%u frame%s):\n", st->depth, st->depth == 1 ? "" : "s");
-			gp_table_print(&t, out);
+			ga_table_print(&t, out);
 			if (n < st->nsites)
 				fprintf(out, "\xe2\x80\xa6 %zu more launch sites (use --top 0 for all)\n",
 					st->nsites - n);
 		}
-		gp_table_free(&t);
+		ga_table_free(&t);
 		if (rc)
 			return -1;
 	}
@@ -1260,46 +1260,46 @@ int gp_stacks_print(const struct gp_stacks *st, struct gp_model *m, size_t rows,
 	return 0;
 }
 
-static int jstr(FILE *out, struct gp_buf *b, const char *s)
+static int jstr(FILE *out, struct ga_buf *b, const char *s)
 {
 	b->len = 0;
-	if (gp_json_escape(b, s, strlen(s)))
+	if (ga_json_escape(b, s, strlen(s)))
 		return -1;
 	fwrite(b->p, 1, b->len, out);
 	return 0;
 }
 
-int gp_stacks_json(const struct gp_stacks *st, struct gp_model *m, FILE *out)
+int ga_stacks_json(const struct ga_stacks *st, struct ga_model *m, FILE *out)
 {
-	struct gp_buf b = { 0 };
+	struct ga_buf b = { 0 };
 	size_t i, j;
 	int rc = 0;
 
 	fputs("\"launch_sites\":[", out);
 	for (i = 0; i < st->nsites && !rc; i++) {
-		const struct gp_stack_site *x = &st->sites[st->order[i]];
+		const struct ga_stack_site *x = &st->sites[st->order[i]];
 
 		fputs(i ? ",\n  {\"site\":" : "\n  {\"site\":", out);
-		rc |= jstr(out, &b, gp_model_str(m, x->str));
+		rc |= jstr(out, &b, ga_model_str(m, x->str));
 		fputs(",\"frames\":[", out);
 		for (j = 0; j < x->nf && !rc; j++) {
 			if (j)
 				fputc(',', out);
-			rc |= jstr(out, &b, gp_model_str(m, st->ftext[x->foff + j]));
+			rc |= jstr(out, &b, ga_model_str(m, st->ftext[x->foff + j]));
 		}
 		fprintf(out, "],\"gpu_ns\":%" PRIu64 ",\"launches\":%" PRIu64 ",\"kernels\":[",
 			x->gpu_ns, x->launches);
 		for (j = x->klo; j < x->khi && !rc; j++) {
-			const struct gp_stack_kernel *k = &st->skern[j];
+			const struct ga_stack_kernel *k = &st->skern[j];
 
 			fputs(j > x->klo ? ",{\"name\":" : "{\"name\":", out);
-			rc |= jstr(out, &b, gp_strtab_full(&m->strs, k->name));
+			rc |= jstr(out, &b, ga_strtab_full(&m->strs, k->name));
 			fprintf(out, ",\"launches\":%" PRIu64 ",\"gpu_ns\":%" PRIu64 "}", k->count,
 				k->ns);
 		}
 		fputs("]}", out);
 	}
 	fputc(']', out);
-	gp_buf_free(&b);
+	ga_buf_free(&b);
 	return rc;
 }

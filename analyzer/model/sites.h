@@ -31,17 +31,17 @@
  * JSON (st->list_frames) the frames each site lists; lookups go on, pass
  * after pass, while names found move a site's first frame on.
  *
- * Use: gp_stacks_setup(), gp_stacks_bind() to the model before it reads
- * the files, gp_stacks_finish() after gp_model_finish().  Streaming
+ * Use: ga_stacks_setup(), ga_stacks_bind() to the model before it reads
+ * the files, ga_stacks_finish() after ga_model_finish().  Streaming
  * exporters that need a kernel's site while it streams by (CSV) call
- * gp_stacks_scan() first: it reads the STACK and FRAME records ahead.
+ * ga_stacks_scan() first: it reads the STACK and FRAME records ahead.
  *
  * Memory: one entry per stack, frame, graph node with a stack, and
  * correlation with a stack (of the file being read only), plus one per
  * distinct (stack, kernel name) pair launched.
  */
-#ifndef GP_ANALYZER_STACKS_H
-#define GP_ANALYZER_STACKS_H
+#ifndef GA_ANALYZER_STACKS_H
+#define GA_ANALYZER_STACKS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -50,27 +50,27 @@
 #include "model/model.h"
 #include "base/util.h"
 
-#define GP_STACKS_DEPTH 3          /* frames of a collapsed site by default */
-#define GP_STACKS_MAX_FRAMES 32    /* frames listed per site in exports */
+#define GA_STACKS_DEPTH 3          /* frames of a collapsed site by default */
+#define GA_STACKS_MAX_FRAMES 32    /* frames listed per site in exports */
 
-struct gp_stack_frame {
+struct ga_stack_frame {
 	uint64_t offset;           /* pc - module base */
 	uint32_t module, function, file, line;  /* strtab ids; line a number */
 	uint32_t sym_offset;
 	uint32_t internal;         /* the recorder's, CUPTI's, CUDA's or libunwind's */
 	uint32_t text;             /* strtab id of the frame's text, 0 until built */
-	uint32_t sym;              /* GP_STACKS_SYM_* bits */
+	uint32_t sym;              /* GA_STACKS_SYM_* bits */
 };
 
-#define GP_STACKS_SYM_QUEUED 1u    /* looked up, or about to be */
-#define GP_STACKS_SYM_FN 2u        /* function from debug information, sym_offset unknown */
+#define GA_STACKS_SYM_QUEUED 1u    /* looked up, or about to be */
+#define GA_STACKS_SYM_FN 2u        /* function from debug information, sym_offset unknown */
 
 /* What a lookup found for one (module, offset): strtab ids, line 0 none. */
-struct gp_stack_sym {
+struct ga_stack_sym {
 	uint32_t function, file, line;
 };
 
-struct gp_stack {
+struct ga_stack {
 	uint32_t proc, id;         /* model process, the file's stack id */
 	uint32_t off, n;           /* frame ids: pcs[off .. off + n), innermost first */
 	uint32_t site;             /* site index + 1 after finish, 0 none */
@@ -79,7 +79,7 @@ struct gp_stack {
 };
 
 /* Kernels of one name launched from one stack (or one deferred graph node). */
-struct gp_stack_count {
+struct ga_stack_count {
 	uint32_t proc, stack;      /* the file's stack id, 0 none; deferred: the fallback */
 	uint32_t name;             /* strtab id of the kernel name */
 	uint32_t next;             /* deferred: next count of the same node, + 1 */
@@ -88,7 +88,7 @@ struct gp_stack_count {
 	int deferred;
 };
 
-struct gp_stack_site {
+struct ga_stack_site {
 	uint32_t str;              /* strtab id of the collapsed stack */
 	uint32_t best;             /* stack index whose frames the site lists, UINT32_MAX none */
 	uint64_t best_ns;
@@ -99,51 +99,51 @@ struct gp_stack_site {
 };
 
 /* One kernel name at one site. */
-struct gp_stack_kernel {
+struct ga_stack_kernel {
 	uint32_t site, name;
 	uint64_t count, ns;
 };
 
-struct gp_stacks {
+struct ga_stacks {
 	unsigned depth;            /* frames in a collapsed site, >= 1 */
 	int symbolize;             /* look shown frames up with addr2line (0 after setup) */
 	int list_frames;           /* the frames sites list are shown (JSON): look them up too */
-	struct gp_stack_frame *frames;
+	struct ga_stack_frame *frames;
 	size_t nframes, capframes;
-	struct gp_map frame_map;   /* (proc, pc) -> frame index */
-	struct gp_stack *stacks;
+	struct ga_map frame_map;   /* (proc, pc) -> frame index */
+	struct ga_stack *stacks;
 	size_t nstacks, capstacks;
-	struct gp_map stack_map;   /* (proc, stack id) -> stack index */
+	struct ga_map stack_map;   /* (proc, stack id) -> stack index */
 	uint64_t *pcs;
 	size_t npcs, cappcs;
-	struct gp_map gnode_map;   /* (proc, graph node) -> stack id */
+	struct ga_map gnode_map;   /* (proc, graph node) -> stack id */
 	/* Correlation -> stack id of the file being read: an array while ids are dense. */
 	uint32_t corr_proc;
 	uint32_t *corr;
 	size_t ncorr, capcorr;
 	uint64_t ncorr_set;
-	struct gp_map corr_map;    /* (proc, correlation) -> stack id, sparse ids */
-	struct gp_stack_count *counts;
+	struct ga_map corr_map;    /* (proc, correlation) -> stack id, sparse ids */
+	struct ga_stack_count *counts;
 	size_t ncounts, capcounts;
-	struct gp_map count_map;   /* (proc << 32 | stack id, name) -> count index */
+	struct ga_map count_map;   /* (proc << 32 | stack id, name) -> count index */
 	/* Small direct-mapped cache in front of count_map: loops launch the
 	 * same kernels from the same place, so most lookups hit it. */
 	struct {
 		uint64_t key;
 		uint32_t name, idx;    /* idx + 1; 0 = empty */
 	} hot[64];
-	struct gp_map defer_map;   /* (proc << 32 | fallback stack id, node) -> count index + 1 */
-	struct gp_stack_site *sites;
+	struct ga_map defer_map;   /* (proc << 32 | fallback stack id, node) -> count index + 1 */
+	struct ga_stack_site *sites;
 	size_t nsites, capsites;
-	struct gp_map site_map;    /* strtab id of the collapsed stack -> site index */
-	struct gp_stack_kernel *skern;
+	struct ga_map site_map;    /* strtab id of the collapsed stack -> site index */
+	struct ga_stack_kernel *skern;
 	size_t nskern, capskern;
-	uint32_t *ftext;           /* strtab ids of frame texts, GP_STACKS_MAX_FRAMES per site at most */
+	uint32_t *ftext;           /* strtab ids of frame texts, GA_STACKS_MAX_FRAMES per site at most */
 	size_t nftext, capftext;
 	uint32_t *order;           /* site indices, most GPU time first (after finish) */
-	struct gp_stack_sym *syms;
+	struct ga_stack_sym *syms;
 	size_t nsyms, capsyms;
-	struct gp_map sym_map;     /* (module strtab id, offset) -> syms index */
+	struct ga_map sym_map;     /* (module strtab id, offset) -> syms index */
 	uint64_t kernels, with_stack;  /* kernels counted; of those, with a stack */
 	uint64_t kernels_unstacked;    /* kernels of processes recorded without stacks */
 	uint64_t stack_records;    /* distinct STACK records read */
@@ -151,12 +151,12 @@ struct gp_stacks {
 	int finished;
 };
 
-/* depth: frames per collapsed site, 1 .. GP_STACKS_MAX_FRAMES. */
-void gp_stacks_setup(struct gp_stacks *st, unsigned depth);
-void gp_stacks_free(struct gp_stacks *st);
+/* depth: frames per collapsed site, 1 .. GA_STACKS_MAX_FRAMES. */
+void ga_stacks_setup(struct ga_stacks *st, unsigned depth);
+void ga_stacks_free(struct ga_stacks *st);
 
 /* Observe m (m->obs) while it reads traces. */
-void gp_stacks_bind(struct gp_stacks *st, struct gp_model *m);
+void ga_stacks_bind(struct ga_stacks *st, struct ga_model *m);
 
 /*
  * Read the STACK, FRAME and GRAPH_NODE records of the regular files among
@@ -165,41 +165,41 @@ void gp_stacks_bind(struct gp_stacks *st, struct gp_model *m);
  * ones are left for the model to report.  Returns 0, or -1 when memory
  * runs out.
  */
-int gp_stacks_scan(struct gp_stacks *st, struct gp_model *m, char *const *paths, int n);
+int ga_stacks_scan(struct ga_stacks *st, struct ga_model *m, char *const *paths, int n);
 
 /*
  * With st->symbolize, look up the first depth frames (after the internal
  * ones) of every stack read so far, for exporters that print sites while
- * the activities stream by: call it after gp_stacks_scan().  Returns 0,
+ * the activities stream by: call it after ga_stacks_scan().  Returns 0,
  * or -1 when memory runs out.
  */
-int gp_stacks_symbolize(struct gp_stacks *st, struct gp_model *m);
+int ga_stacks_symbolize(struct ga_stacks *st, struct ga_model *m);
 
 /* Non-zero when the traces hold call stacks. */
-int gp_stacks_any(const struct gp_stacks *st);
+int ga_stacks_any(const struct ga_stacks *st);
 
 /*
  * The collapsed site of a GPU activity as it streams by (before finish):
  * its strtab id, 0 when it has no stack or the stack is not known yet,
- * GP_STR_NOMEM when memory runs out.
+ * GA_STR_NOMEM when memory runs out.
  */
-uint32_t gp_stacks_site_of(struct gp_stacks *st, struct gp_model *m, const struct gp_act *a);
+uint32_t ga_stacks_site_of(struct ga_stacks *st, struct ga_model *m, const struct ga_act *a);
 
 /*
  * After the model is finished: settle deferred graph nodes, symbolize
  * (st->symbolize), build the sites.  Returns 0, or -1 when memory runs out.
  */
-int gp_stacks_finish(struct gp_stacks *st, struct gp_model *m);
+int ga_stacks_finish(struct ga_stacks *st, struct ga_model *m);
 
 /*
  * Print the launch-site table (rows: 0 all), then the top sites of the
  * top_kernels kernels with most GPU time, then how many kernels had a
  * stack.  name_width 0: never cut sites.  Returns 0, or -1 out of memory.
  */
-int gp_stacks_print(const struct gp_stacks *st, struct gp_model *m, size_t rows,
+int ga_stacks_print(const struct ga_stacks *st, struct ga_model *m, size_t rows,
 		    size_t top_kernels, size_t name_width, FILE *out);
 
 /* Write "launch_sites":[...] (no trailing comma).  0, or -1 out of memory. */
-int gp_stacks_json(const struct gp_stacks *st, struct gp_model *m, FILE *out);
+int ga_stacks_json(const struct ga_stacks *st, struct ga_model *m, FILE *out);
 
 #endif

@@ -22,13 +22,13 @@ static uint32_t hash_bytes(const char *s, size_t len)
 	return h;
 }
 
-int gp_strtab_init(struct gp_strtab *t)
+int ga_strtab_init(struct ga_strtab *t)
 {
 	memset(t, 0, sizeof(*t));
-	return gp_strtab_intern(t, "", 0) == GP_STR_NONE ? 0 : -1;
+	return ga_strtab_intern(t, "", 0) == GA_STR_NONE ? 0 : -1;
 }
 
-void gp_strtab_free(struct gp_strtab *t)
+void ga_strtab_free(struct ga_strtab *t)
 {
 	size_t i;
 
@@ -42,7 +42,7 @@ void gp_strtab_free(struct gp_strtab *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static int rehash(struct gp_strtab *t)
+static int rehash(struct ga_strtab *t)
 {
 	size_t ns = t->nslot ? t->nslot * 2 : 256, i, j;
 	uint32_t *s = calloc(ns, sizeof(*s));
@@ -60,16 +60,16 @@ static int rehash(struct gp_strtab *t)
 	return 0;
 }
 
-uint32_t gp_strtab_intern(struct gp_strtab *t, const char *s, size_t len)
+uint32_t ga_strtab_intern(struct ga_strtab *t, const char *s, size_t len)
 {
 	uint32_t h = hash_bytes(s, len);
-	struct gp_str *e;
+	struct ga_str *e;
 	size_t j;
 
-	if (len > UINT32_MAX || t->n >= GP_STR_NOMEM - 1)
-		return GP_STR_NOMEM;
+	if (len > UINT32_MAX || t->n >= GA_STR_NOMEM - 1)
+		return GA_STR_NOMEM;
 	if (t->n && len == 0)
-		return GP_STR_NONE;
+		return GA_STR_NONE;
 	if (t->nslot) {
 		for (j = h & (t->nslot - 1); t->slot[j]; j = (j + 1) & (t->nslot - 1)) {
 			e = &t->v[t->slot[j]];
@@ -77,25 +77,25 @@ uint32_t gp_strtab_intern(struct gp_strtab *t, const char *s, size_t len)
 				return t->slot[j];
 		}
 	}
-	if (gp_util_grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
-		return GP_STR_NOMEM;
+	if (ga_util_grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
+		return GA_STR_NOMEM;
 	e = &t->v[t->n];
 	memset(e, 0, sizeof(*e));
 	e->s = malloc(len + 1);
 	if (!e->s)
-		return GP_STR_NOMEM;
+		return GA_STR_NOMEM;
 	memcpy(e->s, s, len);
 	e->s[len] = '\0';
 	e->len = (uint32_t)len;
 	e->hash = h;
 	t->n++;
 	if (t->n == 1)
-		return GP_STR_NONE;        /* "" is never looked up by hash */
+		return GA_STR_NONE;        /* "" is never looked up by hash */
 	if ((t->n) * 2 > t->nslot) {
 		if (rehash(t)) {
 			t->n--;
 			free(e->s);
-			return GP_STR_NOMEM;
+			return GA_STR_NOMEM;
 		}
 	} else {
 		for (j = h & (t->nslot - 1); t->slot[j]; j = (j + 1) & (t->nslot - 1))
@@ -105,42 +105,42 @@ uint32_t gp_strtab_intern(struct gp_strtab *t, const char *s, size_t len)
 	return (uint32_t)(t->n - 1);
 }
 
-const char *gp_strtab_get(const struct gp_strtab *t, uint32_t id)
+const char *ga_strtab_get(const struct ga_strtab *t, uint32_t id)
 {
 	return id < t->n ? t->v[id].s : "";
 }
 
-uint32_t gp_strtab_len(const struct gp_strtab *t, uint32_t id)
+uint32_t ga_strtab_len(const struct ga_strtab *t, uint32_t id)
 {
 	return id < t->n ? t->v[id].len : 0;
 }
 
-const char *gp_strtab_full(struct gp_strtab *t, uint32_t id)
+const char *ga_strtab_full(struct ga_strtab *t, uint32_t id)
 {
-	struct gp_str *e;
+	struct ga_str *e;
 
 	if (id >= t->n)
 		return "";
 	e = &t->v[id];
 	if (!e->full_done) {
-		e->full = gp_demangle_full(e->s);
+		e->full = ga_demangle_full(e->s);
 		e->full_done = 1;
 	}
 	return e->full ? e->full : e->s;
 }
 
-const char *gp_strtab_short(struct gp_strtab *t, uint32_t id)
+const char *ga_strtab_short(struct ga_strtab *t, uint32_t id)
 {
-	struct gp_str *e;
+	struct ga_str *e;
 
 	if (id >= t->n)
 		return "";
 	e = &t->v[id];
 	if (!e->shortname) {
-		const char *full = gp_strtab_full(t, id);
+		const char *full = ga_strtab_full(t, id);
 
 		/* A plain C name is its own short form. */
-		e->shortname = e->full ? gp_demangle_short(full) : strdup(full);
+		e->shortname = e->full ? ga_demangle_short(full) : strdup(full);
 		if (!e->shortname)
 			return full;
 	}
@@ -149,21 +149,21 @@ const char *gp_strtab_short(struct gp_strtab *t, uint32_t id)
 
 #define STRMAP_DENSE (1u << 22)
 
-int gp_strmap_add(struct gp_strmap *sm, struct gp_strtab *t, uint32_t id,
+int ga_strmap_add(struct ga_strmap *sm, struct ga_strtab *t, uint32_t id,
 		  const char *s, size_t len)
 {
-	uint32_t gid = gp_strtab_intern(t, s, len), *slot;
+	uint32_t gid = ga_strtab_intern(t, s, len), *slot;
 
-	if (gid == GP_STR_NOMEM)
+	if (gid == GA_STR_NOMEM)
 		return -1;
 	if (id >= STRMAP_DENSE) {
-		if (gp_map_insert(&sm->sparse, id, 0, &slot) < 0)
+		if (ga_map_insert(&sm->sparse, id, 0, &slot) < 0)
 			return -1;
 		*slot = gid;
 		return 0;
 	}
 	if (id >= sm->n) {
-		if (gp_util_grow(&sm->dense, &sm->cap, (size_t)id + 1, sizeof(*sm->dense)))
+		if (ga_util_grow(&sm->dense, &sm->cap, (size_t)id + 1, sizeof(*sm->dense)))
 			return -1;
 		memset(sm->dense + sm->n, 0, ((size_t)id + 1 - sm->n) * sizeof(*sm->dense));
 		sm->n = (size_t)id + 1;
@@ -172,26 +172,26 @@ int gp_strmap_add(struct gp_strmap *sm, struct gp_strtab *t, uint32_t id,
 	return 0;
 }
 
-uint32_t gp_strmap_get(const struct gp_strmap *sm, uint32_t id)
+uint32_t ga_strmap_get(const struct ga_strmap *sm, uint32_t id)
 {
 	uint32_t *v;
 
 	if (id < sm->n && sm->dense[id])
 		return sm->dense[id];
-	if (id >= STRMAP_DENSE && (v = gp_map_find(&sm->sparse, id, 0)))
+	if (id >= STRMAP_DENSE && (v = ga_map_find(&sm->sparse, id, 0)))
 		return *v;
-	return GP_STR_NOMEM;
+	return GA_STR_NOMEM;
 }
 
-void gp_strmap_reset(struct gp_strmap *sm)
+void ga_strmap_reset(struct ga_strmap *sm)
 {
 	sm->n = 0;
-	gp_map_free(&sm->sparse);
+	ga_map_free(&sm->sparse);
 }
 
-void gp_strmap_free(struct gp_strmap *sm)
+void ga_strmap_free(struct ga_strmap *sm)
 {
 	free(sm->dense);
-	gp_map_free(&sm->sparse);
+	ga_map_free(&sm->sparse);
 	memset(sm, 0, sizeof(*sm));
 }

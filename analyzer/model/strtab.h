@@ -4,18 +4,18 @@
  * different files (processes) share one id.  Demangled and short forms are
  * computed once per distinct string, on first use.  Runs offline only.
  */
-#ifndef GP_ANALYZER_STRTAB_H
-#define GP_ANALYZER_STRTAB_H
+#ifndef GA_ANALYZER_STRTAB_H
+#define GA_ANALYZER_STRTAB_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/util.h"
 
-#define GP_STR_NONE 0u             /* the empty string */
-#define GP_STR_NOMEM UINT32_MAX
+#define GA_STR_NONE 0u             /* the empty string */
+#define GA_STR_NOMEM UINT32_MAX
 
-struct gp_str {
+struct ga_str {
 	char *s;                   /* NUL-terminated copy */
 	uint32_t len;
 	uint32_t hash;
@@ -24,46 +24,46 @@ struct gp_str {
 	uint8_t full_done;
 };
 
-struct gp_strtab {
-	struct gp_str *v;
+struct ga_strtab {
+	struct ga_str *v;
 	size_t n, cap;
 	uint32_t *slot;            /* open addressing over ids, 0 = empty */
 	size_t nslot;
 };
 
-int gp_strtab_init(struct gp_strtab *t);
-void gp_strtab_free(struct gp_strtab *t);
+int ga_strtab_init(struct ga_strtab *t);
+void ga_strtab_free(struct ga_strtab *t);
 
-/* Id of s (len bytes); GP_STR_NOMEM when memory runs out.  "" is 0. */
-uint32_t gp_strtab_intern(struct gp_strtab *t, const char *s, size_t len);
+/* Id of s (len bytes); GA_STR_NOMEM when memory runs out.  "" is 0. */
+uint32_t ga_strtab_intern(struct ga_strtab *t, const char *s, size_t len);
 
 /* The string, its length. */
-const char *gp_strtab_get(const struct gp_strtab *t, uint32_t id);
-uint32_t gp_strtab_len(const struct gp_strtab *t, uint32_t id);
+const char *ga_strtab_get(const struct ga_strtab *t, uint32_t id);
+uint32_t ga_strtab_len(const struct ga_strtab *t, uint32_t id);
 
 /* Demangled form, or the string itself when it is not a mangled name. */
-const char *gp_strtab_full(struct gp_strtab *t, uint32_t id);
+const char *ga_strtab_full(struct ga_strtab *t, uint32_t id);
 
-/* Short form of the demangled name (see gp_demangle_short()). */
-const char *gp_strtab_short(struct gp_strtab *t, uint32_t id);
+/* Short form of the demangled name (see ga_demangle_short()). */
+const char *ga_strtab_short(struct ga_strtab *t, uint32_t id);
 
 /*
  * One file's string ids -> strtab ids.  Dense for the small ids recorders
  * write, a hash beyond that, so a hostile id cannot force a huge array.
  */
-struct gp_strmap {
+struct ga_strmap {
 	uint32_t *dense;
 	size_t n, cap;
-	struct gp_map sparse;
+	struct ga_map sparse;
 };
 
 /* Interns the string of rec and maps its id.  Returns 0, or -1 out of memory. */
-int gp_strmap_add(struct gp_strmap *sm, struct gp_strtab *t, uint32_t id,
+int ga_strmap_add(struct ga_strmap *sm, struct ga_strtab *t, uint32_t id,
 		  const char *s, size_t len);
-/* The strtab id of file string id, or GP_STR_NOMEM when the file never defined it. */
-uint32_t gp_strmap_get(const struct gp_strmap *sm, uint32_t id);
+/* The strtab id of file string id, or GA_STR_NOMEM when the file never defined it. */
+uint32_t ga_strmap_get(const struct ga_strmap *sm, uint32_t id);
 /* Forgets all ids (next file); keeps the dense array's memory. */
-void gp_strmap_reset(struct gp_strmap *sm);
-void gp_strmap_free(struct gp_strmap *sm);
+void ga_strmap_reset(struct ga_strmap *sm);
+void ga_strmap_free(struct ga_strmap *sm);
 
 #endif

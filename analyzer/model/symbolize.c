@@ -24,7 +24,7 @@
 
 extern char **environ;
 
-void gp_symbolize_free(struct gp_symbolize_line *out, size_t n)
+void ga_symbolize_free(struct ga_symbolize_line *out, size_t n)
 {
 	size_t i;
 
@@ -107,19 +107,19 @@ out:
 static int address_file(const uint64_t *offsets, size_t n, uint64_t bias, int *oom)
 {
 	const char *dir = getenv("TMPDIR");
-	struct gp_buf b = { 0 };
+	struct ga_buf b = { 0 };
 	size_t i, done = 0;
 	int fd;
 
 	for (i = 0; i < n; i++)
-		if (offsets[i] && gp_buf_printf(&b, "0x%" PRIx64 "\n", bias + offsets[i] - 1)) {
+		if (offsets[i] && ga_buf_printf(&b, "0x%" PRIx64 "\n", bias + offsets[i] - 1)) {
 			*oom = 1;
-			gp_buf_free(&b);
+			ga_buf_free(&b);
 			return -1;
 		}
-	if (gp_buf_printf(&b, "%s/gpuprof-addr.XXXXXX", dir && *dir ? dir : "/tmp")) {
+	if (ga_buf_printf(&b, "%s/gpuprof-addr.XXXXXX", dir && *dir ? dir : "/tmp")) {
 		*oom = 1;
-		gp_buf_free(&b);
+		ga_buf_free(&b);
 		return -1;
 	}
 	/* The template sits after the addresses in the same buffer. */
@@ -142,12 +142,12 @@ static int address_file(const uint64_t *offsets, size_t n, uint64_t bias, int *o
 			fd = -1;
 		}
 	}
-	gp_buf_free(&b);
+	ga_buf_free(&b);
 	return fd;
 }
 
 /* Run addr2line on path with stdin in; its whole output into *b.  0, or -1. */
-static int run_addr2line(const char *path, int in, struct gp_buf *b, int *oom)
+static int run_addr2line(const char *path, int in, struct ga_buf *b, int *oom)
 {
 	char *argv[] = { "addr2line", "-e", (char *)path, "-f", "-i", "-a", NULL };
 	posix_spawn_file_actions_t fa;
@@ -180,7 +180,7 @@ static int run_addr2line(const char *path, int in, struct gp_buf *b, int *oom)
 			continue;
 		if (r <= 0)
 			break;
-		if (!*oom && gp_buf_put(b, chunk, (size_t)r))
+		if (!*oom && ga_buf_put(b, chunk, (size_t)r))
 			*oom = 1;          /* drain it all the same, then wait */
 	}
 	close(p[0]);
@@ -210,7 +210,7 @@ static char *next_line(char **s)
 }
 
 /* "file:line", maybe followed by " (discriminator N)"; "??:0", "file:?" unknown. */
-static int parse_location(const char *loc, struct gp_symbolize_line *o)
+static int parse_location(const char *loc, struct ga_symbolize_line *o)
 {
 	const char *colon, *end = strstr(loc, " (discriminator ");
 	size_t flen;
@@ -243,7 +243,7 @@ static int parse_location(const char *loc, struct gp_symbolize_line *o)
  * at the first block that does not fit.  0, or -1 out of memory.
  */
 static int parse(char *text, const uint64_t *offsets, size_t n, uint64_t bias,
-		 struct gp_symbolize_line *out)
+		 struct ga_symbolize_line *out)
 {
 	char *s = text, *l, *fn, *loc, *stop;
 	size_t i;
@@ -275,10 +275,10 @@ static int parse(char *text, const uint64_t *offsets, size_t n, uint64_t bias,
 	return 0;
 }
 
-int gp_symbolize_run(const char *path, const uint64_t *offsets, size_t n,
-		     struct gp_symbolize_line *out)
+int ga_symbolize_run(const char *path, const uint64_t *offsets, size_t n,
+		     struct ga_symbolize_line *out)
 {
-	struct gp_buf b = { 0 };
+	struct ga_buf b = { 0 };
 	uint64_t bias;
 	size_t i;
 	int in, oom = 0, rc;
@@ -297,6 +297,6 @@ int gp_symbolize_run(const char *path, const uint64_t *offsets, size_t n,
 		rc = parse(b.p, offsets, n, bias, out);
 	else
 		rc = 0;
-	gp_buf_free(&b);
+	ga_buf_free(&b);
 	return oom || rc ? -1 : 0;
 }

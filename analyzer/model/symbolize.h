@@ -4,14 +4,14 @@
  * binutils or llvm-addr2line installed under that name) once per module.
  * Runs offline only, in the analyzer.
  */
-#ifndef GP_ANALYZER_SYMBOLIZE_H
-#define GP_ANALYZER_SYMBOLIZE_H
+#ifndef GA_ANALYZER_SYMBOLIZE_H
+#define GA_ANALYZER_SYMBOLIZE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 /* What the debug information says about one address. */
-struct gp_symbolize_line {
+struct ga_symbolize_line {
 	char *function;            /* malloc'd symbol as written in the module (mangled), or NULL */
 	char *file;                /* malloc'd source path, or NULL */
 	uint32_t line;             /* 0: unknown */
@@ -25,12 +25,12 @@ struct gp_symbolize_line {
  * machine now.  A path that is no readable ELF file, an addr2line that is
  * missing or fails, and output it cannot parse leave out[] empty: they are
  * not errors.  Returns 0, or -1 when memory runs out.  Free with
- * gp_symbolize_free().
+ * ga_symbolize_free().
  */
-int gp_symbolize_run(const char *path, const uint64_t *offsets, size_t n,
-		     struct gp_symbolize_line *out);
+int ga_symbolize_run(const char *path, const uint64_t *offsets, size_t n,
+		     struct ga_symbolize_line *out);
 
 /* Free the strings of out[0 .. n) and clear them. */
-void gp_symbolize_free(struct gp_symbolize_line *out, size_t n);
+void ga_symbolize_free(struct ga_symbolize_line *out, size_t n);
 
 #endif

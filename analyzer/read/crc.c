@@ -83,7 +83,7 @@ static void hw_init(void)
 }
 #endif
 
-uint32_t gp_crc_update(uint32_t crc, const void *buf, size_t len)
+uint32_t ga_crc_update(uint32_t crc, const void *buf, size_t len)
 {
 #if defined(__x86_64__)
 	pthread_once(&hw_once, hw_init);
@@ -93,11 +93,11 @@ uint32_t gp_crc_update(uint32_t crc, const void *buf, size_t len)
 	return crc_sw(crc, buf, len);
 }
 
-uint32_t gp_crc_chunk(const struct gp_chunk_header *ch, const void *frame,
+uint32_t ga_crc_chunk(const struct gp_chunk_header *ch, const void *frame,
 		      size_t comp_size)
 {
 	struct gp_chunk_header tmp = *ch;
 
 	tmp.checksum = 0;
-	return gp_crc_update(gp_crc_update(0, &tmp, sizeof(tmp)), frame, comp_size);
+	return ga_crc_update(ga_crc_update(0, &tmp, sizeof(tmp)), frame, comp_size);
 }

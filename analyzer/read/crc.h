@@ -5,8 +5,8 @@
  * compressed byte and the header's nibble form would dominate a read.
  * Runs offline only.
  */
-#ifndef GP_ANALYZER_CRC_H
-#define GP_ANALYZER_CRC_H
+#ifndef GA_ANALYZER_CRC_H
+#define GA_ANALYZER_CRC_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -14,10 +14,10 @@
 #include "gpuprof/trace.h"
 
 /* Same contract as gp_crc32c(): start with crc = 0, chain the result. */
-uint32_t gp_crc_update(uint32_t crc, const void *buf, size_t len);
+uint32_t ga_crc_update(uint32_t crc, const void *buf, size_t len);
 
 /* Same result as gp_chunk_checksum(). */
-uint32_t gp_crc_chunk(const struct gp_chunk_header *ch, const void *frame,
+uint32_t ga_crc_chunk(const struct gp_chunk_header *ch, const void *frame,
 		      size_t comp_size);
 
 #endif

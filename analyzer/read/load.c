@@ -45,7 +45,7 @@ static int stream_check(const unsigned char *buf, size_t len, size_t *next)
 			return 1;
 		if (len < *next + sizeof(ch) + ch.comp_size)
 			return 0;
-		if (gp_crc_chunk(&ch, buf + *next + sizeof(ch), ch.comp_size) != ch.checksum)
+		if (ga_crc_chunk(&ch, buf + *next + sizeof(ch), ch.comp_size) != ch.checksum)
 			return 1;
 		*next += sizeof(ch) + ch.comp_size;
 	}
@@ -57,7 +57,7 @@ static int stream_check(const unsigned char *buf, size_t len, size_t *next)
  * byte that cannot belong to a trace, so a device or pipe of something
  * else (/dev/zero) costs no more than one read.  Returns 0 or an errno value.
  */
-static int slurp(int fd, struct gp_input *in)
+static int slurp(int fd, struct ga_input *in)
 {
 	unsigned char *buf = NULL, *p;
 	size_t len = 0, cap = 0, next = 0;
@@ -104,7 +104,7 @@ static int slurp(int fd, struct gp_input *in)
  * files, directories and what cannot be opened are left to the reader,
  * which reads each file afresh and says what is wrong with it.
  */
-static int open_one(struct gp_input *in, const char *path)
+static int open_one(struct ga_input *in, const char *path)
 {
 	struct stat st;
 	int fd, rc;
@@ -131,25 +131,25 @@ static int open_one(struct gp_input *in, const char *path)
 	return 0;
 }
 
-int gp_load_open(struct gp_input *in, char *const *paths, int n)
+int ga_load_open(struct ga_input *in, char *const *paths, int n)
 {
 	int i, stdin_seen = 0;
 
 	for (i = 0; i < n; i++) {
 		if (!strcmp(paths[i], "-") && stdin_seen++) {
 			fputs("gpuprof: standard input ('-') named more than once\n", stderr);
-			gp_load_close(in, i);
+			ga_load_close(in, i);
 			return -1;
 		}
 		if (open_one(&in[i], paths[i])) {
-			gp_load_close(in, i);
+			ga_load_close(in, i);
 			return -1;
 		}
 	}
 	return 0;
 }
 
-void gp_load_close(struct gp_input *in, int n)
+void ga_load_close(struct ga_input *in, int n)
 {
 	int i;
 
@@ -159,58 +159,58 @@ void gp_load_close(struct gp_input *in, int n)
 	}
 }
 
-int gp_load_warnings(const struct gp_model *m, struct gp_buf *out)
+int ga_load_warnings(const struct ga_model *m, struct ga_buf *out)
 {
 	size_t i;
 	int rc = 0;
 
 	for (i = 0; i < m->nfiles; i++) {
-		const struct gp_file *f = &m->files[i];
+		const struct ga_file *f = &m->files[i];
 		char line[512];
 
 		if (f->info.damaged) {
-			gp_reader_describe(&f->info, line, sizeof(line));
-			rc |= gp_buf_printf(out, "%s: %s\n", f->path, line);
+			ga_reader_describe(&f->info, line, sizeof(line));
+			rc |= ga_buf_printf(out, "%s: %s\n", f->path, line);
 		} else if (!f->info.finished) {
-			rc |= gp_buf_printf(out, "%s: no end record: the recorder did not "
+			rc |= ga_buf_printf(out, "%s: no end record: the recorder did not "
 					    "finish (program killed, or still running); the "
 					    "report covers what was written\n", f->path);
 		}
 	}
 	if (m->malformed)
-		rc |= gp_buf_printf(out, "%" PRIu64 " records too short for their type "
+		rc |= ga_buf_printf(out, "%" PRIu64 " records too short for their type "
 				    "were skipped\n", m->malformed);
 	if (m->bad_refs)
-		rc |= gp_buf_printf(out, "%" PRIu64 " references to strings the trace "
+		rc |= ga_buf_printf(out, "%" PRIu64 " references to strings the trace "
 				    "never defined\n", m->bad_refs);
 	if (m->unknown)
-		rc |= gp_buf_printf(out, "%" PRIu64 " records of types this reader does "
+		rc |= ga_buf_printf(out, "%" PRIu64 " records of types this reader does "
 				    "not know were skipped (written by a newer gpuprof?)\n",
 				    m->unknown);
 	return rc ? -1 : 0;
 }
 
-int gp_load_inputs(struct gp_model *m, const struct gp_input *in, int n)
+int ga_load_inputs(struct ga_model *m, const struct ga_input *in, int n)
 {
-	struct gp_buf w = { 0 };
+	struct ga_buf w = { 0 };
 	const char *p, *nl;
 	int i;
 
 	for (i = 0; i < n; i++) {
-		int rc = in[i].mem ? gp_model_add_mem(m, in[i].name, in[i].buf, in[i].len) :
-			 gp_model_add_file(m, in[i].path);
+		int rc = in[i].mem ? ga_model_add_mem(m, in[i].name, in[i].buf, in[i].len) :
+			 ga_model_add_file(m, in[i].path);
 
-		if (rc != GP_READ_OK) {
+		if (rc != GA_READ_OK) {
 			fprintf(stderr, "gpuprof: %s\n", m->err);
 			return -1;
 		}
 	}
-	if (gp_model_finish(m)) {
+	if (ga_model_finish(m)) {
 		fprintf(stderr, "gpuprof: out of memory\n");
 		return -1;
 	}
-	if (gp_load_warnings(m, &w)) {
-		gp_buf_free(&w);
+	if (ga_load_warnings(m, &w)) {
+		ga_buf_free(&w);
 		fprintf(stderr, "gpuprof: out of memory\n");
 		return -1;
 	}
@@ -218,6 +218,6 @@ int gp_load_inputs(struct gp_model *m, const struct gp_input *in, int n)
 		nl = strchr(p, '\n');
 		fprintf(stderr, "gpuprof: warning: %.*s\n", (int)(nl - p), p);
 	}
-	gp_buf_free(&w);
+	ga_buf_free(&w);
 	return 0;
 }

@@ -3,8 +3,8 @@
  * line (standard input and pipes included), read each into the model,
  * print errors and damage warnings on stderr.  Runs offline only.
  */
-#ifndef GP_ANALYZER_LOAD_H
-#define GP_ANALYZER_LOAD_H
+#ifndef GA_ANALYZER_LOAD_H
+#define GA_ANALYZER_LOAD_H
 
 #include "model/model.h"
 #include "base/util.h"
@@ -16,7 +16,7 @@
  * ranges first): such a trace is read into memory when opened, and every
  * pass reads it from there.
  */
-struct gp_input {
+struct ga_input {
 	const char *path;          /* as given */
 	const char *name;          /* in reports and messages: path, or "(stdin)" */
 	int mem;                   /* read into buf: every pass reads it there */
@@ -28,19 +28,19 @@ struct gp_input {
  * Open paths[0..n) into in[0..n).  Returns 0, or -1 after printing why
  * ("gpuprof: (stdin): cannot read: ..."); in is then closed.
  */
-int gp_load_open(struct gp_input *in, char *const *paths, int n);
+int ga_load_open(struct ga_input *in, char *const *paths, int n);
 
-/* Release what gp_load_open() read. */
-void gp_load_close(struct gp_input *in, int n);
+/* Release what ga_load_open() read. */
+void ga_load_close(struct ga_input *in, int n);
 
 /*
  * Read in[0..n) into m and finish it.  A trace that cannot be read at
  * all is an error ("gpuprof: FILE: byte N: ..." on stderr); damage is a
  * warning.  Returns 0, or -1 after printing why.
  */
-int gp_load_inputs(struct gp_model *m, const struct gp_input *in, int n);
+int ga_load_inputs(struct ga_model *m, const struct ga_input *in, int n);
 
 /* Append the warnings about m to out, one line each, without prefixes. */
-int gp_load_warnings(const struct gp_model *m, struct gp_buf *out);
+int ga_load_warnings(const struct ga_model *m, struct ga_buf *out);
 
 #endif

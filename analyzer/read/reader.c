@@ -102,7 +102,7 @@ struct slot {
 	uint32_t seq;              /* its index in the file */
 	unsigned char *raw;        /* decompressed records, 16-byte aligned */
 	size_t raw_cap;
-	char msg[sizeof(((struct gp_read_info *)0)->reason)];
+	char msg[sizeof(((struct ga_read_info *)0)->reason)];
 };
 
 /* What each decoding thread owns. */
@@ -123,9 +123,9 @@ struct hctx {
 struct rd {
 	struct src src;
 	const char *name;
-	gp_reader_fn fn;
+	ga_reader_fn fn;
 	void *ctx;
-	struct gp_read_info *info;
+	struct ga_read_info *info;
 	char *err;
 	size_t errlen;
 	struct dec dec[MAX_HELPERS + 1];   /* [0]: the caller's */
@@ -233,7 +233,7 @@ static void damage(struct rd *r, uint64_t off, const char *fmt, ...)
 
 static void damage(struct rd *r, uint64_t off, const char *fmt, ...)
 {
-	struct gp_read_info *info = r->info;
+	struct ga_read_info *info = r->info;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -247,7 +247,7 @@ static void damage(struct rd *r, uint64_t off, const char *fmt, ...)
 
 static int check_header(struct rd *r)
 {
-	struct gp_read_info *info = r->info;
+	struct ga_read_info *info = r->info;
 	struct gp_file_header *h = &info->header;
 	const unsigned char *p;
 	ssize_t got = src_take(r, &r->dec[0], sizeof(*h), &p);
@@ -255,17 +255,17 @@ static int check_header(struct rd *r)
 
 	if (got < 0) {
 		fail(r, 0, "cannot read: %s", strerror(r->io_error));
-		return GP_READ_EOPEN;
+		return GA_READ_EOPEN;
 	}
 	memcpy(h, p, (size_t)got);
 	if ((size_t)got >= sizeof(h->magic) &&
 	    memcmp(h->magic, GP_FILE_MAGIC, sizeof(h->magic)) != 0) {
 		fail(r, 0, "not a gpuprof trace");
-		return GP_READ_EFORMAT;
+		return GA_READ_EFORMAT;
 	}
 	if ((size_t)got < sizeof(*h)) {
 		fail(r, 0, "file too short for a gpuprof header (%zd bytes)", got);
-		return GP_READ_EFORMAT;
+		return GA_READ_EFORMAT;
 	}
 	if (h->endian != GP_ENDIAN_MARKER) {
 		if (h->endian == 0x0201)
@@ -273,28 +273,28 @@ static int check_header(struct rd *r)
 			     "little-endian traces only");
 		else
 			fail(r, 14, "bad endianness marker 0x%04x", h->endian);
-		return GP_READ_EFORMAT;
+		return GA_READ_EFORMAT;
 	}
 	if (h->min_reader > GP_FORMAT_VERSION) {
 		fail(r, 10, "written by a newer gpuprof: format version %u needs a reader of "
 		     "version %u or later; this reader is version %d", (unsigned)h->version,
 		     (unsigned)h->min_reader, GP_FORMAT_VERSION);
-		return GP_READ_EFORMAT;
+		return GA_READ_EFORMAT;
 	}
 	if ((h->features & GP_FEAT_HEADER_CRC) && gp_header_checksum(h) != h->header_crc) {
 		fail(r, offsetof(struct gp_file_header, header_crc),
 		     "file header checksum mismatch (stored 0x%08x, computed 0x%08x)",
 		     h->header_crc, gp_header_checksum(h));
-		return GP_READ_EFORMAT;
+		return GA_READ_EFORMAT;
 	}
 	if (h->version == 0 || h->min_reader == 0) {
 		fail(r, 8, "bad format version %u (minimum reader %u)",
 		     (unsigned)h->version, (unsigned)h->min_reader);
-		return GP_READ_EFORMAT;
+		return GA_READ_EFORMAT;
 	}
 	if (h->header_size < sizeof(*h)) {
 		fail(r, 12, "bad header size %u", (unsigned)h->header_size);
-		return GP_READ_EFORMAT;
+		return GA_READ_EFORMAT;
 	}
 	if (h->header_size > sizeof(*h)) {
 		/* A newer writer's longer header: skip what this reader does not know. */
@@ -303,16 +303,16 @@ static int check_header(struct rd *r)
 		got = src_take(r, &r->dec[0], extra, &p);
 		if (got < 0) {
 			fail(r, sizeof(*h), "cannot read: %s", strerror(r->io_error));
-			return GP_READ_EOPEN;
+			return GA_READ_EOPEN;
 		}
 		if ((size_t)got < extra) {
 			size = sizeof(*h) + (uint64_t)got;
 			fail(r, 0, "file too short for a gpuprof header (%" PRIu64 " bytes)",
 			     size);
-			return GP_READ_EFORMAT;
+			return GA_READ_EFORMAT;
 		}
 	}
-	return GP_READ_OK;
+	return GA_READ_OK;
 }
 
 /* Type-specific size checks beyond the fixed struct. */
@@ -341,7 +341,7 @@ static int rec_usable(const struct gp_rec *rec)
 static int deliver(struct rd *r, const unsigned char *p, uint32_t n, uint32_t *bad_off,
 		   uint32_t *bad_size)
 {
-	struct gp_read_info *info = r->info;
+	struct ga_read_info *info = r->info;
 	uint32_t off = 0;
 
 	while (off < n) {
@@ -454,7 +454,7 @@ static int decode(struct dec *d, struct slot *s, const unsigned char *p)
 	uint32_t seq = s->seq;
 	size_t dn;
 
-	if (gp_crc_chunk(ch, p, ch->comp_size) != ch->checksum) {
+	if (ga_crc_chunk(ch, p, ch->comp_size) != ch->checksum) {
 		slot_stop(s, SLOT_DAMAGE, "chunk %u: checksum mismatch", seq);
 		return -1;
 	}
@@ -649,7 +649,7 @@ static int helpers_start(struct rd *r, unsigned want)
 
 static int read_chunks(struct rd *r)
 {
-	struct gp_read_info *info = r->info;
+	struct ga_read_info *info = r->info;
 	uint32_t i;
 
 	r->next_off = info->header.header_size;
@@ -657,7 +657,7 @@ static int read_chunks(struct rd *r)
 	if (helpers_start(r, r->src.size - r->src.pos < HELPERS_MIN_BYTES ? 0 :
 			  helpers_wanted())) {
 		fail(r, r->next_off, "out of memory");
-		return GP_READ_EOPEN;
+		return GA_READ_EOPEN;
 	}
 	for (i = 0;; i++) {
 		struct slot *s = slot_take(r, i);
@@ -668,16 +668,16 @@ static int read_chunks(struct rd *r)
 			helpers_stop(r);
 			if (s->kind == SLOT_DAMAGE) {
 				damage(r, s->off, "%s", s->msg);
-				return GP_READ_OK;
+				return GA_READ_OK;
 			}
 			if (s->kind == SLOT_FAIL) {
 				fail(r, s->off, "%s", s->msg);
-				return GP_READ_EOPEN;
+				return GA_READ_EOPEN;
 			}
 			info->stop_offset = s->off;
 			info->file_size = s->off;
 			info->bytes_unread = 0;
-			return GP_READ_OK;
+			return GA_READ_OK;
 		}
 		rc = deliver(r, s->raw, s->ch.raw_size, &bad_off, &bad_size);
 		if (rc) {
@@ -685,11 +685,11 @@ static int read_chunks(struct rd *r)
 			if (rc > 0) {
 				damage(r, s->off, "chunk %u: record at +%u has bad size %u", i,
 				       bad_off, bad_size);
-				return GP_READ_OK;
+				return GA_READ_OK;
 			}
 			fail(r, s->off, "stopped while processing chunk %u", i);
 			info->stop_offset = s->off;
-			return GP_READ_ECALLBACK;
+			return GA_READ_ECALLBACK;
 		}
 		info->chunks++;
 		info->chunk_lost += s->ch.lost;
@@ -704,7 +704,7 @@ static int read_all(struct rd *r)
 	int rc = check_header(r);
 	unsigned i;
 
-	if (rc == GP_READ_OK)
+	if (rc == GA_READ_OK)
 		rc = read_chunks(r);
 	for (i = 0; i <= MAX_HELPERS; i++) {
 		ZSTD_freeDCtx(r->dec[i].dctx);
@@ -715,8 +715,8 @@ static int read_all(struct rd *r)
 	return rc;
 }
 
-static void rd_init(struct rd *r, const char *name, gp_reader_fn fn, void *ctx,
-		    struct gp_read_info *info, char *err, size_t errlen)
+static void rd_init(struct rd *r, const char *name, ga_reader_fn fn, void *ctx,
+		    struct ga_read_info *info, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
 	memset(info, 0, sizeof(*info));
@@ -731,8 +731,8 @@ static void rd_init(struct rd *r, const char *name, gp_reader_fn fn, void *ctx,
 		err[0] = '\0';
 }
 
-int gp_reader_read_file(const char *path, gp_reader_fn fn, void *ctx,
-			struct gp_read_info *info, char *err, size_t errlen)
+int ga_reader_read_file(const char *path, ga_reader_fn fn, void *ctx,
+			struct ga_read_info *info, char *err, size_t errlen)
 {
 	struct rd r;
 	struct stat st;
@@ -742,12 +742,12 @@ int gp_reader_read_file(const char *path, gp_reader_fn fn, void *ctx,
 	r.src.fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r.src.fd < 0) {
 		fail(&r, 0, "cannot open: %s", strerror(errno));
-		return GP_READ_EOPEN;
+		return GA_READ_EOPEN;
 	}
 	if (fstat(r.src.fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		fail(&r, 0, "is a directory");
 		close(r.src.fd);
-		return GP_READ_EOPEN;
+		return GA_READ_EOPEN;
 	}
 	r.src.size = (fstat(r.src.fd, &st) == 0 && S_ISREG(st.st_mode)) ?
 		(uint64_t)st.st_size : UINT64_MAX;
@@ -759,8 +759,8 @@ int gp_reader_read_file(const char *path, gp_reader_fn fn, void *ctx,
 	return rc;
 }
 
-int gp_reader_read_mem(const char *name, const void *buf, size_t len,
-		       gp_reader_fn fn, void *ctx, struct gp_read_info *info,
+int ga_reader_read_mem(const char *name, const void *buf, size_t len,
+		       ga_reader_fn fn, void *ctx, struct ga_read_info *info,
 		       char *err, size_t errlen)
 {
 	static const unsigned char empty[1];
@@ -772,7 +772,7 @@ int gp_reader_read_mem(const char *name, const void *buf, size_t len,
 	return read_all(&r);
 }
 
-void gp_reader_describe(const struct gp_read_info *info, char *buf, size_t n)
+void ga_reader_describe(const struct ga_read_info *info, char *buf, size_t n)
 {
 	if (!n)
 		return;

@@ -7,21 +7,21 @@
  * callback always runs on the calling thread, in file order.  Runs offline
  * only.
  */
-#ifndef GP_ANALYZER_READER_H
-#define GP_ANALYZER_READER_H
+#ifndef GA_ANALYZER_READER_H
+#define GA_ANALYZER_READER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gpuprof/trace.h"
 
-/* Return codes of gp_reader_read_*(). */
-#define GP_READ_OK 0               /* read, possibly only in part: see info */
-#define GP_READ_EOPEN (-1)         /* cannot open or read the file at all */
-#define GP_READ_EFORMAT (-2)       /* not a trace this reader can read */
-#define GP_READ_ECALLBACK (-3)     /* the callback asked to stop */
+/* Return codes of ga_reader_read_*(). */
+#define GA_READ_OK 0               /* read, possibly only in part: see info */
+#define GA_READ_EOPEN (-1)         /* cannot open or read the file at all */
+#define GA_READ_EFORMAT (-2)       /* not a trace this reader can read */
+#define GA_READ_ECALLBACK (-3)     /* the callback asked to stop */
 
-struct gp_read_info {
+struct ga_read_info {
 	struct gp_file_header header;
 	uint64_t file_size;
 	uint64_t stop_offset;      /* first byte not read: file_size when whole */
@@ -42,20 +42,20 @@ struct gp_read_info {
  * Called once per record, in file order.  rec is 8-byte aligned, rec->size
  * bytes are readable and at least the size of the type's struct (for types
  * this reader knows; GP_REC_STRING data and GP_REC_STACK frames fit too).
- * Return 0 to go on, non-zero to stop the read with GP_READ_ECALLBACK.
+ * Return 0 to go on, non-zero to stop the read with GA_READ_ECALLBACK.
  */
-typedef int (*gp_reader_fn)(void *ctx, const struct gp_rec *rec);
+typedef int (*ga_reader_fn)(void *ctx, const struct gp_rec *rec);
 
 /*
- * Read the file at path.  On GP_READ_EOPEN / GP_READ_EFORMAT, err holds
+ * Read the file at path.  On GA_READ_EOPEN / GA_READ_EFORMAT, err holds
  * "PATH: byte OFFSET: message".  info is filled in every case.
  */
-int gp_reader_read_file(const char *path, gp_reader_fn fn, void *ctx,
-			struct gp_read_info *info, char *err, size_t errlen);
+int ga_reader_read_file(const char *path, ga_reader_fn fn, void *ctx,
+			struct ga_read_info *info, char *err, size_t errlen);
 
 /* The same over a buffer in memory; name stands for the path in messages. */
-int gp_reader_read_mem(const char *name, const void *buf, size_t len,
-		       gp_reader_fn fn, void *ctx, struct gp_read_info *info,
+int ga_reader_read_mem(const char *name, const void *buf, size_t len,
+		       ga_reader_fn fn, void *ctx, struct ga_read_info *info,
 		       char *err, size_t errlen);
 
 /*
@@ -64,6 +64,6 @@ int gp_reader_read_mem(const char *name, const void *buf, size_t len,
  * bytes not read - the report covers what precedes".  Empty when the file
  * was read whole and finished.
  */
-void gp_reader_describe(const struct gp_read_info *info, char *buf, size_t n);
+void ga_reader_describe(const struct ga_read_info *info, char *buf, size_t n);
 
 #endif

@@ -7,24 +7,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-void gp_table_init(struct gp_table *t, int ncols)
+void ga_table_init(struct ga_table *t, int ncols)
 {
 	memset(t, 0, sizeof(*t));
-	t->ncols = ncols < GP_TABLE_MAXCOLS ? ncols : GP_TABLE_MAXCOLS;
+	t->ncols = ncols < GA_TABLE_MAXCOLS ? ncols : GA_TABLE_MAXCOLS;
 }
 
-void gp_table_free(struct gp_table *t)
+void ga_table_free(struct ga_table *t)
 {
-	gp_buf_free(&t->text);
+	ga_buf_free(&t->text);
 	free(t->off);
 	t->off = NULL;
 	t->ncells = t->capoff = 0;
 }
 
-void gp_table_col(struct gp_table *t, int col, const char *title, int right,
+void ga_table_col(struct ga_table *t, int col, const char *title, int right,
 		  size_t min_width)
 {
-	size_t w = gp_fmt_width(title);
+	size_t w = ga_fmt_width(title);
 
 	if (col < 0 || col >= t->ncols)
 		return;
@@ -33,15 +33,15 @@ void gp_table_col(struct gp_table *t, int col, const char *title, int right,
 	t->width[col] = w > min_width ? w : min_width;
 }
 
-int gp_table_add(struct gp_table *t, const char *cell)
+int ga_table_add(struct ga_table *t, const char *cell)
 {
-	size_t w = gp_fmt_width(cell);
+	size_t w = ga_fmt_width(cell);
 	int col = (int)(t->ncells % (size_t)t->ncols);
 
-	if (gp_util_grow(&t->off, &t->capoff, t->ncells + 1, sizeof(*t->off)))
+	if (ga_util_grow(&t->off, &t->capoff, t->ncells + 1, sizeof(*t->off)))
 		return -1;
 	t->off[t->ncells] = t->text.len;
-	if (gp_buf_put(&t->text, cell, strlen(cell) + 1))
+	if (ga_buf_put(&t->text, cell, strlen(cell) + 1))
 		return -1;
 	t->ncells++;
 	if (w > t->width[col])
@@ -49,7 +49,7 @@ int gp_table_add(struct gp_table *t, const char *cell)
 	return 0;
 }
 
-int gp_table_addf(struct gp_table *t, const char *fmt, ...)
+int ga_table_addf(struct ga_table *t, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -57,7 +57,7 @@ int gp_table_addf(struct gp_table *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	return gp_table_add(t, buf);
+	return ga_table_add(t, buf);
 }
 
 static void pad(FILE *f, size_t n)
@@ -72,7 +72,7 @@ static void pad(FILE *f, size_t n)
 	}
 }
 
-static void rule(const struct gp_table *t, FILE *f)
+static void rule(const struct ga_table *t, FILE *f)
 {
 	int c;
 	size_t i, n;
@@ -90,18 +90,18 @@ static void rule(const struct gp_table *t, FILE *f)
 	fputc('\n', f);
 }
 
-static void row(const struct gp_table *t, FILE *f, const char *const *cells, int header)
+static void row(const struct ga_table *t, FILE *f, const char *const *cells, int header)
 {
 	int c;
 
 	for (c = 0; c < t->ncols; c++) {
 		const char *s = cells[c] ? cells[c] : "";
-		size_t w = gp_fmt_width(s), gap = t->width[c] > w ? t->width[c] - w : 0;
+		size_t w = ga_fmt_width(s), gap = t->width[c] > w ? t->width[c] - w : 0;
 		int last = c == t->ncols - 1;
 
 		if (t->right[c] && !header)
 			pad(f, gap);
-		gp_fmt_put(f, s);
+		ga_fmt_put(f, s);
 		if (!last && (!t->right[c] || header))
 			pad(f, gap);
 		if (!last)
@@ -110,25 +110,25 @@ static void row(const struct gp_table *t, FILE *f, const char *const *cells, int
 	fputc('\n', f);
 }
 
-void gp_table_print_head(const struct gp_table *t, FILE *f)
+void ga_table_print_head(const struct ga_table *t, FILE *f)
 {
 	rule(t, f);
 	row(t, f, t->title, 1);
 	rule(t, f);
 }
 
-void gp_table_print_row(const struct gp_table *t, FILE *f, const char *const *cells)
+void ga_table_print_row(const struct ga_table *t, FILE *f, const char *const *cells)
 {
 	row(t, f, cells, 0);
 }
 
-void gp_table_print(const struct gp_table *t, FILE *f)
+void ga_table_print(const struct ga_table *t, FILE *f)
 {
-	const char *cells[GP_TABLE_MAXCOLS];
+	const char *cells[GA_TABLE_MAXCOLS];
 	size_t i;
 	int c;
 
-	gp_table_print_head(t, f);
+	ga_table_print_head(t, f);
 	for (i = 0; i + (size_t)t->ncols <= t->ncells; i += (size_t)t->ncols) {
 		for (c = 0; c < t->ncols; c++)
 			cells[c] = t->text.p + t->off[i + (size_t)c];

@@ -8,46 +8,46 @@
  *     ----------------+---------+------------------------
  *         0.021504 ms | cuda:0  | memset
  */
-#ifndef GP_ANALYZER_TABLE_H
-#define GP_ANALYZER_TABLE_H
+#ifndef GA_ANALYZER_TABLE_H
+#define GA_ANALYZER_TABLE_H
 
 #include <stddef.h>
 #include <stdio.h>
 
 #include "base/util.h"
 
-#define GP_TABLE_MAXCOLS 12
+#define GA_TABLE_MAXCOLS 12
 
-struct gp_table {
+struct ga_table {
 	int ncols;
-	const char *title[GP_TABLE_MAXCOLS];
-	int right[GP_TABLE_MAXCOLS];     /* cells right-aligned (headers never are) */
-	size_t width[GP_TABLE_MAXCOLS];  /* grows with the cells added */
-	struct gp_buf text;              /* cells, NUL-separated */
+	const char *title[GA_TABLE_MAXCOLS];
+	int right[GA_TABLE_MAXCOLS];     /* cells right-aligned (headers never are) */
+	size_t width[GA_TABLE_MAXCOLS];  /* grows with the cells added */
+	struct ga_buf text;              /* cells, NUL-separated */
 	size_t *off;
 	size_t ncells, capoff;
 };
 
-void gp_table_init(struct gp_table *t, int ncols);
-void gp_table_free(struct gp_table *t);
+void ga_table_init(struct ga_table *t, int ncols);
+void ga_table_free(struct ga_table *t);
 
 /* Declare column col; min_width makes a column at least that wide. */
-void gp_table_col(struct gp_table *t, int col, const char *title, int right,
+void ga_table_col(struct ga_table *t, int col, const char *title, int right,
 		  size_t min_width);
 
 /* Append one cell; rows fill left to right.  Returns 0 or -1 (memory). */
-int gp_table_add(struct gp_table *t, const char *cell);
-int gp_table_addf(struct gp_table *t, const char *fmt, ...)
+int ga_table_add(struct ga_table *t, const char *cell);
+int ga_table_addf(struct ga_table *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* Print the rule, the header, the rule and every row. */
-void gp_table_print(const struct gp_table *t, FILE *f);
+void ga_table_print(const struct ga_table *t, FILE *f);
 
 /*
  * Pieces for tables too long to hold: set t's columns and widths, then
  * print the head once and each row as it comes.
  */
-void gp_table_print_head(const struct gp_table *t, FILE *f);
-void gp_table_print_row(const struct gp_table *t, FILE *f, const char *const *cells);
+void ga_table_print_head(const struct ga_table *t, FILE *f);
+void ga_table_print_row(const struct ga_table *t, FILE *f, const char *const *cells);
 
 #endif

@@ -108,26 +108,26 @@ static int check_order(void *ctx, const struct gp_rec *rec)
 
 static uint64_t records_before(const struct trace *t, size_t k)
 {
-	struct gp_read_info info;
+	struct ga_read_info info;
 	struct order o = { 0 };
 	char err[256];
 
-	gp_reader_read_mem("t", t->buf, t->chunk_off[k], check_order, &o, &info, err,
+	ga_reader_read_mem("t", t->buf, t->chunk_off[k], check_order, &o, &info, err,
 			   sizeof(err));
 	return o.n;
 }
 
 static void test_long(const struct trace *t)
 {
-	struct gp_read_info info;
+	struct ga_read_info info;
 	struct order o = { 0 };
 	char err[256];
 	int rc;
 
 	tap_begin("a long trace reads whole and in order");
 	CHECKF(t->len >= HELPERS_MIN_BYTES, "trace of %zu bytes: too short for helpers", t->len);
-	rc = gp_reader_read_mem("long", t->buf, t->len, check_order, &o, &info, err, sizeof(err));
-	CHECKF(rc == GP_READ_OK, "rc %d: %s", rc, err);
+	rc = ga_reader_read_mem("long", t->buf, t->len, check_order, &o, &info, err, sizeof(err));
+	CHECKF(rc == GA_READ_OK, "rc %d: %s", rc, err);
 	CHECKF(o.kernels == LONG_KERNELS, "%llu kernels", (unsigned long long)o.kernels);
 	CHECK(!o.out_of_order);
 	CHECK(info.records == o.n && info.by_type[GP_REC_KERNEL] == LONG_KERNELS);
@@ -148,16 +148,16 @@ static void test_long_damage(struct trace *t)
 	for (i = 0; i < 3; i++) {
 		size_t k = ks[i], pos = t->chunk_off[k] + sizeof(struct gp_chunk_header) + 5;
 		uint64_t want = records_before(t, k);
-		struct gp_read_info info;
+		struct ga_read_info info;
 		struct order o = { 0 };
 		char err[256];
 		int rc;
 
 		t->buf[pos] ^= 0x10;
-		rc = gp_reader_read_mem("flip", t->buf, t->len, check_order, &o, &info, err,
+		rc = ga_reader_read_mem("flip", t->buf, t->len, check_order, &o, &info, err,
 					sizeof(err));
 		t->buf[pos] ^= 0x10;
-		CHECKF(rc == GP_READ_OK, "chunk %zu: rc %d %s", k, rc, err);
+		CHECKF(rc == GA_READ_OK, "chunk %zu: rc %d %s", k, rc, err);
 		CHECKF(info.damaged && strstr(info.reason, "checksum mismatch"), "chunk %zu: %s",
 		       k, info.reason);
 		CHECKF(info.stop_offset == t->chunk_off[k], "chunk %zu: stop at %llu", k,
@@ -169,9 +169,9 @@ static void test_long_damage(struct trace *t)
 
 		/* Cut inside the same chunk: the same stop, fewer bytes. */
 		memset(&o, 0, sizeof(o));
-		rc = gp_reader_read_mem("cut", t->buf, pos, check_order, &o, &info, err,
+		rc = ga_reader_read_mem("cut", t->buf, pos, check_order, &o, &info, err,
 					sizeof(err));
-		CHECKF(rc == GP_READ_OK && info.damaged && strstr(info.reason, "cut short"),
+		CHECKF(rc == GA_READ_OK && info.damaged && strstr(info.reason, "cut short"),
 		       "cut in chunk %zu: %s", k, info.reason);
 		CHECK(info.stop_offset == t->chunk_off[k] && o.n == want);
 		CHECK(info.file_size == pos);
@@ -186,15 +186,15 @@ static void test_long_stop(const struct trace *t)
 
 	tap_begin("a callback stops a long read where it asks");
 	for (i = 0; i < sizeof(stops) / sizeof(stops[0]); i++) {
-		struct gp_read_info info;
+		struct ga_read_info info;
 		struct order o = { 0 };
 		char err[256];
 		int rc;
 
 		o.stop_at = stops[i];
-		rc = gp_reader_read_mem("stop", t->buf, t->len, check_order, &o, &info, err,
+		rc = ga_reader_read_mem("stop", t->buf, t->len, check_order, &o, &info, err,
 					sizeof(err));
-		CHECKF(rc == GP_READ_ECALLBACK, "stop at %llu: rc %d",
+		CHECKF(rc == GA_READ_ECALLBACK, "stop at %llu: rc %d",
 		       (unsigned long long)stops[i], rc);
 		CHECKF(o.n == stops[i], "stop at %llu: %llu records",
 		       (unsigned long long)stops[i], (unsigned long long)o.n);
@@ -229,10 +229,10 @@ static void *feed(void *arg)
 }
 
 /* Load the trace from a pipe named path ("-": on standard input). */
-static int load_pipe(struct gp_model *m, const struct trace *t, const char *path, int use_stdin)
+static int load_pipe(struct ga_model *m, const struct trace *t, const char *path, int use_stdin)
 {
 	struct feeder fe;
-	struct gp_input in;
+	struct ga_input in;
 	pthread_t th;
 	char name[64];
 	char *paths[1];
@@ -255,7 +255,7 @@ static int load_pipe(struct gp_model *m, const struct trace *t, const char *path
 	if (pthread_create(&th, NULL, feed, &fe))
 		return -1;
 	paths[0] = name;
-	rc = gp_load_open(&in, paths, 1);
+	rc = ga_load_open(&in, paths, 1);
 	pthread_join(th, NULL);
 	if (use_stdin) {
 		dup2(saved, STDIN_FILENO);
@@ -267,32 +267,32 @@ static int load_pipe(struct gp_model *m, const struct trace *t, const char *path
 		return -1;
 	rc = in.mem && in.len == t->len && !memcmp(in.buf, t->buf, t->len) ? 0 : -1;
 	if (!rc)
-		rc = gp_load_inputs(m, &in, 1);
-	gp_load_close(&in, 1);
+		rc = ga_load_inputs(m, &in, 1);
+	ga_load_close(&in, 1);
 	return rc;
 }
 
 static void test_pipes(const struct trace *t)
 {
-	struct gp_model ref, pm, sm;
+	struct ga_model ref, pm, sm;
 
 	tap_begin("a trace on a pipe or standard input loads like the file");
-	CHECK(gp_model_init(&ref) == 0 && gp_model_init(&pm) == 0 && gp_model_init(&sm) == 0);
-	CHECK(gp_model_add_mem(&ref, "mem", t->buf, t->len) == GP_READ_OK);
-	CHECK(gp_model_finish(&ref) == 0);
+	CHECK(ga_model_init(&ref) == 0 && ga_model_init(&pm) == 0 && ga_model_init(&sm) == 0);
+	CHECK(ga_model_add_mem(&ref, "mem", t->buf, t->len) == GA_READ_OK);
+	CHECK(ga_model_finish(&ref) == 0);
 	CHECK(load_pipe(&pm, t, NULL, 0) == 0);
 	CHECK(load_pipe(&sm, t, "-", 1) == 0);
 	CHECK(pm.nfiles == 1 && sm.nfiles == 1);
 	CHECKF(sm.nfiles == 1 && !strcmp(sm.files[0].path, "(stdin)"), "stdin named %s",
 	       sm.nfiles ? sm.files[0].path : "nothing");
-	CHECK(pm.counts[GP_ACT_KERNEL] == LONG_KERNELS && sm.counts[GP_ACT_KERNEL] == LONG_KERNELS);
+	CHECK(pm.counts[GA_ACT_KERNEL] == LONG_KERNELS && sm.counts[GA_ACT_KERNEL] == LONG_KERNELS);
 	CHECK(pm.kernel_total == ref.kernel_total && sm.kernel_total == ref.kernel_total);
 	CHECK(pm.nkstats == ref.nkstats && sm.nkstats == ref.nkstats);
 	CHECK(pm.ndevs == 1 && pm.devs[0].busy_ns == ref.devs[0].busy_ns);
 	CHECK(pm.nfiles == 1 && pm.files[0].info.file_size == t->len && pm.files[0].info.finished);
-	gp_model_free(&ref);
-	gp_model_free(&pm);
-	gp_model_free(&sm);
+	ga_model_free(&ref);
+	ga_model_free(&pm);
+	ga_model_free(&sm);
 	tap_end();
 }
 

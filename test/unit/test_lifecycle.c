@@ -126,7 +126,7 @@ static void run_case(const char *name, enum how how, int want_sig, int want_exit
 		     uint64_t want_kernels)
 {
 	char out[300], path[320], err[512];
-	struct gp_read_info info;
+	struct ga_read_info info;
 	struct counts cnt = { 0, 0 };
 	int status = 0, rc;
 	pid_t pid;
@@ -145,8 +145,8 @@ static void run_case(const char *name, enum how how, int want_sig, int want_exit
 	else
 		CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == want_exit,
 		       "status %#x, expected exit %d", status, want_exit);
-	rc = gp_reader_read_file(path, count_cb, &cnt, &info, err, sizeof(err));
-	CHECKF(rc == GP_READ_OK && !info.damaged && info.finished && cnt.end == 1,
+	rc = ga_reader_read_file(path, count_cb, &cnt, &info, err, sizeof(err));
+	CHECKF(rc == GA_READ_OK && !info.damaged && info.finished && cnt.end == 1,
 	       "rc %d damaged %d finished %d end %llu: %s %s", rc, info.damaged, info.finished,
 	       (unsigned long long)cnt.end, info.reason, err);
 	CHECKF(cnt.kernels == want_kernels, "kernels %llu, expected %llu",

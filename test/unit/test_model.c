@@ -17,7 +17,7 @@
 #define T0 1700000000000000000ull
 
 /* Close s and add its bytes to m under name. */
-static int add_synth(struct gp_model *m, struct synth *s, const char *name)
+static int add_synth(struct ga_model *m, struct synth *s, const char *name)
 {
 	unsigned char *buf = NULL;
 	size_t len = 0;
@@ -25,27 +25,27 @@ static int add_synth(struct gp_model *m, struct synth *s, const char *name)
 
 	if (synth_close(s, &buf, &len))
 		return -1;
-	rc = gp_model_add_mem(m, name, buf, len);
+	rc = ga_model_add_mem(m, name, buf, len);
 	free(buf);
 	return rc;
 }
 
-static const struct gp_kstat *kernel_named(struct gp_model *m, const char *mangled)
+static const struct ga_kstat *kernel_named(struct ga_model *m, const char *mangled)
 {
 	size_t i;
 
 	for (i = 0; i < m->nkstats; i++)
-		if (!strcmp(gp_model_str(m, m->kstats[i].name), mangled))
+		if (!strcmp(ga_model_str(m, m->kstats[i].name), mangled))
 			return &m->kstats[i];
 	return NULL;
 }
 
-static const struct gp_astat *api_named(struct gp_model *m, const char *name)
+static const struct ga_astat *api_named(struct ga_model *m, const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < m->nastats; i++)
-		if (!strcmp(gp_model_str(m, m->astats[i].name), name))
+		if (!strcmp(ga_model_str(m, m->astats[i].name), name))
 			return &m->astats[i];
 	return NULL;
 }
@@ -54,15 +54,15 @@ static void test_kernels(void)
 {
 	static const uint64_t da[] = { 40, 10, 30, 20 };   /* median 25 */
 	static const uint64_t db[] = { 5, 100, 5 };        /* median 5 */
-	struct gp_model m;
+	struct ga_model m;
 	struct synth *s = synth_open(NULL);
-	const struct gp_kstat *a, *b;
+	const struct ga_kstat *a, *b;
 	uint32_t na, nb;
 	uint64_t t = T0;
 	size_t i;
 
 	tap_begin("kernel counts, totals, medians, min and max");
-	gp_model_init(&m);
+	ga_model_init(&m);
 	synth_process(s, 10, "h", "app", 0, T0);
 	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
 	na = synth_string(s, "_Z8inc_loopPfi");
@@ -72,8 +72,8 @@ static void test_kernels(void)
 	for (i = 0; i < 3; i++, t += 1000)
 		synth_kernel(s, nb, t, t + db[i], 0, 2, 0, 0);
 	synth_end(s, t, 0);
-	CHECK(add_synth(&m, s, "k") == GP_READ_OK);
-	CHECK(gp_model_finish(&m) == 0);
+	CHECK(add_synth(&m, s, "k") == GA_READ_OK);
+	CHECK(ga_model_finish(&m) == 0);
 	a = kernel_named(&m, "_Z8inc_loopPfi");
 	b = kernel_named(&m, "_ZN2ns4axpyIfEEviT_PKS1_PS1_");
 	CHECK(a && b);
@@ -82,58 +82,58 @@ static void test_kernels(void)
 		CHECKF(a->med == 25, "median %llu", (unsigned long long)a->med);
 		CHECK(b->count == 3 && b->total == 110 && b->min == 5 && b->max == 100);
 		CHECKF(b->med == 5, "median %llu", (unsigned long long)b->med);
-		CHECK(!strcmp(gp_model_str(&m, m.labels[a->label].str), "kernel inc_loop"));
-		CHECK(!strcmp(gp_model_str(&m, m.labels[b->label].str), "kernel ns::axpy<float>"));
-		CHECK(!strcmp(gp_strtab_full(&m.strs, b->name),
+		CHECK(!strcmp(ga_model_str(&m, m.labels[a->label].str), "kernel inc_loop"));
+		CHECK(!strcmp(ga_model_str(&m, m.labels[b->label].str), "kernel ns::axpy<float>"));
+		CHECK(!strcmp(ga_strtab_full(&m.strs, b->name),
 			      "void ns::axpy<float>(int, float, float const*, float*)"));
 	}
-	CHECK(m.counts[GP_ACT_KERNEL] == 7 && m.kernel_total == 210);
+	CHECK(m.counts[GA_ACT_KERNEL] == 7 && m.kernel_total == 210);
 	CHECK(m.streams == 2);
 	CHECK(m.procs[0].pid == 10 && m.procs[0].rank == 0 && m.procs[0].finished);
-	gp_model_free(&m);
+	ga_model_free(&m);
 	tap_end();
 }
 
 static void test_memory(void)
 {
-	struct gp_model m;
+	struct ga_model m;
 	struct synth *s = synth_open(NULL);
 
 	tap_begin("memcpy and memset bytes, times and kinds");
-	gp_model_init(&m);
+	ga_model_init(&m);
 	synth_memcpy(s, GP_COPY_HTOD, 1 << 20, T0, T0 + 1000, 0, 1);
 	synth_memcpy(s, GP_COPY_HTOD, 1 << 20, T0 + 2000, T0 + 3000, 0, 1);
 	synth_memcpy(s, GP_COPY_DTOH, 4096, T0 + 4000, T0 + 4100, 0, 1);
 	synth_memcpy(s, GP_COPY_ATOH, 10, T0 + 5000, T0 + 5010, 0, 1);
 	synth_memcpy(s, GP_COPY_PTOP, 100, T0 + 6000, T0 + 6010, 0, 1);
 	synth_memset(s, 512, T0 + 7000, T0 + 7050, 0, 1);
-	CHECK(add_synth(&m, s, "m") == GP_READ_OK);
-	CHECK(gp_model_finish(&m) == 0);
+	CHECK(add_synth(&m, s, "m") == GA_READ_OK);
+	CHECK(ga_model_finish(&m) == 0);
 	CHECK(m.copy[GP_COPY_HTOD].count == 2 && m.copy[GP_COPY_HTOD].bytes == 2 << 20);
 	CHECK(m.copy[GP_COPY_HTOD].total == 2000);
 	/* 2 MiB in 2 us: 1048.576 GB/s, as the report computes it. */
 	CHECK((double)m.copy[GP_COPY_HTOD].bytes / (double)m.copy[GP_COPY_HTOD].total == 1048.576);
 	CHECK(m.copy[GP_COPY_DTOH].count == 1 && m.copy[GP_COPY_DTOH].bytes == 4096);
 	CHECK(m.copy[GP_COPY_ATOH].count == 1);
-	CHECK(!strcmp(gp_model_str(&m, m.labels[m.copy[GP_COPY_ATOH].label - 1].str), "memcpy AtoH"));
-	CHECK(!strcmp(gp_model_str(&m, m.labels[m.copy[GP_COPY_PTOP].label - 1].str), "memcpy PtoP"));
+	CHECK(!strcmp(ga_model_str(&m, m.labels[m.copy[GP_COPY_ATOH].label - 1].str), "memcpy AtoH"));
+	CHECK(!strcmp(ga_model_str(&m, m.labels[m.copy[GP_COPY_PTOP].label - 1].str), "memcpy PtoP"));
 	CHECK(m.memset_st.count == 1 && m.memset_st.bytes == 512 && m.memset_st.total == 50);
-	CHECK(m.counts[GP_ACT_MEMCPY] == 5 && m.counts[GP_ACT_MEMSET] == 1);
+	CHECK(m.counts[GA_ACT_MEMCPY] == 5 && m.counts[GA_ACT_MEMSET] == 1);
 	/* No device record: a placeholder device carries the activities. */
 	CHECK(m.ndevs == 1 && !m.devs[0].described && m.devs[0].count == 6);
 	CHECK(!m.files[0].info.finished);
-	gp_model_free(&m);
+	ga_model_free(&m);
 	tap_end();
 }
 
 static void test_busy(void)
 {
-	struct gp_model m;
+	struct ga_model m;
 	struct synth *s = synth_open(NULL);
 	uint32_t k;
 
 	tap_begin("GPU busy time is the union of overlapping activities");
-	gp_model_init(&m);
+	ga_model_init(&m);
 	synth_device(s, 0, "GPU", 9, 0, 132, 1, 1);
 	k = synth_string(s, "k");
 	/* Out of order, overlapping, nested, touching, empty. */
@@ -143,23 +143,23 @@ static void test_busy(void)
 	synth_memcpy(s, GP_COPY_HTOD, 8, T0 + 250, T0 + 260, 0, 3);
 	synth_memset(s, 8, T0 + 300, T0 + 310, 0, 3);
 	synth_kernel(s, k, T0 + 400, T0 + 400, 0, 1, 0, 0);
-	CHECK(add_synth(&m, s, "b") == GP_READ_OK);
-	CHECK(gp_model_finish(&m) == 0);
+	CHECK(add_synth(&m, s, "b") == GA_READ_OK);
+	CHECK(ga_model_finish(&m) == 0);
 	CHECKF(m.devs[0].busy_ns == 260, "busy %llu", (unsigned long long)m.devs[0].busy_ns);
 	CHECK(m.last_end - m.first_start == 400);
 	CHECK(m.devs[0].total == 100 + 100 + 100 + 10 + 10);
-	gp_model_free(&m);
+	ga_model_free(&m);
 	tap_end();
 }
 
 static void test_graphs(void)
 {
-	struct gp_model m;
+	struct ga_model m;
 	struct synth *s = synth_open(NULL);
 	uint32_t k;
 
 	tap_begin("graph launches and graph nodes");
-	gp_model_init(&m);
+	ga_model_init(&m);
 	k = synth_string(s, "k");
 	synth_graph(s, 5, T0, T0 + 1000, 0, 1);
 	synth_graph(s, 5, T0 + 2000, T0 + 2500, 0, 1);
@@ -169,29 +169,29 @@ static void test_graphs(void)
 	synth_kernel(s, k, T0 + 50, T0 + 60, 0, 1, 9, 2);
 	synth_kernel(s, k, T0 + 70, T0 + 80, 0, 1, 9, 3);
 	synth_kernel(s, k, T0 + 90, T0 + 95, 0, 1, 0, 0);
-	CHECK(add_synth(&m, s, "g") == GP_READ_OK);
-	CHECK(gp_model_finish(&m) == 0);
+	CHECK(add_synth(&m, s, "g") == GA_READ_OK);
+	CHECK(ga_model_finish(&m) == 0);
 	CHECK(m.ngraphs == 3);
 	CHECK(m.graphs[0].graph_id == 5 && m.graphs[0].launches == 2 && m.graphs[0].total == 1500);
 	CHECK(m.graphs[1].graph_id == 6 && m.graphs[1].launches == 1);
 	CHECK(m.graphs[2].graph_id == 9 && m.graphs[2].launches == 0);
 	CHECK(m.graphs[2].kernels == 4 && m.graphs[2].nodes == 3);
 	CHECK(m.kstats[0].in_graph == 4 && m.kstats[0].count == 5);
-	CHECK(!strcmp(gp_model_str(&m, m.labels[m.graphs[0].label - 1].str), "graph 5"));
-	CHECK(m.counts[GP_ACT_GRAPH] == 3);
-	gp_model_free(&m);
+	CHECK(!strcmp(ga_model_str(&m, m.labels[m.graphs[0].label - 1].str), "graph 5"));
+	CHECK(m.counts[GA_ACT_GRAPH] == 3);
+	ga_model_free(&m);
 	tap_end();
 }
 
 static void test_api_and_lost(void)
 {
-	struct gp_model m;
+	struct ga_model m;
 	struct synth *s = synth_open(NULL);
-	const struct gp_astat *a, *b;
+	const struct ga_astat *a, *b;
 	uint32_t n1, n2;
 
 	tap_begin("API statistics and losses by cause");
-	gp_model_init(&m);
+	ga_model_init(&m);
 	/* CUPTI's version suffixes go; a driver symbol's own "_v2" stays. */
 	n1 = synth_string(s, "cudaLaunchKernel_v7000");
 	n2 = synth_string(s, "cudaMalloc");
@@ -207,8 +207,8 @@ static void test_api_and_lost(void)
 	synth_lost(s, 99, 2);
 	s->next_lost = 20;         /* a chunk header counts more than LOST records */
 	synth_flush_chunk(s);
-	CHECK(add_synth(&m, s, "a") == GP_READ_OK);
-	CHECK(gp_model_finish(&m) == 0);
+	CHECK(add_synth(&m, s, "a") == GA_READ_OK);
+	CHECK(ga_model_finish(&m) == 0);
 	a = api_named(&m, "cudaLaunchKernel");
 	b = api_named(&m, "cudaMalloc");
 	CHECK(a && b);
@@ -223,21 +223,21 @@ static void test_api_and_lost(void)
 	CHECK(api_named(&m, "cuMemAlloc_v2") != NULL && m.nastats == 3);
 	CHECK(m.lost[GP_LOST_CUPTI_DROPPED] == 8 && m.lost[GP_LOST_RING_FULL] == 3);
 	CHECK(m.lost[0] == 2 && m.lost_records_total == 13);
-	CHECK(gp_model_lost_unattributed(&m) == 7 && gp_model_lost_total(&m) == 20);
-	gp_model_free(&m);
+	CHECK(ga_model_lost_unattributed(&m) == 7 && ga_model_lost_total(&m) == 20);
+	ga_model_free(&m);
 	tap_end();
 }
 
 static void test_long_durations(void)
 {
-	struct gp_model m;
+	struct ga_model m;
 	struct synth *s = synth_open(NULL);
-	const struct gp_kstat *k, *l;
+	const struct ga_kstat *k, *l;
 	uint32_t nk, nl;
 	uint64_t G = 1000000000ull;
 
 	tap_begin("activities longer than 4.3 s keep exact statistics");
-	gp_model_init(&m);
+	ga_model_init(&m);
 	nk = synth_string(s, "long");
 	nl = synth_string(s, "mixed");
 	synth_kernel(s, nk, T0, T0 + 7 * G, 0, 1, 0, 0);
@@ -245,8 +245,8 @@ static void test_long_durations(void)
 	synth_kernel(s, nk, T0 + 20 * G, T0 + 26 * G, 0, 1, 0, 0);
 	synth_kernel(s, nl, T0 + 30 * G, T0 + 30 * G + 10, 0, 1, 0, 0);
 	synth_kernel(s, nl, T0 + 31 * G, T0 + 36 * G, 0, 1, 0, 0);
-	CHECK(add_synth(&m, s, "l") == GP_READ_OK);
-	CHECK(gp_model_finish(&m) == 0);
+	CHECK(add_synth(&m, s, "l") == GA_READ_OK);
+	CHECK(ga_model_finish(&m) == 0);
 	k = kernel_named(&m, "long");
 	l = kernel_named(&m, "mixed");
 	CHECK(k && l);
@@ -257,20 +257,20 @@ static void test_long_durations(void)
 	}
 	CHECKF(m.devs[0].busy_ns == 18 * G + 10 + 5 * G, "busy %llu",
 	       (unsigned long long)m.devs[0].busy_ns);
-	gp_model_free(&m);
+	ga_model_free(&m);
 	tap_end();
 }
 
 static void test_merge(void)
 {
-	struct gp_model m;
+	struct ga_model m;
 	struct synth *s;
-	const struct gp_kstat *k;
+	const struct ga_kstat *k;
 	uint32_t n;
 	int p;
 
 	tap_begin("two processes merge into one report");
-	gp_model_init(&m);
+	ga_model_init(&m);
 	for (p = 0; p < 2; p++) {
 		s = synth_open(NULL);
 		s->hdr.pid = (uint32_t)(100 + p);
@@ -292,9 +292,9 @@ static void test_merge(void)
 			synth_device(s, 1, "GPU", 9, 0, 132, 1, 0x10);
 		}
 		synth_end(s, T0 + 5000, 0);
-		CHECK(add_synth(&m, s, p ? "r1" : "r0") == GP_READ_OK);
+		CHECK(add_synth(&m, s, p ? "r1" : "r0") == GA_READ_OK);
 	}
-	CHECK(gp_model_finish(&m) == 0);
+	CHECK(ga_model_finish(&m) == 0);
 	CHECK(m.nprocs == 2 && m.procs[0].pid == 100 && m.procs[1].pid == 101);
 	k = kernel_named(&m, "_Z1kv");
 	CHECK(k && k->count == 4 && k->total == 300);
@@ -314,22 +314,22 @@ static void test_merge(void)
 		CHECK(m.devs[other].count == 1 && m.devs[other].busy_ns == 50);
 		CHECK(m.devs[other].uuid[0] == 0x20 && m.devs[other].described);
 	}
-	CHECK(!strcmp(gp_model_str(&m, m.devrows[0].label), "cuda:0 [100]"));
-	CHECK(!strcmp(gp_model_str(&m, m.devrows[1].label), "cuda:0 [101]"));
-	CHECK(!strcmp(gp_model_str(&m, m.devrows[2].label), "cuda:1 [101]"));
+	CHECK(!strcmp(ga_model_str(&m, m.devrows[0].label), "cuda:0 [100]"));
+	CHECK(!strcmp(ga_model_str(&m, m.devrows[1].label), "cuda:0 [101]"));
+	CHECK(!strcmp(ga_model_str(&m, m.devrows[2].label), "cuda:1 [101]"));
 	CHECK(m.streams == 3);
-	gp_model_free(&m);
+	ga_model_free(&m);
 	tap_end();
 }
 
 static void test_medians_across_devices(void)
 {
-	struct gp_model m;
+	struct ga_model m;
 	struct synth *s = synth_open(NULL);
 	uint32_t k;
 
 	tap_begin("medians over activities on several devices");
-	gp_model_init(&m);
+	ga_model_init(&m);
 	k = synth_string(s, "k");
 	synth_kernel(s, k, T0, T0 + 5, 0, 1, 0, 0);
 	synth_kernel(s, k, T0, T0 + 1, 0, 1, 0, 0);
@@ -337,23 +337,23 @@ static void test_medians_across_devices(void)
 	synth_kernel(s, k, T0, T0 + 4, 1, 1, 0, 0);
 	synth_kernel(s, k, T0, T0 + 2, 1, 1, 0, 0);
 	synth_kernel(s, k, T0, T0 + 6, 2, 1, 0, 0);
-	CHECK(add_synth(&m, s, "d") == GP_READ_OK);
-	CHECK(gp_model_finish(&m) == 0);
+	CHECK(add_synth(&m, s, "d") == GA_READ_OK);
+	CHECK(ga_model_finish(&m) == 0);
 	CHECKF(m.kstats[0].med == 3, "med %llu", (unsigned long long)m.kstats[0].med);
-	gp_model_free(&m);
+	ga_model_free(&m);
 	tap_end();
 }
 
 static void test_strings_and_rows(void)
 {
-	struct gp_model m;
+	struct ga_model m;
 	struct synth *s = synth_open(NULL);
 	unsigned char rec[64];
 	struct gp_rec_string *st = (struct gp_rec_string *)(void *)rec;
 	size_t i;
 
 	tap_begin("sparse and undefined string ids; timeline rows in start order");
-	gp_model_init(&m);
+	ga_model_init(&m);
 	m.keep_rows = 3;
 	memset(rec, 0, sizeof(rec));
 	st->h.type = GP_REC_STRING;
@@ -366,21 +366,21 @@ static void test_strings_and_rows(void)
 	synth_kernel(s, 77, T0 + 10, T0 + 20, 0, 1, 0, 0);   /* never defined */
 	synth_kernel(s, 50000000, T0 + 5, T0 + 6, 0, 1, 0, 0);
 	synth_kernel(s, 50000000, T0 + 1, T0 + 2, 0, 1, 0, 0);
-	CHECK(add_synth(&m, s, "s") == GP_READ_OK);
-	CHECK(gp_model_finish(&m) == 0);
+	CHECK(add_synth(&m, s, "s") == GA_READ_OK);
+	CHECK(ga_model_finish(&m) == 0);
 	CHECK(kernel_named(&m, "spars") && kernel_named(&m, "spars")->count == 3);
 	CHECK(kernel_named(&m, "(unknown)") && m.bad_refs == 1);
 	CHECK(m.nrows == 3 && m.rows_seen == 4);
 	for (i = 1; i < m.nrows; i++)
 		CHECK(m.rows[i - 1].start <= m.rows[i].start);
 	CHECK(m.rows[0].start == T0 + 5);
-	gp_model_free(&m);
+	ga_model_free(&m);
 	tap_end();
 }
 
 static void test_damaged_input(void)
 {
-	struct gp_model m;
+	struct ga_model m;
 	struct synth *s = synth_open(NULL);
 	unsigned char *buf;
 	size_t len;
@@ -388,7 +388,7 @@ static void test_damaged_input(void)
 	uint64_t off;
 
 	tap_begin("a damaged trace reports what precedes the damage");
-	gp_model_init(&m);
+	ga_model_init(&m);
 	k = synth_string(s, "k");
 	synth_kernel(s, k, T0, T0 + 10, 0, 1, 0, 0);
 	synth_flush_chunk(s);
@@ -396,17 +396,17 @@ static void test_damaged_input(void)
 	synth_flush_chunk(s);
 	off = s->chunk_off[1];
 	synth_close(s, &buf, &len);
-	CHECK(gp_model_add_mem(&m, "t", buf, len - 3) == GP_READ_OK);
-	CHECK(gp_model_finish(&m) == 0);
+	CHECK(ga_model_add_mem(&m, "t", buf, len - 3) == GA_READ_OK);
+	CHECK(ga_model_finish(&m) == 0);
 	CHECK(m.files[0].info.damaged && m.files[0].info.stop_offset == off);
-	CHECK(m.counts[GP_ACT_KERNEL] == 1);
-	gp_model_free(&m);
+	CHECK(m.counts[GA_ACT_KERNEL] == 1);
+	ga_model_free(&m);
 
-	gp_model_init(&m);
-	CHECK(gp_model_add_mem(&m, "junk", "hello world, not a trace, but long enough to "
-			       "have a header's worth of bytes......", 80) == GP_READ_EFORMAT);
+	ga_model_init(&m);
+	CHECK(ga_model_add_mem(&m, "junk", "hello world, not a trace, but long enough to "
+			       "have a header's worth of bytes......", 80) == GA_READ_EFORMAT);
 	CHECKF(!strcmp(m.err, "junk: byte 0: not a gpuprof trace"), "%s", m.err);
-	gp_model_free(&m);
+	ga_model_free(&m);
 	free(buf);
 	tap_end();
 }
@@ -427,7 +427,7 @@ static void test_sort_select(void)
 	tap_begin("radix sort and rank selection agree with qsort");
 	for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
 		uint32_t *a, *b, *c;
-		struct gp_iv *sp;
+		struct ga_iv *sp;
 		int mode;
 
 		n = sizes[si];
@@ -450,29 +450,29 @@ static void test_sort_select(void)
 			memcpy(b, a, n * sizeof(*a));
 			memcpy(c, a, n * sizeof(*a));
 			qsort(b, n, sizeof(*b), cmp32);
-			gp_sort_u32(c, n);
+			ga_sort_u32(c, n);
 			CHECKF(!memcmp(b, c, n * sizeof(*b)), "sort n %zu mode %d", n, mode);
 			for (i = 0; i < n; i += 1 + n / 17)
-				CHECKF(gp_rank_u32(a, n, i) == b[i], "rank %zu of %zu mode %d", i, n, mode);
-			CHECK(gp_rank_u32(a, n, n - 1) == b[n - 1]);
+				CHECKF(ga_rank_u32(a, n, i) == b[i], "rank %zu of %zu mode %d", i, n, mode);
+			CHECK(ga_rank_u32(a, n, n - 1) == b[n - 1]);
 			for (i = 0; i + 1 < n; i += 1 + n / 23) {
 				uint32_t v[2];
 
-				gp_rank2_u32(a, n, i, v);
+				ga_rank2_u32(a, n, i, v);
 				CHECKF(v[0] == b[i] && v[1] == b[i + 1], "ranks %zu, %zu of %zu mode %d",
 				       i, i + 1, n, mode);
 			}
 			if (n > 1) {
 				uint32_t v[2];
 
-				gp_rank2_u32(a, n, n / 2 - 1 + n % 2, v);
+				ga_rank2_u32(a, n, n / 2 - 1 + n % 2, v);
 				CHECKF(v[0] == b[n / 2 - 1 + n % 2] && v[1] == b[n / 2 + n % 2],
 				       "middle ranks of %zu mode %d", n, mode);
-				gp_rank2_u32(a, n, n - 2, v);
+				ga_rank2_u32(a, n, n - 2, v);
 				CHECKF(v[0] == b[n - 2] && v[1] == b[n - 1], "top ranks of %zu mode %d",
 				       n, mode);
 			}
-			gp_sort_iv_by_start(sp, n);
+			ga_sort_iv_by_start(sp, n);
 			for (i = 1; i < n; i++)
 				CHECKF(sp[i - 1].start <= sp[i].start, "spans n %zu", n);
 		}
@@ -486,13 +486,13 @@ static void test_sort_select(void)
 
 static int cmp_iv(const void *pa, const void *pb)
 {
-	const struct gp_iv *a = pa, *b = pb;
+	const struct ga_iv *a = pa, *b = pb;
 
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
 /* Union length by sorting everything (the reference). */
-static uint64_t union_ref(struct gp_iv *v, size_t n)
+static uint64_t union_ref(struct ga_iv *v, size_t n)
 {
 	uint64_t total = 0, cs = 0, ce = 0;
 	size_t i;
@@ -517,7 +517,7 @@ static uint64_t union_ref(struct gp_iv *v, size_t n)
  */
 static void test_busy_union(void)
 {
-	static const size_t sizes[] = { 0, 1, 5, GP_BUSY_BATCH, GP_BUSY_BATCH + 1, 50000 };
+	static const size_t sizes[] = { 0, 1, 5, GA_BUSY_BATCH, GA_BUSY_BATCH + 1, 50000 };
 	uint64_t r = 777;
 	size_t si, i, n;
 	int mode;
@@ -526,8 +526,8 @@ static void test_busy_union(void)
 	for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
 		n = sizes[si];
 		for (mode = 0; mode < 5; mode++) {
-			struct gp_iv *v = malloc((n + 1) * sizeof(*v));
-			struct gp_busy b = { 0 }, h = { 0 };
+			struct ga_iv *v = malloc((n + 1) * sizeof(*v));
+			struct ga_busy b = { 0 }, h = { 0 };
 			uint64_t t = 1000, want, got, first = UINT64_MAX, last = 0;
 
 			if (!v)
@@ -540,14 +540,14 @@ static void test_busy_union(void)
 			}
 			if (mode == 1) /* late arrivals: swap entries far apart */
 				for (i = 0; i + 6000 < n; i += 7919) {
-					struct gp_iv x = v[i];
+					struct ga_iv x = v[i];
 
 					v[i] = v[i + 6000];
 					v[i + 6000] = x;
 				}
 			if (mode == 2) /* reversed */
 				for (i = 0; i < n / 2; i++) {
-					struct gp_iv x = v[i];
+					struct ga_iv x = v[i];
 
 					v[i] = v[n - 1 - i];
 					v[n - 1 - i] = x;
@@ -555,7 +555,7 @@ static void test_busy_union(void)
 			if (mode == 3) /* shuffled */
 				for (i = n; i > 1; i--) {
 					size_t j;
-					struct gp_iv x;
+					struct ga_iv x;
 
 					r = r * 6364136223846793005ull + 1442695040888963407ull;
 					j = (size_t)((r >> 33) % i);
@@ -565,16 +565,16 @@ static void test_busy_union(void)
 				}
 			for (i = 0; i < n; i++) {
 				/* mode 4: two halves, merged as devices are */
-				CHECK(gp_busy_add(mode == 4 && i % 2 ? &h : &b, v[i].start, v[i].end) == 0);
+				CHECK(ga_busy_add(mode == 4 && i % 2 ? &h : &b, v[i].start, v[i].end) == 0);
 				if (v[i].start < first)
 					first = v[i].start;
 				if (v[i].end > last)
 					last = v[i].end;
 			}
 			if (mode == 4)
-				CHECK(gp_busy_merge(&b, &h) == 0 && h.niv == 0);
-			CHECK(gp_busy_flush(&b) == 0);
-			got = gp_busy_total(&b);
+				CHECK(ga_busy_merge(&b, &h) == 0 && h.niv == 0);
+			CHECK(ga_busy_flush(&b) == 0);
+			got = ga_busy_total(&b);
 			want = union_ref(v, n);
 			CHECKF(got == want, "n %zu mode %d: %llu, want %llu", n, mode,
 			       (unsigned long long)got, (unsigned long long)want);
@@ -583,8 +583,8 @@ static void test_busy_union(void)
 				       n, mode, i);
 			if (n)
 				CHECK(b.iv[0].start == first && b.iv[b.niv - 1].end == last);
-			gp_busy_free(&b);
-			gp_busy_free(&h);
+			ga_busy_free(&b);
+			ga_busy_free(&h);
 			free(v);
 		}
 	}
@@ -592,12 +592,12 @@ static void test_busy_union(void)
 }
 
 
-static const struct gp_label *label_named(const struct gp_model *m, const char *name)
+static const struct ga_label *label_named(const struct ga_model *m, const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < m->nlabels; i++)
-		if (!strcmp(gp_model_str(m, m->labels[i].str), name))
+		if (!strcmp(ga_model_str(m, m->labels[i].str), name))
 			return &m->labels[i];
 	return NULL;
 }
@@ -614,11 +614,11 @@ static void test_staged_peer(void)
 {
 	const uint64_t mb = 1 << 20;
 	struct synth *s = synth_open(NULL);
-	const struct gp_memstat *st, *d2h, *h2d, *p2p;
-	const struct gp_label *l0, *l1;
-	struct gp_nvtx_src src;
-	struct gp_model m;
-	struct gp_nvtx nx;
+	const struct ga_memstat *st, *d2h, *h2d, *p2p;
+	const struct ga_label *l0, *l1;
+	struct ga_nvtx_src src;
+	struct ga_model m;
+	struct ga_nvtx nx;
 	unsigned char *buf = NULL;
 	size_t len = 0, i, rows0 = 0, rows1 = 0;
 	uint32_t peer, cpy, peer_drv;
@@ -661,16 +661,16 @@ static void test_staged_peer(void)
 	synth_end(s, t + 1000, 0);
 	CHECK(synth_close(s, &buf, &len) == 0);
 
-	gp_model_init(&m);
-	gp_nvtx_init(&nx);
+	ga_model_init(&m);
+	ga_nvtx_init(&nx);
 	m.keep_rows = SIZE_MAX;
 	src.path = "synth";
 	src.buf = buf;
 	src.len = len;
-	CHECK(gp_nvtx_scan(&nx, &m, &src, 1) == 0);
-	CHECK(gp_model_add_mem(&m, "staged", buf, len) == GP_READ_OK);
-	CHECK(gp_model_finish(&m) == 0);
-	st = &m.copy[GP_COPY_STAGED_PEER];
+	CHECK(ga_nvtx_scan(&nx, &m, &src, 1) == 0);
+	CHECK(ga_model_add_mem(&m, "staged", buf, len) == GA_READ_OK);
+	CHECK(ga_model_finish(&m) == 0);
+	st = &m.copy[GA_COPY_STAGED_PEER];
 	d2h = &m.copy[GP_COPY_DTOH];
 	h2d = &m.copy[GP_COPY_HTOD];
 	p2p = &m.copy[GP_COPY_PTOP];
@@ -680,7 +680,7 @@ static void test_staged_peer(void)
 	CHECKF(d2h->count == 4 && h2d->count == 5, "DtoH %llu, HtoD %llu",
 	       (unsigned long long)d2h->count, (unsigned long long)h2d->count);
 	CHECK(p2p->count == 1 && p2p->bytes == mb);
-	CHECK(st->label && !strcmp(gp_model_str(&m, m.labels[st->label - 1].str),
+	CHECK(st->label && !strcmp(ga_model_str(&m, m.labels[st->label - 1].str),
 				   "memcpy PtoP-staged"));
 	/* Each leg stays on its device, labelled as a leg, with its own time. */
 	l0 = label_named(&m, "memcpy PtoP-staged (DtoH leg)");
@@ -688,7 +688,7 @@ static void test_staged_peer(void)
 	CHECK(l0 && l0->count == 8 && l0->total == 8 * 100);
 	CHECK(l1 && l1->count == 8 && l1->total == 8 * 200);
 	for (i = 0; i < m.nrows; i++) {
-		const char *name = gp_model_str(&m, m.labels[m.rows[i].label].str);
+		const char *name = ga_model_str(&m, m.labels[m.rows[i].label].str);
 		uint32_t dev = m.devrows[m.rows[i].devrow].id;
 
 		if (!strcmp(name, "memcpy PtoP-staged (DtoH leg)"))
@@ -698,8 +698,8 @@ static void test_staged_peer(void)
 	}
 	CHECKF(rows0 == 8 && rows1 == 8, "timeline legs: %zu on cuda:0, %zu on cuda:1", rows0,
 	       rows1);
-	gp_nvtx_free(&nx);
-	gp_model_free(&m);
+	ga_nvtx_free(&nx);
+	ga_model_free(&m);
 	free(buf);
 	tap_end();
 }

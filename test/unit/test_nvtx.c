@@ -23,9 +23,9 @@
 #define NACT 15
 
 struct loaded {
-	struct gp_model m;
-	struct gp_nvtx nx;
-	struct gp_filter f;
+	struct ga_model m;
+	struct ga_nvtx nx;
+	struct ga_filter f;
 	int ok;
 };
 
@@ -44,42 +44,42 @@ static int close_trace(struct synth *s, struct trace *t)
 /* Load traces as processes of one report, through l->f (options already given). */
 static void load(struct loaded *l, const struct trace *t, size_t n)
 {
-	struct gp_nvtx_src src[4];
+	struct ga_nvtx_src src[4];
 	size_t i;
 
 	l->ok = 0;
-	gp_model_init(&l->m);
-	gp_nvtx_init(&l->nx);
+	ga_model_init(&l->m);
+	ga_nvtx_init(&l->nx);
 	l->m.keep_rows = SIZE_MAX;
 	for (i = 0; i < n; i++) {
 		src[i].path = "synth";
 		src[i].buf = t[i].buf;
 		src[i].len = t[i].len;
 	}
-	if (gp_nvtx_scan(&l->nx, &l->m, src, n))
+	if (ga_nvtx_scan(&l->nx, &l->m, src, n))
 		return;
-	gp_filter_bind(&l->f, &l->nx, &l->m);
+	ga_filter_bind(&l->f, &l->nx, &l->m);
 	for (i = 0; i < n; i++)
-		if (gp_model_add_mem(&l->m, "synth", t[i].buf, t[i].len) != GP_READ_OK)
+		if (ga_model_add_mem(&l->m, "synth", t[i].buf, t[i].len) != GA_READ_OK)
 			return;
-	if (gp_model_finish(&l->m) || gp_nvtx_finish(&l->nx, &l->m, gp_filter_active(&l->f)))
+	if (ga_model_finish(&l->m) || ga_nvtx_finish(&l->nx, &l->m, ga_filter_active(&l->f)))
 		return;
 	l->ok = 1;
 }
 
 static void unload(struct loaded *l)
 {
-	gp_model_free(&l->m);
-	gp_nvtx_free(&l->nx);
-	gp_filter_free(&l->f);
+	ga_model_free(&l->m);
+	ga_nvtx_free(&l->nx);
+	ga_filter_free(&l->f);
 }
 
-static const struct gp_nvtx_key *key_named(struct loaded *l, const char *name)
+static const struct ga_nvtx_key *key_named(struct loaded *l, const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < l->nx.nkeys; i++)
-		if (!strcmp(gp_model_str(&l->m, l->nx.keys[i].label), name))
+		if (!strcmp(ga_model_str(&l->m, l->nx.keys[i].label), name))
 			return &l->nx.keys[i];
 	return NULL;
 }
@@ -89,7 +89,7 @@ static const char *row_label(struct loaded *l, size_t c)
 {
 	if (c - 1 >= l->m.nrows)
 		return "(missing)";
-	return l->m.rows[c - 1].nvtx ? gp_model_str(&l->m, l->m.rows[c - 1].nvtx) : "";
+	return l->m.rows[c - 1].nvtx ? ga_model_str(&l->m, l->m.rows[c - 1].nvtx) : "";
 }
 
 /*
@@ -179,7 +179,7 @@ static void test_attribution(const struct trace *t)
 	size_t c;
 
 	tap_begin("nvtx attribution: nesting, boundaries, threads, unterminated");
-	gp_filter_init(&l.f);
+	ga_filter_init(&l.f);
 	load(&l, t, 1);
 	CHECK(l.ok);
 	CHECKF(l.nx.nranges == 8, "%zu ranges", l.nx.nranges);
@@ -215,11 +215,11 @@ static void test_inclusive(const struct trace *t)
 	size_t i;
 
 	tap_begin("nvtx inclusive GPU time, kernel counts, CPU time");
-	gp_filter_init(&l.f);
+	ga_filter_init(&l.f);
 	load(&l, t, 1);
 	CHECK(l.ok);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]) && l.ok; i++) {
-		const struct gp_nvtx_key *k = key_named(&l, want[i].name);
+		const struct ga_nvtx_key *k = key_named(&l, want[i].name);
 
 		CHECKF(k, "no range %s", want[i].name);
 		if (!k)
@@ -233,64 +233,64 @@ static void test_inclusive(const struct trace *t)
 		       (unsigned long long)k->kernels);
 	}
 	if (l.ok) {
-		const struct gp_nvtx_key *e = key_named(&l, "E");
-		uint32_t *ord = gp_nvtx_order_keys(&l.nx, &l.m);
+		const struct ga_nvtx_key *e = key_named(&l, "E");
+		uint32_t *ord = ga_nvtx_order_keys(&l.nx, &l.m);
 
 		CHECK(e && e->unterminated == 1);
-		CHECK(ord && !strcmp(gp_model_str(&l.m, l.nx.keys[ord[0]].label), "A") &&
-		      !strcmp(gp_model_str(&l.m, l.nx.keys[ord[1]].label), "B"));
+		CHECK(ord && !strcmp(ga_model_str(&l.m, l.nx.keys[ord[0]].label), "A") &&
+		      !strcmp(ga_model_str(&l.m, l.nx.keys[ord[1]].label), "B"));
 		free(ord);
 	}
 	tap_end();
 	unload(&l);
 }
 
-static const struct gp_nvtx_node *child(struct loaded *l, uint32_t parent, uint32_t kind,
+static const struct ga_nvtx_node *child(struct loaded *l, uint32_t parent, uint32_t kind,
 					const char *text)
 {
-	uint32_t x = parent == GP_NVTX_NONE ? l->nx.root : l->nx.nodes[parent].child;
+	uint32_t x = parent == GA_NVTX_NONE ? l->nx.root : l->nx.nodes[parent].child;
 
-	for (; x != GP_NVTX_NONE; x = l->nx.nodes[x].next) {
-		const struct gp_nvtx_node *n = &l->nx.nodes[x];
+	for (; x != GA_NVTX_NONE; x = l->nx.nodes[x].next) {
+		const struct ga_nvtx_node *n = &l->nx.nodes[x];
 
 		if (n->kind != kind)
 			continue;
-		if (kind == GP_NVTX_N_RANGE &&
-		    strcmp(gp_model_str(&l->m, l->nx.keys[n->id].label), text))
+		if (kind == GA_NVTX_N_RANGE &&
+		    strcmp(ga_model_str(&l->m, l->nx.keys[n->id].label), text))
 			continue;
-		if (kind == GP_NVTX_N_KERNEL && strcmp(gp_strtab_short(&l->m.strs, n->id), text))
+		if (kind == GA_NVTX_N_KERNEL && strcmp(ga_strtab_short(&l->m.strs, n->id), text))
 			continue;
 		return n;
 	}
 	return NULL;
 }
 
-static uint32_t idx(struct loaded *l, const struct gp_nvtx_node *n)
+static uint32_t idx(struct loaded *l, const struct ga_nvtx_node *n)
 {
-	return n ? (uint32_t)(n - l->nx.nodes) : GP_NVTX_NONE;
+	return n ? (uint32_t)(n - l->nx.nodes) : GA_NVTX_NONE;
 }
 
 static void test_tree(const struct trace *t)
 {
-	const struct gp_nvtx_node *a, *b, *ka, *kb, *cp, *r, *rr, *none, *un;
+	const struct ga_nvtx_node *a, *b, *ka, *kb, *cp, *r, *rr, *none, *un;
 	struct loaded l;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f;
 
 	tap_begin("nvtx tree: aggregated by name path, pseudo roots, printing");
-	gp_filter_init(&l.f);
+	ga_filter_init(&l.f);
 	load(&l, t, 1);
 	CHECK(l.ok);
-	a = child(&l, GP_NVTX_NONE, GP_NVTX_N_RANGE, "A");
-	b = a ? child(&l, idx(&l, a), GP_NVTX_N_RANGE, "B") : NULL;
-	ka = a ? child(&l, idx(&l, a), GP_NVTX_N_KERNEL, "k") : NULL;
-	kb = b ? child(&l, idx(&l, b), GP_NVTX_N_KERNEL, "k") : NULL;
-	cp = b ? child(&l, idx(&l, b), GP_NVTX_N_MEMCPY, NULL) : NULL;
-	r = child(&l, GP_NVTX_NONE, GP_NVTX_N_RANGE, "r");
-	rr = r ? child(&l, idx(&l, r), GP_NVTX_N_RANGE, "r") : NULL;
-	none = child(&l, GP_NVTX_NONE, GP_NVTX_N_NORANGE, NULL);
-	un = child(&l, GP_NVTX_NONE, GP_NVTX_N_UNATTR, NULL);
+	a = child(&l, GA_NVTX_NONE, GA_NVTX_N_RANGE, "A");
+	b = a ? child(&l, idx(&l, a), GA_NVTX_N_RANGE, "B") : NULL;
+	ka = a ? child(&l, idx(&l, a), GA_NVTX_N_KERNEL, "k") : NULL;
+	kb = b ? child(&l, idx(&l, b), GA_NVTX_N_KERNEL, "k") : NULL;
+	cp = b ? child(&l, idx(&l, b), GA_NVTX_N_MEMCPY, NULL) : NULL;
+	r = child(&l, GA_NVTX_NONE, GA_NVTX_N_RANGE, "r");
+	rr = r ? child(&l, idx(&l, r), GA_NVTX_N_RANGE, "r") : NULL;
+	none = child(&l, GA_NVTX_NONE, GA_NVTX_N_NORANGE, NULL);
+	un = child(&l, GA_NVTX_NONE, GA_NVTX_N_UNATTR, NULL);
 	CHECK(a && b && ka && kb && cp && r && rr && none && un);
 	if (a && b && ka && kb && cp && r && rr && none && un) {
 		CHECKF(a->instances == 1 && a->gpu_ns == 420 && a->kernels == 6 && a->acts == 7,
@@ -304,10 +304,10 @@ static void test_tree(const struct trace *t)
 		CHECK(un->acts == 1 && un->gpu_ns == 110);
 		/* Biggest first; the pseudo roots last. */
 		CHECK(l.nx.root == idx(&l, a) && a->child == idx(&l, b));
-		CHECK(un->next == GP_NVTX_NONE && none->next == idx(&l, un));
+		CHECK(un->next == GA_NVTX_NONE && none->next == idx(&l, un));
 	}
 	f = open_memstream(&text, &len);
-	CHECK(f && gp_nvtx_print_tree(&l.nx, &l.m, 0, f) == 0);
+	CHECK(f && ga_nvtx_print_tree(&l.nx, &l.m, 0, f) == 0);
 	if (f)
 		fclose(f);
 	CHECKF(text && strstr(text, "| A\n") &&
@@ -331,19 +331,19 @@ static long kept_with(const struct trace *t, const char *const *opts, struct loa
 	long kept;
 	int i;
 
-	gp_filter_init(&l.f);
+	ga_filter_init(&l.f);
 	for (i = 0; opts[i]; i += 2) {
-		int opt = !strcmp(opts[i], "nvtx") ? GP_FILTER_OPT_NVTX :
-			  !strcmp(opts[i], "kernel") ? GP_FILTER_OPT_KERNEL :
-			  !strcmp(opts[i], "device") ? GP_FILTER_OPT_DEVICE : GP_FILTER_OPT_KIND;
+		int opt = !strcmp(opts[i], "nvtx") ? GA_FILTER_OPT_NVTX :
+			  !strcmp(opts[i], "kernel") ? GA_FILTER_OPT_KERNEL :
+			  !strcmp(opts[i], "device") ? GA_FILTER_OPT_DEVICE : GA_FILTER_OPT_KIND;
 
-		if (gp_filter_option(&l.f, opt, opts[i + 1], err, sizeof(err)) != 1) {
-			gp_filter_free(&l.f);
+		if (ga_filter_option(&l.f, opt, opts[i + 1], err, sizeof(err)) != 1) {
+			ga_filter_free(&l.f);
 			return -1;
 		}
 	}
 	load(&l, t, 1);
-	kept = l.ok ? (long)(l.m.counts[GP_ACT_KERNEL] + l.m.counts[GP_ACT_MEMCPY]) : -2;
+	kept = l.ok ? (long)(l.m.counts[GA_ACT_KERNEL] + l.m.counts[GA_ACT_MEMCPY]) : -2;
 	if (l.ok && (uint64_t)kept != l.f.kept)
 		kept = -3;
 	if (l.ok && l.m.dropped + l.f.kept != NACT)
@@ -402,13 +402,13 @@ static void test_filters(const struct trace *t)
 
 		/* Every table sees the subset; ranges keep their CPU figures. */
 		if (kept_with(t, opts, &l) == 3) {
-			const struct gp_nvtx_key *a = key_named(&l, "A"), *c = key_named(&l, "C");
+			const struct ga_nvtx_key *a = key_named(&l, "A"), *c = key_named(&l, "C");
 
 			CHECK(l.m.nkstats == 1 && l.m.copy[GP_COPY_HTOD].count == 1);
 			CHECK(a && a->gpu_ns == 200 && a->count == 1 && a->cpu_total == 1000);
 			CHECK(c && c->acts == 0);
-			CHECK(l.nx.nodes[l.nx.root].kind == GP_NVTX_N_RANGE &&
-			      l.nx.nodes[l.nx.root].next == GP_NVTX_NONE);
+			CHECK(l.nx.nodes[l.nx.root].kind == GA_NVTX_N_RANGE &&
+			      l.nx.nodes[l.nx.root].next == GA_NVTX_NONE);
 			CHECK(l.f.desc.p && !strcmp(l.f.desc.p, "--nvtx '^B$'"));
 			unload(&l);
 		} else {
@@ -443,14 +443,14 @@ static void test_graph_nodes(void)
 	synth_nvtx_range(s, lau, 0, T0 + 400, T0 + 600, 1, 1, 2, 0);
 	synth_end(s, T0 + 1000, 0);
 	close_trace(s, &t);
-	gp_filter_init(&l.f);
+	ga_filter_init(&l.f);
 	load(&l, &t, 1);
 	CHECK(l.ok && l.m.nrows == 3);
 	if (l.ok && l.m.nrows == 3) {
-		CHECKF(!strcmp(gp_model_str(&l.m, l.m.rows[0].nvtx), "capture"), "node 55: %s",
-		       gp_model_str(&l.m, l.m.rows[0].nvtx));
+		CHECKF(!strcmp(ga_model_str(&l.m, l.m.rows[0].nvtx), "capture"), "node 55: %s",
+		       ga_model_str(&l.m, l.m.rows[0].nvtx));
 		CHECK(l.m.rows[1].nvtx == 0);          /* created outside any range */
-		CHECK(!strcmp(gp_model_str(&l.m, l.m.rows[2].nvtx), "launch"));
+		CHECK(!strcmp(ga_model_str(&l.m, l.m.rows[2].nvtx), "launch"));
 		CHECK(key_named(&l, "capture")->gpu_ns == 10 && key_named(&l, "launch")->gpu_ns == 30);
 	}
 	unload(&l);
@@ -488,16 +488,16 @@ static void test_processes(void)
 		synth_end(s, T0 + 1000, 0);
 		close_trace(s, &t[p]);
 	}
-	gp_filter_init(&l.f);
+	ga_filter_init(&l.f);
 	load(&l, t, 3);
 	CHECK(l.ok && l.m.nrows == 6);
 	if (l.ok && l.m.nrows == 6) {
-		const struct gp_nvtx_key *p1 = key_named(&l, "p1"), *p2 = key_named(&l, "p2");
+		const struct ga_nvtx_key *p1 = key_named(&l, "p1"), *p2 = key_named(&l, "p2");
 
 		CHECK(p1 && p1->acts == 1 && p1->gpu_ns == 10);
 		CHECK(p2 && p2->acts == 1 && p2->gpu_ns == 10);
-		CHECK(!strcmp(gp_model_str(&l.m, l.m.rows[0].nvtx), "p1") && l.m.rows[1].nvtx == 0);
-		CHECK(l.m.rows[2].nvtx == 0 && !strcmp(gp_model_str(&l.m, l.m.rows[3].nvtx), "p2"));
+		CHECK(!strcmp(ga_model_str(&l.m, l.m.rows[0].nvtx), "p1") && l.m.rows[1].nvtx == 0);
+		CHECK(l.m.rows[2].nvtx == 0 && !strcmp(ga_model_str(&l.m, l.m.rows[3].nvtx), "p2"));
 		CHECK(l.m.rows[4].nvtx == 0 && l.m.rows[5].nvtx == 0);
 		CHECK(l.nx.no_range == 4 && l.nx.unattributed == 0);
 	}
@@ -520,11 +520,11 @@ static void test_no_ranges(void)
 	synth_kernel_corr(s, k, GPU0, GPU0 + 10, 0, 1, 0, 0);
 	synth_end(s, T0 + 1000, 0);
 	close_trace(s, &t);
-	gp_filter_init(&l.f);
+	ga_filter_init(&l.f);
 	load(&l, &t, 1);
 	CHECK(l.ok && l.nx.nranges == 0 && l.nx.ncorrs == 0 && !l.nx.dense && l.nx.corr_map.n == 0);
-	CHECK(l.ok && l.nx.root != GP_NVTX_NONE &&
-	      l.nx.nodes[l.nx.root].kind == GP_NVTX_N_NORANGE && l.nx.no_range == 1);
+	CHECK(l.ok && l.nx.root != GA_NVTX_NONE &&
+	      l.nx.nodes[l.nx.root].kind == GA_NVTX_N_NORANGE && l.nx.no_range == 1);
 	unload(&l);
 	free(t.buf);
 	tap_end();

@@ -137,7 +137,7 @@ static const struct gp_rec_nvtx *range_named(const struct seen *s, const char *n
 int main(void)
 {
 	char tmpl[300], dir[64] = "/tmp/gpuprof-nvtx-XXXXXX", err[512];
-	struct gp_read_info info;
+	struct ga_read_info info;
 	static struct seen s;
 	nvtxDomainHandle_t dom, dom2;
 	nvtxEventAttributes_t a;
@@ -243,8 +243,8 @@ int main(void)
 	gp_ring_unlock(&gp_rec.ring);
 	gp_tracefile_stop(&gp_rec.file, 5000);
 
-	rc = gp_reader_read_file(gp_rec.file.path, collect, &s, &info, err, sizeof(err));
-	TAP_CHECK("trace reads back", rc == GP_READ_OK, "rc %d: %s", rc, err);
+	rc = ga_reader_read_file(gp_rec.file.path, collect, &s, &info, err, sizeof(err));
+	TAP_CHECK("trace reads back", rc == GA_READ_OK, "rc %d: %s", rc, err);
 
 	{
 		const struct gp_rec_nvtx *o = range_named(&s, "outer"), *i = range_named(&s, "inn\xc3\xa9r"),

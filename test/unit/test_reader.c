@@ -30,7 +30,7 @@ static uint64_t rnd(void)
 /* Callback that appends every record's bytes to a buffer. */
 static int collect(void *ctx, const struct gp_rec *rec)
 {
-	return gp_buf_put(ctx, rec, rec->size);
+	return ga_buf_put(ctx, rec, rec->size);
 }
 
 static int count(void *ctx, const struct gp_rec *rec)
@@ -50,12 +50,12 @@ static void test_crc(void)
 		buf[i] = (unsigned char)rnd();
 	for (off = 0; off < 8; off++)
 		for (len = 0; len < 1024; len += 1 + len / 3)
-			CHECKF(gp_crc_update(0, buf + off, len) == gp_crc32c(0, buf + off, len),
+			CHECKF(ga_crc_update(0, buf + off, len) == gp_crc32c(0, buf + off, len),
 			       "off %zu len %zu", off, len);
 	/* Chaining over two pieces equals one pass. */
-	CHECK(gp_crc_update(gp_crc_update(0, buf, 100), buf + 100, 300) ==
+	CHECK(ga_crc_update(ga_crc_update(0, buf, 100), buf + 100, 300) ==
 	      gp_crc32c(0, buf, 400));
-	CHECK(gp_crc_update(0, "123456789", 9) == 0xe3069283u);
+	CHECK(ga_crc_update(0, "123456789", 9) == 0xe3069283u);
 	tap_end();
 }
 
@@ -63,7 +63,7 @@ static void test_crc(void)
  * Records of every type with varied contents.  ref receives the bytes the
  * reader must hand back (PAD and unknown types excluded).
  */
-static void write_every_type(struct synth *s, struct gp_buf *ref, int n)
+static void write_every_type(struct synth *s, struct ga_buf *ref, int n)
 {
 	int i, t;
 
@@ -121,15 +121,15 @@ static void write_every_type(struct synth *s, struct gp_buf *ref, int n)
 			h->aux = t == GP_REC_STACK ? (uint32_t)(i % 5) : (uint32_t)i;
 			synth_rec(s, rec, size);
 			if (t != GP_REC_PAD && t != GP_REC_TYPE_COUNT)
-				gp_buf_put(ref, rec, size);
+				ga_buf_put(ref, rec, size);
 		}
 	}
 }
 
 static void test_round_trip(int delta)
 {
-	struct gp_buf ref = { 0 }, got = { 0 };
-	struct gp_read_info info;
+	struct ga_buf ref = { 0 }, got = { 0 };
+	struct ga_read_info info;
 	char err[256], path[] = "/tmp/gpuprof-test-XXXXXX";
 	unsigned char *buf = NULL;
 	size_t len = 0;
@@ -148,8 +148,8 @@ static void test_round_trip(int delta)
 	s->delta = delta;
 	write_every_type(s, &ref, 50);
 	CHECK(synth_close(s, &buf, &len) == 0);
-	rc = gp_reader_read_mem("mem", buf, len, collect, &got, &info, err, sizeof(err));
-	CHECKF(rc == GP_READ_OK, "rc %d: %s", rc, err);
+	rc = ga_reader_read_mem("mem", buf, len, collect, &got, &info, err, sizeof(err));
+	CHECKF(rc == GA_READ_OK, "rc %d: %s", rc, err);
 	CHECK(!info.damaged);
 	CHECK(info.finished);
 	CHECK(info.chunks > 10);
@@ -170,15 +170,15 @@ static void test_round_trip(int delta)
 		CHECK(write(fd, buf, len) == (ssize_t)len);
 		close(fd);
 		got.len = 0;
-		rc = gp_reader_read_file(path, collect, &got, &info, err, sizeof(err));
-		CHECKF(rc == GP_READ_OK, "rc %d: %s", rc, err);
+		rc = ga_reader_read_file(path, collect, &got, &info, err, sizeof(err));
+		CHECKF(rc == GA_READ_OK, "rc %d: %s", rc, err);
 		CHECK(got.len == ref.len && memcmp(got.p, ref.p, ref.len) == 0);
 		CHECK(info.finished && !info.damaged && info.file_size == len);
 		unlink(path);
 	}
 	free(buf);
-	gp_buf_free(&ref);
-	gp_buf_free(&got);
+	ga_buf_free(&ref);
+	ga_buf_free(&got);
 	tap_end();
 }
 
@@ -225,7 +225,7 @@ static void make_small(struct small *sm)
 static void test_salvage(void)
 {
 	struct small sm;
-	struct gp_read_info info;
+	struct ga_read_info info;
 	char err[256];
 	size_t cut, k;
 
@@ -234,15 +234,15 @@ static void test_salvage(void)
 	CHECK(sm.buf && sm.n == 5);
 	for (cut = 0; sm.buf && cut <= sm.len; cut++) {
 		uint64_t n = 0, want = 0;
-		int rc = gp_reader_read_mem("cut", sm.buf, cut, count, &n, &info, err, sizeof(err));
+		int rc = ga_reader_read_mem("cut", sm.buf, cut, count, &n, &info, err, sizeof(err));
 
 		if (cut < sizeof(struct gp_file_header)) {
-			CHECKF(rc == GP_READ_EFORMAT, "cut %zu: rc %d", cut, rc);
+			CHECKF(rc == GA_READ_EFORMAT, "cut %zu: rc %d", cut, rc);
 			CHECKF(strstr(err, "cut: byte 0: file too short for a gpuprof header") != NULL,
 			       "cut %zu: %s", cut, err);
 			continue;
 		}
-		CHECKF(rc == GP_READ_OK, "cut %zu: rc %d %s", cut, rc, err);
+		CHECKF(rc == GA_READ_OK, "cut %zu: rc %d %s", cut, rc, err);
 		for (k = 0; k < sm.n && sm.off[k + 1] <= cut; k++)
 			want += sm.recs[k];
 		CHECKF(n == want, "cut %zu: %llu records, want %llu", cut,
@@ -267,7 +267,7 @@ static void test_salvage(void)
 static void test_bit_flips(void)
 {
 	struct small sm;
-	struct gp_read_info info;
+	struct ga_read_info info;
 	char err[256];
 	size_t pos, k;
 
@@ -281,9 +281,9 @@ static void test_bit_flips(void)
 		for (k = 0; sm.off[k + 1] <= pos; k++)
 			want += sm.recs[k];
 		sm.buf[pos] ^= (unsigned char)(1u << bit);
-		rc = gp_reader_read_mem("flip", sm.buf, sm.len, count, &n, &info, err, sizeof(err));
+		rc = ga_reader_read_mem("flip", sm.buf, sm.len, count, &n, &info, err, sizeof(err));
 		sm.buf[pos] ^= (unsigned char)(1u << bit);
-		CHECKF(rc == GP_READ_OK, "pos %zu: rc %d", pos, rc);
+		CHECKF(rc == GA_READ_OK, "pos %zu: rc %d", pos, rc);
 		CHECKF(info.damaged, "flip at %zu undetected", pos);
 		CHECKF(info.stop_offset == sm.off[k], "flip at %zu: stop %llu, chunk at %llu",
 		       pos, (unsigned long long)info.stop_offset, (unsigned long long)sm.off[k]);
@@ -299,8 +299,8 @@ static void test_bit_flips(void)
 		char line[512];
 
 		sm.buf[sm.off[2] + sizeof(struct gp_chunk_header) + 3] ^= 0x40;
-		gp_reader_read_mem("t.gpuprof", sm.buf, sm.len, NULL, NULL, &info, err, sizeof(err));
-		gp_reader_describe(&info, line, sizeof(line));
+		ga_reader_read_mem("t.gpuprof", sm.buf, sm.len, NULL, NULL, &info, err, sizeof(err));
+		ga_reader_describe(&info, line, sizeof(line));
 		snprintf(err, sizeof(err), "trace truncated at byte %llu of %zu (chunk 2: "
 			 "checksum mismatch); %llu bytes not read", (unsigned long long)sm.off[2],
 			 sm.len, (unsigned long long)(sm.len - sm.off[2]));
@@ -312,9 +312,9 @@ static void test_bit_flips(void)
 
 static int read_err(const void *buf, size_t len, char *err, size_t n)
 {
-	struct gp_read_info info;
+	struct ga_read_info info;
 
-	return gp_reader_read_mem("f", buf, len, NULL, NULL, &info, err, n);
+	return ga_reader_read_mem("f", buf, len, NULL, NULL, &info, err, n);
 }
 
 static void test_foreign(void)
@@ -325,17 +325,17 @@ static void test_foreign(void)
 	unsigned char *elf;
 	size_t len = 0, i;
 	int rc;
-	struct gp_read_info info;
+	struct ga_read_info info;
 
 	tap_begin("foreign files get clear errors");
 	rc = read_err(NULL, 0, err, sizeof(err));
-	CHECK(rc == GP_READ_EFORMAT);
+	CHECK(rc == GA_READ_EFORMAT);
 	CHECKF(!strcmp(err, "f: byte 0: file too short for a gpuprof header (0 bytes)"), "%s", err);
 
 	for (i = 0; i < sizeof(junk); i++)
 		junk[i] = (unsigned char)rnd();
 	rc = read_err(junk, sizeof(junk), err, sizeof(err));
-	CHECK(rc == GP_READ_EFORMAT);
+	CHECK(rc == GA_READ_EFORMAT);
 	CHECKF(!strcmp(err, "f: byte 0: not a gpuprof trace"), "%s", err);
 
 	elf = synth_slurp("/proc/self/exe", &len);
@@ -344,7 +344,7 @@ static void test_foreign(void)
 	CHECK(elf != NULL);
 	if (elf) {
 		rc = read_err(elf, len, err, sizeof(err));
-		CHECK(rc == GP_READ_EFORMAT && strstr(err, "not a gpuprof trace"));
+		CHECK(rc == GA_READ_EFORMAT && strstr(err, "not a gpuprof trace"));
 		free(elf);
 	}
 	rc = read_err("GPUPROF\0\1", 9, err, sizeof(err));
@@ -357,7 +357,7 @@ static void test_foreign(void)
 	h.header_size = sizeof(h);
 	h.endian = GP_ENDIAN_MARKER;
 	rc = read_err(&h, sizeof(h), err, sizeof(err));
-	CHECK(rc == GP_READ_EFORMAT);
+	CHECK(rc == GA_READ_EFORMAT);
 	CHECKF(!strcmp(err, "f: byte 10: written by a newer gpuprof: format version 3 needs a "
 		       "reader of version 2 or later; this reader is version 1"), "%s", err);
 
@@ -366,11 +366,11 @@ static void test_foreign(void)
 	h.min_reader = 1;
 	h.features = GP_FEAT_HEADER_CRC;
 	h.header_crc = gp_header_checksum(&h);
-	rc = gp_reader_read_mem("f", &h, sizeof(h), NULL, NULL, &info, err, sizeof(err));
-	CHECKF(rc == GP_READ_OK, "a right header checksum refused: %s", err);
+	rc = ga_reader_read_mem("f", &h, sizeof(h), NULL, NULL, &info, err, sizeof(err));
+	CHECKF(rc == GA_READ_OK, "a right header checksum refused: %s", err);
 	h.created_ns ^= 1; /* one flipped bit */
 	rc = read_err(&h, sizeof(h), err, sizeof(err));
-	CHECKF(rc == GP_READ_EFORMAT && strstr(err, "f: byte 36: file header checksum mismatch") == err,
+	CHECKF(rc == GA_READ_EFORMAT && strstr(err, "f: byte 36: file header checksum mismatch") == err,
 	       "%s", err);
 	h.features = 0;
 	h.header_crc = 0;
@@ -380,30 +380,30 @@ static void test_foreign(void)
 
 	/* A newer writer that old readers may still read: accepted. */
 	h.min_reader = 1;
-	rc = gp_reader_read_mem("f", &h, sizeof(h), NULL, NULL, &info, err, sizeof(err));
-	CHECKF(rc == GP_READ_OK, "%s", err);
+	rc = ga_reader_read_mem("f", &h, sizeof(h), NULL, NULL, &info, err, sizeof(err));
+	CHECKF(rc == GA_READ_OK, "%s", err);
 	CHECK(!info.damaged && !info.finished && info.chunks == 0);
 
 	h.version = 1;
 	h.endian = 0x0201;
 	rc = read_err(&h, sizeof(h), err, sizeof(err));
-	CHECK(rc == GP_READ_EFORMAT && strstr(err, "big-endian"));
+	CHECK(rc == GA_READ_EFORMAT && strstr(err, "big-endian"));
 	h.endian = GP_ENDIAN_MARKER;
 	h.header_size = 32;
 	rc = read_err(&h, sizeof(h), err, sizeof(err));
-	CHECK(rc == GP_READ_EFORMAT && strstr(err, "bad header size"));
+	CHECK(rc == GA_READ_EFORMAT && strstr(err, "bad header size"));
 
-	rc = gp_reader_read_file("/nonexistent/x.gpuprof", NULL, NULL, &info, err, sizeof(err));
-	CHECK(rc == GP_READ_EOPEN);
+	rc = ga_reader_read_file("/nonexistent/x.gpuprof", NULL, NULL, &info, err, sizeof(err));
+	CHECK(rc == GA_READ_EOPEN);
 	CHECKF(strstr(err, "/nonexistent/x.gpuprof: byte 0: cannot open") == err, "%s", err);
-	rc = gp_reader_read_file("/tmp", NULL, NULL, &info, err, sizeof(err));
-	CHECK(rc == GP_READ_EOPEN);
+	rc = ga_reader_read_file("/tmp", NULL, NULL, &info, err, sizeof(err));
+	CHECK(rc == GA_READ_EOPEN);
 	tap_end();
 }
 
 static void test_header_and_chunk_rules(void)
 {
-	struct gp_read_info info;
+	struct ga_read_info info;
 	char err[256];
 	unsigned char *buf;
 	size_t len;
@@ -421,8 +421,8 @@ static void test_header_and_chunk_rules(void)
 	synth_end(s, 3, 0);
 	synth_close(s, &buf, &len);
 	n = 0;
-	rc = gp_reader_read_mem("f", buf, len, count, &n, &info, err, sizeof(err));
-	CHECKF(rc == GP_READ_OK && n == 3 && info.finished && !info.damaged, "rc %d n %llu %s",
+	rc = ga_reader_read_mem("f", buf, len, count, &n, &info, err, sizeof(err));
+	CHECKF(rc == GA_READ_OK && n == 3 && info.finished && !info.damaged, "rc %d n %llu %s",
 	       rc, (unsigned long long)n, err);
 	free(buf);
 
@@ -438,8 +438,8 @@ static void test_header_and_chunk_rules(void)
 
 		synth_close(s, &buf, &len);
 		n = 0;
-		rc = gp_reader_read_mem("f", buf, len, count, &n, &info, err, sizeof(err));
-		CHECK(rc == GP_READ_OK && n == 1 && info.damaged && info.stop_offset == off1);
+		rc = ga_reader_read_mem("f", buf, len, count, &n, &info, err, sizeof(err));
+		CHECK(rc == GA_READ_OK && n == 1 && info.damaged && info.stop_offset == off1);
 		CHECKF(strstr(info.reason, "sequence") != NULL, "%s", info.reason);
 		free(buf);
 	}
@@ -485,7 +485,7 @@ static void test_header_and_chunk_rules(void)
 
 static void test_skipped_records(void)
 {
-	struct gp_read_info info;
+	struct ga_read_info info;
 	char err[256];
 	unsigned char *buf, rec[64];
 	struct gp_rec *h = (struct gp_rec *)(void *)rec;
@@ -515,8 +515,8 @@ static void test_skipped_records(void)
 	synth_rec(s, rec, 24);
 	synth_string(s, "fine");
 	synth_close(s, &buf, &len);
-	rc = gp_reader_read_mem("f", buf, len, count, &n, &info, err, sizeof(err));
-	CHECK(rc == GP_READ_OK && !info.damaged);
+	rc = ga_reader_read_mem("f", buf, len, count, &n, &info, err, sizeof(err));
+	CHECK(rc == GA_READ_OK && !info.damaged);
 	CHECK(n == 1 && info.unknown == 1 && info.malformed == 3);
 	free(buf);
 
@@ -530,8 +530,8 @@ static void test_skipped_records(void)
 	synth_rec(s, rec, 16);
 	synth_close(s, &buf, &len);
 	n = 0;
-	rc = gp_reader_read_mem("f", buf, len, count, &n, &info, err, sizeof(err));
-	CHECK(rc == GP_READ_OK && n == 1 && info.damaged && strstr(info.reason, "bad size 12"));
+	rc = ga_reader_read_mem("f", buf, len, count, &n, &info, err, sizeof(err));
+	CHECK(rc == GA_READ_OK && n == 1 && info.damaged && strstr(info.reason, "bad size 12"));
 	free(buf);
 	tap_end();
 }
@@ -539,7 +539,7 @@ static void test_skipped_records(void)
 static void test_random_damage(void)
 {
 	struct small sm;
-	struct gp_read_info info;
+	struct ga_read_info info;
 	char err[256];
 	unsigned char *copy;
 	int iter, j;
@@ -555,7 +555,7 @@ static void test_random_damage(void)
 		memcpy(copy, sm.buf, sm.len);
 		for (j = 0; j < 1 + iter % 8; j++)
 			copy[sizeof(struct gp_file_header) + rnd() % (sm.len - 64)] = (unsigned char)rnd();
-		gp_reader_read_mem("r", copy, cut, count, &n, &info, err, sizeof(err));
+		ga_reader_read_mem("r", copy, cut, count, &n, &info, err, sizeof(err));
 		CHECK(info.stop_offset <= cut || cut < 64);
 	}
 	free(copy);

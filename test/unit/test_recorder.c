@@ -174,7 +174,7 @@ static int count_cb(void *ctx, const struct gp_rec *rec)
 static void test_writer(void)
 {
 	char tmpl[300], err[512];
-	struct gp_read_info info;
+	struct ga_read_info info;
 	struct counts cnt = { .next_start = 1000 };
 	const int nk = 200000;
 	int rc;
@@ -210,8 +210,8 @@ static void test_writer(void)
 
 	TAP_CHECK("writer kept up (nothing dropped)", gp_rec.ring.dropped == 0, "dropped %llu",
 		  (unsigned long long)gp_rec.ring.dropped);
-	rc = gp_reader_read_file(gp_rec.file.path, count_cb, &cnt, &info, err, sizeof(err));
-	TAP_CHECK("written trace reads whole", rc == GP_READ_OK && !info.damaged && info.finished,
+	rc = ga_reader_read_file(gp_rec.file.path, count_cb, &cnt, &info, err, sizeof(err));
+	TAP_CHECK("written trace reads whole", rc == GA_READ_OK && !info.damaged && info.finished,
 		  "rc %d damaged %d: %s %s", rc, info.damaged, info.reason, err);
 	TAP_CHECK("every record arrives once, in order",
 		  cnt.kernels == (uint64_t)nk && cnt.bad_order == 0 && cnt.end == 1,
@@ -352,14 +352,14 @@ static void stop_rec(void)
 /* Counts a trace's records; -1 if it does not read whole and finished. */
 static int read_counts(const char *path, struct counts *cnt, char *why, size_t whysz)
 {
-	struct gp_read_info info;
+	struct ga_read_info info;
 	char err[512];
 	int rc;
 
 	memset(cnt, 0, sizeof(*cnt));
 	cnt->next_start = 1000;
-	rc = gp_reader_read_file(path, count_cb, cnt, &info, err, sizeof(err));
-	if (rc != GP_READ_OK || info.damaged || !info.finished) {
+	rc = ga_reader_read_file(path, count_cb, cnt, &info, err, sizeof(err));
+	if (rc != GA_READ_OK || info.damaged || !info.finished) {
 		snprintf(why, whysz, "rc %d damaged %d finished %d: %s %s", rc, info.damaged,
 			 info.finished, info.reason, err);
 		return -1;

@@ -49,8 +49,8 @@ struct trace {
 };
 
 struct loaded {
-	struct gp_model m;
-	struct gp_stacks st;
+	struct ga_model m;
+	struct ga_stacks st;
 	int ok;
 };
 
@@ -228,41 +228,41 @@ static void load(struct loaded *l, const struct trace *t, size_t n, unsigned dep
 	size_t i;
 
 	l->ok = 0;
-	gp_model_init(&l->m);
-	gp_stacks_setup(&l->st, depth);
-	gp_stacks_bind(&l->st, &l->m);
+	ga_model_init(&l->m);
+	ga_stacks_setup(&l->st, depth);
+	ga_stacks_bind(&l->st, &l->m);
 	for (i = 0; i < n; i++)
-		if (gp_model_add_mem(&l->m, "synth", t[i].buf, t[i].len) != GP_READ_OK)
+		if (ga_model_add_mem(&l->m, "synth", t[i].buf, t[i].len) != GA_READ_OK)
 			return;
-	if (gp_model_finish(&l->m) || gp_stacks_finish(&l->st, &l->m))
+	if (ga_model_finish(&l->m) || ga_stacks_finish(&l->st, &l->m))
 		return;
 	l->ok = 1;
 }
 
 static void unload(struct loaded *l)
 {
-	gp_model_free(&l->m);
-	gp_stacks_free(&l->st);
+	ga_model_free(&l->m);
+	ga_stacks_free(&l->st);
 }
 
-static const struct gp_stack_site *site(const struct loaded *l, const char *text)
+static const struct ga_stack_site *site(const struct loaded *l, const char *text)
 {
 	size_t i;
 
 	for (i = 0; i < l->st.nsites; i++)
-		if (!strcmp(gp_model_str(&l->m, l->st.sites[i].str), text))
+		if (!strcmp(ga_model_str(&l->m, l->st.sites[i].str), text))
 			return &l->st.sites[i];
 	return NULL;
 }
 
 /* Launches and GPU time of kernel short name at site x. */
-static int site_kernel(struct loaded *l, const struct gp_stack_site *x, const char *name,
+static int site_kernel(struct loaded *l, const struct ga_stack_site *x, const char *name,
 		       uint64_t *count, uint64_t *ns)
 {
 	uint32_t i;
 
 	for (i = x->klo; i < x->khi; i++)
-		if (!strcmp(gp_strtab_short(&l->m.strs, l->st.skern[i].name), name)) {
+		if (!strcmp(ga_strtab_short(&l->m.strs, l->st.skern[i].name), name)) {
 			*count = l->st.skern[i].count;
 			*ns = l->st.skern[i].ns;
 			return 1;
@@ -278,7 +278,7 @@ static char *print(struct loaded *l, size_t rows, size_t top)
 
 	if (!f)
 		return NULL;
-	if (gp_stacks_print(&l->st, &l->m, rows, top, 0, f)) {
+	if (ga_stacks_print(&l->st, &l->m, rows, top, 0, f)) {
 		fclose(f);
 		free(p);
 		return NULL;
@@ -289,20 +289,20 @@ static char *print(struct loaded *l, size_t rows, size_t top)
 
 static void test_two_sites(const struct trace *t)
 {
-	const struct gp_stack_site *a, *b;
+	const struct ga_stack_site *a, *b;
 	struct loaded l;
 	uint64_t n = 0, ns = 0;
 	char *out;
 
 	tap_begin("stacks: two call sites of one kernel, stacks after activities");
-	load(&l, t, 1, GP_STACKS_DEPTH);
+	load(&l, t, 1, GA_STACKS_DEPTH);
 	CHECK(l.ok);
-	CHECK(gp_stacks_any(&l.st));
+	CHECK(ga_stacks_any(&l.st));
 	CHECKF(l.st.nsites == 2, "%zu sites", l.st.nsites);
 	a = site(&l, SITE1);
 	b = site(&l, SITE2);
-	CHECKF(a && b, "sites: '%s', '%s'", l.st.nsites > 0 ? gp_model_str(&l.m, l.st.sites[0].str) :
-	       "", l.st.nsites > 1 ? gp_model_str(&l.m, l.st.sites[1].str) : "");
+	CHECKF(a && b, "sites: '%s', '%s'", l.st.nsites > 0 ? ga_model_str(&l.m, l.st.sites[0].str) :
+	       "", l.st.nsites > 1 ? ga_model_str(&l.m, l.st.sites[1].str) : "");
 	if (a && b) {
 		CHECKF(a->launches == 5 && a->gpu_ns == 400 && a->kernels == 2,
 		       "site 1: %llu launches, %llu ns, %u kernels", (unsigned long long)a->launches,
@@ -315,9 +315,9 @@ static void test_two_sites(const struct trace *t)
 		CHECK(site_kernel(&l, b, "axpy", &n, &ns) && n == 5 && ns == 1000);
 		CHECK(&l.st.sites[l.st.order[0]] == b);
 		/* Internal frames dropped, the rest listed in full. */
-		CHECKF(a->nf == 4 && !strcmp(gp_model_str(&l.m, l.st.ftext[a->foff]),
+		CHECKF(a->nf == 4 && !strcmp(ga_model_str(&l.m, l.st.ftext[a->foff]),
 					     "launch (app.cu:42)") &&
-		       !strcmp(gp_model_str(&l.m, l.st.ftext[a->foff + 3]), "libc.so.6+0x29d90"),
+		       !strcmp(ga_model_str(&l.m, l.st.ftext[a->foff + 3]), "libc.so.6+0x29d90"),
 		       "%u frames", a->nf);
 	}
 	CHECKF(l.st.with_stack == 10 && l.st.kernels == 11, "%llu of %llu",
@@ -342,7 +342,7 @@ static void test_two_sites(const struct trace *t)
 
 static void test_graphs(const struct trace *t)
 {
-	const struct gp_stack_site *cap, *run, *unk;
+	const struct ga_stack_site *cap, *run, *unk;
 	struct loaded l;
 
 	tap_begin("stacks: graph nodes, late GRAPH_NODE, launch fallback, unknown stack");
@@ -363,11 +363,11 @@ static void test_graphs(const struct trace *t)
 
 static void test_merge(const struct trace *t)
 {
-	const struct gp_stack_site *a, *b, *c;
+	const struct ga_stack_site *a, *b, *c;
 	struct loaded l;
 
 	tap_begin("stacks: merged files with the same stack ids");
-	load(&l, t, 2, GP_STACKS_DEPTH);
+	load(&l, t, 2, GA_STACKS_DEPTH);
 	CHECK(l.ok);
 	a = site(&l, "launch (app.cu:42)" AR "main (app.cu:90)");
 	b = site(&l, "train (train.cu:7)" AR "main (app.cu:90)");
@@ -386,8 +386,8 @@ static void test_none(const struct trace *t)
 	struct loaded l;
 
 	tap_begin("stacks: a trace without stacks has none");
-	load(&l, t, 1, GP_STACKS_DEPTH);
-	CHECK(l.ok && !gp_stacks_any(&l.st) && l.st.nsites == 0);
+	load(&l, t, 1, GA_STACKS_DEPTH);
+	CHECK(l.ok && !ga_stacks_any(&l.st) && l.st.nsites == 0);
 	CHECK(l.st.kernels == 3 && l.st.with_stack == 0);
 	unload(&l);
 	tap_end();
@@ -727,19 +727,19 @@ static void static_runtime(struct trace *t)
 
 static void test_static_runtime(void)
 {
-	const struct gp_stack_site *a, *b;
+	const struct ga_stack_site *a, *b;
 	struct trace t;
 	struct loaded l;
 
 	static_runtime(&t);
 	tap_begin("stacks: static runtime and launch stubs are not the program's frames");
-	load(&l, &t, 1, GP_STACKS_DEPTH);
+	load(&l, &t, 1, GA_STACKS_DEPTH);
 	CHECK(l.ok);
 	CHECKF(l.st.nsites == 2, "%zu sites", l.st.nsites);
 	a = site(&l, "site_a()+0x0 (app)" AR "main+0x0 (app)");
 	b = site(&l, "site_b()+0x0 (app)" AR "main+0x0 (app)");
-	CHECKF(a && b, "sites: '%s', '%s'", l.st.nsites > 0 ? gp_model_str(&l.m, l.st.sites[0].str) :
-	       "", l.st.nsites > 1 ? gp_model_str(&l.m, l.st.sites[1].str) : "");
+	CHECKF(a && b, "sites: '%s', '%s'", l.st.nsites > 0 ? ga_model_str(&l.m, l.st.sites[0].str) :
+	       "", l.st.nsites > 1 ? ga_model_str(&l.m, l.st.sites[1].str) : "");
 	if (a && b)
 		CHECKF(a->launches == 4 && b->launches == 7, "launches %llu and %llu",
 		       (unsigned long long)a->launches, (unsigned long long)b->launches);
@@ -852,11 +852,11 @@ static void test_static_runtime_names(void)
 
 	static_runtime_names(&t);
 	tap_begin("stacks: a static runtime's and nvcc's launch code's real names are left out");
-	load(&l, &t, 1, GP_STACKS_DEPTH);
+	load(&l, &t, 1, GA_STACKS_DEPTH);
 	CHECK(l.ok);
 	CHECKF(l.st.nsites == n, "%zu sites, %zu expected", l.st.nsites, n);
 	for (i = 0; i < n; i++) {
-		const struct gp_stack_site *x = site(&l, rt_stack[i].site);
+		const struct ga_stack_site *x = site(&l, rt_stack[i].site);
 
 		CHECKF(x && x->launches == rt_stack[i].launches, "site '%s': %s %llu launches",
 		       rt_stack[i].site, x ? "has" : "missing,",
@@ -864,7 +864,7 @@ static void test_static_runtime_names(void)
 	}
 	if (tap_st.failed) {
 		for (i = 0; i < l.st.nsites; i++)
-			fprintf(stderr, "# site '%s': %llu\n", gp_model_str(&l.m, l.st.sites[i].str),
+			fprintf(stderr, "# site '%s': %llu\n", ga_model_str(&l.m, l.st.sites[i].str),
 				(unsigned long long)l.st.sites[i].launches);
 	}
 	unload(&l);

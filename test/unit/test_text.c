@@ -15,7 +15,7 @@
 
 static int short_is(const char *in, const char *want)
 {
-	char *s = gp_demangle_short(in);
+	char *s = ga_demangle_short(in);
 	int ok = s && !strcmp(s, want);
 
 	if (!ok)
@@ -26,7 +26,7 @@ static int short_is(const char *in, const char *want)
 
 static int full_is(const char *in, const char *want)
 {
-	char *s = gp_demangle_full(in);
+	char *s = ga_demangle_full(in);
 	int ok = want ? s && !strcmp(s, want) : s == NULL;
 
 	if (!ok)
@@ -37,7 +37,7 @@ static int full_is(const char *in, const char *want)
 
 static void test_demangle(void)
 {
-	struct gp_strtab t;
+	struct ga_strtab t;
 	uint32_t a, b, c;
 
 	tap_begin("demangling and short names");
@@ -63,42 +63,42 @@ static void test_demangle(void)
 	CHECK(short_is("", ""));
 
 	/* The string table demangles once and keeps plain names as they are. */
-	CHECK(gp_strtab_init(&t) == 0);
-	a = gp_strtab_intern(&t, "_Z8inc_loopPfi", 14);
-	b = gp_strtab_intern(&t, "plain", 5);
-	c = gp_strtab_intern(&t, "_Z8inc_loopPfi", 14);
+	CHECK(ga_strtab_init(&t) == 0);
+	a = ga_strtab_intern(&t, "_Z8inc_loopPfi", 14);
+	b = ga_strtab_intern(&t, "plain", 5);
+	c = ga_strtab_intern(&t, "_Z8inc_loopPfi", 14);
 	CHECK(a == c && a != b && a != 0);
-	CHECK(gp_strtab_intern(&t, "", 0) == GP_STR_NONE);
-	CHECK(!strcmp(gp_strtab_full(&t, a), "inc_loop(float*, int)"));
-	CHECK(gp_strtab_full(&t, a) == gp_strtab_full(&t, a));
-	CHECK(!strcmp(gp_strtab_short(&t, a), "inc_loop"));
-	CHECK(!strcmp(gp_strtab_full(&t, b), "plain") && !strcmp(gp_strtab_short(&t, b), "plain"));
-	CHECK(!strcmp(gp_strtab_get(&t, 12345), ""));
-	gp_strtab_free(&t);
+	CHECK(ga_strtab_intern(&t, "", 0) == GA_STR_NONE);
+	CHECK(!strcmp(ga_strtab_full(&t, a), "inc_loop(float*, int)"));
+	CHECK(ga_strtab_full(&t, a) == ga_strtab_full(&t, a));
+	CHECK(!strcmp(ga_strtab_short(&t, a), "inc_loop"));
+	CHECK(!strcmp(ga_strtab_full(&t, b), "plain") && !strcmp(ga_strtab_short(&t, b), "plain"));
+	CHECK(!strcmp(ga_strtab_get(&t, 12345), ""));
+	ga_strtab_free(&t);
 	tap_end();
 }
 
 static int json_is(const char *in, size_t len, const char *want)
 {
-	struct gp_buf b = { 0 };
-	int ok = gp_json_escape(&b, in, len) == 0 && b.p && !strcmp(b.p, want);
+	struct ga_buf b = { 0 };
+	int ok = ga_json_escape(&b, in, len) == 0 && b.p && !strcmp(b.p, want);
 
 	if (!ok)
 		printf("# json -> %s, want %s\n", b.p ? b.p : "(null)", want);
-	gp_buf_free(&b);
+	ga_buf_free(&b);
 	return ok;
 }
 
 static int csv_is(const char *in, const char *want)
 {
-	struct gp_buf b = { 0 };
+	struct ga_buf b = { 0 };
 	int ok;
 
-	gp_csv_escape(&b, in, strlen(in));
+	ga_csv_escape(&b, in, strlen(in));
 	ok = !strcmp(b.p ? b.p : "", want);
 	if (!ok)
 		printf("# csv -> %s, want %s\n", b.p ? b.p : "", want);
-	gp_buf_free(&b);
+	ga_buf_free(&b);
 	return ok;
 }
 
@@ -135,29 +135,29 @@ static void test_format(void)
 	char b[64];
 
 	tap_begin("time, size and name formatting");
-	CHECK(!strcmp(gp_fmt_time(b, sizeof(b), 0), "0 ns"));
-	CHECK(!strcmp(gp_fmt_time(b, sizeof(b), 999), "999 ns"));
-	CHECK(!strcmp(gp_fmt_time(b, sizeof(b), 1000), "1.000 \xc2\xb5s"));
-	CHECK(!strcmp(gp_fmt_time(b, sizeof(b), 163840), "163.840 \xc2\xb5s"));
-	CHECK(!strcmp(gp_fmt_time(b, sizeof(b), 2455520), "2.456 ms"));
-	CHECK(!strcmp(gp_fmt_time(b, sizeof(b), 12000000000ull), "12.000 s"));
-	CHECK(!strcmp(gp_fmt_bytes(b, sizeof(b), 0), "0 B"));
-	CHECK(!strcmp(gp_fmt_bytes(b, sizeof(b), 1023), "1023 B"));
-	CHECK(!strcmp(gp_fmt_bytes(b, sizeof(b), 1536), "1.50 KiB"));
-	CHECK(!strcmp(gp_fmt_bytes(b, sizeof(b), 40000000), "38.15 MiB"));
-	CHECK(!strcmp(gp_fmt_bytes(b, sizeof(b), 80.0 * (1ull << 30)), "80.00 GiB"));
-	CHECK(gp_fmt_width("a\xc2\xb5s\xe2\x80\xa6") == 4);
-	CHECK(!strcmp(gp_fmt_trunc(b, sizeof(b), "short", 10), "short"));
-	CHECK(!strcmp(gp_fmt_trunc(b, sizeof(b), "exactly10!", 10), "exactly10!"));
-	CHECK(!strcmp(gp_fmt_trunc(b, sizeof(b), "longer than ten", 10), "longer th\xe2\x80\xa6"));
-	CHECK(gp_fmt_width(gp_fmt_trunc(b, sizeof(b), "longer than ten", 10)) == 10);
-	CHECK(!strcmp(gp_fmt_trunc(b, sizeof(b), "\xc2\xb5\xc2\xb5\xc2\xb5\xc2\xb5", 3),
+	CHECK(!strcmp(ga_fmt_time(b, sizeof(b), 0), "0 ns"));
+	CHECK(!strcmp(ga_fmt_time(b, sizeof(b), 999), "999 ns"));
+	CHECK(!strcmp(ga_fmt_time(b, sizeof(b), 1000), "1.000 \xc2\xb5s"));
+	CHECK(!strcmp(ga_fmt_time(b, sizeof(b), 163840), "163.840 \xc2\xb5s"));
+	CHECK(!strcmp(ga_fmt_time(b, sizeof(b), 2455520), "2.456 ms"));
+	CHECK(!strcmp(ga_fmt_time(b, sizeof(b), 12000000000ull), "12.000 s"));
+	CHECK(!strcmp(ga_fmt_bytes(b, sizeof(b), 0), "0 B"));
+	CHECK(!strcmp(ga_fmt_bytes(b, sizeof(b), 1023), "1023 B"));
+	CHECK(!strcmp(ga_fmt_bytes(b, sizeof(b), 1536), "1.50 KiB"));
+	CHECK(!strcmp(ga_fmt_bytes(b, sizeof(b), 40000000), "38.15 MiB"));
+	CHECK(!strcmp(ga_fmt_bytes(b, sizeof(b), 80.0 * (1ull << 30)), "80.00 GiB"));
+	CHECK(ga_fmt_width("a\xc2\xb5s\xe2\x80\xa6") == 4);
+	CHECK(!strcmp(ga_fmt_trunc(b, sizeof(b), "short", 10), "short"));
+	CHECK(!strcmp(ga_fmt_trunc(b, sizeof(b), "exactly10!", 10), "exactly10!"));
+	CHECK(!strcmp(ga_fmt_trunc(b, sizeof(b), "longer than ten", 10), "longer th\xe2\x80\xa6"));
+	CHECK(ga_fmt_width(ga_fmt_trunc(b, sizeof(b), "longer than ten", 10)) == 10);
+	CHECK(!strcmp(ga_fmt_trunc(b, sizeof(b), "\xc2\xb5\xc2\xb5\xc2\xb5\xc2\xb5", 3),
 		      "\xc2\xb5\xc2\xb5\xe2\x80\xa6"));
-	CHECK(!strcmp(gp_fmt_trunc(b, sizeof(b), "anything", 0), "anything"));
+	CHECK(!strcmp(ga_fmt_trunc(b, sizeof(b), "anything", 0), "anything"));
 	/* A small buffer bounds the copy, ellipsis or not. */
-	gp_fmt_trunc(b, 8, "a long name here", 40);
+	ga_fmt_trunc(b, 8, "a long name here", 40);
 	CHECK(strlen(b) < 8);
-	gp_fmt_trunc(b, 8, "a long name here", 12);
+	ga_fmt_trunc(b, 8, "a long name here", 12);
 	CHECK(strlen(b) < 8);
 	tap_end();
 }
@@ -171,45 +171,45 @@ static void test_table(void)
 		"    0.021504 ms | cuda:0  | memset\n"
 		"    0.163840 ms | cuda:0  | forward kernel inc_loop\n"
 		"    2.455520 ms | cuda:1  | memcpy DtoH\n";
-	struct gp_table t;
+	struct ga_table t;
 	char *out = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&out, &len);
 
 	tap_begin("tables reproduce Warp's layout");
-	gp_table_init(&t, 3);
-	gp_table_col(&t, 0, "Time", 1, 15);
-	gp_table_col(&t, 1, "Device", 0, 7);
-	gp_table_col(&t, 2, "Activity", 0, 0);
-	gp_table_add(&t, "0.021504 ms");
-	gp_table_add(&t, "cuda:0");
-	gp_table_add(&t, "memset");
-	gp_table_add(&t, "0.163840 ms");
-	gp_table_add(&t, "cuda:0");
-	gp_table_add(&t, "forward kernel inc_loop");
-	gp_table_addf(&t, "%.6f ms", 2.45552);
-	gp_table_add(&t, "cuda:1");
-	gp_table_add(&t, "memcpy DtoH");
-	gp_table_print(&t, f);
+	ga_table_init(&t, 3);
+	ga_table_col(&t, 0, "Time", 1, 15);
+	ga_table_col(&t, 1, "Device", 0, 7);
+	ga_table_col(&t, 2, "Activity", 0, 0);
+	ga_table_add(&t, "0.021504 ms");
+	ga_table_add(&t, "cuda:0");
+	ga_table_add(&t, "memset");
+	ga_table_add(&t, "0.163840 ms");
+	ga_table_add(&t, "cuda:0");
+	ga_table_add(&t, "forward kernel inc_loop");
+	ga_table_addf(&t, "%.6f ms", 2.45552);
+	ga_table_add(&t, "cuda:1");
+	ga_table_add(&t, "memcpy DtoH");
+	ga_table_print(&t, f);
 	fclose(f);
 	CHECKF(out && !strcmp(out, want), "got:\n%s", out ? out : "");
-	gp_table_free(&t);
+	ga_table_free(&t);
 	free(out);
 
 	/* Widths count code points, so "µs" cells line up. */
 	f = open_memstream(&out, &len);
-	gp_table_init(&t, 2);
-	gp_table_col(&t, 0, "Avg", 1, 0);
-	gp_table_col(&t, 1, "Name", 0, 0);
-	gp_table_add(&t, "1.000 \xc2\xb5s");
-	gp_table_add(&t, "a");
-	gp_table_add(&t, "12 ns");
-	gp_table_add(&t, "b");
-	gp_table_print(&t, f);
+	ga_table_init(&t, 2);
+	ga_table_col(&t, 0, "Avg", 1, 0);
+	ga_table_col(&t, 1, "Name", 0, 0);
+	ga_table_add(&t, "1.000 \xc2\xb5s");
+	ga_table_add(&t, "a");
+	ga_table_add(&t, "12 ns");
+	ga_table_add(&t, "b");
+	ga_table_print(&t, f);
 	fclose(f);
 	CHECKF(out && !strcmp(out, "---------+-----\nAvg      | Name\n---------+-----\n"
 			       "1.000 \xc2\xb5s | a\n   12 ns | b\n"), "got:\n%s", out ? out : "");
-	gp_table_free(&t);
+	ga_table_free(&t);
 	free(out);
 	tap_end();
 }
