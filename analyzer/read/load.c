@@ -2,7 +2,6 @@
  * Trace loading shared by the subcommands (see load.h).  Runs offline only.
  */
 #include "read/load.h"
-#include "read/crc.h"
 
 #include <gpuprof/trace.h>
 
@@ -45,7 +44,7 @@ static int stream_check(const unsigned char *buf, size_t len, size_t *next)
 			return 1;
 		if (len < *next + sizeof(ch) + ch.comp_size)
 			return 0;
-		if (ga_crc_chunk(&ch, buf + *next + sizeof(ch), ch.comp_size) != ch.checksum)
+		if (gp_chunk_checksum(&ch, buf + *next + sizeof(ch), ch.comp_size) != ch.checksum)
 			return 1;
 		*next += sizeof(ch) + ch.comp_size;
 	}

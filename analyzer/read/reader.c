@@ -36,7 +36,6 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "read/crc.h"
 
 /* Smallest size of each known record type: shorter ones are skipped. */
 static const uint16_t min_size[GP_REC_TYPE_COUNT] = {
@@ -454,7 +453,7 @@ static int decode(struct dec *d, struct slot *s, const unsigned char *p)
 	uint32_t seq = s->seq;
 	size_t dn;
 
-	if (ga_crc_chunk(ch, p, ch->comp_size) != ch->checksum) {
+	if (gp_chunk_checksum(ch, p, ch->comp_size) != ch->checksum) {
 		slot_stop(s, SLOT_DAMAGE, "chunk %u: checksum mismatch", seq);
 		return -1;
 	}

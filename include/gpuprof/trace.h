@@ -34,6 +34,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "gpuprof/crc32c.h"
 
 #define GP_FILE_MAGIC "GPUPROF\0"      /* 8 bytes, NUL included */
 #define GP_CHUNK_MAGIC 0x4b435047u     /* "GPCK" little-endian */
@@ -451,27 +452,6 @@ struct gp_rec_end {
 	uint64_t lost;             /* total lost records, all causes */
 };
 _Static_assert(sizeof(struct gp_rec_end) == 32, "end size");
-
-/* CRC-32C (Castagnoli), bitwise-reflected, table-free nibble form: small and
- * fast enough for one pass over compressed chunks. */
-static inline uint32_t gp_crc32c(uint32_t crc, const void *buf, size_t len)
-{
-	static const uint32_t t[16] = {
-		0x00000000, 0x105ec76f, 0x20bd8ede, 0x30e349b1,
-		0x417b1dbc, 0x5125dad3, 0x61c69362, 0x7198540d,
-		0x82f63b78, 0x92a8fc17, 0xa24bb5a6, 0xb21572c9,
-		0xc38d26c4, 0xd3d3e1ab, 0xe330a81a, 0xf36e6f75,
-	};
-	const unsigned char *p = buf;
-
-	crc = ~crc;
-	while (len--) {
-		crc ^= *p++;
-		crc = (crc >> 4) ^ t[crc & 15];
-		crc = (crc >> 4) ^ t[crc & 15];
-	}
-	return ~crc;
-}
 
 /* Checksum of a chunk: header with checksum = 0, then the frame. */
 static inline uint32_t gp_chunk_checksum(const struct gp_chunk_header *ch,
