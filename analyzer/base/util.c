@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,28 @@ int ga_map_insert(struct ga_map *m, uint64_t a, uint64_t b, uint32_t **slot)
 	m->n++;
 	*slot = &m->e[i].val;
 	return 1;
+}
+
+void ga_map_remove(struct ga_map *m, uint64_t a, uint64_t b)
+{
+	uint32_t *v = ga_map_find(m, a, b);
+	size_t i, j, home, mask = m->cap - 1;
+
+	if (!v)
+		return;
+	i = (size_t)((struct ga_map_ent *)((char *)v - offsetof(struct ga_map_ent, val)) - m->e);
+	/* Backward-shift deletion: later entries of the probe run move up so
+	 * that no lookup stops early at the hole. */
+	for (j = (i + 1) & mask; m->e[j].used; j = (j + 1) & mask) {
+		home = mix64(m->e[j].a, m->e[j].b) & mask;
+		/* Entry j may fill hole i when i lies cyclically in [home, j). */
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			m->e[i] = m->e[j];
+			i = j;
+		}
+	}
+	m->e[i].used = 0;
+	m->n--;
 }
 
 void ga_map_free(struct ga_map *m)

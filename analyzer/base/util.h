@@ -39,6 +39,8 @@ uint32_t *ga_map_find(const struct ga_map *m, uint64_t a, uint64_t b);
  * value is 0).  Returns 1 when added, 0 when it existed, -1 out of memory.
  */
 int ga_map_insert(struct ga_map *m, uint64_t a, uint64_t b, uint32_t **slot);
+/* Forget (a, b) if it is there. */
+void ga_map_remove(struct ga_map *m, uint64_t a, uint64_t b);
 void ga_map_free(struct ga_map *m);
 
 struct ga_buf {

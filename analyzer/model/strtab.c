@@ -10,14 +10,15 @@
 #include "model/demangle.h"
 #include "base/util.h"
 
-static uint32_t hash_bytes(const char *s, size_t len)
+/* FNV-1a, 64 bits: the key of a string in the table's map. */
+static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint32_t h = 2166136261u;       /* FNV-1a */
+	uint64_t h = 14695981039346656037ull;
 	size_t i;
 
 	for (i = 0; i < len; i++) {
 		h ^= (unsigned char)s[i];
-		h *= 16777619u;
+		h *= 1099511628211ull;
 	}
 	return h;
 }
@@ -25,7 +26,15 @@ static uint32_t hash_bytes(const char *s, size_t len)
 int ga_strtab_init(struct ga_strtab *t)
 {
 	memset(t, 0, sizeof(*t));
-	return ga_strtab_intern(t, "", 0) == GA_STR_NONE ? 0 : -1;
+	/* Id 0 is "", never looked up in the map. */
+	if (ga_util_grow(&t->v, &t->cap, 1, sizeof(*t->v)))
+		return -1;
+	memset(&t->v[0], 0, sizeof(t->v[0]));
+	t->v[0].s = calloc(1, 1);
+	if (!t->v[0].s)
+		return -1;
+	t->n = 1;
+	return 0;
 }
 
 void ga_strtab_free(struct ga_strtab *t)
@@ -38,71 +47,51 @@ void ga_strtab_free(struct ga_strtab *t)
 		free(t->v[i].shortname);
 	}
 	free(t->v);
-	free(t->slot);
+	ga_map_free(&t->map);
 	memset(t, 0, sizeof(*t));
 }
 
-static int rehash(struct ga_strtab *t)
-{
-	size_t ns = t->nslot ? t->nslot * 2 : 256, i, j;
-	uint32_t *s = calloc(ns, sizeof(*s));
-
-	if (!s)
-		return -1;
-	for (i = 1; i < t->n; i++) {
-		for (j = t->v[i].hash & (ns - 1); s[j]; j = (j + 1) & (ns - 1))
-			;
-		s[j] = (uint32_t)i;
-	}
-	free(t->slot);
-	t->slot = s;
-	t->nslot = ns;
-	return 0;
-}
-
+/*
+ * Strings are keyed in the map by (hash, k): k counts the strings of equal
+ * hash met before, so a collision costs one more lookup, never a wrong id.
+ */
 uint32_t ga_strtab_intern(struct ga_strtab *t, const char *s, size_t len)
 {
-	uint32_t h = hash_bytes(s, len);
+	uint64_t h = hash_bytes(s, len), k;
 	struct ga_str *e;
-	size_t j;
+	uint32_t *slot;
+	int r;
 
 	if (len > UINT32_MAX || t->n >= GA_STR_NOMEM - 1)
 		return GA_STR_NOMEM;
-	if (t->n && len == 0)
+	if (len == 0)
 		return GA_STR_NONE;
-	if (t->nslot) {
-		for (j = h & (t->nslot - 1); t->slot[j]; j = (j + 1) & (t->nslot - 1)) {
-			e = &t->v[t->slot[j]];
-			if (e->hash == h && e->len == len && memcmp(e->s, s, len) == 0)
-				return t->slot[j];
-		}
+	for (k = 0;; k++) {
+		r = ga_map_insert(&t->map, h, k, &slot);
+		if (r < 0)
+			return GA_STR_NOMEM;
+		if (r == 1)
+			break;
+		e = &t->v[*slot];
+		if (e->len == len && memcmp(e->s, s, len) == 0)
+			return *slot;
 	}
+	/* A new entry at (h, k): fill it, or take it back on failure. */
 	if (ga_util_grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
-		return GA_STR_NOMEM;
+		goto nomem;
 	e = &t->v[t->n];
 	memset(e, 0, sizeof(*e));
 	e->s = malloc(len + 1);
 	if (!e->s)
-		return GA_STR_NOMEM;
+		goto nomem;
 	memcpy(e->s, s, len);
 	e->s[len] = '\0';
 	e->len = (uint32_t)len;
-	e->hash = h;
-	t->n++;
-	if (t->n == 1)
-		return GA_STR_NONE;        /* "" is never looked up by hash */
-	if ((t->n) * 2 > t->nslot) {
-		if (rehash(t)) {
-			t->n--;
-			free(e->s);
-			return GA_STR_NOMEM;
-		}
-	} else {
-		for (j = h & (t->nslot - 1); t->slot[j]; j = (j + 1) & (t->nslot - 1))
-			;
-		t->slot[j] = (uint32_t)(t->n - 1);
-	}
-	return (uint32_t)(t->n - 1);
+	*slot = (uint32_t)t->n;
+	return (uint32_t)t->n++;
+nomem:
+	ga_map_remove(&t->map, h, k);
+	return GA_STR_NOMEM;
 }
 
 const char *ga_strtab_get(const struct ga_strtab *t, uint32_t id)

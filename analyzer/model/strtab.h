@@ -18,7 +18,6 @@
 struct ga_str {
 	char *s;                   /* NUL-terminated copy */
 	uint32_t len;
-	uint32_t hash;
 	char *full;                /* demangled, NULL until asked or not mangled */
 	char *shortname;           /* NULL until asked */
 	uint8_t full_done;
@@ -27,8 +26,7 @@ struct ga_str {
 struct ga_strtab {
 	struct ga_str *v;
 	size_t n, cap;
-	uint32_t *slot;            /* open addressing over ids, 0 = empty */
-	size_t nslot;
+	struct ga_map map;         /* (hash, k) -> id; "" (id 0) is not in it */
 };
 
 int ga_strtab_init(struct ga_strtab *t);

@@ -214,8 +214,59 @@ static void test_table(void)
 	tap_end();
 }
 
+/*
+ * The analyzer's one hash map: inserts, lookups and removals against a
+ * plain array, with keys crowded into few probe runs; then many strings
+ * interned twice keep their ids.
+ */
+static void test_map(void)
+{
+	enum { N = 5000 };
+	static uint32_t want[N];
+	struct ga_map m = { 0 };
+	struct ga_strtab t;
+	uint32_t *slot, id[600];
+	char name[32];
+	size_t i, bad = 0;
+
+	tap_begin("hash map: insert, find, remove; string ids stay stable");
+	for (i = 0; i < N; i++) {
+		CHECK(ga_map_insert(&m, i % 7, i / 7, &slot) == 1);
+		*slot = want[i] = (uint32_t)(i * 2654435761u);
+	}
+	/* Remove every third key; the rest must still be found. */
+	for (i = 0; i < N; i += 3)
+		ga_map_remove(&m, i % 7, i / 7);
+	for (i = 0; i < N; i++) {
+		uint32_t *v = ga_map_find(&m, i % 7, i / 7);
+
+		if (i % 3 == 0 ? v != NULL : (!v || *v != want[i]))
+			bad++;
+	}
+	CHECKF(bad == 0, "%zu keys wrong after removals", bad);
+	CHECK(m.n == N - (N + 2) / 3);
+	ga_map_free(&m);
+
+	CHECK(ga_strtab_init(&t) == 0);
+	for (i = 0; i < 600; i++) {
+		snprintf(name, sizeof(name), "kernel_%zu", i);
+		id[i] = ga_strtab_intern(&t, name, strlen(name));
+	}
+	for (i = 0, bad = 0; i < 600; i++) {
+		snprintf(name, sizeof(name), "kernel_%zu", i);
+		if (ga_strtab_intern(&t, name, strlen(name)) != id[i] ||
+		    strcmp(ga_strtab_get(&t, id[i]), name))
+			bad++;
+	}
+	CHECKF(bad == 0, "%zu strings changed id", bad);
+	CHECK(t.n == 601);
+	ga_strtab_free(&t);
+	tap_end();
+}
+
 int main(void)
 {
+	test_map();
 	test_demangle();
 	test_json();
 	test_format();
