@@ -1,58 +1,45 @@
 /*
- * "gpuprof export": machine-readable forms of one or more traces.
- *   json    the report's numbers (a stable schema scripts and tests rely on)
- *   csv     one row per GPU activity
- *   chrome  Chrome Trace Event JSON, which Perfetto and chrome://tracing open
- * csv and chrome stream activities as the reader delivers them, so they
- * need no memory per record (beyond NVTX attribution's, when the trace has
- * ranges: see nvtx.h, and launch stacks': see stacks.h).  All three honour the filters of filter.h.  Runs
- * offline only.
+ * "gpuprof export": options, then the analysis (model/analysis.h) written
+ * by one of the export formats (views/formats.c lists them: json, csv,
+ * chrome).  All honour the filters of model/filter.h.  Runs offline only.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "cmd/cmd.h"
 #include "base/output.h"
-#include "model/filter.h"
-#include "read/load.h"
-#include "model/model.h"
-#include "model/ranges.h"
-#include "model/sites.h"
-#include "base/util.h"
+#include "cmd/cmd.h"
+#include "model/analysis.h"
+#include "views/export.h"
 
-enum fmt { FMT_NONE, FMT_JSON, FMT_CSV, FMT_CHROME };
+/* Each format's help lines, the first beside its name. */
+static void formats_help(FILE *f)
+{
+	size_t i;
 
-/* GPU streams get thread ids above any Linux tid (pid_max <= 2^22). */
-#define GPU_TID_BASE 0x40000000u
+	for (i = 0; ga_formats[i]; i++) {
+		const char *h = ga_formats[i]->help, *nl;
 
-struct exp {
-	FILE *out;
-	struct ga_buf s;           /* scratch for escaping */
-	int first;                 /* no event written yet */
-	struct ga_map streams;     /* (proc << 32 | device, context << 32 | stream) -> tid */
-	uint32_t nstreams;
-	uint8_t *proc_seen;
-	size_t capseen;
-	uint32_t *chrome_pid;      /* per process: its pid, made unique */
-	struct ga_stacks *st;      /* launch sites (json, csv) */
-};
+		fprintf(f, "  %-8s ", ga_formats[i]->name);
+		for (;;) {
+			nl = strchr(h, '\n');
+			fprintf(f, "%.*s\n", nl ? (int)(nl - h) : (int)strlen(h), h);
+			if (!nl)
+				break;
+			h = nl + 1;
+			fputs("           ", f);
+		}
+	}
+}
 
 static void help(FILE *f)
 {
 	fputs("usage: gpuprof export --format json|csv|chrome [-o OUT] FILE...\n\n"
 	      "Write one or more gpuprof traces (merged) in a machine-readable form.\n\n"
-	      "Formats:\n"
-	      "  json     summary numbers: processes, devices, kernels, memory\n"
-	      "           operations, graphs, API calls, losses\n"
-	      "  csv      one row per GPU activity (kernel, memcpy, memset, graph)\n"
-	      "  chrome   Chrome Trace Event JSON: open it in https://ui.perfetto.dev\n"
-	      "           or chrome://tracing\n\n"
+	      "Formats:\n", f);
+	formats_help(f);
+	fputs("\n"
 	      "Options:\n"
 	      "  -f, --format FMT  json, csv or chrome (required)\n"
 	      "  -o, --output OUT  write to OUT instead of standard output\n"
@@ -70,524 +57,6 @@ static void help(FILE *f)
 	      "cannot be written, 2 on bad usage.\n", f);
 }
 
-/* Write s as a JSON string. */
-static void jstr(struct exp *e, const char *s, size_t len)
-{
-	e->s.len = 0;
-	if (ga_json_escape(&e->s, s, len) == 0)
-		fwrite(e->s.p, 1, e->s.len, e->out);
-	else
-		fputs("\"\"", e->out);
-}
-
-static void jsid(struct exp *e, const struct ga_model *m, uint32_t id)
-{
-	jstr(e, ga_model_str(m, id), ga_strtab_len(&m->strs, id));
-}
-
-static void jcstr(struct exp *e, const char *s)
-{
-	jstr(e, s, strlen(s));
-}
-
-static void cstr(struct exp *e, const char *s, size_t len)
-{
-	e->s.len = 0;
-	if (ga_csv_escape(&e->s, s, len) == 0 && e->s.len)
-		fwrite(e->s.p, 1, e->s.len, e->out);
-}
-
-/* ---- json ---- */
-
-static void json_uuid(struct exp *e, const uint8_t *u)
-{
-	fprintf(e->out, "\"GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		"%02x%02x%02x%02x%02x%02x\"", u[0], u[1], u[2], u[3], u[4], u[5], u[6],
-		u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
-}
-
-/* Ranges by (domain, name), GPU time and kernels inclusive, as in the report. */
-static int json_nvtx(struct exp *e, struct ga_model *m, const struct ga_nvtx *nx, int filtered)
-{
-	FILE *o = e->out;
-	uint32_t *ord = ga_nvtx_order_keys(nx, m);
-	const char *sep = "\n  ";
-	size_t i;
-
-	if (!ord)
-		return -1;
-	fputs("\"nvtx\":[", o);
-	for (i = 0; i < nx->nkeys; i++) {
-		const struct ga_nvtx_key *k = &nx->keys[ord[i]];
-
-		if (!k->count || (filtered && !k->acts))
-			continue;
-		fprintf(o, "%s{\"name\":", sep);
-		jsid(e, m, k->name);
-		fputs(",\"domain\":", o);
-		jsid(e, m, k->domain);
-		fprintf(o, ",\"count\":%" PRIu64 ",\"cpu_total_ns\":%" PRIu64 ",\"gpu_ns\":%" PRIu64
-			",\"kernels\":%" PRIu64 "}", k->count, k->cpu_total, k->gpu_ns, k->kernels);
-		sep = ",\n  ";
-	}
-	free(ord);
-	fputs("],\n\"marks\":[", o);
-	for (i = 0; i < nx->nmarks; i++) {
-		fputs(i ? ",\n  {\"name\":" : "\n  {\"name\":", o);
-		jsid(e, m, nx->marks[i].name);
-		fputs(",\"domain\":", o);
-		jsid(e, m, nx->marks[i].domain);
-		fprintf(o, ",\"count\":%" PRIu64 "}", nx->marks[i].count);
-	}
-	fputs("],\n", o);
-	return 0;
-}
-
-static int write_json(struct exp *e, struct ga_model *m, const struct ga_nvtx *nx,
-		      int filtered)
-{
-	FILE *o = e->out;
-	uint32_t *ord;
-	const char *sep;
-	size_t i;
-	char kb[16];
-
-	fputs("{\"files\":[", o);
-	for (i = 0; i < m->nfiles; i++) {
-		const struct ga_file *f = &m->files[i];
-
-		fputs(i ? ",\n  {\"path\":" : "\n  {\"path\":", o);
-		jcstr(e, f->path);
-		fprintf(o, ",\"truncated\":%s,\"finished\":%s,\"bytes_unread\":%" PRIu64
-			",\"size\":%" PRIu64 ",\"chunks\":%u,\"records\":%" PRIu64 ",\"damage\":",
-			f->info.damaged ? "true" : "false", f->info.finished ? "true" : "false",
-			f->info.bytes_unread, f->info.file_size, f->info.chunks, f->info.records);
-		if (f->info.damaged) {
-			fprintf(o, "{\"offset\":%" PRIu64 ",\"reason\":", f->info.stop_offset);
-			jcstr(e, f->info.reason);
-			fputc('}', o);
-		} else {
-			fputs("null", o);
-		}
-		fputc('}', o);
-	}
-
-	fputs("],\n\"processes\":[", o);
-	for (i = 0; i < m->nprocs; i++) {
-		const struct ga_proc *p = &m->procs[i];
-
-		fprintf(o, "%s{\"pid\":%u,\"host\":", i ? ",\n  " : "\n  ", p->pid);
-		jsid(e, m, p->host);
-		fputs(",\"cmdline\":", o);
-		jsid(e, m, p->cmdline);
-		if (p->rank == GA_NO_RANK)
-			fputs(",\"rank\":null", o);
-		else
-			fprintf(o, ",\"rank\":%u", p->rank);
-		fprintf(o, ",\"ppid\":%u,\"exe\":", p->ppid);
-		jsid(e, m, p->exe);
-		fprintf(o, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
-			",\"finished\":%s,\"cuda_driver\":%u,\"cupti_version\":%u}",
-			p->start_ns, p->end_ns, p->finished ? "true" : "false", p->cuda_driver,
-			p->cupti_version);
-	}
-
-	fputs("],\n\"devices\":[", o);
-	sep = "\n  ";
-	for (i = 0; i < m->ndevs; i++) {
-		const struct ga_device *d = &m->devs[i];
-
-		if (d->dead)
-			continue;
-		fprintf(o, "%s{\"id\":%u,\"name\":", sep, d->id);
-		jsid(e, m, d->name);
-		fputs(",\"uuid\":", o);
-		json_uuid(e, d->uuid);
-		fprintf(o, ",\"cc\":\"%u.%u\",\"sm_count\":%u,\"global_mem\":%" PRIu64
-			",\"host\":", d->cc_major, d->cc_minor, d->sm_count, d->global_mem);
-		jsid(e, m, d->host);
-		fprintf(o, ",\"pid\":%u,\"described\":%s,\"activities\":%" PRIu64
-			",\"busy_ns\":%" PRIu64 "}", m->procs[d->proc].pid,
-			d->described ? "true" : "false", d->count, d->busy_ns);
-		sep = ",\n  ";
-	}
-
-	fprintf(o, "],\n\"counts\":{\"kernel\":%" PRIu64 ",\"memcpy\":%" PRIu64
-		",\"memset\":%" PRIu64 ",\"graph\":%" PRIu64 ",\"api\":%" PRIu64
-		",\"records\":%" PRIu64 "},\n", m->counts[GA_ACT_KERNEL],
-		m->counts[GA_ACT_MEMCPY], m->counts[GA_ACT_MEMSET], m->counts[GA_ACT_GRAPH],
-		m->api_count, m->records);
-	fprintf(o, "\"lost\":{\"total\":%" PRIu64 ",\"cupti_dropped\":%" PRIu64
-		",\"ring_full\":%" PRIu64 ",\"no_timestamp\":%" PRIu64 ",\"write_error\":%"
-		PRIu64 ",\"no_buffer\":%" PRIu64 ",\"cupti_error\":%" PRIu64
-		",\"other\":%" PRIu64 ",\"unattributed\":%" PRIu64 "},\n",
-		ga_model_lost_total(m), m->lost[GP_LOST_CUPTI_DROPPED],
-		m->lost[GP_LOST_RING_FULL], m->lost[GP_LOST_NO_TIMESTAMP],
-		m->lost[GP_LOST_WRITE_ERROR], m->lost[GP_LOST_NO_BUFFER],
-		m->lost[GP_LOST_CUPTI_ERROR], m->lost[0], ga_model_lost_unattributed(m));
-
-	ord = ga_model_order_kernels(m);
-	if (!ord)
-		return -1;
-	fputs("\"kernels\":[", o);
-	for (i = 0; i < m->nkstats; i++) {
-		const struct ga_kstat *k = &m->kstats[ord[i]];
-		const char *full = ga_strtab_full(&m->strs, k->name);
-
-		fputs(i ? ",\n  {\"name\":" : "\n  {\"name\":", o);
-		jcstr(e, full);
-		fputs(",\"short\":", o);
-		jcstr(e, ga_strtab_short(&m->strs, k->name));
-		fputs(",\"mangled\":", o);
-		jsid(e, m, k->name);
-		fprintf(o, ",\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"avg_ns\":%" PRIu64
-			",\"med_ns\":%" PRIu64 ",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
-			",\"in_graph\":%" PRIu64 "}", k->count, k->total, k->total / k->count,
-			k->med, k->min, k->max, k->in_graph);
-	}
-	free(ord);
-
-	fputs("],\n\"memcpy\":[", o);
-	sep = "\n  ";
-	for (i = 0; i < GA_COPY_KIND_MAX; i++) {
-		const struct ga_memstat *s = &m->copy[i];
-
-		if (!s->count)
-			continue;
-		fprintf(o, "%s{\"kind\":", sep);
-		jcstr(e, ga_model_copy_kind((unsigned)i, kb, sizeof(kb)));
-		fprintf(o, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"total_ns\":%" PRIu64
-			"}", s->count, s->bytes, s->total);
-		sep = ",\n  ";
-	}
-	fprintf(o, "],\n\"memset\":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
-		",\"total_ns\":%" PRIu64 "},\n", m->memset_st.count, m->memset_st.bytes,
-		m->memset_st.total);
-
-	fputs("\"graphs\":[", o);
-	sep = "\n  ";
-	for (i = 0; i < m->ngraphs; i++) {
-		const struct ga_gstat *g = &m->graphs[i];
-
-		if (!g->launches)
-			continue;
-		fprintf(o, "%s{\"graph_id\":%u,\"launches\":%" PRIu64 ",\"total_ns\":%" PRIu64
-			",\"pid\":%u}", sep, g->graph_id, g->launches, g->total,
-			m->procs[g->proc].pid);
-		sep = ",\n  ";
-	}
-	fputs("],\n\"graph_nodes\":[", o);
-	sep = "\n  ";
-	for (i = 0; i < m->ngraphs; i++) {
-		const struct ga_gstat *g = &m->graphs[i];
-
-		if (!g->kernels)
-			continue;
-		fprintf(o, "%s{\"graph_id\":%u,\"nodes\":%" PRIu64 ",\"kernels\":%" PRIu64
-			",\"pid\":%u}", sep, g->graph_id, g->nodes, g->kernels,
-			m->procs[g->proc].pid);
-		sep = ",\n  ";
-	}
-
-	ord = ga_model_order_api(m);
-	if (!ord)
-		return -1;
-	fputs("],\n\"api\":[", o);
-	for (i = 0; i < m->nastats; i++) {
-		const struct ga_astat *a = &m->astats[ord[i]];
-
-		fputs(i ? ",\n  {\"name\":" : "\n  {\"name\":", o);
-		jsid(e, m, a->name);
-		fprintf(o, ",\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"errors\":%" PRIu64
-			",\"threads\":%" PRIu64 ",\"avg_ns\":%" PRIu64 ",\"med_ns\":%" PRIu64
-			",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 "}", a->count, a->total,
-			a->errors, a->threads, a->total / a->count, a->med, a->min, a->max);
-	}
-	free(ord);
-	fputs("],\n", o);
-	if (json_nvtx(e, m, nx, filtered) || ga_stacks_json(e->st, m, o))
-		return -1;
-	fputs(",\n", o);
-	fprintf(o, "\"streams\":%" PRIu64 ", \"api_threads\":%" PRIu64 ", \"span_ns\":%"
-		PRIu64 ", \"first_ns\":%" PRIu64 ", \"last_ns\":%" PRIu64 "}\n",
-		m->streams, m->api_threads, m->last_end - m->first_start, m->first_start,
-		m->last_end);
-	return 0;
-}
-
-/* ---- csv ---- */
-
-static const char *const kind_name[GA_ACT_KIND_COUNT] = {
-	[GA_ACT_KERNEL] = "kernel", [GA_ACT_MEMCPY] = "memcpy",
-	[GA_ACT_MEMSET] = "memset", [GA_ACT_GRAPH] = "graph",
-};
-
-static int csv_act(void *ctx, struct ga_model *m, const struct ga_act *a)
-{
-	struct exp *e = ctx;
-	FILE *o = e->out;
-	char kb[16];
-	const char *name;
-	uint32_t site;
-
-	if (a->kind == GA_ACT_KERNEL)
-		name = ga_strtab_full(&m->strs, a->name);
-	else
-		name = ga_model_str(m, m->labels[a->label].str);
-	fprintf(o, "%s,", kind_name[a->kind]);
-	cstr(e, name, strlen(name));
-	fprintf(o, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%u,%u,", a->start, a->end,
-		a->end - a->start, a->device_id, a->context, a->stream, a->correlation);
-	if (a->kind == GA_ACT_MEMCPY || a->kind == GA_ACT_MEMSET)
-		fprintf(o, "%" PRIu64, a->bytes);
-	fputc(',', o);
-	if (a->kind == GA_ACT_MEMCPY)
-		fputs(ga_model_copy_kind(a->copy_kind, kb, sizeof(kb)), o);
-	fprintf(o, ",%u,%" PRIu64 ",%u,", a->graph_id, a->graph_node, m->procs[a->proc].pid);
-	if (a->nvtx)
-		cstr(e, ga_model_str(m, a->nvtx), ga_strtab_len(&m->strs, a->nvtx));
-	fputc(',', o);
-	site = ga_stacks_site_of(e->st, m, a);
-	if (site == GA_STR_NOMEM)
-		return -1;
-	if (site)
-		cstr(e, ga_model_str(m, site), ga_strtab_len(&m->strs, site));
-	fputc('\n', o);
-	return ferror(o) ? -1 : 0;
-}
-
-/* ---- chrome ---- */
-
-static void us(FILE *o, uint64_t ns)
-{
-	fprintf(o, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
-}
-
-static void event_sep(struct exp *e)
-{
-	fputs(e->first ? "\n" : ",\n", e->out);
-	e->first = 0;
-}
-
-/* First sight of a process: give it a unique pid and a name. */
-static int chrome_proc(struct exp *e, struct ga_model *m, uint32_t proc)
-{
-	const struct ga_proc *p = &m->procs[proc];
-	uint32_t pid = p->pid;
-	size_t i;
-	int clash;
-	char name[64];
-
-	if (proc < e->capseen && e->proc_seen[proc])
-		return 0;
-	if (proc >= e->capseen) {
-		size_t old = e->capseen;
-
-		if (ga_util_grow(&e->proc_seen, &e->capseen, (size_t)proc + 1, 1))
-			return -1;
-		memset(e->proc_seen + old, 0, e->capseen - old);
-		/* chrome_pid is sized alongside proc_seen. */
-		{
-			uint32_t *np = realloc(e->chrome_pid, e->capseen * sizeof(*np));
-
-			if (!np)
-				return -1;
-			e->chrome_pid = np;
-		}
-	}
-	/* Processes of different hosts may share a pid; Perfetto must not merge them. */
-	do {
-		clash = 0;
-		for (i = 0; i < e->capseen; i++)
-			if (e->proc_seen[i] && e->chrome_pid[i] == pid) {
-				clash = 1;
-				pid += 1u << 22;
-				break;
-			}
-	} while (clash);
-	e->proc_seen[proc] = 1;
-	e->chrome_pid[proc] = pid;
-
-	event_sep(e);
-	fprintf(e->out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":",
-		pid);
-	if (p->cmdline) {
-		struct ga_buf b = { 0 };
-		const char *cl = ga_model_str(m, p->cmdline);
-
-		if (ga_buf_printf(&b, "%.200s [%u]", cl, p->pid))
-			return -1;
-		jstr(e, b.p, b.len);
-		ga_buf_free(&b);
-	} else {
-		snprintf(name, sizeof(name), "pid %u", p->pid);
-		jcstr(e, name);
-	}
-	fputs("}}", e->out);
-	return 0;
-}
-
-static int chrome_act(void *ctx, struct ga_model *m, const struct ga_act *a)
-{
-	struct exp *e = ctx;
-	FILE *o = e->out;
-	uint32_t *slot, pid, tid;
-	const char *name;
-	char kb[16];
-	int r;
-
-	if (chrome_proc(e, m, a->proc))
-		return -1;
-	pid = e->chrome_pid[a->proc];
-	r = ga_map_insert(&e->streams, (uint64_t)a->proc << 32 | a->device_id,
-			  (uint64_t)a->context << 32 | a->stream, &slot);
-	if (r < 0)
-		return -1;
-	if (r == 1) {
-		*slot = GPU_TID_BASE + e->nstreams++;
-		event_sep(e);
-		fprintf(o, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-			"\"args\":{\"name\":\"cuda:%u stream %u\"}}", pid, *slot, a->device_id,
-			a->stream);
-		event_sep(e);
-		fprintf(o, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-			"\"args\":{\"sort_index\":%u}}", pid, *slot, *slot);
-	}
-	tid = *slot;
-	if (a->kind == GA_ACT_KERNEL)
-		name = ga_strtab_short(&m->strs, a->name);
-	else
-		name = ga_model_str(m, m->labels[a->label].str);
-	event_sep(e);
-	fputs("{\"name\":", o);
-	jcstr(e, name);
-	fprintf(o, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":",
-		kind_name[a->kind], pid, tid);
-	us(o, a->start);
-	fputs(",\"dur\":", o);
-	us(o, a->end - a->start);
-	fprintf(o, ",\"args\":{\"correlation\":%u,\"device\":%u,\"context\":%u,\"stream\":%u",
-		a->correlation, a->device_id, a->context, a->stream);
-	if (a->kind == GA_ACT_KERNEL) {
-		fputs(",\"name\":", o);
-		jcstr(e, ga_strtab_full(&m->strs, a->name));
-	}
-	if (a->kind == GA_ACT_MEMCPY)
-		fprintf(o, ",\"bytes\":%" PRIu64 ",\"kind\":\"%s\"", a->bytes,
-			ga_model_copy_kind(a->copy_kind, kb, sizeof(kb)));
-	if (a->kind == GA_ACT_MEMSET)
-		fprintf(o, ",\"bytes\":%" PRIu64, a->bytes);
-	if (a->graph_id)
-		fprintf(o, ",\"graph_id\":%u,\"graph_node\":%" PRIu64, a->graph_id, a->graph_node);
-	fputs("}}", o);
-	return ferror(o) ? -1 : 0;
-}
-
-static int chrome_api(void *ctx, struct ga_model *m, const struct ga_api_call *c)
-{
-	struct exp *e = ctx;
-	FILE *o = e->out;
-
-	if (chrome_proc(e, m, c->proc))
-		return -1;
-	event_sep(e);
-	fputs("{\"name\":", o);
-	jsid(e, m, c->name);
-	fprintf(o, ",\"cat\":\"api\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":",
-		e->chrome_pid[c->proc], c->tid);
-	us(o, c->start);
-	fputs(",\"dur\":", o);
-	us(o, c->end - c->start);
-	fprintf(o, ",\"args\":{\"correlation\":%u,\"return\":%d}}", c->correlation, c->ret);
-	return ferror(o) ? -1 : 0;
-}
-
-/* An NVTX payload as a JSON number (null when not finite). */
-static void json_payload(FILE *o, uint32_t kind, uint64_t raw)
-{
-	uint32_t r32 = (uint32_t)raw;
-	double d = 0;
-	float f;
-
-	switch (kind) {
-	case GP_NVTX_PAYLOAD_U64:
-		fprintf(o, "%" PRIu64, raw);
-		return;
-	case GP_NVTX_PAYLOAD_I64:
-		fprintf(o, "%" PRId64, (int64_t)raw);
-		return;
-	case GP_NVTX_PAYLOAD_U32:
-		fprintf(o, "%" PRIu32, r32);
-		return;
-	case GP_NVTX_PAYLOAD_I32:
-		fprintf(o, "%" PRId32, (int32_t)r32);
-		return;
-	case GP_NVTX_PAYLOAD_F64:
-		memcpy(&d, &raw, 8);
-		break;
-	case GP_NVTX_PAYLOAD_F32:
-		memcpy(&f, &r32, 4);
-		d = f;
-		break;
-	default:
-		fputs("null", o);
-		return;
-	}
-	if (isfinite(d))
-		fprintf(o, "%.17g", d);
-	else
-		fputs("null", o);
-}
-
-/* NVTX ranges as complete events on the thread that opened them. */
-static int chrome_nvtx(struct exp *e, struct ga_model *m, const struct ga_nvtx *nx)
-{
-	FILE *o = e->out;
-	size_t i;
-
-	for (i = 0; i < nx->nranges; i++) {
-		const struct ga_nvtx_range *r = &nx->ranges[i];
-		const struct ga_nvtx_key *k = &nx->keys[r->key];
-
-		if (chrome_proc(e, m, r->proc))
-			return -1;
-		event_sep(e);
-		fputs("{\"name\":", o);
-		jsid(e, m, k->name);
-		fprintf(o, ",\"cat\":\"nvtx\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":",
-			e->chrome_pid[r->proc], r->tid);
-		us(o, r->start);
-		fputs(",\"dur\":", o);
-		us(o, r->end - r->start);
-		fputs(",\"args\":{\"domain\":", o);
-		jsid(e, m, k->domain);
-		fprintf(o, ",\"unterminated\":%s", r->flags ? "true" : "false");
-		if (r->tid_end && r->tid_end != r->tid)
-			fprintf(o, ",\"ended_on_tid\":%u", r->tid_end);
-		if (r->category)
-			fprintf(o, ",\"category\":%u", r->category);
-		if (r->color)
-			fprintf(o, ",\"color\":\"#%06x\"", r->color & 0xffffffu);
-		if (r->payload_kind) {
-			fputs(",\"payload\":", o);
-			json_payload(o, r->payload_kind, r->payload);
-		}
-		fputs("}}", o);
-	}
-	return ferror(o) ? -1 : 0;
-}
-
-static int parse_format(const char *s)
-{
-	if (!strcmp(s, "json"))
-		return FMT_JSON;
-	if (!strcmp(s, "csv"))
-		return FMT_CSV;
-	if (!strcmp(s, "chrome") || !strcmp(s, "perfetto"))
-		return FMT_CHROME;
-	return FMT_NONE;
-}
-
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -600,15 +69,15 @@ int cmd_export(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *outpath = NULL;
-	struct ga_model m;
-	struct ga_nvtx nx;
+	const struct ga_format *fmt = NULL;
+	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .symbolize = 1 };
+	struct ga_analysis an;
 	struct ga_filter flt;
-	struct ga_stacks st;
-	struct exp e;
+	struct ga_export e;
 	struct ga_output out;
 	char ferr[512], *end;
-	long depth = GA_STACKS_DEPTH;
-	int c, fmt = FMT_NONE, rc = GA_EXIT_OK, failed, symbolize = 1;
+	long depth;
+	int c, rc = GA_EXIT_OK, failed;
 
 	opterr = 0;
 	optind = 0;
@@ -624,8 +93,8 @@ int cmd_export(int argc, char **argv)
 		}
 		switch (c) {
 		case 'f':
-			fmt = parse_format(optarg);
-			if (fmt == FMT_NONE) {
+			fmt = ga_format_find(optarg);
+			if (!fmt) {
 				fprintf(stderr, "gpuprof export: unknown format '%s' (json, csv or "
 					"chrome)\n", optarg);
 				ga_filter_free(&flt);
@@ -637,15 +106,16 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'D':
 			depth = strtol(optarg, &end, 10);
-			if (*end || !*optarg || depth < 1 || depth > GA_STACKS_MAX_FRAMES) {
+			if (*end || !*optarg || depth < 1 || depth > GA_SITES_MAX_FRAMES) {
 				fprintf(stderr, "gpuprof export: --stack-depth needs a number from 1 "
-					"to %d, not '%s'\n", GA_STACKS_MAX_FRAMES, optarg);
+					"to %d, not '%s'\n", GA_SITES_MAX_FRAMES, optarg);
 				ga_filter_free(&flt);
 				return GA_EXIT_USAGE;
 			}
+			ao.stack_depth = (unsigned)depth;
 			break;
 		case 'S':
-			symbolize = 0;
+			ao.symbolize = 0;
 			break;
 		case 'h':
 			help(stdout);
@@ -663,59 +133,36 @@ int cmd_export(int argc, char **argv)
 			return GA_EXIT_USAGE;
 		}
 	}
-	if (fmt == FMT_NONE || optind >= argc) {
+	if (!fmt || optind >= argc) {
 		ga_filter_free(&flt);
-		fputs(fmt == FMT_NONE ? "gpuprof export: --format json|csv|chrome is required\n" :
+		fputs(!fmt ? "gpuprof export: --format json|csv|chrome is required\n" :
 		      "gpuprof export: no trace file given\n", stderr);
 		fputs("Try 'gpuprof export --help'.\n", stderr);
 		return GA_EXIT_USAGE;
 	}
-	ga_nvtx_init(&nx);
-	ga_stacks_setup(&st, (unsigned)depth);
-	st.symbolize = symbolize;
-	st.list_frames = fmt == FMT_JSON;
-	if (ga_model_init(&m)) {
+	ao.observe_sites = fmt->observe_sites;
+	ao.list_frames = fmt->list_frames;
+	ao.sites_ahead = fmt->sites_ahead;
+	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);
+		return GA_EXIT_FAIL;
+	}
+	if (ga_output_open(&out, outpath, argv + optind, argc - optind)) {
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
 		return GA_EXIT_FAIL;
 	}
 	memset(&e, 0, sizeof(e));
-	e.first = 1;
-	if (ga_output_open(&out, outpath, argv + optind, argc - optind)) {
-		ga_model_free(&m);
-		ga_nvtx_free(&nx);
-		ga_stacks_free(&st);
-		ga_filter_free(&flt);
-		return GA_EXIT_FAIL;
-	}
 	e.out = out.f;
-
-	m.hooks.ctx = &e;
-	e.st = &st;
-	if (fmt != FMT_CHROME)
-		ga_stacks_bind(&st, &m);
-	if (fmt == FMT_CSV) {
-		m.hooks.act = csv_act;
-		fputs("kind,name,start_ns,end_ns,duration_ns,device,context,stream,"
-		      "correlation,bytes,copy_kind,graph_id,graph_node,pid,nvtx,stack\n", e.out);
-	} else if (fmt == FMT_CHROME) {
-		m.hooks.act = chrome_act;
-		m.hooks.api = chrome_api;
-		fputs("{\"traceEvents\":[", e.out);
-	}
-	/* Rows stream out before the stacks they name: read those first. */
-	failed = fmt == FMT_CSV && (ga_stacks_scan(&st, &m, argv + optind, argc - optind) ||
-				    ga_stacks_symbolize(&st, &m));
+	e.an = &an;
+	ga_jw_init(&e.jw, e.out);
+	failed = fmt->begin && fmt->begin(&e);
 	if (failed)
 		fputs("gpuprof: out of memory\n", stderr);
 	if (!failed)
-		failed = ga_filter_load(&flt, &nx, &m, argv + optind, argc - optind);
-	if (!failed && fmt == FMT_CHROME && chrome_nvtx(&e, &m, &nx))
-		failed = 1;
-	if (!failed && fmt == FMT_CHROME)
-		fputs("\n],\"displayTimeUnit\":\"ns\"}\n", e.out);
-	if (!failed && fmt == FMT_JSON && (ga_stacks_finish(&st, &m) ||
-					   write_json(&e, &m, &nx, ga_filter_active(&flt)))) {
+		failed = ga_analysis_build(&an, argv + optind, argc - optind) != 0;
+	if (!failed && fmt->end && fmt->end(&e)) {
 		fputs("gpuprof: out of memory\n", stderr);
 		failed = 1;
 	}
@@ -724,13 +171,11 @@ int cmd_export(int argc, char **argv)
 		failed = 1;
 	if (failed)
 		rc = GA_EXIT_FAIL;
+	if (fmt->done)
+		fmt->done(&e);
+	ga_jw_free(&e.jw);
 	ga_buf_free(&e.s);
-	ga_map_free(&e.streams);
-	free(e.proc_seen);
-	free(e.chrome_pid);
-	ga_model_free(&m);
-	ga_nvtx_free(&nx);
-	ga_stacks_free(&st);
+	ga_analysis_free(&an);
 	ga_filter_free(&flt);
 	return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * Activity filters and filtered loading (see filter.h).  Runs offline only.
+ * Activity filters (see filter.h).  Runs offline only.
  */
 #include "model/filter.h"
 
@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read/load.h"
 
 static const char *const kind_names[GA_ACT_KIND_COUNT] = {
 	[GA_ACT_KERNEL] = "kernel", [GA_ACT_MEMCPY] = "memcpy",
@@ -181,7 +180,7 @@ static int range_matches(void *ctx, uint32_t range)
 int ga_filter_keep(void *ctx, struct ga_model *m, struct ga_act *a)
 {
 	struct ga_filter *f = ctx;
-	struct ga_nvtx_attr at;
+	struct ga_ranges_attr at;
 	size_t i;
 	int k;
 
@@ -207,22 +206,22 @@ int ga_filter_keep(void *ctx, struct ga_model *m, struct ga_act *a)
 		f->kept++;
 		return 1;
 	}
-	at = ga_nvtx_attribute(f->nx, a);
-	if (f->has_nvtx && !ga_nvtx_walk(f->nx, &at, range_matches, f))
+	at = ga_ranges_attribute(f->nx, a);
+	if (f->has_nvtx && !ga_ranges_walk(f->nx, &at, range_matches, f))
 		return 0;
-	a->nvtx = ga_nvtx_account(f->nx, a, &at);
+	a->nvtx = ga_ranges_account(f->nx, a, &at);
 	if (a->nvtx == GA_STR_NOMEM)
 		return -1;
 	f->kept++;
 	return 1;
 }
 
-void ga_filter_bind(struct ga_filter *f, struct ga_nvtx *nx, struct ga_model *m)
+void ga_filter_bind(struct ga_filter *f, struct ga_ranges *nx, struct ga_model *m)
 {
 	size_t i;
 
 	for (i = 0; i < nx->nkeys; i++) {
-		struct ga_nvtx_key *k = &nx->keys[i];
+		struct ga_ranges_key *k = &nx->keys[i];
 
 		/* "name" or, in a domain, "domain:name" too. */
 		k->match = f->has_nvtx &&
@@ -237,44 +236,4 @@ void ga_filter_bind(struct ga_filter *f, struct ga_nvtx *nx, struct ga_model *m)
 	}
 	m->keep = ga_filter_keep;
 	m->keep_ctx = f;
-}
-
-int ga_filter_load(struct ga_filter *f, struct ga_nvtx *nx, struct ga_model *m,
-		   char *const *paths, int n)
-{
-	size_t cnt = n > 0 ? (size_t)n : 1, i;
-	struct ga_input *in = calloc(cnt, sizeof(*in));
-	struct ga_nvtx_src *src = calloc(cnt, sizeof(*src));
-	int rc = -1;
-
-	if (!in || !src) {
-		fputs("gpuprof: out of memory\n", stderr);
-		goto out;
-	}
-	/* Pipes and standard input are read once, here: both passes read that. */
-	if (ga_load_open(in, paths, n))
-		goto out;
-	for (i = 0; i < (size_t)n; i++) {
-		src[i].path = in[i].mem ? in[i].name : in[i].path;
-		src[i].buf = in[i].mem ? in[i].buf : NULL;
-		src[i].len = in[i].len;
-	}
-	if (ga_nvtx_scan(nx, m, src, (size_t)n)) {
-		fprintf(stderr, "gpuprof: %s\n", nx->err);
-		goto close;
-	}
-	ga_filter_bind(f, nx, m);
-	if (ga_load_inputs(m, in, n))
-		goto close;
-	if (ga_nvtx_finish(nx, m, ga_filter_active(f))) {
-		fputs("gpuprof: out of memory\n", stderr);
-		goto close;
-	}
-	rc = 0;
-close:
-	ga_load_close(in, n);
-out:
-	free(in);
-	free(src);
-	return rc;
 }

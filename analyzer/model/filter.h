@@ -1,6 +1,6 @@
 /*
  * Activity filters shared by "report" and "export" (--nvtx, --kernel,
- * --device, --kind), and loading traces through them together with the
+ * --device, --kind), attached to the model with the
  * NVTX index: a filtered-out activity counts nowhere, so every table and
  * export sees the same subset.  CUDA API calls are never filtered.  Runs
  * offline only.
@@ -46,7 +46,7 @@ struct ga_filter {
 	uint32_t *devices;
 	size_t ndevices, capdevices;
 	struct ga_buf desc;        /* "--nvtx 'step', --kind kernel" */
-	struct ga_nvtx *nx;        /* ranges to attribute to, NULL: none */
+	struct ga_ranges *nx;        /* ranges to attribute to, NULL: none */
 	uint8_t *kmatch;           /* kernel name strtab id -> 0 unknown, 1 kept, 2 not */
 	size_t capkmatch;
 	uint64_t seen, kept;       /* GPU activities */
@@ -66,20 +66,12 @@ int ga_filter_option(struct ga_filter *f, int opt, const char *arg, char *err, s
 int ga_filter_active(const struct ga_filter *f);
 
 /*
- * Loading (ga_load_open, ga_load_inputs) through the filters and NVTX attribution: scans the
- * files for NVTX ranges into nx, reads them into m (dropping filtered
- * activities), links nx's tree.  Returns 0, or -1 after printing why.
- */
-int ga_filter_load(struct ga_filter *f, struct ga_nvtx *nx, struct ga_model *m,
-		   char *const *paths, int n);
-
-/*
- * Attach f and nx (scanned, see ga_nvtx_scan()) to m before it reads the
+ * Attach f and nx (scanned, see ga_ranges_scan()) to m before it reads the
  * files: m's keep hook then filters and attributes each activity.  With no
  * filter and no ranges there is nothing to do per activity: no hook, and
- * ga_nvtx_finish() counts the tree from the model.
+ * ga_ranges_finish() counts the tree from the model.
  */
-void ga_filter_bind(struct ga_filter *f, struct ga_nvtx *nx, struct ga_model *m);
+void ga_filter_bind(struct ga_filter *f, struct ga_ranges *nx, struct ga_model *m);
 
 /* The model's keep hook (ctx: the filter): 1 keep, 0 drop, -1 out of memory. */
 int ga_filter_keep(void *ctx, struct ga_model *m, struct ga_act *a);

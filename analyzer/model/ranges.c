@@ -29,7 +29,7 @@ struct gnode_raw {
 
 /* State of one file's scan. */
 struct scan {
-	struct ga_nvtx *nx;
+	struct ga_ranges *nx;
 	struct ga_model *m;
 	uint32_t proc;             /* model process index */
 	int pass;                  /* 1: everything but API records, 2: API records */
@@ -41,13 +41,13 @@ struct scan {
 	size_t *ngn, *capgn;
 };
 
-void ga_nvtx_init(struct ga_nvtx *nx)
+void ga_ranges_init(struct ga_ranges *nx)
 {
 	memset(nx, 0, sizeof(*nx));
-	nx->root = GA_NVTX_NONE;
+	nx->root = GA_RANGES_NONE;
 }
 
-static void free_corrs(struct ga_nvtx *nx)
+static void free_corrs(struct ga_ranges *nx)
 {
 	size_t i;
 
@@ -62,9 +62,9 @@ static void free_corrs(struct ga_nvtx *nx)
 }
 
 /* Slot (corr index + 1, 0: none) of (proc, correlation), or NULL. */
-static uint32_t *corr_find(const struct ga_nvtx *nx, uint32_t proc, uint32_t corr)
+static uint32_t *corr_find(const struct ga_ranges *nx, uint32_t proc, uint32_t corr)
 {
-	const struct ga_nvtx_dense *d;
+	const struct ga_ranges_dense *d;
 
 	if (!nx->dense)
 		return NULL;
@@ -75,9 +75,9 @@ static uint32_t *corr_find(const struct ga_nvtx *nx, uint32_t proc, uint32_t cor
 }
 
 /* The same, made when missing (holding 0).  NULL when memory runs out. */
-static uint32_t *corr_slot(struct ga_nvtx *nx, uint32_t proc, uint32_t corr)
+static uint32_t *corr_slot(struct ga_ranges *nx, uint32_t proc, uint32_t corr)
 {
-	struct ga_nvtx_dense *d = &nx->dense[proc - nx->proc_base];
+	struct ga_ranges_dense *d = &nx->dense[proc - nx->proc_base];
 	uint32_t *slot;
 
 	if (corr >= CORR_DENSE)
@@ -91,7 +91,7 @@ static uint32_t *corr_slot(struct ga_nvtx *nx, uint32_t proc, uint32_t corr)
 	return &d->v[corr];
 }
 
-void ga_nvtx_free(struct ga_nvtx *nx)
+void ga_ranges_free(struct ga_ranges *nx)
 {
 	free(nx->ranges);
 	free(nx->keys);
@@ -105,7 +105,7 @@ void ga_nvtx_free(struct ga_nvtx *nx)
 	free(nx->nodes);
 	ga_map_free(&nx->node_map);
 	free(nx->proc_ranges);
-	ga_nvtx_init(nx);
+	ga_ranges_init(nx);
 }
 
 static uint32_t sstr(struct scan *s, uint32_t id)
@@ -137,21 +137,21 @@ static uint32_t label_of(struct ga_model *m, uint32_t domain, uint32_t name)
 	return id;
 }
 
-static uint32_t key_get(struct ga_nvtx *nx, struct ga_model *m, uint32_t domain, uint32_t name)
+static uint32_t key_get(struct ga_ranges *nx, struct ga_model *m, uint32_t domain, uint32_t name)
 {
 	uint32_t *slot;
 	int r = ga_map_insert(&nx->key_map, domain, name, &slot);
 
 	if (r < 0)
-		return GA_NVTX_NONE;
+		return GA_RANGES_NONE;
 	if (r == 1) {
-		struct ga_nvtx_key *k;
+		struct ga_ranges_key *k;
 		uint32_t label = label_of(m, domain, name);
 
 		if (label == GA_STR_NOMEM ||
 		    ga_util_grow(&nx->keys, &nx->capkeys, nx->nkeys + 1, sizeof(*nx->keys))) {
-			*slot = GA_NVTX_NONE;
-			return GA_NVTX_NONE;
+			*slot = GA_RANGES_NONE;
+			return GA_RANGES_NONE;
 		}
 		k = &nx->keys[nx->nkeys];
 		memset(k, 0, sizeof(*k));
@@ -166,13 +166,13 @@ static uint32_t key_get(struct ga_nvtx *nx, struct ga_model *m, uint32_t domain,
 
 static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 {
-	struct ga_nvtx *nx = s->nx;
-	struct ga_nvtx_range *g;
-	struct ga_nvtx_key *k;
+	struct ga_ranges *nx = s->nx;
+	struct ga_ranges_range *g;
+	struct ga_ranges_key *k;
 	uint32_t key = key_get(nx, s->m, sstr(s, r->domain), sstr(s, r->name));
 	uint64_t end = r->end >= r->start ? r->end : r->start, cpu = end - r->start;
 
-	if (key == GA_NVTX_NONE ||
+	if (key == GA_RANGES_NONE ||
 	    ga_util_grow(&nx->ranges, &nx->capranges, nx->nranges + 1, sizeof(*nx->ranges)))
 		return -1;
 	g = &nx->ranges[nx->nranges++];
@@ -183,7 +183,7 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	g->proc = s->proc;
 	g->tid = r->tid_start;
 	g->key = key;
-	g->parent = GA_NVTX_NONE;
+	g->parent = GA_RANGES_NONE;
 	g->flags = r->h.aux & GP_NVTX_UNTERMINATED;
 	g->tid_end = r->tid_end;
 	g->category = r->category;
@@ -207,14 +207,14 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 
 static int on_mark(struct scan *s, const struct gp_rec_nvtx *r)
 {
-	struct ga_nvtx *nx = s->nx;
+	struct ga_ranges *nx = s->nx;
 	uint32_t domain = sstr(s, r->domain), name = sstr(s, r->name), *slot;
 	int ins = ga_map_insert(&nx->mark_map, domain, name, &slot);
 
 	if (ins < 0)
 		return -1;
 	if (ins == 1) {
-		struct ga_nvtx_mark *k;
+		struct ga_ranges_mark *k;
 		uint32_t label = label_of(s->m, domain, name);
 
 		if (label == GA_STR_NOMEM ||
@@ -234,7 +234,7 @@ static int on_mark(struct scan *s, const struct gp_rec_nvtx *r)
 /* An activity whose launch may need attributing: remember its correlation. */
 static int on_corr(struct scan *s, uint32_t correlation)
 {
-	struct ga_nvtx *nx = s->nx;
+	struct ga_ranges *nx = s->nx;
 	uint32_t *slot = corr_slot(nx, s->proc, correlation);
 
 	if (!slot)
@@ -244,20 +244,20 @@ static int on_corr(struct scan *s, uint32_t correlation)
 		    ga_util_grow(&nx->corrs, &nx->capcorrs, nx->ncorrs + 1, sizeof(*nx->corrs)))
 			return -1;
 		nx->corrs[nx->ncorrs].t = UINT64_MAX;
-		nx->corrs[nx->ncorrs].inner = GA_NVTX_UNATTR;
+		nx->corrs[nx->ncorrs].inner = GA_RANGES_UNATTR;
 		nx->corrs[nx->ncorrs].reserved = 0;
 		*slot = (uint32_t)++nx->ncorrs;
 	}
 	return 0;
 }
 
-static uint32_t innermost(const struct ga_nvtx *nx, uint32_t proc, uint32_t tid, uint64_t t)
+static uint32_t innermost(const struct ga_ranges *nx, uint32_t proc, uint32_t tid, uint64_t t)
 {
 	const uint32_t *ti = ga_map_find(&nx->thread_map, proc, tid);
 	uint32_t lo, hi, c;
 
 	if (!ti)
-		return GA_NVTX_NONE;
+		return GA_RANGES_NONE;
 	lo = nx->threads[*ti].lo;
 	hi = nx->threads[*ti].hi;
 	/* Last range starting at or before t. */
@@ -270,18 +270,18 @@ static uint32_t innermost(const struct ga_nvtx *nx, uint32_t proc, uint32_t tid,
 			hi = mid;
 	}
 	if (lo == nx->threads[*ti].lo)
-		return GA_NVTX_NONE;
-	for (c = lo - 1; c != GA_NVTX_NONE; c = nx->ranges[c].parent)
+		return GA_RANGES_NONE;
+	for (c = lo - 1; c != GA_RANGES_NONE; c = nx->ranges[c].parent)
 		if (nx->ranges[c].end > t)
 			return c;
-	return GA_NVTX_NONE;
+	return GA_RANGES_NONE;
 }
 
 static void on_api(struct scan *s, const struct gp_rec_api *r)
 {
-	struct ga_nvtx *nx = s->nx;
+	struct ga_ranges *nx = s->nx;
 	const uint32_t *slot = corr_find(nx, s->proc, r->correlation);
-	struct ga_nvtx_corr *c;
+	struct ga_ranges_corr *c;
 
 	if (!slot || !*slot)
 		return;
@@ -379,7 +379,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 	return 0;
 }
 
-static int read_src(struct scan *s, const struct ga_nvtx_src *src)
+static int read_src(struct scan *s, const struct ga_ranges_src *src)
 {
 	struct ga_read_info info;
 	char err[256];
@@ -398,7 +398,7 @@ static int read_src(struct scan *s, const struct ga_nvtx_src *src)
 
 static int cmp_range(const void *pa, const void *pb)
 {
-	const struct ga_nvtx_range *a = pa, *b = pb;
+	const struct ga_ranges_range *a = pa, *b = pb;
 
 	if (a->proc != b->proc)
 		return a->proc < b->proc ? -1 : 1;
@@ -412,7 +412,7 @@ static int cmp_range(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-static __attribute__((noinline)) uint32_t node_add(struct ga_nvtx *nx, struct ga_nvtx_nref *c,
+static __attribute__((noinline)) uint32_t node_add(struct ga_ranges *nx, struct ga_ranges_nref *c,
 						   uint32_t parent, uint32_t kind, uint32_t id)
 {
 	uint64_t ka = (uint64_t)parent + 1, kb = (uint64_t)kind << 32 | id;
@@ -420,23 +420,23 @@ static __attribute__((noinline)) uint32_t node_add(struct ga_nvtx *nx, struct ga
 	int r = ga_map_insert(&nx->node_map, ka, kb, &slot);
 
 	if (r < 0)
-		return GA_NVTX_NONE;
+		return GA_RANGES_NONE;
 	if (r == 1) {
-		struct ga_nvtx_node *n;
+		struct ga_ranges_node *n;
 
 		if (ga_util_grow(&nx->nodes, &nx->capnodes, nx->nnodes + 1, sizeof(*nx->nodes))) {
-			*slot = GA_NVTX_NONE;
-			return GA_NVTX_NONE;
+			*slot = GA_RANGES_NONE;
+			return GA_RANGES_NONE;
 		}
 		n = &nx->nodes[nx->nnodes];
 		memset(n, 0, sizeof(*n));
 		n->parent = parent;
 		n->kind = kind;
 		n->id = id;
-		n->child = n->next = GA_NVTX_NONE;
+		n->child = n->next = GA_RANGES_NONE;
 		*slot = (uint32_t)nx->nnodes++;
 	}
-	if (*slot != GA_NVTX_NONE) {
+	if (*slot != GA_RANGES_NONE) {
 		/* Nodes are never removed: an answer stays right. */
 		c->a = ka;
 		c->b = kb;
@@ -445,30 +445,30 @@ static __attribute__((noinline)) uint32_t node_add(struct ga_nvtx *nx, struct ga
 	return *slot;
 }
 
-/* The node (parent, kind, id), made on first use; GA_NVTX_NONE out of memory. */
-static inline uint32_t node_get(struct ga_nvtx *nx, uint32_t parent, uint32_t kind,
+/* The node (parent, kind, id), made on first use; GA_RANGES_NONE out of memory. */
+static inline uint32_t node_get(struct ga_ranges *nx, uint32_t parent, uint32_t kind,
 				uint32_t id)
 {
-	struct ga_nvtx_nref *c = &nx->nref[((id + parent * 31u + kind * 7u) * 0x9e3779b1u) >>
+	struct ga_ranges_nref *c = &nx->nref[((id + parent * 31u + kind * 7u) * 0x9e3779b1u) >>
 					   (32 - 8)];
 
-	_Static_assert(GA_NVTX_NREF_CACHE == 1u << 8, "nref index width");
+	_Static_assert(GA_RANGES_NREF_CACHE == 1u << 8, "nref index width");
 	if (c->a == (uint64_t)parent + 1 && c->b == ((uint64_t)kind << 32 | id))
 		return c->node;
 	return node_add(nx, c, parent, kind, id);
 }
 
 /* Sort the ranges, index threads, link parents, place ranges in the tree. */
-static int index_ranges(struct ga_nvtx *nx, struct gnode_raw *gn, size_t ngn)
+static int index_ranges(struct ga_ranges *nx, struct gnode_raw *gn, size_t ngn)
 {
 	struct ga_map ids = { 0 };
 	size_t i;
 
-	if (nx->nranges >= GA_NVTX_UNATTR)
+	if (nx->nranges >= GA_RANGES_UNATTR)
 		return -1;
 	qsort(nx->ranges, nx->nranges, sizeof(*nx->ranges), cmp_range);
 	for (i = 0; i < nx->nranges; i++) {
-		struct ga_nvtx_range *r = &nx->ranges[i];
+		struct ga_ranges_range *r = &nx->ranges[i];
 		uint32_t *slot, c;
 		int ins = ga_map_insert(&nx->thread_map, r->proc, r->tid, &slot);
 
@@ -482,15 +482,15 @@ static int index_ranges(struct ga_nvtx *nx, struct gnode_raw *gn, size_t ngn)
 			*slot = (uint32_t)nx->nthreads++;
 		} else {
 			/* The parent is on the chain of the range before. */
-			for (c = (uint32_t)i - 1; c != GA_NVTX_NONE; c = nx->ranges[c].parent)
+			for (c = (uint32_t)i - 1; c != GA_RANGES_NONE; c = nx->ranges[c].parent)
 				if (nx->ranges[c].end > r->start)
 					break;
 			r->parent = c;
 		}
 		nx->threads[*slot].hi = (uint32_t)i + 1;
-		r->node = node_get(nx, r->parent == GA_NVTX_NONE ? GA_NVTX_NONE :
-				   nx->ranges[r->parent].node, GA_NVTX_N_RANGE, r->key);
-		if (r->node == GA_NVTX_NONE)
+		r->node = node_get(nx, r->parent == GA_RANGES_NONE ? GA_RANGES_NONE :
+				   nx->ranges[r->parent].node, GA_RANGES_N_RANGE, r->key);
+		if (r->node == GA_RANGES_NONE)
 			goto oom;
 		nx->nodes[r->node].instances++;
 		if (ga_map_insert(&ids, r->proc, r->id, &slot) < 0)
@@ -512,7 +512,7 @@ oom:
 	return -1;
 }
 
-int ga_nvtx_scan(struct ga_nvtx *nx, struct ga_model *m, const struct ga_nvtx_src *src,
+int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ranges_src *src,
 		 size_t n)
 {
 	struct gnode_raw *gn = NULL;
@@ -575,9 +575,9 @@ out:
 	return rc;
 }
 
-struct ga_nvtx_attr ga_nvtx_attribute(const struct ga_nvtx *nx, const struct ga_act *a)
+struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a)
 {
-	struct ga_nvtx_attr at = { GA_NVTX_NONE, 0 };
+	struct ga_ranges_attr at = { GA_RANGES_NONE, 0 };
 	uint32_t pi = a->proc - nx->proc_base;
 	const uint32_t *v;
 
@@ -594,7 +594,7 @@ struct ga_nvtx_attr ga_nvtx_attribute(const struct ga_nvtx *nx, const struct ga_
 	}
 	v = corr_find(nx, a->proc, a->correlation);
 	if (!v || !*v || nx->corrs[*v - 1].t == UINT64_MAX) {
-		at.inner = GA_NVTX_UNATTR;
+		at.inner = GA_RANGES_UNATTR;
 		return at;
 	}
 	at.inner = nx->corrs[*v - 1].inner;
@@ -602,23 +602,23 @@ struct ga_nvtx_attr ga_nvtx_attribute(const struct ga_nvtx *nx, const struct ga_
 	return at;
 }
 
-int ga_nvtx_walk(struct ga_nvtx *nx, const struct ga_nvtx_attr *at,
+int ga_ranges_walk(struct ga_ranges *nx, const struct ga_ranges_attr *at,
 		 int (*fn)(void *ctx, uint32_t range), void *ctx)
 {
 	uint32_t c;
 	int rc;
 
-	if (at->inner >= GA_NVTX_UNATTR)
+	if (at->inner >= GA_RANGES_UNATTR)
 		return 0;
 	/* The innermost range counts even when empty (graph nodes: t = its start). */
-	for (c = at->inner; c != GA_NVTX_NONE; c = nx->ranges[c].parent)
+	for (c = at->inner; c != GA_RANGES_NONE; c = nx->ranges[c].parent)
 		if ((c == at->inner || nx->ranges[c].end > at->t) && (rc = fn(ctx, c)))
 			return rc;
 	return 0;
 }
 
 struct acct {
-	struct ga_nvtx *nx;
+	struct ga_ranges *nx;
 	uint64_t dur;
 	int kernel;
 };
@@ -626,7 +626,7 @@ struct acct {
 static int acct_key(void *ctx, uint32_t range)
 {
 	struct acct *a = ctx;
-	struct ga_nvtx_key *k = &a->nx->keys[a->nx->ranges[range].key];
+	struct ga_ranges_key *k = &a->nx->keys[a->nx->ranges[range].key];
 
 	if (k->stamp == a->nx->serial)
 		return 0;
@@ -637,8 +637,8 @@ static int acct_key(void *ctx, uint32_t range)
 	return 0;
 }
 
-uint32_t ga_nvtx_account(struct ga_nvtx *nx, const struct ga_act *a,
-			 const struct ga_nvtx_attr *at)
+uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
+			 const struct ga_ranges_attr *at)
 {
 	struct acct ac;
 	uint32_t node, kind, id, x;
@@ -648,126 +648,91 @@ uint32_t ga_nvtx_account(struct ga_nvtx *nx, const struct ga_act *a,
 	ac.kernel = a->kind == GA_ACT_KERNEL;
 	nx->serial++;
 	nx->acts++;
-	if (at->inner < GA_NVTX_UNATTR) {
+	if (at->inner < GA_RANGES_UNATTR) {
 		nx->in_range++;
-		ga_nvtx_walk(nx, at, acct_key, &ac);
+		ga_ranges_walk(nx, at, acct_key, &ac);
 		node = nx->ranges[at->inner].node;
 	} else {
-		int un = at->inner == GA_NVTX_UNATTR;
+		int un = at->inner == GA_RANGES_UNATTR;
 
 		if (un)
 			nx->unattributed++;
 		else
 			nx->no_range++;
-		node = node_get(nx, GA_NVTX_NONE, un ? GA_NVTX_N_UNATTR : GA_NVTX_N_NORANGE, 0);
-		if (node == GA_NVTX_NONE)
+		node = node_get(nx, GA_RANGES_NONE, un ? GA_RANGES_N_UNATTR : GA_RANGES_N_NORANGE, 0);
+		if (node == GA_RANGES_NONE)
 			return GA_STR_NOMEM;
 	}
 	switch (a->kind) {
 	case GA_ACT_KERNEL:
-		kind = GA_NVTX_N_KERNEL;
+		kind = GA_RANGES_N_KERNEL;
 		id = a->name;
 		break;
 	case GA_ACT_MEMCPY:
-		kind = GA_NVTX_N_MEMCPY;
+		kind = GA_RANGES_N_MEMCPY;
 		id = a->copy_kind;
 		break;
 	case GA_ACT_MEMSET:
-		kind = GA_NVTX_N_MEMSET;
+		kind = GA_RANGES_N_MEMSET;
 		id = 0;
 		break;
 	default:
-		kind = GA_NVTX_N_GRAPH;
+		kind = GA_RANGES_N_GRAPH;
 		id = a->graph_id;
 		break;
 	}
 	node = node_get(nx, node, kind, id);
-	if (node == GA_NVTX_NONE)
+	if (node == GA_RANGES_NONE)
 		return GA_STR_NOMEM;
 	nx->nodes[node].instances++;
-	for (x = node; x != GA_NVTX_NONE; x = nx->nodes[x].parent) {
+	for (x = node; x != GA_RANGES_NONE; x = nx->nodes[x].parent) {
 		nx->nodes[x].gpu_ns += ac.dur;
 		nx->nodes[x].acts++;
 		nx->nodes[x].kernels += (uint64_t)ac.kernel;
 	}
-	if (at->inner < GA_NVTX_UNATTR)
+	if (at->inner < GA_RANGES_UNATTR)
 		return nx->keys[nx->ranges[at->inner].key].label;
 	return 0;
 }
 
 /* ---- finishing and printing ---- */
 
-/* Text of a tree node, without its branch; b holds built names. */
-static const char *node_text(const struct ga_nvtx *nx, struct ga_model *m,
-			     const struct ga_nvtx_node *n, struct ga_buf *b)
-{
-	char kb[16];
-	int rc;
-
-	b->len = 0;
-	switch (n->kind) {
-	case GA_NVTX_N_RANGE:
-		return ga_model_str(m, nx->keys[n->id].label);
-	case GA_NVTX_N_NORANGE:
-		return "(no range)";
-	case GA_NVTX_N_UNATTR:
-		return "(unattributed: no API record)";
-	case GA_NVTX_N_KERNEL:
-		rc = ga_buf_printf(b, "kernel %s", ga_strtab_short(&m->strs, n->id));
-		break;
-	case GA_NVTX_N_MEMCPY:
-		rc = ga_buf_printf(b, "memcpy %s", ga_model_copy_kind(n->id, kb, sizeof(kb)));
-		break;
-	case GA_NVTX_N_MEMSET:
-		return "memset";
-	default:
-		rc = ga_buf_printf(b, "graph %u", n->id);
-		break;
-	}
-	return rc || !b->p ? NULL : b->p;
-}
-
 struct node_cmp {
-	const struct ga_nvtx *nx;
+	const struct ga_ranges *nx;
 	struct ga_model *m;
 };
-
-static int pseudo_root(const struct ga_nvtx_node *n)
-{
-	return n->kind == GA_NVTX_N_NORANGE || n->kind == GA_NVTX_N_UNATTR;
-}
 
 static int cmp_node(const void *pa, const void *pb, void *ctx)
 {
 	const struct node_cmp *c = ctx;
-	const struct ga_nvtx_node *a = &c->nx->nodes[*(const uint32_t *)pa];
-	const struct ga_nvtx_node *b = &c->nx->nodes[*(const uint32_t *)pb];
+	const struct ga_ranges_node *a = &c->nx->nodes[*(const uint32_t *)pa];
+	const struct ga_ranges_node *b = &c->nx->nodes[*(const uint32_t *)pb];
 
 	/* The pseudo roots go last, "(no range)" first of them. */
-	if (pseudo_root(a) != pseudo_root(b))
-		return pseudo_root(a) ? 1 : -1;
-	if (a->gpu_ns != b->gpu_ns && !pseudo_root(a))
+	if (ga_ranges_pseudo_root(a) != ga_ranges_pseudo_root(b))
+		return ga_ranges_pseudo_root(a) ? 1 : -1;
+	if (a->gpu_ns != b->gpu_ns && !ga_ranges_pseudo_root(a))
 		return a->gpu_ns > b->gpu_ns ? -1 : 1;
 	if (a->kind != b->kind)
 		return a->kind < b->kind ? -1 : 1;
-	if (a->kind == GA_NVTX_N_RANGE)
+	if (a->kind == GA_RANGES_N_RANGE)
 		return strcmp(ga_model_str(c->m, c->nx->keys[a->id].label),
 			      ga_model_str(c->m, c->nx->keys[b->id].label));
-	if (a->kind == GA_NVTX_N_KERNEL)
+	if (a->kind == GA_RANGES_N_KERNEL)
 		return strcmp(ga_strtab_short(&c->m->strs, a->id),
 			      ga_strtab_short(&c->m->strs, b->id));
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
 /* Count n activities of gpu_ns into the leaf (kind, id) under root. */
-static int leaf_add(struct ga_nvtx *nx, uint32_t root, uint32_t kind, uint32_t id, uint64_t n,
+static int leaf_add(struct ga_ranges *nx, uint32_t root, uint32_t kind, uint32_t id, uint64_t n,
 		    uint64_t gpu_ns)
 {
 	uint32_t leaf = node_get(nx, root, kind, id);
-	uint64_t kernels = kind == GA_NVTX_N_KERNEL ? n : 0;
-	struct ga_nvtx_node *x;
+	uint64_t kernels = kind == GA_RANGES_N_KERNEL ? n : 0;
+	struct ga_ranges_node *x;
 
-	if (leaf == GA_NVTX_NONE)
+	if (leaf == GA_RANGES_NONE)
 		return -1;
 	x = &nx->nodes[leaf];
 	x->instances += n;
@@ -785,11 +750,11 @@ static int leaf_add(struct ga_nvtx *nx, uint32_t root, uint32_t kind, uint32_t i
 
 /*
  * The "(no range)" tree from the model's totals, the same nodes and counts
- * as ga_nvtx_account() per activity: the leaves are kernel names (made in
+ * as ga_ranges_account() per activity: the leaves are kernel names (made in
  * the order the kernels first came, as kstats are), copy kinds, memset and
  * graph ids, the durations the ones the model summed.
  */
-static int account_model(struct ga_nvtx *nx, const struct ga_model *m)
+static int account_model(struct ga_ranges *nx, const struct ga_model *m)
 {
 	uint32_t root;
 	size_t i;
@@ -799,28 +764,28 @@ static int account_model(struct ga_nvtx *nx, const struct ga_model *m)
 		;
 	if (i == GA_ACT_KIND_COUNT)
 		return 0;
-	root = node_get(nx, GA_NVTX_NONE, GA_NVTX_N_NORANGE, 0);
-	if (root == GA_NVTX_NONE)
+	root = node_get(nx, GA_RANGES_NONE, GA_RANGES_N_NORANGE, 0);
+	if (root == GA_RANGES_NONE)
 		return -1;
 	for (i = 0; i < m->nkstats && !rc; i++)
 		if (m->kstats[i].count)
-			rc = leaf_add(nx, root, GA_NVTX_N_KERNEL, m->kstats[i].name,
+			rc = leaf_add(nx, root, GA_RANGES_N_KERNEL, m->kstats[i].name,
 				      m->kstats[i].count, m->kstats[i].total);
 	for (i = 0; i < GA_COPY_KIND_MAX && !rc; i++)
 		if (m->copy[i].count)
-			rc = leaf_add(nx, root, GA_NVTX_N_MEMCPY, (uint32_t)i, m->copy[i].count,
+			rc = leaf_add(nx, root, GA_RANGES_N_MEMCPY, (uint32_t)i, m->copy[i].count,
 				      m->copy[i].total);
 	if (!rc && m->memset_st.count)
-		rc = leaf_add(nx, root, GA_NVTX_N_MEMSET, 0, m->memset_st.count,
+		rc = leaf_add(nx, root, GA_RANGES_N_MEMSET, 0, m->memset_st.count,
 			      m->memset_st.total);
 	for (i = 0; i < m->ngraphs && !rc; i++)
 		if (m->graphs[i].launches)
-			rc = leaf_add(nx, root, GA_NVTX_N_GRAPH, m->graphs[i].graph_id,
+			rc = leaf_add(nx, root, GA_RANGES_N_GRAPH, m->graphs[i].graph_id,
 				      m->graphs[i].launches, m->graphs[i].total);
 	return rc;
 }
 
-int ga_nvtx_finish(struct ga_nvtx *nx, const struct ga_model *m, int hide_empty)
+int ga_ranges_finish(struct ga_ranges *nx, const struct ga_model *m, int hide_empty)
 {
 	struct node_cmp c = { nx, (struct ga_model *)m };
 	uint32_t *ord;
@@ -836,14 +801,14 @@ int ga_nvtx_finish(struct ga_nvtx *nx, const struct ga_model *m, int hide_empty)
 		return -1;
 	for (i = 0; i < nx->nnodes; i++) {
 		ord[i] = (uint32_t)i;
-		nx->nodes[i].child = nx->nodes[i].next = GA_NVTX_NONE;
+		nx->nodes[i].child = nx->nodes[i].next = GA_RANGES_NONE;
 	}
 	qsort_r(ord, nx->nnodes, sizeof(*ord), cmp_node, &c);
 	/* Prepending in reverse order leaves each list in order. */
-	nx->root = GA_NVTX_NONE;
+	nx->root = GA_RANGES_NONE;
 	for (i = nx->nnodes; i-- > 0;) {
-		struct ga_nvtx_node *n = &nx->nodes[ord[i]];
-		uint32_t *head = n->parent == GA_NVTX_NONE ? &nx->root : &nx->nodes[n->parent].child;
+		struct ga_ranges_node *n = &nx->nodes[ord[i]];
+		uint32_t *head = n->parent == GA_RANGES_NONE ? &nx->root : &nx->nodes[n->parent].child;
 
 		if (hide_empty && !n->acts)
 			continue;
@@ -857,8 +822,8 @@ int ga_nvtx_finish(struct ga_nvtx *nx, const struct ga_model *m, int hide_empty)
 static int cmp_key(const void *pa, const void *pb, void *ctx)
 {
 	const struct node_cmp *c = ctx;
-	const struct ga_nvtx_key *a = &c->nx->keys[*(const uint32_t *)pa];
-	const struct ga_nvtx_key *b = &c->nx->keys[*(const uint32_t *)pb];
+	const struct ga_ranges_key *a = &c->nx->keys[*(const uint32_t *)pa];
+	const struct ga_ranges_key *b = &c->nx->keys[*(const uint32_t *)pb];
 
 	if (a->gpu_ns != b->gpu_ns)
 		return a->gpu_ns > b->gpu_ns ? -1 : 1;
@@ -867,7 +832,7 @@ static int cmp_key(const void *pa, const void *pb, void *ctx)
 	return strcmp(ga_model_str(c->m, a->label), ga_model_str(c->m, b->label));
 }
 
-uint32_t *ga_nvtx_order_keys(const struct ga_nvtx *nx, const struct ga_model *m)
+uint32_t *ga_ranges_order_keys(const struct ga_ranges *nx, const struct ga_model *m)
 {
 	struct node_cmp c = { nx, (struct ga_model *)m };
 	uint32_t *ord = malloc((nx->nkeys ? nx->nkeys : 1) * sizeof(*ord));
@@ -879,196 +844,4 @@ uint32_t *ga_nvtx_order_keys(const struct ga_nvtx *nx, const struct ga_model *m)
 		ord[i] = (uint32_t)i;
 	qsort_r(ord, nx->nkeys, sizeof(*ord), cmp_key, &c);
 	return ord;
-}
-
-static const char *cut(char *buf, size_t n, const char *s, size_t width)
-{
-	return width ? ga_fmt_trunc(buf, n, s, width) : s;
-}
-
-static int print_marks(const struct ga_nvtx *nx, struct ga_model *m, size_t width, FILE *out)
-{
-	struct ga_table t;
-	char nb[1024];
-	size_t i, j, *ord;
-	int rc = 0;
-
-	if (!nx->nmarks)
-		return 0;
-	ord = malloc(nx->nmarks * sizeof(*ord));
-	if (!ord)
-		return -1;
-	/* Most frequent first; few rows, so insertion sort. */
-	for (i = 0; i < nx->nmarks; i++) {
-		for (j = i; j > 0 && (nx->marks[ord[j - 1]].count < nx->marks[i].count ||
-				      (nx->marks[ord[j - 1]].count == nx->marks[i].count &&
-				       strcmp(ga_model_str(m, nx->marks[ord[j - 1]].label),
-					      ga_model_str(m, nx->marks[i].label)) > 0)); j--)
-			ord[j] = ord[j - 1];
-		ord[j] = i;
-	}
-	ga_table_init(&t, 2);
-	ga_table_col(&t, 0, "Count", 1, 0);
-	ga_table_col(&t, 1, "Mark", 0, 0);
-	for (i = 0; i < nx->nmarks && !rc; i++) {
-		const struct ga_nvtx_mark *k = &nx->marks[ord[i]];
-
-		rc |= ga_table_addf(&t, "%" PRIu64, k->count);
-		rc |= ga_table_add(&t, cut(nb, sizeof(nb), ga_model_str(m, k->label), width));
-	}
-	if (!rc) {
-		fputs("NVTX marks:\n", out);
-		ga_table_print(&t, out);
-	}
-	ga_table_free(&t);
-	free(ord);
-	return rc ? -1 : 0;
-}
-
-int ga_nvtx_print_table(const struct ga_nvtx *nx, struct ga_model *m, int filtered,
-			size_t width, FILE *out)
-{
-	char b[5][48], nb[1024];
-	struct ga_table t;
-	uint32_t *ord;
-	size_t i, rows = 0;
-	int rc = 0;
-
-	if (nx->nkeys) {
-		ord = ga_nvtx_order_keys(nx, m);
-		if (!ord)
-			return -1;
-		ga_table_init(&t, 8);
-		ga_table_col(&t, 0, "Count", 1, 0);
-		ga_table_col(&t, 1, "CPU total", 1, 0);
-		ga_table_col(&t, 2, "CPU avg", 1, 0);
-		ga_table_col(&t, 3, "CPU min", 1, 0);
-		ga_table_col(&t, 4, "CPU max", 1, 0);
-		ga_table_col(&t, 5, "GPU time", 1, 0);
-		ga_table_col(&t, 6, "Kernels", 1, 0);
-		ga_table_col(&t, 7, "Range", 0, 0);
-		for (i = 0; i < nx->nkeys && !rc; i++) {
-			const struct ga_nvtx_key *k = &nx->keys[ord[i]];
-
-			/* Under a filter, ranges that kept nothing are noise. */
-			if (!k->count || (filtered && !k->acts))
-				continue;
-			rows++;
-			rc |= ga_table_addf(&t, "%" PRIu64, k->count);
-			rc |= ga_table_add(&t, ga_fmt_time(b[0], sizeof(b[0]), k->cpu_total));
-			rc |= ga_table_add(&t, ga_fmt_time(b[1], sizeof(b[1]), k->cpu_total / k->count));
-			rc |= ga_table_add(&t, ga_fmt_time(b[2], sizeof(b[2]), k->cpu_min));
-			rc |= ga_table_add(&t, ga_fmt_time(b[3], sizeof(b[3]), k->cpu_max));
-			rc |= ga_table_add(&t, ga_fmt_time(b[4], sizeof(b[4]), k->gpu_ns));
-			rc |= ga_table_addf(&t, "%" PRIu64, k->kernels);
-			rc |= ga_table_add(&t, cut(nb, sizeof(nb), ga_model_str(m, k->label), width));
-		}
-		if (!rc && rows) {
-			fputs("NVTX ranges (GPU time and kernels include nested ranges):\n", out);
-			ga_table_print(&t, out);
-		} else if (!rc) {
-			fputs("NVTX ranges: none with GPU activity kept by the filters\n", out);
-		}
-		ga_table_free(&t);
-		free(ord);
-		if (rc)
-			return -1;
-		if (nx->acts)
-			fprintf(out, "%" PRIu64 " of %" PRIu64 " GPU activities were launched inside "
-				"a range", nx->in_range, nx->acts);
-		if (nx->acts && nx->unattributed)
-			fprintf(out, "; %" PRIu64 " cannot be placed (no API record: API tracing "
-				"off or records lost)", nx->unattributed);
-		if (nx->acts)
-			fputc('\n', out);
-		if (nx->unterminated)
-			fprintf(out, "%" PRIu64 " range%s still open at exit: CPU time counted to "
-				"the exit\n", nx->unterminated, nx->unterminated == 1 ? " was" : "s were");
-	}
-	if (nx->nmarks) {
-		if (nx->nkeys)
-			fputc('\n', out);
-		return print_marks(nx, m, width, out);
-	}
-	return 0;
-}
-
-int ga_nvtx_print_tree(const struct ga_nvtx *nx, struct ga_model *m, size_t width,
-		       FILE *out)
-{
-	static const char tee[] = "\xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 ";  /* "├── " */
-	static const char elbow[] = "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 "; /* "└── " */
-	static const char bar[] = "\xe2\x94\x82   ";                         /* "│   " */
-	struct ga_buf pre = { 0 }, cell = { 0 }, name = { 0 };
-	size_t *lens = NULL, nlens = 0, caplens = 0;
-	struct ga_table t;
-	char tb[48], nb[1024];
-	uint32_t x = nx->root;
-	int rc = 0;
-
-	if (x == GA_NVTX_NONE) {
-		fputs("NVTX tree: no GPU activity\n", out);
-		return 0;
-	}
-	ga_table_init(&t, 4);
-	ga_table_col(&t, 0, "GPU time", 1, 0);
-	ga_table_col(&t, 1, "Count", 1, 0);
-	ga_table_col(&t, 2, "Kernels", 1, 0);
-	ga_table_col(&t, 3, "Range / activity", 0, 0);
-	/* Depth-first without recursion (nesting may be deep); pre is the
-	 * branch drawn left of the current node's connector. */
-	while (x != GA_NVTX_NONE && !rc) {
-		const struct ga_nvtx_node *n = &nx->nodes[x];
-		int last = n->next == GA_NVTX_NONE;
-		const char *text = node_text(nx, m, n, &name);
-
-		cell.len = 0;
-		rc |= ga_buf_put(&cell, "", 0);
-		if (pre.len)
-			rc |= ga_buf_put(&cell, pre.p, pre.len);
-		if (n->parent != GA_NVTX_NONE)
-			rc |= ga_buf_put(&cell, last ? elbow : tee, sizeof(tee) - 1);
-		if (!text)
-			rc = -1;
-		else
-			rc |= ga_buf_printf(&cell, "%s", cut(nb, sizeof(nb), text, width));
-		rc |= ga_table_add(&t, ga_fmt_time(tb, sizeof(tb), n->gpu_ns));
-		if (pseudo_root(n))
-			rc |= ga_table_add(&t, "-");
-		else
-			rc |= ga_table_addf(&t, "%" PRIu64, n->instances);
-		rc |= ga_table_addf(&t, "%" PRIu64, n->kernels);
-		rc |= ga_table_add(&t, cell.p ? cell.p : "");
-		if (n->child != GA_NVTX_NONE) {
-			if (ga_util_grow(&lens, &caplens, nlens + 1, sizeof(*lens))) {
-				rc = -1;
-				break;
-			}
-			lens[nlens++] = pre.len;
-			if (n->parent != GA_NVTX_NONE)
-				rc |= last ? ga_buf_put(&pre, "    ", 4) :
-					     ga_buf_put(&pre, bar, sizeof(bar) - 1);
-			x = n->child;
-			continue;
-		}
-		/* Up until a node has a next sibling. */
-		while (x != GA_NVTX_NONE && nx->nodes[x].next == GA_NVTX_NONE) {
-			x = nx->nodes[x].parent;
-			if (x != GA_NVTX_NONE)
-				pre.len = lens[--nlens];
-		}
-		if (x != GA_NVTX_NONE)
-			x = nx->nodes[x].next;
-	}
-	if (!rc) {
-		fputs("NVTX tree (GPU time and kernels of the whole subtree; count: range "
-		      "instances or activities):\n", out);
-		ga_table_print(&t, out);
-	}
-	ga_table_free(&t);
-	ga_buf_free(&pre);
-	ga_buf_free(&cell);
-	ga_buf_free(&name);
-	free(lens);
-	return rc ? -1 : 0;
 }

@@ -11,11 +11,11 @@
  * the range recorded there; others fall back to the correlation, which is
  * the graph launch's.  Activities without an API record are "unattributed".
  *
- * Use: ga_nvtx_scan() over the files before the model reads them (the
+ * Use: ga_ranges_scan() over the files before the model reads them (the
  * ranges usually come last in a file, after the activities they enclose),
- * then ga_nvtx_account() for each activity as the model reads it (the
+ * then ga_ranges_account() for each activity as the model reads it (the
  * report filter does this, unless nothing needs it: see from_model), then
- * ga_nvtx_finish().  Memory: one entry per
+ * ga_ranges_finish().  Memory: one entry per
  * range and about 20 bytes per distinct activity correlation of the files
  * that have ranges; traces recorded without NVTX are not even read whole.
  */
@@ -28,10 +28,10 @@
 #include "model/model.h"
 #include "base/util.h"
 
-#define GA_NVTX_NONE UINT32_MAX            /* no range open */
-#define GA_NVTX_UNATTR (UINT32_MAX - 1)    /* no API record to go by */
+#define GA_RANGES_NONE UINT32_MAX            /* no range open */
+#define GA_RANGES_UNATTR (UINT32_MAX - 1)    /* no API record to go by */
 
-struct ga_nvtx_range {
+struct ga_ranges_range {
 	uint64_t start, end;       /* end >= start; exit time when unterminated */
 	uint64_t id;               /* the recorder's range id, unique per file */
 	uint32_t proc, tid;        /* tid: the thread that opened it */
@@ -46,7 +46,7 @@ struct ga_nvtx_range {
 };
 
 /* Ranges of one (domain, name), over all their instances and processes. */
-struct ga_nvtx_key {
+struct ga_ranges_key {
 	uint32_t name, domain;     /* strtab ids; domain 0: the default domain */
 	uint32_t label;            /* strtab id: "name" or "domain:name" */
 	uint32_t match;            /* the --nvtx filter's verdict, set by the filter */
@@ -56,83 +56,83 @@ struct ga_nvtx_key {
 	uint64_t stamp;            /* last activity counted, so a name nested in itself counts once */
 };
 
-struct ga_nvtx_mark {
+struct ga_ranges_mark {
 	uint32_t name, domain, label;
 	uint64_t count;
 };
 
-enum ga_nvtx_node_kind {
-	GA_NVTX_N_RANGE,           /* id: key index */
-	GA_NVTX_N_NORANGE,         /* root "(no range)" */
-	GA_NVTX_N_UNATTR,          /* root "(unattributed)" */
-	GA_NVTX_N_KERNEL,          /* leaf, id: kernel name strtab id */
-	GA_NVTX_N_MEMCPY,          /* leaf, id: copy kind */
-	GA_NVTX_N_MEMSET,          /* leaf */
-	GA_NVTX_N_GRAPH,           /* leaf, id: graph id */
+enum ga_ranges_node_kind {
+	GA_RANGES_N_RANGE,           /* id: key index */
+	GA_RANGES_N_NORANGE,         /* root "(no range)" */
+	GA_RANGES_N_UNATTR,          /* root "(unattributed)" */
+	GA_RANGES_N_KERNEL,          /* leaf, id: kernel name strtab id */
+	GA_RANGES_N_MEMCPY,          /* leaf, id: copy kind */
+	GA_RANGES_N_MEMSET,          /* leaf */
+	GA_RANGES_N_GRAPH,           /* leaf, id: graph id */
 };
 
 /* A node of the range tree: activities aggregated by range name path. */
-struct ga_nvtx_node {
-	uint32_t parent;           /* node index, GA_NVTX_NONE for roots */
-	uint32_t kind;             /* enum ga_nvtx_node_kind */
+struct ga_ranges_node {
+	uint32_t parent;           /* node index, GA_RANGES_NONE for roots */
+	uint32_t kind;             /* enum ga_ranges_node_kind */
 	uint32_t id;
 	uint32_t child, next;      /* first child, next sibling (after finish) */
 	uint64_t instances;        /* ranges: instances; leaves: activities */
 	uint64_t gpu_ns, acts, kernels;   /* the whole subtree */
 };
 
-/* What an activity was attributed to: see ga_nvtx_attribute(). */
-struct ga_nvtx_attr {
-	uint32_t inner;            /* range index, GA_NVTX_NONE or GA_NVTX_UNATTR */
+/* What an activity was attributed to: see ga_ranges_attribute(). */
+struct ga_ranges_attr {
+	uint32_t inner;            /* range index, GA_RANGES_NONE or GA_RANGES_UNATTR */
 	uint64_t t;                /* when it was launched (API start) */
 };
 
-struct ga_nvtx_thread {
+struct ga_ranges_thread {
 	uint32_t lo, hi;           /* its ranges: ranges[lo..hi) */
 };
 
-struct ga_nvtx_corr {
+struct ga_ranges_corr {
 	uint64_t t;                /* start of the earliest API record, UINT64_MAX none */
 	uint32_t inner;            /* innermost range at t */
 	uint32_t reserved;
 };
 
 /* A recent node lookup: (parent + 1, kind << 32 | id) -> node; a == 0: empty. */
-struct ga_nvtx_nref {
+struct ga_ranges_nref {
 	uint64_t a, b;
 	uint32_t node;
 };
 
-#define GA_NVTX_NREF_CACHE 256
+#define GA_RANGES_NREF_CACHE 256
 
 /* Correlation ids count up from 1 in a process: an array beats a hash. */
-struct ga_nvtx_dense {
+struct ga_ranges_dense {
 	uint32_t *v;
 	size_t n, cap;
 };
 
-struct ga_nvtx {
-	struct ga_nvtx_range *ranges;   /* by (proc, tid, start, end descending) */
+struct ga_ranges {
+	struct ga_ranges_range *ranges;   /* by (proc, tid, start, end descending) */
 	size_t nranges, capranges;
-	struct ga_nvtx_key *keys;
+	struct ga_ranges_key *keys;
 	size_t nkeys, capkeys;
 	struct ga_map key_map;     /* (domain, name) -> key index */
-	struct ga_nvtx_mark *marks;
+	struct ga_ranges_mark *marks;
 	size_t nmarks, capmarks;
 	struct ga_map mark_map;
-	struct ga_nvtx_thread *threads;
+	struct ga_ranges_thread *threads;
 	size_t nthreads, capthreads;
 	struct ga_map thread_map;  /* (proc, tid) -> thread index */
-	struct ga_nvtx_corr *corrs;
+	struct ga_ranges_corr *corrs;
 	size_t ncorrs, capcorrs;
-	struct ga_nvtx_dense *dense; /* per process: correlation -> corr index + 1 */
+	struct ga_ranges_dense *dense; /* per process: correlation -> corr index + 1 */
 	struct ga_map corr_map;    /* (proc, correlation) -> corr index + 1, large ids */
 	struct ga_map gnode_map;   /* (proc, graph node) -> range index + 1, UINT32_MAX none */
-	struct ga_nvtx_node *nodes;
+	struct ga_ranges_node *nodes;
 	size_t nnodes, capnodes;
 	struct ga_map node_map;    /* (parent + 1, kind << 32 | id) -> node index */
 	/* Every activity looks its leaf up: a few kernels make most of them. */
-	struct ga_nvtx_nref nref[GA_NVTX_NREF_CACHE];
+	struct ga_ranges_nref nref[GA_RANGES_NREF_CACHE];
 	uint32_t root;             /* first root of the tree (after finish) */
 	uint8_t *proc_ranges;      /* per process: it has ranges */
 	size_t nprocs;
@@ -143,18 +143,18 @@ struct ga_nvtx {
 	int indexed;
 	/*
 	 * No ranges and nothing filtered: every activity is "(no range)" and
-	 * ga_nvtx_finish() takes the tree's counts from the model's totals
-	 * instead of ga_nvtx_account() being called per activity.
+	 * ga_ranges_finish() takes the tree's counts from the model's totals
+	 * instead of ga_ranges_account() being called per activity.
 	 */
 	int from_model;
 	char err[320];
 };
 
-void ga_nvtx_init(struct ga_nvtx *nx);
-void ga_nvtx_free(struct ga_nvtx *nx);
+void ga_ranges_init(struct ga_ranges *nx);
+void ga_ranges_free(struct ga_ranges *nx);
 
 /* A trace to scan: the file at path, or len bytes at buf (path names them). */
-struct ga_nvtx_src {
+struct ga_ranges_src {
 	const char *path;
 	const void *buf;
 	size_t len;
@@ -168,26 +168,26 @@ struct ga_nvtx_src {
  * are left for the model to report.  Returns 0, or -1 when memory runs out
  * (nx->err says so).
  */
-int ga_nvtx_scan(struct ga_nvtx *nx, struct ga_model *m, const struct ga_nvtx_src *src,
+int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ranges_src *src,
 		 size_t n);
 
 /* The range an activity was launched in (see the top of this file). */
-struct ga_nvtx_attr ga_nvtx_attribute(const struct ga_nvtx *nx, const struct ga_act *a);
+struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a);
 
 /*
  * Call fn(ctx, range index) for each range open at the attribution's
  * launch, the innermost first.  Stops and returns fn's value when that is
  * non-zero, else returns 0.
  */
-int ga_nvtx_walk(struct ga_nvtx *nx, const struct ga_nvtx_attr *at,
+int ga_ranges_walk(struct ga_ranges *nx, const struct ga_ranges_attr *at,
 		 int (*fn)(void *ctx, uint32_t range), void *ctx);
 
 /*
  * Count a kept activity into the range table and tree; returns the
  * strtab id of its innermost range's label (0 none), or GA_STR_NOMEM.
  */
-uint32_t ga_nvtx_account(struct ga_nvtx *nx, const struct ga_act *a,
-			 const struct ga_nvtx_attr *at);
+uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
+			 const struct ga_ranges_attr *at);
 
 /*
  * After the model has read everything (and ga_model_finish()): with
@@ -195,21 +195,15 @@ uint32_t ga_nvtx_account(struct ga_nvtx *nx, const struct ga_act *a,
  * first; hide_empty leaves out nodes no kept activity reached (under a
  * filter).  Returns 0, or -1 when memory runs out.
  */
-int ga_nvtx_finish(struct ga_nvtx *nx, const struct ga_model *m, int hide_empty);
+int ga_ranges_finish(struct ga_ranges *nx, const struct ga_model *m, int hide_empty);
 
 /* Key indices by GPU time, then CPU time, descending; NULL out of memory. */
-uint32_t *ga_nvtx_order_keys(const struct ga_nvtx *nx, const struct ga_model *m);
+uint32_t *ga_ranges_order_keys(const struct ga_ranges *nx, const struct ga_model *m);
 
-/*
- * Print the range table, then the marks; filtered leaves out ranges no kept
- * activity ran in; name_width 0: never cut names.  Returns 0, or -1 when
- * memory runs out.
- */
-int ga_nvtx_print_table(const struct ga_nvtx *nx, struct ga_model *m, int filtered,
-			size_t name_width, FILE *out);
-
-/* Print the tree of ranges, nested ranges and activities.  0 or -1. */
-int ga_nvtx_print_tree(const struct ga_nvtx *nx, struct ga_model *m, size_t name_width,
-		       FILE *out);
+/* The "(no range)" and "(unattributed)" roots, which sort last. */
+static inline int ga_ranges_pseudo_root(const struct ga_ranges_node *n)
+{
+	return n->kind == GA_RANGES_N_NORANGE || n->kind == GA_RANGES_N_UNATTR;
+}
 
 #endif

@@ -22,17 +22,17 @@
 
 typedef uint32_t (*str_fn)(void *ctx, uint32_t id);
 
-void ga_stacks_setup(struct ga_stacks *st, unsigned depth)
+void ga_sites_setup(struct ga_sites *st, unsigned depth)
 {
 	memset(st, 0, sizeof(*st));
 	if (depth < 1)
 		depth = 1;
-	if (depth > GA_STACKS_MAX_FRAMES)
-		depth = GA_STACKS_MAX_FRAMES;
+	if (depth > GA_SITES_MAX_FRAMES)
+		depth = GA_SITES_MAX_FRAMES;
 	st->depth = depth;
 }
 
-static void corr_reset(struct ga_stacks *st, uint32_t proc)
+static void corr_reset(struct ga_sites *st, uint32_t proc)
 {
 	free(st->corr);
 	st->corr = NULL;
@@ -41,7 +41,7 @@ static void corr_reset(struct ga_stacks *st, uint32_t proc)
 	st->corr_proc = proc;
 }
 
-void ga_stacks_free(struct ga_stacks *st)
+void ga_sites_free(struct ga_sites *st)
 {
 	free(st->frames);
 	ga_map_free(&st->frame_map);
@@ -69,7 +69,7 @@ void ga_stacks_free(struct ga_stacks *st)
  * frames and the launch code nvcc generates, to skip, are named only by
  * the lookup; deeper ones take further passes (sym_passes).
  */
-#define GA_STACKS_RUNTIME_SLACK 8
+#define GA_SITES_RUNTIME_SLACK 8
 
 static const char *base_name(const char *path)
 {
@@ -95,7 +95,7 @@ static int internal_module(const char *path)
 
 /* ---- records ---- */
 
-static int on_frame(struct ga_stacks *st, struct ga_model *m, uint32_t proc,
+static int on_frame(struct ga_sites *st, struct ga_model *m, uint32_t proc,
 		    const struct gp_rec_frame *r, str_fn str, void *sctx)
 {
 	struct ga_stack_frame *f;
@@ -122,7 +122,7 @@ static int on_frame(struct ga_stacks *st, struct ga_model *m, uint32_t proc,
 	return 0;
 }
 
-static int on_stack(struct ga_stacks *st, uint32_t proc, const struct gp_rec_stack *r)
+static int on_stack(struct ga_sites *st, uint32_t proc, const struct gp_rec_stack *r)
 {
 	const uint64_t *pc = (const void *)(r + 1);
 	struct ga_stack *s;
@@ -151,7 +151,7 @@ static int on_stack(struct ga_stacks *st, uint32_t proc, const struct gp_rec_sta
 	return 0;
 }
 
-static int on_gnode(struct ga_stacks *st, uint32_t proc, const struct gp_rec_graph_node *r)
+static int on_gnode(struct ga_sites *st, uint32_t proc, const struct gp_rec_graph_node *r)
 {
 	uint32_t *slot;
 
@@ -163,7 +163,7 @@ static int on_gnode(struct ga_stacks *st, uint32_t proc, const struct gp_rec_gra
 	return 0;
 }
 
-static int on_corr(struct ga_stacks *st, uint32_t proc, const struct gp_rec_corr_stack *r)
+static int on_corr(struct ga_sites *st, uint32_t proc, const struct gp_rec_corr_stack *r)
 {
 	uint32_t c = r->correlation, *slot;
 
@@ -192,7 +192,7 @@ static int on_corr(struct ga_stacks *st, uint32_t proc, const struct gp_rec_corr
 	return 0;
 }
 
-static uint32_t corr_get(const struct ga_stacks *st, uint32_t proc, uint32_t c)
+static uint32_t corr_get(const struct ga_sites *st, uint32_t proc, uint32_t c)
 {
 	const uint32_t *v;
 
@@ -204,7 +204,7 @@ static uint32_t corr_get(const struct ga_stacks *st, uint32_t proc, uint32_t c)
 }
 
 /* STACK, FRAME and GRAPH_NODE records, whichever pass reads them. */
-static int take(struct ga_stacks *st, struct ga_model *m, uint32_t proc,
+static int take(struct ga_sites *st, struct ga_model *m, uint32_t proc,
 		const struct gp_rec *rec, str_fn str, void *sctx)
 {
 	switch (rec->type) {
@@ -226,7 +226,7 @@ static uint32_t model_str(void *ctx, uint32_t id)
 
 static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
 {
-	struct ga_stacks *st = ctx;
+	struct ga_sites *st = ctx;
 
 	if (rec->type == GP_REC_CORR_STACK)
 		return on_corr(st, proc, (const void *)rec);
@@ -238,7 +238,7 @@ static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp
  * is set for a graph node whose GRAPH_NODE record may still come (the
  * result is then the graph launch's stack, the fallback).
  */
-static uint32_t launch_stack(const struct ga_stacks *st, const struct ga_act *a, int *deferred)
+static uint32_t launch_stack(const struct ga_sites *st, const struct ga_act *a, int *deferred)
 {
 	const uint32_t *v;
 
@@ -252,7 +252,7 @@ static uint32_t launch_stack(const struct ga_stacks *st, const struct ga_act *a,
 	return corr_get(st, a->proc, a->correlation);
 }
 
-static int count_add(struct ga_stacks *st, const struct ga_act *a, uint32_t stack, int deferred)
+static int count_add(struct ga_sites *st, const struct ga_act *a, uint32_t stack, int deferred)
 {
 	struct ga_stack_count *c;
 	uint32_t *slot, i;
@@ -315,7 +315,7 @@ add:
 
 static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
-	struct ga_stacks *st = ctx;
+	struct ga_sites *st = ctx;
 	uint32_t stack;
 	int deferred;
 
@@ -330,7 +330,7 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	return count_add(st, a, stack, deferred);
 }
 
-void ga_stacks_bind(struct ga_stacks *st, struct ga_model *m)
+void ga_sites_bind(struct ga_sites *st, struct ga_model *m)
 {
 	m->obs.ctx = st;
 	m->obs.rec = obs_rec;
@@ -340,7 +340,7 @@ void ga_stacks_bind(struct ga_stacks *st, struct ga_model *m)
 /* ---- reading ahead ---- */
 
 struct scan {
-	struct ga_stacks *st;
+	struct ga_sites *st;
 	struct ga_model *m;
 	uint32_t proc;
 	int oom;
@@ -381,7 +381,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 	return rc < 0;
 }
 
-int ga_stacks_scan(struct ga_stacks *st, struct ga_model *m, char *const *paths, int n)
+int ga_sites_scan(struct ga_sites *st, struct ga_model *m, char *const *paths, int n)
 {
 	struct scan s;
 	int i, rc = 0;
@@ -406,7 +406,7 @@ int ga_stacks_scan(struct ga_stacks *st, struct ga_model *m, char *const *paths,
 	return rc;
 }
 
-int ga_stacks_any(const struct ga_stacks *st)
+int ga_sites_any(const struct ga_sites *st)
 {
 	return st->stack_records || st->corr_records || st->with_stack;
 }
@@ -414,7 +414,7 @@ int ga_stacks_any(const struct ga_stacks *st)
 /* ---- sites ---- */
 
 /* Text of frame pc of proc: its strtab id, GA_STR_NOMEM out of memory. */
-static uint32_t frame_text(struct ga_stacks *st, struct ga_model *m, uint32_t proc, uint64_t pc)
+static uint32_t frame_text(struct ga_sites *st, struct ga_model *m, uint32_t proc, uint64_t pc)
 {
 	const uint32_t *v = ga_map_find(&st->frame_map, proc, pc);
 	struct ga_stack_frame *f = v ? &st->frames[*v] : NULL;
@@ -434,7 +434,7 @@ static uint32_t frame_text(struct ga_stacks *st, struct ga_model *m, uint32_t pr
 					   base_name(ga_model_str(m, f->file)), f->line);
 		else if (f->file)
 			rc = ga_buf_printf(&b, "%s (%s)", fn, base_name(ga_model_str(m, f->file)));
-		else if (f->module && (f->sym & GA_STACKS_SYM_FN))
+		else if (f->module && (f->sym & GA_SITES_SYM_FN))
 			rc = ga_buf_printf(&b, "%s (%s+0x%" PRIx64 ")", fn,
 					   base_name(ga_model_str(m, f->module)), f->offset);
 		else if (f->module)
@@ -636,7 +636,7 @@ static int stub_host(const char *fn, const char *k, size_t klen)
  * recorder's, CUPTI's, the driver's and a shared runtime's libraries, and
  * past a static runtime's frames and the launch code nvcc generates.
  */
-static uint32_t first_user(const struct ga_stacks *st, const struct ga_model *m,
+static uint32_t first_user(const struct ga_sites *st, const struct ga_model *m,
 			   const struct ga_stack *s)
 {
 	const char *kern = NULL;
@@ -686,20 +686,20 @@ struct symqueue {
  * Queue the frames of stack s that a site with k frames shows, those not
  * looked up yet and not already turned into text.  0, or -1 out of memory.
  */
-static int sym_want(struct ga_stacks *st, const struct ga_model *m, const struct ga_stack *s,
+static int sym_want(struct ga_sites *st, const struct ga_model *m, const struct ga_stack *s,
 		    uint32_t k, struct symqueue *q)
 {
 	uint32_t i, first = first_user(st, m, s);
 
 	/* Names may show more frames to be the runtime's: look a few more up. */
-	k += GA_STACKS_RUNTIME_SLACK;
+	k += GA_SITES_RUNTIME_SLACK;
 	for (i = first; i < s->n && i - first < k; i++) {
 		const uint32_t *v = ga_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
 		struct ga_stack_frame *f = v ? &st->frames[*v] : NULL;
 
-		if (!f || (f->sym & GA_STACKS_SYM_QUEUED) || f->text || !f->module || !f->offset)
+		if (!f || (f->sym & GA_SITES_SYM_QUEUED) || f->text || !f->module || !f->offset)
 			continue;
-		f->sym |= GA_STACKS_SYM_QUEUED;
+		f->sym |= GA_SITES_SYM_QUEUED;
 		if (ga_util_grow(&q->q, &q->cap, q->n + 1, sizeof(*q->q)))
 			return -1;
 		q->q[q->n].module = f->module;
@@ -750,7 +750,7 @@ static void sym_apply(struct ga_stack_frame *f, const struct ga_stack_sym *x)
 			f->function = x->function;   /* the function of that line */
 	} else if (x->function && !f->function) {
 		f->function = x->function;
-		f->sym |= GA_STACKS_SYM_FN;
+		f->sym |= GA_SITES_SYM_FN;
 	}
 }
 
@@ -759,7 +759,7 @@ static void sym_apply(struct ga_stack_frame *f, const struct ga_stack_sym *x)
  * sorted: one addr2line run for those not known yet.  0, or -1 out of
  * memory.
  */
-static int sym_module(struct ga_stacks *st, struct ga_model *m, const struct symq *q,
+static int sym_module(struct ga_sites *st, struct ga_model *m, const struct symq *q,
 		      size_t lo, size_t hi)
 {
 	struct ga_symbolize_line *lines = NULL;
@@ -802,7 +802,7 @@ out:
 }
 
 /* Look up the frames queued, module by module; frees the queue.  0, or -1. */
-static int sym_resolve(struct ga_stacks *st, struct ga_model *m, struct symqueue *q)
+static int sym_resolve(struct ga_sites *st, struct ga_model *m, struct symqueue *q)
 {
 	size_t lo, hi;
 	int rc = 0;
@@ -825,8 +825,8 @@ static int sym_resolve(struct ga_stacks *st, struct ga_model *m, struct symqueue
  * (a static runtime's frames get their names only now), which moves a
  * site's first frame on past those looked up.  0, or -1 out of memory.
  */
-static int sym_passes(struct ga_stacks *st, struct ga_model *m,
-		      int (*queue)(struct ga_stacks *, struct ga_model *, struct symqueue *))
+static int sym_passes(struct ga_sites *st, struct ga_model *m,
+		      int (*queue)(struct ga_sites *, struct ga_model *, struct symqueue *))
 {
 	for (;;) {
 		struct symqueue q = { 0 };
@@ -845,7 +845,7 @@ static int sym_passes(struct ga_stacks *st, struct ga_model *m,
 }
 
 /* Every stack read so far. */
-static int queue_all(struct ga_stacks *st, struct ga_model *m, struct symqueue *q)
+static int queue_all(struct ga_sites *st, struct ga_model *m, struct symqueue *q)
 {
 	size_t i;
 
@@ -855,7 +855,7 @@ static int queue_all(struct ga_stacks *st, struct ga_model *m, struct symqueue *
 	return 0;
 }
 
-int ga_stacks_symbolize(struct ga_stacks *st, struct ga_model *m)
+int ga_sites_symbolize(struct ga_sites *st, struct ga_model *m)
 {
 	if (!st->symbolize)
 		return 0;
@@ -863,7 +863,7 @@ int ga_stacks_symbolize(struct ga_stacks *st, struct ga_model *m)
 }
 
 /* The stacks behind the kernels counted, as finish will settle them. */
-static int queue_counted(struct ga_stacks *st, struct ga_model *m, struct symqueue *q)
+static int queue_counted(struct ga_sites *st, struct ga_model *m, struct symqueue *q)
 {
 	size_t i;
 
@@ -883,21 +883,21 @@ static int queue_counted(struct ga_stacks *st, struct ga_model *m, struct symque
 }
 
 /* The frames the sites list beyond their depth (JSON). */
-static int queue_listed(struct ga_stacks *st, struct ga_model *m, struct symqueue *q)
+static int queue_listed(struct ga_sites *st, struct ga_model *m, struct symqueue *q)
 {
 	size_t i;
 
 	for (i = 0; i < st->nsites; i++) {
 		if (st->sites[i].best == NONE)
 			continue;
-		if (sym_want(st, m, &st->stacks[st->sites[i].best], GA_STACKS_MAX_FRAMES, q))
+		if (sym_want(st, m, &st->stacks[st->sites[i].best], GA_SITES_MAX_FRAMES, q))
 			return -1;
 	}
 	return 0;
 }
 
 /* The collapsed site of stack index si: its strtab id, or GA_STR_NOMEM. */
-static uint32_t collapse(struct ga_stacks *st, struct ga_model *m, uint32_t si)
+static uint32_t collapse(struct ga_sites *st, struct ga_model *m, uint32_t si)
 {
 	struct ga_stack *s = &st->stacks[si];
 	struct ga_buf b = { 0 };
@@ -926,7 +926,7 @@ static uint32_t collapse(struct ga_stacks *st, struct ga_model *m, uint32_t si)
 	return id;
 }
 
-uint32_t ga_stacks_site_of(struct ga_stacks *st, struct ga_model *m, const struct ga_act *a)
+uint32_t ga_sites_site_of(struct ga_sites *st, struct ga_model *m, const struct ga_act *a)
 {
 	uint32_t stack, *v;
 	int deferred;
@@ -938,7 +938,7 @@ uint32_t ga_stacks_site_of(struct ga_stacks *st, struct ga_model *m, const struc
 }
 
 /* Site index of collapsed string str, made when new; NONE out of memory. */
-static uint32_t site_get(struct ga_stacks *st, uint32_t str)
+static uint32_t site_get(struct ga_sites *st, uint32_t str)
 {
 	struct ga_stack_site *x;
 	uint32_t *slot;
@@ -960,7 +960,7 @@ static uint32_t site_get(struct ga_stacks *st, uint32_t str)
 }
 
 /* Site of (proc, stack id); *si receives the stack index, NONE unknown. */
-static uint32_t site_of_stack(struct ga_stacks *st, struct ga_model *m, uint32_t proc,
+static uint32_t site_of_stack(struct ga_sites *st, struct ga_model *m, uint32_t proc,
 			      uint32_t stack, uint32_t *si)
 {
 	const uint32_t *v = ga_map_find(&st->stack_map, proc, stack);
@@ -985,7 +985,7 @@ static uint32_t site_of_stack(struct ga_stacks *st, struct ga_model *m, uint32_t
 }
 
 struct sort_ctx {
-	const struct ga_stacks *st;
+	const struct ga_sites *st;
 	const struct ga_model *m;
 };
 
@@ -1017,7 +1017,7 @@ static int cmp_site(const void *pa, const void *pb, void *ctx)
 }
 
 /* The frames a site lists: those of its heaviest stack, internal ones dropped. */
-static int site_frames(struct ga_stacks *st, struct ga_model *m, struct ga_stack_site *x)
+static int site_frames(struct ga_sites *st, struct ga_model *m, struct ga_stack_site *x)
 {
 	const struct ga_stack *s;
 	uint32_t i, first;
@@ -1028,7 +1028,7 @@ static int site_frames(struct ga_stacks *st, struct ga_model *m, struct ga_stack
 		return 0;
 	s = &st->stacks[x->best];
 	first = first_user(st, m, s);
-	for (i = first; i < s->n && i - first < GA_STACKS_MAX_FRAMES; i++) {
+	for (i = first; i < s->n && i - first < GA_SITES_MAX_FRAMES; i++) {
 		uint32_t t = frame_text(st, m, s->proc, st->pcs[s->off + i]);
 
 		if (t == GA_STR_NOMEM ||
@@ -1040,7 +1040,7 @@ static int site_frames(struct ga_stacks *st, struct ga_model *m, struct ga_stack
 	return 0;
 }
 
-int ga_stacks_finish(struct ga_stacks *st, struct ga_model *m)
+int ga_sites_finish(struct ga_sites *st, struct ga_model *m)
 {
 	struct ga_map sk = { 0 };
 	struct sort_ctx sc = { st, m };
@@ -1126,180 +1126,3 @@ out:
 }
 
 /* ---- output ---- */
-
-static const char *cut(char *buf, size_t n, const char *s, size_t width)
-{
-	return width ? ga_fmt_trunc(buf, n, s, width) : s;
-}
-
-/* Does skern entry a come before b among one kernel's sites? */
-static int site_before(const struct ga_stacks *st, const struct ga_model *m,
-		       const struct ga_stack_kernel *a, const struct ga_stack_kernel *b)
-{
-	if (a->ns != b->ns)
-		return a->ns > b->ns;
-	return strcmp(ga_model_str(m, st->sites[a->site].str),
-		      ga_model_str(m, st->sites[b->site].str)) < 0;
-}
-
-/* Up to want skern indices of kernel name, most time first, into top. */
-static size_t kernel_sites(const struct ga_stacks *st, const struct ga_model *m, uint32_t name,
-			   uint32_t *top, size_t want)
-{
-	size_t i, j, pos, n = 0;
-
-	for (i = 0; i < st->nskern; i++) {
-		const struct ga_stack_kernel *k = &st->skern[i];
-
-		if (k->name != name)
-			continue;
-		for (pos = n; pos > 0 && site_before(st, m, k, &st->skern[top[pos - 1]]); pos--)
-			;
-		if (pos >= want)
-			continue;
-		for (j = n < want ? n : want - 1; j > pos; j--)
-			top[j] = top[j - 1];
-		top[pos] = (uint32_t)i;
-		if (n < want)
-			n++;
-	}
-	return n;
-}
-
-static int print_top_kernels(const struct ga_stacks *st, struct ga_model *m, size_t top,
-			     size_t width, FILE *out)
-{
-	char tb[48], nb[4 * 256 + 8];
-	struct ga_table t;
-	uint32_t *ord = ga_model_order_kernels(m), sel[3];
-	size_t i, j, n, rows = 0;
-	int rc = 0;
-
-	if (!ord)
-		return -1;
-	if (!top || top > m->nkstats)
-		top = m->nkstats;
-	ga_table_init(&t, 3);
-	ga_table_col(&t, 0, "GPU time", 1, 0);
-	ga_table_col(&t, 1, "Launches", 1, 0);
-	ga_table_col(&t, 2, "Kernel / launch site", 0, 0);
-	for (i = 0; i < top && !rc; i++) {
-		const struct ga_kstat *k = &m->kstats[ord[i]];
-
-		n = kernel_sites(st, m, k->name, sel, 3);
-		if (!n)
-			continue;
-		rows++;
-		rc |= ga_table_add(&t, ga_fmt_time(tb, sizeof(tb), k->total));
-		rc |= ga_table_addf(&t, "%" PRIu64, k->count);
-		rc |= ga_table_add(&t, cut(nb, sizeof(nb), ga_strtab_full(&m->strs, k->name), width));
-		for (j = 0; j < n && !rc; j++) {
-			const struct ga_stack_kernel *sk = &st->skern[sel[j]];
-
-			rc |= ga_table_add(&t, ga_fmt_time(tb, sizeof(tb), sk->ns));
-			rc |= ga_table_addf(&t, "%" PRIu64, sk->count);
-			rc |= ga_table_addf(&t, "  %s", cut(nb, sizeof(nb), ga_model_str(
-						   m, st->sites[sk->site].str), width));
-		}
-	}
-	if (!rc && rows) {
-		fputs("\nTop launch sites of the top kernels:\n", out);
-		ga_table_print(&t, out);
-	}
-	ga_table_free(&t);
-	free(ord);
-	return rc ? -1 : 0;
-}
-
-int ga_stacks_print(const struct ga_stacks *st, struct ga_model *m, size_t rows,
-		    size_t top_kernels, size_t width, FILE *out)
-{
-	char b[48], nb[4 * 256 + 8];
-	struct ga_table t;
-	size_t i, n;
-	int rc = 0;
-
-	if (width > 256)
-		width = 256;
-	if (!st->nsites) {
-		fputs("Launch sites: no kept kernel has a launch stack\n", out);
-	} else {
-		n = rows && rows < st->nsites ? rows : st->nsites;
-		ga_table_init(&t, 5);
-		ga_table_col(&t, 0, "GPU time", 1, 0);
-		ga_table_col(&t, 1, "Share", 1, 0);
-		ga_table_col(&t, 2, "Kernels", 1, 0);
-		ga_table_col(&t, 3, "Launches", 1, 0);
-		ga_table_col(&t, 4, "Launch site", 0, 0);
-		for (i = 0; i < n && !rc; i++) {
-			const struct ga_stack_site *x = &st->sites[st->order[i]];
-
-			rc |= ga_table_add(&t, ga_fmt_time(b, sizeof(b), x->gpu_ns));
-			rc |= ga_table_addf(&t, "%.1f%%", m->kernel_total ?
-					    100.0 * (double)x->gpu_ns / (double)m->kernel_total : 0.0);
-			rc |= ga_table_addf(&t, "%u", x->kernels);
-			rc |= ga_table_addf(&t, "%" PRIu64, x->launches);
-			rc |= ga_table_add(&t, cut(nb, sizeof(nb), ga_model_str(m, x->str), width));
-		}
-		if (!rc) {
-			fprintf(out, "Launch sites (kernels by host call stack, innermost first, "
-				"%u frame%s):\n", st->depth, st->depth == 1 ? "" : "s");
-			ga_table_print(&t, out);
-			if (n < st->nsites)
-				fprintf(out, "\xe2\x80\xa6 %zu more launch sites (use --top 0 for all)\n",
-					st->nsites - n);
-		}
-		ga_table_free(&t);
-		if (rc)
-			return -1;
-	}
-	fprintf(out, "%" PRIu64 " of %" PRIu64 " kernels have a launch stack\n", st->with_stack,
-		st->kernels);
-	if (st->nsites && print_top_kernels(st, m, top_kernels, width, out))
-		return -1;
-	return 0;
-}
-
-static int jstr(FILE *out, struct ga_buf *b, const char *s)
-{
-	b->len = 0;
-	if (ga_json_escape(b, s, strlen(s)))
-		return -1;
-	fwrite(b->p, 1, b->len, out);
-	return 0;
-}
-
-int ga_stacks_json(const struct ga_stacks *st, struct ga_model *m, FILE *out)
-{
-	struct ga_buf b = { 0 };
-	size_t i, j;
-	int rc = 0;
-
-	fputs("\"launch_sites\":[", out);
-	for (i = 0; i < st->nsites && !rc; i++) {
-		const struct ga_stack_site *x = &st->sites[st->order[i]];
-
-		fputs(i ? ",\n  {\"site\":" : "\n  {\"site\":", out);
-		rc |= jstr(out, &b, ga_model_str(m, x->str));
-		fputs(",\"frames\":[", out);
-		for (j = 0; j < x->nf && !rc; j++) {
-			if (j)
-				fputc(',', out);
-			rc |= jstr(out, &b, ga_model_str(m, st->ftext[x->foff + j]));
-		}
-		fprintf(out, "],\"gpu_ns\":%" PRIu64 ",\"launches\":%" PRIu64 ",\"kernels\":[",
-			x->gpu_ns, x->launches);
-		for (j = x->klo; j < x->khi && !rc; j++) {
-			const struct ga_stack_kernel *k = &st->skern[j];
-
-			fputs(j > x->klo ? ",{\"name\":" : "{\"name\":", out);
-			rc |= jstr(out, &b, ga_strtab_full(&m->strs, k->name));
-			fprintf(out, ",\"launches\":%" PRIu64 ",\"gpu_ns\":%" PRIu64 "}", k->count,
-				k->ns);
-		}
-		fputs("]}", out);
-	}
-	fputc(']', out);
-	ga_buf_free(&b);
-	return rc;
-}

@@ -31,10 +31,10 @@
  * JSON (st->list_frames) the frames each site lists; lookups go on, pass
  * after pass, while names found move a site's first frame on.
  *
- * Use: ga_stacks_setup(), ga_stacks_bind() to the model before it reads
- * the files, ga_stacks_finish() after ga_model_finish().  Streaming
+ * Use: ga_sites_setup(), ga_sites_bind() to the model before it reads
+ * the files, ga_sites_finish() after ga_model_finish().  Streaming
  * exporters that need a kernel's site while it streams by (CSV) call
- * ga_stacks_scan() first: it reads the STACK and FRAME records ahead.
+ * ga_sites_scan() first: it reads the STACK and FRAME records ahead.
  *
  * Memory: one entry per stack, frame, graph node with a stack, and
  * correlation with a stack (of the file being read only), plus one per
@@ -50,8 +50,8 @@
 #include "model/model.h"
 #include "base/util.h"
 
-#define GA_STACKS_DEPTH 3          /* frames of a collapsed site by default */
-#define GA_STACKS_MAX_FRAMES 32    /* frames listed per site in exports */
+#define GA_SITES_DEPTH 3          /* frames of a collapsed site by default */
+#define GA_SITES_MAX_FRAMES 32    /* frames listed per site in exports */
 
 struct ga_stack_frame {
 	uint64_t offset;           /* pc - module base */
@@ -59,11 +59,11 @@ struct ga_stack_frame {
 	uint32_t sym_offset;
 	uint32_t internal;         /* the recorder's, CUPTI's, CUDA's or libunwind's */
 	uint32_t text;             /* strtab id of the frame's text, 0 until built */
-	uint32_t sym;              /* GA_STACKS_SYM_* bits */
+	uint32_t sym;              /* GA_SITES_SYM_* bits */
 };
 
-#define GA_STACKS_SYM_QUEUED 1u    /* looked up, or about to be */
-#define GA_STACKS_SYM_FN 2u        /* function from debug information, sym_offset unknown */
+#define GA_SITES_SYM_QUEUED 1u    /* looked up, or about to be */
+#define GA_SITES_SYM_FN 2u        /* function from debug information, sym_offset unknown */
 
 /* What a lookup found for one (module, offset): strtab ids, line 0 none. */
 struct ga_stack_sym {
@@ -104,7 +104,7 @@ struct ga_stack_kernel {
 	uint64_t count, ns;
 };
 
-struct ga_stacks {
+struct ga_sites {
 	unsigned depth;            /* frames in a collapsed site, >= 1 */
 	int symbolize;             /* look shown frames up with addr2line (0 after setup) */
 	int list_frames;           /* the frames sites list are shown (JSON): look them up too */
@@ -138,7 +138,7 @@ struct ga_stacks {
 	struct ga_map site_map;    /* strtab id of the collapsed stack -> site index */
 	struct ga_stack_kernel *skern;
 	size_t nskern, capskern;
-	uint32_t *ftext;           /* strtab ids of frame texts, GA_STACKS_MAX_FRAMES per site at most */
+	uint32_t *ftext;           /* strtab ids of frame texts, GA_SITES_MAX_FRAMES per site at most */
 	size_t nftext, capftext;
 	uint32_t *order;           /* site indices, most GPU time first (after finish) */
 	struct ga_stack_sym *syms;
@@ -151,12 +151,12 @@ struct ga_stacks {
 	int finished;
 };
 
-/* depth: frames per collapsed site, 1 .. GA_STACKS_MAX_FRAMES. */
-void ga_stacks_setup(struct ga_stacks *st, unsigned depth);
-void ga_stacks_free(struct ga_stacks *st);
+/* depth: frames per collapsed site, 1 .. GA_SITES_MAX_FRAMES. */
+void ga_sites_setup(struct ga_sites *st, unsigned depth);
+void ga_sites_free(struct ga_sites *st);
 
 /* Observe m (m->obs) while it reads traces. */
-void ga_stacks_bind(struct ga_stacks *st, struct ga_model *m);
+void ga_sites_bind(struct ga_sites *st, struct ga_model *m);
 
 /*
  * Read the STACK, FRAME and GRAPH_NODE records of the regular files among
@@ -165,41 +165,30 @@ void ga_stacks_bind(struct ga_stacks *st, struct ga_model *m);
  * ones are left for the model to report.  Returns 0, or -1 when memory
  * runs out.
  */
-int ga_stacks_scan(struct ga_stacks *st, struct ga_model *m, char *const *paths, int n);
+int ga_sites_scan(struct ga_sites *st, struct ga_model *m, char *const *paths, int n);
 
 /*
  * With st->symbolize, look up the first depth frames (after the internal
  * ones) of every stack read so far, for exporters that print sites while
- * the activities stream by: call it after ga_stacks_scan().  Returns 0,
+ * the activities stream by: call it after ga_sites_scan().  Returns 0,
  * or -1 when memory runs out.
  */
-int ga_stacks_symbolize(struct ga_stacks *st, struct ga_model *m);
+int ga_sites_symbolize(struct ga_sites *st, struct ga_model *m);
 
 /* Non-zero when the traces hold call stacks. */
-int ga_stacks_any(const struct ga_stacks *st);
+int ga_sites_any(const struct ga_sites *st);
 
 /*
  * The collapsed site of a GPU activity as it streams by (before finish):
  * its strtab id, 0 when it has no stack or the stack is not known yet,
  * GA_STR_NOMEM when memory runs out.
  */
-uint32_t ga_stacks_site_of(struct ga_stacks *st, struct ga_model *m, const struct ga_act *a);
+uint32_t ga_sites_site_of(struct ga_sites *st, struct ga_model *m, const struct ga_act *a);
 
 /*
  * After the model is finished: settle deferred graph nodes, symbolize
  * (st->symbolize), build the sites.  Returns 0, or -1 when memory runs out.
  */
-int ga_stacks_finish(struct ga_stacks *st, struct ga_model *m);
-
-/*
- * Print the launch-site table (rows: 0 all), then the top sites of the
- * top_kernels kernels with most GPU time, then how many kernels had a
- * stack.  name_width 0: never cut sites.  Returns 0, or -1 out of memory.
- */
-int ga_stacks_print(const struct ga_stacks *st, struct ga_model *m, size_t rows,
-		    size_t top_kernels, size_t name_width, FILE *out);
-
-/* Write "launch_sites":[...] (no trailing comma).  0, or -1 out of memory. */
-int ga_stacks_json(const struct ga_stacks *st, struct ga_model *m, FILE *out);
+int ga_sites_finish(struct ga_sites *st, struct ga_model *m);
 
 #endif

@@ -616,9 +616,9 @@ static void test_staged_peer(void)
 	struct synth *s = synth_open(NULL);
 	const struct ga_memstat *st, *d2h, *h2d, *p2p;
 	const struct ga_label *l0, *l1;
-	struct ga_nvtx_src src;
+	struct ga_ranges_src src;
 	struct ga_model m;
-	struct ga_nvtx nx;
+	struct ga_ranges nx;
 	unsigned char *buf = NULL;
 	size_t len = 0, i, rows0 = 0, rows1 = 0;
 	uint32_t peer, cpy, peer_drv;
@@ -662,12 +662,12 @@ static void test_staged_peer(void)
 	CHECK(synth_close(s, &buf, &len) == 0);
 
 	ga_model_init(&m);
-	ga_nvtx_init(&nx);
+	ga_ranges_init(&nx);
 	m.keep_rows = SIZE_MAX;
 	src.path = "synth";
 	src.buf = buf;
 	src.len = len;
-	CHECK(ga_nvtx_scan(&nx, &m, &src, 1) == 0);
+	CHECK(ga_ranges_scan(&nx, &m, &src, 1) == 0);
 	CHECK(ga_model_add_mem(&m, "staged", buf, len) == GA_READ_OK);
 	CHECK(ga_model_finish(&m) == 0);
 	st = &m.copy[GA_COPY_STAGED_PEER];
@@ -698,7 +698,7 @@ static void test_staged_peer(void)
 	}
 	CHECKF(rows0 == 8 && rows1 == 8, "timeline legs: %zu on cuda:0, %zu on cuda:1", rows0,
 	       rows1);
-	ga_nvtx_free(&nx);
+	ga_ranges_free(&nx);
 	ga_model_free(&m);
 	free(buf);
 	tap_end();

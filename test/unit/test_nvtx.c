@@ -14,6 +14,7 @@
 #include "model/filter.h"
 #include "model/model.h"
 #include "model/ranges.h"
+#include "views/text.h"
 #include "synth.h"
 #include "synth_nvtx.h"
 #include "tap.h"
@@ -24,7 +25,7 @@
 
 struct loaded {
 	struct ga_model m;
-	struct ga_nvtx nx;
+	struct ga_ranges nx;
 	struct ga_filter f;
 	int ok;
 };
@@ -44,25 +45,25 @@ static int close_trace(struct synth *s, struct trace *t)
 /* Load traces as processes of one report, through l->f (options already given). */
 static void load(struct loaded *l, const struct trace *t, size_t n)
 {
-	struct ga_nvtx_src src[4];
+	struct ga_ranges_src src[4];
 	size_t i;
 
 	l->ok = 0;
 	ga_model_init(&l->m);
-	ga_nvtx_init(&l->nx);
+	ga_ranges_init(&l->nx);
 	l->m.keep_rows = SIZE_MAX;
 	for (i = 0; i < n; i++) {
 		src[i].path = "synth";
 		src[i].buf = t[i].buf;
 		src[i].len = t[i].len;
 	}
-	if (ga_nvtx_scan(&l->nx, &l->m, src, n))
+	if (ga_ranges_scan(&l->nx, &l->m, src, n))
 		return;
 	ga_filter_bind(&l->f, &l->nx, &l->m);
 	for (i = 0; i < n; i++)
 		if (ga_model_add_mem(&l->m, "synth", t[i].buf, t[i].len) != GA_READ_OK)
 			return;
-	if (ga_model_finish(&l->m) || ga_nvtx_finish(&l->nx, &l->m, ga_filter_active(&l->f)))
+	if (ga_model_finish(&l->m) || ga_ranges_finish(&l->nx, &l->m, ga_filter_active(&l->f)))
 		return;
 	l->ok = 1;
 }
@@ -70,11 +71,11 @@ static void load(struct loaded *l, const struct trace *t, size_t n)
 static void unload(struct loaded *l)
 {
 	ga_model_free(&l->m);
-	ga_nvtx_free(&l->nx);
+	ga_ranges_free(&l->nx);
 	ga_filter_free(&l->f);
 }
 
-static const struct ga_nvtx_key *key_named(struct loaded *l, const char *name)
+static const struct ga_ranges_key *key_named(struct loaded *l, const char *name)
 {
 	size_t i;
 
@@ -219,7 +220,7 @@ static void test_inclusive(const struct trace *t)
 	load(&l, t, 1);
 	CHECK(l.ok);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]) && l.ok; i++) {
-		const struct ga_nvtx_key *k = key_named(&l, want[i].name);
+		const struct ga_ranges_key *k = key_named(&l, want[i].name);
 
 		CHECKF(k, "no range %s", want[i].name);
 		if (!k)
@@ -233,8 +234,8 @@ static void test_inclusive(const struct trace *t)
 		       (unsigned long long)k->kernels);
 	}
 	if (l.ok) {
-		const struct ga_nvtx_key *e = key_named(&l, "E");
-		uint32_t *ord = ga_nvtx_order_keys(&l.nx, &l.m);
+		const struct ga_ranges_key *e = key_named(&l, "E");
+		uint32_t *ord = ga_ranges_order_keys(&l.nx, &l.m);
 
 		CHECK(e && e->unterminated == 1);
 		CHECK(ord && !strcmp(ga_model_str(&l.m, l.nx.keys[ord[0]].label), "A") &&
@@ -245,34 +246,34 @@ static void test_inclusive(const struct trace *t)
 	unload(&l);
 }
 
-static const struct ga_nvtx_node *child(struct loaded *l, uint32_t parent, uint32_t kind,
+static const struct ga_ranges_node *child(struct loaded *l, uint32_t parent, uint32_t kind,
 					const char *text)
 {
-	uint32_t x = parent == GA_NVTX_NONE ? l->nx.root : l->nx.nodes[parent].child;
+	uint32_t x = parent == GA_RANGES_NONE ? l->nx.root : l->nx.nodes[parent].child;
 
-	for (; x != GA_NVTX_NONE; x = l->nx.nodes[x].next) {
-		const struct ga_nvtx_node *n = &l->nx.nodes[x];
+	for (; x != GA_RANGES_NONE; x = l->nx.nodes[x].next) {
+		const struct ga_ranges_node *n = &l->nx.nodes[x];
 
 		if (n->kind != kind)
 			continue;
-		if (kind == GA_NVTX_N_RANGE &&
+		if (kind == GA_RANGES_N_RANGE &&
 		    strcmp(ga_model_str(&l->m, l->nx.keys[n->id].label), text))
 			continue;
-		if (kind == GA_NVTX_N_KERNEL && strcmp(ga_strtab_short(&l->m.strs, n->id), text))
+		if (kind == GA_RANGES_N_KERNEL && strcmp(ga_strtab_short(&l->m.strs, n->id), text))
 			continue;
 		return n;
 	}
 	return NULL;
 }
 
-static uint32_t idx(struct loaded *l, const struct ga_nvtx_node *n)
+static uint32_t idx(struct loaded *l, const struct ga_ranges_node *n)
 {
-	return n ? (uint32_t)(n - l->nx.nodes) : GA_NVTX_NONE;
+	return n ? (uint32_t)(n - l->nx.nodes) : GA_RANGES_NONE;
 }
 
 static void test_tree(const struct trace *t)
 {
-	const struct ga_nvtx_node *a, *b, *ka, *kb, *cp, *r, *rr, *none, *un;
+	const struct ga_ranges_node *a, *b, *ka, *kb, *cp, *r, *rr, *none, *un;
 	struct loaded l;
 	char *text = NULL;
 	size_t len = 0;
@@ -282,15 +283,15 @@ static void test_tree(const struct trace *t)
 	ga_filter_init(&l.f);
 	load(&l, t, 1);
 	CHECK(l.ok);
-	a = child(&l, GA_NVTX_NONE, GA_NVTX_N_RANGE, "A");
-	b = a ? child(&l, idx(&l, a), GA_NVTX_N_RANGE, "B") : NULL;
-	ka = a ? child(&l, idx(&l, a), GA_NVTX_N_KERNEL, "k") : NULL;
-	kb = b ? child(&l, idx(&l, b), GA_NVTX_N_KERNEL, "k") : NULL;
-	cp = b ? child(&l, idx(&l, b), GA_NVTX_N_MEMCPY, NULL) : NULL;
-	r = child(&l, GA_NVTX_NONE, GA_NVTX_N_RANGE, "r");
-	rr = r ? child(&l, idx(&l, r), GA_NVTX_N_RANGE, "r") : NULL;
-	none = child(&l, GA_NVTX_NONE, GA_NVTX_N_NORANGE, NULL);
-	un = child(&l, GA_NVTX_NONE, GA_NVTX_N_UNATTR, NULL);
+	a = child(&l, GA_RANGES_NONE, GA_RANGES_N_RANGE, "A");
+	b = a ? child(&l, idx(&l, a), GA_RANGES_N_RANGE, "B") : NULL;
+	ka = a ? child(&l, idx(&l, a), GA_RANGES_N_KERNEL, "k") : NULL;
+	kb = b ? child(&l, idx(&l, b), GA_RANGES_N_KERNEL, "k") : NULL;
+	cp = b ? child(&l, idx(&l, b), GA_RANGES_N_MEMCPY, NULL) : NULL;
+	r = child(&l, GA_RANGES_NONE, GA_RANGES_N_RANGE, "r");
+	rr = r ? child(&l, idx(&l, r), GA_RANGES_N_RANGE, "r") : NULL;
+	none = child(&l, GA_RANGES_NONE, GA_RANGES_N_NORANGE, NULL);
+	un = child(&l, GA_RANGES_NONE, GA_RANGES_N_UNATTR, NULL);
 	CHECK(a && b && ka && kb && cp && r && rr && none && un);
 	if (a && b && ka && kb && cp && r && rr && none && un) {
 		CHECKF(a->instances == 1 && a->gpu_ns == 420 && a->kernels == 6 && a->acts == 7,
@@ -304,10 +305,10 @@ static void test_tree(const struct trace *t)
 		CHECK(un->acts == 1 && un->gpu_ns == 110);
 		/* Biggest first; the pseudo roots last. */
 		CHECK(l.nx.root == idx(&l, a) && a->child == idx(&l, b));
-		CHECK(un->next == GA_NVTX_NONE && none->next == idx(&l, un));
+		CHECK(un->next == GA_RANGES_NONE && none->next == idx(&l, un));
 	}
 	f = open_memstream(&text, &len);
-	CHECK(f && ga_nvtx_print_tree(&l.nx, &l.m, 0, f) == 0);
+	CHECK(f && ga_text_tree_print(&l.nx, &l.m, 0, f) == 0);
 	if (f)
 		fclose(f);
 	CHECKF(text && strstr(text, "| A\n") &&
@@ -402,13 +403,13 @@ static void test_filters(const struct trace *t)
 
 		/* Every table sees the subset; ranges keep their CPU figures. */
 		if (kept_with(t, opts, &l) == 3) {
-			const struct ga_nvtx_key *a = key_named(&l, "A"), *c = key_named(&l, "C");
+			const struct ga_ranges_key *a = key_named(&l, "A"), *c = key_named(&l, "C");
 
 			CHECK(l.m.nkstats == 1 && l.m.copy[GP_COPY_HTOD].count == 1);
 			CHECK(a && a->gpu_ns == 200 && a->count == 1 && a->cpu_total == 1000);
 			CHECK(c && c->acts == 0);
-			CHECK(l.nx.nodes[l.nx.root].kind == GA_NVTX_N_RANGE &&
-			      l.nx.nodes[l.nx.root].next == GA_NVTX_NONE);
+			CHECK(l.nx.nodes[l.nx.root].kind == GA_RANGES_N_RANGE &&
+			      l.nx.nodes[l.nx.root].next == GA_RANGES_NONE);
 			CHECK(l.f.desc.p && !strcmp(l.f.desc.p, "--nvtx '^B$'"));
 			unload(&l);
 		} else {
@@ -492,7 +493,7 @@ static void test_processes(void)
 	load(&l, t, 3);
 	CHECK(l.ok && l.m.nrows == 6);
 	if (l.ok && l.m.nrows == 6) {
-		const struct ga_nvtx_key *p1 = key_named(&l, "p1"), *p2 = key_named(&l, "p2");
+		const struct ga_ranges_key *p1 = key_named(&l, "p1"), *p2 = key_named(&l, "p2");
 
 		CHECK(p1 && p1->acts == 1 && p1->gpu_ns == 10);
 		CHECK(p2 && p2->acts == 1 && p2->gpu_ns == 10);
@@ -523,8 +524,8 @@ static void test_no_ranges(void)
 	ga_filter_init(&l.f);
 	load(&l, &t, 1);
 	CHECK(l.ok && l.nx.nranges == 0 && l.nx.ncorrs == 0 && !l.nx.dense && l.nx.corr_map.n == 0);
-	CHECK(l.ok && l.nx.root != GA_NVTX_NONE &&
-	      l.nx.nodes[l.nx.root].kind == GA_NVTX_N_NORANGE && l.nx.no_range == 1);
+	CHECK(l.ok && l.nx.root != GA_RANGES_NONE &&
+	      l.nx.nodes[l.nx.root].kind == GA_RANGES_N_NORANGE && l.nx.no_range == 1);
 	unload(&l);
 	free(t.buf);
 	tap_end();

@@ -18,6 +18,7 @@
 #include "cmd/cmd.h"
 #include "model/model.h"
 #include "model/sites.h"
+#include "views/text.h"
 #include "synth.h"
 #include "synth_nvtx.h"
 #include "synth_stacks.h"
@@ -50,7 +51,7 @@ struct trace {
 
 struct loaded {
 	struct ga_model m;
-	struct ga_stacks st;
+	struct ga_sites st;
 	int ok;
 };
 
@@ -229,12 +230,12 @@ static void load(struct loaded *l, const struct trace *t, size_t n, unsigned dep
 
 	l->ok = 0;
 	ga_model_init(&l->m);
-	ga_stacks_setup(&l->st, depth);
-	ga_stacks_bind(&l->st, &l->m);
+	ga_sites_setup(&l->st, depth);
+	ga_sites_bind(&l->st, &l->m);
 	for (i = 0; i < n; i++)
 		if (ga_model_add_mem(&l->m, "synth", t[i].buf, t[i].len) != GA_READ_OK)
 			return;
-	if (ga_model_finish(&l->m) || ga_stacks_finish(&l->st, &l->m))
+	if (ga_model_finish(&l->m) || ga_sites_finish(&l->st, &l->m))
 		return;
 	l->ok = 1;
 }
@@ -242,7 +243,7 @@ static void load(struct loaded *l, const struct trace *t, size_t n, unsigned dep
 static void unload(struct loaded *l)
 {
 	ga_model_free(&l->m);
-	ga_stacks_free(&l->st);
+	ga_sites_free(&l->st);
 }
 
 static const struct ga_stack_site *site(const struct loaded *l, const char *text)
@@ -278,7 +279,7 @@ static char *print(struct loaded *l, size_t rows, size_t top)
 
 	if (!f)
 		return NULL;
-	if (ga_stacks_print(&l->st, &l->m, rows, top, 0, f)) {
+	if (ga_text_sites_print(&l->st, &l->m, rows, top, 0, f)) {
 		fclose(f);
 		free(p);
 		return NULL;
@@ -295,9 +296,9 @@ static void test_two_sites(const struct trace *t)
 	char *out;
 
 	tap_begin("stacks: two call sites of one kernel, stacks after activities");
-	load(&l, t, 1, GA_STACKS_DEPTH);
+	load(&l, t, 1, GA_SITES_DEPTH);
 	CHECK(l.ok);
-	CHECK(ga_stacks_any(&l.st));
+	CHECK(ga_sites_any(&l.st));
 	CHECKF(l.st.nsites == 2, "%zu sites", l.st.nsites);
 	a = site(&l, SITE1);
 	b = site(&l, SITE2);
@@ -367,7 +368,7 @@ static void test_merge(const struct trace *t)
 	struct loaded l;
 
 	tap_begin("stacks: merged files with the same stack ids");
-	load(&l, t, 2, GA_STACKS_DEPTH);
+	load(&l, t, 2, GA_SITES_DEPTH);
 	CHECK(l.ok);
 	a = site(&l, "launch (app.cu:42)" AR "main (app.cu:90)");
 	b = site(&l, "train (train.cu:7)" AR "main (app.cu:90)");
@@ -386,8 +387,8 @@ static void test_none(const struct trace *t)
 	struct loaded l;
 
 	tap_begin("stacks: a trace without stacks has none");
-	load(&l, t, 1, GA_STACKS_DEPTH);
-	CHECK(l.ok && !ga_stacks_any(&l.st) && l.st.nsites == 0);
+	load(&l, t, 1, GA_SITES_DEPTH);
+	CHECK(l.ok && !ga_sites_any(&l.st) && l.st.nsites == 0);
 	CHECK(l.st.kernels == 3 && l.st.with_stack == 0);
 	unload(&l);
 	tap_end();
@@ -733,7 +734,7 @@ static void test_static_runtime(void)
 
 	static_runtime(&t);
 	tap_begin("stacks: static runtime and launch stubs are not the program's frames");
-	load(&l, &t, 1, GA_STACKS_DEPTH);
+	load(&l, &t, 1, GA_SITES_DEPTH);
 	CHECK(l.ok);
 	CHECKF(l.st.nsites == 2, "%zu sites", l.st.nsites);
 	a = site(&l, "site_a()+0x0 (app)" AR "main+0x0 (app)");
@@ -852,7 +853,7 @@ static void test_static_runtime_names(void)
 
 	static_runtime_names(&t);
 	tap_begin("stacks: a static runtime's and nvcc's launch code's real names are left out");
-	load(&l, &t, 1, GA_STACKS_DEPTH);
+	load(&l, &t, 1, GA_SITES_DEPTH);
 	CHECK(l.ok);
 	CHECKF(l.st.nsites == n, "%zu sites, %zu expected", l.st.nsites, n);
 	for (i = 0; i < n; i++) {

@@ -1,0 +1,99 @@
+/*
+ * Building the analysis (see analysis.h): the index pass, the aggregate
+ * pass through the filters, and the finishing of every aggregate.  Runs
+ * offline only.
+ */
+#include "model/analysis.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "read/load.h"
+
+int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
+		     struct ga_filter *flt)
+{
+	memset(an, 0, sizeof(*an));
+	an->o = *o;
+	an->flt = flt;
+	ga_ranges_init(&an->rg);
+	ga_sites_setup(&an->st, o->stack_depth);
+	an->st.symbolize = o->symbolize;
+	an->st.list_frames = o->list_frames;
+	if (ga_model_init(&an->m)) {
+		ga_analysis_free(an);
+		return -1;
+	}
+	an->m.keep_rows = o->keep_rows;
+	if (o->observe_sites)
+		ga_sites_bind(&an->st, &an->m);
+	return 0;
+}
+
+int ga_analysis_filtered(const struct ga_analysis *an)
+{
+	return ga_filter_active(an->flt);
+}
+
+/* Both passes over inputs opened once (pipes and standard input are read into memory). */
+static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_src *src,
+		  int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		src[i].path = in[i].mem ? in[i].name : in[i].path;
+		src[i].buf = in[i].mem ? in[i].buf : NULL;
+		src[i].len = in[i].len;
+	}
+	if (ga_ranges_scan(&an->rg, &an->m, src, (size_t)n)) {
+		fprintf(stderr, "gpuprof: %s\n", an->rg.err);
+		return -1;
+	}
+	ga_filter_bind(an->flt, &an->rg, &an->m);
+	if (ga_load_inputs(&an->m, in, n))
+		return -1;
+	/* Sites read ahead were settled before the rows streamed out. */
+	if (ga_ranges_finish(&an->rg, &an->m, ga_filter_active(an->flt)) ||
+	    (an->o.observe_sites && !an->o.sites_ahead && ga_sites_finish(&an->st, &an->m))) {
+		fputs("gpuprof: out of memory\n", stderr);
+		return -1;
+	}
+	return 0;
+}
+
+int ga_analysis_build(struct ga_analysis *an, char *const *paths, int n)
+{
+	size_t cnt = n > 0 ? (size_t)n : 1;
+	struct ga_input *in = calloc(cnt, sizeof(*in));
+	struct ga_ranges_src *src = calloc(cnt, sizeof(*src));
+	int rc = -1;
+
+	if (!in || !src) {
+		fputs("gpuprof: out of memory\n", stderr);
+		goto out;
+	}
+	/* Views that stream activities out before the stacks they name
+	 * (CSV rows) need the stacks read ahead. */
+	if (an->o.sites_ahead && (ga_sites_scan(&an->st, &an->m, paths, n) ||
+				  ga_sites_symbolize(&an->st, &an->m))) {
+		fputs("gpuprof: out of memory\n", stderr);
+		goto out;
+	}
+	if (ga_load_open(in, paths, n))
+		goto out;
+	rc = passes(an, in, src, n);
+	ga_load_close(in, n);
+out:
+	free(in);
+	free(src);
+	return rc;
+}
+
+void ga_analysis_free(struct ga_analysis *an)
+{
+	ga_model_free(&an->m);
+	ga_ranges_free(&an->rg);
+	ga_sites_free(&an->st);
+}

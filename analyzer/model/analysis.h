@@ -1,0 +1,56 @@
+/*
+ * The model layer's one entry point: everything a view reads, built from
+ * the traces named on the command line.  Building is two reads of each
+ * trace: an index pass (model/ranges.c: NVTX ranges, the API records that
+ * place activities in them, graph nodes, staged peer-copy legs; and, when
+ * a streaming view needs sites ahead, model/sites.c's stacks and frames),
+ * then the aggregate pass, which builds every aggregate at once (the
+ * model's activity, API, graph and device statistics, busy time, range
+ * accounting and launch-site counts) while streaming views see each
+ * activity through the model's hooks.  Nothing here prints a table; errors
+ * go to stderr as "gpuprof: FILE: byte N: ...".  Runs offline only.
+ */
+#ifndef GA_MODEL_ANALYSIS_H
+#define GA_MODEL_ANALYSIS_H
+
+#include <stddef.h>
+
+#include "model/filter.h"
+#include "model/model.h"
+#include "model/ranges.h"
+#include "model/sites.h"
+
+struct ga_analysis_opts {
+	unsigned stack_depth;      /* frames of a collapsed launch site */
+	int symbolize;             /* look frames up with addr2line */
+	int observe_sites;         /* count kernels into launch sites */
+	int list_frames;           /* sites list their frames (JSON) */
+	int sites_ahead;           /* read stacks before the activities stream (CSV) */
+	size_t keep_rows;          /* rows kept for a timeline */
+};
+
+struct ga_analysis {
+	struct ga_model m;
+	struct ga_ranges rg;
+	struct ga_sites st;
+	struct ga_filter *flt;     /* the activity filter (never NULL) */
+	struct ga_analysis_opts o;
+};
+
+/* Returns 0, or -1 when memory runs out (an is then freed). */
+int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
+		     struct ga_filter *flt);
+
+/*
+ * Read paths[0..n) (standard input and pipes too) and finish every
+ * aggregate.  The model's hooks, set before, see each kept activity and
+ * API call.  Returns 0, or -1 after printing why.
+ */
+int ga_analysis_build(struct ga_analysis *an, char *const *paths, int n);
+
+/* Non-zero when a filter option was given. */
+int ga_analysis_filtered(const struct ga_analysis *an);
+
+void ga_analysis_free(struct ga_analysis *an);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * Export formats ("gpuprof export --format NAME"): each is one file in
+ * views/ defining a struct ga_format, listed once in views/formats.c.  A
+ * format may stream (set the model's hooks in begin, see model.h) and
+ * writes the rest in end, from the finished analysis.  Runs offline only.
+ */
+#ifndef GA_VIEWS_EXPORT_H
+#define GA_VIEWS_EXPORT_H
+
+#include <stdio.h>
+
+#include "base/jsonw.h"
+#include "base/util.h"
+#include "model/analysis.h"
+
+struct ga_export {
+	FILE *out;
+	struct ga_analysis *an;
+	struct ga_jw jw;           /* for JSON formats, on out */
+	struct ga_buf s;           /* scratch for escaping */
+	void *state;               /* the format's own */
+};
+
+struct ga_format {
+	const char *name;
+	const char *alias;         /* another name it answers to, or NULL */
+	const char *help;          /* lines for --help, after the name column */
+	int observe_sites;         /* needs launch sites counted */
+	int list_frames;           /* needs the frames of each site */
+	int sites_ahead;           /* streams rows that name sites: read stacks first */
+	/* Before reading: set hooks, write what comes first.  0, or -1 out of memory. */
+	int (*begin)(struct ga_export *e);
+	/* After reading: write the rest.  0, or -1 out of memory. */
+	int (*end)(struct ga_export *e);
+	/* Release the format's state, whatever happened. */
+	void (*done)(struct ga_export *e);
+};
+
+extern const struct ga_format ga_format_json, ga_format_csv, ga_format_chrome;
+
+/* The formats, NULL-terminated, in the order --help lists them. */
+extern const struct ga_format *const ga_formats[];
+
+/* The format called name (or its alias), NULL when none is. */
+const struct ga_format *ga_format_find(const char *name);
+
+#endif

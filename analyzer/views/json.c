@@ -1,0 +1,377 @@
+/*
+ * "export --format json": the report's numbers as one JSON object, a
+ * stable schema scripts and tests rely on: files, processes, devices,
+ * counts, losses, kernels, memory operations, graphs, API functions, NVTX
+ * ranges and marks, launch sites.  Written after the analysis is built.
+ * Runs offline only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "views/export.h"
+
+static void sid(struct ga_jw *w, const struct ga_model *m, uint32_t id)
+{
+	ga_jw_str(w, ga_model_str(m, id), ga_strtab_len(&m->strs, id));
+}
+
+static void ksid(struct ga_jw *w, const char *key, const struct ga_model *m, uint32_t id)
+{
+	ga_jw_key(w, key);
+	sid(w, m, id);
+}
+
+static void files(struct ga_jw *w, const struct ga_model *m)
+{
+	size_t i;
+
+	ga_jw_key(w, "files");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (i = 0; i < m->nfiles; i++) {
+		const struct ga_file *f = &m->files[i];
+
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_kcstr(w, "path", f->path);
+		ga_jw_kbool(w, "truncated", f->info.damaged);
+		ga_jw_kbool(w, "finished", f->info.finished);
+		ga_jw_ku64(w, "bytes_unread", f->info.bytes_unread);
+		ga_jw_ku64(w, "size", f->info.file_size);
+		ga_jw_ku64(w, "chunks", f->info.chunks);
+		ga_jw_ku64(w, "records", f->info.records);
+		ga_jw_key(w, "damage");
+		if (f->info.damaged) {
+			ga_jw_obj(w, GA_JW_COMPACT);
+			ga_jw_ku64(w, "offset", f->info.stop_offset);
+			ga_jw_kcstr(w, "reason", f->info.reason);
+			ga_jw_end(w);
+		} else {
+			ga_jw_null(w);
+		}
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+}
+
+static void processes(struct ga_jw *w, const struct ga_model *m)
+{
+	size_t i;
+
+	ga_jw_key(w, "processes");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (i = 0; i < m->nprocs; i++) {
+		const struct ga_proc *p = &m->procs[i];
+
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_ku64(w, "pid", p->pid);
+		ksid(w, "host", m, p->host);
+		ksid(w, "cmdline", m, p->cmdline);
+		ga_jw_key(w, "rank");
+		if (p->rank == GA_NO_RANK)
+			ga_jw_null(w);
+		else
+			ga_jw_u64(w, p->rank);
+		ga_jw_ku64(w, "ppid", p->ppid);
+		ksid(w, "exe", m, p->exe);
+		ga_jw_ku64(w, "start_ns", p->start_ns);
+		ga_jw_ku64(w, "end_ns", p->end_ns);
+		ga_jw_kbool(w, "finished", p->finished);
+		ga_jw_ku64(w, "cuda_driver", p->cuda_driver);
+		ga_jw_ku64(w, "cupti_version", p->cupti_version);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+}
+
+static void devices(struct ga_jw *w, const struct ga_model *m)
+{
+	size_t i;
+
+	ga_jw_key(w, "devices");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (i = 0; i < m->ndevs; i++) {
+		const struct ga_device *d = &m->devs[i];
+		const uint8_t *u = d->uuid;
+
+		if (d->dead)
+			continue;
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_ku64(w, "id", d->id);
+		ksid(w, "name", m, d->name);
+		ga_jw_key(w, "uuid");
+		ga_jw_rawf(w, "\"GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+			   "%02x%02x%02x%02x%02x%02x\"", u[0], u[1], u[2], u[3], u[4], u[5],
+			   u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+		ga_jw_key(w, "cc");
+		ga_jw_rawf(w, "\"%u.%u\"", d->cc_major, d->cc_minor);
+		ga_jw_ku64(w, "sm_count", d->sm_count);
+		ga_jw_ku64(w, "global_mem", d->global_mem);
+		ksid(w, "host", m, d->host);
+		ga_jw_ku64(w, "pid", m->procs[d->proc].pid);
+		ga_jw_kbool(w, "described", d->described);
+		ga_jw_ku64(w, "activities", d->count);
+		ga_jw_ku64(w, "busy_ns", d->busy_ns);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+}
+
+static void counts(struct ga_jw *w, const struct ga_model *m)
+{
+	ga_jw_key(w, "counts");
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ga_jw_ku64(w, "kernel", m->counts[GA_ACT_KERNEL]);
+	ga_jw_ku64(w, "memcpy", m->counts[GA_ACT_MEMCPY]);
+	ga_jw_ku64(w, "memset", m->counts[GA_ACT_MEMSET]);
+	ga_jw_ku64(w, "graph", m->counts[GA_ACT_GRAPH]);
+	ga_jw_ku64(w, "api", m->api_count);
+	ga_jw_ku64(w, "records", m->records);
+	ga_jw_end(w);
+
+	ga_jw_key(w, "lost");
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ga_jw_ku64(w, "total", ga_model_lost_total(m));
+	ga_jw_ku64(w, "cupti_dropped", m->lost[GP_LOST_CUPTI_DROPPED]);
+	ga_jw_ku64(w, "ring_full", m->lost[GP_LOST_RING_FULL]);
+	ga_jw_ku64(w, "no_timestamp", m->lost[GP_LOST_NO_TIMESTAMP]);
+	ga_jw_ku64(w, "write_error", m->lost[GP_LOST_WRITE_ERROR]);
+	ga_jw_ku64(w, "no_buffer", m->lost[GP_LOST_NO_BUFFER]);
+	ga_jw_ku64(w, "cupti_error", m->lost[GP_LOST_CUPTI_ERROR]);
+	ga_jw_ku64(w, "other", m->lost[0]);
+	ga_jw_ku64(w, "unattributed", ga_model_lost_unattributed(m));
+	ga_jw_end(w);
+}
+
+static int kernels(struct ga_jw *w, struct ga_model *m)
+{
+	uint32_t *ord = ga_model_order_kernels(m);
+	size_t i;
+
+	if (!ord)
+		return -1;
+	ga_jw_key(w, "kernels");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (i = 0; i < m->nkstats; i++) {
+		const struct ga_kstat *k = &m->kstats[ord[i]];
+
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_kcstr(w, "name", ga_strtab_full(&m->strs, k->name));
+		ga_jw_kcstr(w, "short", ga_strtab_short(&m->strs, k->name));
+		ksid(w, "mangled", m, k->name);
+		ga_jw_ku64(w, "count", k->count);
+		ga_jw_ku64(w, "total_ns", k->total);
+		ga_jw_ku64(w, "avg_ns", k->total / k->count);
+		ga_jw_ku64(w, "med_ns", k->med);
+		ga_jw_ku64(w, "min_ns", k->min);
+		ga_jw_ku64(w, "max_ns", k->max);
+		ga_jw_ku64(w, "in_graph", k->in_graph);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+	free(ord);
+	return 0;
+}
+
+static void memory(struct ga_jw *w, const struct ga_model *m)
+{
+	char kb[16];
+	size_t i;
+
+	ga_jw_key(w, "memcpy");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (i = 0; i < GA_COPY_KIND_MAX; i++) {
+		const struct ga_memstat *s = &m->copy[i];
+
+		if (!s->count)
+			continue;
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_kcstr(w, "kind", ga_model_copy_kind((unsigned)i, kb, sizeof(kb)));
+		ga_jw_ku64(w, "count", s->count);
+		ga_jw_ku64(w, "bytes", s->bytes);
+		ga_jw_ku64(w, "total_ns", s->total);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+	ga_jw_key(w, "memset");
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ga_jw_ku64(w, "count", m->memset_st.count);
+	ga_jw_ku64(w, "bytes", m->memset_st.bytes);
+	ga_jw_ku64(w, "total_ns", m->memset_st.total);
+	ga_jw_end(w);
+}
+
+static void graphs(struct ga_jw *w, const struct ga_model *m)
+{
+	size_t i;
+
+	ga_jw_key(w, "graphs");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (i = 0; i < m->ngraphs; i++) {
+		const struct ga_gstat *g = &m->graphs[i];
+
+		if (!g->launches)
+			continue;
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_ku64(w, "graph_id", g->graph_id);
+		ga_jw_ku64(w, "launches", g->launches);
+		ga_jw_ku64(w, "total_ns", g->total);
+		ga_jw_ku64(w, "pid", m->procs[g->proc].pid);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+	ga_jw_key(w, "graph_nodes");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (i = 0; i < m->ngraphs; i++) {
+		const struct ga_gstat *g = &m->graphs[i];
+
+		if (!g->kernels)
+			continue;
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_ku64(w, "graph_id", g->graph_id);
+		ga_jw_ku64(w, "nodes", g->nodes);
+		ga_jw_ku64(w, "kernels", g->kernels);
+		ga_jw_ku64(w, "pid", m->procs[g->proc].pid);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+}
+
+static int api(struct ga_jw *w, const struct ga_model *m)
+{
+	uint32_t *ord = ga_model_order_api(m);
+	size_t i;
+
+	if (!ord)
+		return -1;
+	ga_jw_key(w, "api");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (i = 0; i < m->nastats; i++) {
+		const struct ga_astat *a = &m->astats[ord[i]];
+
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ksid(w, "name", m, a->name);
+		ga_jw_ku64(w, "count", a->count);
+		ga_jw_ku64(w, "total_ns", a->total);
+		ga_jw_ku64(w, "errors", a->errors);
+		ga_jw_ku64(w, "threads", a->threads);
+		ga_jw_ku64(w, "avg_ns", a->total / a->count);
+		ga_jw_ku64(w, "med_ns", a->med);
+		ga_jw_ku64(w, "min_ns", a->min);
+		ga_jw_ku64(w, "max_ns", a->max);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+	free(ord);
+	return 0;
+}
+
+/* Ranges by (domain, name), GPU time and kernels inclusive, as in the report. */
+static int ranges(struct ga_jw *w, const struct ga_model *m, const struct ga_ranges *rg,
+		  int filtered)
+{
+	uint32_t *ord = ga_ranges_order_keys(rg, m);
+	size_t i;
+
+	if (!ord)
+		return -1;
+	ga_jw_key(w, "nvtx");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (i = 0; i < rg->nkeys; i++) {
+		const struct ga_ranges_key *k = &rg->keys[ord[i]];
+
+		if (!k->count || (filtered && !k->acts))
+			continue;
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ksid(w, "name", m, k->name);
+		ksid(w, "domain", m, k->domain);
+		ga_jw_ku64(w, "count", k->count);
+		ga_jw_ku64(w, "cpu_total_ns", k->cpu_total);
+		ga_jw_ku64(w, "gpu_ns", k->gpu_ns);
+		ga_jw_ku64(w, "kernels", k->kernels);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+	free(ord);
+	ga_jw_key(w, "marks");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (i = 0; i < rg->nmarks; i++) {
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ksid(w, "name", m, rg->marks[i].name);
+		ksid(w, "domain", m, rg->marks[i].domain);
+		ga_jw_ku64(w, "count", rg->marks[i].count);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+	return 0;
+}
+
+static void sites(struct ga_jw *w, struct ga_model *m, const struct ga_sites *st)
+{
+	size_t i, j;
+
+	ga_jw_key(w, "launch_sites");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (i = 0; i < st->nsites; i++) {
+		const struct ga_stack_site *x = &st->sites[st->order[i]];
+
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ksid(w, "site", m, x->str);
+		ga_jw_key(w, "frames");
+		ga_jw_arr(w, GA_JW_COMPACT);
+		for (j = 0; j < x->nf; j++)
+			sid(w, m, st->ftext[x->foff + j]);
+		ga_jw_end(w);
+		ga_jw_ku64(w, "gpu_ns", x->gpu_ns);
+		ga_jw_ku64(w, "launches", x->launches);
+		ga_jw_key(w, "kernels");
+		ga_jw_arr(w, GA_JW_COMPACT);
+		for (j = x->klo; j < x->khi; j++) {
+			const struct ga_stack_kernel *k = &st->skern[j];
+
+			ga_jw_obj(w, GA_JW_COMPACT);
+			ga_jw_kcstr(w, "name", ga_strtab_full(&m->strs, k->name));
+			ga_jw_ku64(w, "launches", k->count);
+			ga_jw_ku64(w, "gpu_ns", k->ns);
+			ga_jw_end(w);
+		}
+		ga_jw_end(w);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+}
+
+static int end(struct ga_export *e)
+{
+	struct ga_jw *w = &e->jw;
+	struct ga_model *m = &e->an->m;
+
+	ga_jw_obj(w, GA_JW_KEYLINES);
+	files(w, m);
+	processes(w, m);
+	devices(w, m);
+	counts(w, m);
+	if (kernels(w, m))
+		return -1;
+	memory(w, m);
+	graphs(w, m);
+	if (api(w, m) || ranges(w, m, &e->an->rg, ga_analysis_filtered(e->an)))
+		return -1;
+	sites(w, m, &e->an->st);
+	ga_jw_ku64(w, "streams", m->streams);
+	ga_jw_layout(w, GA_JW_SPACED);
+	ga_jw_ku64(w, "api_threads", m->api_threads);
+	ga_jw_ku64(w, "span_ns", m->last_end - m->first_start);
+	ga_jw_ku64(w, "first_ns", m->first_start);
+	ga_jw_ku64(w, "last_ns", m->last_end);
+	ga_jw_end(w);
+	fputc('\n', e->out);
+	return w->err ? -1 : 0;
+}
+
+const struct ga_format ga_format_json = {
+	.name = "json",
+	.help = "summary numbers: processes, devices, kernels, memory\n"
+		"operations, graphs, API calls, losses",
+	.observe_sites = 1,
+	.list_frames = 1,
+	.end = end,
+};

@@ -1,0 +1,112 @@
+/*
+ * Pieces shared by the text report's sections: name cutting, Warp's
+ * duration format and column widths, the statistics columns of the
+ * nsys-style tables.  Runs offline only.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "views/text.h"
+
+void ga_text_field(FILE *out, const char *label)
+{
+	fprintf(out, "%-*s", GA_TEXT_LABEL_WIDTH, label);
+}
+
+const char *ga_text_cut(char *buf, size_t n, const char *s, size_t width)
+{
+	return width ? ga_fmt_trunc(buf, n, s, width) : s;
+}
+
+/* s itself with --full-names, else s cut to GA_TEXT_NAME_WIDTH columns in buf. */
+const char *ga_text_name_cut(const struct ga_text *r, char *buf, size_t n, const char *s)
+{
+	return r->o.full_names ? s : ga_fmt_trunc(buf, n, s, GA_TEXT_NAME_WIDTH);
+}
+
+/* Warp's duration format: milliseconds with six decimals, exact for ns. */
+const char *ga_text_warp_ms(char *buf, size_t n, uint64_t ns)
+{
+	snprintf(buf, n, "%" PRIu64 ".%06" PRIu64 " ms", ns / 1000000, ns % 1000000);
+	return buf;
+}
+
+double ga_text_pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+void ga_text_warp_widths(const struct ga_model *m, const struct ga_text *r, struct ga_warp_cols *c)
+{
+	char buf[4 * GA_TEXT_NAME_WIDTH + 8], t[48];
+	size_t i, w;
+
+	c->time_w = 15;            /* "%12.6f ms", as Warp prints it */
+	c->dev_w = 7;
+	c->act_w = 8;
+	for (i = 0; i < m->nlabels; i++) {
+		w = ga_fmt_width(ga_text_name_cut(r, buf, sizeof(buf), ga_model_str(m, m->labels[i].str)));
+		if (w > c->act_w)
+			c->act_w = w;
+		w = strlen(ga_text_warp_ms(t, sizeof(t), m->labels[i].total));
+		if (w > c->time_w)
+			c->time_w = w;
+	}
+	for (i = 0; i < m->ndevrows; i++) {
+		w = ga_fmt_width(ga_model_str(m, m->devrows[i].label));
+		if (w > c->dev_w)
+			c->dev_w = w;
+		w = strlen(ga_text_warp_ms(t, sizeof(t), m->devrows[i].total));
+		if (w > c->time_w)
+			c->time_w = w;
+	}
+}
+
+void ga_text_warp_table(struct ga_table *t, const struct ga_warp_cols *c, const char *h0,
+		       const char *h1, const char *h2, int count_col)
+{
+	ga_table_init(t, 3);
+	ga_table_col(t, 0, h0, 1, c->time_w);
+	ga_table_col(t, 1, h1, count_col, c->dev_w);
+	ga_table_col(t, 2, h2, 0, c->act_w);
+}
+
+const char *ga_text_label(const struct ga_model *m, const struct ga_text *r,
+			      uint32_t label, char *buf, size_t n)
+{
+	return ga_text_name_cut(r, buf, n, ga_model_str(m, m->labels[label].str));
+}
+
+void ga_text_more_line(FILE *out, size_t shown, size_t n, const char *what)
+{
+	if (shown < n)
+		fprintf(out, "\xe2\x80\xa6 %zu more %s (use --top 0 for all)\n", n - shown, what);
+}
+
+/* The columns Time(%) .. Max shared by the kernel and API tables (0-6). */
+void ga_text_stat_cols(struct ga_table *t)
+{
+	static const char *const names[] = { "Time(%)", "Total", "Count", "Avg", "Med", "Min", "Max" };
+
+	for (int i = 0; i < 7; i++)
+		ga_table_col(t, i, names[i], 1, 0);
+}
+
+int ga_text_stat_row(struct ga_table *t, uint64_t total, uint64_t all, uint64_t count,
+		    uint64_t med, uint64_t min, uint64_t max)
+{
+	char b[5][48];
+	int rc = 0;
+
+	rc |= ga_table_addf(t, "%.1f", ga_text_pct(total, all));
+	rc |= ga_table_add(t, ga_fmt_time(b[0], sizeof(b[0]), total));
+	rc |= ga_table_addf(t, "%" PRIu64, count);
+	rc |= ga_table_add(t, ga_fmt_time(b[1], sizeof(b[1]), count ? total / count : 0));
+	rc |= ga_table_add(t, ga_fmt_time(b[2], sizeof(b[2]), med));
+	rc |= ga_table_add(t, ga_fmt_time(b[3], sizeof(b[3]), min));
+	rc |= ga_table_add(t, ga_fmt_time(b[4], sizeof(b[4]), max));
+	return rc;
+}
+

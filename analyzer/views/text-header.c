@@ -1,0 +1,266 @@
+/*
+ * The report's header: files, processes, GPUs, what was traced, time span,
+ * busy time, record and loss counts, warnings, and the filters in force.
+ * Runs offline only.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "read/load.h"
+#include "views/text.h"
+
+static void print_files(const struct ga_model *m, FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < m->nfiles; i++) {
+		const struct ga_file *f = &m->files[i];
+		char sz[32];
+
+		ga_text_field(out, i == 0 ? (m->nfiles > 1 ? "Files:" : "File:") : "");
+		ga_fmt_put(out, f->path);
+		fprintf(out, " (%s, %u chunk%s)\n",
+			ga_fmt_bytes(sz, sizeof(sz), (double)f->info.file_size),
+			f->info.chunks, f->info.chunks == 1 ? "" : "s");
+	}
+}
+
+static void print_procs(const struct ga_model *m, FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < m->nprocs; i++) {
+		const struct ga_proc *p = &m->procs[i];
+
+		ga_text_field(out, i == 0 ? (m->nprocs > 1 ? "Processes:" : "Process:") : "");
+		fprintf(out, "pid %u", p->pid);
+		if (!p->has_process) {
+			fputs(" (no process record)\n", out);
+			continue;
+		}
+		if (p->host) {
+			fputs(" on ", out);
+			ga_fmt_put(out, ga_model_str(m, p->host));
+		}
+		if (p->rank != GA_NO_RANK)
+			fprintf(out, ", rank %u", p->rank);
+		fputs(": ", out);
+		ga_fmt_put(out, p->cmdline ? ga_model_str(m, p->cmdline) : "?");
+		fputc('\n', out);
+	}
+}
+
+static void print_gpus(const struct ga_model *m, FILE *out)
+{
+	size_t i, j, shown = 0;
+
+	for (i = 0; i < m->ndevs; i++) {
+		const struct ga_device *d = &m->devs[i];
+		char mem[32];
+
+		if (d->dead || (!d->described && !d->count))
+			continue;
+		ga_text_field(out, shown++ == 0 ? "GPU:" : "");
+		fprintf(out, "cuda:%u  ", d->id);
+		if (d->described) {
+			ga_fmt_put(out, d->name ? ga_model_str(m, d->name) : "unnamed");
+			fprintf(out, ", cc %u.%u, %u SMs, %s, GPU-%02x%02x%02x%02x",
+				d->cc_major, d->cc_minor, d->sm_count,
+				ga_fmt_bytes(mem, sizeof(mem), (double)d->global_mem),
+				d->uuid[0], d->uuid[1], d->uuid[2], d->uuid[3]);
+		} else {
+			fputs("(no device record in the trace)", out);
+		}
+		if (m->nprocs > 1) {
+			const char *sep = " [pid ";
+
+			for (j = 0; j < m->ndevrows; j++) {
+				if (m->devrows[j].dev != i)
+					continue;
+				fprintf(out, "%s%u", sep, m->procs[m->devrows[j].proc].pid);
+				sep = ", ";
+			}
+			if (strcmp(sep, ", ") == 0)
+				fputc(']', out);
+		}
+		fputc('\n', out);
+	}
+	if (!shown) {
+		ga_text_field(out, "GPU:");
+		fputs("none recorded\n", out);
+	}
+}
+
+static void print_times(const struct ga_model *m, FILE *out)
+{
+	uint64_t span = m->last_end - m->first_start;
+	size_t i, n = 0;
+	char t[32];
+
+	ga_text_field(out, "Wall span:");
+	if (m->last_end > m->first_start || m->counts[GA_ACT_KERNEL] ||
+	    m->counts[GA_ACT_MEMCPY] || m->counts[GA_ACT_MEMSET] || m->counts[GA_ACT_GRAPH])
+		fprintf(out, "%s (first to last GPU activity)\n", ga_fmt_time(t, sizeof(t), span));
+	else
+		fputs("no GPU activity\n", out);
+
+	for (i = 0; i < m->nprocs; i++) {
+		const struct ga_proc *p = &m->procs[i];
+
+		if (!p->finished || !p->has_process || p->end_ns < p->start_ns)
+			continue;
+		ga_text_field(out, n++ == 0 ? "Process time:" : "");
+		fputs(ga_fmt_time(t, sizeof(t), p->end_ns - p->start_ns), out);
+		if (m->nprocs > 1)
+			fprintf(out, " (pid %u, recorder start to end)\n", p->pid);
+		else
+			fputs(" (recorder start to end)\n", out);
+	}
+
+	if (!span)
+		return;
+	n = 0;
+	for (i = 0; i < m->ndevs; i++) {
+		const struct ga_device *d = &m->devs[i];
+
+		if (d->dead || !d->count)
+			continue;
+		if (n++ == 0)
+			ga_text_field(out, "GPU busy:");
+		else
+			fputs(", ", out);
+		fprintf(out, "%.1f%% cuda:%u", ga_text_pct(d->busy_ns, span), d->id);
+		if (m->nprocs > 1 && d->described)
+			fprintf(out, " (GPU-%02x%02x%02x%02x)", d->uuid[0], d->uuid[1],
+				d->uuid[2], d->uuid[3]);
+	}
+	if (n)
+		fputc('\n', out);
+}
+
+static void print_counts(const struct ga_model *m, FILE *out)
+{
+	static const char *const cause[GP_LOST_CAUSE_COUNT] = {
+		[0] = "unknown cause",
+		[GP_LOST_CUPTI_DROPPED] = "dropped by CUPTI",
+		[GP_LOST_RING_FULL] = "recorder ring full",
+		[GP_LOST_NO_TIMESTAMP] = "no timestamp",
+		[GP_LOST_WRITE_ERROR] = "write error",
+		[GP_LOST_NO_BUFFER] = "no CUPTI buffer",
+		[GP_LOST_CUPTI_ERROR] = "CUPTI error",
+	};
+	uint64_t lost = ga_model_lost_total(m), un = ga_model_lost_unattributed(m);
+	const char *sep = " (";
+	int i;
+
+	ga_text_field(out, "Records:");
+	fprintf(out, "%" PRIu64 " kernel, %" PRIu64 " memcpy, %" PRIu64 " memset, %"
+		PRIu64 " graph, %" PRIu64 " API (%" PRIu64 " records in all)\n",
+		m->counts[GA_ACT_KERNEL], m->counts[GA_ACT_MEMCPY],
+		m->counts[GA_ACT_MEMSET], m->counts[GA_ACT_GRAPH], m->api_count,
+		m->records);
+
+	ga_text_field(out, "Lost records:");
+	if (!lost) {
+		fputs("none\n", out);
+		return;
+	}
+	fprintf(out, "%" PRIu64, lost);
+	for (i = 1; i <= GP_LOST_CAUSE_COUNT; i++) {
+		int c = i % GP_LOST_CAUSE_COUNT;   /* unknown causes last */
+
+		if (!m->lost[c])
+			continue;
+		fprintf(out, "%s%s: %" PRIu64, sep, cause[c], m->lost[c]);
+		sep = ", ";
+	}
+	if (un) {
+		fprintf(out, "%scause not recorded: %" PRIu64, sep, un);
+		sep = ", ";
+	}
+	fputs(strcmp(sep, ", ") == 0 ? ")\n" : "\n", out);
+	/* Say what would have avoided the losses, as the recorder's knobs allow. */
+	if (m->lost[GP_LOST_CUPTI_DROPPED] || m->lost[GP_LOST_NO_BUFFER]) {
+		ga_text_field(out, "");
+		fputs(m->lost[GP_LOST_CUPTI_DROPPED] ?
+		      "CUPTI ran out of activity buffers: record again with a larger "
+		      "GPUPROF_BUFFER_KIB\n" :
+		      "CUPTI buffers could not be allocated: free memory or use a smaller "
+		      "GPUPROF_BUFFER_KIB\n", out);
+	}
+	if (m->lost[GP_LOST_RING_FULL]) {
+		ga_text_field(out, "");
+		fputs("the writer fell behind: record again with a larger GPUPROF_RING_CHUNKS, "
+		      "or less (--trace)\n", out);
+	}
+}
+
+static void print_config(const struct ga_model *m, FILE *out)
+{
+	static const char *const what[] = { "kernel", "memcpy", "memset", "graph", "api", "nvtx" };
+	size_t i;
+	unsigned k;
+
+	for (i = 0; i < m->nprocs; i++) {
+		const struct ga_proc *p = &m->procs[i];
+		const char *sep = "";
+
+		if (!p->has_config)
+			continue;
+		ga_text_field(out, "Traced:");
+		for (k = 0; k < sizeof(what) / sizeof(what[0]); k++) {
+			if (p->config.trace & (1u << k)) {
+				fprintf(out, "%s%s", sep, what[k]);
+				sep = " ";
+			}
+		}
+		if (p->config.trace & GP_TRACE_GRAPH)
+			fputs(p->config.graph_mode ? " (whole graphs)" : " (graph nodes)", out);
+		fputc('\n', out);
+		return;
+	}
+}
+
+static int print_header(const struct ga_model *m, FILE *out)
+{
+	struct ga_buf w = { 0 };
+	const char *p, *nl;
+	int first = 1;
+
+	print_files(m, out);
+	print_procs(m, out);
+	print_gpus(m, out);
+	print_config(m, out);
+	print_times(m, out);
+	print_counts(m, out);
+	if (ga_load_warnings(m, &w)) {
+		ga_buf_free(&w);
+		return -1;
+	}
+	for (p = w.p; p && *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		ga_text_field(out, first ? "Warnings:" : "");
+		fwrite(p, 1, (size_t)(nl - p), out);
+		fputc('\n', out);
+		first = 0;
+	}
+	ga_buf_free(&w);
+	return 0;
+}
+
+static int print(struct ga_text *r, FILE *out)
+{
+	if (print_header(r->m, out))
+		return -1;
+	if (ga_analysis_filtered(r->an)) {
+		ga_text_field(out, "Filters:");
+		ga_fmt_put(out, r->an->flt->desc.p);
+		fprintf(out, ": kept %" PRIu64 " of %" PRIu64 " GPU activities\n", r->an->flt->kept,
+			r->an->flt->seen);
+	}
+	return 0;
+}
+
+const struct ga_text_section ga_text_header = { "header", NULL, print };

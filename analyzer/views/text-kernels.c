@@ -1,0 +1,53 @@
+/*
+ * The nsys-style kernel table: time share, total, count and statistics
+ * per kernel, demangled.
+ * Runs offline only.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "views/text.h"
+
+static int print_kernels(struct ga_model *m, const struct ga_text *r, FILE *out)
+{
+	char nb[4 * GA_TEXT_NAME_WIDTH + 8];
+	struct ga_table t;
+	uint32_t *ord;
+	size_t i, n;
+	int rc = 0;
+
+	if (!m->nkstats) {
+		fputs("Kernels: none\n", out);
+		return 0;
+	}
+	ord = ga_model_order_kernels(m);
+	if (!ord)
+		return -1;
+	n = r->o.top && (size_t)r->o.top < m->nkstats ? (size_t)r->o.top : m->nkstats;
+	ga_table_init(&t, 8);
+	ga_text_stat_cols(&t);
+	ga_table_col(&t, 7, "Name", 0, 0);
+	for (i = 0; i < n && !rc; i++) {
+		const struct ga_kstat *k = &m->kstats[ord[i]];
+
+		rc |= ga_text_stat_row(&t, k->total, m->kernel_total, k->count, k->med, k->min, k->max);
+		rc |= ga_table_add(&t, ga_text_name_cut(r, nb, sizeof(nb), ga_strtab_full(&m->strs, k->name)));
+	}
+	if (!rc) {
+		fputs("Kernels:\n", out);
+		ga_table_print(&t, out);
+		ga_text_more_line(out, n, m->nkstats, "kernels");
+	}
+	ga_table_free(&t);
+	free(ord);
+	return rc ? -1 : 0;
+}
+
+static int print(struct ga_text *r, FILE *out)
+{
+	return print_kernels(r->m, r, out);
+}
+
+const struct ga_text_section ga_text_kernels = { "kernels", NULL, print };

@@ -1,0 +1,153 @@
+/*
+ * Launch sites: kernels by collapsed host call stack, and the top sites of
+ * the kernels with most GPU time.
+ * Runs offline only.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "views/text.h"
+
+/* Does skern entry a come before b among one kernel's sites? */
+static int site_before(const struct ga_sites *st, const struct ga_model *m,
+		       const struct ga_stack_kernel *a, const struct ga_stack_kernel *b)
+{
+	if (a->ns != b->ns)
+		return a->ns > b->ns;
+	return strcmp(ga_model_str(m, st->sites[a->site].str),
+		      ga_model_str(m, st->sites[b->site].str)) < 0;
+}
+
+/* Up to want skern indices of kernel name, most time first, into top. */
+static size_t kernel_sites(const struct ga_sites *st, const struct ga_model *m, uint32_t name,
+			   uint32_t *top, size_t want)
+{
+	size_t i, j, pos, n = 0;
+
+	for (i = 0; i < st->nskern; i++) {
+		const struct ga_stack_kernel *k = &st->skern[i];
+
+		if (k->name != name)
+			continue;
+		for (pos = n; pos > 0 && site_before(st, m, k, &st->skern[top[pos - 1]]); pos--)
+			;
+		if (pos >= want)
+			continue;
+		for (j = n < want ? n : want - 1; j > pos; j--)
+			top[j] = top[j - 1];
+		top[pos] = (uint32_t)i;
+		if (n < want)
+			n++;
+	}
+	return n;
+}
+
+static int print_top_kernels(const struct ga_sites *st, struct ga_model *m, size_t top,
+			     size_t width, FILE *out)
+{
+	char tb[48], nb[4 * 256 + 8];
+	struct ga_table t;
+	uint32_t *ord = ga_model_order_kernels(m), sel[3];
+	size_t i, j, n, rows = 0;
+	int rc = 0;
+
+	if (!ord)
+		return -1;
+	if (!top || top > m->nkstats)
+		top = m->nkstats;
+	ga_table_init(&t, 3);
+	ga_table_col(&t, 0, "GPU time", 1, 0);
+	ga_table_col(&t, 1, "Launches", 1, 0);
+	ga_table_col(&t, 2, "Kernel / launch site", 0, 0);
+	for (i = 0; i < top && !rc; i++) {
+		const struct ga_kstat *k = &m->kstats[ord[i]];
+
+		n = kernel_sites(st, m, k->name, sel, 3);
+		if (!n)
+			continue;
+		rows++;
+		rc |= ga_table_add(&t, ga_fmt_time(tb, sizeof(tb), k->total));
+		rc |= ga_table_addf(&t, "%" PRIu64, k->count);
+		rc |= ga_table_add(&t, ga_text_cut(nb, sizeof(nb), ga_strtab_full(&m->strs, k->name), width));
+		for (j = 0; j < n && !rc; j++) {
+			const struct ga_stack_kernel *sk = &st->skern[sel[j]];
+
+			rc |= ga_table_add(&t, ga_fmt_time(tb, sizeof(tb), sk->ns));
+			rc |= ga_table_addf(&t, "%" PRIu64, sk->count);
+			rc |= ga_table_addf(&t, "  %s", ga_text_cut(nb, sizeof(nb), ga_model_str(
+						   m, st->sites[sk->site].str), width));
+		}
+	}
+	if (!rc && rows) {
+		fputs("\nTop launch sites of the top kernels:\n", out);
+		ga_table_print(&t, out);
+	}
+	ga_table_free(&t);
+	free(ord);
+	return rc ? -1 : 0;
+}
+
+int ga_text_sites_print(const struct ga_sites *st, struct ga_model *m, size_t rows,
+		    size_t top_kernels, size_t width, FILE *out)
+{
+	char b[48], nb[4 * 256 + 8];
+	struct ga_table t;
+	size_t i, n;
+	int rc = 0;
+
+	if (width > 256)
+		width = 256;
+	if (!st->nsites) {
+		fputs("Launch sites: no kept kernel has a launch stack\n", out);
+	} else {
+		n = rows && rows < st->nsites ? rows : st->nsites;
+		ga_table_init(&t, 5);
+		ga_table_col(&t, 0, "GPU time", 1, 0);
+		ga_table_col(&t, 1, "Share", 1, 0);
+		ga_table_col(&t, 2, "Kernels", 1, 0);
+		ga_table_col(&t, 3, "Launches", 1, 0);
+		ga_table_col(&t, 4, "Launch site", 0, 0);
+		for (i = 0; i < n && !rc; i++) {
+			const struct ga_stack_site *x = &st->sites[st->order[i]];
+
+			rc |= ga_table_add(&t, ga_fmt_time(b, sizeof(b), x->gpu_ns));
+			rc |= ga_table_addf(&t, "%.1f%%", m->kernel_total ?
+					    100.0 * (double)x->gpu_ns / (double)m->kernel_total : 0.0);
+			rc |= ga_table_addf(&t, "%u", x->kernels);
+			rc |= ga_table_addf(&t, "%" PRIu64, x->launches);
+			rc |= ga_table_add(&t, ga_text_cut(nb, sizeof(nb), ga_model_str(m, x->str), width));
+		}
+		if (!rc) {
+			fprintf(out, "Launch sites (kernels by host call stack, innermost first, "
+				"%u frame%s):\n", st->depth, st->depth == 1 ? "" : "s");
+			ga_table_print(&t, out);
+			if (n < st->nsites)
+				fprintf(out, "\xe2\x80\xa6 %zu more launch sites (use --top 0 for all)\n",
+					st->nsites - n);
+		}
+		ga_table_free(&t);
+		if (rc)
+			return -1;
+	}
+	fprintf(out, "%" PRIu64 " of %" PRIu64 " kernels have a launch stack\n", st->with_stack,
+		st->kernels);
+	if (st->nsites && print_top_kernels(st, m, top_kernels, width, out))
+		return -1;
+	return 0;
+}
+
+static int want(const struct ga_text *r)
+{
+	return ga_sites_any(&r->an->st);
+}
+
+static int print(struct ga_text *r, FILE *out)
+{
+	return ga_text_sites_print(&r->an->st, r->m, (size_t)r->o.top,
+			   r->o.top_set ? (size_t)r->o.top : GA_TEXT_SITE_KERNELS,
+			   r->o.full_names ? 0 : 2 * GA_TEXT_NAME_WIDTH, out);
+}
+
+const struct ga_text_section ga_text_sites = { "sites", want, print };

@@ -1,0 +1,89 @@
+/*
+ * The Warp-style CUDA activity summary and device summary.
+ * Runs offline only.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "views/text.h"
+
+static int cmp_devrow(const void *pa, const void *pb, void *ctx)
+{
+	const struct ga_model *m = ctx;
+	const struct ga_devrow *a = &m->devrows[*(const uint32_t *)pa];
+	const struct ga_devrow *b = &m->devrows[*(const uint32_t *)pb];
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return 0;
+}
+
+static int print_summaries(const struct ga_model *m, const struct ga_text *r,
+			   const struct ga_warp_cols *c, FILE *out)
+{
+	char tb[48], lb[4 * GA_TEXT_NAME_WIDTH + 8];
+	struct ga_table t;
+	const char *cells[3];
+	char cnt[32];
+	uint32_t *ord;
+	size_t i;
+
+	if (!m->nlabels) {
+		fputs("CUDA activity summary: no GPU activity\n", out);
+		return 0;
+	}
+	ord = ga_model_order_labels(m);
+	if (!ord)
+		return -1;
+	fputs("CUDA activity summary:\n", out);
+	ga_text_warp_table(&t, c, "Total time", "Count", "Activity", 1);
+	ga_table_print_head(&t, out);
+	for (i = 0; i < m->nlabels; i++) {
+		const struct ga_label *l = &m->labels[ord[i]];
+
+		if (!l->count)
+			continue;
+		snprintf(cnt, sizeof(cnt), "%" PRIu64, l->count);
+		cells[0] = ga_text_warp_ms(tb, sizeof(tb), l->total);
+		cells[1] = cnt;
+		cells[2] = ga_text_label(m, r, ord[i], lb, sizeof(lb));
+		ga_table_print_row(&t, out, cells);
+	}
+	ga_table_free(&t);
+	free(ord);
+
+	ord = malloc((m->ndevrows ? m->ndevrows : 1) * sizeof(*ord));
+	if (!ord)
+		return -1;
+	for (i = 0; i < m->ndevrows; i++)
+		ord[i] = (uint32_t)i;
+	qsort_r(ord, m->ndevrows, sizeof(*ord), cmp_devrow, (void *)m);
+	fputs("\nCUDA device summary:\n", out);
+	ga_text_warp_table(&t, c, "Total time", "Count", "Device", 1);
+	ga_table_print_head(&t, out);
+	for (i = 0; i < m->ndevrows; i++) {
+		const struct ga_devrow *dr = &m->devrows[ord[i]];
+
+		if (!dr->count)
+			continue;
+		snprintf(cnt, sizeof(cnt), "%" PRIu64, dr->count);
+		cells[0] = ga_text_warp_ms(tb, sizeof(tb), dr->total);
+		cells[1] = cnt;
+		cells[2] = ga_model_str(m, dr->label);
+		ga_table_print_row(&t, out, cells);
+	}
+	ga_table_free(&t);
+	free(ord);
+	return 0;
+}
+
+static int print(struct ga_text *r, FILE *out)
+{
+	return print_summaries(r->m, r, &r->wc, out);
+}
+
+const struct ga_text_section ga_text_summary = { "summary", NULL, print };
