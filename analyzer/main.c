@@ -72,6 +72,8 @@ int main(int argc, char **argv)
 	/* The program's output is not ours to check: no close_stdout. */
 	if (!strcmp(argv[1], "run-child"))
 		return cmd_run_child(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "template"))
+		return close_stdout(cmd_template(argc - 1, argv + 1));
 	fprintf(stderr, "gpuprof: unknown command '%s'\n"
 		"Try 'gpuprof --help'.\n", argv[1]);
 	return GA_EXIT_USAGE;

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "log.h"
 
+#include <gpuprof/template.h>
 #include <gpuprof/trace.h>
 
 #include <errno.h>
@@ -147,6 +148,15 @@ int gp_config_load(struct gp_config *c)
 	if (strlen(v) >= sizeof(c->output)) {
 		gp_log("GPUPROF_OUTPUT is too long; using %s", DEFAULT_OUTPUT);
 		v = DEFAULT_OUTPUT;
+	} else {
+		char tmp[GP_PATH_MAX];
+		const char *why;
+		unsigned uses;
+
+		if (gp_template_expand(v, NULL, tmp, sizeof(tmp), &uses, &why) == -EINVAL) {
+			gp_log("GPUPROF_OUTPUT=%s: %s; using %s", v, why, DEFAULT_OUTPUT);
+			v = DEFAULT_OUTPUT;
+		}
 	}
 	strcpy(c->output, v);
 
@@ -204,93 +214,26 @@ const struct gp_config *gp_config_get(void)
 	return &config;
 }
 
-static int put(char *out, size_t outsz, size_t *pos, const char *s, size_t len)
+static const char *env_var(void *ctx, const char *name)
 {
-	if (*pos + len >= outsz)
-		return -ENAMETOOLONG;
-	memcpy(out + *pos, s, len);
-	*pos += len;
-	out[*pos] = 0;
-	return 0;
-}
-
-/*
- * A %q{VAR} value becomes part of one path component: it can add no
- * directory ('/' becomes '_') and cannot name "." or "..".
- */
-static int put_component(char *out, size_t outsz, size_t *pos, const char *val)
-{
-	int rc = 0;
-
-	if (!strcmp(val, ".") || !strcmp(val, ".."))
-		return put(out, outsz, pos, "_", 1);
-	for (; *val && !rc; val++)
-		rc = put(out, outsz, pos, *val == '/' ? "_" : val, 1);
-	return rc;
+	(void)ctx;
+	return getenv(name);
 }
 
 int gp_config_expand(const char *tmpl, int pid, unsigned n, char *out,
 		     size_t outsz, int *uses_n)
 {
-	size_t pos = 0, extlen = strlen(GP_FILE_EXT);
-	char num[32];
-	int rc = 0;
+	struct gp_template_env env = { .pid = pid, .n = n, .getvar = env_var };
+	char host[256];
+	unsigned uses;
+	int rc;
 
-	*uses_n = 0;
-	if (!outsz)
-		return -ENAMETOOLONG;
-	out[0] = 0;
-	for (const char *p = tmpl; *p && !rc; p++) {
-		if (*p != '%' || !p[1]) {
-			rc = put(out, outsz, &pos, p, 1);
-			continue;
-		}
-		switch (*++p) {
-		case 'p':
-			snprintf(num, sizeof(num), "%d", pid);
-			rc = put(out, outsz, &pos, num, strlen(num));
-			break;
-		case 'n':
-			*uses_n = 1;
-			snprintf(num, sizeof(num), "%u", n);
-			rc = put(out, outsz, &pos, num, strlen(num));
-			break;
-		case 'h': {
-			char host[256];
-
-			if (gethostname(host, sizeof(host)) < 0)
-				strcpy(host, "localhost");
-			host[sizeof(host) - 1] = 0;
-			rc = put(out, outsz, &pos, host, strlen(host));
-			break;
-		}
-		case 'q': {
-			const char *close, *val;
-			char var[256];
-
-			if (p[1] != '{' || !(close = strchr(p + 2, '}')) ||
-			    (size_t)(close - (p + 2)) >= sizeof(var))
-				return -EINVAL;
-			memcpy(var, p + 2, (size_t)(close - (p + 2)));
-			var[close - (p + 2)] = 0;
-			val = getenv(var);
-			if (val)
-				rc = put_component(out, outsz, &pos, val);
-			p = close;
-			break;
-		}
-		case '%':
-			rc = put(out, outsz, &pos, "%", 1);
-			break;
-		default:
-			rc = put(out, outsz, &pos, p - 1, 2);
-			break;
-		}
-	}
-	if (rc)
-		return rc;
-	if (pos < extlen || strcmp(out + pos - extlen, GP_FILE_EXT))
-		rc = put(out, outsz, &pos, GP_FILE_EXT, extlen);
+	if (gethostname(host, sizeof(host)) < 0)
+		strcpy(host, "localhost");
+	host[sizeof(host) - 1] = 0;
+	env.host = host;
+	rc = gp_template_expand(tmpl, &env, out, outsz, &uses, NULL);
+	*uses_n = (uses & GP_TEMPLATE_NUMBER) != 0;
 	return rc;
 }
 

@@ -42,10 +42,9 @@ int gp_config_load(struct gp_config *c);
 const struct gp_config *gp_config_get(void);
 
 /*
- * Expands an output template: %p pid, %h host, %q{VAR} environment (made
- * one path component: '/' becomes '_', "." and ".." become "_"), %n the
- * number n, %% a percent sign; appends ".gpuprof" when absent.
- * Returns 0, or -ENAMETOOLONG / -EINVAL (malformed %q).  *uses_n tells
+ * Expands an output template (the grammar of include/gpuprof/template.h)
+ * for this process: pid, host name, environment, n for %n.
+ * Returns 0, or -ENAMETOOLONG / -EINVAL (invalid template).  *uses_n tells
  * whether %n appeared, so the caller can search for a free number.
  */
 int gp_config_expand(const char *tmpl, int pid, unsigned n, char *out,

@@ -26,8 +26,12 @@ mkdir -p lib
 if ! ${CC:-cc} -shared -o "$fake_lib" -x c /dev/null 2>/dev/null; then
 	fake_lib=/dev/null # works, but ld.so complains on stderr
 fi
-cat >analyze <<'EOF'
+# The output template is checked by the real analyzer (one grammar).
+cat >analyze <<EOF
 #!/bin/sh
+[ "\$1" = template ] && exec "$build/bin/gpuprof-analyze" "\$@"
+EOF
+cat >>analyze <<'EOF'
 if [ "$1" = run-child ]; then
 	# A runner that cannot say how the program ended: the wrapper then
 	# judges by the exit status alone.

@@ -14,5 +14,7 @@ int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 /* The process runner of "gpuprof run" (cmd-run-child.c); not listed in --help. */
 int cmd_run_child(int argc, char **argv);
+/* The wrapper's output-template check (template.c); not listed in --help. */
+int cmd_template(int argc, char **argv);
 
 #endif

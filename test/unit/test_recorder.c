@@ -47,6 +47,28 @@ static void test_expand(void)
 	TAP_CHECK("expand %h", !strcmp(out, want), "got %s want %s", out, want);
 	TAP_CHECK("malformed %q is an error",
 		  gp_config_expand("x%q{NOCLOSE", 1, 1, out, sizeof(out), &uses_n) == -EINVAL, "check failed");
+	TAP_CHECK("unknown escapes, a trailing '%' and %q without a name are errors",
+		  gp_config_expand("x%y", 1, 1, out, sizeof(out), &uses_n) == -EINVAL &&
+		  gp_config_expand("x%", 1, 1, out, sizeof(out), &uses_n) == -EINVAL &&
+		  gp_config_expand("x%q{}", 1, 1, out, sizeof(out), &uses_n) == -EINVAL &&
+		  gp_config_expand("x%q{1A}", 1, 1, out, sizeof(out), &uses_n) == -EINVAL &&
+		  gp_config_expand("x%qA", 1, 1, out, sizeof(out), &uses_n) == -EINVAL, "check failed");
+	{
+		struct gp_config c;
+		const char *old = getenv("GPUPROF_OUTPUT");
+		char saved[300] = "";
+
+		if (old)
+			snprintf(saved, sizeof(saved), "%s", old);
+		setenv("GPUPROF_OUTPUT", "bad-%y", 1);
+		gp_config_load(&c);
+		TAP_CHECK("an invalid GPUPROF_OUTPUT falls back to the default",
+			  !strcmp(c.output, "gpuprof-%p"), "got %s", c.output);
+		if (old)
+			setenv("GPUPROF_OUTPUT", saved, 1);
+		else
+			unsetenv("GPUPROF_OUTPUT");
+	}
 	TAP_CHECK("overlong expansion is an error",
 		  gp_config_expand("0123456789012345678901234567890123456789", 1, 1, out, 16,
 				   &uses_n) == -ENAMETOOLONG, "check failed");
