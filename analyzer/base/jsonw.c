@@ -1,9 +1,10 @@
 /*
- * The streaming JSON writer (see jsonw.h).  Runs offline only.
+ * The streaming JSON writer (see jsonw.h).  Output goes through a buffer
+ * of the writer's own, handed to stdio in large pieces: exports of large
+ * traces write tens of millions of small tokens.  Runs offline only.
  */
 #include "base/jsonw.h"
 
-#include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -24,9 +25,43 @@ void ga_jw_init(struct ga_jw *w, FILE *f)
 	w->f = f;
 }
 
+/* A short write leaves the FILE's error flag set, which its closer reports. */
+void ga_jw_flush(struct ga_jw *w)
+{
+	if (w->n)
+		fwrite(w->buf, 1, w->n, w->f);
+	w->n = 0;
+}
+
 void ga_jw_free(struct ga_jw *w)
 {
+	ga_jw_flush(w);
 	ga_buf_free(&w->esc);
+}
+
+static void put(struct ga_jw *w, const char *s, size_t len)
+{
+	if (w->n + len > sizeof(w->buf)) {
+		ga_jw_flush(w);
+		if (len > sizeof(w->buf)) {
+			fwrite(s, 1, len, w->f);
+			return;
+		}
+	}
+	memcpy(w->buf + w->n, s, len);
+	w->n += len;
+}
+
+static inline void putch(struct ga_jw *w, char c)
+{
+	if (w->n == sizeof(w->buf))
+		ga_jw_flush(w);
+	w->buf[w->n++] = c;
+}
+
+static void puts_(struct ga_jw *w, const char *s)
+{
+	put(w, s, strlen(s));
 }
 
 /* Before a value or a key: the separator its container wants. */
@@ -40,14 +75,14 @@ static void sep(struct ga_jw *w)
 	}
 	if (d == 0)
 		return;
-	fputs(w->count[d] ? seps[w->layout[d]].later : seps[w->layout[d]].first, w->f);
+	puts_(w, w->count[d] ? seps[w->layout[d]].later : seps[w->layout[d]].first);
 	w->count[d]++;
 }
 
 static void open_c(struct ga_jw *w, enum ga_jw_layout layout, int obj)
 {
 	sep(w);
-	fputc(obj ? '{' : '[', w->f);
+	putch(w, obj ? '{' : '[');
 	if (w->depth + 1 >= GA_JW_DEPTH) {
 		w->err = 1;
 		return;
@@ -76,8 +111,8 @@ void ga_jw_end(struct ga_jw *w)
 		w->err = 1;
 		return;
 	}
-	fputs(seps[w->layout[d]].close, w->f);
-	fputc(w->obj[d] ? '}' : ']', w->f);
+	puts_(w, seps[w->layout[d]].close);
+	putch(w, w->obj[d] ? '}' : ']');
 	w->depth--;
 }
 
@@ -86,13 +121,33 @@ void ga_jw_layout(struct ga_jw *w, enum ga_jw_layout layout)
 	w->layout[w->depth] = (uint8_t)layout;
 }
 
+/* Plain ASCII without quotes, backslashes or controls: written as it is. */
+static int plain(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+			return 0;
+	}
+	return 1;
+}
+
 static void put_str(struct ga_jw *w, const char *s, size_t len)
 {
+	if (plain(s, len)) {
+		putch(w, '"');
+		put(w, s, len);
+		putch(w, '"');
+		return;
+	}
 	w->esc.len = 0;
 	if (ga_json_escape(&w->esc, s, len) == 0) {
-		fwrite(w->esc.p, 1, w->esc.len, w->f);
+		put(w, w->esc.p, w->esc.len);
 	} else {
-		fputs("\"\"", w->f);
+		put(w, "\"\"", 2);
 		w->err = 1;
 	}
 }
@@ -100,9 +155,24 @@ static void put_str(struct ga_jw *w, const char *s, size_t len)
 void ga_jw_key(struct ga_jw *w, const char *key)
 {
 	sep(w);
-	put_str(w, key, strlen(key));
-	fputc(':', w->f);
+	/* Keys are the program's own identifiers, never data: no escaping. */
+	putch(w, '"');
+	puts_(w, key);
+	put(w, "\":", 2);
 	w->after_key = 1;
+}
+
+/* Decimal digits of v, without printf's parsing. */
+static void put_u64(struct ga_jw *w, uint64_t v)
+{
+	char b[24];
+	int i = (int)sizeof(b);
+
+	do {
+		b[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(w, b + i, sizeof(b) - (size_t)i);
 }
 
 void ga_jw_str(struct ga_jw *w, const char *s, size_t len)
@@ -119,35 +189,65 @@ void ga_jw_cstr(struct ga_jw *w, const char *s)
 void ga_jw_u64(struct ga_jw *w, uint64_t v)
 {
 	sep(w);
-	fprintf(w->f, "%" PRIu64, v);
+	put_u64(w, v);
 }
 
 void ga_jw_i64(struct ga_jw *w, int64_t v)
 {
 	sep(w);
-	fprintf(w->f, "%" PRId64, v);
+	if (v < 0) {
+		putch(w, '-');
+		put_u64(w, (uint64_t)0 - (uint64_t)v);
+	} else {
+		put_u64(w, (uint64_t)v);
+	}
+}
+
+void ga_jw_milli(struct ga_jw *w, uint64_t v)
+{
+	char d[4];
+
+	sep(w);
+	put_u64(w, v / 1000);
+	d[0] = '.';
+	d[1] = (char)('0' + v / 100 % 10);
+	d[2] = (char)('0' + v / 10 % 10);
+	d[3] = (char)('0' + v % 10);
+	put(w, d, 4);
 }
 
 void ga_jw_bool(struct ga_jw *w, int v)
 {
 	sep(w);
-	fputs(v ? "true" : "false", w->f);
+	puts_(w, v ? "true" : "false");
 }
 
 void ga_jw_null(struct ga_jw *w)
 {
 	sep(w);
-	fputs("null", w->f);
+	put(w, "null", 4);
 }
 
 void ga_jw_rawf(struct ga_jw *w, const char *fmt, ...)
 {
+	char b[256];
 	va_list ap;
+	int n;
 
 	sep(w);
 	va_start(ap, fmt);
-	vfprintf(w->f, fmt, ap);
+	n = vsnprintf(b, sizeof(b), fmt, ap);
 	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(b)) {
+		w->err = 1;
+		return;
+	}
+	put(w, b, (size_t)n);
+}
+
+void ga_jw_raw(struct ga_jw *w, const char *s)
+{
+	puts_(w, s);
 }
 
 void ga_jw_kstr(struct ga_jw *w, const char *key, const char *s, size_t len)

@@ -2,9 +2,12 @@
  * A small streaming JSON writer: containers are opened and closed, keys
  * and values written, and the writer puts the separators.  Each container
  * has a layout (compact, one element per line, ...) so that large exports
- * stay readable and diffable without a pretty-printer.  Write errors are
- * left to the FILE (checked by whoever closes it); running out of memory
- * while escaping is remembered in err.  Runs offline only.
+ * stay readable and diffable without a pretty-printer.  Output is buffered
+ * in the writer: call ga_jw_flush() before writing to the FILE directly.
+ * Keys are the program's identifiers and are written unescaped.  Running
+ * out of memory while escaping, or nesting too deep, is remembered in
+ * err; write errors stay on the FILE (ferror) for its closer to report.
+ * Runs offline only.
  */
 #ifndef GA_BASE_JSONW_H
 #define GA_BASE_JSONW_H
@@ -35,9 +38,14 @@ struct ga_jw {
 	uint8_t obj[GA_JW_DEPTH];
 	uint64_t count[GA_JW_DEPTH];
 	int err;                   /* out of memory, or nesting too deep */
+	size_t n;                  /* bytes in buf */
+	char buf[1 << 16];
 };
 
 void ga_jw_init(struct ga_jw *w, FILE *f);
+/* Hand what is buffered to the FILE. */
+void ga_jw_flush(struct ga_jw *w);
+/* Flush and release. */
 void ga_jw_free(struct ga_jw *w);
 
 /* Open an object or an array with the given layout; close the innermost. */
@@ -55,10 +63,15 @@ void ga_jw_str(struct ga_jw *w, const char *s, size_t len);
 void ga_jw_cstr(struct ga_jw *w, const char *s);
 void ga_jw_u64(struct ga_jw *w, uint64_t v);
 void ga_jw_i64(struct ga_jw *w, int64_t v);
+/* v thousandths as a number with three decimals (nanoseconds as microseconds). */
+void ga_jw_milli(struct ga_jw *w, uint64_t v);
 void ga_jw_bool(struct ga_jw *w, int v);
 void ga_jw_null(struct ga_jw *w);
 /* A value written as formatted (a number in a fixed format, say). */
 void ga_jw_rawf(struct ga_jw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Text written as it is, outside the separators' logic (a newline, say). */
+void ga_jw_raw(struct ga_jw *w, const char *s);
 
 /* key and value in one call. */
 void ga_jw_kstr(struct ga_jw *w, const char *key, const char *s, size_t len);

@@ -166,6 +166,11 @@ int cmd_export(int argc, char **argv)
 		fputs("gpuprof: out of memory\n", stderr);
 		failed = 1;
 	}
+	ga_jw_flush(&e.jw);
+	if (e.jw.err && !failed) {
+		fputs("gpuprof: out of memory\n", stderr);
+		failed = 1;
+	}
 	/* On failure the old output, if any, stays as it was. */
 	if (ga_output_close(&out, !failed))
 		failed = 1;

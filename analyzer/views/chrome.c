@@ -33,7 +33,7 @@ static const char *const kind_name[GA_ACT_KIND_COUNT] = {
 static void kus(struct ga_jw *w, const char *key, uint64_t ns)
 {
 	ga_jw_key(w, key);
-	ga_jw_rawf(w, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+	ga_jw_milli(w, ns);
 }
 
 static void ksid(struct ga_jw *w, const char *key, const struct ga_model *m, uint32_t id)
@@ -302,7 +302,7 @@ static int end(struct ga_export *e)
 	ga_jw_end(&e->jw);
 	ga_jw_kcstr(&e->jw, "displayTimeUnit", "ns");
 	ga_jw_end(&e->jw);
-	fputc('\n', e->out);
+	ga_jw_raw(&e->jw, "\n");
 	return e->jw.err ? -1 : 0;
 }
 

@@ -363,7 +363,7 @@ static int end(struct ga_export *e)
 	ga_jw_ku64(w, "first_ns", m->first_start);
 	ga_jw_ku64(w, "last_ns", m->last_end);
 	ga_jw_end(w);
-	fputc('\n', e->out);
+	ga_jw_raw(&e->jw, "\n");
 	return w->err ? -1 : 0;
 }
 
