@@ -49,7 +49,8 @@ static void help(FILE *f)
 	      "  -h, --help        show this help\n"
 	      GA_FILTER_HELP
 	      "\nNVTX ranges appear as \"nvtx\" and \"marks\" in json, as the \"nvtx\"\n"
-	      "column (innermost range) in csv and as host-thread events in chrome.\n"
+	      "column (innermost range) in csv and as slices, async ranges and\n"
+	      "instant events in chrome.\n"
 	      "Call stacks (gpuprof run --backtrace) appear as \"launch_sites\" in json\n"
 	      "and as the \"stack\" column (the collapsed launch site) in csv.\n\n"
 	      "Exit status: 0 on success (damaged traces export what precedes the\n"
@@ -143,6 +144,8 @@ int cmd_export(int argc, char **argv)
 	ao.observe_sites = fmt->observe_sites;
 	ao.list_frames = fmt->list_frames;
 	ao.sites_ahead = fmt->sites_ahead;
+	ao.launches = fmt->launches;
+	ao.marks = fmt->marks;
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);

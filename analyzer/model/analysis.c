@@ -18,6 +18,8 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	an->o = *o;
 	an->flt = flt;
 	ga_ranges_init(&an->rg);
+	an->rg.want_launches = o->launches;
+	an->rg.keep_marks = o->marks;
 	ga_sites_setup(&an->st, o->stack_depth);
 	an->st.symbolize = o->symbolize;
 	an->st.list_frames = o->list_frames;

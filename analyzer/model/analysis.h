@@ -27,6 +27,8 @@ struct ga_analysis_opts {
 	int list_frames;           /* sites list their frames (JSON) */
 	int sites_ahead;           /* read stacks before the activities stream (CSV) */
 	size_t keep_rows;          /* rows kept for a timeline */
+	int launches;              /* index each activity's API call (flows) */
+	int marks;                 /* keep each NVTX mark, not only their counts */
 };
 
 struct ga_analysis {

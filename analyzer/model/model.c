@@ -101,6 +101,7 @@ void ga_model_free(struct ga_model *m)
 	ga_map_free(&m->api_tids);
 	free(m->bigs);
 	ga_map_free(&m->stream_set);
+	ga_map_free(&m->thread_names);
 	free(m->rows);
 	ga_strtab_free(&m->strs);
 	memset(m, 0, sizeof(*m));
@@ -472,6 +473,7 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 	a.correlation = k->correlation;
 	a.graph_id = k->graph_id;
 	a.graph_node = k->graph_node;
+	a.rec = &k->h;
 	if (m->keep) {
 		int keep = keep_ask(f, &a);
 
@@ -719,6 +721,7 @@ static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
 	a.correlation = c->correlation;
 	a.graph_id = c->graph_id;
 	a.graph_node = c->graph_node;
+	a.rec = &c->h;
 	if (!p)
 		return add_memop(f, ms, &a, c->start, c->end);
 	/*
@@ -1018,6 +1021,19 @@ static int keep_act(struct fctx *f, const struct gp_rec *rec)
 	return keep_ask(f, &a);
 }
 
+/* A host thread's name: the last one given wins (threads rename themselves). */
+static int on_thread(struct fctx *f, const struct gp_rec_thread *r)
+{
+	uint32_t name = fstr(f, r->name), *slot;
+
+	if (name == GA_STR_NONE)
+		return 0;
+	if (ga_map_insert(&f->m->thread_names, f->proc, r->tid, &slot) < 0)
+		return nomem(f);
+	*slot = name;
+	return 0;
+}
+
 static int on_record(void *ctx, const struct gp_rec *rec)
 {
 	struct fctx *f = ctx;
@@ -1060,6 +1076,8 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 		return on_graph(f, (const void *)rec);
 	case GP_REC_API:
 		return on_api(f, (const void *)rec);
+	case GP_REC_THREAD:
+		return on_thread(f, (const void *)rec);
 	case GP_REC_LOST: {
 		const struct gp_rec_lost *l = (const void *)rec;
 		uint32_t cause = l->cause < GP_LOST_CAUSE_COUNT ? l->cause : 0;

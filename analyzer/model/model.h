@@ -52,6 +52,8 @@ struct ga_act {
 	uint32_t device_id, context, stream, correlation, graph_id;
 	uint32_t copy_kind;
 	uint32_t nvtx;             /* strtab id of the innermost NVTX range's label, 0 none */
+	/* The record it came from (launch configuration, memory kinds), or NULL. */
+	const struct gp_rec *rec;
 };
 
 /* One API call, handed to hooks. */
@@ -232,6 +234,7 @@ struct ga_model {
 	size_t nbigs, capbigs;
 
 	struct ga_map stream_set;  /* (proc << 32 | device, context << 32 | stream) */
+	struct ga_map thread_names; /* (proc, tid) -> strtab id of the thread's name */
 
 	/*
 	 * Staged peer copies, found before the model is built (the NVTX

@@ -45,6 +45,7 @@ void ga_ranges_init(struct ga_ranges *nx)
 {
 	memset(nx, 0, sizeof(*nx));
 	nx->root = GA_RANGES_NONE;
+	nx->first_ns = UINT64_MAX;
 }
 
 static void free_corrs(struct ga_ranges *nx)
@@ -105,6 +106,7 @@ void ga_ranges_free(struct ga_ranges *nx)
 	free(nx->nodes);
 	ga_map_free(&nx->node_map);
 	free(nx->proc_ranges);
+	free(nx->mark_events);
 	ga_ranges_init(nx);
 }
 
@@ -185,6 +187,7 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	g->key = key;
 	g->parent = GA_RANGES_NONE;
 	g->flags = r->h.aux & GP_NVTX_UNTERMINATED;
+	g->pushpop = (r->h.aux & GP_NVTX_PUSHPOP) != 0;
 	g->tid_end = r->tid_end;
 	g->category = r->category;
 	g->color = r->color;
@@ -228,6 +231,19 @@ static int on_mark(struct scan *s, const struct gp_rec_nvtx *r)
 		*slot = (uint32_t)nx->nmarks++;
 	}
 	nx->marks[*slot].count++;
+	if (nx->keep_marks) {
+		struct ga_ranges_mark_event *e;
+
+		if (ga_util_grow(&nx->mark_events, &nx->capmark_events, nx->nmark_events + 1,
+				 sizeof(*nx->mark_events)))
+			return -1;
+		e = &nx->mark_events[nx->nmark_events++];
+		e->t = r->start;
+		e->proc = s->proc;
+		e->tid = r->tid_start;
+		e->mark = *slot;
+		e->reserved = 0;
+	}
 	return 0;
 }
 
@@ -245,7 +261,7 @@ static int on_corr(struct scan *s, uint32_t correlation)
 			return -1;
 		nx->corrs[nx->ncorrs].t = UINT64_MAX;
 		nx->corrs[nx->ncorrs].inner = GA_RANGES_UNATTR;
-		nx->corrs[nx->ncorrs].reserved = 0;
+		nx->corrs[nx->ncorrs].tid = 0;
 		*slot = (uint32_t)++nx->ncorrs;
 	}
 	return 0;
@@ -289,7 +305,37 @@ static void on_api(struct scan *s, const struct gp_rec_api *r)
 	/* Runtime and driver calls share correlations: the outer one came first. */
 	if (r->start < c->t) {
 		c->t = r->start;
+		c->tid = r->tid;
 		c->inner = innermost(nx, s->proc, r->tid, r->start);
+	}
+}
+
+static int activity(uint32_t type)
+{
+	return type == GP_REC_KERNEL || type == GP_REC_MEMCPY || type == GP_REC_MEMSET ||
+	       type == GP_REC_GRAPH;
+}
+
+/* The earliest time of the traces, for views that write times relative to it. */
+static void first_time(struct ga_ranges *nx, const struct gp_rec *rec)
+{
+	uint64_t t;
+
+	switch (rec->type) {
+	case GP_REC_KERNEL:
+	case GP_REC_MEMCPY:
+	case GP_REC_MEMSET:
+	case GP_REC_GRAPH:
+	case GP_REC_API:
+	case GP_REC_NVTX_RANGE:
+	case GP_REC_NVTX_MARK:
+		/* Each of these begins with its header, then a u64 start. */
+		memcpy(&t, (const char *)rec + sizeof(struct gp_rec), sizeof(t));
+		if (t && t < nx->first_ns)
+			nx->first_ns = t;
+		break;
+	default:
+		break;
 	}
 }
 
@@ -303,6 +349,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 			on_api(s, (const void *)rec);
 		return 0;
 	}
+	first_time(s->nx, rec);
 	/* Copy functions' names and calls confirm staged peer copies (ga_model_note_api). */
 	if (rec->type == GP_REC_API) {
 		if (ga_model_note_api(s->m, s->proc, (const void *)rec))
@@ -311,7 +358,8 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		   ga_model_note_string(s->m, s->proc, (const void *)rec)) {
 		rc = -1;
 	}
-	if (rc || (s->skip_nvtx && rec->type != GP_REC_MEMCPY)) {
+	if (rc || (s->skip_nvtx && !(s->nx->want_launches && activity(rec->type)) &&
+		   rec->type != GP_REC_MEMCPY)) {
 		s->oom |= rc != 0;
 		return rc != 0;
 	}
@@ -323,8 +371,9 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		uint32_t trace = ((const struct gp_rec_config *)(const void *)rec)->trace;
 
 		if (!(trace & GP_TRACE_NVTX) && !s->nx->proc_ranges[s->proc - s->nx->proc_base]) {
-			/* Still read on for copies to pair, when copies were traced. */
-			if (!(trace & GP_TRACE_MEMCPY)) {
+			/* Still read on for copies to pair, when copies were traced,
+			 * and for the launches of activities when asked. */
+			if (!(trace & GP_TRACE_MEMCPY) && !s->nx->want_launches) {
 				s->skip = 1;
 				return 1;
 			}
@@ -346,7 +395,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 			rc = -1;
 			break;
 		}
-		if (!s->skip_nvtx)
+		if (!s->skip_nvtx || s->nx->want_launches)
 			rc = on_corr(s, ((const struct gp_rec_memcpy *)(const void *)rec)->correlation);
 		break;
 	case GP_REC_MEMSET:
@@ -544,14 +593,14 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 			goto out;
 	}
 	nx->indexed = 1;
-	if (!nx->nranges) {
+	if (!nx->nranges && !nx->want_launches) {
 		/* Nothing to attribute to: keep no per-activity state. */
 		free_corrs(nx);
 		rc = 0;
 		goto out;
 	}
 	for (i = 0; i < n; i++)
-		if (!nx->proc_ranges[i]) {
+		if (!nx->proc_ranges[i] && !nx->want_launches) {
 			/* Its activities are outside any range: nothing to look up. */
 			free(nx->dense[i].v);
 			memset(&nx->dense[i], 0, sizeof(nx->dense[i]));
@@ -560,7 +609,7 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 		goto out;
 	s.pass = 2;
 	for (i = 0; i < n; i++) {
-		if (!nx->proc_ranges[i])
+		if (!nx->proc_ranges[i] && !nx->want_launches)
 			continue;
 		s.proc = nx->proc_base + (uint32_t)i;
 		if (read_src(&s, &src[i]))
@@ -573,6 +622,21 @@ out:
 	ga_strmap_free(&s.smap);
 	free(gn);
 	return rc;
+}
+
+int ga_ranges_launch(const struct ga_ranges *nx, const struct ga_act *a, uint32_t *tid,
+		     uint64_t *t)
+{
+	const uint32_t *v;
+
+	if (!nx->want_launches || !nx->corrs)
+		return 0;
+	v = corr_find(nx, a->proc, a->correlation);
+	if (!v || !*v || nx->corrs[*v - 1].t == UINT64_MAX)
+		return 0;
+	*tid = nx->corrs[*v - 1].tid;
+	*t = nx->corrs[*v - 1].t;
+	return 1;
 }
 
 struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a)

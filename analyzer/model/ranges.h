@@ -39,6 +39,7 @@ struct ga_ranges_range {
 	uint32_t parent;           /* innermost range open at start on the thread, or NONE */
 	uint32_t node;             /* tree node of this range's name path */
 	uint32_t flags;            /* GP_NVTX_UNTERMINATED from the record */
+	uint32_t pushpop;          /* a push/pop range (else start/end) */
 	uint32_t tid_end;          /* the thread that closed it */
 	uint32_t category, color;  /* NVTX category, ARGB color (0: none) */
 	uint32_t payload_kind;     /* GP_NVTX_PAYLOAD_* */
@@ -94,6 +95,14 @@ struct ga_ranges_thread {
 struct ga_ranges_corr {
 	uint64_t t;                /* start of the earliest API record, UINT64_MAX none */
 	uint32_t inner;            /* innermost range at t */
+	uint32_t tid;              /* the thread of that API record */
+};
+
+/* One NVTX mark, kept when the index is asked for them (keep_marks). */
+struct ga_ranges_mark_event {
+	uint64_t t;
+	uint32_t proc, tid;
+	uint32_t mark;             /* index into marks */
 	uint32_t reserved;
 };
 
@@ -147,6 +156,15 @@ struct ga_ranges {
 	 * instead of ga_ranges_account() being called per activity.
 	 */
 	int from_model;
+	/*
+	 * Asked before the scan: launches (every activity's API call, for
+	 * API-to-activity flows; about 20 bytes per distinct activity
+	 * correlation) and marks (each mark, 24 bytes each).
+	 */
+	int want_launches, keep_marks;
+	struct ga_ranges_mark_event *mark_events;
+	size_t nmark_events, capmark_events;
+	uint64_t first_ns;         /* earliest time of any record the scan saw, UINT64_MAX none */
 	char err[320];
 };
 
@@ -170,6 +188,13 @@ struct ga_ranges_src {
  */
 int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ranges_src *src,
 		 size_t n);
+
+/*
+ * With want_launches: the API call that launched a (its thread and start),
+ * 1 when the traces have it, else 0.
+ */
+int ga_ranges_launch(const struct ga_ranges *nx, const struct ga_act *a, uint32_t *tid,
+		     uint64_t *t);
 
 /* The range an activity was launched in (see the top of this file). */
 struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a);

@@ -1,9 +1,29 @@
 /*
  * "export --format chrome": Chrome Trace Event JSON, which Perfetto and
  * chrome://tracing open.  GPU activities and API calls stream out as the
- * model reads them; NVTX ranges follow from the finished analysis.  One
- * process per traced process, one track per GPU stream, host threads by
- * their tids.  Runs offline only.
+ * model reads them; NVTX ranges, marks and names follow from the finished
+ * analysis.  Memory: a little per process and stream, plus the launch
+ * index (model/ranges.h: about 20 bytes per distinct activity correlation)
+ * behind the API-to-activity flow arrows.
+ *
+ * Layout: one process per traced process, named by rank, command line,
+ * pid and host (so that merged jobs are never ambiguous), sorted by rank; one track per GPU stream (thread ids above
+ * any Linux tid), named "cuda:D stream S", sorted after the host threads;
+ * host threads by their tids and, where the trace has them, names.
+ *
+ * Times: "ts" and "dur" are microseconds with three decimals, relative to
+ * a base (the whole second at or before the traces' first record, written
+ * as otherData.gpuprof_time_base_ns): a double then holds every value to
+ * the nanosecond, so readers that parse ts as a double and round to
+ * nanoseconds (Perfetto) get the recorded times exactly.  Absolute epoch
+ * microseconds (about 1.8e15) would not fit.
+ *
+ * Events: GPU activities, API calls and push/pop NVTX ranges are complete
+ * events ("X"); start/end NVTX ranges, which may end on another thread and
+ * overlap push/pop ranges, are async events ("b"/"e"); NVTX marks are
+ * instant events ("i"); each GPU activity whose API call is in the trace
+ * gets a flow arrow from that call ("s" then "f", binding to the enclosing
+ * slices, as Kineto writes them).  Runs offline only.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -15,6 +35,7 @@
 
 /* GPU streams get thread ids above any Linux tid (pid_max <= 2^22). */
 #define GPU_TID_BASE 0x40000000u
+#define NS_PER_S 1000000000ull
 
 struct chrome {
 	struct ga_map streams;     /* (proc << 32 | device, context << 32 | stream) -> tid */
@@ -22,6 +43,9 @@ struct chrome {
 	uint8_t *proc_seen;
 	size_t capseen;
 	uint32_t *chrome_pid;      /* per process: its pid, made unique */
+	uint64_t base;             /* trace time of ts 0 */
+	int based;                 /* base chosen */
+	uint64_t flows;            /* flow ids handed out */
 };
 
 static const char *const kind_name[GA_ACT_KIND_COUNT] = {
@@ -29,10 +53,48 @@ static const char *const kind_name[GA_ACT_KIND_COUNT] = {
 	[GA_ACT_MEMSET] = "memset", [GA_ACT_GRAPH] = "graph",
 };
 
-/* A time in microseconds with three decimals, exact for nanoseconds. */
-static void kus(struct ga_jw *w, const char *key, uint64_t ns)
+/* CUpti_ActivityMemoryKind values, as the copy's args name them. */
+static const char *mem_kind(unsigned k)
 {
-	ga_jw_key(w, key);
+	static const char *const names[] = {
+		"unknown", "pageable", "pinned", "device", "array", "managed",
+		"device_static", "managed_static",
+	};
+
+	return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
+}
+
+/* The base: chosen at the first event, once the index pass has seen every file. */
+static uint64_t base_of(struct ga_export *e)
+{
+	struct chrome *c = e->state;
+
+	if (!c->based) {
+		uint64_t first = e->an->rg.first_ns;
+
+		c->base = first == UINT64_MAX ? 0 : first / NS_PER_S * NS_PER_S;
+		c->based = 1;
+	}
+	return c->base;
+}
+
+/* A trace time as relative microseconds with three decimals, exact to the ns. */
+static void kts(struct ga_export *e, const char *key, uint64_t t)
+{
+	uint64_t b = base_of(e);
+
+	ga_jw_key(&e->jw, key);
+	if (t >= b) {
+		ga_jw_milli(&e->jw, t - b);
+	} else {
+		/* Earlier than the base (a clock step): negative, still exact. */
+		ga_jw_rawf(&e->jw, "-%" PRIu64 ".%03u", (b - t) / 1000, (unsigned)((b - t) % 1000));
+	}
+}
+
+static void kdur(struct ga_jw *w, uint64_t ns)
+{
+	ga_jw_key(w, "dur");
 	ga_jw_milli(w, ns);
 }
 
@@ -41,12 +103,43 @@ static void ksid(struct ga_jw *w, const char *key, const struct ga_model *m, uin
 	ga_jw_kstr(w, key, ga_model_str(m, id), ga_strtab_len(&m->strs, id));
 }
 
-/* First sight of a process: give it a unique pid and a name. */
+/* A metadata event's head: name, ph "M", cat, pid (and tid when not NULL). */
+static void meta_head(struct ga_jw *w, const char *name, uint32_t pid, const uint32_t *tid)
+{
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ga_jw_kcstr(w, "name", name);
+	ga_jw_kcstr(w, "ph", "M");
+	ga_jw_kcstr(w, "cat", "__metadata");
+	ga_jw_ku64(w, "pid", pid);
+	if (tid)
+		ga_jw_ku64(w, "tid", *tid);
+	ga_jw_key(w, "args");
+	ga_jw_obj(w, GA_JW_COMPACT);
+}
+
+/* "rank 1: python3 train.py [4242] on node7" */
+static int proc_name(const struct ga_model *m, const struct ga_proc *p, struct ga_buf *b)
+{
+	int rc = 0;
+
+	if (p->rank != GA_NO_RANK)
+		rc |= ga_buf_printf(b, "rank %u: ", p->rank);
+	if (p->cmdline)
+		rc |= ga_buf_printf(b, "%.200s [%u]", ga_model_str(m, p->cmdline), p->pid);
+	else
+		rc |= ga_buf_printf(b, "pid %u", p->pid);
+	if (p->host)
+		rc |= ga_buf_printf(b, " on %s", ga_model_str(m, p->host));
+	return rc;
+}
+
+/* First sight of a process: give it a unique pid, a name and a sort index. */
 static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 {
 	struct chrome *c = e->state;
 	struct ga_jw *w = &e->jw;
 	const struct ga_proc *p = &m->procs[proc];
+	struct ga_buf b = { 0 };
 	uint32_t pid = p->pid;
 	size_t i;
 	int clash;
@@ -79,42 +172,40 @@ static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 	c->proc_seen[proc] = 1;
 	c->chrome_pid[proc] = pid;
 
-	ga_jw_obj(w, GA_JW_COMPACT);
-	ga_jw_kcstr(w, "name", "process_name");
-	ga_jw_kcstr(w, "ph", "M");
-	ga_jw_ku64(w, "pid", pid);
-	ga_jw_key(w, "args");
-	ga_jw_obj(w, GA_JW_COMPACT);
-	if (p->cmdline) {
-		struct ga_buf b = { 0 };
-
-		if (ga_buf_printf(&b, "%.200s [%u]", ga_model_str(m, p->cmdline), p->pid))
-			return -1;
-		ga_jw_kstr(w, "name", b.p, b.len);
+	if (proc_name(m, p, &b)) {
 		ga_buf_free(&b);
-	} else {
-		char name[64];
-
-		snprintf(name, sizeof(name), "pid %u", p->pid);
-		ga_jw_kcstr(w, "name", name);
+		return -1;
 	}
+	meta_head(w, "process_name", pid, NULL);
+	ga_jw_kstr(w, "name", b.p, b.len);
 	ga_jw_end(w);
 	ga_jw_end(w);
+	ga_buf_free(&b);
+	/* By rank, then in the order the files were given. */
+	meta_head(w, "process_sort_index", pid, NULL);
+	ga_jw_ku64(w, "sort_index", p->rank != GA_NO_RANK ? p->rank : (uint64_t)1 << 31 | proc);
+	ga_jw_end(w);
+	ga_jw_end(w);
+	if (p->rank != GA_NO_RANK) {
+		meta_head(w, "process_labels", pid, NULL);
+		ga_buf_printf(&b, "rank %u", p->rank);
+		ga_jw_kstr(w, "labels", b.p ? b.p : "", b.len);
+		ga_buf_free(&b);
+		ga_jw_end(w);
+		ga_jw_end(w);
+	}
 	return 0;
 }
 
-static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
+static int stream_track(struct ga_export *e, const struct ga_act *a, uint32_t pid,
+			uint32_t *tid)
 {
-	struct ga_export *e = ctx;
 	struct chrome *c = e->state;
 	struct ga_jw *w = &e->jw;
-	uint32_t *slot, pid, tid;
-	char kb[16], tname[64];
+	uint32_t *slot;
+	char tname[64];
 	int r;
 
-	if (proc_seen(e, m, a->proc))
-		return -1;
-	pid = c->chrome_pid[a->proc];
 	r = ga_map_insert(&c->streams, (uint64_t)a->proc << 32 | a->device_id,
 			  (uint64_t)a->context << 32 | a->stream, &slot);
 	if (r < 0)
@@ -122,28 +213,72 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	if (r == 1) {
 		*slot = GPU_TID_BASE + c->nstreams++;
 		snprintf(tname, sizeof(tname), "cuda:%u stream %u", a->device_id, a->stream);
-		ga_jw_obj(w, GA_JW_COMPACT);
-		ga_jw_kcstr(w, "name", "thread_name");
-		ga_jw_kcstr(w, "ph", "M");
-		ga_jw_ku64(w, "pid", pid);
-		ga_jw_ku64(w, "tid", *slot);
-		ga_jw_key(w, "args");
-		ga_jw_obj(w, GA_JW_COMPACT);
+		meta_head(w, "thread_name", pid, slot);
 		ga_jw_kcstr(w, "name", tname);
 		ga_jw_end(w);
 		ga_jw_end(w);
-		ga_jw_obj(w, GA_JW_COMPACT);
-		ga_jw_kcstr(w, "name", "thread_sort_index");
-		ga_jw_kcstr(w, "ph", "M");
-		ga_jw_ku64(w, "pid", pid);
-		ga_jw_ku64(w, "tid", *slot);
-		ga_jw_key(w, "args");
-		ga_jw_obj(w, GA_JW_COMPACT);
+		meta_head(w, "thread_sort_index", pid, slot);
 		ga_jw_ku64(w, "sort_index", *slot);
 		ga_jw_end(w);
 		ga_jw_end(w);
 	}
-	tid = *slot;
+	*tid = *slot;
+	return 0;
+}
+
+/* A flow from the API call that launched a (on its host thread) to a itself. */
+static void flow(struct ga_export *e, uint32_t pid, uint32_t api_tid, uint64_t api_t,
+		 uint32_t gpu_tid, uint64_t t)
+{
+	struct chrome *c = e->state;
+	struct ga_jw *w = &e->jw;
+	uint64_t id = ++c->flows;
+
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ga_jw_kcstr(w, "name", "launch");
+	ga_jw_kcstr(w, "cat", "flow");
+	ga_jw_kcstr(w, "ph", "s");
+	ga_jw_ku64(w, "id", id);
+	ga_jw_ku64(w, "pid", pid);
+	ga_jw_ku64(w, "tid", api_tid);
+	kts(e, "ts", api_t);
+	ga_jw_end(w);
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ga_jw_kcstr(w, "name", "launch");
+	ga_jw_kcstr(w, "cat", "flow");
+	ga_jw_kcstr(w, "ph", "f");
+	ga_jw_kcstr(w, "bp", "e");
+	ga_jw_ku64(w, "id", id);
+	ga_jw_ku64(w, "pid", pid);
+	ga_jw_ku64(w, "tid", gpu_tid);
+	kts(e, "ts", t);
+	ga_jw_end(w);
+}
+
+static void triple(struct ga_jw *w, const char *key, const uint32_t v[3])
+{
+	ga_jw_key(w, key);
+	ga_jw_arr(w, GA_JW_COMPACT);
+	ga_jw_u64(w, v[0]);
+	ga_jw_u64(w, v[1]);
+	ga_jw_u64(w, v[2]);
+	ga_jw_end(w);
+}
+
+static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
+{
+	struct ga_export *e = ctx;
+	struct chrome *c = e->state;
+	struct ga_jw *w = &e->jw;
+	uint32_t pid, tid, api_tid;
+	uint64_t api_t;
+	char kb[16];
+
+	if (proc_seen(e, m, a->proc))
+		return -1;
+	pid = c->chrome_pid[a->proc];
+	if (stream_track(e, a, pid, &tid))
+		return -1;
 	ga_jw_obj(w, GA_JW_COMPACT);
 	if (a->kind == GA_ACT_KERNEL)
 		ga_jw_kcstr(w, "name", ga_strtab_short(&m->strs, a->name));
@@ -153,26 +288,45 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	ga_jw_kcstr(w, "ph", "X");
 	ga_jw_ku64(w, "pid", pid);
 	ga_jw_ku64(w, "tid", tid);
-	kus(w, "ts", a->start);
-	kus(w, "dur", a->end - a->start);
+	kts(e, "ts", a->start);
+	kdur(w, a->end - a->start);
 	ga_jw_key(w, "args");
 	ga_jw_obj(w, GA_JW_COMPACT);
 	ga_jw_ku64(w, "correlation", a->correlation);
 	ga_jw_ku64(w, "device", a->device_id);
 	ga_jw_ku64(w, "context", a->context);
 	ga_jw_ku64(w, "stream", a->stream);
-	if (a->kind == GA_ACT_KERNEL)
+	if (a->kind == GA_ACT_KERNEL) {
 		ga_jw_kcstr(w, "name", ga_strtab_full(&m->strs, a->name));
+		if (a->rec && a->rec->type == GP_REC_KERNEL) {
+			const struct gp_rec_kernel *k = (const void *)a->rec;
+
+			triple(w, "grid", k->grid);
+			triple(w, "block", k->block);
+			ga_jw_ku64(w, "registers", k->registers);
+			ga_jw_ku64(w, "static_smem", k->static_smem);
+			ga_jw_ku64(w, "dynamic_smem", k->dynamic_smem);
+		}
+	}
 	if (a->kind == GA_ACT_MEMCPY || a->kind == GA_ACT_MEMSET)
 		ga_jw_ku64(w, "bytes", a->bytes);
-	if (a->kind == GA_ACT_MEMCPY)
+	if (a->kind == GA_ACT_MEMCPY) {
 		ga_jw_kcstr(w, "kind", ga_model_copy_kind(a->copy_kind, kb, sizeof(kb)));
+		if (a->rec && a->rec->type == GP_REC_MEMCPY) {
+			const struct gp_rec_memcpy *cp = (const void *)a->rec;
+
+			ga_jw_kcstr(w, "src_kind", mem_kind(cp->src_kind));
+			ga_jw_kcstr(w, "dst_kind", mem_kind(cp->dst_kind));
+		}
+	}
 	if (a->graph_id) {
 		ga_jw_ku64(w, "graph_id", a->graph_id);
 		ga_jw_ku64(w, "graph_node", a->graph_node);
 	}
 	ga_jw_end(w);
 	ga_jw_end(w);
+	if (ga_ranges_launch(&e->an->rg, a, &api_tid, &api_t))
+		flow(e, pid, api_tid, api_t, tid, a->start);
 	return ferror(e->out) || w->err ? -1 : 0;
 }
 
@@ -190,8 +344,8 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 	ga_jw_kcstr(w, "ph", "X");
 	ga_jw_ku64(w, "pid", c->chrome_pid[a->proc]);
 	ga_jw_ku64(w, "tid", a->tid);
-	kus(w, "ts", a->start);
-	kus(w, "dur", a->end - a->start);
+	kts(e, "ts", a->start);
+	kdur(w, a->end - a->start);
 	ga_jw_key(w, "args");
 	ga_jw_obj(w, GA_JW_COMPACT);
 	ga_jw_ku64(w, "correlation", a->correlation);
@@ -238,54 +392,137 @@ static void payload(struct ga_jw *w, uint32_t kind, uint64_t raw)
 		ga_jw_null(w);
 }
 
-/* NVTX ranges as complete events on the thread that opened them. */
+static void range_args(struct ga_jw *w, const struct ga_model *m, const struct ga_ranges_range *r,
+		       const struct ga_ranges_key *k)
+{
+	ga_jw_key(w, "args");
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ksid(w, "domain", m, k->domain);
+	ga_jw_kbool(w, "unterminated", r->flags != 0);
+	if (r->tid_end && r->tid_end != r->tid)
+		ga_jw_ku64(w, "ended_on_tid", r->tid_end);
+	if (r->category)
+		ga_jw_ku64(w, "category", r->category);
+	if (r->color) {
+		ga_jw_key(w, "color");
+		ga_jw_rawf(w, "\"#%06x\"", r->color & 0xffffffu);
+	}
+	if (r->payload_kind) {
+		ga_jw_key(w, "payload");
+		payload(w, r->payload_kind, r->payload);
+	}
+	ga_jw_end(w);
+}
+
+/*
+ * Push/pop ranges as complete events on their thread; start/end ranges as
+ * async begin/end pairs (id: the process and the recorder's range id).
+ */
 static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_ranges *rg)
 {
 	struct chrome *c = e->state;
 	struct ga_jw *w = &e->jw;
+	char id[48];
 	size_t i;
 
 	for (i = 0; i < rg->nranges; i++) {
 		const struct ga_ranges_range *r = &rg->ranges[i];
 		const struct ga_ranges_key *k = &rg->keys[r->key];
+		int ph;
 
 		if (proc_seen(e, m, r->proc))
+			return -1;
+		if (r->pushpop) {
+			ga_jw_obj(w, GA_JW_COMPACT);
+			ksid(w, "name", m, k->name);
+			ga_jw_kcstr(w, "cat", "nvtx");
+			ga_jw_kcstr(w, "ph", "X");
+			ga_jw_ku64(w, "pid", c->chrome_pid[r->proc]);
+			ga_jw_ku64(w, "tid", r->tid);
+			kts(e, "ts", r->start);
+			kdur(w, r->end - r->start);
+			range_args(w, m, r, k);
+			ga_jw_end(w);
+			continue;
+		}
+		snprintf(id, sizeof(id), "%u:%" PRIu64, r->proc, r->id);
+		for (ph = 0; ph < 2; ph++) {
+			ga_jw_obj(w, GA_JW_COMPACT);
+			ksid(w, "name", m, k->name);
+			ga_jw_kcstr(w, "cat", "nvtx");
+			ga_jw_kcstr(w, "ph", ph ? "e" : "b");
+			ga_jw_kcstr(w, "id", id);
+			ga_jw_ku64(w, "pid", c->chrome_pid[r->proc]);
+			ga_jw_ku64(w, "tid", ph && r->tid_end ? r->tid_end : r->tid);
+			kts(e, "ts", ph ? r->end : r->start);
+			if (!ph)
+				range_args(w, m, r, k);
+			ga_jw_end(w);
+		}
+	}
+	return ferror(e->out) || w->err ? -1 : 0;
+}
+
+/* NVTX marks as instant events on their thread. */
+static int marks(struct ga_export *e, struct ga_model *m, const struct ga_ranges *rg)
+{
+	struct chrome *c = e->state;
+	struct ga_jw *w = &e->jw;
+	size_t i;
+
+	for (i = 0; i < rg->nmark_events; i++) {
+		const struct ga_ranges_mark_event *x = &rg->mark_events[i];
+		const struct ga_ranges_mark *k = &rg->marks[x->mark];
+
+		if (proc_seen(e, m, x->proc))
 			return -1;
 		ga_jw_obj(w, GA_JW_COMPACT);
 		ksid(w, "name", m, k->name);
 		ga_jw_kcstr(w, "cat", "nvtx");
-		ga_jw_kcstr(w, "ph", "X");
-		ga_jw_ku64(w, "pid", c->chrome_pid[r->proc]);
-		ga_jw_ku64(w, "tid", r->tid);
-		kus(w, "ts", r->start);
-		kus(w, "dur", r->end - r->start);
+		ga_jw_kcstr(w, "ph", "i");
+		ga_jw_kcstr(w, "s", "t");
+		ga_jw_ku64(w, "pid", c->chrome_pid[x->proc]);
+		ga_jw_ku64(w, "tid", x->tid);
+		kts(e, "ts", x->t);
 		ga_jw_key(w, "args");
 		ga_jw_obj(w, GA_JW_COMPACT);
 		ksid(w, "domain", m, k->domain);
-		ga_jw_kbool(w, "unterminated", r->flags != 0);
-		if (r->tid_end && r->tid_end != r->tid)
-			ga_jw_ku64(w, "ended_on_tid", r->tid_end);
-		if (r->category)
-			ga_jw_ku64(w, "category", r->category);
-		if (r->color) {
-			ga_jw_key(w, "color");
-			ga_jw_rawf(w, "\"#%06x\"", r->color & 0xffffffu);
-		}
-		if (r->payload_kind) {
-			ga_jw_key(w, "payload");
-			payload(w, r->payload_kind, r->payload);
-		}
 		ga_jw_end(w);
 		ga_jw_end(w);
 	}
 	return ferror(e->out) || w->err ? -1 : 0;
 }
 
+/* Names of the host threads the traces name. */
+static int thread_names(struct ga_export *e, struct ga_model *m)
+{
+	struct chrome *c = e->state;
+	struct ga_jw *w = &e->jw;
+	size_t i;
+
+	for (i = 0; i < m->thread_names.cap; i++) {
+		const struct ga_map_ent *t = &m->thread_names.e[i];
+		uint32_t tid = (uint32_t)t->b;
+
+		if (!t->used)
+			continue;
+		if (proc_seen(e, m, (uint32_t)t->a))
+			return -1;
+		meta_head(w, "thread_name", c->chrome_pid[t->a], &tid);
+		ksid(w, "name", m, t->val);
+		ga_jw_end(w);
+		ga_jw_end(w);
+	}
+	return 0;
+}
+
 static int begin(struct ga_export *e)
 {
-	e->state = calloc(1, sizeof(struct chrome));
-	if (!e->state)
+	struct chrome *c = calloc(1, sizeof(*c));
+
+	if (!c)
 		return -1;
+	e->state = c;
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = act;
 	e->an->m.hooks.api = api;
@@ -297,10 +534,19 @@ static int begin(struct ga_export *e)
 
 static int end(struct ga_export *e)
 {
-	if (ranges(e, &e->an->m, &e->an->rg))
+	struct ga_model *m = &e->an->m;
+	char b[32];
+
+	if (ranges(e, m, &e->an->rg) || marks(e, m, &e->an->rg) || thread_names(e, m))
 		return -1;
 	ga_jw_end(&e->jw);
-	ga_jw_kcstr(&e->jw, "displayTimeUnit", "ns");
+	ga_jw_key(&e->jw, "otherData");
+	ga_jw_obj(&e->jw, GA_JW_COMPACT);
+	/* A string: JSON numbers lose digits beyond 2^53. */
+	snprintf(b, sizeof(b), "%" PRIu64, base_of(e));
+	ga_jw_kcstr(&e->jw, "gpuprof_time_base_ns", b);
+	ga_jw_kcstr(&e->jw, "time_unit", "us, relative to gpuprof_time_base_ns");
+	ga_jw_end(&e->jw);
 	ga_jw_end(&e->jw);
 	ga_jw_raw(&e->jw, "\n");
 	return e->jw.err ? -1 : 0;
@@ -324,6 +570,8 @@ const struct ga_format ga_format_chrome = {
 	.alias = "perfetto",
 	.help = "Chrome Trace Event JSON: open it in https://ui.perfetto.dev\n"
 		"or chrome://tracing",
+	.launches = 1,
+	.marks = 1,
 	.begin = begin,
 	.end = end,
 	.done = done,

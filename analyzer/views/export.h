@@ -28,6 +28,8 @@ struct ga_format {
 	int observe_sites;         /* needs launch sites counted */
 	int list_frames;           /* needs the frames of each site */
 	int sites_ahead;           /* streams rows that name sites: read stacks first */
+	int launches;              /* needs each activity's API call (ga_ranges_launch) */
+	int marks;                 /* needs each NVTX mark */
 	/* Before reading: set hooks, write what comes first.  0, or -1 out of memory. */
 	int (*begin)(struct ga_export *e);
 	/* After reading: write the rest.  0, or -1 out of memory. */

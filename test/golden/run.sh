@@ -3,6 +3,8 @@
 # trace recorded on a real GPU; its expected outputs sit beside it:
 #   NAME.report.txt   gpuprof-analyze report --timeline --no-symbolize NAME.gpuprof
 #   NAME.json         gpuprof-analyze export --format json --no-symbolize NAME.gpuprof
+# and the Chrome export of each trace, and of all merged, is checked the way
+# Perfetto reads it (chrome-checks.py: exact times, no overlaps, paired flows).
 # The trace is run from this directory under its bare name and that name is
 # masked, so the outputs do not depend on where the tree lives.  Each trace
 # is then read from a pipe too ("-" and /dev/stdin), for the same outputs.
@@ -132,6 +134,30 @@ if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
 		else
 			echo "ok - golden $name from a pipe"
 		fi
+	done
+fi
+
+# Chrome exports as Perfetto reads them (test/golden/chrome-checks.py): of
+# each trace, and of all of them merged.
+if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
+	for set in "${traces[@]}" all; do
+		if [ "$set" = all ]; then
+			inputs=("${traces[@]}")
+			name=merged
+		else
+			inputs=("$set")
+			name=$(basename "$set" .gpuprof)
+		fi
+		if ! "$analyze" export --format chrome --no-symbolize -o "$tmp/c.json" "${inputs[@]}" ||
+			! "$analyze" export --format csv --no-symbolize -o "$tmp/c.csv" "${inputs[@]}"; then
+			echo "not ok - golden $name chrome: export failed"
+			failed=1
+			continue
+		fi
+		out=$(python3 "$here/chrome-checks.py" "$tmp/c.json" "$tmp/c.csv")
+		rc=$?
+		printf '%s\n' "$out" | sed "s|$tmp/c.json|$name|"
+		[ "$rc" = 0 ] || failed=1
 	done
 fi
 exit $failed

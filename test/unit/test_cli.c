@@ -386,8 +386,11 @@ static void test_export(const char *trace)
 	if (buf)
 		buf[len] = '\0';
 	CHECKF(buf && json_ok((char *)buf), "bad chrome JSON");
+	/* Times relative to the whole second before the first record, exact. */
 	CHECK(buf && strstr((char *)buf, "\"ph\":\"X\",\"pid\":1234,\"tid\":1073741824,"
-			    "\"ts\":1700000000001100.000,\"dur\":163.840"));
+			    "\"ts\":1100.000,\"dur\":163.840"));
+	CHECK(buf && strstr((char *)buf, "\"gpuprof_time_base_ns\":\"1700000000000000000\""));
+	CHECK(buf && strstr((char *)buf, "\"cat\":\"__metadata\""));
 	CHECK(buf && strstr((char *)buf, "\"name\":\"thread_name\""));
 	CHECK(buf && strstr((char *)buf, "\"cat\":\"api\",\"ph\":\"X\",\"pid\":1234,\"tid\":1234"));
 	free(buf);

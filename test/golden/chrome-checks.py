@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Checks a Chrome Trace Event export the way Perfetto's JSON importer reads it.
+
+    chrome-checks.py CHROME.json CSV.csv
+
+CHROME.json is `gpuprof export --format chrome` of some traces and CSV.csv
+`gpuprof export --format csv` of the same traces.  Times are parsed as
+doubles (microseconds) and rounded to nanoseconds, as Perfetto does.
+Checks, each printed as "ok - ..." or "not ok - ...":
+  - every GPU activity's ts and dur give back its recorded start and end
+    exactly (otherData.gpuprof_time_base_ns + ts), matched against the CSV rows;
+  - no two activities on one GPU track overlap;
+  - every flow start has its finish and the other way round;
+  - every async begin has its end (same id, name, category, process);
+  - every metadata event has a "cat".
+Exits 1 if any check failed.
+"""
+import collections
+import csv
+import json
+import sys
+
+
+def ns(x):
+    return int(round(float(x) * 1000.0))
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    name = sys.argv[1]
+    with open(sys.argv[1]) as f:
+        doc = json.load(f)
+    with open(sys.argv[2]) as f:
+        rows = list(csv.DictReader(f))
+    base = int(doc.get("otherData", {}).get("gpuprof_time_base_ns", "0"))
+    events = doc["traceEvents"]
+    fails = []
+
+    # Exact times: (correlation, device, stream, start) of each CSV row.
+    want = collections.Counter()
+    for r in rows:
+        want[(int(r["correlation"]), int(r["device"]), int(r["stream"]),
+              int(r["start_ns"]), int(r["end_ns"]))] += 1
+    got = collections.Counter()
+    tracks = collections.defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") in ("kernel", "memcpy", "memset", "graph"):
+            a = e["args"]
+            start = base + ns(e["ts"])
+            end = start + ns(e["dur"])
+            got[(a["correlation"], a["device"], a["stream"], start, end)] += 1
+            tracks[(e["pid"], e["tid"])].append((start, end))
+    missing = want - got
+    extra = got - want
+    if missing or extra:
+        fails.append("times: %d CSV rows not found exactly, %d events not in the CSV (e.g. %s)"
+                     % (sum(missing.values()), sum(extra.values()),
+                        list(missing)[:1] or list(extra)[:1]))
+    overlaps = 0
+    for spans in tracks.values():
+        spans.sort()
+        for (s0, e0), (s1, e1) in zip(spans, spans[1:]):
+            if s1 < e0:
+                overlaps += 1
+    if overlaps:
+        fails.append("%d overlapping pairs of activities on GPU tracks" % overlaps)
+
+    flows = collections.defaultdict(lambda: [0, 0])
+    for e in events:
+        if e.get("ph") in ("s", "f"):
+            flows[(e.get("cat"), e["id"])][0 if e["ph"] == "s" else 1] += 1
+    bad = [k for k, v in flows.items() if v != [1, 1]]
+    if bad:
+        fails.append("%d flows without both ends (e.g. %s)" % (len(bad), bad[0]))
+
+    asyncs = collections.Counter()
+    for e in events:
+        if e.get("ph") in ("b", "e"):
+            asyncs[(e["pid"], e.get("cat"), e["name"], e["id"])] += 1 if e["ph"] == "b" else -1
+    bad = [k for k, v in asyncs.items() if v != 0]
+    if bad:
+        fails.append("%d async ranges without both ends (e.g. %s)" % (len(bad), bad[0]))
+
+    nocat = sum(1 for e in events if e.get("ph") == "M" and "cat" not in e)
+    if nocat:
+        fails.append("%d metadata events without cat" % nocat)
+
+    if fails:
+        for f in fails:
+            print("not ok - chrome %s: %s" % (name, f))
+        return 1
+    print("ok - chrome %s: %d activities exact to the ns, %d flows, %d async ranges"
+          % (name, sum(got.values()), len(flows), len(asyncs)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
