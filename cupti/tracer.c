@@ -316,6 +316,7 @@ static void put_api(const CUpti_ActivityAPI *a, CUpti_CallbackDomain domain)
 	r->domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GP_API_RUNTIME : GP_API_DRIVER;
 	r->ret = (int32_t)a->returnValue;
 	gp_ring_note_time(&gp_rec.ring, a->start, a->end);
+	gp_emit_thread(a->threadId);
 }
 
 static void put_device(const CUpti_ActivityDevice5 *d)
@@ -695,6 +696,19 @@ static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 	if (gp_cupti_load(cfg, why, whysz) < 0)
 		return -1;
 	gp_cu.cuptiGetVersion(version);
+	{
+		/* libcuda is loaded (this runs inside its cuInit), perhaps
+		 * locally: find it without loading anything.  No context needed. */
+		void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		int (*drv)(int *) = (int (*)(int *))dlsym(cuda ? cuda : RTLD_DEFAULT,
+							  "cuDriverGetVersion");
+		int v = 0;
+
+		if (drv && drv(&v) == 0 && v > 0)
+			gp_rec.cuda_driver = (uint32_t)v;
+		if (cuda)
+			dlclose(cuda);
+	}
 	if (*version < CUPTI_API_VERSION)
 		gp_debug("CUPTI API version %u is older than the %u this recorder was built with",
 			 *version, (unsigned)CUPTI_API_VERSION);

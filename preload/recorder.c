@@ -158,7 +158,53 @@ void gp_emit_process(uint64_t start_ns, uint32_t cupti_version)
 	r->cmdline = cmd_id;
 	r->cupti_version = cupti_version;
 	r->start_ns = start_ns;
+	r->cuda_driver = gp_rec.cuda_driver;
 	r->rank = gp_rec.cfg.rank;
+}
+
+/*
+ * Threads already named: open addressing over tids, 0 empty.  A process
+ * with more threads than fit names the first ones only.
+ */
+#define THREAD_SET 4096
+static uint32_t named[THREAD_SET];
+static unsigned nnamed;
+
+void gp_emit_thread(uint32_t tid)
+{
+	static const char pre[] = "/proc/self/task/";
+	char path[64], comm[64], digits[12];
+	struct gp_rec_thread *r;
+	uint32_t i, name, t;
+	size_t n, d = 0;
+
+	if (!tid)
+		return;
+	for (i = (tid * 2654435761u) & (THREAD_SET - 1); named[i]; i = (i + 1) & (THREAD_SET - 1))
+		if (named[i] == tid)
+			return;
+	if (nnamed >= THREAD_SET / 2)
+		return;
+	named[i] = tid;
+	nnamed++;
+	/* No stdio in the recorder: the path by hand. */
+	for (t = tid; t; t /= 10)
+		digits[d++] = (char)('0' + t % 10);
+	memcpy(path, pre, sizeof(pre) - 1);
+	for (n = sizeof(pre) - 1; d; )
+		path[n++] = digits[--d];
+	memcpy(path + n, "/comm", sizeof("/comm"));
+	n = read_small(path, comm, sizeof(comm));
+	while (n && (comm[n - 1] == '\n' || !comm[n - 1]))
+		n--;
+	if (!n)
+		return;                    /* the thread is gone: its tid stays unnamed */
+	name = gp_emit_string_n(comm, n);
+	r = name ? gp_emit(GP_REC_THREAD, sizeof(*r)) : NULL;
+	if (!r)
+		return;
+	r->tid = tid;
+	r->name = name;
 }
 
 void gp_emit_config(void)

@@ -38,6 +38,7 @@ struct gp_recorder {
 	uint64_t lost_reported[GP_LOST_CAUSE_COUNT]; /* producer lock */
 	uint64_t records;          /* records emitted, producer lock */
 	_Atomic uint64_t late_records; /* delivered after the trace was closed */
+	uint32_t cuda_driver;      /* cuDriverGetVersion(), set by the CUDA source at attach */
 };
 
 extern struct gp_recorder gp_rec;
@@ -57,6 +58,13 @@ void *gp_emit(uint16_t type, uint32_t size);
  */
 uint32_t gp_emit_string(const char *s);
 uint32_t gp_emit_string_n(const char *s, size_t len);
+
+/*
+ * Lock held: a THREAD record naming host thread tid (its /proc comm), the
+ * first time tid is met.  Off the program's threads: reads /proc once per
+ * thread.
+ */
+void gp_emit_thread(uint32_t tid);
 
 /* Lock held: LOST records for every cause that grew since the last call. */
 void gp_emit_lost(uint64_t now);

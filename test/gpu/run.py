@@ -742,8 +742,9 @@ def t_nvtx_threads(tools):
     # Attributes and the ending thread, as the Chrome export shows them.
     ch = tools.export_json(run.files, "chrome")
     events = ch.get("traceEvents", ch) if isinstance(ch, dict) else ch
+    # Attributes sit on complete events and on the begin of async ranges.
     ranges = {e.get("name"): e.get("args", {}) for e in events
-              if isinstance(e, dict) and e.get("cat") == "nvtx"}
+              if isinstance(e, dict) and e.get("cat") == "nvtx" and e.get("ph") in ("X", "b")}
     for key, want in sorted(attrs.items()):
         _, name, what = key.split(".", 2)
         got = ranges.get(name, {}).get(what)
@@ -755,6 +756,50 @@ def t_nvtx_threads(tools):
         errs.append("NVTX range xthread: no ended_on_tid in the Chrome export")
     if errs:
         raise Fail("; ".join(errs) + "; nvtx: %s" % json.dumps(js.get("nvtx"))[:1200])
+
+
+def t_chrome_export(tools):
+    """A fresh trace's Chrome export as Perfetto reads it (test/golden/
+    chrome-checks.py: exact times, no overlaps, paired flows and async
+    ranges), every launching host thread named after its /proc comm, and
+    the CUDA driver version recorded."""
+    app = tools.app("nvtx_threads")
+    run = traced(tools, [app])
+    expect_status(run, 0)
+    if len(run.files) != 1:
+        raise Fail("expected one trace, got %s; %s" % (run.files, run.context()))
+    tmp = tempfile.mkdtemp(prefix="gpuprof-chrome-")
+    tools.tmpdirs.append(tmp)
+    cj, cc = os.path.join(tmp, "c.json"), os.path.join(tmp, "c.csv")
+    errs = []
+    for fmt, path in (("chrome", cj), ("csv", cc)):
+        rc, out, err = run_cmd([tools.analyzer, "export", "--format", fmt, "-o", path] + run.files,
+                               clean_env(), TOOL_TIMEOUT)
+        if rc != 0:
+            raise Fail("export --format %s exited %d: %s" % (fmt, rc, tail(err)))
+    rc, out, err = run_cmd([sys.executable, os.path.join(ROOT, "test", "golden", "chrome-checks.py"),
+                            cj, cc], clean_env(), TOOL_TIMEOUT)
+    if rc != 0:
+        errs.append(out.strip() or err.strip())
+    with open(cj) as f:
+        doc = json.load(f)
+    events = doc["traceEvents"]
+    api_tids = {e["tid"] for e in events if e.get("cat") == "api"}
+    named = {e["tid"]: e["args"]["name"] for e in events
+             if e.get("name") == "thread_name" and e["tid"] < 0x40000000}
+    if not api_tids or not api_tids <= set(named):
+        errs.append("host threads with API calls %s, named %s" % (sorted(api_tids), named))
+    flows = sum(1 for e in events if e.get("ph") == "s")
+    kernels = sum(1 for e in events if e.get("cat") == "kernel")
+    if flows < kernels:
+        errs.append("%d flow arrows for %d kernels" % (flows, kernels))
+    js = tools.export_json(run.files)
+    drv = [p.get("cuda_driver") for p in js.get("processes", [])]
+    if not drv or not all(isinstance(d, int) and d >= 13000 for d in drv):
+        errs.append("cuda_driver %s, expected the driver's version (>= 13000)" % drv)
+    if errs:
+        raise Fail("; ".join(errs))
+    print("# chrome: %d kernels, %d flows, threads %s, driver %s" % (kernels, flows, named, drv))
 
 
 def t_torch_nvtx(tools):
@@ -1160,6 +1205,7 @@ TESTS = [
     ("callsites", t_callsites),
     ("callsites-static", t_callsites_static),
     ("nvtx-threads", t_nvtx_threads),
+    ("chrome-export", t_chrome_export),
     ("torch-nvtx", t_torch_nvtx),
     ("backtrace-no-libunwind", lambda tools: check_run(
         tools, traced(tools, [tools.app("basic_shared")], opts=["--backtrace=kernel"],

@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +51,9 @@ static void emit_kernels(int n)
 	uint32_t name;
 
 	gp_ring_lock(&gp_rec.ring);
+	/* API records name their thread once (gp_emit_thread): twice here, one record. */
+	gp_emit_thread((uint32_t)syscall(SYS_gettid));
+	gp_emit_thread((uint32_t)syscall(SYS_gettid));
 	name = gp_emit_string("fake_kernel");
 	for (int i = 0; i < n; i++) {
 		struct gp_rec_kernel *k = gp_emit(GP_REC_KERNEL, sizeof(*k));
@@ -85,6 +90,7 @@ static void child(enum how how, const char *out)
 		signal(SIGTERM, on_term_exit7);
 	if (how == IGNORED_HUP)
 		signal(SIGHUP, SIG_IGN);
+	prctl(PR_SET_NAME, "gp-named-thr");
 	if (gp_recorder_start() < 0)
 		_exit(90);
 	if (how != NOTHING)
@@ -110,7 +116,9 @@ static void child(enum how how, const char *out)
 }
 
 struct counts {
-	uint64_t kernels, end;
+	uint64_t kernels, end, threads;
+	uint32_t named_str;        /* string id of "gp-named-thr" */
+	int thread_ok;             /* a THREAD record names this test's thread so */
 };
 
 static int count_cb(void *ctx, const struct gp_rec *rec)
@@ -119,6 +127,17 @@ static int count_cb(void *ctx, const struct gp_rec *rec)
 
 	c->kernels += rec->type == GP_REC_KERNEL;
 	c->end += rec->type == GP_REC_END;
+	if (rec->type == GP_REC_STRING) {
+		const struct gp_rec_string *st = (const void *)rec;
+
+		if (st->len == 12 && !memcmp(st + 1, "gp-named-thr", 12))
+			c->named_str = st->id;
+	}
+	if (rec->type == GP_REC_THREAD) {
+		c->threads++;
+		c->thread_ok |= ((const struct gp_rec_thread *)(const void *)rec)->name == c->named_str &&
+				c->named_str;
+	}
 	return 0;
 }
 
@@ -127,7 +146,7 @@ static void run_case(const char *name, enum how how, int want_sig, int want_exit
 {
 	char out[300], path[320], err[512];
 	struct ga_read_info info;
-	struct counts cnt = { 0, 0 };
+	struct counts cnt = { 0 };
 	int status = 0, rc;
 	pid_t pid;
 
@@ -151,6 +170,9 @@ static void run_case(const char *name, enum how how, int want_sig, int want_exit
 	       (unsigned long long)cnt.end, info.reason, err);
 	CHECKF(cnt.kernels == want_kernels, "kernels %llu, expected %llu",
 	       (unsigned long long)cnt.kernels, (unsigned long long)want_kernels);
+	if (want_kernels)
+		CHECKF(cnt.threads == 1 && cnt.thread_ok, "%llu THREAD records, named: %d",
+		       (unsigned long long)cnt.threads, cnt.thread_ok);
 	tap_end();
 }
 
