@@ -352,14 +352,20 @@ static void test_foreign(void)
 
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, GP_FILE_MAGIC, 8);
-	h.version = 3;
-	h.min_reader = 2;
+	h.version = GP_FORMAT_VERSION + 2;
+	h.min_reader = GP_FORMAT_VERSION + 1;
 	h.header_size = sizeof(h);
 	h.endian = GP_ENDIAN_MARKER;
 	rc = read_err(&h, sizeof(h), err, sizeof(err));
 	CHECK(rc == GP_READ_EFORMAT);
-	CHECKF(!strcmp(err, "f: byte 10: written by a newer gpuprof: format version 3 needs a "
-		       "reader of version 2 or later; this reader is version 1"), "%s", err);
+	{
+		char want[160];
+
+		snprintf(want, sizeof(want), "f: byte 10: written by a newer gpuprof: format version %d "
+			 "needs a reader of version %d or later; this reader is version %d",
+			 GP_FORMAT_VERSION + 2, GP_FORMAT_VERSION + 1, GP_FORMAT_VERSION);
+		CHECKF(!strcmp(err, want), "%s", err);
+	}
 
 	/* The header's checksum, when the writer set one. */
 	h.version = 1;
