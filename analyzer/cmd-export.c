@@ -21,6 +21,7 @@
 #include "output.h"
 #include "filter.h"
 #include "load.h"
+#include "metrics.h"
 #include "model.h"
 #include "nvtx.h"
 #include "stacks.h"
@@ -41,6 +42,7 @@ struct exp {
 	size_t capseen;
 	uint32_t *chrome_pid;      /* per process: its pid, made unique */
 	struct gp_stacks *st;      /* launch sites (json, csv) */
+	struct gp_mx *mx;          /* hardware metrics (json) */
 };
 
 static void help(FILE *f)
@@ -308,6 +310,11 @@ static int write_json(struct exp *e, struct gp_model *m, const struct gp_nvtx *n
 	if (json_nvtx(e, m, nx, filtered) || gp_stacks_json(e->st, m, o))
 		return -1;
 	fputs(",\n", o);
+	/* Only traces recorded with --metrics have it: older schemas stay as they were. */
+	if (e->mx->oom || (gp_mx_any(e->mx) && gp_mx_json(e->mx, m, o)))
+		return -1;
+	if (gp_mx_any(e->mx))
+		fputs(",\n", o);
 	fprintf(o, "\"streams\":%" PRIu64 ", \"api_threads\":%" PRIu64 ", \"span_ns\":%"
 		PRIu64 ", \"first_ns\":%" PRIu64 ", \"last_ns\":%" PRIu64 "}\n",
 		m->streams, m->api_threads, m->last_end - m->first_start, m->first_start,
@@ -604,6 +611,7 @@ int cmd_export(int argc, char **argv)
 	struct gp_nvtx nx;
 	struct gp_filter flt;
 	struct gp_stacks st;
+	struct gp_mx mx;
 	struct exp e;
 	struct gp_output out;
 	char ferr[512], *end;
@@ -694,6 +702,10 @@ int cmd_export(int argc, char **argv)
 	e.st = &st;
 	if (fmt != FMT_CHROME)
 		gp_stacks_bind(&st, &m);
+	gp_mx_init(&mx);
+	e.mx = &mx;
+	if (fmt == FMT_JSON)
+		gp_mx_bind(&mx, &m);
 	if (fmt == FMT_CSV) {
 		m.hooks.act = csv_act;
 		fputs("kind,name,start_ns,end_ns,duration_ns,device,context,stream,"
@@ -731,6 +743,7 @@ int cmd_export(int argc, char **argv)
 	gp_model_free(&m);
 	gp_nvtx_free(&nx);
 	gp_stacks_free(&st);
+	gp_mx_free(&mx);
 	gp_filter_free(&flt);
 	return rc;
 }

@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "filter.h"
 #include "load.h"
+#include "metrics.h"
 #include "model.h"
 #include "nvtx.h"
 #include "stacks.h"
@@ -670,6 +671,7 @@ int cmd_report(int argc, char **argv)
 	struct gp_model m;
 	struct gp_nvtx nx;
 	struct gp_stacks st;
+	struct gp_mx mx;
 	struct gp_filter flt;
 	struct warp_cols wc;
 	FILE *out = stdout;
@@ -753,6 +755,8 @@ int cmd_report(int argc, char **argv)
 		return GP_EXIT_FAIL;
 	}
 	gp_stacks_bind(&st, &m);
+	gp_mx_init(&mx);
+	gp_mx_bind(&mx, &m);
 	/* Keep one row more than an automatic timeline may show, to know. */
 	m.keep_rows = o.timeline == 1 ? SIZE_MAX : o.timeline == 0 ? 0 : AUTO_TIMELINE_MAX + 1;
 	if (gp_filter_load(&flt, &nx, &m, argv + optind, argc - optind)) {
@@ -763,6 +767,7 @@ int cmd_report(int argc, char **argv)
 		goto oom;
 	if (print_header(&m, out))
 		goto oom;
+	gp_mx_print_header(&mx, &m, out, LABEL_WIDTH);
 	if (gp_filter_active(&flt)) {
 		field(out, "Filters:");
 		gp_fmt_put(out, flt.desc.p);
@@ -781,6 +786,11 @@ int cmd_report(int argc, char **argv)
 	fputc('\n', out);
 	if (print_kernels(&m, &o, out))
 		goto oom;
+	if (gp_mx_any(&mx)) {
+		fputc('\n', out);
+		if (mx.oom || gp_mx_print(&mx, &m, (size_t)o.top, o.full_names ? 0 : NAME_WIDTH, out))
+			goto oom;
+	}
 	if (gp_stacks_any(&st)) {
 		fputc('\n', out);
 		if (gp_stacks_print(&st, &m, (size_t)o.top, o.top_set ? (size_t)o.top : SITE_KERNELS,
@@ -812,6 +822,7 @@ out:
 	gp_model_free(&m);
 	gp_nvtx_free(&nx);
 	gp_stacks_free(&st);
+	gp_mx_free(&mx);
 	gp_filter_free(&flt);
 	return rc;
 }

@@ -320,9 +320,18 @@ int gp_metrics_attach(const struct gp_config *cfg)
 	}
 	PROFILER_FUNCS(RESOLVE)
 #undef RESOLVE
-	cu_stream_is_capturing = (stream_is_capturing_fn)dlsym(RTLD_DEFAULT, "cuStreamIsCapturing");
-	cu_device_get = (device_get_fn)dlsym(RTLD_DEFAULT, "cuDeviceGet");
-	cu_device_attr = (device_attr_fn)dlsym(RTLD_DEFAULT, "cuDeviceGetAttribute");
+	{
+		/* A static cudart opens the driver privately: ask the driver library itself. */
+		void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+		if (!cuda)
+			cuda = RTLD_DEFAULT;
+		cu_stream_is_capturing = (stream_is_capturing_fn)dlsym(cuda, "cuStreamIsCapturing");
+		cu_device_get = (device_get_fn)dlsym(cuda, "cuDeviceGet");
+		cu_device_attr = (device_attr_fn)dlsym(cuda, "cuDeviceGetAttribute");
+		if (!cu_device_get || !cu_device_attr)
+			gp_debug("metrics: no driver entry points; device ceilings unknown");
+	}
 	cxa_demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
 	if (parse_names(cfg->metrics) < 0)
 		return 0;

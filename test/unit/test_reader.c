@@ -110,6 +110,12 @@ static void write_every_type(struct synth *s, struct gp_buf *ref, int n)
 			case GP_REC_OVERHEAD: size = sizeof(struct gp_rec_overhead); break;
 			case GP_REC_CONFIG: size = sizeof(struct gp_rec_config); break;
 			case GP_REC_END: size = sizeof(struct gp_rec_end); break;
+			case GP_REC_METRICS:
+				size = sizeof(struct gp_rec_metrics) +
+				       sizeof(struct gp_metric_value) * (size_t)(i % 4);
+				break;
+			case GP_REC_DEVICE_PEAKS: size = sizeof(struct gp_rec_device_peaks); break;
+			case GP_REC_METRICS_INFO: size = sizeof(struct gp_rec_metrics_info); break;
 			case GP_REC_PAD: size = 8 * (size_t)(1 + i % 3); break;
 			default: size = 24; break;  /* a type from the future */
 			}
@@ -118,7 +124,8 @@ static void write_every_type(struct synth *s, struct gp_buf *ref, int n)
 					rec[k] = (unsigned char)rnd();
 			h->type = (uint16_t)(t == GP_REC_TYPE_COUNT ? 999 : t);
 			h->size = (uint16_t)size;
-			h->aux = t == GP_REC_STACK ? (uint32_t)(i % 5) : (uint32_t)i;
+			h->aux = t == GP_REC_STACK ? (uint32_t)(i % 5)
+				 : t == GP_REC_METRICS ? (uint32_t)(i % 4) : (uint32_t)i;
 			synth_rec(s, rec, size);
 			if (t != GP_REC_PAD && t != GP_REC_TYPE_COUNT)
 				gp_buf_put(ref, rec, size);
