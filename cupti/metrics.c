@@ -1029,6 +1029,11 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 		atomic_fetch_add(&n_other, 1); /* a launch inside a profiled launch */
 		return;
 	}
+	/* Every launch while a capture is under way, selected or not, is counted. */
+	if (atomic_load(&captures) > 0) {
+		atomic_fetch_add(&n_capture, 1);
+		return;
+	}
 	pthread_mutex_lock(&prof_lock);
 	if (atomic_load(&mstate) != M_ON)
 		goto unlock;

@@ -16,6 +16,8 @@
  *   flops.fma_f64 / flops.fma_f32 / flops.fma_f16   per launch
  *   bytes.stream_copy.read / .write                 per launch (DRAM)
  *   graph.launches                                  cudaGraphLaunch calls
+ *   graph_nodes.step.nodes / .kernels               the captured graph's shape
+ *   memcpy.DtoH.*                                   the copies of the results
  */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -99,7 +101,7 @@ static uint64_t digest(const void *dev, size_t bytes)
 	uint64_t d = 0xcbf29ce484222325ull;
 
 	REQUIRE(h, "out of memory");
-	CK(cudaMemcpy(h, dev, bytes, cudaMemcpyDeviceToHost));
+	copy_sync(h, dev, bytes, cudaMemcpyDeviceToHost);
 	for (size_t i = 0; i < bytes; i++)
 		d = (d ^ h[i]) * 0x100000001b3ull;
 	free(h);
@@ -172,6 +174,8 @@ int main(void)
 	truth_set("bytes.stream_copy.read", (long long)COPY_N * (long long)sizeof(float));
 	truth_set("bytes.stream_copy.write", (long long)COPY_N * (long long)sizeof(float));
 	truth_set("graph.launches", GRAPH_LAUNCHES);
+	truth_set("graph_nodes.step.nodes", 1);
+	truth_set("graph_nodes.step.kernels", GRAPH_LAUNCHES);
 	truth_print();
 
 	CK(cudaGraphExecDestroy(ge));
