@@ -74,7 +74,8 @@ deps:
 # The recorder is built from objects of its own: position-independent,
 # hidden by default (only the entry points are exported), never with
 # sanitizers (it is loaded into uninstrumented programs).
-REC_FLAGS := -fPIC -fvisibility=hidden -pthread -I$(CUDA_HOME)/include -DGP_CUDA_HOME='"$(CUDA_HOME)"'
+# cupti/cshim first: an empty <string> for cupti_profiler_host.h (cupti/metrics.c).
+REC_FLAGS := -fPIC -fvisibility=hidden -pthread -Icupti/cshim -I$(CUDA_HOME)/include -DGP_CUDA_HOME='"$(CUDA_HOME)"'
 $(BUILD)/obj/preload/%.o: preload/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)

@@ -80,9 +80,11 @@ struct thread_state {
 	uint32_t serial;
 	uint32_t seq;
 	int depth;                  /* stack entries in use; may exceed MAX_DEPTH */
+	int matched;                /* open push/pop ranges the match hook accepted */
 	struct {
 		uint64_t id;
 		uint32_t domain;
+		uint32_t match;     /* the match hook accepted its message */
 	} stack[MAX_DEPTH];
 };
 
@@ -109,6 +111,7 @@ struct registered {
 };
 
 static _Atomic int on;                       /* handlers record */
+static int (*_Atomic match_hook)(const char *message);
 static const struct gp_nvtxtool_capture_hooks *_Atomic capture;
 
 static _Atomic(struct thread_state *) threads;
@@ -420,6 +423,12 @@ static int push(uint32_t domain, const char *domain_s, const struct msg *m, stru
 		return level; /* too deep: neither end recorded */
 	t->stack[level].id = (uint64_t)t->serial << 32 | ++t->seq;
 	t->stack[level].domain = domain;
+	{
+		int (*fn)(const char *) = atomic_load_explicit(&match_hook, memory_order_acquire);
+
+		t->stack[level].match = fn && m->s && fn(m->s);
+		t->matched += (int)t->stack[level].match;
+	}
 	at->depth = (uint32_t)level;
 	put_open_or_mark(t, EV_OPEN, 1, domain, t->stack[level].id, m->s, at, ts);
 	return level;
@@ -446,6 +455,7 @@ static int pop(uint32_t domain)
 	if (i < 0)
 		return -1;
 	put_close(t, domain, t->stack[i].id, ts);
+	t->matched -= (int)t->stack[i].match;
 	memmove(&t->stack[i], &t->stack[i + 1], (size_t)(t->depth - 1 - i) * sizeof(t->stack[0]));
 	t->depth--;
 	return i;
@@ -747,6 +757,18 @@ void gp_nvtxtool_set_capture_hooks(const struct gp_nvtxtool_capture_hooks *h)
 {
 	/* May come before or after the first NVTX call installs the handlers. */
 	atomic_store_explicit(&capture, h, memory_order_release);
+}
+
+void gp_nvtxtool_set_match(int (*fn)(const char *message))
+{
+	atomic_store_explicit(&match_hook, fn, memory_order_release);
+}
+
+int gp_nvtxtool_inside_match(void)
+{
+	struct thread_state *t = self;
+
+	return t && t->matched > 0;
 }
 
 uint64_t gp_nvtxtool_current(void)

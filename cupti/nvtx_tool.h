@@ -38,6 +38,14 @@ int gp_nvtxtool_inject(const void *get_export_table, unsigned what);
 /* Set before the capture range is armed; NULL hooks switch it off. */
 void gp_nvtxtool_set_capture_hooks(const struct gp_nvtxtool_capture_hooks *h);
 
+/*
+ * A predicate run on the message of every push/pop range opened while
+ * recording (application thread); NULL: none.  gp_nvtxtool_inside_match
+ * tells whether the calling thread has an open range it accepted.
+ */
+void gp_nvtxtool_set_match(int (*fn)(const char *message));
+int gp_nvtxtool_inside_match(void);
+
 /* Innermost push/pop range open on the calling thread; 0 if none. */
 uint64_t gp_nvtxtool_current(void);
 

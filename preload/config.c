@@ -56,6 +56,27 @@ int gp_config_parse_trace(const char *s, uint32_t *out)
 	return 0;
 }
 
+int gp_config_parse_launches(const char *s, uint32_t *out)
+{
+	unsigned long x;
+	char *end;
+
+	if (!strcmp(s, "first")) {
+		*out = 1;
+		return 0;
+	}
+	if (!strcmp(s, "all")) {
+		*out = UINT32_MAX;
+		return 0;
+	}
+	errno = 0;
+	x = strtoul(s, &end, 10);
+	if (errno || *end || end == s || *s == '-' || x < 1 || x >= UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)x;
+	return 0;
+}
+
 static uint32_t env_u32(const char *name, uint32_t def, uint32_t lo, uint32_t hi)
 {
 	const char *v = getenv(name);
@@ -196,6 +217,16 @@ int gp_config_load(struct gp_config *c)
 	env_str("GPUPROF_CUPTI_PATH", c->cupti_path, sizeof(c->cupti_path));
 	env_str("GPUPROF_LIBUNWIND", c->libunwind_path, sizeof(c->libunwind_path));
 	env_str("CUDA_HOME", c->cuda_home, sizeof(c->cuda_home));
+	env_str("GPUPROF_METRICS", c->metrics, sizeof(c->metrics));
+	env_str("GPUPROF_METRICS_KERNELS", c->metrics_kernels, sizeof(c->metrics_kernels));
+	env_str("GPUPROF_METRICS_NVTX", c->metrics_nvtx, sizeof(c->metrics_nvtx));
+	c->metrics_launches = 1;
+	v = getenv("GPUPROF_METRICS_LAUNCHES");
+	if (v && *v && gp_config_parse_launches(v, &c->metrics_launches) < 0) {
+		gp_log("GPUPROF_METRICS_LAUNCHES=%s: expected first, all or a number >= 1; using first",
+		       v);
+		c->metrics_launches = 1;
+	}
 	c->rank = env_rank();
 	return 0;
 }

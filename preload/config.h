@@ -19,6 +19,11 @@ struct gp_config {
 	char cupti_path[GP_PATH_MAX]; /* GPUPROF_CUPTI_PATH */
 	char libunwind_path[GP_PATH_MAX]; /* GPUPROF_LIBUNWIND */
 	char cuda_home[GP_PATH_MAX];  /* CUDA_HOME, where else to look for CUPTI */
+	char metrics[2048];        /* GPUPROF_METRICS: "roofline" or names; "" off */
+	char metrics_kernels[512]; /* GPUPROF_METRICS_KERNELS: regex, "" any */
+	char metrics_nvtx[512];    /* GPUPROF_METRICS_NVTX: regex, "" anywhere */
+	uint32_t metrics_launches; /* GPUPROF_METRICS_LAUNCHES: N per kernel and
+				    * configuration (first = 1), or UINT32_MAX (all) */
 	uint32_t trace;            /* GP_TRACE_* */
 	uint32_t graph_mode;       /* 0 per node, 1 whole graph */
 	uint32_t backtrace;        /* 0 none, 1 kernel launches, 2 all traced API calls */
@@ -66,6 +71,9 @@ const char *gp_config_start_dir(void);
  * returns NULL; otherwise returns its value (which may name self).
  */
 const char *gp_config_claim(const char *var, const char *self);
+
+/* Parses first|all|N (N >= 1) into *out; -EINVAL otherwise. */
+int gp_config_parse_launches(const char *s, uint32_t *out);
 
 /* Parses "kernel,memcpy,..." into GP_TRACE_* bits; -EINVAL on an unknown word. */
 int gp_config_parse_trace(const char *s, uint32_t *out);

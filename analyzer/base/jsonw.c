@@ -162,6 +162,14 @@ void ga_jw_key(struct ga_jw *w, const char *key)
 	w->after_key = 1;
 }
 
+void ga_jw_key_str(struct ga_jw *w, const char *key, size_t len)
+{
+	sep(w);
+	put_str(w, key, len);
+	putch(w, ':');
+	w->after_key = 1;
+}
+
 /* Decimal digits of v, without printf's parsing. */
 static void put_u64(struct ga_jw *w, uint64_t v)
 {

@@ -58,6 +58,8 @@ void ga_jw_layout(struct ga_jw *w, enum ga_jw_layout layout);
 
 /* A member's key (a C string, escaped); the value follows. */
 void ga_jw_key(struct ga_jw *w, const char *key);
+/* A key that is data (a metric name, say): escaped like a string value. */
+void ga_jw_key_str(struct ga_jw *w, const char *key, size_t len);
 
 void ga_jw_str(struct ga_jw *w, const char *s, size_t len);
 void ga_jw_cstr(struct ga_jw *w, const char *s);

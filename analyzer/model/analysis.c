@@ -18,6 +18,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	an->o = *o;
 	an->flt = flt;
 	ga_ranges_init(&an->rg);
+	ga_mx_init(&an->mx);
 	an->rg.want_launches = o->launches;
 	an->rg.keep_marks = o->marks;
 	ga_sites_setup(&an->st, o->stack_depth);
@@ -30,6 +31,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	an->m.keep_rows = o->keep_rows;
 	if (o->observe_sites)
 		ga_sites_bind(&an->st, &an->m);
+	ga_mx_bind(&an->mx, &an->m);
 	return 0;
 }
 
@@ -98,4 +100,5 @@ void ga_analysis_free(struct ga_analysis *an)
 	ga_model_free(&an->m);
 	ga_ranges_free(&an->rg);
 	ga_sites_free(&an->st);
+	ga_mx_free(&an->mx);
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "model/filter.h"
+#include "model/metrics.h"
 #include "model/model.h"
 #include "model/ranges.h"
 #include "model/sites.h"
@@ -35,6 +36,7 @@ struct ga_analysis {
 	struct ga_model m;
 	struct ga_ranges rg;
 	struct ga_sites st;
+	struct ga_mx mx;           /* hardware metrics of profiled launches */
 	struct ga_filter *flt;     /* the activity filter (never NULL) */
 	struct ga_analysis_opts o;
 };

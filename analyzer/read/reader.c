@@ -63,6 +63,9 @@ static const uint16_t min_size[GP_REC_TYPE_COUNT] = {
 	[GP_REC_OVERHEAD] = sizeof(struct gp_rec_overhead),
 	[GP_REC_CONFIG] = sizeof(struct gp_rec_config),
 	[GP_REC_END] = sizeof(struct gp_rec_end),
+	[GP_REC_METRICS] = sizeof(struct gp_rec_metrics),
+	[GP_REC_DEVICE_PEAKS] = sizeof(struct gp_rec_device_peaks),
+	[GP_REC_METRICS_INFO] = sizeof(struct gp_rec_metrics_info),
 };
 
 /* Where bytes come from: a file descriptor or a buffer in memory. */
@@ -326,6 +329,9 @@ static int rec_usable(const struct gp_rec *rec)
 	}
 	if (rec->type == GP_REC_STACK)
 		return (uint64_t)rec->aux * 8 <= rec->size - sizeof(struct gp_rec_stack);
+	if (rec->type == GP_REC_METRICS)
+		return (uint64_t)rec->aux * sizeof(struct gp_metric_value) <=
+		       rec->size - sizeof(struct gp_rec_metrics);
 	return 1;
 }
 

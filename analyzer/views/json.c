@@ -5,6 +5,7 @@
  * ranges and marks, launch sites.  Written after the analysis is built.
  * Runs offline only.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -339,6 +340,160 @@ static void sites(struct ga_jw *w, struct ga_model *m, const struct ga_sites *st
 	ga_jw_end(w);
 }
 
+static const char *const prec_key[GA_MX_PREC] = {
+	[GP_PEAK_FP64] = "fp64", [GP_PEAK_FP32] = "fp32", [GP_PEAK_FP16] = "fp16",
+	[GP_PEAK_TENSOR_FP16] = "tensor_fp16", [GP_PEAK_TENSOR_TF32] = "tensor_tf32",
+	[GP_PEAK_TENSOR_FP8] = "tensor_fp8", [GP_PEAK_TENSOR_FP64] = "tensor_fp64",
+};
+
+/* A double, or null when it is not finite. */
+static void num(struct ga_jw *w, double x)
+{
+	if (isfinite(x))
+		ga_jw_rawf(w, "%.17g", x);
+	else
+		ga_jw_null(w);
+}
+
+static void knum(struct ga_jw *w, const char *key, double x)
+{
+	ga_jw_key(w, key);
+	num(w, x);
+}
+
+/* A double that only some traces have: null when have is 0. */
+static void knum_if(struct ga_jw *w, const char *key, int have, double x)
+{
+	ga_jw_key(w, key);
+	if (have)
+		num(w, x);
+	else
+		ga_jw_null(w);
+}
+
+static void metrics_devices(struct ga_jw *w, const struct ga_model *m, const struct ga_mx *mx)
+{
+	ga_jw_key(w, "devices");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (size_t i = 0; i < mx->npeaks; i++) {
+		const struct ga_mx_peaks *p = &mx->peaks[i];
+
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_ku64(w, "pid", m->procs[p->proc].pid);
+		ga_jw_ku64(w, "device", p->device);
+		ga_jw_kcstr(w, "chip", p->chip ? ga_model_str(m, p->chip) : "");
+		ga_jw_key(w, "cc");
+		ga_jw_rawf(w, "\"%u.%u\"", p->p.cc_major, p->p.cc_minor);
+		ga_jw_ku64(w, "sm_count", p->p.sm_count);
+		ga_jw_ku64(w, "sm_clock_khz", p->p.sm_clock_khz);
+		ga_jw_ku64(w, "mem_clock_khz", p->p.mem_clock_khz);
+		ga_jw_ku64(w, "bus_width", p->p.bus_width);
+		ga_jw_key(w, "peak_flop_s");
+		ga_jw_obj(w, GA_JW_COMPACT);
+		for (int c = 0; c < GA_MX_PREC; c++)
+			knum(w, prec_key[c], p->p.flops[c]);
+		ga_jw_end(w);
+		knum(w, "peak_dram_bytes_s", p->p.dram_bw);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+}
+
+static int metrics_kernels(struct ga_jw *w, struct ga_model *m, const struct ga_mx *mx)
+{
+	uint32_t *o = ga_mx_order(mx);
+
+	if (!o)
+		return -1;
+	ga_jw_key(w, "kernels");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (size_t i = 0; i < mx->nk; i++) {
+		const struct ga_mx_kernel *k = &mx->k[o[i]];
+		const struct ga_mx_peaks *p = ga_mx_peaks_of(mx, k->proc, k->device);
+		int dram = (k->have & GA_MX_HAVE_DRAM) != 0;
+		struct ga_roof r;
+
+		ga_roof_eval(k->flops, dram ? k->dram_total : 0, k->time_ns, p ? &p->p : NULL, &r);
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_kcstr(w, "name", ga_strtab_full(&m->strs, k->name));
+		ksid(w, "mangled", m, k->name);
+		ga_jw_ku64(w, "pid", m->procs[k->proc].pid);
+		ga_jw_ku64(w, "device", k->device);
+		ga_jw_ku64(w, "launches", k->launches);
+		ga_jw_ku64(w, "time_ns", k->time_ns);
+		ga_jw_ku64(w, "cost_ns", k->cost_ns);
+		ga_jw_ku64(w, "passes", k->passes);
+		ga_jw_key(w, "flops");
+		ga_jw_obj(w, GA_JW_COMPACT);
+		for (int c = 0; c < GA_MX_PREC; c++)
+			knum(w, prec_key[c], k->flops[c]);
+		ga_jw_end(w);
+		knum(w, "dram_read", k->dram_read);
+		knum(w, "dram_write", k->dram_write);
+		knum_if(w, "dram_bytes", dram, k->dram_total);
+		knum_if(w, "l2_bytes", (k->have & GA_MX_HAVE_L2) != 0, k->l2);
+		knum_if(w, "l1_bytes", (k->have & GA_MX_HAVE_L1) != 0, k->l1);
+		knum_if(w, "sm_clock_hz", k->sm_hz_n != 0, k->sm_hz_n ? k->sm_hz / (double)k->sm_hz_n : 0);
+		knum(w, "flop_s", k->time_ns ? r.flops / ((double)k->time_ns * 1e-9) : NAN);
+		knum(w, "dram_bytes_s", k->time_ns && dram ? r.dram_bw : NAN);
+		knum(w, "intensity", dram ? r.ai : NAN);
+		ga_jw_key(w, "dominant");
+		if (r.dominant >= 0)
+			ga_jw_cstr(w, prec_key[r.dominant]);
+		else
+			ga_jw_null(w);
+		knum(w, "pct_of_roof", r.verdict != GA_ROOF_UNKNOWN ? r.pct : NAN);
+		ga_jw_kcstr(w, "bound", ga_roof_verdict_name(r.verdict));
+		ga_jw_key(w, "values_sum");
+		ga_jw_obj(w, GA_JW_COMPACT);
+		for (size_t j = 0; j < mx->nnames; j++) {
+			ga_jw_key_str(w, ga_model_str(m, mx->names[j]),
+				      ga_strtab_len(&m->strs, mx->names[j]));
+			num(w, k->vals[j]);
+		}
+		ga_jw_end(w);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+	free(o);
+	return 0;
+}
+
+/* "metrics": only traces recorded with --metrics have it. */
+static int metrics(struct ga_jw *w, struct ga_model *m, const struct ga_mx *mx)
+{
+	if (mx->oom)
+		return -1;
+	if (!ga_mx_any(mx))
+		return 0;
+	ga_jw_key(w, "metrics");
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ga_jw_key(w, "set");
+	if (mx->set)
+		sid(w, m, mx->set);
+	else
+		ga_jw_null(w);
+	ga_jw_ku64(w, "status", mx->status);
+	ga_jw_ku64(w, "passes", mx->passes);
+	ga_jw_key(w, "launches_per_config");
+	if (mx->launches == GP_METRICS_LAUNCHES_ALL)
+		ga_jw_cstr(w, "all");
+	else
+		ga_jw_u64(w, mx->launches);
+	ga_jw_ku64(w, "profiled", mx->has_info ? mx->profiled : mx->records);
+	ga_jw_ku64(w, "records", mx->records);
+	ga_jw_ku64(w, "skipped_capture", mx->skipped_capture);
+	ga_jw_ku64(w, "skipped_graph_launches", mx->skipped_graph);
+	ga_jw_ku64(w, "failed", mx->failed);
+	ga_jw_ku64(w, "skipped_other", mx->skipped_other);
+	ga_jw_ku64(w, "cost_ns", mx->cost_ns);
+	metrics_devices(w, m, mx);
+	if (metrics_kernels(w, m, mx))
+		return -1;
+	ga_jw_end(w);
+	return 0;
+}
+
 static int end(struct ga_export *e)
 {
 	struct ga_jw *w = &e->jw;
@@ -356,6 +511,8 @@ static int end(struct ga_export *e)
 	if (api(w, m) || ranges(w, m, &e->an->rg, ga_analysis_filtered(e->an)))
 		return -1;
 	sites(w, m, &e->an->st);
+	if (metrics(w, m, &e->an->mx))
+		return -1;
 	ga_jw_ku64(w, "streams", m->streams);
 	ga_jw_layout(w, GA_JW_SPACED);
 	ga_jw_ku64(w, "api_threads", m->api_threads);

@@ -254,6 +254,7 @@ static int print(struct ga_text *r, FILE *out)
 {
 	if (print_header(r->m, out))
 		return -1;
+	ga_text_metrics_header(&r->an->mx, r->m, out, GA_TEXT_LABEL_WIDTH);
 	if (ga_analysis_filtered(r->an)) {
 		ga_text_field(out, "Filters:");
 		ga_fmt_put(out, r->an->flt->desc.p);

@@ -1,6 +1,7 @@
 /*
- * gpuprof trace format, version 1.  Shared by the recorder (preload/, cupti/)
- * and the analyzer; nothing else is shared between the two sides.
+ * gpuprof trace format, version 2 (readers of version 1 read it too: its
+ * additions are record types and a kernel flag).  Shared by the recorder
+ * (preload/, cupti/) and the analyzer; nothing else is shared between the two sides.
  * docs/FORMAT.md is the normative prose; this header mirrors it.
  *
  * File  = file header (struct gp_file_header, 64 bytes)
@@ -38,7 +39,7 @@
 
 #define GP_FILE_MAGIC "GPUPROF\0"      /* 8 bytes, NUL included */
 #define GP_CHUNK_MAGIC 0x4b435047u     /* "GPCK" little-endian */
-#define GP_FORMAT_VERSION 1
+#define GP_FORMAT_VERSION 2
 #define GP_MIN_READER_VERSION 1
 #define GP_ENDIAN_MARKER 0x0102        /* reads 0x0201 on a foreign-endian host */
 #define GP_FILE_EXT ".gpuprof"
@@ -120,6 +121,9 @@ enum gp_rec_type {
 	GP_REC_OVERHEAD = 21,
 	GP_REC_CONFIG = 22,
 	GP_REC_END = 23,
+	GP_REC_METRICS = 24,       /* version 2 */
+	GP_REC_DEVICE_PEAKS = 25,  /* version 2 */
+	GP_REC_METRICS_INFO = 26,  /* version 2 */
 	GP_REC_TYPE_COUNT
 };
 
@@ -208,6 +212,12 @@ _Static_assert(sizeof(struct gp_rec_thread) == 16, "thread size");
 /* Activity flags shared by kernel/memcpy/memset (field "flags"). */
 #define GP_ACT_ASYNC (1u << 0)           /* memcpy/memset: asynchronous */
 #define GP_ACT_DEVICE_LAUNCHED (1u << 1) /* kernel: device-side launch */
+/*
+ * Kernel (version 2): a launch profiled by kernel replay (GP_REC_METRICS).
+ * CUPTI gives such launches no timestamps: start is the launch call's time
+ * on the trace clock and end - start the profiler's gpu__time_duration.
+ */
+#define GP_ACT_REPLAYED (1u << 2)
 
 struct gp_rec_kernel {
 	struct gp_rec h;           /* aux: 0 */
@@ -452,6 +462,96 @@ struct gp_rec_end {
 	uint64_t lost;             /* total lost records, all causes */
 };
 _Static_assert(sizeof(struct gp_rec_end) == 32, "end size");
+
+/*
+ * GP_REC_METRICS (version 2): hardware metrics of one kernel launch that
+ * the range profiler replayed.  aux = number of struct gp_metric_value
+ * that follow.  correlation ties it to the launch's GP_REC_KERNEL.
+ */
+struct gp_rec_metrics {
+	struct gp_rec h;           /* aux: number of values */
+	uint64_t start;            /* trace clock at the launch call */
+	uint64_t duration;         /* ns: gpu__time_duration.sum, 0 if not measured */
+	uint64_t cost_ns;          /* host time the launch call took with its replay passes */
+	uint32_t correlation;
+	uint32_t kernel;           /* string: mangled name */
+	uint32_t device;           /* CUDA ordinal */
+	uint32_t context;
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t passes;           /* replay passes */
+	uint32_t reserved;
+	/* struct gp_metric_value value[aux]; */
+};
+_Static_assert(sizeof(struct gp_rec_metrics) == 80, "metrics size");
+
+struct gp_metric_value {
+	uint32_t name;             /* string: metric name as Nsight Compute spells it */
+	uint32_t reserved;
+	double value;              /* IEEE 754 binary64, little-endian */
+};
+_Static_assert(sizeof(struct gp_metric_value) == 16, "metric value size");
+
+/* Peak throughputs (gp_rec_device_peaks.flops[]): FLOP/s, 0 if unknown. */
+enum gp_peak {
+	GP_PEAK_FP64 = 0,          /* DFMA pipe */
+	GP_PEAK_FP32 = 1,          /* FFMA pipe */
+	GP_PEAK_FP16 = 2,          /* HFMA2 pipe (not tensor cores) */
+	GP_PEAK_TENSOR_FP16 = 3,   /* tensor cores, fp16/bf16 inputs, dense */
+	GP_PEAK_TENSOR_TF32 = 4,   /* dense */
+	GP_PEAK_TENSOR_FP8 = 5,    /* dense */
+	GP_PEAK_TENSOR_FP64 = 6,
+	GP_PEAK_COUNT = 7
+};
+
+/*
+ * GP_REC_DEVICE_PEAKS (version 2): a device's ceilings for a roofline,
+ * from its SM count, clocks and per-architecture throughput per SM
+ * (gpuprof/peaks.h); DRAM bandwidth from memory clock and bus width.
+ */
+struct gp_rec_device_peaks {
+	struct gp_rec h;
+	uint32_t device;           /* CUDA ordinal */
+	uint32_t chip;             /* string: CUPTI chip name ("GH100"), 0 if unknown */
+	uint32_t cc_major;
+	uint32_t cc_minor;
+	uint32_t sm_count;
+	uint32_t sm_clock_khz;     /* peak SM clock */
+	uint32_t mem_clock_khz;    /* peak memory clock */
+	uint32_t bus_width;        /* memory bus width, bits */
+	double flops[GP_PEAK_COUNT];  /* enum gp_peak */
+	double dram_bw;            /* bytes/s */
+};
+_Static_assert(sizeof(struct gp_rec_device_peaks) == 104, "device peaks size");
+
+/* Metrics status (gp_rec_metrics_info.status). */
+enum gp_metrics_status {
+	GP_METRICS_OK = 0,
+	GP_METRICS_NO_PERMISSION = 1, /* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES */
+	GP_METRICS_UNSUPPORTED = 2,   /* GPU or configuration not supported */
+	GP_METRICS_BAD_NAME = 3,      /* unknown metric name */
+	GP_METRICS_ERROR = 4,         /* other CUPTI error; metrics went off */
+	GP_METRICS_BUSY = 5,          /* counters held by another tool */
+};
+
+/* Launch selection (gp_rec_metrics_info.launches). */
+#define GP_METRICS_LAUNCHES_ALL UINT32_MAX  /* else the first N of each kernel and configuration */
+
+/* GP_REC_METRICS_INFO (version 2): how metrics were collected; at trace end. */
+struct gp_rec_metrics_info {
+	struct gp_rec h;
+	uint32_t set;              /* string: "roofline" or the names as given */
+	uint32_t launches;         /* N, or GP_METRICS_LAUNCHES_ALL */
+	uint32_t passes;           /* replay passes per profiled launch (first device) */
+	uint32_t status;           /* enum gp_metrics_status */
+	uint64_t profiled;         /* launches profiled */
+	uint64_t skipped_capture;  /* launches while a stream capture was under way */
+	uint64_t skipped_graph;    /* graph launches (their kernels are never profiled) */
+	uint64_t failed;           /* launches whose replay failed */
+	uint64_t skipped_other;    /* selected but not profiled (nested launch, no free slot) */
+	uint64_t cost_ns;          /* host time of all profiled launch calls */
+};
+_Static_assert(sizeof(struct gp_rec_metrics_info) == 72, "metrics info size");
 
 /* Checksum of a chunk: header with checksum = 0, then the frame. */
 static inline uint32_t gp_chunk_checksum(const struct gp_chunk_header *ch,

@@ -1238,6 +1238,11 @@ TESTS = [
     ("fault-signal-term-preload", fault_signal("TERM", how="preload")),
 ]
 
+# Hardware metrics (--metrics): test/gpu/metrics.py.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import metrics as metrics_tests  # noqa: E402
+TESTS += metrics_tests.tests(globals())
+
 
 # ---------------------------------------------------------------- main
 

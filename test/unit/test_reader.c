@@ -114,6 +114,12 @@ static void write_every_type(struct synth *s, struct ga_buf *ref, int n)
 			case GP_REC_OVERHEAD: size = sizeof(struct gp_rec_overhead); break;
 			case GP_REC_CONFIG: size = sizeof(struct gp_rec_config); break;
 			case GP_REC_END: size = sizeof(struct gp_rec_end); break;
+			case GP_REC_METRICS:
+				size = sizeof(struct gp_rec_metrics) +
+				       sizeof(struct gp_metric_value) * (size_t)(i % 4);
+				break;
+			case GP_REC_DEVICE_PEAKS: size = sizeof(struct gp_rec_device_peaks); break;
+			case GP_REC_METRICS_INFO: size = sizeof(struct gp_rec_metrics_info); break;
 			case GP_REC_PAD: size = 8 * (size_t)(1 + i % 3); break;
 			default: size = 24; break;  /* a type from the future */
 			}
@@ -122,7 +128,8 @@ static void write_every_type(struct synth *s, struct ga_buf *ref, int n)
 					rec[k] = (unsigned char)rnd();
 			h->type = (uint16_t)(t == GP_REC_TYPE_COUNT ? 999 : t);
 			h->size = (uint16_t)size;
-			h->aux = t == GP_REC_STACK ? (uint32_t)(i % 5) : (uint32_t)i;
+			h->aux = t == GP_REC_STACK ? (uint32_t)(i % 5)
+				 : t == GP_REC_METRICS ? (uint32_t)(i % 4) : (uint32_t)i;
 			synth_rec(s, rec, size);
 			if (t != GP_REC_PAD && t != GP_REC_TYPE_COUNT)
 				ga_buf_put(ref, rec, size);
@@ -356,14 +363,20 @@ static void test_foreign(void)
 
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, GP_FILE_MAGIC, 8);
-	h.version = 3;
-	h.min_reader = 2;
+	h.version = GP_FORMAT_VERSION + 2;
+	h.min_reader = GP_FORMAT_VERSION + 1;
 	h.header_size = sizeof(h);
 	h.endian = GP_ENDIAN_MARKER;
 	rc = read_err(&h, sizeof(h), err, sizeof(err));
 	CHECK(rc == GA_READ_EFORMAT);
-	CHECKF(!strcmp(err, "f: byte 10: written by a newer gpuprof: format version 3 needs a "
-		       "reader of version 2 or later; this reader is version 1"), "%s", err);
+	{
+		char want[160];
+
+		snprintf(want, sizeof(want), "f: byte 10: written by a newer gpuprof: format version %d "
+			 "needs a reader of version %d or later; this reader is version %d",
+			 GP_FORMAT_VERSION + 2, GP_FORMAT_VERSION + 1, GP_FORMAT_VERSION);
+		CHECKF(!strcmp(err, want), "%s", err);
+	}
 
 	/* The header's checksum, when the writer set one. */
 	h.version = 1;

@@ -1,0 +1,1479 @@
+/*
+ * Hardware metrics of kernel launches (see metrics.h): CUPTI's range
+ * profiler in auto-range, kernel-replay mode, started at the ENTER
+ * callback of a selected launch and stopped at its EXIT, so the launch
+ * call itself runs every pass (CUPTI saves and restores the memory the
+ * kernel writes between passes).  The metric configuration is built per
+ * chip with the profiler host API; the profiler object and its counter
+ * data image live per context.
+ *
+ * Threads and contracts:
+ *  - launch callbacks (application threads): decide under prof_lock,
+ *    which a profiled launch holds from ENTER to EXIT so that no other
+ *    thread's launch becomes part of its range.  Results go into a slot
+ *    (a fixed ring, published with a release store of its state); no
+ *    producer lock, no stdio (gp_log only), allocation only the first
+ *    time a context or chip is set up.
+ *  - gp_metrics_claims / _kernel / _drain: producer lock held; they read
+ *    slot states with acquire loads and free slots with release stores.
+ *  - Launches inside a stream capture are never profiled (the profiler
+ *    would invalidate the capture), nor are graph launches (wrapping them
+ *    corrupts the program's results): they are counted.
+ *
+ * libcupti is bound at run time: the entry points below are looked up in
+ * the library tracer.c loaded.  cupti_profiler_host.h includes <string>,
+ * which C lacks; the Makefile puts cupti/cshim (an empty "string") first
+ * on the include path.
+ */
+#include "metrics.h"
+
+#include "cupti_api.h"
+#include "nvtx_tool.h"
+
+#include "../preload/log.h"
+#include "../preload/recorder.h"
+
+#include <gpuprof/peaks.h>
+
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_METRICS 64
+#define MAX_NAME 256
+#define MAX_CHIPS 4
+#define MAX_CTXS 32
+#define NSLOTS 64
+#define SLOT_NAME 2048
+#define NKEYS 4096
+#define MAX_REPLAY_LOGS 8
+
+#define P(name) __typeof__(&name) name;
+#define PROFILER_FUNCS(X)                               \
+	X(cuptiProfilerInitialize)                      \
+	X(cuptiDeviceGetChipName)                       \
+	X(cuptiProfilerDeviceSupported)                 \
+	X(cuptiProfilerHostInitialize)                  \
+	X(cuptiProfilerHostGetBaseMetrics)              \
+	X(cuptiProfilerHostGetSubMetrics)               \
+	X(cuptiProfilerHostConfigAddMetrics)            \
+	X(cuptiProfilerHostGetConfigImageSize)          \
+	X(cuptiProfilerHostGetConfigImage)              \
+	X(cuptiProfilerHostGetNumOfPasses)              \
+	X(cuptiProfilerHostEvaluateToGpuValues)         \
+	X(cuptiRangeProfilerEnable)                     \
+	X(cuptiRangeProfilerDisable)                    \
+	X(cuptiRangeProfilerSetConfig)                  \
+	X(cuptiRangeProfilerStart)                      \
+	X(cuptiRangeProfilerStop)                       \
+	X(cuptiRangeProfilerDecodeData)                 \
+	X(cuptiRangeProfilerGetCounterDataSize)         \
+	X(cuptiRangeProfilerCounterDataImageInitialize) \
+	X(cuptiRangeProfilerGetCounterDataInfo)         \
+	X(cuptiGetDeviceId)                             \
+	X(cuptiGetContextId)
+
+static struct {
+	PROFILER_FUNCS(P)
+} pf;
+#undef P
+
+typedef CUresult (*stream_is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
+typedef CUresult (*device_get_fn)(CUdevice *, int);
+typedef CUresult (*device_attr_fn)(int *, CUdevice_attribute, CUdevice);
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+static stream_is_capturing_fn cu_stream_is_capturing;
+static device_get_fn cu_device_get;
+static device_attr_fn cu_device_attr;
+static demangle_fn cxa_demangle;
+
+/* The roofline set: FLOPs per precision, bytes, time, clocks (2 passes on GH100). */
+static const char *const roofline_set[] = {
+	"gpu__time_duration.sum",
+	"sm__cycles_elapsed.avg.per_second",
+	"dram__cycles_elapsed.avg.per_second",
+	"dram__bytes_read.sum",
+	"dram__bytes_write.sum",
+	"lts__t_bytes.sum",
+	"l1tex__t_bytes.sum",
+	"sm__sass_thread_inst_executed_op_dadd_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_dmul_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_dfma_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_fmul_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_hadd_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_hmul_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_hfma_pred_on.sum",
+	"sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum",
+	"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum",
+	"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum",
+	"sm__ops_path_tensor_src_fp8_sparsity_off.sum",
+	"sm__ops_path_tensor_src_fp64.sum",
+};
+#define DURATION_METRIC "gpu__time_duration.sum"
+
+enum { M_OFF = 0, M_ON = 1 };
+
+static _Atomic int mstate;
+static int roofline;
+static char want[MAX_METRICS][MAX_NAME];   /* the names asked for */
+static size_t nwant;
+static uint32_t launches_per_key;
+static regex_t kernel_re, nvtx_re;
+static int have_kernel_re, have_nvtx_re;
+
+/* Per chip: the metric list it supports, its host object and config image. */
+struct chip {
+	char name[32];
+	CUpti_Profiler_Host_Object *host;
+	uint8_t *config;
+	size_t config_size;
+	size_t passes;
+	const char *names[MAX_METRICS];
+	size_t nnames;
+	int ok;
+};
+static struct chip chips[MAX_CHIPS];
+static int nchips;
+
+/* Per context: the range profiler object and its counter data image. */
+struct ctxprof {
+	CUcontext ctx;
+	uint32_t ctx_id, device;
+	struct chip *chip;
+	CUpti_RangeProfiler_Object *obj;
+	uint8_t *image;
+	size_t image_size;
+	int state;                 /* 1 ready, -1 unusable */
+};
+static struct ctxprof ctxs[MAX_CTXS];
+
+/* Devices whose ceilings were computed; emitted by the drain. */
+static struct {
+	struct gp_rec_device_peaks p;
+	char chip[32];
+	_Atomic int ready;         /* 1 computed (release), 2 emitted (lock) */
+} peaks[MAX_CTXS];
+
+/* Launch keys: function and configuration, with the launches profiled. */
+struct key {
+	CUfunction f;
+	uint32_t grid[3], block[3], smem;
+	uint32_t profiled;
+	int8_t selected;           /* name filter result, 0 unknown, 1 yes, -1 no */
+};
+static struct key *keys;
+
+enum { S_FREE = 0, S_BUSY, S_RESULT, S_FAILED };
+
+struct slot {
+	_Atomic int state;
+	uint32_t correlation, context, device, passes;
+	uint32_t grid[3], block[3];
+	uint64_t start, duration, cost_ns;
+	uint64_t t0_mono;
+	struct chip *chip;
+	size_t nvalues;
+	double values[MAX_METRICS];
+	char name[SLOT_NAME];
+	/* Producer lock: */
+	int kernel_seen;
+	struct gp_rec_kernel krec;
+};
+static struct slot *slots;
+static uint32_t next_slot;
+
+/*
+ * Times of profiled launches by correlation id, for kernel records that
+ * CUPTI delivers after the launch's metrics went out (it may hold them
+ * until a buffer fills or the trace ends).  Written at EXIT under
+ * prof_lock: corr cleared, times written, corr set (release); read under
+ * the producer lock, corr checked before and after the times.
+ */
+#define NTIMES 4096
+static struct {
+	_Atomic uint32_t corr;
+	_Atomic uint64_t start, duration;
+} times[NTIMES];
+
+static void times_put(uint32_t corr, uint64_t start, uint64_t duration);
+static int times_find(uint32_t corr, uint64_t *start, uint64_t *duration);
+static _Atomic int slots_used;
+
+static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
+static int profiler_initialized;
+static _Atomic int captures;               /* stream captures under way */
+
+/* Counts for GP_REC_METRICS_INFO. */
+static _Atomic uint64_t n_profiled, n_capture, n_graph, n_failed, n_other, n_cost;
+static _Atomic uint32_t mstatus, first_passes;
+static int replay_logs;
+
+static __thread struct {
+	int active;
+	uint32_t correlation;
+	struct slot *slot;
+	struct ctxprof *cp;
+} tl;
+
+static const char *err(CUptiResult r)
+{
+	return gp_cupti_error(r);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void go_off(uint32_t why)
+{
+	uint32_t zero = GP_METRICS_OK;
+
+	atomic_compare_exchange_strong(&mstatus, &zero, why);
+	atomic_store(&mstate, M_OFF);
+}
+
+/* ---- configuration ---- */
+
+static int nvtx_match(const char *message)
+{
+	return regexec(&nvtx_re, message, 0, NULL, 0) == 0;
+}
+
+static int compile(regex_t *re, const char *what, const char *s)
+{
+	char msg[128];
+	int rc = regcomp(re, s, REG_EXTENDED | REG_NOSUB);
+
+	if (!rc)
+		return 0;
+	regerror(rc, re, msg, sizeof(msg));
+	gp_log("%s=%s: %s; metrics are off", what, s, msg);
+	return -1;
+}
+
+static int parse_names(const char *s)
+{
+	int has_duration = 0;
+
+	if (!strcmp(s, "roofline")) {
+		roofline = 1;
+		return 0;
+	}
+	while (*s) {
+		size_t len = strcspn(s, ", ");
+
+		if (len >= MAX_NAME || nwant == MAX_METRICS - 1) {
+			gp_log("GPUPROF_METRICS: %s; metrics are off",
+			       len >= MAX_NAME ? "a metric name is too long" : "too many metrics");
+			return -1;
+		}
+		if (len) {
+			memcpy(want[nwant], s, len);
+			want[nwant][len] = 0;
+			if (!strcmp(want[nwant], "roofline")) {
+				gp_log("GPUPROF_METRICS: 'roofline' is a set of its own, not a metric name; metrics are off");
+				return -1;
+			}
+			has_duration |= !strcmp(want[nwant], DURATION_METRIC);
+			nwant++;
+		}
+		s += len;
+		s += strspn(s, ", ");
+	}
+	if (!nwant) {
+		gp_log("GPUPROF_METRICS: no metric names; metrics are off");
+		return -1;
+	}
+	/* Profiled launches take their time from it. */
+	if (!has_duration)
+		strcpy(want[nwant++], DURATION_METRIC);
+	return 0;
+}
+
+int gp_metrics_attach(const struct gp_config *cfg)
+{
+	if (!cfg->metrics[0])
+		return 0;
+#define RESOLVE(name)                                                              \
+	pf.name = (__typeof__(pf.name))dlsym(gp_cu.handle, #name);                 \
+	if (!pf.name) {                                                            \
+		gp_log("metrics are off: %s lacks %s (CUPTI 13 or later is needed)", \
+		       gp_cu.path, #name);                                         \
+		return 0;                                                          \
+	}
+	PROFILER_FUNCS(RESOLVE)
+#undef RESOLVE
+	{
+		/* A static cudart opens the driver privately: ask the driver library itself. */
+		void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+		if (!cuda)
+			cuda = RTLD_DEFAULT;
+		cu_stream_is_capturing = (stream_is_capturing_fn)dlsym(cuda, "cuStreamIsCapturing");
+		cu_device_get = (device_get_fn)dlsym(cuda, "cuDeviceGet");
+		cu_device_attr = (device_attr_fn)dlsym(cuda, "cuDeviceGetAttribute");
+		if (!cu_device_get || !cu_device_attr)
+			gp_debug("metrics: no driver entry points; device ceilings unknown");
+	}
+	cxa_demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	if (parse_names(cfg->metrics) < 0)
+		return 0;
+	if (cfg->metrics_kernels[0] &&
+	    compile(&kernel_re, "GPUPROF_METRICS_KERNELS", cfg->metrics_kernels) < 0)
+		return 0;
+	have_kernel_re = cfg->metrics_kernels[0] != 0;
+	if (cfg->metrics_nvtx[0]) {
+		if (!(cfg->trace & GP_TRACE_NVTX)) {
+			gp_log("GPUPROF_METRICS_NVTX needs NVTX tracing (--trace with nvtx); metrics are off");
+			return 0;
+		}
+		if (compile(&nvtx_re, "GPUPROF_METRICS_NVTX", cfg->metrics_nvtx) < 0)
+			return 0;
+		have_nvtx_re = 1;
+		gp_nvtxtool_set_match(nvtx_match);
+	}
+	launches_per_key = cfg->metrics_launches ? cfg->metrics_launches : 1;
+	keys = calloc(NKEYS, sizeof(*keys));
+	slots = calloc(NSLOTS, sizeof(*slots));
+	if (!keys || !slots) {
+		gp_log("out of memory for metrics; metrics are off");
+		return 0;
+	}
+	atomic_store(&mstate, M_ON);
+	return 1;
+}
+
+void gp_metrics_enable_callbacks(CUpti_SubscriberHandle sub)
+{
+	static const CUpti_CallbackId drv[] = {
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
+	};
+
+	if (atomic_load(&mstate) != M_ON)
+		return;
+	for (size_t i = 0; i < sizeof(drv) / sizeof(drv[0]); i++)
+		gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, drv[i]);
+	gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CU_INIT_FINISHED);
+	gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
+				  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+}
+
+/* ---- metric names: validation against the chip's list ---- */
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[MAX_NAME + 1];
+
+	if (la > MAX_NAME || lb > MAX_NAME)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0], tmp;
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			tmp = row[j];
+			row[j] = best;
+			diag = tmp;
+		}
+	}
+	return row[lb];
+}
+
+struct base_list {
+	const char **names;
+	size_t n;
+	CUpti_MetricType type;
+};
+
+static int base_lists(struct chip *c, struct base_list l[3])
+{
+	for (int t = 0; t < 3; t++) {
+		CUpti_Profiler_Host_GetBaseMetrics_Params p = {
+			.structSize = CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE,
+			.pHostObject = c->host,
+			.metricType = (CUpti_MetricType)t,
+		};
+
+		if (pf.cuptiProfilerHostGetBaseMetrics(&p) != CUPTI_SUCCESS)
+			return -1;
+		l[t].names = p.ppMetricNames;
+		l[t].n = p.numMetrics;
+		l[t].type = (CUpti_MetricType)t;
+	}
+	return 0;
+}
+
+/* 1 when name (base.rollup...) exists on the chip; else *type_out = -1 if even the base is unknown. */
+static int name_known(struct chip *c, const struct base_list l[3], const char *name, int *type_out)
+{
+	char base[MAX_NAME];
+	const char *dot = strchr(name, '.');
+	size_t blen = dot ? (size_t)(dot - name) : strlen(name);
+
+	*type_out = -1;
+	if (blen >= sizeof(base))
+		return 0;
+	memcpy(base, name, blen);
+	base[blen] = 0;
+	for (int t = 0; t < 3; t++)
+		for (size_t i = 0; i < l[t].n; i++) {
+			CUpti_Profiler_Host_GetSubMetrics_Params p = {
+				.structSize = CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE,
+				.pHostObject = c->host,
+				.metricType = l[t].type,
+				.pMetricName = base,
+			};
+
+			if (strcmp(l[t].names[i], base))
+				continue;
+			*type_out = t;
+			if (!dot)
+				return 0; /* a base name needs a rollup (.sum, .avg, ...) */
+			if (pf.cuptiProfilerHostGetSubMetrics(&p) != CUPTI_SUCCESS)
+				return 1; /* cannot check further: let ConfigAddMetrics decide */
+			for (size_t k = 0; k < p.numOfSubmetrics; k++)
+				if (!strcmp(p.ppSubMetrics[k], dot))
+					return 1;
+			return 0;
+		}
+	return 0;
+}
+
+/* One line naming the unknown metric and the closest valid names. */
+static void log_unknown(struct chip *c, const struct base_list l[3], const char *name, int type)
+{
+	struct {
+		size_t d;
+		char s[MAX_NAME];
+	} best[3];
+	const char *dot = strchr(name, '.');
+	char line[3 * MAX_NAME + 16];
+	size_t nb = 0, pos = 0;
+
+	memset(best, 0, sizeof(best));
+	for (int k = 0; k < 3; k++)
+		best[k].d = SIZE_MAX;
+	if (type >= 0) {
+		/* The base exists: suggest its rollups. */
+		CUpti_Profiler_Host_GetSubMetrics_Params p = {
+			.structSize = CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE,
+			.pHostObject = c->host,
+			.metricType = (CUpti_MetricType)type,
+		};
+		char base[MAX_NAME];
+		size_t blen = dot ? (size_t)(dot - name) : strlen(name);
+
+		memcpy(base, name, blen);
+		base[blen] = 0;
+		p.pMetricName = base;
+		if (pf.cuptiProfilerHostGetSubMetrics(&p) == CUPTI_SUCCESS)
+			for (size_t k = 0; k < p.numOfSubmetrics; k++) {
+				char cand[MAX_NAME];
+				size_t d;
+
+				if (snprintf(cand, sizeof(cand), "%s%s", base, p.ppSubMetrics[k]) >=
+				    (int)sizeof(cand))
+					continue;
+				d = edit_distance(name, cand);
+				for (int b = 0; b < 3; b++)
+					if (d < best[b].d) {
+						memmove(&best[b + 1], &best[b], sizeof(best[0]) * (size_t)(2 - b));
+						best[b].d = d;
+						strcpy(best[b].s, cand);
+						break;
+					}
+			}
+	} else {
+		char base[MAX_NAME];
+		size_t blen = dot ? (size_t)(dot - name) : strlen(name);
+
+		memcpy(base, name, blen);
+		base[blen] = 0;
+		for (int t = 0; t < 3; t++)
+			for (size_t i = 0; i < l[t].n; i++) {
+				size_t d = edit_distance(base, l[t].names[i]);
+
+				for (int b = 0; b < 3; b++)
+					if (d < best[b].d) {
+						memmove(&best[b + 1], &best[b], sizeof(best[0]) * (size_t)(2 - b));
+						best[b].d = d;
+						snprintf(best[b].s, sizeof(best[b].s), "%s%s",
+							 l[t].names[i], dot ? dot : ".sum");
+						break;
+					}
+			}
+	}
+	line[0] = 0;
+	for (int b = 0; b < 3; b++) {
+		if (best[b].d == SIZE_MAX)
+			break;
+		pos += (size_t)snprintf(line + pos, sizeof(line) - pos, "%s%s", nb++ ? ", " : "",
+					best[b].s);
+		if (pos >= sizeof(line))
+			break;
+	}
+	gp_log("unknown metric '%s' on %s%s%s; metrics are off, tracing goes on", name, c->name,
+	       nb ? "; closest: " : "", line);
+}
+
+/* Builds the chip's configuration; 0, or -1 (logged, metrics off). */
+static int chip_build(struct chip *c)
+{
+	CUpti_Profiler_Host_Initialize_Params hi = {
+		.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE,
+		.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER,
+		.pChipName = c->name,
+	};
+	CUpti_Profiler_Host_ConfigAddMetrics_Params am = {
+		.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE,
+	};
+	CUpti_Profiler_Host_GetConfigImageSize_Params cs = {
+		.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE,
+	};
+	CUpti_Profiler_Host_GetConfigImage_Params ci = {
+		.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE,
+	};
+	CUpti_Profiler_Host_GetNumOfPasses_Params np = {
+		.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE,
+	};
+	struct base_list l[3];
+	CUptiResult r;
+	int bad = 0, type;
+
+	r = pf.cuptiProfilerHostInitialize(&hi);
+	if (r != CUPTI_SUCCESS) {
+		gp_log("metrics are off: GPU %s is not supported by the CUPTI profiler (%s)", c->name,
+		       err(r));
+		go_off(GP_METRICS_UNSUPPORTED);
+		return -1;
+	}
+	c->host = hi.pHostObject;
+	if (base_lists(c, l) < 0) {
+		gp_log("metrics are off: cannot list the metrics of %s", c->name);
+		go_off(GP_METRICS_ERROR);
+		return -1;
+	}
+	if (roofline) {
+		/* Names a chip lacks (Hopper's wgmma counters elsewhere) are left out. */
+		for (size_t i = 0; i < sizeof(roofline_set) / sizeof(roofline_set[0]); i++) {
+			if (name_known(c, l, roofline_set[i], &type))
+				c->names[c->nnames++] = roofline_set[i];
+			else
+				gp_debug("metrics: %s has no %s", c->name, roofline_set[i]);
+		}
+	} else {
+		for (size_t i = 0; i < nwant; i++) {
+			if (name_known(c, l, want[i], &type)) {
+				c->names[c->nnames++] = want[i];
+				continue;
+			}
+			log_unknown(c, l, want[i], type);
+			bad = 1;
+		}
+		if (bad) {
+			go_off(GP_METRICS_BAD_NAME);
+			return -1;
+		}
+	}
+	am.pHostObject = c->host;
+	am.ppMetricNames = c->names;
+	am.numMetrics = c->nnames;
+	r = pf.cuptiProfilerHostConfigAddMetrics(&am);
+	if (r == CUPTI_SUCCESS) {
+		cs.pHostObject = c->host;
+		r = pf.cuptiProfilerHostGetConfigImageSize(&cs);
+	}
+	if (r == CUPTI_SUCCESS && !(c->config = malloc(cs.configImageSize)))
+		r = CUPTI_ERROR_OUT_OF_MEMORY;
+	if (r == CUPTI_SUCCESS) {
+		ci.pHostObject = c->host;
+		ci.configImageSize = cs.configImageSize;
+		ci.pConfigImage = c->config;
+		r = pf.cuptiProfilerHostGetConfigImage(&ci);
+	}
+	if (r == CUPTI_SUCCESS) {
+		c->config_size = cs.configImageSize;
+		np.configImageSize = c->config_size;
+		np.pConfigImage = c->config;
+		r = pf.cuptiProfilerHostGetNumOfPasses(&np);
+	}
+	if (r != CUPTI_SUCCESS) {
+		gp_log("metrics are off: cannot configure the metrics on %s (%s)", c->name, err(r));
+		go_off(GP_METRICS_ERROR);
+		return -1;
+	}
+	c->passes = np.numOfPasses;
+	c->ok = 1;
+	{
+		uint32_t zero = 0;
+
+		atomic_compare_exchange_strong(&first_passes, &zero, (uint32_t)c->passes);
+	}
+	gp_debug("metrics: %zu metrics on %s, %zu replay passes per profiled launch", c->nnames,
+		 c->name, c->passes);
+	return 0;
+}
+
+/* prof_lock held: the chip of a device, configured; NULL when unusable. */
+static struct chip *chip_of(uint32_t device)
+{
+	CUpti_Device_GetChipName_Params cn = {
+		.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE,
+		.deviceIndex = device,
+	};
+	CUptiResult r;
+	int i;
+
+	if (!profiler_initialized) {
+		CUpti_Profiler_Initialize_Params pi = {
+			.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE,
+		};
+
+		r = pf.cuptiProfilerInitialize(&pi);
+		if (r != CUPTI_SUCCESS) {
+			gp_log("metrics are off: cannot initialize the CUPTI profiler (%s)", err(r));
+			go_off(r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ? GP_METRICS_NO_PERMISSION
+									 : GP_METRICS_ERROR);
+			return NULL;
+		}
+		profiler_initialized = 1;
+	}
+	r = pf.cuptiDeviceGetChipName(&cn);
+	if (r != CUPTI_SUCCESS || !cn.pChipName) {
+		gp_log("metrics are off: no chip name for device %u (%s)", device, err(r));
+		go_off(GP_METRICS_UNSUPPORTED);
+		return NULL;
+	}
+	for (i = 0; i < nchips; i++)
+		if (!strcmp(chips[i].name, cn.pChipName))
+			return chips[i].ok ? &chips[i] : NULL;
+	if (nchips == MAX_CHIPS)
+		return NULL;
+	snprintf(chips[nchips].name, sizeof(chips[nchips].name), "%s", cn.pChipName);
+	if (chip_build(&chips[nchips++]) < 0)
+		return NULL;
+	return &chips[nchips - 1];
+}
+
+/* prof_lock held: the device's ceilings, for the drain to emit. */
+static void note_peaks(uint32_t device, const struct chip *c)
+{
+	struct gp_rec_device_peaks *p;
+	CUdevice dev;
+	int v[6];
+	static const CUdevice_attribute attrs[6] = {
+		CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+		CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+		CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+		CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
+		CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,
+		CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
+	};
+
+	if (device >= MAX_CTXS || atomic_load(&peaks[device].ready) || !cu_device_get ||
+	    !cu_device_attr || cu_device_get(&dev, (int)device) != CUDA_SUCCESS)
+		return;
+	for (int i = 0; i < 6; i++)
+		if (cu_device_attr(&v[i], attrs[i], dev) != CUDA_SUCCESS)
+			v[i] = 0;
+	p = &peaks[device].p;
+	p->device = device;
+	p->cc_major = (uint32_t)v[0];
+	p->cc_minor = (uint32_t)v[1];
+	p->sm_count = (uint32_t)v[2];
+	p->sm_clock_khz = (uint32_t)v[3];
+	p->mem_clock_khz = (uint32_t)v[4];
+	p->bus_width = (uint32_t)v[5];
+	if (!gp_peaks_compute(p))
+		gp_debug("metrics: no FLOP ceilings known for compute capability %d.%d", v[0], v[1]);
+	snprintf(peaks[device].chip, sizeof(peaks[device].chip), "%s", c->name);
+	atomic_store_explicit(&peaks[device].ready, 1, memory_order_release);
+}
+
+/* ---- per context ---- */
+
+static void ctx_release(struct ctxprof *cp)
+{
+	if (cp->obj) {
+		CUpti_RangeProfiler_Disable_Params d = {
+			.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE,
+			.pRangeProfilerObject = cp->obj,
+		};
+
+		pf.cuptiRangeProfilerDisable(&d);
+	}
+	free(cp->image);
+	memset(cp, 0, sizeof(*cp));
+}
+
+static CUptiResult set_config(struct ctxprof *cp)
+{
+	CUpti_RangeProfiler_SetConfig_Params sc = {
+		.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE,
+		.pRangeProfilerObject = cp->obj,
+		.configSize = cp->chip->config_size,
+		.pConfig = cp->chip->config,
+		.counterDataImageSize = cp->image_size,
+		.pCounterDataImage = cp->image,
+		.range = CUPTI_AutoRange,
+		.replayMode = CUPTI_KernelReplay,
+		.maxRangesPerPass = 1,
+		.numNestingLevels = 1,
+		.minNestingLevel = 1,
+		.passIndex = 0,
+		.targetNestingLevel = 1,
+	};
+
+	return pf.cuptiRangeProfilerSetConfig(&sc);
+}
+
+static CUptiResult image_init(struct ctxprof *cp)
+{
+	CUpti_RangeProfiler_CounterDataImage_Initialize_Params ii = {
+		.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE,
+		.pRangeProfilerObject = cp->obj,
+		.counterDataSize = cp->image_size,
+		.pCounterData = cp->image,
+	};
+
+	return pf.cuptiRangeProfilerCounterDataImageInitialize(&ii);
+}
+
+static const char *level(CUpti_Profiler_Support_Level l)
+{
+	return l == CUPTI_PROFILER_CONFIGURATION_DISABLED ? "disabled" : "unsupported";
+}
+
+/* prof_lock held: the context's profiler, set up on first use; NULL if unusable. */
+static struct ctxprof *ctx_get(CUcontext ctx)
+{
+	struct ctxprof *cp = NULL;
+	uint32_t device = 0, ctx_id = 0;
+	CUptiResult r;
+	const char *step;
+
+	for (int i = 0; i < MAX_CTXS; i++) {
+		if (ctxs[i].ctx == ctx)
+			return ctxs[i].state > 0 ? &ctxs[i] : NULL;
+		if (!cp && !ctxs[i].ctx)
+			cp = &ctxs[i];
+	}
+	if (!cp)
+		return NULL;
+	cp->ctx = ctx;
+	cp->state = -1;
+	if (pf.cuptiGetDeviceId(ctx, &device) != CUPTI_SUCCESS)
+		return NULL;
+	pf.cuptiGetContextId(ctx, &ctx_id);
+	cp->device = device;
+	cp->ctx_id = ctx_id;
+	if (!(cp->chip = chip_of(device)))
+		return NULL;
+	if (cu_device_get) {
+		CUpti_Profiler_DeviceSupported_Params ds = {
+			.structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE,
+			.api = CUPTI_PROFILER_RANGE_PROFILING,
+		};
+
+		if (cu_device_get(&ds.cuDevice, (int)device) == CUDA_SUCCESS &&
+		    pf.cuptiProfilerDeviceSupported(&ds) == CUPTI_SUCCESS &&
+		    ds.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+			const char *why = ds.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "its architecture"
+				: ds.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "vGPU profiling is off"
+				: ds.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "confidential computing"
+				: ds.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "WSL"
+				: ds.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "SLI"
+				: ds.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "a mining processor"
+				: "the configuration";
+
+			gp_log("metrics are off: device %u (%s) does not support the CUPTI profiler (%s: %s)",
+			       device, cp->chip->name, why, level(ds.isSupported));
+			go_off(GP_METRICS_UNSUPPORTED);
+			return NULL;
+		}
+	}
+	note_peaks(device, cp->chip);
+	{
+		CUpti_RangeProfiler_Enable_Params en = {
+			.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE,
+			.ctx = ctx,
+		};
+
+		r = pf.cuptiRangeProfilerEnable(&en);
+		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+			gp_log("metrics are off: GPU performance counters are restricted to admin users (ERR_NVGPUCTRPERM); run as root or with CAP_SYS_ADMIN, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM); tracing goes on");
+			go_off(GP_METRICS_NO_PERMISSION);
+			return NULL;
+		}
+		if (r == CUPTI_ERROR_HARDWARE_BUSY) {
+			gp_log("metrics are off: the GPU's counters are in use by another tool (DCGM, Nsight, another profiler); tracing goes on");
+			go_off(GP_METRICS_BUSY);
+			return NULL;
+		}
+		if (r != CUPTI_SUCCESS) {
+			gp_log("metrics are off: cannot enable the range profiler on device %u (%s)", device,
+			       err(r));
+			go_off(GP_METRICS_ERROR);
+			return NULL;
+		}
+		cp->obj = en.pRangeProfilerObject;
+	}
+	{
+		CUpti_RangeProfiler_GetCounterDataSize_Params gs = {
+			.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE,
+			.pRangeProfilerObject = cp->obj,
+			.pMetricNames = cp->chip->names,
+			.numMetrics = cp->chip->nnames,
+			.maxNumOfRanges = 1,
+			.maxNumRangeTreeNodes = 1,
+		};
+
+		step = "GetCounterDataSize";
+		r = pf.cuptiRangeProfilerGetCounterDataSize(&gs);
+		if (r == CUPTI_SUCCESS && !(cp->image = calloc(1, gs.counterDataSize)))
+			r = CUPTI_ERROR_OUT_OF_MEMORY;
+		cp->image_size = gs.counterDataSize;
+	}
+	if (r == CUPTI_SUCCESS) {
+		step = "CounterDataImageInitialize";
+		r = image_init(cp);
+	}
+	if (r == CUPTI_SUCCESS) {
+		step = "SetConfig";
+		r = set_config(cp);
+	}
+	if (r != CUPTI_SUCCESS) {
+		gp_log("metrics are off: range profiler %s failed on device %u (%s)", step, device, err(r));
+		ctx_release(cp);
+		cp->ctx = ctx;
+		cp->state = -1;
+		go_off(GP_METRICS_ERROR);
+		return NULL;
+	}
+	cp->state = 1;
+	gp_debug("metrics: range profiler on context %u (device %u, %s), counter data %zu bytes",
+		 ctx_id, device, cp->chip->name, cp->image_size);
+	return cp;
+}
+
+/* ---- launch selection ---- */
+
+struct launch {
+	CUfunction f;
+	CUstream stream;
+	uint32_t grid[3], block[3], smem;
+	int ptsz;
+};
+
+static int launch_params(CUpti_CallbackId cbid, const void *params, struct launch *l)
+{
+	memset(l, 0, sizeof(*l));
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+		l->ptsz = 1;
+		/* fallthrough */
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel: {
+		/* The cooperative form's parameters are a prefix of this one. */
+		const cuLaunchKernel_params *p = params;
+
+		l->f = p->f;
+		l->stream = p->hStream;
+		l->grid[0] = p->gridDimX, l->grid[1] = p->gridDimY, l->grid[2] = p->gridDimZ;
+		l->block[0] = p->blockDimX, l->block[1] = p->blockDimY, l->block[2] = p->blockDimZ;
+		l->smem = p->sharedMemBytes;
+		return 0;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+		l->ptsz = 1;
+		/* fallthrough */
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
+		const cuLaunchKernelEx_params *p = params;
+		const CUlaunchConfig *c = p->config;
+
+		if (!c)
+			return -1;
+		l->f = p->f;
+		l->stream = c->hStream;
+		l->grid[0] = c->gridDimX, l->grid[1] = c->gridDimY, l->grid[2] = c->gridDimZ;
+		l->block[0] = c->blockDimX, l->block[1] = c->blockDimY, l->block[2] = c->blockDimZ;
+		l->smem = c->sharedMemBytes;
+		return 0;
+	}
+	default:
+		return -1;
+	}
+}
+
+static int name_selected(const char *name)
+{
+	char *dem;
+	int status = -1, hit;
+
+	if (!have_kernel_re)
+		return 1;
+	if (!name)
+		return 0;
+	if (regexec(&kernel_re, name, 0, NULL, 0) == 0)
+		return 1;
+	/* Once per kernel and configuration: the demangler allocates. */
+	if (!cxa_demangle || !(dem = cxa_demangle(name, NULL, NULL, &status)) || status)
+		return 0;
+	hit = regexec(&kernel_re, dem, 0, NULL, 0) == 0;
+	free(dem);
+	return hit;
+}
+
+/* prof_lock held: the launch's key (NULL when the table is full). */
+static struct key *key_of(const struct launch *l)
+{
+	uint64_t h = (uint64_t)(uintptr_t)l->f * 0x9e3779b97f4a7c15ull;
+
+	for (int i = 0; i < 3; i++)
+		h = (h ^ l->grid[i] ^ (uint64_t)l->block[i] << 32) * 0x100000001b3ull;
+	h ^= l->smem;
+	for (uint32_t i = 0; i < 64; i++) {
+		struct key *k = &keys[(h + i) % NKEYS];
+
+		if (!k->f) {
+			k->f = l->f;
+			memcpy(k->grid, l->grid, sizeof(k->grid));
+			memcpy(k->block, l->block, sizeof(k->block));
+			k->smem = l->smem;
+			return k;
+		}
+		if (k->f == l->f && !memcmp(k->grid, l->grid, sizeof(k->grid)) &&
+		    !memcmp(k->block, l->block, sizeof(k->block)) && k->smem == l->smem)
+			return k;
+	}
+	return NULL;
+}
+
+static int stream_capturing(const struct launch *l)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUstream s = l->stream;
+
+	if (atomic_load(&captures) > 0)
+		return 1;
+	if (!cu_stream_is_capturing)
+		return 0;
+	if (!s && l->ptsz)
+		s = CU_STREAM_PER_THREAD;
+	if (cu_stream_is_capturing(s, &st) != CUDA_SUCCESS)
+		return 1; /* e.g. cudaErrorStreamCaptureImplicit: a capture is under way */
+	return st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+static void replay_failed(const char *kernel, const char *step, CUptiResult r)
+{
+	atomic_fetch_add(&n_failed, 1);
+	if (replay_logs++ < MAX_REPLAY_LOGS)
+		gp_log("metrics: cannot replay a launch of %.200s: %s failed (%s); the launch ran unprofiled%s",
+		       kernel, step, err(r),
+		       replay_logs == MAX_REPLAY_LOGS ? " (further failures only counted)" : "");
+}
+
+static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
+{
+	struct launch l;
+	struct key *k;
+	struct ctxprof *cp;
+	struct slot *s;
+	CUptiResult r;
+
+	if (launch_params(cbid, cd->functionParams, &l) < 0)
+		return;
+	if (tl.active) {
+		atomic_fetch_add(&n_other, 1); /* a launch inside a profiled launch */
+		return;
+	}
+	/* Every launch while a capture is under way, selected or not, is counted. */
+	if (atomic_load(&captures) > 0) {
+		atomic_fetch_add(&n_capture, 1);
+		return;
+	}
+	pthread_mutex_lock(&prof_lock);
+	if (atomic_load(&mstate) != M_ON)
+		goto unlock;
+	if (!(k = key_of(&l))) {
+		atomic_fetch_add(&n_other, 1);
+		goto unlock;
+	}
+	if (!k->selected)
+		k->selected = name_selected(cd->symbolName) ? 1 : -1;
+	if (k->selected < 0 || (launches_per_key != GP_METRICS_LAUNCHES_ALL &&
+				k->profiled >= launches_per_key))
+		goto unlock;
+	if (have_nvtx_re && !gp_nvtxtool_inside_match())
+		goto unlock;
+	if (stream_capturing(&l)) {
+		atomic_fetch_add(&n_capture, 1);
+		goto unlock;
+	}
+	if (!(cp = ctx_get(cd->context)))
+		goto unlock;
+	s = &slots[next_slot % NSLOTS];
+	if (atomic_load_explicit(&s->state, memory_order_acquire) != S_FREE) {
+		atomic_fetch_add(&n_other, 1);
+		goto unlock;
+	}
+	next_slot++;
+	s->correlation = cd->correlationId;
+	s->context = cp->ctx_id;
+	s->device = cp->device;
+	s->passes = (uint32_t)cp->chip->passes;
+	memcpy(s->grid, l.grid, sizeof(s->grid));
+	memcpy(s->block, l.block, sizeof(s->block));
+	s->chip = cp->chip;
+	s->nvalues = 0;
+	s->duration = 0;
+	snprintf(s->name, sizeof(s->name), "%s", cd->symbolName ? cd->symbolName : "<unknown>");
+	s->kernel_seen = 0;
+	if (gp_cu.cuptiGetTimestamp(&s->start) != CUPTI_SUCCESS)
+		s->start = 0;
+	s->t0_mono = mono_ns();
+	{
+		CUpti_RangeProfiler_Start_Params st = {
+			.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE,
+			.pRangeProfilerObject = cp->obj,
+		};
+
+		r = pf.cuptiRangeProfilerStart(&st);
+		if (r != CUPTI_SUCCESS) {
+			/* The image may need its configuration again: once more. */
+			if (image_init(cp) == CUPTI_SUCCESS && set_config(cp) == CUPTI_SUCCESS)
+				r = pf.cuptiRangeProfilerStart(&st);
+			if (r != CUPTI_SUCCESS) {
+				replay_failed(s->name, "range profiler Start", r);
+				goto unlock;
+			}
+			gp_debug("metrics: Start needed SetConfig again");
+		}
+	}
+	k->profiled++;
+	atomic_fetch_add(&slots_used, 1);
+	atomic_store_explicit(&s->state, S_BUSY, memory_order_release);
+	tl.active = 1;
+	tl.correlation = cd->correlationId;
+	tl.slot = s;
+	tl.cp = cp;
+	return; /* prof_lock stays held until EXIT */
+unlock:
+	pthread_mutex_unlock(&prof_lock);
+}
+
+static void on_exit_launch(const CUpti_CallbackData *cd)
+{
+	struct slot *s = tl.slot;
+	struct ctxprof *cp = tl.cp;
+	CUpti_RangeProfiler_Stop_Params sp = {
+		.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE,
+		.pRangeProfilerObject = cp->obj,
+	};
+	CUpti_RangeProfiler_DecodeData_Params dd = {
+		.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE,
+		.pRangeProfilerObject = cp->obj,
+	};
+	CUpti_RangeProfiler_GetCounterDataInfo_Params gi = {
+		.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE,
+		.pCounterDataImage = cp->image,
+		.counterDataImageSize = cp->image_size,
+	};
+	CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
+		.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE,
+		.pHostObject = s->chip->host,
+		.pCounterDataImage = cp->image,
+		.counterDataImageSize = cp->image_size,
+		.rangeIndex = 0,
+		.ppMetricNames = s->chip->names,
+		.numMetrics = s->chip->nnames,
+		.pMetricValues = s->values,
+	};
+	const char *step = "Stop";
+	CUptiResult r;
+	int state = S_FAILED;
+
+	(void)cd;
+	tl.active = 0;
+	r = pf.cuptiRangeProfilerStop(&sp);
+	if (r == CUPTI_SUCCESS && !sp.isAllPassSubmitted) {
+		step = "Stop (passes left over)";
+		r = CUPTI_ERROR_UNKNOWN;
+	}
+	if (r == CUPTI_SUCCESS) {
+		step = "DecodeData";
+		r = pf.cuptiRangeProfilerDecodeData(&dd);
+	}
+	if (r == CUPTI_SUCCESS && dd.numOfRangeDropped) {
+		step = "DecodeData (range dropped)";
+		r = CUPTI_ERROR_UNKNOWN;
+	}
+	if (r == CUPTI_SUCCESS) {
+		step = "GetCounterDataInfo";
+		r = pf.cuptiRangeProfilerGetCounterDataInfo(&gi);
+	}
+	if (r == CUPTI_SUCCESS && gi.numTotalRanges != 1) {
+		step = gi.numTotalRanges ? "GetCounterDataInfo (more than one range)"
+					 : "GetCounterDataInfo (no range: the launch failed?)";
+		r = CUPTI_ERROR_UNKNOWN;
+	}
+	if (r == CUPTI_SUCCESS) {
+		step = "EvaluateToGpuValues";
+		r = pf.cuptiProfilerHostEvaluateToGpuValues(&ev);
+	}
+	if (r == CUPTI_SUCCESS) {
+		s->nvalues = s->chip->nnames;
+		for (size_t i = 0; i < s->nvalues; i++)
+			if (!strcmp(s->chip->names[i], DURATION_METRIC) && s->values[i] > 0)
+				s->duration = (uint64_t)(s->values[i] + 0.5);
+		state = S_RESULT;
+		atomic_fetch_add(&n_profiled, 1);
+	} else {
+		replay_failed(s->name, step, r);
+	}
+	/* Ready for the next launch whatever happened. */
+	r = image_init(cp);
+	if (r != CUPTI_SUCCESS) {
+		gp_log("metrics are off: range profiler CounterDataImageInitialize failed (%s)", err(r));
+		go_off(GP_METRICS_ERROR);
+	}
+	if (state == S_RESULT)
+		times_put(s->correlation, s->start, s->duration);
+	s->cost_ns = mono_ns() - s->t0_mono;
+	atomic_fetch_add(&n_cost, s->cost_ns);
+	atomic_store_explicit(&s->state, state, memory_order_release);
+	pthread_mutex_unlock(&prof_lock);
+}
+
+/* prof_lock held. */
+static void times_put(uint32_t corr, uint64_t start, uint64_t duration)
+{
+	uint32_t at = corr % NTIMES;
+
+	for (uint32_t i = 0; i < 8; i++)
+		if (!atomic_load_explicit(&times[(corr + i) % NTIMES].corr, memory_order_relaxed)) {
+			at = (corr + i) % NTIMES;
+			break;
+		}
+	atomic_store_explicit(&times[at].corr, 0, memory_order_release);
+	atomic_store_explicit(&times[at].start, start, memory_order_relaxed);
+	atomic_store_explicit(&times[at].duration, duration, memory_order_relaxed);
+	atomic_store_explicit(&times[at].corr, corr, memory_order_release);
+}
+
+/* Producer lock held: the entry of corr, or -1. */
+static int times_find(uint32_t corr, uint64_t *start, uint64_t *duration)
+{
+	for (uint32_t i = 0; i < 8; i++) {
+		uint32_t at = (corr + i) % NTIMES;
+
+		if (atomic_load_explicit(&times[at].corr, memory_order_acquire) != corr)
+			continue;
+		*start = atomic_load_explicit(&times[at].start, memory_order_relaxed);
+		*duration = atomic_load_explicit(&times[at].duration, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&times[at].corr, memory_order_relaxed) != corr)
+			return -1; /* overwritten meanwhile */
+		return (int)at;
+	}
+	return -1;
+}
+
+static void on_context_destroy(const CUpti_ResourceData *rd)
+{
+	pthread_mutex_lock(&prof_lock);
+	for (int i = 0; i < MAX_CTXS; i++)
+		if (ctxs[i].ctx == rd->context) {
+			/* Profiler objects go before their context does. */
+			ctx_release(&ctxs[i]);
+			break;
+		}
+	pthread_mutex_unlock(&prof_lock);
+}
+
+/* At the end of cuInit: check the names on device 0's chip, so that a wrong name shows at start. */
+static void on_init_finished(void)
+{
+	pthread_mutex_lock(&prof_lock);
+	if (atomic_load(&mstate) == M_ON && !nchips)
+		chip_of(0);
+	pthread_mutex_unlock(&prof_lock);
+}
+
+void gp_metrics_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
+{
+	const CUpti_CallbackData *cd = data;
+
+	if (atomic_load_explicit(&mstate, memory_order_relaxed) != M_ON && !tl.active)
+		return;
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+			on_context_destroy(data);
+		else if (cbid == CUPTI_CBID_RESOURCE_CU_INIT_FINISHED)
+			on_init_finished();
+		return;
+	}
+	if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
+		return;
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+		if (cd->callbackSite == CUPTI_API_ENTER)
+			on_enter(cbid, cd);
+		else if (tl.active && cd->correlationId == tl.correlation)
+			on_exit_launch(cd);
+		break;
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+		if (cd->callbackSite == CUPTI_API_ENTER)
+			atomic_fetch_add(&n_graph, 1);
+		break;
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz:
+		/* The capture ends even when the call fails. */
+		if (cd->callbackSite == CUPTI_API_EXIT && atomic_load(&captures) > 0)
+			atomic_fetch_sub(&captures, 1);
+		break;
+	default:
+		/* The BeginCapture family: counted once the capture has begun. */
+		if (cd->callbackSite == CUPTI_API_EXIT && cd->functionReturnValue &&
+		    *(const CUresult *)cd->functionReturnValue == CUDA_SUCCESS)
+			atomic_fetch_add(&captures, 1);
+		break;
+	}
+}
+
+/* ---- producer side ---- */
+
+/* Producer lock held: the slot waiting for this correlation's kernel record, or NULL. */
+static struct slot *slot_of(uint32_t correlation, int *state)
+{
+	if (!atomic_load_explicit(&slots_used, memory_order_acquire))
+		return NULL;
+	for (int i = 0; i < NSLOTS; i++) {
+		struct slot *s = &slots[i];
+
+		*state = atomic_load_explicit(&s->state, memory_order_acquire);
+		if (*state != S_FREE && s->correlation == correlation && !s->kernel_seen)
+			return s;
+	}
+	return NULL;
+}
+
+int gp_metrics_claims(uint32_t correlation)
+{
+	uint64_t a, b;
+	int st;
+
+	if (!slots || (!atomic_load_explicit(&n_profiled, memory_order_relaxed) &&
+		       !atomic_load_explicit(&slots_used, memory_order_relaxed)))
+		return 0;
+	return slot_of(correlation, &st) || times_find(correlation, &a, &b) >= 0;
+}
+
+static void slot_free(struct slot *s)
+{
+	atomic_fetch_sub(&slots_used, 1);
+	atomic_store_explicit(&s->state, S_FREE, memory_order_release);
+}
+
+/* Lock held: a profiled launch's kernel record, timed by the profiler when CUPTI gave no time. */
+static void emit_replayed(const struct gp_rec_kernel *src, uint64_t start, uint64_t duration)
+{
+	struct gp_rec_kernel *k = gp_emit(GP_REC_KERNEL, sizeof(*k));
+
+	if (!k)
+		return;
+	memcpy((char *)k + sizeof(k->h), (const char *)src + sizeof(k->h), sizeof(*k) - sizeof(k->h));
+	if (!k->start || !k->end || k->end < k->start) {
+		k->start = start;
+		k->end = start + duration;
+	}
+	k->flags |= GP_ACT_REPLAYED;
+	gp_ring_note_time(&gp_rec.ring, k->start, k->end);
+}
+
+/* Lock held: the kernel record (when seen) and the metrics record of a result. */
+static void emit_result(struct slot *s)
+{
+	struct gp_rec_metrics *m;
+	struct gp_metric_value *v;
+	uint32_t name, ids[MAX_METRICS];
+
+	if (s->kernel_seen) {
+		uint64_t a, b;
+		int at = times_find(s->correlation, &a, &b);
+
+		emit_replayed(&s->krec, s->start, s->duration);
+		if (at >= 0)
+			atomic_store_explicit(&times[at].corr, 0, memory_order_release);
+	}
+	name = gp_emit_string(s->name);
+	for (size_t i = 0; i < s->nvalues; i++)
+		ids[i] = gp_emit_string(s->chip->names[i]);
+	m = gp_emit(GP_REC_METRICS, (uint32_t)(sizeof(*m) + s->nvalues * sizeof(*v)));
+	if (m) {
+		m->h.aux = (uint32_t)s->nvalues;
+		m->start = s->start;
+		m->duration = s->duration;
+		m->cost_ns = s->cost_ns;
+		m->correlation = s->correlation;
+		m->kernel = name;
+		m->device = s->device;
+		m->context = s->context;
+		memcpy(m->grid, s->grid, sizeof(m->grid));
+		memcpy(m->block, s->block, sizeof(m->block));
+		m->passes = s->passes;
+		v = (struct gp_metric_value *)(m + 1);
+		for (size_t i = 0; i < s->nvalues; i++) {
+			v[i].name = ids[i];
+			v[i].value = s->values[i];
+		}
+		gp_ring_note_time(&gp_rec.ring, s->start, s->start + s->duration);
+	}
+	slot_free(s);
+}
+
+void gp_metrics_kernel(const struct gp_rec_kernel *k)
+{
+	struct slot *s;
+	uint64_t start, duration;
+	int st, at;
+
+	if (!(s = slot_of(k->correlation, &st))) {
+		/* Its metrics went out already: the time is in the table. */
+		if ((at = times_find(k->correlation, &start, &duration)) >= 0) {
+			emit_replayed(k, start, duration);
+			atomic_store_explicit(&times[at].corr, 0, memory_order_release);
+		}
+		return;
+	}
+	s->krec = *k;
+	s->kernel_seen = 1;
+	if (st == S_RESULT) {
+		emit_result(s);
+	} else if (st == S_FAILED) {
+		/* Not profiled after all: the activity as it came, if it has a time. */
+		struct gp_rec_kernel *r;
+
+		if (!k->start || !k->end || k->end < k->start) {
+			gp_lost_add(GP_LOST_NO_TIMESTAMP, 1);
+		} else if ((r = gp_emit(GP_REC_KERNEL, sizeof(*r)))) {
+			memcpy((char *)r + sizeof(r->h), (const char *)k + sizeof(r->h),
+			       sizeof(*r) - sizeof(r->h));
+			gp_ring_note_time(&gp_rec.ring, k->start, k->end);
+		}
+		slot_free(s);
+	}
+}
+
+static void emit_peaks(void)
+{
+	for (int d = 0; d < MAX_CTXS; d++) {
+		struct gp_rec_device_peaks *r;
+		uint32_t chip;
+
+		if (atomic_load_explicit(&peaks[d].ready, memory_order_acquire) != 1)
+			continue;
+		chip = gp_emit_string(peaks[d].chip);
+		r = gp_emit(GP_REC_DEVICE_PEAKS, sizeof(*r));
+		if (!r)
+			return;
+		memcpy((char *)r + sizeof(r->h), (const char *)&peaks[d].p + sizeof(r->h),
+		       sizeof(*r) - sizeof(r->h));
+		r->chip = chip;
+		atomic_store(&peaks[d].ready, 2);
+	}
+}
+
+static void emit_info(void)
+{
+	struct gp_rec_metrics_info *r;
+	uint32_t set = gp_emit_string(gp_rec.cfg.metrics);
+
+	r = gp_emit(GP_REC_METRICS_INFO, sizeof(*r));
+	if (!r)
+		return;
+	r->set = set;
+	r->launches = launches_per_key;
+	r->passes = atomic_load(&first_passes);
+	r->status = atomic_load(&mstatus);
+	r->profiled = atomic_load(&n_profiled);
+	r->skipped_capture = atomic_load(&n_capture);
+	r->skipped_graph = atomic_load(&n_graph);
+	r->failed = atomic_load(&n_failed);
+	r->skipped_other = atomic_load(&n_other);
+	r->cost_ns = atomic_load(&n_cost);
+}
+
+void gp_metrics_drain(int final)
+{
+	if (!slots)
+		return;
+	emit_peaks();
+	for (int i = 0; i < NSLOTS; i++) {
+		struct slot *s = &slots[i];
+		int st = atomic_load_explicit(&s->state, memory_order_acquire);
+
+		if (st != S_RESULT && st != S_FAILED)
+			continue;
+		/* A kernel record still to come finds its time in the table. */
+		if (st == S_RESULT)
+			emit_result(s);
+		else
+			slot_free(s);
+	}
+	if (final)
+		emit_info();
+}
+
+void gp_metrics_off(void)
+{
+	atomic_store(&mstate, M_OFF);
+}

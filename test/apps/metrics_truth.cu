@@ -1,0 +1,191 @@
+/*
+ * Kernels of exactly known work, for hardware metrics (--metrics):
+ *
+ *   fma_f64 / fma_f32 / fma_f16   CHAINS independent FMA chains of ITERS
+ *                                 steps per thread (fma, fmaf, __hfma2)
+ *   stream_copy                   dst[i] = src[i] over COPY_BYTES
+ *
+ * FLOPs count an FMA as 2 and an HFMA2 as 4 (two half lanes), as Nsight
+ * Compute does.  Each FMA kernel is launched twice with the same
+ * configuration (only the first launch is profiled by default), and one
+ * small kernel is captured into a graph and launched from it (never
+ * profiled).  The program prints the bits of its results, so runs with and
+ * without --metrics can be compared byte for byte.
+ *
+ * Truth: kernel.count.*, kernel.total, memset.*, and
+ *   flops.fma_f64 / flops.fma_f32 / flops.fma_f16   per launch
+ *   bytes.stream_copy.read / .write                 per launch (DRAM)
+ *   graph.launches                                  cudaGraphLaunch calls
+ *   graph_nodes.step.nodes / .kernels               the captured graph's shape
+ *   memcpy.DtoH.*                                   the copies of the results
+ */
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common.h"
+
+#define BLOCKS 528                 /* 4 per SM on an H100/H200 */
+#define THREADS 256
+#define ITERS 4096
+#define CHAINS 4
+#define COPY_N (256u << 20)        /* floats: 1 GiB per buffer */
+#define GRAPH_LAUNCHES 2
+
+extern "C" __global__ void fma_f64(double *out, double b, double c)
+{
+	double a[CHAINS];
+
+	size_t at = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * CHAINS;
+
+	for (int k = 0; k < CHAINS; k++)
+		a[k] = out[at + k];
+	for (int i = 0; i < ITERS; i++)
+#pragma unroll
+		for (int k = 0; k < CHAINS; k++)
+			a[k] = fma(a[k], b, c);
+	for (int k = 0; k < CHAINS; k++)
+		out[at + k] = a[k];
+}
+
+extern "C" __global__ void fma_f32(float *out, float b, float c)
+{
+	float a[CHAINS];
+
+	size_t at = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * CHAINS;
+
+	for (int k = 0; k < CHAINS; k++)
+		a[k] = out[at + k];
+	for (int i = 0; i < ITERS; i++)
+#pragma unroll
+		for (int k = 0; k < CHAINS; k++)
+			a[k] = fmaf(a[k], b, c);
+	for (int k = 0; k < CHAINS; k++)
+		out[at + k] = a[k];
+}
+
+extern "C" __global__ void fma_f16(__half2 *out, __half2 b, __half2 c)
+{
+	__half2 a[CHAINS];
+
+	size_t at = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * CHAINS;
+
+	for (int k = 0; k < CHAINS; k++)
+		a[k] = out[at + k];
+	for (int i = 0; i < ITERS; i++)
+#pragma unroll
+		for (int k = 0; k < CHAINS; k++)
+			a[k] = __hfma2(a[k], b, c);
+	for (int k = 0; k < CHAINS; k++)
+		out[at + k] = a[k];
+}
+
+extern "C" __global__ void stream_copy(float *dst, const float *src, size_t n)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+		dst[i] = src[i];
+}
+
+extern "C" __global__ void graph_step(int *x)
+{
+	x[threadIdx.x] += 1;
+}
+
+/* FNV-1a over the bytes of a device buffer, copied back. */
+static uint64_t digest(const void *dev, size_t bytes)
+{
+	unsigned char *h = (unsigned char *)malloc(bytes);
+	uint64_t d = 0xcbf29ce484222325ull;
+
+	REQUIRE(h, "out of memory");
+	copy_sync(h, dev, bytes, cudaMemcpyDeviceToHost);
+	for (size_t i = 0; i < bytes; i++)
+		d = (d ^ h[i]) * 0x100000001b3ull;
+	free(h);
+	return d;
+}
+
+int main(void)
+{
+	const size_t n = (size_t)BLOCKS * THREADS;
+	const double threads = (double)n;
+	double *d64;
+	float *d32, *src, *dst;
+	__half2 *d16;
+	int *gx;
+	cudaStream_t s;
+	cudaGraph_t g;
+	cudaGraphExec_t ge;
+
+	CK(cudaMalloc(&d64, n * CHAINS * sizeof(double)));
+	CK(cudaMalloc(&d32, n * CHAINS * sizeof(float)));
+	CK(cudaMalloc(&d16, n * CHAINS * sizeof(__half2)));
+	CK(cudaMalloc(&src, (size_t)COPY_N * sizeof(float)));
+	CK(cudaMalloc(&dst, (size_t)COPY_N * sizeof(float)));
+	CK(cudaMalloc(&gx, 32 * sizeof(int)));
+	set_sync(d64, 0, n * CHAINS * sizeof(double));
+	set_sync(d32, 0, n * CHAINS * sizeof(float));
+	set_sync(d16, 0x3c, n * CHAINS * sizeof(__half2));
+	set_sync(src, 0x41, (size_t)COPY_N * sizeof(float));
+	set_sync(dst, 0, (size_t)COPY_N * sizeof(float));
+	set_sync(gx, 0, 32 * sizeof(int));
+	CK(cudaDeviceSynchronize());
+
+	for (int rep = 0; rep < 2; rep++) {
+		fma_f64<<<BLOCKS, THREADS>>>(d64, 1.0000001, 0.5);
+		truth_kernel("fma_f64", 1);
+		fma_f32<<<BLOCKS, THREADS>>>(d32, 0.999f, 0.25f);
+		truth_kernel("fma_f32", 1);
+		fma_f16<<<BLOCKS, THREADS>>>(d16, __floats2half2_rn(0.5f, 0.25f),
+					     __floats2half2_rn(0.125f, 0.5f));
+		truth_kernel("fma_f16", 1);
+		CK(cudaGetLastError());
+	}
+	stream_copy<<<BLOCKS * 4, THREADS>>>(dst, src, (size_t)COPY_N);
+	truth_kernel("stream_copy", 1);
+	CK(cudaGetLastError());
+	CK(cudaDeviceSynchronize());
+
+	/* A captured launch and graph launches: never profiled. */
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+	graph_step<<<1, 32, 0, s>>>(gx);
+	CK(cudaStreamEndCapture(s, &g));
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	for (int i = 0; i < GRAPH_LAUNCHES; i++) {
+		CK(cudaGraphLaunch(ge, s));
+		truth_kernel("graph_step", 1);
+	}
+	CK(cudaStreamSynchronize(s));
+
+	printf("RESULT fma_f64 %016llx\n", (unsigned long long)digest(d64, n * CHAINS * sizeof(double)));
+	printf("RESULT fma_f32 %016llx\n", (unsigned long long)digest(d32, n * CHAINS * sizeof(float)));
+	printf("RESULT fma_f16 %016llx\n", (unsigned long long)digest(d16, n * CHAINS * sizeof(__half2)));
+	printf("RESULT stream_copy %016llx\n",
+	       (unsigned long long)digest(dst, (size_t)COPY_N * sizeof(float)));
+	printf("RESULT graph_step %016llx\n", (unsigned long long)digest(gx, 32 * sizeof(int)));
+
+	truth_set("flops.fma_f64", (long long)(2.0 * threads * ITERS * CHAINS));
+	truth_set("flops.fma_f32", (long long)(2.0 * threads * ITERS * CHAINS));
+	truth_set("flops.fma_f16", (long long)(4.0 * threads * ITERS * CHAINS));
+	truth_set("bytes.stream_copy.read", (long long)COPY_N * (long long)sizeof(float));
+	truth_set("bytes.stream_copy.write", (long long)COPY_N * (long long)sizeof(float));
+	truth_set("graph.launches", GRAPH_LAUNCHES);
+	truth_set("graph_nodes.step.nodes", 1);
+	truth_set("graph_nodes.step.kernels", GRAPH_LAUNCHES);
+	truth_print();
+
+	CK(cudaGraphExecDestroy(ge));
+	CK(cudaGraphDestroy(g));
+	CK(cudaStreamDestroy(s));
+	CK(cudaFree(d64));
+	CK(cudaFree(d32));
+	CK(cudaFree(d16));
+	CK(cudaFree(src));
+	CK(cudaFree(dst));
+	CK(cudaFree(gx));
+	return 0;
+}
