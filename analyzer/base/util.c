@@ -5,6 +5,7 @@
 #include "base/util.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -180,6 +181,16 @@ void ga_buf_free(struct ga_buf *b)
 	free(b->p);
 	b->p = NULL;
 	b->len = b->cap = 0;
+}
+
+uint64_t ga_welford_stddev(const struct ga_welford *w, uint64_t n)
+{
+	double v;
+
+	if (n < 2 || w->m2 <= 0)
+		return 0;
+	v = sqrt(w->m2 / (double)(n - 1));
+	return (uint64_t)(v + 0.5);
 }
 
 const char *ga_fmt_time(char *buf, size_t n, uint64_t ns)

@@ -55,6 +55,25 @@ int ga_buf_printf(struct ga_buf *b, const char *fmt, ...)
 void ga_buf_free(struct ga_buf *b);
 
 /*
+ * Running variance (Welford): exact enough for durations of any spread,
+ * one update per value.  n is the count including x.
+ */
+struct ga_welford {
+	double mean, m2;
+};
+
+static inline void ga_welford_add(struct ga_welford *w, uint64_t n, uint64_t x)
+{
+	double d = (double)x - w->mean;
+
+	w->mean += d / (double)n;
+	w->m2 += d * ((double)x - w->mean);
+}
+
+/* Sample standard deviation of n values (0 for fewer than two), rounded to ns. */
+uint64_t ga_welford_stddev(const struct ga_welford *w, uint64_t n);
+
+/*
  * Durations for people: "812 ns", "12.345 µs", "1.500 ms", "2.000 s".
  * Returns buf.
  */

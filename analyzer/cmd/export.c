@@ -46,6 +46,8 @@ static void help(FILE *f)
 	      "  --stack-depth N   frames of a launch site (default 3)\n"
 	      "  --no-symbolize    do not look launch-site frames up in the debug\n"
 	      "                    information of their modules (with addr2line)\n"
+	      "  --latency         json: each kernel's launch latency, as\n"
+	      "                    \"launch_latency\" (about 30 bytes per launch)\n"
 	      "  -h, --help        show this help\n"
 	      GA_FILTER_HELP
 	      "\nNVTX ranges appear as \"nvtx\" and \"marks\" in json, as the \"nvtx\"\n"
@@ -65,6 +67,7 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "no-symbolize", no_argument, NULL, 'S' },
+		{ "latency", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		GA_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -78,7 +81,7 @@ int cmd_export(int argc, char **argv)
 	struct ga_output out;
 	char ferr[512], *end;
 	long depth;
-	int c, rc = GA_EXIT_OK, failed;
+	int c, rc = GA_EXIT_OK, failed, latency = 0;
 
 	opterr = 0;
 	optind = 0;
@@ -115,6 +118,9 @@ int cmd_export(int argc, char **argv)
 			}
 			ao.stack_depth = (unsigned)depth;
 			break;
+		case 'L':
+			latency = 1;
+			break;
 		case 'S':
 			ao.symbolize = 0;
 			break;
@@ -144,7 +150,7 @@ int cmd_export(int argc, char **argv)
 	ao.observe_sites = fmt->observe_sites;
 	ao.list_frames = fmt->list_frames;
 	ao.sites_ahead = fmt->sites_ahead;
-	ao.launches = fmt->launches;
+	ao.launches = fmt->launches || latency;
 	ao.marks = fmt->marks;
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);

@@ -25,6 +25,8 @@ static void help(FILE *f)
 	      "  --full-names    do not shorten long kernel names\n"
 	      "  --tree          print the NVTX range tree: ranges, nested ranges and\n"
 	      "                  the kernels and copies launched in them\n"
+	      "  --latency       print each kernel's launch latency (API call start to\n"
+	      "                  kernel start); needs about 30 bytes per launch\n"
 	      "  --stack-depth N frames of a launch site (default 3), for traces\n"
 	      "                  recorded with --backtrace\n"
 	      "  --no-symbolize  do not look launch-site frames up in the debug\n"
@@ -62,6 +64,7 @@ int cmd_report(int argc, char **argv)
 		{ "top", required_argument, NULL, 'n' },
 		{ "full-names", no_argument, NULL, 'f' },
 		{ "tree", no_argument, NULL, 'R' },
+		{ "latency", no_argument, NULL, 'L' },
 		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "no-symbolize", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
@@ -121,6 +124,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'S':
 			ao.symbolize = 0;
+			break;
+		case 'L':
+			ao.launches = 1;
 			break;
 		case 'R':
 			r.o.tree = 1;

@@ -19,6 +19,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	an->flt = flt;
 	ga_ranges_init(&an->rg);
 	ga_mx_init(&an->mx);
+	ga_latency_init(&an->lat, &an->rg);
 	an->rg.want_launches = o->launches;
 	an->rg.keep_marks = o->marks;
 	ga_sites_setup(&an->st, o->stack_depth);
@@ -32,6 +33,8 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	if (o->observe_sites)
 		ga_sites_bind(&an->st, &an->m);
 	ga_mx_bind(&an->mx, &an->m);
+	if (o->launches)
+		ga_latency_bind(&an->lat, &an->m);
 	return 0;
 }
 
@@ -60,7 +63,8 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 		return -1;
 	/* Sites read ahead were settled before the rows streamed out. */
 	if (ga_ranges_finish(&an->rg, &an->m, ga_filter_active(an->flt)) ||
-	    (an->o.observe_sites && !an->o.sites_ahead && ga_sites_finish(&an->st, &an->m))) {
+	    (an->o.observe_sites && !an->o.sites_ahead && ga_sites_finish(&an->st, &an->m)) ||
+	    ga_latency_finish(&an->lat)) {
 		fputs("gpuprof: out of memory\n", stderr);
 		return -1;
 	}
@@ -101,4 +105,5 @@ void ga_analysis_free(struct ga_analysis *an)
 	ga_ranges_free(&an->rg);
 	ga_sites_free(&an->st);
 	ga_mx_free(&an->mx);
+	ga_latency_free(&an->lat);
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "model/filter.h"
+#include "model/latency.h"
 #include "model/metrics.h"
 #include "model/model.h"
 #include "model/ranges.h"
@@ -28,7 +29,7 @@ struct ga_analysis_opts {
 	int list_frames;           /* sites list their frames (JSON) */
 	int sites_ahead;           /* read stacks before the activities stream (CSV) */
 	size_t keep_rows;          /* rows kept for a timeline */
-	int launches;              /* index each activity's API call (flows) */
+	int launches;              /* index each activity's API call (flows, launch latency) */
 	int marks;                 /* keep each NVTX mark, not only their counts */
 };
 
@@ -37,6 +38,7 @@ struct ga_analysis {
 	struct ga_ranges rg;
 	struct ga_sites st;
 	struct ga_mx mx;           /* hardware metrics of profiled launches */
+	struct ga_latency lat;     /* launch latency per kernel (with launches) */
 	struct ga_filter *flt;     /* the activity filter (never NULL) */
 	struct ga_analysis_opts o;
 };

@@ -18,6 +18,7 @@
 /* Owners of entries in the side list of long durations. */
 #define GA_BIG_KERNEL 1
 #define GA_BIG_API 2
+#define GA_BIG_MEMOP 3
 
 /* Per-file state while one trace streams through. */
 struct fctx {
@@ -78,6 +79,10 @@ void ga_model_free(struct ga_model *m)
 		free(m->kstats[i].durs.v);
 	for (i = 0; i < m->nastats; i++)
 		free(m->astats[i].durs.v);
+	for (i = 0; i < m->nmemops; i++)
+		free(m->memops[i].durs.v);
+	free(m->memops);
+	ga_map_free(&m->memop_map);
 	free(m->files);
 	free(m->procs);
 	free(m->devs);
@@ -516,6 +521,7 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 	dur = a.end - a.start;
 	ks->count++;
 	ks->total += dur;
+	ga_welford_add(&ks->var, ks->count, dur);
 	if (dur < ks->min)
 		ks->min = dur;
 	if (dur > ks->max)
@@ -540,6 +546,59 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
  * except times and label) is counted into ms, its graph node and device,
  * and added as an activity.
  */
+const char *ga_model_mem_kind(unsigned kind)
+{
+	static const char *const names[] = {
+		"unknown", "pageable", "pinned", "device", "array", "managed",
+		"device static", "managed static",
+	};
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
+}
+
+/* One memory operation of kind (copy kind, GA_COPY_STAGED_PEER or GA_MEMOP_MEMSET). */
+static int memop_count(struct ga_model *m, unsigned kind, const struct gp_rec *rec,
+		       uint64_t bytes, uint64_t dur)
+{
+	uint32_t src = 0, dst = 0, *slot;
+	struct ga_memop *o;
+	int r;
+
+	if (rec && rec->type == GP_REC_MEMCPY) {
+		src = ((const struct gp_rec_memcpy *)(const void *)rec)->src_kind;
+		dst = ((const struct gp_rec_memcpy *)(const void *)rec)->dst_kind;
+	} else if (rec && rec->type == GP_REC_MEMSET) {
+		dst = ((const struct gp_rec_memset *)(const void *)rec)->mem_kind;
+	}
+	r = ga_map_insert(&m->memop_map, kind, src << 8 | dst, &slot);
+	if (r < 0)
+		return -1;
+	if (r == 1) {
+		if (m->nmemops >= GA_KEY_NONE - 1 ||
+		    ga_util_grow(&m->memops, &m->capmemops, m->nmemops + 1, sizeof(*m->memops))) {
+			ga_map_remove(&m->memop_map, kind, src << 8 | dst);
+			return -1;
+		}
+		o = &m->memops[m->nmemops];
+		memset(o, 0, sizeof(*o));
+		o->kind = kind;
+		o->src = src;
+		o->dst = dst;
+		o->min = UINT64_MAX;
+		*slot = (uint32_t)++m->nmemops;
+	}
+	o = &m->memops[*slot - 1];
+	o->count++;
+	o->bytes += bytes;
+	o->total += dur;
+	ga_welford_add(&o->var, o->count, dur);
+	if (dur < o->min)
+		o->min = dur;
+	if (dur > o->max)
+		o->max = dur;
+	return push_dur(m, &o->durs, dur, GA_BIG_MEMOP, *slot - 1);
+}
+
 static int add_memop(struct fctx *f, struct ga_memstat *ms, struct ga_act *a,
 		     uint64_t start, uint64_t end)
 {
@@ -547,6 +606,9 @@ static int add_memop(struct fctx *f, struct ga_memstat *ms, struct ga_act *a,
 	ms->count++;
 	ms->bytes += a->bytes;
 	ms->total += a->end - a->start;
+	if (memop_count(f->m, a->kind == GA_ACT_MEMSET ? GA_MEMOP_MEMSET : a->copy_kind, a->rec,
+			a->bytes, a->end - a->start))
+		return nomem(f);
 	a->label = ms->label - 1;
 	if (a->graph_id && graph_node_seen(f, a->graph_id, a->graph_node, 0) < 0)
 		return -1;
@@ -749,6 +811,8 @@ static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
 		ms->count++;
 		ms->bytes += c->bytes;
 		ms->total += p->end - p->start;
+		if (memop_count(m, GA_COPY_STAGED_PEER, &c->h, c->bytes, p->end - p->start))
+			return nomem(f);
 	}
 	return rc;
 }
@@ -775,6 +839,7 @@ static int on_memset(struct fctx *f, const struct gp_rec_memset *s)
 	a.correlation = s->correlation;
 	a.graph_id = s->graph_id;
 	a.graph_node = s->graph_node;
+	a.rec = &s->h;
 	return add_memop(f, ms, &a, s->start, s->end);
 }
 
@@ -886,6 +951,7 @@ static int on_api(struct fctx *f, const struct gp_rec_api *r)
 	as = &m->astats[si];
 	as->count++;
 	as->total += dur;
+	ga_welford_add(&as->var, as->count, dur);
 	if (dur < as->min)
 		as->min = dur;
 	if (dur > as->max)
@@ -1078,6 +1144,14 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 		return on_api(f, (const void *)rec);
 	case GP_REC_THREAD:
 		return on_thread(f, (const void *)rec);
+	case GP_REC_OVERHEAD: {
+		const struct gp_rec_overhead *o = (const void *)rec;
+
+		if (o->end > o->start)
+			m->overhead_ns += o->end - o->start;
+		m->overheads++;
+		return 0;
+	}
 	case GP_REC_LOST: {
 		const struct gp_rec_lost *l = (const void *)rec;
 		uint32_t cause = l->cause < GP_LOST_CAUSE_COUNT ? l->cause : 0;
@@ -1391,10 +1465,18 @@ int ga_model_finish(struct ga_model *m)
 	for (i = 0; i < m->ndevs; i++)
 		if (busy(m, (uint32_t)i))
 			return -1;
-	for (i = 0; i < m->nkstats; i++)
+	for (i = 0; i < m->nkstats; i++) {
 		m->kstats[i].med = median(m, &m->kstats[i].durs, GA_BIG_KERNEL, (uint32_t)i);
-	for (i = 0; i < m->nastats; i++)
+		m->kstats[i].stddev = ga_welford_stddev(&m->kstats[i].var, m->kstats[i].count);
+	}
+	for (i = 0; i < m->nmemops; i++) {
+		m->memops[i].med = median(m, &m->memops[i].durs, GA_BIG_MEMOP, (uint32_t)i);
+		m->memops[i].stddev = ga_welford_stddev(&m->memops[i].var, m->memops[i].count);
+	}
+	for (i = 0; i < m->nastats; i++) {
 		m->astats[i].med = median(m, &m->astats[i].durs, GA_BIG_API, (uint32_t)i);
+		m->astats[i].stddev = ga_welford_stddev(&m->astats[i].var, m->astats[i].count);
+	}
 	if (m->nrows)
 		qsort(m->rows, m->nrows, sizeof(*m->rows), cmp_row);
 
@@ -1486,6 +1568,24 @@ uint32_t *ga_model_order_kernels(const struct ga_model *m)
 uint32_t *ga_model_order_api(const struct ga_model *m)
 {
 	return order(m, m->nastats, cmp_astat);
+}
+
+static int cmp_memop(const void *pa, const void *pb, void *ctx)
+{
+	const struct ga_model *m = ctx;
+	const struct ga_memop *a = &m->memops[*(const uint32_t *)pa];
+	const struct ga_memop *b = &m->memops[*(const uint32_t *)pb];
+
+	if (a->total != b->total)
+		return a->total < b->total ? 1 : -1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	return (a->src << 8 | a->dst) < (b->src << 8 | b->dst) ? -1 : 1;
+}
+
+uint32_t *ga_model_order_memops(const struct ga_model *m)
+{
+	return order(m, m->nmemops, cmp_memop);
 }
 
 uint32_t *ga_model_order_labels(const struct ga_model *m)

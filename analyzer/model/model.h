@@ -142,6 +142,8 @@ struct ga_kstat {
 	uint32_t name;             /* strtab id, mangled */
 	uint32_t label;            /* label index: "kernel <short name>" */
 	uint64_t count, total, min, max, med, in_graph;
+	uint64_t stddev;           /* set by ga_model_finish() */
+	struct ga_welford var;
 	struct ga_durs durs;
 };
 
@@ -156,6 +158,21 @@ struct ga_memstat {
 	uint32_t label;            /* label index + 1, 0 until first use */
 };
 
+/*
+ * Memory operations by kind and memory kinds, with the statistics of the
+ * kernel table: copies by (copy kind, source kind, destination kind),
+ * memsets by (GA_MEMOP_MEMSET, 0, memory kind).  Kinds are
+ * CUpti_ActivityMemoryKind values (0 unknown, 1 pageable, 2 pinned,
+ * 3 device, 4 array, 5 managed, 6 device static, 7 managed static).
+ */
+#define GA_MEMOP_MEMSET 254u
+struct ga_memop {
+	uint32_t kind, src, dst;
+	uint64_t count, bytes, total, min, max, med, stddev;
+	struct ga_welford var;
+	struct ga_durs durs;
+};
+
 struct ga_gstat {
 	uint32_t proc, graph_id;
 	uint32_t label;            /* label index + 1, 0 until first launch */
@@ -166,6 +183,8 @@ struct ga_gstat {
 struct ga_astat {
 	uint32_t name;             /* without CUPTI's "_v7000" version suffix */
 	uint64_t count, total, min, max, med, errors, threads;
+	uint64_t stddev;           /* set by ga_model_finish() */
+	struct ga_welford var;
 	struct ga_durs durs;
 };
 
@@ -218,6 +237,9 @@ struct ga_model {
 
 	struct ga_memstat copy[GA_COPY_KIND_MAX];
 	struct ga_memstat memset_st;
+	struct ga_memop *memops;
+	size_t nmemops, capmemops;
+	struct ga_map memop_map;   /* (kind, src << 8 | dst) -> memop index + 1 */
 
 	struct ga_gstat *graphs;
 	size_t ngraphs, capgraphs;
@@ -264,6 +286,7 @@ struct ga_model {
 	uint64_t chunk_lost;
 	uint64_t first_start, last_end;      /* span of all activities */
 	uint64_t kernel_total, api_total;
+	uint64_t overhead_ns, overheads;     /* CUPTI's own overhead records */
 	uint64_t streams, api_threads;
 	uint64_t bad_refs;         /* references to strings never defined */
 	int finished;              /* ga_model_finish() ran */
@@ -346,5 +369,9 @@ uint64_t ga_model_lost_unattributed(const struct ga_model *m);
 uint32_t *ga_model_order_kernels(const struct ga_model *m);
 uint32_t *ga_model_order_api(const struct ga_model *m);
 uint32_t *ga_model_order_labels(const struct ga_model *m);
+uint32_t *ga_model_order_memops(const struct ga_model *m);
+
+/* "pageable", "pinned", "device", ..., "unknown". */
+const char *ga_model_mem_kind(unsigned kind);
 
 #endif

@@ -196,6 +196,7 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	k = &nx->keys[key];
 	k->count++;
 	k->cpu_total += cpu;
+	ga_welford_add(&k->cpu_var, k->count, cpu);
 	if (cpu < k->cpu_min)
 		k->cpu_min = cpu;
 	if (cpu > k->cpu_max)

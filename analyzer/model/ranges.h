@@ -53,6 +53,7 @@ struct ga_ranges_key {
 	uint32_t match;            /* the --nvtx filter's verdict, set by the filter */
 	uint64_t count, unterminated;
 	uint64_t cpu_total, cpu_min, cpu_max;  /* end - start */
+	struct ga_welford cpu_var;
 	uint64_t gpu_ns, acts, kernels;        /* inclusive: nested ranges count too */
 	uint64_t stamp;            /* last activity counted, so a name nested in itself counts once */
 };

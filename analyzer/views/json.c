@@ -128,6 +128,12 @@ static void counts(struct ga_jw *w, const struct ga_model *m)
 	ga_jw_ku64(w, "records", m->records);
 	ga_jw_end(w);
 
+	ga_jw_key(w, "overhead");
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ga_jw_ku64(w, "intervals", m->overheads);
+	ga_jw_ku64(w, "total_ns", m->overhead_ns);
+	ga_jw_end(w);
+
 	ga_jw_key(w, "lost");
 	ga_jw_obj(w, GA_JW_COMPACT);
 	ga_jw_ku64(w, "total", ga_model_lost_total(m));
@@ -164,6 +170,7 @@ static int kernels(struct ga_jw *w, struct ga_model *m)
 		ga_jw_ku64(w, "med_ns", k->med);
 		ga_jw_ku64(w, "min_ns", k->min);
 		ga_jw_ku64(w, "max_ns", k->max);
+		ga_jw_ku64(w, "stddev_ns", k->stddev);
 		ga_jw_ku64(w, "in_graph", k->in_graph);
 		ga_jw_end(w);
 	}
@@ -198,6 +205,42 @@ static void memory(struct ga_jw *w, const struct ga_model *m)
 	ga_jw_ku64(w, "bytes", m->memset_st.bytes);
 	ga_jw_ku64(w, "total_ns", m->memset_st.total);
 	ga_jw_end(w);
+}
+
+/* The memory table as the report prints it: by kind and memory kinds. */
+static int memory_ops(struct ga_jw *w, const struct ga_model *m)
+{
+	uint32_t *ord = ga_model_order_memops(m);
+	char kb[16];
+	size_t i;
+
+	if (!ord)
+		return -1;
+	ga_jw_key(w, "memory_ops");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (i = 0; i < m->nmemops; i++) {
+		const struct ga_memop *o = &m->memops[ord[i]];
+
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_kcstr(w, "op", o->kind == GA_MEMOP_MEMSET ? "memset" : "memcpy");
+		if (o->kind != GA_MEMOP_MEMSET)
+			ga_jw_kcstr(w, "kind", o->kind == GA_COPY_STAGED_PEER ? "PtoP-staged" :
+				    ga_model_copy_kind(o->kind, kb, sizeof(kb)));
+		ga_jw_kcstr(w, "src_kind", o->kind == GA_MEMOP_MEMSET ? "" : ga_model_mem_kind(o->src));
+		ga_jw_kcstr(w, "dst_kind", ga_model_mem_kind(o->dst));
+		ga_jw_ku64(w, "count", o->count);
+		ga_jw_ku64(w, "bytes", o->bytes);
+		ga_jw_ku64(w, "total_ns", o->total);
+		ga_jw_ku64(w, "avg_ns", o->total / o->count);
+		ga_jw_ku64(w, "med_ns", o->med);
+		ga_jw_ku64(w, "min_ns", o->min);
+		ga_jw_ku64(w, "max_ns", o->max);
+		ga_jw_ku64(w, "stddev_ns", o->stddev);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+	free(ord);
+	return 0;
 }
 
 static void graphs(struct ga_jw *w, const struct ga_model *m)
@@ -258,6 +301,35 @@ static int api(struct ga_jw *w, const struct ga_model *m)
 		ga_jw_ku64(w, "med_ns", a->med);
 		ga_jw_ku64(w, "min_ns", a->min);
 		ga_jw_ku64(w, "max_ns", a->max);
+		ga_jw_ku64(w, "stddev_ns", a->stddev);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+	free(ord);
+	return 0;
+}
+
+static int latency(struct ga_jw *w, struct ga_model *m, const struct ga_latency *l)
+{
+	uint32_t *ord = ga_latency_order(l);
+	size_t i;
+
+	if (!ord)
+		return -1;
+	ga_jw_key(w, "launch_latency");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (i = 0; i < l->nk; i++) {
+		const struct ga_latency_k *k = &l->k[ord[i]];
+
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_kcstr(w, "name", ga_strtab_full(&m->strs, k->name));
+		ga_jw_ku64(w, "count", k->count);
+		ga_jw_ku64(w, "total_ns", k->total);
+		ga_jw_ku64(w, "avg_ns", k->total / k->count);
+		ga_jw_ku64(w, "med_ns", k->med);
+		ga_jw_ku64(w, "min_ns", k->min);
+		ga_jw_ku64(w, "max_ns", k->max);
+		ga_jw_ku64(w, "stddev_ns", k->stddev);
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);
@@ -286,6 +358,9 @@ static int ranges(struct ga_jw *w, const struct ga_model *m, const struct ga_ran
 		ksid(w, "domain", m, k->domain);
 		ga_jw_ku64(w, "count", k->count);
 		ga_jw_ku64(w, "cpu_total_ns", k->cpu_total);
+		ga_jw_ku64(w, "cpu_min_ns", k->count ? k->cpu_min : 0);
+		ga_jw_ku64(w, "cpu_max_ns", k->cpu_max);
+		ga_jw_ku64(w, "cpu_stddev_ns", ga_welford_stddev(&k->cpu_var, k->count));
 		ga_jw_ku64(w, "gpu_ns", k->gpu_ns);
 		ga_jw_ku64(w, "kernels", k->kernels);
 		ga_jw_end(w);
@@ -504,9 +579,11 @@ static int end(struct ga_export *e)
 	processes(w, m);
 	devices(w, m);
 	counts(w, m);
-	if (kernels(w, m))
+	if (kernels(w, m) || (e->an->o.launches && latency(w, m, &e->an->lat)))
 		return -1;
 	memory(w, m);
+	if (memory_ops(w, m))
+		return -1;
 	graphs(w, m);
 	if (api(w, m) || ranges(w, m, &e->an->rg, ga_analysis_filtered(e->an)))
 		return -1;

@@ -33,14 +33,15 @@ static int print_api(const struct ga_model *m, const struct ga_text *r, FILE *ou
 	if (!ord)
 		return -1;
 	n = r->o.top && (size_t)r->o.top < m->nastats ? (size_t)r->o.top : m->nastats;
-	ga_table_init(&t, 9);
+	ga_table_init(&t, 10);
 	ga_text_stat_cols(&t);
-	ga_table_col(&t, 7, "Errors", 1, 0);
-	ga_table_col(&t, 8, "Name", 0, 0);
+	ga_table_col(&t, GA_TEXT_STAT_COLS, "Errors", 1, 0);
+	ga_table_col(&t, GA_TEXT_STAT_COLS + 1, "Name", 0, 0);
 	for (i = 0; i < n && !rc; i++) {
 		const struct ga_astat *a = &m->astats[ord[i]];
 
-		rc |= ga_text_stat_row(&t, a->total, m->api_total, a->count, a->med, a->min, a->max);
+		rc |= ga_text_stat_row(&t, a->total, m->api_total, a->count, a->med, a->min, a->max,
+					 a->stddev);
 		rc |= ga_table_addf(&t, "%" PRIu64, a->errors);
 		rc |= ga_table_add(&t, ga_model_str(m, a->name));
 	}

@@ -88,16 +88,18 @@ void ga_text_more_line(FILE *out, size_t shown, size_t n, const char *what)
 /* The columns Time(%) .. Max shared by the kernel and API tables (0-6). */
 void ga_text_stat_cols(struct ga_table *t)
 {
-	static const char *const names[] = { "Time(%)", "Total", "Count", "Avg", "Med", "Min", "Max" };
+	static const char *const names[GA_TEXT_STAT_COLS] = {
+		"Time(%)", "Total", "Count", "Avg", "Med", "Min", "Max", "StdDev",
+	};
 
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < GA_TEXT_STAT_COLS; i++)
 		ga_table_col(t, i, names[i], 1, 0);
 }
 
 int ga_text_stat_row(struct ga_table *t, uint64_t total, uint64_t all, uint64_t count,
-		    uint64_t med, uint64_t min, uint64_t max)
+		     uint64_t med, uint64_t min, uint64_t max, uint64_t stddev)
 {
-	char b[5][48];
+	char b[6][48];
 	int rc = 0;
 
 	rc |= ga_table_addf(t, "%.1f", ga_text_pct(total, all));
@@ -107,6 +109,6 @@ int ga_text_stat_row(struct ga_table *t, uint64_t total, uint64_t all, uint64_t 
 	rc |= ga_table_add(t, ga_fmt_time(b[2], sizeof(b[2]), med));
 	rc |= ga_table_add(t, ga_fmt_time(b[3], sizeof(b[3]), min));
 	rc |= ga_table_add(t, ga_fmt_time(b[4], sizeof(b[4]), max));
+	rc |= ga_table_add(t, ga_fmt_time(b[5], sizeof(b[5]), stddev));
 	return rc;
 }
-

@@ -162,6 +162,14 @@ static void print_counts(const struct ga_model *m, FILE *out)
 		m->counts[GA_ACT_MEMSET], m->counts[GA_ACT_GRAPH], m->api_count,
 		m->records);
 
+	if (m->overheads) {
+		char tb[48];
+
+		ga_text_field(out, "Overhead:");
+		fprintf(out, "%s in %" PRIu64 " interval%s CUPTI accounted to itself (buffer flushes, "
+			"instrumentation, resources)\n", ga_fmt_time(tb, sizeof(tb), m->overhead_ns),
+			m->overheads, m->overheads == 1 ? "" : "s");
+	}
 	ga_text_field(out, "Lost records:");
 	if (!lost) {
 		fputs("none\n", out);

@@ -26,13 +26,14 @@ static int print_kernels(struct ga_model *m, const struct ga_text *r, FILE *out)
 	if (!ord)
 		return -1;
 	n = r->o.top && (size_t)r->o.top < m->nkstats ? (size_t)r->o.top : m->nkstats;
-	ga_table_init(&t, 8);
+	ga_table_init(&t, 9);
 	ga_text_stat_cols(&t);
-	ga_table_col(&t, 7, "Name", 0, 0);
+	ga_table_col(&t, GA_TEXT_STAT_COLS, "Name", 0, 0);
 	for (i = 0; i < n && !rc; i++) {
 		const struct ga_kstat *k = &m->kstats[ord[i]];
 
-		rc |= ga_text_stat_row(&t, k->total, m->kernel_total, k->count, k->med, k->min, k->max);
+		rc |= ga_text_stat_row(&t, k->total, m->kernel_total, k->count, k->med, k->min, k->max,
+					 k->stddev);
 		rc |= ga_table_add(&t, ga_text_name_cut(r, nb, sizeof(nb), ga_strtab_full(&m->strs, k->name)));
 	}
 	if (!rc) {

@@ -1,72 +1,72 @@
 /*
- * Memory operations by kind: time, count, bytes and throughput.
- * Runs offline only.
+ * Memory operations by kind and memory kinds (model.h's struct ga_memop),
+ * with the statistics of the kernel table, bytes and throughput, as nsys's
+ * cuda_gpu_mem_time_sum and cuda_gpu_mem_size_sum show them.  Staged peer
+ * copies count once, with the span of their two legs.  Runs offline only.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "views/text.h"
 
-static int print_memory(const struct ga_model *m, FILE *out)
+/* "memcpy HtoD (pageable → device)", "memset (device)". */
+static int op_name(const struct ga_memop *o, char *buf, size_t n)
 {
-	const struct ga_memstat *rows[GA_COPY_KIND_MAX + 1];
-	char b[4][48], kb[16];
+	char kb[16];
+
+	if (o->kind == GA_MEMOP_MEMSET)
+		return snprintf(buf, n, "memset (%s)", ga_model_mem_kind(o->dst));
+	return snprintf(buf, n, "memcpy %s (%s \xe2\x86\x92 %s)",
+			o->kind == GA_COPY_STAGED_PEER ? "PtoP-staged" :
+			ga_model_copy_kind(o->kind, kb, sizeof(kb)),
+			ga_model_mem_kind(o->src), ga_model_mem_kind(o->dst));
+}
+
+static int print(struct ga_text *r, FILE *out)
+{
+	const struct ga_model *m = r->m;
+	char b[2][48], name[96];
 	struct ga_table t;
-	size_t n = 0, i, j;
+	uint64_t all = 0;
+	uint32_t *ord;
+	size_t i;
 	int rc = 0;
 
-	for (i = 0; i < GA_COPY_KIND_MAX; i++)
-		if (m->copy[i].count)
-			rows[n++] = &m->copy[i];
-	/* Most time first, as in the other tables. */
-	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && rows[j - 1]->total < rows[j]->total; j--) {
-			const struct ga_memstat *x = rows[j];
-
-			rows[j] = rows[j - 1];
-			rows[j - 1] = x;
-		}
-	if (m->memset_st.count)
-		rows[n++] = &m->memset_st;
-	if (!n) {
+	if (!m->nmemops) {
 		fputs("Memory operations: none\n", out);
 		return 0;
 	}
-	ga_table_init(&t, 6);
-	ga_table_col(&t, 0, "Total time", 1, 0);
-	ga_table_col(&t, 1, "Count", 1, 0);
-	ga_table_col(&t, 2, "Total size", 1, 0);
-	ga_table_col(&t, 3, "Avg size", 1, 0);
-	ga_table_col(&t, 4, "Throughput", 1, 0);
-	ga_table_col(&t, 5, "Operation", 0, 0);
-	for (i = 0; i < n && !rc; i++) {
-		const struct ga_memstat *s = rows[i];
+	ord = ga_model_order_memops(m);
+	if (!ord)
+		return -1;
+	for (i = 0; i < m->nmemops; i++)
+		all += m->memops[i].total;
+	ga_table_init(&t, GA_TEXT_STAT_COLS + 3);
+	ga_text_stat_cols(&t);
+	ga_table_col(&t, GA_TEXT_STAT_COLS, "Total size", 1, 0);
+	ga_table_col(&t, GA_TEXT_STAT_COLS + 1, "Throughput", 1, 0);
+	ga_table_col(&t, GA_TEXT_STAT_COLS + 2, "Operation", 0, 0);
+	for (i = 0; i < m->nmemops && !rc; i++) {
+		const struct ga_memop *o = &m->memops[ord[i]];
 
-		rc |= ga_table_add(&t, ga_fmt_time(b[0], sizeof(b[0]), s->total));
-		rc |= ga_table_addf(&t, "%" PRIu64, s->count);
-		rc |= ga_table_add(&t, ga_fmt_bytes(b[1], sizeof(b[1]), (double)s->bytes));
-		rc |= ga_table_add(&t, ga_fmt_bytes(b[2], sizeof(b[2]),
-						    (double)s->bytes / (double)s->count));
-		if (s->total)
-			rc |= ga_table_addf(&t, "%.2f GB/s", (double)s->bytes / (double)s->total);
+		rc |= ga_text_stat_row(&t, o->total, all, o->count, o->med, o->min, o->max,
+				       o->stddev);
+		rc |= ga_table_add(&t, ga_fmt_bytes(b[0], sizeof(b[0]), (double)o->bytes));
+		if (o->total)
+			rc |= ga_table_addf(&t, "%.2f GB/s", (double)o->bytes / (double)o->total);
 		else
 			rc |= ga_table_add(&t, "-");
-		rc |= ga_table_add(&t, s->label ? ga_model_str(m, m->labels[s->label - 1].str) :
-				   ga_model_copy_kind(0, kb, sizeof(kb)));
+		op_name(o, name, sizeof(name));
+		rc |= ga_table_add(&t, name);
 	}
 	if (!rc) {
 		fputs("Memory operations:\n", out);
 		ga_table_print(&t, out);
 	}
 	ga_table_free(&t);
+	free(ord);
 	return rc ? -1 : 0;
-}
-
-static int print(struct ga_text *r, FILE *out)
-{
-	return print_memory(r->m, out);
 }
 
 const struct ga_text_section ga_text_memory = { "memory", NULL, print };

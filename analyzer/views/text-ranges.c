@@ -52,7 +52,7 @@ static int print_marks(const struct ga_ranges *nx, struct ga_model *m, size_t wi
 static int print_table(const struct ga_ranges *nx, struct ga_model *m, int filtered,
 			size_t width, FILE *out)
 {
-	char b[5][48], nb[1024];
+	char b[6][48], nb[1024];
 	struct ga_table t;
 	uint32_t *ord;
 	size_t i, rows = 0;
@@ -62,15 +62,16 @@ static int print_table(const struct ga_ranges *nx, struct ga_model *m, int filte
 		ord = ga_ranges_order_keys(nx, m);
 		if (!ord)
 			return -1;
-		ga_table_init(&t, 8);
+		ga_table_init(&t, 9);
 		ga_table_col(&t, 0, "Count", 1, 0);
 		ga_table_col(&t, 1, "CPU total", 1, 0);
 		ga_table_col(&t, 2, "CPU avg", 1, 0);
 		ga_table_col(&t, 3, "CPU min", 1, 0);
 		ga_table_col(&t, 4, "CPU max", 1, 0);
-		ga_table_col(&t, 5, "GPU time", 1, 0);
-		ga_table_col(&t, 6, "Kernels", 1, 0);
-		ga_table_col(&t, 7, "Range", 0, 0);
+		ga_table_col(&t, 5, "CPU stddev", 1, 0);
+		ga_table_col(&t, 6, "GPU time", 1, 0);
+		ga_table_col(&t, 7, "Kernels", 1, 0);
+		ga_table_col(&t, 8, "Range", 0, 0);
 		for (i = 0; i < nx->nkeys && !rc; i++) {
 			const struct ga_ranges_key *k = &nx->keys[ord[i]];
 
@@ -83,6 +84,8 @@ static int print_table(const struct ga_ranges *nx, struct ga_model *m, int filte
 			rc |= ga_table_add(&t, ga_fmt_time(b[1], sizeof(b[1]), k->cpu_total / k->count));
 			rc |= ga_table_add(&t, ga_fmt_time(b[2], sizeof(b[2]), k->cpu_min));
 			rc |= ga_table_add(&t, ga_fmt_time(b[3], sizeof(b[3]), k->cpu_max));
+			rc |= ga_table_add(&t, ga_fmt_time(b[5], sizeof(b[5]),
+							   ga_welford_stddev(&k->cpu_var, k->count)));
 			rc |= ga_table_add(&t, ga_fmt_time(b[4], sizeof(b[4]), k->gpu_ns));
 			rc |= ga_table_addf(&t, "%" PRIu64, k->kernels);
 			rc |= ga_table_add(&t, ga_text_cut(nb, sizeof(nb), ga_model_str(m, k->label), width));

@@ -54,7 +54,7 @@ struct ga_text_section {
 };
 
 extern const struct ga_text_section ga_text_header, ga_text_timeline, ga_text_summary,
-	ga_text_kernels, ga_text_roofline, ga_text_sites, ga_text_ranges, ga_text_tree,
+	ga_text_kernels, ga_text_latency, ga_text_roofline, ga_text_sites, ga_text_ranges, ga_text_tree,
 	ga_text_memory, ga_text_api;
 
 /* The header's "Metrics:" line, when the traces have metrics (text-roofline.c). */
@@ -99,9 +99,10 @@ const char *ga_text_label(const struct ga_model *m, const struct ga_text *r,
 /* "… N more WHAT (use --top 0 for all)" when rows were left out. */
 void ga_text_more_line(FILE *out, size_t shown, size_t n, const char *what);
 
-/* The columns Time(%) .. Max shared by the kernel and API tables (0-6), and a row of them. */
+/* The columns Time(%) .. StdDev shared by the statistics tables, and a row of them. */
+#define GA_TEXT_STAT_COLS 8
 void ga_text_stat_cols(struct ga_table *t);
 int ga_text_stat_row(struct ga_table *t, uint64_t total, uint64_t all, uint64_t count,
-		     uint64_t med, uint64_t min, uint64_t max);
+		     uint64_t med, uint64_t min, uint64_t max, uint64_t stddev);
 
 #endif
