@@ -352,6 +352,14 @@ static void put_device(const CUpti_ActivityDevice5 *d)
 	r->mem_bandwidth = d->globalMemoryBandwidth;
 	r->l2_size = d->l2CacheSize;
 	r->flags = d->isMigEnabled ? 1u : 0u;
+	r->max_warps_per_sm = d->maxWarpsPerMultiprocessor;
+	r->max_blocks_per_sm = d->maxBlocksPerMultiprocessor;
+	r->max_smem_per_sm = d->maxSharedMemoryPerMultiprocessor;
+	r->max_regs_per_sm = d->maxRegistersPerMultiprocessor;
+	r->max_regs_per_block = d->maxRegistersPerBlock;
+	r->max_smem_per_block = d->maxSharedMemoryPerBlock;
+	r->max_threads_per_block = d->maxThreadsPerBlock;
+	r->warp_size = d->numThreadsPerWarp;
 }
 
 static void put_context(const CUpti_ActivityContext3 *c)

@@ -20,6 +20,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	ga_ranges_init(&an->rg);
 	ga_mx_init(&an->mx);
 	ga_latency_init(&an->lat, &an->rg);
+	ga_launchcfg_init(&an->lc);
 	an->rg.want_launches = o->launches;
 	an->rg.keep_marks = o->marks;
 	ga_sites_setup(&an->st, o->stack_depth);
@@ -35,6 +36,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	ga_mx_bind(&an->mx, &an->m);
 	if (o->launches)
 		ga_latency_bind(&an->lat, &an->m);
+	ga_launchcfg_bind(&an->lc, &an->m);
 	return 0;
 }
 
@@ -68,6 +70,7 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 		fputs("gpuprof: out of memory\n", stderr);
 		return -1;
 	}
+	ga_launchcfg_finish(&an->lc, &an->m);
 	return 0;
 }
 
@@ -106,4 +109,5 @@ void ga_analysis_free(struct ga_analysis *an)
 	ga_sites_free(&an->st);
 	ga_mx_free(&an->mx);
 	ga_latency_free(&an->lat);
+	ga_launchcfg_free(&an->lc);
 }

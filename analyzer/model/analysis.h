@@ -17,6 +17,7 @@
 
 #include "model/filter.h"
 #include "model/latency.h"
+#include "model/launchcfg.h"
 #include "model/metrics.h"
 #include "model/model.h"
 #include "model/ranges.h"
@@ -39,6 +40,7 @@ struct ga_analysis {
 	struct ga_sites st;
 	struct ga_mx mx;           /* hardware metrics of profiled launches */
 	struct ga_latency lat;     /* launch latency per kernel (with launches) */
+	struct ga_launchcfg lc;    /* launch configurations and occupancy */
 	struct ga_filter *flt;     /* the activity filter (never NULL) */
 	struct ga_analysis_opts o;
 };

@@ -241,6 +241,12 @@ static void describe(struct fctx *f, struct ga_device *d, const struct gp_rec_de
 	d->mem_bandwidth = r->mem_bandwidth;
 	d->l2_size = r->l2_size;
 	d->flags = r->flags;
+	if (r->h.size >= sizeof(*r)) {
+		d->max_warps_per_sm = r->max_warps_per_sm;
+		d->max_blocks_per_sm = r->max_blocks_per_sm;
+		d->max_smem_per_sm = r->max_smem_per_sm;
+		d->max_regs_per_sm = r->max_regs_per_sm;
+	}
 	d->described = 1;
 }
 

@@ -115,6 +115,8 @@ struct ga_device {
 	int described, dead;       /* dead: a placeholder merged into another */
 	uint32_t cc_major, cc_minor, sm_count, core_clock_khz, l2_size, flags;
 	uint64_t global_mem, mem_bandwidth;
+	/* Per-SM limits from the trace (0: an older trace; see ga_model_limits). */
+	uint32_t max_warps_per_sm, max_blocks_per_sm, max_smem_per_sm, max_regs_per_sm;
 	struct ga_busy busy;       /* union of activity intervals */
 	uint64_t busy_ns;          /* its length, set by ga_model_finish() */
 	uint64_t count, total;     /* summed up by ga_model_finish() */

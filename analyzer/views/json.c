@@ -337,6 +337,50 @@ static int latency(struct ga_jw *w, struct ga_model *m, const struct ga_latency 
 	return 0;
 }
 
+static void triple(struct ga_jw *w, const char *key, const uint32_t v[3])
+{
+	ga_jw_key(w, key);
+	ga_jw_arr(w, GA_JW_COMPACT);
+	for (int i = 0; i < 3; i++)
+		ga_jw_u64(w, v[i]);
+	ga_jw_end(w);
+}
+
+static int launch_configs(struct ga_jw *w, struct ga_model *m, const struct ga_launchcfg *l)
+{
+	uint32_t *ord;
+	size_t i;
+
+	if (l->oom || !(ord = ga_launchcfg_order(l)))
+		return -1;
+	ga_jw_key(w, "launch_configs");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (i = 0; i < l->nc; i++) {
+		const struct ga_lcfg *c = &l->c[ord[i]];
+
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_kcstr(w, "name", ga_strtab_full(&m->strs, c->name));
+		triple(w, "grid", c->grid);
+		triple(w, "block", c->block);
+		ga_jw_ku64(w, "registers", c->regs);
+		ga_jw_ku64(w, "static_smem", c->static_smem);
+		ga_jw_ku64(w, "dynamic_smem", c->dynamic_smem);
+		ga_jw_ku64(w, "count", c->count);
+		ga_jw_ku64(w, "total_ns", c->total);
+		ga_jw_key(w, "occupancy");
+		if (c->occupancy >= 0)
+			ga_jw_rawf(w, "%.4f", c->occupancy);
+		else
+			ga_jw_null(w);
+		ga_jw_ku64(w, "blocks_per_sm", c->active_blocks);
+		ga_jw_kcstr(w, "limited_by", ga_occ_limit_name(c->limit));
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+	free(ord);
+	return 0;
+}
+
 /* Ranges by (domain, name), GPU time and kernels inclusive, as in the report. */
 static int ranges(struct ga_jw *w, const struct ga_model *m, const struct ga_ranges *rg,
 		  int filtered)
@@ -579,7 +623,8 @@ static int end(struct ga_export *e)
 	processes(w, m);
 	devices(w, m);
 	counts(w, m);
-	if (kernels(w, m) || (e->an->o.launches && latency(w, m, &e->an->lat)))
+	if (kernels(w, m) || launch_configs(w, m, &e->an->lc) ||
+	    (e->an->o.launches && latency(w, m, &e->an->lat)))
 		return -1;
 	memory(w, m);
 	if (memory_ops(w, m))

@@ -180,8 +180,21 @@ struct gp_rec_device {
 	uint64_t mem_bandwidth;    /* KB/s as CUPTI reports it */
 	uint32_t l2_size;
 	uint32_t flags;            /* bit 0: MIG enabled */
+	/*
+	 * Per-SM limits, for theoretical occupancy.  Appended in version 2:
+	 * a record of GP_REC_DEVICE_V1_SIZE bytes has none of them.
+	 */
+	uint32_t max_warps_per_sm;
+	uint32_t max_blocks_per_sm;
+	uint32_t max_smem_per_sm;  /* bytes */
+	uint32_t max_regs_per_sm;
+	uint32_t max_regs_per_block;
+	uint32_t max_smem_per_block; /* bytes, without opt-in */
+	uint32_t max_threads_per_block;
+	uint32_t warp_size;
 };
-_Static_assert(sizeof(struct gp_rec_device) == 72, "device size");
+_Static_assert(sizeof(struct gp_rec_device) == 104, "device size");
+#define GP_REC_DEVICE_V1_SIZE 72u
 
 struct gp_rec_context {
 	struct gp_rec h;

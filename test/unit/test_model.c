@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/launchcfg.h"
 #include "model/model.h"
 #include "model/ranges.h"
 #include "synth.h"
@@ -704,8 +705,49 @@ static void test_staged_peer(void)
 	tap_end();
 }
 
+/*
+ * Theoretical occupancy against hand-worked cases of the CUDA occupancy
+ * calculator (compute capability 9.0 limits: 64 warps, 32 blocks, 64 Ki
+ * registers, 228 KiB shared memory per SM, 1 KiB reserved per block).
+ */
+static void test_occupancy(void)
+{
+	struct ga_device d = { .cc_major = 9, .cc_minor = 0 };
+	struct ga_sm_limits lim;
+	uint32_t blocks, limit;
+	double o;
+
+	tap_begin("theoretical occupancy: warps, registers and shared memory limit it");
+	CHECK(ga_sm_limits(&d, &lim) == 0 && lim.warps == 64 && lim.smem == 233472);
+	o = ga_occupancy(&lim, 256, 16, 0, &blocks, &limit);
+	CHECKF(o == 1.0 && blocks == 8 && limit == GA_OCC_WARPS, "%f %u %u", o, blocks, limit);
+	/* 121 registers: 4096 per warp after rounding, 16 warps, 4 blocks of 4 warps. */
+	o = ga_occupancy(&lim, 128, 121, 12672, &blocks, &limit);
+	CHECKF(o == 0.25 && blocks == 4 && limit == GA_OCC_REGISTERS, "%f %u %u", o, blocks, limit);
+	o = ga_occupancy(&lim, 1024, 64, 0, &blocks, &limit);
+	CHECKF(o == 0.5 && blocks == 1 && limit == GA_OCC_REGISTERS, "%f %u %u", o, blocks, limit);
+	/* 48 KiB + 1 KiB reserved: 4 blocks of 8 warps. */
+	o = ga_occupancy(&lim, 256, 32, 49152, &blocks, &limit);
+	CHECKF(o == 0.5 && blocks == 4 && limit == GA_OCC_SHARED, "%f %u %u", o, blocks, limit);
+	/* Tiny blocks: the block limit. */
+	o = ga_occupancy(&lim, 32, 16, 0, &blocks, &limit);
+	CHECKF(o == 0.5 && blocks == 32 && limit == GA_OCC_BLOCKS, "%f %u %u", o, blocks, limit);
+	/* A device that recorded its limits wins over the table. */
+	d.max_warps_per_sm = 48;
+	d.max_blocks_per_sm = 24;
+	d.max_regs_per_sm = 65536;
+	d.max_smem_per_sm = 102400;
+	CHECK(ga_sm_limits(&d, &lim) == 0 && lim.warps == 48 && lim.blocks == 24);
+	o = ga_occupancy(&lim, 256, 16, 0, &blocks, &limit);
+	CHECKF(o == 1.0 && blocks == 6, "%f %u", o, blocks);
+	d = (struct ga_device){ .cc_major = 3, .cc_minor = 5 };
+	CHECK(ga_sm_limits(&d, &lim) < 0);
+	tap_end();
+}
+
 int main(void)
 {
+	test_occupancy();
 	test_sort_select();
 	test_busy_union();
 	test_kernels();
