@@ -112,3 +112,127 @@ int ga_text_stat_row(struct ga_table *t, uint64_t total, uint64_t all, uint64_t 
 	rc |= ga_table_add(t, ga_fmt_time(b[5], sizeof(b[5]), stddev));
 	return rc;
 }
+
+/* head…tail of s in at most width columns. */
+static char *middle_cut(const char *s, size_t width)
+{
+	size_t len = strlen(s), cols = ga_fmt_width(s), keep_head = (width - 1) / 2,
+	       keep_tail = width - 1 - keep_head, c, head, tail;
+	char *out;
+
+	if (cols <= width || width < 3)
+		return strdup(s);
+	/* head: start of the first code point not kept. */
+	for (head = 0, c = 0; head < len; head++)
+		if (((unsigned char)s[head] & 0xc0) != 0x80 && c++ == keep_head)
+			break;
+	for (tail = len, c = 0; tail > head; tail--)
+		if (((unsigned char)s[tail - 1] & 0xc0) != 0x80 && ++c == keep_tail) {
+			tail--;
+			break;
+		}
+	out = malloc(head + 3 + (len - tail) + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, s, head);
+	memcpy(out + head, "\xe2\x80\xa6", 3);
+	memcpy(out + head + 3, s + tail, len - tail);
+	out[head + 3 + len - tail] = 0;
+	return out;
+}
+
+struct cut_ref {
+	const char *cut, *full;
+	size_t i;
+};
+
+static int cmp_cut(const void *pa, const void *pb)
+{
+	const struct cut_ref *a = pa, *b = pb;
+	int c = strcmp(a->cut, b->cut);
+
+	return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+/* Marks in dup[] the names whose cut equals another's while the names differ. */
+static int find_dups(char **cut, const char *const *full, size_t n, uint8_t *dup)
+{
+	struct cut_ref *v = malloc((n ? n : 1) * sizeof(*v));
+	size_t i, j, any = 0;
+
+	if (!v)
+		return -1;
+	for (i = 0; i < n; i++) {
+		v[i].cut = cut[i];
+		v[i].full = full[i];
+		v[i].i = i;
+		dup[i] = 0;
+	}
+	qsort(v, n, sizeof(*v), cmp_cut);
+	for (i = 0; i < n; i = j) {
+		int differ = 0;
+
+		for (j = i + 1; j < n && !strcmp(v[j].cut, v[i].cut); j++)
+			differ |= strcmp(v[j].full, v[i].full) != 0;
+		if (differ) {
+			for (size_t k = i; k < j; k++)
+				dup[v[k].i] = 1;
+			any = 1;
+		}
+	}
+	free(v);
+	return (int)any;
+}
+
+int ga_text_cut_unique(const struct ga_text *r, const char *const *full, size_t n, char ***out)
+{
+	char **cut = calloc(n ? n : 1, sizeof(*cut)), buf[4 * GA_TEXT_NAME_WIDTH + 8];
+	uint8_t *dup = malloc(n ? n : 1);
+	size_t i, k = 0;
+	int d;
+
+	*out = NULL;
+	if (!cut || !dup)
+		goto oom;
+	for (i = 0; i < n; i++)
+		if (!(cut[i] = strdup(ga_text_name_cut(r, buf, sizeof(buf), full[i]))))
+			goto oom;
+	/* Names cut alike: keep their ends instead, where they usually differ. */
+	if ((d = find_dups(cut, full, n, dup)) < 0)
+		goto oom;
+	for (i = 0; d && i < n; i++)
+		if (dup[i]) {
+			free(cut[i]);
+			if (!(cut[i] = middle_cut(full[i], GA_TEXT_NAME_WIDTH)))
+				goto oom;
+		}
+	/* Still alike: number them. */
+	if (d && (d = find_dups(cut, full, n, dup)) < 0)
+		goto oom;
+	for (i = 0; d && i < n; i++)
+		if (dup[i]) {
+			char *x = malloc(strlen(cut[i]) + 24);
+
+			if (!x)
+				goto oom;
+			sprintf(x, "%s [%zu]", cut[i], ++k);
+			free(cut[i]);
+			cut[i] = x;
+		}
+	free(dup);
+	*out = cut;
+	return 0;
+oom:
+	for (i = 0; cut && i < n; i++)
+		free(cut[i]);
+	free(cut);
+	free(dup);
+	return -1;
+}
+
+void ga_text_cut_free(char **cut, size_t n)
+{
+	for (size_t i = 0; cut && i < n; i++)
+		free(cut[i]);
+	free(cut);
+}

@@ -12,7 +12,8 @@
 
 static int print_kernels(struct ga_model *m, const struct ga_text *r, FILE *out)
 {
-	char nb[4 * GA_TEXT_NAME_WIDTH + 8];
+	const char **full;
+	char **cut = NULL;
 	struct ga_table t;
 	uint32_t *ord;
 	size_t i, n;
@@ -26,6 +27,14 @@ static int print_kernels(struct ga_model *m, const struct ga_text *r, FILE *out)
 	if (!ord)
 		return -1;
 	n = r->o.top && (size_t)r->o.top < m->nkstats ? (size_t)r->o.top : m->nkstats;
+	full = malloc(n * sizeof(*full));
+	for (i = 0; full && i < n; i++)
+		full[i] = ga_strtab_full(&m->strs, m->kstats[ord[i]].name);
+	if (!full || ga_text_cut_unique(r, full, n, &cut)) {
+		free(full);
+		free(ord);
+		return -1;
+	}
 	ga_table_init(&t, 9);
 	ga_text_stat_cols(&t);
 	ga_table_col(&t, GA_TEXT_STAT_COLS, "Name", 0, 0);
@@ -34,7 +43,7 @@ static int print_kernels(struct ga_model *m, const struct ga_text *r, FILE *out)
 
 		rc |= ga_text_stat_row(&t, k->total, m->kernel_total, k->count, k->med, k->min, k->max,
 					 k->stddev);
-		rc |= ga_table_add(&t, ga_text_name_cut(r, nb, sizeof(nb), ga_strtab_full(&m->strs, k->name)));
+		rc |= ga_table_add(&t, cut[i]);
 	}
 	if (!rc) {
 		fputs("Kernels:\n", out);
@@ -42,6 +51,8 @@ static int print_kernels(struct ga_model *m, const struct ga_text *r, FILE *out)
 		ga_text_more_line(out, n, m->nkstats, "kernels");
 	}
 	ga_table_free(&t);
+	ga_text_cut_free(cut, n);
+	free(full);
 	free(ord);
 	return rc ? -1 : 0;
 }

@@ -80,6 +80,15 @@ void ga_text_field(FILE *out, const char *label);
 /* s itself with --full-names, else s cut to GA_TEXT_NAME_WIDTH columns in buf. */
 const char *ga_text_name_cut(const struct ga_text *r, char *buf, size_t n, const char *s);
 
+/*
+ * The n names cut as ga_text_name_cut() does, except that names that
+ * would read alike once cut keep both ends ("head…tail") and, if that is
+ * not enough, get a number: two different names never print the same.
+ * *out: n strings for ga_text_cut_free().  0, or -1 out of memory.
+ */
+int ga_text_cut_unique(const struct ga_text *r, const char *const *full, size_t n, char ***out);
+void ga_text_cut_free(char **cut, size_t n);
+
 /* s cut to width columns in buf; width 0: s itself. */
 const char *ga_text_cut(char *buf, size_t n, const char *s, size_t width);
 

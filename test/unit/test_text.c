@@ -10,6 +10,7 @@
 #include "model/demangle.h"
 #include "model/strtab.h"
 #include "views/table.h"
+#include "views/text.h"
 #include "tap.h"
 #include "base/util.h"
 
@@ -264,8 +265,41 @@ static void test_map(void)
 	tap_end();
 }
 
+/* Names alike in their first 80 columns never print alike. */
+static void test_cut_unique(void)
+{
+	struct ga_text r = { .o = { .top = 20 } };
+	char a[200], b[200], c[200];
+	const char *full[4];
+	char **cut = NULL;
+
+	tap_begin("long names cut apart: ends kept, then numbered");
+	memset(a, 'x', 150);
+	memcpy(a + 150, "<float>(int)", 13);
+	memset(b, 'x', 150);
+	memcpy(b + 150, "<double>(int)", 14);
+	memset(c, 'x', 150);
+	memcpy(c + 150, "<double>(int)", 14);
+	c[10] = 'y';               /* differs only where a middle cut drops it */
+	full[0] = a;
+	full[1] = b;
+	full[2] = c;
+	full[3] = "short_name";
+	CHECK(ga_text_cut_unique(&r, full, 4, &cut) == 0 && cut);
+	if (cut) {
+		CHECKF(strcmp(cut[0], cut[1]) && strcmp(cut[1], cut[2]) && strcmp(cut[0], cut[2]),
+		       "%s | %s | %s", cut[0], cut[1], cut[2]);
+		CHECKF(strstr(cut[0], "<float>(int)") != NULL, "%s", cut[0]);
+		CHECK(!strcmp(cut[3], "short_name"));
+		CHECK(ga_fmt_width(cut[0]) <= GA_TEXT_NAME_WIDTH);
+	}
+	ga_text_cut_free(cut, 4);
+	tap_end();
+}
+
 int main(void)
 {
+	test_cut_unique();
 	test_map();
 	test_demangle();
 	test_json();
