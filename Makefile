@@ -45,6 +45,8 @@ UNIT_HELP_OBJ := $(UNIT_HELP_SRC:%.c=$(BUILD)/obj/%.o)
 
 APP_SRC := $(wildcard test/apps/*.cu)
 APP_BIN := $(APP_SRC:test/apps/%.cu=$(BUILD)/test/apps/%)
+# Fault injection preloaded by the GPU tests (test/shims/gpfault.c).
+SHIM := $(BUILD)/test/shims/libgpfault.so
 
 DEPFLAGS = -MMD -MP
 # V=1 shows full commands.
@@ -134,9 +136,15 @@ $(BUILD)/test/apps/%: test/apps/%.cu test/apps/common.h
 	$(Q)$(NVCC) $(NVCC_ARCH) -O2 -lineinfo $(shell sed -n 's|^// NVCCFLAGS: ||p' $<) -o $@ $< \
 		$(shell sed -n 's|^// LIBS: ||p' $<)
 
-apps: $(APP_BIN)
+# Preloaded into uninstrumented programs: never built with sanitizers.
+$(SHIM): test/shims/gpfault.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -shared $(CFLAGS) -o $@ $< -ldl
 
-unit: $(UNIT_BIN)
+apps: $(APP_BIN) $(SHIM)
+
+unit: $(UNIT_BIN) $(SHIM)
 # test and demo check the dependencies first, then build in a sub-make that
 # sees what was just installed (ZSTD_A is resolved when the Makefile is read).
 test:
