@@ -642,7 +642,7 @@ static void test_hostile_paths(void)
 	close(fd);
 
 	tap_begin("a symlink at the output is never written through");
-	symlink(target, path);
+	CHECKF(symlink(target, path) == 0, "symlink: %s", strerror(errno));
 	CHECKF(gp_tracefile_open(&t, tmpl, 0, 0, 0) == -EEXIST, "no -EEXIST without force");
 	rc = gp_tracefile_open(&t, tmpl, 1, 0, 0);
 	CHECKF(rc == 0, "force: %d", rc);
@@ -652,7 +652,7 @@ static void test_hostile_paths(void)
 	CHECKF(file_is(target, "keep me"), "the link's target changed");
 	unlink(path);
 
-	symlink(dangling, path);
+	CHECKF(symlink(dangling, path) == 0, "symlink: %s", strerror(errno));
 	CHECKF(gp_tracefile_open(&t, tmpl, 0, 0, 0) == -EEXIST, "dangling: no -EEXIST");
 	rc = gp_tracefile_open(&t, tmpl, 1, 0, 0);
 	if (!rc)
