@@ -8,9 +8,10 @@ they ask of it, so that a GPU test that relies on it tests what it says.
 Python itself is the program under the shim: os.write/os.pwrite call the
 C library's write/pwrite, and ctypes calls malloc, calloc and mmap from
 libffi, which stands for libgpuprof.so as the caller whose allocations
-fail.  Prints "ok - ..." / "not ok - ..." lines; exit status 1 on failure.
+fail (preloaded too, as libgpuprof.so is in the GPU tests).  Prints "ok - ..." / "not ok - ..." lines; exit status 1 on failure.
 """
 
+import ctypes.util
 import os
 import subprocess
 import sys
@@ -60,6 +61,8 @@ def run(shim, env, what, cwd):
             del e[k]
     e.update(env)
     e["LD_PRELOAD"] = shim
+    if what == "alloc":
+        e["LD_PRELOAD"] += ":" + (ctypes.util.find_library("ffi") or "libffi.so.8")
     p = subprocess.run([sys.executable, "-c", CHILD, what], cwd=cwd, env=e,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     return p.returncode, p.stdout.decode().strip(), p.stderr.decode().strip()

@@ -17,9 +17,11 @@
  *                                instead of writing (5 is EIO)
  *
  * Allocations that code of one shared object makes itself, found by the
- * caller's return address (dladdr): the object whose path contains
+ * caller's return address: the object whose path contains
  * GPFAULT_ALLOC_CALLER (libgpuprof.so: only the recorder's allocations
- * fail, never those of CUDA or of the program):
+ * fail, never those of CUDA or of the program).  The object must be
+ * loaded when the program starts (LD_PRELOAD): its code's addresses are
+ * noted then, so that no allocation takes the dynamic loader's lock.
  *
  *   GPFAULT_MALLOC_OVER=BYTES    malloc, calloc and realloc of more bytes
  *                                return NULL (ENOMEM)
@@ -35,6 +37,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -229,13 +232,41 @@ static void resolve(void)
 	resolving = 0;
 }
 
-/* 1 when code of the GPFAULT_ALLOC_CALLER object made this call. */
+/* The code of the GPFAULT_ALLOC_CALLER object (its executable segments). */
+static struct {
+	uintptr_t lo, hi;
+} code[16];
+static int ncode;
+
+static int note_code(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	if (!info->dlpi_name || !strstr(info->dlpi_name, caller))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && ncode < 16; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			code[ncode].lo = info->dlpi_addr + ph->p_vaddr;
+			code[ncode].hi = code[ncode].lo + ph->p_memsz;
+			ncode++;
+		}
+	}
+	return 0;
+}
+
+/* 1 (errno ENOMEM) when code of the GPFAULT_ALLOC_CALLER object asks for more than over. */
 static int refused(size_t n, size_t over, const void *ret, const char *what)
 {
-	Dl_info info;
+	uintptr_t a = (uintptr_t)ret;
+	int i;
 
-	if (!over || n <= over || !caller[0] || !dladdr(ret, &info) || !info.dli_fname ||
-	    !strstr(info.dli_fname, caller))
+	if (!over || n <= over)
+		return 0;
+	for (i = 0; i < ncode && !(a >= code[i].lo && a < code[i].hi); i++)
+		;
+	if (i == ncode)
 		return 0;
 	note(what, n, -1);
 	errno = ENOMEM;
@@ -314,6 +345,8 @@ __attribute__((constructor)) static void gpfault_init(void)
 	write_errno = (int)env_num("GPFAULT_WRITE_ERRNO", 0);
 	write_delay_ms = env_num("GPFAULT_WRITE_DELAY_MS", 0);
 	env_copy("GPFAULT_ALLOC_CALLER", caller, sizeof(caller));
+	if (caller[0])
+		dl_iterate_phdr(note_code, NULL);
 	malloc_over = (size_t)env_num("GPFAULT_MALLOC_OVER", 0);
 	mmap_over = (size_t)env_num("GPFAULT_MMAP_OVER", 0);
 	env_copy("GPFAULT_LOG", log_path, sizeof(log_path));
