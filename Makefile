@@ -45,6 +45,8 @@ UNIT_HELP_OBJ := $(UNIT_HELP_SRC:%.c=$(BUILD)/obj/%.o)
 
 APP_SRC := $(wildcard test/apps/*.cu)
 APP_BIN := $(APP_SRC:test/apps/%.cu=$(BUILD)/test/apps/%)
+# Fault injection preloaded by the GPU tests (test/shims/gpfault.c).
+SHIM := $(BUILD)/test/shims/libgpfault.so
 
 DEPFLAGS = -MMD -MP
 # V=1 shows full commands.
@@ -118,12 +120,14 @@ $(BUILD)/obj/san/preload/%.o: preload/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -pthread -I$(CUDA_HOME)/include $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
-$(BUILD)/obj/san/cupti/nvtx_tool.o: cupti/nvtx_tool.c
+# The NVTX tool and capture ranges need no CUPTI library: unit tests drive
+# them through a stand-in NVTX (cupti_api.c only binds CUPTI when asked).
+REC_CUPTI_TEST_OBJ := $(patsubst %,$(BUILD)/obj/san/cupti/%.o,nvtx_tool capture cupti_api)
+$(REC_CUPTI_TEST_OBJ): $(BUILD)/obj/san/cupti/%.o: cupti/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -pthread -I$(CUDA_HOME)/include $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
-# The NVTX tool needs no CUPTI: unit tests drive it through a stand-in NVTX.
-REC_CORE_TEST_OBJ := $(REC_CORE_OBJ:$(BUILD)/obj/%=$(BUILD)/obj/san/%) $(BUILD)/obj/san/cupti/nvtx_tool.o
+REC_CORE_TEST_OBJ := $(REC_CORE_OBJ:$(BUILD)/obj/%=$(BUILD)/obj/san/%) $(REC_CUPTI_TEST_OBJ)
 $(BUILD)/test/test_%: $(BUILD)/obj/test/unit/test_%.o $(UNIT_HELP_OBJ) $(ANA_LIB_OBJ) $(REC_CORE_TEST_OBJ)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
@@ -135,9 +139,15 @@ $(BUILD)/test/apps/%: test/apps/%.cu test/apps/common.h
 	$(Q)$(NVCC) $(NVCC_ARCH) -O2 -lineinfo $(shell sed -n 's|^// NVCCFLAGS: ||p' $<) -o $@ $< \
 		$(shell sed -n 's|^// LIBS: ||p' $<)
 
-apps: $(APP_BIN)
+# Preloaded into uninstrumented programs: never built with sanitizers.
+$(SHIM): test/shims/gpfault.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -shared $(CFLAGS) -o $@ $< -ldl
 
-unit: $(UNIT_BIN)
+apps: $(APP_BIN) $(SHIM)
+
+unit: $(UNIT_BIN) $(SHIM)
 # test and demo check the dependencies first, then build in a sub-make that
 # sees what was just installed (ZSTD_A is resolved when the Makefile is read).
 test:
@@ -154,7 +164,8 @@ bench: all apps
 	@bash bench/run.sh $(BUILD)
 
 # libFuzzer campaigns, FUZZ_SECONDS each: the reader, the model and every
-# view; then output templates and report options.
+# view; output templates and report options; the recorder's NVTX handlers
+# and capture-range values.
 #   make fuzz FUZZ_SECONDS=600
 # Needs clang with libFuzzer; the corpus starts from the golden traces.
 FUZZ_SECONDS ?= 60
@@ -169,12 +180,19 @@ fuzz:
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -Ipreload -pthread -o $(BUILD)/fuzz/fuzz_options \
 		test/fuzz/fuzz_options.c $(filter-out analyzer/main.c,$(ANA_SRC)) preload/config.c preload/log.c \
 		-lzstd -lstdc++ -lm
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ipreload -I$(CUDA_HOME)/include -pthread \
+		-o $(BUILD)/fuzz/fuzz_nvtx test/fuzz/fuzz_nvtx.c cupti/nvtx_tool.c cupti/capture.c \
+		cupti/cupti_api.c $(filter-out preload/entry.c,$(wildcard preload/*.c)) -lzstd -ldl
 	cp test/golden/*.gpuprof $(BUILD)/fuzz/corpus/
 	$(BUILD)/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -rss_limit_mb=4096 \
 		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus
 	@mkdir -p $(BUILD)/fuzz/corpus-options
 	$(BUILD)/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -max_len=512 -rss_limit_mb=4096 \
 		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus-options
+	@mkdir -p $(BUILD)/fuzz/corpus-nvtx
+	$(BUILD)/fuzz/fuzz_nvtx -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -rss_limit_mb=4096 \
+		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus-nvtx
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib

@@ -32,17 +32,39 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int nvtx_depth;
 static __thread int nvtx_capture_depth = -1;
 
+/* "N" of repeat:N: decimal digits only, 1 to UINT32_MAX; 0 when not. */
+static uint32_t range_count(const char *s)
+{
+	uint64_t n = 0;
+
+	if (!*s)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return 0;
+		n = n * 10 + (uint64_t)(*s - '0');
+		if (n > UINT32_MAX)
+			return 0;
+	}
+	return (uint32_t)n;
+}
+
 int gp_capture_init(const struct gp_config *cfg, const struct gp_capture_ops *o)
 {
 	const char *r = cfg->capture_range;
 	const char *e = cfg->capture_end;
 
 	ops = *o;
+	mode = MODE_NONE;
+	range_name[0] = range_domain[0] = 0;
+	max_ranges = 1;
+	ranges_done = 0;
+	capturing = 0;
 	if (!*r)
 		return 0;
 	if (!strcmp(r, "cudaProfilerApi")) {
 		mode = MODE_PROFILER_API;
-	} else if (!strncmp(r, "nvtx:", 5) && r[5]) {
+	} else if (!strncmp(r, "nvtx:", 5) && r[5] && r[5] != '@') {
 		const char *at = strrchr(r + 5, '@');
 		size_t n = at ? (size_t)(at - (r + 5)) : strlen(r + 5);
 
@@ -60,19 +82,16 @@ int gp_capture_init(const struct gp_config *cfg, const struct gp_capture_ops *o)
 		       r);
 		return -1;
 	}
-	max_ranges = 1;
 	if (*e) {
-		char *end;
-
 		if (!strcmp(e, "stop"))
 			max_ranges = 1;
 		else if (!strcmp(e, "repeat"))
 			max_ranges = 0;
-		else if (!strncmp(e, "repeat:", 7) && (max_ranges = (uint32_t)strtoul(e + 7, &end, 10)) &&
-			 !*end)
+		else if (!strncmp(e, "repeat:", 7) && (max_ranges = range_count(e + 7)))
 			;
 		else {
-			gp_log("GPUPROF_CAPTURE_RANGE_END=%s: expected stop, repeat or repeat:N; using stop", e);
+			gp_log("GPUPROF_CAPTURE_RANGE_END=%s: expected stop, repeat or repeat:N (N from 1 to %u); using stop",
+			       e, UINT32_MAX);
 			max_ranges = 1;
 		}
 	}

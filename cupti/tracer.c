@@ -810,8 +810,23 @@ static void cuda_flush(int final)
 		gp_cu.cuptiActivityFlushAll(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
+/*
+ * Lock held: what CUPTI dropped for want of a buffer since it was last
+ * asked.  Read here as well as with each completed buffer: when every
+ * buffer request is refused (host memory short) no buffer ever completes.
+ */
+static void collect_dropped(void)
+{
+	size_t dropped = 0;
+
+	if (!atomic_load(&gp_rec.disabled) &&
+	    gp_cu.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS)
+		gp_lost_add(GP_LOST_CUPTI_DROPPED, dropped);
+}
+
 static void cuda_drain(uint64_t t, int final)
 {
+	collect_dropped();
 	if (final) {
 		gp_capture_finish(t);
 		gp_nvtxtool_close_all(t);

@@ -18,12 +18,14 @@ void gp_lost_add(enum gp_lost_cause cause, uint64_t n)
 		atomic_fetch_add_explicit(&gp_rec.lost[cause], n, memory_order_relaxed);
 }
 
-void *gp_emit(uint16_t type, uint32_t size)
+/* retried: the caller emits the record again later, a drop is no loss. */
+static void *emit(uint16_t type, uint32_t size, int retried)
 {
 	struct gp_rec *h;
 
 	size = gp_rec_align(size);
-	h = gp_ring_reserve(&gp_rec.ring, size);
+	h = retried ? gp_ring_reserve_retried(&gp_rec.ring, size)
+		    : gp_ring_reserve(&gp_rec.ring, size);
 	if (!h)
 		return NULL;
 	memset(h, 0, size);
@@ -31,6 +33,11 @@ void *gp_emit(uint16_t type, uint32_t size)
 	h->size = (uint16_t)size;
 	gp_rec.records++;
 	return h;
+}
+
+void *gp_emit(uint16_t type, uint32_t size)
+{
+	return emit(type, size, 0);
 }
 
 uint32_t gp_emit_string_n(const char *s, size_t len)
@@ -81,9 +88,14 @@ void gp_emit_lost(uint64_t now)
 
 		if (v == gp_rec.lost_reported[c])
 			continue;
-		r = gp_emit(GP_REC_LOST, sizeof(*r));
+		/*
+		 * When the ring is full this record waits for the next call,
+		 * which reports the counts it would have carried: its drop
+		 * is not a lost record (that would count itself).
+		 */
+		r = emit(GP_REC_LOST, sizeof(*r), 1);
 		if (!r)
-			return; /* retried at the next call */
+			return;
 		r->cause = (uint32_t)c;
 		r->count = v - gp_rec.lost_reported[c];
 		r->time = now;

@@ -66,7 +66,11 @@ uint32_t gp_emit_string_n(const char *s, size_t len);
  */
 void gp_emit_thread(uint32_t tid);
 
-/* Lock held: LOST records for every cause that grew since the last call. */
+/*
+ * Lock held: LOST records for every cause that grew since the last call.
+ * One that finds the ring full is emitted by a later call (with what has
+ * been added since) and is not itself counted as lost.
+ */
 void gp_emit_lost(uint64_t now);
 
 /* Lock held: the identity/config/clock records. */

@@ -132,7 +132,8 @@ static struct gp_chunk *open_chunk(struct gp_ring *r)
 	return c;
 }
 
-void *gp_ring_reserve(struct gp_ring *r, uint32_t size)
+/* Room for a record; a record that finds none is counted when `counted`. */
+static void *reserve(struct gp_ring *r, uint32_t size, int counted)
 {
 	struct gp_chunk *c = r->cur;
 	void *p;
@@ -154,9 +155,21 @@ void *gp_ring_reserve(struct gp_ring *r, uint32_t size)
 	r->reserved_records++;
 	return p;
 drop:
-	r->dropped++;
-	r->dropped_pending++;
+	if (counted) {
+		r->dropped++;
+		r->dropped_pending++;
+	}
 	return NULL;
+}
+
+void *gp_ring_reserve(struct gp_ring *r, uint32_t size)
+{
+	return reserve(r, size, 1);
+}
+
+void *gp_ring_reserve_retried(struct gp_ring *r, uint32_t size)
+{
+	return reserve(r, size, 0);
 }
 
 void gp_ring_note_time(struct gp_ring *r, uint64_t t0, uint64_t t1)

@@ -61,6 +61,12 @@ void gp_ring_unlock(struct gp_ring *r);
  * record is then counted in r->dropped.
  */
 void *gp_ring_reserve(struct gp_ring *r, uint32_t size);
+/*
+ * The same for a record its producer emits again when it finds no room (a
+ * LOST record carries its counts over to the next one): NULL is not
+ * counted as a drop, so drops count only records that never reach a chunk.
+ */
+void *gp_ring_reserve_retried(struct gp_ring *r, uint32_t size);
 /* Producer, lock held: widen the open chunk's time span. */
 void gp_ring_note_time(struct gp_ring *r, uint64_t t0, uint64_t t1);
 /* Producer, lock held: hand the open chunk (if not empty) to the writer. */

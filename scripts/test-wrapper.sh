@@ -135,6 +135,10 @@ gp run --report=pie true
 expect report-bogus 2 "--report"
 gp run --flush-interval=soon true
 expect flush-bogus 2 "--flush-interval"
+gp run --capture-range=nvtx:@dom true
+expect capture-range-no-name 2 "needs a range name"
+gp run --capture-range-end=repeat:-1 true
+expect capture-range-end-bogus 2 "--capture-range-end"
 gp run -o 'x-%z' true
 expect template-bogus 2 "template"
 gp run -o

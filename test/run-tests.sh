@@ -4,13 +4,14 @@
 #   bash test/run-tests.sh BUILD_DIR            (make test)
 #
 # In order: the unit test binaries BUILD/test/test_*, the golden analyzer
-# tests, the wrapper tests, the GPU end-to-end tests (they skip without a
-# GPU), and checks of the recorder library's exported symbols and load-time
-# dependencies.  Every step prints "ok - ...", "not ok - ..." or
-# "skip - ..." lines; they are echoed as they come and counted.  The last
-# line is "N passed, N failed, N skipped"; the exit status is 1 if anything
-# failed.  A step that exits non-zero without printing a "not ok" line (a
-# crash, a failed assertion) counts as one failure named after it.
+# tests, the wrapper tests, a check of the fault shim the GPU tests preload,
+# the GPU end-to-end tests (they skip without a GPU), and checks of the
+# recorder library's exported symbols and load-time dependencies.  Every
+# step prints "ok - ...", "not ok - ..." or "skip - ..." lines; they are
+# echoed as they come and counted.  The last line is "N passed, N failed,
+# N skipped"; the exit status is 1 if anything failed.  A step that exits
+# non-zero without printing a "not ok" line (a crash, a failed assertion)
+# counts as one failure named after it.
 
 set -u
 
@@ -77,6 +78,11 @@ fi
 # --- wrapper tests (no GPU, no recorder)
 if [ -f scripts/test-wrapper.sh ]; then
 	run_step "wrapper" bash scripts/test-wrapper.sh "$build"
+fi
+
+# --- the fault shim the GPU tests preload (no GPU needed)
+if command -v python3 >/dev/null 2>&1 && [ -f test/shims/check.py ]; then
+	run_step "fault shim" python3 test/shims/check.py "$build"
 fi
 
 # --- GPU end-to-end tests

@@ -516,7 +516,8 @@ static int index_ranges(struct ga_ranges *nx, struct gnode_raw *gn, size_t ngn)
 
 	if (nx->nranges >= GA_RANGES_UNATTR)
 		return -1;
-	qsort(nx->ranges, nx->nranges, sizeof(*nx->ranges), cmp_range);
+	if (nx->nranges)
+		qsort(nx->ranges, nx->nranges, sizeof(*nx->ranges), cmp_range);
 	for (i = 0; i < nx->nranges; i++) {
 		struct ga_ranges_range *r = &nx->ranges[i];
 		uint32_t *slot, c;

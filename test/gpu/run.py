@@ -24,6 +24,7 @@ only.
 import argparse
 import collections
 import csv
+import errno
 import glob
 import io
 import json
@@ -171,7 +172,8 @@ def traced(tools, argv, how="wrapper", opts=(), env=None, timeout=RUN_TIMEOUT,
     else:
         e["GPUPROF_OUTPUT"] = template
         if how in ("preload", "both"):
-            e["LD_PRELOAD"] = tools.lib
+            # The recorder first, then what the test preloads (the fault shim).
+            e["LD_PRELOAD"] = ":".join([tools.lib] + ([e["LD_PRELOAD"]] if e.get("LD_PRELOAD") else []))
         if how in ("inject", "both"):
             e["CUDA_INJECTION64_PATH"] = tools.lib
         cmd = argv
@@ -1040,31 +1042,211 @@ def t_fault_symlink_force(tools):
         raise Fail("; ".join(errs))
 
 
+def with_faults(tools, **faults):
+    """Environment that preloads the fault shim (test/shims/gpfault.c) after
+    the recorder, with GPFAULT_<NAME>=value for each keyword argument;
+    returns it and the path of the shim's log of the faults it injected."""
+    shim = os.path.join(tools.build, "test", "shims", "libgpfault.so")
+    if not os.path.exists(shim):
+        raise Fail("%s is missing (run make apps)" % shim)
+    tmp = tempfile.mkdtemp(prefix="gpuprof-faults.")
+    tools.tmpdirs.append(tmp)
+    log = os.path.join(tmp, "faults.log")
+    env = {"LD_PRELOAD": shim, "GPFAULT_LOG": log}
+    env.update({"GPFAULT_" + k.upper(): str(v) for k, v in faults.items()})
+    return env, log
+
+
+def faults_injected(log, what):
+    """The shim's log lines for faults of one kind (write-errno,
+    write-delay, malloc, mmap)."""
+    try:
+        with open(log) as f:
+            return [l for l in f.read().splitlines() if l.split(" ")[0] == what]
+    except OSError:
+        return []
+
+
+def other_losses(lost, *allowed):
+    return {k: v for k, v in lost.items() if k not in ("total",) + allowed and v}
+
+
 def t_fault_ring_overflow(tools):
-    """A 2-chunk ring and a burst: losses, if any, are counted as ring
-    overflow and every launch is either recorded or counted."""
-    n = 300000
-    run = traced(tools, [tools.app("sig_after_burst"), str(n), "exit"], how="preload",
-                 env={"GPUPROF_RING_CHUNKS": "2", "GPUPROF_TRACE": "kernel"})
+    """The writer stalls for 12 s (the fault shim delays its first chunk's
+    write) while a 2-chunk ring takes a burst: the ring really overflows.
+    The CUDA thread waits for the writer once (GP_RING_WAIT_MS, 5 s), then
+    drops records without waiting until the writer gives a chunk back.
+    Every launch is a kernel in the trace or counted as ring_full, exactly;
+    no other loss (a LOST record that finds the ring full is retried, not
+    counted); the trace is finished, the program unchanged.
+
+    Timeline, in seconds after cuInit: the first flush (1 s) hands the
+    writer the chunk that holds the process, device and context records,
+    and its write stalls until 13 s.  The program launches after a 2 s
+    pause, so the burst's records fill the other chunk, wait 5 s and are
+    then dropped; every record is delivered by then.  The program exits
+    14 s after the burst, when the writer has long been back, so the last
+    records and the LOST counts fit."""
+    n = 100000
+    env, log = with_faults(tools, write_suffix=".gpuprof", write_after=1,
+                           write_delay_ms=12000, write_calls=1)
+    env.update({"GPUPROF_RING_CHUNKS": "2", "GPUPROF_TRACE": "kernel",
+                "GPUPROF_FLUSH_MS": "1000"})
+    run = traced(tools, [tools.app("burst_paced"), str(n), "2000", "14000"], how="preload",
+                 env=env)
     expect_status(run, 0)
     expect_files(run, 1)
+    launches = run.truth.get("kernel.total")
     js = tools.export_json(run.files)
     lost = js.get("lost", {})
+    ring = lost.get("ring_full", 0)
     got = js.get("counts", {}).get("kernel", 0)
     errs = []
-    other = {k: v for k, v in lost.items() if k not in ("total", "ring_full") and v}
-    if other:
-        errs.append("losses of other causes: %s" % other)
-    if got > n or got + lost.get("ring_full", 0) < n:
-        errs.append("kernels %d + ring_full %d, expected %d" % (got, lost.get("ring_full", 0), n))
+    if launches != n + 1:
+        errs.append("the program reports %s launches, expected %d" % (launches, n + 1))
+    if not faults_injected(log, "write-delay"):
+        errs.append("the writer was never stalled (no write-delay in the shim's log)")
+    if not ring:
+        errs.append("nothing counted as ring_full: the ring did not overflow")
+    if other_losses(lost, "ring_full"):
+        errs.append("losses of other causes: %s" % other_losses(lost, "ring_full"))
+    if launches is not None and got + ring != launches:
+        errs.append("kernels %d + ring_full %d = %d, expected exactly %d launches"
+                    % (got, ring, got + ring, launches))
     if not all(f.get("finished") for f in js.get("files", [])):
-        errs.append("trace not finished")
+        errs.append("trace not finished: %s" % js.get("files"))
     if len(gp_lines(run.err)) > 1:
         errs.append("more than one gpuprof line: %s" % gp_lines(run.err))
     if errs:
         raise Fail("; ".join(errs))
+    tools.report(run.files)
     print("# ring overflow: %d of %d kernels recorded, %d counted as ring full"
-          % (got, n, lost.get("ring_full", 0)))
+          % (got, launches, ring))
+
+
+def fault_write_eio(persistent):
+    """Writes of the trace fail with EIO (the fault shim) once 64 KiB are
+    written: once (then the file system works again), or every write from
+    then on.  The program's output and exit status are unchanged, one line
+    says that the trace cannot be written, and the trace reads to its last
+    whole chunk.  Once: it is finished and counts every record it could not
+    write as a write error (kernels + write errors = launches, plus the
+    few other records of the chunks not written).  From then on: the
+    final chunk cannot be written either, so the trace ends unfinished at
+    a chunk boundary, with nothing partial after it."""
+    def t(tools):
+        n = 200000
+        faults = {"write_suffix": ".gpuprof", "write_after": 65536, "write_errno": errno.EIO}
+        if not persistent:
+            faults["write_calls"] = 1
+        env, log = with_faults(tools, **faults)
+        env.update({"GPUPROF_TRACE": "kernel", "GPUPROF_FLUSH_MS": "100"})
+        run = traced(tools, [tools.app("sig_after_burst"), str(n), "exit"], how="preload",
+                     env=env)
+        expect_status(run, 0)
+        if run.truth.get("kernel.total") != n:
+            raise Fail("the program reports %s launches, expected %d"
+                       % (run.truth.get("kernel.total"), n))
+        expect_files(run, 1)
+        js = tools.export_json(run.files)
+        f = (js.get("files") or [{}])[0]
+        lost = js.get("lost", {})
+        got = js.get("counts", {}).get("kernel", 0)
+        lines = gp_lines(run.err)
+        errs = []
+        if not faults_injected(log, "write-errno"):
+            errs.append("no write failed (no write-errno in the shim's log)")
+        if len(lines) != 1 or "Input/output error" not in lines[0]:
+            errs.append("expected one gpuprof line naming the I/O error, got %s" % lines)
+        if not 0 < got < n:
+            errs.append("%d kernels in the trace, expected some but fewer than %d" % (got, n))
+        if f.get("truncated") or f.get("bytes_unread"):
+            errs.append("the trace does not end at a whole chunk: %s" % f)
+        if persistent:
+            if f.get("finished"):
+                errs.append("the trace is finished although no write succeeds")
+        else:
+            we = lost.get("write_error", 0)
+            if not f.get("finished"):
+                errs.append("trace not finished: %s" % f)
+            if other_losses(lost, "write_error"):
+                errs.append("losses of other causes: %s" % other_losses(lost, "write_error"))
+            if not n <= got + we <= n + 16:
+                errs.append("kernels %d + write errors %d, expected %d (+ a few other records)"
+                            % (got, we, n))
+        if errs:
+            raise Fail("; ".join(errs))
+        tools.report(run.files)
+    return t
+
+
+def t_fault_memory_ring(tools):
+    """Host memory short when tracing starts: the recorder's ring (16 x 1
+    MiB) cannot be allocated.  One line, no trace, the program runs
+    untraced with its output and exit status unchanged.
+
+    The fault shim makes only the recorder's own allocations fail (malloc
+    over 8 MiB called from libgpuprof.so).  An address-space limit (ulimit
+    -v, prlimit --as) cannot do that: cuInit reserves tens of GiB of virtual
+    address space for unified addressing, so any limit low enough for the
+    recorder to notice makes CUDA itself fail first."""
+    env, log = with_faults(tools, alloc_caller="libgpuprof.so", malloc_over=8 << 20)
+    run = traced(tools, [tools.app("sig_after_burst"), "1000", "exit"], how="preload", env=env)
+    expect_status(run, 0)
+    errs = []
+    if run.truth.get("kernel.total") != 1000:
+        errs.append("the program reports %s launches" % run.truth.get("kernel.total"))
+    if run.files:
+        errs.append("a trace was written: %s" % run.files)
+    if not faults_injected(log, "malloc"):
+        errs.append("no allocation was refused (no malloc in the shim's log)")
+    lines = gp_lines(run.err)
+    if len(lines) != 1 or "out of memory for the trace ring" not in lines[0]:
+        errs.append("expected one 'out of memory for the trace ring' line, got %s" % lines)
+    if errs:
+        raise Fail("; ".join(errs))
+
+
+def t_fault_memory_cupti(tools):
+    """Host memory short for CUPTI's activity buffers: the recorder maps
+    each one (4 MiB), and every such mmap fails (the fault shim, for
+    libgpuprof.so's own anonymous mmaps over 64 KiB; see
+    t_fault_memory_ring for why not an address-space limit).  CUPTI then
+    has nowhere to put records and drops them.  The program's output and
+    exit status are unchanged, at most one gpuprof line, and the finished
+    trace counts the refused requests (no_buffer) and every launch as
+    dropped by CUPTI (cupti_dropped = launches, plus the device and context
+    records)."""
+    n = 20000
+    env, log = with_faults(tools, alloc_caller="libgpuprof.so", mmap_over=65536)
+    env["GPUPROF_TRACE"] = "kernel"
+    run = traced(tools, [tools.app("sig_after_burst"), str(n), "exit"], how="preload", env=env)
+    expect_status(run, 0)
+    if run.truth.get("kernel.total") != n:
+        raise Fail("the program reports %s launches" % run.truth.get("kernel.total"))
+    expect_files(run, 1)
+    js = tools.export_json(run.files)
+    lost = js.get("lost", {})
+    got = js.get("counts", {}).get("kernel", 0)
+    dropped = lost.get("cupti_dropped", 0)
+    errs = []
+    if not faults_injected(log, "mmap"):
+        errs.append("no buffer was refused (no mmap in the shim's log)")
+    if not all(f.get("finished") for f in js.get("files", [])):
+        errs.append("trace not finished: %s" % js.get("files"))
+    if got:
+        errs.append("%d kernels recorded without any activity buffer" % got)
+    if not lost.get("no_buffer"):
+        errs.append("no refused buffer request counted: %s" % lost)
+    if not n <= got + dropped <= n + 16:
+        errs.append("kernels %d + cupti_dropped %d, expected %d (+ device and context records)"
+                    % (got, dropped, n))
+    if other_losses(lost, "no_buffer", "cupti_dropped"):
+        errs.append("losses of other causes: %s" % other_losses(lost, "no_buffer", "cupti_dropped"))
+    if len(gp_lines(run.err)) > 1:
+        errs.append("more than one gpuprof line: %s" % gp_lines(run.err))
+    if errs:
+        raise Fail("; ".join(errs))
 
 
 def t_fault_wrapper_sigint(tools, sig=signal.SIGINT):
@@ -1230,6 +1412,10 @@ TESTS = [
     ("fault-chdir-umask", fault_fds("chdir")),
     ("fault-symlink-force", t_fault_symlink_force),
     ("fault-ring-overflow", t_fault_ring_overflow),
+    ("fault-write-eio", fault_write_eio(False)),
+    ("fault-write-eio-persistent", fault_write_eio(True)),
+    ("fault-memory-ring", t_fault_memory_ring),
+    ("fault-memory-cupti", t_fault_memory_cupti),
     ("fault-wrapper-sigint", t_fault_wrapper_sigint),
     ("fault-wrapper-sighup", lambda tools: t_fault_wrapper_sigint(tools, signal.SIGHUP)),
 ] + [("fault-signal-" + s.lower(), fault_signal(s)) for s in SIG_NAMES] + [

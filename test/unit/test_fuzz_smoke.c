@@ -1,9 +1,12 @@
 /*
- * The fuzz target (test/fuzz/fuzz_reader.c) as a plain test: every golden
+ * The fuzz targets as a plain test.  test/fuzz/fuzz_reader.c: every golden
  * trace, then deterministic mutations of each (bit flips, cuts, bytes
  * overwritten) and the payload modes, through the reader, the model and
- * every view.  Built with the sanitizers in CI's SAN run, so a crash, a
- * leak or undefined behaviour fails it.  Offline test code.
+ * every view.  test/fuzz/fuzz_options.c: fixed templates and report
+ * options.  test/fuzz/fuzz_nvtx.c: fixed NVTX call sequences and capture
+ * ranges, then pseudo-random ones.  Built with the sanitizers in CI's SAN
+ * run, so a crash, a leak or undefined behaviour fails it.  Offline test
+ * code.
  */
 #include "tap.h"
 
@@ -11,6 +14,9 @@
 #undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_options_one
 #include "../fuzz/fuzz_options.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_nvtx_one
+#include "../fuzz/fuzz_nvtx.c"
 #undef LLVMFuzzerTestOneInput
 
 #include <glob.h>
@@ -31,6 +37,104 @@ static unsigned char *slurp(const char *path, size_t *len)
 	fclose(f);
 	*len = buf ? (size_t)n : 0;
 	return buf;
+}
+
+/* NVTX fuzz inputs, built call by call (see test/fuzz/fuzz_nvtx.c). */
+struct nvin {
+	uint8_t b[8192];
+	size_t n;
+};
+
+static void nv_put(struct nvin *x, const void *p, size_t n)
+{
+	if (x->n + n <= sizeof(x->b)) {
+		memcpy(x->b + x->n, p, n);
+		x->n += n;
+	}
+}
+
+#define NV(x, ...)                                             \
+	do {                                                   \
+		const uint8_t v_[] = { __VA_ARGS__ };          \
+		nv_put(x, v_, sizeof(v_));                     \
+	} while (0)
+
+static void nv_str(struct nvin *x, const char *s)
+{
+	NV(x, (uint8_t)strlen(s));
+	nv_put(x, s, strlen(s));
+}
+
+/* A full-size attribute structure with an ASCII message; the raw bytes
+ * give category 9, an ARGB color and a double payload. */
+static void nv_attr(struct nvin *x, const char *msg)
+{
+	uint8_t raw[40] = { 0 };
+
+	raw[4] = 9;          /* category */
+	raw[8] = 1;          /* colorType ARGB */
+	raw[12] = 0xff;      /* color */
+	raw[16] = 4;         /* payloadType DOUBLE */
+	raw[31] = 0x40;      /* payload 2.0 */
+	NV(x, 2);
+	nv_put(x, raw, sizeof(raw));
+	NV(x, 1, 0);
+	nv_str(x, msg);
+}
+
+static int nvtx_inputs(void)
+{
+	static const char *const configs[] = {
+		"nvtx:step@dom\nrepeat:2\n", "cudaProfilerApi\nrepeat:4294967296\n",
+		"nvtx:step\nrepeat:-1\n",    "nvtx:@dom\nrepeat\n",
+		"nvtx:\nstop\n",             "bogus\nrepeat:0\n",
+	};
+	struct nvin x;
+	uint64_t r = 0x9e3779b97f4a7c15ull;
+	int runs = 0;
+
+	for (size_t c = 0; c < sizeof(configs) / sizeof(configs[0]); c++) {
+		memset(&x, 0, sizeof(x));
+		nv_put(&x, configs[c], strlen(configs[c]));
+		NV(&x, 14, 0, 0);             /* domain "dom" in slot 0 */
+		nv_str(&x, "dom");
+		for (int i = 0; i < 3; i++) {
+			NV(&x, 25, 1, 1);     /* cudaProfilerStart returns */
+			NV(&x, 16, 0);        /* domain push "step" */
+			nv_attr(&x, "step");
+			NV(&x, 0);            /* push "inner" */
+			nv_str(&x, "inner");
+			NV(&x, 4, 17, 0);     /* pop, domain pop */
+			NV(&x, 25, 0, 0);     /* cudaProfilerStop enters */
+		}
+		NV(&x, 11, 1, 200);           /* a 1600-byte mark */
+		NV(&x, 2, 3, 0, 0, 0xd8, 0x00, 0xff, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff);
+		NV(&x, 21, 1, 0, 0);          /* registered "reg" */
+		nv_str(&x, "reg");
+		NV(&x, 0);
+		NV(&x, 3, 2 + 8 * 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1); /* push registered */
+		NV(&x, 3, 1, 6, 1, 2, 3, 4, 5, 6); /* a 6-byte attribute structure */
+		NV(&x, 23);                   /* drain */
+		NV(&x, 6, 0);                 /* start "x" in slot 0 */
+		nv_str(&x, "x");
+		NV(&x, 10, 0x80, 0, 0, 0, 0, 0, 0, 42); /* end of an unknown id */
+		NV(&x, 24, 9, 0, 4, 4, 4);    /* another thread ends slot 0, pops */
+		fuzz_nvtx_one(x.b, x.n), runs++;
+	}
+	for (int k = 0; k < 300; k++) {
+		size_t len = 64 + (size_t)k * 7;
+
+		memset(&x, 0, sizeof(x));
+		nv_put(&x, k % 2 ? "nvtx:a\nrepeat:3\n" : "cudaProfilerApi\n\n",
+		       k % 2 ? 16 : 17);
+		for (size_t i = 0; i < len; i++) {
+			r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+			NV(&x, (uint8_t)(r >> 24) % 4 ? (uint8_t)(r >> 32) : 'a');
+		}
+		fuzz_nvtx_one(x.b, x.n), runs++;
+	}
+	return runs;
 }
 
 int main(void)
@@ -99,6 +203,14 @@ int main(void)
 		for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++, n++)
 			fuzz_options_one((const uint8_t *)opts[i], strlen(opts[i]));
 		TAP_CHECK("option fuzz target over templates and report options", n == 5, "%lu", n);
+	}
+	{
+		int n = nvtx_inputs();
+
+		TAP_CHECK("NVTX fuzz target over call sequences and capture ranges",
+			  n == 306 && gp_rec.records > 1000 && !gp_rec.ring.dropped,
+			  "%d inputs, %llu records, %llu dropped", n,
+			  (unsigned long long)gp_rec.records, (unsigned long long)gp_rec.ring.dropped);
 	}
 	return tap_exit();
 }

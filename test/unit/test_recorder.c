@@ -17,15 +17,43 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static char tmpdir[256];
+
+/*
+ * The writer's pwrite(2), replaced in this test program by one that fails
+ * like a disk or a network file system with I/O errors: once eio_after
+ * bytes have been written through it, the next eio_calls calls fail with
+ * EIO (a negative eio_calls: every later call).  eio_after < 0: never.
+ */
+static _Atomic long long eio_after = -1, pwritten;
+static _Atomic int eio_calls;
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	long r;
+
+	if (atomic_load(&eio_after) >= 0 && atomic_load(&pwritten) >= atomic_load(&eio_after) &&
+	    atomic_load(&eio_calls) != 0) {
+		if (atomic_load(&eio_calls) > 0)
+			atomic_fetch_sub(&eio_calls, 1);
+		errno = EIO;
+		return -1;
+	}
+	r = syscall(SYS_pwrite64, fd, buf, n, off);
+	if (r > 0)
+		atomic_fetch_add(&pwritten, r);
+	return (ssize_t)r;
+}
 
 static void test_expand(void)
 {
@@ -164,6 +192,7 @@ static void test_ring(void)
 
 struct counts {
 	uint64_t kernels, bad_order, strings, lost, end, next_start;
+	uint64_t lost_by[GP_LOST_CAUSE_COUNT];
 };
 
 static int count_cb(void *ctx, const struct gp_rec *rec)
@@ -183,9 +212,14 @@ static int count_cb(void *ctx, const struct gp_rec *rec)
 	case GP_REC_STRING:
 		c->strings++;
 		break;
-	case GP_REC_LOST:
-		c->lost += ((const struct gp_rec_lost *)rec)->count;
+	case GP_REC_LOST: {
+		const struct gp_rec_lost *l = (const void *)rec;
+
+		c->lost += l->count;
+		if (l->cause < GP_LOST_CAUSE_COUNT)
+			c->lost_by[l->cause] += l->count;
 		break;
+	}
 	case GP_REC_END:
 		c->end++;
 		break;
@@ -434,6 +468,117 @@ static void test_disk_full(void)
 	tap_end();
 }
 
+/*
+ * Writes fail with EIO mid-run: once (the file system recovers, as after
+ * a transient error) or from then on.  Once: the trace ends with its END
+ * record and counts every record it could not write, as write errors.
+ * From then on: the last chunk cannot be written either; the file holds
+ * whole chunks only (the partial one is cut), so it reads to its last one.
+ */
+static void test_write_eio(int persistent)
+{
+	char tmpl[300], path[320], why[1400] = "", err[512];
+	struct ga_read_info info;
+	struct counts cnt;
+	const int nk = 100000;
+	int status = 0, rc;
+	pid_t pid;
+
+	snprintf(tmpl, sizeof(tmpl), "%s/eio%d", tmpdir, persistent);
+	snprintf(path, sizeof(path), "%s.gpuprof", tmpl);
+	pid = fork();
+	if (pid == 0) {
+		uint64_t seed = 3, start = 1000;
+		int fd = open("/dev/null", O_WRONLY);
+
+		dup2(fd, 2); /* gp_log's one line */
+		atomic_store(&eio_calls, persistent ? -1 : 1);
+		atomic_store(&pwritten, 0);
+		atomic_store(&eio_after, 256 << 10);
+		if (start_rec(tmpl, 0))
+			_exit(2);
+		emit_kernels(nk, &seed, &start);
+		stop_rec();
+		/* Said once; every record of the run is written or counted. */
+		_exit(!gp_rec.file.failed || gp_rec.file.error != EIO ? 3
+		      : gp_rec.file.records_written + gp_rec.file.records_lost != gp_rec.records ? 4
+		      : 0);
+	}
+	waitpid(pid, &status, 0);
+	if (!persistent) {
+		tap_begin("EIO once: the trace ends with its losses counted as write errors");
+		CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "recorder child status %#x",
+		       status);
+		if (read_counts(path, &cnt, why, sizeof(why)) < 0)
+			CHECKF(0, "%s", why);
+		CHECKF(cnt.kernels > 0 && cnt.kernels < (uint64_t)nk, "kernels %llu",
+		       (unsigned long long)cnt.kernels);
+		CHECKF(cnt.lost_by[GP_LOST_WRITE_ERROR] == cnt.lost && cnt.lost > 0,
+		       "write errors %llu of %llu lost", (unsigned long long)cnt.lost_by[GP_LOST_WRITE_ERROR],
+		       (unsigned long long)cnt.lost);
+		CHECKF(cnt.kernels + cnt.lost == (uint64_t)nk, "kernels %llu + lost %llu != %d",
+		       (unsigned long long)cnt.kernels, (unsigned long long)cnt.lost, nk);
+		CHECKF(cnt.end == 1 && cnt.bad_order == 0, "end records %llu, out of order %llu",
+		       (unsigned long long)cnt.end, (unsigned long long)cnt.bad_order);
+		tap_end();
+		return;
+	}
+	tap_begin("EIO from then on: the trace reads to its last whole chunk");
+	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "recorder child status %#x", status);
+	memset(&cnt, 0, sizeof(cnt));
+	cnt.next_start = 1000;
+	rc = ga_reader_read_file(path, count_cb, &cnt, &info, err, sizeof(err));
+	CHECKF(rc == GA_READ_OK && !info.damaged && !info.finished && info.bytes_unread == 0,
+	       "rc %d damaged %d finished %d unread %llu: %s %s", rc, info.damaged, info.finished,
+	       (unsigned long long)info.bytes_unread, info.reason, err);
+	CHECKF(cnt.kernels > 0 && cnt.kernels < (uint64_t)nk && cnt.bad_order == 0,
+	       "kernels %llu, out of order %llu", (unsigned long long)cnt.kernels,
+	       (unsigned long long)cnt.bad_order);
+	tap_end();
+}
+
+/* A LOST record that finds the ring full is retried, not counted as lost. */
+static void test_lost_retried(void)
+{
+	struct gp_chunk *c;
+	const struct gp_rec_lost *l;
+	int kept = 0;
+
+	memset(&gp_rec, 0, sizeof(gp_rec));
+	gp_ring_init(&gp_rec.ring, 1024, 2, 10);
+	gp_ring_lock(&gp_rec.ring);
+	for (int i = 0; i < 40; i++)
+		kept += gp_ring_reserve(&gp_rec.ring, 64) != NULL;
+	gp_lost_add(GP_LOST_NO_TIMESTAMP, 3);
+	gp_emit_lost(0);
+	gp_emit_lost(0);
+	gp_ring_unlock(&gp_rec.ring);
+	tap_begin("LOST records retried while the ring is full, counted once");
+	CHECKF(kept == 32 && gp_rec.ring.dropped == 8, "kept %d dropped %llu", kept,
+	       (unsigned long long)gp_rec.ring.dropped);
+	CHECK(gp_ring_reserve_retried(&gp_rec.ring, 64) == NULL && gp_rec.ring.dropped == 8);
+	c = gp_ring_pop(&gp_rec.ring, 0);
+	if (c)
+		gp_ring_release(&gp_rec.ring, c);
+	gp_ring_lock(&gp_rec.ring);
+	gp_emit_lost(0);
+	gp_ring_unlock(&gp_rec.ring);
+	c = gp_rec.ring.cur;
+	CHECKF(c && c->nrec == 2 && c->lost == 8, "records %u, chunk lost %u", c ? c->nrec : 0,
+	       c ? c->lost : 0);
+	if (c && c->nrec == 2) {
+		l = (const void *)c->buf;
+		CHECKF(l->cause == GP_LOST_RING_FULL && l->count == 8, "cause %u count %llu", l->cause,
+		       (unsigned long long)l->count);
+		l = (const void *)(c->buf + l->h.size);
+		CHECKF(l->cause == GP_LOST_NO_TIMESTAMP && l->count == 3, "cause %u count %llu",
+		       l->cause, (unsigned long long)l->count);
+	}
+	CHECKF(gp_rec.ring.dropped == 8, "dropped %llu", (unsigned long long)gp_rec.ring.dropped);
+	tap_end();
+	gp_ring_destroy(&gp_rec.ring);
+}
+
 /* The program closes or dup2s over the trace descriptor mid-run. */
 static void test_fd_taken(int dup_over)
 {
@@ -519,7 +664,7 @@ static void test_hostile_paths(void)
 	close(fd);
 
 	tap_begin("a symlink at the output is never written through");
-	symlink(target, path);
+	CHECKF(symlink(target, path) == 0, "symlink: %s", strerror(errno));
 	CHECKF(gp_tracefile_open(&t, tmpl, 0, 0, 0) == -EEXIST, "no -EEXIST without force");
 	rc = gp_tracefile_open(&t, tmpl, 1, 0, 0);
 	CHECKF(rc == 0, "force: %d", rc);
@@ -529,7 +674,7 @@ static void test_hostile_paths(void)
 	CHECKF(file_is(target, "keep me"), "the link's target changed");
 	unlink(path);
 
-	symlink(dangling, path);
+	CHECKF(symlink(dangling, path) == 0, "symlink: %s", strerror(errno));
 	CHECKF(gp_tracefile_open(&t, tmpl, 0, 0, 0) == -EEXIST, "dangling: no -EEXIST");
 	rc = gp_tracefile_open(&t, tmpl, 1, 0, 0);
 	if (!rc)
@@ -632,6 +777,9 @@ int main(void)
 	test_intern_undo();
 	test_ring_stall();
 	test_disk_full();
+	test_write_eio(0);
+	test_write_eio(1);
+	test_lost_retried();
 	test_fd_taken(0);
 	test_fd_taken(1);
 	test_hostile_paths();
