@@ -659,8 +659,12 @@ static int set_device_kinds(int on)
 		{ GP_TRACE_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "memset", 1 },
 		{ GP_TRACE_API_ALL, CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API", 1 },
 		{ GP_TRACE_API_ALL, CUPTI_ACTIVITY_KIND_DRIVER, "driver API", 1 },
-		/* CUPTI's account of its own cost, for the report's overhead line. */
-		{ UINT32_MAX, CUPTI_ACTIVITY_KIND_OVERHEAD, "CUPTI overhead", 0 },
+		/*
+		 * CUPTI's account of its own cost, for the report's overhead
+		 * line: with API tracing (host-side records), so that a trace of
+		 * device activity alone holds nothing else.
+		 */
+		{ GP_TRACE_API, CUPTI_ACTIVITY_KIND_OVERHEAD, "CUPTI overhead", 0 },
 	};
 	uint32_t t = gp_rec.cfg.trace;
 	int fail = 0;
