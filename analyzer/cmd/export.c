@@ -35,7 +35,8 @@ static void formats_help(FILE *f)
 
 static void help(FILE *f)
 {
-	fputs("usage: gpuprof export --format json|csv|chrome|sqlite [-o OUT] FILE...\n\n"
+	fputs("usage: gpuprof export --format json|csv|chrome|sqlite [-o OUT] FILE...\n"
+	      "       gpuprof export --format csv --table NAME|list [-o OUT] FILE...\n\n"
 	      "Write one or more gpuprof traces (merged) in a machine-readable form.\n\n"
 	      "Formats:\n", f);
 	formats_help(f);
@@ -44,6 +45,8 @@ static void help(FILE *f)
 	      "  -f, --format FMT  json, csv, chrome or sqlite (required)\n"
 	      "  -o, --output OUT  write to OUT instead of standard output (sqlite:\n"
 	      "                    required, a file)\n"
+	      "  --table NAME      csv: write table NAME ('--table list' lists them;\n"
+	      "                    default activities)\n"
 	      "  --stack-depth N   frames of a launch site (default 3)\n"
 	      "  --no-symbolize    do not look launch-site frames up in the debug\n"
 	      "                    information of their modules (with addr2line)\n"
@@ -67,12 +70,14 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "no-symbolize", no_argument, NULL, 'S' },
+		{ "table", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		GA_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *outpath = NULL;
+	const char *outpath = NULL, *table = NULL;
 	const struct ga_format *fmt = NULL;
+	const struct ga_format_table *tab = NULL;
 	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .symbolize = 1 };
 	struct ga_analysis an;
 	struct ga_filter flt;
@@ -120,6 +125,9 @@ int cmd_export(int argc, char **argv)
 		case 'S':
 			ao.symbolize = 0;
 			break;
+		case 'T':
+			table = optarg;
+			break;
 		case 'h':
 			help(stdout);
 			ga_filter_free(&flt);
@@ -136,12 +144,37 @@ int cmd_export(int argc, char **argv)
 			return GA_EXIT_USAGE;
 		}
 	}
-	if (!fmt || optind >= argc) {
+	/* --table list needs no trace. */
+	if (!fmt || (optind >= argc && !(table && !strcmp(table, "list")))) {
 		ga_filter_free(&flt);
 		fputs(!fmt ? "gpuprof export: --format json|csv|chrome|sqlite is required\n" :
 		      "gpuprof export: no trace file given\n", stderr);
 		fputs("Try 'gpuprof export --help'.\n", stderr);
 		return GA_EXIT_USAGE;
+	}
+	if (table) {
+		if (!fmt->tables) {
+			ga_filter_free(&flt);
+			fprintf(stderr, "gpuprof export: --format %s has no tables (--table is for "
+				"csv)\n", fmt->name);
+			return GA_EXIT_USAGE;
+		}
+		if (!strcmp(table, "list")) {
+			for (tab = fmt->tables; tab->name; tab++)
+				printf("%-11s %s\n", tab->name, tab->help);
+			ga_filter_free(&flt);
+			return GA_EXIT_OK;
+		}
+		for (tab = fmt->tables; tab->name && strcmp(tab->name, table); tab++)
+			;
+		if (!tab->name) {
+			ga_filter_free(&flt);
+			fprintf(stderr, "gpuprof export: no table '%s' in %s (--table list lists "
+				"them)\n", table, fmt->name);
+			return GA_EXIT_USAGE;
+		}
+	} else if (fmt->tables) {
+		tab = fmt->tables;
 	}
 	if (fmt->needs_file && (!outpath || !strcmp(outpath, "-"))) {
 		ga_filter_free(&flt);
@@ -151,7 +184,7 @@ int cmd_export(int argc, char **argv)
 	}
 	ao.observe_sites = fmt->observe_sites;
 	ao.list_frames = fmt->list_frames;
-	ao.sites_ahead = fmt->sites_ahead;
+	ao.sites_ahead = fmt->sites_ahead && (!tab || tab->streams);
 	ao.launches = fmt->launches;
 	ao.marks = fmt->marks;
 	if (ga_analysis_init(&an, &ao, &flt)) {
@@ -169,6 +202,7 @@ int cmd_export(int argc, char **argv)
 	e.out = out.f;
 	e.path = out.tmp;
 	e.name = outpath;
+	e.table = tab;
 	e.an = &an;
 	ga_jw_init(&e.jw, e.out);
 	failed = fmt->begin ? fmt->begin(&e) : 0;

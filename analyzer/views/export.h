@@ -19,8 +19,16 @@ struct ga_export {
 	struct ga_jw jw;           /* for JSON formats, on out */
 	struct ga_buf s;           /* scratch for escaping */
 	const char *path;          /* needs_file formats: the (temporary) file to write */
+	const struct ga_format_table *table; /* --table, for formats that have tables */
 	const char *name;          /* the output as the user named it, for messages */
 	void *state;               /* the format's own */
+};
+
+/* One of the tables a format can write instead of its default (--table NAME). */
+struct ga_format_table {
+	const char *name;
+	const char *help;          /* one line for --table list */
+	int streams;               /* streams activities: needs the format's sites_ahead */
 };
 
 struct ga_format {
@@ -33,6 +41,7 @@ struct ga_format {
 	int launches;              /* needs each activity's API call (ga_ranges_launch) */
 	int marks;                 /* needs each NVTX mark */
 	int needs_file;            /* writes a file by name (e->path), never a stream */
+	const struct ga_format_table *tables; /* --table choices, name NULL last; first default */
 	/*
 	 * Before reading: set hooks, write what comes first.  0, -1 out of
 	 * memory, or GA_FORMAT_REPORTED after printing why on stderr.

@@ -11,13 +11,15 @@ count, total, min and max time; per memory copy kind count, bytes and time,
 and the memset totals; per API function count, total time, errors and
 threads; per NVTX range (domain, name) its count and CPU time, per mark its
 count; per launch site its launches and GPU time; the process ids; and that
-every kernel row has its launch configuration.  Also checks that the
+every kernel row has its launch configuration.  The CSV tables
+(`export --format csv --table kernels|api|nvtx|sites`) are compared too.  Also checks that the
 export refuses standard output and leaves an existing file alone when a
 trace cannot be read.  Prints "ok - ..." / "not ok - ..." lines, or one
 "skip - ..." line when the sqlite3 tool is missing; exits 1 if any failed.
 """
-import collections
+import csv
 import glob
+import io
 import json
 import os
 import shutil
@@ -120,6 +122,19 @@ def check_set(analyze, name, inputs, tmp):
                        " JOIN launch_stacks l ON l.process = k.process AND l.stack_id = k.stack_id"
                        " JOIN strings s ON s.id = l.site GROUP BY l.site"),
                ["site"], ("launches", "gpu_ns")))
+    # The CSV tables of the same report (export --format csv --table NAME).
+    for table, jkey, key, fields in (("kernels", "kernels", ["mangled"], ["count", "total_ns", "med_ns"]),
+                                     ("api", "api", ["name"], ["count", "total_ns", "errors", "threads"]),
+                                     ("nvtx", "nvtx", ["domain", "name"], ["count", "cpu_total_ns", "gpu_ns", "kernels"]),
+                                     ("sites", "launch_sites", ["site"], ["launches", "gpu_ns"])):
+        r = subprocess.run([analyze, "export", "--format", "csv", "--table", table, "--no-symbolize"]
+                           + inputs, capture_output=True, text=True)
+        if r.returncode != 0:
+            fails.append("csv --table %s exited %d: %s" % (table, r.returncode, r.stderr[:200]))
+            continue
+        rows = [{k: (int(v) if v.isdigit() else v) for k, v in row.items()}
+                for row in csv.DictReader(io.StringIO(r.stdout))]
+        same("csv table " + table, keyed(j[jkey], key, fields), keyed(rows, key, fields))
     return fails
 
 
