@@ -103,7 +103,7 @@ $(BUILD)/obj/analyzer/%.o: analyzer/%.c
 $(ANALYZER): $(ANA_OBJ)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -pthread -o $@ $^ -lzstd -lstdc++ -lm
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -pthread -o $@ $^ -lzstd -lsqlite3 -lstdc++ -lm
 
 $(WRAPPER): scripts/gpuprof
 	@mkdir -p $(@D)
@@ -131,7 +131,7 @@ REC_CORE_TEST_OBJ := $(REC_CORE_OBJ:$(BUILD)/obj/%=$(BUILD)/obj/san/%) $(REC_CUP
 $(BUILD)/test/test_%: $(BUILD)/obj/test/unit/test_%.o $(UNIT_HELP_OBJ) $(ANA_LIB_OBJ) $(REC_CORE_TEST_OBJ)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -pthread -o $@ $^ -lzstd -lstdc++ -lm
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -pthread -o $@ $^ -lzstd -lsqlite3 -lstdc++ -lm
 
 $(BUILD)/test/apps/%: test/apps/%.cu test/apps/common.h
 	@mkdir -p $(@D)
@@ -175,11 +175,11 @@ fuzz:
 	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crashes
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -pthread -o $(BUILD)/fuzz/fuzz_reader \
-		test/fuzz/fuzz_reader.c $(filter-out analyzer/main.c,$(ANA_SRC)) -lzstd -lstdc++ -lm
+		test/fuzz/fuzz_reader.c $(filter-out analyzer/main.c,$(ANA_SRC)) -lzstd -lsqlite3 -lstdc++ -lm
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -Ipreload -pthread -o $(BUILD)/fuzz/fuzz_options \
 		test/fuzz/fuzz_options.c $(filter-out analyzer/main.c,$(ANA_SRC)) preload/config.c preload/log.c \
-		-lzstd -lstdc++ -lm
+		-lzstd -lsqlite3 -lstdc++ -lm
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ipreload -I$(CUDA_HOME)/include -pthread \
 		-o $(BUILD)/fuzz/fuzz_nvtx test/fuzz/fuzz_nvtx.c cupti/nvtx_tool.c cupti/capture.c \

@@ -1,6 +1,6 @@
 /*
- * gpuprof-analyze: the offline analyzer behind "gpuprof report" and
- * "gpuprof export".  Dispatches to one subcommand and checks that standard
+ * gpuprof-analyze: the offline analyzer behind "gpuprof report",
+ * "gpuprof export" and "gpuprof diff".  Dispatches to one subcommand and checks that standard
  * output was written in full.  Runs offline, never inside a traced program.
  */
 #include <errno.h>
@@ -16,7 +16,8 @@ static const struct {
 	const char *summary;
 } commands[] = {
 	{ "report", cmd_report, "print reports from one or more trace files (they merge)" },
-	{ "export", cmd_export, "write traces as JSON, CSV or Chrome Trace Event JSON" },
+	{ "export", cmd_export, "write traces as JSON, CSV, Chrome Trace Event JSON or SQLite" },
+	{ "diff", cmd_diff, "compare two runs: per kernel, memory operation, NVTX range, API" },
 };
 
 static void usage(FILE *f)

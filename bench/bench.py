@@ -63,6 +63,7 @@ RSS_ADDED_MAX_MIB = 64
 RSS_FLAT_MAX_MIB = 8     # "flat": growth 200k -> end beyond the unprofiled run's
 ANALYZER_MIN_RATE = 20e6
 ANALYZER_MAX_BPR = 24
+SQLITE_MIN_RATE = 1e6    # rows/s of export --format sqlite
 
 CONFIG_ORDER = ["none", "mincupti", "mincupti-graph", "gp-device", "gp-default",
                 "gp-graph", "gp-bt", "torch.profiler", "nsys", "nsys-node"]
@@ -685,6 +686,22 @@ class Bench:
             walls.append(res.wall)
             rss.append(res.maxrss_kib)
             log("  analyzer report rep %d: %.2f s, %d KiB peak" % (i + 1, res.wall, res.maxrss_kib))
+        # The SQLite export: one row per kernel record.
+        db = os.path.join(d, "synth.sqlite")
+        res = run_proc([self.analyzer, "export", "--format", "sqlite", "-o", db, path],
+                       env=self.base_env, timeout=600, keep_stdout=False)
+        ok = res.rc == 0 and not res.timed_out
+        self.add_raw("analyzer", "export-sqlite", 1, "ok" if ok else "error", res,
+                     {"wall_s": res.wall, "maxrss_kib": res.maxrss_kib})
+        if ok:
+            a["sqlite_wall"] = res.wall
+            a["sqlite_rate"] = n / res.wall
+            a["sqlite_rss_kib"] = res.maxrss_kib
+            a["sqlite_bytes"] = os.path.getsize(db)
+            log("  analyzer export --format sqlite: %.2f s, %d KiB peak" % (res.wall, res.maxrss_kib))
+        else:
+            self.note_error("analyzer", "export-sqlite", 1,
+                            "exit %s; stderr: %s" % (res.rc, tail(res.err)))
         self.cleanup(d)
         if walls:
             a["status"] = "ok"
@@ -891,6 +908,13 @@ class Bench:
               "%.1f M" % (a["rate"] / 1e6), "%.1f MiB" % (a["rss_kib"] / 1024.0),
               "%.1f" % a["bpr"]]]))
         L.append("")
+        if "sqlite_rate" in a:
+            L.append(md_table(
+                ["export --format sqlite", "rows/s", "peak RSS", "database size"],
+                [["%.2f s" % a["sqlite_wall"], "%.2f M" % (a["sqlite_rate"] / 1e6),
+                  "%.1f MiB" % (a["sqlite_rss_kib"] / 1024.0),
+                  "%.1f MB" % (a["sqlite_bytes"] / 1e6)]]))
+            L.append("")
         return L
 
     def report_targets(self):
@@ -978,6 +1002,9 @@ class Bench:
                 ok and a["rate"] >= ANALYZER_MIN_RATE)
             add("analyzer peak RSS ≤ %d bytes per record" % ANALYZER_MAX_BPR, "analyzer",
                 "%.1f" % a["bpr"] if ok else None, ok and a["bpr"] <= ANALYZER_MAX_BPR)
+            sr = a.get("sqlite_rate")
+            add("export --format sqlite ≥ %d M rows/s" % (SQLITE_MIN_RATE / 1e6), "analyzer",
+                "%.2f M/s" % (sr / 1e6) if sr else None, sr is not None and sr >= SQLITE_MIN_RATE)
         if not rows:
             return []
         return ["## Targets", "",

@@ -6,6 +6,8 @@
 #   compiler, make            gcc, libc6-dev, make
 #   zstd (static + header)    libzstd-dev     (linked into libgpuprof.so)
 #   libunwind headers         libunwind-dev   (call stacks)
+#   SQLite library + header   libsqlite3-dev  (export --format sqlite; analyzer only)
+#   sqlite3 CLI               sqlite3         (tests of the SQLite export)
 #   python3                   python3         (tests)
 #   CUDA toolkit              ${CUDA_HOME:-/usr/local/cuda}: nvcc, cupti.h
 
@@ -30,6 +32,8 @@ have_file /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/aarch64-linux-gnu/libzstd
 	/usr/lib64/libzstd.a /usr/lib/libzstd.a || pkgs+=(libzstd-dev)
 have_file /usr/include/libunwind.h /usr/include/x86_64-linux-gnu/libunwind.h \
 	/usr/include/aarch64-linux-gnu/libunwind.h || pkgs+=(libunwind-dev)
+have_file /usr/include/sqlite3.h /usr/local/include/sqlite3.h || pkgs+=(libsqlite3-dev)
+command -v sqlite3 >/dev/null 2>&1 || pkgs+=(sqlite3)
 
 if [ ${#pkgs[@]} -gt 0 ]; then
 	mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | awk '!seen[$0]++')

@@ -104,7 +104,7 @@ chmod +x fakeapp
 
 gp --help
 expect help 0
-[[ $out == *run* && $out == *report* && $out == *export* ]] || fail help-lists "commands missing from --help"
+[[ $out == *run* && $out == *report* && $out == *export* && $out == *diff* ]] || fail help-lists "commands missing from --help"
 
 gp run --help
 if [ "$rc" = 0 ] && [[ $out == *--output* && $out == *--force* && $out == *--trace* &&
@@ -375,6 +375,10 @@ rm -f analyze.log
 gp export --format csv a.gpuprof
 judge export-passthrough "analyzer called with: $(cat analyze.log)" \
 	[ "$(cat analyze.log)" = "export --format csv a.gpuprof" ]
+rm -f analyze.log
+gp diff --fail-above 5 a.gpuprof b.gpuprof
+judge diff-passthrough "analyzer called with: $(cat analyze.log)" \
+	[ "$(cat analyze.log)" = "diff --fail-above 5 a.gpuprof b.gpuprof" ]
 
 # Secure execution: the dynamic loader ignores LD_PRELOAD for a program
 # whose setuid or setgid bit changes the user or group it runs as.  The

@@ -4,7 +4,7 @@
 #   bash test/run-tests.sh BUILD_DIR            (make test)
 #
 # In order: the unit test binaries BUILD/test/test_*, the golden analyzer
-# tests, the wrapper tests, a check of the fault shim the GPU tests preload,
+# tests (SQL over the SQLite export among them), the wrapper tests, a check of the fault shim the GPU tests preload,
 # the GPU end-to-end tests (they skip without a GPU), and checks of the
 # recorder library's exported symbols and load-time dependencies.  Every
 # step prints "ok - ...", "not ok - ..." or "skip - ..." lines; they are
@@ -70,6 +70,13 @@ if [ -f test/golden/run.sh ]; then
 fi
 if [ -f test/golden/nvtx-checks.sh ]; then
 	run_step "golden nvtx" bash test/golden/nvtx-checks.sh "$build"
+fi
+if [ -f test/golden/sql-checks.py ]; then
+	if command -v python3 >/dev/null 2>&1; then
+		run_step "golden sql" python3 test/golden/sql-checks.py "$build"
+	else
+		emit "skip - golden sql # python3 not found"
+	fi
 fi
 if [ -f test/golden/stacks-checks.sh ]; then
 	run_step "golden stacks" bash test/golden/stacks-checks.sh "$build"

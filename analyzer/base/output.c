@@ -36,7 +36,9 @@ static int same_as_input(const struct stat *out, char *const *inputs, int n)
 	return -1;
 }
 
-int ga_output_open(struct ga_output *o, const char *path, char *const *inputs, int n)
+/* need_file: the writer needs a regular file's name (ga_output_open_file). */
+static int open_output(struct ga_output *o, const char *path, char *const *inputs, int n,
+		       int need_file)
 {
 	struct stat st, lst;
 	char *dir = NULL;
@@ -44,6 +46,11 @@ int ga_output_open(struct ga_output *o, const char *path, char *const *inputs, i
 	int fd, i;
 
 	memset(o, 0, sizeof(*o));
+	if (need_file && (!path || !strcmp(path, "-"))) {
+		fprintf(stderr, "gpuprof: this output cannot go to standard output: "
+			"name a file with -o\n");
+		return -1;
+	}
 	if (!path || !strcmp(path, "-")) {
 		o->f = stdout;
 		return 0;
@@ -59,6 +66,11 @@ int ga_output_open(struct ga_output *o, const char *path, char *const *inputs, i
 		}
 		if (S_ISDIR(st.st_mode)) {
 			fprintf(stderr, "gpuprof: %s: is a directory\n", path);
+			goto fail;
+		}
+		if (!S_ISREG(st.st_mode) && need_file) {
+			fprintf(stderr, "gpuprof: %s: not a regular file (this output needs one)\n",
+				path);
 			goto fail;
 		}
 		if (!S_ISREG(st.st_mode)) {
@@ -98,6 +110,15 @@ int ga_output_open(struct ga_output *o, const char *path, char *const *inputs, i
 		o->tmp = NULL;
 		goto fail;
 	}
+	if (need_file) {
+		/* The writer opens it by name; an empty file is an empty database. */
+		if (close(fd) != 0) {
+			fprintf(stderr, "gpuprof: %s: %s\n", o->tmp, strerror(errno));
+			goto fail;
+		}
+		free(dir);
+		return 0;
+	}
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
 		close(fd);
@@ -118,16 +139,26 @@ fail:
 	return -1;
 }
 
+int ga_output_open(struct ga_output *o, const char *path, char *const *inputs, int n)
+{
+	return open_output(o, path, inputs, n, 0);
+}
+
+int ga_output_open_file(struct ga_output *o, const char *path, char *const *inputs, int n)
+{
+	return open_output(o, path, inputs, n, 1);
+}
+
 int ga_output_close(struct ga_output *o, int ok)
 {
 	const char *name = o->path ? o->path : "standard output";
 	int err = 0, rc = 0;
 
-	if (!o->f)
+	if (!o->f && !o->tmp)
 		return ok ? 0 : -1;
-	if (fflush(o->f) != 0 || ferror(o->f))
+	if (o->f && (fflush(o->f) != 0 || ferror(o->f)))
 		err = errno ? errno : EIO;
-	if (o->f != stdout && fclose(o->f) != 0 && !err)
+	if (o->f && o->f != stdout && fclose(o->f) != 0 && !err)
 		err = errno ? errno : EIO;
 	if (err) {
 		fprintf(stderr, "gpuprof: %s: error writing: %s\n", name, strerror(err));

@@ -29,7 +29,15 @@ struct ga_output {
 int ga_output_open(struct ga_output *o, const char *path, char *const *inputs, int n);
 
 /*
- * Finishes the output: on ok, flushes, checks every write and puts the
+ * The same for writers that need a file name rather than a stream (a
+ * database): standard output, devices, pipes and sockets are refused; o->f
+ * is NULL and o->tmp names the new, empty file to write, which
+ * ga_output_close() puts in place.  Returns 0, or -1 after printing why.
+ */
+int ga_output_open_file(struct ga_output *o, const char *path, char *const *inputs, int n);
+
+/*
+ * Finishes the output (a writer of o->tmp has closed it): on ok, flushes, checks every write and puts the
  * file in place; otherwise removes only the temporary file it created.
  * Returns 0, or -1 after printing why (the old file, if any, is intact).
  */

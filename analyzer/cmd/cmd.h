@@ -1,7 +1,8 @@
 /*
  * Subcommands of gpuprof-analyze, one file each; main.c dispatches to them.
  * Each returns the process exit status: 0 done, 1 a trace could not be
- * read or output could not be written, 2 bad usage.  Runs offline only.
+ * read or output could not be written, 2 bad usage (diff: 3 when
+ * --fail-above found a regression).  Runs offline only.
  */
 #ifndef GA_ANALYZER_CMD_H
 #define GA_ANALYZER_CMD_H
@@ -9,9 +10,11 @@
 #define GA_EXIT_OK 0
 #define GA_EXIT_FAIL 1
 #define GA_EXIT_USAGE 2
+#define GA_EXIT_GREW 3             /* diff --fail-above: something grew too much */
 
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 /* The process runner of "gpuprof run" (cmd-run-child.c); not listed in --help. */
 int cmd_run_child(int argc, char **argv);
 /* The wrapper's output-template check (template.c); not listed in --help. */

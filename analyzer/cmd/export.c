@@ -1,7 +1,7 @@
 /*
  * "gpuprof export": options, then the analysis (model/analysis.h) written
  * by one of the export formats (views/formats.c lists them: json, csv,
- * chrome).  All honour the filters of model/filter.h.  Runs offline only.
+ * chrome, sqlite).  All honour the filters of model/filter.h.  Runs offline only.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -35,14 +35,18 @@ static void formats_help(FILE *f)
 
 static void help(FILE *f)
 {
-	fputs("usage: gpuprof export --format json|csv|chrome [-o OUT] FILE...\n\n"
+	fputs("usage: gpuprof export --format json|csv|chrome|sqlite [-o OUT] FILE...\n"
+	      "       gpuprof export --format csv --table NAME|list [-o OUT] FILE...\n\n"
 	      "Write one or more gpuprof traces (merged) in a machine-readable form.\n\n"
 	      "Formats:\n", f);
 	formats_help(f);
 	fputs("\n"
 	      "Options:\n"
-	      "  -f, --format FMT  json, csv or chrome (required)\n"
-	      "  -o, --output OUT  write to OUT instead of standard output\n"
+	      "  -f, --format FMT  json, csv, chrome or sqlite (required)\n"
+	      "  -o, --output OUT  write to OUT instead of standard output (sqlite:\n"
+	      "                    required, a file)\n"
+	      "  --table NAME      csv: write table NAME ('--table list' lists them;\n"
+	      "                    default activities)\n"
 	      "  --stack-depth N   frames of a launch site (default 3)\n"
 	      "  --no-symbolize    do not look launch-site frames up in the debug\n"
 	      "                    information of their modules (with addr2line)\n"
@@ -54,7 +58,8 @@ static void help(FILE *f)
 	      "column (innermost range) in csv and as slices, async ranges and\n"
 	      "instant events in chrome.\n"
 	      "Call stacks (gpuprof run --backtrace) appear as \"launch_sites\" in json\n"
-	      "and as the \"stack\" column (the collapsed launch site) in csv.\n\n"
+	      "and as the \"stack\" column (the collapsed launch site) in csv.\n"
+	      "The sqlite schema (tables, columns, units) is in docs/SQL.md.\n\n"
 	      "Exit status: 0 on success (damaged traces export what precedes the\n"
 	      "damage, with a warning), 1 when a file cannot be read or the output\n"
 	      "cannot be written, 2 on bad usage.\n", f);
@@ -68,12 +73,14 @@ int cmd_export(int argc, char **argv)
 		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "no-symbolize", no_argument, NULL, 'S' },
 		{ "latency", no_argument, NULL, 'L' },
+		{ "table", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		GA_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *outpath = NULL;
+	const char *outpath = NULL, *table = NULL;
 	const struct ga_format *fmt = NULL;
+	const struct ga_format_table *tab = NULL;
 	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .symbolize = 1 };
 	struct ga_analysis an;
 	struct ga_filter flt;
@@ -99,8 +106,8 @@ int cmd_export(int argc, char **argv)
 		case 'f':
 			fmt = ga_format_find(optarg);
 			if (!fmt) {
-				fprintf(stderr, "gpuprof export: unknown format '%s' (json, csv or "
-					"chrome)\n", optarg);
+				fprintf(stderr, "gpuprof export: unknown format '%s' (json, csv, "
+					"chrome or sqlite)\n", optarg);
 				ga_filter_free(&flt);
 				return GA_EXIT_USAGE;
 			}
@@ -124,6 +131,9 @@ int cmd_export(int argc, char **argv)
 		case 'S':
 			ao.symbolize = 0;
 			break;
+		case 'T':
+			table = optarg;
+			break;
 		case 'h':
 			help(stdout);
 			ga_filter_free(&flt);
@@ -140,16 +150,47 @@ int cmd_export(int argc, char **argv)
 			return GA_EXIT_USAGE;
 		}
 	}
-	if (!fmt || optind >= argc) {
+	/* --table list needs no trace. */
+	if (!fmt || (optind >= argc && !(table && !strcmp(table, "list")))) {
 		ga_filter_free(&flt);
-		fputs(!fmt ? "gpuprof export: --format json|csv|chrome is required\n" :
+		fputs(!fmt ? "gpuprof export: --format json|csv|chrome|sqlite is required\n" :
 		      "gpuprof export: no trace file given\n", stderr);
 		fputs("Try 'gpuprof export --help'.\n", stderr);
 		return GA_EXIT_USAGE;
 	}
+	if (table) {
+		if (!fmt->tables) {
+			ga_filter_free(&flt);
+			fprintf(stderr, "gpuprof export: --format %s has no tables (--table is for "
+				"csv)\n", fmt->name);
+			return GA_EXIT_USAGE;
+		}
+		if (!strcmp(table, "list")) {
+			for (tab = fmt->tables; tab->name; tab++)
+				printf("%-11s %s\n", tab->name, tab->help);
+			ga_filter_free(&flt);
+			return GA_EXIT_OK;
+		}
+		for (tab = fmt->tables; tab->name && strcmp(tab->name, table); tab++)
+			;
+		if (!tab->name) {
+			ga_filter_free(&flt);
+			fprintf(stderr, "gpuprof export: no table '%s' in %s (--table list lists "
+				"them)\n", table, fmt->name);
+			return GA_EXIT_USAGE;
+		}
+	} else if (fmt->tables) {
+		tab = fmt->tables;
+	}
+	if (fmt->needs_file && (!outpath || !strcmp(outpath, "-"))) {
+		ga_filter_free(&flt);
+		fprintf(stderr, "gpuprof export: --format %s writes a file: give it with -o FILE\n",
+			fmt->name);
+		return GA_EXIT_USAGE;
+	}
 	ao.observe_sites = fmt->observe_sites;
 	ao.list_frames = fmt->list_frames;
-	ao.sites_ahead = fmt->sites_ahead;
+	ao.sites_ahead = fmt->sites_ahead && (!tab || tab->streams);
 	ao.launches = fmt->launches || latency;
 	ao.marks = fmt->marks;
 	if (ga_analysis_init(&an, &ao, &flt)) {
@@ -157,24 +198,26 @@ int cmd_export(int argc, char **argv)
 		fputs("gpuprof: out of memory\n", stderr);
 		return GA_EXIT_FAIL;
 	}
-	if (ga_output_open(&out, outpath, argv + optind, argc - optind)) {
+	if ((fmt->needs_file ? ga_output_open_file : ga_output_open)(&out, outpath, argv + optind,
+								    argc - optind)) {
 		ga_analysis_free(&an);
 		ga_filter_free(&flt);
 		return GA_EXIT_FAIL;
 	}
 	memset(&e, 0, sizeof(e));
 	e.out = out.f;
+	e.path = out.tmp;
+	e.name = outpath;
+	e.table = tab;
 	e.an = &an;
 	ga_jw_init(&e.jw, e.out);
-	failed = fmt->begin && fmt->begin(&e);
-	if (failed)
+	failed = fmt->begin ? fmt->begin(&e) : 0;
+	if (failed == -1)
 		fputs("gpuprof: out of memory\n", stderr);
 	if (!failed)
 		failed = ga_analysis_build(&an, argv + optind, argc - optind) != 0;
-	if (!failed && fmt->end && fmt->end(&e)) {
+	if (!failed && fmt->end && (failed = fmt->end(&e)) == -1)
 		fputs("gpuprof: out of memory\n", stderr);
-		failed = 1;
-	}
 	ga_jw_flush(&e.jw);
 	if (e.jw.err && !failed) {
 		fputs("gpuprof: out of memory\n", stderr);

@@ -926,6 +926,13 @@ static uint32_t collapse(struct ga_sites *st, struct ga_model *m, uint32_t si)
 	return id;
 }
 
+uint32_t ga_sites_stack_of(const struct ga_sites *st, const struct ga_act *a)
+{
+	int deferred;
+
+	return launch_stack(st, a, &deferred);
+}
+
 uint32_t ga_sites_site_of(struct ga_sites *st, struct ga_model *m, const struct ga_act *a)
 {
 	uint32_t stack, *v;

@@ -186,6 +186,14 @@ int ga_sites_any(const struct ga_sites *st);
 uint32_t ga_sites_site_of(struct ga_sites *st, struct ga_model *m, const struct ga_act *a);
 
 /*
+ * The file's stack id of the call stack a GPU activity was launched from,
+ * as known while it streams by (the observer has seen it): a graph node's
+ * own stack when its GRAPH_NODE record came first, else its correlation's
+ * (the graph launch's); 0 when it has none.
+ */
+uint32_t ga_sites_stack_of(const struct ga_sites *st, const struct ga_act *a);
+
+/*
  * After the model is finished: settle deferred graph nodes, symbolize
  * (st->symbolize), build the sites.  Returns 0, or -1 when memory runs out.
  */

@@ -1,10 +1,15 @@
 /*
- * "export --format csv": one row per GPU activity, streamed as the model
- * reads them (no memory per record), with the innermost NVTX range and the
- * collapsed launch site.  Runs offline only.
+ * "export --format csv": one CSV table.  The default, "activities", is one
+ * row per GPU activity, streamed as the model reads them (no memory per
+ * record), in the order of the traces, with the innermost NVTX range, the
+ * collapsed launch site and the process's host, rank, pid and file.  The
+ * others (--table NAME) are the report's tables, written from the finished
+ * analysis: kernels, memory, api, nvtx, sites, devices.  Times are integer
+ * nanoseconds (columns "_ns"), sizes bytes.  Runs offline only.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "views/export.h"
@@ -19,6 +24,32 @@ static void field(struct ga_export *e, const char *s, size_t len)
 	e->s.len = 0;
 	if (ga_csv_escape(&e->s, s, len) == 0 && e->s.len)
 		fwrite(e->s.p, 1, e->s.len, e->out);
+}
+
+static void cfield(struct ga_export *e, const char *s)
+{
+	field(e, s, strlen(s));
+}
+
+/* A strtab id's text as a field. */
+static void sfield(struct ga_export *e, const struct ga_model *m, uint32_t id)
+{
+	if (id)
+		field(e, ga_model_str(m, id), ga_strtab_len(&m->strs, id));
+}
+
+/* host,rank,pid,file of a process (rank empty when unknown). */
+static void proc_fields(struct ga_export *e, const struct ga_model *m, uint32_t proc)
+{
+	const struct ga_proc *p = &m->procs[proc];
+
+	sfield(e, m, p->host);
+	fputc(',', e->out);
+	if (p->rank != GA_NO_RANK)
+		fprintf(e->out, "%u", p->rank);
+	fprintf(e->out, ",%u,", p->pid);
+	if (p->file < m->nfiles)
+		cfield(e, m->files[p->file].path);
 }
 
 static int row(void *ctx, struct ga_model *m, const struct ga_act *a)
@@ -51,23 +82,192 @@ static int row(void *ctx, struct ga_model *m, const struct ga_act *a)
 		return -1;
 	if (site)
 		field(e, ga_model_str(m, site), ga_strtab_len(&m->strs, site));
+	fputc(',', o);
+	/* host, rank, file: after the older columns, which scripts read by position. */
+	sfield(e, m, m->procs[a->proc].host);
+	fputc(',', o);
+	if (m->procs[a->proc].rank != GA_NO_RANK)
+		fprintf(o, "%u", m->procs[a->proc].rank);
+	fputc(',', o);
+	if (m->procs[a->proc].file < m->nfiles)
+		cfield(e, m->files[m->procs[a->proc].file].path);
 	fputc('\n', o);
 	return ferror(o) ? -1 : 0;
 }
 
+static int is_table(const struct ga_export *e, const char *name)
+{
+	return e->table && !strcmp(e->table->name, name);
+}
+
 static int begin(struct ga_export *e)
 {
+	if (e->table && !e->table->streams)
+		return 0;
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = row;
 	fputs("kind,name,start_ns,end_ns,duration_ns,device,context,stream,"
-	      "correlation,bytes,copy_kind,graph_id,graph_node,pid,nvtx,stack\n", e->out);
+	      "correlation,bytes,copy_kind,graph_id,graph_node,pid,nvtx,stack,"
+	      "host,rank,file\n", e->out);
 	return 0;
 }
 
+static int kernels(struct ga_export *e, struct ga_model *m)
+{
+	uint32_t *ord = ga_model_order_kernels(m);
+
+	if (!ord)
+		return -1;
+	fputs("name,short_name,mangled,count,total_ns,avg_ns,med_ns,min_ns,max_ns,in_graph\n",
+	      e->out);
+	for (size_t i = 0; i < m->nkstats; i++) {
+		const struct ga_kstat *k = &m->kstats[ord[i]];
+
+		if (!k->count)
+			continue;
+		cfield(e, ga_strtab_full(&m->strs, k->name));
+		fputc(',', e->out);
+		cfield(e, ga_strtab_short(&m->strs, k->name));
+		fputc(',', e->out);
+		sfield(e, m, k->name);
+		fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 "\n", k->count, k->total, k->total / k->count,
+			k->med, k->min, k->max, k->in_graph);
+	}
+	free(ord);
+	return 0;
+}
+
+static void memory(struct ga_export *e, const struct ga_model *m)
+{
+	char kb[16];
+
+	fputs("operation,copy_kind,count,bytes,total_ns\n", e->out);
+	for (size_t i = 0; i < GA_COPY_KIND_MAX; i++) {
+		const struct ga_memstat *s = &m->copy[i];
+
+		if (s->count)
+			fprintf(e->out, "memcpy,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+				ga_model_copy_kind((unsigned)i, kb, sizeof(kb)), s->count, s->bytes,
+				s->total);
+	}
+	if (m->memset_st.count)
+		fprintf(e->out, "memset,,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", m->memset_st.count,
+			m->memset_st.bytes, m->memset_st.total);
+}
+
+static int api(struct ga_export *e, const struct ga_model *m)
+{
+	uint32_t *ord = ga_model_order_api(m);
+
+	if (!ord)
+		return -1;
+	fputs("name,count,total_ns,avg_ns,med_ns,min_ns,max_ns,errors,threads\n", e->out);
+	for (size_t i = 0; i < m->nastats; i++) {
+		const struct ga_astat *a = &m->astats[ord[i]];
+
+		if (!a->count)
+			continue;
+		sfield(e, m, a->name);
+		fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", a->count, a->total,
+			a->total / a->count, a->med, a->min, a->max, a->errors, a->threads);
+	}
+	free(ord);
+	return 0;
+}
+
+/* Ranges by (domain, name), GPU time and kernels inclusive, as in the report. */
+static int nvtx(struct ga_export *e, const struct ga_model *m, const struct ga_ranges *rg,
+		int filtered)
+{
+	uint32_t *ord = ga_ranges_order_keys(rg, m);
+
+	if (!ord)
+		return -1;
+	fputs("domain,name,count,unterminated,cpu_total_ns,cpu_min_ns,cpu_max_ns,gpu_ns,"
+	      "activities,kernels\n", e->out);
+	for (size_t i = 0; i < rg->nkeys; i++) {
+		const struct ga_ranges_key *k = &rg->keys[ord[i]];
+
+		if (!k->count || (filtered && !k->acts))
+			continue;
+		sfield(e, m, k->domain);
+		fputc(',', e->out);
+		sfield(e, m, k->name);
+		fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", k->count, k->unterminated,
+			k->cpu_total, k->cpu_min, k->cpu_max, k->gpu_ns, k->acts, k->kernels);
+	}
+	free(ord);
+	return 0;
+}
+
+static void sites(struct ga_export *e, const struct ga_model *m, const struct ga_sites *st)
+{
+	fputs("site,launches,gpu_ns,kernels\n", e->out);
+	for (size_t i = 0; i < st->nsites; i++) {
+		const struct ga_stack_site *x = &st->sites[st->order[i]];
+
+		sfield(e, m, x->str);
+		fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",%u\n", x->launches, x->gpu_ns, x->kernels);
+	}
+}
+
+/* The device summary: one row per (process, device), busy time per physical GPU. */
+static void devices(struct ga_export *e, const struct ga_model *m)
+{
+	fputs("host,rank,pid,file,device,name,activities,total_ns,busy_ns\n", e->out);
+	for (size_t i = 0; i < m->ndevrows; i++) {
+		const struct ga_devrow *r = &m->devrows[i];
+		const struct ga_device *d = &m->devs[r->dev];
+
+		proc_fields(e, m, r->proc);
+		fprintf(e->out, ",%u,", r->id);
+		sfield(e, m, d->name);
+		fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", r->count, r->total,
+			d->busy_ns);
+	}
+}
+
+static int end(struct ga_export *e)
+{
+	struct ga_model *m = &e->an->m;
+	int rc = 0;
+
+	if (is_table(e, "kernels"))
+		rc = kernels(e, m);
+	else if (is_table(e, "memory"))
+		memory(e, m);
+	else if (is_table(e, "api"))
+		rc = api(e, m);
+	else if (is_table(e, "nvtx"))
+		rc = nvtx(e, m, &e->an->rg, ga_analysis_filtered(e->an));
+	else if (is_table(e, "sites"))
+		sites(e, m, &e->an->st);
+	else if (is_table(e, "devices"))
+		devices(e, m);
+	return rc;
+}
+
+static const struct ga_format_table tables[] = {
+	{ "activities", "one row per GPU activity, in trace order (the default)", 1 },
+	{ "kernels", "per kernel: count, total, avg, median, min, max time", 0 },
+	{ "memory", "per copy kind, and memset: count, bytes, time", 0 },
+	{ "api", "per CUDA API function: count, time statistics, errors, threads", 0 },
+	{ "nvtx", "per NVTX range: count, CPU time, GPU time, kernels", 0 },
+	{ "sites", "per launch site (gpuprof run --backtrace): launches, GPU time", 0 },
+	{ "devices", "per process and device: activities, time, busy time", 0 },
+	{ NULL, NULL, 0 },
+};
+
 const struct ga_format ga_format_csv = {
 	.name = "csv",
-	.help = "one row per GPU activity (kernel, memcpy, memset, graph)",
+	.help = "one row per GPU activity (kernel, memcpy, memset, graph),\n"
+		"or one of the report's tables (--table list)",
 	.observe_sites = 1,
 	.sites_ahead = 1,
+	.tables = tables,
 	.begin = begin,
+	.end = end,
 };

@@ -18,7 +18,17 @@ struct ga_export {
 	struct ga_analysis *an;
 	struct ga_jw jw;           /* for JSON formats, on out */
 	struct ga_buf s;           /* scratch for escaping */
+	const char *path;          /* needs_file formats: the (temporary) file to write */
+	const struct ga_format_table *table; /* --table, for formats that have tables */
+	const char *name;          /* the output as the user named it, for messages */
 	void *state;               /* the format's own */
+};
+
+/* One of the tables a format can write instead of its default (--table NAME). */
+struct ga_format_table {
+	const char *name;
+	const char *help;          /* one line for --table list */
+	int streams;               /* streams activities: needs the format's sites_ahead */
 };
 
 struct ga_format {
@@ -30,15 +40,24 @@ struct ga_format {
 	int sites_ahead;           /* streams rows that name sites: read stacks first */
 	int launches;              /* needs each activity's API call (ga_ranges_launch) */
 	int marks;                 /* needs each NVTX mark */
-	/* Before reading: set hooks, write what comes first.  0, or -1 out of memory. */
+	int needs_file;            /* writes a file by name (e->path), never a stream */
+	const struct ga_format_table *tables; /* --table choices, name NULL last; first default */
+	/*
+	 * Before reading: set hooks, write what comes first.  0, -1 out of
+	 * memory, or GA_FORMAT_REPORTED after printing why on stderr.
+	 */
 	int (*begin)(struct ga_export *e);
-	/* After reading: write the rest.  0, or -1 out of memory. */
+	/* After reading: write the rest.  Returns as begin does. */
 	int (*end)(struct ga_export *e);
 	/* Release the format's state, whatever happened. */
 	void (*done)(struct ga_export *e);
 };
 
-extern const struct ga_format ga_format_json, ga_format_csv, ga_format_chrome;
+/* begin/end failed and said why. */
+#define GA_FORMAT_REPORTED (-2)
+
+extern const struct ga_format ga_format_json, ga_format_csv, ga_format_chrome,
+	ga_format_sqlite;
 
 /* The formats, NULL-terminated, in the order --help lists them. */
 extern const struct ga_format *const ga_formats[];

@@ -2,7 +2,7 @@
  * libFuzzer target for everything the analyzer does with a trace: the
  * reader (header, chunks, checksums, salvage, the threaded decoder for
  * inputs of 512 KiB and more), the model, and the views (report, its
- * timeline, and the json, csv and chrome exports).  `make fuzz` builds it
+ * timeline, and the json, csv, chrome and sqlite exports).  `make fuzz` builds it
  * with clang and runs it (FUZZ_SECONDS, corpus seeded from test/golden/);
  * test/unit/test_fuzz_smoke.c runs it over the golden traces and
  * deterministic mutations of them in every `make test`.
@@ -33,6 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int memfd = -1;
 static char memfd_path[64];
+static char db_path[4096];         /* the sqlite export's output, removed after each run */
 
 /* Runs one view on the file behind memfd_path, its output discarded. */
 static void view(unsigned which)
@@ -43,11 +44,18 @@ static void view(unsigned which)
 		{ "export", "--format", "json", "-o", "/dev/null", NULL },
 		{ "export", "--format", "csv", "-o", "/dev/null", NULL },
 		{ "export", "--format", "chrome", "-o", "/dev/null", NULL },
+		{ "export", "--format", "sqlite", "-o", db_path, NULL },
 	};
 	char *argv[8];
 	int argc = 0, saved_out, saved_err, devnull;
 
 	which %= sizeof(argvs) / sizeof(argvs[0]);
+	if (!db_path[0]) {
+		const char *t = getenv("TMPDIR");
+
+		snprintf(db_path, sizeof(db_path), "%s/gpuprof-fuzz-%ld.sqlite",
+			 t && *t ? t : "/tmp", (long)getpid());
+	}
 	while (argvs[which][argc])
 		argv[argc] = argvs[which][argc], argc++;
 	if (which >= 2)
@@ -72,6 +80,7 @@ static void view(unsigned which)
 	close(saved_out);
 	close(saved_err);
 	close(devnull);
+	unlink(db_path);
 }
 
 static void run(const void *buf, size_t len, unsigned which)

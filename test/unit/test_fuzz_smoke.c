@@ -154,7 +154,7 @@ int main(void)
 		if (!buf)
 			continue;
 		m = malloc(len + 1);
-		for (unsigned v = 0; v < 5; v++) {
+		for (unsigned v = 0; v < 6; v++) {
 			memcpy(m, buf, len);
 			m[len] = (unsigned char)v;
 			LLVMFuzzerTestOneInput(m, len + 1), runs++;

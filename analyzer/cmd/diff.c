@@ -1,0 +1,159 @@
+/*
+ * "gpuprof diff BASE NEW": two runs compared, per kernel, memory operation
+ * kind, NVTX range and API function (model/diff.h), printed as a table or
+ * JSON (views/diff.h).  Each side is one trace, or several (merged) with
+ * "--" between the sides.  --fail-above makes the exit status a CI check.
+ * Runs offline only.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "model/analysis.h"
+#include "model/diff.h"
+#include "views/diff.h"
+
+static void help(FILE *f)
+{
+	fputs("usage: gpuprof diff [options] BASE.gpuprof NEW.gpuprof\n"
+	      "       gpuprof diff [options] BASE... -- NEW...\n\n"
+	      "Compare two runs: per kernel, memory operation kind, NVTX range and\n"
+	      "CUDA API function, the count and total time in BASE and in NEW, the\n"
+	      "change and the ratio NEW/BASE, the biggest absolute change in time\n"
+	      "first.  Several traces on a side (with -- between the sides) merge as\n"
+	      "in a report.  NVTX ranges compare their CPU (host) time.\n\n"
+	      "Options:\n"
+	      "  --threshold PCT    hide items whose time changed by less than PCT\n"
+	      "                     percent (either way)\n"
+	      "  --fail-above PCT   exit with status 3 when any item's time grew by\n"
+	      "                     more than PCT percent (items only in NEW count as\n"
+	      "                     grown); for CI\n"
+	      "  --json             print JSON instead of a table\n"
+	      "  -h, --help         show this help\n\n"
+	      "Exit status: 0 done, 1 when a trace cannot be read, 2 on bad usage,\n"
+	      "3 when --fail-above found an item that grew by more than PCT.\n", f);
+}
+
+/* A percentage option: a finite number >= 0. */
+static int pct_arg(const char *opt, const char *s, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	if (!*s || *end || !isfinite(*v) || *v < 0) {
+		fprintf(stderr, "gpuprof diff: %s needs a percentage (a number >= 0), not '%s'\n",
+			opt, s);
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads one side into an analysis.  0, or -1 after printing why. */
+static int side(struct ga_analysis *an, struct ga_filter *flt, char **paths, int n)
+{
+	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH };
+
+	ga_filter_init(flt);
+	if (ga_analysis_init(an, &ao, flt)) {
+		fputs("gpuprof: out of memory\n", stderr);
+		return -1;
+	}
+	if (ga_analysis_build(an, paths, n)) {
+		ga_analysis_free(an);
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "threshold", required_argument, NULL, 't' },
+		{ "fail-above", required_argument, NULL, 'F' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ga_diff_view v = { .fail_above = -1 };
+	struct ga_analysis an[2];
+	struct ga_filter flt[2];
+	struct ga_diff d;
+	char **paths[2];
+	int n[2], sep, c, json = 0, rc = GA_EXIT_OK;
+
+	/* "--" splits the sides; options come before it. */
+	for (sep = 1; sep < argc && strcmp(argv[sep], "--"); sep++)
+		;
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(sep, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (pct_arg("--threshold", optarg, &v.threshold))
+				return GA_EXIT_USAGE;
+			break;
+		case 'F':
+			if (pct_arg("--fail-above", optarg, &v.fail_above))
+				return GA_EXIT_USAGE;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			help(stdout);
+			return GA_EXIT_OK;
+		default:
+			if (optopt == 't' || optopt == 'F')
+				fprintf(stderr, "gpuprof diff: %s needs a value\n", argv[optind - 1]);
+			else if (optopt)
+				fprintf(stderr, "gpuprof diff: unknown option '-%c'\n", optopt);
+			else
+				fprintf(stderr, "gpuprof diff: unknown option '%s'\n", argv[optind - 1]);
+			fputs("Try 'gpuprof diff --help'.\n", stderr);
+			return GA_EXIT_USAGE;
+		}
+	}
+	if (sep < argc) {
+		paths[0] = argv + optind;
+		n[0] = sep - optind;
+		paths[1] = argv + sep + 1;
+		n[1] = argc - sep - 1;
+	} else {
+		paths[0] = argv + optind;
+		paths[1] = argv + optind + 1;
+		n[0] = n[1] = argc - optind == 2 ? 1 : 0;
+	}
+	if (!n[0] || !n[1]) {
+		fputs("gpuprof diff: give two traces, BASE and NEW (or BASE... -- NEW...)\n"
+		      "Try 'gpuprof diff --help'.\n", stderr);
+		return GA_EXIT_USAGE;
+	}
+	v.base = n[0] == 1 ? paths[0][0] : "(several traces)";
+	v.nw = n[1] == 1 ? paths[1][0] : "(several traces)";
+	if (side(&an[0], &flt[0], paths[0], n[0])) {
+		ga_filter_free(&flt[0]);
+		return GA_EXIT_FAIL;
+	}
+	if (side(&an[1], &flt[1], paths[1], n[1])) {
+		ga_analysis_free(&an[0]);
+		ga_filter_free(&flt[0]);
+		ga_filter_free(&flt[1]);
+		return GA_EXIT_FAIL;
+	}
+	if (ga_diff_build(&d, &an[0], &an[1]) ||
+	    (json ? ga_diff_print_json : ga_diff_print_text)(stdout, &d, &v)) {
+		fputs("gpuprof: out of memory\n", stderr);
+		rc = GA_EXIT_FAIL;
+	} else if (v.fail_above >= 0 && ga_diff_grown(&d, v.fail_above)) {
+		rc = GA_EXIT_GREW;
+	}
+	ga_diff_free(&d);
+	for (int i = 0; i < 2; i++) {
+		ga_analysis_free(&an[i]);
+		ga_filter_free(&flt[i]);
+	}
+	return rc;
+}

@@ -1,0 +1,193 @@
+/*
+ * Two analyses compared (see diff.h).  Runs offline only.
+ */
+#include "model/diff.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ga_diff_kind_name(enum ga_diff_kind k)
+{
+	static const char *const names[GA_DIFF_KIND_COUNT] = {
+		[GA_DIFF_KERNEL] = "kernel", [GA_DIFF_MEMORY] = "memory",
+		[GA_DIFF_NVTX] = "nvtx", [GA_DIFF_API] = "api",
+	};
+
+	return (unsigned)k < GA_DIFF_KIND_COUNT ? names[k] : "?";
+}
+
+/* FNV-1a of the kind and name, for the matching map. */
+static uint64_t key_of(enum ga_diff_kind k, const char *s)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)k;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+struct builder {
+	struct ga_diff *d;
+	struct ga_map map;         /* (hash, collision index) -> item index */
+};
+
+/* Adds count and time to side `side` of item (kind, name). */
+static int add(struct builder *b, int side, enum ga_diff_kind kind, const char *name,
+	       uint64_t count, uint64_t ns)
+{
+	struct ga_diff *d = b->d;
+	uint64_t h = key_of(kind, name);
+	struct ga_diff_item *it;
+	uint32_t *slot;
+	uint64_t i;
+	int r;
+
+	/* Equal hashes of different names take the next collision index. */
+	for (i = 0;; i++) {
+		r = ga_map_insert(&b->map, h, i, &slot);
+		if (r < 0)
+			return -1;
+		if (r == 1)
+			break;
+		it = &d->v[*slot];
+		if (it->kind == kind && !strcmp(it->name, name))
+			goto found;
+	}
+	if (ga_util_grow(&d->v, &d->cap, d->n + 1, sizeof(*d->v))) {
+		ga_map_remove(&b->map, h, i);
+		return -1;
+	}
+	it = &d->v[d->n];
+	memset(it, 0, sizeof(*it));
+	it->kind = kind;
+	it->name = strdup(name);
+	if (!it->name) {
+		ga_map_remove(&b->map, h, i);
+		return -1;
+	}
+	*slot = (uint32_t)d->n++;
+found:
+	it->count[side] += count;
+	it->ns[side] += ns;
+	it->present[side] = 1;
+	return 0;
+}
+
+static int add_side(struct builder *b, int side, struct ga_analysis *an)
+{
+	struct ga_model *m = &an->m;
+	struct ga_ranges *rg = &an->rg;
+	char name[64], kb[16];
+	size_t i;
+
+	for (i = 0; i < m->nkstats; i++) {
+		const struct ga_kstat *k = &m->kstats[i];
+
+		if (k->count && add(b, side, GA_DIFF_KERNEL, ga_strtab_full(&m->strs, k->name),
+				    k->count, k->total))
+			return -1;
+	}
+	for (i = 0; i < GA_COPY_KIND_MAX; i++) {
+		const struct ga_memstat *s = &m->copy[i];
+
+		if (!s->count)
+			continue;
+		snprintf(name, sizeof(name), "memcpy %s", ga_model_copy_kind((unsigned)i, kb, sizeof(kb)));
+		if (add(b, side, GA_DIFF_MEMORY, name, s->count, s->total))
+			return -1;
+	}
+	if (m->memset_st.count &&
+	    add(b, side, GA_DIFF_MEMORY, "memset", m->memset_st.count, m->memset_st.total))
+		return -1;
+	for (i = 0; i < rg->nkeys; i++) {
+		const struct ga_ranges_key *k = &rg->keys[i];
+
+		if (k->count && add(b, side, GA_DIFF_NVTX, ga_model_str(m, k->label), k->count,
+				    k->cpu_total))
+			return -1;
+	}
+	for (i = 0; i < m->nastats; i++) {
+		const struct ga_astat *a = &m->astats[i];
+
+		if (a->count && add(b, side, GA_DIFF_API, ga_model_str(m, a->name), a->count, a->total))
+			return -1;
+	}
+	return 0;
+}
+
+int64_t ga_diff_delta(const struct ga_diff_item *it)
+{
+	return (int64_t)(it->ns[1] - it->ns[0]);
+}
+
+double ga_diff_change_pct(const struct ga_diff_item *it)
+{
+	if (!it->ns[0])
+		return it->ns[1] ? INFINITY : 0.0;
+	return ((double)it->ns[1] - (double)it->ns[0]) * 100.0 / (double)it->ns[0];
+}
+
+double ga_diff_ratio(const struct ga_diff_item *it)
+{
+	if (!it->ns[0])
+		return it->ns[1] ? INFINITY : 1.0;
+	return (double)it->ns[1] / (double)it->ns[0];
+}
+
+int ga_diff_shown(const struct ga_diff_item *it, double pct)
+{
+	return pct <= 0 || fabs(ga_diff_change_pct(it)) >= pct;
+}
+
+size_t ga_diff_grown(const struct ga_diff *d, double pct)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < d->n; i++)
+		if (ga_diff_change_pct(&d->v[i]) > pct)
+			n++;
+	return n;
+}
+
+static uint64_t absdelta(const struct ga_diff_item *it)
+{
+	return it->ns[1] > it->ns[0] ? it->ns[1] - it->ns[0] : it->ns[0] - it->ns[1];
+}
+
+static int cmp_item(const void *pa, const void *pb)
+{
+	const struct ga_diff_item *a = pa, *b = pb;
+	uint64_t x = absdelta(a), y = absdelta(b);
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+int ga_diff_build(struct ga_diff *d, struct ga_analysis *base, struct ga_analysis *nw)
+{
+	struct builder b = { d, { 0 } };
+
+	memset(d, 0, sizeof(*d));
+	if (add_side(&b, 0, base) || add_side(&b, 1, nw)) {
+		ga_map_free(&b.map);
+		ga_diff_free(d);
+		return -1;
+	}
+	ga_map_free(&b.map);
+	if (d->n)
+		qsort(d->v, d->n, sizeof(*d->v), cmp_item);
+	return 0;
+}
+
+void ga_diff_free(struct ga_diff *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		free(d->v[i].name);
+	free(d->v);
+	memset(d, 0, sizeof(*d));
+}

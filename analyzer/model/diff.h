@@ -1,0 +1,62 @@
+/*
+ * Two analyses compared ("gpuprof diff BASE NEW"): per kernel, memory
+ * operation kind, NVTX range and API function, the count and total time
+ * on each side, matched by name, sorted by the absolute change in time.
+ * Names are copied, so both analyses may be freed after ga_diff_build().
+ * Runs offline only; prints nothing.
+ */
+#ifndef GA_MODEL_DIFF_H
+#define GA_MODEL_DIFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/analysis.h"
+
+enum ga_diff_kind {
+	GA_DIFF_KERNEL,            /* by demangled name */
+	GA_DIFF_MEMORY,            /* "memcpy HtoD", ..., "memset" */
+	GA_DIFF_NVTX,              /* "name" or "domain:name"; time: CPU time of the ranges */
+	GA_DIFF_API,               /* function name */
+	GA_DIFF_KIND_COUNT
+};
+
+struct ga_diff_item {
+	enum ga_diff_kind kind;
+	char *name;
+	uint64_t count[2], ns[2];  /* [0] base, [1] new; 0 where a side lacks the item */
+	int present[2];
+};
+
+struct ga_diff {
+	struct ga_diff_item *v;    /* by |ns[1] - ns[0]| descending, then kind, then name */
+	size_t n, cap;
+};
+
+/* "kernel", "memory", "nvtx", "api". */
+const char *ga_diff_kind_name(enum ga_diff_kind k);
+
+/* Fills d from two finished analyses.  Returns 0, or -1 out of memory (d then freed). */
+int ga_diff_build(struct ga_diff *d, struct ga_analysis *base, struct ga_analysis *nw);
+void ga_diff_free(struct ga_diff *d);
+
+/* New time minus base time, in ns (signed). */
+int64_t ga_diff_delta(const struct ga_diff_item *it);
+
+/*
+ * Percent change in time, new over base: +100 is twice as long.  An item
+ * absent from (or without time in) the base and present in the new side
+ * is +infinity; no time on either side is 0.
+ */
+double ga_diff_change_pct(const struct ga_diff_item *it);
+
+/* New time over base time; +infinity without base time, 1 with none on either side. */
+double ga_diff_ratio(const struct ga_diff_item *it);
+
+/* 1 when |change in time| >= pct percent, or pct <= 0. */
+int ga_diff_shown(const struct ga_diff_item *it, double pct);
+
+/* Items whose time grew by more than pct percent (new items included). */
+size_t ga_diff_grown(const struct ga_diff *d, double pct);
+
+#endif

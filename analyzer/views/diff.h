@@ -1,0 +1,22 @@
+/*
+ * How "gpuprof diff" prints a comparison (model/diff.h): a text table
+ * (text-diff.c) or JSON (json-diff.c).  Runs offline only.
+ */
+#ifndef GA_VIEWS_DIFF_H
+#define GA_VIEWS_DIFF_H
+
+#include <stdio.h>
+
+#include "model/diff.h"
+
+struct ga_diff_view {
+	const char *base, *nw;     /* how the two sides are named */
+	double threshold;          /* hide items that changed less, percent; 0 shows all */
+	double fail_above;         /* --fail-above, percent; < 0 when not given */
+};
+
+/* Both return 0, or -1 out of memory; write errors stay in out's error flag. */
+int ga_diff_print_text(FILE *out, const struct ga_diff *d, const struct ga_diff_view *v);
+int ga_diff_print_json(FILE *out, const struct ga_diff *d, const struct ga_diff_view *v);
+
+#endif

@@ -1,0 +1,1034 @@
+/*
+ * "export --format sqlite": the traces as an SQLite database, one table per
+ * kind of thing recorded (docs/SQL.md is the schema, column by column).
+ * GPU activities and API calls stream into their tables as the model reads
+ * them, through prepared statements inside transactions of GA_SQL_BATCH
+ * rows, with the journal and fsync off (the file is a temporary one until
+ * everything is written: base/output.h); everything else is written from
+ * the finished analysis.  Memory: the statements and SQLite's page cache,
+ * plus one map entry per host thread.  Runs offline only.
+ */
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "version.h"
+#include "views/export.h"
+
+#define GA_SQL_SCHEMA_VERSION 1
+#define GA_SQL_BATCH 100000        /* rows per transaction */
+
+enum stmt {
+	S_KERNEL, S_MEMCPY, S_MEMSET, S_GRAPH_LAUNCH, S_API,
+	S_COUNT
+};
+
+struct sq {
+	sqlite3 *db;
+	sqlite3_stmt *st[S_COUNT];
+	uint64_t batch;            /* rows in the open transaction */
+	uint64_t rows;
+	struct ga_map threads;     /* (proc, tid) of the API calls */
+	uint64_t last_thread;      /* (proc << 32 | tid) + 1 of the last call */
+	const char *name;
+};
+
+/*
+ * The schema.  Times are nanoseconds on the trace clock, sizes bytes;
+ * ids that name strings point into strings(id).  No indexes while the
+ * rows go in: they would slow the insert; docs/SQL.md shows which to add.
+ */
+static const char schema[] =
+	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);\n"
+	"CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT NOT NULL,"
+	" demangled TEXT, short_name TEXT);\n"
+	"CREATE TABLE processes (id INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER,"
+	" host TEXT, rank INTEGER, cmdline TEXT, exe TEXT, file TEXT, start_ns INTEGER,"
+	" end_ns INTEGER, finished INTEGER, cuda_driver INTEGER, cupti_version INTEGER,"
+	" clock_id INTEGER, activities INTEGER, api_calls INTEGER, lost_records INTEGER);\n"
+	"CREATE TABLE devices (id INTEGER PRIMARY KEY, process INTEGER, host TEXT,"
+	" ordinal INTEGER, name TEXT, uuid TEXT, cc_major INTEGER, cc_minor INTEGER,"
+	" sm_count INTEGER, core_clock_khz INTEGER, global_mem_bytes INTEGER,"
+	" l2_size_bytes INTEGER, mem_bandwidth_kb_s INTEGER, mig INTEGER, described INTEGER,"
+	" activities INTEGER, busy_ns INTEGER);\n"
+	"CREATE TABLE threads (process INTEGER, tid INTEGER, name TEXT,"
+	" PRIMARY KEY (process, tid));\n"
+	"CREATE TABLE process_devices (process INTEGER, device INTEGER, device_id INTEGER,"
+	" activities INTEGER, total_ns INTEGER);\n"
+	"CREATE TABLE streams (process INTEGER, device INTEGER, context INTEGER,"
+	" stream INTEGER);\n"
+	"CREATE TABLE kernels (process INTEGER, device INTEGER, context INTEGER,"
+	" stream INTEGER, correlation INTEGER, start_ns INTEGER, end_ns INTEGER,"
+	" name_id INTEGER, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,"
+	" block_x INTEGER, block_y INTEGER, block_z INTEGER, cluster_x INTEGER,"
+	" cluster_y INTEGER, cluster_z INTEGER, registers_per_thread INTEGER,"
+	" static_smem_bytes INTEGER, dynamic_smem_bytes INTEGER,"
+	" local_mem_bytes_per_thread INTEGER, launch_type INTEGER, device_launched INTEGER,"
+	" replayed INTEGER, graph_id INTEGER, graph_node INTEGER, nvtx_range INTEGER,"
+	" stack_id INTEGER);\n"
+	"CREATE TABLE memcpy (process INTEGER, device INTEGER, context INTEGER,"
+	" stream INTEGER, correlation INTEGER, start_ns INTEGER, end_ns INTEGER,"
+	" bytes INTEGER, copy_kind TEXT, src_kind TEXT, dst_kind TEXT, src_device INTEGER,"
+	" dst_device INTEGER, async INTEGER, graph_id INTEGER, graph_node INTEGER,"
+	" nvtx_range INTEGER);\n"
+	"CREATE TABLE memset (process INTEGER, device INTEGER, context INTEGER,"
+	" stream INTEGER, correlation INTEGER, start_ns INTEGER, end_ns INTEGER,"
+	" bytes INTEGER, value INTEGER, mem_kind TEXT, async INTEGER, graph_id INTEGER,"
+	" graph_node INTEGER, nvtx_range INTEGER);\n"
+	"CREATE TABLE graph_launches (process INTEGER, device INTEGER, context INTEGER,"
+	" stream INTEGER, correlation INTEGER, start_ns INTEGER, end_ns INTEGER,"
+	" graph_id INTEGER, nvtx_range INTEGER);\n"
+	"CREATE TABLE graphs (process INTEGER, graph_id INTEGER, launches INTEGER,"
+	" launch_total_ns INTEGER, kernels INTEGER, nodes INTEGER);\n"
+	"CREATE TABLE graph_nodes (process INTEGER, graph_id INTEGER, node INTEGER,"
+	" stack_id INTEGER, nvtx_range INTEGER);\n"
+	"CREATE TABLE api_calls (process INTEGER, tid INTEGER, name_id INTEGER,"
+	" domain TEXT, cbid INTEGER, correlation INTEGER, start_ns INTEGER, end_ns INTEGER,"
+	" return_code INTEGER);\n"
+	"CREATE TABLE nvtx_ranges (id INTEGER PRIMARY KEY, process INTEGER, tid INTEGER,"
+	" end_tid INTEGER, range_id INTEGER, domain_id INTEGER, name_id INTEGER,"
+	" start_ns INTEGER, end_ns INTEGER, push_pop INTEGER, unterminated INTEGER,"
+	" parent INTEGER, category INTEGER, color INTEGER, payload_kind TEXT, payload);\n"
+	"CREATE TABLE nvtx_marks (process INTEGER, tid INTEGER, time_ns INTEGER,"
+	" domain_id INTEGER, name_id INTEGER);\n"
+	"CREATE TABLE frames (id INTEGER PRIMARY KEY, process INTEGER, pc INTEGER,"
+	" module_offset INTEGER, module_id INTEGER, function_id INTEGER, sym_offset INTEGER,"
+	" file_id INTEGER, line INTEGER, internal INTEGER);\n"
+	"CREATE TABLE stacks (process INTEGER, stack_id INTEGER, depth INTEGER, pc INTEGER,"
+	" frame INTEGER);\n"
+	"CREATE TABLE launch_sites (id INTEGER PRIMARY KEY, gpu_ns INTEGER, launches INTEGER,"
+	" kernels INTEGER);\n"
+	"CREATE TABLE launch_stacks (process INTEGER, stack_id INTEGER, site INTEGER,"
+	" gpu_ns INTEGER);\n"
+	"CREATE TABLE launch_site_frames (site INTEGER, depth INTEGER, text_id INTEGER);\n"
+	"CREATE TABLE launch_site_kernels (site INTEGER, name_id INTEGER, launches INTEGER,"
+	" gpu_ns INTEGER);\n"
+	"CREATE TABLE losses (cause TEXT, records INTEGER);\n"
+	"CREATE TABLE metrics_kernels (id INTEGER PRIMARY KEY, process INTEGER,"
+	" ordinal INTEGER, name_id INTEGER, launches INTEGER, time_ns INTEGER,"
+	" cost_ns INTEGER, passes INTEGER);\n"
+	"CREATE TABLE metrics_values (kernel INTEGER, name_id INTEGER, value_sum REAL);\n"
+	"CREATE TABLE device_peaks (process INTEGER, ordinal INTEGER, chip TEXT,"
+	" cc_major INTEGER, cc_minor INTEGER, sm_count INTEGER, sm_clock_khz INTEGER,"
+	" mem_clock_khz INTEGER, bus_width_bits INTEGER, dram_bytes_s REAL,"
+	" fp64_flop_s REAL, fp32_flop_s REAL, fp16_flop_s REAL, tensor_fp16_flop_s REAL,"
+	" tensor_tf32_flop_s REAL, tensor_fp8_flop_s REAL, tensor_fp64_flop_s REAL);\n";
+
+static const char *const insert_sql[S_COUNT] = {
+	[S_KERNEL] = "INSERT INTO kernels VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+		"?,?,?,?,?,?)",
+	[S_MEMCPY] = "INSERT INTO memcpy VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[S_MEMSET] = "INSERT INTO memset VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[S_GRAPH_LAUNCH] = "INSERT INTO graph_launches VALUES (?,?,?,?,?,?,?,?,?)",
+	[S_API] = "INSERT INTO api_calls VALUES (?,?,?,?,?,?,?,?,?)",
+};
+
+/* CUpti_ActivityMemoryKind values. */
+static const char *mem_kind(unsigned k)
+{
+	static const char *const names[] = {
+		"unknown", "pageable", "pinned", "device", "array", "managed",
+		"device_static", "managed_static",
+	};
+
+	return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
+}
+
+static int fail(struct sq *q, const char *what)
+{
+	fprintf(stderr, "gpuprof: %s: sqlite: %s: %s\n", q->name, what,
+		q->db ? sqlite3_errmsg(q->db) : "cannot open");
+	return GA_FORMAT_REPORTED;
+}
+
+static int exec(struct sq *q, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(q->db, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	fprintf(stderr, "gpuprof: %s: sqlite: %s\n", q->name, msg ? msg : "error");
+	sqlite3_free(msg);
+	return GA_FORMAT_REPORTED;
+}
+
+/* Runs a bound statement; a full batch commits and opens the next transaction. */
+static int step(struct sq *q, sqlite3_stmt *s)
+{
+	int rc = sqlite3_step(s);
+
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return fail(q, "insert");
+	q->rows++;
+	if (++q->batch >= GA_SQL_BATCH) {
+		q->batch = 0;
+		if (exec(q, "COMMIT; BEGIN"))
+			return GA_FORMAT_REPORTED;
+	}
+	return 0;
+}
+
+/* Binders: column i (from 1); unsigned values above INT64_MAX wrap, as SQLite has no u64. */
+static inline void bi(sqlite3_stmt *s, int i, uint64_t v)
+{
+	sqlite3_bind_int64(s, i, (sqlite3_int64)v);
+}
+
+static inline void bnull(sqlite3_stmt *s, int i)
+{
+	sqlite3_bind_null(s, i);
+}
+
+/* A strtab id as a strings id, NULL for 0 (none). */
+static inline void bsid(sqlite3_stmt *s, int i, uint32_t id)
+{
+	if (id)
+		bi(s, i, id);
+	else
+		bnull(s, i);
+}
+
+static void bstr(sqlite3_stmt *s, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+	else
+		bnull(s, i);
+}
+
+/* A strtab id's text, NULL for 0. */
+static void btext(sqlite3_stmt *s, int i, const struct ga_model *m, uint32_t id)
+{
+	if (id)
+		sqlite3_bind_text(s, i, ga_model_str(m, id), (int)ga_strtab_len(&m->strs, id),
+				  SQLITE_STATIC);
+	else
+		bnull(s, i);
+}
+
+/*
+ * The common head of activity rows: process .. end_ns (7 columns).  The
+ * device is the CUDA ordinal in the process: the model's device is not
+ * settled until the DEVICE record is read, which may come later.
+ */
+static void act_head(sqlite3_stmt *s, const struct ga_act *a)
+{
+	bi(s, 1, a->proc);
+	bi(s, 2, a->device_id);
+	bi(s, 3, a->context);
+	bi(s, 4, a->stream);
+	bi(s, 5, a->correlation);
+	bi(s, 6, a->start);
+	bi(s, 7, a->end);
+}
+
+/* The innermost NVTX range the activity was launched in, or NULL. */
+static void bnvtx(struct ga_export *e, sqlite3_stmt *s, int i, const struct ga_act *a)
+{
+	struct ga_ranges_attr at = ga_ranges_attribute(&e->an->rg, a);
+
+	if (at.inner < GA_RANGES_UNATTR)
+		bi(s, i, at.inner);
+	else
+		bnull(s, i);
+}
+
+static int kernel_row(struct ga_export *e, struct sq *q, const struct ga_act *a)
+{
+	sqlite3_stmt *s = q->st[S_KERNEL];
+	const struct gp_rec_kernel *k = a->rec && a->rec->type == GP_REC_KERNEL ?
+		(const void *)a->rec : NULL;
+	int i;
+
+	act_head(s, a);
+	bsid(s, 8, a->name);
+	for (i = 0; i < 3; i++) {
+		if (k) {
+			bi(s, 9 + i, k->grid[i]);
+			bi(s, 12 + i, k->block[i]);
+			bi(s, 15 + i, k->cluster[i]);
+		} else {
+			bnull(s, 9 + i);
+			bnull(s, 12 + i);
+			bnull(s, 15 + i);
+		}
+	}
+	if (k) {
+		bi(s, 18, k->registers);
+		bi(s, 19, k->static_smem);
+		bi(s, 20, k->dynamic_smem);
+		bi(s, 21, k->local_mem);
+		bi(s, 22, k->launch_type);
+		bi(s, 23, (k->flags & GP_ACT_DEVICE_LAUNCHED) != 0);
+		bi(s, 24, (k->flags & GP_ACT_REPLAYED) != 0);
+	} else {
+		for (i = 18; i <= 24; i++)
+			bnull(s, i);
+	}
+	bi(s, 25, a->graph_id);
+	bi(s, 26, a->graph_node);
+	bnvtx(e, s, 27, a);
+	bsid(s, 28, ga_sites_stack_of(&e->an->st, a));
+	return step(q, s);
+}
+
+static int memcpy_row(struct ga_export *e, struct sq *q, const struct ga_act *a)
+{
+	sqlite3_stmt *s = q->st[S_MEMCPY];
+	const struct gp_rec_memcpy *c = a->rec && a->rec->type == GP_REC_MEMCPY ?
+		(const void *)a->rec : NULL;
+	char kb[16];
+
+	act_head(s, a);
+	bi(s, 8, a->bytes);
+	sqlite3_bind_text(s, 9, ga_model_copy_kind(a->copy_kind, kb, sizeof(kb)), -1,
+			  SQLITE_TRANSIENT);
+	if (c) {
+		bstr(s, 10, mem_kind(c->src_kind));
+		bstr(s, 11, mem_kind(c->dst_kind));
+		bi(s, 12, c->src_device);
+		bi(s, 13, c->dst_device);
+		bi(s, 14, (c->flags & GP_ACT_ASYNC) != 0);
+	} else {
+		for (int i = 10; i <= 14; i++)
+			bnull(s, i);
+	}
+	bi(s, 15, a->graph_id);
+	bi(s, 16, a->graph_node);
+	bnvtx(e, s, 17, a);
+	return step(q, s);
+}
+
+static int memset_row(struct ga_export *e, struct sq *q, const struct ga_act *a)
+{
+	sqlite3_stmt *s = q->st[S_MEMSET];
+	const struct gp_rec_memset *x = a->rec && a->rec->type == GP_REC_MEMSET ?
+		(const void *)a->rec : NULL;
+
+	act_head(s, a);
+	bi(s, 8, a->bytes);
+	if (x) {
+		bi(s, 9, x->value);
+		bstr(s, 10, mem_kind(x->mem_kind));
+		bi(s, 11, (x->flags & GP_ACT_ASYNC) != 0);
+	} else {
+		bnull(s, 9);
+		bnull(s, 10);
+		bnull(s, 11);
+	}
+	bi(s, 12, a->graph_id);
+	bi(s, 13, a->graph_node);
+	bnvtx(e, s, 14, a);
+	return step(q, s);
+}
+
+static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
+{
+	struct ga_export *e = ctx;
+	struct sq *q = e->state;
+	sqlite3_stmt *s;
+
+	(void)m;
+	switch (a->kind) {
+	case GA_ACT_KERNEL:
+		return kernel_row(e, q, a) ? -1 : 0;
+	case GA_ACT_MEMCPY:
+		return memcpy_row(e, q, a) ? -1 : 0;
+	case GA_ACT_MEMSET:
+		return memset_row(e, q, a) ? -1 : 0;
+	default:
+		s = q->st[S_GRAPH_LAUNCH];
+		act_head(s, a);
+		bi(s, 8, a->graph_id);
+		bnvtx(e, s, 9, a);
+		return step(q, s) ? -1 : 0;
+	}
+}
+
+static int api(void *ctx, struct ga_model *m, const struct ga_api_call *c)
+{
+	struct ga_export *e = ctx;
+	struct sq *q = e->state;
+	sqlite3_stmt *s = q->st[S_API];
+	uint64_t key = (uint64_t)c->proc << 32 | c->tid;
+	uint32_t *slot;
+
+	(void)m;
+	if (q->last_thread != key + 1) {
+		if (ga_map_insert(&q->threads, c->proc, c->tid, &slot) < 0)
+			return -1;
+		q->last_thread = key + 1;
+	}
+	bi(s, 1, c->proc);
+	bi(s, 2, c->tid);
+	bsid(s, 3, c->name);
+	bstr(s, 4, c->domain == GP_API_DRIVER ? "driver" :
+	     c->domain == GP_API_RUNTIME ? "runtime" : NULL);
+	bi(s, 5, c->cbid);
+	bi(s, 6, c->correlation);
+	bi(s, 7, c->start);
+	bi(s, 8, c->end);
+	sqlite3_bind_int64(s, 9, c->ret);
+	return step(q, s) ? -1 : 0;
+}
+
+/* Prepares sql, binds nothing; NULL after printing why. */
+static sqlite3_stmt *prep(struct sq *q, const char *sql)
+{
+	sqlite3_stmt *s = NULL;
+
+	if (sqlite3_prepare_v2(q->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		fail(q, "prepare");
+		return NULL;
+	}
+	return s;
+}
+
+static int begin(struct ga_export *e)
+{
+	struct sq *q = calloc(1, sizeof(*q));
+	int i;
+
+	if (!q)
+		return -1;
+	e->state = q;
+	q->name = e->name ? e->name : e->path;
+	if (sqlite3_open_v2(e->path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK)
+		return fail(q, "open");
+	/*
+	 * The file is a temporary one, renamed into place only once all is
+	 * written: a crash loses nothing a journal would have saved.
+	 */
+	if (exec(q, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+		 " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY;"
+		 " PRAGMA cache_size=-32768;") ||
+	    exec(q, "BEGIN") || exec(q, schema))
+		return GA_FORMAT_REPORTED;
+	for (i = 0; i < S_COUNT; i++)
+		if (!(q->st[i] = prep(q, insert_sql[i])))
+			return GA_FORMAT_REPORTED;
+	e->an->m.hooks.ctx = e;
+	e->an->m.hooks.act = act;
+	e->an->m.hooks.api = api;
+	return 0;
+}
+
+/* --- tables written from the finished analysis */
+
+static int meta(struct sq *q, const struct ga_model *m)
+{
+	sqlite3_stmt *s = prep(q, "INSERT INTO meta VALUES (?,?)");
+	char b[32];
+	int rc = 0;
+
+	if (!s)
+		return GA_FORMAT_REPORTED;
+	snprintf(b, sizeof(b), "%d", GA_SQL_SCHEMA_VERSION);
+	bstr(s, 1, "schema_version");
+	bstr(s, 2, b);
+	rc = rc ? rc : step(q, s);
+	bstr(s, 1, "gpuprof_version");
+	bstr(s, 2, GA_VERSION);
+	rc = rc ? rc : step(q, s);
+	bstr(s, 1, "time_unit");
+	bstr(s, 2, "ns on the trace clock (processes.clock_id)");
+	rc = rc ? rc : step(q, s);
+	snprintf(b, sizeof(b), "%" PRIu64, m->first_start);
+	bstr(s, 1, "first_ns");
+	bstr(s, 2, m->first_start <= m->last_end ? b : NULL);
+	rc = rc ? rc : step(q, s);
+	snprintf(b, sizeof(b), "%" PRIu64, m->last_end);
+	bstr(s, 1, "last_ns");
+	bstr(s, 2, m->first_start <= m->last_end ? b : NULL);
+	rc = rc ? rc : step(q, s);
+	sqlite3_finalize(s);
+	return rc;
+}
+
+static int strings(struct sq *q, struct ga_model *m)
+{
+	sqlite3_stmt *s = prep(q, "INSERT INTO strings VALUES (?,?,?,?)");
+	size_t i, n = m->strs.n;
+	int rc = 0;
+
+	if (!s)
+		return GA_FORMAT_REPORTED;
+	for (i = 1; i < n && !rc; i++) {
+		uint32_t id = (uint32_t)i;
+		int kernel = id < m->capstr2k && m->str2k[id];
+
+		bi(s, 1, id);
+		sqlite3_bind_text(s, 2, ga_model_str(m, id), (int)ga_strtab_len(&m->strs, id),
+				  SQLITE_STATIC);
+		if (!kernel) {
+			/* Only kernel names are demangled: other strings are no symbols. */
+			bnull(s, 3);
+			bnull(s, 4);
+		} else {
+			bstr(s, 3, ga_strtab_full(&m->strs, id));
+			bstr(s, 4, ga_strtab_short(&m->strs, id));
+		}
+		rc = step(q, s);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+static int processes(struct sq *q, const struct ga_model *m)
+{
+	sqlite3_stmt *s = prep(q, "INSERT INTO processes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	size_t i;
+	int rc = 0;
+
+	if (!s)
+		return GA_FORMAT_REPORTED;
+	for (i = 0; i < m->nprocs && !rc; i++) {
+		const struct ga_proc *p = &m->procs[i];
+
+		bi(s, 1, i);
+		bi(s, 2, p->pid);
+		bi(s, 3, p->ppid);
+		btext(s, 4, m, p->host);
+		if (p->rank == GA_NO_RANK)
+			bnull(s, 5);
+		else
+			bi(s, 5, p->rank);
+		btext(s, 6, m, p->cmdline);
+		btext(s, 7, m, p->exe);
+		bstr(s, 8, p->file < m->nfiles ? m->files[p->file].path : NULL);
+		bi(s, 9, p->start_ns);
+		if (p->end_ns)
+			bi(s, 10, p->end_ns);
+		else
+			bnull(s, 10);
+		bi(s, 11, p->finished != 0);
+		bi(s, 12, p->cuda_driver);
+		bi(s, 13, p->cupti_version);
+		bi(s, 14, p->clock_id);
+		bi(s, 15, p->activities);
+		bi(s, 16, p->api_calls);
+		bi(s, 17, p->lost_sum + p->chunk_lost);
+		rc = step(q, s);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+static int devices(struct sq *q, const struct ga_model *m)
+{
+	sqlite3_stmt *s = prep(q, "INSERT INTO devices VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	char uuid[48];
+	size_t i;
+	int rc = 0;
+
+	if (!s)
+		return GA_FORMAT_REPORTED;
+	for (i = 0; i < m->ndevs && !rc; i++) {
+		const struct ga_device *d = &m->devs[i];
+		const uint8_t *u = d->uuid;
+
+		if (d->dead)
+			continue;
+		snprintf(uuid, sizeof(uuid), "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+			 "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
+			 u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+		bi(s, 1, i);
+		bi(s, 2, d->proc);
+		btext(s, 3, m, d->host);
+		bi(s, 4, d->id);
+		btext(s, 5, m, d->name);
+		sqlite3_bind_text(s, 6, uuid, -1, SQLITE_TRANSIENT);
+		bi(s, 7, d->cc_major);
+		bi(s, 8, d->cc_minor);
+		bi(s, 9, d->sm_count);
+		bi(s, 10, d->core_clock_khz);
+		bi(s, 11, d->global_mem);
+		bi(s, 12, d->l2_size);
+		bi(s, 13, d->mem_bandwidth);
+		bi(s, 14, d->flags & 1u);
+		bi(s, 15, d->described != 0);
+		bi(s, 16, d->count);
+		bi(s, 17, d->busy_ns);
+		rc = step(q, s);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+static int streams(struct sq *q, const struct ga_model *m)
+{
+	sqlite3_stmt *s = prep(q, "INSERT INTO streams VALUES (?,?,?,?)"), *d;
+	size_t i;
+	int rc = 0;
+
+	if (!s)
+		return GA_FORMAT_REPORTED;
+	for (i = 0; i < m->stream_set.cap && !rc; i++) {
+		const struct ga_map_ent *x = &m->stream_set.e[i];
+
+		if (!x->used)
+			continue;
+		bi(s, 1, x->a >> 32);
+		bi(s, 2, (uint32_t)x->a);
+		bi(s, 3, x->b >> 32);
+		bi(s, 4, (uint32_t)x->b);
+		rc = step(q, s);
+	}
+	sqlite3_finalize(s);
+	if (rc || !(d = prep(q, "INSERT INTO process_devices VALUES (?,?,?,?,?)")))
+		return rc ? rc : GA_FORMAT_REPORTED;
+	for (i = 0; i < m->ndevrows && !rc; i++) {
+		const struct ga_devrow *r = &m->devrows[i];
+
+		bi(d, 1, r->proc);
+		bi(d, 2, r->id);
+		bi(d, 3, r->dev);
+		bi(d, 4, r->count);
+		bi(d, 5, r->total);
+		rc = step(q, d);
+	}
+	sqlite3_finalize(d);
+	return rc;
+}
+
+/* Every host thread the traces mention: API calls, NVTX, THREAD records. */
+static int threads(struct sq *q, const struct ga_model *m, const struct ga_ranges *rg)
+{
+	sqlite3_stmt *s;
+	uint32_t *slot;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < rg->nranges; i++) {
+		const struct ga_ranges_range *r = &rg->ranges[i];
+
+		if (ga_map_insert(&q->threads, r->proc, r->tid, &slot) < 0 ||
+		    (r->tid_end && ga_map_insert(&q->threads, r->proc, r->tid_end, &slot) < 0))
+			return -1;
+	}
+	for (i = 0; i < rg->nmark_events; i++)
+		if (ga_map_insert(&q->threads, rg->mark_events[i].proc, rg->mark_events[i].tid,
+				  &slot) < 0)
+			return -1;
+	for (i = 0; i < m->thread_names.cap; i++)
+		if (m->thread_names.e[i].used &&
+		    ga_map_insert(&q->threads, m->thread_names.e[i].a, m->thread_names.e[i].b,
+				  &slot) < 0)
+			return -1;
+	if (!(s = prep(q, "INSERT INTO threads VALUES (?,?,?)")))
+		return GA_FORMAT_REPORTED;
+	for (i = 0; i < q->threads.cap && !rc; i++) {
+		const struct ga_map_ent *x = &q->threads.e[i];
+		const uint32_t *name;
+
+		if (!x->used)
+			continue;
+		name = ga_map_find(&m->thread_names, x->a, x->b);
+		bi(s, 1, x->a);
+		bi(s, 2, x->b);
+		btext(s, 3, m, name ? *name : 0);
+		rc = step(q, s);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+static int graphs(struct sq *q, const struct ga_analysis *an)
+{
+	const struct ga_model *m = &an->m;
+	sqlite3_stmt *s = prep(q, "INSERT INTO graphs VALUES (?,?,?,?,?,?)"), *n;
+	size_t i;
+	int rc = 0;
+
+	if (!s)
+		return GA_FORMAT_REPORTED;
+	for (i = 0; i < m->ngraphs && !rc; i++) {
+		const struct ga_gstat *g = &m->graphs[i];
+
+		bi(s, 1, g->proc);
+		bi(s, 2, g->graph_id);
+		bi(s, 3, g->launches);
+		bi(s, 4, g->total);
+		bi(s, 5, g->kernels);
+		bi(s, 6, g->nodes);
+		rc = step(q, s);
+	}
+	sqlite3_finalize(s);
+	if (rc || !(n = prep(q, "INSERT INTO graph_nodes VALUES (?,?,?,?,?)")))
+		return rc ? rc : GA_FORMAT_REPORTED;
+	for (i = 0; i < m->gnode_set.cap && !rc; i++) {
+		const struct ga_map_ent *x = &m->gnode_set.e[i];
+		uint32_t proc = (uint32_t)(x->a >> 32);
+		const uint32_t *v;
+
+		if (!x->used)
+			continue;
+		bi(n, 1, proc);
+		bi(n, 2, (uint32_t)x->a);
+		bi(n, 3, x->b);
+		v = ga_map_find(&an->st.gnode_map, proc, x->b);
+		if (v && *v)
+			bi(n, 4, *v);
+		else
+			bnull(n, 4);
+		v = ga_map_find(&an->rg.gnode_map, proc, x->b);
+		if (v && *v != UINT32_MAX)
+			bi(n, 5, *v - 1);
+		else
+			bnull(n, 5);
+		rc = step(q, n);
+	}
+	sqlite3_finalize(n);
+	return rc;
+}
+
+static const char *payload_kind(uint32_t k)
+{
+	static const char *const names[] = {
+		[GP_NVTX_PAYLOAD_NONE] = NULL, [GP_NVTX_PAYLOAD_U64] = "u64",
+		[GP_NVTX_PAYLOAD_I64] = "i64", [GP_NVTX_PAYLOAD_F64] = "f64",
+		[GP_NVTX_PAYLOAD_U32] = "u32", [GP_NVTX_PAYLOAD_I32] = "i32",
+		[GP_NVTX_PAYLOAD_F32] = "f32",
+	};
+
+	return k < sizeof(names) / sizeof(names[0]) ? names[k] : NULL;
+}
+
+static void bpayload(sqlite3_stmt *s, int i, uint32_t kind, uint64_t raw)
+{
+	uint32_t r32 = (uint32_t)raw;
+	double d;
+	float f;
+
+	switch (kind) {
+	case GP_NVTX_PAYLOAD_U64:
+		bi(s, i, raw);
+		break;
+	case GP_NVTX_PAYLOAD_I64:
+		sqlite3_bind_int64(s, i, (sqlite3_int64)raw);
+		break;
+	case GP_NVTX_PAYLOAD_U32:
+		bi(s, i, r32);
+		break;
+	case GP_NVTX_PAYLOAD_I32:
+		sqlite3_bind_int64(s, i, (int32_t)r32);
+		break;
+	case GP_NVTX_PAYLOAD_F64:
+		memcpy(&d, &raw, 8);
+		sqlite3_bind_double(s, i, d);
+		break;
+	case GP_NVTX_PAYLOAD_F32:
+		memcpy(&f, &r32, 4);
+		sqlite3_bind_double(s, i, f);
+		break;
+	default:
+		bnull(s, i);
+	}
+}
+
+static int nvtx(struct sq *q, const struct ga_ranges *rg)
+{
+	sqlite3_stmt *s = prep(q, "INSERT INTO nvtx_ranges VALUES "
+			       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"), *k;
+	size_t i;
+	int rc = 0;
+
+	if (!s)
+		return GA_FORMAT_REPORTED;
+	for (i = 0; i < rg->nranges && !rc; i++) {
+		const struct ga_ranges_range *r = &rg->ranges[i];
+		const struct ga_ranges_key *key = &rg->keys[r->key];
+
+		bi(s, 1, i);
+		bi(s, 2, r->proc);
+		bi(s, 3, r->tid);
+		bi(s, 4, r->tid_end ? r->tid_end : r->tid);
+		bi(s, 5, r->id);
+		bsid(s, 6, key->domain);
+		bsid(s, 7, key->name);
+		bi(s, 8, r->start);
+		bi(s, 9, r->end);
+		bi(s, 10, r->pushpop != 0);
+		bi(s, 11, (r->flags & GP_NVTX_UNTERMINATED) != 0);
+		if (r->parent == GA_RANGES_NONE)
+			bnull(s, 12);
+		else
+			bi(s, 12, r->parent);
+		bi(s, 13, r->category);
+		bi(s, 14, r->color);
+		bstr(s, 15, payload_kind(r->payload_kind));
+		bpayload(s, 16, r->payload_kind, r->payload);
+		rc = step(q, s);
+	}
+	sqlite3_finalize(s);
+	if (rc || !(k = prep(q, "INSERT INTO nvtx_marks VALUES (?,?,?,?,?)")))
+		return rc ? rc : GA_FORMAT_REPORTED;
+	for (i = 0; i < rg->nmark_events && !rc; i++) {
+		const struct ga_ranges_mark_event *x = &rg->mark_events[i];
+		const struct ga_ranges_mark *mk = &rg->marks[x->mark];
+
+		bi(k, 1, x->proc);
+		bi(k, 2, x->tid);
+		bi(k, 3, x->t);
+		bsid(k, 4, mk->domain);
+		bsid(k, 5, mk->name);
+		rc = step(q, k);
+	}
+	sqlite3_finalize(k);
+	return rc;
+}
+
+static int stacks(struct sq *q, const struct ga_sites *st)
+{
+	sqlite3_stmt *f = prep(q, "INSERT INTO frames VALUES (?,?,?,?,?,?,?,?,?,?)"), *s;
+	size_t i, j;
+	int rc = 0;
+
+	if (!f)
+		return GA_FORMAT_REPORTED;
+	for (i = 0; i < st->frame_map.cap && !rc; i++) {
+		const struct ga_map_ent *x = &st->frame_map.e[i];
+		const struct ga_stack_frame *fr;
+
+		if (!x->used || x->val >= st->nframes)
+			continue;
+		fr = &st->frames[x->val];
+		bi(f, 1, x->val);
+		bi(f, 2, x->a);
+		bi(f, 3, x->b);
+		bi(f, 4, fr->offset);
+		bsid(f, 5, fr->module);
+		bsid(f, 6, fr->function);
+		bi(f, 7, fr->sym_offset);
+		bsid(f, 8, fr->file);
+		bi(f, 9, fr->line);
+		bi(f, 10, fr->internal != 0);
+		rc = step(q, f);
+	}
+	sqlite3_finalize(f);
+	if (rc || !(s = prep(q, "INSERT INTO stacks VALUES (?,?,?,?,?)")))
+		return rc ? rc : GA_FORMAT_REPORTED;
+	for (i = 0; i < st->nstacks && !rc; i++) {
+		const struct ga_stack *k = &st->stacks[i];
+
+		for (j = 0; j < k->n && !rc; j++) {
+			uint64_t pc = st->pcs[k->off + j];
+			const uint32_t *v = ga_map_find(&st->frame_map, k->proc, pc);
+
+			bi(s, 1, k->proc);
+			bi(s, 2, k->id);
+			bi(s, 3, j);
+			bi(s, 4, pc);
+			if (v)
+				bi(s, 5, *v);
+			else
+				bnull(s, 5);
+			rc = step(q, s);
+		}
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+static int sites(struct sq *q, const struct ga_sites *st)
+{
+	sqlite3_stmt *s = prep(q, "INSERT INTO launch_sites VALUES (?,?,?,?)"), *f, *k;
+	size_t i, j;
+	int rc = 0;
+
+	if (!s)
+		return GA_FORMAT_REPORTED;
+	f = prep(q, "INSERT INTO launch_site_frames VALUES (?,?,?)");
+	k = prep(q, "INSERT INTO launch_site_kernels VALUES (?,?,?,?)");
+	if (!f || !k)
+		rc = GA_FORMAT_REPORTED;
+	for (i = 0; i < st->nsites && !rc; i++) {
+		const struct ga_stack_site *x = &st->sites[i];
+
+		bi(s, 1, x->str);
+		bi(s, 2, x->gpu_ns);
+		bi(s, 3, x->launches);
+		bi(s, 4, x->kernels);
+		rc = step(q, s);
+		for (j = 0; j < x->nf && !rc; j++) {
+			bi(f, 1, x->str);
+			bi(f, 2, j);
+			bsid(f, 3, st->ftext[x->foff + j]);
+			rc = step(q, f);
+		}
+		for (j = x->klo; j < x->khi && !rc; j++) {
+			bi(k, 1, x->str);
+			bsid(k, 2, st->skern[j].name);
+			bi(k, 3, st->skern[j].count);
+			bi(k, 4, st->skern[j].ns);
+			rc = step(q, k);
+		}
+	}
+	sqlite3_finalize(s);
+	sqlite3_finalize(f);
+	sqlite3_finalize(k);
+	if (rc || !(s = prep(q, "INSERT INTO launch_stacks VALUES (?,?,?,?)")))
+		return rc ? rc : GA_FORMAT_REPORTED;
+	for (i = 0; i < st->nstacks && !rc; i++) {
+		const struct ga_stack *x = &st->stacks[i];
+
+		if (!x->site)
+			continue;
+		bi(s, 1, x->proc);
+		bi(s, 2, x->id);
+		bi(s, 3, st->sites[x->site - 1].str);
+		bi(s, 4, x->ns);
+		rc = step(q, s);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+static int losses(struct sq *q, const struct ga_model *m)
+{
+	static const char *const cause[GP_LOST_CAUSE_COUNT] = {
+		[0] = "other", [GP_LOST_CUPTI_DROPPED] = "cupti_dropped",
+		[GP_LOST_RING_FULL] = "ring_full", [GP_LOST_NO_TIMESTAMP] = "no_timestamp",
+		[GP_LOST_WRITE_ERROR] = "write_error", [GP_LOST_NO_BUFFER] = "no_buffer",
+		[GP_LOST_CUPTI_ERROR] = "cupti_error",
+	};
+	sqlite3_stmt *s = prep(q, "INSERT INTO losses VALUES (?,?)");
+	int rc = 0;
+
+	if (!s)
+		return GA_FORMAT_REPORTED;
+	for (int i = 0; i < GP_LOST_CAUSE_COUNT && !rc; i++) {
+		bstr(s, 1, cause[i]);
+		bi(s, 2, m->lost[i]);
+		rc = step(q, s);
+	}
+	if (!rc) {
+		bstr(s, 1, "unattributed");
+		bi(s, 2, ga_model_lost_unattributed(m));
+		rc = step(q, s);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+static int metrics(struct sq *q, const struct ga_model *m, const struct ga_mx *mx)
+{
+	sqlite3_stmt *k, *v, *p;
+	size_t i, j;
+	int rc = 0;
+
+	if (mx->oom)
+		return -1;
+	k = prep(q, "INSERT INTO metrics_kernels VALUES (?,?,?,?,?,?,?,?)");
+	v = prep(q, "INSERT INTO metrics_values VALUES (?,?,?)");
+	p = prep(q, "INSERT INTO device_peaks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	if (!k || !v || !p)
+		rc = GA_FORMAT_REPORTED;
+	for (i = 0; i < mx->nk && !rc; i++) {
+		const struct ga_mx_kernel *x = &mx->k[i];
+
+		bi(k, 1, i);
+		bi(k, 2, x->proc);
+		bi(k, 3, x->device);
+		bsid(k, 4, x->name);
+		bi(k, 5, x->launches);
+		bi(k, 6, x->time_ns);
+		bi(k, 7, x->cost_ns);
+		bi(k, 8, x->passes);
+		rc = step(q, k);
+		for (j = 0; j < mx->nnames && !rc && x->vals; j++) {
+			bi(v, 1, i);
+			bsid(v, 2, mx->names[j]);
+			sqlite3_bind_double(v, 3, x->vals[j]);
+			rc = step(q, v);
+		}
+	}
+	for (i = 0; i < mx->npeaks && !rc; i++) {
+		const struct ga_mx_peaks *x = &mx->peaks[i];
+
+		bi(p, 1, x->proc);
+		bi(p, 2, x->device);
+		btext(p, 3, m, x->chip);
+		bi(p, 4, x->p.cc_major);
+		bi(p, 5, x->p.cc_minor);
+		bi(p, 6, x->p.sm_count);
+		bi(p, 7, x->p.sm_clock_khz);
+		bi(p, 8, x->p.mem_clock_khz);
+		bi(p, 9, x->p.bus_width);
+		sqlite3_bind_double(p, 10, x->p.dram_bw);
+		for (j = 0; j < GP_PEAK_COUNT; j++)
+			sqlite3_bind_double(p, 11 + (int)j, x->p.flops[j]);
+		rc = step(q, p);
+	}
+	sqlite3_finalize(k);
+	sqlite3_finalize(v);
+	sqlite3_finalize(p);
+	return rc;
+}
+
+static int end(struct ga_export *e)
+{
+	struct sq *q = e->state;
+	struct ga_analysis *an = e->an;
+	struct ga_model *m = &an->m;
+	int rc, i;
+
+	rc = meta(q, m);
+	rc = rc ? rc : processes(q, m);
+	rc = rc ? rc : devices(q, m);
+	rc = rc ? rc : streams(q, m);
+	rc = rc ? rc : threads(q, m, &an->rg);
+	rc = rc ? rc : graphs(q, an);
+	rc = rc ? rc : nvtx(q, &an->rg);
+	rc = rc ? rc : stacks(q, &an->st);
+	rc = rc ? rc : sites(q, &an->st);
+	rc = rc ? rc : losses(q, m);
+	rc = rc ? rc : metrics(q, m, &an->mx);
+	/* Last: the names of everything above (sites and frames add some). */
+	rc = rc ? rc : strings(q, m);
+	if (rc)
+		return rc;
+	for (i = 0; i < S_COUNT; i++) {
+		sqlite3_finalize(q->st[i]);
+		q->st[i] = NULL;
+	}
+	if (exec(q, "COMMIT"))
+		return GA_FORMAT_REPORTED;
+	if (sqlite3_close(q->db) != SQLITE_OK)
+		return fail(q, "close");
+	q->db = NULL;
+	return 0;
+}
+
+static void done(struct ga_export *e)
+{
+	struct sq *q = e->state;
+
+	if (!q)
+		return;
+	for (int i = 0; i < S_COUNT; i++)
+		sqlite3_finalize(q->st[i]);
+	if (q->db)
+		sqlite3_close(q->db);
+	ga_map_free(&q->threads);
+	free(q);
+	e->state = NULL;
+}
+
+const struct ga_format ga_format_sqlite = {
+	.name = "sqlite",
+	.help = "an SQLite database (needs -o FILE): every activity, API call,\n"
+		"NVTX range and mark, stack and string (docs/SQL.md)",
+	.observe_sites = 1,
+	.list_frames = 1,
+	.marks = 1,
+	.needs_file = 1,
+	.begin = begin,
+	.end = end,
+	.done = done,
+};

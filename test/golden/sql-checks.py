@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""SQL over the SQLite export of the golden traces reproduces the report's totals.
+
+    sql-checks.py BUILD_DIR
+
+For each test/golden/*.gpuprof, and for all of them merged, exports the
+trace with `export --format sqlite` and with `export --format json` (the
+report's numbers), then asks the database, through the sqlite3 command-line
+tool, for the same totals: activity and API call counts; per kernel its
+count, total, min and max time; per memory copy kind count, bytes and time,
+and the memset totals; per API function count, total time, errors and
+threads; per NVTX range (domain, name) its count and CPU time, per mark its
+count; per launch site its launches and GPU time; the process ids; and that
+every kernel row has its launch configuration.  The CSV tables
+(`export --format csv --table kernels|api|nvtx|sites`) are compared too.  Also checks that the
+export refuses standard output and leaves an existing file alone when a
+trace cannot be read.  Prints "ok - ..." / "not ok - ..." lines, or one
+"skip - ..." line when the sqlite3 tool is missing; exits 1 if any failed.
+"""
+import csv
+import glob
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class SqlError(Exception):
+    pass
+
+
+def sql(db, query):
+    r = subprocess.run(["sqlite3", "-batch", "-json", db, query], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SqlError("sqlite3 exited %d on %r: %s" % (r.returncode, query[:60], r.stderr.strip()))
+    return json.loads(r.stdout) if r.stdout.strip() else []
+
+
+KERNELS = """SELECT s.value AS mangled, count(*) AS count, sum(k.end_ns - k.start_ns) AS total_ns,
+  min(k.end_ns - k.start_ns) AS min_ns, max(k.end_ns - k.start_ns) AS max_ns
+  FROM kernels k JOIN strings s ON s.id = k.name_id GROUP BY k.name_id"""
+MEMCPY = """SELECT copy_kind AS kind, count(*) AS count, sum(bytes) AS bytes,
+  sum(end_ns - start_ns) AS total_ns FROM memcpy GROUP BY copy_kind"""
+MEMSET = """SELECT count(*) AS count, coalesce(sum(bytes), 0) AS bytes,
+  coalesce(sum(end_ns - start_ns), 0) AS total_ns FROM memset"""
+API = """SELECT s.value AS name, count(*) AS count, sum(a.end_ns - a.start_ns) AS total_ns,
+  sum(a.return_code <> 0) AS errors, count(DISTINCT a.process || ':' || a.tid) AS threads
+  FROM api_calls a JOIN strings s ON s.id = a.name_id GROUP BY a.name_id"""
+NVTX = """SELECT coalesce(d.value, '') AS domain, n.value AS name, count(*) AS count,
+  sum(r.end_ns - r.start_ns) AS cpu_total_ns
+  FROM nvtx_ranges r JOIN strings n ON n.id = r.name_id
+  LEFT JOIN strings d ON d.id = r.domain_id GROUP BY r.domain_id, r.name_id"""
+MARKS = """SELECT coalesce(d.value, '') AS domain, n.value AS name, count(*) AS count
+  FROM nvtx_marks k JOIN strings n ON n.id = k.name_id
+  LEFT JOIN strings d ON d.id = k.domain_id GROUP BY k.domain_id, k.name_id"""
+SITES = """SELECT s.value AS site, l.launches AS launches, l.gpu_ns AS gpu_ns
+  FROM launch_sites l JOIN strings s ON s.id = l.id"""
+COUNTS = """SELECT (SELECT count(*) FROM kernels) AS kernel, (SELECT count(*) FROM memcpy) AS memcpy,
+  (SELECT count(*) FROM memset) AS memset, (SELECT count(*) FROM graph_launches) AS graph,
+  (SELECT count(*) FROM api_calls) AS api"""
+
+
+def keyed(rows, key, fields):
+    return {tuple(r[k] for k in key): tuple(r[f] for f in fields) for r in rows}
+
+
+def check_set(analyze, name, inputs, tmp):
+    fails = []
+    db = os.path.join(tmp, name + ".sqlite")
+    js = os.path.join(tmp, name + ".json")
+    for fmt, out in (("sqlite", db), ("json", js)):
+        r = subprocess.run([analyze, "export", "--format", fmt, "--no-symbolize", "-o", out]
+                           + inputs, capture_output=True, text=True)
+        if r.returncode != 0:
+            return ["export --format %s exited %d: %s" % (fmt, r.returncode, r.stderr[:300])]
+    with open(js) as f:
+        j = json.load(f)
+
+    def same(what, expected, got):
+        if expected != got:
+            fails.append("%s: report %s, SQL %s" % (what, expected, got))
+
+    c = sql(db, COUNTS)[0]
+    for k in ("kernel", "memcpy", "memset", "graph", "api"):
+        same("%s count" % k, j["counts"][k], c[k])
+    f = ("count", "total_ns", "min_ns", "max_ns")
+    same("kernel table", keyed(j["kernels"], ["mangled"], f), keyed(sql(db, KERNELS), ["mangled"], f))
+    f = ("count", "bytes", "total_ns")
+    same("memcpy table", keyed(j["memcpy"], ["kind"], f), keyed(sql(db, MEMCPY), ["kind"], f))
+    same("memset totals", tuple(j["memset"][k] for k in f), tuple(sql(db, MEMSET)[0][k] for k in f))
+    f = ("count", "total_ns", "errors", "threads")
+    same("API table", keyed(j["api"], ["name"], f), keyed(sql(db, API), ["name"], f))
+    f = ("count", "cpu_total_ns")
+    same("NVTX ranges", keyed(j["nvtx"], ["domain", "name"], f),
+         keyed(sql(db, NVTX), ["domain", "name"], f))
+    same("NVTX marks", keyed(j["marks"], ["domain", "name"], ["count"]),
+         keyed(sql(db, MARKS), ["domain", "name"], ["count"]))
+    f = ("launches", "gpu_ns")
+    same("launch sites", keyed(j["launch_sites"], ["site"], f), keyed(sql(db, SITES), ["site"], f))
+    same("process ids", sorted(p["pid"] for p in j["processes"]),
+         sorted(r["pid"] for r in sql(db, "SELECT pid FROM processes")))
+    same("kernels without launch configuration", 0,
+         sql(db, "SELECT count(*) AS n FROM kernels WHERE grid_x IS NULL OR block_x IS NULL"
+                 " OR registers_per_thread IS NULL")[0]["n"])
+    same("kernels on streams not listed", 0,
+         sql(db, "SELECT count(*) AS n FROM kernels k WHERE NOT EXISTS (SELECT 1 FROM streams s"
+                 " WHERE s.process = k.process AND s.device = k.device AND s.context = k.context"
+                 " AND s.stream = k.stream)")[0]["n"])
+    same("kernels on devices not listed", 0,
+         sql(db, "SELECT count(*) AS n FROM kernels k WHERE NOT EXISTS (SELECT 1 FROM"
+                 " process_devices p JOIN devices d ON d.id = p.device_id"
+                 " WHERE p.process = k.process AND p.device = k.device)")[0]["n"])
+    # Each kernel row's stack leads to its launch site.
+    same("launch sites from kernel rows", keyed(j["launch_sites"], ["site"], ("launches", "gpu_ns")),
+         keyed(sql(db, "SELECT s.value AS site, count(*) AS launches,"
+                       " sum(k.end_ns - k.start_ns) AS gpu_ns FROM kernels k"
+                       " JOIN launch_stacks l ON l.process = k.process AND l.stack_id = k.stack_id"
+                       " JOIN strings s ON s.id = l.site GROUP BY l.site"),
+               ["site"], ("launches", "gpu_ns")))
+    # The CSV tables of the same report (export --format csv --table NAME).
+    for table, jkey, key, fields in (("kernels", "kernels", ["mangled"], ["count", "total_ns", "med_ns"]),
+                                     ("api", "api", ["name"], ["count", "total_ns", "errors", "threads"]),
+                                     ("nvtx", "nvtx", ["domain", "name"], ["count", "cpu_total_ns", "gpu_ns", "kernels"]),
+                                     ("sites", "launch_sites", ["site"], ["launches", "gpu_ns"])):
+        r = subprocess.run([analyze, "export", "--format", "csv", "--table", table, "--no-symbolize"]
+                           + inputs, capture_output=True, text=True)
+        if r.returncode != 0:
+            fails.append("csv --table %s exited %d: %s" % (table, r.returncode, r.stderr[:200]))
+            continue
+        rows = [{k: (int(v) if v.isdigit() else v) for k, v in row.items()}
+                for row in csv.DictReader(io.StringIO(r.stdout))]
+        same("csv table " + table, keyed(j[jkey], key, fields), keyed(rows, key, fields))
+    return fails
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    analyze = os.path.join(os.path.abspath(sys.argv[1]), "bin", "gpuprof-analyze")
+    if not shutil.which("sqlite3"):
+        print("skip - golden sql # the sqlite3 command-line tool is not installed")
+        return 0
+    traces = sorted(glob.glob(os.path.join(HERE, "*.gpuprof")))
+    if not traces:
+        return 0
+    failed = 0
+    with tempfile.TemporaryDirectory(prefix="gpuprof-sql.") as tmp:
+        sets = [(os.path.basename(t)[:-len(".gpuprof")], [t]) for t in traces]
+        sets.append(("merged", traces))
+        for name, inputs in sets:
+            try:
+                fails = check_set(analyze, name, inputs, tmp)
+            except SqlError as e:
+                fails = [str(e)]
+            if fails:
+                failed = 1
+                print("not ok - golden sql %s: %s" % (name, fails[0]))
+                for x in fails[1:]:
+                    print("# " + x)
+            else:
+                print("ok - golden sql %s: totals match the report" % name)
+
+        # A database needs a file: standard output is refused (usage error).
+        r = subprocess.run([analyze, "export", "--format", "sqlite", "-o", "-", traces[0]],
+                           capture_output=True, text=True)
+        r2 = subprocess.run([analyze, "export", "--format", "sqlite", traces[0]],
+                            capture_output=True, text=True)
+        if r.returncode == 2 and r2.returncode == 2 and not r.stdout and "-o" in r.stderr:
+            print("ok - golden sql: standard output refused")
+        else:
+            failed = 1
+            print("not ok - golden sql: -o - exited %d, no -o exited %d" % (r.returncode, r2.returncode))
+
+        # An unreadable trace leaves the old file as it was, and no temporary file.
+        old = os.path.join(tmp, "keep", "old.sqlite")
+        os.makedirs(os.path.dirname(old))
+        with open(old, "w") as f:
+            f.write("previous contents\n")
+        r = subprocess.run([analyze, "export", "--format", "sqlite", "-o", old,
+                            os.path.join(tmp, "missing.gpuprof")], capture_output=True, text=True)
+        with open(old) as f:
+            kept = f.read() == "previous contents\n"
+        left = os.listdir(os.path.dirname(old))
+        if r.returncode == 1 and kept and left == ["old.sqlite"]:
+            print("ok - golden sql: a failed export keeps the old file")
+        else:
+            failed = 1
+            print("not ok - golden sql: failed export: exit %d, old file kept %s, files %s"
+                  % (r.returncode, kept, left))
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main())

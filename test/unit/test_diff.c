@@ -1,0 +1,170 @@
+/*
+ * Unit tests of "gpuprof diff" on two synthetic runs of one program where
+ * one kernel takes twice as long in the second: it must come first with
+ * ratio 2.00, unchanged items must hide under --threshold, and
+ * --fail-above must set exit status 3 only when something grew by more
+ * than its percentage.  Test code, runs offline only, needs no GPU.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "synth.h"
+#include "tap.h"
+
+#define T0 1700000000000000000ull
+
+static char dir[64];
+
+static int run(char **out, char **err, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+
+	va_start(ap, err);
+	while (argc < 31 && (argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	return synth_capture(dir, out, err, cmd_diff, argc, argv);
+}
+
+/* alpha: 10 x 1000 ns; beta: 10 x beta_ns; 20 launch calls of 2000 ns; one copy. */
+static void write_run(const char *path, uint64_t beta_ns)
+{
+	struct synth *s = synth_open(path);
+	uint32_t a, b, api;
+	uint64_t t = T0 + 1000000;
+
+	synth_process(s, 4242, "node1", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_API, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	a = synth_string(s, "_Z5alphav");
+	b = synth_string(s, "_Z4betav");
+	api = synth_string(s, "cudaLaunchKernel");
+	synth_memcpy(s, GP_COPY_HTOD, 1 << 20, t, t + 5000, 0, 7);
+	t += 10000;
+	for (int i = 0; i < 10; i++) {
+		synth_api(s, api, t, t + 2000, 100, 0);
+		synth_kernel(s, a, t + 3000, t + 4000, 0, 7, 0, 0);
+		t += 10000;
+		synth_api(s, api, t, t + 2000, 100, 0);
+		synth_kernel(s, b, t + 3000, t + 3000 + beta_ns, 0, 7, 0, 0);
+		t += 10000;
+	}
+	synth_end(s, t, 0);
+	synth_close(s, NULL, NULL);
+}
+
+/* The first table row of the text output (after title, rule, header, rule). */
+static const char *first_row(const char *out, char *buf, size_t n)
+{
+	const char *p = out;
+
+	for (int i = 0; i < 4 && p; i++) {
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	if (!p)
+		return "";
+	snprintf(buf, n, "%.*s", (int)(strchr(p, '\n') ? strchr(p, '\n') - p : (long)strlen(p)), p);
+	return buf;
+}
+
+int main(void)
+{
+	char base[128], nw[128], row[512], cmd[128], *out = NULL, *err = NULL;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "/tmp/gpuprof-diff-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(base, sizeof(base), "%s/base.gpuprof", dir);
+	snprintf(nw, sizeof(nw), "%s/new.gpuprof", dir);
+	write_run(base, 500);
+	write_run(nw, 1000);
+
+	tap_begin("diff: the kernel made twice as long comes first, ratio 2.00");
+	rc = run(&out, &err, "diff", base, nw, NULL);
+	CHECKF(rc == 0, "exit %d: %s", rc, err);
+	first_row(out, row, sizeof(row));
+	CHECKF(strstr(row, "kernel") && strstr(row, "beta()") && strstr(row, "2.00") &&
+	       strstr(row, "+100.0%") && strstr(row, "+5.000 µs"), "first row: %s", row);
+	CHECKF(strstr(out, "alpha()") && strstr(out, "memcpy HtoD") && strstr(out, "cudaLaunchKernel"),
+	       "%s", out);
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("diff --threshold hides unchanged items");
+	rc = run(&out, &err, "diff", "--threshold", "10", base, nw, NULL);
+	CHECKF(rc == 0, "exit %d: %s", rc, err);
+	CHECKF(strstr(out, "beta()") && !strstr(out, "alpha()") && !strstr(out, "memcpy HtoD") &&
+	       strstr(out, "1 of 4 items"), "%s", out);
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("diff --json");
+	rc = run(&out, &err, "diff", "--json", base, nw, NULL);
+	CHECKF(rc == 0, "exit %d: %s", rc, err);
+	CHECKF(strstr(out, "\"items\":[\n  {\"kind\":\"kernel\",\"name\":\"beta()\"") &&
+	       strstr(out, "\"base_ns\":5000,\"new_ns\":10000,\"delta_ns\":5000,\"change_pct\":100,"
+			   "\"ratio\":2}"), "%s", out);
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("diff --fail-above: exit status 3 only past the percentage");
+	rc = run(&out, &err, "diff", "--fail-above", "50", base, nw, NULL);
+	CHECKF(rc == 3, "grew 100%% over --fail-above 50: exit %d", rc);
+	CHECKF(strstr(out, "1 item grew by more than 50% (--fail-above)"), "%s", out);
+	free(out);
+	free(err);
+	rc = run(&out, &err, "diff", "--fail-above", "150", base, nw, NULL);
+	CHECKF(rc == 0, "grew 100%% under --fail-above 150: exit %d", rc);
+	free(out);
+	free(err);
+	rc = run(&out, &err, "diff", "--fail-above", "0", nw, base, NULL);
+	CHECKF(rc == 0, "nothing grew from new to base: exit %d: %s", rc, out);
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("diff: several traces a side with --");
+	rc = run(&out, &err, "diff", "--json", base, base, "--", nw, NULL);
+	CHECKF(rc == 0, "exit %d: %s", rc, err);
+	CHECKF(strstr(out, "{\"kind\":\"kernel\",\"name\":\"alpha()\",\"in_base\":true,\"in_new\":true,"
+			   "\"base_count\":20,\"new_count\":10,\"base_ns\":20000,\"new_ns\":10000"),
+	       "%s", out);
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("diff: usage and read errors");
+	rc = run(&out, &err, "diff", base, NULL);
+	CHECKF(rc == 2 && strstr(err, "two traces"), "one trace: exit %d: %s", rc, err);
+	free(out);
+	free(err);
+	rc = run(&out, &err, "diff", "--threshold", "x", base, nw, NULL);
+	CHECKF(rc == 2 && strstr(err, "percentage"), "bad threshold: exit %d: %s", rc, err);
+	free(out);
+	free(err);
+	rc = run(&out, &err, "diff", base, "/nonexistent.gpuprof", NULL);
+	CHECKF(rc == 1 && strstr(err, "/nonexistent.gpuprof"), "missing trace: exit %d: %s", rc, err);
+	free(out);
+	free(err);
+	tap_end();
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return tap_exit();
+}
