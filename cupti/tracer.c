@@ -21,6 +21,7 @@
 #include "nvtx_tool.h"
 #include "unwind.h"
 
+#include "../preload/lifecycle.h"
 #include "../preload/log.h"
 #include "../preload/recorder.h"
 #include "../preload/source.h"
@@ -486,6 +487,11 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 	if (atomic_load(&gp_rec.disabled) ||
 	    atomic_load_explicit(&gp_rec.state, memory_order_acquire) != GP_ACTIVE)
 		return;
+	/* The first context is the first sign of GPU work: the trace file now. */
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+		gp_recorder_need_file();
+		return;
+	}
 	if (capture_configured && gp_capture_callback(domain, cbid, data))
 		return;
 	switch (domain) {
@@ -546,6 +552,8 @@ static int enable_kind(CUpti_ActivityKind kind, const char *what, int required)
 
 static void enable_callbacks(void)
 {
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+				  CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 				  CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
 	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_STATE,
@@ -799,6 +807,7 @@ static const struct gp_source cuda_source = {
 	.drain = cuda_drain,
 	.forked = cuda_forked,
 	.now = cuda_now,
+	.file_on_demand = 1,
 };
 
 const struct gp_source *const gp_sources[] = { &cuda_source, NULL };
