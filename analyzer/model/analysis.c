@@ -19,6 +19,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	an->flt = flt;
 	ga_ranges_init(&an->rg);
 	ga_sites_setup(&an->st, o->stack_depth);
+	ga_ranks_init(&an->rk);
 	an->st.symbolize = o->symbolize;
 	an->st.list_frames = o->list_frames;
 	if (ga_model_init(&an->m)) {
@@ -28,6 +29,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	an->m.keep_rows = o->keep_rows;
 	if (o->observe_sites)
 		ga_sites_bind(&an->st, &an->m);
+	ga_ranks_bind(&an->rk, &an->m);
 	return 0;
 }
 
@@ -56,7 +58,8 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 		return -1;
 	/* Sites read ahead were settled before the rows streamed out. */
 	if (ga_ranges_finish(&an->rg, &an->m, ga_filter_active(an->flt)) ||
-	    (an->o.observe_sites && !an->o.sites_ahead && ga_sites_finish(&an->st, &an->m))) {
+	    (an->o.observe_sites && !an->o.sites_ahead && ga_sites_finish(&an->st, &an->m)) ||
+	    ga_ranks_finish(&an->rk, &an->m, &an->rg)) {
 		fputs("gpuprof: out of memory\n", stderr);
 		return -1;
 	}
@@ -83,6 +86,7 @@ int ga_analysis_build(struct ga_analysis *an, char *const *paths, int n)
 	}
 	if (ga_load_open(in, paths, n))
 		goto out;
+	an->rk.inputs = n;
 	rc = passes(an, in, src, n);
 	ga_load_close(in, n);
 out:
@@ -96,4 +100,5 @@ void ga_analysis_free(struct ga_analysis *an)
 	ga_model_free(&an->m);
 	ga_ranges_free(&an->rg);
 	ga_sites_free(&an->st);
+	ga_ranks_free(&an->rk);
 }

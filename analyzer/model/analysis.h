@@ -18,6 +18,7 @@
 #include "model/filter.h"
 #include "model/model.h"
 #include "model/ranges.h"
+#include "model/ranks.h"
 #include "model/sites.h"
 
 struct ga_analysis_opts {
@@ -33,6 +34,7 @@ struct ga_analysis {
 	struct ga_model m;
 	struct ga_ranges rg;
 	struct ga_sites st;
+	struct ga_ranks rk;        /* ranks of a multi-process job */
 	struct ga_filter *flt;     /* the activity filter (never NULL) */
 	struct ga_analysis_opts o;
 };

@@ -85,7 +85,17 @@ static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 	ga_jw_ku64(w, "pid", pid);
 	ga_jw_key(w, "args");
 	ga_jw_obj(w, GA_JW_COMPACT);
-	if (p->cmdline) {
+	if (p->rank != GA_NO_RANK) {
+		struct ga_buf b = { 0 };
+		char who[192];
+
+		/* Ranks by name and in rank order (process_sort_index below). */
+		if (ga_buf_printf(&b, "%s: %.200s [%u]", ga_ranks_proc_name(m, proc, who, sizeof(who)),
+				  p->cmdline ? ga_model_str(m, p->cmdline) : "?", p->pid))
+			return -1;
+		ga_jw_kstr(w, "name", b.p, b.len);
+		ga_buf_free(&b);
+	} else if (p->cmdline) {
 		struct ga_buf b = { 0 };
 
 		if (ga_buf_printf(&b, "%.200s [%u]", ga_model_str(m, p->cmdline), p->pid))
@@ -100,6 +110,17 @@ static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 	}
 	ga_jw_end(w);
 	ga_jw_end(w);
+	if (p->rank != GA_NO_RANK) {
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_kcstr(w, "name", "process_sort_index");
+		ga_jw_kcstr(w, "ph", "M");
+		ga_jw_ku64(w, "pid", pid);
+		ga_jw_key(w, "args");
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_ku64(w, "sort_index", p->rank);
+		ga_jw_end(w);
+		ga_jw_end(w);
+	}
 	return 0;
 }
 

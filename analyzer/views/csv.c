@@ -51,7 +51,10 @@ static int row(void *ctx, struct ga_model *m, const struct ga_act *a)
 		return -1;
 	if (site)
 		field(e, ga_model_str(m, site), ga_strtab_len(&m->strs, site));
-	fputc('\n', o);
+	if (m->procs[a->proc].rank != GA_NO_RANK)
+		fprintf(o, ",%u\n", m->procs[a->proc].rank);
+	else
+		fputs(",\n", o);
 	return ferror(o) ? -1 : 0;
 }
 
@@ -60,7 +63,7 @@ static int begin(struct ga_export *e)
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = row;
 	fputs("kind,name,start_ns,end_ns,duration_ns,device,context,stream,"
-	      "correlation,bytes,copy_kind,graph_id,graph_node,pid,nvtx,stack\n", e->out);
+	      "correlation,bytes,copy_kind,graph_id,graph_node,pid,nvtx,stack,rank\n", e->out);
 	return 0;
 }
 

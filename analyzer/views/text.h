@@ -55,7 +55,7 @@ struct ga_text_section {
 
 extern const struct ga_text_section ga_text_header, ga_text_timeline, ga_text_summary,
 	ga_text_kernels, ga_text_sites, ga_text_ranges, ga_text_tree, ga_text_memory,
-	ga_text_api;
+	ga_text_api, ga_text_ranks;
 
 /* Print every section that wants to.  Returns 0, or -1 out of memory. */
 int ga_text_report(struct ga_text *r, FILE *out);

@@ -481,10 +481,10 @@ static void test_commands(void)
 
 	/* The stacks come after the rows in the file: the CSV reads them ahead. */
 	rc = run(&out, cmd_export, "export", "--format", "csv", "--no-symbolize", path, NULL);
-	CHECK(rc == 0 && out && strstr(out, ",pid,nvtx,stack\n"));
+	CHECK(rc == 0 && out && strstr(out, ",pid,nvtx,stack,rank\n"));
 	CHECKF(count_lines_with(out, SITE2) == 5 && count_lines_with(out, SITE1) == 5,
 	       "%zu, %zu rows", count_lines_with(out, SITE2), count_lines_with(out, SITE1));
-	CHECK(out && strstr(out, ",0,0,10,,\n"));   /* correlation 11: no stack, no nvtx */
+	CHECK(out && strstr(out, ",0,0,10,,,0\n"));   /* correlation 11: no stack, no nvtx; rank 0 */
 	free(out);
 	tap_end();
 }
