@@ -206,6 +206,42 @@ static int cmp_u64(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
+/*
+ * A rank's work in a step: from the step's start to the end of its last
+ * compute kernel that started in the step, on any of its devices, clipped
+ * to the step.  Steps that end in a collective end together on every
+ * rank; the rank that reaches the collective last has the most work.
+ */
+static uint64_t work_of(const struct ga_ranks *rk, const struct ga_model *m, uint32_t proc,
+			uint64_t start, uint64_t end)
+{
+	uint64_t w = 0;
+
+	for (size_t j = 0; j < rk->ndevs && j < m->ndevrows; j++) {
+		const struct ga_busy *b = &rk->devs[j].compute;
+		size_t lo = 0, hi = b->niv;
+
+		if (m->devrows[j].proc != proc)
+			continue;
+		/* The last interval that starts before the step ends. */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (b->iv[mid].start < end)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && b->iv[lo - 1].end > start) {
+			uint64_t e = b->iv[lo - 1].end < end ? b->iv[lo - 1].end : end;
+
+			if (e - start > w)
+				w = e - start;
+		}
+	}
+	return w;
+}
+
 static int find_steps(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg)
 {
 	struct step_iv *iv = NULL;
@@ -268,7 +304,7 @@ static int find_steps(struct ga_ranks *rk, const struct ga_model *m, const struc
 			s = &iv[first[p] + k];
 			if (!n)
 				name = s->label;
-			durs[n] = s->end - s->start;
+			durs[n] = work_of(rk, m, p, s->start, s->end);
 			who[n] = (uint32_t)i;
 			if (durs[n] > durs[hi])
 				hi = n;

@@ -12,7 +12,11 @@
  * or whose name starts with "step", "train_step" or "iteration"
  * (any case), followed by nothing, a digit or one of " #_:-.".  On each
  * process the outermost such ranges, in start order, are its steps 0, 1,
- * ...; step k of every rank is compared with step k of the others.
+ * ...; step k of every rank is compared with step k of the others by the
+ * rank's work in it: from the step's start to the end of its last compute
+ * (non-NCCL) kernel in the step.  Steps that end in a collective end
+ * together on every rank, so their lengths cannot tell who kept the others
+ * waiting; the rank that reached the collective last has the most work.
  */
 #ifndef GA_MODEL_RANKS_H
 #define GA_MODEL_RANKS_H
@@ -42,7 +46,7 @@ struct ga_rank_row {
 	uint64_t kernels, nccl_kernels;
 	uint64_t steps;            /* step ranges it had */
 	uint64_t slowest;          /* steps (held by 2+ ranks) in which it was slowest */
-	uint64_t lag_ns;           /* sum over those steps of its time minus the fastest */
+	uint64_t lag_ns;           /* sum over those steps of its work minus the least */
 };
 
 struct ga_rank_step {
@@ -50,7 +54,7 @@ struct ga_rank_step {
 	uint32_t name;             /* strtab id of the range label on the first rank */
 	uint32_t ranks;            /* ranks that had step k */
 	uint32_t slowest, fastest; /* row indices */
-	uint64_t slowest_ns, fastest_ns, median_ns;
+	uint64_t slowest_ns, fastest_ns, median_ns; /* work in the step (see above) */
 };
 
 struct ga_ranks {

@@ -97,7 +97,7 @@ static int print_steps(const struct ga_text *r, const struct ga_ranks *rk, FILE 
 	ga_table_init(&t, 7);
 	ga_table_col(&t, 0, "Step", 1, 0);
 	ga_table_col(&t, 1, "Slowest", 0, 0);
-	ga_table_col(&t, 2, "Its time", 1, 0);
+	ga_table_col(&t, 2, "Its work", 1, 0);
 	ga_table_col(&t, 3, "Median", 1, 0);
 	ga_table_col(&t, 4, "Fastest", 1, 0);
 	ga_table_col(&t, 5, "Slowest - fastest", 1, 0);
@@ -119,7 +119,8 @@ static int print_steps(const struct ga_text *r, const struct ga_ranks *rk, FILE 
 		rc |= ga_table_add(&t, ga_text_name_cut(r, nb, sizeof(nb), ga_model_str(m, s->name)));
 	}
 	if (!rc) {
-		fprintf(out, "\nSteps (NVTX step ranges, step k of every rank compared; "
+		fprintf(out, "\nSteps (NVTX step ranges, step k of every rank compared by its work: "
+			"from the step's start to the end of its last compute kernel in it; "
 			"the %zu with the largest spread):\n", n);
 		ga_table_print(&t, out);
 		ga_text_more_line(out, n, rk->nsteps, "steps");

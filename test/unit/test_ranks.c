@@ -28,10 +28,12 @@ static char paths[3][128];
  * Rank r (times from T0, ns):
  *   compute [0, 1000), NCCL [800, 1500)         200 overlap, 500 exposed
  *   compute [2000, 2500 + 100 r'), NCCL [3000, 3100)   100 exposed
- * where r' is 0, 1, 2 for ranks 0, 1, 10.  Steps ProfilerStep#0 and #1
- * (with a nested "step_inner" that must not count):
- *   step 0 lasts 1600 + 10 r' (rank 10 slowest, 20 over rank 0);
- *   step 1 lasts 1300, 1600, 1350 (rank 1 slowest, 300 over rank 0).
+ *   rank 1 only: compute [1100, 1400), under the first NCCL kernel
+ * where r' is 0, 1, 2 for ranks 0, 1, 10.  Steps ProfilerStep#0 [0, ~1600)
+ * and #1 [1900, ~3200) (with a nested "step_inner" that must not count);
+ * a rank's work in a step ends with its last compute kernel there:
+ *   step 0: 1000, 1400, 1000 (rank 1 slowest, 400 over the least);
+ *   step 1: 600, 700, 800 (rank 10 slowest, 200 over rank 0).
  * One extra "forward" range is no step.
  */
 static void write_rank(const char *path, uint32_t rank)
@@ -52,6 +54,8 @@ static void write_rank(const char *path, uint32_t rank)
 	fwd = synth_string(s, "forward");
 	synth_kernel(s, gemm, T0, T0 + 1000, 0, 7, 0, 0);
 	synth_kernel(s, nccl, T0 + 800, T0 + 1500, 0, 9, 0, 0);
+	if (rank == 1)
+		synth_kernel(s, gemm, T0 + 1100, T0 + 1400, 0, 8, 0, 0);
 	synth_kernel(s, gemm, T0 + 2000, T0 + 2500 + 100 * rp, 0, 7, 0, 0);
 	synth_kernel(s, nccl, T0 + 3000, T0 + 3100, 0, 9, 0, 0);
 	synth_nvtx_range(s, p0, 0, T0, T0 + 1600 + 10 * rp, 1, 1, 1, GP_NVTX_PUSHPOP);
@@ -115,27 +119,30 @@ static void test_model(void)
 		uint64_t rp = i;   /* rows are ranks 0, 1, 10 */
 
 		CHECKF(w->rank == (i == 2 ? 10u : (uint32_t)i), "row %zu is rank %u", i, w->rank);
-		CHECKF(w->kernels == 4 && w->nccl_kernels == 2, "rank %u: %llu kernels, %llu NCCL",
-		       w->rank, (unsigned long long)w->kernels, (unsigned long long)w->nccl_kernels);
-		CHECKF(w->compute_ns == 1000 + 500 + 100 * rp, "rank %u compute %llu", w->rank,
-		       (unsigned long long)w->compute_ns);
-		CHECKF(w->comm_ns == 800 && w->exposed_ns == 600, "rank %u NCCL %llu exposed %llu",
-		       w->rank, (unsigned long long)w->comm_ns, (unsigned long long)w->exposed_ns);
+		CHECKF(w->kernels == 4 + (rp == 1) && w->nccl_kernels == 2,
+		       "rank %u: %llu kernels, %llu NCCL", w->rank, (unsigned long long)w->kernels,
+		       (unsigned long long)w->nccl_kernels);
+		CHECKF(w->compute_ns == 1000 + 500 + 100 * rp + (rp == 1 ? 300 : 0),
+		       "rank %u compute %llu", w->rank, (unsigned long long)w->compute_ns);
+		CHECKF(w->comm_ns == 800 && w->exposed_ns == (rp == 1 ? 300u : 600u),
+		       "rank %u NCCL %llu exposed %llu", w->rank, (unsigned long long)w->comm_ns,
+		       (unsigned long long)w->exposed_ns);
 		CHECKF(w->busy_ns == 1500 + 500 + 100 * rp + 100, "rank %u busy %llu", w->rank,
 		       (unsigned long long)w->busy_ns);
 		CHECKF(w->steps == 2 && w->devices == 1, "rank %u steps %llu", w->rank,
 		       (unsigned long long)w->steps);
 	}
 	CHECK(rk->rows[0].slowest == 0 && rk->rows[1].slowest == 1 && rk->rows[2].slowest == 1);
-	CHECK(rk->rows[1].lag_ns == 300 && rk->rows[2].lag_ns == 20);
+	CHECK(rk->rows[1].lag_ns == 400 && rk->rows[2].lag_ns == 200);
 	CHECKF(rk->nsteps == 2, "%zu steps", rk->nsteps);
 	if (rk->nsteps == 2) {
 		const struct ga_rank_step *s0 = &rk->steps[0], *s1 = &rk->steps[1];
 
-		CHECK(s0->index == 0 && s0->ranks == 3 && rk->rows[s0->slowest].rank == 10 &&
-		      s0->slowest_ns == 1620 && s0->fastest_ns == 1600 && s0->median_ns == 1610);
-		CHECK(s1->index == 1 && rk->rows[s1->slowest].rank == 1 && s1->slowest_ns == 1600 &&
-		      rk->rows[s1->fastest].rank == 0 && s1->median_ns == 1350);
+		CHECK(s0->index == 0 && s0->ranks == 3 && rk->rows[s0->slowest].rank == 1 &&
+		      s0->slowest_ns == 1400 && s0->fastest_ns == 1000 && s0->median_ns == 1000);
+		CHECK(s1->index == 1 && rk->rows[s1->slowest].rank == 10 && s1->slowest_ns == 800 &&
+		      rk->rows[s1->fastest].rank == 0 && s1->fastest_ns == 600 &&
+		      s1->median_ns == 700);
 		CHECK(!strcmp(ga_model_str(&an.m, s0->name), "ProfilerStep#0"));
 	}
 	ga_analysis_free(&an);
@@ -181,13 +188,13 @@ static void test_views(void)
 	b = out ? strstr(out, "{\"pid\":510,") : NULL;
 	CHECK(a && b && a < b);
 	CHECKF(out && strstr(out, "{\"rank\":1,\"name\":\"rank 1\",\"host\":\"node1\",\"pid\":501,"
-			       "\"devices\":1,\"gpu_busy_ns\":2200,\"compute_ns\":1600,\"nccl_ns\":800,"
-			       "\"nccl_not_overlapped_ns\":600,\"kernels\":4,\"nccl_kernels\":2,"
-			       "\"steps\":2,\"slowest_steps\":1,\"behind_fastest_ns\":300}"),
+			       "\"devices\":1,\"gpu_busy_ns\":2200,\"compute_ns\":1900,\"nccl_ns\":800,"
+			       "\"nccl_not_overlapped_ns\":300,\"kernels\":5,\"nccl_kernels\":2,"
+			       "\"steps\":2,\"slowest_steps\":1,\"behind_fastest_ns\":400}"),
 	       "%s", out ? out : "");
 	CHECK(out && strstr(out, "{\"index\":1,\"range\":\"ProfilerStep#1\",\"ranks\":3,"
-			    "\"slowest_rank\":1,\"slowest_ns\":1600,\"median_ns\":1350,"
-			    "\"fastest_rank\":0,\"fastest_ns\":1300}"));
+			    "\"slowest_rank\":10,\"slowest_ns\":800,\"median_ns\":700,"
+			    "\"fastest_rank\":0,\"fastest_ns\":600}"));
 	free(out);
 	free(err);
 	tap_end();
