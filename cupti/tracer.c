@@ -18,6 +18,7 @@
  */
 #include "capture.h"
 #include "cupti_api.h"
+#include "guest.h"
 #include "nvtx_tool.h"
 #include "unwind.h"
 
@@ -438,6 +439,8 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
 	int state;
 
 	(void)size;
+	/* The program's own CUPTI user gets its copies first, no lock held. */
+	gp_guest_copy(buf, valid);
 	/*
 	 * No signal handler may run on this thread while it holds the producer
 	 * lock: the handler waits for the flusher, which needs that lock.
@@ -460,7 +463,8 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
 		return;
 	}
 	while ((rc = gp_cu.cuptiActivityGetNextRecord(buf, valid, &rec)) == CUPTI_SUCCESS)
-		translate(rec);
+		if (gp_guest_own_record(rec))
+			translate(rec);
 	if (rc != CUPTI_ERROR_MAX_LIMIT_REACHED)
 		gp_lost_add(GP_LOST_CUPTI_ERROR, 1);
 	if (gp_cu.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
@@ -484,6 +488,9 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 			CUpti_CallbackId cbid, const void *data)
 {
 	(void)userdata;
+	/* What only the program's own CUPTI user asked for is its alone. */
+	if (gp_guest_seen && !gp_guest_dispatch(domain, cbid, data))
+		return;
 	if (atomic_load(&gp_rec.disabled) ||
 	    atomic_load_explicit(&gp_rec.state, memory_order_acquire) != GP_ACTIVE)
 		return;
@@ -702,6 +709,7 @@ static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 
 	if (gp_cupti_load(cfg, why, whysz) < 0)
 		return -1;
+	gp_guest_attach();
 	gp_cu.cuptiGetVersion(version);
 	if (*version < CUPTI_API_VERSION)
 		gp_debug("CUPTI API version %u is older than the %u this recorder was built with",
@@ -753,12 +761,14 @@ static int cuda_enable(char *why, size_t whysz)
 		gp_unwind_enable_callbacks(subscriber, gp_rec.cfg.backtrace == 2);
 	if (capture_configured)
 		gp_capture_enable_callbacks(subscriber);
+	gp_guest_start(subscriber);
 	gp_debug("CUPTI %s", gp_cu.path);
 	return 0;
 }
 
 static void cuda_detach(void)
 {
+	gp_guest_stop();
 	gp_nvtxtool_off();
 	if (subscribed) {
 		gp_cu.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
@@ -790,6 +800,7 @@ static void cuda_forked(void)
 	 * The child inherits CUPTI's state but none of its threads: any CUPTI
 	 * call (even the exit flush) can hang.
 	 */
+	gp_guest_stop();
 	gp_nvtxtool_off();
 }
 
