@@ -19,9 +19,11 @@
 #include "capture.h"
 #include "cupti_api.h"
 #include "metrics.h"
+#include "guest.h"
 #include "nvtx_tool.h"
 #include "unwind.h"
 
+#include "../preload/lifecycle.h"
 #include "../preload/log.h"
 #include "../preload/recorder.h"
 #include "../preload/source.h"
@@ -461,6 +463,8 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
 	int state;
 
 	(void)size;
+	/* The program's own CUPTI user gets its copies first, no lock held. */
+	gp_guest_copy(buf, valid);
 	/*
 	 * No signal handler may run on this thread while it holds the producer
 	 * lock: the handler waits for the flusher, which needs that lock.
@@ -483,7 +487,8 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
 		return;
 	}
 	while ((rc = gp_cu.cuptiActivityGetNextRecord(buf, valid, &rec)) == CUPTI_SUCCESS)
-		translate(rec);
+		if (gp_guest_own_record(rec))
+			translate(rec);
 	if (rc != CUPTI_ERROR_MAX_LIMIT_REACHED)
 		gp_lost_add(GP_LOST_CUPTI_ERROR, 1);
 	if (gp_cu.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
@@ -507,9 +512,15 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 			CUpti_CallbackId cbid, const void *data)
 {
 	(void)userdata;
+	/* What only the program's own CUPTI user asked for is its alone. */
+	if (gp_guest_seen && !gp_guest_dispatch(domain, cbid, data))
+		return;
 	if (atomic_load(&gp_rec.disabled) ||
 	    atomic_load_explicit(&gp_rec.state, memory_order_acquire) != GP_ACTIVE)
 		return;
+	/* The first context is the first sign of GPU work: the trace file now. */
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+		gp_recorder_need_file();
 	if (capture_configured && gp_capture_callback(domain, cbid, data))
 		return;
 	if (metrics_on)
@@ -572,6 +583,8 @@ static int enable_kind(CUpti_ActivityKind kind, const char *what, int required)
 
 static void enable_callbacks(void)
 {
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+				  CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 				  CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
 	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_STATE,
@@ -726,6 +739,7 @@ static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 
 	if (gp_cupti_load(cfg, why, whysz) < 0)
 		return -1;
+	gp_guest_attach();
 	gp_cu.cuptiGetVersion(version);
 	{
 		/* libcuda is loaded (this runs inside its cuInit), perhaps
@@ -793,12 +807,14 @@ static int cuda_enable(char *why, size_t whysz)
 		gp_capture_enable_callbacks(subscriber);
 	if (metrics_on)
 		gp_metrics_enable_callbacks(subscriber);
+	gp_guest_start(subscriber);
 	gp_debug("CUPTI %s", gp_cu.path);
 	return 0;
 }
 
 static void cuda_detach(void)
 {
+	gp_guest_stop();
 	gp_nvtxtool_off();
 	gp_metrics_off();
 	if (subscribed) {
@@ -848,6 +864,7 @@ static void cuda_forked(void)
 	 * The child inherits CUPTI's state but none of its threads: any CUPTI
 	 * call (even the exit flush) can hang.
 	 */
+	gp_guest_stop();
 	gp_nvtxtool_off();
 	gp_metrics_off();
 }
@@ -866,6 +883,7 @@ static const struct gp_source cuda_source = {
 	.drain = cuda_drain,
 	.forked = cuda_forked,
 	.now = cuda_now,
+	.file_on_demand = 1,
 };
 
 const struct gp_source *const gp_sources[] = { &cuda_source, NULL };

@@ -47,6 +47,17 @@ static int wake_fd = -1;
 static uint64_t wake_ino;
 static atomic_int flush_stop, finish_requested, finished;
 /*
+ * The trace file exists.  With a source that asks for it (file_on_demand),
+ * it is created at the first sign of GPU work (gp_recorder_need_file), so
+ * a process that only initializes CUDA (a launcher asking for the device
+ * count) leaves no file.  open_lock orders its creation against finish().
+ */
+static atomic_int file_open;
+static int on_demand;
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Records buffered without a file that make the recorder create it anyway. */
+#define GP_ON_DEMAND_RECORDS 65536
+/*
  * A weak reference: the library defines the sources (cupti/tracer.c), a
  * unit test its own, other programs that link this file none (NULL).
  */
@@ -86,12 +97,21 @@ static void drain_sources(uint64_t t, int final)
 
 static void periodic_flush(void)
 {
+	int open = atomic_load_explicit(&file_open, memory_order_acquire), pressure;
+
+	if (atomic_load(&gp_rec.state) != GP_ACTIVE)
+		return;
 	flush_sources(0);
 	gp_ring_lock(&gp_rec.ring);
 	drain_sources(0, 0);
 	gp_emit_lost(0);
-	gp_ring_seal(&gp_rec.ring, 0);
+	/* Without a file nobody empties the ring: keep filling the open chunk. */
+	if (open)
+		gp_ring_seal(&gp_rec.ring, 0);
+	pressure = !open && gp_rec.records > GP_ON_DEMAND_RECORDS;
 	gp_ring_unlock(&gp_rec.ring);
+	if (pressure)
+		gp_recorder_need_file();
 }
 
 static void finish(int on_flusher);
@@ -238,6 +258,19 @@ static void finish(int on_flusher)
 	}
 	flush_sources(1);
 	t = atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
+	pthread_mutex_lock(&open_lock);
+	if (!atomic_load(&file_open)) {
+		/* No GPU work: no trace, nothing to say. */
+		pthread_mutex_unlock(&open_lock);
+		gp_ring_lock(&gp_rec.ring);
+		drain_sources(t, 1);
+		atomic_store_explicit(&gp_rec.state, GP_STOPPED, memory_order_release);
+		gp_ring_unlock(&gp_rec.ring);
+		gp_debug("no GPU work; no trace written");
+		atomic_store(&finished, 1);
+		return;
+	}
+	pthread_mutex_unlock(&open_lock);
 	gp_ring_lock(&gp_rec.ring);
 	gp_emit_clock_sync(t);
 	drain_sources(t, 1);
@@ -303,6 +336,56 @@ static void give_up(const char *why)
 	atomic_store(&gp_rec.state, GP_OFF);
 }
 
+/* Creates the trace file and starts its writer; -1 with a reason in why. */
+static int open_trace(char *why, size_t whysz)
+{
+	int err = gp_tracefile_open(&gp_rec.file, gp_rec.cfg.output, gp_rec.cfg.force,
+				    GP_CLOCK_REALTIME, gp_now_realtime());
+
+	if (err) {
+		char path[GP_PATH_MAX];
+		int uses_n;
+
+		gp_config_expand(gp_rec.cfg.output, gp_rec.pid, 1, path, sizeof(path), &uses_n);
+		snprintf(why, whysz, "cannot create %s: %s%s", path, strerror(-err),
+			 err == -EEXIST ? " (set GPUPROF_FORCE=1 or use -f to overwrite)" : "");
+		return -1;
+	}
+	if (gp_tracefile_start(&gp_rec.file, &gp_rec.ring) < 0) {
+		gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
+		unlink(gp_rec.file.path);
+		snprintf(why, whysz, "cannot start the writer thread");
+		return -1;
+	}
+	atomic_store_explicit(&file_open, 1, memory_order_release);
+	register_session_file();
+	gp_debug("tracing into %s", gp_rec.file.path);
+	return 0;
+}
+
+void gp_recorder_need_file(void)
+{
+	char why[GP_PATH_MAX + 200];
+	int failed = 0;
+
+	if (atomic_load_explicit(&file_open, memory_order_acquire) || !on_demand)
+		return;
+	pthread_mutex_lock(&open_lock);
+	if (!atomic_load(&file_open) && is_owner() &&
+	    atomic_load(&gp_rec.state) == GP_ACTIVE)
+		failed = open_trace(why, sizeof(why)) < 0;
+	if (failed) {
+		/* Passive from here on: sources see the state, the exit does nothing. */
+		atomic_store(&gp_rec.state, GP_OFF);
+		atomic_store(&finished, 1);
+		atomic_store(&flush_stop, 1);
+		wake_flusher();
+	}
+	pthread_mutex_unlock(&open_lock);
+	if (failed)
+		gp_log("%s; the program runs untraced", why);
+}
+
 static int start(void)
 {
 	char why[GP_PATH_MAX + 200];
@@ -326,15 +409,9 @@ static int start(void)
 		return -1;
 	}
 	gp_intern_init(&gp_rec.strings);
-	err = gp_tracefile_open(&gp_rec.file, gp_rec.cfg.output, gp_rec.cfg.force,
-				GP_CLOCK_REALTIME, gp_now_realtime());
-	if (err) {
-		char path[GP_PATH_MAX];
-		int uses_n;
-
-		gp_config_expand(gp_rec.cfg.output, gp_rec.pid, 1, path, sizeof(path), &uses_n);
-		snprintf(why, sizeof(why), "cannot create %s: %s%s", path, strerror(-err),
-			 err == -EEXIST ? " (set GPUPROF_FORCE=1 or use -f to overwrite)" : "");
+	for (int i = 0; sources()[i]; i++)
+		on_demand |= sources()[i]->file_on_demand;
+	if (!on_demand && open_trace(why, sizeof(why)) < 0) {
 		give_up(why);
 		return -1;
 	}
@@ -345,10 +422,6 @@ static int start(void)
 	gp_emit_clock_sync(trace_now());
 	gp_ring_unlock(&gp_rec.ring);
 
-	if (gp_tracefile_start(&gp_rec.file, &gp_rec.ring) < 0) {
-		snprintf(why, sizeof(why), "cannot start the writer thread");
-		goto fail;
-	}
 	atomic_store_explicit(&gp_rec.state, GP_ACTIVE, memory_order_release);
 	for (int i = 0; sources()[i]; i++) {
 		if (sources()[i]->enable && sources()[i]->enable(why, sizeof(why)) < 0) {
@@ -361,7 +434,8 @@ static int start(void)
 	/*
 	 * The exit handler: registered here, inside cuInit, so a process that
 	 * only initializes CUDA (a launcher asking for the device count) still
-	 * finishes its trace.  It makes no CUDA call, only CUPTI's flush.
+	 * finishes its trace, or, with the file on demand, ends without one.
+	 * It makes no CUDA call, only CUPTI's flush.
 	 */
 	atexit(at_exit);
 	if (flusher_started) {
@@ -373,13 +447,13 @@ static int start(void)
 
 		gp_signals_install(&sops, GP_FINISH_WAIT_MS);
 	}
-	register_session_file();
-	gp_debug("tracing into %s", gp_rec.file.path);
 	return 0;
 
 fail:
-	gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
-	unlink(gp_rec.file.path);
+	if (atomic_load(&file_open)) {
+		gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
+		unlink(gp_rec.file.path);
+	}
 	give_up(why);
 	return -1;
 }

@@ -16,5 +16,12 @@ int gp_recorder_start(void);
 /* Finishes the trace (idempotent; only in the process that started it). */
 void gp_recorder_stop(void);
 void gp_recorder_forked(void);
+/*
+ * A source saw GPU work (a context was created): creates the trace file
+ * when the sources defer it (gp_source.file_on_demand).  Any thread; not a
+ * hot path (once per process; later calls return at an atomic load).  When
+ * the file cannot be created the recorder goes passive with one line.
+ */
+void gp_recorder_need_file(void);
 
 #endif

@@ -43,6 +43,12 @@ struct gp_source {
 	void (*forked)(void);
 	/* The trace clock, or NULL (the recorder then uses CLOCK_REALTIME). */
 	uint64_t (*now)(void);
+	/*
+	 * 1: create the trace file only when the source calls
+	 * gp_recorder_need_file() (lifecycle.h); a process that never does
+	 * leaves no file.  Records are kept in the ring until then.
+	 */
+	int file_on_demand;
 };
 
 /* The sources, NULL-terminated; defined on the sources' side. */

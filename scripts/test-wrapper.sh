@@ -448,4 +448,26 @@ else
 	echo "skip - wrapper exit-130-is-an-exit # $real not built"
 fi
 
+# A program whose processes wrote no trace (torchrun's launcher alone):
+# the program's status, one line, no report.
+rm -f analyze.log
+gp run -o 'job-%q{RANK}' sh -c 'exit 3'
+expect no-trace 3 "no trace was written"
+judge no-trace-no-report "analyzer called: $(cat analyze.log 2>/dev/null)" \
+	eval '[ ! -s analyze.log ] && ! grep -q "trace written" err'
+
+# A listed trace that is gone is left out (one line), the rest reported.
+cat >goneapp <<'EOF2'
+#!/bin/sh
+: >"$PWD/kept.gpuprof"
+printf '%s\n' "$PWD/gone.gpuprof" "$PWD/kept.gpuprof" >>"$GPUPROF_SESSION_FILE"
+EOF2
+chmod +x goneapp
+rm -f analyze.log
+gp run ./goneapp
+expect gone-left-out 0 "gone.gpuprof is gone; left out of the report"
+judge gone-rest-reported "analyzer called: $(cat analyze.log 2>/dev/null)" \
+	eval 'grep -q "kept.gpuprof" analyze.log && ! grep -q "gone.gpuprof" analyze.log &&
+		[ "$(grep -c "trace written to" err)" = 1 ]'
+
 exit "$failed"

@@ -24,6 +24,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	an->rg.want_launches = o->launches;
 	an->rg.keep_marks = o->marks;
 	ga_sites_setup(&an->st, o->stack_depth);
+	ga_ranks_init(&an->rk);
 	an->st.symbolize = o->symbolize;
 	an->st.list_frames = o->list_frames;
 	if (ga_model_init(&an->m)) {
@@ -37,6 +38,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	if (o->launches)
 		ga_latency_bind(&an->lat, &an->m);
 	ga_launchcfg_bind(&an->lc, &an->m);
+	ga_ranks_bind(&an->rk, &an->m);
 	return 0;
 }
 
@@ -66,7 +68,8 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	/* Sites read ahead were settled before the rows streamed out. */
 	if (ga_ranges_finish(&an->rg, &an->m, ga_filter_active(an->flt)) ||
 	    (an->o.observe_sites && !an->o.sites_ahead && ga_sites_finish(&an->st, &an->m)) ||
-	    ga_latency_finish(&an->lat)) {
+	    ga_latency_finish(&an->lat) ||
+	    ga_ranks_finish(&an->rk, &an->m, &an->rg)) {
 		fputs("gpuprof: out of memory\n", stderr);
 		return -1;
 	}
@@ -94,6 +97,7 @@ int ga_analysis_build(struct ga_analysis *an, char *const *paths, int n)
 	}
 	if (ga_load_open(in, paths, n))
 		goto out;
+	an->rk.inputs = n;
 	rc = passes(an, in, src, n);
 	ga_load_close(in, n);
 out:
@@ -110,4 +114,5 @@ void ga_analysis_free(struct ga_analysis *an)
 	ga_mx_free(&an->mx);
 	ga_latency_free(&an->lat);
 	ga_launchcfg_free(&an->lc);
+	ga_ranks_free(&an->rk);
 }

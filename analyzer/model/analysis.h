@@ -21,6 +21,7 @@
 #include "model/metrics.h"
 #include "model/model.h"
 #include "model/ranges.h"
+#include "model/ranks.h"
 #include "model/sites.h"
 
 struct ga_analysis_opts {
@@ -41,6 +42,7 @@ struct ga_analysis {
 	struct ga_mx mx;           /* hardware metrics of profiled launches */
 	struct ga_latency lat;     /* launch latency per kernel (with launches) */
 	struct ga_launchcfg lc;    /* launch configurations and occupancy */
+	struct ga_ranks rk;        /* ranks of a multi-process job */
 	struct ga_filter *flt;     /* the activity filter (never NULL) */
 	struct ga_analysis_opts o;
 };

@@ -5,6 +5,7 @@
  * Runs offline only.
  */
 #include "model/model.h"
+#include "model/ranks.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -1488,10 +1489,11 @@ int ga_model_finish(struct ga_model *m)
 
 	for (i = 0; i < m->ndevrows; i++) {
 		struct ga_devrow *r = &m->devrows[i];
-		char buf[64];
+		char buf[256], who[192];
 
 		if (m->nprocs > 1)
-			snprintf(buf, sizeof(buf), "cuda:%u [%u]", r->id, m->procs[r->proc].pid);
+			snprintf(buf, sizeof(buf), "cuda:%u [%s]", r->id,
+				 ga_ranks_proc_name(m, r->proc, who, sizeof(who)));
 		else
 			snprintf(buf, sizeof(buf), "cuda:%u", r->id);
 		r->label = ga_strtab_intern(&m->strs, buf, strlen(buf));

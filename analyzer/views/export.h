@@ -65,4 +65,7 @@ extern const struct ga_format *const ga_formats[];
 /* The format called name (or its alias), NULL when none is. */
 const struct ga_format *ga_format_find(const char *name);
 
+/* JSON "ranks" and "steps" members (views/json-ranks.c), when the job has ranks. */
+void ga_json_ranks(struct ga_jw *w, const struct ga_analysis *an);
+
 #endif

@@ -2,7 +2,8 @@
  * "export --format json": the report's numbers as one JSON object, a
  * stable schema scripts and tests rely on: files, processes, devices,
  * counts, losses, kernels, memory operations, graphs, API functions, NVTX
- * ranges and marks, launch sites.  Written after the analysis is built.
+ * ranges and marks, launch sites, and for a job of ranks the per-rank
+ * figures and steps.  Written after the analysis is built.
  * Runs offline only.
  */
 #include <math.h>
@@ -53,14 +54,15 @@ static void files(struct ga_jw *w, const struct ga_model *m)
 	ga_jw_end(w);
 }
 
-static void processes(struct ga_jw *w, const struct ga_model *m)
+static void processes(struct ga_jw *w, const struct ga_model *m, const struct ga_ranks *rk)
 {
 	size_t i;
 
 	ga_jw_key(w, "processes");
 	ga_jw_arr(w, GA_JW_LINES);
 	for (i = 0; i < m->nprocs; i++) {
-		const struct ga_proc *p = &m->procs[i];
+		/* In rank order. */
+		const struct ga_proc *p = &m->procs[rk->nrows == m->nprocs ? rk->rows[i].proc : i];
 
 		ga_jw_obj(w, GA_JW_COMPACT);
 		ga_jw_ku64(w, "pid", p->pid);
@@ -620,7 +622,7 @@ static int end(struct ga_export *e)
 
 	ga_jw_obj(w, GA_JW_KEYLINES);
 	files(w, m);
-	processes(w, m);
+	processes(w, m, &e->an->rk);
 	devices(w, m);
 	counts(w, m);
 	if (kernels(w, m) || launch_configs(w, m, &e->an->lc) ||
@@ -641,6 +643,7 @@ static int end(struct ga_export *e)
 	ga_jw_ku64(w, "span_ns", m->last_end - m->first_start);
 	ga_jw_ku64(w, "first_ns", m->first_start);
 	ga_jw_ku64(w, "last_ns", m->last_end);
+	ga_json_ranks(w, e->an);
 	ga_jw_end(w);
 	ga_jw_raw(&e->jw, "\n");
 	return w->err ? -1 : 0;

@@ -11,6 +11,7 @@ static const struct ga_text_section *const sections[] = {
 	&ga_text_header,
 	&ga_text_timeline,
 	&ga_text_summary,
+	&ga_text_ranks,
 	&ga_text_kernels,
 	&ga_text_launch,
 	&ga_text_latency,

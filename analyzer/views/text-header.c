@@ -27,14 +27,102 @@ static void print_files(const struct ga_model *m, FILE *out)
 	}
 }
 
-static void print_procs(const struct ga_model *m, FILE *out)
+/* Model process of the i-th process in rank order. */
+static uint32_t nth_proc(const struct ga_ranks *rk, const struct ga_model *m, size_t i)
+{
+	return rk->nrows == m->nprocs ? rk->rows[i].proc : (uint32_t)i;
+}
+
+/* "rank N" (ranks.h) or "pid P". */
+static const char *who(const struct ga_model *m, uint32_t proc, char *buf, size_t n)
+{
+	if (m->procs[proc].rank == GA_NO_RANK) {
+		snprintf(buf, n, "pid %u", m->procs[proc].pid);
+		return buf;
+	}
+	return ga_ranks_proc_name(m, proc, buf, n);
+}
+
+/* Rank-order position of a device's first user. */
+static size_t dev_pos(const struct ga_model *m, const struct ga_ranks *rk, size_t dev)
+{
+	size_t j, pos = SIZE_MAX;
+
+	for (j = 0; j < m->ndevrows; j++) {
+		size_t p = m->devrows[j].proc;
+
+		if (m->devrows[j].dev != dev)
+			continue;
+		if (rk->nrows == m->nprocs)
+			p = rk->row_of[p];
+		if (p < pos)
+			pos = p;
+	}
+	return pos;
+}
+
+static int cmp_dev(const void *pa, const void *pb, void *ctx)
+{
+	const size_t *pos = ctx;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	if (pos[a] != pos[b])
+		return pos[a] < pos[b] ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Devices in the order of their users' ranks; NULL out of memory. */
+static uint32_t *dev_order(const struct ga_model *m, const struct ga_ranks *rk)
+{
+	uint32_t *ord = malloc((m->ndevs ? m->ndevs : 1) * sizeof(*ord));
+	size_t *pos = malloc((m->ndevs ? m->ndevs : 1) * sizeof(*pos));
+
+	if (!ord || !pos) {
+		free(ord);
+		free(pos);
+		return NULL;
+	}
+	for (size_t i = 0; i < m->ndevs; i++) {
+		ord[i] = (uint32_t)i;
+		pos[i] = dev_pos(m, rk, i);
+	}
+	qsort_r(ord, m->ndevs, sizeof(*ord), cmp_dev, pos);
+	free(pos);
+	return ord;
+}
+
+/* " [rank 0, rank 1]": the processes that used device dev, in rank order. */
+static void print_users(const struct ga_model *m, const struct ga_ranks *rk, size_t dev,
+			FILE *out)
+{
+	const char *sep = " [";
+	char wb[192];
+
+	for (size_t k = 0; k < m->nprocs; k++) {
+		uint32_t proc = nth_proc(rk, m, k);
+
+		for (size_t j = 0; j < m->ndevrows; j++) {
+			if (m->devrows[j].dev != dev || m->devrows[j].proc != proc)
+				continue;
+			fprintf(out, "%s%s", sep, who(m, proc, wb, sizeof(wb)));
+			sep = ", ";
+			break;
+		}
+	}
+	if (strcmp(sep, ", ") == 0)
+		fputc(']', out);
+}
+
+static void print_procs(const struct ga_model *m, const struct ga_ranks *rk, FILE *out)
 {
 	size_t i;
 
 	for (i = 0; i < m->nprocs; i++) {
-		const struct ga_proc *p = &m->procs[i];
+		const struct ga_proc *p = &m->procs[nth_proc(rk, m, i)];
 
 		ga_text_field(out, i == 0 ? (m->nprocs > 1 ? "Processes:" : "Process:") : "");
+		if (p->rank != GA_NO_RANK)
+			fprintf(out, "rank %u, ", p->rank);
 		fprintf(out, "pid %u", p->pid);
 		if (!p->has_process) {
 			fputs(" (no process record)\n", out);
@@ -44,20 +132,21 @@ static void print_procs(const struct ga_model *m, FILE *out)
 			fputs(" on ", out);
 			ga_fmt_put(out, ga_model_str(m, p->host));
 		}
-		if (p->rank != GA_NO_RANK)
-			fprintf(out, ", rank %u", p->rank);
 		fputs(": ", out);
 		ga_fmt_put(out, p->cmdline ? ga_model_str(m, p->cmdline) : "?");
 		fputc('\n', out);
 	}
 }
 
-static void print_gpus(const struct ga_model *m, FILE *out)
+static int print_gpus(const struct ga_model *m, const struct ga_ranks *rk, FILE *out)
 {
-	size_t i, j, shown = 0;
+	uint32_t *ord = dev_order(m, rk);
+	size_t k, shown = 0;
 
-	for (i = 0; i < m->ndevs; i++) {
-		const struct ga_device *d = &m->devs[i];
+	if (!ord)
+		return -1;
+	for (k = 0; k < m->ndevs; k++) {
+		const struct ga_device *d = &m->devs[ord[k]];
 		char mem[32];
 
 		if (d->dead || (!d->described && !d->count))
@@ -73,31 +162,24 @@ static void print_gpus(const struct ga_model *m, FILE *out)
 		} else {
 			fputs("(no device record in the trace)", out);
 		}
-		if (m->nprocs > 1) {
-			const char *sep = " [pid ";
-
-			for (j = 0; j < m->ndevrows; j++) {
-				if (m->devrows[j].dev != i)
-					continue;
-				fprintf(out, "%s%u", sep, m->procs[m->devrows[j].proc].pid);
-				sep = ", ";
-			}
-			if (strcmp(sep, ", ") == 0)
-				fputc(']', out);
-		}
+		if (m->nprocs > 1)
+			print_users(m, rk, ord[k], out);
 		fputc('\n', out);
 	}
 	if (!shown) {
 		ga_text_field(out, "GPU:");
 		fputs("none recorded\n", out);
 	}
+	free(ord);
+	return 0;
 }
 
-static void print_times(const struct ga_model *m, FILE *out)
+static int print_times(const struct ga_model *m, const struct ga_ranks *rk, FILE *out)
 {
 	uint64_t span = m->last_end - m->first_start;
-	size_t i, n = 0;
-	char t[32];
+	size_t i, k, n = 0;
+	char t[32], wb[192];
+	uint32_t *ord;
 
 	ga_text_field(out, "Wall span:");
 	if (m->last_end > m->first_start || m->counts[GA_ACT_KERNEL] ||
@@ -107,23 +189,27 @@ static void print_times(const struct ga_model *m, FILE *out)
 		fputs("no GPU activity\n", out);
 
 	for (i = 0; i < m->nprocs; i++) {
-		const struct ga_proc *p = &m->procs[i];
+		uint32_t proc = nth_proc(rk, m, i);
+		const struct ga_proc *p = &m->procs[proc];
 
 		if (!p->finished || !p->has_process || p->end_ns < p->start_ns)
 			continue;
 		ga_text_field(out, n++ == 0 ? "Process time:" : "");
 		fputs(ga_fmt_time(t, sizeof(t), p->end_ns - p->start_ns), out);
 		if (m->nprocs > 1)
-			fprintf(out, " (pid %u, recorder start to end)\n", p->pid);
+			fprintf(out, " (%s, recorder start to end)\n", who(m, proc, wb, sizeof(wb)));
 		else
 			fputs(" (recorder start to end)\n", out);
 	}
 
 	if (!span)
-		return;
+		return 0;
+	ord = dev_order(m, rk);
+	if (!ord)
+		return -1;
 	n = 0;
-	for (i = 0; i < m->ndevs; i++) {
-		const struct ga_device *d = &m->devs[i];
+	for (k = 0; k < m->ndevs; k++) {
+		const struct ga_device *d = &m->devs[ord[k]];
 
 		if (d->dead || !d->count)
 			continue;
@@ -132,12 +218,17 @@ static void print_times(const struct ga_model *m, FILE *out)
 		else
 			fputs(", ", out);
 		fprintf(out, "%.1f%% cuda:%u", ga_text_pct(d->busy_ns, span), d->id);
-		if (m->nprocs > 1 && d->described)
+		/* Which GPU: by its users when they have ranks, else by UUID. */
+		if (m->nprocs > 1 && rk->any_rank)
+			print_users(m, rk, ord[k], out);
+		else if (m->nprocs > 1 && d->described)
 			fprintf(out, " (GPU-%02x%02x%02x%02x)", d->uuid[0], d->uuid[1],
 				d->uuid[2], d->uuid[3]);
 	}
 	if (n)
 		fputc('\n', out);
+	free(ord);
+	return 0;
 }
 
 static void print_counts(const struct ga_model *m, FILE *out)
@@ -231,17 +322,19 @@ static void print_config(const struct ga_model *m, FILE *out)
 	}
 }
 
-static int print_header(const struct ga_model *m, FILE *out)
+static int print_header(const struct ga_model *m, const struct ga_ranks *rk, FILE *out)
 {
 	struct ga_buf w = { 0 };
 	const char *p, *nl;
 	int first = 1;
 
 	print_files(m, out);
-	print_procs(m, out);
-	print_gpus(m, out);
+	print_procs(m, rk, out);
+	if (print_gpus(m, rk, out))
+		return -1;
 	print_config(m, out);
-	print_times(m, out);
+	if (print_times(m, rk, out))
+		return -1;
 	print_counts(m, out);
 	if (ga_load_warnings(m, &w)) {
 		ga_buf_free(&w);
@@ -260,7 +353,7 @@ static int print_header(const struct ga_model *m, FILE *out)
 
 static int print(struct ga_text *r, FILE *out)
 {
-	if (print_header(r->m, out))
+	if (print_header(r->m, &r->an->rk, out))
 		return -1;
 	ga_text_metrics_header(&r->an->mx, r->m, out, GA_TEXT_LABEL_WIDTH);
 	if (ga_analysis_filtered(r->an)) {

@@ -9,14 +9,21 @@
 
 #include "views/text.h"
 
+/* Devices by process in rank order (ranks.h), then ordinal. */
 static int cmp_devrow(const void *pa, const void *pb, void *ctx)
 {
-	const struct ga_model *m = ctx;
+	const struct ga_analysis *an = ctx;
+	const struct ga_model *m = &an->m;
 	const struct ga_devrow *a = &m->devrows[*(const uint32_t *)pa];
 	const struct ga_devrow *b = &m->devrows[*(const uint32_t *)pb];
+	uint32_t pa_ = a->proc, pb_ = b->proc;
 
-	if (a->proc != b->proc)
-		return a->proc < b->proc ? -1 : 1;
+	if (an->rk.nrows == m->nprocs) {
+		pa_ = an->rk.row_of[a->proc];
+		pb_ = an->rk.row_of[b->proc];
+	}
+	if (pa_ != pb_)
+		return pa_ < pb_ ? -1 : 1;
 	if (a->id != b->id)
 		return a->id < b->id ? -1 : 1;
 	return 0;
@@ -61,7 +68,7 @@ static int print_summaries(const struct ga_model *m, const struct ga_text *r,
 		return -1;
 	for (i = 0; i < m->ndevrows; i++)
 		ord[i] = (uint32_t)i;
-	qsort_r(ord, m->ndevrows, sizeof(*ord), cmp_devrow, (void *)m);
+	qsort_r(ord, m->ndevrows, sizeof(*ord), cmp_devrow, (void *)r->an);
 	fputs("\nCUDA device summary:\n", out);
 	ga_text_warp_table(&t, c, "Total time", "Count", "Device", 1);
 	ga_table_print_head(&t, out);

@@ -3,8 +3,8 @@
 /*
  * Initializes CUDA and asks for the device count, and nothing else: what a
  * launcher (torchrun's parent, `torch.cuda.is_available()`) does.  No
- * context is ever created.  Its trace must still be finished (end record)
- * and say no GPU work was done.
+ * context is ever created, so no GPU work was done: it leaves no trace file
+ * and the recorder says nothing.
  *
  * Truth: kernel.total 0 (the TRUTH line also proves the program ran).
  */

@@ -884,25 +884,121 @@ def t_busy_gpu_kill(tools):
 
 
 def t_init_only(tools):
-    """A process that only initializes CUDA (a launcher) finishes its trace."""
+    """A process that only initializes CUDA (a launcher) leaves no trace and
+    says nothing; its status is unchanged."""
     app = tools.app("init_only")
     run = traced(tools, [app], how="preload")
     expect_status(run, 0)
-    expect_files(run, 1)
-    js = tools.export_json(run.files)
-    errs = []
-    for f in js.get("files", []):
-        if not f.get("finished"):
-            errs.append("%s: no end record" % os.path.basename(f.get("path", "?")))
-    if js.get("lost", {}).get("total", 0):
-        errs.append("lost records: %s" % js.get("lost"))
-    if js.get("counts", {}).get("kernel", 0):
-        errs.append("kernels recorded: %s" % js.get("counts"))
+    expect_files(run, 0)
+    if "TRUTH kernel.total 0" not in run.out:
+        raise Fail("the program did not run to its end; %s" % run.context())
     gp_lines = [l for l in run.err.splitlines() if l.startswith("gpuprof:")]
     if gp_lines:
-        errs.append("stderr: %s" % gp_lines)
+        raise Fail("stderr: %s" % gp_lines)
+
+
+def t_torch_profiler(tools):
+    """torch.profiler beside gpuprof (test/apps/torch_profiler.py): it sees
+    the same CUDA events as without gpuprof, and gpuprof's kernels inside
+    each profiled window equal torch.profiler's."""
+    script = os.path.join(ROOT, "test", "apps", "torch_profiler.py")
+    rc, out0, err0 = run_cmd([sys.executable, script], clean_env(), TORCH_TIMEOUT)
+    if "SKIP" in out0:
+        raise Skip(out0.strip())
+    if rc != 0:
+        raise Fail("without gpuprof: exit %d: %s" % (rc, tail(err0)))
+    run = traced(tools, [sys.executable, script], timeout=TORCH_TIMEOUT)
+    expect_status(run, 0)
+    expect_files(run, 1)
+    errs = []
+    want = [l for l in out0.splitlines() if l.startswith("EVENTS ")]
+    got = [l for l in run.out.splitlines() if l.startswith("EVENTS ")]
+    if not want or want != got:
+        errs.append("torch.profiler's CUDA events differ under gpuprof:\n  without %s\n  with    %s"
+                    % (want, got))
+    if "CUPTI initialization failed" in run.err or "MULTIPLE_SUBSCRIBERS" in run.err:
+        errs.append("torch.profiler could not use CUPTI: %s" % tail(run.err))
+    for key, n in sorted(run.truth.items()):
+        session = key.rsplit(".", 1)[1]
+        js = tools.export_json(run.files + ["--nvtx", "^profiled_%s$" % session])
+        k = js.get("counts", {}).get("kernel", 0)
+        if k != n:
+            errs.append("session %s: gpuprof %d kernels in profiled_%s, torch.profiler %d"
+                        % (session, k, session, n))
+    js = tools.export_json(run.files)
+    errs += health(js)
     if errs:
         raise Fail("; ".join(errs))
+
+
+def t_torchrun(backend):
+    """torchrun --nproc-per-node 2 (test/apps/torch_ranks.py) under gpuprof
+    run: one finished trace per rank, none for the launcher, no warning,
+    kernels counted exactly per rank, ranks in order in every view."""
+    def t(tools):
+        try:
+            import torch  # noqa: F401
+        except Exception as e:  # noqa: BLE001
+            raise Skip("no PyTorch (%s)" % e)
+        torchrun = shutil.which("torchrun")
+        if not torchrun:
+            raise Skip("torchrun not found")
+        if backend == "nccl":
+            n = int(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+                    .stdout.count("GPU "))
+            if n < 2:
+                raise Skip("NCCL needs a GPU per rank; %d here" % n)
+        script = os.path.join(ROOT, "test", "apps", "torch_ranks.py")
+        tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+        tools.tmpdirs.append(tmp)
+        rc, out, err = run_cmd([tools.wrapper, "run", "-o", os.path.join(tmp, "job-%q{RANK}"),
+                                "--report=summary", torchrun, "--standalone", "--nproc-per-node",
+                                "2", script, backend], clean_env(), TORCH_TIMEOUT)
+        files = sorted(glob.glob(os.path.join(tmp, "*.gpuprof")))
+        errs = []
+        if rc != 0:
+            raise Fail("exit %d: %s" % (rc, tail(err)))
+        names = [os.path.basename(f) for f in files]
+        if names != ["job-0.gpuprof", "job-1.gpuprof"]:
+            errs.append("trace files %s, expected job-0 and job-1 only" % names)
+        if "Warnings:" in out:
+            errs.append("the report warns: %s" % out[out.index("Warnings:"):][:300])
+        truth, _ = parse_truth(out)
+        js = tools.export_json(files)
+        ranks = js.get("ranks", [])
+        if [r.get("rank") for r in ranks] != [0, 1]:
+            errs.append("JSON ranks %s" % [r.get("rank") for r in ranks])
+        for f in js.get("files", []):
+            if not f.get("finished"):
+                errs.append("%s has no end record" % f.get("path"))
+        for r in ranks:
+            jr = tools.export_json([os.path.join(tmp, "job-%d.gpuprof" % r["rank"]),
+                                    "--kernel", "add"])
+            adds = jr.get("counts", {}).get("kernel")
+            if adds != truth.get("rank.%d.add" % r["rank"]):
+                errs.append("rank %d: %s add kernels, program says %s"
+                            % (r["rank"], adds, truth.get("rank.%d.add" % r["rank"])))
+            if r.get("nccl_kernels") != truth.get("rank.%d.nccl" % r["rank"]):
+                errs.append("rank %d: %s NCCL kernels, program says %s"
+                            % (r["rank"], r.get("nccl_kernels"), truth.get("rank.%d.nccl" % r["rank"])))
+        if js.get("steps") and js["steps"][0].get("ranks") != 2:
+            errs.append("steps %s" % js["steps"][:2])
+        slow = [s for s in js.get("steps", []) if s.get("index") == 1]
+        if not slow or slow[0].get("slowest_rank") != 1:
+            errs.append("step 1's slowest rank is %s, expected 1" % slow)
+        ch = tools.export_json(files, "chrome")
+        events = ch.get("traceEvents", ch) if isinstance(ch, dict) else ch
+        pn = [e["args"]["name"] for e in events if isinstance(e, dict) and e.get("name") == "process_name"]
+        if not (len(pn) == 2 and pn[0].startswith("rank ") and any(p.startswith("rank 1:") for p in pn)):
+            errs.append("Chrome process names %s" % pn)
+        if "Ranks (" not in out or "cuda:0 [rank 1]" not in out:
+            errs.append("report lacks the rank table or rank labels")
+        print("# ---- begin torchrun %s report ----" % backend)
+        sys.stdout.write(out if out.endswith("\n") else out + "\n")
+        print("# ---- end torchrun report ----", flush=True)
+        if errs:
+            raise Fail("; ".join(errs))
+    return t
 
 
 SIG_NAMES = ("SEGV", "ABRT", "BUS", "FPE", "ILL", "TERM", "HUP", "INT", "QUIT")
@@ -1396,6 +1492,9 @@ TESTS = [
         tools, traced(tools, [tools.app("basic_shared")], opts=["--backtrace=kernel"],
                       env={"GPUPROF_LIBUNWIND": "/nonexistent/libunwind.so.8"}), "basic_shared")),
     ("torch", t_torch),
+    ("torch-profiler", t_torch_profiler),
+    ("torchrun-gloo", t_torchrun("gloo")),
+    ("torchrun-nccl", t_torchrun("nccl")),
     # The fault matrix (docs/USAGE.md, "What gpuprof guarantees").
     ("fault-init-only", t_init_only),
     ("fault-device-reset", fault_mix("reset")),

@@ -22,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,7 +39,7 @@ static int fake_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 	return 0;
 }
 
-static const struct gp_source fake = {
+static struct gp_source fake = {
 	.name = "fake",
 	.attach = fake_attach,
 };
@@ -73,7 +74,13 @@ static void on_term_exit7(int sig)
 	exit(7);
 }
 
-enum how { EXIT0, RAISE_TERM, SEGV, ABORT, OWN_HANDLER, IGNORED_HUP, NOTHING };
+enum how {
+	EXIT0, RAISE_TERM, SEGV, ABORT, OWN_HANDLER, IGNORED_HUP, NOTHING,
+	/* The file on demand (gp_source.file_on_demand): */
+	LAZY_NOTHING,      /* no GPU work, exit: no file */
+	LAZY_TERM,         /* no GPU work, SIGTERM: no file, death as before */
+	LAZY_WORK,         /* half the kernels before the first context, half after */
+};
 
 /* The traced "program": starts the recorder, records NK kernels, ends as told. */
 static void child(enum how how, const char *out)
@@ -91,11 +98,27 @@ static void child(enum how how, const char *out)
 	if (how == IGNORED_HUP)
 		signal(SIGHUP, SIG_IGN);
 	prctl(PR_SET_NAME, "gp-named-thr");
+	if (how >= LAZY_NOTHING) {
+		char session[320];
+
+		snprintf(session, sizeof(session), "%s.session", out);
+		setenv("GPUPROF_SESSION_FILE", session, 1);
+		fake.file_on_demand = 1;
+	}
 	if (gp_recorder_start() < 0)
 		_exit(90);
-	if (how != NOTHING)
+	if (how == LAZY_WORK) {
+		emit_kernels(NK / 2);
+		/* Flush intervals pass with the records kept in the ring. */
+		usleep(200 * 1000);
+		gp_recorder_need_file();
+		gp_recorder_need_file();
+		emit_kernels(NK - NK / 2);
+	} else if (how != NOTHING && how != LAZY_NOTHING && how != LAZY_TERM) {
 		emit_kernels(NK);
+	}
 	switch (how) {
+	case LAZY_TERM:
 	case RAISE_TERM:
 	case OWN_HANDLER:
 		kill(getpid(), SIGTERM);
@@ -176,6 +199,60 @@ static void run_case(const char *name, enum how how, int want_sig, int want_exit
 	tap_end();
 }
 
+/* A process with the file on demand that saw no GPU work: no file, no session line. */
+static void run_lazy_none(const char *name, enum how how, int want_sig)
+{
+	char out[300], path[320], session[320];
+	struct stat st;
+	int status = 0;
+	pid_t pid;
+
+	snprintf(out, sizeof(out), "%s/%d", tmpdir, (int)how);
+	snprintf(path, sizeof(path), "%s.gpuprof", out);
+	snprintf(session, sizeof(session), "%s.session", out);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		child(how, out);
+	waitpid(pid, &status, 0);
+	tap_begin(name);
+	if (want_sig)
+		CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == want_sig,
+		       "status %#x, expected death by signal %d", status, want_sig);
+	else
+		CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	CHECKF(stat(path, &st) < 0 && errno == ENOENT, "%s exists", path);
+	CHECKF(stat(session, &st) < 0 || st.st_size == 0, "%s names a trace", session);
+	tap_end();
+}
+
+/* The file made on demand holds what was recorded before it existed. */
+static void run_lazy_work(void)
+{
+	char out[300], session[320], line[400] = "";
+	FILE *f;
+
+	snprintf(out, sizeof(out), "%s/%d", tmpdir, (int)LAZY_WORK);
+	snprintf(session, sizeof(session), "%s.session", out);
+	run_case("file on demand: created at the first GPU work, holds every record", LAZY_WORK,
+		 0, 0, NK);
+	tap_begin("file on demand: the session file names it once");
+	f = fopen(session, "r");
+	CHECK(f != NULL);
+	if (f) {
+		int n = 0;
+
+		while (fgets(line, sizeof(line), f))
+			n++;
+		fclose(f);
+		char want[340];
+
+		snprintf(want, sizeof(want), "%s.gpuprof\n", out);
+		CHECKF(n == 1 && !strcmp(line, want), "%d lines, last %s", n, line);
+	}
+	tap_end();
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -193,6 +270,10 @@ int main(void)
 		 OWN_HANDLER, 0, 7, NK);
 	run_case("an ignored signal stays ignored", IGNORED_HUP, 0, 0, NK);
 	run_case("a process that records nothing still ends its trace", NOTHING, 0, 0, 0);
+	run_lazy_none("file on demand, no GPU work, exit: no trace file", LAZY_NOTHING, 0);
+	run_lazy_none("file on demand, no GPU work, SIGTERM: no file, death as before", LAZY_TERM,
+		      SIGTERM);
+	run_lazy_work();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);

@@ -315,9 +315,9 @@ static void test_merge(void)
 		CHECK(m.devs[other].count == 1 && m.devs[other].busy_ns == 50);
 		CHECK(m.devs[other].uuid[0] == 0x20 && m.devs[other].described);
 	}
-	CHECK(!strcmp(ga_model_str(&m, m.devrows[0].label), "cuda:0 [100]"));
-	CHECK(!strcmp(ga_model_str(&m, m.devrows[1].label), "cuda:0 [101]"));
-	CHECK(!strcmp(ga_model_str(&m, m.devrows[2].label), "cuda:1 [101]"));
+	CHECK(!strcmp(ga_model_str(&m, m.devrows[0].label), "cuda:0 [rank 0]"));
+	CHECK(!strcmp(ga_model_str(&m, m.devrows[1].label), "cuda:0 [rank 1]"));
+	CHECK(!strcmp(ga_model_str(&m, m.devrows[2].label), "cuda:1 [rank 1]"));
 	CHECK(m.streams == 3);
 	ga_model_free(&m);
 	tap_end();

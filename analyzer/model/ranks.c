@@ -1,0 +1,405 @@
+/*
+ * Ranks of a multi-process job (see ranks.h): the observer that collects
+ * each (process, device)'s busy, compute and communication intervals while
+ * the model reads, and the per-rank figures and steps built from them.
+ * Runs offline only.
+ */
+#include "model/ranks.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ga_ranks_init(struct ga_ranks *rk)
+{
+	memset(rk, 0, sizeof(*rk));
+}
+
+int ga_ranks_is_nccl(const char *s)
+{
+	const char *p;
+
+	if (!s)
+		return 0;
+	/* Plain names start with it; mangled ones have it after a length. */
+	for (p = strstr(s, "nccl"); p; p = strstr(p + 1, "nccl"))
+		if (p == s || isdigit((unsigned char)p[-1]))
+			return strncmp(p, "ncclDevKernel", 13) == 0 ||
+			       strncmp(p, "ncclKernel", 10) == 0 ||
+			       strncmp(p, "ncclSymkDevKernel", 17) == 0 ||
+			       strncmp(p, "ncclSymk", 8) == 0;
+	return 0;
+}
+
+int ga_ranks_is_step(const char *s)
+{
+	static const char *const words[] = { "ProfilerStep#", "train_step", "iteration", "step" };
+
+	if (!s)
+		return 0;
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		size_t n = strlen(words[i]);
+		char c;
+
+		if (strncasecmp(s, words[i], n))
+			continue;
+		c = s[n];
+		if (i == 0)
+			return isdigit((unsigned char)c);
+		return !c || isdigit((unsigned char)c) || strchr(" #_:-.", c) != NULL;
+	}
+	return 0;
+}
+
+/* Several host names among the processes. */
+static int several_hosts(const struct ga_model *m)
+{
+	for (size_t i = 1; i < m->nprocs; i++)
+		if (m->procs[i].host != m->procs[0].host)
+			return 1;
+	return 0;
+}
+
+const char *ga_ranks_proc_name(const struct ga_model *m, uint32_t proc, char *buf, size_t n)
+{
+	const struct ga_proc *p = &m->procs[proc];
+	int dup = 0, len;
+
+	if (p->rank == GA_NO_RANK) {
+		snprintf(buf, n, "%u", p->pid);
+		return buf;
+	}
+	for (size_t i = 0; i < m->nprocs && !dup; i++)
+		dup = i != proc && m->procs[i].rank == p->rank;
+	len = snprintf(buf, n, "rank %u", p->rank);
+	if (len > 0 && (size_t)len < n && p->host && several_hosts(m))
+		len += snprintf(buf + len, n - (size_t)len, "@%.64s", ga_model_str(m, p->host));
+	if (len > 0 && (size_t)len < n && dup)
+		snprintf(buf + len, n - (size_t)len, ", pid %u", p->pid);
+	return buf;
+}
+
+/* 1 NCCL, 2 other, 0 out of memory. */
+static uint32_t kernel_class(struct ga_ranks *rk, const struct ga_model *m, uint32_t name)
+{
+	uint32_t *slot;
+	int r = ga_map_insert(&rk->nccl, name, 0, &slot);
+
+	if (r < 0)
+		return 0;
+	if (r == 1)
+		*slot = ga_ranks_is_nccl(ga_model_str(m, name)) ? 1 : 2;
+	return *slot;
+}
+
+static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
+{
+	struct ga_ranks *rk = ctx;
+
+	return rk->next.rec ? rk->next.rec(rk->next.ctx, m, proc, rec) : 0;
+}
+
+static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
+{
+	struct ga_ranks *rk = ctx;
+
+	/* One trace of a process without a rank: nothing to compare. */
+	if (rk->inputs > 1 || m->procs[a->proc].rank != GA_NO_RANK) {
+		struct ga_rank_dev *d;
+
+		if (a->devrow >= rk->ndevs) {
+			size_t old = rk->capdevs;
+
+			if (ga_util_grow(&rk->devs, &rk->capdevs, (size_t)a->devrow + 1,
+					 sizeof(*rk->devs)))
+				return -1;
+			memset(rk->devs + old, 0, (rk->capdevs - old) * sizeof(*rk->devs));
+			rk->ndevs = (size_t)a->devrow + 1;
+		}
+		d = &rk->devs[a->devrow];
+		if (ga_busy_add(&d->all, a->start, a->end))
+			return -1;
+		if (a->kind == GA_ACT_KERNEL) {
+			uint32_t c = kernel_class(rk, m, a->name);
+
+			if (!c || ga_busy_add(c == 1 ? &d->comm : &d->compute, a->start, a->end))
+				return -1;
+			d->kernels++;
+			d->nccl_kernels += c == 1;
+		}
+	}
+	return rk->next.act ? rk->next.act(rk->next.ctx, m, a) : 0;
+}
+
+void ga_ranks_bind(struct ga_ranks *rk, struct ga_model *m)
+{
+	rk->next = m->obs;
+	m->obs.ctx = rk;
+	m->obs.rec = obs_rec;
+	m->obs.act = obs_act;
+}
+
+/* Time covered by both disjoint ascending interval lists. */
+static uint64_t overlap(const struct ga_busy *a, const struct ga_busy *b)
+{
+	size_t i = 0, j = 0;
+	uint64_t t = 0;
+
+	while (i < a->niv && j < b->niv) {
+		uint64_t s = a->iv[i].start > b->iv[j].start ? a->iv[i].start : b->iv[j].start;
+		uint64_t e = a->iv[i].end < b->iv[j].end ? a->iv[i].end : b->iv[j].end;
+
+		if (e > s)
+			t += e - s;
+		if (a->iv[i].end < b->iv[j].end)
+			i++;
+		else
+			j++;
+	}
+	return t;
+}
+
+static int cmp_row(const void *pa, const void *pb, void *ctx)
+{
+	const struct ga_model *sort_m = ctx;
+	const struct ga_rank_row *a = pa, *b = pb;
+	const struct ga_proc *p = &sort_m->procs[a->proc], *q = &sort_m->procs[b->proc];
+	int c;
+
+	if ((a->rank == GA_NO_RANK) != (b->rank == GA_NO_RANK))
+		return a->rank == GA_NO_RANK ? 1 : -1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (p->host != q->host) {
+		c = strcmp(ga_model_str(sort_m, p->host), ga_model_str(sort_m, q->host));
+		if (c)
+			return c;
+	}
+	if (p->pid != q->pid)
+		return p->pid < q->pid ? -1 : 1;
+	return a->proc < b->proc ? -1 : a->proc > b->proc;
+}
+
+/* A step range of one process. */
+struct step_iv {
+	uint32_t proc, label;
+	uint64_t start, end;
+};
+
+static int cmp_step_iv(const void *pa, const void *pb)
+{
+	const struct step_iv *a = pa, *b = pb;
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	/* The longer first, so a nested one is dropped. */
+	return a->end > b->end ? -1 : a->end < b->end;
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * A rank's work in a step: from the step's start to the end of its last
+ * compute kernel that started in the step, on any of its devices, clipped
+ * to the step.  Steps that end in a collective end together on every
+ * rank; the rank that reaches the collective last has the most work.
+ */
+static uint64_t work_of(const struct ga_ranks *rk, const struct ga_model *m, uint32_t proc,
+			uint64_t start, uint64_t end)
+{
+	uint64_t w = 0;
+
+	for (size_t j = 0; j < rk->ndevs && j < m->ndevrows; j++) {
+		const struct ga_busy *b = &rk->devs[j].compute;
+		size_t lo = 0, hi = b->niv;
+
+		if (m->devrows[j].proc != proc)
+			continue;
+		/* The last interval that starts before the step ends. */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (b->iv[mid].start < end)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && b->iv[lo - 1].end > start) {
+			uint64_t e = b->iv[lo - 1].end < end ? b->iv[lo - 1].end : end;
+
+			if (e - start > w)
+				w = e - start;
+		}
+	}
+	return w;
+}
+
+static int find_steps(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg)
+{
+	struct step_iv *iv = NULL;
+	size_t niv = 0, cap = 0, i, k, maxk = 0;
+	size_t *first = NULL, *count = NULL;
+	uint64_t *durs = NULL;
+	uint32_t *who = NULL;
+	int rc = -1;
+
+	for (i = 0; i < rg->nranges; i++) {
+		const struct ga_ranges_range *r = &rg->ranges[i];
+		const struct ga_ranges_key *key = &rg->keys[r->key];
+
+		if (r->proc >= m->nprocs || !ga_ranks_is_step(ga_model_str(m, key->name)))
+			continue;
+		if (ga_util_grow(&iv, &cap, niv + 1, sizeof(*iv)))
+			goto out;
+		iv[niv].proc = r->proc;
+		iv[niv].label = key->label;
+		iv[niv].start = r->start;
+		iv[niv].end = r->end;
+		niv++;
+	}
+	if (!niv)
+		return 0;
+	qsort(iv, niv, sizeof(*iv), cmp_step_iv);
+	/* Outermost only: drop ranges that start inside the previous step. */
+	k = 0;
+	for (i = 0; i < niv; i++) {
+		if (k && iv[k - 1].proc == iv[i].proc && iv[i].start < iv[k - 1].end)
+			continue;
+		iv[k++] = iv[i];
+	}
+	niv = k;
+	first = calloc(m->nprocs, sizeof(*first));
+	count = calloc(m->nprocs, sizeof(*count));
+	durs = malloc(rk->nrows * sizeof(*durs));
+	who = malloc(rk->nrows * sizeof(*who));
+	if (!first || !count || !durs || !who)
+		goto out;
+	for (i = 0; i < niv; i++) {
+		if (!count[iv[i].proc]++)
+			first[iv[i].proc] = i;
+		if (count[iv[i].proc] > maxk)
+			maxk = count[iv[i].proc];
+	}
+	for (i = 0; i < rk->nrows; i++)
+		rk->rows[i].steps = count[rk->rows[i].proc];
+	for (k = 0; k < maxk; k++) {
+		struct ga_rank_step *st;
+		size_t n = 0, lo = 0, hi = 0;
+		uint32_t name = 0;
+
+		for (i = 0; i < rk->nrows; i++) {
+			uint32_t p = rk->rows[i].proc;
+			const struct step_iv *s;
+
+			if (count[p] <= k)
+				continue;
+			s = &iv[first[p] + k];
+			if (!n)
+				name = s->label;
+			durs[n] = work_of(rk, m, p, s->start, s->end);
+			who[n] = (uint32_t)i;
+			if (durs[n] > durs[hi])
+				hi = n;
+			if (durs[n] < durs[lo])
+				lo = n;
+			n++;
+		}
+		if (n < 2)
+			continue;
+		if (ga_util_grow(&rk->steps, &rk->capsteps, rk->nsteps + 1, sizeof(*rk->steps)))
+			goto out;
+		st = &rk->steps[rk->nsteps++];
+		st->index = (uint32_t)k;
+		st->name = name;
+		st->ranks = (uint32_t)n;
+		st->slowest = who[hi];
+		st->fastest = who[lo];
+		st->slowest_ns = durs[hi];
+		st->fastest_ns = durs[lo];
+		rk->rows[who[hi]].slowest++;
+		rk->rows[who[hi]].lag_ns += durs[hi] - durs[lo];
+		qsort(durs, n, sizeof(*durs), cmp_u64);
+		st->median_ns = n % 2 ? durs[n / 2] : (durs[n / 2 - 1] + durs[n / 2]) / 2;
+	}
+	rc = 0;
+out:
+	free(iv);
+	free(first);
+	free(count);
+	free(durs);
+	free(who);
+	return rc;
+}
+
+int ga_ranks_finish(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg)
+{
+	size_t i;
+
+	rk->nrows = m->nprocs;
+	rk->rows = calloc(m->nprocs ? m->nprocs : 1, sizeof(*rk->rows));
+	rk->row_of = calloc(m->nprocs ? m->nprocs : 1, sizeof(*rk->row_of));
+	if (!rk->rows || !rk->row_of)
+		return -1;
+	for (i = 0; i < m->nprocs; i++) {
+		rk->rows[i].proc = (uint32_t)i;
+		rk->rows[i].rank = m->procs[i].rank;
+		rk->any_rank |= m->procs[i].rank != GA_NO_RANK;
+		{
+			size_t j = 0;
+
+			while (j < i && m->procs[j].host != m->procs[i].host)
+				j++;
+			rk->nhosts += j == i;
+		}
+	}
+	for (i = 0; i < rk->ndevs && i < m->ndevrows; i++) {
+		struct ga_rank_dev *d = &rk->devs[i];
+		struct ga_rank_row *row = &rk->rows[m->devrows[i].proc];
+
+		if (ga_busy_flush(&d->all) || ga_busy_flush(&d->compute) || ga_busy_flush(&d->comm))
+			return -1;
+		d->all_ns = ga_busy_total(&d->all);
+		d->compute_ns = ga_busy_total(&d->compute);
+		d->comm_ns = ga_busy_total(&d->comm);
+		d->exposed_ns = d->comm_ns - overlap(&d->comm, &d->compute);
+		row->devices += d->all_ns > 0;
+		row->busy_ns += d->all_ns;
+		row->compute_ns += d->compute_ns;
+		row->comm_ns += d->comm_ns;
+		row->exposed_ns += d->exposed_ns;
+		row->kernels += d->kernels;
+		row->nccl_kernels += d->nccl_kernels;
+	}
+	qsort_r(rk->rows, rk->nrows, sizeof(*rk->rows), cmp_row, (void *)m);
+	for (i = 0; i < rk->nrows; i++)
+		rk->row_of[rk->rows[i].proc] = (uint32_t)i;
+	return find_steps(rk, m, rg);
+}
+
+int ga_ranks_wanted(const struct ga_ranks *rk)
+{
+	return rk->nrows > 1 || rk->any_rank;
+}
+
+void ga_ranks_free(struct ga_ranks *rk)
+{
+	for (size_t i = 0; i < rk->capdevs && rk->devs; i++) {
+		ga_busy_free(&rk->devs[i].all);
+		ga_busy_free(&rk->devs[i].compute);
+		ga_busy_free(&rk->devs[i].comm);
+	}
+	free(rk->devs);
+	ga_map_free(&rk->nccl);
+	free(rk->rows);
+	free(rk->row_of);
+	free(rk->steps);
+	memset(rk, 0, sizeof(*rk));
+}

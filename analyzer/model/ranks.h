@@ -1,0 +1,107 @@
+/*
+ * Ranks of a multi-process job (torchrun, mpirun, srun): how each process
+ * is named in merged views ("rank N", with its host when the job spans
+ * several), their order (by rank), and the per-rank comparison the report
+ * prints: GPU busy time, compute and communication (NCCL kernels) time,
+ * communication not hidden behind compute on the same device, and, when
+ * the program marks its steps with NVTX ranges, the slowest rank of each
+ * step.  Fed during the aggregate pass as an observer of the model (it
+ * passes every call on to the observer it replaced).  Runs offline only.
+ *
+ * A step range is an NVTX range named "ProfilerStep#N" (torch.profiler),
+ * or whose name starts with "step", "train_step" or "iteration"
+ * (any case), followed by nothing, a digit or one of " #_:-.".  On each
+ * process the outermost such ranges, in start order, are its steps 0, 1,
+ * ...; step k of every rank is compared with step k of the others by the
+ * rank's work in it: from the step's start to the end of its last compute
+ * (non-NCCL) kernel in the step.  Steps that end in a collective end
+ * together on every rank, so their lengths cannot tell who kept the others
+ * waiting; the rank that reached the collective last has the most work.
+ */
+#ifndef GA_MODEL_RANKS_H
+#define GA_MODEL_RANKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/busy.h"
+#include "model/model.h"
+#include "model/ranges.h"
+
+/* Busy intervals of one device as one process used it (a model devrow). */
+struct ga_rank_dev {
+	struct ga_busy all, compute, comm;
+	uint64_t kernels, nccl_kernels;
+	uint64_t all_ns, compute_ns, comm_ns, exposed_ns; /* set by ga_ranks_finish() */
+};
+
+struct ga_rank_row {
+	uint32_t proc;             /* model process */
+	uint32_t rank;             /* GA_NO_RANK when unknown */
+	uint32_t devices;          /* devices it used */
+	uint64_t busy_ns;          /* sum over its devices of each one's busy union */
+	uint64_t compute_ns;       /* union of non-NCCL kernels, summed over devices */
+	uint64_t comm_ns;          /* union of NCCL kernels, summed over devices */
+	uint64_t exposed_ns;       /* comm time with no compute kernel on that device */
+	uint64_t kernels, nccl_kernels;
+	uint64_t steps;            /* step ranges it had */
+	uint64_t slowest;          /* steps (held by 2+ ranks) in which it was slowest */
+	uint64_t lag_ns;           /* sum over those steps of its work minus the least */
+};
+
+struct ga_rank_step {
+	uint32_t index;            /* step k of every rank */
+	uint32_t name;             /* strtab id of the range label on the first rank */
+	uint32_t ranks;            /* ranks that had step k */
+	uint32_t slowest, fastest; /* row indices */
+	uint64_t slowest_ns, fastest_ns, median_ns; /* work in the step (see above) */
+};
+
+struct ga_ranks {
+	struct ga_observer next;   /* the observer this one passes calls on to */
+	int inputs;                /* traces on the command line, set before reading */
+	struct ga_rank_dev *devs;  /* by model devrow */
+	size_t ndevs, capdevs;
+	struct ga_map nccl;        /* kernel name strtab id -> 1 NCCL, 2 other */
+	struct ga_rank_row *rows;  /* by rank, then host and pid (after finish) */
+	size_t nrows;
+	uint32_t *row_of;          /* model process -> row index */
+	struct ga_rank_step *steps;
+	size_t nsteps, capsteps;
+	size_t nhosts;             /* distinct host names */
+	int any_rank;              /* some process has a rank */
+};
+
+void ga_ranks_init(struct ga_ranks *rk);
+
+/*
+ * Observe m's activities (keeps m's current observer and passes every
+ * call on to it).  Call after any other binding.
+ */
+void ga_ranks_bind(struct ga_ranks *rk, struct ga_model *m);
+
+/*
+ * After the model is finished and the ranges scanned: per-rank figures,
+ * order and steps.  0, or -1 when memory runs out.
+ */
+int ga_ranks_finish(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg);
+
+void ga_ranks_free(struct ga_ranks *rk);
+
+/* Non-zero when the views show ranks: several processes, or a known rank. */
+int ga_ranks_wanted(const struct ga_ranks *rk);
+
+/*
+ * Name of model process proc in merged views: "rank N", "rank N@host" when
+ * the processes are on several hosts, with ", pid P" when another process
+ * has the same rank; "P" (the pid) without a rank.  Returns buf.
+ */
+const char *ga_ranks_proc_name(const struct ga_model *m, uint32_t proc, char *buf, size_t n);
+
+/* 1 when the mangled or plain kernel name is an NCCL kernel (ncclDevKernel_*, ...). */
+int ga_ranks_is_nccl(const char *name);
+
+/* 1 when an NVTX range label names a step (see the top of this file). */
+int ga_ranks_is_step(const char *name);
+
+#endif

@@ -1,0 +1,815 @@
+/*
+ * The program's own CUPTI user beside the recorder (a "guest": Kineto
+ * behind torch.profiler, or any library that calls libcupti).  CUPTI up to
+ * 13.2 allows one subscriber and one set of activity buffer callbacks per
+ * process; the recorder holds them.  This file exports the CUPTI entry
+ * points such a guest calls (it binds to them: the recorder is preloaded,
+ * and a versioned reference binds to an unversioned definition) and gives
+ * it its own view:
+ *
+ *  - cuptiSubscribe returns a handle of its own; the callbacks and domains
+ *    the guest enables are enabled on the recorder's subscription and
+ *    passed to the guest's callback from the recorder's;
+ *  - cuptiActivityRegisterCallbacks keeps the guest's buffer functions;
+ *    cuptiActivityEnable/Disable turn kinds on and off in the guest's view
+ *    (really only when the recorder does not trace them itself); every
+ *    record of a kind the guest has on (or had on when the record started,
+ *    until its next forced flush) is copied into a buffer the guest
+ *    requested, and handed back through its completion function when full
+ *    or when the guest flushes;
+ *  - cuptiActivityEnableRuntimeApi/DriverApi(cbid, 0) filter the guest's
+ *    copies only; cuptiActivitySetAttribute is taken and ignored;
+ *    cuptiActivityRegisterTimestampCallback is not passed on (the
+ *    recorder's clock stays CUPTI's): the time fields of the guest's copies
+ *    are converted to the guest's clock instead, by a line fitted to paired
+ *    reads of both clocks;
+ *  - cuptiActivityGetNextRecord walks the guest's buffers (which this file
+ *    lays out: an 8-byte header before each record) and passes any other
+ *    buffer on; cuptiActivityGetNumDroppedRecords reports the records the
+ *    guest had no buffer for; cuptiUnsubscribe and cuptiFinalize forget
+ *    the guest and never reach CUPTI.
+ *
+ * The recorder's own trace stays what it asked for: its enables go through
+ * shims here that note them, and records or callbacks the guest caused
+ * are left out of its stream (gp_guest_own_record, gp_guest_dispatch).
+ *
+ * Until the recorder holds CUPTI (the guest came first, or the recorder is
+ * off, passive or in a forked child) every call goes straight to CUPTI:
+ * the guest then has CUPTI and the recorder steps aside, as before.
+ *
+ * Threads: guest calls from any thread (serialized by guest_lock, never
+ * held while a guest function runs); gp_guest_copy on CUPTI's delivery
+ * thread, serialized by copy_lock, which is held across the guest's
+ * request and completion functions (they take the guest's own lock, which
+ * the guest never holds while calling into CUPTI); callbacks lock-free.
+ */
+#include "guest.h"
+#include "cupti_api.h"
+
+#include "../preload/log.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
+
+#define GP_EXPORT __attribute__((visibility("default")))
+
+#define NKINDS CUPTI_ACTIVITY_KIND_COUNT
+#define NDOMS CUPTI_CB_DOMAIN_SIZE
+#define NCBID 2048
+#define REC_MAGIC 0x47505247u          /* "GRPG" */
+#define DELIVERED 256                  /* guest buffers GetNextRecord knows */
+
+struct rec_hdr {
+	uint32_t magic;
+	uint32_t size;                 /* record bytes after this header, multiple of 8 */
+};
+
+/* The real CUPTI functions (never these wrappers). */
+static struct {
+	__typeof__(&cuptiSubscribe) Subscribe;
+	__typeof__(&cuptiUnsubscribe) Unsubscribe;
+	__typeof__(&cuptiFinalize) Finalize;
+	__typeof__(&cuptiEnableCallback) EnableCallback;
+	__typeof__(&cuptiEnableDomain) EnableDomain;
+	__typeof__(&cuptiActivityEnable) Enable;
+	__typeof__(&cuptiActivityDisable) Disable;
+	__typeof__(&cuptiActivityEnableRuntimeApi) EnableRuntimeApi;
+	__typeof__(&cuptiActivityEnableDriverApi) EnableDriverApi;
+	__typeof__(&cuptiActivityRegisterCallbacks) RegisterCallbacks;
+	__typeof__(&cuptiActivityRegisterTimestampCallback) RegisterTimestampCallback;
+	__typeof__(&cuptiActivitySetAttribute) SetAttribute;
+	__typeof__(&cuptiActivityFlushAll) FlushAll;
+	__typeof__(&cuptiActivityGetNextRecord) GetNextRecord;
+	__typeof__(&cuptiActivityGetNumDroppedRecords) GetNumDroppedRecords;
+	__typeof__(&cuptiGetTimestamp) GetTimestamp;
+	int resolved;
+} real;
+
+static pthread_mutex_t guest_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t copy_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int serving;
+static CUpti_SubscriberHandle rec_sub;  /* the recorder's subscription */
+int gp_guest_seen;
+
+/* What the recorder enabled itself (through the shims). */
+static uint8_t own_kind[NKINDS];
+static uint8_t own_rt[NCBID], own_drv[NCBID];
+static uint8_t own_dom[NDOMS], own_cb[NDOMS][NCBID];
+
+/* The guest's view. */
+static struct {
+	int subscribed;
+	CUpti_CallbackFunc cb;
+	void *ud;
+	uint8_t dom[NDOMS], cbw[NDOMS][NCBID];
+	CUpti_BuffersCallbackRequestFunc req;
+	CUpti_BuffersCallbackCompleteFunc done;
+	uint8_t on[NKINDS], draining[NKINDS];
+	uint64_t on_ts[NKINDS], off_ts[NKINDS];
+	uint8_t rt_off[NCBID], drv_off[NCBID];
+	CUpti_TimestampCallbackFunc ts;
+	uint64_t o0, g0;               /* first paired clock reads */
+	double ratio;                  /* guest ticks per ns */
+	uint8_t *buf;                  /* buffer being filled (copy_lock) */
+	size_t size, used;
+	_Atomic uint64_t dropped;
+} g;
+
+/* Counts for the verbose log (GPUPROF_VERBOSE): what the guest got and why not. */
+static _Atomic uint64_t n_seen, n_copied, n_off, n_early, n_late, n_filtered, n_buffers, n_walked;
+
+static struct {
+	uint8_t *p;
+} delivered[DELIVERED];
+static unsigned ndelivered;
+static _Atomic(uint8_t *) last_delivered;
+
+static void resolve(void)
+{
+	void *h;
+
+	if (real.resolved)
+		return;
+	h = gp_cu.handle;
+	if (!h)
+		h = dlopen("libcupti.so.13", RTLD_NOLOAD | RTLD_LAZY);
+	if (!h)
+		return;
+#define R(field, name) real.field = (__typeof__(real.field))dlsym(h, #name)
+	R(Subscribe, cuptiSubscribe);
+	R(Unsubscribe, cuptiUnsubscribe);
+	R(Finalize, cuptiFinalize);
+	R(EnableCallback, cuptiEnableCallback);
+	R(EnableDomain, cuptiEnableDomain);
+	R(Enable, cuptiActivityEnable);
+	R(Disable, cuptiActivityDisable);
+	R(EnableRuntimeApi, cuptiActivityEnableRuntimeApi);
+	R(EnableDriverApi, cuptiActivityEnableDriverApi);
+	R(RegisterCallbacks, cuptiActivityRegisterCallbacks);
+	R(RegisterTimestampCallback, cuptiActivityRegisterTimestampCallback);
+	R(SetAttribute, cuptiActivitySetAttribute);
+	R(FlushAll, cuptiActivityFlushAll);
+	R(GetNextRecord, cuptiActivityGetNextRecord);
+	R(GetNumDroppedRecords, cuptiActivityGetNumDroppedRecords);
+	R(GetTimestamp, cuptiGetTimestamp);
+#undef R
+	real.resolved = real.Subscribe && real.Enable && real.FlushAll && real.GetNextRecord &&
+			real.GetTimestamp;
+}
+
+/* Without libcupti (the program never loaded it) a guest call fails plainly. */
+#define PASS(field, ...)                                                      \
+	do {                                                                  \
+		resolve();                                                    \
+		return real.field ? real.field(__VA_ARGS__) : CUPTI_ERROR_NOT_INITIALIZED; \
+	} while (0)
+
+static int on(void)
+{
+	return atomic_load_explicit(&serving, memory_order_acquire);
+}
+
+static uint64_t now(void)
+{
+	uint64_t t = 0;
+
+	real.GetTimestamp(&t);
+	return t;
+}
+
+/* ---- the recorder's own enables ---- */
+
+static CUptiResult CUPTIAPI own_enable(CUpti_ActivityKind k)
+{
+	CUptiResult rc = real.Enable(k);
+
+	if (rc == CUPTI_SUCCESS && (unsigned)k < NKINDS)
+		own_kind[k] = 1;
+	return rc;
+}
+
+static CUptiResult CUPTIAPI own_disable(CUpti_ActivityKind k)
+{
+	if ((unsigned)k < NKINDS) {
+		own_kind[k] = 0;
+		if (g.on[k])
+			return CUPTI_SUCCESS; /* the guest still has it on */
+	}
+	return real.Disable(k);
+}
+
+static CUptiResult CUPTIAPI own_rt_api(CUpti_CallbackId cbid, uint8_t en)
+{
+	if (cbid < NCBID)
+		own_rt[cbid] = en;
+	if (!en && g.on[CUPTI_ACTIVITY_KIND_RUNTIME])
+		return CUPTI_SUCCESS;
+	return real.EnableRuntimeApi(cbid, en);
+}
+
+static CUptiResult CUPTIAPI own_drv_api(CUpti_CallbackId cbid, uint8_t en)
+{
+	if (cbid < NCBID)
+		own_drv[cbid] = en;
+	if (!en && g.on[CUPTI_ACTIVITY_KIND_DRIVER])
+		return CUPTI_SUCCESS;
+	return real.EnableDriverApi(cbid, en);
+}
+
+static CUptiResult CUPTIAPI own_callback(uint32_t en, CUpti_SubscriberHandle sub,
+					 CUpti_CallbackDomain d, CUpti_CallbackId cbid)
+{
+	if ((unsigned)d < NDOMS && cbid < NCBID) {
+		own_cb[d][cbid] = (uint8_t)en;
+		if (!en && (g.dom[d] || g.cbw[d][cbid]))
+			return CUPTI_SUCCESS;
+	}
+	return real.EnableCallback(en, sub, d, cbid);
+}
+
+static CUptiResult CUPTIAPI own_domain(uint32_t en, CUpti_SubscriberHandle sub,
+				       CUpti_CallbackDomain d)
+{
+	if ((unsigned)d < NDOMS) {
+		own_dom[d] = (uint8_t)en;
+		if (!en && g.dom[d])
+			return CUPTI_SUCCESS;
+	}
+	return real.EnableDomain(en, sub, d);
+}
+
+void gp_guest_attach(void)
+{
+	real.resolved = 0;
+	resolve();
+	if (!real.resolved || !real.EnableCallback || !real.EnableDomain || !real.Disable ||
+	    !real.EnableRuntimeApi || !real.EnableDriverApi)
+		return;
+	gp_cu.cuptiActivityEnable = own_enable;
+	gp_cu.cuptiActivityDisable = own_disable;
+	gp_cu.cuptiActivityEnableRuntimeApi = own_rt_api;
+	gp_cu.cuptiActivityEnableDriverApi = own_drv_api;
+	gp_cu.cuptiEnableCallback = own_callback;
+	gp_cu.cuptiEnableDomain = own_domain;
+}
+
+void gp_guest_start(CUpti_SubscriberHandle sub)
+{
+	if (!real.resolved || gp_cu.cuptiActivityEnable != own_enable)
+		return;
+	rec_sub = sub;
+	atomic_store_explicit(&serving, 1, memory_order_release);
+}
+
+void gp_guest_stop(void)
+{
+	atomic_store(&serving, 0);
+}
+
+/* ---- what is whose ---- */
+
+int gp_guest_own_record(const CUpti_Activity *rec)
+{
+	unsigned k = (unsigned)rec->kind;
+
+	if (!gp_guest_seen)
+		return 1;
+	if (k < NKINDS && own_kind[k])
+		return 1;
+	if (k == CUPTI_ACTIVITY_KIND_RUNTIME || k == CUPTI_ACTIVITY_KIND_DRIVER) {
+		uint32_t cbid = ((const CUpti_ActivityAPI *)rec)->cbid;
+
+		return cbid < NCBID && (k == CUPTI_ACTIVITY_KIND_RUNTIME ? own_rt : own_drv)[cbid];
+	}
+	return 0;
+}
+
+int gp_guest_dispatch(CUpti_CallbackDomain d, CUpti_CallbackId cbid, const void *data)
+{
+	int known = (unsigned)d < NDOMS && cbid < NCBID;
+
+	if (!gp_guest_seen)
+		return 1;
+	if (on() && g.cb && known && (g.dom[d] || g.cbw[d][cbid]))
+		g.cb(g.ud, d, cbid, data);
+	return !known || own_dom[d] || own_cb[d][cbid];
+}
+
+/* ---- copies for the guest ---- */
+
+static uint64_t start_of(const CUpti_Activity *r, size_t size)
+{
+	switch (r->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		return size >= sizeof(uint64_t) + offsetof(CUpti_ActivityKernel10, start)
+			? ((const CUpti_ActivityKernel10 *)r)->start : 0;
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		return ((const CUpti_ActivityMemcpy6 *)r)->start;
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		return ((const CUpti_ActivityMemcpyPtoP4 *)r)->start;
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		return ((const CUpti_ActivityMemset4 *)r)->start;
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+	case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API:
+		return ((const CUpti_ActivityAPI *)r)->start;
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
+		return ((const CUpti_ActivityOverhead3 *)r)->start;
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		return ((const CUpti_ActivitySynchronization2 *)r)->start;
+	default:
+		return 0;
+	}
+}
+
+static int wanted(const CUpti_Activity *r, size_t size)
+{
+	unsigned k = (unsigned)r->kind;
+	uint64_t t;
+
+	atomic_fetch_add_explicit(&n_seen, 1, memory_order_relaxed);
+	if (k >= NKINDS || (!g.on[k] && !g.draining[k])) {
+		atomic_fetch_add_explicit(&n_off, 1, memory_order_relaxed);
+		return 0;
+	}
+	if (k == CUPTI_ACTIVITY_KIND_RUNTIME || k == CUPTI_ACTIVITY_KIND_DRIVER) {
+		uint32_t cbid = ((const CUpti_ActivityAPI *)r)->cbid;
+
+		if (cbid < NCBID && (k == CUPTI_ACTIVITY_KIND_RUNTIME ? g.rt_off : g.drv_off)[cbid]) {
+			atomic_fetch_add_explicit(&n_filtered, 1, memory_order_relaxed);
+			return 0;
+		}
+	}
+	t = start_of(r, size);
+	if (t && t < g.on_ts[k]) {
+		atomic_fetch_add_explicit(&n_early, 1, memory_order_relaxed);
+		return 0;
+	}
+	if (t && !g.on[k] && t > g.off_ts[k]) {
+		atomic_fetch_add_explicit(&n_late, 1, memory_order_relaxed);
+		return 0;
+	}
+	return 1;
+}
+
+static uint64_t to_guest(uint64_t t)
+{
+	double d = ((double)t - (double)g.o0) * g.ratio;
+
+	return (uint64_t)((double)g.g0 + d);
+}
+
+static void fix(uint8_t *r, size_t size, size_t off)
+{
+	uint64_t t;
+
+	if (size < off + sizeof(t))
+		return;
+	memcpy(&t, r + off, sizeof(t));
+	if (t && t != (uint64_t)CUPTI_TIMESTAMP_UNKNOWN) {
+		t = to_guest(t);
+		memcpy(r + off, &t, sizeof(t));
+	}
+}
+
+/* The copy's times on the guest's clock (it registered one). */
+static void fix_times(uint8_t *r, size_t size)
+{
+	if (!g.ts || g.ratio <= 0)
+		return;
+	switch (((CUpti_Activity *)r)->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		fix(r, size, offsetof(CUpti_ActivityKernel10, start));
+		fix(r, size, offsetof(CUpti_ActivityKernel10, end));
+		fix(r, size, offsetof(CUpti_ActivityKernel10, completed));
+		fix(r, size, offsetof(CUpti_ActivityKernel10, queued));
+		fix(r, size, offsetof(CUpti_ActivityKernel10, submitted));
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		fix(r, size, offsetof(CUpti_ActivityMemcpy6, start));
+		fix(r, size, offsetof(CUpti_ActivityMemcpy6, end));
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		fix(r, size, offsetof(CUpti_ActivityMemcpyPtoP4, start));
+		fix(r, size, offsetof(CUpti_ActivityMemcpyPtoP4, end));
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		fix(r, size, offsetof(CUpti_ActivityMemset4, start));
+		fix(r, size, offsetof(CUpti_ActivityMemset4, end));
+		break;
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+	case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API:
+		fix(r, size, offsetof(CUpti_ActivityAPI, start));
+		fix(r, size, offsetof(CUpti_ActivityAPI, end));
+		break;
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
+		fix(r, size, offsetof(CUpti_ActivityOverhead3, start));
+		fix(r, size, offsetof(CUpti_ActivityOverhead3, end));
+		break;
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		fix(r, size, offsetof(CUpti_ActivitySynchronization2, start));
+		fix(r, size, offsetof(CUpti_ActivitySynchronization2, end));
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * copy_lock held: hands the buffer being filled to the guest; an empty one
+ * too when forced (as CUPTI does at a forced flush).
+ */
+static void deliver_if(int forced)
+{
+	uint8_t *b = g.buf;
+
+	if (!b || (!g.used && !forced) || !g.done)
+		return;
+	delivered[ndelivered++ % DELIVERED].p = b;
+	atomic_fetch_add_explicit(&n_buffers, 1, memory_order_relaxed);
+	atomic_store(&last_delivered, b);
+	g.buf = NULL;
+	g.done(NULL, 0, b, g.size, g.used);
+}
+
+static void deliver(void)
+{
+	deliver_if(0);
+}
+
+/*
+ * copy_lock held: a buffer from the guest before any record is due, as
+ * CUPTI asks for one when tracing starts.  Kineto flushes only when it has
+ * handed out a buffer.
+ */
+static void prime(void)
+{
+	size_t max = 0;
+
+	if (g.buf || !g.req)
+		return;
+	g.size = g.used = 0;
+	g.req(&g.buf, &g.size, &max);
+	if (!g.buf || g.size < 64)
+		g.buf = NULL;
+}
+
+/* copy_lock held: room for need bytes, or 0 (the guest gave no buffer). */
+static int room(size_t need)
+{
+	size_t max = 0;
+
+	if (g.buf && g.used + need <= g.size)
+		return 1;
+	deliver();
+	g.buf = NULL;
+	g.size = g.used = 0;
+	if (!g.req)
+		return 0;
+	g.req(&g.buf, &g.size, &max);
+	if (!g.buf || g.size < need) {
+		g.buf = NULL;
+		return 0;
+	}
+	return 1;
+}
+
+static void put(const CUpti_Activity *r, size_t size)
+{
+	size_t body = (size + 7u) & ~(size_t)7u, need = sizeof(struct rec_hdr) + body;
+	struct rec_hdr h = { REC_MAGIC, (uint32_t)body };
+
+	if (!wanted(r, size))
+		return;
+	if (!room(need)) {
+		atomic_fetch_add(&g.dropped, 1);
+		return;
+	}
+	memcpy(g.buf + g.used, &h, sizeof(h));
+	memset(g.buf + g.used + sizeof(h), 0, body);
+	memcpy(g.buf + g.used + sizeof(h), r, size);
+	fix_times(g.buf + g.used + sizeof(h), size);
+	g.used += need;
+	atomic_fetch_add_explicit(&n_copied, 1, memory_order_relaxed);
+}
+
+void gp_guest_copy(uint8_t *buf, size_t valid)
+{
+	CUpti_Activity *rec = NULL, *prev = NULL;
+
+	if (!on() || !gp_guest_seen || !g.done)
+		return;
+	pthread_mutex_lock(&copy_lock);
+	/* A record's size is the distance to the next one (CUPTI's own layout). */
+	while (real.GetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
+		if (prev)
+			put(prev, (size_t)((uint8_t *)rec - (uint8_t *)prev));
+		prev = rec;
+	}
+	if (prev && (uint8_t *)prev < buf + valid)
+		put(prev, (size_t)(buf + valid - (uint8_t *)prev));
+	pthread_mutex_unlock(&copy_lock);
+}
+
+/* ---- the guest's entry points ---- */
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb,
+					      void *ud)
+{
+	CUptiResult rc = CUPTI_SUCCESS;
+
+	if (!on())
+		PASS(Subscribe, sub, cb, ud);
+	pthread_mutex_lock(&guest_lock);
+	if (g.subscribed) {
+		rc = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	} else {
+		g.subscribed = 1;
+		g.cb = cb;
+		g.ud = ud;
+		*sub = (CUpti_SubscriberHandle)&g;
+		gp_guest_seen = 1;
+	}
+	pthread_mutex_unlock(&guest_lock);
+	if (rc == CUPTI_SUCCESS)
+		gp_debug("the program subscribed to CUPTI; it is served beside the trace");
+	return rc;
+}
+
+static void forget_callbacks(void)
+{
+	g.subscribed = 0;
+	g.cb = NULL;
+	memset(g.dom, 0, sizeof(g.dom));
+	memset(g.cbw, 0, sizeof(g.cbw));
+}
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle sub)
+{
+	if (!on() || sub != (CUpti_SubscriberHandle)&g)
+		PASS(Unsubscribe, sub);
+	pthread_mutex_lock(&guest_lock);
+	forget_callbacks();
+	pthread_mutex_unlock(&guest_lock);
+	return CUPTI_SUCCESS;
+}
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
+{
+	if (!on())
+		PASS(Finalize);
+	pthread_mutex_lock(&guest_lock);
+	forget_callbacks();
+	pthread_mutex_unlock(&guest_lock);
+	return CUPTI_SUCCESS;
+}
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle sub,
+						   CUpti_CallbackDomain d, CUpti_CallbackId cbid)
+{
+	CUptiResult rc = CUPTI_SUCCESS;
+
+	if (!on() || sub != (CUpti_SubscriberHandle)&g)
+		PASS(EnableCallback, en, sub, d, cbid);
+	if ((unsigned)d >= NDOMS || cbid >= NCBID)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	pthread_mutex_lock(&guest_lock);
+	g.cbw[d][cbid] = en ? 1 : 0;
+	if (en && !own_cb[d][cbid] && !own_dom[d])
+		rc = real.EnableCallback(1, rec_sub, d, cbid);
+	pthread_mutex_unlock(&guest_lock);
+	return rc;
+}
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle sub,
+						 CUpti_CallbackDomain d)
+{
+	CUptiResult rc = CUPTI_SUCCESS;
+
+	if (!on() || sub != (CUpti_SubscriberHandle)&g)
+		PASS(EnableDomain, en, sub, d);
+	if ((unsigned)d >= NDOMS)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	pthread_mutex_lock(&guest_lock);
+	g.dom[d] = en ? 1 : 0;
+	if (en && !own_dom[d])
+		rc = real.EnableDomain(1, rec_sub, d);
+	pthread_mutex_unlock(&guest_lock);
+	return rc;
+}
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+							      CUpti_BuffersCallbackCompleteFunc done)
+{
+	if (!on())
+		PASS(RegisterCallbacks, req, done);
+	pthread_mutex_lock(&guest_lock);
+	g.req = req;
+	g.done = done;
+	gp_guest_seen = 1;
+	pthread_mutex_unlock(&guest_lock);
+	return CUPTI_SUCCESS;
+}
+
+/* Pairs of clock reads: the first, and now; guest ticks per ns between them. */
+static void calibrate(int first)
+{
+	uint64_t o, gt;
+
+	if (!g.ts)
+		return;
+	o = now();
+	gt = g.ts();
+	if (first || !g.o0) {
+		struct timespec ts = { 0, 2000000 };
+		uint64_t o1, g1;
+
+		g.o0 = o;
+		g.g0 = gt;
+		nanosleep(&ts, NULL);
+		o1 = now();
+		g1 = g.ts();
+		g.ratio = o1 > o ? (double)(g1 - gt) / (double)(o1 - o) : 1.0;
+		return;
+	}
+	if (o > g.o0 + 100000000ull && gt > g.g0)
+		g.ratio = (double)(gt - g.g0) / (double)(o - g.o0);
+}
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn)
+{
+	if (!on())
+		PASS(RegisterTimestampCallback, fn);
+	pthread_mutex_lock(&copy_lock);
+	g.ts = fn;
+	calibrate(1);
+	gp_debug("guest clock: %.6f ticks per ns", g.ratio);
+	pthread_mutex_unlock(&copy_lock);
+	return CUPTI_SUCCESS;
+}
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind k)
+{
+	CUptiResult rc = CUPTI_SUCCESS;
+
+	if (!on())
+		PASS(Enable, k);
+	if ((unsigned)k >= NKINDS)
+		return CUPTI_ERROR_INVALID_KIND;
+	pthread_mutex_lock(&guest_lock);
+	gp_guest_seen = 1;
+	if (!own_kind[k])
+		rc = real.Enable(k);
+	gp_debug("guest enables activity kind %d (%s)", (int)k, gp_cupti_error(rc));
+	if (rc == CUPTI_SUCCESS) {
+		g.on_ts[k] = now();
+		g.draining[k] = 0;
+		g.on[k] = 1;
+	}
+	pthread_mutex_unlock(&guest_lock);
+	if (rc == CUPTI_SUCCESS) {
+		pthread_mutex_lock(&copy_lock);
+		prime();
+		pthread_mutex_unlock(&copy_lock);
+	}
+	return rc;
+}
+
+/* guest_lock held: the recorder's per-call API selection again. */
+static void reassert_api(CUpti_ActivityKind k)
+{
+	uint8_t *own = k == CUPTI_ACTIVITY_KIND_RUNTIME ? own_rt : own_drv;
+
+	for (CUpti_CallbackId c = 0; c < NCBID; c++)
+		if (own[c])
+			(k == CUPTI_ACTIVITY_KIND_RUNTIME ? real.EnableRuntimeApi
+							  : real.EnableDriverApi)(c, 1);
+}
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind k)
+{
+	CUptiResult rc = CUPTI_SUCCESS;
+
+	if (!on())
+		PASS(Disable, k);
+	if ((unsigned)k >= NKINDS)
+		return CUPTI_ERROR_INVALID_KIND;
+	pthread_mutex_lock(&guest_lock);
+	if (g.on[k]) {
+		g.off_ts[k] = now();
+		g.on[k] = 0;
+		g.draining[k] = 1;
+	}
+	if (!own_kind[k]) {
+		rc = real.Disable(k);
+		if (k == CUPTI_ACTIVITY_KIND_RUNTIME || k == CUPTI_ACTIVITY_KIND_DRIVER)
+			reassert_api(k);
+	}
+	pthread_mutex_unlock(&guest_lock);
+	return rc;
+}
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t en)
+{
+	if (!on())
+		PASS(EnableRuntimeApi, cbid, en);
+	if (cbid < NCBID)
+		g.rt_off[cbid] = !en;
+	return en ? real.EnableRuntimeApi(cbid, 1) : CUPTI_SUCCESS;
+}
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t en)
+{
+	if (!on())
+		PASS(EnableDriverApi, cbid, en);
+	if (cbid < NCBID)
+		g.drv_off[cbid] = !en;
+	return en ? real.EnableDriverApi(cbid, 1) : CUPTI_SUCCESS;
+}
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiActivitySetAttribute(CUpti_ActivityAttribute a, size_t *size,
+							 void *value)
+{
+	if (!on())
+		PASS(SetAttribute, a, size, value);
+	/* Process-wide buffer settings are the recorder's. */
+	return CUPTI_SUCCESS;
+}
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
+{
+	CUptiResult rc;
+
+	if (!on())
+		PASS(FlushAll, flag);
+	/* The recorder's buffers come back on this thread, copies included. */
+	rc = real.FlushAll(flag);
+	pthread_mutex_lock(&copy_lock);
+	calibrate(0);
+	deliver_if(flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	pthread_mutex_unlock(&copy_lock);
+	gp_debug("guest flush(%u): %llu records seen, %llu copied, %llu off, %llu before on, "
+		 "%llu after off, %llu filtered, %llu buffers, %llu walked, ratio %.6f",
+		 flag, (unsigned long long)n_seen, (unsigned long long)n_copied,
+		 (unsigned long long)n_off, (unsigned long long)n_early, (unsigned long long)n_late,
+		 (unsigned long long)n_filtered, (unsigned long long)n_buffers,
+		 (unsigned long long)n_walked, g.ratio);
+	if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
+		pthread_mutex_lock(&guest_lock);
+		memset(g.draining, 0, sizeof(g.draining));
+		pthread_mutex_unlock(&guest_lock);
+	}
+	return rc;
+}
+
+static int is_delivered(const uint8_t *b)
+{
+	if (atomic_load(&last_delivered) == b)
+		return 1;
+	for (unsigned i = 0; i < DELIVERED; i++)
+		if (delivered[i].p == b)
+			return 1;
+	return 0;
+}
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buf, size_t valid,
+							  CUpti_Activity **rec)
+{
+	struct rec_hdr h;
+	uint8_t *p;
+
+	if (!buf || !rec || !is_delivered(buf))
+		PASS(GetNextRecord, buf, valid, rec);
+	if (*rec) {
+		memcpy(&h, (uint8_t *)*rec - sizeof(h), sizeof(h));
+		p = (uint8_t *)*rec + h.size;
+	} else {
+		p = buf;
+	}
+	if (p < buf || (size_t)(p - buf) + sizeof(h) > valid)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	memcpy(&h, p, sizeof(h));
+	if (h.magic != REC_MAGIC || (size_t)(p - buf) + sizeof(h) + h.size > valid)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	*rec = (CUpti_Activity *)(p + sizeof(h));
+	atomic_fetch_add_explicit(&n_walked, 1, memory_order_relaxed);
+	return CUPTI_SUCCESS;
+}
+
+GP_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream,
+								 size_t *dropped)
+{
+	if (!on())
+		PASS(GetNumDroppedRecords, ctx, stream, dropped);
+	if (!dropped)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*dropped = (size_t)atomic_exchange(&g.dropped, 0);
+	return CUPTI_SUCCESS;
+}

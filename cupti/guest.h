@@ -1,0 +1,43 @@
+/*
+ * The program's own CUPTI user (torch.profiler's Kineto, or any library
+ * that calls libcupti), served beside the recorder: see guest.c.
+ *
+ * Context: gp_guest_attach/start on the thread inside cuInit (recorder
+ * start); gp_guest_copy on whichever thread CUPTI hands a buffer to the
+ * recorder (no recorder lock held); gp_guest_dispatch and the ownership
+ * tests in CUPTI callbacks on application threads (no locks, no malloc).
+ */
+#ifndef GP_CUPTI_GUEST_H
+#define GP_CUPTI_GUEST_H
+
+#include <cupti.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * After libcupti is loaded: keeps the real entry points for the guest and
+ * routes the recorder's own enables through shims that note what the
+ * recorder itself asked for.
+ */
+void gp_guest_attach(void);
+/* The recorder holds the real subscription sub: guests are served from now on. */
+void gp_guest_start(CUpti_SubscriberHandle sub);
+/* A forked child, or the recorder gave up: pass every guest call through. */
+void gp_guest_stop(void);
+
+/* Non-zero once a guest enabled anything (the recorder then filters its own stream). */
+extern int gp_guest_seen;
+
+/* Copies the records of buf the guest asked for into its buffers. */
+void gp_guest_copy(uint8_t *buf, size_t valid);
+
+/* 1 when the recorder itself enabled what produced rec (always 1 without a guest). */
+int gp_guest_own_record(const CUpti_Activity *rec);
+
+/*
+ * A CUPTI callback: calls the guest's when it asked for it; returns 1
+ * when the recorder itself enabled (domain, cbid) and should handle it.
+ */
+int gp_guest_dispatch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data);
+
+#endif

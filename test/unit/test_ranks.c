@@ -1,0 +1,268 @@
+/*
+ * Unit tests of ranks (analyzer/model/ranks.c and the views that name
+ * ranks): a synthetic 3-rank job (ranks 10, 0, 1 given in that order) with
+ * compute and NCCL kernels that partly overlap and NVTX step ranges; the
+ * per-rank figures, the order, the steps, and how the report, JSON, CSV
+ * and Chrome export name the ranks.  Test code, runs offline only.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "model/analysis.h"
+#include "synth.h"
+#include "synth_nvtx.h"
+#include "tap.h"
+
+#define T0 1700000000000000000ull
+#define NCCL "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LLP24ncclDevKernelArgsStorageILm4096EE"
+
+static char dir[64];
+static const uint32_t rank_of_file[3] = { 10, 0, 1 };
+static char paths[3][128];
+
+/*
+ * Rank r (times from T0, ns):
+ *   compute [0, 1000), NCCL [800, 1500)         200 overlap, 500 exposed
+ *   compute [2000, 2500 + 100 r'), NCCL [3000, 3100)   100 exposed
+ *   rank 1 only: compute [1100, 1400), under the first NCCL kernel
+ * where r' is 0, 1, 2 for ranks 0, 1, 10.  Steps ProfilerStep#0 [0, ~1600)
+ * and #1 [1900, ~3200) (with a nested "step_inner" that must not count);
+ * a rank's work in a step ends with its last compute kernel there:
+ *   step 0: 1000, 1400, 1000 (rank 1 slowest, 400 over the least);
+ *   step 1: 600, 700, 800 (rank 10 slowest, 200 over rank 0).
+ * One extra "forward" range is no step.
+ */
+static void write_rank(const char *path, uint32_t rank)
+{
+	struct synth *s = synth_open(path);
+	uint64_t rp = rank == 0 ? 0 : rank == 1 ? 1 : 2;
+	uint64_t step1 = rank == 0 ? 1300 : rank == 1 ? 1600 : 1350;
+	uint32_t gemm, nccl, p0, p1, inner, fwd;
+
+	synth_process(s, 500 + rank, "node1", "python3 train.py", rank, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_NVTX, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1, (uint8_t)(0x40 + rank));
+	gemm = synth_string(s, "_Z4gemmv");
+	nccl = synth_string(s, NCCL);
+	p0 = synth_string(s, "ProfilerStep#0");
+	p1 = synth_string(s, "ProfilerStep#1");
+	inner = synth_string(s, "step_inner");
+	fwd = synth_string(s, "forward");
+	synth_kernel(s, gemm, T0, T0 + 1000, 0, 7, 0, 0);
+	synth_kernel(s, nccl, T0 + 800, T0 + 1500, 0, 9, 0, 0);
+	if (rank == 1)
+		synth_kernel(s, gemm, T0 + 1100, T0 + 1400, 0, 8, 0, 0);
+	synth_kernel(s, gemm, T0 + 2000, T0 + 2500 + 100 * rp, 0, 7, 0, 0);
+	synth_kernel(s, nccl, T0 + 3000, T0 + 3100, 0, 9, 0, 0);
+	synth_nvtx_range(s, p0, 0, T0, T0 + 1600 + 10 * rp, 1, 1, 1, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, inner, 0, T0 + 10, T0 + 20, 1, 1, 2, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, p1, 0, T0 + 1900, T0 + 1900 + step1, 1, 1, 3, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, fwd, 0, T0 + 1950, T0 + 1960, 1, 1, 4, GP_NVTX_PUSHPOP);
+	synth_end(s, T0 + 5000, 0);
+	synth_close(s, NULL, NULL);
+}
+
+static int run(char **out, char **err, int (*fn)(int, char **), ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+
+	va_start(ap, fn);
+	while (argc < 31 && (argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	return synth_capture(dir, out, err, fn, argc, argv);
+}
+
+static void test_names(void)
+{
+	tap_begin("NCCL kernels and step ranges are recognized by name");
+	CHECK(ga_ranks_is_nccl(NCCL));
+	CHECK(ga_ranks_is_nccl("ncclKernel_AllGather_RING_LL_Sum_int8_t"));
+	CHECK(ga_ranks_is_nccl("_Z22ncclDevKernel_SendRecvP24ncclDevKernelArgsStorageILm4096EE"));
+	CHECK(ga_ranks_is_nccl("_Z30ncclSymkDevKernel_AllReduce_LLv"));
+	CHECK(!ga_ranks_is_nccl("_Z4gemmv"));
+	CHECK(!ga_ranks_is_nccl("_Z12my_ncclcheckv"));
+	CHECK(!ga_ranks_is_nccl("vectorized_nccl_like"));
+	CHECK(ga_ranks_is_step("ProfilerStep#12"));
+	CHECK(ga_ranks_is_step("step"));
+	CHECK(ga_ranks_is_step("Step 3"));
+	CHECK(ga_ranks_is_step("train_step"));
+	CHECK(ga_ranks_is_step("iteration_7"));
+	CHECK(!ga_ranks_is_step("ProfilerStep#"));
+	CHECK(!ga_ranks_is_step("steps_total"));
+	CHECK(!ga_ranks_is_step("forward"));
+	tap_end();
+}
+
+static void test_model(void)
+{
+	char *argv[3] = { paths[0], paths[1], paths[2] };
+	struct ga_analysis_opts o = { .stack_depth = 4 };
+	struct ga_analysis an;
+	struct ga_filter flt;
+	const struct ga_ranks *rk = &an.rk;
+
+	tap_begin("per-rank figures, rank order and steps of a 3-rank job");
+	ga_filter_init(&flt);
+	CHECK(ga_analysis_init(&an, &o, &flt) == 0);
+	CHECK(ga_analysis_build(&an, argv, 3) == 0);
+	CHECK(ga_ranks_wanted(rk) && rk->nrows == 3 && rk->nhosts == 1);
+	for (size_t i = 0; i < rk->nrows && i < 3; i++) {
+		const struct ga_rank_row *w = &rk->rows[i];
+		uint64_t rp = i;   /* rows are ranks 0, 1, 10 */
+
+		CHECKF(w->rank == (i == 2 ? 10u : (uint32_t)i), "row %zu is rank %u", i, w->rank);
+		CHECKF(w->kernels == 4 + (rp == 1) && w->nccl_kernels == 2,
+		       "rank %u: %llu kernels, %llu NCCL", w->rank, (unsigned long long)w->kernels,
+		       (unsigned long long)w->nccl_kernels);
+		CHECKF(w->compute_ns == 1000 + 500 + 100 * rp + (rp == 1 ? 300 : 0),
+		       "rank %u compute %llu", w->rank, (unsigned long long)w->compute_ns);
+		CHECKF(w->comm_ns == 800 && w->exposed_ns == (rp == 1 ? 300u : 600u),
+		       "rank %u NCCL %llu exposed %llu", w->rank, (unsigned long long)w->comm_ns,
+		       (unsigned long long)w->exposed_ns);
+		CHECKF(w->busy_ns == 1500 + 500 + 100 * rp + 100, "rank %u busy %llu", w->rank,
+		       (unsigned long long)w->busy_ns);
+		CHECKF(w->steps == 2 && w->devices == 1, "rank %u steps %llu", w->rank,
+		       (unsigned long long)w->steps);
+	}
+	CHECK(rk->rows[0].slowest == 0 && rk->rows[1].slowest == 1 && rk->rows[2].slowest == 1);
+	CHECK(rk->rows[1].lag_ns == 400 && rk->rows[2].lag_ns == 200);
+	CHECKF(rk->nsteps == 2, "%zu steps", rk->nsteps);
+	if (rk->nsteps == 2) {
+		const struct ga_rank_step *s0 = &rk->steps[0], *s1 = &rk->steps[1];
+
+		CHECK(s0->index == 0 && s0->ranks == 3 && rk->rows[s0->slowest].rank == 1 &&
+		      s0->slowest_ns == 1400 && s0->fastest_ns == 1000 && s0->median_ns == 1000);
+		CHECK(s1->index == 1 && rk->rows[s1->slowest].rank == 10 && s1->slowest_ns == 800 &&
+		      rk->rows[s1->fastest].rank == 0 && s1->fastest_ns == 600 &&
+		      s1->median_ns == 700);
+		CHECK(!strcmp(ga_model_str(&an.m, s0->name), "ProfilerStep#0"));
+	}
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	tap_end();
+}
+
+static void test_views(void)
+{
+	char *out = NULL, *err = NULL;
+	const char *a, *b, *c;
+	int rc;
+
+	tap_begin("the report names ranks, in rank order, and prints the rank table");
+	rc = run(&out, &err, cmd_report, "report", paths[0], paths[1], paths[2], NULL);
+	CHECKF(rc == 0, "rc %d: %s", rc, err ? err : "");
+	a = out ? strstr(out, "rank 0, pid 500 on node1") : NULL;
+	b = out ? strstr(out, "rank 1, pid 501 on node1") : NULL;
+	c = out ? strstr(out, "rank 10, pid 510 on node1") : NULL;
+	CHECKF(a && b && c && a < b && b < c, "%s", out ? out : "");
+	CHECK(out && strstr(out, "[rank 0, rank 1, rank 10]") == NULL);  /* one GPU each */
+	CHECK(out && strstr(out, " [rank 10]\n"));
+	CHECK(out && strstr(out, "| cuda:0 [rank 0]\n") && strstr(out, "| cuda:0 [rank 10]\n"));
+	a = out ? strstr(out, "| cuda:0 [rank 0]\n") : NULL;
+	b = out ? strstr(out, "| cuda:0 [rank 1]\n") : NULL;
+	c = out ? strstr(out, "| cuda:0 [rank 10]\n") : NULL;
+	CHECK(a && b && c && a < b && b < c);
+	CHECK(out && strstr(out, "Ranks ("));
+	CHECKF(out && strstr(out, "| rank 1 ") && strstr(out, " 1 of 2 | "), "%s", out ? out : "");
+	CHECK(out && strstr(out, "Steps (NVTX step ranges"));
+	CHECK(out && strstr(out, "ProfilerStep#1"));
+	CHECK(out && !strstr(out, "Warnings:"));
+	CHECK(out && !strstr(out, "pid 510,"));
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("JSON: processes in rank order, ranks and steps");
+	rc = run(&out, &err, cmd_export, "export", "--format", "json", paths[0], paths[1],
+		 paths[2], NULL);
+	CHECK(rc == 0);
+	a = out ? strstr(out, "{\"pid\":500,") : NULL;
+	b = out ? strstr(out, "{\"pid\":510,") : NULL;
+	CHECK(a && b && a < b);
+	CHECKF(out && strstr(out, "{\"rank\":1,\"name\":\"rank 1\",\"host\":\"node1\",\"pid\":501,"
+			       "\"devices\":1,\"gpu_busy_ns\":2200,\"compute_ns\":1900,\"nccl_ns\":800,"
+			       "\"nccl_not_overlapped_ns\":300,\"kernels\":5,\"nccl_kernels\":2,"
+			       "\"steps\":2,\"slowest_steps\":1,\"behind_fastest_ns\":400}"),
+	       "%s", out ? out : "");
+	CHECK(out && strstr(out, "{\"index\":1,\"range\":\"ProfilerStep#1\",\"ranks\":3,"
+			    "\"slowest_rank\":10,\"slowest_ns\":800,\"median_ns\":700,"
+			    "\"fastest_rank\":0,\"fastest_ns\":600}"));
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("CSV has a rank column; Chrome names ranks and sorts by them");
+	rc = run(&out, &err, cmd_export, "export", "--format", "csv", paths[0], NULL);
+	CHECK(rc == 0 && out && strstr(out, ",pid,nvtx,stack,host,rank,file\n") &&
+	      strstr(out, ",510,,,node1,10,"));
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_export, "export", "--format", "chrome", paths[0], paths[1], NULL);
+	CHECK(rc == 0 && out && strstr(out, "\"name\":\"rank 10: python3 train.py [510] on node1\""));
+	CHECK(out && strstr(out, "\"name\":\"process_sort_index\",\"ph\":\"M\",\"cat\":\"__metadata\","
+			    "\"pid\":510,\"args\":{\"sort_index\":10}"));
+	CHECK(out && strstr(out, "\"args\":{\"sort_index\":0}"));
+	free(out);
+	free(err);
+	tap_end();
+}
+
+/* Two hosts: names carry the host; a repeated rank carries the pid. */
+static void test_hosts(void)
+{
+	char p2[128], p3[128], *out = NULL, *err = NULL;
+	struct synth *s;
+	int rc;
+
+	snprintf(p2, sizeof(p2), "%s/h2.gpuprof", dir);
+	snprintf(p3, sizeof(p3), "%s/h3.gpuprof", dir);
+	s = synth_open(p2);
+	synth_process(s, 700, "node2", "python3 train.py", 0, T0);
+	synth_kernel(s, synth_string(s, "_Z4gemmv"), T0, T0 + 10, 0, 7, 0, 0);
+	synth_end(s, T0 + 100, 0);
+	synth_close(s, NULL, NULL);
+	s = synth_open(p3);
+	synth_process(s, 800, "node1", "python3 train.py", 2, T0);
+	synth_kernel(s, synth_string(s, "_Z4gemmv"), T0, T0 + 10, 0, 7, 0, 0);
+	synth_end(s, T0 + 100, 0);
+	synth_close(s, NULL, NULL);
+	tap_begin("several hosts: rank N@host; a rank seen twice names its pid");
+	rc = run(&out, &err, cmd_report, "report", paths[1], p2, p3, NULL);
+	CHECK(rc == 0 && out && strstr(out, "| cuda:0 [rank 0@node1, pid 500]\n") &&
+	      strstr(out, "| cuda:0 [rank 0@node2, pid 700]\n") &&
+	      strstr(out, "| cuda:0 [rank 2@node1]\n"));
+	free(out);
+	free(err);
+	tap_end();
+}
+
+int main(void)
+{
+	char cmd[128];
+
+	snprintf(dir, sizeof(dir), "/tmp/gpuprof-ranks-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	for (int i = 0; i < 3; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/r%u.gpuprof", dir, rank_of_file[i]);
+		write_rank(paths[i], rank_of_file[i]);
+	}
+	test_names();
+	test_model();
+	test_views();
+	test_hosts();
+	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return tap_exit();
+}
