@@ -23,6 +23,17 @@ static void ksid(struct ga_jw *w, const char *key, const struct ga_model *m, uin
 	sid(w, m, id);
 }
 
+/* The statistics every table prints after count and total. */
+static void spread(struct ga_jw *w, uint64_t avg, uint64_t med, uint64_t min, uint64_t max,
+		   uint64_t stddev)
+{
+	ga_jw_ku64(w, "avg_ns", avg);
+	ga_jw_ku64(w, "med_ns", med);
+	ga_jw_ku64(w, "min_ns", min);
+	ga_jw_ku64(w, "max_ns", max);
+	ga_jw_ku64(w, "stddev_ns", stddev);
+}
+
 static void files(struct ga_jw *w, const struct ga_model *m)
 {
 	size_t i;
@@ -168,11 +179,7 @@ static int kernels(struct ga_jw *w, struct ga_model *m)
 		ksid(w, "mangled", m, k->name);
 		ga_jw_ku64(w, "count", k->count);
 		ga_jw_ku64(w, "total_ns", k->total);
-		ga_jw_ku64(w, "avg_ns", k->total / k->count);
-		ga_jw_ku64(w, "med_ns", k->med);
-		ga_jw_ku64(w, "min_ns", k->min);
-		ga_jw_ku64(w, "max_ns", k->max);
-		ga_jw_ku64(w, "stddev_ns", k->stddev);
+		spread(w, k->total / k->count, k->med, k->min, k->max, k->stddev);
 		ga_jw_ku64(w, "in_graph", k->in_graph);
 		ga_jw_end(w);
 	}
@@ -233,11 +240,7 @@ static int memory_ops(struct ga_jw *w, const struct ga_model *m)
 		ga_jw_ku64(w, "count", o->count);
 		ga_jw_ku64(w, "bytes", o->bytes);
 		ga_jw_ku64(w, "total_ns", o->total);
-		ga_jw_ku64(w, "avg_ns", o->total / o->count);
-		ga_jw_ku64(w, "med_ns", o->med);
-		ga_jw_ku64(w, "min_ns", o->min);
-		ga_jw_ku64(w, "max_ns", o->max);
-		ga_jw_ku64(w, "stddev_ns", o->stddev);
+		spread(w, o->total / o->count, o->med, o->min, o->max, o->stddev);
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);
@@ -299,11 +302,7 @@ static int api(struct ga_jw *w, const struct ga_model *m)
 		ga_jw_ku64(w, "total_ns", a->total);
 		ga_jw_ku64(w, "errors", a->errors);
 		ga_jw_ku64(w, "threads", a->threads);
-		ga_jw_ku64(w, "avg_ns", a->total / a->count);
-		ga_jw_ku64(w, "med_ns", a->med);
-		ga_jw_ku64(w, "min_ns", a->min);
-		ga_jw_ku64(w, "max_ns", a->max);
-		ga_jw_ku64(w, "stddev_ns", a->stddev);
+		spread(w, a->total / a->count, a->med, a->min, a->max, a->stddev);
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);
@@ -327,11 +326,7 @@ static int latency(struct ga_jw *w, struct ga_model *m, const struct ga_latency 
 		ga_jw_kcstr(w, "name", ga_strtab_full(&m->strs, k->name));
 		ga_jw_ku64(w, "count", k->count);
 		ga_jw_ku64(w, "total_ns", k->total);
-		ga_jw_ku64(w, "avg_ns", k->total / k->count);
-		ga_jw_ku64(w, "med_ns", k->med);
-		ga_jw_ku64(w, "min_ns", k->min);
-		ga_jw_ku64(w, "max_ns", k->max);
-		ga_jw_ku64(w, "stddev_ns", k->stddev);
+		spread(w, k->total / k->count, k->med, k->min, k->max, k->stddev);
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);
