@@ -79,6 +79,7 @@ struct thread_state {
 	uint32_t tid;
 	uint32_t serial;
 	uint32_t seq;
+	uint32_t epoch;             /* recording period the stack belongs to */
 	int depth;                  /* stack entries in use; may exceed MAX_DEPTH */
 	struct {
 		uint64_t id;
@@ -109,6 +110,7 @@ struct registered {
 };
 
 static _Atomic int on;                       /* handlers record */
+static _Atomic uint32_t epoch;               /* bumped each time recording starts */
 static const struct gp_nvtxtool_capture_hooks *_Atomic capture;
 
 static _Atomic(struct thread_state *) threads;
@@ -404,6 +406,17 @@ static void put_close(struct thread_state *t, uint32_t domain, uint64_t id, uint
 	publish(t, sizeof(e));
 }
 
+/* Ranges pushed while not recording are unknown: their pops close nothing. */
+static void fresh_epoch(struct thread_state *t)
+{
+	uint32_t e = atomic_load_explicit(&epoch, memory_order_relaxed);
+
+	if (t->epoch != e) {
+		t->epoch = e;
+		t->depth = 0;
+	}
+}
+
 static int push(uint32_t domain, const char *domain_s, const struct msg *m, struct ev_attr *at)
 {
 	uint64_t ts = now_ns();
@@ -415,6 +428,7 @@ static int push(uint32_t domain, const char *domain_s, const struct msg *m, stru
 		h->push(domain_s, m->s);
 	if (!recording() || !(t = self_state()))
 		return 0;
+	fresh_epoch(t);
 	level = t->depth++;
 	if (level >= MAX_DEPTH)
 		return level; /* too deep: neither end recorded */
@@ -434,7 +448,10 @@ static int pop(uint32_t domain)
 
 	if (h)
 		h->pop();
-	if (!recording() || !(t = self_state()) || !t->depth)
+	if (!recording() || !(t = self_state()))
+		return -1;
+	fresh_epoch(t);
+	if (!t->depth)
 		return -1;
 	if (t->depth > MAX_DEPTH) {
 		t->depth--;
@@ -758,6 +775,14 @@ uint64_t gp_nvtxtool_current(void)
 	return t->stack[t->depth - 1].id;
 }
 
+void gp_nvtxtool_set_recording(int v)
+{
+	/* Only a new recording period forgets the nesting seen so far. */
+	if (v && !atomic_load(&on))
+		atomic_fetch_add_explicit(&epoch, 1, memory_order_relaxed);
+	atomic_store(&on, v);
+}
+
 void gp_nvtxtool_off(void)
 {
 	atomic_store(&on, 0);
@@ -995,8 +1020,9 @@ int InitializeInjectionNvtx2(void *get_export_table)
 
 	if (cfg->disabled)
 		return 0;
+	/* Dormant: handlers in place, recording only inside windows. */
 	if (cfg->trace & GP_TRACE_NVTX)
-		what |= GP_NVTX_RECORD;
+		what |= cfg->dormant ? GP_NVTX_LATER : GP_NVTX_RECORD;
 	if (!strncmp(cfg->capture_range, "nvtx:", 5))
 		what |= GP_NVTX_CAPTURE;
 	return gp_nvtxtool_inject(get_export_table, what);

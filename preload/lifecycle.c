@@ -1,22 +1,35 @@
 /*
  * The recorder's lifecycle (see lifecycle.h): start, periodic flush, the
- * end of the trace (exit, signals), fork.  It owns the chunk ring, the
- * trace file and its writer, the flusher thread and the session file; the
+ * end of the trace (exit, signals), fork, and windows opened and closed
+ * from outside (gpuprof start/stop).  It owns the chunk ring, the trace
+ * file and its writer, the flusher thread and the session file; the
  * record sources (source.h) plug into it.
+ *
+ * Started dormant (GPUPROF_START=dormant), the recorder attaches its
+ * sources and listens on its control socket, but opens no file and asks
+ * the sources to record nothing until a window opens.  Each window is a
+ * CAPTURE_RANGE record (kind GP_CAPTURE_CONTROL); windows go into one file
+ * (opened at the first, closed at exit) or, when the output template has
+ * %n or the request names a file, into a file each.
  *
  * Threads:
  *  - gp_recorder_start: the thread inside cuInit (InitializeInjection).
  *  - flusher thread: every flush interval asks the sources to hand over
  *    what they buffered and seals the open chunk, so a killed program
  *    loses at most one interval; finishes the trace when a signal handler
- *    asks (signals.h).  It sleeps in poll(2) on an eventfd, which a signal
- *    handler can write to.
+ *    asks (signals.h); opens and closes windows (the control thread's
+ *    requests, --duration).  It sleeps in poll(2) on an eventfd, which a
+ *    signal handler can write to.  Every change of file or window happens
+ *    on it (or on the exit path once it has ended), so they never race.
+ *  - control thread (control.c), only when asked for: hands requests to the
+ *    flusher through the mailbox below and waits for the answer.
  *  - exit handler (atexit, registered inside cuInit): finishes the trace;
  *    every wait bounded.
  *  - gp_recorder_forked: atfork child handler; only flips flags.
  */
 #include "lifecycle.h"
 #include "config.h"
+#include "control.h"
 #include "log.h"
 #include "recorder.h"
 #include "signals.h"
@@ -24,6 +37,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <gpuprof/control.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -40,12 +55,46 @@
 #define GP_RING_WAIT_MS 5000
 /* Bound on each wait of the finishing path (drain, writer, signal handler). */
 #define GP_FINISH_WAIT_MS 5000
+/* How long the control thread waits for the flusher to carry a request out. */
+#define GP_REQUEST_WAIT_MS 60000
 
 static pthread_t flusher;
 static int flusher_started;
 static int wake_fd = -1;
 static uint64_t wake_ino;
-static atomic_int flush_stop, finish_requested, finished;
+static atomic_int flush_stop, finish_requested, finished, finishing;
+
+/*
+ * Windows (gpuprof start/stop).  Written on the flusher (or the exit path
+ * once the flusher has ended); the control thread reads them for status.
+ */
+static atomic_int window_open;
+static atomic_uint windows;         /* windows opened so far */
+static uint64_t window_t0;          /* trace clock at its start */
+static uint64_t window_start_mono;
+static uint64_t window_deadline;    /* CLOCK_MONOTONIC ns, 0 none */
+static int window_own_file;         /* the file ends with the window */
+static uint32_t cupti_version;
+
+/* What status reports as the trace file; guarded by info_lock. */
+static pthread_mutex_t info_lock = PTHREAD_MUTEX_INITIALIZER;
+static char info_path[GP_PATH_MAX];
+
+/*
+ * The control thread's request to the flusher: one at a time, answered
+ * under the same lock (done_serial catches up with serial).
+ */
+enum { OP_NONE, OP_START, OP_STOP };
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	int op;
+	uint64_t duration_ms;
+	char output[GP_PATH_MAX];
+	uint64_t serial, done_serial;
+	int rc;
+	char ans[GP_CONTROL_MSG_MAX];
+} mbox = { .lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER };
 /*
  * A weak reference: the library defines the sources (cupti/tracer.c), a
  * unit test its own, other programs that link this file none (NULL).
@@ -84,8 +133,28 @@ static void drain_sources(uint64_t t, int final)
 			sources()[i]->drain(t, final);
 }
 
+static int set_tracing(int on, char *why, size_t whysz)
+{
+	int rc = 0;
+
+	for (int i = 0; sources()[i]; i++)
+		if (sources()[i]->set_tracing && sources()[i]->set_tracing(on, why, whysz) < 0)
+			rc = -1;
+	return rc;
+}
+
+/* Lock held. */
+static void preamble_sources(void)
+{
+	for (int i = 0; sources()[i]; i++)
+		if (sources()[i]->preamble)
+			sources()[i]->preamble();
+}
+
 static void periodic_flush(void)
 {
+	if (atomic_load(&gp_rec.state) != GP_ACTIVE)
+		return;
 	flush_sources(0);
 	gp_ring_lock(&gp_rec.ring);
 	drain_sources(0, 0);
@@ -95,6 +164,8 @@ static void periodic_flush(void)
 }
 
 static void finish(int on_flusher);
+static void serve_request(void);
+static void window_stop_now(char *ans, size_t anssz);
 
 /* Sleeps up to ms or until woken; keeps the wake descriptor honest. */
 static void flusher_sleep(int ms)
@@ -131,7 +202,8 @@ static void flusher_sleep(int ms)
  * yet complete, and a flush only hands over buffers whose records all are:
  * the first flush retires the buffer, the second delivers it once its last
  * kernels ended.  Records so reach the file about 1.25 intervals after they
- * complete instead of two.
+ * complete instead of two.  In between: requests from the control thread,
+ * and the end of a window that was given a duration.
  */
 static void *flusher_main(void *arg)
 {
@@ -141,11 +213,20 @@ static void *flusher_main(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&flush_stop)) {
-		uint64_t now = gp_now_monotonic();
+		uint64_t now = gp_now_monotonic(), wake;
 
 		if (atomic_load(&finish_requested)) {
 			finish(1);
 			break;
+		}
+		serve_request();
+		if (atomic_load(&window_open) && window_deadline && now >= window_deadline) {
+			static char ans[GP_CONTROL_MSG_MAX];
+
+			ans[0] = 0;
+
+			window_stop_now(ans, sizeof(ans));
+			continue;
 		}
 		if (now >= next) {
 			periodic_flush();
@@ -153,7 +234,10 @@ static void *flusher_main(void *arg)
 			next = now + (follow_up ? iv / 4 : iv - iv / 4);
 			continue;
 		}
-		flusher_sleep((int)((next - now + 999999) / 1000000));
+		wake = next;
+		if (atomic_load(&window_open) && window_deadline && window_deadline < wake)
+			wake = window_deadline;
+		flusher_sleep((int)((wake - now + 999999) / 1000000));
 	}
 	return NULL;
 }
@@ -218,61 +302,6 @@ static int is_owner(void)
 	return getpid() == gp_rec.pid && !atomic_load(&gp_rec.disabled);
 }
 
-/*
- * Ends the trace: last records from the sources, final records, drain,
- * close.  Runs once, on the exit path or on the flusher when a signal
- * asked for it (on_flusher: it must not join itself).
- */
-static void finish(int on_flusher)
-{
-	int expected = GP_ACTIVE;
-	uint64_t t, other_lost = 0;
-
-	if (getpid() != gp_rec.pid ||
-	    !atomic_compare_exchange_strong(&gp_rec.state, &expected, GP_STOPPING))
-		return;
-	if (flusher_started && !on_flusher) {
-		atomic_store(&flush_stop, 1);
-		wake_flusher();
-		pthread_join(flusher, NULL);
-	}
-	flush_sources(1);
-	t = atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
-	gp_ring_lock(&gp_rec.ring);
-	gp_emit_clock_sync(t);
-	drain_sources(t, 1);
-	/* Sets GP_STOPPED under the lock: what sources deliver later is late. */
-	gp_emit_final(t, GP_FINISH_WAIT_MS);
-	gp_ring_unlock(&gp_rec.ring);
-	if (gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS) < 0)
-		gp_log("writing %s did not finish in %d s; the trace may end early",
-		       gp_rec.file.path, GP_FINISH_WAIT_MS / 1000);
-	for (int c = 1; c < GP_LOST_CAUSE_COUNT; c++)
-		if (c != GP_LOST_WRITE_ERROR)
-			other_lost += atomic_load(&gp_rec.lost[c]);
-	/* A write failure was said when it happened: one line is enough. */
-	if (!gp_rec.file.failed && (other_lost || gp_rec.file.records_lost))
-		gp_log("%llu records lost (see the report); trace: %s",
-		       (unsigned long long)(other_lost + gp_rec.file.records_lost),
-		       gp_rec.file.path);
-	gp_debug("wrote %llu records to %s", (unsigned long long)gp_rec.file.records_written,
-		 gp_rec.file.path);
-	atomic_store(&finished, 1);
-}
-
-void gp_recorder_stop(void)
-{
-	finish(0);
-	if (atomic_load(&gp_rec.late_records))
-		gp_debug("%llu records arrived after the trace was closed",
-			 (unsigned long long)atomic_load(&gp_rec.late_records));
-}
-
-static void at_exit(void)
-{
-	gp_recorder_stop();
-}
-
 static void register_session_file(void)
 {
 	char line[GP_PATH_MAX + 2];
@@ -294,6 +323,347 @@ static void register_session_file(void)
 	close(fd);
 }
 
+/*
+ * Creates the trace file from tmpl, writes what every file begins with
+ * (strings known so far, process, configuration, clock, the sources'
+ * devices and contexts) and starts the writer.  Sets GP_ACTIVE.  Returns
+ * 0, or -1 with the reason in why (the recorder's state is unchanged).
+ */
+static int open_file(const char *tmpl, char *why, size_t whysz)
+{
+	int err = gp_tracefile_open(&gp_rec.file, tmpl, gp_rec.cfg.force, GP_CLOCK_REALTIME,
+				    gp_now_realtime());
+
+	if (err) {
+		char path[GP_PATH_MAX];
+		int uses_n;
+
+		gp_config_expand(tmpl, gp_rec.pid, 1, path, sizeof(path), &uses_n);
+		snprintf(why, whysz, "cannot create %s: %s%s", path, strerror(-err),
+			 err == -EEXIST ? " (set GPUPROF_FORCE=1 or use -f to overwrite)" : "");
+		return -1;
+	}
+	gp_ring_reopen(&gp_rec.ring);
+	gp_ring_lock(&gp_rec.ring);
+	gp_emit_begin_file();
+	gp_emit_strings_all();
+	gp_emit_process(trace_now(), cupti_version);
+	gp_emit_config();
+	gp_emit_clock_sync(trace_now());
+	preamble_sources();
+	gp_ring_unlock(&gp_rec.ring);
+	if (gp_tracefile_start(&gp_rec.file, &gp_rec.ring) < 0) {
+		snprintf(why, whysz, "cannot start the writer thread");
+		gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
+		unlink(gp_rec.file.path);
+		return -1;
+	}
+	atomic_store_explicit(&gp_rec.state, GP_ACTIVE, memory_order_release);
+	pthread_mutex_lock(&info_lock);
+	snprintf(info_path, sizeof(info_path), "%s", gp_rec.file.path);
+	pthread_mutex_unlock(&info_lock);
+	register_session_file();
+	gp_debug("tracing into %s", gp_rec.file.path);
+	return 0;
+}
+
+/* Lock held: the open window as a capture range ending at t. */
+static void emit_window(uint64_t t)
+{
+	struct gp_rec_capture_range *r = gp_emit(GP_REC_CAPTURE_RANGE, sizeof(*r));
+
+	if (!r)
+		return;
+	r->start = window_t0;
+	r->end = t;
+	r->kind = GP_CAPTURE_CONTROL;
+}
+
+/*
+ * Ends the open file: last records from the sources, final records, drain,
+ * close.  exiting: the process ends (else the recorder goes dormant, ready
+ * for the next window's file).
+ */
+static void close_file(uint64_t t, int exiting)
+{
+	uint64_t other_lost = 0;
+
+	flush_sources(1);
+	gp_ring_lock(&gp_rec.ring);
+	atomic_store(&gp_rec.state, GP_STOPPING);
+	gp_emit_clock_sync(t);
+	drain_sources(t, 1);
+	if (atomic_load(&window_open) && exiting)
+		emit_window(t);
+	/* Sets GP_STOPPED under the lock: what sources deliver later is late. */
+	gp_emit_final(t, GP_FINISH_WAIT_MS);
+	gp_ring_unlock(&gp_rec.ring);
+	if (gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS) < 0) {
+		gp_log("writing %s did not finish in %d s; the trace may end early",
+		       gp_rec.file.path, GP_FINISH_WAIT_MS / 1000);
+		/* The writer still owns the ring: no further files. */
+		exiting = 1;
+	}
+	for (int c = 1; c < GP_LOST_CAUSE_COUNT; c++)
+		if (c != GP_LOST_WRITE_ERROR)
+			other_lost += atomic_load(&gp_rec.lost[c]) - gp_rec.lost_base[c];
+	/* A write failure was said when it happened: one line is enough. */
+	if (!gp_rec.file.failed && (other_lost || gp_rec.file.records_lost))
+		gp_log("%llu records lost (see the report); trace: %s",
+		       (unsigned long long)(other_lost + gp_rec.file.records_lost),
+		       gp_rec.file.path);
+	gp_debug("wrote %llu records to %s", (unsigned long long)gp_rec.file.records_written,
+		 gp_rec.file.path);
+	if (!exiting)
+		atomic_store(&gp_rec.state, GP_DORMANT);
+}
+
+/*
+ * Ends the trace at exit, or on the flusher when a signal asked for it
+ * (on_flusher: it must not join itself).  Runs once.
+ */
+static void finish(int on_flusher)
+{
+	int state;
+	uint64_t t;
+
+	if (getpid() != gp_rec.pid || atomic_exchange(&finishing, 1))
+		return;
+	/* The flusher ends first: no window or file changes after this. */
+	if (flusher_started && !on_flusher) {
+		atomic_store(&flush_stop, 1);
+		wake_flusher();
+		pthread_join(flusher, NULL);
+	}
+	gp_control_close();
+	state = atomic_load(&gp_rec.state);
+	if (state == GP_ACTIVE) {
+		t = atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
+		close_file(t, 1);
+	}
+	atomic_store(&finished, 1);
+}
+
+void gp_recorder_stop(void)
+{
+	finish(0);
+	if (atomic_load(&gp_rec.late_records))
+		gp_debug("%llu records arrived after the trace was closed",
+			 (unsigned long long)atomic_load(&gp_rec.late_records));
+}
+
+static void at_exit(void)
+{
+	gp_recorder_stop();
+}
+
+/* ---- windows: carried out on the flusher ---- */
+
+#define ANS(...) snprintf(ans + strlen(ans), anssz - strlen(ans), __VA_ARGS__)
+
+static int window_start(const char *output, uint64_t duration_ms, char *ans, size_t anssz)
+{
+	char why[GP_PATH_MAX + 200];
+	int uses_n = 0;
+	char tmp[GP_PATH_MAX];
+
+	if (atomic_load(&window_open)) {
+		ANS("message=already tracing into %s\n", gp_rec.file.path);
+		return -1;
+	}
+	if (output[0] && atomic_load(&gp_rec.state) == GP_ACTIVE)
+		close_file(trace_now(), 0);
+	if (atomic_load(&gp_rec.state) == GP_DORMANT) {
+		/* CUPTI's device and context records, for the file's preamble. */
+		flush_sources(0);
+		if (open_file(output[0] ? output : gp_rec.cfg.output, why, sizeof(why)) < 0) {
+			ANS("message=%s\n", why);
+			return -1;
+		}
+	} else if (atomic_load(&gp_rec.state) != GP_ACTIVE) {
+		ANS("message=the trace has ended\n");
+		return -1;
+	}
+	gp_config_expand(gp_rec.cfg.output, gp_rec.pid, 1, tmp, sizeof(tmp), &uses_n);
+	window_own_file = output[0] || uses_n;
+	window_t0 = trace_now();
+	window_start_mono = gp_now_monotonic();
+	window_deadline = duration_ms ? window_start_mono + duration_ms * 1000000ull : 0;
+	if (set_tracing(1, why, sizeof(why)) < 0) {
+		set_tracing(0, why + strlen(why), sizeof(why) - strlen(why));
+		ANS("message=%s\n", why);
+		if (window_own_file)
+			close_file(trace_now(), 0);
+		return -1;
+	}
+	atomic_store(&window_open, 1);
+	atomic_fetch_add(&windows, 1);
+	gp_debug("window %u opened into %s", atomic_load(&windows), gp_rec.file.path);
+	ANS("file=%s\nwindow=%u\n", gp_rec.file.path, atomic_load(&windows));
+	return 0;
+}
+
+static void window_stop_now(char *ans, size_t anssz)
+{
+	char why[256];
+	uint64_t t;
+
+	set_tracing(0, why, sizeof(why));
+	t = trace_now();
+	flush_sources(0);
+	gp_ring_lock(&gp_rec.ring);
+	drain_sources(t, 0);
+	emit_window(t);
+	gp_emit_lost(t);
+	gp_ring_seal(&gp_rec.ring, 0);
+	gp_ring_unlock(&gp_rec.ring);
+	atomic_store(&window_open, 0);
+	ANS("file=%s\nwindow=%u\n", gp_rec.file.path, atomic_load(&windows));
+	gp_debug("window %u closed", atomic_load(&windows));
+	if (window_own_file)
+		close_file(t, 0);
+}
+
+static int window_stop(char *ans, size_t anssz)
+{
+	if (!atomic_load(&window_open)) {
+		ANS("message=not tracing\n");
+		return -1;
+	}
+	window_stop_now(ans, anssz);
+	return 0;
+}
+
+/* On the flusher: carries out the control thread's request, if any. */
+static void serve_request(void)
+{
+	static char ans[sizeof(mbox.ans)];
+	static char output[GP_PATH_MAX];
+	uint64_t serial, duration;
+	int op, rc;
+
+	pthread_mutex_lock(&mbox.lock);
+	op = mbox.op;
+	serial = mbox.serial;
+	duration = mbox.duration_ms;
+	memcpy(output, mbox.output, sizeof(output));
+	mbox.op = OP_NONE;
+	pthread_mutex_unlock(&mbox.lock);
+	if (op == OP_NONE)
+		return;
+	ans[0] = 0;
+	rc = op == OP_START ? window_start(output, duration, ans, sizeof(ans))
+			    : window_stop(ans, sizeof(ans));
+	pthread_mutex_lock(&mbox.lock);
+	if (serial == mbox.serial) {
+		mbox.rc = rc;
+		memcpy(mbox.ans, ans, sizeof(ans));
+		mbox.done_serial = serial;
+		pthread_cond_broadcast(&mbox.done);
+	}
+	pthread_mutex_unlock(&mbox.lock);
+}
+
+/* On the control thread: hands op to the flusher and waits for its answer. */
+static int ask_flusher(int op, uint64_t duration_ms, const char *output, char *ans, size_t anssz)
+{
+	struct timespec ts;
+	uint64_t serial;
+	int rc = -1, err = 0;
+
+	pthread_mutex_lock(&mbox.lock);
+	serial = ++mbox.serial;
+	mbox.op = op;
+	mbox.duration_ms = duration_ms;
+	snprintf(mbox.output, sizeof(mbox.output), "%s", output);
+	pthread_mutex_unlock(&mbox.lock);
+	wake_flusher();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += GP_REQUEST_WAIT_MS / 1000;
+	pthread_mutex_lock(&mbox.lock);
+	while (mbox.done_serial != serial && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(&mbox.done, &mbox.lock, &ts);
+	if (mbox.done_serial == serial) {
+		rc = mbox.rc;
+		snprintf(ans, anssz, "%s", mbox.ans);
+	} else {
+		if (mbox.op == op)
+			mbox.op = OP_NONE;
+		snprintf(ans, anssz, "message=the recorder did not answer in %d s\n",
+			 GP_REQUEST_WAIT_MS / 1000);
+	}
+	pthread_mutex_unlock(&mbox.lock);
+	return rc;
+}
+
+static const char *state_name(void)
+{
+	switch (atomic_load(&gp_rec.state)) {
+	case GP_DORMANT:
+		return "dormant";
+	case GP_ACTIVE:
+		return atomic_load(&window_open) || !gp_rec.cfg.control ? "tracing" : "idle";
+	case GP_STOPPING:
+		return "stopping";
+	case GP_STOPPED:
+		return "stopped";
+	default:
+		return "off";
+	}
+}
+
+static void status(char *ans, size_t anssz)
+{
+	uint64_t lost = 0;
+
+	for (int c = 1; c < GP_LOST_CAUSE_COUNT; c++)
+		lost += atomic_load(&gp_rec.lost[c]) - __atomic_load_n(&gp_rec.lost_base[c], __ATOMIC_RELAXED);
+	ANS("pid=%d\nstate=%s\nstart=%s\n", gp_rec.pid, state_name(),
+	    gp_rec.cfg.dormant ? "dormant" : "now");
+	pthread_mutex_lock(&info_lock);
+	if (info_path[0])
+		ANS("file=%s\n", info_path);
+	pthread_mutex_unlock(&info_lock);
+	ANS("records=%" PRIu64 "\nlost=%" PRIu64 "\nwindows=%u\n",
+	    __atomic_load_n(&gp_rec.records, __ATOMIC_RELAXED), lost, atomic_load(&windows));
+	if (atomic_load(&window_open))
+		ANS("window_ms=%llu\n", (unsigned long long)
+		    ((gp_now_monotonic() - __atomic_load_n(&window_start_mono, __ATOMIC_RELAXED)) /
+			     1000000ull));
+	ANS("flush_ms=%u\n", gp_rec.cfg.flush_ms);
+}
+
+/* The control thread's handler (control.h). */
+static int handle_request(const char *verb, const char *msg, char *ans, size_t anssz)
+{
+	char val[GP_PATH_MAX], *end;
+	uint64_t duration = 0;
+
+	if (!strcmp(verb, "status")) {
+		status(ans, anssz);
+		return 0;
+	}
+	if (!strcmp(verb, "start")) {
+		if (gp_control_get(msg, "duration_ms", val, sizeof(val))) {
+			duration = strtoull(val, &end, 10);
+			if (*end || !val[0]) {
+				ANS("message=bad duration_ms\n");
+				return -1;
+			}
+		}
+		gp_control_get(msg, "output", val, sizeof(val));
+		if (val[0] && val[0] != '/') {
+			ANS("message=output must be an absolute path\n");
+			return -1;
+		}
+		return ask_flusher(OP_START, duration, val, ans, anssz);
+	}
+	if (!strcmp(verb, "stop"))
+		return ask_flusher(OP_STOP, 0, "", ans, anssz);
+	ANS("message=unknown request '%s'\n", verb);
+	return -1;
+}
+
 static void give_up(const char *why)
 {
 	while (nattached > 0)
@@ -306,7 +676,6 @@ static void give_up(const char *why)
 static int start(void)
 {
 	char why[GP_PATH_MAX + 200];
-	uint32_t version = 0;
 	int err;
 
 	gp_rec.cfg = *gp_config_get();
@@ -314,7 +683,7 @@ static int start(void)
 		return -1;
 	gp_rec.pid = (int)getpid();
 	for (nattached = 0; sources()[nattached]; nattached++) {
-		if (sources()[nattached]->attach(&gp_rec.cfg, &version, why, sizeof(why)) < 0) {
+		if (sources()[nattached]->attach(&gp_rec.cfg, &cupti_version, why, sizeof(why)) < 0) {
 			give_up(why);
 			return -1;
 		}
@@ -326,34 +695,30 @@ static int start(void)
 		return -1;
 	}
 	gp_intern_init(&gp_rec.strings);
-	err = gp_tracefile_open(&gp_rec.file, gp_rec.cfg.output, gp_rec.cfg.force,
-				GP_CLOCK_REALTIME, gp_now_realtime());
-	if (err) {
-		char path[GP_PATH_MAX];
-		int uses_n;
-
-		gp_config_expand(gp_rec.cfg.output, gp_rec.pid, 1, path, sizeof(path), &uses_n);
-		snprintf(why, sizeof(why), "cannot create %s: %s%s", path, strerror(-err),
-			 err == -EEXIST ? " (set GPUPROF_FORCE=1 or use -f to overwrite)" : "");
+	if (gp_rec.cfg.dormant) {
+		atomic_store_explicit(&gp_rec.state, GP_DORMANT, memory_order_release);
+	} else if (open_file(gp_rec.cfg.output, why, sizeof(why)) < 0) {
 		give_up(why);
 		return -1;
 	}
-
-	gp_ring_lock(&gp_rec.ring);
-	gp_emit_process(trace_now(), version);
-	gp_emit_config();
-	gp_emit_clock_sync(trace_now());
-	gp_ring_unlock(&gp_rec.ring);
-
-	if (gp_tracefile_start(&gp_rec.file, &gp_rec.ring) < 0) {
-		snprintf(why, sizeof(why), "cannot start the writer thread");
-		goto fail;
-	}
-	atomic_store_explicit(&gp_rec.state, GP_ACTIVE, memory_order_release);
 	for (int i = 0; sources()[i]; i++) {
-		if (sources()[i]->enable && sources()[i]->enable(why, sizeof(why)) < 0) {
-			atomic_store(&gp_rec.state, GP_STOPPING);
+		if (sources()[i]->enable && sources()[i]->enable(why, sizeof(why)) < 0)
 			goto fail;
+	}
+	if (!gp_rec.cfg.dormant) {
+		window_t0 = trace_now();
+		window_start_mono = gp_now_monotonic();
+		if (set_tracing(1, why, sizeof(why)) < 0)
+			goto fail;
+		/* Under control, the run so far is the first window. */
+		if (gp_rec.cfg.control) {
+			char tmp[GP_PATH_MAX];
+			int uses_n = 0;
+
+			gp_config_expand(gp_rec.cfg.output, gp_rec.pid, 1, tmp, sizeof(tmp), &uses_n);
+			window_own_file = uses_n;
+			atomic_store(&window_open, 1);
+			atomic_store(&windows, 1);
 		}
 	}
 
@@ -372,14 +737,19 @@ static int start(void)
 		};
 
 		gp_signals_install(&sops, GP_FINISH_WAIT_MS);
+		if (gp_rec.cfg.control)
+			gp_control_listen(&gp_rec.cfg, handle_request);
+	} else if (gp_rec.cfg.control) {
+		gp_log("cannot start the flusher thread; gpuprof start/stop cannot reach this process");
 	}
-	register_session_file();
-	gp_debug("tracing into %s", gp_rec.file.path);
 	return 0;
 
 fail:
-	gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
-	unlink(gp_rec.file.path);
+	if (atomic_load(&gp_rec.state) == GP_ACTIVE) {
+		atomic_store(&gp_rec.state, GP_STOPPING);
+		gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
+		unlink(gp_rec.file.path);
+	}
 	give_up(why);
 	return -1;
 }
@@ -409,6 +779,7 @@ void gp_recorder_forked(void)
 	for (int i = 0; sources()[i]; i++)
 		if (sources()[i]->forked)
 			sources()[i]->forked();
+	gp_control_forked();
 	flusher_started = 0;
 	wake_fd = -1;
 }

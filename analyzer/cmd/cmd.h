@@ -10,8 +10,23 @@
 #define GA_EXIT_FAIL 1
 #define GA_EXIT_USAGE 2
 
+#include <stddef.h>
+
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+/* Control of running recorders (control.c): one request each. */
+int cmd_start(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+/*
+ * Sends a request (control.h's protocol) to the recorder of pid; the answer
+ * goes into ans.  0 when it said ok, 1 when it said error, -1 when it
+ * could not be reached (err says why).
+ */
+int ga_control_request(int pid, const char *req, char *ans, size_t anssz, char *err,
+		       size_t errsz);
 /* The process runner of "gpuprof run" (cmd-run-child.c); not listed in --help. */
 int cmd_run_child(int argc, char **argv);
 /* The wrapper's output-template check (template.c); not listed in --help. */

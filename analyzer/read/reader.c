@@ -63,6 +63,7 @@ static const uint16_t min_size[GP_REC_TYPE_COUNT] = {
 	[GP_REC_OVERHEAD] = sizeof(struct gp_rec_overhead),
 	[GP_REC_CONFIG] = sizeof(struct gp_rec_config),
 	[GP_REC_END] = sizeof(struct gp_rec_end),
+	[GP_REC_FLIGHT] = sizeof(struct gp_rec_flight),
 };
 
 /* Where bytes come from: a file descriptor or a buffer in memory. */

@@ -120,6 +120,7 @@ enum gp_rec_type {
 	GP_REC_OVERHEAD = 21,
 	GP_REC_CONFIG = 22,
 	GP_REC_END = 23,
+	GP_REC_FLIGHT = 24,
 	GP_REC_TYPE_COUNT
 };
 
@@ -386,6 +387,7 @@ _Static_assert(sizeof(struct gp_rec_graph_node) == 40, "graph node size");
 
 #define GP_CAPTURE_PROFILER_API 1
 #define GP_CAPTURE_NVTX 2
+#define GP_CAPTURE_CONTROL 3         /* gpuprof start / stop (or --duration) */
 
 struct gp_rec_capture_range {
 	struct gp_rec h;
@@ -452,6 +454,34 @@ struct gp_rec_end {
 	uint64_t lost;             /* total lost records, all causes */
 };
 _Static_assert(sizeof(struct gp_rec_end) == 32, "end size");
+
+/* Flight-recorder dump triggers (gp_rec_flight.trigger). */
+#define GP_DUMP_REQUEST 1            /* gpuprof dump */
+#define GP_DUMP_SIGNAL 2             /* the dump signal; detail: its number */
+#define GP_DUMP_NVTX 3               /* an NVTX range or mark of the --dump-on name */
+#define GP_DUMP_CUDA_ERROR 4         /* a CUDA call failed; detail: its return code */
+#define GP_DUMP_EXIT 5               /* the process exited */
+#define GP_DUMP_FATAL_SIGNAL 6       /* a signal ended the process; detail: its number */
+
+/*
+ * GP_REC_FLIGHT: in a flight-recorder dump, the last chunk's first record.
+ * The file holds what the in-memory ring kept: records from start to end;
+ * older ones were dropped by design to keep the ring within size bytes,
+ * and are not losses.
+ */
+struct gp_rec_flight {
+	struct gp_rec h;
+	uint64_t start;            /* trace clock: earliest time the kept chunks cover */
+	uint64_t end;              /* trace clock: when the dump was taken */
+	uint64_t dropped_records;  /* older records dropped by design */
+	uint64_t dropped_bytes;    /* their compressed size */
+	uint64_t size;             /* the ring's size limit, bytes */
+	uint32_t dropped_chunks;
+	uint32_t trigger;          /* GP_DUMP_* */
+	uint32_t detail;           /* signal number, CUDA error code, else 0 */
+	uint32_t dump;             /* 1 for the process's first dump, then 2, ... */
+};
+_Static_assert(sizeof(struct gp_rec_flight) == 64, "flight size");
 
 /* Checksum of a chunk: header with checksum = 0, then the frame. */
 static inline uint32_t gp_chunk_checksum(const struct gp_chunk_header *ch,

@@ -2,8 +2,11 @@
  * Unit tests of the recorder's lifecycle (preload/lifecycle.c) with a
  * stand-in record source: the trace is finished on exit, on a fatal or
  * termination signal (then raised again, exit status unchanged), through
- * the program's own handler, and in a process that records nothing.  Each
- * case runs in a forked child, as a traced program would.  No GPU needed.
+ * the program's own handler, and in a process that records nothing.  A
+ * dormant recorder records nothing until "gpuprof start" (the analyzer's
+ * control client, over the control socket), and each start/stop window is
+ * a capture range, in one file or a file each.  Each case runs in a
+ * forked child, as a traced program would.  No GPU needed.
  */
 #include "tap.h"
 
@@ -12,15 +15,23 @@
 #include "recorder.h"
 #include "source.h"
 
+#include "cmd/cmd.h"
 #include "read/reader.h"
+
+#include <gpuprof/control.h>
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NK 5000
@@ -36,9 +47,32 @@ static int fake_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 	return 0;
 }
 
+/* Like CUPTI's activity kinds: records exist only while tracing is on. */
+static atomic_int fake_tracing, fake_set_calls;
+
+static int fake_set_tracing(int on, char *why, size_t whysz)
+{
+	(void)why;
+	(void)whysz;
+	atomic_store(&fake_tracing, on);
+	atomic_fetch_add(&fake_set_calls, 1);
+	return 0;
+}
+
+/* What a new file needs from before it: a device, as CUPTI reports once. */
+static void fake_preamble(void)
+{
+	struct gp_rec_device *d = gp_emit(GP_REC_DEVICE, sizeof(*d));
+
+	if (d)
+		d->id = 7;
+}
+
 static const struct gp_source fake = {
 	.name = "fake",
 	.attach = fake_attach,
+	.set_tracing = fake_set_tracing,
+	.preamble = fake_preamble,
 };
 
 const struct gp_source *const gp_sources[] = { &fake, NULL };
@@ -110,7 +144,8 @@ static void child(enum how how, const char *out)
 }
 
 struct counts {
-	uint64_t kernels, end;
+	uint64_t kernels, end, ranges, control_ranges, devices, names;
+	uint64_t range_start[4], range_end[4];
 };
 
 static int count_cb(void *ctx, const struct gp_rec *rec)
@@ -119,6 +154,22 @@ static int count_cb(void *ctx, const struct gp_rec *rec)
 
 	c->kernels += rec->type == GP_REC_KERNEL;
 	c->end += rec->type == GP_REC_END;
+	c->devices += rec->type == GP_REC_DEVICE;
+	if (rec->type == GP_REC_STRING) {
+		const struct gp_rec_string *s = (const void *)rec;
+
+		c->names += s->len == 11 && !memcmp(s + 1, "fake_kernel", 11);
+	}
+	if (rec->type == GP_REC_CAPTURE_RANGE) {
+		const struct gp_rec_capture_range *r = (const void *)rec;
+
+		if (c->ranges < 4) {
+			c->range_start[c->ranges] = r->start;
+			c->range_end[c->ranges] = r->end;
+		}
+		c->ranges++;
+		c->control_ranges += r->kind == GP_CAPTURE_CONTROL;
+	}
 	return 0;
 }
 
@@ -127,9 +178,11 @@ static void run_case(const char *name, enum how how, int want_sig, int want_exit
 {
 	char out[300], path[320], err[512];
 	struct ga_read_info info;
-	struct counts cnt = { 0, 0 };
+	struct counts cnt;
 	int status = 0, rc;
 	pid_t pid;
+
+	memset(&cnt, 0, sizeof(cnt));
 
 	snprintf(out, sizeof(out), "%s/%d", tmpdir, (int)how);
 	snprintf(path, sizeof(path), "%s.gpuprof", out);
@@ -154,6 +207,300 @@ static void run_case(const char *name, enum how how, int want_sig, int want_exit
 	tap_end();
 }
 
+/* ---- dormant start and windows, driven over the control socket ---- */
+
+struct prog {
+	pid_t pid;
+	int cmd, ack;              /* pipes to and from the child */
+};
+
+/*
+ * The child: a program that launches work when told ("e N": N kernels,
+ * recorded only while the stand-in source traces), reports how often
+ * tracing was switched ("s") and exits ("q").
+ */
+static char child_stderr[320];    /* where the next child's stderr goes, "" stays */
+
+static void dormant_child(int cmd, int ack, const char *out, const char *ctl, const char *start)
+{
+	char line[64];
+	FILE *in = fdopen(cmd, "r");
+
+	if (child_stderr[0]) {
+		int fd = open(child_stderr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (fd >= 0)
+			dup2(fd, 2);
+	}
+	setenv("GPUPROF_OUTPUT", out, 1);
+	setenv("GPUPROF_FLUSH_MS", "50", 1);
+	setenv("GPUPROF_CONTROL_DIR", ctl, 1);
+	setenv("GPUPROF_START", start, 1);
+	if (gp_recorder_start() < 0)
+		_exit(90);
+	while (in && fgets(line, sizeof(line), in)) {
+		char reply[64];
+		int n = 0;
+
+		if (line[0] == 'e' && sscanf(line + 1, "%d", &n) == 1) {
+			if (atomic_load(&fake_tracing))
+				emit_kernels(n);
+			snprintf(reply, sizeof(reply), "done\n");
+		} else if (line[0] == 's') {
+			snprintf(reply, sizeof(reply), "%d %d\n", atomic_load(&fake_set_calls),
+				 atomic_load(&fake_tracing));
+		} else {
+			exit(0);
+		}
+		if (write(ack, reply, strlen(reply)) < 0)
+			_exit(91);
+	}
+	exit(0);
+}
+
+static int prog_start(struct prog *p, const char *out, const char *ctl, const char *start)
+{
+	int to[2], from[2];
+
+	if (pipe(to) || pipe(from))
+		return -1;
+	fflush(stdout);
+	p->pid = fork();
+	if (p->pid == 0) {
+		close(to[1]);
+		close(from[0]);
+		dormant_child(to[0], from[1], out, ctl, start);
+	}
+	close(to[0]);
+	close(from[1]);
+	p->cmd = to[1];
+	p->ack = from[0];
+	return p->pid > 0 ? 0 : -1;
+}
+
+/* Sends one command and reads the child's answer line into buf. */
+static int prog_say(struct prog *p, const char *what, char *buf, size_t size)
+{
+	struct pollfd pf = { .fd = p->ack, .events = POLLIN };
+	ssize_t n;
+
+	if (write(p->cmd, what, strlen(what)) < 0 || poll(&pf, 1, 10000) != 1)
+		return -1;
+	n = read(p->ack, buf, size - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+static int prog_end(struct prog *p)
+{
+	int status = 0;
+
+	if (write(p->cmd, "q\n", 2) < 0)
+		kill(p->pid, SIGKILL);
+	close(p->cmd);
+	close(p->ack);
+	waitpid(p->pid, &status, 0);
+	return status;
+}
+
+static int wait_socket(const char *path)
+{
+	struct stat st;
+
+	for (int i = 0; i < 400; i++) {
+		if (stat(path, &st) == 0)
+			return 0;
+		usleep(5000);
+	}
+	return -1;
+}
+
+static int ask(int pid, const char *req, char *ans, size_t anssz)
+{
+	char err[600];
+	int rc = ga_control_request(pid, req, ans, anssz, err, sizeof(err));
+
+	if (rc < 0)
+		snprintf(ans, anssz, "unreachable: %s", err);
+	return rc;
+}
+
+static int read_counts(const char *path, struct counts *c, struct ga_read_info *info)
+{
+	char err[512];
+
+	memset(c, 0, sizeof(*c));
+	return ga_reader_read_file(path, count_cb, c, info, err, sizeof(err));
+}
+
+static void test_dormant_one_file(void)
+{
+	char ctl[300], out[300], path[320], sock[GP_PATH_MAX], ans[GP_CONTROL_MSG_MAX], buf[64], val[64];
+	struct ga_read_info info;
+	struct counts cnt;
+	struct stat st;
+	struct prog p;
+	int rc, calls = -1, on = -1;
+
+	snprintf(ctl, sizeof(ctl), "%s/ctl", tmpdir);
+	setenv("GPUPROF_CONTROL_DIR", ctl, 1);   /* the client's side */
+	snprintf(out, sizeof(out), "%s/windows", tmpdir);
+	snprintf(path, sizeof(path), "%s.gpuprof", out);
+	tap_begin("dormant: no file, no tracing, a socket only its user can reach");
+	if (prog_start(&p, out, ctl, "dormant") < 0) {
+		CHECK(!"fork");
+		tap_end();
+		return;
+	}
+	gp_control_path(sock, sizeof(sock), ctl, 0, p.pid);
+	CHECKF(wait_socket(sock) == 0, "no socket %s", sock);
+	CHECK(stat(ctl, &st) == 0 && (st.st_mode & 0777) == 0700);
+	CHECK(stat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0077) == 0);
+	CHECK(prog_say(&p, "e 30\n", buf, sizeof(buf)) == 0);
+	CHECK(prog_say(&p, "s\n", buf, sizeof(buf)) == 0 && sscanf(buf, "%d %d", &calls, &on) == 2);
+	CHECKF(calls == 0 && on == 0, "set_tracing called %d times while dormant", calls);
+	CHECKF(stat(path, &st) < 0 && errno == ENOENT, "%s exists while dormant", path);
+	rc = ask(p.pid, "status\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "state", val, sizeof(val));
+	CHECKF(rc == 0 && !strcmp(val, "dormant"), "status %d: %s", rc, ans);
+	rc = ask(p.pid, "stop\n\n", ans, sizeof(ans));
+	CHECKF(rc == 1 && strstr(ans, "not tracing"), "stop while dormant: %d %s", rc, ans);
+	rc = ask(p.pid, "bogus\n\n", ans, sizeof(ans));
+	CHECKF(rc == 1, "unknown request: %d %s", rc, ans);
+	tap_end();
+
+	tap_begin("start/stop twice: exactly the work inside the windows, as two capture ranges");
+	rc = ask(p.pid, "start\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "file", val, sizeof(val));
+	CHECKF(rc == 0, "start: %s", ans);
+	CHECK(prog_say(&p, "s\n", buf, sizeof(buf)) == 0 && sscanf(buf, "%d %d", &calls, &on) == 2 &&
+	      calls == 1 && on == 1);
+	rc = ask(p.pid, "start\n\n", ans, sizeof(ans));
+	CHECKF(rc == 1 && strstr(ans, "already tracing"), "second start: %d %s", rc, ans);
+	CHECK(prog_say(&p, "e 100\n", buf, sizeof(buf)) == 0);
+	rc = ask(p.pid, "status\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "state", val, sizeof(val));
+	CHECKF(rc == 0 && !strcmp(val, "tracing"), "status while tracing: %s", ans);
+	CHECKF(ask(p.pid, "stop\n\n", ans, sizeof(ans)) == 0, "stop: %s", ans);
+	rc = ask(p.pid, "status\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "state", val, sizeof(val));
+	CHECKF(rc == 0 && !strcmp(val, "idle"), "status between windows: %s", ans);
+	CHECK(prog_say(&p, "e 50\n", buf, sizeof(buf)) == 0);
+	CHECKF(ask(p.pid, "start\n\n", ans, sizeof(ans)) == 0, "start again: %s", ans);
+	CHECK(prog_say(&p, "e 70\n", buf, sizeof(buf)) == 0);
+	CHECKF(ask(p.pid, "stop\n\n", ans, sizeof(ans)) == 0, "stop again: %s", ans);
+	CHECK(prog_say(&p, "e 10\n", buf, sizeof(buf)) == 0);
+	CHECK(prog_say(&p, "s\n", buf, sizeof(buf)) == 0 && sscanf(buf, "%d %d", &calls, &on) == 2 &&
+	      calls == 4 && on == 0);
+	rc = prog_end(&p);
+	CHECKF(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "status %#x", rc);
+	rc = read_counts(path, &cnt, &info);
+	CHECKF(rc == GA_READ_OK && info.finished && !info.damaged && cnt.end == 1, "rc %d: %s", rc,
+	       info.reason);
+	CHECKF(cnt.kernels == 170, "kernels %llu, expected 170", (unsigned long long)cnt.kernels);
+	CHECKF(cnt.ranges == 2 && cnt.control_ranges == 2, "%llu capture ranges",
+	       (unsigned long long)cnt.ranges);
+	CHECK(cnt.range_start[0] < cnt.range_end[0] && cnt.range_end[0] <= cnt.range_start[1] &&
+	      cnt.range_start[1] < cnt.range_end[1]);
+	CHECKF(cnt.devices == 1, "%llu device records", (unsigned long long)cnt.devices);
+	CHECKF(stat(sock, &st) < 0, "socket %s left behind", sock);
+	tap_end();
+}
+
+static void test_window_files(void)
+{
+	char ctl[300], out[300], path[320], sock[GP_PATH_MAX], ans[GP_CONTROL_MSG_MAX], buf[64], val[64];
+	struct ga_read_info info;
+	struct counts cnt;
+	struct stat st;
+	struct prog p;
+	int rc, i;
+
+	snprintf(ctl, sizeof(ctl), "%s/ctl", tmpdir);
+	setenv("GPUPROF_CONTROL_DIR", ctl, 1);
+	snprintf(out, sizeof(out), "%s/win-%%n", tmpdir);
+	tap_begin("%n: a file per window, each complete with its strings and devices");
+	if (prog_start(&p, out, ctl, "dormant") < 0) {
+		CHECK(!"fork");
+		tap_end();
+		return;
+	}
+	gp_control_path(sock, sizeof(sock), ctl, 0, p.pid);
+	CHECKF(wait_socket(sock) == 0, "no socket %s", sock);
+	CHECKF(ask(p.pid, "start\n\n", ans, sizeof(ans)) == 0, "start: %s", ans);
+	CHECK(prog_say(&p, "e 100\n", buf, sizeof(buf)) == 0);
+	CHECKF(ask(p.pid, "stop\n\n", ans, sizeof(ans)) == 0, "stop: %s", ans);
+	rc = ask(p.pid, "status\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "state", val, sizeof(val));
+	CHECKF(rc == 0 && !strcmp(val, "dormant"), "status after a window's file: %s", ans);
+	CHECK(prog_say(&p, "e 50\n", buf, sizeof(buf)) == 0);
+	/* A window with a duration closes by itself within a flush interval. */
+	CHECKF(ask(p.pid, "start\nduration_ms=300\n\n", ans, sizeof(ans)) == 0, "start: %s", ans);
+	CHECK(prog_say(&p, "e 70\n", buf, sizeof(buf)) == 0);
+	for (i = 0; i < 100; i++) {
+		usleep(20000);
+		ask(p.pid, "status\n\n", ans, sizeof(ans));
+		gp_control_get(ans, "state", val, sizeof(val));
+		if (!strcmp(val, "dormant"))
+			break;
+	}
+	CHECKF(!strcmp(val, "dormant"), "a 300 ms window still open after 2 s: %s", ans);
+	CHECK(prog_say(&p, "e 20\n", buf, sizeof(buf)) == 0);
+	rc = prog_end(&p);
+	CHECKF(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "status %#x", rc);
+	for (i = 1; i <= 2; i++) {
+		snprintf(path, sizeof(path), "%s/win-%d.gpuprof", tmpdir, i);
+		rc = read_counts(path, &cnt, &info);
+		CHECKF(rc == GA_READ_OK && info.finished && cnt.end == 1, "%s: rc %d", path, rc);
+		CHECKF(cnt.kernels == (i == 1 ? 100u : 70u), "%s: %llu kernels", path,
+		       (unsigned long long)cnt.kernels);
+		CHECKF(cnt.control_ranges == 1 && cnt.devices == 1 && cnt.names == 1,
+		       "%s: %llu ranges, %llu devices, %llu names", path,
+		       (unsigned long long)cnt.control_ranges, (unsigned long long)cnt.devices,
+		       (unsigned long long)cnt.names);
+	}
+	snprintf(path, sizeof(path), "%s/win-3.gpuprof", tmpdir);
+	CHECKF(stat(path, &st) < 0, "%s: a third file", path);
+	tap_end();
+}
+
+static void test_unsafe_dir(void)
+{
+	char ctl[300], out[300], sock[GP_PATH_MAX], buf[64], said[512] = "";
+	struct stat st;
+	struct prog p;
+	int rc, fd;
+
+	snprintf(child_stderr, sizeof(child_stderr), "%s/unsafe.err", tmpdir);
+	snprintf(ctl, sizeof(ctl), "%s/open-ctl", tmpdir);
+	snprintf(out, sizeof(out), "%s/unsafe", tmpdir);
+	mkdir(ctl, 0755);
+	chmod(ctl, 0755);
+	tap_begin("a control directory others can enter: nothing listens, the program runs");
+	if (prog_start(&p, out, ctl, "dormant") < 0) {
+		CHECK(!"fork");
+		tap_end();
+		return;
+	}
+	CHECK(prog_say(&p, "e 5\n", buf, sizeof(buf)) == 0);
+	gp_control_path(sock, sizeof(sock), ctl, 0, p.pid);
+	CHECKF(stat(sock, &st) < 0, "a socket in a mode-0755 directory");
+	rc = prog_end(&p);
+	CHECKF(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "status %#x", rc);
+	fd = open(child_stderr, O_RDONLY);
+	if (fd >= 0) {
+		ssize_t n = read(fd, said, sizeof(said) - 1);
+
+		said[n > 0 ? n : 0] = 0;
+		close(fd);
+	}
+	CHECKF(strstr(said, "mode 0700") != NULL, "stderr: %s", said);
+	child_stderr[0] = 0;
+	tap_end();
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -171,6 +518,9 @@ int main(void)
 		 OWN_HANDLER, 0, 7, NK);
 	run_case("an ignored signal stays ignored", IGNORED_HUP, 0, 0, NK);
 	run_case("a process that records nothing still ends its trace", NOTHING, 0, 0, 0);
+	test_dormant_one_file();
+	test_window_files();
+	test_unsafe_dir();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);

@@ -114,6 +114,7 @@ static void write_every_type(struct synth *s, struct ga_buf *ref, int n)
 			case GP_REC_OVERHEAD: size = sizeof(struct gp_rec_overhead); break;
 			case GP_REC_CONFIG: size = sizeof(struct gp_rec_config); break;
 			case GP_REC_END: size = sizeof(struct gp_rec_end); break;
+			case GP_REC_FLIGHT: size = sizeof(struct gp_rec_flight); break;
 			case GP_REC_PAD: size = 8 * (size_t)(1 + i % 3); break;
 			default: size = 24; break;  /* a type from the future */
 			}
