@@ -19,6 +19,7 @@
 #define NVTX_NO_IMPL
 #include "nvtx_tool.h"
 
+#include "../preload/lifecycle.h"
 #include "../preload/recorder.h"
 
 #include <nvtx3/nvToolsExt.h>
@@ -111,6 +112,7 @@ struct registered {
 
 static _Atomic int on;                       /* handlers record */
 static _Atomic uint32_t epoch;               /* bumped each time recording starts */
+static char dump_name[256];                  /* --dump-on=nvtx:NAME, set at injection */
 static const struct gp_nvtxtool_capture_hooks *_Atomic capture;
 
 static _Atomic(struct thread_state *) threads;
@@ -417,6 +419,13 @@ static void fresh_epoch(struct thread_state *t)
 	}
 }
 
+/* A range or mark named as the flight recorder's trigger asks for a dump. */
+static void dump_check(const char *message)
+{
+	if (dump_name[0] && message && !strcmp(message, dump_name))
+		gp_recorder_request_dump(GP_DUMP_NVTX, 0);
+}
+
 static int push(uint32_t domain, const char *domain_s, const struct msg *m, struct ev_attr *at)
 {
 	uint64_t ts = now_ns();
@@ -426,6 +435,7 @@ static int push(uint32_t domain, const char *domain_s, const struct msg *m, stru
 
 	if (h)
 		h->push(domain_s, m->s);
+	dump_check(m->s);
 	if (!recording() || !(t = self_state()))
 		return 0;
 	fresh_epoch(t);
@@ -474,6 +484,7 @@ static nvtxRangeId_t start(uint32_t domain, const struct msg *m, const struct ev
 	struct thread_state *t;
 	uint64_t id;
 
+	dump_check(m->s);
 	if (!recording() || !(t = self_state()))
 		return 0;
 	id = START_ID_BIT | (atomic_fetch_add_explicit(&start_ids, 1, memory_order_relaxed) + 1);
@@ -496,6 +507,7 @@ static void mark(uint32_t domain, const struct msg *m, const struct ev_attr *at)
 	uint64_t ts = now_ns();
 	struct thread_state *t;
 
+	dump_check(m->s);
 	if (!recording() || !(t = self_state()))
 		return;
 	put_open_or_mark(t, EV_MARK, 0, domain, 0, m->s, at, ts);
@@ -1025,5 +1037,11 @@ int InitializeInjectionNvtx2(void *get_export_table)
 		what |= cfg->dormant ? GP_NVTX_LATER : GP_NVTX_RECORD;
 	if (!strncmp(cfg->capture_range, "nvtx:", 5))
 		what |= GP_NVTX_CAPTURE;
+	/* The flight recorder's NVTX trigger needs the handlers too. */
+	if (cfg->dump_on_nvtx[0] && cfg->flight_bytes) {
+		_Static_assert(sizeof(dump_name) == sizeof(cfg->dump_on_nvtx), "dump name size");
+		memcpy(dump_name, cfg->dump_on_nvtx, sizeof(dump_name));
+		what |= GP_NVTX_LATER;
+	}
 	return gp_nvtxtool_inject(get_export_table, what);
 }

@@ -28,6 +28,7 @@
 #include "nvtx_tool.h"
 #include "unwind.h"
 
+#include "../preload/lifecycle.h"
 #include "../preload/log.h"
 #include "../preload/recorder.h"
 #include "../preload/source.h"
@@ -333,6 +334,9 @@ static void put_api(const CUpti_ActivityAPI *a, CUpti_CallbackDomain domain)
 	r->domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GP_API_RUNTIME : GP_API_DRIVER;
 	r->ret = (int32_t)a->returnValue;
 	gp_ring_note_time(&gp_rec.ring, a->start, a->end);
+	/* 600: "not ready", the answer of a query, not a failure. */
+	if (gp_rec.cfg.dump_on_error && a->returnValue && a->returnValue != 600)
+		gp_recorder_request_dump(GP_DUMP_CUDA_ERROR, (int)a->returnValue);
 }
 
 static void emit_device(const struct gp_rec_device *d, const char *name)

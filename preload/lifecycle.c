@@ -12,6 +12,14 @@
  * (opened at the first, closed at exit) or, when the output template has
  * %n or the request names a file, into a file each.
  *
+ * With a flight recorder (GPUPROF_FLIGHT_RECORDER) the writer compresses
+ * chunks into memory (flight.h) instead of a file; a dump writes what that
+ * memory holds into a new file: a preamble chunk (strings, process,
+ * devices), the kept chunks, a last chunk with the FLIGHT record.  Dumps
+ * run on the flusher (or the exit path), never on a program thread: the
+ * triggers (the dump signal, an NVTX name, a CUDA error) only set a flag
+ * and wake it.
+ *
  * Threads:
  *  - gp_recorder_start: the thread inside cuInit (InitializeInjection).
  *  - flusher thread: every flush interval asks the sources to hand over
@@ -30,6 +38,7 @@
 #include "lifecycle.h"
 #include "config.h"
 #include "control.h"
+#include "flight.h"
 #include "log.h"
 #include "recorder.h"
 #include "signals.h"
@@ -55,6 +64,10 @@
 #define GP_RING_WAIT_MS 5000
 /* Bound on each wait of the finishing path (drain, writer, signal handler). */
 #define GP_FINISH_WAIT_MS 5000
+/* Automatic dumps (NVTX name, CUDA error) a process makes at most. */
+#define GP_AUTO_DUMPS 16
+/* Chunks of 1 MiB for a dump's first and last chunks (names, devices, ...). */
+#define GP_PREAMBLE_CHUNKS 16
 /* How long the control thread waits for the flusher to carry a request out. */
 #define GP_REQUEST_WAIT_MS 60000
 
@@ -75,6 +88,13 @@ static uint64_t window_start_mono;
 static uint64_t window_deadline;    /* CLOCK_MONOTONIC ns, 0 none */
 static int window_own_file;         /* the file ends with the window */
 static uint32_t cupti_version;
+static uint64_t rec_start;          /* trace clock when the first file began */
+
+/* The flight recorder (flight.h) and its dumps. */
+static struct gp_flight flight;
+static atomic_int finish_sig;       /* the signal that ends the process, 0 */
+static atomic_int dump_trigger, dump_detail; /* a dump asked for by a trigger */
+static atomic_uint dumps, auto_dumps;
 
 /* What status reports as the trace file; guarded by info_lock. */
 static pthread_mutex_t info_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -84,7 +104,7 @@ static char info_path[GP_PATH_MAX];
  * The control thread's request to the flusher: one at a time, answered
  * under the same lock (done_serial catches up with serial).
  */
-enum { OP_NONE, OP_START, OP_STOP };
+enum { OP_NONE, OP_START, OP_STOP, OP_DUMP };
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t done;
@@ -166,6 +186,9 @@ static void periodic_flush(void)
 static void finish(int on_flusher);
 static void serve_request(void);
 static void window_stop_now(char *ans, size_t anssz);
+static int do_dump(int trigger, int detail, const char *output, int final, char *ans,
+		   size_t anssz);
+static void triggered_dump(void);
 
 /* Sleeps up to ms or until woken; keeps the wake descriptor honest. */
 static void flusher_sleep(int ms)
@@ -220,6 +243,10 @@ static void *flusher_main(void *arg)
 			break;
 		}
 		serve_request();
+		if (atomic_load(&dump_trigger)) {
+			triggered_dump();
+			continue;
+		}
 		if (atomic_load(&window_open) && window_deadline && now >= window_deadline) {
 			static char ans[GP_CONTROL_MSG_MAX];
 
@@ -286,8 +313,9 @@ static void start_flusher(void)
 }
 
 /* Signal handlers (any thread, async-signal-safe): ask the flusher to finish. */
-static void request_finish(void)
+static void request_finish(int sig)
 {
+	atomic_store(&finish_sig, sig);
 	atomic_store(&finish_requested, 1);
 	wake_flusher();
 }
@@ -302,7 +330,25 @@ static int is_owner(void)
 	return getpid() == gp_rec.pid && !atomic_load(&gp_rec.disabled);
 }
 
-static void register_session_file(void)
+void gp_recorder_request_dump(int trigger, int detail)
+{
+	int none = 0;
+
+	if (!gp_rec.cfg.flight_bytes || getpid() != gp_rec.pid ||
+	    atomic_load(&gp_rec.state) != GP_ACTIVE)
+		return;
+	if (atomic_compare_exchange_strong(&dump_trigger, &none, trigger))
+		atomic_store(&dump_detail, detail);
+	wake_flusher();
+}
+
+/* The dump signal's handler (async-signal-safe). */
+static void on_dump_signal(int sig)
+{
+	gp_recorder_request_dump(GP_DUMP_SIGNAL, sig);
+}
+
+static void register_session_file(const char *path)
 {
 	char line[GP_PATH_MAX + 2];
 	int fd, n;
@@ -310,7 +356,7 @@ static void register_session_file(void)
 	if (!gp_rec.cfg.session_file[0])
 		return;
 	/* The trace's path is absolute (tracefile.c). */
-	n = snprintf(line, sizeof(line), "%s\n", gp_rec.file.path);
+	n = snprintf(line, sizeof(line), "%s\n", path);
 	if (n < 0 || n >= (int)sizeof(line))
 		return;
 	fd = open(gp_rec.cfg.session_file,
@@ -331,9 +377,15 @@ static void register_session_file(void)
  */
 static int open_file(const char *tmpl, char *why, size_t whysz)
 {
-	int err = gp_tracefile_open(&gp_rec.file, tmpl, gp_rec.cfg.force, GP_CLOCK_REALTIME,
-				    gp_now_realtime());
+	int err = gp_rec.cfg.flight_bytes
+			  ? gp_tracefile_open_memory(&gp_rec.file, &flight)
+			  : gp_tracefile_open(&gp_rec.file, tmpl, gp_rec.cfg.force, GP_CLOCK_REALTIME,
+					      gp_now_realtime());
 
+	if (err && gp_rec.cfg.flight_bytes) {
+		snprintf(why, whysz, "out of memory for the flight recorder");
+		return -1;
+	}
 	if (err) {
 		char path[GP_PATH_MAX];
 		int uses_n;
@@ -347,7 +399,8 @@ static int open_file(const char *tmpl, char *why, size_t whysz)
 	gp_ring_lock(&gp_rec.ring);
 	gp_emit_begin_file();
 	gp_emit_strings_all();
-	gp_emit_process(trace_now(), cupti_version);
+	rec_start = trace_now();
+	gp_emit_process(rec_start, cupti_version);
 	gp_emit_config();
 	gp_emit_clock_sync(trace_now());
 	preamble_sources();
@@ -355,14 +408,17 @@ static int open_file(const char *tmpl, char *why, size_t whysz)
 	if (gp_tracefile_start(&gp_rec.file, &gp_rec.ring) < 0) {
 		snprintf(why, whysz, "cannot start the writer thread");
 		gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
-		unlink(gp_rec.file.path);
+		if (!gp_rec.cfg.flight_bytes)
+			unlink(gp_rec.file.path);
 		return -1;
 	}
 	atomic_store_explicit(&gp_rec.state, GP_ACTIVE, memory_order_release);
+	if (gp_rec.cfg.flight_bytes)
+		return 0;
 	pthread_mutex_lock(&info_lock);
 	snprintf(info_path, sizeof(info_path), "%s", gp_rec.file.path);
 	pthread_mutex_unlock(&info_lock);
-	register_session_file();
+	register_session_file(gp_rec.file.path);
 	gp_debug("tracing into %s", gp_rec.file.path);
 	return 0;
 }
@@ -437,7 +493,17 @@ static void finish(int on_flusher)
 	}
 	gp_control_close();
 	state = atomic_load(&gp_rec.state);
-	if (state == GP_ACTIVE) {
+	if (state == GP_ACTIVE && gp_rec.cfg.flight_bytes) {
+		static char ans[GP_CONTROL_MSG_MAX];
+		int sig = atomic_load(&finish_sig);
+
+		ans[0] = 0;
+		do_dump(sig ? GP_DUMP_FATAL_SIGNAL : GP_DUMP_EXIT, sig, "", 1, ans, sizeof(ans));
+		gp_ring_lock(&gp_rec.ring);
+		atomic_store(&gp_rec.state, GP_STOPPED);
+		gp_ring_unlock(&gp_rec.ring);
+		gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
+	} else if (state == GP_ACTIVE) {
 		t = atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
 		close_file(t, 1);
 	}
@@ -457,9 +523,187 @@ static void at_exit(void)
 	gp_recorder_stop();
 }
 
-/* ---- windows: carried out on the flusher ---- */
-
 #define ANS(...) snprintf(ans + strlen(ans), anssz - strlen(ans), __VA_ARGS__)
+
+/* ---- flight-recorder dumps: on the flusher or the exit path ---- */
+
+/* Lock held: the dump's records go to pre, not into the live ring. */
+static uint64_t redirect(struct gp_ring *pre)
+{
+	uint64_t saved = gp_rec.records;
+
+	gp_rec.emit_to = pre;
+	gp_rec.records = 0;
+	return saved;
+}
+
+/* Lock held: back to the live ring; returns the records emitted into pre. */
+static uint64_t unredirect(uint64_t saved)
+{
+	uint64_t n = gp_rec.records;
+
+	gp_rec.emit_to = NULL;
+	gp_rec.records = saved;
+	return n;
+}
+
+static void write_ring(struct gp_tracefile *d, struct gp_ring *pre)
+{
+	struct gp_chunk *c;
+
+	while ((c = gp_ring_pop(pre, 0))) {
+		gp_tracefile_write_chunk(d, c);
+		gp_ring_release(pre, c);
+	}
+}
+
+/*
+ * Writes the flight recorder's memory into a new file from output (or the
+ * output template): everything recorded up to now that the memory still
+ * holds.  final: the process ends (the sources close what is open).  The
+ * answer (file, records, dropped_records, or message) goes into ans.
+ * Returns 0 or -1.  Sets nothing the program's threads wait for: they go
+ * on recording into the flight memory meanwhile.
+ */
+static int do_dump(int trigger, int detail, const char *output, int final, char *ans,
+		   size_t anssz)
+{
+	static struct gp_tracefile d;
+	struct gp_ring pre;
+	struct gp_flight_view v;
+	struct gp_chunk_header h;
+	struct gp_rec_flight *fr;
+	struct gp_rec_end *end;
+	uint64_t t, saved, pre_records, tail_records, copied = 0, lost = 0, t_min = 0;
+	unsigned n = atomic_fetch_add(&dumps, 1) + 1;
+	size_t cap;
+	void *buf;
+	int err;
+
+	if (atomic_load(&gp_rec.state) != GP_ACTIVE) {
+		ANS("message=the trace has ended\n");
+		return -1;
+	}
+	/* Everything recorded up to now into the flight memory. */
+	flush_sources(final);
+	t = atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
+	gp_ring_lock(&gp_rec.ring);
+	gp_emit_clock_sync(t);
+	drain_sources(t, final);
+	gp_emit_lost(t);
+	gp_ring_seal(&gp_rec.ring, 0);
+	gp_ring_wait_drained(&gp_rec.ring, GP_FINISH_WAIT_MS);
+	gp_ring_unlock(&gp_rec.ring);
+	gp_flight_view(&flight, &v);
+
+	if (gp_ring_init(&pre, GP_RING_CHUNK, GP_PREAMBLE_CHUNKS, 0)) {
+		ANS("message=out of memory for the dump\n");
+		return -1;
+	}
+	/* What a reader needs from before the kept chunks. */
+	gp_ring_lock(&gp_rec.ring);
+	saved = redirect(&pre);
+	gp_emit_strings_all();
+	gp_emit_process(rec_start, cupti_version);
+	gp_emit_config();
+	gp_emit_clock_sync(t);
+	preamble_sources();
+	gp_ring_seal(&pre, 0);
+	pre_records = unredirect(saved);
+	gp_ring_unlock(&gp_rec.ring);
+
+	err = gp_tracefile_open(&d, output[0] ? output : gp_rec.cfg.output, gp_rec.cfg.force,
+				GP_CLOCK_REALTIME, gp_now_realtime());
+	if (err) {
+		char path[GP_PATH_MAX];
+		int uses_n;
+
+		gp_config_expand(output[0] ? output : gp_rec.cfg.output, gp_rec.pid, 1, path,
+				 sizeof(path), &uses_n);
+		ANS("message=cannot create %s: %s%s\n", path, strerror(-err),
+		    err == -EEXIST ? " (use %n in the output name, or force)" : "");
+		gp_log("flight recorder: cannot create %s: %s", path, strerror(-err));
+		gp_ring_destroy(&pre);
+		return -1;
+	}
+	write_ring(&d, &pre);
+	/* The kept chunks, one at a time: the writer may go on meanwhile. */
+	buf = gp_tracefile_frame_buf(&d, &cap);
+	for (uint64_t id = v.first; id <= v.last; id++) {
+		uint64_t lc;
+
+		if (gp_flight_copy(&flight, id, &h, &lc, buf, cap) < 0)
+			continue; /* dropped since the view: counted below */
+		if (gp_tracefile_put_frame(&d, &h) < 0)
+			continue;
+		copied += h.nrecords;
+		lost += lc;
+		if (h.t_min && (!t_min || h.t_min < t_min))
+			t_min = h.t_min;
+	}
+	gp_flight_view(&flight, &v);
+
+	gp_ring_lock(&gp_rec.ring);
+	saved = redirect(&pre);
+	fr = gp_emit(GP_REC_FLIGHT, sizeof(*fr));
+	if (fr) {
+		fr->start = v.dropped_chunks && t_min ? t_min : rec_start;
+		fr->end = t;
+		fr->dropped_records = v.dropped_records;
+		fr->dropped_bytes = v.dropped_bytes;
+		fr->dropped_chunks = v.dropped_chunks;
+		fr->size = flight.size;
+		fr->trigger = (uint32_t)trigger;
+		fr->detail = (uint32_t)detail;
+		fr->dump = n;
+	}
+	tail_records = gp_rec.records;
+	end = gp_emit(GP_REC_END, sizeof(*end));
+	if (end) {
+		end->end_ns = t;
+		end->records = pre_records + copied + tail_records;
+		end->lost = lost;
+	}
+	gp_ring_seal(&pre, GP_CHUNK_F_LAST);
+	unredirect(saved);
+	gp_ring_unlock(&gp_rec.ring);
+	write_ring(&d, &pre);
+	gp_ring_destroy(&pre);
+	if (gp_tracefile_stop(&d, GP_FINISH_WAIT_MS) < 0)
+		gp_log("writing %s did not finish in %d s; the dump may end early", d.path,
+		       GP_FINISH_WAIT_MS / 1000);
+	pthread_mutex_lock(&info_lock);
+	snprintf(info_path, sizeof(info_path), "%s", d.path);
+	pthread_mutex_unlock(&info_lock);
+	register_session_file(d.path);
+	gp_debug("flight recorder: dump %u into %s (%llu records, %llu older dropped)", n, d.path,
+		 (unsigned long long)copied, (unsigned long long)v.dropped_records);
+	ANS("file=%s\ndump=%u\nrecords=%llu\ndropped_records=%llu\nwindow_ms=%llu\n", d.path, n,
+	    (unsigned long long)copied, (unsigned long long)v.dropped_records,
+	    (unsigned long long)((t - (v.dropped_chunks && t_min ? t_min : rec_start)) / 1000000ull));
+	return 0;
+}
+
+/* On the flusher: the dump a signal, an NVTX name or a CUDA error asked for. */
+static void triggered_dump(void)
+{
+	static char ans[GP_CONTROL_MSG_MAX];
+	int trigger = atomic_exchange(&dump_trigger, 0), detail = atomic_load(&dump_detail);
+
+	if (!trigger)
+		return;
+	/* A program that fails over and over must not fill the disk with dumps. */
+	if (trigger != GP_DUMP_SIGNAL && atomic_fetch_add(&auto_dumps, 1) >= GP_AUTO_DUMPS) {
+		if (atomic_load(&auto_dumps) == GP_AUTO_DUMPS + 1)
+			gp_log("flight recorder: %d automatic dumps made, no more (gpuprof dump and the dump signal still work)",
+			       GP_AUTO_DUMPS);
+		return;
+	}
+	ans[0] = 0;
+	do_dump(trigger, detail, "", 0, ans, sizeof(ans));
+}
+
+/* ---- windows: carried out on the flusher ---- */
 
 static int window_start(const char *output, uint64_t duration_ms, char *ans, size_t anssz)
 {
@@ -467,6 +711,10 @@ static int window_start(const char *output, uint64_t duration_ms, char *ans, siz
 	int uses_n = 0;
 	char tmp[GP_PATH_MAX];
 
+	if (gp_rec.cfg.flight_bytes) {
+		ANS("message=this process runs a flight recorder: use gpuprof dump\n");
+		return -1;
+	}
 	if (atomic_load(&window_open)) {
 		ANS("message=already tracing into %s\n", gp_rec.file.path);
 		return -1;
@@ -526,6 +774,10 @@ static void window_stop_now(char *ans, size_t anssz)
 
 static int window_stop(char *ans, size_t anssz)
 {
+	if (gp_rec.cfg.flight_bytes) {
+		ANS("message=this process runs a flight recorder: use gpuprof dump\n");
+		return -1;
+	}
 	if (!atomic_load(&window_open)) {
 		ANS("message=not tracing\n");
 		return -1;
@@ -552,8 +804,12 @@ static void serve_request(void)
 	if (op == OP_NONE)
 		return;
 	ans[0] = 0;
-	rc = op == OP_START ? window_start(output, duration, ans, sizeof(ans))
-			    : window_stop(ans, sizeof(ans));
+	if (op == OP_START)
+		rc = window_start(output, duration, ans, sizeof(ans));
+	else if (op == OP_STOP)
+		rc = window_stop(ans, sizeof(ans));
+	else
+		rc = do_dump(GP_DUMP_REQUEST, 0, output, 0, ans, sizeof(ans));
 	pthread_mutex_lock(&mbox.lock);
 	if (serial == mbox.serial) {
 		mbox.rc = rc;
@@ -602,6 +858,8 @@ static const char *state_name(void)
 	case GP_DORMANT:
 		return "dormant";
 	case GP_ACTIVE:
+		if (gp_rec.cfg.flight_bytes)
+			return "flight";
 		return atomic_load(&window_open) || !gp_rec.cfg.control ? "tracing" : "idle";
 	case GP_STOPPING:
 		return "stopping";
@@ -631,6 +889,18 @@ static void status(char *ans, size_t anssz)
 		    ((gp_now_monotonic() - __atomic_load_n(&window_start_mono, __ATOMIC_RELAXED)) /
 			     1000000ull));
 	ANS("flush_ms=%u\n", gp_rec.cfg.flush_ms);
+	if (gp_rec.cfg.flight_bytes) {
+		struct gp_flight_view v;
+
+		pthread_mutex_lock(&flight.lock);
+		ANS("flight_size=%llu\nflight_used=%llu\nflight_chunks=%u\nflight_records=%llu\n",
+		    (unsigned long long)flight.size, (unsigned long long)flight.used, flight.count,
+		    (unsigned long long)flight.records);
+		pthread_mutex_unlock(&flight.lock);
+		gp_flight_view(&flight, &v);
+		ANS("flight_dropped_records=%llu\ndumps=%u\n",
+		    (unsigned long long)v.dropped_records, atomic_load(&dumps));
+	}
 }
 
 /* The control thread's handler (control.h). */
@@ -660,6 +930,18 @@ static int handle_request(const char *verb, const char *msg, char *ans, size_t a
 	}
 	if (!strcmp(verb, "stop"))
 		return ask_flusher(OP_STOP, 0, "", ans, anssz);
+	if (!strcmp(verb, "dump")) {
+		if (!gp_rec.cfg.flight_bytes) {
+			ANS("message=this process has no flight recorder (gpuprof run --flight-recorder=SIZE)\n");
+			return -1;
+		}
+		gp_control_get(msg, "output", val, sizeof(val));
+		if (val[0] && val[0] != '/') {
+			ANS("message=output must be an absolute path\n");
+			return -1;
+		}
+		return ask_flusher(OP_DUMP, 0, val, ans, anssz);
+	}
 	ANS("message=unknown request '%s'\n", verb);
 	return -1;
 }
@@ -695,6 +977,10 @@ static int start(void)
 		return -1;
 	}
 	gp_intern_init(&gp_rec.strings);
+	if (gp_rec.cfg.flight_bytes && gp_flight_init(&flight, gp_rec.cfg.flight_bytes)) {
+		give_up("out of memory for the flight recorder");
+		return -1;
+	}
 	if (gp_rec.cfg.dormant) {
 		atomic_store_explicit(&gp_rec.state, GP_DORMANT, memory_order_release);
 	} else if (open_file(gp_rec.cfg.output, why, sizeof(why)) < 0) {
@@ -737,6 +1023,10 @@ static int start(void)
 		};
 
 		gp_signals_install(&sops, GP_FINISH_WAIT_MS);
+		if (gp_rec.cfg.dump_signal &&
+		    gp_signals_install_dump(gp_rec.cfg.dump_signal, on_dump_signal) < 0)
+			gp_log("the program handles signal %d itself: it does not dump the flight recorder",
+			       gp_rec.cfg.dump_signal);
 		if (gp_rec.cfg.control)
 			gp_control_listen(&gp_rec.cfg, handle_request);
 	} else if (gp_rec.cfg.control) {

@@ -96,6 +96,44 @@ static void emit_kernels(int n)
 	gp_ring_unlock(&gp_rec.ring);
 }
 
+/*
+ * Kernels numbered by a process-wide sequence (correlation = number, start
+ * growing with it) whose launch shapes are random, so that they compress
+ * poorly and fill a small flight recorder quickly.
+ */
+static uint32_t seq_next;
+
+static void emit_seq(int n)
+{
+	static uint64_t x = 0x9e3779b97f4a7c15ull;
+	uint32_t name;
+
+	gp_ring_lock(&gp_rec.ring);
+	name = gp_emit_string("fake_kernel");
+	for (int i = 0; i < n; i++) {
+		struct gp_rec_kernel *k = gp_emit(GP_REC_KERNEL, sizeof(*k));
+		uint32_t v[6];
+
+		for (int j = 0; j < 6; j++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v[j] = (uint32_t)x;
+		}
+		if (k) {
+			k->correlation = seq_next;
+			k->start = 1000000 + (uint64_t)seq_next * 1000;
+			k->end = k->start + 500;
+			k->name = name;
+			memcpy(k->grid, v, sizeof(k->grid));
+			memcpy(k->block, v + 3, sizeof(k->block));
+			gp_ring_note_time(&gp_rec.ring, k->start, k->end);
+		}
+		seq_next++;
+	}
+	gp_ring_unlock(&gp_rec.ring);
+}
+
 static void on_term_exit7(int sig)
 {
 	(void)sig;
@@ -144,16 +182,38 @@ static void child(enum how how, const char *out)
 }
 
 struct counts {
-	uint64_t kernels, end, ranges, control_ranges, devices, names;
+	uint64_t kernels, end, ranges, control_ranges, devices, names, processes;
 	uint64_t range_start[4], range_end[4];
+	uint64_t first_corr, last_corr, out_of_order, flights, lost;
+	struct gp_rec_flight flight;
+	struct gp_rec_end endrec;
 };
 
 static int count_cb(void *ctx, const struct gp_rec *rec)
 {
 	struct counts *c = ctx;
 
-	c->kernels += rec->type == GP_REC_KERNEL;
-	c->end += rec->type == GP_REC_END;
+	if (rec->type == GP_REC_KERNEL) {
+		const struct gp_rec_kernel *k = (const void *)rec;
+
+		if (!c->kernels)
+			c->first_corr = k->correlation;
+		else if (k->correlation != c->last_corr + 1)
+			c->out_of_order++;
+		c->last_corr = k->correlation;
+		c->kernels++;
+	}
+	if (rec->type == GP_REC_END) {
+		c->end++;
+		memcpy(&c->endrec, rec, sizeof(c->endrec));
+	}
+	if (rec->type == GP_REC_FLIGHT) {
+		c->flights++;
+		memcpy(&c->flight, rec, sizeof(c->flight));
+	}
+	if (rec->type == GP_REC_LOST)
+		c->lost += ((const struct gp_rec_lost *)(const void *)rec)->count;
+	c->processes += rec->type == GP_REC_PROCESS;
 	c->devices += rec->type == GP_REC_DEVICE;
 	if (rec->type == GP_REC_STRING) {
 		const struct gp_rec_string *s = (const void *)rec;
@@ -235,14 +295,30 @@ static void dormant_child(int cmd, int ack, const char *out, const char *ctl, co
 	setenv("GPUPROF_OUTPUT", out, 1);
 	setenv("GPUPROF_FLUSH_MS", "50", 1);
 	setenv("GPUPROF_CONTROL_DIR", ctl, 1);
-	setenv("GPUPROF_START", start, 1);
+	if (!strncmp(start, "flight:", 7)) {
+		struct rlimit no_core = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &no_core);
+		signal(SIGSEGV, SIG_DFL);
+		setenv("GPUPROF_FLIGHT_RECORDER", start + 7, 1);
+		setenv("GPUPROF_DUMP_SIGNAL", "USR2", 1);
+	} else {
+		setenv("GPUPROF_START", start, 1);
+	}
 	if (gp_recorder_start() < 0)
 		_exit(90);
 	while (in && fgets(line, sizeof(line), in)) {
 		char reply[64];
 		int n = 0;
 
-		if (line[0] == 'e' && sscanf(line + 1, "%d", &n) == 1) {
+		if (line[0] == 'f' && sscanf(line + 1, "%d", &n) == 1) {
+			if (atomic_load(&fake_tracing))
+				emit_seq(n);
+			snprintf(reply, sizeof(reply), "done\n");
+		} else if (line[0] == 'k') {
+			raise(SIGSEGV);
+			snprintf(reply, sizeof(reply), "alive\n");
+		} else if (line[0] == 'e' && sscanf(line + 1, "%d", &n) == 1) {
 			if (atomic_load(&fake_tracing))
 				emit_kernels(n);
 			snprintf(reply, sizeof(reply), "done\n");
@@ -501,6 +577,139 @@ static void test_unsafe_dir(void)
 	tap_end();
 }
 
+static int wait_file(const char *path, int ms)
+{
+	struct stat st;
+
+	for (int i = 0; i < ms / 10; i++) {
+		if (stat(path, &st) == 0 && st.st_size > 0)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+static void test_flight(void)
+{
+	char ctl[300], out[300], path[320], sock[GP_PATH_MAX], ans[GP_CONTROL_MSG_MAX], buf[64];
+	char val[64];
+	struct ga_read_info info;
+	struct counts cnt;
+	struct prog p;
+	unsigned long long size = 0, used = 0, dropped = 0;
+	int rc;
+
+	snprintf(ctl, sizeof(ctl), "%s/ctl", tmpdir);
+	setenv("GPUPROF_CONTROL_DIR", ctl, 1);
+	snprintf(out, sizeof(out), "%s/fr-%%n", tmpdir);
+	tap_begin("flight recorder: memory within its size, oldest chunks dropped by design");
+	if (prog_start(&p, out, ctl, "flight:1M") < 0) {
+		CHECK(!"fork");
+		tap_end();
+		return;
+	}
+	gp_control_path(sock, sizeof(sock), ctl, 0, p.pid);
+	CHECKF(wait_socket(sock) == 0, "no socket %s", sock);
+	for (int i = 0; i < 10; i++)
+		CHECK(prog_say(&p, "f 10000\n", buf, sizeof(buf)) == 0);
+	snprintf(path, sizeof(path), "%s/fr-1.gpuprof", tmpdir);
+	CHECKF(access(path, F_OK) < 0, "%s written before any dump", path);
+	/* The writer compresses within a flush interval (50 ms). */
+	usleep(300000);
+	rc = ask(p.pid, "status\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "state", val, sizeof(val));
+	CHECKF(rc == 0 && !strcmp(val, "flight"), "status: %s", ans);
+	gp_control_get(ans, "flight_size", val, sizeof(val));
+	size = strtoull(val, NULL, 10);
+	gp_control_get(ans, "flight_used", val, sizeof(val));
+	used = strtoull(val, NULL, 10);
+	gp_control_get(ans, "flight_dropped_records", val, sizeof(val));
+	dropped = strtoull(val, NULL, 10);
+	CHECKF(size == 1u << 20 && used > 0 && used <= size && dropped > 0,
+	       "size %llu used %llu dropped %llu", size, used, dropped);
+	rc = ask(p.pid, "start\n\n", ans, sizeof(ans));
+	CHECKF(rc == 1 && strstr(ans, "flight recorder"), "start on a flight recorder: %s", ans);
+	tap_end();
+
+	tap_begin("gpuprof dump: the most recent records that fit, in order, the window named");
+	rc = ask(p.pid, "dump\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "file", val, sizeof(val));
+	CHECKF(rc == 0 && !strcmp(val, path), "dump: %s", ans);
+	rc = read_counts(path, &cnt, &info);
+	CHECKF(rc == GA_READ_OK && info.finished && !info.damaged && cnt.end == 1, "rc %d: %s", rc,
+	       info.reason);
+	CHECKF(cnt.kernels > 1000 && cnt.kernels < 100000 && cnt.out_of_order == 0 &&
+	       cnt.last_corr == 99999 && cnt.first_corr == 100000 - cnt.kernels,
+	       "%llu kernels %llu..%llu, %llu out of order", (unsigned long long)cnt.kernels,
+	       (unsigned long long)cnt.first_corr, (unsigned long long)cnt.last_corr,
+	       (unsigned long long)cnt.out_of_order);
+	CHECKF(cnt.flights == 1 && cnt.flight.trigger == GP_DUMP_REQUEST && cnt.flight.dump == 1 &&
+	       cnt.flight.size == 1u << 20, "flight record: %llu, trigger %u",
+	       (unsigned long long)cnt.flights, cnt.flight.trigger);
+	/* What was dropped: the kernels before the first kept one, and a few others. */
+	CHECKF(cnt.flight.dropped_records >= cnt.first_corr &&
+	       cnt.flight.dropped_records <= cnt.first_corr + 20 && cnt.flight.dropped_chunks > 0,
+	       "dropped %llu records, first kept kernel %llu",
+	       (unsigned long long)cnt.flight.dropped_records, (unsigned long long)cnt.first_corr);
+	CHECK(cnt.flight.start >= 1000000 + cnt.first_corr * 1000 - 1000 &&
+	      cnt.flight.start <= 1000000 + cnt.first_corr * 1000 && cnt.flight.end > cnt.flight.start);
+	CHECKF(cnt.processes >= 1 && cnt.names >= 1 && cnt.devices >= 1 && cnt.lost == 0 &&
+	       cnt.endrec.lost == 0, "process %llu names %llu devices %llu lost %llu",
+	       (unsigned long long)cnt.processes, (unsigned long long)cnt.names,
+	       (unsigned long long)cnt.devices, (unsigned long long)cnt.lost);
+	CHECKF(cnt.endrec.records + 1 == info.records, "END says %llu records, file has %llu",
+	       (unsigned long long)cnt.endrec.records, (unsigned long long)info.records);
+	tap_end();
+
+	tap_begin("flight recorder: the dump signal and the process's exit each dump");
+	CHECK(prog_say(&p, "f 100\n", buf, sizeof(buf)) == 0);
+	kill(p.pid, SIGUSR2);
+	snprintf(path, sizeof(path), "%s/fr-2.gpuprof", tmpdir);
+	CHECKF(wait_file(path, 5000) == 0, "no %s after SIGUSR2", path);
+	usleep(100000);
+	rc = read_counts(path, &cnt, &info);
+	CHECKF(rc == GA_READ_OK && info.finished && cnt.flight.trigger == GP_DUMP_SIGNAL &&
+	       cnt.flight.detail == SIGUSR2 && cnt.flight.dump == 2 && cnt.last_corr == 100099,
+	       "rc %d trigger %u detail %u last %llu", rc, cnt.flight.trigger, cnt.flight.detail,
+	       (unsigned long long)cnt.last_corr);
+	CHECK(prog_say(&p, "f 7\n", buf, sizeof(buf)) == 0);
+	rc = prog_end(&p);
+	CHECKF(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "status %#x", rc);
+	snprintf(path, sizeof(path), "%s/fr-3.gpuprof", tmpdir);
+	rc = read_counts(path, &cnt, &info);
+	CHECKF(rc == GA_READ_OK && info.finished && cnt.flight.trigger == GP_DUMP_EXIT &&
+	       cnt.last_corr == 100106 && cnt.out_of_order == 0, "rc %d trigger %u last %llu", rc,
+	       cnt.flight.trigger, (unsigned long long)cnt.last_corr);
+	tap_end();
+
+	tap_begin("flight recorder: a crash dumps everything when nothing was dropped");
+	seq_next = 0;
+	snprintf(out, sizeof(out), "%s/crash-%%n", tmpdir);
+	if (prog_start(&p, out, ctl, "flight:64M") < 0) {
+		CHECK(!"fork");
+		tap_end();
+		return;
+	}
+	gp_control_path(sock, sizeof(sock), ctl, 0, p.pid);
+	CHECKF(wait_socket(sock) == 0, "no socket %s", sock);
+	CHECK(prog_say(&p, "f 5000\n", buf, sizeof(buf)) == 0);
+	if (write(p.cmd, "k\n", 2) < 0)
+		CHECK(!"write");
+	close(p.cmd);
+	close(p.ack);
+	waitpid(p.pid, &rc, 0);
+	CHECKF(WIFSIGNALED(rc) && WTERMSIG(rc) == SIGSEGV, "status %#x", rc);
+	snprintf(path, sizeof(path), "%s/crash-1.gpuprof", tmpdir);
+	rc = read_counts(path, &cnt, &info);
+	CHECKF(rc == GA_READ_OK && info.finished && cnt.kernels == 5000 && cnt.out_of_order == 0 &&
+	       cnt.flight.trigger == GP_DUMP_FATAL_SIGNAL && cnt.flight.detail == SIGSEGV &&
+	       cnt.flight.dropped_records == 0 && cnt.flight.dropped_chunks == 0,
+	       "rc %d kernels %llu trigger %u detail %u dropped %llu", rc,
+	       (unsigned long long)cnt.kernels, cnt.flight.trigger, cnt.flight.detail,
+	       (unsigned long long)cnt.flight.dropped_records);
+	tap_end();
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -521,6 +730,7 @@ int main(void)
 	test_dormant_one_file();
 	test_window_files();
 	test_unsafe_dir();
+	test_flight();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);
