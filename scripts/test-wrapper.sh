@@ -284,8 +284,11 @@ judge force-env "GPUPROF_FORCE=1 not set" grep -qx 'GPUPROF_FORCE=1' env.txt
 gp run -o 'exists-%p' true
 expect no-refuse-with-pid 0
 
-# Existing LD_PRELOAD kept, after the recorder.
-LD_PRELOAD=$fake_lib gp run ./fakeapp
+# Existing LD_PRELOAD kept, after the recorder.  (The analyzer checks the
+# template under that LD_PRELOAD: a sanitizer build must not refuse it.)
+rm -f env.txt
+LD_PRELOAD=$fake_lib ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+	gp run ./fakeapp
 judge ld-preload-prepend "$(grep LD_PRELOAD env.txt)" \
 	grep -qx "LD_PRELOAD=$fake_lib:$fake_lib" env.txt
 
