@@ -18,14 +18,20 @@ static const struct {
 	{ "report", cmd_report, "print reports from one or more trace files (they merge)" },
 	{ "export", cmd_export, "write traces as JSON, CSV, Chrome Trace Event JSON or SQLite" },
 	{ "diff", cmd_diff, "compare two runs: per kernel, memory operation, NVTX range, API" },
+	{ "start", cmd_start, "start tracing a process whose recorder is dormant" },
+	{ "stop", cmd_stop, "stop tracing it (the recorder stays, dormant)" },
+	{ "status", cmd_status, "state, trace file, records and losses of a recorder" },
+	{ "list", cmd_list, "processes on this host with a recorder listening" },
+	{ "dump", cmd_dump, "write a process's flight recorder into a trace file" },
 };
 
 static void usage(FILE *f)
 {
 	size_t i;
 
-	fputs("usage: gpuprof <command> [options] FILE...\n\n"
-	      "Offline analysis of gpuprof traces (.gpuprof files).\n\n"
+	fputs("usage: gpuprof <command> [options] FILE...|PID\n\n"
+	      "Offline analysis of gpuprof traces (.gpuprof files), and control of\n"
+	      "running recorders.\n\n"
 	      "Commands:\n", f);
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s  %s\n", commands[i].name, commands[i].summary);

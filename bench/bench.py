@@ -66,11 +66,20 @@ ANALYZER_MAX_BPR = 24
 SQLITE_MIN_RATE = 1e6    # rows/s of export --format sqlite
 
 CONFIG_ORDER = ["none", "mincupti", "mincupti-graph", "gp-device", "gp-default",
-                "gp-graph", "gp-bt", "torch.profiler", "nsys", "nsys-node"]
+                "gp-graph", "gp-bt", "gp-dormant", "gp-flight", "torch.profiler", "nsys",
+                "nsys-node"]
 # nsys-node: nsys with --cuda-graph-trace=node, the per-node peer of gpuprof's
 # default graph mode (nsys's own default traces whole graphs).
 REFERENCE = ("nsys", "nsys-node", "torch.profiler")
-GPUPROF_CONFIGS = ("gp-device", "gp-default", "gp-graph", "gp-bt")
+GPUPROF_CONFIGS = ("gp-device", "gp-default", "gp-graph", "gp-bt", "gp-dormant", "gp-flight")
+# gp-dormant: loaded with --start=dormant and never started (writes nothing);
+# gp-flight: --flight-recorder=FLIGHT_SIZE, one dump at exit.
+FLIGHT_SIZE = "256M"
+# The long run's flight recorder: small enough to fill within the first
+# half of the run (about 7 bytes per launch with API records), so that the
+# second half shows its memory staying flat.
+LONG_FLIGHT_SIZE = "8M"
+LONG_FLIGHT_MIB = 8
 
 
 def log(msg):
@@ -301,6 +310,7 @@ class Bench:
         self.stop_reason = None
         self.long = {}
         self.analyzer_res = {}
+        self.flight_size = None  # the long run sets its own
         self.base_env = {k: v for k, v in os.environ.items()
                          if k not in SCRUB_ENV and not k.startswith("GPUPROF_")}
 
@@ -383,7 +393,9 @@ class Bench:
             opts = {"gp-device": ["--trace=kernel,memcpy,memset"],
                     "gp-default": [],
                     "gp-graph": ["--graph-trace=graph"],
-                    "gp-bt": ["--backtrace=kernel"]}[cfg]
+                    "gp-bt": ["--backtrace=kernel"],
+                    "gp-dormant": ["--start=dormant"],
+                    "gp-flight": ["--flight-recorder=" + (self.flight_size or FLIGHT_SIZE)]}[cfg]
             if cfg == "gp-bt" and not self.has_bt:
                 raise NotAvailable("not built")
             return ([self.gpuprof, "run", "--report=none", "-f", "-o",
@@ -410,7 +422,8 @@ class Bench:
             dict(name="launch", title="1 empty launches, 1 thread", metric="us_per_launch",
                  unit="µs/launch", timeout=90, trace_size=True,
                  prog=[self.bin("launch_loop"), "st", "100000" if q else "200000"],
-                 configs=["none", "mincupti", "gp-device", "gp-default", "gp-bt", "nsys"]),
+                 configs=["none", "mincupti", "gp-device", "gp-default", "gp-bt", "gp-dormant",
+                          "gp-flight", "nsys"]),
             dict(name="launch-mt", title="1 empty launches, 8 threads × 8 streams",
                  metric="us_per_launch", unit="µs/launch", timeout=90,
                  prog=[self.bin("launch_loop"), "mt", "12500" if q else "25000", "8"],
@@ -425,8 +438,8 @@ class Bench:
                  unit="ms/step", timeout=300, torch=True, trace_size=True,
                  prog=[py, os.path.join(HERE, "train_step.py"), "50" if q else "100",
                        "5" if q else "10"],
-                 configs=["none", "mincupti", "gp-device", "gp-default", "gp-bt",
-                          "torch.profiler", "nsys"]),
+                 configs=["none", "mincupti", "gp-device", "gp-default", "gp-bt", "gp-dormant",
+                          "gp-flight", "torch.profiler", "nsys"]),
             dict(name="graph", title="4 graph replay (100 kernels)", metric="us_per_replay",
                  unit="µs/replay", timeout=120,
                  prog=[self.bin("graph_replay"), "1000" if q else "2000", "100"],
@@ -533,7 +546,7 @@ class Bench:
                     records=int(m.group(1)), kernel=int(m.group(2)),
                     graph=int(m.group(3)), dropped=int(m.group(4)),
                     launched=vals.get("launched"), graph_launches=vals.get("graph_launches"))
-            if cfg in GPUPROF_CONFIGS and key not in self.inspected:
+            if cfg in GPUPROF_CONFIGS and cfg != "gp-dormant" and key not in self.inspected:
                 self.inspected.add(key)
                 self.inspect_trace(w["name"], cfg, rep, res, d, vals)
             self.last_wall[key] = time.time() - t0
@@ -585,6 +598,8 @@ class Bench:
     # ---------------------------------------------------------- long run
 
     def long_n(self, cfg):
+        if cfg == "gp-flight":
+            return 3000000 if self.quick else 10000000
         n = 1000000 if self.quick else 5000000
         # Without a profiler the peak RSS is reached in the first batches;
         # the baseline run need not be as long.
@@ -594,19 +609,21 @@ class Bench:
         if not self.wants("long"):
             return 0
         t = 15.0
-        for c in ("none", "gp-default"):
+        for c in ("none", "gp-default", "gp-flight"):
             us = median(self.runs.get(("launch", c), [])) or 8.0
             t += self.long_n(c) * us * 1e-6 * 1.2 + 3
         return t
 
     def run_long(self):
         out = self.long
-        for cfg in ("none", "gp-default"):
+        for cfg in ("none", "gp-default", "gp-flight"):
             n = self.long_n(cfg)
             out["n_" + cfg] = n
             d = self.workdir("long-" + cfg)
             try:
+                self.flight_size = LONG_FLIGHT_SIZE if cfg == "gp-flight" else None
                 argv, extra = self.command(cfg, [self.bin("long_run"), str(n)], d)
+                self.flight_size = None
             except NotAvailable as e:
                 out[cfg] = {"status": "n/a (%s)" % e}
                 self.cleanup(d)
@@ -862,9 +879,10 @@ class Bench:
 
     def report_long(self):
         lg = self.long
-        L = ["## Long run (empty launches, sync every 100k)", ""]
+        L = ["## Long run (empty launches, sync every 100k; gp-flight: --flight-recorder=%s)"
+             % LONG_FLIGHT_SIZE, ""]
         rows = []
-        for cfg in ("none", "gp-default"):
+        for cfg in ("none", "gp-default", "gp-flight"):
             r = lg.get(cfg, {})
             v = r.get("vals", {})
             if r.get("status") != "ok":
@@ -879,6 +897,14 @@ class Bench:
         L.append(md_table(["configuration", "launches", "µs/launch", "peak RSS at 200k (MiB)",
                            "peak RSS at end (MiB)", "kernel records", "lost",
                            "bytes per kernel record"], rows))
+        f = lg.get("gp-flight", {})
+        if f.get("status") == "ok":
+            v = f["vals"]
+            marks = sorted((int(k[8:-1]), val) for k, val in v.items()
+                           if re.match(r"rss_kib_\d+k$", k))
+            L.append("")
+            L.append("gp-flight peak RSS (MiB) by launches: " + ", ".join(
+                "%dM %.1f" % (k // 1000, val / 1024.0) for k, val in marks if k % 1000 == 0))
         L.append("")
         return L
 
@@ -892,6 +918,19 @@ class Bench:
         grow = ((vb["rss_kib_end"] - vb.get("rss_kib_200k", 0)) -
                 (va["rss_kib_end"] - va.get("rss_kib_200k", 0))) / 1024.0
         return added, grow, b.get("lost")
+
+    def flight_numbers(self):
+        """(RSS added over the unprofiled run, growth from the middle mark
+        to the end, that mark in launches), MiB."""
+        a, f = self.long.get("none", {}), self.long.get("gp-flight", {})
+        if a.get("status") != "ok" or f.get("status") != "ok":
+            return None, None, None
+        va, vf = a["vals"], f["vals"]
+        added = (vf["rss_kib_end"] - va["rss_kib_end"]) / 1024.0
+        half = self.long.get("n_gp-flight", 0) // 2 // 1000000 * 1000
+        mid = vf.get("rss_kib_%dk" % half) if half else None
+        grow = None if mid is None else (vf["rss_kib_end"] - mid) / 1024.0
+        return added, grow, half
 
     def report_analyzer(self):
         a = self.analyzer_res
@@ -982,6 +1021,23 @@ class Bench:
                 None if grow is None else "%+.1f MiB" % grow,
                 grow is not None and grow <= RSS_FLAT_MAX_MIB)
             add("0 LOST", t, None if lost is None else "%d" % lost, lost == 0)
+            added, grow, half = self.flight_numbers()
+            add("flight recorder RSS added ≤ %d MiB + %d MiB" % (LONG_FLIGHT_MIB, RSS_ADDED_MAX_MIB),
+                t, None if added is None else "%.1f MiB" % added,
+                added is not None and added <= LONG_FLIGHT_MIB + RSS_ADDED_MAX_MIB)
+            add("flight recorder RSS flat %sk launches → end (≤ %d MiB)"
+                % (half if half is not None else "?", RSS_FLAT_MAX_MIB), t,
+                None if grow is None else "%+.1f MiB" % grow,
+                grow is not None and grow <= RSS_FLAT_MAX_MIB)
+        for w in ("launch", "train"):
+            if w not in titles:
+                continue
+            r = self.ratio(w, "gp-dormant", "none")
+            add("dormant ÷ none ≤ 1.02", titles[w], fmt_ratio(r), r is not None and r <= 1.02,
+                min_check(w, "gp-dormant", "none", 1.02))
+            r = self.ratio(w, "gp-flight", "gp-default")
+            add("flight recorder ÷ defaults ≤ 1.02", titles[w], fmt_ratio(r),
+                r is not None and r <= 1.02, min_check(w, "gp-flight", "gp-default", 1.02))
         # File bytes over kernel records: with defaults the file also holds
         # an API record per launch, so both configurations are shown.
         for w, limit, cfgs in (("launch", 4, ("gp-device", "gp-default")),

@@ -19,6 +19,7 @@
 #define NVTX_NO_IMPL
 #include "nvtx_tool.h"
 
+#include "../preload/lifecycle.h"
 #include "../preload/recorder.h"
 
 #include <nvtx3/nvToolsExt.h>
@@ -79,6 +80,7 @@ struct thread_state {
 	uint32_t tid;
 	uint32_t serial;
 	uint32_t seq;
+	uint32_t epoch;             /* recording period the stack belongs to */
 	int depth;                  /* stack entries in use; may exceed MAX_DEPTH */
 	int matched;                /* open push/pop ranges the match hook accepted */
 	struct {
@@ -112,6 +114,8 @@ struct registered {
 
 static _Atomic int on;                       /* handlers record */
 static int (*_Atomic match_hook)(const char *message);
+static _Atomic uint32_t epoch;               /* bumped each time recording starts */
+static char dump_name[256];                  /* --dump-on=nvtx:NAME, set at injection */
 static const struct gp_nvtxtool_capture_hooks *_Atomic capture;
 
 static _Atomic(struct thread_state *) threads;
@@ -407,6 +411,24 @@ static void put_close(struct thread_state *t, uint32_t domain, uint64_t id, uint
 	publish(t, sizeof(e));
 }
 
+/* Ranges pushed while not recording are unknown: their pops close nothing. */
+static void fresh_epoch(struct thread_state *t)
+{
+	uint32_t e = atomic_load_explicit(&epoch, memory_order_relaxed);
+
+	if (t->epoch != e) {
+		t->epoch = e;
+		t->depth = 0;
+	}
+}
+
+/* A range or mark named as the flight recorder's trigger asks for a dump. */
+static void dump_check(const char *message)
+{
+	if (dump_name[0] && message && !strcmp(message, dump_name))
+		gp_recorder_request_dump(GP_DUMP_NVTX, 0);
+}
+
 static int push(uint32_t domain, const char *domain_s, const struct msg *m, struct ev_attr *at)
 {
 	uint64_t ts = now_ns();
@@ -416,8 +438,10 @@ static int push(uint32_t domain, const char *domain_s, const struct msg *m, stru
 
 	if (h)
 		h->push(domain_s, m->s);
+	dump_check(m->s);
 	if (!recording() || !(t = self_state()))
 		return 0;
+	fresh_epoch(t);
 	level = t->depth++;
 	if (level >= MAX_DEPTH)
 		return level; /* too deep: neither end recorded */
@@ -443,7 +467,10 @@ static int pop(uint32_t domain)
 
 	if (h)
 		h->pop();
-	if (!recording() || !(t = self_state()) || !t->depth)
+	if (!recording() || !(t = self_state()))
+		return -1;
+	fresh_epoch(t);
+	if (!t->depth)
 		return -1;
 	if (t->depth > MAX_DEPTH) {
 		t->depth--;
@@ -467,6 +494,7 @@ static nvtxRangeId_t start(uint32_t domain, const struct msg *m, const struct ev
 	struct thread_state *t;
 	uint64_t id;
 
+	dump_check(m->s);
 	if (!recording() || !(t = self_state()))
 		return 0;
 	id = START_ID_BIT | (atomic_fetch_add_explicit(&start_ids, 1, memory_order_relaxed) + 1);
@@ -489,6 +517,7 @@ static void mark(uint32_t domain, const struct msg *m, const struct ev_attr *at)
 	uint64_t ts = now_ns();
 	struct thread_state *t;
 
+	dump_check(m->s);
 	if (!recording() || !(t = self_state()))
 		return;
 	put_open_or_mark(t, EV_MARK, 0, domain, 0, m->s, at, ts);
@@ -780,6 +809,14 @@ uint64_t gp_nvtxtool_current(void)
 	return t->stack[t->depth - 1].id;
 }
 
+void gp_nvtxtool_set_recording(int v)
+{
+	/* Only a new recording period forgets the nesting seen so far. */
+	if (v && !atomic_load(&on))
+		atomic_fetch_add_explicit(&epoch, 1, memory_order_relaxed);
+	atomic_store(&on, v);
+}
+
 void gp_nvtxtool_off(void)
 {
 	atomic_store(&on, 0);
@@ -1017,9 +1054,16 @@ int InitializeInjectionNvtx2(void *get_export_table)
 
 	if (cfg->disabled)
 		return 0;
+	/* Dormant: handlers in place, recording only inside windows. */
 	if (cfg->trace & GP_TRACE_NVTX)
-		what |= GP_NVTX_RECORD;
+		what |= cfg->dormant ? GP_NVTX_LATER : GP_NVTX_RECORD;
 	if (!strncmp(cfg->capture_range, "nvtx:", 5))
 		what |= GP_NVTX_CAPTURE;
+	/* The flight recorder's NVTX trigger needs the handlers too. */
+	if (cfg->dump_on_nvtx[0] && cfg->flight_bytes) {
+		_Static_assert(sizeof(dump_name) == sizeof(cfg->dump_on_nvtx), "dump name size");
+		memcpy(dump_name, cfg->dump_on_nvtx, sizeof(dump_name));
+		what |= GP_NVTX_LATER;
+	}
 	return gp_nvtxtool_inject(get_export_table, what);
 }

@@ -21,6 +21,7 @@
 /* What the handlers do; set once, by InitializeInjectionNvtx2. */
 #define GP_NVTX_RECORD 1u      /* record ranges and marks */
 #define GP_NVTX_CAPTURE 2u     /* feed push/pop to the capture-range hooks */
+#define GP_NVTX_LATER 4u       /* install the handlers; record once told to */
 
 /* Capture-range hooks (capture.c), called on the application thread. */
 struct gp_nvtxtool_capture_hooks {
@@ -55,6 +56,13 @@ void gp_nvtxtool_drain(void);
 /* Producer lock held, at exit: drains, then emits the ranges still open,
  * ending at `now`, flagged unterminated.  Handlers stop recording. */
 void gp_nvtxtool_close_all(uint64_t now);
+
+/*
+ * Windows (gpuprof start/stop): handlers record (on) or not (off).  Ranges
+ * pushed before a window opens are not known to it: each thread's push/pop
+ * nesting starts afresh.  The recorder's threads only.
+ */
+void gp_nvtxtool_set_recording(int on);
 
 /* Handlers stop recording (tracer gave up, forked child); any thread. */
 void gp_nvtxtool_off(void);

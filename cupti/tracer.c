@@ -13,8 +13,15 @@
  *  - on_callback: application threads (resource/state/reset callbacks only;
  *    launch paths are not intercepted here).
  *  - source hooks (preload/source.h): attach and enable on the thread
- *    inside cuInit; flush (cuptiActivityFlushAll) and drain on the
+ *    inside cuInit; set_tracing there or on the flusher (windows opened
+ *    from outside); flush (cuptiActivityFlushAll) and drain on the
  *    recorder's flusher thread or exit path.
+ *
+ * Enabled but not tracing (a dormant recorder, between windows) only the
+ * device and context activity kinds and CUPTI's fatal-error callback are
+ * on: nothing runs on the program's launch paths.  Device and context
+ * records are kept (saved[] below) and written again at the start of
+ * every file, since CUPTI reports them once.
  */
 #include "capture.h"
 #include "cupti_api.h"
@@ -76,6 +83,16 @@ static cu_sync_fn cu_ctx_synchronize;
 static int capture_configured;
 static int metrics_on;
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Devices and contexts as CUPTI reported them; producer lock. */
+#define GP_SAVED_DEVICES 64
+#define GP_SAVED_CONTEXTS 256
+static struct {
+	struct gp_rec_device rec;  /* name: 0, see name[] */
+	char name[256];
+} saved_dev[GP_SAVED_DEVICES];
+static struct gp_rec_context saved_ctx[GP_SAVED_CONTEXTS];
+static unsigned nsaved_dev, nsaved_ctx;
 
 static void CUPTIAPI buffer_request(uint8_t **buf, size_t *size, size_t *max_records)
 {
@@ -334,46 +351,86 @@ static void put_api(const CUpti_ActivityAPI *a, CUpti_CallbackDomain domain)
 	r->ret = (int32_t)a->returnValue;
 	gp_ring_note_time(&gp_rec.ring, a->start, a->end);
 	gp_emit_thread(a->threadId);
+	/* 600: "not ready", the answer of a query, not a failure. */
+	if (gp_rec.cfg.dump_on_error && a->returnValue && a->returnValue != 600)
+		gp_recorder_request_dump(GP_DUMP_CUDA_ERROR, (int)a->returnValue);
 }
 
-static void put_device(const CUpti_ActivityDevice5 *d)
+static void emit_device(const struct gp_rec_device *d, const char *name)
 {
-	uint32_t name = gp_emit_string(d->name);
+	uint32_t id = gp_emit_string(name);
 	struct gp_rec_device *r = gp_emit(GP_REC_DEVICE, sizeof(*r));
 
 	if (!r)
 		return;
-	r->id = d->id;
-	r->name = name;
-	memcpy(r->uuid, d->uuid.bytes, sizeof(r->uuid));
-	r->cc_major = d->computeCapabilityMajor;
-	r->cc_minor = d->computeCapabilityMinor;
-	r->sm_count = d->numMultiprocessors;
-	r->core_clock_khz = d->coreClockRate;
-	r->global_mem = d->globalMemorySize;
-	r->mem_bandwidth = d->globalMemoryBandwidth;
-	r->l2_size = d->l2CacheSize;
-	r->flags = d->isMigEnabled ? 1u : 0u;
-	r->max_warps_per_sm = d->maxWarpsPerMultiprocessor;
-	r->max_blocks_per_sm = d->maxBlocksPerMultiprocessor;
-	r->max_smem_per_sm = d->maxSharedMemoryPerMultiprocessor;
-	r->max_regs_per_sm = d->maxRegistersPerMultiprocessor;
-	r->max_regs_per_block = d->maxRegistersPerBlock;
-	r->max_smem_per_block = d->maxSharedMemoryPerBlock;
-	r->max_threads_per_block = d->maxThreadsPerBlock;
-	r->warp_size = d->numThreadsPerWarp;
+	memcpy((char *)r + sizeof(r->h), (const char *)d + sizeof(d->h), sizeof(*r) - sizeof(r->h));
+	r->name = id;
 }
 
-static void put_context(const CUpti_ActivityContext3 *c)
+static void emit_context(const struct gp_rec_context *c)
 {
 	struct gp_rec_context *r = gp_emit(GP_REC_CONTEXT, sizeof(*r));
 
-	if (!r)
-		return;
-	r->id = c->contextId;
-	r->device = c->deviceId;
-	r->null_stream = c->nullStreamId;
-	r->flags = c->isGreenContext ? 1u : 0u;
+	if (r)
+		memcpy((char *)r + sizeof(r->h), (const char *)c + sizeof(c->h), sizeof(*r) - sizeof(r->h));
+}
+
+/* Keeps the device for later files; emits it when a file is open (emit). */
+static void put_device(const CUpti_ActivityDevice5 *d, int emit)
+{
+	struct gp_rec_device r;
+	unsigned i;
+
+	memset(&r, 0, sizeof(r));
+	r.id = d->id;
+	memcpy(r.uuid, d->uuid.bytes, sizeof(r.uuid));
+	r.cc_major = d->computeCapabilityMajor;
+	r.cc_minor = d->computeCapabilityMinor;
+	r.sm_count = d->numMultiprocessors;
+	r.core_clock_khz = d->coreClockRate;
+	r.global_mem = d->globalMemorySize;
+	r.mem_bandwidth = d->globalMemoryBandwidth;
+	r.l2_size = d->l2CacheSize;
+	r.flags = d->isMigEnabled ? 1u : 0u;
+	r.max_warps_per_sm = d->maxWarpsPerMultiprocessor;
+	r.max_blocks_per_sm = d->maxBlocksPerMultiprocessor;
+	r.max_smem_per_sm = d->maxSharedMemoryPerMultiprocessor;
+	r.max_regs_per_sm = d->maxRegistersPerMultiprocessor;
+	r.max_regs_per_block = d->maxRegistersPerBlock;
+	r.max_smem_per_block = d->maxSharedMemoryPerBlock;
+	r.max_threads_per_block = d->maxThreadsPerBlock;
+	r.warp_size = d->numThreadsPerWarp;
+	for (i = 0; i < nsaved_dev && saved_dev[i].rec.id != r.id; i++)
+		;
+	if (i < GP_SAVED_DEVICES) {
+		saved_dev[i].rec = r;
+		snprintf(saved_dev[i].name, sizeof(saved_dev[i].name), "%s", d->name ? d->name : "");
+		if (i == nsaved_dev)
+			nsaved_dev++;
+	}
+	if (emit)
+		emit_device(&r, d->name);
+}
+
+static void put_context(const CUpti_ActivityContext3 *c, int emit)
+{
+	struct gp_rec_context r;
+	unsigned i;
+
+	memset(&r, 0, sizeof(r));
+	r.id = c->contextId;
+	r.device = c->deviceId;
+	r.null_stream = c->nullStreamId;
+	r.flags = c->isGreenContext ? 1u : 0u;
+	for (i = 0; i < nsaved_ctx && saved_ctx[i].id != r.id; i++)
+		;
+	if (i < GP_SAVED_CONTEXTS) {
+		saved_ctx[i] = r;
+		if (i == nsaved_ctx)
+			nsaved_ctx++;
+	}
+	if (emit)
+		emit_context(&r);
 }
 
 static void put_overhead(const CUpti_ActivityOverhead3 *o)
@@ -440,10 +497,10 @@ static void translate(const CUpti_Activity *rec)
 		put_api((const CUpti_ActivityAPI *)rec, CUPTI_CB_DOMAIN_DRIVER_API);
 		break;
 	case CUPTI_ACTIVITY_KIND_DEVICE:
-		put_device((const CUpti_ActivityDevice5 *)rec);
+		put_device((const CUpti_ActivityDevice5 *)rec, 1);
 		break;
 	case CUPTI_ACTIVITY_KIND_CONTEXT:
-		put_context((const CUpti_ActivityContext3 *)rec);
+		put_context((const CUpti_ActivityContext3 *)rec, 1);
 		break;
 	case CUPTI_ACTIVITY_KIND_OVERHEAD:
 		put_overhead((const CUpti_ActivityOverhead3 *)rec);
@@ -477,9 +534,16 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
 	if (state != GP_ACTIVE && state != GP_STOPPING) {
 		uint64_t n = 0;
 
-		if (state == GP_STOPPED)
-			while (gp_cu.cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS)
-				n++;
+		/* No file open: keep devices and contexts for the next one. */
+		if (state == GP_STOPPED || state == GP_DORMANT)
+			while (gp_cu.cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
+				if (rec->kind == CUPTI_ACTIVITY_KIND_DEVICE)
+					put_device((const CUpti_ActivityDevice5 *)rec, 0);
+				else if (rec->kind == CUPTI_ACTIVITY_KIND_CONTEXT)
+					put_context((const CUpti_ActivityContext3 *)rec, 0);
+				else
+					n++;
+			}
 		atomic_fetch_add(&gp_rec.late_records, n);
 		gp_ring_unlock(&gp_rec.ring);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -722,12 +786,6 @@ static void capture_sync(void)
 		cu_ctx_synchronize();
 }
 
-static int enable_activities(void)
-{
-	enable_kind(CUPTI_ACTIVITY_KIND_DEVICE, "devices", 0);
-	enable_kind(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts", 0);
-	return capture_configured ? 0 : set_device_kinds(1);
-}
 
 /* The source hooks (see preload/source.h). */
 
@@ -796,7 +854,33 @@ static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 
 static int cuda_enable(char *why, size_t whysz)
 {
-	if (enable_activities() < 0) {
+	(void)why;
+	(void)whysz;
+	/* Records made once, at cuInit and context creation: none per launch. */
+	enable_kind(CUPTI_ACTIVITY_KIND_DEVICE, "devices", 0);
+	enable_kind(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts", 0);
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_STATE,
+				  CUPTI_CBID_STATE_FATAL_ERROR);
+	gp_debug("CUPTI %s", gp_cu.path);
+	return 0;
+}
+
+static int cuda_set_tracing(int on, char *why, size_t whysz)
+{
+	if (atomic_load(&gp_rec.disabled))
+		return 0;
+	if (!on) {
+		if (!capture_configured)
+			set_device_kinds(0);
+		if (gp_rec.cfg.backtrace)
+			gp_unwind_disable_callbacks(subscriber, gp_rec.cfg.backtrace == 2);
+		if (gp_rec.cfg.trace & GP_TRACE_NVTX)
+			gp_nvtxtool_set_recording(0);
+		return 0;
+	}
+	/* Modules may have been unloaded while nothing watched: forget names. */
+	atomic_fetch_add_explicit(&name_gen, 1, memory_order_release);
+	if (!capture_configured && set_device_kinds(1) < 0) {
 		snprintf(why, whysz, "CUPTI refused activity tracing");
 		return -1;
 	}
@@ -809,7 +893,17 @@ static int cuda_enable(char *why, size_t whysz)
 		gp_metrics_enable_callbacks(subscriber);
 	gp_guest_start(subscriber);
 	gp_debug("CUPTI %s", gp_cu.path);
+	if (gp_rec.cfg.trace & GP_TRACE_NVTX)
+		gp_nvtxtool_set_recording(1);
 	return 0;
+}
+
+static void cuda_preamble(void)
+{
+	for (unsigned i = 0; i < nsaved_dev; i++)
+		emit_device(&saved_dev[i].rec, saved_dev[i].name);
+	for (unsigned i = 0; i < nsaved_ctx; i++)
+		emit_context(&saved_ctx[i]);
 }
 
 static void cuda_detach(void)
@@ -878,6 +972,8 @@ static const struct gp_source cuda_source = {
 	.name = "cuda",
 	.attach = cuda_attach,
 	.enable = cuda_enable,
+	.set_tracing = cuda_set_tracing,
+	.preamble = cuda_preamble,
 	.detach = cuda_detach,
 	.flush = cuda_flush,
 	.drain = cuda_drain,

@@ -178,6 +178,19 @@ void gp_unwind_enable_callbacks(CUpti_SubscriberHandle sub, int all)
 	gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
 }
 
+void gp_unwind_disable_callbacks(CUpti_SubscriberHandle sub, int all)
+{
+	if (!unw_bt)
+		return;
+	if (all) {
+		gp_cu.cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+		gp_cu.cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_DRIVER_API);
+	} else {
+		for (size_t i = 0; i < sizeof(driver_launch) / sizeof(driver_launch[0]); i++)
+			gp_cu.cuptiEnableCallback(0, sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_launch[i]);
+	}
+}
+
 static uint64_t hash_pcs(void *const *pcs, int n)
 {
 	uint64_t h = 0xcbf29ce484222325ull;

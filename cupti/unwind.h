@@ -24,6 +24,8 @@
 int gp_unwind_init(void);
 /* Enables the launch callbacks (all API calls when `all`). */
 void gp_unwind_enable_callbacks(CUpti_SubscriberHandle sub, int all);
+/* Turns the launch-path callbacks of gp_unwind_enable_callbacks off again. */
+void gp_unwind_disable_callbacks(CUpti_SubscriberHandle sub, int all);
 void gp_unwind_on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		      const CUpti_CallbackData *cd);
 void gp_unwind_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd);

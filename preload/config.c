@@ -11,12 +11,15 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define DEFAULT_OUTPUT "gpuprof-%p"
+/* Each flight-recorder dump is a file of its own. */
+#define DEFAULT_FLIGHT_OUTPUT "gpuprof-%p-%n"
 #define DEFAULT_TRACE (GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | \
 		       GP_TRACE_GRAPH | GP_TRACE_API | GP_TRACE_NVTX)
 
@@ -74,6 +77,61 @@ int gp_config_parse_launches(const char *s, uint32_t *out)
 	if (errno || *end || end == s || *s == '-' || x < 1 || x >= UINT32_MAX)
 		return -EINVAL;
 	*out = (uint32_t)x;
+	return 0;
+}
+
+int gp_config_parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long x;
+	char *end;
+	int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: break;
+	}
+	if (*end == 'i' && shift)
+		end++;
+	if ((*end == 'b' || *end == 'B') && shift)
+		end++;
+	if (*end || (shift && x > (~0ull >> shift)))
+		return -EINVAL;
+	*out = (uint64_t)x << shift;
+	return 0;
+}
+
+int gp_config_parse_signal(const char *s)
+{
+	char *end;
+	long n;
+
+	if (!s || !*s)
+		return 0;
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	if (!strcmp(s, "USR1"))
+		return SIGUSR1;
+	if (!strcmp(s, "USR2"))
+		return SIGUSR2;
+	if (!strncmp(s, "RTMIN+", 6)) {
+		n = strtol(s + 6, &end, 10);
+		return !*end && s[6] && n >= 0 && SIGRTMIN + n <= SIGRTMAX ? SIGRTMIN + (int)n : 0;
+	}
+	n = strtol(s, &end, 10);
+	if (*end || !*s)
+		return 0;
+	/* Only signals that mean nothing to a program by default. */
+	if (n == SIGUSR1 || n == SIGUSR2 || (n >= SIGRTMIN && n <= SIGRTMAX))
+		return (int)n;
 	return 0;
 }
 
@@ -163,9 +221,57 @@ int gp_config_load(struct gp_config *c)
 	c->force = gp_config_flag("GPUPROF_FORCE");
 	gp_log_set_verbose(c->verbose);
 
+	v = getenv("GPUPROF_FLIGHT_RECORDER");
+	if (v && *v && (gp_config_parse_size(v, &c->flight_bytes) < 0 ||
+			c->flight_bytes < GP_FLIGHT_MIN || c->flight_bytes > GP_FLIGHT_MAX)) {
+		gp_log("GPUPROF_FLIGHT_RECORDER=%s: expected a size from 1M to 1T (such as 256M); tracing to a file",
+		       v);
+		c->flight_bytes = 0;
+	}
+	v = getenv("GPUPROF_START");
+	if (v && *v) {
+		if (!strcmp(v, "dormant"))
+			c->dormant = 1;
+		else if (strcmp(v, "now"))
+			gp_log("GPUPROF_START=%s: expected now or dormant; starting now", v);
+	}
+	if (c->dormant && c->flight_bytes) {
+		gp_log("GPUPROF_START=dormant does not go with a flight recorder; starting now");
+		c->dormant = 0;
+	}
+	c->control = c->dormant || c->flight_bytes || gp_config_flag("GPUPROF_CONTROL");
+	env_str("GPUPROF_CONTROL_DIR", c->control_dir, sizeof(c->control_dir));
+
+	v = getenv("GPUPROF_DUMP_ON");
+	while (v && *v) {
+		size_t len = strcspn(v, ",");
+
+		if (len == 10 && !strncmp(v, "cuda-error", 10)) {
+			c->dump_on_error = 1;
+		} else if (len > 5 && !strncmp(v, "nvtx:", 5) && len - 5 < sizeof(c->dump_on_nvtx)) {
+			memcpy(c->dump_on_nvtx, v + 5, len - 5);
+			c->dump_on_nvtx[len - 5] = 0;
+		} else if (len) {
+			gp_log("GPUPROF_DUMP_ON: '%.*s' is not nvtx:NAME or cuda-error; ignored",
+			       (int)len, v);
+		}
+		v += len;
+		if (*v == ',')
+			v++;
+	}
+	v = getenv("GPUPROF_DUMP_SIGNAL");
+	if (v && *v && !(c->dump_signal = gp_config_parse_signal(v)))
+		gp_log("GPUPROF_DUMP_SIGNAL=%s: expected USR1, USR2 or RTMIN+N; no dump signal", v);
+	if (!c->flight_bytes && (c->dump_on_error || c->dump_on_nvtx[0] || c->dump_signal)) {
+		gp_log("GPUPROF_DUMP_ON and GPUPROF_DUMP_SIGNAL need GPUPROF_FLIGHT_RECORDER; ignored");
+		c->dump_on_error = 0;
+		c->dump_on_nvtx[0] = 0;
+		c->dump_signal = 0;
+	}
+
 	v = getenv("GPUPROF_OUTPUT");
 	if (!v || !*v)
-		v = DEFAULT_OUTPUT;
+		v = c->flight_bytes ? DEFAULT_FLIGHT_OUTPUT : DEFAULT_OUTPUT;
 	if (strlen(v) >= sizeof(c->output)) {
 		gp_log("GPUPROF_OUTPUT is too long; using %s", DEFAULT_OUTPUT);
 		v = DEFAULT_OUTPUT;
@@ -214,6 +320,11 @@ int gp_config_load(struct gp_config *c)
 	c->ring_chunks = env_u32("GPUPROF_RING_CHUNKS", 16, 2, 4096);
 	env_str("GPUPROF_CAPTURE_RANGE", c->capture_range, sizeof(c->capture_range));
 	env_str("GPUPROF_CAPTURE_RANGE_END", c->capture_end, sizeof(c->capture_end));
+	if (c->capture_range[0] && (c->dormant || c->flight_bytes)) {
+		gp_log("GPUPROF_CAPTURE_RANGE does not go with %s; ignored",
+		       c->dormant ? "GPUPROF_START=dormant" : "a flight recorder");
+		c->capture_range[0] = 0;
+	}
 	env_str("GPUPROF_CUPTI_PATH", c->cupti_path, sizeof(c->cupti_path));
 	env_str("GPUPROF_LIBUNWIND", c->libunwind_path, sizeof(c->libunwind_path));
 	env_str("CUDA_HOME", c->cuda_home, sizeof(c->cuda_home));

@@ -31,10 +31,21 @@ struct gp_config {
 	uint32_t buffer_kib;       /* CUPTI activity buffer size */
 	uint32_t ring_chunks;      /* chunks of 1 MiB */
 	uint32_t rank;             /* RANK, OMPI_COMM_WORLD_RANK, ...; UINT32_MAX if none */
+	char control_dir[GP_PATH_MAX]; /* GPUPROF_CONTROL_DIR, "" for the default */
+	char dump_on_nvtx[256];    /* GPUPROF_DUMP_ON nvtx:NAME, "" if none */
+	uint64_t flight_bytes;     /* GPUPROF_FLIGHT_RECORDER, 0 when off */
+	int dump_on_error;         /* GPUPROF_DUMP_ON cuda-error */
+	int dump_signal;           /* GPUPROF_DUMP_SIGNAL, 0 none */
+	int dormant;               /* GPUPROF_START=dormant */
+	int control;               /* listen on the control socket */
 	int force;
 	int disabled;
 	int verbose;
 };
+
+/* Flight-recorder sizes the recorder accepts (GPUPROF_FLIGHT_RECORDER). */
+#define GP_FLIGHT_MIN (1ull << 20)
+#define GP_FLIGHT_MAX (1ull << 40)
 
 /*
  * Fills *c from the environment: every variable the recorder reads, read
@@ -74,6 +85,11 @@ const char *gp_config_claim(const char *var, const char *self);
 
 /* Parses first|all|N (N >= 1) into *out; -EINVAL otherwise. */
 int gp_config_parse_launches(const char *s, uint32_t *out);
+/* Parses "256M", "1G", "1048576" (K, M, G, T: powers of 1024); -EINVAL. */
+int gp_config_parse_size(const char *s, uint64_t *out);
+
+/* Parses a signal: "USR2", "SIGUSR2" or a number; 0 when not one. */
+int gp_config_parse_signal(const char *s);
 
 /* Parses "kernel,memcpy,..." into GP_TRACE_* bits; -EINVAL on an unknown word. */
 int gp_config_parse_trace(const char *s, uint32_t *out);

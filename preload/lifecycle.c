@@ -1,22 +1,44 @@
 /*
  * The recorder's lifecycle (see lifecycle.h): start, periodic flush, the
- * end of the trace (exit, signals), fork.  It owns the chunk ring, the
- * trace file and its writer, the flusher thread and the session file; the
+ * end of the trace (exit, signals), fork, and windows opened and closed
+ * from outside (gpuprof start/stop).  It owns the chunk ring, the trace
+ * file and its writer, the flusher thread and the session file; the
  * record sources (source.h) plug into it.
+ *
+ * Started dormant (GPUPROF_START=dormant), the recorder attaches its
+ * sources and listens on its control socket, but opens no file and asks
+ * the sources to record nothing until a window opens.  Each window is a
+ * CAPTURE_RANGE record (kind GP_CAPTURE_CONTROL); windows go into one file
+ * (opened at the first, closed at exit) or, when the output template has
+ * %n or the request names a file, into a file each.
+ *
+ * With a flight recorder (GPUPROF_FLIGHT_RECORDER) the writer compresses
+ * chunks into memory (flight.h) instead of a file; a dump writes what that
+ * memory holds into a new file: a preamble chunk (strings, process,
+ * devices), the kept chunks, a last chunk with the FLIGHT record.  Dumps
+ * run on the flusher (or the exit path), never on a program thread: the
+ * triggers (the dump signal, an NVTX name, a CUDA error) only set a flag
+ * and wake it.
  *
  * Threads:
  *  - gp_recorder_start: the thread inside cuInit (InitializeInjection).
  *  - flusher thread: every flush interval asks the sources to hand over
  *    what they buffered and seals the open chunk, so a killed program
  *    loses at most one interval; finishes the trace when a signal handler
- *    asks (signals.h).  It sleeps in poll(2) on an eventfd, which a signal
- *    handler can write to.
+ *    asks (signals.h); opens and closes windows (the control thread's
+ *    requests, --duration).  It sleeps in poll(2) on an eventfd, which a
+ *    signal handler can write to.  Every change of file or window happens
+ *    on it (or on the exit path once it has ended), so they never race.
+ *  - control thread (control.c), only when asked for: hands requests to the
+ *    flusher through the mailbox below and waits for the answer.
  *  - exit handler (atexit, registered inside cuInit): finishes the trace;
  *    every wait bounded.
  *  - gp_recorder_forked: atfork child handler; only flips flags.
  */
 #include "lifecycle.h"
 #include "config.h"
+#include "control.h"
+#include "flight.h"
 #include "log.h"
 #include "recorder.h"
 #include "signals.h"
@@ -24,6 +46,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <gpuprof/control.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -40,23 +64,70 @@
 #define GP_RING_WAIT_MS 5000
 /* Bound on each wait of the finishing path (drain, writer, signal handler). */
 #define GP_FINISH_WAIT_MS 5000
+/* Automatic dumps (NVTX name, CUDA error) a process makes at most. */
+#define GP_AUTO_DUMPS 16
+/* Chunks of 1 MiB for a dump's first and last chunks (names, devices, ...). */
+#define GP_PREAMBLE_CHUNKS 16
+/* How long the control thread waits for the flusher to carry a request out. */
+#define GP_REQUEST_WAIT_MS 60000
 
 static pthread_t flusher;
 static int flusher_started;
 static int wake_fd = -1;
 static uint64_t wake_ino;
-static atomic_int flush_stop, finish_requested, finished;
+static atomic_int flush_stop, finish_requested, finished, finishing;
+
 /*
- * The trace file exists.  With a source that asks for it (file_on_demand),
- * it is created at the first sign of GPU work (gp_recorder_need_file), so
- * a process that only initializes CUDA (a launcher asking for the device
- * count) leaves no file.  open_lock orders its creation against finish().
+ * Windows (gpuprof start/stop).  Written on the flusher (or the exit path
+ * once the flusher has ended); the control thread reads them for status.
  */
-static atomic_int file_open;
-static int on_demand;
+static atomic_int window_open;
+static atomic_uint windows;         /* windows opened so far */
+static uint64_t window_t0;          /* trace clock at its start */
+static uint64_t window_start_mono;
+static uint64_t window_deadline;    /* CLOCK_MONOTONIC ns, 0 none */
+static int window_own_file;         /* the file ends with the window */
+static uint32_t cupti_version;
+static uint64_t rec_start;          /* trace clock when the first file began */
+
+/* The flight recorder (flight.h) and its dumps. */
+static struct gp_flight flight;
+static atomic_int finish_sig;       /* the signal that ends the process, 0 */
+static atomic_int dump_trigger, dump_detail; /* a dump asked for by a trigger */
+static atomic_uint dumps, auto_dumps;
+
+/* What status reports as the trace file; guarded by info_lock. */
+static pthread_mutex_t info_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * The file on demand: with a source that asks for it (file_on_demand), the
+ * first trace file is created at the first sign of GPU work
+ * (gp_recorder_need_file), so a process that only initializes CUDA (a
+ * launcher asking for the device count) leaves no file.  Until then the
+ * records wait in the ring after the preamble emitted at start, the open
+ * chunk filling.  open_lock orders the file's creation against finish().
+ */
+static atomic_int file_pending;
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Records buffered without a file that make the recorder create it anyway. */
+/* Records waiting without a file that make the recorder create it anyway. */
 #define GP_ON_DEMAND_RECORDS 65536
+static char info_path[GP_PATH_MAX];
+
+/*
+ * The control thread's request to the flusher: one at a time, answered
+ * under the same lock (done_serial catches up with serial).
+ */
+enum { OP_NONE, OP_START, OP_STOP, OP_DUMP };
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	int op;
+	uint64_t duration_ms;
+	char output[GP_PATH_MAX];
+	uint64_t serial, done_serial;
+	int rc;
+	char ans[GP_CONTROL_MSG_MAX];
+} mbox = { .lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER };
 /*
  * A weak reference: the library defines the sources (cupti/tracer.c), a
  * unit test its own, other programs that link this file none (NULL).
@@ -95,26 +166,50 @@ static void drain_sources(uint64_t t, int final)
 			sources()[i]->drain(t, final);
 }
 
+static int set_tracing(int on, char *why, size_t whysz)
+{
+	int rc = 0;
+
+	for (int i = 0; sources()[i]; i++)
+		if (sources()[i]->set_tracing && sources()[i]->set_tracing(on, why, whysz) < 0)
+			rc = -1;
+	return rc;
+}
+
+/* Lock held. */
+static void preamble_sources(void)
+{
+	for (int i = 0; sources()[i]; i++)
+		if (sources()[i]->preamble)
+			sources()[i]->preamble();
+}
+
 static void periodic_flush(void)
 {
-	int open = atomic_load_explicit(&file_open, memory_order_acquire), pressure;
+	int pending, pressure;
 
 	if (atomic_load(&gp_rec.state) != GP_ACTIVE)
 		return;
+	pending = atomic_load_explicit(&file_pending, memory_order_acquire);
 	flush_sources(0);
 	gp_ring_lock(&gp_rec.ring);
 	drain_sources(0, 0);
 	gp_emit_lost(0);
 	/* Without a file nobody empties the ring: keep filling the open chunk. */
-	if (open)
+	if (!pending)
 		gp_ring_seal(&gp_rec.ring, 0);
-	pressure = !open && gp_rec.records > GP_ON_DEMAND_RECORDS;
+	pressure = pending && gp_rec.records > GP_ON_DEMAND_RECORDS;
 	gp_ring_unlock(&gp_rec.ring);
 	if (pressure)
 		gp_recorder_need_file();
 }
 
 static void finish(int on_flusher);
+static void serve_request(void);
+static void window_stop_now(char *ans, size_t anssz);
+static int do_dump(int trigger, int detail, const char *output, int final, char *ans,
+		   size_t anssz);
+static void triggered_dump(void);
 
 /* Sleeps up to ms or until woken; keeps the wake descriptor honest. */
 static void flusher_sleep(int ms)
@@ -151,7 +246,8 @@ static void flusher_sleep(int ms)
  * yet complete, and a flush only hands over buffers whose records all are:
  * the first flush retires the buffer, the second delivers it once its last
  * kernels ended.  Records so reach the file about 1.25 intervals after they
- * complete instead of two.
+ * complete instead of two.  In between: requests from the control thread,
+ * and the end of a window that was given a duration.
  */
 static void *flusher_main(void *arg)
 {
@@ -161,11 +257,24 @@ static void *flusher_main(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&flush_stop)) {
-		uint64_t now = gp_now_monotonic();
+		uint64_t now = gp_now_monotonic(), wake;
 
 		if (atomic_load(&finish_requested)) {
 			finish(1);
 			break;
+		}
+		serve_request();
+		if (atomic_load(&dump_trigger)) {
+			triggered_dump();
+			continue;
+		}
+		if (atomic_load(&window_open) && window_deadline && now >= window_deadline) {
+			static char ans[GP_CONTROL_MSG_MAX];
+
+			ans[0] = 0;
+
+			window_stop_now(ans, sizeof(ans));
+			continue;
 		}
 		if (now >= next) {
 			periodic_flush();
@@ -173,7 +282,10 @@ static void *flusher_main(void *arg)
 			next = now + (follow_up ? iv / 4 : iv - iv / 4);
 			continue;
 		}
-		flusher_sleep((int)((next - now + 999999) / 1000000));
+		wake = next;
+		if (atomic_load(&window_open) && window_deadline && window_deadline < wake)
+			wake = window_deadline;
+		flusher_sleep((int)((wake - now + 999999) / 1000000));
 	}
 	return NULL;
 }
@@ -222,8 +334,9 @@ static void start_flusher(void)
 }
 
 /* Signal handlers (any thread, async-signal-safe): ask the flusher to finish. */
-static void request_finish(void)
+static void request_finish(int sig)
 {
+	atomic_store(&finish_sig, sig);
 	atomic_store(&finish_requested, 1);
 	wake_flusher();
 }
@@ -238,51 +351,191 @@ static int is_owner(void)
 	return getpid() == gp_rec.pid && !atomic_load(&gp_rec.disabled);
 }
 
-/*
- * Ends the trace: last records from the sources, final records, drain,
- * close.  Runs once, on the exit path or on the flusher when a signal
- * asked for it (on_flusher: it must not join itself).
- */
-static void finish(int on_flusher)
+void gp_recorder_request_dump(int trigger, int detail)
 {
-	int expected = GP_ACTIVE;
-	uint64_t t, other_lost = 0;
+	int none = 0;
 
-	if (getpid() != gp_rec.pid ||
-	    !atomic_compare_exchange_strong(&gp_rec.state, &expected, GP_STOPPING))
+	if (!gp_rec.cfg.flight_bytes || getpid() != gp_rec.pid ||
+	    atomic_load(&gp_rec.state) != GP_ACTIVE)
 		return;
-	if (flusher_started && !on_flusher) {
+	if (atomic_compare_exchange_strong(&dump_trigger, &none, trigger))
+		atomic_store(&dump_detail, detail);
+	wake_flusher();
+}
+
+/* The dump signal's handler (async-signal-safe). */
+static void on_dump_signal(int sig)
+{
+	gp_recorder_request_dump(GP_DUMP_SIGNAL, sig);
+}
+
+static void register_session_file(const char *path)
+{
+	char line[GP_PATH_MAX + 2];
+	int fd, n;
+
+	if (!gp_rec.cfg.session_file[0])
+		return;
+	/* The trace's path is absolute (tracefile.c). */
+	n = snprintf(line, sizeof(line), "%s\n", path);
+	if (n < 0 || n >= (int)sizeof(line))
+		return;
+	fd = open(gp_rec.cfg.session_file,
+		  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	/* O_APPEND and one write: lines from concurrent processes stay whole. */
+	if (write(fd, line, (size_t)n) < 0)
+		(void)0;
+	close(fd);
+}
+
+/*
+ * Creates the trace file from tmpl, writes what every file begins with
+ * (strings known so far, process, configuration, clock, the sources'
+ * devices and contexts) and starts the writer.  Sets GP_ACTIVE.  Returns
+ * 0, or -1 with the reason in why (the recorder's state is unchanged).
+ */
+/* Creates the trace file (or the flight recorder's memory file); -1 with why. */
+static int create_file(const char *tmpl, char *why, size_t whysz)
+{
+	int err = gp_rec.cfg.flight_bytes
+			  ? gp_tracefile_open_memory(&gp_rec.file, &flight)
+			  : gp_tracefile_open(&gp_rec.file, tmpl, gp_rec.cfg.force, GP_CLOCK_REALTIME,
+					      gp_now_realtime());
+
+	if (err && gp_rec.cfg.flight_bytes) {
+		snprintf(why, whysz, "out of memory for the flight recorder");
+		return -1;
+	}
+	if (err) {
+		char path[GP_PATH_MAX];
+		int uses_n;
+
+		gp_config_expand(tmpl, gp_rec.pid, 1, path, sizeof(path), &uses_n);
+		snprintf(why, whysz, "cannot create %s: %s%s", path, strerror(-err),
+			 err == -EEXIST ? " (set GPUPROF_FORCE=1 or use -f to overwrite)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* The records a file begins with: strings so far, process, configuration, clock, devices. */
+static void emit_preamble(void)
+{
+	gp_ring_reopen(&gp_rec.ring);
+	gp_ring_lock(&gp_rec.ring);
+	gp_emit_begin_file();
+	gp_emit_strings_all();
+	rec_start = trace_now();
+	gp_emit_process(rec_start, cupti_version);
+	gp_emit_config();
+	gp_emit_clock_sync(trace_now());
+	preamble_sources();
+	gp_ring_unlock(&gp_rec.ring);
+}
+
+/* Starts the writer on the created file; sets GP_ACTIVE.  -1 with why. */
+static int start_writer(char *why, size_t whysz)
+{
+	if (gp_tracefile_start(&gp_rec.file, &gp_rec.ring) < 0) {
+		snprintf(why, whysz, "cannot start the writer thread");
+		gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
+		if (!gp_rec.cfg.flight_bytes)
+			unlink(gp_rec.file.path);
+		return -1;
+	}
+	atomic_store_explicit(&gp_rec.state, GP_ACTIVE, memory_order_release);
+	if (gp_rec.cfg.flight_bytes)
+		return 0;
+	pthread_mutex_lock(&info_lock);
+	snprintf(info_path, sizeof(info_path), "%s", gp_rec.file.path);
+	pthread_mutex_unlock(&info_lock);
+	register_session_file(gp_rec.file.path);
+	gp_debug("tracing into %s", gp_rec.file.path);
+	return 0;
+}
+
+/*
+ * Opens a trace file from template tmpl: creates it, writes its preamble
+ * (strings known so far, process, configuration, clock, the sources'
+ * devices and contexts) and starts the writer.  Sets GP_ACTIVE.  Returns
+ * 0, or -1 with the reason in why (the recorder's state is unchanged).
+ */
+static int open_file(const char *tmpl, char *why, size_t whysz)
+{
+	if (create_file(tmpl, why, whysz) < 0)
+		return -1;
+	emit_preamble();
+	return start_writer(why, whysz);
+}
+
+void gp_recorder_need_file(void)
+{
+	char why[GP_PATH_MAX + 200];
+	int failed = 0;
+
+	if (!atomic_load_explicit(&file_pending, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&open_lock);
+	if (atomic_load(&file_pending) && is_owner() &&
+	    atomic_load(&gp_rec.state) == GP_ACTIVE) {
+		failed = create_file(gp_rec.cfg.output, why, sizeof(why)) < 0 ||
+			 start_writer(why, sizeof(why)) < 0;
+		atomic_store_explicit(&file_pending, 0, memory_order_release);
+	}
+	if (failed) {
+		/* Passive from here on: sources see the state, the exit does nothing. */
+		atomic_store(&gp_rec.state, GP_OFF);
+		atomic_store(&finished, 1);
 		atomic_store(&flush_stop, 1);
 		wake_flusher();
-		pthread_join(flusher, NULL);
-	}
-	flush_sources(1);
-	t = atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
-	pthread_mutex_lock(&open_lock);
-	if (!atomic_load(&file_open)) {
-		/* No GPU work: no trace, nothing to say. */
-		pthread_mutex_unlock(&open_lock);
-		gp_ring_lock(&gp_rec.ring);
-		drain_sources(t, 1);
-		atomic_store_explicit(&gp_rec.state, GP_STOPPED, memory_order_release);
-		gp_ring_unlock(&gp_rec.ring);
-		gp_debug("no GPU work; no trace written");
-		atomic_store(&finished, 1);
-		return;
 	}
 	pthread_mutex_unlock(&open_lock);
+	if (failed)
+		gp_log("%s; the program runs untraced", why);
+}
+
+/* Lock held: the open window as a capture range ending at t. */
+static void emit_window(uint64_t t)
+{
+	struct gp_rec_capture_range *r = gp_emit(GP_REC_CAPTURE_RANGE, sizeof(*r));
+
+	if (!r)
+		return;
+	r->start = window_t0;
+	r->end = t;
+	r->kind = GP_CAPTURE_CONTROL;
+}
+
+/*
+ * Ends the open file: last records from the sources, final records, drain,
+ * close.  exiting: the process ends (else the recorder goes dormant, ready
+ * for the next window's file).
+ */
+static void close_file(uint64_t t, int exiting)
+{
+	uint64_t other_lost = 0;
+
+	flush_sources(1);
 	gp_ring_lock(&gp_rec.ring);
+	atomic_store(&gp_rec.state, GP_STOPPING);
 	gp_emit_clock_sync(t);
 	drain_sources(t, 1);
+	if (atomic_load(&window_open) && exiting)
+		emit_window(t);
 	/* Sets GP_STOPPED under the lock: what sources deliver later is late. */
 	gp_emit_final(t, GP_FINISH_WAIT_MS);
 	gp_ring_unlock(&gp_rec.ring);
-	if (gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS) < 0)
+	if (gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS) < 0) {
 		gp_log("writing %s did not finish in %d s; the trace may end early",
 		       gp_rec.file.path, GP_FINISH_WAIT_MS / 1000);
+		/* The writer still owns the ring: no further files. */
+		exiting = 1;
+	}
 	for (int c = 1; c < GP_LOST_CAUSE_COUNT; c++)
 		if (c != GP_LOST_WRITE_ERROR)
-			other_lost += atomic_load(&gp_rec.lost[c]);
+			other_lost += atomic_load(&gp_rec.lost[c]) - gp_rec.lost_base[c];
 	/* A write failure was said when it happened: one line is enough. */
 	if (!gp_rec.file.failed && (other_lost || gp_rec.file.records_lost))
 		gp_log("%llu records lost (see the report); trace: %s",
@@ -290,6 +543,58 @@ static void finish(int on_flusher)
 		       gp_rec.file.path);
 	gp_debug("wrote %llu records to %s", (unsigned long long)gp_rec.file.records_written,
 		 gp_rec.file.path);
+	if (!exiting)
+		atomic_store(&gp_rec.state, GP_DORMANT);
+}
+
+/*
+ * Ends the trace at exit, or on the flusher when a signal asked for it
+ * (on_flusher: it must not join itself).  Runs once.
+ */
+static void finish(int on_flusher)
+{
+	int state;
+	uint64_t t;
+
+	if (getpid() != gp_rec.pid || atomic_exchange(&finishing, 1))
+		return;
+	/* The flusher ends first: no window or file changes after this. */
+	if (flusher_started && !on_flusher) {
+		atomic_store(&flush_stop, 1);
+		wake_flusher();
+		pthread_join(flusher, NULL);
+	}
+	gp_control_close();
+	state = atomic_load(&gp_rec.state);
+	if (state == GP_ACTIVE && gp_rec.cfg.flight_bytes) {
+		static char ans[GP_CONTROL_MSG_MAX];
+		int sig = atomic_load(&finish_sig);
+
+		ans[0] = 0;
+		do_dump(sig ? GP_DUMP_FATAL_SIGNAL : GP_DUMP_EXIT, sig, "", 1, ans, sizeof(ans));
+		gp_ring_lock(&gp_rec.ring);
+		atomic_store(&gp_rec.state, GP_STOPPED);
+		gp_ring_unlock(&gp_rec.ring);
+		gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
+	} else if (state == GP_ACTIVE) {
+		t = atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
+		pthread_mutex_lock(&open_lock);
+		if (atomic_load(&file_pending)) {
+			/* No GPU work: no trace, nothing to say. */
+			atomic_store(&file_pending, 0);
+			pthread_mutex_unlock(&open_lock);
+			flush_sources(1);
+			gp_ring_lock(&gp_rec.ring);
+			drain_sources(t, 1);
+			atomic_store_explicit(&gp_rec.state, GP_STOPPED, memory_order_release);
+			gp_ring_unlock(&gp_rec.ring);
+			gp_debug("no GPU work; no trace written");
+			atomic_store(&finished, 1);
+			return;
+		}
+		pthread_mutex_unlock(&open_lock);
+		close_file(t, 1);
+	}
 	atomic_store(&finished, 1);
 }
 
@@ -306,25 +611,427 @@ static void at_exit(void)
 	gp_recorder_stop();
 }
 
-static void register_session_file(void)
-{
-	char line[GP_PATH_MAX + 2];
-	int fd, n;
+#define ANS(...) snprintf(ans + strlen(ans), anssz - strlen(ans), __VA_ARGS__)
 
-	if (!gp_rec.cfg.session_file[0])
+/* ---- flight-recorder dumps: on the flusher or the exit path ---- */
+
+/* Lock held: the dump's records go to pre, not into the live ring. */
+static uint64_t redirect(struct gp_ring *pre)
+{
+	uint64_t saved = gp_rec.records;
+
+	gp_rec.emit_to = pre;
+	gp_rec.records = 0;
+	return saved;
+}
+
+/* Lock held: back to the live ring; returns the records emitted into pre. */
+static uint64_t unredirect(uint64_t saved)
+{
+	uint64_t n = gp_rec.records;
+
+	gp_rec.emit_to = NULL;
+	gp_rec.records = saved;
+	return n;
+}
+
+static void write_ring(struct gp_tracefile *d, struct gp_ring *pre)
+{
+	struct gp_chunk *c;
+
+	while ((c = gp_ring_pop(pre, 0))) {
+		gp_tracefile_write_chunk(d, c);
+		gp_ring_release(pre, c);
+	}
+}
+
+/*
+ * Writes the flight recorder's memory into a new file from output (or the
+ * output template): everything recorded up to now that the memory still
+ * holds.  final: the process ends (the sources close what is open).  The
+ * answer (file, records, dropped_records, or message) goes into ans.
+ * Returns 0 or -1.  Sets nothing the program's threads wait for: they go
+ * on recording into the flight memory meanwhile.
+ */
+static int do_dump(int trigger, int detail, const char *output, int final, char *ans,
+		   size_t anssz)
+{
+	static struct gp_tracefile d;
+	struct gp_ring pre;
+	struct gp_flight_view v;
+	struct gp_chunk_header h;
+	struct gp_rec_flight *fr;
+	struct gp_rec_end *end;
+	uint64_t t, saved, pre_records, tail_records, copied = 0, lost = 0, t_min = 0;
+	unsigned n = atomic_fetch_add(&dumps, 1) + 1;
+	size_t cap;
+	void *buf;
+	int err;
+
+	if (atomic_load(&gp_rec.state) != GP_ACTIVE) {
+		ANS("message=the trace has ended\n");
+		return -1;
+	}
+	/* Everything recorded up to now into the flight memory. */
+	flush_sources(final);
+	t = atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
+	gp_ring_lock(&gp_rec.ring);
+	gp_emit_clock_sync(t);
+	drain_sources(t, final);
+	gp_emit_lost(t);
+	gp_ring_seal(&gp_rec.ring, 0);
+	gp_ring_wait_drained(&gp_rec.ring, GP_FINISH_WAIT_MS);
+	gp_ring_unlock(&gp_rec.ring);
+	gp_flight_view(&flight, &v);
+
+	if (gp_ring_init(&pre, GP_RING_CHUNK, GP_PREAMBLE_CHUNKS, 0)) {
+		ANS("message=out of memory for the dump\n");
+		return -1;
+	}
+	/* What a reader needs from before the kept chunks. */
+	gp_ring_lock(&gp_rec.ring);
+	saved = redirect(&pre);
+	gp_emit_strings_all();
+	gp_emit_process(rec_start, cupti_version);
+	gp_emit_config();
+	gp_emit_clock_sync(t);
+	preamble_sources();
+	gp_ring_seal(&pre, 0);
+	pre_records = unredirect(saved);
+	gp_ring_unlock(&gp_rec.ring);
+
+	err = gp_tracefile_open(&d, output[0] ? output : gp_rec.cfg.output, gp_rec.cfg.force,
+				GP_CLOCK_REALTIME, gp_now_realtime());
+	if (err) {
+		char path[GP_PATH_MAX];
+		int uses_n;
+
+		gp_config_expand(output[0] ? output : gp_rec.cfg.output, gp_rec.pid, 1, path,
+				 sizeof(path), &uses_n);
+		ANS("message=cannot create %s: %s%s\n", path, strerror(-err),
+		    err == -EEXIST ? " (use %n in the output name, or force)" : "");
+		gp_log("flight recorder: cannot create %s: %s", path, strerror(-err));
+		gp_ring_destroy(&pre);
+		return -1;
+	}
+	write_ring(&d, &pre);
+	/* The kept chunks, one at a time: the writer may go on meanwhile. */
+	buf = gp_tracefile_frame_buf(&d, &cap);
+	for (uint64_t id = v.first; id <= v.last; id++) {
+		uint64_t lc;
+
+		if (gp_flight_copy(&flight, id, &h, &lc, buf, cap) < 0)
+			continue; /* dropped since the view: counted below */
+		if (gp_tracefile_put_frame(&d, &h) < 0)
+			continue;
+		copied += h.nrecords;
+		lost += lc;
+		if (h.t_min && (!t_min || h.t_min < t_min))
+			t_min = h.t_min;
+	}
+	gp_flight_view(&flight, &v);
+
+	gp_ring_lock(&gp_rec.ring);
+	saved = redirect(&pre);
+	fr = gp_emit(GP_REC_FLIGHT, sizeof(*fr));
+	if (fr) {
+		fr->start = v.dropped_chunks && t_min ? t_min : rec_start;
+		fr->end = t;
+		fr->dropped_records = v.dropped_records;
+		fr->dropped_bytes = v.dropped_bytes;
+		fr->dropped_chunks = v.dropped_chunks;
+		fr->size = flight.size;
+		fr->trigger = (uint32_t)trigger;
+		fr->detail = (uint32_t)detail;
+		fr->dump = n;
+	}
+	tail_records = gp_rec.records;
+	end = gp_emit(GP_REC_END, sizeof(*end));
+	if (end) {
+		end->end_ns = t;
+		end->records = pre_records + copied + tail_records;
+		end->lost = lost;
+	}
+	gp_ring_seal(&pre, GP_CHUNK_F_LAST);
+	unredirect(saved);
+	gp_ring_unlock(&gp_rec.ring);
+	write_ring(&d, &pre);
+	gp_ring_destroy(&pre);
+	if (gp_tracefile_stop(&d, GP_FINISH_WAIT_MS) < 0)
+		gp_log("writing %s did not finish in %d s; the dump may end early", d.path,
+		       GP_FINISH_WAIT_MS / 1000);
+	pthread_mutex_lock(&info_lock);
+	snprintf(info_path, sizeof(info_path), "%s", d.path);
+	pthread_mutex_unlock(&info_lock);
+	register_session_file(d.path);
+	gp_debug("flight recorder: dump %u into %s (%llu records, %llu older dropped)", n, d.path,
+		 (unsigned long long)copied, (unsigned long long)v.dropped_records);
+	ANS("file=%s\ndump=%u\nrecords=%llu\ndropped_records=%llu\nwindow_ms=%llu\n", d.path, n,
+	    (unsigned long long)copied, (unsigned long long)v.dropped_records,
+	    (unsigned long long)((t - (v.dropped_chunks && t_min ? t_min : rec_start)) / 1000000ull));
+	return 0;
+}
+
+/* On the flusher: the dump a signal, an NVTX name or a CUDA error asked for. */
+static void triggered_dump(void)
+{
+	static char ans[GP_CONTROL_MSG_MAX];
+	int trigger = atomic_exchange(&dump_trigger, 0), detail = atomic_load(&dump_detail);
+
+	if (!trigger)
 		return;
-	/* The trace's path is absolute (tracefile.c). */
-	n = snprintf(line, sizeof(line), "%s\n", gp_rec.file.path);
-	if (n < 0 || n >= (int)sizeof(line))
+	/* A program that fails over and over must not fill the disk with dumps. */
+	if (trigger != GP_DUMP_SIGNAL && atomic_fetch_add(&auto_dumps, 1) >= GP_AUTO_DUMPS) {
+		if (atomic_load(&auto_dumps) == GP_AUTO_DUMPS + 1)
+			gp_log("flight recorder: %d automatic dumps made, no more (gpuprof dump and the dump signal still work)",
+			       GP_AUTO_DUMPS);
 		return;
-	fd = open(gp_rec.cfg.session_file,
-		  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-	if (fd < 0)
+	}
+	ans[0] = 0;
+	do_dump(trigger, detail, "", 0, ans, sizeof(ans));
+}
+
+/* ---- windows: carried out on the flusher ---- */
+
+static int window_start(const char *output, uint64_t duration_ms, char *ans, size_t anssz)
+{
+	char why[GP_PATH_MAX + 200];
+	int uses_n = 0;
+	char tmp[GP_PATH_MAX];
+
+	if (gp_rec.cfg.flight_bytes) {
+		ANS("message=this process runs a flight recorder: use gpuprof dump\n");
+		return -1;
+	}
+	if (atomic_load(&window_open)) {
+		ANS("message=already tracing into %s\n", gp_rec.file.path);
+		return -1;
+	}
+	if (output[0] && atomic_load(&gp_rec.state) == GP_ACTIVE)
+		close_file(trace_now(), 0);
+	if (atomic_load(&gp_rec.state) == GP_DORMANT) {
+		/* CUPTI's device and context records, for the file's preamble. */
+		flush_sources(0);
+		if (open_file(output[0] ? output : gp_rec.cfg.output, why, sizeof(why)) < 0) {
+			ANS("message=%s\n", why);
+			return -1;
+		}
+	} else if (atomic_load(&gp_rec.state) != GP_ACTIVE) {
+		ANS("message=the trace has ended\n");
+		return -1;
+	}
+	gp_config_expand(gp_rec.cfg.output, gp_rec.pid, 1, tmp, sizeof(tmp), &uses_n);
+	window_own_file = output[0] || uses_n;
+	window_t0 = trace_now();
+	window_start_mono = gp_now_monotonic();
+	window_deadline = duration_ms ? window_start_mono + duration_ms * 1000000ull : 0;
+	if (set_tracing(1, why, sizeof(why)) < 0) {
+		set_tracing(0, why + strlen(why), sizeof(why) - strlen(why));
+		ANS("message=%s\n", why);
+		if (window_own_file)
+			close_file(trace_now(), 0);
+		return -1;
+	}
+	atomic_store(&window_open, 1);
+	atomic_fetch_add(&windows, 1);
+	gp_debug("window %u opened into %s", atomic_load(&windows), gp_rec.file.path);
+	ANS("file=%s\nwindow=%u\n", gp_rec.file.path, atomic_load(&windows));
+	return 0;
+}
+
+static void window_stop_now(char *ans, size_t anssz)
+{
+	char why[256];
+	uint64_t t;
+
+	set_tracing(0, why, sizeof(why));
+	t = trace_now();
+	flush_sources(0);
+	gp_ring_lock(&gp_rec.ring);
+	drain_sources(t, 0);
+	emit_window(t);
+	gp_emit_lost(t);
+	gp_ring_seal(&gp_rec.ring, 0);
+	gp_ring_unlock(&gp_rec.ring);
+	atomic_store(&window_open, 0);
+	ANS("file=%s\nwindow=%u\n", gp_rec.file.path, atomic_load(&windows));
+	gp_debug("window %u closed", atomic_load(&windows));
+	if (window_own_file)
+		close_file(t, 0);
+}
+
+static int window_stop(char *ans, size_t anssz)
+{
+	if (gp_rec.cfg.flight_bytes) {
+		ANS("message=this process runs a flight recorder: use gpuprof dump\n");
+		return -1;
+	}
+	if (!atomic_load(&window_open)) {
+		ANS("message=not tracing\n");
+		return -1;
+	}
+	window_stop_now(ans, anssz);
+	return 0;
+}
+
+/* On the flusher: carries out the control thread's request, if any. */
+static void serve_request(void)
+{
+	static char ans[sizeof(mbox.ans)];
+	static char output[GP_PATH_MAX];
+	uint64_t serial, duration;
+	int op, rc;
+
+	pthread_mutex_lock(&mbox.lock);
+	op = mbox.op;
+	serial = mbox.serial;
+	duration = mbox.duration_ms;
+	memcpy(output, mbox.output, sizeof(output));
+	mbox.op = OP_NONE;
+	pthread_mutex_unlock(&mbox.lock);
+	if (op == OP_NONE)
 		return;
-	/* O_APPEND and one write: lines from concurrent processes stay whole. */
-	if (write(fd, line, (size_t)n) < 0)
-		(void)0;
-	close(fd);
+	ans[0] = 0;
+	if (op == OP_START)
+		rc = window_start(output, duration, ans, sizeof(ans));
+	else if (op == OP_STOP)
+		rc = window_stop(ans, sizeof(ans));
+	else
+		rc = do_dump(GP_DUMP_REQUEST, 0, output, 0, ans, sizeof(ans));
+	pthread_mutex_lock(&mbox.lock);
+	if (serial == mbox.serial) {
+		mbox.rc = rc;
+		memcpy(mbox.ans, ans, sizeof(ans));
+		mbox.done_serial = serial;
+		pthread_cond_broadcast(&mbox.done);
+	}
+	pthread_mutex_unlock(&mbox.lock);
+}
+
+/* On the control thread: hands op to the flusher and waits for its answer. */
+static int ask_flusher(int op, uint64_t duration_ms, const char *output, char *ans, size_t anssz)
+{
+	struct timespec ts;
+	uint64_t serial;
+	int rc = -1, err = 0;
+
+	pthread_mutex_lock(&mbox.lock);
+	serial = ++mbox.serial;
+	mbox.op = op;
+	mbox.duration_ms = duration_ms;
+	snprintf(mbox.output, sizeof(mbox.output), "%s", output);
+	pthread_mutex_unlock(&mbox.lock);
+	wake_flusher();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += GP_REQUEST_WAIT_MS / 1000;
+	pthread_mutex_lock(&mbox.lock);
+	while (mbox.done_serial != serial && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(&mbox.done, &mbox.lock, &ts);
+	if (mbox.done_serial == serial) {
+		rc = mbox.rc;
+		snprintf(ans, anssz, "%s", mbox.ans);
+	} else {
+		if (mbox.op == op)
+			mbox.op = OP_NONE;
+		snprintf(ans, anssz, "message=the recorder did not answer in %d s\n",
+			 GP_REQUEST_WAIT_MS / 1000);
+	}
+	pthread_mutex_unlock(&mbox.lock);
+	return rc;
+}
+
+static const char *state_name(void)
+{
+	switch (atomic_load(&gp_rec.state)) {
+	case GP_DORMANT:
+		return "dormant";
+	case GP_ACTIVE:
+		if (gp_rec.cfg.flight_bytes)
+			return "flight";
+		return atomic_load(&window_open) || !gp_rec.cfg.control ? "tracing" : "idle";
+	case GP_STOPPING:
+		return "stopping";
+	case GP_STOPPED:
+		return "stopped";
+	default:
+		return "off";
+	}
+}
+
+static void status(char *ans, size_t anssz)
+{
+	uint64_t lost = 0;
+
+	for (int c = 1; c < GP_LOST_CAUSE_COUNT; c++)
+		lost += atomic_load(&gp_rec.lost[c]) - __atomic_load_n(&gp_rec.lost_base[c], __ATOMIC_RELAXED);
+	ANS("pid=%d\nstate=%s\nstart=%s\n", gp_rec.pid, state_name(),
+	    gp_rec.cfg.dormant ? "dormant" : "now");
+	pthread_mutex_lock(&info_lock);
+	if (info_path[0])
+		ANS("file=%s\n", info_path);
+	pthread_mutex_unlock(&info_lock);
+	ANS("records=%" PRIu64 "\nlost=%" PRIu64 "\nwindows=%u\n",
+	    __atomic_load_n(&gp_rec.records, __ATOMIC_RELAXED), lost, atomic_load(&windows));
+	if (atomic_load(&window_open))
+		ANS("window_ms=%llu\n", (unsigned long long)
+		    ((gp_now_monotonic() - __atomic_load_n(&window_start_mono, __ATOMIC_RELAXED)) /
+			     1000000ull));
+	ANS("flush_ms=%u\n", gp_rec.cfg.flush_ms);
+	if (gp_rec.cfg.flight_bytes) {
+		struct gp_flight_view v;
+
+		pthread_mutex_lock(&flight.lock);
+		ANS("flight_size=%llu\nflight_used=%llu\nflight_chunks=%u\nflight_records=%llu\n",
+		    (unsigned long long)flight.size, (unsigned long long)flight.used, flight.count,
+		    (unsigned long long)flight.records);
+		pthread_mutex_unlock(&flight.lock);
+		gp_flight_view(&flight, &v);
+		ANS("flight_dropped_records=%llu\ndumps=%u\n",
+		    (unsigned long long)v.dropped_records, atomic_load(&dumps));
+	}
+}
+
+/* The control thread's handler (control.h). */
+static int handle_request(const char *verb, const char *msg, char *ans, size_t anssz)
+{
+	char val[GP_PATH_MAX], *end;
+	uint64_t duration = 0;
+
+	if (!strcmp(verb, "status")) {
+		status(ans, anssz);
+		return 0;
+	}
+	if (!strcmp(verb, "start")) {
+		if (gp_control_get(msg, "duration_ms", val, sizeof(val))) {
+			duration = strtoull(val, &end, 10);
+			if (*end || !val[0]) {
+				ANS("message=bad duration_ms\n");
+				return -1;
+			}
+		}
+		gp_control_get(msg, "output", val, sizeof(val));
+		if (val[0] && val[0] != '/') {
+			ANS("message=output must be an absolute path\n");
+			return -1;
+		}
+		return ask_flusher(OP_START, duration, val, ans, anssz);
+	}
+	if (!strcmp(verb, "stop"))
+		return ask_flusher(OP_STOP, 0, "", ans, anssz);
+	if (!strcmp(verb, "dump")) {
+		if (!gp_rec.cfg.flight_bytes) {
+			ANS("message=this process has no flight recorder (gpuprof run --flight-recorder=SIZE)\n");
+			return -1;
+		}
+		gp_control_get(msg, "output", val, sizeof(val));
+		if (val[0] && val[0] != '/') {
+			ANS("message=output must be an absolute path\n");
+			return -1;
+		}
+		return ask_flusher(OP_DUMP, 0, val, ans, anssz);
+	}
+	ANS("message=unknown request '%s'\n", verb);
+	return -1;
 }
 
 static void give_up(const char *why)
@@ -336,68 +1043,17 @@ static void give_up(const char *why)
 	atomic_store(&gp_rec.state, GP_OFF);
 }
 
-/* Creates the trace file and starts its writer; -1 with a reason in why. */
-static int open_trace(char *why, size_t whysz)
-{
-	int err = gp_tracefile_open(&gp_rec.file, gp_rec.cfg.output, gp_rec.cfg.force,
-				    GP_CLOCK_REALTIME, gp_now_realtime());
-
-	if (err) {
-		char path[GP_PATH_MAX];
-		int uses_n;
-
-		gp_config_expand(gp_rec.cfg.output, gp_rec.pid, 1, path, sizeof(path), &uses_n);
-		snprintf(why, whysz, "cannot create %s: %s%s", path, strerror(-err),
-			 err == -EEXIST ? " (set GPUPROF_FORCE=1 or use -f to overwrite)" : "");
-		return -1;
-	}
-	if (gp_tracefile_start(&gp_rec.file, &gp_rec.ring) < 0) {
-		gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
-		unlink(gp_rec.file.path);
-		snprintf(why, whysz, "cannot start the writer thread");
-		return -1;
-	}
-	atomic_store_explicit(&file_open, 1, memory_order_release);
-	register_session_file();
-	gp_debug("tracing into %s", gp_rec.file.path);
-	return 0;
-}
-
-void gp_recorder_need_file(void)
-{
-	char why[GP_PATH_MAX + 200];
-	int failed = 0;
-
-	if (atomic_load_explicit(&file_open, memory_order_acquire) || !on_demand)
-		return;
-	pthread_mutex_lock(&open_lock);
-	if (!atomic_load(&file_open) && is_owner() &&
-	    atomic_load(&gp_rec.state) == GP_ACTIVE)
-		failed = open_trace(why, sizeof(why)) < 0;
-	if (failed) {
-		/* Passive from here on: sources see the state, the exit does nothing. */
-		atomic_store(&gp_rec.state, GP_OFF);
-		atomic_store(&finished, 1);
-		atomic_store(&flush_stop, 1);
-		wake_flusher();
-	}
-	pthread_mutex_unlock(&open_lock);
-	if (failed)
-		gp_log("%s; the program runs untraced", why);
-}
-
 static int start(void)
 {
 	char why[GP_PATH_MAX + 200];
-	uint32_t version = 0;
-	int err;
+	int err, on_demand = 0;
 
 	gp_rec.cfg = *gp_config_get();
 	if (gp_rec.cfg.disabled || atomic_load(&gp_rec.disabled))
 		return -1;
 	gp_rec.pid = (int)getpid();
 	for (nattached = 0; sources()[nattached]; nattached++) {
-		if (sources()[nattached]->attach(&gp_rec.cfg, &version, why, sizeof(why)) < 0) {
+		if (sources()[nattached]->attach(&gp_rec.cfg, &cupti_version, why, sizeof(why)) < 0) {
 			give_up(why);
 			return -1;
 		}
@@ -409,24 +1065,42 @@ static int start(void)
 		return -1;
 	}
 	gp_intern_init(&gp_rec.strings);
+	if (gp_rec.cfg.flight_bytes && gp_flight_init(&flight, gp_rec.cfg.flight_bytes)) {
+		give_up("out of memory for the flight recorder");
+		return -1;
+	}
 	for (int i = 0; sources()[i]; i++)
 		on_demand |= sources()[i]->file_on_demand;
-	if (!on_demand && open_trace(why, sizeof(why)) < 0) {
+	/* A flight recorder or a controlled run has its own idea of files. */
+	on_demand = on_demand && !gp_rec.cfg.flight_bytes && !gp_rec.cfg.control;
+	if (gp_rec.cfg.dormant) {
+		atomic_store_explicit(&gp_rec.state, GP_DORMANT, memory_order_release);
+	} else if (on_demand) {
+		emit_preamble();
+		atomic_store(&file_pending, 1);
+		atomic_store_explicit(&gp_rec.state, GP_ACTIVE, memory_order_release);
+	} else if (open_file(gp_rec.cfg.output, why, sizeof(why)) < 0) {
 		give_up(why);
 		return -1;
 	}
-
-	gp_ring_lock(&gp_rec.ring);
-	gp_emit_process(trace_now(), version);
-	gp_emit_config();
-	gp_emit_clock_sync(trace_now());
-	gp_ring_unlock(&gp_rec.ring);
-
-	atomic_store_explicit(&gp_rec.state, GP_ACTIVE, memory_order_release);
 	for (int i = 0; sources()[i]; i++) {
-		if (sources()[i]->enable && sources()[i]->enable(why, sizeof(why)) < 0) {
-			atomic_store(&gp_rec.state, GP_STOPPING);
+		if (sources()[i]->enable && sources()[i]->enable(why, sizeof(why)) < 0)
 			goto fail;
+	}
+	if (!gp_rec.cfg.dormant) {
+		window_t0 = trace_now();
+		window_start_mono = gp_now_monotonic();
+		if (set_tracing(1, why, sizeof(why)) < 0)
+			goto fail;
+		/* Under control, the run so far is the first window. */
+		if (gp_rec.cfg.control) {
+			char tmp[GP_PATH_MAX];
+			int uses_n = 0;
+
+			gp_config_expand(gp_rec.cfg.output, gp_rec.pid, 1, tmp, sizeof(tmp), &uses_n);
+			window_own_file = uses_n;
+			atomic_store(&window_open, 1);
+			atomic_store(&windows, 1);
 		}
 	}
 
@@ -434,8 +1108,7 @@ static int start(void)
 	/*
 	 * The exit handler: registered here, inside cuInit, so a process that
 	 * only initializes CUDA (a launcher asking for the device count) still
-	 * finishes its trace, or, with the file on demand, ends without one.
-	 * It makes no CUDA call, only CUPTI's flush.
+	 * finishes its trace.  It makes no CUDA call, only CUPTI's flush.
 	 */
 	atexit(at_exit);
 	if (flusher_started) {
@@ -446,11 +1119,20 @@ static int start(void)
 		};
 
 		gp_signals_install(&sops, GP_FINISH_WAIT_MS);
+		if (gp_rec.cfg.dump_signal &&
+		    gp_signals_install_dump(gp_rec.cfg.dump_signal, on_dump_signal) < 0)
+			gp_log("the program handles signal %d itself: it does not dump the flight recorder",
+			       gp_rec.cfg.dump_signal);
+		if (gp_rec.cfg.control)
+			gp_control_listen(&gp_rec.cfg, handle_request);
+	} else if (gp_rec.cfg.control) {
+		gp_log("cannot start the flusher thread; gpuprof start/stop cannot reach this process");
 	}
 	return 0;
 
 fail:
-	if (atomic_load(&file_open)) {
+	if (atomic_load(&gp_rec.state) == GP_ACTIVE && !atomic_load(&file_pending)) {
+		atomic_store(&gp_rec.state, GP_STOPPING);
 		gp_tracefile_stop(&gp_rec.file, GP_FINISH_WAIT_MS);
 		unlink(gp_rec.file.path);
 	}
@@ -483,6 +1165,7 @@ void gp_recorder_forked(void)
 	for (int i = 0; sources()[i]; i++)
 		if (sources()[i]->forked)
 			sources()[i]->forked();
+	gp_control_forked();
 	flusher_started = 0;
 	wake_fd = -1;
 }

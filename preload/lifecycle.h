@@ -24,4 +24,12 @@ void gp_recorder_forked(void);
  */
 void gp_recorder_need_file(void);
 
+/*
+ * Asks for a flight-recorder dump (trigger GP_DUMP_*, detail as in
+ * gp_rec_flight), made soon on the recorder's own thread.  Any thread,
+ * async-signal-safe (an atomic and a write(2)); no effect without a
+ * flight recorder.  Requests before the dump starts are merged.
+ */
+void gp_recorder_request_dump(int trigger, int detail);
+
 #endif

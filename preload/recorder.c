@@ -24,8 +24,11 @@ static void *emit(uint16_t type, uint32_t size, int retried)
 	struct gp_rec *h;
 
 	size = gp_rec_align(size);
-	h = retried ? gp_ring_reserve_retried(&gp_rec.ring, size)
-		    : gp_ring_reserve(&gp_rec.ring, size);
+	{
+		struct gp_ring *ring = gp_rec.emit_to ? gp_rec.emit_to : &gp_rec.ring;
+
+		h = retried ? gp_ring_reserve_retried(ring, size) : gp_ring_reserve(ring, size);
+	}
 	if (!h)
 		return NULL;
 	memset(h, 0, size);
@@ -74,14 +77,49 @@ uint32_t gp_emit_string(const char *s)
 	return s ? gp_emit_string_n(s, strlen(s)) : 0;
 }
 
-void gp_emit_lost(uint64_t now)
+/* Ring drops are counted by the ring itself, under the producer lock. */
+static void gp_emit_lost_sync(void)
 {
-	/* Ring drops are counted by the ring itself, under this lock. */
 	uint64_t ring = gp_rec.ring.dropped;
 	uint64_t prev = atomic_load_explicit(&gp_rec.lost[GP_LOST_RING_FULL], memory_order_relaxed);
 
 	if (ring > prev)
 		atomic_store_explicit(&gp_rec.lost[GP_LOST_RING_FULL], ring, memory_order_relaxed);
+}
+
+void gp_emit_begin_file(void)
+{
+	gp_emit_lost_sync();
+	gp_rec.records = 0;
+	gp_rec.ring.dropped_pending = 0;
+	for (int c = 1; c < GP_LOST_CAUSE_COUNT; c++) {
+		gp_rec.lost_base[c] = atomic_load_explicit(&gp_rec.lost[c], memory_order_relaxed);
+		gp_rec.lost_reported[c] = gp_rec.lost_base[c];
+	}
+}
+
+void gp_emit_strings_all(void)
+{
+	const struct gp_intern *in = &gp_rec.strings;
+
+	for (uint32_t i = 0; i < in->cap; i++) {
+		const struct gp_intern_entry *e = &in->tab[i];
+		struct gp_rec_string *r;
+
+		if (!e->str)
+			continue;
+		r = gp_emit(GP_REC_STRING, (uint32_t)(sizeof(*r) + e->len));
+		if (!r)
+			return; /* counted as ring loss */
+		r->id = e->id;
+		r->len = e->len;
+		memcpy(r + 1, e->str, e->len);
+	}
+}
+
+void gp_emit_lost(uint64_t now)
+{
+	gp_emit_lost_sync();
 	for (int c = 1; c < GP_LOST_CAUSE_COUNT; c++) {
 		uint64_t v = atomic_load_explicit(&gp_rec.lost[c], memory_order_relaxed);
 		struct gp_rec_lost *r;
@@ -100,6 +138,9 @@ void gp_emit_lost(uint64_t now)
 		r->count = v - gp_rec.lost_reported[c];
 		r->time = now;
 		gp_rec.lost_reported[c] = v;
+		/* The flight recorder's dumps add up what their chunks count. */
+		if (gp_rec.ring.cur)
+			gp_rec.ring.cur->lost_counted += r->count;
 	}
 }
 
@@ -248,7 +289,8 @@ void gp_emit_end(uint64_t end_ns)
 	struct gp_rec_end *r;
 
 	for (int c = 1; c < GP_LOST_CAUSE_COUNT; c++)
-		lost += atomic_load_explicit(&gp_rec.lost[c], memory_order_relaxed);
+		lost += atomic_load_explicit(&gp_rec.lost[c], memory_order_relaxed) -
+			gp_rec.lost_base[c];
 	r = gp_emit(GP_REC_END, sizeof(*r));
 	if (!r)
 		return;
@@ -266,7 +308,8 @@ void gp_emit_final(uint64_t end_ns, int wait_ms)
 	 * writer puts into the room it kept free for it.
 	 */
 	if (gp_ring_wait_drained(&gp_rec.ring, wait_ms) == 0)
-		atomic_store(&gp_rec.lost[GP_LOST_WRITE_ERROR], gp_rec.file.records_lost);
+		atomic_store(&gp_rec.lost[GP_LOST_WRITE_ERROR],
+			     gp_rec.lost_base[GP_LOST_WRITE_ERROR] + gp_rec.file.records_lost);
 	gp_emit_lost(end_ns);
 	gp_emit_end(end_ns);
 	atomic_store_explicit(&gp_rec.state, GP_STOPPED, memory_order_release);

@@ -24,6 +24,7 @@ enum gp_state {
 	GP_ACTIVE = 1,     /* tracing */
 	GP_STOPPING = 2,   /* exit flush under way */
 	GP_STOPPED = 3,    /* file closed */
+	GP_DORMANT = 4,    /* initialized, no file open: records are not kept */
 };
 
 struct gp_recorder {
@@ -36,6 +37,8 @@ struct gp_recorder {
 	int pid;
 	_Atomic uint64_t lost[GP_LOST_CAUSE_COUNT];
 	uint64_t lost_reported[GP_LOST_CAUSE_COUNT]; /* producer lock */
+	uint64_t lost_base[GP_LOST_CAUSE_COUNT]; /* counts when this file began */
+	struct gp_ring *emit_to;   /* where gp_emit reserves; NULL: ring (lock held) */
 	uint64_t records;          /* records emitted, producer lock */
 	_Atomic uint64_t late_records; /* delivered after the trace was closed */
 	uint32_t cuda_driver;      /* cuDriverGetVersion(), set by the CUDA source at attach */
@@ -65,6 +68,15 @@ uint32_t gp_emit_string_n(const char *s, size_t len);
  * thread.
  */
 void gp_emit_thread(uint32_t tid);
+
+/*
+ * Lock held: a new trace file begins: its record count starts at zero and
+ * only losses from now on are its own.
+ */
+void gp_emit_begin_file(void);
+
+/* Lock held: a STRING record for every string interned so far. */
+void gp_emit_strings_all(void);
 
 /*
  * Lock held: LOST records for every cause that grew since the last call.

@@ -127,6 +127,7 @@ static struct gp_chunk *open_chunk(struct gp_ring *r)
 	c->nrec = 0;
 	c->t_min = c->t_max = 0;
 	c->flags = 0;
+	c->lost_counted = 0;
 	c->lost = r->dropped_pending;
 	r->dropped_pending = 0;
 	return c;
@@ -240,5 +241,13 @@ void gp_ring_close(struct gp_ring *r)
 	r->closed = 1;
 	pthread_cond_broadcast(&r->nonempty);
 	pthread_cond_broadcast(&r->freed);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void gp_ring_reopen(struct gp_ring *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->closed = 0;
+	r->stalled = 0;
 	pthread_mutex_unlock(&r->lock);
 }

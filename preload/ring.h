@@ -23,6 +23,7 @@ struct gp_chunk {
 	uint64_t t_min, t_max;     /* span of timed records, 0 if none */
 	uint32_t lost;             /* drops counted before this chunk opened */
 	uint32_t flags;
+	uint64_t lost_counted;     /* sum of the counts of its LOST records */
 	struct gp_chunk *next;
 };
 
@@ -86,5 +87,7 @@ void gp_ring_release(struct gp_ring *r, struct gp_chunk *c);
 int gp_ring_wait_drained(struct gp_ring *r, int wait_ms);
 /* Wakes the consumer; pops then drain what is left and return NULL. */
 void gp_ring_close(struct gp_ring *r);
+/* After gp_ring_close and a drained consumer: usable again (a new file). */
+void gp_ring_reopen(struct gp_ring *r);
 
 #endif

@@ -45,14 +45,14 @@ static void call_program(const struct sigaction *sa, int sig, siginfo_t *info, v
 		sa->sa_handler(sig);
 }
 
-static void finish_trace(void)
+static void finish_trace(int sig)
 {
 	struct timespec start, now, tick = { 0, 2 * 1000 * 1000 };
 	long waited;
 
 	if (!ops.owner() || ops.finished())
 		return;
-	ops.request_finish();
+	ops.request_finish(sig);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
 		nanosleep(&tick, NULL);
@@ -75,7 +75,7 @@ static void on_signal(int sig, siginfo_t *info, void *uc)
 		errno = saved;
 		return;
 	}
-	finish_trace();
+	finish_trace(sig);
 	/*
 	 * From here on the signal behaves as if gpuprof were not there: the
 	 * program's disposition comes back, and a fault or a raised signal
@@ -109,4 +109,30 @@ void gp_signals_install(const struct gp_signal_ops *o, int wait_ms)
 			continue;
 		sigaction(handled[i], &sa, NULL);
 	}
+}
+
+static void (*dump_cb)(int sig);
+
+static void on_dump_signal(int sig)
+{
+	int saved = errno;
+
+	if (dump_cb)
+		dump_cb(sig);
+	errno = saved;
+}
+
+int gp_signals_install_dump(int sig, void (*on)(int sig))
+{
+	struct sigaction sa, old;
+
+	if (sigaction(sig, NULL, &old) < 0 || (old.sa_flags & SA_SIGINFO) ||
+	    old.sa_handler != SIG_DFL)
+		return -1;
+	dump_cb = on;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_dump_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(sig, &sa, NULL) < 0 ? -1 : 0;
 }

@@ -22,12 +22,19 @@
 #define GP_SIGNALS_H
 
 struct gp_signal_ops {
-	void (*request_finish)(void);  /* async-signal-safe */
+	void (*request_finish)(int sig); /* async-signal-safe; sig: the one that came */
 	int (*finished)(void);         /* async-signal-safe: 1 once the file is closed */
 	int (*owner)(void);            /* async-signal-safe: 1 in the traced process */
 };
 
 /* Installs the handlers (once).  wait_ms bounds each handler's wait. */
 void gp_signals_install(const struct gp_signal_ops *ops, int wait_ms);
+
+/*
+ * The flight recorder's dump signal: on(sig) runs in the handler (it must
+ * be async-signal-safe).  Only a signal the program leaves at its default
+ * is taken; returns 0, or -1 when the program handles or ignores sig.
+ */
+int gp_signals_install_dump(int sig, void (*on)(int sig));
 
 #endif

@@ -10,7 +10,8 @@
  * with the emitters of recorder.h, under the ring's producer lock.
  *
  * Context of each hook: attach, enable and detach on the thread that
- * starts the recorder (inside cuInit); flush on the flusher thread or the
+ * starts the recorder (inside cuInit); set_tracing there or on the flusher
+ * thread (windows opened from outside); flush on the flusher thread or the
  * exit path, without the producer lock; drain with the producer lock held;
  * forked in a forked child (async-signal context rules apply).
  */
@@ -31,8 +32,25 @@ struct gp_source {
 	 * could not be enabled) and set *version (recorded in the trace).
 	 */
 	int (*attach)(struct gp_config *cfg, uint32_t *version, char *why, size_t whysz);
-	/* The ring and the file exist: start producing.  0, or -1 with why. */
+	/*
+	 * The recorder is set up: claim what must exist from the start (CUPTI's
+	 * device and context records), nothing on the program's hot path.
+	 * 0, or -1 with why.
+	 */
 	int (*enable)(char *why, size_t whysz);
+	/*
+	 * Start (on) or stop (off) recording: activity kinds and the callbacks
+	 * on the program's launch paths.  Called after enable when tracing
+	 * starts at once, else for each window that gpuprof start/stop opens
+	 * and closes; on the recorder's own threads, never twice at once.
+	 * 0, or -1 with why.
+	 */
+	int (*set_tracing)(int on, char *why, size_t whysz);
+	/*
+	 * Lock held: a new trace file (or a flight-recorder dump) begins;
+	 * emit again what it needs from before it (devices, contexts).
+	 */
+	void (*preamble)(void);
 	/* Undoes attach (and enable) after a failure. */
 	void (*detach)(void);
 	/* No lock: hand buffered records over (final: everything, at the end). */

@@ -40,6 +40,8 @@
 /* Descriptors at or above this number are rarely the target of a dup2. */
 #define GP_FD_FLOOR 200
 
+static int alloc_compressor(struct gp_tracefile *t);
+
 static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const char *p = buf;
@@ -175,6 +177,19 @@ int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 	if (rc)
 		goto fail;
 	t->offset = sizeof(h);
+	rc = alloc_compressor(t);
+	if (rc)
+		goto fail;
+	return 0;
+fail:
+	close(fd);
+	t->fd = -1;
+	unlink(t->path);
+	return rc;
+}
+
+static int alloc_compressor(struct gp_tracefile *t)
+{
 	/* Level 1: on delta-coded records it compresses as well as 3-9, faster. */
 	t->level = 1;
 	t->ccap = ZSTD_compressBound(GP_CHUNK_RAW_MAX);
@@ -185,15 +200,23 @@ int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 		ZSTD_freeCCtx(t->cctx);
 		t->cbuf = NULL;
 		t->cctx = NULL;
-		rc = -ENOMEM;
-		goto fail;
+		return -ENOMEM;
 	}
 	return 0;
-fail:
-	close(fd);
+}
+
+int gp_tracefile_open_memory(struct gp_tracefile *t, struct gp_flight *f)
+{
+	memset(t, 0, sizeof(*t));
 	t->fd = -1;
-	unlink(t->path);
-	return rc;
+	t->flight = f;
+	return alloc_compressor(t);
+}
+
+void *gp_tracefile_frame_buf(struct gp_tracefile *t, size_t *cap)
+{
+	*cap = t->ccap;
+	return t->cbuf;
 }
 
 /*
@@ -298,6 +321,13 @@ int gp_tracefile_write_chunk(struct gp_tracefile *t, struct gp_chunk *c)
 	ch.t_min = c->t_min;
 	ch.t_max = c->t_max;
 	ch.lost = c->lost;
+	if (t->flight) {
+		/* Sequence number and checksum are given when a dump writes it. */
+		gp_flight_put(t->flight, &ch, t->cbuf, c->lost_counted);
+		t->records_written += c->nrec;
+		t->bytes_raw += c->used;
+		return 0;
+	}
 	ch.checksum = gp_chunk_checksum(&ch, t->cbuf, csz);
 	rc = put_chunk(t, &ch, csz, last);
 	if (rc) {
@@ -308,6 +338,30 @@ int gp_tracefile_write_chunk(struct gp_tracefile *t, struct gp_chunk *c)
 	t->seq++;
 	t->records_written += c->nrec;
 	t->bytes_raw += c->used;
+	return 0;
+}
+
+int gp_tracefile_put_frame(struct gp_tracefile *t, const struct gp_chunk_header *h)
+{
+	struct gp_chunk_header ch = *h;
+	int rc;
+
+	if (t->failed) {
+		t->records_lost += ch.nrecords;
+		return -t->error;
+	}
+	ch.seq = t->seq;
+	ch.flags &= ~GP_CHUNK_F_LAST;
+	ch.checksum = gp_chunk_checksum(&ch, t->cbuf, ch.comp_size);
+	rc = put_chunk(t, &ch, ch.comp_size, 0);
+	if (rc) {
+		fail(t, rc);
+		t->records_lost += ch.nrecords;
+		return rc;
+	}
+	t->seq++;
+	t->records_written += ch.nrecords;
+	t->bytes_raw += ch.raw_size;
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #ifndef GP_TRACEFILE_H
 #define GP_TRACEFILE_H
 
+#include "flight.h"
 #include "ring.h"
 
 #include <pthread.h>
@@ -36,6 +37,7 @@ struct gp_tracefile {
 	uint64_t records_written;
 	uint64_t records_lost;     /* in chunks that could not be written */
 	uint64_t bytes_raw;
+	struct gp_flight *flight;  /* chunks go there, not into a file */
 };
 
 /*
@@ -48,6 +50,22 @@ struct gp_tracefile {
  */
 int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 		      uint32_t clock_id, uint64_t created_ns);
+
+/*
+ * A trace kept in memory (the flight recorder): compressed chunks go to f,
+ * no file is made.  Returns 0 or -ENOMEM.
+ */
+int gp_tracefile_open_memory(struct gp_tracefile *t, struct gp_flight *f);
+
+/*
+ * Appends to the file a chunk compressed earlier (the flight recorder's):
+ * header h as it was kept, frame in t's compression buffer (see
+ * gp_tracefile_frame_buf); gives it the next sequence number and its
+ * checksum.  Returns 0 or -errno (the records are counted as lost).
+ */
+int gp_tracefile_put_frame(struct gp_tracefile *t, const struct gp_chunk_header *h);
+/* Where gp_tracefile_put_frame takes its frame from, and its size. */
+void *gp_tracefile_frame_buf(struct gp_tracefile *t, size_t *cap);
 
 /* Starts the writer thread on ring r.  Returns 0 or -errno. */
 int gp_tracefile_start(struct gp_tracefile *t, struct gp_ring *r);

@@ -141,6 +141,44 @@ gp run --capture-range-end=repeat:-1 true
 expect capture-range-end-bogus 2 "--capture-range-end"
 gp run -o 'x-%z' true
 expect template-bogus 2 "template"
+gp run --start=later true
+expect start-bogus 2 "--start"
+gp run --flight-recorder=512K true
+expect flight-too-small 2 "--flight-recorder"
+gp run --flight-recorder=lots true
+expect flight-bogus 2 "--flight-recorder"
+gp run --dump-on=cuda-error true
+expect dump-on-needs-flight 2 "need --flight-recorder"
+gp run --flight-recorder=64M --dump-on=nvtx: true
+expect dump-on-bogus 2 "--dump-on"
+gp run --flight-recorder=64M --dump-signal=TERM true
+expect dump-signal-bogus 2 "--dump-signal"
+gp run --flight-recorder=64M --start=dormant true
+expect flight-and-dormant 2 "do not go together"
+gp run --start=dormant --flight-recorder=64M --capture-range=cudaProfilerApi true
+expect capture-and-dormant 2 "do not go together"
+gp run --flight-recorder=1G --dump-on=nvtx:step,cuda-error --dump-signal=SIGUSR2 ./fakeapp
+if [ "$rc" = 0 ] && grep -qx 'GPUPROF_FLIGHT_RECORDER=1G' env.txt &&
+	grep -qx 'GPUPROF_DUMP_ON=nvtx:step,cuda-error' env.txt &&
+	grep -qx 'GPUPROF_DUMP_SIGNAL=USR2' env.txt && grep -q '^GPUPROF_OUTPUT=.*/gpuprof-%p-%n$' env.txt; then
+	ok flight-env
+else
+	fail flight-env "rc $rc; $(grep GPUPROF_ env.txt | tr '\n' ' ')"
+fi
+gp run --start=dormant ./fakeapp
+if [ "$rc" = 0 ] && grep -qx 'GPUPROF_START=dormant' env.txt; then
+	ok dormant-env
+else
+	fail dormant-env "rc $rc"
+fi
+for c in start stop status dump; do
+	gp "$c" 1234
+	if [ "$rc" = 0 ] && grep -qx "$c 1234" analyze.log; then
+		ok "control-$c-execs-analyzer"
+	else
+		fail "control-$c-execs-analyzer" "rc $rc; $(tail -1 analyze.log)"
+	fi
+done
 gp run -o
 expect option-needs-value 2 "needs a value"
 gp run -- no-such-program-gpuprof
@@ -250,8 +288,11 @@ judge force-env "GPUPROF_FORCE=1 not set" grep -qx 'GPUPROF_FORCE=1' env.txt
 gp run -o 'exists-%p' true
 expect no-refuse-with-pid 0
 
-# Existing LD_PRELOAD kept, after the recorder.
-LD_PRELOAD=$fake_lib gp run ./fakeapp
+# Existing LD_PRELOAD kept, after the recorder.  (The analyzer checks the
+# template under that LD_PRELOAD: a sanitizer build must not refuse it.)
+rm -f env.txt
+LD_PRELOAD=$fake_lib ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+	gp run ./fakeapp
 judge ld-preload-prepend "$(grep LD_PRELOAD env.txt)" \
 	grep -qx "LD_PRELOAD=$fake_lib:$fake_lib" env.txt
 

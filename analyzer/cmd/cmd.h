@@ -12,9 +12,24 @@
 #define GA_EXIT_USAGE 2
 #define GA_EXIT_GREW 3             /* diff --fail-above: something grew too much */
 
+#include <stddef.h>
+
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+/* Control of running recorders (control.c): one request each. */
+int cmd_start(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+/*
+ * Sends a request (control.h's protocol) to the recorder of pid; the answer
+ * goes into ans.  0 when it said ok, 1 when it said error, -1 when it
+ * could not be reached (err says why).
+ */
+int ga_control_request(int pid, const char *req, char *ans, size_t anssz, char *err,
+		       size_t errsz);
 /* The process runner of "gpuprof run" (cmd-run-child.c); not listed in --help. */
 int cmd_run_child(int argc, char **argv);
 /* The wrapper's output-template check (template.c); not listed in --help. */

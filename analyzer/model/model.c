@@ -86,6 +86,7 @@ void ga_model_free(struct ga_model *m)
 	ga_map_free(&m->memop_map);
 	free(m->files);
 	free(m->procs);
+	free(m->windows);
 	free(m->devs);
 	free(m->devrows);
 	free(m->kstats);
@@ -1171,6 +1172,25 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 	case GP_REC_CONFIG:
 		memcpy(&p->config, rec, sizeof(p->config));
 		p->has_config = 1;
+		return 0;
+	case GP_REC_CAPTURE_RANGE: {
+		const struct gp_rec_capture_range *c = (const void *)rec;
+		struct ga_window *w;
+
+		if (ga_util_grow(&m->windows, &m->capwindows, m->nwindows + 1, sizeof(*w)))
+			return nomem(f);
+		w = &m->windows[m->nwindows++];
+		w->start = c->start;
+		w->end = c->end >= c->start ? c->end : c->start;
+		w->proc = f->proc;
+		w->kind = c->kind;
+		w->name = c->name ? fstr(f, c->name) : 0;
+		p->nwindows++;
+		return 0;
+	}
+	case GP_REC_FLIGHT:
+		memcpy(&p->flight, rec, sizeof(p->flight));
+		p->has_flight = 1;
 		return 0;
 	case GP_REC_END: {
 		const struct gp_rec_end *e = (const void *)rec;

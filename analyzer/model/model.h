@@ -104,6 +104,16 @@ struct ga_proc {
 	struct gp_rec_config config;
 	uint64_t clock_syncs;
 	uint64_t activities, api_calls;
+	size_t nwindows;           /* its capture ranges (model windows[]) */
+	int has_flight;            /* a flight-recorder dump: flight holds what it covers */
+	struct gp_rec_flight flight;
+};
+
+/* A capture range: a window the recorder was told to record. */
+struct ga_window {
+	uint64_t start, end;       /* trace clock of its process */
+	uint32_t proc, kind;       /* GP_CAPTURE_* */
+	uint32_t name;             /* strtab id of the NVTX range name, else 0 */
 };
 
 struct ga_device {
@@ -275,6 +285,9 @@ struct ga_model {
 	struct ga_map copy_api;    /* (proc, correlation) -> GA_COPY_API_* seen */
 	uint32_t leg_label[2];     /* label index + 1 of the DtoH and HtoD legs */
 	struct ga_memstat leg_st[2]; /* those legs as activities (activity summary) */
+
+	struct ga_window *windows; /* in file order */
+	size_t nwindows, capwindows;
 
 	struct ga_row *rows;
 	size_t nrows, caprows;

@@ -66,6 +66,7 @@ static const uint16_t min_size[GP_REC_TYPE_COUNT] = {
 	[GP_REC_METRICS] = sizeof(struct gp_rec_metrics),
 	[GP_REC_DEVICE_PEAKS] = sizeof(struct gp_rec_device_peaks),
 	[GP_REC_METRICS_INFO] = sizeof(struct gp_rec_metrics_info),
+	[GP_REC_FLIGHT] = sizeof(struct gp_rec_flight),
 };
 
 /* Where bytes come from: a file descriptor or a buffer in memory. */

@@ -65,6 +65,53 @@ static void files(struct ga_jw *w, const struct ga_model *m)
 	ga_jw_end(w);
 }
 
+static void capture_ranges(struct ga_jw *w, const struct ga_model *m, uint32_t proc)
+{
+	static const char *const kinds[] = { "unknown", "cudaProfilerApi", "nvtx", "control" };
+	size_t i;
+
+	ga_jw_key(w, "capture_ranges");
+	ga_jw_arr(w, GA_JW_COMPACT);
+	for (i = 0; i < m->nwindows; i++) {
+		const struct ga_window *c = &m->windows[i];
+
+		if (c->proc != proc)
+			continue;
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_kcstr(w, "kind", kinds[c->kind < 4 ? c->kind : 0]);
+		ga_jw_ku64(w, "start_ns", c->start);
+		ga_jw_ku64(w, "end_ns", c->end);
+		if (c->name)
+			ksid(w, "name", m, c->name);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+}
+
+static void flight(struct ga_jw *w, const struct ga_proc *p)
+{
+	static const char *const triggers[] = { "unknown", "request", "signal", "nvtx",
+						"cuda-error", "exit", "fatal-signal" };
+	const struct gp_rec_flight *f = &p->flight;
+
+	ga_jw_key(w, "flight");
+	if (!p->has_flight) {
+		ga_jw_null(w);
+		return;
+	}
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ga_jw_ku64(w, "dump", f->dump);
+	ga_jw_kcstr(w, "trigger", triggers[f->trigger < 7 ? f->trigger : 0]);
+	ga_jw_ku64(w, "detail", f->detail);
+	ga_jw_ku64(w, "start_ns", f->start);
+	ga_jw_ku64(w, "end_ns", f->end);
+	ga_jw_ku64(w, "size", f->size);
+	ga_jw_ku64(w, "dropped_records", f->dropped_records);
+	ga_jw_ku64(w, "dropped_chunks", f->dropped_chunks);
+	ga_jw_ku64(w, "dropped_bytes", f->dropped_bytes);
+	ga_jw_end(w);
+}
+
 static void processes(struct ga_jw *w, const struct ga_model *m, const struct ga_ranks *rk)
 {
 	size_t i;
@@ -73,7 +120,8 @@ static void processes(struct ga_jw *w, const struct ga_model *m, const struct ga
 	ga_jw_arr(w, GA_JW_LINES);
 	for (i = 0; i < m->nprocs; i++) {
 		/* In rank order. */
-		const struct ga_proc *p = &m->procs[rk->nrows == m->nprocs ? rk->rows[i].proc : i];
+		uint32_t pi = rk->nrows == m->nprocs ? rk->rows[i].proc : (uint32_t)i;
+		const struct ga_proc *p = &m->procs[pi];
 
 		ga_jw_obj(w, GA_JW_COMPACT);
 		ga_jw_ku64(w, "pid", p->pid);
@@ -91,6 +139,8 @@ static void processes(struct ga_jw *w, const struct ga_model *m, const struct ga
 		ga_jw_kbool(w, "finished", p->finished);
 		ga_jw_ku64(w, "cuda_driver", p->cuda_driver);
 		ga_jw_ku64(w, "cupti_version", p->cupti_version);
+		capture_ranges(w, m, pi);
+		flight(w, p);
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);

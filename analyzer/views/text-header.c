@@ -322,6 +322,141 @@ static void print_config(const struct ga_model *m, FILE *out)
 	}
 }
 
+/* Seconds since the recorder started, for a time on p's trace clock. */
+static double since_start(const struct ga_proc *p, uint64_t t, uint64_t origin)
+{
+	uint64_t o = p->has_process && p->start_ns && p->start_ns <= t ? p->start_ns : origin;
+
+	return t >= o ? (double)(t - o) / 1e9 : 0.0;
+}
+
+static const char *window_kind(uint32_t kind)
+{
+	switch (kind) {
+	case GP_CAPTURE_CONTROL:
+		return "gpuprof start/stop";
+	case GP_CAPTURE_PROFILER_API:
+		return "cudaProfilerStart/Stop";
+	case GP_CAPTURE_NVTX:
+		return "NVTX range";
+	default:
+		return "capture range";
+	}
+}
+
+/* Capture ranges, per process: how many, how long, when (first ones). */
+static void print_windows(const struct ga_model *m, FILE *out)
+{
+	size_t i, j, shown;
+
+	for (i = 0; i < m->nprocs; i++) {
+		const struct ga_proc *p = &m->procs[i];
+		uint64_t total = 0, origin = UINT64_MAX;
+		uint32_t kind = 0, name = 0;
+		char t[32];
+
+		if (!p->nwindows)
+			continue;
+		for (j = 0; j < m->nwindows; j++) {
+			const struct ga_window *w = &m->windows[j];
+
+			if (w->proc != i)
+				continue;
+			total += w->end - w->start;
+			if (w->start < origin)
+				origin = w->start;
+			kind = w->kind;
+			name = w->name;
+		}
+		ga_text_field(out, "Windows:");
+		fprintf(out, "%zu (%s", p->nwindows, window_kind(kind));
+		if (kind == GP_CAPTURE_NVTX && name) {
+			fputc(' ', out);
+			ga_fmt_put(out, ga_model_str(m, name));
+		}
+		fprintf(out, "), %s in all", ga_fmt_time(t, sizeof(t), total));
+		if (m->nprocs > 1)
+			fprintf(out, ", pid %u", p->pid);
+		fputs(":", out);
+		for (j = 0, shown = 0; j < m->nwindows; j++) {
+			const struct ga_window *w = &m->windows[j];
+
+			if (w->proc != i)
+				continue;
+			if (shown++ == 4) {
+				fputs(" ...", out);
+				break;
+			}
+			fprintf(out, "%s%.3f-%.3f s", shown > 1 ? ", " : " ",
+				since_start(p, w->start, origin), since_start(p, w->end, origin));
+		}
+		fputs(p->has_process ? " after the recorder started\n" : "\n", out);
+	}
+}
+
+static const char *signame(uint32_t sig)
+{
+	static const struct {
+		uint32_t n;
+		const char *s;
+	} names[] = {
+		{ 1, "SIGHUP" }, { 2, "SIGINT" }, { 3, "SIGQUIT" }, { 4, "SIGILL" },
+		{ 6, "SIGABRT" }, { 7, "SIGBUS" }, { 8, "SIGFPE" }, { 10, "SIGUSR1" },
+		{ 11, "SIGSEGV" }, { 12, "SIGUSR2" }, { 13, "SIGPIPE" }, { 15, "SIGTERM" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].n == sig)
+			return names[i].s;
+	return "signal";
+}
+
+/* A flight-recorder dump: what it covers and what was dropped by design. */
+static void print_flight(const struct ga_model *m, FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < m->nprocs; i++) {
+		const struct ga_proc *p = &m->procs[i];
+		const struct gp_rec_flight *f = &p->flight;
+		uint64_t span = f->end > f->start ? f->end - f->start : 0;
+		char t[32], b[32], sz[32];
+
+		if (!p->has_flight)
+			continue;
+		ga_text_field(out, "Flight dump:");
+		fprintf(out, "dump %u", f->dump);
+		if (m->nprocs > 1)
+			fprintf(out, " of pid %u", p->pid);
+		switch (f->trigger) {
+		case GP_DUMP_REQUEST: fputs(", asked for by gpuprof dump", out); break;
+		case GP_DUMP_SIGNAL: fprintf(out, ", on %s (%u)", signame(f->detail), f->detail); break;
+		case GP_DUMP_NVTX: fputs(", on an NVTX name", out); break;
+		case GP_DUMP_CUDA_ERROR: fprintf(out, ", on CUDA error %u", f->detail); break;
+		case GP_DUMP_EXIT: fputs(", at process exit", out); break;
+		case GP_DUMP_FATAL_SIGNAL:
+			fprintf(out, ", the process dying of %s (%u)", signame(f->detail), f->detail);
+			break;
+		default: break;
+		}
+		fprintf(out, "; covers the last %s", ga_fmt_time(t, sizeof(t), span));
+		if (p->has_process && p->start_ns && f->start >= p->start_ns)
+			fprintf(out, " (%.3f-%.3f s after the recorder started)",
+				(double)(f->start - p->start_ns) / 1e9,
+				(double)(f->end - p->start_ns) / 1e9);
+		fputc('\n', out);
+		ga_text_field(out, "");
+		ga_fmt_bytes(sz, sizeof(sz), (double)f->size);
+		if (f->dropped_records || f->dropped_chunks)
+			fprintf(out, "%" PRIu64 " older records (%u chunks, %s compressed) dropped by "
+				"design to stay within %s; not counted as lost\n", f->dropped_records,
+				f->dropped_chunks, ga_fmt_bytes(b, sizeof(b), (double)f->dropped_bytes),
+				sz);
+		else
+			fprintf(out, "nothing older was dropped (the %s ring never filled)\n", sz);
+	}
+}
+
 static int print_header(const struct ga_model *m, const struct ga_ranks *rk, FILE *out)
 {
 	struct ga_buf w = { 0 };
@@ -333,6 +468,8 @@ static int print_header(const struct ga_model *m, const struct ga_ranks *rk, FIL
 	if (print_gpus(m, rk, out))
 		return -1;
 	print_config(m, out);
+	print_flight(m, out);
+	print_windows(m, out);
 	if (print_times(m, rk, out))
 		return -1;
 	print_counts(m, out);

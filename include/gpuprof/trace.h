@@ -124,6 +124,7 @@ enum gp_rec_type {
 	GP_REC_METRICS = 24,       /* version 2 */
 	GP_REC_DEVICE_PEAKS = 25,  /* version 2 */
 	GP_REC_METRICS_INFO = 26,  /* version 2 */
+	GP_REC_FLIGHT = 27,
 	GP_REC_TYPE_COUNT
 };
 
@@ -409,6 +410,7 @@ _Static_assert(sizeof(struct gp_rec_graph_node) == 40, "graph node size");
 
 #define GP_CAPTURE_PROFILER_API 1
 #define GP_CAPTURE_NVTX 2
+#define GP_CAPTURE_CONTROL 3         /* gpuprof start / stop (or --duration) */
 
 struct gp_rec_capture_range {
 	struct gp_rec h;
@@ -565,6 +567,33 @@ struct gp_rec_metrics_info {
 	uint64_t cost_ns;          /* host time of all profiled launch calls */
 };
 _Static_assert(sizeof(struct gp_rec_metrics_info) == 72, "metrics info size");
+/* Flight-recorder dump triggers (gp_rec_flight.trigger). */
+#define GP_DUMP_REQUEST 1            /* gpuprof dump */
+#define GP_DUMP_SIGNAL 2             /* the dump signal; detail: its number */
+#define GP_DUMP_NVTX 3               /* an NVTX range or mark of the --dump-on name */
+#define GP_DUMP_CUDA_ERROR 4         /* a CUDA call failed; detail: its return code */
+#define GP_DUMP_EXIT 5               /* the process exited */
+#define GP_DUMP_FATAL_SIGNAL 6       /* a signal ended the process; detail: its number */
+
+/*
+ * GP_REC_FLIGHT: in a flight-recorder dump, the last chunk's first record.
+ * The file holds what the in-memory ring kept: records from start to end;
+ * older ones were dropped by design to keep the ring within size bytes,
+ * and are not losses.
+ */
+struct gp_rec_flight {
+	struct gp_rec h;
+	uint64_t start;            /* trace clock: earliest time the kept chunks cover */
+	uint64_t end;              /* trace clock: when the dump was taken */
+	uint64_t dropped_records;  /* older records dropped by design */
+	uint64_t dropped_bytes;    /* their compressed size */
+	uint64_t size;             /* the ring's size limit, bytes */
+	uint32_t dropped_chunks;
+	uint32_t trigger;          /* GP_DUMP_* */
+	uint32_t detail;           /* signal number, CUDA error code, else 0 */
+	uint32_t dump;             /* 1 for the process's first dump, then 2, ... */
+};
+_Static_assert(sizeof(struct gp_rec_flight) == 64, "flight size");
 
 /* Checksum of a chunk: header with checksum = 0, then the frame. */
 static inline uint32_t gp_chunk_checksum(const struct gp_chunk_header *ch,

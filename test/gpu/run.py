@@ -1454,6 +1454,140 @@ def t_fault_exit_threads(tools):
           % (js.get("counts", {}).get("kernel", 0), js.get("lost", {}).get("total")))
 
 
+# ---------------------------------------------------------------- always on
+
+def t_always_on_windows(tools):
+    """A program started dormant (LD_PRELOAD, GPUPROF_START=dormant); from
+    another process `gpuprof start` and `gpuprof stop` twice: the trace
+    holds exactly the launches made inside the two windows, as two capture
+    ranges, and nothing was written before the first start."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    ctl = os.path.join(tmp, "ctl")
+    env = clean_env()
+    env.update({"LD_PRELOAD": tools.lib, "GPUPROF_START": "dormant",
+                "GPUPROF_OUTPUT": os.path.join(tmp, "trace-%p"),
+                "GPUPROF_CONTROL_DIR": ctl, "GPUPROF_FLUSH_MS": "200"})
+    cenv = clean_env()
+    cenv["GPUPROF_CONTROL_DIR"] = ctl
+    p = subprocess.Popen([tools.app("always_on"), "windows"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                         universal_newlines=True, start_new_session=True)
+    done = False
+
+    def line():
+        ln = p.stdout.readline()
+        if not ln:
+            raise Fail("always_on ended early; stderr: %s" % tail(p.stderr.read()))
+        return ln.strip()
+
+    def say(cmd):
+        p.stdin.write(cmd + "\n")
+        p.stdin.flush()
+        ln = line()
+        if ln != "done":
+            raise Fail("always_on answered %r to %r" % (ln, cmd))
+
+    def control(*args):
+        rc, out, err = run_cmd([tools.wrapper] + list(args) + [str(p.pid)], cenv, TOOL_TIMEOUT)
+        if rc != 0:
+            raise Fail("gpuprof %s exited %d: %s" % (" ".join(args), rc, tail(err)))
+        return out
+
+    try:
+        ln = line()
+        if ln.startswith("SKIP "):
+            raise Skip(ln[5:])
+        if ln != "ready":
+            raise Fail("always_on printed %r" % ln)
+        say("out 40")
+        st = control("status")
+        if not re.search(r"^state:?\s+dormant$", st, re.M):
+            raise Fail("status before start: %s" % tail(st))
+        if glob.glob(os.path.join(tmp, "*.gpuprof")):
+            raise Fail("a trace file exists before gpuprof start")
+        control("start")
+        say("in 100")
+        if not re.search(r"^state:?\s+tracing$", control("status"), re.M):
+            raise Fail("status after start is not tracing")
+        control("stop")
+        say("out 50")
+        control("start")
+        say("in 70")
+        control("stop")
+        say("out 30")
+        out, err = p.communicate("quit\n", timeout=RUN_TIMEOUT)
+        done = True
+    finally:
+        if not done:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            p.wait()
+    if p.returncode != 0:
+        raise Fail("always_on exited %d; stderr: %s" % (p.returncode, tail(err)))
+    truth, _ = parse_truth(out)
+    files = sorted(glob.glob(os.path.join(tmp, "*.gpuprof")))
+    if len(files) != 1:
+        raise Fail("%d trace files: %s" % (len(files), files))
+    js = tools.export_json(files)
+    errs = health(js) + compare(truth, js)
+    ranges = js.get("processes", [{}])[0].get("capture_ranges", [])
+    if [r.get("kind") for r in ranges] != ["control", "control"]:
+        errs.append("capture ranges: %s" % ranges)
+    if errs:
+        raise Fail("; ".join(errs))
+    rep = tools.report(files)
+    if "Windows:      2 (gpuprof start/stop)" not in rep:
+        raise Fail("report does not name the windows: %s" % tail(rep))
+    print("# dormant, two windows: %d of 290 launches traced, windows %s"
+          % (truth.get("kernel.count.aon_work", -1),
+             ["%.1f ms" % ((r["end_ns"] - r["start_ns"]) / 1e6) for r in ranges]))
+
+
+def t_always_on_flight_crash(tools):
+    """A flight recorder of 1 MiB; the program sets memory in a known
+    sequence, then crashes: the dump holds exactly the last memsets of the
+    sequence, in order, the report names the window and the records dropped
+    by design, and nothing counts as lost."""
+    n = 300000
+    run = traced(tools, [tools.app("always_on"), "crash", str(n)], how="preload",
+                 env={"GPUPROF_FLIGHT_RECORDER": "1M", "GPUPROF_FLUSH_MS": "200"})
+    if run.rc != -signal.SIGSEGV:
+        raise Fail("exit status %d, expected death by SIGSEGV; %s" % (run.rc, run.context()))
+    if run.truth.get("memset.sequence") != n:
+        raise Fail("program printed no sequence truth: %s" % tail(run.out))
+    expect_files(run, 1)
+    js = tools.export_json(run.files)
+    errs = health(js)
+    fl = js.get("processes", [{}])[0].get("flight")
+    if not fl or fl.get("trigger") != "fatal-signal" or fl.get("detail") != signal.SIGSEGV:
+        errs.append("flight record: %s" % fl)
+    elif not fl.get("dropped_records"):
+        errs.append("a 1 MiB flight recorder dropped nothing of %d memsets" % n)
+    rows = [r for r in tools.export_csv(run.files) if r.get("kind", "").lower() == "memset"]
+    rows.sort(key=lambda r: int(r["start_ns"] if "start_ns" in r else r["start"]))
+    sizes = [int(r["bytes"]) for r in rows]
+    k = len(sizes)
+    want = [4 * (i + 1) for i in range(n - k, n)]
+    if not 0 < k < n:
+        errs.append("%d memsets in the dump" % k)
+    elif sizes != want:
+        bad = next(i for i in range(k) if sizes[i] != want[i])
+        errs.append("memset %d of the dump has %d bytes, expected %d (the sequence's %d-th)"
+                    % (bad, sizes[bad], want[bad], n - k + bad))
+    if errs:
+        raise Fail("; ".join(errs))
+    rep = tools.report(run.files)
+    for want_s in ("Flight dump:  dump 1, the process dying of SIGSEGV", "dropped by design",
+                   "Lost records: none"):
+        if want_s not in rep:
+            raise Fail("report lacks %r: %s" % (want_s, tail(rep, 1500)))
+    print("# flight recorder 1 MiB: the last %d of %d memsets, %d older records dropped"
+          % (k, n, fl.get("dropped_records")))
+
+
 TESTS = [
     ("basic_shared", t_basic_shared),
     ("basic_static", simple("basic_static")),
@@ -1521,6 +1655,8 @@ TESTS = [
     ("fault-signal-term-own-handler", fault_signal("TERM", own=True)),
     ("fault-signal-segv-preload", fault_signal("SEGV", how="preload")),
     ("fault-signal-term-preload", fault_signal("TERM", how="preload")),
+    ("always-on-windows", t_always_on_windows),
+    ("always-on-flight-crash", t_always_on_flight_crash),
 ]
 
 # Hardware metrics (--metrics): test/gpu/metrics.py.

@@ -618,6 +618,81 @@ static void test_merge_64(void)
 		free(paths[r]);
 }
 
+/*
+ * Windows (capture ranges from gpuprof start/stop) and a flight-recorder
+ * dump: the report names them, and what the dump dropped by design is not
+ * a loss.
+ */
+static void test_windows_and_flight(void)
+{
+	char path[128];
+	char *out = NULL, *err = NULL;
+	struct synth *s;
+	struct gp_rec_capture_range cr;
+	struct gp_rec_flight fl;
+	uint32_t k;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/windows.gpuprof", dir);
+	s = synth_open(path);
+	synth_process(s, 4321, "node1", "./server", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	synth_device(s, 0, "NVIDIA H100", 9, 0, 132, 80ull << 30, 0x10);
+	k = synth_string(s, "_Z8inc_loopPfi");
+	synth_kernel(s, k, T0 + 1500000000ull, T0 + 1500001000ull, 0, 7, 0, 0);
+	synth_kernel(s, k, T0 + 4500000000ull, T0 + 4500001000ull, 0, 7, 0, 0);
+	memset(&cr, 0, sizeof(cr));
+	cr.h.type = GP_REC_CAPTURE_RANGE;
+	cr.h.size = sizeof(cr);
+	cr.kind = GP_CAPTURE_CONTROL;
+	cr.start = T0 + 1000000000ull;
+	cr.end = T0 + 2000000000ull;
+	synth_rec(s, &cr, sizeof(cr));
+	cr.start = T0 + 4000000000ull;
+	cr.end = T0 + 5500000000ull;
+	synth_rec(s, &cr, sizeof(cr));
+	memset(&fl, 0, sizeof(fl));
+	fl.h.type = GP_REC_FLIGHT;
+	fl.h.size = sizeof(fl);
+	fl.start = T0 + 3000000000ull;
+	fl.end = T0 + 6000000000ull;
+	fl.dropped_records = 123456;
+	fl.dropped_chunks = 7;
+	fl.dropped_bytes = 3ull << 20;
+	fl.size = 16ull << 20;
+	fl.trigger = GP_DUMP_SIGNAL;
+	fl.detail = 12;
+	fl.dump = 2;
+	synth_rec(s, &fl, sizeof(fl));
+	synth_end(s, T0 + 6000000000ull, 0);
+	synth_close(s, NULL, NULL);
+
+	tap_begin("report: windows and a flight-recorder dump, dropped records not lost");
+	rc = run(&out, &err, cmd_report, "report", path, NULL);
+	CHECKF(rc == 0 && out, "rc %d: %s", rc, err ? err : "");
+	CHECKF(out && strstr(out, "Windows:      2 (gpuprof start/stop), 2.500 s in all: "
+			      "1.000-2.000 s, 4.000-5.500 s after the recorder started\n"),
+	       "%s", out ? out : "");
+	CHECKF(out && strstr(out, "Flight dump:  dump 2, on SIGUSR2 (12); covers the last 3.000 s "
+			      "(3.000-6.000 s after the recorder started)\n"), "%s", out ? out : "");
+	CHECKF(out && strstr(out, "123456 older records (7 chunks, 3.00 MiB compressed) dropped by "
+			      "design to stay within 16.00 MiB; not counted as lost\n"),
+	       "%s", out ? out : "");
+	CHECKF(out && strstr(out, "Lost records: none"), "%s", out ? out : "");
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_export, "export", "--format", "json", path, NULL);
+	CHECKF(rc == 0 && out && strstr(out, "\"capture_ranges\":[{\"kind\":\"control\","
+			      "\"start_ns\":1700000001000000000,\"end_ns\":1700000002000000000}"),
+	       "%s", out ? out : "");
+	CHECKF(out && strstr(out, "\"flight\":{\"dump\":2,\"trigger\":\"signal\",\"detail\":12,"),
+	       "%s", out ? out : "");
+	CHECKF(out && strstr(out, "\"dropped_records\":123456"), "%s", out ? out : "");
+	free(out);
+	free(err);
+	tap_end();
+}
+
 int main(void)
 {
 	char trace[128], cmd[128];
@@ -635,6 +710,7 @@ int main(void)
 	test_export(trace);
 	test_export_output_safety(trace);
 	test_staged_peer();
+	test_windows_and_flight();
 	test_merge_64();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

@@ -2,8 +2,11 @@
  * Unit tests of the recorder's lifecycle (preload/lifecycle.c) with a
  * stand-in record source: the trace is finished on exit, on a fatal or
  * termination signal (then raised again, exit status unchanged), through
- * the program's own handler, and in a process that records nothing.  Each
- * case runs in a forked child, as a traced program would.  No GPU needed.
+ * the program's own handler, and in a process that records nothing.  A
+ * dormant recorder records nothing until "gpuprof start" (the analyzer's
+ * control client, over the control socket), and each start/stop window is
+ * a capture range, in one file or a file each.  Each case runs in a
+ * forked child, as a traced program would.  No GPU needed.
  */
 #include "tap.h"
 
@@ -12,18 +15,25 @@
 #include "recorder.h"
 #include "source.h"
 
+#include "cmd/cmd.h"
 #include "read/reader.h"
+
+#include <gpuprof/control.h>
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NK 5000
@@ -39,9 +49,32 @@ static int fake_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 	return 0;
 }
 
+/* Like CUPTI's activity kinds: records exist only while tracing is on. */
+static atomic_int fake_tracing, fake_set_calls;
+
+static int fake_set_tracing(int on, char *why, size_t whysz)
+{
+	(void)why;
+	(void)whysz;
+	atomic_store(&fake_tracing, on);
+	atomic_fetch_add(&fake_set_calls, 1);
+	return 0;
+}
+
+/* What a new file needs from before it: a device, as CUPTI reports once. */
+static void fake_preamble(void)
+{
+	struct gp_rec_device *d = gp_emit(GP_REC_DEVICE, sizeof(*d));
+
+	if (d)
+		d->id = 7;
+}
+
 static struct gp_source fake = {
 	.name = "fake",
 	.attach = fake_attach,
+	.set_tracing = fake_set_tracing,
+	.preamble = fake_preamble,
 };
 
 const struct gp_source *const gp_sources[] = { &fake, NULL };
@@ -64,6 +97,44 @@ static void emit_kernels(int n)
 			k->end = k->start + 5;
 			k->name = name;
 		}
+	}
+	gp_ring_unlock(&gp_rec.ring);
+}
+
+/*
+ * Kernels numbered by a process-wide sequence (correlation = number, start
+ * growing with it) whose launch shapes are random, so that they compress
+ * poorly and fill a small flight recorder quickly.
+ */
+static uint32_t seq_next;
+
+static void emit_seq(int n)
+{
+	static uint64_t x = 0x9e3779b97f4a7c15ull;
+	uint32_t name;
+
+	gp_ring_lock(&gp_rec.ring);
+	name = gp_emit_string("fake_kernel");
+	for (int i = 0; i < n; i++) {
+		struct gp_rec_kernel *k = gp_emit(GP_REC_KERNEL, sizeof(*k));
+		uint32_t v[6];
+
+		for (int j = 0; j < 6; j++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v[j] = (uint32_t)x;
+		}
+		if (k) {
+			k->correlation = seq_next;
+			k->start = 1000000 + (uint64_t)seq_next * 1000;
+			k->end = k->start + 500;
+			k->name = name;
+			memcpy(k->grid, v, sizeof(k->grid));
+			memcpy(k->block, v + 3, sizeof(k->block));
+			gp_ring_note_time(&gp_rec.ring, k->start, k->end);
+		}
+		seq_next++;
 	}
 	gp_ring_unlock(&gp_rec.ring);
 }
@@ -97,7 +168,6 @@ static void child(enum how how, const char *out)
 		signal(SIGTERM, on_term_exit7);
 	if (how == IGNORED_HUP)
 		signal(SIGHUP, SIG_IGN);
-	prctl(PR_SET_NAME, "gp-named-thr");
 	if (how >= LAZY_NOTHING) {
 		char session[320];
 
@@ -105,6 +175,7 @@ static void child(enum how how, const char *out)
 		setenv("GPUPROF_SESSION_FILE", session, 1);
 		fake.file_on_demand = 1;
 	}
+	prctl(PR_SET_NAME, "gp-named-thr");
 	if (gp_recorder_start() < 0)
 		_exit(90);
 	if (how == LAZY_WORK) {
@@ -139,17 +210,20 @@ static void child(enum how how, const char *out)
 }
 
 struct counts {
-	uint64_t kernels, end, threads;
+	uint64_t threads;
 	uint32_t named_str;        /* string id of "gp-named-thr" */
 	int thread_ok;             /* a THREAD record names this test's thread so */
+	uint64_t kernels, end, ranges, control_ranges, devices, names, processes;
+	uint64_t range_start[4], range_end[4];
+	uint64_t first_corr, last_corr, out_of_order, flights, lost;
+	struct gp_rec_flight flight;
+	struct gp_rec_end endrec;
 };
 
 static int count_cb(void *ctx, const struct gp_rec *rec)
 {
 	struct counts *c = ctx;
 
-	c->kernels += rec->type == GP_REC_KERNEL;
-	c->end += rec->type == GP_REC_END;
 	if (rec->type == GP_REC_STRING) {
 		const struct gp_rec_string *st = (const void *)rec;
 
@@ -161,6 +235,43 @@ static int count_cb(void *ctx, const struct gp_rec *rec)
 		c->thread_ok |= ((const struct gp_rec_thread *)(const void *)rec)->name == c->named_str &&
 				c->named_str;
 	}
+	if (rec->type == GP_REC_KERNEL) {
+		const struct gp_rec_kernel *k = (const void *)rec;
+
+		if (!c->kernels)
+			c->first_corr = k->correlation;
+		else if (k->correlation != c->last_corr + 1)
+			c->out_of_order++;
+		c->last_corr = k->correlation;
+		c->kernels++;
+	}
+	if (rec->type == GP_REC_END) {
+		c->end++;
+		memcpy(&c->endrec, rec, sizeof(c->endrec));
+	}
+	if (rec->type == GP_REC_FLIGHT) {
+		c->flights++;
+		memcpy(&c->flight, rec, sizeof(c->flight));
+	}
+	if (rec->type == GP_REC_LOST)
+		c->lost += ((const struct gp_rec_lost *)(const void *)rec)->count;
+	c->processes += rec->type == GP_REC_PROCESS;
+	c->devices += rec->type == GP_REC_DEVICE;
+	if (rec->type == GP_REC_STRING) {
+		const struct gp_rec_string *s = (const void *)rec;
+
+		c->names += s->len == 11 && !memcmp(s + 1, "fake_kernel", 11);
+	}
+	if (rec->type == GP_REC_CAPTURE_RANGE) {
+		const struct gp_rec_capture_range *r = (const void *)rec;
+
+		if (c->ranges < 4) {
+			c->range_start[c->ranges] = r->start;
+			c->range_end[c->ranges] = r->end;
+		}
+		c->ranges++;
+		c->control_ranges += r->kind == GP_CAPTURE_CONTROL;
+	}
 	return 0;
 }
 
@@ -169,9 +280,11 @@ static void run_case(const char *name, enum how how, int want_sig, int want_exit
 {
 	char out[300], path[320], err[512];
 	struct ga_read_info info;
-	struct counts cnt = { 0 };
+	struct counts cnt;
 	int status = 0, rc;
 	pid_t pid;
+
+	memset(&cnt, 0, sizeof(cnt));
 
 	snprintf(out, sizeof(out), "%s/%d", tmpdir, (int)how);
 	snprintf(path, sizeof(path), "%s.gpuprof", out);
@@ -229,8 +342,9 @@ static void run_lazy_none(const char *name, enum how how, int want_sig)
 /* The file made on demand holds what was recorded before it existed. */
 static void run_lazy_work(void)
 {
-	char out[300], session[320], line[400] = "";
+	char out[300], session[320], line[400] = "", want[340];
 	FILE *f;
+	int n = 0;
 
 	snprintf(out, sizeof(out), "%s/%d", tmpdir, (int)LAZY_WORK);
 	snprintf(session, sizeof(session), "%s.session", out);
@@ -240,16 +354,455 @@ static void run_lazy_work(void)
 	f = fopen(session, "r");
 	CHECK(f != NULL);
 	if (f) {
-		int n = 0;
-
 		while (fgets(line, sizeof(line), f))
 			n++;
 		fclose(f);
-		char want[340];
-
 		snprintf(want, sizeof(want), "%s.gpuprof\n", out);
 		CHECKF(n == 1 && !strcmp(line, want), "%d lines, last %s", n, line);
 	}
+	tap_end();
+}
+
+/* ---- dormant start and windows, driven over the control socket ---- */
+
+struct prog {
+	pid_t pid;
+	int cmd, ack;              /* pipes to and from the child */
+};
+
+/*
+ * The child: a program that launches work when told ("e N": N kernels,
+ * recorded only while the stand-in source traces), reports how often
+ * tracing was switched ("s") and exits ("q").
+ */
+static char child_stderr[320];    /* where the next child's stderr goes, "" stays */
+
+static void dormant_child(int cmd, int ack, const char *out, const char *ctl, const char *start)
+{
+	char line[64];
+	FILE *in = fdopen(cmd, "r");
+
+	if (child_stderr[0]) {
+		int fd = open(child_stderr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (fd >= 0)
+			dup2(fd, 2);
+	}
+	setenv("GPUPROF_OUTPUT", out, 1);
+	setenv("GPUPROF_FLUSH_MS", "50", 1);
+	setenv("GPUPROF_CONTROL_DIR", ctl, 1);
+	if (!strncmp(start, "flight:", 7)) {
+		struct rlimit no_core = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &no_core);
+		signal(SIGSEGV, SIG_DFL);
+		setenv("GPUPROF_FLIGHT_RECORDER", start + 7, 1);
+		setenv("GPUPROF_DUMP_SIGNAL", "USR2", 1);
+	} else {
+		setenv("GPUPROF_START", start, 1);
+	}
+	if (gp_recorder_start() < 0)
+		_exit(90);
+	while (in && fgets(line, sizeof(line), in)) {
+		char reply[64];
+		int n = 0;
+
+		if (line[0] == 'f' && sscanf(line + 1, "%d", &n) == 1) {
+			if (atomic_load(&fake_tracing))
+				emit_seq(n);
+			snprintf(reply, sizeof(reply), "done\n");
+		} else if (line[0] == 'k') {
+			raise(SIGSEGV);
+			snprintf(reply, sizeof(reply), "alive\n");
+		} else if (line[0] == 'e' && sscanf(line + 1, "%d", &n) == 1) {
+			if (atomic_load(&fake_tracing))
+				emit_kernels(n);
+			snprintf(reply, sizeof(reply), "done\n");
+		} else if (line[0] == 's') {
+			snprintf(reply, sizeof(reply), "%d %d\n", atomic_load(&fake_set_calls),
+				 atomic_load(&fake_tracing));
+		} else {
+			exit(0);
+		}
+		if (write(ack, reply, strlen(reply)) < 0)
+			_exit(91);
+	}
+	exit(0);
+}
+
+static int prog_start(struct prog *p, const char *out, const char *ctl, const char *start)
+{
+	int to[2], from[2];
+
+	if (pipe(to) || pipe(from))
+		return -1;
+	fflush(stdout);
+	p->pid = fork();
+	if (p->pid == 0) {
+		close(to[1]);
+		close(from[0]);
+		dormant_child(to[0], from[1], out, ctl, start);
+	}
+	close(to[0]);
+	close(from[1]);
+	p->cmd = to[1];
+	p->ack = from[0];
+	return p->pid > 0 ? 0 : -1;
+}
+
+/* Sends one command and reads the child's answer line into buf. */
+static int prog_say(struct prog *p, const char *what, char *buf, size_t size)
+{
+	struct pollfd pf = { .fd = p->ack, .events = POLLIN };
+	ssize_t n;
+
+	if (write(p->cmd, what, strlen(what)) < 0 || poll(&pf, 1, 10000) != 1)
+		return -1;
+	n = read(p->ack, buf, size - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+static int prog_end(struct prog *p)
+{
+	int status = 0;
+
+	if (write(p->cmd, "q\n", 2) < 0)
+		kill(p->pid, SIGKILL);
+	close(p->cmd);
+	close(p->ack);
+	waitpid(p->pid, &status, 0);
+	return status;
+}
+
+static int wait_socket(const char *path)
+{
+	struct stat st;
+
+	for (int i = 0; i < 400; i++) {
+		if (stat(path, &st) == 0)
+			return 0;
+		usleep(5000);
+	}
+	return -1;
+}
+
+static int ask(int pid, const char *req, char *ans, size_t anssz)
+{
+	char err[600];
+	int rc = ga_control_request(pid, req, ans, anssz, err, sizeof(err));
+
+	if (rc < 0)
+		snprintf(ans, anssz, "unreachable: %s", err);
+	return rc;
+}
+
+static int read_counts(const char *path, struct counts *c, struct ga_read_info *info)
+{
+	char err[512];
+
+	memset(c, 0, sizeof(*c));
+	return ga_reader_read_file(path, count_cb, c, info, err, sizeof(err));
+}
+
+static void test_dormant_one_file(void)
+{
+	char ctl[300], out[300], path[320], sock[GP_PATH_MAX], ans[GP_CONTROL_MSG_MAX], buf[64], val[64];
+	struct ga_read_info info;
+	struct counts cnt;
+	struct stat st;
+	struct prog p;
+	int rc, calls = -1, on = -1;
+
+	snprintf(ctl, sizeof(ctl), "%s/ctl", tmpdir);
+	setenv("GPUPROF_CONTROL_DIR", ctl, 1);   /* the client's side */
+	snprintf(out, sizeof(out), "%s/windows", tmpdir);
+	snprintf(path, sizeof(path), "%s.gpuprof", out);
+	tap_begin("dormant: no file, no tracing, a socket only its user can reach");
+	if (prog_start(&p, out, ctl, "dormant") < 0) {
+		CHECK(!"fork");
+		tap_end();
+		return;
+	}
+	gp_control_path(sock, sizeof(sock), ctl, 0, p.pid);
+	CHECKF(wait_socket(sock) == 0, "no socket %s", sock);
+	CHECK(stat(ctl, &st) == 0 && (st.st_mode & 0777) == 0700);
+	CHECK(stat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0077) == 0);
+	CHECK(prog_say(&p, "e 30\n", buf, sizeof(buf)) == 0);
+	CHECK(prog_say(&p, "s\n", buf, sizeof(buf)) == 0 && sscanf(buf, "%d %d", &calls, &on) == 2);
+	CHECKF(calls == 0 && on == 0, "set_tracing called %d times while dormant", calls);
+	CHECKF(stat(path, &st) < 0 && errno == ENOENT, "%s exists while dormant", path);
+	rc = ask(p.pid, "status\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "state", val, sizeof(val));
+	CHECKF(rc == 0 && !strcmp(val, "dormant"), "status %d: %s", rc, ans);
+	rc = ask(p.pid, "stop\n\n", ans, sizeof(ans));
+	CHECKF(rc == 1 && strstr(ans, "not tracing"), "stop while dormant: %d %s", rc, ans);
+	rc = ask(p.pid, "bogus\n\n", ans, sizeof(ans));
+	CHECKF(rc == 1, "unknown request: %d %s", rc, ans);
+	tap_end();
+
+	tap_begin("start/stop twice: exactly the work inside the windows, as two capture ranges");
+	rc = ask(p.pid, "start\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "file", val, sizeof(val));
+	CHECKF(rc == 0, "start: %s", ans);
+	CHECK(prog_say(&p, "s\n", buf, sizeof(buf)) == 0 && sscanf(buf, "%d %d", &calls, &on) == 2 &&
+	      calls == 1 && on == 1);
+	rc = ask(p.pid, "start\n\n", ans, sizeof(ans));
+	CHECKF(rc == 1 && strstr(ans, "already tracing"), "second start: %d %s", rc, ans);
+	CHECK(prog_say(&p, "e 100\n", buf, sizeof(buf)) == 0);
+	rc = ask(p.pid, "status\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "state", val, sizeof(val));
+	CHECKF(rc == 0 && !strcmp(val, "tracing"), "status while tracing: %s", ans);
+	CHECKF(ask(p.pid, "stop\n\n", ans, sizeof(ans)) == 0, "stop: %s", ans);
+	rc = ask(p.pid, "status\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "state", val, sizeof(val));
+	CHECKF(rc == 0 && !strcmp(val, "idle"), "status between windows: %s", ans);
+	CHECK(prog_say(&p, "e 50\n", buf, sizeof(buf)) == 0);
+	CHECKF(ask(p.pid, "start\n\n", ans, sizeof(ans)) == 0, "start again: %s", ans);
+	CHECK(prog_say(&p, "e 70\n", buf, sizeof(buf)) == 0);
+	CHECKF(ask(p.pid, "stop\n\n", ans, sizeof(ans)) == 0, "stop again: %s", ans);
+	CHECK(prog_say(&p, "e 10\n", buf, sizeof(buf)) == 0);
+	CHECK(prog_say(&p, "s\n", buf, sizeof(buf)) == 0 && sscanf(buf, "%d %d", &calls, &on) == 2 &&
+	      calls == 4 && on == 0);
+	rc = prog_end(&p);
+	CHECKF(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "status %#x", rc);
+	rc = read_counts(path, &cnt, &info);
+	CHECKF(rc == GA_READ_OK && info.finished && !info.damaged && cnt.end == 1, "rc %d: %s", rc,
+	       info.reason);
+	CHECKF(cnt.kernels == 170, "kernels %llu, expected 170", (unsigned long long)cnt.kernels);
+	CHECKF(cnt.ranges == 2 && cnt.control_ranges == 2, "%llu capture ranges",
+	       (unsigned long long)cnt.ranges);
+	CHECK(cnt.range_start[0] < cnt.range_end[0] && cnt.range_end[0] <= cnt.range_start[1] &&
+	      cnt.range_start[1] < cnt.range_end[1]);
+	CHECKF(cnt.devices == 1, "%llu device records", (unsigned long long)cnt.devices);
+	CHECKF(stat(sock, &st) < 0, "socket %s left behind", sock);
+	tap_end();
+}
+
+static void test_window_files(void)
+{
+	char ctl[300], out[300], path[320], sock[GP_PATH_MAX], ans[GP_CONTROL_MSG_MAX], buf[64], val[64];
+	struct ga_read_info info;
+	struct counts cnt;
+	struct stat st;
+	struct prog p;
+	int rc, i;
+
+	snprintf(ctl, sizeof(ctl), "%s/ctl", tmpdir);
+	setenv("GPUPROF_CONTROL_DIR", ctl, 1);
+	snprintf(out, sizeof(out), "%s/win-%%n", tmpdir);
+	tap_begin("%n: a file per window, each complete with its strings and devices");
+	if (prog_start(&p, out, ctl, "dormant") < 0) {
+		CHECK(!"fork");
+		tap_end();
+		return;
+	}
+	gp_control_path(sock, sizeof(sock), ctl, 0, p.pid);
+	CHECKF(wait_socket(sock) == 0, "no socket %s", sock);
+	CHECKF(ask(p.pid, "start\n\n", ans, sizeof(ans)) == 0, "start: %s", ans);
+	CHECK(prog_say(&p, "e 100\n", buf, sizeof(buf)) == 0);
+	CHECKF(ask(p.pid, "stop\n\n", ans, sizeof(ans)) == 0, "stop: %s", ans);
+	rc = ask(p.pid, "status\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "state", val, sizeof(val));
+	CHECKF(rc == 0 && !strcmp(val, "dormant"), "status after a window's file: %s", ans);
+	CHECK(prog_say(&p, "e 50\n", buf, sizeof(buf)) == 0);
+	/* A window with a duration closes by itself within a flush interval. */
+	CHECKF(ask(p.pid, "start\nduration_ms=300\n\n", ans, sizeof(ans)) == 0, "start: %s", ans);
+	CHECK(prog_say(&p, "e 70\n", buf, sizeof(buf)) == 0);
+	for (i = 0; i < 100; i++) {
+		usleep(20000);
+		ask(p.pid, "status\n\n", ans, sizeof(ans));
+		gp_control_get(ans, "state", val, sizeof(val));
+		if (!strcmp(val, "dormant"))
+			break;
+	}
+	CHECKF(!strcmp(val, "dormant"), "a 300 ms window still open after 2 s: %s", ans);
+	CHECK(prog_say(&p, "e 20\n", buf, sizeof(buf)) == 0);
+	rc = prog_end(&p);
+	CHECKF(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "status %#x", rc);
+	for (i = 1; i <= 2; i++) {
+		snprintf(path, sizeof(path), "%s/win-%d.gpuprof", tmpdir, i);
+		rc = read_counts(path, &cnt, &info);
+		CHECKF(rc == GA_READ_OK && info.finished && cnt.end == 1, "%s: rc %d", path, rc);
+		CHECKF(cnt.kernels == (i == 1 ? 100u : 70u), "%s: %llu kernels", path,
+		       (unsigned long long)cnt.kernels);
+		CHECKF(cnt.control_ranges == 1 && cnt.devices == 1 && cnt.names == 1,
+		       "%s: %llu ranges, %llu devices, %llu names", path,
+		       (unsigned long long)cnt.control_ranges, (unsigned long long)cnt.devices,
+		       (unsigned long long)cnt.names);
+	}
+	snprintf(path, sizeof(path), "%s/win-3.gpuprof", tmpdir);
+	CHECKF(stat(path, &st) < 0, "%s: a third file", path);
+	tap_end();
+}
+
+static void test_unsafe_dir(void)
+{
+	char ctl[300], out[300], sock[GP_PATH_MAX], buf[64], said[512] = "";
+	struct stat st;
+	struct prog p;
+	int rc, fd;
+
+	snprintf(child_stderr, sizeof(child_stderr), "%s/unsafe.err", tmpdir);
+	snprintf(ctl, sizeof(ctl), "%s/open-ctl", tmpdir);
+	snprintf(out, sizeof(out), "%s/unsafe", tmpdir);
+	mkdir(ctl, 0755);
+	chmod(ctl, 0755);
+	tap_begin("a control directory others can enter: nothing listens, the program runs");
+	if (prog_start(&p, out, ctl, "dormant") < 0) {
+		CHECK(!"fork");
+		tap_end();
+		return;
+	}
+	CHECK(prog_say(&p, "e 5\n", buf, sizeof(buf)) == 0);
+	gp_control_path(sock, sizeof(sock), ctl, 0, p.pid);
+	CHECKF(stat(sock, &st) < 0, "a socket in a mode-0755 directory");
+	rc = prog_end(&p);
+	CHECKF(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "status %#x", rc);
+	fd = open(child_stderr, O_RDONLY);
+	if (fd >= 0) {
+		ssize_t n = read(fd, said, sizeof(said) - 1);
+
+		said[n > 0 ? n : 0] = 0;
+		close(fd);
+	}
+	CHECKF(strstr(said, "mode 0700") != NULL, "stderr: %s", said);
+	child_stderr[0] = 0;
+	tap_end();
+}
+
+static int wait_file(const char *path, int ms)
+{
+	struct stat st;
+
+	for (int i = 0; i < ms / 10; i++) {
+		if (stat(path, &st) == 0 && st.st_size > 0)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+static void test_flight(void)
+{
+	char ctl[300], out[300], path[320], sock[GP_PATH_MAX], ans[GP_CONTROL_MSG_MAX], buf[64];
+	char val[64];
+	struct ga_read_info info;
+	struct counts cnt;
+	struct prog p;
+	unsigned long long size = 0, used = 0, dropped = 0;
+	int rc;
+
+	snprintf(ctl, sizeof(ctl), "%s/ctl", tmpdir);
+	setenv("GPUPROF_CONTROL_DIR", ctl, 1);
+	snprintf(out, sizeof(out), "%s/fr-%%n", tmpdir);
+	tap_begin("flight recorder: memory within its size, oldest chunks dropped by design");
+	if (prog_start(&p, out, ctl, "flight:1M") < 0) {
+		CHECK(!"fork");
+		tap_end();
+		return;
+	}
+	gp_control_path(sock, sizeof(sock), ctl, 0, p.pid);
+	CHECKF(wait_socket(sock) == 0, "no socket %s", sock);
+	for (int i = 0; i < 10; i++)
+		CHECK(prog_say(&p, "f 10000\n", buf, sizeof(buf)) == 0);
+	snprintf(path, sizeof(path), "%s/fr-1.gpuprof", tmpdir);
+	CHECKF(access(path, F_OK) < 0, "%s written before any dump", path);
+	/* The writer compresses within a flush interval (50 ms). */
+	usleep(300000);
+	rc = ask(p.pid, "status\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "state", val, sizeof(val));
+	CHECKF(rc == 0 && !strcmp(val, "flight"), "status: %s", ans);
+	gp_control_get(ans, "flight_size", val, sizeof(val));
+	size = strtoull(val, NULL, 10);
+	gp_control_get(ans, "flight_used", val, sizeof(val));
+	used = strtoull(val, NULL, 10);
+	gp_control_get(ans, "flight_dropped_records", val, sizeof(val));
+	dropped = strtoull(val, NULL, 10);
+	CHECKF(size == 1u << 20 && used > 0 && used <= size && dropped > 0,
+	       "size %llu used %llu dropped %llu", size, used, dropped);
+	rc = ask(p.pid, "start\n\n", ans, sizeof(ans));
+	CHECKF(rc == 1 && strstr(ans, "flight recorder"), "start on a flight recorder: %s", ans);
+	tap_end();
+
+	tap_begin("gpuprof dump: the most recent records that fit, in order, the window named");
+	rc = ask(p.pid, "dump\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "file", val, sizeof(val));
+	CHECKF(rc == 0 && !strcmp(val, path), "dump: %s", ans);
+	rc = read_counts(path, &cnt, &info);
+	CHECKF(rc == GA_READ_OK && info.finished && !info.damaged && cnt.end == 1, "rc %d: %s", rc,
+	       info.reason);
+	CHECKF(cnt.kernels > 1000 && cnt.kernels < 100000 && cnt.out_of_order == 0 &&
+	       cnt.last_corr == 99999 && cnt.first_corr == 100000 - cnt.kernels,
+	       "%llu kernels %llu..%llu, %llu out of order", (unsigned long long)cnt.kernels,
+	       (unsigned long long)cnt.first_corr, (unsigned long long)cnt.last_corr,
+	       (unsigned long long)cnt.out_of_order);
+	CHECKF(cnt.flights == 1 && cnt.flight.trigger == GP_DUMP_REQUEST && cnt.flight.dump == 1 &&
+	       cnt.flight.size == 1u << 20, "flight record: %llu, trigger %u",
+	       (unsigned long long)cnt.flights, cnt.flight.trigger);
+	/* What was dropped: the kernels before the first kept one, and a few others. */
+	CHECKF(cnt.flight.dropped_records >= cnt.first_corr &&
+	       cnt.flight.dropped_records <= cnt.first_corr + 20 && cnt.flight.dropped_chunks > 0,
+	       "dropped %llu records, first kept kernel %llu",
+	       (unsigned long long)cnt.flight.dropped_records, (unsigned long long)cnt.first_corr);
+	CHECK(cnt.flight.start >= 1000000 + cnt.first_corr * 1000 - 1000 &&
+	      cnt.flight.start <= 1000000 + cnt.first_corr * 1000 && cnt.flight.end > cnt.flight.start);
+	CHECKF(cnt.processes >= 1 && cnt.names >= 1 && cnt.devices >= 1 && cnt.lost == 0 &&
+	       cnt.endrec.lost == 0, "process %llu names %llu devices %llu lost %llu",
+	       (unsigned long long)cnt.processes, (unsigned long long)cnt.names,
+	       (unsigned long long)cnt.devices, (unsigned long long)cnt.lost);
+	CHECKF(cnt.endrec.records + 1 == info.records, "END says %llu records, file has %llu",
+	       (unsigned long long)cnt.endrec.records, (unsigned long long)info.records);
+	tap_end();
+
+	tap_begin("flight recorder: the dump signal and the process's exit each dump");
+	CHECK(prog_say(&p, "f 100\n", buf, sizeof(buf)) == 0);
+	kill(p.pid, SIGUSR2);
+	snprintf(path, sizeof(path), "%s/fr-2.gpuprof", tmpdir);
+	CHECKF(wait_file(path, 5000) == 0, "no %s after SIGUSR2", path);
+	usleep(100000);
+	rc = read_counts(path, &cnt, &info);
+	CHECKF(rc == GA_READ_OK && info.finished && cnt.flight.trigger == GP_DUMP_SIGNAL &&
+	       cnt.flight.detail == SIGUSR2 && cnt.flight.dump == 2 && cnt.last_corr == 100099,
+	       "rc %d trigger %u detail %u last %llu", rc, cnt.flight.trigger, cnt.flight.detail,
+	       (unsigned long long)cnt.last_corr);
+	CHECK(prog_say(&p, "f 7\n", buf, sizeof(buf)) == 0);
+	rc = prog_end(&p);
+	CHECKF(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "status %#x", rc);
+	snprintf(path, sizeof(path), "%s/fr-3.gpuprof", tmpdir);
+	rc = read_counts(path, &cnt, &info);
+	CHECKF(rc == GA_READ_OK && info.finished && cnt.flight.trigger == GP_DUMP_EXIT &&
+	       cnt.last_corr == 100106 && cnt.out_of_order == 0, "rc %d trigger %u last %llu", rc,
+	       cnt.flight.trigger, (unsigned long long)cnt.last_corr);
+	tap_end();
+
+	tap_begin("flight recorder: a crash dumps everything when nothing was dropped");
+	seq_next = 0;
+	snprintf(out, sizeof(out), "%s/crash-%%n", tmpdir);
+	if (prog_start(&p, out, ctl, "flight:64M") < 0) {
+		CHECK(!"fork");
+		tap_end();
+		return;
+	}
+	gp_control_path(sock, sizeof(sock), ctl, 0, p.pid);
+	CHECKF(wait_socket(sock) == 0, "no socket %s", sock);
+	CHECK(prog_say(&p, "f 5000\n", buf, sizeof(buf)) == 0);
+	if (write(p.cmd, "k\n", 2) < 0)
+		CHECK(!"write");
+	close(p.cmd);
+	close(p.ack);
+	waitpid(p.pid, &rc, 0);
+	CHECKF(WIFSIGNALED(rc) && WTERMSIG(rc) == SIGSEGV, "status %#x", rc);
+	snprintf(path, sizeof(path), "%s/crash-1.gpuprof", tmpdir);
+	rc = read_counts(path, &cnt, &info);
+	CHECKF(rc == GA_READ_OK && info.finished && cnt.kernels == 5000 && cnt.out_of_order == 0 &&
+	       cnt.flight.trigger == GP_DUMP_FATAL_SIGNAL && cnt.flight.detail == SIGSEGV &&
+	       cnt.flight.dropped_records == 0 && cnt.flight.dropped_chunks == 0,
+	       "rc %d kernels %llu trigger %u detail %u dropped %llu", rc,
+	       (unsigned long long)cnt.kernels, cnt.flight.trigger, cnt.flight.detail,
+	       (unsigned long long)cnt.flight.dropped_records);
 	tap_end();
 }
 
@@ -274,6 +827,11 @@ int main(void)
 	run_lazy_none("file on demand, no GPU work, SIGTERM: no file, death as before", LAZY_TERM,
 		      SIGTERM);
 	run_lazy_work();
+	fake.file_on_demand = 0;
+	test_dormant_one_file();
+	test_window_files();
+	test_unsafe_dir();
+	test_flight();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);

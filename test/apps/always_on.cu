@@ -1,0 +1,91 @@
+// NVCCFLAGS: -cudart shared
+/*
+ * Always-on recording: a long-running program for the dormant recorder
+ * and the flight recorder.
+ *
+ *   always_on windows   reads commands on stdin and answers each with one
+ *                       line "done": "in N" or "out N" launch N kernels
+ *                       aon_work and wait for them (the test says whether a
+ *                       window is open: it runs gpuprof start/stop between
+ *                       commands), "quit" prints the truth and exits.
+ *                       Truth: kernel.count.aon_work, the launches made
+ *                       inside windows.
+ *   always_on crash N   N memsets in sequence, the i-th (from 0) setting
+ *                       4 * (i + 1) bytes, waits for them, prints
+ *                       "TRUTH memset.sequence N" and dies of SIGSEGV.  A
+ *                       flight recorder's dump must hold the last memsets
+ *                       of the sequence, in order.
+ *
+ * Prints "ready" once CUDA is initialized (the recorder then exists).
+ */
+#include <cuda_runtime.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+extern "C" __global__ void aon_work(int *x)
+{
+	if (threadIdx.x == 0)
+		x[blockIdx.x] += 1;
+}
+
+static int windows(void)
+{
+	char line[128];
+	int *d, inside = 0;
+
+	CK(cudaMalloc(&d, 64 * sizeof(int)));
+	CK(cudaDeviceSynchronize());
+	printf("ready\n");
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		int n = 0;
+
+		if (!strncmp(line, "quit", 4))
+			break;
+		if (sscanf(line + 3, "%d", &n) != 1 || n < 0)
+			return 2;
+		for (int i = 0; i < n; i++)
+			aon_work<<<64, 32>>>(d);
+		CK(cudaGetLastError());
+		CK(cudaDeviceSynchronize());
+		if (!strncmp(line, "in ", 3))
+			inside += n;
+		printf("done\n");
+		fflush(stdout);
+	}
+	CK(cudaFree(d));
+	printf("TRUTH kernel.count.aon_work %d\n", inside);
+	fflush(stdout);
+	return 0;
+}
+
+static int crash(long n)
+{
+	char *d;
+
+	CK(cudaMalloc(&d, (size_t)4 * (size_t)(n + 1)));
+	CK(cudaDeviceSynchronize());
+	printf("ready\n");
+	fflush(stdout);
+	for (long i = 0; i < n; i++)
+		CK(cudaMemsetAsync(d, (int)(i & 0xff), (size_t)4 * (size_t)(i + 1), 0));
+	CK(cudaDeviceSynchronize());
+	printf("TRUTH memset.sequence %ld\n", n);
+	fflush(stdout);
+	raise(SIGSEGV);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "windows"))
+		return windows();
+	if (argc == 3 && !strcmp(argv[1], "crash"))
+		return crash(atol(argv[2]));
+	fprintf(stderr, "usage: always_on windows | always_on crash N\n");
+	return 2;
+}
