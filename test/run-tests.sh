@@ -81,6 +81,9 @@ fi
 if [ -f test/golden/stacks-checks.sh ]; then
 	run_step "golden stacks" bash test/golden/stacks-checks.sh "$build"
 fi
+if [ -f test/golden/diff-checks.sh ]; then
+	run_step "golden diff" bash test/golden/diff-checks.sh "$build"
+fi
 
 # --- wrapper tests (no GPU, no recorder)
 if [ -f scripts/test-wrapper.sh ]; then

@@ -156,15 +156,21 @@ static uint64_t absdelta(const struct ga_diff_item *it)
 	return it->ns[1] > it->ns[0] ? it->ns[1] - it->ns[0] : it->ns[0] - it->ns[1];
 }
 
+/*
+ * GPU work first (kernels, then memory operations), then NVTX ranges and
+ * API functions: host-side times (a device's first cudaSetDevice, say)
+ * vary by more between runs than the GPU work a change is about.  Within
+ * a kind, the biggest absolute change first.
+ */
 static int cmp_item(const void *pa, const void *pb)
 {
 	const struct ga_diff_item *a = pa, *b = pb;
 	uint64_t x = absdelta(a), y = absdelta(b);
 
-	if (x != y)
-		return x > y ? -1 : 1;
 	if (a->kind != b->kind)
 		return a->kind < b->kind ? -1 : 1;
+	if (x != y)
+		return x > y ? -1 : 1;
 	return strcmp(a->name, b->name);
 }
 

@@ -666,6 +666,8 @@ static int end(struct ga_export *e)
 	struct ga_model *m = &e->an->m;
 
 	ga_jw_obj(w, GA_JW_KEYLINES);
+	/* The version of docs/JSON.md this export follows. */
+	ga_jw_ku64(w, "schema", 2);
 	files(w, m);
 	processes(w, m, &e->an->rk);
 	devices(w, m);
@@ -697,7 +699,7 @@ static int end(struct ga_export *e)
 const struct ga_format ga_format_json = {
 	.name = "json",
 	.help = "summary numbers: processes, devices, kernels, memory\n"
-		"operations, graphs, API calls, losses",
+		"operations, graphs, API calls, losses (docs/JSON.md)",
 	.observe_sites = 1,
 	.list_frames = 1,
 	.end = end,
