@@ -16,6 +16,13 @@
  *                       flight recorder's dump must hold the last memsets
  *                       of the sequence, in order.
  *
+ *   always_on trigger nvtx|cuda-error
+ *                       100 memsets, then the trigger: an NVTX mark named
+ *                       "dump_here", or a cudaMalloc too large to succeed
+ *                       (the CUDA call fails, the program goes on); then
+ *                       100 more memsets and a normal exit.  Truth:
+ *                       trigger.error, the failed call's error code.
+ *
  * Prints "ready" once CUDA is initialized (the recorder then exists).
  */
 #include <cuda_runtime.h>
@@ -23,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <nvtx3/nvToolsExt.h>
 
 #include "common.h"
 
@@ -80,12 +89,40 @@ static int crash(long n)
 	return 0;
 }
 
+static int trigger(const char *how)
+{
+	char *d, *huge = NULL;
+	cudaError_t err = cudaSuccess;
+
+	CK(cudaMalloc(&d, 4096));
+	printf("ready\n");
+	fflush(stdout);
+	for (int i = 0; i < 100; i++)
+		CK(cudaMemsetAsync(d, i, 4096, 0));
+	CK(cudaDeviceSynchronize());
+	if (!strcmp(how, "nvtx")) {
+		nvtxMarkA("dump_here");
+	} else {
+		err = cudaMalloc((void **)&huge, (size_t)1 << 50);
+		(void)cudaGetLastError();   /* the error is expected: clear it */
+	}
+	for (int i = 0; i < 100; i++)
+		CK(cudaMemsetAsync(d, i, 4096, 0));
+	CK(cudaDeviceSynchronize());
+	CK(cudaFree(d));
+	printf("TRUTH trigger.error %d\n", (int)err);
+	fflush(stdout);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "trigger"))
+		return trigger(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "windows"))
 		return windows();
 	if (argc == 3 && !strcmp(argv[1], "crash"))
 		return crash(atol(argv[2]));
-	fprintf(stderr, "usage: always_on windows | always_on crash N\n");
+	fprintf(stderr, "usage: always_on windows | always_on crash N | always_on trigger nvtx|cuda-error\n");
 	return 2;
 }

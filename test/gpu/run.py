@@ -157,14 +157,15 @@ class Run:
 
 
 def traced(tools, argv, how="wrapper", opts=(), env=None, timeout=RUN_TIMEOUT,
-           report="none"):
+           report="none", name="trace-%p"):
     """Runs argv under the recorder into a new temporary directory.
 
     how: "wrapper" (gpuprof run OPTS -- argv), or without the wrapper through
-    "preload" (LD_PRELOAD), "inject" (CUDA_INJECTION64_PATH) or "both"."""
+    "preload" (LD_PRELOAD), "inject" (CUDA_INJECTION64_PATH) or "both".
+    name: the output template's file name (in a new temporary directory)."""
     tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
     tools.tmpdirs.append(tmp)
-    template = os.path.join(tmp, "trace-%p")
+    template = os.path.join(tmp, name)
     e = clean_env()
     e.update(env or {})
     if how == "wrapper":
@@ -1588,8 +1589,44 @@ def t_always_on_flight_crash(tools):
           % (k, n, fl.get("dropped_records")))
 
 
+def flight_trigger(how):
+    """A flight recorder told to dump on an NVTX mark or a CUDA error: the
+    trigger writes a dump naming it (a failed cudaMalloc: its error code),
+    the exit writes another; the program runs and exits unchanged."""
+    def t(tools):
+        dump_on = "nvtx:dump_here" if how == "nvtx" else "cuda-error"
+        # A file per dump: the trigger's, then the exit's.
+        run = traced(tools, [tools.app("always_on"), "trigger", how], how="preload",
+                     env={"GPUPROF_FLIGHT_RECORDER": "8M", "GPUPROF_DUMP_ON": dump_on,
+                          "GPUPROF_FLUSH_MS": "100"}, name="trace-%p-%n")
+        expect_status(run, 0)
+        if "trigger.error" not in run.truth:
+            raise Fail("program printed no truth: %s" % tail(run.out))
+        errs = []
+        got = {}
+        for f in run.files:
+            js = tools.export_json([f])
+            fl = js.get("processes", [{}])[0].get("flight") or {}
+            got[fl.get("trigger")] = fl
+        want = "nvtx" if how == "nvtx" else "cuda-error"
+        if want not in got:
+            errs.append("no dump by %s among %s" % (want, sorted(got)))
+        elif how == "cuda-error" and got[want].get("detail") != run.truth["trigger.error"]:
+            errs.append("dump detail %s, the failed call returned %s"
+                        % (got[want].get("detail"), run.truth["trigger.error"]))
+        if "exit" not in got:
+            errs.append("no dump at exit among %s" % sorted(got))
+        if how == "cuda-error" and run.truth["trigger.error"] == 0:
+            errs.append("the huge cudaMalloc did not fail")
+        if errs:
+            raise Fail("; ".join(errs))
+    return t
+
+
 TESTS = [
     ("basic_shared", t_basic_shared),
+    ("always-on-dump-nvtx", flight_trigger("nvtx")),
+    ("always-on-dump-cuda-error", flight_trigger("cuda-error")),
     ("basic_static", simple("basic_static")),
     ("driver_only", simple("driver_only")),
     ("multistream", t_multistream),
