@@ -356,6 +356,44 @@ static void put_api(const CUpti_ActivityAPI *a, CUpti_CallbackDomain domain)
 		gp_recorder_request_dump(GP_DUMP_CUDA_ERROR, (int)a->returnValue);
 }
 
+/* An allocation or release (CUPTI_ACTIVITY_KIND_MEMORY2). */
+static void put_memory(const CUpti_ActivityMemory4 *m)
+{
+	struct gp_rec_memory *r;
+	uint8_t op;
+
+	if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION)
+		op = GP_MEM_ALLOC;
+	else if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
+		op = GP_MEM_FREE;
+	else
+		return;
+	if (!m->timestamp) {
+		gp_lost_add(GP_LOST_NO_TIMESTAMP, 1);
+		return;
+	}
+	r = gp_emit(GP_REC_MEMORY, sizeof(*r));
+	if (!r)
+		return;
+	r->timestamp = m->timestamp;
+	r->address = m->address;
+	r->bytes = m->bytes;
+	r->correlation = m->correlationId;
+	r->device = m->deviceId;
+	r->context = m->contextId;
+	r->stream = m->streamId;
+	r->operation = op;
+	r->mem_kind = (uint8_t)m->memoryKind;
+	r->flags = m->isAsync ? GP_MEM_F_ASYNC : 0;
+	if (m->memoryPoolConfig.memoryPoolType != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID) {
+		r->flags |= GP_MEM_F_POOL;
+		r->pool_type = (uint8_t)m->memoryPoolConfig.memoryPoolType;
+		r->pool_address = m->memoryPoolConfig.address;
+	}
+	r->process = m->processId;
+	gp_ring_note_time(&gp_rec.ring, m->timestamp, m->timestamp);
+}
+
 static void emit_device(const struct gp_rec_device *d, const char *name)
 {
 	uint32_t id = gp_emit_string(name);
@@ -489,6 +527,9 @@ static void translate(const CUpti_Activity *rec)
 		break;
 	case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
 		put_graph((const CUpti_ActivityGraphTrace2 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMORY2:
+		put_memory((const CUpti_ActivityMemory4 *)rec);
 		break;
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
 		put_api((const CUpti_ActivityAPI *)rec, CUPTI_CB_DOMAIN_RUNTIME_API);
@@ -734,6 +775,7 @@ static int set_device_kinds(int on)
 		{ GP_TRACE_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", 1 },
 		{ GP_TRACE_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer memcpy", 0 },
 		{ GP_TRACE_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "memset", 1 },
+		{ GP_TRACE_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2, "memory allocations", 1 },
 		{ GP_TRACE_API_ALL, CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API", 1 },
 		{ GP_TRACE_API_ALL, CUPTI_ACTIVITY_KIND_DRIVER, "driver API", 1 },
 		/*

@@ -31,6 +31,7 @@ static const struct {
 	{ "memset", GP_TRACE_MEMSET }, { "graph", GP_TRACE_GRAPH },
 	{ "api", GP_TRACE_API },       { "nvtx", GP_TRACE_NVTX },
 	{ "api-all", GP_TRACE_API | GP_TRACE_API_ALL },
+	{ "memory", GP_TRACE_MEMORY },
 };
 
 int gp_config_parse_trace(const char *s, uint32_t *out)

@@ -129,6 +129,8 @@ gp run --trace=kernel,bogus true
 expect trace-bogus 2 "bogus"
 gp run --trace= true
 expect trace-empty 2 "--trace"
+gp run --help
+if [[ $out == *"nvtx,memory"* ]]; then ok run-help-memory; else fail run-help-memory "run --help does not list memory"; fi
 gp run --graph-trace=edge true
 expect graph-trace-bogus 2 "--graph-trace"
 gp run --report=pie true

@@ -25,6 +25,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	an->rg.keep_marks = o->marks;
 	ga_sites_setup(&an->st, o->stack_depth);
 	ga_ranks_init(&an->rk);
+	ga_memuse_init(&an->mu);
 	an->st.symbolize = o->symbolize;
 	an->st.list_frames = o->list_frames;
 	if (ga_model_init(&an->m)) {
@@ -38,6 +39,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	if (o->launches)
 		ga_latency_bind(&an->lat, &an->m);
 	ga_launchcfg_bind(&an->lc, &an->m);
+	ga_memuse_bind(&an->mu, &an->m);
 	ga_ranks_bind(&an->rk, &an->m);
 	return 0;
 }
@@ -69,7 +71,8 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	if (ga_ranges_finish(&an->rg, &an->m, ga_filter_active(an->flt)) ||
 	    (an->o.observe_sites && !an->o.sites_ahead && ga_sites_finish(&an->st, &an->m)) ||
 	    ga_latency_finish(&an->lat) ||
-	    ga_ranks_finish(&an->rk, &an->m, &an->rg)) {
+	    ga_ranks_finish(&an->rk, &an->m, &an->rg) ||
+	    ga_memuse_finish(&an->mu, &an->m)) {
 		fputs("gpuprof: out of memory\n", stderr);
 		return -1;
 	}
@@ -115,4 +118,5 @@ void ga_analysis_free(struct ga_analysis *an)
 	ga_latency_free(&an->lat);
 	ga_launchcfg_free(&an->lc);
 	ga_ranks_free(&an->rk);
+	ga_memuse_free(&an->mu);
 }

@@ -6,8 +6,8 @@
  * a streaming view needs sites ahead, model/sites.c's stacks and frames),
  * then the aggregate pass, which builds every aggregate at once (the
  * model's activity, API, graph and device statistics, busy time, range
- * accounting and launch-site counts) while streaming views see each
- * activity through the model's hooks.  Nothing here prints a table; errors
+ * accounting, launch-site counts, memory in use) while streaming views
+ * see each activity through the model's hooks.  Nothing here prints a table; errors
  * go to stderr as "gpuprof: FILE: byte N: ...".  Runs offline only.
  */
 #ifndef GA_MODEL_ANALYSIS_H
@@ -18,6 +18,7 @@
 #include "model/filter.h"
 #include "model/latency.h"
 #include "model/launchcfg.h"
+#include "model/memuse.h"
 #include "model/metrics.h"
 #include "model/model.h"
 #include "model/ranges.h"
@@ -43,6 +44,7 @@ struct ga_analysis {
 	struct ga_latency lat;     /* launch latency per kernel (with launches) */
 	struct ga_launchcfg lc;    /* launch configurations and occupancy */
 	struct ga_ranks rk;        /* ranks of a multi-process job */
+	struct ga_memuse mu;       /* memory in use per device (memory records) */
 	struct ga_filter *flt;     /* the activity filter (never NULL) */
 	struct ga_analysis_opts o;
 };

@@ -330,6 +330,7 @@ static void first_time(struct ga_ranges *nx, const struct gp_rec *rec)
 	case GP_REC_API:
 	case GP_REC_NVTX_RANGE:
 	case GP_REC_NVTX_MARK:
+	case GP_REC_MEMORY:
 		/* Each of these begins with its header, then a u64 start. */
 		memcpy(&t, (const char *)rec + sizeof(struct gp_rec), sizeof(t));
 		if (t && t < nx->first_ns)

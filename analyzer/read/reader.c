@@ -67,6 +67,7 @@ static const uint16_t min_size[GP_REC_TYPE_COUNT] = {
 	[GP_REC_DEVICE_PEAKS] = sizeof(struct gp_rec_device_peaks),
 	[GP_REC_METRICS_INFO] = sizeof(struct gp_rec_metrics_info),
 	[GP_REC_FLIGHT] = sizeof(struct gp_rec_flight),
+	[GP_REC_MEMORY] = sizeof(struct gp_rec_memory),
 };
 
 /* Where bytes come from: a file descriptor or a buffer in memory. */

@@ -23,7 +23,8 @@
  * overlap push/pop ranges, are async events ("b"/"e"); NVTX marks are
  * instant events ("i"); each GPU activity whose API call is in the trace
  * gets a flow arrow from that call ("s" then "f", binding to the enclosing
- * slices, as Kineto writes them).  Runs offline only.
+ * slices, as Kineto writes them); memory in use, where the traces have
+ * allocations and frees, is a counter ("C") per device.  Runs offline only.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -516,6 +517,50 @@ static int thread_names(struct ga_export *e, struct ga_model *m)
 	return 0;
 }
 
+/*
+ * Memory in use (model/memuse.h) as a counter track per device of each
+ * process, "cuda:D memory": a sample at each allocation or free that
+ * changed it (the last of several at one time).
+ */
+static int memory_counters(struct ga_export *e, struct ga_model *m, const struct ga_memuse *mu)
+{
+	struct chrome *c = e->state;
+	struct ga_jw *w = &e->jw;
+	char name[48];
+
+	for (size_t i = 0; i < mu->ndevs; i++) {
+		const struct ga_memuse_dev *d = &mu->devs[i];
+		uint64_t last = 0;
+		int any = 0;
+
+		if (proc_seen(e, m, d->proc))
+			return -1;
+		snprintf(name, sizeof(name), "cuda:%u memory", d->device);
+		for (size_t j = 0; j < d->nev; j++) {
+			const struct ga_memuse_event *ev = &d->ev[j];
+
+			if (j + 1 < d->nev && d->ev[j + 1].t == ev->t)
+				continue;
+			if (any && ev->in_use == last)
+				continue;
+			ga_jw_obj(w, GA_JW_COMPACT);
+			ga_jw_kcstr(w, "name", name);
+			ga_jw_kcstr(w, "cat", "memory");
+			ga_jw_kcstr(w, "ph", "C");
+			ga_jw_ku64(w, "pid", c->chrome_pid[d->proc]);
+			kts(e, "ts", ev->t);
+			ga_jw_key(w, "args");
+			ga_jw_obj(w, GA_JW_COMPACT);
+			ga_jw_ku64(w, "bytes", ev->in_use);
+			ga_jw_end(w);
+			ga_jw_end(w);
+			last = ev->in_use;
+			any = 1;
+		}
+	}
+	return ferror(e->out) || w->err ? -1 : 0;
+}
+
 static int begin(struct ga_export *e)
 {
 	struct chrome *c = calloc(1, sizeof(*c));
@@ -537,7 +582,8 @@ static int end(struct ga_export *e)
 	struct ga_model *m = &e->an->m;
 	char b[32];
 
-	if (ranges(e, m, &e->an->rg) || marks(e, m, &e->an->rg) || thread_names(e, m))
+	if (ranges(e, m, &e->an->rg) || marks(e, m, &e->an->rg) || thread_names(e, m) ||
+	    memory_counters(e, m, &e->an->mu))
 		return -1;
 	ga_jw_end(&e->jw);
 	ga_jw_key(&e->jw, "otherData");

@@ -1,10 +1,10 @@
 /*
  * "export --format json": the report's numbers as one JSON object, a
  * stable schema scripts and tests rely on: files, processes, devices,
- * counts, losses, kernels, memory operations, graphs, API functions, NVTX
- * ranges and marks, launch sites, and for a job of ranks the per-rank
- * figures and steps.  Written after the analysis is built.
- * Runs offline only.
+ * counts, losses, kernels, memory operations, memory in use (traces with
+ * memory records), graphs, API functions, NVTX ranges and marks, launch
+ * sites, and for a job of ranks the per-rank figures and steps.  Written
+ * after the analysis is built.  Runs offline only.
  */
 #include <math.h>
 #include <stdio.h>
@@ -296,6 +296,60 @@ static int memory_ops(struct ga_jw *w, const struct ga_model *m)
 	ga_jw_end(w);
 	free(ord);
 	return 0;
+}
+
+/* "memory_usage": only traces recorded with --trace=...,memory have it. */
+static void memory_usage(struct ga_jw *w, const struct ga_model *m, const struct ga_memuse *mu)
+{
+	if (!ga_memuse_any(mu))
+		return;
+	ga_jw_key(w, "memory_usage");
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ga_jw_ku64(w, "records", mu->records);
+	ga_jw_ku64(w, "host_records", mu->host_records);
+	ga_jw_key(w, "devices");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (size_t i = 0; i < mu->ndevs; i++) {
+		const struct ga_memuse_dev *d = &mu->devs[i];
+
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_ku64(w, "device", d->device);
+		ga_jw_ku64(w, "pid", m->procs[d->proc].pid);
+		ksid(w, "label", m, d->label);
+		ga_jw_ku64(w, "peak_bytes", d->peak);
+		ga_jw_ku64(w, "peak_ns", d->peak_ns);
+		ga_jw_ku64(w, "final_bytes", d->final);
+		ga_jw_ku64(w, "allocs", d->allocs);
+		ga_jw_ku64(w, "frees", d->frees);
+		ga_jw_ku64(w, "alloc_bytes", d->alloc_bytes);
+		ga_jw_ku64(w, "not_freed", d->live);
+		ga_jw_ku64(w, "unmatched_frees", d->unmatched_frees);
+		ga_jw_key(w, "largest");
+		ga_jw_arr(w, GA_JW_COMPACT);
+		for (size_t j = 0; j < d->ntop; j++) {
+			const struct ga_memuse_alloc *a = &d->top[j];
+
+			ga_jw_obj(w, GA_JW_COMPACT);
+			ga_jw_ku64(w, "bytes", a->bytes);
+			ga_jw_ku64(w, "address", a->address);
+			ga_jw_ku64(w, "alloc_ns", a->alloc_ns);
+			ga_jw_kbool(w, "freed", a->freed);
+			ga_jw_key(w, "free_ns");
+			if (a->freed)
+				ga_jw_u64(w, a->free_ns);
+			else
+				ga_jw_null(w);
+			ga_jw_kcstr(w, "kind", ga_model_mem_kind(a->kind));
+			ga_jw_kbool(w, "async", (a->flags & GP_MEM_F_ASYNC) != 0);
+			ga_jw_kbool(w, "pool", (a->flags & GP_MEM_F_POOL) != 0);
+			ga_jw_ku64(w, "correlation", a->correlation);
+			ga_jw_end(w);
+		}
+		ga_jw_end(w);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+	ga_jw_end(w);
 }
 
 static void graphs(struct ga_jw *w, const struct ga_model *m)
@@ -678,6 +732,7 @@ static int end(struct ga_export *e)
 	memory(w, m);
 	if (memory_ops(w, m))
 		return -1;
+	memory_usage(w, m, &e->an->mu);
 	graphs(w, m);
 	if (api(w, m) || ranges(w, m, &e->an->rg, ga_analysis_filtered(e->an)))
 		return -1;

@@ -298,9 +298,16 @@ static void print_counts(const struct ga_model *m, FILE *out)
 
 static void print_config(const struct ga_model *m, FILE *out)
 {
-	static const char *const what[] = { "kernel", "memcpy", "memset", "graph", "api", "nvtx" };
-	size_t i;
-	unsigned k;
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} what[] = {
+		{ GP_TRACE_KERNEL, "kernel" }, { GP_TRACE_MEMCPY, "memcpy" },
+		{ GP_TRACE_MEMSET, "memset" }, { GP_TRACE_GRAPH, "graph" },
+		{ GP_TRACE_API, "api" },       { GP_TRACE_NVTX, "nvtx" },
+		{ GP_TRACE_MEMORY, "memory" },
+	};
+	size_t i, k;
 
 	for (i = 0; i < m->nprocs; i++) {
 		const struct ga_proc *p = &m->procs[i];
@@ -310,8 +317,8 @@ static void print_config(const struct ga_model *m, FILE *out)
 			continue;
 		ga_text_field(out, "Traced:");
 		for (k = 0; k < sizeof(what) / sizeof(what[0]); k++) {
-			if (p->config.trace & (1u << k)) {
-				fprintf(out, "%s%s", sep, what[k]);
+			if (p->config.trace & what[k].bit) {
+				fprintf(out, "%s%s", sep, what[k].name);
 				sep = " ";
 			}
 		}

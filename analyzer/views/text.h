@@ -55,7 +55,8 @@ struct ga_text_section {
 
 extern const struct ga_text_section ga_text_header, ga_text_timeline, ga_text_summary,
 	ga_text_kernels, ga_text_launch, ga_text_latency, ga_text_roofline, ga_text_sites,
-	ga_text_ranges, ga_text_tree, ga_text_memory, ga_text_api, ga_text_ranks;
+	ga_text_ranges, ga_text_tree, ga_text_memory, ga_text_memuse, ga_text_api,
+	ga_text_ranks;
 
 /* The header's "Metrics:" line, when the traces have metrics (text-roofline.c). */
 void ga_text_metrics_header(const struct ga_mx *mx, struct ga_model *m, FILE *out, int lw);

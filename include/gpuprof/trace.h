@@ -125,6 +125,7 @@ enum gp_rec_type {
 	GP_REC_DEVICE_PEAKS = 25,  /* version 2 */
 	GP_REC_METRICS_INFO = 26,  /* version 2 */
 	GP_REC_FLIGHT = 27,
+	GP_REC_MEMORY = 28,
 	GP_REC_TYPE_COUNT
 };
 
@@ -459,6 +460,7 @@ _Static_assert(sizeof(struct gp_rec_overhead) == 40, "overhead size");
 #define GP_TRACE_API (1u << 4)
 #define GP_TRACE_NVTX (1u << 5)
 #define GP_TRACE_API_ALL (1u << 6)   /* every API call, not only those behind GPU work */
+#define GP_TRACE_MEMORY (1u << 7)    /* allocations and frees (GP_REC_MEMORY) */
 
 struct gp_rec_config {
 	struct gp_rec h;
@@ -594,6 +596,37 @@ struct gp_rec_flight {
 	uint32_t dump;             /* 1 for the process's first dump, then 2, ... */
 };
 _Static_assert(sizeof(struct gp_rec_flight) == 64, "flight size");
+
+/* Memory operations (gp_rec_memory.operation). */
+#define GP_MEM_ALLOC 1               /* CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION */
+#define GP_MEM_FREE 2                /* CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE */
+
+/* Memory operation flags (gp_rec_memory.flags). */
+#define GP_MEM_F_ASYNC (1u << 0)     /* stream-ordered: cudaMallocAsync, cudaFreeAsync */
+#define GP_MEM_F_POOL (1u << 1)      /* from a memory pool: pool_type and pool_address hold it */
+
+/*
+ * GP_REC_MEMORY: one allocation or release of memory (--trace=...,memory),
+ * from CUPTI's CUpti_ActivityMemory4 (CUPTI_ACTIVITY_KIND_MEMORY2).  A
+ * release carries the address and size of the allocation it ends.
+ */
+struct gp_rec_memory {
+	struct gp_rec h;
+	uint64_t timestamp;        /* trace clock */
+	uint64_t address;          /* the allocation's virtual address */
+	uint64_t bytes;
+	uint64_t pool_address;     /* base address of its memory pool, 0 if none */
+	uint32_t correlation;      /* of the API call that allocated or freed it */
+	uint32_t device;           /* CUDA ordinal */
+	uint32_t context;          /* UINT32_MAX without a context */
+	uint32_t stream;           /* UINT32_MAX unless stream-ordered */
+	uint8_t operation;         /* GP_MEM_ALLOC or GP_MEM_FREE */
+	uint8_t mem_kind;          /* CUpti_ActivityMemoryKind */
+	uint8_t flags;             /* GP_MEM_F_* */
+	uint8_t pool_type;         /* CUpti_ActivityMemoryPoolType: 0 none, 1 local, 2 imported */
+	uint32_t process;          /* CUPTI's processId */
+};
+_Static_assert(sizeof(struct gp_rec_memory) == 64, "memory size");
 
 /* Checksum of a chunk: header with checksum = 0, then the frame. */
 static inline uint32_t gp_chunk_checksum(const struct gp_chunk_header *ch,

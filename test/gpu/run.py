@@ -808,6 +808,114 @@ def t_chrome_export(tools):
     print("# chrome: %d kernels, %d flows, threads %s, driver %s" % (kernels, flows, named, drv))
 
 
+def t_memuse(tools):
+    """--trace=...,memory on test/apps/memuse.cu, which makes cudaMalloc/
+    cudaFree and cudaMallocAsync/cudaFreeAsync calls of exact sizes
+    (distinct multiples of 2 MiB) and prints the peak and final bytes in
+    use and the allocation count.  The JSON memory_usage of device 0 must
+    give the same.  The CUDA runtime or driver may allocate device memory
+    of its own through the traced calls: only what the program did is
+    counted, by picking its allocations out of the device's largest
+    allocations by the sizes it used (memuse.size.* truth) and replaying
+    them; that peak, final, allocation and free counts must equal the
+    truth, and the stream-ordered ones must be marked async.  The device's
+    own figures must equal the truth when it had no other allocation, and
+    be at least the truth otherwise (a line says what else there was).
+    The Chrome counter of the device peaks at the JSON peak and ends at
+    its final; the report has the memory in use section.  The program's
+    output is the same as untraced."""
+    app = tools.app("memuse")
+    rc, plain, perr = run_cmd([app], clean_env())
+    if rc != 0:
+        raise Fail("memuse exited %d untraced: %s" % (rc, tail(perr)))
+    truth, skip = parse_truth(plain)
+    if skip is not None:
+        raise Skip(skip)
+    run = traced(tools, [app], opts=["--trace=kernel,memcpy,memset,graph,api,nvtx,memory"])
+    errs = []
+    if run.out != plain:
+        errs.append("stdout traced %s differs from untraced %s" % (tail(run.out), tail(plain)))
+    mem = {k[len("memuse."):]: v for k, v in run.truth.items() if k.startswith("memuse.")}
+    rest = {k: v for k, v in run.truth.items() if not k.startswith("memuse.")}
+    for k in ("peak_bytes", "final_bytes", "allocs", "frees"):
+        if k not in mem:
+            raise Fail("the program printed no TRUTH memuse.%s; stdout %s" % (k, tail(run.out)))
+    js = check_run(tools, run, "memuse", truth=rest)
+    sizes = collections.Counter()
+    async_sizes = set()
+    for k, v in mem.items():
+        part = k.split(".")
+        if part[0] == "size":
+            sizes[int(part[1])] += v
+        elif part[0] == "async_size":
+            async_sizes.add(int(part[1]))
+    mu = js.get("memory_usage")
+    if not mu:
+        raise Fail("the JSON export has no memory_usage")
+    pid = js["processes"][0]["pid"]
+    devs = [d for d in mu.get("devices", []) if d.get("device") == 0 and d.get("pid") == pid]
+    if len(devs) != 1:
+        raise Fail("memory_usage has %d entries for device 0 of pid %s: %s"
+                   % (len(devs), pid, json.dumps(mu.get("devices"))[:600]))
+    d = devs[0]
+
+    def differ(what, want, got):
+        if want != got:
+            errs.append("%s: expected %s, got %s" % (what, want, got))
+
+    mine = [a for a in d.get("largest", []) if a.get("bytes") in sizes]
+    differ("the program's allocations by size", dict(sizes),
+           dict(collections.Counter(a["bytes"] for a in mine)))
+    events = []
+    for a in mine:
+        events.append((a["alloc_ns"], 1, a["bytes"]))
+        if a.get("freed"):
+            events.append((a["free_ns"], 0, -a["bytes"]))
+        if a.get("async") != (a["bytes"] in async_sizes):
+            errs.append("allocation of %d bytes: async %s" % (a["bytes"], a.get("async")))
+    use = peak = 0
+    for _, _, b in sorted(events):
+        use += b
+        peak = max(peak, use)
+    differ("peak of the program's allocations", mem["peak_bytes"], peak)
+    differ("final of the program's allocations", mem["final_bytes"], use)
+    differ("the program's allocations", mem["allocs"], len(mine))
+    differ("the program's frees", mem["frees"], sum(1 for a in mine if a.get("freed")))
+    others = d.get("allocs", 0) - len(mine)
+    if others == 0:
+        differ("memory_usage peak_bytes", mem["peak_bytes"], d.get("peak_bytes"))
+        differ("memory_usage final_bytes", mem["final_bytes"], d.get("final_bytes"))
+        differ("memory_usage allocs", mem["allocs"], d.get("allocs"))
+        differ("memory_usage frees", mem["frees"], d.get("frees"))
+    else:
+        if d.get("peak_bytes", 0) < mem["peak_bytes"]:
+            errs.append("memory_usage peak_bytes %s below the program's %d"
+                        % (d.get("peak_bytes"), mem["peak_bytes"]))
+        if d.get("final_bytes", 0) < mem["final_bytes"]:
+            errs.append("memory_usage final_bytes %s below the program's %d"
+                        % (d.get("final_bytes"), mem["final_bytes"]))
+        print("# memuse: %d allocations besides the program's (largest kept: %s)"
+              % (others, [(a["bytes"], a.get("kind")) for a in d.get("largest", [])
+                          if a.get("bytes") not in sizes][:8]), flush=True)
+    chrome = tools.export_json(run.files, fmt="chrome")
+    samples = [e for e in chrome.get("traceEvents", [])
+               if e.get("ph") == "C" and e.get("name") == "cuda:0 memory"]
+    if not samples:
+        errs.append("the Chrome export has no 'cuda:0 memory' counter")
+    else:
+        values = [e["args"]["bytes"] for e in samples]
+        differ("Chrome counter maximum", d.get("peak_bytes"), max(values))
+        differ("Chrome counter last value", d.get("final_bytes"), values[-1])
+    report = tools.report(run.files)
+    if "Memory in use (" not in report or "Largest allocations:" not in report:
+        errs.append("the report has no memory in use section")
+    if errs:
+        raise Fail("; ".join(errs))
+    print("# memuse: peak %d, final %d, %d allocations, %d frees on device 0"
+          % (d.get("peak_bytes"), d.get("final_bytes"), d.get("allocs"), d.get("frees")),
+          flush=True)
+
+
 def t_torch_nvtx(tools):
     """PyTorch NVTX (test/apps/torch_nvtx.py): ranges, nesting, marks."""
     script = os.path.join(ROOT, "test", "apps", "torch_nvtx.py")
@@ -1658,6 +1766,7 @@ TESTS = [
     ("callsites-static", t_callsites_static),
     ("nvtx-threads", t_nvtx_threads),
     ("chrome-export", t_chrome_export),
+    ("memuse", t_memuse),
     ("torch-nvtx", t_torch_nvtx),
     ("backtrace-no-libunwind", lambda tools: check_run(
         tools, traced(tools, [tools.app("basic_shared")], opts=["--backtrace=kernel"],

@@ -343,6 +343,33 @@ void synth_api(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
 	synth_rec(s, &r, sizeof(r));
 }
 
+void synth_memory(struct synth *s, unsigned op, uint64_t t, uint64_t address, uint64_t bytes,
+		  uint32_t device, unsigned kind, unsigned flags)
+{
+	struct gp_rec_memory r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_MEMORY;
+	r.h.size = sizeof(r);
+	r.timestamp = t;
+	r.address = address;
+	r.bytes = bytes;
+	r.correlation = corr++;
+	r.device = device;
+	r.context = 1;
+	r.stream = flags & GP_MEM_F_ASYNC ? 7 : UINT32_MAX;
+	r.operation = (uint8_t)op;
+	r.mem_kind = (uint8_t)kind;
+	r.flags = (uint8_t)flags;
+	if (flags & GP_MEM_F_POOL) {
+		r.pool_type = 1;
+		r.pool_address = address & ~0xfffffull;
+	}
+	r.process = s->hdr.pid;
+	timed(s, t, t);
+	synth_rec(s, &r, sizeof(r));
+}
+
 void synth_lost(struct synth *s, uint32_t cause, uint64_t count)
 {
 	struct gp_rec_lost r;

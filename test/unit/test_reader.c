@@ -121,6 +121,7 @@ static void write_every_type(struct synth *s, struct ga_buf *ref, int n)
 			case GP_REC_DEVICE_PEAKS: size = sizeof(struct gp_rec_device_peaks); break;
 			case GP_REC_METRICS_INFO: size = sizeof(struct gp_rec_metrics_info); break;
 			case GP_REC_FLIGHT: size = sizeof(struct gp_rec_flight); break;
+			case GP_REC_MEMORY: size = sizeof(struct gp_rec_memory); break;
 			case GP_REC_PAD: size = 8 * (size_t)(1 + i % 3); break;
 			default: size = 24; break;  /* a type from the future */
 			}

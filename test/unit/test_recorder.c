@@ -112,6 +112,29 @@ static void test_trace_words(void)
 	TAP_CHECK("api-all implies api",
 		  gp_config_parse_trace("api-all", &bits) == 0 &&
 			  bits == (GP_TRACE_API | GP_TRACE_API_ALL), "bits %x", bits);
+	TAP_CHECK("memory is a trace word",
+		  gp_config_parse_trace("kernel,memory", &bits) == 0 &&
+			  bits == (GP_TRACE_KERNEL | GP_TRACE_MEMORY), "bits %x", bits);
+	{
+		struct gp_config c;
+		const char *old = getenv("GPUPROF_TRACE");
+		char saved[300] = "";
+
+		if (old)
+			snprintf(saved, sizeof(saved), "%s", old);
+		unsetenv("GPUPROF_TRACE");
+		gp_config_load(&c);
+		TAP_CHECK("memory is off by default", !(c.trace & GP_TRACE_MEMORY) &&
+			  (c.trace & GP_TRACE_KERNEL), "trace %x", c.trace);
+		setenv("GPUPROF_TRACE", "kernel,memory", 1);
+		gp_config_load(&c);
+		TAP_CHECK("GPUPROF_TRACE takes memory", c.trace == (GP_TRACE_KERNEL | GP_TRACE_MEMORY),
+			  "trace %x", c.trace);
+		if (old)
+			setenv("GPUPROF_TRACE", saved, 1);
+		else
+			unsetenv("GPUPROF_TRACE");
+	}
 	TAP_CHECK("unknown trace word rejected", gp_config_parse_trace("kernel,bogus", &bits) == -EINVAL, "check failed");
 }
 
