@@ -570,6 +570,16 @@ static void finish(int on_flusher)
 		static char ans[GP_CONTROL_MSG_MAX];
 		int sig = atomic_load(&finish_sig);
 
+		/*
+		 * A trigger whose record arrives only with CUPTI's last buffers
+		 * (the API record of a failed CUDA call): hand everything over
+		 * first, and its dump comes before the exit's.
+		 */
+		flush_sources(1);
+		gp_ring_lock(&gp_rec.ring);
+		drain_sources(trace_now(), 0);
+		gp_ring_unlock(&gp_rec.ring);
+		triggered_dump();
 		ans[0] = 0;
 		do_dump(sig ? GP_DUMP_FATAL_SIGNAL : GP_DUMP_EXIT, sig, "", 1, ans, sizeof(ans));
 		gp_ring_lock(&gp_rec.ring);
