@@ -1541,15 +1541,21 @@ int ga_model_finish(struct ga_model *m)
 
 /* ---- orderings for tables ---- */
 
+/* Most time first, then by name: the order of every statistics table. */
+static int by_total(const struct ga_model *m, uint64_t ta, uint32_t na, uint64_t tb, uint32_t nb)
+{
+	if (ta != tb)
+		return ta > tb ? -1 : 1;
+	return strcmp(ga_model_str(m, na), ga_model_str(m, nb));
+}
+
 static int cmp_kstat(const void *pa, const void *pb, void *ctx)
 {
 	const struct ga_model *m = ctx;
 	const struct ga_kstat *a = &m->kstats[*(const uint32_t *)pa];
 	const struct ga_kstat *b = &m->kstats[*(const uint32_t *)pb];
 
-	if (a->total != b->total)
-		return a->total > b->total ? -1 : 1;
-	return strcmp(ga_model_str(m, a->name), ga_model_str(m, b->name));
+	return by_total(m, a->total, a->name, b->total, b->name);
 }
 
 static int cmp_astat(const void *pa, const void *pb, void *ctx)
@@ -1558,9 +1564,7 @@ static int cmp_astat(const void *pa, const void *pb, void *ctx)
 	const struct ga_astat *a = &m->astats[*(const uint32_t *)pa];
 	const struct ga_astat *b = &m->astats[*(const uint32_t *)pb];
 
-	if (a->total != b->total)
-		return a->total > b->total ? -1 : 1;
-	return strcmp(ga_model_str(m, a->name), ga_model_str(m, b->name));
+	return by_total(m, a->total, a->name, b->total, b->name);
 }
 
 static int cmp_label(const void *pa, const void *pb, void *ctx)
@@ -1569,9 +1573,7 @@ static int cmp_label(const void *pa, const void *pb, void *ctx)
 	const struct ga_label *a = &m->labels[*(const uint32_t *)pa];
 	const struct ga_label *b = &m->labels[*(const uint32_t *)pb];
 
-	if (a->total != b->total)
-		return a->total > b->total ? -1 : 1;
-	return strcmp(ga_model_str(m, a->str), ga_model_str(m, b->str));
+	return by_total(m, a->total, a->str, b->total, b->str);
 }
 
 static uint32_t *order(const struct ga_model *m, size_t n,
