@@ -52,6 +52,9 @@ static void help(FILE *f)
 	      "                    information of their modules (with addr2line)\n"
 	      "  --latency         json: each kernel's launch latency, as\n"
 	      "                    \"launch_latency\" (about 30 bytes per launch)\n"
+	      "  --no-flows        chrome: no arrows from API calls to the GPU work\n"
+	      "                    they launched (they need about 20 bytes per\n"
+	      "                    launch while the export runs)\n"
 	      "  -h, --help        show this help\n"
 	      GA_FILTER_HELP
 	      "\nNVTX ranges appear as \"nvtx\" and \"marks\" in json, as the \"nvtx\"\n"
@@ -73,6 +76,7 @@ int cmd_export(int argc, char **argv)
 		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "no-symbolize", no_argument, NULL, 'S' },
 		{ "latency", no_argument, NULL, 'L' },
+		{ "no-flows", no_argument, NULL, 'F' },
 		{ "table", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		GA_FILTER_LONGOPTS,
@@ -88,7 +92,7 @@ int cmd_export(int argc, char **argv)
 	struct ga_output out;
 	char ferr[512], *end;
 	long depth;
-	int c, rc = GA_EXIT_OK, failed, latency = 0;
+	int c, rc = GA_EXIT_OK, failed, latency = 0, noflows = 0;
 
 	opterr = 0;
 	optind = 0;
@@ -127,6 +131,9 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'L':
 			latency = 1;
+			break;
+		case 'F':
+			noflows = 1;
 			break;
 		case 'S':
 			ao.symbolize = 0;
@@ -191,7 +198,7 @@ int cmd_export(int argc, char **argv)
 	ao.observe_sites = fmt->observe_sites;
 	ao.list_frames = fmt->list_frames;
 	ao.sites_ahead = fmt->sites_ahead && (!tab || tab->streams);
-	ao.launches = fmt->launches || latency;
+	ao.launches = (fmt->launches && !noflows) || latency;
 	ao.marks = fmt->marks;
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);
