@@ -198,7 +198,8 @@ int cmd_export(int argc, char **argv)
 	ao.observe_sites = fmt->observe_sites;
 	ao.list_frames = fmt->list_frames;
 	ao.sites_ahead = fmt->sites_ahead && (!tab || tab->streams);
-	ao.launches = (fmt->launches && !noflows) || latency;
+	ao.launches = (fmt->launches && !noflows) || latency ||
+		      (tab && !strcmp(tab->name, "latency"));
 	ao.marks = fmt->marks;
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);

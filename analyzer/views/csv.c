@@ -118,8 +118,8 @@ static int kernels(struct ga_export *e, struct ga_model *m)
 
 	if (!ord)
 		return -1;
-	fputs("name,short_name,mangled,count,total_ns,avg_ns,med_ns,min_ns,max_ns,in_graph\n",
-	      e->out);
+	fputs("name,short_name,mangled,count,total_ns,avg_ns,med_ns,min_ns,max_ns,in_graph,"
+	      "stddev_ns\n", e->out);
 	for (size_t i = 0; i < m->nkstats; i++) {
 		const struct ga_kstat *k = &m->kstats[ord[i]];
 
@@ -131,29 +131,96 @@ static int kernels(struct ga_export *e, struct ga_model *m)
 		fputc(',', e->out);
 		sfield(e, m, k->name);
 		fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",%" PRIu64 "\n", k->count, k->total, k->total / k->count,
-			k->med, k->min, k->max, k->in_graph);
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", k->count, k->total,
+			k->total / k->count, k->med, k->min, k->max, k->in_graph, k->stddev);
 	}
 	free(ord);
 	return 0;
 }
 
-static void memory(struct ga_export *e, const struct ga_model *m)
+/* The report's memory table: by kind and memory kinds, with its statistics. */
+static int memory(struct ga_export *e, const struct ga_model *m)
 {
+	uint32_t *ord = ga_model_order_memops(m);
 	char kb[16];
 
-	fputs("operation,copy_kind,count,bytes,total_ns\n", e->out);
-	for (size_t i = 0; i < GA_COPY_KIND_MAX; i++) {
-		const struct ga_memstat *s = &m->copy[i];
+	if (!ord)
+		return -1;
+	fputs("operation,copy_kind,src_kind,dst_kind,count,bytes,total_ns,avg_ns,med_ns,min_ns,"
+	      "max_ns,stddev_ns\n", e->out);
+	for (size_t i = 0; i < m->nmemops; i++) {
+		const struct ga_memop *o = &m->memops[ord[i]];
+		int ms = o->kind == GA_MEMOP_MEMSET;
 
-		if (s->count)
-			fprintf(e->out, "memcpy,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-				ga_model_copy_kind((unsigned)i, kb, sizeof(kb)), s->count, s->bytes,
-				s->total);
+		fprintf(e->out, "%s,%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", ms ? "memset" : "memcpy",
+			ms ? "" : o->kind == GA_COPY_STAGED_PEER ? "PtoP-staged" :
+			ga_model_copy_kind(o->kind, kb, sizeof(kb)),
+			ms ? "" : ga_model_mem_kind(o->src), ga_model_mem_kind(o->dst), o->count,
+			o->bytes, o->total, o->total / o->count, o->med, o->min, o->max, o->stddev);
 	}
-	if (m->memset_st.count)
-		fprintf(e->out, "memset,,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", m->memset_st.count,
-			m->memset_st.bytes, m->memset_st.total);
+	free(ord);
+	return 0;
+}
+
+/* Launch configurations and their theoretical occupancy (model/launchcfg.h). */
+static int launch(struct ga_export *e, struct ga_model *m, const struct ga_launchcfg *l)
+{
+	uint32_t *ord = ga_launchcfg_order(l);
+
+	if (!ord)
+		return -1;
+	fputs("name,grid_x,grid_y,grid_z,block_x,block_y,block_z,registers,static_smem_bytes,"
+	      "dynamic_smem_bytes,count,total_ns,occupancy,blocks_per_sm,limited_by\n", e->out);
+	for (size_t i = 0; i < l->nc; i++) {
+		const struct ga_lcfg *c = &l->c[ord[i]];
+
+		cfield(e, ga_strtab_full(&m->strs, c->name));
+		fprintf(e->out, ",%u,%u,%u,%u,%u,%u,%u,%u,%u,%" PRIu64 ",%" PRIu64 ",", c->grid[0],
+			c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2], c->regs,
+			c->static_smem, c->dynamic_smem, c->count, c->total);
+		if (c->occupancy >= 0)
+			fprintf(e->out, "%.4f", c->occupancy);
+		fprintf(e->out, ",%u,%s\n", c->active_blocks,
+			c->occupancy >= 0 ? ga_occ_limit_name(c->limit) : "");
+	}
+	free(ord);
+	return 0;
+}
+
+/* Launch latency per kernel (export --latency, or this table). */
+static int latency(struct ga_export *e, struct ga_model *m, const struct ga_latency *l)
+{
+	uint32_t *ord = ga_latency_order(l);
+
+	if (!ord)
+		return -1;
+	fputs("name,count,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns\n", e->out);
+	for (size_t i = 0; i < l->nk; i++) {
+		const struct ga_latency_k *k = &l->k[ord[i]];
+
+		cfield(e, ga_strtab_full(&m->strs, k->name));
+		fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 "\n", k->count, k->total, k->total / k->count, k->med,
+			k->min, k->max, k->stddev);
+	}
+	free(ord);
+	return 0;
+}
+
+/* Memory in use per process and device (--trace=...,memory). */
+static void memuse(struct ga_export *e, const struct ga_model *m, const struct ga_memuse *mu)
+{
+	fputs("host,rank,pid,file,device,allocations,frees,allocated_bytes,peak_bytes,peak_ns,"
+	      "final_bytes,live_allocations\n", e->out);
+	for (size_t i = 0; i < mu->ndevs; i++) {
+		const struct ga_memuse_dev *d = &mu->devs[i];
+
+		proc_fields(e, m, d->proc);
+		fprintf(e->out, ",%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 "\n", d->device, d->allocs, d->frees, d->alloc_bytes,
+			d->peak, d->peak_ns, d->final, d->live);
+	}
 }
 
 static int api(struct ga_export *e, const struct ga_model *m)
@@ -162,7 +229,7 @@ static int api(struct ga_export *e, const struct ga_model *m)
 
 	if (!ord)
 		return -1;
-	fputs("name,count,total_ns,avg_ns,med_ns,min_ns,max_ns,errors,threads\n", e->out);
+	fputs("name,count,total_ns,avg_ns,med_ns,min_ns,max_ns,errors,threads,stddev_ns\n", e->out);
 	for (size_t i = 0; i < m->nastats; i++) {
 		const struct ga_astat *a = &m->astats[ord[i]];
 
@@ -170,8 +237,8 @@ static int api(struct ga_export *e, const struct ga_model *m)
 			continue;
 		sfield(e, m, a->name);
 		fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", a->count, a->total,
-			a->total / a->count, a->med, a->min, a->max, a->errors, a->threads);
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", a->count, a->total,
+			a->total / a->count, a->med, a->min, a->max, a->errors, a->threads, a->stddev);
 	}
 	free(ord);
 	return 0;
@@ -238,7 +305,13 @@ static int end(struct ga_export *e)
 	if (is_table(e, "kernels"))
 		rc = kernels(e, m);
 	else if (is_table(e, "memory"))
-		memory(e, m);
+		rc = memory(e, m);
+	else if (is_table(e, "launch"))
+		rc = launch(e, m, &e->an->lc);
+	else if (is_table(e, "latency"))
+		rc = latency(e, m, &e->an->lat);
+	else if (is_table(e, "memuse"))
+		memuse(e, m, &e->an->mu);
 	else if (is_table(e, "api"))
 		rc = api(e, m);
 	else if (is_table(e, "nvtx"))
@@ -253,7 +326,10 @@ static int end(struct ga_export *e)
 static const struct ga_format_table tables[] = {
 	{ "activities", "one row per GPU activity, in trace order (the default)", 1 },
 	{ "kernels", "per kernel: count, total, avg, median, min, max time", 0 },
-	{ "memory", "per copy kind, and memset: count, bytes, time", 0 },
+	{ "memory", "per operation and memory kinds: count, bytes, time statistics", 0 },
+	{ "launch", "per kernel and launch configuration: count, time, occupancy", 0 },
+	{ "latency", "per kernel: launch latency statistics (API call to kernel start)", 0 },
+	{ "memuse", "per device: allocations, peak and final memory in use", 0 },
 	{ "api", "per CUDA API function: count, time statistics, errors, threads", 0 },
 	{ "nvtx", "per NVTX range: count, CPU time, GPU time, kernels", 0 },
 	{ "sites", "per launch site (gpuprof run --backtrace): launches, GPU time", 0 },

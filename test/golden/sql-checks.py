@@ -123,7 +123,11 @@ def check_set(analyze, name, inputs, tmp):
                        " JOIN strings s ON s.id = l.site GROUP BY l.site"),
                ["site"], ("launches", "gpu_ns")))
     # The CSV tables of the same report (export --format csv --table NAME).
-    for table, jkey, key, fields in (("kernels", "kernels", ["mangled"], ["count", "total_ns", "med_ns"]),
+    for table, jkey, key, fields in (("kernels", "kernels", ["mangled"], ["count", "total_ns", "med_ns", "stddev_ns"]),
+                                     ("memory", "memory_ops", ["operation", "copy_kind", "src_kind", "dst_kind"],
+                                      ["count", "bytes", "total_ns", "med_ns", "stddev_ns"]),
+                                     ("launch", "launch_configs", ["name", "block_x", "grid_x", "registers"],
+                                      ["count", "total_ns", "blocks_per_sm"]),
                                      ("api", "api", ["name"], ["count", "total_ns", "errors", "threads"]),
                                      ("nvtx", "nvtx", ["domain", "name"], ["count", "cpu_total_ns", "gpu_ns", "kernels"]),
                                      ("sites", "launch_sites", ["site"], ["launches", "gpu_ns"])):
@@ -134,7 +138,13 @@ def check_set(analyze, name, inputs, tmp):
             continue
         rows = [{k: (int(v) if v.isdigit() else v) for k, v in row.items()}
                 for row in csv.DictReader(io.StringIO(r.stdout))]
-        same("csv table " + table, keyed(j[jkey], key, fields), keyed(rows, key, fields))
+        want = j[jkey]
+        if table == "memory":
+            # JSON names the operation "op" and gives no copy kind for memsets.
+            want = [dict(o, operation=o["op"], copy_kind=o.get("kind", "")) for o in want]
+        elif table == "launch":
+            want = [dict(c, block_x=c["block"][0], grid_x=c["grid"][0]) for c in want]
+        same("csv table " + table, keyed(want, key, fields), keyed(rows, key, fields))
     return fails
 
 
