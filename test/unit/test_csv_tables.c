@@ -71,19 +71,22 @@ int main(void)
 
 	tap_begin("csv --table kernels, memory, api, devices");
 	rc = run(&out, &err, "export", "-f", "csv", "--table", "kernels", trace, NULL);
+	/* StdDev: the sample deviation of 1000, 2000 and 3000 ns. */
 	CHECKF(rc == 0 && !strcmp(out, "name,short_name,mangled,count,total_ns,avg_ns,med_ns,min_ns,"
-				  "max_ns,in_graph\nalpha(),alpha,_Z5alphav,3,6000,2000,2000,1000,"
-				  "3000,0\n"), "exit %d: %s%s", rc, out, err);
+				  "max_ns,in_graph,stddev_ns\nalpha(),alpha,_Z5alphav,3,6000,2000,2000,"
+				  "1000,3000,0,1000\n"), "exit %d: %s%s", rc, out, err);
 	free(out);
 	free(err);
 	rc = run(&out, &err, "export", "-f", "csv", "--table", "memory", trace, NULL);
-	CHECKF(rc == 0 && !strcmp(out, "operation,copy_kind,count,bytes,total_ns\n"
-				  "memcpy,HtoD,2,8192,1000\nmemset,,1,64,100\n"), "%s%s", out, err);
+	CHECKF(rc == 0 && !strncmp(out, "operation,copy_kind,src_kind,dst_kind,count,bytes,total_ns,"
+				   "avg_ns,med_ns,min_ns,max_ns,stddev_ns\nmemcpy,HtoD,unknown,unknown,2,"
+				   "8192,1000,500,", 111) && strstr(out, "\nmemset,,,unknown,1,64,100,100,"
+							       "100,100,100,0\n"), "%s%s", out, err);
 	free(out);
 	free(err);
 	rc = run(&out, &err, "export", "-f", "csv", "--table", "api", trace, NULL);
 	CHECKF(rc == 0 && !strcmp(out, "name,count,total_ns,avg_ns,med_ns,min_ns,max_ns,errors,"
-				  "threads\ncudaLaunchKernel,3,300,100,100,100,100,1,1\n"),
+				  "threads,stddev_ns\ncudaLaunchKernel,3,300,100,100,100,100,1,1,0\n"),
 	       "%s%s", out, err);
 	free(out);
 	free(err);
