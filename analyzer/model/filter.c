@@ -7,12 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-static const char *const kind_names[GA_ACT_KIND_COUNT] = {
-	[GA_ACT_KERNEL] = "kernel", [GA_ACT_MEMCPY] = "memcpy",
-	[GA_ACT_MEMSET] = "memset", [GA_ACT_GRAPH] = "graph",
-};
-
 void ga_filter_init(struct ga_filter *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -111,7 +105,7 @@ static int add_kind(struct ga_filter *f, const char *item, char *err, size_t n)
 	int k;
 
 	for (k = 0; k < GA_ACT_KIND_COUNT; k++)
-		if (!strcmp(item, kind_names[k])) {
+		if (!strcmp(item, ga_model_act_kind(k))) {
 			f->kinds |= 1u << k;
 			return 0;
 		}

@@ -48,6 +48,16 @@ static const char *const copy_names[] = {
 	[GA_COPY_STAGED_PEER] = "PtoP-staged",
 };
 
+const char *ga_model_act_kind(unsigned kind)
+{
+	static const char *const names[GA_ACT_KIND_COUNT] = {
+		[GA_ACT_KERNEL] = "kernel", [GA_ACT_MEMCPY] = "memcpy",
+		[GA_ACT_MEMSET] = "memset", [GA_ACT_GRAPH] = "graph",
+	};
+
+	return kind < GA_ACT_KIND_COUNT ? names[kind] : "unknown";
+}
+
 const char *ga_model_copy_kind(unsigned kind, char *buf, size_t n)
 {
 	if (kind < sizeof(copy_names) / sizeof(copy_names[0]) && copy_names[kind])

@@ -370,6 +370,9 @@ uint32_t ga_model_fstr(struct ga_model *m, uint32_t id);
 /* Text of a strtab id. */
 const char *ga_model_str(const struct ga_model *m, uint32_t id);
 
+/* "kernel", "memcpy", "memset", "graph" (enum ga_act_kind). */
+const char *ga_model_act_kind(unsigned kind);
+
 /* "HtoD", "DtoH", ..., "AtoH", "PtoP", or "kind N". */
 const char *ga_model_copy_kind(unsigned kind, char *buf, size_t n);
 

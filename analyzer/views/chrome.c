@@ -49,11 +49,6 @@ struct chrome {
 	uint64_t flows;            /* flow ids handed out */
 };
 
-static const char *const kind_name[GA_ACT_KIND_COUNT] = {
-	[GA_ACT_KERNEL] = "kernel", [GA_ACT_MEMCPY] = "memcpy",
-	[GA_ACT_MEMSET] = "memset", [GA_ACT_GRAPH] = "graph",
-};
-
 /* CUpti_ActivityMemoryKind values, as the copy's args name them. */
 static const char *mem_kind(unsigned k)
 {
@@ -285,7 +280,7 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 		ga_jw_kcstr(w, "name", ga_strtab_short(&m->strs, a->name));
 	else
 		ga_jw_kcstr(w, "name", ga_model_str(m, m->labels[a->label].str));
-	ga_jw_kcstr(w, "cat", kind_name[a->kind]);
+	ga_jw_kcstr(w, "cat", ga_model_act_kind(a->kind));
 	ga_jw_kcstr(w, "ph", "X");
 	ga_jw_ku64(w, "pid", pid);
 	ga_jw_ku64(w, "tid", tid);

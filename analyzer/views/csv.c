@@ -14,11 +14,6 @@
 
 #include "views/export.h"
 
-static const char *const kind_name[GA_ACT_KIND_COUNT] = {
-	[GA_ACT_KERNEL] = "kernel", [GA_ACT_MEMCPY] = "memcpy",
-	[GA_ACT_MEMSET] = "memset", [GA_ACT_GRAPH] = "graph",
-};
-
 static void field(struct ga_export *e, const char *s, size_t len)
 {
 	e->s.len = 0;
@@ -64,7 +59,7 @@ static int row(void *ctx, struct ga_model *m, const struct ga_act *a)
 		name = ga_strtab_full(&m->strs, a->name);
 	else
 		name = ga_model_str(m, m->labels[a->label].str);
-	fprintf(o, "%s,", kind_name[a->kind]);
+	fprintf(o, "%s,", ga_model_act_kind(a->kind));
 	field(e, name, strlen(name));
 	fprintf(o, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%u,%u,", a->start, a->end,
 		a->end - a->start, a->device_id, a->context, a->stream, a->correlation);
