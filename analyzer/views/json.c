@@ -12,6 +12,12 @@
 
 #include "views/export.h"
 
+/* The version of docs/JSON.md this export follows. */
+#define GA_JSON_SCHEMA 3
+
+/* Memory kinds a memset is counted under (ga_model_mem_kind); others count as 0, unknown. */
+#define GA_MEMSET_KINDS 8u
+
 static void sid(struct ga_jw *w, const struct ga_model *m, uint32_t id)
 {
 	ga_jw_str(w, ga_model_str(m, id), ga_strtab_len(&m->strs, id));
@@ -258,11 +264,30 @@ static void memory(struct ga_jw *w, const struct ga_model *m)
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);
+	/* Memsets by memory kind, in the shape of the copies. */
 	ga_jw_key(w, "memset");
-	ga_jw_obj(w, GA_JW_COMPACT);
-	ga_jw_ku64(w, "count", m->memset_st.count);
-	ga_jw_ku64(w, "bytes", m->memset_st.bytes);
-	ga_jw_ku64(w, "total_ns", m->memset_st.total);
+	ga_jw_arr(w, GA_JW_LINES);
+	for (unsigned k = 0; k < GA_MEMSET_KINDS; k++) {
+		uint64_t count = 0, bytes = 0, total = 0;
+
+		for (i = 0; i < m->nmemops; i++) {
+			const struct ga_memop *o = &m->memops[i];
+
+			if (o->kind != GA_MEMOP_MEMSET || (o->dst < GA_MEMSET_KINDS ? o->dst : 0) != k)
+				continue;
+			count += o->count;
+			bytes += o->bytes;
+			total += o->total;
+		}
+		if (!count)
+			continue;
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_kcstr(w, "kind", ga_model_mem_kind(k));
+		ga_jw_ku64(w, "count", count);
+		ga_jw_ku64(w, "bytes", bytes);
+		ga_jw_ku64(w, "total_ns", total);
+		ga_jw_end(w);
+	}
 	ga_jw_end(w);
 }
 
@@ -352,6 +377,7 @@ static void memory_usage(struct ga_jw *w, const struct ga_model *m, const struct
 	ga_jw_end(w);
 }
 
+/* Graphs in one shape whichever way they were traced. */
 static void graphs(struct ga_jw *w, const struct ga_model *m)
 {
 	size_t i;
@@ -361,28 +387,15 @@ static void graphs(struct ga_jw *w, const struct ga_model *m)
 	for (i = 0; i < m->ngraphs; i++) {
 		const struct ga_gstat *g = &m->graphs[i];
 
-		if (!g->launches)
+		if (!g->launches && !g->nodes && !g->kernels)
 			continue;
 		ga_jw_obj(w, GA_JW_COMPACT);
 		ga_jw_ku64(w, "graph_id", g->graph_id);
+		ga_jw_ku64(w, "pid", m->procs[g->proc].pid);
 		ga_jw_ku64(w, "launches", g->launches);
 		ga_jw_ku64(w, "total_ns", g->total);
-		ga_jw_ku64(w, "pid", m->procs[g->proc].pid);
-		ga_jw_end(w);
-	}
-	ga_jw_end(w);
-	ga_jw_key(w, "graph_nodes");
-	ga_jw_arr(w, GA_JW_LINES);
-	for (i = 0; i < m->ngraphs; i++) {
-		const struct ga_gstat *g = &m->graphs[i];
-
-		if (!g->kernels)
-			continue;
-		ga_jw_obj(w, GA_JW_COMPACT);
-		ga_jw_ku64(w, "graph_id", g->graph_id);
 		ga_jw_ku64(w, "nodes", g->nodes);
 		ga_jw_ku64(w, "kernels", g->kernels);
-		ga_jw_ku64(w, "pid", m->procs[g->proc].pid);
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);
@@ -720,8 +733,7 @@ static int end(struct ga_export *e)
 	struct ga_model *m = &e->an->m;
 
 	ga_jw_obj(w, GA_JW_KEYLINES);
-	/* The version of docs/JSON.md this export follows. */
-	ga_jw_ku64(w, "schema", 2);
+	ga_jw_ku64(w, "schema", GA_JSON_SCHEMA);
 	files(w, m);
 	processes(w, m, &e->an->rk);
 	devices(w, m);

@@ -4,7 +4,11 @@
 #   NAME.report.txt   gpuprof-analyze report --timeline --no-symbolize NAME.gpuprof
 #   NAME.json         gpuprof-analyze export --format json --no-symbolize NAME.gpuprof
 # and the Chrome export of each trace, and of all merged, is checked the way
-# Perfetto reads it (chrome-checks.py: exact times, no overlaps, paired flows).
+# Perfetto reads it (chrome-checks.py: exact times, no overlaps, paired flows),
+# and every key of the JSON exports is documented (json-doc-checks.py).
+# synth_mix.gpuprof is not recorded but written by `bench/synth_trace --mix
+# 3000` (launches with API calls, copies, memsets, allocations and frees,
+# hardware metrics of profiled launches).
 # The trace is run from this directory under its bare name and that name is
 # masked, so the outputs do not depend on where the tree lives.  Each trace
 # is then read from a pipe too ("-" and /dev/stdin), for the same outputs.
@@ -159,5 +163,7 @@ if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
 		printf '%s\n' "$out" | sed "s|$tmp/c.json|$name|"
 		[ "$rc" = 0 ] || failed=1
 	done
+	# Every key of the expected JSON exports is documented in docs/JSON.md.
+	python3 "$here/json-doc-checks.py" || failed=1
 fi
 exit $failed

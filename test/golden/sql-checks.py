@@ -8,7 +8,7 @@ trace with `export --format sqlite` and with `export --format json` (the
 report's numbers), then asks the database, through the sqlite3 command-line
 tool, for the same totals: activity and API call counts; per kernel its
 count, total, min and max time; per memory copy kind count, bytes and time,
-and the memset totals; per API function count, total time, errors and
+per memset memory kind the same; per API function count, total time, errors and
 threads; per NVTX range (domain, name) its count and CPU time, per mark its
 count; per launch site its launches and GPU time; the process ids; and that
 every kernel row has its launch configuration.  The CSV tables
@@ -46,8 +46,8 @@ KERNELS = """SELECT s.value AS mangled, count(*) AS count, sum(k.end_ns - k.star
   FROM kernels k JOIN strings s ON s.id = k.name_id GROUP BY k.name_id"""
 MEMCPY = """SELECT copy_kind AS kind, count(*) AS count, sum(bytes) AS bytes,
   sum(end_ns - start_ns) AS total_ns FROM memcpy GROUP BY copy_kind"""
-MEMSET = """SELECT count(*) AS count, coalesce(sum(bytes), 0) AS bytes,
-  coalesce(sum(end_ns - start_ns), 0) AS total_ns FROM memset"""
+MEMSET = """SELECT replace(mem_kind, '_', ' ') AS kind, count(*) AS count, sum(bytes) AS bytes,
+  sum(end_ns - start_ns) AS total_ns FROM memset GROUP BY mem_kind"""
 API = """SELECT s.value AS name, count(*) AS count, sum(a.end_ns - a.start_ns) AS total_ns,
   sum(a.return_code <> 0) AS errors, count(DISTINCT a.process || ':' || a.tid) AS threads
   FROM api_calls a JOIN strings s ON s.id = a.name_id GROUP BY a.name_id"""
@@ -92,7 +92,7 @@ def check_set(analyze, name, inputs, tmp):
     same("kernel table", keyed(j["kernels"], ["mangled"], f), keyed(sql(db, KERNELS), ["mangled"], f))
     f = ("count", "bytes", "total_ns")
     same("memcpy table", keyed(j["memcpy"], ["kind"], f), keyed(sql(db, MEMCPY), ["kind"], f))
-    same("memset totals", tuple(j["memset"][k] for k in f), tuple(sql(db, MEMSET)[0][k] for k in f))
+    same("memset table", keyed(j["memset"], ["kind"], f), keyed(sql(db, MEMSET), ["kind"], f))
     f = ("count", "total_ns", "errors", "threads")
     same("API table", keyed(j["api"], ["name"], f), keyed(sql(db, API), ["name"], f))
     f = ("count", "cpu_total_ns")

@@ -349,9 +349,11 @@ def compare(truth, js, rows=None, strict=True):
       memset.count / .bytes, count.KIND         exact
       streams.min, api_threads.min, devices.min lower bounds
       api.count.NAME / api.threads.NAME         exact (NAME without _vNNNN)
-      graph_nodes.LABEL.nodes / .kernels        the graph_nodes entries, as a
-                                                set of (nodes, kernels) pairs
-      graphs.LABEL.launches                     the graphs entries' launches
+      graph_nodes.LABEL.nodes / .kernels        the graphs entries traced per
+                                                node, as a set of (nodes,
+                                                kernels) pairs
+      graphs.LABEL.launches                     the launches of the graphs
+                                                entries traced whole
 
     strict: the truth is the program's complete activity, so anything
     traced that the truth does not list is a difference too."""
@@ -359,7 +361,7 @@ def compare(truth, js, rows=None, strict=True):
     kern = kernels_by_base(js)
     counts = js.get("counts", {})
     memcpy = {m["kind"]: m for m in js.get("memcpy", [])}
-    memset = js.get("memset", {"count": 0, "bytes": 0})
+    memset = {f: sum(m[f] for m in js.get("memset", [])) for f in ("count", "bytes")}
     apis = collections.defaultdict(lambda: {"count": 0, "threads": 0})
     for a in js.get("api", []):
         e = apis[api_name(a["name"])]
@@ -435,11 +437,11 @@ def compare(truth, js, rows=None, strict=True):
 
     if strict or shapes:
         want = sorted((s.get("nodes"), s.get("kernels")) for s in shapes.values())
-        got = sorted((g.get("nodes"), g.get("kernels")) for g in js.get("graph_nodes", []))
+        got = sorted((g.get("nodes"), g.get("kernels")) for g in js.get("graphs", []) if g.get("nodes"))
         differ("graph_nodes (nodes of any kind, kernel records)", want, got)
     if strict or launches:
         differ("graphs launches", sorted(launches),
-               sorted(g.get("launches") for g in js.get("graphs", [])))
+               sorted(g.get("launches") for g in js.get("graphs", []) if g.get("launches")))
 
     if strict:
         for name, k in kern.items():

@@ -263,6 +263,16 @@ void synth_kernel(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
 	synth_rec(s, &r, sizeof(r));
 }
 
+void synth_kernel_at_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
+			  uint32_t device, uint32_t stream, uint32_t correlation)
+{
+	uint32_t saved = corr;
+
+	corr = correlation;
+	synth_kernel(s, name, start, end, device, stream, 0, 0);
+	corr = saved;
+}
+
 void synth_memcpy(struct synth *s, unsigned kind, uint64_t bytes, uint64_t start,
 		  uint64_t end, uint32_t device, uint32_t stream)
 {

@@ -71,6 +71,9 @@ void synth_memcpy_at_corr(struct synth *s, unsigned kind, uint64_t bytes, uint64
 		       uint64_t end, uint32_t device, uint32_t stream, uint32_t correlation);
 void synth_api_at_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
 		    uint32_t tid, uint32_t correlation);
+/* As synth_kernel, with the given correlation id. */
+void synth_kernel_at_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
+			  uint32_t device, uint32_t stream, uint32_t correlation);
 /* A MEMORY record: op GP_MEM_ALLOC or GP_MEM_FREE, kind CUpti_ActivityMemoryKind, flags GP_MEM_F_*. */
 void synth_memory(struct synth *s, unsigned op, uint64_t t, uint64_t address, uint64_t bytes,
 		  uint32_t device, unsigned kind, unsigned flags);
