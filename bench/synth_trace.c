@@ -154,6 +154,9 @@ static void mixed(struct synth *s, unsigned long long n, uint64_t t, const uint3
 	p.flops[GP_PEAK_FP64] = 33.5e12;
 	p.dram_bw = 3.35e12;
 	synth_rec(s, &p, sizeof(p));
+	/* Memory from before tracing freed (no allocation to match), and pinned host memory. */
+	synth_memory(s, GP_MEM_FREE, t, 0x7e0000000000ull, 1 << 20, 0, 3, 0);
+	synth_memory(s, GP_MEM_ALLOC, t + 10, 0x200000000ull, 64 << 20, 0, 2, 0);
 	for (i = 0; s->records < n; i++) {
 		uint32_t r = rnd(), st = (uint32_t)(i % 4), k = (r & 0xff) < 160 ? r % 4 : r % NNAMES;
 		uint64_t dur = 1500 + (r >> 8) % 48000, call = 2000 + r % 3000, start;

@@ -17,11 +17,12 @@
 #include "version.h"
 #include "views/export.h"
 
-#define GA_SQL_SCHEMA_VERSION 1
+#define GA_SQL_SCHEMA_VERSION 2
 #define GA_SQL_BATCH 100000        /* rows per transaction */
 
 enum stmt {
-	S_KERNEL, S_MEMCPY, S_MEMSET, S_GRAPH_LAUNCH, S_API,
+	S_KERNEL, S_MEMCPY, S_MEMSET, S_GRAPH_LAUNCH, S_API, S_MEMORY, S_MX_LAUNCH,
+	S_MX_VALUE,
 	S_COUNT
 };
 
@@ -33,6 +34,8 @@ struct sq {
 	struct ga_map threads;     /* (proc, tid) of the API calls */
 	uint64_t last_thread;      /* (proc << 32 | tid) + 1 of the last call */
 	const char *name;
+	struct ga_observer next;   /* the model's observer before this export's */
+	uint64_t mx_launches;      /* metrics_launches rows so far (their ids) */
 };
 
 /*
@@ -114,7 +117,17 @@ static const char schema[] =
 	" cc_major INTEGER, cc_minor INTEGER, sm_count INTEGER, sm_clock_khz INTEGER,"
 	" mem_clock_khz INTEGER, bus_width_bits INTEGER, dram_bytes_s REAL,"
 	" fp64_flop_s REAL, fp32_flop_s REAL, fp16_flop_s REAL, tensor_fp16_flop_s REAL,"
-	" tensor_tf32_flop_s REAL, tensor_fp8_flop_s REAL, tensor_fp64_flop_s REAL);\n";
+	" tensor_tf32_flop_s REAL, tensor_fp8_flop_s REAL, tensor_fp64_flop_s REAL);\n"
+	"CREATE TABLE metrics_launches (id INTEGER PRIMARY KEY, process INTEGER,"
+	" ordinal INTEGER, context INTEGER, correlation INTEGER, name_id INTEGER,"
+	" start_ns INTEGER, duration_ns INTEGER, cost_ns INTEGER, grid_x INTEGER,"
+	" grid_y INTEGER, grid_z INTEGER, block_x INTEGER, block_y INTEGER, block_z INTEGER,"
+	" passes INTEGER);\n"
+	"CREATE TABLE metrics_launch_values (launch INTEGER, name_id INTEGER, value REAL);\n"
+	"CREATE TABLE memory_events (process INTEGER, device INTEGER, context INTEGER,"
+	" stream INTEGER, correlation INTEGER, time_ns INTEGER, operation TEXT,"
+	" address INTEGER, bytes INTEGER, mem_kind TEXT, async INTEGER, pool INTEGER,"
+	" pool_type INTEGER, pool_address INTEGER);\n";
 
 static const char *const insert_sql[S_COUNT] = {
 	[S_KERNEL] = "INSERT INTO kernels VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
@@ -123,6 +136,9 @@ static const char *const insert_sql[S_COUNT] = {
 	[S_MEMSET] = "INSERT INTO memset VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[S_GRAPH_LAUNCH] = "INSERT INTO graph_launches VALUES (?,?,?,?,?,?,?,?,?)",
 	[S_API] = "INSERT INTO api_calls VALUES (?,?,?,?,?,?,?,?,?)",
+	[S_MEMORY] = "INSERT INTO memory_events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[S_MX_LAUNCH] = "INSERT INTO metrics_launches VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[S_MX_VALUE] = "INSERT INTO metrics_launch_values VALUES (?,?,?)",
 };
 
 /* CUpti_ActivityMemoryKind values. */
@@ -375,6 +391,101 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *c)
 	return step(q, s) ? -1 : 0;
 }
 
+/* UINT32_MAX (none) as NULL. */
+static void bopt(sqlite3_stmt *s, int i, uint32_t v)
+{
+	if (v == UINT32_MAX)
+		bnull(s, i);
+	else
+		bi(s, i, v);
+}
+
+static int memory_row(struct sq *q, uint32_t proc, const struct gp_rec_memory *r)
+{
+	sqlite3_stmt *s = q->st[S_MEMORY];
+
+	bi(s, 1, proc);
+	bi(s, 2, r->device);
+	bopt(s, 3, r->context);
+	bopt(s, 4, r->stream);
+	bi(s, 5, r->correlation);
+	bi(s, 6, r->timestamp);
+	bstr(s, 7, r->operation == GP_MEM_ALLOC ? "alloc" : r->operation == GP_MEM_FREE ?
+	     "free" : "other");
+	bi(s, 8, r->address);
+	bi(s, 9, r->bytes);
+	bstr(s, 10, mem_kind(r->mem_kind));
+	bi(s, 11, (r->flags & GP_MEM_F_ASYNC) != 0);
+	bi(s, 12, (r->flags & GP_MEM_F_POOL) != 0);
+	bi(s, 13, r->pool_type);
+	if (r->flags & GP_MEM_F_POOL)
+		bi(s, 14, r->pool_address);
+	else
+		bnull(s, 14);
+	return step(q, s);
+}
+
+/* One profiled launch and its values; a record too short for its values is left out. */
+static int metrics_row(struct sq *q, struct ga_model *m, uint32_t proc,
+		       const struct gp_rec_metrics *r)
+{
+	const struct gp_metric_value *v = (const void *)(r + 1);
+	sqlite3_stmt *s = q->st[S_MX_LAUNCH];
+	uint64_t id = q->mx_launches;
+	int i, rc;
+
+	if ((uint64_t)r->h.aux * sizeof(*v) > r->h.size - sizeof(*r))
+		return 0;
+	bi(s, 1, id);
+	bi(s, 2, proc);
+	bi(s, 3, r->device);
+	bopt(s, 4, r->context);
+	bi(s, 5, r->correlation);
+	bsid(s, 6, ga_model_fstr(m, r->kernel));
+	bi(s, 7, r->start);
+	bi(s, 8, r->duration);
+	bi(s, 9, r->cost_ns);
+	for (i = 0; i < 3; i++) {
+		bi(s, 10 + i, r->grid[i]);
+		bi(s, 13 + i, r->block[i]);
+	}
+	bi(s, 16, r->passes);
+	if ((rc = step(q, s)))
+		return rc;
+	q->mx_launches++;
+	s = q->st[S_MX_VALUE];
+	for (uint32_t j = 0; j < r->h.aux && !rc; j++) {
+		bi(s, 1, id);
+		bsid(s, 2, ga_model_fstr(m, v[j].name));
+		sqlite3_bind_double(s, 3, v[j].value);
+		rc = step(q, s);
+	}
+	return rc;
+}
+
+/* Records the model leaves to observers: allocations and frees, profiled launches. */
+static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
+{
+	struct ga_export *e = ctx;
+	struct sq *q = e->state;
+	int rc = 0;
+
+	if (rec->type == GP_REC_MEMORY && rec->size >= sizeof(struct gp_rec_memory))
+		rc = memory_row(q, proc, (const void *)rec);
+	else if (rec->type == GP_REC_METRICS && rec->size >= sizeof(struct gp_rec_metrics))
+		rc = metrics_row(q, m, proc, (const void *)rec);
+	if (rc)
+		return -1;
+	return q->next.rec ? q->next.rec(q->next.ctx, m, proc, rec) : 0;
+}
+
+static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
+{
+	struct sq *q = ((struct ga_export *)ctx)->state;
+
+	return q->next.act ? q->next.act(q->next.ctx, m, a) : 0;
+}
+
 /* Prepares sql, binds nothing; NULL after printing why. */
 static sqlite3_stmt *prep(struct sq *q, const char *sql)
 {
@@ -415,6 +526,10 @@ static int begin(struct ga_export *e)
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = act;
 	e->an->m.hooks.api = api;
+	q->next = e->an->m.obs;
+	e->an->m.obs.ctx = e;
+	e->an->m.obs.rec = obs_rec;
+	e->an->m.obs.act = obs_act;
 	return 0;
 }
 

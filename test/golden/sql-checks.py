@@ -10,7 +10,10 @@ tool, for the same totals: activity and API call counts; per kernel its
 count, total, min and max time; per memory copy kind count, bytes and time,
 per memset memory kind the same; per API function count, total time, errors and
 threads; per NVTX range (domain, name) its count and CPU time, per mark its
-count; per launch site its launches and GPU time; the process ids; and that
+count; per launch site its launches and GPU time; memory in use per device (peak,
+when, final, allocations, frees, unmatched frees) replayed from the
+allocation records; hardware metrics of each profiled launch summed per
+kernel and metric; the process ids; and that
 every kernel row has its launch configuration.  The CSV tables
 (`export --format csv --table kernels|api|nvtx|sites`) are compared too.  Also checks that the
 export refuses standard output and leaves an existing file alone when a
@@ -60,6 +63,33 @@ MARKS = """SELECT coalesce(d.value, '') AS domain, n.value AS name, count(*) AS 
   LEFT JOIN strings d ON d.id = k.domain_id GROUP BY k.domain_id, k.name_id"""
 SITES = """SELECT s.value AS site, l.launches AS launches, l.gpu_ns AS gpu_ns
   FROM launch_sites l JOIN strings s ON s.id = l.id"""
+# Memory in use per device, replayed as the report does: device memory only
+# (host allocations left out), events in time then arrival order; an
+# allocation adds its bytes and ends a live allocation at its address, a free
+# ends the live one (the last event at its address was an allocation) and
+# changes nothing otherwise.
+MEMUSE = """WITH ev AS (SELECT rowid AS seq, * FROM memory_events
+  WHERE operation IN ('alloc', 'free') AND mem_kind NOT IN ('pageable', 'pinned')),
+d AS (SELECT process, device, time_ns, seq, operation,
+  lag(operation) OVER w IS 'alloc' AS ends_live,
+  (CASE WHEN operation = 'alloc' THEN bytes ELSE 0 END)
+  - (CASE WHEN lag(operation) OVER w = 'alloc' THEN lag(bytes) OVER w ELSE 0 END) AS delta
+  FROM ev WINDOW w AS (PARTITION BY process, device, address ORDER BY time_ns, seq)),
+u AS (SELECT *, sum(delta) OVER (PARTITION BY process, device ORDER BY time_ns, seq
+  ROWS UNBOUNDED PRECEDING) AS in_use,
+  row_number() OVER (PARTITION BY process, device ORDER BY time_ns DESC, seq DESC) AS from_end FROM d)
+SELECT p.pid AS pid, u.device AS device, max(in_use) AS peak_bytes,
+  (SELECT min(time_ns) FROM u x WHERE x.process = u.process AND x.device = u.device
+   AND x.in_use = max(u.in_use)) AS peak_ns,
+  sum(CASE WHEN from_end = 1 THEN in_use ELSE 0 END) AS final_bytes,
+  sum(operation = 'alloc') AS allocs, sum(operation = 'free') AS frees,
+  sum(operation = 'free' AND NOT ends_live) AS unmatched_frees
+  FROM u JOIN processes p ON p.id = u.process GROUP BY u.process, u.device"""
+MX_VALUES = """SELECT p.pid AS pid, l.ordinal AS device, k.value AS mangled, n.value AS metric,
+  sum(v.value) AS value, count(*) AS launches
+  FROM metrics_launches l JOIN metrics_launch_values v ON v.launch = l.id
+  JOIN strings k ON k.id = l.name_id JOIN strings n ON n.id = v.name_id
+  JOIN processes p ON p.id = l.process GROUP BY l.process, l.ordinal, l.name_id, v.name_id"""
 COUNTS = """SELECT (SELECT count(*) FROM kernels) AS kernel, (SELECT count(*) FROM memcpy) AS memcpy,
   (SELECT count(*) FROM memset) AS memset, (SELECT count(*) FROM graph_launches) AS graph,
   (SELECT count(*) FROM api_calls) AS api"""
@@ -102,6 +132,20 @@ def check_set(analyze, name, inputs, tmp):
          keyed(sql(db, MARKS), ["domain", "name"], ["count"]))
     f = ("launches", "gpu_ns")
     same("launch sites", keyed(j["launch_sites"], ["site"], f), keyed(sql(db, SITES), ["site"], f))
+    # Memory in use (traces with allocation records): peak, when, final, per device.
+    f = ("peak_bytes", "peak_ns", "final_bytes", "allocs", "frees", "unmatched_frees")
+    same("memory usage", keyed(j.get("memory_usage", {}).get("devices", []), ["pid", "device"], f),
+         keyed(sql(db, MEMUSE), ["pid", "device"], f))
+    # Hardware metrics: each profiled launch's values summed per kernel and metric.
+    want = {(k["pid"], k["device"], k["mangled"], n): (k["launches"], v)
+            for k in j.get("metrics", {}).get("kernels", []) for n, v in k["values_sum"].items()}
+    got = {(r["pid"], r["device"], r["mangled"], r["metric"]): (r["launches"], r["value"])
+           for r in sql(db, MX_VALUES)}
+    if set(want) != set(got) or any(
+            want[k][0] != got[k][0] or abs(want[k][1] - got[k][1]) > 1e-9 * abs(want[k][1])
+            for k in want):
+        fails.append("metrics per launch: report %s, SQL %s"
+                     % (sorted(want.items())[:2], sorted(got.items())[:2]))
     same("process ids", sorted(p["pid"] for p in j["processes"]),
          sorted(r["pid"] for r in sql(db, "SELECT pid FROM processes")))
     same("kernels without launch configuration", 0,
