@@ -12,10 +12,15 @@ const char *ga_diff_kind_name(enum ga_diff_kind k)
 {
 	static const char *const names[GA_DIFF_KIND_COUNT] = {
 		[GA_DIFF_KERNEL] = "kernel", [GA_DIFF_MEMORY] = "memory",
-		[GA_DIFF_NVTX] = "nvtx", [GA_DIFF_API] = "api",
+		[GA_DIFF_MEMUSE] = "memory_usage", [GA_DIFF_NVTX] = "nvtx", [GA_DIFF_API] = "api",
 	};
 
 	return (unsigned)k < GA_DIFF_KIND_COUNT ? names[k] : "?";
+}
+
+int ga_diff_kind_bytes(enum ga_diff_kind k)
+{
+	return k == GA_DIFF_MEMUSE;
 }
 
 /* FNV-1a of the kind and name, for the matching map. */
@@ -98,9 +103,23 @@ static int add_side(struct builder *b, int side, struct ga_analysis *an)
 		if (add(b, side, GA_DIFF_MEMORY, name, s->count, s->total))
 			return -1;
 	}
-	if (m->memset_st.count &&
-	    add(b, side, GA_DIFF_MEMORY, "memset", m->memset_st.count, m->memset_st.total))
-		return -1;
+	/* Memsets by the memory kind they set, as the report's memory table. */
+	for (i = 0; i < m->nmemops; i++) {
+		const struct ga_memop *o = &m->memops[i];
+
+		if (o->kind != GA_MEMOP_MEMSET || !o->count)
+			continue;
+		snprintf(name, sizeof(name), "memset %s", ga_model_mem_kind(o->dst));
+		if (add(b, side, GA_DIFF_MEMORY, name, o->count, o->total))
+			return -1;
+	}
+	/* Peak memory in use per device (traces with allocation records). */
+	for (i = 0; i < an->mu.ndevs; i++) {
+		const struct ga_memuse_dev *u = &an->mu.devs[i];
+
+		if (add(b, side, GA_DIFF_MEMUSE, ga_model_str(m, u->label), u->allocs, u->peak))
+			return -1;
+	}
 	for (i = 0; i < rg->nkeys; i++) {
 		const struct ga_ranges_key *k = &rg->keys[i];
 
@@ -157,7 +176,8 @@ static uint64_t absdelta(const struct ga_diff_item *it)
 }
 
 /*
- * GPU work first (kernels, then memory operations), then NVTX ranges and
+ * GPU work first (kernels, then memory operations and the peak of memory
+ * in use), then NVTX ranges and
  * API functions: host-side times (a device's first cudaSetDevice, say)
  * vary by more between runs than the GPU work a change is about.  Within
  * a kind, the biggest absolute change first.

@@ -1,7 +1,9 @@
 /*
  * Two analyses compared ("gpuprof diff BASE NEW"): per kernel, memory
  * operation kind, NVTX range and API function, the count and total time
- * on each side, matched by name, sorted by the absolute change in time.
+ * on each side, matched by name, sorted by the absolute change in time;
+ * and per device of traces with allocation records, the peak of memory in
+ * use (bytes instead of time, allocations as the count).
  * Names are copied, so both analyses may be freed after ga_diff_build().
  * Runs offline only; prints nothing.
  */
@@ -15,7 +17,9 @@
 
 enum ga_diff_kind {
 	GA_DIFF_KERNEL,            /* by demangled name */
-	GA_DIFF_MEMORY,            /* "memcpy HtoD", ..., "memset" */
+	GA_DIFF_MEMORY,            /* "memcpy HtoD", ..., "memset device", ... */
+	GA_DIFF_MEMUSE,            /* device label ("cuda:0"); ns[]: peak bytes in use,
+				      count[]: allocations */
 	GA_DIFF_NVTX,              /* "name" or "domain:name"; time: CPU time of the ranges */
 	GA_DIFF_API,               /* function name */
 	GA_DIFF_KIND_COUNT
@@ -24,7 +28,8 @@ enum ga_diff_kind {
 struct ga_diff_item {
 	enum ga_diff_kind kind;
 	char *name;
-	uint64_t count[2], ns[2];  /* [0] base, [1] new; 0 where a side lacks the item */
+	uint64_t count[2], ns[2];  /* [0] base, [1] new; 0 where a side lacks the item;
+				      ns[] holds bytes for GA_DIFF_MEMUSE */
 	int present[2];
 };
 
@@ -33,14 +38,17 @@ struct ga_diff {
 	size_t n, cap;
 };
 
-/* "kernel", "memory", "nvtx", "api". */
+/* "kernel", "memory", "memory_usage", "nvtx", "api". */
 const char *ga_diff_kind_name(enum ga_diff_kind k);
+
+/* 1 when the kind's ns[] are bytes (GA_DIFF_MEMUSE), 0 for times. */
+int ga_diff_kind_bytes(enum ga_diff_kind k);
 
 /* Fills d from two finished analyses.  Returns 0, or -1 out of memory (d then freed). */
 int ga_diff_build(struct ga_diff *d, struct ga_analysis *base, struct ga_analysis *nw);
 void ga_diff_free(struct ga_diff *d);
 
-/* New time minus base time, in ns (signed). */
+/* New time minus base time, in ns (signed); bytes for GA_DIFF_MEMUSE. */
 int64_t ga_diff_delta(const struct ga_diff_item *it);
 
 /*

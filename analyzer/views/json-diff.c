@@ -25,7 +25,7 @@ int ga_diff_print_json(FILE *out, const struct ga_diff *d, const struct ga_diff_
 
 	ga_jw_init(&w, out);
 	ga_jw_obj(&w, GA_JW_KEYLINES);
-	ga_jw_ku64(&w, "schema", 1);
+	ga_jw_ku64(&w, "schema", 2);
 	ga_jw_kcstr(&w, "base", v->base);
 	ga_jw_kcstr(&w, "new", v->nw);
 	num_or_null(&w, "threshold_pct", v->threshold);
@@ -45,9 +45,16 @@ int ga_diff_print_json(FILE *out, const struct ga_diff *d, const struct ga_diff_
 		ga_jw_kbool(&w, "in_new", it->present[1]);
 		ga_jw_ku64(&w, "base_count", it->count[0]);
 		ga_jw_ku64(&w, "new_count", it->count[1]);
-		ga_jw_ku64(&w, "base_ns", it->ns[0]);
-		ga_jw_ku64(&w, "new_ns", it->ns[1]);
-		ga_jw_ki64(&w, "delta_ns", ga_diff_delta(it));
+		if (ga_diff_kind_bytes(it->kind)) {
+			/* Peak memory in use: bytes, and allocations as the counts. */
+			ga_jw_ku64(&w, "base_bytes", it->ns[0]);
+			ga_jw_ku64(&w, "new_bytes", it->ns[1]);
+			ga_jw_ki64(&w, "delta_bytes", ga_diff_delta(it));
+		} else {
+			ga_jw_ku64(&w, "base_ns", it->ns[0]);
+			ga_jw_ku64(&w, "new_ns", it->ns[1]);
+			ga_jw_ki64(&w, "delta_ns", ga_diff_delta(it));
+		}
 		num_or_null(&w, "change_pct", ga_diff_change_pct(it));
 		num_or_null(&w, "ratio", ga_diff_ratio(it));
 		ga_jw_end(&w);

@@ -1,6 +1,7 @@
 /*
- * "gpuprof diff" as text: one table of kernels, memory operations, NVTX
- * ranges and API functions, the biggest change in time first.  Runs
+ * "gpuprof diff" as text: one table of kernels, memory operations, peak
+ * memory in use per device, NVTX ranges and API functions, the biggest
+ * change first (Base, New and Delta are times, bytes for memory in use).  Runs
  * offline only.
  */
 #include <inttypes.h>
@@ -10,12 +11,18 @@
 #include "views/diff.h"
 #include "views/table.h"
 
-/* "+1.234 ms", "-812 ns", "0 ns". */
-static const char *signed_time(char *buf, size_t n, int64_t d)
+/* A time, or bytes for the peak of memory in use. */
+static const char *amount(char *buf, size_t n, int bytes, uint64_t v)
+{
+	return bytes ? ga_fmt_bytes(buf, n, (double)v) : ga_fmt_time(buf, n, v);
+}
+
+/* "+1.234 ms", "-812 ns", "0 ns"; "+2.00 MiB". */
+static const char *signed_amount(char *buf, size_t n, int bytes, int64_t d)
 {
 	char t[32];
 
-	ga_fmt_time(t, sizeof(t), d < 0 ? (uint64_t)-(d + 1) + 1 : (uint64_t)d);
+	amount(t, sizeof(t), bytes, d < 0 ? (uint64_t)-(d + 1) + 1 : (uint64_t)d);
 	snprintf(buf, n, "%s%s", d > 0 ? "+" : d < 0 ? "-" : "", t);
 	return buf;
 }
@@ -32,8 +39,8 @@ int ga_diff_print_text(FILE *out, const struct ga_diff *d, const struct ga_diff_
 	ga_table_col(&t, 0, "Kind", 0, 0);
 	ga_table_col(&t, 1, "Base count", 1, 0);
 	ga_table_col(&t, 2, "New count", 1, 0);
-	ga_table_col(&t, 3, "Base time", 1, 0);
-	ga_table_col(&t, 4, "New time", 1, 0);
+	ga_table_col(&t, 3, "Base", 1, 0);
+	ga_table_col(&t, 4, "New", 1, 0);
 	ga_table_col(&t, 5, "Delta", 1, 0);
 	ga_table_col(&t, 6, "Change", 1, 0);
 	ga_table_col(&t, 7, "Ratio", 1, 0);
@@ -41,6 +48,7 @@ int ga_diff_print_text(FILE *out, const struct ga_diff *d, const struct ga_diff_
 	for (i = 0; i < d->n && !rc; i++) {
 		const struct ga_diff_item *it = &d->v[i];
 		double pct = ga_diff_change_pct(it), ratio = ga_diff_ratio(it);
+		int bytes = ga_diff_kind_bytes(it->kind);
 
 		if (!ga_diff_shown(it, v->threshold))
 			continue;
@@ -48,9 +56,9 @@ int ga_diff_print_text(FILE *out, const struct ga_diff *d, const struct ga_diff_
 		rc |= ga_table_add(&t, ga_diff_kind_name(it->kind));
 		rc |= it->present[0] ? ga_table_addf(&t, "%" PRIu64, it->count[0]) : ga_table_add(&t, "-");
 		rc |= it->present[1] ? ga_table_addf(&t, "%" PRIu64, it->count[1]) : ga_table_add(&t, "-");
-		rc |= ga_table_add(&t, ga_fmt_time(b, sizeof(b), it->ns[0]));
-		rc |= ga_table_add(&t, ga_fmt_time(b, sizeof(b), it->ns[1]));
-		rc |= ga_table_add(&t, signed_time(b, sizeof(b), ga_diff_delta(it)));
+		rc |= ga_table_add(&t, amount(b, sizeof(b), bytes, it->ns[0]));
+		rc |= ga_table_add(&t, amount(b, sizeof(b), bytes, it->ns[1]));
+		rc |= ga_table_add(&t, signed_amount(b, sizeof(b), bytes, ga_diff_delta(it)));
 		if (isinf(pct))
 			rc |= ga_table_add(&t, it->present[0] ? "+inf" : "new");
 		else

@@ -1,7 +1,8 @@
 /*
  * Unit tests of "gpuprof diff" on two synthetic runs of one program where
  * one kernel takes twice as long in the second: it must come first with
- * ratio 2.00, unchanged items must hide under --threshold, and
+ * ratio 2.00, unchanged items must hide under --threshold, memsets and
+ * the peak of memory in use per device must be compared, and
  * --fail-above must set exit status 3 only when something grew by more
  * than its percentage.  Test code, runs offline only, needs no GPU.
  */
@@ -33,20 +34,29 @@ static int run(char **out, char **err, ...)
 	return synth_capture(dir, out, err, cmd_diff, argc, argv);
 }
 
-/* alpha: 10 x 1000 ns; beta: 10 x beta_ns; 20 launch calls of 2000 ns; one copy. */
-static void write_run(const char *path, uint64_t beta_ns)
+/*
+ * alpha: 10 x 1000 ns; beta: 10 x beta_ns; 20 launch calls of 2000 ns; one
+ * copy; one memset; allocations of 1 MiB and alloc_bytes, both freed.
+ */
+static void write_run(const char *path, uint64_t beta_ns, uint64_t alloc_bytes)
 {
 	struct synth *s = synth_open(path);
 	uint32_t a, b, api;
 	uint64_t t = T0 + 1000000;
 
 	synth_process(s, 4242, "node1", "./app", UINT32_MAX, T0);
-	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_API, 0, 0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | GP_TRACE_API |
+		     GP_TRACE_MEMORY, 0, 0);
 	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
 	a = synth_string(s, "_Z5alphav");
 	b = synth_string(s, "_Z4betav");
 	api = synth_string(s, "cudaLaunchKernel");
+	synth_memory(s, GP_MEM_ALLOC, t, 0x100000, 1 << 20, 0, 3, 0);
+	synth_memory(s, GP_MEM_ALLOC, t + 10, 0x900000, alloc_bytes, 0, 3, 0);
 	synth_memcpy(s, GP_COPY_HTOD, 1 << 20, t, t + 5000, 0, 7);
+	synth_memset(s, 1 << 20, t + 6000, t + 7000, 0, 7);
+	synth_memory(s, GP_MEM_FREE, t + 8000, 0x100000, 1 << 20, 0, 3, 0);
+	synth_memory(s, GP_MEM_FREE, t + 8010, 0x900000, alloc_bytes, 0, 3, 0);
 	t += 10000;
 	for (int i = 0; i < 10; i++) {
 		synth_api(s, api, t, t + 2000, 100, 0);
@@ -78,7 +88,7 @@ static const char *first_row(const char *out, char *buf, size_t n)
 
 int main(void)
 {
-	char base[128], nw[128], row[512], cmd[128], *out = NULL, *err = NULL;
+	char base[128], nw[128], big[128], row[512], cmd[128], *out = NULL, *err = NULL;
 	int rc;
 
 	snprintf(dir, sizeof(dir), "/tmp/gpuprof-diff-XXXXXX");
@@ -88,8 +98,10 @@ int main(void)
 	}
 	snprintf(base, sizeof(base), "%s/base.gpuprof", dir);
 	snprintf(nw, sizeof(nw), "%s/new.gpuprof", dir);
-	write_run(base, 500);
-	write_run(nw, 1000);
+	snprintf(big, sizeof(big), "%s/big.gpuprof", dir);
+	write_run(base, 500, 1 << 20);
+	write_run(nw, 1000, 1 << 20);
+	write_run(big, 500, 3 << 20);
 
 	tap_begin("diff: the kernel made twice as long comes first, ratio 2.00");
 	rc = run(&out, &err, "diff", base, nw, NULL);
@@ -97,8 +109,8 @@ int main(void)
 	first_row(out, row, sizeof(row));
 	CHECKF(strstr(row, "kernel") && strstr(row, "beta()") && strstr(row, "2.00") &&
 	       strstr(row, "+100.0%") && strstr(row, "+5.000 µs"), "first row: %s", row);
-	CHECKF(strstr(out, "alpha()") && strstr(out, "memcpy HtoD") && strstr(out, "cudaLaunchKernel"),
-	       "%s", out);
+	CHECKF(strstr(out, "alpha()") && strstr(out, "memcpy HtoD") && strstr(out, "cudaLaunchKernel") &&
+	       strstr(out, "memset unknown") && strstr(out, "memory_usage"), "%s", out);
 	free(out);
 	free(err);
 	tap_end();
@@ -107,7 +119,7 @@ int main(void)
 	rc = run(&out, &err, "diff", "--threshold", "10", base, nw, NULL);
 	CHECKF(rc == 0, "exit %d: %s", rc, err);
 	CHECKF(strstr(out, "beta()") && !strstr(out, "alpha()") && !strstr(out, "memcpy HtoD") &&
-	       strstr(out, "1 of 4 items"), "%s", out);
+	       strstr(out, "1 of 6 items"), "%s", out);
 	free(out);
 	free(err);
 	tap_end();
@@ -118,6 +130,30 @@ int main(void)
 	CHECKF(strstr(out, "\"items\":[\n  {\"kind\":\"kernel\",\"name\":\"beta()\"") &&
 	       strstr(out, "\"base_ns\":5000,\"new_ns\":10000,\"delta_ns\":5000,\"change_pct\":100,"
 			   "\"ratio\":2}"), "%s", out);
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("diff: the peak of memory in use per device, in bytes");
+	rc = run(&out, &err, "diff", base, big, NULL);
+	CHECKF(rc == 0, "exit %d: %s", rc, err);
+	row[0] = 0;
+	for (const char *p = out; (p = strstr(p, "memory_usage")); p++)
+		snprintf(row, sizeof(row), "%.*s", (int)(strchr(p, '\n') - p), p);
+	CHECKF(strstr(row, "2.00 MiB") && strstr(row, "4.00 MiB") && strstr(row, "+2.00 MiB") &&
+	       strstr(row, "+100.0%") && strstr(row, "cuda:0"), "memory_usage row: %s", row);
+	free(out);
+	free(err);
+	rc = run(&out, &err, "diff", "--json", base, big, NULL);
+	CHECKF(rc == 0, "exit %d: %s", rc, err);
+	CHECKF(strstr(out, "{\"kind\":\"memory_usage\",\"name\":\"cuda:0\",\"in_base\":true,"
+			   "\"in_new\":true,\"base_count\":2,\"new_count\":2,\"base_bytes\":2097152,"
+			   "\"new_bytes\":4194304,\"delta_bytes\":2097152,\"change_pct\":100,"
+			   "\"ratio\":2}") && strstr(out, "\"schema\":2"), "%s", out);
+	free(out);
+	free(err);
+	rc = run(&out, &err, "diff", "--fail-above", "50", base, big, NULL);
+	CHECKF(rc == 3, "peak memory grew 100%% over --fail-above 50: exit %d", rc);
 	free(out);
 	free(err);
 	tap_end();
