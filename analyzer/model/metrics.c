@@ -255,6 +255,42 @@ static int on_metrics(struct ga_mx *mx, struct ga_model *m, uint32_t proc,
 	return 0;
 }
 
+unsigned ga_mx_launch_work(struct ga_model *m, const struct gp_rec_metrics *r, double *flops,
+			   double *dram_bytes)
+{
+	const struct gp_metric_value *v = (const void *)(r + 1);
+	double rw = 0, all = 0;
+	unsigned have = 0, has_rw = 0, has_all = 0;
+
+	*flops = *dram_bytes = 0;
+	if ((uint64_t)r->h.aux * sizeof(*v) > r->h.size - sizeof(*r))
+		return 0;
+	for (uint32_t i = 0; i < r->h.aux; i++) {
+		uint32_t sid = ga_model_fstr(m, v[i].name);
+		const char *s = sid ? ga_model_str(m, sid) : NULL;
+		double w, x = v[i].value;
+		int prec;
+
+		if (!s || !isfinite(x))
+			continue;
+		if ((w = ga_mx_flop_weight(s, &prec)) > 0) {
+			*flops += w * x;
+			have |= GA_MX_HAVE_FLOPS;
+		} else if (!strcmp(s, "dram__bytes_read.sum") || !strcmp(s, "dram__bytes_write.sum")) {
+			rw += x;
+			has_rw = 1;
+		} else if (!strcmp(s, "dram__bytes.sum")) {
+			all += x;
+			has_all = 1;
+		}
+	}
+	if (has_rw || has_all) {
+		*dram_bytes = has_rw ? rw : all;
+		have |= GA_MX_HAVE_DRAM;
+	}
+	return have;
+}
+
 static int on_peaks(struct ga_mx *mx, struct ga_model *m, uint32_t proc,
 		    const struct gp_rec_device_peaks *r)
 {

@@ -114,6 +114,15 @@ const char *ga_roof_verdict_name(enum ga_roof_verdict v);
 /* FLOPs per count of a metric name's work class (*prec), or 0 when it is no work metric. */
 double ga_mx_flop_weight(const char *metric, int *prec);
 
+/*
+ * One profiled launch's work, as the roofline counts it: *flops (all
+ * precisions) and *dram_bytes (read plus write, else dram__bytes.sum), from
+ * a GP_REC_METRICS record being read (its string ids resolved through m).
+ * Returns GA_MX_HAVE_FLOPS | GA_MX_HAVE_DRAM for what the record had.
+ */
+unsigned ga_mx_launch_work(struct ga_model *m, const struct gp_rec_metrics *r, double *flops,
+			   double *dram_bytes);
+
 /* Kernel indices by total profiled time, descending; NULL out of memory. */
 uint32_t *ga_mx_order(const struct ga_mx *mx);
 

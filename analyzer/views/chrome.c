@@ -24,7 +24,10 @@
  * instant events ("i"); each GPU activity whose API call is in the trace
  * gets a flow arrow from that call ("s" then "f", binding to the enclosing
  * slices, as Kineto writes them); memory in use, where the traces have
- * allocations and frees, is a counter ("C") per device.  Runs offline only.
+ * allocations and frees, is a counter ("C") per device; launches profiled
+ * for hardware metrics are slices on a track of their own per device, with
+ * their values in args, and counters of achieved FLOP/s and DRAM bytes/s
+ * per device (see metrics_launch()).  Runs offline only.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -47,6 +50,7 @@ struct chrome {
 	uint64_t base;             /* trace time of ts 0 */
 	int based;                 /* base chosen */
 	uint64_t flows;            /* flow ids handed out */
+	struct ga_observer next;   /* the model's observer before this export's */
 };
 
 /* CUpti_ActivityMemoryKind values, as the copy's args name them. */
@@ -556,6 +560,131 @@ static int memory_counters(struct ga_export *e, struct ga_model *m, const struct
 	return ferror(e->out) || w->err ? -1 : 0;
 }
 
+/* A counter sample: name, cat "metrics", one arg. */
+static void counter(struct ga_export *e, uint32_t pid, const char *name, uint64_t t,
+		    const char *arg, double v)
+{
+	struct ga_jw *w = &e->jw;
+
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ga_jw_kcstr(w, "name", name);
+	ga_jw_kcstr(w, "cat", "metrics");
+	ga_jw_kcstr(w, "ph", "C");
+	ga_jw_ku64(w, "pid", pid);
+	kts(e, "ts", t);
+	ga_jw_key(w, "args");
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ga_jw_key(w, arg);
+	ga_jw_rawf(w, "%.6g", v);
+	ga_jw_end(w);
+	ga_jw_end(w);
+}
+
+/*
+ * A launch profiled for hardware metrics (--metrics), as it is read: a
+ * slice on the track "cuda:D profiled launches" over the launch's profiled
+ * time (the span of its kernel slice), with every metric value, the
+ * achieved FLOP/s and DRAM bytes/s in args; and the same two rates as
+ * counters "cuda:D FLOP/s" and "cuda:D DRAM bytes/s", set at its start and
+ * back to 0 at its end.  Nothing is kept.
+ */
+static int metrics_launch(struct ga_export *e, struct ga_model *m, uint32_t proc,
+			  const struct gp_rec_metrics *r)
+{
+	const struct gp_metric_value *v = (const void *)(r + 1);
+	struct chrome *c = e->state;
+	struct ga_jw *w = &e->jw;
+	uint32_t pid, tid, name = ga_model_fstr(m, r->kernel), *slot;
+	double flops, dram, secs = (double)r->duration * 1e-9;
+	unsigned have = ga_mx_launch_work(m, r, &flops, &dram);
+	char buf[64];
+	int ins;
+
+	if ((uint64_t)r->h.aux * sizeof(*v) > r->h.size - sizeof(*r) || proc_seen(e, m, proc))
+		return 0;
+	pid = c->chrome_pid[proc];
+	/* Its own track per process and device, among the streams'. */
+	ins = ga_map_insert(&c->streams, (uint64_t)proc << 32 | r->device, UINT64_MAX, &slot);
+	if (ins < 0)
+		return -1;
+	if (ins == 1) {
+		*slot = GPU_TID_BASE + c->nstreams++;
+		snprintf(buf, sizeof(buf), "cuda:%u profiled launches", r->device);
+		meta_head(w, "thread_name", pid, slot);
+		ga_jw_kcstr(w, "name", buf);
+		ga_jw_end(w);
+		ga_jw_end(w);
+		meta_head(w, "thread_sort_index", pid, slot);
+		ga_jw_ku64(w, "sort_index", *slot);
+		ga_jw_end(w);
+		ga_jw_end(w);
+	}
+	tid = *slot;
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ga_jw_kcstr(w, "name", name ? ga_strtab_short(&m->strs, name) : "kernel");
+	ga_jw_kcstr(w, "cat", "metrics");
+	ga_jw_kcstr(w, "ph", "X");
+	ga_jw_ku64(w, "pid", pid);
+	ga_jw_ku64(w, "tid", tid);
+	kts(e, "ts", r->start);
+	kdur(w, r->duration);
+	ga_jw_key(w, "args");
+	ga_jw_obj(w, GA_JW_COMPACT);
+	ga_jw_ku64(w, "correlation", r->correlation);
+	ga_jw_ku64(w, "device", r->device);
+	if (name)
+		ga_jw_kcstr(w, "name", ga_strtab_full(&m->strs, name));
+	ga_jw_ku64(w, "passes", r->passes);
+	ga_jw_ku64(w, "cost_ns", r->cost_ns);
+	if (r->duration && (have & GA_MX_HAVE_FLOPS)) {
+		ga_jw_key(w, "flop_s");
+		ga_jw_rawf(w, "%.6g", flops / secs);
+	}
+	if (r->duration && (have & GA_MX_HAVE_DRAM)) {
+		ga_jw_key(w, "dram_bytes_s");
+		ga_jw_rawf(w, "%.6g", dram / secs);
+	}
+	for (uint32_t i = 0; i < r->h.aux; i++) {
+		uint32_t sid = ga_model_fstr(m, v[i].name);
+
+		if (!sid || !isfinite(v[i].value))
+			continue;
+		ga_jw_key_str(w, ga_model_str(m, sid), ga_strtab_len(&m->strs, sid));
+		ga_jw_rawf(w, "%.17g", v[i].value);
+	}
+	ga_jw_end(w);
+	ga_jw_end(w);
+	if (r->duration && (have & GA_MX_HAVE_FLOPS)) {
+		snprintf(buf, sizeof(buf), "cuda:%u FLOP/s", r->device);
+		counter(e, pid, buf, r->start, "flop_s", flops / secs);
+		counter(e, pid, buf, r->start + r->duration, "flop_s", 0);
+	}
+	if (r->duration && (have & GA_MX_HAVE_DRAM)) {
+		snprintf(buf, sizeof(buf), "cuda:%u DRAM bytes/s", r->device);
+		counter(e, pid, buf, r->start, "bytes_s", dram / secs);
+		counter(e, pid, buf, r->start + r->duration, "bytes_s", 0);
+	}
+	return ferror(e->out) || w->err ? -1 : 0;
+}
+
+static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
+{
+	struct ga_export *e = ctx;
+	struct chrome *c = e->state;
+
+	if (rec->type == GP_REC_METRICS && rec->size >= sizeof(struct gp_rec_metrics) &&
+	    metrics_launch(e, m, proc, (const void *)rec))
+		return -1;
+	return c->next.rec ? c->next.rec(c->next.ctx, m, proc, rec) : 0;
+}
+
+static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
+{
+	struct chrome *c = ((struct ga_export *)ctx)->state;
+
+	return c->next.act ? c->next.act(c->next.ctx, m, a) : 0;
+}
+
 static int begin(struct ga_export *e)
 {
 	struct chrome *c = calloc(1, sizeof(*c));
@@ -566,6 +695,10 @@ static int begin(struct ga_export *e)
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = act;
 	e->an->m.hooks.api = api;
+	c->next = e->an->m.obs;
+	e->an->m.obs.ctx = e;
+	e->an->m.obs.rec = obs_rec;
+	e->an->m.obs.act = obs_act;
 	ga_jw_obj(&e->jw, GA_JW_COMPACT);
 	ga_jw_key(&e->jw, "traceEvents");
 	ga_jw_arr(&e->jw, GA_JW_EVENTS);

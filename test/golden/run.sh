@@ -153,12 +153,13 @@ if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
 			name=$(basename "$set" .gpuprof)
 		fi
 		if ! "$analyze" export --format chrome --no-symbolize -o "$tmp/c.json" "${inputs[@]}" ||
-			! "$analyze" export --format csv --no-symbolize -o "$tmp/c.csv" "${inputs[@]}"; then
+			! "$analyze" export --format csv --no-symbolize -o "$tmp/c.csv" "${inputs[@]}" ||
+			! "$analyze" export --format json --no-symbolize -o "$tmp/c.report.json" "${inputs[@]}"; then
 			echo "not ok - golden $name chrome: export failed"
 			failed=1
 			continue
 		fi
-		out=$(python3 "$here/chrome-checks.py" "$tmp/c.json" "$tmp/c.csv")
+		out=$(python3 "$here/chrome-checks.py" "$tmp/c.json" "$tmp/c.csv" "$tmp/c.report.json")
 		rc=$?
 		printf '%s\n' "$out" | sed "s|$tmp/c.json|$name|"
 		[ "$rc" = 0 ] || failed=1
