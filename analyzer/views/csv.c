@@ -1,8 +1,12 @@
 /*
  * "export --format csv": one CSV table.  The default, "activities", is one
- * row per GPU activity, streamed as the model reads them (no memory per
- * record), in the order of the traces, with the innermost NVTX range, the
- * collapsed launch site and the process's host, rank, pid and file.  The
+ * row per GPU activity, sorted by start time (equal starts in the order
+ * read), with the innermost NVTX range, the collapsed launch site and the
+ * process's host, rank, pid and file.  Rows are formatted as the model
+ * reads them into a run of at most GA_CSV_RUN bytes; a full run is sorted
+ * and spilled to an unlinked temporary file, and the runs are merged at the
+ * end (one run that fits is written straight out).  Memory: one run and its
+ * index, whatever the trace's size; disk: about the output's size.  The
  * others (--table NAME) are the report's tables, written from the finished
  * analysis: kernels, memory, api, nvtx, sites, devices.  Times are integer
  * nanoseconds (columns "_ns"), sizes bytes.  Runs offline only.
@@ -12,7 +16,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "views/export.h"
+
+#define GA_CSV_RUN (8u << 20)      /* bytes of row text sorted in memory at once */
+
+/* A row of the run being filled: its start, arrival order and place in the text. */
+struct csv_key {
+	uint64_t start, seq;
+	size_t off;
+	uint32_t len;
+};
+
+/* A spilled run being merged: its file and its current row. */
+struct csv_run {
+	FILE *f;
+	uint64_t start;
+	char *line;
+	uint32_t len, cap;
+};
+
+struct csv_sort {
+	FILE *out;                 /* the real output */
+	FILE *mem;                 /* the run's text (open_memstream) */
+	char *text;
+	size_t textlen;
+	struct csv_key *k;
+	size_t nk, capk;
+	uint64_t seq;
+	struct csv_run *runs;
+	size_t nruns, capruns;
+};
 
 static void field(struct ga_export *e, const char *s, size_t len)
 {
@@ -47,9 +82,8 @@ static void proc_fields(struct ga_export *e, const struct ga_model *m, uint32_t 
 		cfield(e, m->files[p->file].path);
 }
 
-static int row(void *ctx, struct ga_model *m, const struct ga_act *a)
+static int row_text(struct ga_export *e, struct ga_model *m, const struct ga_act *a)
 {
-	struct ga_export *e = ctx;
 	FILE *o = e->out;
 	char kb[16];
 	const char *name;
@@ -90,6 +124,191 @@ static int row(void *ctx, struct ga_model *m, const struct ga_act *a)
 	return ferror(o) ? -1 : 0;
 }
 
+static int cmp_key(const void *pa, const void *pb)
+{
+	const struct csv_key *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* An empty run: the text stream (made once, then rewound and reused) and no keys. */
+static int run_open(struct csv_sort *q)
+{
+	q->nk = 0;
+	if (q->mem)
+		return fseeko(q->mem, 0, SEEK_SET) ? -1 : 0;
+	q->mem = open_memstream(&q->text, &q->textlen);
+	return q->mem ? 0 : -1;
+}
+
+/* An unlinked temporary file in $TMPDIR (else /tmp); NULL after saying why. */
+static FILE *spill_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/gpuprof-csv.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0) {
+		fprintf(stderr, "gpuprof: sorting the CSV rows: %s: %m\n", path);
+		return NULL;
+	}
+	unlink(path);
+	f = fdopen(fd, "w+");
+	if (!f) {
+		close(fd);
+		fprintf(stderr, "gpuprof: sorting the CSV rows: %m\n");
+	}
+	return f;
+}
+
+/*
+ * Sorts the run and writes it: straight to the output when it is the only
+ * one (last and nothing spilled), else to a new spill file as (start,
+ * length, text) records.  Returns 0, -1 out of memory, GA_FORMAT_REPORTED.
+ */
+static int run_flush(struct csv_sort *q, int last)
+{
+	FILE *f;
+	int rc = 0;
+
+	/* The text is where q->text points once flushed. */
+	if (fflush(q->mem))
+		return -1;
+	qsort(q->k, q->nk, sizeof(*q->k), cmp_key);
+	if (last && !q->nruns) {
+		for (size_t i = 0; i < q->nk; i++)
+			fwrite(q->text + q->k[i].off, 1, q->k[i].len, q->out);
+	} else if (q->nk) {
+		if (ga_util_grow(&q->runs, &q->capruns, q->nruns + 1, sizeof(*q->runs))) {
+			rc = -1;
+			goto out;
+		}
+		if (!(f = spill_file())) {
+			rc = GA_FORMAT_REPORTED;
+			goto out;
+		}
+		memset(&q->runs[q->nruns], 0, sizeof(q->runs[0]));
+		q->runs[q->nruns++].f = f;
+		for (size_t i = 0; i < q->nk; i++) {
+			fwrite(&q->k[i].start, sizeof(q->k[i].start), 1, f);
+			fwrite(&q->k[i].len, sizeof(q->k[i].len), 1, f);
+			fwrite(q->text + q->k[i].off, 1, q->k[i].len, f);
+		}
+		if (fflush(f) || ferror(f) || fseek(f, 0, SEEK_SET)) {
+			fprintf(stderr, "gpuprof: sorting the CSV rows: writing a temporary file: %m\n");
+			rc = GA_FORMAT_REPORTED;
+		}
+	}
+out:
+	if (!rc && !last && run_open(q))
+		rc = -1;
+	return rc;
+}
+
+/* The run's next row into r; 0, or 1 at its end (or a read error, in *err). */
+static int run_next(struct csv_run *r, int *err)
+{
+	if (fread(&r->start, sizeof(r->start), 1, r->f) != 1 ||
+	    fread(&r->len, sizeof(r->len), 1, r->f) != 1)
+		return 1;
+	if (r->len > r->cap) {
+		char *p = realloc(r->line, r->len);
+
+		if (!p) {
+			*err = -1;
+			return 1;
+		}
+		r->line = p;
+		r->cap = r->len;
+	}
+	if (fread(r->line, 1, r->len, r->f) != r->len) {
+		*err = GA_FORMAT_REPORTED;
+		fputs("gpuprof: sorting the CSV rows: reading a temporary file back failed\n", stderr);
+		return 1;
+	}
+	return 0;
+}
+
+/* Run a before run b: earlier start, equal starts in run (arrival) order. */
+static int run_before(const struct csv_run *runs, uint32_t a, uint32_t b)
+{
+	return runs[a].start != runs[b].start ? runs[a].start < runs[b].start : a < b;
+}
+
+static void sift_down(const struct csv_run *runs, uint32_t *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < n && run_before(runs, h[l], h[m]))
+			m = l;
+		if (l + 1 < n && run_before(runs, h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		uint32_t t = h[i];
+
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/* Merges the spilled runs into the output, through a heap of their current rows. */
+static int merge_runs(struct csv_sort *q)
+{
+	uint32_t *h = malloc((q->nruns ? q->nruns : 1) * sizeof(*h));
+	size_t n = 0;
+	int err = 0;
+
+	if (!h)
+		return -1;
+	for (size_t i = 0; i < q->nruns && !err; i++)
+		if (!run_next(&q->runs[i], &err))
+			h[n++] = (uint32_t)i;
+	for (size_t i = n; i-- > 0;)
+		sift_down(q->runs, h, n, i);
+	while (n && !err) {
+		struct csv_run *r = &q->runs[h[0]];
+
+		fwrite(r->line, 1, r->len, q->out);
+		if (run_next(r, &err))
+			h[0] = h[--n];
+		sift_down(q->runs, h, n, 0);
+	}
+	free(h);
+	return err;
+}
+
+static int row(void *ctx, struct ga_model *m, const struct ga_act *a)
+{
+	struct ga_export *e = ctx;
+	struct csv_sort *q = e->state;
+	off_t off = ftello(q->mem);
+	int rc;
+
+	if (ga_util_grow(&q->k, &q->capk, q->nk + 1, sizeof(*q->k)))
+		return -1;
+	e->out = q->mem;
+	rc = row_text(e, m, a);
+	e->out = q->out;
+	if (rc)
+		return -1;
+	q->k[q->nk].start = a->start;
+	q->k[q->nk].seq = q->seq++;
+	q->k[q->nk].off = (size_t)off;
+	q->k[q->nk].len = (uint32_t)(ftello(q->mem) - off);
+	q->nk++;
+	if ((size_t)ftello(q->mem) >= GA_CSV_RUN && run_flush(q, 0))
+		return -1;
+	return 0;
+}
+
 static int is_table(const struct ga_export *e, const char *name)
 {
 	return e->table && !strcmp(e->table->name, name);
@@ -97,8 +316,16 @@ static int is_table(const struct ga_export *e, const char *name)
 
 static int begin(struct ga_export *e)
 {
+	struct csv_sort *q;
+
 	if (e->table && !e->table->streams)
 		return 0;
+	if (!(q = calloc(1, sizeof(*q))))
+		return -1;
+	e->state = q;
+	q->out = e->out;
+	if (run_open(q))
+		return -1;
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = row;
 	fputs("kind,name,start_ns,end_ns,duration_ns,device,context,stream,"
@@ -295,8 +522,16 @@ static void devices(struct ga_export *e, const struct ga_model *m)
 static int end(struct ga_export *e)
 {
 	struct ga_model *m = &e->an->m;
+	struct csv_sort *q = e->state;
 	int rc = 0;
 
+	if (q) {
+		/* The activities: the last run, then the merge of all. */
+		rc = run_flush(q, 1);
+		if (!rc && q->nruns)
+			rc = merge_runs(q);
+		return rc;
+	}
 	if (is_table(e, "kernels"))
 		rc = kernels(e, m);
 	else if (is_table(e, "memory"))
@@ -319,7 +554,7 @@ static int end(struct ga_export *e)
 }
 
 static const struct ga_format_table tables[] = {
-	{ "activities", "one row per GPU activity, in trace order (the default)", 1 },
+	{ "activities", "one row per GPU activity, by start time (the default)", 1 },
 	{ "kernels", "per kernel: count, total, avg, median, min, max time", 0 },
 	{ "memory", "per operation and memory kinds: count, bytes, time statistics", 0 },
 	{ "launch", "per kernel and launch configuration: count, time, occupancy", 0 },
@@ -332,6 +567,25 @@ static const struct ga_format_table tables[] = {
 	{ NULL, NULL, 0 },
 };
 
+static void done(struct ga_export *e)
+{
+	struct csv_sort *q = e->state;
+
+	if (!q)
+		return;
+	if (q->mem)
+		fclose(q->mem);
+	free(q->text);
+	free(q->k);
+	for (size_t i = 0; i < q->nruns; i++) {
+		fclose(q->runs[i].f);
+		free(q->runs[i].line);
+	}
+	free(q->runs);
+	free(q);
+	e->state = NULL;
+}
+
 const struct ga_format ga_format_csv = {
 	.name = "csv",
 	.help = "one row per GPU activity (kernel, memcpy, memset, graph),\n"
@@ -341,4 +595,5 @@ const struct ga_format ga_format_csv = {
 	.tables = tables,
 	.begin = begin,
 	.end = end,
+	.done = done,
 };

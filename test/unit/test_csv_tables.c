@@ -56,9 +56,65 @@ static void write_trace(const char *path)
 	synth_close(s, NULL, NULL);
 }
 
+/*
+ * n kernels with shuffled starts, two by two at equal starts (the pair in
+ * correlation order), from process pid, the starts offset by off ns.
+ */
+static void write_shuffled(const char *path, uint32_t pid, unsigned n, uint64_t off)
+{
+	struct synth *s = synth_open(path);
+	uint32_t a;
+
+	synth_process(s, pid, "node9", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	a = synth_string(s, "_Z5alphav");
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t t = T0 + off + (uint64_t)((i / 2) * 48271u % (n / 2)) * 1000;
+
+		synth_kernel(s, a, t, t + 100, 0, 7, 0, 0);
+	}
+	synth_end(s, T0 + off + (uint64_t)n * 1000, 0);
+	synth_close(s, NULL, NULL);
+}
+
+/*
+ * The activities' rows: how many, whether sorted by start_ns with equal
+ * starts in correlation order, and how many shared a start.
+ */
+static void scan_rows(const char *csv, unsigned *rows, int *sorted, unsigned *ties)
+{
+	unsigned long long prev = 0, start;
+	unsigned prev_corr = 0, corr;
+	const char *p = strchr(csv, '\n');
+
+	*rows = *ties = 0;
+	*sorted = 1;
+	while (p && p[1]) {
+		const char *f = p + 1;
+
+		/* kind,name,start_ns,end_ns,duration_ns,device,context,stream,correlation */
+		for (int c = 0; c < 2 && f; c++)
+			f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL;
+		if (!f || sscanf(f, "%llu,%*u,%*u,%*u,%*u,%*u,%u", &start, &corr) != 2) {
+			*sorted = 0;
+			return;
+		}
+		if (*rows && (start < prev || (start == prev && corr <= prev_corr)))
+			*sorted = 0;
+		*ties += *rows && start == prev;
+		prev = start;
+		prev_corr = corr;
+		(*rows)++;
+		p = strchr(f, '\n');
+	}
+}
+
 int main(void)
 {
-	char trace[128], cmd[128], *out = NULL, *err = NULL;
+	char trace[128], shuf[128], shuf2[128], cmd[128], *out = NULL, *err = NULL;
+	unsigned rows, ties;
+	int sorted;
 	int rc;
 
 	snprintf(dir, sizeof(dir), "/tmp/gpuprof-csvt-XXXXXX");
@@ -104,6 +160,28 @@ int main(void)
 				   "correlation,bytes,copy_kind,graph_id,graph_node,pid,nvtx,stack,"
 				   "host,rank,file\n", 115), "%s%s", out, err);
 	CHECKF(strstr(out, ",77,,,node9,3,") && strstr(out, "t.gpuprof\n"), "%s", out);
+	free(out);
+	free(err);
+	tap_end();
+
+	/* Over 8 MiB of rows: sorted in runs spilled to temporary files, then merged. */
+	tap_begin("csv activities sorted by start time, equal starts in the order read");
+	snprintf(shuf, sizeof(shuf), "%s/shuf.gpuprof", dir);
+	snprintf(shuf2, sizeof(shuf2), "%s/shuf2.gpuprof", dir);
+	write_shuffled(shuf, 77, 80000, 1000000);
+	write_shuffled(shuf2, 78, 2000, 1500500);
+	rc = run(&out, &err, "export", "-f", "csv", shuf, shuf2, NULL);
+	CHECKF(rc == 0, "exit %d: %s", rc, err);
+	CHECKF(out && strlen(out) > (8u << 20), "%zu bytes of rows: too few to spill", out ? strlen(out) : 0);
+	scan_rows(out ? out : "", &rows, &sorted, &ties);
+	CHECKF(rows == 82000 && sorted && ties == 41000, "%u rows, sorted %d, %u equal starts",
+	       rows, sorted, ties);
+	free(out);
+	free(err);
+	rc = run(&out, &err, "export", "-f", "csv", trace, NULL);
+	scan_rows(out ? out : "", &rows, &sorted, &ties);
+	CHECKF(rc == 0 && rows == 6 && sorted, "small trace: exit %d, %u rows, sorted %d", rc, rows,
+	       sorted);
 	free(out);
 	free(err);
 	tap_end();
