@@ -161,6 +161,9 @@ static void mixed(struct synth *s, unsigned long long n, uint64_t t, const uint3
 		uint32_t r = rnd(), st = (uint32_t)(i % 4), k = (r & 0xff) < 160 ? r % 4 : r % NNAMES;
 		uint64_t dur = 1500 + (r >> 8) % 48000, call = 2000 + r % 3000, start;
 
+		/* A launch blocks while its stream has 200 us of work queued (the launch queue). */
+		if (stream_end[st] > t + 200000)
+			t = stream_end[st] - 200000;
 		if (!seen[k]) {
 			/*
 			 * The kernel's first launch is profiled by kernel replay: the

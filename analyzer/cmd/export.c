@@ -50,8 +50,6 @@ static void help(FILE *f)
 	      "  --stack-depth N   frames of a launch site (default 3)\n"
 	      "  --no-symbolize    do not look launch-site frames up in the debug\n"
 	      "                    information of their modules (with addr2line)\n"
-	      "  --latency         json: each kernel's launch latency, as\n"
-	      "                    \"launch_latency\" (about 30 bytes per launch)\n"
 	      "  --no-flows        chrome: no arrows from API calls to the GPU work\n"
 	      "                    they launched (they need about 20 bytes per\n"
 	      "                    launch while the export runs)\n"
@@ -92,7 +90,7 @@ int cmd_export(int argc, char **argv)
 	struct ga_output out;
 	char ferr[512], *end;
 	long depth;
-	int c, rc = GA_EXIT_OK, failed, latency = 0, noflows = 0;
+	int c, rc = GA_EXIT_OK, failed, noflows = 0;
 
 	opterr = 0;
 	optind = 0;
@@ -130,7 +128,7 @@ int cmd_export(int argc, char **argv)
 			ao.stack_depth = (unsigned)depth;
 			break;
 		case 'L':
-			latency = 1;
+			/* Launch latency is always in the JSON: still accepted. */
 			break;
 		case 'F':
 			noflows = 1;
@@ -198,8 +196,7 @@ int cmd_export(int argc, char **argv)
 	ao.observe_sites = fmt->observe_sites;
 	ao.list_frames = fmt->list_frames;
 	ao.sites_ahead = fmt->sites_ahead && (!tab || tab->streams);
-	ao.launches = (fmt->launches && !noflows) || latency ||
-		      (tab && !strcmp(tab->name, "latency"));
+	ao.launches = fmt->launches && !noflows;
 	ao.marks = fmt->marks;
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);

@@ -25,8 +25,6 @@ static void help(FILE *f)
 	      "  --full-names    do not shorten long kernel names\n"
 	      "  --tree          print the NVTX range tree: ranges, nested ranges and\n"
 	      "                  the kernels and copies launched in them\n"
-	      "  --latency       print each kernel's launch latency (API call start to\n"
-	      "                  kernel start); needs about 30 bytes per launch\n"
 	      "  --stack-depth N frames of a launch site (default 3), for traces\n"
 	      "                  recorded with --backtrace\n"
 	      "  --no-symbolize  do not look launch-site frames up in the debug\n"
@@ -126,7 +124,7 @@ int cmd_report(int argc, char **argv)
 			ao.symbolize = 0;
 			break;
 		case 'L':
-			ao.launches = 1;
+			/* The launch-latency table is printed anyway: still accepted. */
 			break;
 		case 'R':
 			r.o.tree = 1;

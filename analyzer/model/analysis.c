@@ -19,7 +19,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	an->flt = flt;
 	ga_ranges_init(&an->rg);
 	ga_mx_init(&an->mx);
-	ga_latency_init(&an->lat, &an->rg);
+	ga_latency_init(&an->lat);
 	ga_launchcfg_init(&an->lc);
 	an->rg.want_launches = o->launches;
 	an->rg.keep_marks = o->marks;
@@ -36,8 +36,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	if (o->observe_sites)
 		ga_sites_bind(&an->st, &an->m);
 	ga_mx_bind(&an->mx, &an->m);
-	if (o->launches)
-		ga_latency_bind(&an->lat, &an->m);
+	ga_latency_bind(&an->lat, &an->m);
 	ga_launchcfg_bind(&an->lc, &an->m);
 	ga_memuse_bind(&an->mu, &an->m);
 	ga_ranks_bind(&an->rk, &an->m);

@@ -32,7 +32,7 @@ struct ga_analysis_opts {
 	int list_frames;           /* sites list their frames (JSON) */
 	int sites_ahead;           /* read stacks before the activities stream (CSV) */
 	size_t keep_rows;          /* rows kept for a timeline */
-	int launches;              /* index each activity's API call (flows, launch latency) */
+	int launches;              /* index each activity's API call (Chrome flows) */
 	int marks;                 /* keep each NVTX mark, not only their counts */
 };
 
@@ -41,7 +41,7 @@ struct ga_analysis {
 	struct ga_ranges rg;
 	struct ga_sites st;
 	struct ga_mx mx;           /* hardware metrics of profiled launches */
-	struct ga_latency lat;     /* launch latency per kernel (with launches) */
+	struct ga_latency lat;     /* launch latency per kernel */
 	struct ga_launchcfg lc;    /* launch configurations and occupancy */
 	struct ga_ranks rk;        /* ranks of a multi-process job */
 	struct ga_memuse mu;       /* memory in use per device (memory records) */

@@ -6,46 +6,64 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ga_latency_init(struct ga_latency *l, const struct ga_ranges *rg)
+#include "base/sort.h"
+
+void ga_latency_init(struct ga_latency *l)
 {
 	memset(l, 0, sizeof(*l));
-	l->rg = rg;
+}
+
+static void free_values(struct ga_latency_k *k)
+{
+	free(k->v);
+	free(k->big);
+	k->v = NULL;
+	k->big = NULL;
+	k->nv = k->capv = k->nbig = k->capbig = 0;
 }
 
 void ga_latency_free(struct ga_latency *l)
 {
-	size_t i;
-
-	for (i = 0; i < l->nk; i++)
-		free(l->k[i].v);
+	for (size_t i = 0; i < l->nk; i++)
+		free_values(&l->k[i]);
 	free(l->k);
+	free(l->w);
 	ga_map_free(&l->kmap);
+	ga_map_free(&l->waiting);
+	ga_map_free(&l->is_launch);
 	memset(l, 0, sizeof(*l));
 }
 
-static int count(struct ga_latency *l, const struct ga_act *a, uint64_t lat)
+static int count(struct ga_latency *l, uint32_t name, uint64_t lat)
 {
 	struct ga_latency_k *k;
 	uint32_t *slot;
-	int r = ga_map_insert(&l->kmap, a->name, 0, &slot);
+	int r = ga_map_insert(&l->kmap, name, 0, &slot);
 
 	if (r < 0)
 		return -1;
 	if (r == 1) {
 		if (ga_util_grow(&l->k, &l->capk, l->nk + 1, sizeof(*l->k))) {
-			ga_map_remove(&l->kmap, a->name, 0);
+			ga_map_remove(&l->kmap, name, 0);
 			return -1;
 		}
 		k = &l->k[l->nk];
 		memset(k, 0, sizeof(*k));
-		k->name = a->name;
+		k->name = name;
 		k->min = UINT64_MAX;
 		*slot = (uint32_t)++l->nk;
 	}
 	k = &l->k[*slot - 1];
 	if (ga_util_grow(&k->v, &k->capv, k->nv + 1, sizeof(*k->v)))
 		return -1;
-	k->v[k->nv++] = lat;
+	if (lat >= UINT32_MAX) {
+		if (ga_util_grow(&k->big, &k->capbig, k->nbig + 1, sizeof(*k->big)))
+			return -1;
+		k->big[k->nbig++] = lat;
+		k->v[k->nv++] = UINT32_MAX;
+	} else {
+		k->v[k->nv++] = (uint32_t)lat;
+	}
 	k->count++;
 	k->total += lat;
 	ga_welford_add(&k->var, k->count, lat);
@@ -56,29 +74,163 @@ static int count(struct ga_latency *l, const struct ga_act *a, uint64_t lat)
 	return 0;
 }
 
+/* A launch call at t matched with its kernel, started at start. */
+static int matched(struct ga_latency *l, uint32_t name, uint64_t t, uint64_t start)
+{
+	if (start < t) {
+		l->unmatched++;
+		return 0;
+	}
+	return count(l, name, start - t);
+}
+
+static void unwait(struct ga_latency *l, uint32_t i)
+{
+	struct ga_latency_wait *x = &l->w[i];
+
+	ga_map_remove(&l->waiting, x->key, 0);
+	x->used = 0;
+	x->next_free = l->free_head;
+	l->free_head = i + 1;
+}
+
+/* An entry leaves: a kernel counts, with its call or as unmatched. */
+static int leave(struct ga_latency *l, uint32_t i)
+{
+	struct ga_latency_wait x = l->w[i];
+
+	unwait(l, i);
+	if (!x.kernel)
+		return 0;
+	if (x.call == UINT64_MAX) {
+		l->unmatched++;
+		return 0;
+	}
+	return matched(l, x.name, x.call, x.start);
+}
+
+/* Lets go of what waited through a whole generation. */
+static int next_generation(struct ga_latency *l)
+{
+	for (size_t i = 0; i < l->nw; i++)
+		if (l->w[i].used && l->w[i].gen != l->gen && leave(l, (uint32_t)i))
+			return -1;
+	l->gen++;
+	l->gen_entries = 0;
+	return 0;
+}
+
+/* A new waiting entry for key (not in the map). */
+static int wait(struct ga_latency *l, uint64_t key, uint64_t call, uint64_t start,
+		uint32_t name, int kernel)
+{
+	struct ga_latency_wait *x;
+	uint32_t i, *slot;
+
+	if (++l->gen_entries > GA_LAT_GENERATION && next_generation(l))
+		return -1;
+	if (l->free_head) {
+		i = l->free_head - 1;
+		l->free_head = l->w[i].next_free;
+	} else {
+		if (ga_util_grow(&l->w, &l->capw, l->nw + 1, sizeof(*l->w)))
+			return -1;
+		i = (uint32_t)l->nw++;
+	}
+	x = &l->w[i];
+	x->call = call;
+	x->start = start;
+	x->key = key;
+	x->name = name;
+	x->gen = l->gen;
+	x->kernel = (uint8_t)kernel;
+	x->used = 1;
+	if (ga_map_insert(&l->waiting, key, 0, &slot) < 0)
+		return -1;
+	*slot = i + 1;
+	if (l->waiting.n > l->max_waiting)
+		l->max_waiting = l->waiting.n;
+	return 0;
+}
+
+/* 1 when the API function named by strtab id launches a kernel. */
+static int launch_call(struct ga_latency *l, struct ga_model *m, uint32_t name, int *err)
+{
+	uint32_t *slot;
+	int r = ga_map_insert(&l->is_launch, name, 0, &slot);
+
+	if (r < 0) {
+		*err = 1;
+		return 0;
+	}
+	if (r == 1) {
+		const char *s = ga_model_str(m, name);
+
+		/* cudaLaunchKernel, cuLaunchKernelEx, ...; not graphs or host functions. */
+		*slot = (!strncmp(s, "cudaLaunch", 10) || !strncmp(s, "cuLaunch", 8)) &&
+			!strstr(s, "HostFunc") ? 1 : 2;
+	}
+	return *slot == 1;
+}
+
+static int on_api(struct ga_latency *l, struct ga_model *m, uint32_t proc,
+		  const struct gp_rec_api *r)
+{
+	uint64_t key = (uint64_t)proc << 32 | r->correlation;
+	uint32_t name = ga_model_fstr(m, r->name), *v;
+	int err = 0;
+
+	if (!name || !r->correlation || !launch_call(l, m, name, &err))
+		return err ? -1 : 0;
+	v = ga_map_find(&l->waiting, key, 0);
+	if (!v)
+		return wait(l, key, r->start, 0, 0, 0);
+	/* Another record of the call (runtime and driver): the outermost starts first. */
+	if (r->start < l->w[*v - 1].call)
+		l->w[*v - 1].call = r->start;
+	return 0;
+}
+
+static int on_kernel(struct ga_latency *l, struct ga_model *m, const struct ga_act *a)
+{
+	uint64_t key = (uint64_t)a->proc << 32 | a->correlation;
+	const struct ga_proc *p = &m->procs[a->proc];
+	uint32_t *v = ga_map_find(&l->waiting, key, 0);
+
+	if (v && !l->w[*v - 1].kernel) {
+		uint64_t t = l->w[*v - 1].call;
+
+		unwait(l, *v - 1);
+		return matched(l, a->name, t, a->start);
+	}
+	/* Wait for the call only where API calls were traced. */
+	if (v || !a->correlation || (p->has_config && !(p->config.trace & GP_TRACE_API))) {
+		l->unmatched++;
+		return 0;
+	}
+	return wait(l, key, UINT64_MAX, a->start, a->name, 1);
+}
+
 static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
 {
 	struct ga_latency *l = ctx;
 
+	if (rec->type == GP_REC_API && rec->size >= sizeof(struct gp_rec_api) &&
+	    on_api(l, m, proc, (const void *)rec)) {
+		l->oom = 1;
+		return -1;
+	}
 	return l->next.rec ? l->next.rec(l->next.ctx, m, proc, rec) : 0;
 }
 
 static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_latency *l = ctx;
-	uint64_t t;
-	uint32_t tid;
 
-	if (a->kind == GA_ACT_KERNEL) {
-		/* A graph's kernels were launched by the graph launch: not counted here. */
-		if (!a->graph_id && ga_ranges_launch(l->rg, a, &tid, &t) && a->start >= t) {
-			if (count(l, a, a->start - t)) {
-				l->oom = 1;
-				return -1;
-			}
-		} else if (!a->graph_id) {
-			l->unmatched++;
-		}
+	/* A graph's kernels were launched by the graph launch: not counted here. */
+	if (a->kind == GA_ACT_KERNEL && !a->graph_id && on_kernel(l, m, a)) {
+		l->oom = 1;
+		return -1;
 	}
 	return l->next.act ? l->next.act(l->next.ctx, m, a) : 0;
 }
@@ -98,20 +250,46 @@ static int cmp_u64(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
+/* The latency of rank r among k's. */
+static uint64_t rank(const struct ga_latency_k *k, size_t r)
+{
+	size_t small = k->nv - k->nbig;
+
+	return r < small ? ga_rank_u32(k->v, k->nv, r) : k->big[r - small];
+}
+
 int ga_latency_finish(struct ga_latency *l)
 {
-	size_t i;
-
-	for (i = 0; i < l->nk; i++) {
+	/* Kernels still waiting count now, with their call's records or unmatched. */
+	for (size_t i = 0; i < l->nw; i++)
+		if (l->w[i].used && leave(l, (uint32_t)i))
+			return -1;
+	free(l->w);
+	l->w = NULL;
+	l->nw = l->capw = 0;
+	l->free_head = 0;
+	ga_map_free(&l->waiting);
+	for (size_t i = 0; i < l->nk; i++) {
 		struct ga_latency_k *k = &l->k[i];
+		size_t n = k->nv;
 
-		qsort(k->v, k->nv, sizeof(*k->v), cmp_u64);
-		k->med = k->nv % 2 ? k->v[k->nv / 2] : (k->v[k->nv / 2 - 1] + k->v[k->nv / 2]) / 2;
+		if (k->nbig)
+			qsort(k->big, k->nbig, sizeof(*k->big), cmp_u64);
+		size_t small = n - k->nbig;
+
+		if (n % 2) {
+			k->med = rank(k, n / 2);
+		} else if (n && n / 2 < small) {
+			uint32_t mid[2];
+
+			ga_rank2_u32(k->v, n, n / 2 - 1, mid);
+			k->med = ((uint64_t)mid[0] + mid[1]) / 2;
+		} else if (n) {
+			k->med = (rank(k, n / 2 - 1) + rank(k, n / 2)) / 2;
+		}
 		k->stddev = ga_welford_stddev(&k->var, k->count);
 		/* The values are no longer needed. */
-		free(k->v);
-		k->v = NULL;
-		k->nv = k->capv = 0;
+		free_values(k);
 	}
 	return 0;
 }

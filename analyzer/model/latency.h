@@ -3,10 +3,19 @@
  * a kernel (the outermost call of its correlation: the runtime's, when
  * both runtime and driver were traced) to the kernel's start on the GPU,
  * as nsys's cuda_kern_exec_sum reports it: queueing behind earlier work
- * plus the launch itself.  Needs the launch index of model/ranges.h
- * (want_launches); kernels whose API call is not in the trace are
- * counted apart.  Memory: 8 bytes per kernel launch (for the median).
- * Runs offline only.
+ * plus the launch itself.
+ *
+ * Computed in the aggregate pass, with memory bounded by the launches in
+ * flight: each launch API call (cudaLaunch*, cuLaunch*, not graph launches
+ * or host functions) waits in a hash by (process, correlation) until its
+ * kernel's record comes, which takes it out; a kernel record that comes
+ * first waits for its call's records the same way, and is counted when
+ * its entry leaves: at the end of the generation after its own (when
+ * GA_LAT_GENERATION more entries came), or at the end.  A call left
+ * waiting that long (its kernel filtered out or lost) is dropped; a kernel
+ * without its call (not traced) counts as unmatched.  Per launch, 4 bytes are kept for the median
+ * (as the kernel table does; latencies of 2^32 ns and more aside).  Runs
+ * offline only.
  */
 #ifndef GA_MODEL_LATENCY_H
 #define GA_MODEL_LATENCY_H
@@ -16,30 +25,57 @@
 
 #include "base/util.h"
 #include "model/model.h"
-#include "model/ranges.h"
+
+/* Entries a waiting one outlives before it is dropped (see above). */
+#define GA_LAT_GENERATION (1u << 20)
 
 struct ga_latency_k {
 	uint32_t name;             /* strtab id of the kernel name */
 	uint64_t count, total, min, max, med, stddev;
 	struct ga_welford var;
-	uint64_t *v;               /* every latency, for the median */
+	uint32_t *v;               /* every latency below UINT32_MAX, else UINT32_MAX */
 	size_t nv, capv;
+	uint64_t *big;             /* the latencies of UINT32_MAX ns and more */
+	size_t nbig, capbig;
+};
+
+/*
+ * A launch call waiting for its kernel, or a kernel whose record came
+ * first: it waits for its call's records, all of them (runtime and
+ * driver: the outermost starts first), until its generation ends.
+ */
+struct ga_latency_wait {
+	uint64_t call;             /* the call's start (earliest of its records), UINT64_MAX none */
+	uint64_t start;            /* the kernel's start (kernels) */
+	uint64_t key;              /* proc << 32 | correlation */
+	uint32_t name;             /* the kernel's name (kernels) */
+	uint32_t gen;              /* generation it came in */
+	uint8_t kernel;            /* 1 the kernel's record came */
+	uint8_t used;
+	uint32_t next_free;        /* free list: index + 1 */
 };
 
 struct ga_latency {
 	struct ga_observer next;   /* the observer bound before */
-	const struct ga_ranges *rg;
 	struct ga_latency_k *k;
 	size_t nk, capk;
 	struct ga_map kmap;        /* kernel name -> index + 1 */
+	struct ga_map waiting;     /* (proc << 32 | correlation, 0) -> wait index + 1 */
+	struct ga_latency_wait *w;
+	size_t nw, capw;
+	uint32_t free_head;        /* first free wait entry + 1, 0 none */
+	struct ga_map is_launch;   /* API name strtab id -> 1 a launch, 2 not */
+	uint32_t gen;
+	uint64_t gen_entries;      /* entries added in this generation */
+	size_t max_waiting;        /* most entries waiting at once */
 	uint64_t unmatched;        /* kernels without their API call */
 	int oom;
 };
 
-void ga_latency_init(struct ga_latency *l, const struct ga_ranges *rg);
+void ga_latency_init(struct ga_latency *l);
 void ga_latency_free(struct ga_latency *l);
 
-/* Observe m's kept activities (after any observer already bound). */
+/* Observe m's kept activities and API records (after any observer already bound). */
 void ga_latency_bind(struct ga_latency *l, struct ga_model *m);
 
 /* After the model is finished: medians and deviations.  0, or -1 out of memory. */

@@ -1159,7 +1159,12 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 	case GP_REC_GRAPH:
 		return on_graph(f, (const void *)rec);
 	case GP_REC_API:
-		return on_api(f, (const void *)rec);
+		/* Observers see API records too (launch latency). */
+		if (on_api(f, (const void *)rec))
+			return -1;
+		if (m->obs.rec && m->obs.rec(m->obs.ctx, m, f->proc, rec))
+			return nomem(f);
+		return 0;
 	case GP_REC_THREAD:
 		return on_thread(f, (const void *)rec);
 	case GP_REC_OVERHEAD: {

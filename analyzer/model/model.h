@@ -74,7 +74,8 @@ struct ga_hooks {
 
 /*
  * An observer beside the hooks (launch call stacks: stacks.h).  rec sees
- * the records of types the model skips, and may resolve their string ids
+ * the records of types the model skips, and API records after the model
+ * counted them, and may resolve their string ids
  * with ga_model_fstr(); act sees every kept GPU activity, before
  * hooks.act.  Both return non-zero to stop reading (out of memory).
  */

@@ -410,7 +410,7 @@ static int launch(struct ga_export *e, struct ga_model *m, const struct ga_launc
 	return 0;
 }
 
-/* Launch latency per kernel (export --latency, or this table). */
+/* Launch latency per kernel. */
 static int latency(struct ga_export *e, struct ga_model *m, const struct ga_latency *l)
 {
 	uint32_t *ord = ga_latency_order(l);

@@ -739,7 +739,7 @@ static int end(struct ga_export *e)
 	devices(w, m);
 	counts(w, m);
 	if (kernels(w, m) || launch_configs(w, m, &e->an->lc) ||
-	    (e->an->o.launches && latency(w, m, &e->an->lat)))
+	    latency(w, m, &e->an->lat))
 		return -1;
 	memory(w, m);
 	if (memory_ops(w, m))

@@ -1,0 +1,184 @@
+/*
+ * Unit tests of launch latency (analyzer/model/latency.c): from the start
+ * of the launch call (the outermost of its records) to the kernel's start,
+ * matched by correlation in one pass whether the call or the kernel comes
+ * first in the trace; the median, odd and even, with latencies of 2^32 ns
+ * and more; kernels without their call counted apart; calls that launch no
+ * kernel never kept; and the entries waiting at once bounded by the
+ * launches in flight, not by the trace.  Test code, runs offline only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/analysis.h"
+#include "synth.h"
+#include "tap.h"
+
+#define T0 1700000000000000000ull
+
+static char dir[64];
+
+/* The analysis of path; 0 when it was built. */
+static int analyze(const char *path, struct ga_analysis *an, struct ga_filter *flt)
+{
+	char *argv[1] = { (char *)path };
+	struct ga_analysis_opts o = { .stack_depth = 4 };
+
+	ga_filter_init(flt);
+	if (ga_analysis_init(an, &o, flt))
+		return -1;
+	return ga_analysis_build(an, argv, 1);
+}
+
+static void done(struct ga_analysis *an, struct ga_filter *flt)
+{
+	ga_analysis_free(an);
+	ga_filter_free(flt);
+}
+
+static const struct ga_latency_k *named(const struct ga_analysis *an, const char *mangled)
+{
+	for (size_t i = 0; i < an->lat.nk; i++)
+		if (!strcmp(ga_model_str(&an->m, an->lat.k[i].name), mangled))
+			return &an->lat.k[i];
+	return NULL;
+}
+
+static struct synth *open_trace(const char *path, uint32_t trace)
+{
+	struct synth *s = synth_open(path);
+
+	synth_process(s, 4242, "host", "./app", UINT32_MAX, T0);
+	synth_config(s, trace, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	return s;
+}
+
+/*
+ * alpha: 3 launches, latencies 1000, 3000, 2000 ns; each call traced twice
+ * (cudaLaunchKernel, then cuLaunchKernel inside it, 100 ns later); the
+ * second kernel's record comes before its calls.  beta: latencies 1000 and
+ * 5e9 ns.  gamma: latencies 7e9, 6e9, 100 ns.  delta: a kernel without its
+ * call.  A graph kernel (never counted) and 50 copies with their calls.
+ */
+static void write_exact(const char *path)
+{
+	struct synth *s = open_trace(path, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_API);
+	uint32_t a = synth_string(s, "_Z5alphav"), b = synth_string(s, "_Z4betav");
+	uint32_t g = synth_string(s, "_Z5gammav"), d = synth_string(s, "_Z5deltav");
+	uint32_t rt = synth_string(s, "cudaLaunchKernel_v7000");
+	uint32_t drv = synth_string(s, "cuLaunchKernel");
+	uint32_t cp = synth_string(s, "cudaMemcpyAsync_v3020");
+	uint64_t t = T0 + 1000000, lat[3] = { 1000, 3000, 2000 };
+
+	for (uint32_t i = 0; i < 3; i++, t += 100000) {
+		if (i == 1)
+			synth_kernel_at_corr(s, a, t + lat[i], t + lat[i] + 500, 0, 7, 10 + i);
+		synth_api_at_corr(s, drv, t + 100, t + 400, 1, 10 + i);
+		synth_api_at_corr(s, rt, t, t + 500, 1, 10 + i);
+		if (i != 1)
+			synth_kernel_at_corr(s, a, t + lat[i], t + lat[i] + 500, 0, 7, 10 + i);
+	}
+	synth_api_at_corr(s, rt, t, t + 500, 1, 20);
+	synth_kernel_at_corr(s, b, t + 1000, t + 1500, 0, 7, 20);
+	synth_api_at_corr(s, rt, t + 1000, t + 1500, 1, 21);
+	synth_kernel_at_corr(s, b, t + 1000 + 5000000000ull, t + 5000002000ull, 0, 7, 21);
+	t += 10000000000ull;
+	synth_api_at_corr(s, rt, t, t + 500, 1, 30);
+	synth_api_at_corr(s, rt, t + 1000, t + 1500, 1, 31);
+	synth_api_at_corr(s, rt, t + 2000, t + 2500, 1, 32);
+	synth_kernel_at_corr(s, g, t + 7000000000ull, t + 7000000100ull, 0, 8, 30);
+	synth_kernel_at_corr(s, g, t + 6000001000ull, t + 6000001100ull, 0, 9, 31);
+	synth_kernel_at_corr(s, g, t + 2100, t + 2200, 0, 7, 32);
+	synth_kernel_at_corr(s, d, t + 3000, t + 3100, 0, 7, 40);
+	synth_kernel(s, a, t + 4000, t + 4100, 0, 7, 5, 1);
+	for (uint32_t i = 0; i < 50; i++) {
+		synth_api_at_corr(s, cp, t + 5000 + i * 100, t + 5050 + i * 100, 1, 100 + i);
+		synth_memcpy_at_corr(s, GP_COPY_HTOD, 64, t + 5060 + i * 100, t + 5070 + i * 100, 0, 7,
+				     100 + i);
+	}
+	synth_end(s, t + 8000000000ull, 0);
+	synth_close(s, NULL, NULL);
+}
+
+/* n launches, each kernel's record `behind` launches after its call's. */
+static void write_stream(const char *path, uint32_t n, uint32_t behind, uint32_t trace)
+{
+	struct synth *s = open_trace(path, trace);
+	uint32_t k = synth_string(s, "_Z1kv"), rt = synth_string(s, "cudaLaunchKernel");
+	uint64_t t = T0 + 1000000;
+
+	for (uint32_t i = 0; i < n + behind; i++) {
+		if (i < n && (trace & GP_TRACE_API))
+			synth_api_at_corr(s, rt, t + i * 1000ull, t + i * 1000ull + 300, 1, 1 + i);
+		if (i >= behind)
+			synth_kernel_at_corr(s, k, t + (i - behind) * 1000ull + 5000,
+					     t + (i - behind) * 1000ull + 5500, 0, 7, 1 + i - behind);
+	}
+	synth_end(s, t + (n + behind) * 1000ull + 10000, 0);
+	synth_close(s, NULL, NULL);
+}
+
+int main(void)
+{
+	char path[128], cmd[128];
+	struct ga_analysis an;
+	struct ga_filter flt;
+	const struct ga_latency_k *k;
+
+	snprintf(dir, sizeof(dir), "/tmp/gpuprof-lat-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+
+	tap_begin("launch latency: outermost call to kernel start, either record first");
+	snprintf(path, sizeof(path), "%s/exact.gpuprof", dir);
+	write_exact(path);
+	CHECK(analyze(path, &an, &flt) == 0);
+	k = named(&an, "_Z5alphav");
+	CHECKF(k && k->count == 3 && k->total == 6000 && k->min == 1000 && k->max == 3000 &&
+	       k->med == 2000, "alpha: %s", k ? "wrong statistics" : "missing");
+	k = named(&an, "_Z4betav");
+	CHECKF(k && k->count == 2 && k->med == (1000 + 5000000000ull) / 2 && k->max == 5000000000ull,
+	       "beta: count %llu med %llu", k ? (unsigned long long)k->count : 0ull,
+	       k ? (unsigned long long)k->med : 0ull);
+	k = named(&an, "_Z5gammav");
+	CHECKF(k && k->count == 3 && k->med == 6000000000ull && k->min == 100 &&
+	       k->max == 7000000000ull, "gamma: med %llu", k ? (unsigned long long)k->med : 0ull);
+	CHECKF(an.lat.nk == 3 && an.lat.unmatched == 1, "%zu kernels, %llu unmatched", an.lat.nk,
+	       (unsigned long long)an.lat.unmatched);
+	/* The copies' calls launch no kernel: they never wait. */
+	CHECKF(an.lat.max_waiting <= 4, "%zu entries waited at once", an.lat.max_waiting);
+	done(&an, &flt);
+	tap_end();
+
+	tap_begin("launch latency: memory bounded by the launches in flight");
+	snprintf(path, sizeof(path), "%s/stream.gpuprof", dir);
+	write_stream(path, 200000, 64, GP_TRACE_KERNEL | GP_TRACE_API);
+	CHECK(analyze(path, &an, &flt) == 0);
+	k = named(&an, "_Z1kv");
+	CHECKF(k && k->count == 200000 && k->min == 5000 && k->max == 5000 && an.lat.unmatched == 0,
+	       "count %llu", k ? (unsigned long long)k->count : 0ull);
+	CHECKF(an.lat.max_waiting >= 64 && an.lat.max_waiting <= 66, "%zu entries waited at once",
+	       an.lat.max_waiting);
+	done(&an, &flt);
+	tap_end();
+
+	tap_begin("launch latency: kernels of a trace without API calls wait for none");
+	snprintf(path, sizeof(path), "%s/noapi.gpuprof", dir);
+	write_stream(path, 5000, 0, GP_TRACE_KERNEL);
+	CHECK(analyze(path, &an, &flt) == 0);
+	CHECKF(an.lat.nk == 0 && an.lat.unmatched == 5000 && an.lat.max_waiting == 0,
+	       "%zu kernels, %llu unmatched, %zu waited", an.lat.nk,
+	       (unsigned long long)an.lat.unmatched, an.lat.max_waiting);
+	done(&an, &flt);
+	tap_end();
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return tap_exit();
+}
