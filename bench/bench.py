@@ -719,6 +719,43 @@ class Bench:
         else:
             self.note_error("analyzer", "export-sqlite", 1,
                             "exit %s; stderr: %s" % (res.rc, tail(res.err)))
+        # The CSV export: every row, sorted by start time through temporary runs.
+        out_csv = os.path.join(d, "synth.csv")
+        res = run_proc([self.analyzer, "export", "--format", "csv", "-o", out_csv, path],
+                       env=self.base_env, timeout=600, keep_stdout=False)
+        ok = res.rc == 0 and not res.timed_out
+        self.add_raw("analyzer", "export-csv", 1, "ok" if ok else "error", res,
+                     {"wall_s": res.wall, "maxrss_kib": res.maxrss_kib})
+        if ok:
+            a["csv_wall"] = res.wall
+            a["csv_rss_kib"] = res.maxrss_kib
+            a["csv_bytes"] = os.path.getsize(out_csv)
+            log("  analyzer export --format csv: %.2f s, %d KiB peak" % (res.wall, res.maxrss_kib))
+        else:
+            self.note_error("analyzer", "export-csv", 1,
+                            "exit %s; stderr: %s" % (res.rc, tail(res.err)))
+        if os.path.exists(out_csv):
+            os.remove(out_csv)
+        # A mixed trace (launch calls and kernels, copies, allocations, metrics): the
+        # report with its launch-latency table.
+        mix = os.path.join(d, "mix.gpuprof")
+        res = run_proc([synth, "--mix", str(n), mix], env=self.base_env, timeout=600)
+        if res.rc == 0:
+            res = run_proc([self.analyzer, "report", mix], env=self.base_env, timeout=600,
+                           keep_stdout=False)
+            ok = res.rc == 0 and not res.timed_out
+            self.add_raw("analyzer", "report-mixed", 1, "ok" if ok else "error", res,
+                         {"wall_s": res.wall, "maxrss_kib": res.maxrss_kib})
+            if ok:
+                a["mix_wall"] = res.wall
+                a["mix_rss_kib"] = res.maxrss_kib
+                log("  analyzer report (mixed trace): %.2f s, %d KiB peak"
+                    % (res.wall, res.maxrss_kib))
+            else:
+                self.note_error("analyzer", "report-mixed", 1,
+                                "exit %s; stderr: %s" % (res.rc, tail(res.err)))
+        else:
+            self.note_error("analyzer", "synth_trace --mix", 1, tail(res.err))
         self.cleanup(d)
         if walls:
             a["status"] = "ok"
@@ -953,6 +990,17 @@ class Bench:
                 [["%.2f s" % a["sqlite_wall"], "%.2f M" % (a["sqlite_rate"] / 1e6),
                   "%.1f MiB" % (a["sqlite_rss_kib"] / 1024.0),
                   "%.1f MB" % (a["sqlite_bytes"] / 1e6)]]))
+            L.append("")
+        if "csv_wall" in a:
+            L.append(md_table(
+                ["export --format csv (sorted by start)", "peak RSS", "output size"],
+                [["%.2f s" % a["csv_wall"], "%.1f MiB" % (a["csv_rss_kib"] / 1024.0),
+                  "%.1f MB" % (a["csv_bytes"] / 1e6)]]))
+            L.append("")
+        if "mix_wall" in a:
+            L.append(md_table(
+                ["report of a mixed %d-record trace (with launch latency)" % a["n"], "peak RSS"],
+                [["%.2f s" % a["mix_wall"], "%.1f MiB" % (a["mix_rss_kib"] / 1024.0)]]))
             L.append("")
         return L
 
