@@ -600,8 +600,10 @@ static int metrics_launch(struct ga_export *e, struct ga_model *m, uint32_t proc
 	char buf[64];
 	int ins;
 
-	if ((uint64_t)r->h.aux * sizeof(*v) > r->h.size - sizeof(*r) || proc_seen(e, m, proc))
+	if ((uint64_t)r->h.aux * sizeof(*v) > r->h.size - sizeof(*r))
 		return 0;
+	if (proc_seen(e, m, proc))
+		return -1;
 	pid = c->chrome_pid[proc];
 	/* Its own track per process and device, among the streams'. */
 	ins = ga_map_insert(&c->streams, (uint64_t)proc << 32 | r->device, UINT64_MAX, &slot);
