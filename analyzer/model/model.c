@@ -6,6 +6,7 @@
  */
 #include "model/model.h"
 #include "model/ranks.h"
+#include "model/align.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -1228,6 +1229,9 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 	struct fctx f;
 	struct ga_file *file;
 	struct ga_proc *p;
+	struct ga_align_reader *ar = NULL;
+	ga_reader_fn fn = on_record;
+	void *ctx = &f;
 	char err[sizeof(m->err)];
 	int rc;
 
@@ -1259,11 +1263,23 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 	if (f.unknown_str == GA_STR_NOMEM)
 		goto oom;
 	m->err[0] = '\0';
+	if (f.file < m->nshifts && m->shifts[f.file]) {
+		/* Times moved onto the job's common clock as they are read. */
+		ar = malloc(sizeof(*ar));
+		if (!ar)
+			goto oom;
+		ar->fn = on_record;
+		ar->ctx = &f;
+		ar->shift = m->shifts[f.file];
+		fn = ga_align_reader_fn;
+		ctx = ar;
+	}
 	m->reading = &f;
 	if (mem)
-		rc = ga_reader_read_mem(path, buf, len, on_record, &f, &file->info, err, sizeof(err));
+		rc = ga_reader_read_mem(path, buf, len, fn, ctx, &file->info, err, sizeof(err));
 	else
-		rc = ga_reader_read_file(path, on_record, &f, &file->info, err, sizeof(err));
+		rc = ga_reader_read_file(path, fn, ctx, &file->info, err, sizeof(err));
+	free(ar);
 	m->reading = NULL;
 	if (rc != GA_READ_OK && !(rc == GA_READ_ECALLBACK && m->err[0]))
 		snprintf(m->err, sizeof(m->err), "%s", err);

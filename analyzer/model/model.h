@@ -218,6 +218,8 @@ struct ga_model {
 	struct ga_hooks hooks;
 	struct ga_observer obs;
 	void *reading;             /* the file being read (model.c's state), else NULL */
+	const int64_t *shifts;     /* clock correction of file i's times (model/align.h) */
+	size_t nshifts;
 	size_t keep_rows;          /* rows to keep for a timeline; 0 none */
 	/*
 	 * Optional filter, asked before a GPU activity counts anywhere, with
