@@ -1119,6 +1119,18 @@ static int on_thread(struct fctx *f, const struct gp_rec_thread *r)
 	return 0;
 }
 
+/* A hand-over to the program's CUPTI profiler ends (or the trace does). */
+static void close_gap(struct ga_model *m, struct ga_proc *p, uint64_t t)
+{
+	uint64_t d = t > p->gap_start ? t - p->gap_start : 0;
+
+	p->gap_open = 0;
+	p->gaps++;
+	p->gap_ns += d;
+	m->gaps++;
+	m->gap_ns += d;
+}
+
 static int on_record(void *ctx, const struct gp_rec *rec)
 {
 	struct fctx *f = ctx;
@@ -1178,6 +1190,12 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 		m->lost[cause] += l->count;
 		m->lost_records_total += l->count;
 		p->lost_sum += l->count;
+		if (cause == GP_LOST_HANDOVER && l->h.aux == GP_LOST_GAP_START && !p->gap_open) {
+			p->gap_open = 1;
+			p->gap_start = l->time;
+		} else if (cause == GP_LOST_HANDOVER && l->h.aux == GP_LOST_GAP_END && p->gap_open) {
+			close_gap(m, p, l->time);
+		}
 		return 0;
 	}
 	case GP_REC_CONFIG:
@@ -1206,6 +1224,8 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 	case GP_REC_END: {
 		const struct gp_rec_end *e = (const void *)rec;
 
+		if (p->gap_open)
+			close_gap(m, p, e->end_ns);
 		p->finished = 1;
 		p->end_ns = e->end_ns;
 		p->end_records = e->records;

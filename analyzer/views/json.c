@@ -206,6 +206,9 @@ static void counts(struct ga_jw *w, const struct ga_model *m)
 	ga_jw_ku64(w, "write_error", m->lost[GP_LOST_WRITE_ERROR]);
 	ga_jw_ku64(w, "no_buffer", m->lost[GP_LOST_NO_BUFFER]);
 	ga_jw_ku64(w, "cupti_error", m->lost[GP_LOST_CUPTI_ERROR]);
+	ga_jw_ku64(w, "handover", m->lost[GP_LOST_HANDOVER]);
+	ga_jw_ku64(w, "handover_gaps", m->gaps);
+	ga_jw_ku64(w, "handover_gap_ns", m->gap_ns);
 	ga_jw_ku64(w, "other", m->lost[0]);
 	ga_jw_ku64(w, "unattributed", ga_model_lost_unattributed(m));
 	ga_jw_end(w);
