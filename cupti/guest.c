@@ -449,12 +449,22 @@ void gp_guest_attach(void)
 static void prime(void);
 static void calibrate(int first);
 
+/* CUPTI's default clock, for taking CUPTI's clock back from an early guest. */
+static uint64_t CUPTIAPI realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /*
  * guest_lock held, serving: take over what the guest set up straight with
  * CUPTI before the recorder held it.  Its kinds are on for real already;
- * its buffer functions had replaced the recorder's, which go back.  A
- * clock it registered stays CUPTI's (the recorder then reads the same
- * clock, and the guest's copies need no conversion).
+ * its buffer functions had replaced the recorder's, which go back; a clock
+ * it gave CUPTI is replaced by CUPTI's default (CLOCK_REALTIME, the trace
+ * clock) and its copies are converted to it as for a guest served from
+ * the start.
  */
 static void adopt(void)
 {
@@ -472,8 +482,12 @@ static void adopt(void)
 			g.on_ts[k] = 0;
 			g.draining[k] = 0;
 		}
-	if (pt.ts)
+	if (pt.ts) {
+		/* CUPTI's clock back to its default, the guest's copies converted. */
 		g.ts = pt.ts;
+		if (real.RegisterTimestampCallback)
+			real.RegisterTimestampCallback(realtime_ns);
+	}
 	gp_guest_seen = 1;
 	memset(&pt, 0, sizeof(pt));
 	gp_debug("the program's CUPTI user came first; it is served beside the trace from now on");
