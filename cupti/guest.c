@@ -565,26 +565,29 @@ static void step_aside(CUpti_ActivityKind k)
 	for (unsigned j = 0; j < NKINDS; j++)
 		if (own_kind[j] && !g.on[j])
 			real.Disable((CUpti_ActivityKind)j);
-	gap_mark(GP_LOST_GAP_START);
-	gp_log("the program's CUPTI profiler enabled activity kind %d, which CUPTI cannot record "
-	       "beside gpuprof's; gpuprof steps aside until it turns it off (a gap in the trace)",
-	       (int)k);
+	(void)k;
 }
 
 static void reassert_api(CUpti_ActivityKind k);
 
-/* guest_lock held: the recorder's kinds on again, the gap closed. */
+/*
+ * guest_lock held: what the gap produced delivered (and counted) first,
+ * then the recorder's kinds on again and the gap closed.
+ */
 static void step_back(void)
 {
+	real.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	for (unsigned j = 0; j < NKINDS; j++)
 		if (own_kind[j])
 			real.Enable((CUpti_ActivityKind)j);
 	reassert_api(CUPTI_ACTIVITY_KIND_RUNTIME);
 	reassert_api(CUPTI_ACTIVITY_KIND_DRIVER);
 	atomic_store(&aside, 0);
+	if (aside_kind >= 0) {
+		gap_mark(GP_LOST_GAP_END);
+		gp_debug("the program's CUPTI profiler let go; gpuprof records again");
+	}
 	aside_kind = -1;
-	gap_mark(GP_LOST_GAP_END);
-	gp_debug("the program's CUPTI profiler let go; gpuprof records again");
 }
 
 void gp_guest_stop(void)
@@ -600,10 +603,11 @@ int gp_guest_own_record(const CUpti_Activity *rec)
 
 	if (v2.usable)
 		return 1;  /* CUPTI keeps the guest's records apart */
-	if (atomic_load_explicit(&aside, memory_order_relaxed)) {
+	if (atomic_load_explicit(&aside, memory_order_relaxed) && k < NKINDS &&
+	    (g.on[k] || g.draining[k])) {
 		/* Stepped aside: what the recorder would have kept went to the guest only. */
-		if (k < NKINDS && (own_kind[k] || (k == CUPTI_ACTIVITY_KIND_KERNEL &&
-						   own_kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL])))
+		if (own_kind[k] || (k == CUPTI_ACTIVITY_KIND_KERNEL &&
+				    own_kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]))
 			gp_lost_add(GP_LOST_HANDOVER, 1);
 		return 0;
 	}
@@ -1169,8 +1173,12 @@ GP_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind k)
 		rc = real.Enable(k);
 		if (rc == CUPTI_SUCCESS) {
 			aside_kind = (int)k;
+			gap_mark(GP_LOST_GAP_START);
+			gp_log("the program's CUPTI profiler enabled activity kind %d, which CUPTI "
+			       "cannot record beside gpuprof's; gpuprof steps aside until it turns "
+			       "it off (a gap in the trace)", (int)k);
 		} else {
-			step_back();
+			step_back();   /* not even alone: the recorder keeps CUPTI */
 			rc = first;
 		}
 	}
