@@ -139,6 +139,7 @@ static void processes(struct ga_jw *w, const struct ga_model *m, const struct ga
 		ga_jw_kbool(w, "finished", p->finished);
 		ga_jw_ku64(w, "cuda_driver", p->cuda_driver);
 		ga_jw_ku64(w, "cupti_version", p->cupti_version);
+		ga_jw_ku64(w, "clock_syncs", p->clock_syncs);
 		capture_ranges(w, m, pi);
 		flight(w, p);
 		ga_jw_end(w);

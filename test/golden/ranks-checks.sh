@@ -67,6 +67,9 @@ if [r.get("rank") for r in js.get("ranks", [])] != [0, 1]:
     errs.append("JSON ranks %s" % [r.get("rank") for r in js.get("ranks", [])])
 if [p.get("rank") for p in js.get("processes", [])] != [0, 1]:
     errs.append("JSON processes not in rank order")
+if [p.get("clock_syncs", 0) >= 2 for p in js.get("processes", [])] != [True, True]:
+    errs.append("clock sync records %s, expected 2 or more per trace"
+                % [p.get("clock_syncs") for p in js.get("processes", [])])
 slow = [s for s in js.get("steps", []) if s.get("index") == 1]
 if not slow or slow[0].get("slowest_rank") != 1:
     errs.append("step 1 slowest %s, expected rank 1" % slow)
