@@ -171,17 +171,18 @@ int main(int argc, char **argv)
 	}
 	if (slash)
 		snprintf(slash, sizeof(wrapper) - (size_t)(slash - wrapper), "/bin/gpuprof");
-	tap_begin("mpirun -np 2 gpuprof run -o 'w-%q{OMPI_COMM_WORLD_RANK}' PROGRAM");
 	if (access(wrapper, X_OK) != 0) {
-		CHECKF(0, "%s is not built", wrapper);
+		/* A unit-only build (make unit) has no wrapper. */
+		printf("skip - mpi through the wrapper # %s is not built\n", wrapper);
 	} else {
+		tap_begin("mpirun -np 2 gpuprof run -o 'w-%q{OMPI_COMM_WORLD_RANK}' PROGRAM");
 		snprintf(tail, sizeof(tail), "%s run -o '%s/w-%%q{OMPI_COMM_WORLD_RANK}' --report=none -- %s child",
 			 wrapper, dir, self);
 		rc = mpirun(tail);
 		CHECKF(rc == 0, "mpirun exited %d (see %s/mpirun.log)", rc, dir);
 		check_job("w");
+		tap_end();
 	}
-	tap_end();
 	if (!getenv("KEEP")) {
 		char cmd[128];
 
