@@ -59,8 +59,8 @@
  * found with dlsym at attach), the recorder subscribes through them and the
  * guest gets a subscriber of its own: CUPTI keeps their buffers and kinds
  * apart and nothing is copied.  That path is not exercised with CUDA 13.0's
- * CUPTI (which lacks those entry points); it is off unless every one of
- * them is found.
+ * CUPTI (which lacks those entry points; test/unit/test_guest.c drives it
+ * through a stand-in libcupti); it is off unless every one of them is found.
  *
  * Threads: guest calls from any thread (serialized by guest_lock, never
  * held while a guest function runs); gp_guest_copy on CUPTI's delivery
