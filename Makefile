@@ -122,7 +122,7 @@ $(BUILD)/obj/san/preload/%.o: preload/%.c
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -pthread -I$(CUDA_HOME)/include $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 # The NVTX tool and capture ranges need no CUPTI library: unit tests drive
 # them through a stand-in NVTX (cupti_api.c only binds CUPTI when asked).
-REC_CUPTI_TEST_OBJ := $(patsubst %,$(BUILD)/obj/san/cupti/%.o,nvtx_tool capture cupti_api)
+REC_CUPTI_TEST_OBJ := $(patsubst %,$(BUILD)/obj/san/cupti/%.o,nvtx_tool capture cupti_api guest)
 $(REC_CUPTI_TEST_OBJ): $(BUILD)/obj/san/cupti/%.o: cupti/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -139,6 +139,13 @@ $(BUILD)/test/apps/%: test/apps/%.cu test/apps/common.h
 	$(Q)$(NVCC) $(NVCC_ARCH) -O2 -lineinfo $(shell sed -n 's|^// NVCCFLAGS: ||p' $<) -o $@ $< \
 		$(shell sed -n 's|^// LIBS: ||p' $<)
 
+# A stand-in libcupti for test_guest (test/shims/fakecupti.c).
+FAKECUPTI := $(BUILD)/test/shims/libfakecupti.so
+$(FAKECUPTI): test/shims/fakecupti.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -I$(CUDA_HOME)/include -fPIC -shared -fvisibility=hidden $(CFLAGS) -o $@ $<
+
 # Preloaded into uninstrumented programs: never built with sanitizers.
 $(SHIM): test/shims/gpfault.c
 	@mkdir -p $(@D)
@@ -147,7 +154,7 @@ $(SHIM): test/shims/gpfault.c
 
 apps: $(APP_BIN) $(SHIM)
 
-unit: $(UNIT_BIN) $(SHIM)
+unit: $(UNIT_BIN) $(SHIM) $(FAKECUPTI)
 # test and demo check the dependencies first, then build in a sub-make that
 # sees what was just installed (ZSTD_A is resolved when the Makefile is read).
 test:

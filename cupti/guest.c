@@ -33,9 +33,34 @@
  * shims here that note them, and records or callbacks the guest caused
  * are left out of its stream (gp_guest_own_record, gp_guest_dispatch).
  *
+ * A guest that needs no subscription (Kineto from 2026 on registers its
+ * buffer functions, enables kinds, flushes and disables them without ever
+ * subscribing) is served the same way: its registration never replaces the
+ * recorder's, its disables never turn off the recorder's kinds.
+ *
  * Until the recorder holds CUPTI (the guest came first, or the recorder is
- * off, passive or in a forked child) every call goes straight to CUPTI:
- * the guest then has CUPTI and the recorder steps aside, as before.
+ * off, passive or in a forked child) every call goes straight to CUPTI and
+ * is remembered; when the recorder then takes CUPTI it adopts what the
+ * guest set up (its buffer functions, its kinds, its clock), takes its own
+ * buffer functions back and serves the guest from then on.  A guest that
+ * subscribed first keeps CUPTI; the recorder says so and records nothing.
+ *
+ * Hand-over: when CUPTI refuses a guest's kind beside the recorder's
+ * (CUPTI_ERROR_NOT_COMPATIBLE and the like), the recorder flushes, turns
+ * its own kinds off, marks a gap (GP_LOST_HANDOVER, written by the drain),
+ * says so in one line on stderr and lets the guest have CUPTI; activity
+ * records that reach only the guest meanwhile are counted under that
+ * cause.  When the guest turns that kind off (or unsubscribes) the
+ * recorder turns its kinds on again and closes the gap.  Never both blind.
+ *
+ * Several subscribers: where libcupti has the multi-subscriber entry
+ * points (cuptiSubscribe_v2 with allowMultipleSubscribers and the
+ * subscriber-scoped cuptiActivity*_v2 functions, CUPTI 13.3 and later,
+ * found with dlsym at attach), the recorder subscribes through them and the
+ * guest gets a subscriber of its own: CUPTI keeps their buffers and kinds
+ * apart and nothing is copied.  That path is not exercised with CUDA 13.0's
+ * CUPTI (which lacks those entry points; test/unit/test_guest.c drives it
+ * through a stand-in libcupti); it is off unless every one of them is found.
  *
  * Threads: guest calls from any thread (serialized by guest_lock, never
  * held while a guest function runs); gp_guest_copy on CUPTI's delivery
@@ -47,6 +72,7 @@
 #include "cupti_api.h"
 
 #include "../preload/log.h"
+#include "../preload/recorder.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -89,6 +115,33 @@ static struct {
 	int resolved;
 } real;
 
+/*
+ * The multi-subscriber entry points (CUPTI 13.3+), declared here: the
+ * headers this recorder is built with may predate them.
+ */
+struct v2_params {
+	size_t struct_size;
+	const char *name;
+	char *old_name;
+	size_t old_name_size;
+	uint8_t allow_multiple;
+	uint8_t pad[7];
+};
+typedef void (CUPTIAPI *v2_req_fn)(uint8_t **buf, size_t *size, size_t *max, void *info);
+typedef void (CUPTIAPI *v2_done_fn)(uint8_t *buf, size_t size, size_t valid, void *info);
+static struct {
+	CUptiResult (CUPTIAPI *Subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+					  struct v2_params *);
+	CUptiResult (CUPTIAPI *RegisterCallbacks)(CUpti_SubscriberHandle, v2_req_fn, v2_done_fn);
+	CUptiResult (CUPTIAPI *Enable)(CUpti_SubscriberHandle, CUpti_ActivityKind, void *);
+	CUptiResult (CUPTIAPI *Disable)(CUpti_SubscriberHandle, CUpti_ActivityKind, void *);
+	CUptiResult (CUPTIAPI *GetNextRecord)(CUpti_SubscriberHandle, uint8_t *, size_t,
+					      CUpti_Activity **);
+	CUptiResult (CUPTIAPI *GetTimestamp)(CUpti_SubscriberHandle, uint64_t *);
+	int usable;                    /* every one found and CUPTI >= 13.3 */
+	CUpti_SubscriberHandle gsub;   /* the guest's own subscriber */
+} v2;
+
 static pthread_mutex_t guest_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t copy_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int serving;
@@ -99,6 +152,30 @@ int gp_guest_seen;
 static uint8_t own_kind[NKINDS];
 static uint8_t own_rt[NCBID], own_drv[NCBID];
 static uint8_t own_dom[NDOMS], own_cb[NDOMS][NCBID];
+
+/* The recorder's buffer functions, to take them back from an early guest. */
+static CUpti_BuffersCallbackRequestFunc rec_req;
+static CUpti_BuffersCallbackCompleteFunc rec_done;
+
+/* What a guest set up straight with CUPTI before the recorder held it. */
+static struct {
+	CUpti_BuffersCallbackRequestFunc req;
+	CUpti_BuffersCallbackCompleteFunc done;
+	CUpti_TimestampCallbackFunc ts;
+	uint8_t on[NKINDS];
+	int any;
+} pt;
+
+/* Hand-over: the recorder stepped aside for a kind CUPTI refused beside its own. */
+static atomic_int aside;
+static int aside_kind = -1;
+#define GAP_MARKS 16
+static pthread_mutex_t gap_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	uint64_t t;
+	uint32_t what;                 /* GP_LOST_GAP_* */
+} gapq[GAP_MARKS];
+static unsigned ngapq;
 
 /* The guest's view. */
 static struct {
@@ -161,6 +238,28 @@ static void resolve(void)
 			real.GetTimestamp;
 }
 
+/* The multi-subscriber entry points, all or none (CUPTI 13.3 and later). */
+static void resolve_v2(void)
+{
+	void *h = gp_cu.handle;
+	uint32_t version = 0;
+
+	memset(&v2, 0, sizeof(v2));
+	if (!h || !gp_cu.cuptiGetVersion || gp_cu.cuptiGetVersion(&version) != CUPTI_SUCCESS ||
+	    version < 130300)
+		return;
+#define R(field, name) v2.field = (__typeof__(v2.field))dlsym(h, #name)
+	R(Subscribe, cuptiSubscribe_v2);
+	R(RegisterCallbacks, cuptiActivityRegisterCallbacks_v2);
+	R(Enable, cuptiActivityEnable_v2);
+	R(Disable, cuptiActivityDisable_v2);
+	R(GetNextRecord, cuptiActivityGetNextRecord_v2);
+	R(GetTimestamp, cuptiGetTimestamp_v2);
+#undef R
+	v2.usable = v2.Subscribe && v2.RegisterCallbacks && v2.Enable && v2.Disable &&
+		    v2.GetNextRecord && v2.GetTimestamp;
+}
+
 /* Without libcupti (the program never loaded it) a guest call fails plainly. */
 #define PASS(field, ...)                                                      \
 	do {                                                                  \
@@ -177,16 +276,35 @@ static uint64_t now(void)
 {
 	uint64_t t = 0;
 
-	real.GetTimestamp(&t);
+	if (v2.usable && rec_sub)
+		v2.GetTimestamp(rec_sub, &t);
+	else
+		real.GetTimestamp(&t);
 	return t;
 }
 
-/* ---- the recorder's own enables ---- */
+/* ---- the recorder's own calls ---- */
+
+/* A kind on for real (the recorder's subscriber under several subscribers). */
+static CUptiResult real_enable(CUpti_ActivityKind k)
+{
+	return v2.usable ? v2.Enable(rec_sub, k, NULL) : real.Enable(k);
+}
+
+static CUptiResult real_disable(CUpti_ActivityKind k)
+{
+	return v2.usable ? v2.Disable(rec_sub, k, NULL) : real.Disable(k);
+}
 
 static CUptiResult CUPTIAPI own_enable(CUpti_ActivityKind k)
 {
-	CUptiResult rc = real.Enable(k);
+	CUptiResult rc;
 
+	if ((unsigned)k < NKINDS && atomic_load(&aside)) {
+		own_kind[k] = 1;   /* turned on when the guest lets go */
+		return CUPTI_SUCCESS;
+	}
+	rc = real_enable(k);
 	if (rc == CUPTI_SUCCESS && (unsigned)k < NKINDS)
 		own_kind[k] = 1;
 	return rc;
@@ -196,10 +314,10 @@ static CUptiResult CUPTIAPI own_disable(CUpti_ActivityKind k)
 {
 	if ((unsigned)k < NKINDS) {
 		own_kind[k] = 0;
-		if (g.on[k])
-			return CUPTI_SUCCESS; /* the guest still has it on */
+		if ((!v2.usable && g.on[k]) || atomic_load(&aside))
+			return CUPTI_SUCCESS; /* the guest still has it on, or has CUPTI */
 	}
-	return real.Disable(k);
+	return real_disable(k);
 }
 
 static CUptiResult CUPTIAPI own_rt_api(CUpti_CallbackId cbid, uint8_t en)
@@ -242,27 +360,234 @@ static CUptiResult CUPTIAPI own_domain(uint32_t en, CUpti_SubscriberHandle sub,
 	return real.EnableDomain(en, sub, d);
 }
 
+/* Under several subscribers: the recorder's buffer functions behind CUPTI's v2 ones. */
+static void CUPTIAPI rec_req_v2(uint8_t **buf, size_t *size, size_t *max, void *info)
+{
+	(void)info;
+	rec_req(buf, size, max);
+}
+
+static void CUPTIAPI rec_done_v2(uint8_t *buf, size_t size, size_t valid, void *info)
+{
+	(void)info;
+	rec_done(NULL, 0, buf, size, valid);
+}
+
+static CUptiResult CUPTIAPI own_register(CUpti_BuffersCallbackRequestFunc req,
+					 CUpti_BuffersCallbackCompleteFunc done)
+{
+	rec_req = req;
+	rec_done = done;
+	if (v2.usable)
+		return v2.RegisterCallbacks(rec_sub, rec_req_v2, rec_done_v2);
+	return real.RegisterCallbacks(req, done);
+}
+
+static CUptiResult CUPTIAPI own_subscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb,
+					  void *ud)
+{
+	struct v2_params p;
+	CUptiResult rc;
+
+	if (!v2.usable)
+		return real.Subscribe(sub, cb, ud);
+	memset(&p, 0, sizeof(p));
+	p.struct_size = sizeof(p);
+	p.name = "gpuprof";
+	p.allow_multiple = 1;
+	rc = v2.Subscribe(sub, cb, ud, &p);
+	if (rc != CUPTI_SUCCESS) {
+		/* Several subscribers refused (an older driver): one, as before. */
+		gp_debug("CUPTI multi-subscriber mode refused (%s); one subscriber",
+			 gp_cupti_error(rc));
+		v2.usable = 0;
+		return real.Subscribe(sub, cb, ud);
+	}
+	rec_sub = *sub;
+	gp_debug("CUPTI multi-subscriber mode: the program's CUPTI user gets a subscriber of its own");
+	return rc;
+}
+
+static CUptiResult CUPTIAPI own_next(uint8_t *buf, size_t valid, CUpti_Activity **rec)
+{
+	if (v2.usable)
+		return v2.GetNextRecord(rec_sub, buf, valid, rec);
+	return real.GetNextRecord(buf, valid, rec);
+}
+
+static CUptiResult CUPTIAPI own_timestamp(uint64_t *t)
+{
+	if (v2.usable && rec_sub)
+		return v2.GetTimestamp(rec_sub, t);
+	return real.GetTimestamp(t);
+}
+
 void gp_guest_attach(void)
 {
 	real.resolved = 0;
 	resolve();
 	if (!real.resolved || !real.EnableCallback || !real.EnableDomain || !real.Disable ||
-	    !real.EnableRuntimeApi || !real.EnableDriverApi)
+	    !real.EnableRuntimeApi || !real.EnableDriverApi || !real.RegisterCallbacks)
 		return;
+	resolve_v2();
 	gp_cu.cuptiActivityEnable = own_enable;
 	gp_cu.cuptiActivityDisable = own_disable;
 	gp_cu.cuptiActivityEnableRuntimeApi = own_rt_api;
 	gp_cu.cuptiActivityEnableDriverApi = own_drv_api;
 	gp_cu.cuptiEnableCallback = own_callback;
 	gp_cu.cuptiEnableDomain = own_domain;
+	gp_cu.cuptiActivityRegisterCallbacks = own_register;
+	if (v2.usable) {
+		gp_cu.cuptiSubscribe = own_subscribe;
+		gp_cu.cuptiActivityGetNextRecord = own_next;
+		gp_cu.cuptiGetTimestamp = own_timestamp;
+	}
+}
+
+/* ---- a guest that came first ---- */
+
+static void prime(void);
+static void calibrate(int first);
+
+/* CUPTI's default clock, for taking CUPTI's clock back from an early guest. */
+static uint64_t CUPTIAPI realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * guest_lock held, serving: take over what the guest set up straight with
+ * CUPTI before the recorder held it.  Its kinds are on for real already;
+ * its buffer functions had replaced the recorder's, which go back; a clock
+ * it gave CUPTI is replaced by CUPTI's default (CLOCK_REALTIME, the trace
+ * clock) and its copies are converted to it as for a guest served from
+ * the start.
+ */
+static void adopt(void)
+{
+	if (!pt.any)
+		return;
+	if (pt.req && pt.done) {
+		g.req = pt.req;
+		g.done = pt.done;
+		if (rec_req && rec_done && !v2.usable)
+			real.RegisterCallbacks(rec_req, rec_done);
+	}
+	for (unsigned k = 0; k < NKINDS; k++)
+		if (pt.on[k]) {
+			g.on[k] = 1;
+			g.on_ts[k] = 0;
+			g.draining[k] = 0;
+		}
+	if (pt.ts) {
+		/* CUPTI's clock back to its default, the guest's copies converted. */
+		g.ts = pt.ts;
+		if (real.RegisterTimestampCallback)
+			real.RegisterTimestampCallback(realtime_ns);
+	}
+	gp_guest_seen = 1;
+	memset(&pt, 0, sizeof(pt));
+	gp_debug("the program's CUPTI user came first; it is served beside the trace from now on");
 }
 
 void gp_guest_start(CUpti_SubscriberHandle sub)
 {
+	int adopted;
+
 	if (!real.resolved || gp_cu.cuptiActivityEnable != own_enable)
 		return;
 	rec_sub = sub;
+	pthread_mutex_lock(&guest_lock);
 	atomic_store_explicit(&serving, 1, memory_order_release);
+	adopted = pt.any;
+	adopt();
+	pthread_mutex_unlock(&guest_lock);
+	if (adopted) {
+		pthread_mutex_lock(&copy_lock);
+		if (g.ts)
+			calibrate(1);
+		prime();
+		pthread_mutex_unlock(&copy_lock);
+	}
+}
+
+/* Lock held (the CUDA source's drain): the gap marks of hand-overs. */
+void gp_guest_drain(void)
+{
+	pthread_mutex_lock(&gap_lock);
+	for (unsigned i = 0; i < ngapq; i++) {
+		struct gp_rec_lost *r = gp_emit(GP_REC_LOST, sizeof(*r));
+
+		if (!r)
+			break;
+		r->h.aux = gapq[i].what;
+		r->cause = GP_LOST_HANDOVER;
+		r->count = 0;
+		r->time = gapq[i].t;
+	}
+	ngapq = 0;
+	pthread_mutex_unlock(&gap_lock);
+}
+
+static void gap_mark(uint32_t what)
+{
+	uint64_t t = now();
+
+	pthread_mutex_lock(&gap_lock);
+	if (ngapq < GAP_MARKS) {
+		gapq[ngapq].t = t;
+		gapq[ngapq].what = what;
+		ngapq++;
+	} else if (what == GP_LOST_GAP_END && gapq[ngapq - 1].what == GP_LOST_GAP_START) {
+		/* Full: the last gap is closed; more marks would be too many anyway. */
+		gapq[ngapq - 1].t = t;
+		gapq[ngapq - 1].what = GP_LOST_GAP_END;
+	}
+	pthread_mutex_unlock(&gap_lock);
+}
+
+static int own_any(void)
+{
+	for (unsigned k = 0; k < NKINDS; k++)
+		if (own_kind[k])
+			return 1;
+	return 0;
+}
+
+/* guest_lock held: the recorder's data so far, then its kinds off. */
+static void step_aside(CUpti_ActivityKind k)
+{
+	real.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	atomic_store(&aside, 1);
+	for (unsigned j = 0; j < NKINDS; j++)
+		if (own_kind[j] && !g.on[j])
+			real.Disable((CUpti_ActivityKind)j);
+	(void)k;
+}
+
+static void reassert_api(CUpti_ActivityKind k);
+
+/*
+ * guest_lock held: what the gap produced delivered (and counted) first,
+ * then the recorder's kinds on again and the gap closed.
+ */
+static void step_back(void)
+{
+	real.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	for (unsigned j = 0; j < NKINDS; j++)
+		if (own_kind[j])
+			real.Enable((CUpti_ActivityKind)j);
+	reassert_api(CUPTI_ACTIVITY_KIND_RUNTIME);
+	reassert_api(CUPTI_ACTIVITY_KIND_DRIVER);
+	atomic_store(&aside, 0);
+	if (aside_kind >= 0) {
+		gap_mark(GP_LOST_GAP_END);
+		gp_debug("the program's CUPTI profiler let go; gpuprof records again");
+	}
+	aside_kind = -1;
 }
 
 void gp_guest_stop(void)
@@ -276,6 +601,16 @@ int gp_guest_own_record(const CUpti_Activity *rec)
 {
 	unsigned k = (unsigned)rec->kind;
 
+	if (v2.usable)
+		return 1;  /* CUPTI keeps the guest's records apart */
+	if (atomic_load_explicit(&aside, memory_order_relaxed) && k < NKINDS &&
+	    (g.on[k] || g.draining[k])) {
+		/* Stepped aside: what the recorder would have kept went to the guest only. */
+		if (own_kind[k] || (k == CUPTI_ACTIVITY_KIND_KERNEL &&
+				    own_kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]))
+			gp_lost_add(GP_LOST_HANDOVER, 1);
+		return 0;
+	}
 	if (!gp_guest_seen)
 		return 1;
 	if (k < NKINDS && own_kind[k])
@@ -292,7 +627,7 @@ int gp_guest_dispatch(CUpti_CallbackDomain d, CUpti_CallbackId cbid, const void 
 {
 	int known = (unsigned)d < NDOMS && cbid < NCBID;
 
-	if (!gp_guest_seen)
+	if (!gp_guest_seen || v2.usable)
 		return 1;
 	if (on() && g.cb && known && (g.dom[d] || g.cbw[d][cbid]))
 		g.cb(g.ud, d, cbid, data);
@@ -504,7 +839,7 @@ void gp_guest_copy(uint8_t *buf, size_t valid)
 {
 	CUpti_Activity *rec = NULL, *prev = NULL;
 
-	if (!on() || !gp_guest_seen || !g.done)
+	if (!on() || !gp_guest_seen || !g.done || v2.usable)
 		return;
 	pthread_mutex_lock(&copy_lock);
 	/* A record's size is the distance to the next one (CUPTI's own layout). */
@@ -520,6 +855,52 @@ void gp_guest_copy(uint8_t *buf, size_t valid)
 
 /* ---- the guest's entry points ---- */
 
+/* ---- under several subscribers: the guest's own subscriber ---- */
+
+static void CUPTIAPI guest_req_v2(uint8_t **buf, size_t *size, size_t *max, void *info)
+{
+	(void)info;
+	if (g.req)
+		g.req(buf, size, max);
+	else
+		*buf = NULL;
+}
+
+/* The guest's records on its own clock (it registered one), then its buffer back. */
+static void CUPTIAPI guest_done_v2(uint8_t *buf, size_t size, size_t valid, void *info)
+{
+	CUpti_Activity *rec = NULL, *prev = NULL;
+
+	(void)info;
+	if (g.ts && g.ratio > 0 && v2.gsub) {
+		while (v2.GetNextRecord(v2.gsub, buf, valid, &rec) == CUPTI_SUCCESS) {
+			if (prev)
+				fix_times((uint8_t *)prev, (size_t)((uint8_t *)rec - (uint8_t *)prev));
+			prev = rec;
+		}
+		if (prev && (uint8_t *)prev < buf + valid)
+			fix_times((uint8_t *)prev, (size_t)(buf + valid - (uint8_t *)prev));
+	}
+	if (g.done)
+		g.done(NULL, 0, buf, size, valid);
+}
+
+/* guest_lock held: the guest's subscriber, made when it first needs one. */
+static CUptiResult guest_sub(CUpti_CallbackFunc cb, void *ud)
+{
+	struct v2_params p;
+
+	if (v2.gsub)
+		return CUPTI_SUCCESS;
+	memset(&p, 0, sizeof(p));
+	p.struct_size = sizeof(p);
+	p.name = "gpuprof guest";
+	p.allow_multiple = 1;
+	return v2.Subscribe(&v2.gsub, cb, ud, &p);
+}
+
+/* ---- the guest's entry points ---- */
+
 GP_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb,
 					      void *ud)
 {
@@ -527,8 +908,19 @@ GP_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti
 
 	if (!on())
 		PASS(Subscribe, sub, cb, ud);
+	if (!sub)
+		return CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&guest_lock);
-	if (g.subscribed) {
+	if (v2.usable) {
+		/* A real subscriber of its own: its callbacks are CUPTI's business. */
+		if (v2.gsub) {
+			rc = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+		} else {
+			rc = guest_sub(cb, ud);
+			if (rc == CUPTI_SUCCESS)
+				*sub = v2.gsub;
+		}
+	} else if (g.subscribed) {
 		rc = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 	} else {
 		g.subscribed = 1;
@@ -551,24 +943,48 @@ static void forget_callbacks(void)
 	memset(g.cbw, 0, sizeof(g.cbw));
 }
 
+/* guest_lock held: the guest let go of CUPTI. */
+static void guest_gone(void)
+{
+	forget_callbacks();
+	if (atomic_load(&aside))
+		step_back();
+}
+
 GP_EXPORT CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle sub)
 {
+	CUptiResult rc = CUPTI_SUCCESS;
+
+	if (on() && v2.usable && sub && sub == v2.gsub) {
+		pthread_mutex_lock(&guest_lock);
+		rc = real.Unsubscribe(sub);
+		v2.gsub = NULL;
+		pthread_mutex_unlock(&guest_lock);
+		return rc;
+	}
 	if (!on() || sub != (CUpti_SubscriberHandle)&g)
 		PASS(Unsubscribe, sub);
 	pthread_mutex_lock(&guest_lock);
-	forget_callbacks();
+	guest_gone();
 	pthread_mutex_unlock(&guest_lock);
 	return CUPTI_SUCCESS;
 }
 
 GP_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 {
+	CUptiResult rc = CUPTI_SUCCESS;
+
 	if (!on())
 		PASS(Finalize);
 	pthread_mutex_lock(&guest_lock);
-	forget_callbacks();
+	if (v2.usable && v2.gsub) {
+		/* Finalize does nothing while several subscribers live: unsubscribe. */
+		rc = real.Unsubscribe(v2.gsub);
+		v2.gsub = NULL;
+	}
+	guest_gone();
 	pthread_mutex_unlock(&guest_lock);
-	return CUPTI_SUCCESS;
+	return rc;
 }
 
 GP_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle sub,
@@ -605,17 +1021,59 @@ GP_EXPORT CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t en, CUpti_SubscriberHa
 	return rc;
 }
 
+/*
+ * Before the recorder holds CUPTI: the call goes to CUPTI and is noted;
+ * if the recorder took CUPTI meanwhile (CUPTI's first call can run
+ * cuInit, and so the recorder's start), it adopts the guest at once.
+ */
+static void noted(void)
+{
+	if (!on())
+		return;
+	pthread_mutex_lock(&guest_lock);
+	adopt();
+	pthread_mutex_unlock(&guest_lock);
+	pthread_mutex_lock(&copy_lock);
+	prime();
+	pthread_mutex_unlock(&copy_lock);
+}
+
 GP_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
 							      CUpti_BuffersCallbackCompleteFunc done)
 {
-	if (!on())
-		PASS(RegisterCallbacks, req, done);
+	CUptiResult rc = CUPTI_SUCCESS;
+
+	if (!on()) {
+		resolve();
+		if (!real.RegisterCallbacks)
+			return CUPTI_ERROR_NOT_INITIALIZED;
+		pthread_mutex_lock(&guest_lock);
+		pt.req = req;
+		pt.done = done;
+		pt.any = 1;
+		pthread_mutex_unlock(&guest_lock);
+		rc = real.RegisterCallbacks(req, done);
+		if (rc == CUPTI_SUCCESS && on()) {
+			pthread_mutex_lock(&guest_lock);
+			pt.req = req;
+			pt.done = done;
+			pt.any = 1;
+			pthread_mutex_unlock(&guest_lock);
+			noted();
+		}
+		return rc;
+	}
 	pthread_mutex_lock(&guest_lock);
 	g.req = req;
 	g.done = done;
 	gp_guest_seen = 1;
+	if (v2.usable) {
+		rc = guest_sub(NULL, NULL);
+		if (rc == CUPTI_SUCCESS)
+			rc = v2.RegisterCallbacks(v2.gsub, guest_req_v2, guest_done_v2);
+	}
 	pthread_mutex_unlock(&guest_lock);
-	return CUPTI_SUCCESS;
+	return rc;
 }
 
 /* Pairs of clock reads: the first, and now; guest ticks per ns between them. */
@@ -645,8 +1103,20 @@ static void calibrate(int first)
 
 GP_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn)
 {
-	if (!on())
-		PASS(RegisterTimestampCallback, fn);
+	if (!on()) {
+		CUptiResult rc;
+
+		resolve();
+		if (!real.RegisterTimestampCallback)
+			return CUPTI_ERROR_NOT_INITIALIZED;
+		pthread_mutex_lock(&guest_lock);
+		pt.ts = fn;
+		pt.any = 1;
+		pthread_mutex_unlock(&guest_lock);
+		rc = real.RegisterTimestampCallback(fn);
+		noted();
+		return rc;
+	}
 	pthread_mutex_lock(&copy_lock);
 	g.ts = fn;
 	calibrate(1);
@@ -655,18 +1125,63 @@ GP_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_Time
 	return CUPTI_SUCCESS;
 }
 
+/* Errors that say the kind cannot be had, whoever asks. */
+static int plain_refusal(CUptiResult rc)
+{
+	return rc == CUPTI_ERROR_INVALID_KIND || rc == CUPTI_ERROR_NOT_INITIALIZED ||
+	       rc == CUPTI_ERROR_INVALID_PARAMETER || rc == CUPTI_ERROR_NOT_SUPPORTED;
+}
+
 GP_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind k)
 {
 	CUptiResult rc = CUPTI_SUCCESS;
 
-	if (!on())
-		PASS(Enable, k);
+	if (!on()) {
+		resolve();
+		if (!real.Enable)
+			return CUPTI_ERROR_NOT_INITIALIZED;
+		rc = real.Enable(k);
+		if (rc == CUPTI_SUCCESS && (unsigned)k < NKINDS) {
+			pthread_mutex_lock(&guest_lock);
+			pt.on[k] = 1;
+			pt.any = 1;
+			pthread_mutex_unlock(&guest_lock);
+			noted();
+		}
+		return rc;
+	}
 	if ((unsigned)k >= NKINDS)
 		return CUPTI_ERROR_INVALID_KIND;
 	pthread_mutex_lock(&guest_lock);
 	gp_guest_seen = 1;
-	if (!own_kind[k])
+	if (v2.usable) {
+		rc = guest_sub(NULL, NULL);
+		if (rc == CUPTI_SUCCESS)
+			rc = v2.Enable(v2.gsub, k, NULL);
+		if (rc == CUPTI_SUCCESS)
+			g.on[k] = 1;
+		pthread_mutex_unlock(&guest_lock);
+		return rc;
+	}
+	if (!own_kind[k] || atomic_load(&aside))
 		rc = real.Enable(k);
+	if (rc != CUPTI_SUCCESS && !plain_refusal(rc) && !atomic_load(&aside) && own_any()) {
+		/* CUPTI will not have it beside the recorder's kinds: hand over. */
+		CUptiResult first = rc;
+
+		step_aside(k);
+		rc = real.Enable(k);
+		if (rc == CUPTI_SUCCESS) {
+			aside_kind = (int)k;
+			gap_mark(GP_LOST_GAP_START);
+			gp_log("the program's CUPTI profiler enabled activity kind %d, which CUPTI "
+			       "cannot record beside gpuprof's; gpuprof steps aside until it turns "
+			       "it off (a gap in the trace)", (int)k);
+		} else {
+			step_back();   /* not even alone: the recorder keeps CUPTI */
+			rc = first;
+		}
+	}
 	gp_debug("guest enables activity kind %d (%s)", (int)k, gp_cupti_error(rc));
 	if (rc == CUPTI_SUCCESS) {
 		g.on_ts[k] = now();
@@ -697,21 +1212,40 @@ GP_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind k)
 {
 	CUptiResult rc = CUPTI_SUCCESS;
 
-	if (!on())
-		PASS(Disable, k);
+	if (!on()) {
+		resolve();
+		if (!real.Disable)
+			return CUPTI_ERROR_NOT_INITIALIZED;
+		if ((unsigned)k < NKINDS) {
+			pthread_mutex_lock(&guest_lock);
+			pt.on[k] = 0;
+			pthread_mutex_unlock(&guest_lock);
+		}
+		return real.Disable(k);
+	}
 	if ((unsigned)k >= NKINDS)
 		return CUPTI_ERROR_INVALID_KIND;
 	pthread_mutex_lock(&guest_lock);
+	if (v2.usable) {
+		g.on[k] = 0;
+		rc = v2.gsub ? v2.Disable(v2.gsub, k, NULL) : CUPTI_SUCCESS;
+		pthread_mutex_unlock(&guest_lock);
+		return rc;
+	}
 	if (g.on[k]) {
 		g.off_ts[k] = now();
 		g.on[k] = 0;
 		g.draining[k] = 1;
 	}
-	if (!own_kind[k]) {
+	if (!own_kind[k] || atomic_load(&aside)) {
 		rc = real.Disable(k);
-		if (k == CUPTI_ACTIVITY_KIND_RUNTIME || k == CUPTI_ACTIVITY_KIND_DRIVER)
+		if (!atomic_load(&aside) &&
+		    (k == CUPTI_ACTIVITY_KIND_RUNTIME || k == CUPTI_ACTIVITY_KIND_DRIVER))
 			reassert_api(k);
 	}
+	/* The kind CUPTI would not share is off: the recorder takes its kinds back. */
+	if (atomic_load(&aside) && (int)k == aside_kind)
+		step_back();
 	pthread_mutex_unlock(&guest_lock);
 	return rc;
 }
@@ -751,6 +1285,8 @@ GP_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 		PASS(FlushAll, flag);
 	/* The recorder's buffers come back on this thread, copies included. */
 	rc = real.FlushAll(flag);
+	if (v2.usable)
+		return rc;
 	pthread_mutex_lock(&copy_lock);
 	calibrate(0);
 	deliver_if(flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -785,6 +1321,8 @@ GP_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buf, size_t v
 	struct rec_hdr h;
 	uint8_t *p;
 
+	if (on() && v2.usable && v2.gsub)
+		return v2.GetNextRecord(v2.gsub, buf, valid, rec);
 	if (!buf || !rec || !is_delivered(buf))
 		PASS(GetNextRecord, buf, valid, rec);
 	if (*rec) {
@@ -806,7 +1344,7 @@ GP_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buf, size_t v
 GP_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream,
 								 size_t *dropped)
 {
-	if (!on())
+	if (!on() || v2.usable)
 		PASS(GetNumDroppedRecords, ctx, stream, dropped);
 	if (!dropped)
 		return CUPTI_ERROR_INVALID_PARAMETER;

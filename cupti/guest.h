@@ -22,6 +22,8 @@
 void gp_guest_attach(void);
 /* The recorder holds the real subscription sub: guests are served from now on. */
 void gp_guest_start(CUpti_SubscriberHandle sub);
+/* Producer lock held (the CUDA source's drain): the gap marks of hand-overs. */
+void gp_guest_drain(void);
 /* A forked child, or the recorder gave up: pass every guest call through. */
 void gp_guest_stop(void);
 

@@ -582,7 +582,7 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
 					put_device((const CUpti_ActivityDevice5 *)rec, 0);
 				else if (rec->kind == CUPTI_ACTIVITY_KIND_CONTEXT)
 					put_context((const CUpti_ActivityContext3 *)rec, 0);
-				else
+				else if (gp_guest_own_record(rec))
 					n++;
 			}
 		atomic_fetch_add(&gp_rec.late_records, n);
@@ -878,6 +878,8 @@ static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 		snprintf(why, whysz, "cannot register CUPTI buffers (%s)", gp_cupti_error(rc));
 		return -1;
 	}
+	/* The program's own CUPTI user is served from now on (a dormant recorder too). */
+	gp_guest_start(subscriber);
 	cu_ctx_synchronize = (cu_sync_fn)dlsym(RTLD_DEFAULT, "cuCtxSynchronize");
 	if (cfg->backtrace && gp_unwind_init() < 0)
 		cfg->backtrace = 0;
@@ -983,6 +985,7 @@ static void collect_dropped(void)
 static void cuda_drain(uint64_t t, int final)
 {
 	collect_dropped();
+	gp_guest_drain();
 	if (final) {
 		gp_capture_finish(t);
 		gp_nvtxtool_close_all(t);

@@ -84,6 +84,9 @@ fi
 if [ -f test/golden/diff-checks.sh ]; then
 	run_step "golden diff" bash test/golden/diff-checks.sh "$build"
 fi
+if [ -f test/golden/ranks-checks.sh ]; then
+	run_step "golden ranks" bash test/golden/ranks-checks.sh "$build"
+fi
 
 # --- wrapper tests (no GPU, no recorder)
 if [ -f scripts/test-wrapper.sh ]; then

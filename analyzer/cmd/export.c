@@ -50,6 +50,8 @@ static void help(FILE *f)
 	      "  --stack-depth N   frames of a launch site (default 3)\n"
 	      "  --no-symbolize    do not look launch-site frames up in the debug\n"
 	      "                    information of their modules (with addr2line)\n"
+	      "  --align nccl      align the ranks' clocks by the ends of their NCCL\n"
+	      "                    collectives (as gpuprof report --align nccl)\n"
 	      "  --no-flows        chrome: no arrows from API calls to the GPU work\n"
 	      "                    they launched (they need about 20 bytes per\n"
 	      "                    launch while the export runs)\n"
@@ -76,6 +78,7 @@ int cmd_export(int argc, char **argv)
 		{ "latency", no_argument, NULL, 'L' },
 		{ "no-flows", no_argument, NULL, 'F' },
 		{ "table", required_argument, NULL, 'T' },
+		{ "align", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		GA_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -139,13 +142,27 @@ int cmd_export(int argc, char **argv)
 		case 'T':
 			table = optarg;
 			break;
+		case 'A':
+			if (!strcmp(optarg, "nccl")) {
+				ao.align = GA_ALIGN_NCCL;
+			} else if (!strcmp(optarg, "none")) {
+				ao.align = GA_ALIGN_NONE;
+			} else {
+				fprintf(stderr, "gpuprof export: --align takes nccl or none, not '%s'\n",
+					optarg);
+				ga_filter_free(&flt);
+				return GA_EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			help(stdout);
 			ga_filter_free(&flt);
 			return GA_EXIT_OK;
 		default:
 			ga_filter_free(&flt);
-			if (optopt == 'f' || optopt == 'o')
+			if (optopt == 'A')
+				fputs("gpuprof export: --align needs a value (nccl)\n", stderr);
+			else if (optopt == 'f' || optopt == 'o')
 				fprintf(stderr, "gpuprof export: option -%c needs a value\n", optopt);
 			else if (optopt)
 				fprintf(stderr, "gpuprof export: unknown option '-%c'\n", optopt);

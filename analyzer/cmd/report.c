@@ -29,6 +29,9 @@ static void help(FILE *f)
 	      "                  recorded with --backtrace\n"
 	      "  --no-symbolize  do not look launch-site frames up in the debug\n"
 	      "                  information of their modules (with addr2line)\n"
+	      "  --align nccl    align the ranks' clocks by the ends of their NCCL\n"
+	      "                  collectives (which finish together) and print the\n"
+	      "                  correction applied to each rank\n"
 	      GA_FILTER_HELP
 	      "  -h, --help      show this help\n\n"
 	      "Filters apply to the GPU activities of every table, not to API calls.\n\n"
@@ -65,6 +68,7 @@ int cmd_report(int argc, char **argv)
 		{ "latency", no_argument, NULL, 'L' },
 		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "no-symbolize", no_argument, NULL, 'S' },
+		{ "align", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		GA_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -129,13 +133,27 @@ int cmd_report(int argc, char **argv)
 		case 'R':
 			r.o.tree = 1;
 			break;
+		case 'A':
+			if (!strcmp(optarg, "nccl")) {
+				ao.align = GA_ALIGN_NCCL;
+			} else if (!strcmp(optarg, "none")) {
+				ao.align = GA_ALIGN_NONE;
+			} else {
+				fprintf(stderr, "gpuprof report: --align takes nccl or none, not '%s'\n",
+					optarg);
+				ga_filter_free(&flt);
+				return GA_EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			help(stdout);
 			ga_filter_free(&flt);
 			return GA_EXIT_OK;
 		default:
 			ga_filter_free(&flt);
-			if (optopt == 'n')
+			if (optopt == 'A')
+				fputs("gpuprof report: --align needs a value (nccl)\n", stderr);
+			else if (optopt == 'n')
 				fputs("gpuprof report: --top needs a value\n", stderr);
 			else if (optopt)
 				fprintf(stderr, "gpuprof report: unknown option '-%c'\n", optopt);

@@ -26,6 +26,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	ga_sites_setup(&an->st, o->stack_depth);
 	ga_ranks_init(&an->rk);
 	ga_memuse_init(&an->mu);
+	ga_align_init(&an->al, o->align);
 	an->st.symbolize = o->symbolize;
 	an->st.list_frames = o->list_frames;
 	if (ga_model_init(&an->m)) {
@@ -58,6 +59,32 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 		src[i].path = in[i].mem ? in[i].name : in[i].path;
 		src[i].buf = in[i].mem ? in[i].buf : NULL;
 		src[i].len = in[i].len;
+	}
+	/* The traces' clocks first: every later read moves times onto one line. */
+	if (n > 1 || an->o.align) {
+		struct ga_align_src *as = calloc((size_t)n, sizeof(*as));
+
+		an->shifts = calloc((size_t)n, sizeof(*an->shifts));
+		if (!as || !an->shifts) {
+			free(as);
+			fputs("gpuprof: out of memory\n", stderr);
+			return -1;
+		}
+		for (i = 0; i < n; i++) {
+			as[i].path = src[i].path;
+			as[i].buf = src[i].buf;
+			as[i].len = src[i].len;
+		}
+		i = ga_align_scan(&an->al, as, (size_t)n);
+		free(as);
+		if (i) {
+			fprintf(stderr, "gpuprof: %s\n", an->al.err);
+			return -1;
+		}
+		for (i = 0; i < n; i++)
+			an->shifts[i] = src[i].shift = ga_align_shift(&an->al, (size_t)i);
+		an->m.shifts = an->shifts;
+		an->m.nshifts = (size_t)n;
 	}
 	if (ga_ranges_scan(&an->rg, &an->m, src, (size_t)n)) {
 		fprintf(stderr, "gpuprof: %s\n", an->rg.err);
@@ -118,4 +145,7 @@ void ga_analysis_free(struct ga_analysis *an)
 	ga_launchcfg_free(&an->lc);
 	ga_ranks_free(&an->rk);
 	ga_memuse_free(&an->mu);
+	ga_align_free(&an->al);
+	free(an->shifts);
+	an->shifts = NULL;
 }

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 
+#include "model/align.h"
 #include "model/filter.h"
 #include "model/latency.h"
 #include "model/launchcfg.h"
@@ -34,6 +35,7 @@ struct ga_analysis_opts {
 	size_t keep_rows;          /* rows kept for a timeline */
 	int launches;              /* index each activity's API call (Chrome flows) */
 	int marks;                 /* keep each NVTX mark, not only their counts */
+	int align;                 /* enum ga_align_mode: ranks' clocks by NCCL collectives */
 };
 
 struct ga_analysis {
@@ -45,6 +47,8 @@ struct ga_analysis {
 	struct ga_launchcfg lc;    /* launch configurations and occupancy */
 	struct ga_ranks rk;        /* ranks of a multi-process job */
 	struct ga_memuse mu;       /* memory in use per device (memory records) */
+	struct ga_align al;        /* clock corrections of the traces, by file */
+	int64_t *shifts;           /* the same, as the readers take them */
 	struct ga_filter *flt;     /* the activity filter (never NULL) */
 	struct ga_analysis_opts o;
 };

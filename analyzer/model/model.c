@@ -6,6 +6,7 @@
  */
 #include "model/model.h"
 #include "model/ranks.h"
+#include "model/align.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -1118,6 +1119,18 @@ static int on_thread(struct fctx *f, const struct gp_rec_thread *r)
 	return 0;
 }
 
+/* A hand-over to the program's CUPTI profiler ends (or the trace does). */
+static void close_gap(struct ga_model *m, struct ga_proc *p, uint64_t t)
+{
+	uint64_t d = t > p->gap_start ? t - p->gap_start : 0;
+
+	p->gap_open = 0;
+	p->gaps++;
+	p->gap_ns += d;
+	m->gaps++;
+	m->gap_ns += d;
+}
+
 static int on_record(void *ctx, const struct gp_rec *rec)
 {
 	struct fctx *f = ctx;
@@ -1182,6 +1195,12 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 		m->lost[cause] += l->count;
 		m->lost_records_total += l->count;
 		p->lost_sum += l->count;
+		if (cause == GP_LOST_HANDOVER && l->h.aux == GP_LOST_GAP_START && !p->gap_open) {
+			p->gap_open = 1;
+			p->gap_start = l->time;
+		} else if (cause == GP_LOST_HANDOVER && l->h.aux == GP_LOST_GAP_END && p->gap_open) {
+			close_gap(m, p, l->time);
+		}
 		return 0;
 	}
 	case GP_REC_CONFIG:
@@ -1210,6 +1229,8 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 	case GP_REC_END: {
 		const struct gp_rec_end *e = (const void *)rec;
 
+		if (p->gap_open)
+			close_gap(m, p, e->end_ns);
 		p->finished = 1;
 		p->end_ns = e->end_ns;
 		p->end_records = e->records;
@@ -1233,6 +1254,9 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 	struct fctx f;
 	struct ga_file *file;
 	struct ga_proc *p;
+	struct ga_align_reader *ar = NULL;
+	ga_reader_fn fn = on_record;
+	void *ctx = &f;
 	char err[sizeof(m->err)];
 	int rc;
 
@@ -1264,11 +1288,23 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 	if (f.unknown_str == GA_STR_NOMEM)
 		goto oom;
 	m->err[0] = '\0';
+	if (f.file < m->nshifts && m->shifts[f.file]) {
+		/* Times moved onto the job's common clock as they are read. */
+		ar = malloc(sizeof(*ar));
+		if (!ar)
+			goto oom;
+		ar->fn = on_record;
+		ar->ctx = &f;
+		ar->shift = m->shifts[f.file];
+		fn = ga_align_reader_fn;
+		ctx = ar;
+	}
 	m->reading = &f;
 	if (mem)
-		rc = ga_reader_read_mem(path, buf, len, on_record, &f, &file->info, err, sizeof(err));
+		rc = ga_reader_read_mem(path, buf, len, fn, ctx, &file->info, err, sizeof(err));
 	else
-		rc = ga_reader_read_file(path, on_record, &f, &file->info, err, sizeof(err));
+		rc = ga_reader_read_file(path, fn, ctx, &file->info, err, sizeof(err));
+	free(ar);
 	m->reading = NULL;
 	if (rc != GA_READ_OK && !(rc == GA_READ_ECALLBACK && m->err[0]))
 		snprintf(m->err, sizeof(m->err), "%s", err);

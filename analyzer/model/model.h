@@ -106,6 +106,9 @@ struct ga_proc {
 	uint64_t clock_syncs;
 	uint64_t activities, api_calls;
 	size_t nwindows;           /* its capture ranges (model windows[]) */
+	uint64_t gaps, gap_ns;     /* hand-overs to the program's CUPTI profiler, their time */
+	uint64_t gap_start;        /* trace clock of an open one */
+	int gap_open;
 	int has_flight;            /* a flight-recorder dump: flight holds what it covers */
 	struct gp_rec_flight flight;
 };
@@ -219,6 +222,8 @@ struct ga_model {
 	struct ga_hooks hooks;
 	struct ga_observer obs;
 	void *reading;             /* the file being read (model.c's state), else NULL */
+	const int64_t *shifts;     /* clock correction of file i's times (model/align.h) */
+	size_t nshifts;
 	size_t keep_rows;          /* rows to keep for a timeline; 0 none */
 	/*
 	 * Optional filter, asked before a GPU activity counts anywhere, with
@@ -299,6 +304,7 @@ struct ga_model {
 	uint64_t records, unknown, malformed;
 	uint64_t lost[GP_LOST_CAUSE_COUNT];  /* [0]: causes this reader does not know */
 	uint64_t lost_records_total;
+	uint64_t gaps, gap_ns;     /* all processes' hand-overs (GP_LOST_HANDOVER marks) */
 	uint64_t chunk_lost;
 	uint64_t first_start, last_end;      /* span of all activities */
 	uint64_t kernel_total, api_total;

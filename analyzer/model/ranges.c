@@ -13,6 +13,7 @@
  * walk as deep as the nesting, per activity.
  */
 #include "model/ranges.h"
+#include "model/align.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -433,17 +434,31 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 static int read_src(struct scan *s, const struct ga_ranges_src *src)
 {
 	struct ga_read_info info;
+	struct ga_align_reader *ar = NULL;
+	ga_reader_fn fn = scan_rec;
+	void *ctx = s;
 	char err[256];
 
 	s->skip = 0;
 	s->skip_nvtx = 0;
 	s->oom = 0;
 	/* Unreadable files are the model's to report; damage reads what precedes. */
+	if (src->shift) {
+		ar = malloc(sizeof(*ar));
+		if (!ar)
+			return -1;
+		ar->fn = scan_rec;
+		ar->ctx = s;
+		ar->shift = src->shift;
+		fn = ga_align_reader_fn;
+		ctx = ar;
+	}
 	if (src->buf)
-		ga_reader_read_mem(src->path, src->buf, src->len, scan_rec, s, &info, err,
+		ga_reader_read_mem(src->path, src->buf, src->len, fn, ctx, &info, err,
 				   sizeof(err));
 	else
-		ga_reader_read_file(src->path, scan_rec, s, &info, err, sizeof(err));
+		ga_reader_read_file(src->path, fn, ctx, &info, err, sizeof(err));
+	free(ar);
 	return s->oom ? -1 : 0;
 }
 

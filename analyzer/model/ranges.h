@@ -177,6 +177,7 @@ struct ga_ranges_src {
 	const char *path;
 	const void *buf;
 	size_t len;
+	int64_t shift;             /* clock correction of its times (model/align.h) */
 };
 
 /*

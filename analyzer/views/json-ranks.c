@@ -12,6 +12,49 @@ static void rank_name(struct ga_jw *w, const struct ga_model *m, const struct ga
 	ga_jw_kcstr(w, "name", r->rank == GA_NO_RANK ? "" : ga_ranks_proc_name(m, r->proc, b, sizeof(b)));
 }
 
+/* How the traces' clocks were put on one line, rank by rank. */
+static void clock_alignment(struct ga_jw *w, const struct ga_analysis *an)
+{
+	const struct ga_align *al = &an->al;
+	const struct ga_ranks *rk = &an->rk;
+	const struct ga_model *m = &an->m;
+
+	ga_jw_key(w, "clock_alignment");
+	ga_jw_obj(w, GA_JW_LINES);
+	ga_jw_kcstr(w, "method", al->mode == GA_ALIGN_NCCL ? "nccl" : "clock_sync");
+	ga_jw_kbool(w, "clock_sync_applied", al->clock_applied);
+	ga_jw_kbool(w, "per_communicator_stream", al->by_stream);
+	ga_jw_key(w, "ranks");
+	ga_jw_arr(w, GA_JW_LINES);
+	for (size_t i = 0; i < rk->nrows; i++) {
+		const struct ga_rank_row *r = &rk->rows[i];
+		uint32_t file = m->procs[r->proc].file;
+		const struct ga_align_file *f;
+
+		if (file >= al->n)
+			continue;
+		f = &al->f[file];
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_key(w, "rank");
+		if (r->rank == GA_NO_RANK)
+			ga_jw_null(w);
+		else
+			ga_jw_u64(w, r->rank);
+		rank_name(w, m, r);
+		ga_jw_ku64(w, "pid", m->procs[r->proc].pid);
+		ga_jw_ki64(w, "correction_ns", f->clock_ns + f->nccl_ns);
+		ga_jw_ki64(w, "clock_sync_ns", f->clock_ns);
+		ga_jw_ki64(w, "nccl_ns", f->nccl_ns);
+		ga_jw_kbool(w, "reference", f->reference);
+		ga_jw_ku64(w, "collectives", f->matched);
+		ga_jw_ku64(w, "used", f->used);
+		ga_jw_ku64(w, "spread_ns", f->spread_ns);
+		ga_jw_end(w);
+	}
+	ga_jw_end(w);
+	ga_jw_end(w);
+}
+
 void ga_json_ranks(struct ga_jw *w, const struct ga_analysis *an)
 {
 	const struct ga_ranks *rk = &an->rk;
@@ -45,9 +88,12 @@ void ga_json_ranks(struct ga_jw *w, const struct ga_analysis *an)
 		ga_jw_ku64(w, "steps", r->steps);
 		ga_jw_ku64(w, "slowest_steps", r->slowest);
 		ga_jw_ku64(w, "behind_fastest_ns", r->lag_ns);
+		ga_jw_ki64(w, "clock_correction_ns", ga_align_shift(&an->al, p->file));
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);
+	if (ga_align_active(&an->al) && an->al.n > 1)
+		clock_alignment(w, an);
 	ga_jw_key(w, "steps");
 	ga_jw_arr(w, GA_JW_LINES);
 	for (i = 0; i < rk->nsteps; i++) {

@@ -145,6 +145,7 @@ static void processes(struct ga_jw *w, const struct ga_model *m, const struct ga
 		ga_jw_kbool(w, "finished", p->finished);
 		ga_jw_ku64(w, "cuda_driver", p->cuda_driver);
 		ga_jw_ku64(w, "cupti_version", p->cupti_version);
+		ga_jw_ku64(w, "clock_syncs", p->clock_syncs);
 		capture_ranges(w, m, pi);
 		flight(w, p);
 		ga_jw_end(w);
@@ -212,6 +213,9 @@ static void counts(struct ga_jw *w, const struct ga_model *m)
 	ga_jw_ku64(w, "write_error", m->lost[GP_LOST_WRITE_ERROR]);
 	ga_jw_ku64(w, "no_buffer", m->lost[GP_LOST_NO_BUFFER]);
 	ga_jw_ku64(w, "cupti_error", m->lost[GP_LOST_CUPTI_ERROR]);
+	ga_jw_ku64(w, "handover", m->lost[GP_LOST_HANDOVER]);
+	ga_jw_ku64(w, "handover_gaps", m->gaps);
+	ga_jw_ku64(w, "handover_gap_ns", m->gap_ns);
 	ga_jw_ku64(w, "other", m->lost[0]);
 	ga_jw_ku64(w, "unattributed", ga_model_lost_unattributed(m));
 	ga_jw_end(w);

@@ -1010,7 +1010,7 @@ static int losses(struct sq *q, const struct ga_model *m)
 		[0] = "other", [GP_LOST_CUPTI_DROPPED] = "cupti_dropped",
 		[GP_LOST_RING_FULL] = "ring_full", [GP_LOST_NO_TIMESTAMP] = "no_timestamp",
 		[GP_LOST_WRITE_ERROR] = "write_error", [GP_LOST_NO_BUFFER] = "no_buffer",
-		[GP_LOST_CUPTI_ERROR] = "cupti_error",
+		[GP_LOST_CUPTI_ERROR] = "cupti_error", [GP_LOST_HANDOVER] = "handover",
 	};
 	sqlite3_stmt *s = prep(q, "INSERT INTO losses VALUES (?,?)");
 	int rc = 0;

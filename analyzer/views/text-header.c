@@ -241,6 +241,7 @@ static void print_counts(const struct ga_model *m, FILE *out)
 		[GP_LOST_WRITE_ERROR] = "write error",
 		[GP_LOST_NO_BUFFER] = "no CUPTI buffer",
 		[GP_LOST_CUPTI_ERROR] = "CUPTI error",
+		[GP_LOST_HANDOVER] = "taken by the program's CUPTI profiler",
 	};
 	uint64_t lost = ga_model_lost_total(m), un = ga_model_lost_unattributed(m);
 	const char *sep = " (";
@@ -260,6 +261,14 @@ static void print_counts(const struct ga_model *m, FILE *out)
 		fprintf(out, "%s in %" PRIu64 " interval%s CUPTI accounted to itself (buffer flushes, "
 			"instrumentation, resources)\n", ga_fmt_time(tb, sizeof(tb), m->overhead_ns),
 			m->overheads, m->overheads == 1 ? "" : "s");
+	}
+	if (m->gaps) {
+		char tb[48];
+
+		ga_text_field(out, "Gaps:");
+		fprintf(out, "%" PRIu64 " hand-over%s to the program's own CUPTI profiler, %s in all: "
+			"the recorder stepped aside, what ran then is not in the trace\n", m->gaps,
+			m->gaps == 1 ? "" : "s", ga_fmt_time(tb, sizeof(tb), m->gap_ns));
 	}
 	ga_text_field(out, "Lost records:");
 	if (!lost) {

@@ -130,6 +130,77 @@ static int print_steps(const struct ga_text *r, const struct ga_ranks *rk, FILE 
 	return rc ? -1 : 0;
 }
 
+/* Signed time: "+1.234 us", "-12.000 ms", "0". */
+static const char *fmt_signed(char *b, size_t n, int64_t ns)
+{
+	char t[48];
+
+	if (!ns) {
+		snprintf(b, n, "0");
+		return b;
+	}
+	ga_fmt_time(t, sizeof(t), (uint64_t)(ns < 0 ? -ns : ns));
+	snprintf(b, n, "%c%s", ns < 0 ? '-' : '+', t);
+	return b;
+}
+
+static int print_align(const struct ga_model *m, const struct ga_ranks *rk,
+		       const struct ga_align *al, FILE *out)
+{
+	int nccl = al->mode == GA_ALIGN_NCCL, rc = 0;
+	struct ga_table t;
+	char b[192];
+	size_t i;
+
+	ga_table_init(&t, nccl ? 7 : 3);
+	ga_table_col(&t, 0, "Rank", 0, 0);
+	ga_table_col(&t, 1, "Correction", 1, 0);
+	ga_table_col(&t, 2, "From clock sync", 1, 0);
+	if (nccl) {
+		ga_table_col(&t, 3, "From NCCL", 1, 0);
+		ga_table_col(&t, 4, "Collectives", 1, 0);
+		ga_table_col(&t, 5, "Used", 1, 0);
+		ga_table_col(&t, 6, "Spread", 1, 0);
+	}
+	for (i = 0; i < rk->nrows && !rc; i++) {
+		const struct ga_rank_row *w = &rk->rows[i];
+		uint32_t file = m->procs[w->proc].file;
+		const struct ga_align_file *f = file < al->n ? &al->f[file] : NULL;
+
+		if (!f)
+			continue;
+		if (w->rank == GA_NO_RANK)
+			snprintf(b, sizeof(b), "pid %u", m->procs[w->proc].pid);
+		else
+			ga_ranks_proc_name(m, w->proc, b, sizeof(b));
+		rc |= ga_table_add(&t, b);
+		rc |= ga_table_add(&t, fmt_signed(b, sizeof(b), f->clock_ns + f->nccl_ns));
+		rc |= ga_table_add(&t, al->clock_applied && f->has_sync
+					       ? fmt_signed(b, sizeof(b), f->clock_ns) : "-");
+		if (nccl) {
+			rc |= ga_table_add(&t, f->reference ? "reference"
+							    : fmt_signed(b, sizeof(b), f->nccl_ns));
+			rc |= ga_table_addf(&t, "%" PRIu64, f->matched);
+			rc |= ga_table_addf(&t, "%" PRIu64, f->used);
+			rc |= ga_table_add(&t, f->reference ? "-"
+							    : ga_fmt_time(b, sizeof(b), f->spread_ns));
+		}
+	}
+	if (!rc) {
+		if (nccl)
+			fprintf(out, "\nClock alignment (added to each rank's times; NCCL: the median "
+				"difference of the ends of matching collectives%s, outliers left out; "
+				"spread: their median absolute deviation):\n",
+				al->by_stream ? ", matched per communicator stream" : "");
+		else
+			fputs("\nClock alignment (traces of several hosts, each moved to "
+			      "CLOCK_REALTIME by its clock sync record):\n", out);
+		ga_table_print(&t, out);
+	}
+	ga_table_free(&t);
+	return rc ? -1 : 0;
+}
+
 static int want(const struct ga_text *r)
 {
 	return ga_ranks_wanted(&r->an->rk);
@@ -140,6 +211,9 @@ static int print(struct ga_text *r, FILE *out)
 	const struct ga_ranks *rk = &r->an->rk;
 
 	if (print_rows(r->m, rk, out))
+		return -1;
+	if (ga_align_active(&r->an->al) && r->an->al.n > 1 &&
+	    print_align(r->m, rk, &r->an->al, out))
 		return -1;
 	return rk->nsteps ? print_steps(r, rk, out) : 0;
 }

@@ -430,11 +430,19 @@ enum gp_lost_cause {
 	GP_LOST_WRITE_ERROR = 4,     /* records in chunks that failed to write */
 	GP_LOST_NO_BUFFER = 5,       /* CUPTI asked for a buffer we could not give */
 	GP_LOST_CUPTI_ERROR = 6,     /* a malformed or unreadable CUPTI buffer */
+	GP_LOST_HANDOVER = 7,        /* the program's own CUPTI profiler had CUPTI alone */
 	GP_LOST_CAUSE_COUNT
 };
 
+/*
+ * GP_LOST_HANDOVER records also mark the gap itself: count 0, time the
+ * gap's start (aux GP_LOST_GAP_START) or end (aux GP_LOST_GAP_END).
+ */
+#define GP_LOST_GAP_START 1u
+#define GP_LOST_GAP_END 2u
+
 struct gp_rec_lost {
-	struct gp_rec h;
+	struct gp_rec h;           /* aux: 0, or GP_LOST_GAP_* (GP_LOST_HANDOVER) */
 	uint32_t cause;            /* enum gp_lost_cause */
 	uint32_t reserved;
 	uint64_t count;            /* records lost since the previous LOST of this cause */

@@ -1042,6 +1042,171 @@ def t_torch_profiler(tools):
         raise Fail("; ".join(errs))
 
 
+def guest_lines(out):
+    """{key: int} of a program's "GUEST key value" lines."""
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r"^GUEST (\S+) (-?\d+)$", out, re.M)}
+
+
+def t_cupti_guest(tools):
+    """A CUPTI user that never subscribes (test/apps/cupti_guest.cu, the way
+    Kineto does it from 2026 on) beside gpuprof: phase by phase it receives
+    exactly what it receives alone, on its own clock, and gpuprof's trace
+    holds every kernel and copy.  Where CUPTI will not have the guest's
+    serializing KERNEL kind beside gpuprof's CONCURRENT_KERNEL, gpuprof
+    hands over: one line on stderr, a gap in the trace, the guest's kernels
+    counted under the hand-over cause, and everything after recorded again."""
+    app = tools.app("cupti_guest")
+    rc, out0, err0 = run_cmd([app], clean_env())
+    if "SKIP" in out0:
+        raise Skip(out0.strip())
+    if rc != 0:
+        raise Fail("without gpuprof: exit %d: %s" % (rc, tail(err0)))
+    alone = guest_lines(out0)
+    want = {"phase1.guest_a": 40, "phase1.guest_b": 25, "phase1.memcpy": 3,
+            "phase1.in_window": 1, "phase3.guest_a": 10, "phase3.in_window": 1,
+            "phase4.enable_rc": 0, "phase4.guest_d": 15}
+    bad = {k: (v, alone.get(k)) for k, v in want.items() if alone.get(k) != v}
+    if bad or any(k.startswith("phase2.") for k in alone):
+        raise Fail("the program alone receives %s (expected, got: %s)" % (alone, bad))
+    run = traced(tools, [app])
+    expect_status(run, 0)
+    expect_files(run, 1)
+    got = guest_lines(run.out)
+    errs = []
+    for k in sorted(set(alone) | set(got)):
+        if k in ("buffers", "clock_rc"):
+            continue
+        if alone.get(k) != got.get(k):
+            errs.append("%s: %s alone, %s under gpuprof" % (k, alone.get(k), got.get(k)))
+    js = tools.export_json(run.files)
+    kb = kernels_by_base(js)
+    handed = [l for l in gp_lines(run.err) if "steps aside" in l]
+    lost = js.get("lost", {})
+    for name in ("guest_a", "guest_b", "guest_c", "guest_d", "guest_e"):
+        n = kb.get(name, {}).get("count", 0)
+        w = run.truth.get("kernel.count." + name)
+        if name == "guest_d" and handed:
+            w = 0
+        if n != w:
+            errs.append("gpuprof traced %d %s, expected %s" % (n, name, w))
+    if js.get("memcpy") and sum(m.get("count", 0) for m in js["memcpy"]
+                                if m.get("kind") == "HtoD") != 3:
+        errs.append("gpuprof memcpy %s, expected 3 HtoD" % js.get("memcpy"))
+    if handed:
+        if len(handed) != 1:
+            errs.append("%d hand-over lines on stderr: %s" % (len(handed), handed))
+        if lost.get("handover") != 15 or lost.get("handover_gaps") != 1:
+            errs.append("lost %s: expected 15 hand-over records in 1 gap" % json.dumps(lost))
+        if lost.get("total") != lost.get("handover"):
+            errs.append("other losses: %s" % json.dumps(lost))
+        if "Gaps:" not in tools.report(run.files):
+            errs.append("the report does not show the gap")
+    else:
+        errs += health(js)
+    # The wrapper's summary counts what went to the program only as lost.
+    others = [l for l in gp_lines(run.err) if "steps aside" not in l and
+              not (handed and re.search(r"gpuprof: %d records lost \(see the report\)"
+                                        % lost.get("handover", -1), l))]
+    if others:
+        errs.append("stderr: %s" % others)
+    print("# cupti-guest: KERNEL beside CONCURRENT_KERNEL %s; guest alone %s, under gpuprof %s"
+          % ("handed over" if handed else "shared", alone, got), flush=True)
+    if errs:
+        raise Fail("; ".join(errs))
+
+
+def mpi_env():
+    """(mpirun, environment): Open MPI from PATH, or from an unpacked copy
+    (`dpkg -x` of Debian's openmpi-bin, openmpi-common, libopenmpi3 and the
+    libraries they need) whose root GPUPROF_TEST_MPI names, for machines
+    without a package manager."""
+    e = clean_env()
+    root = os.environ.get("GPUPROF_TEST_MPI")
+    if root:
+        usr = os.path.join(os.path.abspath(root), "usr")
+        libs = [os.path.join(usr, "lib", "x86_64-linux-gnu"),
+                os.path.join(usr, "lib", "x86_64-linux-gnu", "openmpi", "lib")]
+        e["PATH"] = os.path.join(usr, "bin") + os.pathsep + e.get("PATH", "")
+        e["LD_LIBRARY_PATH"] = os.pathsep.join(libs + [e["LD_LIBRARY_PATH"]]
+                                               if e.get("LD_LIBRARY_PATH") else libs)
+        e["OPAL_PREFIX"] = usr
+    return shutil.which("mpirun", path=e.get("PATH")), e
+
+
+def t_mpi(tools):
+    """mpirun -np 2 gpuprof run -o 'job-%q{OMPI_COMM_WORLD_RANK}' of a CUDA
+    program (test/apps/mpi_ranks.cu, both ranks on GPU 0): one finished
+    trace per rank, each with its rank, kernels counted exactly per rank,
+    a merged report that names rank 0 and rank 1 and warns of nothing,
+    ranks in order in JSON and Chrome export, rank 1 slowest in step 1."""
+    mpirun, env = mpi_env()
+    if not mpirun:
+        raise Skip("mpirun not found (Open MPI: openmpi-bin, or GPUPROF_TEST_MPI)")
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    rc, out, err = run_cmd([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                            tools.wrapper, "run", "-o", os.path.join(tmp, "job-%q{OMPI_COMM_WORLD_RANK}"),
+                            "--report=none", "--", tools.app("mpi_ranks")], env)
+    if rc != 0:
+        raise Fail("mpirun exited %d: %s" % (rc, tail(err)))
+    files = sorted(glob.glob(os.path.join(tmp, "*.gpuprof")))
+    names = [os.path.basename(f) for f in files]
+    if names != ["job-0.gpuprof", "job-1.gpuprof"]:
+        raise Fail("trace files %s, expected job-0 and job-1" % names)
+    truth, _ = parse_truth(out)
+    errs = []
+    rep = tools.report(files)
+    if "Warnings:" in rep:
+        errs.append("the report warns: %s" % rep[rep.index("Warnings:"):][:300])
+    for r in (0, 1):
+        if "rank %d, pid" % r not in rep or "cuda:0 [rank %d]" % r not in rep:
+            errs.append("the report does not name rank %d" % r)
+    if "Ranks (" not in rep:
+        errs.append("the report has no rank table")
+    noise = [l for l in gp_lines(err)]
+    if noise:
+        errs.append("stderr: %s" % noise)
+    js = tools.export_json(files)
+    ranks = js.get("ranks", [])
+    if [r.get("rank") for r in ranks] != [0, 1]:
+        errs.append("JSON ranks %s" % [r.get("rank") for r in ranks])
+    for r in ranks:
+        want = truth.get("rank.%d.kernels" % r.get("rank"))
+        if r.get("kernels") != want or want is None:
+            errs.append("rank %s: %s kernels, program says %s" % (r.get("rank"), r.get("kernels"), want))
+    for f in js.get("files", []):
+        if not f.get("finished"):
+            errs.append("%s has no end record" % f.get("path"))
+    syncs = [p.get("clock_syncs", 0) for p in js.get("processes", [])]
+    if len(syncs) != 2 or min(syncs) < 2:
+        errs.append("clock sync records per trace %s, expected 2 or more" % syncs)
+    slow = [st for st in js.get("steps", []) if st.get("index") == 1]
+    if not slow or slow[0].get("slowest_rank") != 1:
+        errs.append("step 1's slowest rank is %s, expected 1" % slow)
+    ch = tools.export_json(files, "chrome")
+    events = ch.get("traceEvents", ch) if isinstance(ch, dict) else ch
+    pn = chrome_processes(events)
+    if len(pn) != 2 or not pn[0].startswith("rank 0:") or not pn[1].startswith("rank 1:"):
+        errs.append("Chrome processes in display order %s" % pn)
+    if errs:
+        raise Fail("; ".join(errs))
+
+
+def chrome_processes(events):
+    """Process names of a Chrome export in the order Perfetto shows them
+    (process_sort_index, then pid)."""
+    name, order = {}, {}
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "M":
+            continue
+        if e.get("name") == "process_name":
+            name[e.get("pid")] = e["args"]["name"]
+        elif e.get("name") == "process_sort_index":
+            order[e.get("pid")] = e["args"]["sort_index"]
+    return [name[p] for p in sorted(name, key=lambda p: (order.get(p, 0), p))]
+
+
 def t_torchrun(backend):
     """torchrun --nproc-per-node 2 (test/apps/torch_ranks.py) under gpuprof
     run: one finished trace per rank, none for the launcher, no warning,
@@ -1775,7 +1940,9 @@ TESTS = [
                       env={"GPUPROF_LIBUNWIND": "/nonexistent/libunwind.so.8"}), "basic_shared")),
     ("torch", t_torch),
     ("torch-profiler", t_torch_profiler),
+    ("cupti-guest", t_cupti_guest),
     ("torchrun-gloo", t_torchrun("gloo")),
+    ("mpirun", t_mpi),
     ("torchrun-nccl", t_torchrun("nccl")),
     # The fault matrix (docs/USAGE.md, "What gpuprof guarantees").
     ("fault-init-only", t_init_only),

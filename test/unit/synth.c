@@ -197,6 +197,20 @@ void synth_process(struct synth *s, uint32_t pid, const char *host, const char *
 	synth_rec(s, &r, sizeof(r));
 }
 
+void synth_clock_sync(struct synth *s, uint64_t trace_ns, uint64_t realtime_ns,
+		      uint64_t monotonic_ns)
+{
+	struct gp_rec_clock_sync r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_CLOCK_SYNC;
+	r.h.size = sizeof(r);
+	r.trace_ns = trace_ns;
+	r.realtime_ns = realtime_ns;
+	r.monotonic_ns = monotonic_ns;
+	synth_rec(s, &r, sizeof(r));
+}
+
 void synth_device(struct synth *s, uint32_t id, const char *name, uint32_t cc_major,
 		  uint32_t cc_minor, uint32_t sms, uint64_t mem, uint8_t uuid0)
 {

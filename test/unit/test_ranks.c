@@ -190,7 +190,8 @@ static void test_views(void)
 	CHECKF(out && strstr(out, "{\"rank\":1,\"name\":\"rank 1\",\"host\":\"node1\",\"pid\":501,"
 			       "\"devices\":1,\"gpu_busy_ns\":2200,\"compute_ns\":1900,\"nccl_ns\":800,"
 			       "\"nccl_not_overlapped_ns\":300,\"kernels\":5,\"nccl_kernels\":2,"
-			       "\"steps\":2,\"slowest_steps\":1,\"behind_fastest_ns\":400}"),
+			       "\"steps\":2,\"slowest_steps\":1,\"behind_fastest_ns\":400,"
+			       "\"clock_correction_ns\":0}"),
 	       "%s", out ? out : "");
 	CHECK(out && strstr(out, "{\"index\":1,\"range\":\"ProfilerStep#1\",\"ranks\":3,"
 			    "\"slowest_rank\":10,\"slowest_ns\":800,\"median_ns\":700,"

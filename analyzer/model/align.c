@@ -1,0 +1,536 @@
+/*
+ * Clocks of the traces of one job on one time line (see align.h): the
+ * scan before the analysis, the corrections, and the reader that applies
+ * them.  Runs offline only.
+ */
+#include "model/align.h"
+
+#include <ctype.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+
+/* Collectives whose kernels end together on every rank (index + 1 is the key). */
+static const char *const collectives[] = {
+	"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",
+};
+#define NCOLL (sizeof(collectives) / sizeof(collectives[0]))
+#define HOST_MAX 127
+
+const char *ga_align_collective(const char *name, size_t *len)
+{
+	static const char *const prefixes[] = { "ncclDevKernel_", "ncclSymkDevKernel_",
+						"ncclKernel_" };
+	const char *p;
+
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t pl = strlen(prefixes[i]), n = 0;
+
+		/* Plain names start with the prefix; mangled ones have it after a length. */
+		for (p = strstr(name, prefixes[i]); p; p = strstr(p + 1, prefixes[i])) {
+			if (p != name && !isdigit((unsigned char)p[-1]))
+				continue;
+			p += pl;
+			while (isalpha((unsigned char)p[n]))
+				n++;
+			for (size_t c = 0; c < NCOLL; c++)
+				if (strlen(collectives[c]) == n && !strncmp(p, collectives[c], n)) {
+					if (len)
+						*len = n;
+					return collectives[c];
+				}
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+static unsigned coll_index(const char *name)
+{
+	const char *c = ga_align_collective(name, NULL);
+
+	for (unsigned i = 0; c && i < NCOLL; i++)
+		if (c == collectives[i])
+			return i + 1;
+	return 0;
+}
+
+void ga_align_init(struct ga_align *al, int mode)
+{
+	memset(al, 0, sizeof(*al));
+	al->mode = mode;
+}
+
+void ga_align_free(struct ga_align *al)
+{
+	free(al->f);
+	al->f = NULL;
+	al->n = 0;
+}
+
+int64_t ga_align_shift(const struct ga_align *al, size_t i)
+{
+	if (!al || i >= al->n)
+		return 0;
+	return al->f[i].clock_ns + al->f[i].nccl_ns;
+}
+
+int ga_align_active(const struct ga_align *al)
+{
+	return al && (al->mode != GA_ALIGN_NONE || al->clock_applied);
+}
+
+/* ---- shifting records ---- */
+
+static void sh(struct gp_rec *rec, size_t off, int64_t delta)
+{
+	uint64_t t;
+
+	memcpy(&t, (char *)rec + off, sizeof(t));
+	if (t) {
+		t += (uint64_t)delta;
+		memcpy((char *)rec + off, &t, sizeof(t));
+	}
+}
+
+int ga_align_shift_rec(struct gp_rec *rec, int64_t delta)
+{
+#define SE(type) do { sh(rec, offsetof(type, start), delta); sh(rec, offsetof(type, end), delta); } while (0)
+	switch (rec->type) {
+	case GP_REC_PROCESS:
+		sh(rec, offsetof(struct gp_rec_process, start_ns), delta);
+		return 1;
+	case GP_REC_CLOCK_SYNC:
+		sh(rec, offsetof(struct gp_rec_clock_sync, trace_ns), delta);
+		return 1;
+	case GP_REC_KERNEL:
+		SE(struct gp_rec_kernel);
+		return 1;
+	case GP_REC_MEMCPY:
+		SE(struct gp_rec_memcpy);
+		return 1;
+	case GP_REC_MEMSET:
+		SE(struct gp_rec_memset);
+		return 1;
+	case GP_REC_GRAPH:
+		SE(struct gp_rec_graph);
+		return 1;
+	case GP_REC_API:
+		SE(struct gp_rec_api);
+		return 1;
+	case GP_REC_NVTX_RANGE:
+	case GP_REC_NVTX_MARK:
+		SE(struct gp_rec_nvtx);
+		return 1;
+	case GP_REC_CAPTURE_RANGE:
+		SE(struct gp_rec_capture_range);
+		return 1;
+	case GP_REC_OVERHEAD:
+		SE(struct gp_rec_overhead);
+		return 1;
+	case GP_REC_FLIGHT:
+		SE(struct gp_rec_flight);
+		return 1;
+	case GP_REC_LOST:
+		sh(rec, offsetof(struct gp_rec_lost, time), delta);
+		return 1;
+	case GP_REC_END:
+		sh(rec, offsetof(struct gp_rec_end, end_ns), delta);
+		return 1;
+	case GP_REC_METRICS:
+		sh(rec, offsetof(struct gp_rec_metrics, start), delta);
+		return 1;
+	case GP_REC_MEMORY:
+		sh(rec, offsetof(struct gp_rec_memory, timestamp), delta);
+		return 1;
+	default:
+		return 0;
+	}
+#undef SE
+}
+
+static int timed(uint16_t type)
+{
+	switch (type) {
+	case GP_REC_PROCESS: case GP_REC_CLOCK_SYNC: case GP_REC_KERNEL: case GP_REC_MEMCPY:
+	case GP_REC_MEMSET: case GP_REC_GRAPH: case GP_REC_API: case GP_REC_NVTX_RANGE:
+	case GP_REC_NVTX_MARK: case GP_REC_CAPTURE_RANGE: case GP_REC_OVERHEAD:
+	case GP_REC_FLIGHT: case GP_REC_LOST: case GP_REC_END: case GP_REC_METRICS:
+	case GP_REC_MEMORY:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int ga_align_reader_fn(void *ctx, const struct gp_rec *rec)
+{
+	struct ga_align_reader *r = ctx;
+
+	if (!r->shift || !timed(rec->type))
+		return r->fn(r->ctx, rec);
+	memcpy(r->buf, rec, rec->size);
+	ga_align_shift_rec((struct gp_rec *)r->buf, r->shift);
+	return r->fn(r->ctx, (const struct gp_rec *)r->buf);
+}
+
+/* ---- the scan ---- */
+
+struct nk {
+	uint64_t start, end;
+	uint64_t stream;           /* device << 32 | stream */
+	uint32_t key;              /* collective, then with the stream ordinal */
+	uint32_t k;                /* its place among the kernels of its key */
+};
+
+struct fdata {
+	struct nk *k;
+	size_t n, cap;
+	uint32_t nstreams;
+};
+
+struct fscan {
+	struct ga_align_file *af;
+	struct fdata *fd;
+	int full;                  /* read every record (NCCL alignment) */
+	uint8_t *coll;             /* string id -> collective index + 1 */
+	size_t ncoll;
+	char **strs;               /* string id -> short strings (host names) */
+	size_t nstrs;
+	int got_process, got_sync, oom;
+};
+
+static int grow_ids(struct fscan *s, uint32_t id)
+{
+	if (id < s->ncoll)
+		return 0;
+	{
+		size_t n = s->ncoll ? s->ncoll : 64;
+		uint8_t *c;
+		char **p;
+
+		while (n <= id)
+			n *= 2;
+		c = realloc(s->coll, n);
+		if (!c)
+			return -1;
+		s->coll = c;
+		memset(c + s->ncoll, 0, n - s->ncoll);
+		p = realloc(s->strs, n * sizeof(*p));
+		if (!p)
+			return -1;
+		s->strs = p;
+		memset(p + s->nstrs, 0, (n - s->nstrs) * sizeof(*p));
+		s->ncoll = s->nstrs = n;
+	}
+	return 0;
+}
+
+static int scan_rec(void *ctx, const struct gp_rec *rec)
+{
+	struct fscan *s = ctx;
+
+	switch (rec->type) {
+	case GP_REC_STRING: {
+		const struct gp_rec_string *r = (const void *)rec;
+		const char *txt = (const char *)(r + 1);
+		char tmp[512];
+		size_t n = r->len < sizeof(tmp) - 1 ? r->len : sizeof(tmp) - 1;
+
+		if (r->id >= (1u << 26) || grow_ids(s, r->id)) {
+			s->oom = r->id < (1u << 26);
+			return s->oom;
+		}
+		memcpy(tmp, txt, n);
+		tmp[n] = '\0';
+		free(s->strs[r->id]);
+		s->strs[r->id] = NULL;
+		if (r->len <= HOST_MAX) {
+			s->strs[r->id] = strdup(tmp);
+			if (!s->strs[r->id]) {
+				s->oom = 1;
+				return 1;
+			}
+		}
+		/* Mangled NCCL names are long, but their collective comes early. */
+		s->coll[r->id] = (uint8_t)coll_index(tmp);
+		break;
+	}
+	case GP_REC_PROCESS: {
+		const struct gp_rec_process *p = (const void *)rec;
+
+		if (s->got_process)
+			break;
+		s->got_process = 1;
+		s->af->rank = p->rank;
+		s->af->pid = p->pid;
+		if (p->host && p->host < s->nstrs && s->strs[p->host])
+			snprintf(s->af->host, sizeof(s->af->host), "%s", s->strs[p->host]);
+		break;
+	}
+	case GP_REC_CLOCK_SYNC: {
+		const struct gp_rec_clock_sync *c = (const void *)rec;
+
+		if (s->got_sync)
+			break;
+		s->got_sync = 1;
+		s->af->has_sync = 1;
+		s->af->sync_ns = (int64_t)(c->realtime_ns - c->trace_ns);
+		break;
+	}
+	case GP_REC_KERNEL: {
+		const struct gp_rec_kernel *k = (const void *)rec;
+		struct nk *x;
+
+		if (!s->full || k->name >= s->ncoll || !s->coll[k->name] || k->end < k->start ||
+		    !k->end)
+			break;
+		if (ga_util_grow(&s->fd->k, &s->fd->cap, s->fd->n + 1, sizeof(*s->fd->k))) {
+			s->oom = 1;
+			return 1;
+		}
+		x = &s->fd->k[s->fd->n++];
+		x->start = k->start;
+		x->end = k->end;
+		x->stream = (uint64_t)k->device << 32 | k->stream;
+		x->key = s->coll[k->name];
+		x->k = 0;
+		break;
+	}
+	default:
+		break;
+	}
+	/* Without NCCL alignment the first PROCESS and CLOCK_SYNC are enough. */
+	return !s->full && s->got_process && s->got_sync;
+}
+
+static int cmp_nk(const void *pa, const void *pb)
+{
+	const struct nk *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	return a->end < b->end ? -1 : a->end > b->end;
+}
+
+/* Sorted by start; the stream ordinals in order of their first NCCL kernel. */
+static int order_kernels(struct fdata *fd)
+{
+	struct ga_map ord = { 0 };
+	size_t i;
+
+	qsort(fd->k, fd->n, sizeof(*fd->k), cmp_nk);
+	for (i = 0; i < fd->n; i++) {
+		uint32_t *slot;
+		int r = ga_map_insert(&ord, fd->k[i].stream, 0, &slot);
+
+		if (r < 0) {
+			ga_map_free(&ord);
+			return -1;
+		}
+		if (r == 1)
+			*slot = fd->nstreams++;
+		/* Keep the plain collective in the low bits; the ordinal above. */
+		fd->k[i].key |= *slot << 8;
+	}
+	ga_map_free(&ord);
+	return 0;
+}
+
+/* The k-th of each key (by_stream: stream ordinal and collective; else collective). */
+static int number_kernels(struct fdata *fd, int by_stream)
+{
+	struct ga_map cnt = { 0 };
+
+	for (size_t i = 0; i < fd->n; i++) {
+		uint32_t key = by_stream ? fd->k[i].key : (fd->k[i].key & 0xffu), *slot;
+
+		if (ga_map_insert(&cnt, key, 0, &slot) < 0) {
+			ga_map_free(&cnt);
+			return -1;
+		}
+		fd->k[i].k = (*slot)++;
+	}
+	ga_map_free(&cnt);
+	return 0;
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+static int64_t median_sorted(const int64_t *v, size_t n)
+{
+	if (n % 2)
+		return v[n / 2];
+	/* Halves first: no overflow. */
+	return v[n / 2 - 1] / 2 + v[n / 2] / 2 + ((v[n / 2 - 1] % 2 + v[n / 2] % 2) / 2);
+}
+
+/*
+ * Differences d (reference minus this rank) of n matched ends: the median
+ * of those within 5 scaled MADs (at least 2 us) of the first median.
+ */
+static void robust(struct ga_align_file *af, int64_t *d, size_t n, int64_t *dev)
+{
+	int64_t med, lim;
+	size_t i, k = 0;
+	uint64_t mad;
+
+	af->matched = n;
+	if (!n)
+		return;
+	qsort(d, n, sizeof(*d), cmp_i64);
+	med = median_sorted(d, n);
+	for (i = 0; i < n; i++)
+		dev[i] = d[i] > med ? d[i] - med : med - d[i];
+	qsort(dev, n, sizeof(*dev), cmp_i64);
+	mad = (uint64_t)median_sorted(dev, n);
+	lim = (int64_t)(5.0 * 1.4826 * (double)mad);
+	if (lim < 2000)
+		lim = 2000;
+	for (i = 0; i < n; i++)
+		if ((d[i] > med ? d[i] - med : med - d[i]) <= lim)
+			d[k++] = d[i];
+	af->used = k;
+	af->spread_ns = mad;
+	af->nccl_ns = median_sorted(d, k);
+}
+
+static int align_nccl(struct ga_align *al, struct fdata *fd)
+{
+	size_t ref = SIZE_MAX, i, maxn = 0;
+	uint32_t streams = 0;
+	int same = 1, rc = -1;
+	struct ga_map at = { 0 };
+	int64_t *d = NULL, *dev = NULL;
+
+	for (i = 0; i < al->n; i++) {
+		if (!fd[i].n)
+			continue;
+		if (order_kernels(&fd[i]))
+			goto out;
+		if (!streams)
+			streams = fd[i].nstreams;
+		same &= fd[i].nstreams == streams;
+		if (fd[i].n > maxn)
+			maxn = fd[i].n;
+		/* The lowest rank (no rank last), then the first given. */
+		if (ref == SIZE_MAX || al->f[i].rank < al->f[ref].rank)
+			ref = i;
+	}
+	if (ref == SIZE_MAX)
+		return 0;
+	al->by_stream = same && streams > 1;
+	for (i = 0; i < al->n; i++)
+		if (fd[i].n && number_kernels(&fd[i], al->by_stream))
+			goto out;
+	al->f[ref].reference = 1;
+	for (i = 0; i < fd[ref].n; i++) {
+		const struct nk *x = &fd[ref].k[i];
+		uint32_t *slot;
+
+		if (ga_map_insert(&at, al->by_stream ? x->key : (x->key & 0xffu), x->k, &slot) < 0)
+			goto out;
+		*slot = (uint32_t)i;
+	}
+	d = malloc((maxn ? maxn : 1) * sizeof(*d));
+	dev = malloc((maxn ? maxn : 1) * sizeof(*dev));
+	if (!d || !dev)
+		goto out;
+	for (size_t f = 0; f < al->n; f++) {
+		size_t n = 0;
+
+		if (f == ref || !fd[f].n)
+			continue;
+		for (i = 0; i < fd[f].n; i++) {
+			const struct nk *x = &fd[f].k[i];
+			const uint32_t *slot =
+				ga_map_find(&at, al->by_stream ? x->key : (x->key & 0xffu), x->k);
+
+			if (!slot)
+				continue;
+			d[n++] = ((int64_t)fd[ref].k[*slot].end + al->f[ref].clock_ns) -
+				 ((int64_t)x->end + al->f[f].clock_ns);
+		}
+		robust(&al->f[f], d, n, dev);
+	}
+	al->f[ref].matched = al->f[ref].used = fd[ref].n;
+	rc = 0;
+out:
+	ga_map_free(&at);
+	free(d);
+	free(dev);
+	return rc;
+}
+
+int ga_align_scan(struct ga_align *al, const struct ga_align_src *src, size_t n)
+{
+	struct fdata *fd = NULL;
+	struct fscan s;
+	size_t i, j;
+	int rc = -1, other_clock = 0;
+
+	al->f = calloc(n ? n : 1, sizeof(*al->f));
+	fd = calloc(n ? n : 1, sizeof(*fd));
+	if (!al->f || !fd)
+		goto out;
+	al->n = n;
+	for (i = 0; i < n; i++) {
+		struct ga_read_info info;
+		char err[256];
+
+		memset(&s, 0, sizeof(s));
+		s.af = &al->f[i];
+		s.fd = &fd[i];
+		s.full = al->mode == GA_ALIGN_NCCL;
+		s.af->rank = UINT32_MAX;
+		/* Unreadable traces are the model's to report. */
+		if (src[i].buf)
+			ga_reader_read_mem(src[i].path, src[i].buf, src[i].len, scan_rec, &s, &info,
+					   err, sizeof(err));
+		else
+			ga_reader_read_file(src[i].path, scan_rec, &s, &info, err, sizeof(err));
+		for (j = 0; j < s.nstrs; j++)
+			free(s.strs[j]);
+		free(s.strs);
+		free(s.coll);
+		if (s.oom)
+			goto out;
+		if (s.got_sync && info.header.clock_id != GP_CLOCK_REALTIME)
+			other_clock = 1;
+	}
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && strcmp(al->f[j].host, al->f[i].host); j++)
+			;
+		al->hosts += j == i;
+	}
+	/* One host shares its clocks: its traces are read as they are. */
+	if (al->hosts > 1 || other_clock) {
+		for (i = 0; i < n; i++)
+			if (al->f[i].has_sync) {
+				al->f[i].clock_ns = al->f[i].sync_ns;
+				al->clock_applied = 1;
+			}
+	}
+	if (al->mode == GA_ALIGN_NCCL && align_nccl(al, fd))
+		goto out;
+	rc = 0;
+out:
+	for (i = 0; fd && i < n; i++)
+		free(fd[i].k);
+	free(fd);
+	if (rc)
+		snprintf(al->err, sizeof(al->err), "out of memory");
+	return rc;
+}

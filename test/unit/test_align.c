@@ -1,0 +1,334 @@
+/*
+ * Unit tests of clock alignment (analyzer/model/align.c): synthetic 2- and
+ * 4-rank jobs whose ranks' clocks are skewed by known amounts, with NCCL
+ * collectives that end together (give or take a few hundred ns), a few
+ * late outliers, point-to-point kernels that must not count, and two
+ * communicators on streams of their own; the corrections must come back
+ * within 1 us.  Traces of several hosts move by their clock sync records.
+ * Test code, runs offline only.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "model/analysis.h"
+#include "synth.h"
+#include "tap.h"
+
+#define T0 1700000000000000000ull
+#define AR "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LLP24ncclDevKernelArgsStorageILm4096EE"
+#define AG "ncclDevKernel_AllGather_RING_LL"
+#define SR "_Z22ncclDevKernel_SendRecvP24ncclDevKernelArgsStorageILm4096EE"
+#define NCOLL 40
+
+static char dir[64];
+
+/* Deterministic noise: a small linear congruential generator. */
+static uint64_t rng = 12345;
+
+static int64_t noise(int64_t span)
+{
+	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (int64_t)((rng >> 33) % (uint64_t)(2 * span + 1)) - span;
+}
+
+static int64_t iabs(int64_t v)
+{
+	return v < 0 ? -v : v;
+}
+
+/*
+ * One rank whose clock reads true time + skew.  Collective i of
+ * communicator A (AllReduce) ends at true time T0 + 1 ms + 50 us * i,
+ * give or take 400 ns; with two_comms, communicator B (another AllReduce,
+ * on a second stream) ends 3 us later, so that the two interleave
+ * differently on each rank by start.  Every 11th collective of ranks
+ * other than 0 ends 30 us late (an outlier).  SendRecv kernels end 200 us
+ * apart from one rank to the next (they must not count).  Compute
+ * kernels sit between collectives.
+ */
+static void write_rank(const char *path, uint32_t rank, const char *host, int64_t skew,
+		       int two_comms, int64_t sync_off)
+{
+	struct synth *s = synth_open(path);
+	uint32_t ar, ag, sr, gemm;
+	uint32_t sa = 20 + 2 * rank, sb = 21 + 2 * rank;
+
+	synth_process(s, 900 + rank, host, "./train", rank, (uint64_t)((int64_t)T0 + skew));
+	if (sync_off)
+		synth_clock_sync(s, (uint64_t)((int64_t)T0 + skew),
+				 (uint64_t)((int64_t)T0 + skew + sync_off), 1000);
+	else
+		synth_clock_sync(s, (uint64_t)((int64_t)T0 + skew), (uint64_t)((int64_t)T0 + skew),
+				 1000);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1, (uint8_t)(0x10 + rank));
+	ar = synth_string(s, AR);
+	ag = synth_string(s, AG);
+	sr = synth_string(s, SR);
+	gemm = synth_string(s, "_Z4gemmv");
+	for (int i = 0; i < NCOLL; i++) {
+		int64_t base = (int64_t)T0 + 1000000 + 50000 * (int64_t)i + skew;
+		int64_t end = base + noise(400) + (rank && i % 11 == 3 ? 30000 : 0);
+		int64_t start = end - 2000 - iabs(noise(13000));
+
+		synth_kernel(s, gemm, (uint64_t)(base - 30000), (uint64_t)(base - 20000), 0, 7, 0, 0);
+		synth_kernel(s, ar, (uint64_t)start, (uint64_t)end, 0, sa, 0, 0);
+		if (two_comms) {
+			end = base + 3000 + noise(400);
+			start = end - 2000 - iabs(noise(13000));
+			synth_kernel(s, ar, (uint64_t)start, (uint64_t)end, 0, sb, 0, 0);
+		}
+		if (i % 4 == 0) {
+			end = base + 10000 + 200000 * (int64_t)rank;
+			synth_kernel(s, sr, (uint64_t)(end - 5000), (uint64_t)end, 0, sa, 0, 0);
+			synth_kernel(s, sr, (uint64_t)(end - 4000), (uint64_t)end + 1000, 0, sa, 0,
+				     0);
+		}
+		if (i % 10 == 9) {
+			end = base + 20000 + noise(300);
+			synth_kernel(s, ag, (uint64_t)(end - 3000), (uint64_t)end, 0, sa, 0, 0);
+		}
+	}
+	synth_end(s, (uint64_t)((int64_t)T0 + skew + 10000000), 0);
+	synth_close(s, NULL, NULL);
+}
+
+static int run(char **out, char **err, int (*fn)(int, char **), ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+
+	va_start(ap, fn);
+	while (argc < 31 && (argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	return synth_capture(dir, out, err, fn, argc, argv);
+}
+
+static int build(struct ga_analysis *an, struct ga_filter *flt, int align, char **paths, int n)
+{
+	struct ga_analysis_opts o = { .stack_depth = 4, .align = align };
+
+	ga_filter_init(flt);
+	if (ga_analysis_init(an, &o, flt))
+		return -1;
+	return ga_analysis_build(an, paths, n);
+}
+
+static void done(struct ga_analysis *an, struct ga_filter *flt)
+{
+	ga_analysis_free(an);
+	ga_filter_free(flt);
+}
+
+static void test_names(void)
+{
+	size_t n = 0;
+
+	tap_begin("collectives are told from NCCL kernel names; SendRecv is none");
+	CHECK(ga_align_collective(AR, &n) && !strcmp(ga_align_collective(AR, NULL), "AllReduce") &&
+	      n == 9);
+	CHECK(ga_align_collective(AG, NULL) && !strcmp(ga_align_collective(AG, NULL), "AllGather"));
+	CHECK(ga_align_collective("_Z34ncclSymkDevKernel_ReduceScatter_LLv", NULL) &&
+	      !strcmp(ga_align_collective("_Z34ncclSymkDevKernel_ReduceScatter_LLv", NULL),
+		      "ReduceScatter"));
+	CHECK(ga_align_collective("ncclKernel_Broadcast_RING_LL_Sum_int8_t", NULL));
+	CHECK(!ga_align_collective(SR, NULL));
+	CHECK(!ga_align_collective("ncclDevKernel_Generic", NULL));
+	CHECK(!ga_align_collective("_Z4gemmv", NULL));
+	CHECK(!ga_align_collective("my_ncclDevKernel_AllReduce", NULL));
+	tap_end();
+}
+
+static void test_shift_rec(void)
+{
+	struct gp_rec_kernel k;
+	struct gp_rec_lost l;
+
+	tap_begin("a record's time fields move; 0 (unknown) stays 0");
+	memset(&k, 0, sizeof(k));
+	k.h.type = GP_REC_KERNEL;
+	k.h.size = sizeof(k);
+	k.start = 1000;
+	k.end = 2000;
+	k.correlation = 77;
+	CHECK(ga_align_shift_rec(&k.h, -300) == 1 && k.start == 700 && k.end == 1700 &&
+	      k.correlation == 77);
+	memset(&l, 0, sizeof(l));
+	l.h.type = GP_REC_LOST;
+	l.h.size = sizeof(l);
+	l.count = 5;
+	CHECK(ga_align_shift_rec(&l.h, 1000) == 1 && l.time == 0 && l.count == 5);
+	k.h.type = GP_REC_STRING;
+	CHECK(ga_align_shift_rec(&k.h, 1000) == 0);
+	tap_end();
+}
+
+static void test_two_ranks(void)
+{
+	char p0[128], p1[128], *paths[2] = { p0, p1 }, *out = NULL, *err = NULL;
+	const int64_t skew = 37400;   /* rank 1's clock is 37.4 us ahead */
+	struct ga_analysis an;
+	struct ga_filter flt;
+	int rc;
+
+	snprintf(p0, sizeof(p0), "%s/r0.gpuprof", dir);
+	snprintf(p1, sizeof(p1), "%s/r1.gpuprof", dir);
+	write_rank(p0, 0, "node1", 0, 0, 0);
+	write_rank(p1, 1, "node1", skew, 0, 0);
+
+	tap_begin("2 ranks: --align nccl recovers a 37.4 us skew within 1 us");
+	rc = build(&an, &flt, GA_ALIGN_NCCL, paths, 2);
+	CHECK(rc == 0 && an.al.n == 2);
+	if (!rc && an.al.n == 2) {
+		const struct ga_align_file *f0 = &an.al.f[0], *f1 = &an.al.f[1];
+
+		CHECK(f0->reference && f0->nccl_ns == 0 && !f1->reference);
+		CHECKF(iabs(f1->nccl_ns + skew) < 1000, "correction %lld, skew %lld",
+		       (long long)f1->nccl_ns, (long long)skew);
+		/* 40 AllReduce + 4 AllGather; 4 outliers (i % 11 == 3) left out. */
+		CHECKF(f1->matched == NCOLL + NCOLL / 10 && f1->used == f1->matched - 4,
+		       "matched %llu used %llu", (unsigned long long)f1->matched,
+		       (unsigned long long)f1->used);
+		CHECK(!an.al.clock_applied && f1->clock_ns == 0 && an.al.hosts == 1);
+		CHECK(ga_align_shift(&an.al, 1) == f1->nccl_ns);
+		/* The model read rank 1's times moved: both ranks' first kernels agree. */
+		CHECKF(iabs((int64_t)(an.m.first_start - (T0 + 1000000 - 30000))) < 1000,
+		       "first %llu", (unsigned long long)(an.m.first_start - T0));
+	}
+	done(&an, &flt);
+	tap_end();
+
+	tap_begin("2 ranks: without --align the times are as recorded");
+	rc = build(&an, &flt, GA_ALIGN_NONE, paths, 2);
+	CHECK(rc == 0 && ga_align_shift(&an.al, 1) == 0 && !ga_align_active(&an.al));
+	CHECK(rc == 0 && an.m.last_end > T0 + (uint64_t)skew + 1000000 + 50000 * (NCOLL - 1));
+	done(&an, &flt);
+	tap_end();
+
+	tap_begin("report and JSON say the correction per rank");
+	rc = run(&out, &err, cmd_report, "report", "--align", "nccl", p1, p0, NULL);
+	CHECKF(rc == 0 && out && strstr(out, "Clock alignment ("), "rc %d %s", rc, err ? err : "");
+	CHECKF(out && strstr(out, " reference |"), "%s", out ? out : "");
+	CHECK(out && strstr(out, "\nrank 1 | -37."));
+	CHECK(out && !strstr(out, "Warnings:"));
+	free(out);
+	free(err);
+	out = err = NULL;
+	rc = run(&out, &err, cmd_export, "export", "--format", "json", "--align", "nccl", p0, p1,
+		 NULL);
+	CHECK(rc == 0 && out && strstr(out, "\"clock_alignment\":{"));
+	CHECK(out && strstr(out, "\"method\":\"nccl\""));
+	CHECK(out && strstr(out, "\"name\":\"rank 1\",\"pid\":901,\"correction_ns\":-37"));
+	CHECK(out && strstr(out, "\"clock_correction_ns\":-37"));
+	free(out);
+	free(err);
+	out = err = NULL;
+	rc = run(&out, &err, cmd_report, "report", "--align", "sideways", p0, p1, NULL);
+	CHECK(rc == 2 && err && strstr(err, "--align takes nccl or none"));
+	free(out);
+	free(err);
+	tap_end();
+}
+
+static void test_four_ranks(void)
+{
+	static const uint32_t order[4] = { 2, 0, 3, 1 };
+	static const int64_t skew[4] = { 0, -250000, 1200000, 13700 };
+	char p[4][128], *paths[4];
+	struct ga_analysis an;
+	struct ga_filter flt;
+	int rc;
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(p[i], sizeof(p[i]), "%s/q%u.gpuprof", dir, order[i]);
+		write_rank(p[i], order[i], "node1", skew[order[i]], 1, 0);
+		paths[i] = p[i];
+	}
+	tap_begin("4 ranks, two communicators: every skew recovered within 1 us");
+	rc = build(&an, &flt, GA_ALIGN_NCCL, paths, 4);
+	CHECK(rc == 0 && an.al.n == 4 && an.al.by_stream);
+	for (int i = 0; !rc && i < 4 && an.al.n == 4; i++) {
+		const struct ga_align_file *f = &an.al.f[i];
+		uint32_t r = order[i];
+
+		CHECKF(f->rank == r, "file %d rank %u", i, f->rank);
+		CHECKF(f->reference == (r == 0), "file %d reference %d", i, f->reference);
+		CHECKF(iabs(f->nccl_ns + skew[r]) < 1000, "rank %u: correction %lld, skew %lld", r,
+		       (long long)f->nccl_ns, (long long)skew[r]);
+		if (r)
+			CHECKF(f->matched == 2 * NCOLL + NCOLL / 10, "rank %u matched %llu", r,
+			       (unsigned long long)f->matched);
+	}
+	done(&an, &flt);
+	tap_end();
+}
+
+static void test_hosts(void)
+{
+	char p0[128], p1[128], *paths[2] = { p0, p1 }, *out = NULL, *err = NULL;
+	const int64_t off = 5000000;  /* host b's trace clock is 5 ms behind CLOCK_REALTIME */
+	struct ga_analysis an;
+	struct ga_filter flt;
+	int rc;
+
+	snprintf(p0, sizeof(p0), "%s/ha.gpuprof", dir);
+	snprintf(p1, sizeof(p1), "%s/hb.gpuprof", dir);
+	write_rank(p0, 0, "hosta", 0, 0, 0);
+	write_rank(p1, 1, "hostb", -off, 0, off);
+
+	tap_begin("several hosts: each trace moves to CLOCK_REALTIME by its clock sync");
+	rc = build(&an, &flt, GA_ALIGN_NONE, paths, 2);
+	CHECK(rc == 0 && an.al.hosts == 2 && an.al.clock_applied);
+	CHECK(rc == 0 && an.al.f[0].clock_ns == 0 && an.al.f[1].clock_ns == off);
+	CHECK(rc == 0 && an.m.first_start == T0 + 1000000 - 30000);
+	done(&an, &flt);
+	rc = run(&out, &err, cmd_report, "report", p0, p1, NULL);
+	CHECK(rc == 0 && out && strstr(out, "Clock alignment (traces of several hosts"));
+	CHECK(out && strstr(out, "rank 1@hostb"));
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("several hosts and --align nccl: clock sync, then NCCL ends");
+	write_rank(p1, 1, "hostb", -off + 21000, 0, off);
+	rc = build(&an, &flt, GA_ALIGN_NCCL, paths, 2);
+	CHECK(rc == 0 && an.al.f[1].clock_ns == off);
+	CHECKF(rc == 0 && iabs(an.al.f[1].nccl_ns + 21000) < 1000, "nccl %lld",
+	       (long long)an.al.f[1].nccl_ns);
+	done(&an, &flt);
+	tap_end();
+
+	tap_begin("one host: clock sync records leave the traces as they are");
+	write_rank(p1, 1, "hosta", -off, 0, off);
+	rc = build(&an, &flt, GA_ALIGN_NONE, paths, 2);
+	CHECK(rc == 0 && an.al.hosts == 1 && !an.al.clock_applied && ga_align_shift(&an.al, 1) == 0);
+	done(&an, &flt);
+	tap_end();
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/gp_align_XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+	test_names();
+	test_shift_rec();
+	test_two_ranks();
+	test_four_ranks();
+	test_hosts();
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			return 1;
+	}
+	return tap_exit();
+}
