@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <type_traits>
 
 #include "calibrate.h"
 
@@ -274,7 +275,7 @@ static int measure_fma(double *rate, int iters, char *err, size_t errlen)
 	int sms, rc;
 	T *out = NULL;
 	double secs;
-	T b = fma_op<T>::init(0), c = fma_op<T>::init(0);
+	T b, c;
 
 	if ((rc = sm_count(&sms, err, errlen)))
 		return rc;
@@ -283,10 +284,10 @@ static int measure_fma(double *rate, int iters, char *err, size_t errlen)
 	/* b close to 1, c small: the chains stay finite. */
 	{
 		float bf = 0.999f, cf = 1e-3f;
-		if constexpr (sizeof(T) == 8) {
+		if constexpr (std::is_same<T, double>::value) {
 			b = (T)bf;
 			c = (T)cf;
-		} else if constexpr (sizeof(T) == 4 && std::is_same<T, float>::value) {
+		} else if constexpr (std::is_same<T, float>::value) {
 			b = bf;
 			c = cf;
 		} else if constexpr (std::is_same<T, __half2>::value) {

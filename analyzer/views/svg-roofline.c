@@ -315,8 +315,12 @@ static int chart(struct ga_analysis *an, FILE *out, uint32_t model, double top, 
 			fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"minor\"/>\n",
 				xs, top + PY1, xs, top + PY1 - 4);
 		}
-		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%g</text>\n",
-			x, top + PY1 + 17, pow(10, e));
+		if (e >= -3 && e <= 4)
+			fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%g</text>\n",
+				x, top + PY1 + 17, pow(10, e));
+		else
+			fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">10"
+				"<tspan dy=\"-5\" font-size=\"8\">%.0f</tspan></text>\n", x, top + PY1 + 17, e);
 	}
 	for (double e = ay.lo; e <= ay.hi + 1e-9; e++) {
 		double y = map(&ay, pow(10, e));
@@ -335,9 +339,38 @@ static int chart(struct ga_analysis *an, FILE *out, uint32_t model, double top, 
 	fprintf(out, "<clipPath id=\"clip-%d\"><rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
 		"height=\"%.1f\"/></clipPath>\n", index, PX0, top + PY0, PX1 - PX0, PY1 - PY0);
 
+	double xlo = pow(10, ax.lo), xhi = pow(10, ax.hi);
+	/* Dots: positions first, so that the roofs' labels avoid them. */
+	for (size_t i = 0; i < nd; i++) {
+		struct dot *t = &d[i];
+		const struct ga_mx_kernel *k = &mx->k[t->k];
+		double secs = (double)k->time_ns * 1e-9, fs = secs > 0 ? t->r.flops / secs : 0;
+
+		t->num = (int)i + 1;
+		t->rad = tmax > 0 ? fmax(RMIN, RMAX * sqrt(t->total_ns / tmax)) : RMIN;
+		if (t->r.flops > 0 && isfinite(t->r.ai) && t->r.ai > 0 && fs > 0) {
+			t->x = map(&ax, fmin(fmax(t->r.ai, xlo), xhi));
+			t->y = map(&ay, fmin(fmax(fs, pow(10, ay.lo)), pow(10, ay.hi)));
+		} else if (t->r.flops > 0 && fs > 0) {
+			t->edge = 2;
+			t->x = PX1;
+			t->y = map(&ay, fmin(fmax(fs, pow(10, ay.lo)), pow(10, ay.hi)));
+		} else {
+			/* No FLOPs: at the left edge, as high as its DRAM bandwidth reaches there. */
+			t->edge = 1;
+			t->x = PX0;
+			t->y = t->r.dram_bw > 0 ? map(&ay, fmin(fmax(t->r.dram_bw * xlo, pow(10, ay.lo)),
+							      pow(10, ay.hi)))
+						: top + PY1;
+		}
+	}
+	for (size_t i = 0; i < nd; i++)
+		boxes[nb++] = (struct box){ d[i].x - d[i].rad, d[i].y - d[i].rad, d[i].x + d[i].rad,
+					    d[i].y + d[i].rad };
 	/* Ceilings: bandwidth slopes up to the highest roof, roofs from their ridge on. */
 	fprintf(out, "<g id=\"ceilings-%d\" clip-path=\"url(#clip-%d)\">\n", index, index);
-	double xlo = pow(10, ax.lo), xhi = pow(10, ax.hi), lab_prev = -1e9;
+	/* Pixels across per pixel up along a bandwidth slope. */
+	double slope_px = ((PX1 - PX0) / (ax.hi - ax.lo)) / ((PY1 - PY0) / (ay.hi - ay.lo));
 	if (p) {
 		struct {
 			double bw;
@@ -391,49 +424,48 @@ static int chart(struct ga_analysis *an, FILE *out, uint32_t model, double top, 
 			int c = order[i];
 			double v = p->p.flops[c], y = map(&ay, v);
 			double xr = p->p.dram_bw > 0 ? fmax(xlo, v / p->p.dram_bw) : xlo;
-			double ly = y - 5;
+			char text[128];
+			double lw, lx;
+			struct box bx;
+
+			snprintf(text, sizeof(text), "%s %s%s", prec_name[c], si(b1, sizeof(b1), v, "FLOP/s"),
+				 (p->measured >> c) & 1 ? " (measured)" : "");
+			lw = 7.0 * (double)strlen(text);
+			/* Right of where the bandwidth slope leaves the label's height. */
+			lx = map(&ax, xr) + 18 * slope_px + 6;
 
 			fprintf(out, "<line class=\"ceiling\" data-ceiling=\"%s\" data-value=\"%.6g\" "
 				"x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
 				prec_name[c], v, map(&ax, xr), y, PX1, y, prec_color[c]);
-			/* Above its line, else below it, else below the previous label. */
-			if (ly < lab_prev + 14)
-				ly = y + 14 >= lab_prev + 14 ? y + 14 : lab_prev + 14;
-			lab_prev = ly;
-			fprintf(labels, "<text class=\"clabel\" fill=\"%s\" x=\"%.1f\" y=\"%.1f\" "
-				"text-anchor=\"end\">%s %s%s</text>\n", prec_color[c], PX1 - 6, ly,
-				prec_name[c], si(b1, sizeof(b1), v, "FLOP/s"),
-				(p->measured >> c) & 1 ? " (measured)" : "");
-			boxes[nb++] = (struct box){ PX1 - 6 - CH * (strlen(prec_name[c]) + 24), ly - 11,
-						    PX1, ly + 3 };
+			/*
+			 * From where the roof starts (dots of compute-bound kernels sit
+			 * further right): above its line, else below it, else at the
+			 * plot's right end.
+			 */
+			if (lx + lw > PX1 - 4)
+				lx = PX1 - 4 - lw;
+			/* Sliding right along the roof, above then below it, until it is clear. */
+			for (double x = lx;; x += 30) {
+				double at = fmin(x, PX1 - 4 - lw);
+
+				bx = (struct box){ at, y - 16, at + lw, y - 3 };
+				if (!overlaps(&bx, boxes, nb))
+					break;
+				bx = (struct box){ at, y + 3, at + lw, y + 16 };
+				if (!overlaps(&bx, boxes, nb))
+					break;
+				if (at >= PX1 - 4 - lw) {
+					bx = (struct box){ lx, y - 16, lx + lw, y - 3 };
+					break;
+				}
+			}
+			fprintf(labels, "<text class=\"clabel\" fill=\"%s\" x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+				prec_color[c], bx.x0, bx.y1 - 2, text);
+			boxes[nb++] = bx;
 		}
 	}
 	fputs("</g>\n", out);
 
-	/* Dots: positions, then drawn largest first, then labels. */
-	for (size_t i = 0; i < nd; i++) {
-		struct dot *t = &d[i];
-		const struct ga_mx_kernel *k = &mx->k[t->k];
-		double secs = (double)k->time_ns * 1e-9, fs = secs > 0 ? t->r.flops / secs : 0;
-
-		t->num = (int)i + 1;
-		t->rad = tmax > 0 ? fmax(RMIN, RMAX * sqrt(t->total_ns / tmax)) : RMIN;
-		if (t->r.flops > 0 && isfinite(t->r.ai) && t->r.ai > 0 && fs > 0) {
-			t->x = map(&ax, fmin(fmax(t->r.ai, xlo), xhi));
-			t->y = map(&ay, fmin(fmax(fs, pow(10, ay.lo)), pow(10, ay.hi)));
-		} else if (t->r.flops > 0 && fs > 0) {
-			t->edge = 2;
-			t->x = PX1;
-			t->y = map(&ay, fmin(fmax(fs, pow(10, ay.lo)), pow(10, ay.hi)));
-		} else {
-			/* No FLOPs: at the left edge, as high as its DRAM bandwidth reaches there. */
-			t->edge = 1;
-			t->x = PX0;
-			t->y = t->r.dram_bw > 0 ? map(&ay, fmin(fmax(t->r.dram_bw * xlo, pow(10, ay.lo)),
-							      pow(10, ay.hi)))
-						: top + PY1;
-		}
-	}
 	fprintf(out, "<g id=\"kernels-%d\">\n", index);
 	for (size_t i = nd; i-- > 0;) {
 		/* qsort put the most time first; draw it first so small dots stay on top. */
@@ -463,9 +495,6 @@ static int chart(struct ga_analysis *an, FILE *out, uint32_t model, double top, 
 			fputs("\nno DRAM bytes: drawn at the right edge", out);
 		fputs("</title></circle>\n", out);
 	}
-	for (size_t i = 0; i < nd; i++)
-		boxes[nb++] = (struct box){ d[i].x - d[i].rad, d[i].y - d[i].rad, d[i].x + d[i].rad,
-					    d[i].y + d[i].rad };
 	/* Labels: the number and (for the first NAMED) the short name, where they fit. */
 	for (size_t i = 0; i < nd; i++) {
 		struct dot *t = &d[i];
