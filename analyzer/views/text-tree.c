@@ -177,7 +177,9 @@ int ga_text_tree_print(const struct ga_ranges *nx, struct ga_model *m, const str
 				rc |= ga_buf_put(&cell, "", 0);
 				if (pre.len)
 					rc |= ga_buf_put(&cell, pre.p, pre.len);
-				rc |= ga_buf_put(&cell, shown == nv ? elbow : tee, sizeof(tee) - 1);
+				/* The roofline line first, then the values; the last one closes. */
+				rc |= ga_buf_put(&cell, (j ? shown + 1 : 0) == nv ? elbow : tee,
+						 sizeof(tee) - 1);
 				if (!j)
 					rc |= roof_line(&cell, mx, &km);
 				else

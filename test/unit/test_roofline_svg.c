@@ -7,6 +7,7 @@
  *
  *   test_roofline_svg [DIR]    keeps the trace and the chart in DIR
  */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -145,7 +146,7 @@ static void test_read(char *pdir)
 
 	tap_begin("peaks files read and found");
 	snprintf(pdir, 300, "%s/peaks", dir);
-	CHECK(mkdir(pdir, 0700) == 0);
+	CHECK(mkdir(pdir, 0700) == 0 || errno == EEXIST);
 	snprintf(path, sizeof(path), "%s/NVIDIA_H100_80GB_HBM3-cuda12080.peaks", pdir);
 	CHECK(write_file(path, "gpuprof-peaks 1\n# old\nmodel " MODEL "\ndriver 12080\n"
 			 "date 2026-01-02T03:04:05Z\nfp32 5.0e13\ndram 2.9e12\n") == 0);
@@ -250,14 +251,74 @@ static void test_report(const char *trace, const char *pdir)
 	tap_end();
 }
 
+static int count(const char *s, const char *what)
+{
+	int n = 0;
+
+	for (; s && (s = strstr(s, what)); s++)
+		n++;
+	return n;
+}
+
+static void test_tree_csv(const char *trace)
+{
+	char *argv[8], *out = NULL, *err = NULL;
+	int rc;
+
+	tap_begin("report --tree: metrics under each kernel");
+	argv[0] = "report";
+	argv[1] = "--tree";
+	argv[2] = "--spec-peaks";
+	argv[3] = (char *)trace;
+	rc = synth_capture(dir, &out, &err, cmd_report, 4, argv);
+	CHECKF(rc == 0 && out, "rc %d %s", rc, err ? err : "");
+	/* Each kernel node: a roofline line, then its non-zero metrics, the last with an elbow. */
+	CHECKF(count(out, "\xe2\x94\x80\xe2\x94\x80 roofline: 1 profiled") == (int)NK, "%s", out);
+	CHECK(strstr(out, "\xe2\x94\x82   \xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 roofline: 1 profiled, 4.000 ms, "
+			  "123.70 TFLOP/s TC-FP16, DRAM 96.0 GB/s, 1.29e+03 FLOP/B, 12% of TC-FP16 roof: neither"));
+	CHECK(strstr(out, "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 dram__bytes_read.sum = 3.84e+08"));
+	CHECK(strstr(out, "Under each kernel: its hardware metrics"));
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("export csv: roofline and metrics tables");
+	argv[0] = "export";
+	argv[1] = "--format";
+	argv[2] = "csv";
+	argv[3] = "--table";
+	argv[4] = "roofline";
+	argv[5] = (char *)trace;
+	rc = synth_capture(dir, &out, &err, cmd_export, 6, argv);
+	CHECKF(rc == 0 && out, "rc %d %s", rc, err ? err : "");
+	CHECK(count(out, "\n") == (int)NK + 1);
+	CHECK(strstr(out, ",_Z4copyPfPKfm,1,1300000,0,2,0,0,0,0,0,0,0,4200000000,0,4200000000,,,,0,"
+			  "3230769230769.2305,0,,96.37412987928451,memory-bound\n"));
+	free(out);
+	free(err);
+	argv[4] = "metrics";
+	rc = synth_capture(dir, &out, &err, cmd_export, 6, argv);
+	CHECKF(rc == 0 && out, "rc %d %s", rc, err ? err : "");
+	/* Every value of every kernel: 5 metrics each. */
+	CHECK(count(out, "\n") == 5 * (int)NK + 1);
+	CHECK(strstr(out, "host,rank,pid,file,device,name,mangled,launches,metric,sum,avg\n"));
+	CHECK(strstr(out, ",_Z11gemm_smallv,1,sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum,"
+			  "1932735283.2,1932735283.2\n"));
+	free(out);
+	free(err);
+	tap_end();
+}
+
 int main(int argc, char **argv)
 {
 	char pdir[300], path[600];
 	char *trace;
 	int keep = argc > 1;
 
-	if (keep)
+	if (keep) {
 		snprintf(dir, sizeof(dir), "%s", argv[1]);
+		mkdir(dir, 0700);
+	}
 	else {
 		snprintf(dir, sizeof(dir), "/tmp/gp-roofsvg-XXXXXX");
 		if (!mkdtemp(dir))
@@ -267,8 +328,10 @@ int main(int argc, char **argv)
 	test_read(pdir);
 	trace = write_trace();
 	CHECK(trace != NULL);
-	if (trace)
+	if (trace) {
 		test_report(trace, pdir);
+		test_tree_csv(trace);
+	}
 	if (!keep) {
 		snprintf(path, sizeof(path), "%s/NVIDIA_H100_80GB_HBM3-cuda12080.peaks", pdir);
 		unlink(path);
