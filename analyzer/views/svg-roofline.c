@@ -18,7 +18,7 @@
 #include "model/metrics.h"
 #include "views/svg.h"
 
-#define W 1200.0                   /* document width */
+#define W 1300.0                   /* document width */
 #define H 720.0                    /* height of one chart */
 #define PX0 112.0                  /* plot area */
 #define PX1 850.0
@@ -113,6 +113,67 @@ static const char *si(char *buf, size_t n, double v, const char *unit)
 	return buf;
 }
 
+/*
+ * A kernel's label: its short name without namespaces and, for a template
+ * instance, the functor or implementation it runs (the last identifier of
+ * its template arguments that names a Functor, an ...Impl, ...Kernel or
+ * ...Op): "vectorized_elementwise_kernel<MulFunctor>".
+ */
+static int ident_char(char c)
+{
+	return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static const char *label_of(char *buf, size_t n, const char *shortn)
+{
+	const char *base = shortn, *end = NULL, *s, *pick = NULL;
+	size_t picklen = 0;
+	int depth = 0;
+
+	/* The function's own name: after the last "::" outside brackets, up to its '<'. */
+	for (s = shortn; *s && !end; s++) {
+		if (*s == '(' || *s == '[')
+			depth++;
+		else if ((*s == ')' || *s == ']') && depth)
+			depth--;
+		else if (!depth && s[0] == ':' && s[1] == ':')
+			base = s + 2;
+		else if (!depth && *s == '<')
+			end = s;
+	}
+	if (!end) {
+		snprintf(buf, n, "%s", base);
+		return buf;
+	}
+	for (s = end; *s; s++) {
+		if (*s == '<') {
+			depth++;
+		} else if (*s == '>') {
+			if (--depth == 0)
+				break;
+		} else if (ident_char(*s) && !ident_char(s[-1]) && !(*s >= '0' && *s <= '9')) {
+			const char *e = s;
+			size_t l;
+
+			while (ident_char(*e))
+				e++;
+			l = (size_t)(e - s);
+			if (memmem(s, l, "Functor", 7) ||
+			    (l > 4 && (!memcmp(e - 4, "Impl", 4) || !memcmp(e - 2, "Op", 2))) ||
+			    (l > 6 && (!memcmp(e - 6, "Kernel", 6) || !memcmp(e - 6, "kernel", 6)))) {
+				pick = s;
+				picklen = l;
+			}
+			s = e - 1;
+		}
+	}
+	if (pick)
+		snprintf(buf, n, "%.*s<%.*s>", (int)(end - base), base, (int)picklen, pick);
+	else
+		snprintf(buf, n, "%.*s", (int)(end - base), base);
+	return buf;
+}
+
 struct axis {
 	double lo, hi;                 /* decades: 10^lo .. 10^hi */
 	double p0, p1;                 /* pixels */
@@ -142,7 +203,7 @@ struct dot {
 	double x, y, rad;
 	int edge;                      /* 1: no FLOPs (left edge), 2: no DRAM bytes (right edge) */
 	int num;
-	const char *name;              /* short name */
+	char name[160];                /* label_of() */
 };
 
 static int by_time(const void *a, const void *b)
@@ -209,7 +270,7 @@ static int chart(struct ga_analysis *an, FILE *out, uint32_t model, double top, 
 		if (model_of(m, mx->peaks[i].proc, mx->peaks[i].device) == model)
 			p = &mx->peaks[i];
 	if (!(d = calloc(mx->nk ? mx->nk : 1, sizeof(*d))) ||
-	    !(boxes = calloc(2 * mx->nk + 64, sizeof(*boxes)))) {
+	    !(boxes = calloc(2 * mx->nk + 256, sizeof(*boxes)))) {
 		free(d);
 		fclose(labels);
 		free(lbuf);
@@ -227,7 +288,7 @@ static int chart(struct ga_analysis *an, FILE *out, uint32_t model, double top, 
 		ga_roof_eval(k->flops, (k->have & GA_MX_HAVE_DRAM) ? k->dram_total : 0, k->time_ns,
 			     kp ? &kp->p : NULL, &t->r);
 		t->total_ns = kernel_total(m, k);
-		t->name = ga_strtab_short(&m->strs, k->name);
+		label_of(t->name, sizeof(t->name), ga_strtab_short(&m->strs, k->name));
 		if (t->total_ns > tmax)
 			tmax = t->total_ns;
 		for (int c = 0; c < GA_MX_PREC; c++)
@@ -395,18 +456,49 @@ static int chart(struct ga_analysis *an, FILE *out, uint32_t model, double top, 
 			fprintf(out, "<line class=\"%s\" data-ceiling=\"%s\" data-value=\"%.6g\" x1=\"%.1f\" "
 				"y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", bws[b].cls,
 				bws[b].name, bw, x0, y0, x1, y1, bws[b].color);
-			/* Its label along the slope, where the slope is inside the plot. */
-			ang = atan2(y1 - y0, x1 - x0) * 180 / M_PI;
+			/*
+			 * Its label along the slope, where the slope is inside the plot,
+			 * at the first place clear of dots and labels.
+			 */
+			ang = atan2(y1 - y0, x1 - x0);
 			{
+				static const double at[] = { 0.2, 0.35, 0.5, 0.65, 0.1, 0.8, 0.05 };
 				double lo = fmax(xlo, pow(10, ay.lo) / bw), hi = fmin(xe, pow(10, ay.hi) / bw);
-				double xl = lo * pow(hi / lo, b ? 0.55 : 0.2), px = map(&ax, xl),
-				       py = map(&ay, bw * xl);
+				double ux = cos(ang), uy = sin(ang), nx = uy, ny = -ux, len, px = 0, py = 0;
+				char text[96];
+				int ok = 0;
 
-				if (hi > lo) {
-					fprintf(out, "<text class=\"clabel\" fill=\"%s\" transform=\"translate(%.1f %.1f) "
-						"rotate(%.2f)\" dy=\"-5\">%s %s%s</text>\n", bws[b].color, px, py,
-						ang, bws[b].name, si(b1, sizeof(b1), bw, "B/s"),
-						bws[b].measured ? " (measured)" : " (spec)");
+				snprintf(text, sizeof(text), "%s %s%s", bws[b].name, si(b1, sizeof(b1), bw, "B/s"),
+					 bws[b].measured ? " (measured)" : " (spec)");
+				len = 7.0 * (double)strlen(text);
+				for (size_t f = 0; hi > lo && f < sizeof(at) / sizeof(at[0]) && !ok; f++) {
+					double xl = lo * pow(hi / lo, b ? fmin(0.95, at[f] + 0.3) : at[f]);
+
+					px = map(&ax, xl);
+					py = map(&ay, bw * xl);
+					ok = 1;
+					for (double t = 0; t <= len && ok; t += 8) {
+						double cx = px + t * ux + 9 * nx, cy = py + t * uy + 9 * ny;
+						struct box bx = { cx - 5, cy - 6, cx + 5, cy + 6 };
+
+						ok = !overlaps(&bx, boxes, nb) && cx < PX1 && cy > top + PY0;
+					}
+					if (!ok && f + 1 == sizeof(at) / sizeof(at[0])) {
+						xl = lo * pow(hi / lo, b ? 0.55 : 0.2);
+						px = map(&ax, xl);
+						py = map(&ay, bw * xl);
+						ok = 1;
+					}
+				}
+				if (ok) {
+					fprintf(labels, "<text class=\"clabel\" fill=\"%s\" transform=\"translate(%.1f %.1f) "
+						"rotate(%.2f)\" dy=\"-5\">%s</text>\n", bws[b].color, px, py,
+						ang * 180 / M_PI, text);
+					for (double t = 0; t <= len; t += 8) {
+						double cx = px + t * ux + 9 * nx, cy = py + t * uy + 9 * ny;
+
+						boxes[nb++] = (struct box){ cx - 5, cy - 6, cx + 5, cy + 6 };
+					}
 				}
 			}
 		}
@@ -453,6 +545,9 @@ static int chart(struct ga_analysis *an, FILE *out, uint32_t model, double top, 
 					break;
 				bx = (struct box){ at, y + 3, at + lw, y + 16 };
 				if (!overlaps(&bx, boxes, nb))
+					break;
+				bx = (struct box){ at, y - 30, at + lw, y - 17 };
+				if (!overlaps(&bx, boxes, nb) && bx.y0 > top + PY0)
 					break;
 				if (at >= PX1 - 4 - lw) {
 					bx = (struct box){ lx, y - 16, lx + lw, y - 3 };
@@ -509,7 +604,7 @@ static int chart(struct ga_analysis *an, FILE *out, uint32_t model, double top, 
 			if (pass == 0 && i >= NAMED)
 				continue;
 			if (pass == 0)
-				snprintf(lab, sizeof(lab), "%d %s", t->num, cut(nbuf, sizeof(nbuf), t->name, 28));
+				snprintf(lab, sizeof(lab), "%d %s", t->num, cut(nbuf, sizeof(nbuf), t->name, 36));
 			else
 				snprintf(lab, sizeof(lab), "%d", t->num);
 			w = CH * (double)strlen(lab);
@@ -576,7 +671,7 @@ static int chart(struct ga_analysis *an, FILE *out, uint32_t model, double top, 
 				"<tspan x=\"%.0f\">%s</tspan><tspan x=\"%.0f\">", LX, y,
 				verdict_color(d[i].r.verdict), d[i].num, LX + 22,
 				ga_fmt_time(tb, sizeof(tb), (uint64_t)d[i].total_ns), LX + 96);
-			xml(out, cut(nbuf, sizeof(nbuf), d[i].name, 30));
+			xml(out, cut(nbuf, sizeof(nbuf), d[i].name, 48));
 			fputs("</tspan></text>\n", out);
 		}
 		if (nd > LISTED)
