@@ -28,6 +28,11 @@ ZSTD_A ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/aa
 LIB := $(BUILD)/lib/libgpuprof.so
 ANALYZER := $(BUILD)/bin/gpuprof-analyze
 WRAPPER := $(BUILD)/bin/gpuprof
+# gpuprof calibrate's micro-kernels (calibrate/): built when nvcc is there.
+# sm_90a for wgmma on H100/H200, sm_80 SASS, and PTX so newer GPUs JIT.
+CALIBRATE := $(if $(wildcard $(NVCC)),$(BUILD)/bin/gpuprof-calibrate)
+CAL_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,code=sm_90a \
+	-gencode arch=compute_90,code=compute_90
 
 REC_SRC := $(wildcard preload/*.c cupti/*.c)
 REC_OBJ := $(REC_SRC:%.c=$(BUILD)/obj/%.o)
@@ -64,7 +69,7 @@ endif
 LIBUNWIND_SO ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libunwind.so.8 /usr/lib/aarch64-linux-gnu/libunwind.so.8 /usr/lib64/libunwind.so.8))
 UNWIND_COPY := $(if $(LIBUNWIND_SO),$(BUILD)/lib/libunwind.so.8)
 
-all: $(LIB) $(ANALYZER) $(WRAPPER) $(UNWIND_COPY)
+all: $(LIB) $(ANALYZER) $(WRAPPER) $(UNWIND_COPY) $(CALIBRATE)
 
 $(BUILD)/lib/libunwind.so.8: $(LIBUNWIND_SO)
 	@mkdir -p $(@D)
@@ -104,6 +109,19 @@ $(ANALYZER): $(ANA_OBJ)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -pthread -o $@ $^ -lzstd -lsqlite3 -lstdc++ -lm
+
+$(BUILD)/obj/calibrate/kernels.o: calibrate/kernels.cu calibrate/calibrate.h
+	@mkdir -p $(@D)
+	$(call msg,NVCC,$@)
+	$(Q)$(NVCC) -std=c++17 -O3 $(CAL_ARCH) -c $< -o $@
+$(BUILD)/obj/calibrate/calibrate.o: calibrate/calibrate.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -I$(CUDA_HOME)/include $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(BUILD)/bin/gpuprof-calibrate: $(BUILD)/obj/calibrate/calibrate.o $(BUILD)/obj/calibrate/kernels.o
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(NVCC) -o $@ $^
 
 $(WRAPPER): scripts/gpuprof
 	@mkdir -p $(@D)
@@ -204,7 +222,7 @@ fuzz:
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	install -m 755 $(LIB) $(UNWIND_COPY) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(ANALYZER) $(WRAPPER) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(ANALYZER) $(WRAPPER) $(CALIBRATE) $(DESTDIR)$(PREFIX)/bin/
 
 clean:
 	rm -rf $(BUILD)

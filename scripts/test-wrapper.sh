@@ -46,6 +46,8 @@ echo "REPORT $*"
 EOF
 chmod +x analyze
 export GPUPROF_LIB=$fake_lib GPUPROF_ANALYZE=$tmp/analyze
+# No measured peaks (gpuprof calibrate) unless a test makes some.
+export GPUPROF_PEAKS_DIR=$tmp/no-peaks
 unset CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH LD_PRELOAD GPUPROF_OUTPUT \
 	GPUPROF_FORCE GPUPROF_TRACE GPUPROF_GRAPH_TRACE GPUPROF_FLUSH_MS \
 	GPUPROF_VERBOSE GPUPROF_SESSION_FILE
@@ -414,6 +416,28 @@ rm -f analyze.log
 gp report --timeline a.gpuprof b.gpuprof
 judge report-passthrough "analyzer called with: $(cat analyze.log)" \
 	[ "$(cat analyze.log)" = "report --timeline a.gpuprof b.gpuprof" ]
+# Measured peaks: their place goes to report (when it exists) and calibrate.
+mkdir -p "$tmp/peaks"
+rm -f analyze.log
+GPUPROF_PEAKS_DIR=$tmp/peaks gp report a.gpuprof
+judge report-peaks-dir "analyzer called with: $(cat analyze.log)" \
+	[ "$(cat analyze.log)" = "report --peaks-dir $tmp/peaks a.gpuprof" ]
+rm -f analyze.log
+GPUPROF_PEAKS_DIR=$tmp/peaks gp run -f -o rep ./fakeapp
+judge run-report-peaks-dir "analyzer called with: $(cat analyze.log 2>/dev/null)" \
+	[ "$(cat analyze.log 2>/dev/null)" = "report --peaks-dir $tmp/peaks $tmp/rep.gpuprof" ]
+cat >calstub <<'EOF2'
+#!/bin/sh
+echo "$*" >"${0%/*}/calibrate.log"
+EOF2
+chmod +x calstub
+rm -f calibrate.log
+XDG_CACHE_HOME=$tmp/xdg GPUPROF_PEAKS_DIR= GPUPROF_CALIBRATE=$tmp/calstub gp calibrate --device 1
+judge calibrate-args "calibrate called with: $(cat calibrate.log 2>/dev/null)" \
+	[ "$(cat calibrate.log 2>/dev/null)" = "--peaks-dir $tmp/xdg/gpuprof/peaks --device 1" ]
+GPUPROF_CALIBRATE=$tmp/missing gp calibrate
+expect calibrate-missing 1 "gpuprof-calibrate not found"
+
 rm -f analyze.log
 gp export --format csv a.gpuprof
 judge export-passthrough "analyzer called with: $(cat analyze.log)" \

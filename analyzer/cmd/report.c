@@ -9,7 +9,10 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "base/output.h"
 #include "model/analysis.h"
+#include "model/peakfile.h"
+#include "views/svg.h"
 #include "views/text.h"
 
 static void help(FILE *f)
@@ -32,6 +35,14 @@ static void help(FILE *f)
 	      "  --align nccl    align the ranks' clocks by the ends of their NCCL\n"
 	      "                  collectives (which finish together) and print the\n"
 	      "                  correction applied to each rank\n"
+	      "  --roofline-svg FILE\n"
+	      "                  also draw the roofline chart of the traces recorded\n"
+	      "                  with --metrics into FILE (SVG, one chart per GPU\n"
+	      "                  model; '-': standard output, then no text report)\n"
+	      "  --peaks-dir DIR use the peaks that 'gpuprof calibrate' measured and\n"
+	      "                  stored in DIR for GPUs of the same model (the gpuprof\n"
+	      "                  command passes its default place)\n"
+	      "  --spec-peaks    ignore measured peaks: ceilings from specifications\n"
 	      GA_FILTER_HELP
 	      "  -h, --help      show this help\n\n"
 	      "Filters apply to the GPU activities of every table, not to API calls.\n\n"
@@ -69,6 +80,9 @@ int cmd_report(int argc, char **argv)
 		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "no-symbolize", no_argument, NULL, 'S' },
 		{ "align", required_argument, NULL, 'A' },
+		{ "roofline-svg", required_argument, NULL, 'V' },
+		{ "peaks-dir", required_argument, NULL, 'P' },
+		{ "spec-peaks", no_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		GA_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -80,6 +94,8 @@ int cmd_report(int argc, char **argv)
 	struct ga_filter flt;
 	long depth;
 	FILE *out = stdout;
+	const char *svg = NULL, *peaks_dir = NULL;
+	int spec_peaks = 0;
 	char ferr[512];
 	int c, rc = GA_EXIT_OK;
 
@@ -145,6 +161,20 @@ int cmd_report(int argc, char **argv)
 				return GA_EXIT_USAGE;
 			}
 			break;
+		case 'V':
+			if (!*optarg) {
+				fputs("gpuprof report: --roofline-svg needs a file name\n", stderr);
+				ga_filter_free(&flt);
+				return GA_EXIT_USAGE;
+			}
+			svg = optarg;
+			break;
+		case 'P':
+			peaks_dir = optarg;
+			break;
+		case 'Q':
+			spec_peaks = 1;
+			break;
 		case 'h':
 			help(stdout);
 			ga_filter_free(&flt);
@@ -155,6 +185,8 @@ int cmd_report(int argc, char **argv)
 				fputs("gpuprof report: --align needs a value (nccl)\n", stderr);
 			else if (optopt == 'n')
 				fputs("gpuprof report: --top needs a value\n", stderr);
+			else if (optopt == 'V' || optopt == 'P' || optopt == 'D')
+				fprintf(stderr, "gpuprof report: %s needs a value\n", argv[optind - 1]);
 			else if (optopt)
 				fprintf(stderr, "gpuprof report: unknown option '-%c'\n", optopt);
 			else
@@ -178,11 +210,17 @@ int cmd_report(int argc, char **argv)
 		return GA_EXIT_FAIL;
 	}
 	r.an = &an;
-	if (ga_analysis_build(&an, argv + optind, argc - optind))
+	if (ga_analysis_build(&an, argv + optind, argc - optind)) {
 		rc = GA_EXIT_FAIL;
-	else if (ga_text_report(&r, out)) {
-		fputs("gpuprof: out of memory\n", stderr);
-		rc = GA_EXIT_FAIL;
+	} else {
+		if (!spec_peaks)
+			ga_peakfile_apply(&an.mx, &an.m, peaks_dir);
+		if (svg)
+			rc = ga_svg_roofline_write(&an, svg, argv + optind, argc - optind);
+		if (rc == GA_EXIT_OK && !(svg && !strcmp(svg, "-")) && ga_text_report(&r, out)) {
+			fputs("gpuprof: out of memory\n", stderr);
+			rc = GA_EXIT_FAIL;
+		}
 	}
 	ga_analysis_free(&an);
 	ga_filter_free(&flt);

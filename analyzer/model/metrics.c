@@ -301,9 +301,11 @@ static int on_peaks(struct ga_mx *mx, struct ga_model *m, uint32_t proc,
 			return -1;
 		p = &mx->peaks[mx->npeaks++];
 	}
+	memset(p, 0, sizeof(*p));
 	p->proc = proc;
 	p->device = r->device;
 	p->p = *r;
+	p->spec = *r;
 	p->chip = ga_model_fstr(m, r->chip);
 	return 0;
 }

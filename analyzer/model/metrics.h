@@ -40,9 +40,20 @@ struct ga_mx_kernel {
 
 struct ga_mx_peaks {
 	uint32_t proc, device;
-	struct gp_rec_device_peaks p;
+	struct gp_rec_device_peaks p;  /* the ceilings in use */
 	uint32_t chip;             /* strtab id */
+	/*
+	 * Peaks measured by gpuprof calibrate (model/peakfile.h), applied
+	 * over the recorded ones: which ceilings they replaced, the L2
+	 * bandwidth (measured only), when, and the recorded ceilings.
+	 */
+	unsigned measured;         /* bit c: flops[c]; GA_MX_MEAS_DRAM */
+	double l2_bw;              /* bytes/s, 0 unknown */
+	char measured_on[32];      /* "2026-11-24T18:01:02Z" */
+	struct gp_rec_device_peaks spec;
 };
+
+#define GA_MX_MEAS_DRAM (1u << GP_PEAK_COUNT)
 
 struct ga_mx {
 	struct ga_observer next;   /* the observer bound before */

@@ -306,6 +306,9 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 			ga_jw_ku64(w, "registers", k->registers);
 			ga_jw_ku64(w, "static_smem", k->static_smem);
 			ga_jw_ku64(w, "dynamic_smem", k->dynamic_smem);
+			/* Profiled by kernel replay: placed at its launch call (FORMAT.md). */
+			if (k->flags & GP_ACT_REPLAYED)
+				ga_jw_ku64(w, "replayed", 1);
 		}
 	}
 	if (a->kind == GA_ACT_MEMCPY || a->kind == GA_ACT_MEMSET)

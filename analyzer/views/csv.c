@@ -8,15 +8,19 @@
  * end (one run that fits is written straight out).  Memory: one run and its
  * index, whatever the trace's size; disk: about the output's size.  The
  * others (--table NAME) are the report's tables, written from the finished
- * analysis: kernels, memory, api, nvtx, sites, devices.  Times are integer
+ * analysis: kernels, memory, api, nvtx, sites, devices, and of traces
+ * recorded with --metrics roofline (per kernel) and metrics (per kernel
+ * and metric: every value collected).  Times are integer
  * nanoseconds (columns "_ns"), sizes bytes.  Runs offline only.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "model/metrics.h"
 #include "views/export.h"
 
 #define GA_CSV_RUN (8u << 20)      /* bytes of row text sorted in memory at once */
@@ -518,6 +522,111 @@ static void devices(struct ga_export *e, const struct ga_model *m)
 	}
 }
 
+/* A double as a field: shortest exact form, empty when unknown. */
+static void dfield(struct ga_export *e, double x)
+{
+	if (isfinite(x))
+		fprintf(e->out, "%.17g", x);
+}
+
+/* host,rank,pid,file,device,name,mangled,launches of a profiled kernel. */
+static void mx_kernel_fields(struct ga_export *e, struct ga_model *m, const struct ga_mx_kernel *k)
+{
+	const char *full = ga_strtab_full(&m->strs, k->name);
+
+	proc_fields(e, m, k->proc);
+	fprintf(e->out, ",%u,", k->device);
+	cfield(e, full);
+	fputc(',', e->out);
+	sfield(e, m, k->name);
+	fprintf(e->out, ",%" PRIu64, k->launches);
+}
+
+static const char *const prec_col[GA_MX_PREC] = {
+	[GP_PEAK_FP64] = "fp64", [GP_PEAK_FP32] = "fp32", [GP_PEAK_FP16] = "fp16",
+	[GP_PEAK_TENSOR_FP16] = "tensor_fp16", [GP_PEAK_TENSOR_TF32] = "tensor_tf32",
+	[GP_PEAK_TENSOR_FP8] = "tensor_fp8", [GP_PEAK_TENSOR_FP64] = "tensor_fp64",
+};
+
+static int roofline(struct ga_export *e, struct ga_model *m, const struct ga_mx *mx)
+{
+	uint32_t *o = ga_mx_order(mx);
+
+	if (!o || mx->oom) {
+		free(o);
+		return -1;
+	}
+	fputs("host,rank,pid,file,device,name,mangled,launches,time_ns,cost_ns,passes", e->out);
+	for (int c = 0; c < GA_MX_PREC; c++)
+		fprintf(e->out, ",%s_flops", prec_col[c]);
+	fputs(",dram_read_bytes,dram_write_bytes,dram_bytes,l2_bytes,l1_bytes,sm_clock_hz,flop_s,"
+	      "dram_bytes_s,intensity,dominant,pct_of_roof,bound\n", e->out);
+	for (size_t i = 0; i < mx->nk; i++) {
+		const struct ga_mx_kernel *k = &mx->k[o[i]];
+		const struct ga_mx_peaks *p = ga_mx_peaks_of(mx, k->proc, k->device);
+		int dram = (k->have & GA_MX_HAVE_DRAM) != 0;
+		struct ga_roof r;
+
+		ga_roof_eval(k->flops, dram ? k->dram_total : 0, k->time_ns, p ? &p->p : NULL, &r);
+		mx_kernel_fields(e, m, k);
+		fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",%u", k->time_ns, k->cost_ns, k->passes);
+		for (int c = 0; c < GA_MX_PREC; c++) {
+			fputc(',', e->out);
+			dfield(e, k->flops[c]);
+		}
+		fputc(',', e->out);
+		dfield(e, k->dram_read);
+		fputc(',', e->out);
+		dfield(e, k->dram_write);
+		fputc(',', e->out);
+		dfield(e, dram ? k->dram_total : NAN);
+		fputc(',', e->out);
+		dfield(e, (k->have & GA_MX_HAVE_L2) ? k->l2 : NAN);
+		fputc(',', e->out);
+		dfield(e, (k->have & GA_MX_HAVE_L1) ? k->l1 : NAN);
+		fputc(',', e->out);
+		dfield(e, k->sm_hz_n ? k->sm_hz / (double)k->sm_hz_n : NAN);
+		fputc(',', e->out);
+		dfield(e, k->time_ns ? r.flops / ((double)k->time_ns * 1e-9) : NAN);
+		fputc(',', e->out);
+		dfield(e, k->time_ns && dram ? r.dram_bw : NAN);
+		fputc(',', e->out);
+		dfield(e, dram ? r.ai : NAN);
+		fprintf(e->out, ",%s,", r.dominant >= 0 ? prec_col[r.dominant] : "");
+		dfield(e, r.verdict != GA_ROOF_UNKNOWN ? r.pct : NAN);
+		fprintf(e->out, ",%s\n", ga_roof_verdict_name(r.verdict));
+	}
+	free(o);
+	return 0;
+}
+
+static int metrics(struct ga_export *e, struct ga_model *m, const struct ga_mx *mx)
+{
+	uint32_t *o = ga_mx_order(mx);
+
+	if (!o || mx->oom) {
+		free(o);
+		return -1;
+	}
+	fputs("host,rank,pid,file,device,name,mangled,launches,metric,sum,avg\n", e->out);
+	for (size_t i = 0; i < mx->nk; i++) {
+		const struct ga_mx_kernel *k = &mx->k[o[i]];
+
+		for (size_t j = 0; j < mx->nnames; j++) {
+			mx_kernel_fields(e, m, k);
+			fputc(',', e->out);
+			sfield(e, m, mx->names[j]);
+			fputc(',', e->out);
+			dfield(e, k->vals[j]);
+			fputc(',', e->out);
+			dfield(e, k->launches ? k->vals[j] / (double)k->launches : NAN);
+			fputc('\n', e->out);
+		}
+	}
+	free(o);
+	return 0;
+}
+
 static int end(struct ga_export *e)
 {
 	struct ga_model *m = &e->an->m;
@@ -549,6 +658,10 @@ static int end(struct ga_export *e)
 		sites(e, m, &e->an->st);
 	else if (is_table(e, "devices"))
 		devices(e, m);
+	else if (is_table(e, "roofline"))
+		rc = roofline(e, m, &e->an->mx);
+	else if (is_table(e, "metrics"))
+		rc = metrics(e, m, &e->an->mx);
 	return rc;
 }
 
@@ -563,6 +676,8 @@ static const struct ga_format_table tables[] = {
 	{ "nvtx", "per NVTX range: count, CPU time, GPU time, kernels", 0 },
 	{ "sites", "per launch site (gpuprof run --backtrace): launches, GPU time", 0 },
 	{ "devices", "per process and device: activities, time, busy time", 0 },
+	{ "roofline", "per profiled kernel (--metrics): FLOPs, bytes, rates, verdict", 0 },
+	{ "metrics", "per profiled kernel and metric (--metrics): every value collected", 0 },
 	{ NULL, NULL, 0 },
 };
 

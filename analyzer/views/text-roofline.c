@@ -186,8 +186,30 @@ static void print_peaks(const struct ga_mx *mx, struct ga_model *m, FILE *out)
 			fprintf(out, "%s%s %.1f", any ? ", " : "", prec_name[c], p->p.flops[c] / 1e12);
 			any = 1;
 		}
-		fprintf(out, "%s DRAM %.0f GB/s\n", any ? " TF/s;" : " FLOP ceilings unknown;",
+		fprintf(out, "%s DRAM %.0f GB/s", any ? " TF/s;" : " FLOP ceilings unknown;",
 			p->p.dram_bw / 1e9);
+		if (p->l2_bw > 0)
+			fprintf(out, ", L2 %.0f GB/s", p->l2_bw / 1e9);
+		if (p->measured) {
+			fprintf(out, "; measured by gpuprof calibrate on %.10s", p->measured_on);
+			if ((p->measured & ((1u << GA_MX_PREC) - 1)) != (1u << GA_MX_PREC) - 1 ||
+			    !(p->measured & GA_MX_MEAS_DRAM)) {
+				const char *sep = " (";
+
+				for (int c = 0; c < GA_MX_PREC; c++)
+					if (p->p.flops[c] > 0 && !((p->measured >> c) & 1)) {
+						fprintf(out, "%s%s", sep, prec_name[c]);
+						sep = ", ";
+					}
+				if (!(p->measured & GA_MX_MEAS_DRAM))
+					fprintf(out, "%sDRAM", sep);
+				if (*sep == ',')
+					fputs(" from specifications)", out);
+			}
+			fputc('\n', out);
+		} else {
+			fputs("; from specifications\n", out);
+		}
 	}
 }
 

@@ -69,7 +69,8 @@ int ga_text_report(struct ga_text *r, FILE *out);
  * never cuts names; rows 0 lists every site; top_kernels: kernels whose
  * top sites are listed.  Both return 0, or -1 out of memory.
  */
-int ga_text_tree_print(const struct ga_ranges *rg, struct ga_model *m, size_t width, FILE *out);
+int ga_text_tree_print(const struct ga_ranges *rg, struct ga_model *m, const struct ga_mx *mx,
+		       size_t width, FILE *out);
 int ga_text_sites_print(const struct ga_sites *st, struct ga_model *m, size_t rows,
 			size_t top_kernels, size_t width, FILE *out);
 

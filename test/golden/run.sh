@@ -3,12 +3,15 @@
 # trace recorded on a real GPU; its expected outputs sit beside it:
 #   NAME.report.txt   gpuprof-analyze report --timeline --no-symbolize NAME.gpuprof
 #   NAME.json         gpuprof-analyze export --format json --no-symbolize NAME.gpuprof
+#   NAME.tree.txt     (where present) report --no-timeline --no-symbolize --tree
 # and the Chrome export of each trace, and of all merged, is checked the way
 # Perfetto reads it (chrome-checks.py: exact times, no overlaps, paired flows),
 # and every key of the JSON exports is documented (json-doc-checks.py).
 # synth_mix.gpuprof is not recorded but written by `bench/synth_trace --mix
 # 3000` (launches with API calls, copies, memsets, allocations and frees,
 # hardware metrics of profiled launches).
+# and the roofline chart of each trace with hardware metrics as a person
+# reads it (svg-checks.py: well-formed, the ceilings, one dot per kernel).
 # The trace is run from this directory under its bare name and that name is
 # masked, so the outputs do not depend on where the tree lives.  Each trace
 # is then read from a pipe too ("-" and /dev/stdin), for the same outputs.
@@ -54,10 +57,15 @@ for trace in "${traces[@]}"; do
 	name=${file%.gpuprof}
 	why=""
 	diffs=""
-	for kind in report json; do
+	kinds="report json"
+	[ ! -f "$here/$name.tree.txt" ] || kinds+=" tree"
+	for kind in $kinds; do
 		if [ $kind = report ]; then
 			expected=$here/$name.report.txt
 			args=(report --timeline --no-symbolize)
+		elif [ $kind = tree ]; then
+			expected=$here/$name.tree.txt
+			args=(report --no-timeline --no-symbolize --tree)
 		else
 			expected=$here/$name.json
 			args=(export --format json --no-symbolize)
@@ -166,5 +174,21 @@ if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
 	done
 	# Every key of the expected JSON exports is documented in docs/JSON.md.
 	python3 "$here/json-doc-checks.py" || failed=1
+fi
+# Roofline charts (report --roofline-svg) of the traces recorded with
+# --metrics, against their JSON export (test/golden/svg-checks.py).
+if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
+	for trace in "${traces[@]}"; do
+		name=$(basename "$trace" .gpuprof)
+		"$analyze" export --format json --no-symbolize "$trace" >"$tmp/s.json" 2>/dev/null || continue
+		grep -q '"metrics":' "$tmp/s.json" || continue
+		if ! "$analyze" report --no-timeline --spec-peaks --roofline-svg "$tmp/s.svg" "$trace" \
+			>/dev/null 2>"$tmp/stderr"; then
+			echo "not ok - svg $name: report --roofline-svg failed: $(head -c 300 "$tmp/stderr")"
+			failed=1
+			continue
+		fi
+		python3 "$here/svg-checks.py" "$tmp/s.svg" "$tmp/s.json" "$name" || failed=1
+	done
 fi
 exit $failed

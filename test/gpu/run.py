@@ -1978,6 +1978,9 @@ TESTS = [
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import metrics as metrics_tests  # noqa: E402
 TESTS += metrics_tests.tests(globals())
+# The roofline of a PyTorch step and gpuprof calibrate: test/gpu/roofline.py.
+import roofline as roofline_tests  # noqa: E402
+TESTS += roofline_tests.tests(globals())
 
 
 # ---------------------------------------------------------------- main

@@ -308,7 +308,7 @@ static void test_tree(const struct trace *t)
 		CHECK(un->next == GA_RANGES_NONE && none->next == idx(&l, un));
 	}
 	f = open_memstream(&text, &len);
-	CHECK(f && ga_text_tree_print(&l.nx, &l.m, 0, f) == 0);
+	CHECK(f && ga_text_tree_print(&l.nx, &l.m, NULL, 0, f) == 0);
 	if (f)
 		fclose(f);
 	CHECKF(text && strstr(text, "| A\n") &&

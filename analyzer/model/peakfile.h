@@ -1,0 +1,43 @@
+/*
+ * Peaks measured by gpuprof calibrate (gpuprof/peakfile.h), read from a
+ * directory and applied to the roofline's ceilings of the devices of the
+ * same model (report --peaks-dir; --spec-peaks keeps the recorded ones).
+ * Runs offline only.
+ */
+#ifndef GA_ANALYZER_PEAKFILE_H
+#define GA_ANALYZER_PEAKFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/metrics.h"
+
+struct ga_measured {
+	double flops[GA_MX_PREC];  /* 0: not measured */
+	double dram_bw, l2_bw;     /* bytes/s, 0: not measured */
+	uint32_t driver;
+	char model[256];
+	char date[32];
+};
+
+/*
+ * Reads one peaks file.  Returns 0, or -1 with err set (file name and
+ * line) when it cannot be read or is no peaks file.
+ */
+int ga_peakfile_read(const char *path, struct ga_measured *out, char *err, size_t errlen);
+
+/*
+ * The measured peaks of model in dir: the file of this driver version,
+ * else the most recent one of the model.  Returns 1 found, 0 none.
+ */
+int ga_peakfile_find(const char *dir, const char *model, uint32_t driver,
+		     struct ga_measured *out);
+
+/*
+ * Replaces the ceilings of every device in mx whose model has measured
+ * peaks in dir (ga_mx_peaks.measured says which).  Returns the number of
+ * devices changed.
+ */
+int ga_peakfile_apply(struct ga_mx *mx, const struct ga_model *m, const char *dir);
+
+#endif
