@@ -265,6 +265,13 @@ static void go_off(uint32_t why)
 	atomic_store(&mstate, M_OFF);
 }
 
+/* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES from any profiler call: how to enable the counters. */
+static void no_permission(void)
+{
+	gp_log("metrics are off: GPU performance counters are restricted to admin users (ERR_NVGPUCTRPERM); run as root or with CAP_SYS_ADMIN, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM); tracing goes on");
+	go_off(GP_METRICS_NO_PERMISSION);
+}
+
 /* ---- configuration ---- */
 
 static int nvtx_match(const char *message)
@@ -706,10 +713,13 @@ static struct chip *chip_of(uint32_t device)
 		};
 
 		r = pf.cuptiProfilerInitialize(&pi);
+		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+			no_permission();
+			return NULL;
+		}
 		if (r != CUPTI_SUCCESS) {
 			gp_log("metrics are off: cannot initialize the CUPTI profiler (%s)", err(r));
-			go_off(r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ? GP_METRICS_NO_PERMISSION
-									 : GP_METRICS_ERROR);
+			go_off(GP_METRICS_ERROR);
 			return NULL;
 		}
 		profiler_initialized = 1;
@@ -885,8 +895,7 @@ static struct ctxprof *ctx_get(CUcontext ctx)
 
 		r = pf.cuptiRangeProfilerEnable(&en);
 		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
-			gp_log("metrics are off: GPU performance counters are restricted to admin users (ERR_NVGPUCTRPERM); run as root or with CAP_SYS_ADMIN, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM); tracing goes on");
-			go_off(GP_METRICS_NO_PERMISSION);
+			no_permission();
 			return NULL;
 		}
 		if (r == CUPTI_ERROR_HARDWARE_BUSY) {
@@ -1053,6 +1062,10 @@ static int stream_capturing(const struct launch *l)
 static void replay_failed(const char *kernel, const char *step, CUptiResult r)
 {
 	atomic_fetch_add(&n_failed, 1);
+	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+		no_permission();
+		return;
+	}
 	if (replay_logs++ < MAX_REPLAY_LOGS)
 		gp_log("metrics: cannot replay a launch of %.200s: %s failed (%s); the launch ran unprofiled%s",
 		       kernel, step, err(r),
