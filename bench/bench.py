@@ -375,7 +375,7 @@ class Bench:
             rc, out = cmd_output([self.gpuprof, "run", "--help"])
             self.has_bt = "--backtrace" in (out or "")
         self.torch_reason = None
-        if self.wants("torch") or self.wants("train"):
+        if self.wants("torch") or self.wants("train") or self.wants("metrics"):
             rc, out = cmd_output(
                 [self.python, "-c",
                  "import torch,sys;print('torch', torch.__version__, 'cuda', torch.version.cuda);"

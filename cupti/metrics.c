@@ -58,6 +58,7 @@
 #define SLOT_NAME 2048
 #define NKEYS 4096
 #define MAX_REPLAY_LOGS 8
+#define BUSY_WAIT_MS 2000
 
 #define P(name) __typeof__(&name) name;
 #define PROFILER_FUNCS(X)                               \
@@ -95,12 +96,14 @@ typedef CUresult (*device_attr_fn)(int *, CUdevice_attribute, CUdevice);
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 typedef CUresult (*device_name_fn)(char *, int, CUdevice);
 typedef CUresult (*driver_version_fn)(int *);
+typedef CUresult (*func_load_fn)(CUfunction);
 
 static stream_is_capturing_fn cu_stream_is_capturing;
 static device_get_fn cu_device_get;
 static device_attr_fn cu_device_attr;
 static demangle_fn cxa_demangle;
 static device_name_fn cu_device_name;
+static func_load_fn cu_func_load;
 
 /* The roofline set: FLOPs per precision, bytes, time, clocks (3 passes on GH100). */
 static const char *const roofline_set[] = {
@@ -194,7 +197,7 @@ struct slot {
 	uint32_t correlation, context, device, passes;
 	uint32_t grid[3], block[3];
 	uint64_t start, duration, cost_ns;
-	uint64_t t0_mono;
+	uint64_t t0_mono, t_started;
 	struct chip *chip;
 	int cached;                /* values from the metrics cache, no replay */
 	size_t nvalues;
@@ -236,6 +239,7 @@ static int replay_logs;
 /* prof_lock held: the metrics-cache key of the launch being profiled. */
 static struct gp_mcache_key cur_key;
 static int cur_key_ok;
+static uint32_t cur_smem;
 
 static __thread struct {
 	int active;
@@ -353,6 +357,7 @@ int gp_metrics_attach(const struct gp_config *cfg)
 		cu_device_get = (device_get_fn)dlsym(cuda, "cuDeviceGet");
 		cu_device_attr = (device_attr_fn)dlsym(cuda, "cuDeviceGetAttribute");
 		cu_device_name = (device_name_fn)dlsym(cuda, "cuDeviceGetName");
+		cu_func_load = (func_load_fn)dlsym(cuda, "cuFuncLoad");
 		if (!cu_device_get || !cu_device_attr)
 			gp_debug("metrics: no driver entry points; device ceilings unknown");
 	}
@@ -1132,9 +1137,20 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 	if (gp_cu.cuptiGetTimestamp(&s->start) != CUPTI_SUCCESS)
 		s->start = 0;
 	s->t0_mono = mono_ns();
+	cur_smem = l.smem;
 	cur_key_ok = gp_mcache_on() &&
 		     gp_mcache_key(&cur_key, cp->gpu, cp->chip->name, cd->symbolName, l.grid,
 				   l.block, l.smem, cp->chip->set_hash) == 0;
+	if (!cur_key_ok && gp_mcache_on() && cu_func_load && l.f &&
+	    cu_func_load(l.f) == CUDA_SUCCESS) {
+		/*
+		 * A lazily loaded module is loaded by the launch itself, after this
+		 * callback: loading the function now shows its image (the module-loaded
+		 * callback runs inside this call).
+		 */
+		cur_key_ok = gp_mcache_key(&cur_key, cp->gpu, cp->chip->name, cd->symbolName,
+					   l.grid, l.block, l.smem, cp->chip->set_hash) == 0;
+	}
 	if (cur_key_ok) {
 		uint32_t passes = 0;
 
@@ -1159,17 +1175,32 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 		};
 
 		r = pf.cuptiRangeProfilerStart(&st);
-		if (r != CUPTI_SUCCESS) {
+		/*
+		 * Another process profiling this GPU holds the counters while it
+		 * replays one launch (tens of ms): wait for it, up to BUSY_WAIT_MS.
+		 */
+		for (uint64_t waited = 0, d = 1; r == CUPTI_ERROR_HARDWARE_BUSY && waited < BUSY_WAIT_MS;
+		     waited += d, d = d < 32 ? d * 2 : d) {
+			struct timespec ts = { 0, (long)d * 1000000 };
+
+			nanosleep(&ts, NULL);
+			r = pf.cuptiRangeProfilerStart(&st);
+		}
+		if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_HARDWARE_BUSY) {
 			/* The image may need its configuration again: once more. */
 			if (image_init(cp) == CUPTI_SUCCESS && set_config(cp) == CUPTI_SUCCESS)
 				r = pf.cuptiRangeProfilerStart(&st);
-			if (r != CUPTI_SUCCESS) {
-				replay_failed(s->name, "range profiler Start", r);
-				goto unlock;
-			}
-			gp_debug("metrics: Start needed SetConfig again");
+			if (r == CUPTI_SUCCESS)
+				gp_debug("metrics: Start needed SetConfig again");
+		}
+		if (r != CUPTI_SUCCESS) {
+			replay_failed(s->name, r == CUPTI_ERROR_HARDWARE_BUSY
+						       ? "range profiler Start (counters busy: another process profiling this GPU)"
+						       : "range profiler Start", r);
+			goto unlock;
 		}
 	}
+	s->t_started = mono_ns();
 	k->profiled++;
 	atomic_fetch_add(&slots_used, 1);
 	atomic_store_explicit(&s->state, S_BUSY, memory_order_release);
@@ -1213,9 +1244,11 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 	CUptiResult r;
 	int state = S_FAILED;
 
-	(void)cd;
 	tl.active = 0;
+	uint64_t t_exit = mono_ns(), t_stop = 0, t_decode = 0, t_eval = 0;
+
 	r = pf.cuptiRangeProfilerStop(&sp);
+	t_stop = mono_ns();
 	if (r == CUPTI_SUCCESS && !sp.isAllPassSubmitted) {
 		step = "Stop (passes left over)";
 		r = CUPTI_ERROR_UNKNOWN;
@@ -1223,6 +1256,7 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 	if (r == CUPTI_SUCCESS) {
 		step = "DecodeData";
 		r = pf.cuptiRangeProfilerDecodeData(&dd);
+		t_decode = mono_ns();
 	}
 	if (r == CUPTI_SUCCESS && dd.numOfRangeDropped) {
 		step = "DecodeData (range dropped)";
@@ -1240,6 +1274,7 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 	if (r == CUPTI_SUCCESS) {
 		step = "EvaluateToGpuValues";
 		r = pf.cuptiProfilerHostEvaluateToGpuValues(&ev);
+		t_eval = mono_ns();
 	}
 	if (r == CUPTI_SUCCESS) {
 		s->nvalues = s->chip->nnames;
@@ -1253,12 +1288,23 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 	}
 	/* Ready for the next launch whatever happened. */
 	r = image_init(cp);
+	if (t_eval)
+		gp_debug("metrics: %.60s: Start %.2f ms, launch with %u passes %.2f ms, Stop %.2f ms, "
+			 "DecodeData %.2f ms, Evaluate %.2f ms, image reset %.2f ms", s->name,
+			 (double)(s->t_started - s->t0_mono) / 1e6, s->passes,
+			 (double)(t_exit - s->t_started) / 1e6, (double)(t_stop - t_exit) / 1e6,
+			 (double)(t_decode - t_stop) / 1e6, (double)(t_eval - t_decode) / 1e6,
+			 (double)(mono_ns() - t_eval) / 1e6);
 	if (r != CUPTI_SUCCESS) {
 		gp_log("metrics are off: range profiler CounterDataImageInitialize failed (%s)", err(r));
 		go_off(GP_METRICS_ERROR);
 	}
 	if (state == S_RESULT)
 		times_put(s->correlation, s->start, s->duration);
+	/* The module may have been loaded by the launch: its image is known now. */
+	if (state == S_RESULT && !cur_key_ok && gp_mcache_on())
+		cur_key_ok = gp_mcache_key(&cur_key, cp->gpu, cp->chip->name, cd->symbolName, s->grid,
+					   s->block, cur_smem, cp->chip->set_hash) == 0;
 	if (state == S_RESULT && cur_key_ok)
 		gp_mcache_put(&cur_key, s->values, s->nvalues, s->duration, s->passes);
 	cur_key_ok = 0;
@@ -1368,8 +1414,13 @@ void gp_metrics_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 		if (cd->callbackSite == CUPTI_API_EXIT && atomic_load(&captures) > 0)
 			atomic_fetch_sub(&captures, 1);
 		break;
-	default:
-		/* The BeginCapture family: counted once the capture has begun. */
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
+		/* Counted once the capture has begun. */
 		if (cd->callbackSite == CUPTI_API_EXIT && cd->functionReturnValue &&
 		    *(const CUresult *)cd->functionReturnValue == CUDA_SUCCESS)
 			atomic_fetch_add(&captures, 1);
