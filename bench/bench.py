@@ -41,6 +41,7 @@ Environment:
                       (default 60, quick 30)
   BENCH_PYTHON=PATH   Python with PyTorch (default: this interpreter)
   BENCH_KEEP=1        keep the per-run working directories (traces)
+  BENCH_CONFIGS=A,B   run only these configurations of each workload
 
 Python 3.8+, standard library only.
 """
@@ -467,6 +468,10 @@ class Bench:
                  configs=["none", "mincupti", "mincupti-graph", "gp-device", "gp-default",
                           "gp-graph", "gp-bt", "nsys", "nsys-node"]),
         ]
+        only_cfgs = [c for c in os.environ.get("BENCH_CONFIGS", "").split(",") if c]
+        if only_cfgs:
+            for w in ws:
+                w["configs"] = [c for c in w["configs"] if c in only_cfgs]
         return [w for w in ws if self.wants(w["name"]) and not (q and w.get("skip_quick"))]
 
     def reps_for(self, w, cfg):

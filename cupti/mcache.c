@@ -3,16 +3,17 @@
  *
  * One file per key, named by the key's 64-bit hash ("<16 hex>.gpm"):
  *
- *   0   char[8]  "GPMETRC1"
+ *   0   char[8]  "GPMETRC2"
  *   8   u32      CRC-32C of bytes 12 .. end
  *   12  u32      key length
  *   16  u32      number of values
  *   20  u32      replay passes of the run that measured them
  *   24  u64      gpu__time_duration of that launch, ns
- *   32  key bytes, then the values (binary64, little-endian)
+ *   32  u64      hash of the module image the kernel came from
+ *   40  key bytes, then the values (binary64, little-endian)
  *
- * The key is stored in full, so a hash collision is a miss, never wrong
- * values.  Kernel names map to module hashes through the symbol tables of
+ * The key (all but the module) is stored in full, so a hash collision is
+ * a miss, never wrong values.  Kernel names map to module hashes through the symbol tables of
  * the module images (ELF cubins) CUPTI hands to the module-loaded
  * callback; a name defined by two different images is never cached.
  */
@@ -32,8 +33,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC "GPMETRC1"
-#define HDR 32
+#define MAGIC "GPMETRC2"
+#define HDR 40
 #define MAX_VALUES 256
 #define MAX_BAD_LOGS 8
 
@@ -120,7 +121,7 @@ static void name_add(uint64_t name, uint64_t module)
 	for (at = name & (names_cap - 1); names[at].name; at = (at + 1) & (names_cap - 1))
 		if (names[at].name == name) {
 			if (names[at].module != module)
-				names[at].module = 0; /* two images define it */
+				names[at].module = GP_MCACHE_AMBIGUOUS; /* two images define it */
 			return;
 		}
 	names[at].name = name;
@@ -128,12 +129,10 @@ static void name_add(uint64_t name, uint64_t module)
 	names_used++;
 }
 
-static uint64_t name_module(const char *kernel)
+uint64_t gp_mcache_module(uint64_t name)
 {
-	uint64_t name = gp_mcache_hash(0, kernel, strlen(kernel)), module = 0;
+	uint64_t module = 0;
 
-	if (!name)
-		name = 1;
 	pthread_mutex_lock(&names_lock);
 	if (names_cap)
 		for (size_t at = name & (names_cap - 1); names[at].name; at = (at + 1) & (names_cap - 1))
@@ -143,6 +142,13 @@ static uint64_t name_module(const char *kernel)
 			}
 	pthread_mutex_unlock(&names_lock);
 	return module;
+}
+
+static uint64_t name_hash(const char *kernel)
+{
+	uint64_t name = gp_mcache_hash(0, kernel, strlen(kernel));
+
+	return name ? name : 1;
 }
 
 void gp_mcache_module_loaded(const void *image, size_t size)
@@ -161,7 +167,7 @@ void gp_mcache_module_loaded(const void *image, size_t size)
 		return;
 	}
 	module = gp_mcache_hash(0, image, size);
-	if (!module)
+	if (!module || module == GP_MCACHE_AMBIGUOUS)
 		module = 1;
 	pthread_mutex_lock(&names_lock);
 	for (unsigned i = 0; i < eh.e_shnum; i++) {
@@ -186,7 +192,7 @@ void gp_mcache_module_loaded(const void *image, size_t size)
 			max = st.sh_size - sym.st_name;
 			if (!memchr(name, 0, max) || !*name)
 				continue;
-			name_add(gp_mcache_hash(0, name, strlen(name)), module);
+			name_add(name_hash(name), module);
 		}
 	}
 	pthread_mutex_unlock(&names_lock);
@@ -276,22 +282,24 @@ int gp_mcache_key(struct gp_mcache_key *k, const char *gpu, const char *chip,
 		  const char *kernel, const uint32_t grid[3], const uint32_t block[3],
 		  uint32_t smem, uint64_t set_hash)
 {
-	uint64_t module;
 	int n;
 
-	if (dfd < 0 || !kernel || !(module = name_module(kernel)))
+	if (dfd < 0 || !kernel)
+		return -1;
+	k->name = name_hash(kernel);
+	k->module = gp_mcache_module(k->name);
+	if (k->module == GP_MCACHE_AMBIGUOUS)
 		return -1;
 	n = snprintf(k->text, sizeof(k->text),
-		     "gpu=%s\nchip=%s\ndriver=%s\ncupti=%u\nmodule=%016llx\nkernel=%s\n"
+		     "gpu=%s\nchip=%s\ndriver=%s\ncupti=%u\nkernel=%s\n"
 		     "grid=%u,%u,%u\nblock=%u,%u,%u\nsmem=%u\nset=%016llx\n",
-		     gpu, chip, driver, cupti_ver, (unsigned long long)module, kernel, grid[0],
-		     grid[1], grid[2], block[0], block[1], block[2], smem,
-		     (unsigned long long)set_hash);
+		     gpu, chip, driver, cupti_ver, kernel, grid[0], grid[1], grid[2], block[0],
+		     block[1], block[2], smem, (unsigned long long)set_hash);
 	if (n < 0 || n >= (int)sizeof(k->text))
 		return -1;
 	k->len = (size_t)n;
 	k->hash = gp_mcache_hash(0x6770726f66ull, k->text, k->len);
-	return 0;
+	return k->module ? 0 : 1;
 }
 
 static void file_name(const struct gp_mcache_key *k, char *out, size_t size)
@@ -317,7 +325,7 @@ static uint32_t get32(const unsigned char *p)
 }
 
 int gp_mcache_get(const struct gp_mcache_key *k, double *values, size_t n,
-		  uint64_t *duration, uint32_t *passes)
+		  uint64_t *duration, uint32_t *passes, uint64_t *module)
 {
 	char name[32];
 	unsigned char *buf;
@@ -374,10 +382,13 @@ int gp_mcache_get(const struct gp_mcache_key *k, double *values, size_t n,
 	else if (size != want)
 		bad_file(name, "wrong number of values for its metric set");
 	else {
-		*passes = get32(buf + 20);
-		memcpy(duration, buf + 24, 8);
-		memcpy(values, buf + HDR + k->len, n * sizeof(double));
-		hit = 1;
+		memcpy(module, buf + 32, 8);
+		if (!k->module || *module == k->module) {
+			*passes = get32(buf + 20);
+			memcpy(duration, buf + 24, 8);
+			memcpy(values, buf + HDR + k->len, n * sizeof(double));
+			hit = 1;
+		}
 	}
 	free(buf);
 	return hit;
@@ -392,7 +403,7 @@ void gp_mcache_put(const struct gp_mcache_key *k, const double *values, size_t n
 	uint32_t v, crc;
 	int fd, err = 0;
 
-	if (dfd < 0 || n > MAX_VALUES || !(buf = malloc(size)))
+	if (dfd < 0 || !k->module || n > MAX_VALUES || !(buf = malloc(size)))
 		return;
 	memcpy(buf, MAGIC, 8);
 	v = (uint32_t)k->len;
@@ -401,6 +412,7 @@ void gp_mcache_put(const struct gp_mcache_key *k, const double *values, size_t n
 	memcpy(buf + 16, &v, 4);
 	memcpy(buf + 20, &passes, 4);
 	memcpy(buf + 24, &duration, 8);
+	memcpy(buf + 32, &k->module, 8);
 	memcpy(buf + HDR, k->text, k->len);
 	memcpy(buf + HDR + k->len, values, n * sizeof(double));
 	crc = gp_crc32c(0, buf + 12, size - 12);

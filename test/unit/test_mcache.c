@@ -110,10 +110,10 @@ static void test_keys(void)
 	struct gp_mcache_key k1, k2;
 
 	tap_begin("kernel names map to the hash of the image that defines them");
-	CHECK(key(&k1, "kern_a", 528, 1) == -1); /* no image seen yet */
+	CHECK(key(&k1, "kern_a", 528, 1) == 1 && k1.module == 0); /* no image seen yet */
 	gp_mcache_module_loaded(img, make_image(img, sizeof(img), a, 2, 1));
 	CHECK(key(&k1, "kern_a", 528, 1) == 0);
-	CHECK(key(&k1, "kern_b", 528, 1) == -1);
+	CHECK(key(&k1, "kern_b", 528, 1) == 1);
 	gp_mcache_module_loaded(img, make_image(img, sizeof(img), b, 2, 2));
 	CHECK(key(&k2, "kern_b", 528, 1) == 0);
 	/* The same image loaded again (a second context) changes nothing. */
@@ -131,7 +131,7 @@ static void test_keys(void)
 	CHECK(key(&k2, "kern_a", 528, 2) == 0 && k1.hash != k2.hash);
 	CHECKF(strstr(k1.text, "gpu=NVIDIA H100 80GB HBM3\n") && strstr(k1.text, "kernel=kern_a\n") &&
 	       strstr(k1.text, "grid=528,1,1\n") && strstr(k1.text, "driver=") &&
-	       strstr(k1.text, "cupti=13001\n") && strstr(k1.text, "module="),
+	       strstr(k1.text, "cupti=13001\n") && !strstr(k1.text, "module="),
 	       "key %s", k1.text);
 	tap_end();
 }
@@ -139,31 +139,48 @@ static void test_keys(void)
 static void test_roundtrip(void)
 {
 	double v[NV] = { 1.5, 16777216000.0, 0, 1e300, 137438953472.0 }, got[NV];
-	uint64_t dur = 0;
+	uint64_t dur = 0, mod = 0;
 	uint32_t passes = 0;
 	struct gp_mcache_key k, k2;
 
 	tap_begin("values stored and read back; other keys miss");
 	CHECK(key(&k, "kern_a", 528, 7) == 0);
-	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes) == 0);
+	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes, &mod) == 0);
 	gp_mcache_put(&k, v, NV, 545000, 3);
 	CHECK(count_files(".gpm") >= 1 && count_files(".tmp") == 0);
 	memset(got, 0, sizeof(got));
-	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes) == 1);
+	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes, &mod) == 1);
 	CHECK(!memcmp(got, v, sizeof(v)) && dur == 545000 && passes == 3);
 	CHECK(key(&k2, "kern_a", 264, 7) == 0);
-	CHECK(gp_mcache_get(&k2, got, NV, &dur, &passes) == 0);
+	CHECK(gp_mcache_get(&k2, got, NV, &dur, &passes, &mod) == 0);
 	CHECK(key(&k2, "kern_b", 528, 7) == 0);
-	CHECK(gp_mcache_get(&k2, got, NV, &dur, &passes) == 0);
+	CHECK(gp_mcache_get(&k2, got, NV, &dur, &passes, &mod) == 0);
 	/* Another number of values for the same key: refused. */
-	CHECK(gp_mcache_get(&k, got, NV - 1, &dur, &passes) == 0);
+	CHECK(gp_mcache_get(&k, got, NV - 1, &dur, &passes, &mod) == 0);
+	/*
+	 * Before its module is reported: the values come with the module they
+	 * were measured with, for the caller to confirm; another module misses.
+	 */
+	{
+		uint64_t m = k.module;
+
+		k.module = 0;
+		CHECK(gp_mcache_get(&k, got, NV, &dur, &passes, &mod) == 1 && mod == m);
+		k.module = m ^ 0x5555;
+		CHECK(gp_mcache_get(&k, got, NV, &dur, &passes, &mod) == 0);
+		k.module = 0;
+		gp_mcache_put(&k, v, NV, 1, 1); /* not stored without its module */
+		k.module = m;
+		CHECK(gp_mcache_get(&k, got, NV, &dur, &passes, &mod) == 1 && dur == 545000);
+		CHECK(gp_mcache_module(k.name) == m);
+	}
 	tap_end();
 }
 
 static void test_bad_files(void)
 {
 	double v[NV] = { 1, 2, 3, 4, 5 }, got[NV];
-	uint64_t dur;
+	uint64_t dur, mod;
 	uint32_t passes;
 	struct gp_mcache_key k;
 	char p[256], target[256];
@@ -182,36 +199,36 @@ static void test_bad_files(void)
 	byte ^= 0x40;
 	CHECK(pwrite(fd, &byte, 1, 40) == 1);
 	close(fd);
-	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes) == 0);
+	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes, &mod) == 0);
 	gp_mcache_put(&k, v, NV, 10, 2);
-	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes) == 1 && got[4] == 5);
+	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes, &mod) == 1 && got[4] == 5);
 	/* Truncated. */
 	CHECK(truncate(p, 20) == 0);
-	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes) == 0);
+	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes, &mod) == 0);
 	/* Not ours at all. */
 	fd = open(p, O_WRONLY | O_TRUNC);
 	CHECK(fd >= 0 && write(fd, "hello world, no cache file here....", 35) == 35);
 	close(fd);
-	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes) == 0);
+	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes, &mod) == 0);
 	/* A symbolic link in its place, to a valid entry elsewhere: not read, and replaced. */
 	gp_mcache_put(&k, v, NV, 10, 2);
 	snprintf(target, sizeof(target), "%s/../target.gpm", dir);
 	CHECK(rename(p, target) == 0);
 	CHECK(symlink(target, p) == 0);
-	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes) == 0);
+	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes, &mod) == 0);
 	v[0] = 42;
 	gp_mcache_put(&k, v, NV, 10, 2);
 	CHECK(lstat(p, &st) == 0 && S_ISREG(st.st_mode));
-	CHECK(stat(target, &st) == 0 && st.st_size == 32 + (off_t)k.len + NV * 8);
+	CHECK(stat(target, &st) == 0 && st.st_size == 40 + (off_t)k.len + NV * 8);
 	{
 		/* The link's target still holds the old values. */
 		double first;
 
 		fd = open(target, O_RDONLY);
-		CHECK(fd >= 0 && pread(fd, &first, 8, 32 + (off_t)k.len) == 8 && first == 1);
+		CHECK(fd >= 0 && pread(fd, &first, 8, 40 + (off_t)k.len) == 8 && first == 1);
 		close(fd);
 	}
-	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes) == 1 && got[0] == 42);
+	CHECK(gp_mcache_get(&k, got, NV, &dur, &passes, &mod) == 1 && got[0] == 42);
 	unlink(target);
 	tap_end();
 }
@@ -231,7 +248,7 @@ static void test_processes(void)
 			for (int r = 0; r < ROUNDS; r++) {
 				struct gp_mcache_key k;
 				double v[NV], got[NV];
-				uint64_t dur;
+				uint64_t dur, mod;
 				uint32_t passes;
 				uint32_t g = (uint32_t)(r % 3) + 100;
 
@@ -240,7 +257,7 @@ static void test_processes(void)
 				if (key(&k, "kern_a", g, 11) < 0)
 					_exit(2);
 				gp_mcache_put(&k, v, NV, g, 2);
-				if (gp_mcache_get(&k, got, NV, &dur, &passes) != 1 ||
+				if (gp_mcache_get(&k, got, NV, &dur, &passes, &mod) != 1 ||
 				    memcmp(got, v, sizeof(v)) || dur != g)
 					bad++;
 			}
