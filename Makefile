@@ -139,8 +139,9 @@ $(BUILD)/obj/san/preload/%.o: preload/%.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -pthread -I$(CUDA_HOME)/include $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 # The NVTX tool and capture ranges need no CUPTI library: unit tests drive
-# them through a stand-in NVTX (cupti_api.c only binds CUPTI when asked).
-REC_CUPTI_TEST_OBJ := $(patsubst %,$(BUILD)/obj/san/cupti/%.o,nvtx_tool capture cupti_api guest)
+# them through a stand-in NVTX (cupti_api.c only binds CUPTI when asked);
+# the metrics cache is plain file handling.
+REC_CUPTI_TEST_OBJ := $(patsubst %,$(BUILD)/obj/san/cupti/%.o,nvtx_tool capture cupti_api guest mcache)
 $(REC_CUPTI_TEST_OBJ): $(BUILD)/obj/san/cupti/%.o: cupti/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)

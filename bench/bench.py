@@ -11,7 +11,16 @@ BUILD_DIR/bench/raw.csv.  The programs must already be built
 (bench/build.sh BUILD_DIR).
 
 Workloads (--only takes these names): launch, launch-mt, torch, train,
-graph, long, analyzer.  Only "analyzer" runs without a GPU.
+graph, long, metrics, analyzer.  Only "analyzer" runs without a GPU.
+
+"metrics" is the cost of hardware metrics (--metrics) on the training step
+(train_step.py): the first steps, where every kernel and launch
+configuration is profiled once, and the steps after, against tracing
+alone; side by side with Nsight Compute (ncu --section SpeedOfLight
+--section SpeedOfLight_RooflineChart) on the same program, per profiled
+kernel.  The launch workload's "gp-mx-idle" configuration is --metrics
+with a kernel filter that matches nothing: the cost of the metrics hooks
+when no launch is profiled.
 
 Environment:
   BENCH_QUICK=1         fewer repetitions, smaller workloads, no multi-thread
@@ -27,8 +36,12 @@ Environment:
                         (default 430, quick 150); a repetition that would not
                         fit is left out and the report says so
   BENCH_NSYS=PATH     nsys binary (default: searched)
+  BENCH_NCU=PATH      ncu binary (default: searched under /opt/nvidia)
+  BENCH_NCU_KERNELS=N kernels ncu profiles in the metrics comparison
+                      (default 60, quick 30)
   BENCH_PYTHON=PATH   Python with PyTorch (default: this interpreter)
   BENCH_KEEP=1        keep the per-run working directories (traces)
+  BENCH_CONFIGS=A,B   run only these configurations of each workload
 
 Python 3.8+, standard library only.
 """
@@ -66,12 +79,18 @@ ANALYZER_MAX_BPR = 24
 SQLITE_MIN_RATE = 1e6    # rows/s of export --format sqlite
 
 CONFIG_ORDER = ["none", "mincupti", "mincupti-graph", "gp-device", "gp-default",
-                "gp-graph", "gp-bt", "gp-dormant", "gp-flight", "torch.profiler", "nsys",
-                "nsys-node"]
+                "gp-graph", "gp-bt", "gp-dormant", "gp-flight", "gp-mx-idle", "torch.profiler",
+                "nsys", "nsys-node"]
 # nsys-node: nsys with --cuda-graph-trace=node, the per-node peer of gpuprof's
 # default graph mode (nsys's own default traces whole graphs).
 REFERENCE = ("nsys", "nsys-node", "torch.profiler")
-GPUPROF_CONFIGS = ("gp-device", "gp-default", "gp-graph", "gp-bt", "gp-dormant", "gp-flight")
+GPUPROF_CONFIGS = ("gp-device", "gp-default", "gp-graph", "gp-bt", "gp-dormant", "gp-flight",
+                   "gp-mx-idle")
+# gp-mx-idle: --metrics with a kernel filter that matches nothing (the hooks, no replay).
+MX_IDLE_FILTER = "^no_kernel_has_this_name$"
+# The metrics comparison: profiled kernels per tool, and the target.
+MX_TARGET_RATIO = 0.1
+MX_STEPS, MX_WARMUP = 20, 3
 # gp-dormant: loaded with --start=dormant and never started (writes nothing);
 # gp-flight: --flight-recorder=FLIGHT_SIZE, one dump at exit.
 FLIGHT_SIZE = "256M"
@@ -309,6 +328,7 @@ class Bench:
         self.reps_done = 0
         self.stop_reason = None
         self.long = {}
+        self.mx = {}            # the metrics comparison: config -> numbers
         self.analyzer_res = {}
         self.flight_size = None  # the long run sets its own
         self.base_env = {k: v for k, v in os.environ.items()
@@ -356,7 +376,7 @@ class Bench:
             rc, out = cmd_output([self.gpuprof, "run", "--help"])
             self.has_bt = "--backtrace" in (out or "")
         self.torch_reason = None
-        if self.wants("torch") or self.wants("train"):
+        if self.wants("torch") or self.wants("train") or self.wants("metrics"):
             rc, out = cmd_output(
                 [self.python, "-c",
                  "import torch,sys;print('torch', torch.__version__, 'cuda', torch.version.cuda);"
@@ -395,7 +415,9 @@ class Bench:
                     "gp-graph": ["--graph-trace=graph"],
                     "gp-bt": ["--backtrace=kernel"],
                     "gp-dormant": ["--start=dormant"],
-                    "gp-flight": ["--flight-recorder=" + (self.flight_size or FLIGHT_SIZE)]}[cfg]
+                    "gp-flight": ["--flight-recorder=" + (self.flight_size or FLIGHT_SIZE)],
+                    "gp-mx-idle": ["--metrics=roofline",
+                                   "--metrics-kernels=" + MX_IDLE_FILTER]}[cfg]
             if cfg == "gp-bt" and not self.has_bt:
                 raise NotAvailable("not built")
             return ([self.gpuprof, "run", "--report=none", "-f", "-o",
@@ -423,7 +445,7 @@ class Bench:
                  unit="µs/launch", timeout=90, trace_size=True,
                  prog=[self.bin("launch_loop"), "st", "100000" if q else "200000"],
                  configs=["none", "mincupti", "gp-device", "gp-default", "gp-bt", "gp-dormant",
-                          "gp-flight", "nsys"]),
+                          "gp-flight", "gp-mx-idle", "nsys"]),
             dict(name="launch-mt", title="1 empty launches, 8 threads × 8 streams",
                  metric="us_per_launch", unit="µs/launch", timeout=90,
                  prog=[self.bin("launch_loop"), "mt", "12500" if q else "25000", "8"],
@@ -446,6 +468,10 @@ class Bench:
                  configs=["none", "mincupti", "mincupti-graph", "gp-device", "gp-default",
                           "gp-graph", "gp-bt", "nsys", "nsys-node"]),
         ]
+        only_cfgs = [c for c in os.environ.get("BENCH_CONFIGS", "").split(",") if c]
+        if only_cfgs:
+            for w in ws:
+                w["configs"] = [c for c in w["configs"] if c in only_cfgs]
         return [w for w in ws if self.wants(w["name"]) and not (q and w.get("skip_quick"))]
 
     def reps_for(self, w, cfg):
@@ -656,6 +682,168 @@ class Bench:
             out[cfg] = r
             self.cleanup(d)
 
+    # ---------------------------------------------------------- metrics
+
+    def find_ncu(self):
+        cands = [os.environ.get("BENCH_NCU", "")]
+        cands += sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"), reverse=True)
+        cands += [CUDA_HOME + "/bin/ncu", shutil.which("ncu") or ""]
+        for c in cands:
+            if c and os.path.isfile(c) and os.access(c, os.X_OK):
+                return c
+        return None
+
+    def run_metrics(self):
+        """The training step under: nothing, gpuprof defaults, gpuprof --metrics
+        (first launch of each kernel and configuration), the same again
+        with a metrics cache filled by a first run, and ncu's SpeedOfLight
+        sections on the first K kernels."""
+        mx = self.mx
+        if self.torch_reason:
+            mx["status"] = "n/a (%s)" % self.torch_reason
+            return
+        steps, warmup = (MX_STEPS // 2, MX_WARMUP) if self.quick else (MX_STEPS, MX_WARMUP)
+        k_ncu = env_int("BENCH_NCU_KERNELS", 30 if self.quick else 60)
+        mx.update(steps=steps, warmup=warmup, k_ncu=k_ncu)
+        prog = [self.python, os.path.join(HERE, "train_step.py"), str(steps), str(warmup)]
+        ncu = self.find_ncu()
+        mx["ncu"] = ncu
+        cache = os.path.join(self.work, "metrics-cache")
+        shutil.rmtree(cache, ignore_errors=True)
+        runs = [("none", None), ("gp-default", []),
+                ("gp-metrics", ["--metrics=roofline", "--metrics-launches=first"]),
+                ("gp-metrics-fill", ["--metrics=roofline", "--metrics-cache=" + cache]),
+                ("gp-metrics-cached", ["--metrics=roofline", "--metrics-cache=" + cache]),
+                ("ncu", "ncu")]
+        for cfg, opts in runs:
+            d = self.workdir("metrics-" + cfg)
+            env = dict(self.base_env)
+            if opts == "ncu":
+                if not ncu:
+                    mx[cfg] = {"status": "n/a (ncu not found)"}
+                    continue
+                env["TMPDIR"] = d
+                argv = [ncu, "--section", "SpeedOfLight", "--section",
+                        "SpeedOfLight_RooflineChart", "--launch-count", str(k_ncu)] + prog
+            elif opts is None:
+                argv = prog
+            else:
+                if not self.has_gpuprof:
+                    mx[cfg] = {"status": "n/a (gpuprof not built)"}
+                    continue
+                argv = [self.gpuprof, "run", "--report=none", "-f", "-o",
+                        os.path.join(d, "trace-%p")] + opts + ["--"] + prog
+            log("bench: metrics: training step under %s" % cfg)
+            res = run_proc(argv, env=env, cwd=d, timeout=max(60, min(
+                600, self.deadline + 300 - time.time())))
+            vals = parse_bench(res.out)
+            ok = res.rc == 0 and not res.timed_out and "ms_per_step" in vals
+            self.add_raw("metrics", cfg, 1, "ok" if ok else "error", res, vals)
+            r = {"status": "ok" if ok else "error", "vals": vals, "wall": res.wall}
+            if not ok:
+                self.note_error("metrics", cfg, 1, "exit %s%s; %s" % (
+                    res.rc, " (timed out)" if res.timed_out else "", tail(res.err + res.out)))
+            elif opts == "ncu":
+                r["profiled"] = len(re.findall(r"^==PROF== Profiling ", res.out + res.err, re.M))
+            elif opts:
+                files = self.trace_files(res, d)
+                try:
+                    j = self.export_json(files[0], timeout=300) if files else {}
+                    m = j.get("metrics") or {}
+                    r["profiled"] = m.get("profiled")
+                    r["cached"] = m.get("cached")
+                    r["cost_ns"] = m.get("cost_ns")
+                    r["passes"] = m.get("passes")
+                except (RuntimeError, ValueError) as e:
+                    self.note_error("metrics", cfg, 1, str(e))
+            mx[cfg] = r
+            self.cleanup(d)
+        shutil.rmtree(cache, ignore_errors=True)
+
+    def mx_numbers(self):
+        """Derived figures of the metrics comparison (None where not measured)."""
+        mx = self.mx
+
+        def ok(c):
+            return mx.get(c, {}).get("status") == "ok"
+
+        def v(c, k):
+            return mx[c]["vals"].get(k) if ok(c) else None
+
+        out = {}
+        if ok("gp-metrics") and ok("gp-default"):
+            n = mx["gp-metrics"].get("profiled") or 0
+            out["profiled"] = n
+            out["once_s"] = v("gp-metrics", "warmup_s") - v("gp-default", "warmup_s") \
+                if v("gp-metrics", "warmup_s") is not None else None
+            out["per_step_ms"] = v("gp-metrics", "ms_per_step") - v("gp-default", "ms_per_step")
+            out["wall_added_s"] = mx["gp-metrics"]["wall"] - mx["gp-default"]["wall"]
+            out["gp_per_kernel_s"] = out["wall_added_s"] / n if n else None
+            cost = mx["gp-metrics"].get("cost_ns")
+            out["gp_inside_per_kernel_s"] = cost / 1e9 / n if cost and n else None
+        if ok("ncu") and ok("none"):
+            n = mx["ncu"].get("profiled") or 0
+            out["ncu_profiled"] = n
+            out["ncu_added_s"] = mx["ncu"]["wall"] - mx["none"]["wall"]
+            out["ncu_per_kernel_s"] = out["ncu_added_s"] / n if n else None
+        if ok("gp-metrics-cached") and ok("gp-default"):
+            out["cached_once_s"] = v("gp-metrics-cached", "warmup_s") - v("gp-default", "warmup_s")
+            out["cached_n"] = mx["gp-metrics-cached"].get("cached")
+        if out.get("gp_per_kernel_s") and out.get("ncu_per_kernel_s"):
+            out["ratio"] = out["gp_per_kernel_s"] / out["ncu_per_kernel_s"]
+        return out
+
+    def report_metrics(self):
+        mx = self.mx
+        L = ["## Hardware metrics on the training step (%s steps after %s warm-up steps)"
+             % (mx.get("steps", "?"), mx.get("warmup", "?")), ""]
+        if mx.get("status"):
+            return L + [mx["status"], ""]
+        rows = []
+        for cfg, what in (("none", "no tool"), ("gp-default", "gpuprof, tracing only"),
+                          ("gp-metrics", "gpuprof --metrics=roofline --metrics-launches=first"),
+                          ("gp-metrics-fill", "same, --metrics-cache=DIR (empty: filled)"),
+                          ("gp-metrics-cached", "same, --metrics-cache=DIR (filled: no replay)"),
+                          ("ncu", "ncu --section SpeedOfLight --section "
+                                  "SpeedOfLight_RooflineChart --launch-count %s"
+                                  % mx.get("k_ncu"))):
+            r = mx.get(cfg, {})
+            if r.get("status") != "ok":
+                rows.append([what, r.get("status", "not run")] + ["—"] * 4)
+                continue
+            vals = r["vals"]
+            prof = r.get("profiled")
+            if r.get("cached"):
+                prof = "%s (+%s cached)" % (prof, r["cached"])
+            rows.append([what, "%.1f" % r["wall"], fmt(vals.get("warmup_s")),
+                         fmt(vals.get("ms_per_step")), "—" if prof is None else prof,
+                         "—" if not r.get("cost_ns") else "%.2f" % (r["cost_ns"] / 1e9)])
+        L.append(md_table(["configuration", "process wall (s)", "warm-up steps (s)",
+                           "ms/step after", "kernels profiled", "inside launch calls (s)"], rows))
+        n = self.mx_numbers()
+        L.append("")
+        if n.get("profiled") is not None:
+            L.append("- gpuprof --metrics: %d kernel launches profiled (one per kernel and launch "
+                     "configuration); one-time cost in the warm-up steps %s s; added per step "
+                     "once all are profiled %s ms; process wall added %s s, i.e. %s s per "
+                     "profiled kernel (%s s of it inside the launch calls)" % (
+                         n["profiled"], fmt(n.get("once_s")), fmt(n.get("per_step_ms")),
+                         fmt(n.get("wall_added_s")), fmt(n.get("gp_per_kernel_s")),
+                         fmt(n.get("gp_inside_per_kernel_s"))))
+        if n.get("ncu_profiled") is not None:
+            L.append("- ncu: %d kernels profiled, process wall added %s s against no tool, i.e. "
+                     "%s s per profiled kernel" % (n["ncu_profiled"], fmt(n.get("ncu_added_s")),
+                                                   fmt(n.get("ncu_per_kernel_s"))))
+        if n.get("cached_once_s") is not None:
+            L.append("- with the cache filled by an earlier run: %s launches from the cache, "
+                     "warm-up steps %s s slower than tracing only" % (
+                         n.get("cached_n"), fmt(n["cached_once_s"])))
+        if n.get("ratio") is not None:
+            L.append("- gpuprof ÷ ncu per profiled kernel: %.3f (target ≤ %.1f)"
+                     % (n["ratio"], MX_TARGET_RATIO))
+        L.append("")
+        return L
+
     # ---------------------------------------------------------- analyzer
 
     def run_analyzer(self):
@@ -863,6 +1051,8 @@ class Bench:
             L.extend(self.report_records(ws))
         if self.long:
             L.extend(self.report_long())
+        if self.mx:
+            L.extend(self.report_metrics())
         if self.analyzer_res:
             L.extend(self.report_analyzer())
         L.extend(self.report_targets())
@@ -1098,6 +1288,17 @@ class Bench:
                 what = "device activity" if cfg == "gp-device" else "defaults (with API records)"
                 add("%s: ≤ %d bytes per kernel record on disk" % (what, limit), titles[w],
                     None if bpk is None else "%.2f" % bpk, bpk is not None and bpk <= limit)
+        if "launch" in titles:
+            r = self.ratio("launch", "gp-mx-idle", "gp-default")
+            add("--metrics hooks, no kernel selected ÷ defaults ≤ 1.03 (noise)", titles["launch"],
+                fmt_ratio(r), r is not None and r <= 1.03,
+                min_check("launch", "gp-mx-idle", "gp-default", 1.03))
+        if self.mx:
+            n = self.mx_numbers()
+            r = n.get("ratio")
+            add("--metrics per profiled kernel ≤ %.1f × ncu's" % MX_TARGET_RATIO,
+                "3 transformer train step", None if r is None else "%.3f" % r,
+                r is not None and r <= MX_TARGET_RATIO)
         a = self.analyzer_res
         if a:
             ok = a.get("status") == "ok"
@@ -1136,10 +1337,10 @@ def main():
     ap.add_argument("build", help="build directory (holds bin/, lib/ and bench/)")
     ap.add_argument("--only", action="append", default=[], metavar="NAME[,NAME]",
                     help="run only these workloads: launch, launch-mt, torch, train, "
-                         "graph, long, analyzer")
+                         "graph, long, metrics, analyzer")
     ap.add_argument("--quick", action="store_true", help="same as BENCH_QUICK=1")
     args = ap.parse_args()
-    known = {"launch", "launch-mt", "torch", "train", "graph", "long", "analyzer"}
+    known = {"launch", "launch-mt", "torch", "train", "graph", "long", "metrics", "analyzer"}
     only = set()
     for o in args.only:
         only.update(x for x in o.split(",") if x)
@@ -1161,6 +1362,8 @@ def main():
             b.run_reps()
             if b.wants("long"):
                 b.run_long()
+            if b.wants("metrics"):
+                b.run_metrics()
     except KeyboardInterrupt:
         log("bench: interrupted; reporting what was measured")
         b.stop_reason = "interrupted"

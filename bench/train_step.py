@@ -11,7 +11,9 @@ repetition).
     python3 train_step.py [STEPS] [WARMUP]      (defaults 200 and 20)
 
 Prints "BENCH ms_per_step X": host wall time of STEPS steps between two
-torch.cuda.synchronize() calls, after WARMUP untimed steps.  With
+torch.cuda.synchronize() calls, after WARMUP steps (their time, the first
+step's kernel selection and any profiler's first encounters included, is
+"BENCH warmup_s").  With
 BENCH_TORCH_PROFILER=1 the warm-up and the timed steps run inside
 torch.profiler.profile(activities=[CPU, CUDA]) and nothing is exported.
 """
@@ -100,6 +102,8 @@ def main():
         opt.zero_grad()
 
     with profiler_context():
+        torch.cuda.synchronize()
+        tw = time.perf_counter()
         for _ in range(warmup):
             step()
         torch.cuda.synchronize()
@@ -109,7 +113,8 @@ def main():
         torch.cuda.synchronize()
         t1 = time.perf_counter()
         print("BENCH ms_per_step %.4f" % ((t1 - t0) * 1e3 / steps))
-        print("BENCH loop_s %.4f" % (t1 - t0), flush=True)
+        print("BENCH loop_s %.4f" % (t1 - t0))
+        print("BENCH warmup_s %.4f" % (t0 - tw), flush=True)
         finish()
 
 

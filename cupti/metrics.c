@@ -28,6 +28,7 @@
 #include "metrics.h"
 
 #include "cupti_api.h"
+#include "mcache.h"
 #include "nvtx_tool.h"
 
 #include "../preload/log.h"
@@ -57,6 +58,7 @@
 #define SLOT_NAME 2048
 #define NKEYS 4096
 #define MAX_REPLAY_LOGS 8
+#define BUSY_WAIT_MS 2000
 
 #define P(name) __typeof__(&name) name;
 #define PROFILER_FUNCS(X)                               \
@@ -92,13 +94,16 @@ typedef CUresult (*stream_is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
 typedef CUresult (*device_get_fn)(CUdevice *, int);
 typedef CUresult (*device_attr_fn)(int *, CUdevice_attribute, CUdevice);
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+typedef CUresult (*device_name_fn)(char *, int, CUdevice);
+typedef CUresult (*driver_version_fn)(int *);
 
 static stream_is_capturing_fn cu_stream_is_capturing;
 static device_get_fn cu_device_get;
 static device_attr_fn cu_device_attr;
 static demangle_fn cxa_demangle;
+static device_name_fn cu_device_name;
 
-/* The roofline set: FLOPs per precision, bytes, time, clocks (2 passes on GH100). */
+/* The roofline set: FLOPs per precision, bytes, time, clocks (3 passes on GH100). */
 static const char *const roofline_set[] = {
 	"gpu__time_duration.sum",
 	"sm__cycles_elapsed.avg.per_second",
@@ -121,6 +126,11 @@ static const char *const roofline_set[] = {
 	"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum",
 	"sm__ops_path_tensor_src_fp8_sparsity_off.sum",
 	"sm__ops_path_tensor_src_fp64.sum",
+	/* mma.sync (HMMA), which the wgmma counters above do not see: a third pass on GH100. */
+	"sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum",
+	"sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum",
+	"sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum",
+	"sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum",
 };
 #define DURATION_METRIC "gpu__time_duration.sum"
 
@@ -143,6 +153,7 @@ struct chip {
 	size_t passes;
 	const char *names[MAX_METRICS];
 	size_t nnames;
+	uint64_t set_hash;         /* of the names, for the metrics cache */
 	int ok;
 };
 static struct chip chips[MAX_CHIPS];
@@ -153,6 +164,7 @@ struct ctxprof {
 	CUcontext ctx;
 	uint32_t ctx_id, device;
 	struct chip *chip;
+	char gpu[96];              /* device name, for the metrics cache */
 	CUpti_RangeProfiler_Object *obj;
 	uint8_t *image;
 	size_t image_size;
@@ -172,6 +184,7 @@ struct key {
 	CUfunction f;
 	uint32_t grid[3], block[3], smem;
 	uint32_t profiled;
+	_Atomic int redo;          /* a cached value proved stale: profile once more */
 	int8_t selected;           /* name filter result, 0 unknown, 1 yes, -1 no */
 };
 static struct key *keys;
@@ -183,8 +196,12 @@ struct slot {
 	uint32_t correlation, context, device, passes;
 	uint32_t grid[3], block[3];
 	uint64_t start, duration, cost_ns;
-	uint64_t t0_mono;
+	uint64_t t0_mono, t_started;
 	struct chip *chip;
+	int cached;                /* values from the metrics cache, no replay */
+	uint64_t verify_module;    /* cached: image hash to confirm before emitting, 0 none */
+	uint64_t name_hash;        /* of the kernel name, for that check */
+	struct key *key;
 	size_t nvalues;
 	double values[MAX_METRICS];
 	char name[SLOT_NAME];
@@ -217,9 +234,30 @@ static int profiler_initialized;
 static _Atomic int captures;               /* stream captures under way */
 
 /* Counts for GP_REC_METRICS_INFO. */
-static _Atomic uint64_t n_profiled, n_capture, n_graph, n_failed, n_other, n_cost;
+static _Atomic uint64_t n_profiled, n_capture, n_graph, n_failed, n_other, n_cost, n_cached;
 static _Atomic uint32_t mstatus, first_passes;
 static int replay_logs;
+
+/* prof_lock held: the metrics-cache key of the launch being profiled. */
+static struct gp_mcache_key cur_key;
+static int cur_key_ok;
+
+/*
+ * Values measured before their kernel's module image was reported (CUPTI
+ * reports a lazily loaded module after the launch that loaded it): stored
+ * once it is.  prof_lock held.
+ */
+#define NPENDING 16
+static struct pending {
+	struct gp_mcache_key key;
+	double values[MAX_METRICS];
+	size_t n;
+	uint64_t duration;
+	uint32_t passes;
+	int used;
+} *pending;
+static int npending;
+static _Atomic uint64_t n_stale;
 
 static __thread struct {
 	int active;
@@ -247,6 +285,13 @@ static void go_off(uint32_t why)
 
 	atomic_compare_exchange_strong(&mstatus, &zero, why);
 	atomic_store(&mstate, M_OFF);
+}
+
+/* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES from any profiler call: how to enable the counters. */
+static void no_permission(void)
+{
+	gp_log("metrics are off: GPU performance counters are restricted to admin users (ERR_NVGPUCTRPERM); run as root or with CAP_SYS_ADMIN, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM); tracing goes on");
+	go_off(GP_METRICS_NO_PERMISSION);
 }
 
 /* ---- configuration ---- */
@@ -329,6 +374,7 @@ int gp_metrics_attach(const struct gp_config *cfg)
 		cu_stream_is_capturing = (stream_is_capturing_fn)dlsym(cuda, "cuStreamIsCapturing");
 		cu_device_get = (device_get_fn)dlsym(cuda, "cuDeviceGet");
 		cu_device_attr = (device_attr_fn)dlsym(cuda, "cuDeviceGetAttribute");
+		cu_device_name = (device_name_fn)dlsym(cuda, "cuDeviceGetName");
 		if (!cu_device_get || !cu_device_attr)
 			gp_debug("metrics: no driver entry points; device ceilings unknown");
 	}
@@ -355,6 +401,21 @@ int gp_metrics_attach(const struct gp_config *cfg)
 	if (!keys || !slots) {
 		gp_log("out of memory for metrics; metrics are off");
 		return 0;
+	}
+	if (cfg->metrics_cache[0]) {
+		void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		driver_version_fn dv = (driver_version_fn)dlsym(cuda ? cuda : RTLD_DEFAULT,
+								 "cuDriverGetVersion");
+		uint32_t cv = 0;
+		int v = 0;
+
+		if (!dv || dv(&v) != CUDA_SUCCESS)
+			v = 0;
+		if (gp_cu.cuptiGetVersion(&cv) != CUPTI_SUCCESS)
+			cv = 0;
+		if (gp_mcache_open(cfg->metrics_cache, cv, v) == 0 &&
+		    !(pending = calloc(NPENDING, sizeof(*pending))))
+			gp_log("out of memory for the metrics cache; values of kernels whose module loads lazily are not cached");
 	}
 	atomic_store(&mstate, M_ON);
 	return 1;
@@ -388,6 +449,9 @@ void gp_metrics_enable_callbacks(CUpti_SubscriberHandle sub)
 	gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CU_INIT_FINISHED);
 	gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
 				  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	if (gp_mcache_on())
+		gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
+					  CUPTI_CBID_RESOURCE_MODULE_LOADED);
 }
 
 /* ---- metric names: validation against the chip's list ---- */
@@ -643,6 +707,9 @@ static int chip_build(struct chip *c)
 		return -1;
 	}
 	c->passes = np.numOfPasses;
+	c->set_hash = 0;
+	for (size_t i = 0; i < c->nnames; i++)
+		c->set_hash = gp_mcache_hash(c->set_hash, c->names[i], strlen(c->names[i]) + 1);
 	c->ok = 1;
 	{
 		uint32_t zero = 0;
@@ -670,10 +737,13 @@ static struct chip *chip_of(uint32_t device)
 		};
 
 		r = pf.cuptiProfilerInitialize(&pi);
+		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+			no_permission();
+			return NULL;
+		}
 		if (r != CUPTI_SUCCESS) {
 			gp_log("metrics are off: cannot initialize the CUPTI profiler (%s)", err(r));
-			go_off(r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ? GP_METRICS_NO_PERMISSION
-									 : GP_METRICS_ERROR);
+			go_off(GP_METRICS_ERROR);
 			return NULL;
 		}
 		profiler_initialized = 1;
@@ -834,6 +904,14 @@ static struct ctxprof *ctx_get(CUcontext ctx)
 	}
 	note_peaks(device, cp->chip);
 	{
+		CUdevice dev;
+
+		if (!cu_device_get || !cu_device_name || cu_device_get(&dev, (int)device) != CUDA_SUCCESS ||
+		    cu_device_name(cp->gpu, (int)sizeof(cp->gpu), dev) != CUDA_SUCCESS)
+			snprintf(cp->gpu, sizeof(cp->gpu), "%s", cp->chip->name);
+		cp->gpu[sizeof(cp->gpu) - 1] = 0;
+	}
+	{
 		CUpti_RangeProfiler_Enable_Params en = {
 			.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE,
 			.ctx = ctx,
@@ -841,8 +919,7 @@ static struct ctxprof *ctx_get(CUcontext ctx)
 
 		r = pf.cuptiRangeProfilerEnable(&en);
 		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
-			gp_log("metrics are off: GPU performance counters are restricted to admin users (ERR_NVGPUCTRPERM); run as root or with CAP_SYS_ADMIN, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM); tracing goes on");
-			go_off(GP_METRICS_NO_PERMISSION);
+			no_permission();
 			return NULL;
 		}
 		if (r == CUPTI_ERROR_HARDWARE_BUSY) {
@@ -1009,10 +1086,55 @@ static int stream_capturing(const struct launch *l)
 static void replay_failed(const char *kernel, const char *step, CUptiResult r)
 {
 	atomic_fetch_add(&n_failed, 1);
+	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+		no_permission();
+		return;
+	}
 	if (replay_logs++ < MAX_REPLAY_LOGS)
 		gp_log("metrics: cannot replay a launch of %.200s: %s failed (%s); the launch ran unprofiled%s",
 		       kernel, step, err(r),
 		       replay_logs == MAX_REPLAY_LOGS ? " (further failures only counted)" : "");
+}
+
+/* prof_lock held: stores the values waiting for their module; final: drops the rest. */
+static void pending_store(int final)
+{
+	for (int i = 0; i < NPENDING && npending; i++) {
+		struct pending *p = &pending[i];
+		uint64_t m;
+
+		if (!p->used)
+			continue;
+		m = gp_mcache_module(p->key.name);
+		if (!m && !final)
+			continue;
+		if (m && m != GP_MCACHE_AMBIGUOUS) {
+			p->key.module = m;
+			gp_mcache_put(&p->key, p->values, p->n, p->duration, p->passes);
+		}
+		p->used = 0;
+		npending--;
+	}
+}
+
+/* prof_lock held: keeps a result of cur_key until its module is known. */
+static void pending_add(const struct slot *s)
+{
+	for (int i = 0; pending && i < NPENDING; i++) {
+		struct pending *p = &pending[i];
+
+		if (p->used)
+			continue;
+		memcpy(&p->key, &cur_key, sizeof(p->key));
+		memcpy(p->values, s->values, s->nvalues * sizeof(double));
+		p->n = s->nvalues;
+		p->duration = s->duration;
+		p->passes = s->passes;
+		p->used = 1;
+		npending++;
+		return;
+	}
+	gp_debug("metrics cache: too many values waiting for their module; %.60s not cached", s->name);
 }
 
 static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
@@ -1043,6 +1165,9 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 	}
 	if (!k->selected)
 		k->selected = name_selected(cd->symbolName) ? 1 : -1;
+	if (atomic_load_explicit(&k->redo, memory_order_relaxed) && atomic_exchange(&k->redo, 0) &&
+	    k->profiled)
+		k->profiled--;
 	if (k->selected < 0 || (launches_per_key != GP_METRICS_LAUNCHES_ALL &&
 				k->profiled >= launches_per_key))
 		goto unlock;
@@ -1067,6 +1192,7 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 	memcpy(s->grid, l.grid, sizeof(s->grid));
 	memcpy(s->block, l.block, sizeof(s->block));
 	s->chip = cp->chip;
+	s->cached = 0;
 	s->nvalues = 0;
 	s->duration = 0;
 	snprintf(s->name, sizeof(s->name), "%s", cd->symbolName ? cd->symbolName : "<unknown>");
@@ -1074,6 +1200,38 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 	if (gp_cu.cuptiGetTimestamp(&s->start) != CUPTI_SUCCESS)
 		s->start = 0;
 	s->t0_mono = mono_ns();
+	s->verify_module = 0;
+	s->key = k;
+	if (npending)
+		pending_store(0);
+	cur_key_ok = gp_mcache_on() &&
+		     gp_mcache_key(&cur_key, cp->gpu, cp->chip->name, cd->symbolName, l.grid,
+				   l.block, l.smem, cp->chip->set_hash) >= 0;
+	if (cur_key_ok) {
+		uint32_t passes = 0;
+		uint64_t module = 0;
+
+		if (gp_mcache_get(&cur_key, s->values, cp->chip->nnames, &s->duration, &passes,
+				  &module)) {
+			/*
+			 * The launch runs as it would without metrics; its record keeps its
+			 * times.  Values read before the module image was reported wait in
+			 * the slot until the drain sees that it is the one they came from.
+			 */
+			s->cached = 1;
+			s->verify_module = cur_key.module ? 0 : module;
+			s->name_hash = cur_key.name;
+			s->nvalues = cp->chip->nnames;
+			s->passes = passes;
+			s->cost_ns = mono_ns() - s->t0_mono;
+			cur_key_ok = 0;
+			k->profiled++;
+			atomic_fetch_add(&n_cached, 1);
+			atomic_fetch_add(&slots_used, 1);
+			atomic_store_explicit(&s->state, S_RESULT, memory_order_release);
+			goto unlock;
+		}
+	}
 	{
 		CUpti_RangeProfiler_Start_Params st = {
 			.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE,
@@ -1081,17 +1239,32 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 		};
 
 		r = pf.cuptiRangeProfilerStart(&st);
-		if (r != CUPTI_SUCCESS) {
+		/*
+		 * Another process profiling this GPU holds the counters while it
+		 * replays one launch (tens of ms): wait for it, up to BUSY_WAIT_MS.
+		 */
+		for (uint64_t waited = 0, d = 1; r == CUPTI_ERROR_HARDWARE_BUSY && waited < BUSY_WAIT_MS;
+		     waited += d, d = d < 32 ? d * 2 : d) {
+			struct timespec ts = { 0, (long)d * 1000000 };
+
+			nanosleep(&ts, NULL);
+			r = pf.cuptiRangeProfilerStart(&st);
+		}
+		if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_HARDWARE_BUSY) {
 			/* The image may need its configuration again: once more. */
 			if (image_init(cp) == CUPTI_SUCCESS && set_config(cp) == CUPTI_SUCCESS)
 				r = pf.cuptiRangeProfilerStart(&st);
-			if (r != CUPTI_SUCCESS) {
-				replay_failed(s->name, "range profiler Start", r);
-				goto unlock;
-			}
-			gp_debug("metrics: Start needed SetConfig again");
+			if (r == CUPTI_SUCCESS)
+				gp_debug("metrics: Start needed SetConfig again");
+		}
+		if (r != CUPTI_SUCCESS) {
+			replay_failed(s->name, r == CUPTI_ERROR_HARDWARE_BUSY
+						       ? "range profiler Start (counters busy: another process profiling this GPU)"
+						       : "range profiler Start", r);
+			goto unlock;
 		}
 	}
+	s->t_started = mono_ns();
 	k->profiled++;
 	atomic_fetch_add(&slots_used, 1);
 	atomic_store_explicit(&s->state, S_BUSY, memory_order_release);
@@ -1137,7 +1310,10 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 
 	(void)cd;
 	tl.active = 0;
+	uint64_t t_exit = mono_ns(), t_stop = 0, t_decode = 0, t_eval = 0;
+
 	r = pf.cuptiRangeProfilerStop(&sp);
+	t_stop = mono_ns();
 	if (r == CUPTI_SUCCESS && !sp.isAllPassSubmitted) {
 		step = "Stop (passes left over)";
 		r = CUPTI_ERROR_UNKNOWN;
@@ -1145,6 +1321,7 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 	if (r == CUPTI_SUCCESS) {
 		step = "DecodeData";
 		r = pf.cuptiRangeProfilerDecodeData(&dd);
+		t_decode = mono_ns();
 	}
 	if (r == CUPTI_SUCCESS && dd.numOfRangeDropped) {
 		step = "DecodeData (range dropped)";
@@ -1162,6 +1339,7 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 	if (r == CUPTI_SUCCESS) {
 		step = "EvaluateToGpuValues";
 		r = pf.cuptiProfilerHostEvaluateToGpuValues(&ev);
+		t_eval = mono_ns();
 	}
 	if (r == CUPTI_SUCCESS) {
 		s->nvalues = s->chip->nnames;
@@ -1175,12 +1353,28 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 	}
 	/* Ready for the next launch whatever happened. */
 	r = image_init(cp);
+	if (t_eval)
+		gp_debug("metrics: %.60s: Start %.2f ms, launch with %u passes %.2f ms, Stop %.2f ms, "
+			 "DecodeData %.2f ms, Evaluate %.2f ms, image reset %.2f ms", s->name,
+			 (double)(s->t_started - s->t0_mono) / 1e6, s->passes,
+			 (double)(t_exit - s->t_started) / 1e6, (double)(t_stop - t_exit) / 1e6,
+			 (double)(t_decode - t_stop) / 1e6, (double)(t_eval - t_decode) / 1e6,
+			 (double)(mono_ns() - t_eval) / 1e6);
 	if (r != CUPTI_SUCCESS) {
 		gp_log("metrics are off: range profiler CounterDataImageInitialize failed (%s)", err(r));
 		go_off(GP_METRICS_ERROR);
 	}
 	if (state == S_RESULT)
 		times_put(s->correlation, s->start, s->duration);
+	if (state == S_RESULT && cur_key_ok) {
+		if (!cur_key.module)
+			cur_key.module = gp_mcache_module(cur_key.name);
+		if (cur_key.module && cur_key.module != GP_MCACHE_AMBIGUOUS)
+			gp_mcache_put(&cur_key, s->values, s->nvalues, s->duration, s->passes);
+		else if (!cur_key.module)
+			pending_add(s);
+	}
+	cur_key_ok = 0;
 	s->cost_ns = mono_ns() - s->t0_mono;
 	atomic_fetch_add(&n_cost, s->cost_ns);
 	atomic_store_explicit(&s->state, state, memory_order_release);
@@ -1249,8 +1443,15 @@ void gp_metrics_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 	if (atomic_load_explicit(&mstate, memory_order_relaxed) != M_ON && !tl.active)
 		return;
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
 			on_context_destroy(data);
+		} else if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
+			const CUpti_ModuleResourceData *md =
+				((const CUpti_ResourceData *)data)->resourceDescriptor;
+
+			if (md)
+				gp_mcache_module_loaded(md->pCubin, md->cubinSize);
+		}
 		else if (cbid == CUPTI_CBID_RESOURCE_CU_INIT_FINISHED)
 			on_init_finished();
 		return;
@@ -1280,8 +1481,13 @@ void gp_metrics_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 		if (cd->callbackSite == CUPTI_API_EXIT && atomic_load(&captures) > 0)
 			atomic_fetch_sub(&captures, 1);
 		break;
-	default:
-		/* The BeginCapture family: counted once the capture has begun. */
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
+		/* Counted once the capture has begun. */
 		if (cd->callbackSite == CUPTI_API_EXIT && cd->functionReturnValue &&
 		    *(const CUresult *)cd->functionReturnValue == CUDA_SUCCESS)
 			atomic_fetch_add(&captures, 1);
@@ -1300,7 +1506,9 @@ static struct slot *slot_of(uint32_t correlation, int *state)
 		struct slot *s = &slots[i];
 
 		*state = atomic_load_explicit(&s->state, memory_order_acquire);
-		if (*state != S_FREE && s->correlation == correlation && !s->kernel_seen)
+		/* A cached launch ran unreplayed: its kernel record is the tracer's. */
+		if (*state != S_FREE && s->correlation == correlation && !s->kernel_seen &&
+		    !s->cached)
 			return s;
 	}
 	return NULL;
@@ -1370,6 +1578,7 @@ static void emit_result(struct slot *s)
 		memcpy(m->grid, s->grid, sizeof(m->grid));
 		memcpy(m->block, s->block, sizeof(m->block));
 		m->passes = s->passes;
+		m->flags = s->cached ? GP_METRICS_F_CACHED : 0;
 		v = (struct gp_metric_value *)(m + 1);
 		for (size_t i = 0; i < s->nvalues; i++) {
 			v[i].name = ids[i];
@@ -1463,11 +1672,32 @@ void gp_metrics_drain(int final)
 
 		if (st != S_RESULT && st != S_FAILED)
 			continue;
+		if (st == S_RESULT && s->cached && s->verify_module) {
+			/* Cached values read before their module was reported: the same image? */
+			uint64_t m = gp_mcache_module(s->name_hash);
+
+			if (!m && !final)
+				continue;
+			if (m != s->verify_module) {
+				gp_debug("metrics cache: %.60s: its module changed since the values were cached; "
+					 "profiled again at its next launch", s->name);
+				atomic_fetch_add(&n_stale, 1);
+				atomic_fetch_sub(&n_cached, 1);
+				atomic_fetch_add(&n_other, 1);
+				atomic_store(&s->key->redo, 1);
+				slot_free(s);
+				continue;
+			}
+		}
 		/* A kernel record still to come finds its time in the table. */
 		if (st == S_RESULT)
 			emit_result(s);
 		else
 			slot_free(s);
+	}
+	if (final && pending && pthread_mutex_trylock(&prof_lock) == 0) {
+		pending_store(1);
+		pthread_mutex_unlock(&prof_lock);
 	}
 	if (final)
 		emit_info();

@@ -332,6 +332,7 @@ int gp_config_load(struct gp_config *c)
 	env_str("GPUPROF_METRICS", c->metrics, sizeof(c->metrics));
 	env_str("GPUPROF_METRICS_KERNELS", c->metrics_kernels, sizeof(c->metrics_kernels));
 	env_str("GPUPROF_METRICS_NVTX", c->metrics_nvtx, sizeof(c->metrics_nvtx));
+	env_str("GPUPROF_METRICS_CACHE", c->metrics_cache, sizeof(c->metrics_cache));
 	c->metrics_launches = 1;
 	v = getenv("GPUPROF_METRICS_LAUNCHES");
 	if (v && *v && gp_config_parse_launches(v, &c->metrics_launches) < 0) {

@@ -22,6 +22,7 @@ struct gp_config {
 	char metrics[2048];        /* GPUPROF_METRICS: "roofline" or names; "" off */
 	char metrics_kernels[512]; /* GPUPROF_METRICS_KERNELS: regex, "" any */
 	char metrics_nvtx[512];    /* GPUPROF_METRICS_NVTX: regex, "" anywhere */
+	char metrics_cache[GP_PATH_MAX]; /* GPUPROF_METRICS_CACHE: directory, "" none */
 	uint32_t metrics_launches; /* GPUPROF_METRICS_LAUNCHES: N per kernel and
 				    * configuration (first = 1), or UINT32_MAX (all) */
 	uint32_t trace;            /* GP_TRACE_* */

@@ -221,6 +221,23 @@ else
 	ok env
 fi
 
+# The metrics options; a relative cache directory becomes absolute.
+gp run -o 'm-%p' --metrics --metrics-kernels='^gemm' --metrics-launches=3 \
+	--metrics-nvtx=step --metrics-cache=mcache ./fakeapp
+expect metrics-env-status 0
+want="GPUPROF_METRICS=roofline
+GPUPROF_METRICS_KERNELS=^gemm
+GPUPROF_METRICS_LAUNCHES=3
+GPUPROF_METRICS_NVTX=step
+GPUPROF_METRICS_CACHE=$tmp/mcache"
+missing=""
+while IFS= read -r line; do
+	grep -qxF -- "$line" env.txt || missing+=" $line"
+done <<<"$want"
+judge metrics-env "missing:$missing" test -z "$missing"
+gp run --metrics-cache= ./fakeapp
+expect metrics-cache-empty 2 "--metrics-cache needs a directory"
+
 # %q{VAR} values are one path component, as the recorder expands them
 # ('/' becomes '_', "." and ".." become "_"), so a template that starts with
 # %q{...} is relative too and names gpuprof's directory, also for a program

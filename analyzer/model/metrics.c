@@ -54,6 +54,11 @@ double ga_mx_flop_weight(const char *metric, int *prec)
 		{ "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum", GP_PEAK_TENSOR_TF32, 1 },
 		{ "sm__ops_path_tensor_src_fp8_sparsity_off.sum", GP_PEAK_TENSOR_FP8, 1 },
 		{ "sm__ops_path_tensor_src_fp64.sum", GP_PEAK_TENSOR_FP64, 1 },
+		/* mma.sync (HMMA); the wgmma (HGMMA) counters above do not include it. */
+		{ "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum", GP_PEAK_TENSOR_FP16, 1 },
+		{ "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum", GP_PEAK_TENSOR_FP16, 1 },
+		{ "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum", GP_PEAK_TENSOR_FP16, 1 },
+		{ "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum", GP_PEAK_TENSOR_TF32, 1 },
 	};
 
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
@@ -206,6 +211,10 @@ static int on_metrics(struct ga_mx *mx, struct ga_model *m, uint32_t proc,
 	if (!(k = kernel_of(mx, name, proc, r->device)))
 		return -1;
 	k->launches++;
+	if (r->flags & GP_METRICS_F_CACHED) {
+		k->cached++;
+		mx->cached++;
+	}
 	k->time_ns += r->duration;
 	k->cost_ns += r->cost_ns;
 	k->passes = r->passes;

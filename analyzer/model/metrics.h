@@ -21,6 +21,7 @@ struct ga_mx_kernel {
 	uint32_t name;             /* strtab id, mangled */
 	uint32_t proc, device;     /* model process, CUDA ordinal */
 	uint64_t launches;
+	uint64_t cached;           /* of them, values from the metrics cache */
 	uint64_t time_ns;          /* sum of gpu__time_duration */
 	uint64_t cost_ns;          /* host time of the profiled launch calls */
 	uint32_t passes;
@@ -69,6 +70,7 @@ struct ga_mx {
 	uint32_t set, passes, status, launches;
 	uint64_t profiled, skipped_capture, skipped_graph, failed, skipped_other, cost_ns;
 	uint64_t records;          /* GP_REC_METRICS seen */
+	uint64_t cached;           /* of them, GP_METRICS_F_CACHED */
 	uint64_t bad;              /* malformed ones skipped */
 	int oom;
 };

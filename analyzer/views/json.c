@@ -657,6 +657,7 @@ static int metrics_kernels(struct ga_jw *w, struct ga_model *m, const struct ga_
 		ga_jw_ku64(w, "pid", m->procs[k->proc].pid);
 		ga_jw_ku64(w, "device", k->device);
 		ga_jw_ku64(w, "launches", k->launches);
+		ga_jw_ku64(w, "cached", k->cached);
 		ga_jw_ku64(w, "time_ns", k->time_ns);
 		ga_jw_ku64(w, "cost_ns", k->cost_ns);
 		ga_jw_ku64(w, "passes", k->passes);
@@ -719,6 +720,7 @@ static int metrics(struct ga_jw *w, struct ga_model *m, const struct ga_mx *mx)
 		ga_jw_u64(w, mx->launches);
 	ga_jw_ku64(w, "profiled", mx->has_info ? mx->profiled : mx->records);
 	ga_jw_ku64(w, "records", mx->records);
+	ga_jw_ku64(w, "cached", mx->cached);
 	ga_jw_ku64(w, "skipped_capture", mx->skipped_capture);
 	ga_jw_ku64(w, "skipped_graph_launches", mx->skipped_graph);
 	ga_jw_ku64(w, "failed", mx->failed);

@@ -63,6 +63,8 @@ void ga_text_metrics_header(const struct ga_mx *mx, struct ga_model *m, FILE *ou
 			(double)mx->cost_ns / 1e6);
 	if (mx->passes || (mx->has_info && mx->cost_ns))
 		fputc(')', out);
+	if (mx->cached)
+		fprintf(out, ", %" PRIu64 " from the metrics cache", mx->cached);
 	if (st)
 		fprintf(out, "; %s", st);
 	fputc('\n', out);
@@ -155,8 +157,17 @@ static int print_roofline(const struct ga_mx *mx, struct ga_model *m, const uint
 			rc |= ga_table_addf(&t, "%.0f%% %s", r.pct,
 					    r.memory_side ? "DRAM" : prec_name[r.dominant]);
 		rc |= ga_table_add(&t, ga_roof_verdict_name(r.verdict));
-		rc |= ga_table_add(&t, ga_fmt_trunc(nb, sizeof(nb), ga_strtab_full(&m->strs, k->name),
-						    name_width));
+		if (k->cached) {
+			char cb[1100];
+
+			snprintf(cb, sizeof(cb), "(cached) %s",
+				 ga_fmt_trunc(nb, sizeof(nb), ga_strtab_full(&m->strs, k->name),
+					      name_width > 9 ? name_width - 9 : name_width));
+			rc |= ga_table_add(&t, cb);
+		} else {
+			rc |= ga_table_add(&t, ga_fmt_trunc(nb, sizeof(nb),
+							    ga_strtab_full(&m->strs, k->name), name_width));
+		}
 	}
 	if (!rc) {
 		fputs("Roofline (profiled launches; TF/s = 10^12 FLOP/s, FLOP/B = FLOPs per DRAM byte):\n",
@@ -268,6 +279,9 @@ static int print_metrics(const struct ga_mx *mx, struct ga_model *m, size_t top,
 		print_peaks(mx, m, out);
 		fputs("Metrics are warm-cache (no flush between replay passes) at the clocks the GPU ran.\n",
 		      out);
+		if (mx->cached)
+			fputs("(cached): values from the metrics cache, measured in an earlier run; this run did not replay the kernel.\n",
+			      out);
 	}
 	if (!rc && strcmp(set, "roofline")) {
 		fputc('\n', out);

@@ -505,10 +505,18 @@ struct gp_rec_metrics {
 	uint32_t grid[3];
 	uint32_t block[3];
 	uint32_t passes;           /* replay passes */
-	uint32_t reserved;
+	uint32_t flags;            /* GP_METRICS_F_* (0 in traces before it existed) */
 	/* struct gp_metric_value value[aux]; */
 };
 _Static_assert(sizeof(struct gp_rec_metrics) == 80, "metrics size");
+
+/*
+ * gp_rec_metrics.flags: CACHED, the values come from the metrics cache
+ * (--metrics-cache): the launch ran once, unreplayed, and its KERNEL record
+ * has its own times; duration and passes are the cached run's, cost_ns the
+ * host time the cache lookup took.
+ */
+#define GP_METRICS_F_CACHED 1u
 
 struct gp_metric_value {
 	uint32_t name;             /* string: metric name as Nsight Compute spells it */

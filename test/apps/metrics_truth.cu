@@ -4,6 +4,9 @@
  *   fma_f64 / fma_f32 / fma_f16   CHAINS independent FMA chains of ITERS
  *                                 steps per thread (fma, fmaf, __hfma2)
  *   stream_copy                   dst[i] = src[i] over COPY_BYTES
+ *   mma_f16f32 / mma_bf16f32 /    MMA_CHAINS independent mma.sync chains of
+ *   mma_f16f16 / mma_tf32         MMA_ITERS steps per warp (tensor cores
+ *                                 without wgmma: m16n8k16, m16n8k8 for tf32)
  *
  * FLOPs count an FMA as 2 and an HFMA2 as 4 (two half lanes), as Nsight
  * Compute does.  Each FMA kernel is launched twice with the same
@@ -14,6 +17,7 @@
  *
  * Truth: kernel.count.*, kernel.total, memset.*, and
  *   flops.fma_f64 / flops.fma_f32 / flops.fma_f16   per launch
+ *   flops.mma_*                                     per launch (2*M*N*K per mma)
  *   bytes.stream_copy.read / .write                 per launch (DRAM)
  *   graph.launches                                  cudaGraphLaunch calls
  *   graph_nodes.step.nodes / .kernels               the captured graph's shape
@@ -32,6 +36,9 @@
 #define CHAINS 4
 #define COPY_N (256u << 20)        /* floats: 1 GiB per buffer */
 #define GRAPH_LAUNCHES 2
+#define MMA_THREADS 128            /* 4 warps */
+#define MMA_ITERS 1024
+#define MMA_CHAINS 4
 
 extern "C" __global__ void fma_f64(double *out, double b, double c)
 {
@@ -89,6 +96,67 @@ extern "C" __global__ void stream_copy(float *dst, const float *src, size_t n)
 		dst[i] = src[i];
 }
 
+/*
+ * mma.sync chains: each warp keeps MMA_CHAINS accumulator tiles and adds
+ * A*B to each MMA_ITERS times.  A and B fragments come from memory, each
+ * word read by one thread only (so the kernel's memory traffic does not
+ * depend on L1 hit timing); one m16n8k16 is 2*16*8*16 FLOPs, m16n8k8 half.
+ */
+#define MMA_F32_ACC(shape, types)                                                       \
+	asm volatile("mma.sync.aligned." shape ".row.col." types                       \
+		     " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"           \
+		     : "+f"(d[k][0]), "+f"(d[k][1]), "+f"(d[k][2]), "+f"(d[k][3])        \
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+
+#define MMA_KERNEL_F32(name, shape, types)                                              \
+	extern "C" __global__ void name(float *out, const uint32_t *in)                \
+	{                                                                              \
+		size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;              \
+		uint32_t a[4], b[2];                                                   \
+		float d[MMA_CHAINS][4];                                                \
+                                                                                       \
+		for (int i = 0; i < 4; i++)                                            \
+			a[i] = in[t * 6 + i];                                          \
+		for (int i = 0; i < 2; i++)                                            \
+			b[i] = in[t * 6 + 4 + i];                                      \
+		for (int k = 0; k < MMA_CHAINS; k++)                                   \
+			for (int i = 0; i < 4; i++)                                    \
+				d[k][i] = 0;                                           \
+		for (int it = 0; it < MMA_ITERS; it++)                                 \
+			_Pragma("unroll") for (int k = 0; k < MMA_CHAINS; k++)         \
+				MMA_F32_ACC(shape, types);                             \
+		for (int k = 0; k < MMA_CHAINS; k++)                                   \
+			for (int i = 0; i < 4; i++)                                    \
+				out[(t * MMA_CHAINS + k) * 4 + i] = d[k][i];           \
+	}
+
+MMA_KERNEL_F32(mma_f16f32, "m16n8k16", "f32.f16.f16.f32")
+MMA_KERNEL_F32(mma_bf16f32, "m16n8k16", "f32.bf16.bf16.f32")
+MMA_KERNEL_F32(mma_tf32, "m16n8k8", "f32.tf32.tf32.f32")
+
+extern "C" __global__ void mma_f16f16(uint32_t *out, const uint32_t *in)
+{
+	size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	uint32_t a[4], b[2], d[MMA_CHAINS][2];
+
+	for (int i = 0; i < 4; i++)
+		a[i] = in[t * 6 + i];
+	for (int i = 0; i < 2; i++)
+		b[i] = in[t * 6 + 4 + i];
+	for (int k = 0; k < MMA_CHAINS; k++)
+		d[k][0] = d[k][1] = 0;
+	for (int it = 0; it < MMA_ITERS; it++)
+#pragma unroll
+		for (int k = 0; k < MMA_CHAINS; k++)
+			asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"
+				     " {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};"
+				     : "+r"(d[k][0]), "+r"(d[k][1])
+				     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+	for (int k = 0; k < MMA_CHAINS; k++)
+		for (int i = 0; i < 2; i++)
+			out[(t * MMA_CHAINS + k) * 2 + i] = d[k][i];
+}
+
 extern "C" __global__ void graph_step(int *x)
 {
 	x[threadIdx.x] += 1;
@@ -116,6 +184,10 @@ int main(void)
 	float *d32, *src, *dst;
 	__half2 *d16;
 	int *gx;
+	uint32_t *mma_in;
+	float *mma_out;
+	const size_t mma_threads = (size_t)BLOCKS * MMA_THREADS;
+	const double mma_warps = (double)mma_threads / 32;
 	cudaStream_t s;
 	cudaGraph_t g;
 	cudaGraphExec_t ge;
@@ -126,12 +198,15 @@ int main(void)
 	CK(cudaMalloc(&src, (size_t)COPY_N * sizeof(float)));
 	CK(cudaMalloc(&dst, (size_t)COPY_N * sizeof(float)));
 	CK(cudaMalloc(&gx, 32 * sizeof(int)));
+	CK(cudaMalloc(&mma_in, mma_threads * 6 * sizeof(uint32_t)));
+	CK(cudaMalloc(&mma_out, mma_threads * MMA_CHAINS * 4 * sizeof(float)));
 	set_sync(d64, 0, n * CHAINS * sizeof(double));
 	set_sync(d32, 0, n * CHAINS * sizeof(float));
 	set_sync(d16, 0x3c, n * CHAINS * sizeof(__half2));
 	set_sync(src, 0x41, (size_t)COPY_N * sizeof(float));
 	set_sync(dst, 0, (size_t)COPY_N * sizeof(float));
 	set_sync(gx, 0, 32 * sizeof(int));
+	set_sync(mma_in, 0x10, mma_threads * 6 * sizeof(uint32_t)); /* small values in every format */
 	CK(cudaDeviceSynchronize());
 
 	for (int rep = 0; rep < 2; rep++) {
@@ -148,6 +223,32 @@ int main(void)
 	truth_kernel("stream_copy", 1);
 	CK(cudaGetLastError());
 	CK(cudaDeviceSynchronize());
+
+	/* Tensor cores through mma.sync; each output compared after the next launch. */
+	{
+		static const struct {
+			const char *name;
+			void (*fn)(float *, const uint32_t *);
+		} mma[] = {
+			{ "mma_f16f32", mma_f16f32 },
+			{ "mma_bf16f32", mma_bf16f32 },
+			{ "mma_tf32", mma_tf32 },
+		};
+		const size_t out_bytes = mma_threads * MMA_CHAINS * 4 * sizeof(float);
+
+		for (size_t i = 0; i < sizeof(mma) / sizeof(mma[0]); i++) {
+			mma[i].fn<<<BLOCKS, MMA_THREADS>>>(mma_out, mma_in);
+			truth_kernel(mma[i].name, 1);
+			CK(cudaGetLastError());
+			printf("RESULT %s %016llx\n", mma[i].name,
+			       (unsigned long long)digest(mma_out, out_bytes));
+		}
+		mma_f16f16<<<BLOCKS, MMA_THREADS>>>((uint32_t *)mma_out, mma_in);
+		truth_kernel("mma_f16f16", 1);
+		CK(cudaGetLastError());
+		printf("RESULT mma_f16f16 %016llx\n",
+		       (unsigned long long)digest(mma_out, mma_threads * MMA_CHAINS * 2 * sizeof(uint32_t)));
+	}
 
 	/* A captured launch and graph launches: never profiled. */
 	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -173,6 +274,10 @@ int main(void)
 	truth_set("flops.fma_f16", (long long)(4.0 * threads * ITERS * CHAINS));
 	truth_set("bytes.stream_copy.read", (long long)COPY_N * (long long)sizeof(float));
 	truth_set("bytes.stream_copy.write", (long long)COPY_N * (long long)sizeof(float));
+	truth_set("flops.mma_f16f32", (long long)(mma_warps * MMA_ITERS * MMA_CHAINS * 2 * 16 * 8 * 16));
+	truth_set("flops.mma_bf16f32", (long long)(mma_warps * MMA_ITERS * MMA_CHAINS * 2 * 16 * 8 * 16));
+	truth_set("flops.mma_f16f16", (long long)(mma_warps * MMA_ITERS * MMA_CHAINS * 2 * 16 * 8 * 16));
+	truth_set("flops.mma_tf32", (long long)(mma_warps * MMA_ITERS * MMA_CHAINS * 2 * 16 * 8 * 8));
 	truth_set("graph.launches", GRAPH_LAUNCHES);
 	truth_set("graph_nodes.step.nodes", 1);
 	truth_set("graph_nodes.step.kernels", GRAPH_LAUNCHES);
@@ -187,5 +292,7 @@ int main(void)
 	CK(cudaFree(src));
 	CK(cudaFree(dst));
 	CK(cudaFree(gx));
+	CK(cudaFree(mma_in));
+	CK(cudaFree(mma_out));
 	return 0;
 }

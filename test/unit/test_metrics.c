@@ -134,13 +134,21 @@ static void test_roof(void)
 	      prec == GP_PEAK_FP32);
 	CHECK(ga_mx_flop_weight("sm__ops_path_tensor_src_fp8_sparsity_off.sum", &prec) == 1 &&
 	      prec == GP_PEAK_TENSOR_FP8);
+	/* mma.sync (HMMA): tensor FLOPs the wgmma counters do not see. */
+	CHECK(ga_mx_flop_weight("sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum",
+				&prec) == 1 && prec == GP_PEAK_TENSOR_FP16);
+	CHECK(ga_mx_flop_weight("sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum",
+				&prec) == 1 && prec == GP_PEAK_TENSOR_FP16);
+	CHECK(ga_mx_flop_weight("sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum",
+				&prec) == 1 && prec == GP_PEAK_TENSOR_TF32);
 	CHECK(ga_mx_flop_weight("dram__bytes_read.sum", &prec) == 0 && prec == -1);
 	tap_end();
 }
 
 /* A GP_REC_METRICS record with n values named names[] (string ids). */
-static void put_metrics(struct synth *s, uint32_t corr, uint32_t kernel, uint64_t start,
-			uint64_t dur, const uint32_t *names, const double *vals, uint32_t n)
+static void put_metrics_flags(struct synth *s, uint32_t corr, uint32_t kernel, uint64_t start,
+			      uint64_t dur, const uint32_t *names, const double *vals, uint32_t n,
+			      uint32_t flags)
 {
 	unsigned char buf[sizeof(struct gp_rec_metrics) + 32 * sizeof(struct gp_metric_value)];
 	struct gp_rec_metrics *m = (void *)buf;
@@ -160,11 +168,18 @@ static void put_metrics(struct synth *s, uint32_t corr, uint32_t kernel, uint64_
 	m->block[0] = 256;
 	m->block[1] = m->block[2] = 1;
 	m->passes = 2;
+	m->flags = flags;
 	for (uint32_t i = 0; i < n; i++) {
 		v[i].name = names[i];
 		v[i].value = vals[i];
 	}
 	synth_rec(s, buf, m->h.size);
+}
+
+static void put_metrics(struct synth *s, uint32_t corr, uint32_t kernel, uint64_t start,
+			uint64_t dur, const uint32_t *names, const double *vals, uint32_t n)
+{
+	put_metrics_flags(s, corr, kernel, start, dur, names, vals, n, 0);
 }
 
 static char *write_trace(void)
@@ -335,6 +350,76 @@ static void test_report_json(const char *path)
 	tap_end();
 }
 
+/* Values from the metrics cache: counted apart, marked in the report and the JSON. */
+static void test_cached(void)
+{
+	char path[128], *argv[6], *out = NULL, *err = NULL;
+	struct synth *s;
+	struct ga_model m;
+	struct ga_mx mx;
+	uint32_t name, ka, kb;
+	double v = 4096;
+	int rc;
+
+	tap_begin("values from the metrics cache: counted and marked");
+	snprintf(path, sizeof(path), "%s/cached.gpuprof", dir);
+	s = synth_open(path);
+	synth_process(s, 4243, "host", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	name = synth_string(s, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum");
+	ka = synth_string(s, "kernel_from_cache");
+	kb = synth_string(s, "kernel_replayed");
+	synth_kernel(s, ka, T0 + 100, T0 + 200, 0, 7, 0, 0);
+	put_metrics_flags(s, 7, ka, T0 + 100, 100, &name, &v, 1, GP_METRICS_F_CACHED);
+	put_metrics(s, 8, kb, T0 + 300, 100, &name, &v, 1);
+	synth_end(s, T0 + 1000, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+	CHECK(ga_model_init(&m) == 0);
+	ga_mx_init(&mx);
+	ga_mx_bind(&mx, &m);
+	CHECK(ga_model_add_file(&m, path) == GA_READ_OK);
+	CHECK(ga_model_finish(&m) == 0);
+	CHECKF(mx.records == 2 && mx.cached == 1, "records %llu cached %llu",
+	       (unsigned long long)mx.records, (unsigned long long)mx.cached);
+	{
+		const struct ga_mx_kernel *a = mx_named(&mx, &m, "kernel_from_cache"),
+					  *b = mx_named(&mx, &m, "kernel_replayed");
+
+		CHECK(a && b && a->cached == 1 && a->launches == 1 && b->cached == 0);
+	}
+	ga_mx_free(&mx);
+	ga_model_free(&m);
+	argv[0] = "report";
+	argv[1] = path;
+	argv[2] = NULL;
+	rc = synth_capture(dir, &out, &err, cmd_report, 2, argv);
+	CHECKF(rc == 0 && out, "rc %d %s", rc, err ? err : "");
+	if (out) {
+		CHECKF(strstr(out, ", 1 from the metrics cache"), "%s", out);
+		CHECK(strstr(out, "(cached) kernel_from_cache"));
+		CHECK(!strstr(out, "(cached) kernel_replayed"));
+	}
+	free(out);
+	free(err);
+	out = err = NULL;
+	argv[0] = "export";
+	argv[1] = "--format";
+	argv[2] = "json";
+	argv[3] = path;
+	argv[4] = NULL;
+	rc = synth_capture(dir, &out, &err, cmd_export, 4, argv);
+	CHECK(rc == 0 && out);
+	if (out) {
+		CHECK(strstr(out, "\"records\":2,\"cached\":1,"));
+		CHECK(strstr(out, "\"name\":\"kernel_from_cache\"") &&
+		      strstr(out, "\"launches\":1,\"cached\":1,"));
+	}
+	free(out);
+	free(err);
+	unlink(path);
+	tap_end();
+}
+
 static void test_version_one(void)
 {
 	struct synth *s = synth_open(NULL);
@@ -388,6 +473,7 @@ int main(void)
 	if (path)
 		test_report_json(path);
 	test_version_one();
+	test_cached();
 	if (path)
 		unlink(path);
 	free(path);
