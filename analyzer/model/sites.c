@@ -122,6 +122,30 @@ static int on_frame(struct ga_sites *st, struct ga_model *m, uint32_t proc,
 	return 0;
 }
 
+static int on_pyframe(struct ga_sites *st, uint32_t proc, const struct gp_rec_pyframe *r,
+		      str_fn str, void *sctx)
+{
+	struct ga_stack_frame *f;
+	uint32_t *slot;
+	int ins;
+
+	if (st->nframes >= NONE)
+		return -1;
+	ins = ga_map_insert(&st->frame_map, proc, r->id, &slot);
+	if (ins <= 0)
+		return ins;
+	if (ga_util_grow(&st->frames, &st->capframes, st->nframes + 1, sizeof(*st->frames)))
+		return -1;
+	f = &st->frames[st->nframes];
+	memset(f, 0, sizeof(*f));
+	f->python = 1;
+	f->function = str(sctx, r->function);
+	f->file = str(sctx, r->file);
+	f->line = r->line;
+	*slot = (uint32_t)st->nframes++;
+	return 0;
+}
+
 static int on_stack(struct ga_sites *st, uint32_t proc, const struct gp_rec_stack *r)
 {
 	const uint64_t *pc = (const void *)(r + 1);
@@ -212,6 +236,8 @@ static int take(struct ga_sites *st, struct ga_model *m, uint32_t proc,
 		return on_stack(st, proc, (const void *)rec);
 	case GP_REC_FRAME:
 		return on_frame(st, m, proc, (const void *)rec, str, sctx);
+	case GP_REC_PYFRAME:
+		return on_pyframe(st, proc, (const void *)rec, str, sctx);
 	case GP_REC_GRAPH_NODE:
 		return on_gnode(st, proc, (const void *)rec);
 	default:
@@ -425,7 +451,18 @@ static uint32_t frame_text(struct ga_sites *st, struct ga_model *m, uint32_t pro
 	if (f && f->text)
 		return f->text;
 	if (!f) {
-		rc = ga_buf_printf(&b, "0x%" PRIx64, pc);
+		rc = ga_buf_printf(&b, (pc & GP_PYFRAME_BIT) ? "(unknown Python frame)" : "0x%" PRIx64,
+				   pc);
+	} else if (f->python) {
+		const char *fn = f->function ? ga_model_str(m, f->function) : "?";
+
+		if (f->file && f->line)
+			rc = ga_buf_printf(&b, "%s:%u %s", base_name(ga_model_str(m, f->file)), f->line,
+					   fn);
+		else if (f->file)
+			rc = ga_buf_printf(&b, "%s %s", base_name(ga_model_str(m, f->file)), fn);
+		else
+			rc = ga_buf_printf(&b, "%s", fn);
 	} else if (f->function) {
 		const char *fn = ga_strtab_short(&m->strs, f->function);
 
@@ -653,7 +690,7 @@ static uint32_t first_user(const struct ga_sites *st, const struct ga_model *m,
 			kern = NULL;
 			continue;
 		}
-		if (!f)
+		if (!f || f->python)
 			break;
 		fn = f->function ? ga_model_str(m, f->function) : NULL;
 		file = f->file ? ga_model_str(m, f->file) : NULL;

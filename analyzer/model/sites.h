@@ -18,7 +18,9 @@
  * static runtime and nvcc's launch stubs (by name, or by line in nvcc's
  * .stub.c; stacks.c), then its callers up to the depth asked for, joined
  * by " ← ".  Frames read "function (file:line)",
- * "function+0xOFF (module)", or "module+0xOFF" without a symbol.
+ * "function+0xOFF (module)", or "module+0xOFF" without a symbol; Python
+ * frames (GP_REC_PYFRAME) read "file.py:line function" (the file's last
+ * component) and are always the program's.
  *
  * Symbolization (st->symbolize): the frames a site shows are looked up in
  * the debug information of their modules as they are on this machine now
@@ -60,6 +62,7 @@ struct ga_stack_frame {
 	uint32_t internal;         /* the recorder's, CUPTI's, CUDA's or libunwind's */
 	uint32_t text;             /* strtab id of the frame's text, 0 until built */
 	uint32_t sym;              /* GA_SITES_SYM_* bits */
+	uint32_t python;           /* a Python frame (GP_REC_PYFRAME): file, line, function */
 };
 
 #define GA_SITES_SYM_QUEUED 1u    /* looked up, or about to be */
