@@ -51,6 +51,7 @@
 #define NFRAMES (1u << 21)            /* 16 MiB of frames at most */
 #define NCORR (1u << 20)
 #define MAX_PY 128                    /* Python frames of a mixed stack */
+#define MAX_NATIVE_MIXED 128          /* native frames of a mixed stack */
 #define NCODE_SLOTS (1u << 17)
 #define NCODES (1u << 16)
 #define NAMES_BYTES (8u << 20)
@@ -435,10 +436,10 @@ static int python_stack(uint64_t *w, int max, uint64_t *ident)
  */
 static int mixed_stack(uint64_t *w, int max, uint64_t *ident)
 {
-	void *pcs[MAX_DEPTH];
+	void *pcs[MAX_NATIVE_MIXED];
 	uint64_t py[MAX_PY];
 	uint8_t entry[MAX_PY];
-	int nn = unw_bt(pcs, MAX_DEPTH), np = gp_py_walk(py, entry, MAX_PY, ident), k = 0, n = 0;
+	int nn = unw_bt(pcs, MAX_NATIVE_MIXED), np = gp_py_walk(py, entry, MAX_PY, ident), k = 0, n = 0;
 
 	for (int i = 0; i < nn && n < max; i++) {
 		uint64_t pc = (uint64_t)(uintptr_t)pcs[i];
@@ -465,7 +466,7 @@ static int mixed_stack(uint64_t *w, int max, uint64_t *ident)
 void gp_unwind_on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		      const CUpti_CallbackData *cd)
 {
-	uint64_t w[MAX_DEPTH + MAX_PY];
+	uint64_t w[MAX_NATIVE_MIXED + MAX_PY];
 	uint64_t ident = 0;
 	uint32_t id;
 	int n;
@@ -483,7 +484,7 @@ void gp_unwind_on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	if (py_mode == GP_PYSTACK_PYTHON) {
 		n = python_stack(w, MAX_DEPTH, &ident);
 	} else if (py_mode == GP_PYSTACK_MIXED) {
-		n = mixed_stack(w, MAX_DEPTH + MAX_PY, &ident);
+		n = mixed_stack(w, MAX_NATIVE_MIXED + MAX_PY, &ident);
 	} else {
 		void *pcs[MAX_DEPTH];
 

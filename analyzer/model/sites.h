@@ -53,7 +53,7 @@
 #include "base/util.h"
 
 #define GA_SITES_DEPTH 3          /* frames of a collapsed site by default */
-#define GA_SITES_MAX_FRAMES 32    /* frames listed per site in exports */
+#define GA_SITES_MAX_FRAMES 64    /* frames listed per site in exports */
 
 struct ga_stack_frame {
 	uint64_t offset;           /* pc - module base */
