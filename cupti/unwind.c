@@ -213,6 +213,11 @@ tables:
 	return 0;
 }
 
+int gp_unwind_py_mode(void)
+{
+	return ready ? py_mode : GP_PYSTACK_OFF;
+}
+
 static const CUpti_CallbackId driver_launch[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
