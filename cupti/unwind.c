@@ -487,7 +487,7 @@ void gp_unwind_on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		return; /* the driver call inside a runtime call: same launch */
 	cur_corr = cd->correlationId;
 	if (py_mode == GP_PYSTACK_PYTHON) {
-		n = python_stack(w, MAX_DEPTH, &ident);
+		n = python_stack(w, MAX_PY, &ident);
 	} else if (py_mode == GP_PYSTACK_MIXED) {
 		n = mixed_stack(w, MAX_NATIVE_MIXED + MAX_PY, &ident);
 	} else {
