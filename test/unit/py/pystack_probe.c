@@ -8,6 +8,7 @@
 #include <execinfo.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 int gp_pystack_probe_init(char *why, int cap);
 int gp_pystack_probe(char *out, int cap);
@@ -57,4 +58,21 @@ int gp_pystack_probe_eval_frames(void)
 	for (int i = 0; i < n; i++)
 		k += gp_py_in_eval((uint64_t)(uintptr_t)pcs[i]);
 	return k;
+}
+
+/* Mean nanoseconds of one gp_py_walk of the caller's frames, over n walks. */
+double gp_pystack_probe_walk_ns(int n);
+
+double gp_pystack_probe_walk_ns(int n)
+{
+	uint64_t w[128], ident;
+	struct timespec a, b;
+	int sink = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int i = 0; i < n; i++)
+		sink += gp_py_walk(w, NULL, 128, &ident);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return sink < 0 ? -1.0
+			: ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / n;
 }
