@@ -35,6 +35,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	an->m.keep_rows = o->keep_rows;
 	if (o->observe_sites)
 		ga_sites_bind(&an->st, &an->m);
+	an->st.rg = &an->rg;
 	ga_mx_bind(&an->mx, &an->m);
 	if (o->launches)
 		ga_latency_bind(&an->lat, &an->m);

@@ -204,6 +204,7 @@ int ga_filter_keep(void *ctx, struct ga_model *m, struct ga_act *a)
 	if (f->has_nvtx && !ga_ranges_walk(f->nx, &at, range_matches, f))
 		return 0;
 	a->nvtx = ga_ranges_account(f->nx, a, &at);
+	a->nvtx_range = at.inner < GA_RANGES_UNATTR ? at.inner + 1 : 0;
 	if (a->nvtx == GA_STR_NOMEM)
 		return -1;
 	f->kept++;

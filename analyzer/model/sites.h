@@ -50,6 +50,7 @@
 #include <stdio.h>
 
 #include "model/model.h"
+#include "model/ranges.h"
 #include "base/util.h"
 
 #define GA_SITES_DEPTH 3          /* frames of a collapsed site by default */
@@ -89,6 +90,7 @@ struct ga_stack_count {
 	uint64_t node;             /* deferred graph node, else 0 */
 	uint64_t count, ns;
 	int deferred;
+	uint32_t bwd_seq;          /* launched inside a backward node's NVTX range "...Backward..., seq = N": N + 1 */
 };
 
 struct ga_stack_site {
@@ -147,6 +149,10 @@ struct ga_sites {
 	struct ga_stack_sym *syms;
 	size_t nsyms, capsyms;
 	struct ga_map sym_map;     /* (module strtab id, offset) -> syms index */
+	/* NVTX ranges of the traces (set by the caller), for backward kernels. */
+	const struct ga_ranges *rg;
+	struct ga_map fwd_map;     /* (proc, forward op's seq) -> stack id of its first kernel */
+	uint64_t backward;         /* kernels attributed to their forward op's Python site */
 	uint64_t kernels, with_stack;  /* kernels counted; of those, with a stack */
 	uint64_t kernels_unstacked;    /* kernels of processes recorded without stacks */
 	uint64_t stack_records;    /* distinct STACK records read */

@@ -11,6 +11,11 @@ Truth (test/gpu/run.py, --backtrace=python and mixed):
                             elementwise kernel each).
   backward.runs N           backward passes run (their kernels come from
                             autograd's device thread).
+  backward_nvtx.FILE:LINE.FUNC N
+                            backward passes run under emit_nvtx whose
+                            forward ops are on that line: at least N of
+                            their kernels (one per pass for the product's
+                            gradient) belong to that forward site.
 
 The last line, "result ...", is the same with and without the recorder.
 Prints "SKIP <reason>" and exits 0 without PyTorch or a GPU.
@@ -30,6 +35,7 @@ if not torch.cuda.is_available():
 N_A = 37
 N_B = 23
 BACKWARD = 3
+BACKWARD_NVTX = 4
 HERE = os.path.abspath(__file__)
 
 
@@ -61,10 +67,15 @@ def main():
     for _ in range(BACKWARD):
         (w * 2.0).sum().backward()
     torch.cuda.synchronize()
+    with torch.autograd.profiler.emit_nvtx():
+        for _ in range(BACKWARD_NVTX):
+            (w * 3.0).sum().backward()  # @fwd
+        torch.cuda.synchronize()
     base = os.path.basename(HERE)
     print("TRUTH pysite.%s:%d.adds %d" % (base, marked("adds"), N_A))
     print("TRUTH pysite.%s:%d.muls %d" % (base, marked("muls"), N_B))
     print("TRUTH backward.runs %d" % BACKWARD)
+    print("TRUTH backward_nvtx.%s:%d.main %d" % (base, marked("fwd"), BACKWARD_NVTX))
     print("result x=%.1f grad=%.1f" % (x[0].item(), w.grad[0].item()), flush=True)
 
 

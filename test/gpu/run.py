@@ -999,6 +999,14 @@ def torch_pysites(mode):
             nopy = [x for x in sites if x.get("frames", [""])[0].startswith("<no Python frame: thread ")]
             if sum(x["launches"] for x in nopy) < run.truth.get("backward.runs", 1):
                 errs.append("no site says '<no Python frame: thread ...>' for the backward pass")
+            for key, want in run.truth.items():
+                if not key.startswith("backward_nvtx."):
+                    continue
+                where, fn = key[len("backward_nvtx."):].rsplit(".", 1)
+                head = "backward of %s %s" % (where, fn)
+                got = sum(x["launches"] for x in sites if x["site"].startswith(head))
+                if got < want:
+                    errs.append("%d kernels at '%s', expected at least %d" % (got, head, want))
             bad = [f for x in sites for f in x.get("frames", [])
                    if not PY_FRAME.match(f) and not f.startswith("<no Python frame")]
             if bad:

@@ -43,6 +43,9 @@
 
 static char dir[64];
 
+static int run(char **out, int (*fn)(int, char **), ...);
+static size_t count(const char *s, const char *what);
+
 static void py_frames(struct synth *s)
 {
 	uint32_t file = synth_string(s, "/home/u/proj/train.py");
@@ -112,6 +115,80 @@ static void mixed_trace(const char *path)
 	synth_stack(s, 4, st4, 5);
 	synth_end(s, T0 + 9000000, 0);
 	synth_close(s, NULL, NULL);
+}
+
+/*
+ * Backward kernels under PyTorch's emit_nvtx (--backtrace=python): the
+ * forward op "aten::mul, seq = 7" on thread 100 launches mul (corr 1) from
+ * S1; autograd's thread 200 runs "MulBackward0, seq = 7" with a nested
+ * "aten::mul, op_id = 3" launching two kernels (corr 2, 3), then an
+ * AccumulateGrad kernel (corr 4, no seq) and "FooBackward0, seq = 99"
+ * (corr 5, no forward op): 2 kernels at "backward of S1", 2 stay S3.
+ */
+static void backward_trace(const char *path)
+{
+	static const uint64_t st1[] = { P_STEP, P_MAIN30, P_MOD }, st3[] = { P_NOPY };
+	static const struct {
+		uint32_t corr, tid, stack;
+		uint64_t t;
+	} launch[5] = { { 1, 100, 1, 150 }, { 2, 200, 3, 1500 }, { 3, 200, 3, 1600 },
+			{ 4, 200, 3, 2500 }, { 5, 200, 3, 3500 } };
+	struct synth *s = synth_open(path);
+	uint32_t mul, api, n_fwd, n_bwd, n_inner, n_acc, n_foo;
+
+	synth_process(s, 12, "h", "python3 train.py", 0, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0, GP_BACKTRACE_PYTHON);
+	mul = synth_string(s, "mul_kernel");
+	api = synth_string(s, "cuLaunchKernel");
+	n_fwd = synth_string(s, "aten::mul, seq = 7, op_id = 1");
+	n_bwd = synth_string(s, "MulBackward0, seq = 7, op_id = 2");
+	n_inner = synth_string(s, "aten::mul, op_id = 3");
+	n_acc = synth_string(s, "torch::autograd::AccumulateGrad, op_id = 4");
+	n_foo = synth_string(s, "FooBackward0, seq = 99, op_id = 5");
+	synth_nvtx_range(s, n_fwd, 0, T0 + 100, T0 + 200, 100, 100, 1, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, n_bwd, 0, T0 + 1000, T0 + 2000, 200, 200, 2, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, n_inner, 0, T0 + 1100, T0 + 1900, 200, 200, 3, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, n_acc, 0, T0 + 2400, T0 + 2600, 200, 200, 4, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, n_foo, 0, T0 + 3400, T0 + 3600, 200, 200, 5, GP_NVTX_PUSHPOP);
+	for (int i = 0; i < 5; i++) {
+		uint64_t g = GPU0 + launch[i].t * 10;
+
+		synth_api_corr(s, api, T0 + launch[i].t, T0 + launch[i].t + 5, launch[i].tid,
+			       launch[i].corr, GP_API_DRIVER);
+		synth_corr_stack(s, launch[i].corr, launch[i].stack);
+		synth_kernel_corr(s, mul, g, g + 20, 0, launch[i].corr, 0, 0);
+	}
+	py_frames(s);
+	synth_stack(s, 1, st1, 3);
+	synth_stack(s, 3, st3, 1);
+	synth_end(s, T0 + 9000000, 0);
+	synth_close(s, NULL, NULL);
+}
+
+static void test_backward(const char *bwd)
+{
+	char *out = NULL;
+	int rc;
+
+	tap_begin("pysites: backward kernels at their forward op's site (NVTX seq)");
+	rc = run(&out, cmd_report, "report", "--no-symbolize", bwd, NULL);
+	CHECKF(rc == 0 && out && strstr(out, "|        2 | backward of " S1 "\n") &&
+		       strstr(out, "|        2 | " S3 "\n") && strstr(out, "|        1 | " S1 "\n"),
+	       "%s", out ? out : "(none)");
+	free(out);
+	rc = run(&out, cmd_export, "export", "--format", "csv", "--no-symbolize", bwd, NULL);
+	CHECKF(rc == 0 && count(out, ",backward of " S1 ",") == 2 && count(out, "," S3 ",") == 2 &&
+		       count(out, "," S1 ",") == 1,
+	       "%zu %zu %zu", count(out, ",backward of " S1 ","), count(out, "," S3 ","),
+	       count(out, "," S1 ","));
+	free(out);
+	rc = run(&out, cmd_export, "export", "--format", "json", "--no-symbolize", bwd, NULL);
+	CHECKF(rc == 0 && out && strstr(out, "{\"site\":\"backward of " S1 "\",\"frames\":"
+					   "[\"train.py:12 step\",\"train.py:30 main\","),
+	       "%s", out ? out : "(none)");
+	free(out);
+	tap_end();
 }
 
 static int run(char **out, int (*fn)(int, char **), ...)
@@ -219,7 +296,7 @@ static void test_views(const char *py, const char *mixed)
 
 int main(void)
 {
-	char py[128], mixed[128];
+	char py[128], mixed[128], bwd[128];
 
 	snprintf(dir, sizeof(dir), "/tmp/gpuprof-pysites-XXXXXX");
 	if (!mkdtemp(dir)) {
@@ -228,12 +305,16 @@ int main(void)
 	}
 	snprintf(py, sizeof(py), "%s/python.gpuprof", dir);
 	snprintf(mixed, sizeof(mixed), "%s/mixed.gpuprof", dir);
+	snprintf(bwd, sizeof(bwd), "%s/backward.gpuprof", dir);
 	python_trace(py);
 	mixed_trace(mixed);
+	backward_trace(bwd);
 	test_model(py, mixed);
 	test_views(py, mixed);
+	test_backward(bwd);
 	unlink(py);
 	unlink(mixed);
+	unlink(bwd);
 	{
 		char cmd[128];
 
