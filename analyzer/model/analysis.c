@@ -99,6 +99,9 @@ int ga_analysis_build(struct ga_analysis *an, char *const *paths, int n)
 		fputs("gpuprof: out of memory\n", stderr);
 		goto out;
 	}
+	/* No stacks read ahead: no launch sites for the NVTX tree either. */
+	if (!an->o.sites_ahead || !ga_sites_any(&an->st))
+		an->rg.site_of = NULL;
 	if (ga_load_open(in, paths, n))
 		goto out;
 	an->rk.inputs = n;

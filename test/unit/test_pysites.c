@@ -177,6 +177,11 @@ static void test_backward(const char *bwd)
 		       strstr(out, "|        2 | " S3 "\n") && strstr(out, "|        1 | " S1 "\n"),
 	       "%s", out ? out : "(none)");
 	free(out);
+	rc = run(&out, cmd_report, "report", "--no-symbolize", "--tree", bwd, NULL);
+	CHECKF(rc == 0 && out && count(out, "from backward of " S1 "\n") == 1 &&
+		       count(out, "from " S3 "\n") == 2 && count(out, "from " S1 "\n") == 1,
+	       "%s", out ? out : "(none)");
+	free(out);
 	rc = run(&out, cmd_export, "export", "--format", "csv", "--no-symbolize", bwd, NULL);
 	CHECKF(rc == 0 && count(out, ",backward of " S1 ",") == 2 && count(out, "," S3 ",") == 2 &&
 		       count(out, "," S1 ",") == 1,
@@ -256,7 +261,7 @@ static void test_views(const char *py, const char *mixed)
 	char *out = NULL;
 	int rc;
 
-	tap_begin("pysites: report, JSON, CSV and Chrome show file.py:line function");
+	tap_begin("pysites: report, --tree, JSON, CSV and Chrome show file.py:line function");
 	rc = run(&out, cmd_report, "report", "--no-symbolize", py, mixed, NULL);
 	CHECK(rc == 0 && out && strstr(out, "\nLaunch sites (kernels by host call stack"));
 	CHECKF(out && strstr(out, "| " S1 "\n") &&
@@ -269,6 +274,13 @@ static void test_views(const char *py, const char *mixed)
 	rc = run(&out, cmd_report, "report", "--no-symbolize", "--stack-depth", "1", py, NULL);
 	CHECK(rc == 0 && out && strstr(out, "| train.py:12 step\n") &&
 	      strstr(out, "| train.py:20 evaluate\n"));
+	free(out);
+
+	rc = run(&out, cmd_report, "report", "--no-symbolize", "--tree", py, NULL);
+	CHECKF(rc == 0 && out && strstr(out, "kernel add_kernel\n") &&
+		       strstr(out, "|     3 |       3 | \xe2\x94\x82   \xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 from " S1 "\n") &&
+		       strstr(out, "from " S3 "\n") && strstr(out, "from " S2 "\n"),
+	       "%s", out ? out : "(none)");
 	free(out);
 
 	rc = run(&out, cmd_export, "export", "--format", "json", "--no-symbolize", py, NULL);
