@@ -122,6 +122,12 @@ static int debug_offsets(struct layout *l)
 	l->co_name = (int)u[34 + 3];
 	l->co_first = (int)u[34 + 5];
 	l->co_adaptive = (int)u[34 + 9];
+	/* Pointer fields are aligned, and all of them near the start. */
+	if ((u[19 + 4] | u[28 + 1] | u[28 + 2] | u[28 + 3] | u[34 + 1] | u[34 + 3]) & 7 ||
+	    u[19 + 4] > 4096 || u[28 + 1] > 256 || u[28 + 2] > 256 || u[28 + 3] > 256 ||
+	    u[28 + 5] > 256 || u[34 + 1] > 512 || u[34 + 3] > 512 || u[34 + 5] > 512 ||
+	    u[34 + 9] > 512)
+		return -1;
 	return 0;
 }
 
