@@ -5,7 +5,8 @@ Loads build/test/libgppystack.so with ctypes.CDLL, which releases the GIL
 around each call, and calls it from known functions: the frames it reads
 must name exactly their files, lines and (qualified) functions, on the
 main thread and on a threading.Thread, through a call from C (map), with
-non-ASCII names.  Prints "ok - ..." / "not ok - ..." lines.
+non-ASCII names, inside a generator and a coroutine.  Run it with each
+CPython at hand (3.9 to 3.13 are read; others must be refused).  Prints "ok - ..." / "not ok - ..." lines.
 
     python3 test/unit/test_pystack.py BUILD_DIR
 """
@@ -137,6 +138,25 @@ report("pystack non-ASCII (Latin-1) function name", ok, msg)
 n, got = 関数()  # @cjk_call
 ok, msg = frames_ok(got, [("probe", "probe"), ("cjk", "関数")])
 report("pystack non-ASCII (UCS-2) function name", ok, msg)
+
+def gen():
+    yield probe()  # @gen
+
+
+async def coro():
+    return probe()  # @coro
+
+
+n, got = next(gen())  # @gen_call
+ok, msg = frames_ok(got, [("probe", "probe"), ("gen", "gen"), ("gen_call", "<module>")])
+report("pystack inside a generator", ok, msg)
+c = coro()
+try:
+    c.send(None)  # @coro_call
+except StopIteration as e:
+    n, got = e.value
+ok, msg = frames_ok(got, [("probe", "probe"), ("coro", "coro"), ("coro_call", "<module>")])
+report("pystack inside a coroutine", ok, msg)
 
 evals = lib.gp_pystack_probe_eval_frames()
 report("pystack finds the evaluation loop's native frames", evals >= 1, f"{evals} frames")
