@@ -141,7 +141,7 @@ $(BUILD)/obj/san/preload/%.o: preload/%.c
 # The NVTX tool and capture ranges need no CUPTI library: unit tests drive
 # them through a stand-in NVTX (cupti_api.c only binds CUPTI when asked);
 # the metrics cache is plain file handling.
-REC_CUPTI_TEST_OBJ := $(patsubst %,$(BUILD)/obj/san/cupti/%.o,nvtx_tool capture cupti_api guest mcache)
+REC_CUPTI_TEST_OBJ := $(patsubst %,$(BUILD)/obj/san/cupti/%.o,nvtx_tool capture cupti_api guest mcache pystack)
 $(REC_CUPTI_TEST_OBJ): $(BUILD)/obj/san/cupti/%.o: cupti/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -171,9 +171,16 @@ $(SHIM): test/shims/gpfault.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -shared $(CFLAGS) -o $@ $< -ldl
 
+# The Python frame reader alone, for test/unit/test_pystack.py (ctypes).
+PYPROBE := $(BUILD)/test/libgppystack.so
+$(PYPROBE): cupti/pystack.c cupti/pystack.h test/unit/py/pystack_probe.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -shared $(CFLAGS) -o $@ cupti/pystack.c test/unit/py/pystack_probe.c -ldl
+
 apps: $(APP_BIN) $(SHIM)
 
-unit: $(UNIT_BIN) $(SHIM) $(FAKECUPTI)
+unit: $(UNIT_BIN) $(SHIM) $(FAKECUPTI) $(PYPROBE)
 # test and demo check the dependencies first, then build in a sub-make that
 # sees what was just installed (ZSTD_A is resolved when the Makefile is read).
 test:

@@ -883,6 +883,7 @@ static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 	cu_ctx_synchronize = (cu_sync_fn)dlsym(RTLD_DEFAULT, "cuCtxSynchronize");
 	if (cfg->backtrace && gp_unwind_init() < 0)
 		cfg->backtrace = 0;
+	cfg->pystack = cfg->backtrace ? (uint32_t)gp_unwind_py_mode() : 0;
 	{
 		const struct gp_capture_ops ops = {
 			.set_tracing = capture_set_tracing,

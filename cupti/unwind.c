@@ -12,10 +12,25 @@
  *             the id (a launch's records complete long before 2^20 later
  *             launches reuse its slot).
  * When a table is full new stacks get id 0 (no stack) and are counted.
+ *
+ * Python frames (--backtrace=python|mixed, pystack.h): on the hot path a
+ * frame is the word gp_py_walk gives, (code object address, instruction
+ * offset), and the stack's hash also covers the code objects' identities
+ * (a code object freed and another made at its address makes another
+ * stack).  The thread that adds a new stack turns each Python frame into
+ * its frame id right then (ids[] beside frames[]), while its code object
+ * is alive for certain: the code object's file and function names are
+ * copied once into codes[] (names[] holds the text) and its line is
+ * computed once per stack.  A code object may be freed as soon as the
+ * launch returns, so nothing of it is read later; the flusher writes the
+ * STACK and PYFRAME records from these copies.  Python frame ids are
+ * GP_PYFRAME_BIT | code index << 32 | line; code index 0 is a thread
+ * without Python frames, its name's index in thread_names[] below.
  */
 #include "unwind.h"
 #include "cupti_api.h"
 #include "nvtx_tool.h"
+#include "pystack.h"
 
 #include "../preload/log.h"
 #include "../preload/recorder.h"
@@ -28,12 +43,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 
 #define MAX_DEPTH 48
 #define NSLOTS (1u << 17)             /* hash slots: twice the stack ids */
 #define NSTACKS (1u << 16)
 #define NFRAMES (1u << 21)            /* 16 MiB of frames at most */
 #define NCORR (1u << 20)
+#define MAX_PY 128                    /* Python frames of a mixed stack */
+#define MAX_NATIVE_MIXED 128          /* native frames of a mixed stack */
+#define NCODE_SLOTS (1u << 17)
+#define NCODES (1u << 16)
+#define NAMES_BYTES (8u << 20)
+#define NTHREAD_NAMES 4096
+#define PY_FILE_MAX 1024
+#define PY_FUNC_MAX 512
 
 struct slot {
 	_Atomic uint64_t hash;
@@ -51,9 +75,26 @@ typedef int (*unw_set_caching_policy_fn)(void *as, int policy);
 #define GP_UNW_CACHE_PER_THREAD 2   /* UNW_CACHE_PER_THREAD in libunwind.h */
 
 static unw_backtrace_fn unw_bt;
+static int ready;                     /* tables mapped, callbacks may run */
+static int py_mode;                   /* GP_PYSTACK_* in effect */
 static struct slot *slots;
 static struct stack_ent *stacks;
-static uint64_t *frames;
+static uint64_t *frames;              /* as hashed: pcs and raw Python words */
+static uint64_t *ids;                 /* as written: pcs and Python frame ids */
+
+/* Python code objects seen: (address, identity) -> copied names. */
+struct code_ent {
+	uint32_t file, func;              /* offsets in names[] */
+	uint32_t first_line;
+	uint32_t pad;
+};
+static struct slot *code_slots;
+static struct code_ent *codes;
+static char *names;
+static _Atomic uint32_t next_code = 1, next_name;
+static char thread_names[NTHREAD_NAMES][16];
+static _Atomic uint32_t next_thread_name = 1;
+static __thread uint32_t my_thread_name;
 static _Atomic uint64_t *corr_map;
 static _Atomic uint32_t next_id = 1, next_frame;
 static _Atomic uint64_t dropped;
@@ -118,8 +159,26 @@ static void *open_unwind(void)
 
 int gp_unwind_init(void)
 {
-	void *h = open_unwind();
+	void *h;
 
+	py_mode = (int)gp_rec.cfg.pystack;
+	if (py_mode != GP_PYSTACK_OFF) {
+		char why[160];
+
+		if (gp_py_init(why, sizeof(why)) < 0) {
+			if (py_mode == GP_PYSTACK_PYTHON) {
+				gp_log("%s: Python call stacks are off", why);
+				return -1;
+			}
+			gp_log("%s: native call stacks only", why);
+			py_mode = GP_PYSTACK_OFF;
+		} else {
+			gp_debug("Python call stacks: CPython 3.%d", gp_py_minor());
+		}
+	}
+	if (py_mode == GP_PYSTACK_PYTHON)
+		goto tables;       /* no native unwinding */
+	h = open_unwind();
 	if (!h || !(unw_bt = (unw_backtrace_fn)dlsym(h, "unw_backtrace"))) {
 		gp_log("libunwind.so.8 not found (set GPUPROF_LIBUNWIND); call stacks are off");
 		return -1;
@@ -133,16 +192,30 @@ int gp_unwind_init(void)
 		if (set_policy && as && *as)
 			set_policy(*as, GP_UNW_CACHE_PER_THREAD);
 	}
+tables:
 	slots = map(sizeof(*slots) * NSLOTS);
 	stacks = map(sizeof(*stacks) * NSTACKS);
 	frames = map(sizeof(*frames) * NFRAMES);
+	ids = map(sizeof(*ids) * NFRAMES);
 	corr_map = map(sizeof(*corr_map) * NCORR);
-	if (!slots || !stacks || !frames || !corr_map) {
+	if (py_mode != GP_PYSTACK_OFF) {
+		code_slots = map(sizeof(*code_slots) * NCODE_SLOTS);
+		codes = map(sizeof(*codes) * NCODES);
+		names = map(NAMES_BYTES);
+	}
+	if (!slots || !stacks || !frames || !ids || !corr_map ||
+	    (py_mode != GP_PYSTACK_OFF && (!code_slots || !codes || !names))) {
 		gp_log("out of memory for call stacks; call stacks are off");
 		unw_bt = NULL;
 		return -1;
 	}
+	ready = 1;
 	return 0;
+}
+
+int gp_unwind_py_mode(void)
+{
+	return ready ? py_mode : GP_PYSTACK_OFF;
 }
 
 static const CUpti_CallbackId driver_launch[] = {
@@ -160,7 +233,7 @@ static const CUpti_CallbackId driver_launch[] = {
 
 void gp_unwind_enable_callbacks(CUpti_SubscriberHandle sub, int all)
 {
-	if (!unw_bt)
+	if (!ready)
 		return;
 	if (all) {
 		gp_cu.cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
@@ -180,7 +253,7 @@ void gp_unwind_enable_callbacks(CUpti_SubscriberHandle sub, int all)
 
 void gp_unwind_disable_callbacks(CUpti_SubscriberHandle sub, int all)
 {
-	if (!unw_bt)
+	if (!ready)
 		return;
 	if (all) {
 		gp_cu.cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
@@ -191,34 +264,104 @@ void gp_unwind_disable_callbacks(CUpti_SubscriberHandle sub, int all)
 	}
 }
 
-static uint64_t hash_pcs(void *const *pcs, int n)
+static uint64_t hash_pcs(const uint64_t *pcs, int n, uint64_t h)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
+	h ^= 0xcbf29ce484222325ull;
 	for (int i = 0; i < n; i++) {
-		h ^= (uint64_t)(uintptr_t)pcs[i];
+		h ^= pcs[i];
 		h *= 0x100000001b3ull;
 		h ^= h >> 29;
 	}
 	return h | 1; /* 0 marks an empty slot */
 }
 
-static int same(uint32_t id, void *const *pcs, int n)
+static int same(uint32_t id, const uint64_t *pcs, int n)
 {
 	struct stack_ent *e = &stacks[id];
 
 	if (atomic_load_explicit(&e->n, memory_order_acquire) != (uint32_t)n)
 		return 0;
 	for (int i = 0; i < n; i++)
-		if (frames[e->first + (uint32_t)i] != (uint64_t)(uintptr_t)pcs[i])
+		if (frames[e->first + (uint32_t)i] != pcs[i])
 			return 0;
 	return 1;
 }
 
-/* Lock-free: the id of this stack, adding it if new; 0 when tables are full. */
-static uint32_t intern(void *const *pcs, int n)
+/*
+ * Lock-free: the index of code object `word` in codes[], adding it (and
+ * copying its names) if new; 0 when the tables are full or it cannot be
+ * read.  Same scheme as the stacks' slots.
+ */
+static uint32_t code_intern(uint64_t word)
 {
-	uint64_t h = hash_pcs(pcs, n);
+	uint32_t ident = gp_py_code_ident(word);
+	uint64_t key = (word & GP_PY_ADDR_MASK) | (uint64_t)(ident & 0x7fff) << 48 | 1ull << 63;
+	uint64_t h = key * 0x9e3779b97f4a7c15ull;
+
+	if (!ident)
+		return 0;
+	for (uint32_t i = 0; i < 64; i++) {
+		struct slot *s = &code_slots[(h + i) & (NCODE_SLOTS - 1)];
+		uint64_t cur = atomic_load_explicit(&s->hash, memory_order_acquire);
+		uint32_t id;
+
+		if (!cur) {
+			uint64_t zero = 0;
+
+			if (atomic_compare_exchange_strong(&s->hash, &zero, key)) {
+				char file[PY_FILE_MAX], func[PY_FUNC_MAX];
+				uint32_t first = 0, fl, nl, at;
+
+				id = atomic_fetch_add(&next_code, 1);
+				if (id >= NCODES ||
+				    gp_py_code_names(word, file, sizeof(file), func, sizeof(func), &first)) {
+					atomic_store_explicit(&s->id, UINT32_MAX, memory_order_release);
+					return 0;
+				}
+				fl = (uint32_t)strlen(file) + 1;
+				nl = (uint32_t)strlen(func) + 1;
+				at = atomic_fetch_add(&next_name, fl + nl);
+				if (at + fl + nl > NAMES_BYTES) {
+					atomic_store_explicit(&s->id, UINT32_MAX, memory_order_release);
+					return 0;
+				}
+				memcpy(names + at, file, fl);
+				memcpy(names + at + fl, func, nl);
+				codes[id].file = at;
+				codes[id].func = at + fl;
+				codes[id].first_line = first;
+				atomic_store_explicit(&s->id, id, memory_order_release);
+				return id;
+			}
+			cur = zero;
+		}
+		if (cur != key)
+			continue;
+		for (int spin = 0; !(id = atomic_load_explicit(&s->id, memory_order_acquire)); spin++)
+			if (spin > 100000)
+				return 0;
+		return id == UINT32_MAX ? 0 : id;
+	}
+	return 0;
+}
+
+/* The frame id written for hashed word w (of a stack being added). */
+static uint64_t frame_id(uint64_t w)
+{
+	uint32_t ci;
+
+	if (!(w & GP_PY_TAG))
+		return w;                  /* a pc */
+	if ((w & GP_PY_ADDR_MASK) < 4096)
+		return GP_PYFRAME_BIT | (w & GP_PY_ADDR_MASK);  /* no Python frame */
+	ci = code_intern(w);
+	return GP_PYFRAME_BIT | (uint64_t)ci << 32 | (ci ? gp_py_line(w) : 0);
+}
+
+/* Lock-free: the id of this stack, adding it if new; 0 when tables are full. */
+static uint32_t intern(const uint64_t *pcs, int n, uint64_t ident)
+{
+	uint64_t h = hash_pcs(pcs, n, ident);
 
 	for (uint32_t i = 0; i < 64; i++) {
 		struct slot *s = &slots[(h + i) & (NSLOTS - 1)];
@@ -237,8 +380,10 @@ static uint32_t intern(void *const *pcs, int n)
 					atomic_fetch_add(&dropped, 1);
 					return 0;
 				}
-				for (int k = 0; k < n; k++)
-					frames[first + (uint32_t)k] = (uint64_t)(uintptr_t)pcs[k];
+				for (int k = 0; k < n; k++) {
+					frames[first + (uint32_t)k] = pcs[k];
+					ids[first + (uint32_t)k] = frame_id(pcs[k]);
+				}
 				stacks[id].first = first;
 				atomic_store_explicit(&stacks[id].n, (uint32_t)n, memory_order_release);
 				atomic_store_explicit(&s->id, id, memory_order_release);
@@ -259,10 +404,75 @@ static uint32_t intern(void *const *pcs, int n)
 	return 0;
 }
 
+/* The word of "no Python frame on this thread": its name, read once. */
+static uint64_t no_python_word(void)
+{
+	if (!my_thread_name) {
+		uint32_t i = atomic_fetch_add(&next_thread_name, 1);
+		char name[16] = { 0 };
+
+		if (i >= NTHREAD_NAMES)
+			i = NTHREAD_NAMES - 1;  /* shared by the threads past the table */
+		if (prctl(PR_GET_NAME, name, 0, 0, 0) == 0 && i < NTHREAD_NAMES - 1)
+			memcpy(thread_names[i], name, sizeof(name));
+		my_thread_name = i;
+	}
+	return GP_PY_TAG | my_thread_name;
+}
+
+/* Python frames only: n words into w. */
+static int python_stack(uint64_t *w, int max, uint64_t *ident)
+{
+	int n = gp_py_walk(w, NULL, max, ident);
+
+	if (n <= 0) {
+		w[0] = no_python_word();
+		*ident = 0;
+		n = 1;
+	}
+	return n;
+}
+
+/*
+ * Native frames with each call of the evaluation loop replaced by the
+ * Python frames it runs (the frames of the thread's newest call first);
+ * Python frames left over go last.  A thread without Python frames ends
+ * with its no-Python-frame word.
+ */
+static int mixed_stack(uint64_t *w, int max, uint64_t *ident)
+{
+	void *pcs[MAX_NATIVE_MIXED];
+	uint64_t py[MAX_PY];
+	uint8_t entry[MAX_PY];
+	int nn = unw_bt(pcs, MAX_NATIVE_MIXED), np = gp_py_walk(py, entry, MAX_PY, ident), k = 0, n = 0;
+
+	for (int i = 0; i < nn && n < max; i++) {
+		uint64_t pc = (uint64_t)(uintptr_t)pcs[i];
+
+		if (k < np && gp_py_in_eval(pc)) {
+			for (;;) {
+				int last = entry[k];
+
+				w[n++] = py[k++];
+				if (last || k >= np || n >= max)
+					break;
+			}
+		} else {
+			w[n++] = pc;
+		}
+	}
+	while (k < np && n < max)
+		w[n++] = py[k++];
+	if (np <= 0 && n < max)
+		w[n++] = no_python_word();
+	return n;
+}
+
 void gp_unwind_on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		      const CUpti_CallbackData *cd)
 {
-	void *pcs[MAX_DEPTH];
+	uint64_t w[MAX_NATIVE_MIXED + MAX_PY];
+	uint64_t ident = 0;
 	uint32_t id;
 	int n;
 
@@ -276,8 +486,18 @@ void gp_unwind_on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	if (depth++ && cd->correlationId == cur_corr)
 		return; /* the driver call inside a runtime call: same launch */
 	cur_corr = cd->correlationId;
-	n = unw_bt(pcs, MAX_DEPTH);
-	id = n > 0 ? intern(pcs, n) : 0;
+	if (py_mode == GP_PYSTACK_PYTHON) {
+		n = python_stack(w, MAX_PY, &ident);
+	} else if (py_mode == GP_PYSTACK_MIXED) {
+		n = mixed_stack(w, MAX_NATIVE_MIXED + MAX_PY, &ident);
+	} else {
+		void *pcs[MAX_DEPTH];
+
+		n = unw_bt(pcs, MAX_DEPTH);
+		for (int i = 0; i < n; i++)
+			w[i] = (uint64_t)(uintptr_t)pcs[i];
+	}
+	id = n > 0 ? intern(w, n, ident) : 0;
 	cur_stack = id;
 	if (id)
 		atomic_store_explicit(&corr_map[cur_corr & (NCORR - 1)],
@@ -398,7 +618,7 @@ void gp_unwind_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 		o.node = node;
 		o.nvtx = gp_nvtxtool_current();
 		o.stack = o.corr = 0;
-		if (unw_bt) {
+		if (ready) {
 			/* Only nodes made inside a traced call (capture or
 			 * add-node); instantiation makes nodes outside one. */
 			if (!depth || !cur_stack)
@@ -479,11 +699,40 @@ static void emit_frame(uint64_t pc)
 	r->sym_offset = sym ? (uint32_t)(pc - sym) : 0;
 }
 
+static void emit_pyframe(uint64_t id)
+{
+	struct gp_rec_pyframe *r;
+	uint32_t ci = (uint32_t)(id >> 32) & 0x7fffffff, file = 0, function = 0, first = 0;
+
+	if (ci) {
+		file = gp_emit_string(names + codes[ci].file);
+		function = gp_emit_string(names + codes[ci].func);
+		first = codes[ci].first_line;
+	} else if ((uint32_t)id) {
+		char text[64];
+		uint32_t t = (uint32_t)id < NTHREAD_NAMES ? (uint32_t)id : NTHREAD_NAMES - 1;
+
+		snprintf(text, sizeof(text), "<no Python frame: thread %s>",
+			 thread_names[t][0] ? thread_names[t] : "?");
+		function = gp_emit_string(text);
+	} else {
+		function = gp_emit_string("<unreadable Python frame>");
+	}
+	r = gp_emit(GP_REC_PYFRAME, sizeof(*r));
+	if (!r)
+		return;
+	r->id = id;
+	r->file = file;
+	r->function = function;
+	r->line = ci ? (uint32_t)id : 0;
+	r->first_line = first;
+}
+
 void gp_unwind_emit(void)
 {
 	uint32_t end;
 
-	if (!unw_bt)
+	if (!ready)
 		return;
 	end = atomic_load(&next_id);
 	if (end > NSTACKS)
@@ -495,15 +744,22 @@ void gp_unwind_emit(void)
 
 		if (!n)
 			break; /* still being filled: next time */
-		for (uint32_t i = 0; i < n; i++)
-			if (!pc_known(frames[e->first + i]))
-				emit_frame(frames[e->first + i]);
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t f = ids[e->first + i];
+
+			if (pc_known(f))
+				continue;
+			if (f & GP_PYFRAME_BIT)
+				emit_pyframe(f);
+			else
+				emit_frame(f);
+		}
 		r = gp_emit(GP_REC_STACK, (uint32_t)(sizeof(*r) + n * sizeof(uint64_t)));
 		if (!r)
 			continue;
 		r->h.aux = n;
 		r->id = emitted_upto;
-		memcpy(r + 1, &frames[e->first], n * sizeof(uint64_t));
+		memcpy(r + 1, &ids[e->first], n * sizeof(uint64_t));
 	}
 	if (atomic_load(&dropped))
 		gp_debug("%llu call stacks did not fit the stack table",

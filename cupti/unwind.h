@@ -3,7 +3,10 @@
  * application thread unwinds itself with libunwind (loaded at run time:
  * without it stacks are off and the recorder says so once), interns the
  * stack in a lock-free table and notes correlation id -> stack id.  Stacks
- * and their symbolized frames are written later, off the hot path.
+ * and their symbolized frames are written later, off the hot path.  With
+ * --backtrace=python or mixed the thread also reads its own Python frames
+ * (pystack.h): Python frames alone, or in place of the interpreter's
+ * native frames.
  *
  * Contexts:
  *   gp_unwind_on_api      application threads, inside CUPTI API callbacks:
@@ -22,6 +25,8 @@
 
 /* Loads libunwind and maps the tables.  Returns 0, or -1 (logged once). */
 int gp_unwind_init(void);
+/* The Python frames recorded after gp_unwind_init: GP_PYSTACK_* (config.h). */
+int gp_unwind_py_mode(void);
 /* Enables the launch callbacks (all API calls when `all`). */
 void gp_unwind_enable_callbacks(CUpti_SubscriberHandle sub, int all);
 /* Turns the launch-path callbacks of gp_unwind_enable_callbacks off again. */

@@ -308,12 +308,20 @@ int gp_config_load(struct gp_config *c)
 
 	v = getenv("GPUPROF_BACKTRACE");
 	if (v && *v) {
-		if (!strcmp(v, "kernel"))
+		if (!strcmp(v, "kernel")) {
 			c->backtrace = 1;
-		else if (!strcmp(v, "all"))
+		} else if (!strcmp(v, "all")) {
 			c->backtrace = 2;
-		else if (strcmp(v, "none"))
-			gp_log("GPUPROF_BACKTRACE=%s: expected none, kernel or all; using none", v);
+		} else if (!strcmp(v, "python")) {
+			c->backtrace = 1;
+			c->pystack = GP_PYSTACK_PYTHON;
+		} else if (!strcmp(v, "mixed")) {
+			c->backtrace = 1;
+			c->pystack = GP_PYSTACK_MIXED;
+		} else if (strcmp(v, "none")) {
+			gp_log("GPUPROF_BACKTRACE=%s: expected none, kernel, all, python or mixed; using none",
+			       v);
+		}
 	}
 
 	c->flush_ms = env_u32("GPUPROF_FLUSH_MS", 1000, 10, 3600 * 1000);

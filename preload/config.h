@@ -28,6 +28,7 @@ struct gp_config {
 	uint32_t trace;            /* GP_TRACE_* */
 	uint32_t graph_mode;       /* 0 per node, 1 whole graph */
 	uint32_t backtrace;        /* 0 none, 1 kernel launches, 2 all traced API calls */
+	uint32_t pystack;          /* GP_PYSTACK_*: Python frames at kernel launches */
 	uint32_t flush_ms;
 	uint32_t buffer_kib;       /* CUPTI activity buffer size */
 	uint32_t ring_chunks;      /* chunks of 1 MiB */
@@ -43,6 +44,11 @@ struct gp_config {
 	int disabled;
 	int verbose;
 };
+
+/* gp_config.pystack (GPUPROF_BACKTRACE=python|mixed). */
+#define GP_PYSTACK_OFF 0
+#define GP_PYSTACK_PYTHON 1          /* Python frames only */
+#define GP_PYSTACK_MIXED 2           /* native frames, Python frames in place of the interpreter's */
 
 /* Flight-recorder sizes the recorder accepts (GPUPROF_FLIGHT_RECORDER). */
 #define GP_FLIGHT_MIN (1ull << 20)

@@ -268,7 +268,9 @@ void gp_emit_config(void)
 		return;
 	r->trace = gp_rec.cfg.trace;
 	r->graph_mode = gp_rec.cfg.graph_mode;
-	r->backtrace = gp_rec.cfg.backtrace;
+	r->backtrace = gp_rec.cfg.pystack == GP_PYSTACK_PYTHON  ? GP_BACKTRACE_PYTHON
+		       : gp_rec.cfg.pystack == GP_PYSTACK_MIXED ? GP_BACKTRACE_MIXED
+								: gp_rec.cfg.backtrace;
 	r->flush_ms = gp_rec.cfg.flush_ms;
 }
 

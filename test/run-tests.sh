@@ -64,6 +64,13 @@ for t in "$build"/test/test_*; do
 done
 shopt -u nullglob
 
+# --- the Python frame reader inside this CPython (ctypes; no GPU)
+if command -v python3 >/dev/null 2>&1; then
+	run_step "unit test_pystack.py" python3 test/unit/test_pystack.py "$build"
+else
+	emit "skip - unit test_pystack.py # python3 not found"
+fi
+
 # --- golden analyzer tests
 if [ -f test/golden/run.sh ]; then
 	run_step "golden" bash test/golden/run.sh "$build"

@@ -68,6 +68,14 @@ static int parse_top(const char *s, long *out)
 	return 0;
 }
 
+/* The launch site of a kernel, for the NVTX tree (ranges.h site_of). */
+static uint32_t tree_site_of(void *ctx, const struct ga_act *a)
+{
+	struct ga_analysis *an = ctx;
+
+	return ga_sites_site_of(&an->st, &an->m, a);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -210,7 +218,14 @@ int cmd_report(int argc, char **argv)
 		return GA_EXIT_FAIL;
 	}
 	r.an = &an;
-	if (ga_analysis_build(&an, argv + optind, argc - optind)) {
+	if (r.o.tree) {
+		/* The tree names each kernel's launch sites: stacks read ahead. */
+		an.o.sites_ahead = 1;
+		an.rg.site_of = tree_site_of;
+		an.rg.site_ctx = &an;
+	}
+	if (ga_analysis_build(&an, argv + optind, argc - optind) ||
+	    (r.o.tree && ga_sites_finish(&an.st, &an.m))) {
 		rc = GA_EXIT_FAIL;
 	} else {
 		if (!spec_peaks)

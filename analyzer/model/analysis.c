@@ -36,6 +36,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	an->m.keep_rows = o->keep_rows;
 	if (o->observe_sites)
 		ga_sites_bind(&an->st, &an->m);
+	an->st.rg = &an->rg;
 	ga_mx_bind(&an->mx, &an->m);
 	ga_latency_bind(&an->lat, &an->m);
 	ga_launchcfg_bind(&an->lc, &an->m);
@@ -124,6 +125,9 @@ int ga_analysis_build(struct ga_analysis *an, char *const *paths, int n)
 		fputs("gpuprof: out of memory\n", stderr);
 		goto out;
 	}
+	/* No stacks read ahead: no launch sites for the NVTX tree either. */
+	if (!an->o.sites_ahead || !ga_sites_any(&an->st))
+		an->rg.site_of = NULL;
 	if (ga_load_open(in, paths, n))
 		goto out;
 	an->rk.inputs = n;

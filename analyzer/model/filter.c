@@ -203,6 +203,7 @@ int ga_filter_keep(void *ctx, struct ga_model *m, struct ga_act *a)
 	at = ga_ranges_attribute(f->nx, a);
 	if (f->has_nvtx && !ga_ranges_walk(f->nx, &at, range_matches, f))
 		return 0;
+	a->nvtx_range = at.inner < GA_RANGES_UNATTR ? at.inner + 1 : 0;
 	a->nvtx = ga_ranges_account(f->nx, a, &at);
 	if (a->nvtx == GA_STR_NOMEM)
 		return -1;
@@ -223,7 +224,7 @@ void ga_filter_bind(struct ga_filter *f, struct ga_ranges *nx, struct ga_model *
 			    regexec(&f->nvtx_re, ga_model_str(m, k->label), 0, NULL, 0) == 0);
 	}
 	f->nx = nx;
-	if (!ga_filter_active(f) && !nx->nranges) {
+	if (!ga_filter_active(f) && !nx->nranges && !nx->site_of) {
 		/* Nothing to drop or attribute: the NVTX tree comes from the model's totals. */
 		nx->from_model = 1;
 		return;

@@ -52,6 +52,7 @@ struct ga_act {
 	uint32_t device_id, context, stream, correlation, graph_id;
 	uint32_t copy_kind;
 	uint32_t nvtx;             /* strtab id of the innermost NVTX range's label, 0 none */
+	uint32_t nvtx_range;       /* kernels: innermost NVTX range index (ranges.h) + 1, 0 none */
 	/* The record it came from (launch configuration, memory kinds), or NULL. */
 	const struct gp_rec *rec;
 };

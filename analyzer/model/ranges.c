@@ -772,6 +772,21 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 		nx->nodes[x].acts++;
 		nx->nodes[x].kernels += (uint64_t)ac.kernel;
 	}
+	if (ac.kernel && nx->site_of) {
+		uint32_t site = nx->site_of(nx->site_ctx, a);
+
+		if (site == GA_STR_NOMEM)
+			return GA_STR_NOMEM;
+		if (site) {
+			x = node_get(nx, node, GA_RANGES_N_SITE, site);
+			if (x == GA_RANGES_NONE)
+				return GA_STR_NOMEM;
+			nx->nodes[x].instances++;
+			nx->nodes[x].gpu_ns += ac.dur;
+			nx->nodes[x].acts++;
+			nx->nodes[x].kernels++;
+		}
+	}
 	if (at->inner < GA_RANGES_UNATTR)
 		return nx->keys[nx->ranges[at->inner].key].label;
 	return 0;

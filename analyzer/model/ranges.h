@@ -71,6 +71,7 @@ enum ga_ranges_node_kind {
 	GA_RANGES_N_MEMCPY,          /* leaf, id: copy kind */
 	GA_RANGES_N_MEMSET,          /* leaf */
 	GA_RANGES_N_GRAPH,           /* leaf, id: graph id */
+	GA_RANGES_N_SITE,            /* under a kernel leaf, id: its launch site's strtab id */
 };
 
 /* A node of the range tree: activities aggregated by range name path. */
@@ -122,6 +123,13 @@ struct ga_ranges_dense {
 };
 
 struct ga_ranges {
+	/*
+	 * Set by the caller before the scan to put launch sites under the
+	 * tree's kernels (report --tree): a kernel's site strtab id, 0 none,
+	 * GA_STR_NOMEM out of memory.  Activities are then counted one by one.
+	 */
+	uint32_t (*site_of)(void *ctx, const struct ga_act *a);
+	void *site_ctx;
 	struct ga_ranges_range *ranges;   /* by (proc, tid, start, end descending) */
 	size_t nranges, capranges;
 	struct ga_ranges_key *keys;

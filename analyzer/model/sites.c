@@ -54,6 +54,7 @@ void ga_sites_free(struct ga_sites *st)
 	free(st->counts);
 	ga_map_free(&st->count_map);
 	ga_map_free(&st->defer_map);
+	ga_map_free(&st->fwd_map);
 	free(st->sites);
 	ga_map_free(&st->site_map);
 	free(st->skern);
@@ -118,6 +119,30 @@ static int on_frame(struct ga_sites *st, struct ga_model *m, uint32_t proc,
 	f->line = r->line;
 	f->sym_offset = r->sym_offset;
 	f->internal = f->module && internal_module(ga_model_str(m, f->module));
+	*slot = (uint32_t)st->nframes++;
+	return 0;
+}
+
+static int on_pyframe(struct ga_sites *st, uint32_t proc, const struct gp_rec_pyframe *r,
+		      str_fn str, void *sctx)
+{
+	struct ga_stack_frame *f;
+	uint32_t *slot;
+	int ins;
+
+	if (st->nframes >= NONE)
+		return -1;
+	ins = ga_map_insert(&st->frame_map, proc, r->id, &slot);
+	if (ins <= 0)
+		return ins;
+	if (ga_util_grow(&st->frames, &st->capframes, st->nframes + 1, sizeof(*st->frames)))
+		return -1;
+	f = &st->frames[st->nframes];
+	memset(f, 0, sizeof(*f));
+	f->python = 1;
+	f->function = str(sctx, r->function);
+	f->file = str(sctx, r->file);
+	f->line = r->line;
 	*slot = (uint32_t)st->nframes++;
 	return 0;
 }
@@ -212,6 +237,8 @@ static int take(struct ga_sites *st, struct ga_model *m, uint32_t proc,
 		return on_stack(st, proc, (const void *)rec);
 	case GP_REC_FRAME:
 		return on_frame(st, m, proc, (const void *)rec, str, sctx);
+	case GP_REC_PYFRAME:
+		return on_pyframe(st, proc, (const void *)rec, str, sctx);
 	case GP_REC_GRAPH_NODE:
 		return on_gnode(st, proc, (const void *)rec);
 	default:
@@ -252,13 +279,24 @@ static uint32_t launch_stack(const struct ga_sites *st, const struct ga_act *a, 
 	return corr_get(st, a->proc, a->correlation);
 }
 
-static int count_add(struct ga_sites *st, const struct ga_act *a, uint32_t stack, int deferred)
+static int count_add(struct ga_sites *st, const struct ga_act *a, uint32_t stack, int deferred,
+		     uint32_t bwd)
 {
 	struct ga_stack_count *c;
 	uint32_t *slot, i;
 	int ins;
 
-	if (deferred) {
+	if (bwd && !deferred) {
+		/* Apart from the other kernels of its stack: its forward op's site may differ. */
+		ins = ga_map_insert(&st->count_map, (uint64_t)a->proc << 32 | stack,
+				    (uint64_t)bwd << 32 | a->name, &slot);
+		if (ins < 0)
+			return -1;
+		if (!ins) {
+			c = &st->counts[*slot];
+			goto add;
+		}
+	} else if (deferred) {
 		ins = ga_map_insert(&st->defer_map, (uint64_t)a->proc << 32 | stack, a->graph_node,
 				    &slot);
 		if (ins < 0)
@@ -298,6 +336,7 @@ static int count_add(struct ga_sites *st, const struct ga_act *a, uint32_t stack
 	c->proc = a->proc;
 	c->stack = stack;
 	c->name = a->name;
+	c->bwd_seq = deferred ? 0 : bwd;
 	if (deferred) {
 		c->deferred = 1;
 		c->node = a->graph_node;
@@ -313,10 +352,51 @@ add:
 	return 0;
 }
 
+/*
+ * Autograd's backward kernels run on threads without Python frames.  Under
+ * PyTorch's emit_nvtx every op is an NVTX range "NAME, seq = N, op_id = M":
+ * a backward node's range ("MulBackward0, seq = N") has the seq of the
+ * forward op it differentiates.  *fwd: the seq of the innermost op range
+ * around a kernel outside any backward node; *bwd: that of the innermost
+ * backward node around it; both + 1, 0 none.  Only for processes recorded
+ * with Python frames.
+ */
+static void nvtx_seqs(const struct ga_sites *st, const struct ga_model *m, const struct ga_act *a,
+		      uint32_t *fwd, uint32_t *bwd)
+{
+	const struct ga_ranges *rg = st->rg;
+	uint32_t r = a->nvtx_range - 1, hops = 0;
+	int first = 1;
+
+	*fwd = *bwd = 0;
+	if (!rg || !a->nvtx_range || !m->procs[a->proc].has_config ||
+	    m->procs[a->proc].config.backtrace < GP_BACKTRACE_PYTHON)
+		return;
+	for (; r < rg->nranges && hops < 64 && !*bwd; r = rg->ranges[r].parent, hops++) {
+		const char *name = ga_model_str(m, rg->keys[rg->ranges[r].key].name);
+		const char *s = strstr(name, ", seq = ");
+		unsigned long n;
+		char *end;
+
+		if (!s)
+			continue;
+		n = strtoul(s + 8, &end, 10);
+		if (end == s + 8 || n >= UINT32_MAX - 1)
+			continue;
+		if (memmem(name, (size_t)(s - name), "Backward", 8))
+			*bwd = (uint32_t)n + 1;
+		else if (first)
+			*fwd = (uint32_t)n + 1;
+		first = 0;
+	}
+	if (*bwd)
+		*fwd = 0;
+}
+
 static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_sites *st = ctx;
-	uint32_t stack;
+	uint32_t stack, fwd, bwd, *slot;
 	int deferred;
 
 	if (a->kind != GA_ACT_KERNEL)
@@ -327,7 +407,16 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 		return 0;
 	}
 	stack = launch_stack(st, a, &deferred);
-	return count_add(st, a, stack, deferred);
+	nvtx_seqs(st, m, a, &fwd, &bwd);
+	if (fwd && stack) {
+		int ins = ga_map_insert(&st->fwd_map, a->proc, fwd, &slot);
+
+		if (ins < 0)
+			return -1;
+		if (ins == 1)
+			*slot = stack;     /* the op's first kernel */
+	}
+	return count_add(st, a, stack, deferred, bwd);
 }
 
 void ga_sites_bind(struct ga_sites *st, struct ga_model *m)
@@ -425,7 +514,18 @@ static uint32_t frame_text(struct ga_sites *st, struct ga_model *m, uint32_t pro
 	if (f && f->text)
 		return f->text;
 	if (!f) {
-		rc = ga_buf_printf(&b, "0x%" PRIx64, pc);
+		rc = ga_buf_printf(&b, (pc & GP_PYFRAME_BIT) ? "(unknown Python frame)" : "0x%" PRIx64,
+				   pc);
+	} else if (f->python) {
+		const char *fn = f->function ? ga_model_str(m, f->function) : "?";
+
+		if (f->file && f->line)
+			rc = ga_buf_printf(&b, "%s:%u %s", base_name(ga_model_str(m, f->file)), f->line,
+					   fn);
+		else if (f->file)
+			rc = ga_buf_printf(&b, "%s %s", base_name(ga_model_str(m, f->file)), fn);
+		else
+			rc = ga_buf_printf(&b, "%s", fn);
 	} else if (f->function) {
 		const char *fn = ga_strtab_short(&m->strs, f->function);
 
@@ -653,7 +753,7 @@ static uint32_t first_user(const struct ga_sites *st, const struct ga_model *m,
 			kern = NULL;
 			continue;
 		}
-		if (!f)
+		if (!f || f->python)
 			break;
 		fn = f->function ? ga_model_str(m, f->function) : NULL;
 		file = f->file ? ga_model_str(m, f->file) : NULL;
@@ -926,6 +1026,58 @@ static uint32_t collapse(struct ga_sites *st, struct ga_model *m, uint32_t si)
 	return id;
 }
 
+/* What the Python frames of stack index si say: 1 a real Python frame, 2 no Python frame. */
+static int py_kind(const struct ga_sites *st, const struct ga_model *m, uint32_t si)
+{
+	const struct ga_stack *s = &st->stacks[si];
+	int kind = 0;
+
+	for (uint32_t i = 0; i < s->n; i++) {
+		const uint32_t *v = ga_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
+		const struct ga_stack_frame *f = v ? &st->frames[*v] : NULL;
+
+		if (!f || !f->python)
+			continue;
+		if (f->file)
+			return 1;
+		if (f->function && !strncmp(ga_model_str(m, f->function), "<no Python frame", 16))
+			kind = 2;
+	}
+	return kind;
+}
+
+/*
+ * For a kernel of a backward node (bwd: its seq + 1) launched from a stack
+ * without Python frames: the index of the stack of its forward op's first
+ * kernel when that has Python frames, else NONE.
+ */
+static uint32_t forward_stack(const struct ga_sites *st, const struct ga_model *m,
+			      uint32_t proc, uint32_t stack, uint32_t bwd)
+{
+	const uint32_t *v, *f;
+
+	if (!bwd || !stack || !(v = ga_map_find(&st->stack_map, proc, stack)) ||
+	    py_kind(st, m, *v) != 2 || !(f = ga_map_find(&st->fwd_map, proc, bwd)) ||
+	    !(v = ga_map_find(&st->stack_map, proc, *f)) || py_kind(st, m, *v) != 1)
+		return NONE;
+	return *v;
+}
+
+/* "backward of SITE": the site of stack index fsi's backward kernels; GA_STR_NOMEM. */
+static uint32_t backward_text(struct ga_sites *st, struct ga_model *m, uint32_t fsi)
+{
+	uint32_t fwd = collapse(st, m, fsi), id;
+	struct ga_buf b = { 0 };
+
+	if (fwd == GA_STR_NOMEM || ga_buf_printf(&b, "backward of %s", ga_model_str(m, fwd))) {
+		ga_buf_free(&b);
+		return GA_STR_NOMEM;
+	}
+	id = ga_strtab_intern(&m->strs, b.p, b.len);
+	ga_buf_free(&b);
+	return id;
+}
+
 uint32_t ga_sites_stack_of(const struct ga_sites *st, const struct ga_act *a)
 {
 	int deferred;
@@ -941,6 +1093,13 @@ uint32_t ga_sites_site_of(struct ga_sites *st, struct ga_model *m, const struct 
 	stack = launch_stack(st, a, &deferred);
 	if (!stack || !(v = ga_map_find(&st->stack_map, a->proc, stack)))
 		return 0;
+	if (st->fwd_map.n && !deferred) {
+		uint32_t fwd, bwd, fsi;
+
+		nvtx_seqs(st, m, a, &fwd, &bwd);
+		if ((fsi = forward_stack(st, m, a->proc, stack, bwd)) != NONE)
+			return backward_text(st, m, fsi);
+	}
 	return collapse(st, m, *v);
 }
 
@@ -1064,7 +1223,7 @@ int ga_sites_finish(struct ga_sites *st, struct ga_model *m)
 		goto out;
 	for (i = 0; i < st->ncounts; i++) {
 		const struct ga_stack_count *c = &st->counts[i];
-		uint32_t stack = c->stack, site, si, *slot;
+		uint32_t stack = c->stack, site, si, fsi, *slot;
 		const uint32_t *v;
 		int ins;
 
@@ -1074,7 +1233,20 @@ int ga_sites_finish(struct ga_sites *st, struct ga_model *m)
 		if (!stack)
 			continue;
 		st->with_stack += c->count;
-		site = site_of_stack(st, m, c->proc, stack, &si);
+		if ((fsi = forward_stack(st, m, c->proc, stack, c->bwd_seq)) != NONE) {
+			/* A backward kernel: its forward op's Python site. */
+			uint32_t str = backward_text(st, m, fsi);
+
+			site = str == GA_STR_NOMEM ? NONE : site_get(st, str);
+			if (site == NONE)
+				goto out;
+			if (st->sites[site].best == NONE)
+				st->sites[site].best = fsi;
+			si = NONE;
+			st->backward += c->count;
+		} else {
+			site = site_of_stack(st, m, c->proc, stack, &si);
+		}
 		if (site == NONE)
 			goto out;
 		st->sites[site].gpu_ns += c->ns;

@@ -18,7 +18,9 @@
  * static runtime and nvcc's launch stubs (by name, or by line in nvcc's
  * .stub.c; stacks.c), then its callers up to the depth asked for, joined
  * by " ← ".  Frames read "function (file:line)",
- * "function+0xOFF (module)", or "module+0xOFF" without a symbol.
+ * "function+0xOFF (module)", or "module+0xOFF" without a symbol; Python
+ * frames (GP_REC_PYFRAME) read "file.py:line function" (the file's last
+ * component) and are always the program's.
  *
  * Symbolization (st->symbolize): the frames a site shows are looked up in
  * the debug information of their modules as they are on this machine now
@@ -48,10 +50,11 @@
 #include <stdio.h>
 
 #include "model/model.h"
+#include "model/ranges.h"
 #include "base/util.h"
 
 #define GA_SITES_DEPTH 3          /* frames of a collapsed site by default */
-#define GA_SITES_MAX_FRAMES 32    /* frames listed per site in exports */
+#define GA_SITES_MAX_FRAMES 64    /* frames listed per site in exports */
 
 struct ga_stack_frame {
 	uint64_t offset;           /* pc - module base */
@@ -60,6 +63,7 @@ struct ga_stack_frame {
 	uint32_t internal;         /* the recorder's, CUPTI's, CUDA's or libunwind's */
 	uint32_t text;             /* strtab id of the frame's text, 0 until built */
 	uint32_t sym;              /* GA_SITES_SYM_* bits */
+	uint32_t python;           /* a Python frame (GP_REC_PYFRAME): file, line, function */
 };
 
 #define GA_SITES_SYM_QUEUED 1u    /* looked up, or about to be */
@@ -86,6 +90,7 @@ struct ga_stack_count {
 	uint64_t node;             /* deferred graph node, else 0 */
 	uint64_t count, ns;
 	int deferred;
+	uint32_t bwd_seq;          /* launched inside a backward node's NVTX range "...Backward..., seq = N": N + 1 */
 };
 
 struct ga_stack_site {
@@ -144,6 +149,10 @@ struct ga_sites {
 	struct ga_stack_sym *syms;
 	size_t nsyms, capsyms;
 	struct ga_map sym_map;     /* (module strtab id, offset) -> syms index */
+	/* NVTX ranges of the traces (set by the caller), for backward kernels. */
+	const struct ga_ranges *rg;
+	struct ga_map fwd_map;     /* (proc, forward op's seq) -> stack id of its first kernel */
+	uint64_t backward;         /* kernels attributed to their forward op's Python site */
 	uint64_t kernels, with_stack;  /* kernels counted; of those, with a stack */
 	uint64_t kernels_unstacked;    /* kernels of processes recorded without stacks */
 	uint64_t stack_records;    /* distinct STACK records read */

@@ -68,6 +68,7 @@ static const uint16_t min_size[GP_REC_TYPE_COUNT] = {
 	[GP_REC_METRICS_INFO] = sizeof(struct gp_rec_metrics_info),
 	[GP_REC_FLIGHT] = sizeof(struct gp_rec_flight),
 	[GP_REC_MEMORY] = sizeof(struct gp_rec_memory),
+	[GP_REC_PYFRAME] = sizeof(struct gp_rec_pyframe),
 };
 
 /* Where bytes come from: a file descriptor or a buffer in memory. */

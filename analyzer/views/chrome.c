@@ -270,7 +270,7 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	struct ga_export *e = ctx;
 	struct chrome *c = e->state;
 	struct ga_jw *w = &e->jw;
-	uint32_t pid, tid, api_tid;
+	uint32_t pid, tid, api_tid, site;
 	uint64_t api_t;
 	char kb[16];
 
@@ -310,6 +310,11 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 			if (k->flags & GP_ACT_REPLAYED)
 				ga_jw_ku64(w, "replayed", 1);
 		}
+		site = ga_sites_site_of(&e->an->st, m, a);
+		if (site == GA_STR_NOMEM)
+			return -1;
+		if (site)
+			ksid(w, "launch_site", m, site);
 	}
 	if (a->kind == GA_ACT_MEMCPY || a->kind == GA_ACT_MEMSET)
 		ga_jw_ku64(w, "bytes", a->bytes);
@@ -751,6 +756,8 @@ const struct ga_format ga_format_chrome = {
 		"or chrome://tracing",
 	.launches = 1,
 	.marks = 1,
+	.observe_sites = 1,
+	.sites_ahead = 1,
 	.begin = begin,
 	.end = end,
 	.done = done,

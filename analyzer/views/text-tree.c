@@ -104,6 +104,9 @@ static const char *node_text(const struct ga_ranges *nx, struct ga_model *m,
 		break;
 	case GA_RANGES_N_MEMSET:
 		return "memset";
+	case GA_RANGES_N_SITE:
+		rc = ga_buf_printf(b, "from %s", ga_model_str(m, n->id));
+		break;
 	default:
 		rc = ga_buf_printf(b, "graph %u", n->id);
 		break;

@@ -126,6 +126,7 @@ enum gp_rec_type {
 	GP_REC_METRICS_INFO = 26,  /* version 2 */
 	GP_REC_FLIGHT = 27,
 	GP_REC_MEMORY = 28,
+	GP_REC_PYFRAME = 29,
 	GP_REC_TYPE_COUNT
 };
 
@@ -388,6 +389,25 @@ struct gp_rec_frame {
 };
 _Static_assert(sizeof(struct gp_rec_frame) == 48, "frame size");
 
+/*
+ * GP_REC_PYFRAME: one Python frame of the stacks (--backtrace=python or
+ * mixed).  Its id is a frame id of GP_REC_STACK records with
+ * GP_PYFRAME_BIT set (native frame ids, program counters, never have it).
+ * function "<no Python frame: thread NAME>" with file 0 stands for a
+ * thread that launched with no Python frame on its stack.
+ */
+#define GP_PYFRAME_BIT (1ull << 63)
+
+struct gp_rec_pyframe {
+	struct gp_rec h;
+	uint64_t id;               /* frame id, GP_PYFRAME_BIT set */
+	uint32_t file;             /* string: co_filename as the program named it, 0 none */
+	uint32_t function;         /* string: co_qualname (3.11+) or co_name */
+	uint32_t line;             /* source line, 0 unknown */
+	uint32_t first_line;       /* co_firstlineno, 0 unknown */
+};
+_Static_assert(sizeof(struct gp_rec_pyframe) == 32, "pyframe size");
+
 /* GP_REC_CORR_STACK: correlation id -> stack id, plus innermost NVTX range. */
 struct gp_rec_corr_stack {
 	struct gp_rec h;
@@ -474,9 +494,14 @@ struct gp_rec_config {
 	struct gp_rec h;
 	uint32_t trace;            /* GP_TRACE_* */
 	uint32_t graph_mode;       /* 0 per node, 1 whole graph */
-	uint32_t backtrace;        /* 0 none, 1 kernel, 2 all */
+	uint32_t backtrace;        /* GP_BACKTRACE_* */
 	uint32_t flush_ms;
 };
+#define GP_BACKTRACE_NONE 0
+#define GP_BACKTRACE_KERNEL 1      /* native stacks at kernel launches */
+#define GP_BACKTRACE_ALL 2         /* native stacks at every traced API call */
+#define GP_BACKTRACE_PYTHON 3      /* Python frames at kernel launches */
+#define GP_BACKTRACE_MIXED 4       /* native and Python frames at kernel launches */
 _Static_assert(sizeof(struct gp_rec_config) == 24, "config size");
 
 /* GP_REC_END: last record of a cleanly closed trace. */

@@ -940,6 +940,89 @@ def t_torch_nvtx(tools):
         raise Fail("; ".join(errs))
 
 
+PY_FRAME = re.compile(r"^\S+:\d+ \S")
+
+
+def torch_pysites(mode):
+    """--backtrace=python|mixed (test/apps/torch_pysites.py): the launches of
+    each of two Python functions are attributed to exactly their file:line;
+    autograd's own thread says it has no Python frame; python shows only
+    Python frames, mixed native frames before them; the program's output
+    is unchanged."""
+    def t(tools):
+        script = os.path.join(ROOT, "test", "apps", "torch_pysites.py")
+        rc, plain, err = run_cmd([sys.executable, script], clean_env(), TORCH_TIMEOUT)
+        if plain.startswith("SKIP "):
+            raise Skip(plain[5:].strip())
+        run = traced(tools, [sys.executable, script], opts=["--backtrace=" + mode],
+                     timeout=TORCH_TIMEOUT)
+        expect_status(run, 0)
+        if not run.files:
+            raise Fail("no trace file; %s" % run.context())
+        errs = []
+        if rc != 0 or run.out != plain:
+            errs.append("output differs under gpuprof: %r vs %r" % (tail(plain), tail(run.out)))
+        if "Python call stacks are off" in run.err or "native call stacks only" in run.err:
+            errs.append("the recorder did not read Python frames: %s" % tail(run.err))
+        js = tools.export_json(run.files)
+        errs += health(js)
+        sites = js.get("launch_sites", [])
+        chrome = tools.export_json(run.files, "chrome")
+        events = chrome.get("traceEvents", chrome) if isinstance(chrome, dict) else chrome
+        chrome_sites = collections.Counter(
+            e.get("args", {}).get("launch_site", "").split(" \u2190 ")[0]
+            for e in events if e.get("cat") == "kernel")
+        rows = tools.export_csv(run.files)
+        csv_sites = collections.Counter(r.get("stack", "").split(" \u2190 ")[0] for r in rows
+                                        if r.get("kind") == "kernel")
+        for key, want in sorted(run.truth.items()):
+            if not key.startswith("pysite."):
+                continue
+            where, fn = key[len("pysite."):].rsplit(".", 1)
+            frame = "%s %s" % (where, fn)
+            if mode == "python":
+                got = sum(x["launches"] for x in sites if x.get("frames", [""])[0] == frame)
+                for name, counts in (("chrome", chrome_sites), ("csv", csv_sites)):
+                    if counts[frame] != want:
+                        errs.append("%s: %d kernels at %s, expected %d" % (name, counts[frame], frame, want))
+            else:
+                hit = [x for x in sites if frame in x.get("frames", [])]
+                got = sum(x["launches"] for x in hit)
+                for x in hit:
+                    fr = x["frames"]
+                    if PY_FRAME.match(fr[0]) or not any(" (" in f or "+0x" in f
+                                                        for f in fr[:fr.index(frame)]):
+                        errs.append("mixed site without native frames before %s: %s" % (frame, fr[:8]))
+                        break
+            if got != want:
+                errs.append("%d launches at %s, expected %d" % (got, frame, want))
+        if mode == "python":
+            # (mixed: the marker follows the thread's native frames, past what a site lists)
+            nopy = [x for x in sites if x.get("frames", [""])[0].startswith("<no Python frame: thread ")]
+            if sum(x["launches"] for x in nopy) < run.truth.get("backward.runs", 1):
+                errs.append("no site says '<no Python frame: thread ...>' for the backward pass")
+            for key, want in run.truth.items():
+                if not key.startswith("backward_nvtx."):
+                    continue
+                where, fn = key[len("backward_nvtx."):].rsplit(".", 1)
+                head = "backward of %s %s" % (where, fn)
+                got = sum(x["launches"] for x in sites if x["site"].startswith(head))
+                if got < want:
+                    errs.append("%d kernels at '%s', expected at least %d" % (got, head, want))
+            bad = [f for x in sites for f in x.get("frames", [])
+                   if not PY_FRAME.match(f) and not f.startswith("<no Python frame")]
+            if bad:
+                errs.append("native frames in --backtrace=python sites: %s" % bad[:5])
+        report = tools.report(run.files)
+        print("# ---- begin --backtrace=%s launch sites ----" % mode)
+        i = report.find("Launch sites")
+        sys.stdout.write(report[i:i + 6000] if i >= 0 else report[-3000:])
+        print("\n# ---- end launch sites ----", flush=True)
+        if errs:
+            raise Fail("; ".join(errs) + "; launch_sites: %s" % json.dumps(sites)[:2000])
+    return t
+
+
 def passive(app_name, env, says):
     """CUPTI busy or missing: one line on stderr, no trace, the program's
     own result and exit status unchanged."""
@@ -1939,6 +2022,8 @@ TESTS = [
         tools, traced(tools, [tools.app("basic_shared")], opts=["--backtrace=kernel"],
                       env={"GPUPROF_LIBUNWIND": "/nonexistent/libunwind.so.8"}), "basic_shared")),
     ("torch", t_torch),
+    ("torch-pysites-python", torch_pysites("python")),
+    ("torch-pysites-mixed", torch_pysites("mixed")),
     ("torch-profiler", t_torch_profiler),
     ("cupti-guest", t_cupti_guest),
     ("torchrun-gloo", t_torchrun("gloo")),

@@ -25,6 +25,22 @@ void synth_frame(struct synth *s, uint64_t pc, uint64_t offset, uint32_t module,
 	synth_rec(s, &r, sizeof(r));
 }
 
+void synth_pyframe(struct synth *s, uint64_t id, uint32_t file, uint32_t function, uint32_t line,
+		   uint32_t first_line)
+{
+	struct gp_rec_pyframe r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_PYFRAME;
+	r.h.size = sizeof(r);
+	r.id = id;
+	r.file = file;
+	r.function = function;
+	r.line = line;
+	r.first_line = first_line;
+	synth_rec(s, &r, sizeof(r));
+}
+
 void synth_stack(struct synth *s, uint32_t id, const uint64_t *pcs, uint32_t n)
 {
 	size_t size = sizeof(struct gp_rec_stack) + (size_t)n * sizeof(uint64_t);

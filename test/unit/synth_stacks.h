@@ -13,6 +13,9 @@
 /* One symbolized pc; module, function and file are string ids (0: none). */
 void synth_frame(struct synth *s, uint64_t pc, uint64_t offset, uint32_t module,
 		 uint32_t function, uint32_t sym_offset, uint32_t file, uint32_t line);
+/* One Python frame (GP_REC_PYFRAME); id has GP_PYFRAME_BIT set. */
+void synth_pyframe(struct synth *s, uint64_t id, uint32_t file, uint32_t function, uint32_t line,
+		   uint32_t first_line);
 /* Stack id of n frames (pcs), innermost first. */
 void synth_stack(struct synth *s, uint32_t id, const uint64_t *pcs, uint32_t n);
 void synth_corr_stack(struct synth *s, uint32_t correlation, uint32_t stack);

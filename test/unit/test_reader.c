@@ -122,6 +122,7 @@ static void write_every_type(struct synth *s, struct ga_buf *ref, int n)
 			case GP_REC_METRICS_INFO: size = sizeof(struct gp_rec_metrics_info); break;
 			case GP_REC_FLIGHT: size = sizeof(struct gp_rec_flight); break;
 			case GP_REC_MEMORY: size = sizeof(struct gp_rec_memory); break;
+			case GP_REC_PYFRAME: size = sizeof(struct gp_rec_pyframe); break;
 			case GP_REC_PAD: size = 8 * (size_t)(1 + i % 3); break;
 			default: size = 24; break;  /* a type from the future */
 			}
