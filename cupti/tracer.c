@@ -19,11 +19,11 @@
  *
  * A dormant recorder loads nothing of CUPTI: the first window attaches
  * (subscribes after cuInit) and asks CUPTI for the devices and contexts
- * that exist already.  Between windows the subscription stays, with only
- * CUPTI's fatal-error callback on; the next window asks for the devices
- * and contexts again.  Device and context records are kept (saved[]
- * below) and written again at the start of every file, since CUPTI
- * reports them once.
+ * that exist already.  Between windows only the device and context
+ * activity kinds and the resource, state and reset callbacks stay on:
+ * nothing runs on the program's launch paths.  Device and context records
+ * are kept (saved[] below) and written again at the start of every file,
+ * since CUPTI reports them once.
  */
 #include "capture.h"
 #include "cupti_api.h"
@@ -60,8 +60,6 @@ static int subscribed;
  * alone.
  */
 static atomic_int cupti_on;
-/* A window ended: device and context records are off until the next. */
-static int between_windows;
 
 /* CUPTI buffer pool: pre-zeroed buffers (ZEROED_OUT_ACTIVITY_BUFFER). */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -696,28 +694,26 @@ static int enable_kind(CUpti_ActivityKind kind, const char *what, int required)
 	return -1;
 }
 
-/*
- * The resource and reset callbacks of a window (none on a launch path);
- * CUPTI's fatal-error callback is on from enable to the end.
- */
-static void set_callbacks(uint32_t on)
+static void enable_callbacks(void)
 {
-	gp_cu.cuptiEnableCallback(on, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 				  CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
-	gp_cu.cuptiEnableCallback(on, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 				  CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
-	gp_cu.cuptiEnableCallback(on, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_STATE,
+				  CUPTI_CBID_STATE_FATAL_ERROR);
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
 				  CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
-	gp_cu.cuptiEnableCallback(on, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
 				  CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2);
-	gp_cu.cuptiEnableCallback(on, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
 				  CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2);
 	if (gp_rec.cfg.trace & GP_TRACE_NVTX) {
 		/* Graph kernels take the NVTX ranges of where their node was
 		 * made: node creation and instantiation clones (rare calls). */
-		gp_cu.cuptiEnableCallback(on, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+		gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 					  CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
-		gp_cu.cuptiEnableCallback(on, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+		gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 					  CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
 	}
 }
@@ -977,20 +973,7 @@ static int cuda_set_tracing(int on, char *why, size_t whysz)
 			gp_unwind_disable_callbacks(subscriber, gp_rec.cfg.backtrace == 2);
 		if (gp_rec.cfg.trace & GP_TRACE_NVTX)
 			gp_nvtxtool_set_recording(0);
-		/*
-		 * Between windows, as dormant as CUPTI allows: the next
-		 * window asks again for the devices and contexts that exist.
-		 */
-		set_callbacks(0);
-		gp_cu.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DEVICE);
-		gp_cu.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONTEXT);
-		between_windows = 1;
 		return 0;
-	}
-	if (between_windows) {
-		enable_and_dump(CUPTI_ACTIVITY_KIND_DEVICE, "devices");
-		enable_and_dump(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts");
-		between_windows = 0;
 	}
 	/* Modules may have been unloaded while nothing watched: forget names. */
 	atomic_fetch_add_explicit(&name_gen, 1, memory_order_release);
@@ -998,7 +981,7 @@ static int cuda_set_tracing(int on, char *why, size_t whysz)
 		snprintf(why, whysz, "CUPTI refused activity tracing");
 		return -1;
 	}
-	set_callbacks(1);
+	enable_callbacks();
 	if (gp_rec.cfg.backtrace)
 		gp_unwind_enable_callbacks(subscriber, gp_rec.cfg.backtrace == 2);
 	if (capture_configured)
