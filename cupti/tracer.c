@@ -942,11 +942,13 @@ static void enable_and_dump(CUpti_ActivityKind kind, const char *what)
 static int cuda_enable(char *why, size_t whysz)
 {
 	int late = !atomic_load_explicit(&cupti_on, memory_order_acquire);
+	/* A dormant recorder's first window: cuInit is long past. */
+	int after_init = late || gp_rec.cfg.dormant;
 
 	if (late && attach_cupti(&gp_rec.cfg, &gp_rec.cupti_version, why, whysz) < 0)
 		return -1;
 	/* Records made once, at cuInit and context creation: none per launch. */
-	if (late) {
+	if (after_init) {
 		enable_and_dump(CUPTI_ACTIVITY_KIND_DEVICE, "devices");
 		enable_and_dump(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts");
 	} else {
@@ -956,7 +958,7 @@ static int cuda_enable(char *why, size_t whysz)
 	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_STATE,
 				  CUPTI_CBID_STATE_FATAL_ERROR);
 	/* The devices and contexts, kept for the file's preamble (state DORMANT). */
-	if (late)
+	if (after_init)
 		gp_cu.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	gp_debug("CUPTI %s%s", gp_cu.path, late ? " (attached late)" : "");
 	return 0;
