@@ -17,11 +17,13 @@
  *    from outside); flush (cuptiActivityFlushAll) and drain on the
  *    recorder's flusher thread or exit path.
  *
- * Enabled but not tracing (a dormant recorder, between windows) only the
- * device and context activity kinds and CUPTI's fatal-error callback are
- * on: nothing runs on the program's launch paths.  Device and context
- * records are kept (saved[] below) and written again at the start of
- * every file, since CUPTI reports them once.
+ * A dormant recorder loads nothing of CUPTI: the first window attaches
+ * (subscribes after cuInit) and asks CUPTI for the devices and contexts
+ * that exist already.  Between windows only the device and context
+ * activity kinds and the resource, state and reset callbacks stay on:
+ * nothing runs on the program's launch paths.  Device and context records
+ * are kept (saved[] below) and written again at the start of every file,
+ * since CUPTI reports them once.
  */
 #include "capture.h"
 #include "cupti_api.h"
@@ -52,6 +54,12 @@
 
 static CUpti_SubscriberHandle subscriber;
 static int subscribed;
+/*
+ * CUPTI loaded, subscribed, buffers registered.  A dormant recorder does
+ * that only at its first window: until then every hook below leaves CUPTI
+ * alone.
+ */
+static atomic_int cupti_on;
 
 /* CUPTI buffer pool: pre-zeroed buffers (ZEROED_OUT_ACTIVITY_BUFFER). */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -831,7 +839,26 @@ static void capture_sync(void)
 
 /* The source hooks (see preload/source.h). */
 
-static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size_t whysz)
+/* The driver's version, found without loading anything (inside its cuInit). */
+static void note_driver_version(void)
+{
+	/* libcuda is loaded, perhaps locally: no context needed. */
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	int (*drv)(int *) = (int (*)(int *))dlsym(cuda ? cuda : RTLD_DEFAULT, "cuDriverGetVersion");
+	int v = 0;
+
+	if (drv && drv(&v) == 0 && v > 0)
+		gp_rec.cuda_driver = (uint32_t)v;
+	if (cuda)
+		dlclose(cuda);
+}
+
+/*
+ * Loads libcupti, subscribes and registers the activity buffers: at start
+ * (inside cuInit), or for a dormant recorder at its first window (then
+ * CUDA has long been initialized: CUPTI attaches late).  0, or -1 with why.
+ */
+static int attach_cupti(struct gp_config *cfg, uint32_t *version, char *why, size_t whysz)
 {
 	CUptiResult rc;
 	uint8_t one = 1;
@@ -841,19 +868,6 @@ static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 		return -1;
 	gp_guest_attach();
 	gp_cu.cuptiGetVersion(version);
-	{
-		/* libcuda is loaded (this runs inside its cuInit), perhaps
-		 * locally: find it without loading anything.  No context needed. */
-		void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-		int (*drv)(int *) = (int (*)(int *))dlsym(cuda ? cuda : RTLD_DEFAULT,
-							  "cuDriverGetVersion");
-		int v = 0;
-
-		if (drv && drv(&v) == 0 && v > 0)
-			gp_rec.cuda_driver = (uint32_t)v;
-		if (cuda)
-			dlclose(cuda);
-	}
 	if (*version < CUPTI_API_VERSION)
 		gp_debug("CUPTI API version %u is older than the %u this recorder was built with",
 			 *version, (unsigned)CUPTI_API_VERSION);
@@ -867,7 +881,7 @@ static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 		return -1;
 	}
 	subscribed = 1;
-	/* Attributes before any context exists. */
+	/* Attributes before any context exists (when attached at cuInit). */
 	sz = sizeof(one);
 	gp_cu.cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &sz, &one);
 	gp_cu.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
@@ -876,14 +890,13 @@ static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 	rc = gp_cu.cuptiActivityRegisterCallbacks(buffer_request, buffer_complete);
 	if (rc != CUPTI_SUCCESS) {
 		snprintf(why, whysz, "cannot register CUPTI buffers (%s)", gp_cupti_error(rc));
+		gp_cu.cuptiUnsubscribe(subscriber);
+		subscribed = 0;
 		return -1;
 	}
 	/* The program's own CUPTI user is served from now on (a dormant recorder too). */
 	gp_guest_start(subscriber);
 	cu_ctx_synchronize = (cu_sync_fn)dlsym(RTLD_DEFAULT, "cuCtxSynchronize");
-	if (cfg->backtrace && gp_unwind_init() < 0)
-		cfg->backtrace = 0;
-	cfg->pystack = cfg->backtrace ? (uint32_t)gp_unwind_py_mode() : 0;
 	{
 		const struct gp_capture_ops ops = {
 			.set_tracing = capture_set_tracing,
@@ -894,25 +907,69 @@ static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 		capture_configured = gp_capture_init(cfg, &ops) == 1;
 	}
 	metrics_on = gp_metrics_attach(cfg);
+	atomic_store_explicit(&cupti_on, 1, memory_order_release);
 	return 0;
+}
+
+static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size_t whysz)
+{
+	note_driver_version();
+	if (cfg->backtrace && gp_unwind_init() < 0)
+		cfg->backtrace = 0;
+	cfg->pystack = cfg->backtrace ? (uint32_t)gp_unwind_py_mode() : 0;
+	/*
+	 * Dormant: nothing of CUPTI until the first window (cuda_enable), so
+	 * that the program runs as without a profiler.  Hardware metrics need
+	 * CUPTI from cuInit on: with them the recorder attaches now.
+	 */
+	if (cfg->dormant && !cfg->metrics[0])
+		return 0;
+	return attach_cupti(cfg, version, why, whysz);
+}
+
+/*
+ * Late attach: CUPTI reports devices once, at cuInit, and contexts when
+ * made; EnableAndDump also reports those that exist already.
+ */
+static void enable_and_dump(CUpti_ActivityKind kind, const char *what)
+{
+	typedef CUptiResult (*dump_fn)(CUpti_ActivityKind);
+	dump_fn dump = (dump_fn)dlsym(gp_cu.handle, "cuptiActivityEnableAndDump");
+
+	if (!dump || dump(kind) != CUPTI_SUCCESS)
+		gp_debug("cannot list the %s that exist already", what);
+	/* Through the shims too, so the records count as the recorder's own. */
+	enable_kind(kind, what, 0);
 }
 
 static int cuda_enable(char *why, size_t whysz)
 {
-	(void)why;
-	(void)whysz;
+	int late = !atomic_load_explicit(&cupti_on, memory_order_acquire);
+	/* A dormant recorder's first window: cuInit is long past. */
+	int after_init = late || gp_rec.cfg.dormant;
+
+	if (late && attach_cupti(&gp_rec.cfg, &gp_rec.cupti_version, why, whysz) < 0)
+		return -1;
 	/* Records made once, at cuInit and context creation: none per launch. */
-	enable_kind(CUPTI_ACTIVITY_KIND_DEVICE, "devices", 0);
-	enable_kind(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts", 0);
+	if (after_init) {
+		enable_and_dump(CUPTI_ACTIVITY_KIND_DEVICE, "devices");
+		enable_and_dump(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts");
+	} else {
+		enable_kind(CUPTI_ACTIVITY_KIND_DEVICE, "devices", 0);
+		enable_kind(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts", 0);
+	}
 	gp_cu.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_STATE,
 				  CUPTI_CBID_STATE_FATAL_ERROR);
-	gp_debug("CUPTI %s", gp_cu.path);
+	/* The devices and contexts, kept for the file's preamble (state DORMANT). */
+	if (after_init)
+		gp_cu.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	gp_debug("CUPTI %s%s", gp_cu.path, late ? " (attached late)" : "");
 	return 0;
 }
 
 static int cuda_set_tracing(int on, char *why, size_t whysz)
 {
-	if (atomic_load(&gp_rec.disabled))
+	if (atomic_load(&gp_rec.disabled) || !atomic_load(&cupti_on))
 		return 0;
 	if (!on) {
 		if (!capture_configured)
@@ -949,6 +1006,8 @@ static void cuda_preamble(void)
 		emit_device(&saved_dev[i].rec, saved_dev[i].name);
 	for (unsigned i = 0; i < nsaved_ctx; i++)
 		emit_context(&saved_ctx[i]);
+	if (gp_rec.cfg.backtrace)
+		gp_unwind_preamble();
 }
 
 static void cuda_detach(void)
@@ -965,7 +1024,7 @@ static void cuda_detach(void)
 
 static void cuda_flush(int final)
 {
-	if (!atomic_load(&gp_rec.disabled))
+	if (!atomic_load(&gp_rec.disabled) && atomic_load(&cupti_on))
 		gp_cu.cuptiActivityFlushAll(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
@@ -978,7 +1037,7 @@ static void collect_dropped(void)
 {
 	size_t dropped = 0;
 
-	if (!atomic_load(&gp_rec.disabled) &&
+	if (!atomic_load(&gp_rec.disabled) && atomic_load(&cupti_on) &&
 	    gp_cu.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS)
 		gp_lost_add(GP_LOST_CUPTI_DROPPED, dropped);
 }
@@ -1011,7 +1070,8 @@ static void cuda_forked(void)
 
 static uint64_t cuda_now(void)
 {
-	return atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
+	return atomic_load(&gp_rec.disabled) || !atomic_load(&cupti_on) ? gp_now_realtime()
+									   : trace_now();
 }
 
 static const struct gp_source cuda_source = {

@@ -109,6 +109,9 @@ static __thread uint32_t cur_stack;
 static uint32_t emitted_upto = 1;
 static uint64_t *pc_seen;             /* open addressing set of symbolized pcs */
 static uint32_t pc_cap, pc_count;
+/* The FRAME records emitted, for the preamble of each later file or dump. */
+static struct gp_rec_frame *sent_frames;
+static uint32_t nsent_frames, capsent_frames;
 
 /*
  * Graph node -> where it was made (stack, correlation, innermost NVTX
@@ -697,6 +700,54 @@ static void emit_frame(uint64_t pc)
 	r->module = module;
 	r->function = function;
 	r->sym_offset = sym ? (uint32_t)(pc - sym) : 0;
+	if (nsent_frames == capsent_frames) {
+		uint32_t ncap = capsent_frames ? capsent_frames * 2 : 1024;
+		struct gp_rec_frame *n = realloc(sent_frames, ncap * sizeof(*n));
+
+		if (!n)
+			return; /* a later file lacks this frame's name, nothing worse */
+		sent_frames = n;
+		capsent_frames = ncap;
+	}
+	sent_frames[nsent_frames++] = *r;
+}
+
+static void emit_stack(uint32_t id, uint32_t n)
+{
+	struct gp_rec_stack *r = gp_emit(GP_REC_STACK, (uint32_t)(sizeof(*r) + n * sizeof(uint64_t)));
+
+	if (!r)
+		return;
+	r->h.aux = n;
+	r->id = id;
+	memcpy(r + 1, &ids[stacks[id].first], n * sizeof(uint64_t));
+}
+
+static void emit_pyframe(uint64_t id);
+
+void gp_unwind_preamble(void)
+{
+	if (!ready)
+		return;
+	for (uint32_t i = 0; i < nsent_frames; i++) {
+		struct gp_rec_frame *r = gp_emit(GP_REC_FRAME, sizeof(*r));
+
+		if (!r)
+			return;
+		memcpy((char *)r + sizeof(r->h), (const char *)&sent_frames[i] + sizeof(r->h),
+		       sizeof(*r) - sizeof(r->h));
+	}
+	for (uint32_t id = 1; id < emitted_upto; id++) {
+		uint32_t n = atomic_load_explicit(&stacks[id].n, memory_order_acquire);
+
+		if (!n)
+			continue;
+		/* Python frames are not among the native ones kept above. */
+		for (uint32_t i = 0; i < n; i++)
+			if (ids[stacks[id].first + i] & GP_PYFRAME_BIT)
+				emit_pyframe(ids[stacks[id].first + i]);
+		emit_stack(id, n);
+	}
 }
 
 static void emit_pyframe(uint64_t id)
@@ -740,7 +791,6 @@ void gp_unwind_emit(void)
 	for (; emitted_upto < end; emitted_upto++) {
 		struct stack_ent *e = &stacks[emitted_upto];
 		uint32_t n = atomic_load_explicit(&e->n, memory_order_acquire);
-		struct gp_rec_stack *r;
 
 		if (!n)
 			break; /* still being filled: next time */
@@ -754,12 +804,7 @@ void gp_unwind_emit(void)
 			else
 				emit_frame(f);
 		}
-		r = gp_emit(GP_REC_STACK, (uint32_t)(sizeof(*r) + n * sizeof(uint64_t)));
-		if (!r)
-			continue;
-		r->h.aux = n;
-		r->id = emitted_upto;
-		memcpy(r + 1, &ids[e->first], n * sizeof(uint64_t));
+		emit_stack(emitted_upto, n);
 	}
 	if (atomic_load(&dropped))
 		gp_debug("%llu call stacks did not fit the stack table",

@@ -16,6 +16,7 @@
  *                         may take the ring's producer lock.
  *   gp_unwind_corr        completion callback, producer lock held.
  *   gp_unwind_emit        flusher thread or exit, producer lock held.
+ *   gp_unwind_preamble    the same (a new file or dump), producer lock held.
  */
 #ifndef GP_UNWIND_H
 #define GP_UNWIND_H
@@ -38,5 +39,11 @@ void gp_unwind_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd);
 void gp_unwind_corr(uint32_t correlation);
 /* Emits STACK and FRAME records for stacks interned since the last call. */
 void gp_unwind_emit(void);
+/*
+ * Producer lock held: a new file or flight dump begins.  Emits again the
+ * FRAME and STACK records emitted so far (their strings come with the
+ * file's other strings), so that every stack its records name is in it.
+ */
+void gp_unwind_preamble(void);
 
 #endif

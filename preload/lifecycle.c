@@ -6,8 +6,9 @@
  * record sources (source.h) plug into it.
  *
  * Started dormant (GPUPROF_START=dormant), the recorder attaches its
- * sources and listens on its control socket, but opens no file and asks
- * the sources to record nothing until a window opens.  Each window is a
+ * sources (which claim nothing on the program's paths: CUPTI is not even
+ * loaded) and listens on its control socket, but opens no file; the
+ * sources are enabled at the first window and record only inside windows.  Each window is a
  * CAPTURE_RANGE record (kind GP_CAPTURE_CONTROL); windows go into one file
  * (opened at the first, closed at exit) or, when the output template has
  * %n or the request names a file, into a file each.
@@ -66,8 +67,11 @@
 #define GP_FINISH_WAIT_MS 5000
 /* Automatic dumps (NVTX name, CUDA error) a process makes at most. */
 #define GP_AUTO_DUMPS 16
-/* Chunks of 1 MiB for a dump's first and last chunks (names, devices, ...). */
-#define GP_PREAMBLE_CHUNKS 16
+/*
+ * Chunks of 1 MiB for a dump's first and last chunks (names, devices, call
+ * stacks, ...); only the pages written become resident.
+ */
+#define GP_PREAMBLE_CHUNKS 64
 /* How long the control thread waits for the flusher to carry a request out. */
 #define GP_REQUEST_WAIT_MS 60000
 
@@ -87,7 +91,6 @@ static uint64_t window_t0;          /* trace clock at its start */
 static uint64_t window_start_mono;
 static uint64_t window_deadline;    /* CLOCK_MONOTONIC ns, 0 none */
 static int window_own_file;         /* the file ends with the window */
-static uint32_t cupti_version;
 static uint64_t rec_start;          /* trace clock when the first file began */
 
 /* The flight recorder (flight.h) and its dumps. */
@@ -174,6 +177,23 @@ static int set_tracing(int on, char *why, size_t whysz)
 		if (sources()[i]->set_tracing && sources()[i]->set_tracing(on, why, whysz) < 0)
 			rc = -1;
 	return rc;
+}
+
+/*
+ * The sources' enable hooks, once: at start, or for a dormant recorder at
+ * its first window.  -1 with why (the next window tries again).
+ */
+static int sources_enabled;
+
+static int enable_sources(char *why, size_t whysz)
+{
+	if (sources_enabled)
+		return 0;
+	for (int i = 0; sources()[i]; i++)
+		if (sources()[i]->enable && sources()[i]->enable(why, whysz) < 0)
+			return -1;
+	sources_enabled = 1;
+	return 0;
 }
 
 /* Lock held. */
@@ -428,7 +448,7 @@ static void emit_preamble(void)
 	gp_emit_begin_file();
 	gp_emit_strings_all();
 	rec_start = trace_now();
-	gp_emit_process(rec_start, cupti_version);
+	gp_emit_process(rec_start, gp_rec.cupti_version);
 	gp_emit_config();
 	gp_emit_clock_sync(trace_now());
 	preamble_sources();
@@ -702,7 +722,7 @@ static int do_dump(int trigger, int detail, const char *output, int final, char 
 	gp_ring_lock(&gp_rec.ring);
 	saved = redirect(&pre);
 	gp_emit_strings_all();
-	gp_emit_process(rec_start, cupti_version);
+	gp_emit_process(rec_start, gp_rec.cupti_version);
 	gp_emit_config();
 	gp_emit_clock_sync(t);
 	preamble_sources();
@@ -820,6 +840,12 @@ static int window_start(const char *output, uint64_t duration_ms, char *ans, siz
 	if (output[0] && atomic_load(&gp_rec.state) == GP_ACTIVE)
 		close_file(trace_now(), 0);
 	if (atomic_load(&gp_rec.state) == GP_DORMANT) {
+		/* The first window: the sources attach now (CUPTI, after cuInit). */
+		if (enable_sources(why, sizeof(why)) < 0) {
+			ANS("message=%s\n", why);
+			gp_log("cannot start tracing: %s", why);
+			return -1;
+		}
 		/* CUPTI's device and context records, for the file's preamble. */
 		flush_sources(0);
 		if (open_file(output[0] ? output : gp_rec.cfg.output, why, sizeof(why)) < 0) {
@@ -1063,7 +1089,7 @@ static int start(void)
 		return -1;
 	gp_rec.pid = (int)getpid();
 	for (nattached = 0; sources()[nattached]; nattached++) {
-		if (sources()[nattached]->attach(&gp_rec.cfg, &cupti_version, why, sizeof(why)) < 0) {
+		if (sources()[nattached]->attach(&gp_rec.cfg, &gp_rec.cupti_version, why, sizeof(why)) < 0) {
 			give_up(why);
 			return -1;
 		}
@@ -1093,10 +1119,9 @@ static int start(void)
 		give_up(why);
 		return -1;
 	}
-	for (int i = 0; sources()[i]; i++) {
-		if (sources()[i]->enable && sources()[i]->enable(why, sizeof(why)) < 0)
-			goto fail;
-	}
+	/* Dormant: nothing more until the first window (window_start). */
+	if (!gp_rec.cfg.dormant && enable_sources(why, sizeof(why)) < 0)
+		goto fail;
 	if (!gp_rec.cfg.dormant) {
 		window_t0 = trace_now();
 		window_start_mono = gp_now_monotonic();

@@ -42,6 +42,7 @@ struct gp_recorder {
 	uint64_t records;          /* records emitted, producer lock */
 	_Atomic uint64_t late_records; /* delivered after the trace was closed */
 	uint32_t cuda_driver;      /* cuDriverGetVersion(), set by the CUDA source at attach */
+	uint32_t cupti_version;    /* set by the CUDA source at attach (or its late attach) */
 };
 
 extern struct gp_recorder gp_rec;

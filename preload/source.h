@@ -9,8 +9,9 @@
  * told when the trace ends or the process forks.  Sources emit records
  * with the emitters of recorder.h, under the ring's producer lock.
  *
- * Context of each hook: attach, enable and detach on the thread that
- * starts the recorder (inside cuInit); set_tracing there or on the flusher
+ * Context of each hook: attach and detach on the thread that starts the
+ * recorder (inside cuInit); enable there, or for a dormant recorder on the
+ * flusher thread at its first window; set_tracing there or on the flusher
  * thread (windows opened from outside); flush on the flusher thread or the
  * exit path, without the producer lock; drain with the producer lock held;
  * forked in a forked child (async-signal context rules apply).
@@ -35,7 +36,10 @@ struct gp_source {
 	/*
 	 * The recorder is set up: claim what must exist from the start (CUPTI's
 	 * device and context records), nothing on the program's hot path.
-	 * 0, or -1 with why.
+	 * A dormant recorder (cfg->dormant at attach) calls it at its first
+	 * window instead, long after cuInit; attach then claims only what
+	 * costs the program nothing.  0, or -1 with why (a dormant recorder
+	 * stays dormant and tries again at the next window).
 	 */
 	int (*enable)(char *why, size_t whysz);
 	/*

@@ -1,4 +1,4 @@
-// NVCCFLAGS: -cudart shared
+// NVCCFLAGS: -cudart shared -g -Xlinker --export-dynamic
 /*
  * Always-on recording: a long-running program for the dormant recorder
  * and the flight recorder.
@@ -9,7 +9,9 @@
  *                       window is open: it runs gpuprof start/stop between
  *                       commands), "quit" prints the truth and exits.
  *                       Truth: kernel.count.aon_work, the launches made
- *                       inside windows.
+ *                       inside windows.  Every launch is made in
+ *                       aon_launch (exported: the recorder's dladdr names
+ *                       it in call stacks).
  *   always_on crash N   N memsets in sequence, the i-th (from 0) setting
  *                       4 * (i + 1) bytes, waits for them, prints
  *                       "TRUTH memset.sequence N" and dies of SIGSEGV.  A
@@ -41,6 +43,13 @@ extern "C" __global__ void aon_work(int *x)
 		x[blockIdx.x] += 1;
 }
 
+extern "C" __attribute__((noinline)) void aon_launch(int *d, int n)
+{
+	for (int i = 0; i < n; i++)
+		aon_work<<<64, 32>>>(d);
+	CK(cudaGetLastError());
+}
+
 static int windows(void)
 {
 	char line[128];
@@ -57,9 +66,7 @@ static int windows(void)
 			break;
 		if (sscanf(line + 3, "%d", &n) != 1 || n < 0)
 			return 2;
-		for (int i = 0; i < n; i++)
-			aon_work<<<64, 32>>>(d);
-		CK(cudaGetLastError());
+		aon_launch(d, n);
 		CK(cudaDeviceSynchronize());
 		if (!strncmp(line, "in ", 3))
 			inside += n;

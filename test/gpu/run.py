@@ -35,6 +35,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN_TIMEOUT = 120       # seconds per traced program
@@ -1815,78 +1816,114 @@ def t_fault_exit_threads(tools):
 
 # ---------------------------------------------------------------- always on
 
-def t_always_on_windows(tools):
-    """A program started dormant (LD_PRELOAD, GPUPROF_START=dormant); from
-    another process `gpuprof start` and `gpuprof stop` twice: the trace
-    holds exactly the launches made inside the two windows, as two capture
-    ranges, and nothing was written before the first start."""
-    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
-    tools.tmpdirs.append(tmp)
-    ctl = os.path.join(tmp, "ctl")
-    env = clean_env()
-    env.update({"LD_PRELOAD": tools.lib, "GPUPROF_START": "dormant",
-                "GPUPROF_OUTPUT": os.path.join(tmp, "trace-%p"),
-                "GPUPROF_CONTROL_DIR": ctl, "GPUPROF_FLUSH_MS": "200"})
-    cenv = clean_env()
-    cenv["GPUPROF_CONTROL_DIR"] = ctl
-    p = subprocess.Popen([tools.app("always_on"), "windows"], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                         universal_newlines=True, start_new_session=True)
-    done = False
+class AlwaysOn:
+    """always_on in its "windows" mode under a recorder configured by env,
+    driven line by line; control() runs `gpuprof VERB ... PID`."""
 
-    def line():
-        ln = p.stdout.readline()
+    def __init__(self, tools, env, tmp):
+        self.tools = tools
+        self.cenv = clean_env()
+        self.cenv["GPUPROF_CONTROL_DIR"] = env["GPUPROF_CONTROL_DIR"]
+        self.out = self.err = ""
+        self.p = subprocess.Popen([tools.app("always_on"), "windows"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                  universal_newlines=True, start_new_session=True)
+        self.done = False
+        try:
+            ln = self.line()
+            if ln.startswith("SKIP "):
+                raise Skip(ln[5:])
+            if ln != "ready":
+                raise Fail("always_on printed %r" % ln)
+        except BaseException:
+            self.kill()
+            raise
+
+    def line(self):
+        ln = self.p.stdout.readline()
         if not ln:
-            raise Fail("always_on ended early; stderr: %s" % tail(p.stderr.read()))
+            raise Fail("always_on ended early; stderr: %s" % tail(self.p.stderr.read()))
         return ln.strip()
 
-    def say(cmd):
-        p.stdin.write(cmd + "\n")
-        p.stdin.flush()
-        ln = line()
+    def say(self, cmd):
+        self.p.stdin.write(cmd + "\n")
+        self.p.stdin.flush()
+        ln = self.line()
         if ln != "done":
             raise Fail("always_on answered %r to %r" % (ln, cmd))
 
-    def control(*args):
-        rc, out, err = run_cmd([tools.wrapper] + list(args) + [str(p.pid)], cenv, TOOL_TIMEOUT)
+    def control(self, *args):
+        rc, out, err = run_cmd([self.tools.wrapper] + list(args) + [str(self.p.pid)], self.cenv,
+                               TOOL_TIMEOUT)
         if rc != 0:
             raise Fail("gpuprof %s exited %d: %s" % (" ".join(args), rc, tail(err)))
         return out
 
+    def quit(self):
+        """Ends the program; returns its truth."""
+        self.out, self.err = self.p.communicate("quit\n", timeout=RUN_TIMEOUT)
+        self.done = True
+        if self.p.returncode != 0:
+            raise Fail("always_on exited %d; stderr: %s" % (self.p.returncode, tail(self.err)))
+        truth, _ = parse_truth(self.out)
+        return truth
+
+    def kill(self):
+        if not self.done:
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self.p.wait()
+            self.done = True
+
+
+def always_on_env(tools, tmp, extra):
+    env = clean_env()
+    env.update({"LD_PRELOAD": tools.lib, "GPUPROF_CONTROL_DIR": os.path.join(tmp, "ctl"),
+                "GPUPROF_FLUSH_MS": "200"})
+    env.update(extra)
+    return env
+
+
+def site_launches(js, fn):
+    """Launches whose launch site has a frame naming fn (JSON launch_sites)."""
+    return sum(s.get("launches", 0) for s in js.get("launch_sites", [])
+               if any(fn in f for f in s.get("frames", [])))
+
+
+def t_always_on_windows(tools):
+    """A program started dormant (LD_PRELOAD, GPUPROF_START=dormant); from
+    another process `gpuprof start` and `gpuprof stop` twice: the trace
+    holds exactly the launches made inside the two windows, as two capture
+    ranges, and nothing was written before the first start.  The recorder
+    attaches to CUPTI only at the first start: the devices it reports then
+    are in the trace."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    env = always_on_env(tools, tmp, {"GPUPROF_START": "dormant",
+                                     "GPUPROF_OUTPUT": os.path.join(tmp, "trace-%p")})
+    a = AlwaysOn(tools, env, tmp)
     try:
-        ln = line()
-        if ln.startswith("SKIP "):
-            raise Skip(ln[5:])
-        if ln != "ready":
-            raise Fail("always_on printed %r" % ln)
-        say("out 40")
-        st = control("status")
+        a.say("out 40")
+        st = a.control("status")
         if not re.search(r"^state:?\s+dormant$", st, re.M):
             raise Fail("status before start: %s" % tail(st))
         if glob.glob(os.path.join(tmp, "*.gpuprof")):
             raise Fail("a trace file exists before gpuprof start")
-        control("start")
-        say("in 100")
-        if not re.search(r"^state:?\s+tracing$", control("status"), re.M):
+        a.control("start")
+        a.say("in 100")
+        if not re.search(r"^state:?\s+tracing$", a.control("status"), re.M):
             raise Fail("status after start is not tracing")
-        control("stop")
-        say("out 50")
-        control("start")
-        say("in 70")
-        control("stop")
-        say("out 30")
-        out, err = p.communicate("quit\n", timeout=RUN_TIMEOUT)
-        done = True
+        a.control("stop")
+        a.say("out 50")
+        a.control("start")
+        a.say("in 70")
+        a.control("stop")
+        a.say("out 30")
+        truth = a.quit()
     finally:
-        if not done:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            p.wait()
-    if p.returncode != 0:
-        raise Fail("always_on exited %d; stderr: %s" % (p.returncode, tail(err)))
-    truth, _ = parse_truth(out)
+        a.kill()
     files = sorted(glob.glob(os.path.join(tmp, "*.gpuprof")))
     if len(files) != 1:
         raise Fail("%d trace files: %s" % (len(files), files))
@@ -1903,6 +1940,90 @@ def t_always_on_windows(tools):
     print("# dormant, two windows: %d of 290 launches traced, windows %s"
           % (truth.get("kernel.count.aon_work", -1),
              ["%.1f ms" % ((r["end_ns"] - r["start_ns"]) / 1e6) for r in ranges]))
+
+
+def t_always_on_window_stacks(tools):
+    """Dormant with --backtrace=kernel and a file per window (%n): the same
+    launch site in both windows, so its call stack is recorded in the first;
+    each window's file still names it for every launch of that window."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    env = always_on_env(tools, tmp, {"GPUPROF_START": "dormant", "GPUPROF_BACKTRACE": "kernel",
+                                     "GPUPROF_OUTPUT": os.path.join(tmp, "win-%n")})
+    a = AlwaysOn(tools, env, tmp)
+    try:
+        a.say("out 20")
+        a.control("start")
+        a.say("in 100")
+        a.control("stop")
+        a.say("out 10")
+        a.control("start")
+        a.say("in 70")
+        a.control("stop")
+        a.quit()
+    finally:
+        a.kill()
+    errs = []
+    for n, want in ((1, 100), (2, 70)):
+        f = os.path.join(tmp, "win-%d.gpuprof" % n)
+        if not os.path.exists(f):
+            raise Fail("no %s" % f)
+        js = tools.export_json([f])
+        errs += ["win-%d: %s" % (n, e) for e in health(js)]
+        kernels = js.get("counts", {}).get("kernel", 0)
+        got = site_launches(js, "aon_launch")
+        if kernels != want or got != want:
+            errs.append("win-%d: %d kernels, %d of them launched from aon_launch, expected %d"
+                        % (n, kernels, got, want))
+        rep = tools.report([f])
+        if "Launch sites" not in rep or "aon_launch" not in rep:
+            errs.append("win-%d: the report names no launch site aon_launch: %s"
+                        % (n, tail(rep, 1500)))
+    if errs:
+        raise Fail("; ".join(errs))
+    print("# dormant, --backtrace=kernel, a file per window: the launch site in both files")
+
+
+def t_always_on_flight_stacks(tools):
+    """A 1 MiB flight recorder with --backtrace=kernel: the call stack is
+    recorded at the first launches, whose chunks are dropped long before
+    `gpuprof dump`; the dump still names the launch site of the kernels it
+    holds."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    env = always_on_env(tools, tmp, {"GPUPROF_FLIGHT_RECORDER": "1M",
+                                     "GPUPROF_BACKTRACE": "kernel", "GPUPROF_FLUSH_MS": "100",
+                                     "GPUPROF_OUTPUT": os.path.join(tmp, "fr-%n")})
+    a = AlwaysOn(tools, env, tmp)
+    try:
+        a.say("in 10")
+        time.sleep(0.5)      # the stack's records reach the flight memory
+        a.say("in 200000")
+        out = a.control("dump")
+        a.quit()
+    finally:
+        a.kill()
+    f = os.path.join(tmp, "fr-1.gpuprof")
+    if not os.path.exists(f):
+        raise Fail("no %s; dump said: %s" % (f, tail(out)))
+    js = tools.export_json([f])
+    errs = health(js)
+    fl = js.get("processes", [{}])[0].get("flight") or {}
+    if fl.get("trigger") != "request" or not fl.get("dropped_records"):
+        errs.append("flight record %s: expected a request dump that dropped older records" % fl)
+    kernels = js.get("counts", {}).get("kernel", 0)
+    got = site_launches(js, "aon_launch")
+    # The first kept kernel's stack link may sit at the end of a dropped chunk.
+    if not 0 < kernels < 200010 or got not in (kernels, kernels - 1):
+        errs.append("%d kernels in the dump, %d of them launched from aon_launch"
+                    % (kernels, got))
+    rep = tools.report([f])
+    if "aon_launch" not in rep:
+        errs.append("the report names no launch site aon_launch: %s" % tail(rep, 1500))
+    if errs:
+        raise Fail("; ".join(errs))
+    print("# flight recorder 1 MiB, --backtrace=kernel: %d kernels in the dump, %d with their "
+          "launch site, %d older records dropped" % (kernels, got, fl.get("dropped_records")))
 
 
 def t_always_on_flight_crash(tools):
@@ -2056,6 +2177,8 @@ TESTS = [
     ("fault-signal-segv-preload", fault_signal("SEGV", how="preload")),
     ("fault-signal-term-preload", fault_signal("TERM", how="preload")),
     ("always-on-windows", t_always_on_windows),
+    ("always-on-window-stacks", t_always_on_window_stacks),
+    ("always-on-flight-stacks", t_always_on_flight_stacks),
     ("always-on-flight-crash", t_always_on_flight_crash),
 ]
 

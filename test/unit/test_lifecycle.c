@@ -61,6 +61,23 @@ static int fake_set_tracing(int on, char *why, size_t whysz)
 	return 0;
 }
 
+/*
+ * Like the CUDA source: enable claims what it needs (a dormant recorder
+ * calls it at the first window only); fake_enable_fail refusals first.
+ */
+static atomic_int fake_enable_calls, fake_enable_fail;
+
+static int fake_enable(char *why, size_t whysz)
+{
+	atomic_fetch_add(&fake_enable_calls, 1);
+	if (atomic_load(&fake_enable_fail) > 0) {
+		atomic_fetch_sub(&fake_enable_fail, 1);
+		snprintf(why, whysz, "the stand-in source refuses");
+		return -1;
+	}
+	return 0;
+}
+
 /* What a new file needs from before it: a device, as CUPTI reports once. */
 static void fake_preamble(void)
 {
@@ -73,6 +90,7 @@ static void fake_preamble(void)
 static struct gp_source fake = {
 	.name = "fake",
 	.attach = fake_attach,
+	.enable = fake_enable,
 	.set_tracing = fake_set_tracing,
 	.preamble = fake_preamble,
 };
@@ -419,8 +437,8 @@ static void dormant_child(int cmd, int ack, const char *out, const char *ctl, co
 				emit_kernels(n);
 			snprintf(reply, sizeof(reply), "done\n");
 		} else if (line[0] == 's') {
-			snprintf(reply, sizeof(reply), "%d %d\n", atomic_load(&fake_set_calls),
-				 atomic_load(&fake_tracing));
+			snprintf(reply, sizeof(reply), "%d %d %d\n", atomic_load(&fake_set_calls),
+				 atomic_load(&fake_tracing), atomic_load(&fake_enable_calls));
 		} else {
 			exit(0);
 		}
@@ -514,7 +532,7 @@ static void test_dormant_one_file(void)
 	struct counts cnt;
 	struct stat st;
 	struct prog p;
-	int rc, calls = -1, on = -1;
+	int rc, calls = -1, on = -1, enables = -1;
 
 	snprintf(ctl, sizeof(ctl), "%s/ctl", tmpdir);
 	setenv("GPUPROF_CONTROL_DIR", ctl, 1);   /* the client's side */
@@ -531,8 +549,10 @@ static void test_dormant_one_file(void)
 	CHECK(stat(ctl, &st) == 0 && (st.st_mode & 0777) == 0700);
 	CHECK(stat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0077) == 0);
 	CHECK(prog_say(&p, "e 30\n", buf, sizeof(buf)) == 0);
-	CHECK(prog_say(&p, "s\n", buf, sizeof(buf)) == 0 && sscanf(buf, "%d %d", &calls, &on) == 2);
+	CHECK(prog_say(&p, "s\n", buf, sizeof(buf)) == 0 &&
+	      sscanf(buf, "%d %d %d", &calls, &on, &enables) == 3);
 	CHECKF(calls == 0 && on == 0, "set_tracing called %d times while dormant", calls);
+	CHECKF(enables == 0, "the source enabled %d times while dormant", enables);
 	CHECKF(stat(path, &st) < 0 && errno == ENOENT, "%s exists while dormant", path);
 	rc = ask(p.pid, "status\n\n", ans, sizeof(ans));
 	gp_control_get(ans, "state", val, sizeof(val));
@@ -564,8 +584,9 @@ static void test_dormant_one_file(void)
 	CHECK(prog_say(&p, "e 70\n", buf, sizeof(buf)) == 0);
 	CHECKF(ask(p.pid, "stop\n\n", ans, sizeof(ans)) == 0, "stop again: %s", ans);
 	CHECK(prog_say(&p, "e 10\n", buf, sizeof(buf)) == 0);
-	CHECK(prog_say(&p, "s\n", buf, sizeof(buf)) == 0 && sscanf(buf, "%d %d", &calls, &on) == 2 &&
-	      calls == 4 && on == 0);
+	CHECK(prog_say(&p, "s\n", buf, sizeof(buf)) == 0 &&
+	      sscanf(buf, "%d %d %d", &calls, &on, &enables) == 3 && calls == 4 && on == 0);
+	CHECKF(enables == 1, "the source enabled %d times over two windows", enables);
 	rc = prog_end(&p);
 	CHECKF(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "status %#x", rc);
 	rc = read_counts(path, &cnt, &info);
@@ -635,6 +656,74 @@ static void test_window_files(void)
 	}
 	snprintf(path, sizeof(path), "%s/win-3.gpuprof", tmpdir);
 	CHECKF(stat(path, &st) < 0, "%s: a third file", path);
+	tap_end();
+}
+
+/*
+ * A dormant recorder enables its sources at the first start; when they
+ * refuse (CUPTI held by another tool), start says why, nothing is written
+ * and the recorder stays dormant; the next start tries again.
+ */
+static void test_enable_refused(void)
+{
+	char ctl[300], out[300], path[320], err[320], sock[GP_PATH_MAX], ans[GP_CONTROL_MSG_MAX], buf[64], val[64];
+	struct ga_read_info info;
+	struct counts cnt;
+	struct stat st;
+	struct prog p;
+	int rc, calls = -1, on = -1, enables = -1;
+
+	snprintf(ctl, sizeof(ctl), "%s/ctl", tmpdir);
+	setenv("GPUPROF_CONTROL_DIR", ctl, 1);
+	snprintf(out, sizeof(out), "%s/refused", tmpdir);
+	snprintf(path, sizeof(path), "%s.gpuprof", out);
+	snprintf(err, sizeof(err), "%s/refused.err", tmpdir);
+	snprintf(child_stderr, sizeof(child_stderr), "%s", err);
+	tap_begin("dormant: sources refused at the first start, dormant still, enabled at the next");
+	atomic_store(&fake_enable_fail, 1);
+	rc = prog_start(&p, out, ctl, "dormant");
+	atomic_store(&fake_enable_fail, 0);
+	child_stderr[0] = 0;
+	if (rc < 0) {
+		CHECK(!"fork");
+		tap_end();
+		return;
+	}
+	gp_control_path(sock, sizeof(sock), ctl, 0, p.pid);
+	CHECKF(wait_socket(sock) == 0, "no socket %s", sock);
+	rc = ask(p.pid, "start\n\n", ans, sizeof(ans));
+	CHECKF(rc == 1 && strstr(ans, "the stand-in source refuses"), "start: %d %s", rc, ans);
+	rc = ask(p.pid, "status\n\n", ans, sizeof(ans));
+	gp_control_get(ans, "state", val, sizeof(val));
+	CHECKF(rc == 0 && !strcmp(val, "dormant"), "status after a refused start: %s", ans);
+	CHECKF(stat(path, &st) < 0, "%s written by a refused start", path);
+	CHECK(prog_say(&p, "e 20\n", buf, sizeof(buf)) == 0);
+	CHECKF(ask(p.pid, "start\n\n", ans, sizeof(ans)) == 0, "second start: %s", ans);
+	CHECK(prog_say(&p, "e 30\n", buf, sizeof(buf)) == 0);
+	CHECKF(ask(p.pid, "stop\n\n", ans, sizeof(ans)) == 0, "stop: %s", ans);
+	CHECK(prog_say(&p, "s\n", buf, sizeof(buf)) == 0 &&
+	      sscanf(buf, "%d %d %d", &calls, &on, &enables) == 3);
+	CHECKF(enables == 2 && calls == 2 && on == 0, "enable %d, set_tracing %d times", enables,
+	       calls);
+	rc = prog_end(&p);
+	CHECKF(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "status %#x", rc);
+	rc = read_counts(path, &cnt, &info);
+	CHECKF(rc == GA_READ_OK && info.finished && cnt.kernels == 30 && cnt.control_ranges == 1,
+	       "rc %d: %llu kernels, %llu windows", rc, (unsigned long long)cnt.kernels,
+	       (unsigned long long)cnt.control_ranges);
+	{
+		char said[512] = "";
+		int fd = open(err, O_RDONLY);
+
+		if (fd >= 0) {
+			ssize_t n = read(fd, said, sizeof(said) - 1);
+
+			said[n > 0 ? n : 0] = 0;
+			close(fd);
+		}
+		CHECKF(strstr(said, "cannot start tracing: the stand-in source refuses") != NULL,
+		       "stderr: %s", said);
+	}
 	tap_end();
 }
 
@@ -830,6 +919,7 @@ int main(void)
 	fake.file_on_demand = 0;
 	test_dormant_one_file();
 	test_window_files();
+	test_enable_refused();
 	test_unsafe_dir();
 	test_flight();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
