@@ -161,7 +161,7 @@ static long name_index(struct ga_mx *mx, uint32_t sid)
 
 		if (!v)
 			return -1;
-		v[mx->nnames] = 0;
+		v[mx->nnames] = NAN; /* not measured for this kernel */
 		mx->k[k].vals = v;
 	}
 	mx->names[mx->nnames] = sid;
@@ -186,8 +186,12 @@ static struct ga_mx_kernel *kernel_of(struct ga_mx *mx, uint32_t name, uint32_t 
 	k->name = name;
 	k->proc = proc;
 	k->device = device;
-	if (mx->nnames && !(k->vals = calloc(mx->nnames, sizeof(double))))
-		return NULL;
+	if (mx->nnames) {
+		if (!(k->vals = malloc(mx->nnames * sizeof(double))))
+			return NULL;
+		for (size_t j = 0; j < mx->nnames; j++)
+			k->vals[j] = NAN; /* not measured for this kernel */
+	}
 	*slot = (uint32_t)++mx->nk;
 	return k;
 }
@@ -231,7 +235,7 @@ static int on_metrics(struct ga_mx *mx, struct ga_model *m, uint32_t proc,
 			continue;
 		if ((at = name_index(mx, sid)) < 0)
 			return -1;
-		k->vals[at] += x;
+		k->vals[at] = isnan(k->vals[at]) ? x : k->vals[at] + x;
 		if ((w = ga_mx_flop_weight(s, &prec)) > 0) {
 			k->flops[prec] += w * x;
 			k->have |= GA_MX_HAVE_FLOPS;

@@ -30,7 +30,7 @@ struct ga_mx_kernel {
 	double sm_hz;              /* sum of the measured SM clocks */
 	uint64_t sm_hz_n;
 	unsigned have;             /* GA_MX_HAVE_* */
-	double *vals;              /* per metric name (ga_mx.names), summed */
+	double *vals;              /* per metric name (ga_mx.names), summed; NAN: not measured */
 };
 
 #define GA_MX_HAVE_TIME 1u

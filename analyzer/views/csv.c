@@ -613,6 +613,8 @@ static int metrics(struct ga_export *e, struct ga_model *m, const struct ga_mx *
 		const struct ga_mx_kernel *k = &mx->k[o[i]];
 
 		for (size_t j = 0; j < mx->nnames; j++) {
+			if (isnan(k->vals[j]))
+				continue; /* not measured for this kernel */
 			mx_kernel_fields(e, m, k);
 			fputc(',', e->out);
 			sfield(e, m, mx->names[j]);

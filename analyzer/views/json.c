@@ -685,6 +685,8 @@ static int metrics_kernels(struct ga_jw *w, struct ga_model *m, const struct ga_
 		ga_jw_key(w, "values_sum");
 		ga_jw_obj(w, GA_JW_COMPACT);
 		for (size_t j = 0; j < mx->nnames; j++) {
+			if (isnan(k->vals[j]))
+				continue; /* a metric this kernel was not measured with */
 			ga_jw_key_str(w, ga_model_str(m, mx->names[j]),
 				      ga_strtab_len(&m->strs, mx->names[j]));
 			num(w, k->vals[j]);

@@ -8,6 +8,7 @@
  * the finished analysis.  Memory: the statements and SQLite's page cache,
  * plus one map entry per host thread.  Runs offline only.
  */
+#include <math.h>
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -1057,6 +1058,8 @@ static int metrics(struct sq *q, const struct ga_model *m, const struct ga_mx *m
 		bi(k, 8, x->passes);
 		rc = step(q, k);
 		for (j = 0; j < mx->nnames && !rc && x->vals; j++) {
+			if (isnan(x->vals[j]))
+				continue; /* not measured for this kernel */
 			bi(v, 1, i);
 			bsid(v, 2, mx->names[j]);
 			sqlite3_bind_double(v, 3, x->vals[j]);

@@ -241,7 +241,10 @@ static int print_values(const struct ga_mx *mx, struct ga_model *m, const uint32
 
 		for (size_t j = 0; j < mx->nnames && !rc; j++) {
 			rc |= ga_table_addf(&t, "%" PRIu64, k->launches);
-			rc |= ga_table_addf(&t, "%.6g", k->launches ? k->vals[j] / (double)k->launches : 0);
+			if (isnan(k->vals[j]))
+				rc |= ga_table_add(&t, "-");
+			else
+				rc |= ga_table_addf(&t, "%.6g", k->launches ? k->vals[j] / (double)k->launches : 0);
 			rc |= ga_table_add(&t, ga_model_str(m, mx->names[j]));
 			rc |= ga_table_add(&t, j ? "" : ga_fmt_trunc(nb, sizeof(nb),
 					   ga_strtab_full(&m->strs, k->name), name_width));

@@ -50,7 +50,8 @@ static int kernel_metrics(const struct ga_mx *mx, uint32_t name, struct kmx *k)
 			k->have_dram = 1;
 		}
 		for (size_t j = 0; j < mx->nnames; j++)
-			k->vals[j] += x->vals[j];
+			if (!isnan(x->vals[j]))
+				k->vals[j] += x->vals[j];
 	}
 	return found;
 }
