@@ -143,11 +143,7 @@ int cmd_export(int argc, char **argv)
 			table = optarg;
 			break;
 		case 'A':
-			if (!strcmp(optarg, "nccl")) {
-				ao.align = GA_ALIGN_NCCL;
-			} else if (!strcmp(optarg, "none")) {
-				ao.align = GA_ALIGN_NONE;
-			} else {
+			if (ga_align_parse(optarg, &ao.align)) {
 				fprintf(stderr, "gpuprof export: --align takes nccl or none, not '%s'\n",
 					optarg);
 				ga_filter_free(&flt);

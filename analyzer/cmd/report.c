@@ -158,11 +158,7 @@ int cmd_report(int argc, char **argv)
 			r.o.tree = 1;
 			break;
 		case 'A':
-			if (!strcmp(optarg, "nccl")) {
-				ao.align = GA_ALIGN_NCCL;
-			} else if (!strcmp(optarg, "none")) {
-				ao.align = GA_ALIGN_NONE;
-			} else {
+			if (ga_align_parse(optarg, &ao.align)) {
 				fprintf(stderr, "gpuprof report: --align takes nccl or none, not '%s'\n",
 					optarg);
 				ga_filter_free(&flt);

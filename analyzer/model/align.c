@@ -534,3 +534,14 @@ out:
 		snprintf(al->err, sizeof(al->err), "out of memory");
 	return rc;
 }
+
+int ga_align_parse(const char *s, int *mode)
+{
+	if (!strcmp(s, "nccl"))
+		*mode = GA_ALIGN_NCCL;
+	else if (!strcmp(s, "none"))
+		*mode = GA_ALIGN_NONE;
+	else
+		return -1;
+	return 0;
+}

@@ -40,6 +40,9 @@ enum ga_align_mode {
 	GA_ALIGN_NCCL = 1,
 };
 
+/* The value of --align ("nccl", "none"): 0, or -1 when it is neither. */
+int ga_align_parse(const char *s, int *mode);
+
 /* One trace of the job. */
 struct ga_align_file {
 	uint32_t rank;             /* from its PROCESS record, UINT32_MAX none */
