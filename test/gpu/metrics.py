@@ -31,9 +31,11 @@ BYTE_TOL = 0.05         # DRAM bytes: within 5%
 NCU_TOL = 0.02          # every count against Nsight Compute's: within 2%
 # Except DRAM and L2 bytes of kernels that are not memory-bound: there they
 # are the cache state the replay leaves (write-backs of lines its memory
-# restore dirtied) and L1 hit timing, not the kernel's work, and differ by
-# up to NCU_CACHE_TOL of ncu's value or of the kernel's L1 bytes.
-NCU_CACHE_TOL = 0.10
+# restore dirtied) and L1 hit timing, not the kernel's work: on an H100 the
+# L2 bytes of one such kernel differed by up to 11% between two gpuprof runs
+# of the same program, and by 10.5% from ncu's in one run (mma_tf32).  They
+# are held to NCU_CACHE_TOL of ncu's value or of the kernel's L1 bytes.
+NCU_CACHE_TOL = 0.15
 CACHE_STATE = ("dram__bytes", "lts__t_bytes")
 PREC = {"fma_f64": "fp64", "fma_f32": "fp32", "fma_f16": "fp16"}
 # mma.sync kernels and the tensor class their FLOPs belong to.
