@@ -128,10 +128,24 @@ static void check_job(const char *prefix)
 static int mpirun(const char *tail)
 {
 	char cmd[PATH_MAX * 4];
+	int rc;
 
 	snprintf(cmd, sizeof(cmd),
 		 "mpirun --allow-run-as-root --oversubscribe -np 2 %s >%s/mpirun.log 2>&1", tail, dir);
-	return system(cmd);
+	rc = system(cmd);
+	if (rc != 0) {
+		/* Say why here: the directory is removed at the end. */
+		char line[512];
+		FILE *f;
+
+		snprintf(cmd, sizeof(cmd), "%s/mpirun.log", dir);
+		if ((f = fopen(cmd, "r"))) {
+			while (fgets(line, sizeof(line), f))
+				printf("# mpirun: %s", line);
+			fclose(f);
+		}
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -176,7 +190,11 @@ int main(int argc, char **argv)
 		printf("skip - mpi through the wrapper # %s is not built\n", wrapper);
 	} else {
 		tap_begin("mpirun -np 2 gpuprof run -o 'w-%q{OMPI_COMM_WORLD_RANK}' PROGRAM");
-		snprintf(tail, sizeof(tail), "%s run -o '%s/w-%%q{OMPI_COMM_WORLD_RANK}' --report=none -- %s child",
+		/* In a sanitizer build the recorder the wrapper preloads is
+		 * instrumented: ASan must not insist on coming first. */
+		snprintf(tail, sizeof(tail),
+			 "env ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0\" "
+			 "%s run -o '%s/w-%%q{OMPI_COMM_WORLD_RANK}' --report=none -- %s child",
 			 wrapper, dir, self);
 		rc = mpirun(tail);
 		CHECKF(rc == 0, "mpirun exited %d (see %s/mpirun.log)", rc, dir);
