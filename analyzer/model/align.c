@@ -326,7 +326,8 @@ static int order_kernels(struct fdata *fd)
 	struct ga_map ord = { 0 };
 	size_t i;
 
-	qsort(fd->k, fd->n, sizeof(*fd->k), cmp_nk);
+	if (fd->n)
+		qsort(fd->k, fd->n, sizeof(*fd->k), cmp_nk);
 	for (i = 0; i < fd->n; i++) {
 		uint32_t *slot;
 		int r = ga_map_insert(&ord, fd->k[i].stream, 0, &slot);

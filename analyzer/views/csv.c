@@ -182,7 +182,8 @@ static int run_flush(struct csv_sort *q, int last)
 	/* The text is where q->text points once flushed. */
 	if (fflush(q->mem))
 		return -1;
-	qsort(q->k, q->nk, sizeof(*q->k), cmp_key);
+	if (q->nk)
+		qsort(q->k, q->nk, sizeof(*q->k), cmp_key);
 	if (last && !q->nruns) {
 		for (size_t i = 0; i < q->nk; i++)
 			fwrite(q->text + q->k[i].off, 1, q->k[i].len, q->out);

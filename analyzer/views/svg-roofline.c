@@ -301,7 +301,8 @@ static int chart(struct ga_analysis *an, FILE *out, uint32_t model, double top, 
 		if (t->r.flops > 0 && k->time_ns)
 			y_lo = fmin(y_lo, t->r.flops / ((double)k->time_ns * 1e-9));
 	}
-	qsort(d, nd, sizeof(*d), by_time);
+	if (nd)
+		qsort(d, nd, sizeof(*d), by_time);
 	/* The usual roofs are always drawn; the other precisions where a kernel used them. */
 	show[GP_PEAK_FP64] = show[GP_PEAK_FP32] = show[GP_PEAK_FP16] = show[GP_PEAK_TENSOR_FP16] = 1;
 	if (p) {
