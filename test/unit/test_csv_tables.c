@@ -184,6 +184,24 @@ int main(void)
 	       sorted);
 	free(out);
 	free(err);
+	/* No activity at all: the header alone. */
+	{
+		char empty[128];
+		struct synth *s;
+
+		snprintf(empty, sizeof(empty), "%s/empty.gpuprof", dir);
+		s = synth_open(empty);
+		synth_process(s, 79, "node9", "./app", UINT32_MAX, T0);
+		synth_config(s, GP_TRACE_KERNEL, 0, 0);
+		synth_end(s, T0 + 1000, 0);
+		synth_close(s, NULL, NULL);
+		rc = run(&out, &err, "export", "-f", "csv", empty, NULL);
+		scan_rows(out ? out : "", &rows, &sorted, &ties);
+		CHECKF(rc == 0 && rows == 0 && out && strchr(out, '\n'),
+		       "empty trace: exit %d, %u rows: %s", rc, rows, out ? out : "");
+		free(out);
+		free(err);
+	}
 	tap_end();
 
 	tap_begin("csv --table list and errors");
