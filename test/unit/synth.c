@@ -5,6 +5,7 @@
 #include "synth.h"
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -555,4 +556,18 @@ void synth_api_at_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t 
 	r.domain = GP_API_RUNTIME;
 	timed(s, start, end);
 	synth_rec(s, &r, sizeof(r));
+}
+
+int synth_run(const char *dir, char **out, char **err, int (*fn)(int, char **), ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+
+	va_start(ap, fn);
+	while (argc < 31 && (argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	return synth_capture(dir, out, err, fn, argc, argv);
 }

@@ -103,4 +103,7 @@ unsigned char *synth_slurp(const char *path, size_t *len);
 int synth_capture(const char *dir, char **out, char **err, int (*fn)(int, char **), int argc,
 		  char **argv);
 
+/* synth_capture with the arguments listed, NULL-terminated (31 at most). */
+int synth_run(const char *dir, char **out, char **err, int (*fn)(int, char **), ...);
+
 #endif

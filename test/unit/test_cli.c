@@ -22,19 +22,7 @@
 static char dir[64];
 
 /* Run a subcommand with stdout and stderr captured (malloc'd strings). */
-static int run(char **out, char **err, int (*fn)(int, char **), ...)
-{
-	char *argv[32];
-	int argc = 0;
-	va_list ap;
-
-	va_start(ap, fn);
-	while (argc < 31 && (argv[argc] = va_arg(ap, char *)) != NULL)
-		argc++;
-	va_end(ap);
-	argv[argc] = NULL;
-	return synth_capture(dir, out, err, fn, argc, argv);
-}
+#define run(out, err, ...) synth_run(dir, out, err, __VA_ARGS__)
 
 /* The program of Warp's documentation example, as a trace. */
 static void write_warp_trace(const char *path, int finish)

@@ -18,19 +18,7 @@
 
 static char dir[64];
 
-static int run(char **out, char **err, ...)
-{
-	char *argv[32];
-	int argc = 0;
-	va_list ap;
-
-	va_start(ap, err);
-	while (argc < 31 && (argv[argc] = va_arg(ap, char *)) != NULL)
-		argc++;
-	va_end(ap);
-	argv[argc] = NULL;
-	return synth_capture(dir, out, err, cmd_export, argc, argv);
-}
+#define run(out, err, ...) synth_run(dir, out, err, cmd_export, __VA_ARGS__)
 
 /* 3 x alpha (1000, 2000, 3000 ns), 2 copies HtoD of 4096 bytes (500 ns), 1 memset, 3 API calls. */
 static void write_trace(const char *path)

@@ -20,19 +20,7 @@
 
 static char dir[64];
 
-static int run(char **out, char **err, ...)
-{
-	char *argv[32];
-	int argc = 0;
-	va_list ap;
-
-	va_start(ap, err);
-	while (argc < 31 && (argv[argc] = va_arg(ap, char *)) != NULL)
-		argc++;
-	va_end(ap);
-	argv[argc] = NULL;
-	return synth_capture(dir, out, err, cmd_diff, argc, argv);
-}
+#define run(out, err, ...) synth_run(dir, out, err, cmd_diff, __VA_ARGS__)
 
 /*
  * alpha: 10 x 1000 ns; beta: 10 x beta_ns; 20 launch calls of 2000 ns; one

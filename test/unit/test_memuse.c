@@ -81,19 +81,7 @@ static void write_trace(const char *path, const size_t *perm, int memory)
 	synth_close(s, NULL, NULL);
 }
 
-static int run(char **out, char **err, int (*fn)(int, char **), ...)
-{
-	char *argv[32];
-	int argc = 0;
-	va_list ap;
-
-	va_start(ap, fn);
-	while (argc < 31 && (argv[argc] = va_arg(ap, char *)) != NULL)
-		argc++;
-	va_end(ap);
-	argv[argc] = NULL;
-	return synth_capture(dir, out, err, fn, argc, argv);
-}
+#define run(out, err, ...) synth_run(dir, out, err, __VA_ARGS__)
 
 static void check_model(const char *path, const char *what)
 {
