@@ -7,6 +7,16 @@
  * chip with the profiler host API; the profiler object and its counter
  * data image live per context.
  *
+ * --metrics-replay=launches replays nothing: the set is split into groups
+ * of one pass each, and a session (Start ... Stop, user replay, auto range:
+ * every launch of the context in between is one range, in launch order)
+ * takes up to SESSION_RANGES launches under one group's configuration;
+ * each kernel and configuration gets one group per launch and one merged
+ * result (struct acc) when all are in.  SASS-only groups use single-pass
+ * kernel replay instead, since under activity tracing they read zero in
+ * user replay; a profiler object configured for one group reads NaN under
+ * another, so a group change makes a new object.
+ *
  * Threads and contracts:
  *  - launch callbacks (application threads): decide under prof_lock,
  *    which a profiled launch holds from ENTER to EXIT so that no other
@@ -42,6 +52,8 @@
 #include <cupti_target.h>
 
 #include <dlfcn.h>
+#include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <regex.h>
 #include <stdatomic.h>
@@ -54,11 +66,21 @@
 #define MAX_NAME 256
 #define MAX_CHIPS 4
 #define MAX_CTXS 32
-#define NSLOTS 64
+#define NSLOTS 192
 #define SLOT_NAME 2048
 #define NKEYS 4096
 #define MAX_REPLAY_LOGS 8
 #define BUSY_WAIT_MS 2000
+#define MAX_GROUPS 8        /* single-pass groups of the launches mode */
+#define SESSION_RANGES 128  /* launches per counter setup in the launches mode */
+/*
+ * Launches needing nothing before a session closes: a launch costs about
+ * 1.5 ms in a user-replay session and a new session about 45 ms, but a
+ * launch of a kernel-replay (SASS) session costs 3 to 13 ms.
+ */
+#define SESSION_IDLE_USER 48
+#define SESSION_IDLE_KERNEL 4
+#define NACC 256            /* kernels measured at once in the launches mode */
 
 #define P(name) __typeof__(&name) name;
 #define PROFILER_FUNCS(X)                               \
@@ -66,6 +88,7 @@
 	X(cuptiDeviceGetChipName)                       \
 	X(cuptiProfilerDeviceSupported)                 \
 	X(cuptiProfilerHostInitialize)                  \
+	X(cuptiProfilerHostDeinitialize)                \
 	X(cuptiProfilerHostGetBaseMetrics)              \
 	X(cuptiProfilerHostGetSubMetrics)               \
 	X(cuptiProfilerHostConfigAddMetrics)            \
@@ -96,12 +119,16 @@ typedef CUresult (*device_attr_fn)(int *, CUdevice_attribute, CUdevice);
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 typedef CUresult (*device_name_fn)(char *, int, CUdevice);
 typedef CUresult (*driver_version_fn)(int *);
+typedef CUresult (*ctx_push_fn)(CUcontext);
+typedef CUresult (*ctx_pop_fn)(CUcontext *);
 
 static stream_is_capturing_fn cu_stream_is_capturing;
 static device_get_fn cu_device_get;
 static device_attr_fn cu_device_attr;
 static demangle_fn cxa_demangle;
 static device_name_fn cu_device_name;
+static ctx_push_fn cu_ctx_push;
+static ctx_pop_fn cu_ctx_pop;
 
 /* The roofline set: FLOPs per precision, bytes, time, clocks (3 passes on GH100). */
 static const char *const roofline_set[] = {
@@ -141,8 +168,27 @@ static int roofline;
 static char want[MAX_METRICS][MAX_NAME];   /* the names asked for */
 static size_t nwant;
 static uint32_t launches_per_key;
+static int spread;                         /* --metrics-replay=launches */
+#define MEMSET_WORDS 16
+static uint64_t memset_ids[MEMSET_WORDS];  /* driver callback ids of cuMemset* */
 static regex_t kernel_re, nvtx_re;
 static int have_kernel_re, have_nvtx_re;
+
+/*
+ * The launches mode's single-pass groups: each its own configuration,
+ * measured over a session of launches; a kernel's values come from one
+ * launch per group.
+ */
+struct group {
+	CUpti_Profiler_Host_Object *host;
+	uint8_t *config;
+	size_t config_size;
+	const char *names[MAX_METRICS];
+	uint8_t at[MAX_METRICS];   /* each name's index in the chip's list */
+	size_t n;
+	int time_at;               /* index of DURATION_METRIC, -1 none */
+	int kernel_replay;         /* SASS counters only: replayed per launch (one pass) */
+};
 
 /* Per chip: the metric list it supports, its host object and config image. */
 struct chip {
@@ -154,6 +200,8 @@ struct chip {
 	const char *names[MAX_METRICS];
 	size_t nnames;
 	uint64_t set_hash;         /* of the names, for the metrics cache */
+	struct group groups[MAX_GROUPS];
+	int ngroups;               /* launches mode */
 	int ok;
 };
 static struct chip chips[MAX_CHIPS];
@@ -169,6 +217,14 @@ struct ctxprof {
 	uint8_t *image;
 	size_t image_size;
 	int state;                 /* 1 ready, -1 unusable */
+	/* The launches mode: one counter data image per group, one session at a time. */
+	uint8_t *gimage[MAX_GROUPS];
+	size_t gimage_size[MAX_GROUPS];
+	int sess;                  /* group of the open session, -1 none */
+	int cfg_group;             /* group the profiler object was configured for, -1 none */
+	int sess_n, sess_idle;
+	uint64_t sess_t0;
+	struct slot *sess_slot[SESSION_RANGES];
 };
 static struct ctxprof ctxs[MAX_CTXS];
 
@@ -186,6 +242,10 @@ struct key {
 	uint32_t profiled;
 	_Atomic int redo;          /* a cached value proved stale: profile once more */
 	int8_t selected;           /* name filter result, 0 unknown, 1 yes, -1 no */
+	/* The launches mode: groups measured, groups in the open session, failures. */
+	uint8_t gdone, gpend, gfail;
+	struct acc *acc;
+	uint64_t last_ns;          /* its last duration measured, for ranges without one */
 };
 static struct key *keys;
 
@@ -204,6 +264,11 @@ struct slot {
 	struct key *key;
 	size_t nvalues;
 	double values[MAX_METRICS];
+	const char *vname[MAX_METRICS]; /* the values' names */
+	int range;                 /* launches mode: a launch of a session, time only */
+	struct key *lkey;          /* launches mode: the launch's key, wanted or not */
+	int merged;                /* launches mode: a kernel's values, no launch of its own */
+	uint64_t t_exit;           /* launches mode: trace clock when the launch call returned */
 	char name[SLOT_NAME];
 	/* Producer lock: */
 	int kernel_seen;
@@ -211,6 +276,21 @@ struct slot {
 };
 static struct slot *slots;
 static uint32_t next_slot;
+
+/* The launches mode: a kernel's values as its groups come in (prof_lock). */
+struct acc {
+	struct key *key;
+	struct chip *chip;
+	uint32_t correlation, context, device, smem;
+	uint32_t grid[3], block[3];
+	uint64_t start, duration, cost_ns;
+	uint8_t have[MAX_METRICS];
+	double values[MAX_METRICS];
+	char gpu[96];
+	char name[SLOT_NAME];
+	int used;
+};
+static struct acc *accs;
 
 /*
  * Times of profiled launches by correlation id, for kernel records that
@@ -235,6 +315,7 @@ static _Atomic int captures;               /* stream captures under way */
 
 /* Counts for GP_REC_METRICS_INFO. */
 static _Atomic uint64_t n_profiled, n_capture, n_graph, n_failed, n_other, n_cost, n_cached;
+static _Atomic uint64_t n_sessions, n_own;  /* launches mode: sessions, CUPTI's kernels left out */
 static _Atomic uint32_t mstatus, first_passes;
 static int replay_logs;
 
@@ -375,6 +456,8 @@ int gp_metrics_attach(const struct gp_config *cfg)
 		cu_device_get = (device_get_fn)dlsym(cuda, "cuDeviceGet");
 		cu_device_attr = (device_attr_fn)dlsym(cuda, "cuDeviceGetAttribute");
 		cu_device_name = (device_name_fn)dlsym(cuda, "cuDeviceGetName");
+		cu_ctx_push = (ctx_push_fn)dlsym(cuda, "cuCtxPushCurrent_v2");
+		cu_ctx_pop = (ctx_pop_fn)dlsym(cuda, "cuCtxPopCurrent_v2");
 		if (!cu_device_get || !cu_device_attr)
 			gp_debug("metrics: no driver entry points; device ceilings unknown");
 	}
@@ -396,8 +479,11 @@ int gp_metrics_attach(const struct gp_config *cfg)
 		gp_nvtxtool_set_match(nvtx_match);
 	}
 	launches_per_key = cfg->metrics_launches ? cfg->metrics_launches : 1;
+	spread = cfg->metrics_replay == 1;
 	keys = calloc(NKEYS, sizeof(*keys));
 	slots = calloc(NSLOTS, sizeof(*slots));
+	if (spread && !(accs = calloc(NACC, sizeof(*accs))))
+		spread = 0;
 	if (!keys || !slots) {
 		gp_log("out of memory for metrics; metrics are off");
 		return 0;
@@ -446,6 +532,15 @@ void gp_metrics_enable_callbacks(CUpti_SubscriberHandle sub)
 		return;
 	for (size_t i = 0; i < sizeof(drv) / sizeof(drv[0]); i++)
 		gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, drv[i]);
+	for (CUpti_CallbackId id = 1; spread && id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++) {
+		const char *name = NULL;
+
+		if (gp_cu.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) == CUPTI_SUCCESS &&
+		    name && !strncmp(name, "cuMemset", 8) && id < 64 * MEMSET_WORDS) {
+			memset_ids[id / 64] |= 1ull << id % 64;
+			gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
+		}
+	}
 	gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CU_INIT_FINISHED);
 	gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
 				  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
@@ -620,6 +715,136 @@ static void log_unknown(struct chip *c, const struct base_list l[3], const char 
 	       nb ? "; closest: " : "", line);
 }
 
+/*
+ * A configuration image of names on a chip and its pass count.  host_out
+ * NULL: the host object and the image are released (a trial).
+ */
+static CUptiResult config_make(const char *chip, const char *const *names, size_t n,
+			       CUpti_Profiler_Host_Object **host_out, uint8_t **image,
+			       size_t *size, size_t *passes)
+{
+	CUpti_Profiler_Host_Initialize_Params hi = {
+		.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE,
+		.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER,
+		.pChipName = chip,
+	};
+	CUpti_Profiler_Host_ConfigAddMetrics_Params am = {
+		.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE,
+		.ppMetricNames = (const char **)names,
+		.numMetrics = n,
+	};
+	CUpti_Profiler_Host_GetConfigImageSize_Params cs = {
+		.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE,
+	};
+	CUpti_Profiler_Host_GetConfigImage_Params ci = {
+		.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE,
+	};
+	CUpti_Profiler_Host_GetNumOfPasses_Params np = {
+		.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE,
+	};
+	CUpti_Profiler_Host_Deinitialize_Params di = {
+		.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE,
+	};
+	uint8_t *img = NULL;
+	CUptiResult r = pf.cuptiProfilerHostInitialize(&hi);
+
+	if (r != CUPTI_SUCCESS)
+		return r;
+	am.pHostObject = cs.pHostObject = ci.pHostObject = di.pHostObject = hi.pHostObject;
+	r = pf.cuptiProfilerHostConfigAddMetrics(&am);
+	if (r == CUPTI_SUCCESS)
+		r = pf.cuptiProfilerHostGetConfigImageSize(&cs);
+	if (r == CUPTI_SUCCESS && !(img = malloc(cs.configImageSize)))
+		r = CUPTI_ERROR_OUT_OF_MEMORY;
+	if (r == CUPTI_SUCCESS) {
+		ci.configImageSize = cs.configImageSize;
+		ci.pConfigImage = img;
+		r = pf.cuptiProfilerHostGetConfigImage(&ci);
+	}
+	if (r == CUPTI_SUCCESS) {
+		np.configImageSize = cs.configImageSize;
+		np.pConfigImage = img;
+		r = pf.cuptiProfilerHostGetNumOfPasses(&np);
+		*passes = np.numOfPasses;
+	}
+	if (r == CUPTI_SUCCESS && host_out) {
+		*host_out = hi.pHostObject;
+		*image = img;
+		*size = cs.configImageSize;
+		return r;
+	}
+	free(img);
+	pf.cuptiProfilerHostDeinitialize(&di);
+	return r;
+}
+
+/*
+ * The launches mode: the chip's names split into groups of one pass each,
+ * first fit in the order given (the duration, first in the roofline set,
+ * goes with the hardware counters).  0, or -1 when a name needs more than
+ * one pass by itself.
+ */
+static int groups_build(struct chip *c)
+{
+	const char *trial[MAX_METRICS];
+	size_t passes;
+	uint64_t t0 = mono_ns();
+	int g;
+
+	c->ngroups = 0;
+	for (size_t i = 0; i < c->nnames; i++) {
+		struct group *gr;
+
+		for (g = 0; g < c->ngroups; g++) {
+			gr = &c->groups[g];
+			memcpy(trial, gr->names, gr->n * sizeof(*trial));
+			trial[gr->n] = c->names[i];
+			if (config_make(c->name, trial, gr->n + 1, NULL, NULL, NULL, &passes) ==
+				    CUPTI_SUCCESS && passes == 1)
+				break;
+		}
+		if (g == c->ngroups) {
+			if (g == MAX_GROUPS ||
+			    config_make(c->name, &c->names[i], 1, NULL, NULL, NULL, &passes) !=
+				    CUPTI_SUCCESS || passes != 1) {
+				gp_log("metrics: %s cannot be measured in one pass on %s; --metrics-replay=launches "
+				       "needs metrics that can; kernel replay is used instead", c->names[i], c->name);
+				return -1;
+			}
+			c->groups[g].n = 0;
+			c->groups[g].time_at = -1;
+			c->ngroups++;
+		}
+		gr = &c->groups[g];
+		gr->at[gr->n] = (uint8_t)i;
+		if (!strcmp(c->names[i], DURATION_METRIC))
+			gr->time_at = (int)gr->n;
+		gr->names[gr->n++] = c->names[i];
+	}
+	for (g = 0; g < c->ngroups; g++) {
+		struct group *gr = &c->groups[g];
+
+		/*
+		 * Software-patched (SASS) counters read zero in user replay
+		 * while activity tracing is on; in kernel replay they count, and
+		 * one pass needs no memory save and restore.
+		 */
+		gr->kernel_replay = 1;
+		for (size_t i = 0; i < gr->n; i++)
+			if (!strstr(gr->names[i], "__sass_"))
+				gr->kernel_replay = 0;
+		if (config_make(c->name, gr->names, gr->n, &gr->host, &gr->config, &gr->config_size,
+				&passes) != CUPTI_SUCCESS || passes != 1) {
+			gp_log("metrics: cannot configure metric group %d on %s; kernel replay is used instead",
+			       g, c->name);
+			return -1;
+		}
+	}
+	gp_debug("metrics: %zu metrics on %s in %d single-pass groups (%.1f ms to find them)",
+		 c->nnames, c->name, c->ngroups, (double)(mono_ns() - t0) / 1e6);
+	return 0;
+}
+
 /* Builds the chip's configuration; 0, or -1 (logged, metrics off). */
 static int chip_build(struct chip *c)
 {
@@ -711,10 +936,14 @@ static int chip_build(struct chip *c)
 	for (size_t i = 0; i < c->nnames; i++)
 		c->set_hash = gp_mcache_hash(c->set_hash, c->names[i], strlen(c->names[i]) + 1);
 	c->ok = 1;
+	/* Set before the first context, so a fallback applies everywhere. */
+	if (spread && groups_build(c) < 0)
+		spread = 0;
 	{
 		uint32_t zero = 0;
 
-		atomic_compare_exchange_strong(&first_passes, &zero, (uint32_t)c->passes);
+		atomic_compare_exchange_strong(&first_passes, &zero,
+					       spread ? (uint32_t)c->ngroups : (uint32_t)c->passes);
 	}
 	gp_debug("metrics: %zu metrics on %s, %zu replay passes per profiled launch", c->nnames,
 		 c->name, c->passes);
@@ -812,6 +1041,8 @@ static void ctx_release(struct ctxprof *cp)
 
 		pf.cuptiRangeProfilerDisable(&d);
 	}
+	for (int g = 0; g < MAX_GROUPS; g++)
+		free(cp->gimage[g]);
 	free(cp->image);
 	memset(cp, 0, sizeof(*cp));
 }
@@ -934,6 +1165,15 @@ static struct ctxprof *ctx_get(CUcontext ctx)
 			return NULL;
 		}
 		cp->obj = en.pRangeProfilerObject;
+	}
+	if (spread) {
+		/* Counter data images per group, made at their first session. */
+		cp->sess = -1;
+		cp->cfg_group = -1;
+		cp->state = 1;
+		gp_debug("metrics: range profiler on context %u (device %u, %s), %d groups over successive launches",
+			 ctx_id, device, cp->chip->name, cp->chip->ngroups);
+		return cp;
 	}
 	{
 		CUpti_RangeProfiler_GetCounterDataSize_Params gs = {
@@ -1137,6 +1377,563 @@ static void pending_add(const struct slot *s)
 	gp_debug("metrics cache: too many values waiting for their module; %.60s not cached", s->name);
 }
 
+/* prof_lock held: a slot for a launch, taken. */
+static void slot_fill(struct slot *s, const CUpti_CallbackData *cd, const struct ctxprof *cp,
+		      const struct launch *l, struct key *k)
+{
+	next_slot++;
+	s->correlation = cd->correlationId;
+	s->context = cp->ctx_id;
+	s->device = cp->device;
+	s->passes = (uint32_t)cp->chip->passes;
+	memcpy(s->grid, l->grid, sizeof(s->grid));
+	memcpy(s->block, l->block, sizeof(s->block));
+	s->chip = cp->chip;
+	s->cached = 0;
+	s->range = 0;
+	s->merged = 0;
+	s->nvalues = 0;
+	s->duration = 0;
+	s->t_exit = 0;
+	for (size_t i = 0; i < cp->chip->nnames; i++)
+		s->vname[i] = cp->chip->names[i];
+	snprintf(s->name, sizeof(s->name), "%s", cd->symbolName ? cd->symbolName : "<unknown>");
+	s->kernel_seen = 0;
+	if (gp_cu.cuptiGetTimestamp(&s->start) != CUPTI_SUCCESS)
+		s->start = 0;
+	s->t0_mono = mono_ns();
+	s->verify_module = 0;
+	s->key = k;
+}
+
+/*
+ * prof_lock held: 1 when the metrics cache has the launch's values (the
+ * slot then holds them and is published); else 0, with cur_key set for
+ * storing what the launch measures.
+ */
+static int cache_serve(struct ctxprof *cp, struct key *k, const CUpti_CallbackData *cd,
+		       const struct launch *l, struct slot *s)
+{
+	uint32_t passes = 0;
+	uint64_t module = 0;
+
+	if (npending)
+		pending_store(0);
+	cur_key_ok = gp_mcache_on() &&
+		     gp_mcache_key(&cur_key, cp->gpu, cp->chip->name, cd->symbolName, l->grid,
+				   l->block, l->smem, cp->chip->set_hash) >= 0;
+	if (!cur_key_ok ||
+	    !gp_mcache_get(&cur_key, s->values, cp->chip->nnames, &s->duration, &passes, &module))
+		return 0;
+	/*
+	 * The launch runs as it would without metrics; its record keeps its
+	 * times.  Values read before the module image was reported wait in
+	 * the slot until the drain sees that it is the one they came from.
+	 */
+	s->cached = 1;
+	s->verify_module = cur_key.module ? 0 : module;
+	s->name_hash = cur_key.name;
+	s->nvalues = cp->chip->nnames;
+	s->passes = passes;
+	s->cost_ns = mono_ns() - s->t0_mono;
+	cur_key_ok = 0;
+	k->profiled++;
+	atomic_fetch_add(&n_cached, 1);
+	atomic_fetch_add(&slots_used, 1);
+	atomic_store_explicit(&s->state, S_RESULT, memory_order_release);
+	return 1;
+}
+
+/* ---- the launches mode: sessions of launches under one single-pass configuration ---- */
+
+static uint8_t groups_all(const struct chip *c)
+{
+	return (uint8_t)((1u << c->ngroups) - 1);
+}
+
+/* prof_lock held: a free slot, or NULL. */
+static struct slot *slot_free_one(void)
+{
+	for (int i = 0; i < NSLOTS; i++) {
+		struct slot *s = &slots[(next_slot + (uint32_t)i) % NSLOTS];
+
+		if (atomic_load_explicit(&s->state, memory_order_acquire) == S_FREE) {
+			next_slot += (uint32_t)i;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/* prof_lock held: the key's accumulator, made at its first group; NULL when none is free. */
+static struct acc *acc_of(struct key *k, const struct ctxprof *cp, const CUpti_CallbackData *cd,
+			  const struct launch *l)
+{
+	struct acc *a;
+
+	if (k->acc)
+		return k->acc;
+	for (int i = 0; i < NACC; i++) {
+		a = &accs[i];
+		if (a->used)
+			continue;
+		memset(a, 0, offsetof(struct acc, name));
+		a->used = 1;
+		a->key = k;
+		a->chip = cp->chip;
+		a->context = cp->ctx_id;
+		a->device = cp->device;
+		a->smem = l->smem;
+		memcpy(a->grid, l->grid, sizeof(a->grid));
+		memcpy(a->block, l->block, sizeof(a->block));
+		snprintf(a->gpu, sizeof(a->gpu), "%s", cp->gpu);
+		snprintf(a->name, sizeof(a->name), "%s", cd->symbolName ? cd->symbolName : "<unknown>");
+		k->acc = a;
+		return a;
+	}
+	return NULL;
+}
+
+/*
+ * prof_lock held: a kernel's values, complete or (at the end) partial, go
+ * out as one result in a slot of their own, tied to the launch whose
+ * duration was measured.
+ */
+static void acc_finish(struct key *k)
+{
+	struct acc *a = k->acc;
+	struct slot *s;
+	size_t n = 0;
+	int complete = k->gdone == groups_all(a->chip);
+
+	k->acc = NULL;
+	a->used = 0;
+	if (complete) {
+		k->profiled++;
+		k->gdone = 0; /* for --metrics-launches above one */
+	}
+	for (size_t i = 0; i < a->chip->nnames; i++)
+		n += a->have[i];
+	if (!n)
+		return;
+	if (!(s = slot_free_one())) {
+		atomic_fetch_add(&n_other, 1);
+		gp_debug("metrics: no free slot for the values of %.60s", a->name);
+		return;
+	}
+	next_slot++;
+	memset(s, 0, offsetof(struct slot, name));
+	s->kernel_seen = 0;
+	s->merged = 1;
+	s->correlation = a->correlation;
+	s->context = a->context;
+	s->device = a->device;
+	s->passes = (uint32_t)a->chip->ngroups;
+	memcpy(s->grid, a->grid, sizeof(s->grid));
+	memcpy(s->block, a->block, sizeof(s->block));
+	s->chip = a->chip;
+	s->start = a->start;
+	s->duration = a->duration;
+	s->cost_ns = a->cost_ns;
+	s->key = k;
+	for (size_t i = 0; i < a->chip->nnames; i++)
+		if (a->have[i]) {
+			s->vname[s->nvalues] = a->chip->names[i];
+			s->values[s->nvalues++] = a->values[i];
+		}
+	snprintf(s->name, sizeof(s->name), "%s", a->name);
+	if (complete && gp_mcache_on()) {
+		struct gp_mcache_key ck;
+
+		if (gp_mcache_key(&ck, a->gpu, a->chip->name, a->name, a->grid, a->block, a->smem,
+				  a->chip->set_hash) >= 0 &&
+		    (ck.module = gp_mcache_module(ck.name)) && ck.module != GP_MCACHE_AMBIGUOUS)
+			gp_mcache_put(&ck, a->values, a->chip->nnames, a->duration,
+				      (uint32_t)a->chip->ngroups);
+	}
+	atomic_fetch_add(&n_profiled, 1);
+	atomic_fetch_add(&slots_used, 1);
+	atomic_store_explicit(&s->state, S_RESULT, memory_order_release);
+}
+
+/* prof_lock held: starts a session of group g on the context; 0, or -1 (logged). */
+static int sess_open(struct ctxprof *cp, int g, const char *kernel)
+{
+	struct group *gr = &cp->chip->groups[g];
+	CUpti_RangeProfiler_Start_Params st = {
+		.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE,
+		.pRangeProfilerObject = cp->obj,
+	};
+	const char *step = "GetCounterDataSize";
+	CUptiResult r = CUPTI_SUCCESS;
+	uint64_t t0 = mono_ns();
+
+	if (cp->cfg_group >= 0 && cp->cfg_group != g) {
+		/*
+		 * A profiler object configured once gives NaN for every value
+		 * under another configuration: a new object for each group.
+		 */
+		CUpti_RangeProfiler_Disable_Params d = {
+			.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE,
+			.pRangeProfilerObject = cp->obj,
+		};
+		CUpti_RangeProfiler_Enable_Params en = {
+			.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE,
+			.ctx = cp->ctx,
+		};
+
+		pf.cuptiRangeProfilerDisable(&d);
+		cp->obj = NULL;
+		cp->cfg_group = -1;
+		step = "Enable";
+		r = pf.cuptiRangeProfilerEnable(&en);
+		if (r != CUPTI_SUCCESS) {
+			gp_log("metrics are off: cannot enable the range profiler again on device %u (%s)",
+			       cp->device, err(r));
+			cp->state = -1;
+			go_off(GP_METRICS_ERROR);
+			return -1;
+		}
+		cp->obj = en.pRangeProfilerObject;
+		st.pRangeProfilerObject = cp->obj;
+	}
+	if (cp->cfg_group != g) {
+		/* A new object knows the group's names only from this call. */
+		CUpti_RangeProfiler_GetCounterDataSize_Params gs = {
+			.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE,
+			.pRangeProfilerObject = cp->obj,
+			.pMetricNames = gr->names,
+			.numMetrics = gr->n,
+			.maxNumOfRanges = SESSION_RANGES,
+			.maxNumRangeTreeNodes = SESSION_RANGES,
+		};
+
+		r = pf.cuptiRangeProfilerGetCounterDataSize(&gs);
+		if (r == CUPTI_SUCCESS && gs.counterDataSize != cp->gimage_size[g]) {
+			free(cp->gimage[g]);
+			cp->gimage_size[g] = 0;
+			if (!(cp->gimage[g] = calloc(1, gs.counterDataSize)))
+				r = CUPTI_ERROR_OUT_OF_MEMORY;
+			else
+				cp->gimage_size[g] = gs.counterDataSize;
+		}
+	}
+	if (r == CUPTI_SUCCESS) {
+		CUpti_RangeProfiler_CounterDataImage_Initialize_Params ii = {
+			.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE,
+			.pRangeProfilerObject = cp->obj,
+			.counterDataSize = cp->gimage_size[g],
+			.pCounterData = cp->gimage[g],
+		};
+
+		step = "CounterDataImageInitialize";
+		r = pf.cuptiRangeProfilerCounterDataImageInitialize(&ii);
+	}
+	if (r == CUPTI_SUCCESS) {
+		CUpti_RangeProfiler_SetConfig_Params sc = {
+			.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE,
+			.pRangeProfilerObject = cp->obj,
+			.configSize = gr->config_size,
+			.pConfig = gr->config,
+			.counterDataImageSize = cp->gimage_size[g],
+			.pCounterDataImage = cp->gimage[g],
+			.range = CUPTI_AutoRange,
+			.replayMode = gr->kernel_replay ? CUPTI_KernelReplay : CUPTI_UserReplay,
+			.maxRangesPerPass = SESSION_RANGES,
+			.numNestingLevels = 1,
+			.minNestingLevel = 1,
+			.passIndex = 0,
+			.targetNestingLevel = 1,
+		};
+
+		step = "SetConfig";
+		r = pf.cuptiRangeProfilerSetConfig(&sc);
+		if (r == CUPTI_SUCCESS)
+			cp->cfg_group = g;
+	}
+	if (r == CUPTI_SUCCESS) {
+		step = "Start";
+		r = pf.cuptiRangeProfilerStart(&st);
+		for (uint64_t waited = 0, d = 1; r == CUPTI_ERROR_HARDWARE_BUSY && waited < BUSY_WAIT_MS;
+		     waited += d, d = d < 32 ? d * 2 : d) {
+			struct timespec ts = { 0, (long)d * 1000000 };
+
+			nanosleep(&ts, NULL);
+			r = pf.cuptiRangeProfilerStart(&st);
+		}
+		if (r == CUPTI_ERROR_HARDWARE_BUSY)
+			step = "range profiler Start (counters busy: another process profiling this GPU)";
+	}
+	if (r != CUPTI_SUCCESS) {
+		replay_failed(kernel, step, r);
+		return -1;
+	}
+	cp->sess = g;
+	cp->sess_n = 0;
+	cp->sess_idle = 0;
+	cp->sess_t0 = t0;
+	atomic_fetch_add(&n_sessions, 1);
+	return 0;
+}
+
+/*
+ * prof_lock held: ends the context's session.  Range i is the session's
+ * i-th launch (CUPTI serializes them in launch order); when the counts
+ * differ (work CUPTI ranged that never passed the launch callbacks), every
+ * value of the session is dropped rather than given to the wrong launch.
+ */
+static void sess_close(struct ctxprof *cp)
+{
+	int g = cp->sess;
+	struct group *gr = &cp->chip->groups[g];
+	CUpti_RangeProfiler_Stop_Params sp = {
+		.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE,
+		.pRangeProfilerObject = cp->obj,
+	};
+	CUpti_RangeProfiler_DecodeData_Params dd = {
+		.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE,
+		.pRangeProfilerObject = cp->obj,
+	};
+	CUpti_RangeProfiler_GetCounterDataInfo_Params gi = {
+		.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE,
+		.pCounterDataImage = cp->gimage[g],
+		.counterDataImageSize = cp->gimage_size[g],
+	};
+	const char *step = "Stop";
+	CUptiResult r;
+	uint64_t wall, share;
+	int n = cp->sess_n, ok;
+
+	cp->sess = -1;
+	r = pf.cuptiRangeProfilerStop(&sp);
+	if (r == CUPTI_SUCCESS && !sp.isAllPassSubmitted) {
+		step = "Stop (passes left over)";
+		r = CUPTI_ERROR_UNKNOWN;
+	}
+	if (r == CUPTI_SUCCESS) {
+		step = "DecodeData";
+		r = pf.cuptiRangeProfilerDecodeData(&dd);
+	}
+	if (r == CUPTI_SUCCESS && dd.numOfRangeDropped) {
+		step = "DecodeData (ranges dropped)";
+		r = CUPTI_ERROR_UNKNOWN;
+	}
+	if (r == CUPTI_SUCCESS) {
+		step = "GetCounterDataInfo";
+		r = pf.cuptiRangeProfilerGetCounterDataInfo(&gi);
+	}
+	if (r == CUPTI_SUCCESS && gi.numTotalRanges != (size_t)n) {
+		step = "GetCounterDataInfo (range count differs from the launches seen)";
+		r = CUPTI_ERROR_UNKNOWN;
+	}
+	ok = r == CUPTI_SUCCESS;
+	if (!ok && n)
+		replay_failed(cp->sess_slot[0]->name, step, r);
+	wall = mono_ns() - cp->sess_t0;
+	share = n ? wall / (uint64_t)n : 0;
+	atomic_fetch_add(&n_cost, wall);
+	for (int i = 0; i < n; i++) {
+		struct slot *s = cp->sess_slot[i];
+		struct key *k = s->key;
+		double v[MAX_METRICS];
+		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
+			.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE,
+			.pHostObject = gr->host,
+			.pCounterDataImage = cp->gimage[g],
+			.counterDataImageSize = cp->gimage_size[g],
+			.rangeIndex = (size_t)i,
+			.ppMetricNames = gr->names,
+			.numMetrics = gr->n,
+			.pMetricValues = v,
+		};
+		CUptiResult er = ok ? pf.cuptiProfilerHostEvaluateToGpuValues(&ev) : r;
+		int good = er == CUPTI_SUCCESS;
+		uint64_t dur = 0;
+
+		if (ok && !good)
+			gp_debug("metrics: group %d, range %d (%.60s): EvaluateToGpuValues failed (%s)", g, i,
+				 s->name, err(er));
+
+		if (k)
+			k->gpend = 0;
+		s->cost_ns = share;
+		if (!good) {
+			if (k && ++k->gfail >= 2)
+				k->selected = -1; /* twice: leave it unprofiled */
+			atomic_store_explicit(&s->state, S_FAILED, memory_order_release);
+			continue;
+		}
+		if (gr->time_at >= 0 && isfinite(v[gr->time_at]) && v[gr->time_at] > 0)
+			dur = (uint64_t)(v[gr->time_at] + 0.5);
+		/* A group without the duration: the one measured last for the same kernel. */
+		if (dur && s->lkey)
+			s->lkey->last_ns = dur;
+		else if (!dur && s->lkey)
+			dur = s->lkey->last_ns;
+		/* The launch call returns when the kernel has run: it ended by then. */
+		if (dur && s->t_exit > s->start + dur)
+			s->start = s->t_exit - dur;
+		else if (!dur && s->t_exit > s->start)
+			dur = s->t_exit - s->start;
+		s->duration = dur;
+		times_put(s->correlation, s->start, dur);
+		if (k && k->acc) {
+			struct acc *a = k->acc;
+
+			if (gr->time_at >= 0 || !a->correlation) {
+				a->correlation = s->correlation;
+				a->start = s->start;
+				a->duration = dur;
+			}
+			for (size_t j = 0; j < gr->n; j++) {
+				if (!isfinite(v[j]))
+					continue;
+				a->values[gr->at[j]] = v[j];
+				a->have[gr->at[j]] = 1;
+			}
+			a->cost_ns += share;
+			k->gdone |= (uint8_t)(1u << g);
+			if (k->gdone == groups_all(cp->chip))
+				acc_finish(k);
+		}
+		atomic_store_explicit(&s->state, S_RESULT, memory_order_release);
+	}
+	cp->sess_n = 0;
+	gp_debug("metrics: session of group %d: %d launches, %.2f ms", g, n, (double)wall / 1e6);
+}
+
+/* prof_lock held: the context's session takes the launch as its next range; the lock stays held until EXIT. */
+static void sess_add(struct ctxprof *cp, struct slot *s, const CUpti_CallbackData *cd,
+		     const struct launch *l, struct key *k, struct key *lk)
+{
+	slot_fill(s, cd, cp, l, k);
+	s->lkey = lk;
+	s->range = 1;
+	s->passes = 1;
+	cp->sess_slot[cp->sess_n++] = s;
+	if (k) {
+		k->gpend |= (uint8_t)(1u << cp->sess);
+		cp->sess_idle = 0;
+	} else {
+		cp->sess_idle++;
+	}
+	atomic_fetch_add(&slots_used, 1);
+	atomic_store_explicit(&s->state, S_BUSY, memory_order_release);
+	tl.active = 1;
+	tl.correlation = cd->correlationId;
+	tl.slot = s;
+	tl.cp = cp;
+}
+
+/* prof_lock held: the context's state, or NULL (never creates one). */
+static struct ctxprof *ctx_find(CUcontext ctx)
+{
+	for (int i = 0; i < MAX_CTXS; i++)
+		if (ctxs[i].ctx == ctx)
+			return ctxs[i].state > 0 ? &ctxs[i] : NULL;
+	return NULL;
+}
+
+/* prof_lock held: closes a session from a thread that may not have its context current. */
+static void sess_close_any(struct ctxprof *cp)
+{
+	CUcontext prev = NULL;
+	int pushed = cu_ctx_push && cu_ctx_pop && cu_ctx_push(cp->ctx) == CUDA_SUCCESS;
+
+	sess_close(cp);
+	if (pushed)
+		cu_ctx_pop(&prev);
+}
+
+static void on_enter_spread(const CUpti_CallbackData *cd, const struct launch *l)
+{
+	struct ctxprof *cp;
+	struct key *k;
+	struct slot *s;
+	int need, g;
+
+	pthread_mutex_lock(&prof_lock);
+	if (atomic_load(&mstate) != M_ON)
+		goto unlock;
+	k = key_of(l);
+	if (k && !k->selected)
+		k->selected = name_selected(cd->symbolName) ? 1 : -1;
+	if (k && atomic_load_explicit(&k->redo, memory_order_relaxed) && atomic_exchange(&k->redo, 0) &&
+	    k->profiled)
+		k->profiled--;
+	need = k && k->selected > 0 &&
+	       (launches_per_key == GP_METRICS_LAUNCHES_ALL || k->profiled < launches_per_key) &&
+	       (!have_nvtx_re || gp_nvtxtool_inside_match());
+	cp = ctx_find(cd->context);
+	if (cp && cp->sess >= 0) {
+		uint8_t bit = (uint8_t)(1u << cp->sess);
+		int capturing = stream_capturing(l);
+		int wants = need && !capturing && !(k->gdone & bit) && !(k->gpend & bit) &&
+			    acc_of(k, cp, cd, l);
+
+		int idle_max = cp->chip->groups[cp->sess].kernel_replay ? SESSION_IDLE_KERNEL
+									  : SESSION_IDLE_USER;
+
+		if (!capturing && cp->sess_n < SESSION_RANGES && (wants || cp->sess_idle < idle_max) &&
+		    (s = slot_free_one())) {
+			sess_add(cp, s, cd, l, wants ? k : NULL, k);
+			return; /* prof_lock stays held until EXIT */
+		}
+		sess_close(cp);
+		if (capturing) {
+			atomic_fetch_add(&n_capture, 1);
+			goto unlock;
+		}
+		/* The close may have completed this very kernel. */
+		need = need && (launches_per_key == GP_METRICS_LAUNCHES_ALL ||
+				k->profiled < launches_per_key);
+	}
+	if (!k) {
+		atomic_fetch_add(&n_other, 1);
+		goto unlock;
+	}
+	if (!need)
+		goto unlock;
+	if (stream_capturing(l)) {
+		atomic_fetch_add(&n_capture, 1);
+		goto unlock;
+	}
+	if (!(cp = ctx_get(cd->context)))
+		goto unlock;
+	if (!(s = slot_free_one())) {
+		atomic_fetch_add(&n_other, 1);
+		goto unlock;
+	}
+	if (!k->acc && !k->gdone) {
+		slot_fill(s, cd, cp, l, k);
+		if (cache_serve(cp, k, cd, l, s))
+			goto unlock;
+		cur_key_ok = 0;
+	}
+	for (g = 0; g < cp->chip->ngroups && (k->gdone >> g & 1); g++)
+		;
+	if (g == cp->chip->ngroups || !acc_of(k, cp, cd, l)) {
+		atomic_fetch_add(&n_other, 1);
+		goto unlock;
+	}
+	if (sess_open(cp, g, cd->symbolName ? cd->symbolName : "<unknown>") < 0)
+		goto unlock;
+	sess_add(cp, s, cd, l, k, k);
+	return;
+unlock:
+	pthread_mutex_unlock(&prof_lock);
+}
+
+static void on_exit_spread(void)
+{
+	struct slot *s = tl.slot;
+
+	tl.active = 0;
+	if (gp_cu.cuptiGetTimestamp(&s->t_exit) != CUPTI_SUCCESS)
+		s->t_exit = 0;
+	pthread_mutex_unlock(&prof_lock);
+}
+
 static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 {
 	struct launch l;
@@ -1149,6 +1946,10 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 		return;
 	if (tl.active) {
 		atomic_fetch_add(&n_other, 1); /* a launch inside a profiled launch */
+		return;
+	}
+	if (spread) {
+		on_enter_spread(cd, &l);
 		return;
 	}
 	/* Every launch while a capture is under way, selected or not, is counted. */
@@ -1184,54 +1985,9 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 		atomic_fetch_add(&n_other, 1);
 		goto unlock;
 	}
-	next_slot++;
-	s->correlation = cd->correlationId;
-	s->context = cp->ctx_id;
-	s->device = cp->device;
-	s->passes = (uint32_t)cp->chip->passes;
-	memcpy(s->grid, l.grid, sizeof(s->grid));
-	memcpy(s->block, l.block, sizeof(s->block));
-	s->chip = cp->chip;
-	s->cached = 0;
-	s->nvalues = 0;
-	s->duration = 0;
-	snprintf(s->name, sizeof(s->name), "%s", cd->symbolName ? cd->symbolName : "<unknown>");
-	s->kernel_seen = 0;
-	if (gp_cu.cuptiGetTimestamp(&s->start) != CUPTI_SUCCESS)
-		s->start = 0;
-	s->t0_mono = mono_ns();
-	s->verify_module = 0;
-	s->key = k;
-	if (npending)
-		pending_store(0);
-	cur_key_ok = gp_mcache_on() &&
-		     gp_mcache_key(&cur_key, cp->gpu, cp->chip->name, cd->symbolName, l.grid,
-				   l.block, l.smem, cp->chip->set_hash) >= 0;
-	if (cur_key_ok) {
-		uint32_t passes = 0;
-		uint64_t module = 0;
-
-		if (gp_mcache_get(&cur_key, s->values, cp->chip->nnames, &s->duration, &passes,
-				  &module)) {
-			/*
-			 * The launch runs as it would without metrics; its record keeps its
-			 * times.  Values read before the module image was reported wait in
-			 * the slot until the drain sees that it is the one they came from.
-			 */
-			s->cached = 1;
-			s->verify_module = cur_key.module ? 0 : module;
-			s->name_hash = cur_key.name;
-			s->nvalues = cp->chip->nnames;
-			s->passes = passes;
-			s->cost_ns = mono_ns() - s->t0_mono;
-			cur_key_ok = 0;
-			k->profiled++;
-			atomic_fetch_add(&n_cached, 1);
-			atomic_fetch_add(&slots_used, 1);
-			atomic_store_explicit(&s->state, S_RESULT, memory_order_release);
-			goto unlock;
-		}
-	}
+	slot_fill(s, cd, cp, &l, k);
+	if (cache_serve(cp, k, cd, &l, s))
+		goto unlock;
 	{
 		CUpti_RangeProfiler_Start_Params st = {
 			.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE,
@@ -1310,7 +2066,10 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 
 	(void)cd;
 	tl.active = 0;
-	uint64_t t_exit = mono_ns(), t_stop = 0, t_decode = 0, t_eval = 0;
+	uint64_t t_exit = mono_ns(), t_stop = 0, t_decode = 0, t_eval = 0, t_ret = 0;
+
+	if (gp_cu.cuptiGetTimestamp(&t_ret) != CUPTI_SUCCESS)
+		t_ret = 0;
 
 	r = pf.cuptiRangeProfilerStop(&sp);
 	t_stop = mono_ns();
@@ -1346,6 +2105,12 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 		for (size_t i = 0; i < s->nvalues; i++)
 			if (!strcmp(s->chip->names[i], DURATION_METRIC) && s->values[i] > 0)
 				s->duration = (uint64_t)(s->values[i] + 0.5);
+		/*
+		 * The last pass ran just before the launch call returned, after the
+		 * work queued before it: the kernel is placed to end there.
+		 */
+		if (s->duration && t_ret > s->start + s->duration)
+			s->start = t_ret - s->duration;
 		state = S_RESULT;
 		atomic_fetch_add(&n_profiled, 1);
 	} else {
@@ -1420,6 +2185,8 @@ static void on_context_destroy(const CUpti_ResourceData *rd)
 	pthread_mutex_lock(&prof_lock);
 	for (int i = 0; i < MAX_CTXS; i++)
 		if (ctxs[i].ctx == rd->context) {
+			if (ctxs[i].state > 0 && ctxs[i].sess >= 0)
+				sess_close_any(&ctxs[i]);
 			/* Profiler objects go before their context does. */
 			ctx_release(&ctxs[i]);
 			break;
@@ -1433,6 +2200,19 @@ static void on_init_finished(void)
 	pthread_mutex_lock(&prof_lock);
 	if (atomic_load(&mstate) == M_ON && !nchips)
 		chip_of(0);
+	pthread_mutex_unlock(&prof_lock);
+}
+
+/* Work that CUPTI would range without a launch callback: the context's session ends first. */
+static void sess_end(CUcontext ctx)
+{
+	struct ctxprof *cp;
+
+	if (!spread || tl.active)
+		return;
+	pthread_mutex_lock(&prof_lock);
+	if ((cp = ctx_find(ctx)) && cp->sess >= 0)
+		sess_close(cp);
 	pthread_mutex_unlock(&prof_lock);
 }
 
@@ -1467,13 +2247,17 @@ void gp_metrics_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
 		if (cd->callbackSite == CUPTI_API_ENTER)
 			on_enter(cbid, cd);
+		else if (tl.active && cd->correlationId == tl.correlation && spread)
+			on_exit_spread();
 		else if (tl.active && cd->correlationId == tl.correlation)
 			on_exit_launch(cd);
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
-		if (cd->callbackSite == CUPTI_API_ENTER)
+		if (cd->callbackSite == CUPTI_API_ENTER) {
 			atomic_fetch_add(&n_graph, 1);
+			sess_end(cd->context);
+		}
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture:
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz:
@@ -1488,9 +2272,17 @@ void gp_metrics_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
 		/* Counted once the capture has begun. */
+		if (cd->callbackSite == CUPTI_API_ENTER)
+			sess_end(cd->context);
 		if (cd->callbackSite == CUPTI_API_EXIT && cd->functionReturnValue &&
 		    *(const CUresult *)cd->functionReturnValue == CUDA_SUCCESS)
 			atomic_fetch_add(&captures, 1);
+		break;
+	default:
+		/* Memsets, which the driver may run as kernels of its own. */
+		if (cd->callbackSite == CUPTI_API_ENTER && cbid < 64 * MEMSET_WORDS &&
+		    (memset_ids[cbid / 64] >> cbid % 64 & 1))
+			sess_end(cd->context);
 		break;
 	}
 }
@@ -1508,10 +2300,20 @@ static struct slot *slot_of(uint32_t correlation, int *state)
 		*state = atomic_load_explicit(&s->state, memory_order_acquire);
 		/* A cached launch ran unreplayed: its kernel record is the tracer's. */
 		if (*state != S_FREE && s->correlation == correlation && !s->kernel_seen &&
-		    !s->cached)
+		    !s->cached && !s->merged)
 			return s;
 	}
 	return NULL;
+}
+
+int gp_metrics_own_kernel(const char *name)
+{
+	if (!atomic_load_explicit(&n_sessions, memory_order_relaxed) || !name)
+		return 0;
+	if (strcmp(name, "WaitNs") && strncmp(name, "_Z6WaitNs", 9))
+		return 0;
+	atomic_fetch_add(&n_own, 1);
+	return 1;
 }
 
 int gp_metrics_claims(uint32_t correlation)
@@ -1540,10 +2342,11 @@ static void emit_replayed(const struct gp_rec_kernel *src, uint64_t start, uint6
 		return;
 	memcpy((char *)k + sizeof(k->h), (const char *)src + sizeof(k->h), sizeof(*k) - sizeof(k->h));
 	if (!k->start || !k->end || k->end < k->start) {
+		/* Replayed (or ranged) by the profiler: the time it measured. */
 		k->start = start;
 		k->end = start + duration;
+		k->flags |= GP_ACT_REPLAYED;
 	}
-	k->flags |= GP_ACT_REPLAYED;
 	gp_ring_note_time(&gp_rec.ring, k->start, k->end);
 }
 
@@ -1562,9 +2365,14 @@ static void emit_result(struct slot *s)
 		if (at >= 0)
 			atomic_store_explicit(&times[at].corr, 0, memory_order_release);
 	}
+	if (s->range) {
+		/* A launch of a session: its time only; its kernel's values go out merged. */
+		slot_free(s);
+		return;
+	}
 	name = gp_emit_string(s->name);
 	for (size_t i = 0; i < s->nvalues; i++)
-		ids[i] = gp_emit_string(s->chip->names[i]);
+		ids[i] = gp_emit_string(s->vname[i]);
 	m = gp_emit(GP_REC_METRICS, (uint32_t)(sizeof(*m) + s->nvalues * sizeof(*v)));
 	if (m) {
 		m->h.aux = (uint32_t)s->nvalues;
@@ -1578,13 +2386,31 @@ static void emit_result(struct slot *s)
 		memcpy(m->grid, s->grid, sizeof(m->grid));
 		memcpy(m->block, s->block, sizeof(m->block));
 		m->passes = s->passes;
-		m->flags = s->cached ? GP_METRICS_F_CACHED : 0;
+		m->flags = (s->cached ? GP_METRICS_F_CACHED : 0) | (s->merged ? GP_METRICS_F_LAUNCHES : 0);
 		v = (struct gp_metric_value *)(m + 1);
 		for (size_t i = 0; i < s->nvalues; i++) {
 			v[i].name = ids[i];
 			v[i].value = s->values[i];
 		}
 		gp_ring_note_time(&gp_rec.ring, s->start, s->start + s->duration);
+	}
+	slot_free(s);
+}
+
+/* Lock held: a launch not profiled after all: its activity as it came, if it has a time. */
+static void emit_failed(struct slot *s)
+{
+	const struct gp_rec_kernel *k = &s->krec;
+	struct gp_rec_kernel *r;
+
+	if (!s->kernel_seen) {
+		/* Its record, still to come, is the tracer's. */
+	} else if (!k->start || !k->end || k->end < k->start) {
+		gp_lost_add(GP_LOST_NO_TIMESTAMP, 1);
+	} else if ((r = gp_emit(GP_REC_KERNEL, sizeof(*r)))) {
+		memcpy((char *)r + sizeof(r->h), (const char *)k + sizeof(r->h),
+		       sizeof(*r) - sizeof(r->h));
+		gp_ring_note_time(&gp_rec.ring, k->start, k->end);
 	}
 	slot_free(s);
 }
@@ -1608,17 +2434,7 @@ void gp_metrics_kernel(const struct gp_rec_kernel *k)
 	if (st == S_RESULT) {
 		emit_result(s);
 	} else if (st == S_FAILED) {
-		/* Not profiled after all: the activity as it came, if it has a time. */
-		struct gp_rec_kernel *r;
-
-		if (!k->start || !k->end || k->end < k->start) {
-			gp_lost_add(GP_LOST_NO_TIMESTAMP, 1);
-		} else if ((r = gp_emit(GP_REC_KERNEL, sizeof(*r)))) {
-			memcpy((char *)r + sizeof(r->h), (const char *)k + sizeof(r->h),
-			       sizeof(*r) - sizeof(r->h));
-			gp_ring_note_time(&gp_rec.ring, k->start, k->end);
-		}
-		slot_free(s);
+		emit_failed(s);
 	}
 }
 
@@ -1665,6 +2481,16 @@ void gp_metrics_drain(int final)
 {
 	if (!slots)
 		return;
+	if (final && spread && pthread_mutex_trylock(&prof_lock) == 0) {
+		/* Open sessions end; kernels measured in part go out with what they have. */
+		for (int i = 0; i < MAX_CTXS; i++)
+			if (ctxs[i].state > 0 && ctxs[i].sess >= 0)
+				sess_close_any(&ctxs[i]);
+		for (int i = 0; i < NACC; i++)
+			if (accs[i].used)
+				acc_finish(accs[i].key);
+		pthread_mutex_unlock(&prof_lock);
+	}
 	emit_peaks();
 	for (int i = 0; i < NSLOTS; i++) {
 		struct slot *s = &slots[i];
@@ -1693,14 +2519,18 @@ void gp_metrics_drain(int final)
 		if (st == S_RESULT)
 			emit_result(s);
 		else
-			slot_free(s);
+			emit_failed(s);
 	}
 	if (final && pending && pthread_mutex_trylock(&prof_lock) == 0) {
 		pending_store(1);
 		pthread_mutex_unlock(&prof_lock);
 	}
-	if (final)
+	if (final) {
 		emit_info();
+		if (atomic_load(&n_sessions))
+			gp_debug("metrics: %" PRIu64 " sessions; %" PRIu64 " wait kernels of CUPTI's left out",
+				 atomic_load(&n_sessions), atomic_load(&n_own));
+	}
 }
 
 void gp_metrics_off(void)

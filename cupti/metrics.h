@@ -40,6 +40,13 @@ void gp_metrics_enable_callbacks(CUpti_SubscriberHandle sub);
 /* Every callback of the tracer's subscriber; ignores the ones it does not need. */
 void gp_metrics_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data);
 
+/*
+ * Producer lock held: 1 for a kernel record of CUPTI's own (the wait
+ * kernel the range profiler puts between the launches of a session in
+ * the launches mode), which the trace leaves out.
+ */
+int gp_metrics_own_kernel(const char *name);
+
 /* Lock held: 1 when the kernel activity of this correlation is a profiled launch's. */
 int gp_metrics_claims(uint32_t correlation);
 

@@ -223,6 +223,8 @@ static void put_kernel(const CUpti_ActivityKernel10 *k)
 	struct gp_rec_kernel *r;
 	uint32_t name;
 
+	if (metrics_on && gp_metrics_own_kernel(k->name))
+		return; /* the profiler's, between the launches of a session */
 	if (metrics_on && gp_metrics_claims(k->correlationId)) {
 		/* A profiled launch: metrics.c gives it its time (CUPTI has none). */
 		struct gp_rec_kernel tmp = { 0 };

@@ -348,6 +348,14 @@ int gp_config_load(struct gp_config *c)
 		       v);
 		c->metrics_launches = 1;
 	}
+	c->metrics_replay = 0;
+	v = getenv("GPUPROF_METRICS_REPLAY");
+	if (v && *v) {
+		if (!strcmp(v, "launches"))
+			c->metrics_replay = 1;
+		else if (strcmp(v, "kernel"))
+			gp_log("GPUPROF_METRICS_REPLAY=%s: expected kernel or launches; using kernel", v);
+	}
 	c->rank = env_rank();
 	return 0;
 }

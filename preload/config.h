@@ -25,6 +25,7 @@ struct gp_config {
 	char metrics_cache[GP_PATH_MAX]; /* GPUPROF_METRICS_CACHE: directory, "" none */
 	uint32_t metrics_launches; /* GPUPROF_METRICS_LAUNCHES: N per kernel and
 				    * configuration (first = 1), or UINT32_MAX (all) */
+	uint32_t metrics_replay;   /* GPUPROF_METRICS_REPLAY: 0 kernel, 1 launches */
 	uint32_t trace;            /* GP_TRACE_* */
 	uint32_t graph_mode;       /* 0 per node, 1 whole graph */
 	uint32_t backtrace;        /* 0 none, 1 kernel launches, 2 all traced API calls */

@@ -223,13 +223,14 @@ fi
 
 # The metrics options; a relative cache directory becomes absolute.
 gp run -o 'm-%p' --metrics --metrics-kernels='^gemm' --metrics-launches=3 \
-	--metrics-nvtx=step --metrics-cache=mcache ./fakeapp
+	--metrics-nvtx=step --metrics-cache=mcache --metrics-replay=launches ./fakeapp
 expect metrics-env-status 0
 want="GPUPROF_METRICS=roofline
 GPUPROF_METRICS_KERNELS=^gemm
 GPUPROF_METRICS_LAUNCHES=3
 GPUPROF_METRICS_NVTX=step
-GPUPROF_METRICS_CACHE=$tmp/mcache"
+GPUPROF_METRICS_CACHE=$tmp/mcache
+GPUPROF_METRICS_REPLAY=launches"
 missing=""
 while IFS= read -r line; do
 	grep -qxF -- "$line" env.txt || missing+=" $line"
@@ -237,6 +238,8 @@ done <<<"$want"
 judge metrics-env "missing:$missing" test -z "$missing"
 gp run --metrics-cache= ./fakeapp
 expect metrics-cache-empty 2 "--metrics-cache needs a directory"
+gp run --metrics --metrics-replay=application ./fakeapp
+expect metrics-replay-bad 2 "--metrics-replay must be kernel or launches"
 
 # %q{VAR} values are one path component, as the recorder expands them
 # ('/' becomes '_', "." and ".." become "_"), so a template that starts with

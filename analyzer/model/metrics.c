@@ -219,6 +219,8 @@ static int on_metrics(struct ga_mx *mx, struct ga_model *m, uint32_t proc,
 		k->cached++;
 		mx->cached++;
 	}
+	if (r->flags & GP_METRICS_F_LAUNCHES)
+		mx->spread++;
 	k->time_ns += r->duration;
 	k->cost_ns += r->cost_ns;
 	k->passes = r->passes;

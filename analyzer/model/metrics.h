@@ -71,6 +71,7 @@ struct ga_mx {
 	uint64_t profiled, skipped_capture, skipped_graph, failed, skipped_other, cost_ns;
 	uint64_t records;          /* GP_REC_METRICS seen */
 	uint64_t cached;           /* of them, GP_METRICS_F_CACHED */
+	uint64_t spread;           /* of them, GP_METRICS_F_LAUNCHES */
 	uint64_t bad;              /* malformed ones skipped */
 	int oom;
 };

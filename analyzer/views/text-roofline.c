@@ -54,10 +54,21 @@ void ga_text_metrics_header(const struct ga_mx *mx, struct ga_model *m, FILE *ou
 		ga_fmt_put(out, ga_model_str(m, mx->set));
 		fputs(": ", out);
 	}
-	fprintf(out, "%" PRIu64 " %s profiled by kernel replay", profiled,
-		plural(profiled, "launch", "launches"));
-	if (mx->passes)
-		fprintf(out, " (%u %s each", mx->passes, plural(mx->passes, "pass", "passes"));
+	if (mx->spread && mx->spread == mx->records) {
+		/* --metrics-replay=launches: a result per kernel, its groups from successive launches. */
+		fprintf(out, "%" PRIu64 " %s measured over successive launches", profiled,
+			plural(profiled, "kernel", "kernels"));
+		if (mx->passes)
+			fprintf(out, " (%u single-pass %s, one launch each", mx->passes,
+				plural(mx->passes, "group", "groups"));
+	} else {
+		fprintf(out, "%" PRIu64 " %s profiled by kernel replay", profiled,
+			plural(profiled, "launch", "launches"));
+		if (mx->spread)
+			fprintf(out, " or over successive launches");
+		if (mx->passes)
+			fprintf(out, " (%u %s each", mx->passes, plural(mx->passes, "pass", "passes"));
+	}
 	if (mx->has_info && mx->cost_ns)
 		fprintf(out, "%s%.1f ms inside the launch calls", mx->passes ? ", " : " (",
 			(double)mx->cost_ns / 1e6);
@@ -68,8 +79,11 @@ void ga_text_metrics_header(const struct ga_mx *mx, struct ga_model *m, FILE *ou
 	if (st)
 		fprintf(out, "; %s", st);
 	fputc('\n', out);
-	if (profiled)
-		fprintf(out, "%-*sprofiled launches: kernel time from gpu__time_duration, start at the launch call\n",
+	if (profiled && mx->spread)
+		fprintf(out, "%-*sprofiled launches: kernel time from gpu__time_duration where the activity record has none\n",
+			lw, "");
+	else if (profiled)
+		fprintf(out, "%-*sprofiled launches: kernel time from gpu__time_duration\n",
 			lw, "");
 	if (mx->skipped_capture || mx->skipped_graph || mx->failed || mx->skipped_other) {
 		const char *sep = "";
@@ -280,7 +294,8 @@ static int print_metrics(const struct ga_mx *mx, struct ga_model *m, size_t top,
 		if (n < mx->nk)
 			fprintf(out, "(%zu more kernels; --top 0 shows all)\n", mx->nk - n);
 		print_peaks(mx, m, out);
-		fputs("Metrics are warm-cache (no flush between replay passes) at the clocks the GPU ran.\n",
+		fputs(mx->spread ? "Metrics are warm-cache (no flush between passes) at the clocks the GPU ran; values measured over successive launches assume those launches did the same work.\n"
+				 : "Metrics are warm-cache (no flush between replay passes) at the clocks the GPU ran.\n",
 		      out);
 		if (mx->cached)
 			fputs("(cached): values from the metrics cache, measured in an earlier run; this run did not replay the kernel.\n",

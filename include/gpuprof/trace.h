@@ -542,6 +542,7 @@ _Static_assert(sizeof(struct gp_rec_metrics) == 80, "metrics size");
  * host time the cache lookup took.
  */
 #define GP_METRICS_F_CACHED 1u
+#define GP_METRICS_F_LAUNCHES 2u  /* values from successive launches (--metrics-replay=launches) */
 
 struct gp_metric_value {
 	uint32_t name;             /* string: metric name as Nsight Compute spells it */

@@ -209,45 +209,51 @@ int main(void)
 	set_sync(mma_in, 0x10, mma_threads * 6 * sizeof(uint32_t)); /* small values in every format */
 	CK(cudaDeviceSynchronize());
 
-	for (int rep = 0; rep < 2; rep++) {
-		fma_f64<<<BLOCKS, THREADS>>>(d64, 1.0000001, 0.5);
-		truth_kernel("fma_f64", 1);
-		fma_f32<<<BLOCKS, THREADS>>>(d32, 0.999f, 0.25f);
-		truth_kernel("fma_f32", 1);
-		fma_f16<<<BLOCKS, THREADS>>>(d16, __floats2half2_rn(0.5f, 0.25f),
-					     __floats2half2_rn(0.125f, 0.5f));
-		truth_kernel("fma_f16", 1);
-		CK(cudaGetLastError());
-	}
-	stream_copy<<<BLOCKS * 4, THREADS>>>(dst, src, (size_t)COPY_N);
-	truth_kernel("stream_copy", 1);
-	CK(cudaGetLastError());
-	CK(cudaDeviceSynchronize());
+	/* METRICS_TRUTH_REPS=R: every kernel but the graph's launched R times as often. */
+	const char *reps_env = getenv("METRICS_TRUTH_REPS");
+	const int reps = reps_env && atoi(reps_env) > 0 ? atoi(reps_env) : 1;
 
-	/* Tensor cores through mma.sync; each output compared after the next launch. */
-	{
-		static const struct {
-			const char *name;
-			void (*fn)(float *, const uint32_t *);
-		} mma[] = {
-			{ "mma_f16f32", mma_f16f32 },
-			{ "mma_bf16f32", mma_bf16f32 },
-			{ "mma_tf32", mma_tf32 },
-		};
-		const size_t out_bytes = mma_threads * MMA_CHAINS * 4 * sizeof(float);
-
-		for (size_t i = 0; i < sizeof(mma) / sizeof(mma[0]); i++) {
-			mma[i].fn<<<BLOCKS, MMA_THREADS>>>(mma_out, mma_in);
-			truth_kernel(mma[i].name, 1);
+	for (int r = 0; r < reps; r++) {
+		for (int rep = 0; rep < 2; rep++) {
+			fma_f64<<<BLOCKS, THREADS>>>(d64, 1.0000001, 0.5);
+			truth_kernel("fma_f64", 1);
+			fma_f32<<<BLOCKS, THREADS>>>(d32, 0.999f, 0.25f);
+			truth_kernel("fma_f32", 1);
+			fma_f16<<<BLOCKS, THREADS>>>(d16, __floats2half2_rn(0.5f, 0.25f),
+						     __floats2half2_rn(0.125f, 0.5f));
+			truth_kernel("fma_f16", 1);
 			CK(cudaGetLastError());
-			printf("RESULT %s %016llx\n", mma[i].name,
-			       (unsigned long long)digest(mma_out, out_bytes));
 		}
-		mma_f16f16<<<BLOCKS, MMA_THREADS>>>((uint32_t *)mma_out, mma_in);
-		truth_kernel("mma_f16f16", 1);
+		stream_copy<<<BLOCKS * 4, THREADS>>>(dst, src, (size_t)COPY_N);
+		truth_kernel("stream_copy", 1);
 		CK(cudaGetLastError());
-		printf("RESULT mma_f16f16 %016llx\n",
-		       (unsigned long long)digest(mma_out, mma_threads * MMA_CHAINS * 2 * sizeof(uint32_t)));
+		CK(cudaDeviceSynchronize());
+
+		/* Tensor cores through mma.sync; each output compared after the next launch. */
+		{
+			static const struct {
+				const char *name;
+				void (*fn)(float *, const uint32_t *);
+			} mma[] = {
+				{ "mma_f16f32", mma_f16f32 },
+				{ "mma_bf16f32", mma_bf16f32 },
+				{ "mma_tf32", mma_tf32 },
+			};
+			const size_t out_bytes = mma_threads * MMA_CHAINS * 4 * sizeof(float);
+
+			for (size_t i = 0; i < sizeof(mma) / sizeof(mma[0]); i++) {
+				mma[i].fn<<<BLOCKS, MMA_THREADS>>>(mma_out, mma_in);
+				truth_kernel(mma[i].name, 1);
+				CK(cudaGetLastError());
+				printf("RESULT %s %016llx\n", mma[i].name,
+				       (unsigned long long)digest(mma_out, out_bytes));
+			}
+			mma_f16f16<<<BLOCKS, MMA_THREADS>>>((uint32_t *)mma_out, mma_in);
+			truth_kernel("mma_f16f16", 1);
+			CK(cudaGetLastError());
+			printf("RESULT mma_f16f16 %016llx\n",
+			       (unsigned long long)digest(mma_out, mma_threads * MMA_CHAINS * 2 * sizeof(uint32_t)));
+		}
 	}
 
 	/* A captured launch and graph launches: never profiled. */

@@ -224,6 +224,51 @@ def tests(h):
         if errs:
             raise Fail("; ".join(errs))
 
+    def t_launches(tools):
+        """--metrics-replay=launches: each kernel's single-pass groups from
+        successive launches, many launches per counter setup; the same
+        truth as kernel replay, one merged result per kernel."""
+        reps = 8  # enough launches for every group, sessions closing after idle launches
+        app = tools.app("metrics_truth")
+        env = {"METRICS_TRUTH_REPS": str(reps)}
+        e = h["clean_env"]()
+        e.update(env)
+        rc, ref, err = h["run_cmd"]([app], e, h["TORCH_TIMEOUT"])
+        if rc != 0:
+            raise Fail("metrics_truth without gpuprof exited %d: %s" % (rc, h["tail"](err)))
+        run = h["traced"](tools, [app], opts=["--metrics", "--metrics-replay=launches"], env=env)
+        js = h["check_run"](tools, run, "metrics_truth", truth=standard(run.truth))
+        errs = []
+        same_output(run, ref, errs)
+        mx, ks = truth_checks(run, js, errs, 1)
+        if mx.get("replay") != "launches":
+            errs.append("metrics replay %r, expected launches" % mx.get("replay"))
+        if not 2 <= mx.get("passes", 0) <= 4:
+            errs.append("%s single-pass groups; expected 2 to 4" % mx.get("passes"))
+        for name in TRUTH_KERNELS:
+            k = ks.get(name)
+            if k and k["passes"] != mx.get("passes"):
+                errs.append("%s measured in %s groups of %s" % (name, k["passes"], mx.get("passes")))
+        # Every launch keeps a time: from its activity record or the profiler's duration.
+        kern = h["kernels_by_base"](js)
+        for name in PREC:
+            k = kern.get(name)
+            if not k or k["count"] != 2 * reps:
+                errs.append("kernel table: %s count %s, expected %d" % (name, k and k["count"], 2 * reps))
+            elif not (k["min_ns"] > 0 and k["max_ns"] <= 1.25 * k["min_ns"]):
+                errs.append("kernel table: %s durations %d..%d ns differ by more than 25%%"
+                            % (name, k["min_ns"], k["max_ns"]))
+        if "WaitNs" in kern:
+            errs.append("CUPTI's wait kernels (%d) are in the kernel table" % kern["WaitNs"]["count"])
+        rep = show(tools, run.files)
+        if "measured over successive launches" not in rep:
+            errs.append("the report's Metrics line does not say how the values were taken")
+        cost = mx.get("cost_ns", 0) / 1e6
+        print("# launches mode: %d kernels, %.1f ms of counter sessions in all, %.1f ms per kernel"
+              % (len(ks), cost, cost / max(1, len(ks))))
+        if errs:
+            raise Fail("; ".join(errs))
+
     def t_filter_inject(tools):
         app = tools.app("metrics_truth")
         run = h["traced"](tools, [app], how="inject",
@@ -581,6 +626,7 @@ def tests(h):
     return [
         ("metrics-roofline", t_roofline),
         ("metrics-all-launches", t_all),
+        ("metrics-launches-mode", t_launches),
         ("metrics-filter-inject", t_filter_inject),
         ("metrics-unknown-name", t_unknown),
         ("metrics-torch", t_torch),
