@@ -268,6 +268,7 @@ struct slot {
 	int range;                 /* launches mode: a launch of a session, time only */
 	struct key *lkey;          /* launches mode: the launch's key, wanted or not */
 	int merged;                /* launches mode: a kernel's values, no launch of its own */
+	int timed;                 /* merged: start and duration are its kernel record's */
 	uint64_t t_exit;           /* launches mode: trace clock when the launch call returned */
 	char name[SLOT_NAME];
 	/* Producer lock: */
@@ -2348,6 +2349,17 @@ static void emit_replayed(const struct gp_rec_kernel *src, uint64_t start, uint6
 		k->flags |= GP_ACT_REPLAYED;
 	}
 	gp_ring_note_time(&gp_rec.ring, k->start, k->end);
+	/* A kernel's merged values take the times of the launch they are tied to. */
+	for (int i = 0; spread && i < NSLOTS; i++) {
+		struct slot *s = &slots[i];
+
+		if (s->merged && !s->timed && s->correlation == k->correlation &&
+		    atomic_load_explicit(&s->state, memory_order_acquire) == S_RESULT) {
+			s->start = k->start;
+			s->duration = k->end - k->start;
+			s->timed = 1;
+		}
+	}
 }
 
 /* Lock held: the kernel record (when seen) and the metrics record of a result. */
@@ -2515,6 +2527,9 @@ void gp_metrics_drain(int final)
 				continue;
 			}
 		}
+		/* Merged values wait for the kernel record of their launch. */
+		if (st == S_RESULT && s->merged && !s->timed && !final)
+			continue;
 		/* A kernel record still to come finds its time in the table. */
 		if (st == S_RESULT)
 			emit_result(s);
