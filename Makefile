@@ -160,7 +160,7 @@ $(BUILD)/test/apps/%: test/apps/%.cu test/apps/common.h
 
 # A stand-in libcupti for test_guest (test/shims/fakecupti.c).
 FAKECUPTI := $(BUILD)/test/shims/libfakecupti.so
-$(FAKECUPTI): test/shims/fakecupti.c
+$(FAKECUPTI): test/shims/fakecupti.c test/shims/fakecupti.h
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) -I$(CUDA_HOME)/include -fPIC -shared -fvisibility=hidden $(CFLAGS) -o $@ $<

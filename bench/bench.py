@@ -832,22 +832,20 @@ class Bench:
                            "ms/step after", "kernels profiled", "inside launch calls (s)"], rows))
         n = self.mx_numbers()
         L.append("")
-        if n.get("profiled") is not None:
-            L.append("- gpuprof --metrics: %d kernel launches profiled (one per kernel and launch "
-                     "configuration); one-time cost in the warm-up steps %s s; added per step "
-                     "once all are profiled %s ms; process wall added %s s, i.e. %s s per "
-                     "profiled kernel (%s s of it inside the launch calls)" % (
-                         n["profiled"], fmt(n.get("once_s")), fmt(n.get("per_step_ms")),
-                         fmt(n.get("wall_added_s")), fmt(n.get("gp_per_kernel_s")),
-                         fmt(n.get("gp_inside_per_kernel_s"))))
-        if n.get("l_profiled") is not None:
-            L.append("- gpuprof --metrics --metrics-replay=launches: %d kernels measured (each "
-                     "group of counters on one launch, no replay); one-time cost in the warm-up "
-                     "steps %s s; added per step once all are measured %s ms; process wall added "
-                     "%s s, i.e. %s s per kernel (%s s of it in counter sessions)" % (
-                         n["l_profiled"], fmt(n.get("l_once_s")), fmt(n.get("l_per_step_ms")),
-                         fmt(n.get("l_wall_added_s")), fmt(n.get("l_gp_per_kernel_s")),
-                         fmt(n.get("l_gp_inside_per_kernel_s"))))
+        for pre, what, unit, inside in (
+                ("", "--metrics", "kernel launches profiled (one per kernel and launch "
+                 "configuration)", "inside the launch calls"),
+                ("l_", "--metrics --metrics-replay=launches", "kernels measured (each group "
+                 "of counters on one launch, no replay)", "in counter sessions")):
+            if n.get(pre + "profiled") is None:
+                continue
+            L.append("- gpuprof %s: %d %s; one-time cost in the warm-up steps %s s; added per "
+                     "step once all are profiled %s ms; process wall added %s s, i.e. %s s per "
+                     "profiled kernel (%s s of it %s)" % (
+                         what, n[pre + "profiled"], unit, fmt(n.get(pre + "once_s")),
+                         fmt(n.get(pre + "per_step_ms")), fmt(n.get(pre + "wall_added_s")),
+                         fmt(n.get(pre + "gp_per_kernel_s")),
+                         fmt(n.get(pre + "gp_inside_per_kernel_s")), inside))
         if n.get("ncu_profiled") is not None:
             L.append("- ncu: %d kernels profiled, process wall added %s s against no tool, i.e. "
                      "%s s per profiled kernel" % (n["ncu_profiled"], fmt(n.get("ncu_added_s")),
@@ -856,12 +854,10 @@ class Bench:
             L.append("- with the cache filled by an earlier run: %s launches from the cache, "
                      "warm-up steps %s s slower than tracing only" % (
                          n.get("cached_n"), fmt(n["cached_once_s"])))
-        if n.get("ratio") is not None:
-            L.append("- gpuprof ÷ ncu per profiled kernel, kernel replay: %.3f (target ≤ %.1f)"
-                     % (n["ratio"], MX_TARGET_RATIO))
-        if n.get("l_ratio") is not None:
-            L.append("- gpuprof ÷ ncu per profiled kernel, --metrics-replay=launches: %.3f "
-                     "(target ≤ %.1f)" % (n["l_ratio"], MX_TARGET_RATIO))
+        for pre, what in (("", "kernel replay"), ("l_", "--metrics-replay=launches")):
+            if n.get(pre + "ratio") is not None:
+                L.append("- gpuprof ÷ ncu per profiled kernel, %s: %.3f (target ≤ %.1f)"
+                         % (what, n[pre + "ratio"], MX_TARGET_RATIO))
         L.append("")
         return L
 

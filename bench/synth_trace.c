@@ -98,24 +98,6 @@ static void put_metrics(struct synth *s, uint32_t corr, uint32_t kernel, uint64_
 	synth_rec(s, buf, sizeof(buf));
 }
 
-static void put_memset(struct synth *s, uint64_t bytes, uint64_t start, uint64_t end,
-		       uint32_t stream, uint32_t corr)
-{
-	struct gp_rec_memset r;
-
-	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_MEMSET;
-	r.h.size = sizeof(r);
-	r.start = start;
-	r.end = end;
-	r.bytes = bytes;
-	r.correlation = corr;
-	r.context = 1;
-	r.stream = stream;
-	r.mem_kind = 3;            /* device */
-	synth_rec(s, &r, sizeof(r));
-}
-
 #define NLIVE 8
 
 /*
@@ -223,7 +205,7 @@ static void mixed(struct synth *s, unsigned long long n, uint64_t t, const uint3
 
 			synth_api_at_corr(s, set, t, t + 2000, 100, corr);
 			start = t + 3000 > stream_end[st] ? t + 3000 : stream_end[st];
-			put_memset(s, b, start, start + 900 + b / 200, 7 + st, corr);
+			synth_memset_at_corr(s, b, start, start + 900 + b / 200, 0, 7 + st, corr, 3 /* device */);
 			stream_end[st] = start + 1000 + b / 200;
 			corr++;
 			t += 2500;

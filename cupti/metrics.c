@@ -264,10 +264,10 @@ struct slot {
 	struct key *key;
 	size_t nvalues;
 	double values[MAX_METRICS];
-	const char *vname[MAX_METRICS]; /* the values' names */
 	int range;                 /* launches mode: a launch of a session, time only */
-	struct key *lkey;          /* launches mode: the launch's key, wanted or not */
+	int wanted;                /* range: its group goes to the key's values */
 	int merged;                /* launches mode: a kernel's values, no launch of its own */
+	const char *vname[MAX_METRICS]; /* merged: the values' names (else the chip's) */
 	int timed;                 /* merged: start and duration are its kernel record's */
 	uint64_t t_exit;           /* launches mode: trace clock when the launch call returned */
 	char name[SLOT_NAME];
@@ -317,6 +317,7 @@ static _Atomic int captures;               /* stream captures under way */
 /* Counts for GP_REC_METRICS_INFO. */
 static _Atomic uint64_t n_profiled, n_capture, n_graph, n_failed, n_other, n_cost, n_cached;
 static _Atomic uint64_t n_sessions, n_own;  /* launches mode: sessions, CUPTI's kernels left out */
+static _Atomic int n_untimed;               /* merged results waiting for their kernel's times */
 static _Atomic uint32_t mstatus, first_passes;
 static int replay_logs;
 
@@ -854,17 +855,8 @@ static int chip_build(struct chip *c)
 		.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER,
 		.pChipName = c->name,
 	};
-	CUpti_Profiler_Host_ConfigAddMetrics_Params am = {
-		.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE,
-	};
-	CUpti_Profiler_Host_GetConfigImageSize_Params cs = {
-		.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE,
-	};
-	CUpti_Profiler_Host_GetConfigImage_Params ci = {
-		.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE,
-	};
-	CUpti_Profiler_Host_GetNumOfPasses_Params np = {
-		.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE,
+	CUpti_Profiler_Host_Deinitialize_Params di = {
+		.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE,
 	};
 	struct base_list l[3];
 	CUptiResult r;
@@ -877,7 +869,8 @@ static int chip_build(struct chip *c)
 		go_off(GP_METRICS_UNSUPPORTED);
 		return -1;
 	}
-	c->host = hi.pHostObject;
+	/* This host object checks the names; the configuration gets one of its own. */
+	c->host = di.pHostObject = hi.pHostObject;
 	if (base_lists(c, l) < 0) {
 		gp_log("metrics are off: cannot list the metrics of %s", c->name);
 		go_off(GP_METRICS_ERROR);
@@ -905,34 +898,15 @@ static int chip_build(struct chip *c)
 			return -1;
 		}
 	}
-	am.pHostObject = c->host;
-	am.ppMetricNames = c->names;
-	am.numMetrics = c->nnames;
-	r = pf.cuptiProfilerHostConfigAddMetrics(&am);
-	if (r == CUPTI_SUCCESS) {
-		cs.pHostObject = c->host;
-		r = pf.cuptiProfilerHostGetConfigImageSize(&cs);
-	}
-	if (r == CUPTI_SUCCESS && !(c->config = malloc(cs.configImageSize)))
-		r = CUPTI_ERROR_OUT_OF_MEMORY;
-	if (r == CUPTI_SUCCESS) {
-		ci.pHostObject = c->host;
-		ci.configImageSize = cs.configImageSize;
-		ci.pConfigImage = c->config;
-		r = pf.cuptiProfilerHostGetConfigImage(&ci);
-	}
-	if (r == CUPTI_SUCCESS) {
-		c->config_size = cs.configImageSize;
-		np.configImageSize = c->config_size;
-		np.pConfigImage = c->config;
-		r = pf.cuptiProfilerHostGetNumOfPasses(&np);
-	}
+	c->host = NULL;
+	r = config_make(c->name, c->names, c->nnames, &c->host, &c->config, &c->config_size,
+			&c->passes);
+	pf.cuptiProfilerHostDeinitialize(&di);
 	if (r != CUPTI_SUCCESS) {
 		gp_log("metrics are off: cannot configure the metrics on %s (%s)", c->name, err(r));
 		go_off(GP_METRICS_ERROR);
 		return -1;
 	}
-	c->passes = np.numOfPasses;
 	c->set_hash = 0;
 	for (size_t i = 0; i < c->nnames; i++)
 		c->set_hash = gp_mcache_hash(c->set_hash, c->names[i], strlen(c->names[i]) + 1);
@@ -1378,6 +1352,78 @@ static void pending_add(const struct slot *s)
 	gp_debug("metrics cache: too many values waiting for their module; %.60s not cached", s->name);
 }
 
+/*
+ * Start; another process profiling this GPU holds the counters while it
+ * replays one launch (tens of ms): wait for it, up to BUSY_WAIT_MS.
+ */
+static CUptiResult range_start(CUpti_RangeProfiler_Object *obj)
+{
+	CUpti_RangeProfiler_Start_Params st = {
+		.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE,
+		.pRangeProfilerObject = obj,
+	};
+	CUptiResult r = pf.cuptiRangeProfilerStart(&st);
+
+	for (uint64_t waited = 0, d = 1; r == CUPTI_ERROR_HARDWARE_BUSY && waited < BUSY_WAIT_MS;
+	     waited += d, d = d < 32 ? d * 2 : d) {
+		struct timespec ts = { 0, (long)d * 1000000 };
+
+		nanosleep(&ts, NULL);
+		r = pf.cuptiRangeProfilerStart(&st);
+	}
+	return r;
+}
+
+#define BUSY_STEP "range profiler Start (counters busy: another process profiling this GPU)"
+
+/*
+ * Stop, DecodeData and the range count, which must be nranges: CUPTI_SUCCESS,
+ * or an error with *step naming what failed.
+ */
+static CUptiResult range_collect(CUpti_RangeProfiler_Object *obj, const uint8_t *image,
+				 size_t size, size_t nranges, const char **step)
+{
+	CUpti_RangeProfiler_Stop_Params sp = {
+		.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE,
+		.pRangeProfilerObject = obj,
+	};
+	CUpti_RangeProfiler_DecodeData_Params dd = {
+		.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE,
+		.pRangeProfilerObject = obj,
+	};
+	CUpti_RangeProfiler_GetCounterDataInfo_Params gi = {
+		.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE,
+		.pCounterDataImage = image,
+		.counterDataImageSize = size,
+	};
+	CUptiResult r;
+
+	*step = "Stop";
+	r = pf.cuptiRangeProfilerStop(&sp);
+	if (r == CUPTI_SUCCESS && !sp.isAllPassSubmitted) {
+		*step = "Stop (passes left over)";
+		return CUPTI_ERROR_UNKNOWN;
+	}
+	if (r != CUPTI_SUCCESS)
+		return r;
+	*step = "DecodeData";
+	r = pf.cuptiRangeProfilerDecodeData(&dd);
+	if (r == CUPTI_SUCCESS && dd.numOfRangeDropped) {
+		*step = "DecodeData (ranges dropped)";
+		return CUPTI_ERROR_UNKNOWN;
+	}
+	if (r != CUPTI_SUCCESS)
+		return r;
+	*step = "GetCounterDataInfo";
+	r = pf.cuptiRangeProfilerGetCounterDataInfo(&gi);
+	if (r == CUPTI_SUCCESS && gi.numTotalRanges != nranges) {
+		*step = gi.numTotalRanges ? "GetCounterDataInfo (range count differs from the launches seen)"
+					  : "GetCounterDataInfo (no range: the launch failed?)";
+		return CUPTI_ERROR_UNKNOWN;
+	}
+	return r;
+}
+
 /* prof_lock held: a slot for a launch, taken. */
 static void slot_fill(struct slot *s, const CUpti_CallbackData *cd, const struct ctxprof *cp,
 		      const struct launch *l, struct key *k)
@@ -1396,8 +1442,6 @@ static void slot_fill(struct slot *s, const CUpti_CallbackData *cd, const struct
 	s->nvalues = 0;
 	s->duration = 0;
 	s->t_exit = 0;
-	for (size_t i = 0; i < cp->chip->nnames; i++)
-		s->vname[i] = cp->chip->names[i];
 	snprintf(s->name, sizeof(s->name), "%s", cd->symbolName ? cd->symbolName : "<unknown>");
 	s->kernel_seen = 0;
 	if (gp_cu.cuptiGetTimestamp(&s->start) != CUPTI_SUCCESS)
@@ -1554,6 +1598,7 @@ static void acc_finish(struct key *k)
 	}
 	atomic_fetch_add(&n_profiled, 1);
 	atomic_fetch_add(&slots_used, 1);
+	atomic_fetch_add(&n_untimed, 1);
 	atomic_store_explicit(&s->state, S_RESULT, memory_order_release);
 }
 
@@ -1561,10 +1606,6 @@ static void acc_finish(struct key *k)
 static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 {
 	struct group *gr = &cp->chip->groups[g];
-	CUpti_RangeProfiler_Start_Params st = {
-		.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE,
-		.pRangeProfilerObject = cp->obj,
-	};
 	const char *step = "GetCounterDataSize";
 	CUptiResult r = CUPTI_SUCCESS;
 	uint64_t t0 = mono_ns();
@@ -1596,7 +1637,6 @@ static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 			return -1;
 		}
 		cp->obj = en.pRangeProfilerObject;
-		st.pRangeProfilerObject = cp->obj;
 	}
 	if (cp->cfg_group != g) {
 		/* A new object knows the group's names only from this call. */
@@ -1653,17 +1693,10 @@ static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 			cp->cfg_group = g;
 	}
 	if (r == CUPTI_SUCCESS) {
-		step = "Start";
-		r = pf.cuptiRangeProfilerStart(&st);
-		for (uint64_t waited = 0, d = 1; r == CUPTI_ERROR_HARDWARE_BUSY && waited < BUSY_WAIT_MS;
-		     waited += d, d = d < 32 ? d * 2 : d) {
-			struct timespec ts = { 0, (long)d * 1000000 };
-
-			nanosleep(&ts, NULL);
-			r = pf.cuptiRangeProfilerStart(&st);
-		}
+		step = "range profiler Start";
+		r = range_start(cp->obj);
 		if (r == CUPTI_ERROR_HARDWARE_BUSY)
-			step = "range profiler Start (counters busy: another process profiling this GPU)";
+			step = BUSY_STEP;
 	}
 	if (r != CUPTI_SUCCESS) {
 		replay_failed(kernel, step, r);
@@ -1687,46 +1720,13 @@ static void sess_close(struct ctxprof *cp)
 {
 	int g = cp->sess;
 	struct group *gr = &cp->chip->groups[g];
-	CUpti_RangeProfiler_Stop_Params sp = {
-		.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE,
-		.pRangeProfilerObject = cp->obj,
-	};
-	CUpti_RangeProfiler_DecodeData_Params dd = {
-		.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE,
-		.pRangeProfilerObject = cp->obj,
-	};
-	CUpti_RangeProfiler_GetCounterDataInfo_Params gi = {
-		.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE,
-		.pCounterDataImage = cp->gimage[g],
-		.counterDataImageSize = cp->gimage_size[g],
-	};
-	const char *step = "Stop";
+	const char *step;
 	CUptiResult r;
 	uint64_t wall, share;
 	int n = cp->sess_n, ok;
 
 	cp->sess = -1;
-	r = pf.cuptiRangeProfilerStop(&sp);
-	if (r == CUPTI_SUCCESS && !sp.isAllPassSubmitted) {
-		step = "Stop (passes left over)";
-		r = CUPTI_ERROR_UNKNOWN;
-	}
-	if (r == CUPTI_SUCCESS) {
-		step = "DecodeData";
-		r = pf.cuptiRangeProfilerDecodeData(&dd);
-	}
-	if (r == CUPTI_SUCCESS && dd.numOfRangeDropped) {
-		step = "DecodeData (ranges dropped)";
-		r = CUPTI_ERROR_UNKNOWN;
-	}
-	if (r == CUPTI_SUCCESS) {
-		step = "GetCounterDataInfo";
-		r = pf.cuptiRangeProfilerGetCounterDataInfo(&gi);
-	}
-	if (r == CUPTI_SUCCESS && gi.numTotalRanges != (size_t)n) {
-		step = "GetCounterDataInfo (range count differs from the launches seen)";
-		r = CUPTI_ERROR_UNKNOWN;
-	}
+	r = range_collect(cp->obj, cp->gimage[g], cp->gimage_size[g], (size_t)n, &step);
 	ok = r == CUPTI_SUCCESS;
 	if (!ok && n)
 		replay_failed(cp->sess_slot[0]->name, step, r);
@@ -1735,7 +1735,7 @@ static void sess_close(struct ctxprof *cp)
 	atomic_fetch_add(&n_cost, wall);
 	for (int i = 0; i < n; i++) {
 		struct slot *s = cp->sess_slot[i];
-		struct key *k = s->key;
+		struct key *k = s->wanted ? s->key : NULL;
 		double v[MAX_METRICS];
 		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
 			.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE,
@@ -1767,10 +1767,10 @@ static void sess_close(struct ctxprof *cp)
 		if (gr->time_at >= 0 && isfinite(v[gr->time_at]) && v[gr->time_at] > 0)
 			dur = (uint64_t)(v[gr->time_at] + 0.5);
 		/* A group without the duration: the one measured last for the same kernel. */
-		if (dur && s->lkey)
-			s->lkey->last_ns = dur;
-		else if (!dur && s->lkey)
-			dur = s->lkey->last_ns;
+		if (dur && s->key)
+			s->key->last_ns = dur;
+		else if (!dur && s->key)
+			dur = s->key->last_ns;
 		/* The launch call returns when the kernel has run: it ended by then. */
 		if (dur && s->t_exit > s->start + dur)
 			s->start = s->t_exit - dur;
@@ -1805,14 +1805,14 @@ static void sess_close(struct ctxprof *cp)
 
 /* prof_lock held: the context's session takes the launch as its next range; the lock stays held until EXIT. */
 static void sess_add(struct ctxprof *cp, struct slot *s, const CUpti_CallbackData *cd,
-		     const struct launch *l, struct key *k, struct key *lk)
+		     const struct launch *l, struct key *k, int wanted)
 {
 	slot_fill(s, cd, cp, l, k);
-	s->lkey = lk;
 	s->range = 1;
+	s->wanted = wanted;
 	s->passes = 1;
 	cp->sess_slot[cp->sess_n++] = s;
-	if (k) {
+	if (wanted) {
 		k->gpend |= (uint8_t)(1u << cp->sess);
 		cp->sess_idle = 0;
 	} else {
@@ -1877,7 +1877,7 @@ static void on_enter_spread(const CUpti_CallbackData *cd, const struct launch *l
 
 		if (!capturing && cp->sess_n < SESSION_RANGES && (wants || cp->sess_idle < idle_max) &&
 		    (s = slot_free_one())) {
-			sess_add(cp, s, cd, l, wants ? k : NULL, k);
+			sess_add(cp, s, cd, l, k, wants);
 			return; /* prof_lock stays held until EXIT */
 		}
 		sess_close(cp);
@@ -1919,7 +1919,7 @@ static void on_enter_spread(const CUpti_CallbackData *cd, const struct launch *l
 	}
 	if (sess_open(cp, g, cd->symbolName ? cd->symbolName : "<unknown>") < 0)
 		goto unlock;
-	sess_add(cp, s, cd, l, k, k);
+	sess_add(cp, s, cd, l, k, 1);
 	return;
 unlock:
 	pthread_mutex_unlock(&prof_lock);
@@ -1989,37 +1989,18 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 	slot_fill(s, cd, cp, &l, k);
 	if (cache_serve(cp, k, cd, &l, s))
 		goto unlock;
-	{
-		CUpti_RangeProfiler_Start_Params st = {
-			.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE,
-			.pRangeProfilerObject = cp->obj,
-		};
-
-		r = pf.cuptiRangeProfilerStart(&st);
-		/*
-		 * Another process profiling this GPU holds the counters while it
-		 * replays one launch (tens of ms): wait for it, up to BUSY_WAIT_MS.
-		 */
-		for (uint64_t waited = 0, d = 1; r == CUPTI_ERROR_HARDWARE_BUSY && waited < BUSY_WAIT_MS;
-		     waited += d, d = d < 32 ? d * 2 : d) {
-			struct timespec ts = { 0, (long)d * 1000000 };
-
-			nanosleep(&ts, NULL);
-			r = pf.cuptiRangeProfilerStart(&st);
-		}
-		if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_HARDWARE_BUSY) {
-			/* The image may need its configuration again: once more. */
-			if (image_init(cp) == CUPTI_SUCCESS && set_config(cp) == CUPTI_SUCCESS)
-				r = pf.cuptiRangeProfilerStart(&st);
-			if (r == CUPTI_SUCCESS)
-				gp_debug("metrics: Start needed SetConfig again");
-		}
-		if (r != CUPTI_SUCCESS) {
-			replay_failed(s->name, r == CUPTI_ERROR_HARDWARE_BUSY
-						       ? "range profiler Start (counters busy: another process profiling this GPU)"
-						       : "range profiler Start", r);
-			goto unlock;
-		}
+	r = range_start(cp->obj);
+	if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_HARDWARE_BUSY) {
+		/* The image may need its configuration again: once more. */
+		if (image_init(cp) == CUPTI_SUCCESS && set_config(cp) == CUPTI_SUCCESS)
+			r = range_start(cp->obj);
+		if (r == CUPTI_SUCCESS)
+			gp_debug("metrics: Start needed SetConfig again");
+	}
+	if (r != CUPTI_SUCCESS) {
+		replay_failed(s->name, r == CUPTI_ERROR_HARDWARE_BUSY ? BUSY_STEP : "range profiler Start",
+			      r);
+		goto unlock;
 	}
 	s->t_started = mono_ns();
 	k->profiled++;
@@ -2038,19 +2019,6 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 {
 	struct slot *s = tl.slot;
 	struct ctxprof *cp = tl.cp;
-	CUpti_RangeProfiler_Stop_Params sp = {
-		.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE,
-		.pRangeProfilerObject = cp->obj,
-	};
-	CUpti_RangeProfiler_DecodeData_Params dd = {
-		.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE,
-		.pRangeProfilerObject = cp->obj,
-	};
-	CUpti_RangeProfiler_GetCounterDataInfo_Params gi = {
-		.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE,
-		.pCounterDataImage = cp->image,
-		.counterDataImageSize = cp->image_size,
-	};
 	CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
 		.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE,
 		.pHostObject = s->chip->host,
@@ -2061,41 +2029,18 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 		.numMetrics = s->chip->nnames,
 		.pMetricValues = s->values,
 	};
-	const char *step = "Stop";
+	const char *step;
 	CUptiResult r;
 	int state = S_FAILED;
 
 	(void)cd;
 	tl.active = 0;
-	uint64_t t_exit = mono_ns(), t_stop = 0, t_decode = 0, t_eval = 0, t_ret = 0;
+	uint64_t t_exit = mono_ns(), t_decode = 0, t_eval = 0, t_ret = 0;
 
 	if (gp_cu.cuptiGetTimestamp(&t_ret) != CUPTI_SUCCESS)
 		t_ret = 0;
-
-	r = pf.cuptiRangeProfilerStop(&sp);
-	t_stop = mono_ns();
-	if (r == CUPTI_SUCCESS && !sp.isAllPassSubmitted) {
-		step = "Stop (passes left over)";
-		r = CUPTI_ERROR_UNKNOWN;
-	}
-	if (r == CUPTI_SUCCESS) {
-		step = "DecodeData";
-		r = pf.cuptiRangeProfilerDecodeData(&dd);
-		t_decode = mono_ns();
-	}
-	if (r == CUPTI_SUCCESS && dd.numOfRangeDropped) {
-		step = "DecodeData (range dropped)";
-		r = CUPTI_ERROR_UNKNOWN;
-	}
-	if (r == CUPTI_SUCCESS) {
-		step = "GetCounterDataInfo";
-		r = pf.cuptiRangeProfilerGetCounterDataInfo(&gi);
-	}
-	if (r == CUPTI_SUCCESS && gi.numTotalRanges != 1) {
-		step = gi.numTotalRanges ? "GetCounterDataInfo (more than one range)"
-					 : "GetCounterDataInfo (no range: the launch failed?)";
-		r = CUPTI_ERROR_UNKNOWN;
-	}
+	r = range_collect(cp->obj, cp->image, cp->image_size, 1, &step);
+	t_decode = mono_ns();
 	if (r == CUPTI_SUCCESS) {
 		step = "EvaluateToGpuValues";
 		r = pf.cuptiProfilerHostEvaluateToGpuValues(&ev);
@@ -2120,12 +2065,11 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 	/* Ready for the next launch whatever happened. */
 	r = image_init(cp);
 	if (t_eval)
-		gp_debug("metrics: %.60s: Start %.2f ms, launch with %u passes %.2f ms, Stop %.2f ms, "
+		gp_debug("metrics: %.60s: Start %.2f ms, launch with %u passes %.2f ms, Stop and "
 			 "DecodeData %.2f ms, Evaluate %.2f ms, image reset %.2f ms", s->name,
 			 (double)(s->t_started - s->t0_mono) / 1e6, s->passes,
-			 (double)(t_exit - s->t_started) / 1e6, (double)(t_stop - t_exit) / 1e6,
-			 (double)(t_decode - t_stop) / 1e6, (double)(t_eval - t_decode) / 1e6,
-			 (double)(mono_ns() - t_eval) / 1e6);
+			 (double)(t_exit - s->t_started) / 1e6, (double)(t_decode - t_exit) / 1e6,
+			 (double)(t_eval - t_decode) / 1e6, (double)(mono_ns() - t_eval) / 1e6);
 	if (r != CUPTI_SUCCESS) {
 		gp_log("metrics are off: range profiler CounterDataImageInitialize failed (%s)", err(r));
 		go_off(GP_METRICS_ERROR);
@@ -2350,7 +2294,7 @@ static void emit_replayed(const struct gp_rec_kernel *src, uint64_t start, uint6
 	}
 	gp_ring_note_time(&gp_rec.ring, k->start, k->end);
 	/* A kernel's merged values take the times of the launch they are tied to. */
-	for (int i = 0; spread && i < NSLOTS; i++) {
+	for (int i = 0; atomic_load_explicit(&n_untimed, memory_order_acquire) && i < NSLOTS; i++) {
 		struct slot *s = &slots[i];
 
 		if (s->merged && !s->timed && s->correlation == k->correlation &&
@@ -2358,6 +2302,7 @@ static void emit_replayed(const struct gp_rec_kernel *src, uint64_t start, uint6
 			s->start = k->start;
 			s->duration = k->end - k->start;
 			s->timed = 1;
+			atomic_fetch_sub(&n_untimed, 1);
 		}
 	}
 }
@@ -2384,7 +2329,7 @@ static void emit_result(struct slot *s)
 	}
 	name = gp_emit_string(s->name);
 	for (size_t i = 0; i < s->nvalues; i++)
-		ids[i] = gp_emit_string(s->vname[i]);
+		ids[i] = gp_emit_string(s->merged ? s->vname[i] : s->chip->names[i]);
 	m = gp_emit(GP_REC_METRICS, (uint32_t)(sizeof(*m) + s->nvalues * sizeof(*v)));
 	if (m) {
 		m->h.aux = (uint32_t)s->nvalues;
@@ -2528,8 +2473,12 @@ void gp_metrics_drain(int final)
 			}
 		}
 		/* Merged values wait for the kernel record of their launch. */
-		if (st == S_RESULT && s->merged && !s->timed && !final)
-			continue;
+		if (st == S_RESULT && s->merged && !s->timed) {
+			if (!final)
+				continue;
+			s->timed = 1; /* its kernel record never came: the profiler's times */
+			atomic_fetch_sub(&n_untimed, 1);
+		}
 		/* A kernel record still to come finds its time in the table. */
 		if (st == S_RESULT)
 			emit_result(s);

@@ -14,37 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAKE_SUBS 4
-#define FAKE_KINDS 64
+#include "fakecupti.h"
+
 #define REC 16
-
-typedef void (*v2_req_fn)(uint8_t **, size_t *, size_t *, void *);
-typedef void (*v2_done_fn)(uint8_t *, size_t, size_t, void *);
-
-struct fake_sub {
-	int used;
-	CUpti_CallbackFunc cb;
-	void *ud;
-	int allow_multiple;
-	char name[32];
-	v2_req_fn req;
-	v2_done_fn done;
-	int enabled[FAKE_KINDS];
-};
-
-struct fake_state {
-	uint32_t version;
-	/* v1 */
-	int subscribe, unsubscribe, finalize, register_callbacks, flush, flush_forced;
-	int enable[FAKE_KINDS], disable[FAKE_KINDS], on[FAKE_KINDS];
-	int timestamp_callback, set_attribute, enable_callback;
-	CUpti_BuffersCallbackRequestFunc req;
-	CUpti_BuffersCallbackCompleteFunc done;
-	/* v2 */
-	int subscribe_v2, register_v2, enable_v2, disable_v2, next_v2, timestamp_v2;
-	struct fake_sub subs[FAKE_SUBS];
-	uint64_t clock;
-};
 
 __attribute__((visibility("default"))) struct fake_state fake_state = { .version = 130300 };
 

@@ -312,6 +312,12 @@ void synth_memcpy(struct synth *s, unsigned kind, uint64_t bytes, uint64_t start
 void synth_memset(struct synth *s, uint64_t bytes, uint64_t start, uint64_t end,
 		  uint32_t device, uint32_t stream)
 {
+	synth_memset_at_corr(s, bytes, start, end, device, stream, corr++, 0);
+}
+
+void synth_memset_at_corr(struct synth *s, uint64_t bytes, uint64_t start, uint64_t end,
+			  uint32_t device, uint32_t stream, uint32_t correlation, unsigned mem_kind)
+{
 	struct gp_rec_memset r;
 
 	memset(&r, 0, sizeof(r));
@@ -320,10 +326,11 @@ void synth_memset(struct synth *s, uint64_t bytes, uint64_t start, uint64_t end,
 	r.start = start;
 	r.end = end;
 	r.bytes = bytes;
-	r.correlation = corr++;
+	r.correlation = correlation;
 	r.device = device;
 	r.context = 1;
 	r.stream = stream;
+	r.mem_kind = (uint8_t)mem_kind;
 	timed(s, start, end);
 	synth_rec(s, &r, sizeof(r));
 }

@@ -71,6 +71,9 @@ void synth_memcpy_at_corr(struct synth *s, unsigned kind, uint64_t bytes, uint64
 		       uint64_t end, uint32_t device, uint32_t stream, uint32_t correlation);
 void synth_api_at_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
 		    uint32_t tid, uint32_t correlation);
+/* As synth_memset, with the given correlation id and memory kind (CUpti_ActivityMemoryKind). */
+void synth_memset_at_corr(struct synth *s, uint64_t bytes, uint64_t start, uint64_t end,
+			  uint32_t device, uint32_t stream, uint32_t correlation, unsigned mem_kind);
 /* As synth_kernel, with the given correlation id. */
 void synth_kernel_at_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
 			  uint32_t device, uint32_t stream, uint32_t correlation);
