@@ -1424,6 +1424,20 @@ static CUptiResult range_collect(CUpti_RangeProfiler_Object *obj, const uint8_t 
 	return r;
 }
 
+/*
+ * prof_lock held: the slot is the launch's until its EXIT callback, which
+ * this thread reaches with the lock still held.
+ */
+static void slot_busy(struct slot *s, const CUpti_CallbackData *cd, struct ctxprof *cp)
+{
+	atomic_fetch_add(&slots_used, 1);
+	atomic_store_explicit(&s->state, S_BUSY, memory_order_release);
+	tl.active = 1;
+	tl.correlation = cd->correlationId;
+	tl.slot = s;
+	tl.cp = cp;
+}
+
 /* prof_lock held: a slot for a launch, taken. */
 static void slot_fill(struct slot *s, const CUpti_CallbackData *cd, const struct ctxprof *cp,
 		      const struct launch *l, struct key *k)
@@ -1818,12 +1832,7 @@ static void sess_add(struct ctxprof *cp, struct slot *s, const CUpti_CallbackDat
 	} else {
 		cp->sess_idle++;
 	}
-	atomic_fetch_add(&slots_used, 1);
-	atomic_store_explicit(&s->state, S_BUSY, memory_order_release);
-	tl.active = 1;
-	tl.correlation = cd->correlationId;
-	tl.slot = s;
-	tl.cp = cp;
+	slot_busy(s, cd, cp);
 }
 
 /* prof_lock held: the context's state, or NULL (never creates one). */
@@ -2004,12 +2013,7 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 	}
 	s->t_started = mono_ns();
 	k->profiled++;
-	atomic_fetch_add(&slots_used, 1);
-	atomic_store_explicit(&s->state, S_BUSY, memory_order_release);
-	tl.active = 1;
-	tl.correlation = cd->correlationId;
-	tl.slot = s;
-	tl.cp = cp;
+	slot_busy(s, cd, cp);
 	return; /* prof_lock stays held until EXIT */
 unlock:
 	pthread_mutex_unlock(&prof_lock);

@@ -96,22 +96,36 @@ static int internal_module(const char *path)
 
 /* ---- records ---- */
 
-static int on_frame(struct ga_sites *st, struct ga_model *m, uint32_t proc,
-		    const struct gp_rec_frame *r, str_fn str, void *sctx)
+/*
+ * A new frame of (proc, id), zeroed and numbered: 1; 0 when the frame is
+ * known already (read ahead); -1 out of memory.
+ */
+static int frame_new(struct ga_sites *st, uint32_t proc, uint64_t id, struct ga_stack_frame **out)
 {
-	struct ga_stack_frame *f;
 	uint32_t *slot;
 	int ins;
 
 	if (st->nframes >= NONE)
 		return -1;
-	ins = ga_map_insert(&st->frame_map, proc, r->id, &slot);
+	ins = ga_map_insert(&st->frame_map, proc, id, &slot);
 	if (ins <= 0)
-		return ins;        /* known already (read ahead), or out of memory */
+		return ins;
 	if (ga_util_grow(&st->frames, &st->capframes, st->nframes + 1, sizeof(*st->frames)))
 		return -1;
-	f = &st->frames[st->nframes];
-	memset(f, 0, sizeof(*f));
+	*out = &st->frames[st->nframes];
+	memset(*out, 0, sizeof(**out));
+	*slot = (uint32_t)st->nframes++;
+	return 1;
+}
+
+static int on_frame(struct ga_sites *st, struct ga_model *m, uint32_t proc,
+		    const struct gp_rec_frame *r, str_fn str, void *sctx)
+{
+	struct ga_stack_frame *f;
+	int ins = frame_new(st, proc, r->id, &f);
+
+	if (ins <= 0)
+		return ins;
 	f->offset = r->offset;
 	f->module = str(sctx, r->module);
 	f->function = str(sctx, r->function);
@@ -119,7 +133,6 @@ static int on_frame(struct ga_sites *st, struct ga_model *m, uint32_t proc,
 	f->line = r->line;
 	f->sym_offset = r->sym_offset;
 	f->internal = f->module && internal_module(ga_model_str(m, f->module));
-	*slot = (uint32_t)st->nframes++;
 	return 0;
 }
 
@@ -127,23 +140,14 @@ static int on_pyframe(struct ga_sites *st, uint32_t proc, const struct gp_rec_py
 		      str_fn str, void *sctx)
 {
 	struct ga_stack_frame *f;
-	uint32_t *slot;
-	int ins;
+	int ins = frame_new(st, proc, r->id, &f);
 
-	if (st->nframes >= NONE)
-		return -1;
-	ins = ga_map_insert(&st->frame_map, proc, r->id, &slot);
 	if (ins <= 0)
 		return ins;
-	if (ga_util_grow(&st->frames, &st->capframes, st->nframes + 1, sizeof(*st->frames)))
-		return -1;
-	f = &st->frames[st->nframes];
-	memset(f, 0, sizeof(*f));
 	f->python = 1;
 	f->function = str(sctx, r->function);
 	f->file = str(sctx, r->file);
 	f->line = r->line;
-	*slot = (uint32_t)st->nframes++;
 	return 0;
 }
 

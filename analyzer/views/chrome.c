@@ -117,6 +117,19 @@ static void meta_head(struct ga_jw *w, const char *name, uint32_t pid, const uin
 	ga_jw_obj(w, GA_JW_COMPACT);
 }
 
+/* A GPU track's name and its place (its tid) among the process's tracks. */
+static void gpu_track_meta(struct ga_jw *w, uint32_t pid, uint32_t tid, const char *name)
+{
+	meta_head(w, "thread_name", pid, &tid);
+	ga_jw_kcstr(w, "name", name);
+	ga_jw_end(w);
+	ga_jw_end(w);
+	meta_head(w, "thread_sort_index", pid, &tid);
+	ga_jw_ku64(w, "sort_index", tid);
+	ga_jw_end(w);
+	ga_jw_end(w);
+}
+
 /* "rank 1: python3 train.py [4242] on node7" */
 static int proc_name(const struct ga_model *m, const struct ga_proc *p, struct ga_buf *b)
 {
@@ -213,14 +226,7 @@ static int stream_track(struct ga_export *e, const struct ga_act *a, uint32_t pi
 	if (r == 1) {
 		*slot = GPU_TID_BASE + c->nstreams++;
 		snprintf(tname, sizeof(tname), "cuda:%u stream %u", a->device_id, a->stream);
-		meta_head(w, "thread_name", pid, slot);
-		ga_jw_kcstr(w, "name", tname);
-		ga_jw_end(w);
-		ga_jw_end(w);
-		meta_head(w, "thread_sort_index", pid, slot);
-		ga_jw_ku64(w, "sort_index", *slot);
-		ga_jw_end(w);
-		ga_jw_end(w);
+		gpu_track_meta(w, pid, *slot, tname);
 	}
 	*tid = *slot;
 	return 0;
@@ -620,14 +626,7 @@ static int metrics_launch(struct ga_export *e, struct ga_model *m, uint32_t proc
 	if (ins == 1) {
 		*slot = GPU_TID_BASE + c->nstreams++;
 		snprintf(buf, sizeof(buf), "cuda:%u profiled launches", r->device);
-		meta_head(w, "thread_name", pid, slot);
-		ga_jw_kcstr(w, "name", buf);
-		ga_jw_end(w);
-		ga_jw_end(w);
-		meta_head(w, "thread_sort_index", pid, slot);
-		ga_jw_ku64(w, "sort_index", *slot);
-		ga_jw_end(w);
-		ga_jw_end(w);
+		gpu_track_meta(w, pid, *slot, buf);
 	}
 	tid = *slot;
 	ga_jw_obj(w, GA_JW_COMPACT);

@@ -6,7 +6,6 @@
  * the model, the report's launch-site table, JSON, CSV and Chrome export.
  * Test code, runs offline only, needs no GPU.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +42,9 @@
 
 static char dir[64];
 
-static int run(char **out, int (*fn)(int, char **), ...);
+/* A subcommand with stdout captured (malloc'd, NUL-terminated). */
+#define run(out, ...) synth_run(dir, out, NULL, __VA_ARGS__)
+
 static size_t count(const char *s, const char *what);
 
 static void py_frames(struct synth *s)
@@ -194,20 +195,6 @@ static void test_backward(const char *bwd)
 	       "%s", out ? out : "(none)");
 	free(out);
 	tap_end();
-}
-
-static int run(char **out, int (*fn)(int, char **), ...)
-{
-	char *argv[16];
-	int argc = 0;
-	va_list ap;
-
-	va_start(ap, fn);
-	while (argc < 15 && (argv[argc] = va_arg(ap, char *)) != NULL)
-		argc++;
-	va_end(ap);
-	argv[argc] = NULL;
-	return synth_capture(dir, out, NULL, fn, argc, argv);
 }
 
 static size_t count(const char *s, const char *what)

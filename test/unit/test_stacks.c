@@ -9,7 +9,6 @@
  */
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +42,9 @@
 #define SITE2 "launch (app.cu:57)" AR "main (app.cu:95)" AR "libc.so.6+0x29d90"
 
 static char dir[64];
+
+/* A subcommand with stdout captured (malloc'd, NUL-terminated). */
+#define run(out, ...) synth_run(dir, out, NULL, __VA_ARGS__)
 
 struct trace {
 	unsigned char *buf;
@@ -392,21 +394,6 @@ static void test_none(const struct trace *t)
 	CHECK(l.st.kernels == 3 && l.st.with_stack == 0);
 	unload(&l);
 	tap_end();
-}
-
-/* Run a subcommand with stdout captured (malloc'd, NUL-terminated). */
-static int run(char **out, int (*fn)(int, char **), ...)
-{
-	char *argv[16];
-	int argc = 0;
-	va_list ap;
-
-	va_start(ap, fn);
-	while (argc < 15 && (argv[argc] = va_arg(ap, char *)) != NULL)
-		argc++;
-	va_end(ap);
-	argv[argc] = NULL;
-	return synth_capture(dir, out, NULL, fn, argc, argv);
 }
 
 static size_t count_lines_with(const char *s, const char *what)
