@@ -40,6 +40,7 @@
 #include "cupti_api.h"
 #include "mcache.h"
 #include "nvtx_tool.h"
+#include "phase.h"
 
 #include "../preload/log.h"
 #include "../preload/recorder.h"
@@ -75,11 +76,12 @@
 #define SESSION_RANGES 128  /* launches per counter setup in the launches mode */
 /*
  * Launches needing nothing before a session closes: a launch costs about
- * 1.5 ms in a user-replay session and a new session about 45 ms, but a
- * launch of a kernel-replay (SASS) session costs 3 to 13 ms.
+ * 1.5 ms in a user-replay session and a new session about 50 ms (Start,
+ * Stop and decode), but a launch of a kernel-replay (SASS) session costs
+ * 10 to 50 ms in a PyTorch process and a new one about 6 ms.
  */
-#define SESSION_IDLE_USER 48
-#define SESSION_IDLE_KERNEL 4
+#define SESSION_IDLE_USER 24
+#define SESSION_IDLE_KERNEL 0
 #define NACC 256            /* kernels measured at once in the launches mode */
 
 #define P(name) __typeof__(&name) name;
@@ -223,6 +225,7 @@ struct ctxprof {
 	int sess;                  /* group of the open session, -1 none */
 	int cfg_group;             /* group the profiler object was configured for, -1 none */
 	int sess_n, sess_idle;
+	uint32_t since_want;       /* launches still lacking groups since one wanted cfg_group */
 	uint64_t sess_t0;
 	struct slot *sess_slot[SESSION_RANGES];
 };
@@ -317,6 +320,8 @@ static _Atomic int captures;               /* stream captures under way */
 /* Counts for GP_REC_METRICS_INFO. */
 static _Atomic uint64_t n_profiled, n_capture, n_graph, n_failed, n_other, n_cost, n_cached;
 static _Atomic uint64_t n_sessions, n_own;  /* launches mode: sessions, CUPTI's kernels left out */
+static _Atomic uint64_t n_objects;          /* launches mode: profiler objects (one per phase) */
+static uint32_t nkeys_selected;             /* launch keys the name filter took (prof_lock) */
 static _Atomic int n_untimed;               /* merged results waiting for their kernel's times */
 static _Atomic uint32_t mstatus, first_passes;
 static int replay_logs;
@@ -1146,6 +1151,7 @@ static struct ctxprof *ctx_get(CUcontext ctx)
 		cp->sess = -1;
 		cp->cfg_group = -1;
 		cp->state = 1;
+		atomic_fetch_add(&n_objects, 1);
 		gp_debug("metrics: range profiler on context %u (device %u, %s), %d groups over successive launches",
 			 ctx_id, device, cp->chip->name, cp->chip->ngroups);
 		return cp;
@@ -1643,6 +1649,8 @@ static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 		cp->cfg_group = -1;
 		step = "Enable";
 		r = pf.cuptiRangeProfilerEnable(&en);
+		atomic_fetch_add(&n_objects, 1);
+		gp_debug("metrics: new profiler object for group %d: %.2f ms", g, (double)(mono_ns() - t0) / 1e6);
 		if (r != CUPTI_SUCCESS) {
 			gp_log("metrics are off: cannot enable the range profiler again on device %u (%s)",
 			       cp->device, err(r));
@@ -1707,6 +1715,7 @@ static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 			cp->cfg_group = g;
 	}
 	if (r == CUPTI_SUCCESS) {
+		gp_debug("metrics: group %d configured: %.2f ms", g, (double)(mono_ns() - t0) / 1e6);
 		step = "range profiler Start";
 		r = range_start(cp->obj);
 		if (r == CUPTI_ERROR_HARDWARE_BUSY)
@@ -1716,6 +1725,8 @@ static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 		replay_failed(kernel, step, r);
 		return -1;
 	}
+	gp_debug("metrics: group %d (%s replay) started: %.2f ms", g, gr->kernel_replay ? "kernel" : "user",
+		 (double)(mono_ns() - t0) / 1e6);
 	cp->sess = g;
 	cp->sess_n = 0;
 	cp->sess_idle = 0;
@@ -1740,7 +1751,10 @@ static void sess_close(struct ctxprof *cp)
 	int n = cp->sess_n, ok;
 
 	cp->sess = -1;
+	wall = mono_ns();
 	r = range_collect(cp->obj, cp->gimage[g], cp->gimage_size[g], (size_t)n, &step);
+	gp_debug("metrics: group %d: session %.2f ms after its start, Stop and decode %.2f ms", g,
+		 (double)(wall - cp->sess_t0) / 1e6, (double)(mono_ns() - wall) / 1e6);
 	ok = r == CUPTI_SUCCESS;
 	if (!ok && n)
 		replay_failed(cp->sess_slot[0]->name, step, r);
@@ -1860,14 +1874,16 @@ static void on_enter_spread(const CUpti_CallbackData *cd, const struct launch *l
 	struct ctxprof *cp;
 	struct key *k;
 	struct slot *s;
-	int need, g;
+	int need, g, counted = 0;
 
 	pthread_mutex_lock(&prof_lock);
 	if (atomic_load(&mstate) != M_ON)
 		goto unlock;
 	k = key_of(l);
-	if (k && !k->selected)
+	if (k && !k->selected) {
 		k->selected = name_selected(cd->symbolName) ? 1 : -1;
+		nkeys_selected += k->selected > 0;
+	}
 	if (k && atomic_load_explicit(&k->redo, memory_order_relaxed) && atomic_exchange(&k->redo, 0) &&
 	    k->profiled)
 		k->profiled--;
@@ -1884,6 +1900,12 @@ static void on_enter_spread(const CUpti_CallbackData *cd, const struct launch *l
 		int idle_max = cp->chip->groups[cp->sess].kernel_replay ? SESSION_IDLE_KERNEL
 									  : SESSION_IDLE_USER;
 
+		if (wants) {
+			cp->since_want = 0;
+		} else if (k && k->selected > 0 && !capturing) {
+			cp->since_want++;
+			counted = 1;
+		}
 		if (!capturing && cp->sess_n < SESSION_RANGES && (wants || cp->sess_idle < idle_max) &&
 		    (s = slot_free_one())) {
 			sess_add(cp, s, cd, l, k, wants);
@@ -1902,8 +1924,12 @@ static void on_enter_spread(const CUpti_CallbackData *cd, const struct launch *l
 		atomic_fetch_add(&n_other, 1);
 		goto unlock;
 	}
-	if (!need)
+	if (!need) {
+		/* Measured already, or outside the NVTX ranges: time goes by for the phase. */
+		if (cp && k->selected > 0 && !counted)
+			cp->since_want++;
 		goto unlock;
+	}
 	if (stream_capturing(l)) {
 		atomic_fetch_add(&n_capture, 1);
 		goto unlock;
@@ -1920,14 +1946,21 @@ static void on_enter_spread(const CUpti_CallbackData *cd, const struct launch *l
 			goto unlock;
 		cur_key_ok = 0;
 	}
-	for (g = 0; g < cp->chip->ngroups && (k->gdone >> g & 1); g++)
-		;
-	if (g == cp->chip->ngroups || !acc_of(k, cp, cd, l)) {
+	g = phase_pick((unsigned)(groups_all(cp->chip) & ~k->gdone & ~k->gpend), cp->cfg_group,
+		       cp->chip->ngroups, cp->since_want, phase_exhausted(nkeys_selected));
+	if (g < 0) {
+		/* Its groups wait for their phases. */
+		if (!counted)
+			cp->since_want++;
+		goto unlock;
+	}
+	if (!acc_of(k, cp, cd, l)) {
 		atomic_fetch_add(&n_other, 1);
 		goto unlock;
 	}
 	if (sess_open(cp, g, cd->symbolName ? cd->symbolName : "<unknown>") < 0)
 		goto unlock;
+	cp->since_want = 0;
 	sess_add(cp, s, cd, l, k, 1);
 	return;
 unlock:
@@ -2496,8 +2529,9 @@ void gp_metrics_drain(int final)
 	if (final) {
 		emit_info();
 		if (atomic_load(&n_sessions))
-			gp_debug("metrics: %" PRIu64 " sessions; %" PRIu64 " wait kernels of CUPTI's left out",
-				 atomic_load(&n_sessions), atomic_load(&n_own));
+			gp_debug("metrics: %" PRIu64 " sessions, %" PRIu64 " profiler objects; %" PRIu64
+				 " wait kernels of CUPTI's left out",
+				 atomic_load(&n_sessions), atomic_load(&n_objects), atomic_load(&n_own));
 	}
 }
 

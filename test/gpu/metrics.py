@@ -228,7 +228,9 @@ def tests(h):
         """--metrics-replay=launches: each kernel's single-pass groups from
         successive launches, many launches per counter setup; the same
         truth as kernel replay, one merged result per kernel."""
-        reps = 8  # enough launches for every group, sessions closing after idle launches
+        # Groups go in phases, each ending after 128 launches without demand:
+        # about 12 of these rounds of 11 launches per group.
+        reps = 48
         app = tools.app("metrics_truth")
         env = {"METRICS_TRUTH_REPS": str(reps)}
         e = h["clean_env"]()
