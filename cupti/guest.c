@@ -43,7 +43,13 @@
  * is remembered; when the recorder then takes CUPTI it adopts what the
  * guest set up (its buffer functions, its kinds, its clock), takes its own
  * buffer functions back and serves the guest from then on.  A guest that
- * subscribed first keeps CUPTI; the recorder says so and records nothing.
+ * subscribes before CUDA is initialized would take CUPTI's one subscription
+ * ahead of the recorder (which starts inside cuInit): its cuptiSubscribe
+ * initializes CUDA first (CUPTI's own first call would do so anyway), the
+ * recorder starts, and the guest is served.  Only where that cannot start
+ * the recorder (another tool's injection, the recorder off) does the guest
+ * subscribe for real and keep CUPTI; the recorder then says so and records
+ * nothing.
  *
  * Hand-over: when CUPTI refuses a guest's kind beside the recorder's
  * (CUPTI_ERROR_NOT_COMPATIBLE and the like), the recorder flushes, turns
@@ -75,9 +81,11 @@
 #include "../preload/recorder.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -901,11 +909,40 @@ static CUptiResult guest_sub(CUpti_CallbackFunc cb, void *ud)
 
 /* ---- the guest's entry points ---- */
 
+/* 1 when CUDA_INJECTION64_PATH names this library: cuInit then starts the recorder. */
+static int injection_ours(void)
+{
+	const char *cur = getenv("CUDA_INJECTION64_PATH");
+	char self[PATH_MAX], named[PATH_MAX];
+	Dl_info info;
+
+	return cur && *cur && dladdr((void *)injection_ours, &info) && info.dli_fname &&
+	       realpath(info.dli_fname, self) && realpath(cur, named) && !strcmp(self, named);
+}
+
+/* Initializes CUDA, so that the driver starts the recorder (InitializeInjection). */
+static void cuda_init_once(void)
+{
+	typedef int (*cu_init_fn)(unsigned int);
+	void *cuda;
+	cu_init_fn cu_init;
+
+	if (atomic_load(&gp_rec.disabled) || !injection_ours())
+		return;
+	cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	cu_init = cuda ? (cu_init_fn)dlsym(cuda, "cuInit") : NULL;
+	if (cu_init && cu_init(0) == 0 && on())
+		gp_debug("the program subscribed to CUPTI before CUDA was initialized; CUDA initialized first, so that the recorder serves it");
+}
+
 GP_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb,
 					      void *ud)
 {
+	static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
 	CUptiResult rc = CUPTI_SUCCESS;
 
+	if (!on())
+		pthread_once(&cuda_once, cuda_init_once);
 	if (!on())
 		PASS(Subscribe, sub, cb, ud);
 	if (!sub)

@@ -15,6 +15,11 @@
  *   phase 4: KERNEL (the serializing kind) on; guest_d x 15; off; forced flush;
  *   then guest_e x 5 with nothing on.
  *
+ * With CUPTI_GUEST_SUBSCRIBE=1 it also subscribes, first of all (before
+ * CUDA is initialized, as an older Kineto started early does), with the
+ * runtime API callbacks of cudaLaunchKernel on, counts their ENTER calls
+ * ("GUEST callbacks.launch <count>") and unsubscribes at the end.
+ *
  * Prints the usual TRUTH lines (what it launched) and, per phase, what its
  * own buffers received: "GUEST phaseN.<kernel> <count>", "GUEST
  * phase1.memcpy <count>", "GUEST phaseN.in_window 1" when every kernel it
@@ -47,7 +52,24 @@ static struct {
 	CUptiResult (*Disable)(CUpti_ActivityKind);
 	CUptiResult (*FlushAll)(uint32_t);
 	CUptiResult (*GetNextRecord)(uint8_t *, size_t, CUpti_Activity **);
+	CUptiResult (*Subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+	CUptiResult (*EnableCallback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+				      CUpti_CallbackId);
+	CUptiResult (*Unsubscribe)(CUpti_SubscriberHandle);
 } api;
+
+static long long cb_launches;
+
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+				 const void *data)
+{
+	const CUpti_CallbackData *cd = (const CUpti_CallbackData *)data;
+
+	(void)ud;
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API &&
+	    cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 && cd->callbackSite == CUPTI_API_ENTER)
+		__atomic_add_fetch(&cb_launches, 1, __ATOMIC_RELAXED);
+}
 
 /* What the buffers brought, since the last reset. */
 static long long got[NNAMES], memcpys, buffers;
@@ -175,6 +197,8 @@ int main(void)
 	uint64_t t0, t1;
 	int host[32] = { 0 }, *d = NULL;
 	CUptiResult rc;
+	const char *sub_env = getenv("CUPTI_GUEST_SUBSCRIBE");
+	CUpti_SubscriberHandle sub = NULL;
 
 	if (!load_cupti()) {
 		printf("SKIP libcupti.so.13 cannot be loaded (%s)\n", dlerror());
@@ -187,6 +211,15 @@ int main(void)
 	R(Disable, cuptiActivityDisable);
 	R(FlushAll, cuptiActivityFlushAll);
 	R(GetNextRecord, cuptiActivityGetNextRecord);
+	if (sub_env && atoi(sub_env)) {
+		R(Subscribe, cuptiSubscribe);
+		R(EnableCallback, cuptiEnableCallback);
+		R(Unsubscribe, cuptiUnsubscribe);
+		REQUIRE(api.Subscribe(&sub, on_callback, NULL) == CUPTI_SUCCESS, "subscribe");
+		REQUIRE(api.EnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+					   CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) == CUPTI_SUCCESS,
+			"launch callbacks on");
+	}
 
 	/* Phase 1: set up before CUDA is initialized, as a profiler started early. */
 	REQUIRE(api.GetVersion(&version) == CUPTI_SUCCESS, "cuptiGetVersion");
@@ -241,6 +274,10 @@ int main(void)
 	launch(guest_e, "guest_e", 5, d);
 	CK(cudaDeviceSynchronize());
 	CK(cudaFree(d));
+	if (sub) {
+		printf("GUEST callbacks.launch %lld\n", __atomic_load_n(&cb_launches, __ATOMIC_RELAXED));
+		REQUIRE(api.Unsubscribe(sub) == CUPTI_SUCCESS, "unsubscribe");
+	}
 	printf("GUEST buffers %lld\n", buffers);
 	truth_print();
 	return 0;

@@ -11,10 +11,14 @@ Prints one line per session:
 and "TRUTH kineto.kernels.<session> N".  test/gpu/run.py runs it with and
 without gpuprof: the lists must be equal, and gpuprof's kernels inside
 profiled_N must equal torch.profiler's kernels of session N.
+With TORCH_PROFILER_EARLY=1 a first session, "early", starts before any
+CUDA call (torch.profiler's CUPTI set-up then comes before CUDA's
+initialization) and creates the tensors inside it.
 Prints "SKIP <reason>" and exits 0 without PyTorch or a GPU.
 """
 import collections
 import json
+import os
 import sys
 
 try:
@@ -23,13 +27,44 @@ try:
 except Exception as e:  # noqa: BLE001
     print("SKIP no PyTorch (%s)" % e)
     sys.exit(0)
-if not torch.cuda.is_available():
-    print("SKIP no CUDA device")
-    sys.exit(0)
+EARLY = os.environ.get("TORCH_PROFILER_EARLY") == "1"
 
-x = torch.ones(1 << 20, device="cuda")
-a = torch.randn(256, 256, device="cuda")
-torch.cuda.synchronize()
+
+def report(session, prof):
+    cuda = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    names = collections.Counter(e.name for e in cuda)
+    print("EVENTS %s %s" % (session, json.dumps(sorted(names.items()))))
+    kernels = [e for e in cuda if not e.name.startswith(("Memcpy", "Memset"))]
+    print("TRUTH kineto.kernels.%s %d" % (session, len(kernels)))
+    sys.stdout.flush()
+
+
+def tensors():
+    x = torch.ones(1 << 20, device="cuda")
+    a = torch.randn(256, 256, device="cuda")
+    torch.cuda.synchronize()
+    return x, a
+
+
+if EARLY:
+    # Nothing has touched CUDA yet (is_available would initialize it).
+    torch.cuda.nvtx.range_push("profiled_early")
+    try:
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            x, a = tensors()
+            for _ in range(4):
+                x.add_(1.0)
+            torch.cuda.synchronize()
+    except RuntimeError as e:
+        print("SKIP no CUDA device (%s)" % e)
+        sys.exit(0)
+    torch.cuda.nvtx.range_pop()
+    report("early", prof)
+else:
+    if not torch.cuda.is_available():
+        print("SKIP no CUDA device")
+        sys.exit(0)
+    x, a = tensors()
 
 
 def work(n):
@@ -49,9 +84,4 @@ for session, n in ((0, 20), (1, 7)):
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         work(n)
     torch.cuda.nvtx.range_pop()
-    cuda = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    names = collections.Counter(e.name for e in cuda)
-    print("EVENTS %d %s" % (session, json.dumps(sorted(names.items()))))
-    kernels = [e for e in cuda if not e.name.startswith(("Memcpy", "Memset"))]
-    print("TRUTH kineto.kernels.%d %d" % (session, len(kernels)))
-    sys.stdout.flush()
+    report(session, prof)

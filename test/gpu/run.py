@@ -1096,13 +1096,28 @@ def t_torch_profiler(tools):
     """torch.profiler beside gpuprof (test/apps/torch_profiler.py): it sees
     the same CUDA events as without gpuprof, and gpuprof's kernels inside
     each profiled window equal torch.profiler's."""
+    torch_profiler_run(tools, {})
+
+
+def t_torch_profiler_early(tools):
+    """The same with a first torch.profiler session started before any
+    CUDA call: both still see everything."""
+    torch_profiler_run(tools, {"TORCH_PROFILER_EARLY": "1"})
+
+
+def torch_profiler_run(tools, extra_env):
     script = os.path.join(ROOT, "test", "apps", "torch_profiler.py")
-    rc, out0, err0 = run_cmd([sys.executable, script], clean_env(), TORCH_TIMEOUT)
+    env = clean_env()
+    env.update(extra_env)
+    rc, out0, err0 = run_cmd([sys.executable, script], env, TORCH_TIMEOUT)
     if "SKIP" in out0:
         raise Skip(out0.strip())
     if rc != 0:
         raise Fail("without gpuprof: exit %d: %s" % (rc, tail(err0)))
-    run = traced(tools, [sys.executable, script], timeout=TORCH_TIMEOUT)
+    if extra_env and not re.search(r"^TRUTH kineto\.kernels\.early [1-9]", out0, re.M):
+        raise Fail("torch.profiler alone saw no kernel in its early session: %s"
+                   % [l for l in out0.splitlines() if "early" in l])
+    run = traced(tools, [sys.executable, script], env=extra_env, timeout=TORCH_TIMEOUT)
     expect_status(run, 0)
     expect_files(run, 1)
     errs = []
@@ -1140,8 +1155,23 @@ def t_cupti_guest(tools):
     serializing KERNEL kind beside gpuprof's CONCURRENT_KERNEL, gpuprof
     hands over: one line on stderr, a gap in the trace, the guest's kernels
     counted under the hand-over cause, and everything after recorded again."""
+    cupti_guest_run(tools, {}, {})
+
+
+def t_cupti_guest_subscribed(tools):
+    """The same CUPTI user subscribing first of all, before CUDA is
+    initialized (as an older Kineto started early does), with launch
+    callbacks on: its callbacks fire for every launch and its buffers get
+    what they get alone, while gpuprof (which starts inside cuInit) still
+    traces everything instead of finding CUPTI's one subscription taken."""
+    cupti_guest_run(tools, {"CUPTI_GUEST_SUBSCRIBE": "1"}, {"callbacks.launch": 115})
+
+
+def cupti_guest_run(tools, extra_env, extra_want):
     app = tools.app("cupti_guest")
-    rc, out0, err0 = run_cmd([app], clean_env())
+    env = clean_env()
+    env.update(extra_env)
+    rc, out0, err0 = run_cmd([app], env)
     if "SKIP" in out0:
         raise Skip(out0.strip())
     if rc != 0:
@@ -1150,10 +1180,11 @@ def t_cupti_guest(tools):
     want = {"phase1.guest_a": 40, "phase1.guest_b": 25, "phase1.memcpy": 3,
             "phase1.in_window": 1, "phase3.guest_a": 10, "phase3.in_window": 1,
             "phase4.enable_rc": 0, "phase4.guest_d": 15}
+    want.update(extra_want)
     bad = {k: (v, alone.get(k)) for k, v in want.items() if alone.get(k) != v}
     if bad or any(k.startswith("phase2.") for k in alone):
         raise Fail("the program alone receives %s (expected, got: %s)" % (alone, bad))
-    run = traced(tools, [app])
+    run = traced(tools, [app], env=extra_env)
     expect_status(run, 0)
     expect_files(run, 1)
     got = guest_lines(run.out)
@@ -2146,7 +2177,9 @@ TESTS = [
     ("torch-pysites-python", torch_pysites("python")),
     ("torch-pysites-mixed", torch_pysites("mixed")),
     ("torch-profiler", t_torch_profiler),
+    ("torch-profiler-early", t_torch_profiler_early),
     ("cupti-guest", t_cupti_guest),
+    ("cupti-guest-subscribed", t_cupti_guest_subscribed),
     ("torchrun-gloo", t_torchrun("gloo")),
     ("mpirun", t_mpi),
     ("torchrun-nccl", t_torchrun("nccl")),
