@@ -540,10 +540,8 @@ void gp_guest_drain(void)
 	pthread_mutex_unlock(&gap_lock);
 }
 
-static void gap_mark(uint32_t what)
+static void gap_mark_at(uint32_t what, uint64_t t)
 {
-	uint64_t t = now();
-
 	pthread_mutex_lock(&gap_lock);
 	if (ngapq < GAP_MARKS) {
 		gapq[ngapq].t = t;
@@ -555,6 +553,17 @@ static void gap_mark(uint32_t what)
 		gapq[ngapq - 1].what = GP_LOST_GAP_END;
 	}
 	pthread_mutex_unlock(&gap_lock);
+}
+
+static void gap_mark(uint32_t what)
+{
+	gap_mark_at(what, now());
+}
+
+void gp_guest_gap(uint64_t t0, uint64_t t1)
+{
+	gap_mark_at(GP_LOST_GAP_START, t0);
+	gap_mark_at(GP_LOST_GAP_END, t1);
 }
 
 static int own_any(void)

@@ -24,6 +24,12 @@ void gp_guest_attach(void);
 void gp_guest_start(CUpti_SubscriberHandle sub);
 /* Producer lock held (the CUDA source's drain): the gap marks of hand-overs. */
 void gp_guest_drain(void);
+/*
+ * A gap from t0 to t1 (trace clock) while another CUPTI user held CUPTI
+ * and the recorder saw nothing: marked like a hand-over's, written by the
+ * drain.  Any thread.
+ */
+void gp_guest_gap(uint64_t t0, uint64_t t1);
 /* A forked child, or the recorder gave up: pass every guest call through. */
 void gp_guest_stop(void);
 

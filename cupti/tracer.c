@@ -60,6 +60,13 @@ static int subscribed;
  * alone.
  */
 static atomic_int cupti_on;
+/*
+ * Another subscriber held CUPTI at cuInit: the flusher tries again at each
+ * flush (cuda_flush) and the recorder traces from when it lets go.
+ */
+static atomic_int cupti_wait;
+static uint64_t wait_since;                /* trace clock */
+static CUptiResult subscribe_rc;
 
 /* CUPTI buffer pool: pre-zeroed buffers (ZEROED_OUT_ACTIVITY_BUFFER). */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -874,6 +881,7 @@ static int attach_cupti(struct gp_config *cfg, uint32_t *version, char *why, siz
 		gp_debug("CUPTI API version %u is older than the %u this recorder was built with",
 			 *version, (unsigned)CUPTI_API_VERSION);
 	rc = gp_cu.cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
+	subscribe_rc = rc;
 	if (rc != CUPTI_SUCCESS) {
 		snprintf(why, whysz,
 			 rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
@@ -926,7 +934,15 @@ static int cuda_attach(struct gp_config *cfg, uint32_t *version, char *why, size
 	 */
 	if (cfg->dormant && !cfg->metrics[0])
 		return 0;
-	return attach_cupti(cfg, version, why, whysz);
+	if (attach_cupti(cfg, version, why, whysz) == 0)
+		return 0;
+	if (subscribe_rc != CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+		return -1;
+	/* Held by another CUPTI user (not served by guest.c): wait for it. */
+	wait_since = gp_now_realtime();
+	atomic_store(&cupti_wait, 1);
+	gp_log("%s; tracing starts when it lets go", why);
+	return 0;
 }
 
 /*
@@ -944,14 +960,9 @@ static void enable_and_dump(CUpti_ActivityKind kind, const char *what)
 	enable_kind(kind, what, 0);
 }
 
-static int cuda_enable(char *why, size_t whysz)
+/* Devices, contexts and fatal errors, once CUPTI is held. */
+static void claim_devices(int after_init)
 {
-	int late = !atomic_load_explicit(&cupti_on, memory_order_acquire);
-	/* A dormant recorder's first window: cuInit is long past. */
-	int after_init = late || gp_rec.cfg.dormant;
-
-	if (late && attach_cupti(&gp_rec.cfg, &gp_rec.cupti_version, why, whysz) < 0)
-		return -1;
 	/* Records made once, at cuInit and context creation: none per launch. */
 	if (after_init) {
 		enable_and_dump(CUPTI_ACTIVITY_KIND_DEVICE, "devices");
@@ -965,8 +976,62 @@ static int cuda_enable(char *why, size_t whysz)
 	/* The devices and contexts, kept for the file's preamble (state DORMANT). */
 	if (after_init)
 		gp_cu.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+static int cuda_enable(char *why, size_t whysz)
+{
+	int late = !atomic_load_explicit(&cupti_on, memory_order_acquire);
+
+	if (late && atomic_load(&cupti_wait))
+		return 0; /* CUPTI is another's: claimed when it lets go (cuda_flush) */
+	if (late && attach_cupti(&gp_rec.cfg, &gp_rec.cupti_version, why, whysz) < 0)
+		return -1;
+	/* A dormant recorder's first window: cuInit is long past. */
+	claim_devices(late || gp_rec.cfg.dormant);
 	gp_debug("CUPTI %s%s", gp_cu.path, late ? " (attached late)" : "");
 	return 0;
+}
+
+static int cuda_set_tracing(int on, char *why, size_t whysz);
+
+static uint64_t CUPTIAPI realtime_clock(void)
+{
+	return gp_now_realtime();
+}
+
+/*
+ * The flusher, while another subscriber holds CUPTI: tries to take it;
+ * once it can, traces from then on, with the time before marked as a gap.
+ */
+static void attach_when_free(void)
+{
+	char why[256];
+	uint64_t t1;
+
+	if (attach_cupti(&gp_rec.cfg, &gp_rec.cupti_version, why, sizeof(why)) < 0) {
+		if (subscribe_rc != CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+			atomic_store(&cupti_wait, 0);
+			gp_log("%s; the program runs untraced", why);
+		}
+		return;
+	}
+	atomic_store(&cupti_wait, 0);
+	{
+		/* A clock the holder gave CUPTI outlives it: CUPTI's default back. */
+		typedef CUptiResult (*ts_reg_fn)(CUpti_TimestampCallbackFunc);
+		ts_reg_fn reg = (ts_reg_fn)dlsym(gp_cu.handle, "cuptiActivityRegisterTimestampCallback");
+
+		if (reg)
+			reg(realtime_clock);
+	}
+	claim_devices(1);
+	if (gp_recorder_tracing() && cuda_set_tracing(1, why, sizeof(why)) < 0)
+		gp_log("%s", why);
+	t1 = trace_now();
+	gp_guest_gap(wait_since, t1);
+	gp_recorder_need_file();
+	gp_log("CUPTI is free: tracing from now on (the first %.1f s were not traced)",
+	       (double)(t1 > wait_since ? t1 - wait_since : 0) / 1e9);
 }
 
 static int cuda_set_tracing(int on, char *why, size_t whysz)
@@ -1026,6 +1091,14 @@ static void cuda_detach(void)
 
 static void cuda_flush(int final)
 {
+	if (atomic_load(&cupti_wait) && !atomic_load(&gp_rec.disabled)) {
+		if (!final) {
+			attach_when_free();
+		} else {
+			atomic_store(&cupti_wait, 0);
+			gp_log("another CUPTI user held CUPTI until the end; the program ran untraced");
+		}
+	}
 	if (!atomic_load(&gp_rec.disabled) && atomic_load(&cupti_on))
 		gp_cu.cuptiActivityFlushAll(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }

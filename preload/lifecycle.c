@@ -1189,6 +1189,12 @@ int gp_recorder_start(void)
 	return start_rc;
 }
 
+int gp_recorder_tracing(void)
+{
+	return atomic_load(&gp_rec.state) == GP_ACTIVE &&
+	       (!gp_rec.cfg.control || atomic_load(&window_open));
+}
+
 void gp_recorder_forked(void)
 {
 	/*

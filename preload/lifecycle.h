@@ -17,6 +17,11 @@ int gp_recorder_start(void);
 void gp_recorder_stop(void);
 void gp_recorder_forked(void);
 /*
+ * 1 when the recorder traces now (started, not dormant, and under control
+ * a window open): a source that claims CUPTI late starts tracing then.
+ */
+int gp_recorder_tracing(void);
+/*
  * A source saw GPU work (a context was created): creates the trace file
  * when the sources defer it (gp_source.file_on_demand).  Any thread; not a
  * hot path (once per process; later calls return at an atomic load).  When

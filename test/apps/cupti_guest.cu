@@ -18,7 +18,8 @@
  * With CUPTI_GUEST_SUBSCRIBE=1 it also subscribes, first of all (before
  * CUDA is initialized, as an older Kineto started early does), with the
  * runtime API callbacks of cudaLaunchKernel on, counts their ENTER calls
- * ("GUEST callbacks.launch <count>") and unsubscribes at the end.
+ * ("GUEST callbacks.launch <count>") and unsubscribes before guest_e,
+ * 600 ms before launching it.
  *
  * Prints the usual TRUTH lines (what it launched) and, per phase, what its
  * own buffers received: "GUEST phaseN.<kernel> <count>", "GUEST
@@ -31,6 +32,7 @@
 #include <dlfcn.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -271,13 +273,16 @@ int main(void)
 	api.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	report(4, 0, 0, 0);
 
+	if (sub) {
+		/* Let go of CUPTI; a tool waiting for it has time to take it. */
+		printf("GUEST callbacks.launch %lld\n", __atomic_load_n(&cb_launches, __ATOMIC_RELAXED));
+		REQUIRE(api.Unsubscribe(sub) == CUPTI_SUCCESS, "unsubscribe");
+		fflush(stdout);
+		usleep(600 * 1000);
+	}
 	launch(guest_e, "guest_e", 5, d);
 	CK(cudaDeviceSynchronize());
 	CK(cudaFree(d));
-	if (sub) {
-		printf("GUEST callbacks.launch %lld\n", __atomic_load_n(&cb_launches, __ATOMIC_RELAXED));
-		REQUIRE(api.Unsubscribe(sub) == CUPTI_SUCCESS, "unsubscribe");
-	}
 	printf("GUEST buffers %lld\n", buffers);
 	truth_print();
 	return 0;

@@ -1164,7 +1164,54 @@ def t_cupti_guest_subscribed(tools):
     callbacks on: its callbacks fire for every launch and its buffers get
     what they get alone, while gpuprof (which starts inside cuInit) still
     traces everything instead of finding CUPTI's one subscription taken."""
-    cupti_guest_run(tools, {"CUPTI_GUEST_SUBSCRIBE": "1"}, {"callbacks.launch": 115})
+    cupti_guest_run(tools, {"CUPTI_GUEST_SUBSCRIBE": "1"}, {"callbacks.launch": 110})
+
+
+def t_cupti_guest_held(tools):
+    """The subscribing CUPTI user again, but gpuprof loaded only as the
+    CUDA injection (no LD_PRELOAD, so nothing stands between the program
+    and libcupti): the program holds CUPTI's one subscription from before
+    cuInit.  gpuprof says so in one line, waits, takes CUPTI when the
+    program unsubscribes and traces from then on: the last kernels (guest_e
+    x 5, launched 600 ms after the unsubscribe) are in the trace, the time
+    before is one gap, and the program received exactly what it does alone."""
+    app = tools.app("cupti_guest")
+    env = clean_env()
+    env["CUPTI_GUEST_SUBSCRIBE"] = "1"
+    rc, out0, err0 = run_cmd([app], env)
+    if "SKIP" in out0:
+        raise Skip(out0.strip())
+    if rc != 0:
+        raise Fail("without gpuprof: exit %d: %s" % (rc, tail(err0)))
+    alone = guest_lines(out0)
+    run = traced(tools, [app], how="inject",
+                 env={"CUPTI_GUEST_SUBSCRIBE": "1", "GPUPROF_FLUSH_MS": "100"})
+    expect_status(run, 0)
+    expect_files(run, 1)
+    errs = []
+    got = guest_lines(run.out)
+    if {k: v for k, v in got.items() if k != "buffers"} != \
+            {k: v for k, v in alone.items() if k != "buffers"}:
+        errs.append("the program received %s under gpuprof, %s alone" % (got, alone))
+    lines = gp_lines(run.err)
+    waits = [l for l in lines if "tracing starts when it lets go" in l]
+    frees = [l for l in lines if "CUPTI is free: tracing from now on" in l]
+    if len(waits) != 1 or len(frees) != 1 or len(lines) != 2:
+        errs.append("stderr: expected one line saying gpuprof waits and one that it "
+                    "traces, got %s" % lines)
+    js = tools.export_json(run.files)
+    kb = kernels_by_base(js)
+    counts = {n: kb.get(n, {}).get("count", 0) for n in ("guest_a", "guest_b", "guest_c",
+                                                         "guest_d", "guest_e")}
+    if counts != {"guest_a": 0, "guest_b": 0, "guest_c": 0, "guest_d": 0, "guest_e": 5}:
+        errs.append("kernels traced %s; expected guest_e x 5 only" % counts)
+    lost = js.get("lost", {})
+    if lost.get("handover_gaps") != 1:
+        errs.append("lost %s: expected one gap" % json.dumps(lost))
+    if "Gaps:" not in tools.report(run.files):
+        errs.append("the report does not show the gap")
+    if errs:
+        raise Fail("; ".join(errs))
 
 
 def cupti_guest_run(tools, extra_env, extra_want):
@@ -2180,6 +2227,7 @@ TESTS = [
     ("torch-profiler-early", t_torch_profiler_early),
     ("cupti-guest", t_cupti_guest),
     ("cupti-guest-subscribed", t_cupti_guest_subscribed),
+    ("cupti-guest-held", t_cupti_guest_held),
     ("torchrun-gloo", t_torchrun("gloo")),
     ("mpirun", t_mpi),
     ("torchrun-nccl", t_torchrun("nccl")),
