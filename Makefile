@@ -180,7 +180,14 @@ $(PYPROBE): cupti/pystack.c cupti/pystack.h test/unit/py/pystack_probe.c
 
 apps: $(APP_BIN) $(SHIM)
 
-unit: $(UNIT_BIN) $(SHIM) $(FAKECUPTI) $(PYPROBE)
+# The same reader in a program embedding a libpython loaded RTLD_LOCAL.
+PYEMBED := $(BUILD)/test/pyembed_local
+$(PYEMBED): cupti/pystack.c cupti/pystack.h test/unit/py/embed_local.c test/unit/tap.h
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -o $@ cupti/pystack.c test/unit/py/embed_local.c -ldl
+
+unit: $(UNIT_BIN) $(SHIM) $(FAKECUPTI) $(PYPROBE) $(PYEMBED)
 # test and demo check the dependencies first, then build in a sub-make that
 # sees what was just installed (ZSTD_A is resolved when the Makefile is read).
 test:

@@ -102,9 +102,29 @@ static inline int is_code(uintptr_t p)
  * with a GIL build of 3.13 and were taken, -1 when they say the build is
  * not one to read.
  */
+/*
+ * Where CPython's symbols are looked up: the global scope (the executable,
+ * or a libpython it links or loaded RTLD_GLOBAL), else a libpython3 loaded
+ * RTLD_LOCAL by an embedding program, found among the loaded objects.
+ */
+static void *py_lib = RTLD_DEFAULT;
+
+static int find_libpython(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+
+	(void)size;
+	base = base ? base + 1 : info->dlpi_name;
+	if (base && !strncmp(base, "libpython3.", 11) && strstr(base, ".so")) {
+		*(void **)data = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+		return *(void **)data != NULL;
+	}
+	return 0;
+}
+
 static int debug_offsets(struct layout *l)
 {
-	const unsigned char *rt = dlsym(RTLD_DEFAULT, "_PyRuntime");
+	const unsigned char *rt = dlsym(py_lib, "_PyRuntime");
 	const uint64_t *u;
 
 	if (!rt || memcmp(rt, "xdebugpy", 8))
@@ -133,7 +153,7 @@ static int debug_offsets(struct layout *l)
 
 int gp_py_init(char *why, size_t whysz)
 {
-	version_fn version = (version_fn)dlsym(RTLD_DEFAULT, "Py_GetVersion");
+	version_fn version = (version_fn)dlsym(py_lib, "Py_GetVersion");
 	const char *v;
 	int major = 0, minor = 0;
 	void *eval;
@@ -142,10 +162,19 @@ int gp_py_init(char *why, size_t whysz)
 
 	if (ready)
 		return 0;
-	get_tstate = (tstate_fn)dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
-	addr2line = (addr2line_fn)dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
-	code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
-	unicode_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+	if (!version) {
+		void *h = NULL;
+
+		dl_iterate_phdr(find_libpython, &h);
+		if (h) {
+			py_lib = h;
+			version = (version_fn)dlsym(py_lib, "Py_GetVersion");
+		}
+	}
+	get_tstate = (tstate_fn)dlsym(py_lib, "PyGILState_GetThisThreadState");
+	addr2line = (addr2line_fn)dlsym(py_lib, "PyCode_Addr2Line");
+	code_type = (uintptr_t)dlsym(py_lib, "PyCode_Type");
+	unicode_type = (uintptr_t)dlsym(py_lib, "PyUnicode_Type");
 	if (!version || !get_tstate || !addr2line || !code_type || !unicode_type) {
 		snprintf(why, whysz, "no CPython in this process");
 		return -1;
@@ -163,7 +192,7 @@ int gp_py_init(char *why, size_t whysz)
 		snprintf(why, whysz, "free-threaded CPython %d.%d is not supported", major, minor);
 		return -1;
 	}
-	if (dlsym(RTLD_DEFAULT, "_Py_PrintReferences")) {
+	if (dlsym(py_lib, "_Py_PrintReferences")) {
 		snprintf(why, whysz, "CPython %d.%d built with Py_TRACE_REFS is not supported", major,
 			 minor);
 		return -1;
@@ -173,7 +202,7 @@ int gp_py_init(char *why, size_t whysz)
 		snprintf(why, whysz, "this CPython 3.13 build is not supported");
 		return -1;
 	}
-	eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+	eval = dlsym(py_lib, "_PyEval_EvalFrameDefault");
 	if (eval && dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size) {
 		eval_lo = (uintptr_t)eval;
 		eval_hi = eval_lo + sym->st_size;

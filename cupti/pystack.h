@@ -5,8 +5,11 @@
  *
  * CPython 3.9 to 3.13 (not free-threaded, not Py_TRACE_REFS builds) is
  * found at run time through dlsym(RTLD_DEFAULT): the interpreter's C-API
- * sits in the executable or in a libpython it links.  Nothing is linked;
- * a process without CPython gets -1 from gp_py_init and nothing else runs.
+ * sits in the executable or in a libpython it links; failing that, in a
+ * libpython3 an embedding program loaded RTLD_LOCAL (found among the
+ * loaded objects, its symbols looked up in its own handle).  Nothing is
+ * linked; a process without CPython gets -1 from gp_py_init and nothing
+ * else runs.
  *
  * Safety: a thread inside a CUDA call does not run Python, so its own
  * frame chain cannot change while it is read, and every code object on

@@ -70,6 +70,8 @@ if command -v python3 >/dev/null 2>&1; then
 else
 	emit "skip - unit test_pystack.py # python3 not found"
 fi
+# --- and in a program embedding a libpython loaded RTLD_LOCAL (skips without one)
+run_step "unit pyembed_local" "$build/test/pyembed_local"
 
 # --- golden analyzer tests
 if [ -f test/golden/run.sh ]; then
