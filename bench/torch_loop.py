@@ -4,7 +4,9 @@
     python3 torch_loop.py [N]          (default 50000)
 
 Prints "BENCH us_per_op X": host wall time of the N ops between two
-torch.cuda.synchronize() calls, after 1000 warm-up ops.  With
+torch.cuda.synchronize() calls, after 1000 warm-up ops; and "BENCH
+cpu_us_per_op X": CPU time the launching thread spent issuing them (its
+time descheduled on a busy host left out; the final synchronize too).  With
 BENCH_TORCH_PROFILER=1 the warm-up and the timed loop run inside
 torch.profiler.profile(activities=[CPU, CUDA]) and nothing is exported.
 """
@@ -43,11 +45,14 @@ def main():
             x.add_(1)
         torch.cuda.synchronize()
         t0 = time.perf_counter()
+        c0 = time.thread_time()
         for _ in range(n):
             x.add_(1)
+        c1 = time.thread_time()
         torch.cuda.synchronize()
         t1 = time.perf_counter()
         print("BENCH us_per_op %.4f" % ((t1 - t0) * 1e6 / n))
+        print("BENCH cpu_us_per_op %.4f" % ((c1 - c0) * 1e6 / n))
         print("BENCH loop_s %.4f" % (t1 - t0))
         print("BENCH launched %d" % (n + WARMUP), flush=True)
         finish()
