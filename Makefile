@@ -165,6 +165,13 @@ $(FAKECUPTI): test/shims/fakecupti.c test/shims/fakecupti.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) -I$(CUDA_HOME)/include -fPIC -shared -fvisibility=hidden $(CFLAGS) -o $@ $<
 
+# A libcupti in front of the real one that refuses the counters (GPU tests).
+CUPTIDENY := $(BUILD)/test/shims/libcuptideny.so
+$(CUPTIDENY): test/shims/cuptideny.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -I$(CUDA_HOME)/include -I$(CUDA_HOME)/extras/CUPTI/include -fPIC -shared -fvisibility=hidden $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64:$(CUDA_HOME)/extras/CUPTI/lib64 -Wl,--no-as-needed -lcupti -ldl
+
 # Preloaded into uninstrumented programs: never built with sanitizers.
 $(SHIM): test/shims/gpfault.c
 	@mkdir -p $(@D)
@@ -178,7 +185,7 @@ $(PYPROBE): cupti/pystack.c cupti/pystack.h test/unit/py/pystack_probe.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -shared $(CFLAGS) -o $@ cupti/pystack.c test/unit/py/pystack_probe.c -ldl
 
-apps: $(APP_BIN) $(SHIM)
+apps: $(APP_BIN) $(SHIM) $(CUPTIDENY)
 
 # The same reader in a program embedding a libpython loaded RTLD_LOCAL.
 PYEMBED := $(BUILD)/test/pyembed_local

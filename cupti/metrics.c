@@ -64,6 +64,9 @@
 #include <string.h>
 #include <time.h>
 
+/* One line on stderr: why metrics are off; the trace goes on without them. */
+#define MX_OFF(fmt, ...) gp_log("metrics are off: " fmt "; tracing goes on", ##__VA_ARGS__)
+
 #define MAX_METRICS 64
 #define MAX_NAME 256
 #define MAX_CHIPS 4
@@ -379,7 +382,7 @@ static void go_off(uint32_t why)
 /* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES from any profiler call: how to enable the counters. */
 static void no_permission(void)
 {
-	gp_log("metrics are off: GPU performance counters are restricted to admin users (ERR_NVGPUCTRPERM); run as root or with CAP_SYS_ADMIN, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM); tracing goes on");
+	MX_OFF("GPU performance counters are restricted to admin users (ERR_NVGPUCTRPERM); run as root or with CAP_SYS_ADMIN, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)");
 	go_off(GP_METRICS_NO_PERMISSION);
 }
 
@@ -448,7 +451,7 @@ int gp_metrics_attach(const struct gp_config *cfg)
 #define RESOLVE(name)                                                              \
 	pf.name = (__typeof__(pf.name))dlsym(gp_cu.handle, #name);                 \
 	if (!pf.name) {                                                            \
-		gp_log("metrics are off: %s lacks %s (CUPTI 13 or later is needed)", \
+		MX_OFF("%s lacks %s (CUPTI 13 or later is needed)", \
 		       gp_cu.path, #name);                                         \
 		return 0;                                                          \
 	}
@@ -870,7 +873,7 @@ static int chip_build(struct chip *c)
 
 	r = pf.cuptiProfilerHostInitialize(&hi);
 	if (r != CUPTI_SUCCESS) {
-		gp_log("metrics are off: GPU %s is not supported by the CUPTI profiler (%s)", c->name,
+		MX_OFF("GPU %s is not supported by the CUPTI profiler (%s)", c->name,
 		       err(r));
 		go_off(GP_METRICS_UNSUPPORTED);
 		return -1;
@@ -878,7 +881,7 @@ static int chip_build(struct chip *c)
 	/* This host object checks the names; the configuration gets one of its own. */
 	c->host = di.pHostObject = hi.pHostObject;
 	if (base_lists(c, l) < 0) {
-		gp_log("metrics are off: cannot list the metrics of %s", c->name);
+		MX_OFF("cannot list the metrics of %s", c->name);
 		go_off(GP_METRICS_ERROR);
 		return -1;
 	}
@@ -909,7 +912,7 @@ static int chip_build(struct chip *c)
 			&c->passes);
 	pf.cuptiProfilerHostDeinitialize(&di);
 	if (r != CUPTI_SUCCESS) {
-		gp_log("metrics are off: cannot configure the metrics on %s (%s)", c->name, err(r));
+		MX_OFF("cannot configure the metrics on %s (%s)", c->name, err(r));
 		go_off(GP_METRICS_ERROR);
 		return -1;
 	}
@@ -952,7 +955,7 @@ static struct chip *chip_of(uint32_t device)
 			return NULL;
 		}
 		if (r != CUPTI_SUCCESS) {
-			gp_log("metrics are off: cannot initialize the CUPTI profiler (%s)", err(r));
+			MX_OFF("cannot initialize the CUPTI profiler (%s)", err(r));
 			go_off(GP_METRICS_ERROR);
 			return NULL;
 		}
@@ -960,7 +963,7 @@ static struct chip *chip_of(uint32_t device)
 	}
 	r = pf.cuptiDeviceGetChipName(&cn);
 	if (r != CUPTI_SUCCESS || !cn.pChipName) {
-		gp_log("metrics are off: no chip name for device %u (%s)", device, err(r));
+		MX_OFF("no chip name for device %u (%s)", device, err(r));
 		go_off(GP_METRICS_UNSUPPORTED);
 		return NULL;
 	}
@@ -1108,7 +1111,7 @@ static struct ctxprof *ctx_get(CUcontext ctx)
 				: ds.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "a mining processor"
 				: "the configuration";
 
-			gp_log("metrics are off: device %u (%s) does not support the CUPTI profiler (%s: %s)",
+			MX_OFF("device %u (%s) does not support the CUPTI profiler (%s: %s)",
 			       device, cp->chip->name, why, level(ds.isSupported));
 			go_off(GP_METRICS_UNSUPPORTED);
 			return NULL;
@@ -1135,12 +1138,12 @@ static struct ctxprof *ctx_get(CUcontext ctx)
 			return NULL;
 		}
 		if (r == CUPTI_ERROR_HARDWARE_BUSY) {
-			gp_log("metrics are off: the GPU's counters are in use by another tool (DCGM, Nsight, another profiler); tracing goes on");
+			MX_OFF("the GPU's counters are in use by another tool (DCGM, Nsight, another profiler)");
 			go_off(GP_METRICS_BUSY);
 			return NULL;
 		}
 		if (r != CUPTI_SUCCESS) {
-			gp_log("metrics are off: cannot enable the range profiler on device %u (%s)", device,
+			MX_OFF("cannot enable the range profiler on device %u (%s)", device,
 			       err(r));
 			go_off(GP_METRICS_ERROR);
 			return NULL;
@@ -1182,7 +1185,7 @@ static struct ctxprof *ctx_get(CUcontext ctx)
 		r = set_config(cp);
 	}
 	if (r != CUPTI_SUCCESS) {
-		gp_log("metrics are off: range profiler %s failed on device %u (%s)", step, device, err(r));
+		MX_OFF("range profiler %s failed on device %u (%s)", step, device, err(r));
 		ctx_release(cp);
 		cp->ctx = ctx;
 		cp->state = -1;
@@ -1653,7 +1656,7 @@ static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 		atomic_fetch_add(&n_objects, 1);
 		gp_debug("metrics: new profiler object for group %d: %.2f ms", g, (double)(mono_ns() - t0) / 1e6);
 		if (r != CUPTI_SUCCESS) {
-			gp_log("metrics are off: cannot enable the range profiler again on device %u (%s)",
+			MX_OFF("cannot enable the range profiler again on device %u (%s)",
 			       cp->device, err(r));
 			cp->state = -1;
 			go_off(GP_METRICS_ERROR);
@@ -2109,7 +2112,7 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 			 (double)(t_exit - s->t_started) / 1e6, (double)(t_decode - t_exit) / 1e6,
 			 (double)(t_eval - t_decode) / 1e6, (double)(mono_ns() - t_eval) / 1e6);
 	if (r != CUPTI_SUCCESS) {
-		gp_log("metrics are off: range profiler CounterDataImageInitialize failed (%s)", err(r));
+		MX_OFF("range profiler CounterDataImageInitialize failed (%s)", err(r));
 		go_off(GP_METRICS_ERROR);
 	}
 	if (state == S_RESULT)

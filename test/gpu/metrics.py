@@ -625,7 +625,53 @@ def tests(h):
         if errs:
             raise Fail("; ".join(errs))
 
+    def t_denied(tools):
+        """What these machines cannot produce, through a libcupti in front of
+        the real one (test/shims/cuptideny.c): counters restricted to admins
+        (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES at Enable) and a GPU the profiler
+        does not support.  Each gives one line on stderr saying why (and for
+        the first how to enable the counters), a trace with every kernel, the
+        metrics status in the trace, and the program's results unchanged."""
+        app = tools.app("metrics_truth")
+        shim = os.path.join(tools.build, "test", "shims", "libcuptideny.so")
+        if not os.path.exists(shim):
+            raise h["Skip"]("%s missing (make apps)" % shim)
+        rc, ref, err = h["run_cmd"]([app], h["clean_env"](), h["RUN_TIMEOUT"])
+        if rc != 0:
+            raise Fail("metrics_truth without gpuprof exited %d: %s" % (rc, h["tail"](err)))
+        errs = []
+        for deny, status, want in (
+                ("privileges", 1, r"^gpuprof: metrics are off: GPU performance counters are "
+                 r"restricted to admin users \(ERR_NVGPUCTRPERM\); run as root or with "
+                 r"CAP_SYS_ADMIN, or load the nvidia module with "
+                 r"NVreg_RestrictProfilingToAdminUsers=0 .*; tracing goes on$"),
+                ("unsupported", 2, r"^gpuprof: metrics are off: device 0 \(\w+\) does not "
+                 r"support the CUPTI profiler \(its architecture: unsupported\); tracing goes on$")):
+            run = h["traced"](tools, [app], opts=["--metrics"],
+                              env={"GPUPROF_CUPTI_PATH": shim, "CUPTIDENY": deny})
+            if run.rc != 0:
+                errs.append("%s: exit %d: %s" % (deny, run.rc, h["tail"](run.err)))
+                continue
+            lines = [l for l in run.err.splitlines() if "metric" in l]
+            if len(lines) != 1 or not re.match(want, lines[0]):
+                errs.append("%s: expected one line matching %r, got %s" % (deny, want, lines))
+            same_output(run, ref, errs)
+            js = tools.export_json(run.files)
+            errs += ["%s: %s" % (deny, e) for e in h["health"](js)]
+            kern = h["kernels_by_base"](js)
+            for name in PREC:
+                if not kern.get(name) or kern[name]["count"] != 2:
+                    errs.append("%s: tracing did not go on: %s %s" % (deny, name, kern.get(name)))
+            mx = js.get("metrics", {})
+            if mx.get("status") != status or mx.get("profiled"):
+                errs.append("%s: metrics status %s, %s profiled; expected status %d, none"
+                            % (deny, mx.get("status"), mx.get("profiled"), status))
+            print("# %s: %s" % (deny, lines[0] if lines else None))
+        if errs:
+            raise Fail("; ".join(errs))
+
     return [
+        ("metrics-denied", t_denied),
         ("metrics-roofline", t_roofline),
         ("metrics-all-launches", t_all),
         ("metrics-launches-mode", t_launches),
