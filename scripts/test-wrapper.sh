@@ -443,6 +443,10 @@ GPUPROF_PEAKS_DIR=$tmp/peaks gp report a.gpuprof
 judge report-peaks-dir "analyzer called with: $(cat analyze.log)" \
 	[ "$(cat analyze.log)" = "report --peaks-dir $tmp/peaks a.gpuprof" ]
 rm -f analyze.log
+GPUPROF_PEAKS_DIR=$tmp/peaks gp export --format json a.gpuprof
+judge export-peaks-dir "analyzer called with: $(cat analyze.log)" \
+	[ "$(cat analyze.log)" = "export --peaks-dir $tmp/peaks --format json a.gpuprof" ]
+rm -f analyze.log
 GPUPROF_PEAKS_DIR=$tmp/peaks gp run -f -o rep ./fakeapp
 judge run-report-peaks-dir "analyzer called with: $(cat analyze.log 2>/dev/null)" \
 	[ "$(cat analyze.log 2>/dev/null)" = "report --peaks-dir $tmp/peaks $tmp/rep.gpuprof" ]

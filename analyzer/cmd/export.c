@@ -11,6 +11,7 @@
 #include "base/output.h"
 #include "cmd/cmd.h"
 #include "model/analysis.h"
+#include "model/peakfile.h"
 #include "views/export.h"
 
 /* Each format's help lines, the first beside its name. */
@@ -52,6 +53,11 @@ static void help(FILE *f)
 	      "                    information of their modules (with addr2line)\n"
 	      "  --align nccl      align the ranks' clocks by the ends of their NCCL\n"
 	      "                    collectives (as gpuprof report --align nccl)\n"
+	      "  --peaks-dir DIR   metrics: use the peaks that 'gpuprof calibrate'\n"
+	      "                    measured and stored in DIR for GPUs of the same\n"
+	      "                    model (the gpuprof command passes its default\n"
+	      "                    place), as gpuprof report does\n"
+	      "  --spec-peaks      metrics: ceilings from specifications only\n"
 	      "  --no-flows        chrome: no arrows from API calls to the GPU work\n"
 	      "                    they launched (they need about 20 bytes per\n"
 	      "                    launch while the export runs)\n"
@@ -79,11 +85,13 @@ int cmd_export(int argc, char **argv)
 		{ "no-flows", no_argument, NULL, 'F' },
 		{ "table", required_argument, NULL, 'T' },
 		{ "align", required_argument, NULL, 'A' },
+		{ "peaks-dir", required_argument, NULL, 'P' },
+		{ "spec-peaks", no_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		GA_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *outpath = NULL, *table = NULL;
+	const char *outpath = NULL, *table = NULL, *peaks_dir = NULL;
 	const struct ga_format *fmt = NULL;
 	const struct ga_format_table *tab = NULL;
 	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .symbolize = 1 };
@@ -93,7 +101,7 @@ int cmd_export(int argc, char **argv)
 	struct ga_output out;
 	char ferr[512], *end;
 	long depth;
-	int c, rc = GA_EXIT_OK, failed, noflows = 0;
+	int c, rc = GA_EXIT_OK, failed, noflows = 0, spec_peaks = 0;
 
 	opterr = 0;
 	optind = 0;
@@ -149,6 +157,12 @@ int cmd_export(int argc, char **argv)
 				ga_filter_free(&flt);
 				return GA_EXIT_USAGE;
 			}
+			break;
+		case 'P':
+			peaks_dir = optarg;
+			break;
+		case 'Q':
+			spec_peaks = 1;
 			break;
 		case 'h':
 			help(stdout);
@@ -234,6 +248,9 @@ int cmd_export(int argc, char **argv)
 		fputs("gpuprof: out of memory\n", stderr);
 	if (!failed)
 		failed = ga_analysis_build(&an, argv + optind, argc - optind) != 0;
+	/* The roofline's ceilings: measured ones where gpuprof calibrate stored them. */
+	if (!failed && !spec_peaks)
+		ga_peakfile_apply(&an.mx, &an.m, peaks_dir);
 	if (!failed && fmt->end && (failed = fmt->end(&e)) == -1)
 		fputs("gpuprof: out of memory\n", stderr);
 	ga_jw_flush(&e.jw);

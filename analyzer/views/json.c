@@ -631,6 +631,21 @@ static void metrics_devices(struct ga_jw *w, const struct ga_model *m, const str
 			knum(w, prec_key[c], p->p.flops[c]);
 		ga_jw_end(w);
 		knum(w, "peak_dram_bytes_s", p->p.dram_bw);
+		knum_if(w, "peak_l2_bytes_s", p->l2_bw > 0, p->l2_bw);
+		/* Which ceilings gpuprof calibrate measured (the rest: specifications). */
+		ga_jw_key(w, "measured");
+		ga_jw_arr(w, GA_JW_COMPACT);
+		for (int c = 0; c < GA_MX_PREC; c++)
+			if ((p->measured >> c) & 1)
+				ga_jw_cstr(w, prec_key[c]);
+		if (p->measured & GA_MX_MEAS_DRAM)
+			ga_jw_cstr(w, "dram");
+		ga_jw_end(w);
+		ga_jw_key(w, "measured_on");
+		if (p->measured)
+			ga_jw_cstr(w, p->measured_on);
+		else
+			ga_jw_null(w);
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);

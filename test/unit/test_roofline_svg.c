@@ -204,6 +204,31 @@ static void test_report(const char *trace, const char *pdir)
 	free(err);
 	tap_end();
 
+	tap_begin("export --format json with measured peaks, and --spec-peaks");
+	argv[0] = "export";
+	argv[1] = "--format";
+	argv[2] = "json";
+	argv[3] = "--peaks-dir";
+	argv[4] = (char *)pdir;
+	argv[5] = (char *)trace;
+	rc = synth_capture(dir, &out, &err, cmd_export, 6, argv);
+	CHECKF(rc == 0 && out, "rc %d %s", rc, err ? err : "");
+	CHECKF(out && strstr(out, "\"peak_dram_bytes_s\":2950000000000,\"peak_l2_bytes_s\":9800000000000,"
+			   "\"measured\":[\"fp64\",\"fp32\",\"fp16\",\"tensor_fp16\",\"dram\"],"
+			   "\"measured_on\":\"2026-11-24"), "%.300s", out && strstr(out, "peak_dram") ? strstr(out, "peak_dram") : "");
+	free(out);
+	free(err);
+	argv[3] = "--spec-peaks";
+	argv[4] = (char *)trace;
+	rc = synth_capture(dir, &out, &err, cmd_export, 5, argv);
+	CHECKF(rc == 0 && out && strstr(out, "\"peak_l2_bytes_s\":null,\"measured\":[],\"measured_on\":null") &&
+	       !strstr(out, "2950000000000"),
+	       "%.300s", out && strstr(out, "peak_dram") ? strstr(out, "peak_dram") : "");
+	free(out);
+	free(err);
+	argv[0] = "report";
+	tap_end();
+
 	tap_begin("report --roofline-svg");
 	snprintf(svg, sizeof(svg), "%s/roof.svg", dir);
 	argv[1] = "--roofline-svg";
