@@ -2062,6 +2062,44 @@ def t_always_on_window_stacks(tools):
     print("# dormant, --backtrace=kernel, a file per window: the launch site in both files")
 
 
+def t_always_on_metrics(tools):
+    """Dormant with --metrics (which attaches CUPTI at cuInit): launches
+    outside the window are neither traced nor profiled; inside it the first
+    launch of the kernel is profiled, its values in the trace, and every
+    launch of the window traced (the profiled one with its time)."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    env = always_on_env(tools, tmp, {"GPUPROF_START": "dormant", "GPUPROF_METRICS": "roofline",
+                                     "GPUPROF_OUTPUT": os.path.join(tmp, "trace-%p")})
+    a = AlwaysOn(tools, env, tmp)
+    try:
+        a.say("out 40")
+        a.control("start")
+        a.say("in 60")
+        a.control("stop")
+        a.say("out 30")
+        truth = a.quit()
+    finally:
+        a.kill()
+    files = sorted(glob.glob(os.path.join(tmp, "*.gpuprof")))
+    if len(files) != 1:
+        raise Fail("%d trace files: %s" % (len(files), files))
+    js = tools.export_json(files)
+    errs = health(js) + compare(truth, js)
+    mx = js.get("metrics") or {}
+    ks = mx.get("kernels", [])
+    if mx.get("status") != 0 or mx.get("profiled") != 1 or len(ks) != 1 or \
+            "aon_work" not in ks[0].get("name", ""):
+        errs.append("metrics: status %s, %s profiled, kernels %s; expected aon_work once"
+                    % (mx.get("status"), mx.get("profiled"), [k.get("name") for k in ks]))
+    elif not ks[0].get("time_ns") or ks[0].get("values_sum", {}).get("gpu__time_duration.sum", 0) <= 0:
+        errs.append("metrics of aon_work without a duration: %s" % ks[0])
+    if errs:
+        raise Fail("; ".join(errs))
+    print("# dormant with --metrics: %s kernels in the window, %s profiled"
+          % (js.get("counts", {}).get("kernel"), mx.get("profiled")))
+
+
 def t_always_on_flight_stacks(tools):
     """A 1 MiB flight recorder with --backtrace=kernel: the call stack is
     recorded at the first launches, whose chunks are dropped long before
@@ -2259,6 +2297,7 @@ TESTS = [
     ("fault-signal-term-preload", fault_signal("TERM", how="preload")),
     ("always-on-windows", t_always_on_windows),
     ("always-on-window-stacks", t_always_on_window_stacks),
+    ("always-on-metrics", t_always_on_metrics),
     ("always-on-flight-stacks", t_always_on_flight_stacks),
     ("always-on-flight-crash", t_always_on_flight_crash),
 ]
