@@ -122,6 +122,7 @@ struct node_origin {
 	uint64_t node;             /* 0 = empty */
 	uint64_t nvtx;
 	uint32_t stack, corr;
+	uint32_t graph_id;         /* of its GRAPH_NODE record, for later files */
 };
 static pthread_mutex_t node_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct node_origin *nodes;
@@ -524,19 +525,24 @@ void gp_unwind_corr(uint32_t correlation)
 	}
 }
 
-static void emit_graph_node(uint32_t graph_id, const struct node_origin *o)
+/* Producer lock held. */
+static void put_graph_node(const struct node_origin *o)
 {
-	struct gp_rec_graph_node *r;
+	struct gp_rec_graph_node *r = gp_emit(GP_REC_GRAPH_NODE, sizeof(*r));
 
-	gp_ring_lock(&gp_rec.ring);
-	r = gp_emit(GP_REC_GRAPH_NODE, sizeof(*r));
 	if (r) {
 		r->node = o->node;
-		r->graph_id = graph_id;
+		r->graph_id = o->graph_id;
 		r->stack = o->stack;
 		r->correlation = o->corr;
 		r->nvtx = o->nvtx;
 	}
+}
+
+static void emit_graph_node(const struct node_origin *o)
+{
+	gp_ring_lock(&gp_rec.ring);
+	put_graph_node(o);
 	gp_ring_unlock(&gp_rec.ring);
 }
 
@@ -621,6 +627,7 @@ void gp_unwind_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 		o.node = node;
 		o.nvtx = gp_nvtxtool_current();
 		o.stack = o.corr = 0;
+		o.graph_id = graph_id;
 		if (ready) {
 			/* Only nodes made inside a traced call (capture or
 			 * add-node); instantiation makes nodes outside one. */
@@ -629,7 +636,7 @@ void gp_unwind_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 			o.stack = cur_stack;
 			o.corr = cur_corr;
 			remember_node(&o);
-			emit_graph_node(graph_id, &o);
+			emit_graph_node(&o);
 		} else {
 			/* No API callbacks to tell capture from instantiation:
 			 * remember it; the clones that run are emitted. */
@@ -640,8 +647,9 @@ void gp_unwind_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 		    !lookup_node(orig, &o))
 			return;
 		o.node = node;
+		o.graph_id = graph_id;
 		remember_node(&o);
-		emit_graph_node(graph_id, &o);
+		emit_graph_node(&o);
 	}
 }
 
@@ -748,6 +756,12 @@ void gp_unwind_preamble(void)
 				emit_pyframe(ids[stacks[id].first + i]);
 		emit_stack(id, n);
 	}
+	/* Where graph nodes were made: a graph launched in a later window's file. */
+	pthread_mutex_lock(&node_lock);
+	for (uint32_t i = 0; i < node_cap; i++)
+		if (nodes[i].node && nodes[i].stack && nodes[i].stack < emitted_upto)
+			put_graph_node(&nodes[i]);
+	pthread_mutex_unlock(&node_lock);
 }
 
 static void emit_pyframe(uint64_t id)

@@ -11,7 +11,10 @@
  *                       Truth: kernel.count.aon_work, the launches made
  *                       inside windows.  Every launch is made in
  *                       aon_launch (exported: the recorder's dladdr names
- *                       it in call stacks).
+ *                       it in call stacks).  "in capture N" / "out capture
+ *                       N" capture N launches into a graph and launch it
+ *                       once; "in graph" / "out graph" launch that graph
+ *                       again (its N kernels count as launches).
  *   always_on crash N   N memsets in sequence, the i-th (from 0) setting
  *                       4 * (i + 1) bytes, waits for them, prints
  *                       "TRUTH memset.sequence N" and dies of SIGSEGV.  A
@@ -43,19 +46,23 @@ extern "C" __global__ void aon_work(int *x)
 		x[blockIdx.x] += 1;
 }
 
-extern "C" __attribute__((noinline)) void aon_launch(int *d, int n)
+extern "C" __attribute__((noinline)) void aon_launch(int *d, int n, cudaStream_t s)
 {
 	for (int i = 0; i < n; i++)
-		aon_work<<<64, 32>>>(d);
+		aon_work<<<64, 32, 0, s>>>(d);
 	CK(cudaGetLastError());
 }
 
 static int windows(void)
 {
 	char line[128];
-	int *d, inside = 0;
+	int *d, inside = 0, graph_n = 0;
+	cudaStream_t gs;
+	cudaGraph_t g;
+	cudaGraphExec_t ge = NULL;
 
 	CK(cudaMalloc(&d, 64 * sizeof(int)));
+	CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
 	CK(cudaDeviceSynchronize());
 	printf("ready\n");
 	fflush(stdout);
@@ -64,15 +71,36 @@ static int windows(void)
 
 		if (!strncmp(line, "quit", 4))
 			break;
-		if (sscanf(line + 3, "%d", &n) != 1 || n < 0)
-			return 2;
-		aon_launch(d, n);
+		if (!strncmp(line + 3, "capture ", 8)) {
+			if (sscanf(line + 11, "%d", &n) != 1 || n < 0 || ge)
+				return 2;
+			CK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeGlobal));
+			aon_launch(d, n, gs);
+			CK(cudaStreamEndCapture(gs, &g));
+			CK(cudaGraphInstantiate(&ge, g, 0));
+			graph_n = n;
+			CK(cudaGraphLaunch(ge, gs));
+		} else if (!strncmp(line + 3, "graph", 5)) {
+			if (!ge)
+				return 2;
+			n = graph_n;
+			CK(cudaGraphLaunch(ge, gs));
+		} else {
+			if (sscanf(line + 3, "%d", &n) != 1 || n < 0)
+				return 2;
+			aon_launch(d, n, 0);
+		}
 		CK(cudaDeviceSynchronize());
 		if (!strncmp(line, "in ", 3))
 			inside += n;
 		printf("done\n");
 		fflush(stdout);
 	}
+	if (ge) {
+		CK(cudaGraphExecDestroy(ge));
+		CK(cudaGraphDestroy(g));
+	}
+	CK(cudaStreamDestroy(gs));
 	CK(cudaFree(d));
 	printf("TRUTH kernel.count.aon_work %d\n", inside);
 	fflush(stdout);

@@ -2062,6 +2062,46 @@ def t_always_on_window_stacks(tools):
     print("# dormant, --backtrace=kernel, a file per window: the launch site in both files")
 
 
+def t_always_on_graph_windows(tools):
+    """Dormant with --backtrace=kernel and a file per window: a graph
+    captured in the first window (its nodes made in aon_launch) and
+    launched again in the second; the second window's file still names
+    aon_launch as the launch site of the graph's kernels."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    env = always_on_env(tools, tmp, {"GPUPROF_START": "dormant", "GPUPROF_BACKTRACE": "kernel",
+                                     "GPUPROF_OUTPUT": os.path.join(tmp, "win-%n")})
+    a = AlwaysOn(tools, env, tmp)
+    try:
+        a.control("start")
+        a.say("in capture 12")
+        a.control("stop")
+        a.say("out 5")
+        a.control("start")
+        a.say("in graph")
+        a.control("stop")
+        truth = a.quit()
+    finally:
+        a.kill()
+    if truth.get("kernel.count.aon_work") != 24:
+        raise Fail("the program counts %s launches in windows, expected 24" % truth)
+    errs = []
+    for n in (1, 2):
+        f = os.path.join(tmp, "win-%d.gpuprof" % n)
+        if not os.path.exists(f):
+            raise Fail("no %s" % f)
+        js = tools.export_json([f])
+        errs += ["win-%d: %s" % (n, e) for e in health(js)]
+        kernels = js.get("counts", {}).get("kernel", 0)
+        got = site_launches(js, "aon_launch")
+        if kernels != 12 or got != 12:
+            errs.append("win-%d: %d kernels, %d of them launched from aon_launch, expected 12"
+                        % (n, kernels, got))
+    if errs:
+        raise Fail("; ".join(errs))
+    print("# dormant, a graph made in window 1 and launched in window 2: its launch site in both")
+
+
 def t_always_on_metrics(tools):
     """Dormant with --metrics (which attaches CUPTI at cuInit): launches
     outside the window are neither traced nor profiled; inside it the first
@@ -2298,6 +2338,7 @@ TESTS = [
     ("always-on-windows", t_always_on_windows),
     ("always-on-window-stacks", t_always_on_window_stacks),
     ("always-on-metrics", t_always_on_metrics),
+    ("always-on-graph-windows", t_always_on_graph_windows),
     ("always-on-flight-stacks", t_always_on_flight_stacks),
     ("always-on-flight-crash", t_always_on_flight_crash),
 ]
