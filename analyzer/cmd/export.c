@@ -85,13 +85,13 @@ int cmd_export(int argc, char **argv)
 		{ "no-flows", no_argument, NULL, 'F' },
 		{ "table", required_argument, NULL, 'T' },
 		{ "align", required_argument, NULL, 'A' },
-		{ "peaks-dir", required_argument, NULL, 'P' },
-		{ "spec-peaks", no_argument, NULL, 'Q' },
+		GA_PEAKS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		GA_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *outpath = NULL, *table = NULL, *peaks_dir = NULL;
+	const char *outpath = NULL, *table = NULL;
+	struct ga_peaks_opt po = { 0 };
 	const struct ga_format *fmt = NULL;
 	const struct ga_format_table *tab = NULL;
 	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .symbolize = 1 };
@@ -101,12 +101,14 @@ int cmd_export(int argc, char **argv)
 	struct ga_output out;
 	char ferr[512], *end;
 	long depth;
-	int c, rc = GA_EXIT_OK, failed, noflows = 0, spec_peaks = 0;
+	int c, rc = GA_EXIT_OK, failed, noflows = 0;
 
 	opterr = 0;
 	optind = 0;
 	ga_filter_init(&flt);
 	while ((c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
+		if (ga_peaks_option(&po, c, optarg))
+			continue;
 		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
 		case 1:
 			continue;
@@ -158,12 +160,6 @@ int cmd_export(int argc, char **argv)
 				return GA_EXIT_USAGE;
 			}
 			break;
-		case 'P':
-			peaks_dir = optarg;
-			break;
-		case 'Q':
-			spec_peaks = 1;
-			break;
 		case 'h':
 			help(stdout);
 			ga_filter_free(&flt);
@@ -172,6 +168,8 @@ int cmd_export(int argc, char **argv)
 			ga_filter_free(&flt);
 			if (optopt == 'A')
 				fputs("gpuprof export: --align needs a value (nccl)\n", stderr);
+			else if (optopt == GA_PEAKS_OPT_DIR)
+				fputs("gpuprof export: --peaks-dir needs a directory\n", stderr);
 			else if (optopt == 'f' || optopt == 'o')
 				fprintf(stderr, "gpuprof export: option -%c needs a value\n", optopt);
 			else if (optopt)
@@ -249,8 +247,8 @@ int cmd_export(int argc, char **argv)
 	if (!failed)
 		failed = ga_analysis_build(&an, argv + optind, argc - optind) != 0;
 	/* The roofline's ceilings: measured ones where gpuprof calibrate stored them. */
-	if (!failed && !spec_peaks)
-		ga_peakfile_apply(&an.mx, &an.m, peaks_dir);
+	if (!failed)
+		ga_peaks_opt_apply(&po, &an.mx, &an.m);
 	if (!failed && fmt->end && (failed = fmt->end(&e)) == -1)
 		fputs("gpuprof: out of memory\n", stderr);
 	ga_jw_flush(&e.jw);

@@ -89,8 +89,7 @@ int cmd_report(int argc, char **argv)
 		{ "no-symbolize", no_argument, NULL, 'S' },
 		{ "align", required_argument, NULL, 'A' },
 		{ "roofline-svg", required_argument, NULL, 'V' },
-		{ "peaks-dir", required_argument, NULL, 'P' },
-		{ "spec-peaks", no_argument, NULL, 'Q' },
+		GA_PEAKS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		GA_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -102,8 +101,8 @@ int cmd_report(int argc, char **argv)
 	struct ga_filter flt;
 	long depth;
 	FILE *out = stdout;
-	const char *svg = NULL, *peaks_dir = NULL;
-	int spec_peaks = 0;
+	const char *svg = NULL;
+	struct ga_peaks_opt po = { 0 };
 	char ferr[512];
 	int c, rc = GA_EXIT_OK;
 
@@ -111,6 +110,8 @@ int cmd_report(int argc, char **argv)
 	optind = 0;
 	ga_filter_init(&flt);
 	while ((c = getopt_long(argc, argv, "hn:", longopts, NULL)) != -1) {
+		if (ga_peaks_option(&po, c, optarg))
+			continue;
 		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
 		case 1:
 			continue;
@@ -173,12 +174,6 @@ int cmd_report(int argc, char **argv)
 			}
 			svg = optarg;
 			break;
-		case 'P':
-			peaks_dir = optarg;
-			break;
-		case 'Q':
-			spec_peaks = 1;
-			break;
 		case 'h':
 			help(stdout);
 			ga_filter_free(&flt);
@@ -189,7 +184,7 @@ int cmd_report(int argc, char **argv)
 				fputs("gpuprof report: --align needs a value (nccl)\n", stderr);
 			else if (optopt == 'n')
 				fputs("gpuprof report: --top needs a value\n", stderr);
-			else if (optopt == 'V' || optopt == 'P' || optopt == 'D')
+			else if (optopt == 'V' || optopt == GA_PEAKS_OPT_DIR || optopt == 'D')
 				fprintf(stderr, "gpuprof report: %s needs a value\n", argv[optind - 1]);
 			else if (optopt)
 				fprintf(stderr, "gpuprof report: unknown option '-%c'\n", optopt);
@@ -224,8 +219,7 @@ int cmd_report(int argc, char **argv)
 	    (r.o.tree && ga_sites_finish(&an.st, &an.m))) {
 		rc = GA_EXIT_FAIL;
 	} else {
-		if (!spec_peaks)
-			ga_peakfile_apply(&an.mx, &an.m, peaks_dir);
+		ga_peaks_opt_apply(&po, &an.mx, &an.m);
 		if (svg)
 			rc = ga_svg_roofline_write(&an, svg, argv + optind, argc - optind);
 		if (rc == GA_EXIT_OK && !(svg && !strcmp(svg, "-")) && ga_text_report(&r, out)) {

@@ -186,3 +186,20 @@ int ga_peakfile_apply(struct ga_mx *mx, const struct ga_model *m, const char *di
 	}
 	return n;
 }
+
+int ga_peaks_option(struct ga_peaks_opt *o, int c, const char *arg)
+{
+	if (c == GA_PEAKS_OPT_DIR)
+		o->dir = arg;
+	else if (c == GA_PEAKS_OPT_SPEC)
+		o->spec = 1;
+	else
+		return 0;
+	return 1;
+}
+
+void ga_peaks_opt_apply(const struct ga_peaks_opt *o, struct ga_mx *mx, const struct ga_model *m)
+{
+	if (!o->spec)
+		ga_peakfile_apply(mx, m, o->dir);
+}

@@ -40,4 +40,22 @@ int ga_peakfile_find(const char *dir, const char *model, uint32_t driver,
  */
 int ga_peakfile_apply(struct ga_mx *mx, const struct ga_model *m, const char *dir);
 
+/* The options of report and export that choose the ceilings. */
+struct ga_peaks_opt {
+	const char *dir;           /* --peaks-dir DIR */
+	int spec;                  /* --spec-peaks */
+};
+
+#define GA_PEAKS_OPT_DIR 'P'
+#define GA_PEAKS_OPT_SPEC 'Q'
+#define GA_PEAKS_LONGOPTS                                                    \
+	{ "peaks-dir", required_argument, NULL, GA_PEAKS_OPT_DIR },          \
+	{ "spec-peaks", no_argument, NULL, GA_PEAKS_OPT_SPEC }
+
+/* 1 when getopt's c was one of them (taken into o), else 0. */
+int ga_peaks_option(struct ga_peaks_opt *o, int c, const char *arg);
+
+/* The measured peaks of o->dir applied to mx, unless o->spec. */
+void ga_peaks_opt_apply(const struct ga_peaks_opt *o, struct ga_mx *mx, const struct ga_model *m);
+
 #endif

@@ -1175,15 +1175,7 @@ def t_cupti_guest_held(tools):
     program unsubscribes and traces from then on: the last kernels (guest_e
     x 5, launched 600 ms after the unsubscribe) are in the trace, the time
     before is one gap, and the program received exactly what it does alone."""
-    app = tools.app("cupti_guest")
-    env = clean_env()
-    env["CUPTI_GUEST_SUBSCRIBE"] = "1"
-    rc, out0, err0 = run_cmd([app], env)
-    if "SKIP" in out0:
-        raise Skip(out0.strip())
-    if rc != 0:
-        raise Fail("without gpuprof: exit %d: %s" % (rc, tail(err0)))
-    alone = guest_lines(out0)
+    app, alone = cupti_guest_alone(tools, {"CUPTI_GUEST_SUBSCRIBE": "1"})
     run = traced(tools, [app], how="inject",
                  env={"CUPTI_GUEST_SUBSCRIBE": "1", "GPUPROF_FLUSH_MS": "100"})
     expect_status(run, 0)
@@ -1214,7 +1206,8 @@ def t_cupti_guest_held(tools):
         raise Fail("; ".join(errs))
 
 
-def cupti_guest_run(tools, extra_env, extra_want):
+def cupti_guest_alone(tools, extra_env):
+    """(the app, what the program receives without gpuprof: its GUEST lines)."""
     app = tools.app("cupti_guest")
     env = clean_env()
     env.update(extra_env)
@@ -1223,7 +1216,11 @@ def cupti_guest_run(tools, extra_env, extra_want):
         raise Skip(out0.strip())
     if rc != 0:
         raise Fail("without gpuprof: exit %d: %s" % (rc, tail(err0)))
-    alone = guest_lines(out0)
+    return app, guest_lines(out0)
+
+
+def cupti_guest_run(tools, extra_env, extra_want):
+    app, alone = cupti_guest_alone(tools, extra_env)
     want = {"phase1.guest_a": 40, "phase1.guest_b": 25, "phase1.memcpy": 3,
             "phase1.in_window": 1, "phase3.guest_a": 10, "phase3.in_window": 1,
             "phase4.enable_rc": 0, "phase4.guest_d": 15}
@@ -2020,29 +2017,32 @@ def t_always_on_windows(tools):
              ["%.1f ms" % ((r["end_ns"] - r["start_ns"]) / 1e6) for r in ranges]))
 
 
-def t_always_on_window_stacks(tools):
-    """Dormant with --backtrace=kernel and a file per window (%n): the same
-    launch site in both windows, so its call stack is recorded in the first;
-    each window's file still names it for every launch of that window."""
+def dormant_run(tools, extra, steps, name="trace-%p"):
+    """always_on started dormant with env extra, its output template name;
+    steps: ("say", line) to the program or ("control", verb) through
+    gpuprof.  Returns (tmp, truth)."""
     tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
     tools.tmpdirs.append(tmp)
-    env = always_on_env(tools, tmp, {"GPUPROF_START": "dormant", "GPUPROF_BACKTRACE": "kernel",
-                                     "GPUPROF_OUTPUT": os.path.join(tmp, "win-%n")})
+    env = always_on_env(tools, tmp, dict(extra, GPUPROF_START="dormant",
+                                         GPUPROF_OUTPUT=os.path.join(tmp, name)))
     a = AlwaysOn(tools, env, tmp)
     try:
-        a.say("out 20")
-        a.control("start")
-        a.say("in 100")
-        a.control("stop")
-        a.say("out 10")
-        a.control("start")
-        a.say("in 70")
-        a.control("stop")
-        a.quit()
+        for what, arg in steps:
+            if what == "say":
+                a.say(arg)
+            else:
+                a.control(arg)
+        truth = a.quit()
     finally:
         a.kill()
+    return tmp, truth
+
+
+def window_site_errs(tools, tmp, wants, report):
+    """Errors of the files win-N.gpuprof: each holds exactly wants[N - 1]
+    kernels, all launched from aon_launch (and, with report, says so)."""
     errs = []
-    for n, want in ((1, 100), (2, 70)):
+    for n, want in enumerate(wants, 1):
         f = os.path.join(tmp, "win-%d.gpuprof" % n)
         if not os.path.exists(f):
             raise Fail("no %s" % f)
@@ -2053,10 +2053,22 @@ def t_always_on_window_stacks(tools):
         if kernels != want or got != want:
             errs.append("win-%d: %d kernels, %d of them launched from aon_launch, expected %d"
                         % (n, kernels, got, want))
-        rep = tools.report([f])
-        if "Launch sites" not in rep or "aon_launch" not in rep:
+        rep = tools.report([f]) if report else ""
+        if report and ("Launch sites" not in rep or "aon_launch" not in rep):
             errs.append("win-%d: the report names no launch site aon_launch: %s"
                         % (n, tail(rep, 1500)))
+    return errs
+
+
+def t_always_on_window_stacks(tools):
+    """Dormant with --backtrace=kernel and a file per window (%n): the same
+    launch site in both windows, so its call stack is recorded in the first;
+    each window's file still names it for every launch of that window."""
+    tmp, _ = dormant_run(tools, {"GPUPROF_BACKTRACE": "kernel"},
+                         [("say", "out 20"), ("control", "start"), ("say", "in 100"),
+                          ("control", "stop"), ("say", "out 10"), ("control", "start"),
+                          ("say", "in 70"), ("control", "stop")], "win-%n")
+    errs = window_site_errs(tools, tmp, (100, 70), True)
     if errs:
         raise Fail("; ".join(errs))
     print("# dormant, --backtrace=kernel, a file per window: the launch site in both files")
@@ -2067,36 +2079,13 @@ def t_always_on_graph_windows(tools):
     captured in the first window (its nodes made in aon_launch) and
     launched again in the second; the second window's file still names
     aon_launch as the launch site of the graph's kernels."""
-    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
-    tools.tmpdirs.append(tmp)
-    env = always_on_env(tools, tmp, {"GPUPROF_START": "dormant", "GPUPROF_BACKTRACE": "kernel",
-                                     "GPUPROF_OUTPUT": os.path.join(tmp, "win-%n")})
-    a = AlwaysOn(tools, env, tmp)
-    try:
-        a.control("start")
-        a.say("in capture 12")
-        a.control("stop")
-        a.say("out 5")
-        a.control("start")
-        a.say("in graph")
-        a.control("stop")
-        truth = a.quit()
-    finally:
-        a.kill()
+    tmp, truth = dormant_run(tools, {"GPUPROF_BACKTRACE": "kernel"},
+                             [("control", "start"), ("say", "in capture 12"),
+                              ("control", "stop"), ("say", "out 5"), ("control", "start"),
+                              ("say", "in graph"), ("control", "stop")], "win-%n")
     if truth.get("kernel.count.aon_work") != 24:
         raise Fail("the program counts %s launches in windows, expected 24" % truth)
-    errs = []
-    for n in (1, 2):
-        f = os.path.join(tmp, "win-%d.gpuprof" % n)
-        if not os.path.exists(f):
-            raise Fail("no %s" % f)
-        js = tools.export_json([f])
-        errs += ["win-%d: %s" % (n, e) for e in health(js)]
-        kernels = js.get("counts", {}).get("kernel", 0)
-        got = site_launches(js, "aon_launch")
-        if kernels != 12 or got != 12:
-            errs.append("win-%d: %d kernels, %d of them launched from aon_launch, expected 12"
-                        % (n, kernels, got))
+    errs = window_site_errs(tools, tmp, (12, 12), False)
     if errs:
         raise Fail("; ".join(errs))
     print("# dormant, a graph made in window 1 and launched in window 2: its launch site in both")
@@ -2107,20 +2096,9 @@ def t_always_on_metrics(tools):
     outside the window are neither traced nor profiled; inside it the first
     launch of the kernel is profiled, its values in the trace, and every
     launch of the window traced (the profiled one with its time)."""
-    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
-    tools.tmpdirs.append(tmp)
-    env = always_on_env(tools, tmp, {"GPUPROF_START": "dormant", "GPUPROF_METRICS": "roofline",
-                                     "GPUPROF_OUTPUT": os.path.join(tmp, "trace-%p")})
-    a = AlwaysOn(tools, env, tmp)
-    try:
-        a.say("out 40")
-        a.control("start")
-        a.say("in 60")
-        a.control("stop")
-        a.say("out 30")
-        truth = a.quit()
-    finally:
-        a.kill()
+    tmp, truth = dormant_run(tools, {"GPUPROF_METRICS": "roofline"},
+                             [("say", "out 40"), ("control", "start"), ("say", "in 60"),
+                              ("control", "stop"), ("say", "out 30")])
     files = sorted(glob.glob(os.path.join(tmp, "*.gpuprof")))
     if len(files) != 1:
         raise Fail("%d trace files: %s" % (len(files), files))
