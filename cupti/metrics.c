@@ -78,14 +78,6 @@
 #define BUSY_WAIT_MS 2000
 #define MAX_GROUPS 8        /* single-pass groups of the launches mode */
 #define SESSION_RANGES 128  /* launches per counter setup in the launches mode */
-/*
- * Launches needing nothing before a session closes: a launch costs about
- * 1.5 ms in a user-replay session and a new session about 50 ms (Start,
- * Stop and decode), but a launch of a kernel-replay (SASS) session costs
- * 10 to 50 ms in a PyTorch process and a new one about 6 ms.
- */
-#define SESSION_IDLE_USER 24
-#define SESSION_IDLE_KERNEL 0
 #define NACC 256            /* kernels measured at once in the launches mode */
 
 #define P(name) __typeof__(&name) name;
@@ -230,7 +222,9 @@ struct ctxprof {
 	int cfg_group;             /* group the profiler object was configured for, -1 none */
 	int sess_n, sess_idle;
 	uint32_t since_want;       /* launches still lacking groups since one wanted cfg_group */
-	uint64_t sess_t0;
+	uint64_t sess_t0, sess_started;
+	/* Per group, measured: Start of an existing object, Stop and decode, a launch (ns). */
+	uint64_t cost_start[MAX_GROUPS], cost_stop[MAX_GROUPS], cost_launch[MAX_GROUPS];
 	struct slot *sess_slot[SESSION_RANGES];
 };
 static struct ctxprof ctxs[MAX_CTXS];
@@ -1626,6 +1620,19 @@ static void acc_finish(struct key *k)
 	atomic_store_explicit(&s->state, S_RESULT, memory_order_release);
 }
 
+/* A running mean that follows a cost as it changes (weight 1/4 to the new value). */
+static uint64_t ewma(uint64_t mean, uint64_t x)
+{
+	return mean ? mean - mean / 4 + x / 4 : x;
+}
+
+/* prof_lock held: idle launches a session of group g stays open for. */
+static int idle_max_of(const struct ctxprof *cp, int g)
+{
+	return phase_idle_max(cp->cost_launch[g], cp->cost_start[g], cp->cost_stop[g],
+			      cp->chip->groups[g].kernel_replay);
+}
+
 /* prof_lock held: starts a session of group g on the context; 0, or -1 (logged). */
 static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 {
@@ -1633,6 +1640,7 @@ static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 	const char *step = "GetCounterDataSize";
 	CUptiResult r = CUPTI_SUCCESS;
 	uint64_t t0 = mono_ns();
+	int new_object = cp->cfg_group != g;
 
 	if (cp->cfg_group >= 0 && cp->cfg_group != g) {
 		/*
@@ -1729,8 +1737,11 @@ static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 		replay_failed(kernel, step, r);
 		return -1;
 	}
+	cp->sess_started = mono_ns();
+	if (!new_object)
+		cp->cost_start[g] = ewma(cp->cost_start[g], cp->sess_started - t0);
 	gp_debug("metrics: group %d (%s replay) started: %.2f ms", g, gr->kernel_replay ? "kernel" : "user",
-		 (double)(mono_ns() - t0) / 1e6);
+		 (double)(cp->sess_started - t0) / 1e6);
 	cp->sess = g;
 	cp->sess_n = 0;
 	cp->sess_idle = 0;
@@ -1757,6 +1768,10 @@ static void sess_close(struct ctxprof *cp)
 	cp->sess = -1;
 	wall = mono_ns();
 	r = range_collect(cp->obj, cp->gimage[g], cp->gimage_size[g], (size_t)n, &step);
+	if (n) {
+		cp->cost_launch[g] = ewma(cp->cost_launch[g], (wall - cp->sess_started) / (uint64_t)n);
+		cp->cost_stop[g] = ewma(cp->cost_stop[g], mono_ns() - wall);
+	}
 	gp_debug("metrics: group %d: session %.2f ms after its start, Stop and decode %.2f ms", g,
 		 (double)(wall - cp->sess_t0) / 1e6, (double)(mono_ns() - wall) / 1e6);
 	ok = r == CUPTI_SUCCESS;
@@ -1901,8 +1916,7 @@ static void on_enter_spread(const CUpti_CallbackData *cd, const struct launch *l
 		int wants = need && !capturing && !(k->gdone & bit) && !(k->gpend & bit) &&
 			    acc_of(k, cp, cd, l);
 
-		int idle_max = cp->chip->groups[cp->sess].kernel_replay ? SESSION_IDLE_KERNEL
-									  : SESSION_IDLE_USER;
+		int idle_max = idle_max_of(cp, cp->sess);
 
 		if (wants) {
 			cp->since_want = 0;

@@ -55,4 +55,27 @@ static inline int phase_pick(unsigned missing, int cur, int ngroups, uint32_t id
 	return -1;
 }
 
+/*
+ * Launches needing nothing before an open session closes.  Keeping it
+ * open costs each such launch what a launch costs in a session (rent);
+ * closing it costs a Stop, and a Start when the next launch needs the
+ * group (buy): a session stays open for as many idle launches as a Stop
+ * and a Start cost.  These differ by group: on an H100 in a PyTorch
+ * process a user-replay session of the DRAM and L2 counters took 41 ms
+ * to start again and 3.8 ms per launch, one of the mma.sync counters
+ * 3.5 ms and 1.3 ms; a kernel-replay (SASS) launch costs 10 to 50 ms and
+ * a new session about 6 ms.  Costs in ns, 0 not yet measured: then
+ * PHASE_IDLE_USER for user replay, none for kernel replay.
+ */
+#define PHASE_IDLE_USER 8
+#define PHASE_IDLE_MAX 64
+
+static inline int phase_idle_max(uint64_t launch, uint64_t start, uint64_t stop, int kernel_replay)
+{
+	if (!launch || !start)
+		return kernel_replay ? 0 : PHASE_IDLE_USER;
+	return (start + stop) / launch > PHASE_IDLE_MAX ? PHASE_IDLE_MAX
+							: (int)((start + stop) / launch);
+}
+
 #endif

@@ -95,6 +95,15 @@ int main(void)
 	CHECK(phase_exhausted(1) == 128 && phase_exhausted(16) == 128 && phase_exhausted(73) == 584);
 	tap_end();
 
+	tap_begin("phase_idle_max: a session stays open while idle launches cost less than a restart");
+	CHECK(phase_idle_max(0, 0, 0, 0) == PHASE_IDLE_USER);     /* nothing measured yet */
+	CHECK(phase_idle_max(0, 0, 0, 1) == 0);
+	CHECK(phase_idle_max(3800000, 41000000, 7000000, 0) == 12);  /* DRAM and L2 group */
+	CHECK(phase_idle_max(1300000, 3500000, 1500000, 0) == 3);    /* mma.sync group */
+	CHECK(phase_idle_max(15000000, 6000000, 0, 1) == 0);         /* SASS, kernel replay */
+	CHECK(phase_idle_max(1000, 10000000, 0, 0) == PHASE_IDLE_MAX);
+	tap_end();
+
 	tap_begin("training loop: every kernel complete, few group changes");
 	for (int layers = 1; layers <= 24; layers++) {
 		long step = 20L * layers + 1 + 30L * layers + 10;
