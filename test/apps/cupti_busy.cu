@@ -1,7 +1,8 @@
 // A program that takes CUPTI's single subscriber slot itself before CUDA
-// starts (as Nsight, a sanitizer or an early profiler would).  The recorder
-// must say so in one line and let the program run unchanged: the kernel
-// results are checked here, the exit status by the test.
+// starts (as an early profiler would), linked to libcupti.  Preloaded,
+// the recorder serves its subscription and traces beside it; either way the
+// program must run unchanged: the kernel results are checked here, the
+// exit status by the test.
 // NVCCFLAGS: -cudart shared
 // LIBS: -lcupti -Xlinker -rpath=/usr/local/cuda/lib64
 #include <cuda_runtime.h>

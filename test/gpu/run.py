@@ -1038,6 +1038,19 @@ def passive(app_name, env, says):
     return t
 
 
+def t_cupti_busy(tools):
+    """A program linked to libcupti that subscribes before CUDA starts
+    (test/apps/cupti_busy.cu): its cuptiSubscribe reaches gpuprof's, which
+    initializes CUDA first and then serves it beside the trace.  The program
+    runs unchanged (it checks its results) and the trace holds all its work,
+    with no line about CUPTI being held."""
+    run = traced(tools, [tools.app("cupti_busy")])
+    check_run(tools, run, "cupti_busy")
+    held = [l for l in gp_lines(run.err) if "CUPTI" in l]
+    if held:
+        raise Fail("stderr: %s" % held)
+
+
 def t_busy_gpu_kill(tools):
     """SIGKILL while the GPU is never idle: every kernel that finished more
     than one flush interval before the kill is in the trace."""
@@ -2264,7 +2277,7 @@ TESTS = [
     ("capture-nvtx-stop", capture("nvtx", "stop")),
     ("capture-nvtx-repeat", capture("nvtx", "repeat")),
     ("capture-none", capture("nvtx", "all")),
-    ("cupti-busy", passive("cupti_busy", {}, "already holds CUPTI")),
+    ("cupti-busy", t_cupti_busy),
     ("cupti-missing", passive("basic_shared", {"GPUPROF_CUPTI_PATH": "/nonexistent/libcupti.so.13"},
                               "cannot load")),
     ("callsites", t_callsites),
