@@ -1568,6 +1568,7 @@ static void acc_finish(struct key *k)
 	struct slot *s;
 	size_t n = 0;
 	int complete = k->gdone == groups_all(a->chip);
+	uint32_t groups = (uint32_t)__builtin_popcount(k->gdone);
 
 	k->acc = NULL;
 	a->used = 0;
@@ -1591,7 +1592,7 @@ static void acc_finish(struct key *k)
 	s->correlation = a->correlation;
 	s->context = a->context;
 	s->device = a->device;
-	s->passes = (uint32_t)a->chip->ngroups;
+	s->passes = groups;        /* groups measured: all, unless its launches stopped first */
 	memcpy(s->grid, a->grid, sizeof(s->grid));
 	memcpy(s->block, a->block, sizeof(s->block));
 	s->chip = a->chip;

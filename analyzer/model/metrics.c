@@ -30,6 +30,15 @@ int ga_mx_any(const struct ga_mx *mx)
 	return mx->has_info || mx->records;
 }
 
+uint64_t ga_mx_partial(const struct ga_mx *mx)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < mx->nk; i++)
+		n += mx->k[i].spread && mx->k[i].passes < mx->passes;
+	return n;
+}
+
 /* ---- work and bytes by metric name ---- */
 
 double ga_mx_flop_weight(const char *metric, int *prec)
@@ -219,8 +228,10 @@ static int on_metrics(struct ga_mx *mx, struct ga_model *m, uint32_t proc,
 		k->cached++;
 		mx->cached++;
 	}
-	if (r->flags & GP_METRICS_F_LAUNCHES)
+	if (r->flags & GP_METRICS_F_LAUNCHES) {
 		mx->spread++;
+		k->spread++;
+	}
 	k->time_ns += r->duration;
 	k->cost_ns += r->cost_ns;
 	k->passes = r->passes;

@@ -24,7 +24,8 @@ struct ga_mx_kernel {
 	uint64_t cached;           /* of them, values from the metrics cache */
 	uint64_t time_ns;          /* sum of gpu__time_duration */
 	uint64_t cost_ns;          /* host time of the profiled launch calls */
-	uint32_t passes;
+	uint32_t passes;           /* the last record's: replay passes, or groups measured */
+	uint64_t spread;           /* of its records, GP_METRICS_F_LAUNCHES */
 	double flops[GA_MX_PREC];
 	double dram_read, dram_write, dram_total, l2, l1;
 	double sm_hz;              /* sum of the measured SM clocks */
@@ -84,6 +85,12 @@ void ga_mx_bind(struct ga_mx *mx, struct ga_model *m);
 
 /* 1 when the traces asked for metrics (info or metrics records). */
 int ga_mx_any(const struct ga_mx *mx);
+
+/*
+ * Kernels measured over successive launches in fewer groups than the set
+ * has (their launches stopped before every group came round).
+ */
+uint64_t ga_mx_partial(const struct ga_mx *mx);
 
 /* The ceilings of (proc, device), NULL if unknown. */
 const struct ga_mx_peaks *ga_mx_peaks_of(const struct ga_mx *mx, uint32_t proc, uint32_t device);

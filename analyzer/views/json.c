@@ -740,6 +740,7 @@ static int metrics(struct ga_jw *w, struct ga_model *m, const struct ga_mx *mx)
 	ga_jw_ku64(w, "cached", mx->cached);
 	ga_jw_key(w, "replay");
 	ga_jw_cstr(w, !mx->spread ? "kernel" : mx->spread == mx->records ? "launches" : "both");
+	ga_jw_ku64(w, "partial", ga_mx_partial(mx));
 	ga_jw_ku64(w, "skipped_capture", mx->skipped_capture);
 	ga_jw_ku64(w, "skipped_graph_launches", mx->skipped_graph);
 	ga_jw_ku64(w, "failed", mx->failed);

@@ -74,6 +74,9 @@ void ga_text_metrics_header(const struct ga_mx *mx, struct ga_model *m, FILE *ou
 			(double)mx->cost_ns / 1e6);
 	if (mx->passes || (mx->has_info && mx->cost_ns))
 		fputc(')', out);
+	if (mx->spread && ga_mx_partial(mx))
+		fprintf(out, ", %" PRIu64 " of them in only some groups (their launches stopped first)",
+			ga_mx_partial(mx));
 	if (mx->cached)
 		fprintf(out, ", %" PRIu64 " from the metrics cache", mx->cached);
 	if (st)

@@ -148,7 +148,7 @@ static void test_roof(void)
 /* A GP_REC_METRICS record with n values named names[] (string ids). */
 static void put_metrics_flags(struct synth *s, uint32_t corr, uint32_t kernel, uint64_t start,
 			      uint64_t dur, const uint32_t *names, const double *vals, uint32_t n,
-			      uint32_t flags)
+			      uint32_t flags, uint32_t passes)
 {
 	unsigned char buf[sizeof(struct gp_rec_metrics) + 32 * sizeof(struct gp_metric_value)];
 	struct gp_rec_metrics *m = (void *)buf;
@@ -167,7 +167,7 @@ static void put_metrics_flags(struct synth *s, uint32_t corr, uint32_t kernel, u
 	m->grid[1] = m->grid[2] = 1;
 	m->block[0] = 256;
 	m->block[1] = m->block[2] = 1;
-	m->passes = 2;
+	m->passes = passes;
 	m->flags = flags;
 	for (uint32_t i = 0; i < n; i++) {
 		v[i].name = names[i];
@@ -179,7 +179,7 @@ static void put_metrics_flags(struct synth *s, uint32_t corr, uint32_t kernel, u
 static void put_metrics(struct synth *s, uint32_t corr, uint32_t kernel, uint64_t start,
 			uint64_t dur, const uint32_t *names, const double *vals, uint32_t n)
 {
-	put_metrics_flags(s, corr, kernel, start, dur, names, vals, n, 0);
+	put_metrics_flags(s, corr, kernel, start, dur, names, vals, n, 0, 2);
 }
 
 static char *write_trace(void)
@@ -370,7 +370,7 @@ static void test_cached(void)
 	ka = synth_string(s, "kernel_from_cache");
 	kb = synth_string(s, "kernel_replayed");
 	synth_kernel(s, ka, T0 + 100, T0 + 200, 0, 7, 0, 0);
-	put_metrics_flags(s, 7, ka, T0 + 100, 100, &name, &v, 1, GP_METRICS_F_CACHED);
+	put_metrics_flags(s, 7, ka, T0 + 100, 100, &name, &v, 1, GP_METRICS_F_CACHED, 2);
 	put_metrics(s, 8, kb, T0 + 300, 100, &name, &v, 1);
 	synth_end(s, T0 + 1000, 0);
 	CHECK(synth_close(s, NULL, NULL) == 0);
@@ -414,6 +414,72 @@ static void test_cached(void)
 		CHECK(strstr(out, "\"name\":\"kernel_from_cache\"") &&
 		      strstr(out, "\"launches\":1,\"cached\":1,"));
 	}
+	free(out);
+	free(err);
+	unlink(path);
+	tap_end();
+}
+
+/* Values over successive launches: kernels whose launches stopped before every group. */
+static void test_partial(void)
+{
+	char path[128], *argv[6], *out = NULL, *err = NULL;
+	struct synth *s;
+	struct ga_model m;
+	struct ga_mx mx;
+	struct gp_rec_metrics_info info;
+	uint32_t name, ka, kb;
+	double v = 4096;
+	int rc;
+
+	tap_begin("values over successive launches: kernels measured in only some groups");
+	snprintf(path, sizeof(path), "%s/partial.gpuprof", dir);
+	s = synth_open(path);
+	synth_process(s, 4244, "host", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	name = synth_string(s, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum");
+	ka = synth_string(s, "kernel_all_groups");
+	kb = synth_string(s, "kernel_two_groups");
+	synth_kernel(s, ka, T0 + 100, T0 + 200, 0, 7, 0, 0);
+	synth_kernel(s, kb, T0 + 300, T0 + 400, 0, 8, 0, 0);
+	put_metrics_flags(s, 7, ka, T0 + 100, 100, &name, &v, 1, GP_METRICS_F_LAUNCHES, 3);
+	put_metrics_flags(s, 8, kb, T0 + 300, 100, &name, &v, 1, GP_METRICS_F_LAUNCHES, 2);
+	memset(&info, 0, sizeof(info));
+	info.h.type = GP_REC_METRICS_INFO;
+	info.h.size = sizeof(info);
+	info.set = synth_string(s, "roofline");
+	info.launches = 1;
+	info.passes = 3;
+	info.profiled = 2;
+	synth_rec(s, &info, sizeof(info));
+	synth_end(s, T0 + 1000, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+	CHECK(ga_model_init(&m) == 0);
+	ga_mx_init(&mx);
+	ga_mx_bind(&mx, &m);
+	CHECK(ga_model_add_file(&m, path) == GA_READ_OK);
+	CHECK(ga_model_finish(&m) == 0);
+	CHECKF(mx.spread == 2 && ga_mx_partial(&mx) == 1, "spread %llu partial %llu",
+	       (unsigned long long)mx.spread, (unsigned long long)ga_mx_partial(&mx));
+	ga_mx_free(&mx);
+	ga_model_free(&m);
+	argv[0] = "report";
+	argv[1] = path;
+	argv[2] = NULL;
+	rc = synth_capture(dir, &out, &err, cmd_report, 2, argv);
+	CHECKF(rc == 0 && out && strstr(out, "2 kernels measured over successive launches (3 single-pass "
+					 "groups, one launch each), 1 of them in only some groups"),
+	       "rc %d %s", rc, out ? out : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+	argv[0] = "export";
+	argv[1] = "--format";
+	argv[2] = "json";
+	argv[3] = path;
+	argv[4] = NULL;
+	rc = synth_capture(dir, &out, &err, cmd_export, 4, argv);
+	CHECK(rc == 0 && out && strstr(out, "\"replay\":\"launches\",\"partial\":1,"));
 	free(out);
 	free(err);
 	unlink(path);
@@ -474,6 +540,7 @@ int main(void)
 		test_report_json(path);
 	test_version_one();
 	test_cached();
+	test_partial();
 	if (path)
 		unlink(path);
 	free(path);
