@@ -91,18 +91,25 @@ static uint32_t *dev_order(const struct ga_model *m, const struct ga_ranks *rk)
 	return ord;
 }
 
-/* " [rank 0, rank 1]": the processes that used device dev, in rank order. */
+/*
+ * " [rank 0, rank 1]": the processes that used device dev (ran activities
+ * on it; when none did, those that saw it), in rank order.
+ */
 static void print_users(const struct ga_model *m, const struct ga_ranks *rk, size_t dev,
 			FILE *out)
 {
 	const char *sep = " [";
 	char wb[192];
+	int busy = 0;
 
+	for (size_t j = 0; j < m->ndevrows; j++)
+		busy |= m->devrows[j].dev == dev && m->devrows[j].count;
 	for (size_t k = 0; k < m->nprocs; k++) {
 		uint32_t proc = nth_proc(rk, m, k);
 
 		for (size_t j = 0; j < m->ndevrows; j++) {
-			if (m->devrows[j].dev != dev || m->devrows[j].proc != proc)
+			if (m->devrows[j].dev != dev || m->devrows[j].proc != proc ||
+			    (busy && !m->devrows[j].count))
 				continue;
 			fprintf(out, "%s%s", sep, who(m, proc, wb, sizeof(wb)));
 			sep = ", ";

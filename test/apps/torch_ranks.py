@@ -7,7 +7,8 @@ Each rank runs STEPS steps, each an NVTX range "step" holding ADDS
 x.add_ kernels; rank 1 works longer in step 1 (more adds), so the report
 names it the slowest there.  With gloo the ranks share one GPU and
 all-reduce a CPU tensor (no NCCL kernels); with nccl each rank needs its
-own GPU and every step all-reduces a CUDA tensor (one NCCL kernel each).
+own GPU and every step all-reduces a CUDA tensor (one NCCL kernel each),
+and the final barrier is one more.
 Prints "TRUTH rank.<r>.add <n>" and "TRUTH rank.<r>.nccl <n>" lines.
 """
 import os
@@ -37,6 +38,7 @@ for step in range(STEPS):
     torch.cuda.synchronize()
     torch.cuda.nvtx.range_pop()
 dist.barrier()
+nccl += backend == "nccl"  # NCCL's barrier is an all-reduce of its own: one kernel
 # One write(2) of whole lines: the ranks share the pipe, and a write of less
 # than PIPE_BUF bytes is never interleaved with another.
 sys.stdout.flush()

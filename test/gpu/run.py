@@ -1439,8 +1439,16 @@ def t_torchrun(backend):
         pn = [e["args"]["name"] for e in events if isinstance(e, dict) and e.get("name") == "process_name"]
         if not (len(pn) == 2 and pn[0].startswith("rank ") and any(p.startswith("rank 1:") for p in pn)):
             errs.append("Chrome process names %s" % pn)
-        if "Ranks (" not in out or "cuda:0 [rank 1]" not in out:
+        # gloo: both ranks on cuda:0; nccl: rank r on cuda:r.
+        if "Ranks (" not in out or "cuda:%d [rank 1]" % (backend == "nccl") not in out:
             errs.append("report lacks the rank table or rank labels")
+        if backend == "nccl":
+            rc, al, _ = run_cmd([tools.analyzer, "report", "--align", "nccl"] + files,
+                                clean_env(), TOOL_TIMEOUT)
+            m = re.search(r"^rank 1 \|\s+([+-]?[\d.]+ \S+|0) \|\s+- \|\s+[+-]?[\d.]+ \S+ \|\s+(\d+) \|\s+(\d+) \|", al, re.M)
+            if rc != 0 or not m or int(m.group(3)) < 3:
+                errs.append("report --align nccl: no correction for rank 1 from its NCCL "
+                            "collectives: %s" % tail(al, 800))
         print("# ---- begin torchrun %s report ----" % backend)
         sys.stdout.write(out if out.endswith("\n") else out + "\n")
         print("# ---- end torchrun report ----", flush=True)
