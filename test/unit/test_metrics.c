@@ -350,35 +350,87 @@ static void test_report_json(const char *path)
 	tap_end();
 }
 
-/* Values from the metrics cache: counted apart, marked in the report and the JSON. */
-static void test_cached(void)
+/*
+ * A trace of kernels a (correlation 7) and b (8), one metrics record each
+ * with flags and passes, and a METRICS_INFO record of info_passes groups
+ * (none when 0); loaded into *m and *mx.  Returns the path written.
+ */
+static const char *two_kernels(struct ga_model *m, struct ga_mx *mx, const char *file,
+			       const char *a, uint32_t fa, uint32_t pa, const char *b, uint32_t fb,
+			       uint32_t pb, uint32_t info_passes)
 {
-	char path[128], *argv[6], *out = NULL, *err = NULL;
+	static char path[128];
 	struct synth *s;
-	struct ga_model m;
-	struct ga_mx mx;
 	uint32_t name, ka, kb;
 	double v = 4096;
-	int rc;
 
-	tap_begin("values from the metrics cache: counted and marked");
-	snprintf(path, sizeof(path), "%s/cached.gpuprof", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	s = synth_open(path);
 	synth_process(s, 4243, "host", "./app", UINT32_MAX, T0);
 	synth_config(s, GP_TRACE_KERNEL, 0, 0);
 	name = synth_string(s, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum");
-	ka = synth_string(s, "kernel_from_cache");
-	kb = synth_string(s, "kernel_replayed");
+	ka = synth_string(s, a);
+	kb = synth_string(s, b);
 	synth_kernel(s, ka, T0 + 100, T0 + 200, 0, 7, 0, 0);
-	put_metrics_flags(s, 7, ka, T0 + 100, 100, &name, &v, 1, GP_METRICS_F_CACHED, 2);
-	put_metrics(s, 8, kb, T0 + 300, 100, &name, &v, 1);
+	synth_kernel(s, kb, T0 + 300, T0 + 400, 0, 8, 0, 0);
+	put_metrics_flags(s, 7, ka, T0 + 100, 100, &name, &v, 1, fa, pa);
+	put_metrics_flags(s, 8, kb, T0 + 300, 100, &name, &v, 1, fb, pb);
+	if (info_passes) {
+		struct gp_rec_metrics_info info;
+
+		memset(&info, 0, sizeof(info));
+		info.h.type = GP_REC_METRICS_INFO;
+		info.h.size = sizeof(info);
+		info.set = synth_string(s, "roofline");
+		info.launches = 1;
+		info.passes = info_passes;
+		info.profiled = 2;
+		synth_rec(s, &info, sizeof(info));
+	}
 	synth_end(s, T0 + 1000, 0);
 	CHECK(synth_close(s, NULL, NULL) == 0);
-	CHECK(ga_model_init(&m) == 0);
-	ga_mx_init(&mx);
-	ga_mx_bind(&mx, &m);
-	CHECK(ga_model_add_file(&m, path) == GA_READ_OK);
-	CHECK(ga_model_finish(&m) == 0);
+	CHECK(ga_model_init(m) == 0);
+	ga_mx_init(mx);
+	ga_mx_bind(mx, m);
+	CHECK(ga_model_add_file(m, path) == GA_READ_OK);
+	CHECK(ga_model_finish(m) == 0);
+	return path;
+}
+
+/* The report (json 0) or JSON export (1) of path; NULL on failure (checked). */
+static char *show(const char *path, int json)
+{
+	char *argv[] = { json ? "export" : "report", "--format", "json", (char *)path, NULL };
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	if (json) {
+		rc = synth_capture(dir, &out, &err, cmd_export, 4, argv);
+	} else {
+		argv[1] = (char *)path;
+		argv[2] = NULL;
+		rc = synth_capture(dir, &out, &err, cmd_report, 2, argv);
+	}
+	CHECKF(rc == 0 && out, "%s: rc %d %s", argv[0], rc, err ? err : "");
+	free(err);
+	if (rc) {
+		free(out);
+		out = NULL;
+	}
+	return out;
+}
+
+/* Values from the metrics cache: counted apart, marked in the report and the JSON. */
+static void test_cached(void)
+{
+	struct ga_model m;
+	struct ga_mx mx;
+	const char *path;
+	char *out;
+
+	tap_begin("values from the metrics cache: counted and marked");
+	path = two_kernels(&m, &mx, "cached.gpuprof", "kernel_from_cache", GP_METRICS_F_CACHED, 2,
+			   "kernel_replayed", 0, 2, 0);
 	CHECKF(mx.records == 2 && mx.cached == 1, "records %llu cached %llu",
 	       (unsigned long long)mx.records, (unsigned long long)mx.cached);
 	{
@@ -389,33 +441,18 @@ static void test_cached(void)
 	}
 	ga_mx_free(&mx);
 	ga_model_free(&m);
-	argv[0] = "report";
-	argv[1] = path;
-	argv[2] = NULL;
-	rc = synth_capture(dir, &out, &err, cmd_report, 2, argv);
-	CHECKF(rc == 0 && out, "rc %d %s", rc, err ? err : "");
-	if (out) {
+	if ((out = show(path, 0))) {
 		CHECKF(strstr(out, ", 1 from the metrics cache"), "%s", out);
 		CHECK(strstr(out, "(cached) kernel_from_cache"));
 		CHECK(!strstr(out, "(cached) kernel_replayed"));
 	}
 	free(out);
-	free(err);
-	out = err = NULL;
-	argv[0] = "export";
-	argv[1] = "--format";
-	argv[2] = "json";
-	argv[3] = path;
-	argv[4] = NULL;
-	rc = synth_capture(dir, &out, &err, cmd_export, 4, argv);
-	CHECK(rc == 0 && out);
-	if (out) {
+	if ((out = show(path, 1))) {
 		CHECK(strstr(out, "\"records\":2,\"cached\":1,"));
 		CHECK(strstr(out, "\"name\":\"kernel_from_cache\"") &&
 		      strstr(out, "\"launches\":1,\"cached\":1,"));
 	}
 	free(out);
-	free(err);
 	unlink(path);
 	tap_end();
 }
@@ -423,65 +460,26 @@ static void test_cached(void)
 /* Values over successive launches: kernels whose launches stopped before every group. */
 static void test_partial(void)
 {
-	char path[128], *argv[6], *out = NULL, *err = NULL;
-	struct synth *s;
 	struct ga_model m;
 	struct ga_mx mx;
-	struct gp_rec_metrics_info info;
-	uint32_t name, ka, kb;
-	double v = 4096;
-	int rc;
+	const char *path;
+	char *out;
 
 	tap_begin("values over successive launches: kernels measured in only some groups");
-	snprintf(path, sizeof(path), "%s/partial.gpuprof", dir);
-	s = synth_open(path);
-	synth_process(s, 4244, "host", "./app", UINT32_MAX, T0);
-	synth_config(s, GP_TRACE_KERNEL, 0, 0);
-	name = synth_string(s, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum");
-	ka = synth_string(s, "kernel_all_groups");
-	kb = synth_string(s, "kernel_two_groups");
-	synth_kernel(s, ka, T0 + 100, T0 + 200, 0, 7, 0, 0);
-	synth_kernel(s, kb, T0 + 300, T0 + 400, 0, 8, 0, 0);
-	put_metrics_flags(s, 7, ka, T0 + 100, 100, &name, &v, 1, GP_METRICS_F_LAUNCHES, 3);
-	put_metrics_flags(s, 8, kb, T0 + 300, 100, &name, &v, 1, GP_METRICS_F_LAUNCHES, 2);
-	memset(&info, 0, sizeof(info));
-	info.h.type = GP_REC_METRICS_INFO;
-	info.h.size = sizeof(info);
-	info.set = synth_string(s, "roofline");
-	info.launches = 1;
-	info.passes = 3;
-	info.profiled = 2;
-	synth_rec(s, &info, sizeof(info));
-	synth_end(s, T0 + 1000, 0);
-	CHECK(synth_close(s, NULL, NULL) == 0);
-	CHECK(ga_model_init(&m) == 0);
-	ga_mx_init(&mx);
-	ga_mx_bind(&mx, &m);
-	CHECK(ga_model_add_file(&m, path) == GA_READ_OK);
-	CHECK(ga_model_finish(&m) == 0);
+	path = two_kernels(&m, &mx, "partial.gpuprof", "kernel_all_groups", GP_METRICS_F_LAUNCHES, 3,
+			   "kernel_two_groups", GP_METRICS_F_LAUNCHES, 2, 3);
 	CHECKF(mx.spread == 2 && ga_mx_partial(&mx) == 1, "spread %llu partial %llu",
 	       (unsigned long long)mx.spread, (unsigned long long)ga_mx_partial(&mx));
 	ga_mx_free(&mx);
 	ga_model_free(&m);
-	argv[0] = "report";
-	argv[1] = path;
-	argv[2] = NULL;
-	rc = synth_capture(dir, &out, &err, cmd_report, 2, argv);
-	CHECKF(rc == 0 && out && strstr(out, "2 kernels measured over successive launches (3 single-pass "
-					 "groups, one launch each), 1 of them in only some groups"),
-	       "rc %d %s", rc, out ? out : "");
+	out = show(path, 0);
+	CHECKF(out && strstr(out, "2 kernels measured over successive launches (3 single-pass "
+				  "groups, one launch each), 1 of them in only some groups"),
+	       "%s", out ? out : "");
 	free(out);
-	free(err);
-	out = err = NULL;
-	argv[0] = "export";
-	argv[1] = "--format";
-	argv[2] = "json";
-	argv[3] = path;
-	argv[4] = NULL;
-	rc = synth_capture(dir, &out, &err, cmd_export, 4, argv);
-	CHECK(rc == 0 && out && strstr(out, "\"replay\":\"launches\",\"partial\":1,"));
+	out = show(path, 1);
+	CHECK(out && strstr(out, "\"replay\":\"launches\",\"partial\":1,"));
 	free(out);
-	free(err);
 	unlink(path);
 	tap_end();
 }
