@@ -124,14 +124,7 @@ static void mixed(struct synth *s, unsigned long long n, uint64_t t, const uint3
 	release = synth_string(s, "cudaFreeAsync");
 	for (i = 0; i < NMETRICS; i++)
 		mnames[i] = synth_string(s, metric_names[i]);
-	memset(&p, 0, sizeof(p));
-	p.h.type = GP_REC_DEVICE_PEAKS;
-	p.h.size = sizeof(p);
-	p.cc_major = 9;
-	p.sm_count = 132;
-	p.sm_clock_khz = 1980000;
-	p.mem_clock_khz = 2619000;
-	p.bus_width = 5120;
+	synth_h100_peaks(&p);
 	p.flops[GP_PEAK_FP32] = 66.9e12;
 	p.flops[GP_PEAK_FP64] = 33.5e12;
 	p.dram_bw = 3.35e12;

@@ -5,10 +5,16 @@
  */
 #include "views/export.h"
 
-static void rank_name(struct ga_jw *w, const struct ga_model *m, const struct ga_rank_row *r)
+/* A row's "rank" (null without one) and "name". */
+static void rank_id(struct ga_jw *w, const struct ga_model *m, const struct ga_rank_row *r)
 {
 	char b[192];
 
+	ga_jw_key(w, "rank");
+	if (r->rank == GA_NO_RANK)
+		ga_jw_null(w);
+	else
+		ga_jw_u64(w, r->rank);
 	ga_jw_kcstr(w, "name", r->rank == GA_NO_RANK ? "" : ga_ranks_proc_name(m, r->proc, b, sizeof(b)));
 }
 
@@ -35,12 +41,7 @@ static void clock_alignment(struct ga_jw *w, const struct ga_analysis *an)
 			continue;
 		f = &al->f[file];
 		ga_jw_obj(w, GA_JW_COMPACT);
-		ga_jw_key(w, "rank");
-		if (r->rank == GA_NO_RANK)
-			ga_jw_null(w);
-		else
-			ga_jw_u64(w, r->rank);
-		rank_name(w, m, r);
+		rank_id(w, m, r);
 		ga_jw_ku64(w, "pid", m->procs[r->proc].pid);
 		ga_jw_ki64(w, "correction_ns", f->clock_ns + f->nccl_ns);
 		ga_jw_ki64(w, "clock_sync_ns", f->clock_ns);
@@ -70,12 +71,7 @@ void ga_json_ranks(struct ga_jw *w, const struct ga_analysis *an)
 		const struct ga_proc *p = &m->procs[r->proc];
 
 		ga_jw_obj(w, GA_JW_COMPACT);
-		ga_jw_key(w, "rank");
-		if (r->rank == GA_NO_RANK)
-			ga_jw_null(w);
-		else
-			ga_jw_u64(w, r->rank);
-		rank_name(w, m, r);
+		rank_id(w, m, r);
 		ga_jw_kstr(w, "host", ga_model_str(m, p->host), ga_strtab_len(&m->strs, p->host));
 		ga_jw_ku64(w, "pid", p->pid);
 		ga_jw_ku64(w, "devices", r->devices);

@@ -402,6 +402,18 @@ void synth_memory(struct synth *s, unsigned op, uint64_t t, uint64_t address, ui
 	synth_rec(s, &r, sizeof(r));
 }
 
+void synth_h100_peaks(struct gp_rec_device_peaks *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->h.type = GP_REC_DEVICE_PEAKS;
+	p->h.size = sizeof(*p);
+	p->cc_major = 9;
+	p->sm_count = 132;
+	p->sm_clock_khz = 1980000;
+	p->mem_clock_khz = 2619000;
+	p->bus_width = 5120;
+}
+
 void synth_lost(struct synth *s, uint32_t cause, uint64_t count)
 {
 	struct gp_rec_lost r;

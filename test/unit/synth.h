@@ -81,6 +81,8 @@ void synth_kernel_at_corr(struct synth *s, uint32_t name, uint64_t start, uint64
 void synth_memory(struct synth *s, unsigned op, uint64_t t, uint64_t address, uint64_t bytes,
 		  uint32_t device, unsigned kind, unsigned flags);
 void synth_lost(struct synth *s, uint32_t cause, uint64_t count);
+/* A DEVICE_PEAKS record of an H100 SXM as the driver reports it: clocks, SMs, bus; no ceilings. */
+void synth_h100_peaks(struct gp_rec_device_peaks *p);
 /* CLOCK_SYNC: the trace clock read with CLOCK_REALTIME and CLOCK_MONOTONIC. */
 void synth_clock_sync(struct synth *s, uint64_t trace_ns, uint64_t realtime_ns,
 		      uint64_t monotonic_ns);

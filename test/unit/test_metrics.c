@@ -23,20 +23,6 @@
 
 static char dir[64];
 
-/* H100 SXM as the driver reports it. */
-static void h100(struct gp_rec_device_peaks *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->h.type = GP_REC_DEVICE_PEAKS;
-	p->h.size = sizeof(*p);
-	p->cc_major = 9;
-	p->cc_minor = 0;
-	p->sm_count = 132;
-	p->sm_clock_khz = 1980000;
-	p->mem_clock_khz = 2619000;
-	p->bus_width = 5120;
-}
-
 static int near(double a, double b, double rel)
 {
 	return fabs(a - b) <= rel * fabs(b);
@@ -47,7 +33,7 @@ static void test_peaks(void)
 	struct gp_rec_device_peaks p;
 
 	tap_begin("device ceilings from SM count, clocks, bus width");
-	h100(&p);
+	synth_h100_peaks(&p);
 	CHECK(gp_peaks_compute(&p) == 1);
 	/* 132 SMs x 1.98 GHz x 256 FLOP/cycle/SM */
 	CHECKF(near(p.flops[GP_PEAK_FP32], 66.908e12, 1e-4), "fp32 %g", p.flops[GP_PEAK_FP32]);
@@ -74,7 +60,7 @@ static void test_roof(void)
 	struct ga_roof r;
 	int prec = -2;
 
-	h100(&p);
+	synth_h100_peaks(&p);
 	gp_peaks_compute(&p);
 
 	tap_begin("roofline: memory-bound copy");
@@ -212,7 +198,7 @@ static char *write_trace(void)
 	kf = synth_string(s, "fma_f32");
 	kc = synth_string(s, "_Z11stream_copyPfPKfm");
 	set = synth_string(s, "roofline");
-	h100(&p);
+	synth_h100_peaks(&p);
 	gp_peaks_compute(&p);
 	p.chip = synth_string(s, "GH100");
 	synth_rec(s, &p, sizeof(p));

@@ -88,14 +88,7 @@ static char *write_trace(void)
 	synth_device(s, 0, MODEL, 9, 0, 132, 80ull << 30, 1);
 	for (int i = 0; i < 5; i++)
 		names[i] = synth_string(s, mn[i]);
-	memset(&p, 0, sizeof(p));
-	p.h.type = GP_REC_DEVICE_PEAKS;
-	p.h.size = sizeof(p);
-	p.cc_major = 9;
-	p.sm_count = 132;
-	p.sm_clock_khz = 1980000;
-	p.mem_clock_khz = 2619000;
-	p.bus_width = 5120;
+	synth_h100_peaks(&p);
 	gp_peaks_compute(&p);
 	p.chip = synth_string(s, "GH100");
 	synth_rec(s, &p, sizeof(p));
