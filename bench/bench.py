@@ -42,6 +42,9 @@ Environment:
   BENCH_NCU=PATH      ncu binary (default: searched under /opt/nvidia)
   BENCH_NCU_KERNELS=N kernels ncu profiles in the metrics comparison
                       (default 60, quick 30)
+  BENCH_MX_REPS=N     runs of no tool, tracing only and --metrics in the
+                      metrics comparison, interleaved; medians (default 3,
+                      quick 1)
   BENCH_PYTHON=PATH   Python with PyTorch (default: this interpreter)
   BENCH_KEEP=1        keep the per-run working directories (traces)
 
@@ -248,6 +251,24 @@ def md_table(header, rows):
 
 def median(xs):
     return statistics.median(xs) if xs else None
+
+
+def mx_median(rs):
+    """One configuration's runs of the metrics comparison as one: the
+    medians of its numbers over the runs that succeeded (all its walls
+    kept in "walls"), or its first failure."""
+    good = [r for r in rs if r["status"] == "ok"]
+    if not good:
+        return rs[0]
+    out = dict(good[0])
+    out["walls"] = [r["wall"] for r in good]
+    out["wall"] = median(out["walls"])
+    for k in ("profiled", "cached", "cost_ns"):
+        xs = [r[k] for r in good if r.get(k) is not None]
+        out[k] = median(xs) if xs else None
+    out["vals"] = {k: median([r["vals"][k] for r in good if k in r["vals"]])
+                   for k in good[0]["vals"]}
+    return out
 
 
 # ------------------------------------------------------------------ environment
@@ -717,15 +738,22 @@ class Bench:
         mx["ncu"] = ncu
         cache = os.path.join(self.work, "metrics-cache")
         shutil.rmtree(cache, ignore_errors=True)
-        runs = [("none", None), ("gp-default", []),
-                ("gp-metrics", ["--metrics=roofline", "--metrics-launches=first"]),
-                ("gp-metrics-launches", ["--metrics=roofline", "--metrics-launches=first",
-                                         "--metrics-replay=launches"]),
-                ("gp-metrics-fill", ["--metrics=roofline", "--metrics-cache=" + cache]),
-                ("gp-metrics-cached", ["--metrics=roofline", "--metrics-cache=" + cache]),
-                ("ncu", "ncu")]
-        for cfg, opts in runs:
-            d = self.workdir("metrics-" + cfg)
+        mx_runs = {"none": None, "gp-default": [],
+                   "gp-metrics": ["--metrics=roofline", "--metrics-launches=first"],
+                   "gp-metrics-launches": ["--metrics=roofline", "--metrics-launches=first",
+                                           "--metrics-replay=launches"],
+                   "gp-metrics-fill": ["--metrics=roofline", "--metrics-cache=" + cache],
+                   "gp-metrics-cached": ["--metrics=roofline", "--metrics-cache=" + cache],
+                   "ncu": "ncu"}
+        # The process wall of one run varies by a second between runs: the
+        # configurations compared by it run several times, interleaved.
+        reps = env_int("BENCH_MX_REPS", 1 if self.quick else 3)
+        order = ["none", "gp-default", "gp-metrics", "gp-metrics-launches"] * reps
+        order += ["gp-metrics-fill", "gp-metrics-cached", "ncu"]
+        got = {}
+        for i, cfg in enumerate(order):
+            opts = mx_runs[cfg]
+            d = self.workdir("metrics-%s-%d" % (cfg, i))
             env = dict(self.base_env)
             if opts == "ncu":
                 if not ncu:
@@ -747,10 +775,11 @@ class Bench:
                 600, self.deadline + 300 - time.time())))
             vals = parse_bench(res.out)
             ok = res.rc == 0 and not res.timed_out and "ms_per_step" in vals
-            self.add_raw("metrics", cfg, 1, "ok" if ok else "error", res, vals)
+            rep = len(got.get(cfg, [])) + 1
+            self.add_raw("metrics", cfg, rep, "ok" if ok else "error", res, vals)
             r = {"status": "ok" if ok else "error", "vals": vals, "wall": res.wall}
             if not ok:
-                self.note_error("metrics", cfg, 1, "exit %s%s; %s" % (
+                self.note_error("metrics", cfg, rep, "exit %s%s; %s" % (
                     res.rc, " (timed out)" if res.timed_out else "", tail(res.err + res.out)))
             elif opts == "ncu":
                 r["profiled"] = len(re.findall(r"^==PROF== Profiling ", res.out + res.err, re.M))
@@ -764,9 +793,11 @@ class Bench:
                     r["cost_ns"] = m.get("cost_ns")
                     r["passes"] = m.get("passes")
                 except (RuntimeError, ValueError) as e:
-                    self.note_error("metrics", cfg, 1, str(e))
-            mx[cfg] = r
+                    self.note_error("metrics", cfg, rep, str(e))
+            got.setdefault(cfg, []).append(r)
             self.cleanup(d)
+        for cfg, rs in got.items():
+            mx[cfg] = mx_median(rs)
         shutil.rmtree(cache, ignore_errors=True)
 
     def mx_numbers(self):
@@ -828,10 +859,13 @@ class Bench:
             prof = r.get("profiled")
             if r.get("cached"):
                 prof = "%s (+%s cached)" % (prof, r["cached"])
-            rows.append([what, "%.1f" % r["wall"], fmt(vals.get("warmup_s")),
+            wall = "%.1f" % r["wall"]
+            if len(r.get("walls", [])) > 1:
+                wall += " (%s)" % " ".join("%.1f" % w for w in r["walls"])
+            rows.append([what, wall, fmt(vals.get("warmup_s")),
                          fmt(vals.get("ms_per_step")), "—" if prof is None else prof,
                          "—" if not r.get("cost_ns") else "%.2f" % (r["cost_ns"] / 1e9)])
-        L.append(md_table(["configuration", "process wall (s)", "warm-up steps (s)",
+        L.append(md_table(["configuration", "process wall (s): median (runs)", "warm-up steps (s)",
                            "ms/step after", "kernels profiled", "inside launch calls (s)"], rows))
         n = self.mx_numbers()
         L.append("")

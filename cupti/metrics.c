@@ -10,7 +10,7 @@
  * --metrics-replay=launches replays nothing: the set is split into groups
  * of one pass each, and a session (Start ... Stop, user replay, auto range:
  * every launch of the context in between is one range, in launch order)
- * takes up to SESSION_RANGES launches under one group's configuration;
+ * takes up to sess_cap() launches under one group's configuration;
  * each kernel and configuration gets one group per launch and one merged
  * result (struct acc) when all are in.  SASS-only groups use single-pass
  * kernel replay instead, since under activity tracing they read zero in
@@ -43,6 +43,7 @@
 #include "nvtx_tool.h"
 #include "phase.h"
 
+#include "../preload/lifecycle.h"
 #include "../preload/log.h"
 #include "../preload/recorder.h"
 
@@ -77,7 +78,7 @@
 #define MAX_REPLAY_LOGS 8
 #define BUSY_WAIT_MS 2000
 #define MAX_GROUPS 8        /* single-pass groups of the launches mode */
-#define SESSION_RANGES 128  /* launches per counter setup in the launches mode */
+#define SESSION_RANGES 32   /* launches per user-replay session in the launches mode */
 #define NACC 256            /* kernels measured at once in the launches mode */
 
 #define P(name) __typeof__(&name) name;
@@ -167,8 +168,8 @@ static char want[MAX_METRICS][MAX_NAME];   /* the names asked for */
 static size_t nwant;
 static uint32_t launches_per_key;
 static int spread;                         /* --metrics-replay=launches */
-#define MEMSET_WORDS 16
-static uint64_t memset_ids[MEMSET_WORDS];  /* driver callback ids of cuMemset* */
+#define END_WORDS 16
+static uint64_t end_ids[END_WORDS];        /* driver callback ids of cuMemset*, cuMemcpy* */
 static regex_t kernel_re, nvtx_re;
 static int have_kernel_re, have_nvtx_re;
 
@@ -271,6 +272,7 @@ struct slot {
 	const char *vname[MAX_METRICS]; /* merged: the values' names (else the chip's) */
 	int timed;                 /* merged: start and duration are its kernel record's */
 	uint64_t t_exit;           /* launches mode: trace clock when the launch call returned */
+	uint64_t in_call;          /* launches mode: ns inside the launch call */
 	char name[SLOT_NAME];
 	/* Producer lock: */
 	int kernel_seen;
@@ -541,8 +543,9 @@ void gp_metrics_enable_callbacks(CUpti_SubscriberHandle sub)
 		const char *name = NULL;
 
 		if (gp_cu.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) == CUPTI_SUCCESS &&
-		    name && !strncmp(name, "cuMemset", 8) && id < 64 * MEMSET_WORDS) {
-			memset_ids[id / 64] |= 1ull << id % 64;
+		    name && (!strncmp(name, "cuMemset", 8) || !strncmp(name, "cuMemcpy", 8)) &&
+		    id < 64 * END_WORDS) {
+			end_ids[id / 64] |= 1ull << id % 64;
 			gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
 		}
 	}
@@ -1627,6 +1630,34 @@ static uint64_t ewma(uint64_t mean, uint64_t x)
 	return mean ? mean - mean / 4 + x / 4 : x;
 }
 
+/*
+ * Launches a session of the group holds.  CUPTI sizes its buffers by it:
+ * on an H100 each range of capacity added about 1.1 ms to a new object's
+ * first Start and, in kernel replay, 0.08 ms to every launch (a launch
+ * took 11 ms with room for 128 ranges, 0.65 ms with room for one), so a
+ * kernel-replay session holds one launch (its Start and Stop cost under
+ * 0.1 ms) and a user-replay one enough to share its 40 ms Start.
+ */
+static int sess_cap(const struct group *gr)
+{
+	return gr->kernel_replay ? 1 : SESSION_RANGES;
+}
+
+/*
+ * prof_lock held: whether an idle launch may take a slot.  A launch of a
+ * session keeps its slot until its kernel record comes from CUPTI (at a
+ * flush); idle launches leave a quarter of the slots to launches that
+ * need measuring, and past half in use a flush is asked for early.
+ */
+static int slots_spare(void)
+{
+	int used = atomic_load_explicit(&slots_used, memory_order_relaxed);
+
+	if (used > NSLOTS / 2)
+		gp_recorder_flush_soon();
+	return used < NSLOTS - NSLOTS / 4;
+}
+
 /* prof_lock held: idle launches a session of group g stays open for. */
 static int idle_max_of(const struct ctxprof *cp, int g)
 {
@@ -1680,8 +1711,8 @@ static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 			.pRangeProfilerObject = cp->obj,
 			.pMetricNames = gr->names,
 			.numMetrics = gr->n,
-			.maxNumOfRanges = SESSION_RANGES,
-			.maxNumRangeTreeNodes = SESSION_RANGES,
+			.maxNumOfRanges = (size_t)sess_cap(gr),
+			.maxNumRangeTreeNodes = (size_t)sess_cap(gr),
 		};
 
 		r = pf.cuptiRangeProfilerGetCounterDataSize(&gs);
@@ -1715,7 +1746,7 @@ static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 			.pCounterDataImage = cp->gimage[g],
 			.range = CUPTI_AutoRange,
 			.replayMode = gr->kernel_replay ? CUPTI_KernelReplay : CUPTI_UserReplay,
-			.maxRangesPerPass = SESSION_RANGES,
+			.maxRangesPerPass = (size_t)sess_cap(gr),
 			.numNestingLevels = 1,
 			.minNestingLevel = 1,
 			.passIndex = 0,
@@ -1770,7 +1801,15 @@ static void sess_close(struct ctxprof *cp)
 	wall = mono_ns();
 	r = range_collect(cp->obj, cp->gimage[g], cp->gimage_size[g], (size_t)n, &step);
 	if (n) {
-		cp->cost_launch[g] = ewma(cp->cost_launch[g], (wall - cp->sess_started) / (uint64_t)n);
+		/*
+		 * What a launch costs in a session is the time inside its call;
+		 * the program's own work between launches goes on as without.
+		 */
+		uint64_t incall = 0;
+
+		for (int i = 0; i < n; i++)
+			incall += cp->sess_slot[i]->in_call;
+		cp->cost_launch[g] = ewma(cp->cost_launch[g], incall / (uint64_t)n + 1);
 		cp->cost_stop[g] = ewma(cp->cost_stop[g], mono_ns() - wall);
 	}
 	gp_debug("metrics: group %d: session %.2f ms after its start, Stop and decode %.2f ms", g,
@@ -1848,7 +1887,8 @@ static void sess_close(struct ctxprof *cp)
 		atomic_store_explicit(&s->state, S_RESULT, memory_order_release);
 	}
 	cp->sess_n = 0;
-	gp_debug("metrics: session of group %d: %d launches, %.2f ms", g, n, (double)wall / 1e6);
+	gp_debug("metrics: session of group %d: %d launches, %.2f ms; a launch call %.2f ms, next idle limit %d", g,
+		 n, (double)wall / 1e6, (double)cp->cost_launch[g] / 1e6, idle_max_of(cp, g));
 }
 
 /* prof_lock held: the context's session takes the launch as its next range; the lock stays held until EXIT. */
@@ -1859,6 +1899,7 @@ static void sess_add(struct ctxprof *cp, struct slot *s, const CUpti_CallbackDat
 	s->range = 1;
 	s->wanted = wanted;
 	s->passes = 1;
+	s->t_started = mono_ns();
 	cp->sess_slot[cp->sess_n++] = s;
 	if (wanted) {
 		k->gpend |= (uint8_t)(1u << cp->sess);
@@ -1925,8 +1966,8 @@ static void on_enter_spread(const CUpti_CallbackData *cd, const struct launch *l
 			cp->since_want++;
 			counted = 1;
 		}
-		if (!capturing && cp->sess_n < SESSION_RANGES && (wants || cp->sess_idle < idle_max) &&
-		    (s = slot_free_one())) {
+		if (!capturing && cp->sess_n < sess_cap(&cp->chip->groups[cp->sess]) &&
+		    (wants || (cp->sess_idle < idle_max && slots_spare())) && (s = slot_free_one())) {
 			sess_add(cp, s, cd, l, k, wants);
 			return; /* prof_lock stays held until EXIT */
 		}
@@ -1957,6 +1998,7 @@ static void on_enter_spread(const CUpti_CallbackData *cd, const struct launch *l
 		goto unlock;
 	if (!(s = slot_free_one())) {
 		atomic_fetch_add(&n_other, 1);
+		gp_recorder_flush_soon();
 		goto unlock;
 	}
 	if (!k->acc && !k->gdone) {
@@ -1993,6 +2035,7 @@ static void on_exit_spread(void)
 	tl.active = 0;
 	if (gp_cu.cuptiGetTimestamp(&s->t_exit) != CUPTI_SUCCESS)
 		s->t_exit = 0;
+	s->in_call = mono_ns() - s->t_started;
 	pthread_mutex_unlock(&prof_lock);
 }
 
@@ -2280,9 +2323,12 @@ void gp_metrics_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 			atomic_fetch_add(&captures, 1);
 		break;
 	default:
-		/* Memsets, which the driver may run as kernels of its own. */
-		if (cd->callbackSite == CUPTI_API_ENTER && cbid < 64 * MEMSET_WORDS &&
-		    (memset_ids[cbid / 64] >> cbid % 64 & 1))
+		/*
+		 * Memsets, which the driver may run as kernels of its own, and
+		 * copies, which come back without a time from a session.
+		 */
+		if (cd->callbackSite == CUPTI_API_ENTER && cbid < 64 * END_WORDS &&
+		    (end_ids[cbid / 64] >> cbid % 64 & 1))
 			sess_end(cd->context);
 		break;
 	}
@@ -2420,6 +2466,8 @@ static void emit_failed(struct slot *s)
 		/* Its record, still to come, is the tracer's. */
 	} else if (!k->start || !k->end || k->end < k->start) {
 		gp_lost_add(GP_LOST_NO_TIMESTAMP, 1);
+		gp_debug("metrics: %.80s (correlation %u): not measured, and CUPTI gave it no time: left out",
+			 s->name, s->correlation);
 	} else if ((r = gp_emit(GP_REC_KERNEL, sizeof(*r)))) {
 		memcpy((char *)r + sizeof(r->h), (const char *)k + sizeof(r->h),
 		       sizeof(*r) - sizeof(r->h));

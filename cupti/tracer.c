@@ -188,12 +188,13 @@ static uint32_t api_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 	return *slot;
 }
 
-/* Counts and skips activities whose timestamps CUPTI could not collect. */
-static int timed(uint64_t start, uint64_t end)
+/* Counts and skips activities whose timestamps CUPTI could not collect; what: its kind (-v names it). */
+static int timed(uint64_t start, uint64_t end, const char *what, uint32_t correlation)
 {
 	if (start && end && end >= start)
 		return 1;
 	gp_lost_add(GP_LOST_NO_TIMESTAMP, 1);
+	gp_debug("%.80s (correlation %u) came without a time: left out", what, correlation);
 	return 0;
 }
 
@@ -240,7 +241,7 @@ static void put_kernel(const CUpti_ActivityKernel10 *k)
 		gp_metrics_kernel(&tmp);
 		return;
 	}
-	if (!timed(k->start, k->end))
+	if (!timed(k->start, k->end, k->name ? k->name : "a kernel", k->correlationId))
 		return;
 	name = kernel_name(k->name);
 	r = gp_emit(GP_REC_KERNEL, sizeof(*r));
@@ -254,7 +255,7 @@ static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
 {
 	struct gp_rec_memcpy *r;
 
-	if (!timed(m->start, m->end))
+	if (!timed(m->start, m->end, "a memcpy", m->correlationId))
 		return;
 	r = gp_emit(GP_REC_MEMCPY, sizeof(*r));
 	if (!r)
@@ -280,7 +281,7 @@ static void put_peer(const CUpti_ActivityMemcpyPtoP4 *m)
 {
 	struct gp_rec_memcpy *r;
 
-	if (!timed(m->start, m->end))
+	if (!timed(m->start, m->end, "a peer memcpy", m->correlationId))
 		return;
 	r = gp_emit(GP_REC_MEMCPY, sizeof(*r));
 	if (!r)
@@ -307,7 +308,7 @@ static void put_memset(const CUpti_ActivityMemset4 *m)
 {
 	struct gp_rec_memset *r;
 
-	if (!timed(m->start, m->end))
+	if (!timed(m->start, m->end, "a memset", m->correlationId))
 		return;
 	r = gp_emit(GP_REC_MEMSET, sizeof(*r));
 	if (!r)
@@ -331,7 +332,7 @@ static void put_graph(const CUpti_ActivityGraphTrace2 *g)
 {
 	struct gp_rec_graph *r;
 
-	if (!timed(g->start, g->end))
+	if (!timed(g->start, g->end, "a graph launch", g->correlationId))
 		return;
 	r = gp_emit(GP_REC_GRAPH, sizeof(*r));
 	if (!r)
@@ -352,7 +353,7 @@ static void put_api(const CUpti_ActivityAPI *a, CUpti_CallbackDomain domain)
 	struct gp_rec_api *r;
 	uint32_t name;
 
-	if (!timed(a->start, a->end))
+	if (!timed(a->start, a->end, "an API call", a->correlationId))
 		return;
 	name = api_name(domain, a->cbid);
 	r = gp_emit(GP_REC_API, sizeof(*r));
@@ -492,7 +493,7 @@ static void put_overhead(const CUpti_ActivityOverhead3 *o)
 {
 	struct gp_rec_overhead *r;
 
-	if (!timed(o->start, o->end))
+	if (!timed(o->start, o->end, "an overhead record", 0))
 		return;
 	r = gp_emit(GP_REC_OVERHEAD, sizeof(*r));
 	if (!r)

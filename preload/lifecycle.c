@@ -97,6 +97,7 @@ static uint64_t rec_start;          /* trace clock when the first file began */
 static struct gp_flight flight;
 static atomic_int finish_sig;       /* the signal that ends the process, 0 */
 static atomic_int dump_trigger, dump_detail; /* a dump asked for by a trigger */
+static atomic_int flush_soon;        /* a source asked for a flush ahead of the interval */
 static atomic_uint dumps, auto_dumps;
 
 /* What status reports as the trace file; guarded by info_lock. */
@@ -296,6 +297,13 @@ static void *flusher_main(void *arg)
 			window_stop_now(ans, sizeof(ans));
 			continue;
 		}
+		if (atomic_exchange(&flush_soon, 0)) {
+			/* Asked for: one now and its follow-up a quarter interval later. */
+			periodic_flush();
+			follow_up = 1;
+			next = now + iv / 4;
+			continue;
+		}
 		if (now >= next) {
 			periodic_flush();
 			follow_up = !follow_up;
@@ -369,6 +377,12 @@ static int is_finished(void)
 static int is_owner(void)
 {
 	return getpid() == gp_rec.pid && !atomic_load(&gp_rec.disabled);
+}
+
+void gp_recorder_flush_soon(void)
+{
+	if (getpid() == gp_rec.pid && !atomic_exchange(&flush_soon, 1))
+		wake_flusher();
 }
 
 void gp_recorder_request_dump(int trigger, int detail)

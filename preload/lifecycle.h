@@ -37,4 +37,11 @@ void gp_recorder_need_file(void);
  */
 void gp_recorder_request_dump(int trigger, int detail);
 
+/*
+ * Asks for a flush soon, ahead of the interval: a source whose records
+ * wait on others still in CUPTI's buffers (hardware metrics) frees its
+ * room sooner.  Any thread; an atomic and, once per request, a write(2).
+ */
+void gp_recorder_flush_soon(void);
+
 #endif

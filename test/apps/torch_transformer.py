@@ -5,8 +5,8 @@ layer norms and residual adds.  8192 tokens of width 1024 (MLP 4096): the
 GEMMs are large enough to be compute-bound, the elementwise kernels work
 on 64 MB tensors (more than an H100's L2), so they are memory-bound.
 
-Three optimizer steps (plain SGD) in NVTX ranges step > forward, backward,
-optimizer; prints RESULT lines with the loss of
+Three optimizer steps (plain SGD; TRANSFORMER_STEPS=N for N) in NVTX
+ranges step > forward, backward, optimizer; prints RESULT lines with the loss of
 each step and a checksum of the bits of the final weights and gradients
 (integer arithmetic on the GPU: exact), so runs with and without gpuprof
 can be compared bit for bit."""
@@ -17,7 +17,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 BATCH, SEQ, WIDTH, HEADS, MLP = 16, 512, 1024, 8, 4096
-STEPS = 3
+STEPS = int(os.environ.get("TRANSFORMER_STEPS", "3"))
 DT = torch.bfloat16
 
 torch.manual_seed(1234)

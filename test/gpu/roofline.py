@@ -1,7 +1,9 @@
 """GPU tests of the roofline (run by run.py): a PyTorch transformer step
 under --metrics=roofline (output unchanged, GEMMs compute-bound near the
 tensor-core peak, elementwise kernels memory-bound near DRAM bandwidth,
-one dot per kernel in --roofline-svg), and gpuprof calibrate (measured
+one dot per kernel in --roofline-svg), the same step's loop under
+--metrics-replay=launches (every repeating kernel in every group, FLOPs
+equal to kernel replay's), and gpuprof calibrate (measured
 peaks plausible against the specifications, stored, used by reports).
 
 tests(h) returns the (name, function) pairs; h is run.py's namespace.
@@ -15,6 +17,8 @@ import xml.etree.ElementTree as ET
 
 GEMM_MIN_PCT = 30       # % of the tensor-core roof the largest GEMM reaches at least
 SVG_NS = "{http://www.w3.org/2000/svg}"
+LAUNCHES_STEPS = 17     # training steps for the launches mode (prime: the loop's kernels
+                        # are those launched a multiple of it times)
 
 
 def svg_dots(path):
@@ -111,6 +115,66 @@ def tests(h):
         if errs:
             raise Fail("; ".join(errs))
 
+    def t_transformer_launches(tools):
+        """--metrics-replay=launches on a training loop: every kernel that
+        repeats gets every group, none is skipped, the FLOPs equal kernel
+        replay's, and the program's results are unchanged."""
+        script = os.path.join(h["ROOT"], "test", "apps", "torch_transformer.py")
+        env = {"TRANSFORMER_STEPS": str(LAUNCHES_STEPS)}
+        e = h["clean_env"]()
+        e.update(env)
+        rc, ref, err = h["run_cmd"]([sys.executable, script], e, h["TORCH_TIMEOUT"])
+        if rc != 0:
+            raise Fail("torch_transformer.py without gpuprof exited %d: %s" % (rc, h["tail"](err)))
+        runs = {}
+        for mode, opts in (("kernel", []), ("launches", ["--metrics-replay=launches"])):
+            run = h["traced"](tools, [sys.executable, script], opts=["--metrics=roofline"] + opts,
+                              env=env, timeout=h["TORCH_TIMEOUT"])
+            if run.rc != 0 or not run.files:
+                raise Fail("%s replay: exit %d, %d files; %s"
+                           % (mode, run.rc, len(run.files), run.context()))
+            runs[mode] = (run, tools.export_json(run.files))
+        run, js = runs["launches"]
+        errs = h["health"](js)
+        if results(run.out) != results(ref) or not results(ref):
+            errs.append("program output differs with --metrics-replay=launches")
+        mx = js.get("metrics") or {}
+        for key in ("failed", "skipped_other"):
+            if mx.get(key):
+                errs.append("%s %d, expected 0: %s" % (key, mx[key], h["tail"](run.err)))
+        counts = {k["name"]: k["count"] for k in js.get("kernels", [])}
+        ks = {k["name"]: k for k in mx.get("kernels", [])}
+        kr = {k["name"]: k for k in (runs["kernel"][1].get("metrics") or {}).get("kernels", [])}
+        if sorted(ks) != sorted(kr):
+            errs.append("kernels measured differ from kernel replay's: %s more, %s fewer"
+                        % ([n[:50] for n in set(ks) - set(kr)], [n[:50] for n in set(kr) - set(ks)]))
+        full = 0
+        for name, k in ks.items():
+            if k["passes"] == mx.get("passes"):
+                full += 1
+            elif counts.get(name, 0) % LAUNCHES_STEPS == 0:
+                # The same number of launches in every step: the loop's kernels
+                # (not the set-up's or the final checksums', which come in a burst).
+                errs.append("%s launched %d times, measured in %d of %d groups"
+                            % (name[:60], counts[name], k["passes"], mx.get("passes")))
+            if k["passes"] != mx.get("passes") or name not in kr:
+                continue
+            for prec, v in kr[name]["flops"].items():
+                w = k["flops"].get(prec, 0)
+                if abs(w - v) > 1e-3 * max(v, 1):
+                    errs.append("%s %s FLOPs %s, kernel replay %s" % (name[:50], prec, w, v))
+        print("# launches mode: %d kernels, %d in every group, %d partial; %.1f ms of counter "
+              "sessions, %.1f ms per kernel" % (len(ks), full, mx.get("partial", 0),
+                                                 mx.get("cost_ns", 0) / 1e6,
+                                                 mx.get("cost_ns", 0) / 1e6 / max(1, len(ks))))
+        gemms = sorted((k for k in ks.values() if k["flops"].get("tensor_fp16", 0) > 0),
+                       key=lambda k: -k["flops"]["tensor_fp16"])
+        if not gemms or gemms[0]["bound"] != "compute-bound":
+            errs.append("largest GEMM not compute-bound: %s"
+                        % (gemms and (gemms[0]["name"][:60], gemms[0]["bound"])))
+        if errs:
+            raise Fail("; ".join(errs))
+
     def t_calibrate(tools):
         cal = os.path.join(tools.build, "bin", "gpuprof-calibrate")
         if not os.access(cal, os.X_OK):
@@ -162,5 +226,6 @@ def tests(h):
 
     return [
         ("roofline-transformer", t_transformer),
+        ("roofline-transformer-launches", t_transformer_launches),
         ("calibrate", t_calibrate),
     ]
