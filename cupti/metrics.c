@@ -16,7 +16,7 @@
  * kernel replay instead, since under activity tracing they read zero in
  * user replay; a profiler object configured for one group reads NaN under
  * another, so a group change makes a new object, whose first Start costs
- * 200 to 350 ms: groups go in phases (phase.h), one object each.
+ * 150 to 350 ms: groups go in phases (phase.h), one object each.
  *
  * Threads and contracts:
  *  - launch callbacks (application threads): decide under prof_lock,

@@ -3,7 +3,7 @@
  * CUPTI for the unit tests.
  *
  * Changing group costs a new range-profiler object, whose first Start
- * takes 200 to 350 ms on an H100 (a later Start of the same object about
+ * takes 150 to 350 ms on an H100 (a later Start of the same object about
  * 40 ms), so groups go in phases: a launch whose kernel lacks the current
  * group is measured in it; a launch whose kernel has it but lacks others
  * waits, and the phase ends only when `exhausted` launches (of the
@@ -63,9 +63,10 @@ static inline int phase_pick(unsigned missing, int cur, int ngroups, uint32_t id
  * and a Start cost.  These differ by group: on an H100 in a PyTorch
  * process a user-replay session of the DRAM and L2 counters took 41 ms
  * to start again and 3.8 ms per launch, one of the mma.sync counters
- * 3.5 ms and 1.3 ms; a kernel-replay (SASS) launch costs 10 to 50 ms and
- * a new session about 6 ms.  Costs in ns, 0 not yet measured: then
- * PHASE_IDLE_USER for user replay, none for kernel replay.
+ * 3.5 ms and 1.3 ms; a kernel-replay (SASS) session holds one launch
+ * (metrics.c, sess_cap) and costs under 0.1 ms to start.  Costs in ns, 0
+ * not yet measured: then PHASE_IDLE_USER for user replay, none for kernel
+ * replay.
  */
 #define PHASE_IDLE_USER 8
 #define PHASE_IDLE_MAX 64
