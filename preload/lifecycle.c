@@ -25,7 +25,8 @@
  *  - gp_recorder_start: the thread inside cuInit (InitializeInjection).
  *  - flusher thread: every flush interval asks the sources to hand over
  *    what they buffered and seals the open chunk, so a killed program
- *    loses at most one interval; finishes the trace when a signal handler
+ *    loses at most one interval (sooner when a source asks,
+ *    gp_recorder_flush_soon); finishes the trace when a signal handler
  *    asks (signals.h); opens and closes windows (the control thread's
  *    requests, --duration).  It sleeps in poll(2) on an eventfd, which a
  *    signal handler can write to.  Every change of file or window happens
@@ -273,7 +274,7 @@ static void flusher_sleep(int ms)
 static void *flusher_main(void *arg)
 {
 	uint64_t iv = gp_rec.cfg.flush_ms * 1000000ull;
-	uint64_t next = gp_now_monotonic() + iv;
+	uint64_t next = gp_now_monotonic() + iv, last = 0;
 	int follow_up = 0;
 
 	(void)arg;
@@ -297,20 +298,30 @@ static void *flusher_main(void *arg)
 			window_stop_now(ans, sizeof(ans));
 			continue;
 		}
-		if (atomic_exchange(&flush_soon, 0)) {
-			/* Asked for: one now and its follow-up a quarter interval later. */
+		if (atomic_load(&flush_soon) && now >= last + iv / 16) {
+			/*
+			 * Asked for (at most every sixteenth of an interval): one
+			 * now and its follow-up a quarter interval later.
+			 */
+			atomic_store(&flush_soon, 0);
 			periodic_flush();
+			last = now;
 			follow_up = 1;
 			next = now + iv / 4;
 			continue;
 		}
 		if (now >= next) {
 			periodic_flush();
+			last = now;
 			follow_up = !follow_up;
 			next = now + (follow_up ? iv / 4 : iv - iv / 4);
 			continue;
 		}
 		wake = next;
+		if (atomic_load(&flush_soon) && last + iv / 16 < wake)
+			wake = last + iv / 16;
+		if (wake <= now)
+			continue; /* asked for meanwhile */
 		if (atomic_load(&window_open) && window_deadline && window_deadline < wake)
 			wake = window_deadline;
 		flusher_sleep((int)((wake - now + 999999) / 1000000));

@@ -87,12 +87,22 @@ static void fake_preamble(void)
 		d->id = 7;
 }
 
+/* Flushes the recorder asked for (final ones left out). */
+static atomic_int fake_flushes;
+
+static void fake_flush(int final)
+{
+	if (!final)
+		atomic_fetch_add(&fake_flushes, 1);
+}
+
 static struct gp_source fake = {
 	.name = "fake",
 	.attach = fake_attach,
 	.enable = fake_enable,
 	.set_tracing = fake_set_tracing,
 	.preamble = fake_preamble,
+	.flush = fake_flush,
 };
 
 const struct gp_source *const gp_sources[] = { &fake, NULL };
@@ -774,6 +784,77 @@ static int wait_file(const char *path, int ms)
 	return -1;
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Waits up to ms for fake_flushes to pass n; the ms it took, or -1. */
+static long wait_flushes(int n, long ms)
+{
+	uint64_t t0 = mono_ms();
+
+	while (atomic_load(&fake_flushes) <= n) {
+		if ((long)(mono_ms() - t0) > ms)
+			return -1;
+		usleep(2000);
+	}
+	return (long)(mono_ms() - t0);
+}
+
+/*
+ * The child's exit status: 0, or the check that failed: 1 the recorder did
+ * not start, 2 a flush before any was due, 3 no flush soon after the ask,
+ * 4 more than one flush for a burst of asks, 5 the burst's ask never served.
+ */
+static int flush_soon_child(const char *out)
+{
+	int n;
+
+	setenv("GPUPROF_OUTPUT", out, 1);
+	setenv("GPUPROF_FLUSH_MS", "20000", 1); /* none due in this test */
+	if (gp_recorder_start() < 0)
+		return 1;
+	usleep(200000);
+	n = atomic_load(&fake_flushes);
+	if (n)
+		return 2;
+	gp_recorder_flush_soon();
+	if (wait_flushes(n, 1000) < 0)
+		return 3;
+	n = atomic_load(&fake_flushes);
+	/* A source asking at every launch: one flush per sixteenth interval (1.25 s). */
+	for (int i = 0; i < 100; i++) {
+		gp_recorder_flush_soon();
+		usleep(2000);
+	}
+	if (atomic_load(&fake_flushes) > n + 1)
+		return 4;
+	if (wait_flushes(atomic_load(&fake_flushes) > n ? n + 1 : n, 2500) < 0)
+		return 5;
+	return 0;
+}
+
+static void test_flush_soon(void)
+{
+	char out[300];
+	int st = 0;
+	pid_t pid;
+
+	snprintf(out, sizeof(out), "%s/soon-%%p", tmpdir);
+	tap_begin("a flush asked for comes before the interval, at most one per sixteenth of it");
+	pid = fork();
+	if (pid == 0)
+		_exit(flush_soon_child(out));
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d (see flush_soon_child)",
+	       WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+	tap_end();
+}
+
 static void test_flight(void)
 {
 	char ctl[300], out[300], path[320], sock[GP_PATH_MAX], ans[GP_CONTROL_MSG_MAX], buf[64];
@@ -922,6 +1003,7 @@ int main(void)
 	test_enable_refused();
 	test_unsafe_dir();
 	test_flight();
+	test_flush_soon();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);
