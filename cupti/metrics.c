@@ -352,7 +352,85 @@ static __thread struct {
 	uint32_t correlation;
 	struct slot *slot;
 	struct ctxprof *cp;
+	int held;                  /* sub_lock: 0, 1 read, 2 write */
+	uint32_t held_corr;        /* ... since the ENTER of this call */
+	CUpti_CallbackId held_cbid;
 } tl;
+
+/*
+ * Work submitted against counters started.  A launch callback decides
+ * before the driver submits the work, so another thread's counters could
+ * start in between and take that work in: it would come back from CUPTI
+ * without a time and spoil the range count.  So every launch, copy, memset
+ * and graph launch holds sub_lock for reading from its ENTER to its EXIT,
+ * and a thread that starts counters (a launch profiled by kernel replay,
+ * a session opened in the launches mode) holds it for writing, from the
+ * decision to the launch's EXIT.  Always taken before prof_lock, never
+ * waited for while holding it; writers first, so that launches on other
+ * threads cannot keep a profiled launch waiting.
+ */
+static pthread_rwlock_t sub_lock;
+static _Atomic int sub_broken;
+
+/*
+ * Waits for sub_lock at most SUB_WAIT_S; after a wait that long (a call
+ * whose EXIT never came, or a replay longer than that) nobody waits for
+ * it again: launches are never held up for good.  0, or -1 not taken.
+ */
+#define SUB_WAIT_S 10
+
+static int sub_take(int write)
+{
+	struct timespec ts;
+	int r;
+
+	if (atomic_load_explicit(&sub_broken, memory_order_relaxed))
+		return -1;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += SUB_WAIT_S;
+	r = write ? pthread_rwlock_timedwrlock(&sub_lock, &ts) : pthread_rwlock_timedrdlock(&sub_lock, &ts);
+	if (r == 0)
+		return 0;
+	if (!atomic_exchange(&sub_broken, 1))
+		gp_debug("metrics: waited %d s for other threads' calls; counters no longer wait for them",
+			 SUB_WAIT_S);
+	return -1;
+}
+
+/* A callback's ENTER: this thread's submission holds sub_lock (nested calls: the outer one). */
+static void sub_enter(const CUpti_CallbackData *cd, CUpti_CallbackId cbid)
+{
+	if (tl.held || sub_take(0) < 0)
+		return;
+	tl.held = 1;
+	tl.held_corr = cd->correlationId;
+	tl.held_cbid = cbid;
+}
+
+/* Its EXIT, after prof_lock was let go. */
+static void sub_exit(const CUpti_CallbackData *cd, CUpti_CallbackId cbid)
+{
+	if (!tl.held || tl.held_cbid != cbid || tl.held_corr != cd->correlationId)
+		return;
+	tl.held = 0;
+	pthread_rwlock_unlock(&sub_lock);
+}
+
+/*
+ * prof_lock not held: this thread's read hold becomes a write hold, once
+ * the work other threads are submitting is in (the caller decides again:
+ * things may have changed meanwhile).
+ */
+static void sub_upgrade(void)
+{
+	pthread_rwlock_unlock(&sub_lock);
+	tl.held = sub_take(1) < 0 ? 0 : 2;
+}
+
+int gp_metrics_holding(void)
+{
+	return tl.held;
+}
 
 static const char *err(CUptiResult r)
 {
@@ -509,6 +587,14 @@ int gp_metrics_attach(const struct gp_config *cfg)
 		if (gp_mcache_open(cfg->metrics_cache, cv, v) == 0 &&
 		    !(pending = calloc(NPENDING, sizeof(*pending))))
 			gp_log("out of memory for the metrics cache; values of kernels whose module loads lazily are not cached");
+	}
+	{
+		pthread_rwlockattr_t ra;
+
+		pthread_rwlockattr_init(&ra);
+		pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&sub_lock, &ra);
+		pthread_rwlockattr_destroy(&ra);
 	}
 	atomic_store(&mstate, M_ON);
 	return 1;
@@ -2019,6 +2105,13 @@ static void on_enter_spread(const CUpti_CallbackData *cd, const struct launch *l
 		atomic_fetch_add(&n_other, 1);
 		goto unlock;
 	}
+	if (tl.held == 1) {
+		/* A session opens only once other threads' submissions are in: decide again then. */
+		pthread_mutex_unlock(&prof_lock);
+		sub_upgrade();
+		on_enter_spread(cd, l);
+		return;
+	}
 	if (sess_open(cp, g, cd->symbolName ? cd->symbolName : "<unknown>") < 0)
 		goto unlock;
 	cp->since_want = 0;
@@ -2062,6 +2155,7 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 		atomic_fetch_add(&n_capture, 1);
 		return;
 	}
+again:
 	pthread_mutex_lock(&prof_lock);
 	if (atomic_load(&mstate) != M_ON)
 		goto unlock;
@@ -2085,6 +2179,12 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 	}
 	if (!(cp = ctx_get(cd->context)))
 		goto unlock;
+	if (tl.held == 1) {
+		/* Counters start only once other threads' submissions are in. */
+		pthread_mutex_unlock(&prof_lock);
+		sub_upgrade();
+		goto again;
+	}
 	s = &slots[next_slot % NSLOTS];
 	if (atomic_load_explicit(&s->state, memory_order_acquire) != S_FREE) {
 		atomic_fetch_add(&n_other, 1);
@@ -2264,7 +2364,7 @@ void gp_metrics_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 {
 	const CUpti_CallbackData *cd = data;
 
-	if (atomic_load_explicit(&mstate, memory_order_relaxed) != M_ON && !tl.active)
+	if (atomic_load_explicit(&mstate, memory_order_relaxed) != M_ON && !tl.active && !tl.held)
 		return;
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
@@ -2289,18 +2389,25 @@ void gp_metrics_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-		if (cd->callbackSite == CUPTI_API_ENTER)
+		if (cd->callbackSite == CUPTI_API_ENTER) {
+			sub_enter(cd, cbid);
 			on_enter(cbid, cd);
-		else if (tl.active && cd->correlationId == tl.correlation && spread)
+			break;
+		}
+		if (tl.active && cd->correlationId == tl.correlation && spread)
 			on_exit_spread();
 		else if (tl.active && cd->correlationId == tl.correlation)
 			on_exit_launch(cd);
+		sub_exit(cd, cbid);
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
 		if (cd->callbackSite == CUPTI_API_ENTER) {
 			atomic_fetch_add(&n_graph, 1);
+			sub_enter(cd, cbid);
 			sess_end(cd->context);
+		} else {
+			sub_exit(cd, cbid);
 		}
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture:
@@ -2327,9 +2434,14 @@ void gp_metrics_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 		 * Memsets, which the driver may run as kernels of its own, and
 		 * copies, which come back without a time from a session.
 		 */
-		if (cd->callbackSite == CUPTI_API_ENTER && cbid < 64 * END_WORDS &&
-		    (end_ids[cbid / 64] >> cbid % 64 & 1))
+		if (cbid >= 64 * END_WORDS || !(end_ids[cbid / 64] >> cbid % 64 & 1))
+			break;
+		if (cd->callbackSite == CUPTI_API_ENTER) {
+			sub_enter(cd, cbid);
 			sess_end(cd->context);
+		} else {
+			sub_exit(cd, cbid);
+		}
 		break;
 	}
 }

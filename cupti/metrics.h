@@ -63,4 +63,11 @@ void gp_metrics_drain(int final);
 /* Goes passive (forked child, tracing stopped); any thread. */
 void gp_metrics_off(void);
 
+/*
+ * Nonzero while this thread is inside a call (a launch, copy, memset or
+ * graph launch) whose ENTER took a lock of the metrics: its EXIT must reach
+ * gp_metrics_callback even if the recorder stopped in between.
+ */
+int gp_metrics_holding(void);
+
 #endif

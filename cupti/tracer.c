@@ -639,8 +639,12 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 	if (gp_guest_seen && !gp_guest_dispatch(domain, cbid, data))
 		return;
 	if (atomic_load(&gp_rec.disabled) ||
-	    atomic_load_explicit(&gp_rec.state, memory_order_acquire) != GP_ACTIVE)
+	    atomic_load_explicit(&gp_rec.state, memory_order_acquire) != GP_ACTIVE) {
+		/* A call that took the metrics' locks at its ENTER lets them go. */
+		if (metrics_on && gp_metrics_holding())
+			gp_metrics_callback(domain, cbid, data);
 		return;
+	}
 	/* The first context is the first sign of GPU work: the trace file now. */
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
 		gp_recorder_need_file();

@@ -15,6 +15,11 @@
  * profiled).  The program prints the bits of its results, so runs with and
  * without --metrics can be compared byte for byte.
  *
+ * METRICS_TRUTH_REPS=R launches every kernel but the graph's R times as
+ * often; METRICS_TRUTH_THREADS=T runs the kernels on T threads at once,
+ * each with its own buffers and stream (results compared between them:
+ * "RESULT threads_agree 1").
+ *
  * Truth: kernel.count.*, kernel.total, memset.*, and
  *   flops.fma_f64 / flops.fma_f32 / flops.fma_f16   per launch
  *   flops.mma_*                                     per launch (2*M*N*K per mma)
@@ -25,6 +30,7 @@
  */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -39,6 +45,7 @@
 #define MMA_THREADS 128            /* 4 warps */
 #define MMA_ITERS 1024
 #define MMA_CHAINS 4
+#define MAX_THREADS 16
 
 extern "C" __global__ void fma_f64(double *out, double b, double c)
 {
@@ -162,98 +169,183 @@ extern "C" __global__ void graph_step(int *x)
 	x[threadIdx.x] += 1;
 }
 
+static uint64_t fnv(const unsigned char *h, size_t bytes)
+{
+	uint64_t d = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < bytes; i++)
+		d = (d ^ h[i]) * 0x100000001b3ull;
+	return d;
+}
+
 /* FNV-1a over the bytes of a device buffer, copied back. */
 static uint64_t digest(const void *dev, size_t bytes)
 {
 	unsigned char *h = (unsigned char *)malloc(bytes);
-	uint64_t d = 0xcbf29ce484222325ull;
+	uint64_t d;
 
 	REQUIRE(h, "out of memory");
 	copy_sync(h, dev, bytes, cudaMemcpyDeviceToHost);
-	for (size_t i = 0; i < bytes; i++)
-		d = (d ^ h[i]) * 0x100000001b3ull;
+	d = fnv(h, bytes);
 	free(h);
 	return d;
 }
 
+#define NMMA 4
+
+/*
+ * One thread's kernels: its buffers and stream, its results, and what it
+ * did for the truth table (which main adds: the table is single-threaded).
+ */
+struct work {
+	double *d64;
+	float *d32, *src, *dst, *mma_out;
+	__half2 *d16;
+	uint32_t *mma_in;
+	cudaStream_t st;
+	int reps, print;
+	long long memsets, memset_bytes, dtoh, dtoh_bytes;
+	uint64_t mma[NMMA];        /* digests of the mma outputs (last repetition) */
+	uint64_t res[4];           /* digests of d64, d32, d16, dst at the end */
+};
+
+static void w_set(struct work *w, void *p, int v, size_t n)
+{
+	CK(cudaMemsetAsync(p, v, n, w->st));
+	w->memsets++;
+	w->memset_bytes += (long long)n;
+}
+
+static uint64_t w_digest(struct work *w, const void *dev, size_t bytes)
+{
+	unsigned char *h = (unsigned char *)malloc(bytes);
+	uint64_t d;
+
+	REQUIRE(h, "out of memory");
+	CK(cudaStreamSynchronize(w->st));
+	CK(cudaMemcpy(h, dev, bytes, cudaMemcpyDeviceToHost));
+	w->dtoh++;
+	w->dtoh_bytes += (long long)bytes;
+	d = fnv(h, bytes);
+	free(h);
+	return d;
+}
+
+static const size_t n_threads_ = (size_t)BLOCKS * THREADS;
+static const size_t mma_threads_ = (size_t)BLOCKS * MMA_THREADS;
+
+static void *run_work(void *arg)
+{
+	struct work *w = (struct work *)arg;
+	const size_t n = n_threads_, mma_threads = mma_threads_;
+	static const struct {
+		const char *name;
+		void (*fn)(float *, const uint32_t *);
+	} mma[] = {
+		{ "mma_f16f32", mma_f16f32 },
+		{ "mma_bf16f32", mma_bf16f32 },
+		{ "mma_tf32", mma_tf32 },
+	};
+	const size_t out_bytes = mma_threads * MMA_CHAINS * 4 * sizeof(float);
+
+	CK(cudaMalloc(&w->d64, n * CHAINS * sizeof(double)));
+	CK(cudaMalloc(&w->d32, n * CHAINS * sizeof(float)));
+	CK(cudaMalloc(&w->d16, n * CHAINS * sizeof(__half2)));
+	CK(cudaMalloc(&w->src, (size_t)COPY_N * sizeof(float)));
+	CK(cudaMalloc(&w->dst, (size_t)COPY_N * sizeof(float)));
+	CK(cudaMalloc(&w->mma_in, mma_threads * 6 * sizeof(uint32_t)));
+	CK(cudaMalloc(&w->mma_out, out_bytes));
+	w_set(w, w->d64, 0, n * CHAINS * sizeof(double));
+	w_set(w, w->d32, 0, n * CHAINS * sizeof(float));
+	w_set(w, w->d16, 0x3c, n * CHAINS * sizeof(__half2));
+	w_set(w, w->src, 0x41, (size_t)COPY_N * sizeof(float));
+	w_set(w, w->dst, 0, (size_t)COPY_N * sizeof(float));
+	w_set(w, w->mma_in, 0x10, mma_threads * 6 * sizeof(uint32_t)); /* small values in every format */
+	CK(cudaStreamSynchronize(w->st));
+
+	for (int r = 0; r < w->reps; r++) {
+		for (int rep = 0; rep < 2; rep++) {
+			fma_f64<<<BLOCKS, THREADS, 0, w->st>>>(w->d64, 1.0000001, 0.5);
+			fma_f32<<<BLOCKS, THREADS, 0, w->st>>>(w->d32, 0.999f, 0.25f);
+			fma_f16<<<BLOCKS, THREADS, 0, w->st>>>(w->d16, __floats2half2_rn(0.5f, 0.25f),
+							      __floats2half2_rn(0.125f, 0.5f));
+			CK(cudaGetLastError());
+		}
+		stream_copy<<<BLOCKS * 4, THREADS, 0, w->st>>>(w->dst, w->src, (size_t)COPY_N);
+		CK(cudaGetLastError());
+		CK(cudaStreamSynchronize(w->st));
+
+		/* Tensor cores through mma.sync; each output compared after the next launch. */
+		for (size_t i = 0; i < sizeof(mma) / sizeof(mma[0]); i++) {
+			mma[i].fn<<<BLOCKS, MMA_THREADS, 0, w->st>>>(w->mma_out, w->mma_in);
+			CK(cudaGetLastError());
+			w->mma[i] = w_digest(w, w->mma_out, out_bytes);
+			if (w->print)
+				printf("RESULT %s %016llx\n", mma[i].name, (unsigned long long)w->mma[i]);
+		}
+		mma_f16f16<<<BLOCKS, MMA_THREADS, 0, w->st>>>((uint32_t *)w->mma_out, w->mma_in);
+		CK(cudaGetLastError());
+		w->mma[3] = w_digest(w, w->mma_out, mma_threads * MMA_CHAINS * 2 * sizeof(uint32_t));
+		if (w->print)
+			printf("RESULT mma_f16f16 %016llx\n", (unsigned long long)w->mma[3]);
+	}
+	w->res[0] = w_digest(w, w->d64, n * CHAINS * sizeof(double));
+	w->res[1] = w_digest(w, w->d32, n * CHAINS * sizeof(float));
+	w->res[2] = w_digest(w, w->d16, n * CHAINS * sizeof(__half2));
+	w->res[3] = w_digest(w, w->dst, (size_t)COPY_N * sizeof(float));
+	return NULL;
+}
+
 int main(void)
 {
-	const size_t n = (size_t)BLOCKS * THREADS;
-	const double threads = (double)n;
-	double *d64;
-	float *d32, *src, *dst;
-	__half2 *d16;
+	const double threads = (double)n_threads_;
+	const double mma_warps = (double)mma_threads_ / 32;
+	static const char *const kernels[] = { "fma_f64", "fma_f32", "fma_f16" };
+	static const char *const mmas[] = { "mma_f16f32", "mma_bf16f32", "mma_tf32", "mma_f16f16" };
+	static struct work w[MAX_THREADS];
+	pthread_t th[MAX_THREADS];
 	int *gx;
-	uint32_t *mma_in;
-	float *mma_out;
-	const size_t mma_threads = (size_t)BLOCKS * MMA_THREADS;
-	const double mma_warps = (double)mma_threads / 32;
 	cudaStream_t s;
 	cudaGraph_t g;
 	cudaGraphExec_t ge;
-
-	CK(cudaMalloc(&d64, n * CHAINS * sizeof(double)));
-	CK(cudaMalloc(&d32, n * CHAINS * sizeof(float)));
-	CK(cudaMalloc(&d16, n * CHAINS * sizeof(__half2)));
-	CK(cudaMalloc(&src, (size_t)COPY_N * sizeof(float)));
-	CK(cudaMalloc(&dst, (size_t)COPY_N * sizeof(float)));
-	CK(cudaMalloc(&gx, 32 * sizeof(int)));
-	CK(cudaMalloc(&mma_in, mma_threads * 6 * sizeof(uint32_t)));
-	CK(cudaMalloc(&mma_out, mma_threads * MMA_CHAINS * 4 * sizeof(float)));
-	set_sync(d64, 0, n * CHAINS * sizeof(double));
-	set_sync(d32, 0, n * CHAINS * sizeof(float));
-	set_sync(d16, 0x3c, n * CHAINS * sizeof(__half2));
-	set_sync(src, 0x41, (size_t)COPY_N * sizeof(float));
-	set_sync(dst, 0, (size_t)COPY_N * sizeof(float));
-	set_sync(gx, 0, 32 * sizeof(int));
-	set_sync(mma_in, 0x10, mma_threads * 6 * sizeof(uint32_t)); /* small values in every format */
-	CK(cudaDeviceSynchronize());
+	int agree = 1;
 
 	/* METRICS_TRUTH_REPS=R: every kernel but the graph's launched R times as often. */
 	const char *reps_env = getenv("METRICS_TRUTH_REPS");
 	const int reps = reps_env && atoi(reps_env) > 0 ? atoi(reps_env) : 1;
+	const char *nt_env = getenv("METRICS_TRUTH_THREADS");
+	const int nt = nt_env && atoi(nt_env) > 1 ? (atoi(nt_env) < MAX_THREADS ? atoi(nt_env) : MAX_THREADS)
+						  : 1;
 
-	for (int r = 0; r < reps; r++) {
-		for (int rep = 0; rep < 2; rep++) {
-			fma_f64<<<BLOCKS, THREADS>>>(d64, 1.0000001, 0.5);
-			truth_kernel("fma_f64", 1);
-			fma_f32<<<BLOCKS, THREADS>>>(d32, 0.999f, 0.25f);
-			truth_kernel("fma_f32", 1);
-			fma_f16<<<BLOCKS, THREADS>>>(d16, __floats2half2_rn(0.5f, 0.25f),
-						     __floats2half2_rn(0.125f, 0.5f));
-			truth_kernel("fma_f16", 1);
-			CK(cudaGetLastError());
-		}
-		stream_copy<<<BLOCKS * 4, THREADS>>>(dst, src, (size_t)COPY_N);
-		truth_kernel("stream_copy", 1);
-		CK(cudaGetLastError());
-		CK(cudaDeviceSynchronize());
-
-		/* Tensor cores through mma.sync; each output compared after the next launch. */
-		{
-			static const struct {
-				const char *name;
-				void (*fn)(float *, const uint32_t *);
-			} mma[] = {
-				{ "mma_f16f32", mma_f16f32 },
-				{ "mma_bf16f32", mma_bf16f32 },
-				{ "mma_tf32", mma_tf32 },
-			};
-			const size_t out_bytes = mma_threads * MMA_CHAINS * 4 * sizeof(float);
-
-			for (size_t i = 0; i < sizeof(mma) / sizeof(mma[0]); i++) {
-				mma[i].fn<<<BLOCKS, MMA_THREADS>>>(mma_out, mma_in);
-				truth_kernel(mma[i].name, 1);
-				CK(cudaGetLastError());
-				printf("RESULT %s %016llx\n", mma[i].name,
-				       (unsigned long long)digest(mma_out, out_bytes));
-			}
-			mma_f16f16<<<BLOCKS, MMA_THREADS>>>((uint32_t *)mma_out, mma_in);
-			truth_kernel("mma_f16f16", 1);
-			CK(cudaGetLastError());
-			printf("RESULT mma_f16f16 %016llx\n",
-			       (unsigned long long)digest(mma_out, mma_threads * MMA_CHAINS * 2 * sizeof(uint32_t)));
-		}
+	CK(cudaMalloc(&gx, 32 * sizeof(int)));
+	set_sync(gx, 0, 32 * sizeof(int));
+	CK(cudaDeviceSynchronize());
+	for (int t = 0; t < nt; t++) {
+		w[t].reps = reps;
+		w[t].print = t == 0;
+		if (nt > 1)
+			CK(cudaStreamCreateWithFlags(&w[t].st, cudaStreamNonBlocking));
+	}
+	if (nt == 1) {
+		run_work(&w[0]); /* the legacy default stream, on the main thread */
+	} else {
+		for (int t = 0; t < nt; t++)
+			REQUIRE(pthread_create(&th[t], NULL, run_work, &w[t]) == 0, "pthread_create");
+		for (int t = 0; t < nt; t++)
+			pthread_join(th[t], NULL);
+	}
+	for (int t = 0; t < nt; t++) {
+		for (int i = 0; i < 3; i++)
+			truth_kernel(kernels[i], 2 * reps);
+		truth_kernel("stream_copy", reps);
+		for (int i = 0; i < NMMA; i++)
+			truth_kernel(mmas[i], reps);
+		truth_add("memset.count", w[t].memsets);
+		truth_add("memset.bytes", w[t].memset_bytes);
+		truth_add("memcpy.DtoH.count", w[t].dtoh);
+		truth_add("memcpy.DtoH.bytes", w[t].dtoh_bytes);
+		agree &= !memcmp(w[t].res, w[0].res, sizeof(w[0].res)) &&
+			 !memcmp(w[t].mma, w[0].mma, sizeof(w[0].mma));
 	}
 
 	/* A captured launch and graph launches: never profiled. */
@@ -268,11 +360,12 @@ int main(void)
 	}
 	CK(cudaStreamSynchronize(s));
 
-	printf("RESULT fma_f64 %016llx\n", (unsigned long long)digest(d64, n * CHAINS * sizeof(double)));
-	printf("RESULT fma_f32 %016llx\n", (unsigned long long)digest(d32, n * CHAINS * sizeof(float)));
-	printf("RESULT fma_f16 %016llx\n", (unsigned long long)digest(d16, n * CHAINS * sizeof(__half2)));
-	printf("RESULT stream_copy %016llx\n",
-	       (unsigned long long)digest(dst, (size_t)COPY_N * sizeof(float)));
+	printf("RESULT fma_f64 %016llx\n", (unsigned long long)w[0].res[0]);
+	printf("RESULT fma_f32 %016llx\n", (unsigned long long)w[0].res[1]);
+	printf("RESULT fma_f16 %016llx\n", (unsigned long long)w[0].res[2]);
+	printf("RESULT stream_copy %016llx\n", (unsigned long long)w[0].res[3]);
+	if (nt > 1)
+		printf("RESULT threads_agree %d\n", agree);
 	printf("RESULT graph_step %016llx\n", (unsigned long long)digest(gx, 32 * sizeof(int)));
 
 	truth_set("flops.fma_f64", (long long)(2.0 * threads * ITERS * CHAINS));
@@ -292,13 +385,17 @@ int main(void)
 	CK(cudaGraphExecDestroy(ge));
 	CK(cudaGraphDestroy(g));
 	CK(cudaStreamDestroy(s));
-	CK(cudaFree(d64));
-	CK(cudaFree(d32));
-	CK(cudaFree(d16));
-	CK(cudaFree(src));
-	CK(cudaFree(dst));
+	for (int t = 0; t < nt; t++) {
+		CK(cudaFree(w[t].d64));
+		CK(cudaFree(w[t].d32));
+		CK(cudaFree(w[t].d16));
+		CK(cudaFree(w[t].src));
+		CK(cudaFree(w[t].dst));
+		CK(cudaFree(w[t].mma_in));
+		CK(cudaFree(w[t].mma_out));
+		if (nt > 1)
+			CK(cudaStreamDestroy(w[t].st));
+	}
 	CK(cudaFree(gx));
-	CK(cudaFree(mma_in));
-	CK(cudaFree(mma_out));
 	return 0;
 }

@@ -271,6 +271,35 @@ def tests(h):
         if errs:
             raise Fail("; ".join(errs))
 
+    def t_threads(tools):
+        """metrics_truth's kernels from 4 threads at once, each on its own
+        stream, under kernel replay and the launches mode: every kernel's
+        values exact, the kernel counts and the program's results unchanged,
+        nothing lost, no hang."""
+        app = tools.app("metrics_truth")
+        for mode, reps in (("kernel", 1), ("launches", 16)):
+            env = {"METRICS_TRUTH_THREADS": "4", "METRICS_TRUTH_REPS": str(reps)}
+            e = h["clean_env"]()
+            e.update(env)
+            rc, ref, err = h["run_cmd"]([app], e, h["TORCH_TIMEOUT"])
+            if rc != 0:
+                raise Fail("metrics_truth on 4 threads without gpuprof exited %d: %s"
+                           % (rc, h["tail"](err)))
+            run = h["traced"](tools, [app], opts=["--metrics", "--metrics-replay=" + mode],
+                              env=env)
+            js = h["check_run"](tools, run, "metrics_truth", truth=standard(run.truth))
+            errs = []
+            same_output(run, ref, errs)
+            if "RESULT threads_agree 1" not in run.out:
+                errs.append("the threads' results differ from each other")
+            mx, ks = truth_checks(run, js, errs, 1)
+            if mx.get("skipped_other"):
+                errs.append("%d launches skipped for want of room" % mx["skipped_other"])
+            print("# %s replay, 4 threads: %d kernels, %.1f ms of counter work in all"
+                  % (mode, len(ks), mx.get("cost_ns", 0) / 1e6))
+            if errs:
+                raise Fail("%s replay: %s" % (mode, "; ".join(errs)))
+
     def t_filter_inject(tools):
         app = tools.app("metrics_truth")
         run = h["traced"](tools, [app], how="inject",
@@ -675,6 +704,7 @@ def tests(h):
         ("metrics-roofline", t_roofline),
         ("metrics-all-launches", t_all),
         ("metrics-launches-mode", t_launches),
+        ("metrics-threads", t_threads),
         ("metrics-filter-inject", t_filter_inject),
         ("metrics-unknown-name", t_unknown),
         ("metrics-torch", t_torch),
