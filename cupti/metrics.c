@@ -21,7 +21,9 @@
  * Threads and contracts:
  *  - launch callbacks (application threads): decide under prof_lock,
  *    which a profiled launch holds from ENTER to EXIT so that no other
- *    thread's launch becomes part of its range.  Results go into a slot
+ *    thread's launch becomes part of its range; sub_lock (below) keeps
+ *    work other threads decided on before from being submitted under
+ *    counters started meanwhile.  Results go into a slot
  *    (a fixed ring, published with a release store of its state); no
  *    producer lock, no stdio (gp_log only), allocation only the first
  *    time a context or chip is set up.
