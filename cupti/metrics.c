@@ -375,11 +375,16 @@ static pthread_rwlock_t sub_lock;
 static _Atomic int sub_broken;
 
 /*
- * Waits for sub_lock at most SUB_WAIT_S; after a wait that long (a call
- * whose EXIT never came, or a replay longer than that) nobody waits for
- * it again: launches are never held up for good.  0, or -1 not taken.
+ * Waits for sub_lock at most SUB_WAIT_READ_S (a call waits for a profiled
+ * launch) or SUB_WAIT_WRITE_S (a profiled launch waits for calls, such as
+ * a long synchronous copy); after a wait that long nobody waits for it
+ * again, so that nothing is held up for good: a call whose EXIT never
+ * came, or work that cannot finish before another thread's call is made
+ * (a collective waiting on a thread of its library), costs one wait and
+ * leaves the race open.  0, or -1 not taken.
  */
-#define SUB_WAIT_S 10
+#define SUB_WAIT_READ_S 2
+#define SUB_WAIT_WRITE_S 10
 
 static int sub_take(int write)
 {
@@ -389,13 +394,14 @@ static int sub_take(int write)
 	if (atomic_load_explicit(&sub_broken, memory_order_relaxed))
 		return -1;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += SUB_WAIT_S;
+	ts.tv_sec += write ? SUB_WAIT_WRITE_S : SUB_WAIT_READ_S;
 	r = write ? pthread_rwlock_timedwrlock(&sub_lock, &ts) : pthread_rwlock_timedrdlock(&sub_lock, &ts);
 	if (r == 0)
 		return 0;
 	if (!atomic_exchange(&sub_broken, 1))
-		gp_debug("metrics: waited %d s for other threads' calls; counters no longer wait for them",
-			 SUB_WAIT_S);
+		gp_debug("metrics: waited %d s for %s; counters no longer wait for other threads' calls",
+			 write ? SUB_WAIT_WRITE_S : SUB_WAIT_READ_S,
+			 write ? "other threads' calls" : "a profiled launch");
 	return -1;
 }
 
