@@ -392,7 +392,10 @@ static int is_owner(void)
 
 void gp_recorder_flush_soon(void)
 {
-	if (getpid() == gp_rec.pid && !atomic_exchange(&flush_soon, 1))
+	/* Asked already: an atomic load, no system call (it is asked at launches). */
+	if (atomic_load_explicit(&flush_soon, memory_order_relaxed) || !is_owner())
+		return;
+	if (!atomic_exchange(&flush_soon, 1))
 		wake_flusher();
 }
 
