@@ -122,6 +122,7 @@ typedef CUresult (*device_name_fn)(char *, int, CUdevice);
 typedef CUresult (*driver_version_fn)(int *);
 typedef CUresult (*ctx_push_fn)(CUcontext);
 typedef CUresult (*ctx_pop_fn)(CUcontext *);
+typedef CUresult (*mem_info_fn)(size_t *, size_t *);
 
 static stream_is_capturing_fn cu_stream_is_capturing;
 static device_get_fn cu_device_get;
@@ -130,6 +131,7 @@ static demangle_fn cxa_demangle;
 static device_name_fn cu_device_name;
 static ctx_push_fn cu_ctx_push;
 static ctx_pop_fn cu_ctx_pop;
+static mem_info_fn cu_mem_info;
 
 /* The roofline set: FLOPs per precision, bytes, time, clocks (3 passes on GH100). */
 static const char *const roofline_set[] = {
@@ -551,6 +553,7 @@ int gp_metrics_attach(const struct gp_config *cfg)
 		cu_device_name = (device_name_fn)dlsym(cuda, "cuDeviceGetName");
 		cu_ctx_push = (ctx_push_fn)dlsym(cuda, "cuCtxPushCurrent_v2");
 		cu_ctx_pop = (ctx_pop_fn)dlsym(cuda, "cuCtxPopCurrent_v2");
+		cu_mem_info = (mem_info_fn)dlsym(cuda, "cuMemGetInfo_v2");
 		if (!cu_device_get || !cu_device_attr)
 			gp_debug("metrics: no driver entry points; device ceilings unknown");
 	}
@@ -1399,6 +1402,35 @@ static int stream_capturing(const struct launch *l)
 	return st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
+/*
+ * Kernel replay of more than one pass saves the device memory in use before
+ * the first pass and restores it before each later one: in device memory
+ * while it fits beside the data, about 4 ms per GiB on an H100 for three
+ * passes; beyond that through host memory, seconds per launch at 40 GiB of
+ * 80 and minutes at 60, with as much host memory.  0 when the launch can be
+ * replayed; else the GiB in use and free (logged), and the launch runs
+ * unprofiled.  The context is current.
+ */
+#define SAVE_HEADROOM ((size_t)512 << 20)
+
+static int replay_too_costly(const struct chip *c, const char *kernel)
+{
+	size_t free_b = 0, total_b = 0;
+
+	if (c->passes < 2 || !cu_mem_info || cu_mem_info(&free_b, &total_b) != CUDA_SUCCESS ||
+	    total_b < free_b || total_b - free_b + SAVE_HEADROOM <= free_b)
+		return 0;
+	atomic_fetch_add(&n_failed, 1);
+	if (replay_logs++ < MAX_REPLAY_LOGS)
+		gp_log("metrics: not replaying a launch of %.200s: %.1f GiB of device memory in use, "
+		       "%.1f GiB free; kernel replay saves the memory in use, through host memory when "
+		       "it does not fit (seconds to minutes per launch); the launch ran unprofiled. "
+		       "--metrics-replay=launches saves nothing%s",
+		       kernel, (double)(total_b - free_b) / (1u << 30), (double)free_b / (1u << 30),
+		       replay_logs == MAX_REPLAY_LOGS ? " (further ones only counted)" : "");
+	return 1;
+}
+
 static void replay_failed(const char *kernel, const char *step, CUptiResult r)
 {
 	atomic_fetch_add(&n_failed, 1);
@@ -2200,6 +2232,8 @@ again:
 	}
 	slot_fill(s, cd, cp, &l, k);
 	if (cache_serve(cp, k, cd, &l, s))
+		goto unlock;
+	if (replay_too_costly(s->chip, s->name))
 		goto unlock;
 	r = range_start(cp->obj);
 	if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_HARDWARE_BUSY) {

@@ -103,7 +103,7 @@ void ga_text_metrics_header(const struct ga_mx *mx, struct ga_model *m, FILE *ou
 			sep = ", ";
 		}
 		if (mx->failed) {
-			fprintf(out, "%s%" PRIu64 " whose replay failed", sep, mx->failed);
+			fprintf(out, "%s%" PRIu64 " that could not be replayed", sep, mx->failed);
 			sep = ", ";
 		}
 		if (mx->skipped_other)

@@ -317,6 +317,15 @@ int main(void)
 	const int nt = nt_env && atoi(nt_env) > 1 ? (atoi(nt_env) < MAX_THREADS ? atoi(nt_env) : MAX_THREADS)
 						  : 1;
 
+	/* METRICS_TRUTH_BALLAST=F: first hold the fraction F of the free device memory. */
+	const char *ballast_env = getenv("METRICS_TRUTH_BALLAST");
+	if (ballast_env && atof(ballast_env) > 0 && atof(ballast_env) < 1) {
+		size_t free_b, total_b;
+		void *ballast;
+
+		CK(cudaMemGetInfo(&free_b, &total_b));
+		CK(cudaMalloc(&ballast, (size_t)(atof(ballast_env) * (double)free_b)));
+	}
 	CK(cudaMalloc(&gx, 32 * sizeof(int)));
 	set_sync(gx, 0, 32 * sizeof(int));
 	CK(cudaDeviceSynchronize());

@@ -271,6 +271,46 @@ def tests(h):
         if errs:
             raise Fail("; ".join(errs))
 
+    def t_memory_full(tools):
+        """A process holding most of the device memory: kernel replay would
+        save it through host memory (minutes per launch, as much host memory),
+        so those launches run unprofiled, with one line saying why; the
+        launches mode, which saves nothing, measures every kernel."""
+        app = tools.app("metrics_truth")
+        env = {"METRICS_TRUTH_BALLAST": "0.6"}
+        e = h["clean_env"]()
+        e.update(env)
+        rc, ref, err = h["run_cmd"]([app], e, h["TORCH_TIMEOUT"])
+        if rc != 0:
+            raise Fail("metrics_truth with its ballast, without gpuprof, exited %d: %s"
+                       % (rc, h["tail"](err)))
+        errs = []
+        run = h["traced"](tools, [app], opts=["--metrics"], env=env)
+        js = h["check_run"](tools, run, "metrics_truth", truth=standard(run.truth))
+        same_output(run, ref, errs)
+        mx, ks = metrics_of(js)
+        said = [l for l in run.err.splitlines() if "GiB of device memory in use" in l]
+        print("# kernel replay: %s profiled, %s not replayed; %s" % (mx.get("profiled"),
+              mx.get("failed"), said[0][:200] if said else "nothing said"))
+        if mx.get("profiled") or mx.get("failed", 0) < len(TRUTH_KERNELS) or not said:
+            errs.append("kernel replay with most of the memory in use: %s profiled, %s not "
+                        "replayed, said %s" % (mx.get("profiled"), mx.get("failed"), said[:1]))
+        if "could not be replayed" not in show(tools, run.files):
+            errs.append("the report does not count the launches left unprofiled")
+        env["METRICS_TRUTH_REPS"] = "48"
+        e.update(env)
+        rc, ref, err = h["run_cmd"]([app], e, h["TORCH_TIMEOUT"])
+        if rc != 0:
+            raise Fail("metrics_truth with its ballast, 48 repetitions, exited %d: %s"
+                       % (rc, h["tail"](err)))
+        run = h["traced"](tools, [app], opts=["--metrics", "--metrics-replay=launches"], env=env)
+        js = h["check_run"](tools, run, "metrics_truth", truth=standard(run.truth))
+        same_output(run, ref, errs)
+        mx, ks = truth_checks(run, js, errs, 1)
+        print("# launches mode: %d kernels measured" % len(ks))
+        if errs:
+            raise Fail("; ".join(errs))
+
     def t_threads(tools):
         """metrics_truth's kernels from 4 threads at once, each on its own
         stream, under kernel replay and the launches mode: every kernel's
@@ -705,6 +745,7 @@ def tests(h):
         ("metrics-all-launches", t_all),
         ("metrics-launches-mode", t_launches),
         ("metrics-threads", t_threads),
+        ("metrics-memory-full", t_memory_full),
         ("metrics-filter-inject", t_filter_inject),
         ("metrics-unknown-name", t_unknown),
         ("metrics-torch", t_torch),
