@@ -311,6 +311,39 @@ def tests(h):
         if errs:
             raise Fail("; ".join(errs))
 
+    def t_memory_kinds(tools):
+        """Kernel replay restores memory of every kind between its passes: a
+        read-modify-write kernel on cudaMalloc, pool (cudaMallocAsync),
+        managed, mapped host and cuMemCreate memory, each profiled in 3
+        passes, leaves the program's results bit-identical."""
+        app = tools.app("replay_memory")
+        rc, ref, err = h["run_cmd"]([app], h["clean_env"](), h["RUN_TIMEOUT"])
+        if rc != 0:
+            raise Fail("replay_memory without gpuprof exited %d: %s" % (rc, h["tail"](err)))
+        skip = [l[5:] for l in ref.splitlines() if l.startswith("SKIP ")]
+        if skip:
+            raise h["Skip"](skip[0])
+        run = h["traced"](tools, [app], opts=["--metrics"])
+        h["expect_status"](run, 0)
+        h["expect_files"](run, 1)
+        js = tools.export_json(run.files)
+        errs = []
+        if len(results(ref)) != 5:
+            errs.append("replay_memory printed %d results, expected 5" % len(results(ref)))
+        same_output(run, ref, errs)
+        mx, ks = metrics_of(js)
+        kinds = ("malloc", "pool", "managed", "mapped", "vmm")
+        missing = [k for k in kinds if "rmw_" + k not in ks]
+        if missing or mx.get("profiled") != len(kinds) or mx.get("failed"):
+            errs.append("profiled %s, not replayed %s, kernels without values %s"
+                        % (mx.get("profiled"), mx.get("failed"), missing))
+        if mx.get("passes", 0) < 2:
+            errs.append("%s passes: nothing was replayed" % mx.get("passes"))
+        print("# %s launches profiled in %s passes each; results %s"
+              % (mx.get("profiled"), mx.get("passes"), "unchanged" if not errs else "see below"))
+        if errs:
+            raise Fail("; ".join(errs))
+
     def t_threads(tools):
         """metrics_truth's kernels from 4 threads at once, each on its own
         stream, under kernel replay and the launches mode: every kernel's
@@ -746,6 +779,7 @@ def tests(h):
         ("metrics-launches-mode", t_launches),
         ("metrics-threads", t_threads),
         ("metrics-memory-full", t_memory_full),
+        ("metrics-memory-kinds", t_memory_kinds),
         ("metrics-filter-inject", t_filter_inject),
         ("metrics-unknown-name", t_unknown),
         ("metrics-torch", t_torch),
