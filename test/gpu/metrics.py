@@ -91,10 +91,14 @@ def tests(h):
     def results(out):
         return [l for l in out.splitlines() if l.startswith("RESULT ")]
 
-    def plain(argv):
-        rc, out, err = h["run_cmd"](argv, h["clean_env"](), h["TORCH_TIMEOUT"])
+    def plain(argv, env=None, timeout=None):
+        """The program's stdout without gpuprof (env added to a clean one)."""
+        e = h["clean_env"]()
+        e.update(env or {})
+        rc, out, err = h["run_cmd"](argv, e, timeout or h["TORCH_TIMEOUT"])
         if rc != 0:
-            raise Fail("%s without gpuprof exited %d: %s" % (argv[-1], rc, h["tail"](err)))
+            raise Fail("%s without gpuprof (%s) exited %d: %s"
+                       % (argv[-1], env or "", rc, h["tail"](err)))
         return out
 
     def standard(truth):
@@ -233,11 +237,7 @@ def tests(h):
         reps = 48
         app = tools.app("metrics_truth")
         env = {"METRICS_TRUTH_REPS": str(reps)}
-        e = h["clean_env"]()
-        e.update(env)
-        rc, ref, err = h["run_cmd"]([app], e, h["TORCH_TIMEOUT"])
-        if rc != 0:
-            raise Fail("metrics_truth without gpuprof exited %d: %s" % (rc, h["tail"](err)))
+        ref = plain([app], env)
         run = h["traced"](tools, [app], opts=["--metrics", "--metrics-replay=launches"], env=env)
         js = h["check_run"](tools, run, "metrics_truth", truth=standard(run.truth))
         errs = []
@@ -278,12 +278,7 @@ def tests(h):
         launches mode, which saves nothing, measures every kernel."""
         app = tools.app("metrics_truth")
         env = {"METRICS_TRUTH_BALLAST": "0.6"}
-        e = h["clean_env"]()
-        e.update(env)
-        rc, ref, err = h["run_cmd"]([app], e, h["TORCH_TIMEOUT"])
-        if rc != 0:
-            raise Fail("metrics_truth with its ballast, without gpuprof, exited %d: %s"
-                       % (rc, h["tail"](err)))
+        ref = plain([app], env)
         errs = []
         run = h["traced"](tools, [app], opts=["--metrics"], env=env)
         js = h["check_run"](tools, run, "metrics_truth", truth=standard(run.truth))
@@ -298,11 +293,7 @@ def tests(h):
         if "could not be replayed" not in show(tools, run.files):
             errs.append("the report does not count the launches left unprofiled")
         env["METRICS_TRUTH_REPS"] = "48"
-        e.update(env)
-        rc, ref, err = h["run_cmd"]([app], e, h["TORCH_TIMEOUT"])
-        if rc != 0:
-            raise Fail("metrics_truth with its ballast, 48 repetitions, exited %d: %s"
-                       % (rc, h["tail"](err)))
+        ref = plain([app], env)
         run = h["traced"](tools, [app], opts=["--metrics", "--metrics-replay=launches"], env=env)
         js = h["check_run"](tools, run, "metrics_truth", truth=standard(run.truth))
         same_output(run, ref, errs)
@@ -317,9 +308,7 @@ def tests(h):
         managed, mapped host and cuMemCreate memory, each profiled in 3
         passes, leaves the program's results bit-identical."""
         app = tools.app("replay_memory")
-        rc, ref, err = h["run_cmd"]([app], h["clean_env"](), h["RUN_TIMEOUT"])
-        if rc != 0:
-            raise Fail("replay_memory without gpuprof exited %d: %s" % (rc, h["tail"](err)))
+        ref = plain([app], timeout=h["RUN_TIMEOUT"])
         skip = [l[5:] for l in ref.splitlines() if l.startswith("SKIP ")]
         if skip:
             raise h["Skip"](skip[0])
@@ -352,12 +341,7 @@ def tests(h):
         app = tools.app("metrics_truth")
         for mode, reps in (("kernel", 1), ("launches", 16)):
             env = {"METRICS_TRUTH_THREADS": "4", "METRICS_TRUTH_REPS": str(reps)}
-            e = h["clean_env"]()
-            e.update(env)
-            rc, ref, err = h["run_cmd"]([app], e, h["TORCH_TIMEOUT"])
-            if rc != 0:
-                raise Fail("metrics_truth on 4 threads without gpuprof exited %d: %s"
-                           % (rc, h["tail"](err)))
+            ref = plain([app], env)
             run = h["traced"](tools, [app], opts=["--metrics", "--metrics-replay=" + mode],
                               env=env)
             js = h["check_run"](tools, run, "metrics_truth", truth=standard(run.truth))
