@@ -18,7 +18,8 @@
  * METRICS_TRUTH_REPS=R launches every kernel but the graph's R times as
  * often; METRICS_TRUTH_THREADS=T runs the kernels on T threads at once,
  * each with its own buffers and stream (results compared between them:
- * "RESULT threads_agree 1").
+ * "RESULT threads_agree 1"); METRICS_TRUTH_BALLAST=F first allocates the
+ * fraction F (0 < F < 1) of the free device memory and keeps it.
  *
  * Truth: kernel.count.*, kernel.total, memset.*, and
  *   flops.fma_f64 / flops.fma_f32 / flops.fma_f16   per launch
