@@ -50,6 +50,7 @@
 #include "../preload/recorder.h"
 
 #include <gpuprof/peaks.h>
+#include <gpuprof/regex_guard.h>
 
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
@@ -480,8 +481,14 @@ static int nvtx_match(const char *message)
 static int compile(regex_t *re, const char *what, const char *s)
 {
 	char msg[128];
-	int rc = regcomp(re, s, REG_EXTENDED | REG_NOSUB);
+	int rc;
 
+	if (gp_regex_size(s) > GP_REGEX_MAX_NODES) {
+		gp_log("%s=%s: the regular expression is too complex (its repetitions would compile "
+		       "to over %u nodes); metrics are off", what, s, GP_REGEX_MAX_NODES);
+		return -1;
+	}
+	rc = regcomp(re, s, REG_EXTENDED | REG_NOSUB);
 	if (!rc)
 		return 0;
 	regerror(rc, re, msg, sizeof(msg));

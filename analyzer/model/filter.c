@@ -3,6 +3,8 @@
  */
 #include "model/filter.h"
 
+#include <gpuprof/regex_guard.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,11 @@ static int set_regex(regex_t *re, int *has, const char *opt, const char *arg, ch
 
 	if (*has) {
 		snprintf(err, n, "--%s given twice", opt);
+		return -1;
+	}
+	if (gp_regex_size(arg) > GP_REGEX_MAX_NODES) {
+		snprintf(err, n, "--%s: regular expression '%s' is too complex (its repetitions "
+			 "would compile to over %u nodes)", opt, arg, GP_REGEX_MAX_NODES);
 		return -1;
 	}
 	rc = regcomp(re, arg, REG_EXTENDED | REG_NOSUB);
