@@ -4,7 +4,8 @@
  * filters: ordinary patterns pass with small estimates, stacked, nested and
  * multiplied repetitions are refused before regcomp, and a pattern the
  * estimates follow regcomp's duplication rule (each "+" doubles what it
- * repeats, a bound multiplies it).  Test code, runs offline only.
+ * repeats, a bound multiplies it; copies of what matches the empty string
+ * cost their square).  Test code, runs offline only.
  */
 #include <stdio.h>
 #include <string.h>
@@ -49,6 +50,11 @@ static void test_estimates(void)
 	CHECK(gp_regex_size("a{1000}{1000}") > GP_REGEX_MAX_NODES);
 	CHECK(gp_regex_size("(ab){300}(cd){300}") < GP_REGEX_MAX_NODES);
 	CHECK(gp_regex_size("x{99999999999999999999999}") >= GP_REGEX_MAX_NODES);
+	/* Copies of an empty-matching group cost their square (libFuzzer's slow input). */
+	CHECK(gp_regex_size("()++++++++") < GP_REGEX_MAX_NODES);
+	CHECK(gp_regex_size("()+++++++++") > GP_REGEX_MAX_NODES);
+	CHECK(gp_regex_size("()+++++++++++-++++++++++++") > GP_REGEX_MAX_NODES);
+	CHECK(gp_regex_size("(a|)") < 10 && gp_regex_size("x*y*z*") < 20);
 	/* Quantifiers inside a bracket are characters, not repetitions. */
 	CHECK(gp_regex_size("[+++++++++++++++++++++++++++++++++]") < 10);
 	/* Deep nesting saturates instead of recursing without end. */
