@@ -5,9 +5,12 @@
 
 #include <gpuprof/regex_guard.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 void ga_filter_init(struct ga_filter *f)
 {
@@ -37,6 +40,37 @@ static int describe(struct ga_filter *f, const char *opt, const char *arg, int q
 			     quote ? "'" : "", arg, quote ? "'" : "");
 }
 
+/*
+ * 1 when regcomp compiles arg within COMPILE_SECONDS, tried in a child
+ * process first: glibc's regcomp takes exponential time or memory on some
+ * short patterns that no size estimate foresees ("$((((((%?)+)+)+)+)+)": 6 s
+ * and 2 MB; one more level: minutes), and a child that runs out of time or
+ * memory ends alone.  Filters are set while the analyzer has one thread.
+ * An invalid pattern counts as compiling: the caller's regcomp reports it.
+ */
+#define COMPILE_SECONDS 2
+
+static int compiles_in_time(const char *arg)
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return 1; /* no check possible: compile as before */
+	if (pid == 0) {
+		regex_t re;
+
+		alarm(COMPILE_SECONDS);
+		_exit(regcomp(&re, arg, REG_EXTENDED | REG_NOSUB) ? 1 : 0);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return 1;
+	return WIFEXITED(st);
+}
+
 static int set_regex(regex_t *re, int *has, const char *opt, const char *arg, char *err,
 		     size_t n)
 {
@@ -50,6 +84,11 @@ static int set_regex(regex_t *re, int *has, const char *opt, const char *arg, ch
 	if (gp_regex_size(arg) > GP_REGEX_MAX_NODES) {
 		snprintf(err, n, "--%s: regular expression '%s' is too complex (its repetitions "
 			 "would compile to over %u nodes)", opt, arg, GP_REGEX_MAX_NODES);
+		return -1;
+	}
+	if (!compiles_in_time(arg)) {
+		snprintf(err, n, "--%s: regular expression '%s' is too costly to compile (over "
+			 "%d s or out of memory)", opt, arg, COMPILE_SECONDS);
 		return -1;
 	}
 	rc = regcomp(re, arg, REG_EXTENDED | REG_NOSUB);

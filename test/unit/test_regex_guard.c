@@ -87,6 +87,18 @@ static void test_filter(void)
 			       sizeof(err)) == -1);
 	CHECKF(strstr(err, "--nvtx") && strstr(err, "too complex"), "%s", err);
 	ga_filter_free(&f);
+	/* Small by every estimate, yet regcomp takes minutes: the child's time runs out. */
+	ga_filter_init(&f);
+	CHECK(gp_regex_size("$((((((((%?)+)+)+)+)+)+)+)") < GP_REGEX_MAX_NODES);
+	CHECK(ga_filter_option(&f, GA_FILTER_OPT_KERNEL, "$((((((((%?)+)+)+)+)+)+)+)", err,
+			       sizeof(err)) == -1);
+	CHECKF(strstr(err, "--kernel") && strstr(err, "too costly"), "%s", err);
+	ga_filter_free(&f);
+	/* An invalid pattern is still regcomp's to report. */
+	ga_filter_init(&f);
+	CHECK(ga_filter_option(&f, GA_FILTER_OPT_NVTX, "(unclosed", err, sizeof(err)) == -1);
+	CHECKF(strstr(err, "bad regular expression"), "%s", err);
+	ga_filter_free(&f);
 	tap_end();
 }
 
