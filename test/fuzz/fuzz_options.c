@@ -49,9 +49,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ntok > 1)
 		gp_config_parse_trace(tok[1], &bits);
 	argv[argc++] = "report";
-	/* The chart goes to /dev/null, never to a file the fuzzer names. */
+	/*
+	 * The chart goes to /dev/null, never to a file the fuzzer names: every
+	 * abbreviation of --roofline-svg (the only option starting "--r") is
+	 * replaced.
+	 */
 	for (int i = 2; i < ntok; i++)
-		argv[argc++] = !strncmp(tok[i], "--ro", 4) ? "--roofline-svg=/dev/null" : tok[i];
+		argv[argc++] = !strncmp(tok[i], "--r", 3) ? "--roofline-svg=/dev/null" : tok[i];
 	argv[argc++] = "test/golden/demo.gpuprof";
 	argv[argc] = NULL;
 	fflush(stdout);
