@@ -74,11 +74,22 @@ static int count(struct ga_latency *l, uint32_t name, uint64_t lat)
 	return 0;
 }
 
-/* A launch call at t matched with its kernel, started at start. */
-static int matched(struct ga_latency *l, uint32_t name, uint64_t t, uint64_t start)
+/*
+ * A launch call at t matched with its kernel, started at start.  A kernel
+ * profiled by kernel replay has no GPU start (its start is derived from
+ * its launch call's return and the profiler's duration), and one that
+ * starts before its call tells that the clocks disagree: neither has a
+ * latency, each is counted apart.
+ */
+static int matched(struct ga_latency *l, uint32_t name, uint64_t t, uint64_t start,
+		   int replayed)
 {
+	if (replayed) {
+		l->replayed++;
+		return 0;
+	}
 	if (start < t) {
-		l->unmatched++;
+		l->early++;
 		return 0;
 	}
 	return count(l, name, start - t);
@@ -106,7 +117,7 @@ static int leave(struct ga_latency *l, uint32_t i)
 		l->unmatched++;
 		return 0;
 	}
-	return matched(l, x.name, x.call, x.start);
+	return matched(l, x.name, x.call, x.start, x.replayed);
 }
 
 /* Lets go of what waited through a whole generation. */
@@ -122,7 +133,7 @@ static int next_generation(struct ga_latency *l)
 
 /* A new waiting entry for key (not in the map). */
 static int wait(struct ga_latency *l, uint64_t key, uint64_t call, uint64_t start,
-		uint32_t name, int kernel)
+		uint32_t name, int kernel, int replayed)
 {
 	struct ga_latency_wait *x;
 	uint32_t i, *slot;
@@ -144,6 +155,7 @@ static int wait(struct ga_latency *l, uint64_t key, uint64_t call, uint64_t star
 	x->name = name;
 	x->gen = l->gen;
 	x->kernel = (uint8_t)kernel;
+	x->replayed = (uint8_t)replayed;
 	x->used = 1;
 	if (ga_map_insert(&l->waiting, key, 0, &slot) < 0)
 		return -1;
@@ -184,7 +196,7 @@ static int on_api(struct ga_latency *l, struct ga_model *m, uint32_t proc,
 		return err ? -1 : 0;
 	v = ga_map_find(&l->waiting, key, 0);
 	if (!v)
-		return wait(l, key, r->start, 0, 0, 0);
+		return wait(l, key, r->start, 0, 0, 0, 0);
 	/* Another record of the call (runtime and driver): the outermost starts first. */
 	if (r->start < l->w[*v - 1].call)
 		l->w[*v - 1].call = r->start;
@@ -196,19 +208,21 @@ static int on_kernel(struct ga_latency *l, struct ga_model *m, const struct ga_a
 	uint64_t key = (uint64_t)a->proc << 32 | a->correlation;
 	const struct ga_proc *p = &m->procs[a->proc];
 	uint32_t *v = ga_map_find(&l->waiting, key, 0);
+	int replayed = a->rec && a->rec->type == GP_REC_KERNEL &&
+		       (((const struct gp_rec_kernel *)(const void *)a->rec)->flags & GP_ACT_REPLAYED);
 
 	if (v && !l->w[*v - 1].kernel) {
 		uint64_t t = l->w[*v - 1].call;
 
 		unwait(l, *v - 1);
-		return matched(l, a->name, t, a->start);
+		return matched(l, a->name, t, a->start, replayed);
 	}
 	/* Wait for the call only where API calls were traced. */
 	if (v || !a->correlation || (p->has_config && !(p->config.trace & GP_TRACE_API))) {
 		l->unmatched++;
 		return 0;
 	}
-	return wait(l, key, UINT64_MAX, a->start, a->name, 1);
+	return wait(l, key, UINT64_MAX, a->start, a->name, 1, replayed);
 }
 
 static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)

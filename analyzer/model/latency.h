@@ -13,7 +13,10 @@
  * its entry leaves: at the end of the generation after its own (when
  * GA_LAT_GENERATION more entries came), or at the end.  A call left
  * waiting that long (its kernel filtered out or lost) is dropped; a kernel
- * without its call (not traced) counts as unmatched.  Per launch, 4 bytes are kept for the median
+ * without its call (not traced) counts as unmatched.  A kernel profiled by
+ * kernel replay (GP_ACT_REPLAYED: its start is no GPU time) and one that
+ * starts before its call (clocks that disagree) have no latency and are
+ * counted apart.  Per launch, 4 bytes are kept for the median
  * (as the kernel table does; latencies of 2^32 ns and more aside).  Runs
  * offline only.
  */
@@ -51,6 +54,7 @@ struct ga_latency_wait {
 	uint32_t name;             /* the kernel's name (kernels) */
 	uint32_t gen;              /* generation it came in */
 	uint8_t kernel;            /* 1 the kernel's record came */
+	uint8_t replayed;          /* the kernel was profiled by kernel replay (GP_ACT_REPLAYED) */
 	uint8_t used;
 	uint32_t next_free;        /* free list: index + 1 */
 };
@@ -69,6 +73,8 @@ struct ga_latency {
 	uint64_t gen_entries;      /* entries added in this generation */
 	size_t max_waiting;        /* most entries waiting at once */
 	uint64_t unmatched;        /* kernels without their API call */
+	uint64_t replayed;         /* kernels with their call, profiled by kernel replay: no GPU start */
+	uint64_t early;            /* kernels with their call that start before it (clocks disagree) */
 	int oom;
 };
 

@@ -56,6 +56,13 @@ static int print(struct ga_text *r, FILE *out)
 			fprintf(out, "%" PRIu64 " kernel%s without their API call in the trace (API "
 				"tracing off, or records lost)\n", l->unmatched,
 				l->unmatched == 1 ? "" : "s");
+		if (l->replayed)
+			fprintf(out, "%" PRIu64 " kernel%s profiled by kernel replay left out (no GPU "
+				"start time)\n", l->replayed, l->replayed == 1 ? "" : "s");
+		if (l->early)
+			fprintf(out, "%" PRIu64 " kernel%s left out: %s before %s API call (host and "
+				"GPU clocks disagree)\n", l->early, l->early == 1 ? "" : "s",
+				l->early == 1 ? "starts" : "start", l->early == 1 ? "its" : "their");
 	}
 	ga_table_free(&t);
 	free(ord);

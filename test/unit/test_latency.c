@@ -3,7 +3,9 @@
  * of the launch call (the outermost of its records) to the kernel's start,
  * matched by correlation in one pass whether the call or the kernel comes
  * first in the trace; the median, odd and even, with latencies of 2^32 ns
- * and more; kernels without their call counted apart; calls that launch no
+ * and more; kernels without their call counted apart, and apart from them
+ * kernels profiled by kernel replay or started before their call, each
+ * said in the report only when there are some; calls that launch no
  * kernel never kept; and the entries waiting at once bounded by the
  * launches in flight, not by the trace.  Test code, runs offline only.
  */
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd/cmd.h"
 #include "model/analysis.h"
 #include "synth.h"
 #include "tap.h"
@@ -103,6 +106,56 @@ static void write_exact(const char *path)
 	synth_close(s, NULL, NULL);
 }
 
+/* A kernel profiled by kernel replay (GP_ACT_REPLAYED): no GPU timestamps. */
+static void replayed_kernel(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
+			    uint32_t correlation)
+{
+	struct gp_rec_kernel r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_KERNEL;
+	r.h.size = sizeof(r);
+	r.start = start;
+	r.end = end;
+	r.correlation = correlation;
+	r.name = name;
+	r.context = 1;
+	r.stream = 7;
+	r.grid[0] = r.grid[1] = r.grid[2] = 1;
+	r.block[0] = r.block[1] = r.block[2] = 1;
+	r.flags = GP_ACT_REPLAYED;
+	synth_rec(s, &r, sizeof(r));
+}
+
+/*
+ * Kernels that have their call but no latency: eta's 3 launches were
+ * profiled by kernel replay, one placed before its call's start, one after,
+ * one with its record before its call's; theta starts 2 us before its call
+ * (clocks that disagree); iota is measured (1 us) and zeta has no call.
+ */
+static void write_replayed(const char *path)
+{
+	struct synth *s = open_trace(path, GP_TRACE_KERNEL | GP_TRACE_API);
+	uint32_t e = synth_string(s, "_Z3etav"), th = synth_string(s, "_Z5thetav");
+	uint32_t io = synth_string(s, "_Z4iotav"), z = synth_string(s, "_Z4zetav");
+	uint32_t rt = synth_string(s, "cudaLaunchKernel"), ex = synth_string(s, "cuLaunchKernelEx");
+	uint64_t t = T0 + 1000000;
+
+	synth_api_at_corr(s, ex, t, t + 50000, 1, 1);
+	replayed_kernel(s, e, t - 3000, t - 1000, 1);
+	synth_api_at_corr(s, rt, t + 100000, t + 150000, 1, 2);
+	replayed_kernel(s, e, t + 120000, t + 121000, 2);
+	replayed_kernel(s, e, t + 219000, t + 221000, 3);
+	synth_api_at_corr(s, rt, t + 200000, t + 250000, 1, 3);
+	synth_api_at_corr(s, rt, t + 300000, t + 300500, 1, 4);
+	synth_kernel_at_corr(s, th, t + 298000, t + 299000, 0, 7, 4);
+	synth_api_at_corr(s, rt, t + 400000, t + 400500, 1, 5);
+	synth_kernel_at_corr(s, io, t + 401000, t + 402000, 0, 7, 5);
+	synth_kernel_at_corr(s, z, t + 500000, t + 501000, 0, 7, 6);
+	synth_end(s, t + 1000000, 0);
+	synth_close(s, NULL, NULL);
+}
+
 /* n launches, each kernel's record `behind` launches after its call's. */
 static void write_stream(const char *path, uint32_t n, uint32_t behind, uint32_t trace)
 {
@@ -153,6 +206,49 @@ int main(void)
 	/* The copies' calls launch no kernel: they never wait. */
 	CHECKF(an.lat.max_waiting <= 4, "%zu entries waited at once", an.lat.max_waiting);
 	done(&an, &flt);
+	tap_end();
+
+	tap_begin("launch latency: replayed kernels and kernels before their call have their "
+		  "call, no latency");
+	snprintf(path, sizeof(path), "%s/replayed.gpuprof", dir);
+	write_replayed(path);
+	CHECK(analyze(path, &an, &flt) == 0);
+	k = named(&an, "_Z4iotav");
+	CHECKF(k && k->count == 1 && k->min == 1000, "iota: %s", k ? "wrong statistics" : "missing");
+	CHECKF(an.lat.nk == 1 && an.lat.replayed == 3 && an.lat.early == 1 && an.lat.unmatched == 1,
+	       "%zu kernels, %llu replayed, %llu early, %llu unmatched", an.lat.nk,
+	       (unsigned long long)an.lat.replayed, (unsigned long long)an.lat.early,
+	       (unsigned long long)an.lat.unmatched);
+	done(&an, &flt);
+	{
+		char *out = NULL, *err = NULL;
+		int rc = synth_run(dir, &out, &err, cmd_report, "report", "--no-symbolize", path,
+				   (char *)NULL);
+
+		CHECKF(rc == 0 && out &&
+		       strstr(out, "\n1 kernel without their API call in the trace (API tracing off, "
+				   "or records lost)\n") &&
+		       strstr(out, "\n3 kernels profiled by kernel replay left out (no GPU start "
+				   "time)\n") &&
+		       strstr(out, "\n1 kernel left out: starts before its API call (host and GPU "
+				   "clocks disagree)\n"),
+		       "report exited %d: %s%s", rc, out ? out : "", err ? err : "");
+		free(out);
+		free(err);
+	}
+	snprintf(path, sizeof(path), "%s/exact.gpuprof", dir);
+	{
+		char *out = NULL, *err = NULL;
+		int rc = synth_run(dir, &out, &err, cmd_report, "report", "--no-symbolize", path,
+				   (char *)NULL);
+
+		/* Only what is true is said: every kernel there has its call but delta. */
+		CHECKF(rc == 0 && out && strstr(out, "\n1 kernel without their API call") &&
+		       !strstr(out, "kernel replay") && !strstr(out, "clocks disagree"),
+		       "report exited %d: %s%s", rc, out ? out : "", err ? err : "");
+		free(out);
+		free(err);
+	}
 	tap_end();
 
 	tap_begin("launch latency: memory bounded by the launches in flight");
