@@ -26,6 +26,11 @@
  * STACK and PYFRAME records from these copies.  Python frame ids are
  * GP_PYFRAME_BIT | code index << 32 | line; code index 0 is a thread
  * without Python frames, its name's index in thread_names[] below.
+ *
+ * Native frames are named with dladdr() by the flusher; the first frame of
+ * each module also writes the module's MODULE record (absolute path, GNU
+ * build-id read from its notes in memory with dl_iterate_phdr), so that
+ * readers elsewhere look frames up only in the very file that ran.
  */
 #include "unwind.h"
 #include "cupti_api.h"
@@ -36,6 +41,8 @@
 #include "../preload/recorder.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -44,6 +51,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #define MAX_DEPTH 48
 #define NSLOTS (1u << 17)             /* hash slots: twice the stack ids */
@@ -112,6 +120,15 @@ static uint32_t pc_cap, pc_count;
 /* The FRAME records emitted, for the preamble of each later file or dump. */
 static struct gp_rec_frame *sent_frames;
 static uint32_t nsent_frames, capsent_frames;
+/* The modules of those frames (MODULE records), in the order emitted. */
+struct module_ent {
+	uint64_t base;
+	uint32_t module, path;     /* string ids */
+	uint32_t nid;              /* build-id bytes, 0 none */
+	uint8_t id[GP_BUILD_ID_MAX];
+};
+static struct module_ent *modules;
+static uint32_t nmodules, capmodules;
 
 /*
  * Graph node -> where it was made (stack, correlation, innermost NVTX
@@ -686,6 +703,136 @@ static int pc_known(uint64_t pc)
 	}
 }
 
+/* What dl_iterate_phdr finds of the object that holds pc. */
+struct find_obj {
+	uint64_t pc;
+	int found;
+	char name[PATH_MAX];       /* dlpi_name, "" for the program */
+	uint32_t nid;
+	uint8_t id[GP_BUILD_ID_MAX];
+};
+
+/* The NT_GNU_BUILD_ID note among the notes at p (len bytes, in memory). */
+static void note_build_id(const unsigned char *p, uint64_t len, uint64_t align, struct find_obj *o)
+{
+	uint64_t at = 0;
+
+	while (at + sizeof(ElfW(Nhdr)) <= len) {
+		ElfW(Nhdr) nh;
+		uint64_t name_at, desc_at, next;
+
+		memcpy(&nh, p + at, sizeof(nh));
+		name_at = at + sizeof(nh);
+		desc_at = name_at + ((nh.n_namesz + align - 1) & ~(align - 1));
+		next = desc_at + ((nh.n_descsz + align - 1) & ~(align - 1));
+		if (desc_at > len || next > len || next <= at)
+			return;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp(p + name_at, "GNU", 4) && nh.n_descsz &&
+		    nh.n_descsz <= GP_BUILD_ID_MAX) {
+			memcpy(o->id, p + desc_at, nh.n_descsz);
+			o->nid = nh.n_descsz;
+			return;
+		}
+		at = next;
+	}
+}
+
+static int find_obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find_obj *o = arg;
+	int in = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum && !in; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = (uint64_t)info->dlpi_addr + ph->p_vaddr;
+
+		in = ph->p_type == PT_LOAD && o->pc >= lo && o->pc - lo < ph->p_memsz;
+	}
+	if (!in)
+		return 0;
+	o->found = 1;
+	snprintf(o->name, sizeof(o->name), "%s", info->dlpi_name ? info->dlpi_name : "");
+	/* Notes live in a loaded segment: read them where they are mapped. */
+	for (int i = 0; i < info->dlpi_phnum && !o->nid; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_NOTE)
+			note_build_id((const unsigned char *)(info->dlpi_addr + ph->p_vaddr),
+				      ph->p_memsz, ph->p_align == 8 ? 8 : 4, o);
+	}
+	return 1;
+}
+
+/* Producer lock held: write e's MODULE record.  0, or -1 when the ring refused it. */
+static int put_module(const struct module_ent *e)
+{
+	uint32_t pad = (e->nid + 7) & ~7u;
+	struct gp_rec_module *r = gp_emit(GP_REC_MODULE, (uint32_t)(sizeof(*r) + pad));
+
+	if (!r)
+		return -1;
+	r->h.aux = e->nid;
+	r->base = e->base;
+	r->module = e->module;
+	r->path = e->path;
+	memset(r + 1, 0, pad);
+	memcpy(r + 1, e->id, e->nid);
+	return 0;
+}
+
+/*
+ * Producer lock held: the MODULE record of the module at base that holds
+ * pc, emitted once (before the first FRAME of it).  Its absolute path is
+ * /proc/self/exe for the program, else the loader's name made absolute;
+ * its build-id is read from the notes mapped in memory.
+ */
+static void emit_module(uint64_t pc, uint64_t base, uint32_t module)
+{
+	static struct find_obj o;          /* producer lock held: one at a time */
+	struct module_ent *e;
+	char *abs = NULL;
+	uint32_t i;
+
+	for (i = 0; i < nmodules; i++)
+		if (modules[i].base == base && modules[i].module == module)
+			return;
+	if (nmodules == capmodules) {
+		uint32_t ncap = capmodules ? capmodules * 2 : 64;
+		struct module_ent *n = realloc(modules, ncap * sizeof(*n));
+
+		if (!n)
+			return;        /* readers print module+offset for its frames */
+		modules = n;
+		capmodules = ncap;
+	}
+	e = &modules[nmodules];
+	memset(e, 0, sizeof(*e));
+	e->base = base;
+	e->module = module;
+	memset(&o, 0, sizeof(o));
+	o.pc = pc;
+	dl_iterate_phdr(find_obj_cb, &o);
+	if (o.found && !o.name[0]) {
+		ssize_t n = readlink("/proc/self/exe", o.name, sizeof(o.name) - 1);
+
+		o.name[n > 0 ? n : 0] = '\0';
+		e->path = o.name[0] == '/' ? gp_emit_string(o.name) : 0;
+	} else if (o.found && o.name[0] == '/') {
+		e->path = gp_emit_string(o.name);
+	} else if (o.found && (abs = realpath(o.name, NULL))) {
+		e->path = gp_emit_string(abs);
+		free(abs);
+	}
+	if (o.found && o.nid) {
+		e->nid = o.nid;
+		memcpy(e->id, o.id, o.nid);
+	}
+	nmodules++;
+	put_module(e);
+}
+
 static void emit_frame(uint64_t pc)
 {
 	struct gp_rec_frame *r;
@@ -700,6 +847,8 @@ static void emit_frame(uint64_t pc)
 		base = (uint64_t)(uintptr_t)info.dli_fbase;
 		sym = (uint64_t)(uintptr_t)info.dli_saddr;
 	}
+	if (base && module)
+		emit_module(pc - 1, base, module);
 	r = gp_emit(GP_REC_FRAME, sizeof(*r));
 	if (!r)
 		return;
@@ -737,6 +886,9 @@ void gp_unwind_preamble(void)
 {
 	if (!ready)
 		return;
+	for (uint32_t i = 0; i < nmodules; i++)
+		if (put_module(&modules[i]))
+			return;
 	for (uint32_t i = 0; i < nsent_frames; i++) {
 		struct gp_rec_frame *r = gp_emit(GP_REC_FRAME, sizeof(*r));
 

@@ -69,6 +69,7 @@ static const uint16_t min_size[GP_REC_TYPE_COUNT] = {
 	[GP_REC_FLIGHT] = sizeof(struct gp_rec_flight),
 	[GP_REC_MEMORY] = sizeof(struct gp_rec_memory),
 	[GP_REC_PYFRAME] = sizeof(struct gp_rec_pyframe),
+	[GP_REC_MODULE] = sizeof(struct gp_rec_module),
 };
 
 /* Where bytes come from: a file descriptor or a buffer in memory. */
@@ -335,6 +336,9 @@ static int rec_usable(const struct gp_rec *rec)
 	if (rec->type == GP_REC_METRICS)
 		return (uint64_t)rec->aux * sizeof(struct gp_metric_value) <=
 		       rec->size - sizeof(struct gp_rec_metrics);
+	if (rec->type == GP_REC_MODULE)
+		return rec->aux <= GP_BUILD_ID_MAX &&
+		       rec->aux <= rec->size - sizeof(struct gp_rec_module);
 	return 1;
 }
 

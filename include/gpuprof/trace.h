@@ -127,6 +127,7 @@ enum gp_rec_type {
 	GP_REC_FLIGHT = 27,
 	GP_REC_MEMORY = 28,
 	GP_REC_PYFRAME = 29,
+	GP_REC_MODULE = 30,
 	GP_REC_TYPE_COUNT
 };
 
@@ -388,6 +389,25 @@ struct gp_rec_frame {
 	uint32_t reserved;
 };
 _Static_assert(sizeof(struct gp_rec_frame) == 48, "frame size");
+
+/*
+ * GP_REC_MODULE: the file behind the FRAME records of one loaded module,
+ * so that a reader can tell whether a file it finds is the one that ran.
+ * aux = length of the GNU build-id (NT_GNU_BUILD_ID) whose bytes follow,
+ * zero-padded to a multiple of 8; 0 when the module has none.  FRAME
+ * records whose id - offset equals base and whose module string is module
+ * belong to it.  Precedes them in file order.
+ */
+#define GP_BUILD_ID_MAX 64         /* longer build-ids are not recorded */
+
+struct gp_rec_module {
+	struct gp_rec h;
+	uint64_t base;             /* load base: FRAME id - FRAME offset */
+	uint32_t module;           /* string: the module as FRAME records name it */
+	uint32_t path;             /* string: absolute path of the file mapped, 0 unknown */
+	/* uint8_t build_id[aux]; zero padding to a multiple of 8 */
+};
+_Static_assert(sizeof(struct gp_rec_module) == 24, "module size");
 
 /*
  * GP_REC_PYFRAME: one Python frame of the stacks (--backtrace=python or
