@@ -3,7 +3,9 @@
  * control.h).  It exists only when asked for (dormant start, flight
  * recorder, GPUPROF_CONTROL): one thread that accepts one connection at a
  * time, checks that the peer is the process's user or root, reads one
- * request, hands it to the lifecycle and writes the answer.
+ * request within a total deadline, hands it to the lifecycle and writes
+ * the answer.  When the directory is not safe it listens on an abstract
+ * socket instead (include/gpuprof/control.h).
  * Context: gp_control_listen on the recorder's start path; the thread is
  * ours (all signals blocked); gp_control_close on the exit path;
  * gp_control_forked in a forked child (async-signal-safe).
@@ -23,12 +25,23 @@
 typedef int (*gp_control_handler)(const char *verb, const char *msg, char *ans, size_t anssz);
 
 /*
- * Creates the socket directory and socket, starts the thread.  Returns 0,
- * or -errno after one line on stderr (the program runs on, uncontrolled).
+ * Creates the socket directory and socket (or the abstract fallback, with
+ * one line on stderr saying where), starts the thread.  Returns 0, or
+ * -errno after one line on stderr (the program runs on, uncontrolled).
  */
 int gp_control_listen(const struct gp_config *cfg, gp_control_handler handle);
 
-/* The socket's path, "" when not listening. */
+/*
+ * Serves one connection fd: checks the peer, reads one request (the whole
+ * of it within 2 s), calls handle, writes the answer (2 s more); status
+ * answers gain cuda_context=yes|no|unknown.  Returns 0 (answered ok), 1
+ * (answered error), -EPERM (peer refused, nothing read), -EPROTO (no
+ * request in time, or malformed), -EPIPE (the answer could not be sent).
+ * The control thread's; tests and the fuzz target call it on a socketpair.
+ */
+int gp_control_serve(int fd, gp_control_handler handle);
+
+/* The socket's path ("@name" for an abstract one), "" when not listening. */
 const char *gp_control_path_self(void);
 
 /* Exit path: removes the socket (the thread ends with the process). */

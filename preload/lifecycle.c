@@ -1058,20 +1058,18 @@ static void status(char *ans, size_t anssz)
 /* The control thread's handler (control.h). */
 static int handle_request(const char *verb, const char *msg, char *ans, size_t anssz)
 {
-	char val[GP_PATH_MAX], *end;
-	uint64_t duration = 0;
+	char val[GP_PATH_MAX];
+	unsigned long long duration = 0;
 
 	if (!strcmp(verb, "status")) {
 		status(ans, anssz);
 		return 0;
 	}
 	if (!strcmp(verb, "start")) {
-		if (gp_control_get(msg, "duration_ms", val, sizeof(val))) {
-			duration = strtoull(val, &end, 10);
-			if (*end || !val[0]) {
-				ANS("message=bad duration_ms\n");
-				return -1;
-			}
+		if (gp_control_duration(msg, &duration) < 0) {
+			ANS("message=bad duration_ms (milliseconds, at most %llu)\n",
+			    GP_CONTROL_DURATION_MAX_MS);
+			return -1;
 		}
 		gp_control_get(msg, "output", val, sizeof(val));
 		if (val[0] && val[0] != '/') {
