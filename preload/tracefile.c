@@ -15,6 +15,13 @@
  * checks that it still refers to the file it created, and otherwise reopens
  * that file by path (never following a symlink), so it never writes into a
  * file of the program's.
+ *
+ * Creation: the new file gets its header and its reserved room under a
+ * name of its own beside the trace's name, and its name only when that is
+ * done, so a failure (a full disk) never costs an old trace of that name.
+ * The writer holds a record lock on its file; a recorder told to replace
+ * a name (-f) refuses one that another recorder is still writing, and
+ * one that cannot make its file says why in gpuprof run's session file.
  */
 #include "tracefile.h"
 #include "config.h"
@@ -75,35 +82,151 @@ static int raise_fd(int fd)
 }
 
 /*
- * Creates path.  Never follows a symlink, never opens a FIFO or device.
- * Without force an existing name is -EEXIST.  With force the new file is
- * made under a temporary name beside it and renamed over the old name, so
- * a symlink, FIFO or file there is replaced, never written through; a
- * directory there stays (-EISDIR).
+ * A new file beside path (same directory, so that a rename stays in one
+ * file system), under a name no one else uses: O_EXCL, never following a
+ * symlink.  Its name goes to tmp.  Returns the descriptor or -errno.
  */
-static int create(const char *path, int force)
+static int create_tmp(const char *path, char *tmp, size_t size)
 {
-	char tmp[GP_PATH_MAX + 32];
-	int fd, flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	const char *slash = strrchr(path, '/');
+	int dlen = slash ? (int)(slash - path) : 1;
+	const char *dir = slash ? path : ".";
+	struct timespec ts;
+	int fd = -EEXIST;
 
-	if (!force) {
-		fd = open(path, flags, 0666);
-		return fd < 0 ? -errno : fd;
-	}
-	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	unlink(tmp);
-	fd = open(tmp, flags, 0666);
-	if (fd < 0)
-		return -errno;
-	if (rename(tmp, path) < 0) {
-		int err = -errno;
-
-		close(fd);
-		unlink(tmp);
-		return err;
+	for (unsigned k = 0; k < 16 && fd == -EEXIST; k++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if (snprintf(tmp, size, "%.*s/.gpuprof-%d-%lx%x.tmp", dlen, dir, (int)getpid(),
+			     (unsigned long)ts.tv_nsec, k) >= (int)size)
+			return -ENAMETOOLONG;
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd < 0)
+			fd = -errno;
 	}
 	return fd;
+}
+
+/*
+ * The writer's lock on its file (a POSIX record lock: per process, so a
+ * forked child does not inherit it): a recorder told to replace a name
+ * (force) leaves alone a file another recorder is still writing.
+ */
+static int lock_file(int fd, short type)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	return fcntl(fd, F_SETLK, &fl) < 0 ? -errno : 0;
+}
+
+/* Gives tmp the name path unless that name exists (-EEXIST). */
+static int publish_new(const char *tmp, const char *path)
+{
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+		return -errno;
+	/* A file system without RENAME_NOREPLACE: link(2) never replaces either. */
+	if (link(tmp, path) < 0)
+		return -errno;
+	unlink(tmp);
+	return 0;
+}
+
+/*
+ * Renames tmp over path.  A regular file there that another recorder is
+ * writing (it holds the lock) stays: -EBUSY.  Any other file is replaced,
+ * never written through; a directory stays (-EISDIR).  Whoever replaces a
+ * file holds its lock meanwhile, and a new name is only taken when it is
+ * free, so two recorders never both take one name.
+ */
+static int publish_over(const char *tmp, const char *path)
+{
+	struct stat st, cur;
+	int rc = -EBUSY, old;
+
+	for (int tries = 0; tries < 64; tries++) {
+		if (lstat(path, &st) < 0) {
+			if (errno != ENOENT)
+				return -errno;
+			rc = publish_new(tmp, path);
+			if (rc != -EEXIST)
+				return rc;
+			continue; /* someone took the name meanwhile */
+		}
+		if (!S_ISREG(st.st_mode))
+			return rename(tmp, path) < 0 ? -errno : 0;
+		old = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (old < 0) {
+			if (errno == ENOENT || errno == ELOOP)
+				continue; /* changed meanwhile */
+			/* Not ours to write (read-only): no recorder writes it. */
+			return rename(tmp, path) < 0 ? -errno : 0;
+		}
+		rc = lock_file(old, F_WRLCK);
+		if (rc == -EAGAIN || rc == -EACCES) {
+			close(old);
+			return -EBUSY;
+		}
+		/* Still the file locked (it may have been replaced meanwhile)? */
+		if (fstat(old, &st) < 0 || lstat(path, &cur) < 0 || st.st_dev != cur.st_dev ||
+		    st.st_ino != cur.st_ino) {
+			close(old);
+			continue;
+		}
+		rc = rename(tmp, path) < 0 ? -errno : 0;
+		close(old);
+		return rc;
+	}
+	return rc;
+}
+
+/* Says in the session file of gpuprof run (when there is one) why path could not be made. */
+static void note_failure(const char *path, int err)
+{
+	const char *sf = gp_config_get()->session_file;
+	char line[GP_PATH_MAX + 160];
+	const char *why;
+	struct stat st;
+	int fd, n;
+
+	if (!sf[0])
+		return;
+	switch (err) {
+	case -EEXIST:
+		why = "it exists (use -f to overwrite)";
+		break;
+	case -EBUSY:
+		why = "another process is writing a trace under that name";
+		break;
+	case -EINVAL:
+		why = "the name would hold a newline";
+		break;
+	default:
+		why = strerror(-err);
+	}
+	n = snprintf(line, sizeof(line), "!cannot create %s: %s\n", path, why);
+	if (n < 0)
+		return;
+	if (n >= (int)sizeof(line))
+		n = (int)sizeof(line) - 1;
+	/* One line: a newline inside the name is shown as '?'. */
+	for (int i = 0; i < n - 1; i++)
+		if ((unsigned char)line[i] < 0x20)
+			line[i] = '?';
+	line[n - 1] = '\n';
+	fd = open(sf, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
+	if (write(fd, line, (size_t)n) < 0)
+		(void)0;
+	close(fd);
 }
 
 /* Makes a relative path absolute against the directory the program started in. */
@@ -124,27 +247,31 @@ static int absolute(char *path, size_t size)
 int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 		      uint32_t clock_id, uint64_t created_ns)
 {
+	char tmp[GP_PATH_MAX + 64];
 	struct gp_file_header h;
 	struct stat st;
-	int uses_n = 0, fd = -EEXIST, rc;
+	int uses_n = 0, fd, rc;
 	unsigned n;
 
 	memset(t, 0, sizeof(*t));
 	t->fd = -1;
-	for (n = 1; n < 100000 && fd == -EEXIST; n++) {
-		rc = gp_config_expand(tmpl, (int)getpid(), n, t->path,
-				      sizeof(t->path), &uses_n);
-		if (!rc)
-			rc = absolute(t->path, sizeof(t->path));
-		if (rc)
-			return rc;
-		/* %n means "first free number": never overwrite then. */
-		fd = create(t->path, force && !uses_n);
-		if (!uses_n)
-			break;
+	rc = gp_config_expand(tmpl, (int)getpid(), 1, t->path, sizeof(t->path), &uses_n);
+	if (!rc)
+		rc = absolute(t->path, sizeof(t->path));
+	if (rc) {
+		note_failure(t->path[0] ? t->path : tmpl, rc);
+		return rc;
 	}
-	if (fd < 0)
+	/*
+	 * The new file is made complete (header, room for the end) under a
+	 * name of its own and only then given its name: a full disk or any
+	 * other failure leaves what had that name as it was.
+	 */
+	fd = create_tmp(t->path, tmp, sizeof(tmp));
+	if (fd < 0) {
+		note_failure(t->path, fd);
 		return fd;
+	}
 	fd = raise_fd(fd);
 	if (fstat(fd, &st) < 0) {
 		rc = -errno;
@@ -152,6 +279,8 @@ int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 	}
 	t->dev = (uint64_t)st.st_dev;
 	t->ino = (uint64_t)st.st_ino;
+	if (lock_file(fd, F_WRLCK) < 0)
+		(void)0; /* no locks on this file system: nothing to protect with */
 
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, GP_FILE_MAGIC, sizeof(h.magic));
@@ -164,7 +293,6 @@ int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 	h.created_ns = created_ns;
 	h.pid = (uint32_t)getpid();
 	h.header_crc = gp_header_checksum(&h);
-	t->fd = fd;
 	t->reserve = 1;
 	/* The header and the room for a final chunk, or no trace at all. */
 	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, sizeof(h) + GP_TAIL_RESERVE) < 0) {
@@ -176,15 +304,34 @@ int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 	rc = pwrite_all(fd, &h, sizeof(h), 0);
 	if (rc)
 		goto fail;
-	t->offset = sizeof(h);
 	rc = alloc_compressor(t);
 	if (rc)
 		goto fail;
+	/* %n means "first free number": never overwrite then. */
+	for (n = 1;; n++) {
+		rc = force && !uses_n ? publish_over(tmp, t->path) : publish_new(tmp, t->path);
+		if (rc != -EEXIST || !uses_n || n + 1 >= 100000)
+			break;
+		rc = gp_config_expand(tmpl, (int)getpid(), n + 1, t->path, sizeof(t->path), &uses_n);
+		if (!rc)
+			rc = absolute(t->path, sizeof(t->path));
+		if (rc)
+			break;
+	}
+	if (rc) {
+		free(t->cbuf);
+		ZSTD_freeCCtx(t->cctx);
+		t->cbuf = NULL;
+		t->cctx = NULL;
+		goto fail;
+	}
+	t->fd = fd;
+	t->offset = sizeof(h);
 	return 0;
 fail:
 	close(fd);
-	t->fd = -1;
-	unlink(t->path);
+	unlink(tmp);
+	note_failure(t->path, rc);
 	return rc;
 }
 
@@ -242,6 +389,9 @@ static int check_fd(struct gp_tracefile *t)
 		return -ESTALE;
 	}
 	t->fd = raise_fd(fd);
+	/* Closing any descriptor of the file dropped the process's lock on it. */
+	if (lock_file(t->fd, F_WRLCK) < 0)
+		(void)0;
 	t->reopened++;
 	return 0;
 }

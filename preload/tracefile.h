@@ -45,8 +45,11 @@ struct gp_tracefile {
  * picks the first free number; a relative name is taken from the directory
  * the program started in) and writes the file header.  Without force an
  * existing name is never touched (-EEXIST); with force it is replaced
- * (renamed over), never written through.  Symlinks are never followed.
- * Returns 0 or -errno.
+ * (renamed over), never written through, unless another recorder is still
+ * writing it (-EBUSY).  The name is given only to a complete new file, so
+ * a failure leaves the old file of that name as it was.  Symlinks are
+ * never followed.  A failure is also told to gpuprof run (a "!" line in
+ * its session file).  Returns 0 or -errno.
  */
 int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 		      uint32_t clock_id, uint64_t created_ns);

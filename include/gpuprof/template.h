@@ -10,7 +10,8 @@
  *   %%       a percent sign
  *
  * Any other '%' (an unknown escape, a '%' at the end, %q without {NAME})
- * makes the template invalid.  ".gpuprof" is appended unless the name
+ * makes the template invalid, and so does a newline in it or in what it
+ * expands to (file names are lines of gpuprof run's list).  ".gpuprof" is appended unless the name
  * ends with it.  Header-only, no allocation, no stdio: the recorder
  * expands templates inside the traced program.
  */
@@ -79,6 +80,11 @@ static inline int gp_template_expand(const char *tmpl, const struct gp_template_
 		return -ENAMETOOLONG;
 	out[0] = 0;
 	for (p = tmpl; *p && !rc; p++) {
+		if (*p == '\n') {
+			if (why)
+				*why = "a newline in the name";
+			return -EINVAL;
+		}
 		if (*p != '%') {
 			rc = gp_template_put(out, outsz, &pos, p, 1);
 			continue;
@@ -96,6 +102,11 @@ static inline int gp_template_expand(const char *tmpl, const struct gp_template_
 			break;
 		case 'h':
 			*uses |= GP_TEMPLATE_HOST;
+			if (env && env->host && strchr(env->host, '\n')) {
+				if (why)
+					*why = "a newline in the host name";
+				return -EINVAL;
+			}
 			if (env && env->host)
 				rc = gp_template_put(out, outsz, &pos, env->host, strlen(env->host));
 			break;
@@ -120,6 +131,12 @@ static inline int gp_template_expand(const char *tmpl, const struct gp_template_
 			val = env && env->getvar ? env->getvar(env->ctx, var) : NULL;
 			if (!val)
 				break;
+			/* Names are lines in gpuprof run's list of files. */
+			if (strchr(val, '\n')) {
+				if (why)
+					*why = "a newline in the value of a %q{VARIABLE}";
+				return -EINVAL;
+			}
 			/* One path component: no directory, never "." or "..". */
 			if (!strcmp(val, ".") || !strcmp(val, "..")) {
 				rc = gp_template_put(out, outsz, &pos, "_", 1);
