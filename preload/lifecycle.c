@@ -707,9 +707,13 @@ static void write_ring(struct gp_tracefile *d, struct gp_ring *pre)
  * Writes the flight recorder's memory into a new file from output (or the
  * output template): everything recorded up to now that the memory still
  * holds.  final: the process ends (the sources close what is open).  The
- * answer (file, records, dropped_records, or message) goes into ans.
- * Returns 0 or -1.  Sets nothing the program's threads wait for: they go
- * on recording into the flight memory meanwhile.
+ * answer (file, records, dropped_records, lost_records, not_written, or
+ * message) goes into ans.  Every chunk that cannot be written (disk full,
+ * I/O error) is counted in the dump's last chunk under
+ * GP_LOST_WRITE_ERROR.  Returns 0, or -1 when no file was made or the
+ * dump is partial (the message says how many records are missing).  Sets
+ * nothing the program's threads wait for: they go on recording into the
+ * flight memory meanwhile.
  */
 static int do_dump(int trigger, int detail, const char *output, int final, char *ans,
 		   size_t anssz)
@@ -721,6 +725,7 @@ static int do_dump(int trigger, int detail, const char *output, int final, char 
 	struct gp_rec_flight *fr;
 	struct gp_rec_end *end;
 	uint64_t t, saved, pre_records, tail_records, copied = 0, lost = 0, t_min = 0;
+	uint64_t unwritten = 0, unwritten_lost = 0, not_written, before_tail;
 	unsigned n = atomic_fetch_add(&dumps, 1) + 1;
 	size_t cap;
 	void *buf;
@@ -780,8 +785,16 @@ static int do_dump(int trigger, int detail, const char *output, int final, char 
 
 		if (gp_flight_copy(&flight, id, &h, &lc, buf, cap) < 0)
 			continue; /* dropped since the view: counted below */
-		if (gp_tracefile_put_frame(&d, &h) < 0)
+		if (gp_tracefile_put_frame(&d, &h) < 0) {
+			/*
+			 * Not written (disk full, I/O error): its records are
+			 * counted in d.records_lost, and so are the losses its
+			 * LOST records carried, whose causes go with them.
+			 */
+			unwritten += h.nrecords;
+			unwritten_lost += lc;
 			continue;
+		}
 		copied += h.nrecords;
 		lost += lc;
 		if (h.t_min && (!t_min || h.t_min < t_min))
@@ -803,16 +816,30 @@ static int do_dump(int trigger, int detail, const char *output, int final, char 
 		fr->detail = (uint32_t)detail;
 		fr->dump = n;
 	}
+	/* What this file could not take, counted in it: every chunk not written. */
+	not_written = d.records_lost + unwritten_lost;
+	if (not_written) {
+		struct gp_rec_lost *l = gp_emit(GP_REC_LOST, sizeof(*l));
+
+		if (l) {
+			l->cause = GP_LOST_WRITE_ERROR;
+			l->count = not_written;
+			l->time = t;
+			lost += not_written;
+		}
+	}
 	tail_records = gp_rec.records;
 	end = gp_emit(GP_REC_END, sizeof(*end));
 	if (end) {
 		end->end_ns = t;
-		end->records = pre_records + copied + tail_records;
+		/* As in any trace: emitted into the file, written or not. */
+		end->records = pre_records + copied + unwritten + tail_records;
 		end->lost = lost;
 	}
 	gp_ring_seal(&pre, GP_CHUNK_F_LAST);
 	unredirect(saved);
 	gp_ring_unlock(&gp_rec.ring);
+	before_tail = d.records_lost;
 	write_ring(&d, &pre);
 	gp_ring_destroy(&pre);
 	if (gp_tracefile_stop(&d, GP_FINISH_WAIT_MS) < 0)
@@ -824,10 +851,29 @@ static int do_dump(int trigger, int detail, const char *output, int final, char 
 	register_session_file(d.path);
 	gp_debug("flight recorder: dump %u into %s (%llu records, %llu older dropped)", n, d.path,
 		 (unsigned long long)copied, (unsigned long long)v.dropped_records);
-	ANS("file=%s\ndump=%u\nrecords=%llu\ndropped_records=%llu\nwindow_ms=%llu\n", d.path, n,
+	/*
+	 * records: the kept records written; not_written: the records of
+	 * every chunk that could not be written (the last chunk's too when
+	 * it failed: the file then ends without END); lost_records: all the
+	 * dump lost, every cause.
+	 */
+	not_written = d.records_lost;
+	ANS("file=%s\ndump=%u\nrecords=%llu\ndropped_records=%llu\nwindow_ms=%llu\n"
+	    "lost_records=%llu\nnot_written=%llu\n", d.path, n,
 	    (unsigned long long)copied, (unsigned long long)v.dropped_records,
-	    (unsigned long long)((t - (v.dropped_chunks && t_min ? t_min : rec_start)) / 1000000ull));
-	return 0;
+	    (unsigned long long)((t - (v.dropped_chunks && t_min ? t_min : rec_start)) / 1000000ull),
+	    (unsigned long long)(lost + d.records_lost - before_tail),
+	    (unsigned long long)not_written);
+	if (!not_written)
+		return 0;
+	/* A partial dump is no success: the answer says what is missing. */
+	ANS("message=dump %u into %s is partial: %llu of %llu records could not be written (%s); %s\n",
+	    n, d.path, (unsigned long long)not_written,
+	    (unsigned long long)(pre_records + copied + unwritten + tail_records),
+	    d.error ? strerror(d.error) : "compression failed",
+	    d.records_lost > before_tail ? "the file ends early, without its last chunk"
+					: "the file counts them as lost");
+	return -1;
 }
 
 /* On the flusher: the dump a signal, an NVTX name or a CUDA error asked for. */

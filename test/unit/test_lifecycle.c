@@ -243,7 +243,7 @@ struct counts {
 	int thread_ok;             /* a THREAD record names this test's thread so */
 	uint64_t kernels, end, ranges, control_ranges, devices, names, processes;
 	uint64_t range_start[4], range_end[4];
-	uint64_t first_corr, last_corr, out_of_order, flights, lost;
+	uint64_t first_corr, last_corr, out_of_order, flights, lost, lost_write;
 	struct gp_rec_flight flight;
 	struct gp_rec_end endrec;
 };
@@ -281,8 +281,12 @@ static int count_cb(void *ctx, const struct gp_rec *rec)
 		c->flights++;
 		memcpy(&c->flight, rec, sizeof(c->flight));
 	}
-	if (rec->type == GP_REC_LOST)
-		c->lost += ((const struct gp_rec_lost *)(const void *)rec)->count;
+	if (rec->type == GP_REC_LOST) {
+		const struct gp_rec_lost *l = (const void *)rec;
+
+		c->lost += l->count;
+		c->lost_write += l->cause == GP_LOST_WRITE_ERROR ? l->count : 0;
+	}
 	c->processes += rec->type == GP_REC_PROCESS;
 	c->devices += rec->type == GP_REC_DEVICE;
 	if (rec->type == GP_REC_STRING) {
@@ -439,6 +443,14 @@ static void dormant_child(int cmd, int ack, const char *out, const char *ctl, co
 			if (atomic_load(&fake_tracing))
 				emit_seq(n);
 			snprintf(reply, sizeof(reply), "done\n");
+		} else if (line[0] == 'l' && sscanf(line + 1, "%d", &n) == 1) {
+			/* A disk that is full past n bytes: writes there fail (EFBIG). */
+			struct rlimit fsize;
+
+			signal(SIGXFSZ, SIG_IGN);
+			getrlimit(RLIMIT_FSIZE, &fsize);
+			fsize.rlim_cur = n ? (rlim_t)n : fsize.rlim_max;
+			snprintf(reply, sizeof(reply), "%d\n", setrlimit(RLIMIT_FSIZE, &fsize));
 		} else if (line[0] == 'k') {
 			raise(SIGSEGV);
 			snprintf(reply, sizeof(reply), "alive\n");
@@ -862,7 +874,7 @@ static void test_flight(void)
 	struct ga_read_info info;
 	struct counts cnt;
 	struct prog p;
-	unsigned long long size = 0, used = 0, dropped = 0;
+	unsigned long long size = 0, used = 0, dropped = 0, nw, lr;
 	int rc;
 
 	snprintf(ctl, sizeof(ctl), "%s/ctl", tmpdir);
@@ -925,23 +937,55 @@ static void test_flight(void)
 	       (unsigned long long)cnt.devices, (unsigned long long)cnt.lost);
 	CHECKF(cnt.endrec.records + 1 == info.records, "END says %llu records, file has %llu",
 	       (unsigned long long)cnt.endrec.records, (unsigned long long)info.records);
+	gp_control_get(ans, "lost_records", val, sizeof(val));
+	CHECKF(!strcmp(val, "0"), "a whole dump answers lost_records=%s", val);
+	tap_end();
+
+	tap_begin("gpuprof dump onto a full disk: every chunk not written is counted, the answer fails");
+	/* Room for the first chunks of the dump only (RLIMIT_FSIZE stands for the disk). */
+	CHECK(prog_say(&p, "l 300000\n", buf, sizeof(buf)) == 0 && !strcmp(buf, "0\n"));
+	rc = ask(p.pid, "dump\n\n", ans, sizeof(ans));
+	CHECKF(rc == 1 && strstr(ans, "is partial") && strstr(ans, "could not be written"),
+	       "partial dump answered %d: %s", rc, ans);
+	gp_control_get(ans, "not_written", val, sizeof(val));
+	nw = strtoull(val, NULL, 10);
+	gp_control_get(ans, "lost_records", val, sizeof(val));
+	lr = strtoull(val, NULL, 10);
+	gp_control_get(ans, "file", val, sizeof(val));
+	rc = read_counts(val, &cnt, &info);
+	/* The file ends properly and says what it lacks, under its cause. */
+	CHECKF(rc == GA_READ_OK && info.finished && !info.damaged && cnt.end == 1, "rc %d: %s", rc,
+	       info.reason);
+	CHECKF(nw > 1000 && cnt.lost_write == nw && cnt.lost == cnt.endrec.lost && lr == cnt.lost,
+	       "not_written %llu, LOST write errors %llu, lost %llu, END lost %llu, answer %llu",
+	       (unsigned long long)nw, (unsigned long long)cnt.lost_write,
+	       (unsigned long long)cnt.lost, (unsigned long long)cnt.endrec.lost,
+	       (unsigned long long)lr);
+	/* What was written and what was not add up to what the memory held. */
+	CHECKF(cnt.kernels < 100000 - cnt.first_corr && cnt.out_of_order == 0 &&
+	       cnt.endrec.records + 1 == info.records + nw,
+	       "%llu kernels from %llu, END %llu records, file %llu, not written %llu",
+	       (unsigned long long)cnt.kernels, (unsigned long long)cnt.first_corr,
+	       (unsigned long long)cnt.endrec.records, (unsigned long long)info.records,
+	       (unsigned long long)nw);
+	CHECK(prog_say(&p, "l 0\n", buf, sizeof(buf)) == 0 && !strcmp(buf, "0\n"));
 	tap_end();
 
 	tap_begin("flight recorder: the dump signal and the process's exit each dump");
 	CHECK(prog_say(&p, "f 100\n", buf, sizeof(buf)) == 0);
 	kill(p.pid, SIGUSR2);
-	snprintf(path, sizeof(path), "%s/fr-2.gpuprof", tmpdir);
+	snprintf(path, sizeof(path), "%s/fr-3.gpuprof", tmpdir);
 	CHECKF(wait_file(path, 5000) == 0, "no %s after SIGUSR2", path);
 	usleep(100000);
 	rc = read_counts(path, &cnt, &info);
 	CHECKF(rc == GA_READ_OK && info.finished && cnt.flight.trigger == GP_DUMP_SIGNAL &&
-	       cnt.flight.detail == SIGUSR2 && cnt.flight.dump == 2 && cnt.last_corr == 100099,
+	       cnt.flight.detail == SIGUSR2 && cnt.flight.dump == 3 && cnt.last_corr == 100099,
 	       "rc %d trigger %u detail %u last %llu", rc, cnt.flight.trigger, cnt.flight.detail,
 	       (unsigned long long)cnt.last_corr);
 	CHECK(prog_say(&p, "f 7\n", buf, sizeof(buf)) == 0);
 	rc = prog_end(&p);
 	CHECKF(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "status %#x", rc);
-	snprintf(path, sizeof(path), "%s/fr-3.gpuprof", tmpdir);
+	snprintf(path, sizeof(path), "%s/fr-4.gpuprof", tmpdir);
 	rc = read_counts(path, &cnt, &info);
 	CHECKF(rc == GA_READ_OK && info.finished && cnt.flight.trigger == GP_DUMP_EXIT &&
 	       cnt.last_corr == 100106 && cnt.out_of_order == 0, "rc %d trigger %u last %llu", rc,
