@@ -13,6 +13,21 @@
 #define GA_EXIT_GREW 3             /* diff --fail-above: something grew too much */
 
 #include <stddef.h>
+#include <stdio.h>
+
+#include "version.h"
+
+/* getopt value of --version, which every command takes. */
+#define GA_OPT_VERSION 0x1100
+/* getopt value of --symbol-path (report, export). */
+#define GA_OPT_SYMBOL_PATH 0x1101
+
+/* Prints "gpuprof VERSION" on standard output; returns GA_EXIT_OK. */
+static inline int ga_print_version(void)
+{
+	printf("gpuprof %s\n", GA_VERSION);
+	return GA_EXIT_OK;
+}
 
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
@@ -30,6 +45,13 @@ int cmd_dump(int argc, char **argv);
  */
 int ga_control_request(int pid, const char *req, char *ans, size_t anssz, char *err,
 		       size_t errsz);
+/*
+ * Copies n bytes of in into out (outsz with its NUL) for a terminal:
+ * printable ASCII and printable UTF-8 as they are, '\\' doubled, every
+ * other byte (controls, C1, bidirectional marks, invalid UTF-8) as \xNN;
+ * never half an escape.  Returns the length written.
+ */
+size_t ga_control_escape(const char *in, size_t n, char *out, size_t outsz);
 /* The process runner of "gpuprof run" (cmd-run-child.c); not listed in --help. */
 int cmd_run_child(int argc, char **argv);
 /* The wrapper's output-template check (template.c); not listed in --help. */

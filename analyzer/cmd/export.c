@@ -36,21 +36,24 @@ static void formats_help(FILE *f)
 
 static void help(FILE *f)
 {
-	fputs("usage: gpuprof export --format json|csv|chrome|sqlite [-o OUT] FILE...\n"
-	      "       gpuprof export --format csv --table NAME|list [-o OUT] FILE...\n\n"
+	fputs("usage: gpuprof export -t json|csv|chrome|sqlite [-o OUT] FILE...\n"
+	      "       gpuprof export -t csv --table NAME|list [-o OUT] FILE...\n\n"
 	      "Write one or more gpuprof traces (merged) in a machine-readable form.\n\n"
 	      "Formats:\n", f);
 	formats_help(f);
 	fputs("\n"
 	      "Options:\n"
-	      "  -f, --format FMT  json, csv, chrome or sqlite (required)\n"
+	      "  -t, --format FMT  json, csv, chrome or sqlite (required; --type FMT\n"
+	      "                    as in nsys export)\n"
 	      "  -o, --output OUT  write to OUT instead of standard output (sqlite:\n"
 	      "                    required, a file)\n"
 	      "  --table NAME      csv: write table NAME ('--table list' lists them;\n"
 	      "                    default activities)\n"
 	      "  --stack-depth N   frames of a launch site (default 3)\n"
-	      "  --no-symbolize    do not look launch-site frames up in the debug\n"
-	      "                    information of their modules (with addr2line)\n"
+	      "  --no-symbolize    do not look launch-site frames up in the symbols\n"
+	      "                    and debug information of their modules\n"
+	      "  --symbol-path DIR[:DIR...]\n"
+	      "                    also look for modules there, as gpuprof report does\n"
 	      "  --align nccl      align the ranks' clocks by the ends of their NCCL\n"
 	      "                    collectives (as gpuprof report --align nccl)\n"
 	      "  --peaks-dir DIR   metrics: use the peaks that 'gpuprof calibrate'\n"
@@ -62,6 +65,7 @@ static void help(FILE *f)
 	      "                    they launched (they need about 20 bytes per\n"
 	      "                    launch while the export runs)\n"
 	      "  -h, --help        show this help\n"
+	      "  --version         print the version\n"
 	      GA_FILTER_HELP
 	      "\nNVTX ranges appear as \"nvtx\" and \"marks\" in json, as the \"nvtx\"\n"
 	      "column (innermost range) in csv and as slices, async ranges and\n"
@@ -77,16 +81,19 @@ static void help(FILE *f)
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'f' },
+		{ "format", required_argument, NULL, 't' },
+		{ "type", required_argument, NULL, 't' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "no-symbolize", no_argument, NULL, 'S' },
+		{ "symbol-path", required_argument, NULL, GA_OPT_SYMBOL_PATH },
 		{ "latency", no_argument, NULL, 'L' },
 		{ "no-flows", no_argument, NULL, 'F' },
 		{ "table", required_argument, NULL, 'T' },
 		{ "align", required_argument, NULL, 'A' },
 		GA_PEAKS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, GA_OPT_VERSION },
 		GA_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -106,7 +113,7 @@ int cmd_export(int argc, char **argv)
 	opterr = 0;
 	optind = 0;
 	ga_filter_init(&flt);
-	while ((c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ft:o:h", longopts, NULL)) != -1) {
 		if (ga_peaks_option(&po, c, optarg))
 			continue;
 		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
@@ -119,6 +126,12 @@ int cmd_export(int argc, char **argv)
 		}
 		switch (c) {
 		case 'f':
+			/* -f is --force in gpuprof run, as in nsys: never the format. */
+			ga_filter_free(&flt);
+			fputs("gpuprof export: -f is not the format: give it with -t FORMAT or "
+			      "--format FORMAT\n", stderr);
+			return GA_EXIT_USAGE;
+		case 't':
 			fmt = ga_format_find(optarg);
 			if (!fmt) {
 				fprintf(stderr, "gpuprof export: unknown format '%s' (json, csv, "
@@ -146,6 +159,9 @@ int cmd_export(int argc, char **argv)
 		case 'F':
 			noflows = 1;
 			break;
+		case GA_OPT_SYMBOL_PATH:
+			ao.symbol_path = optarg;
+			break;
 		case 'S':
 			ao.symbolize = 0;
 			break;
@@ -164,13 +180,16 @@ int cmd_export(int argc, char **argv)
 			help(stdout);
 			ga_filter_free(&flt);
 			return GA_EXIT_OK;
+		case GA_OPT_VERSION:
+			ga_filter_free(&flt);
+			return ga_print_version();
 		default:
 			ga_filter_free(&flt);
 			if (optopt == 'A')
 				fputs("gpuprof export: --align needs a value (nccl)\n", stderr);
 			else if (optopt == GA_PEAKS_OPT_DIR)
 				fputs("gpuprof export: --peaks-dir needs a directory\n", stderr);
-			else if (optopt == 'f' || optopt == 'o')
+			else if (optopt == 't' || optopt == 'o')
 				fprintf(stderr, "gpuprof export: option -%c needs a value\n", optopt);
 			else if (optopt)
 				fprintf(stderr, "gpuprof export: unknown option '-%c'\n", optopt);
@@ -183,7 +202,7 @@ int cmd_export(int argc, char **argv)
 	/* --table list needs no trace. */
 	if (!fmt || (optind >= argc && !(table && !strcmp(table, "list")))) {
 		ga_filter_free(&flt);
-		fputs(!fmt ? "gpuprof export: --format json|csv|chrome|sqlite is required\n" :
+		fputs(!fmt ? "gpuprof export: -t (--format) json|csv|chrome|sqlite is required\n" :
 		      "gpuprof export: no trace file given\n", stderr);
 		fputs("Try 'gpuprof export --help'.\n", stderr);
 		return GA_EXIT_USAGE;

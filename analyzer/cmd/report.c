@@ -30,8 +30,12 @@ static void help(FILE *f)
 	      "                  the kernels and copies launched in them\n"
 	      "  --stack-depth N frames of a launch site (default 3), for traces\n"
 	      "                  recorded with --backtrace\n"
-	      "  --no-symbolize  do not look launch-site frames up in the debug\n"
-	      "                  information of their modules (with addr2line)\n"
+	      "  --no-symbolize  do not look launch-site frames up in the symbols and\n"
+	      "                  debug information of their modules\n"
+	      "  --symbol-path DIR[:DIR...]\n"
+	      "                  also look for modules there (DIR/.build-id/xx/rest.debug,\n"
+	      "                  DIR/.build-id/xx/rest, DIR/NAME); a file is used only\n"
+	      "                  when its build-id is the one recorded\n"
 	      "  --align nccl    align the ranks' clocks by the ends of their NCCL\n"
 	      "                  collectives (which finish together) and print the\n"
 	      "                  correction applied to each rank\n"
@@ -44,7 +48,8 @@ static void help(FILE *f)
 	      "                  command passes its default place)\n"
 	      "  --spec-peaks    ignore measured peaks: ceilings from specifications\n"
 	      GA_FILTER_HELP
-	      "  -h, --help      show this help\n\n"
+	      "  -h, --help      show this help\n"
+	      "  --version       print the version\n\n"
 	      "Filters apply to the GPU activities of every table, not to API calls.\n\n"
 	      "Exit status: 0 when a report was printed (even of a damaged trace,\n"
 	      "with a warning), 1 when a file cannot be read, 2 on bad usage.\n", f);
@@ -87,10 +92,12 @@ int cmd_report(int argc, char **argv)
 		{ "latency", no_argument, NULL, 'L' },
 		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "no-symbolize", no_argument, NULL, 'S' },
+		{ "symbol-path", required_argument, NULL, GA_OPT_SYMBOL_PATH },
 		{ "align", required_argument, NULL, 'A' },
 		{ "roofline-svg", required_argument, NULL, 'V' },
 		GA_PEAKS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, GA_OPT_VERSION },
 		GA_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -152,6 +159,9 @@ int cmd_report(int argc, char **argv)
 		case 'S':
 			ao.symbolize = 0;
 			break;
+		case GA_OPT_SYMBOL_PATH:
+			ao.symbol_path = optarg;
+			break;
 		case 'L':
 			/* The launch-latency table is printed anyway: still accepted. */
 			break;
@@ -178,6 +188,9 @@ int cmd_report(int argc, char **argv)
 			help(stdout);
 			ga_filter_free(&flt);
 			return GA_EXIT_OK;
+		case GA_OPT_VERSION:
+			ga_filter_free(&flt);
+			return ga_print_version();
 		default:
 			ga_filter_free(&flt);
 			if (optopt == 'A')

@@ -28,6 +28,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	ga_memuse_init(&an->mu);
 	ga_align_init(&an->al, o->align);
 	an->st.symbolize = o->symbolize;
+	an->st.symbol_path = o->symbol_path;
 	an->st.list_frames = o->list_frames;
 	if (ga_model_init(&an->m)) {
 		ga_analysis_free(an);

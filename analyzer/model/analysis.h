@@ -28,7 +28,8 @@
 
 struct ga_analysis_opts {
 	unsigned stack_depth;      /* frames of a collapsed launch site */
-	int symbolize;             /* look frames up with addr2line */
+	int symbolize;             /* look frames up in their modules' files (libdw) */
+	const char *symbol_path;   /* --symbol-path: directories to look in, or NULL */
 	int observe_sites;         /* count kernels into launch sites */
 	int list_frames;           /* sites list their frames (JSON) */
 	int sites_ahead;           /* read stacks before the activities stream (CSV) */

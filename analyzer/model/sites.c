@@ -6,6 +6,7 @@
 #include "model/demangle.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -62,6 +63,9 @@ void ga_sites_free(struct ga_sites *st)
 	free(st->order);
 	free(st->syms);
 	ga_map_free(&st->sym_map);
+	free(st->mods);
+	ga_map_free(&st->mod_map);
+	ga_map_free(&st->modid_map);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -129,11 +133,67 @@ static int on_frame(struct ga_sites *st, struct ga_model *m, uint32_t proc,
 	f->offset = r->offset;
 	f->module = str(sctx, r->module);
 	f->function = str(sctx, r->function);
+	f->recfn = f->function;
 	f->file = str(sctx, r->file);
 	f->line = r->line;
 	f->sym_offset = r->sym_offset;
 	f->internal = f->module && internal_module(ga_model_str(m, f->module));
 	return 0;
+}
+
+/*
+ * The module index of (name, path, kind, build-id), added if new: modules
+ * are shared by the processes that loaded the same file.  NONE out of
+ * memory.
+ */
+static uint32_t mod_get(struct ga_sites *st, uint32_t name, uint32_t path, uint32_t kind,
+			const uint8_t *id, uint32_t nid)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ kind;
+	struct ga_sites_mod *x;
+	uint32_t i, *slot;
+	int ins;
+
+	for (i = 0; i < nid; i++)
+		h = (h ^ id[i]) * 0x100000001b3ull;
+	ins = ga_map_insert(&st->modid_map, (uint64_t)name << 32 | path, h, &slot);
+	if (ins < 0)
+		return NONE;
+	if (!ins) {
+		x = &st->mods[*slot];
+		if (x->kind == kind && x->nid == nid && !memcmp(x->id, id, nid))
+			return *slot;
+	}
+	if (st->nmods >= NONE ||
+	    ga_util_grow(&st->mods, &st->capmods, st->nmods + 1, sizeof(*st->mods)))
+		return NONE;
+	x = &st->mods[st->nmods];
+	memset(x, 0, sizeof(*x));
+	x->name = name;
+	x->path = path;
+	x->kind = kind;
+	x->nid = nid;
+	memcpy(x->id, id, nid);
+	if (ins)
+		*slot = (uint32_t)st->nmods;
+	return (uint32_t)st->nmods++;
+}
+
+static int on_module(struct ga_sites *st, uint32_t proc, const struct gp_rec_module *r,
+		     str_fn str, void *sctx)
+{
+	uint32_t name = str(sctx, r->module), path = str(sctx, r->path), idx, *slot;
+
+	if (name == GA_STR_NOMEM || !name)
+		return 0;          /* names no frame */
+	if (path == GA_STR_NOMEM)
+		path = 0;
+	idx = mod_get(st, name, path, GA_SITES_MOD_RECORDED, (const uint8_t *)(r + 1),
+		      r->h.aux <= sizeof(st->mods[0].id) ? r->h.aux : 0);
+	if (idx == NONE || ga_map_insert(&st->mod_map, proc, r->base, &slot) < 0)
+		return -1;
+	*slot = idx;
+	return ga_map_insert(&st->mod_map, proc, UINT64_MAX, &slot) < 0 ? -1 : 0;
 }
 
 static int on_pyframe(struct ga_sites *st, uint32_t proc, const struct gp_rec_pyframe *r,
@@ -243,6 +303,8 @@ static int take(struct ga_sites *st, struct ga_model *m, uint32_t proc,
 		return on_frame(st, m, proc, (const void *)rec, str, sctx);
 	case GP_REC_PYFRAME:
 		return on_pyframe(st, proc, (const void *)rec, str, sctx);
+	case GP_REC_MODULE:
+		return on_module(st, proc, (const void *)rec, str, sctx);
 	case GP_REC_GRAPH_NODE:
 		return on_gnode(st, proc, (const void *)rec);
 	default:
@@ -776,7 +838,7 @@ static uint32_t first_user(const struct ga_sites *st, const struct ga_model *m,
 
 /* A frame to look up. */
 struct symq {
-	uint32_t module;           /* strtab id */
+	uint32_t module;           /* module index */
 	uint32_t frame;            /* frame index */
 	uint64_t offset;
 };
@@ -785,6 +847,23 @@ struct symqueue {
 	struct symq *q;
 	size_t n, cap;
 };
+
+/*
+ * The module of frame f (at pc of proc): its MODULE record's, else one
+ * standing for the path the frame names, unproven.  NONE out of memory.
+ */
+static uint32_t frame_mod(struct ga_sites *st, uint32_t proc, uint64_t pc,
+			  const struct ga_stack_frame *f)
+{
+	const uint32_t *v = ga_map_find(&st->mod_map, proc, pc - f->offset);
+
+	if (v)
+		return *v;
+	return mod_get(st, f->module, 0,
+		       ga_map_find(&st->mod_map, proc, UINT64_MAX) ? GA_SITES_MOD_MISSING
+								   : GA_SITES_MOD_LEGACY,
+		       NULL, 0);
+}
 
 /*
  * Queue the frames of stack s that a site with k frames shows, those not
@@ -801,12 +880,15 @@ static int sym_want(struct ga_sites *st, const struct ga_model *m, const struct 
 		const uint32_t *v = ga_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
 		struct ga_stack_frame *f = v ? &st->frames[*v] : NULL;
 
+		uint32_t mod;
+
 		if (!f || (f->sym & GA_SITES_SYM_QUEUED) || f->text || !f->module || !f->offset)
 			continue;
 		f->sym |= GA_SITES_SYM_QUEUED;
-		if (ga_util_grow(&q->q, &q->cap, q->n + 1, sizeof(*q->q)))
+		mod = frame_mod(st, s->proc, st->pcs[s->off + i], f);
+		if (mod == NONE || ga_util_grow(&q->q, &q->cap, q->n + 1, sizeof(*q->q)))
 			return -1;
-		q->q[q->n].module = f->module;
+		q->q[q->n].module = mod;
 		q->q[q->n].frame = *v;
 		q->q[q->n].offset = f->offset;
 		q->n++;
@@ -859,6 +941,55 @@ static void sym_apply(struct ga_stack_frame *f, const struct ga_stack_sym *x)
 }
 
 /*
+ * Look up offs[0 .. n) in module index mod, keeping its verdict (a module
+ * refused once is not looked for again).  0, or -1 out of memory.
+ */
+static int sym_lookup(struct ga_sites *st, struct ga_model *m, uint32_t mod, const uint64_t *offs,
+		      size_t n, struct ga_symbolize_line *lines)
+{
+	struct ga_sites_mod *x = &st->mods[mod];
+	struct ga_sym_known known[16];
+	struct ga_sym_module sm;
+	char why[PATH_MAX + 256];
+	size_t i, nk = 0;
+	int verdict, rc;
+
+	memset(lines, 0, n * sizeof(*lines));
+	if (x->verdict && x->verdict != GA_SYM_PROVEN && x->verdict != GA_SYM_UNVERIFIED)
+		return 0;
+	memset(&sm, 0, sizeof(sm));
+	sm.name = ga_model_str(m, x->name);
+	sm.path = x->path ? ga_model_str(m, x->path) : NULL;
+	sm.build_id = x->id;
+	sm.nid = x->nid;
+	sm.recorded = x->kind == GA_SITES_MOD_RECORDED;
+	sm.legacy = x->kind == GA_SITES_MOD_LEGACY;
+	/* Without a build-id, the names dladdr gave in the process are the check. */
+	for (i = 0; sm.legacy && i < st->nframes && nk < 16; i++) {
+		const struct ga_stack_frame *f = &st->frames[i];
+
+		if (f->module == x->name && f->recfn && f->offset && !f->python) {
+			known[nk].offset = f->offset;
+			known[nk].sym_offset = f->sym_offset;
+			known[nk].function = ga_model_str(m, f->recfn);
+			nk++;
+		}
+	}
+	sm.known = known;
+	sm.nknown = nk;
+	rc = ga_symbolize_module(&sm, st->symbol_path, offs, n, lines, &verdict, why, sizeof(why));
+	if (rc)
+		return -1;
+	if (!x->verdict) {
+		x->verdict = verdict;
+		x->why = ga_strtab_intern(&m->strs, why, strlen(why));
+		if (x->why == GA_STR_NOMEM)
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * Look up the (module, offset) pairs of q[lo .. hi), all of one module,
  * sorted: one addr2line run for those not known yet.  0, or -1 out of
  * memory.
@@ -880,7 +1011,7 @@ static int sym_module(struct ga_sites *st, struct ga_model *m, const struct symq
 		if ((i == lo || q[i].offset != q[i - 1].offset) &&
 		    !ga_map_find(&st->sym_map, q[i].module, q[i].offset))
 			offs[n++] = q[i].offset;
-	if (ga_symbolize_run(ga_model_str(m, q[lo].module), offs, n, lines))
+	if (n && sym_lookup(st, m, q[lo].module, offs, n, lines))
 		goto out;
 	if (ga_util_grow(&st->syms, &st->capsyms, st->nsyms + n, sizeof(*st->syms)))
 		goto out;

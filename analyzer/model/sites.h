@@ -23,9 +23,12 @@
  * component) and are always the program's.
  *
  * Symbolization (st->symbolize): the frames a site shows are looked up in
- * the debug information of their modules as they are on this machine now
- * (symbolize.h), one addr2line run per module and pass, each (module,
- * offset) once.  A line found names the frame "function (file:line)" with
+ * the symbols and debug information of their modules (symbolize.h, libdw),
+ * only in a file whose build-id is the one the trace recorded for the
+ * module (GP_REC_MODULE), one session per module and pass, each (module,
+ * offset) once; traces recorded without build-ids are looked up at the
+ * recorded path, unverified.  Each module's verdict (st->mods) says why
+ * its frames kept their module+0xOFF names.  A line found names the frame "function (file:line)" with
  * the function the debug information gives for it (the outermost of those
  * inlined there, the one the address is really in); a function found without a line names a frame dladdr() could not,
  * as "function (module+0xOFF)".  Frames looked up are those the output
@@ -64,6 +67,21 @@ struct ga_stack_frame {
 	uint32_t text;             /* strtab id of the frame's text, 0 until built */
 	uint32_t sym;              /* GA_SITES_SYM_* bits */
 	uint32_t python;           /* a Python frame (GP_REC_PYFRAME): file, line, function */
+	uint32_t recfn;            /* function as recorded (dladdr in the process), 0 none */
+};
+
+/* A module of the frames, as its GP_REC_MODULE record (or its absence) describes it. */
+#define GA_SITES_MOD_RECORDED 0u  /* a MODULE record */
+#define GA_SITES_MOD_LEGACY 1u    /* the trace has no MODULE records at all */
+#define GA_SITES_MOD_MISSING 2u   /* the trace has MODULE records, none for it */
+
+struct ga_sites_mod {
+	uint32_t name, path;       /* strtab ids: as frames name it; absolute path, 0 none */
+	uint32_t kind;             /* GA_SITES_MOD_* */
+	uint32_t nid;              /* build-id bytes */
+	uint8_t id[64];            /* GP_BUILD_ID_MAX */
+	int verdict;               /* enum ga_sym_verdict once looked up, 0 before */
+	uint32_t why;              /* strtab id: the file used, or why none was */
 };
 
 #define GA_SITES_SYM_QUEUED 1u    /* looked up, or about to be */
@@ -148,7 +166,12 @@ struct ga_sites {
 	uint32_t *order;           /* site indices, most GPU time first (after finish) */
 	struct ga_stack_sym *syms;
 	size_t nsyms, capsyms;
-	struct ga_map sym_map;     /* (module strtab id, offset) -> syms index */
+	struct ga_map sym_map;     /* (module index, offset) -> syms index */
+	const char *symbol_path;   /* --symbol-path: directories, colon-separated, or NULL */
+	struct ga_sites_mod *mods;
+	size_t nmods, capmods;
+	struct ga_map mod_map;     /* (proc, load base) -> module index; (proc, ~0) a MODULE seen */
+	struct ga_map modid_map;   /* (name << 32 | path, build-id hash) -> module index */
 	/* NVTX ranges of the traces (set by the caller), for backward kernels. */
 	const struct ga_ranges *rg;
 	struct ga_map fwd_map;     /* (proc, forward op's seq) -> stack id of its first kernel */

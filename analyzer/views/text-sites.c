@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/symbolize.h"
 #include "views/text.h"
 
 /* Does skern entry a come before b among one kernel's sites? */
@@ -89,6 +90,50 @@ static int print_top_kernels(const struct ga_sites *st, struct ga_model *m, size
 	return rc ? -1 : 0;
 }
 
+/*
+ * Why frames kept their module+0xOFF names, once per module: modules not
+ * looked up (no file proven by build-id, and the reason), and modules of
+ * traces without build-ids whose names are unverified.
+ */
+static void print_sym_notes(const struct ga_sites *st, const struct ga_model *m, FILE *out)
+{
+	size_t i, refused = 0, unverified = 0, shown = 0;
+
+	for (i = 0; i < st->nmods; i++) {
+		refused += st->mods[i].verdict && st->mods[i].verdict != GA_SYM_PROVEN &&
+			   st->mods[i].verdict != GA_SYM_UNVERIFIED;
+		unverified += st->mods[i].verdict == GA_SYM_UNVERIFIED;
+	}
+	if (refused) {
+		fprintf(out, "Frame names: %zu module%s not looked up (%s frames read "
+			"module+0xOFFSET, or the name the process gave):\n", refused,
+			refused == 1 ? "" : "s", refused == 1 ? "its" : "their");
+		for (i = 0; i < st->nmods; i++) {
+			const struct ga_sites_mod *x = &st->mods[i];
+			const char *name = ga_model_str(m, x->name), *slash = strrchr(name, '/');
+
+			if (!x->verdict || x->verdict == GA_SYM_PROVEN ||
+			    x->verdict == GA_SYM_UNVERIFIED)
+				continue;
+			if (shown++ == 10) {
+				fprintf(out, "  \xe2\x80\xa6 %zu more\n", refused - 10);
+				break;
+			}
+			fprintf(out, "  %s: %s\n", slash ? slash + 1 : name, ga_model_str(m, x->why));
+		}
+	}
+	if (unverified) {
+		fprintf(out, "Frame names unverified: the trace recorded no build-ids, so the names of "
+			"%zu module%s come from the file%s at the recorded path%s, which may not be "
+			"the one that ran:", unverified, unverified == 1 ? "" : "s",
+			unverified == 1 ? "" : "s", unverified == 1 ? "" : "s");
+		for (i = shown = 0; i < st->nmods; i++)
+			if (st->mods[i].verdict == GA_SYM_UNVERIFIED && shown++ < 10)
+				fprintf(out, " %s", ga_model_str(m, st->mods[i].why));
+		fputs(unverified > 10 ? " \xe2\x80\xa6\n" : "\n", out);
+	}
+}
+
 int ga_text_sites_print(const struct ga_sites *st, struct ga_model *m, size_t rows,
 		    size_t top_kernels, size_t width, FILE *out)
 {
@@ -133,6 +178,7 @@ int ga_text_sites_print(const struct ga_sites *st, struct ga_model *m, size_t ro
 	}
 	fprintf(out, "%" PRIu64 " of %" PRIu64 " kernels have a launch stack\n", st->with_stack,
 		st->kernels);
+	print_sym_notes(st, m, out);
 	if (st->nsites && print_top_kernels(st, m, top_kernels, width, out))
 		return -1;
 	return 0;
