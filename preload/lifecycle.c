@@ -28,8 +28,8 @@
  *    loses at most one interval (sooner when a source asks,
  *    gp_recorder_flush_soon); finishes the trace when a signal handler
  *    asks (signals.h); opens and closes windows (the control thread's
- *    requests, --duration).  It sleeps in poll(2) on an eventfd, which a
- *    signal handler can write to.  Every change of file or window happens
+ *    requests, --duration).  It sleeps in poll(2) on a pipe of its own,
+ *    which a signal handler can write to (wake_w).  Every change of file or window happens
  *    on it (or on the exit path once it has ended), so they never race.
  *  - control thread (control.c), only when asked for: hands requests to the
  *    flusher through the mailbox below and waits for the answer.
@@ -56,7 +56,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,8 +77,20 @@
 
 static pthread_t flusher;
 static int flusher_started;
-static int wake_fd = -1;
-static uint64_t wake_ino;
+/*
+ * The flusher's wake-up: a pipe, both ends high.  The program may close
+ * every descriptor or dup2 over ours, and its own descriptor then holds
+ * our number; a pipe's inode is its own (every eventfd shares one
+ * anonymous inode), so fstat(2) tells ours from the program's without
+ * reading /proc.  wake_w packs the write end's number + 1 (low 32 bits)
+ * and the pipe's inode (pipefs numbers are 32-bit) for the one atomic
+ * load of wake_flusher, which runs on program threads and in signal
+ * handlers; the flusher owns the read end and makes a new pipe when
+ * either end is no longer ours.
+ */
+static _Atomic uint64_t wake_w;
+static int wake_r = -1;
+static uint64_t wake_ino, wake_dev;
 static atomic_int flush_stop, finish_requested, finished, finishing;
 
 /*
@@ -233,33 +244,83 @@ static int do_dump(int trigger, int detail, const char *output, int final, char 
 		   size_t anssz);
 static void triggered_dump(void);
 
-/* Sleeps up to ms or until woken; keeps the wake descriptor honest. */
+/* 1 while fd is an end of our wake pipe (async-signal-safe). */
+static int is_wake_end(int fd, uint64_t ino)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
+	       (uint64_t)st.st_ino == ino && (uint64_t)st.st_dev == wake_dev;
+}
+
+/* Moves fd to a high number, where programs rarely dup2 to. */
+static int fd_high(int fd)
+{
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, 200);
+
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
+/* Flusher (or start): a new wake pipe; the old one's ends are closed where still ours. */
+static void wake_pipe_new(void)
+{
+	uint64_t old = atomic_exchange(&wake_w, 0);
+	int pfd[2], wfd = (int)(uint32_t)old - 1;
+	struct stat st;
+
+	if (old && is_wake_end(wfd, wake_ino))
+		close(wfd);
+	if (wake_r >= 0 && is_wake_end(wake_r, wake_ino))
+		close(wake_r);
+	wake_r = -1;
+	if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) < 0)
+		return;
+	pfd[0] = fd_high(pfd[0]);
+	pfd[1] = fd_high(pfd[1]);
+	if (fstat(pfd[0], &st) < 0 || (uint64_t)st.st_ino > UINT32_MAX) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return;
+	}
+	wake_ino = (uint64_t)st.st_ino;
+	wake_dev = (uint64_t)st.st_dev;
+	wake_r = pfd[0];
+	/* Release: the identity above is written before the number is seen. */
+	atomic_store_explicit(&wake_w, wake_ino << 32 | (uint32_t)(pfd[1] + 1),
+			      memory_order_release);
+}
+
+/* Sleeps up to ms or until woken; keeps the wake descriptors honest. */
 static void flusher_sleep(int ms)
 {
-	struct pollfd p = { .fd = wake_fd, .events = POLLIN };
-	struct stat st;
-	uint64_t v;
+	uint64_t w = atomic_load(&wake_w);
+	struct pollfd p = { .fd = wake_r, .events = POLLIN };
+	char buf[64];
 
-	if (wake_fd < 0) {
+	/*
+	 * The program may have closed our pipe and put its own descriptors
+	 * (an eventfd of its own, another pipe) at our numbers: never poll or
+	 * read those; make a new pipe instead.
+	 */
+	if (w && (!is_wake_end(wake_r, wake_ino) || !is_wake_end((int)(uint32_t)w - 1, wake_ino))) {
+		gp_debug("the program closed or replaced the flusher's wake-up pipe: a new one");
+		wake_pipe_new();
+		p.fd = wake_r;
+	}
+	if (wake_r < 0) {
 		/* No way to be woken: look at the flags every 50 ms. */
 		struct timespec ts = { 0, (long)(ms < 50 ? ms : 50) * 1000000L };
 
 		nanosleep(&ts, NULL);
 		return;
 	}
-	if (poll(&p, 1, ms) <= 0)
-		return;
-	/*
-	 * The program may close every descriptor or dup2 over ours: only read
-	 * from what is still our eventfd, else stop using it.
-	 */
-	if ((p.revents & (POLLNVAL | POLLERR)) || fstat(wake_fd, &st) < 0 ||
-	    (uint64_t)st.st_ino != wake_ino) {
-		wake_fd = -1;
-		return;
-	}
-	if (read(wake_fd, &v, sizeof(v)) < 0)
-		(void)0;
+	if (poll(&p, 1, ms) <= 0 || !is_wake_end(wake_r, wake_ino))
+		return; /* replaced meanwhile: the next sleep makes a new pipe */
+	while (read(wake_r, buf, sizeof(buf)) == (ssize_t)sizeof(buf))
+		;
 }
 
 /*
@@ -329,42 +390,27 @@ static void *flusher_main(void *arg)
 	return NULL;
 }
 
-/* Async-signal-safe. */
+/* Async-signal-safe; program threads: one fstat and one write, no /proc. */
 static void wake_flusher(void)
 {
-	uint64_t one = 1;
-	struct stat st;
-	int fd = wake_fd;
+	/* Acquire: pairs with wake_pipe_new's release. */
+	uint64_t w = atomic_load_explicit(&wake_w, memory_order_acquire);
+	int fd = (int)(uint32_t)w - 1;
+	char one = 1;
 
 	/* Never write into what the program put at our descriptor's number. */
-	if (fd < 0 || fstat(fd, &st) < 0 || (uint64_t)st.st_ino != wake_ino)
+	if (!w || !is_wake_end(fd, w >> 32))
 		return;
-	if (write(fd, &one, sizeof(one)) < 0)
+	/* Non-blocking: a full pipe already wakes the flusher. */
+	if (write(fd, &one, 1) < 0)
 		(void)0;
 }
 
 static void start_flusher(void)
 {
 	sigset_t all, old;
-	struct stat st;
-	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 
-	if (fd >= 0) {
-		/* High, where programs rarely dup2 to. */
-		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 200);
-
-		if (hi >= 0) {
-			close(fd);
-			fd = hi;
-		}
-		fcntl(fd, F_SETFL, O_NONBLOCK);
-		if (fstat(fd, &st) == 0) {
-			wake_ino = (uint64_t)st.st_ino;
-			wake_fd = fd;
-		} else {
-			close(fd);
-		}
-	}
+	wake_pipe_new();
 	/* Our threads never take the application's signals. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -1280,5 +1326,7 @@ void gp_recorder_forked(void)
 			sources()[i]->forked();
 	gp_control_forked();
 	flusher_started = 0;
-	wake_fd = -1;
+	/* The pipe is the parent's too: the child never uses it (nothing to wake). */
+	atomic_store(&wake_w, 0);
+	wake_r = -1;
 }

@@ -28,6 +28,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdatomic.h>
+#include <dirent.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/prctl.h>
@@ -867,6 +869,102 @@ static void test_flush_soon(void)
 	tap_end();
 }
 
+/*
+ * A program that closes every descriptor and puts eventfds of its own at
+ * every number it had, the recorder's included.  The child's exit status:
+ * 0, or 1 the recorder did not start, 2 setup failed, 3 a notification of
+ * the program's went missing or one came that it did not make (the
+ * recorder read or wrote the program's eventfd), 4 the recorder could not
+ * be woken any more.
+ */
+static int wake_fd_child(const char *out)
+{
+	int fds[256], nfd = 0, n;
+	struct dirent *e;
+	DIR *dir;
+
+	setenv("GPUPROF_OUTPUT", out, 1);
+	setenv("GPUPROF_FLUSH_MS", "20000", 1); /* woken only when asked */
+	if (gp_recorder_start() < 0)
+		return 1;
+	emit_kernels(10);
+	usleep(100000);
+	dir = opendir("/proc/self/fd");
+	if (!dir)
+		return 2;
+	while ((e = readdir(dir)) && nfd < 256) {
+		int fd = atoi(e->d_name);
+
+		if (fd > 2 && fd != dirfd(dir))
+			fds[nfd++] = fd;
+	}
+	closedir(dir);
+	for (int i = 0; i < nfd; i++)
+		close(fds[i]);
+	for (int i = 0; i < nfd; i++) {
+		int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+
+		if (efd < 0 || (efd != fds[i] && dup2(efd, fds[i]) < 0))
+			return 2;
+		if (efd != fds[i])
+			close(efd);
+	}
+	/* Its notifications, while the recorder is asked to wake up now and then. */
+	for (int k = 0; k < 100; k++) {
+		uint64_t one = 1;
+
+		for (int i = 0; i < nfd; i++)
+			if (write(fds[i], &one, sizeof(one)) != sizeof(one))
+				return 2;
+		gp_recorder_flush_soon();
+		usleep(3000);
+	}
+	usleep(100000);
+	for (int i = 0; i < nfd; i++) {
+		uint64_t v = 0;
+
+		if (read(fds[i], &v, sizeof(v)) != sizeof(v) || v != 100)
+			return 3;
+	}
+	/*
+	 * The recorder still wakes when asked: the last ask above was served
+	 * a sixteenth of the interval (1.25 s) after the first, and the
+	 * flusher then sleeps 5 s unless woken; asked now, it flushes at most
+	 * 1.25 s after that flush.
+	 */
+	usleep(1500000);
+	n = atomic_load(&fake_flushes);
+	gp_recorder_flush_soon();
+	if (wait_flushes(n, 2000) < 0)
+		return 4;
+	return 0;
+}
+
+static void test_wake_fd(void)
+{
+	char out[300], path[320];
+	struct ga_read_info info;
+	struct counts cnt;
+	int st = 0;
+	pid_t pid;
+
+	snprintf(out, sizeof(out), "%s/closer-%%p", tmpdir);
+	tap_begin("a program that closes every descriptor and reuses their numbers keeps its own "
+		  "eventfds, and the recorder is still woken");
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		exit(wake_fd_child(out)); /* exit: the trace is finished */
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d (see wake_fd_child)",
+	       WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+	snprintf(path, sizeof(path), "%s/closer-%d.gpuprof", tmpdir, (int)pid);
+	CHECKF(read_counts(path, &cnt, &info) == GA_READ_OK && info.finished && cnt.kernels == 10,
+	       "%s: finished %d, %llu kernels", path, info.finished,
+	       (unsigned long long)cnt.kernels);
+	tap_end();
+}
+
 static void test_flight(void)
 {
 	char ctl[300], out[300], path[320], sock[GP_PATH_MAX], ans[GP_CONTROL_MSG_MAX], buf[64];
@@ -1048,6 +1146,7 @@ int main(void)
 	test_unsafe_dir();
 	test_flight();
 	test_flush_soon();
+	test_wake_fd();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);
