@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,10 @@
 
 #define STDIN_NAME "(stdin)"
 #define SLURP_FIRST (1u << 20)
+/* A FIFO with no writer yet: said after this long (ms). */
+#define FIFO_SAY_MS 1000
+
+unsigned ga_load_fifo_wait_ms = 30000;
 
 /*
  * How far buf[0..len) is a trace: the header, then whole chunks whose
@@ -99,9 +104,59 @@ static int slurp(int fd, struct ga_input *in)
 }
 
 /*
- * Standard input, pipes, FIFOs and devices are read into memory; regular
- * files, directories and what cannot be opened are left to the reader,
- * which reads each file afresh and says what is wrong with it.
+ * Wait until fd, a FIFO or pipe opened without blocking, has a byte to
+ * read or its writers came and went (end of file), at most
+ * ga_load_fifo_wait_ms; say so on stderr once it took a second.  Then fd
+ * blocks again, for slurp().  Returns 0, or -1 after printing why.
+ */
+static int fifo_wait(int fd, const char *name)
+{
+	unsigned waited = 0, said = 0;
+	int fl;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		unsigned step = ga_load_fifo_wait_ms - waited;
+		int r;
+
+		if (!said && waited < FIFO_SAY_MS && step > FIFO_SAY_MS - waited)
+			step = FIFO_SAY_MS - waited;
+		r = poll(&p, 1, (int)step);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			fprintf(stderr, "gpuprof: %s: cannot read: %s\n", name, strerror(errno));
+			return -1;
+		}
+		if (r > 0)
+			break;
+		waited += step;
+		if (waited >= ga_load_fifo_wait_ms) {
+			fprintf(stderr, "gpuprof: %s: a FIFO that nothing wrote to in %u s: no "
+				"trace read\n", name, ga_load_fifo_wait_ms / 1000);
+			return -1;
+		}
+		if (!said) {
+			fprintf(stderr, "gpuprof: %s: a FIFO without a writer: waiting up to %u s "
+				"for one\n", name, ga_load_fifo_wait_ms / 1000);
+			said = 1;
+		}
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		fprintf(stderr, "gpuprof: %s: cannot read: %s\n", name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Standard input, pipes and FIFOs are read into memory; regular files,
+ * directories and what cannot be opened are left to the reader, which
+ * reads each file afresh and says what is wrong with it.  A path is
+ * opened without blocking and its type checked on the open descriptor:
+ * a FIFO that no program writes to is waited for a bounded time
+ * (fifo_wait()), and a device (/dev/zero, a terminal, a disk) is refused.
  */
 static int open_one(struct ga_input *in, const char *path)
 {
@@ -115,11 +170,25 @@ static int open_one(struct ga_input *in, const char *path)
 		in->name = STDIN_NAME;
 		rc = slurp(STDIN_FILENO, in);
 	} else {
-		if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
-			return 0;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* O_NONBLOCK: opening a FIFO for reading waits for a writer otherwise. */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0)
 			return 0;
+		if (fstat(fd, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ||
+		    S_ISSOCK(st.st_mode)) {
+			close(fd);
+			return 0;
+		}
+		if (!S_ISFIFO(st.st_mode)) {
+			close(fd);
+			fprintf(stderr, "gpuprof: %s: a device, not a trace: refused (a trace is "
+				"a file, a pipe or '-')\n", path);
+			return -1;
+		}
+		if (fifo_wait(fd, path)) {
+			close(fd);
+			return -1;
+		}
 		rc = slurp(fd, in);
 		close(fd);
 	}

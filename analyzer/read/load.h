@@ -11,8 +11,8 @@
 
 /*
  * A trace named on the command line.  "-" is standard input.  A trace
- * that is not a regular file (standard input, a pipe, a FIFO, a device)
- * can be read only once, but loading reads some traces twice (NVTX
+ * that is not a regular file (standard input, a pipe, a FIFO) can be
+ * read only once, but loading reads some traces twice (NVTX
  * ranges first): such a trace is read into memory when opened, and every
  * pass reads it from there.
  */
@@ -26,9 +26,14 @@ struct ga_input {
 
 /*
  * Open paths[0..n) into in[0..n).  Returns 0, or -1 after printing why
- * ("gpuprof: (stdin): cannot read: ..."); in is then closed.
+ * ("gpuprof: (stdin): cannot read: ..."); in is then closed.  A named
+ * FIFO that no program writes to is waited for ga_load_fifo_wait_ms at
+ * most; a device (character or block) is refused.
  */
 int ga_load_open(struct ga_input *in, char *const *paths, int n);
+
+/* How long a FIFO may go without a writer (ms; tests shorten it). */
+extern unsigned ga_load_fifo_wait_ms;
 
 /* Release what ga_load_open() read. */
 void ga_load_close(struct ga_input *in, int n);

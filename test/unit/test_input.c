@@ -1,7 +1,8 @@
 /*
  * Unit tests of trace input: long traces, whose chunks are decoded on
  * several threads, read in order and stop where the damage is; traces on
- * a pipe or standard input load like the same bytes in memory.  Test
+ * a pipe or standard input load like the same bytes in memory; a named
+ * FIFO without a writer is given up after a bound, a device refused.  Test
  * code, runs offline only, needs no GPU.
  */
 #include <errno.h>
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "read/load.h"
@@ -296,6 +299,99 @@ static void test_pipes(const struct trace *t)
 	tap_end();
 }
 
+/* A FIFO's writer: opens it after 200 ms (the reader is waiting), then feeds it. */
+struct fifo_writer {
+	const char *path;
+	const struct trace *t;
+};
+
+static void *fifo_write(void *arg)
+{
+	struct fifo_writer *w = arg;
+	struct feeder fe = { .buf = w->t->buf, .len = w->t->len };
+
+	usleep(200 * 1000);
+	fe.fd = open(w->path, O_WRONLY | O_CLOEXEC);
+	if (fe.fd >= 0)
+		feed(&fe);
+	return NULL;
+}
+
+/* ga_load_open() of path with stderr in err (truncated to size); its result. */
+static int open_capturing(struct ga_input *in, const char *path, char *err, size_t size)
+{
+	char tmpl[] = "/tmp/gpuprof-input-err-XXXXXX";
+	char *paths[1] = { (char *)path };
+	int fd = mkstemp(tmpl), saved = dup(STDERR_FILENO), rc;
+	ssize_t k;
+
+	err[0] = '\0';
+	if (fd < 0 || saved < 0)
+		return -2;
+	unlink(tmpl);
+	fflush(stderr);
+	dup2(fd, STDERR_FILENO);
+	rc = ga_load_open(in, paths, 1);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	k = pread(fd, err, size - 1, 0);
+	err[k > 0 ? k : 0] = '\0';
+	close(fd);
+	return rc;
+}
+
+/*
+ * A named FIFO: without a writer, refused after the bound with a message
+ * (before, opening it waited forever); with a writer that comes later,
+ * read whole.  A device is refused.
+ */
+static void test_fifo(const struct trace *t)
+{
+	char dir[] = "/tmp/gpuprof-fifo-XXXXXX", path[64], err[512];
+	struct fifo_writer w = { .path = path, .t = t };
+	struct ga_input in;
+	struct timespec a, b;
+	pthread_t th;
+	unsigned saved = ga_load_fifo_wait_ms;
+	int rc;
+
+	tap_begin("a FIFO without a writer is given up after a bound; a device is refused");
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		tap_end();
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	CHECK(mkfifo(path, 0600) == 0);
+	ga_load_fifo_wait_ms = 300;
+	/* Before, the open waited forever: fail instead of hanging the suite. */
+	alarm(60);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	rc = open_capturing(&in, path, err, sizeof(err));
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	CHECKF(rc == -1 && strstr(err, path) && strstr(err, "a FIFO that nothing wrote to"),
+	       "rc %d: %s", rc, err);
+	CHECKF(b.tv_sec - a.tv_sec < 10, "waited %ld s", (long)(b.tv_sec - a.tv_sec));
+	ga_load_fifo_wait_ms = 10000;
+	CHECK(pthread_create(&th, NULL, fifo_write, &w) == 0);
+	rc = open_capturing(&in, path, err, sizeof(err));
+	pthread_join(th, NULL);
+	CHECKF(rc == 0 && in.mem && in.len == t->len && !memcmp(in.buf, t->buf, t->len),
+	       "rc %d, %zu bytes of %zu: %s", rc, rc ? 0 : in.len, t->len, err);
+	if (rc == 0)
+		ga_load_close(&in, 1);
+	rc = open_capturing(&in, "/dev/null", err, sizeof(err));
+	CHECKF(rc == -1 && strstr(err, "/dev/null: a device, not a trace"), "rc %d: %s", rc, err);
+	if (rc == 0)
+		ga_load_close(&in, 1);
+	alarm(0);
+	ga_load_fifo_wait_ms = saved;
+	unlink(path);
+	rmdir(dir);
+	tap_end();
+}
+
 int main(void)
 {
 	struct trace t;
@@ -308,6 +404,7 @@ int main(void)
 	test_long_damage(&t);
 	test_long_stop(&t);
 	test_pipes(&t);
+	test_fifo(&t);
 	free(t.buf);
 	free(t.chunk_off);
 	return tap_exit();
