@@ -7,7 +7,8 @@
  * behind the API-to-activity flow arrows.
  *
  * Layout: one process per traced process, named by rank, command line,
- * pid and host (so that merged jobs are never ambiguous), sorted by rank; one track per GPU stream (thread ids above
+ * pid and host (so that merged jobs are never ambiguous), sorted by rank,
+ * with a pid of its own however many processes share one (pid_for()); one track per GPU stream (thread ids above
  * any Linux tid), named "cuda:D stream S", sorted after the host threads;
  * host threads by their tids and, where the trace has them, names.
  *
@@ -47,6 +48,8 @@ struct chrome {
 	uint8_t *proc_seen;
 	size_t capseen;
 	uint32_t *chrome_pid;      /* per process: its pid, made unique */
+	struct ga_map pids;        /* (0, chrome pid) taken; (1, pid) -> the next k of pid_for() */
+	uint32_t spare;            /* the last pid pid_for() tried once a pid's k were used up */
 	uint64_t base;             /* trace time of ts 0 */
 	int based;                 /* base chosen */
 	uint64_t flows;            /* flow ids handed out */
@@ -146,6 +149,44 @@ static int proc_name(const struct ga_model *m, const struct ga_proc *p, struct g
 	return rc;
 }
 
+/*
+ * A pid no process of the export has: the process's own, else, as long as
+ * those are free, its own plus k << 22 for k = 1..1023 (above any Linux
+ * pid, same low bits), else the first free one counting up.  Processes of
+ * different hosts or containers share pids (every rank may be pid 1), and
+ * Perfetto must not merge them, however many there are.  Each pid's next k
+ * and the counter are kept, so n processes of one pid cost O(n) lookups.
+ */
+static int pid_for(struct chrome *c, uint32_t pid, uint32_t *out)
+{
+	uint32_t *next = NULL, k, cand = pid;
+	int r;
+
+	for (;;) {
+		if (!ga_map_find(&c->pids, 0, cand))
+			break;
+		if (!next) {
+			r = ga_map_insert(&c->pids, 1, pid, &next);
+			if (r < 0)
+				return -1;
+			if (r == 1)
+				*next = 1;
+		}
+		k = *next;
+		if (k < 1024) {
+			*next = k + 1;
+			cand = pid + (k << 22);
+		} else {
+			cand = ++c->spare;   /* from 1: pid 0 is no process */
+		}
+	}
+	r = ga_map_insert(&c->pids, 0, cand, &next);
+	if (r < 0)
+		return -1;
+	*out = cand;
+	return 0;
+}
+
 /* First sight of a process: give it a unique pid, a name and a sort index. */
 static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 {
@@ -153,9 +194,7 @@ static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 	struct ga_jw *w = &e->jw;
 	const struct ga_proc *p = &m->procs[proc];
 	struct ga_buf b = { 0 };
-	uint32_t pid = p->pid;
-	size_t i;
-	int clash;
+	uint32_t pid;
 
 	if (proc < c->capseen && c->proc_seen[proc])
 		return 0;
@@ -172,16 +211,8 @@ static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 			return -1;
 		c->chrome_pid = np;
 	}
-	/* Processes of different hosts may share a pid; Perfetto must not merge them. */
-	do {
-		clash = 0;
-		for (i = 0; i < c->capseen; i++)
-			if (c->proc_seen[i] && c->chrome_pid[i] == pid) {
-				clash = 1;
-				pid += 1u << 22;
-				break;
-			}
-	} while (clash);
+	if (pid_for(c, p->pid, &pid))
+		return -1;
 	c->proc_seen[proc] = 1;
 	c->chrome_pid[proc] = pid;
 
@@ -742,6 +773,7 @@ static void done(struct ga_export *e)
 	if (!c)
 		return;
 	ga_map_free(&c->streams);
+	ga_map_free(&c->pids);
 	free(c->proc_seen);
 	free(c->chrome_pid);
 	free(c);
