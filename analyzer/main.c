@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "version.h"
 
 static const struct {
 	const char *name;
@@ -69,10 +68,14 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return close_stdout(GA_EXIT_OK);
 	}
-	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("gpuprof %s\n", GA_VERSION);
-		return close_stdout(GA_EXIT_OK);
-	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+		return close_stdout(ga_print_version());
+	/* Every command takes --version; report, export and diff anywhere
+	 * among their options, the others as their first argument. */
+	if (argc > 2 && !strcmp(argv[2], "--version"))
+		for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			if (!strcmp(argv[1], commands[i].name))
+				return close_stdout(ga_print_version());
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return close_stdout(commands[i].fn(argc - 1, argv + 1));

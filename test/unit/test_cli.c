@@ -325,7 +325,7 @@ static void test_report_losses(void)
 	CHECK(out && strstr(out, "GPUPROF_BUFFER_KIB") && strstr(out, "GPUPROF_RING_CHUNKS"));
 	free(out);
 	free(err);
-	rc = run(&out, &err, cmd_export, "export", "-f", "json", path, NULL);
+	rc = run(&out, &err, cmd_export, "export", "-t", "json", path, NULL);
 	CHECK(rc == 0 && out && strstr(out, "\"lost\":{\"total\":11,\"cupti_dropped\":7,"
 				       "\"ring_full\":3,\"no_timestamp\":1,"));
 	free(out);
@@ -370,7 +370,7 @@ static void test_export(const char *trace)
 	free(err);
 
 	snprintf(path, sizeof(path), "%s/trace.json", dir);
-	rc = run(&out, &err, cmd_export, "export", "-f", "chrome", "-o", path, trace, NULL);
+	rc = run(&out, &err, cmd_export, "export", "-t", "chrome", "-o", path, trace, NULL);
 	CHECK(rc == 0 && out && !*out);
 	buf = synth_slurp(path, &len);
 	if (buf)
@@ -424,11 +424,11 @@ static void test_export_output_safety(const char *trace)
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0 && write(fd, "old", 3) == 3);
 	close(fd);
-	rc = run(&out, &err, cmd_export, "export", "-f", "json", "-o", path, "/nonexistent", NULL);
+	rc = run(&out, &err, cmd_export, "export", "-t", "json", "-o", path, "/nonexistent", NULL);
 	CHECKF(rc == 1 && file_equals(path, "old", 3), "rc %d, old output changed", rc);
 	free(out);
 	free(err);
-	rc = run(&out, &err, cmd_export, "export", "-f", "json", "-o", path, trace, NULL);
+	rc = run(&out, &err, cmd_export, "export", "-t", "json", "-o", path, trace, NULL);
 	CHECKF(rc == 0 && !file_equals(path, "old", 3), "rc %d, output not replaced", rc);
 	free(out);
 	free(err);
@@ -441,13 +441,13 @@ static void test_export_output_safety(const char *trace)
 	CHECK(fd >= 0 && write(fd, "keep", 4) == 4);
 	close(fd);
 	CHECK(symlink(target, link) == 0);
-	rc = run(&out, &err, cmd_export, "export", "-f", "json", "-o", link, "/nonexistent", NULL);
+	rc = run(&out, &err, cmd_export, "export", "-t", "json", "-o", link, "/nonexistent", NULL);
 	CHECKF(rc == 1 && file_equals(target, "keep", 4) && lstat(link, &st) == 0 &&
 		       S_ISLNK(st.st_mode),
 	       "rc %d: the link or its target was touched", rc);
 	free(out);
 	free(err);
-	rc = run(&out, &err, cmd_export, "export", "-f", "csv", "-o", link, trace, NULL);
+	rc = run(&out, &err, cmd_export, "export", "-t", "csv", "-o", link, trace, NULL);
 	CHECKF(rc == 0 && lstat(link, &st) == 0 && S_ISLNK(st.st_mode) &&
 		       !file_equals(target, "keep", 4),
 	       "rc %d: the target was not written through the link", rc);
@@ -461,7 +461,7 @@ static void test_export_output_safety(const char *trace)
 	fd = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(orig && fd >= 0 && write(fd, orig, olen) == (ssize_t)olen);
 	close(fd);
-	rc = run(&out, &err, cmd_export, "export", "-f", "json", "-o", copy, copy, NULL);
+	rc = run(&out, &err, cmd_export, "export", "-t", "json", "-o", copy, copy, NULL);
 	CHECKF(rc == 1 && err && strstr(err, "is the input") && file_equals(copy, (char *)orig, olen),
 	       "rc %d: %s", rc, err ? err : "");
 	free(out);
@@ -481,6 +481,43 @@ static void test_export_output_safety(const char *trace)
 	free(err);
 	tap_end();
 
+	/* -f is --force (gpuprof run, as nsys); export's format is -t/--format/--type. */
+	tap_begin("export: -t, --format and --type name the format; -f says so");
+	rc = run(&out, &err, cmd_export, "export", "--type", "csv", "--table", "list", NULL);
+	CHECKF(rc == 0 && strstr(out, "kernels"), "export --type csv: rc %d: %s", rc, err);
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_export, "export", "--format=csv", "--table", "list", NULL);
+	CHECKF(rc == 0 && strstr(out, "kernels"), "export --format=csv: rc %d: %s", rc, err);
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_export, "export", "-f", "json", trace, NULL);
+	CHECKF(rc == 2 && strstr(err, "-f is not the format") && strstr(err, "-t FORMAT"),
+	       "export -f json: rc %d: %s", rc, err);
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_export, "export", "--stats=true", "-t", "json", trace, NULL);
+	CHECKF(rc == 2 && strstr(err, "unknown option '--stats=true'"),
+	       "export --stats=true: rc %d: %s", rc, err);
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("--version after any option of report, export and diff");
+	rc = run(&out, &err, cmd_report, "report", "--top", "3", "--version", NULL);
+	CHECKF(rc == 0 && !strncmp(out, "gpuprof ", 8), "report --version: rc %d: %s", rc, out);
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_export, "export", "-t", "json", "--version", NULL);
+	CHECKF(rc == 0 && !strncmp(out, "gpuprof ", 8), "export --version: rc %d: %s", rc, out);
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_diff, "diff", "--json", "--version", NULL);
+	CHECKF(rc == 0 && !strncmp(out, "gpuprof ", 8), "diff --version: rc %d: %s", rc, out);
+	free(out);
+	free(err);
+	tap_end();
+
 	tap_begin("a device that is not a trace is refused at its first bytes");
 	/* Read whole before this was fixed: /dev/zero grew without end. */
 	rc = run(&out, &err, cmd_report, "report", "/dev/zero", NULL);
@@ -491,7 +528,7 @@ static void test_export_output_safety(const char *trace)
 	tap_end();
 
 	tap_begin("export -o /dev/null with a bad input leaves the device alone");
-	rc = run(&out, &err, cmd_export, "export", "-f", "json", "-o", "/dev/null", "/nonexistent",
+	rc = run(&out, &err, cmd_export, "export", "-t", "json", "-o", "/dev/null", "/nonexistent",
 		 NULL);
 	CHECKF(rc == 1 && stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode),
 	       "rc %d, /dev/null is gone or changed", rc);

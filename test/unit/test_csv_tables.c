@@ -114,27 +114,27 @@ int main(void)
 	write_trace(trace);
 
 	tap_begin("csv --table kernels, memory, api, devices");
-	rc = run(&out, &err, "export", "-f", "csv", "--table", "kernels", trace, NULL);
+	rc = run(&out, &err, "export", "-t", "csv", "--table", "kernels", trace, NULL);
 	/* StdDev: the sample deviation of 1000, 2000 and 3000 ns. */
 	CHECKF(rc == 0 && !strcmp(out, "name,short_name,mangled,count,total_ns,avg_ns,med_ns,min_ns,"
 				  "max_ns,in_graph,stddev_ns\nalpha(),alpha,_Z5alphav,3,6000,2000,2000,"
 				  "1000,3000,0,1000\n"), "exit %d: %s%s", rc, out, err);
 	free(out);
 	free(err);
-	rc = run(&out, &err, "export", "-f", "csv", "--table", "memory", trace, NULL);
+	rc = run(&out, &err, "export", "-t", "csv", "--table", "memory", trace, NULL);
 	CHECKF(rc == 0 && !strncmp(out, "operation,copy_kind,src_kind,dst_kind,count,bytes,total_ns,"
 				   "avg_ns,med_ns,min_ns,max_ns,stddev_ns\nmemcpy,HtoD,unknown,unknown,2,"
 				   "8192,1000,500,", 111) && strstr(out, "\nmemset,,,unknown,1,64,100,100,"
 							       "100,100,100,0\n"), "%s%s", out, err);
 	free(out);
 	free(err);
-	rc = run(&out, &err, "export", "-f", "csv", "--table", "api", trace, NULL);
+	rc = run(&out, &err, "export", "-t", "csv", "--table", "api", trace, NULL);
 	CHECKF(rc == 0 && !strcmp(out, "name,count,total_ns,avg_ns,med_ns,min_ns,max_ns,errors,"
 				  "threads,stddev_ns\ncudaLaunchKernel,3,300,100,100,100,100,1,1,0\n"),
 	       "%s%s", out, err);
 	free(out);
 	free(err);
-	rc = run(&out, &err, "export", "-f", "csv", "--table", "devices", trace, NULL);
+	rc = run(&out, &err, "export", "-t", "csv", "--table", "devices", trace, NULL);
 	CHECKF(rc == 0 && strstr(out, "host,rank,pid,file,device,name,activities,total_ns,busy_ns\n"
 				    "node9,3,77,") && strstr(out, ",0,GPU,6,7100,7100\n"),
 	       "%s%s", out, err);
@@ -143,7 +143,7 @@ int main(void)
 	tap_end();
 
 	tap_begin("csv activities: default, host, rank and file columns");
-	rc = run(&out, &err, "export", "-f", "csv", trace, NULL);
+	rc = run(&out, &err, "export", "-t", "csv", trace, NULL);
 	CHECKF(rc == 0 && !strncmp(out, "kind,name,start_ns,end_ns,duration_ns,device,context,stream,"
 				   "correlation,bytes,copy_kind,graph_id,graph_node,pid,nvtx,stack,"
 				   "host,rank,file\n", 115), "%s%s", out, err);
@@ -158,7 +158,7 @@ int main(void)
 	snprintf(shuf2, sizeof(shuf2), "%s/shuf2.gpuprof", dir);
 	write_shuffled(shuf, 77, 80000, 1000000);
 	write_shuffled(shuf2, 78, 2000, 1500500);
-	rc = run(&out, &err, "export", "-f", "csv", shuf, shuf2, NULL);
+	rc = run(&out, &err, "export", "-t", "csv", shuf, shuf2, NULL);
 	CHECKF(rc == 0, "exit %d: %s", rc, err);
 	CHECKF(out && strlen(out) > (8u << 20), "%zu bytes of rows: too few to spill", out ? strlen(out) : 0);
 	scan_rows(out ? out : "", &rows, &sorted, &ties);
@@ -166,7 +166,7 @@ int main(void)
 	       rows, sorted, ties);
 	free(out);
 	free(err);
-	rc = run(&out, &err, "export", "-f", "csv", trace, NULL);
+	rc = run(&out, &err, "export", "-t", "csv", trace, NULL);
 	scan_rows(out ? out : "", &rows, &sorted, &ties);
 	CHECKF(rc == 0 && rows == 6 && sorted, "small trace: exit %d, %u rows, sorted %d", rc, rows,
 	       sorted);
@@ -183,7 +183,7 @@ int main(void)
 		synth_config(s, GP_TRACE_KERNEL, 0, 0);
 		synth_end(s, T0 + 1000, 0);
 		synth_close(s, NULL, NULL);
-		rc = run(&out, &err, "export", "-f", "csv", empty, NULL);
+		rc = run(&out, &err, "export", "-t", "csv", empty, NULL);
 		scan_rows(out ? out : "", &rows, &sorted, &ties);
 		CHECKF(rc == 0 && rows == 0 && out && strchr(out, '\n'),
 		       "empty trace: exit %d, %u rows: %s", rc, rows, out ? out : "");
@@ -193,17 +193,17 @@ int main(void)
 	tap_end();
 
 	tap_begin("csv --table list and errors");
-	rc = run(&out, &err, "export", "-f", "csv", "--table", "list", NULL);
+	rc = run(&out, &err, "export", "-t", "csv", "--table", "list", NULL);
 	CHECKF(rc == 0 && strstr(out, "activities ") && strstr(out, "\nkernels ") &&
 	       strstr(out, "\nnvtx ") && strstr(out, "\nsites ") && strstr(out, "\ndevices "),
 	       "%s", out);
 	free(out);
 	free(err);
-	rc = run(&out, &err, "export", "-f", "csv", "--table", "bogus", trace, NULL);
+	rc = run(&out, &err, "export", "-t", "csv", "--table", "bogus", trace, NULL);
 	CHECKF(rc == 2 && strstr(err, "bogus"), "exit %d: %s", rc, err);
 	free(out);
 	free(err);
-	rc = run(&out, &err, "export", "-f", "json", "--table", "kernels", trace, NULL);
+	rc = run(&out, &err, "export", "-t", "json", "--table", "kernels", trace, NULL);
 	CHECKF(rc == 2 && strstr(err, "no tables"), "exit %d: %s", rc, err);
 	free(out);
 	free(err);
