@@ -16,6 +16,8 @@
 #include "model/diff.h"
 #include "views/diff.h"
 
+#define GA_DIFF_DEFAULT_TOP 20     /* as the report's tables */
+
 static void help(FILE *f)
 {
 	fputs("usage: gpuprof diff [options] BASE.gpuprof NEW.gpuprof\n"
@@ -35,7 +37,12 @@ static void help(FILE *f)
 	      "                     memory) grew by more than PCT percent (items\n"
 	      "                     only in NEW count as grown); for CI\n"
 	      "  --json             print JSON instead of a table\n"
-	      "  -h, --help         show this help\n\n"
+	      "  --top N            rows per kind in the table: kernels, memory\n"
+	      "                     operations, NVTX ranges, API functions (default\n"
+	      "                     20, 0: all; --json has every row)\n"
+	      "  --full-names       do not shorten long names in the table\n"
+	      "  -h, --help         show this help\n"
+	      "  --version          print the version\n\n"
 	      "Exit status: 0 done, 1 when a trace cannot be read, 2 on bad usage,\n"
 	      "3 when --fail-above found an item that grew by more than PCT.\n", f);
 }
@@ -77,14 +84,17 @@ int cmd_diff(int argc, char **argv)
 		{ "threshold", required_argument, NULL, 't' },
 		{ "fail-above", required_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "full-names", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, GA_OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct ga_diff_view v = { .fail_above = -1 };
+	struct ga_diff_view v = { .fail_above = -1, .top = GA_DIFF_DEFAULT_TOP };
 	struct ga_analysis an[2];
 	struct ga_filter flt[2];
 	struct ga_diff d;
-	char **paths[2];
+	char **paths[2], *end;
 	int n[2], sep, c, json = 0, rc = GA_EXIT_OK;
 
 	/* "--" splits the sides; options come before it. */
@@ -105,11 +115,24 @@ int cmd_diff(int argc, char **argv)
 		case 'j':
 			json = 1;
 			break;
+		case 'n':
+			v.top = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v.top < 0) {
+				fprintf(stderr, "gpuprof diff: --top needs a number >= 0, not '%s'\n",
+					optarg);
+				return GA_EXIT_USAGE;
+			}
+			break;
+		case 'f':
+			v.full_names = 1;
+			break;
 		case 'h':
 			help(stdout);
 			return GA_EXIT_OK;
+		case GA_OPT_VERSION:
+			return ga_print_version();
 		default:
-			if (optopt == 't' || optopt == 'F')
+			if (optopt == 't' || optopt == 'F' || optopt == 'n')
 				fprintf(stderr, "gpuprof diff: %s needs a value\n", argv[optind - 1]);
 			else if (optopt)
 				fprintf(stderr, "gpuprof diff: unknown option '-%c'\n", optopt);

@@ -13,6 +13,8 @@ struct ga_diff_view {
 	const char *base, *nw;     /* how the two sides are named */
 	double threshold;          /* hide items that changed less, percent; 0 shows all */
 	double fail_above;         /* --fail-above, percent; < 0 when not given */
+	long top;                  /* text: rows per kind (kernels, API, ...); 0: all */
+	int full_names;            /* text: never cut names */
 };
 
 /* Both return 0, or -1 out of memory; write errors stay in out's error flag. */

@@ -1,15 +1,18 @@
 /*
  * "gpuprof diff" as text: one table of kernels, memory operations, peak
  * memory in use per device, NVTX ranges and API functions, the biggest
- * change first (Base, New and Delta are times, bytes for memory in use).  Runs
- * offline only.
+ * change first (Base, New and Delta are times, bytes for memory in use).
+ * Names are cut as in the report (--full-names keeps them), and each kind
+ * shows its first --top rows.  Runs offline only.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "views/diff.h"
 #include "views/table.h"
+#include "views/text.h"
 
 /* A time, or bytes for the peak of memory in use. */
 static const char *amount(char *buf, size_t n, int bytes, uint64_t v)
@@ -29,11 +32,45 @@ static const char *signed_amount(char *buf, size_t n, int bytes, int64_t d)
 
 int ga_diff_print_text(FILE *out, const struct ga_diff *d, const struct ga_diff_view *v)
 {
+	/* The report's name cutting, with only --full-names of its options. */
+	struct ga_text r = { .o = { .full_names = v->full_names } };
+	size_t per_kind[GA_DIFF_KIND_COUNT] = { 0 }, more[GA_DIFF_KIND_COUNT] = { 0 };
+	static const char *const what[GA_DIFF_KIND_COUNT] = {
+		[GA_DIFF_KERNEL] = "kernels", [GA_DIFF_MEMORY] = "memory operations",
+		[GA_DIFF_MEMUSE] = "devices", [GA_DIFF_NVTX] = "NVTX ranges",
+		[GA_DIFF_API] = "API functions",
+	};
+	const struct ga_diff_item **rows = malloc((d->n ? d->n : 1) * sizeof(*rows));
+	const char **names = malloc((d->n ? d->n : 1) * sizeof(*names));
+	char **cut = NULL;
 	struct ga_table t;
 	char b[48];
 	size_t i, shown = 0;
-	int rc = 0;
+	int rc = 0, k;
 
+	if (!rows || !names) {
+		free(rows);
+		free(names);
+		return -1;
+	}
+	for (i = 0; i < d->n; i++) {
+		const struct ga_diff_item *it = &d->v[i];
+
+		if (!ga_diff_shown(it, v->threshold))
+			continue;
+		if (v->top > 0 && per_kind[it->kind] >= (size_t)v->top) {
+			more[it->kind]++;
+			continue;
+		}
+		per_kind[it->kind]++;
+		names[shown] = it->name;
+		rows[shown++] = it;
+	}
+	if (ga_text_cut_unique(&r, names, shown, &cut)) {
+		free(rows);
+		free(names);
+		return -1;
+	}
 	fprintf(out, "gpuprof diff: base %s, new %s\n", v->base, v->nw);
 	ga_table_init(&t, 9);
 	ga_table_col(&t, 0, "Kind", 0, 0);
@@ -45,14 +82,11 @@ int ga_diff_print_text(FILE *out, const struct ga_diff *d, const struct ga_diff_
 	ga_table_col(&t, 6, "Change", 1, 0);
 	ga_table_col(&t, 7, "Ratio", 1, 0);
 	ga_table_col(&t, 8, "Name", 0, 0);
-	for (i = 0; i < d->n && !rc; i++) {
-		const struct ga_diff_item *it = &d->v[i];
+	for (i = 0; i < shown && !rc; i++) {
+		const struct ga_diff_item *it = rows[i];
 		double pct = ga_diff_change_pct(it), ratio = ga_diff_ratio(it);
 		int bytes = ga_diff_kind_bytes(it->kind);
 
-		if (!ga_diff_shown(it, v->threshold))
-			continue;
-		shown++;
 		rc |= ga_table_add(&t, ga_diff_kind_name(it->kind));
 		rc |= it->present[0] ? ga_table_addf(&t, "%" PRIu64, it->count[0]) : ga_table_add(&t, "-");
 		rc |= it->present[1] ? ga_table_addf(&t, "%" PRIu64, it->count[1]) : ga_table_add(&t, "-");
@@ -64,13 +98,18 @@ int ga_diff_print_text(FILE *out, const struct ga_diff *d, const struct ga_diff_
 		else
 			rc |= ga_table_addf(&t, "%+.1f%%", pct);
 		rc |= isinf(ratio) ? ga_table_add(&t, "-") : ga_table_addf(&t, "%.2f", ratio);
-		rc |= ga_table_add(&t, it->name);
+		rc |= ga_table_add(&t, cut[i]);
 	}
 	if (!rc && shown)
 		ga_table_print(&t, out);
 	ga_table_free(&t);
+	ga_text_cut_free(cut, shown);
+	free(rows);
+	free(names);
 	if (rc)
 		return -1;
+	for (k = 0; k < GA_DIFF_KIND_COUNT; k++)
+		ga_text_more_line(out, 0, more[k], what[k]);
 	if (!shown)
 		fputs("No differences", out);
 	else

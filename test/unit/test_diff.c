@@ -4,7 +4,9 @@
  * ratio 2.00, unchanged items must hide under --threshold, memsets and
  * the peak of memory in use per device must be compared, and
  * --fail-above must set exit status 3 only when something grew by more
- * than its percentage.  Test code, runs offline only, needs no GPU.
+ * than its percentage; long names are cut as in the report unless
+ * --full-names, and --top limits the rows of each kind.  Test code, runs
+ * offline only, needs no GPU.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,6 +58,41 @@ static void write_run(const char *path, uint64_t beta_ns, uint64_t alloc_bytes)
 	}
 	synth_end(s, t, 0);
 	synth_close(s, NULL, NULL);
+}
+
+/* 25 kernels of 300-character names, kernel i taking (i + 1) * scale ns. */
+static void write_long_names(const char *path, uint64_t scale)
+{
+	struct synth *s = synth_open(path);
+	uint64_t t = T0 + 1000000;
+	char name[320];
+
+	synth_process(s, 4242, "node1", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	for (int i = 0; i < 25; i++) {
+		snprintf(name, sizeof(name), "kernel_%02d_%0290d", i, 0);
+		synth_kernel(s, synth_string(s, name), t, t + (uint64_t)(i + 1) * scale, 0, 7, 0, 0);
+		t += 100000;
+	}
+	synth_end(s, t, 0);
+	synth_close(s, NULL, NULL);
+}
+
+/* The longest line of s, in bytes. */
+static size_t longest_line(const char *s)
+{
+	size_t best = 0;
+
+	while (*s) {
+		const char *e = strchr(s, '\n');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+
+		if (n > best)
+			best = n;
+		s += n + (e != NULL);
+	}
+	return best;
 }
 
 /* The first table row of the text output (after title, rule, header, rule). */
@@ -170,6 +207,40 @@ int main(void)
 	       "%s", out);
 	free(out);
 	free(err);
+	tap_end();
+
+	tap_begin("diff cuts long names and shows --top rows per kind");
+	{
+		char lb[128], ln[128];
+
+		snprintf(lb, sizeof(lb), "%s/long-base.gpuprof", dir);
+		snprintf(ln, sizeof(ln), "%s/long-new.gpuprof", dir);
+		write_long_names(lb, 1000);
+		write_long_names(ln, 2000);
+		rc = run(&out, &err, "diff", lb, ln, NULL);
+		CHECKF(rc == 0, "exit %d: %s", rc, err);
+		CHECKF(longest_line(out) < 250 && strstr(out, "kernel_24_") &&
+		       !strstr(out, "kernel_04_") &&
+		       strstr(out, "\xe2\x80\xa6 5 more kernels (use --top 0 for all)") &&
+		       strstr(out, "20 of 25 items"), "longest line %zu: %s", longest_line(out), out);
+		free(out);
+		free(err);
+		rc = run(&out, &err, "diff", "--full-names", "--top", "0", lb, ln, NULL);
+		CHECKF(rc == 0 && longest_line(out) > 300 && strstr(out, "kernel_00_") &&
+		       strstr(out, "25 of 25 items") && !strstr(out, "more kernels"),
+		       "exit %d, longest line %zu: %s", rc, longest_line(out), out);
+		free(out);
+		free(err);
+		rc = run(&out, &err, "diff", "--top", "2", lb, ln, NULL);
+		CHECKF(rc == 0 && strstr(out, "kernel_24_") && strstr(out, "kernel_23_") &&
+		       !strstr(out, "kernel_22_") && strstr(out, "23 more kernels"), "%s", out);
+		free(out);
+		free(err);
+		rc = run(&out, &err, "diff", "--top", "-1", lb, ln, NULL);
+		CHECKF(rc == 2 && strstr(err, "--top needs a number"), "exit %d: %s", rc, err);
+		free(out);
+		free(err);
+	}
 	tap_end();
 
 	tap_begin("diff: usage and read errors");
