@@ -77,6 +77,7 @@
 #include "guest.h"
 #include "cupti_api.h"
 
+#include "../preload/config.h"
 #include "../preload/log.h"
 #include "../preload/recorder.h"
 
@@ -918,10 +919,14 @@ static CUptiResult guest_sub(CUpti_CallbackFunc cb, void *ud)
 
 /* ---- the guest's entry points ---- */
 
-/* 1 when CUDA_INJECTION64_PATH names this library: cuInit then starts the recorder. */
+/*
+ * 1 when CUDA_INJECTION64_PATH names this library: cuInit then starts the
+ * recorder.  The configuration reads it (after the library's constructor
+ * claimed it), as every variable.
+ */
 static int injection_ours(void)
 {
-	const char *cur = getenv("CUDA_INJECTION64_PATH");
+	const char *cur = gp_config_get()->cuda_injection;
 	char self[PATH_MAX], named[PATH_MAX];
 	Dl_info info;
 

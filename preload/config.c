@@ -32,6 +32,8 @@ static const struct {
 	{ "api", GP_TRACE_API },       { "nvtx", GP_TRACE_NVTX },
 	{ "api-all", GP_TRACE_API | GP_TRACE_API_ALL },
 	{ "memory", GP_TRACE_MEMORY },
+	/* As nsys users type it: the GPU work and the calls that make it. */
+	{ "cuda", GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | GP_TRACE_GRAPH | GP_TRACE_API },
 };
 
 int gp_config_parse_trace(const char *s, uint32_t *out)
@@ -293,7 +295,7 @@ int gp_config_load(struct gp_config *c)
 	c->trace = DEFAULT_TRACE;
 	v = getenv("GPUPROF_TRACE");
 	if (v && *v && gp_config_parse_trace(v, &c->trace) < 0) {
-		gp_log("GPUPROF_TRACE=%s: unknown activity (known: kernel,memcpy,memset,graph,api,api-all,nvtx); tracing all",
+		gp_log("GPUPROF_TRACE=%s: unknown activity (known: kernel,memcpy,memset,graph,api,api-all,nvtx,memory,cuda); tracing all",
 		       v);
 		c->trace = DEFAULT_TRACE;
 	}
@@ -337,6 +339,7 @@ int gp_config_load(struct gp_config *c)
 	env_str("GPUPROF_CUPTI_PATH", c->cupti_path, sizeof(c->cupti_path));
 	env_str("GPUPROF_LIBUNWIND", c->libunwind_path, sizeof(c->libunwind_path));
 	env_str("CUDA_HOME", c->cuda_home, sizeof(c->cuda_home));
+	env_str("CUDA_INJECTION64_PATH", c->cuda_injection, sizeof(c->cuda_injection));
 	env_str("GPUPROF_METRICS", c->metrics, sizeof(c->metrics));
 	env_str("GPUPROF_METRICS_KERNELS", c->metrics_kernels, sizeof(c->metrics_kernels));
 	env_str("GPUPROF_METRICS_NVTX", c->metrics_nvtx, sizeof(c->metrics_nvtx));

@@ -19,6 +19,7 @@ struct gp_config {
 	char cupti_path[GP_PATH_MAX]; /* GPUPROF_CUPTI_PATH */
 	char libunwind_path[GP_PATH_MAX]; /* GPUPROF_LIBUNWIND */
 	char cuda_home[GP_PATH_MAX];  /* CUDA_HOME, where else to look for CUPTI */
+	char cuda_injection[GP_PATH_MAX]; /* CUDA_INJECTION64_PATH, once this library claimed it */
 	char metrics[2048];        /* GPUPROF_METRICS: "roofline" or names; "" off */
 	char metrics_kernels[512]; /* GPUPROF_METRICS_KERNELS: regex, "" any */
 	char metrics_nvtx[512];    /* GPUPROF_METRICS_NVTX: regex, "" anywhere */

@@ -154,6 +154,20 @@ else
 	fi
 fi
 
+# One configuration, read once: no recorder object but preload/config.o reads the environment.
+readers=""
+for o in "$build"/obj/preload/*.o "$build"/obj/cupti/*.o; do
+	case $o in */preload/config.o) continue ;; esac
+	if [ -f "$o" ] && nm -u "$o" 2>/dev/null | grep -Eq ' (secure_)?getenv$'; then
+		readers="$readers ${o#"$build"/obj/}"
+	fi
+done
+if [ -n "$readers" ]; then
+	emit "not ok - recorder: the environment is read outside preload/config.c:$readers"
+else
+	emit "ok - recorder: only preload/config.c reads the environment"
+fi
+
 passed=$(grep -c '^ok\( \|$\)' "$results")
 failed=$(grep -c '^not ok\( \|$\)' "$results")
 skipped=$(grep -c '^skip\( \|$\)' "$results")
