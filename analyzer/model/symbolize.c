@@ -261,6 +261,8 @@ static struct {
 	__typeof__(dwarf_filesrc) *dwarf_filesrc;
 	__typeof__(dwarf_diename) *dwarf_diename;
 	__typeof__(dwfl_offline_section_address) *dwfl_offline_section_address;
+	__typeof__(dwfl_module_getsymtab) *dwfl_module_getsymtab;
+	__typeof__(dwfl_module_getsym_info) *dwfl_module_getsym_info;
 } dw;
 
 /* libdebuginfod, bound at run time when DEBUGINFOD_URLS is set. */
@@ -335,6 +337,8 @@ static int dw_load(void)
 	BIND(dwarf_filesrc);
 	BIND(dwarf_diename);
 	BIND(dwfl_offline_section_address);
+	BIND(dwfl_module_getsymtab);
+	BIND(dwfl_module_getsym_info);
 #undef BIND
 	dw.ok = 1;
 	return 1;
@@ -557,25 +561,36 @@ static void lookup(Dwfl_Module *mod, Dwarf_Addr a, struct ga_symbolize_line *o, 
 	}
 }
 
-/* Does the file agree with what the recorder saw in the process?  0 no. */
+/*
+ * Does the file agree with what the recorder saw in the process?  dladdr
+ * names the nearest dynamic symbol at or before a pc, which need not be
+ * the function the pc is in, but that symbol does start where it said:
+ * the file must have a symbol of that name there.  0 no.
+ */
 static int agrees(Dwfl_Module *mod, Dwarf_Addr at0, const struct ga_sym_module *m)
 {
+	int nsym = dw.dwfl_module_getsymtab(mod), j;
 	size_t i, checked = 0;
 
 	for (i = 0; i < m->nknown && checked < 16; i++) {
 		const struct ga_sym_known *k = &m->known[i];
-		GElf_Off off;
-		GElf_Sym sym;
-		const char *fn;
-		size_t len;
+		Dwarf_Addr want;
+		int found = 0;
 
-		if (!k->function || !*k->function || !k->offset)
+		if (!k->function || !*k->function || k->offset < k->sym_offset)
 			continue;
 		checked++;
-		fn = dw.dwfl_module_addrinfo(mod, at0 + k->offset - 1, &off, &sym, NULL, NULL, NULL);
-		len = fn ? strcspn(fn, "@") : 0;
-		if (!fn || strlen(k->function) != len || memcmp(fn, k->function, len) ||
-		    off + 1 != k->sym_offset)
+		want = at0 + k->offset - k->sym_offset;
+		for (j = 1; j < nsym && !found; j++) {
+			GElf_Sym sym;
+			GElf_Addr addr;
+			const char *fn = dw.dwfl_module_getsym_info(mod, j, &sym, &addr, NULL, NULL, NULL);
+			size_t len = fn ? strcspn(fn, "@") : 0;
+
+			found = fn && addr == want && strlen(k->function) == len &&
+				!memcmp(fn, k->function, len);
+		}
+		if (!found)
 			return 0;
 	}
 	return 1;

@@ -71,3 +71,23 @@ void synth_corr_stack(struct synth *s, uint32_t correlation, uint32_t stack)
 	synth_rec(s, &r, sizeof(r));
 }
 
+
+void synth_module(struct synth *s, uint64_t base, uint32_t module, uint32_t path,
+		  const uint8_t *build_id, uint32_t nid)
+{
+	unsigned char buf[sizeof(struct gp_rec_module) + GP_BUILD_ID_MAX + 8];
+	struct gp_rec_module *r = (void *)buf;
+	uint32_t pad = (nid + 7) & ~7u;
+
+	memset(buf, 0, sizeof(buf));
+	if (pad > GP_BUILD_ID_MAX + 8)
+		pad = GP_BUILD_ID_MAX + 8;
+	r->h.type = GP_REC_MODULE;
+	r->h.size = (uint16_t)(sizeof(*r) + pad);
+	r->h.aux = nid;
+	r->base = base;
+	r->module = module;
+	r->path = path;
+	memcpy(r + 1, build_id, nid < pad ? nid : pad);
+	synth_rec(s, buf, sizeof(*r) + pad);
+}
