@@ -1,9 +1,11 @@
 # gpuprof — one plain Makefile, out-of-tree build in build/.
-#   make                       library, analyzer, wrapper
+#   make                       library, analyzer, wrapper (the analyzer and
+#                              wrapper alone when there is no CUDA toolkit)
+#   make analyzer              the analyzer and wrapper alone: reads traces, needs no CUDA
 #   make test                  unit + golden + GPU tests (GPU tests SKIP without a GPU)
 #   make demo                  profile a bundled program (or report a bundled trace)
 #   make SAN=address,undefined test
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local     make uninstall PREFIX=/usr/local
 
 CUDA_HOME ?= /usr/local/cuda
 PREFIX ?= /usr/local
@@ -63,13 +65,23 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-.PHONY: all test unit apps demo install clean bench fuzz deps
+.PHONY: all analyzer test unit apps demo install uninstall man clean bench fuzz deps
 # libunwind (call stacks) is loaded at run time; a copy beside the recorder
 # makes the build tree and the install work on machines that lack it.
 LIBUNWIND_SO ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libunwind.so.8 /usr/lib/aarch64-linux-gnu/libunwind.so.8 /usr/lib64/libunwind.so.8))
 UNWIND_COPY := $(if $(LIBUNWIND_SO),$(BUILD)/lib/libunwind.so.8)
 
-all: $(LIB) $(ANALYZER) $(WRAPPER) $(UNWIND_COPY) $(CALIBRATE)
+# Without a CUDA toolkit (no cupti.h) make builds what reads traces: the
+# analyzer and the wrapper, as make analyzer does.
+HAVE_CUDA := $(wildcard $(CUDA_HOME)/include/cupti.h)
+ifneq ($(HAVE_CUDA),)
+all: $(LIB) $(ANALYZER) $(WRAPPER) $(UNWIND_COPY) $(DW_COPY) $(CALIBRATE)
+else
+all: analyzer
+	@echo "gpuprof: no CUDA toolkit at $(CUDA_HOME) (set CUDA_HOME): built the analyzer and wrapper only"
+endif
+
+analyzer: $(ANALYZER) $(WRAPPER) $(DW_COPY)
 
 $(BUILD)/lib/libunwind.so.8: $(LIBUNWIND_SO)
 	@mkdir -p $(@D)
@@ -202,9 +214,15 @@ test:
 	@$(MAKE) --no-print-directory all unit apps
 	@bash test/run-tests.sh $(BUILD)
 
+# The demo builds only what it runs: on a GPU the recorder and one program,
+# else the analyzer alone (it reports a bundled trace); in parallel unless
+# make was given -j.
+DEMO_GPU = $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU ' && echo 1)
+DEMO_JOBS = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
 demo:
-	@bash scripts/ensure-deps.sh
-	@$(MAKE) --no-print-directory all apps
+	@bash scripts/ensure-deps.sh $(if $(DEMO_GPU),,analyzer)
+	@$(MAKE) --no-print-directory $(DEMO_JOBS) $(ANALYZER) $(WRAPPER) \
+		$(if $(DEMO_GPU),$(LIB) $(UNWIND_COPY) $(BUILD)/test/apps/demo)
 	@bash scripts/demo.sh $(BUILD)
 
 bench: all apps

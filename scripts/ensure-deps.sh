@@ -10,11 +10,17 @@
 #   sqlite3 CLI               sqlite3         (tests of the SQLite export)
 #   python3                   python3         (tests)
 #   CUDA toolkit              ${CUDA_HOME:-/usr/local/cuda}: nvcc, cupti.h
+#
+#   ensure-deps.sh analyzer   only what the analyzer and the wrapper need
+#                             (compiler, make, zstd, SQLite): no CUDA, no
+#                             libunwind; for reading traces on any machine
 
 set -u
 
 cuda=${CUDA_HOME:-/usr/local/cuda}
 pkgs=()
+only_analyzer=0
+[ "${1:-}" != analyzer ] || only_analyzer=1
 
 have_file() {
 	local f
@@ -28,10 +34,12 @@ command -v "${CC:-cc}" >/dev/null 2>&1 || pkgs+=(gcc libc6-dev)
 command -v make >/dev/null 2>&1 || pkgs+=(make)
 command -v python3 >/dev/null 2>&1 || pkgs+=(python3)
 have_file /usr/include/zstd.h /usr/local/include/zstd.h || pkgs+=(libzstd-dev)
-have_file /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/aarch64-linux-gnu/libzstd.a \
-	/usr/lib64/libzstd.a /usr/lib/libzstd.a || pkgs+=(libzstd-dev)
-have_file /usr/include/libunwind.h /usr/include/x86_64-linux-gnu/libunwind.h \
-	/usr/include/aarch64-linux-gnu/libunwind.h || pkgs+=(libunwind-dev)
+if [ "$only_analyzer" = 0 ]; then
+	have_file /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/aarch64-linux-gnu/libzstd.a \
+		/usr/lib64/libzstd.a /usr/lib/libzstd.a || pkgs+=(libzstd-dev)
+	have_file /usr/include/libunwind.h /usr/include/x86_64-linux-gnu/libunwind.h \
+		/usr/include/aarch64-linux-gnu/libunwind.h || pkgs+=(libunwind-dev)
+fi
 have_file /usr/include/sqlite3.h /usr/local/include/sqlite3.h || pkgs+=(libsqlite3-dev)
 command -v sqlite3 >/dev/null 2>&1 || pkgs+=(sqlite3)
 
@@ -56,6 +64,7 @@ if [ ${#pkgs[@]} -gt 0 ]; then
 	fi
 fi
 
+[ "$only_analyzer" = 0 ] || exit 0
 missing=""
 [ -x "$cuda/bin/nvcc" ] || missing+=" $cuda/bin/nvcc"
 [ -e "$cuda/include/cupti.h" ] || missing+=" $cuda/include/cupti.h"
