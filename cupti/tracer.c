@@ -99,6 +99,20 @@ static int capture_configured;
 static int metrics_on;
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * The API calls traced by default (set_api_subset): selected[d][cbid].
+ * Written once, before the first API kind is enabled; read by put_api.
+ */
+static uint8_t api_sel_rt[CUPTI_RUNTIME_TRACE_CBID_SIZE], api_sel_drv[CUPTI_DRIVER_TRACE_CBID_SIZE];
+static int api_sel_ready;
+/*
+ * The selection is turned on after cuInit from now on (a window: capture
+ * range, gpuprof start, CUPTI let go by another tool): see set_api_subset.
+ * enable_lock.
+ */
+static int api_late;
+static int api_kinds_on;               /* the whole API kinds are on (late) */
+
 /* Devices and contexts as CUPTI reported them; producer lock. */
 #define GP_SAVED_DEVICES 64
 #define GP_SAVED_CONTEXTS 256
@@ -348,11 +362,25 @@ static void put_graph(const CUpti_ActivityGraphTrace2 *g)
 	gp_ring_note_time(&gp_rec.ring, g->start, g->end);
 }
 
+/* 1 when the call is one the trace keeps: every call with api-all, else the selection. */
+static int api_kept(CUpti_CallbackDomain domain, uint32_t cbid)
+{
+	/* Acquire: pairs with set_api_subset's release. */
+	if ((gp_rec.cfg.trace & GP_TRACE_API_ALL) || !__atomic_load_n(&api_sel_ready, __ATOMIC_ACQUIRE))
+		return 1;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && api_sel_rt[cbid];
+	return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && api_sel_drv[cbid];
+}
+
 static void put_api(const CUpti_ActivityAPI *a, CUpti_CallbackDomain domain)
 {
 	struct gp_rec_api *r;
 	uint32_t name;
 
+	/* Inside a window the whole API kinds are on: the trace keeps what it keeps without one. */
+	if (!api_kept(domain, a->cbid))
+		return;
 	if (!timed(a->start, a->end, "an API call", a->correlationId))
 		return;
 	name = api_name(domain, a->cbid);
@@ -757,7 +785,22 @@ static int api_selected(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 	return 0;
 }
 
-/* Enables or disables the selected API calls one by one; -1 if CUPTI refuses. */
+/*
+ * Enables or disables the selected API calls; -1 if CUPTI refuses.
+ * enable_lock held.
+ *
+ * At cuInit (the recorder's start) they are enabled one by one.  Enabled
+ * so after cuInit, inside a window (a capture range opened by
+ * cudaProfilerStart or an NVTX range, gpuprof start, CUPTI let go by
+ * another tool), CUPTI delivered the kernels of the window but not one of
+ * its API calls: per-call enables that come after CUDA started collect
+ * nothing, while whole kinds enabled then do (the kernels).  So after
+ * cuInit the runtime and driver API kinds are enabled whole, then every
+ * call not selected is turned off one by one, CUPTI's way to trace "all
+ * but some"; put_api keeps only the selected calls whatever CUPTI still
+ * delivers, so that a window holds the calls a run without one holds.
+ * Turning the kinds off again ends both.
+ */
 static int set_api_subset(int on)
 {
 	static uint16_t rt[CUPTI_RUNTIME_TRACE_CBID_SIZE], drv[CUPTI_DRIVER_TRACE_CBID_SIZE];
@@ -766,11 +809,36 @@ static int set_api_subset(int on)
 	if (nrt < 0) {
 		nrt = 0;
 		for (CUpti_CallbackId c = 1; c < CUPTI_RUNTIME_TRACE_CBID_SIZE; c++)
-			if (api_selected(CUPTI_CB_DOMAIN_RUNTIME_API, c))
+			if (api_selected(CUPTI_CB_DOMAIN_RUNTIME_API, c)) {
 				rt[nrt++] = (uint16_t)c;
+				api_sel_rt[c] = 1;
+			}
 		for (CUpti_CallbackId c = 1; c < CUPTI_DRIVER_TRACE_CBID_SIZE; c++)
-			if (api_selected(CUPTI_CB_DOMAIN_DRIVER_API, c))
+			if (api_selected(CUPTI_CB_DOMAIN_DRIVER_API, c)) {
 				drv[ndrv++] = (uint16_t)c;
+				api_sel_drv[c] = 1;
+			}
+		/* Release: the selection is complete before any API record can arrive. */
+		__atomic_store_n(&api_sel_ready, 1, __ATOMIC_RELEASE);
+	}
+	if (on && api_late) {
+		if (enable_kind(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API", 1) < 0 ||
+		    enable_kind(CUPTI_ACTIVITY_KIND_DRIVER, "driver API", 1) < 0)
+			return -1;
+		api_kinds_on = 1;
+		/* Refusals are harmless: put_api leaves those calls out. */
+		for (CUpti_CallbackId c = 1; c < CUPTI_RUNTIME_TRACE_CBID_SIZE; c++)
+			if (!api_sel_rt[c])
+				gp_cu.cuptiActivityEnableRuntimeApi(c, 0);
+		for (CUpti_CallbackId c = 1; c < CUPTI_DRIVER_TRACE_CBID_SIZE; c++)
+			if (!api_sel_drv[c])
+				gp_cu.cuptiActivityEnableDriverApi(c, 0);
+		return 0;
+	}
+	if (!on && api_kinds_on) {
+		gp_cu.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+		gp_cu.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
+		api_kinds_on = 0;
 	}
 	for (int i = 0; i < nrt; i++)
 		if (gp_cu.cuptiActivityEnableRuntimeApi(rt[i], (uint8_t)on) != CUPTI_SUCCESS)
@@ -835,6 +903,14 @@ static int set_device_kinds(int on)
 	}
 	pthread_mutex_unlock(&enable_lock);
 	return fail ? -1 : 0;
+}
+
+/* From now on the API selection is turned on after cuInit (set_api_subset). */
+static void api_after_init(void)
+{
+	pthread_mutex_lock(&enable_lock);
+	api_late = 1;
+	pthread_mutex_unlock(&enable_lock);
 }
 
 static void capture_set_tracing(int on)
@@ -993,6 +1069,8 @@ static int cuda_enable(char *why, size_t whysz)
 		return -1;
 	/* A dormant recorder's first window: cuInit is long past. */
 	claim_devices(late || gp_rec.cfg.dormant);
+	if (late || gp_rec.cfg.dormant)
+		api_after_init();
 	gp_debug("CUPTI %s%s", gp_cu.path, late ? " (attached late)" : "");
 	return 0;
 }
@@ -1030,6 +1108,7 @@ static void attach_when_free(void)
 			reg(realtime_clock);
 	}
 	claim_devices(1);
+	api_after_init();
 	if (gp_recorder_tracing() && cuda_set_tracing(1, why, sizeof(why)) < 0)
 		gp_log("%s", why);
 	t1 = trace_now();
@@ -1069,6 +1148,8 @@ static int cuda_set_tracing(int on, char *why, size_t whysz)
 	gp_debug("CUPTI %s", gp_cu.path);
 	if (gp_rec.cfg.trace & GP_TRACE_NVTX)
 		gp_nvtxtool_set_recording(1);
+	/* The next windows (and capture ranges) turn the API calls on after cuInit. */
+	api_after_init();
 	return 0;
 }
 

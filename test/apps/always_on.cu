@@ -9,7 +9,10 @@
  *                       window is open: it runs gpuprof start/stop between
  *                       commands), "quit" prints the truth and exits.
  *                       Truth: kernel.count.aon_work, the launches made
- *                       inside windows.  Every launch is made in
+ *                       inside windows, and their API calls:
+ *                       api.count.cudaLaunchKernel (one a launch, made
+ *                       into a capture too) and api.count.cudaDeviceSynchronize
+ *                       (one a command).  Every launch is made in
  *                       aon_launch (exported: the recorder's dladdr names
  *                       it in call stacks).  "in capture N" / "out capture
  *                       N" capture N launches into a graph and launch it
@@ -56,7 +59,7 @@ extern "C" __attribute__((noinline)) void aon_launch(int *d, int n, cudaStream_t
 static int windows(void)
 {
 	char line[128];
-	int *d, inside = 0, graph_n = 0;
+	int *d, inside = 0, graph_n = 0, launch_calls = 0, syncs = 0;
 	cudaStream_t gs;
 	cudaGraph_t g;
 	cudaGraphExec_t ge = NULL;
@@ -91,8 +94,13 @@ static int windows(void)
 			aon_launch(d, n, 0);
 		}
 		CK(cudaDeviceSynchronize());
-		if (!strncmp(line, "in ", 3))
+		if (!strncmp(line, "in ", 3)) {
 			inside += n;
+			syncs++;
+			/* Launch calls: one a kernel, made now or into the capture. */
+			if (strncmp(line + 3, "graph", 5))
+				launch_calls += n;
+		}
 		printf("done\n");
 		fflush(stdout);
 	}
@@ -103,6 +111,8 @@ static int windows(void)
 	CK(cudaStreamDestroy(gs));
 	CK(cudaFree(d));
 	printf("TRUTH kernel.count.aon_work %d\n", inside);
+	printf("TRUTH api.count.cudaLaunchKernel %d\n", launch_calls);
+	printf("TRUTH api.count.cudaDeviceSynchronize %d\n", syncs);
 	fflush(stdout);
 	return 0;
 }

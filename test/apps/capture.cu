@@ -3,7 +3,9 @@
 // range inside it), and a second range later.
 //   capture profiler|nvtx stop|repeat|all
 // prints as TRUTH only what the recorder must keep: the launches inside the
-// first range (stop), inside both ranges (repeat), or everything (all).
+// first range (stop), inside both ranges (repeat), or everything (all):
+// their kernels and their API calls (api.count.cudaLaunchKernel), which a
+// range records as a run without one does.
 // NVCCFLAGS: -cudart shared
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
@@ -23,8 +25,10 @@ static void launch(void (*k)(int *), const char *name, int n, int *d)
 	for (int i = 0; i < n; i++) {
 		k<<<1, 32>>>(d);
 		CK(cudaGetLastError());
-		if (counting || all_mode)
+		if (counting || all_mode) {
 			truth_kernel(name, 1);
+			truth_add("api.count.cudaLaunchKernel", 1);
+		}
 	}
 }
 

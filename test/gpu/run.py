@@ -661,15 +661,37 @@ def t_torch(tools):
         raise Fail("; ".join(errs))
 
 
-def capture(how, end):
+def capture(how, end, api=False):
     """Capture ranges: only the launches inside the range(s) are recorded;
-    the program prints exactly those as its truth."""
+    the program prints exactly those as its truth.  api: API calls traced
+    too; the range(s) hold the launch calls of their kernels
+    (api.count.cudaLaunchKernel), and no API call that a run without a
+    range does not record."""
     def t(tools):
         app = tools.app("capture")
         rng = "cudaProfilerApi" if how == "profiler" else "nvtx:capture"
         opts = [] if end == "all" else ["--capture-range=" + rng, "--capture-range-end=" + end]
-        run = traced(tools, [app, how, end], opts=opts + ["--trace=kernel,memcpy,memset,nvtx"])
-        check_run(tools, run, "capture")
+        trace = "--trace=kernel,memcpy,memset,nvtx" + (",api" if api else "")
+        run = traced(tools, [app, how, end], opts=opts + [trace])
+        truth = run.truth if api else {k: v for k, v in run.truth.items()
+                                       if not k.startswith("api.")}
+        js = check_run(tools, run, "capture", truth=truth)
+        if not api:
+            return
+        # The calls of a run without a range: the range's are among them.
+        base = traced(tools, [app, how, "all"], opts=[trace])
+        expect_status(base, 0)
+        bjs = tools.export_json(base.files)
+        known = set(api_name(a["name"]) for a in bjs.get("api", []))
+        got = collections.Counter()
+        for a in js.get("api", []):
+            got[api_name(a["name"])] += a["count"]
+        extra = sorted(n for n in got if n not in known)
+        if extra:
+            raise Fail("API calls a run without a range does not record: %s" % extra)
+        print("# capture %s %s: %d kernels, %d API calls in the range(s) (%s)"
+              % (how, end, js.get("counts", {}).get("kernel", 0), sum(got.values()),
+                 ", ".join("%s %d" % kv for kv in sorted(got.items()))))
     return t
 
 
@@ -1991,7 +2013,8 @@ def site_launches(js, fn):
 def t_always_on_windows(tools):
     """A program started dormant (LD_PRELOAD, GPUPROF_START=dormant); from
     another process `gpuprof start` and `gpuprof stop` twice: the trace
-    holds exactly the launches made inside the two windows, as two capture
+    holds exactly the launches made inside the two windows and their API
+    calls (cudaLaunchKernel, cudaDeviceSynchronize), as two capture
     ranges, and nothing was written before the first start.  The recorder
     attaches to CUPTI only at the first start: the devices it reports then
     are in the trace."""
@@ -2120,6 +2143,8 @@ def t_always_on_metrics(tools):
     tmp, truth = dormant_run(tools, {"GPUPROF_METRICS": "roofline"},
                              [("say", "out 40"), ("control", "start"), ("say", "in 60"),
                               ("control", "stop"), ("say", "out 30")])
+    # The API calls of windows: always-on-windows.
+    truth = {k: v for k, v in truth.items() if not k.startswith("api.")}
     files = sorted(glob.glob(os.path.join(tmp, "*.gpuprof")))
     if len(files) != 1:
         raise Fail("%d trace files: %s" % (len(files), files))
@@ -2179,6 +2204,41 @@ def t_always_on_flight_stacks(tools):
         raise Fail("; ".join(errs))
     print("# flight recorder 1 MiB, --backtrace=kernel: %d kernels in the dump, %d with their "
           "launch site, %d older records dropped" % (kernels, got, fl.get("dropped_records")))
+
+
+def t_always_on_flight_api(tools):
+    """A flight recorder's dumps hold the API calls of the launches they
+    hold, as a trace without a flight recorder does: 64 MiB keep the whole
+    run, so the dump asked for after the work and the dump at exit each
+    hold every launch and its cudaLaunchKernel call."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    env = always_on_env(tools, tmp, {"GPUPROF_FLIGHT_RECORDER": "64M",
+                                     "GPUPROF_OUTPUT": os.path.join(tmp, "fr-%n")})
+    a = AlwaysOn(tools, env, tmp)
+    try:
+        a.say("in 300")
+        out = a.control("dump")
+        truth = a.quit()
+    finally:
+        a.kill()
+    want = {k: truth.get(k) for k in ("kernel.count.aon_work", "api.count.cudaLaunchKernel")}
+    if want["api.count.cudaLaunchKernel"] != 300:
+        raise Fail("the program counts %s" % want)
+    errs = []
+    for n, trigger in ((1, "request"), (2, "exit")):
+        f = os.path.join(tmp, "fr-%d.gpuprof" % n)
+        if not os.path.exists(f):
+            raise Fail("no %s; dump said: %s" % (f, tail(out)))
+        js = tools.export_json([f])
+        e = health(js) + compare(want, js)
+        fl = js.get("processes", [{}])[0].get("flight") or {}
+        if fl.get("trigger") != trigger:
+            e.append("flight record %s: expected trigger %s" % (fl, trigger))
+        errs += ["fr-%d: %s" % (n, x) for x in e]
+    if errs:
+        raise Fail("; ".join(errs))
+    print("# flight recorder: 300 launches and their 300 cudaLaunchKernel calls in both dumps")
 
 
 def t_always_on_flight_crash(tools):
@@ -2285,6 +2345,10 @@ TESTS = [
     ("capture-nvtx-stop", capture("nvtx", "stop")),
     ("capture-nvtx-repeat", capture("nvtx", "repeat")),
     ("capture-none", capture("nvtx", "all")),
+    # Windows record the API calls of their work as a run without one does.
+    ("capture-profiler-api", capture("profiler", "stop", api=True)),
+    ("capture-nvtx-api", capture("nvtx", "repeat", api=True)),
+    ("capture-none-api", capture("nvtx", "all", api=True)),
     ("cupti-busy", t_cupti_busy),
     ("cupti-missing", passive("basic_shared", {"GPUPROF_CUPTI_PATH": "/nonexistent/libcupti.so.13"},
                               "cannot load")),
@@ -2340,6 +2404,7 @@ TESTS = [
     ("always-on-graph-windows", t_always_on_graph_windows),
     ("always-on-flight-stacks", t_always_on_flight_stacks),
     ("always-on-flight-crash", t_always_on_flight_crash),
+    ("always-on-flight-api", t_always_on_flight_api),
 ]
 
 # Hardware metrics (--metrics): test/gpu/metrics.py.
