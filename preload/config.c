@@ -33,7 +33,8 @@ static const struct {
 	{ "api-all", GP_TRACE_API | GP_TRACE_API_ALL },
 	{ "memory", GP_TRACE_MEMORY },
 	/* As nsys users type it: the GPU work and the calls that make it. */
-	{ "cuda", GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | GP_TRACE_GRAPH | GP_TRACE_API },
+	{ "cuda", GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | GP_TRACE_GRAPH |
+		  GP_TRACE_API },
 };
 
 int gp_config_parse_trace(const char *s, uint32_t *out)

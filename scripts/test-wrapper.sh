@@ -125,8 +125,26 @@ gp frobnicate
 expect unknown-command 2 "unknown command"
 gp run --bogus true
 expect unknown-option 2 "unknown option"
+gp run --stats=true true
+expect unknown-option-value 2 "unknown option '--stats'"
+gp run --force=yes true
+expect flag-takes-no-value 2 "option --force takes no value"
+vfail=""
+for c in run report export diff calibrate start stop status list dump; do
+	gp "$c" --version
+	[ "$rc" = 0 ] && [[ $out == *"gpuprof-analyze stub"* || $out == "REPORT "*"--version"* ]] ||
+		vfail+=" $c: rc $rc, out '$out', err '$err';"
+	# The real analyzer answers it for each of its commands.
+	[ "$c" = run ] || [ "$c" = calibrate ] ||
+		[[ $("$build/bin/gpuprof-analyze" "$c" --version 2>&1) == "gpuprof "[0-9]* ]] ||
+		vfail+=" gpuprof-analyze $c --version: $("$build/bin/gpuprof-analyze" "$c" --version 2>&1);"
+done
+judge version-every-command "$vfail" test -z "$vfail"
 gp run
 expect no-program 2 "no program"
+gp run --trace=cuda,nvtx ./fakeapp
+expect trace-cuda 0
+judge trace-cuda-env "env: $(grep GPUPROF_TRACE env.txt)" grep -qx 'GPUPROF_TRACE=cuda,nvtx' env.txt
 gp run --trace=kernel,bogus true
 expect trace-bogus 2 "bogus"
 gp run --trace= true

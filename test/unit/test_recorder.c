@@ -115,6 +115,10 @@ static void test_trace_words(void)
 	TAP_CHECK("memory is a trace word",
 		  gp_config_parse_trace("kernel,memory", &bits) == 0 &&
 			  bits == (GP_TRACE_KERNEL | GP_TRACE_MEMORY), "bits %x", bits);
+	TAP_CHECK("cuda is kernels, copies, sets, graphs and the API (as nsys)",
+		  gp_config_parse_trace("cuda,nvtx", &bits) == 0 &&
+			  bits == (GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET |
+				   GP_TRACE_GRAPH | GP_TRACE_API | GP_TRACE_NVTX), "bits %x", bits);
 	{
 		struct gp_config c;
 		const char *old = getenv("GPUPROF_TRACE");
