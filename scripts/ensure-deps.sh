@@ -7,6 +7,9 @@
 #   zstd (static + header)    libzstd-dev     (linked into libgpuprof.so)
 #   libunwind headers         libunwind-dev   (call stacks)
 #   SQLite library + header   libsqlite3-dev  (export --format sqlite; analyzer only)
+#   elfutils headers          libdw-dev, libelf-dev (frame names; libdw is loaded
+#                             at run time, libdebuginfod1 too where
+#                             DEBUGINFOD_URLS is set: libdebuginfod-dev)
 #   sqlite3 CLI               sqlite3         (tests of the SQLite export)
 #   python3                   python3         (tests)
 #   CUDA toolkit              ${CUDA_HOME:-/usr/local/cuda}: nvcc, cupti.h
@@ -41,6 +44,8 @@ if [ "$only_analyzer" = 0 ]; then
 		/usr/include/aarch64-linux-gnu/libunwind.h || pkgs+=(libunwind-dev)
 fi
 have_file /usr/include/sqlite3.h /usr/local/include/sqlite3.h || pkgs+=(libsqlite3-dev)
+have_file /usr/include/elfutils/libdwfl.h || pkgs+=(libdw-dev libelf-dev)
+have_file /usr/include/elfutils/debuginfod.h || pkgs+=(libdebuginfod-dev)
 command -v sqlite3 >/dev/null 2>&1 || pkgs+=(sqlite3)
 
 if [ ${#pkgs[@]} -gt 0 ]; then
