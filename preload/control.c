@@ -145,17 +145,11 @@ static int read_request(int fd, char *buf, size_t size, uint64_t deadline)
 	return -1;
 }
 
-/*
- * Whether the process has a CUDA context: 1 (a primary context is active
- * on some device), 0 (none), -1 (cannot tell: libcuda not loaded, or the
- * driver refused).  Asks the driver without creating anything; contexts
- * made with cuCtxCreate alone are not seen.  A unit test defines
- * gp_control_cuda_probe to stand in for the driver.
- */
+/* A unit test defines gp_control_cuda_probe to stand in for the driver. */
 #pragma weak gp_control_cuda_probe
 int gp_control_cuda_probe(void);
 
-static int cuda_context(void)
+int gp_control_cuda_context(void)
 {
 	typedef int (*count_fn)(int *);
 	typedef int (*get_fn)(int *, int);
@@ -219,7 +213,7 @@ int gp_control_serve(int fd, gp_control_handler handle)
 		verb[vlen] = 0;
 		rc = handle(verb, req, ans, sizeof(ans));
 		if (!rc && !strcmp(verb, "status")) {
-			int c = cuda_context();
+			int c = gp_control_cuda_context();
 			size_t al = strlen(ans);
 
 			snprintf(ans + al, sizeof(ans) - al, "cuda_context=%s\n",

@@ -41,6 +41,16 @@ int gp_control_listen(const struct gp_config *cfg, gp_control_handler handle);
  */
 int gp_control_serve(int fd, gp_control_handler handle);
 
+/*
+ * Whether the process has a CUDA context: 1 (a primary context is active
+ * on some device), 0 (none: a launcher that only initialized CUDA), -1
+ * (cannot tell: libcuda not loaded, or the driver refused).  Asks the
+ * driver (cuDevicePrimaryCtxGetState) without creating anything; a
+ * context made with cuCtxCreate alone is not seen.  Control thread or
+ * flusher.
+ */
+int gp_control_cuda_context(void);
+
 /* The socket's path ("@name" for an abstract one), "" when not listening. */
 const char *gp_control_path_self(void);
 

@@ -121,10 +121,15 @@ static pthread_mutex_t info_lock = PTHREAD_MUTEX_INITIALIZER;
  * (gp_recorder_need_file), so a process that only initializes CUDA (a
  * launcher asking for the device count) leaves no file.  Until then the
  * records wait in the ring after the preamble emitted at start, the open
- * chunk filling.  open_lock orders the file's creation against finish().
+ * chunk filling.  A dormant recorder's window opened in a process without
+ * a CUDA context (gp_control_cuda_context) waits the same way: a launcher
+ * under gpuprof start writes no file.  open_lock orders the file's
+ * creation against finish() and drop_pending().
  */
 static atomic_int file_pending;
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The template of a window's file that waits (gpuprof start -o), "" for the configured one. */
+static char pending_tmpl[GP_PATH_MAX];
 /* Records waiting without a file that make the recorder create it anyway. */
 #define GP_ON_DEMAND_RECORDS 65536
 static char info_path[GP_PATH_MAX];
@@ -574,7 +579,8 @@ void gp_recorder_need_file(void)
 	pthread_mutex_lock(&open_lock);
 	if (atomic_load(&file_pending) && is_owner() &&
 	    atomic_load(&gp_rec.state) == GP_ACTIVE) {
-		failed = create_file(gp_rec.cfg.output, why, sizeof(why)) < 0 ||
+		failed = create_file(pending_tmpl[0] ? pending_tmpl : gp_rec.cfg.output, why,
+				     sizeof(why)) < 0 ||
 			 start_writer(why, sizeof(why)) < 0;
 		atomic_store_explicit(&file_pending, 0, memory_order_release);
 	}
@@ -943,6 +949,25 @@ static void triggered_dump(void)
 
 /* ---- windows: carried out on the flusher ---- */
 
+/*
+ * Gives up a window's file that still waits for GPU work (the process had
+ * no CUDA context when the window opened): no file, dormant again.
+ * Returns 1 when there was one.  On the flusher.
+ */
+static int drop_pending(void)
+{
+	int was;
+
+	pthread_mutex_lock(&open_lock);
+	was = atomic_exchange(&file_pending, 0);
+	if (was) {
+		atomic_store(&gp_rec.state, GP_DORMANT);
+		pending_tmpl[0] = 0;
+	}
+	pthread_mutex_unlock(&open_lock);
+	return was;
+}
+
 static int window_start(const char *output, uint64_t duration_ms, char *ans, size_t anssz)
 {
 	char why[GP_PATH_MAX + 200];
@@ -957,7 +982,7 @@ static int window_start(const char *output, uint64_t duration_ms, char *ans, siz
 		ANS("message=already tracing into %s\n", gp_rec.file.path);
 		return -1;
 	}
-	if (output[0] && atomic_load(&gp_rec.state) == GP_ACTIVE)
+	if (output[0] && atomic_load(&gp_rec.state) == GP_ACTIVE && !drop_pending())
 		close_file(trace_now(), 0);
 	if (atomic_load(&gp_rec.state) == GP_DORMANT) {
 		/* The first window: the sources attach now (CUPTI, after cuInit). */
@@ -968,7 +993,14 @@ static int window_start(const char *output, uint64_t duration_ms, char *ans, siz
 		}
 		/* CUPTI's device and context records, for the file's preamble. */
 		flush_sources(0);
-		if (open_file(output[0] ? output : gp_rec.cfg.output, why, sizeof(why)) < 0) {
+		if (gp_control_cuda_context() == 0) {
+			/* No CUDA context (a launcher): the file waits for GPU work, as at --start=now. */
+			snprintf(pending_tmpl, sizeof(pending_tmpl), "%s",
+				 output[0] ? output : gp_rec.cfg.output);
+			emit_preamble();
+			atomic_store(&file_pending, 1);
+			atomic_store_explicit(&gp_rec.state, GP_ACTIVE, memory_order_release);
+		} else if (open_file(output[0] ? output : gp_rec.cfg.output, why, sizeof(why)) < 0) {
 			ANS("message=%s\n", why);
 			return -1;
 		}
@@ -984,12 +1016,18 @@ static int window_start(const char *output, uint64_t duration_ms, char *ans, siz
 	if (set_tracing(1, why, sizeof(why)) < 0) {
 		set_tracing(0, why + strlen(why), sizeof(why) - strlen(why));
 		ANS("message=%s\n", why);
-		if (window_own_file)
+		if (!drop_pending() && window_own_file)
 			close_file(trace_now(), 0);
 		return -1;
 	}
 	atomic_store(&window_open, 1);
 	atomic_fetch_add(&windows, 1);
+	if (atomic_load(&file_pending)) {
+		gp_debug("window %u opened; no CUDA context yet: the file waits for GPU work",
+			 atomic_load(&windows));
+		ANS("window=%u\ncuda_context=no\n", atomic_load(&windows));
+		return 0;
+	}
 	gp_debug("window %u opened into %s", atomic_load(&windows), gp_rec.file.path);
 	ANS("file=%s\nwindow=%u\n", gp_rec.file.path, atomic_load(&windows));
 	return 0;
@@ -999,20 +1037,28 @@ static void window_stop_now(char *ans, size_t anssz)
 {
 	char why[256];
 	uint64_t t;
+	int pending;
 
 	set_tracing(0, why, sizeof(why));
 	t = trace_now();
 	flush_sources(0);
 	gp_ring_lock(&gp_rec.ring);
+	pending = atomic_load(&file_pending);
 	drain_sources(t, 0);
 	emit_window(t);
 	gp_emit_lost(t);
-	gp_ring_seal(&gp_rec.ring, 0);
+	/* Without a file nobody empties the ring: keep filling the open chunk. */
+	if (!pending)
+		gp_ring_seal(&gp_rec.ring, 0);
 	gp_ring_unlock(&gp_rec.ring);
 	atomic_store(&window_open, 0);
-	ANS("file=%s\nwindow=%u\n", gp_rec.file.path, atomic_load(&windows));
+	if (pending)
+		ANS("window=%u\n", atomic_load(&windows));
+	else
+		ANS("file=%s\nwindow=%u\n", gp_rec.file.path, atomic_load(&windows));
 	gp_debug("window %u closed", atomic_load(&windows));
-	if (window_own_file)
+	/* A window of its own that saw no GPU work leaves no file. */
+	if (window_own_file && !drop_pending())
 		close_file(t, 0);
 }
 

@@ -15,8 +15,12 @@
 
 #include "config.h"
 #include "control.h"
+#include "lifecycle.h"
+#include "recorder.h"
+#include "source.h"
 
 #include "cmd/cmd.h"
+#include "read/reader.h"
 
 #include <gpuprof/control.h>
 
@@ -49,6 +53,62 @@ int gp_control_cuda_probe(void)
 {
 	return atomic_load(&fake_ctx);
 }
+
+/* A stand-in record source for the dormant recorder (preload/lifecycle.c). */
+static int fake_attach(struct gp_config *cfg, uint32_t *version, char *why, size_t whysz)
+{
+	(void)cfg;
+	(void)why;
+	(void)whysz;
+	*version = 1;
+	return 0;
+}
+
+static atomic_int fake_tracing;
+
+static int fake_set_tracing(int on, char *why, size_t whysz)
+{
+	(void)why;
+	(void)whysz;
+	atomic_store(&fake_tracing, on);
+	return 0;
+}
+
+static struct gp_source fake = {
+	.name = "fake",
+	.attach = fake_attach,
+	.set_tracing = fake_set_tracing,
+};
+
+const struct gp_source *const gp_sources[] = { &fake, NULL };
+
+/* GPU work as the CUDA source sees it: a context made (the file now), kernels. */
+static void fake_gpu_work(int n)
+{
+	uint32_t name;
+
+	atomic_store(&fake_ctx, 1);
+	gp_recorder_need_file();
+	if (!atomic_load(&fake_tracing))
+		return;
+	gp_ring_lock(&gp_rec.ring);
+	name = gp_emit_string("fake_kernel");
+	for (int i = 0; i < n; i++) {
+		struct gp_rec_kernel *k = gp_emit(GP_REC_KERNEL, sizeof(*k));
+
+		if (k) {
+			k->start = 1000 + (uint64_t)i;
+			k->end = k->start + 5;
+			k->name = name;
+		}
+	}
+	gp_ring_unlock(&gp_rec.ring);
+}
+
+#define FUZZ_CONTROL_HAVE_PROBE
+#define LLVMFuzzerTestOneInput fuzz_control_one
+#include "../fuzz/fuzz_control.c"
+#undef LLVMFuzzerTestOneInput
 
 static uint64_t mono_ms(void)
 {
@@ -252,6 +312,39 @@ static void test_serve(void)
 	tap_end();
 }
 
+/* The fuzz target (test/fuzz/fuzz_control.c): fixed requests, then mutations of them. */
+static void test_fuzz_inputs(void)
+{
+	static const char *const seeds[] = {
+		"status\n\n", "stop\n\n", "start\nduration_ms=1500\noutput=/tmp/x\n\n",
+		"start\nduration_ms=99999999999999999999\n\n", "dump\noutput=rel\n\n", "\n\n", "\n",
+		"start\noutput=\n\n", "a-verb-much-longer-than-thirty-two-bytes-in-all\n\n",
+		"status\nx=1\ny\n=\n\n", "",
+	};
+	unsigned char buf[512];
+	uint32_t r = 12345;
+
+	tap_begin("fuzz_control: fixed and mutated requests answered well-formed or refused");
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
+		fuzz_control_one((const uint8_t *)seeds[i], strlen(seeds[i]));
+	for (int i = 0; i < 3000; i++) {
+		const char *seed = seeds[i % 10];
+		size_t n = strlen(seed);
+
+		memcpy(buf, seed, n);
+		for (int k = 0; k < 1 + i % 4; k++) {
+			r = r * 1103515245u + 12345u;
+			if (n && (r >> 8) % 3)
+				buf[(r >> 12) % n] = (unsigned char)(r >> 20);
+			else if (n < sizeof(buf))
+				buf[n++] = (r >> 16) % 2 ? '\n' : (unsigned char)(r >> 24);
+		}
+		fuzz_control_one(buf, n);
+	}
+	CHECK(1);
+	tap_end();
+}
+
 /* ---- a recorder in a child process ---- */
 
 struct kid {
@@ -259,7 +352,7 @@ struct kid {
 	int go, ready;              /* pipes: to the child, from it */
 };
 
-enum { K_RECORDER, K_SILENT, K_PLANT };
+enum { K_RECORDER, K_SILENT, K_PLANT, K_DORMANT };
 
 struct kid_spec {
 	int kind;
@@ -268,7 +361,7 @@ struct kid_spec {
 	uid_t uid;                  /* 0: stays root */
 	gid_t gid;
 	int drop_after;             /* K_RECORDER: change to uid after listening */
-	const char *plant;          /* K_PLANT: socket path to listen on */
+	const char *plant;          /* K_PLANT: socket path to listen on; K_DORMANT: output */
 	int hostile_argv;           /* overwrite the command line with escapes */
 };
 
@@ -312,6 +405,23 @@ static void kid_main(const struct kid_spec *s, int go, int ready)
 		_exit(80);
 	if (read(go, &b, 1) != 1)
 		_exit(81);
+	if (s->kind == K_DORMANT) {
+		/* A dormant recorder: 'w' does GPU work, 'q' exits (the trace ends at exit). */
+		setenv("GPUPROF_START", "dormant", 1);
+		setenv("GPUPROF_OUTPUT", s->plant, 1);
+		setenv("GPUPROF_FLUSH_MS", "50", 1);
+		setenv("GPUPROF_CONTROL_DIR", s->ctl, 1);
+		if (gp_recorder_start() < 0)
+			_exit(88);
+		if (write(ready, "r", 1) != 1)
+			_exit(85);
+		while (read(go, &b, 1) == 1 && b == 'w') {
+			fake_gpu_work(40);
+			if (write(ready, "k", 1) != 1)
+				_exit(85);
+		}
+		exit(0);
+	}
 	if (s->kind == K_RECORDER) {
 		memset(&cfg, 0, sizeof(cfg));
 		if (s->ctl)
@@ -570,6 +680,135 @@ static void test_list_parallel(void)
 	tap_end();
 }
 
+static int kernels_cb(void *ctx, const struct gp_rec *rec)
+{
+	int *n = ctx;
+
+	*n += rec->type == GP_REC_KERNEL;
+	return 0;
+}
+
+/* Kernels in a finished trace at path, -1 when it is not one. */
+static int trace_kernels(const char *path)
+{
+	struct ga_read_info info;
+	char err[300];
+	int n = 0;
+
+	if (ga_reader_read_file(path, kernels_cb, &n, &info, err, sizeof(err)) != 0 ||
+	    !info.finished) {
+		printf("# %s: %s%s\n", path, err, info.reason);
+		return -1;
+	}
+	return n;
+}
+
+/* Lists the files of dir starting with prefix into out; their count. */
+static int files_like(const char *dir, const char *prefix, char *out, size_t outsz)
+{
+	char cmd[300];
+	FILE *f;
+	int n = 0;
+
+	snprintf(cmd, sizeof(cmd), "ls %s | grep '^%s'", dir, prefix);
+	out[0] = 0;
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(out + strlen(out), (int)(outsz - strlen(out)), f))
+		n++;
+	pclose(f);
+	return n;
+}
+
+static void test_no_context(void)
+{
+	char ctl[200], out[200], path[300], ans[GP_CONTROL_MSG_MAX], why[600], names[512], list[4096],
+		lerr[512], b;
+	struct kid k;
+	struct kid_spec ks = { .kind = K_DORMANT };
+	uint64_t ms;
+	int rc, n;
+
+	snprintf(ctl, sizeof(ctl), "%s/dormant-ctl", tmpdir);
+	snprintf(out, sizeof(out), "%s/launcher-%%n", tmpdir);
+	ks.ctl = ctl;
+	ks.plant = out;
+	atomic_store(&fake_ctx, 0);
+	tap_begin("start on a process without a CUDA context: it says so, no file until GPU work");
+	CHECK(kid_start(&k, &ks) == 0);
+	setenv("GPUPROF_CONTROL_DIR", ctl, 1);
+	run_list(list, sizeof(list), lerr, sizeof(lerr), &ms);
+	{
+		char row[40];
+
+		snprintf(row, sizeof(row), "%-8d %-9s %-4s", (int)k.pid, "dormant", "no");
+		CHECKF(strstr(list, row) != NULL, "list: %s", list);
+	}
+	rc = ga_control_request(k.pid, "start\n\n", ans, sizeof(ans), why, sizeof(why));
+	CHECKF(rc == 0 && strstr(ans, "cuda_context=no") && !strstr(ans, "file="), "start: %d %s %s",
+	       rc, ans, why);
+	rc = ga_control_request(k.pid, "stop\n\n", ans, sizeof(ans), why, sizeof(why));
+	CHECKF(rc == 0 && !strstr(ans, "file="), "stop: %d %s %s", rc, ans, why);
+	n = files_like(tmpdir, "launcher-", names, sizeof(names));
+	CHECKF(n == 0, "a window without GPU work left files: %s", names);
+	/* The second window: GPU work inside it makes its file. */
+	rc = ga_control_request(k.pid, "start\n\n", ans, sizeof(ans), why, sizeof(why));
+	CHECKF(rc == 0 && strstr(ans, "cuda_context=no"), "start again: %d %s", rc, ans);
+	n = files_like(tmpdir, "launcher-", names, sizeof(names));
+	CHECKF(n == 0, "files before GPU work: %s", names);
+	CHECK(write(k.go, "w", 1) == 1 && read(k.ready, &b, 1) == 1 && b == 'k');
+	n = files_like(tmpdir, "launcher-", names, sizeof(names));
+	CHECKF(n == 1, "%d files after GPU work: %s", n, names);
+	rc = ga_control_request(k.pid, "status\n\n", ans, sizeof(ans), why, sizeof(why));
+	CHECKF(rc == 0 && strstr(ans, "cuda_context=yes") && strstr(ans, "file="), "status: %s", ans);
+	rc = ga_control_request(k.pid, "stop\n\n", ans, sizeof(ans), why, sizeof(why));
+	CHECKF(rc == 0 && strstr(ans, "file="), "stop: %d %s", rc, ans);
+	/* A later window of a process with a context opens its file at once. */
+	rc = ga_control_request(k.pid, "start\n\n", ans, sizeof(ans), why, sizeof(why));
+	CHECKF(rc == 0 && strstr(ans, "file="), "third start: %d %s", rc, ans);
+	CHECK(write(k.go, "w", 1) == 1 && read(k.ready, &b, 1) == 1 && b == 'k');
+	rc = ga_control_request(k.pid, "stop\n\n", ans, sizeof(ans), why, sizeof(why));
+	if (write(k.go, "q", 1) == 1)
+		waitpid(k.pid, &rc, 0);
+	close(k.go);
+	close(k.ready);
+	unsetenv("GPUPROF_CONTROL_DIR");
+	n = files_like(tmpdir, "launcher-", names, sizeof(names));
+	CHECKF(n == 2, "%d files: %s", n, names);
+	/* %n numbers files, not windows: the first window left none. */
+	snprintf(path, sizeof(path), "%s/launcher-1.gpuprof", tmpdir);
+	n = trace_kernels(path);
+	CHECKF(n == 40, "%s: %d kernels", path, n);
+	snprintf(path, sizeof(path), "%s/launcher-2.gpuprof", tmpdir);
+	n = trace_kernels(path);
+	CHECKF(n == 40, "%s: %d kernels", path, n);
+	tap_end();
+
+	tap_begin("start then exit without GPU work: no file");
+	snprintf(out, sizeof(out), "%s/idle-launcher", tmpdir);
+	atomic_store(&fake_ctx, 0);
+	CHECK(kid_start(&k, &ks) == 0);
+	setenv("GPUPROF_CONTROL_DIR", ctl, 1);
+	rc = ga_control_request(k.pid, "start\nduration_ms=10000000000\n\n", ans, sizeof(ans), why,
+				sizeof(why));
+	CHECKF(rc == 0 && strstr(ans, "cuda_context=no"), "start: %d %s %s", rc, ans, why);
+	usleep(200000);
+	rc = ga_control_request(k.pid, "status\n\n", ans, sizeof(ans), why, sizeof(why));
+	CHECKF(rc == 0 && strstr(ans, "state=tracing"), "a huge duration closed the window: %s", ans);
+	rc = ga_control_request(k.pid, "start\nduration_ms=18446744073709551615\n\n", ans,
+				sizeof(ans), why, sizeof(why));
+	CHECKF(rc == 1 && strstr(ans, "bad duration_ms"), "overflowing duration: %d %s", rc, ans);
+	unsetenv("GPUPROF_CONTROL_DIR");
+	if (write(k.go, "q", 1) == 1)
+		waitpid(k.pid, &rc, 0);
+	close(k.go);
+	close(k.ready);
+	n = files_like(tmpdir, "idle-launcher", names, sizeof(names));
+	CHECKF(n == 0, "files: %s", names);
+	tap_end();
+}
+
 /* ---- two real users ---- */
 
 static char users[3][32];
@@ -770,9 +1009,11 @@ int main(int argc, char **argv)
 	test_escape();
 	test_limits();
 	test_serve();
+	test_fuzz_inputs();
 	test_fallback_same_user();
 	test_peer_check();
 	test_list_parallel();
+	test_no_context();
 	test_two_users();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
