@@ -70,6 +70,12 @@ endif
 # makes the build tree and the install work on machines that lack it.
 LIBUNWIND_SO ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libunwind.so.8 /usr/lib/aarch64-linux-gnu/libunwind.so.8 /usr/lib64/libunwind.so.8))
 UNWIND_COPY := $(if $(LIBUNWIND_SO),$(BUILD)/lib/libunwind.so.8)
+# libdw (elfutils), which names launch-site frames, is loaded by the analyzer
+# at run time; copies of it and libelf in lib/ beside bin/ name frames on
+# machines without elfutils (the analyzer runs without either).
+LIBDW_SO ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libdw.so.1 /lib/x86_64-linux-gnu/libdw.so.1 /usr/lib/aarch64-linux-gnu/libdw.so.1 /usr/lib64/libdw.so.1))
+LIBELF_SO ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libelf.so.1 /lib/x86_64-linux-gnu/libelf.so.1 /usr/lib/aarch64-linux-gnu/libelf.so.1 /usr/lib64/libelf.so.1))
+DW_COPY := $(if $(and $(LIBDW_SO),$(LIBELF_SO)),$(BUILD)/lib/libdw.so.1 $(BUILD)/lib/libelf.so.1)
 
 # Without a CUDA toolkit (no cupti.h) make builds what reads traces: the
 # analyzer and the wrapper, as make analyzer does.
@@ -84,6 +90,12 @@ endif
 analyzer: $(ANALYZER) $(WRAPPER) $(DW_COPY)
 
 $(BUILD)/lib/libunwind.so.8: $(LIBUNWIND_SO)
+	@mkdir -p $(@D)
+	cp -L $< $@
+$(BUILD)/lib/libdw.so.1: $(LIBDW_SO)
+	@mkdir -p $(@D)
+	cp -L $< $@
+$(BUILD)/lib/libelf.so.1: $(LIBELF_SO)
 	@mkdir -p $(@D)
 	cp -L $< $@
 
@@ -250,6 +262,9 @@ fuzz:
 		-o $(BUILD)/fuzz/fuzz_nvtx test/fuzz/fuzz_nvtx.c cupti/nvtx_tool.c cupti/capture.c \
 		cupti/cupti_api.c $(filter-out preload/entry.c,$(wildcard preload/*.c)) -lzstd -ldl
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -pthread -o $(BUILD)/fuzz/fuzz_symbolize \
+		test/fuzz/fuzz_symbolize.c $(filter-out analyzer/main.c,$(ANA_SRC)) -lzstd -lsqlite3 -lstdc++ -lm -ldl
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ipreload -pthread -o $(BUILD)/fuzz/fuzz_control \
 		test/fuzz/fuzz_control.c preload/control.c preload/log.c -ldl
 	cp test/golden/*.gpuprof $(BUILD)/fuzz/corpus/
@@ -261,13 +276,16 @@ fuzz:
 	@mkdir -p $(BUILD)/fuzz/corpus-nvtx
 	$(BUILD)/fuzz/fuzz_nvtx -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -rss_limit_mb=4096 \
 		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus-nvtx
+	@mkdir -p $(BUILD)/fuzz/corpus-symbolize
+	$(BUILD)/fuzz/fuzz_symbolize -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=4096 \
+		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus-symbolize
 	@mkdir -p $(BUILD)/fuzz/corpus-control
 	$(BUILD)/fuzz/fuzz_control -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -rss_limit_mb=4096 \
 		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus-control
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
-	install -m 755 $(LIB) $(UNWIND_COPY) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB) $(UNWIND_COPY) $(DW_COPY) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(ANALYZER) $(WRAPPER) $(CALIBRATE) $(DESTDIR)$(PREFIX)/bin/
 
 clean:
