@@ -283,10 +283,51 @@ fuzz:
 	$(BUILD)/fuzz/fuzz_control -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -rss_limit_mb=4096 \
 		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus-control
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
-	install -m 755 $(LIB) $(UNWIND_COPY) $(DW_COPY) $(DESTDIR)$(PREFIX)/lib/
+# Man pages, one per command, made from the --help texts (scripts/mkman.sh);
+# the commands are those gpuprof --help lists (calibrate when it is built).
+GP_VERSION = $(shell sed -n 's/^\#define GA_VERSION "\(.*\)"/\1/p' analyzer/version.h)
+MAN_CMDS = $(filter-out $(if $(CALIBRATE),,calibrate),$(shell bash scripts/gpuprof --help | \
+	sed -n '/^Commands:/,/^$$/p' | awk '/^  [a-z]/ { print $$1 }'))
+MAN_PAGES = $(BUILD)/man/gpuprof.1 $(MAN_CMDS:%=$(BUILD)/man/gpuprof-%.1)
+man: $(ANALYZER) $(WRAPPER) $(CALIBRATE) scripts/mkman.sh
+	@mkdir -p $(BUILD)/man
+	$(call msg,MAN,$(BUILD)/man)
+	$(Q)bash scripts/mkman.sh $(BUILD)/man/gpuprof.1 gpuprof $(GP_VERSION) $(WRAPPER)
+	$(Q)for c in $(MAN_CMDS); do \
+		bash scripts/mkman.sh $(BUILD)/man/gpuprof-$$c.1 gpuprof-$$c $(GP_VERSION) \
+			$(WRAPPER) $$c || exit 1; \
+	done
+
+# Installed: the programs in bin/; the recorder and every library gpuprof
+# copies (libunwind, libdw, libelf) in lib/gpuprof/, where the loader never
+# looks for other programs (the recorder finds libunwind beside itself, the
+# analyzer libdw in ../lib/gpuprof/, the wrapper the recorder there); man
+# pages, bash completion and the documentation under share/.
+GP_LIBDIR = $(PREFIX)/lib/gpuprof
+MANDIR = $(PREFIX)/share/man/man1
+DOCDIR = $(PREFIX)/share/doc/gpuprof
+BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
+INSTALL_LIBS = $(if $(HAVE_CUDA),$(LIB) $(UNWIND_COPY)) $(DW_COPY)
+install: all man
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR) $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(BASHCOMPDIR) $(if $(strip $(INSTALL_LIBS)),$(DESTDIR)$(GP_LIBDIR))
 	install -m 755 $(ANALYZER) $(WRAPPER) $(CALIBRATE) $(DESTDIR)$(PREFIX)/bin/
+	$(if $(strip $(INSTALL_LIBS)),install -m 755 $(INSTALL_LIBS) $(DESTDIR)$(GP_LIBDIR)/)
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/
+	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -m 644 scripts/gpuprof-completion.bash $(DESTDIR)$(BASHCOMPDIR)/gpuprof
+
+# Removes what install put there (and lib/libgpuprof.so, where earlier
+# versions put the recorder), then the directories it leaves empty.
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,gpuprof gpuprof-analyze gpuprof-calibrate)
+	rm -f $(DESTDIR)$(PREFIX)/lib/libgpuprof.so
+	rm -rf $(DESTDIR)$(GP_LIBDIR) $(DESTDIR)$(DOCDIR)
+	rm -f $(DESTDIR)$(MANDIR)/gpuprof.1 $(DESTDIR)$(MANDIR)/gpuprof-*.1
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/gpuprof
+	-rmdir --ignore-fail-on-non-empty $(addprefix $(DESTDIR)$(PREFIX)/,bin lib share/man/man1 \
+		share/man share/doc share/bash-completion/completions share/bash-completion share) \
+		2>/dev/null
 
 clean:
 	rm -rf $(BUILD)

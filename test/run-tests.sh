@@ -4,7 +4,8 @@
 #   bash test/run-tests.sh BUILD_DIR            (make test)
 #
 # In order: the unit test binaries BUILD/test/test_*, the golden analyzer
-# tests (SQL over the SQLite export among them), the wrapper tests, a check of the fault shim the GPU tests preload,
+# tests (SQL over the SQLite export among them), the wrapper tests, the
+# build and install rules (install, man pages, uninstall), a check of the fault shim the GPU tests preload,
 # the GPU end-to-end tests (they skip without a GPU), and checks of the
 # recorder library's exported symbols and load-time dependencies.  Every
 # step prints "ok - ...", "not ok - ..." or "skip - ..." lines; they are
@@ -100,6 +101,11 @@ fi
 # --- wrapper tests (no GPU, no recorder)
 if [ -f scripts/test-wrapper.sh ]; then
 	run_step "wrapper" bash scripts/test-wrapper.sh "$build"
+fi
+
+# --- build rules, make install and make uninstall (no GPU)
+if [ -f test/install-checks.sh ]; then
+	run_step "install" bash test/install-checks.sh "$build"
 fi
 
 # --- the fault shim the GPU tests preload (no GPU needed)

@@ -276,12 +276,17 @@ static struct {
 	dbgd_end_fn end;
 } dbgd;
 
-/* dlopen name, else the copy in the lib directory beside the analyzer's bin. */
+/*
+ * dlopen name, else the copy in the lib directory beside the analyzer's
+ * bin: lib/gpuprof/ where installed (private to gpuprof), lib/ in the
+ * build tree.
+ */
 static void *open_lib(const char *name, const char *before)
 {
 	char exe[PATH_MAX], path[PATH_MAX + 32];
 	ssize_t n;
 	char *slash;
+	const char *sub = "lib/gpuprof";
 	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
 
 	if (h)
@@ -293,13 +298,16 @@ static void *open_lib(const char *name, const char *before)
 	if (!(slash = strrchr(exe, '/')))
 		return NULL;
 	*slash = '\0';
+	snprintf(path, sizeof(path), "%s/../%s/%s", exe, sub, name);
+	if (access(path, R_OK) != 0)
+		sub = "lib";
 	/* A copy's own dependency first, by path, so that its soname is found loaded. */
 	if (before) {
-		snprintf(path, sizeof(path), "%s/../lib/%s", exe, before);
+		snprintf(path, sizeof(path), "%s/../%s/%s", exe, sub, before);
 		if (access(path, R_OK) == 0)
 			dlopen(path, RTLD_NOW | RTLD_GLOBAL);
 	}
-	snprintf(path, sizeof(path), "%s/../lib/%s", exe, name);
+	snprintf(path, sizeof(path), "%s/../%s/%s", exe, sub, name);
 	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
 }
 
