@@ -709,13 +709,56 @@ def t_callsites(tools):
                   if any(fn in f for f in s.get("frames", [])))
         if got != want:
             errs.append("launches from %s: expected %d, got %d" % (fn, want, got))
-    # Built with -g: addr2line turns the caller frames into file:line.
-    if shutil.which("addr2line"):
-        frames = [f for s in js.get("launch_sites", []) for f in s.get("frames", [])]
-        if not any("site_a" in f and "callsites.cu:" in f for f in frames):
-            errs.append("no file:line (callsites.cu:N) on the site_a frame")
+    # Built with -g: libdw turns the caller frames into file:line.
+    frames = [f for s in js.get("launch_sites", []) for f in s.get("frames", [])]
+    if not any("site_a" in f and "callsites.cu:" in f for f in frames):
+        errs.append("no file:line (callsites.cu:N) on the site_a frame")
     if errs:
         raise Fail("; ".join(errs) + "; launch_sites: %s" % json.dumps(js.get("launch_sites", []))[:1500])
+
+
+def t_callsites_buildid(tools):
+    """The trace records each module's absolute path and build-id: its
+    frames are named from the very file that ran, wherever the report runs;
+    a file of another build at that path is refused (module+0xOFFSET and
+    the reason), and --symbol-path finds the right one elsewhere."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    app = os.path.join(tmp, "callsites")
+    shutil.copy(tools.app("callsites"), app)
+    run = traced(tools, [app], opts=["--backtrace=kernel"])
+    files = [os.path.abspath(f) for f in run.files]
+
+    def report(*extra):
+        rc, out, err = run_cmd([tools.analyzer, "report", "--no-timeline"] + list(extra) + files)
+        if rc != 0:
+            raise Fail("report exited %d: %s" % (rc, err[-500:]))
+        return out
+
+    # From another directory: the program's path is absolute, its build-id checked.
+    cwd = os.getcwd()
+    os.chdir("/")
+    try:
+        out = report()
+    finally:
+        os.chdir(cwd)
+    if "site_a (callsites.cu:" not in out or "unverified" in out:
+        raise Fail("the program's frames are not named as proven: %s" % out[-2000:])
+    if re.search(r"^  callsites: ", out, re.M):
+        raise Fail("the program's module was refused: %s" % out[-2000:])
+    # Another build at the recorded path: never its names.
+    saved = os.path.join(tmp, "saved")
+    os.mkdir(saved)
+    shutil.move(app, os.path.join(saved, "callsites"))
+    shutil.copy(tools.app("callsites_static"), app)
+    out = report()
+    if ("site_a" in out or ("callsites+0x" not in out and "(callsites)" not in out)
+            or "is another build" not in out):
+        raise Fail("another build at the recorded path was used: %s" % out[-2000:])
+    out = report("--symbol-path", saved)
+    if "site_a (callsites.cu:" not in out:
+        raise Fail("--symbol-path did not find the program: %s" % out[-2000:])
+    print("# callsites: named from the build-id's file, refused from another build")
 
 
 def t_callsites_static(tools):
@@ -2354,6 +2397,7 @@ TESTS = [
                               "cannot load")),
     ("callsites", t_callsites),
     ("callsites-static", t_callsites_static),
+    ("callsites-buildid", t_callsites_buildid),
     ("nvtx-threads", t_nvtx_threads),
     ("chrome-export", t_chrome_export),
     ("memuse", t_memuse),
