@@ -24,6 +24,12 @@
  *                       flight recorder's dump must hold the last memsets
  *                       of the sequence, in order.
  *
+ *   always_on launcher  asks for the device count only (no CUDA context,
+ *                       as torchrun's launcher), prints "ready"; then
+ *                       "gpu N" makes a context (once) and launches N
+ *                       kernels aon_work, answering "done"; "quit" prints
+ *                       the truth kernel.count.aon_work (all launches).
+ *
  *   always_on trigger nvtx|cuda-error
  *                       100 memsets, then the trigger: an NVTX mark named
  *                       "dump_here", or a cudaMalloc too large to succeed
@@ -117,6 +123,34 @@ static int windows(void)
 	return 0;
 }
 
+static int launcher(void)
+{
+	char line[128];
+	int n = 0, total = 0, *d = NULL;
+
+	CK(cudaGetDeviceCount(&n));
+	printf("ready\n");
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		if (!strncmp(line, "quit", 4))
+			break;
+		if (sscanf(line, "gpu %d", &n) != 1 || n < 0)
+			return 2;
+		if (!d)
+			CK(cudaMalloc(&d, 64 * sizeof(int)));
+		aon_launch(d, n, 0);
+		CK(cudaDeviceSynchronize());
+		total += n;
+		printf("done\n");
+		fflush(stdout);
+	}
+	if (d)
+		CK(cudaFree(d));
+	printf("TRUTH kernel.count.aon_work %d\n", total);
+	fflush(stdout);
+	return 0;
+}
+
 static int crash(long n)
 {
 	char *d;
@@ -166,8 +200,10 @@ int main(int argc, char **argv)
 		return trigger(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "windows"))
 		return windows();
+	if (argc == 2 && !strcmp(argv[1], "launcher"))
+		return launcher();
 	if (argc == 3 && !strcmp(argv[1], "crash"))
 		return crash(atol(argv[2]));
-	fprintf(stderr, "usage: always_on windows | always_on crash N | always_on trigger nvtx|cuda-error\n");
+	fprintf(stderr, "usage: always_on windows | always_on launcher | always_on crash N | always_on trigger nvtx|cuda-error\n");
 	return 2;
 }

@@ -1981,12 +1981,12 @@ class AlwaysOn:
     """always_on in its "windows" mode under a recorder configured by env,
     driven line by line; control() runs `gpuprof VERB ... PID`."""
 
-    def __init__(self, tools, env, tmp):
+    def __init__(self, tools, env, tmp, mode="windows"):
         self.tools = tools
         self.cenv = clean_env()
         self.cenv["GPUPROF_CONTROL_DIR"] = env["GPUPROF_CONTROL_DIR"]
         self.out = self.err = ""
-        self.p = subprocess.Popen([tools.app("always_on"), "windows"], stdin=subprocess.PIPE,
+        self.p = subprocess.Popen([tools.app("always_on"), mode], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                   universal_newlines=True, start_new_session=True)
         self.done = False
@@ -2102,6 +2102,54 @@ def t_always_on_windows(tools):
     print("# dormant, two windows: %d of 290 launches traced, windows %s"
           % (truth.get("kernel.count.aon_work", -1),
              ["%.1f ms" % ((r["end_ns"] - r["start_ns"]) / 1e6) for r in ranges]))
+
+
+def t_always_on_launcher(tools):
+    """A dormant launcher (always_on launcher: the device count only, no
+    CUDA context, as torchrun's parent): `gpuprof list` says it has no CUDA
+    context; `gpuprof start` says so and writes no file (the output
+    template's empty %q{RANK} would have named one); a window without GPU
+    work leaves none; GPU work inside a window creates the file, which
+    holds exactly that window's launches."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    env = always_on_env(tools, tmp, {"GPUPROF_START": "dormant",
+                                     "GPUPROF_OUTPUT": os.path.join(tmp, "dd-%q{RANK}")})
+    env.pop("RANK", None)
+    a = AlwaysOn(tools, env, tmp, mode="launcher")
+    try:
+        rc, out, err = run_cmd([tools.wrapper, "list"], a.cenv, TOOL_TIMEOUT)
+        row = [ln for ln in out.splitlines() if ln.split()[:1] == [str(a.p.pid)]]
+        if rc != 0 or len(row) != 1 or row[0].split()[2] != "no":
+            raise Fail("gpuprof list: rc %d, %r; stderr %s" % (rc, out, tail(err)))
+        said = a.control("start")
+        if "no CUDA context yet" not in said:
+            raise Fail("gpuprof start on a launcher said: %s" % tail(said))
+        a.control("stop")
+        if glob.glob(os.path.join(tmp, "*.gpuprof")):
+            raise Fail("a window without GPU work left %s" % glob.glob(os.path.join(tmp, "*")))
+        a.control("start")
+        a.say("gpu 50")
+        if len(glob.glob(os.path.join(tmp, "*.gpuprof"))) != 1:
+            raise Fail("GPU work in the window made no file: %s" % os.listdir(tmp))
+        st = a.control("status")
+        if not re.search(r"^cuda_context:?\s+yes$", st, re.M):
+            raise Fail("status after GPU work: %s" % tail(st))
+        a.control("stop")
+        a.say("gpu 20")
+        truth = a.quit()
+    finally:
+        a.kill()
+    files = glob.glob(os.path.join(tmp, "*.gpuprof"))
+    if len(files) != 1:
+        raise Fail("%d trace files: %s" % (len(files), files))
+    js = tools.export_json(files)
+    truth["kernel.count.aon_work"] = 50
+    errs = health(js) + compare(truth, js)
+    if errs:
+        raise Fail("; ".join(errs))
+    print("# dormant launcher: no file until its GPU work, then %s kernels in its window"
+          % js.get("counts", {}).get("kernel"))
 
 
 def dormant_run(tools, extra, steps, name="trace-%p"):
@@ -2443,6 +2491,7 @@ TESTS = [
     ("fault-signal-segv-preload", fault_signal("SEGV", how="preload")),
     ("fault-signal-term-preload", fault_signal("TERM", how="preload")),
     ("always-on-windows", t_always_on_windows),
+    ("always-on-launcher", t_always_on_launcher),
     ("always-on-window-stacks", t_always_on_window_stacks),
     ("always-on-metrics", t_always_on_metrics),
     ("always-on-graph-windows", t_always_on_graph_windows),
