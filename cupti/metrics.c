@@ -50,7 +50,7 @@
 #include "../preload/recorder.h"
 
 #include <gpuprof/peaks.h>
-#include <gpuprof/regex_guard.h>
+#include <gpuprof/regex.h>
 
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
@@ -61,7 +61,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
-#include <regex.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,7 +174,8 @@ static uint32_t launches_per_key;
 static int spread;                         /* --metrics-replay=launches */
 #define END_WORDS 16
 static uint64_t end_ids[END_WORDS];        /* driver callback ids of cuMemset*, cuMemcpy* */
-static regex_t kernel_re, nvtx_re;
+/* PCRE2, linked in statically and hidden; limits GP_REGEX_RECORDER (regex.h). */
+static struct gp_regex kernel_re, nvtx_re;
 static int have_kernel_re, have_nvtx_re;
 
 /*
@@ -473,26 +473,42 @@ static void no_permission(void)
 
 /* ---- configuration ---- */
 
-static int nvtx_match(const char *message)
+/*
+ * 1 when name matches re.  Any thread (an NVTX push, a launch's ENTER):
+ * no allocation once the expression's pool holds a slot per thread that
+ * matches at once.  A match stopped by a limit counts as no match; the
+ * first of each option is logged, the name cut and its control characters
+ * replaced.
+ */
+static int matches(struct gp_regex *re, const char *opt, const char *name)
 {
-	return regexec(&nvtx_re, message, 0, NULL, 0) == 0;
+	char cut[81], why[96];
+	size_t i;
+	int rc = gp_regex_match(re, name, strlen(name));
+
+	if (rc != GP_REGEX_LIMIT_FIRST)
+		return rc == 1;
+	for (i = 0; i < sizeof(cut) - 1 && name[i]; i++)
+		cut[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
+	cut[i] = 0;
+	gp_log("%s: matching '%s%s' stopped (%s); it and any other name the limits stop count "
+	       "as not matching", opt, cut, name[i] ? "..." : "", gp_regex_why(re, why, sizeof(why)));
+	return 0;
 }
 
-static int compile(regex_t *re, const char *what, const char *s)
+static int nvtx_match(const char *message)
 {
-	char msg[128];
-	int rc;
+	return matches(&nvtx_re, "--metrics-nvtx", message);
+}
 
-	if (gp_regex_size(s) > GP_REGEX_MAX_NODES) {
-		gp_log("%s=%s: the regular expression is too complex (its repetitions would compile "
-		       "to over %u nodes); metrics are off", what, s, GP_REGEX_MAX_NODES);
-		return -1;
-	}
-	rc = regcomp(re, s, REG_EXTENDED | REG_NOSUB);
-	if (!rc)
+/* At attach: a pattern PCRE2 cannot compile turns metrics off, saying where. */
+static int compile(struct gp_regex *re, const char *opt, const char *var, const char *s)
+{
+	char msg[200];
+
+	if (!gp_regex_compile(re, s, GP_REGEX_RECORDER, msg, sizeof(msg)))
 		return 0;
-	regerror(rc, re, msg, sizeof(msg));
-	gp_log("%s=%s: %s; metrics are off", what, s, msg);
+	gp_log("%s (%s): bad regular expression '%s': %s; metrics are off", opt, var, s, msg);
 	return -1;
 }
 
@@ -568,7 +584,7 @@ int gp_metrics_attach(const struct gp_config *cfg)
 	if (parse_names(cfg->metrics) < 0)
 		return 0;
 	if (cfg->metrics_kernels[0] &&
-	    compile(&kernel_re, "GPUPROF_METRICS_KERNELS", cfg->metrics_kernels) < 0)
+	    compile(&kernel_re, "--metrics-kernels", "GPUPROF_METRICS_KERNELS", cfg->metrics_kernels) < 0)
 		return 0;
 	have_kernel_re = cfg->metrics_kernels[0] != 0;
 	if (cfg->metrics_nvtx[0]) {
@@ -576,7 +592,7 @@ int gp_metrics_attach(const struct gp_config *cfg)
 			gp_log("GPUPROF_METRICS_NVTX needs NVTX tracing (--trace with nvtx); metrics are off");
 			return 0;
 		}
-		if (compile(&nvtx_re, "GPUPROF_METRICS_NVTX", cfg->metrics_nvtx) < 0)
+		if (compile(&nvtx_re, "--metrics-nvtx", "GPUPROF_METRICS_NVTX", cfg->metrics_nvtx) < 0)
 			return 0;
 		have_nvtx_re = 1;
 		gp_nvtxtool_set_match(nvtx_match);
@@ -1358,12 +1374,12 @@ static int name_selected(const char *name)
 		return 1;
 	if (!name)
 		return 0;
-	if (regexec(&kernel_re, name, 0, NULL, 0) == 0)
+	if (matches(&kernel_re, "--metrics-kernels", name))
 		return 1;
 	/* Once per kernel and configuration: the demangler allocates. */
 	if (!cxa_demangle || !(dem = cxa_demangle(name, NULL, NULL, &status)) || status)
 		return 0;
-	hit = regexec(&kernel_re, dem, 0, NULL, 0) == 0;
+	hit = matches(&kernel_re, "--metrics-kernels", dem);
 	free(dem);
 	return hit;
 }

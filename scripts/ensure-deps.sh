@@ -5,6 +5,8 @@
 #
 #   compiler, make            gcc, libc6-dev, make
 #   zstd (static + header)    libzstd-dev     (linked into libgpuprof.so)
+#   PCRE2 (static + header)   libpcre2-dev    (regular expressions: linked into
+#                                              libgpuprof.so, libpcre2-8 in the analyzer)
 #   libunwind headers         libunwind-dev   (call stacks)
 #   SQLite library + header   libsqlite3-dev  (export --format sqlite; analyzer only)
 #   elfutils headers          libdw-dev, libelf-dev (frame names; libdw is loaded
@@ -37,9 +39,12 @@ command -v "${CC:-cc}" >/dev/null 2>&1 || pkgs+=(gcc libc6-dev)
 command -v make >/dev/null 2>&1 || pkgs+=(make)
 command -v python3 >/dev/null 2>&1 || pkgs+=(python3)
 have_file /usr/include/zstd.h /usr/local/include/zstd.h || pkgs+=(libzstd-dev)
+have_file /usr/include/pcre2.h /usr/local/include/pcre2.h || pkgs+=(libpcre2-dev)
 if [ "$only_analyzer" = 0 ]; then
 	have_file /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/aarch64-linux-gnu/libzstd.a \
 		/usr/lib64/libzstd.a /usr/lib/libzstd.a || pkgs+=(libzstd-dev)
+	have_file /usr/lib/x86_64-linux-gnu/libpcre2-8.a /usr/lib/aarch64-linux-gnu/libpcre2-8.a \
+		/usr/lib64/libpcre2-8.a /usr/lib/libpcre2-8.a || pkgs+=(libpcre2-dev)
 	have_file /usr/include/libunwind.h /usr/include/x86_64-linux-gnu/libunwind.h \
 		/usr/include/aarch64-linux-gnu/libunwind.h || pkgs+=(libunwind-dev)
 fi

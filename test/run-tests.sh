@@ -145,17 +145,18 @@ else
 		fi
 	fi
 
-	# zstd is linked in statically, CUPTI is dlopen()ed and libunwind is
-	# optional: none of them may be a load-time dependency.
+	# zstd and PCRE2 are linked in statically (GPU machines may lack
+	# libpcre2), CUPTI is dlopen()ed and libunwind is optional: none of them
+	# may be a load-time dependency.
 	if ! dyn=$(readelf -d "$lib" 2>&1); then
 		emit "not ok - recorder dependencies: readelf failed: $dyn"
 	else
-		bad=$(printf '%s\n' "$dyn" | grep '(NEEDED)' | grep -Eio 'lib(zstd|unwind|cupti)[^] ]*' |
+		bad=$(printf '%s\n' "$dyn" | grep '(NEEDED)' | grep -Eio 'lib(zstd|pcre|unwind|cupti)[^] ]*' |
 			sort -u | tr '\n' ' ')
 		if [ -n "$bad" ]; then
 			emit "not ok - recorder dependencies: NEEDED $bad"
 		else
-			emit "ok - recorder needs no zstd, libunwind or CUPTI at load time"
+			emit "ok - recorder needs no zstd, PCRE2, libunwind or CUPTI at load time"
 		fi
 	fi
 fi

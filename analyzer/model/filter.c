@@ -1,16 +1,14 @@
 /*
- * Activity filters (see filter.h).  Runs offline only.
+ * Activity filters (see filter.h).  Regular expressions are PCRE2's, with
+ * the analyzer's limits (include/gpuprof/regex.h): a match stopped by one
+ * counts as no match and is reported once per option on stderr.  Runs
+ * offline only.
  */
 #include "model/filter.h"
 
-#include <gpuprof/regex_guard.h>
-
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 void ga_filter_init(struct ga_filter *f)
 {
@@ -19,10 +17,8 @@ void ga_filter_init(struct ga_filter *f)
 
 void ga_filter_free(struct ga_filter *f)
 {
-	if (f->has_nvtx)
-		regfree(&f->nvtx_re);
-	if (f->has_kernel)
-		regfree(&f->kernel_re);
+	gp_regex_free(&f->nvtx_re);
+	gp_regex_free(&f->kernel_re);
 	free(f->devices);
 	free(f->kmatch);
 	ga_buf_free(&f->desc);
@@ -40,65 +36,39 @@ static int describe(struct ga_filter *f, const char *opt, const char *arg, int q
 			     quote ? "'" : "", arg, quote ? "'" : "");
 }
 
-/*
- * 1 when regcomp compiles arg within COMPILE_SECONDS, tried in a child
- * process first: glibc's regcomp takes exponential time or memory on some
- * short patterns that no size estimate foresees ("$((((((%?)+)+)+)+)+)": 6 s
- * and 2 MB; one more level: minutes), and a child that runs out of time or
- * memory ends alone.  Filters are set while the analyzer has one thread.
- * An invalid pattern counts as compiling: the caller's regcomp reports it.
- */
-#define COMPILE_SECONDS 2
-
-static int compiles_in_time(const char *arg)
-{
-	pid_t pid;
-	int st;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return 1; /* no check possible: compile as before */
-	if (pid == 0) {
-		regex_t re;
-
-		alarm(COMPILE_SECONDS);
-		_exit(regcomp(&re, arg, REG_EXTENDED | REG_NOSUB) ? 1 : 0);
-	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return 1;
-	return WIFEXITED(st);
-}
-
-static int set_regex(regex_t *re, int *has, const char *opt, const char *arg, char *err,
+static int set_regex(struct gp_regex *re, int *has, const char *opt, const char *arg, char *err,
 		     size_t n)
 {
-	char why[256];
-	int rc;
+	char why[200];
 
 	if (*has) {
 		snprintf(err, n, "--%s given twice", opt);
 		return -1;
 	}
-	if (gp_regex_size(arg) > GP_REGEX_MAX_NODES) {
-		snprintf(err, n, "--%s: regular expression '%s' is too complex (its repetitions "
-			 "would compile to over %u nodes)", opt, arg, GP_REGEX_MAX_NODES);
-		return -1;
-	}
-	if (!compiles_in_time(arg)) {
-		snprintf(err, n, "--%s: regular expression '%s' is too costly to compile (over "
-			 "%d s or out of memory)", opt, arg, COMPILE_SECONDS);
-		return -1;
-	}
-	rc = regcomp(re, arg, REG_EXTENDED | REG_NOSUB);
-	if (rc) {
-		regerror(rc, re, why, sizeof(why));
-		regfree(re);
+	if (gp_regex_compile(re, arg, GP_REGEX_ANALYZER, why, sizeof(why))) {
 		snprintf(err, n, "--%s: bad regular expression '%s': %s", opt, arg, why);
 		return -1;
 	}
 	*has = 1;
+	return 0;
+}
+
+/*
+ * 1 when name matches re.  A match stopped by a limit counts as no match;
+ * the first of each option is reported, with the name cut and its control
+ * characters replaced (a trace's names are not to drive the terminal).
+ */
+static int matches(struct gp_regex *re, const char *opt, const char *name)
+{
+	char cut[128], why[128];
+	int rc = gp_regex_match(re, name, strlen(name));
+
+	if (rc != GP_REGEX_LIMIT_FIRST)
+		return rc == 1;
+	fprintf(stderr, "gpuprof: --%s: matching '", opt);
+	ga_fmt_put(stderr, ga_fmt_trunc(cut, sizeof(cut), name, 60));
+	fprintf(stderr, "' stopped (%s); it and any other name the limits stop count as not "
+		"matching\n", gp_regex_why(re, why, sizeof(why)));
 	return 0;
 }
 
@@ -202,8 +172,8 @@ static int kernel_kept(struct ga_filter *f, struct ga_model *m, uint32_t name)
 	}
 	if (!f->kmatch[name]) {
 		/* The short form too, so that '^ns::axpy' finds "void ns::axpy<float>(...)". */
-		int hit = regexec(&f->kernel_re, ga_strtab_full(&m->strs, name), 0, NULL, 0) == 0 ||
-			  regexec(&f->kernel_re, ga_strtab_short(&m->strs, name), 0, NULL, 0) == 0;
+		int hit = matches(&f->kernel_re, "kernel", ga_strtab_full(&m->strs, name)) ||
+			  matches(&f->kernel_re, "kernel", ga_strtab_short(&m->strs, name));
 
 		f->kmatch[name] = hit ? 1 : 2;
 	}
@@ -266,8 +236,8 @@ void ga_filter_bind(struct ga_filter *f, struct ga_ranges *nx, struct ga_model *
 
 		/* "name" or, in a domain, "domain:name" too. */
 		k->match = f->has_nvtx &&
-			   (regexec(&f->nvtx_re, ga_model_str(m, k->name), 0, NULL, 0) == 0 ||
-			    regexec(&f->nvtx_re, ga_model_str(m, k->label), 0, NULL, 0) == 0);
+			   (matches(&f->nvtx_re, "nvtx", ga_model_str(m, k->name)) ||
+			    matches(&f->nvtx_re, "nvtx", ga_model_str(m, k->label)));
 	}
 	f->nx = nx;
 	if (!ga_filter_active(f) && !nx->nranges && !nx->site_of) {

@@ -8,9 +8,10 @@
 #ifndef GA_ANALYZER_FILTER_H
 #define GA_ANALYZER_FILTER_H
 
-#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <gpuprof/regex.h>
 
 #include "model/model.h"
 #include "model/ranges.h"
@@ -37,10 +38,10 @@
 	"                  (other kinds are dropped)\n"                        \
 	"  --device N      keep activities of device N (repeat, or N,M,...)\n" \
 	"  --kind LIST     keep these kinds: kernel,memcpy,memset,graph\n"     \
-	"                  REGEX: POSIX extended, matched anywhere in the name\n"
+	"                  REGEX: Python re syntax (PCRE2), matched anywhere in the name\n"
 
 struct ga_filter {
-	regex_t nvtx_re, kernel_re;
+	struct gp_regex nvtx_re, kernel_re;
 	int has_nvtx, has_kernel;
 	uint32_t kinds;            /* 1 << enum ga_act_kind; 0: every kind */
 	uint32_t *devices;
@@ -58,7 +59,8 @@ void ga_filter_free(struct ga_filter *f);
 /*
  * Apply one command-line option.  Returns 1 when opt is a filter option
  * and arg is valid, 0 when opt is not a filter option, -1 when arg is
- * invalid (err says why: "--nvtx: bad regex '(': ...").
+ * invalid (err says why: "--nvtx: bad regular expression '(': missing
+ * closing parenthesis at offset 1").
  */
 int ga_filter_option(struct ga_filter *f, int opt, const char *arg, char *err, size_t n);
 
