@@ -8,9 +8,25 @@
  *
  * Layout: one process per traced process, named by rank, command line,
  * pid and host (so that merged jobs are never ambiguous), sorted by rank,
- * with a pid of its own however many processes share one (pid_for()); one track per GPU stream (thread ids above
- * any Linux tid), named "cuda:D stream S", sorted after the host threads;
- * host threads by their tids and, where the trace has them, names.
+ * with a pid of its own however many processes share one (pid_for());
+ * one track per GPU stream (thread ids above any Linux tid), named
+ * "cuda:D stream S", sorted after the host threads; host threads by their
+ * tids and, where the trace has them, names.
+ *
+ * Every track nests, as Perfetto needs (test/golden/nest-checks.py): a
+ * host thread's track holds its API calls and its push/pop ranges of the
+ * default NVTX domain; the push/pop ranges of another domain, whose stack
+ * is its own and may cross the default one's (NCCL's around a step), are
+ * on a track of the thread and domain, "NVTX D [tid T]".  A slice that
+ * would cross one already on its track goes on the track's next lane
+ * (another thread id, named after the track with "(overlapping)"), and so
+ * does a GPU activity that overlaps one on its stream's track (a kernel
+ * profiled by kernel replay has no GPU times: it is placed at its launch
+ * call).  The ranges' lanes are laid out at the first event, when every
+ * range is known (layout()); API calls and activities find theirs as they
+ * stream, each lane keeping its last LANE_KEEP top-level slices (older
+ * ones summed up in one span that nothing may cross: see lane_fits()).
+ * A flow arrow starts on the launching thread's own track.
  *
  * Times: "ts" and "dur" are microseconds with three decimals, relative to
  * a base (the whole second at or before the traces' first record, written
@@ -40,11 +56,53 @@
 
 /* GPU streams get thread ids above any Linux tid (pid_max <= 2^22). */
 #define GPU_TID_BASE 0x40000000u
+/* Host tracks of no thread of their own (NVTX domains, lanes): also above. */
+#define HOST_TID_BASE 0x20000000u
 #define NS_PER_S 1000000000ull
+/* Top-level slices a lane keeps to check the next ones against. */
+#define LANE_KEEP 8
+/* Range boundaries inside one API call looked at before giving up (its thread is in the call). */
+#define CROSS_LOOK 64
+
+/*
+ * One lane of a track: a thread id and the last top-level slices on it,
+ * disjoint, by start; s[0], e[0] may be the span of all older ones.
+ */
+struct lane {
+	uint32_t tid;
+	uint32_t next;             /* the track's next lane: index + 1, 0 none */
+	uint32_t n;
+	uint64_t s[LANE_KEEP + 1], e[LANE_KEEP + 1];   /* one more while one is put */
+};
+
+/* A track of ranges named at the end, when its process is known: "NVTX D [tid T]". */
+struct range_track {
+	uint32_t proc, tid;        /* tid: the track's */
+	uint32_t thread;           /* the thread whose ranges it holds */
+	uint32_t domain;           /* strtab id, 0 the default domain */
+	int overlapping;           /* a lane after the first */
+};
+
+/* The ranges on one thread's own track, for its API calls to nest with. */
+struct range_seg {
+	size_t off, n;             /* into by_start and by_end */
+};
 
 struct chrome {
-	struct ga_map streams;     /* (proc << 32 | device, context << 32 | stream) -> tid */
-	uint32_t nstreams;
+	struct ga_map streams;     /* (proc << 32 | device, context << 32 | stream) -> lane + 1 */
+	uint32_t nstreams;         /* GPU thread ids handed out */
+	struct ga_map threads;     /* (proc, tid) -> the thread's API lane + 1 */
+	uint32_t nhost;            /* host thread ids handed out */
+	struct lane *lanes;
+	size_t nlanes, caplanes;
+	int laid_out;              /* the ranges' tracks chosen (layout()) */
+	uint32_t *range_tid;       /* per range of rg: its track's thread id */
+	uint32_t *by_start, *by_end;   /* ranges on their thread's own track, per thread */
+	struct range_seg *segs;
+	size_t nsegs, capsegs;
+	struct ga_map seg_map;     /* (proc, tid) -> segs index + 1 */
+	struct range_track *rtracks;   /* the range tracks that are no thread's own */
+	size_t nrtracks, caprtracks;
 	uint8_t *proc_seen;
 	size_t capseen;
 	uint32_t *chrome_pid;      /* per process: its pid, made unique */
@@ -131,6 +189,125 @@ static void gpu_track_meta(struct ga_jw *w, uint32_t pid, uint32_t tid, const ch
 	ga_jw_ku64(w, "sort_index", tid);
 	ga_jw_end(w);
 	ga_jw_end(w);
+}
+
+/* A host track's name; no sort index: it sorts by its thread id, after the threads'. */
+static void host_track_meta(struct ga_jw *w, uint32_t pid, uint32_t tid, const char *name)
+{
+	meta_head(w, "thread_name", pid, &tid);
+	ga_jw_kcstr(w, "name", name);
+	ga_jw_end(w);
+	ga_jw_end(w);
+}
+
+/* A new lane on thread id tid: its index, or -1 out of memory. */
+static long lane_new(struct chrome *c, uint32_t tid)
+{
+	struct lane *l;
+
+	if (c->nlanes >= UINT32_MAX - 1 ||
+	    ga_util_grow(&c->lanes, &c->caplanes, c->nlanes + 1, sizeof(*c->lanes)))
+		return -1;
+	l = &c->lanes[c->nlanes];
+	memset(l, 0, sizeof(*l));
+	l->tid = tid;
+	return (long)c->nlanes++;
+}
+
+/*
+ * Whether [s, e) may go on lane l: against each slice kept, disjoint, or
+ * (nest: host tracks) containing it; on GPU tracks nothing may overlap.  A
+ * slice inside a kept one does not fit, as the kept one's children are
+ * forgotten and it might cross one; in the usual order (a call's record
+ * comes after those of the calls it makes, activities of a stream one
+ * after the other) that does not happen.
+ */
+static int lane_fits(const struct lane *l, int nest, uint64_t s, uint64_t e)
+{
+	/* Kept slices are disjoint and by start: the last ends last. */
+	if (!l->n || s >= l->e[l->n - 1])
+		return 1;
+	for (uint32_t i = 0; i < l->n; i++) {
+		if (l->e[i] <= s || e <= l->s[i])
+			continue;
+		if (nest && s <= l->s[i] && l->e[i] <= e)
+			continue;
+		return 0;
+	}
+	return 1;
+}
+
+/* Put [s, e), which fits, on lane l: it replaces what it contains. */
+static void lane_put(struct lane *l, uint64_t s, uint64_t e)
+{
+	uint32_t i, j = 0;
+
+	for (i = 0; i < l->n; i++) {
+		if (s <= l->s[i] && l->e[i] <= e)
+			continue;
+		l->s[j] = l->s[i];
+		l->e[j] = l->e[i];
+		j++;
+	}
+	for (i = j; i > 0 && l->s[i - 1] > s; i--) {
+		l->s[i] = l->s[i - 1];
+		l->e[i] = l->e[i - 1];
+	}
+	l->s[i] = s;
+	l->e[i] = e;
+	l->n = j + 1;
+	if (l->n > LANE_KEEP) {
+		/* The two first become one span: disjoint, by start, it ends before the third. */
+		l->e[0] = l->e[1] > l->e[0] ? l->e[1] : l->e[0];
+		memmove(&l->s[1], &l->s[2], (LANE_KEEP - 1) * sizeof(l->s[0]));
+		memmove(&l->e[1], &l->e[2], (LANE_KEEP - 1) * sizeof(l->e[0]));
+		l->n = LANE_KEEP;
+	}
+}
+
+/*
+ * The thread id for [s, t) on a track: *head is its first lane + 1 (0: a
+ * new track, whose first lane gets tid0, or when tid0 is UINT32_MAX a new
+ * GPU thread id named name).  It goes on the first lane it fits in (the
+ * first only when first_ok), else on a new one, named name "
+ * (overlapping)".  Returns 0, or -1 out of memory.
+ */
+static int place(struct ga_export *e, uint32_t pid, uint32_t *head, uint32_t tid0, int gpu,
+		 int first_ok, const char *name, uint64_t s, uint64_t t, uint32_t *tid)
+{
+	struct chrome *c = e->state;
+	char lname[160];
+	long i, last = -1;
+
+	if (!*head) {
+		if (tid0 == UINT32_MAX) {
+			tid0 = GPU_TID_BASE + c->nstreams++;
+			gpu_track_meta(&e->jw, pid, tid0, name);
+		}
+		if ((i = lane_new(c, tid0)) < 0)
+			return -1;
+		*head = (uint32_t)i + 1;
+	}
+	for (i = (long)*head - 1; i >= 0; i = (long)c->lanes[i].next - 1) {
+		last = i;
+		if ((i != (long)*head - 1 || first_ok) && lane_fits(&c->lanes[i], !gpu, s, t))
+			break;
+	}
+	if (i < 0) {
+		uint32_t ntid = gpu ? GPU_TID_BASE + c->nstreams++ : HOST_TID_BASE + c->nhost++;
+
+		if ((i = lane_new(c, ntid)) < 0)
+			return -1;
+		c->lanes[last].next = (uint32_t)i + 1;
+		snprintf(lname, sizeof(lname), "%s (overlapping)", name);
+		if (gpu)
+			gpu_track_meta(&e->jw, pid, ntid, lname);
+		else
+			host_track_meta(&e->jw, pid, ntid, lname);
+	}
+	lane_put(&c->lanes[i], s, t);
+	*tid = c->lanes[i].tid;
+	return 0;
 }
 
 /* "rank 1: python3 train.py [4242] on node7" */
@@ -241,26 +418,216 @@ static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 	return 0;
 }
 
+/* The thread id of a's lane of its stream's track. */
 static int stream_track(struct ga_export *e, const struct ga_act *a, uint32_t pid,
 			uint32_t *tid)
 {
 	struct chrome *c = e->state;
-	struct ga_jw *w = &e->jw;
 	uint32_t *slot;
 	char tname[64];
-	int r;
 
-	r = ga_map_insert(&c->streams, (uint64_t)a->proc << 32 | a->device_id,
-			  (uint64_t)a->context << 32 | a->stream, &slot);
-	if (r < 0)
+	if (ga_map_insert(&c->streams, (uint64_t)a->proc << 32 | a->device_id,
+			  (uint64_t)a->context << 32 | a->stream, &slot) < 0)
 		return -1;
-	if (r == 1) {
-		*slot = GPU_TID_BASE + c->nstreams++;
-		snprintf(tname, sizeof(tname), "cuda:%u stream %u", a->device_id, a->stream);
-		gpu_track_meta(w, pid, *slot, tname);
+	snprintf(tname, sizeof(tname), "cuda:%u stream %u", a->device_id, a->stream);
+	return place(e, pid, slot, UINT32_MAX, 1, 1, tname, a->start, a->end, tid);
+}
+
+/* Ranges of rg by (process, thread, start, end descending). */
+static int cmp_range(const void *pa, const void *pb, void *ctx)
+{
+	const struct ga_ranges *rg = ctx;
+	const struct ga_ranges_range *a = &rg->ranges[*(const uint32_t *)pa];
+	const struct ga_ranges_range *b = &rg->ranges[*(const uint32_t *)pb];
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->end != b->end)
+		return a->end > b->end ? -1 : 1;
+	return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
+}
+
+static int cmp_range_end(const void *pa, const void *pb, void *ctx)
+{
+	const struct ga_ranges *rg = ctx;
+	uint64_t a = rg->ranges[*(const uint32_t *)pa].end, b = rg->ranges[*(const uint32_t *)pb].end;
+
+	if (a != b)
+		return a < b ? -1 : 1;
+	return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
+}
+
+/* A lane of ranges while they are laid out: the ends of the ranges open on it. */
+struct stack {
+	uint64_t *end;
+	size_t n, cap;
+	uint32_t tid;
+	uint32_t domain;           /* strtab id, 0 the default domain */
+};
+
+/*
+ * The track and lane of every push/pop range (range_tid): per thread, the
+ * default domain on the thread's own track, every other domain on a track
+ * of its own; in each, a range goes on the first lane where it nests in
+ * the innermost range still open there, or on a new lane.  Then, per
+ * thread, the ranges on its own track by start and by end, for the API
+ * calls to be checked against (crosses_ranges()).  Once, at the first
+ * event: the index pass has found every range by then.
+ */
+static int layout(struct ga_export *e)
+{
+	struct chrome *c = e->state;
+	const struct ga_ranges *rg = &e->an->rg;
+	size_t n = rg->nranges, i, j, k, nby = 0, nst = 0, capst = 0;
+	struct stack *st = NULL;
+	uint32_t *ord;
+	int rc = -1;
+
+	c->laid_out = 1;
+	if (!n)
+		return 0;
+	ord = malloc(n * sizeof(*ord));
+	c->range_tid = calloc(n, sizeof(*c->range_tid));
+	c->by_start = malloc(n * sizeof(*c->by_start));
+	c->by_end = malloc(n * sizeof(*c->by_end));
+	if (!ord || !c->range_tid || !c->by_start || !c->by_end)
+		goto out;
+	for (i = 0; i < n; i++)
+		ord[i] = (uint32_t)i;
+	qsort_r(ord, n, sizeof(*ord), cmp_range, (void *)rg);
+	for (i = 0; i < n; i = j) {
+		const struct ga_ranges_range *r0 = &rg->ranges[ord[i]];
+		size_t seg = nby;
+		uint32_t *slot;
+
+		for (j = i; j < n && rg->ranges[ord[j]].proc == r0->proc &&
+			    rg->ranges[ord[j]].tid == r0->tid; j++)
+			;
+		for (k = 0; k < nst; k++)
+			free(st[k].end);
+		nst = 0;
+		for (k = i; k < j; k++) {
+			const struct ga_ranges_range *r = &rg->ranges[ord[k]];
+			uint32_t dom = rg->keys[r->key].domain;
+			size_t l, first = SIZE_MAX;
+
+			if (!r->pushpop)
+				continue;
+			for (l = 0; l < nst; l++) {
+				if (st[l].domain != dom)
+					continue;
+				if (first == SIZE_MAX)
+					first = l;
+				while (st[l].n && st[l].end[st[l].n - 1] <= r->start)
+					st[l].n--;
+				if (!st[l].n || st[l].end[st[l].n - 1] >= r->end)
+					break;
+			}
+			if (l == nst) {
+				if (ga_util_grow(&st, &capst, nst + 1, sizeof(*st)))
+					goto out;
+				memset(&st[l], 0, sizeof(st[l]));
+				st[l].domain = dom;
+				if (first == SIZE_MAX && !dom) {
+					st[l].tid = r->tid;
+				} else {
+					struct range_track *t;
+
+					/* Named at the end: the process is not read yet. */
+					if (ga_util_grow(&c->rtracks, &c->caprtracks, c->nrtracks + 1,
+							 sizeof(*c->rtracks)))
+						goto out;
+					st[l].tid = HOST_TID_BASE + c->nhost++;
+					t = &c->rtracks[c->nrtracks++];
+					t->proc = r->proc;
+					t->tid = st[l].tid;
+					t->thread = r->tid;
+					t->domain = dom;
+					t->overlapping = first != SIZE_MAX;
+				}
+				nst++;
+			}
+			if (ga_util_grow(&st[l].end, &st[l].cap, st[l].n + 1, sizeof(uint64_t)))
+				goto out;
+			st[l].end[st[l].n++] = r->end;
+			c->range_tid[ord[k]] = st[l].tid;
+			if (st[l].tid == r->tid)
+				c->by_start[nby++] = ord[k];
+		}
+		if (nby == seg)
+			continue;
+		if (ga_util_grow(&c->segs, &c->capsegs, c->nsegs + 1, sizeof(*c->segs)) ||
+		    ga_map_insert(&c->seg_map, r0->proc, r0->tid, &slot) < 0)
+			goto out;
+		c->segs[c->nsegs].off = seg;
+		c->segs[c->nsegs].n = nby - seg;
+		*slot = (uint32_t)++c->nsegs;
+		memcpy(c->by_end + seg, c->by_start + seg, (nby - seg) * sizeof(*c->by_end));
+		qsort_r(c->by_end + seg, nby - seg, sizeof(*c->by_end), cmp_range_end, (void *)rg);
 	}
-	*tid = *slot;
+	rc = 0;
+out:
+	for (k = 0; k < nst; k++)
+		free(st[k].end);
+	free(st);
+	free(ord);
+	return rc;
+}
+
+/*
+ * Whether an API call [s, t) of thread (proc, tid) would cross a range on
+ * the thread's own track: one that starts inside it and ends after, or
+ * ends inside it and started before.  A thread is inside its call while it
+ * makes it, so no range should start or end there: past CROSS_LOOK such
+ * boundaries it counts as crossing.
+ */
+static int crosses_ranges(const struct chrome *c, const struct ga_ranges *rg, uint32_t proc,
+			  uint32_t tid, uint64_t s, uint64_t t)
+{
+	const uint32_t *v = ga_map_find(&c->seg_map, proc, tid);
+	const uint32_t *a;
+	size_t lo, hi, n, look = 0;
+
+	if (!v)
+		return 0;
+	n = c->segs[*v - 1].n;
+	a = c->by_start + c->segs[*v - 1].off;
+	for (lo = 0, hi = n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rg->ranges[a[mid]].start <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && rg->ranges[a[lo]].start < t; lo++)
+		if (++look > CROSS_LOOK || rg->ranges[a[lo]].end > t)
+			return 1;
+	a = c->by_end + c->segs[*v - 1].off;
+	for (lo = 0, hi = n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rg->ranges[a[mid]].end <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && rg->ranges[a[lo]].end < t; lo++)
+		if (++look > CROSS_LOOK || rg->ranges[a[lo]].start < s)
+			return 1;
 	return 0;
+}
+
+/* layout() once, at the first event. */
+static int laid_out(struct ga_export *e)
+{
+	struct chrome *c = e->state;
+
+	return c->laid_out ? 0 : layout(e);
 }
 
 /* A flow from the API call that launched a (on its host thread) to a itself. */
@@ -311,7 +678,7 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	uint64_t api_t;
 	char kb[16];
 
-	if (proc_seen(e, m, a->proc))
+	if (laid_out(e) || proc_seen(e, m, a->proc))
 		return -1;
 	pid = c->chrome_pid[a->proc];
 	if (stream_track(e, a, pid, &tid))
@@ -380,15 +747,24 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 	struct ga_export *e = ctx;
 	struct chrome *c = e->state;
 	struct ga_jw *w = &e->jw;
+	uint32_t *slot, tid;
+	char name[32];
 
-	if (proc_seen(e, m, a->proc))
+	if (laid_out(e) || proc_seen(e, m, a->proc))
+		return -1;
+	if (ga_map_insert(&c->threads, a->proc, a->tid, &slot) < 0)
+		return -1;
+	snprintf(name, sizeof(name), "tid %u", a->tid);
+	if (place(e, c->chrome_pid[a->proc], slot, a->tid, 0,
+		  !crosses_ranges(c, &e->an->rg, a->proc, a->tid, a->start, a->end), name, a->start,
+		  a->end, &tid))
 		return -1;
 	ga_jw_obj(w, GA_JW_COMPACT);
 	ksid(w, "name", m, a->name);
 	ga_jw_kcstr(w, "cat", "api");
 	ga_jw_kcstr(w, "ph", "X");
 	ga_jw_ku64(w, "pid", c->chrome_pid[a->proc]);
-	ga_jw_ku64(w, "tid", a->tid);
+	ga_jw_ku64(w, "tid", tid);
 	kts(e, "ts", a->start);
 	kdur(w, a->end - a->start);
 	ga_jw_key(w, "args");
@@ -483,7 +859,7 @@ static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_range
 			ga_jw_kcstr(w, "cat", "nvtx");
 			ga_jw_kcstr(w, "ph", "X");
 			ga_jw_ku64(w, "pid", c->chrome_pid[r->proc]);
-			ga_jw_ku64(w, "tid", r->tid);
+			ga_jw_ku64(w, "tid", c->range_tid[i]);
 			kts(e, "ts", r->start);
 			kdur(w, r->end - r->start);
 			range_args(w, m, r, k);
@@ -506,6 +882,28 @@ static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_range
 		}
 	}
 	return ferror(e->out) || w->err ? -1 : 0;
+}
+
+/* The names of the range tracks that are no thread's own (layout()). */
+static int range_track_names(struct ga_export *e, struct ga_model *m)
+{
+	struct chrome *c = e->state;
+	char name[160];
+
+	for (size_t i = 0; i < c->nrtracks; i++) {
+		const struct range_track *t = &c->rtracks[i];
+
+		if (proc_seen(e, m, t->proc))
+			return -1;
+		if (t->domain)
+			snprintf(name, sizeof(name), "NVTX %.100s [tid %u]%s",
+				 ga_model_str(m, t->domain), t->thread,
+				 t->overlapping ? " (overlapping)" : "");
+		else
+			snprintf(name, sizeof(name), "tid %u (overlapping)", t->thread);
+		host_track_meta(&e->jw, c->chrome_pid[t->proc], t->tid, name);
+	}
+	return 0;
 }
 
 /* NVTX marks as instant events on their thread. */
@@ -643,23 +1041,19 @@ static int metrics_launch(struct ga_export *e, struct ga_model *m, uint32_t proc
 	double flops, dram, secs = (double)r->duration * 1e-9;
 	unsigned have = ga_mx_launch_work(m, r, &flops, &dram);
 	char buf[64];
-	int ins;
 
 	if ((uint64_t)r->h.aux * sizeof(*v) > r->h.size - sizeof(*r))
 		return 0;
-	if (proc_seen(e, m, proc))
+	if (laid_out(e) || proc_seen(e, m, proc))
 		return -1;
 	pid = c->chrome_pid[proc];
 	/* Its own track per process and device, among the streams'. */
-	ins = ga_map_insert(&c->streams, (uint64_t)proc << 32 | r->device, UINT64_MAX, &slot);
-	if (ins < 0)
+	if (ga_map_insert(&c->streams, (uint64_t)proc << 32 | r->device, UINT64_MAX, &slot) < 0)
 		return -1;
-	if (ins == 1) {
-		*slot = GPU_TID_BASE + c->nstreams++;
-		snprintf(buf, sizeof(buf), "cuda:%u profiled launches", r->device);
-		gpu_track_meta(w, pid, *slot, buf);
-	}
-	tid = *slot;
+	snprintf(buf, sizeof(buf), "cuda:%u profiled launches", r->device);
+	if (place(e, pid, slot, UINT32_MAX, 1, 1, buf, r->start,
+		  r->duration > UINT64_MAX - r->start ? UINT64_MAX : r->start + r->duration, &tid))
+		return -1;
 	ga_jw_obj(w, GA_JW_COMPACT);
 	ga_jw_kcstr(w, "name", name ? ga_strtab_short(&m->strs, name) : "kernel");
 	ga_jw_kcstr(w, "cat", "metrics");
@@ -750,7 +1144,8 @@ static int end(struct ga_export *e)
 	struct ga_model *m = &e->an->m;
 	char b[32];
 
-	if (ranges(e, m, &e->an->rg) || marks(e, m, &e->an->rg) || thread_names(e, m) ||
+	if (laid_out(e) || ranges(e, m, &e->an->rg) || range_track_names(e, m) ||
+	    marks(e, m, &e->an->rg) || thread_names(e, m) ||
 	    memory_counters(e, m, &e->an->mu))
 		return -1;
 	ga_jw_end(&e->jw);
@@ -773,7 +1168,15 @@ static void done(struct ga_export *e)
 	if (!c)
 		return;
 	ga_map_free(&c->streams);
+	ga_map_free(&c->threads);
+	ga_map_free(&c->seg_map);
 	ga_map_free(&c->pids);
+	free(c->lanes);
+	free(c->range_tid);
+	free(c->by_start);
+	free(c->by_end);
+	free(c->segs);
+	free(c->rtracks);
 	free(c->proc_seen);
 	free(c->chrome_pid);
 	free(c);

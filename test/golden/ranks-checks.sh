@@ -8,8 +8,8 @@
 #                rank (4 steps and the barrier).
 # The merged report and JSON export of the two traces (given in reverse
 # order) must equal the expected files beside them (merged.report.txt,
-# merged.json); the merged Chrome export must pass chrome-checks.py and show
-# rank 0 then rank 1; the rank table must name both and say rank 1 was
+# merged.json); the merged Chrome export must pass chrome-checks.py and
+# nest-checks.py and show rank 0 then rank 1; the rank table must name both and say rank 1 was
 # slowest in step 1; for the NCCL job, report --align nccl must correct
 # rank 1's clock from its matching collectives.
 #
@@ -115,6 +115,7 @@ if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
 		rc=$?
 		printf '%s\n' "$out" | sed "s|$tmp/c.json|$name merged|"
 		[ "$rc" = 0 ] || failed=1
+		python3 "$here/nest-checks.py" "$tmp/c.json" "$name merged" || failed=1
 		order=$(python3 - "$tmp/c.json" <<'EOF'
 import json, sys
 ch = json.load(open(sys.argv[1]))

@@ -5,7 +5,8 @@
 #   NAME.json         gpuprof-analyze export --format json --no-symbolize NAME.gpuprof
 #   NAME.tree.txt     (where present) report --no-timeline --no-symbolize --tree
 # and the Chrome export of each trace, and of all merged, is checked the way
-# Perfetto reads it (chrome-checks.py: exact times, no overlaps, paired flows),
+# Perfetto reads it (chrome-checks.py: exact times, no overlaps, paired flows;
+# nest-checks.py: every track's slices nest),
 # and every key of the JSON exports is documented (json-doc-checks.py).
 # synth_mix.gpuprof is not recorded but written by `bench/synth_trace --mix
 # 3000` (launches with API calls, copies, memsets, allocations and frees,
@@ -171,6 +172,7 @@ if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
 		rc=$?
 		printf '%s\n' "$out" | sed "s|$tmp/c.json|$name|"
 		[ "$rc" = 0 ] || failed=1
+		python3 "$here/nest-checks.py" "$tmp/c.json" "$name" || failed=1
 	done
 	# Every key of the expected JSON exports is documented in docs/JSON.md.
 	python3 "$here/json-doc-checks.py" || failed=1

@@ -832,7 +832,7 @@ def t_nvtx_threads(tools):
 def t_chrome_export(tools):
     """A fresh trace's Chrome export as Perfetto reads it (test/golden/
     chrome-checks.py: exact times, no overlaps, paired flows and async
-    ranges), the main thread named after its /proc comm (threads that
+    ranges; nest-checks.py: every track nests), the main thread named after its /proc comm (threads that
     exit before their records are drained stay unnamed, by design), and
     the CUDA driver version recorded."""
     app = tools.app("nvtx_threads")
@@ -853,12 +853,18 @@ def t_chrome_export(tools):
                             cj, cc], clean_env(), TOOL_TIMEOUT)
     if rc != 0:
         errs.append(out.strip() or err.strip())
+    rc, out, err = run_cmd([sys.executable, os.path.join(ROOT, "test", "golden", "nest-checks.py"),
+                            cj, "nvtx_threads"], clean_env(), TOOL_TIMEOUT)
+    if rc != 0:
+        errs.append(out.strip() or err.strip())
     with open(cj) as f:
         doc = json.load(f)
     events = doc["traceEvents"]
     api_tids = {e["tid"] for e in events if e.get("cat") == "api"}
+    # Thread ids from 0x20000000 are tracks of no thread of their own
+    # (NVTX domains, overlapping lanes), from 0x40000000 GPU streams.
     named = {e["tid"]: e["args"]["name"] for e in events
-             if e.get("name") == "thread_name" and e["tid"] < 0x40000000}
+             if e.get("name") == "thread_name" and e["tid"] < 0x20000000}
     pids = {e["pid"] for e in events if e.get("cat") == "api"}
     if (not api_tids or not set(named) <= api_tids or
             not any(named.get(p) == "nvtx_threads" for p in pids)):

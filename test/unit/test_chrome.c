@@ -2,7 +2,12 @@
  * Unit tests of the Chrome export (analyzer/views/chrome.c) on synthetic
  * traces: more than 1024 processes that share one pid (every rank of a
  * containerized job is pid 1) each get a pid of their own, in bounded
- * time.  Test code, runs offline only.
+ * time; and every track nests: NVTX domains that cross, ranges of one
+ * domain that cross, API calls that cross a range, kernels that overlap on
+ * a stream each go on a track or lane of their own, while what nests stays
+ * on the thread's or stream's track (also checked by
+ * test/golden/nest-checks.py where python3 runs).  Test code, runs
+ * offline only.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +17,7 @@
 
 #include "cmd/cmd.h"
 #include "synth.h"
+#include "synth_nvtx.h"
 #include "tap.h"
 
 #define T0 1700000000000000000ull
@@ -121,6 +127,212 @@ static void test_shared_pids(void)
 	tap_end();
 }
 
+/* A kernel profiled by kernel replay (GP_ACT_REPLAYED), placed at its launch call. */
+static void replayed_kernel(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
+			    uint32_t stream, uint32_t correlation)
+{
+	struct gp_rec_kernel r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_KERNEL;
+	r.h.size = sizeof(r);
+	r.start = start;
+	r.end = end;
+	r.correlation = correlation;
+	r.name = name;
+	r.context = 1;
+	r.stream = stream;
+	r.grid[0] = r.grid[1] = r.grid[2] = 1;
+	r.block[0] = r.block[1] = r.block[2] = 1;
+	r.flags = GP_ACT_REPLAYED;
+	synth_rec(s, &r, sizeof(r));
+}
+
+/*
+ * Thread 100 (times from T0 + 1000, ns):
+ *   default domain  step [0, 5000) > fwd [1000, 2000); bad_a [6000, 8000)
+ *                   and bad_b [7000, 9000) cross (a damaged trace)
+ *   domain NCCL     comm_init [500, 12000), crossing step
+ *   API calls       cuLaunchKernel [1100, 1200) inside cudaLaunchKernel
+ *                   [1050, 1300) (the driver's record first), in fwd;
+ *                   cudaStreamSynchronize [4500, 5500) crossing step's end
+ * Stream 7: k1 [20000, 30000) and the replayed k2 [25000, 26000) overlap;
+ * k3 [31000, 32000) after both.
+ */
+static void write_nesting(const char *path)
+{
+	struct synth *s = synth_open(path);
+	uint64_t t = T0 + 1000;
+	uint32_t step, fwd, ba, bb, comm, nccl, rt, drv, sync, k1, k2, k3;
+
+	synth_process(s, 4242, "host", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	step = synth_string(s, "step");
+	fwd = synth_string(s, "fwd");
+	ba = synth_string(s, "bad_a");
+	bb = synth_string(s, "bad_b");
+	comm = synth_string(s, "comm_init");
+	nccl = synth_string(s, "NCCL");
+	rt = synth_string(s, "cudaLaunchKernel");
+	drv = synth_string(s, "cuLaunchKernel");
+	sync = synth_string(s, "cudaStreamSynchronize");
+	k1 = synth_string(s, "_Z2k1v");
+	k2 = synth_string(s, "_Z2k2v");
+	k3 = synth_string(s, "_Z2k3v");
+	synth_api_corr(s, drv, t + 1100, t + 1200, 100, 1, GP_API_DRIVER);
+	synth_api_corr(s, rt, t + 1050, t + 1300, 100, 1, GP_API_RUNTIME);
+	synth_api_corr(s, sync, t + 4500, t + 5500, 100, 0, GP_API_RUNTIME);
+	synth_kernel_at_corr(s, k1, t + 20000, t + 30000, 0, 7, 1);
+	replayed_kernel(s, k2, t + 25000, t + 26000, 7, 2);
+	synth_kernel_at_corr(s, k3, t + 31000, t + 32000, 0, 7, 3);
+	synth_nvtx_range(s, fwd, 0, t + 1000, t + 2000, 100, 100, 2, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, step, 0, t, t + 5000, 100, 100, 1, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, ba, 0, t + 6000, t + 8000, 100, 100, 3, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, bb, 0, t + 7000, t + 9000, 100, 100, 4, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, comm, nccl, t + 500, t + 12000, 100, 100, 5, GP_NVTX_PUSHPOP);
+	synth_end(s, t + 100000, 0);
+	synth_close(s, NULL, NULL);
+}
+
+/* The tid of the first event whose line holds "name":"NAME" (events are one a line); -1 none. */
+static long tid_of(const char *out, const char *name)
+{
+	char key[96];
+	const char *p, *eol, *t;
+
+	snprintf(key, sizeof(key), "{\"name\":\"%s\",", name);
+	p = strstr(out, key);
+	if (!p)
+		return -1;
+	eol = strchr(p, '\n');
+	t = strstr(p, "\"tid\":");
+	if (!t || (eol && t > eol))
+		return -1;
+	return strtol(t + 6, NULL, 10);
+}
+
+static void test_nesting(void)
+{
+	char path[128], json[160], cmd[400], *out = NULL, *err = NULL;
+	long step, fwd, ba, bb, comm, rt, drv, sync, k1, k2, k3;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/nest.gpuprof", dir);
+	snprintf(json, sizeof(json), "%s/nest.json", dir);
+	write_nesting(path);
+	tap_begin("chrome: every track nests; what would cross goes on a track or lane of its own");
+	rc = synth_run(dir, &out, &err, cmd_export, "export", "--format", "chrome", "--no-symbolize",
+		       path, (char *)NULL);
+	CHECKF(rc == 0 && out, "export exited %d: %.300s", rc, err ? err : "");
+	if (!out) {
+		tap_end();
+		return;
+	}
+	step = tid_of(out, "step");
+	fwd = tid_of(out, "fwd");
+	ba = tid_of(out, "bad_a");
+	bb = tid_of(out, "bad_b");
+	comm = tid_of(out, "comm_init");
+	rt = tid_of(out, "cudaLaunchKernel");
+	drv = tid_of(out, "cuLaunchKernel");
+	sync = tid_of(out, "cudaStreamSynchronize");
+	k1 = tid_of(out, "k1");
+	k2 = tid_of(out, "k2");
+	k3 = tid_of(out, "k3");
+	/* What nests stays on the thread's own track. */
+	CHECKF(step == 100 && fwd == 100 && rt == 100 && drv == 100 && ba == 100,
+	       "step %ld fwd %ld launch %ld/%ld bad_a %ld", step, fwd, rt, drv, ba);
+	/* Another domain, a crossing range and a crossing call: each elsewhere. */
+	CHECKF(comm > 0 && comm != 100 && bb > 0 && bb != 100 && bb != comm && sync > 0 &&
+	       sync != 100 && sync != comm && sync != bb,
+	       "comm_init %ld bad_b %ld sync %ld", comm, bb, sync);
+	CHECKF(strstr(out, "\"name\":\"NVTX NCCL [tid 100]\"") &&
+	       strstr(out, "\"name\":\"tid 100 (overlapping)\""), "track names: %.2000s", out);
+	/* Overlapping kernels: a lane each; the next kernel back on the stream's track. */
+	CHECKF(k1 > 0 && k2 > 0 && k1 != k2 && k3 == k1, "k1 %ld k2 %ld k3 %ld", k1, k2, k3);
+	CHECK(strstr(out, "\"name\":\"cuda:0 stream 7 (overlapping)\""));
+	/* The golden checker agrees, where python3 runs. */
+	if (system("python3 -c '' 2>/dev/null") == 0) {
+		FILE *f = fopen(json, "w");
+
+		CHECK(f && fputs(out, f) >= 0 && fclose(f) == 0);
+		snprintf(cmd, sizeof(cmd), "python3 test/golden/nest-checks.py '%s' synthetic "
+			 ">/dev/null", json);
+		CHECKF(system(cmd) == 0, "%s failed", cmd);
+	}
+	free(out);
+	free(err);
+	tap_end();
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(uint64_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng % n;
+}
+
+/*
+ * A damaged trace: on one thread, API calls, ranges of the default domain
+ * and of another, at random times and in random order, and on one stream
+ * kernels at random times: the export's tracks must still nest.
+ */
+static void test_nesting_random(void)
+{
+	char path[128], json[160], cmd[400], *out = NULL, *err = NULL;
+	struct synth *s;
+	uint32_t api, rg, k, dom;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/random.gpuprof", dir);
+	snprintf(json, sizeof(json), "%s/random.json", dir);
+	s = synth_open(path);
+	synth_process(s, 4243, "host", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	api = synth_string(s, "cudaLaunchKernel");
+	rg = synth_string(s, "r");
+	k = synth_string(s, "_Z1kv");
+	dom = synth_string(s, "D");
+	for (uint32_t i = 0; i < 3000; i++) {
+		uint64_t t = T0 + 1000 + rnd(1000000), len = rnd(i % 10 ? 2000 : 200000);
+
+		switch (rnd(4)) {
+		case 0:
+			synth_api_corr(s, api, t, t + len, 7, i + 1, GP_API_RUNTIME);
+			break;
+		case 1:
+			synth_kernel_at_corr(s, k, t, t + len, 0, 3, i + 1);
+			break;
+		default:
+			synth_nvtx_range(s, rg, rnd(2) ? dom : 0, t, t + len, 7, 7, i + 1,
+					 GP_NVTX_PUSHPOP);
+			break;
+		}
+	}
+	synth_end(s, T0 + 2000000, 0);
+	synth_close(s, NULL, NULL);
+	tap_begin("chrome: the tracks of a trace of random times nest");
+	rc = synth_run(dir, &out, &err, cmd_export, "export", "--format", "chrome", "--no-symbolize",
+		       path, (char *)NULL);
+	CHECKF(rc == 0 && out, "export exited %d: %.300s", rc, err ? err : "");
+	if (out && system("python3 -c '' 2>/dev/null") == 0) {
+		FILE *f = fopen(json, "w");
+
+		CHECK(f && fputs(out, f) >= 0 && fclose(f) == 0);
+		snprintf(cmd, sizeof(cmd), "python3 test/golden/nest-checks.py '%s' random >/dev/null",
+			 json);
+		CHECKF(system(cmd) == 0, "%s failed", cmd);
+	}
+	free(out);
+	free(err);
+	tap_end();
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -131,6 +343,10 @@ int main(void)
 		return 1;
 	}
 	test_shared_pids();
+	test_nesting();
+	/* Four traces: the generator goes on from one to the next. */
+	for (int i = 0; i < 4; i++)
+		test_nesting_random();
 	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
