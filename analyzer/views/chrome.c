@@ -2,9 +2,10 @@
  * "export --format chrome": Chrome Trace Event JSON, which Perfetto and
  * chrome://tracing open.  GPU activities and API calls stream out as the
  * model reads them; NVTX ranges, marks and names follow from the finished
- * analysis.  Memory: a little per process and stream, plus the launch
- * index (model/ranges.h: about 20 bytes per distinct activity correlation)
- * behind the API-to-activity flow arrows.
+ * analysis.  Memory: a little per process, thread and stream, 12 bytes
+ * per NVTX range (its track, and the ranges the API calls must nest with),
+ * plus the launch index (model/ranges.h: about 20 bytes per distinct
+ * activity correlation) behind the API-to-activity flow arrows.
  *
  * Layout: one process per traced process, named by rank, command line,
  * pid and host (so that merged jobs are never ambiguous), sorted by rank,
