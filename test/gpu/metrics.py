@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 FLOP_TOL = 0.001        # FLOP counts: within 0.1%
 BYTE_TOL = 0.05         # DRAM bytes: within 5%
@@ -374,6 +375,53 @@ def tests(h):
                 errs.append("fma_f32 FLOPs %s, expected %d" % (ks["fma_f32"]["flops"]["fp32"], want))
             if not near(ks["stream_copy"]["dram_read"], run.truth["bytes.stream_copy.read"], BYTE_TOL):
                 errs.append("stream_copy DRAM read %s" % ks["stream_copy"]["dram_read"])
+        if errs:
+            raise Fail("; ".join(errs))
+
+    def t_regex(tools):
+        """--metrics-kernels and --metrics-nvtx are PCRE2 patterns (Python re
+        syntax).  One that does not compile turns metrics off with one line
+        naming the option, the pattern and the offset, and the program runs
+        on; nested repetitions that took glibc's regcomp minutes or gigabytes
+        (a 22-character one stalled the program's start past 20 s) compile
+        at once, and the alternatives beside them select what they name."""
+        app = tools.app("metrics_truth")
+        run = h["traced"](tools, [app], opts=["--metrics", "--metrics-kernels=(fma_f32"])
+        js = h["check_run"](tools, run, "metrics_truth", truth=standard(run.truth))
+        errs = []
+        lines = [l for l in run.err.splitlines() if "regular expression" in l]
+        want = ("gpuprof: --metrics-kernels (GPUPROF_METRICS_KERNELS): bad regular expression "
+                "'(fma_f32': missing closing parenthesis at offset 8; metrics are off")
+        if lines != [want]:
+            errs.append("expected the line %r, got %s" % (want, lines))
+        if (js.get("metrics") or {}).get("kernels"):
+            errs.append("kernels profiled despite the refused pattern")
+        nested = "(" * 18 + "q" + ")+" * 18     # no name here holds a 'q'
+        for pat in (nested, "$((((((((%?)+)+)+)+)+)+)+)q"):
+            t0 = time.monotonic()
+            run = h["traced"](tools, [app], opts=["--metrics",
+                                                 "--metrics-kernels=^fma_f(?:3)2$|" + pat])
+            took = time.monotonic() - t0
+            js = h["check_run"](tools, run, "metrics_truth", truth=standard(run.truth))
+            mx, ks = metrics_of(js)
+            if sorted(ks) != ["fma_f32"]:
+                errs.append("'%s': profiled %s, expected fma_f32" % (pat, sorted(ks)))
+            print("# --metrics-kernels with '%s': %.1f s" % (pat, took))
+            if took > 60:
+                errs.append("'%s': the run took %.0f s" % (pat, took))
+        # NVTX: the 6 launches of "inner" (inside "outer" and "app": nested ranges need
+        # only one that matches), every launch profiled.
+        nv = tools.app("nvtx_threads")
+        run = h["traced"](tools, [nv], opts=["--metrics", "--metrics-launches=all",
+                                             "--metrics-nvtx=^(?P<n>inn)er$|" + nested])
+        js = h["check_run"](tools, run, "nvtx_threads",
+                            truth=h["split_truth"](run.truth, "nvtx")[1])
+        mx, ks = metrics_of(js)
+        if mx.get("profiled") != 6:
+            errs.append("--metrics-nvtx: %s launches profiled, expected the 6 of \"inner\""
+                        % mx.get("profiled"))
+        if [l for l in run.err.splitlines() if "stopped" in l or "regular expression" in l]:
+            errs.append("unexpected lines: %s" % h["tail"](run.err))
         if errs:
             raise Fail("; ".join(errs))
 
@@ -766,6 +814,7 @@ def tests(h):
         ("metrics-memory-kinds", t_memory_kinds),
         ("metrics-filter-inject", t_filter_inject),
         ("metrics-unknown-name", t_unknown),
+        ("metrics-regex", t_regex),
         ("metrics-torch", t_torch),
         ("metrics-cache", t_cache),
         ("metrics-cache-ranks", t_cache_ranks),
