@@ -26,7 +26,10 @@
  *    counters started meanwhile.  Results go into a slot
  *    (a fixed ring, published with a release store of its state); no
  *    producer lock, no stdio (gp_log only), allocation only the first
- *    time a context or chip is set up.
+ *    time a context or chip is set up or a kernel's name is demangled,
+ *    and when a thread matches a pattern while every kept match slot is
+ *    in use (regex.h keeps up to GP_REGEX_POOL: --metrics-kernels here,
+ *    --metrics-nvtx in NVTX pushes).  A match is bounded (GP_REGEX_RECORDER).
  *  - gp_metrics_claims / _kernel / _drain: producer lock held; they read
  *    slot states with acquire loads and free slots with release stores.
  *  - Launches inside a stream capture are never profiled (the profiler
