@@ -66,6 +66,7 @@ void ga_sites_free(struct ga_sites *st)
 	free(st->mods);
 	ga_map_free(&st->mod_map);
 	ga_map_free(&st->modid_map);
+	ga_map_free(&st->want);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -907,7 +908,7 @@ static int cmp_symq(const void *pa, const void *pb)
 	return (a->frame > b->frame) - (a->frame < b->frame);
 }
 
-/* Intern the strings of what addr2line found as sym entry *x.  0, or -1. */
+/* Intern the strings of what the lookup found as sym entry *x.  0, or -1. */
 static int sym_keep(struct ga_model *m, const struct ga_symbolize_line *l,
 		    struct ga_stack_sym *x)
 {
@@ -991,7 +992,7 @@ static int sym_lookup(struct ga_sites *st, struct ga_model *m, uint32_t mod, con
 
 /*
  * Look up the (module, offset) pairs of q[lo .. hi), all of one module,
- * sorted: one addr2line run for those not known yet.  0, or -1 out of
+ * sorted: one lookup of those not known yet.  0, or -1 out of
  * memory.
  */
 static int sym_module(struct ga_sites *st, struct ga_model *m, const struct symq *q,
@@ -1114,6 +1115,15 @@ static int queue_counted(struct ga_sites *st, struct ga_model *m, struct symqueu
 		if (sym_want(st, m, &st->stacks[*v], st->depth, q))
 			return -1;
 	}
+	/* Stacks other views name (ga_sites_want). */
+	for (i = 0; i < st->want.cap; i++) {
+		const struct ga_map_ent *e = &st->want.e[i];
+		const uint32_t *v;
+
+		if (e->used && (v = ga_map_find(&st->stack_map, e->a, e->b)) &&
+		    sym_want(st, m, &st->stacks[*v], st->depth, q))
+			return -1;
+	}
 	return 0;
 }
 
@@ -1218,6 +1228,25 @@ uint32_t ga_sites_stack_of(const struct ga_sites *st, const struct ga_act *a)
 	int deferred;
 
 	return launch_stack(st, a, &deferred);
+}
+
+int ga_sites_want(struct ga_sites *st, uint32_t proc, uint32_t stack)
+{
+	uint32_t *slot;
+
+	return stack && ga_map_insert(&st->want, proc, stack, &slot) < 0 ? -1 : 0;
+}
+
+uint32_t ga_sites_stack_text(struct ga_sites *st, struct ga_model *m, uint32_t proc,
+			     uint32_t stack)
+{
+	const uint32_t *v;
+	uint32_t str;
+
+	if (!stack || !st->finished || !(v = ga_map_find(&st->stack_map, proc, stack)))
+		return 0;
+	str = collapse(st, m, *v);
+	return str == GA_STR_NOMEM ? 0 : str;
 }
 
 uint32_t ga_sites_site_of(struct ga_sites *st, struct ga_model *m, const struct ga_act *a)

@@ -129,7 +129,7 @@ struct ga_stack_kernel {
 
 struct ga_sites {
 	unsigned depth;            /* frames in a collapsed site, >= 1 */
-	int symbolize;             /* look shown frames up with addr2line (0 after setup) */
+	int symbolize;             /* look shown frames up in their modules (0 after setup) */
 	int list_frames;           /* the frames sites list are shown (JSON): look them up too */
 	struct ga_stack_frame *frames;
 	size_t nframes, capframes;
@@ -180,6 +180,7 @@ struct ga_sites {
 	uint64_t kernels_unstacked;    /* kernels of processes recorded without stacks */
 	uint64_t stack_records;    /* distinct STACK records read */
 	uint64_t corr_records;     /* CORR_STACK records naming a stack */
+	struct ga_map want;        /* (proc, stack id): stacks other views name (findings) */
 	int finished;
 };
 
@@ -224,6 +225,20 @@ uint32_t ga_sites_site_of(struct ga_sites *st, struct ga_model *m, const struct 
  * (the graph launch's); 0 when it has none.
  */
 uint32_t ga_sites_stack_of(const struct ga_sites *st, const struct ga_act *a);
+
+/*
+ * Ask for the stack (proc, the file's stack id) to be named like kernels'
+ * sites, though no kernel was launched from it (a copy's, for findings):
+ * its shown frames are looked up at finish.  0, or -1 out of memory.
+ */
+int ga_sites_want(struct ga_sites *st, uint32_t proc, uint32_t stack);
+
+/*
+ * After finish: the collapsed site text of stack (proc, the file's stack
+ * id) as a strtab id, 0 when unknown or out of memory.
+ */
+uint32_t ga_sites_stack_text(struct ga_sites *st, struct ga_model *m, uint32_t proc,
+			     uint32_t stack);
 
 /*
  * After the model is finished: settle deferred graph nodes, symbolize

@@ -123,6 +123,9 @@ static void write_every_type(struct synth *s, struct ga_buf *ref, int n)
 			case GP_REC_FLIGHT: size = sizeof(struct gp_rec_flight); break;
 			case GP_REC_MEMORY: size = sizeof(struct gp_rec_memory); break;
 			case GP_REC_PYFRAME: size = sizeof(struct gp_rec_pyframe); break;
+			case GP_REC_MODULE:
+				size = sizeof(struct gp_rec_module) + 8 * (size_t)(i % 3);
+				break;
 			case GP_REC_PAD: size = 8 * (size_t)(1 + i % 3); break;
 			default: size = 24; break;  /* a type from the future */
 			}
@@ -132,7 +135,9 @@ static void write_every_type(struct synth *s, struct ga_buf *ref, int n)
 			h->type = (uint16_t)(t == GP_REC_TYPE_COUNT ? 999 : t);
 			h->size = (uint16_t)size;
 			h->aux = t == GP_REC_STACK ? (uint32_t)(i % 5)
-				 : t == GP_REC_METRICS ? (uint32_t)(i % 4) : (uint32_t)i;
+				 : t == GP_REC_METRICS ? (uint32_t)(i % 4)
+				 : t == GP_REC_MODULE ? (uint32_t)(8 * (i % 3) - i % 2 * (i % 3 != 0))
+				 : (uint32_t)i;
 			synth_rec(s, rec, size);
 			if (t != GP_REC_PAD && t != GP_REC_TYPE_COUNT)
 				ga_buf_put(ref, rec, size);
@@ -507,7 +512,7 @@ static void test_skipped_records(void)
 {
 	struct ga_read_info info;
 	char err[256];
-	unsigned char *buf, rec[64];
+	unsigned char *buf, rec[128];
 	struct gp_rec *h = (struct gp_rec *)(void *)rec;
 	struct gp_rec_string *st = (struct gp_rec_string *)(void *)rec;
 	size_t len;
@@ -533,11 +538,19 @@ static void test_skipped_records(void)
 	st->id = 0;                 /* id 0 is reserved */
 	st->len = 0;
 	synth_rec(s, rec, 24);
+	memset(rec, 0, sizeof(rec));
+	h->type = GP_REC_MODULE;
+	h->size = 32;
+	h->aux = 9;                 /* a build-id longer than its record */
+	synth_rec(s, rec, 32);
+	h->size = 96;
+	h->aux = 65;                /* longer than any build-id recorded */
+	synth_rec(s, rec, 96);
 	synth_string(s, "fine");
 	synth_close(s, &buf, &len);
 	rc = ga_reader_read_mem("f", buf, len, count, &n, &info, err, sizeof(err));
 	CHECK(rc == GA_READ_OK && !info.damaged);
-	CHECK(n == 1 && info.unknown == 1 && info.malformed == 3);
+	CHECK(n == 1 && info.unknown == 1 && info.malformed == 5);
 	free(buf);
 
 	/* A record whose size breaks the framing makes the chunk unusable. */
