@@ -579,4 +579,105 @@ judge gone-rest-reported "analyzer called: $(cat analyze.log 2>/dev/null)" \
 	eval 'grep -q "kept.gpuprof" analyze.log && ! grep -q "gone.gpuprof" analyze.log &&
 		[ "$(grep -c "trace written to" err)" = 1 ]'
 
+# The session's files are in a directory of the run's own (mode 0700):
+# no other user can plant a FIFO or a symlink at a name the run uses.
+cat >sessapp <<'EOF2'
+#!/bin/sh
+d=${GPUPROF_SESSION_FILE%/*}
+stat -c '%a %u' "$d" >sessdir
+EOF2
+chmod +x sessapp
+gp run ./sessapp
+judge session-private-dir "session directory: $(cat sessdir 2>/dev/null)" \
+	[ "$(cat sessdir 2>/dev/null)" = "700 $(id -u)" ]
+
+# A process that could not create its trace file (read-only directory,
+# existing name, name too long): the wrapper says so, never "no process
+# of the program did GPU work".
+cat >failapp <<'EOF2'
+#!/bin/sh
+echo "!cannot create $PWD/ro/t.gpuprof: Permission denied" >>"$GPUPROF_SESSION_FILE"
+EOF2
+chmod +x failapp
+rm -f analyze.log
+gp run ./failapp
+expect create-failure-told 0 "cannot create $tmp/ro/t.gpuprof: Permission denied"
+judge create-failure-not-gpu-work "stderr: $err" \
+	eval '[[ $err == *"could not create the file"* && $err != *"did GPU work"* ]] && [ ! -s analyze.log ]'
+
+# A newline in -o is refused (file names are lines of the session's list).
+gp run -o $'two\nlines' ./fakeapp
+expect output-newline 2 "newline"
+
+# The runner never blocks on its status file: a FIFO planted there (by
+# another user, in a sticky world-writable directory) is left alone, and
+# a symlink is not followed.
+if [ -x "$real" ]; then
+	mkdir -m 1777 sticky
+	mkfifo sticky/ended
+	ln -s "$tmp/victim" sticky/ended2
+	echo keep >victim
+	timeout -k 2 10 "$real" run-child sticky/ended "" sh -c 'exit 4'
+	rc=$?
+	judge runner-fifo-no-hang "exit status $rc (124 or 137: hung on the FIFO)" [ "$rc" = 4 ]
+	timeout -k 2 10 "$real" run-child sticky/ended2 "" true
+	judge runner-no-symlink "exit $?, victim: $(cat victim)" [ "$(cat victim)" = keep ]
+	# With another user's FIFO, as root.
+	if [ "$(id -u)" = 0 ] && command -v useradd >/dev/null && command -v setpriv >/dev/null; then
+		u=gpft$$
+		shared=$(mktemp -d /tmp/gpuprof-shared.XXXXXX) && chmod 1777 "$shared"
+		if [ -n "$shared" ] && useradd -M -d /nonexistent -s /usr/sbin/nologin "$u" 2>/dev/null; then
+			setpriv --reuid="$(id -u "$u")" --regid="$(id -g "$u")" --clear-groups \
+				mkfifo "$shared/ended"
+			timeout -k 2 10 "$real" run-child "$shared/ended" "" true
+			rc=$?
+			judge runner-fifo-other-user "exit status $rc; $(stat -c '%F %U' "$shared/ended")" \
+				eval '[ "$rc" = 0 ] && [ -p "$shared/ended" ] && [ "$(stat -c %U "$shared/ended")" = "$u" ]'
+			rm -rf "$shared"
+			userdel "$u" 2>/dev/null
+		else
+			[ -z "$shared" ] || rm -rf "$shared"
+			echo "skip - wrapper runner-fifo-other-user # useradd failed"
+		fi
+	else
+		echo "skip - wrapper runner-fifo-other-user # needs root, useradd and setpriv"
+	fi
+
+	# SIGTERM to gpuprof run ends it: once passed on to a program that
+	# ignores it, a second one ends gpuprof without waiting further.
+	cat >ignapp <<'EOF2'
+#!/bin/sh
+trap '' TERM
+echo $$ >ready
+while :; do sleep 0.05; done
+EOF2
+	chmod +x ignapp
+	rm -f ready
+	GPUPROF_ANALYZE=$real "$gpuprof" run --report=none ./ignapp >out 2>err &
+	wpid=$!
+	for _ in $(seq 200); do
+		[ -e ready ] && break
+		sleep 0.05
+	done
+	kill -TERM "$wpid"
+	sleep 0.3
+	kill -0 "$wpid" 2>/dev/null
+	still=$?
+	kill -TERM "$wpid"
+	for _ in $(seq 100); do
+		kill -0 "$wpid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$wpid" 2>/dev/null; then
+		fail sigterm-twice-ends "gpuprof run still runs 5 s after a second SIGTERM"
+		kill -KILL "$wpid"
+	else
+		wait "$wpid"
+		rc=$?
+		judge sigterm-twice-ends "rc $rc, waited after the first: $still; $(head -c 300 err)" \
+			eval '[ "$rc" = 143 ] && [ "$still" = 0 ] && grep -q "not waiting for it" err'
+	fi
+	kill -KILL "$(cat ready)" 2>/dev/null
+fi
+
 exit "$failed"
