@@ -70,6 +70,8 @@ static const uint16_t min_size[GP_REC_TYPE_COUNT] = {
 	[GP_REC_MEMORY] = sizeof(struct gp_rec_memory),
 	[GP_REC_PYFRAME] = sizeof(struct gp_rec_pyframe),
 	[GP_REC_MODULE] = sizeof(struct gp_rec_module),
+	[GP_REC_GPU_SERIES] = sizeof(struct gp_rec_gpu_series),
+	[GP_REC_GPU_SAMPLE] = sizeof(struct gp_rec_gpu_sample),
 };
 
 /* Where bytes come from: a file descriptor or a buffer in memory. */
@@ -339,6 +341,10 @@ static int rec_usable(const struct gp_rec *rec)
 	if (rec->type == GP_REC_MODULE)
 		return rec->aux <= GP_BUILD_ID_MAX &&
 		       rec->aux <= rec->size - sizeof(struct gp_rec_module);
+	if (rec->type == GP_REC_GPU_SERIES)
+		return (uint64_t)rec->aux * 4 <= rec->size - sizeof(struct gp_rec_gpu_series);
+	if (rec->type == GP_REC_GPU_SAMPLE)
+		return (uint64_t)rec->aux * 8 <= rec->size - sizeof(struct gp_rec_gpu_sample);
 	return 1;
 }
 

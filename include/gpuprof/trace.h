@@ -128,6 +128,8 @@ enum gp_rec_type {
 	GP_REC_MEMORY = 28,
 	GP_REC_PYFRAME = 29,
 	GP_REC_MODULE = 30,
+	GP_REC_GPU_SERIES = 31,
+	GP_REC_GPU_SAMPLE = 32,
 	GP_REC_TYPE_COUNT
 };
 
@@ -689,6 +691,52 @@ struct gp_rec_memory {
 	uint32_t process;          /* CUPTI's processId */
 };
 _Static_assert(sizeof(struct gp_rec_memory) == 64, "memory size");
+
+/* Where a series of GPU samples comes from (gp_rec_gpu_series.source). */
+#define GP_GPU_SRC_PM 1              /* CUPTI PM sampling (--gpu-metrics) */
+#define GP_GPU_SRC_NVML 2            /* NVML device queries (--gpu-telemetry) */
+#define GP_GPU_SRC_GPM 3             /* NVML GPM metrics (--gpu-telemetry, Hopper and later) */
+
+/* Why a series holds no samples (gp_rec_gpu_series.status). */
+#define GP_GPU_OK 0
+#define GP_GPU_NO_PERMISSION 1       /* profiling counters restricted to admin users */
+#define GP_GPU_UNSUPPORTED 2         /* the device or driver does not offer it */
+#define GP_GPU_ERROR 3               /* another error: the series stopped */
+#define GP_GPU_BUSY 4                /* counters held by another profiler */
+#define GP_GPU_NO_LIBRARY 5          /* libnvidia-ml.so.1 or a CUPTI entry point missing */
+#define GP_GPU_OVERFLOW 6            /* PM sampling's hardware buffer overflowed: samples lost */
+
+/*
+ * GP_REC_GPU_SERIES: a series of samples of one device over time, named
+ * before its samples in file order (and again at the start of every file
+ * of the process).  aux = number of metric names: uint32_t string ids
+ * follow, zero-padded to a multiple of 8.  A series whose status is not
+ * GP_GPU_OK says why it stopped or never began; its samples so far stand.
+ */
+struct gp_rec_gpu_series {
+	struct gp_rec h;           /* aux: number of metric names */
+	uint32_t id;               /* series id, unique in the process, from 1 */
+	uint32_t device;           /* CUDA ordinal */
+	uint32_t source;           /* GP_GPU_SRC_* */
+	uint32_t status;           /* GP_GPU_* */
+	uint64_t interval_ns;      /* sampling interval asked for */
+	/* uint32_t metric[aux]; string ids, padding to a multiple of 8 */
+};
+_Static_assert(sizeof(struct gp_rec_gpu_series) == 32, "gpu series size");
+
+/*
+ * GP_REC_GPU_SAMPLE: one sample of a series: the metrics' values over
+ * [start, end) on the trace clock.  aux = number of values, the series'
+ * metric count; value[i] is metric[i]'s, NaN when it was not read.
+ */
+struct gp_rec_gpu_sample {
+	struct gp_rec h;           /* aux: number of values */
+	uint64_t start, end;       /* trace clock */
+	uint32_t series;           /* gp_rec_gpu_series.id */
+	uint32_t reserved;
+	/* double value[aux]; IEEE 754 binary64, little-endian */
+};
+_Static_assert(sizeof(struct gp_rec_gpu_sample) == 32, "gpu sample size");
 
 /* Checksum of a chunk: header with checksum = 0, then the frame. */
 static inline uint32_t gp_chunk_checksum(const struct gp_chunk_header *ch,
