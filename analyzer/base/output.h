@@ -1,12 +1,18 @@
 /*
- * Output files of the analyzer (export -o), written so that no failure
- * ever destroys what was there: a regular file (or a new name) is written
- * under a temporary name in the same directory and renamed over the old
- * one only when everything was written; a symlink to a regular file is
- * followed to its target first (as a shell redirection would); devices,
- * pipes and sockets are written straight through and never removed; an
- * output that is one of the inputs is refused before anything is opened.
- * Runs offline only.
+ * Output files of the analyzer (export -o, report --roofline-svg, the
+ * SQLite database): every file the analyzer writes goes through here.
+ * Written so that no failure ever destroys what was there: a regular file
+ * (or a new name) is written under a temporary name in the same directory
+ * and renamed over the old one only when everything was written; a
+ * symlink is followed to its target first (as a shell redirection would),
+ * but, as the kernel's protected_symlinks rule says whatever the system's
+ * setting, never one in a sticky world-writable directory (/tmp) whose
+ * owner is neither the caller nor the directory's owner; the path is
+ * walked one directory descriptor at a time, so the kernel itself never
+ * follows a link.  Devices, pipes and sockets are written straight through
+ * and never removed (in a sticky world-writable directory only the
+ * caller's or the directory owner's); an output that is one of the inputs
+ * is refused before anything is opened.  Runs offline only.
  */
 #ifndef GA_ANALYZER_OUTPUT_H
 #define GA_ANALYZER_OUTPUT_H
@@ -16,8 +22,11 @@
 struct ga_output {
 	FILE *f;
 	char *path;                /* as given; NULL for standard output */
-	char *dest;                /* what the temporary file replaces */
-	char *tmp;                 /* temporary file we created, or NULL */
+	int dirfd;                 /* directory of the output (O_PATH), or -1 */
+	char *dest;                /* name in dirfd the temporary file replaces */
+	char *tmpname;             /* temporary file we created in dirfd, or NULL */
+	char *tmp;                 /* its path, for writers that open by name */
+	int fd;                    /* that file's descriptor (writers by name), or -1 */
 	int mode;                  /* permissions of the finished file */
 };
 

@@ -1,0 +1,197 @@
+/*
+ * Unit tests of the analyzer's output files (analyzer/base/output.c)
+ * against another user: in a sticky world-writable directory their
+ * symlink (at the name or on the way to it) is never followed, and their
+ * FIFO never written into, whatever fs.protected_symlinks says; one's own
+ * links, and the directory owner's, still are.  The other user is a real
+ * one made with useradd (as root; skipped with a reason otherwise).
+ * Test code, runs offline only.
+ */
+#include "tap.h"
+
+#include "base/output.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[256], sticky[300], safe[300], user[32];
+
+static int file_is(const char *path, const char *want)
+{
+	char buf[256] = { 0 };
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n == (ssize_t)strlen(want) && !memcmp(buf, want, (size_t)n);
+}
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	fputs(text, f);
+	fclose(f);
+}
+
+static int entries(const char *d)
+{
+	DIR *dp = opendir(d);
+	struct dirent *e;
+	int n = 0;
+
+	while (dp && (e = readdir(dp)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	if (dp)
+		closedir(dp);
+	return n;
+}
+
+/* Writes text to path through ga_output; 0 when it was written. */
+static int write_out(const char *path, const char *text, int by_name)
+{
+	struct ga_output o;
+	FILE *f;
+
+	if ((by_name ? ga_output_open_file : ga_output_open)(&o, path, NULL, 0))
+		return -1;
+	if (by_name) {
+		f = fopen(o.tmp, "w");
+		if (f) {
+			fputs(text, f);
+			fclose(f);
+		}
+	} else {
+		fputs(text, o.f);
+	}
+	return ga_output_close(&o, 1);
+}
+
+/* Runs a shell command as the other user. */
+static int as_other(const char *cmd)
+{
+	char line[2200];
+
+	snprintf(line, sizeof(line), "setpriv --reuid=%s --regid=%s --clear-groups sh -c '%s'",
+		 user, user, cmd);
+	return system(line);
+}
+
+static void test_own_links(void)
+{
+	char link[400], target[400];
+
+	tap_begin("output: one's own symlink in a sticky world-writable directory is followed");
+	snprintf(target, sizeof(target), "%s/mine.json", safe);
+	snprintf(link, sizeof(link), "%s/mylink.json", sticky);
+	put(target, "old");
+	CHECK(symlink(target, link) == 0);
+	CHECKF(write_out(link, "new", 0) == 0 && file_is(target, "new"), "target: not written");
+	unlink(link);
+	unlink(target);
+	tap_end();
+}
+
+static void test_other_user(void)
+{
+	char cmd[2000], link[400], target[400], path[400], secret[400];
+
+	snprintf(secret, sizeof(secret), "%s/app.conf", safe);
+	put(secret, "root only");
+	chmod(secret, 0600);
+
+	tap_begin("output: another user's symlink in a sticky directory is not followed");
+	snprintf(link, sizeof(link), "%s/trace.json", sticky);
+	snprintf(cmd, sizeof(cmd), "ln -s %s %s", secret, link);
+	CHECK(as_other(cmd) == 0);
+	CHECKF(write_out(link, "export", 0) < 0, "written through the link");
+	CHECKF(write_out(link, "export", 1) < 0, "written through the link (by name)");
+	CHECKF(file_is(secret, "root only"), "the link's target changed");
+	CHECKF(entries(safe) == 1, "%d files beside the target", entries(safe));
+	CHECKF(entries(sticky) == 1, "%d files in the sticky directory", entries(sticky));
+	tap_end();
+
+	tap_begin("output: nor one on the way to the name");
+	snprintf(link, sizeof(link), "%s/d", sticky);
+	snprintf(cmd, sizeof(cmd), "ln -s %s %s", safe, link);
+	CHECK(as_other(cmd) == 0);
+	snprintf(path, sizeof(path), "%s/d/app.conf", sticky);
+	CHECKF(write_out(path, "export", 0) < 0, "written through the directory link");
+	snprintf(path, sizeof(path), "%s/d/../d/new.json", sticky);
+	CHECKF(write_out(path, "export", 0) < 0, "written through the directory link");
+	CHECKF(file_is(secret, "root only") && entries(safe) == 1, "the target directory changed");
+	tap_end();
+
+	tap_begin("output: another user's FIFO in a sticky directory is refused, at once");
+	snprintf(path, sizeof(path), "%s/fifo.json", sticky);
+	snprintf(cmd, sizeof(cmd), "mkfifo %s", path);
+	CHECK(as_other(cmd) == 0);
+	alarm(10); /* a blocked open ends the test rather than hanging it */
+	CHECKF(write_out(path, "export", 0) < 0, "written into the FIFO");
+	alarm(0);
+	tap_end();
+
+	tap_begin("output: the links of the directory's owner are followed (the kernel's rule)");
+	snprintf(path, sizeof(path), "%s/owned", dir);
+	snprintf(cmd, sizeof(cmd), "mkdir -m 1777 %s && chown %s %s", path, user, path);
+	CHECK(system(cmd) == 0);
+	snprintf(cmd, sizeof(cmd), "ln -s %s/mine.json %s/l.json", safe, path);
+	CHECK(as_other(cmd) == 0);
+	snprintf(target, sizeof(target), "%s/mine.json", safe);
+	snprintf(link, sizeof(link), "%s/owned/l.json", dir);
+	CHECKF(write_out(link, "via owner", 0) == 0 && file_is(target, "via owner"),
+	       "the owner's link was not followed");
+	unlink(target);
+	tap_end();
+}
+
+int main(void)
+{
+	char cmd[600];
+	int have_user = 0;
+
+	snprintf(dir, sizeof(dir), "%s/gp-output.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	chmod(dir, 0755);
+	snprintf(sticky, sizeof(sticky), "%s/shared", dir);
+	snprintf(safe, sizeof(safe), "%s/rootonly", dir);
+	mkdir(sticky, 0777);
+	chmod(sticky, 01777);
+	mkdir(safe, 0755);
+	test_own_links();
+	if (geteuid() != 0) {
+		printf("skip - output: another user's links and FIFOs # needs root (useradd)\n");
+	} else {
+		snprintf(user, sizeof(user), "gpout%d", (int)getpid() % 100000);
+		snprintf(cmd, sizeof(cmd),
+			 "command -v setpriv >/dev/null && useradd -M -d /nonexistent -s /usr/sbin/nologin %s",
+			 user);
+		have_user = system(cmd) == 0;
+		if (have_user)
+			test_other_user();
+		else
+			printf("skip - output: another user's links and FIFOs # useradd or setpriv failed\n");
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+	if (have_user) {
+		snprintf(cmd, sizeof(cmd), "userdel %s", user);
+		if (system(cmd) != 0)
+			fprintf(stderr, "cannot remove user %s\n", user);
+	}
+	return tap_exit();
+}
