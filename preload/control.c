@@ -149,39 +149,43 @@ static int read_request(int fd, char *buf, size_t size, uint64_t deadline)
 #pragma weak gp_control_cuda_probe
 int gp_control_cuda_probe(void);
 
+typedef int (*cu_count_fn)(int *);
+typedef int (*cu_get_fn)(int *, int);
+typedef int (*cu_state_fn)(int, unsigned *, int *);
+static cu_count_fn cu_count;
+static cu_get_fn cu_get;
+static cu_state_fn cu_state;
+static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
+
+/* The driver's entry points, once: from a libcuda already loaded, never loading one. */
+static void cu_bind(void)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+	if (!h)
+		return;
+	/* libcuda stays loaded: the handle only pins it once more. */
+	cu_count = (cu_count_fn)dlsym(h, "cuDeviceGetCount");
+	cu_get = (cu_get_fn)dlsym(h, "cuDeviceGet");
+	cu_state = (cu_state_fn)dlsym(h, "cuDevicePrimaryCtxGetState");
+	if (!cu_count || !cu_get)
+		cu_state = NULL;
+}
+
 int gp_control_cuda_context(void)
 {
-	typedef int (*count_fn)(int *);
-	typedef int (*get_fn)(int *, int);
-	typedef int (*state_fn)(int, unsigned *, int *);
-	static count_fn count;
-	static get_fn get;
-	static state_fn state;
 	int n = 0;
 
 	if (gp_control_cuda_probe)
 		return gp_control_cuda_probe();
-	if (!state) {
-		void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-
-		if (!h)
-			return -1;
-		count = (count_fn)dlsym(h, "cuDeviceGetCount");
-		get = (get_fn)dlsym(h, "cuDeviceGet");
-		state = (state_fn)dlsym(h, "cuDevicePrimaryCtxGetState");
-		/* libcuda stays loaded: the handle only pins it once more. */
-		if (!count || !get || !state) {
-			state = NULL;
-			return -1;
-		}
-	}
-	if (count(&n) != 0)
+	pthread_once(&cu_once, cu_bind);
+	if (!cu_state || cu_count(&n) != 0)
 		return -1;
 	for (int i = 0; i < n; i++) {
 		unsigned flags = 0;
 		int dev = 0, active = 0;
 
-		if (get(&dev, i) == 0 && state(dev, &flags, &active) == 0 && active)
+		if (cu_get(&dev, i) == 0 && cu_state(dev, &flags, &active) == 0 && active)
 			return 1;
 	}
 	return 0;
