@@ -763,7 +763,7 @@ static void test_unsafe_dir(void)
 	snprintf(out, sizeof(out), "%s/unsafe", tmpdir);
 	mkdir(ctl, 0755);
 	chmod(ctl, 0755);
-	tap_begin("a control directory others can enter: nothing listens, the program runs");
+	tap_begin("a control directory others can enter: no socket in it (the recorder listens elsewhere), the program runs");
 	if (prog_start(&p, out, ctl, "dormant") < 0) {
 		CHECK(!"fork");
 		tap_end();
