@@ -1665,6 +1665,100 @@ def t_fault_symlink_force(tools):
         raise Fail("; ".join(errs))
 
 
+def t_fault_force_two_runs(tools):
+    """Two gpuprof run -f -o SAME at once: the second is refused while the
+    first writes (no trace in an unlinked inode), and each wrapper names
+    exactly the files that exist."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    same = os.path.join(tmp, "same")
+    app = tools.app("burst_paced")
+    first = subprocess.Popen([tools.wrapper, "run", "-f", "-o", same, "--report=none", "--",
+                              app, "100", "8000", "0"], env=clean_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # The name exists once the first recorder holds it (and its lock).
+    for _ in range(300):
+        if os.path.exists(same + ".gpuprof") or first.poll() is not None:
+            break
+        time.sleep(0.1)
+    rc, out, err = run_cmd([tools.wrapper, "run", "-f", "-o", same, "--report=none", "--",
+                            app, "10", "0", "0"], clean_env())
+    out1, err1 = first.communicate(timeout=RUN_TIMEOUT)
+    err1 = err1.decode(errors="replace")
+    errs = []
+    if "another process is writing a trace under that name" not in err:
+        errs.append("second run not refused: %s" % tail(err))
+    if "trace written to" in err or "did GPU work" in err:
+        errs.append("second run claims a trace or no GPU work: %s" % tail(err))
+    if first.returncode != 0 or "trace written to %s.gpuprof" % same not in err1:
+        errs.append("first run: status %d, %s" % (first.returncode, tail(err1)))
+    if sorted(os.listdir(tmp)) != ["same.gpuprof"]:
+        errs.append("files: %s" % os.listdir(tmp))
+    if not errs:
+        js = tools.export_json([same + ".gpuprof"])
+        if js.get("counts", {}).get("kernel") != 101:
+            errs.append("kernels %s, expected the first run's 101" % js.get("counts"))
+    if errs:
+        raise Fail("; ".join(errs))
+
+
+def t_fault_force_disk_full(tools):
+    """-f over an old trace on a full file system: the old trace stays, and
+    gpuprof run says why no trace was written (not "no GPU work")."""
+    if os.geteuid() != 0:
+        raise Skip("mounting a tmpfs needs root")
+    mnt = tempfile.mkdtemp(prefix="gpuprof-full.")
+    tools.tmpdirs.append(mnt)
+    if subprocess.call(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt]) != 0:
+        raise Skip("cannot mount a tmpfs")
+    try:
+        old = os.path.join(mnt, "t.gpuprof")
+        with open(old, "wb") as f:
+            f.write(b"old trace")
+        try:
+            with open(os.path.join(mnt, "filler"), "wb") as f:
+                while True:
+                    f.write(b"x" * 1024)
+                    f.flush()
+        except OSError:
+            pass
+        rc, out, err = run_cmd([tools.wrapper, "run", "-f", "-o", os.path.join(mnt, "t"),
+                                "--report=none", "--", tools.app("sig_after_burst"), "100",
+                                "exit"], clean_env())
+        errs = []
+        if rc != 0 or "TRUTH kernel.total 100" not in out:
+            errs.append("program status %d, stdout %s" % (rc, tail(out)))
+        with open(old, "rb") as f:
+            if f.read() != b"old trace":
+                errs.append("the old trace was replaced or removed")
+        if "No space left on device" not in err or "could not create the file" not in err:
+            errs.append("no reason given: %s" % tail(err))
+        if "did GPU work" in err:
+            errs.append("says no process did GPU work: %s" % tail(err))
+        if sorted(os.listdir(mnt)) != ["filler", "t.gpuprof"]:
+            errs.append("files: %s" % os.listdir(mnt))
+        if errs:
+            raise Fail("; ".join(errs))
+    finally:
+        subprocess.call(["umount", "-l", mnt])
+
+
+def t_fault_wrapper_cannot_create(tools):
+    """The recorder cannot create its file (an existing name without -f):
+    gpuprof run says so, not that no process did GPU work."""
+    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+    tools.tmpdirs.append(tmp)
+    with open(os.path.join(tmp, "t.gpuprof"), "w") as f:
+        f.write("mine")
+    rc, out, err = run_cmd([tools.wrapper, "run", "-o", os.path.join(tmp, "t%q{NOPE}"),
+                            "--report=none", "--", tools.app("sig_after_burst"), "100", "exit"],
+                           dict(clean_env(), NOPE=""))
+    if rc != 0 or "TRUTH kernel.total 100" not in out:
+        raise Fail("program status %d, stdout %s" % (rc, tail(out)))
+    if "it exists (use -f to overwrite)" not in err or "did GPU work" in err:
+        raise Fail("stderr: %s" % tail(err))
+
+
 def with_faults(tools, **faults):
     """Environment that preloads the fault shim (test/shims/gpfault.c) after
     the recorder, with GPFAULT_<NAME>=value for each keyword argument;
@@ -2485,6 +2579,9 @@ TESTS = [
     ("fault-fds-dup2", fault_fds("dup2")),
     ("fault-chdir-umask", fault_fds("chdir")),
     ("fault-symlink-force", t_fault_symlink_force),
+    ("fault-force-two-runs", t_fault_force_two_runs),
+    ("fault-force-disk-full", t_fault_force_disk_full),
+    ("fault-wrapper-cannot-create", t_fault_wrapper_cannot_create),
     ("fault-ring-overflow", t_fault_ring_overflow),
     ("fault-write-eio", fault_write_eio(False)),
     ("fault-write-eio-persistent", fault_write_eio(True)),
