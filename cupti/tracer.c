@@ -27,6 +27,7 @@
  */
 #include "capture.h"
 #include "cupti_api.h"
+#include "gpusample.h"
 #include "metrics.h"
 #include "guest.h"
 #include "nvtx_tool.h"
@@ -1249,4 +1250,4 @@ static const struct gp_source cuda_source = {
 	.file_on_demand = 1,
 };
 
-const struct gp_source *const gp_sources[] = { &cuda_source, NULL };
+const struct gp_source *const gp_sources[] = { &cuda_source, &gp_gpusample_source, NULL };

@@ -360,6 +360,23 @@ int gp_config_load(struct gp_config *c)
 		else if (strcmp(v, "kernel"))
 			gp_log("GPUPROF_METRICS_REPLAY=%s: expected kernel or launches; using kernel", v);
 	}
+	/* The GPU over time (cupti/gpusample.c). */
+	env_str("GPUPROF_GPU_METRICS", c->gpu_metrics, sizeof(c->gpu_metrics));
+	c->gpu_metrics_us = env_u32("GPUPROF_GPU_METRICS_INTERVAL_US", GP_GPU_METRICS_US_DEFAULT,
+				    GP_GPU_METRICS_US_MIN, GP_GPU_METRICS_US_MAX);
+	c->gpu_telemetry_ms = env_u32("GPUPROF_GPU_TELEMETRY", 0, 0, GP_GPU_TELEMETRY_MS_MAX);
+	if (c->gpu_telemetry_ms && c->gpu_telemetry_ms < GP_GPU_TELEMETRY_MS_MIN) {
+		gp_log("GPUPROF_GPU_TELEMETRY=%u: below %u ms; using %u", c->gpu_telemetry_ms,
+		       GP_GPU_TELEMETRY_MS_MIN, GP_GPU_TELEMETRY_MS_MIN);
+		c->gpu_telemetry_ms = GP_GPU_TELEMETRY_MS_MIN;
+	}
+	/* Both need the counters of the device, which the range profiler and
+	 * PM sampling cannot share: the launches asked for by name win. */
+	if (c->gpu_metrics[0] && c->metrics[0]) {
+		gp_log("GPUPROF_GPU_METRICS does not go with GPUPROF_METRICS (both need the GPU's "
+		       "performance counters); GPU metrics over time are off, tracing goes on");
+		c->gpu_metrics[0] = 0;
+	}
 	c->rank = env_rank();
 	return 0;
 }

@@ -27,6 +27,9 @@ struct gp_config {
 	uint32_t metrics_launches; /* GPUPROF_METRICS_LAUNCHES: N per kernel and
 				    * configuration (first = 1), or UINT32_MAX (all) */
 	uint32_t metrics_replay;   /* GPUPROF_METRICS_REPLAY: 0 kernel, 1 launches */
+	char gpu_metrics[1024];    /* GPUPROF_GPU_METRICS: "default" or names; "" off */
+	uint32_t gpu_metrics_us;   /* GPUPROF_GPU_METRICS_INTERVAL_US: sampling interval */
+	uint32_t gpu_telemetry_ms; /* GPUPROF_GPU_TELEMETRY: NVML polling period, 0 off */
 	uint32_t trace;            /* GP_TRACE_* */
 	uint32_t graph_mode;       /* 0 per node, 1 whole graph */
 	uint32_t backtrace;        /* 0 none, 1 kernel launches, 2 all traced API calls */
@@ -51,6 +54,14 @@ struct gp_config {
 #define GP_PYSTACK_OFF 0
 #define GP_PYSTACK_PYTHON 1          /* Python frames only */
 #define GP_PYSTACK_MIXED 2           /* native frames, Python frames in place of the interpreter's */
+
+/* Sampling of the GPU over time (GPUPROF_GPU_METRICS_INTERVAL_US, GPUPROF_GPU_TELEMETRY). */
+#define GP_GPU_METRICS_US_DEFAULT 1000u
+#define GP_GPU_METRICS_US_MIN 20u      /* below it PM sampling loses samples */
+#define GP_GPU_METRICS_US_MAX 1000000u
+#define GP_GPU_TELEMETRY_MS_DEFAULT 100u /* what gpuprof run --gpu-telemetry asks for */
+#define GP_GPU_TELEMETRY_MS_MIN 10u
+#define GP_GPU_TELEMETRY_MS_MAX 60000u
 
 /* Flight-recorder sizes the recorder accepts (GPUPROF_FLIGHT_RECORDER). */
 #define GP_FLIGHT_MIN (1ull << 20)
