@@ -886,6 +886,10 @@ static void test_two_users(void)
 		printf("skip - control with two users # not root: useradd needs root\n");
 		return;
 	}
+	if (system("command -v setpriv >/dev/null 2>&1") != 0) {
+		printf("skip - control with two users # setpriv (util-linux) not found\n");
+		return;
+	}
 	if (make_user(0) < 0 || make_user(1) < 0) {
 		printf("skip - control with two users # useradd failed\n");
 		remove_users();
