@@ -11,6 +11,7 @@
 #define GA_EXIT_FAIL 1
 #define GA_EXIT_USAGE 2
 #define GA_EXIT_GREW 3             /* diff --fail-above: something grew too much */
+#define GA_EXIT_FINDING 3          /* report --fail-on: a finding fired */
 
 #include <stddef.h>
 #include <stdio.h>

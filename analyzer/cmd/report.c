@@ -47,13 +47,27 @@ static void help(FILE *f)
 	      "                  stored in DIR for GPUs of the same model (the gpuprof\n"
 	      "                  command passes its default place)\n"
 	      "  --spec-peaks    ignore measured peaks: ceilings from specifications\n"
+	      "  --findings=top|all|none\n"
+	      "                  the Findings section first: those above info, five at\n"
+	      "                  most (top, the default), every one (all), or none\n"
+	      "  --fail-on=RULE[,RULE...]|SEVERITY\n"
+	      "                  exit with status 3 when one of these rules fires, or a\n"
+	      "                  finding of this severity or above (info, warning,\n"
+	      "                  critical); rules: gpu-starvation, launch-bound,\n"
+	      "                  sync-copy, pageable-copy, tiny-copies, host-sync,\n"
+	      "                  alloc-churn, occupancy, tail-effect, nccl-exposed,\n"
+	      "                  straggler, startup, staged-peer-copy, incomplete-trace\n"
 	      GA_FILTER_HELP
 	      "  -h, --help      show this help\n"
 	      "  --version       print the version\n\n"
 	      "Filters apply to the GPU activities of every table, not to API calls.\n\n"
 	      "Exit status: 0 when a report was printed (even of a damaged trace,\n"
-	      "with a warning), 1 when a file cannot be read, 2 on bad usage.\n", f);
+	      "with a warning), 1 when a file cannot be read, 2 on bad usage, 3 when\n"
+	      "a finding selected by --fail-on fired.\n", f);
 }
+
+#define GA_OPT_FINDINGS 0x1200
+#define GA_OPT_FAIL_ON 0x1201
 
 /* ---- Warp-style tables: timeline, activity summary, device summary ---- */
 
@@ -95,6 +109,8 @@ int cmd_report(int argc, char **argv)
 		{ "symbol-path", required_argument, NULL, GA_OPT_SYMBOL_PATH },
 		{ "align", required_argument, NULL, 'A' },
 		{ "roofline-svg", required_argument, NULL, 'V' },
+		{ "findings", required_argument, NULL, GA_OPT_FINDINGS },
+		{ "fail-on", required_argument, NULL, GA_OPT_FAIL_ON },
 		GA_PEAKS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, GA_OPT_VERSION },
@@ -111,7 +127,8 @@ int cmd_report(int argc, char **argv)
 	const char *svg = NULL;
 	struct ga_peaks_opt po = { 0 };
 	char ferr[512];
-	int c, rc = GA_EXIT_OK;
+	unsigned char fail_rules[GA_RULE_COUNT] = { 0 };
+	int c, rc = GA_EXIT_OK, fail_sev = -1, fail_on = 0;
 
 	opterr = 0;
 	optind = 0;
@@ -184,6 +201,28 @@ int cmd_report(int argc, char **argv)
 			}
 			svg = optarg;
 			break;
+		case GA_OPT_FINDINGS:
+			if (!strcmp(optarg, "top")) {
+				r.o.findings = GA_FINDINGS_TOP;
+			} else if (!strcmp(optarg, "all")) {
+				r.o.findings = GA_FINDINGS_ALL;
+			} else if (!strcmp(optarg, "none")) {
+				r.o.findings = GA_FINDINGS_NONE;
+			} else {
+				fprintf(stderr, "gpuprof report: --findings takes top, all or none, "
+					"not '%s'\n", optarg);
+				ga_filter_free(&flt);
+				return GA_EXIT_USAGE;
+			}
+			break;
+		case GA_OPT_FAIL_ON:
+			if (ga_fail_on_parse(optarg, fail_rules, &fail_sev, ferr, sizeof(ferr))) {
+				fprintf(stderr, "gpuprof report: %s\n", ferr);
+				ga_filter_free(&flt);
+				return GA_EXIT_USAGE;
+			}
+			fail_on = 1;
+			break;
 		case 'h':
 			help(stdout);
 			ga_filter_free(&flt);
@@ -193,7 +232,9 @@ int cmd_report(int argc, char **argv)
 			return ga_print_version();
 		default:
 			ga_filter_free(&flt);
-			if (optopt == 'A')
+			if (optopt == GA_OPT_FINDINGS || optopt == GA_OPT_FAIL_ON)
+				fprintf(stderr, "gpuprof report: %s needs a value\n", argv[optind - 1]);
+			else if (optopt == 'A')
 				fputs("gpuprof report: --align needs a value (nccl)\n", stderr);
 			else if (optopt == 'n')
 				fputs("gpuprof report: --top needs a value\n", stderr);
@@ -238,6 +279,16 @@ int cmd_report(int argc, char **argv)
 		if (rc == GA_EXIT_OK && !(svg && !strcmp(svg, "-")) && ga_text_report(&r, out)) {
 			fputs("gpuprof: out of memory\n", stderr);
 			rc = GA_EXIT_FAIL;
+		}
+		if (rc == GA_EXIT_OK && fail_on) {
+			if (ga_analysis_findings(&an)) {
+				fputs("gpuprof: out of memory\n", stderr);
+				rc = GA_EXIT_FAIL;
+			} else if (ga_fail_on_fires(&an.fd, fail_rules, fail_sev)) {
+				fprintf(stderr, "gpuprof report: a finding selected by --fail-on "
+					"fired\n");
+				rc = GA_EXIT_FINDING;
+			}
 		}
 	}
 	ga_analysis_free(&an);

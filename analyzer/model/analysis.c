@@ -27,6 +27,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	ga_ranks_init(&an->rk);
 	ga_memuse_init(&an->mu);
 	ga_align_init(&an->al, o->align);
+	ga_findings_init(&an->fd);
 	an->st.symbolize = o->symbolize;
 	an->st.symbol_path = o->symbol_path;
 	an->st.list_frames = o->list_frames;
@@ -42,8 +43,18 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	ga_latency_bind(&an->lat, &an->m);
 	ga_launchcfg_bind(&an->lc, &an->m);
 	ga_memuse_bind(&an->mu, &an->m);
+	ga_findings_bind(&an->fd, &an->m, &an->st);
 	ga_ranks_bind(&an->rk, &an->m);
 	return 0;
+}
+
+int ga_analysis_findings(struct ga_analysis *an)
+{
+	if (an->fd.finished)
+		return 0;
+	if (an->o.observe_sites && ga_sites_finish(&an->st, &an->m))
+		return -1;
+	return ga_findings_finish(&an->fd, an);
 }
 
 int ga_analysis_filtered(const struct ga_analysis *an)
@@ -151,6 +162,7 @@ void ga_analysis_free(struct ga_analysis *an)
 	ga_ranks_free(&an->rk);
 	ga_memuse_free(&an->mu);
 	ga_align_free(&an->al);
+	ga_findings_free(&an->fd);
 	free(an->shifts);
 	an->shifts = NULL;
 }

@@ -6,7 +6,8 @@
  * a streaming view needs sites ahead, model/sites.c's stacks and frames),
  * then the aggregate pass, which builds every aggregate at once (the
  * model's activity, API, graph and device statistics, busy time, range
- * accounting, launch-site counts, memory in use) while streaming views
+ * accounting, launch-site counts, memory in use, the facts of the
+ * findings) while streaming views
  * see each activity through the model's hooks.  Nothing here prints a table; errors
  * go to stderr as "gpuprof: FILE: byte N: ...".  Runs offline only.
  */
@@ -17,6 +18,7 @@
 
 #include "model/align.h"
 #include "model/filter.h"
+#include "model/findings.h"
 #include "model/latency.h"
 #include "model/launchcfg.h"
 #include "model/memuse.h"
@@ -49,6 +51,7 @@ struct ga_analysis {
 	struct ga_ranks rk;        /* ranks of a multi-process job */
 	struct ga_memuse mu;       /* memory in use per device (memory records) */
 	struct ga_align al;        /* clock corrections of the traces, by file */
+	struct ga_findings fd;     /* what to fix (findings.h): ga_analysis_findings() */
 	int64_t *shifts;           /* the same, as the readers take them */
 	struct ga_filter *flt;     /* the activity filter (never NULL) */
 	struct ga_analysis_opts o;
@@ -64,6 +67,12 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
  * API call.  Returns 0, or -1 after printing why.
  */
 int ga_analysis_build(struct ga_analysis *an, char *const *paths, int n);
+
+/*
+ * The findings (model/findings.h), run once on first use, after the
+ * launch sites are finished.  Returns 0, or -1 when memory runs out.
+ */
+int ga_analysis_findings(struct ga_analysis *an);
 
 /* Non-zero when a filter option was given. */
 int ga_analysis_filtered(const struct ga_analysis *an);

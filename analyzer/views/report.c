@@ -8,6 +8,7 @@
 #include "views/text.h"
 
 static const struct ga_text_section *const sections[] = {
+	&ga_text_findings,
 	&ga_text_header,
 	&ga_text_timeline,
 	&ga_text_summary,
@@ -26,7 +27,7 @@ static const struct ga_text_section *const sections[] = {
 
 int ga_text_report(struct ga_text *r, FILE *out)
 {
-	size_t i;
+	size_t i, printed = 0;
 
 	r->m = &r->an->m;
 	ga_text_warp_widths(r->m, r, &r->wc);
@@ -35,7 +36,7 @@ int ga_text_report(struct ga_text *r, FILE *out)
 
 		if (s->want && !s->want(r))
 			continue;
-		if (i)
+		if (printed++)
 			fputc('\n', out);
 		if (s->print(r, out))
 			return -1;

@@ -27,7 +27,13 @@ struct ga_text_opts {
 	int top_set;               /* --top given */
 	int full_names;            /* never cut names */
 	int tree;                  /* --tree */
+	int findings;              /* --findings: GA_FINDINGS_* */
 };
+
+/* --findings=top (the default), all, none. */
+#define GA_FINDINGS_TOP 0
+#define GA_FINDINGS_ALL 1
+#define GA_FINDINGS_NONE 2
 
 /* Column widths shared by the Warp-style tables. */
 struct ga_warp_cols {
@@ -56,7 +62,10 @@ struct ga_text_section {
 extern const struct ga_text_section ga_text_header, ga_text_timeline, ga_text_summary,
 	ga_text_kernels, ga_text_launch, ga_text_latency, ga_text_roofline, ga_text_sites,
 	ga_text_ranges, ga_text_tree, ga_text_memory, ga_text_memuse, ga_text_api,
-	ga_text_ranks;
+	ga_text_ranks, ga_text_findings;
+
+/* One finding as the report prints it, numbered n (text-findings.c). */
+void ga_text_finding(const struct ga_text *r, const struct ga_finding *f, size_t n, FILE *out);
 
 /* The header's "Metrics:" line, when the traces have metrics (text-roofline.c). */
 void ga_text_metrics_header(const struct ga_mx *mx, struct ga_model *m, FILE *out, int lw);

@@ -1,0 +1,1233 @@
+/*
+ * Findings (see findings.h): the observer of the aggregate pass, the
+ * attribution of every idle gap to one cause, and the rules.  Runs
+ * offline only.
+ */
+#include "model/findings.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/analysis.h"
+
+#define NONE UINT32_MAX
+
+const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
+	[GA_RULE_STARVATION] = {
+		"gpu-starvation",
+		"the GPU idles while the host runs code outside CUDA calls",
+		"idle gaps of 50 us or more with no CUDA call holding the host",
+		"the gaps' length: the device time lost while the host computed; "
+		"overlapping that work with the GPU's saves up to it" },
+	[GA_RULE_LAUNCH_BOUND] = {
+		"launch-bound",
+		"runs of short kernels wait on their launches: use CUDA graphs or fuse kernels",
+		"32+ kernels of 20 us or less in a row, gaps at least half their time",
+		"the gaps inside the runs, less 1 us per kernel that a CUDA graph still "
+		"leaves between nodes" },
+	[GA_RULE_SYNC_COPY] = {
+		"sync-copy",
+		"synchronous copies or memsets in a loop keep the GPU idle",
+		"3+ idle gaps begun while the host waited in cudaMemcpy/cudaMemset",
+		"the idle gaps that begin while the host is in the synchronous call: "
+		"an asynchronous copy into pinned memory lets the host queue the next work" },
+	[GA_RULE_PAGEABLE_COPY] = {
+		"pageable-copy",
+		"asynchronous copies of pageable host memory are staged and block the host",
+		"3+ asynchronous copies from or to pageable memory",
+		"the idle gaps that begin while the host is blocked in the asynchronous "
+		"copy call: pinned memory (cudaMallocHost, pin_memory) makes it return at once" },
+	[GA_RULE_TINY_COPIES] = {
+		"tiny-copies",
+		"many tiny copies: batch them into fewer, larger ones",
+		"100+ copies of one direction below 64 KiB each",
+		"the copies' fixed cost (their shortest duration) paid once per 1 MiB "
+		"instead of once per copy" },
+	[GA_RULE_HOST_SYNC] = {
+		"host-sync",
+		"host-device synchronizations inside steps drain the GPU",
+		"3+ idle gaps begun while the host waited in a synchronizing call",
+		"the idle gaps that begin while the host waits in the synchronizing call: "
+		"without it the host would have queued the next work" },
+	[GA_RULE_ALLOC_CHURN] = {
+		"alloc-churn",
+		"device memory is allocated and freed in steady state",
+		"3+ idle gaps caused by allocation or free calls",
+		"the idle gaps begun in or mostly covered by cudaMalloc/cudaFree calls: "
+		"allocating once (or a caching allocator) removes them" },
+	[GA_RULE_OCCUPANCY] = {
+		"occupancy",
+		"kernels limited to low occupancy by registers or shared memory",
+		"configurations of 5%+ of kernel time below 50% theoretical occupancy",
+		"not estimated: whether more resident warps help depends on the kernel "
+		"(record --metrics to see)" },
+	[GA_RULE_TAIL] = {
+		"tail-effect",
+		"grids smaller than one wave leave SMs idle",
+		"configurations of 5%+ of kernel time with fewer blocks than half a wave",
+		"an upper bound: the kernels' time times the share of the wave left empty" },
+	[GA_RULE_NCCL_EXPOSED] = {
+		"nccl-exposed",
+		"communication is not hidden behind compute",
+		"NCCL kernel time with no compute kernel on the device, 100 us or more",
+		"the exposed communication of the rank with the most: overlapping it with "
+		"compute saves up to it" },
+	[GA_RULE_STRAGGLER] = {
+		"straggler",
+		"a rank is slower than the others in steps",
+		"the slowest rank of a step 10% or more above the median",
+		"per step, the slowest rank's work less the median rank's, summed" },
+	[GA_RULE_STARTUP] = {
+		"startup",
+		"start-up spends time loading modules or compiling (JIT)",
+		"20 ms or more in module loading and linking calls",
+		"the time in module loading calls: cubins for the GPU's architecture "
+		"(no JIT) and lazy loading cut it; context creation is shown, not counted" },
+	[GA_RULE_STAGED_PEER] = {
+		"staged-peer-copy",
+		"peer copies are staged through the host (no P2P)",
+		"any copy between devices staged through host memory",
+		"half the staged copies' time: one direct copy instead of two legs" },
+	[GA_RULE_INCOMPLETE] = {
+		"incomplete-trace",
+		"the trace is incomplete: findings rest on partial data",
+		"any record lost, recording gap or metrics launch skipped",
+		"none: it says how much the other findings may miss" },
+};
+
+const char *ga_cause_name(unsigned cause)
+{
+	static const char *const names[GA_CAUSE_COUNT] = {
+		[GA_CAUSE_NONE] = "host code (no CUDA call)",
+		[GA_CAUSE_SYNC] = "synchronization",
+		[GA_CAUSE_COPY] = "synchronous copy",
+		[GA_CAUSE_SET] = "synchronous memset",
+		[GA_CAUSE_ASYNC_COPY] = "blocking asynchronous copy",
+		[GA_CAUSE_ALLOC] = "allocation or free",
+		[GA_CAUSE_MODULE] = "module loading",
+		[GA_CAUSE_CONTEXT] = "context creation",
+	};
+
+	return cause < GA_CAUSE_COUNT ? names[cause] : "?";
+}
+
+const char *ga_severity_name(unsigned sev)
+{
+	return sev == GA_SEV_CRITICAL ? "critical" : sev == GA_SEV_WARNING ? "warning" : "info";
+}
+
+int ga_severity_parse(const char *s)
+{
+	for (int i = GA_SEV_INFO; i <= GA_SEV_CRITICAL; i++)
+		if (!strcmp(s, ga_severity_name((unsigned)i)))
+			return i;
+	return -1;
+}
+
+int ga_rule_parse(const char *s)
+{
+	for (int i = 0; i < GA_RULE_COUNT; i++)
+		if (!strcmp(s, ga_rules[i].id))
+			return i;
+	return -1;
+}
+
+int ga_fail_on_parse(const char *s, unsigned char *rules, int *sev, char *err, size_t n)
+{
+	char buf[64];
+	const char *p = s;
+
+	memset(rules, 0, GA_RULE_COUNT);
+	*sev = -1;
+	if (!*s) {
+		snprintf(err, n, "--fail-on needs rule ids or a severity");
+		return -1;
+	}
+	if ((*sev = ga_severity_parse(s)) >= 0)
+		return 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		int r;
+
+		if (!len || len >= sizeof(buf)) {
+			snprintf(err, n, "--fail-on: bad list '%s'", s);
+			return -1;
+		}
+		memcpy(buf, p, len);
+		buf[len] = 0;
+		if ((r = ga_rule_parse(buf)) < 0) {
+			snprintf(err, n, "--fail-on: '%s' is neither a rule (gpuprof report --help "
+				 "lists them) nor info, warning or critical", buf);
+			return -1;
+		}
+		rules[r] = 1;
+		p += len;
+		if (*p == ',' && !*++p) {
+			snprintf(err, n, "--fail-on: bad list '%s'", s);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int ga_fail_on_fires(const struct ga_findings *fd, const unsigned char *rules, int sev)
+{
+	for (size_t i = 0; i < fd->nf; i++) {
+		const struct ga_finding *f = &fd->f[i];
+
+		if (sev >= 0 ? (int)f->severity >= sev : rules[f->rule] != 0)
+			return 1;
+	}
+	return 0;
+}
+
+void ga_findings_init(struct ga_findings *fd)
+{
+	memset(fd, 0, sizeof(*fd));
+	for (size_t i = 0; i < GA_COPY_KIND_MAX; i++)
+		fd->copy[i].tiny_min = UINT64_MAX;
+}
+
+void ga_findings_free(struct ga_findings *fd)
+{
+	free(fd->devs);
+	free(fd->calls);
+	free(fd->cands);
+	free(fd->cls);
+	free(fd->clsname);
+	free(fd->lb);
+	free(fd->f);
+	memset(fd, 0, sizeof(*fd));
+}
+
+/* ---- the aggregate pass ---- */
+
+static int starts(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
+
+/* The cause a host call of this name can be, GA_CAUSE_NONE for none to keep. */
+static unsigned classify(const char *s)
+{
+	int async = strstr(s, "Async") != NULL;
+
+	if (starts(s, "cudaDeviceSynchronize") || starts(s, "cudaStreamSynchronize") ||
+	    starts(s, "cudaEventSynchronize") || starts(s, "cudaThreadSynchronize") ||
+	    starts(s, "cuCtxSynchronize") || starts(s, "cuStreamSynchronize") ||
+	    starts(s, "cuEventSynchronize"))
+		return GA_CAUSE_SYNC;
+	if (starts(s, "cudaMemcpy") || starts(s, "cuMemcpy"))
+		return async ? GA_CAUSE_ASYNC_COPY : GA_CAUSE_COPY;
+	if (starts(s, "cudaMemset") || starts(s, "cuMemset") || starts(s, "cuMemsetD"))
+		return async ? GA_CAUSE_NONE : GA_CAUSE_SET;
+	if (async)
+		return GA_CAUSE_NONE;    /* stream-ordered allocation does not block */
+	if (starts(s, "cudaMalloc") || starts(s, "cudaFree") || starts(s, "cuMemAlloc") ||
+	    starts(s, "cuMemFree") || starts(s, "cudaHostAlloc") || starts(s, "cuMemHostAlloc"))
+		return GA_CAUSE_ALLOC;
+	if (starts(s, "cuModuleLoad") || starts(s, "cuLibraryLoad") || starts(s, "cuLink") ||
+	    starts(s, "cudaLibraryLoad") || starts(s, "cuModuleGetFunction") ||
+	    starts(s, "cuLibraryGetKernel"))
+		return GA_CAUSE_MODULE;
+	if (starts(s, "cuCtxCreate") || starts(s, "cuDevicePrimaryCtxRetain") ||
+	    starts(s, "cuInit"))
+		return GA_CAUSE_CONTEXT;
+	return GA_CAUSE_NONE;
+}
+
+static uint32_t sid_ok(uint32_t sid)
+{
+	return sid == GA_STR_NOMEM ? 0 : sid;
+}
+
+static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
+		  const struct gp_rec_api *r)
+{
+	unsigned cause;
+	uint32_t sid;
+
+	/* String ids are the file's: the cache starts over with each process. */
+	if (fd->cls_proc != proc + 1) {
+		if (fd->cls)
+			memset(fd->cls, 0, fd->capcls);
+		fd->cls_proc = proc + 1;
+	}
+	if (r->name >= fd->capcls) {
+		size_t old = fd->capcls;
+
+		if (r->name >= (1u << 28))
+			return 0;
+		if (ga_util_grow(&fd->cls, &fd->capcls, (size_t)r->name + 1, 1))
+			return -1;
+		memset(fd->cls + old, 0, fd->capcls - old);
+	}
+	if (!fd->cls[r->name]) {
+		const char *text;
+		size_t len;
+
+		sid = sid_ok(ga_model_fstr(m, r->name));
+		text = ga_model_str(m, sid);
+		cause = sid ? classify(text) : GA_CAUSE_NONE;
+		if (cause != GA_CAUSE_NONE) {
+			/* The name without CUPTI's version suffix, as the API table shows it. */
+			len = strlen(text);
+			for (size_t i = len; i > 2; i--) {
+				if (text[i - 1] >= '0' && text[i - 1] <= '9')
+					continue;
+				if (i < len && text[i - 1] == 'v' && text[i - 2] == '_')
+					len = i - 2;
+				break;
+			}
+			sid = sid_ok(ga_strtab_intern(&m->strs, text, len));
+			if (ga_util_grow(&fd->clsname, &fd->capclsname, fd->capcls,
+					 sizeof(*fd->clsname)))
+				return -1;
+			fd->clsname[r->name] = sid;
+		}
+		fd->cls[r->name] = (uint8_t)(cause + 1);
+	}
+	cause = fd->cls[r->name] - 1u;
+	if (cause == GA_CAUSE_NONE)
+		return 0;
+	fd->api_calls[cause]++;
+	fd->api_ns[cause] += r->end > r->start ? r->end - r->start : 0;
+	if (fd->ncalls >= GA_FIND_CALLS_MAX) {
+		fd->calls_dropped++;
+		return 0;
+	}
+	if (ga_util_grow(&fd->calls, &fd->capcalls, fd->ncalls + 1, sizeof(*fd->calls)))
+		return -1;
+	fd->calls[fd->ncalls++] = (struct ga_fcall){
+		.start = r->start, .end = r->end > r->start ? r->end : r->start, .proc = proc,
+		.name = fd->clsname[r->name], .cause = cause,
+	};
+	return 0;
+}
+
+static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
+{
+	struct ga_findings *fd = ctx;
+
+	if (rec->type == GP_REC_API && on_api(fd, m, proc, (const void *)rec))
+		fd->oom = 1;
+	return fd->next.rec ? fd->next.rec(fd->next.ctx, m, proc, rec) : 0;
+}
+
+static void on_copy(struct ga_findings *fd, const struct ga_act *a)
+{
+	const struct gp_rec_memcpy *r = (const void *)a->rec;
+	struct ga_fcopy *c;
+	uint64_t dur = a->end - a->start;
+
+	if (!r || r->h.type != GP_REC_MEMCPY || a->copy_kind >= GA_COPY_KIND_MAX ||
+	    a->copy_kind == GA_COPY_STAGED_PEER)
+		return;
+	c = &fd->copy[a->copy_kind];
+	if (!(r->flags & GP_ACT_ASYNC)) {
+		c->sync++;
+		c->sync_ns += dur;
+	} else if (r->src_kind == 1 || r->dst_kind == 1) {
+		c->pageable++;
+		c->pageable_bytes += a->bytes;
+		c->pageable_ns += dur;
+	}
+	if (a->bytes < GA_FIND_TINY_COPY) {
+		c->tiny++;
+		c->tiny_bytes += a->bytes;
+		c->tiny_ns += dur;
+		if (dur < c->tiny_min)
+			c->tiny_min = dur;
+	}
+}
+
+static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_act *a)
+{
+	struct ga_fdev *d;
+	uint32_t stack = 0, label;
+
+	if (a->kind == GA_ACT_GRAPH)
+		return 0;            /* its kernels tell more; the graph's span covers its gaps */
+	if (a->dev >= fd->ndevs) {
+		size_t old = fd->ndevs;
+
+		if (ga_util_grow(&fd->devs, &fd->capdevs, (size_t)a->dev + 1, sizeof(*fd->devs)))
+			return -1;
+		memset(fd->devs + old, 0, ((size_t)a->dev + 1 - old) * sizeof(*fd->devs));
+		fd->ndevs = (size_t)a->dev + 1;
+	}
+	if (a->kind == GA_ACT_MEMCPY)
+		on_copy(fd, a);
+	d = &fd->devs[a->dev];
+	label = a->label < m->nlabels ? m->labels[a->label].str : 0;
+	if (fd->st)
+		stack = ga_sites_stack_of(fd->st, a);
+	if (d->seen && a->start > d->hi) {
+		uint64_t gap = a->start - d->hi;
+
+		if (a->kind == GA_ACT_KERNEL && gap < GA_FIND_STARVE_GAP_NS &&
+		    a->end - a->start <= GA_FIND_SHORT_KERNEL_NS && a->name < m->capstr2k &&
+		    m->str2k[a->name]) {
+			size_t k = m->str2k[a->name] - 1, old = fd->caplb;
+
+			if (k >= old) {
+				if (ga_util_grow(&fd->lb, &fd->caplb, k + 1, sizeof(*fd->lb)))
+					return -1;
+				memset(fd->lb + old, 0, (fd->caplb - old) * sizeof(*fd->lb));
+			}
+			fd->lb[k].gap += gap;
+			fd->lb[k].count++;
+		}
+		if (gap >= GA_FIND_SITE_GAP_NS && fd->ncands < GA_FIND_CANDS_MAX) {
+			if (ga_util_grow(&fd->cands, &fd->capcands, fd->ncands + 1,
+					 sizeof(*fd->cands)))
+				return -1;
+			fd->cands[fd->ncands++] = (struct ga_fcand){
+				.start = d->hi, .end = a->start, .dev = a->dev,
+				.proc_before = d->proc, .stack_before = d->stack,
+				.label_before = d->label, .proc_after = a->proc,
+				.stack_after = stack, .label_after = label,
+				.nvtx = a->nvtx, .stream = a->stream,
+			};
+			if (fd->st && (ga_sites_want((struct ga_sites *)fd->st, d->proc, d->stack) ||
+				       ga_sites_want((struct ga_sites *)fd->st, a->proc, stack)))
+				return -1;
+		}
+	}
+	/*
+	 * Records come in buffers, each in time order, but buffers may come
+	 * out of order: one that goes back in time starts over (the gaps are
+	 * checked against the exact busy intervals at finish).
+	 */
+	if (!d->seen || a->end > d->hi || a->end + GA_FIND_RESTART_NS < d->hi) {
+		d->hi = a->end;
+		d->proc = a->proc;
+		d->stack = stack;
+		d->label = label;
+		d->seen = 1;
+	}
+	return 0;
+}
+
+static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
+{
+	struct ga_findings *fd = ctx;
+
+	if (on_act(fd, m, a))
+		fd->oom = 1;
+	return fd->next.act ? fd->next.act(fd->next.ctx, m, a) : 0;
+}
+
+void ga_findings_bind(struct ga_findings *fd, struct ga_model *m, const struct ga_sites *st)
+{
+	fd->next = m->obs;
+	fd->st = st;
+	m->obs.ctx = fd;
+	m->obs.rec = obs_rec;
+	m->obs.act = obs_act;
+}
+
+/* ---- finish: every idle gap and its cause ---- */
+
+struct wagg {
+	struct ga_where w;
+	uint32_t dev, cause;
+};
+
+struct cacc {
+	uint64_t n, ns, longest;
+};
+
+struct lbacc {
+	uint64_t runs, kernels, busy, gaps, stake;
+};
+
+struct fin {
+	struct ga_findings *fd;
+	struct ga_analysis *an;
+	struct ga_model *m;
+	size_t *plo, *phi;         /* per process: its calls, sorted by start */
+	uint64_t *pmax;            /* per call: latest end of its process's calls up to it */
+	struct wagg *w;
+	size_t nw, capw;
+	struct ga_map wmap;
+	struct cacc *acc;          /* [dev * GA_CAUSE_COUNT + cause] */
+	struct lbacc *lb;          /* per device */
+	uint32_t *procs;           /* processes of the device being scanned */
+	size_t nprocs;
+};
+
+static int cmp_call(const void *pa, const void *pb)
+{
+	const struct ga_fcall *a = pa, *b = pb;
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->end < b->end ? -1 : a->end > b->end;
+}
+
+static int cmp_cand(const void *pa, const void *pb)
+{
+	const struct ga_fcand *a = pa, *b = pb;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->end != b->end)
+		return a->end < b->end ? -1 : 1;
+	return a->start > b->start ? -1 : a->start < b->start;
+}
+
+/* Cause priority when several calls hold the host as the device runs dry. */
+static int rank_of(unsigned cause)
+{
+	static const int r[GA_CAUSE_COUNT] = {
+		[GA_CAUSE_SYNC] = 7, [GA_CAUSE_COPY] = 6, [GA_CAUSE_SET] = 5,
+		[GA_CAUSE_ASYNC_COPY] = 4, [GA_CAUSE_ALLOC] = 3, [GA_CAUSE_MODULE] = 2,
+		[GA_CAUSE_CONTEXT] = 1,
+	};
+
+	return cause < GA_CAUSE_COUNT ? r[cause] : 0;
+}
+
+#define SCAN_MAX 512               /* calls looked at per gap and direction */
+
+/*
+ * The cause of the idle gap [g0, g1): the call a process of the device
+ * was in when the device ran dry, else the class of calls covering at
+ * least half the gap, else none.  *call: the call's name.
+ */
+static unsigned attribute(struct fin *x, uint64_t g0, uint64_t g1, uint32_t *call)
+{
+	const struct ga_fcall *c = x->fd->calls;
+	uint64_t ov[GA_CAUSE_COUNT] = { 0 };
+	uint32_t ovname[GA_CAUSE_COUNT] = { 0 };
+	unsigned best = GA_CAUSE_NONE, u;
+	uint64_t most = 0;
+
+	*call = 0;
+	for (size_t pi = 0; pi < x->nprocs; pi++) {
+		size_t lo = x->plo[x->procs[pi]], hi = x->phi[x->procs[pi]], a = lo, b = hi, k, n;
+
+		/* First call starting after g0. */
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+
+			if (c[mid].start <= g0)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		for (k = a, n = 0; k > lo && n < SCAN_MAX && x->pmax[k - 1] >= g0; k--, n++) {
+			const struct ga_fcall *e = &c[k - 1];
+
+			if (e->end >= g0 && rank_of(e->cause) > rank_of(best)) {
+				best = e->cause;
+				*call = e->name;
+			}
+		}
+		for (k = a, n = 0; k < hi && n < SCAN_MAX && c[k].start < g1; k++, n++) {
+			uint64_t e = c[k].end < g1 ? c[k].end : g1;
+
+			ov[c[k].cause] += e - c[k].start;
+			if (!ovname[c[k].cause])
+				ovname[c[k].cause] = c[k].name;
+		}
+	}
+	if (best != GA_CAUSE_NONE)
+		return best;
+	for (u = 1; u < GA_CAUSE_COUNT; u++)
+		if (ov[u] > most) {
+			most = ov[u];
+			best = u;
+		}
+	if (best != GA_CAUSE_NONE && most * 2 >= g1 - g0) {
+		*call = ovname[best];
+		return best;
+	}
+	return GA_CAUSE_NONE;
+}
+
+/* The site text of (proc, stack), else 0. */
+static uint32_t site_text(struct fin *x, uint32_t proc, uint32_t stack)
+{
+	if (!stack || !x->an->o.observe_sites)
+		return 0;
+	return ga_sites_stack_text(&x->an->st, x->m, proc, stack);
+}
+
+static const struct ga_fcand *cand_at(const struct ga_findings *fd, uint32_t dev, uint64_t end)
+{
+	size_t a = 0, b = fd->ncands;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		const struct ga_fcand *c = &fd->cands[mid];
+
+		if (c->dev < dev || (c->dev == dev && c->end < end))
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < fd->ncands && fd->cands[a].dev == dev && fd->cands[a].end == end ?
+		&fd->cands[a] : NULL;
+}
+
+/* Adds an idle gap of cause to the places of device dev. */
+static int where_add(struct fin *x, uint32_t dev, unsigned cause, uint64_t g0, uint64_t g1,
+		     uint32_t call)
+{
+	const struct ga_fcand *c = cand_at(x->fd, dev, g1);
+	uint32_t sb = 0, sa = 0, lb = 0, la = 0, *slot;
+	struct wagg *w;
+	int ins;
+
+	if (c) {
+		/* The activity before is known only when it ended where the gap begins. */
+		if (c->start == g0) {
+			sb = site_text(x, c->proc_before, c->stack_before);
+			lb = c->label_before;
+		}
+		sa = site_text(x, c->proc_after, c->stack_after);
+		la = c->label_after;
+	}
+	ins = ga_map_insert(&x->wmap, (uint64_t)cause << 56 | (uint64_t)dev << 32 | call,
+			    (uint64_t)(sb ? sb : lb) << 32 | (sa ? sa : la), &slot);
+	if (ins < 0)
+		return -1;
+	if (ins) {
+		if (ga_util_grow(&x->w, &x->capw, x->nw + 1, sizeof(*x->w)))
+			return -1;
+		w = &x->w[x->nw];
+		memset(w, 0, sizeof(*w));
+		w->dev = dev;
+		w->cause = cause;
+		w->w.site_before = sb;
+		w->w.site_after = sa;
+		w->w.label_before = lb;
+		w->w.label_after = la;
+		w->w.call = call;
+		w->w.nvtx = c ? c->nvtx : 0;
+		w->w.stream = c ? c->stream : NONE;
+		w->w.proc = c ? c->proc_after : NONE;
+		*slot = (uint32_t)x->nw++;
+	}
+	w = &x->w[*slot];
+	w->w.ns += g1 - g0;
+	w->w.count++;
+	return 0;
+}
+
+static void close_run(struct lbacc *lb, uint64_t *rn, uint64_t *rbusy, uint64_t *rgap)
+{
+	if (*rn >= GA_FIND_LB_RUN && (double)*rgap >= GA_FIND_LB_RATIO * (double)*rbusy) {
+		uint64_t keep = (*rn - 1) * GA_FIND_GRAPH_GAP_NS;
+
+		lb->runs++;
+		lb->kernels += *rn;
+		lb->busy += *rbusy;
+		lb->gaps += *rgap;
+		lb->stake += *rgap > keep ? *rgap - keep : 0;
+	}
+	*rn = *rbusy = *rgap = 0;
+}
+
+static int scan_device(struct fin *x, uint32_t d)
+{
+	const struct ga_busy *b = &x->m->devs[d].busy;
+	struct cacc *acc = &x->acc[(size_t)d * GA_CAUSE_COUNT];
+	uint64_t rn = 0, rbusy = 0, rgap = 0;
+
+	x->nprocs = 0;
+	for (size_t i = 0; i < x->m->ndevrows; i++) {
+		uint32_t p = x->m->devrows[i].proc;
+		size_t j;
+
+		if (x->m->devrows[i].dev != d)
+			continue;
+		for (j = 0; j < x->nprocs && x->procs[j] != p; j++)
+			;
+		if (j == x->nprocs)
+			x->procs[x->nprocs++] = p;
+	}
+	for (size_t i = 0; i < b->niv; i++) {
+		uint64_t len = b->iv[i].end - b->iv[i].start, gap = 0;
+		unsigned cause = GA_CAUSE_NONE;
+
+		if (i && (gap = b->iv[i].start - b->iv[i - 1].end)) {
+			uint32_t call;
+
+			cause = attribute(x, b->iv[i - 1].end, b->iv[i].start, &call);
+			if (cause != GA_CAUSE_NONE || gap >= GA_FIND_STARVE_GAP_NS) {
+				acc[cause].n++;
+				acc[cause].ns += gap;
+				if (gap > acc[cause].longest)
+					acc[cause].longest = gap;
+				if (where_add(x, d, cause, b->iv[i - 1].end, b->iv[i].start, call))
+					return -1;
+			}
+		}
+		if (len <= GA_FIND_SHORT_KERNEL_NS && rn && gap < GA_FIND_STARVE_GAP_NS &&
+		    cause == GA_CAUSE_NONE) {
+			rn++;
+			rbusy += len;
+			rgap += gap;
+			continue;
+		}
+		close_run(&x->lb[d], &rn, &rbusy, &rgap);
+		if (len <= GA_FIND_SHORT_KERNEL_NS) {
+			rn = 1;
+			rbusy = len;
+		}
+	}
+	close_run(&x->lb[d], &rn, &rbusy, &rgap);
+	return 0;
+}
+
+/* ---- finish: the rules ---- */
+
+static struct ga_finding *add(struct ga_findings *fd, unsigned rule, uint64_t stake,
+			      const char *subject)
+{
+	struct ga_finding *f;
+
+	if (ga_util_grow(&fd->f, &fd->capf, fd->nf + 1, sizeof(*fd->f)))
+		return NULL;
+	f = &fd->f[fd->nf++];
+	memset(f, 0, sizeof(*f));
+	f->rule = rule;
+	f->stake_ns = stake;
+	snprintf(f->subject, sizeof(f->subject), "%s", subject);
+	return f;
+}
+
+static void ev(struct ga_finding *f, const char *name, double v, char unit)
+{
+	if (f->nev < GA_FIND_EVIDENCE)
+		f->ev[f->nev++] = (struct ga_evidence){ name, v, unit };
+}
+
+static int cmp_wagg(const void *pa, const void *pb)
+{
+	const struct wagg *a = pa, *b = pb;
+
+	if (a->w.ns != b->w.ns)
+		return a->w.ns > b->w.ns ? -1 : 1;
+	if (a->w.count != b->w.count)
+		return a->w.count > b->w.count ? -1 : 1;
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->w.site_after != b->w.site_after)
+		return a->w.site_after < b->w.site_after ? -1 : 1;
+	return a->w.label_after < b->w.label_after ? -1 : a->w.label_after > b->w.label_after;
+}
+
+/* The places (sorted, most time first) of device dev (NONE: all) and causes in mask. */
+static void places(struct fin *x, struct ga_finding *f, uint32_t dev, unsigned mask)
+{
+	for (size_t i = 0; i < x->nw && f->nwhere < GA_FIND_WHERE; i++) {
+		const struct wagg *w = &x->w[i];
+
+		if ((dev == NONE || w->dev == dev) && (mask >> w->cause & 1))
+			f->where[f->nwhere++] = w->w;
+	}
+}
+
+/* The activity label ("kernel foo") of the kernel of mangled name strtab id name. */
+static uint32_t kernel_label(const struct ga_model *m, uint32_t name)
+{
+	uint32_t k;
+
+	if (name >= m->capstr2k || !(k = m->str2k[name]) || m->kstats[k - 1].label >= m->nlabels)
+		return name;
+	return m->labels[m->kstats[k - 1].label].str;
+}
+
+/* The device's label in the device summary ("cuda:0", "cuda:0 [1234]"). */
+static const char *dev_label(const struct ga_model *m, uint32_t d)
+{
+	for (size_t i = 0; i < m->ndevrows; i++)
+		if (m->devrows[i].dev == d)
+			return ga_model_str(m, m->devrows[i].label);
+	return "device";
+}
+
+static int gap_rules(struct fin *x)
+{
+	struct ga_findings *fd = x->fd;
+	struct ga_model *m = x->m;
+	char b1[32], b2[32];
+
+	for (uint32_t d = 0; d < m->ndevs; d++) {
+		const struct cacc *acc = &x->acc[(size_t)d * GA_CAUSE_COUNT];
+		const struct lbacc *lb = &x->lb[d];
+		uint64_t span = m->devs[d].busy.niv ?
+			m->devs[d].busy.iv[m->devs[d].busy.niv - 1].end - m->devs[d].busy.iv[0].start : 0;
+		const char *dl = dev_label(m, d);
+		struct ga_finding *f;
+		struct cacc cp;
+
+		if (m->devs[d].dead)
+			continue;
+		if (acc[GA_CAUSE_NONE].n) {
+			if (!(f = add(fd, GA_RULE_STARVATION, acc[GA_CAUSE_NONE].ns, dl)))
+				return -1;
+			snprintf(f->summary, sizeof(f->summary),
+				 "%s idles %s in %" PRIu64 " gaps of %s or more while the host runs "
+				 "no CUDA call (Python, data loading, CPU work)", dl,
+				 ga_fmt_time(b1, sizeof(b1), acc[GA_CAUSE_NONE].ns),
+				 acc[GA_CAUSE_NONE].n, ga_fmt_time(b2, sizeof(b2), GA_FIND_STARVE_GAP_NS));
+			ev(f, "gaps", (double)acc[GA_CAUSE_NONE].n, 'c');
+			ev(f, "idle_ns", (double)acc[GA_CAUSE_NONE].ns, 'n');
+			ev(f, "longest_ns", (double)acc[GA_CAUSE_NONE].longest, 'n');
+			ev(f, "device_span_ns", (double)span, 'n');
+			ev(f, "device_busy_ns", (double)m->devs[d].busy_ns, 'n');
+			places(x, f, d, 1u << GA_CAUSE_NONE);
+		}
+		if (lb->runs) {
+			if (!(f = add(fd, GA_RULE_LAUNCH_BOUND, lb->stake, dl)))
+				return -1;
+			snprintf(f->summary, sizeof(f->summary),
+				 "%s: %" PRIu64 " runs of %" PRIu64 " short kernels spend %s between "
+				 "kernels against %s in them", dl, lb->runs, lb->kernels,
+				 ga_fmt_time(b1, sizeof(b1), lb->gaps), ga_fmt_time(b2, sizeof(b2), lb->busy));
+			ev(f, "runs", (double)lb->runs, 'c');
+			ev(f, "kernels", (double)lb->kernels, 'c');
+			ev(f, "kernel_ns", (double)lb->busy, 'n');
+			ev(f, "gap_ns", (double)lb->gaps, 'n');
+			ev(f, "gap_per_kernel_ns", lb->kernels ? (double)lb->gaps / (double)lb->kernels : 0, 'n');
+		}
+		if (acc[GA_CAUSE_SYNC].n >= GA_FIND_REPEAT) {
+			if (!(f = add(fd, GA_RULE_HOST_SYNC, acc[GA_CAUSE_SYNC].ns, dl)))
+				return -1;
+			snprintf(f->summary, sizeof(f->summary),
+				 "%s idles %s in %" PRIu64 " gaps that begin while the host waits in "
+				 "a synchronizing call", dl, ga_fmt_time(b1, sizeof(b1), acc[GA_CAUSE_SYNC].ns),
+				 acc[GA_CAUSE_SYNC].n);
+			ev(f, "gaps", (double)acc[GA_CAUSE_SYNC].n, 'c');
+			ev(f, "idle_ns", (double)acc[GA_CAUSE_SYNC].ns, 'n');
+			ev(f, "longest_ns", (double)acc[GA_CAUSE_SYNC].longest, 'n');
+			ev(f, "sync_calls", (double)fd->api_calls[GA_CAUSE_SYNC], 'c');
+			ev(f, "sync_call_ns", (double)fd->api_ns[GA_CAUSE_SYNC], 'n');
+			places(x, f, d, 1u << GA_CAUSE_SYNC);
+		}
+		cp.n = acc[GA_CAUSE_COPY].n + acc[GA_CAUSE_SET].n;
+		cp.ns = acc[GA_CAUSE_COPY].ns + acc[GA_CAUSE_SET].ns;
+		cp.longest = acc[GA_CAUSE_COPY].longest > acc[GA_CAUSE_SET].longest ?
+			acc[GA_CAUSE_COPY].longest : acc[GA_CAUSE_SET].longest;
+		if (cp.n >= GA_FIND_REPEAT) {
+			if (!(f = add(fd, GA_RULE_SYNC_COPY, cp.ns, dl)))
+				return -1;
+			snprintf(f->summary, sizeof(f->summary),
+				 "%s idles %s in %" PRIu64 " gaps that begin while the host waits in "
+				 "a synchronous copy or memset", dl, ga_fmt_time(b1, sizeof(b1), cp.ns), cp.n);
+			ev(f, "gaps", (double)cp.n, 'c');
+			ev(f, "idle_ns", (double)cp.ns, 'n');
+			ev(f, "longest_ns", (double)cp.longest, 'n');
+			ev(f, "sync_copy_calls", (double)fd->api_calls[GA_CAUSE_COPY], 'c');
+			ev(f, "sync_memset_calls", (double)fd->api_calls[GA_CAUSE_SET], 'c');
+			places(x, f, d, 1u << GA_CAUSE_COPY | 1u << GA_CAUSE_SET);
+		}
+		if (acc[GA_CAUSE_ALLOC].n >= GA_FIND_REPEAT) {
+			if (!(f = add(fd, GA_RULE_ALLOC_CHURN, acc[GA_CAUSE_ALLOC].ns, dl)))
+				return -1;
+			snprintf(f->summary, sizeof(f->summary),
+				 "%s idles %s in %" PRIu64 " gaps held by allocation or free calls",
+				 dl, ga_fmt_time(b1, sizeof(b1), acc[GA_CAUSE_ALLOC].ns), acc[GA_CAUSE_ALLOC].n);
+			ev(f, "gaps", (double)acc[GA_CAUSE_ALLOC].n, 'c');
+			ev(f, "idle_ns", (double)acc[GA_CAUSE_ALLOC].ns, 'n');
+			ev(f, "alloc_free_calls", (double)fd->api_calls[GA_CAUSE_ALLOC], 'c');
+			ev(f, "alloc_free_call_ns", (double)fd->api_ns[GA_CAUSE_ALLOC], 'n');
+			places(x, f, d, 1u << GA_CAUSE_ALLOC);
+		}
+	}
+	return 0;
+}
+
+/* Rules of copies over the whole run: pageable memory, tiny copies, staged peers. */
+static int copy_rules(struct fin *x)
+{
+	struct ga_findings *fd = x->fd;
+	struct ga_model *m = x->m;
+	uint64_t pg = 0, pg_bytes = 0, pg_ns = 0, stake = 0, gaps = 0;
+	char kb[16], name[48], b1[32];
+	struct ga_finding *f;
+
+	for (size_t k = 0; k < GA_COPY_KIND_MAX; k++) {
+		const struct ga_fcopy *c = &fd->copy[k];
+
+		pg += c->pageable;
+		pg_bytes += c->pageable_bytes;
+		pg_ns += c->pageable_ns;
+		if (c->tiny >= GA_FIND_TINY_COUNT) {
+			uint64_t batches = (c->tiny_bytes + GA_FIND_BATCH_BYTES - 1) / GA_FIND_BATCH_BYTES;
+			uint64_t st = batches < c->tiny ? (c->tiny - batches) * c->tiny_min : 0;
+
+			snprintf(name, sizeof(name), "memcpy %s",
+				 ga_model_copy_kind((unsigned)k, kb, sizeof(kb)));
+			if (!(f = add(fd, GA_RULE_TINY_COPIES, st, name)))
+				return -1;
+			snprintf(f->summary, sizeof(f->summary),
+				 "%" PRIu64 " %s copies below 64 KiB take %s, %s each at least", c->tiny,
+				 kb, ga_fmt_time(b1, sizeof(b1), c->tiny_ns),
+				 ga_fmt_time(name, sizeof(name), c->tiny_min));
+			ev(f, "copies", (double)c->tiny, 'c');
+			ev(f, "bytes", (double)c->tiny_bytes, 'b');
+			ev(f, "copy_ns", (double)c->tiny_ns, 'n');
+			ev(f, "shortest_ns", (double)c->tiny_min, 'n');
+		}
+	}
+	for (uint32_t d = 0; d < m->ndevs; d++) {
+		stake += x->acc[(size_t)d * GA_CAUSE_COUNT + GA_CAUSE_ASYNC_COPY].ns;
+		gaps += x->acc[(size_t)d * GA_CAUSE_COUNT + GA_CAUSE_ASYNC_COPY].n;
+	}
+	if (pg >= GA_FIND_REPEAT) {
+		if (!(f = add(fd, GA_RULE_PAGEABLE_COPY, stake, "host memory")))
+			return -1;
+		snprintf(f->summary, sizeof(f->summary),
+			 "%" PRIu64 " asynchronous copies from or to pageable memory (%s); the "
+			 "device idles %s in %" PRIu64 " gaps while the host is blocked in them",
+			 pg, ga_fmt_bytes(name, sizeof(name), (double)pg_bytes),
+			 ga_fmt_time(b1, sizeof(b1), stake), gaps);
+		ev(f, "copies", (double)pg, 'c');
+		ev(f, "bytes", (double)pg_bytes, 'b');
+		ev(f, "copy_ns", (double)pg_ns, 'n');
+		ev(f, "gaps", (double)gaps, 'c');
+		ev(f, "idle_ns", (double)stake, 'n');
+		places(x, f, NONE, 1u << GA_CAUSE_ASYNC_COPY);
+	}
+	if (m->copy[GA_COPY_STAGED_PEER].count) {
+		const struct ga_memstat *s = &m->copy[GA_COPY_STAGED_PEER];
+
+		if (!(f = add(fd, GA_RULE_STAGED_PEER, s->total / 2, "peer copies")))
+			return -1;
+		snprintf(f->summary, sizeof(f->summary),
+			 "%" PRIu64 " copies between devices go through host memory (%s in %s)",
+			 s->count, ga_fmt_bytes(name, sizeof(name), (double)s->bytes),
+			 ga_fmt_time(b1, sizeof(b1), s->total));
+		ev(f, "copies", (double)s->count, 'c');
+		ev(f, "bytes", (double)s->bytes, 'b');
+		ev(f, "copy_ns", (double)s->total, 'n');
+	}
+	return 0;
+}
+
+static int startup_rule(struct fin *x)
+{
+	struct ga_findings *fd = x->fd;
+	uint64_t mod = fd->api_ns[GA_CAUSE_MODULE];
+	char b1[32], b2[32];
+	struct ga_finding *f;
+
+	if (mod < GA_FIND_STARTUP_NS)
+		return 0;
+	if (!(f = add(fd, GA_RULE_STARTUP, mod, "start-up")))
+		return -1;
+	snprintf(f->summary, sizeof(f->summary),
+		 "%" PRIu64 " module loading and linking calls take %s; context creation %s",
+		 fd->api_calls[GA_CAUSE_MODULE], ga_fmt_time(b1, sizeof(b1), mod),
+		 ga_fmt_time(b2, sizeof(b2), fd->api_ns[GA_CAUSE_CONTEXT]));
+	ev(f, "module_calls", (double)fd->api_calls[GA_CAUSE_MODULE], 'c');
+	ev(f, "module_ns", (double)mod, 'n');
+	ev(f, "context_calls", (double)fd->api_calls[GA_CAUSE_CONTEXT], 'c');
+	ev(f, "context_ns", (double)fd->api_ns[GA_CAUSE_CONTEXT], 'n');
+	places(x, f, NONE, 1u << GA_CAUSE_MODULE | 1u << GA_CAUSE_CONTEXT);
+	return 0;
+}
+
+static int occupancy_rules(struct fin *x)
+{
+	const struct ga_launchcfg *l = &x->an->lc;
+	struct ga_model *m = x->m;
+	char b1[32];
+
+	for (size_t i = 0; i < l->nc; i++) {
+		const struct ga_lcfg *c = &l->c[i];
+		const struct ga_device *dv;
+		struct ga_finding *f;
+		uint64_t blocks;
+		double waves;
+
+		if (!m->kernel_total || c->dev >= m->ndevrows ||
+		    100.0 * (double)c->total / (double)m->kernel_total < GA_FIND_OCC_SHARE ||
+		    c->occupancy < 0)
+			continue;
+		dv = &m->devs[m->devrows[c->dev].dev];
+		if (c->occupancy < GA_FIND_OCC_LOW &&
+		    (c->limit == GA_OCC_REGISTERS || c->limit == GA_OCC_SHARED)) {
+			if (!(f = add(x->fd, GA_RULE_OCCUPANCY, 0, ga_strtab_short(&m->strs, c->name))))
+				return -1;
+			snprintf(f->summary, sizeof(f->summary),
+				 "%.0f%% theoretical occupancy, limited by %s (%u registers, %u B "
+				 "shared memory per block), %s of kernel time", c->occupancy * 100,
+				 ga_occ_limit_name(c->limit), c->regs, c->static_smem + c->dynamic_smem,
+				 ga_fmt_time(b1, sizeof(b1), c->total));
+			ev(f, "occupancy_pct", c->occupancy * 100, '%');
+			ev(f, "registers", c->regs, 'c');
+			ev(f, "shared_bytes", (double)c->static_smem + c->dynamic_smem, 'b');
+			ev(f, "launches", (double)c->count, 'c');
+			ev(f, "kernel_ns", (double)c->total, 'n');
+			f->where[0].label_after = kernel_label(m, c->name);
+			f->where[0].stream = f->where[0].proc = NONE;
+			f->where[0].ns = c->total;
+			f->where[0].count = c->count;
+			f->nwhere = 1;
+		}
+		blocks = (uint64_t)c->grid[0] * c->grid[1] * c->grid[2];
+		if (!dv->sm_count || !c->active_blocks)
+			continue;
+		waves = (double)blocks / ((double)dv->sm_count * c->active_blocks);
+		if (waves < GA_FIND_WAVE_LOW) {
+			if (!(f = add(x->fd, GA_RULE_TAIL, (uint64_t)((double)c->total * (1 - waves)),
+				      ga_strtab_short(&m->strs, c->name))))
+				return -1;
+			snprintf(f->summary, sizeof(f->summary),
+				 "%" PRIu64 " blocks fill %.0f%% of one wave (%u SMs x %u blocks), "
+				 "%s of kernel time", blocks, waves * 100, dv->sm_count,
+				 c->active_blocks, ga_fmt_time(b1, sizeof(b1), c->total));
+			ev(f, "blocks", (double)blocks, 'c');
+			ev(f, "wave_pct", waves * 100, '%');
+			ev(f, "launches", (double)c->count, 'c');
+			ev(f, "kernel_ns", (double)c->total, 'n');
+			f->where[0].label_after = kernel_label(m, c->name);
+			f->where[0].stream = f->where[0].proc = NONE;
+			f->where[0].ns = c->total;
+			f->where[0].count = c->count;
+			f->nwhere = 1;
+		}
+	}
+	return 0;
+}
+
+static int rank_rules(struct fin *x)
+{
+	const struct ga_ranks *rk = &x->an->rk;
+	struct ga_model *m = x->m;
+	const struct ga_rank_row *worst = NULL;
+	uint64_t lag = 0, steps = 0;
+	char who[96], b1[32];
+	struct ga_finding *f;
+
+	for (size_t i = 0; i < rk->nrows; i++)
+		if (!worst || rk->rows[i].exposed_ns > worst->exposed_ns)
+			worst = &rk->rows[i];
+	if (worst && worst->comm_ns && worst->exposed_ns >= GA_FIND_MIN_STAKE_NS) {
+		ga_ranks_proc_name(m, worst->proc, who, sizeof(who));
+		if (!(f = add(x->fd, GA_RULE_NCCL_EXPOSED, worst->exposed_ns, who)))
+			return -1;
+		snprintf(f->summary, sizeof(f->summary),
+			 "%s: %s of its %s of NCCL kernels run with no compute beside them", who,
+			 ga_fmt_time(b1, sizeof(b1), worst->exposed_ns),
+			 ga_fmt_time(who, sizeof(who), worst->comm_ns));
+		ev(f, "exposed_ns", (double)worst->exposed_ns, 'n');
+		ev(f, "comm_ns", (double)worst->comm_ns, 'n');
+		ev(f, "compute_ns", (double)worst->compute_ns, 'n');
+		ev(f, "ranks", (double)rk->nrows, 'c');
+	}
+	for (size_t i = 0; i < rk->nsteps; i++) {
+		const struct ga_rank_step *s = &rk->steps[i];
+
+		if (s->ranks >= 2 && (double)s->slowest_ns >
+		    (1 + GA_FIND_STRAGGLER_PCT / 100) * (double)s->median_ns) {
+			lag += s->slowest_ns - s->median_ns;
+			steps++;
+		}
+	}
+	if (steps) {
+		if (!(f = add(x->fd, GA_RULE_STRAGGLER, lag, "steps")))
+			return -1;
+		snprintf(f->summary, sizeof(f->summary),
+			 "in %" PRIu64 " of %zu steps the slowest rank works 10%% or more longer than "
+			 "the median rank: %s in all", steps, rk->nsteps, ga_fmt_time(b1, sizeof(b1), lag));
+		ev(f, "steps", (double)steps, 'c');
+		ev(f, "lag_ns", (double)lag, 'n');
+		for (size_t i = 0; i < rk->nsteps && f->nwhere < GA_FIND_WHERE; i++) {
+			const struct ga_rank_step *s = &rk->steps[i];
+			struct ga_where *w;
+
+			if (s->ranks < 2 || (double)s->slowest_ns <=
+			    (1 + GA_FIND_STRAGGLER_PCT / 100) * (double)s->median_ns)
+				continue;
+			w = &f->where[f->nwhere++];
+			w->proc = rk->rows[s->slowest].proc;
+			w->step = s->index + 1;
+			w->nvtx = s->name;
+			w->stream = NONE;
+			w->ns = s->slowest_ns - s->median_ns;
+			w->count = 1;
+		}
+	}
+	return 0;
+}
+
+static int incomplete_rule(struct fin *x)
+{
+	struct ga_model *m = x->m;
+	const struct ga_mx *mx = &x->an->mx;
+	uint64_t lost = ga_model_lost_total(m);
+	uint64_t skipped = mx->skipped_capture + mx->skipped_graph + mx->failed + mx->skipped_other;
+	struct ga_finding *f;
+	char b1[32];
+
+	if (!lost && !m->gaps && !skipped && !x->fd->calls_dropped)
+		return 0;
+	if (!(f = add(x->fd, GA_RULE_INCOMPLETE, 0, "trace")))
+		return -1;
+	snprintf(f->summary, sizeof(f->summary),
+		 "%" PRIu64 " records lost, %" PRIu64 " recording gaps (%s), %" PRIu64
+		 " metrics launches skipped: the other findings may miss what happened there",
+		 lost, m->gaps, ga_fmt_time(b1, sizeof(b1), m->gap_ns), skipped);
+	f->severity = lost || m->gaps ? GA_SEV_WARNING : GA_SEV_INFO;
+	ev(f, "lost_records", (double)lost, 'c');
+	ev(f, "recording_gaps", (double)m->gaps, 'c');
+	ev(f, "recording_gap_ns", (double)m->gap_ns, 'n');
+	ev(f, "metrics_skipped", (double)skipped, 'c');
+	ev(f, "host_calls_not_kept", (double)x->fd->calls_dropped, 'c');
+	return 0;
+}
+
+/* Where of launch-bound findings: the kernels with the most gap before their short launches. */
+static void lb_places(struct fin *x)
+{
+	struct ga_findings *fd = x->fd;
+	struct ga_model *m = x->m;
+	const struct ga_sites *st = &x->an->st;
+
+	for (size_t i = 0; i < fd->nf; i++) {
+		struct ga_finding *f = &fd->f[i];
+
+		if (f->rule != GA_RULE_LAUNCH_BOUND)
+			continue;
+		for (size_t n = 0; n < GA_FIND_WHERE; n++) {
+			size_t best = SIZE_MAX;
+
+			for (size_t k = 0; k < fd->caplb && k < m->nkstats; k++) {
+				int taken = 0;
+
+				for (size_t j = 0; j < f->nwhere; j++)
+					taken |= f->where[j].label_after ==
+						 kernel_label(m, m->kstats[k].name);
+				if (!taken && fd->lb[k].gap &&
+				    (best == SIZE_MAX || fd->lb[k].gap > fd->lb[best].gap))
+					best = k;
+			}
+			if (best == SIZE_MAX)
+				break;
+			struct ga_where *w = &f->where[f->nwhere++];
+
+			memset(w, 0, sizeof(*w));
+			w->label_after = kernel_label(m, m->kstats[best].name);
+			w->stream = w->proc = NONE;
+			w->ns = fd->lb[best].gap;
+			w->count = fd->lb[best].count;
+			/* Its heaviest launch site. */
+			for (size_t s = 0, most = 0; s < st->nskern; s++)
+				if (st->skern[s].name == m->kstats[best].name && st->skern[s].ns > most) {
+					most = st->skern[s].ns;
+					w->site_after = st->sites[st->skern[s].site].str;
+				}
+		}
+	}
+}
+
+static int cmp_finding(const void *pa, const void *pb)
+{
+	const struct ga_finding *a = pa, *b = pb;
+	int c;
+
+	if (a->stake_ns != b->stake_ns)
+		return a->stake_ns > b->stake_ns ? -1 : 1;
+	if (a->severity != b->severity)
+		return a->severity > b->severity ? -1 : 1;
+	if (a->rule != b->rule)
+		return a->rule < b->rule ? -1 : 1;
+	c = strcmp(a->subject, b->subject);
+	return c ? c : strcmp(a->summary, b->summary);
+}
+
+static uint64_t run_span(const struct ga_model *m)
+{
+	uint64_t lo = m->first_start, hi = m->last_end;
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct ga_proc *p = &m->procs[i];
+
+		if (p->has_process && p->start_ns && p->start_ns < lo)
+			lo = p->start_ns;
+		if (p->end_ns > hi)
+			hi = p->end_ns;
+	}
+	return hi > lo ? hi - lo : 0;
+}
+
+int ga_findings_finish(struct ga_findings *fd, struct ga_analysis *an)
+{
+	struct fin x = { .fd = fd, .an = an, .m = &an->m };
+	struct ga_model *m = &an->m;
+	int rc = -1;
+
+	if (fd->finished)
+		return 0;
+	fd->finished = 1;
+	if (fd->oom)
+		return -1;
+	qsort(fd->calls, fd->ncalls, sizeof(*fd->calls), cmp_call);
+	qsort(fd->cands, fd->ncands, sizeof(*fd->cands), cmp_cand);
+	x.plo = calloc(m->nprocs + 1, sizeof(*x.plo));
+	x.phi = calloc(m->nprocs + 1, sizeof(*x.phi));
+	x.pmax = malloc((fd->ncalls + 1) * sizeof(*x.pmax));
+	x.acc = calloc(m->ndevs * GA_CAUSE_COUNT + 1, sizeof(*x.acc));
+	x.lb = calloc(m->ndevs + 1, sizeof(*x.lb));
+	x.procs = calloc(m->nprocs + 1, sizeof(*x.procs));
+	if (!x.plo || !x.phi || !x.pmax || !x.acc || !x.lb || !x.procs)
+		goto out;
+	for (size_t i = 0; i < fd->ncalls; i++) {
+		const struct ga_fcall *c = &fd->calls[i];
+
+		if (!i || c->proc != fd->calls[i - 1].proc) {
+			x.plo[c->proc] = i;
+			x.pmax[i] = c->end;
+		} else {
+			x.pmax[i] = c->end > x.pmax[i - 1] ? c->end : x.pmax[i - 1];
+		}
+		x.phi[c->proc] = i + 1;
+	}
+	for (uint32_t d = 0; d < m->ndevs; d++)
+		if (!m->devs[d].dead && scan_device(&x, d))
+			goto out;
+	qsort(x.w, x.nw, sizeof(*x.w), cmp_wagg);
+	fd->span_ns = run_span(m);
+	if (gap_rules(&x) || copy_rules(&x) || startup_rule(&x) || occupancy_rules(&x) ||
+	    rank_rules(&x) || incomplete_rule(&x))
+		goto out;
+	lb_places(&x);
+	for (size_t i = 0; i < fd->nf; i++) {
+		struct ga_finding *f = &fd->f[i];
+
+		f->stake_pct = fd->span_ns ? 100.0 * (double)f->stake_ns / (double)fd->span_ns : 0;
+		if (f->rule == GA_RULE_INCOMPLETE)
+			continue;
+		f->incomplete = ga_model_lost_total(m) || m->gaps;
+		if (f->stake_ns >= GA_FIND_MIN_STAKE_NS && f->stake_pct >= GA_FIND_CRIT_PCT &&
+		    f->rule != GA_RULE_TAIL)
+			f->severity = GA_SEV_CRITICAL;
+		else if (f->stake_ns >= GA_FIND_MIN_STAKE_NS && f->stake_pct >= GA_FIND_WARN_PCT)
+			f->severity = GA_SEV_WARNING;
+	}
+	qsort(fd->f, fd->nf, sizeof(*fd->f), cmp_finding);
+	rc = 0;
+out:
+	free(x.plo);
+	free(x.phi);
+	free(x.pmax);
+	free(x.acc);
+	free(x.lb);
+	free(x.procs);
+	free(x.w);
+	ga_map_free(&x.wmap);
+	return rc;
+}

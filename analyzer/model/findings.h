@@ -1,0 +1,238 @@
+/*
+ * Findings: what to fix, where, and what it would save.  Each rule reads
+ * the finished analysis (the model's aggregates, busy intervals, launch
+ * sites, launch configurations, ranks) and the few facts this file's
+ * observer gathers in the aggregate pass, O(1) per record:
+ *
+ *  - per device, the activity that ended last so far ("hi"): an activity
+ *    that starts after it begins a candidate idle gap, remembered (when
+ *    at least GA_FIND_SITE_GAP_NS long) with the launch sites, labels,
+ *    NVTX range and stream of the activities on both sides;
+ *  - the host calls that can keep a device idle (synchronizations,
+ *    synchronous and asynchronous copies and memsets, allocations and
+ *    frees, module loading and context creation), as intervals
+ *    (24 bytes each; launches are not kept);
+ *  - per kernel, the gaps before its short launches; small copies,
+ *    pageable memory in asynchronous copies.
+ *
+ * At finish every idle gap of every device (the exact busy union of
+ * busy.h) is given one cause: the host call it was in when the device ran
+ * dry (a synchronization, a synchronous copy or memset, an asynchronous
+ * copy that blocked, an allocation or free), else the call that covers
+ * most of it (module loading, context creation, allocation), else no CUDA
+ * call at all (host code: Python, data loading, CPU work).  Each cause
+ * feeds one rule, so the time at stake of two findings never counts the
+ * same idle time twice.  Rules, their thresholds and how each estimates
+ * the time at stake are listed in ga_rules[] and in docs/USAGE.md
+ * "Findings".  Runs offline only.
+ */
+#ifndef GA_MODEL_FINDINGS_H
+#define GA_MODEL_FINDINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/model.h"
+
+struct ga_analysis;
+
+/* Thresholds (docs/USAGE.md "Findings" names each one). */
+#define GA_FIND_STARVE_GAP_NS 50000ull   /* an idle gap of host code counts from 50 µs */
+#define GA_FIND_SITE_GAP_NS 10000ull     /* gaps whose sites are remembered */
+#define GA_FIND_RESTART_NS 1000000ull    /* a record 1 ms before the latest: a new buffer */
+#define GA_FIND_SHORT_KERNEL_NS 20000ull /* launch-bound: kernels up to 20 µs */
+#define GA_FIND_LB_RUN 32u               /* launch-bound: at least 32 in a row */
+#define GA_FIND_LB_RATIO 0.5             /* launch-bound: gaps >= half the kernels' time */
+#define GA_FIND_GRAPH_GAP_NS 1000ull     /* what a CUDA graph leaves between nodes */
+#define GA_FIND_REPEAT 3u                /* rules of loops: at least 3 occurrences */
+#define GA_FIND_TINY_COPY 65536ull       /* a tiny copy: below 64 KiB */
+#define GA_FIND_TINY_COUNT 100u          /* tiny copies: at least 100 of one kind */
+#define GA_FIND_BATCH_BYTES (1ull << 20) /* tiny copies batched into 1 MiB copies */
+#define GA_FIND_STARTUP_NS 20000000ull   /* start-up: module loading from 20 ms */
+#define GA_FIND_MIN_STAKE_NS 100000ull   /* a finding above info: 100 µs at stake ... */
+#define GA_FIND_WARN_PCT 1.0             /* ... and 1% of the run; critical from 10% */
+#define GA_FIND_CRIT_PCT 10.0
+#define GA_FIND_OCC_SHARE 5.0            /* occupancy: configurations of 5%+ of kernel time */
+#define GA_FIND_OCC_LOW 0.5              /* occupancy: below 50% */
+#define GA_FIND_WAVE_LOW 0.5             /* tail effect: grids below half a wave */
+#define GA_FIND_STRAGGLER_PCT 10.0       /* a step's slowest rank 10% above the median */
+#define GA_FIND_CALLS_MAX (1u << 26)     /* host calls kept (1.5 GiB); more: attribution partial */
+#define GA_FIND_CANDS_MAX (1u << 24)     /* gap candidates kept */
+
+enum ga_rule {
+	GA_RULE_STARVATION,        /* 1 */
+	GA_RULE_LAUNCH_BOUND,      /* 2 */
+	GA_RULE_SYNC_COPY,         /* 3 */
+	GA_RULE_PAGEABLE_COPY,     /* 3 */
+	GA_RULE_TINY_COPIES,       /* 3 */
+	GA_RULE_HOST_SYNC,         /* 4 */
+	GA_RULE_ALLOC_CHURN,       /* 6 */
+	GA_RULE_OCCUPANCY,         /* 7 */
+	GA_RULE_TAIL,              /* 7 */
+	GA_RULE_NCCL_EXPOSED,      /* 9 */
+	GA_RULE_STRAGGLER,         /* 9 */
+	GA_RULE_STARTUP,           /* 10 */
+	GA_RULE_STAGED_PEER,       /* 11 */
+	GA_RULE_INCOMPLETE,        /* 12 */
+	GA_RULE_COUNT
+};
+
+enum ga_severity { GA_SEV_INFO, GA_SEV_WARNING, GA_SEV_CRITICAL };
+
+struct ga_rule_info {
+	const char *id;            /* "gpu-starvation", ... */
+	const char *title;         /* one line */
+	const char *threshold;     /* the default threshold, in words */
+	const char *how;           /* how the time at stake is estimated */
+};
+
+extern const struct ga_rule_info ga_rules[GA_RULE_COUNT];
+
+/* Causes of an idle gap (host calls by class, and no call). */
+enum ga_cause {
+	GA_CAUSE_NONE,             /* no CUDA call: host code */
+	GA_CAUSE_SYNC,             /* cudaDeviceSynchronize, cudaStreamSynchronize, event sync */
+	GA_CAUSE_COPY,             /* synchronous cudaMemcpy* / cuMemcpy* */
+	GA_CAUSE_SET,              /* synchronous cudaMemset* */
+	GA_CAUSE_ASYNC_COPY,       /* an asynchronous copy that blocked (pageable memory) */
+	GA_CAUSE_ALLOC,            /* cudaMalloc*, cudaFree*, cuMemAlloc*, cuMemFree* */
+	GA_CAUSE_MODULE,           /* cuModuleLoad*, cuLibraryLoad*, cuLink* (JIT) */
+	GA_CAUSE_CONTEXT,          /* context creation */
+	GA_CAUSE_COUNT
+};
+
+/* "host code (no CUDA call)", "synchronization", ... */
+const char *ga_cause_name(unsigned cause);
+
+#define GA_FIND_EVIDENCE 8
+#define GA_FIND_WHERE 3
+
+/* A number of a finding's evidence; unit: 'n' ns, 'b' bytes, 'c' count, '%' percent. */
+struct ga_evidence {
+	const char *name;          /* a JSON key: "gaps", "idle_ns", ... */
+	double v;
+	char unit;
+};
+
+/*
+ * One place a finding happens: the activity before and after the idle
+ * time (or the kernel, for per-kernel rules), their launch sites when the
+ * trace has call stacks, the NVTX range and stream of the one after, and
+ * how much of the finding's time and count is here.  Strtab ids, 0 none.
+ */
+struct ga_where {
+	uint32_t site_before, site_after;  /* collapsed launch sites */
+	uint32_t label_before, label_after; /* activity labels: "kernel foo", "memcpy DtoH" */
+	uint32_t call;             /* the host call (function name) */
+	uint32_t nvtx;             /* innermost NVTX range label */
+	uint32_t stream;           /* of the activity after; UINT32_MAX none */
+	uint32_t proc;             /* model process, UINT32_MAX none */
+	uint32_t step;             /* ranks: step index + 1, 0 none */
+	uint64_t ns, count;
+};
+
+struct ga_finding {
+	unsigned rule;             /* enum ga_rule */
+	unsigned severity;         /* enum ga_severity */
+	uint64_t stake_ns;         /* time at stake */
+	double stake_pct;          /* of the run's span */
+	char subject[96];          /* what it is about: "cuda:0", "rank 1", "kernel foo" */
+	char summary[240];         /* one line of what was seen */
+	struct ga_evidence ev[GA_FIND_EVIDENCE];
+	size_t nev;
+	struct ga_where where[GA_FIND_WHERE];
+	size_t nwhere;
+	int incomplete;            /* the trace lost records: the numbers are a lower bound */
+};
+
+/* A host call that may keep a device idle, kept for the gaps. */
+struct ga_fcall {
+	uint64_t start, end;
+	uint32_t proc, name;       /* name: strtab id */
+	uint32_t cause;            /* enum ga_cause */
+	uint32_t pad;
+};
+
+/* A gap candidate: an activity that started after every earlier one of its device ended. */
+struct ga_fcand {
+	uint64_t start, end;       /* the gap as seen while reading */
+	uint32_t dev;
+	uint32_t proc_before, stack_before, label_before;
+	uint32_t proc_after, stack_after, label_after;
+	uint32_t nvtx, stream;
+};
+
+/* Per model device, while reading. */
+struct ga_fdev {
+	uint64_t hi;               /* latest end seen */
+	uint32_t proc, stack, label; /* the activity that set hi */
+	int seen;
+};
+
+/* Per copy kind: small copies; pageable memory in asynchronous copies. */
+struct ga_fcopy {
+	uint64_t tiny, tiny_bytes, tiny_ns, tiny_min;
+	uint64_t pageable, pageable_bytes, pageable_ns;
+	uint64_t sync, sync_ns;    /* synchronous copies */
+};
+
+struct ga_findings {
+	struct ga_observer next;   /* the observer bound before */
+	const struct ga_sites *st; /* stacks of activities while reading (may be unbound) */
+	struct ga_fdev *devs;
+	size_t ndevs, capdevs;
+	struct ga_fcall *calls;
+	size_t ncalls, capcalls;
+	uint64_t calls_dropped;
+	struct ga_fcand *cands;
+	size_t ncands, capcands;
+	uint8_t *cls;              /* the file's string id -> cause + 1, 0x80: not a kept call */
+	size_t capcls;
+	uint32_t *clsname;         /* the file's string id -> strtab id of the kept call's name */
+	size_t capclsname;
+	uint32_t cls_proc;         /* process cls belongs to, + 1 */
+	struct ga_flb { uint64_t gap, count; } *lb; /* per kstat: gaps before short launches */
+	size_t caplb;
+	struct ga_fcopy copy[GA_COPY_KIND_MAX];
+	uint64_t api_ns[GA_CAUSE_COUNT], api_calls[GA_CAUSE_COUNT]; /* host calls by class */
+	int oom;
+
+	/* After ga_findings_finish(): most time at stake first. */
+	struct ga_finding *f;
+	size_t nf, capf;
+	uint64_t span_ns;          /* the run: earliest process start to latest end */
+	int finished;
+};
+
+void ga_findings_init(struct ga_findings *fd);
+void ga_findings_free(struct ga_findings *fd);
+
+/* Observe m's activities and API records (after the sites' observer, whose stacks it reads). */
+void ga_findings_bind(struct ga_findings *fd, struct ga_model *m, const struct ga_sites *st);
+
+/*
+ * After every other aggregate is finished (launch sites included, when
+ * observed): run the rules.  Returns 0, or -1 when memory runs out.
+ */
+int ga_findings_finish(struct ga_findings *fd, struct ga_analysis *an);
+
+/* "info", "warning", "critical". */
+const char *ga_severity_name(unsigned sev);
+
+/* Severity by name, or -1. */
+int ga_severity_parse(const char *s);
+
+/* Rule by id ("host-sync") or by number of its family ("4"), or -1. */
+int ga_rule_parse(const char *s);
+
+/*
+ * --fail-on: a comma-separated list of rule ids, or one severity (the
+ * findings at it or above).  Fills rules[GA_RULE_COUNT] (1: fails) and
+ * *sev (-1 none).  0, or -1 with a message in err.
+ */
+int ga_fail_on_parse(const char *s, unsigned char *rules, int *sev, char *err, size_t n);
+
+/* 1 when a finding of fd fails the --fail-on selection. */
+int ga_fail_on_fires(const struct ga_findings *fd, const unsigned char *rules, int sev);
+
+#endif
