@@ -26,6 +26,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	ga_sites_setup(&an->st, o->stack_depth);
 	ga_ranks_init(&an->rk);
 	ga_memuse_init(&an->mu);
+	ga_gs_init(&an->gs);
 	ga_align_init(&an->al, o->align);
 	ga_findings_init(&an->fd);
 	an->st.symbolize = o->symbolize;
@@ -43,6 +44,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	ga_latency_bind(&an->lat, &an->m);
 	ga_launchcfg_bind(&an->lc, &an->m);
 	ga_memuse_bind(&an->mu, &an->m);
+	ga_gs_bind(&an->gs, &an->m);
 	ga_findings_bind(&an->fd, &an->m, &an->st);
 	ga_ranks_bind(&an->rk, &an->m);
 	return 0;
@@ -111,7 +113,8 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	    (an->o.observe_sites && !an->o.sites_ahead && ga_sites_finish(&an->st, &an->m)) ||
 	    ga_latency_finish(&an->lat) ||
 	    ga_ranks_finish(&an->rk, &an->m, &an->rg) ||
-	    ga_memuse_finish(&an->mu, &an->m)) {
+	    ga_memuse_finish(&an->mu, &an->m) ||
+	    ga_gs_finish(&an->gs, &an->m, &an->rg)) {
 		fputs("gpuprof: out of memory\n", stderr);
 		return -1;
 	}
@@ -161,6 +164,7 @@ void ga_analysis_free(struct ga_analysis *an)
 	ga_launchcfg_free(&an->lc);
 	ga_ranks_free(&an->rk);
 	ga_memuse_free(&an->mu);
+	ga_gs_free(&an->gs);
 	ga_align_free(&an->al);
 	ga_findings_free(&an->fd);
 	free(an->shifts);

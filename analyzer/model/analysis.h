@@ -18,6 +18,7 @@
 
 #include "model/align.h"
 #include "model/filter.h"
+#include "model/gpusamples.h"
 #include "model/findings.h"
 #include "model/latency.h"
 #include "model/launchcfg.h"
@@ -50,6 +51,7 @@ struct ga_analysis {
 	struct ga_launchcfg lc;    /* launch configurations and occupancy */
 	struct ga_ranks rk;        /* ranks of a multi-process job */
 	struct ga_memuse mu;       /* memory in use per device (memory records) */
+	struct ga_gpusamples gs;   /* the GPU over time: sampled metrics and telemetry */
 	struct ga_align al;        /* clock corrections of the traces, by file */
 	struct ga_findings fd;     /* what to fix (findings.h): ga_analysis_findings() */
 	int64_t *shifts;           /* the same, as the readers take them */

@@ -22,6 +22,7 @@ static const struct ga_text_section *const sections[] = {
 	&ga_text_tree,
 	&ga_text_memory,
 	&ga_text_memuse,
+	&ga_text_overtime,
 	&ga_text_api,
 };
 

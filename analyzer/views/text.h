@@ -63,6 +63,8 @@ extern const struct ga_text_section ga_text_header, ga_text_timeline, ga_text_su
 	ga_text_kernels, ga_text_launch, ga_text_latency, ga_text_roofline, ga_text_sites,
 	ga_text_ranges, ga_text_tree, ga_text_memory, ga_text_memuse, ga_text_api,
 	ga_text_ranks, ga_text_findings;
+/* The GPU over time: sampled metrics and telemetry (text-overtime.c). */
+extern const struct ga_text_section ga_text_overtime;
 
 /* One finding as the report prints it, numbered n (text-findings.c). */
 void ga_text_finding(const struct ga_text *r, const struct ga_finding *f, size_t n, FILE *out);

@@ -1,0 +1,255 @@
+/*
+ * Unit tests of the GPU over time (analyzer/model/gpusamples.c and its
+ * views) and of the recorder's NVML-less path (cupti/telemetry.c): a
+ * synthetic trace with a PM sampling series (DRAM read bandwidth, SM
+ * active) and an NVML series (power, clock event reasons) on one device,
+ * kernels and an NVTX range over them, written in time order and with the
+ * samples shuffled over chunks; the per-device statistics, the time
+ * throttled, the averages over kernels and ranges with their sample
+ * counts, and the report, CSV, SQLite and Chrome outputs.  Test code,
+ * runs offline only.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../cupti/telemetry.h"
+#include "cmd/cmd.h"
+#include "model/analysis.h"
+#include "synth.h"
+#include "synth_nvtx.h"
+#include "tap.h"
+
+#define T0 1700000000000000000ull
+#define US 1000ull
+
+static char dir[64];
+static char ordered[128], shuffled[128];
+
+static void series(struct synth *s, uint32_t id, uint32_t source, uint64_t iv,
+		   const char *a, const char *b)
+{
+	struct {
+		struct gp_rec_gpu_series r;
+		uint32_t names[2];
+	} x;
+
+	memset(&x, 0, sizeof(x));
+	x.names[0] = synth_string(s, a);
+	x.names[1] = synth_string(s, b);
+	x.r.h.type = GP_REC_GPU_SERIES;
+	x.r.h.size = sizeof(x);
+	x.r.h.aux = 2;
+	x.r.id = id;
+	x.r.device = 0;
+	x.r.source = source;
+	x.r.interval_ns = iv;
+	synth_rec(s, &x, sizeof(x));
+}
+
+static void sample(struct synth *s, uint32_t id, uint64_t start, uint64_t end, double a, double b)
+{
+	struct {
+		struct gp_rec_gpu_sample r;
+		double v[2];
+	} x;
+
+	memset(&x, 0, sizeof(x));
+	x.r.h.type = GP_REC_GPU_SAMPLE;
+	x.r.h.size = sizeof(x);
+	x.r.h.aux = 2;
+	x.r.start = start;
+	x.r.end = end;
+	x.r.series = id;
+	x.v[0] = a;
+	x.v[1] = b;
+	synth_rec(s, &x, sizeof(x));
+}
+
+/*
+ * PM series 1, samples of 1 us from T0 to T0 + 10 us: the first five read
+ * DRAM 2 TB/s and SM active 50 %, the last five 0 B/s and 100 %.
+ * NVML series 2: [T0, T0 + 5 us) 300 W with the software power cap
+ * (0x4), [T0 + 5 us, T0 + 10 us) 100 W idle (0x1, not throttling).
+ * Kernels: copy 0.5 to 4.5 us (five samples, DRAM 2 TB/s), fma 5 to 9 us
+ * (four samples, SM 100 %), mix 4.5 to 5.5 us (half of two samples: DRAM
+ * 1 TB/s, SM 75 %).  NVTX range "phase" over all 10 us.
+ */
+static void write_trace(const char *path, int shuffle)
+{
+	struct synth *s = synth_open(path);
+	uint32_t copy, fma, mix, phase;
+	int order[10] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+
+	if (shuffle) {
+		int o[10] = { 7, 2, 9, 0, 5, 3, 8, 1, 6, 4 };
+
+		memcpy(order, o, sizeof(o));
+	}
+	synth_process(s, 4242, "node1", "./overtime", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_NVTX, 0, 0);
+	synth_device(s, 0, "GPU0", 9, 0, 132, 80ull << 30, 0x10);
+	series(s, 1, GP_GPU_SRC_PM, US, "dram__bytes_read.sum.per_second",
+	       "sm__cycles_active.avg.pct_of_peak_sustained_elapsed");
+	series(s, 2, GP_GPU_SRC_NVML, 5 * US, "nvml.power_w", "nvml.clock_event_reasons");
+	copy = synth_string(s, "copy");
+	fma = synth_string(s, "fma");
+	mix = synth_string(s, "mix");
+	phase = synth_string(s, "phase");
+	synth_kernel(s, copy, T0 + 500, T0 + 4500, 0, 7, 0, 0);
+	synth_kernel(s, fma, T0 + 5000, T0 + 9000, 0, 7, 0, 0);
+	synth_kernel(s, mix, T0 + 4500, T0 + 5500, 0, 8, 0, 0);
+	for (int i = 0; i < 10; i++) {
+		int k = order[i];
+
+		sample(s, 1, T0 + k * US, T0 + (k + 1) * US, k < 5 ? 2e12 : 0, k < 5 ? 50 : 100);
+		if (shuffle && i % 3 == 2)
+			synth_flush_chunk(s);
+	}
+	sample(s, 2, T0 + 5 * US, T0 + 10 * US, 100, 1);
+	sample(s, 2, T0, T0 + 5 * US, 300, 4);
+	synth_nvtx_range(s, phase, 0, T0, T0 + 10 * US, 11, 11, 1, GP_NVTX_PUSHPOP);
+	synth_end(s, T0 + 20 * US, 0);
+	synth_close(s, NULL, NULL);
+}
+
+#define run(out, err, ...) synth_run(dir, out, err, __VA_ARGS__)
+
+static const struct ga_gs_attr *find(const struct ga_analysis *an, const struct ga_gs_attr *a,
+				     size_t n, const char *name, uint32_t series)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].series == series && !strcmp(ga_model_str(&an->m, a[i].key), name))
+			return &a[i];
+	return NULL;
+}
+
+static int near(double a, double b)
+{
+	return fabs(a - b) <= 1e-9 * (fabs(b) + 1);
+}
+
+static double avg(const struct ga_gs_attr *x, int i)
+{
+	return x && x->w[i] > 0 ? x->wsum[i] / x->w[i] : NAN;
+}
+
+static void check_model(const char *path, const char *what)
+{
+	char *argv[1] = { (char *)path };
+	struct ga_analysis_opts o = { .stack_depth = 4 };
+	struct ga_analysis an;
+	struct ga_filter flt;
+	const struct ga_gpusamples *g = &an.gs;
+	const struct ga_gs_attr *x;
+	char name[96];
+
+	snprintf(name, sizeof(name), "the GPU over time from samples %s", what);
+	tap_begin(name);
+	ga_filter_init(&flt);
+	CHECK(ga_analysis_init(&an, &o, &flt) == 0);
+	CHECK(ga_analysis_build(&an, argv, 1) == 0);
+	CHECKF(g->nseries == 2, "%zu series", g->nseries);
+	if (g->nseries == 2) {
+		const struct ga_gs_series *pm = &g->series[0], *nv = &g->series[1];
+
+		CHECK(pm->source == GP_GPU_SRC_PM && nv->source == GP_GPU_SRC_NVML);
+		CHECK(!strcmp(ga_model_str(&an.m, pm->label), "cuda:0"));
+		CHECK(pm->ns == 10 && pm->first == T0 && pm->last == T0 + 10 * US);
+		CHECKF(near(pm->m[0].avg, 1e12) && pm->m[0].min == 0 && pm->m[0].max == 2e12 &&
+		       pm->m[0].samples == 10, "dram avg %g", pm->m[0].avg);
+		CHECKF(near(pm->m[1].avg, 75) && pm->m[1].min == 50 && pm->m[1].max == 100,
+		       "sm avg %g", pm->m[1].avg);
+		CHECKF(near(nv->m[0].avg, 200) && nv->reasons_at == 1, "power %g", nv->m[0].avg);
+		CHECKF(nv->sampled_ns == 10 * US && nv->throttled_ns == 5 * US &&
+		       nv->reason_ns[2] == 5 * US && nv->reason_ns[0] == 5 * US,
+		       "throttled %llu of %llu", (unsigned long long)nv->throttled_ns,
+		       (unsigned long long)nv->sampled_ns);
+		x = find(&an, g->kern, g->nkern, "copy", 0);
+		CHECKF(x && x->count == 1 && x->samples == 5 && near(avg(x, 0), 2e12) &&
+		       near(avg(x, 1), 50), "copy: %llu samples, dram %g",
+		       x ? (unsigned long long)x->samples : 0ull, avg(x, 0));
+		x = find(&an, g->kern, g->nkern, "fma", 0);
+		CHECKF(x && x->samples == 4 && near(avg(x, 0), 0) && near(avg(x, 1), 100),
+		       "fma: %llu samples", x ? (unsigned long long)x->samples : 0ull);
+		x = find(&an, g->kern, g->nkern, "mix", 0);
+		CHECKF(x && x->samples == 2 && near(avg(x, 0), 1e12) && near(avg(x, 1), 75),
+		       "mix: %llu samples, dram %g", x ? (unsigned long long)x->samples : 0ull,
+		       avg(x, 0));
+		x = find(&an, g->kern, g->nkern, "mix", 1);
+		CHECKF(x && x->samples == 2 && near(avg(x, 0), 200), "mix power %g", avg(x, 0));
+		x = find(&an, g->ranges, g->nranges, "phase", 0);
+		CHECKF(x && x->count == 1 && x->samples == 10 && near(avg(x, 0), 1e12) &&
+		       near(avg(x, 1), 75), "phase: %llu samples", x ? (unsigned long long)x->samples : 0ull);
+		/* Kernels by time, longest first, within a series. */
+		CHECK(g->nkern == 6 && g->kern[0].series == 0 && g->kern[0].time_ns == 4000);
+	}
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	tap_end();
+}
+
+static void test_report(void)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	tap_begin("the report's over-time tables");
+	rc = run(&out, &err, cmd_report, "report", "--findings=none", shuffled, NULL);
+	CHECKF(rc == 0, "rc %d: %s", rc, err ? err : "");
+	CHECKF(out && strstr(out, "The GPU over time (time-weighted over samples):\n"
+			      "cuda:0, pm every 1.000 µs, 10 samples over 10.000 µs:\n"),
+	       "%s", out ? out : "");
+	CHECKF(out && strstr(out, "DRAM read | GB/s |    1000 |    0 | 2000 |      10\n"),
+	       "%s", out ? out : "");
+	CHECKF(out && strstr(out, "clocks held back 5.000 µs of 10.000 µs (50.0%): sw power cap 5.000 µs\n"),
+	       "%s", out ? out : "");
+	CHECKF(out && strstr(out, "cuda:0, pm averaged over each kernel's executions"), "%s",
+	       out ? out : "");
+	CHECKF(out && strstr(out, "10.000 µs |         1 |      10 |           1000 |        75.0 | phase\n") &&
+	       strstr(out, "1.000 µs |    1 |       2 |           1000 |        75.0 | mix\n") &&
+	       strstr(out, "Time     | Runs | Samples | DRAM read GB/s | SM active % | Kernel\n"),
+	       "%s", out ? out : "");
+	free(out);
+	free(err);
+	tap_end();
+}
+
+static void test_nvml_missing(void)
+{
+	char why[256] = "";
+	double v[GP_TELEM_COUNT];
+
+	tap_begin("telemetry without NVML: a reason naming the library, no values");
+	CHECK(gp_telemetry_open("/nonexistent/libnvidia-ml.so.1", why, sizeof(why)) < 0);
+	CHECKF(strstr(why, "cannot load /nonexistent/libnvidia-ml.so.1"), "%s", why);
+	CHECK(gp_telemetry_device("0000:17:00.0") == NULL);
+	CHECK(gp_telemetry_read(NULL, v) == 0 && isnan(v[GP_TELEM_POWER_W]));
+	CHECK(gp_gpm_open(NULL) == NULL);
+	tap_end();
+}
+
+int main(void)
+{
+	char cmd[128];
+
+	snprintf(dir, sizeof(dir), "/tmp/gpuprof-overtime-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(ordered, sizeof(ordered), "%s/ordered.gpuprof", dir);
+	snprintf(shuffled, sizeof(shuffled), "%s/shuffled.gpuprof", dir);
+	write_trace(ordered, 0);
+	write_trace(shuffled, 1);
+	check_model(ordered, "in time order");
+	check_model(shuffled, "shuffled over chunks");
+	test_report();
+	test_nvml_missing();
+	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return tap_exit();
+}
