@@ -168,7 +168,7 @@ $(BUILD)/obj/san/preload/%.o: preload/%.c
 # The NVTX tool and capture ranges need no CUPTI library: unit tests drive
 # them through a stand-in NVTX (cupti_api.c only binds CUPTI when asked);
 # the metrics cache is plain file handling.
-REC_CUPTI_TEST_OBJ := $(patsubst %,$(BUILD)/obj/san/cupti/%.o,nvtx_tool capture cupti_api guest mcache pystack)
+REC_CUPTI_TEST_OBJ := $(patsubst %,$(BUILD)/obj/san/cupti/%.o,nvtx_tool capture cupti_api guest mcache pystack telemetry)
 $(REC_CUPTI_TEST_OBJ): $(BUILD)/obj/san/cupti/%.o: cupti/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
