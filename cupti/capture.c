@@ -111,7 +111,7 @@ void gp_capture_enable_callbacks(CUpti_SubscriberHandle sub)
 		gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
 					  CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
 	} else if (mode == MODE_NVTX) {
-		/* NVTX calls reach gpuprof's own NVTX handlers (nvtx.h). */
+		/* NVTX calls reach gpuprof's own NVTX handlers (nvtx_tool.h). */
 		gp_nvtxtool_set_capture_hooks(&hooks);
 	}
 }

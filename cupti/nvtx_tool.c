@@ -1,5 +1,5 @@
 /*
- * NVTX tool (see nvtx.h).
+ * NVTX tool (see nvtx_tool.h).
  *
  * Handlers turn each call into an event appended to the calling thread's
  * block chain: OPEN (push or start, with name and attributes), CLOSE (pop or

@@ -1,6 +1,6 @@
 /*
  * NVTX: gpuprof is the NVTX tool itself.  InitializeInjectionNvtx2 fills
- * each NVTX instance's function table with the handlers in nvtx.c, so
+ * each NVTX instance's function table with the handlers in nvtx_tool.c, so
  * every range, mark, domain and registered string reaches us directly, on
  * the calling thread, from the program's first NVTX call (before cuInit
  * too) and whichever thread ends a start/end range.

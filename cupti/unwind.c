@@ -1,5 +1,5 @@
 /*
- * Launch-site call stacks (see stacks.h for the contexts and contracts).
+ * Launch-site call stacks (see unwind.h for the contexts and contracts).
  *
  * Tables are mapped once at init (anonymous memory: pages are touched only
  * as they fill) and never grow:

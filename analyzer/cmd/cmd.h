@@ -53,7 +53,7 @@ int ga_control_request(int pid, const char *req, char *ans, size_t anssz, char *
  * never half an escape.  Returns the length written.
  */
 size_t ga_control_escape(const char *in, size_t n, char *out, size_t outsz);
-/* The process runner of "gpuprof run" (cmd-run-child.c); not listed in --help. */
+/* The process runner of "gpuprof run" (run-child.c); not listed in --help. */
 int cmd_run_child(int argc, char **argv);
 /* The wrapper's output-template check (template.c); not listed in --help. */
 int cmd_template(int argc, char **argv);

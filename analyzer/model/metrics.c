@@ -1,6 +1,6 @@
 /*
  * Hardware metrics of profiled kernel launches: the aggregate per kernel
- * and the roofline arithmetic (see metrics.h).  Printing is roofline.c.
+ * and the roofline arithmetic (see metrics.h).  Printing is views/text-roofline.c.
  * Runs offline only.
  */
 #include <math.h>

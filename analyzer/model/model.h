@@ -74,7 +74,7 @@ struct ga_hooks {
 };
 
 /*
- * An observer beside the hooks (launch call stacks: stacks.h).  rec sees
+ * An observer beside the hooks (launch call stacks: sites.h).  rec sees
  * the records of types the model skips, and API records after the model
  * counted them, and may resolve their string ids
  * with ga_model_fstr(); act sees every kept GPU activity, before

@@ -1,5 +1,5 @@
 /*
- * NVTX ranges and the attribution of GPU activities to them (see nvtx.h).
+ * NVTX ranges and the attribution of GPU activities to them (see ranges.h).
  * Runs offline only.
  *
  * Finding the ranges open at time t on a thread: the thread's ranges are

@@ -19,8 +19,8 @@
  * range and about 20 bytes per distinct activity correlation of the files
  * that have ranges; traces recorded without NVTX are not even read whole.
  */
-#ifndef GA_ANALYZER_NVTX_H
-#define GA_ANALYZER_NVTX_H
+#ifndef GA_MODEL_RANGES_H
+#define GA_MODEL_RANGES_H
 
 #include <stdint.h>
 #include <stdio.h>

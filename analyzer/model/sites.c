@@ -1,6 +1,6 @@
 /*
  * Launch sites: kernels attributed to the host call stacks they were
- * launched from (see stacks.h).  Runs offline only.
+ * launched from (see sites.h).  Runs offline only.
  */
 #include "model/sites.h"
 #include "model/demangle.h"

@@ -16,7 +16,7 @@
  * A site is the collapsed stack: the innermost frame outside gpuprof, CUPTI,
  * the CUDA driver and runtime and libunwind (by module), and outside a
  * static runtime and nvcc's launch stubs (by name, or by line in nvcc's
- * .stub.c; stacks.c), then its callers up to the depth asked for, joined
+ * .stub.c; sites.c), then its callers up to the depth asked for, joined
  * by " ← ".  Frames read "function (file:line)",
  * "function+0xOFF (module)", or "module+0xOFF" without a symbol; Python
  * frames (GP_REC_PYFRAME) read "file.py:line function" (the file's last
@@ -45,8 +45,8 @@
  * correlation with a stack (of the file being read only), plus one per
  * distinct (stack, kernel name) pair launched.
  */
-#ifndef GA_ANALYZER_STACKS_H
-#define GA_ANALYZER_STACKS_H
+#ifndef GA_MODEL_SITES_H
+#define GA_MODEL_SITES_H
 
 #include <stddef.h>
 #include <stdint.h>

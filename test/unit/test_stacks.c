@@ -1,5 +1,5 @@
 /*
- * Unit tests of launch-site attribution (stacks.h) on synthetic traces
+ * Unit tests of launch-site attribution (sites.h) on synthetic traces
  * with known answers: two call sites of one kernel, internal frames
  * dropped, stacks written after the activities, graph nodes, stacks never
  * written, traces without stacks, merged files whose stack ids collide,
