@@ -259,6 +259,28 @@ expect metrics-cache-empty 2 "--metrics-cache needs a directory"
 gp run --metrics --metrics-replay=application ./fakeapp
 expect metrics-replay-bad 2 "--metrics-replay must be kernel or launches"
 
+# The GPU over time: bare options take their defaults, the interval is
+# read in microseconds, and --gpu-metrics refuses --metrics.
+gp run -o 'g-%p' --gpu-metrics --gpu-metrics-interval=250us --gpu-telemetry ./fakeapp
+expect gpu-env-status 0
+missing=""
+for line in GPUPROF_GPU_METRICS=default GPUPROF_GPU_METRICS_INTERVAL_US=250 GPUPROF_GPU_TELEMETRY=100; do
+	grep -qxF -- "$line" env.txt || missing+=" $line"
+done
+judge gpu-env "missing:$missing" test -z "$missing"
+gp run -o 'g-%p' --gpu-metrics=dram__bytes_read.sum.per_second --gpu-metrics-interval=2ms --gpu-telemetry=50 ./fakeapp
+missing=""
+for line in GPUPROF_GPU_METRICS=dram__bytes_read.sum.per_second GPUPROF_GPU_METRICS_INTERVAL_US=2000 GPUPROF_GPU_TELEMETRY=50; do
+	grep -qxF -- "$line" env.txt || missing+=" $line"
+done
+judge gpu-env-values "missing:$missing" test -z "$missing"
+gp run --gpu-metrics --metrics ./fakeapp
+expect gpu-metrics-with-metrics 2 "--gpu-metrics and --metrics do not go together"
+gp run --gpu-metrics --gpu-metrics-interval=10us ./fakeapp
+expect gpu-interval-bad 2 "--gpu-metrics-interval needs 20us to 1s"
+gp run --gpu-telemetry=5 ./fakeapp
+expect gpu-telemetry-bad 2 "--gpu-telemetry needs milliseconds from 10 to 60000"
+
 # %q{VAR} values are one path component, as the recorder expands them
 # ('/' becomes '_', "." and ".." become "_"), so a template that starts with
 # %q{...} is relative too and names gpuprof's directory, also for a program
