@@ -135,7 +135,7 @@ $(BUILD)/obj/analyzer/%.o: analyzer/%.c
 $(ANALYZER): $(ANA_OBJ)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -pthread -o $@ $^ -lzstd -lpcre2-8 -lsqlite3 -lstdc++ -lm
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -pthread -o $@ $^ -lzstd -lpcre2-8 -lsqlite3 -lz -lstdc++ -lm
 
 $(BUILD)/obj/calibrate/kernels.o: calibrate/kernels.cu calibrate/calibrate.h
 	@mkdir -p $(@D)
@@ -177,7 +177,7 @@ REC_CORE_TEST_OBJ := $(REC_CORE_OBJ:$(BUILD)/obj/%=$(BUILD)/obj/san/%) $(REC_CUP
 $(BUILD)/test/test_%: $(BUILD)/obj/test/unit/test_%.o $(UNIT_HELP_OBJ) $(ANA_LIB_OBJ) $(REC_CORE_TEST_OBJ)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -pthread -o $@ $^ -lzstd -lpcre2-8 -lsqlite3 -lstdc++ -lm
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -pthread -o $@ $^ -lzstd -lpcre2-8 -lsqlite3 -lz -lstdc++ -lm
 
 $(BUILD)/test/apps/%: test/apps/%.cu test/apps/common.h
 	@mkdir -p $(@D)
@@ -255,18 +255,18 @@ fuzz:
 	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crashes
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -pthread -o $(BUILD)/fuzz/fuzz_reader \
-		test/fuzz/fuzz_reader.c $(filter-out analyzer/main.c,$(ANA_SRC)) -lzstd -lpcre2-8 -lsqlite3 -lstdc++ -lm
+		test/fuzz/fuzz_reader.c $(filter-out analyzer/main.c,$(ANA_SRC)) -lzstd -lpcre2-8 -lsqlite3 -lz -lstdc++ -lm
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -Ipreload -pthread -o $(BUILD)/fuzz/fuzz_options \
 		test/fuzz/fuzz_options.c $(filter-out analyzer/main.c,$(ANA_SRC)) preload/config.c preload/log.c \
-		-lzstd -lpcre2-8 -lsqlite3 -lstdc++ -lm
+		-lzstd -lpcre2-8 -lsqlite3 -lz -lstdc++ -lm
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ipreload -I$(CUDA_HOME)/include -pthread \
 		-o $(BUILD)/fuzz/fuzz_nvtx test/fuzz/fuzz_nvtx.c cupti/nvtx_tool.c cupti/capture.c \
 		cupti/cupti_api.c $(filter-out preload/entry.c,$(wildcard preload/*.c)) -lzstd -ldl
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -pthread -o $(BUILD)/fuzz/fuzz_symbolize \
-		test/fuzz/fuzz_symbolize.c $(filter-out analyzer/main.c,$(ANA_SRC)) -lzstd -lpcre2-8 -lsqlite3 -lstdc++ -lm -ldl
+		test/fuzz/fuzz_symbolize.c $(filter-out analyzer/main.c,$(ANA_SRC)) -lzstd -lpcre2-8 -lsqlite3 -lz -lstdc++ -lm -ldl
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ipreload -pthread -o $(BUILD)/fuzz/fuzz_control \
 		test/fuzz/fuzz_control.c preload/control.c preload/log.c -ldl

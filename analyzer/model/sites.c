@@ -1223,6 +1223,22 @@ static uint32_t backward_text(struct ga_sites *st, struct ga_model *m, uint32_t 
 	return id;
 }
 
+int ga_sites_user_frames(const struct ga_sites *st, const struct ga_model *m, uint32_t proc,
+			 uint32_t stack, const uint64_t **pcs, uint32_t *n)
+{
+	const uint32_t *v = stack ? ga_map_find(&st->stack_map, proc, stack) : NULL;
+	const struct ga_stack *s;
+	uint32_t first;
+
+	if (!v)
+		return -1;
+	s = &st->stacks[*v];
+	first = first_user(st, m, s);
+	*pcs = st->pcs + s->off + first;
+	*n = s->n - first;
+	return 0;
+}
+
 uint32_t ga_sites_stack_of(const struct ga_sites *st, const struct ga_act *a)
 {
 	int deferred;

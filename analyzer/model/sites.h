@@ -241,6 +241,16 @@ uint32_t ga_sites_stack_text(struct ga_sites *st, struct ga_model *m, uint32_t p
 			     uint32_t stack);
 
 /*
+ * The frames of stack (proc, the file's stack id) that are the program's,
+ * innermost first, past the recorder's, CUPTI's, the driver's and the
+ * runtime's (as launch sites start): *pcs and *n receive them (frame ids:
+ * program counters, or GP_PYFRAME_BIT ids).  Returns 0, or -1 when the
+ * stack is unknown.  For exporters that list whole stacks (pprof).
+ */
+int ga_sites_user_frames(const struct ga_sites *st, const struct ga_model *m, uint32_t proc,
+			 uint32_t stack, const uint64_t **pcs, uint32_t *n);
+
+/*
  * After the model is finished: settle deferred graph nodes, symbolize
  * (st->symbolize), build the sites.  Returns 0, or -1 when memory runs out.
  */

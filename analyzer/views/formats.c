@@ -11,6 +11,7 @@ const struct ga_format *const ga_formats[] = {
 	&ga_format_csv,
 	&ga_format_chrome,
 	&ga_format_sqlite,
+	&ga_format_pprof,
 	NULL,
 };
 

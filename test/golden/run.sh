@@ -193,4 +193,8 @@ if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
 		python3 "$here/svg-checks.py" "$tmp/s.svg" "$tmp/s.json" "$name" || failed=1
 	done
 fi
+# pprof and Prometheus exports as go tool pprof and promtool read them.
+if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
+	bash "$here/fleet-checks.sh" "$build" || failed=1
+fi
 exit $failed
