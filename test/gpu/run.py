@@ -2508,6 +2508,93 @@ def flight_trigger(how):
     return t
 
 
+def t_overtime(tools):
+    """--gpu-metrics --gpu-telemetry on test/apps/overtime.cu (three rounds
+    of a DRAM-bound copy and an FMA loop, about 200 ms each).  The report's
+    averages over each kernel's executions must show the phases: the copy's
+    sampled DRAM read + write bandwidth within 10 % of its bytes over its
+    kernel time (activity records), its SM issue below 30 %; the FMA loop's
+    SM issue above 70 % and its DRAM bandwidth below 2 % of the copy's.
+    Since each average weighs samples by their overlap with the kernels, a
+    misalignment of more than two sampling intervals per boundary would
+    move them past these bounds (a copy run is several ms, a phase 200 ms).
+    Telemetry: power between 20 W and 2000 W, the SM clock's maximum within
+    15 % of nvidia-smi's clocks.max.sm or its reading under load, the
+    temperature between 10 and 110 C.  Counters restricted to admins: one
+    stderr line, and the test then checks only the telemetry."""
+    app = tools.app("overtime")
+    run = traced(tools, [app], opts=["--gpu-metrics", "--gpu-metrics-interval=1ms",
+                                     "--gpu-telemetry=50"])
+    expect_status(run, 0)
+    expect_files(run, 1)
+    rc, out, err = run_cmd([tools.analyzer, "report", "--no-timeline", "--top=0"] + run.files)
+    if rc != 0:
+        raise Fail("report exited %d: %s" % (rc, tail(err)))
+    errs = []
+    restricted = "ERR_NVGPUCTRPERM" in run.err
+    if restricted and run.err.count("GPU metrics over time are off") != 1:
+        errs.append("restricted counters said more than one line: %s" % tail(run.err))
+    sec = out.split("The GPU over time", 1)
+    if len(sec) != 2:
+        raise Fail("the report has no GPU over time section: %s" % tail(out, 3000))
+    sec = sec[1]
+    def row(table_head, kernel):
+        part = sec.split(table_head, 1)
+        if len(part) != 2:
+            return None
+        for line in part[1].splitlines():
+            # Kernels are listed by their mangled names.
+            if line.count("|") >= 7 and kernel in line.rsplit("|", 1)[1]:
+                return [c.strip() for c in line.split("|")]
+            if not line.strip():
+                break
+        return None
+    def time_ns(txt):
+        m = re.match(r"([0-9.]+) (ns|µs|us|ms|s)$", txt)
+        if not m:
+            raise Fail("cannot read the time %r" % txt)
+        return float(m.group(1)) * {"ns": 1, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}[m.group(2)]
+    if not restricted:
+        head = "pm averaged over each kernel's executions"
+        c, f = row(head, "copy_f4"), row(head, "fma_loop")
+        if not c or not f:
+            errs.append("no per-kernel rows for copy_f4 and fma_loop: %s" % tail(sec, 3000))
+        else:
+            # Time | Runs | Samples | SM active % | SM issue % | DRAM read GB/s | DRAM write GB/s | Kernel
+            cbw = (float(c[5]) + float(c[6])) * 1e9
+            truth_bw = run.truth["overtime.copy_bytes"] * int(c[1]) / (time_ns(c[0]) / 1e9)
+            if abs(cbw - truth_bw) > 0.10 * truth_bw:
+                errs.append("copy: sampled DRAM %.1f GB/s, bytes over kernel time %.1f GB/s"
+                            % (cbw / 1e9, truth_bw / 1e9))
+            if float(c[4]) >= 30:
+                errs.append("copy: SM issue %s %%, expected < 30" % c[4])
+            if float(f[4]) <= 70:
+                errs.append("fma: SM issue %s %%, expected > 70" % f[4])
+            fbw = (float(f[5]) + float(f[6])) * 1e9
+            if fbw > 0.02 * cbw:
+                errs.append("fma: DRAM %.2f GB/s, more than 2 %% of the copy's" % (fbw / 1e9))
+            if int(c[2]) < int(c[1]) or int(f[2]) < int(f[1]):
+                errs.append("fewer samples than runs behind the kernel averages: %s / %s" % (c, f))
+    def metric(name):
+        m = re.search(r"^%s\s*\|[^|]*\|\s*([0-9.]+)\s*\|\s*([0-9.]+)\s*\|\s*([0-9.]+)\s*\|" % re.escape(name),
+                      sec, re.M)
+        return [float(x) for x in m.groups()] if m else None
+    pw, clk, temp = metric("power"), metric("SM clock"), metric("temperature")
+    if not pw or not (20 <= pw[0] <= 2000):
+        errs.append("power %s W not plausible" % pw)
+    if not temp or not (10 <= temp[0] <= 110):
+        errs.append("temperature %s C not plausible" % temp)
+    rc, smi, _ = run_cmd(["nvidia-smi", "--query-gpu=clocks.max.sm,clocks.sm", "--format=csv,noheader,nounits", "-i", "0"])
+    if not clk:
+        errs.append("no SM clock in the telemetry")
+    elif rc == 0 and smi.strip():
+        mx, cur = [float(x) for x in smi.split(",")[:2]]
+        if not (abs(clk[2] - mx) <= 0.15 * mx or abs(clk[2] - cur) <= 0.15 * max(cur, 1)):
+            errs.append("SM clock max %.0f MHz; nvidia-smi max %.0f, now %.0f" % (clk[2], mx, cur))
+    if errs:
+        raise Fail("; ".join(errs))
+
+
 TESTS = [
     ("basic_shared", t_basic_shared),
     ("always-on-dump-nvtx", flight_trigger("nvtx")),
@@ -2549,6 +2636,7 @@ TESTS = [
     ("nvtx-threads", t_nvtx_threads),
     ("chrome-export", t_chrome_export),
     ("memuse", t_memuse),
+    ("overtime", t_overtime),
     ("torch-nvtx", t_torch_nvtx),
     ("backtrace-no-libunwind", lambda tools: check_run(
         tools, traced(tools, [tools.app("basic_shared")], opts=["--backtrace=kernel"],
