@@ -487,8 +487,11 @@ static int pm_setup(int dev)
 			pm_off(d, GP_GPU_UNSUPPORTED);
 			return 0;
 		}
+		/* drain reads the names under q_lock: a series is written once it has them. */
+		pthread_mutex_lock(&q_lock);
 		memcpy(d->s->names, d->names, d->n * sizeof(*d->names));
 		d->s->n = (uint32_t)d->n;
+		pthread_mutex_unlock(&q_lock);
 		series_publish();
 	}
 	r = pm.cuptiPmSamplingEnable(&en);
@@ -951,6 +954,9 @@ static void emit_series(struct series *s)
 	uint32_t ids[MAX_PM_METRICS];
 	uint32_t i, size = gp_rec_align((uint32_t)(sizeof(*r) + s->n * 4));
 
+	/* A PM series before its device's metrics are chosen: written later. */
+	if (!s->n && s->status == GP_GPU_OK)
+		return;
 	for (i = 0; i < s->n; i++)
 		if (!(ids[i] = gp_emit_string(s->names[i])))
 			return;
