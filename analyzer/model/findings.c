@@ -792,8 +792,9 @@ static int gap_rules(struct fin *x)
 			if (!(f = add(fd, GA_RULE_LAUNCH_BOUND, lb->stake, dl)))
 				return -1;
 			snprintf(f->summary, sizeof(f->summary),
-				 "%s: %" PRIu64 " runs of %" PRIu64 " short kernels spend %s between "
-				 "kernels against %s in them", dl, lb->runs, lb->kernels,
+				 "%s: %" PRIu64 " run%s of %" PRIu64 " short kernels spend%s %s between "
+				 "kernels against %s in them", dl, lb->runs, lb->runs == 1 ? "" : "s",
+				 lb->kernels, lb->runs == 1 ? "s" : "",
 				 ga_fmt_time(b1, sizeof(b1), lb->gaps), ga_fmt_time(b2, sizeof(b2), lb->busy));
 			ev(f, "runs", (double)lb->runs, 'c');
 			ev(f, "kernels", (double)lb->kernels, 'c');
@@ -978,7 +979,7 @@ static int occupancy_rules(struct fin *x)
 			f->nwhere = 1;
 		}
 		blocks = (uint64_t)c->grid[0] * c->grid[1] * c->grid[2];
-		if (!dv->sm_count || !c->active_blocks)
+		if (!dv->sm_count || !c->active_blocks || !blocks)
 			continue;
 		waves = (double)blocks / ((double)dv->sm_count * c->active_blocks);
 		if (waves < GA_FIND_WAVE_LOW) {

@@ -68,4 +68,7 @@ const struct ga_format *ga_format_find(const char *name);
 /* JSON "ranks" and "steps" members (views/json-ranks.c), when the job has ranks. */
 void ga_json_ranks(struct ga_jw *w, const struct ga_analysis *an);
 
+/* JSON "findings" member (views/json-findings.c).  0, or -1 out of memory. */
+int ga_json_findings(struct ga_jw *w, struct ga_analysis *an);
+
 #endif

@@ -760,6 +760,8 @@ static int end(struct ga_export *e)
 
 	ga_jw_obj(w, GA_JW_KEYLINES);
 	ga_jw_ku64(w, "schema", GA_JSON_SCHEMA);
+	if (ga_json_findings(w, e->an))
+		return -1;
 	files(w, m);
 	processes(w, m, &e->an->rk);
 	devices(w, m);

@@ -20,20 +20,26 @@ static int want(const struct ga_text *r)
 	return r->o.findings != GA_FINDINGS_NONE;
 }
 
-/* Site text if any, else the activity label; NULL for none. */
+/* "LABEL from SITE", the label or the site alone, or NULL for none. */
 static const char *place(const struct ga_text *r, uint32_t site, uint32_t label, char *buf,
 			 size_t n)
 {
-	uint32_t id = site ? site : label;
+	char l[4 * GA_TEXT_NAME_WIDTH + 8], st[4 * GA_TEXT_NAME_WIDTH + 8];
 
-	if (!id)
+	if (!site && !label)
 		return NULL;
-	return ga_text_name_cut(r, buf, n, ga_model_str(r->m, id));
+	if (!site)
+		return ga_text_name_cut(r, buf, n, ga_model_str(r->m, label));
+	if (!label)
+		return ga_text_name_cut(r, buf, n, ga_model_str(r->m, site));
+	snprintf(buf, n, "%s from %s", ga_text_name_cut(r, l, sizeof(l), ga_model_str(r->m, label)),
+		 ga_text_name_cut(r, st, sizeof(st), ga_model_str(r->m, site)));
+	return buf;
 }
 
 static void print_where(const struct ga_text *r, const struct ga_where *w, FILE *out)
 {
-	char b1[4 * GA_TEXT_NAME_WIDTH + 8], b2[4 * GA_TEXT_NAME_WIDTH + 8], t[32];
+	char b1[8 * GA_TEXT_NAME_WIDTH + 16], b2[8 * GA_TEXT_NAME_WIDTH + 16], t[32];
 	const char *before = place(r, w->site_before, w->label_before, b1, sizeof(b1));
 	const char *after = place(r, w->site_after, w->label_after, b2, sizeof(b2));
 

@@ -1,0 +1,410 @@
+/*
+ * Unit tests of the findings (analyzer/model/findings.c): for each rule a
+ * synthetic trace with the problem and its fixed twin, written the way a
+ * GPU would have recorded them; the rule must fire on the first, with its
+ * time at stake and its places (the launch site's file:line, the host
+ * call), and not on the twin.  Then the report's section, --findings,
+ * --fail-on and the JSON export.  Test code, runs offline only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "model/analysis.h"
+#include "synth.h"
+#include "synth_stacks.h"
+#include "tap.h"
+
+#define T0 1700000000000000000ull
+#define US 1000ull
+#define ITERS 20
+#define PAGEABLE 1
+#define PINNED 2
+#define DEVMEM 3
+
+static char dir[64];
+
+enum scenario {
+	STARVE, HOST_SYNC, SYNC_COPY, PAGEABLE_COPY, LAUNCH_BOUND, TINY, ALLOC, LOST,
+	SCENARIOS
+};
+
+static const char *const names[SCENARIOS] = {
+	"starve", "sync", "copy", "pageable", "launch", "tiny", "alloc", "lost",
+};
+
+static void copy_rec(struct synth *s, uint64_t start, uint64_t end, uint64_t bytes,
+		     unsigned kind, unsigned src, unsigned dst, int async, uint32_t corr)
+{
+	struct gp_rec_memcpy r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_MEMCPY;
+	r.h.size = sizeof(r);
+	r.start = start;
+	r.end = end;
+	r.bytes = bytes;
+	r.correlation = corr;
+	r.context = 1;
+	r.stream = 7;
+	r.copy_kind = (uint8_t)kind;
+	r.src_kind = (uint8_t)src;
+	r.dst_kind = (uint8_t)dst;
+	r.flags = async ? GP_ACT_ASYNC : 0;
+	synth_rec(s, &r, sizeof(r));
+}
+
+/*
+ * Each iteration launches a 200 us kernel from train.cu:42 (stack 1);
+ * copies come from train.cu:57 (stack 2).  The problem keeps the device
+ * idle for 100 us or more per iteration for the scenario's reason; the
+ * twin ("fixed") queues the same work without it.
+ */
+static void write_trace(const char *path, enum scenario sc, int fixed)
+{
+	struct synth *s = synth_open(path);
+	uint32_t kname, launch, sync, memcpy_s, memcpy_a, mfree, mmalloc, app, file, fn;
+	uint64_t t = T0 + 1000 * US, pcs[2];
+	uint32_t corr = 1000;
+
+	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_MEMCPY, 0, 1);
+	kname = synth_string(s, "_Z4stepPf");
+	launch = synth_string(s, "cudaLaunchKernel_v7000");
+	sync = synth_string(s, "cudaDeviceSynchronize_v3020");
+	memcpy_s = synth_string(s, "cudaMemcpy_v3020");
+	memcpy_a = synth_string(s, "cudaMemcpyAsync_v3020");
+	mfree = synth_string(s, "cudaFree_v3020");
+	mmalloc = synth_string(s, "cudaMalloc_v3020");
+	app = synth_string(s, "/work/train");
+	file = synth_string(s, "train.cu");
+	fn = synth_string(s, "_Z5trainv");
+	synth_frame(s, 0x401000, 0x1000, app, fn, 0x20, file, 42);
+	synth_frame(s, 0x402000, 0x2000, app, fn, 0x40, file, 57);
+	pcs[0] = 0x401000;
+	synth_stack(s, 1, pcs, 1);
+	pcs[0] = 0x402000;
+	synth_stack(s, 2, pcs, 1);
+
+	if (sc == LOST)
+		synth_lost(s, GP_LOST_RING_FULL, fixed ? 0 : 1234);
+	if (sc == LAUNCH_BOUND) {
+		/* 200 kernels of 3 us: 6 us apart (launch-bound), or 0.5 us (a graph). */
+		uint64_t gap = fixed ? 500 : 6 * US;
+
+		for (int i = 0; i < 200; i++, corr++) {
+			synth_api_at_corr(s, launch, t - 4 * US, t - 1 * US, 1, corr);
+			synth_corr_stack(s, corr, 1);
+			synth_kernel_at_corr(s, kname, t, t + 3 * US, 0, 7, corr);
+			t += 3 * US + gap;
+		}
+		goto end;
+	}
+	if (sc == TINY) {
+		/* 200 copies of 4 KiB, or one of 800 KiB. */
+		for (int i = 0; i < (fixed ? 1 : 200); i++, corr++) {
+			uint64_t d = fixed ? 40 * US : 2 * US;
+
+			synth_api_at_corr(s, memcpy_a, t - 3 * US, t - 1 * US, 1, corr);
+			synth_corr_stack(s, corr, 2);
+			copy_rec(s, t, t + d, fixed ? 800 << 10 : 4 << 10, GP_COPY_HTOD, PINNED, DEVMEM,
+				 1, corr);
+			t += d + 1 * US;
+		}
+		goto end;
+	}
+	for (int i = 0; i < ITERS; i++, corr += 2) {
+		uint64_t k0 = t + 5 * US, k1 = k0 + 200 * US, next;
+
+		synth_api_at_corr(s, launch, t, t + 4 * US, 1, corr);
+		synth_corr_stack(s, corr, 1);
+		synth_kernel_at_corr(s, kname, k0, k1, 0, 7, corr);
+		next = k1 + 100 * US;     /* the problem: 100 us of host time exposed */
+		if (fixed) {
+			/* The next launch is queued before this kernel ends. */
+			next = k1;
+			if (sc == SYNC_COPY || sc == PAGEABLE_COPY) {
+				synth_api_at_corr(s, memcpy_a, t + 5 * US, t + 8 * US, 1, corr + 1);
+				synth_corr_stack(s, corr + 1, 2);
+				copy_rec(s, k1, k1 + 2 * US, sc == PAGEABLE_COPY ? 1 << 20 : 4,
+					 GP_COPY_DTOH, DEVMEM, PINNED, 1, corr + 1);
+				next = k1 + 2 * US;
+			}
+		} else if (sc == HOST_SYNC) {
+			synth_api(s, sync, t + 6 * US, k1 + 3 * US, 1, 0);
+		} else if (sc == SYNC_COPY || sc == PAGEABLE_COPY) {
+			/* Waits for the kernel, copies, returns 2 us later. */
+			synth_api_at_corr(s, sc == SYNC_COPY ? memcpy_s : memcpy_a, t + 6 * US,
+					  k1 + 12 * US, 1, corr + 1);
+			synth_corr_stack(s, corr + 1, 2);
+			copy_rec(s, k1, k1 + 10 * US, sc == PAGEABLE_COPY ? 1 << 20 : 4, GP_COPY_DTOH,
+				 DEVMEM, sc == PAGEABLE_COPY ? PAGEABLE : PINNED,
+				 sc == PAGEABLE_COPY, corr + 1);
+			next = k1 + 10 * US + 100 * US;
+		} else if (sc == ALLOC) {
+			/* cudaFree waits for the device, then cudaMalloc. */
+			synth_api(s, mfree, t + 6 * US, k1 + 2 * US, 1, 0);
+			synth_api(s, mmalloc, k1 + 3 * US, k1 + 95 * US, 1, 0);
+		} else if (sc == LOST) {
+			next = k1;
+		}
+		t = next - 5 * US;
+	}
+end:
+	synth_end(s, t + 1000 * US, sc == LOST && !fixed ? 1234 : 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+}
+
+static int analyze(const char *path, struct ga_analysis *an, struct ga_filter *flt)
+{
+	char *argv[1] = { (char *)path };
+	struct ga_analysis_opts o = { .stack_depth = 3, .observe_sites = 1 };
+
+	ga_filter_init(flt);
+	if (ga_analysis_init(an, &o, flt))
+		return -1;
+	if (ga_analysis_build(an, argv, 1))
+		return -1;
+	return ga_analysis_findings(an);
+}
+
+static const struct ga_finding *find(const struct ga_analysis *an, unsigned rule)
+{
+	for (size_t i = 0; i < an->fd.nf; i++)
+		if (an->fd.f[i].rule == rule)
+			return &an->fd.f[i];
+	return NULL;
+}
+
+/* Any place of f whose site (before or after) has text needle. */
+static int site_has(const struct ga_analysis *an, const struct ga_finding *f, int after,
+		    const char *needle)
+{
+	for (size_t i = 0; i < f->nwhere; i++) {
+		uint32_t id = after ? f->where[i].site_after : f->where[i].site_before;
+
+		if (id && strstr(ga_model_str(&an->m, id), needle))
+			return 1;
+	}
+	return 0;
+}
+
+static int call_is(const struct ga_analysis *an, const struct ga_finding *f, const char *name)
+{
+	return f->nwhere && f->where[0].call && !strcmp(ga_model_str(&an->m, f->where[0].call), name);
+}
+
+static uint64_t within(uint64_t v, uint64_t want, uint64_t tol)
+{
+	return v + tol >= want && v <= want + tol;
+}
+
+#define run(out, err, ...) synth_run(dir, out, err, __VA_ARGS__)
+
+int main(void)
+{
+	char path[SCENARIOS][2][128];
+	struct ga_analysis an;
+	struct ga_filter flt;
+	const struct ga_finding *f;
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "/tmp/gpuprof-find-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	for (int sc = 0; sc < SCENARIOS; sc++)
+		for (int fx = 0; fx < 2; fx++) {
+			snprintf(path[sc][fx], sizeof(path[sc][fx]), "%s/%s%s.gpuprof", dir,
+				 names[sc], fx ? "_fixed" : "");
+			write_trace(path[sc][fx], (enum scenario)sc, fx);
+		}
+
+	/* Problem: 19 gaps of 100 us. */
+	tap_begin("findings: gpu-starvation fires on host gaps, with the launch site after them");
+	CHECK(analyze(path[STARVE][0], &an, &flt) == 0);
+	f = find(&an, GA_RULE_STARVATION);
+	CHECKF(f && within(f->stake_ns, 19 * 100 * US, 2 * US), "stake %llu",
+	       f ? (unsigned long long)f->stake_ns : 0ull);
+	CHECKF(f && site_has(&an, f, 1, "train.cu:42"), "no site train.cu:42");
+	CHECK(f && f->severity >= GA_SEV_WARNING);
+	CHECK(!find(&an, GA_RULE_HOST_SYNC) && !find(&an, GA_RULE_SYNC_COPY));
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	CHECK(analyze(path[STARVE][1], &an, &flt) == 0);
+	CHECKF(!find(&an, GA_RULE_STARVATION), "fires on the fixed twin");
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	tap_end();
+
+	tap_begin("findings: host-sync fires on gaps begun in cudaDeviceSynchronize");
+	CHECK(analyze(path[HOST_SYNC][0], &an, &flt) == 0);
+	f = find(&an, GA_RULE_HOST_SYNC);
+	CHECKF(f && within(f->stake_ns, 19 * 100 * US, 2 * US), "stake %llu",
+	       f ? (unsigned long long)f->stake_ns : 0ull);
+	CHECK(f && call_is(&an, f, "cudaDeviceSynchronize"));
+	CHECK(f && site_has(&an, f, 0, "train.cu:42") && site_has(&an, f, 1, "train.cu:42"));
+	CHECK(!find(&an, GA_RULE_STARVATION));
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	CHECK(analyze(path[HOST_SYNC][1], &an, &flt) == 0);
+	CHECK(!find(&an, GA_RULE_HOST_SYNC) && !find(&an, GA_RULE_STARVATION));
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	tap_end();
+
+	tap_begin("findings: sync-copy fires on gaps begun in cudaMemcpy, at the copy's site");
+	CHECK(analyze(path[SYNC_COPY][0], &an, &flt) == 0);
+	f = find(&an, GA_RULE_SYNC_COPY);
+	CHECKF(f && within(f->stake_ns, 19 * 100 * US, 2 * US), "stake %llu",
+	       f ? (unsigned long long)f->stake_ns : 0ull);
+	CHECK(f && call_is(&an, f, "cudaMemcpy"));
+	CHECKF(f && site_has(&an, f, 0, "train.cu:57"), "no copy site train.cu:57");
+	CHECK(!find(&an, GA_RULE_STARVATION) && !find(&an, GA_RULE_PAGEABLE_COPY));
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	CHECK(analyze(path[SYNC_COPY][1], &an, &flt) == 0);
+	CHECK(!find(&an, GA_RULE_SYNC_COPY) && !find(&an, GA_RULE_STARVATION));
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	tap_end();
+
+	tap_begin("findings: pageable-copy fires on asynchronous copies of pageable memory");
+	CHECK(analyze(path[PAGEABLE_COPY][0], &an, &flt) == 0);
+	f = find(&an, GA_RULE_PAGEABLE_COPY);
+	CHECKF(f && within(f->stake_ns, 19 * 100 * US, 2 * US), "stake %llu",
+	       f ? (unsigned long long)f->stake_ns : 0ull);
+	CHECK(f && call_is(&an, f, "cudaMemcpyAsync"));
+	CHECK(!find(&an, GA_RULE_SYNC_COPY));
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	CHECK(analyze(path[PAGEABLE_COPY][1], &an, &flt) == 0);
+	CHECK(!find(&an, GA_RULE_PAGEABLE_COPY));
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	tap_end();
+
+	/* 199 gaps of 6 us, 1 us of each left by a graph. */
+	tap_begin("findings: launch-bound fires on short kernels 6 us apart, not 0.5 us");
+	CHECK(analyze(path[LAUNCH_BOUND][0], &an, &flt) == 0);
+	f = find(&an, GA_RULE_LAUNCH_BOUND);
+	CHECKF(f && f->stake_ns == 199 * 5 * US, "stake %llu",
+	       f ? (unsigned long long)f->stake_ns : 0ull);
+	CHECK(f && site_has(&an, f, 1, "train.cu:42"));
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	CHECK(analyze(path[LAUNCH_BOUND][1], &an, &flt) == 0);
+	CHECK(!find(&an, GA_RULE_LAUNCH_BOUND));
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	tap_end();
+
+	/* 200 copies of 4 KiB (800 KiB: one batch), 2 us each at least. */
+	tap_begin("findings: tiny-copies fires on 200 copies of 4 KiB, not on one of 800 KiB");
+	CHECK(analyze(path[TINY][0], &an, &flt) == 0);
+	f = find(&an, GA_RULE_TINY_COPIES);
+	CHECKF(f && f->stake_ns == 199 * 2 * US, "stake %llu",
+	       f ? (unsigned long long)f->stake_ns : 0ull);
+	CHECK(f && !strcmp(f->subject, "memcpy HtoD"));
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	CHECK(analyze(path[TINY][1], &an, &flt) == 0);
+	CHECK(!find(&an, GA_RULE_TINY_COPIES));
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	tap_end();
+
+	tap_begin("findings: alloc-churn fires on gaps begun in cudaFree");
+	CHECK(analyze(path[ALLOC][0], &an, &flt) == 0);
+	f = find(&an, GA_RULE_ALLOC_CHURN);
+	CHECKF(f && within(f->stake_ns, 19 * 100 * US, 2 * US), "stake %llu",
+	       f ? (unsigned long long)f->stake_ns : 0ull);
+	CHECK(f && call_is(&an, f, "cudaFree"));
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	CHECK(analyze(path[ALLOC][1], &an, &flt) == 0);
+	CHECK(!find(&an, GA_RULE_ALLOC_CHURN));
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	tap_end();
+
+	tap_begin("findings: incomplete-trace says records were lost");
+	CHECK(analyze(path[LOST][0], &an, &flt) == 0);
+	f = find(&an, GA_RULE_INCOMPLETE);
+	CHECK(f && f->severity == GA_SEV_WARNING && f->nev && f->ev[0].v == 1234);
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	CHECK(analyze(path[LOST][1], &an, &flt) == 0);
+	CHECK(!find(&an, GA_RULE_INCOMPLETE) && an.fd.nf == 0);
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	tap_end();
+
+	tap_begin("findings: the report's first section, --findings, --fail-on");
+	rc = run(&out, &err, cmd_report, "report", path[HOST_SYNC][0], NULL);
+	CHECKF(rc == 0 && out && !strncmp(out, "Findings", 8), "rc %d: %.200s", rc, out ? out : "");
+	CHECK(out && strstr(out, "host-sync") && strstr(out, "host in cudaDeviceSynchronize") &&
+	      strstr(out, "train.cu:42"));
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_report, "report", "--findings=none", path[HOST_SYNC][0], NULL);
+	CHECK(rc == 0 && out && !strstr(out, "Findings") && !strncmp(out, "File:", 5));
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_report, "report", "--findings=all", path[STARVE][1], NULL);
+	CHECK(rc == 0 && out && strstr(out, "no findings\n"));
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_report, "report", "--fail-on=host-sync,sync-copy",
+		 path[HOST_SYNC][0], NULL);
+	CHECKF(rc == 3 && err && strstr(err, "--fail-on"), "rc %d", rc);
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_report, "report", "--fail-on=host-sync", path[HOST_SYNC][1], NULL);
+	CHECKF(rc == 0, "rc %d on the twin", rc);
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_report, "report", "--fail-on=warning", path[SYNC_COPY][0], NULL);
+	CHECKF(rc == 3, "rc %d", rc);
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_report, "report", "--fail-on=critical", path[TINY][1], NULL);
+	CHECKF(rc == 0, "rc %d", rc);
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_report, "report", "--fail-on=no-such-rule", path[TINY][1], NULL);
+	CHECK(rc == 2 && err && strstr(err, "no-such-rule"));
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_report, "report", "--findings=some", path[TINY][1], NULL);
+	CHECK(rc == 2);
+	free(out);
+	free(err);
+	tap_end();
+
+	tap_begin("findings: the JSON export lists them with evidence and places");
+	rc = run(&out, &err, cmd_export, "export", "--format", "json", path[SYNC_COPY][0], NULL);
+	CHECK(rc == 0 && out && strstr(out, "\"findings\":[") &&
+	      strstr(out, "\"rule\":\"sync-copy\"") && strstr(out, "\"host_call\":\"cudaMemcpy\"") &&
+	      strstr(out, "\"gaps\":19"));
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_export, "export", "--format", "json", path[STARVE][1], NULL);
+	CHECK(rc == 0 && out && strstr(out, "\"findings\":[]"));
+	free(out);
+	free(err);
+	tap_end();
+
+	if (!getenv("GPUPROF_TEST_KEEP")) {
+		for (int sc = 0; sc < SCENARIOS; sc++)
+			for (int fx = 0; fx < 2; fx++)
+				unlink(path[sc][fx]);
+		rmdir(dir);
+	}
+	return tap_done();
+}
