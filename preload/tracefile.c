@@ -20,8 +20,10 @@
  * name of its own beside the trace's name, and its name only when that is
  * done, so a failure (a full disk) never costs an old trace of that name.
  * The writer holds a record lock on its file; a recorder told to replace
- * a name (-f) refuses one that another recorder is still writing, and
- * one that cannot make its file says why in gpuprof run's session file.
+ * a name (-f) refuses one that another recorder is still writing.  In
+ * gpuprof run's session file each new file is named with its identity
+ * (so the run never reports a file that has since become another's), and
+ * each one that could not be made with the reason.
  */
 #include "tracefile.h"
 #include "config.h"
@@ -183,36 +185,21 @@ static int publish_over(const char *tmp, const char *path)
 	return rc;
 }
 
-/* Says in the session file of gpuprof run (when there is one) why path could not be made. */
-static void note_failure(const char *path, int err)
+/*
+ * Appends one line to gpuprof run's session file, when there is one (one
+ * write with O_APPEND: lines of concurrent processes stay whole).  The
+ * line is cut to one: a control byte in it is shown as '?'.
+ */
+static void session_line(char *line, int n, int size)
 {
 	const char *sf = gp_config_get()->session_file;
-	char line[GP_PATH_MAX + 160];
-	const char *why;
 	struct stat st;
-	int fd, n;
+	int fd;
 
-	if (!sf[0])
+	if (!sf[0] || n < 1)
 		return;
-	switch (err) {
-	case -EEXIST:
-		why = "it exists (use -f to overwrite)";
-		break;
-	case -EBUSY:
-		why = "another process is writing a trace under that name";
-		break;
-	case -EINVAL:
-		why = "the name would hold a newline";
-		break;
-	default:
-		why = strerror(-err);
-	}
-	n = snprintf(line, sizeof(line), "!cannot create %s: %s\n", path, why);
-	if (n < 0)
-		return;
-	if (n >= (int)sizeof(line))
-		n = (int)sizeof(line) - 1;
-	/* One line: a newline inside the name is shown as '?'. */
+	if (n >= size)
+		n = size - 1;
 	for (int i = 0; i < n - 1; i++)
 		if ((unsigned char)line[i] < 0x20)
 			line[i] = '?';
@@ -227,6 +214,43 @@ static void note_failure(const char *path, int err)
 	if (write(fd, line, (size_t)n) < 0)
 		(void)0;
 	close(fd);
+}
+
+/* "!cannot create PATH: WHY": gpuprof run says why no trace has that name. */
+static void note_failure(const char *path, int err)
+{
+	char line[GP_PATH_MAX + 160];
+	const char *why;
+
+	switch (err) {
+	case -EEXIST:
+		why = "it exists (use -f to overwrite)";
+		break;
+	case -EBUSY:
+		why = "another process is writing a trace under that name";
+		break;
+	case -EINVAL:
+		why = "the name would hold a newline";
+		break;
+	default:
+		why = strerror(-err);
+	}
+	session_line(line, snprintf(line, sizeof(line), "!cannot create %s: %s\n", path, why),
+		     (int)sizeof(line));
+}
+
+/*
+ * "@DEV:INO PATH": the file this process made under PATH, so that
+ * gpuprof run reports a trace only while that name is still this file.
+ */
+static void note_created(const char *path, const struct stat *st)
+{
+	char line[GP_PATH_MAX + 64];
+
+	session_line(line, snprintf(line, sizeof(line), "@%llu:%llu %s\n",
+				    (unsigned long long)st->st_dev,
+				    (unsigned long long)st->st_ino, path),
+		     (int)sizeof(line));
 }
 
 /* Makes a relative path absolute against the directory the program started in. */
@@ -327,6 +351,7 @@ int gp_tracefile_open(struct gp_tracefile *t, const char *tmpl, int force,
 	}
 	t->fd = fd;
 	t->offset = sizeof(h);
+	note_created(t->path, &st);
 	return 0;
 fail:
 	close(fd);

@@ -702,4 +702,25 @@ EOF2
 	kill -KILL "$(cat ready)" 2>/dev/null
 fi
 
+# A listed trace whose name now holds another process's file (its
+# identity differs from the one its recorder noted) is left out.
+cat >swapapp <<'EOF2'
+#!/bin/sh
+: >"$PWD/mine.gpuprof"
+: >"$PWD/swapped.gpuprof"
+for f in mine swapped; do
+	echo "@$(stat -c '%d:%i' "$PWD/$f.gpuprof") $PWD/$f.gpuprof" >>"$GPUPROF_SESSION_FILE"
+	echo "$PWD/$f.gpuprof" >>"$GPUPROF_SESSION_FILE"
+done
+: >"$PWD/other.tmp"
+mv "$PWD/other.tmp" "$PWD/swapped.gpuprof"
+EOF2
+chmod +x swapapp
+rm -f analyze.log
+gp run ./swapapp
+expect swapped-left-out 0 "swapped.gpuprof is now another process's file; left out of the report"
+judge swapped-rest-reported "analyzer called: $(cat analyze.log 2>/dev/null); $err" \
+	eval 'grep -q "mine.gpuprof" analyze.log && ! grep -q "swapped.gpuprof" analyze.log &&
+		[ "$(grep -c "trace written to" err)" = 1 ]'
+
 exit "$failed"

@@ -126,6 +126,18 @@ static void test_full_disk(void)
 	if (rc == 0)
 		gp_tracefile_stop(&t, 1000);
 	CHECKF(count_files() == 1, "%d files", count_files());
+	tap_end();
+
+	tap_begin("a new trace is named in the session file with its identity");
+	{
+		struct stat st;
+		char want[600];
+
+		CHECK(stat(path, &st) == 0);
+		snprintf(want, sizeof(want), "@%llu:%llu %s\n", (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino, path);
+		CHECKF(session_has(want), "no line %s", want);
+	}
 	unlink(path);
 	tap_end();
 }
