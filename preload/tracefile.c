@@ -126,15 +126,23 @@ static int lock_file(int fd, short type)
 /* Gives tmp the name path unless that name exists (-EEXIST). */
 static int publish_new(const char *tmp, const char *path)
 {
+	struct stat st;
+
 	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
 		return 0;
-	if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+	if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP && errno != EPERM)
 		return -errno;
-	/* A file system without RENAME_NOREPLACE: link(2) never replaces either. */
-	if (link(tmp, path) < 0)
+	/* A file system (or sandbox) without RENAME_NOREPLACE: link(2) never replaces either. */
+	if (link(tmp, path) == 0) {
+		unlink(tmp);
+		return 0;
+	}
+	if (errno != EPERM && errno != ENOTSUP && errno != ENOSYS)
 		return -errno;
-	unlink(tmp);
-	return 0;
+	/* Nor hard links (FAT, some FUSE): a name checked free, then taken. */
+	if (lstat(path, &st) == 0 || errno != ENOENT)
+		return -EEXIST;
+	return rename(tmp, path) < 0 ? -errno : 0;
 }
 
 /*
