@@ -1186,7 +1186,6 @@ static void done(struct ga_export *e)
 
 const struct ga_format ga_format_chrome = {
 	.name = "chrome",
-	.alias = "perfetto",
 	.help = "Chrome Trace Event JSON: open it in https://ui.perfetto.dev\n"
 		"or chrome://tracing",
 	.launches = 1,

@@ -10,6 +10,7 @@ const struct ga_format *const ga_formats[] = {
 	&ga_format_json,
 	&ga_format_csv,
 	&ga_format_chrome,
+	&ga_format_perfetto,
 	&ga_format_sqlite,
 	&ga_format_pprof,
 	NULL,

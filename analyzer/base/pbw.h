@@ -1,0 +1,87 @@
+/*
+ * A small streaming writer of Protocol Buffers wire format: varints,
+ * fixed 64-bit values, length-delimited strings and nested messages, into
+ * a buffer that the caller hands to a FILE between top-level messages
+ * (ga_pbw_flush()).  A nested message reserves one byte for its length
+ * and moves its contents when the length needs more (messages of 128
+ * bytes or more, which are rare here), so nothing is written twice in the
+ * common case.  Running out of memory or nesting too deep is remembered
+ * in err; write errors stay on the FILE (ferror) for its closer to report.
+ * Knows no schema: field numbers come from the caller.  Runs offline only.
+ */
+#ifndef GA_BASE_PBW_H
+#define GA_BASE_PBW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GA_PBW_DEPTH 16
+
+struct ga_pbw {
+	uint8_t *p;
+	size_t len, cap;
+	size_t open[GA_PBW_DEPTH]; /* offset of each open message's length byte */
+	unsigned depth;
+	int err;                   /* out of memory, or nesting too deep */
+};
+
+/* Wire types. */
+#define GA_PB_VARINT 0u
+#define GA_PB_FIXED64 1u
+#define GA_PB_LEN 2u
+
+void ga_pbw_init(struct ga_pbw *w);
+void ga_pbw_free(struct ga_pbw *w);
+
+/* Room for n more bytes: 0, or -1 (err set) when memory runs out.  The slow path. */
+int ga_pbw_grow(struct ga_pbw *w, size_t n);
+
+static inline int ga_pbw_room(struct ga_pbw *w, size_t n)
+{
+	return !w->err && w->len + n <= w->cap ? 0 : ga_pbw_grow(w, n);
+}
+
+/* A varint at the end, room for it made. */
+static inline void ga_pbw_put_varint(struct ga_pbw *w, uint64_t v)
+{
+	uint8_t *p = w->p + w->len;
+
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	w->len = (size_t)(p - w->p);
+}
+
+/* A field of wire type varint: uint64, uint32, bool, enum.  Inline: most fields are. */
+static inline void ga_pbw_varint(struct ga_pbw *w, uint32_t field, uint64_t v)
+{
+	if (ga_pbw_room(w, 20))
+		return;
+	ga_pbw_put_varint(w, (uint64_t)field << 3 | GA_PB_VARINT);
+	ga_pbw_put_varint(w, v);
+}
+/* int32 and int64 fields: negative values take ten bytes, as the format says. */
+void ga_pbw_int(struct ga_pbw *w, uint32_t field, int64_t v);
+void ga_pbw_fixed64(struct ga_pbw *w, uint32_t field, uint64_t v);
+void ga_pbw_double(struct ga_pbw *w, uint32_t field, double v);
+/* A string or bytes field. */
+void ga_pbw_bytes(struct ga_pbw *w, uint32_t field, const void *s, size_t n);
+void ga_pbw_str(struct ga_pbw *w, uint32_t field, const char *s);
+
+/* Open a nested message as field; close it with ga_pbw_close(). */
+void ga_pbw_open(struct ga_pbw *w, uint32_t field);
+void ga_pbw_close(struct ga_pbw *w);
+
+/*
+ * With no message open, write what is buffered to f once it holds at
+ * least min bytes (0: always).  Returns 0, or -1 when the write failed.
+ */
+int ga_pbw_flush(struct ga_pbw *w, FILE *f, size_t min);
+
+/* Bytes a varint of v takes (1 to 10). */
+unsigned ga_pbw_varint_len(uint64_t v);
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * The layout of the timeline exports' tracks, shared by the Chrome JSON
+ * (chrome.c) and Perfetto protobuf (perfetto.c) exports: lanes of a track
+ * that keep its slices nested, the tracks of NVTX push/pop ranges, a pid
+ * of its own for every process however many share one, and a process's
+ * name.  Tracks are numbered as thread ids within their process: a host
+ * thread's own track is its tid; tracks of no thread of their own (NVTX
+ * domains, lanes) and GPU tracks get numbers above any Linux tid.  Runs
+ * offline only.
+ */
+#ifndef GA_VIEWS_TRACKS_H
+#define GA_VIEWS_TRACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/util.h"
+#include "model/model.h"
+#include "model/ranges.h"
+
+/* GPU streams get thread ids above any Linux tid (pid_max <= 2^22). */
+#define GA_GPU_TID_BASE 0x40000000u
+/* Host tracks of no thread of their own (NVTX domains, lanes): also above. */
+#define GA_HOST_TID_BASE 0x20000000u
+/* Top-level slices a lane keeps to check the next ones against. */
+#define GA_LANE_KEEP 8
+
+/*
+ * One lane of a track: a thread id and the last top-level slices on it,
+ * disjoint, by start; s[0], e[0] may be the span of all older ones.
+ */
+struct ga_lane {
+	uint32_t tid;
+	uint32_t next;             /* the track's next lane: index + 1, 0 none */
+	uint32_t n;
+	uint64_t s[GA_LANE_KEEP + 1], e[GA_LANE_KEEP + 1];   /* one more while one is put */
+};
+
+struct ga_lanes {
+	struct ga_lane *v;
+	size_t n, cap;
+};
+
+/*
+ * A new lane on thread id tid, after lane last of its track (-1: the
+ * first of a new track).  Its index, or -1 out of memory.
+ */
+long ga_lanes_add(struct ga_lanes *ls, long last, uint32_t tid);
+
+/*
+ * Whether [s, e) may go on lane l: against each slice kept, disjoint, or
+ * (nest: host tracks) containing it; on GPU tracks nothing may overlap.  A
+ * slice inside a kept one does not fit, as the kept one's children are
+ * forgotten and it might cross one; in the usual order (a call's record
+ * comes after those of the calls it makes, activities of a stream one
+ * after the other) that does not happen.  strict, for formats whose
+ * slices are begin and end events sorted by time with ties in file order
+ * (Perfetto's protobuf), also refuses what such a reader would pair
+ * wrongly: a slice that ends where a kept one (written before it) begins,
+ * and one that contains a kept one beginning at the same time.
+ */
+int ga_lane_fits(const struct ga_lane *l, int nest, int strict, uint64_t s, uint64_t e);
+
+/* Put [s, e), which fits, on lane l: it replaces what it contains. */
+void ga_lane_put(struct ga_lane *l, uint64_t s, uint64_t e);
+
+/*
+ * The first lane of the track whose first lane is head (an index) where
+ * [s, e) fits (the first lane only when first_ok), or -1 when none does;
+ * *last is then the track's last lane.
+ */
+long ga_lanes_find(const struct ga_lanes *ls, long head, int nest, int strict, int first_ok,
+		   uint64_t s, uint64_t e, long *last);
+
+void ga_lanes_free(struct ga_lanes *ls);
+
+/* A track of ranges that is no thread's own: "NVTX D [tid T]" or an overlapping lane. */
+struct ga_range_track {
+	uint32_t proc, tid;        /* tid: the track's */
+	uint32_t thread;           /* the thread whose ranges it holds */
+	uint32_t domain;           /* strtab id, 0 the default domain */
+	int overlapping;           /* a lane after the first */
+};
+
+/* The ranges on one thread's own track, for its API calls to nest with. */
+struct ga_range_seg {
+	size_t off, n;             /* into by_start and by_end */
+};
+
+/*
+ * The tracks of the push/pop NVTX ranges (ga_range_layout_build()): per
+ * thread, the default domain on the thread's own track, every other domain
+ * on a track of its own; in each, a range goes on the first lane where it
+ * nests in the innermost range still open there, or on a new lane.
+ */
+struct ga_range_layout {
+	uint32_t *range_tid;       /* per range of rg: its track's thread id (push/pop only) */
+	uint32_t *by_start, *by_end;   /* ranges on their thread's own track, per thread */
+	struct ga_range_seg *segs;
+	size_t nsegs, capsegs;
+	struct ga_map seg_map;     /* (proc, tid) -> segs index + 1 */
+	struct ga_range_track *tracks; /* the range tracks that are no thread's own */
+	size_t ntracks, captracks;
+};
+
+/*
+ * Lay out rg's push/pop ranges; new tracks get thread ids
+ * GA_HOST_TID_BASE + (*nhost)++.  0, or -1 out of memory.
+ */
+int ga_range_layout_build(struct ga_range_layout *rl, const struct ga_ranges *rg,
+			  uint32_t *nhost);
+
+/*
+ * Whether an API call [s, t) of thread (proc, tid) would cross a range on
+ * the thread's own track: one that starts inside it and ends after, or
+ * ends inside it and started before (strict: as ga_lane_fits(), also one
+ * that ends where the call begins, or begins with it and ends after it).
+ * A thread is inside its call while it makes it, so no range should start
+ * or end there: past a few such boundaries it counts as crossing.
+ */
+int ga_range_layout_crosses(const struct ga_range_layout *rl, const struct ga_ranges *rg,
+			    uint32_t proc, uint32_t tid, uint64_t s, uint64_t t, int strict);
+
+void ga_range_layout_free(struct ga_range_layout *rl);
+
+/*
+ * Pids of the export's processes, each unique: the process's own, else,
+ * as long as those are free, its own plus k << 22 for k = 1..1023 (above
+ * any Linux pid, same low bits), else the first free one counting up.
+ * Processes of different hosts or containers share pids (every rank may
+ * be pid 1), and viewers must not merge them.
+ */
+struct ga_pids {
+	struct ga_map map;         /* (0, pid) taken; (1, pid) -> its next k */
+	uint32_t spare;            /* the last pid tried once a pid's k were used up */
+};
+
+/* A unique pid for a process of pid.  0, or -1 out of memory. */
+int ga_pids_for(struct ga_pids *p, uint32_t pid, uint32_t *out);
+void ga_pids_free(struct ga_pids *p);
+
+/* "rank 1: python3 train.py [4242] on node7" into b.  0, or -1 out of memory. */
+int ga_track_proc_name(const struct ga_model *m, const struct ga_proc *p, struct ga_buf *b);
+
+#endif
