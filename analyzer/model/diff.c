@@ -13,6 +13,7 @@ const char *ga_diff_kind_name(enum ga_diff_kind k)
 	static const char *const names[GA_DIFF_KIND_COUNT] = {
 		[GA_DIFF_KERNEL] = "kernel", [GA_DIFF_MEMORY] = "memory",
 		[GA_DIFF_MEMUSE] = "memory_usage", [GA_DIFF_NVTX] = "nvtx", [GA_DIFF_API] = "api",
+		[GA_DIFF_FINDING] = "finding",
 	};
 
 	return (unsigned)k < GA_DIFF_KIND_COUNT ? names[k] : "?";
@@ -131,6 +132,20 @@ static int add_side(struct builder *b, int side, struct ga_analysis *an)
 		const struct ga_astat *a = &m->astats[i];
 
 		if (a->count && add(b, side, GA_DIFF_API, ga_model_str(m, a->name), a->count, a->total))
+			return -1;
+	}
+	/* Findings by rule and subject: new, gone, or grown in time at stake. */
+	if (ga_analysis_findings(an))
+		return -1;
+	for (i = 0; i < an->fd.nf; i++) {
+		const struct ga_finding *f = &an->fd.f[i];
+		char key[160];
+		uint32_t id;
+
+		snprintf(key, sizeof(key), "%s %s", ga_rules[f->rule].id, f->subject);
+		id = ga_strtab_intern(&m->strs, key, strlen(key));
+		if (id == GA_STR_NOMEM ||
+		    add(b, side, GA_DIFF_FINDING, ga_model_str(m, id), 1, f->stake_ns))
 			return -1;
 	}
 	return 0;

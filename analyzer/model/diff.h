@@ -22,6 +22,8 @@ enum ga_diff_kind {
 				      count[]: allocations */
 	GA_DIFF_NVTX,              /* "name" or "domain:name"; time: CPU time of the ranges */
 	GA_DIFF_API,               /* function name */
+	GA_DIFF_FINDING,           /* "RULE SUBJECT" ("host-sync cuda:0"); time: at stake,
+				      count: 1 where it fired */
 	GA_DIFF_KIND_COUNT
 };
 

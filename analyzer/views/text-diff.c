@@ -38,7 +38,7 @@ int ga_diff_print_text(FILE *out, const struct ga_diff *d, const struct ga_diff_
 	static const char *const what[GA_DIFF_KIND_COUNT] = {
 		[GA_DIFF_KERNEL] = "kernels", [GA_DIFF_MEMORY] = "memory operations",
 		[GA_DIFF_MEMUSE] = "devices", [GA_DIFF_NVTX] = "NVTX ranges",
-		[GA_DIFF_API] = "API functions",
+		[GA_DIFF_API] = "API functions", [GA_DIFF_FINDING] = "findings",
 	};
 	const struct ga_diff_item **rows = malloc((d->n ? d->n : 1) * sizeof(*rows));
 	const char **names = malloc((d->n ? d->n : 1) * sizeof(*names));

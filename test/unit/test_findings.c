@@ -400,6 +400,25 @@ int main(void)
 	free(err);
 	tap_end();
 
+	tap_begin("findings: gpuprof diff lists findings new, gone or grown");
+	rc = run(&out, &err, cmd_diff, "diff", path[HOST_SYNC][1], path[HOST_SYNC][0], NULL);
+	CHECKF(rc == 0 && out && strstr(out, "finding ") && strstr(out, "host-sync cuda:0") &&
+	       strstr(out, " new "), "rc %d: %s", rc, out ? out : "");
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_diff, "diff", "--json", path[HOST_SYNC][0], path[HOST_SYNC][1],
+		 NULL);
+	CHECK(rc == 0 && out && strstr(out, "\"kind\":\"finding\",\"name\":\"host-sync cuda:0\","
+					 "\"in_base\":true,\"in_new\":false"));
+	free(out);
+	free(err);
+	rc = run(&out, &err, cmd_diff, "diff", "--fail-above", "50", path[STARVE][1],
+		 path[STARVE][0], NULL);
+	CHECKF(rc == 3, "rc %d", rc);
+	free(out);
+	free(err);
+	tap_end();
+
 	if (!getenv("GPUPROF_TEST_KEEP")) {
 		for (int sc = 0; sc < SCENARIOS; sc++)
 			for (int fx = 0; fx < 2; fx++)
