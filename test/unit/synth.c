@@ -474,6 +474,8 @@ unsigned char *synth_slurp(const char *path, size_t *len)
 			free(p);
 			p = NULL;
 		}
+		if (p)
+			p[n] = 0; /* callers compare it as a string */
 		*len = (size_t)n;
 	}
 	fclose(f);
