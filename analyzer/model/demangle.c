@@ -1,28 +1,252 @@
 /*
  * Kernel name demangling (see demangle.h).  Runs offline only.
+ *
+ * libstdc++'s __cxa_demangle has no limits: a name of back-references
+ * expands exponentially (a 500-byte name took seconds and gigabytes), and
+ * it offers no way to stop it.  Names short enough that no expansion can
+ * matter are demangled here; longer ones by a helper process forked on
+ * first need, which demangles one name per request under a memory limit
+ * and answers only when the result is within the bound of demangle.h; the
+ * analyzer waits for it HELPER_MS at most and kills it past that (it is
+ * forked again for the next name).  After HELPER_FAILS names went past the
+ * bounds, longer names are no longer tried: the cost of a trace of bombs
+ * stays a few seconds in all.  Single-threaded use (the views, the
+ * filters): the helper's state is the analyzer's alone.
  */
 #include "model/demangle.h"
 
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 /* From libstdc++'s ABI support; the analyzer links -lstdc++ for it. */
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
-char *ga_demangle_full(const char *name)
+/*
+ * A mangled name of up to this many bytes is demangled in process: the
+ * doubling of a back-reference costs at least 4 bytes of name, so its
+ * result stays within a few kilobytes.
+ */
+#define INLINE_MAX 64
+#define HELPER_MS 500              /* per name, then the helper is killed */
+#define HELPER_FAILS 4             /* names past the bounds before giving up */
+#define HELPER_MEM (64u << 20)     /* heap the helper may grow by, per name */
+
+static struct {
+	pid_t pid;                 /* 0: not running */
+	int fd;                    /* our end of the socket pair */
+	unsigned fails;
+	int broken;                /* could not be started: long names stay mangled */
+} helper = { 0, -1, 0, 0 };
+
+size_t ga_demangle_bound(size_t mangled_len)
+{
+	size_t b = GA_DEMANGLE_SLACK + GA_DEMANGLE_FACTOR * mangled_len;
+
+	return b < GA_DEMANGLE_MAX ? b : GA_DEMANGLE_MAX;
+}
+
+/* The demangled form in this process, NULL when not mangled, past bound or out of memory. */
+static char *demangle_here(const char *name, size_t bound)
 {
 	int status = 0;
-	char *d;
+	char *d = __cxa_demangle(name, NULL, NULL, &status);
 
-	/* Only "_Z" names are mangled; the demangler would take "i" for int. */
-	if (strncmp(name, "_Z", 2) != 0)
-		return NULL;
-	d = __cxa_demangle(name, NULL, NULL, &status);
-	if (status != 0) {
+	if (status != 0 || !d || strlen(d) > bound) {
 		free(d);
 		return NULL;
 	}
 	return d;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		c += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Reads n bytes before the deadline (CLOCK_MONOTONIC ms; 0: none).  0 or -1. */
+static int read_all(int fd, void *p, size_t n, int64_t deadline)
+{
+	char *c = p;
+
+	while (n) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+		int wait = -1;
+		ssize_t k;
+
+		if (deadline) {
+			struct timespec ts;
+			int64_t now;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+			if (now >= deadline)
+				return -1;
+			wait = (int)(deadline - now);
+		}
+		k = poll(&pf, 1, wait);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		k = read(fd, c, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		c += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* The helper: one request (u32 length, name) -> one answer (u32 length or UINT32_MAX, text). */
+static void __attribute__((noreturn)) serve(int fd)
+{
+	struct rlimit rl;
+	char *name = NULL;
+
+	/* Bound the heap by what it is now plus HELPER_MEM (the data limit counts mmaps too). */
+	if (getrlimit(RLIMIT_DATA, &rl) == 0) {
+		rlim_t now = 0, want;
+		FILE *f = fopen("/proc/self/statm", "r");
+		unsigned long size, res, shared, text, lib, data;
+
+		/* statm's data field: pages of data and stack, as RLIMIT_DATA counts them. */
+		if (!f)
+			_exit(0);
+		if (fscanf(f, "%lu %lu %lu %lu %lu %lu", &size, &res, &shared, &text, &lib,
+				&data) == 6)
+			now = (rlim_t)data * (rlim_t)sysconf(_SC_PAGESIZE);
+		fclose(f);
+		want = now + HELPER_MEM;
+		if (rl.rlim_max == RLIM_INFINITY || want < rl.rlim_max) {
+			rl.rlim_cur = want;
+			setrlimit(RLIMIT_DATA, &rl);
+		}
+	}
+	for (;;) {
+		uint32_t len, out;
+		char *d;
+
+		if (read_all(fd, &len, sizeof(len), 0) || !(name = realloc(name, (size_t)len + 1)) ||
+		    read_all(fd, name, len, 0))
+			_exit(0);
+		name[len] = '\0';
+		d = demangle_here(name, ga_demangle_bound(len));
+		out = d ? (uint32_t)strlen(d) : UINT32_MAX;
+		if (write_all(fd, &out, sizeof(out)) || (d && write_all(fd, d, out)))
+			_exit(0);
+		free(d);
+	}
+}
+
+static void helper_stop(void)
+{
+	if (helper.fd >= 0)
+		close(helper.fd);
+	helper.fd = -1;
+	if (helper.pid > 0) {
+		kill(helper.pid, SIGKILL);
+		while (waitpid(helper.pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	helper.pid = 0;
+}
+
+static int helper_start(void)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		serve(sv[1]);
+	}
+	close(sv[1]);
+	helper.pid = pid;
+	helper.fd = sv[0];
+	return 0;
+}
+
+/* The helper's answer for a long name; NULL when past the bounds or not mangled. */
+static char *demangle_there(const char *name, size_t len)
+{
+	struct timespec ts;
+	uint32_t n32 = (uint32_t)len, out;
+	char *d;
+
+	if (helper.broken || helper.fails >= HELPER_FAILS || len > UINT32_MAX - 1)
+		return NULL;
+	if (!helper.pid && helper_start()) {
+		helper.broken = 1;
+		return NULL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (write_all(helper.fd, &n32, sizeof(n32)) || write_all(helper.fd, name, len) ||
+	    read_all(helper.fd, &out, sizeof(out),
+		     (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + HELPER_MS)) {
+		/* Too slow, or it died of its memory limit: a name past the bounds. */
+		helper_stop();
+		helper.fails++;
+		return NULL;
+	}
+	if (out == UINT32_MAX)
+		return NULL;
+	if (out > ga_demangle_bound(len) || !(d = malloc((size_t)out + 1))) {
+		helper_stop();
+		return NULL;
+	}
+	if (read_all(helper.fd, d, out, 0)) {
+		free(d);
+		helper_stop();
+		return NULL;
+	}
+	d[out] = '\0';
+	return d;
+}
+
+char *ga_demangle_full(const char *name)
+{
+	size_t len;
+
+	/* Only "_Z" names are mangled; the demangler would take "i" for int. */
+	if (strncmp(name, "_Z", 2) != 0)
+		return NULL;
+	len = strlen(name);
+	if (len <= INLINE_MAX)
+		return demangle_here(name, ga_demangle_bound(len));
+	return demangle_there(name, len);
 }
 
 static int opener(char c)

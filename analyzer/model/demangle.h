@@ -1,14 +1,31 @@
 /*
  * C++ kernel names for people: full demangled signatures (libstdc++'s
- * __cxa_demangle) and the short form used in timeline labels.  Runs
- * offline only.
+ * __cxa_demangle, bounded in size and time) and the short form used in
+ * timeline labels.  Runs offline only.
  */
 #ifndef GA_ANALYZER_DEMANGLE_H
 #define GA_ANALYZER_DEMANGLE_H
 
+#include <stddef.h>
+
+/*
+ * Bounds of a demangled name: at most GA_DEMANGLE_SLACK bytes plus
+ * GA_DEMANGLE_FACTOR per byte of the mangled name, and never over
+ * GA_DEMANGLE_MAX.  Real names stay far below; a name whose
+ * back-references expand past it, or whose demangling takes over a second,
+ * is shown mangled.
+ */
+#define GA_DEMANGLE_SLACK 4096u
+#define GA_DEMANGLE_FACTOR 16u
+#define GA_DEMANGLE_MAX (1u << 20)
+
+/* The bound for a mangled name of mangled_len bytes. */
+size_t ga_demangle_bound(size_t mangled_len);
+
 /*
  * The demangled form of an Itanium-mangled name, malloc'd; NULL when name
- * is not mangled (C or Triton kernels) or memory runs out.
+ * is not mangled (C or Triton kernels), its demangled form is past the
+ * bounds above, or memory runs out.
  */
 char *ga_demangle_full(const char *name);
 

@@ -1,0 +1,500 @@
+/*
+ * Unit tests of the analyzer's bounds on hostile traces: the cost of a
+ * report, export or diff stays in proportion to the trace, whatever its
+ * records say.  Deep NVTX nesting (report --tree), a demangler bomb (a
+ * kernel name of back-references), many long distinct kernel names, many
+ * device ids, absurd timestamps and saturated loss counts.  Each command
+ * runs in a child process under an address-space limit (not in sanitizer
+ * builds, whose shadow memory needs more) and an alarm that only guards
+ * against hangs; its output is counted.  Test code, runs offline only,
+ * needs no GPU.
+ *
+ *     test_bounds --write DIR     writes the hostile traces to DIR and exits
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "model/demangle.h"
+#include "model/strtab.h"
+#include "synth.h"
+#include "synth_nvtx.h"
+#include "tap.h"
+
+#define T0 1700000000000000000ull
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+static char dir[256];
+static uint32_t devices_n = 20000;
+static uint32_t nested_n = 20000;
+
+static void head(struct synth *s, uint32_t trace)
+{
+	synth_process(s, 4242, "host", "app", 0, T0);
+	synth_device(s, 0, "NVIDIA H100", 9, 0, 132, 80ull << 30, 0x10);
+	synth_config(s, trace, 0, 0);
+}
+
+/* depth ranges, each inside the one before, one kernel launched in the innermost. */
+static int write_nested(const char *path, uint32_t depth)
+{
+	struct synth *s = synth_open(path);
+	uint32_t r, k, api;
+
+	if (!s)
+		return -1;
+	head(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX);
+	r = synth_string(s, "level");
+	k = synth_string(s, "deep_kernel");
+	api = synth_string(s, "cudaLaunchKernel");
+	for (uint32_t i = 0; i < depth; i++)
+		synth_nvtx_range(s, r, 0, T0 + 10 + i, T0 + 10 + 2ull * depth + 10 - i, 1, 1, i + 1,
+				 GP_NVTX_PUSHPOP);
+	synth_api_corr(s, api, T0 + 10 + depth + 1, T0 + 10 + depth + 3, 1, 1, GP_API_RUNTIME);
+	synth_kernel_corr(s, k, T0 + 10ull * depth + 100, T0 + 10ull * depth + 200, 0, 1, 0, 0);
+	synth_end(s, T0 + 10ull * depth + 300, 0);
+	return synth_close(s, NULL, NULL);
+}
+
+/* The Itanium substitution S<n>_: S_ is the first candidate, then S0_, S1_, ... base 36. */
+static void put_sub(char *b, size_t *len, unsigned n)
+{
+	static const char d[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	char t[16];
+	size_t k = 0;
+
+	b[(*len)++] = 'S';
+	if (n) {
+		n--;
+		do {
+			t[k++] = d[n % 36];
+			n /= 36;
+		} while (n);
+		while (k)
+			b[(*len)++] = t[--k];
+	}
+	b[(*len)++] = '_';
+}
+
+/*
+ * f(p<A, A>, p<p<A, A>, p<A, A>>, ...): each parameter names the one before
+ * twice through a back-reference, so the demangled form doubles per
+ * parameter (about 4 bytes of the mangled name).
+ */
+static char *bomb_name(unsigned levels)
+{
+	char *b = malloc(32 + (size_t)levels * 16);
+	size_t len;
+	unsigned cur = 2;
+
+	if (!b)
+		return NULL;
+	strcpy(b, "_Z1f1pI1AS0_E");
+	len = strlen(b);
+	for (unsigned i = 0; i < levels; i++, cur++) {
+		put_sub(b, &len, 0);
+		b[len++] = 'I';
+		put_sub(b, &len, cur);
+		put_sub(b, &len, cur);
+		b[len++] = 'E';
+	}
+	b[len] = '\0';
+	return b;
+}
+
+static int write_kernels(const char *path, const char *const *names, size_t n, uint32_t devices)
+{
+	struct synth *s = synth_open(path);
+
+	if (!s)
+		return -1;
+	head(s, GP_TRACE_KERNEL);
+	for (uint32_t d = 1; d < devices; d++)
+		synth_device(s, d, "NVIDIA H100", 9, 0, 132, 80ull << 30, (uint8_t)d);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = synth_string(s, names[i]);
+
+		synth_kernel(s, id, T0 + 1000 + i * 100, T0 + 1050 + i * 100,
+			     devices > 1 ? (uint32_t)(i % devices) : 0, 7, 0, 0);
+	}
+	synth_end(s, T0 + 1000 + n * 100 + 100, 0);
+	return synth_close(s, NULL, NULL);
+}
+
+static int write_bomb(const char *path, unsigned levels)
+{
+	char *name = bomb_name(levels);
+	const char *names[1] = { name };
+	int rc = name ? write_kernels(path, names, 1, 1) : -1;
+
+	free(name);
+	return rc;
+}
+
+/* n distinct kernel names of len bytes each. */
+static int write_long_names(const char *path, size_t n, size_t len)
+{
+	char **names = calloc(n, sizeof(*names));
+	int rc = -1;
+
+	if (!names)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (!(names[i] = malloc(len + 1)))
+			goto out;
+		memset(names[i], 'k', len);
+		snprintf(names[i], 24, "kernel_%zu_", i);
+		names[i][strlen(names[i])] = 'k';
+		names[i][len] = '\0';
+	}
+	rc = write_kernels(path, (const char *const *)names, n, 1);
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+/* One kernel on each of n device ids, no device records. */
+static int write_devices(const char *path, uint32_t n)
+{
+	struct synth *s = synth_open(path);
+	uint32_t k;
+
+	if (!s)
+		return -1;
+	synth_process(s, 4242, "host", "app", 0, T0);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	k = synth_string(s, "k");
+	for (uint32_t d = 0; d < n; d++)
+		synth_kernel(s, k, T0 + 1000 + d * 100ull, T0 + 1050 + d * 100ull, d, 7, 0, 0);
+	synth_end(s, T0 + 1000 + n * 100ull + 100, 0);
+	return synth_close(s, NULL, NULL);
+}
+
+/* A kernel at T0, and an end record near UINT64_MAX. */
+static int write_absurd_time(const char *path)
+{
+	struct synth *s = synth_open(path);
+
+	if (!s)
+		return -1;
+	head(s, GP_TRACE_KERNEL);
+	synth_kernel(s, synth_string(s, "k"), T0 + 1000, T0 + 2000, 0, 7, 0, 0);
+	synth_kernel(s, synth_string(s, "late"), UINT64_MAX - 2000, UINT64_MAX - 1000, 0, 7, 0, 0);
+	synth_end(s, UINT64_MAX - 5, 0);
+	return synth_close(s, NULL, NULL);
+}
+
+/* Loss counts whose sum does not fit 64 bits. */
+static int write_lost(const char *path)
+{
+	struct synth *s = synth_open(path);
+
+	if (!s)
+		return -1;
+	head(s, GP_TRACE_KERNEL);
+	synth_kernel(s, synth_string(s, "k"), T0 + 1000, T0 + 2000, 0, 7, 0, 0);
+	synth_lost(s, GP_LOST_RING_FULL, UINT64_MAX - 10);
+	synth_lost(s, GP_LOST_CUPTI_DROPPED, 100);
+	synth_lost(s, GP_LOST_NO_BUFFER, 7);
+	synth_end(s, T0 + 3000, UINT64_MAX - 3);
+	return synth_close(s, NULL, NULL);
+}
+
+static void path_of(char *b, size_t n, const char *name)
+{
+	snprintf(b, n, "%s/%s.gpuprof", dir, name);
+}
+
+static int write_all(void)
+{
+	char p[512];
+	int rc = 0;
+
+	path_of(p, sizeof(p), "nested");
+	rc |= write_nested(p, nested_n);
+	path_of(p, sizeof(p), "nested2");
+	rc |= write_nested(p, 2 * nested_n);
+	path_of(p, sizeof(p), "bomb");
+	rc |= write_bomb(p, 40);
+	path_of(p, sizeof(p), "names");
+	rc |= write_long_names(p, 2000, 16384);
+	path_of(p, sizeof(p), "devices");
+	rc |= write_devices(p, devices_n);
+	path_of(p, sizeof(p), "absurd");
+	rc |= write_absurd_time(p);
+	path_of(p, sizeof(p), "lost");
+	rc |= write_lost(p);
+	return rc;
+}
+
+/* ---- running a command under bounds ---- */
+
+struct outcome {
+	int status;                /* exit status, 128 + signal when killed */
+	long long out_bytes;       /* bytes written to stdout */
+	char *out, *err;           /* their first bytes, NUL-terminated */
+};
+
+#define HEAD_BYTES (1 << 20)
+
+static char *head_of(const char *path)
+{
+	char *b = calloc(1, HEAD_BYTES + 1);
+	int fd = open(path, O_RDONLY);
+
+	if (b && fd >= 0) {
+		ssize_t n = read(fd, b, HEAD_BYTES);
+
+		b[n > 0 ? n : 0] = '\0';
+	}
+	if (fd >= 0)
+		close(fd);
+	return b;
+}
+
+/* Virtual memory of this process now, bytes. */
+static unsigned long long vm_now(void)
+{
+	unsigned long long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * Runs fn with the NULL-terminated arguments in a child whose address
+ * space may grow by budget_mb at most (sanitizer builds: not limited), with
+ * a 120 s alarm as a guard against hangs only.
+ */
+static void bounded(struct outcome *o, unsigned budget_mb, int (*fn)(int, char **), ...)
+{
+	char po[320], pe[320], *argv[32];
+	int argc = 0, st;
+	struct stat sb;
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, fn);
+	while (argc < 31 && (argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	snprintf(po, sizeof(po), "%s/out", dir);
+	snprintf(pe, sizeof(pe), "%s/err", dir);
+	memset(o, 0, sizeof(*o));
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int fe = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		struct rlimit rl;
+
+		if (fo < 0 || fe < 0)
+			_exit(120);
+		dup2(fo, 1);
+		dup2(fe, 2);
+		if (!SANITIZED) {
+			rl.rlim_cur = rl.rlim_max = vm_now() + ((rlim_t)budget_mb << 20);
+			setrlimit(RLIMIT_AS, &rl);
+		}
+		alarm(120);
+		st = fn(argc, argv);
+		fflush(stdout);
+		fflush(stderr);
+		_exit(st);
+	}
+	o->status = -1;
+	if (pid < 0)
+		return;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return;
+	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	o->out_bytes = stat(po, &sb) == 0 ? (long long)sb.st_size : -1;
+	o->out = head_of(po);
+	o->err = head_of(pe);
+}
+
+static void outcome_free(struct outcome *o)
+{
+	free(o->out);
+	free(o->err);
+	o->out = o->err = NULL;
+}
+
+#define OUTCOME_OK(o)                                                                     \
+	CHECKF((o).status == 0, "exit status %d, stderr: %.300s", (o).status,             \
+	       (o).err ? (o).err : "")
+
+/* ---- the tests ---- */
+
+static void test_demangle_bounds(void)
+{
+	static const char *const legit =
+		"_ZN7cutlass6KernelINS_4gemm6kernel4GemmINS1_11threadblock12MmaPipelinedINS1_9"
+		"GemmShapeILi128ELi128ELi8EEEEEEEEEvNT_6ParamsE";
+	char *b14 = bomb_name(14), *b40 = bomb_name(40), *d;
+	char p[512];
+	struct outcome o;
+
+	tap_begin("demangler: a name of back-references is shown mangled, at bounded cost");
+	/* A real name longer than what is demangled in process still is. */
+	d = ga_demangle_full(legit);
+	CHECKF(d && strstr(d, "cutlass::Kernel<cutlass::gemm::kernel::Gemm<"), "got %s",
+	       d ? d : "(null)");
+	free(d);
+	/* 14 doublings: 26 KB from 153 bytes, past the bound (4 KB + 16 per byte). */
+	CHECK(b14 && ga_demangle_bound(strlen(b14)) < 26000);
+	CHECK(b14 && !ga_demangle_full(b14));
+	/* 40 doublings: terabytes; refused within the helper's time. */
+	CHECK(b40 && !ga_demangle_full(b40));
+	/* Short names are still demangled in process, bounded too. */
+	d = ga_demangle_full("_Z1f1pI1AS0_ES_IS1_S1_E");
+	CHECKF(d && !strcmp(d, "f(p<A, A>, p<p<A, A>, p<A, A> >)"), "got %s", d ? d : "(null)");
+	free(d);
+
+	/* Every output of a trace holding the bomb stays small. */
+	path_of(p, sizeof(p), "bomb");
+	bounded(&o, 256, cmd_report, "report", p, NULL);
+	OUTCOME_OK(o);
+	CHECKF(o.out_bytes > 0 && o.out_bytes < 64 * 1024, "report: %lld bytes", o.out_bytes);
+	CHECK(o.out && strstr(o.out, "kernel _Z1f1pI1AS0_E"));
+	outcome_free(&o);
+	{
+		static const char *const fmts[] = { "json", "csv", "sqlite", "chrome" };
+
+		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+			char op[400];
+			struct stat sb;
+
+			snprintf(op, sizeof(op), "%s/bomb.%s", dir, fmts[i]);
+			bounded(&o, 256, cmd_export, "export", "-t", (char *)fmts[i], "-o", op, p, NULL);
+			OUTCOME_OK(o);
+			CHECKF(stat(op, &sb) == 0 && sb.st_size < 1024 * 1024, "export %s: %lld bytes",
+			       fmts[i], (long long)sb.st_size);
+			outcome_free(&o);
+		}
+	}
+	bounded(&o, 512, cmd_diff, "diff", p, p, NULL);
+	OUTCOME_OK(o);
+	CHECKF(o.out_bytes > 0 && o.out_bytes < 64 * 1024, "diff: %lld bytes", o.out_bytes);
+	outcome_free(&o);
+	free(b14);
+	free(b40);
+	tap_end();
+}
+
+/* 2000 names of 16 KB: 32 MB of names once decompressed. */
+static void test_long_names(void)
+{
+	char p[512];
+	struct outcome o;
+
+	tap_begin("many long kernel names: memory in proportion to the names (report, diff)");
+	path_of(p, sizeof(p), "names");
+	/* Two copies at most (the name and its label), and room for the rest. */
+	bounded(&o, 48 + 2 * 32, cmd_report, "report", p, NULL);
+	OUTCOME_OK(o);
+	CHECK(o.out && strstr(o.out, "Records:      2000 kernel"));
+	outcome_free(&o);
+	/* Both sides, and the diff points at their names. */
+	bounded(&o, 96 + 4 * 32, cmd_diff, "diff", p, p, NULL);
+	OUTCOME_OK(o);
+	outcome_free(&o);
+	tap_end();
+}
+
+static void test_tree(void)
+{
+	char p[512], p2[512];
+	struct outcome o, o2;
+
+	tap_begin("report --tree of deep nesting: streamed, drawn 32 levels deep");
+	path_of(p, sizeof(p), "nested");
+	path_of(p2, sizeof(p2), "nested2");
+	/* Drawn in full, 20,000 levels took 1.2 GB of output and more of memory. */
+	bounded(&o, 128, cmd_report, "report", "--tree", "--no-timeline", p, NULL);
+	OUTCOME_OK(o);
+	CHECK(o.out && strstr(o.out, "] \xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 level"));
+	CHECK(o.out && strstr(o.out, "[33] "));
+	/* A row costs the same at any depth: twice the levels, twice the bytes. */
+	bounded(&o2, 128, cmd_report, "report", "--tree", "--no-timeline", p2, NULL);
+	OUTCOME_OK(o2);
+	CHECKF(o.out_bytes > 20000 * 100 && o2.out_bytes < o.out_bytes * 21 / 10,
+	       "%lld bytes for %u levels, %lld for twice as many", o.out_bytes, nested_n,
+	       o2.out_bytes);
+	CHECKF(o2.out_bytes < 2 * (long long)nested_n * 400, "%lld bytes", o2.out_bytes);
+	outcome_free(&o);
+	outcome_free(&o2);
+	tap_end();
+}
+
+static void test_devices(void)
+{
+	char p[512];
+	struct outcome o;
+
+	tap_begin("many device ids: the header lists them without a scan per device");
+	path_of(p, sizeof(p), "devices");
+	/* 20,000 devices: the old scans took minutes; memory stays small per device. */
+	bounded(&o, 256, cmd_report, "report", p, NULL);
+	OUTCOME_OK(o);
+	CHECK(o.out && strstr(o.out, "cuda:0  (no device record in the trace)"));
+	CHECKF(o.out_bytes < 20000LL * 600, "%lld bytes", o.out_bytes);
+	outcome_free(&o);
+	tap_end();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--write")) {
+		snprintf(dir, sizeof(dir), "%s", argv[2]);
+		if (getenv("BOUNDS_DEVICES"))
+			devices_n = (uint32_t)atoi(getenv("BOUNDS_DEVICES"));
+		return write_all() ? 1 : 0;
+	}
+	snprintf(dir, sizeof(dir), "%s/gpuprof-bounds.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(dir) || write_all()) {
+		printf("not ok - bounds: cannot write the traces in %s\n", dir);
+		return 1;
+	}
+	test_demangle_bounds();
+	test_long_names();
+	test_devices();
+	test_tree();
+	{
+		char cmd[400];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			printf("# could not remove %s\n", dir);
+	}
+	return tap_exit();
+}
