@@ -2,7 +2,10 @@
  * The NVTX range tree (report --tree): ranges, nested ranges and the
  * activities launched in them, with the GPU time of each subtree; under
  * each kernel of a trace recorded with --metrics, its hardware metrics
- * (range -> kernel -> metrics).  Runs offline only.
+ * (range -> kernel -> metrics).  The rows are streamed (a walk to measure
+ * the columns, a walk to print), and nesting is drawn DRAWN_DEPTH levels
+ * deep at most: memory and output stay in proportion to the tree's nodes.
+ * Runs offline only.
  */
 #include <math.h>
 #include <inttypes.h>
@@ -115,124 +118,193 @@ static const char *node_text(const struct ga_ranges *nx, struct ga_model *m,
 	return rc || !b->p ? NULL : b->p;
 }
 
-int ga_text_tree_print(const struct ga_ranges *nx, struct ga_model *m, const struct ga_mx *mx,
-		       size_t width, FILE *out)
+/*
+ * Nesting drawn: deeper nodes are drawn at this depth, their own depth in
+ * brackets before the connector, so that a row costs the same at any depth
+ * (a trace of a million nested ranges would otherwise print terabytes).
+ */
+#define DRAWN_DEPTH 32
+
+struct walk {
+	const struct ga_ranges *nx;
+	struct ga_model *m;
+	const struct ga_mx *mx;
+	size_t width;
+	struct ga_table t;
+	struct kmx km;
+	struct ga_buf pre, cell, name;
+	size_t lens[DRAWN_DEPTH];  /* pre.len before each drawn level */
+	FILE *out;                 /* NULL: measure the columns only */
+	int any_mx;
+};
+
+/* One row: the columns' widths when measuring, else the row printed. */
+static int emit(struct walk *w, const char *c0, const char *c1, const char *c2, const char *c3)
+{
+	const char *cells[4] = { c0, c1, c2, c3 };
+
+	if (!w->out) {
+		for (int c = 0; c < 4; c++) {
+			size_t n = ga_fmt_width(cells[c]);
+
+			if (n > w->t.width[c])
+				w->t.width[c] = n;
+		}
+		return 0;
+	}
+	ga_table_print_row(&w->t, w->out, cells);
+	return 0;
+}
+
+/* The metrics of kernel node n, as its children (drawing only). */
+static int metric_rows(struct walk *w, const struct ga_ranges_node *n, int last)
+{
+	static const char tee[] = "\xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 ";
+	static const char elbow[] = "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 ";
+	static const char bar[] = "\xe2\x94\x82   ";
+	const struct ga_mx *mx = w->mx;
+	size_t base = w->pre.len, nv = 0, shown = 0;
+	int rc = 0;
+
+	if (!w->km.vals || n->kind != GA_RANGES_N_KERNEL || !kernel_metrics(mx, n->id, &w->km))
+		return 0;
+	w->any_mx = 1;
+	if (n->parent != GA_RANGES_NONE)
+		rc |= last ? ga_buf_put(&w->pre, "    ", 4) : ga_buf_put(&w->pre, bar, sizeof(bar) - 1);
+	for (size_t j = 0; j < mx->nnames; j++)
+		nv += w->km.vals[j] != 0;
+	for (size_t j = 0; j <= mx->nnames && !rc; j++) {
+		if (j && w->km.vals[j - 1] == 0)
+			continue;
+		w->cell.len = 0;
+		rc |= ga_buf_put(&w->cell, "", 0);
+		if (w->pre.len)
+			rc |= ga_buf_put(&w->cell, w->pre.p, w->pre.len);
+		/* The roofline line first, then the values; the last one closes. */
+		rc |= ga_buf_put(&w->cell, (j ? shown + 1 : 0) == nv ? elbow : tee, sizeof(tee) - 1);
+		if (!j)
+			rc |= roof_line(&w->cell, mx, &w->km);
+		else
+			rc |= ga_buf_printf(&w->cell, "%s = %.6g", ga_model_str(w->m, mx->names[j - 1]),
+					    w->km.vals[j - 1] / (double)(w->km.launches ? w->km.launches : 1));
+		if (j)
+			shown++;
+		if (!rc)
+			rc = emit(w, "", "", "", w->cell.p ? w->cell.p : "");
+	}
+	w->pre.len = base;
+	return rc;
+}
+
+/*
+ * Depth-first without recursion (nesting may be deep), each row emitted as
+ * it comes (or measured): nothing grows with the tree.  pre
+ * is the branch drawn left of the current node's connector.
+ */
+static int walk_tree(struct walk *w)
 {
 	static const char tee[] = "\xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 ";  /* "├── " */
 	static const char elbow[] = "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 "; /* "└── " */
 	static const char bar[] = "\xe2\x94\x82   ";                         /* "│   " */
-	struct ga_buf pre = { 0 }, cell = { 0 }, name = { 0 };
-	size_t *lens = NULL, nlens = 0, caplens = 0;
-	struct ga_table t;
-	char tb[48], nb[1024];
+	const struct ga_ranges *nx = w->nx;
 	uint32_t x = nx->root;
-	struct kmx km = { 0 };
-	int rc = 0, any_mx = 0;
+	size_t depth = 0;
+	char tb[48], cb[32], kb[32], nb[1024];
+	int rc = 0;
 
-	if (x == GA_RANGES_NONE) {
-		fputs("NVTX tree: no GPU activity\n", out);
-		return 0;
-	}
-	if (mx && mx->nk && !(km.vals = calloc(mx->nnames + 1, sizeof(double))))
-		return -1;
-	ga_table_init(&t, 4);
-	ga_table_col(&t, 0, "GPU time", 1, 0);
-	ga_table_col(&t, 1, "Count", 1, 0);
-	ga_table_col(&t, 2, "Kernels", 1, 0);
-	ga_table_col(&t, 3, "Range / activity", 0, 0);
-	/* Depth-first without recursion (nesting may be deep); pre is the
-	 * branch drawn left of the current node's connector. */
+	w->pre.len = 0;
 	while (x != GA_RANGES_NONE && !rc) {
 		const struct ga_ranges_node *n = &nx->nodes[x];
 		int last = n->next == GA_RANGES_NONE;
-		const char *text = node_text(nx, m, n, &name);
+		const char *text;
 
-		cell.len = 0;
-		rc |= ga_buf_put(&cell, "", 0);
-		if (pre.len)
-			rc |= ga_buf_put(&cell, pre.p, pre.len);
+		ga_fmt_time(tb, sizeof(tb), n->gpu_ns);
+		if (ga_ranges_pseudo_root(n))
+			snprintf(cb, sizeof(cb), "-");
+		else
+			snprintf(cb, sizeof(cb), "%" PRIu64, n->instances);
+		snprintf(kb, sizeof(kb), "%" PRIu64, n->kernels);
+		w->cell.len = 0;
+		rc |= ga_buf_put(&w->cell, "", 0);
+		if (w->pre.len)
+			rc |= ga_buf_put(&w->cell, w->pre.p, w->pre.len);
+		if (depth > DRAWN_DEPTH)
+			rc |= ga_buf_printf(&w->cell, "[%zu] ", depth);
 		if (n->parent != GA_RANGES_NONE)
-			rc |= ga_buf_put(&cell, last ? elbow : tee, sizeof(tee) - 1);
-		if (!text)
+			rc |= ga_buf_put(&w->cell, last ? elbow : tee, sizeof(tee) - 1);
+		if (!(text = node_text(nx, w->m, n, &w->name)))
 			rc = -1;
 		else
-			rc |= ga_buf_printf(&cell, "%s", ga_text_cut(nb, sizeof(nb), text, width));
-		rc |= ga_table_add(&t, ga_fmt_time(tb, sizeof(tb), n->gpu_ns));
-		if (ga_ranges_pseudo_root(n))
-			rc |= ga_table_add(&t, "-");
-		else
-			rc |= ga_table_addf(&t, "%" PRIu64, n->instances);
-		rc |= ga_table_addf(&t, "%" PRIu64, n->kernels);
-		rc |= ga_table_add(&t, cell.p ? cell.p : "");
-		/* Under a kernel: its hardware metrics, as children of the node. */
-		if (km.vals && n->kind == GA_RANGES_N_KERNEL && kernel_metrics(mx, n->id, &km)) {
-			size_t base = pre.len, nv = 0, shown = 0;
-
-			any_mx = 1;
-			if (n->parent != GA_RANGES_NONE)
-				rc |= last ? ga_buf_put(&pre, "    ", 4) :
-					     ga_buf_put(&pre, bar, sizeof(bar) - 1);
-			for (size_t j = 0; j < mx->nnames; j++)
-				nv += km.vals[j] != 0;
-			for (size_t j = 0; j <= mx->nnames && !rc; j++) {
-				if (j && km.vals[j - 1] == 0)
-					continue;
-				cell.len = 0;
-				rc |= ga_buf_put(&cell, "", 0);
-				if (pre.len)
-					rc |= ga_buf_put(&cell, pre.p, pre.len);
-				/* The roofline line first, then the values; the last one closes. */
-				rc |= ga_buf_put(&cell, (j ? shown + 1 : 0) == nv ? elbow : tee,
-						 sizeof(tee) - 1);
-				if (!j)
-					rc |= roof_line(&cell, mx, &km);
-				else
-					rc |= ga_buf_printf(&cell, "%s = %.6g", ga_model_str(m, mx->names[j - 1]),
-							    km.vals[j - 1] / (double)(km.launches ? km.launches : 1));
-				if (j)
-					shown++;
-				rc |= ga_table_add(&t, "");
-				rc |= ga_table_add(&t, "");
-				rc |= ga_table_add(&t, "");
-				rc |= ga_table_add(&t, cell.p ? cell.p : "");
-			}
-			pre.len = base;
-		}
+			rc |= ga_buf_printf(&w->cell, "%s", ga_text_cut(nb, sizeof(nb), text, w->width));
+		if (!rc)
+			rc = emit(w, tb, cb, kb, w->cell.p ? w->cell.p : "");
+		if (!rc)
+			rc = metric_rows(w, n, last);
+		if (rc)
+			break;
 		if (n->child != GA_RANGES_NONE) {
-			if (ga_util_grow(&lens, &caplens, nlens + 1, sizeof(*lens))) {
-				rc = -1;
-				break;
+			/* Levels past DRAWN_DEPTH add nothing to the branch. */
+			if (depth < DRAWN_DEPTH) {
+				w->lens[depth] = w->pre.len;
+				if (n->parent != GA_RANGES_NONE)
+					rc |= last ? ga_buf_put(&w->pre, "    ", 4) :
+						     ga_buf_put(&w->pre, bar, sizeof(bar) - 1);
 			}
-			lens[nlens++] = pre.len;
-			if (n->parent != GA_RANGES_NONE)
-				rc |= last ? ga_buf_put(&pre, "    ", 4) :
-					     ga_buf_put(&pre, bar, sizeof(bar) - 1);
+			depth++;
 			x = n->child;
 			continue;
 		}
 		/* Up until a node has a next sibling. */
 		while (x != GA_RANGES_NONE && nx->nodes[x].next == GA_RANGES_NONE) {
 			x = nx->nodes[x].parent;
-			if (x != GA_RANGES_NONE)
-				pre.len = lens[--nlens];
+			if (x != GA_RANGES_NONE && --depth < DRAWN_DEPTH)
+				w->pre.len = w->lens[depth];
 		}
 		if (x != GA_RANGES_NONE)
 			x = nx->nodes[x].next;
 	}
+	return rc;
+}
+
+int ga_text_tree_print(const struct ga_ranges *nx, struct ga_model *m, const struct ga_mx *mx,
+		       size_t width, FILE *out)
+{
+	struct walk w;
+	int rc;
+
+	if (nx->root == GA_RANGES_NONE) {
+		fputs("NVTX tree: no GPU activity\n", out);
+		return 0;
+	}
+	memset(&w, 0, sizeof(w));
+	w.nx = nx;
+	w.m = m;
+	w.mx = mx;
+	w.width = width;
+	if (mx && mx->nk && !(w.km.vals = calloc(mx->nnames + 1, sizeof(double))))
+		return -1;
+	ga_table_init(&w.t, 4);
+	ga_table_col(&w.t, 0, "GPU time", 1, 0);
+	ga_table_col(&w.t, 1, "Count", 1, 0);
+	ga_table_col(&w.t, 2, "Kernels", 1, 0);
+	ga_table_col(&w.t, 3, "Range / activity", 0, 0);
+	/* Twice: the columns' widths first, then the rows, none of them kept. */
+	rc = walk_tree(&w);
 	if (!rc) {
 		fputs("NVTX tree (GPU time and kernels of the whole subtree; count: range "
 		      "instances or activities):\n", out);
-		ga_table_print(&t, out);
-		if (any_mx)
-			fputs("Under each kernel: its hardware metrics, averaged over its profiled "
-			      "launches (in any range); zero values left out.\n", out);
+		ga_table_print_head(&w.t, out);
+		w.out = out;
+		rc = walk_tree(&w);
 	}
-	ga_table_free(&t);
-	ga_buf_free(&pre);
-	ga_buf_free(&cell);
-	ga_buf_free(&name);
-	free(km.vals);
-	free(lens);
+	if (!rc && w.any_mx)
+		fputs("Under each kernel: its hardware metrics, averaged over its profiled "
+		      "launches (in any range); zero values left out.\n", out);
+	ga_table_free(&w.t);
+	ga_buf_free(&w.pre);
+	ga_buf_free(&w.cell);
+	ga_buf_free(&w.name);
+	free(w.km.vals);
 	return rc ? -1 : 0;
 }
 
