@@ -8,81 +8,70 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* First interval whose end is at or after t (ends ascend, like starts). */
-static size_t first_ending_from(const struct ga_busy *b, uint64_t t)
+#define BATCH_FIRST 16
+
+/* Appends [start, end] to a list of disjoint intervals ordered by start, merging with its last. */
+static int append(struct ga_iv **v, size_t *n, size_t *cap, uint64_t start, uint64_t end)
 {
-	size_t lo = 0, hi = b->niv;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->iv[mid].end < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* [start, end] merged anywhere in the list. */
-static int insert(struct ga_busy *b, uint64_t start, uint64_t end)
-{
-	size_t k = first_ending_from(b, start), j;
-
-	if (k == b->niv || end < b->iv[k].start) {
-		/* Touches nothing: a new interval at k. */
-		if (ga_util_grow(&b->iv, &b->capiv, b->niv + 1, sizeof(*b->iv)))
-			return -1;
-		memmove(b->iv + k + 1, b->iv + k, (b->niv - k) * sizeof(*b->iv));
-		b->iv[k].start = start;
-		b->iv[k].end = end;
-		b->niv++;
+	if (*n && start <= (*v)[*n - 1].end) {
+		if (end > (*v)[*n - 1].end)
+			(*v)[*n - 1].end = end;
 		return 0;
 	}
-	if (start < b->iv[k].start)
-		b->iv[k].start = start;
-	if (end > b->iv[k].end)
-		b->iv[k].end = end;
-	/* Swallow the intervals it now reaches. */
-	for (j = k + 1; j < b->niv && b->iv[j].start <= b->iv[k].end; j++)
-		if (b->iv[j].end > b->iv[k].end)
-			b->iv[k].end = b->iv[j].end;
-	if (j > k + 1) {
-		memmove(b->iv + k + 1, b->iv + j, (b->niv - j) * sizeof(*b->iv));
-		b->niv -= j - (k + 1);
-	}
+	if (ga_util_grow(v, cap, *n + 1, sizeof(**v)))
+		return -1;
+	(*v)[*n].start = start;
+	(*v)[*n].end = end;
+	(*n)++;
 	return 0;
 }
 
 int ga_busy_flush(struct ga_busy *b)
 {
-	size_t i;
+	struct ga_iv *v = NULL;
+	size_t i = 0, j = 0, n = 0, cap = 0;
 
+	if (!b->nbatch)
+		return 0;
 	ga_sort_iv_by_start(b->batch, b->nbatch);
-	for (i = 0; i < b->nbatch; i++) {
-		const struct ga_iv *p = &b->batch[i];
-		struct ga_iv *last = b->niv ? &b->iv[b->niv - 1] : NULL;
-
-		if (last && p->start >= last->start && p->start <= last->end) {
-			if (p->end > last->end)
-				last->end = p->end;
-		} else if (!last || p->start > last->end) {
-			if (ga_util_grow(&b->iv, &b->capiv, b->niv + 1, sizeof(*b->iv)))
+	if (!b->niv || b->batch[0].start >= b->iv[b->niv - 1].start) {
+		/* In order (the usual case): extend or append at the end. */
+		for (i = 0; i < b->nbatch; i++)
+			if (append(&b->iv, &b->niv, &b->capiv, b->batch[i].start, b->batch[i].end))
 				return -1;
-			b->iv[b->niv++] = *p;
-		} else if (insert(b, p->start, p->end)) {
+		b->nbatch = 0;
+		return 0;
+	}
+	/* Earlier intervals: merge both sorted lists in one pass, not one move each. */
+	while (i < b->niv || j < b->nbatch) {
+		const struct ga_iv *p = j == b->nbatch || (i < b->niv && b->iv[i].start <= b->batch[j].start) ?
+					&b->iv[i++] : &b->batch[j++];
+
+		if (append(&v, &n, &cap, p->start, p->end)) {
+			free(v);
 			return -1;
 		}
 	}
+	free(b->iv);
+	b->iv = v;
+	b->niv = n;
+	b->capiv = cap;
 	b->nbatch = 0;
 	return 0;
 }
 
 int ga_busy_add_slow(struct ga_busy *b, uint64_t start, uint64_t end)
 {
-	if (!b->batch && !(b->batch = malloc(GA_BUSY_BATCH * sizeof(*b->batch))))
-		return -1;
-	if (b->nbatch == GA_BUSY_BATCH && ga_busy_flush(b))
+	if (b->nbatch == b->capbatch && b->capbatch < GA_BUSY_BATCH) {
+		size_t cap = b->capbatch ? b->capbatch * 2 : BATCH_FIRST;
+		struct ga_iv *p = realloc(b->batch, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		b->batch = p;
+		b->capbatch = cap;
+	}
+	if (b->nbatch == b->capbatch && ga_busy_flush(b))
 		return -1;
 	return ga_busy_add(b, start, end);
 }

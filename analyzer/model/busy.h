@@ -4,8 +4,10 @@
  * intervals collect in a small batch; a full batch is sorted and merged
  * into a list of disjoint intervals ordered by start.  Records come nearly
  * in order, so merging mostly extends or appends at the end; an interval
- * that starts earlier is merged where it belongs, so the union is exact in
- * any order.  Memory: the batch plus one entry per idle gap.
+ * that starts earlier is merged where it belongs (a batch with such
+ * intervals is merged with the list in one linear pass), so the union is
+ * exact in any order.  Memory: the batch (small at first: a trace may name
+ * many devices) plus one entry per idle gap.
  * Runs offline only.
  */
 #ifndef GA_ANALYZER_BUSY_H
@@ -22,7 +24,7 @@ struct ga_busy {
 	struct ga_iv *iv;          /* disjoint, ascending start */
 	size_t niv, capiv;
 	struct ga_iv *batch;       /* not merged yet, any order */
-	size_t nbatch;
+	size_t nbatch, capbatch;   /* capbatch grows to GA_BUSY_BATCH: devices may be many */
 };
 
 int ga_busy_add_slow(struct ga_busy *b, uint64_t start, uint64_t end);
@@ -30,7 +32,7 @@ int ga_busy_add_slow(struct ga_busy *b, uint64_t start, uint64_t end);
 /* Adds [start, end] (end >= start).  0, or -1 out of memory. */
 static inline int ga_busy_add(struct ga_busy *b, uint64_t start, uint64_t end)
 {
-	if (b->nbatch < GA_BUSY_BATCH && b->batch) {
+	if (b->nbatch < b->capbatch) {
 		b->batch[b->nbatch].start = start;
 		b->batch[b->nbatch].end = end;
 		b->nbatch++;

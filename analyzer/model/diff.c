@@ -39,9 +39,13 @@ struct builder {
 	struct ga_map map;         /* (hash, collision index) -> item index */
 };
 
-/* Adds count and time to side `side` of item (kind, name). */
-static int add(struct builder *b, int side, enum ga_diff_kind kind, const char *name,
-	       uint64_t count, uint64_t ns)
+/*
+ * Adds count and time to side `side` of item (kind, name).  A name of the
+ * analyses' string tables (they outlive the diff) is not copied: kernel
+ * names may be long and many; copy says name is the caller's buffer.
+ */
+static int add_name(struct builder *b, int side, enum ga_diff_kind kind, const char *name,
+		    int copy, uint64_t count, uint64_t ns)
 {
 	struct ga_diff *d = b->d;
 	uint64_t h = key_of(kind, name);
@@ -68,7 +72,8 @@ static int add(struct builder *b, int side, enum ga_diff_kind kind, const char *
 	it = &d->v[d->n];
 	memset(it, 0, sizeof(*it));
 	it->kind = kind;
-	it->name = strdup(name);
+	it->own_name = copy;
+	it->name = copy ? strdup(name) : (char *)name;
 	if (!it->name) {
 		ga_map_remove(&b->map, h, i);
 		return -1;
@@ -79,6 +84,12 @@ found:
 	it->ns[side] += ns;
 	it->present[side] = 1;
 	return 0;
+}
+
+static int add(struct builder *b, int side, enum ga_diff_kind kind, const char *name,
+	       uint64_t count, uint64_t ns)
+{
+	return add_name(b, side, kind, name, 0, count, ns);
 }
 
 static int add_side(struct builder *b, int side, struct ga_analysis *an)
@@ -101,7 +112,7 @@ static int add_side(struct builder *b, int side, struct ga_analysis *an)
 		if (!s->count)
 			continue;
 		snprintf(name, sizeof(name), "memcpy %s", ga_model_copy_kind((unsigned)i, kb, sizeof(kb)));
-		if (add(b, side, GA_DIFF_MEMORY, name, s->count, s->total))
+		if (add_name(b, side, GA_DIFF_MEMORY, name, 1, s->count, s->total))
 			return -1;
 	}
 	/* Memsets by the memory kind they set, as the report's memory table. */
@@ -111,7 +122,7 @@ static int add_side(struct builder *b, int side, struct ga_analysis *an)
 		if (o->kind != GA_MEMOP_MEMSET || !o->count)
 			continue;
 		snprintf(name, sizeof(name), "memset %s", ga_model_mem_kind(o->dst));
-		if (add(b, side, GA_DIFF_MEMORY, name, o->count, o->total))
+		if (add_name(b, side, GA_DIFF_MEMORY, name, 1, o->count, o->total))
 			return -1;
 	}
 	/* Peak memory in use per device (traces with allocation records). */
@@ -228,7 +239,8 @@ int ga_diff_build(struct ga_diff *d, struct ga_analysis *base, struct ga_analysi
 void ga_diff_free(struct ga_diff *d)
 {
 	for (size_t i = 0; i < d->n; i++)
-		free(d->v[i].name);
+		if (d->v[i].own_name)
+			free(d->v[i].name);
 	free(d->v);
 	memset(d, 0, sizeof(*d));
 }

@@ -4,7 +4,8 @@
  * on each side, matched by name, sorted by the absolute change in time;
  * and per device of traces with allocation records, the peak of memory in
  * use (bytes instead of time, allocations as the count).
- * Names are copied, so both analyses may be freed after ga_diff_build().
+ * Names point into the analyses' string tables (kernel names may be long
+ * and many): free the diff before the analyses.
  * Runs offline only; prints nothing.
  */
 #ifndef GA_MODEL_DIFF_H
@@ -29,7 +30,8 @@ enum ga_diff_kind {
 
 struct ga_diff_item {
 	enum ga_diff_kind kind;
-	char *name;
+	char *name;                /* the analyses' string unless own_name */
+	int own_name;
 	uint64_t count[2], ns[2];  /* [0] base, [1] new; 0 where a side lacks the item;
 				      ns[] holds bytes for GA_DIFF_MEMUSE */
 	int present[2];

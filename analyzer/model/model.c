@@ -99,6 +99,7 @@ void ga_model_free(struct ga_model *m)
 	free(m->procs);
 	free(m->windows);
 	free(m->devs);
+	ga_map_free(&m->gpu_map);
 	free(m->devrows);
 	free(m->kstats);
 	free(m->str2k);
@@ -278,24 +279,57 @@ static int merge_device(struct ga_model *m, uint32_t from, uint32_t to)
 	return 0;
 }
 
+/* Key of a GPU in gpu_map: its UUID, the first half mixed with the host. */
+static uint64_t gpu_key(uint32_t host, const uint8_t *uuid, uint64_t *b)
+{
+	uint64_t a;
+
+	memcpy(&a, uuid, 8);
+	memcpy(b, uuid + 8, 8);
+	return a ^ (uint64_t)host * 0x9e3779b97f4a7c15ull;
+}
+
+static int same_gpu(const struct ga_device *d, uint32_t host, const uint8_t *uuid)
+{
+	return d->described && !d->dead && d->host == host && memcmp(d->uuid, uuid, 16) == 0;
+}
+
+/* The described device of this UUID on host, or UINT32_MAX: a lookup, not a scan of every device. */
+static uint32_t gpu_find(const struct ga_model *m, uint32_t host, const uint8_t *uuid)
+{
+	uint64_t b, a = gpu_key(host, uuid, &b);
+	const uint32_t *v = ga_map_find(&m->gpu_map, a, b);
+
+	return v && *v < m->ndevs && same_gpu(&m->devs[*v], host, uuid) ? *v : UINT32_MAX;
+}
+
+/* Lists a device just described under its UUID (the first one stays).  0 or -1. */
+static int gpu_note(struct ga_model *m, uint32_t dev)
+{
+	const struct ga_device *d = &m->devs[dev];
+	uint64_t b, a;
+	uint32_t *slot;
+	int r;
+
+	if (uuid_zero(d->uuid))
+		return 0;
+	a = gpu_key(d->host, d->uuid, &b);
+	r = ga_map_insert(&m->gpu_map, a, b, &slot);
+	if (r < 0)
+		return -1;
+	if (r == 1 || *slot >= m->ndevs || !same_gpu(&m->devs[*slot], d->host, d->uuid))
+		*slot = dev;
+	return 0;
+}
+
 static int on_device(struct fctx *f, const struct gp_rec_device *r)
 {
 	struct ga_model *m = f->m;
 	uint32_t host = m->procs[f->proc].host, g = UINT32_MAX, *slot, row;
-	size_t i;
 
 	/* The same GPU seen by several processes of a host is one device. */
-	if (!uuid_zero(r->uuid)) {
-		for (i = 0; i < m->ndevs; i++) {
-			struct ga_device *d = &m->devs[i];
-
-			if (d->described && !d->dead && d->host == host &&
-			    memcmp(d->uuid, r->uuid, 16) == 0) {
-				g = (uint32_t)i;
-				break;
-			}
-		}
-	}
+	if (!uuid_zero(r->uuid))
+		g = gpu_find(m, host, r->uuid);
 	slot = ga_map_find(&f->devmap, r->id, 0);
 	if (slot) {
 		struct ga_devrow *dr = &m->devrows[*slot - 1];
@@ -307,6 +341,8 @@ static int on_device(struct fctx *f, const struct gp_rec_device *r)
 			dr->dev = g;
 		} else if (g == UINT32_MAX || g == dr->dev || !cur->described) {
 			describe(f, cur, r);
+			if (gpu_note(m, dr->dev))
+				return nomem(f);
 		}
 		return 0;
 	}
@@ -315,6 +351,8 @@ static int on_device(struct fctx *f, const struct gp_rec_device *r)
 		if (g == UINT32_MAX)
 			return nomem(f);
 		describe(f, &m->devs[g], r);
+		if (gpu_note(m, g))
+			return nomem(f);
 	}
 	row = new_devrow(m, f->proc, g, r->id);
 	if (row == UINT32_MAX || ga_map_insert(&f->devmap, r->id, 0, &slot) < 0)

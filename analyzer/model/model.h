@@ -242,6 +242,7 @@ struct ga_model {
 	size_t nprocs, capprocs;
 	struct ga_device *devs;
 	size_t ndevs, capdevs;
+	struct ga_map gpu_map;     /* (uuid ^ host, uuid) -> described device: one GPU per host */
 	struct ga_devrow *devrows;
 	size_t ndevrows, capdevrows;
 

@@ -43,8 +43,9 @@ void ga_strtab_free(struct ga_strtab *t)
 
 	for (i = 0; i < t->n; i++) {
 		free(t->v[i].s);
+		if (t->v[i].shortname != t->v[i].s && t->v[i].shortname != t->v[i].full)
+			free(t->v[i].shortname);
 		free(t->v[i].full);
-		free(t->v[i].shortname);
 	}
 	free(t->v);
 	ga_map_free(&t->map);
@@ -127,11 +128,21 @@ const char *ga_strtab_short(struct ga_strtab *t, uint32_t id)
 	e = &t->v[id];
 	if (!e->shortname) {
 		const char *full = ga_strtab_full(t, id);
+		char *sn;
 
-		/* A plain C name is its own short form. */
-		e->shortname = e->full ? ga_demangle_short(full) : strdup(full);
-		if (!e->shortname)
+		/* A plain C name is its own short form: no copy (names may be long). */
+		if (!e->full) {
+			e->shortname = e->s;
+			return e->s;
+		}
+		sn = ga_demangle_short(full);
+		if (!sn)
 			return full;
+		if (!strcmp(sn, full)) {
+			free(sn);
+			sn = e->full;
+		}
+		e->shortname = sn;
 	}
 	return e->shortname;
 }

@@ -19,7 +19,7 @@ struct ga_str {
 	char *s;                   /* NUL-terminated copy */
 	uint32_t len;
 	char *full;                /* demangled, NULL until asked or not mangled */
-	char *shortname;           /* NULL until asked */
+	char *shortname;           /* NULL until asked; may be s or full itself */
 	uint8_t full_done;
 };
 

@@ -43,24 +43,6 @@ static const char *who(const struct ga_model *m, uint32_t proc, char *buf, size_
 	return ga_ranks_proc_name(m, proc, buf, n);
 }
 
-/* Rank-order position of a device's first user. */
-static size_t dev_pos(const struct ga_model *m, const struct ga_ranks *rk, size_t dev)
-{
-	size_t j, pos = SIZE_MAX;
-
-	for (j = 0; j < m->ndevrows; j++) {
-		size_t p = m->devrows[j].proc;
-
-		if (m->devrows[j].dev != dev)
-			continue;
-		if (rk->nrows == m->nprocs)
-			p = rk->row_of[p];
-		if (p < pos)
-			pos = p;
-	}
-	return pos;
-}
-
 static int cmp_dev(const void *pa, const void *pb, void *ctx)
 {
 	const size_t *pos = ctx;
@@ -82,39 +64,114 @@ static uint32_t *dev_order(const struct ga_model *m, const struct ga_ranks *rk)
 		free(pos);
 		return NULL;
 	}
+	/* Rank-order position of each device's first user, in one pass. */
 	for (size_t i = 0; i < m->ndevs; i++) {
 		ord[i] = (uint32_t)i;
-		pos[i] = dev_pos(m, rk, i);
+		pos[i] = SIZE_MAX;
+	}
+	for (size_t j = 0; j < m->ndevrows; j++) {
+		size_t p = m->devrows[j].proc, dev = m->devrows[j].dev;
+
+		if (rk->nrows == m->nprocs)
+			p = rk->row_of[p];
+		if (dev < m->ndevs && p < pos[dev])
+			pos[dev] = p;
 	}
 	qsort_r(ord, m->ndevs, sizeof(*ord), cmp_dev, pos);
 	free(pos);
 	return ord;
 }
 
+/* Rank-order position of a process. */
+static size_t proc_pos(const struct ga_ranks *rk, const struct ga_model *m, uint32_t proc)
+{
+	return rk->nrows == m->nprocs ? rk->row_of[proc] : proc;
+}
+
+/* The users of each device: devrows by device, then by their process's rank order. */
+struct users {
+	uint32_t *row;             /* devrow indices */
+	size_t *first;             /* a device's rows: row[first[dev]..first[dev + 1]) */
+};
+
+struct users_cmp {
+	const struct ga_model *m;
+	const struct ga_ranks *rk;
+};
+
+static int cmp_user(const void *pa, const void *pb, void *ctx)
+{
+	const struct users_cmp *c = ctx;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	size_t x = proc_pos(c->rk, c->m, c->m->devrows[a].proc);
+	size_t y = proc_pos(c->rk, c->m, c->m->devrows[b].proc);
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+static void users_free(struct users *u)
+{
+	free(u->row);
+	free(u->first);
+	u->row = NULL;
+	u->first = NULL;
+}
+
+/* Sorted once, so that listing every device's users costs n log n, not devices x rows. */
+static int users_build(struct users *u, const struct ga_model *m, const struct ga_ranks *rk)
+{
+	struct users_cmp c = { m, rk };
+	size_t *fill;
+
+	u->row = malloc((m->ndevrows ? m->ndevrows : 1) * sizeof(*u->row));
+	u->first = calloc(m->ndevs + 1, sizeof(*u->first));
+	fill = calloc(m->ndevs + 1, sizeof(*fill));
+	if (!u->row || !u->first || !fill) {
+		free(fill);
+		users_free(u);
+		return -1;
+	}
+	for (size_t j = 0; j < m->ndevrows; j++)
+		if (m->devrows[j].dev < m->ndevs)
+			u->first[m->devrows[j].dev + 1]++;
+	for (size_t d = 0; d < m->ndevs; d++) {
+		u->first[d + 1] += u->first[d];
+		fill[d] = u->first[d];
+	}
+	for (size_t j = 0; j < m->ndevrows; j++)
+		if (m->devrows[j].dev < m->ndevs)
+			u->row[fill[m->devrows[j].dev]++] = (uint32_t)j;
+	free(fill);
+	for (size_t d = 0; d < m->ndevs; d++)
+		if (u->first[d + 1] - u->first[d] > 1)
+			qsort_r(u->row + u->first[d], u->first[d + 1] - u->first[d], sizeof(*u->row),
+				cmp_user, &c);
+	return 0;
+}
+
 /*
  * " [rank 0, rank 1]": the processes that used device dev (ran activities
  * on it; when none did, those that saw it), in rank order.
  */
-static void print_users(const struct ga_model *m, const struct ga_ranks *rk, size_t dev,
-			FILE *out)
+static void print_users(const struct ga_model *m, const struct users *u, size_t dev, FILE *out)
 {
 	const char *sep = " [";
 	char wb[192];
+	uint32_t last = UINT32_MAX;
 	int busy = 0;
 
-	for (size_t j = 0; j < m->ndevrows; j++)
-		busy |= m->devrows[j].dev == dev && m->devrows[j].count;
-	for (size_t k = 0; k < m->nprocs; k++) {
-		uint32_t proc = nth_proc(rk, m, k);
+	for (size_t j = u->first[dev]; j < u->first[dev + 1]; j++)
+		busy |= m->devrows[u->row[j]].count != 0;
+	for (size_t j = u->first[dev]; j < u->first[dev + 1]; j++) {
+		const struct ga_devrow *r = &m->devrows[u->row[j]];
 
-		for (size_t j = 0; j < m->ndevrows; j++) {
-			if (m->devrows[j].dev != dev || m->devrows[j].proc != proc ||
-			    (busy && !m->devrows[j].count))
-				continue;
-			fprintf(out, "%s%s", sep, who(m, proc, wb, sizeof(wb)));
-			sep = ", ";
-			break;
-		}
+		if ((busy && !r->count) || r->proc == last)
+			continue;
+		fprintf(out, "%s%s", sep, who(m, r->proc, wb, sizeof(wb)));
+		sep = ", ";
+		last = r->proc;
 	}
 	if (strcmp(sep, ", ") == 0)
 		fputc(']', out);
@@ -145,7 +202,8 @@ static void print_procs(const struct ga_model *m, const struct ga_ranks *rk, FIL
 	}
 }
 
-static int print_gpus(const struct ga_model *m, const struct ga_ranks *rk, FILE *out)
+static int print_gpus(const struct ga_model *m, const struct ga_ranks *rk,
+		      const struct users *u, FILE *out)
 {
 	uint32_t *ord = dev_order(m, rk);
 	size_t k, shown = 0;
@@ -170,7 +228,7 @@ static int print_gpus(const struct ga_model *m, const struct ga_ranks *rk, FILE 
 			fputs("(no device record in the trace)", out);
 		}
 		if (m->nprocs > 1)
-			print_users(m, rk, ord[k], out);
+			print_users(m, u, ord[k], out);
 		fputc('\n', out);
 	}
 	if (!shown) {
@@ -181,7 +239,8 @@ static int print_gpus(const struct ga_model *m, const struct ga_ranks *rk, FILE 
 	return 0;
 }
 
-static int print_times(const struct ga_model *m, const struct ga_ranks *rk, FILE *out)
+static int print_times(const struct ga_model *m, const struct ga_ranks *rk,
+		       const struct users *u, FILE *out)
 {
 	uint64_t span = m->last_end - m->first_start;
 	size_t i, k, n = 0;
@@ -227,7 +286,7 @@ static int print_times(const struct ga_model *m, const struct ga_ranks *rk, FILE
 		fprintf(out, "%.1f%% cuda:%u", ga_text_pct(d->busy_ns, span), d->id);
 		/* Which GPU: by its users when they have ranks, else by UUID. */
 		if (m->nprocs > 1 && rk->any_rank)
-			print_users(m, rk, ord[k], out);
+			print_users(m, u, ord[k], out);
 		else if (m->nprocs > 1 && d->described)
 			fprintf(out, " (GPU-%02x%02x%02x%02x)", d->uuid[0], d->uuid[1],
 				d->uuid[2], d->uuid[3]);
@@ -482,19 +541,27 @@ static void print_flight(const struct ga_model *m, FILE *out)
 
 static int print_header(const struct ga_model *m, const struct ga_ranks *rk, FILE *out)
 {
+	struct users u;
 	struct ga_buf w = { 0 };
 	const char *p, *nl;
 	int first = 1;
 
 	print_files(m, out);
 	print_procs(m, rk, out);
-	if (print_gpus(m, rk, out))
+	if (users_build(&u, m, rk))
 		return -1;
+	if (print_gpus(m, rk, &u, out)) {
+		users_free(&u);
+		return -1;
+	}
 	print_config(m, out);
 	print_flight(m, out);
 	print_windows(m, out);
-	if (print_times(m, rk, out))
+	if (print_times(m, rk, &u, out)) {
+		users_free(&u);
 		return -1;
+	}
+	users_free(&u);
 	print_counts(m, out);
 	if (ga_load_warnings(m, &w)) {
 		ga_buf_free(&w);
