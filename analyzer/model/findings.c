@@ -25,7 +25,7 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 	[GA_RULE_LAUNCH_BOUND] = {
 		"launch-bound",
 		"runs of short kernels wait on their launches: use CUDA graphs or fuse kernels",
-		"32+ kernels of 20 us or less in a row, gaps at least half their time",
+		"32+ kernels of 20 us or less in a row, gaps as long as the kernels or longer",
 		"the gaps inside the runs, less 1 us per kernel that a CUDA graph still "
 		"leaves between nodes" },
 	[GA_RULE_SYNC_COPY] = {

@@ -42,7 +42,7 @@ struct ga_analysis;
 #define GA_FIND_RESTART_NS 1000000ull    /* a record 1 ms before the latest: a new buffer */
 #define GA_FIND_SHORT_KERNEL_NS 20000ull /* launch-bound: kernels up to 20 µs */
 #define GA_FIND_LB_RUN 32u               /* launch-bound: at least 32 in a row */
-#define GA_FIND_LB_RATIO 0.5             /* launch-bound: gaps >= half the kernels' time */
+#define GA_FIND_LB_RATIO 1.0             /* launch-bound: gaps as long as the kernels */
 #define GA_FIND_GRAPH_GAP_NS 1000ull     /* what a CUDA graph leaves between nodes */
 #define GA_FIND_REPEAT 3u                /* rules of loops: at least 3 occurrences */
 #define GA_FIND_TINY_COPY 65536ull       /* a tiny copy: below 64 KiB */

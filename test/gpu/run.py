@@ -2698,6 +2698,9 @@ TESTS += metrics_tests.tests(globals())
 # The roofline of a PyTorch step and gpuprof calibrate: test/gpu/roofline.py.
 import roofline as roofline_tests  # noqa: E402
 TESTS += roofline_tests.tests(globals())
+# The report's findings on problems and their fixed twins: test/gpu/findings.py.
+import findings as findings_tests  # noqa: E402
+TESTS += findings_tests.tests(globals())
 
 
 # ---------------------------------------------------------------- main
