@@ -59,7 +59,11 @@ void ga_lane_put(struct ga_lane *l, uint64_t s, uint64_t e)
 		l->e[j] = l->e[i];
 		j++;
 	}
-	for (i = j; i > 0 && l->s[i - 1] > s; i--) {
+	/*
+	 * By start, then end: a slice of no length at the start of a kept one
+	 * goes before it, so that the last kept still ends last.
+	 */
+	for (i = j; i > 0 && (l->s[i - 1] > s || (l->s[i - 1] == s && l->e[i - 1] > e)); i--) {
 		l->s[i] = l->s[i - 1];
 		l->e[i] = l->e[i - 1];
 	}

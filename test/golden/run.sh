@@ -6,7 +6,10 @@
 #   NAME.tree.txt     (where present) report --no-timeline --no-symbolize --tree
 # and the Chrome export of each trace, and of all merged, is checked the way
 # Perfetto reads it (chrome-checks.py: exact times, no overlaps, paired flows;
-# nest-checks.py: every track's slices nest),
+# nest-checks.py: every track's slices nest), and so is the Perfetto
+# protobuf export (perfetto-checks.py: decoded by protoc against the schema
+# subset in perfetto/, replayed as Perfetto imports it: nesting, counts,
+# exact times, flows; skipped without protoc),
 # and every key of the JSON exports is documented (json-doc-checks.py).
 # synth_mix.gpuprof is not recorded but written by `bench/synth_trace --mix
 # 3000` (launches with API calls, copies, memsets, allocations and frees,
@@ -173,6 +176,15 @@ if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
 		printf '%s\n' "$out" | sed "s|$tmp/c.json|$name|"
 		[ "$rc" = 0 ] || failed=1
 		python3 "$here/nest-checks.py" "$tmp/c.json" "$name" || failed=1
+		# The Perfetto protobuf export, decoded by protoc (skip without it).
+		if ! "$analyze" export --format perfetto --no-symbolize -o "$tmp/c.pftrace" \
+			"${inputs[@]}"; then
+			echo "not ok - perfetto $name: export failed"
+			failed=1
+			continue
+		fi
+		python3 "$here/perfetto-checks.py" "$tmp/c.pftrace" "$tmp/c.csv" "$tmp/c.report.json" \
+			"$name" || failed=1
 	done
 	# Every key of the expected JSON exports is documented in docs/JSON.md.
 	python3 "$here/json-doc-checks.py" || failed=1

@@ -1,0 +1,585 @@
+/*
+ * Unit tests of the Perfetto protobuf export (analyzer/views/perfetto.c)
+ * and its writer (analyzer/base/pbw.c): the wire format byte for byte;
+ * the strict lane rule (views/tracks.c) that keeps begin/end pairs from
+ * closing each other's slices; and exports of synthetic traces whose
+ * times tie (slices that touch, calls that begin with the call they make,
+ * written in any order) decoded here and replayed as Perfetto imports
+ * them: per track, begin and end events sorted by time with ties in file
+ * order, each end closing the innermost open slice, which must give back
+ * exactly the slices written (test/golden/perfetto-checks.py does the
+ * same with protoc on the golden traces).  Test code, runs offline only.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/pbw.h"
+#include "cmd/cmd.h"
+#include "synth.h"
+#include "synth_nvtx.h"
+#include "tap.h"
+#include "views/tracks.h"
+
+#define T0 1700000000000000000ull
+
+static char dir[64];
+
+static void test_wire(void)
+{
+	static const uint8_t want[] = {
+		0x08, 0xac, 0x02,                          /* 1: 300 */
+		0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, /* 2: -1 */
+		0x19, 1, 2, 3, 4, 5, 6, 7, 8,              /* 3: fixed64 */
+		0x22, 0x02, 'h', 'i',                      /* 4: "hi" */
+	};
+	struct ga_pbw w;
+	int ok;
+
+	tap_begin("pbw: varints, negative ints, fixed64, strings, nested lengths");
+	ga_pbw_init(&w);
+	ga_pbw_varint(&w, 1, 300);
+	ga_pbw_int(&w, 2, -1);
+	ga_pbw_fixed64(&w, 3, 0x0807060504030201ull);
+	ga_pbw_str(&w, 4, "hi");
+	CHECKF(!w.err && w.len == sizeof(want) && !memcmp(w.p, want, sizeof(want)),
+	       "%zu bytes", w.len);
+	/* A message of 200 bytes in one of 3: lengths of two bytes, contents moved. */
+	w.len = 0;
+	ga_pbw_open(&w, 1);
+	ga_pbw_varint(&w, 7, 1);
+	ga_pbw_open(&w, 2);
+	for (int i = 0; i < 100; i++)
+		ga_pbw_varint(&w, 5, 1);        /* 2 bytes each */
+	ga_pbw_close(&w);
+	ga_pbw_close(&w);
+	/* outer: key, len 205 = 0xcd 0x01; 7:1 (2); inner key, len 200 = 0xc8 0x01; 200 */
+	ok = w.len == 3 + 2 + 3 + 200 && w.p[0] == 0x0a && w.p[1] == 0xcd && w.p[2] == 0x01 &&
+	     w.p[3] == 0x38 && w.p[4] == 1 && w.p[5] == 0x12 && w.p[6] == 0xc8 && w.p[7] == 0x01 &&
+	     w.p[8] == 0x28 && w.p[9] == 1 && w.p[w.len - 2] == 0x28 && w.p[w.len - 1] == 1;
+	CHECKF(ok && !w.err, "%zu bytes: %02x %02x %02x", w.len, w.p[0], w.p[1], w.p[2]);
+	/* Too deep: remembered, nothing written beyond. */
+	for (int i = 0; i < GA_PBW_DEPTH + 1; i++)
+		ga_pbw_open(&w, 1);
+	CHECK(w.err);
+	ga_pbw_free(&w);
+	tap_end();
+}
+
+static void test_strict_lanes(void)
+{
+	struct ga_lane l;
+
+	tap_begin("lanes: the strict rule refuses what begin/end pairs would pair wrongly");
+	memset(&l, 0, sizeof(l));
+	ga_lane_put(&l, 100, 200);
+	/* Ends where the kept one begins: it would close the kept one. */
+	CHECK(ga_lane_fits(&l, 0, 0, 50, 100));
+	CHECK(!ga_lane_fits(&l, 0, 1, 50, 100));
+	/* Begins where the kept one ends: fine either way. */
+	CHECK(ga_lane_fits(&l, 0, 1, 200, 300));
+	/* Contains it, beginning with it: the kept one would be the outer one. */
+	CHECK(ga_lane_fits(&l, 1, 0, 100, 300));
+	CHECK(!ga_lane_fits(&l, 1, 1, 100, 300));
+	/* Contains it, beginning before, or the very same span: fine. */
+	CHECK(ga_lane_fits(&l, 1, 1, 50, 200));
+	CHECK(ga_lane_fits(&l, 1, 1, 100, 200));
+	/* A zero-length slice where the kept one begins nests at its start. */
+	CHECK(ga_lane_fits(&l, 0, 1, 100, 100) == ga_lane_fits(&l, 0, 0, 100, 100));
+	/* Put there, it still leaves [100, 200) to check against (the last ended last before). */
+	ga_lane_put(&l, 100, 100);
+	CHECK(!ga_lane_fits(&l, 0, 0, 150, 300));
+	CHECK(!ga_lane_fits(&l, 0, 1, 150, 300));
+	CHECK(ga_lane_fits(&l, 0, 1, 200, 300));
+	tap_end();
+}
+
+/* ---- A decoder of what the export writes, and Perfetto's replay of it. ---- */
+
+struct ev {
+	uint64_t track, ts, order;
+	uint32_t seq, name;
+	int end;                   /* 0 begin, 1 end */
+};
+
+struct sl {
+	uint64_t track, s, e;
+	uint64_t name;             /* seq << 32 | iid */
+};
+
+struct dec {
+	struct ev *ev;
+	size_t nev, capev;
+	struct sl *want;           /* slices written: a begin and the end after it */
+	size_t nwant, capwant;
+	char why[200];
+};
+
+struct seqst {
+	uint64_t track, last, bts;
+	uint32_t clock, bname;
+	int open, has;
+};
+
+static int rd_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned shift = 0;
+
+	*v = 0;
+	while (*p < end && shift < 64) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (b < 0x80)
+			return 0;
+		shift += 7;
+	}
+	return -1;
+}
+
+/*
+ * Call fn for each field of [p, end): number, wire type, varint value or
+ * the bytes of a length-delimited field.  -1 when malformed.
+ */
+static int fields(const uint8_t *p, const uint8_t *end,
+		  int (*fn)(void *ctx, uint32_t f, uint64_t v, const uint8_t *b, size_t n),
+		  void *ctx)
+{
+	while (p < end) {
+		uint64_t key, v = 0;
+		const uint8_t *b = NULL;
+
+		if (rd_varint(&p, end, &key))
+			return -1;
+		switch (key & 7) {
+		case 0:
+			if (rd_varint(&p, end, &v))
+				return -1;
+			break;
+		case 1:
+			if (end - p < 8)
+				return -1;
+			memcpy(&v, p, 8);
+			p += 8;
+			break;
+		case 2:
+			if (rd_varint(&p, end, &v) || (uint64_t)(end - p) < v)
+				return -1;
+			b = p;
+			p += v;
+			break;
+		default:
+			return -1;
+		}
+		if (fn(ctx, (uint32_t)(key >> 3), v, b, (size_t)v))
+			return -1;
+	}
+	return 0;
+}
+
+struct pkt {
+	uint64_t ts, clock, seq, flags, type, name, flow;
+	int has_ts, has_clock, has_te, has_defaults, has_snap;
+	uint64_t def_clock, def_track, snap64;
+};
+
+static int f_inner(void *ctx, uint32_t f, uint64_t v, const uint8_t *b, size_t n);
+
+/* Which message f_inner is reading, by its place. */
+enum { M_TE, M_DEF, M_TED, M_SNAP, M_CLK };
+struct inner {
+	struct pkt *k;
+	int m;
+	uint64_t clk_id, clk_ts;
+};
+
+static int f_inner(void *ctx, uint32_t f, uint64_t v, const uint8_t *b, size_t n)
+{
+	struct inner *in = ctx, sub = *in;
+
+	switch (in->m) {
+	case M_TE:
+		if (f == 9)
+			in->k->type = v;
+		else if (f == 10)
+			in->k->name = v;
+		else if (f == 47)
+			in->k->flow = v;
+		return 0;
+	case M_DEF:
+		if (f == 58)
+			in->k->def_clock = v;
+		if (f == 11 && b) {
+			sub.m = M_TED;
+			return fields(b, b + n, f_inner, &sub);
+		}
+		return 0;
+	case M_TED:
+		if (f == 11)
+			in->k->def_track = v;
+		return 0;
+	case M_SNAP:
+		if (f == 1 && b) {
+			sub.m = M_CLK;
+			sub.clk_id = sub.clk_ts = 0;
+			if (fields(b, b + n, f_inner, &sub))
+				return -1;
+			if (sub.clk_id == 64)
+				in->k->snap64 = sub.clk_ts;
+		}
+		return 0;
+	case M_CLK:
+		if (f == 1)
+			in->clk_id = v;
+		else if (f == 2)
+			in->clk_ts = v;
+		return 0;
+	}
+	return 0;
+}
+
+static int f_packet(void *ctx, uint32_t f, uint64_t v, const uint8_t *b, size_t n)
+{
+	struct pkt *k = ctx;
+	struct inner in = { k, M_TE, 0, 0 };
+
+	switch (f) {
+	case 8: k->ts = v; k->has_ts = 1; return 0;
+	case 58: k->clock = v; k->has_clock = 1; return 0;
+	case 10: k->seq = v; return 0;
+	case 13: k->flags = v; return 0;
+	case 11: k->has_te = 1; in.m = M_TE; return fields(b, b + n, f_inner, &in);
+	case 59: k->has_defaults = 1; in.m = M_DEF; return fields(b, b + n, f_inner, &in);
+	case 6: k->has_snap = 1; in.m = M_SNAP; return fields(b, b + n, f_inner, &in);
+	}
+	return 0;
+}
+
+#define MAXSEQ 4096
+
+/* Decode the export into events and the slices written.  0, or -1 (why set). */
+static int decode(struct dec *d, const uint8_t *p, size_t len)
+{
+	static struct seqst st[MAXSEQ];
+	const uint8_t *end = p + len;
+	uint64_t order = 0;
+
+	memset(st, 0, sizeof(st));
+	while (p < end) {
+		uint64_t key, n, ts;
+		struct pkt k;
+		struct seqst *q;
+
+		if (rd_varint(&p, end, &key) || key != 0x0a || rd_varint(&p, end, &n) ||
+		    (uint64_t)(end - p) < n) {
+			snprintf(d->why, sizeof(d->why), "not a Trace at packet %llu",
+				 (unsigned long long)order);
+			return -1;
+		}
+		memset(&k, 0, sizeof(k));
+		if (fields(p, p + n, f_packet, &k)) {
+			snprintf(d->why, sizeof(d->why), "packet %llu malformed",
+				 (unsigned long long)order);
+			return -1;
+		}
+		p += n;
+		order++;
+		if (k.seq >= MAXSEQ) {
+			snprintf(d->why, sizeof(d->why), "sequence %llu", (unsigned long long)k.seq);
+			return -1;
+		}
+		q = &st[k.seq];
+		if (k.flags & 1) {
+			memset(q, 0, sizeof(*q));
+			q->has = 1;
+		}
+		if (k.has_defaults) {
+			q->clock = (uint32_t)k.def_clock;
+			q->track = k.def_track;
+		}
+		if (k.has_snap)
+			q->last = k.snap64;
+		if (!k.has_te)
+			continue;
+		if (!q->has || !(k.flags & 2) || !k.has_ts) {
+			snprintf(d->why, sizeof(d->why), "packet %llu: no state, flag or time",
+				 (unsigned long long)order);
+			return -1;
+		}
+		if (k.has_clock && k.clock == 6) {
+			ts = k.ts;
+		} else {
+			ts = q->last + k.ts;
+			q->last = ts;
+		}
+		if (k.type == 1 || k.type == 2) {
+			struct ev *e;
+
+			if (ga_util_grow(&d->ev, &d->capev, d->nev + 1, sizeof(*d->ev)))
+				return -1;
+			e = &d->ev[d->nev++];
+			e->track = q->track;
+			e->ts = ts;
+			e->order = order;
+			e->seq = (uint32_t)k.seq;
+			e->name = (uint32_t)k.name;
+			e->end = k.type == 2;
+		}
+		if (k.type == 1) {
+			if (q->open) {
+				snprintf(d->why, sizeof(d->why), "two begins on sequence %llu",
+					 (unsigned long long)k.seq);
+				return -1;
+			}
+			q->open = 1;
+			q->bts = ts;
+			q->bname = (uint32_t)k.name;
+		} else if (k.type == 2) {
+			struct sl *s;
+
+			if (!q->open) {
+				snprintf(d->why, sizeof(d->why), "an end without a begin");
+				return -1;
+			}
+			q->open = 0;
+			if (ga_util_grow(&d->want, &d->capwant, d->nwant + 1, sizeof(*d->want)))
+				return -1;
+			s = &d->want[d->nwant++];
+			s->track = q->track;
+			s->s = q->bts;
+			s->e = ts;
+			s->name = k.seq << 32 | q->bname;
+		}
+	}
+	return 0;
+}
+
+static int cmp_ev(const void *pa, const void *pb)
+{
+	const struct ev *a = pa, *b = pb;
+
+	if (a->track != b->track)
+		return a->track < b->track ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int cmp_sl(const void *pa, const void *pb)
+{
+	const struct sl *a = pa, *b = pb;
+
+	if (a->track != b->track)
+		return a->track < b->track ? -1 : 1;
+	if (a->s != b->s)
+		return a->s < b->s ? -1 : 1;
+	if (a->e != b->e)
+		return a->e < b->e ? -1 : 1;
+	return a->name < b->name ? -1 : a->name > b->name;
+}
+
+/*
+ * Perfetto's replay: per track by (time, file order), each end closing
+ * the innermost open slice.  Returns how many slices it builds other
+ * than those written (0: all nest), or -1 out of memory.
+ */
+static long replay(struct dec *d)
+{
+	struct sl *built = malloc((d->nwant ? d->nwant : 1) * sizeof(*built));
+	size_t *stack = malloc((d->nev ? d->nev : 1) * sizeof(*stack)), ns = 0, nb = 0;
+	long bad = 0;
+
+	if (!built || !stack) {
+		free(built);
+		free(stack);
+		return -1;
+	}
+	qsort(d->ev, d->nev, sizeof(*d->ev), cmp_ev);
+	for (size_t i = 0; i < d->nev; i++) {
+		const struct ev *e = &d->ev[i];
+
+		if (i && e->track != d->ev[i - 1].track) {
+			bad += (long)ns;
+			ns = 0;
+		}
+		if (!e->end) {
+			stack[ns++] = i;
+		} else if (!ns) {
+			bad++;
+		} else {
+			const struct ev *b = &d->ev[stack[--ns]];
+
+			if (nb < d->nwant) {
+				built[nb].track = b->track;
+				built[nb].s = b->ts;
+				built[nb].e = e->ts;
+				built[nb].name = (uint64_t)b->seq << 32 | b->name;
+				nb++;
+			}
+		}
+	}
+	bad += (long)ns;
+	if (nb != d->nwant)
+		bad += labs((long)d->nwant - (long)nb);
+	qsort(built, nb, sizeof(*built), cmp_sl);
+	qsort(d->want, d->nwant, sizeof(*d->want), cmp_sl);
+	for (size_t i = 0; i < nb && i < d->nwant; i++)
+		bad += cmp_sl(&built[i], &d->want[i]) != 0;
+	free(built);
+	free(stack);
+	return bad;
+}
+
+/* Export path as Perfetto protobuf, decode and replay it: slices written, or -1. */
+static long export_and_replay(const char *path, const char *out, long *bad, char *why,
+			      size_t whylen)
+{
+	struct dec d;
+	unsigned char *buf;
+	size_t len = 0;
+	char *so = NULL, *se = NULL;
+	int rc;
+	long n = -1;
+
+	memset(&d, 0, sizeof(d));
+	rc = synth_run(dir, &so, &se, cmd_export, "export", "-t", "perfetto", "--no-symbolize",
+		       "-o", out, path, (char *)NULL);
+	snprintf(why, whylen, "export exited %d: %.150s", rc, se ? se : "");
+	free(so);
+	free(se);
+	if (rc)
+		return -1;
+	buf = synth_slurp(out, &len);
+	if (!buf)
+		return -1;
+	if (decode(&d, buf, len)) {
+		snprintf(why, whylen, "%s", d.why);
+	} else {
+		*bad = replay(&d);
+		n = (long)d.nwant;
+	}
+	free(buf);
+	free(d.ev);
+	free(d.want);
+	return n;
+}
+
+/*
+ * Ties written in the order that pairs them wrongly, unless each goes on
+ * a lane of its own: on stream 7, k2 [300, 400) before k1 [200, 300),
+ * which ends where k2 begins; on thread 100 the driver's call [1000,
+ * 1100) before the runtime's [1000, 1500) that makes it and begins with
+ * it; a push/pop range [500, 1000) written at the end, ending where the
+ * runtime call begins.
+ */
+static void test_ties(void)
+{
+	char path[128], out[128], why[256];
+	struct synth *s;
+	uint64_t t = T0 + 1000;
+	uint32_t k1, k2, rt, drv, rg;
+	long n, bad = -1;
+
+	snprintf(path, sizeof(path), "%s/ties.gpuprof", dir);
+	snprintf(out, sizeof(out), "%s/ties.pftrace", dir);
+	s = synth_open(path);
+	synth_process(s, 4242, "host", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	k1 = synth_string(s, "_Z2k1v");
+	k2 = synth_string(s, "_Z2k2v");
+	rt = synth_string(s, "cudaLaunchKernel");
+	drv = synth_string(s, "cuLaunchKernel");
+	rg = synth_string(s, "step");
+	synth_api_corr(s, drv, t + 1000, t + 1100, 100, 2, GP_API_DRIVER);
+	synth_api_corr(s, rt, t + 1000, t + 1500, 100, 1, GP_API_RUNTIME);
+	synth_kernel_at_corr(s, k2, t + 2300, t + 2400, 0, 7, 1);
+	synth_kernel_at_corr(s, k1, t + 2200, t + 2300, 0, 7, 2);
+	synth_nvtx_range(s, rg, 0, t + 500, t + 1000, 100, 100, 1, GP_NVTX_PUSHPOP);
+	synth_end(s, t + 100000, 0);
+	synth_close(s, NULL, NULL);
+	tap_begin("perfetto: slices whose times tie, written in any order, nest as written");
+	n = export_and_replay(path, out, &bad, why, sizeof(why));
+	CHECKF(n == 5 && bad == 0, "%ld slices, %ld built otherwise: %s", n, bad, why);
+	tap_end();
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(uint64_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng % n;
+}
+
+/*
+ * API calls, ranges of two domains (push/pop, and one in eight start/end)
+ * and kernels at random times on a grid of 100 ns (so that many tie) and
+ * in random order: Perfetto's replay builds exactly the slices written.
+ */
+static void test_random(void)
+{
+	char path[128], out[128], why[256];
+	struct synth *s;
+	uint32_t api, rg, k, dom;
+	long n, bad = -1, want = 0;
+
+	snprintf(path, sizeof(path), "%s/random.gpuprof", dir);
+	snprintf(out, sizeof(out), "%s/random.pftrace", dir);
+	s = synth_open(path);
+	synth_process(s, 4243, "host", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	api = synth_string(s, "cudaLaunchKernel");
+	rg = synth_string(s, "r");
+	k = synth_string(s, "_Z1kv");
+	dom = synth_string(s, "D");
+	for (uint32_t i = 0; i < 3000; i++) {
+		uint64_t t = T0 + 1000 + 100 * rnd(2000), len = 100 * rnd(i % 10 ? 20 : 400);
+
+		switch (rnd(4)) {
+		case 0:
+			synth_api_corr(s, api, t, t + len, 7, i + 1, GP_API_RUNTIME);
+			break;
+		case 1:
+			synth_kernel_at_corr(s, k, t, t + len, 0, 3, i + 1);
+			break;
+		default:
+			synth_nvtx_range(s, rg, rnd(2) ? dom : 0, t, t + len, 7, 7, i + 1,
+					 rnd(8) ? GP_NVTX_PUSHPOP : 0);
+			break;
+		}
+		want++;
+	}
+	synth_end(s, T0 + 2000000, 0);
+	synth_close(s, NULL, NULL);
+	tap_begin("perfetto: the slices of a trace of random, tying times nest as written");
+	n = export_and_replay(path, out, &bad, why, sizeof(why));
+	CHECKF(n == want && bad == 0, "%ld of %ld slices, %ld built otherwise: %s", n, want, bad,
+	       why);
+	tap_end();
+}
+
+int main(void)
+{
+	char cmd[128];
+
+	snprintf(dir, sizeof(dir), "/tmp/gpuprof-perfetto-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_wire();
+	test_strict_lanes();
+	test_ties();
+	for (int i = 0; i < (getenv("NRANDOM") ? atoi(getenv("NRANDOM")) : 3); i++)
+		test_random();
+	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return tap_exit();
+}
