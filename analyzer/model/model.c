@@ -126,6 +126,17 @@ void ga_model_free(struct ga_model *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* *a += v, stopping at UINT64_MAX; 1 when it stopped there (a count saturated). */
+static int sat_add(uint64_t *a, uint64_t v)
+{
+	if (*a > UINT64_MAX - v) {
+		*a = UINT64_MAX;
+		return 1;
+	}
+	*a += v;
+	return 0;
+}
+
 static int nomem(struct fctx *f)
 {
 	struct ga_model *m = f->m;
@@ -1230,9 +1241,9 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 		const struct gp_rec_lost *l = (const void *)rec;
 		uint32_t cause = l->cause < GP_LOST_CAUSE_COUNT ? l->cause : 0;
 
-		m->lost[cause] += l->count;
-		m->lost_records_total += l->count;
-		p->lost_sum += l->count;
+		m->lost_saturated |= sat_add(&m->lost[cause], l->count) |
+				     sat_add(&m->lost_records_total, l->count) |
+				     sat_add(&p->lost_sum, l->count);
 		if (cause == GP_LOST_HANDOVER && l->h.aux == GP_LOST_GAP_START && !p->gap_open) {
 			p->gap_open = 1;
 			p->gap_start = l->time;
@@ -1354,7 +1365,7 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 	if (!f.started)
 		p->pid = file->info.header.pid;
 	p->chunk_lost = file->info.chunk_lost;
-	m->chunk_lost += file->info.chunk_lost;
+	m->lost_saturated |= sat_add(&m->chunk_lost, file->info.chunk_lost);
 	m->records += file->info.records;
 	m->unknown += file->info.unknown;
 	m->malformed += file->info.malformed;
@@ -1388,14 +1399,36 @@ uint64_t ga_model_lost_unattributed(const struct ga_model *m)
 		uint64_t t = p->chunk_lost > p->end_lost ? p->chunk_lost : p->end_lost;
 
 		if (t > p->lost_sum)
-			u += t - p->lost_sum;
+			sat_add(&u, t - p->lost_sum);
 	}
 	return u;
 }
 
 uint64_t ga_model_lost_total(const struct ga_model *m)
 {
-	return m->lost_records_total + ga_model_lost_unattributed(m);
+	uint64_t t = m->lost_records_total;
+
+	sat_add(&t, ga_model_lost_unattributed(m));
+	return t;
+}
+
+int ga_model_lost_saturated(const struct ga_model *m)
+{
+	return m->lost_saturated || ga_model_lost_total(m) == UINT64_MAX;
+}
+
+int ga_model_times_implausible(const struct ga_model *m)
+{
+	if (m->last_end > m->first_start && m->last_end - m->first_start > GA_MODEL_PLAUSIBLE_NS)
+		return 1;
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct ga_proc *p = &m->procs[i];
+
+		if (p->finished && p->has_process && p->end_ns > p->start_ns &&
+		    p->end_ns - p->start_ns > GA_MODEL_PLAUSIBLE_NS)
+			return 1;
+	}
+	return 0;
 }
 
 /* ---- finishing: busy time, medians, labels ---- */

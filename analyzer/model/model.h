@@ -306,6 +306,7 @@ struct ga_model {
 	uint64_t records, unknown, malformed;
 	uint64_t lost[GP_LOST_CAUSE_COUNT];  /* [0]: causes this reader does not know */
 	uint64_t lost_records_total;
+	int lost_saturated;        /* a loss count reached UINT64_MAX: counts are lower bounds */
 	uint64_t gaps, gap_ns;     /* all processes' hand-overs (GP_LOST_HANDOVER marks) */
 	uint64_t chunk_lost;
 	uint64_t first_start, last_end;      /* span of all activities */
@@ -391,6 +392,24 @@ uint64_t ga_model_lost_total(const struct ga_model *m);
 
 /* Lost records counted only in chunk headers, without a LOST record. */
 uint64_t ga_model_lost_unattributed(const struct ga_model *m);
+
+/*
+ * 1 when a loss count stopped at UINT64_MAX: sums saturate instead of
+ * wrapping, so the total is never less than any sum of its causes, and
+ * each is then a lower bound.
+ */
+int ga_model_lost_saturated(const struct ga_model *m);
+
+/* Longest span of times a trace can plausibly have: a year. */
+#define GA_MODEL_PLAUSIBLE_NS (365ull * 86400 * 1000000000)
+
+/*
+ * 1 when the traces' times cannot all be right: GPU activities, or a
+ * process from recorder start to end, spanning more than
+ * GA_MODEL_PLAUSIBLE_NS (a damaged or forged trace, or clocks that
+ * disagree).  After ga_model_finish().
+ */
+int ga_model_times_implausible(const struct ga_model *m);
 
 /* Index order of kstats / astats / labels / devrows by total, descending. */
 uint32_t *ga_model_order_kernels(const struct ga_model *m);

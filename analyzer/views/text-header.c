@@ -250,7 +250,8 @@ static int print_times(const struct ga_model *m, const struct ga_ranks *rk,
 	ga_text_field(out, "Wall span:");
 	if (m->last_end > m->first_start || m->counts[GA_ACT_KERNEL] ||
 	    m->counts[GA_ACT_MEMCPY] || m->counts[GA_ACT_MEMSET] || m->counts[GA_ACT_GRAPH])
-		fprintf(out, "%s (first to last GPU activity)\n", ga_fmt_time(t, sizeof(t), span));
+		fprintf(out, "%s (first to last GPU activity%s)\n", ga_fmt_time(t, sizeof(t), span),
+			span > GA_MODEL_PLAUSIBLE_NS ? "; implausible, see Warnings" : "");
 	else
 		fputs("no GPU activity\n", out);
 
@@ -263,9 +264,11 @@ static int print_times(const struct ga_model *m, const struct ga_ranks *rk,
 		ga_text_field(out, n++ == 0 ? "Process time:" : "");
 		fputs(ga_fmt_time(t, sizeof(t), p->end_ns - p->start_ns), out);
 		if (m->nprocs > 1)
-			fprintf(out, " (%s, recorder start to end)\n", who(m, proc, wb, sizeof(wb)));
+			fprintf(out, " (%s, recorder start to end", who(m, proc, wb, sizeof(wb)));
 		else
-			fputs(" (recorder start to end)\n", out);
+			fputs(" (recorder start to end", out);
+		fputs(p->end_ns - p->start_ns > GA_MODEL_PLAUSIBLE_NS ? "; implausible, see Warnings)\n" :
+		      ")\n", out);
 	}
 
 	if (!span)
@@ -341,13 +344,18 @@ static void print_counts(const struct ga_model *m, FILE *out)
 		fputs("none\n", out);
 		return;
 	}
-	fprintf(out, "%" PRIu64, lost);
+	/* A count that reached UINT64_MAX stopped there: every number is a lower bound. */
+	if (ga_model_lost_saturated(m))
+		fprintf(out, "at least %" PRIu64 ", the count saturated", lost);
+	else
+		fprintf(out, "%" PRIu64, lost);
 	for (i = 1; i <= GP_LOST_CAUSE_COUNT; i++) {
 		int c = i % GP_LOST_CAUSE_COUNT;   /* unknown causes last */
 
 		if (!m->lost[c])
 			continue;
-		fprintf(out, "%s%s: %" PRIu64, sep, cause[c], m->lost[c]);
+		fprintf(out, "%s%s: %s%" PRIu64, sep, cause[c],
+			m->lost[c] == UINT64_MAX ? "at least " : "", m->lost[c]);
 		sep = ", ";
 	}
 	if (un) {
@@ -563,7 +571,11 @@ static int print_header(const struct ga_model *m, const struct ga_ranks *rk, FIL
 	}
 	users_free(&u);
 	print_counts(m, out);
-	if (ga_load_warnings(m, &w)) {
+	if (ga_load_warnings(m, &w) ||
+	    (ga_model_times_implausible(m) &&
+	     ga_buf_printf(&w, "times span more than a year: the trace's timestamps are damaged, "
+			   "or its clocks disagree; times and rates in this report are not to be "
+			   "trusted\n"))) {
 		ga_buf_free(&w);
 		return -1;
 	}

@@ -206,8 +206,8 @@ static int write_absurd_time(const char *path)
 	return synth_close(s, NULL, NULL);
 }
 
-/* Loss counts whose sum does not fit 64 bits. */
-static int write_lost(const char *path)
+/* Loss counts whose sum does not fit 64 bits (one cause's too with same_cause). */
+static int write_lost(const char *path, int same_cause)
 {
 	struct synth *s = synth_open(path);
 
@@ -218,6 +218,8 @@ static int write_lost(const char *path)
 	synth_lost(s, GP_LOST_RING_FULL, UINT64_MAX - 10);
 	synth_lost(s, GP_LOST_CUPTI_DROPPED, 100);
 	synth_lost(s, GP_LOST_NO_BUFFER, 7);
+	if (same_cause)
+		synth_lost(s, GP_LOST_RING_FULL, 100);
 	synth_end(s, T0 + 3000, UINT64_MAX - 3);
 	return synth_close(s, NULL, NULL);
 }
@@ -245,7 +247,9 @@ static int write_all(void)
 	path_of(p, sizeof(p), "absurd");
 	rc |= write_absurd_time(p);
 	path_of(p, sizeof(p), "lost");
-	rc |= write_lost(p);
+	rc |= write_lost(p, 0);
+	path_of(p, sizeof(p), "lost2");
+	rc |= write_lost(p, 1);
 	return rc;
 }
 
@@ -472,6 +476,84 @@ static void test_devices(void)
 	tap_end();
 }
 
+/* The number after "key": in s, or -1 (as unsigned: UINT64_MAX) when missing. */
+static uint64_t json_u64(const char *s, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = s ? strstr(s, k) : NULL;
+	return p ? strtoull(p + strlen(k), NULL, 10) : UINT64_MAX;
+}
+
+static void test_lost_saturated(void)
+{
+	static const char *const causes[] = { "cupti_dropped", "ring_full", "no_timestamp",
+					      "write_error", "no_buffer", "cupti_error",
+					      "handover", "other", "unattributed" };
+	char p[512];
+	struct outcome o;
+
+	tap_begin("lost-record counts saturate, say so, and the total covers its causes");
+	path_of(p, sizeof(p), "lost");
+	bounded(&o, 256, cmd_report, "report", p, NULL);
+	OUTCOME_OK(o);
+	CHECKF(o.out && strstr(o.out, "Lost records: at least 18446744073709551615, the count "
+			       "saturated (dropped by CUPTI: 100, recorder ring full: "
+			       "18446744073709551605, no CUPTI buffer: 7)\n"),
+	       "%.2000s", o.out ? o.out : "");
+	CHECK(o.out && !strstr(o.out, "cause not recorded"));
+	outcome_free(&o);
+	path_of(p, sizeof(p), "lost2");
+	bounded(&o, 256, cmd_report, "report", p, NULL);
+	OUTCOME_OK(o);
+	CHECKF(o.out && strstr(o.out, "recorder ring full: at least 18446744073709551615"), "%.2000s",
+	       o.out ? o.out : "");
+	outcome_free(&o);
+	/* The JSON export: the total is never below the sum of its causes. */
+	bounded(&o, 256, cmd_export, "export", "-t", "json", "-o", "-", p, NULL);
+	OUTCOME_OK(o);
+	{
+		const char *l = o.out ? strstr(o.out, "\"lost\":") : NULL;
+		uint64_t total = json_u64(l, "total"), sum = 0;
+
+		for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++) {
+			uint64_t v = json_u64(l, causes[i]);
+
+			if (v == UINT64_MAX && !strstr(l ? l : "", causes[i]))
+				continue;
+			sum = sum > UINT64_MAX - v ? UINT64_MAX : sum + v;
+		}
+		CHECKF(l && total >= sum, "total %llu, causes %llu: %.500s",
+		       (unsigned long long)total, (unsigned long long)sum, l ? l : "(no lost)");
+	}
+	outcome_free(&o);
+	tap_end();
+}
+
+static void test_absurd_times(void)
+{
+	char p[512];
+	struct outcome o;
+
+	tap_begin("times spanning more than a year are flagged");
+	path_of(p, sizeof(p), "absurd");
+	bounded(&o, 256, cmd_report, "report", p, NULL);
+	OUTCOME_OK(o);
+	CHECKF(o.out && strstr(o.out, "(first to last GPU activity; implausible, see Warnings)") &&
+	       strstr(o.out, "(recorder start to end; implausible, see Warnings)") &&
+	       strstr(o.out, "Warnings:     times span more than a year"), "%.3000s",
+	       o.out ? o.out : "");
+	outcome_free(&o);
+	/* A plausible trace says nothing of it. */
+	path_of(p, sizeof(p), "lost");
+	bounded(&o, 256, cmd_report, "report", p, NULL);
+	CHECK(o.out && !strstr(o.out, "implausible") && !strstr(o.out, "more than a year"));
+	outcome_free(&o);
+	tap_end();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--write")) {
@@ -489,6 +571,8 @@ int main(int argc, char **argv)
 	test_long_names();
 	test_devices();
 	test_tree();
+	test_lost_saturated();
+	test_absurd_times();
 	{
 		char cmd[400];
 
