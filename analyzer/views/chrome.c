@@ -24,9 +24,10 @@
  * does a GPU activity that overlaps one on its stream's track (a kernel
  * profiled by kernel replay has no GPU times: it is placed at its launch
  * call).  The ranges' lanes are laid out at the first event, when every
- * range is known (layout()); API calls and activities find theirs as they
- * stream, each lane keeping its last LANE_KEEP top-level slices (older
- * ones summed up in one span that nothing may cross: see lane_fits()).
+ * range is known (laid_out()); API calls and activities find theirs as they
+ * stream, each lane keeping its last GA_LANE_KEEP top-level slices (older
+ * ones summed up in one span that nothing may cross: see ga_lane_fits()
+ * in views/tracks.h, which holds this layout for the Perfetto export too).
  * A flow arrow starts on the launching thread's own track.
  *
  * Times: "ts" and "dur" are microseconds with three decimals, relative to
@@ -54,61 +55,24 @@
 #include <string.h>
 
 #include "views/export.h"
+#include "views/tracks.h"
 
-/* GPU streams get thread ids above any Linux tid (pid_max <= 2^22). */
-#define GPU_TID_BASE 0x40000000u
-/* Host tracks of no thread of their own (NVTX domains, lanes): also above. */
-#define HOST_TID_BASE 0x20000000u
+#define GPU_TID_BASE GA_GPU_TID_BASE
+#define HOST_TID_BASE GA_HOST_TID_BASE
 #define NS_PER_S 1000000000ull
-/* Top-level slices a lane keeps to check the next ones against. */
-#define LANE_KEEP 8
-/* Range boundaries inside one API call looked at before giving up (its thread is in the call). */
-#define CROSS_LOOK 64
-
-/*
- * One lane of a track: a thread id and the last top-level slices on it,
- * disjoint, by start; s[0], e[0] may be the span of all older ones.
- */
-struct lane {
-	uint32_t tid;
-	uint32_t next;             /* the track's next lane: index + 1, 0 none */
-	uint32_t n;
-	uint64_t s[LANE_KEEP + 1], e[LANE_KEEP + 1];   /* one more while one is put */
-};
-
-/* A track of ranges named at the end, when its process is known: "NVTX D [tid T]". */
-struct range_track {
-	uint32_t proc, tid;        /* tid: the track's */
-	uint32_t thread;           /* the thread whose ranges it holds */
-	uint32_t domain;           /* strtab id, 0 the default domain */
-	int overlapping;           /* a lane after the first */
-};
-
-/* The ranges on one thread's own track, for its API calls to nest with. */
-struct range_seg {
-	size_t off, n;             /* into by_start and by_end */
-};
 
 struct chrome {
 	struct ga_map streams;     /* (proc << 32 | device, context << 32 | stream) -> lane + 1 */
 	uint32_t nstreams;         /* GPU thread ids handed out */
 	struct ga_map threads;     /* (proc, tid) -> the thread's API lane + 1 */
 	uint32_t nhost;            /* host thread ids handed out */
-	struct lane *lanes;
-	size_t nlanes, caplanes;
-	int laid_out;              /* the ranges' tracks chosen (layout()) */
-	uint32_t *range_tid;       /* per range of rg: its track's thread id */
-	uint32_t *by_start, *by_end;   /* ranges on their thread's own track, per thread */
-	struct range_seg *segs;
-	size_t nsegs, capsegs;
-	struct ga_map seg_map;     /* (proc, tid) -> segs index + 1 */
-	struct range_track *rtracks;   /* the range tracks that are no thread's own */
-	size_t nrtracks, caprtracks;
+	struct ga_lanes lanes;
+	int laid_out;              /* the ranges' tracks chosen (laid_out()) */
+	struct ga_range_layout rl; /* the push/pop ranges' tracks */
 	uint8_t *proc_seen;
 	size_t capseen;
 	uint32_t *chrome_pid;      /* per process: its pid, made unique */
-	struct ga_map pids;        /* (0, chrome pid) taken; (1, pid) -> the next k of pid_for() */
-	uint32_t spare;            /* the last pid pid_for() tried once a pid's k were used up */
+	struct ga_pids pids;       /* unique pids (ga_pids_for()) */
 	uint64_t base;             /* trace time of ts 0 */
 	int based;                 /* base chosen */
 	uint64_t flows;            /* flow ids handed out */
@@ -201,71 +165,6 @@ static void host_track_meta(struct ga_jw *w, uint32_t pid, uint32_t tid, const c
 	ga_jw_end(w);
 }
 
-/* A new lane on thread id tid: its index, or -1 out of memory. */
-static long lane_new(struct chrome *c, uint32_t tid)
-{
-	struct lane *l;
-
-	if (c->nlanes >= UINT32_MAX - 1 ||
-	    ga_util_grow(&c->lanes, &c->caplanes, c->nlanes + 1, sizeof(*c->lanes)))
-		return -1;
-	l = &c->lanes[c->nlanes];
-	memset(l, 0, sizeof(*l));
-	l->tid = tid;
-	return (long)c->nlanes++;
-}
-
-/*
- * Whether [s, e) may go on lane l: against each slice kept, disjoint, or
- * (nest: host tracks) containing it; on GPU tracks nothing may overlap.  A
- * slice inside a kept one does not fit, as the kept one's children are
- * forgotten and it might cross one; in the usual order (a call's record
- * comes after those of the calls it makes, activities of a stream one
- * after the other) that does not happen.
- */
-static int lane_fits(const struct lane *l, int nest, uint64_t s, uint64_t e)
-{
-	/* Kept slices are disjoint and by start: the last ends last. */
-	if (!l->n || s >= l->e[l->n - 1])
-		return 1;
-	for (uint32_t i = 0; i < l->n; i++) {
-		if (l->e[i] <= s || e <= l->s[i])
-			continue;
-		if (nest && s <= l->s[i] && l->e[i] <= e)
-			continue;
-		return 0;
-	}
-	return 1;
-}
-
-/* Put [s, e), which fits, on lane l: it replaces what it contains. */
-static void lane_put(struct lane *l, uint64_t s, uint64_t e)
-{
-	uint32_t i, j = 0;
-
-	for (i = 0; i < l->n; i++) {
-		if (s <= l->s[i] && l->e[i] <= e)
-			continue;
-		l->s[j] = l->s[i];
-		l->e[j] = l->e[i];
-		j++;
-	}
-	for (i = j; i > 0 && l->s[i - 1] > s; i--) {
-		l->s[i] = l->s[i - 1];
-		l->e[i] = l->e[i - 1];
-	}
-	l->s[i] = s;
-	l->e[i] = e;
-	l->n = j + 1;
-	if (l->n > LANE_KEEP) {
-		/* The two first become one span: disjoint, by start, it ends before the third. */
-		l->e[0] = l->e[1] > l->e[0] ? l->e[1] : l->e[0];
-		memmove(&l->s[1], &l->s[2], (LANE_KEEP - 1) * sizeof(l->s[0]));
-		memmove(&l->e[1], &l->e[2], (LANE_KEEP - 1) * sizeof(l->e[0]));
-		l->n = LANE_KEEP;
-	}
-}
-
 /*
  * The thread id for [s, t) on a track: *head is its first lane + 1 (0: a
  * new track, whose first lane gets tid0, or when tid0 is UINT32_MAX a new
@@ -278,90 +177,31 @@ static int place(struct ga_export *e, uint32_t pid, uint32_t *head, uint32_t tid
 {
 	struct chrome *c = e->state;
 	char lname[160];
-	long i, last = -1;
+	long i, last;
 
 	if (!*head) {
 		if (tid0 == UINT32_MAX) {
 			tid0 = GPU_TID_BASE + c->nstreams++;
 			gpu_track_meta(&e->jw, pid, tid0, name);
 		}
-		if ((i = lane_new(c, tid0)) < 0)
+		if ((i = ga_lanes_add(&c->lanes, -1, tid0)) < 0)
 			return -1;
 		*head = (uint32_t)i + 1;
 	}
-	for (i = (long)*head - 1; i >= 0; i = (long)c->lanes[i].next - 1) {
-		last = i;
-		if ((i != (long)*head - 1 || first_ok) && lane_fits(&c->lanes[i], !gpu, s, t))
-			break;
-	}
+	i = ga_lanes_find(&c->lanes, (long)*head - 1, !gpu, 0, first_ok, s, t, &last);
 	if (i < 0) {
 		uint32_t ntid = gpu ? GPU_TID_BASE + c->nstreams++ : HOST_TID_BASE + c->nhost++;
 
-		if ((i = lane_new(c, ntid)) < 0)
+		if ((i = ga_lanes_add(&c->lanes, last, ntid)) < 0)
 			return -1;
-		c->lanes[last].next = (uint32_t)i + 1;
 		snprintf(lname, sizeof(lname), "%s (overlapping)", name);
 		if (gpu)
 			gpu_track_meta(&e->jw, pid, ntid, lname);
 		else
 			host_track_meta(&e->jw, pid, ntid, lname);
 	}
-	lane_put(&c->lanes[i], s, t);
-	*tid = c->lanes[i].tid;
-	return 0;
-}
-
-/* "rank 1: python3 train.py [4242] on node7" */
-static int proc_name(const struct ga_model *m, const struct ga_proc *p, struct ga_buf *b)
-{
-	int rc = 0;
-
-	if (p->rank != GA_NO_RANK)
-		rc |= ga_buf_printf(b, "rank %u: ", p->rank);
-	if (p->cmdline)
-		rc |= ga_buf_printf(b, "%.200s [%u]", ga_model_str(m, p->cmdline), p->pid);
-	else
-		rc |= ga_buf_printf(b, "pid %u", p->pid);
-	if (p->host)
-		rc |= ga_buf_printf(b, " on %s", ga_model_str(m, p->host));
-	return rc;
-}
-
-/*
- * A pid no process of the export has: the process's own, else, as long as
- * those are free, its own plus k << 22 for k = 1..1023 (above any Linux
- * pid, same low bits), else the first free one counting up.  Processes of
- * different hosts or containers share pids (every rank may be pid 1), and
- * Perfetto must not merge them, however many there are.  Each pid's next k
- * and the counter are kept, so n processes of one pid cost O(n) lookups.
- */
-static int pid_for(struct chrome *c, uint32_t pid, uint32_t *out)
-{
-	uint32_t *next = NULL, k, cand = pid;
-	int r;
-
-	for (;;) {
-		if (!ga_map_find(&c->pids, 0, cand))
-			break;
-		if (!next) {
-			r = ga_map_insert(&c->pids, 1, pid, &next);
-			if (r < 0)
-				return -1;
-			if (r == 1)
-				*next = 1;
-		}
-		k = *next;
-		if (k < 1024) {
-			*next = k + 1;
-			cand = pid + (k << 22);
-		} else {
-			cand = ++c->spare;   /* from 1: pid 0 is no process */
-		}
-	}
-	r = ga_map_insert(&c->pids, 0, cand, &next);
-	if (r < 0)
-		return -1;
-	*out = cand;
+	ga_lane_put(&c->lanes.v[i], s, t);
+	*tid = c->lanes.v[i].tid;
 	return 0;
 }
 
@@ -389,12 +229,12 @@ static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 			return -1;
 		c->chrome_pid = np;
 	}
-	if (pid_for(c, p->pid, &pid))
+	if (ga_pids_for(&c->pids, p->pid, &pid))
 		return -1;
 	c->proc_seen[proc] = 1;
 	c->chrome_pid[proc] = pid;
 
-	if (proc_name(m, p, &b)) {
+	if (ga_track_proc_name(m, p, &b)) {
 		ga_buf_free(&b);
 		return -1;
 	}
@@ -434,201 +274,18 @@ static int stream_track(struct ga_export *e, const struct ga_act *a, uint32_t pi
 	return place(e, pid, slot, UINT32_MAX, 1, 1, tname, a->start, a->end, tid);
 }
 
-/* Ranges of rg by (process, thread, start, end descending). */
-static int cmp_range(const void *pa, const void *pb, void *ctx)
-{
-	const struct ga_ranges *rg = ctx;
-	const struct ga_ranges_range *a = &rg->ranges[*(const uint32_t *)pa];
-	const struct ga_ranges_range *b = &rg->ranges[*(const uint32_t *)pb];
-
-	if (a->proc != b->proc)
-		return a->proc < b->proc ? -1 : 1;
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	if (a->end != b->end)
-		return a->end > b->end ? -1 : 1;
-	return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
-}
-
-static int cmp_range_end(const void *pa, const void *pb, void *ctx)
-{
-	const struct ga_ranges *rg = ctx;
-	uint64_t a = rg->ranges[*(const uint32_t *)pa].end, b = rg->ranges[*(const uint32_t *)pb].end;
-
-	if (a != b)
-		return a < b ? -1 : 1;
-	return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
-}
-
-/* A lane of ranges while they are laid out: the ends of the ranges open on it. */
-struct stack {
-	uint64_t *end;
-	size_t n, cap;
-	uint32_t tid;
-	uint32_t domain;           /* strtab id, 0 the default domain */
-};
-
 /*
- * The track and lane of every push/pop range (range_tid): per thread, the
- * default domain on the thread's own track, every other domain on a track
- * of its own; in each, a range goes on the first lane where it nests in
- * the innermost range still open there, or on a new lane.  Then, per
- * thread, the ranges on its own track by start and by end, for the API
- * calls to be checked against (crosses_ranges()).  Once, at the first
- * event: the index pass has found every range by then.
+ * The tracks of the push/pop ranges (ga_range_layout_build()), once, at
+ * the first event: the index pass has found every range by then.
  */
-static int layout(struct ga_export *e)
-{
-	struct chrome *c = e->state;
-	const struct ga_ranges *rg = &e->an->rg;
-	size_t n = rg->nranges, i, j, k, nby = 0, nst = 0, capst = 0;
-	struct stack *st = NULL;
-	uint32_t *ord;
-	int rc = -1;
-
-	c->laid_out = 1;
-	if (!n)
-		return 0;
-	ord = malloc(n * sizeof(*ord));
-	c->range_tid = calloc(n, sizeof(*c->range_tid));
-	c->by_start = malloc(n * sizeof(*c->by_start));
-	c->by_end = malloc(n * sizeof(*c->by_end));
-	if (!ord || !c->range_tid || !c->by_start || !c->by_end)
-		goto out;
-	for (i = 0; i < n; i++)
-		ord[i] = (uint32_t)i;
-	qsort_r(ord, n, sizeof(*ord), cmp_range, (void *)rg);
-	for (i = 0; i < n; i = j) {
-		const struct ga_ranges_range *r0 = &rg->ranges[ord[i]];
-		size_t seg = nby;
-		uint32_t *slot;
-
-		for (j = i; j < n && rg->ranges[ord[j]].proc == r0->proc &&
-			    rg->ranges[ord[j]].tid == r0->tid; j++)
-			;
-		for (k = 0; k < nst; k++)
-			free(st[k].end);
-		nst = 0;
-		for (k = i; k < j; k++) {
-			const struct ga_ranges_range *r = &rg->ranges[ord[k]];
-			uint32_t dom = rg->keys[r->key].domain;
-			size_t l, first = SIZE_MAX;
-
-			if (!r->pushpop)
-				continue;
-			for (l = 0; l < nst; l++) {
-				if (st[l].domain != dom)
-					continue;
-				if (first == SIZE_MAX)
-					first = l;
-				while (st[l].n && st[l].end[st[l].n - 1] <= r->start)
-					st[l].n--;
-				if (!st[l].n || st[l].end[st[l].n - 1] >= r->end)
-					break;
-			}
-			if (l == nst) {
-				if (ga_util_grow(&st, &capst, nst + 1, sizeof(*st)))
-					goto out;
-				memset(&st[l], 0, sizeof(st[l]));
-				st[l].domain = dom;
-				if (first == SIZE_MAX && !dom) {
-					st[l].tid = r->tid;
-				} else {
-					struct range_track *t;
-
-					/* Named at the end: the process is not read yet. */
-					if (ga_util_grow(&c->rtracks, &c->caprtracks, c->nrtracks + 1,
-							 sizeof(*c->rtracks)))
-						goto out;
-					st[l].tid = HOST_TID_BASE + c->nhost++;
-					t = &c->rtracks[c->nrtracks++];
-					t->proc = r->proc;
-					t->tid = st[l].tid;
-					t->thread = r->tid;
-					t->domain = dom;
-					t->overlapping = first != SIZE_MAX;
-				}
-				nst++;
-			}
-			if (ga_util_grow(&st[l].end, &st[l].cap, st[l].n + 1, sizeof(uint64_t)))
-				goto out;
-			st[l].end[st[l].n++] = r->end;
-			c->range_tid[ord[k]] = st[l].tid;
-			if (st[l].tid == r->tid)
-				c->by_start[nby++] = ord[k];
-		}
-		if (nby == seg)
-			continue;
-		if (ga_util_grow(&c->segs, &c->capsegs, c->nsegs + 1, sizeof(*c->segs)) ||
-		    ga_map_insert(&c->seg_map, r0->proc, r0->tid, &slot) < 0)
-			goto out;
-		c->segs[c->nsegs].off = seg;
-		c->segs[c->nsegs].n = nby - seg;
-		*slot = (uint32_t)++c->nsegs;
-		memcpy(c->by_end + seg, c->by_start + seg, (nby - seg) * sizeof(*c->by_end));
-		qsort_r(c->by_end + seg, nby - seg, sizeof(*c->by_end), cmp_range_end, (void *)rg);
-	}
-	rc = 0;
-out:
-	for (k = 0; k < nst; k++)
-		free(st[k].end);
-	free(st);
-	free(ord);
-	return rc;
-}
-
-/*
- * Whether an API call [s, t) of thread (proc, tid) would cross a range on
- * the thread's own track: one that starts inside it and ends after, or
- * ends inside it and started before.  A thread is inside its call while it
- * makes it, so no range should start or end there: past CROSS_LOOK such
- * boundaries it counts as crossing.
- */
-static int crosses_ranges(const struct chrome *c, const struct ga_ranges *rg, uint32_t proc,
-			  uint32_t tid, uint64_t s, uint64_t t)
-{
-	const uint32_t *v = ga_map_find(&c->seg_map, proc, tid);
-	const uint32_t *a;
-	size_t lo, hi, n, look = 0;
-
-	if (!v)
-		return 0;
-	n = c->segs[*v - 1].n;
-	a = c->by_start + c->segs[*v - 1].off;
-	for (lo = 0, hi = n; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (rg->ranges[a[mid]].start <= s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < n && rg->ranges[a[lo]].start < t; lo++)
-		if (++look > CROSS_LOOK || rg->ranges[a[lo]].end > t)
-			return 1;
-	a = c->by_end + c->segs[*v - 1].off;
-	for (lo = 0, hi = n; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (rg->ranges[a[mid]].end <= s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < n && rg->ranges[a[lo]].end < t; lo++)
-		if (++look > CROSS_LOOK || rg->ranges[a[lo]].start < s)
-			return 1;
-	return 0;
-}
-
-/* layout() once, at the first event. */
 static int laid_out(struct ga_export *e)
 {
 	struct chrome *c = e->state;
 
-	return c->laid_out ? 0 : layout(e);
+	if (c->laid_out)
+		return 0;
+	c->laid_out = 1;
+	return ga_range_layout_build(&c->rl, &e->an->rg, &c->nhost);
 }
 
 /* A flow from the API call that launched a (on its host thread) to a itself. */
@@ -757,7 +414,8 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 		return -1;
 	snprintf(name, sizeof(name), "tid %u", a->tid);
 	if (place(e, c->chrome_pid[a->proc], slot, a->tid, 0,
-		  !crosses_ranges(c, &e->an->rg, a->proc, a->tid, a->start, a->end), name, a->start,
+		  !ga_range_layout_crosses(&c->rl, &e->an->rg, a->proc, a->tid, a->start, a->end, 0),
+		  name, a->start,
 		  a->end, &tid))
 		return -1;
 	ga_jw_obj(w, GA_JW_COMPACT);
@@ -860,7 +518,7 @@ static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_range
 			ga_jw_kcstr(w, "cat", "nvtx");
 			ga_jw_kcstr(w, "ph", "X");
 			ga_jw_ku64(w, "pid", c->chrome_pid[r->proc]);
-			ga_jw_ku64(w, "tid", c->range_tid[i]);
+			ga_jw_ku64(w, "tid", c->rl.range_tid[i]);
 			kts(e, "ts", r->start);
 			kdur(w, r->end - r->start);
 			range_args(w, m, r, k);
@@ -885,14 +543,14 @@ static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_range
 	return ferror(e->out) || w->err ? -1 : 0;
 }
 
-/* The names of the range tracks that are no thread's own (layout()). */
+/* The names of the range tracks that are no thread's own (laid_out()). */
 static int range_track_names(struct ga_export *e, struct ga_model *m)
 {
 	struct chrome *c = e->state;
 	char name[160];
 
-	for (size_t i = 0; i < c->nrtracks; i++) {
-		const struct range_track *t = &c->rtracks[i];
+	for (size_t i = 0; i < c->rl.ntracks; i++) {
+		const struct ga_range_track *t = &c->rl.tracks[i];
 
 		if (proc_seen(e, m, t->proc))
 			return -1;
@@ -1170,14 +828,9 @@ static void done(struct ga_export *e)
 		return;
 	ga_map_free(&c->streams);
 	ga_map_free(&c->threads);
-	ga_map_free(&c->seg_map);
-	ga_map_free(&c->pids);
-	free(c->lanes);
-	free(c->range_tid);
-	free(c->by_start);
-	free(c->by_end);
-	free(c->segs);
-	free(c->rtracks);
+	ga_pids_free(&c->pids);
+	ga_lanes_free(&c->lanes);
+	ga_range_layout_free(&c->rl);
 	free(c->proc_seen);
 	free(c->chrome_pid);
 	free(c);
