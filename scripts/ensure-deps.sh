@@ -13,6 +13,8 @@
 #                             at run time, libdebuginfod1 too where
 #                             DEBUGINFOD_URLS is set: libdebuginfod-dev)
 #   sqlite3 CLI               sqlite3         (tests of the SQLite export)
+#   protoc                    protobuf-compiler (tests of the Perfetto export decode
+#                                              it; they skip without it)
 #   python3                   python3         (tests)
 #   CUDA toolkit              ${CUDA_HOME:-/usr/local/cuda}: nvcc, cupti.h
 #
@@ -52,6 +54,7 @@ have_file /usr/include/sqlite3.h /usr/local/include/sqlite3.h || pkgs+=(libsqlit
 have_file /usr/include/elfutils/libdwfl.h || pkgs+=(libdw-dev libelf-dev)
 have_file /usr/include/elfutils/debuginfod.h || pkgs+=(libdebuginfod-dev)
 command -v sqlite3 >/dev/null 2>&1 || pkgs+=(sqlite3)
+[ "$only_analyzer" = 1 ] || command -v protoc >/dev/null 2>&1 || pkgs+=(protobuf-compiler)
 
 if [ ${#pkgs[@]} -gt 0 ]; then
 	mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | awk '!seen[$0]++')
