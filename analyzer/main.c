@@ -22,6 +22,7 @@ static const struct {
 	{ "status", cmd_status, "state, trace file, records and losses of a recorder" },
 	{ "list", cmd_list, "processes on this host with a recorder listening" },
 	{ "dump", cmd_dump, "write a process's flight recorder into a trace file" },
+	{ "serve", cmd_serve, "serve a spool's latest windows over HTTP: /metrics, pprof" },
 };
 
 static void usage(FILE *f)

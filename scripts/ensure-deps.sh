@@ -18,6 +18,11 @@
 #   python3                   python3         (tests)
 #   CUDA toolkit              ${CUDA_HOME:-/usr/local/cuda}: nvcc, cupti.h
 #
+#   zlib (header)             zlib1g-dev      (export --format pprof: gzip)
+#
+#   ensure-deps.sh test-tools optional tools some tests use, skipping
+#                             without them: go tool pprof (golang-go),
+#                             promtool and a Prometheus server (prometheus)
 #   ensure-deps.sh analyzer   only what the analyzer and the wrapper need
 #                             (compiler, make, zstd, SQLite): no CUDA, no
 #                             libunwind; for reading traces on any machine
@@ -28,6 +33,19 @@ cuda=${CUDA_HOME:-/usr/local/cuda}
 pkgs=()
 only_analyzer=0
 [ "${1:-}" != analyzer ] || only_analyzer=1
+if [ "${1:-}" = test-tools ]; then
+	tools=()
+	command -v go >/dev/null 2>&1 || tools+=(golang-go)
+	command -v promtool >/dev/null 2>&1 || tools+=(prometheus)
+	[ ${#tools[@]} -eq 0 ] && exit 0
+	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+		echo "ensure-deps: optional test tools missing: ${tools[*]} (tests skip without them)" >&2
+		exit 0
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends "${tools[@]}" >&2
+	exit $?
+fi
 
 have_file() {
 	local f
@@ -51,6 +69,7 @@ if [ "$only_analyzer" = 0 ]; then
 		/usr/include/aarch64-linux-gnu/libunwind.h || pkgs+=(libunwind-dev)
 fi
 have_file /usr/include/sqlite3.h /usr/local/include/sqlite3.h || pkgs+=(libsqlite3-dev)
+have_file /usr/include/zlib.h /usr/local/include/zlib.h || pkgs+=(zlib1g-dev)
 have_file /usr/include/elfutils/libdwfl.h || pkgs+=(libdw-dev libelf-dev)
 have_file /usr/include/elfutils/debuginfod.h || pkgs+=(libdebuginfod-dev)
 command -v sqlite3 >/dev/null 2>&1 || pkgs+=(sqlite3)

@@ -39,6 +39,8 @@ int cmd_stop(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+/* The HTTP server of a spool's windows (serve.c). */
+int cmd_serve(int argc, char **argv);
 /*
  * Sends a request (control.h's protocol) to the recorder of pid; the answer
  * goes into ans.  0 when it said ok, 1 when it said error, -1 when it

@@ -36,15 +36,15 @@ static void formats_help(FILE *f)
 
 static void help(FILE *f)
 {
-	fputs("usage: gpuprof export -t json|csv|chrome|sqlite|pprof [-o OUT] FILE...\n"
+	fputs("usage: gpuprof export -t json|csv|chrome|sqlite|pprof|prometheus [-o OUT] FILE...\n"
 	      "       gpuprof export -t csv --table NAME|list [-o OUT] FILE...\n\n"
 	      "Write one or more gpuprof traces (merged) in a machine-readable form.\n\n"
 	      "Formats:\n", f);
 	formats_help(f);
 	fputs("\n"
 	      "Options:\n"
-	      "  -t, --format FMT  json, csv, chrome, sqlite or pprof (required;\n"
-	      "                    --type FMT as in nsys export)\n"
+	      "  -t, --format FMT  json, csv, chrome, sqlite, pprof or prometheus\n"
+	      "                    (required; --type FMT as in nsys export)\n"
 	      "  -o, --output OUT  write to OUT instead of standard output (sqlite:\n"
 	      "                    required, a file)\n"
 	      "  --table NAME      csv: write table NAME ('--table list' lists them;\n"
@@ -135,7 +135,7 @@ int cmd_export(int argc, char **argv)
 			fmt = ga_format_find(optarg);
 			if (!fmt) {
 				fprintf(stderr, "gpuprof export: unknown format '%s' (json, csv, "
-					"chrome, sqlite or pprof)\n", optarg);
+					"chrome, sqlite, pprof or prometheus)\n", optarg);
 				ga_filter_free(&flt);
 				return GA_EXIT_USAGE;
 			}
@@ -202,7 +202,7 @@ int cmd_export(int argc, char **argv)
 	/* --table list needs no trace. */
 	if (!fmt || (optind >= argc && !(table && !strcmp(table, "list")))) {
 		ga_filter_free(&flt);
-		fputs(!fmt ? "gpuprof export: -t (--format) json|csv|chrome|sqlite|pprof is required\n" :
+		fputs(!fmt ? "gpuprof export: -t (--format) json|csv|chrome|sqlite|pprof|prometheus is required\n" :
 		      "gpuprof export: no trace file given\n", stderr);
 		fputs("Try 'gpuprof export --help'.\n", stderr);
 		return GA_EXIT_USAGE;

@@ -57,7 +57,8 @@ struct ga_format {
 #define GA_FORMAT_REPORTED (-2)
 
 extern const struct ga_format ga_format_json, ga_format_csv, ga_format_chrome,
-	ga_format_perfetto, ga_format_sqlite, ga_format_pprof;
+	ga_format_perfetto, ga_format_sqlite, ga_format_pprof,
+	ga_format_prometheus;
 
 /* The formats, NULL-terminated, in the order --help lists them. */
 extern const struct ga_format *const ga_formats[];

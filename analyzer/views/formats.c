@@ -13,6 +13,7 @@ const struct ga_format *const ga_formats[] = {
 	&ga_format_perfetto,
 	&ga_format_sqlite,
 	&ga_format_pprof,
+	&ga_format_prometheus,
 	NULL,
 };
 

@@ -31,4 +31,23 @@ else
 			failed=1
 	done
 fi
+if ! command -v promtool >/dev/null 2>&1; then
+	echo "ok - prometheus checks # SKIP promtool not found (Debian: apt-get install prometheus)"
+else
+	for trace in "$here"/*.gpuprof; do
+		name=$(basename "$trace" .gpuprof)
+		if ! "$analyze" export -t prometheus --no-symbolize -o "$tmp/m.prom" "$trace"; then
+			echo "not ok - prometheus $name: export failed"
+			failed=1
+		elif ! out=$(promtool check metrics <"$tmp/m.prom" 2>&1); then
+			echo "not ok - prometheus $name: promtool check metrics"
+			printf '%s\n' "$out" | sed 's/^/# /'
+			failed=1
+		else
+			echo "ok - prometheus $name: promtool check metrics accepts it"
+		fi
+	done
+fi
+# gpuprof serve over HTTP: curl-like clients, slow ones, a real Prometheus server.
+python3 "$here/serve-checks.py" "$analyze" "$here" || failed=1
 exit $failed
