@@ -82,6 +82,8 @@ RSS_FLAT_MAX_MIB = 8     # "flat": growth 200k -> end beyond the unprofiled run'
 ANALYZER_MIN_RATE = 20e6
 ANALYZER_MAX_BPR = 24
 SQLITE_MIN_RATE = 1e6    # rows/s of export --format sqlite
+PERFETTO_MIN_RATE = 5e6  # records/s of export --format perfetto
+PERFETTO_MAX_BPK = 40.0  # bytes of its output per kernel slice, kernel-only trace
 
 CONFIG_ORDER = ["none", "mincupti", "mincupti-graph", "gp-device", "gp-default",
                 "gp-graph", "gp-bt", "gp-py", "gp-dormant", "gp-flight", "gp-mx-idle", "torch.profiler",
@@ -900,6 +902,32 @@ class Bench:
 
     # ---------------------------------------------------------- analyzer
 
+    def perfetto_export(self, path, n, pre):
+        """export --format perfetto of a synthetic trace of n records: rate, size."""
+        a = self.analyzer_res
+        out = path + ".pftrace"
+        walls = []
+        for i in range(1 if self.quick else 3):
+            res = run_proc([self.analyzer, "export", "--format", "perfetto", "-o", out, path],
+                           env=self.base_env, timeout=600, keep_stdout=False)
+            ok = res.rc == 0 and not res.timed_out
+            self.add_raw("analyzer", pre + "export-perfetto", i + 1, "ok" if ok else "error",
+                         res, {"wall_s": res.wall, "maxrss_kib": res.maxrss_kib})
+            if not ok:
+                self.note_error("analyzer", pre + "export-perfetto", i + 1,
+                                "exit %s; stderr: %s" % (res.rc, tail(res.err)))
+                break
+            walls.append(res.wall)
+            a[pre + "pf_rss_kib"] = res.maxrss_kib
+        if walls:
+            a[pre + "pf_wall"] = median(walls)
+            a[pre + "pf_rate"] = n / a[pre + "pf_wall"]
+            a[pre + "pf_bytes"] = os.path.getsize(out)
+            log("  analyzer export --format perfetto%s: %.2f s, %.1f MB"
+                % (" (mixed trace)" if pre else "", a[pre + "pf_wall"], a[pre + "pf_bytes"] / 1e6))
+        if os.path.exists(out):
+            os.remove(out)
+
     def run_analyzer(self):
         n = env_int("BENCH_ANALYZER_RECORDS", 10000000)
         reps = 1 if self.quick else 3
@@ -978,11 +1006,14 @@ class Bench:
                             "exit %s; stderr: %s" % (res.rc, tail(res.err)))
         if os.path.exists(out_csv):
             os.remove(out_csv)
+        # The Perfetto export (protobuf, streamed): records/s and bytes per kernel slice.
+        self.perfetto_export(path, n, "")
         # A mixed trace (launch calls and kernels, copies, allocations, metrics): the
         # report with its launch-latency table.
         mix = os.path.join(d, "mix.gpuprof")
         res = run_proc([synth, "--mix", str(n), mix], env=self.base_env, timeout=600)
         if res.rc == 0:
+            self.perfetto_export(mix, n, "mix_")
             res = run_proc([self.analyzer, "report", mix], env=self.base_env, timeout=600,
                            keep_stdout=False)
             ok = res.rc == 0 and not res.timed_out
@@ -1248,6 +1279,17 @@ class Bench:
                 [["%.2f s" % a["csv_wall"], "%.1f MiB" % (a["csv_rss_kib"] / 1024.0),
                   "%.1f MB" % (a["csv_bytes"] / 1e6)]]))
             L.append("")
+        if "pf_rate" in a:
+            rows = [["kernels only", "%.2f s" % a["pf_wall"], "%.2f M" % (a["pf_rate"] / 1e6),
+                     "%.1f MB" % (a["pf_bytes"] / 1e6), "%.1f" % (a["pf_bytes"] / a["n"])]]
+            if "mix_pf_rate" in a:
+                rows.append(["mixed (launch calls, copies, metrics)",
+                             "%.2f s" % a["mix_pf_wall"], "%.2f M" % (a["mix_pf_rate"] / 1e6),
+                             "%.1f MB" % (a["mix_pf_bytes"] / 1e6),
+                             "%.1f" % (a["mix_pf_bytes"] / a["n"])])
+            L.append(md_table(["export --format perfetto", "wall (median)", "records/s",
+                               "output size", "bytes per record"], rows))
+            L.append("")
         if "mix_wall" in a:
             L.append(md_table(
                 ["report of a mixed %d-record trace (with launch latency)" % a["n"], "peak RSS"],
@@ -1399,6 +1441,14 @@ class Bench:
             sr = a.get("sqlite_rate")
             add("export --format sqlite ≥ %d M rows/s" % (SQLITE_MIN_RATE / 1e6), "analyzer",
                 "%.2f M/s" % (sr / 1e6) if sr else None, sr is not None and sr >= SQLITE_MIN_RATE)
+            pr = a.get("pf_rate")
+            add("export --format perfetto ≥ %d M records/s" % (PERFETTO_MIN_RATE / 1e6),
+                "analyzer", "%.2f M/s" % (pr / 1e6) if pr else None,
+                pr is not None and pr >= PERFETTO_MIN_RATE)
+            bpk = a["pf_bytes"] / a["n"] if pr else None
+            add("export --format perfetto ≤ %d bytes per kernel slice" % PERFETTO_MAX_BPK,
+                "analyzer", "%.1f" % bpk if bpk else None,
+                bpk is not None and bpk <= PERFETTO_MAX_BPK)
         if not rows:
             return []
         return ["## Targets", "",

@@ -89,7 +89,7 @@ void ga_pbw_str(struct ga_pbw *w, uint32_t field, const char *s)
 	ga_pbw_bytes(w, field, s, strlen(s));
 }
 
-void ga_pbw_open(struct ga_pbw *w, uint32_t field)
+void ga_pbw_open_slow(struct ga_pbw *w, uint32_t field)
 {
 	if (w->depth >= GA_PBW_DEPTH) {
 		w->err = 1;
@@ -102,7 +102,7 @@ void ga_pbw_open(struct ga_pbw *w, uint32_t field)
 	w->p[w->len++] = 0;        /* the length, one byte until known */
 }
 
-void ga_pbw_close(struct ga_pbw *w)
+void ga_pbw_close_slow(struct ga_pbw *w)
 {
 	size_t at, n;
 	unsigned k;

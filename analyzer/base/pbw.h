@@ -71,9 +71,32 @@ void ga_pbw_double(struct ga_pbw *w, uint32_t field, double v);
 void ga_pbw_bytes(struct ga_pbw *w, uint32_t field, const void *s, size_t n);
 void ga_pbw_str(struct ga_pbw *w, uint32_t field, const char *s);
 
+/* The slow paths of ga_pbw_open() and ga_pbw_close(). */
+void ga_pbw_open_slow(struct ga_pbw *w, uint32_t field);
+void ga_pbw_close_slow(struct ga_pbw *w);
+
 /* Open a nested message as field; close it with ga_pbw_close(). */
-void ga_pbw_open(struct ga_pbw *w, uint32_t field);
-void ga_pbw_close(struct ga_pbw *w);
+static inline void ga_pbw_open(struct ga_pbw *w, uint32_t field)
+{
+	if (field >= 16 || w->depth >= GA_PBW_DEPTH || ga_pbw_room(w, 2)) {
+		ga_pbw_open_slow(w, field);
+		return;
+	}
+	w->p[w->len++] = (uint8_t)(field << 3 | GA_PB_LEN);
+	w->open[w->depth++] = w->len;
+	w->p[w->len++] = 0;        /* the length, one byte until known */
+}
+
+static inline void ga_pbw_close(struct ga_pbw *w)
+{
+	size_t n;
+
+	if (w->err || !w->depth || (n = w->len - w->open[w->depth - 1] - 1) >= 0x80) {
+		ga_pbw_close_slow(w);
+		return;
+	}
+	w->p[w->open[--w->depth]] = (uint8_t)n;
+}
 
 /*
  * With no message open, write what is buffered to f once it holds at
