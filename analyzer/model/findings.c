@@ -868,13 +868,14 @@ static int copy_rules(struct fin *x)
 			uint64_t batches = (c->tiny_bytes + GA_FIND_BATCH_BYTES - 1) / GA_FIND_BATCH_BYTES;
 			uint64_t st = batches < c->tiny ? (c->tiny - batches) * c->tiny_min : 0;
 
-			snprintf(name, sizeof(name), "memcpy %s",
-				 ga_model_copy_kind((unsigned)k, kb, sizeof(kb)));
+			const char *kind = ga_model_copy_kind((unsigned)k, kb, sizeof(kb));
+
+			snprintf(name, sizeof(name), "memcpy %s", kind);
 			if (!(f = add(fd, GA_RULE_TINY_COPIES, st, name)))
 				return -1;
 			snprintf(f->summary, sizeof(f->summary),
 				 "%" PRIu64 " %s copies below 64 KiB take %s, %s each at least", c->tiny,
-				 kb, ga_fmt_time(b1, sizeof(b1), c->tiny_ns),
+				 kind, ga_fmt_time(b1, sizeof(b1), c->tiny_ns),
 				 ga_fmt_time(name, sizeof(name), c->tiny_min));
 			ev(f, "copies", (double)c->tiny, 'c');
 			ev(f, "bytes", (double)c->tiny_bytes, 'b');
