@@ -94,7 +94,7 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 	[GA_RULE_INCOMPLETE] = {
 		"incomplete-trace",
 		"the trace is incomplete: findings rest on partial data",
-		"any record lost, recording gap or metrics launch skipped",
+		"any record lost, recording gap, metrics launch skipped or time spent profiling metrics",
 		"none: it says how much the other findings may miss" },
 };
 
@@ -1073,22 +1073,27 @@ static int incomplete_rule(struct fin *x)
 	uint64_t lost = ga_model_lost_total(m);
 	uint64_t skipped = mx->skipped_capture + mx->skipped_graph + mx->failed + mx->skipped_other;
 	struct ga_finding *f;
-	char b1[32];
+	char b1[32], b2[32];
 
-	if (!lost && !m->gaps && !skipped && !x->fd->calls_dropped)
+	if (!lost && !m->gaps && !skipped && !x->fd->calls_dropped && !mx->cost_ns)
 		return 0;
 	if (!(f = add(x->fd, GA_RULE_INCOMPLETE, 0, "trace")))
 		return -1;
 	snprintf(f->summary, sizeof(f->summary),
 		 "%" PRIu64 " records lost, %" PRIu64 " recording gaps (%s), %" PRIu64
-		 " metrics launches skipped: the other findings may miss what happened there",
-		 lost, m->gaps, ga_fmt_time(b1, sizeof(b1), m->gap_ns), skipped);
-	f->severity = lost || m->gaps ? GA_SEV_WARNING : GA_SEV_INFO;
+		 " metrics launches skipped, %s spent profiling metrics (idle gaps around "
+		 "profiled launches include it): the other findings may be off there",
+		 lost, m->gaps, ga_fmt_time(b1, sizeof(b1), m->gap_ns), skipped,
+		 ga_fmt_time(b2, sizeof(b2), mx->cost_ns));
+	f->severity = lost || m->gaps ||
+		      (double)mx->cost_ns * 100 >= GA_FIND_WARN_PCT * (double)x->fd->span_ns ?
+		      GA_SEV_WARNING : GA_SEV_INFO;
 	ev(f, "lost_records", (double)lost, 'c');
 	ev(f, "recording_gaps", (double)m->gaps, 'c');
 	ev(f, "recording_gap_ns", (double)m->gap_ns, 'n');
 	ev(f, "metrics_skipped", (double)skipped, 'c');
 	ev(f, "host_calls_not_kept", (double)x->fd->calls_dropped, 'c');
+	ev(f, "metrics_cost_ns", (double)mx->cost_ns, 'n');
 	return 0;
 }
 
