@@ -1,7 +1,7 @@
 /*
  * "gpuprof export": options, then the analysis (model/analysis.h) written
  * by one of the export formats (views/formats.c lists them: json, csv,
- * chrome, sqlite).  All honour the filters of model/filter.h.  Runs offline only.
+ * chrome, perfetto, sqlite, pprof, prometheus).  All honour the filters of model/filter.h.  Runs offline only.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -36,15 +36,17 @@ static void formats_help(FILE *f)
 
 static void help(FILE *f)
 {
-	fputs("usage: gpuprof export -t json|csv|chrome|sqlite|pprof|prometheus [-o OUT] FILE...\n"
+	fputs("usage: gpuprof export -t json|csv|chrome|perfetto|sqlite|pprof|prometheus\n"
+	      "                        [-o OUT] FILE...\n"
 	      "       gpuprof export -t csv --table NAME|list [-o OUT] FILE...\n\n"
 	      "Write one or more gpuprof traces (merged) in a machine-readable form.\n\n"
 	      "Formats:\n", f);
 	formats_help(f);
 	fputs("\n"
 	      "Options:\n"
-	      "  -t, --format FMT  json, csv, chrome, sqlite, pprof or prometheus\n"
-	      "                    (required; --type FMT as in nsys export)\n"
+	      "  -t, --format FMT  json, csv, chrome, perfetto, sqlite, pprof or\n"
+	      "                    prometheus (required; --type FMT as in nsys\n"
+	      "                    export)\n"
 	      "  -o, --output OUT  write to OUT instead of standard output (sqlite:\n"
 	      "                    required, a file)\n"
 	      "  --table NAME      csv: write table NAME ('--table list' lists them;\n"
@@ -61,15 +63,15 @@ static void help(FILE *f)
 	      "                    model (the gpuprof command passes its default\n"
 	      "                    place), as gpuprof report does\n"
 	      "  --spec-peaks      metrics: ceilings from specifications only\n"
-	      "  --no-flows        chrome: no arrows from API calls to the GPU work\n"
-	      "                    they launched (they need about 20 bytes per\n"
-	      "                    launch while the export runs)\n"
+	      "  --no-flows        chrome, perfetto: no arrows from API calls to the\n"
+	      "                    GPU work they launched (they need about 20 bytes\n"
+	      "                    per launch while the export runs)\n"
 	      "  -h, --help        show this help\n"
 	      "  --version         print the version\n"
 	      GA_FILTER_HELP
 	      "\nNVTX ranges appear as \"nvtx\" and \"marks\" in json, as the \"nvtx\"\n"
-	      "column (innermost range) in csv and as slices, async ranges and\n"
-	      "instant events in chrome.\n"
+	      "column (innermost range) in csv, as slices, async ranges and\n"
+	      "instant events in chrome and as slices and instant events in perfetto.\n"
 	      "Call stacks (gpuprof run --backtrace) appear as \"launch_sites\" in json\n"
 	      "and as the \"stack\" column (the collapsed launch site) in csv.\n"
 	      "The sqlite schema (tables, columns, units) is in docs/SQL.md.\n\n"
@@ -135,7 +137,7 @@ int cmd_export(int argc, char **argv)
 			fmt = ga_format_find(optarg);
 			if (!fmt) {
 				fprintf(stderr, "gpuprof export: unknown format '%s' (json, csv, "
-					"chrome, sqlite, pprof or prometheus)\n", optarg);
+					"chrome, perfetto, sqlite, pprof or prometheus)\n", optarg);
 				ga_filter_free(&flt);
 				return GA_EXIT_USAGE;
 			}
@@ -202,7 +204,7 @@ int cmd_export(int argc, char **argv)
 	/* --table list needs no trace. */
 	if (!fmt || (optind >= argc && !(table && !strcmp(table, "list")))) {
 		ga_filter_free(&flt);
-		fputs(!fmt ? "gpuprof export: -t (--format) json|csv|chrome|sqlite|pprof|prometheus is required\n" :
+		fputs(!fmt ? "gpuprof export: -t (--format) json|csv|chrome|perfetto|sqlite|pprof|prometheus is required\n" :
 		      "gpuprof export: no trace file given\n", stderr);
 		fputs("Try 'gpuprof export --help'.\n", stderr);
 		return GA_EXIT_USAGE;
