@@ -17,6 +17,11 @@
 
 struct gp_cupti gp_cu;
 
+const CUpti_CallbackId gp_cupti_launch_cbids[] = {
+	GP_KERNEL_LAUNCH_CBIDS(GP_CBID) GP_GRAPH_LAUNCH_CBIDS(GP_CBID)
+};
+const size_t gp_cupti_nlaunch_cbids = sizeof(gp_cupti_launch_cbids) / sizeof(gp_cupti_launch_cbids[0]);
+
 static int load(const struct gp_config *cfg, char *why, size_t whysz);
 
 static void *try_open(const char *path)

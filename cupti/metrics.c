@@ -4,8 +4,9 @@
  * callback of a selected launch and stopped at its EXIT, so the launch
  * call itself runs every pass (CUPTI saves and restores the memory the
  * kernel writes between passes).  The metric configuration is built per
- * chip with the profiler host API; the profiler object and its counter
- * data image live per context.
+ * chip with the profiler host API (metrics-config.c; what the two files
+ * share is metrics-int.h); the profiler object and its counter data image
+ * live per context.
  *
  * --metrics-replay=launches replays nothing: the set is split into groups
  * of one pass each, and a session (Start ... Stop, user replay, auto range:
@@ -36,12 +37,13 @@
  *    would invalidate the capture), nor are graph launches (wrapping them
  *    corrupts the program's results): they are counted.
  *
- * libcupti is bound at run time: the entry points below are looked up in
- * the library tracer.c loaded.  cupti_profiler_host.h includes <string>,
- * which C lacks; the Makefile puts cupti/cshim (an empty "string") first
- * on the include path.
+ * libcupti is bound at run time: the entry points (metrics-int.h) are
+ * looked up in the library tracer.c loaded.  cupti_profiler_host.h
+ * includes <string>, which C lacks; the Makefile puts cupti/cshim (an
+ * empty "string") first on the include path.
  */
 #include "metrics.h"
+#include "metrics-int.h"
 
 #include "cupti_api.h"
 #include "mcache.h"
@@ -52,7 +54,6 @@
 #include "../preload/log.h"
 #include "../preload/recorder.h"
 
-#include <gpuprof/peaks.h>
 #include <gpuprof/regex.h>
 
 #include <cupti_profiler_host.h>
@@ -70,56 +71,17 @@
 #include <string.h>
 #include <time.h>
 
-/* One line on stderr: why metrics are off; the trace goes on without them. */
-#define MX_OFF(fmt, ...) gp_log("metrics are off: " fmt "; tracing goes on", ##__VA_ARGS__)
-
-#define MAX_METRICS 64
-#define MAX_NAME 256
-#define MAX_CHIPS 4
-#define MAX_CTXS 32
 #define NSLOTS 192
 #define SLOT_NAME 2048
 #define NKEYS 4096
 #define MAX_REPLAY_LOGS 8
 #define BUSY_WAIT_MS 2000
-#define MAX_GROUPS 8        /* single-pass groups of the launches mode */
 #define SESSION_RANGES 32   /* launches per user-replay session in the launches mode */
 #define NACC 256            /* kernels measured at once in the launches mode */
 
-#define P(name) __typeof__(&name) name;
-#define PROFILER_FUNCS(X)                               \
-	X(cuptiProfilerInitialize)                      \
-	X(cuptiDeviceGetChipName)                       \
-	X(cuptiProfilerDeviceSupported)                 \
-	X(cuptiProfilerHostInitialize)                  \
-	X(cuptiProfilerHostDeinitialize)                \
-	X(cuptiProfilerHostGetBaseMetrics)              \
-	X(cuptiProfilerHostGetSubMetrics)               \
-	X(cuptiProfilerHostConfigAddMetrics)            \
-	X(cuptiProfilerHostGetConfigImageSize)          \
-	X(cuptiProfilerHostGetConfigImage)              \
-	X(cuptiProfilerHostGetNumOfPasses)              \
-	X(cuptiProfilerHostEvaluateToGpuValues)         \
-	X(cuptiRangeProfilerEnable)                     \
-	X(cuptiRangeProfilerDisable)                    \
-	X(cuptiRangeProfilerSetConfig)                  \
-	X(cuptiRangeProfilerStart)                      \
-	X(cuptiRangeProfilerStop)                       \
-	X(cuptiRangeProfilerDecodeData)                 \
-	X(cuptiRangeProfilerGetCounterDataSize)         \
-	X(cuptiRangeProfilerCounterDataImageInitialize) \
-	X(cuptiRangeProfilerGetCounterDataInfo)         \
-	X(cuptiGetDeviceId)                             \
-	X(cuptiGetContextId)
-
-static struct {
-	PROFILER_FUNCS(P)
-} pf;
-#undef P
+struct gp_mx_profiler gp_mx_pf;
 
 typedef CUresult (*stream_is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
-typedef CUresult (*device_get_fn)(CUdevice *, int);
-typedef CUresult (*device_attr_fn)(int *, CUdevice_attribute, CUdevice);
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 typedef CUresult (*device_name_fn)(char *, int, CUdevice);
 typedef CUresult (*driver_version_fn)(int *);
@@ -128,91 +90,25 @@ typedef CUresult (*ctx_pop_fn)(CUcontext *);
 typedef CUresult (*mem_info_fn)(size_t *, size_t *);
 
 static stream_is_capturing_fn cu_stream_is_capturing;
-static device_get_fn cu_device_get;
-static device_attr_fn cu_device_attr;
 static demangle_fn cxa_demangle;
 static device_name_fn cu_device_name;
 static ctx_push_fn cu_ctx_push;
 static ctx_pop_fn cu_ctx_pop;
 static mem_info_fn cu_mem_info;
+device_get_fn gp_mx_cu_device_get;
+device_attr_fn gp_mx_cu_device_attr;
 
-/* The roofline set: FLOPs per precision, bytes, time, clocks (3 passes on GH100). */
-static const char *const roofline_set[] = {
-	"gpu__time_duration.sum",
-	"sm__cycles_elapsed.avg.per_second",
-	"dram__cycles_elapsed.avg.per_second",
-	"dram__bytes_read.sum",
-	"dram__bytes_write.sum",
-	"lts__t_bytes.sum",
-	"l1tex__t_bytes.sum",
-	"sm__sass_thread_inst_executed_op_dadd_pred_on.sum",
-	"sm__sass_thread_inst_executed_op_dmul_pred_on.sum",
-	"sm__sass_thread_inst_executed_op_dfma_pred_on.sum",
-	"sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
-	"sm__sass_thread_inst_executed_op_fmul_pred_on.sum",
-	"sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
-	"sm__sass_thread_inst_executed_op_hadd_pred_on.sum",
-	"sm__sass_thread_inst_executed_op_hmul_pred_on.sum",
-	"sm__sass_thread_inst_executed_op_hfma_pred_on.sum",
-	"sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum",
-	"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum",
-	"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum",
-	"sm__ops_path_tensor_src_fp8_sparsity_off.sum",
-	"sm__ops_path_tensor_src_fp64.sum",
-	/* mma.sync (HMMA), which the wgmma counters above do not see: a third pass on GH100. */
-	"sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum",
-	"sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum",
-	"sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum",
-	"sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum",
-};
-#define DURATION_METRIC "gpu__time_duration.sum"
 
 enum { M_OFF = 0, M_ON = 1 };
 
 static _Atomic int mstate;
-static int roofline;
-static char want[MAX_METRICS][MAX_NAME];   /* the names asked for */
-static size_t nwant;
 static uint32_t launches_per_key;
-static int spread;                         /* --metrics-replay=launches */
+int gp_mx_spread;                          /* --metrics-replay=launches */
 #define END_WORDS 16
 static uint64_t end_ids[END_WORDS];        /* driver callback ids of cuMemset*, cuMemcpy* */
 /* PCRE2, linked in statically and hidden; limits GP_REGEX_RECORDER (regex.h). */
 static struct gp_regex kernel_re, nvtx_re;
 static int have_kernel_re, have_nvtx_re;
-
-/*
- * The launches mode's single-pass groups: each its own configuration,
- * measured over a session of launches; a kernel's values come from one
- * launch per group.
- */
-struct group {
-	CUpti_Profiler_Host_Object *host;
-	uint8_t *config;
-	size_t config_size;
-	const char *names[MAX_METRICS];
-	uint8_t at[MAX_METRICS];   /* each name's index in the chip's list */
-	size_t n;
-	int time_at;               /* index of DURATION_METRIC, -1 none */
-	int kernel_replay;         /* SASS counters only: replayed per launch (one pass) */
-};
-
-/* Per chip: the metric list it supports, its host object and config image. */
-struct chip {
-	char name[32];
-	CUpti_Profiler_Host_Object *host;
-	uint8_t *config;
-	size_t config_size;
-	size_t passes;
-	const char *names[MAX_METRICS];
-	size_t nnames;
-	uint64_t set_hash;         /* of the names, for the metrics cache */
-	struct group groups[MAX_GROUPS];
-	int ngroups;               /* launches mode */
-	int ok;
-};
-static struct chip chips[MAX_CHIPS];
-static int nchips;
 
 /* Per context: the range profiler object and its counter data image. */
 struct ctxprof {
@@ -237,13 +133,6 @@ struct ctxprof {
 	struct slot *sess_slot[SESSION_RANGES];
 };
 static struct ctxprof ctxs[MAX_CTXS];
-
-/* Devices whose ceilings were computed; emitted by the drain. */
-static struct {
-	struct gp_rec_device_peaks p;
-	char chip[32];
-	_Atomic int ready;         /* 1 computed (release), 2 emitted (lock) */
-} peaks[MAX_CTXS];
 
 /* Launch keys: function and configuration, with the launches profiled. */
 struct key {
@@ -322,7 +211,6 @@ static int times_find(uint32_t corr, uint64_t *start, uint64_t *duration);
 static _Atomic int slots_used;
 
 static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
-static int profiler_initialized;
 static _Atomic int captures;               /* stream captures under way */
 
 /* Counts for GP_REC_METRICS_INFO. */
@@ -331,7 +219,7 @@ static _Atomic uint64_t n_sessions, n_own;  /* launches mode: sessions, CUPTI's 
 static _Atomic uint64_t n_objects;          /* launches mode: profiler objects (one per phase) */
 static uint32_t nkeys_selected;             /* launch keys the name filter took (prof_lock) */
 static _Atomic int n_untimed;               /* merged results waiting for their kernel's times */
-static _Atomic uint32_t mstatus, first_passes;
+static _Atomic uint32_t mstatus;
 static int replay_logs;
 
 /* prof_lock held: the metrics-cache key of the launch being profiled. */
@@ -451,15 +339,7 @@ static const char *err(CUptiResult r)
 	return gp_cupti_error(r);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void go_off(uint32_t why)
+void gp_mx_go_off(uint32_t why)
 {
 	uint32_t zero = GP_METRICS_OK;
 
@@ -468,10 +348,10 @@ static void go_off(uint32_t why)
 }
 
 /* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES from any profiler call: how to enable the counters. */
-static void no_permission(void)
+void gp_mx_no_permission(void)
 {
 	MX_OFF("GPU performance counters are restricted to admin users (ERR_NVGPUCTRPERM); run as root or with CAP_SYS_ADMIN, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)");
-	go_off(GP_METRICS_NO_PERMISSION);
+	gp_mx_go_off(GP_METRICS_NO_PERMISSION);
 }
 
 /* ---- configuration ---- */
@@ -515,52 +395,13 @@ static int compile(struct gp_regex *re, const char *opt, const char *var, const 
 	return -1;
 }
 
-static int parse_names(const char *s)
-{
-	int has_duration = 0;
-
-	if (!strcmp(s, "roofline")) {
-		roofline = 1;
-		return 0;
-	}
-	while (*s) {
-		size_t len = strcspn(s, ", ");
-
-		if (len >= MAX_NAME || nwant == MAX_METRICS - 1) {
-			gp_log("GPUPROF_METRICS: %s; metrics are off",
-			       len >= MAX_NAME ? "a metric name is too long" : "too many metrics");
-			return -1;
-		}
-		if (len) {
-			memcpy(want[nwant], s, len);
-			want[nwant][len] = 0;
-			if (!strcmp(want[nwant], "roofline")) {
-				gp_log("GPUPROF_METRICS: 'roofline' is a set of its own, not a metric name; metrics are off");
-				return -1;
-			}
-			has_duration |= !strcmp(want[nwant], DURATION_METRIC);
-			nwant++;
-		}
-		s += len;
-		s += strspn(s, ", ");
-	}
-	if (!nwant) {
-		gp_log("GPUPROF_METRICS: no metric names; metrics are off");
-		return -1;
-	}
-	/* Profiled launches take their time from it. */
-	if (!has_duration)
-		strcpy(want[nwant++], DURATION_METRIC);
-	return 0;
-}
-
 int gp_metrics_attach(const struct gp_config *cfg)
 {
 	if (!cfg->metrics[0])
 		return 0;
 #define RESOLVE(name)                                                              \
-	pf.name = (__typeof__(pf.name))dlsym(gp_cu.handle, #name);                 \
-	if (!pf.name) {                                                            \
+	gp_mx_pf.name = (__typeof__(gp_mx_pf.name))dlsym(gp_cu.handle, #name);     \
+	if (!gp_mx_pf.name) {                                                      \
 		MX_OFF("%s lacks %s (CUPTI 13 or later is needed)", \
 		       gp_cu.path, #name);                                         \
 		return 0;                                                          \
@@ -574,17 +415,17 @@ int gp_metrics_attach(const struct gp_config *cfg)
 		if (!cuda)
 			cuda = RTLD_DEFAULT;
 		cu_stream_is_capturing = (stream_is_capturing_fn)dlsym(cuda, "cuStreamIsCapturing");
-		cu_device_get = (device_get_fn)dlsym(cuda, "cuDeviceGet");
-		cu_device_attr = (device_attr_fn)dlsym(cuda, "cuDeviceGetAttribute");
+		gp_mx_cu_device_get = (device_get_fn)dlsym(cuda, "cuDeviceGet");
+		gp_mx_cu_device_attr = (device_attr_fn)dlsym(cuda, "cuDeviceGetAttribute");
 		cu_device_name = (device_name_fn)dlsym(cuda, "cuDeviceGetName");
 		cu_ctx_push = (ctx_push_fn)dlsym(cuda, "cuCtxPushCurrent_v2");
 		cu_ctx_pop = (ctx_pop_fn)dlsym(cuda, "cuCtxPopCurrent_v2");
 		cu_mem_info = (mem_info_fn)dlsym(cuda, "cuMemGetInfo_v2");
-		if (!cu_device_get || !cu_device_attr)
+		if (!gp_mx_cu_device_get || !gp_mx_cu_device_attr)
 			gp_debug("metrics: no driver entry points; device ceilings unknown");
 	}
 	cxa_demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-	if (parse_names(cfg->metrics) < 0)
+	if (gp_mx_parse_names(cfg->metrics) < 0)
 		return 0;
 	if (cfg->metrics_kernels[0] &&
 	    compile(&kernel_re, "--metrics-kernels", "GPUPROF_METRICS_KERNELS", cfg->metrics_kernels) < 0)
@@ -601,11 +442,11 @@ int gp_metrics_attach(const struct gp_config *cfg)
 		gp_nvtxtool_set_match(nvtx_match);
 	}
 	launches_per_key = cfg->metrics_launches ? cfg->metrics_launches : 1;
-	spread = cfg->metrics_replay == 1;
+	gp_mx_spread = cfg->metrics_replay == 1;
 	keys = calloc(NKEYS, sizeof(*keys));
 	slots = calloc(NSLOTS, sizeof(*slots));
-	if (spread && !(accs = calloc(NACC, sizeof(*accs))))
-		spread = 0;
+	if (gp_mx_spread && !(accs = calloc(NACC, sizeof(*accs))))
+		gp_mx_spread = 0;
 	if (!keys || !slots) {
 		gp_log("out of memory for metrics; metrics are off");
 		return 0;
@@ -639,30 +480,17 @@ int gp_metrics_attach(const struct gp_config *cfg)
 
 void gp_metrics_enable_callbacks(CUpti_SubscriberHandle sub)
 {
-	static const CUpti_CallbackId drv[] = {
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-		CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-		CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
-		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
-		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
-		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
-		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
-		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
-		CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
-		CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
+	static const CUpti_CallbackId capture[] = {
+		GP_CAPTURE_BEGIN_CBIDS(GP_CBID) GP_CAPTURE_END_CBIDS(GP_CBID)
 	};
 
 	if (atomic_load(&mstate) != M_ON)
 		return;
-	for (size_t i = 0; i < sizeof(drv) / sizeof(drv[0]); i++)
-		gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, drv[i]);
-	for (CUpti_CallbackId id = 1; spread && id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++) {
+	for (size_t i = 0; i < gp_cupti_nlaunch_cbids; i++)
+		gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, gp_cupti_launch_cbids[i]);
+	for (size_t i = 0; i < sizeof(capture) / sizeof(capture[0]); i++)
+		gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, capture[i]);
+	for (CUpti_CallbackId id = 1; gp_mx_spread && id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++) {
 		const char *name = NULL;
 
 		if (gp_cu.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) == CUPTI_SUCCESS &&
@@ -680,459 +508,6 @@ void gp_metrics_enable_callbacks(CUpti_SubscriberHandle sub)
 					  CUPTI_CBID_RESOURCE_MODULE_LOADED);
 }
 
-/* ---- metric names: validation against the chip's list ---- */
-
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), row[MAX_NAME + 1];
-
-	if (la > MAX_NAME || lb > MAX_NAME)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0], tmp;
-
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			tmp = row[j];
-			row[j] = best;
-			diag = tmp;
-		}
-	}
-	return row[lb];
-}
-
-struct base_list {
-	const char **names;
-	size_t n;
-	CUpti_MetricType type;
-};
-
-static int base_lists(struct chip *c, struct base_list l[3])
-{
-	for (int t = 0; t < 3; t++) {
-		CUpti_Profiler_Host_GetBaseMetrics_Params p = {
-			.structSize = CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE,
-			.pHostObject = c->host,
-			.metricType = (CUpti_MetricType)t,
-		};
-
-		if (pf.cuptiProfilerHostGetBaseMetrics(&p) != CUPTI_SUCCESS)
-			return -1;
-		l[t].names = p.ppMetricNames;
-		l[t].n = p.numMetrics;
-		l[t].type = (CUpti_MetricType)t;
-	}
-	return 0;
-}
-
-/* 1 when name (base.rollup...) exists on the chip; else *type_out = -1 if even the base is unknown. */
-static int name_known(struct chip *c, const struct base_list l[3], const char *name, int *type_out)
-{
-	char base[MAX_NAME];
-	const char *dot = strchr(name, '.');
-	size_t blen = dot ? (size_t)(dot - name) : strlen(name);
-
-	*type_out = -1;
-	if (blen >= sizeof(base))
-		return 0;
-	memcpy(base, name, blen);
-	base[blen] = 0;
-	for (int t = 0; t < 3; t++)
-		for (size_t i = 0; i < l[t].n; i++) {
-			CUpti_Profiler_Host_GetSubMetrics_Params p = {
-				.structSize = CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE,
-				.pHostObject = c->host,
-				.metricType = l[t].type,
-				.pMetricName = base,
-			};
-
-			if (strcmp(l[t].names[i], base))
-				continue;
-			*type_out = t;
-			if (!dot)
-				return 0; /* a base name needs a rollup (.sum, .avg, ...) */
-			if (pf.cuptiProfilerHostGetSubMetrics(&p) != CUPTI_SUCCESS)
-				return 1; /* cannot check further: let ConfigAddMetrics decide */
-			for (size_t k = 0; k < p.numOfSubmetrics; k++)
-				if (!strcmp(p.ppSubMetrics[k], dot))
-					return 1;
-			return 0;
-		}
-	return 0;
-}
-
-/* One line naming the unknown metric and the closest valid names. */
-static void log_unknown(struct chip *c, const struct base_list l[3], const char *name, int type)
-{
-	struct {
-		size_t d;
-		char s[MAX_NAME];
-	} best[3];
-	const char *dot = strchr(name, '.');
-	char line[3 * MAX_NAME + 16];
-	size_t nb = 0, pos = 0;
-
-	memset(best, 0, sizeof(best));
-	for (int k = 0; k < 3; k++)
-		best[k].d = SIZE_MAX;
-	if (type >= 0) {
-		/* The base exists: suggest its rollups. */
-		CUpti_Profiler_Host_GetSubMetrics_Params p = {
-			.structSize = CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE,
-			.pHostObject = c->host,
-			.metricType = (CUpti_MetricType)type,
-		};
-		char base[MAX_NAME];
-		size_t blen = dot ? (size_t)(dot - name) : strlen(name);
-
-		memcpy(base, name, blen);
-		base[blen] = 0;
-		p.pMetricName = base;
-		if (pf.cuptiProfilerHostGetSubMetrics(&p) == CUPTI_SUCCESS)
-			for (size_t k = 0; k < p.numOfSubmetrics; k++) {
-				char cand[MAX_NAME];
-				size_t d;
-
-				if (snprintf(cand, sizeof(cand), "%s%s", base, p.ppSubMetrics[k]) >=
-				    (int)sizeof(cand))
-					continue;
-				d = edit_distance(name, cand);
-				for (int b = 0; b < 3; b++)
-					if (d < best[b].d) {
-						memmove(&best[b + 1], &best[b], sizeof(best[0]) * (size_t)(2 - b));
-						best[b].d = d;
-						strcpy(best[b].s, cand);
-						break;
-					}
-			}
-	} else {
-		char base[MAX_NAME];
-		size_t blen = dot ? (size_t)(dot - name) : strlen(name);
-
-		memcpy(base, name, blen);
-		base[blen] = 0;
-		for (int t = 0; t < 3; t++)
-			for (size_t i = 0; i < l[t].n; i++) {
-				size_t d = edit_distance(base, l[t].names[i]);
-
-				for (int b = 0; b < 3; b++)
-					if (d < best[b].d) {
-						memmove(&best[b + 1], &best[b], sizeof(best[0]) * (size_t)(2 - b));
-						best[b].d = d;
-						snprintf(best[b].s, sizeof(best[b].s), "%s%s",
-							 l[t].names[i], dot ? dot : ".sum");
-						break;
-					}
-			}
-	}
-	line[0] = 0;
-	for (int b = 0; b < 3; b++) {
-		if (best[b].d == SIZE_MAX)
-			break;
-		pos += (size_t)snprintf(line + pos, sizeof(line) - pos, "%s%s", nb++ ? ", " : "",
-					best[b].s);
-		if (pos >= sizeof(line))
-			break;
-	}
-	gp_log("unknown metric '%s' on %s%s%s; metrics are off, tracing goes on", name, c->name,
-	       nb ? "; closest: " : "", line);
-}
-
-/*
- * A configuration image of names on a chip and its pass count.  host_out
- * NULL: the host object and the image are released (a trial).
- */
-static CUptiResult config_make(const char *chip, const char *const *names, size_t n,
-			       CUpti_Profiler_Host_Object **host_out, uint8_t **image,
-			       size_t *size, size_t *passes)
-{
-	CUpti_Profiler_Host_Initialize_Params hi = {
-		.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE,
-		.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER,
-		.pChipName = chip,
-	};
-	CUpti_Profiler_Host_ConfigAddMetrics_Params am = {
-		.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE,
-		.ppMetricNames = (const char **)names,
-		.numMetrics = n,
-	};
-	CUpti_Profiler_Host_GetConfigImageSize_Params cs = {
-		.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE,
-	};
-	CUpti_Profiler_Host_GetConfigImage_Params ci = {
-		.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE,
-	};
-	CUpti_Profiler_Host_GetNumOfPasses_Params np = {
-		.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE,
-	};
-	CUpti_Profiler_Host_Deinitialize_Params di = {
-		.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE,
-	};
-	uint8_t *img = NULL;
-	CUptiResult r = pf.cuptiProfilerHostInitialize(&hi);
-
-	if (r != CUPTI_SUCCESS)
-		return r;
-	am.pHostObject = cs.pHostObject = ci.pHostObject = di.pHostObject = hi.pHostObject;
-	r = pf.cuptiProfilerHostConfigAddMetrics(&am);
-	if (r == CUPTI_SUCCESS)
-		r = pf.cuptiProfilerHostGetConfigImageSize(&cs);
-	if (r == CUPTI_SUCCESS && !(img = malloc(cs.configImageSize)))
-		r = CUPTI_ERROR_OUT_OF_MEMORY;
-	if (r == CUPTI_SUCCESS) {
-		ci.configImageSize = cs.configImageSize;
-		ci.pConfigImage = img;
-		r = pf.cuptiProfilerHostGetConfigImage(&ci);
-	}
-	if (r == CUPTI_SUCCESS) {
-		np.configImageSize = cs.configImageSize;
-		np.pConfigImage = img;
-		r = pf.cuptiProfilerHostGetNumOfPasses(&np);
-		*passes = np.numOfPasses;
-	}
-	if (r == CUPTI_SUCCESS && host_out) {
-		*host_out = hi.pHostObject;
-		*image = img;
-		*size = cs.configImageSize;
-		return r;
-	}
-	free(img);
-	pf.cuptiProfilerHostDeinitialize(&di);
-	return r;
-}
-
-/*
- * The launches mode: the chip's names split into groups of one pass each,
- * first fit in the order given (the duration, first in the roofline set,
- * goes with the hardware counters).  0, or -1 when a name needs more than
- * one pass by itself.
- */
-static int groups_build(struct chip *c)
-{
-	const char *trial[MAX_METRICS];
-	size_t passes;
-	uint64_t t0 = mono_ns();
-	int g;
-
-	c->ngroups = 0;
-	for (size_t i = 0; i < c->nnames; i++) {
-		struct group *gr;
-
-		for (g = 0; g < c->ngroups; g++) {
-			gr = &c->groups[g];
-			memcpy(trial, gr->names, gr->n * sizeof(*trial));
-			trial[gr->n] = c->names[i];
-			if (config_make(c->name, trial, gr->n + 1, NULL, NULL, NULL, &passes) ==
-				    CUPTI_SUCCESS && passes == 1)
-				break;
-		}
-		if (g == c->ngroups) {
-			if (g == MAX_GROUPS ||
-			    config_make(c->name, &c->names[i], 1, NULL, NULL, NULL, &passes) !=
-				    CUPTI_SUCCESS || passes != 1) {
-				gp_log("metrics: %s cannot be measured in one pass on %s; --metrics-replay=launches "
-				       "needs metrics that can; kernel replay is used instead", c->names[i], c->name);
-				return -1;
-			}
-			c->groups[g].n = 0;
-			c->groups[g].time_at = -1;
-			c->ngroups++;
-		}
-		gr = &c->groups[g];
-		gr->at[gr->n] = (uint8_t)i;
-		if (!strcmp(c->names[i], DURATION_METRIC))
-			gr->time_at = (int)gr->n;
-		gr->names[gr->n++] = c->names[i];
-	}
-	for (g = 0; g < c->ngroups; g++) {
-		struct group *gr = &c->groups[g];
-
-		/*
-		 * Software-patched (SASS) counters read zero in user replay
-		 * while activity tracing is on; in kernel replay they count, and
-		 * one pass needs no memory save and restore.
-		 */
-		gr->kernel_replay = 1;
-		for (size_t i = 0; i < gr->n; i++)
-			if (!strstr(gr->names[i], "__sass_"))
-				gr->kernel_replay = 0;
-		if (config_make(c->name, gr->names, gr->n, &gr->host, &gr->config, &gr->config_size,
-				&passes) != CUPTI_SUCCESS || passes != 1) {
-			gp_log("metrics: cannot configure metric group %d on %s; kernel replay is used instead",
-			       g, c->name);
-			return -1;
-		}
-	}
-	gp_debug("metrics: %zu metrics on %s in %d single-pass groups (%.1f ms to find them)",
-		 c->nnames, c->name, c->ngroups, (double)(mono_ns() - t0) / 1e6);
-	return 0;
-}
-
-/* Builds the chip's configuration; 0, or -1 (logged, metrics off). */
-static int chip_build(struct chip *c)
-{
-	CUpti_Profiler_Host_Initialize_Params hi = {
-		.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE,
-		.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER,
-		.pChipName = c->name,
-	};
-	CUpti_Profiler_Host_Deinitialize_Params di = {
-		.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE,
-	};
-	struct base_list l[3];
-	CUptiResult r;
-	int bad = 0, type;
-
-	r = pf.cuptiProfilerHostInitialize(&hi);
-	if (r != CUPTI_SUCCESS) {
-		MX_OFF("GPU %s is not supported by the CUPTI profiler (%s)", c->name,
-		       err(r));
-		go_off(GP_METRICS_UNSUPPORTED);
-		return -1;
-	}
-	/* This host object checks the names; the configuration gets one of its own. */
-	c->host = di.pHostObject = hi.pHostObject;
-	if (base_lists(c, l) < 0) {
-		MX_OFF("cannot list the metrics of %s", c->name);
-		go_off(GP_METRICS_ERROR);
-		return -1;
-	}
-	if (roofline) {
-		/* Names a chip lacks (Hopper's wgmma counters elsewhere) are left out. */
-		for (size_t i = 0; i < sizeof(roofline_set) / sizeof(roofline_set[0]); i++) {
-			if (name_known(c, l, roofline_set[i], &type))
-				c->names[c->nnames++] = roofline_set[i];
-			else
-				gp_debug("metrics: %s has no %s", c->name, roofline_set[i]);
-		}
-	} else {
-		for (size_t i = 0; i < nwant; i++) {
-			if (name_known(c, l, want[i], &type)) {
-				c->names[c->nnames++] = want[i];
-				continue;
-			}
-			log_unknown(c, l, want[i], type);
-			bad = 1;
-		}
-		if (bad) {
-			go_off(GP_METRICS_BAD_NAME);
-			return -1;
-		}
-	}
-	c->host = NULL;
-	r = config_make(c->name, c->names, c->nnames, &c->host, &c->config, &c->config_size,
-			&c->passes);
-	pf.cuptiProfilerHostDeinitialize(&di);
-	if (r != CUPTI_SUCCESS) {
-		MX_OFF("cannot configure the metrics on %s (%s)", c->name, err(r));
-		go_off(GP_METRICS_ERROR);
-		return -1;
-	}
-	c->set_hash = 0;
-	for (size_t i = 0; i < c->nnames; i++)
-		c->set_hash = gp_mcache_hash(c->set_hash, c->names[i], strlen(c->names[i]) + 1);
-	c->ok = 1;
-	/* Set before the first context, so a fallback applies everywhere. */
-	if (spread && groups_build(c) < 0)
-		spread = 0;
-	{
-		uint32_t zero = 0;
-
-		atomic_compare_exchange_strong(&first_passes, &zero,
-					       spread ? (uint32_t)c->ngroups : (uint32_t)c->passes);
-	}
-	gp_debug("metrics: %zu metrics on %s, %zu replay passes per profiled launch", c->nnames,
-		 c->name, c->passes);
-	return 0;
-}
-
-/* prof_lock held: the chip of a device, configured; NULL when unusable. */
-static struct chip *chip_of(uint32_t device)
-{
-	CUpti_Device_GetChipName_Params cn = {
-		.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE,
-		.deviceIndex = device,
-	};
-	CUptiResult r;
-	int i;
-
-	if (!profiler_initialized) {
-		CUpti_Profiler_Initialize_Params pi = {
-			.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE,
-		};
-
-		r = pf.cuptiProfilerInitialize(&pi);
-		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
-			no_permission();
-			return NULL;
-		}
-		if (r != CUPTI_SUCCESS) {
-			MX_OFF("cannot initialize the CUPTI profiler (%s)", err(r));
-			go_off(GP_METRICS_ERROR);
-			return NULL;
-		}
-		profiler_initialized = 1;
-	}
-	r = pf.cuptiDeviceGetChipName(&cn);
-	if (r != CUPTI_SUCCESS || !cn.pChipName) {
-		MX_OFF("no chip name for device %u (%s)", device, err(r));
-		go_off(GP_METRICS_UNSUPPORTED);
-		return NULL;
-	}
-	for (i = 0; i < nchips; i++)
-		if (!strcmp(chips[i].name, cn.pChipName))
-			return chips[i].ok ? &chips[i] : NULL;
-	if (nchips == MAX_CHIPS)
-		return NULL;
-	snprintf(chips[nchips].name, sizeof(chips[nchips].name), "%s", cn.pChipName);
-	if (chip_build(&chips[nchips++]) < 0)
-		return NULL;
-	return &chips[nchips - 1];
-}
-
-/* prof_lock held: the device's ceilings, for the drain to emit. */
-static void note_peaks(uint32_t device, const struct chip *c)
-{
-	struct gp_rec_device_peaks *p;
-	CUdevice dev;
-	int v[6];
-	static const CUdevice_attribute attrs[6] = {
-		CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-		CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-		CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-		CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
-		CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,
-		CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
-	};
-
-	if (device >= MAX_CTXS || atomic_load(&peaks[device].ready) || !cu_device_get ||
-	    !cu_device_attr || cu_device_get(&dev, (int)device) != CUDA_SUCCESS)
-		return;
-	for (int i = 0; i < 6; i++)
-		if (cu_device_attr(&v[i], attrs[i], dev) != CUDA_SUCCESS)
-			v[i] = 0;
-	p = &peaks[device].p;
-	p->device = device;
-	p->cc_major = (uint32_t)v[0];
-	p->cc_minor = (uint32_t)v[1];
-	p->sm_count = (uint32_t)v[2];
-	p->sm_clock_khz = (uint32_t)v[3];
-	p->mem_clock_khz = (uint32_t)v[4];
-	p->bus_width = (uint32_t)v[5];
-	if (!gp_peaks_compute(p))
-		gp_debug("metrics: no FLOP ceilings known for compute capability %d.%d", v[0], v[1]);
-	snprintf(peaks[device].chip, sizeof(peaks[device].chip), "%s", c->name);
-	atomic_store_explicit(&peaks[device].ready, 1, memory_order_release);
-}
-
 /* ---- per context ---- */
 
 static void ctx_release(struct ctxprof *cp)
@@ -1143,7 +518,7 @@ static void ctx_release(struct ctxprof *cp)
 			.pRangeProfilerObject = cp->obj,
 		};
 
-		pf.cuptiRangeProfilerDisable(&d);
+		gp_mx_pf.cuptiRangeProfilerDisable(&d);
 	}
 	for (int g = 0; g < MAX_GROUPS; g++)
 		free(cp->gimage[g]);
@@ -1169,7 +544,7 @@ static CUptiResult set_config(struct ctxprof *cp)
 		.targetNestingLevel = 1,
 	};
 
-	return pf.cuptiRangeProfilerSetConfig(&sc);
+	return gp_mx_pf.cuptiRangeProfilerSetConfig(&sc);
 }
 
 static CUptiResult image_init(struct ctxprof *cp)
@@ -1181,7 +556,7 @@ static CUptiResult image_init(struct ctxprof *cp)
 		.pCounterData = cp->image,
 	};
 
-	return pf.cuptiRangeProfilerCounterDataImageInitialize(&ii);
+	return gp_mx_pf.cuptiRangeProfilerCounterDataImageInitialize(&ii);
 }
 
 static const char *level(CUpti_Profiler_Support_Level l)
@@ -1207,21 +582,21 @@ static struct ctxprof *ctx_get(CUcontext ctx)
 		return NULL;
 	cp->ctx = ctx;
 	cp->state = -1;
-	if (pf.cuptiGetDeviceId(ctx, &device) != CUPTI_SUCCESS)
+	if (gp_mx_pf.cuptiGetDeviceId(ctx, &device) != CUPTI_SUCCESS)
 		return NULL;
-	pf.cuptiGetContextId(ctx, &ctx_id);
+	gp_mx_pf.cuptiGetContextId(ctx, &ctx_id);
 	cp->device = device;
 	cp->ctx_id = ctx_id;
-	if (!(cp->chip = chip_of(device)))
+	if (!(cp->chip = gp_mx_chip_of(device)))
 		return NULL;
-	if (cu_device_get) {
+	if (gp_mx_cu_device_get) {
 		CUpti_Profiler_DeviceSupported_Params ds = {
 			.structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE,
 			.api = CUPTI_PROFILER_RANGE_PROFILING,
 		};
 
-		if (cu_device_get(&ds.cuDevice, (int)device) == CUDA_SUCCESS &&
-		    pf.cuptiProfilerDeviceSupported(&ds) == CUPTI_SUCCESS &&
+		if (gp_mx_cu_device_get(&ds.cuDevice, (int)device) == CUDA_SUCCESS &&
+		    gp_mx_pf.cuptiProfilerDeviceSupported(&ds) == CUPTI_SUCCESS &&
 		    ds.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
 			const char *why = ds.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "its architecture"
 				: ds.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "vGPU profiling is off"
@@ -1233,15 +608,16 @@ static struct ctxprof *ctx_get(CUcontext ctx)
 
 			MX_OFF("device %u (%s) does not support the CUPTI profiler (%s: %s)",
 			       device, cp->chip->name, why, level(ds.isSupported));
-			go_off(GP_METRICS_UNSUPPORTED);
+			gp_mx_go_off(GP_METRICS_UNSUPPORTED);
 			return NULL;
 		}
 	}
-	note_peaks(device, cp->chip);
+	gp_mx_note_peaks(device, cp->chip);
 	{
 		CUdevice dev;
 
-		if (!cu_device_get || !cu_device_name || cu_device_get(&dev, (int)device) != CUDA_SUCCESS ||
+		if (!gp_mx_cu_device_get || !cu_device_name ||
+		    gp_mx_cu_device_get(&dev, (int)device) != CUDA_SUCCESS ||
 		    cu_device_name(cp->gpu, (int)sizeof(cp->gpu), dev) != CUDA_SUCCESS)
 			snprintf(cp->gpu, sizeof(cp->gpu), "%s", cp->chip->name);
 		cp->gpu[sizeof(cp->gpu) - 1] = 0;
@@ -1252,25 +628,25 @@ static struct ctxprof *ctx_get(CUcontext ctx)
 			.ctx = ctx,
 		};
 
-		r = pf.cuptiRangeProfilerEnable(&en);
+		r = gp_mx_pf.cuptiRangeProfilerEnable(&en);
 		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
-			no_permission();
+			gp_mx_no_permission();
 			return NULL;
 		}
 		if (r == CUPTI_ERROR_HARDWARE_BUSY) {
 			MX_OFF("the GPU's counters are in use by another tool (DCGM, Nsight, another profiler)");
-			go_off(GP_METRICS_BUSY);
+			gp_mx_go_off(GP_METRICS_BUSY);
 			return NULL;
 		}
 		if (r != CUPTI_SUCCESS) {
 			MX_OFF("cannot enable the range profiler on device %u (%s)", device,
 			       err(r));
-			go_off(GP_METRICS_ERROR);
+			gp_mx_go_off(GP_METRICS_ERROR);
 			return NULL;
 		}
 		cp->obj = en.pRangeProfilerObject;
 	}
-	if (spread) {
+	if (gp_mx_spread) {
 		/* Counter data images per group, made at their first session. */
 		cp->sess = -1;
 		cp->cfg_group = -1;
@@ -1291,7 +667,7 @@ static struct ctxprof *ctx_get(CUcontext ctx)
 		};
 
 		step = "GetCounterDataSize";
-		r = pf.cuptiRangeProfilerGetCounterDataSize(&gs);
+		r = gp_mx_pf.cuptiRangeProfilerGetCounterDataSize(&gs);
 		if (r == CUPTI_SUCCESS && !(cp->image = calloc(1, gs.counterDataSize)))
 			r = CUPTI_ERROR_OUT_OF_MEMORY;
 		cp->image_size = gs.counterDataSize;
@@ -1309,7 +685,7 @@ static struct ctxprof *ctx_get(CUcontext ctx)
 		ctx_release(cp);
 		cp->ctx = ctx;
 		cp->state = -1;
-		go_off(GP_METRICS_ERROR);
+		gp_mx_go_off(GP_METRICS_ERROR);
 		return NULL;
 	}
 	cp->state = 1;
@@ -1461,7 +837,7 @@ static void replay_failed(const char *kernel, const char *step, CUptiResult r)
 {
 	atomic_fetch_add(&n_failed, 1);
 	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
-		no_permission();
+		gp_mx_no_permission();
 		return;
 	}
 	if (replay_logs++ < MAX_REPLAY_LOGS)
@@ -1521,14 +897,14 @@ static CUptiResult range_start(CUpti_RangeProfiler_Object *obj)
 		.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE,
 		.pRangeProfilerObject = obj,
 	};
-	CUptiResult r = pf.cuptiRangeProfilerStart(&st);
+	CUptiResult r = gp_mx_pf.cuptiRangeProfilerStart(&st);
 
 	for (uint64_t waited = 0, d = 1; r == CUPTI_ERROR_HARDWARE_BUSY && waited < BUSY_WAIT_MS;
 	     waited += d, d = d < 32 ? d * 2 : d) {
 		struct timespec ts = { 0, (long)d * 1000000 };
 
 		nanosleep(&ts, NULL);
-		r = pf.cuptiRangeProfilerStart(&st);
+		r = gp_mx_pf.cuptiRangeProfilerStart(&st);
 	}
 	return r;
 }
@@ -1558,7 +934,7 @@ static CUptiResult range_collect(CUpti_RangeProfiler_Object *obj, const uint8_t 
 	CUptiResult r;
 
 	*step = "Stop";
-	r = pf.cuptiRangeProfilerStop(&sp);
+	r = gp_mx_pf.cuptiRangeProfilerStop(&sp);
 	if (r == CUPTI_SUCCESS && !sp.isAllPassSubmitted) {
 		*step = "Stop (passes left over)";
 		return CUPTI_ERROR_UNKNOWN;
@@ -1566,7 +942,7 @@ static CUptiResult range_collect(CUpti_RangeProfiler_Object *obj, const uint8_t 
 	if (r != CUPTI_SUCCESS)
 		return r;
 	*step = "DecodeData";
-	r = pf.cuptiRangeProfilerDecodeData(&dd);
+	r = gp_mx_pf.cuptiRangeProfilerDecodeData(&dd);
 	if (r == CUPTI_SUCCESS && dd.numOfRangeDropped) {
 		*step = "DecodeData (ranges dropped)";
 		return CUPTI_ERROR_UNKNOWN;
@@ -1574,7 +950,7 @@ static CUptiResult range_collect(CUpti_RangeProfiler_Object *obj, const uint8_t 
 	if (r != CUPTI_SUCCESS)
 		return r;
 	*step = "GetCounterDataInfo";
-	r = pf.cuptiRangeProfilerGetCounterDataInfo(&gi);
+	r = gp_mx_pf.cuptiRangeProfilerGetCounterDataInfo(&gi);
 	if (r == CUPTI_SUCCESS && gi.numTotalRanges != nranges) {
 		*step = gi.numTotalRanges ? "GetCounterDataInfo (range count differs from the launches seen)"
 					  : "GetCounterDataInfo (no range: the launch failed?)";
@@ -1840,18 +1216,18 @@ static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 			.ctx = cp->ctx,
 		};
 
-		pf.cuptiRangeProfilerDisable(&d);
+		gp_mx_pf.cuptiRangeProfilerDisable(&d);
 		cp->obj = NULL;
 		cp->cfg_group = -1;
 		step = "Enable";
-		r = pf.cuptiRangeProfilerEnable(&en);
+		r = gp_mx_pf.cuptiRangeProfilerEnable(&en);
 		atomic_fetch_add(&n_objects, 1);
 		gp_debug("metrics: new profiler object for group %d: %.2f ms", g, (double)(mono_ns() - t0) / 1e6);
 		if (r != CUPTI_SUCCESS) {
 			MX_OFF("cannot enable the range profiler again on device %u (%s)",
 			       cp->device, err(r));
 			cp->state = -1;
-			go_off(GP_METRICS_ERROR);
+			gp_mx_go_off(GP_METRICS_ERROR);
 			return -1;
 		}
 		cp->obj = en.pRangeProfilerObject;
@@ -1867,7 +1243,7 @@ static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 			.maxNumRangeTreeNodes = (size_t)sess_cap(gr),
 		};
 
-		r = pf.cuptiRangeProfilerGetCounterDataSize(&gs);
+		r = gp_mx_pf.cuptiRangeProfilerGetCounterDataSize(&gs);
 		if (r == CUPTI_SUCCESS && gs.counterDataSize != cp->gimage_size[g]) {
 			free(cp->gimage[g]);
 			cp->gimage_size[g] = 0;
@@ -1886,7 +1262,7 @@ static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 		};
 
 		step = "CounterDataImageInitialize";
-		r = pf.cuptiRangeProfilerCounterDataImageInitialize(&ii);
+		r = gp_mx_pf.cuptiRangeProfilerCounterDataImageInitialize(&ii);
 	}
 	if (r == CUPTI_SUCCESS) {
 		CUpti_RangeProfiler_SetConfig_Params sc = {
@@ -1906,7 +1282,7 @@ static int sess_open(struct ctxprof *cp, int g, const char *kernel)
 		};
 
 		step = "SetConfig";
-		r = pf.cuptiRangeProfilerSetConfig(&sc);
+		r = gp_mx_pf.cuptiRangeProfilerSetConfig(&sc);
 		if (r == CUPTI_SUCCESS)
 			cp->cfg_group = g;
 	}
@@ -1986,7 +1362,7 @@ static void sess_close(struct ctxprof *cp)
 			.numMetrics = gr->n,
 			.pMetricValues = v,
 		};
-		CUptiResult er = ok ? pf.cuptiProfilerHostEvaluateToGpuValues(&ev) : r;
+		CUptiResult er = ok ? gp_mx_pf.cuptiProfilerHostEvaluateToGpuValues(&ev) : r;
 		int good = er == CUPTI_SUCCESS;
 		uint64_t dur = 0;
 
@@ -2212,7 +1588,7 @@ static void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 		atomic_fetch_add(&n_other, 1); /* a launch inside a profiled launch */
 		return;
 	}
-	if (spread) {
+	if (gp_mx_spread) {
 		on_enter_spread(cd, &l);
 		return;
 	}
@@ -2310,7 +1686,7 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 	t_decode = mono_ns();
 	if (r == CUPTI_SUCCESS) {
 		step = "EvaluateToGpuValues";
-		r = pf.cuptiProfilerHostEvaluateToGpuValues(&ev);
+		r = gp_mx_pf.cuptiProfilerHostEvaluateToGpuValues(&ev);
 		t_eval = mono_ns();
 	}
 	if (r == CUPTI_SUCCESS) {
@@ -2339,7 +1715,7 @@ static void on_exit_launch(const CUpti_CallbackData *cd)
 			 (double)(t_eval - t_decode) / 1e6, (double)(mono_ns() - t_eval) / 1e6);
 	if (r != CUPTI_SUCCESS) {
 		MX_OFF("range profiler CounterDataImageInitialize failed (%s)", err(r));
-		go_off(GP_METRICS_ERROR);
+		gp_mx_go_off(GP_METRICS_ERROR);
 	}
 	if (state == S_RESULT)
 		times_put(s->correlation, s->start, s->duration);
@@ -2410,8 +1786,8 @@ static void on_context_destroy(const CUpti_ResourceData *rd)
 static void on_init_finished(void)
 {
 	pthread_mutex_lock(&prof_lock);
-	if (atomic_load(&mstate) == M_ON && !nchips)
-		chip_of(0);
+	if (atomic_load(&mstate) == M_ON && !gp_mx_chip_count())
+		gp_mx_chip_of(0);
 	pthread_mutex_unlock(&prof_lock);
 }
 
@@ -2420,7 +1796,7 @@ static void sess_end(CUcontext ctx)
 {
 	struct ctxprof *cp;
 
-	if (!spread || tl.active)
+	if (!gp_mx_spread || tl.active)
 		return;
 	pthread_mutex_lock(&prof_lock);
 	if ((cp = ctx_find(ctx)) && cp->sess >= 0)
@@ -2451,25 +1827,19 @@ void gp_metrics_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
 		return;
 	switch (cbid) {
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+	GP_KERNEL_LAUNCH_CBIDS(GP_CBID_CASE)
 		if (cd->callbackSite == CUPTI_API_ENTER) {
 			sub_enter(cd, cbid);
 			on_enter(cbid, cd);
 			break;
 		}
-		if (tl.active && cd->correlationId == tl.correlation && spread)
+		if (tl.active && cd->correlationId == tl.correlation && gp_mx_spread)
 			on_exit_spread();
 		else if (tl.active && cd->correlationId == tl.correlation)
 			on_exit_launch(cd);
 		sub_exit(cd, cbid);
 		break;
-	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
-	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+	GP_GRAPH_LAUNCH_CBIDS(GP_CBID_CASE)
 		if (cd->callbackSite == CUPTI_API_ENTER) {
 			atomic_fetch_add(&n_graph, 1);
 			sub_enter(cd, cbid);
@@ -2478,18 +1848,12 @@ void gp_metrics_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 			sub_exit(cd, cbid);
 		}
 		break;
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture:
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz:
+	GP_CAPTURE_END_CBIDS(GP_CBID_CASE)
 		/* The capture ends even when the call fails. */
 		if (cd->callbackSite == CUPTI_API_EXIT && atomic_load(&captures) > 0)
 			atomic_fetch_sub(&captures, 1);
 		break;
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
+	GP_CAPTURE_BEGIN_CBIDS(GP_CBID_CASE)
 		/* Counted once the capture has begun. */
 		if (cd->callbackSite == CUPTI_API_ENTER)
 			sess_end(cd->context);
@@ -2679,25 +2043,6 @@ void gp_metrics_kernel(const struct gp_rec_kernel *k)
 	}
 }
 
-static void emit_peaks(void)
-{
-	for (int d = 0; d < MAX_CTXS; d++) {
-		struct gp_rec_device_peaks *r;
-		uint32_t chip;
-
-		if (atomic_load_explicit(&peaks[d].ready, memory_order_acquire) != 1)
-			continue;
-		chip = gp_emit_string(peaks[d].chip);
-		r = gp_emit(GP_REC_DEVICE_PEAKS, sizeof(*r));
-		if (!r)
-			return;
-		memcpy((char *)r + sizeof(r->h), (const char *)&peaks[d].p + sizeof(r->h),
-		       sizeof(*r) - sizeof(r->h));
-		r->chip = chip;
-		atomic_store(&peaks[d].ready, 2);
-	}
-}
-
 static void emit_info(void)
 {
 	struct gp_rec_metrics_info *r;
@@ -2708,7 +2053,7 @@ static void emit_info(void)
 		return;
 	r->set = set;
 	r->launches = launches_per_key;
-	r->passes = atomic_load(&first_passes);
+	r->passes = gp_mx_first_passes();
 	r->status = atomic_load(&mstatus);
 	r->profiled = atomic_load(&n_profiled);
 	r->skipped_capture = atomic_load(&n_capture);
@@ -2722,7 +2067,7 @@ void gp_metrics_drain(int final)
 {
 	if (!slots)
 		return;
-	if (final && spread && pthread_mutex_trylock(&prof_lock) == 0) {
+	if (final && gp_mx_spread && pthread_mutex_trylock(&prof_lock) == 0) {
 		/* Open sessions end; kernels measured in part go out with what they have. */
 		for (int i = 0; i < MAX_CTXS; i++)
 			if (ctxs[i].state > 0 && ctxs[i].sess >= 0)
@@ -2732,7 +2077,7 @@ void gp_metrics_drain(int final)
 				acc_finish(accs[i].key);
 		pthread_mutex_unlock(&prof_lock);
 	}
-	emit_peaks();
+	gp_mx_emit_peaks();
 	for (int i = 0; i < NSLOTS; i++) {
 		struct slot *s = &slots[i];
 		int st = atomic_load_explicit(&s->state, memory_order_acquire);

@@ -239,15 +239,8 @@ int gp_unwind_py_mode(void)
 	return ready ? py_mode : GP_PYSTACK_OFF;
 }
 
-static const CUpti_CallbackId driver_launch[] = {
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+/* Besides the launches (cupti_api.h): kernels added to graphs, launched later. */
+static const CUpti_CallbackId driver_graph_add[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode,
 	CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode_v2,
 };
@@ -265,8 +258,11 @@ void gp_unwind_enable_callbacks(CUpti_SubscriberHandle sub, int all)
 		 * correlation id), so the driver side alone sees every launch
 		 * with half the callbacks.
 		 */
-		for (size_t i = 0; i < sizeof(driver_launch) / sizeof(driver_launch[0]); i++)
-			gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_launch[i]);
+		for (size_t i = 0; i < gp_cupti_nlaunch_cbids; i++)
+			gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
+						  gp_cupti_launch_cbids[i]);
+		for (size_t i = 0; i < sizeof(driver_graph_add) / sizeof(driver_graph_add[0]); i++)
+			gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_graph_add[i]);
 	}
 	gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
 	gp_cu.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
@@ -280,8 +276,11 @@ void gp_unwind_disable_callbacks(CUpti_SubscriberHandle sub, int all)
 		gp_cu.cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
 		gp_cu.cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_DRIVER_API);
 	} else {
-		for (size_t i = 0; i < sizeof(driver_launch) / sizeof(driver_launch[0]); i++)
-			gp_cu.cuptiEnableCallback(0, sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_launch[i]);
+		for (size_t i = 0; i < gp_cupti_nlaunch_cbids; i++)
+			gp_cu.cuptiEnableCallback(0, sub, CUPTI_CB_DOMAIN_DRIVER_API,
+						  gp_cupti_launch_cbids[i]);
+		for (size_t i = 0; i < sizeof(driver_graph_add) / sizeof(driver_graph_add[0]); i++)
+			gp_cu.cuptiEnableCallback(0, sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_graph_add[i]);
 	}
 }
 
