@@ -96,6 +96,8 @@ static uint32_t *corr_slot(struct ga_ranges *nx, uint32_t proc, uint32_t corr)
 void ga_ranges_free(struct ga_ranges *nx)
 {
 	free(nx->ranges);
+	free(nx->nested);
+	free(nx->self);
 	free(nx->keys);
 	ga_map_free(&nx->key_map);
 	free(nx->marks);
@@ -534,6 +536,8 @@ static int index_ranges(struct ga_ranges *nx, struct gnode_raw *gn, size_t ngn)
 		return -1;
 	if (nx->nranges)
 		qsort(nx->ranges, nx->nranges, sizeof(*nx->ranges), cmp_range);
+	if (!(nx->nested = calloc(nx->nranges ? nx->nranges : 1, 1)))
+		return -1;
 	for (i = 0; i < nx->nranges; i++) {
 		struct ga_ranges_range *r = &nx->ranges[i];
 		uint32_t *slot, c;
@@ -555,6 +559,9 @@ static int index_ranges(struct ga_ranges *nx, struct gnode_raw *gn, size_t ngn)
 			r->parent = c;
 		}
 		nx->threads[*slot].hi = (uint32_t)i + 1;
+		/* The parent comes first in this order: its flag is known. */
+		nx->nested[i] = r->parent == GA_RANGES_NONE ||
+				(nx->nested[r->parent] && r->end <= nx->ranges[r->parent].end);
 		r->node = node_get(nx, r->parent == GA_RANGES_NONE ? GA_RANGES_NONE :
 				   nx->ranges[r->parent].node, GA_RANGES_N_RANGE, r->key);
 		if (r->node == GA_RANGES_NONE)
@@ -732,7 +739,17 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 	nx->acts++;
 	if (at->inner < GA_RANGES_UNATTR) {
 		nx->in_range++;
-		ga_ranges_walk(nx, at, acct_key, &ac);
+		/* Launched while every range of the chain is open: counted at finish. */
+		if (nx->nested && nx->nested[at->inner] && at->t < nx->ranges[at->inner].end &&
+		    (nx->self || (nx->self = calloc(nx->nranges, sizeof(*nx->self))))) {
+			struct ga_ranges_self *o = &nx->self[at->inner];
+
+			o->gpu_ns += ac.dur;
+			o->acts++;
+			o->kernels += (uint64_t)ac.kernel;
+		} else {
+			ga_ranges_walk(nx, at, acct_key, &ac);
+		}
 		node = nx->ranges[at->inner].node;
 	} else {
 		int un = at->inner == GA_RANGES_UNATTR;
@@ -766,12 +783,11 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 	node = node_get(nx, node, kind, id);
 	if (node == GA_RANGES_NONE)
 		return GA_STR_NOMEM;
+	/* The node's own; ga_ranges_finish() adds each node to its parents. */
 	nx->nodes[node].instances++;
-	for (x = node; x != GA_RANGES_NONE; x = nx->nodes[x].parent) {
-		nx->nodes[x].gpu_ns += ac.dur;
-		nx->nodes[x].acts++;
-		nx->nodes[x].kernels += (uint64_t)ac.kernel;
-	}
+	nx->nodes[node].gpu_ns += ac.dur;
+	nx->nodes[node].acts++;
+	nx->nodes[node].kernels += (uint64_t)ac.kernel;
 	if (ac.kernel && nx->site_of) {
 		uint32_t site = nx->site_of(nx->site_ctx, a);
 
@@ -836,10 +852,6 @@ static int leaf_add(struct ga_ranges *nx, uint32_t root, uint32_t kind, uint32_t
 	x->gpu_ns += gpu_ns;
 	x->acts += n;
 	x->kernels += kernels;
-	x = &nx->nodes[root];
-	x->gpu_ns += gpu_ns;
-	x->acts += n;
-	x->kernels += kernels;
 	nx->acts += n;
 	nx->no_range += n;
 	return 0;
@@ -882,6 +894,82 @@ static int account_model(struct ga_ranges *nx, const struct ga_model *m)
 	return rc;
 }
 
+/*
+ * The activities summed per range (ga_ranges_account's nesting case) into
+ * the keys: each range's subtree, to its key, unless a range of the same
+ * key encloses it (a name nested in itself counts once), found by one walk
+ * of the range forest.  0, or -1 out of memory.
+ */
+static int keys_from_self(struct ga_ranges *nx)
+{
+	uint32_t *child, *next, *active, roots = GA_RANGES_NONE, x;
+	size_t n = nx->nranges, i;
+
+	if (!nx->self)
+		return 0;
+	child = malloc(n * sizeof(*child));
+	next = malloc(n * sizeof(*next));
+	active = calloc(nx->nkeys ? nx->nkeys : 1, sizeof(*active));
+	if (!child || !next || !active) {
+		free(child);
+		free(next);
+		free(active);
+		return -1;
+	}
+	/* A range's parent comes before it: sum the subtrees from the end. */
+	for (i = n; i-- > 0;) {
+		const struct ga_ranges_self *o = &nx->self[i];
+		uint32_t p = nx->ranges[i].parent;
+
+		child[i] = GA_RANGES_NONE;
+		if (p == GA_RANGES_NONE) {
+			next[i] = roots;
+			roots = (uint32_t)i;
+			continue;
+		}
+		nx->self[p].gpu_ns += o->gpu_ns;
+		nx->self[p].acts += o->acts;
+		nx->self[p].kernels += o->kernels;
+	}
+	for (i = n; i-- > 0;) {
+		uint32_t p = nx->ranges[i].parent;
+
+		if (p != GA_RANGES_NONE) {
+			next[i] = child[p];
+			child[p] = (uint32_t)i;
+		}
+	}
+	/* Depth first; active[key]: ranges of that key on the path. */
+	for (x = roots; x != GA_RANGES_NONE;) {
+		const struct ga_ranges_self *o = &nx->self[x];
+		struct ga_ranges_key *k = &nx->keys[nx->ranges[x].key];
+
+		if (!active[nx->ranges[x].key]++) {
+			k->gpu_ns += o->gpu_ns;
+			k->acts += o->acts;
+			k->kernels += o->kernels;
+		}
+		if (child[x] != GA_RANGES_NONE) {
+			x = child[x];
+			continue;
+		}
+		while (x != GA_RANGES_NONE) {
+			active[nx->ranges[x].key]--;
+			if (next[x] != GA_RANGES_NONE) {
+				x = next[x];
+				break;
+			}
+			x = nx->ranges[x].parent;
+		}
+	}
+	free(child);
+	free(next);
+	free(active);
+	free(nx->self);
+	nx->self = NULL;
+	return 0;
+}
+
 int ga_ranges_finish(struct ga_ranges *nx, const struct ga_model *m, int hide_empty)
 {
 	struct node_cmp c = { nx, (struct ga_model *)m };
@@ -892,6 +980,22 @@ int ga_ranges_finish(struct ga_ranges *nx, const struct ga_model *m, int hide_em
 		nx->from_model = 0;
 		if (account_model(nx, m))
 			return -1;
+	}
+	if (keys_from_self(nx))
+		return -1;
+	/*
+	 * Each node holds its own activities: add it to its parent, which was
+	 * made before it, from the last node back.  A launch site's node
+	 * repeats its kernel's activities, so it adds nothing.
+	 */
+	for (i = nx->nnodes; i-- > 0;) {
+		const struct ga_ranges_node *n = &nx->nodes[i];
+
+		if (n->parent == GA_RANGES_NONE || n->kind == GA_RANGES_N_SITE)
+			continue;
+		nx->nodes[n->parent].gpu_ns += n->gpu_ns;
+		nx->nodes[n->parent].acts += n->acts;
+		nx->nodes[n->parent].kernels += n->kernels;
 	}
 	ord = malloc((nx->nnodes ? nx->nnodes : 1) * sizeof(*ord));
 	if (!ord)

@@ -81,7 +81,7 @@ struct ga_ranges_node {
 	uint32_t id;
 	uint32_t child, next;      /* first child, next sibling (after finish) */
 	uint64_t instances;        /* ranges: instances; leaves: activities */
-	uint64_t gpu_ns, acts, kernels;   /* the whole subtree */
+	uint64_t gpu_ns, acts, kernels;   /* the whole subtree (the node's own until finish) */
 };
 
 /* What an activity was attributed to: see ga_ranges_attribute(). */
@@ -122,6 +122,11 @@ struct ga_ranges_dense {
 	size_t n, cap;
 };
 
+/* GPU work of the activities launched in one range, innermost (see ga_ranges_account). */
+struct ga_ranges_self {
+	uint64_t gpu_ns, acts, kernels;
+};
+
 struct ga_ranges {
 	/*
 	 * Set by the caller before the scan to put launch sites under the
@@ -132,6 +137,15 @@ struct ga_ranges {
 	void *site_ctx;
 	struct ga_ranges_range *ranges;   /* by (proc, tid, start, end descending) */
 	size_t nranges, capranges;
+	/*
+	 * Per range: 1 when every range on its parent chain ends no earlier
+	 * than it does (nesting), so that all of them are open wherever it is;
+	 * the activities launched in such a range are summed in self and
+	 * counted into the keys once, at finish, instead of each walking the
+	 * chain (deep nesting made that cost depth x activities).
+	 */
+	uint8_t *nested;
+	struct ga_ranges_self *self;      /* per range, made on first use */
 	struct ga_ranges_key *keys;
 	size_t nkeys, capkeys;
 	struct ga_map key_map;     /* (domain, name) -> key index */

@@ -46,7 +46,7 @@
 
 static char dir[256];
 static uint32_t devices_n = 20000;
-static uint32_t nested_n = 20000;
+static uint32_t nested_n = 20000, nested_k = 1;
 
 static void head(struct synth *s, uint32_t trace)
 {
@@ -55,8 +55,8 @@ static void head(struct synth *s, uint32_t trace)
 	synth_config(s, trace, 0, 0);
 }
 
-/* depth ranges, each inside the one before, one kernel launched in the innermost. */
-static int write_nested(const char *path, uint32_t depth)
+/* depth ranges, each inside the one before, kernels launched in the innermost. */
+static int write_nested(const char *path, uint32_t depth, uint32_t kernels)
 {
 	struct synth *s = synth_open(path);
 	uint32_t r, k, api;
@@ -70,9 +70,13 @@ static int write_nested(const char *path, uint32_t depth)
 	for (uint32_t i = 0; i < depth; i++)
 		synth_nvtx_range(s, r, 0, T0 + 10 + i, T0 + 10 + 2ull * depth + 10 - i, 1, 1, i + 1,
 				 GP_NVTX_PUSHPOP);
-	synth_api_corr(s, api, T0 + 10 + depth + 1, T0 + 10 + depth + 3, 1, 1, GP_API_RUNTIME);
-	synth_kernel_corr(s, k, T0 + 10ull * depth + 100, T0 + 10ull * depth + 200, 0, 1, 0, 0);
-	synth_end(s, T0 + 10ull * depth + 300, 0);
+	/* All launched at the innermost level's start: the ranges' times leave no room between. */
+	for (uint32_t i = 0; i < kernels; i++) {
+		synth_api_corr(s, api, T0 + 10 + depth, T0 + 10 + depth, 1, i + 1, GP_API_RUNTIME);
+		synth_kernel_corr(s, k, T0 + 10ull * depth + 100 + 200ull * i,
+				  T0 + 10ull * depth + 200 + 200ull * i, 0, i + 1, 0, 0);
+	}
+	synth_end(s, T0 + 10ull * depth + 300 + 200ull * kernels, 0);
 	return synth_close(s, NULL, NULL);
 }
 
@@ -235,9 +239,11 @@ static int write_all(void)
 	int rc = 0;
 
 	path_of(p, sizeof(p), "nested");
-	rc |= write_nested(p, nested_n);
+	rc |= write_nested(p, nested_n, nested_k);
 	path_of(p, sizeof(p), "nested2");
-	rc |= write_nested(p, 2 * nested_n);
+	rc |= write_nested(p, 2 * nested_n, nested_k);
+	path_of(p, sizeof(p), "deepwork");
+	rc |= write_nested(p, 100000, 100000);
 	path_of(p, sizeof(p), "bomb");
 	rc |= write_bomb(p, 40);
 	path_of(p, sizeof(p), "names");
@@ -460,6 +466,27 @@ static void test_tree(void)
 	tap_end();
 }
 
+static void test_deep_work(void)
+{
+	char p[512];
+	struct outcome o;
+
+	tap_begin("activities launched under deep nesting: each range counted once, no walk each");
+	path_of(p, sizeof(p), "deepwork");
+	/*
+	 * 100,000 kernels under 100,000 levels: a walk of the chain per
+	 * activity took minutes (the alarm ends it); summed per range, then
+	 * once over the ranges, well under a second.
+	 */
+	bounded(&o, 256, cmd_report, "report", "--no-timeline", p, NULL);
+	OUTCOME_OK(o);
+	CHECKF(o.out && strstr(o.out, "| 10.000 ms |  100000 | level\n") &&
+	       strstr(o.out, "100000 of 100000 GPU activities were launched inside a range"),
+	       "%.3000s", o.out ? o.out : "");
+	outcome_free(&o);
+	tap_end();
+}
+
 static void test_devices(void)
 {
 	char p[512];
@@ -558,6 +585,10 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--write")) {
 		snprintf(dir, sizeof(dir), "%s", argv[2]);
+		if (getenv("BOUNDS_NESTED"))
+			nested_n = (uint32_t)atoi(getenv("BOUNDS_NESTED"));
+		if (getenv("BOUNDS_NESTED_KERNELS"))
+			nested_k = (uint32_t)atoi(getenv("BOUNDS_NESTED_KERNELS"));
 		if (getenv("BOUNDS_DEVICES"))
 			devices_n = (uint32_t)atoi(getenv("BOUNDS_DEVICES"));
 		return write_all() ? 1 : 0;
@@ -571,6 +602,7 @@ int main(int argc, char **argv)
 	test_long_names();
 	test_devices();
 	test_tree();
+	test_deep_work();
 	test_lost_saturated();
 	test_absurd_times();
 	{
