@@ -8,8 +8,10 @@
  * them: per track, begin and end events sorted by time with ties in file
  * order, each end closing the innermost open slice, which must give back
  * exactly the slices written (test/golden/perfetto-checks.py does the
- * same with protoc on the golden traces).  Test code, runs offline only.
+ * same with protoc on the golden traces); GPU metrics sampled over time
+ * as counter tracks.  Test code, runs offline only.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +111,22 @@ struct sl {
 	uint64_t name;             /* seq << 32 | iid */
 };
 
+/* A counter's value, and a track's name. */
+struct cv {
+	uint64_t track, ts;
+	double v;
+};
+
+struct tn {
+	uint64_t uuid;
+	char name[96];
+};
+
 struct dec {
+	struct cv *cv;
+	size_t ncv, capcv;
+	struct tn *tn;
+	size_t ntn, captn;
 	struct ev *ev;
 	size_t nev, capev;
 	struct sl *want;           /* slices written: a begin and the end after it */
@@ -180,15 +197,17 @@ static int fields(const uint8_t *p, const uint8_t *end,
 }
 
 struct pkt {
-	uint64_t ts, clock, seq, flags, type, name, flow;
-	int has_ts, has_clock, has_te, has_defaults, has_snap;
+	uint64_t ts, clock, seq, flags, type, name, flow, dbl;
+	int has_ts, has_clock, has_te, has_defaults, has_snap, has_desc;
+	uint64_t desc_uuid;
+	char desc_name[96];
 	uint64_t def_clock, def_track, snap64;
 };
 
 static int f_inner(void *ctx, uint32_t f, uint64_t v, const uint8_t *b, size_t n);
 
 /* Which message f_inner is reading, by its place. */
-enum { M_TE, M_DEF, M_TED, M_SNAP, M_CLK };
+enum { M_TE, M_DEF, M_TED, M_SNAP, M_CLK, M_DESC };
 struct inner {
 	struct pkt *k;
 	int m;
@@ -207,6 +226,15 @@ static int f_inner(void *ctx, uint32_t f, uint64_t v, const uint8_t *b, size_t n
 			in->k->name = v;
 		else if (f == 47)
 			in->k->flow = v;
+		else if (f == 44)
+			in->k->dbl = v;
+		return 0;
+	case M_DESC:
+		if (f == 1)
+			in->k->desc_uuid = v;
+		else if (f == 2 && b)
+			snprintf(in->k->desc_name, sizeof(in->k->desc_name), "%.*s", (int)n,
+				 (const char *)b);
 		return 0;
 	case M_DEF:
 		if (f == 58)
@@ -253,6 +281,7 @@ static int f_packet(void *ctx, uint32_t f, uint64_t v, const uint8_t *b, size_t 
 	case 11: k->has_te = 1; in.m = M_TE; return fields(b, b + n, f_inner, &in);
 	case 59: k->has_defaults = 1; in.m = M_DEF; return fields(b, b + n, f_inner, &in);
 	case 6: k->has_snap = 1; in.m = M_SNAP; return fields(b, b + n, f_inner, &in);
+	case 60: k->has_desc = 1; in.m = M_DESC; return fields(b, b + n, f_inner, &in);
 	}
 	return 0;
 }
@@ -301,6 +330,12 @@ static int decode(struct dec *d, const uint8_t *p, size_t len)
 		}
 		if (k.has_snap)
 			q->last = k.snap64;
+		if (k.has_desc && k.desc_name[0]) {
+			if (ga_util_grow(&d->tn, &d->captn, d->ntn + 1, sizeof(*d->tn)))
+				return -1;
+			d->tn[d->ntn].uuid = k.desc_uuid;
+			memcpy(d->tn[d->ntn++].name, k.desc_name, sizeof(k.desc_name));
+		}
 		if (!k.has_te)
 			continue;
 		if (!q->has || !(k.flags & 2) || !k.has_ts) {
@@ -313,6 +348,13 @@ static int decode(struct dec *d, const uint8_t *p, size_t len)
 		} else {
 			ts = q->last + k.ts;
 			q->last = ts;
+		}
+		if (k.type == 4) {
+			if (ga_util_grow(&d->cv, &d->capcv, d->ncv + 1, sizeof(*d->cv)))
+				return -1;
+			d->cv[d->ncv].track = q->track;
+			d->cv[d->ncv].ts = ts;
+			memcpy(&d->cv[d->ncv++].v, &k.dbl, sizeof(double));
 		}
 		if (k.type == 1 || k.type == 2) {
 			struct ev *e;
@@ -432,9 +474,12 @@ static long replay(struct dec *d)
 	return bad;
 }
 
-/* Export path as Perfetto protobuf, decode and replay it: slices written, or -1. */
+/*
+ * Export path as Perfetto protobuf, decode and replay it: slices written,
+ * or -1.  With keep, the decoded counters and track names stay there.
+ */
 static long export_and_replay(const char *path, const char *out, long *bad, char *why,
-			      size_t whylen)
+			      size_t whylen, struct dec *keep)
 {
 	struct dec d;
 	unsigned char *buf;
@@ -463,6 +508,12 @@ static long export_and_replay(const char *path, const char *out, long *bad, char
 	free(buf);
 	free(d.ev);
 	free(d.want);
+	if (keep) {
+		*keep = d;
+	} else {
+		free(d.cv);
+		free(d.tn);
+	}
 	return n;
 }
 
@@ -501,7 +552,7 @@ static void test_ties(void)
 	synth_end(s, t + 100000, 0);
 	synth_close(s, NULL, NULL);
 	tap_begin("perfetto: slices whose times tie, written in any order, nest as written");
-	n = export_and_replay(path, out, &bad, why, sizeof(why));
+	n = export_and_replay(path, out, &bad, why, sizeof(why), NULL);
 	CHECKF(n == 5 && bad == 0, "%ld slices, %ld built otherwise: %s", n, bad, why);
 	tap_end();
 }
@@ -558,9 +609,114 @@ static void test_random(void)
 	synth_end(s, T0 + 2000000, 0);
 	synth_close(s, NULL, NULL);
 	tap_begin("perfetto: the slices of a trace of random, tying times nest as written");
-	n = export_and_replay(path, out, &bad, why, sizeof(why));
+	n = export_and_replay(path, out, &bad, why, sizeof(why), NULL);
 	CHECKF(n == want && bad == 0, "%ld of %ld slices, %ld built otherwise: %s", n, want, bad,
 	       why);
+	tap_end();
+}
+
+/* A GPU_SERIES record: series id, device, metric names (string ids). */
+static void series(struct synth *s, uint32_t id, uint32_t device, const uint32_t *names,
+		   uint32_t n)
+{
+	unsigned char buf[128];
+	struct gp_rec_gpu_series r;
+	uint32_t size = (uint32_t)sizeof(r) + (n * 4 + 7) / 8 * 8;
+
+	memset(&r, 0, sizeof(r));
+	memset(buf, 0, sizeof(buf));
+	r.h.type = GP_REC_GPU_SERIES;
+	r.h.size = (uint16_t)size;
+	r.h.aux = n;
+	r.id = id;
+	r.device = device;
+	r.source = GP_GPU_SRC_PM;
+	r.interval_ns = 1000;
+	memcpy(buf, &r, sizeof(r));
+	memcpy(buf + sizeof(r), names, n * 4);
+	synth_rec(s, buf, size);
+}
+
+static void sample(struct synth *s, uint32_t id, uint64_t start, double a, double b)
+{
+	unsigned char buf[sizeof(struct gp_rec_gpu_sample) + 16];
+	struct gp_rec_gpu_sample r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_GPU_SAMPLE;
+	r.h.size = sizeof(buf);
+	r.h.aux = 2;
+	r.start = start;
+	r.end = start + 1000;
+	r.series = id;
+	memcpy(buf, &r, sizeof(r));
+	memcpy(buf + sizeof(r), &a, 8);
+	memcpy(buf + sizeof(r) + 8, &b, 8);
+	synth_rec(s, buf, sizeof(buf));
+}
+
+/* The values of the counter track named name, in file order, into v (at most 8). */
+static size_t counter_values(const struct dec *d, const char *name, uint64_t *ts, double *v)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->ntn; i++) {
+		if (strcmp(d->tn[i].name, name))
+			continue;
+		for (size_t j = 0; j < d->ncv && n < 8; j++) {
+			if (d->cv[j].track != d->tn[i].uuid)
+				continue;
+			ts[n] = d->cv[j].ts;
+			v[n++] = d->cv[j].v;
+		}
+		break;
+	}
+	return n;
+}
+
+/*
+ * GPU metrics sampled over time (GP_REC_GPU_SERIES, GP_REC_GPU_SAMPLE): a
+ * counter track per device and metric, a value at each sample's start, a
+ * value not read (NaN) left out.
+ */
+static void test_gpu_samples(void)
+{
+	char path[128], out[128], why[256];
+	struct synth *s;
+	struct dec d;
+	uint64_t t = T0 + 1000, ts[8];
+	uint32_t names[2];
+	double v[8];
+	size_t n;
+	long bad = -1;
+
+	snprintf(path, sizeof(path), "%s/samples.gpuprof", dir);
+	snprintf(out, sizeof(out), "%s/samples.pftrace", dir);
+	s = synth_open(path);
+	synth_process(s, 4244, "host", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	names[0] = synth_string(s, "sm__throughput");
+	names[1] = synth_string(s, "dram__bytes");
+	series(s, 1, 0, names, 2);
+	sample(s, 1, t + 1000, 10, 20);
+	sample(s, 1, t + 2000, NAN, 30);
+	sample(s, 1, t + 3000, 40.5, 50);
+	synth_kernel(s, synth_string(s, "_Z1kv"), t + 1500, t + 2500, 0, 7, 0, 0);
+	synth_end(s, t + 100000, 0);
+	synth_close(s, NULL, NULL);
+	tap_begin("perfetto: sampled GPU metrics are counter tracks, a value per sample read");
+	memset(&d, 0, sizeof(d));
+	CHECKF(export_and_replay(path, out, &bad, why, sizeof(why), &d) == 1 && bad == 0, "%s",
+	       why);
+	n = counter_values(&d, "cuda:0 sm__throughput", ts, v);
+	CHECKF(n == 2 && ts[0] == t + 1000 && v[0] == 10 && ts[1] == t + 3000 && v[1] == 40.5,
+	       "%zu values of sm__throughput", n);
+	n = counter_values(&d, "cuda:0 dram__bytes", ts, v);
+	CHECKF(n == 3 && ts[1] == t + 2000 && v[0] == 20 && v[1] == 30 && v[2] == 50,
+	       "%zu values of dram__bytes", n);
+	free(d.cv);
+	free(d.tn);
 	tap_end();
 }
 
@@ -576,6 +732,7 @@ int main(void)
 	test_wire();
 	test_strict_lanes();
 	test_ties();
+	test_gpu_samples();
 	for (int i = 0; i < (getenv("NRANDOM") ? atoi(getenv("NRANDOM")) : 3); i++)
 		test_random();
 	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", dir);
