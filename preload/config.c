@@ -113,6 +113,45 @@ int gp_config_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* A duration with its unit (ms, s, m, h) in ms; -1 when it is none or too long. */
+static int64_t parse_ms(const char *s, size_t len)
+{
+	uint64_t x = 0, mul;
+	size_t i = 0;
+
+	while (i < len && s[i] >= '0' && s[i] <= '9' && x < (1ull << 40))
+		x = x * 10 + (uint64_t)(s[i++] - '0');
+	if (!i)
+		return -1;
+	if (len - i == 2 && !strncmp(s + i, "ms", 2))
+		mul = 1;
+	else if (len - i == 1 && s[i] == 's')
+		mul = 1000;
+	else if (len - i == 1 && s[i] == 'm')
+		mul = 60000;
+	else if (len - i == 1 && s[i] == 'h')
+		mul = 3600000;
+	else
+		return -1;
+	return x > (uint64_t)GP_SAMPLE_PERIOD_MAX_MS / mul ? -1 : (int64_t)(x * mul);
+}
+
+int gp_config_parse_sample(const char *s, uint32_t *window_ms, uint32_t *period_ms)
+{
+	const char *slash = s ? strchr(s, '/') : NULL;
+	int64_t w, p;
+
+	if (!slash)
+		return -EINVAL;
+	w = parse_ms(s, (size_t)(slash - s));
+	p = parse_ms(slash + 1, strlen(slash + 1));
+	if (w < GP_SAMPLE_WINDOW_MIN_MS || p <= w)
+		return -EINVAL;
+	*window_ms = (uint32_t)w;
+	*period_ms = (uint32_t)p;
+	return 0;
+}
+
 int gp_config_parse_signal(const char *s)
 {
 	char *end;
@@ -239,6 +278,25 @@ int gp_config_load(struct gp_config *c)
 		else if (strcmp(v, "now"))
 			gp_log("GPUPROF_START=%s: expected now or dormant; starting now", v);
 	}
+	/* Sampled windows: a dormant recorder that opens them itself, into the spool. */
+	v = getenv("GPUPROF_SAMPLE");
+	if (v && *v && gp_config_parse_sample(v, &c->sample_window_ms, &c->sample_period_ms) < 0)
+		gp_log("GPUPROF_SAMPLE=%s: expected WINDOW/PERIOD (such as 1s/60s, the window from "
+		       "10ms and shorter than the period); not sampling", v);
+	env_str("GPUPROF_SPOOL", c->spool, sizeof(c->spool));
+	c->spool_max = GP_SPOOL_MAX_DEFAULT;
+	v = getenv("GPUPROF_SPOOL_MAX");
+	if (v && *v && (gp_config_parse_size(v, &c->spool_max) < 0 || c->spool_max < GP_SPOOL_MAX_MIN)) {
+		gp_log("GPUPROF_SPOOL_MAX=%s: expected a size from 1M (such as 256M); 256M", v);
+		c->spool_max = GP_SPOOL_MAX_DEFAULT;
+	}
+	if (c->sample_period_ms && (c->spool[0] != '/' || c->flight_bytes)) {
+		gp_log(c->flight_bytes ? "GPUPROF_SAMPLE does not go with a flight recorder; not sampling" :
+		       "GPUPROF_SAMPLE needs GPUPROF_SPOOL, an absolute directory; not sampling");
+		c->sample_window_ms = c->sample_period_ms = 0;
+	}
+	if (c->sample_period_ms)
+		c->dormant = 1;
 	if (c->dormant && c->flight_bytes) {
 		gp_log("GPUPROF_START=dormant does not go with a flight recorder; starting now");
 		c->dormant = 0;

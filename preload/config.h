@@ -43,7 +43,11 @@ struct gp_config {
 	uint64_t flight_bytes;     /* GPUPROF_FLIGHT_RECORDER, 0 when off */
 	int dump_on_error;         /* GPUPROF_DUMP_ON cuda-error */
 	int dump_signal;           /* GPUPROF_DUMP_SIGNAL, 0 none */
-	int dormant;               /* GPUPROF_START=dormant */
+	int dormant;               /* GPUPROF_START=dormant (implied by GPUPROF_SAMPLE) */
+	uint32_t sample_window_ms; /* GPUPROF_SAMPLE=WINDOW/PERIOD, 0 off */
+	uint32_t sample_period_ms;
+	char spool[GP_PATH_MAX];   /* GPUPROF_SPOOL: directory of the sampled windows */
+	uint64_t spool_max;        /* GPUPROF_SPOOL_MAX: bytes kept there (oldest go first) */
 	int control;               /* listen on the control socket */
 	int force;
 	int disabled;
@@ -62,6 +66,19 @@ struct gp_config {
 #define GP_GPU_TELEMETRY_MS_DEFAULT 100u /* what gpuprof run --gpu-telemetry asks for */
 #define GP_GPU_TELEMETRY_MS_MIN 10u
 #define GP_GPU_TELEMETRY_MS_MAX 60000u
+
+/* Sampled windows (GPUPROF_SAMPLE, GPUPROF_SPOOL_MAX). */
+#define GP_SAMPLE_WINDOW_MIN_MS 10u
+#define GP_SAMPLE_PERIOD_MAX_MS (24u * 3600u * 1000u)
+#define GP_SPOOL_MAX_DEFAULT (256ull << 20)
+#define GP_SPOOL_MAX_MIN (1ull << 20)
+
+/*
+ * Parses WINDOW/PERIOD ("1s/60s", "500ms/1m"): durations in ms, s, m or h;
+ * the window at least GP_SAMPLE_WINDOW_MIN_MS and shorter than the period,
+ * the period at most a day.  0, or -EINVAL.
+ */
+int gp_config_parse_sample(const char *s, uint32_t *window_ms, uint32_t *period_ms);
 
 /* Flight-recorder sizes the recorder accepts (GPUPROF_FLIGHT_RECORDER). */
 #define GP_FLIGHT_MIN (1ull << 20)

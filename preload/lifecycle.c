@@ -13,6 +13,11 @@
  * (opened at the first, closed at exit) or, when the output template has
  * %n or the request names a file, into a file each.
  *
+ * Sampled (GPUPROF_SAMPLE=WINDOW/PERIOD, with GPUPROF_SPOOL), the dormant
+ * recorder opens a window of WINDOW every PERIOD itself, the first at a
+ * random offset within the period, each into a file of its own in the
+ * spool (see "sampled windows" below); gpuprof start/stop/status still work.
+ *
  * With a flight recorder (GPUPROF_FLIGHT_RECORDER) the writer compresses
  * chunks into memory (flight.h) instead of a file; a dump writes what that
  * memory holds into a new file: a preamble chunk (strings, process,
@@ -56,6 +61,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -104,6 +111,23 @@ static uint64_t window_start_mono;
 static uint64_t window_deadline;    /* CLOCK_MONOTONIC ns, 0 none */
 static int window_own_file;         /* the file ends with the window */
 static uint64_t rec_start;          /* trace clock when the first file began */
+
+/*
+ * Sampled windows, on the flusher only.  A window's file is written as
+ * SPOOL/.HOST-PID-wN.gpuprof and renamed to SPOOL/HOST-PID-wN.gpuprof once
+ * complete (gpuprof serve reads only those); then the oldest files of the
+ * spool go until it holds at most GPUPROF_SPOOL_MAX bytes.  The rule that
+ * makes windows exact: a kernel, copy or memset belongs to the window its
+ * launch call was made in.  The window's end stops tracing at once (no
+ * later launch is recorded), and its file closes a grace period later
+ * (two flush intervals, from 200 ms to 10 s), so that the records of work
+ * launched inside it and still running on the GPU arrive; work launched
+ * before the window began is not recorded, even when it runs into it.
+ */
+static uint64_t sample_next;        /* CLOCK_MONOTONIC ns of the next window, 0 not sampling */
+static uint64_t sample_close_at;    /* when the ended window's file closes, 0 none */
+static int sample_open;             /* the open window is a sampled one */
+static unsigned sample_seq;         /* windows sampled so far */
 
 /* The flight recorder (flight.h) and its dumps. */
 static struct gp_flight flight;
@@ -248,6 +272,9 @@ static void window_stop_now(char *ans, size_t anssz);
 static int do_dump(int trigger, int detail, const char *output, int final, char *ans,
 		   size_t anssz);
 static void triggered_dump(void);
+static void sample_begin(void);
+static void sample_stop(void);
+static void sample_finish(int rotate);
 
 /* 1 while fd is an end of our wake pipe (async-signal-safe). */
 static int is_wake_end(int fd, uint64_t ino)
@@ -360,8 +387,22 @@ static void *flusher_main(void *arg)
 			static char ans[GP_CONTROL_MSG_MAX];
 
 			ans[0] = 0;
+			if (sample_open)
+				sample_stop();
+			else
+				window_stop_now(ans, sizeof(ans));
+			continue;
+		}
+		if (sample_close_at && now >= sample_close_at) {
+			sample_finish(1);
+			continue;
+		}
+		if (sample_next && now >= sample_next) {
+			uint64_t period = gp_rec.cfg.sample_period_ms * 1000000ull;
 
-			window_stop_now(ans, sizeof(ans));
+			sample_begin();
+			while (sample_next <= now)
+				sample_next += period;
 			continue;
 		}
 		if (atomic_load(&flush_soon) && now >= last + iv / 16) {
@@ -390,6 +431,10 @@ static void *flusher_main(void *arg)
 			continue; /* asked for meanwhile */
 		if (atomic_load(&window_open) && window_deadline && window_deadline < wake)
 			wake = window_deadline;
+		if (sample_close_at && sample_close_at < wake)
+			wake = sample_close_at;
+		if (sample_next && sample_next < wake)
+			wake = sample_next;
 		flusher_sleep((int)((wake - now + 999999) / 1000000));
 	}
 	return NULL;
@@ -703,7 +748,12 @@ static void finish(int on_flusher)
 			return;
 		}
 		pthread_mutex_unlock(&open_lock);
-		close_file(t, 1);
+		if (sample_open || sample_close_at) {
+			/* Not on the program's thread: no spool rotation here (the next window's). */
+			sample_finish(0);
+		} else {
+			close_file(t, 1);
+		}
 	}
 	atomic_store(&finished, 1);
 }
@@ -982,6 +1032,9 @@ static int window_start(const char *output, uint64_t duration_ms, char *ans, siz
 		ANS("message=already tracing into %s\n", gp_rec.file.path);
 		return -1;
 	}
+	/* The last sampled window's file, in its grace period, is closed first. */
+	if (sample_close_at)
+		sample_finish(1);
 	if (output[0] && atomic_load(&gp_rec.state) == GP_ACTIVE && !drop_pending())
 		close_file(trace_now(), 0);
 	if (atomic_load(&gp_rec.state) == GP_DORMANT) {
@@ -1072,8 +1125,154 @@ static int window_stop(char *ans, size_t anssz)
 		ANS("message=not tracing\n");
 		return -1;
 	}
+	if (sample_open) {
+		ANS("file=%s\nwindow=%u\n", gp_rec.file.path, atomic_load(&windows));
+		sample_stop();
+		return 0;
+	}
 	window_stop_now(ans, anssz);
 	return 0;
+}
+
+/* ---- sampled windows: on the flusher (sample_finish(0) also on the exit path) ---- */
+
+/* Opens the next sampled window, unless another window is open. */
+static void sample_begin(void)
+{
+	static char ans[GP_CONTROL_MSG_MAX], tmpl[GP_PATH_MAX];
+	size_t n = 0;
+	int state = atomic_load(&gp_rec.state);
+
+	if (atomic_load(&window_open) || (state != GP_ACTIVE && state != GP_DORMANT))
+		return;
+	/* The spool's name as a template: its '%' doubled. */
+	for (const char *p = gp_rec.cfg.spool; *p && n + 2 < sizeof(tmpl); p++) {
+		if (*p == '%')
+			tmpl[n++] = '%';
+		tmpl[n++] = *p;
+	}
+	tmpl[n] = 0;
+	if ((size_t)snprintf(tmpl + n, sizeof(tmpl) - n, "/.%%h-%%p-w%06u.gpuprof",
+			     sample_seq + 1) >= sizeof(tmpl) - n) {
+		gp_log("the spool's name is too long: not sampling");
+		sample_next = 0;
+		return;
+	}
+	ans[0] = 0;
+	if (window_start(tmpl, gp_rec.cfg.sample_window_ms, ans, sizeof(ans)) < 0) {
+		gp_debug("sampled window not opened: %s", ans);
+		return;
+	}
+	sample_seq++;
+	sample_open = 1;
+}
+
+/* Ends the sampled window now; its file closes after the grace period. */
+static void sample_stop(void)
+{
+	uint64_t grace = gp_rec.cfg.flush_ms * 2000000ull, t;
+	char why[256];
+	int pending;
+
+	if (grace < 200000000ull)
+		grace = 200000000ull;
+	if (grace > 10000000000ull)
+		grace = 10000000000ull;
+	set_tracing(0, why, sizeof(why));
+	t = trace_now();
+	flush_sources(0);
+	gp_ring_lock(&gp_rec.ring);
+	pending = atomic_load(&file_pending);
+	drain_sources(t, 0);
+	emit_window(t);
+	gp_emit_lost(t);
+	if (!pending)
+		gp_ring_seal(&gp_rec.ring, 0);
+	gp_ring_unlock(&gp_rec.ring);
+	atomic_store(&window_open, 0);
+	sample_open = 0;
+	gp_debug("sampled window %u closed", atomic_load(&windows));
+	/* No GPU work in it (no CUDA context yet): no file. */
+	if (drop_pending())
+		return;
+	sample_close_at = gp_now_monotonic() + grace;
+}
+
+struct spool_ent {
+	char name[256];
+	uint64_t mtime, size;
+	int partial;               /* a window still being written (".NAME") */
+};
+
+/* Oldest first; partial files last (they are never removed). */
+static int cmp_spool(const void *pa, const void *pb)
+{
+	const struct spool_ent *a = pa, *b = pb;
+
+	if (a->partial != b->partial)
+		return a->partial - b->partial;
+	return a->mtime < b->mtime ? -1 : a->mtime > b->mtime;
+}
+
+/* Removes the oldest complete windows until the spool holds at most spool_max bytes. */
+static void spool_rotate(void)
+{
+	static struct spool_ent ents[1024];
+	DIR *d = opendir(gp_rec.cfg.spool);
+	struct dirent *de;
+	uint64_t total = 0;
+	size_t n = 0, i;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < sizeof(ents) / sizeof(ents[0])) {
+		size_t len = strlen(de->d_name);
+		struct stat st;
+
+		if (len <= 8 || len >= sizeof(ents[0].name) || strcmp(de->d_name + len - 8, ".gpuprof") ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		memcpy(ents[n].name, de->d_name, len + 1);
+		ents[n].mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+		ents[n].size = (uint64_t)st.st_blocks * 512u > (uint64_t)st.st_size ?
+			       (uint64_t)st.st_blocks * 512u : (uint64_t)st.st_size;
+		ents[n].partial = de->d_name[0] == '.';
+		total += ents[n].size;
+		n++;
+	}
+	qsort(ents, n, sizeof(ents[0]), cmp_spool);
+	for (i = 0; i < n && total > gp_rec.cfg.spool_max && !ents[i].partial; i++) {
+		if (unlinkat(dirfd(d), ents[i].name, 0) == 0) {
+			total -= ents[i].size;
+			gp_debug("spool: removed %s (the spool holds more than %llu bytes)", ents[i].name,
+				 (unsigned long long)gp_rec.cfg.spool_max);
+		}
+	}
+	closedir(d);
+}
+
+/*
+ * Closes the sampled window's file, gives it its final name and (rotate)
+ * makes room in the spool.  On the flusher, or on the exit path (rotate 0).
+ */
+static void sample_finish(int rotate)
+{
+	static char from[GP_PATH_MAX], to[GP_PATH_MAX];
+	const char *base;
+
+	sample_close_at = 0;
+	sample_open = 0;
+	snprintf(from, sizeof(from), "%s", gp_rec.file.path);
+	close_file(trace_now(), !rotate);
+	base = strrchr(from, '/');
+	if (base && base[1] == '.' && (size_t)(base - from) + strlen(base) < sizeof(to)) {
+		memcpy(to, from, (size_t)(base - from) + 1);
+		snprintf(to + (base - from) + 1, sizeof(to) - (size_t)(base - from) - 1, "%s", base + 2);
+		if (rename(from, to) < 0)
+			gp_log("cannot rename %s: %s", from, strerror(errno));
+	}
+	if (rotate)
+		spool_rotate();
 }
 
 /* On the flusher: carries out the control thread's request, if any. */
@@ -1179,6 +1378,9 @@ static void status(char *ans, size_t anssz)
 		    ((gp_now_monotonic() - __atomic_load_n(&window_start_mono, __ATOMIC_RELAXED)) /
 			     1000000ull));
 	ANS("flush_ms=%u\n", gp_rec.cfg.flush_ms);
+	if (gp_rec.cfg.sample_period_ms)
+		ANS("sample_window_ms=%u\nsample_period_ms=%u\nspool=%s\n", gp_rec.cfg.sample_window_ms,
+		    gp_rec.cfg.sample_period_ms, gp_rec.cfg.spool);
 	if (gp_rec.cfg.flight_bytes) {
 		struct gp_flight_view v;
 
@@ -1303,6 +1505,14 @@ static int start(void)
 		}
 	}
 
+	if (gp_rec.cfg.sample_period_ms) {
+		uint64_t r = 0, period = gp_rec.cfg.sample_period_ms * 1000000ull;
+
+		/* No fleet-wide bursts: each process starts at its own point of the period. */
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+			r = gp_now_monotonic() * 0x9e3779b97f4a7c15ull ^ (uint64_t)gp_rec.pid;
+		sample_next = gp_now_monotonic() + r % period + 1;
+	}
 	start_flusher();
 	/*
 	 * The exit handler: registered here, inside cuInit, so a process that
