@@ -16,7 +16,8 @@
  * then ga_ranges_account() for each activity as the model reads it (the
  * report filter does this, unless nothing needs it: see from_model), then
  * ga_ranges_finish().  Memory: one entry per
- * range and about 20 bytes per distinct activity correlation of the files
+ * range (and 1 byte more, 25 while activities are counted: see
+ * nested) and about 20 bytes per distinct activity correlation of the files
  * that have ranges; traces recorded without NVTX are not even read whole.
  */
 #ifndef GA_MODEL_RANGES_H
