@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/pbw.h"
 #include "views/export.h"
@@ -1036,8 +1037,15 @@ static int memory_counters(struct ga_export *e, struct ga_model *m, const struct
 
 static int begin(struct ga_export *e)
 {
-	struct pf *p = calloc(1, sizeof(*p));
+	struct pf *p;
 
+	/* Binary: never onto a terminal. */
+	if (isatty(fileno(e->out))) {
+		fputs("gpuprof export: --format perfetto writes a binary file: give it with -o FILE "
+		      "or redirect standard output\n", stderr);
+		return GA_FORMAT_REPORTED;
+	}
+	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -1;
 	ga_pbw_init(&p->w);
