@@ -747,13 +747,24 @@ static uint32_t kernel_label(const struct ga_model *m, uint32_t name)
 	return m->labels[m->kstats[k - 1].label].str;
 }
 
-/* The device's label in the device summary ("cuda:0", "cuda:0 [1234]"). */
-static const char *dev_label(const struct ga_model *m, uint32_t d)
+/*
+ * The device's label: the device summary's ("cuda:0", "cuda:0 [rank 1]")
+ * when one process used it, else "cuda:N" (its busy time is all of theirs).
+ */
+static const char *dev_label(const struct ga_model *m, uint32_t d, char *buf, size_t n)
 {
-	for (size_t i = 0; i < m->ndevrows; i++)
-		if (m->devrows[i].dev == d)
-			return ga_model_str(m, m->devrows[i].label);
-	return "device";
+	const char *one = NULL;
+
+	for (size_t i = 0; i < m->ndevrows; i++) {
+		if (m->devrows[i].dev != d)
+			continue;
+		if (one) {
+			snprintf(buf, n, "cuda:%u", m->devs[d].id);
+			return buf;
+		}
+		one = ga_model_str(m, m->devrows[i].label);
+	}
+	return one ? one : "device";
 }
 
 static int gap_rules(struct fin *x)
@@ -767,7 +778,8 @@ static int gap_rules(struct fin *x)
 		const struct lbacc *lb = &x->lb[d];
 		uint64_t span = m->devs[d].busy.niv ?
 			m->devs[d].busy.iv[m->devs[d].busy.niv - 1].end - m->devs[d].busy.iv[0].start : 0;
-		const char *dl = dev_label(m, d);
+		char dlb[32];
+		const char *dl = dev_label(m, d, dlb, sizeof(dlb));
 		struct ga_finding *f;
 		struct cacc cp;
 
@@ -777,10 +789,10 @@ static int gap_rules(struct fin *x)
 			if (!(f = add(fd, GA_RULE_STARVATION, acc[GA_CAUSE_NONE].ns, dl)))
 				return -1;
 			snprintf(f->summary, sizeof(f->summary),
-				 "%s idles %s in %" PRIu64 " gaps of %s or more while the host runs "
+				 "%s idles %s in %" PRIu64 " gap%s of %s or more while the host runs "
 				 "no CUDA call (Python, data loading, CPU work)", dl,
 				 ga_fmt_time(b1, sizeof(b1), acc[GA_CAUSE_NONE].ns),
-				 acc[GA_CAUSE_NONE].n, ga_fmt_time(b2, sizeof(b2), GA_FIND_STARVE_GAP_NS));
+				 acc[GA_CAUSE_NONE].n, acc[GA_CAUSE_NONE].n == 1 ? "" : "s", ga_fmt_time(b2, sizeof(b2), GA_FIND_STARVE_GAP_NS));
 			ev(f, "gaps", (double)acc[GA_CAUSE_NONE].n, 'c');
 			ev(f, "idle_ns", (double)acc[GA_CAUSE_NONE].ns, 'n');
 			ev(f, "longest_ns", (double)acc[GA_CAUSE_NONE].longest, 'n');
@@ -837,8 +849,9 @@ static int gap_rules(struct fin *x)
 			if (!(f = add(fd, GA_RULE_ALLOC_CHURN, acc[GA_CAUSE_ALLOC].ns, dl)))
 				return -1;
 			snprintf(f->summary, sizeof(f->summary),
-				 "%s idles %s in %" PRIu64 " gaps held by allocation or free calls",
-				 dl, ga_fmt_time(b1, sizeof(b1), acc[GA_CAUSE_ALLOC].ns), acc[GA_CAUSE_ALLOC].n);
+				 "%s idles %s in %" PRIu64 " gap%s held by allocation or free calls",
+				 dl, ga_fmt_time(b1, sizeof(b1), acc[GA_CAUSE_ALLOC].ns), acc[GA_CAUSE_ALLOC].n,
+				 acc[GA_CAUSE_ALLOC].n == 1 ? "" : "s");
 			ev(f, "gaps", (double)acc[GA_CAUSE_ALLOC].n, 'c');
 			ev(f, "idle_ns", (double)acc[GA_CAUSE_ALLOC].ns, 'n');
 			ev(f, "alloc_free_calls", (double)fd->api_calls[GA_CAUSE_ALLOC], 'c');
