@@ -55,8 +55,9 @@ static void help(FILE *f)
 	      "                  finding of this severity or above (info, warning,\n"
 	      "                  critical); rules: gpu-starvation, launch-bound,\n"
 	      "                  sync-copy, pageable-copy, tiny-copies, host-sync,\n"
-	      "                  alloc-churn, occupancy, tail-effect, nccl-exposed,\n"
-	      "                  straggler, startup, staged-peer-copy, incomplete-trace\n"
+	      "                  alloc-churn, occupancy, tail-effect, below-roof,\n"
+	      "                  memory-bound, fp32-gemm, nccl-exposed, straggler,\n"
+	      "                  startup, staged-peer-copy, incomplete-trace\n"
 	      GA_FILTER_HELP
 	      "  -h, --help      show this help\n"
 	      "  --version       print the version\n\n"

@@ -69,6 +69,26 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 		"grids smaller than one wave leave SMs idle",
 		"configurations of 5%+ of kernel time with fewer blocks than half a wave",
 		"an upper bound: the kernels' time times the share of the wave left empty" },
+	[GA_RULE_BELOW_ROOF] = {
+		"below-roof",
+		"kernels far below their roofline: neither memory nor compute bound",
+		"kernels of 5%+ of kernel time under half the roof at their arithmetic "
+		"intensity (--metrics)",
+		"the kernels' time less what it would be at half the roof: "
+		"time x (1 - % of roof / 50)" },
+	[GA_RULE_MEMORY_BOUND] = {
+		"memory-bound",
+		"memory-bound kernels: fewer bytes (fusion, lower precision) make them faster",
+		"kernels of 5%+ of kernel time at half the DRAM bandwidth or more, left of "
+		"the ridge (--metrics)",
+		"not estimated: it depends on how many bytes fusion or precision removes" },
+	[GA_RULE_FP32_GEMM] = {
+		"fp32-gemm",
+		"FP32 matrix products on CUDA cores could use tensor cores (TF32, BF16)",
+		"GEMM-like kernels (gemm, matmul, mma, conv in the name) of 5%+ of kernel "
+		"time doing mostly FP32 FLOPs, right of the ridge (--metrics)",
+		"an upper bound: the kernels' time less the same FLOPs at the TF32 tensor "
+		"peak at the same share of the roof: time x (1 - FP32 peak / TF32 peak)" },
 	[GA_RULE_NCCL_EXPOSED] = {
 		"nccl-exposed",
 		"communication is not hidden behind compute",
@@ -1018,6 +1038,102 @@ static int occupancy_rules(struct fin *x)
 	return 0;
 }
 
+static int gemm_like(const char *name)
+{
+	return strstr(name, "gemm") || strstr(name, "GEMM") || strstr(name, "matmul") ||
+	       strstr(name, "mma") || strstr(name, "conv");
+}
+
+/* Rules of hardware metrics (--metrics): the roofline of each kernel of weight. */
+static int metrics_rules(struct fin *x)
+{
+	const struct ga_mx *mx = &x->an->mx;
+	struct ga_model *m = x->m;
+	char b1[32];
+
+	for (size_t i = 0; i < mx->nk; i++) {
+		const struct ga_mx_kernel *k = &mx->k[i];
+		const struct ga_mx_peaks *pk = ga_mx_peaks_of(mx, k->proc, k->device);
+		const char *sname = ga_strtab_short(&m->strs, k->name);
+		struct ga_finding *f = NULL;
+		struct ga_roof r;
+		uint64_t total = 0, count = 0;
+		uint32_t ki;
+
+		if (!(k->have & GA_MX_HAVE_TIME) || !pk ||
+		    ga_roof_eval(k->flops, k->dram_total, k->time_ns, &pk->p, &r))
+			continue;
+		if (k->name < m->capstr2k && (ki = m->str2k[k->name])) {
+			total = m->kstats[ki - 1].total;
+			count = m->kstats[ki - 1].count;
+		}
+		if (!m->kernel_total ||
+		    100.0 * (double)total / (double)m->kernel_total < GA_FIND_MX_SHARE)
+			continue;
+		if (r.verdict == GA_ROOF_NEITHER && r.pct > 0 && r.pct < 50) {
+			if (!(f = add(x->fd, GA_RULE_BELOW_ROOF,
+				      (uint64_t)((double)total * (1 - r.pct / 50)), sname)))
+				return -1;
+			snprintf(f->summary, sizeof(f->summary),
+				 "%.1f%% of its roof (%s, %.2f FLOP/byte), %s of kernel time: latency, "
+				 "occupancy or divergence limit it", r.pct,
+				 r.dominant >= 0 ? ga_mx_prec[r.dominant].name : "no FLOPs",
+				 isinf(r.ai) ? 0.0 : r.ai, ga_fmt_time(b1, sizeof(b1), total));
+		} else if (r.verdict == GA_ROOF_MEMORY) {
+			if (!(f = add(x->fd, GA_RULE_MEMORY_BOUND, 0, sname)))
+				return -1;
+			snprintf(f->summary, sizeof(f->summary),
+				 "memory-bound at %.1f%% of the DRAM bandwidth (%.2f FLOP/byte), %s of "
+				 "kernel time", r.pct, isinf(r.ai) ? 0.0 : r.ai,
+				 ga_fmt_time(b1, sizeof(b1), total));
+		}
+		if (f) {
+			ev(f, "roof_pct", r.pct, '%');
+			ev(f, "flop_per_byte", isinf(r.ai) ? 0 : r.ai, 'f');
+			ev(f, "gflop_s", r.flops / 1e9, 'c');
+			ev(f, "dram_gb_s", r.dram_bw / 1e9, 'c');
+			ev(f, "kernel_ns", (double)total, 'n');
+			ev(f, "launches", (double)count, 'c');
+			ev(f, "profiled", (double)k->launches, 'c');
+			f->where[0].label_after = kernel_label(m, k->name);
+			f->where[0].stream = f->where[0].proc = NONE;
+			f->where[0].ns = total;
+			f->where[0].count = count;
+			f->nwhere = 1;
+		}
+		if (r.dominant == GP_PEAK_FP32 && !r.memory_side && gemm_like(sname) &&
+		    pk->p.flops[GP_PEAK_FP32] > 0 &&
+		    pk->p.flops[GP_PEAK_TENSOR_TF32] > pk->p.flops[GP_PEAK_FP32]) {
+			double keep = pk->p.flops[GP_PEAK_FP32] / pk->p.flops[GP_PEAK_TENSOR_TF32];
+			double all = 0;
+
+			for (int c = 0; c < GA_MX_PREC; c++)
+				all += k->flops[c];
+
+			if (!(f = add(x->fd, GA_RULE_FP32_GEMM, (uint64_t)((double)total * (1 - keep)),
+				      sname)))
+				return -1;
+			snprintf(f->summary, sizeof(f->summary),
+				 "%.0f%% of its FLOPs are FP32 on CUDA cores (%.1f%% of the FP32 roof), "
+				 "%s of kernel time; the TF32 tensor peak is %.1fx the FP32 one",
+				 100.0 * k->flops[GP_PEAK_FP32] / all,
+				 r.pct, ga_fmt_time(b1, sizeof(b1), total), 1 / keep);
+			ev(f, "roof_pct", r.pct, '%');
+			ev(f, "fp32_gflop_s", r.flop_s[GP_PEAK_FP32] / 1e9, 'c');
+			ev(f, "fp32_peak_gflop_s", pk->p.flops[GP_PEAK_FP32] / 1e9, 'c');
+			ev(f, "tf32_peak_gflop_s", pk->p.flops[GP_PEAK_TENSOR_TF32] / 1e9, 'c');
+			ev(f, "kernel_ns", (double)total, 'n');
+			ev(f, "launches", (double)count, 'c');
+			f->where[0].label_after = kernel_label(m, k->name);
+			f->where[0].stream = f->where[0].proc = NONE;
+			f->where[0].ns = total;
+			f->where[0].count = count;
+			f->nwhere = 1;
+		}
+	}
+	return 0;
+}
+
 static int rank_rules(struct fin *x)
 {
 	const struct ga_ranks *rk = &x->an->rk;
@@ -1222,7 +1338,7 @@ int ga_findings_finish(struct ga_findings *fd, struct ga_analysis *an)
 	qsort(x.w, x.nw, sizeof(*x.w), cmp_wagg);
 	fd->span_ns = run_span(m);
 	if (gap_rules(&x) || copy_rules(&x) || startup_rule(&x) || occupancy_rules(&x) ||
-	    rank_rules(&x) || incomplete_rule(&x))
+	    metrics_rules(&x) || rank_rules(&x) || incomplete_rule(&x))
 		goto out;
 	lb_places(&x);
 	for (size_t i = 0; i < fd->nf; i++) {

@@ -56,6 +56,7 @@ struct ga_analysis;
 #define GA_FIND_OCC_LOW 0.5              /* occupancy: below 50% */
 #define GA_FIND_WAVE_LOW 0.5             /* tail effect: grids below half a wave */
 #define GA_FIND_STRAGGLER_PCT 10.0       /* a step's slowest rank 10% above the median */
+#define GA_FIND_MX_SHARE 5.0             /* metrics: kernels of 5%+ of kernel time */
 #define GA_FIND_CALLS_MAX (1u << 26)     /* host calls kept (1.5 GiB); more: attribution partial */
 #define GA_FIND_CANDS_MAX (1u << 24)     /* gap candidates kept */
 
@@ -69,6 +70,9 @@ enum ga_rule {
 	GA_RULE_ALLOC_CHURN,       /* 6 */
 	GA_RULE_OCCUPANCY,         /* 7 */
 	GA_RULE_TAIL,              /* 7 */
+	GA_RULE_BELOW_ROOF,        /* 8 */
+	GA_RULE_MEMORY_BOUND,      /* 8 */
+	GA_RULE_FP32_GEMM,         /* 8 */
 	GA_RULE_NCCL_EXPOSED,      /* 9 */
 	GA_RULE_STRAGGLER,         /* 9 */
 	GA_RULE_STARTUP,           /* 10 */
@@ -107,7 +111,7 @@ const char *ga_cause_name(unsigned cause);
 #define GA_FIND_EVIDENCE 8
 #define GA_FIND_WHERE 3
 
-/* A number of a finding's evidence; unit: 'n' ns, 'b' bytes, 'c' count, '%' percent. */
+/* A number of a finding's evidence; unit: 'n' ns, 'b' bytes, 'c' count, '%' percent, 'f' a ratio. */
 struct ga_evidence {
 	const char *name;          /* a JSON key: "gaps", "idle_ns", ... */
 	double v;

@@ -78,7 +78,7 @@ int ga_json_findings(struct ga_jw *w, struct ga_analysis *an)
 			double v = f->ev[j].v;
 
 			ga_jw_key(w, f->ev[j].name);
-			if (f->ev[j].unit == '%')
+			if (f->ev[j].unit == '%' || f->ev[j].unit == 'f')
 				ga_jw_rawf(w, "%.2f", v);
 			else
 				ga_jw_u64(w, v > 0 ? (uint64_t)llround(v) : 0);

@@ -95,6 +95,8 @@ static void print_evidence(const struct ga_finding *f, FILE *out)
 			ga_fmt_bytes(v, sizeof(v), e->v);
 		else if (e->unit == '%')
 			snprintf(v, sizeof(v), "%.1f%%", e->v);
+		else if (e->unit == 'f')
+			snprintf(v, sizeof(v), "%.2f", e->v);
 		else
 			snprintf(v, sizeof(v), "%.0f", e->v);
 		fprintf(out, "%s %s %s", i ? "," : "", name, v);

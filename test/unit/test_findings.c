@@ -16,6 +16,7 @@
 #include "synth.h"
 #include "synth_stacks.h"
 #include "tap.h"
+#include "gpuprof/peaks.h"
 
 #define T0 1700000000000000000ull
 #define US 1000ull
@@ -155,6 +156,97 @@ static void write_trace(const char *path, enum scenario sc, int fixed)
 	}
 end:
 	synth_end(s, t + 1000 * US, sc == LOST && !fixed ? 1234 : 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+}
+
+/* One profiled launch: its duration and DRAM bytes, FP32 FMAs or TF32 tensor ops. */
+static void put_metrics(struct synth *s, uint32_t corr, uint32_t kernel, uint64_t start,
+			uint64_t dur, double ffma, double tf32, double bytes)
+{
+	unsigned char buf[sizeof(struct gp_rec_metrics) + 5 * sizeof(struct gp_metric_value)];
+	struct gp_rec_metrics *m = (void *)buf;
+	struct gp_metric_value *v = (void *)(m + 1);
+	const char *mnames[5] = {
+		"gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+		"sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+		"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum",
+	};
+	double vals[5] = { (double)dur, bytes / 2, bytes / 2, ffma, tf32 };
+
+	memset(buf, 0, sizeof(buf));
+	m->h.type = GP_REC_METRICS;
+	m->h.size = (uint16_t)(sizeof(*m) + 5 * sizeof(*v));
+	m->h.aux = 5;
+	m->start = start;
+	m->duration = dur;
+	m->correlation = corr;
+	m->kernel = kernel;
+	m->grid[0] = 528;
+	m->grid[1] = m->grid[2] = 1;
+	m->block[0] = 256;
+	m->block[1] = m->block[2] = 1;
+	m->passes = 2;
+	for (uint32_t i = 0; i < 5; i++) {
+		v[i].name = synth_string(s, mnames[i]);
+		v[i].value = vals[i];
+	}
+	synth_rec(s, buf, m->h.size);
+}
+
+/*
+ * Hardware metrics on an H100: a GEMM-named kernel doing FP32 FMAs at 75%
+ * of the FP32 roof (the twin: the same FLOPs on TF32 tensor cores), and a
+ * kernel at under 1% of its roof (the twin: at 75%).  1 ms each, 10 times.
+ */
+static void write_metrics(const char *path, int fixed)
+{
+	struct synth *s = synth_open(path);
+	struct gp_rec_device_peaks p;
+	uint32_t gemm, slow;
+	uint64_t t = T0 + 1000 * US;
+
+	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
+	synth_device(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 80ull << 30, 0x10);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	synth_h100_peaks(&p);
+	gp_peaks_compute(&p);
+	synth_rec(s, &p, sizeof(p));
+	gemm = synth_string(s, "_Z10sgemm_fp32PfS_S_");
+	slow = synth_string(s, "_Z4slowPf");
+	for (int i = 0; i < 10; i++) {
+		double fp32 = 0.75 * p.flops[GP_PEAK_FP32] * 1e-3;   /* FLOPs in 1 ms */
+		double tc = 0.75 * p.flops[GP_PEAK_TENSOR_TF32] * 1e-3;
+
+		synth_kernel(s, gemm, t, t + 1000 * US, 0, 7, 0, 0);
+		if (fixed)
+			put_metrics(s, 1, gemm, t, 1000 * US, 0, tc, 1e6);
+		else
+			put_metrics(s, 1, gemm, t, 1000 * US, fp32 / 2, 0, 1e6);
+		t += 1000 * US;
+		synth_kernel(s, slow, t, t + 1000 * US, 0, 7, 0, 0);
+		put_metrics(s, 2, slow, t, 1000 * US, fixed ? fp32 / 2 : fp32 / 200, 0, 1e6);
+		t += 1000 * US;
+	}
+	synth_end(s, t, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+}
+
+/* Start-up: 12 module loads of 3 ms (JIT), or of 0.1 ms (cubins for the GPU), then work. */
+static void write_startup(const char *path, int fixed)
+{
+	struct synth *s = synth_open(path);
+	uint32_t load = 0, kname;
+	uint64_t t = T0 + 1000 * US, d = fixed ? 100 * US : 3000 * US;
+
+	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API, 0, 0);
+	load = synth_string(s, "cuModuleLoadData");
+	kname = synth_string(s, "_Z4stepPf");
+	for (int i = 0; i < 12; i++, t += d + 10 * US)
+		synth_api(s, load, t, t + d, 1, 0);
+	synth_kernel(s, kname, t, t + 100 * US, 0, 7, 0, 0);
+	synth_end(s, t + 1000 * US, 0);
 	CHECK(synth_close(s, NULL, NULL) == 0);
 }
 
@@ -343,6 +435,59 @@ int main(void)
 	CHECK(!find(&an, GA_RULE_INCOMPLETE) && an.fd.nf == 0);
 	ga_analysis_free(&an);
 	ga_filter_free(&flt);
+	tap_end();
+
+	tap_begin("findings: fp32-gemm and below-roof from hardware metrics");
+	{
+		char mp[2][128];
+		const struct ga_finding *g;
+
+		for (int fx = 0; fx < 2; fx++) {
+			snprintf(mp[fx], sizeof(mp[fx]), "%s/metrics%d.gpuprof", dir, fx);
+			write_metrics(mp[fx], fx);
+		}
+		CHECK(analyze(mp[0], &an, &flt) == 0);
+		g = find(&an, GA_RULE_FP32_GEMM);
+		/* 10 ms of FP32 GEMM; the TF32 tensor peak of an H100 is several times FP32's. */
+		CHECKF(g && g->stake_ns > 5000 * US && g->stake_ns < 10000 * US &&
+		       strstr(g->subject, "sgemm_fp32"), "fp32-gemm %s %llu", g ? g->subject : "-",
+		       g ? (unsigned long long)g->stake_ns : 0ull);
+		f = find(&an, GA_RULE_BELOW_ROOF);
+		CHECKF(f && strstr(f->subject, "slow") && f->stake_ns > 9800 * US &&
+		       f->stake_ns <= 10000 * US, "below-roof %s %llu", f ? f->subject : "-",
+		       f ? (unsigned long long)f->stake_ns : 0ull);
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		CHECK(analyze(mp[1], &an, &flt) == 0);
+		CHECK(!find(&an, GA_RULE_FP32_GEMM) && !find(&an, GA_RULE_BELOW_ROOF));
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		unlink(mp[0]);
+		unlink(mp[1]);
+	}
+	tap_end();
+
+	tap_begin("findings: startup fires on 36 ms of module loading, not on 1.2 ms");
+	{
+		char sp[2][128];
+
+		for (int fx = 0; fx < 2; fx++) {
+			snprintf(sp[fx], sizeof(sp[fx]), "%s/startup%d.gpuprof", dir, fx);
+			write_startup(sp[fx], fx);
+		}
+		CHECK(analyze(sp[0], &an, &flt) == 0);
+		f = find(&an, GA_RULE_STARTUP);
+		CHECKF(f && f->stake_ns == 36000 * US && f->nev && f->ev[0].v == 12, "stake %llu",
+		       f ? (unsigned long long)f->stake_ns : 0ull);
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		CHECK(analyze(sp[1], &an, &flt) == 0);
+		CHECK(!find(&an, GA_RULE_STARTUP));
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		unlink(sp[0]);
+		unlink(sp[1]);
+	}
 	tap_end();
 
 	tap_begin("findings: the report's first section, --findings, --fail-on");
