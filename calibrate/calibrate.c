@@ -46,20 +46,20 @@ static void help(FILE *f)
 
 static const struct {
 	enum gpc_kind kind;
-	const char *key;            /* in the peaks file */
+	int item;                   /* enum gp_peakfile_item: its key in the peaks file */
 	const char *label;
 	int spec;                   /* enum gp_peak, -1: none; GP_PEAK_COUNT: DRAM */
 	int bytes;
 } rows[] = {
-	{ GPC_FP64, "fp64", "FP64 FMA", GP_PEAK_FP64, 0 },
-	{ GPC_FP32, "fp32", "FP32 FMA", GP_PEAK_FP32, 0 },
-	{ GPC_FP16, "fp16", "FP16 HFMA2", GP_PEAK_FP16, 0 },
-	{ GPC_BF16, "bf16", "BF16 HFMA2", GP_PEAK_FP16, 0 },
-	{ GPC_TC_MMA, "tensor_fp16_mma", "Tensor FP16 (mma.sync)", GP_PEAK_TENSOR_FP16, 0 },
-	{ GPC_DRAM, "dram", "DRAM (copy)", GP_PEAK_COUNT, 1 },
-	{ GPC_L2, "l2", "L2 (reads)", -1, 1 },
+	{ GPC_FP64, GP_PF_FP64, "FP64 FMA", GP_PEAK_FP64, 0 },
+	{ GPC_FP32, GP_PF_FP32, "FP32 FMA", GP_PEAK_FP32, 0 },
+	{ GPC_FP16, GP_PF_FP16, "FP16 HFMA2", GP_PEAK_FP16, 0 },
+	{ GPC_BF16, GP_PF_BF16, "BF16 HFMA2", GP_PEAK_FP16, 0 },
+	{ GPC_TC_MMA, GP_PF_TENSOR_FP16_MMA, "Tensor FP16 (mma.sync)", GP_PEAK_TENSOR_FP16, 0 },
+	{ GPC_DRAM, GP_PF_DRAM, "DRAM (copy)", GP_PEAK_COUNT, 1 },
+	{ GPC_L2, GP_PF_L2, "L2 (reads)", -1, 1 },
 	/* Last: a fault here would end the device's context for the others. */
-	{ GPC_TC_WGMMA, "tensor_fp16_wgmma", "Tensor FP16 (wgmma)", GP_PEAK_TENSOR_FP16, 0 },
+	{ GPC_TC_WGMMA, GP_PF_TENSOR_FP16_WGMMA, "Tensor FP16 (wgmma)", GP_PEAK_TENSOR_FP16, 0 },
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
@@ -134,12 +134,12 @@ static int save(const char *dir, const char *model, uint32_t driver, int ccma, i
 	for (size_t i = 0; i < NROWS; i++) {
 		if (!ok[i])
 			continue;
-		fprintf(f, "%s %.6e\n", rows[i].key, val[i]);
+		fprintf(f, "%s %.6e\n", gp_peakfile_key(rows[i].item), val[i]);
 		if (rows[i].kind == GPC_TC_MMA || rows[i].kind == GPC_TC_WGMMA)
 			tc = val[i] > tc ? val[i] : tc;
 	}
 	if (tc > 0)
-		fprintf(f, "tensor_fp16 %.6e\n", tc);
+		fprintf(f, "%s %.6e\n", gp_peakfile_key(GP_PF_TENSOR_FP16), tc);
 	if (fflush(f) || fsync(fd) || ferror(f))
 		rc = -1;
 	if (fclose(f))

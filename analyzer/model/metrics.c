@@ -9,6 +9,16 @@
 
 #include "model/metrics.h"
 
+const struct ga_mx_prec_name ga_mx_prec[GA_MX_PREC] = {
+	[GP_PEAK_FP64] = { "FP64", "FP64" },
+	[GP_PEAK_FP32] = { "FP32", "FP32" },
+	[GP_PEAK_FP16] = { "FP16", "FP16" },
+	[GP_PEAK_TENSOR_FP16] = { "TC-FP16", "Tensor FP16/BF16" },
+	[GP_PEAK_TENSOR_TF32] = { "TC-TF32", "Tensor TF32" },
+	[GP_PEAK_TENSOR_FP8] = { "TC-FP8", "Tensor FP8" },
+	[GP_PEAK_TENSOR_FP64] = { "TC-FP64", "Tensor FP64" },
+};
+
 void ga_mx_init(struct ga_mx *mx)
 {
 	memset(mx, 0, sizeof(*mx));

@@ -11,10 +11,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gpuprof/peaks.h"
 #include "model/model.h"
 
 /* Work classes of the roofline: enum gp_peak order (gpuprof/trace.h). */
 #define GA_MX_PREC GP_PEAK_COUNT
+
+/*
+ * Each class's name in the report's tables ("TC-FP16") and its label on
+ * the roofline chart ("Tensor FP16/BF16"); its key in the exports is
+ * gp_peak_key[] (gpuprof/peaks.h).
+ */
+struct ga_mx_prec_name {
+	const char *name, *label;
+};
+extern const struct ga_mx_prec_name ga_mx_prec[GA_MX_PREC];
 
 /* Per kernel (name, process, device): sums over its profiled launches. */
 struct ga_mx_kernel {

@@ -11,18 +11,6 @@
 #include "gpuprof/peakfile.h"
 #include "model/peakfile.h"
 
-static const struct {
-	const char *key;
-	int prec;                  /* enum gp_peak; -1 DRAM, -2 L2 */
-} keys[] = {
-	{ "fp64", GP_PEAK_FP64 },
-	{ "fp32", GP_PEAK_FP32 },
-	{ "fp16", GP_PEAK_FP16 },
-	{ "tensor_fp16", GP_PEAK_TENSOR_FP16 },
-	{ "dram", -1 },
-	{ "l2", -2 },
-};
-
 int ga_peakfile_read(const char *path, struct ga_measured *out, char *err, size_t errlen)
 {
 	char line[512];
@@ -63,19 +51,21 @@ int ga_peakfile_read(const char *path, struct ga_measured *out, char *err, size_
 		} else if (!strcmp(line, "date")) {
 			snprintf(out->date, sizeof(out->date), "%s", val);
 		} else {
-			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			for (int k = 0; k < GP_PF_COUNT; k++) {
+				int sets = gp_peakfile_keys[k].sets;
 				double x;
 
-				if (strcmp(line, keys[k].key))
+				/* Values the roofline does not read are ignored, like unknown keys. */
+				if (sets == GP_PEAKFILE_NONE || strcmp(line, gp_peakfile_key(k)))
 					continue;
 				x = strtod(val, &end);
 				if (end == val || *end || !(x > 0) || x > 1e20) {
 					snprintf(err, errlen, "%s:%u: bad value '%s'", path, no, val);
 					goto bad;
 				}
-				if (keys[k].prec >= 0)
-					out->flops[keys[k].prec] = x;
-				else if (keys[k].prec == -1)
+				if (sets >= 0)
+					out->flops[sets] = x;
+				else if (sets == GP_PEAKFILE_DRAM)
 					out->dram_bw = x;
 				else
 					out->l2_bw = x;

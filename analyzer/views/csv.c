@@ -543,12 +543,6 @@ static void mx_kernel_fields(struct ga_export *e, struct ga_model *m, const stru
 	fprintf(e->out, ",%" PRIu64, k->launches);
 }
 
-static const char *const prec_col[GA_MX_PREC] = {
-	[GP_PEAK_FP64] = "fp64", [GP_PEAK_FP32] = "fp32", [GP_PEAK_FP16] = "fp16",
-	[GP_PEAK_TENSOR_FP16] = "tensor_fp16", [GP_PEAK_TENSOR_TF32] = "tensor_tf32",
-	[GP_PEAK_TENSOR_FP8] = "tensor_fp8", [GP_PEAK_TENSOR_FP64] = "tensor_fp64",
-};
-
 static int roofline(struct ga_export *e, struct ga_model *m, const struct ga_mx *mx)
 {
 	uint32_t *o = ga_mx_order(mx);
@@ -559,7 +553,7 @@ static int roofline(struct ga_export *e, struct ga_model *m, const struct ga_mx 
 	}
 	fputs("host,rank,pid,file,device,name,mangled,launches,time_ns,cost_ns,passes", e->out);
 	for (int c = 0; c < GA_MX_PREC; c++)
-		fprintf(e->out, ",%s_flops", prec_col[c]);
+		fprintf(e->out, ",%s_flops", gp_peak_key[c]);
 	fputs(",dram_read_bytes,dram_write_bytes,dram_bytes,l2_bytes,l1_bytes,sm_clock_hz,flop_s,"
 	      "dram_bytes_s,intensity,dominant,pct_of_roof,bound\n", e->out);
 	for (size_t i = 0; i < mx->nk; i++) {
@@ -593,7 +587,7 @@ static int roofline(struct ga_export *e, struct ga_model *m, const struct ga_mx 
 		dfield(e, k->time_ns && dram ? r.dram_bw : NAN);
 		fputc(',', e->out);
 		dfield(e, dram ? r.ai : NAN);
-		fprintf(e->out, ",%s,", r.dominant >= 0 ? prec_col[r.dominant] : "");
+		fprintf(e->out, ",%s,", r.dominant >= 0 ? gp_peak_key[r.dominant] : "");
 		dfield(e, r.verdict != GA_ROOF_UNKNOWN ? r.pct : NAN);
 		fprintf(e->out, ",%s\n", ga_roof_verdict_name(r.verdict));
 	}

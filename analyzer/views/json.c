@@ -577,12 +577,6 @@ static void sites(struct ga_jw *w, struct ga_model *m, const struct ga_sites *st
 	ga_jw_end(w);
 }
 
-static const char *const prec_key[GA_MX_PREC] = {
-	[GP_PEAK_FP64] = "fp64", [GP_PEAK_FP32] = "fp32", [GP_PEAK_FP16] = "fp16",
-	[GP_PEAK_TENSOR_FP16] = "tensor_fp16", [GP_PEAK_TENSOR_TF32] = "tensor_tf32",
-	[GP_PEAK_TENSOR_FP8] = "tensor_fp8", [GP_PEAK_TENSOR_FP64] = "tensor_fp64",
-};
-
 /* A double, or null when it is not finite. */
 static void num(struct ga_jw *w, double x)
 {
@@ -628,7 +622,7 @@ static void metrics_devices(struct ga_jw *w, const struct ga_model *m, const str
 		ga_jw_key(w, "peak_flop_s");
 		ga_jw_obj(w, GA_JW_COMPACT);
 		for (int c = 0; c < GA_MX_PREC; c++)
-			knum(w, prec_key[c], p->p.flops[c]);
+			knum(w, gp_peak_key[c], p->p.flops[c]);
 		ga_jw_end(w);
 		knum(w, "peak_dram_bytes_s", p->p.dram_bw);
 		knum_if(w, "peak_l2_bytes_s", p->l2_bw > 0, p->l2_bw);
@@ -637,7 +631,7 @@ static void metrics_devices(struct ga_jw *w, const struct ga_model *m, const str
 		ga_jw_arr(w, GA_JW_COMPACT);
 		for (int c = 0; c < GA_MX_PREC; c++)
 			if ((p->measured >> c) & 1)
-				ga_jw_cstr(w, prec_key[c]);
+				ga_jw_cstr(w, gp_peak_key[c]);
 		if (p->measured & GA_MX_MEAS_DRAM)
 			ga_jw_cstr(w, "dram");
 		ga_jw_end(w);
@@ -679,7 +673,7 @@ static int metrics_kernels(struct ga_jw *w, struct ga_model *m, const struct ga_
 		ga_jw_key(w, "flops");
 		ga_jw_obj(w, GA_JW_COMPACT);
 		for (int c = 0; c < GA_MX_PREC; c++)
-			knum(w, prec_key[c], k->flops[c]);
+			knum(w, gp_peak_key[c], k->flops[c]);
 		ga_jw_end(w);
 		knum(w, "dram_read", k->dram_read);
 		knum(w, "dram_write", k->dram_write);
@@ -692,7 +686,7 @@ static int metrics_kernels(struct ga_jw *w, struct ga_model *m, const struct ga_
 		knum(w, "intensity", dram ? r.ai : NAN);
 		ga_jw_key(w, "dominant");
 		if (r.dominant >= 0)
-			ga_jw_cstr(w, prec_key[r.dominant]);
+			ga_jw_cstr(w, gp_peak_key[r.dominant]);
 		else
 			ga_jw_null(w);
 		knum(w, "pct_of_roof", r.verdict != GA_ROOF_UNKNOWN ? r.pct : NAN);

@@ -31,11 +31,6 @@
 #define LISTED 22                  /* kernels in the list beside */
 #define CH 6.4                     /* width of a character at 11 px, roughly */
 
-static const char *const prec_name[GA_MX_PREC] = {
-	[GP_PEAK_FP64] = "FP64", [GP_PEAK_FP32] = "FP32", [GP_PEAK_FP16] = "FP16",
-	[GP_PEAK_TENSOR_FP16] = "Tensor FP16/BF16", [GP_PEAK_TENSOR_TF32] = "Tensor TF32",
-	[GP_PEAK_TENSOR_FP8] = "Tensor FP8", [GP_PEAK_TENSOR_FP64] = "Tensor FP64",
-};
 static const char *const prec_color[GA_MX_PREC] = {
 	[GP_PEAK_FP64] = "#7b4fa6", [GP_PEAK_FP32] = "#2e8b3a", [GP_PEAK_FP16] = "#9a9a1e",
 	[GP_PEAK_TENSOR_FP16] = "#c0392b", [GP_PEAK_TENSOR_TF32] = "#e67e22",
@@ -521,15 +516,15 @@ static int chart(struct ga_analysis *an, FILE *out, uint32_t model, double top, 
 			double lw, lx;
 			struct box bx;
 
-			snprintf(text, sizeof(text), "%s %s%s", prec_name[c], si(b1, sizeof(b1), v, "FLOP/s"),
-				 (p->measured >> c) & 1 ? " (measured)" : "");
+			snprintf(text, sizeof(text), "%s %s%s", ga_mx_prec[c].label,
+				 si(b1, sizeof(b1), v, "FLOP/s"), (p->measured >> c) & 1 ? " (measured)" : "");
 			lw = 7.0 * (double)strlen(text);
 			/* Right of where the bandwidth slope leaves the label's height. */
 			lx = map(&ax, xr) + 18 * slope_px + 6;
 
 			fprintf(out, "<line class=\"ceiling\" data-ceiling=\"%s\" data-value=\"%.6g\" "
 				"x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
-				prec_name[c], v, map(&ax, xr), y, PX1, y, prec_color[c]);
+				ga_mx_prec[c].label, v, map(&ax, xr), y, PX1, y, prec_color[c]);
 			/*
 			 * From where the roof starts (dots of compute-bound kernels sit
 			 * further right): above its line, else below it, else at the
@@ -584,7 +579,7 @@ static int chart(struct ga_analysis *an, FILE *out, uint32_t model, double top, 
 			fprintf(out, ", %.3g FLOP/B", t->r.ai);
 		if (t->r.verdict != GA_ROOF_UNKNOWN)
 			fprintf(out, "\n%s: %.0f%% of the %s roof", ga_roof_verdict_name(t->r.verdict),
-				t->r.pct, t->r.memory_side ? "DRAM" : prec_name[t->r.dominant]);
+				t->r.pct, t->r.memory_side ? "DRAM" : ga_mx_prec[t->r.dominant].label);
 		if (t->edge == 1)
 			fputs("\nno FLOPs: drawn at the left edge at its DRAM bandwidth", out);
 		else if (t->edge == 2)

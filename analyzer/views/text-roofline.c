@@ -13,12 +13,6 @@
 #include "views/table.h"
 #include "views/text.h"
 
-static const char *const prec_name[GA_MX_PREC] = {
-	[GP_PEAK_FP64] = "FP64", [GP_PEAK_FP32] = "FP32", [GP_PEAK_FP16] = "FP16",
-	[GP_PEAK_TENSOR_FP16] = "TC-FP16", [GP_PEAK_TENSOR_TF32] = "TC-TF32",
-	[GP_PEAK_TENSOR_FP8] = "TC-FP8", [GP_PEAK_TENSOR_FP64] = "TC-FP64",
-};
-
 static const char *status_text(uint32_t s)
 {
 	switch (s) {
@@ -172,7 +166,7 @@ static int print_roofline(const struct ga_mx *mx, struct ga_model *m, const uint
 			rc |= ga_table_add(&t, "-");
 		else
 			rc |= ga_table_addf(&t, "%.0f%% %s", r.pct,
-					    r.memory_side ? "DRAM" : prec_name[r.dominant]);
+					    r.memory_side ? "DRAM" : ga_mx_prec[r.dominant].name);
 		rc |= ga_table_add(&t, ga_roof_verdict_name(r.verdict));
 		if (k->cached) {
 			char cb[1100];
@@ -211,7 +205,7 @@ static void print_peaks(const struct ga_mx *mx, struct ga_model *m, FILE *out)
 		for (int c = 0; c < GA_MX_PREC; c++) {
 			if (p->p.flops[c] <= 0)
 				continue;
-			fprintf(out, "%s%s %.1f", any ? ", " : "", prec_name[c], p->p.flops[c] / 1e12);
+			fprintf(out, "%s%s %.1f", any ? ", " : "", ga_mx_prec[c].name, p->p.flops[c] / 1e12);
 			any = 1;
 		}
 		fprintf(out, "%s DRAM %.0f GB/s", any ? " TF/s;" : " FLOP ceilings unknown;",
@@ -226,7 +220,7 @@ static void print_peaks(const struct ga_mx *mx, struct ga_model *m, FILE *out)
 
 				for (int c = 0; c < GA_MX_PREC; c++)
 					if (p->p.flops[c] > 0 && !((p->measured >> c) & 1)) {
-						fprintf(out, "%s%s", sep, prec_name[c]);
+						fprintf(out, "%s%s", sep, ga_mx_prec[c].name);
 						sep = ", ";
 					}
 				if (!(p->measured & GA_MX_MEAS_DRAM))

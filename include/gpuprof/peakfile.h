@@ -12,10 +12,14 @@
  *                              FLOP/s (tensor_fp16: the best of the two MMA kernels)
  *   dram, l2                   bytes/s (streaming copy; L2-resident reads)
  *
- * '#' starts a comment line; unknown keys are ignored.  Pure functions.
+ * '#' starts a comment line; unknown keys are ignored.  The measured keys
+ * are gp_peakfile_keys[] below, which calibrate writes and the analyzer
+ * reads.  Pure functions.
  */
 #ifndef GPUPROF_PEAKFILE_H
 #define GPUPROF_PEAKFILE_H
+
+#include "peaks.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +28,41 @@
 #define GP_PEAKFILE_MAGIC "gpuprof-peaks"
 #define GP_PEAKFILE_VERSION 1
 #define GP_PEAKFILE_SUFFIX ".peaks"
+
+/* The measured values of the file. */
+enum gp_peakfile_item {
+	GP_PF_FP64, GP_PF_FP32, GP_PF_FP16, GP_PF_TENSOR_FP16,   /* the roofline's ceilings */
+	GP_PF_DRAM, GP_PF_L2,
+	GP_PF_BF16, GP_PF_TENSOR_FP16_MMA, GP_PF_TENSOR_FP16_WGMMA, /* for people only */
+	GP_PF_COUNT
+};
+
+/* What a value sets in the analyzer: a ceiling of enum gp_peak, or these. */
+#define GP_PEAKFILE_DRAM (-1)
+#define GP_PEAKFILE_L2 (-2)
+#define GP_PEAKFILE_NONE (-3)
+
+/* Each value's key (NULL: the precision's, gp_peak_key[]) and what it sets. */
+static const struct gp_peakfile_key {
+	const char *key;
+	int sets;                  /* enum gp_peak, GP_PEAKFILE_DRAM, _L2 or _NONE */
+} gp_peakfile_keys[GP_PF_COUNT] = {
+	[GP_PF_FP64] = { NULL, GP_PEAK_FP64 },
+	[GP_PF_FP32] = { NULL, GP_PEAK_FP32 },
+	[GP_PF_FP16] = { NULL, GP_PEAK_FP16 },
+	[GP_PF_TENSOR_FP16] = { NULL, GP_PEAK_TENSOR_FP16 },
+	[GP_PF_DRAM] = { "dram", GP_PEAKFILE_DRAM },
+	[GP_PF_L2] = { "l2", GP_PEAKFILE_L2 },
+	[GP_PF_BF16] = { "bf16", GP_PEAKFILE_NONE },
+	[GP_PF_TENSOR_FP16_MMA] = { "tensor_fp16_mma", GP_PEAKFILE_NONE },
+	[GP_PF_TENSOR_FP16_WGMMA] = { "tensor_fp16_wgmma", GP_PEAKFILE_NONE },
+};
+
+/* The key of value i (enum gp_peakfile_item) in the file. */
+static inline const char *gp_peakfile_key(int i)
+{
+	return gp_peakfile_keys[i].key ? gp_peakfile_keys[i].key : gp_peak_key[gp_peakfile_keys[i].sets];
+}
 
 /*
  * The file name (no directory) for a model and driver:

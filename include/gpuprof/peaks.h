@@ -21,6 +21,17 @@ struct gp_arch_rate {
 	uint16_t per_sm[GP_PEAK_COUNT];    /* FLOP per cycle per SM, enum gp_peak order */
 };
 
+/*
+ * Each precision's key, enum gp_peak order: in the JSON and CSV exports
+ * and, for those gpuprof calibrate measures, in the peaks file
+ * (peakfile.h).
+ */
+static const char *const gp_peak_key[GP_PEAK_COUNT] = {
+	[GP_PEAK_FP64] = "fp64", [GP_PEAK_FP32] = "fp32", [GP_PEAK_FP16] = "fp16",
+	[GP_PEAK_TENSOR_FP16] = "tensor_fp16", [GP_PEAK_TENSOR_TF32] = "tensor_tf32",
+	[GP_PEAK_TENSOR_FP8] = "tensor_fp8", [GP_PEAK_TENSOR_FP64] = "tensor_fp64",
+};
+
 /* FP64, FP32, FP16, tensor fp16/bf16, tensor tf32, tensor fp8, tensor fp64. */
 static const struct gp_arch_rate gp_arch_rates[] = {
 	{ 7, 0, { 64, 128, 256, 1024, 0, 0, 0 } },        /* V100 */

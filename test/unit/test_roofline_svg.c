@@ -168,6 +168,49 @@ static void test_read(char *pdir)
 	tap_end();
 }
 
+/*
+ * Every value of the one table of keys, written the way calibrate writes
+ * it (gp_peakfile_key), is read back into what the table says it sets;
+ * the ones for people only change nothing.
+ */
+static void test_keys(void)
+{
+	struct ga_measured me;
+	char path[600], err[700], text[2048];
+	int pos, seen[GP_PEAK_COUNT] = { 0 };
+
+	tap_begin("peaks file keys: one table, written and read alike");
+	pos = snprintf(text, sizeof(text), "%s %d\nmodel %s\n", GP_PEAKFILE_MAGIC, GP_PEAKFILE_VERSION,
+		       MODEL);
+	for (int k = 0; k < GP_PF_COUNT; k++)
+		pos += snprintf(text + pos, sizeof(text) - (size_t)pos, "%s %d.0e12\n",
+				gp_peakfile_key(k), k + 1);
+	snprintf(path, sizeof(path), "%s/keys.peaks", dir);
+	CHECK(write_file(path, text) == 0);
+	CHECKF(ga_peakfile_read(path, &me, err, sizeof(err)) == 0, "%s", err);
+	for (int k = 0; k < GP_PF_COUNT; k++) {
+		int sets = gp_peakfile_keys[k].sets;
+		double want = (k + 1) * 1e12;
+
+		CHECKF(gp_peakfile_key(k) && strchr(gp_peakfile_key(k), ' ') == NULL, "key %d", k);
+		if (sets >= 0) {
+			CHECKF(me.flops[sets] == want, "%s: %g", gp_peakfile_key(k), me.flops[sets]);
+			CHECK(!strcmp(gp_peakfile_key(k), gp_peak_key[sets]));
+			seen[sets] = 1;
+		} else if (sets == GP_PEAKFILE_DRAM) {
+			CHECK(me.dram_bw == want);
+		} else if (sets == GP_PEAKFILE_L2) {
+			CHECK(me.l2_bw == want);
+		} else {
+			CHECK(sets == GP_PEAKFILE_NONE);
+		}
+	}
+	for (int c = 0; c < GP_PEAK_COUNT; c++)
+		CHECKF(seen[c] || me.flops[c] == 0, "%s set by no key", gp_peak_key[c]);
+	unlink(path);
+	tap_end();
+}
+
 static void test_report(const char *trace, const char *pdir)
 {
 	char *argv[8], *out = NULL, *err = NULL, svg[600];
@@ -344,6 +387,7 @@ int main(int argc, char **argv)
 	}
 	test_name();
 	test_read(pdir);
+	test_keys();
 	trace = write_trace();
 	CHECK(trace != NULL);
 	if (trace) {
