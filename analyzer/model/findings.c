@@ -129,6 +129,7 @@ const char *ga_cause_name(unsigned cause)
 		[GA_CAUSE_ALLOC] = "allocation or free",
 		[GA_CAUSE_MODULE] = "module loading",
 		[GA_CAUSE_CONTEXT] = "context creation",
+		[GA_CAUSE_SLOW] = "a slow CUDA call",
 	};
 
 	return cause < GA_CAUSE_COUNT ? names[cause] : "?";
@@ -292,7 +293,7 @@ static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 		sid = sid_ok(ga_model_fstr(m, r->name));
 		text = ga_model_str(m, sid);
 		cause = sid ? classify(text) : GA_CAUSE_NONE;
-		if (cause != GA_CAUSE_NONE) {
+		if (sid) {
 			/* The name without CUPTI's version suffix, as the API table shows it. */
 			len = strlen(text);
 			for (size_t i = len; i > 2; i--) {
@@ -311,6 +312,9 @@ static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 		fd->cls[r->name] = (uint8_t)(cause + 1);
 	}
 	cause = fd->cls[r->name] - 1u;
+	/* Any other call this long holds the host too (a launch profiled by kernel replay). */
+	if (cause == GA_CAUSE_NONE && r->end >= r->start + GA_FIND_STARVE_GAP_NS)
+		cause = GA_CAUSE_SLOW;
 	if (cause == GA_CAUSE_NONE)
 		return 0;
 	fd->api_calls[cause]++;
@@ -506,9 +510,9 @@ static int cmp_cand(const void *pa, const void *pb)
 static int rank_of(unsigned cause)
 {
 	static const int r[GA_CAUSE_COUNT] = {
-		[GA_CAUSE_SYNC] = 7, [GA_CAUSE_COPY] = 6, [GA_CAUSE_SET] = 5,
-		[GA_CAUSE_ASYNC_COPY] = 4, [GA_CAUSE_ALLOC] = 3, [GA_CAUSE_MODULE] = 2,
-		[GA_CAUSE_CONTEXT] = 1,
+		[GA_CAUSE_SYNC] = 8, [GA_CAUSE_COPY] = 7, [GA_CAUSE_SET] = 6,
+		[GA_CAUSE_ASYNC_COPY] = 5, [GA_CAUSE_ALLOC] = 4, [GA_CAUSE_MODULE] = 3,
+		[GA_CAUSE_CONTEXT] = 2, [GA_CAUSE_SLOW] = 1,
 	};
 
 	return cause < GA_CAUSE_COUNT ? r[cause] : 0;
@@ -682,6 +686,9 @@ static int scan_device(struct fin *x, uint32_t d)
 			uint32_t call;
 
 			cause = attribute(x, b->iv[i - 1].end, b->iv[i].start, &call);
+			/* A slow call counts where host code would: gaps of 50 us or more. */
+			if (cause == GA_CAUSE_SLOW && gap < GA_FIND_STARVE_GAP_NS)
+				cause = GA_CAUSE_NONE;
 			if (cause != GA_CAUSE_NONE || gap >= GA_FIND_STARVE_GAP_NS) {
 				acc[cause].n++;
 				acc[cause].ns += gap;
@@ -803,22 +810,32 @@ static int gap_rules(struct fin *x)
 		struct ga_finding *f;
 		struct cacc cp;
 
+		struct cacc st = acc[GA_CAUSE_NONE];
+		unsigned smask = 1u << GA_CAUSE_NONE;
+
 		if (m->devs[d].dead)
 			continue;
-		if (acc[GA_CAUSE_NONE].n) {
-			if (!(f = add(fd, GA_RULE_STARVATION, acc[GA_CAUSE_NONE].ns, dl)))
+		/* Slow calls hold the host as host code does, unless metrics replay made them. */
+		if (!x->an->mx.cost_ns) {
+			st.n += acc[GA_CAUSE_SLOW].n;
+			st.ns += acc[GA_CAUSE_SLOW].ns;
+			if (acc[GA_CAUSE_SLOW].longest > st.longest)
+				st.longest = acc[GA_CAUSE_SLOW].longest;
+			smask |= 1u << GA_CAUSE_SLOW;
+		}
+		if (st.n) {
+			if (!(f = add(fd, GA_RULE_STARVATION, st.ns, dl)))
 				return -1;
 			snprintf(f->summary, sizeof(f->summary),
 				 "%s idles %s in %" PRIu64 " gap%s of %s or more while the host runs "
 				 "no CUDA call (Python, data loading, CPU work)", dl,
-				 ga_fmt_time(b1, sizeof(b1), acc[GA_CAUSE_NONE].ns),
-				 acc[GA_CAUSE_NONE].n, acc[GA_CAUSE_NONE].n == 1 ? "" : "s", ga_fmt_time(b2, sizeof(b2), GA_FIND_STARVE_GAP_NS));
-			ev(f, "gaps", (double)acc[GA_CAUSE_NONE].n, 'c');
-			ev(f, "idle_ns", (double)acc[GA_CAUSE_NONE].ns, 'n');
-			ev(f, "longest_ns", (double)acc[GA_CAUSE_NONE].longest, 'n');
+				 ga_fmt_time(b1, sizeof(b1), st.ns), st.n, st.n == 1 ? "" : "s", ga_fmt_time(b2, sizeof(b2), GA_FIND_STARVE_GAP_NS));
+			ev(f, "gaps", (double)st.n, 'c');
+			ev(f, "idle_ns", (double)st.ns, 'n');
+			ev(f, "longest_ns", (double)st.longest, 'n');
 			ev(f, "device_span_ns", (double)span, 'n');
 			ev(f, "device_busy_ns", (double)m->devs[d].busy_ns, 'n');
-			places(x, f, d, 1u << GA_CAUSE_NONE);
+			places(x, f, d, smask);
 		}
 		if (lb->runs) {
 			if (!(f = add(fd, GA_RULE_LAUNCH_BOUND, lb->stake, dl)))
@@ -1202,18 +1219,21 @@ static int incomplete_rule(struct fin *x)
 	uint64_t lost = ga_model_lost_total(m);
 	uint64_t skipped = mx->skipped_capture + mx->skipped_graph + mx->failed + mx->skipped_other;
 	struct ga_finding *f;
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32];
+	uint64_t replay = 0;
 
+	for (uint32_t d = 0; mx->cost_ns && d < m->ndevs; d++)
+		replay += x->acc[(size_t)d * GA_CAUSE_COUNT + GA_CAUSE_SLOW].ns;
 	if (!lost && !m->gaps && !skipped && !x->fd->calls_dropped && !mx->cost_ns)
 		return 0;
 	if (!(f = add(x->fd, GA_RULE_INCOMPLETE, 0, "trace")))
 		return -1;
 	snprintf(f->summary, sizeof(f->summary),
 		 "%" PRIu64 " records lost, %" PRIu64 " recording gaps (%s), %" PRIu64
-		 " metrics launches skipped, %s spent profiling metrics (idle gaps around "
-		 "profiled launches include it): the other findings may be off there",
+		 " metrics launches skipped, %s spent profiling metrics (the GPU idled %s "
+		 "in slow calls, counted here): the other findings may be off there",
 		 lost, m->gaps, ga_fmt_time(b1, sizeof(b1), m->gap_ns), skipped,
-		 ga_fmt_time(b2, sizeof(b2), mx->cost_ns));
+		 ga_fmt_time(b2, sizeof(b2), mx->cost_ns), ga_fmt_time(b3, sizeof(b3), replay));
 	f->severity = lost || m->gaps ||
 		      (double)mx->cost_ns * 100 >= GA_FIND_WARN_PCT * (double)x->fd->span_ns ?
 		      GA_SEV_WARNING : GA_SEV_INFO;
@@ -1223,6 +1243,7 @@ static int incomplete_rule(struct fin *x)
 	ev(f, "metrics_skipped", (double)skipped, 'c');
 	ev(f, "host_calls_not_kept", (double)x->fd->calls_dropped, 'c');
 	ev(f, "metrics_cost_ns", (double)mx->cost_ns, 'n');
+	ev(f, "idle_in_slow_calls_ns", (double)replay, 'n');
 	return 0;
 }
 

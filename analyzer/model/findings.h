@@ -102,6 +102,7 @@ enum ga_cause {
 	GA_CAUSE_ALLOC,            /* cudaMalloc*, cudaFree*, cuMemAlloc*, cuMemFree* */
 	GA_CAUSE_MODULE,           /* cuModuleLoad*, cuLibraryLoad*, cuLink* (JIT) */
 	GA_CAUSE_CONTEXT,          /* context creation */
+	GA_CAUSE_SLOW,             /* any other call of 50 us or more (metrics replay in a launch) */
 	GA_CAUSE_COUNT
 };
 
