@@ -4,7 +4,8 @@
 #   bash test/run-tests.sh BUILD_DIR            (make test)
 #
 # In order: the unit test binaries BUILD/test/test_*, the golden analyzer
-# tests (SQL over the SQLite export among them), the wrapper tests, the
+# tests (SQL over the SQLite export among them), the analyzer's layers
+# (test/layering-check.py), the wrapper tests, the
 # build and install rules (install, man pages, uninstall), a check of the fault shim the GPU tests preload,
 # the GPU end-to-end tests (they skip without a GPU), and checks of the
 # recorder library's exported symbols and load-time dependencies.  Every
@@ -96,6 +97,13 @@ if [ -f test/golden/diff-checks.sh ]; then
 fi
 if [ -f test/golden/ranks-checks.sh ]; then
 	run_step "golden ranks" bash test/golden/ranks-checks.sh "$build"
+fi
+
+# --- the analyzer's layers: no include loop, no arrow back up (no build needed)
+if command -v python3 >/dev/null 2>&1; then
+	run_step "layering" python3 test/layering-check.py
+else
+	emit "skip - layering # python3 not found"
 fi
 
 # --- wrapper tests (no GPU, no recorder)

@@ -275,8 +275,8 @@ int cmd_report(int argc, char **argv)
 		rc = GA_EXIT_FAIL;
 	} else {
 		ga_peaks_opt_apply(&po, &an.mx, &an.m);
-		if (svg)
-			rc = ga_svg_roofline_write(&an, svg, argv + optind, argc - optind);
+		if (svg && ga_svg_roofline_write(&an, svg, argv + optind, argc - optind))
+			rc = GA_EXIT_FAIL;
 		if (rc == GA_EXIT_OK && !(svg && !strcmp(svg, "-")) && ga_text_report(&r, out)) {
 			fputs("gpuprof: out of memory\n", stderr);
 			rc = GA_EXIT_FAIL;

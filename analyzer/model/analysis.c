@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read/load.h"
+#include "model/load.h"
 
 int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 		     struct ga_filter *flt)

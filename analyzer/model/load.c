@@ -1,7 +1,7 @@
 /*
  * Trace loading shared by the subcommands (see load.h).  Runs offline only.
  */
-#include "read/load.h"
+#include "model/load.h"
 
 #include <gpuprof/trace.h>
 

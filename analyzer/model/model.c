@@ -5,7 +5,6 @@
  * Runs offline only.
  */
 #include "model/model.h"
-#include "model/ranks.h"
 #include "model/align.h"
 
 #include <inttypes.h>
@@ -70,6 +69,34 @@ const char *ga_model_copy_kind(unsigned kind, char *buf, size_t n)
 const char *ga_model_str(const struct ga_model *m, uint32_t id)
 {
 	return ga_strtab_get(&m->strs, id);
+}
+
+/* Several host names among the processes. */
+static int several_hosts(const struct ga_model *m)
+{
+	for (size_t i = 1; i < m->nprocs; i++)
+		if (m->procs[i].host != m->procs[0].host)
+			return 1;
+	return 0;
+}
+
+const char *ga_ranks_proc_name(const struct ga_model *m, uint32_t proc, char *buf, size_t n)
+{
+	const struct ga_proc *p = &m->procs[proc];
+	int dup = 0, len;
+
+	if (p->rank == GA_NO_RANK) {
+		snprintf(buf, n, "%u", p->pid);
+		return buf;
+	}
+	for (size_t i = 0; i < m->nprocs && !dup; i++)
+		dup = i != proc && m->procs[i].rank == p->rank;
+	len = snprintf(buf, n, "rank %u", p->rank);
+	if (len > 0 && (size_t)len < n && p->host && several_hosts(m))
+		len += snprintf(buf + len, n - (size_t)len, "@%.64s", ga_model_str(m, p->host));
+	if (len > 0 && (size_t)len < n && dup)
+		snprintf(buf + len, n - (size_t)len, ", pid %u", p->pid);
+	return buf;
 }
 
 int ga_model_init(struct ga_model *m)

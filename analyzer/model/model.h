@@ -380,6 +380,13 @@ uint32_t ga_model_fstr(struct ga_model *m, uint32_t id);
 /* Text of a strtab id. */
 const char *ga_model_str(const struct ga_model *m, uint32_t id);
 
+/*
+ * Name of model process proc in merged views: "rank N", "rank N@host" when
+ * the processes are on several hosts, with ", pid P" when another process
+ * has the same rank; "P" (the pid) without a rank.  Returns buf.
+ */
+const char *ga_ranks_proc_name(const struct ga_model *m, uint32_t proc, char *buf, size_t n);
+
 /* "kernel", "memcpy", "memset", "graph" (enum ga_act_kind). */
 const char *ga_model_act_kind(unsigned kind);
 

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "views/table.h"
 
 #define CORR_DENSE (1u << 26)      /* larger correlation ids go to a hash */
 

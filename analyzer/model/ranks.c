@@ -52,34 +52,6 @@ int ga_ranks_is_step(const char *s)
 	return 0;
 }
 
-/* Several host names among the processes. */
-static int several_hosts(const struct ga_model *m)
-{
-	for (size_t i = 1; i < m->nprocs; i++)
-		if (m->procs[i].host != m->procs[0].host)
-			return 1;
-	return 0;
-}
-
-const char *ga_ranks_proc_name(const struct ga_model *m, uint32_t proc, char *buf, size_t n)
-{
-	const struct ga_proc *p = &m->procs[proc];
-	int dup = 0, len;
-
-	if (p->rank == GA_NO_RANK) {
-		snprintf(buf, n, "%u", p->pid);
-		return buf;
-	}
-	for (size_t i = 0; i < m->nprocs && !dup; i++)
-		dup = i != proc && m->procs[i].rank == p->rank;
-	len = snprintf(buf, n, "rank %u", p->rank);
-	if (len > 0 && (size_t)len < n && p->host && several_hosts(m))
-		len += snprintf(buf + len, n - (size_t)len, "@%.64s", ga_model_str(m, p->host));
-	if (len > 0 && (size_t)len < n && dup)
-		snprintf(buf + len, n - (size_t)len, ", pid %u", p->pid);
-	return buf;
-}
-
 /* 1 NCCL, 2 other, 0 out of memory. */
 static uint32_t kernel_class(struct ga_ranks *rk, const struct ga_model *m, uint32_t name)
 {

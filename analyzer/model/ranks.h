@@ -91,13 +91,6 @@ void ga_ranks_free(struct ga_ranks *rk);
 /* Non-zero when the views show ranks: several processes, or a known rank. */
 int ga_ranks_wanted(const struct ga_ranks *rk);
 
-/*
- * Name of model process proc in merged views: "rank N", "rank N@host" when
- * the processes are on several hosts, with ", pid P" when another process
- * has the same rank; "P" (the pid) without a rank.  Returns buf.
- */
-const char *ga_ranks_proc_name(const struct ga_model *m, uint32_t proc, char *buf, size_t n);
-
 /* 1 when the mangled or plain kernel name is an NCCL kernel (ncclDevKernel_*, ...). */
 int ga_ranks_is_nccl(const char *name);
 

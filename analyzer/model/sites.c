@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 
 #include "model/symbolize.h"
-#include "views/table.h"
 
 #define ARROW " \xe2\x86\x90 "     /* " ← " */
 #define NONE UINT32_MAX

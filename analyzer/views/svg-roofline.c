@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "base/output.h"
-#include "cmd/cmd.h"
 #include "model/metrics.h"
 #include "views/svg.h"
 
@@ -738,11 +737,11 @@ int ga_svg_roofline_write(struct ga_analysis *an, const char *path, char *const 
 	int rc;
 
 	if (ga_output_open(&o, path, inputs, n))
-		return GA_EXIT_FAIL;
+		return -1;
 	rc = ga_svg_roofline(an, o.f);
 	if (rc)
 		fputs("gpuprof: out of memory\n", stderr);
 	if (ga_output_close(&o, rc == 0))
-		return GA_EXIT_FAIL;
-	return rc ? GA_EXIT_FAIL : GA_EXIT_OK;
+		return -1;
+	return rc ? -1 : 0;
 }

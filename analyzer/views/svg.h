@@ -16,7 +16,7 @@ int ga_svg_roofline(struct ga_analysis *an, FILE *out);
 
 /*
  * The same into the file path ("-": standard output), never one of the
- * n inputs.  Returns a GA_EXIT_* status after saying why on stderr.
+ * n inputs.  Returns 0, or -1 after saying why on stderr.
  */
 int ga_svg_roofline_write(struct ga_analysis *an, const char *path, char *const *inputs, int n);
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read/load.h"
+#include "model/load.h"
 #include "views/text.h"
 
 static void print_files(const struct ga_model *m, FILE *out)

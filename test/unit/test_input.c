@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "read/load.h"
+#include "model/load.h"
 #include "model/model.h"
 #include "read/reader.h"
 #include "synth.h"
