@@ -16,6 +16,7 @@
 #include "model/demangle.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -190,8 +191,21 @@ static int helper_start(void)
 		return -1;
 	}
 	if (pid == 0) {
-		close(sv[0]);
-		serve(sv[1]);
+		int null, fd;
+
+		/*
+		 * Hold none of the analyzer's files: a pipe it writes must see
+		 * its end when the analyzer ends, not when the helper does.
+		 */
+		if (dup2(sv[1], 3) != 3 || (null = open("/dev/null", O_RDWR)) < 0)
+			_exit(0);
+		for (fd = 0; fd < 3; fd++)
+			if (fd != null)
+				dup2(null, fd);
+		if (close_range(4, ~0u, 0))
+			for (fd = 4; fd < 65536; fd++)
+				close(fd);
+		serve(3);
 	}
 	close(sv[1]);
 	helper.pid = pid;
