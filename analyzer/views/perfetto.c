@@ -12,9 +12,10 @@
  * Tracks (TrackDescriptor): one per process (a ProcessDescriptor, named by
  * rank, command line, pid and host, with a pid of its own however many
  * processes share one), one per host thread (a ThreadDescriptor), one per
- * GPU stream ("cuda:D stream S"), NVTX domains and start/end ranges, and
- * counters (memory in use per device, the rates of profiled launches,
- * sampled GPU metrics).  Every track nests as the Chrome export's do, with
+ * device ("cuda:D NAME") holding one per GPU stream ("cuda:D stream S"),
+ * profiled launches and the device's counters (memory in use, the rates
+ * of profiled launches, sampled GPU metrics), and tracks of NVTX domains
+ * and start/end ranges.  Every track nests as the Chrome export's do, with
  * the same lanes ("(overlapping)", views/tracks.h), laid out strictly:
  * Perfetto sorts begin and end events by time, ties in file order, and
  * pops the innermost open slice at each end, so a slice never goes where
@@ -97,7 +98,9 @@ enum {
 #define PF_CLOCK_INCREMENTAL 64u      /* the first sequence-scoped clock id */
 #define UNIT_SIZE_BYTES 3u
 #define NS_PER_S 1000000000ull
-/* Counter tracks' numbers among a process's tracks: above host and GPU ones. */
+/* Numbers of a process's device tracks (+ CUDA ordinal), above host and stream ones. */
+#define DEVICE_TID_BASE 0x50000000u
+/* Counter tracks' numbers among a process's tracks: above the others. */
 #define COUNTER_TID_BASE 0x60000000u
 /* Written out once this much is buffered. */
 #define FLUSH_AT (1u << 16)
@@ -256,11 +259,12 @@ static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 /*
  * The descriptor of track tid of process proc, once: a host thread's own
  * (tid below GA_HOST_TID_BASE: a ThreadDescriptor, named when name is not
- * NULL), else a track named name in the process.  With force, written
- * again (a thread's name, known at the end).
+ * NULL), else a track named name in the process, under its track parent
+ * (0: the process's).  With force, written again (a thread's name, known
+ * at the end).
  */
-static int describe(struct ga_export *e, uint32_t proc, uint32_t tid, const char *name,
-		    size_t len, int force)
+static int describe(struct ga_export *e, uint32_t proc, uint32_t tid, uint32_t parent,
+		    const char *name, size_t len, int force)
 {
 	struct pf *p = e->state;
 	uint32_t *slot, *tslot;
@@ -289,16 +293,49 @@ static int describe(struct ga_export *e, uint32_t proc, uint32_t tid, const char
 			ga_pbw_bytes(&p->w, F_THD_NAME, name, len);
 		ga_pbw_close(&p->w);
 	} else {
-		ga_pbw_varint(&p->w, F_TD_PARENT, uuid_of(proc, 0));
+		ga_pbw_varint(&p->w, F_TD_PARENT, uuid_of(proc, parent));
 		ga_pbw_bytes(&p->w, F_TD_NAME, name, len);
 	}
 	desc_close(p);
 	return flush(e);
 }
 
-static int describe_cstr(struct ga_export *e, uint32_t proc, uint32_t tid, const char *name)
+static int describe_cstr(struct ga_export *e, uint32_t proc, uint32_t tid, uint32_t parent,
+			 const char *name)
 {
-	return describe(e, proc, tid, name, name ? strlen(name) : 0, 0);
+	return describe(e, proc, tid, parent, name, name ? strlen(name) : 0, 0);
+}
+
+/* The number of a device's track (device_track()). */
+static uint32_t device_tid(uint32_t device)
+{
+	return DEVICE_TID_BASE + (device < 0x1000000u ? device : 0xffffffu);
+}
+
+/*
+ * The track of device (a CUDA ordinal) of process proc, which holds its
+ * streams' and counters' tracks: "cuda:D NAME", described once.  Its
+ * number in *tid; 0, or -1 out of memory.
+ */
+static int device_track(struct ga_export *e, struct ga_model *m, uint32_t proc, uint32_t device,
+			uint32_t *tid)
+{
+	struct pf *p = e->state;
+	const char *gpu = NULL;
+	char name[160];
+
+	*tid = device_tid(device);
+	if (ga_map_find(&p->described, proc, *tid))
+		return 0;
+	for (size_t i = 0; i < m->ndevrows && !gpu; i++)
+		if (m->devrows[i].proc == proc && m->devrows[i].id == device &&
+		    m->devs[m->devrows[i].dev].name)
+			gpu = ga_model_str(m, m->devs[m->devrows[i].dev].name);
+	if (gpu)
+		snprintf(name, sizeof(name), "cuda:%u %.140s", device, gpu);
+	else
+		snprintf(name, sizeof(name), "cuda:%u", device);
+	return describe_cstr(e, proc, *tid, 0, name);
 }
 
 /* The sequence of track tid of process proc, started at its first packet. */
@@ -503,10 +540,11 @@ static int instant(struct ga_export *e, struct seq *q, uint64_t t, uint32_t name
 
 /*
  * The sequence of a counter track of process proc, key unique in it, named
- * name (unit: a CounterDescriptor unit, 0 none); described at first use.
+ * name (unit: a CounterDescriptor unit, 0 none), under track parent (0 the
+ * process's); described at first use.
  */
-static struct seq *counter_seq(struct ga_export *e, uint32_t proc, uint64_t key,
-			       const char *name, uint32_t unit)
+static struct seq *counter_seq(struct ga_export *e, uint32_t proc, uint32_t parent,
+			       uint64_t key, const char *name, uint32_t unit)
 {
 	struct pf *p = e->state;
 	uint32_t *slot;
@@ -517,7 +555,7 @@ static struct seq *counter_seq(struct ga_export *e, uint32_t proc, uint64_t key,
 	if (r) {
 		*slot = COUNTER_TID_BASE + p->ncounters++;
 		desc_open(p, uuid_of(proc, *slot));
-		ga_pbw_varint(&p->w, F_TD_PARENT, uuid_of(proc, 0));
+		ga_pbw_varint(&p->w, F_TD_PARENT, uuid_of(proc, parent));
 		ga_pbw_str(&p->w, F_TD_NAME, name);
 		ga_pbw_open(&p->w, F_TD_COUNTER);
 		if (unit)
@@ -576,12 +614,14 @@ static void tname_fmt(const struct tname *n, char *buf, size_t len)
 /*
  * The track of [s, t) whose first lane is *head (index + 1; 0: a new
  * track, on thread id tid0, or on a new GPU thread id when tid0 is
- * UINT32_MAX, named by tn): the first lane it fits in (the first only when
- * first_ok), else a new one named as the track, " (overlapping)".
+ * UINT32_MAX, named by tn, under track parent): the first lane it fits in
+ * (the first only when first_ok), else a new one named as the track, "
+ * (overlapping)".
  * Returns the lane's index in *lane; 0, or -1 out of memory.
  */
-static int place(struct ga_export *e, uint32_t proc, uint32_t *head, uint32_t tid0, int gpu,
-		 int first_ok, const struct tname *tn, uint64_t s, uint64_t t, long *lane)
+static int place(struct ga_export *e, uint32_t proc, uint32_t parent, uint32_t *head,
+		 uint32_t tid0, int gpu, int first_ok, const struct tname *tn, uint64_t s,
+		 uint64_t t, long *lane)
 {
 	struct pf *p = e->state;
 	char name[128], lname[160];
@@ -591,9 +631,9 @@ static int place(struct ga_export *e, uint32_t proc, uint32_t *head, uint32_t ti
 		if (tid0 == UINT32_MAX) {
 			tid0 = GA_GPU_TID_BASE + p->nstreams++;
 			tname_fmt(tn, name, sizeof(name));
-			if (describe_cstr(e, proc, tid0, name))
+			if (describe_cstr(e, proc, tid0, parent, name))
 				return -1;
-		} else if (describe_cstr(e, proc, tid0, NULL)) {
+		} else if (describe_cstr(e, proc, tid0, 0, NULL)) {
 			return -1;
 		}
 		if ((i = ga_lanes_add(&p->lanes, -1, tid0)) < 0)
@@ -608,7 +648,7 @@ static int place(struct ga_export *e, uint32_t proc, uint32_t *head, uint32_t ti
 			return -1;
 		tname_fmt(tn, name, sizeof(name));
 		snprintf(lname, sizeof(lname), "%s (overlapping)", name);
-		if (describe_cstr(e, proc, ntid, lname))
+		if (describe_cstr(e, proc, ntid, parent, lname))
 			return -1;
 	}
 	ga_lane_put(&p->lanes.v[i], s, t);
@@ -657,6 +697,7 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	uint64_t api_t, flow_id = 0;
 	struct ann ann[1];
 	struct tname tn = { TN_STREAM, a->device_id, a->stream };
+	uint32_t dev = device_tid(a->device_id);
 	struct seq *q;
 
 	if (laid_out(e) || proc_seen(e, m, a->proc))
@@ -664,7 +705,8 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	if (ga_map_insert(&p->streams, (uint64_t)a->proc << 32 | a->device_id,
 			  (uint64_t)a->context << 32 | a->stream, &slot) < 0)
 		return -1;
-	if (place(e, a->proc, slot, UINT32_MAX, 1, 1, &tn, a->start, a->end, &lane) ||
+	if ((!*slot && device_track(e, m, a->proc, a->device_id, &dev)) ||
+	    place(e, a->proc, dev, slot, UINT32_MAX, 1, 1, &tn, a->start, a->end, &lane) ||
 	    !(q = lane_seq(e, a->proc, lane)))
 		return -1;
 	if (ga_ranges_launch(&e->an->rg, a, &api_tid, &api_t))
@@ -694,7 +736,7 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 		return -1;
 	if (ga_map_insert(&p->threads, a->proc, a->tid, &slot) < 0)
 		return -1;
-	if (place(e, a->proc, slot, a->tid, 0,
+	if (place(e, a->proc, 0, slot, a->tid, 0,
 		  !ga_range_layout_crosses(&p->rl, &e->an->rg, a->proc, a->tid, a->start, a->end, 1),
 		  &tn, a->start, a->end, &lane) ||
 	    !(q = lane_seq(e, a->proc, lane)))
@@ -729,6 +771,7 @@ static int metrics_launch(struct ga_export *e, struct ga_model *m, uint32_t proc
 		{ ANN_CORRELATION, 0, r->correlation }, { ANN_PASSES, 0, r->passes },
 	};
 	struct tname tn = { TN_PROFILED, r->device, 0 };
+	uint32_t dev;
 	struct seq *q;
 	char buf[64];
 
@@ -738,19 +781,20 @@ static int metrics_launch(struct ga_export *e, struct ga_model *m, uint32_t proc
 		return -1;
 	if (ga_map_insert(&p->streams, (uint64_t)proc << 32 | r->device, UINT64_MAX, &slot) < 0)
 		return -1;
-	if (place(e, proc, slot, UINT32_MAX, 1, 1, &tn, r->start, end, &lane) ||
+	if (device_track(e, m, proc, r->device, &dev) ||
+	    place(e, proc, dev, slot, UINT32_MAX, 1, 1, &tn, r->start, end, &lane) ||
 	    !(q = lane_seq(e, proc, lane)) ||
 	    slice(e, q, r->start, end, name, 1, CAT_METRICS, 0, ann, 2))
 		return -1;
 	if (r->duration && (have & GA_MX_HAVE_FLOPS)) {
 		snprintf(buf, sizeof(buf), "cuda:%u FLOP/s", r->device);
-		if (!(q = counter_seq(e, proc, (uint64_t)1 << 56 | r->device, buf, 0)) ||
+		if (!(q = counter_seq(e, proc, dev, (uint64_t)1 << 56 | r->device, buf, 0)) ||
 		    counter(e, q, r->start, 0, 0, flops / secs) || counter(e, q, end, 0, 0, 0))
 			return -1;
 	}
 	if (r->duration && (have & GA_MX_HAVE_DRAM)) {
 		snprintf(buf, sizeof(buf), "cuda:%u DRAM bytes/s", r->device);
-		if (!(q = counter_seq(e, proc, (uint64_t)2 << 56 | r->device, buf, 0)) ||
+		if (!(q = counter_seq(e, proc, dev, (uint64_t)2 << 56 | r->device, buf, 0)) ||
 		    counter(e, q, r->start, 0, 0, dram / secs) || counter(e, q, end, 0, 0, 0))
 			return -1;
 	}
@@ -803,6 +847,7 @@ static int gpu_sample(struct ga_export *e, struct ga_model *m, uint32_t proc,
 	struct pf *p = e->state;
 	const uint32_t *slot = ga_map_find(&p->series_map, proc, r->series);
 	const struct series *s;
+	uint32_t dev;
 	char name[192];
 
 	if (!slot || (uint64_t)r->h.aux * 8 > r->h.size - sizeof(*r))
@@ -819,7 +864,8 @@ static int gpu_sample(struct ga_export *e, struct ga_model *m, uint32_t proc,
 			continue;
 		snprintf(name, sizeof(name), "cuda:%u %.160s", s->device,
 			 ga_model_str(m, s->metric[i]));
-		if (!(q = counter_seq(e, proc, (uint64_t)3 << 56 | (uint64_t)r->series << 24 | i,
+		if (device_track(e, m, proc, s->device, &dev) ||
+		    !(q = counter_seq(e, proc, dev, (uint64_t)3 << 56 | (uint64_t)r->series << 24 | i,
 				      name, 0)) ||
 		    counter(e, q, r->start, 0, 0, v))
 			return -1;
@@ -868,7 +914,7 @@ static int pushpop_ranges(struct ga_export *e, struct ga_model *m, const struct 
 				 t->overlapping ? " (overlapping)" : "");
 		else
 			snprintf(name, sizeof(name), "tid %u (overlapping)", t->thread);
-		if (describe_cstr(e, t->proc, t->tid, name))
+		if (describe_cstr(e, t->proc, t->tid, 0, name))
 			return -1;
 	}
 	for (size_t i = 0; i < rg->nranges; i++) {
@@ -877,7 +923,7 @@ static int pushpop_ranges(struct ga_export *e, struct ga_model *m, const struct 
 
 		if (!r->pushpop)
 			continue;
-		if (proc_seen(e, m, r->proc) || describe_cstr(e, r->proc, p->rl.range_tid[i], NULL) ||
+		if (proc_seen(e, m, r->proc) || describe_cstr(e, r->proc, p->rl.range_tid[i], 0, NULL) ||
 		    !(q = seq_of(e, r->proc, p->rl.range_tid[i])) ||
 		    slice(e, q, r->start, r->end, rg->keys[r->key].name, 0, CAT_NVTX, 0, NULL, 0))
 			return -1;
@@ -952,7 +998,7 @@ static int async_ranges(struct ga_export *e, struct ga_model *m, const struct ga
 			memset(&st[l], 0, sizeof(st[l]));
 			st[l].tid = GA_HOST_TID_BASE + p->nhost++;
 			nst++;
-			if (describe_cstr(e, proc, st[l].tid, l ? "NVTX start/end ranges (overlapping)" :
+			if (describe_cstr(e, proc, st[l].tid, 0, l ? "NVTX start/end ranges (overlapping)" :
 					  "NVTX start/end ranges"))
 				goto out;
 		}
@@ -979,7 +1025,7 @@ static int marks(struct ga_export *e, struct ga_model *m, const struct ga_ranges
 		const struct ga_ranges_mark_event *x = &rg->mark_events[i];
 		struct seq *q;
 
-		if (proc_seen(e, m, x->proc) || describe_cstr(e, x->proc, x->tid, NULL) ||
+		if (proc_seen(e, m, x->proc) || describe_cstr(e, x->proc, x->tid, 0, NULL) ||
 		    !(q = seq_of(e, x->proc, x->tid)) ||
 		    instant(e, q, x->t, rg->marks[x->mark].name, CAT_NVTX))
 			return -1;
@@ -996,7 +1042,7 @@ static int thread_names(struct ga_export *e, struct ga_model *m)
 		if (!t->used)
 			continue;
 		if (proc_seen(e, m, (uint32_t)t->a) ||
-		    describe(e, (uint32_t)t->a, (uint32_t)t->b, ga_model_str(m, t->val),
+		    describe(e, (uint32_t)t->a, (uint32_t)t->b, 0, ga_model_str(m, t->val),
 			     ga_strtab_len(&m->strs, t->val), 1))
 			return -1;
 	}
@@ -1011,6 +1057,7 @@ static int memory_counters(struct ga_export *e, struct ga_model *m, const struct
 	for (size_t i = 0; i < mu->ndevs; i++) {
 		const struct ga_memuse_dev *d = &mu->devs[i];
 		struct seq *q = NULL;
+		uint32_t dev;
 		uint64_t last = 0;
 		int any = 0;
 
@@ -1024,7 +1071,8 @@ static int memory_counters(struct ga_export *e, struct ga_model *m, const struct
 				continue;
 			if (any && ev->in_use == last)
 				continue;
-			if (!q && !(q = counter_seq(e, d->proc, d->device, name, UNIT_SIZE_BYTES)))
+			if (!q && (device_track(e, m, d->proc, d->device, &dev) ||
+				   !(q = counter_seq(e, d->proc, dev, d->device, name, UNIT_SIZE_BYTES))))
 				return -1;
 			if (counter(e, q, ev->t, 1, (int64_t)ev->in_use, 0))
 				return -1;
