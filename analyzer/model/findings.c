@@ -294,7 +294,10 @@ static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 		text = ga_model_str(m, sid);
 		cause = sid ? classify(text) : GA_CAUSE_NONE;
 		if (sid) {
-			/* The name without CUPTI's version suffix, as the API table shows it. */
+			/* The name without CUPTI's version suffix, as the API table shows it
+			 * (copied first: interning may move the table's text). */
+			char name[256];
+
 			len = strlen(text);
 			for (size_t i = len; i > 2; i--) {
 				if (text[i - 1] >= '0' && text[i - 1] <= '9')
@@ -303,12 +306,14 @@ static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 					len = i - 2;
 				break;
 			}
-			sid = sid_ok(ga_strtab_intern(&m->strs, text, len));
-			if (ga_util_grow(&fd->clsname, &fd->capclsname, fd->capcls,
-					 sizeof(*fd->clsname)))
-				return -1;
-			fd->clsname[r->name] = sid;
+			if (len >= sizeof(name))
+				len = sizeof(name) - 1;
+			memcpy(name, text, len);
+			sid = sid_ok(ga_strtab_intern(&m->strs, name, len));
 		}
+		if (ga_util_grow(&fd->clsname, &fd->capclsname, fd->capcls, sizeof(*fd->clsname)))
+			return -1;
+		fd->clsname[r->name] = sid;
 		fd->cls[r->name] = (uint8_t)(cause + 1);
 	}
 	cause = fd->cls[r->name] - 1u;
