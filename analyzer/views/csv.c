@@ -10,7 +10,10 @@
  * others (--table NAME) are the report's tables, written from the finished
  * analysis: kernels, memory, api, nvtx, sites, devices, and of traces
  * recorded with --metrics roofline (per kernel) and metrics (per kernel
- * and metric: every value collected).  Times are integer
+ * and metric: every value collected), and of traces recorded with
+ * --gpu-metrics or --gpu-telemetry gpu_samples (one row per sample and
+ * metric, the long form SQL and dataframes pivot) and gpu_metrics (per
+ * device, source and metric: the report's statistics).  Times are integer
  * nanoseconds (columns "_ns"), sizes bytes.  Runs offline only.
  */
 #include <inttypes.h>
@@ -624,6 +627,69 @@ static int metrics(struct ga_export *e, struct ga_model *m, const struct ga_mx *
 	return 0;
 }
 
+/* host,rank,pid,file,device,source of a series of GPU samples. */
+static void gs_fields(struct ga_export *e, const struct ga_model *m, const struct ga_gs_series *s)
+{
+	proc_fields(e, m, s->proc);
+	fprintf(e->out, ",%u,%s", s->device, ga_gs_source(s->source));
+}
+
+/*
+ * The GPU over time, one row per sample and metric read (a value not read
+ * is no row): by series (process, device, source), then by start.  Values
+ * as recorded: bytes/s, percent, W, MHz, C, bytes; the clock event reasons
+ * as their NVML bit mask.
+ */
+static void gpu_samples(struct ga_export *e, const struct ga_model *m, const struct ga_gpusamples *g)
+{
+	fputs("host,rank,pid,file,device,source,metric,start_ns,end_ns,value\n", e->out);
+	for (size_t i = 0; i < g->nseries; i++) {
+		const struct ga_gs_series *s = &g->series[i];
+
+		for (size_t j = 0; j < s->ns; j++) {
+			const double *v = s->values + s->s[j].vi;
+
+			for (uint32_t k = 0; k < s->n; k++) {
+				if (isnan(v[k]))
+					continue;
+				gs_fields(e, m, s);
+				fputc(',', e->out);
+				sfield(e, m, s->m[k].name);
+				fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",", s->s[j].start, s->s[j].end);
+				dfield(e, v[k]);
+				fputc('\n', e->out);
+			}
+		}
+	}
+}
+
+/* The report's over-time table: per series and metric, in recorded units. */
+static void gpu_metrics(struct ga_export *e, const struct ga_model *m, const struct ga_gpusamples *g)
+{
+	fputs("host,rank,pid,file,device,source,metric,samples,avg,min,max,first_ns,last_ns,"
+	      "status\n", e->out);
+	for (size_t i = 0; i < g->nseries; i++) {
+		const struct ga_gs_series *s = &g->series[i];
+
+		for (uint32_t k = 0; k < s->n; k++) {
+			const struct ga_gs_metric *mt = &s->m[k];
+
+			gs_fields(e, m, s);
+			fputc(',', e->out);
+			sfield(e, m, mt->name);
+			fprintf(e->out, ",%" PRIu64 ",", mt->samples);
+			dfield(e, mt->avg);
+			fputc(',', e->out);
+			dfield(e, mt->min);
+			fputc(',', e->out);
+			dfield(e, mt->max);
+			fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",", s->first, s->last);
+			cfield(e, ga_gs_status(s->status));
+			fputc('\n', e->out);
+		}
+	}
+}
+
 static int end(struct ga_export *e)
 {
 	struct ga_model *m = &e->an->m;
@@ -659,6 +725,10 @@ static int end(struct ga_export *e)
 		rc = roofline(e, m, &e->an->mx);
 	else if (is_table(e, "metrics"))
 		rc = metrics(e, m, &e->an->mx);
+	else if (is_table(e, "gpu_samples"))
+		gpu_samples(e, m, &e->an->gs);
+	else if (is_table(e, "gpu_metrics"))
+		gpu_metrics(e, m, &e->an->gs);
 	return rc;
 }
 
@@ -675,6 +745,8 @@ static const struct ga_format_table tables[] = {
 	{ "devices", "per process and device: activities, time, busy time", 0 },
 	{ "roofline", "per profiled kernel (--metrics): FLOPs, bytes, rates, verdict", 0 },
 	{ "metrics", "per profiled kernel and metric (--metrics): every value collected", 0 },
+	{ "gpu_samples", "per GPU sample and metric (--gpu-metrics, --gpu-telemetry)", 0 },
+	{ "gpu_metrics", "per device, source and metric over time: samples, avg, min, max", 0 },
 	{ NULL, NULL, 0 },
 };
 

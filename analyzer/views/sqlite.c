@@ -18,7 +18,7 @@
 #include "version.h"
 #include "views/export.h"
 
-#define GA_SQL_SCHEMA_VERSION 2
+#define GA_SQL_SCHEMA_VERSION 3
 #define GA_SQL_BATCH 100000        /* rows per transaction */
 
 enum stmt {
@@ -128,7 +128,12 @@ static const char schema[] =
 	"CREATE TABLE memory_events (process INTEGER, device INTEGER, context INTEGER,"
 	" stream INTEGER, correlation INTEGER, time_ns INTEGER, operation TEXT,"
 	" address INTEGER, bytes INTEGER, mem_kind TEXT, async INTEGER, pool INTEGER,"
-	" pool_type INTEGER, pool_address INTEGER);\n";
+	" pool_type INTEGER, pool_address INTEGER);\n"
+	"CREATE TABLE gpu_series (id INTEGER PRIMARY KEY, process INTEGER, ordinal INTEGER,"
+	" source TEXT, status TEXT, interval_ns INTEGER, samples INTEGER, first_ns INTEGER,"
+	" last_ns INTEGER);\n"
+	"CREATE TABLE gpu_samples (series INTEGER, start_ns INTEGER, end_ns INTEGER,"
+	" name_id INTEGER, value REAL);\n";
 
 static const char *const insert_sql[S_COUNT] = {
 	[S_KERNEL] = "INSERT INTO kernels VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
@@ -1089,6 +1094,67 @@ static int metrics(struct sq *q, const struct ga_model *m, const struct ga_mx *m
 	return rc;
 }
 
+/*
+ * The GPU over time: a row per series (process, device, source), and one
+ * per sample and metric read, in the long form (series, time, metric,
+ * value) that nsys's GPU_METRICS table has too.
+ */
+static int gpu_samples(struct sq *q, const struct ga_gpusamples *g)
+{
+	static const char *const status[] = {
+		[GP_GPU_OK] = "ok", [GP_GPU_NO_PERMISSION] = "no_permission",
+		[GP_GPU_UNSUPPORTED] = "unsupported", [GP_GPU_ERROR] = "error",
+		[GP_GPU_BUSY] = "busy", [GP_GPU_NO_LIBRARY] = "no_library",
+		[GP_GPU_OVERFLOW] = "overflow",
+	};
+	sqlite3_stmt *r, *v;
+	int rc = 0;
+
+	if (!g->nseries)
+		return 0;
+	r = prep(q, "INSERT INTO gpu_series VALUES (?,?,?,?,?,?,?,?,?)");
+	v = prep(q, "INSERT INTO gpu_samples VALUES (?,?,?,?,?)");
+	if (!r || !v)
+		rc = GA_FORMAT_REPORTED;
+	for (size_t i = 0; i < g->nseries && !rc; i++) {
+		const struct ga_gs_series *s = &g->series[i];
+
+		bi(r, 1, i);
+		bi(r, 2, s->proc);
+		bi(r, 3, s->device);
+		bstr(r, 4, ga_gs_source(s->source));
+		bstr(r, 5, s->status < sizeof(status) / sizeof(status[0]) ? status[s->status] :
+		     "unknown");
+		bi(r, 6, s->interval_ns);
+		bi(r, 7, s->ns);
+		if (s->ns) {
+			bi(r, 8, s->first);
+			bi(r, 9, s->last);
+		} else {
+			bnull(r, 8);
+			bnull(r, 9);
+		}
+		rc = step(q, r);
+		for (size_t j = 0; j < s->ns && !rc; j++) {
+			const double *x = s->values + s->s[j].vi;
+
+			for (uint32_t k = 0; k < s->n && !rc; k++) {
+				if (isnan(x[k]))
+					continue;
+				bi(v, 1, i);
+				bi(v, 2, s->s[j].start);
+				bi(v, 3, s->s[j].end);
+				bsid(v, 4, s->m[k].name);
+				sqlite3_bind_double(v, 5, x[k]);
+				rc = step(q, v);
+			}
+		}
+	}
+	sqlite3_finalize(r);
+	sqlite3_finalize(v);
+	return rc;
+}
+
 static int end(struct ga_export *e)
 {
 	struct sq *q = e->state;
@@ -1107,6 +1173,7 @@ static int end(struct ga_export *e)
 	rc = rc ? rc : sites(q, &an->st);
 	rc = rc ? rc : losses(q, m);
 	rc = rc ? rc : metrics(q, m, &an->mx);
+	rc = rc ? rc : gpu_samples(q, &an->gs);
 	/* Last: the names of everything above (sites and frames add some). */
 	rc = rc ? rc : strings(q, m);
 	if (rc)

@@ -10,6 +10,7 @@
  * runs offline only.
  */
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,104 @@ static void test_report(void)
 	tap_end();
 }
 
+/*
+ * The CSV tables: gpu_samples, a row per sample and metric by series then
+ * start (the shuffled chunks sorted back), values as recorded; gpu_metrics,
+ * the report's statistics in recorded units.
+ */
+static void test_csv(void)
+{
+	char *out = NULL, *err = NULL, want[1024];
+	int rc, rows = 0;
+
+	tap_begin("CSV tables of the GPU samples");
+	rc = run(&out, &err, cmd_export, "export", "-t", "csv", "--table", "gpu_samples", shuffled,
+		 NULL);
+	CHECKF(rc == 0, "rc %d: %s", rc, err ? err : "");
+	for (const char *p = out; p && (p = strchr(p, '\n')); p++)
+		rows++;
+	/* 10 PM samples x 2 metrics, 2 NVML samples x 2 metrics, the header. */
+	CHECKF(rows == 25, "%d lines:\n%s", rows, out ? out : "");
+	snprintf(want, sizeof(want),
+		 "host,rank,pid,file,device,source,metric,start_ns,end_ns,value\n"
+		 "node1,,4242,%s,0,pm,dram__bytes_read.sum.per_second,"
+		 "1700000000000000000,1700000000000001000,2000000000000\n"
+		 "node1,,4242,%s,0,pm,sm__cycles_active.avg.pct_of_peak_sustained_elapsed,"
+		 "1700000000000000000,1700000000000001000,50\n"
+		 "node1,,4242,%s,0,pm,dram__bytes_read.sum.per_second,"
+		 "1700000000000001000,1700000000000002000,2000000000000\n", shuffled, shuffled,
+		 shuffled);
+	CHECKF(out && !strncmp(out, want, strlen(want)), "%s", out ? out : "");
+	snprintf(want, sizeof(want),
+		 "node1,,4242,%s,0,nvml,nvml.clock_event_reasons,"
+		 "1700000000000000000,1700000000000005000,4\n"
+		 "node1,,4242,%s,0,nvml,nvml.power_w,"
+		 "1700000000000005000,1700000000000010000,100\n", shuffled, shuffled);
+	CHECKF(out && strstr(out, want), "%s", out ? out : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+	rc = run(&out, &err, cmd_export, "export", "-t", "csv", "--table", "gpu_metrics", shuffled,
+		 NULL);
+	CHECKF(rc == 0, "rc %d: %s", rc, err ? err : "");
+	snprintf(want, sizeof(want),
+		 "host,rank,pid,file,device,source,metric,samples,avg,min,max,first_ns,last_ns,"
+		 "status\n"
+		 "node1,,4242,%s,0,pm,dram__bytes_read.sum.per_second,10,1000000000000,0,"
+		 "2000000000000,1700000000000000000,1700000000000010000,\n", shuffled);
+	CHECKF(out && !strncmp(out, want, strlen(want)), "%s", out ? out : "");
+	CHECKF(out && strstr(out, ",0,nvml,nvml.power_w,2,200,100,300,"), "%s", out ? out : "");
+	free(out);
+	free(err);
+	tap_end();
+}
+
+/* One integer or real the query returns (its first row's first column); NAN if none. */
+static double sql1(sqlite3 *db, const char *q)
+{
+	sqlite3_stmt *st = NULL;
+	double v = NAN;
+
+	if (sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_double(st, 0);
+	if (!st)
+		fprintf(stderr, "# %s: %s\n", q, sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* The SQLite tables: gpu_series and gpu_samples, the report's averages by SQL. */
+static void test_sqlite(void)
+{
+	char *out = NULL, *err = NULL, path[160];
+	sqlite3 *db = NULL;
+	int rc;
+
+	tap_begin("SQLite tables of the GPU samples");
+	snprintf(path, sizeof(path), "%s/samples.sqlite", dir);
+	rc = run(&out, &err, cmd_export, "export", "-t", "sqlite", "-o", path, shuffled, NULL);
+	CHECKF(rc == 0, "rc %d: %s", rc, err ? err : "");
+	CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+	CHECK(sql1(db, "SELECT count(*) FROM gpu_series") == 2);
+	CHECK(sql1(db, "SELECT count(*) FROM gpu_samples") == 24);
+	CHECK(sql1(db, "SELECT samples FROM gpu_series WHERE source = 'pm' AND ordinal = 0 AND"
+		   " status = 'ok' AND interval_ns = 1000") == 10);
+	CHECK(sql1(db, "SELECT value FROM meta WHERE key = 'schema_version'") == 3);
+	/* The time-weighted average the report prints, from the rows. */
+	CHECKF(near(sql1(db, "SELECT sum(g.value * (end_ns - start_ns)) / sum(end_ns - start_ns)"
+			 " FROM gpu_samples g JOIN strings s ON s.id = g.name_id"
+			 " WHERE s.value = 'dram__bytes_read.sum.per_second'"), 1e12), "dram");
+	CHECK(sql1(db, "SELECT sum(end_ns - start_ns) FROM gpu_samples g JOIN strings s ON"
+		   " s.id = g.name_id JOIN gpu_series r ON r.id = g.series WHERE r.source = 'nvml'"
+		   " AND s.value = 'nvml.clock_event_reasons' AND (CAST(g.value AS INTEGER) & 252) != 0")
+	      == 5000);
+	sqlite3_close(db);
+	free(out);
+	free(err);
+	tap_end();
+}
+
 static void test_nvml_missing(void)
 {
 	char why[256] = "";
@@ -247,6 +346,8 @@ int main(void)
 	check_model(ordered, "in time order");
 	check_model(shuffled, "shuffled over chunks");
 	test_report();
+	test_csv();
+	test_sqlite();
 	test_nvml_missing();
 	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
