@@ -46,7 +46,9 @@
  * allocations and frees, is a counter ("C") per device; launches profiled
  * for hardware metrics are slices on a track of their own per device, with
  * their values in args, and counters of achieved FLOP/s and DRAM bytes/s
- * per device (see metrics_launch()).  Runs offline only.
+ * per device (see metrics_launch()); metrics sampled over time
+ * (--gpu-metrics, --gpu-telemetry) are a counter per device and metric
+ * (gpu_counters()).  Runs offline only.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -778,6 +780,51 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	return c->next.act ? c->next.act(c->next.ctx, m, a) : 0;
 }
 
+/*
+ * The GPU over time (model/gpusamples.h): a counter "cuda:D METRIC" (the
+ * recorder's metric name, as the Perfetto export names it) per process,
+ * device and metric, cat "gpu_samples", set at each sample's start to the
+ * value as recorded; a value the sample did not read is left out.
+ */
+static int gpu_counters(struct ga_export *e, struct ga_model *m, const struct ga_gpusamples *g)
+{
+	struct chrome *c = e->state;
+	struct ga_jw *w = &e->jw;
+	char name[192];
+
+	for (size_t i = 0; i < g->nseries; i++) {
+		const struct ga_gs_series *s = &g->series[i];
+
+		if (!s->ns)
+			continue;
+		if (proc_seen(e, m, s->proc))
+			return -1;
+		for (uint32_t k = 0; k < s->n; k++) {
+			snprintf(name, sizeof(name), "cuda:%u %.160s", s->device,
+				 ga_model_str(m, s->m[k].name));
+			for (size_t j = 0; j < s->ns; j++) {
+				double v = s->values[s->s[j].vi + k];
+
+				if (!isfinite(v))
+					continue;
+				ga_jw_obj(w, GA_JW_COMPACT);
+				ga_jw_kcstr(w, "name", name);
+				ga_jw_kcstr(w, "cat", "gpu_samples");
+				ga_jw_kcstr(w, "ph", "C");
+				ga_jw_ku64(w, "pid", c->chrome_pid[s->proc]);
+				kts(e, "ts", s->s[j].start);
+				ga_jw_key(w, "args");
+				ga_jw_obj(w, GA_JW_COMPACT);
+				ga_jw_key(w, "value");
+				ga_jw_rawf(w, "%.17g", v);
+				ga_jw_end(w);
+				ga_jw_end(w);
+			}
+		}
+	}
+	return ferror(e->out) || w->err ? -1 : 0;
+}
+
 static int begin(struct ga_export *e)
 {
 	struct chrome *c = calloc(1, sizeof(*c));
@@ -805,7 +852,7 @@ static int end(struct ga_export *e)
 
 	if (laid_out(e) || ranges(e, m, &e->an->rg) || range_track_names(e, m) ||
 	    marks(e, m, &e->an->rg) || thread_names(e, m) ||
-	    memory_counters(e, m, &e->an->mu))
+	    memory_counters(e, m, &e->an->mu) || gpu_counters(e, m, &e->an->gs))
 		return -1;
 	ga_jw_end(&e->jw);
 	ga_jw_key(&e->jw, "otherData");

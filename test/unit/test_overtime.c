@@ -6,7 +6,8 @@
  * kernels and an NVTX range over them, written in time order and with the
  * samples shuffled over chunks; the per-device statistics, the time
  * throttled, the averages over kernels and ranges with their sample
- * counts, and the report, CSV, SQLite and Chrome outputs.  Test code,
+ * counts, and the report, the CSV tables (gpu_samples, gpu_metrics), the
+ * SQLite tables (gpu_series, gpu_samples) and the Chrome counters.  Test code,
  * runs offline only.
  */
 #include <math.h>
@@ -316,6 +317,36 @@ static void test_sqlite(void)
 	tap_end();
 }
 
+/*
+ * The Chrome export: a counter per device and metric at each sample's
+ * start, the value as recorded, none for a value not read.
+ */
+static void test_chrome(void)
+{
+	char *out = NULL, *err = NULL;
+	int rc, n = 0;
+
+	tap_begin("Chrome counters of the GPU samples");
+	rc = run(&out, &err, cmd_export, "export", "-t", "chrome", shuffled, NULL);
+	CHECKF(rc == 0, "rc %d: %s", rc, err ? err : "");
+	for (const char *p = out; p && (p = strstr(p, "\"cat\":\"gpu_samples\",\"ph\":\"C\"")); p++)
+		n++;
+	CHECKF(n == 24, "%d counter samples", n);
+	/* The fifth PM sample (from T0 + 4 us) read 2 TB/s, the sixth 0; the base is T0's second. */
+	CHECKF(out && strstr(out, "{\"name\":\"cuda:0 dram__bytes_read.sum.per_second\","
+			      "\"cat\":\"gpu_samples\",\"ph\":\"C\",\"pid\":4242,\"ts\":4.000,"
+			      "\"args\":{\"value\":2000000000000}}") &&
+	       strstr(out, "{\"name\":\"cuda:0 dram__bytes_read.sum.per_second\","
+			   "\"cat\":\"gpu_samples\",\"ph\":\"C\",\"pid\":4242,\"ts\":5.000,"
+			   "\"args\":{\"value\":0}}") &&
+	       strstr(out, "{\"name\":\"cuda:0 nvml.clock_event_reasons\",\"cat\":\"gpu_samples\","
+			   "\"ph\":\"C\",\"pid\":4242,\"ts\":5.000,\"args\":{\"value\":1}}"),
+	       "%s", out ? out : "");
+	free(out);
+	free(err);
+	tap_end();
+}
+
 static void test_nvml_missing(void)
 {
 	char why[256] = "";
@@ -348,6 +379,7 @@ int main(void)
 	test_report();
 	test_csv();
 	test_sqlite();
+	test_chrome();
 	test_nvml_missing();
 	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
