@@ -8,7 +8,7 @@ TRACE.pftrace is `gpuprof export --format perfetto` of some traces, CSV.csv
 of the same traces.  The trace is decoded with
 `protoc --decode=perfetto.protos.Trace` against the schema subset kept in
 test/golden/perfetto/trace.proto (field numbers of Perfetto's public
-schema); without protoc it prints "skip" and exits 0.
+schema); without protoc it prints "skip - ..." and exits 0.
 
 Perfetto's importer is replayed: each packet sequence's incremental state
 (SEQ_INCREMENTAL_STATE_CLEARED first, SEQ_NEEDS_INCREMENTAL_STATE after,
@@ -153,7 +153,7 @@ def main():
     name = sys.argv[4] if len(sys.argv) == 5 else path
     protoc = shutil.which("protoc")
     if not protoc:
-        print("ok - perfetto %s # skip protoc is not installed (Debian: protobuf-compiler)"
+        print("skip - perfetto %s # protoc is not installed (Debian: protobuf-compiler)"
               % name)
         return 0
     with open(path, "rb") as f:
