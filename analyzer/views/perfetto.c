@@ -34,8 +34,9 @@
  * packet that first uses one), and so are the categories ("memcpy",
  * "memset", "graph", "api", "nvtx", "metrics") and annotation names;
  * kernels, the most numerous, have no category (two bytes each): they are
- * the slices of a stream's track without one.  A slice is a TYPE_SLICE_BEGIN packet and its TYPE_SLICE_END
- * right after it on its sequence.  Each GPU activity whose API call is in
+ * the slices of a stream's track without one.  A slice is a
+ * TYPE_SLICE_BEGIN packet and its TYPE_SLICE_END right after it on its
+ * sequence; copies and memsets carry their bytes as an annotation.  Each GPU activity whose API call is in
  * the trace shares a flow id with that call's slice (flow_ids: Perfetto
  * draws the arrow from the earlier to the later; the activities of one
  * call, a graph's kernels say, follow on from one another).
@@ -52,7 +53,6 @@
  * when the model keeps them, this is the one place to take them from it.
  * Runs offline only.
  */
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
