@@ -37,6 +37,7 @@ static uint64_t key_of(enum ga_diff_kind k, const char *s)
 struct builder {
 	struct ga_diff *d;
 	struct ga_map map;         /* (hash, collision index) -> item index */
+	struct ga_map gmap;        /* (hash of device and metric, collision index) -> gpu index */
 };
 
 /*
@@ -90,6 +91,91 @@ static int add(struct builder *b, int side, enum ga_diff_kind kind, const char *
 	       uint64_t count, uint64_t ns)
 {
 	return add_name(b, side, kind, name, 0, count, ns);
+}
+
+/* Adds a sampled metric's value x ns and ns to side `side` of (device, metric). */
+static int add_gpu(struct builder *b, int side, const char *device, const char *metric,
+		   uint64_t samples, double wsum, double w)
+{
+	struct ga_diff *d = b->d;
+	uint64_t h = key_of(GA_DIFF_KIND_COUNT, device) * 31 ^ key_of(GA_DIFF_KIND_COUNT, metric);
+	struct ga_diff_gpu *x;
+	uint32_t *slot;
+	uint64_t i;
+	int r;
+
+	for (i = 0;; i++) {
+		r = ga_map_insert(&b->gmap, h, i, &slot);
+		if (r < 0)
+			return -1;
+		if (r == 1)
+			break;
+		x = &d->gpu[*slot];
+		if (!strcmp(x->device, device) && !strcmp(x->metric, metric))
+			goto found;
+	}
+	if (ga_util_grow(&d->gpu, &d->capgpu, d->ngpu + 1, sizeof(*d->gpu))) {
+		ga_map_remove(&b->gmap, h, i);
+		return -1;
+	}
+	x = &d->gpu[d->ngpu];
+	memset(x, 0, sizeof(*x));
+	x->device = device;
+	x->metric = metric;
+	*slot = (uint32_t)d->ngpu++;
+found:
+	x->samples[side] += samples;
+	x->wsum[side] += wsum;
+	x->w[side] += w;
+	x->present[side] = 1;
+	return 0;
+}
+
+/* The GPU over time: each device's metrics, and the time throttled. */
+static int add_gpu_side(struct builder *b, int side, struct ga_analysis *an)
+{
+	const struct ga_gpusamples *g = &an->gs;
+
+	for (size_t i = 0; i < g->nseries; i++) {
+		const struct ga_gs_series *s = &g->series[i];
+		const char *dev = ga_model_str(&an->m, s->label);
+
+		for (uint32_t k = 0; k < s->n; k++) {
+			const struct ga_gs_metric *mt = &s->m[k];
+
+			if ((int)k == s->reasons_at || !mt->samples)
+				continue;
+			/* Samples of no width count plainly, as in the report. */
+			if (add_gpu(b, side, dev, ga_model_str(&an->m, mt->name), mt->samples,
+				    mt->w > 0 ? mt->wsum : mt->avg, mt->w > 0 ? mt->w : 1))
+				return -1;
+		}
+		if (s->reasons_at >= 0 && s->sampled_ns &&
+		    add_gpu(b, side, dev, "nvml.throttled_pct", s->m[s->reasons_at].samples,
+			    100.0 * (double)s->throttled_ns, (double)s->sampled_ns))
+			return -1;
+	}
+	return 0;
+}
+
+double ga_diff_gpu_avg(const struct ga_diff_gpu *x, int side)
+{
+	return x->present[side] && x->w[side] > 0 ? x->wsum[side] / x->w[side] : NAN;
+}
+
+double ga_diff_gpu_change_pct(const struct ga_diff_gpu *x)
+{
+	double a = ga_diff_gpu_avg(x, 0), b = ga_diff_gpu_avg(x, 1);
+
+	return isnan(a) || isnan(b) || a == 0 ? NAN : (b - a) * 100.0 / fabs(a);
+}
+
+static int cmp_gpu(const void *pa, const void *pb)
+{
+	const struct ga_diff_gpu *a = pa, *b = pb;
+	int c = strcmp(a->device, b->device);
+
+	return c ? c : strcmp(a->metric, b->metric);
 }
 
 static int add_side(struct builder *b, int side, struct ga_analysis *an)
@@ -159,7 +245,7 @@ static int add_side(struct builder *b, int side, struct ga_analysis *an)
 		    add(b, side, GA_DIFF_FINDING, ga_model_str(m, id), 1, f->stake_ns))
 			return -1;
 	}
-	return 0;
+	return add_gpu_side(b, side, an);
 }
 
 int64_t ga_diff_delta(const struct ga_diff_item *it)
@@ -222,17 +308,21 @@ static int cmp_item(const void *pa, const void *pb)
 
 int ga_diff_build(struct ga_diff *d, struct ga_analysis *base, struct ga_analysis *nw)
 {
-	struct builder b = { d, { 0 } };
+	struct builder b = { d, { 0 }, { 0 } };
 
 	memset(d, 0, sizeof(*d));
 	if (add_side(&b, 0, base) || add_side(&b, 1, nw)) {
 		ga_map_free(&b.map);
+		ga_map_free(&b.gmap);
 		ga_diff_free(d);
 		return -1;
 	}
 	ga_map_free(&b.map);
+	ga_map_free(&b.gmap);
 	if (d->n)
 		qsort(d->v, d->n, sizeof(*d->v), cmp_item);
+	if (d->ngpu > 1)
+		qsort(d->gpu, d->ngpu, sizeof(*d->gpu), cmp_gpu);
 	return 0;
 }
 
@@ -242,5 +332,6 @@ void ga_diff_free(struct ga_diff *d)
 		if (d->v[i].own_name)
 			free(d->v[i].name);
 	free(d->v);
+	free(d->gpu);
 	memset(d, 0, sizeof(*d));
 }

@@ -3,7 +3,9 @@
  * operation kind, NVTX range and API function, the count and total time
  * on each side, matched by name, sorted by the absolute change in time;
  * and per device of traces with allocation records, the peak of memory in
- * use (bytes instead of time, allocations as the count).
+ * use (bytes instead of time, allocations as the count); and per device
+ * and metric of traces sampled over time (--gpu-metrics, --gpu-telemetry),
+ * each side's time-weighted average (struct ga_diff_gpu).
  * Names point into the analyses' string tables (kernel names may be long
  * and many): free the diff before the analyses.
  * Runs offline only; prints nothing.
@@ -37,9 +39,25 @@ struct ga_diff_item {
 	int present[2];
 };
 
+/*
+ * A metric sampled over time on one device, both sides: its values x ns
+ * and ns over all the side's samples (all series of the device and metric).
+ * The clock event reasons come as "nvml.throttled_pct": the percent of
+ * the sampled time the clocks were held back (GA_GS_THROTTLE_MASK).
+ */
+struct ga_diff_gpu {
+	const char *device;        /* the device's label, "cuda:0" (the analyses' string) */
+	const char *metric;        /* as recorded ("dram__bytes_read.sum.per_second") */
+	uint64_t samples[2];
+	double wsum[2], w[2];
+	int present[2];
+};
+
 struct ga_diff {
 	struct ga_diff_item *v;    /* by |ns[1] - ns[0]| descending, then kind, then name */
 	size_t n, cap;
+	struct ga_diff_gpu *gpu;   /* by device, then metric */
+	size_t ngpu, capgpu;
 };
 
 /* "kernel", "memory", "memory_usage", "nvtx", "api". */
@@ -67,6 +85,12 @@ double ga_diff_ratio(const struct ga_diff_item *it);
 
 /* 1 when |change in time| >= pct percent, or pct <= 0. */
 int ga_diff_shown(const struct ga_diff_item *it, double pct);
+
+/* A side's average of a sampled metric; NaN when that side has no sample of it. */
+double ga_diff_gpu_avg(const struct ga_diff_gpu *x, int side);
+
+/* Percent change of the averages, new over base; NaN unless both sides have a non-zero base. */
+double ga_diff_gpu_change_pct(const struct ga_diff_gpu *x);
 
 /* Items whose time grew by more than pct percent (new items included). */
 size_t ga_diff_grown(const struct ga_diff *d, double pct);

@@ -84,6 +84,8 @@ void ga_gs_describe(const char *name, struct ga_gs_unit *u)
 		{ "nvml.temperature_c", { "temperature", "C", 1 } },
 		{ "nvml.memory_used_bytes", { "memory used", "GiB", 1.0 / (1u << 30) } },
 		{ "nvml.clock_event_reasons", { "clock event reasons", "mask", 1 } },
+		/* Not recorded: the time held back by the reasons, as diff compares it. */
+		{ "nvml.throttled_pct", { "time throttled", "%", 1 } },
 		{ "nvml.gpu_util_pct", { "GPU busy", "%", 1 } },
 		{ "gpm.sm_util_pct", { "GPM SM util", "%", 1 } },
 		{ "gpm.sm_occupancy_pct", { "GPM occupancy", "%", 1 } },

@@ -1,6 +1,8 @@
 /*
  * "gpuprof diff --json": the comparison as one JSON object, through the
- * JSON writer.  Runs offline only.
+ * JSON writer; traces sampled over time add gpu_metrics[], every device
+ * and metric with both sides' averages in recorded units.  Runs offline
+ * only.
  */
 #include <math.h>
 #include <stdio.h>
@@ -60,6 +62,29 @@ int ga_diff_print_json(FILE *out, const struct ga_diff *d, const struct ga_diff_
 		ga_jw_end(&w);
 	}
 	ga_jw_end(&w);
+	if (d->ngpu) {
+		ga_jw_key(&w, "gpu_metrics");
+		ga_jw_arr(&w, GA_JW_LINES);
+		for (i = 0; i < d->ngpu; i++) {
+			const struct ga_diff_gpu *x = &d->gpu[i];
+			double pct = ga_diff_gpu_change_pct(x);
+
+			if (v->threshold > 0 && !isnan(pct) && fabs(pct) < v->threshold)
+				continue;
+			ga_jw_obj(&w, GA_JW_COMPACT);
+			ga_jw_kcstr(&w, "device", x->device);
+			ga_jw_kcstr(&w, "metric", x->metric);
+			ga_jw_kbool(&w, "in_base", x->present[0]);
+			ga_jw_kbool(&w, "in_new", x->present[1]);
+			ga_jw_ku64(&w, "base_samples", x->samples[0]);
+			ga_jw_ku64(&w, "new_samples", x->samples[1]);
+			num_or_null(&w, "base_avg", ga_diff_gpu_avg(x, 0));
+			num_or_null(&w, "new_avg", ga_diff_gpu_avg(x, 1));
+			num_or_null(&w, "change_pct", pct);
+			ga_jw_end(&w);
+		}
+		ga_jw_end(&w);
+	}
 	ga_jw_end(&w);
 	ga_jw_raw(&w, "\n");
 	err = w.err;

@@ -3,7 +3,9 @@
  * memory in use per device, NVTX ranges and API functions, the biggest
  * change first (Base, New and Delta are times, bytes for memory in use).
  * Names are cut as in the report (--full-names keeps them), and each kind
- * shows its first --top rows.  Runs offline only.
+ * shows its first --top rows.  Traces sampled over time add a second
+ * table: per device and metric, the averages of both sides and the change.
+ * Runs offline only.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -28,6 +30,68 @@ static const char *signed_amount(char *buf, size_t n, int bytes, int64_t d)
 	amount(t, sizeof(t), bytes, d < 0 ? (uint64_t)-(d + 1) + 1 : (uint64_t)d);
 	snprintf(buf, n, "%s%s", d > 0 ? "+" : d < 0 ? "-" : "", t);
 	return buf;
+}
+
+/* "1000", "75.0", "2.50", "-" (as the report's over-time table). */
+static const char *avg_text(char *b, size_t n, double v, double scale)
+{
+	double x = v * scale;
+
+	if (isnan(v))
+		return "-";
+	if (fabs(x) >= 100 || x == 0)
+		snprintf(b, n, "%.0f", x);
+	else if (fabs(x) >= 10)
+		snprintf(b, n, "%.1f", x);
+	else
+		snprintf(b, n, "%.2f", x);
+	return b;
+}
+
+/* The GPU over time: per device and metric, each side's average; --threshold applies. */
+static int print_gpu(FILE *out, const struct ga_diff *d, const struct ga_diff_view *v)
+{
+	struct ga_table t;
+	char b[48];
+	size_t i, shown = 0;
+	int rc = 0;
+
+	ga_table_init(&t, 8);
+	ga_table_col(&t, 0, "Device", 0, 0);
+	ga_table_col(&t, 1, "Metric", 0, 0);
+	ga_table_col(&t, 2, "Unit", 0, 0);
+	ga_table_col(&t, 3, "Base", 1, 0);
+	ga_table_col(&t, 4, "New", 1, 0);
+	ga_table_col(&t, 5, "Change", 1, 0);
+	ga_table_col(&t, 6, "Base samples", 1, 0);
+	ga_table_col(&t, 7, "New samples", 1, 0);
+	for (i = 0; i < d->ngpu && !rc; i++) {
+		const struct ga_diff_gpu *x = &d->gpu[i];
+		double pct = ga_diff_gpu_change_pct(x);
+		struct ga_gs_unit u;
+
+		if (v->threshold > 0 && !isnan(pct) && fabs(pct) < v->threshold)
+			continue;
+		ga_gs_describe(x->metric, &u);
+		rc |= ga_table_add(&t, x->device);
+		rc |= ga_table_add(&t, u.label);
+		rc |= ga_table_add(&t, u.unit);
+		rc |= ga_table_add(&t, avg_text(b, sizeof(b), ga_diff_gpu_avg(x, 0), u.scale));
+		rc |= ga_table_add(&t, avg_text(b, sizeof(b), ga_diff_gpu_avg(x, 1), u.scale));
+		if (isnan(pct))
+			rc |= ga_table_add(&t, !x->present[0] ? "new" : !x->present[1] ? "gone" : "-");
+		else
+			rc |= ga_table_addf(&t, "%+.1f%%", pct);
+		rc |= x->present[0] ? ga_table_addf(&t, "%" PRIu64, x->samples[0]) : ga_table_add(&t, "-");
+		rc |= x->present[1] ? ga_table_addf(&t, "%" PRIu64, x->samples[1]) : ga_table_add(&t, "-");
+		shown++;
+	}
+	if (!rc && shown) {
+		fputs("\nThe GPU over time (time-weighted averages):\n", out);
+		ga_table_print(&t, out);
+	}
+	ga_table_free(&t);
+	return rc ? -1 : 0;
 }
 
 int ga_diff_print_text(FILE *out, const struct ga_diff *d, const struct ga_diff_view *v)
@@ -126,5 +190,5 @@ int ga_diff_print_text(FILE *out, const struct ga_diff *d, const struct ga_diff_
 		else
 			fprintf(out, "Nothing grew by more than %g%% (--fail-above)\n", v->fail_above);
 	}
-	return 0;
+	return print_gpu(out, d, v);
 }

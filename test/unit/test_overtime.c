@@ -7,7 +7,7 @@
  * samples shuffled over chunks; the per-device statistics, the time
  * throttled, the averages over kernels and ranges with their sample
  * counts, and the report, the CSV tables (gpu_samples, gpu_metrics), the
- * SQLite tables (gpu_series, gpu_samples) and the Chrome counters.  Test code,
+ * SQLite tables (gpu_series, gpu_samples), the Chrome counters and diff.  Test code,
  * runs offline only.
  */
 #include <math.h>
@@ -28,7 +28,8 @@
 #define US 1000ull
 
 static char dir[64];
-static char ordered[128], shuffled[128];
+static char ordered[128], shuffled[128], halved[128];
+static double dram_scale = 1;      /* the DRAM values written, times this */
 
 static void series(struct synth *s, uint32_t id, uint32_t source, uint64_t iv,
 		   const char *a, const char *b)
@@ -106,7 +107,8 @@ static void write_trace(const char *path, int shuffle)
 	for (int i = 0; i < 10; i++) {
 		int k = order[i];
 
-		sample(s, 1, T0 + k * US, T0 + (k + 1) * US, k < 5 ? 2e12 : 0, k < 5 ? 50 : 100);
+		sample(s, 1, T0 + k * US, T0 + (k + 1) * US, k < 5 ? 2e12 * dram_scale : 0,
+		       k < 5 ? 50 : 100);
 		if (shuffle && i % 3 == 2)
 			synth_flush_chunk(s);
 	}
@@ -347,6 +349,44 @@ static void test_chrome(void)
 	tap_end();
 }
 
+/*
+ * diff of two traces with samples: per device and metric both averages
+ * and the change (DRAM read halved, the rest equal), the time throttled
+ * compared as a metric; --threshold hides the unchanged; --json has them
+ * in recorded units.
+ */
+static void test_diff(void)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	tap_begin("diff of the GPU over time");
+	rc = run(&out, &err, cmd_diff, "diff", ordered, halved, NULL);
+	CHECKF(rc == 0, "rc %d: %s", rc, err ? err : "");
+	CHECKF(out && strstr(out, "\nThe GPU over time (time-weighted averages):\n") &&
+	       strstr(out, "Device | Metric         | Unit | Base | New  | Change | Base samples | "
+			   "New samples\n") &&
+	       strstr(out, "cuda:0 | DRAM read      | GB/s | 1000 |  500 | -50.0% |           10 |"
+			   "          10\n") &&
+	       strstr(out, "cuda:0 | SM active      | %    | 75.0 | 75.0 |  +0.0% |") &&
+	       strstr(out, "cuda:0 | time throttled | %    | 50.0 | 50.0 |  +0.0% |            2 |           2\n") &&
+	       strstr(out, "cuda:0 | power          | W    |  200 |  200 |  +0.0% |"),
+	       "%s", out ? out : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+	rc = run(&out, &err, cmd_diff, "diff", "--threshold", "1", "--json", ordered, halved, NULL);
+	CHECKF(rc == 0, "rc %d: %s", rc, err ? err : "");
+	CHECKF(out && strstr(out, "\"items\":[],\n\"gpu_metrics\":[\n"
+			      "  {\"device\":\"cuda:0\",\"metric\":\"dram__bytes_read.sum.per_second\","
+			      "\"in_base\":true,\"in_new\":true,\"base_samples\":10,\"new_samples\":10,"
+			      "\"base_avg\":1e+12,\"new_avg\":5e+11,\"change_pct\":-50}]}"),
+	       "%s", out ? out : "");
+	free(out);
+	free(err);
+	tap_end();
+}
+
 static void test_nvml_missing(void)
 {
 	char why[256] = "";
@@ -374,12 +414,17 @@ int main(void)
 	snprintf(shuffled, sizeof(shuffled), "%s/shuffled.gpuprof", dir);
 	write_trace(ordered, 0);
 	write_trace(shuffled, 1);
+	snprintf(halved, sizeof(halved), "%s/halved.gpuprof", dir);
+	dram_scale = 0.5;
+	write_trace(halved, 0);
+	dram_scale = 1;
 	check_model(ordered, "in time order");
 	check_model(shuffled, "shuffled over chunks");
 	test_report();
 	test_csv();
 	test_sqlite();
 	test_chrome();
+	test_diff();
 	test_nvml_missing();
 	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
