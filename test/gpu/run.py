@@ -2599,7 +2599,11 @@ def t_overtime(tools):
     Telemetry: power between 20 W and 2000 W, the SM clock's maximum within
     15 % of nvidia-smi's clocks.max.sm or its reading under load, the
     temperature between 10 and 110 C.  Counters restricted to admins: one
-    stderr line, and the test then checks only the telemetry."""
+    stderr line, and the test then checks only the telemetry.  And from
+    the samples and the kernel records (CSV exports), phase by phase
+    (test/gpu/overtime_check.py): DRAM bandwidth rises and falls within two
+    sampling intervals of each copy phase's first kernel start and last
+    kernel end, SM issue within two of each FMA phase's."""
     app = tools.app("overtime")
     run = traced(tools, [app], opts=["--gpu-metrics", "--gpu-metrics-interval=1ms",
                                      "--gpu-telemetry=50"])
@@ -2657,6 +2661,17 @@ def t_overtime(tools):
                 if int(r[2]) < time_ns(r[0]) / 1e6 / 2:
                     errs.append("fewer samples than half the kernel's milliseconds behind "
                                 "its average: %s" % r)
+        # The switch at each phase's boundaries, from the samples and kernel records.
+        import overtime_check
+        rc, sout, serr = run_cmd([tools.analyzer, "export", "--format", "csv", "--table",
+                                  "gpu_samples"] + run.files, clean_env(), TOOL_TIMEOUT)
+        if rc != 0:
+            errs.append("export --table gpu_samples exited %d: %s" % (rc, tail(serr)))
+        else:
+            samples = list(csv.DictReader(io.StringIO(sout)))
+            for ok, text in overtime_check.check(samples, tools.export_csv(run.files)):
+                if not ok:
+                    errs.append(text)
     def metric(name):
         m = re.search(r"^%s\s*\|[^|]*\|\s*([0-9.]+)\s*\|\s*([0-9.]+)\s*\|\s*([0-9.]+)\s*\|" % re.escape(name),
                       sec, re.M)
