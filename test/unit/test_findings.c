@@ -14,6 +14,7 @@
 #include "cmd/cmd.h"
 #include "model/analysis.h"
 #include "synth.h"
+#include "synth_nvtx.h"
 #include "synth_stacks.h"
 #include "tap.h"
 #include "gpuprof/peaks.h"
@@ -247,6 +248,36 @@ static void write_startup(const char *path, int fixed)
 		synth_api(s, load, t, t + d, 1, 0);
 	synth_kernel(s, kname, t, t + 100 * US, 0, 7, 0, 0);
 	synth_end(s, t + 1000 * US, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+}
+
+/*
+ * Rank `rank` of a 2-rank job: 10 NVTX steps, each a compute kernel (1 ms;
+ * rank 1: 1.5 ms unless fixed) then an NCCL all-reduce of 0.5 ms, alone on
+ * the device (fixed: beside a compute kernel on another stream).
+ */
+static void write_rank(const char *path, uint32_t rank, int fixed)
+{
+	struct synth *s = synth_open(path);
+	uint32_t gemm, nccl, step;
+	uint64_t t = T0 + 1000 * US;
+
+	synth_process(s, 500 + rank, "node1", "python3 train.py", rank, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_NVTX, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, (uint8_t)(0x40 + rank));
+	gemm = synth_string(s, "_Z4gemmv");
+	nccl = synth_string(s, "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LLP24ncclDevKernelArgsStorageILm4096EE");
+	step = synth_string(s, "train_step");
+	for (int i = 0; i < 10; i++, t += 3000 * US) {
+		uint64_t c = rank == 1 && !fixed ? 1500 * US : 1000 * US;
+
+		synth_kernel(s, gemm, t, t + c, 0, 7, 0, 0);
+		synth_kernel(s, nccl, t + 1600 * US, t + 2100 * US, 0, 9, 0, 0);
+		if (fixed)
+			synth_kernel(s, gemm, t + 1600 * US, t + 2100 * US, 0, 8, 0, 0);
+		synth_nvtx_range(s, step, 0, t, t + 2500 * US, 1, 1, (uint64_t)i + 1, GP_NVTX_PUSHPOP);
+	}
+	synth_end(s, t, 0);
 	CHECK(synth_close(s, NULL, NULL) == 0);
 }
 
@@ -487,6 +518,43 @@ int main(void)
 		ga_filter_free(&flt);
 		unlink(sp[0]);
 		unlink(sp[1]);
+	}
+	tap_end();
+
+	tap_begin("findings: straggler and nccl-exposed on a 2-rank job");
+	{
+		char rp[2][2][128];
+
+		for (int fx = 0; fx < 2; fx++)
+			for (uint32_t r = 0; r < 2; r++) {
+				snprintf(rp[fx][r], sizeof(rp[fx][r]), "%s/rank%d-%u.gpuprof", dir, fx, r);
+				write_rank(rp[fx][r], r, fx);
+			}
+		for (int fx = 0; fx < 2; fx++) {
+			char *argv[2] = { rp[fx][0], rp[fx][1] };
+			struct ga_analysis_opts o = { .stack_depth = 3 };
+			const struct ga_finding *x;
+
+			ga_filter_init(&flt);
+			CHECK(ga_analysis_init(&an, &o, &flt) == 0);
+			CHECK(ga_analysis_build(&an, argv, 2) == 0 && ga_analysis_findings(&an) == 0);
+			f = find(&an, GA_RULE_STRAGGLER);
+			x = find(&an, GA_RULE_NCCL_EXPOSED);
+			if (!fx) {
+				CHECKF(f && f->nwhere && an.m.procs[f->where[0].proc].rank == 1 &&
+				       f->stake_ns > 0 && f->stake_ns <= 10 * 500 * US,
+				       "straggler %llu", f ? (unsigned long long)f->stake_ns : 0ull);
+				CHECKF(x && x->stake_ns == 10 * 500 * US, "nccl-exposed %llu",
+				       x ? (unsigned long long)x->stake_ns : 0ull);
+			} else {
+				CHECK(!f && !x);
+			}
+			ga_analysis_free(&an);
+			ga_filter_free(&flt);
+		}
+		for (int fx = 0; fx < 2; fx++)
+			for (int r = 0; r < 2; r++)
+				unlink(rp[fx][r]);
 	}
 	tap_end();
 
