@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH_FIRST 16
+#define BATCH_FIRST 4
 
 /* Appends [start, end] to a list of disjoint intervals ordered by start, merging with its last. */
 static int append(struct ga_iv **v, size_t *n, size_t *cap, uint64_t start, uint64_t end)
@@ -18,8 +18,16 @@ static int append(struct ga_iv **v, size_t *n, size_t *cap, uint64_t start, uint
 			(*v)[*n - 1].end = end;
 		return 0;
 	}
-	if (ga_util_grow(v, cap, *n + 1, sizeof(**v)))
-		return -1;
+	if (*n == *cap) {
+		/* From 2 (a device may have one interval), not the 16 of ga_util_grow. */
+		size_t ncap = *cap ? *cap * 2 : 2;
+		struct ga_iv *p = ncap > SIZE_MAX / sizeof(*p) ? NULL : realloc(*v, ncap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		*v = p;
+		*cap = ncap;
+	}
 	(*v)[*n].start = start;
 	(*v)[*n].end = end;
 	(*n)++;
