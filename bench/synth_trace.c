@@ -3,6 +3,7 @@
  * timing the analyzer on large inputs without a GPU.
  *
  *     synth_trace [--mix] N OUT.gpuprof
+ *     synth_trace --gpu-samples ROUNDS OUT.gpuprof
  *
  * The file has what the recorder writes for a kernel-only run: a PROCESS
  * record, a CONFIG, one DEVICE, a STRING per kernel name (20 names), N
@@ -12,7 +13,10 @@
  * recorder writes them (the format of include/gpuprof/trace.h, written by
  * the writer in test/unit/synth.c).  With --mix, about N records of a
  * training step instead (see mixed() below): launches with their API calls,
- * copies, memsets, allocations and frees, and hardware metrics.
+ * copies, memsets, allocations and frees, and hardware metrics.  With
+ * --gpu-samples, the program of test/apps/overtime.cu over ROUNDS rounds
+ * and the GPU over time as --gpu-metrics and --gpu-telemetry record it
+ * (see gpu_samples() below).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -240,6 +244,187 @@ static void mixed(struct synth *s, unsigned long long n, uint64_t t, const uint3
 	synth_end(s, t + 1000000, 0);
 }
 
+/* v to 3 significant digits: samples that compress like a GPU's (whose noise is real). */
+static double sig3(double v)
+{
+	char b[32];
+
+	snprintf(b, sizeof(b), "%.3g", v);
+	return strtod(b, NULL);
+}
+
+struct span {
+	uint64_t start, end;
+	int fma;
+};
+
+/* Nanoseconds of [a, b) covered by kernels k[0..n) of kind fma (sorted, apart). */
+static uint64_t busy(const struct span *k, size_t n, uint64_t a, uint64_t b, int fma)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t lo = k[i].start > a ? k[i].start : a, hi = k[i].end < b ? k[i].end : b;
+
+		if (k[i].fma == fma && hi > lo)
+			t += hi - lo;
+	}
+	return t;
+}
+
+#define GS_MS 1000000ull
+#define GS_PHASE (120 * GS_MS)
+#define GS_IDLE (30 * GS_MS)
+#define GS_NVML (50 * GS_MS)
+
+static void gs_series(struct synth *s, uint32_t id, uint32_t source, uint64_t iv,
+		      const char *const *mnames, uint32_t n)
+{
+	unsigned char buf[sizeof(struct gp_rec_gpu_series) + 16 * sizeof(uint32_t)];
+	struct gp_rec_gpu_series *r = (void *)buf;
+	uint32_t *ids = (void *)(r + 1);
+
+	memset(buf, 0, sizeof(buf));
+	for (uint32_t i = 0; i < n; i++)
+		ids[i] = synth_string(s, mnames[i]);
+	r->h.type = GP_REC_GPU_SERIES;
+	r->h.size = (uint32_t)(sizeof(*r) + (n + 1) / 2 * 2 * sizeof(uint32_t));
+	r->h.aux = n;
+	r->id = id;
+	r->device = 0;
+	r->source = source;
+	r->status = GP_GPU_OK;
+	r->interval_ns = iv;
+	synth_rec(s, buf, r->h.size);
+}
+
+static void gs_sample(struct synth *s, uint32_t id, uint64_t start, uint64_t end,
+		      const double *v, uint32_t n)
+{
+	unsigned char buf[sizeof(struct gp_rec_gpu_sample) + 16 * sizeof(double)];
+	struct gp_rec_gpu_sample *r = (void *)buf;
+
+	memset(buf, 0, sizeof(buf));
+	r->h.type = GP_REC_GPU_SAMPLE;
+	r->h.size = (uint32_t)(sizeof(*r) + n * sizeof(double));
+	r->h.aux = n;
+	r->start = start;
+	r->end = end;
+	r->series = id;
+	memcpy(r + 1, v, n * sizeof(double));
+	synth_rec(s, buf, r->h.size);
+}
+
+/*
+ * test/apps/overtime.cu's program, shortened: ROUNDS rounds of a copy
+ * phase (copy_f4, 2 ms launches) and an FMA phase (fma_loop, 5 ms), 120 ms
+ * each, 30 ms idle after each, each phase in an NVTX range; PM samples
+ * every 1 ms from 100 ms into the run (PM sampling's set-up), each value
+ * what the kernels under it do for the part of it they cover (the copy
+ * moves 1.6 TB/s each way at 4.5 % SM issue, the loop 82 % issue), with
+ * a little noise; NVML every 50 ms: power, clocks, temperature, memory
+ * used, utilization and the clock event reasons: idle (0x1) between
+ * phases, and in the last FMA phase the software power cap (0x4) with the
+ * SM clock held at 1755 MHz instead of 1980.
+ */
+static void gpu_samples(struct synth *s, unsigned long long rounds, uint64_t t0, uint64_t *endp)
+{
+	static const char *const pm[] = {
+		"sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+		"sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed",
+		"dram__bytes_read.sum.per_second",
+		"dram__bytes_write.sum.per_second",
+		"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+		"lts__t_bytes.sum.per_second",
+	};
+	static const char *const nv[] = {
+		"nvml.power_w", "nvml.sm_clock_mhz", "nvml.mem_clock_mhz", "nvml.temperature_c",
+		"nvml.memory_used_bytes", "nvml.clock_event_reasons", "nvml.gpu_util_pct",
+	};
+	size_t nk = 0, cap = 1024;
+	struct span *k = malloc(cap * sizeof(*k));
+	uint32_t copy = synth_string(s, "_Z7copy_f4PK6float4PS_m");
+	uint32_t fma = synth_string(s, "_Z8fma_loopPfi");
+	uint32_t rcopy = synth_string(s, "copy phase"), rfma = synth_string(s, "fma phase");
+	uint64_t t = t0, last_fma = 0, id = 1;
+	double v[8];
+
+	if (!k)
+		return;
+	gs_series(s, 1, GP_GPU_SRC_PM, GS_MS, pm, 6);
+	gs_series(s, 2, GP_GPU_SRC_NVML, GS_NVML, nv, 7);
+	for (unsigned long long r = 0; r < rounds; r++) {
+		for (int f = 0; f < 2; f++) {
+			uint64_t p0 = t, dur = f ? 5 * GS_MS : 2 * GS_MS;
+			struct gp_rec_nvtx n;
+
+			while (t - p0 < GS_PHASE) {
+				uint64_t d = dur + rnd() % 20000;
+
+				if (nk == cap) {
+					struct span *x = realloc(k, 2 * cap * sizeof(*k));
+
+					if (!x) {
+						free(k);
+						return;
+					}
+					k = x;
+					cap *= 2;
+				}
+				k[nk].start = t;
+				k[nk].end = t + d;
+				k[nk++].fma = f;
+				synth_kernel(s, f ? fma : copy, t, t + d, 0, 7, 0, 0);
+				t += d + 15000 + rnd() % 10000;    /* the launch after a synchronize */
+			}
+			memset(&n, 0, sizeof(n));
+			n.h.type = GP_REC_NVTX_RANGE;
+			n.h.size = sizeof(n);
+			n.h.aux = GP_NVTX_PUSHPOP;
+			n.start = p0 - 5000;
+			n.end = t;
+			n.id = id++;
+			n.tid_start = n.tid_end = 1;
+			n.name = f ? rfma : rcopy;
+			synth_rec(s, &n, sizeof(n));
+			if (f && r + 1 == rounds)
+				last_fma = p0;
+			t += GS_IDLE;
+		}
+	}
+	/* PM samples, 1 ms each, from 100 ms in to 20 ms past the last kernel. */
+	for (uint64_t a = t0 + 100 * GS_MS; a < t + 20 * GS_MS - GS_IDLE; a += GS_MS) {
+		double c = (double)busy(k, nk, a, a + GS_MS, 0) / GS_MS;
+		double f = (double)busy(k, nk, a, a + GS_MS, 1) / GS_MS;
+		double noise = 1 + ((double)(rnd() % 200) - 100) / 10000;   /* +-1 % */
+
+		v[0] = sig3((c * 95 + f * 99) * noise);
+		v[1] = sig3((c * 4.5 + f * 82) * noise);
+		v[2] = sig3((c * 1.6e12 + f * 2e9 + 1e8) * noise);
+		v[3] = sig3((c * 1.6e12 + f * 1e9 + 1e8) * noise);
+		v[4] = 0;
+		v[5] = sig3((c * 3.4e12 + f * 2e10 + 1e9) * noise);
+		gs_sample(s, 1, a, a + GS_MS, v, 6);
+	}
+	/* NVML every 50 ms over the whole run. */
+	for (uint64_t a = t0, i = 0; a < t; a += GS_NVML, i++) {
+		double c = (double)busy(k, nk, a, a + GS_NVML, 0) / GS_NVML;
+		double f = (double)busy(k, nk, a, a + GS_NVML, 1) / GS_NVML;
+		int capped = last_fma && a + GS_NVML > last_fma && a < last_fma + GS_PHASE;
+
+		v[0] = sig3(90 + c * 260 + f * 560);
+		v[1] = capped ? 1755 : 1980;
+		v[2] = 2619;
+		v[3] = 40 + (double)(i < 20 ? i : 20);
+		v[4] = 2.25 * (1u << 30);
+		v[5] = capped ? 4 : c + f < 0.5 ? 1 : 0;
+		v[6] = sig3(100 * (c + f));
+		gs_sample(s, 2, a, a + GS_NVML, v, 7);
+	}
+	free(k);
+	*endp = t;
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t ids[NNAMES];
@@ -248,15 +433,20 @@ int main(int argc, char **argv)
 	struct synth *s;
 	char *end = NULL;
 	unsigned long long written;
-	int mix = 0;
+	int mix = 0, gs = 0;
 
 	if (argc == 4 && !strcmp(argv[1], "--mix")) {
 		mix = 1;
 		argv++;
 		argc--;
+	} else if (argc == 4 && !strcmp(argv[1], "--gpu-samples")) {
+		gs = 1;
+		argv++;
+		argc--;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s [--mix] N OUT.gpuprof\n", argv[0]);
+		fprintf(stderr, "usage: %s [--mix] N OUT.gpuprof\n"
+			"       %s --gpu-samples ROUNDS OUT.gpuprof\n", argv[0], argv[0]);
 		return 2;
 	}
 	n = strtoull(argv[1], &end, 10);
@@ -274,12 +464,17 @@ int main(int argc, char **argv)
 	s->hdr.features = GP_FEAT_DELTA;
 	synth_process(s, 4242, "bench-host", "./train --synthetic", UINT32_MAX, start_ns);
 	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET |
-		     (mix ? GP_TRACE_API | GP_TRACE_MEMORY : 0), 0, 0);
+		     (mix ? GP_TRACE_API | GP_TRACE_MEMORY : 0) | (gs ? GP_TRACE_NVTX : 0), 0, 0);
 	synth_device(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85ull << 30, 0x10);
 	for (i = 0; i < NNAMES; i++)
 		ids[i] = synth_string(s, names[i]);
 
 	t = start_ns + 1000000;
+	if (gs) {
+		gpu_samples(s, n, t, &t);
+		synth_end(s, t + 1000000, 0);
+		goto close;
+	}
 	if (mix) {
 		mixed(s, n, t, ids);
 		goto close;
@@ -301,7 +496,7 @@ close:
 		fprintf(stderr, "synth_trace: writing %s failed\n", argv[2]);
 		return 1;
 	}
-	if (mix)
+	if (mix || gs)
 		fprintf(stderr, "synth_trace: %llu records in %s\n", (unsigned long long)written, argv[2]);
 	else
 		fprintf(stderr, "synth_trace: %llu kernel records in %s\n", n, argv[2]);

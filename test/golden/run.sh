@@ -13,7 +13,14 @@
 # and every key of the JSON exports is documented (json-doc-checks.py).
 # synth_mix.gpuprof is not recorded but written by `bench/synth_trace --mix
 # 3000` (launches with API calls, copies, memsets, allocations and frees,
-# hardware metrics of profiled launches).
+# hardware metrics of profiled launches).  synth_overtime.gpuprof is written by
+# `bench/synth_trace --gpu-samples 2` (test/apps/overtime.cu's copy and FMA
+# phases with PM samples and NVML telemetry that follow its kernels);
+#   NAME.gpu_metrics.csv  (where present) export --format csv --table gpu_metrics
+# and the samples of every *overtime*.gpuprof must switch at its phases'
+# boundaries (test/gpu/overtime_check.py).  A trace recorded on a GPU joins
+# them as overtime_gpu.gpuprof: test/gpu/run.py overtime keeps its trace there
+# with GPUPROF_GOLDEN_KEEP=test/golden; then regenerate its expected files.
 # and the roofline chart of each trace with hardware metrics as a person
 # reads it (svg-checks.py: well-formed, the ceilings, one dot per kernel).
 # The trace is run from this directory under its bare name and that name is
@@ -63,6 +70,7 @@ for trace in "${traces[@]}"; do
 	diffs=""
 	kinds="report json"
 	[ ! -f "$here/$name.tree.txt" ] || kinds+=" tree"
+	[ ! -f "$here/$name.gpu_metrics.csv" ] || kinds+=" gpu_metrics"
 	for kind in $kinds; do
 		if [ $kind = report ]; then
 			expected=$here/$name.report.txt
@@ -70,6 +78,9 @@ for trace in "${traces[@]}"; do
 		elif [ $kind = tree ]; then
 			expected=$here/$name.tree.txt
 			args=(report --no-timeline --no-symbolize --tree)
+		elif [ $kind = gpu_metrics ]; then
+			expected=$here/$name.gpu_metrics.csv
+			args=(export --format csv --table gpu_metrics --no-symbolize)
 		else
 			expected=$here/$name.json
 			args=(export --format json --no-symbolize)
@@ -203,6 +214,12 @@ if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
 			continue
 		fi
 		python3 "$here/svg-checks.py" "$tmp/s.svg" "$tmp/s.json" "$name" || failed=1
+	done
+fi
+# The GPU over time of the overtime program's traces against their kernels.
+if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
+	for trace in "$here"/*overtime*.gpuprof; do
+		python3 "$here/../gpu/overtime_check.py" "$analyze" "$trace" || failed=1
 	done
 fi
 # pprof and Prometheus exports as go tool pprof and promtool read them.

@@ -2609,6 +2609,10 @@ def t_overtime(tools):
                                      "--gpu-telemetry=50"])
     expect_status(run, 0)
     expect_files(run, 1)
+    # The golden trace of the GPU over time (test/golden/run.sh): kept on request.
+    keep = os.environ.get("GPUPROF_GOLDEN_KEEP")
+    if keep:
+        shutil.copy(run.files[0], os.path.join(keep, "overtime_gpu.gpuprof"))
     rc, out, err = run_cmd([tools.analyzer, "report", "--no-timeline", "--top=0"] + run.files)
     if rc != 0:
         raise Fail("report exited %d: %s" % (rc, tail(err)))
