@@ -126,6 +126,12 @@ static void write_every_type(struct synth *s, struct ga_buf *ref, int n)
 			case GP_REC_MODULE:
 				size = sizeof(struct gp_rec_module) + 8 * (size_t)(i % 3);
 				break;
+			case GP_REC_GPU_SERIES:
+				size = sizeof(struct gp_rec_gpu_series) + 8 * (size_t)(i % 3);
+				break;
+			case GP_REC_GPU_SAMPLE:
+				size = sizeof(struct gp_rec_gpu_sample) + 8 * (size_t)(i % 3);
+				break;
 			case GP_REC_PAD: size = 8 * (size_t)(1 + i % 3); break;
 			default: size = 24; break;  /* a type from the future */
 			}
@@ -137,6 +143,8 @@ static void write_every_type(struct synth *s, struct ga_buf *ref, int n)
 			h->aux = t == GP_REC_STACK ? (uint32_t)(i % 5)
 				 : t == GP_REC_METRICS ? (uint32_t)(i % 4)
 				 : t == GP_REC_MODULE ? (uint32_t)(8 * (i % 3) - i % 2 * (i % 3 != 0))
+				 : t == GP_REC_GPU_SERIES ? (uint32_t)(2 * (i % 3)) /* 4-byte names */
+				 : t == GP_REC_GPU_SAMPLE ? (uint32_t)(i % 3)       /* 8-byte values */
 				 : (uint32_t)i;
 			synth_rec(s, rec, size);
 			if (t != GP_REC_PAD && t != GP_REC_TYPE_COUNT)
