@@ -7,8 +7,9 @@
  * matter are demangled here; longer ones by a helper process forked on
  * first need, which demangles one name per request under a memory limit
  * and answers only when the result is within the bound of demangle.h; the
- * analyzer waits for it HELPER_MS at most and kills it past that (it is
- * forked again for the next name).  After HELPER_FAILS names went past the
+ * analyzer kills it when it spent HELPER_MS of CPU time on one name (its
+ * own clock, so that a loaded machine does not cut real names short; it
+ * is forked again for the next name).  After HELPER_FAILS names went past the
  * bounds, longer names are no longer tried: the cost of a trace of bombs
  * stays a few seconds in all.  Single-threaded use (the views, the
  * filters): the helper's state is the analyzer's alone.
@@ -38,7 +39,8 @@ char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
  * result stays within a few kilobytes.
  */
 #define INLINE_MAX 64
-#define HELPER_MS 500              /* per name, then the helper is killed */
+#define HELPER_MS 500              /* its CPU time per name, then it is killed */
+#define HELPER_WALL_MS 10000       /* and a hang guard, however loaded the machine */
 #define HELPER_FAILS 4             /* names past the bounds before giving up */
 #define HELPER_MEM (64u << 20)     /* heap the helper may grow by, per name */
 
@@ -214,10 +216,44 @@ static int helper_start(void)
 }
 
 /* The helper's answer for a long name; NULL when past the bounds or not mangled. */
-static char *demangle_there(const char *name, size_t len)
+static int64_t ms_of(clockid_t c)
 {
 	struct timespec ts;
+
+	if (clock_gettime(c, &ts))
+		return -1;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Waits until the helper answers: 0; -1 when it spent HELPER_MS of its CPU
+ * time since cpu0 (its CPU clock), HELPER_WALL_MS passed, or it died.
+ */
+static int wait_answer(clockid_t cpu, int64_t cpu0)
+{
+	int64_t t0 = ms_of(CLOCK_MONOTONIC);
+
+	for (;;) {
+		struct pollfd pf = { helper.fd, POLLIN, 0 };
+		int k = poll(&pf, 1, 20);
+		int64_t c;
+
+		if (k > 0)
+			return 0;
+		if (k < 0 && errno != EINTR)
+			return -1;
+		c = cpu0 >= 0 ? ms_of(cpu) : -1;
+		if ((c >= 0 && c - cpu0 > HELPER_MS) || ms_of(CLOCK_MONOTONIC) - t0 > HELPER_WALL_MS ||
+		    (cpu0 < 0 && ms_of(CLOCK_MONOTONIC) - t0 > HELPER_MS))
+			return -1;
+	}
+}
+
+static char *demangle_there(const char *name, size_t len)
+{
 	uint32_t n32 = (uint32_t)len, out;
+	clockid_t cpu;
+	int64_t cpu0 = -1;
 	char *d;
 
 	if (helper.broken || helper.fails >= HELPER_FAILS || len > UINT32_MAX - 1)
@@ -226,10 +262,11 @@ static char *demangle_there(const char *name, size_t len)
 		helper.broken = 1;
 		return NULL;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* Without its CPU clock, wall time bounds it (HELPER_MS). */
+	if (clock_getcpuclockid(helper.pid, &cpu) == 0)
+		cpu0 = ms_of(cpu);
 	if (write_all(helper.fd, &n32, sizeof(n32)) || write_all(helper.fd, name, len) ||
-	    read_all(helper.fd, &out, sizeof(out),
-		     (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + HELPER_MS)) {
+	    wait_answer(cpu, cpu0) || read_all(helper.fd, &out, sizeof(out), 0)) {
 		/* Too slow, or it died of its memory limit: a name past the bounds. */
 		helper_stop();
 		helper.fails++;
