@@ -55,9 +55,10 @@ static void help(FILE *f)
 	      "                  finding of this severity or above (info, warning,\n"
 	      "                  critical); rules: gpu-starvation, launch-bound,\n"
 	      "                  sync-copy, pageable-copy, tiny-copies, host-sync,\n"
-	      "                  alloc-churn, occupancy, tail-effect, below-roof,\n"
-	      "                  memory-bound, fp32-gemm, nccl-exposed, straggler,\n"
-	      "                  startup, staged-peer-copy, incomplete-trace\n"
+	      "                  serialized-streams, alloc-churn, occupancy,\n"
+	      "                  tail-effect, below-roof, memory-bound, fp32-gemm,\n"
+	      "                  nccl-exposed, straggler, startup, staged-peer-copy,\n"
+	      "                  incomplete-trace\n"
 	      GA_FILTER_HELP
 	      "  -h, --help      show this help\n"
 	      "  --version       print the version\n\n"

@@ -52,6 +52,13 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 		"3+ idle gaps begun while the host waited in a synchronizing call",
 		"the idle gaps that begin while the host waits in the synchronizing call: "
 		"without it the host would have queued the next work" },
+	[GA_RULE_SERIAL_STREAMS] = {
+		"serialized-streams",
+		"streams that never overlap: independent work runs one after another",
+		"2+ streams of a device with 10%+ of its time each, overlapping for less "
+		"than 1% of it",
+		"an upper bound, if the streams are independent: the time of all but the "
+		"busiest stream, which could have run beside it" },
 	[GA_RULE_ALLOC_CHURN] = {
 		"alloc-churn",
 		"device memory is allocated and freed in steady state",
@@ -391,6 +398,23 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 	if (a->kind == GA_ACT_MEMCPY)
 		on_copy(fd, a);
 	d = &fd->devs[a->dev];
+	{
+		uint64_t key = (uint64_t)a->proc << 32 | a->stream, dur = a->end - a->start;
+		uint32_t i;
+
+		d->sum += dur;
+		for (i = 0; i < d->nstreams && d->stream[i].key != key; i++)
+			;
+		if (i < d->nstreams) {
+			d->stream[i].ns += dur;
+		} else if (i < GA_FIND_STREAMS) {
+			d->stream[i].key = key;
+			d->stream[i].ns = dur;
+			d->nstreams++;
+		} else {
+			d->other_ns += dur;
+		}
+	}
 	label = a->label < m->nlabels ? m->labels[a->label].str : 0;
 	if (fd->st)
 		stack = ga_sites_stack_of(fd->st, a);
@@ -799,6 +823,43 @@ static const char *dev_label(const struct ga_model *m, uint32_t d, char *buf, si
 	return one ? one : "device";
 }
 
+/* Streams of device d that never overlap (rule 5). */
+static int serial_rule(struct fin *x, uint32_t d, const char *dl)
+{
+	const struct ga_fdev *fv = &x->fd->devs[d];
+	uint64_t busy = x->m->devs[d].busy_ns, top = 0, big = 0;
+	uint32_t heavy = 0;
+	struct ga_finding *f;
+	char b1[32], b2[32];
+
+	if (!fv->sum || fv->nstreams < 2 || fv->sum < busy)
+		return 0;
+	/* Processes never share a GPU at once without MPS: one process's streams only. */
+	for (uint32_t i = 1; i < fv->nstreams; i++)
+		if (fv->stream[i].key >> 32 != fv->stream[0].key >> 32)
+			return 0;
+	for (uint32_t i = 0; i < fv->nstreams; i++) {
+		if (100.0 * (double)fv->stream[i].ns >= GA_FIND_STREAM_SHARE * (double)fv->sum)
+			heavy++;
+		if (fv->stream[i].ns > top)
+			top = fv->stream[i].ns;
+	}
+	if (heavy < 2 || 100.0 * (double)(fv->sum - busy) >= GA_FIND_OVERLAP_PCT * (double)fv->sum)
+		return 0;
+	big = busy > top ? busy - top : 0;
+	if (!(f = add(x->fd, GA_RULE_SERIAL_STREAMS, big, dl)))
+		return -1;
+	snprintf(f->summary, sizeof(f->summary),
+		 "%s: %u streams with 10%%+ of its %s of work each overlap for %s only", dl, heavy,
+		 ga_fmt_time(b1, sizeof(b1), fv->sum), ga_fmt_time(b2, sizeof(b2), fv->sum - busy));
+	ev(f, "streams", (double)fv->nstreams + (fv->other_ns ? 1 : 0), 'c');
+	ev(f, "heavy_streams", (double)heavy, 'c');
+	ev(f, "work_ns", (double)fv->sum, 'n');
+	ev(f, "busiest_stream_ns", (double)top, 'n');
+	ev(f, "overlap_ns", (double)(fv->sum - busy), 'n');
+	return 0;
+}
+
 static int gap_rules(struct fin *x)
 {
 	struct ga_findings *fd = x->fd;
@@ -856,6 +917,8 @@ static int gap_rules(struct fin *x)
 			ev(f, "gap_ns", (double)lb->gaps, 'n');
 			ev(f, "gap_per_kernel_ns", lb->kernels ? (double)lb->gaps / (double)lb->kernels : 0, 'n');
 		}
+		if (d < fd->ndevs && serial_rule(x, d, dl))
+			return -1;
 		if (acc[GA_CAUSE_SYNC].n >= GA_FIND_REPEAT) {
 			if (!(f = add(fd, GA_RULE_HOST_SYNC, acc[GA_CAUSE_SYNC].ns, dl)))
 				return -1;

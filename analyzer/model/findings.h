@@ -67,6 +67,7 @@ enum ga_rule {
 	GA_RULE_PAGEABLE_COPY,     /* 3 */
 	GA_RULE_TINY_COPIES,       /* 3 */
 	GA_RULE_HOST_SYNC,         /* 4 */
+	GA_RULE_SERIAL_STREAMS,    /* 5 */
 	GA_RULE_ALLOC_CHURN,       /* 6 */
 	GA_RULE_OCCUPANCY,         /* 7 */
 	GA_RULE_TAIL,              /* 7 */
@@ -167,11 +168,19 @@ struct ga_fcand {
 	uint32_t nvtx, stream;
 };
 
+#define GA_FIND_STREAMS 8                /* streams of a device told apart */
+#define GA_FIND_STREAM_SHARE 10.0        /* serialization: streams of 10%+ of the device's time */
+#define GA_FIND_OVERLAP_PCT 1.0          /* ... overlapping less than 1% of it */
+
 /* Per model device, while reading. */
 struct ga_fdev {
 	uint64_t hi;               /* latest end seen */
 	uint32_t proc, stack, label; /* the activity that set hi */
 	int seen;
+	uint64_t sum;              /* activities' time, summed (overlaps count twice) */
+	struct { uint64_t key, ns; } stream[GA_FIND_STREAMS]; /* proc << 32 | stream */
+	uint32_t nstreams;
+	uint64_t other_ns;         /* streams beyond GA_FIND_STREAMS */
 };
 
 /* Per copy kind: small copies; pageable memory in asynchronous copies. */

@@ -281,6 +281,29 @@ static void write_rank(const char *path, uint32_t rank, int fixed)
 	CHECK(synth_close(s, NULL, NULL) == 0);
 }
 
+/* Two streams of 20 kernels of 100 us each: one after another, or side by side (fixed). */
+static void write_streams(const char *path, int fixed)
+{
+	struct synth *s = synth_open(path);
+	uint32_t a, b;
+	uint64_t t = T0 + 1000 * US;
+
+	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	a = synth_string(s, "_Z5left_v");
+	b = synth_string(s, "_Z6right_v");
+	for (int i = 0; i < 20; i++) {
+		synth_kernel(s, a, t, t + 100 * US, 0, 13, 0, 0);
+		if (!fixed)
+			t += 100 * US;
+		synth_kernel(s, b, t, t + 100 * US, 0, 14, 0, 0);
+		t += 100 * US;
+	}
+	synth_end(s, t, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+}
+
 static int analyze(const char *path, struct ga_analysis *an, struct ga_filter *flt)
 {
 	char *argv[1] = { (char *)path };
@@ -555,6 +578,29 @@ int main(void)
 		for (int fx = 0; fx < 2; fx++)
 			for (int r = 0; r < 2; r++)
 				unlink(rp[fx][r]);
+	}
+	tap_end();
+
+	tap_begin("findings: serialized-streams fires on two streams one after another");
+	{
+		char sp[2][128];
+
+		for (int fx = 0; fx < 2; fx++) {
+			snprintf(sp[fx], sizeof(sp[fx]), "%s/streams%d.gpuprof", dir, fx);
+			write_streams(sp[fx], fx);
+		}
+		CHECK(analyze(sp[0], &an, &flt) == 0);
+		f = find(&an, GA_RULE_SERIAL_STREAMS);
+		CHECKF(f && f->stake_ns == 2000 * US, "stake %llu",
+		       f ? (unsigned long long)f->stake_ns : 0ull);
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		CHECK(analyze(sp[1], &an, &flt) == 0);
+		CHECK(!find(&an, GA_RULE_SERIAL_STREAMS));
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		unlink(sp[0]);
+		unlink(sp[1]);
 	}
 	tap_end();
 
