@@ -13,7 +13,8 @@ threads; per NVTX range (domain, name) its count and CPU time, per mark its
 count; per launch site its launches and GPU time; memory in use per device (peak,
 when, final, allocations, frees, unmatched frees) replayed from the
 allocation records; hardware metrics of each profiled launch summed per
-kernel and metric; the process ids; and that
+kernel and metric; the GPU over time's statistics per device, source and
+metric (against `export --format csv --table gpu_metrics`); the process ids; and that
 every kernel row has its launch configuration.  The CSV tables
 (`export --format csv --table kernels|api|nvtx|sites`) are compared too.  Also checks that the
 export refuses standard output and leaves an existing file alone when a
@@ -93,6 +94,13 @@ MX_VALUES = """SELECT p.pid AS pid, l.ordinal AS device, k.value AS mangled, n.v
 COUNTS = """SELECT (SELECT count(*) FROM kernels) AS kernel, (SELECT count(*) FROM memcpy) AS memcpy,
   (SELECT count(*) FROM memset) AS memset, (SELECT count(*) FROM graph_launches) AS graph,
   (SELECT count(*) FROM api_calls) AS api"""
+
+
+GPU_METRICS = """SELECT p.pid, r.ordinal, r.source, s.value AS metric, count(*) AS samples,
+  sum(g.value * (g.end_ns - g.start_ns)) / sum(g.end_ns - g.start_ns) AS avg,
+  min(g.value) AS min, max(g.value) AS max
+  FROM gpu_samples g JOIN gpu_series r ON r.id = g.series JOIN strings s ON s.id = g.name_id
+  JOIN processes p ON p.id = r.process GROUP BY g.series, g.name_id"""
 
 
 def keyed(rows, key, fields):
@@ -189,6 +197,24 @@ def check_set(analyze, name, inputs, tmp):
         elif table == "launch":
             want = [dict(c, block_x=c["block"][0], grid_x=c["grid"][0]) for c in want]
         same("csv table " + table, keyed(want, key, fields), keyed(rows, key, fields))
+    # The GPU over time: docs/SQL.md's query of gpu_samples gives the report's statistics
+    # (export --format csv --table gpu_metrics), per process, device, source and metric.
+    r = subprocess.run([analyze, "export", "--format", "csv", "--table", "gpu_metrics",
+                        "--no-symbolize"] + inputs, capture_output=True, text=True)
+    if r.returncode != 0:
+        fails.append("csv --table gpu_metrics exited %d: %s" % (r.returncode, r.stderr[:200]))
+    else:
+        want = {(int(x["pid"]), int(x["device"]), x["source"], x["metric"]):
+                (int(x["samples"]), float(x["avg"]), float(x["min"]), float(x["max"]))
+                for x in csv.DictReader(io.StringIO(r.stdout)) if int(x["samples"])}
+        got = {(x["pid"], x["ordinal"], x["source"], x["metric"]):
+               (x["samples"], x["avg"], x["min"], x["max"]) for x in sql(db, GPU_METRICS)}
+        if set(want) != set(got) or any(
+                want[k][0] != got[k][0] or any(abs(a - b) > 1e-9 * max(abs(a), 1)
+                                               for a, b in zip(want[k][1:], got[k][1:]))
+                for k in want):
+            fails.append("GPU over time: csv %s, SQL %s" % (sorted(want.items())[:2],
+                                                            sorted(got.items())[:2]))
     return fails
 
 
