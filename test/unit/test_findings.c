@@ -304,6 +304,32 @@ static void write_streams(const char *path, int fixed)
 	CHECK(synth_close(s, NULL, NULL) == 0);
 }
 
+/* 8 peer copies of 1 MiB between two GPUs: staged through the host (two legs), or direct. */
+static void write_peer(const char *path, int fixed)
+{
+	struct synth *s = synth_open(path);
+	uint32_t peer;
+	uint64_t t = T0 + 1000 * US;
+
+	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	synth_device(s, 1, "GPU", 9, 0, 132, 80ull << 30, 0x11);
+	synth_config(s, GP_TRACE_MEMCPY | GP_TRACE_API, 0, 0);
+	peer = synth_string(s, "cudaMemcpyPeerAsync");
+	for (uint32_t i = 0; i < 8; i++, t += 1000 * US) {
+		synth_api_at_corr(s, peer, t - 10 * US, t - 5 * US, 1, 500 + i);
+		if (fixed) {
+			synth_memcpy_at_corr(s, GP_COPY_PTOP, 1 << 20, t, t + 100 * US, 0, 1, 500 + i);
+			continue;
+		}
+		synth_memcpy_at_corr(s, GP_COPY_DTOH, 1 << 20, t, t + 200 * US, 0, 1, 500 + i);
+		synth_memcpy_at_corr(s, GP_COPY_HTOD, 1 << 20, t + 200 * US, t + 400 * US, 1, 1,
+				     500 + i);
+	}
+	synth_end(s, t, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+}
+
 static int analyze(const char *path, struct ga_analysis *an, struct ga_filter *flt)
 {
 	char *argv[1] = { (char *)path };
@@ -601,6 +627,30 @@ int main(void)
 		ga_filter_free(&flt);
 		unlink(sp[0]);
 		unlink(sp[1]);
+	}
+	tap_end();
+
+	tap_begin("findings: staged-peer-copy fires on copies staged through the host, not on P2P");
+	{
+		char pp[2][128];
+
+		for (int fx = 0; fx < 2; fx++) {
+			snprintf(pp[fx], sizeof(pp[fx]), "%s/peer%d.gpuprof", dir, fx);
+			write_peer(pp[fx], fx);
+		}
+		CHECK(analyze(pp[0], &an, &flt) == 0);
+		f = find(&an, GA_RULE_STAGED_PEER);
+		/* 8 pairs over 400 us each: half of it. */
+		CHECKF(f && f->stake_ns == 8 * 200 * US && f->nev && f->ev[0].v == 8, "stake %llu",
+		       f ? (unsigned long long)f->stake_ns : 0ull);
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		CHECK(analyze(pp[1], &an, &flt) == 0);
+		CHECK(!find(&an, GA_RULE_STAGED_PEER));
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		unlink(pp[0]);
+		unlink(pp[1]);
 	}
 	tap_end();
 
