@@ -67,7 +67,7 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-.PHONY: all analyzer test unit apps demo install uninstall man clean bench fuzz deps
+.PHONY: all analyzer test unit apps demo install uninstall man clean bench bench-analyzer fuzz deps
 # libunwind (call stacks) is loaded at run time; a copy beside the recorder
 # makes the build tree and the install work on machines that lack it.
 LIBUNWIND_SO ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libunwind.so.8 /usr/lib/aarch64-linux-gnu/libunwind.so.8 /usr/lib64/libunwind.so.8))
@@ -242,6 +242,29 @@ demo:
 
 bench: all apps
 	@bash bench/run.sh $(BUILD)
+
+# The analyzer against the one-thread decompress+scan floor, no GPU needed
+# (bench/analyzer.py says what it measures):
+#   make bench-analyzer [BENCH_RECORDS=1e7] [BENCH_BIG=1] [BENCH_RANKS=16]
+#                       [BENCH_REPEAT=3] [BENCH_JOBS="1 2 0"] [BENCH_ONLY=kern,mix,nvtx,ranks]
+BENCH_RECORDS ?= 1e7
+BENCH_RANKS ?= 16
+BENCH_REPEAT ?= 3
+BENCH_JOBS ?= 1 2 0
+BENCH_ONLY ?= kern,mix,nvtx,ranks
+BENCH_ANA := $(BUILD)/bench/synth_trace $(BUILD)/bench/synth_job $(BUILD)/bench/scan_floor
+$(BUILD)/bench/synth_trace $(BUILD)/bench/synth_job: $(BUILD)/bench/%: bench/%.c test/unit/synth.c test/unit/synth.h include/gpuprof/trace.h
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -Itest/unit $(CFLAGS) -o $@ $< test/unit/synth.c -lzstd
+$(BUILD)/bench/scan_floor: bench/scan_floor.c include/gpuprof/trace.h include/gpuprof/delta.h
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -lzstd
+bench-analyzer: $(ANALYZER) $(BENCH_ANA)
+	@python3 bench/analyzer.py --build $(BUILD) --records $(BENCH_RECORDS) \
+		--ranks $(BENCH_RANKS) --repeat $(BENCH_REPEAT) --jobs "$(BENCH_JOBS)" \
+		--only $(BENCH_ONLY) $(if $(BENCH_BIG),--big) $(if $(BENCH_OUT),--out $(BENCH_OUT))
 
 # libFuzzer campaigns, FUZZ_SECONDS each: the reader, the model and every
 # view; output templates and report options; the recorder's NVTX handlers

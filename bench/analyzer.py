@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""The analyzer's benchmark, no GPU needed (make bench-analyzer).
+
+Writes synthetic traces (kept in the work folder and reused while their
+writer is unchanged), then, per trace and per repetition, runs the
+one-thread decompress+scan floor (bench/scan_floor.c) and
+`gpuprof-analyze report` (once per -j value when the analyzer has -j),
+interleaved so that a loaded machine slows both alike.  Prints per row the
+median and the minimum wall time, records/s, CPU time, peak RSS (the
+child's getrusage ru_maxrss) and the ratio of the floor's time to the
+report's (1.0: as fast as the floor; the issue's targets are 0.7 for
+mixed traces and 0.8 for kernel-only ones), by wall and by CPU time.
+
+    python3 bench/analyzer.py --build BUILD [--records 1e7] [--big]
+        [--ranks 16] [--repeat 3] [--jobs "1 2 0"] [--only kern,mix,nvtx,ranks]
+        [--dir DIR] [--out RESULTS.md] [--baseline OTHER-ANALYZER]
+
+Traces: kern (bench/synth_trace N: kernels only), mix (synth_trace --mix
+N: launches with API calls, copies, memsets, memory, metrics), nvtx
+(bench/synth_job N: 43% kernels, 45% API, 12% nested NVTX ranges, copies),
+ranks (synth_job --rank R, --ranks files of N/ranks records each, read by
+one report).  --big adds kern and nvtx of 1e8 records (about 1 GB of
+traces, some minutes per run).  -j 0 means the analyzer's default (every
+core available).  The report's output is compared across -j values: they
+must be byte-identical.  --baseline adds rows of another build of the
+analyzer (an older commit's gpuprof-analyze, run without -j) in the same
+runs, so that a change is measured against what it replaces on the same
+machine and load.
+"""
+import argparse
+import hashlib
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run(argv, out=subprocess.DEVNULL):
+    """Run argv; (exit status, wall s, CPU s, peak RSS KiB, stdout bytes or None)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE if out is None else out,
+                         stderr=subprocess.PIPE)
+    data = b""
+    if out is None:
+        data = p.stdout.read()
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        log("bench: %s exited %d: %s" % (" ".join(argv[:3]), p.returncode,
+                                         err.decode(errors="replace")[-400:]))
+    return p.returncode, wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, data
+
+
+def parse_count(s):
+    return int(float(s))
+
+
+def make_traces(args, d):
+    """[(label, [paths], writer argv list)] for the traces asked for, written when missing."""
+    b = os.path.join(args.build, "bench")
+    st, sj = os.path.join(b, "synth_trace"), os.path.join(b, "synth_job")
+    n = args.records
+    want = []
+    sizes = [n] + ([100000000] if args.big else [])
+    for size in sizes:
+        tag = "%.0e" % size
+        if "kern" in args.only:
+            want.append(("kern " + tag, [(st, [str(size)], "kern-%d.gpuprof" % size)]))
+        if "mix" in args.only and size == n:
+            want.append(("mix " + tag, [(st, ["--mix", str(size)], "mix-%d.gpuprof" % size)]))
+        if "nvtx" in args.only:
+            want.append(("nvtx " + tag, [(sj, [str(size)], "nvtx-%d.gpuprof" % size)]))
+    if "ranks" in args.only and args.ranks > 0:
+        per = max(1, n // args.ranks)
+        want.append(("ranks %dx%.0e" % (args.ranks, per),
+                     [(sj, ["--rank", str(r), str(per)], "rank%d-%d.gpuprof" % (r, per))
+                      for r in range(args.ranks)]))
+    out = []
+    for label, files in want:
+        paths = []
+        for prog, argv, name in files:
+            p = os.path.join(d, name)
+            if not os.path.exists(p) or os.path.getmtime(p) < os.path.getmtime(prog):
+                log("bench: writing %s" % p)
+                rc, wall, _, _, _ = run([prog] + argv + [p + ".tmp"])
+                if rc != 0:
+                    sys.exit("bench: %s failed" % prog)
+                os.replace(p + ".tmp", p)
+            paths.append(p)
+        out.append((label, paths))
+    return out
+
+
+def has_jobs(analyzer):
+    rc, _, _, _, data = run([analyzer, "report", "--help"], out=None)
+    return b"--jobs" in data
+
+
+def fmt_s(v):
+    return "%.3f" % v
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--records", type=parse_count, default=10000000)
+    ap.add_argument("--big", action="store_true")
+    ap.add_argument("--ranks", type=int, default=16)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--jobs", default="1 2 0")
+    ap.add_argument("--only", default="kern,mix,nvtx,ranks")
+    ap.add_argument("--dir")
+    ap.add_argument("--out")
+    ap.add_argument("--baseline")
+    args = ap.parse_args()
+    args.only = set(args.only.split(","))
+    analyzer = os.path.join(args.build, "bin", "gpuprof-analyze")
+    floor = os.path.join(args.build, "bench", "scan_floor")
+    d = args.dir or os.path.join(args.build, "bench", "analyzer")
+    os.makedirs(d, exist_ok=True)
+    jobs = [int(j) for j in args.jobs.split()] if has_jobs(analyzer) else [None]
+    if args.baseline:
+        jobs = ["base"] + jobs
+    traces = make_traces(args, d)
+    ncpu = len(os.sched_getaffinity(0))
+    lines = []
+
+    def say(s):
+        lines.append(s)
+        print(s, flush=True)
+
+    say("## Analyzer: `report` against the one-thread decompress+scan floor")
+    say("")
+    say("- host: %s, %d CPUs available, load average at start %.2f; %s" %
+        (os.uname().nodename, ncpu, os.getloadavg()[0],
+         time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())))
+    say("- %d repetitions, floor and report runs interleaved; median (minimum) of each;"
+        " ratio = floor time / report time (1.0 = at the floor), by wall and by CPU" %
+        args.repeat)
+    say("")
+    say("| trace | records | trace MB | -j | floor s | report s | M records/s | report CPU s"
+        " | peak RSS MiB | B/record | vs floor, wall | vs floor, CPU |")
+    say("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    ok = True
+    for label, paths in traces:
+        mb = sum(os.path.getsize(p) for p in paths) / 1e6
+        fl = {"wall": [], "cpu": []}
+        rep = {j: {"wall": [], "cpu": [], "rss": [], "out": set()} for j in jobs}
+        records = 0
+        for i in range(args.repeat):
+            rc, wall, cpu, _, data = run([floor] + paths, out=None)
+            if rc != 0:
+                sys.exit("bench: scan_floor failed")
+            records = int(data.split()[1])
+            fl["wall"].append(wall)
+            fl["cpu"].append(cpu)
+            for j in jobs:
+                if j == "base":
+                    argv = [args.baseline, "report"] + paths
+                else:
+                    argv = [analyzer, "report"] + ([] if j is None else ["--jobs", str(j)]) + paths
+                rc, wall, cpu, rss, data = run(argv, out=None)
+                if rc != 0:
+                    ok = False
+                r = rep[j]
+                r["wall"].append(wall)
+                r["cpu"].append(cpu)
+                r["rss"].append(rss)
+                r["out"].add(hashlib.sha256(data).hexdigest())
+                log("bench: %s -j %s rep %d: %.2f s, %.1f MiB" %
+                    (label, j, i + 1, wall, rss / 1024))
+        outs = set()
+        for j in jobs:
+            outs |= rep[j]["out"]
+        if len(outs) > 1:
+            ok = False
+            log("bench: %s: report output differs between runs or -j values" % label)
+        fw, fc = statistics.median(fl["wall"]), statistics.median(fl["cpu"])
+        for j in jobs:
+            r = rep[j]
+            w, c = statistics.median(r["wall"]), statistics.median(r["cpu"])
+            rss = max(r["rss"]) / 1024
+            jl = "—" if j is None else ("%d (all)" % ncpu if j == 0 else str(j))
+            if j == "base":
+                jl = "baseline"
+            say("| %s | %d | %.1f | %s | %s (%s) | %s (%s) | %.2f | %.2f | %.1f | %.1f | "
+                "%.3f (best %.3f) | %.3f |" %
+                (label, records, mb, jl, fmt_s(fw), fmt_s(min(fl["wall"])), fmt_s(w),
+                 fmt_s(min(r["wall"])), records / w / 1e6, c, rss,
+                 rss * 1048576 / max(records, 1), fw / w,
+                 min(fl["wall"]) / min(r["wall"]), fc / c))
+    say("")
+    if not ok:
+        say("FAILED: a report exited non-zero or its output differed between runs")
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

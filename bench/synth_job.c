@@ -1,0 +1,180 @@
+/*
+ * synth_job: writes a synthetic trace of one rank of a training job with
+ * nested NVTX ranges, for timing the analyzer without a GPU (make
+ * bench-analyzer).  Runs offline, as a program of its own.
+ *
+ *     synth_job [--rank R] N OUT.gpuprof
+ *
+ * About N records: steps (an NVTX push/pop range "step") of 8 layers
+ * ("layer") of 4 ops ("attn", "mlp", ...), each op launching 4 kernels
+ * (a cudaLaunchKernel API record and its kernel, same correlation, on one
+ * of 4 streams); every 16th launch is followed by a cudaMemcpyAsync and its
+ * copy.  The record mix is about 43% kernels, 45% API calls, 12% NVTX
+ * ranges, the one of the analyzer's issue figures.  Ranges are written
+ * when they close, after what they enclose, as the recorder writes them.
+ * R (default 0) is the rank in the PROCESS record; pid and timing vary
+ * with it so that rank traces differ.  The writer is test/unit/synth.c.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth.h"
+
+#define NKERN 12
+#define LAYERS 8
+#define OPS 4
+#define LAUNCHES 4
+#define TID 100
+
+static const char *const kernels[NKERN] = {
+	"_Z8sgemm_ntiiiPKfS0_Pf",
+	"_Z13attention_fwdPK6__halfS1_S1_PS_iii",
+	"_Z11softmax_fwdPKfPfii",
+	"_Z10layer_normPKfS0_S0_Pfii",
+	"_Z4geluPKfPfi",
+	"_Z13bias_add_reluPfPKfii",
+	"_Z10dropout_fwPKfPfPhfi",
+	"_Z13attention_bwdPK6__halfS1_S1_PS_iii",
+	"_Z9adam_stepPfS_S_PKfffffi",
+	"_Z16allreduce_kernelPfPKfi",
+	"_Z9transposePfPKfii",
+	"_Z6reducePfS_i",
+};
+
+static const char *const opnames[OPS] = { "attn", "mlp", "norm", "residual" };
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return (uint32_t)((rng * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+static void range(struct synth *s, uint32_t name, uint64_t start, uint64_t end, uint64_t id,
+		  uint32_t depth)
+{
+	struct gp_rec_nvtx r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_NVTX_RANGE;
+	r.h.size = sizeof(r);
+	r.h.aux = GP_NVTX_PUSHPOP;
+	r.start = start;
+	r.end = end;
+	r.id = id;
+	r.tid_start = r.tid_end = TID;
+	r.name = name;
+	r.depth = depth;
+	synth_rec(s, &r, sizeof(r));
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t kid[NKERN], op[OPS], step_name, layer_name, launch, copy, rank = 0;
+	uint64_t t, stream_end[4] = { 0, 0, 0, 0 }, range_id = 1;
+	unsigned long long n, launches = 0;
+	uint32_t corr = 1;
+	struct synth *s;
+	char *end = NULL;
+
+	if (argc == 5 && !strcmp(argv[1], "--rank")) {
+		rank = (uint32_t)strtoul(argv[2], NULL, 10);
+		argv += 2;
+		argc -= 2;
+	}
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s [--rank R] N OUT.gpuprof\n", argv[0]);
+		return 2;
+	}
+	n = strtoull(argv[1], &end, 10);
+	if (!end || *end || n == 0) {
+		fprintf(stderr, "synth_job: bad record count '%s'\n", argv[1]);
+		return 2;
+	}
+	rng += rank * 0x100000001b3ull;
+	s = synth_open(argv[2]);
+	if (!s) {
+		fprintf(stderr, "synth_job: cannot open %s\n", argv[2]);
+		return 1;
+	}
+	s->delta = 1;
+	s->hdr.features = GP_FEAT_DELTA;
+	t = 1700000000000000000ull;
+	synth_process(s, 5000 + rank, "bench-host", "python train.py --synthetic", rank, t);
+	/* As the recorder starts: its clocks read together (what aligns ranks). */
+	synth_clock_sync(s, t, t, t - 1690000000000000000ull);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | GP_TRACE_API |
+		     GP_TRACE_NVTX, 0, 0);
+	synth_device(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85ull << 30, 0x10);
+	for (int i = 0; i < NKERN; i++)
+		kid[i] = synth_string(s, kernels[i]);
+	for (int i = 0; i < OPS; i++)
+		op[i] = synth_string(s, opnames[i]);
+	step_name = synth_string(s, "step");
+	layer_name = synth_string(s, "layer");
+	launch = synth_string(s, "cudaLaunchKernel");
+	copy = synth_string(s, "cudaMemcpyAsync");
+	t += 1000000;
+	while (s->records < n) {
+		uint64_t step_start = t, step_id = range_id++;
+
+		for (int l = 0; l < LAYERS; l++) {
+			uint64_t layer_start = t, layer_id = range_id++;
+
+			for (int o = 0; o < OPS; o++) {
+				uint64_t op_start = t, op_id = range_id++;
+
+				t += 300;
+				for (int k = 0; k < LAUNCHES; k++) {
+					uint32_t r = rnd(), st = r % 4, kn = (uint32_t)(o * 3 + k % 3);
+					uint64_t call = 2000 + r % 3000, dur = 1500 + (r >> 8) % 48000;
+					uint64_t start;
+
+					if (stream_end[st] > t + 200000)
+						t = stream_end[st] - 200000;
+					synth_api_at_corr(s, launch, t, t + call, TID, corr);
+					start = t + call + 2500 + rnd() % 2000;
+					if (start < stream_end[st])
+						start = stream_end[st];
+					synth_kernel_at_corr(s, kid[kn % NKERN], start, start + dur, 0,
+							     7 + st, corr);
+					stream_end[st] = start + dur + 100;
+					corr++;
+					t += call + 500 + rnd() % 1500;
+					if (++launches % 16 == 0) {
+						uint64_t b = (uint64_t)(r % 256 + 1) << 14, d = 1000 + b / 20;
+
+						synth_api_at_corr(s, copy, t, t + 3000, TID, corr);
+						start = t + 4000 > stream_end[st] ? t + 4000 : stream_end[st];
+						synth_memcpy_at_corr(s, launches % 32 ? GP_COPY_DTOH :
+								     GP_COPY_HTOD, b, start, start + d, 0,
+								     7 + st, corr);
+						stream_end[st] = start + d + 100;
+						corr++;
+						t += 3500;
+					}
+				}
+				range(s, op[o], op_start, t, op_id, 2);
+				t += 200;
+			}
+			range(s, layer_name, layer_start, t, layer_id, 1);
+			t += 200;
+		}
+		range(s, step_name, step_start, t, step_id, 0);
+		t += 1000;
+	}
+	for (int i = 0; i < 4; i++)
+		if (stream_end[i] > t)
+			t = stream_end[i];
+	synth_end(s, t + 1000000, 0);
+	if (synth_close(s, NULL, NULL)) {
+		fprintf(stderr, "synth_job: writing %s failed\n", argv[2]);
+		return 1;
+	}
+	return 0;
+}
