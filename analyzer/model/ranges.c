@@ -21,6 +21,23 @@
 
 
 #define CORR_DENSE (1u << 26)      /* larger correlation ids go to a hash */
+/*
+ * API records seen before any activity of their correlation, by
+ * correlation id modulo the ring's size (a power of two, grown up to
+ * API_RING_MAX entries as the ids grow): an activity takes its launch from
+ * here.  Correlation ids count up as the calls are made and an activity's
+ * record follows its call's within a few CUPTI buffers, far fewer than
+ * API_RING_MAX calls later; a call pushed out of the ring by one
+ * API_RING_MAX ids newer leaves an activity that comes after that
+ * unattributed.
+ */
+#define API_RING_MAX (1u << 20)
+
+struct api_seen {
+	uint64_t t;                /* start of the earliest call of the correlation */
+	uint32_t corr;             /* 0: empty */
+	uint32_t tid;
+};
 
 struct gnode_raw {
 	uint64_t node, nvtx;
@@ -32,7 +49,8 @@ struct scan {
 	struct ga_ranges *nx;
 	struct ga_model *m;
 	uint32_t proc;             /* model process index */
-	int pass;                  /* 1: everything but API records, 2: API records */
+	struct api_seen *ring;     /* see API_RING_MAX; per file */
+	size_t ringcap;
 	int skip;                  /* the recorder traced no NVTX: nothing to find */
 	int skip_nvtx;             /* no NVTX, but copies to pair (ga_model_note_copy) */
 	int oom;
@@ -265,8 +283,39 @@ static int on_corr(struct scan *s, uint32_t correlation)
 		nx->corrs[nx->ncorrs].t = UINT64_MAX;
 		nx->corrs[nx->ncorrs].inner = GA_RANGES_UNATTR;
 		nx->corrs[nx->ncorrs].tid = 0;
+		if (s->ringcap) {
+			const struct api_seen *a = &s->ring[correlation & (s->ringcap - 1)];
+
+			if (a->corr == correlation && correlation) {
+				nx->corrs[nx->ncorrs].t = a->t;
+				nx->corrs[nx->ncorrs].tid = a->tid;
+			}
+		}
 		*slot = (uint32_t)++nx->ncorrs;
 	}
+	return 0;
+}
+
+/* Room in the ring for correlation ids up to corr; 0, or -1 out of memory. */
+static int ring_grow(struct scan *s, uint32_t corr)
+{
+	size_t cap = s->ringcap ? s->ringcap : 1024, i;
+	struct api_seen *r;
+
+	while (cap <= corr && cap < API_RING_MAX)
+		cap *= 2;
+	if (cap == s->ringcap)
+		return 0;
+	r = calloc(cap, sizeof(*r));
+	if (!r)
+		return -1;
+	/* Re-placed by the new modulus: no entry collides that did not before. */
+	for (i = 0; i < s->ringcap; i++)
+		if (s->ring[i].corr)
+			r[s->ring[i].corr & (cap - 1)] = s->ring[i];
+	free(s->ring);
+	s->ring = r;
+	s->ringcap = cap;
 	return 0;
 }
 
@@ -296,20 +345,74 @@ static uint32_t innermost(const struct ga_ranges *nx, uint32_t proc, uint32_t ti
 	return GA_RANGES_NONE;
 }
 
-static void on_api(struct scan *s, const struct gp_rec_api *r)
+/*
+ * An API record, in the same pass as the activities and ranges: its time
+ * and thread go to its correlation's entry, or to the ring until an
+ * activity of that correlation comes.  The innermost range at that time is
+ * looked up once every range is known (resolve_launches()).  0, or -1 out
+ * of memory.
+ */
+static int on_api(struct scan *s, const struct gp_rec_api *r)
 {
 	struct ga_ranges *nx = s->nx;
-	const uint32_t *slot = corr_find(nx, s->proc, r->correlation);
+	const uint32_t *slot;
 	struct ga_ranges_corr *c;
+	struct api_seen *a;
 
-	if (!slot || !*slot)
-		return;
-	c = &nx->corrs[*slot - 1];
-	/* Runtime and driver calls share correlations: the outer one came first. */
-	if (r->start < c->t) {
-		c->t = r->start;
-		c->tid = r->tid;
-		c->inner = innermost(nx, s->proc, r->tid, r->start);
+	if (!r->correlation)
+		return 0;
+	slot = corr_find(nx, s->proc, r->correlation);
+	if (slot && *slot) {
+		c = &nx->corrs[*slot - 1];
+		/* Runtime and driver calls share correlations: the outer one came first. */
+		if (r->start < c->t) {
+			c->t = r->start;
+			c->tid = r->tid;
+		}
+		return 0;
+	}
+	if (r->correlation >= s->ringcap && s->ringcap < API_RING_MAX &&
+	    ring_grow(s, r->correlation))
+		return -1;
+	a = &s->ring[r->correlation & (s->ringcap - 1)];
+	if (a->corr != r->correlation) {
+		a->corr = r->correlation;
+		a->t = UINT64_MAX;
+	}
+	if (r->start < a->t) {
+		a->t = r->start;
+		a->tid = r->tid;
+	}
+	return 0;
+}
+
+/* Each correlation's innermost range at its launch, now that the ranges are indexed. */
+static void resolve_launches(struct ga_ranges *nx)
+{
+	size_t i, j;
+
+	for (i = 0; i < nx->nprocs; i++) {
+		const struct ga_ranges_dense *d = &nx->dense[i];
+
+		for (j = 0; j < d->n; j++) {
+			struct ga_ranges_corr *c;
+
+			if (!d->v[j])
+				continue;
+			c = &nx->corrs[d->v[j] - 1];
+			if (c->t != UINT64_MAX)
+				c->inner = innermost(nx, nx->proc_base + (uint32_t)i, c->tid, c->t);
+		}
+	}
+	for (i = 0; i < nx->corr_map.cap; i++) {
+		const struct ga_map_ent *e = &nx->corr_map.e[i];
+		struct ga_ranges_corr *c;
+
+		if (!e->used || !e->val)
+			continue;
+		c = &nx->corrs[e->val - 1];
+		if (c->t != UINT64_MAX)
+			c->inner = innermost(nx, (uint32_t)e->a, c->tid, c->t);
 	}
 }
 
@@ -348,15 +451,11 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 	struct scan *s = ctx;
 	int rc = 0;
 
-	if (s->pass == 2) {
-		if (rec->type == GP_REC_API)
-			on_api(s, (const void *)rec);
-		return 0;
-	}
 	first_time(s->nx, rec);
 	/* Copy functions' names and calls confirm staged peer copies (ga_model_note_api). */
 	if (rec->type == GP_REC_API) {
-		if (ga_model_note_api(s->m, s->proc, (const void *)rec))
+		if (ga_model_note_api(s->m, s->proc, (const void *)rec) ||
+		    ((!s->skip_nvtx || s->nx->want_launches) && on_api(s, (const void *)rec)))
 			rc = -1;
 	} else if (rec->type == GP_REC_STRING &&
 		   ga_model_note_string(s->m, s->proc, (const void *)rec)) {
@@ -443,6 +542,10 @@ static int read_src(struct scan *s, const struct ga_ranges_src *src)
 	s->skip = 0;
 	s->skip_nvtx = 0;
 	s->oom = 0;
+	/* Correlation ids are the file's own. */
+	free(s->ring);
+	s->ring = NULL;
+	s->ringcap = 0;
 	/* Unreadable files are the model's to report; damage reads what precedes. */
 	if (src->shift) {
 		ar = malloc(sizeof(*ar));
@@ -597,19 +700,18 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 		snprintf(nx->err, sizeof(nx->err), "NVTX ranges scanned twice");
 		return -1;
 	}
+	memset(&s, 0, sizeof(s));
 	nx->proc_base = (uint32_t)m->nprocs;
 	nx->nprocs = n;
 	nx->proc_ranges = calloc(n ? n : 1, 1);
 	nx->dense = calloc(n ? n : 1, sizeof(*nx->dense));
 	if (!nx->proc_ranges || !nx->dense)
 		goto out;
-	memset(&s, 0, sizeof(s));
 	s.nx = nx;
 	s.m = m;
 	s.gn = &gn;
 	s.ngn = &ngn;
 	s.capgn = &capgn;
-	s.pass = 1;
 	for (i = 0; i < n; i++) {
 		s.proc = nx->proc_base + (uint32_t)i;
 		ga_strmap_reset(&s.smap);
@@ -631,18 +733,12 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 		}
 	if (index_ranges(nx, gn, ngn))
 		goto out;
-	s.pass = 2;
-	for (i = 0; i < n; i++) {
-		if (!nx->proc_ranges[i] && !nx->want_launches)
-			continue;
-		s.proc = nx->proc_base + (uint32_t)i;
-		if (read_src(&s, &src[i]))
-			goto out;
-	}
+	resolve_launches(nx);
 	rc = 0;
 out:
 	if (rc)
 		snprintf(nx->err, sizeof(nx->err), "out of memory");
+	free(s.ring);
 	ga_strmap_free(&s.smap);
 	free(gn);
 	return rc;

@@ -18,7 +18,9 @@
  * ga_ranges_finish().  Memory: one entry per
  * range (and 1 byte more, 25 while activities are counted: see
  * nested) and about 20 bytes per distinct activity correlation of the files
- * that have ranges; traces recorded without NVTX are not even read whole.
+ * that have ranges, 16 MiB at most for API records waiting for their
+ * activities (while a file is scanned); traces recorded without NVTX are
+ * not even read whole.
  */
 #ifndef GA_MODEL_RANGES_H
 #define GA_MODEL_RANGES_H
@@ -206,10 +208,12 @@ struct ga_ranges_src {
 /*
  * Scan traces for ranges, marks, graph nodes and the API records of
  * activities, before the model reads them: they must then be added to m in
- * this order, as its next processes.  Reads each file once, and a second
- * time (API records only) when it has ranges.  Files that cannot be read
- * are left for the model to report.  Returns 0, or -1 when memory runs out
- * (nx->err says so).
+ * this order, as its next processes.  Reads each file once: an API record
+ * seen before its correlation's activity waits in a ring of the last 2^20
+ * correlation ids (an activity whose call is older than that is
+ * unattributed), and the innermost range of each launch is looked up once
+ * every range is known.  Files that cannot be read are left for the model
+ * to report.  Returns 0, or -1 when memory runs out (nx->err says so).
  */
 int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ranges_src *src,
 		 size_t n);

@@ -508,6 +508,83 @@ static void test_processes(void)
 	tap_end();
 }
 
+/*
+ * The same calls, activities and ranges in another order: API records
+ * before their activities (one pass takes each launch from the calls seen
+ * so far), correlation 12's driver call after its activity, then the
+ * ranges; and calls whose correlation ids need the ring's modulus or the
+ * large-id map.  Every activity lands where test_attribution says.
+ */
+static void test_api_first(void)
+{
+	struct synth *s = synth_open(NULL);
+	uint32_t k, launch, drv, n[7];
+	struct trace t;
+	struct loaded l;
+	size_t c;
+
+	tap_begin("nvtx attribution in one pass: API records before their activities");
+	synth_process(s, 10, "h", "app", 0, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+	synth_device(s, 1, "GPU", 9, 0, 132, 1ull << 36, 40);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
+	k = synth_string(s, "_Z1kv");
+	launch = synth_string(s, "cudaLaunchKernel_v7000");
+	drv = synth_string(s, "cuLaunchKernel");
+	for (c = 0; c < 7; c++)
+		n[c] = synth_string(s, (const char *[]){ "A", "B", "C", "D", "E", "F", "r" }[c]);
+	for (c = 1; c <= NACT; c++)
+		if (acts[c].api)
+			synth_api_corr(s, launch, T0 + acts[c].api, T0 + acts[c].api + 5,
+				       acts[c].tid, (uint32_t)c, GP_API_RUNTIME);
+	/*
+	 * Ids far apart: 2^20 + 16 takes 16's ring slot once the ring is full
+	 * size, so 16's activity, which comes after, is unattributed (the
+	 * bounded window of the one pass).
+	 */
+	synth_api_corr(s, launch, T0 + 1499, T0 + 1505, 100, 16, GP_API_RUNTIME);
+	synth_api_corr(s, launch, T0 + 1300, T0 + 1305, 100, (1u << 20) + 16, GP_API_RUNTIME);
+	synth_api_corr(s, launch, T0 + 1600, T0 + 1605, 100, (1u << 27) + 17, GP_API_RUNTIME);
+	for (c = 1; c <= NACT; c++) {
+		uint64_t g = GPU0 + c * 1000;
+
+		if (c == 15)
+			synth_memcpy_corr(s, GP_COPY_HTOD, 64, g, g + 10 * c, 0, (uint32_t)c);
+		else
+			synth_kernel_corr(s, k, g, g + 10 * c, c == 10 ? 1 : 0, (uint32_t)c, 0, 0);
+	}
+	synth_kernel_corr(s, k, GPU0 + 20000, GPU0 + 20010, 0, (1u << 20) + 16, 0, 0);
+	synth_kernel_corr(s, k, GPU0 + 22000, GPU0 + 22010, 0, 16, 0, 0);
+	synth_kernel_corr(s, k, GPU0 + 21000, GPU0 + 21010, 0, (1u << 27) + 17, 0, 0);
+	/* After its activity, and later than the runtime call: the runtime call's time counts. */
+	synth_api_corr(s, drv, T0 + 1250, T0 + 1252, 100, 12, GP_API_DRIVER);
+	synth_nvtx_range(s, n[1], 0, T0 + 1200, T0 + 1500, 100, 100, 2, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, n[2], 0, T0 + 1500, T0 + 1800, 100, 100, 3, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, n[0], 0, T0 + 1000, T0 + 2000, 100, 100, 1, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, n[5], 0, T0 + 1000, T0 + 2000, 200, 200, 8, 0);
+	synth_nvtx_range(s, n[3], 0, T0 + 3000, T0 + 4000, 100, 300, 4, 0);
+	synth_nvtx_range(s, n[6], 0, T0 + 10010, T0 + 10050, 100, 100, 7, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, n[6], 0, T0 + 10000, T0 + 10100, 100, 100, 6, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, n[4], 0, T0 + 5000, T0 + 9000, 100, 100, 5, GP_NVTX_UNTERMINATED);
+	synth_end(s, T0 + 9000, 0);
+	close_trace(s, &t);
+	ga_filter_init(&l.f);
+	load(&l, &t, 1);
+	CHECK(l.ok);
+	CHECKF(l.m.nrows == NACT + 3, "%zu rows", l.m.nrows);
+	for (c = 1; c <= NACT && l.ok; c++)
+		CHECKF(!strcmp(row_label(&l, c), acts[c].label), "activity %zu: '%s', want '%s'",
+		       c, row_label(&l, c), acts[c].label);
+	CHECKF(!strcmp(row_label(&l, NACT + 1), "B"), "id 2^20+16: '%s'", row_label(&l, NACT + 1));
+	CHECKF(!strcmp(row_label(&l, NACT + 2), "C"), "id 2^27+17: '%s'", row_label(&l, NACT + 2));
+	CHECKF(!strcmp(row_label(&l, NACT + 3), ""), "id 16: '%s'", row_label(&l, NACT + 3));
+	CHECKF(l.nx.in_range == 13 && l.nx.unattributed == 2, "%llu in, %llu unattributed",
+	       (unsigned long long)l.nx.in_range, (unsigned long long)l.nx.unattributed);
+	unload(&l);
+	free(t.buf);
+	tap_end();
+}
+
 /* No ranges at all: nothing per activity is kept, the tree has one root. */
 static void test_no_ranges(void)
 {
@@ -546,6 +623,7 @@ int main(void)
 	test_graph_nodes();
 	test_processes();
 	test_no_ranges();
+	test_api_first();
 	free(t.buf);
 	return tap_exit();
 }
