@@ -1,6 +1,7 @@
 /*
- * The Warp-style CUDA timeline: one line per GPU activity, in issue order,
- * with the innermost NVTX range where the traces have ranges.
+ * The Warp-style CUDA timeline: one line per GPU activity, its duration
+ * first, in the order the activities started on the GPU (ties in the order
+ * read), with the innermost NVTX range where the traces have ranges.
  * Runs offline only.
  */
 #include <inttypes.h>
@@ -19,7 +20,7 @@ static void print_timeline(const struct ga_model *m, const struct ga_text *r,
 	size_t i;
 
 	fputs("CUDA timeline:\n", out);
-	ga_text_warp_table(&t, c, "Time", "Device", "Activity", 0);
+	ga_text_warp_table(&t, c, "Duration", "Device", "Activity", 0);
 	if (nvtx) {
 		/* The innermost NVTX range each activity was launched in. */
 		t.ncols = 4;

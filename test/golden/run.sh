@@ -226,4 +226,7 @@ fi
 if [ "${GOLDEN_REGENERATE:-0}" != 1 ]; then
 	bash "$here/fleet-checks.sh" "$build" || failed=1
 fi
+# The sample outputs of README.md and docs/ against the expected reports
+# (after a regeneration too: a changed report shows where the docs drifted).
+python3 "$here/doc-samples-check.py" || failed=1
 exit $failed

@@ -161,7 +161,7 @@ static void test_report_warp(const char *trace)
 	static const char timeline[] =
 		"CUDA timeline:\n"
 		"----------------+---------+----------------\n"
-		"Time            | Device  | Activity\n"
+		"Duration        | Device  | Activity\n"
 		"----------------+---------+----------------\n"
 		"    0.021504 ms | cuda:0  | memset\n"
 		"    0.163840 ms | cuda:0  | kernel inc_loop\n"
@@ -248,6 +248,33 @@ static void test_report_rules(const char *trace)
 	CHECK(rc == 2);
 	free(out);
 	free(err);
+	/* -j: a number of decoding threads, 0 (one per CPU) to 64; the report is the same. */
+	{
+		char *o1 = NULL, *o3 = NULL;
+
+		rc = run(&o1, &err, cmd_report, "report", "-j", "1", trace, NULL);
+		CHECK(rc == 0 && o1);
+		free(err);
+		rc = run(&o3, &err, cmd_report, "report", "--jobs", "3", trace, NULL);
+		CHECK(rc == 0 && o1 && o3 && !strcmp(o1, o3));
+		free(err);
+		free(o1);
+		free(o3);
+		rc = run(&out, &err, cmd_report, "report", "-j", "65", trace, NULL);
+		CHECK(rc == 2 && err && strstr(err, "-j needs a number from 0 (one per CPU) to 64, "
+						   "not '65'"));
+		free(out);
+		free(err);
+		rc = run(&out, &err, cmd_export, "export", "-t", "json", "-j", "x", trace, NULL);
+		CHECK(rc == 2 && err && strstr(err, "gpuprof export: -j needs a number"));
+		free(out);
+		free(err);
+		rc = run(&out, &err, cmd_report, "report", trace, "-j", NULL);
+		CHECK(rc == 2 && err && strstr(err, "needs a value"));
+		free(out);
+		free(err);
+		ga_reader_jobs = 0;
+	}
 	rc = run(&out, &err, cmd_report, "report", "--help", NULL);
 	CHECK(rc == 0 && out && strstr(out, "usage: gpuprof report"));
 	free(out);
