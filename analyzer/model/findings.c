@@ -551,8 +551,14 @@ static int rank_of(unsigned cause)
 
 /*
  * The cause of the idle gap [g0, g1): the call a process of the device
- * was in when the device ran dry, else the class of calls covering at
- * least half the gap, else none.  *call: the call's name.
+ * was in when the device ran dry and that returned before the device
+ * resumed, else the class of calls covering at least half the gap, else
+ * none.  A call still running when the device resumed did not keep it
+ * idle: the work that ended the gap was queued before the call (or by
+ * another thread), and the gap is the device's own spacing of queued work
+ * (1-2 µs between back-to-back kernels) -- except a slow call, which may
+ * be a launch profiled by kernel replay that ran the kernel itself.
+ * *call: the call's name.
  */
 static unsigned attribute(struct fin *x, uint64_t g0, uint64_t g1, uint32_t *call)
 {
@@ -578,7 +584,8 @@ static unsigned attribute(struct fin *x, uint64_t g0, uint64_t g1, uint32_t *cal
 		for (k = a, n = 0; k > lo && n < SCAN_MAX && x->pmax[k - 1] >= g0; k--, n++) {
 			const struct ga_fcall *e = &c[k - 1];
 
-			if (e->end >= g0 && rank_of(e->cause) > rank_of(best)) {
+			if (e->end >= g0 && (e->end < g1 || e->cause == GA_CAUSE_SLOW) &&
+			    rank_of(e->cause) > rank_of(best)) {
 				best = e->cause;
 				*call = e->name;
 			}
@@ -715,8 +722,13 @@ static int scan_device(struct fin *x, uint32_t d)
 			uint32_t call;
 
 			cause = attribute(x, b->iv[i - 1].end, b->iv[i].start, &call);
-			/* A slow call counts where host code would: gaps of 50 us or more. */
-			if (cause == GA_CAUSE_SLOW && gap < GA_FIND_STARVE_GAP_NS)
+			/*
+			 * A slow call counts where host code would: gaps of 50 us or
+			 * more; any other call from 5 us: a shorter gap is less than a
+			 * host round trip (the call's return and a launch) takes.
+			 */
+			if ((cause == GA_CAUSE_SLOW && gap < GA_FIND_STARVE_GAP_NS) ||
+			    gap < GA_FIND_DRAIN_GAP_NS)
 				cause = GA_CAUSE_NONE;
 			if (cause != GA_CAUSE_NONE || gap >= GA_FIND_STARVE_GAP_NS) {
 				acc[cause].n++;
@@ -860,6 +872,18 @@ static int serial_rule(struct fin *x, uint32_t d, const char *dl)
 	return 0;
 }
 
+/*
+ * An idle-time finding is one when its time at stake is 100 µs or more and
+ * 1% or more of the device's span (its first activity's start to its last
+ * one's end): less is the pipeline filling at a loop's start or a stray
+ * gap, which no fix would measurably save.
+ */
+static int worth(uint64_t stake, uint64_t span)
+{
+	return stake >= GA_FIND_MIN_STAKE_NS &&
+	       100.0 * (double)stake >= GA_FIND_EMIT_PCT * (double)span;
+}
+
 static int gap_rules(struct fin *x)
 {
 	struct ga_findings *fd = x->fd;
@@ -889,7 +913,7 @@ static int gap_rules(struct fin *x)
 				st.longest = acc[GA_CAUSE_SLOW].longest;
 			smask |= 1u << GA_CAUSE_SLOW;
 		}
-		if (st.n) {
+		if (st.n && worth(st.ns, span)) {
 			if (!(f = add(fd, GA_RULE_STARVATION, st.ns, dl)))
 				return -1;
 			snprintf(f->summary, sizeof(f->summary),
@@ -903,7 +927,7 @@ static int gap_rules(struct fin *x)
 			ev(f, "device_busy_ns", (double)m->devs[d].busy_ns, 'n');
 			places(x, f, d, smask);
 		}
-		if (lb->runs) {
+		if (lb->runs && worth(lb->stake, span)) {
 			if (!(f = add(fd, GA_RULE_LAUNCH_BOUND, lb->stake, dl)))
 				return -1;
 			snprintf(f->summary, sizeof(f->summary),
@@ -919,7 +943,7 @@ static int gap_rules(struct fin *x)
 		}
 		if (d < fd->ndevs && serial_rule(x, d, dl))
 			return -1;
-		if (acc[GA_CAUSE_SYNC].n >= GA_FIND_REPEAT) {
+		if (acc[GA_CAUSE_SYNC].n >= GA_FIND_REPEAT && worth(acc[GA_CAUSE_SYNC].ns, span)) {
 			if (!(f = add(fd, GA_RULE_HOST_SYNC, acc[GA_CAUSE_SYNC].ns, dl)))
 				return -1;
 			snprintf(f->summary, sizeof(f->summary),
@@ -937,7 +961,7 @@ static int gap_rules(struct fin *x)
 		cp.ns = acc[GA_CAUSE_COPY].ns + acc[GA_CAUSE_SET].ns;
 		cp.longest = acc[GA_CAUSE_COPY].longest > acc[GA_CAUSE_SET].longest ?
 			acc[GA_CAUSE_COPY].longest : acc[GA_CAUSE_SET].longest;
-		if (cp.n >= GA_FIND_REPEAT) {
+		if (cp.n >= GA_FIND_REPEAT && worth(cp.ns, span)) {
 			if (!(f = add(fd, GA_RULE_SYNC_COPY, cp.ns, dl)))
 				return -1;
 			snprintf(f->summary, sizeof(f->summary),
@@ -950,7 +974,7 @@ static int gap_rules(struct fin *x)
 			ev(f, "sync_memset_calls", (double)fd->api_calls[GA_CAUSE_SET], 'c');
 			places(x, f, d, 1u << GA_CAUSE_COPY | 1u << GA_CAUSE_SET);
 		}
-		if (acc[GA_CAUSE_ALLOC].n >= GA_FIND_REPEAT) {
+		if (acc[GA_CAUSE_ALLOC].n >= GA_FIND_REPEAT && worth(acc[GA_CAUSE_ALLOC].ns, span)) {
 			if (!(f = add(fd, GA_RULE_ALLOC_CHURN, acc[GA_CAUSE_ALLOC].ns, dl)))
 				return -1;
 			snprintf(f->summary, sizeof(f->summary),

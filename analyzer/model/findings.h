@@ -17,12 +17,15 @@
  *
  * At finish every idle gap of every device (the exact busy union of
  * busy.h) is given one cause: the host call it was in when the device ran
- * dry (a synchronization, a synchronous copy or memset, an asynchronous
- * copy that blocked, an allocation or free), else the call that covers
- * most of it (module loading, context creation, allocation), else no CUDA
- * call at all (host code: Python, data loading, CPU work).  Each cause
- * feeds one rule, so the time at stake of two findings never counts the
- * same idle time twice.  Rules, their thresholds and how each estimates
+ * dry and that returned before it resumed (a synchronization, a
+ * synchronous copy or memset, an asynchronous copy that blocked, an
+ * allocation or free), else the call that covers most of it (module
+ * loading, context creation, allocation), else no CUDA call at all (host
+ * code: Python, data loading, CPU work); gaps under GA_FIND_DRAIN_GAP_NS
+ * have no cause.  Each cause feeds one rule, so the time at stake of two
+ * findings never counts the same idle time twice, and an idle-time
+ * finding is made only when its time at stake clears GA_FIND_MIN_STAKE_NS
+ * and GA_FIND_EMIT_PCT of the device's span.  Rules, their thresholds and how each estimates
  * the time at stake are listed in ga_rules[] and in docs/USAGE.md
  * "Findings".  Runs offline only.
  */
@@ -49,7 +52,9 @@ struct ga_analysis;
 #define GA_FIND_TINY_COUNT 100u          /* tiny copies: at least 100 of one kind */
 #define GA_FIND_BATCH_BYTES (1ull << 20) /* tiny copies batched into 1 MiB copies */
 #define GA_FIND_STARTUP_NS 20000000ull   /* start-up: module loading from 20 ms */
-#define GA_FIND_MIN_STAKE_NS 100000ull   /* a finding above info: 100 µs at stake ... */
+#define GA_FIND_DRAIN_GAP_NS 5000ull     /* a gap a blocking call caused counts from 5 µs */
+#define GA_FIND_EMIT_PCT 1.0             /* idle-time findings: 1% of the device's span ... */
+#define GA_FIND_MIN_STAKE_NS 100000ull   /* ... and 100 µs; above info: 100 µs at stake ... */
 #define GA_FIND_WARN_PCT 1.0             /* ... and 1% of the run; critical from 10% */
 #define GA_FIND_CRIT_PCT 10.0
 #define GA_FIND_OCC_SHARE 5.0            /* occupancy: configurations of 5%+ of kernel time */

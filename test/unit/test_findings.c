@@ -330,6 +330,69 @@ static void write_peer(const char *path, int fixed)
 	CHECK(synth_close(s, NULL, NULL) == 0);
 }
 
+/*
+ * Fixed twins as a GPU records them, each with what a naive rule mistakes
+ * for a problem; 200 kernels of 200 us from train.cu:42.
+ *  0: the host queues every kernel ahead (one each 100 us) and waits at the
+ *     end in cudaStreamSynchronize while the device runs the queue 1.2 us
+ *     apart; before the loop, one 200 us gap of host code (the pipeline
+ *     filling: 0.5% of the device's span);
+ *  1: a cudaDeviceSynchronize per step that returns 1 us after the kernel,
+ *     the next kernel 3 us after it: gaps shorter than a host round trip;
+ *  2: (with syncs = N) N steps of the 200 drain the device for 100 us in
+ *     cudaDeviceSynchronize: 3 are under 1% of the device's span, 5 above.
+ */
+static void write_twinlike(const char *path, int variant, int syncs)
+{
+	struct synth *s = synth_open(path);
+	uint32_t kname, launch, ssync, dsync, app, file, fn, corr = 100;
+	uint64_t t = T0 + 1000 * US, host = t, k0, pcs[1];
+
+	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API, 0, 1);
+	kname = synth_string(s, "_Z4stepPf");
+	launch = synth_string(s, "cudaLaunchKernel_v7000");
+	ssync = synth_string(s, "cudaStreamSynchronize_v3020");
+	dsync = synth_string(s, "cudaDeviceSynchronize_v3020");
+	app = synth_string(s, "/work/train");
+	file = synth_string(s, "train.cu");
+	fn = synth_string(s, "_Z5trainv");
+	synth_frame(s, 0x401000, 0x1000, app, fn, 0x20, file, 42);
+	pcs[0] = 0x401000;
+	synth_stack(s, 1, pcs, 1);
+
+	/* The warm-up kernel, and the host's work before the loop. */
+	synth_kernel(s, kname, t, t + 1 * US, 0, 7, 0, 0);
+	k0 = t + 1 * US + (variant == 0 ? 200 * US : 5 * US);
+	host = k0 - 5 * US;
+	for (int i = 0; i < 200; i++, corr++) {
+		uint64_t k1 = k0 + 200 * US, next = k1 + 1200;
+
+		synth_api_at_corr(s, launch, host, host + 4 * US, 1, corr);
+		synth_corr_stack(s, corr, 1);
+		synth_kernel_at_corr(s, kname, k0, k1, 0, 7, corr);
+		if (variant == 0) {
+			host += 100 * US;
+		} else if (variant == 1) {
+			synth_api(s, dsync, host + 5 * US, k1 + 1 * US, 1, 0);
+			next = k1 + 3 * US;
+			host = k1 + 1 * US;
+		} else if (i % (200 / syncs) == 0 && i / (200 / syncs) < syncs) {
+			synth_api(s, dsync, host + 5 * US, k1 + 2 * US, 1, 0);
+			next = k1 + 100 * US;
+			host = next - 5 * US;
+		} else {
+			host = k1 - 5 * US;
+		}
+		k0 = next;
+	}
+	if (variant == 0)
+		synth_api(s, ssync, host, k0 + 2 * US, 1, 0);
+	synth_end(s, k0 + 1000 * US, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+}
+
 static int analyze(const char *path, struct ga_analysis *an, struct ga_filter *flt)
 {
 	char *argv[1] = { (char *)path };
@@ -651,6 +714,49 @@ int main(void)
 		ga_filter_free(&flt);
 		unlink(pp[0]);
 		unlink(pp[1]);
+	}
+	tap_end();
+
+	tap_begin("findings: twins stay silent: gaps inside a sync, under 5 us, under 1% of the span");
+	{
+		char tp[4][128];
+		const struct ga_finding *g;
+
+		for (int v = 0; v < 4; v++) {
+			snprintf(tp[v], sizeof(tp[v]), "%s/twinlike%d.gpuprof", dir, v);
+			write_twinlike(tp[v], v < 2 ? v : 2, v == 2 ? 3 : 5);
+		}
+		/* Gaps of 1.2 us the device left while the host waited; one of 200 us at the start. */
+		CHECK(analyze(tp[0], &an, &flt) == 0);
+		CHECKF(an.fd.nf == 0, "%zu findings, the first %s", an.fd.nf,
+		       an.fd.nf ? ga_rules[an.fd.f[0].rule].id : "-");
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		rc = run(&out, &err, cmd_report, "report", "--fail-on=host-sync,gpu-starvation",
+			 tp[0], NULL);
+		CHECKF(rc == 0, "rc %d", rc);
+		free(out);
+		free(err);
+		/* 199 gaps of 3 us begun in a sync that returned: 0.6 ms, 1.5% of the span. */
+		CHECK(analyze(tp[1], &an, &flt) == 0);
+		CHECKF(an.fd.nf == 0, "%zu findings, the first %s", an.fd.nf,
+		       an.fd.nf ? ga_rules[an.fd.f[0].rule].id : "-");
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		/* 3 drains of 100 us in ~40 ms: under 1%; 5: over it. */
+		CHECK(analyze(tp[2], &an, &flt) == 0);
+		CHECK(!find(&an, GA_RULE_HOST_SYNC) && !find(&an, GA_RULE_STARVATION));
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		CHECK(analyze(tp[3], &an, &flt) == 0);
+		g = find(&an, GA_RULE_HOST_SYNC);
+		CHECKF(g && within(g->stake_ns, 5 * 100 * US, 2 * US) && call_is(&an, g,
+		       "cudaDeviceSynchronize"), "stake %llu",
+		       g ? (unsigned long long)g->stake_ns : 0ull);
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		for (int v = 0; v < 4; v++)
+			unlink(tp[v]);
 	}
 	tap_end();
 
