@@ -224,6 +224,7 @@ void ga_findings_free(struct ga_findings *fd)
 	free(fd->devs);
 	free(fd->calls);
 	free(fd->cands);
+	ga_map_free(&fd->cstack);
 	free(fd->cls);
 	free(fd->clsname);
 	free(fd->lb);
@@ -339,7 +340,7 @@ static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 		return -1;
 	fd->calls[fd->ncalls++] = (struct ga_fcall){
 		.start = r->start, .end = r->end > r->start ? r->end : r->start, .proc = proc,
-		.name = fd->clsname[r->name], .cause = cause,
+		.name = fd->clsname[r->name], .cause = cause, .corr = r->correlation,
 	};
 	return 0;
 }
@@ -380,6 +381,19 @@ static void on_copy(struct ga_findings *fd, const struct ga_act *a)
 	}
 }
 
+/* 1 for a copy or memset whose call may block the host: synchronous, or of pageable memory. */
+static int blocking(const struct ga_act *a)
+{
+	if (a->kind == GA_ACT_MEMCPY && a->rec->type == GP_REC_MEMCPY) {
+		const struct gp_rec_memcpy *r = (const void *)a->rec;
+
+		return !(r->flags & GP_ACT_ASYNC) || r->src_kind == 1 || r->dst_kind == 1;
+	}
+	if (a->kind == GA_ACT_MEMSET && a->rec->type == GP_REC_MEMSET)
+		return !(((const struct gp_rec_memset *)(const void *)a->rec)->flags & GP_ACT_ASYNC);
+	return 0;
+}
+
 static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_fdev *d;
@@ -418,6 +432,17 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 	label = a->label < m->nlabels ? m->labels[a->label].str : 0;
 	if (fd->st)
 		stack = ga_sites_stack_of(fd->st, a);
+	if (stack && a->rec && a->correlation && blocking(a) && fd->cstack.n < GA_FIND_CANDS_MAX) {
+		uint32_t *slot;
+		int ins = ga_map_insert(&fd->cstack, a->proc, a->correlation, &slot);
+
+		/* The call's own site: where the host was held, whatever ran before the gap. */
+		if (ins < 0)
+			return -1;
+		*slot = stack;
+		if (ga_sites_want((struct ga_sites *)fd->st, a->proc, stack))
+			return -1;
+	}
 	if (d->seen && a->start > d->hi) {
 		uint64_t gap = a->start - d->hi;
 
@@ -507,6 +532,7 @@ struct fin {
 	struct wagg *w;
 	size_t nw, capw;
 	struct ga_map wmap;
+	struct ga_map cmap;        /* (call name, call site) -> number for wmap's key */
 	struct cacc *acc;          /* [dev * GA_CAUSE_COUNT + cause] */
 	struct lbacc *lb;          /* per device */
 	uint32_t *procs;           /* processes of the device being scanned */
@@ -558,17 +584,17 @@ static int rank_of(unsigned cause)
  * another thread), and the gap is the device's own spacing of queued work
  * (1-2 µs between back-to-back kernels) -- except a slow call, which may
  * be a launch profiled by kernel replay that ran the kernel itself.
- * *call: the call's name.
+ * *call: the call (NULL with none).
  */
-static unsigned attribute(struct fin *x, uint64_t g0, uint64_t g1, uint32_t *call)
+static unsigned attribute(struct fin *x, uint64_t g0, uint64_t g1, const struct ga_fcall **call)
 {
 	const struct ga_fcall *c = x->fd->calls;
 	uint64_t ov[GA_CAUSE_COUNT] = { 0 };
-	uint32_t ovname[GA_CAUSE_COUNT] = { 0 };
+	const struct ga_fcall *ovcall[GA_CAUSE_COUNT] = { NULL };
 	unsigned best = GA_CAUSE_NONE, u;
 	uint64_t most = 0;
 
-	*call = 0;
+	*call = NULL;
 	for (size_t pi = 0; pi < x->nprocs; pi++) {
 		size_t lo = x->plo[x->procs[pi]], hi = x->phi[x->procs[pi]], a = lo, b = hi, k, n;
 
@@ -587,15 +613,15 @@ static unsigned attribute(struct fin *x, uint64_t g0, uint64_t g1, uint32_t *cal
 			if (e->end >= g0 && (e->end < g1 || e->cause == GA_CAUSE_SLOW) &&
 			    rank_of(e->cause) > rank_of(best)) {
 				best = e->cause;
-				*call = e->name;
+				*call = e;
 			}
 		}
 		for (k = a, n = 0; k < hi && n < SCAN_MAX && c[k].start < g1; k++, n++) {
 			uint64_t e = c[k].end < g1 ? c[k].end : g1;
 
 			ov[c[k].cause] += e - c[k].start;
-			if (!ovname[c[k].cause])
-				ovname[c[k].cause] = c[k].name;
+			if (!ovcall[c[k].cause])
+				ovcall[c[k].cause] = &c[k];
 		}
 	}
 	if (best != GA_CAUSE_NONE)
@@ -606,7 +632,7 @@ static unsigned attribute(struct fin *x, uint64_t g0, uint64_t g1, uint32_t *cal
 			best = u;
 		}
 	if (best != GA_CAUSE_NONE && most * 2 >= g1 - g0) {
-		*call = ovname[best];
+		*call = ovcall[best];
 		return best;
 	}
 	return GA_CAUSE_NONE;
@@ -637,12 +663,23 @@ static const struct ga_fcand *cand_at(const struct ga_findings *fd, uint32_t dev
 		&fd->cands[a] : NULL;
 }
 
+/* The site of the call itself (copies and memsets recorded with --backtrace=all), else 0. */
+static uint32_t call_site(struct fin *x, const struct ga_fcall *call)
+{
+	const uint32_t *v;
+
+	if (!call || !call->corr || !(v = ga_map_find(&x->fd->cstack, call->proc, call->corr)))
+		return 0;
+	return site_text(x, call->proc, *v);
+}
+
 /* Adds an idle gap of cause to the places of device dev. */
 static int where_add(struct fin *x, uint32_t dev, unsigned cause, uint64_t g0, uint64_t g1,
-		     uint32_t call)
+		     const struct ga_fcall *fc)
 {
 	const struct ga_fcand *c = cand_at(x->fd, dev, g1);
-	uint32_t sb = 0, sa = 0, lb = 0, la = 0, *slot;
+	uint32_t sb = 0, sa = 0, lb = 0, la = 0, *slot, *cslot;
+	uint32_t call = fc ? fc->name : 0, sc = call_site(x, fc);
 	struct wagg *w;
 	int ins;
 
@@ -655,7 +692,12 @@ static int where_add(struct fin *x, uint32_t dev, unsigned cause, uint64_t g0, u
 		sa = site_text(x, c->proc_after, c->stack_after);
 		la = c->label_after;
 	}
-	ins = ga_map_insert(&x->wmap, (uint64_t)cause << 56 | (uint64_t)dev << 32 | call,
+	/* The call and its site as one number, to key the places by both. */
+	if ((ins = ga_map_insert(&x->cmap, call, sc, &cslot)) < 0)
+		return -1;
+	if (ins)
+		*cslot = (uint32_t)x->cmap.n;
+	ins = ga_map_insert(&x->wmap, (uint64_t)cause << 56 | (uint64_t)dev << 32 | *cslot,
 			    (uint64_t)(sb ? sb : lb) << 32 | (sa ? sa : la), &slot);
 	if (ins < 0)
 		return -1;
@@ -671,6 +713,7 @@ static int where_add(struct fin *x, uint32_t dev, unsigned cause, uint64_t g0, u
 		w->w.label_before = lb;
 		w->w.label_after = la;
 		w->w.call = call;
+		w->w.site_call = sc;
 		w->w.nvtx = c ? c->nvtx : 0;
 		w->w.stream = c ? c->stream : NONE;
 		w->w.proc = c ? c->proc_after : NONE;
@@ -719,7 +762,7 @@ static int scan_device(struct fin *x, uint32_t d)
 		unsigned cause = GA_CAUSE_NONE;
 
 		if (i && (gap = b->iv[i].start - b->iv[i - 1].end)) {
-			uint32_t call;
+			const struct ga_fcall *call;
 
 			cause = attribute(x, b->iv[i - 1].end, b->iv[i].start, &call);
 			/*
@@ -1478,5 +1521,6 @@ out:
 	free(x.procs);
 	free(x.w);
 	ga_map_free(&x.wmap);
+	ga_map_free(&x.cmap);
 	return rc;
 }

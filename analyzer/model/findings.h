@@ -11,7 +11,8 @@
  *  - the host calls that can keep a device idle (synchronizations,
  *    synchronous and asynchronous copies and memsets, allocations and
  *    frees, module loading and context creation), as intervals
- *    (24 bytes each; launches are not kept);
+ *    (32 bytes each; launches are not kept), and the stacks of the copies
+ *    and memsets that can block (their calls' own sites);
  *  - per kernel, the gaps before its short launches; small copies,
  *    pageable memory in asynchronous copies.
  *
@@ -62,7 +63,7 @@ struct ga_analysis;
 #define GA_FIND_WAVE_LOW 0.5             /* tail effect: grids below half a wave */
 #define GA_FIND_STRAGGLER_PCT 10.0       /* a step's slowest rank 10% above the median */
 #define GA_FIND_MX_SHARE 5.0             /* metrics: kernels of 5%+ of kernel time */
-#define GA_FIND_CALLS_MAX (1u << 26)     /* host calls kept (1.5 GiB); more: attribution partial */
+#define GA_FIND_CALLS_MAX (1u << 26)     /* host calls kept (2 GiB); more: attribution partial */
 #define GA_FIND_CANDS_MAX (1u << 24)     /* gap candidates kept */
 
 enum ga_rule {
@@ -133,6 +134,7 @@ struct ga_evidence {
  */
 struct ga_where {
 	uint32_t site_before, site_after;  /* collapsed launch sites */
+	uint32_t site_call;        /* the host call's own site (copies and memsets) */
 	uint32_t label_before, label_after; /* activity labels: "kernel foo", "memcpy DtoH" */
 	uint32_t call;             /* the host call (function name) */
 	uint32_t nvtx;             /* innermost NVTX range label */
@@ -161,7 +163,7 @@ struct ga_fcall {
 	uint64_t start, end;
 	uint32_t proc, name;       /* name: strtab id */
 	uint32_t cause;            /* enum ga_cause */
-	uint32_t pad;
+	uint32_t corr;             /* its correlation id: a copy's or memset's stack */
 };
 
 /* A gap candidate: an activity that started after every earlier one of its device ended. */
@@ -205,6 +207,7 @@ struct ga_findings {
 	uint64_t calls_dropped;
 	struct ga_fcand *cands;
 	size_t ncands, capcands;
+	struct ga_map cstack;      /* (proc, correlation) -> stack of a copy or memset */
 	uint8_t *cls;              /* the file's string id -> cause + 1, 0x80: not a kept call */
 	size_t capcls;
 	uint32_t *clsname;         /* the file's string id -> strtab id of the kept call's name */

@@ -5,7 +5,7 @@
  */
 #include <math.h>
 
-#include "views/export.h"
+#include "views/formats.h"
 
 static void str_or_null(struct ga_jw *w, const struct ga_model *m, const char *key, uint32_t id)
 {
@@ -28,6 +28,7 @@ static void where(struct ga_jw *w, const struct ga_model *m, const struct ga_whe
 	str_or_null(w, m, "site_after", p->site_after);
 	str_or_null(w, m, "activity_after", p->label_after);
 	str_or_null(w, m, "host_call", p->call);
+	str_or_null(w, m, "site_call", p->site_call);
 	str_or_null(w, m, "nvtx", p->nvtx);
 	ga_jw_key(w, "stream");
 	if (p->stream != UINT32_MAX)

@@ -39,7 +39,8 @@ static const char *place(const struct ga_text *r, uint32_t site, uint32_t label,
 
 static void print_where(const struct ga_text *r, const struct ga_where *w, FILE *out)
 {
-	char b1[8 * GA_TEXT_NAME_WIDTH + 16], b2[8 * GA_TEXT_NAME_WIDTH + 16], t[32];
+	char b1[8 * GA_TEXT_NAME_WIDTH + 16], b2[8 * GA_TEXT_NAME_WIDTH + 16];
+	char b3[4 * GA_TEXT_NAME_WIDTH + 8], t[32];
 	const char *before = place(r, w->site_before, w->label_before, b1, sizeof(b1));
 	const char *after = place(r, w->site_after, w->label_after, b2, sizeof(b2));
 
@@ -50,6 +51,9 @@ static void print_where(const struct ga_text *r, const struct ga_where *w, FILE 
 		fprintf(out, " in step %u", w->step - 1);
 	if (w->call)
 		fprintf(out, ", host in %s", ga_model_str(r->m, w->call));
+	if (w->call && w->site_call)
+		fprintf(out, " from %s",
+			ga_text_name_cut(r, b3, sizeof(b3), ga_model_str(r->m, w->site_call)));
 	fputc('\n', out);
 	if (before && after)
 		fprintf(out, "       after  %s\n", before);

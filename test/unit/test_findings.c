@@ -500,6 +500,9 @@ int main(void)
 	       f ? (unsigned long long)f->stake_ns : 0ull);
 	CHECK(f && call_is(&an, f, "cudaMemcpy"));
 	CHECKF(f && site_has(&an, f, 0, "train.cu:57"), "no copy site train.cu:57");
+	CHECKF(f && f->where[0].site_call &&
+	       strstr(ga_model_str(&an.m, f->where[0].site_call), "train.cu:57"),
+	       "the call's own site is not train.cu:57");
 	CHECK(!find(&an, GA_RULE_STARVATION) && !find(&an, GA_RULE_PAGEABLE_COPY));
 	ga_analysis_free(&an);
 	ga_filter_free(&flt);
@@ -806,7 +809,7 @@ int main(void)
 	rc = run(&out, &err, cmd_export, "export", "--format", "json", path[SYNC_COPY][0], NULL);
 	CHECK(rc == 0 && out && strstr(out, "\"findings\":[") &&
 	      strstr(out, "\"rule\":\"sync-copy\"") && strstr(out, "\"host_call\":\"cudaMemcpy\"") &&
-	      strstr(out, "\"gaps\":19"));
+	      strstr(out, "\"gaps\":19") && strstr(out, "\"site_call\":\"train (train.cu:57)"));
 	free(out);
 	free(err);
 	rc = run(&out, &err, cmd_export, "export", "--format", "json", path[STARVE][1], NULL);
