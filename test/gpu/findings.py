@@ -1,6 +1,8 @@
 """GPU tests of the report's findings (run by run.py): test/apps/findings.cu
 runs each problem and its fixed twin under the recorder; the rule must fire
-on the problem, with the launch site's file:line the program printed and a
+on the problem, with the site's file:line the program printed (the launch
+site before or after the idle time, or for a synchronous copy the copy
+call's own site, site_call) and a
 time at stake within 20% of the time the twin actually saves (the host time
 of the steady-state loop, problem minus twin), and must not fire on the
 twin.  The report's --fail-on must exit 3 on the problem and 0 on the twin.
@@ -12,11 +14,11 @@ import json
 
 STAKE_TOLERANCE = 0.20
 
-# mode: (rule, backtrace, side of the idle time whose site is checked, truth key of its line)
+# mode: (rule, backtrace, the place's site that is checked, truth key of its line)
 CASES = {
     "starve": ("gpu-starvation", "kernel", "site_after", "findings.line.launch"),
     "sync": ("host-sync", "kernel", "site_before", "findings.line.launch"),
-    "copy": ("sync-copy", "all", "site_before", "findings.line.copy"),
+    "copy": ("sync-copy", "all", "site_call", "findings.line.copy"),
     "launch": ("launch-bound", "kernel", "site_after", "findings.line.launch"),
 }
 
