@@ -241,7 +241,7 @@ demo:
 	@bash scripts/demo.sh $(BUILD)
 
 bench: all apps
-	@bash bench/run.sh $(BUILD)
+	@bash bench/overhead.sh $(BUILD)
 
 # The analyzer against the one-thread decompress+scan floor, no GPU needed
 # (bench/analyzer.py says what it measures):
@@ -292,7 +292,7 @@ fuzz:
 		test/fuzz/fuzz_symbolize.c $(filter-out analyzer/main.c,$(ANA_SRC)) -lzstd -lpcre2-8 -lsqlite3 -lz -lstdc++ -lm -ldl
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ipreload -pthread -o $(BUILD)/fuzz/fuzz_control \
-		test/fuzz/fuzz_control.c preload/control.c preload/log.c -ldl
+		test/fuzz/fuzz_control.c preload/ctlserver.c preload/log.c -ldl
 	cp test/golden/*.gpuprof $(BUILD)/fuzz/corpus/
 	$(BUILD)/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -rss_limit_mb=4096 \
 		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus

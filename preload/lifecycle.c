@@ -36,7 +36,7 @@
  *    requests, --duration).  It sleeps in poll(2) on a pipe of its own,
  *    which a signal handler can write to (wake_w).  Every change of file or window happens
  *    on it (or on the exit path once it has ended), so they never race.
- *  - control thread (control.c), only when asked for: hands requests to the
+ *  - control thread (ctlserver.c), only when asked for: hands requests to the
  *    flusher through the mailbox below and waits for the answer.
  *  - exit handler (atexit, registered inside cuInit): finishes the trace;
  *    every wait bounded.
@@ -44,7 +44,7 @@
  */
 #include "lifecycle.h"
 #include "config.h"
-#include "control.h"
+#include "ctlserver.h"
 #include "flight.h"
 #include "log.h"
 #include "recorder.h"
@@ -1395,7 +1395,7 @@ static void status(char *ans, size_t anssz)
 	}
 }
 
-/* The control thread's handler (control.h). */
+/* The control thread's handler (ctlserver.h). */
 static int handle_request(const char *verb, const char *msg, char *ans, size_t anssz)
 {
 	char val[GP_PATH_MAX];

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The analyzer's layers: no include loop, and no arrow back up.
+"""The analyzer's layers: no include loop, and no arrow back up; and one
+name, one file across the tree.
 
     python3 test/layering-check.py
 
@@ -16,9 +17,19 @@ are not the analyzer's (gpuprof/trace.h, system headers) are left out.
 Prints one "not ok" line per arrow back up and per loop, a "skip" line per
 loop listed in KNOWN_LOOPS with what ends it, and an "ok" line when nothing
 else is wrong; exit status 1 on any failure.
+
+Names: no two tracked source files share a base name, a .c and its .h in
+one folder counting as one (views/export.h beside cmd/export.c, or
+model/diff.c beside cmd/diff.c, had readers and tools open the wrong one).
+Source files are code, headers, scripts and schemas (SOURCE_EXT, and names
+without an extension such as scripts/gpuprof); the golden cases' traces and
+expected outputs are data laid out alike on purpose (ranks/job-0.gpuprof,
+ranks_nccl/job-0.gpuprof) and are left out.  Prints one "not ok" line per
+name used twice, else an "ok" line.
 """
 import os
 import re
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -30,6 +41,7 @@ KNOWN_LOOPS = {
         "findings.c reads struct ga_analysis, which holds the findings; it ends when "
         "ga_findings_finish takes the aggregates it reads instead",
 }
+SOURCE_EXT = (".c", ".h", ".cu", ".cuh", ".py", ".sh", ".bash", ".proto")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -56,7 +68,47 @@ def resolve(src_rel, name):
     return None
 
 
+def tracked_files():
+    """The repository's tracked files, relative to ROOT ('git ls-files'; without git, the tree less hidden and build* folders)."""
+    try:
+        out = subprocess.run(["git", "-C", ROOT, "ls-files", "-z"], capture_output=True, check=True)
+        names = [n for n in out.stdout.decode("utf-8", "replace").split("\0") if n]
+        if names:
+            return names
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    names = []
+    for d, dirs, files in os.walk(ROOT):
+        dirs[:] = [x for x in dirs if not x.startswith((".", "build"))]
+        for n in files:
+            names.append(os.path.relpath(os.path.join(d, n), ROOT).replace(os.sep, "/"))
+    return names
+
+
+def name_check():
+    """One name, one file: returns the number of base names used in more than one folder."""
+    where = {}
+    for path in tracked_files():
+        base = path.rsplit("/", 1)[-1]
+        stem, ext = os.path.splitext(base)
+        if ext and ext not in SOURCE_EXT:
+            continue
+        key = stem if ext in (".c", ".h") else base
+        where.setdefault(key, []).append(path)
+    bad = 0
+    for key in sorted(where):
+        dirs = {os.path.dirname(p) for p in where[key]}
+        if len(dirs) > 1:
+            print("not ok - names: %s is the name of %s; one name, one file"
+                  % (key, ", ".join(sorted(where[key]))))
+            bad += 1
+    if not bad:
+        print("ok - names: %d source files, no base name in two folders" % len(where))
+    return bad
+
+
 def main():
+    names_bad = name_check()
     files = []
     for d, _, names in os.walk(ANA):
         for n in names:
@@ -123,7 +175,7 @@ def main():
     if not bad:
         print("ok - layering: %d analyzer files, no arrow back up (%s), no include loop "
               "but the known ones" % (len(files), " <- ".join(LAYERS + ["main.c"])))
-    return 1 if bad else 0
+    return 1 if bad or names_bad else 0
 
 
 if __name__ == "__main__":

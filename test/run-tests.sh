@@ -5,7 +5,7 @@
 #
 # In order: the unit test binaries BUILD/test/test_*, the golden analyzer
 # tests (SQL over the SQLite export among them), the analyzer's layers
-# (test/layering-check.py), the wrapper tests, the
+# and one name per source file (test/layering-check.py), the wrapper tests, the
 # build and install rules (install, man pages, uninstall), a check of the fault shim the GPU tests preload,
 # the GPU end-to-end tests (they skip without a GPU), and checks of the
 # recorder library's exported symbols and load-time dependencies.  Every
@@ -99,7 +99,7 @@ if [ -f test/golden/ranks-checks.sh ]; then
 	run_step "golden ranks" bash test/golden/ranks-checks.sh "$build"
 fi
 
-# --- the analyzer's layers: no include loop, no arrow back up (no build needed)
+# --- the analyzer's layers: no include loop, no arrow back up; one name, one file (no build needed)
 if command -v python3 >/dev/null 2>&1; then
 	run_step "layering" python3 test/layering-check.py
 else

@@ -33,7 +33,7 @@ static inline int ga_print_version(void)
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
-/* Control of running recorders (control.c): one request each. */
+/* Control of running recorders (ctlclient.c): one request each. */
 int cmd_start(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_status(int argc, char **argv);
@@ -57,7 +57,7 @@ int ga_control_request(int pid, const char *req, char *ans, size_t anssz, char *
 size_t ga_control_escape(const char *in, size_t n, char *out, size_t outsz);
 /* The process runner of "gpuprof run" (run-child.c); not listed in --help. */
 int cmd_run_child(int argc, char **argv);
-/* The wrapper's output-template check (template.c); not listed in --help. */
+/* The wrapper's output-template check (outname.c); not listed in --help. */
 int cmd_template(int argc, char **argv);
 
 #endif

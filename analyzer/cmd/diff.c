@@ -1,7 +1,7 @@
 /*
  * "gpuprof diff BASE NEW": two runs compared, per kernel, memory operation
- * kind, NVTX range and API function (model/diff.h), printed as a table or
- * JSON (views/diff.h).  Each side is one trace, or several (merged) with
+ * kind, NVTX range and API function (model/compare.h), printed as a table or
+ * JSON (views/diffviews.h).  Each side is one trace, or several (merged) with
  * "--" between the sides.  --fail-above makes the exit status a CI check.
  * Runs offline only.
  */
@@ -13,8 +13,8 @@
 
 #include "cmd/cmd.h"
 #include "model/analysis.h"
-#include "model/diff.h"
-#include "views/diff.h"
+#include "model/compare.h"
+#include "views/diffviews.h"
 
 #define GA_DIFF_DEFAULT_TOP 20     /* as the report's tables */
 

@@ -11,8 +11,8 @@
 #include "base/output.h"
 #include "cmd/cmd.h"
 #include "model/analysis.h"
-#include "model/peakfile.h"
-#include "views/export.h"
+#include "model/peaks-measured.h"
+#include "views/formats.h"
 
 /* Each format's help lines, the first beside its name. */
 static void formats_help(FILE *f)

@@ -1,6 +1,6 @@
 /*
  * "gpuprof report": options, then the analysis (model/analysis.h) printed
- * by the text views (views/report.c lists the sections).  Runs offline only.
+ * by the text views (views/text.c lists the sections).  Runs offline only.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -11,7 +11,7 @@
 #include "cmd/cmd.h"
 #include "base/output.h"
 #include "model/analysis.h"
-#include "model/peakfile.h"
+#include "model/peaks-measured.h"
 #include "views/svg.h"
 #include "views/text.h"
 

@@ -23,7 +23,7 @@
 #include "model/latency.h"
 #include "model/launchcfg.h"
 #include "model/memuse.h"
-#include "model/metrics.h"
+#include "model/hwmetrics.h"
 #include "model/model.h"
 #include "model/ranges.h"
 #include "model/ranks.h"

@@ -56,7 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "views/export.h"
+#include "views/formats.h"
 #include "views/tracks.h"
 
 #define GPU_TID_BASE GA_GPU_TID_BASE

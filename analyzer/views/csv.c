@@ -23,8 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/metrics.h"
-#include "views/export.h"
+#include "model/hwmetrics.h"
+#include "views/formats.h"
 
 #define GA_CSV_RUN (8u << 20)      /* bytes of row text sorted in memory at once */
 

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "views/export.h"
+#include "views/formats.h"
 
 const struct ga_format *const ga_formats[] = {
 	&ga_format_json,

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "base/jsonw.h"
-#include "views/diff.h"
+#include "views/diffviews.h"
 
 static void num_or_null(struct ga_jw *w, const char *key, double x)
 {

@@ -3,7 +3,7 @@
  * several processes, or one with a rank): the per-rank figures and steps
  * of model/ranks.c, ranks in order.  Runs offline only.
  */
-#include "views/export.h"
+#include "views/formats.h"
 
 /* A row's "rank" (null without one) and "name". */
 static void rank_id(struct ga_jw *w, const struct ga_model *m, const struct ga_rank_row *r)

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "views/export.h"
+#include "views/formats.h"
 
 /* The version of docs/JSON.md this export follows. */
 #define GA_JSON_SCHEMA 3

@@ -60,7 +60,7 @@
 #include <unistd.h>
 
 #include "base/pbw.h"
-#include "views/export.h"
+#include "views/formats.h"
 #include "views/tracks.h"
 
 /* Field numbers of Perfetto's schema (test/golden/perfetto/trace.proto). */

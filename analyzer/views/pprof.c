@@ -30,7 +30,7 @@
 #include <zlib.h>
 
 #include "model/sites.h"
-#include "views/export.h"
+#include "views/formats.h"
 #include "views/pprof.h"
 
 /* ---- protobuf encoding (wire types 0 and 2) ---- */

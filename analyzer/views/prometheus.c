@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "views/export.h"
+#include "views/formats.h"
 #include "views/pprof.h"
 
 #define LABEL_MAX 120              /* bytes of a kernel's name in its label */

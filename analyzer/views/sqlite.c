@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "version.h"
-#include "views/export.h"
+#include "views/formats.h"
 
 #define GA_SQL_SCHEMA_VERSION 3
 #define GA_SQL_BATCH 100000        /* rows per transaction */

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "base/output.h"
-#include "model/metrics.h"
+#include "model/hwmetrics.h"
 #include "views/svg.h"
 
 #define W 1300.0                   /* document width */

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "views/diff.h"
+#include "views/diffviews.h"
 #include "views/table.h"
 #include "views/text.h"
 

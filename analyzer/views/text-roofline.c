@@ -1,5 +1,5 @@
 /*
- * The report's hardware metrics (model/metrics.h): the "Metrics:" header
+ * The report's hardware metrics (model/hwmetrics.h): the "Metrics:" header
  * line (printed by the header section), and the roofline section: the
  * roofline table, the table of the metrics asked for, the devices'
  * ceilings.  Runs offline only.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/metrics.h"
+#include "model/hwmetrics.h"
 #include "views/table.h"
 #include "views/text.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/metrics.h"
+#include "model/hwmetrics.h"
 #include "views/text.h"
 
 /* A kernel's metrics, summed over its profiled launches on every device. */

@@ -1,6 +1,6 @@
 /*
  * The text report's views: each table of "gpuprof report" is one section,
- * in a file of its own (views/text-*.c), listed once in views/report.c.
+ * in a file of its own (views/text-*.c), listed once in views/text.c.
  * A section reads the finished analysis (model/analysis.h) and prints; it
  * computes nothing the model should hold.  Runs offline only.
  */

@@ -1,7 +1,7 @@
 /*
  * libFuzzer target for the recorder's side of the control protocol
  * (include/gpuprof/control.h): the input is sent as a client's request
- * over a socketpair to gp_control_serve (preload/control.c), whose handler
+ * over a socketpair to gp_control_serve (preload/ctlserver.c), whose handler
  * parses keys as the lifecycle's does (gp_control_get, duration_ms with
  * gp_control_duration, output that must be absolute).  Checks: the server
  * never reads past its buffer, answers a well-formed request with exactly
@@ -23,7 +23,7 @@
 
 #include <gpuprof/control.h>
 
-#include "control.h"
+#include "ctlserver.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,8 +1,8 @@
 /*
- * Unit tests of the control channel: the recorder's side (preload/control.c:
+ * Unit tests of the control channel: the recorder's side (preload/ctlserver.c:
  * a whole request within a deadline, the abstract fallback of a squatted or
  * relative directory, the CUDA context in status answers) and the client's
- * (analyzer/cmd/control.c: the directory and the peer checked before a byte
+ * (analyzer/cmd/ctlclient.c: the directory and the peer checked before a byte
  * is sent, stale sockets removed, gpuprof list asking every recorder at
  * once within its deadline and escaping what others wrote), and the limits
  * of the protocol (include/gpuprof/control.h: duration_ms, relative
@@ -14,7 +14,7 @@
 #include "tap.h"
 
 #include "config.h"
-#include "control.h"
+#include "ctlserver.h"
 #include "lifecycle.h"
 #include "recorder.h"
 #include "source.h"
@@ -45,7 +45,7 @@
 static char tmpdir[64];
 static char **main_argv;
 
-/* Stands in for the driver (preload/control.c asks it when defined). */
+/* Stands in for the driver (preload/ctlserver.c asks it when defined). */
 static atomic_int fake_ctx = 0;
 
 int gp_control_cuda_probe(void);

@@ -14,7 +14,7 @@
 
 #include "cmd/cmd.h"
 #include "gpuprof/peaks.h"
-#include "model/metrics.h"
+#include "model/hwmetrics.h"
 #include "model/model.h"
 #include "synth.h"
 #include "tap.h"

@@ -19,7 +19,7 @@
 #include "cmd/cmd.h"
 #include "gpuprof/peakfile.h"
 #include "gpuprof/peaks.h"
-#include "model/peakfile.h"
+#include "model/peaks-measured.h"
 #include "synth.h"
 #include "tap.h"
 

@@ -1,7 +1,7 @@
 /*
- * Two analyses compared (see diff.h).  Runs offline only.
+ * Two analyses compared (see compare.h).  Runs offline only.
  */
-#include "model/diff.h"
+#include "model/compare.h"
 
 #include <math.h>
 #include <stdio.h>

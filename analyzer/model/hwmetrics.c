@@ -1,13 +1,13 @@
 /*
  * Hardware metrics of profiled kernel launches: the aggregate per kernel
- * and the roofline arithmetic (see metrics.h).  Printing is views/text-roofline.c.
+ * and the roofline arithmetic (see hwmetrics.h).  Printing is views/text-roofline.c.
  * Runs offline only.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/metrics.h"
+#include "model/hwmetrics.h"
 
 const struct ga_mx_prec_name ga_mx_prec[GA_MX_PREC] = {
 	[GP_PEAK_FP64] = { "FP64", "FP64" },

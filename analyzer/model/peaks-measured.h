@@ -4,13 +4,13 @@
  * same model (report --peaks-dir; --spec-peaks keeps the recorded ones).
  * Runs offline only.
  */
-#ifndef GA_ANALYZER_PEAKFILE_H
-#define GA_ANALYZER_PEAKFILE_H
+#ifndef GA_MODEL_PEAKS_MEASURED_H
+#define GA_MODEL_PEAKS_MEASURED_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/metrics.h"
+#include "model/hwmetrics.h"
 
 struct ga_measured {
 	double flops[GA_MX_PREC];  /* 0: not measured */

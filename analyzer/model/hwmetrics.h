@@ -5,8 +5,8 @@
  * (GP_REC_METRICS, GP_REC_DEVICE_PEAKS, GP_REC_METRICS_INFO), chained in
  * front of any observer already bound.  Runs offline only.
  */
-#ifndef GA_ANALYZER_METRICS_H
-#define GA_ANALYZER_METRICS_H
+#ifndef GA_MODEL_HWMETRICS_H
+#define GA_MODEL_HWMETRICS_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -56,7 +56,7 @@ struct ga_mx_peaks {
 	struct gp_rec_device_peaks p;  /* the ceilings in use */
 	uint32_t chip;             /* strtab id */
 	/*
-	 * Peaks measured by gpuprof calibrate (model/peakfile.h), applied
+	 * Peaks measured by gpuprof calibrate (model/peaks-measured.h), applied
 	 * over the recorded ones: which ceilings they replaced, the L2
 	 * bandwidth (measured only), when, and the recorded ceilings.
 	 */

@@ -10,8 +10,8 @@
  * and many): free the diff before the analyses.
  * Runs offline only; prints nothing.
  */
-#ifndef GA_MODEL_DIFF_H
-#define GA_MODEL_DIFF_H
+#ifndef GA_MODEL_COMPARE_H
+#define GA_MODEL_COMPARE_H
 
 #include <stddef.h>
 #include <stdint.h>

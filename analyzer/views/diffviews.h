@@ -1,13 +1,13 @@
 /*
- * How "gpuprof diff" prints a comparison (model/diff.h): a text table
+ * How "gpuprof diff" prints a comparison (model/compare.h): a text table
  * (text-diff.c) or JSON (json-diff.c).  Runs offline only.
  */
-#ifndef GA_VIEWS_DIFF_H
-#define GA_VIEWS_DIFF_H
+#ifndef GA_VIEWS_DIFFVIEWS_H
+#define GA_VIEWS_DIFFVIEWS_H
 
 #include <stdio.h>
 
-#include "model/diff.h"
+#include "model/compare.h"
 
 struct ga_diff_view {
 	const char *base, *nw;     /* how the two sides are named */

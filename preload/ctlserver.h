@@ -10,8 +10,8 @@
  * ours (all signals blocked); gp_control_close on the exit path;
  * gp_control_forked in a forked child (async-signal-safe).
  */
-#ifndef GP_CONTROL_H
-#define GP_CONTROL_H
+#ifndef GP_CTLSERVER_H
+#define GP_CTLSERVER_H
 
 #include "config.h"
 

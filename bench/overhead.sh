@@ -3,7 +3,7 @@
 # runs bench/bench.py, which prints a markdown report and writes
 # BUILD_DIR/bench/results.md and BUILD_DIR/bench/raw.csv.
 #
-#   bash bench/run.sh BUILD_DIR [--only NAME[,NAME]] [--quick]
+#   bash bench/overhead.sh BUILD_DIR [--only NAME[,NAME]] [--quick]
 #
 # BENCH_QUICK=1 runs a shorter version.  Expects the recorder, wrapper and
 # analyzer in BUILD_DIR (make).  bench/bench.py describes the rest.

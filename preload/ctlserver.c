@@ -1,5 +1,5 @@
 /*
- * The recorder's control socket (see control.h).
+ * The recorder's control socket (see ctlserver.h).
  *
  * Safety: the directory must be ours (owner = effective user, no group or
  * other permissions, not a symlink); when it is not (another user made
@@ -16,7 +16,7 @@
  * making one).
  * Context: our own thread, all signals blocked; no stdio.
  */
-#include "control.h"
+#include "ctlserver.h"
 #include "log.h"
 
 #include <gpuprof/control.h>

@@ -4,8 +4,8 @@
  * format may stream (set the model's hooks in begin, see model.h) and
  * writes the rest in end, from the finished analysis.  Runs offline only.
  */
-#ifndef GA_VIEWS_EXPORT_H
-#define GA_VIEWS_EXPORT_H
+#ifndef GA_VIEWS_FORMATS_H
+#define GA_VIEWS_FORMATS_H
 
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
 /*
- * Measured peaks (model/peakfile.h): reading the files gpuprof calibrate
+ * Measured peaks (model/peaks-measured.h): reading the files gpuprof calibrate
  * writes, and applying them to the roofline's ceilings.  Runs offline only.
  */
 #include <dirent.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "gpuprof/peakfile.h"
-#include "model/peakfile.h"
+#include "model/peaks-measured.h"
 
 int ga_peakfile_read(const char *path, struct ga_measured *out, char *err, size_t errlen)
 {
