@@ -133,6 +133,7 @@ void ga_model_free(struct ga_model *m)
 	free(m->labels);
 	ga_map_free(&m->label_map);
 	ga_map_free(&m->copy_legs);
+	free(m->leg_bits);
 	ga_map_free(&m->staged);
 	free(m->legs);
 	free(m->pairs);
@@ -720,6 +721,9 @@ int ga_model_note_copy(struct ga_model *m, uint32_t proc, const struct gp_rec_me
 
 	if ((c->copy_kind != GP_COPY_DTOH && c->copy_kind != GP_COPY_HTOD) || !c->correlation)
 		return 0;
+	if (!m->leg_bits && !(m->leg_bits = calloc(GA_LEG_BITS / 64, sizeof(*m->leg_bits))))
+		return -1;
+	m->leg_bits[c->correlation % GA_LEG_BITS / 64] |= 1ull << (c->correlation % 64);
 	ins = ga_map_insert(&m->copy_legs, proc, c->correlation, &slot);
 	if (ins < 0)
 		return -1;
@@ -788,7 +792,9 @@ int ga_model_note_api(struct ga_model *m, uint32_t proc, const struct gp_rec_api
 	 * follows the copy's activity records; every call of a trace would
 	 * cost a map entry each).
 	 */
-	if (!name && !ga_map_find(&m->copy_legs, proc, r->correlation))
+	if (!name && (!m->leg_bits ||
+		      !(m->leg_bits[r->correlation % GA_LEG_BITS / 64] >> (r->correlation % 64) & 1) ||
+		      !ga_map_find(&m->copy_legs, proc, r->correlation)))
 		return 0;
 	if (ga_map_insert(&m->copy_api, proc, r->correlation, &slot) < 0)
 		return -1;

@@ -37,6 +37,8 @@ enum ga_act_kind {
  * kind (an analyzer-side kind; traces never hold it).
  */
 #define GA_COPY_STAGED_PEER 255
+/* Bits of the model's leg_bits (1 MiB), a power of two. */
+#define GA_LEG_BITS (1u << 23)
 
 /* One GPU activity, ids resolved to the model's; handed to hooks. */
 struct ga_act {
@@ -148,6 +150,10 @@ struct ga_devrow {
 /* Durations of one kernel or API function, for its median. */
 /* A duration that does not fit 32 bits; its exact value is in the model's bigs. */
 #define GA_DUR_BIG UINT32_MAX
+/* Owners of the bigs: kernel, API and memory operation statistics. */
+#define GA_BIG_KERNEL 1
+#define GA_BIG_API 2
+#define GA_BIG_MEMOP 3
 #define GA_KEY_NONE UINT32_MAX
 
 struct ga_durs {
@@ -162,6 +168,7 @@ struct ga_kstat {
 	uint64_t stddev;           /* set by ga_model_finish() */
 	struct ga_welford var;
 	struct ga_durs durs;
+	int med_est;               /* med is a summary's estimate (model/summary.h) */
 };
 
 /* Per activity label: the CUDA activity summary. */
@@ -188,6 +195,7 @@ struct ga_memop {
 	uint64_t count, bytes, total, min, max, med, stddev;
 	struct ga_welford var;
 	struct ga_durs durs;
+	int med_est;               /* med is a summary's estimate */
 };
 
 struct ga_gstat {
@@ -203,6 +211,7 @@ struct ga_astat {
 	uint64_t stddev;           /* set by ga_model_finish() */
 	struct ga_welford var;
 	struct ga_durs durs;
+	int med_est;               /* med is a summary's estimate */
 };
 
 /* A duration too long for the 32-bit median arrays, kept aside exactly. */
@@ -283,6 +292,12 @@ struct ga_model {
 	 * scan's first pass calls ga_model_note_copy/_string/_api).
 	 */
 	struct ga_map copy_legs;   /* (proc, correlation) -> first leg index + 1 */
+	/*
+	 * Bit correlation % GA_LEG_BITS set: some process may have a copy leg
+	 * of that correlation.  Most API calls are not copies: the bit spares
+	 * them a look-up in copy_legs, which grows with the copies.
+	 */
+	uint64_t *leg_bits;
 	struct ga_copy_leg *legs;
 	size_t nlegs, caplegs;
 	struct ga_map staged;      /* (proc, correlation) -> pair index + 1 */
@@ -315,6 +330,7 @@ struct ga_model {
 	uint64_t streams, api_threads;
 	uint64_t bad_refs;         /* references to strings never defined */
 	int finished;              /* ga_model_finish() ran */
+	uint64_t sum_parts;        /* built from summaries: parts merged (model/summary.h) */
 
 	char err[320];
 };
