@@ -13,15 +13,43 @@
 #define GA_EXIT_GREW 3             /* diff --fail-above: something grew too much */
 #define GA_EXIT_FINDING 3          /* report --fail-on: a finding fired */
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "read/reader.h"
 #include "version.h"
 
 /* getopt value of --version, which every command takes. */
 #define GA_OPT_VERSION 0x1100
 /* getopt value of --symbol-path (report, export). */
 #define GA_OPT_SYMBOL_PATH 0x1101
+
+/* -j N, --jobs N (report, export, diff): see ga_jobs_option(). */
+#define GA_JOBS_HELP                                                         \
+	"  -j, --jobs N    threads that decode each trace (default 0: one per\n"  \
+	"                  CPU available, at most 64; 1: one thread)\n"
+
+/*
+ * Takes -j's argument into ga_reader_jobs.  Returns 0, or -1 after saying
+ * why on stderr ("gpuprof CMD: ...").
+ */
+static inline int ga_jobs_option(const char *cmd, const char *arg)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(arg, &end, 10);
+	if (arg[0] < '0' || arg[0] > '9' || *end || errno || n > GA_READER_JOBS_MAX) {
+		fprintf(stderr, "gpuprof %s: -j needs a number from 0 (one per CPU) to %d, "
+			"not '%s'\n", cmd, GA_READER_JOBS_MAX, arg);
+		return -1;
+	}
+	ga_reader_jobs = (unsigned)n;
+	return 0;
+}
 
 /* Prints "gpuprof VERSION" on standard output; returns GA_EXIT_OK. */
 static inline int ga_print_version(void)

@@ -41,6 +41,8 @@ static void help(FILE *f)
 	      "                     operations, NVTX ranges, API functions (default\n"
 	      "                     20, 0: all; --json has every row)\n"
 	      "  --full-names       do not shorten long names in the table\n"
+	      "  -j, --jobs N       threads that decode each trace (default 0: one\n"
+	      "                     per CPU available, at most 64; 1: one thread)\n"
 	      "  -h, --help         show this help\n"
 	      "  --version          print the version\n\n"
 	      "Exit status: 0 done, 1 when a trace cannot be read, 2 on bad usage,\n"
@@ -83,7 +85,8 @@ int cmd_diff(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "threshold", required_argument, NULL, 't' },
 		{ "fail-above", required_argument, NULL, 'F' },
-		{ "json", no_argument, NULL, 'j' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "full-names", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -102,7 +105,7 @@ int cmd_diff(int argc, char **argv)
 		;
 	opterr = 0;
 	optind = 0;
-	while ((c = getopt_long(sep, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(sep, argv, "hj:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (pct_arg("--threshold", optarg, &v.threshold))
@@ -112,8 +115,12 @@ int cmd_diff(int argc, char **argv)
 			if (pct_arg("--fail-above", optarg, &v.fail_above))
 				return GA_EXIT_USAGE;
 			break;
-		case 'j':
+		case 'J':
 			json = 1;
+			break;
+		case 'j':
+			if (ga_jobs_option("diff", optarg))
+				return GA_EXIT_USAGE;
 			break;
 		case 'n':
 			v.top = strtol(optarg, &end, 10);
@@ -132,7 +139,7 @@ int cmd_diff(int argc, char **argv)
 		case GA_OPT_VERSION:
 			return ga_print_version();
 		default:
-			if (optopt == 't' || optopt == 'F' || optopt == 'n')
+			if (optopt == 't' || optopt == 'F' || optopt == 'n' || optopt == 'j')
 				fprintf(stderr, "gpuprof diff: %s needs a value\n", argv[optind - 1]);
 			else if (optopt)
 				fprintf(stderr, "gpuprof diff: unknown option '-%c'\n", optopt);

@@ -68,6 +68,7 @@ static void help(FILE *f)
 	      "                    per launch while the export runs)\n"
 	      "  -h, --help        show this help\n"
 	      "  --version         print the version\n"
+	      GA_JOBS_HELP
 	      GA_FILTER_HELP
 	      "\nNVTX ranges appear as \"nvtx\" and \"marks\" in json, as the \"nvtx\"\n"
 	      "column (innermost range) in csv, as slices, async ranges and\n"
@@ -93,6 +94,7 @@ int cmd_export(int argc, char **argv)
 		{ "no-flows", no_argument, NULL, 'F' },
 		{ "table", required_argument, NULL, 'T' },
 		{ "align", required_argument, NULL, 'A' },
+		{ "jobs", required_argument, NULL, 'j' },
 		GA_PEAKS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, GA_OPT_VERSION },
@@ -115,7 +117,7 @@ int cmd_export(int argc, char **argv)
 	opterr = 0;
 	optind = 0;
 	ga_filter_init(&flt);
-	while ((c = getopt_long(argc, argv, "ft:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ft:o:hj:", longopts, NULL)) != -1) {
 		if (ga_peaks_option(&po, c, optarg))
 			continue;
 		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
@@ -127,6 +129,12 @@ int cmd_export(int argc, char **argv)
 			return GA_EXIT_USAGE;
 		}
 		switch (c) {
+		case 'j':
+			if (ga_jobs_option("export", optarg)) {
+				ga_filter_free(&flt);
+				return GA_EXIT_USAGE;
+			}
+			break;
 		case 'f':
 			/* -f is --force in gpuprof run, as in nsys: never the format. */
 			ga_filter_free(&flt);
@@ -191,7 +199,7 @@ int cmd_export(int argc, char **argv)
 				fputs("gpuprof export: --align needs a value (nccl)\n", stderr);
 			else if (optopt == GA_PEAKS_OPT_DIR)
 				fputs("gpuprof export: --peaks-dir needs a directory\n", stderr);
-			else if (optopt == 't' || optopt == 'o')
+			else if (optopt == 't' || optopt == 'o' || optopt == 'j')
 				fprintf(stderr, "gpuprof export: option -%c needs a value\n", optopt);
 			else if (optopt)
 				fprintf(stderr, "gpuprof export: unknown option '-%c'\n", optopt);

@@ -59,6 +59,7 @@ static void help(FILE *f)
 	      "                  tail-effect, below-roof, memory-bound, fp32-gemm,\n"
 	      "                  nccl-exposed, straggler, startup, staged-peer-copy,\n"
 	      "                  incomplete-trace\n"
+	      GA_JOBS_HELP
 	      GA_FILTER_HELP
 	      "  -h, --help      show this help\n"
 	      "  --version       print the version\n\n"
@@ -110,6 +111,7 @@ int cmd_report(int argc, char **argv)
 		{ "no-symbolize", no_argument, NULL, 'S' },
 		{ "symbol-path", required_argument, NULL, GA_OPT_SYMBOL_PATH },
 		{ "align", required_argument, NULL, 'A' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "roofline-svg", required_argument, NULL, 'V' },
 		{ "findings", required_argument, NULL, GA_OPT_FINDINGS },
 		{ "fail-on", required_argument, NULL, GA_OPT_FAIL_ON },
@@ -135,7 +137,7 @@ int cmd_report(int argc, char **argv)
 	opterr = 0;
 	optind = 0;
 	ga_filter_init(&flt);
-	while ((c = getopt_long(argc, argv, "hn:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hn:j:", longopts, NULL)) != -1) {
 		if (ga_peaks_option(&po, c, optarg))
 			continue;
 		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
@@ -195,6 +197,12 @@ int cmd_report(int argc, char **argv)
 				return GA_EXIT_USAGE;
 			}
 			break;
+		case 'j':
+			if (ga_jobs_option("report", optarg)) {
+				ga_filter_free(&flt);
+				return GA_EXIT_USAGE;
+			}
+			break;
 		case 'V':
 			if (!*optarg) {
 				fputs("gpuprof report: --roofline-svg needs a file name\n", stderr);
@@ -240,7 +248,8 @@ int cmd_report(int argc, char **argv)
 				fputs("gpuprof report: --align needs a value (nccl)\n", stderr);
 			else if (optopt == 'n')
 				fputs("gpuprof report: --top needs a value\n", stderr);
-			else if (optopt == 'V' || optopt == GA_PEAKS_OPT_DIR || optopt == 'D')
+			else if (optopt == 'V' || optopt == GA_PEAKS_OPT_DIR || optopt == 'D' ||
+				 optopt == 'j')
 				fprintf(stderr, "gpuprof report: %s needs a value\n", argv[optind - 1]);
 			else if (optopt)
 				fprintf(stderr, "gpuprof report: unknown option '-%c'\n", optopt);

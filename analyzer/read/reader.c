@@ -82,8 +82,8 @@ struct src {
 	uint64_t pos;
 };
 
-/* Helper threads at most, and chunks in flight per thread. */
-#define MAX_HELPERS 3
+/* Helper threads at most (-j 64 at most), and chunks in flight per thread. */
+#define MAX_HELPERS (GA_READER_JOBS_MAX - 1)
 #define SLOTS_PER_THREAD 2
 /* Smaller inputs decode on the caller's thread: a thread costs more than it saves. */
 #define HELPERS_MIN_BYTES (512u << 10)
@@ -608,8 +608,9 @@ static void helpers_stop(struct rd *r)
 	r->nhelpers = 0;
 }
 
-/* One helper per CPU beyond the caller's, up to MAX_HELPERS. */
-static unsigned helpers_wanted(void)
+unsigned ga_reader_jobs;
+
+unsigned ga_reader_cpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 #ifdef CPU_COUNT
@@ -618,9 +619,17 @@ static unsigned helpers_wanted(void)
 	if (sched_getaffinity(0, sizeof(set), &set) == 0)
 		n = CPU_COUNT(&set);
 #endif
+	return n < 1 ? 1 : (unsigned long)n > GA_READER_JOBS_MAX ? GA_READER_JOBS_MAX : (unsigned)n;
+}
+
+/* One helper per thread of ga_reader_jobs (or per CPU) beyond the caller's. */
+static unsigned helpers_wanted(void)
+{
+	unsigned n = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus();
+
 	if (n <= 1)
 		return 0;
-	return n - 1 < MAX_HELPERS ? (unsigned)(n - 1) : MAX_HELPERS;
+	return n - 1 < MAX_HELPERS ? n - 1 : MAX_HELPERS;
 }
 
 /*

@@ -3,9 +3,9 @@
  * callback, one validated chunk at a time, without keeping them.  Damage
  * (a cut file, a bad checksum, a broken frame) stops the read at the start
  * of the damaged chunk; everything before it has been delivered.  Long
- * inputs are decoded on helper threads as well, one per further CPU; the
- * callback always runs on the calling thread, in file order.  Runs offline
- * only.
+ * inputs are decoded on helper threads as well, one per further CPU (per
+ * further thread of ga_reader_jobs when set); the callback always runs on
+ * the calling thread, in file order.  Runs offline only.
  */
 #ifndef GA_ANALYZER_READER_H
 #define GA_ANALYZER_READER_H
@@ -14,6 +14,20 @@
 #include <stdint.h>
 
 #include "gpuprof/trace.h"
+
+/* Threads that decode one trace at most: the caller's and helpers. */
+#define GA_READER_JOBS_MAX 64
+
+/*
+ * Threads that decode a trace, the caller's included (-j N of the
+ * subcommands): 0, the default, is one per CPU available to the process
+ * (at most GA_READER_JOBS_MAX); 1 decodes on the caller's thread alone.
+ * Set before reading; the readers only read it.
+ */
+extern unsigned ga_reader_jobs;
+
+/* CPUs available to this process (its affinity mask), 1 to GA_READER_JOBS_MAX. */
+unsigned ga_reader_cpus(void);
 
 /* Return codes of ga_reader_read_*(). */
 #define GA_READ_OK 0               /* read, possibly only in part: see info */

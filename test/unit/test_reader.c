@@ -209,6 +209,60 @@ static void test_round_trip(int delta)
 	tap_end();
 }
 
+/*
+ * A trace long enough for helper threads (over 512 KiB), read with every
+ * -j: 1 (the caller alone), 2, 7 and the most; from memory and from a
+ * file.  The records arrive whole and in file order each time.
+ */
+static void test_jobs(void)
+{
+	static const unsigned jobs[] = { 1, 2, 7, GA_READER_JOBS_MAX, 0 };
+	struct ga_buf ref = { 0 }, got = { 0 };
+	struct ga_read_info info;
+	char err[256], path[] = "/tmp/gpuprof-test-XXXXXX";
+	unsigned char *buf = NULL;
+	size_t len = 0, j;
+	struct synth *s;
+	int rc, fd;
+
+	tap_begin("decoding threads (-j): every record, in file order, with 1 to 64 threads");
+	s = synth_open(NULL);
+	CHECK(s != NULL);
+	if (!s) {
+		tap_end();
+		return;
+	}
+	s->chunk_limit = 16384;
+	s->delta = 1;
+	write_every_type(s, &ref, 600);
+	CHECK(synth_close(s, &buf, &len) == 0);
+	CHECKF(len > (600u << 10), "%zu bytes", len);
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && write(fd, buf, len) == (ssize_t)len);
+	if (fd >= 0)
+		close(fd);
+	CHECK(ga_reader_cpus() >= 1 && ga_reader_cpus() <= GA_READER_JOBS_MAX);
+	for (j = 0; j < sizeof(jobs) / sizeof(jobs[0]); j++) {
+		ga_reader_jobs = jobs[j];
+		got.len = 0;
+		rc = ga_reader_read_mem("mem", buf, len, collect, &got, &info, err, sizeof(err));
+		CHECKF(rc == GA_READ_OK && info.finished && info.chunks > 40, "-j %u: rc %d",
+		       jobs[j], rc);
+		CHECKF(got.len == ref.len && memcmp(got.p, ref.p, ref.len) == 0,
+		       "-j %u: records differ", jobs[j]);
+		got.len = 0;
+		rc = ga_reader_read_file(path, collect, &got, &info, err, sizeof(err));
+		CHECKF(rc == GA_READ_OK && got.len == ref.len && memcmp(got.p, ref.p, ref.len) == 0,
+		       "-j %u, file: rc %d", jobs[j], rc);
+	}
+	ga_reader_jobs = 0;
+	unlink(path);
+	free(buf);
+	ga_buf_free(&ref);
+	ga_buf_free(&got);
+	tap_end();
+}
+
 /* A small file of nchunks chunks with known record counts per chunk. */
 struct small {
 	unsigned char *buf;
@@ -609,6 +663,7 @@ int main(void)
 	test_crc();
 	test_round_trip(0);
 	test_round_trip(1);
+	test_jobs();
 	test_salvage();
 	test_bit_flips();
 	test_foreign();
