@@ -2,6 +2,7 @@
 """gpuprof overhead benchmarks.
 
     python3 bench/bench.py BUILD_DIR [--only NAME[,NAME...]] [--quick]
+                           [--json PATH] [--dry-run] [--report-from PATH]
 
 Runs each workload under each profiler configuration, interleaved per
 repetition (A B C ... A B C ...), and prints one markdown report (medians,
@@ -12,6 +13,22 @@ BUILD_DIR/bench/raw.csv.  The programs must already be built
 
 Workloads (--only takes these names): launch, launch-mt, torch, train,
 graph, long, metrics, analyzer.  Only "analyzer" runs without a GPU.
+
+Two more rows run only when --only names them (bench/sampling.py says
+how they measure): "overtime", --gpu-metrics and --gpu-telemetry against
+tracing alone on the launch loop and the training step, side by side with
+nsys --gpu-metrics-devices=all; "fleet", --sample=1s/60s and 1s/2s against
+no tool and --start=dormant.  Both together share their common runs.
+--json PATH writes every run of them (and the raw rows of the others) as
+JSON; --report-from PATH prints their report again from such a file;
+--dry-run prints the commands they would run and the time they would take,
+and runs nothing (no GPU needed).  Their environment:
+  BENCH_OT_REPS=N (4; quick 2), BENCH_OT_TORCH_REPS=N (2; quick 1),
+  BENCH_OT_REF_REPS=N (nsys on the launch loop, 1), BENCH_OT_TORCH_REF_REPS=N
+  (nsys on the training step, 1; quick 0), BENCH_OT_LAUNCHES=N (200000),
+  BENCH_OT_STEPS=N (60), BENCH_OT_WARMUP=N (3), BENCH_OT_SETTLE_S=S (1),
+  BENCH_OT_BUDGET_S=S (345; quick 150), BENCH_NSYS_GM_FREQ=HZ (nsys's
+  --gpu-metrics-frequency; default nsys's own)
 
 "metrics" is the cost of hardware metrics (--metrics) on the training step
 (train_step.py): the first steps, where every kernel and launch
@@ -67,6 +84,8 @@ import sys
 import tempfile
 import threading
 import time
+
+import sampling
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(ROOT, "bench")
@@ -359,6 +378,7 @@ class Bench:
         self.mx = {}            # the metrics comparison: config -> numbers
         self.analyzer_res = {}
         self.flight_size = None  # the long run sets its own
+        self.sampling = None    # the overtime and fleet rows (bench/sampling.py)
         self.base_env = {k: v for k, v in os.environ.items()
                          if k not in SCRUB_ENV and not k.startswith("GPUPROF_")}
 
@@ -1147,6 +1167,8 @@ class Bench:
             L.extend(self.report_metrics())
         if self.analyzer_res:
             L.extend(self.report_analyzer())
+        if self.sampling:
+            L.extend(self.sampling.report())
         L.extend(self.report_targets())
         if self.errors:
             L.append("## Failures")
@@ -1479,14 +1501,37 @@ def main():
                     help="run only these workloads: launch, launch-mt, torch, train, "
                          "graph, long, metrics, analyzer")
     ap.add_argument("--quick", action="store_true", help="same as BENCH_QUICK=1")
+    ap.add_argument("--json", metavar="PATH",
+                    help="write the runs of the overtime and fleet rows and the raw rows "
+                         "of the others to PATH as JSON")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="overtime, fleet: print the commands and the time they would "
+                         "take; run nothing")
+    ap.add_argument("--report-from", metavar="PATH",
+                    help="print the overtime and fleet report from a --json file")
     args = ap.parse_args()
-    known = {"launch", "launch-mt", "torch", "train", "graph", "long", "metrics", "analyzer"}
+    known = {"launch", "launch-mt", "torch", "train", "graph", "long", "metrics", "analyzer",
+             "overtime", "fleet"}
     only = set()
     for o in args.only:
         only.update(x for x in o.split(",") if x)
     if only - known:
         ap.error("unknown workload %s" % ", ".join(sorted(only - known)))
     quick = args.quick or os.environ.get("BENCH_QUICK") == "1"
+    rows = only & {"overtime", "fleet"}
+    if args.report_from:
+        with open(args.report_from) as f:
+            data = json.load(f)
+        if not data.get("sampling"):
+            ap.error("%s holds no overtime or fleet runs" % args.report_from)
+        sys.stdout.write("\n".join(sampling.report_lines(data["sampling"])) + "\n")
+        return 0
+    if args.dry_run:
+        if not rows:
+            ap.error("--dry-run: name the rows, --only overtime and/or --only fleet")
+        b = Bench(args.build, only, quick)
+        sampling.Sampling(b, rows, sys.modules[__name__]).dry_run()
+        return 0
 
     gpu = not gpu_absent()
     if not gpu and only != {"analyzer"}:
@@ -1504,10 +1549,21 @@ def main():
                 b.run_long()
             if b.wants("metrics"):
                 b.run_metrics()
+            if rows:
+                b.sampling = sampling.Sampling(b, rows, sys.modules[__name__])
+                b.sampling.run()
     except KeyboardInterrupt:
         log("bench: interrupted; reporting what was measured")
         b.stop_reason = "interrupted"
     b.write_outputs()
+    if args.json:
+        cols = ["workload", "config", "rep", "status", "rc", "wall_s", "metric", "value"]
+        out = {"info": b.info, "sampling": b.sampling.data() if b.sampling else None,
+               "raw": [dict(zip(cols, r)) for r in b.raw]}
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+            f.write("\n")
+        log("bench: wrote %s" % args.json)
     if not b.keep:
         shutil.rmtree(b.work, ignore_errors=True)
     return 0

@@ -26,6 +26,33 @@ static inline double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+// CLOCK_REALTIME in nanoseconds: the trace clock, so that the benchmark can
+// place the timed loop among a trace's records (samples, windows).
+static inline long long realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+// Sleeps BENCH_SETTLE_S seconds (fractional; unset or 0: not at all), so
+// that what a profiler sets up on threads of its own after the context
+// exists is done before a timed loop starts.
+static inline void settle(void)
+{
+	const char *v = getenv("BENCH_SETTLE_S");
+	double s = v ? strtod(v, NULL) : 0.0;
+	struct timespec ts;
+
+	if (!(s > 0.0) || s > 60.0)
+		return;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
 // Parses a positive count; exits on garbage.
 static inline long parse_count(const char *s)
 {

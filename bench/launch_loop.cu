@@ -9,7 +9,10 @@
 // Prints "BENCH us_per_launch X": host wall time of the timed loop,
 // including the final synchronization, divided by the launches in it.
 // A warm-up of WARMUP launches per stream precedes it.  "BENCH launched N"
-// counts every kernel launched, warm-up included.
+// counts every kernel launched, warm-up included.  "BENCH loop_t0_ns" and
+// "BENCH loop_t1_ns" are the timed loop's start and end on CLOCK_REALTIME
+// (the trace clock).  With BENCH_SETTLE_S=S it sleeps S seconds after
+// creating the context, before the warm-up.
 #include <pthread.h>
 
 #include "common.cuh"
@@ -45,10 +48,12 @@ static int run_mt(long n, int threads)
 	struct worker *w = (struct worker *)calloc((size_t)threads, sizeof(*w));
 	pthread_barrier_t start;
 	double t0, t1;
+	long long r0, r1;
 
 	if (!w)
 		return 1;
 	CK(cudaFree(0));
+	settle();
 	pthread_barrier_init(&start, NULL, (unsigned)threads + 1);
 	for (int i = 0; i < threads; i++) {
 		CK(cudaStreamCreateWithFlags(&w[i].stream, cudaStreamNonBlocking));
@@ -60,14 +65,17 @@ static int run_mt(long n, int threads)
 		}
 	}
 	pthread_barrier_wait(&start);
+	r0 = realtime_ns();
 	t0 = now_s();
 	for (int i = 0; i < threads; i++)
 		pthread_join(w[i].thread, NULL);
 	CK(cudaDeviceSynchronize());
 	t1 = now_s();
+	r1 = realtime_ns();
 	printf("BENCH us_per_launch %.4f\n", (t1 - t0) * 1e6 / ((double)n * threads));
 	printf("BENCH loop_s %.4f\n", t1 - t0);
 	printf("BENCH launched %ld\n", (long)threads * (n + WARMUP));
+	printf("BENCH loop_t0_ns %lld\nBENCH loop_t1_ns %lld\n", r0, r1);
 	fflush(stdout);
 	for (int i = 0; i < threads; i++)
 		CK(cudaStreamDestroy(w[i].stream));
@@ -79,20 +87,25 @@ static int run_mt(long n, int threads)
 static int run_st(long n)
 {
 	double t0, t1;
+	long long r0, r1;
 
 	CK(cudaFree(0));
+	settle();
 	for (int i = 0; i < WARMUP; i++)
 		empty_kernel<<<1, 32>>>();
 	CK(cudaDeviceSynchronize());
+	r0 = realtime_ns();
 	t0 = now_s();
 	for (long i = 0; i < n; i++)
 		empty_kernel<<<1, 32>>>();
 	CK(cudaGetLastError());
 	CK(cudaDeviceSynchronize());
 	t1 = now_s();
+	r1 = realtime_ns();
 	printf("BENCH us_per_launch %.4f\n", (t1 - t0) * 1e6 / (double)n);
 	printf("BENCH loop_s %.4f\n", t1 - t0);
 	printf("BENCH launched %ld\n", n + WARMUP);
+	printf("BENCH loop_t0_ns %lld\nBENCH loop_t1_ns %lld\n", r0, r1);
 	fflush(stdout);
 	return 0;
 }

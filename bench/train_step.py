@@ -13,7 +13,9 @@ repetition).
 Prints "BENCH ms_per_step X": host wall time of STEPS steps between two
 torch.cuda.synchronize() calls, after WARMUP steps (their time, the first
 step's kernel selection and any profiler's first encounters included, is
-"BENCH warmup_s").  With
+"BENCH warmup_s"; "BENCH loop_t0_ns" and "BENCH loop_t1_ns" are the timed
+steps' start and end on CLOCK_REALTIME, the trace clock).  BENCH_SETTLE_S=S
+sleeps S seconds after the model is on the GPU, before the warm-up.  With
 BENCH_TORCH_PROFILER=1 the warm-up and the timed steps run inside
 torch.profiler.profile(activities=[CPU, CUDA]) and nothing is exported.
 """
@@ -101,20 +103,28 @@ def main():
         opt.step()
         opt.zero_grad()
 
+    settle = float(os.environ.get("BENCH_SETTLE_S") or 0)
+    if 0 < settle <= 60:
+        torch.cuda.synchronize()
+        time.sleep(settle)
+
     with profiler_context():
         torch.cuda.synchronize()
         tw = time.perf_counter()
         for _ in range(warmup):
             step()
         torch.cuda.synchronize()
+        r0 = time.time_ns()
         t0 = time.perf_counter()
         for _ in range(steps):
             step()
         torch.cuda.synchronize()
         t1 = time.perf_counter()
+        r1 = time.time_ns()
         print("BENCH ms_per_step %.4f" % ((t1 - t0) * 1e3 / steps))
         print("BENCH loop_s %.4f" % (t1 - t0))
-        print("BENCH warmup_s %.4f" % (t0 - tw), flush=True)
+        print("BENCH warmup_s %.4f" % (t0 - tw))
+        print("BENCH loop_t0_ns %d\nBENCH loop_t1_ns %d" % (r0, r1), flush=True)
         finish()
 
 
