@@ -52,11 +52,14 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 
 int ga_analysis_findings(struct ga_analysis *an)
 {
+	struct ga_findings_in in = { .m = &an->m, .st = &an->st, .observe_sites = an->o.observe_sites,
+				     .mx = &an->mx, .lc = &an->lc, .rk = &an->rk };
+
 	if (an->fd.finished)
 		return 0;
 	if (an->o.observe_sites && ga_sites_finish(&an->st, &an->m))
 		return -1;
-	return ga_findings_finish(&an->fd, an);
+	return ga_findings_finish(&an->fd, &in);
 }
 
 int ga_analysis_filtered(const struct ga_analysis *an)

@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/analysis.h"
+#include "model/hwmetrics.h"
+#include "model/launchcfg.h"
+#include "model/ranks.h"
+#include "model/sites.h"
 
 #define NONE UINT32_MAX
 
@@ -525,7 +528,7 @@ struct lbacc {
 
 struct fin {
 	struct ga_findings *fd;
-	struct ga_analysis *an;
+	const struct ga_findings_in *in;
 	struct ga_model *m;
 	size_t *plo, *phi;         /* per process: its calls, sorted by start */
 	uint64_t *pmax;            /* per call: latest end of its process's calls up to it */
@@ -641,9 +644,9 @@ static unsigned attribute(struct fin *x, uint64_t g0, uint64_t g1, const struct 
 /* The site text of (proc, stack), else 0. */
 static uint32_t site_text(struct fin *x, uint32_t proc, uint32_t stack)
 {
-	if (!stack || !x->an->o.observe_sites)
+	if (!stack || !x->in->observe_sites)
 		return 0;
-	return ga_sites_stack_text(&x->an->st, x->m, proc, stack);
+	return ga_sites_stack_text(x->in->st, x->m, proc, stack);
 }
 
 static const struct ga_fcand *cand_at(const struct ga_findings *fd, uint32_t dev, uint64_t end)
@@ -949,7 +952,7 @@ static int gap_rules(struct fin *x)
 		if (m->devs[d].dead)
 			continue;
 		/* Slow calls hold the host as host code does, unless metrics replay made them. */
-		if (!x->an->mx.cost_ns) {
+		if (!x->in->mx->cost_ns) {
 			st.n += acc[GA_CAUSE_SLOW].n;
 			st.ns += acc[GA_CAUSE_SLOW].ns;
 			if (acc[GA_CAUSE_SLOW].longest > st.longest)
@@ -1128,7 +1131,7 @@ static int startup_rule(struct fin *x)
 
 static int occupancy_rules(struct fin *x)
 {
-	const struct ga_launchcfg *l = &x->an->lc;
+	const struct ga_launchcfg *l = x->in->lc;
 	struct ga_model *m = x->m;
 	char b1[32];
 
@@ -1199,7 +1202,7 @@ static int gemm_like(const char *name)
 /* Rules of hardware metrics (--metrics): the roofline of each kernel of weight. */
 static int metrics_rules(struct fin *x)
 {
-	const struct ga_mx *mx = &x->an->mx;
+	const struct ga_mx *mx = x->in->mx;
 	struct ga_model *m = x->m;
 	char b1[32];
 
@@ -1288,7 +1291,7 @@ static int metrics_rules(struct fin *x)
 
 static int rank_rules(struct fin *x)
 {
-	const struct ga_ranks *rk = &x->an->rk;
+	const struct ga_ranks *rk = x->in->rk;
 	struct ga_model *m = x->m;
 	const struct ga_rank_row *worst = NULL;
 	uint64_t lag = 0, steps = 0;
@@ -1350,7 +1353,7 @@ static int rank_rules(struct fin *x)
 static int incomplete_rule(struct fin *x)
 {
 	struct ga_model *m = x->m;
-	const struct ga_mx *mx = &x->an->mx;
+	const struct ga_mx *mx = x->in->mx;
 	uint64_t lost = ga_model_lost_total(m);
 	uint64_t skipped = mx->skipped_capture + mx->skipped_graph + mx->failed + mx->skipped_other;
 	struct ga_finding *f;
@@ -1387,7 +1390,7 @@ static void lb_places(struct fin *x)
 {
 	struct ga_findings *fd = x->fd;
 	struct ga_model *m = x->m;
-	const struct ga_sites *st = &x->an->st;
+	const struct ga_sites *st = x->in->st;
 
 	for (size_t i = 0; i < fd->nf; i++) {
 		struct ga_finding *f = &fd->f[i];
@@ -1456,10 +1459,10 @@ static uint64_t run_span(const struct ga_model *m)
 	return hi > lo ? hi - lo : 0;
 }
 
-int ga_findings_finish(struct ga_findings *fd, struct ga_analysis *an)
+int ga_findings_finish(struct ga_findings *fd, const struct ga_findings_in *in)
 {
-	struct fin x = { .fd = fd, .an = an, .m = &an->m };
-	struct ga_model *m = &an->m;
+	struct fin x = { .fd = fd, .in = in, .m = in->m };
+	struct ga_model *m = in->m;
 	int rc = -1;
 
 	if (fd->finished)

@@ -38,7 +38,10 @@
 
 #include "model/model.h"
 
-struct ga_analysis;
+struct ga_sites;
+struct ga_mx;
+struct ga_launchcfg;
+struct ga_ranks;
 
 /* Thresholds (docs/USAGE.md "Findings" names each one). */
 #define GA_FIND_STARVE_GAP_NS 50000ull   /* an idle gap of host code counts from 50 µs */
@@ -232,11 +235,21 @@ void ga_findings_free(struct ga_findings *fd);
 /* Observe m's activities and API records (after the sites' observer, whose stacks it reads). */
 void ga_findings_bind(struct ga_findings *fd, struct ga_model *m, const struct ga_sites *st);
 
+/* The finished aggregates the rules read (the analysis's; findings.c knows no struct ga_analysis). */
+struct ga_findings_in {
+	struct ga_model *m;
+	struct ga_sites *st;              /* written: stack texts are made on use */
+	int observe_sites;                /* launch sites observed (else st is empty) */
+	const struct ga_mx *mx;
+	const struct ga_launchcfg *lc;
+	const struct ga_ranks *rk;
+};
+
 /*
  * After every other aggregate is finished (launch sites included, when
  * observed): run the rules.  Returns 0, or -1 when memory runs out.
  */
-int ga_findings_finish(struct ga_findings *fd, struct ga_analysis *an);
+int ga_findings_finish(struct ga_findings *fd, const struct ga_findings_in *in);
 
 /* "info", "warning", "critical". */
 const char *ga_severity_name(unsigned sev);
