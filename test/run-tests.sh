@@ -4,7 +4,8 @@
 #   bash test/run-tests.sh BUILD_DIR            (make test)
 #
 # In order: the unit test binaries BUILD/test/test_*, the golden analyzer
-# tests (SQL over the SQLite export among them), the analyzer's layers
+# tests (SQL over the SQLite export among them; the picture of the GPU over
+# time), the benchmark's overtime and fleet rows (plan and arithmetic), the analyzer's layers
 # and one name per source file (test/layering-check.py), the wrapper tests, the
 # build and install rules (install, man pages, uninstall), a check of the fault shim the GPU tests preload,
 # the GPU end-to-end tests (they skip without a GPU), and checks of the
@@ -97,6 +98,14 @@ if [ -f test/golden/diff-checks.sh ]; then
 fi
 if [ -f test/golden/ranks-checks.sh ]; then
 	run_step "golden ranks" bash test/golden/ranks-checks.sh "$build"
+fi
+if [ -f test/golden/overtime-svg-checks.py ] && command -v python3 >/dev/null 2>&1; then
+	run_step "golden overtime svg" python3 test/golden/overtime-svg-checks.py "$build"
+fi
+
+# --- the benchmark's overtime and fleet rows: their plan and arithmetic (no GPU)
+if [ -f test/bench-sampling-checks.py ] && command -v python3 >/dev/null 2>&1; then
+	run_step "bench sampling" python3 test/bench-sampling-checks.py "$build"
 fi
 
 # --- the analyzer's layers: no include loop, no arrow back up; one name, one file (no build needed)
