@@ -17,6 +17,7 @@ static const struct {
 	{ "report", cmd_report, "print reports from one or more trace files (they merge)" },
 	{ "export", cmd_export, "write traces as JSON, CSV, Chrome Trace Event JSON or SQLite" },
 	{ "diff", cmd_diff, "compare two runs: per kernel, memory operation, NVTX range, API" },
+	{ "summarize", cmd_summarize, "write a small mergeable summary of traces (report reads it)" },
 	{ "start", cmd_start, "start tracing a process whose recorder is dormant" },
 	{ "stop", cmd_stop, "stop tracing it (the recorder stays, dormant)" },
 	{ "status", cmd_status, "state, trace file, records and losses of a recorder" },

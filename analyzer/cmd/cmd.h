@@ -61,6 +61,8 @@ static inline int ga_print_version(void)
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+/* summarize.c */
+int cmd_summarize(int argc, char **argv);
 /* Control of running recorders (ctlclient.c): one request each. */
 int cmd_start(int argc, char **argv);
 int cmd_stop(int argc, char **argv);

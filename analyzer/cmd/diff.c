@@ -13,6 +13,7 @@
 
 #include "cmd/cmd.h"
 #include "model/analysis.h"
+#include "model/summary.h"
 #include "model/compare.h"
 #include "views/diffviews.h"
 
@@ -73,7 +74,7 @@ static int side(struct ga_analysis *an, struct ga_filter *flt, char **paths, int
 		fputs("gpuprof: out of memory\n", stderr);
 		return -1;
 	}
-	if (ga_analysis_build(an, paths, n)) {
+	if (ga_summary_build(an, paths, n)) {
 		ga_analysis_free(an);
 		return -1;
 	}

@@ -11,6 +11,7 @@
 #include "base/output.h"
 #include "cmd/cmd.h"
 #include "model/analysis.h"
+#include "model/summary.h"
 #include "model/peaks-measured.h"
 #include "views/formats.h"
 
@@ -273,8 +274,13 @@ int cmd_export(int argc, char **argv)
 	failed = fmt->begin ? fmt->begin(&e) : 0;
 	if (failed == -1)
 		fputs("gpuprof: out of memory\n", stderr);
+	if (!failed && strcmp(fmt->name, "json") && ga_summary_any(argv + optind, argc - optind)) {
+		fprintf(stderr, "gpuprof export: summaries hold tables, not activities: only "
+			"-t json reads them, not -t %s\n", fmt->name);
+		failed = 1;
+	}
 	if (!failed)
-		failed = ga_analysis_build(&an, argv + optind, argc - optind) != 0;
+		failed = ga_summary_build(&an, argv + optind, argc - optind) != 0;
 	/* The roofline's ceilings: measured ones where gpuprof calibrate stored them. */
 	if (!failed)
 		ga_peaks_opt_apply(&po, &an.mx, &an.m);

@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "base/output.h"
 #include "model/analysis.h"
+#include "model/summary.h"
 #include "model/peaks-measured.h"
 #include "views/svg.h"
 #include "views/text.h"
@@ -280,7 +281,7 @@ int cmd_report(int argc, char **argv)
 		an.rg.site_of = tree_site_of;
 		an.rg.site_ctx = &an;
 	}
-	if (ga_analysis_build(&an, argv + optind, argc - optind) ||
+	if (ga_summary_build(&an, argv + optind, argc - optind) ||
 	    (r.o.tree && ga_sites_finish(&an.st, &an.m))) {
 		rc = GA_EXIT_FAIL;
 	} else {
@@ -290,6 +291,11 @@ int cmd_report(int argc, char **argv)
 		if (rc == GA_EXIT_OK && !(svg && !strcmp(svg, "-")) && ga_text_report(&r, out)) {
 			fputs("gpuprof: out of memory\n", stderr);
 			rc = GA_EXIT_FAIL;
+		}
+		if (rc == GA_EXIT_OK && fail_on && an.m.sum_parts) {
+			fputs("gpuprof report: --fail-on needs the traces: summaries hold no "
+			      "findings yet\n", stderr);
+			rc = GA_EXIT_USAGE;
 		}
 		if (rc == GA_EXIT_OK && fail_on) {
 			if (ga_analysis_findings(&an)) {

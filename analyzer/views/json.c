@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "model/summary.h"
 #include "views/formats.h"
 
 /* The version of docs/JSON.md this export follows. */
@@ -240,6 +241,8 @@ static int kernels(struct ga_jw *w, struct ga_model *m)
 		ga_jw_ku64(w, "count", k->count);
 		ga_jw_ku64(w, "total_ns", k->total);
 		spread(w, k->total / k->count, k->med, k->min, k->max, k->stddev);
+		if (k->med_est)
+			ga_jw_kbool(w, "med_estimated", 1);
 		ga_jw_ku64(w, "in_graph", k->in_graph);
 		ga_jw_end(w);
 	}
@@ -320,6 +323,8 @@ static int memory_ops(struct ga_jw *w, const struct ga_model *m)
 		ga_jw_ku64(w, "bytes", o->bytes);
 		ga_jw_ku64(w, "total_ns", o->total);
 		spread(w, o->total / o->count, o->med, o->min, o->max, o->stddev);
+		if (o->med_est)
+			ga_jw_kbool(w, "med_estimated", 1);
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);
@@ -424,6 +429,8 @@ static int api(struct ga_jw *w, const struct ga_model *m)
 		ga_jw_ku64(w, "errors", a->errors);
 		ga_jw_ku64(w, "threads", a->threads);
 		spread(w, a->total / a->count, a->med, a->min, a->max, a->stddev);
+		if (a->med_est)
+			ga_jw_kbool(w, "med_estimated", 1);
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);
@@ -747,6 +754,13 @@ static int metrics(struct ga_jw *w, struct ga_model *m, const struct ga_mx *mx)
 	return 0;
 }
 
+/* A table summaries do not hold yet: null, not an empty list. */
+static void null_key(struct ga_jw *w, const char *key)
+{
+	ga_jw_key(w, key);
+	ga_jw_null(w);
+}
+
 static int end(struct ga_export *e)
 {
 	struct ga_jw *w = &e->jw;
@@ -754,23 +768,45 @@ static int end(struct ga_export *e)
 
 	ga_jw_obj(w, GA_JW_KEYLINES);
 	ga_jw_ku64(w, "schema", GA_JSON_SCHEMA);
+	if (m->sum_parts) {
+		/* Built from summaries: what they leave out is absent or null. */
+		ga_jw_key(w, "summary");
+		ga_jw_obj(w, GA_JW_COMPACT);
+		ga_jw_ku64(w, "parts", m->sum_parts);
+		ga_jw_kcstr(w, "not_summarized", GA_SUM_MISSING);
+		ga_jw_kcstr(w, "median_error", GA_SUM_REL_ERR_TEXT);
+		ga_jw_end(w);
+	}
 	if (ga_json_findings(w, e->an))
 		return -1;
 	files(w, m);
 	processes(w, m, &e->an->rk);
 	devices(w, m);
 	counts(w, m);
-	if (kernels(w, m) || launch_configs(w, m, &e->an->lc) ||
-	    latency(w, m, &e->an->lat))
+	if (kernels(w, m))
 		return -1;
+	if (m->sum_parts) {
+		null_key(w, "launch_configs");
+		null_key(w, "launch_latency");
+	} else if (launch_configs(w, m, &e->an->lc) || latency(w, m, &e->an->lat)) {
+		return -1;
+	}
 	memory(w, m);
 	if (memory_ops(w, m))
 		return -1;
 	memory_usage(w, m, &e->an->mu);
 	graphs(w, m);
-	if (api(w, m) || ranges(w, m, &e->an->rg, ga_analysis_filtered(e->an)))
+	if (api(w, m))
 		return -1;
-	sites(w, m, &e->an->st);
+	if (m->sum_parts) {
+		null_key(w, "nvtx");
+		null_key(w, "marks");
+		null_key(w, "launch_sites");
+	} else {
+		if (ranges(w, m, &e->an->rg, ga_analysis_filtered(e->an)))
+			return -1;
+		sites(w, m, &e->an->st);
+	}
 	if (metrics(w, m, &e->an->mx))
 		return -1;
 	ga_jw_ku64(w, "streams", m->streams);

@@ -40,8 +40,8 @@ static int print_api(const struct ga_model *m, const struct ga_text *r, FILE *ou
 	for (i = 0; i < n && !rc; i++) {
 		const struct ga_astat *a = &m->astats[ord[i]];
 
-		rc |= ga_text_stat_row(&t, a->total, m->api_total, a->count, a->med, a->min, a->max,
-					 a->stddev);
+		rc |= ga_text_stat_row_est(&t, a->total, m->api_total, a->count, a->med,
+					   a->med_est, a->min, a->max, a->stddev);
 		rc |= ga_table_addf(&t, "%" PRIu64, a->errors);
 		rc |= ga_table_add(&t, ga_model_str(m, a->name));
 	}

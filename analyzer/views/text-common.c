@@ -99,6 +99,12 @@ void ga_text_stat_cols(struct ga_table *t)
 int ga_text_stat_row(struct ga_table *t, uint64_t total, uint64_t all, uint64_t count,
 		     uint64_t med, uint64_t min, uint64_t max, uint64_t stddev)
 {
+	return ga_text_stat_row_est(t, total, all, count, med, 0, min, max, stddev);
+}
+
+int ga_text_stat_row_est(struct ga_table *t, uint64_t total, uint64_t all, uint64_t count,
+			 uint64_t med, int med_est, uint64_t min, uint64_t max, uint64_t stddev)
+{
 	char b[6][48];
 	int rc = 0;
 
@@ -106,7 +112,10 @@ int ga_text_stat_row(struct ga_table *t, uint64_t total, uint64_t all, uint64_t 
 	rc |= ga_table_add(t, ga_fmt_time(b[0], sizeof(b[0]), total));
 	rc |= ga_table_addf(t, "%" PRIu64, count);
 	rc |= ga_table_add(t, ga_fmt_time(b[1], sizeof(b[1]), count ? total / count : 0));
-	rc |= ga_table_add(t, ga_fmt_time(b[2], sizeof(b[2]), med));
+	if (med_est)
+		rc |= ga_table_addf(t, "~%s", ga_fmt_time(b[2], sizeof(b[2]), med));
+	else
+		rc |= ga_table_add(t, ga_fmt_time(b[2], sizeof(b[2]), med));
 	rc |= ga_table_add(t, ga_fmt_time(b[3], sizeof(b[3]), min));
 	rc |= ga_table_add(t, ga_fmt_time(b[4], sizeof(b[4]), max));
 	rc |= ga_table_add(t, ga_fmt_time(b[5], sizeof(b[5]), stddev));

@@ -17,7 +17,8 @@
 
 static int want(const struct ga_text *r)
 {
-	return r->o.findings != GA_FINDINGS_NONE;
+	/* Summaries hold no findings yet: the header says so. */
+	return r->o.findings != GA_FINDINGS_NONE && !r->m->sum_parts;
 }
 
 /* "LABEL from SITE", the label or the site alone, or NULL for none. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/load.h"
+#include "model/summary.h"
 #include "views/text.h"
 
 static void print_files(const struct ga_model *m, FILE *out)
@@ -600,6 +601,24 @@ static int print(struct ga_text *r, FILE *out)
 		ga_fmt_put(out, r->an->flt->desc.p);
 		fprintf(out, ": kept %" PRIu64 " of %" PRIu64 " GPU activities\n", r->an->flt->kept,
 			r->an->flt->seen);
+	}
+	if (r->m->sum_parts) {
+		int est = 0;
+
+		for (size_t i = 0; i < r->m->nkstats; i++)
+			est |= r->m->kstats[i].med_est;
+		for (size_t i = 0; i < r->m->nastats; i++)
+			est |= r->m->astats[i].med_est;
+		for (size_t i = 0; i < r->m->nmemops; i++)
+			est |= r->m->memops[i].med_est;
+		ga_text_field(out, "Summaries:");
+		fprintf(out, "%" PRIu64 " part%s merged; not in summaries yet, so not shown: %s\n",
+			r->m->sum_parts, r->m->sum_parts == 1 ? "" : "s", GA_SUM_MISSING);
+		if (est) {
+			ga_text_field(out, "");
+			fputs("medians marked ~ are estimates within " GA_SUM_REL_ERR_TEXT
+			      " (a histogram of durations; see USAGE, Large jobs)\n", out);
+		}
 	}
 	return 0;
 }

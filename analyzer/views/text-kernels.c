@@ -41,8 +41,8 @@ static int print_kernels(struct ga_model *m, const struct ga_text *r, FILE *out)
 	for (i = 0; i < n && !rc; i++) {
 		const struct ga_kstat *k = &m->kstats[ord[i]];
 
-		rc |= ga_text_stat_row(&t, k->total, m->kernel_total, k->count, k->med, k->min, k->max,
-					 k->stddev);
+		rc |= ga_text_stat_row_est(&t, k->total, m->kernel_total, k->count, k->med,
+					   k->med_est, k->min, k->max, k->stddev);
 		rc |= ga_table_add(&t, cut[i]);
 	}
 	if (!rc) {

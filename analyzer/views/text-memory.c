@@ -50,8 +50,8 @@ static int print(struct ga_text *r, FILE *out)
 	for (i = 0; i < m->nmemops && !rc; i++) {
 		const struct ga_memop *o = &m->memops[ord[i]];
 
-		rc |= ga_text_stat_row(&t, o->total, all, o->count, o->med, o->min, o->max,
-				       o->stddev);
+		rc |= ga_text_stat_row_est(&t, o->total, all, o->count, o->med, o->med_est,
+					   o->min, o->max, o->stddev);
 		rc |= ga_table_add(&t, ga_fmt_bytes(b[0], sizeof(b[0]), (double)o->bytes));
 		if (o->total)
 			rc |= ga_table_addf(&t, "%.2f GB/s", (double)o->bytes / (double)o->total);

@@ -126,5 +126,8 @@ void ga_text_more_line(FILE *out, size_t shown, size_t n, const char *what);
 void ga_text_stat_cols(struct ga_table *t);
 int ga_text_stat_row(struct ga_table *t, uint64_t total, uint64_t all, uint64_t count,
 		     uint64_t med, uint64_t min, uint64_t max, uint64_t stddev);
+/* The same with a median that a summary estimated: "~" before it. */
+int ga_text_stat_row_est(struct ga_table *t, uint64_t total, uint64_t all, uint64_t count,
+			 uint64_t med, int med_est, uint64_t min, uint64_t max, uint64_t stddev);
 
 #endif

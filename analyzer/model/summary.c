@@ -1,0 +1,2424 @@
+/*
+ * Summaries (see summary.h): taken from a finished analysis, encoded,
+ * read back, merged, and applied to an analysis for the views.  A summary
+ * in memory names strings by its own string table; every entity carries an
+ * origin key (the path of the first trace of its part, and its index
+ * there) that orders it after any merge, so that merging is associative
+ * and commutative.  Runs offline only.
+ */
+#include "model/summary.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <gpuprof/crc32c.h>
+
+#include "model/load.h"
+
+typedef unsigned __int128 u128;
+
+/* Where an entity came from: origin (string id of a path) and index there. */
+struct okey {
+	uint32_t origin, idx;
+};
+
+/* Durations of one part, in arrival order. */
+struct sseg {
+	uint32_t origin;
+	uint64_t *v;
+	size_t n;
+};
+
+struct sbkt {
+	uint32_t idx;
+	uint64_t count;
+};
+
+/* The durations of a table row: exact segments, or a histogram. */
+struct sq {
+	uint64_t n, sum, min, max;
+	u128 sumsq;
+	int sketch;
+	struct sseg *seg;
+	size_t nseg;
+	struct sbkt *bk;
+	size_t nbk;
+};
+
+struct sfile {
+	struct okey k;
+	uint32_t path, reason;
+	uint64_t damaged, finished, bytes_unread, file_size, chunks, last_flag, records;
+	uint64_t unknown, malformed, chunk_lost, stop_offset;
+};
+
+#define PROC_U64 27
+struct sproc {
+	struct okey k;
+	uint32_t file, host, exe, cmdline;
+	uint64_t u[PROC_U64];
+};
+
+struct swin {
+	uint32_t proc, name;
+	uint64_t start, end, kind;
+};
+
+#define DEV_U64 17
+struct sdev {
+	struct okey k;
+	uint32_t proc, host, name;
+	uint8_t uuid[16];
+	uint64_t u[DEV_U64];
+	struct ga_iv *iv;
+	size_t niv;
+};
+
+struct sdevrow {
+	uint32_t proc, dev;
+	uint64_t id, count, total;
+};
+
+struct slabel {
+	uint32_t str;
+	uint64_t count, total;
+};
+
+struct skstat {
+	uint32_t name, label;
+	uint64_t in_graph;
+	struct sq q;
+};
+
+struct smemop {
+	uint64_t kind, src, dst, bytes;
+	struct sq q;
+};
+
+struct smemstat {
+	uint64_t count, bytes, total;
+	uint32_t label;
+};
+
+struct sgraph {
+	uint32_t proc, label;
+	uint64_t graph_id, launches, total, kernels, nodes;
+};
+
+struct sastat {
+	uint32_t name;
+	uint64_t errors, threads;
+	struct sq q;
+};
+
+/* Model scalars, summed on merge unless noted in merge_scalars(). */
+enum {
+	SC_KERNEL, SC_MEMCPY, SC_MEMSET, SC_GRAPH, SC_API, SC_RECORDS, SC_UNKNOWN,
+	SC_MALFORMED, SC_LOST_TOTAL, SC_SATURATED, SC_GAPS, SC_GAP_NS, SC_CHUNK_LOST,
+	SC_FIRST, SC_LAST, SC_KERNEL_TOTAL, SC_API_TOTAL, SC_OVERHEAD_NS, SC_OVERHEADS,
+	SC_STREAMS, SC_API_THREADS, SC_BAD_REFS, SC_STAGED, SC_DROPPED, SC_ROWS_SEEN,
+	SC_PARTS, SC_LOST0,
+	SC_COUNT = SC_LOST0 + GP_LOST_CAUSE_COUNT
+};
+
+struct ga_sum {
+	struct ga_strtab s;
+	uint64_t limit;            /* exact durations per row; UINT64_MAX: none */
+	uint64_t sc[SC_COUNT];
+	struct sfile *files;
+	size_t nfiles;
+	struct sproc *procs;
+	size_t nprocs;
+	struct swin *wins;
+	size_t nwins;
+	struct sdev *devs;
+	size_t ndevs;
+	struct sdevrow *devrows;
+	size_t ndevrows;
+	struct slabel *labels;
+	size_t nlabels;
+	struct skstat *ks;
+	size_t nks;
+	struct smemop *mo;
+	size_t nmo;
+	struct smemstat copy[GA_COPY_KIND_MAX];
+	struct smemstat memset_st, leg[2];
+	struct sgraph *graphs;
+	size_t ngraphs;
+	struct sastat *as;
+	size_t nas;
+};
+
+/* ---- the histogram ---- */
+
+static uint32_t bucket_of(uint64_t x)
+{
+	unsigned e;
+
+	if (x < (1u << GA_SUM_SUB_BITS))
+		return (uint32_t)x;
+	e = 63u - (unsigned)__builtin_clzll(x);
+	return (uint32_t)(((e - GA_SUM_SUB_BITS + 1) << GA_SUM_SUB_BITS) +
+			  ((x >> (e - GA_SUM_SUB_BITS)) - (1u << GA_SUM_SUB_BITS)));
+}
+
+/* The value a bucket stands for: its middle. */
+static uint64_t bucket_value(uint32_t b)
+{
+	unsigned e;
+	uint64_t lo, w;
+
+	if (b < (1u << GA_SUM_SUB_BITS))
+		return b;
+	e = (b >> GA_SUM_SUB_BITS) + GA_SUM_SUB_BITS - 1;
+	w = 1ull << (e - GA_SUM_SUB_BITS);
+	lo = ((uint64_t)((b & ((1u << GA_SUM_SUB_BITS) - 1)) + (1u << GA_SUM_SUB_BITS))) << (e - GA_SUM_SUB_BITS);
+	return lo + w / 2;
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Adds buckets of sorted values v[0..n) to q->bk (kept ascending by idx). */
+static int sketch_add_sorted(struct sq *q, const struct sbkt *add, size_t nadd)
+{
+	struct sbkt *out = malloc((q->nbk + nadd + 1) * sizeof(*out));
+	size_t i = 0, j = 0, k = 0;
+
+	if (!out)
+		return -1;
+	while (i < q->nbk || j < nadd) {
+		if (j == nadd || (i < q->nbk && q->bk[i].idx < add[j].idx)) {
+			out[k++] = q->bk[i++];
+		} else if (i == q->nbk || add[j].idx < q->bk[i].idx) {
+			out[k++] = add[j++];
+		} else {
+			out[k] = q->bk[i++];
+			out[k++].count += add[j++].count;
+		}
+	}
+	free(q->bk);
+	q->bk = out;
+	q->nbk = k;
+	return 0;
+}
+
+/* Turns q's exact segments into buckets. */
+static int to_sketch(struct sq *q)
+{
+	struct sbkt *b;
+	uint64_t *all;
+	size_t i, n = 0, nb = 0;
+
+	if (q->sketch)
+		return 0;
+	for (i = 0; i < q->nseg; i++)
+		n += q->seg[i].n;
+	all = malloc((n ? n : 1) * sizeof(*all));
+	b = malloc((n ? n : 1) * sizeof(*b));
+	if (!all || !b) {
+		free(all);
+		free(b);
+		return -1;
+	}
+	for (n = 0, i = 0; i < q->nseg; i++) {
+		memcpy(all + n, q->seg[i].v, q->seg[i].n * sizeof(*all));
+		n += q->seg[i].n;
+		free(q->seg[i].v);
+	}
+	free(q->seg);
+	q->seg = NULL;
+	q->nseg = 0;
+	qsort(all, n, sizeof(*all), cmp_u64);
+	for (i = 0; i < n; i++) {
+		uint32_t bi = bucket_of(all[i]);
+
+		if (nb && b[nb - 1].idx == bi) {
+			b[nb - 1].count++;
+		} else {
+			b[nb].idx = bi;
+			b[nb++].count = 1;
+		}
+	}
+	free(all);
+	q->sketch = 1;
+	if (sketch_add_sorted(q, b, nb)) {
+		free(b);
+		return -1;
+	}
+	free(b);
+	return 0;
+}
+
+static void sq_free(struct sq *q)
+{
+	for (size_t i = 0; i < q->nseg; i++)
+		free(q->seg[i].v);
+	free(q->seg);
+	free(q->bk);
+	memset(q, 0, sizeof(*q));
+}
+
+static uint64_t sat(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static u128 sat128(u128 a, u128 b)
+{
+	return a + b < a ? ~(u128)0 : a + b;
+}
+
+/* Merges b into a (b emptied).  limit: exact durations allowed.  0 or -1. */
+static int sq_merge(struct sq *a, struct sq *b, uint64_t limit)
+{
+	if (!b->n) {
+		sq_free(b);
+		return 0;
+	}
+	if (!a->n) {
+		sq_free(a);
+		*a = *b;
+		memset(b, 0, sizeof(*b));
+		return a->sketch || a->n <= limit ? 0 : to_sketch(a);
+	}
+	a->min = b->min < a->min ? b->min : a->min;
+	a->max = b->max > a->max ? b->max : a->max;
+	a->sum = sat(a->sum, b->sum);
+	a->n = sat(a->n, b->n);
+	a->sumsq = sat128(a->sumsq, b->sumsq);
+	if (!a->sketch && !b->sketch && a->n <= limit) {
+		struct sseg *s = realloc(a->seg, (a->nseg + b->nseg) * sizeof(*s));
+
+		if (!s)
+			return -1;
+		memcpy(s + a->nseg, b->seg, b->nseg * sizeof(*s));
+		a->seg = s;
+		a->nseg += b->nseg;
+		free(b->seg);
+		b->seg = NULL;
+		b->nseg = 0;
+		sq_free(b);
+		return 0;
+	}
+	if (to_sketch(a) || to_sketch(b) || sketch_add_sorted(a, b->bk, b->nbk))
+		return -1;
+	sq_free(b);
+	return 0;
+}
+
+/* Value of 0-based rank r: exact from all (sorted), else from the buckets. */
+static uint64_t sq_rank(const struct sq *q, const uint64_t *all, uint64_t r)
+{
+	uint64_t seen = 0, v;
+
+	if (!q->sketch)
+		return all[r];
+	for (size_t i = 0; i < q->nbk; i++) {
+		seen += q->bk[i].count;
+		if (seen > r) {
+			v = bucket_value(q->bk[i].idx);
+			return v < q->min ? q->min : v > q->max ? q->max : v;
+		}
+	}
+	return q->max;
+}
+
+/* Median and standard deviation as ga_model_finish() gives them. */
+static int sq_finish(const struct sq *q, const struct sseg *seg, size_t nseg,
+		     uint64_t *med, uint64_t *stddev)
+{
+	uint64_t *all = NULL;
+	size_t n = 0;
+
+	*med = *stddev = 0;
+	if (!q->n)
+		return 0;
+	if (!q->sketch) {
+		struct ga_welford w = { 0 };
+		uint64_t c = 0;
+
+		if (!(all = malloc(q->n * sizeof(*all))))
+			return -1;
+		/* The model's Welford sums, replayed in the traces' order. */
+		for (size_t i = 0; i < nseg; i++)
+			for (size_t j = 0; j < seg[i].n; j++) {
+				all[n++] = seg[i].v[j];
+				ga_welford_add(&w, ++c, seg[i].v[j]);
+			}
+		*stddev = ga_welford_stddev(&w, q->n);
+		qsort(all, n, sizeof(*all), cmp_u64);
+	} else if (q->n > 1) {
+		/* Exact sums: n*sumsq - sum^2 over n(n-1), one rounding. */
+		u128 s = q->sum, num = (u128)q->n * q->sumsq - s * s;
+		long double var = (long double)num / ((long double)q->n * (long double)(q->n - 1));
+
+		*stddev = (uint64_t)(sqrtl(var) + 0.5L);
+	}
+	if (q->n % 2)
+		*med = sq_rank(q, all, q->n / 2);
+	else
+		*med = (sq_rank(q, all, q->n / 2 - 1) + sq_rank(q, all, q->n / 2)) / 2;
+	free(all);
+	return 0;
+}
+
+/* ---- from an analysis ---- */
+
+static uint32_t S(struct ga_sum *s, const struct ga_model *m, uint32_t id, int *err)
+{
+	uint32_t r;
+
+	if (!id)
+		return 0;
+	r = ga_strtab_intern(&s->s, ga_model_str(m, id), ga_strtab_len(&m->strs, id));
+	if (r == GA_STR_NOMEM)
+		*err = 1;
+	return r;
+}
+
+static uint32_t Sc(struct ga_sum *s, const char *t, int *err)
+{
+	uint32_t r = ga_strtab_intern(&s->s, t, strlen(t));
+
+	if (r == GA_STR_NOMEM)
+		*err = 1;
+	return r;
+}
+
+/* The durations of d in arrival order, longs from the model's bigs. */
+static int sq_from(struct sq *q, const struct ga_model *m, const struct ga_durs *d,
+		   uint32_t owner, uint32_t key, uint32_t origin, uint64_t limit)
+{
+	size_t i, bi = 0;
+	uint64_t *v;
+
+	memset(q, 0, sizeof(*q));
+	if (!d->n)
+		return 0;
+	if (!(v = malloc(d->n * sizeof(*v))))
+		return -1;
+	q->min = UINT64_MAX;
+	for (i = 0; i < d->n; i++) {
+		uint64_t x = d->v[i];
+
+		if (d->v[i] == GA_DUR_BIG) {
+			while (bi < m->nbigs && (m->bigs[bi].owner != owner || m->bigs[bi].key != key))
+				bi++;
+			x = bi < m->nbigs ? m->bigs[bi++].dur : GA_DUR_BIG;
+		}
+		v[i] = x;
+		q->sum = sat(q->sum, x);
+		q->sumsq = sat128(q->sumsq, (u128)x * x);
+		q->min = x < q->min ? x : q->min;
+		q->max = x > q->max ? x : q->max;
+	}
+	q->n = d->n;
+	if (!(q->seg = malloc(sizeof(*q->seg)))) {
+		free(v);
+		return -1;
+	}
+	q->seg[0].origin = origin;
+	q->seg[0].v = v;
+	q->seg[0].n = d->n;
+	q->nseg = 1;
+	return q->n > limit ? to_sketch(q) : 0;
+}
+
+#define GROW(arr, n) (((arr) = realloc((arr), ((n) + 1) * sizeof(*(arr)))) == NULL)
+
+void ga_summary_free(struct ga_sum *s)
+{
+	if (!s)
+		return;
+	ga_strtab_free(&s->s);
+	free(s->files);
+	free(s->procs);
+	free(s->wins);
+	for (size_t i = 0; i < s->ndevs; i++)
+		free(s->devs[i].iv);
+	free(s->devs);
+	free(s->devrows);
+	free(s->labels);
+	for (size_t i = 0; i < s->nks; i++)
+		sq_free(&s->ks[i].q);
+	free(s->ks);
+	for (size_t i = 0; i < s->nmo; i++)
+		sq_free(&s->mo[i].q);
+	free(s->mo);
+	free(s->graphs);
+	for (size_t i = 0; i < s->nas; i++)
+		sq_free(&s->as[i].q);
+	free(s->as);
+	free(s);
+}
+
+static struct ga_sum *sum_new(void)
+{
+	struct ga_sum *s = calloc(1, sizeof(*s));
+
+	if (s && ga_strtab_init(&s->s)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Label index + 1 to its string id in s. */
+static uint32_t label_str(struct ga_sum *s, const struct ga_model *m, uint32_t l1, int *err)
+{
+	return l1 ? S(s, m, m->labels[l1 - 1].str, err) : 0;
+}
+
+static void memstat_from(struct ga_sum *s, const struct ga_model *m, struct smemstat *o,
+			 const struct ga_memstat *i, int *err)
+{
+	o->count = i->count;
+	o->bytes = i->bytes;
+	o->total = i->total;
+	o->label = label_str(s, m, i->label, err);
+}
+
+struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_limit,
+					const char *origin)
+{
+	const struct ga_model *m = &an->m;
+	struct ga_sum *s = sum_new();
+	uint32_t org, *devmap = NULL;
+	int err = 0;
+	size_t i, nd = 0;
+
+	if (!s)
+		return NULL;
+	s->limit = exact_limit ? exact_limit : UINT64_MAX;
+	org = Sc(s, origin, &err);
+	s->sc[SC_PARTS] = 1;
+	s->sc[SC_KERNEL] = m->counts[GA_ACT_KERNEL];
+	s->sc[SC_MEMCPY] = m->counts[GA_ACT_MEMCPY];
+	s->sc[SC_MEMSET] = m->counts[GA_ACT_MEMSET];
+	s->sc[SC_GRAPH] = m->counts[GA_ACT_GRAPH];
+	s->sc[SC_API] = m->api_count;
+	s->sc[SC_RECORDS] = m->records;
+	s->sc[SC_UNKNOWN] = m->unknown;
+	s->sc[SC_MALFORMED] = m->malformed;
+	s->sc[SC_LOST_TOTAL] = m->lost_records_total;
+	s->sc[SC_SATURATED] = (uint64_t)m->lost_saturated;
+	s->sc[SC_GAPS] = m->gaps;
+	s->sc[SC_GAP_NS] = m->gap_ns;
+	s->sc[SC_CHUNK_LOST] = m->chunk_lost;
+	s->sc[SC_FIRST] = m->first_start;
+	s->sc[SC_LAST] = m->last_end;
+	s->sc[SC_KERNEL_TOTAL] = m->kernel_total;
+	s->sc[SC_API_TOTAL] = m->api_total;
+	s->sc[SC_OVERHEAD_NS] = m->overhead_ns;
+	s->sc[SC_OVERHEADS] = m->overheads;
+	s->sc[SC_STREAMS] = m->streams;
+	s->sc[SC_API_THREADS] = m->api_threads;
+	s->sc[SC_BAD_REFS] = m->bad_refs;
+	s->sc[SC_STAGED] = m->staged_pairs;
+	s->sc[SC_DROPPED] = m->dropped;
+	s->sc[SC_ROWS_SEEN] = m->rows_seen;
+	for (i = 0; i < GP_LOST_CAUSE_COUNT; i++)
+		s->sc[SC_LOST0 + i] = m->lost[i];
+
+	if (!(s->files = calloc(m->nfiles + 1, sizeof(*s->files))))
+		goto fail;
+	for (i = 0; i < m->nfiles; i++) {
+		const struct ga_read_info *f = &m->files[i].info;
+		struct sfile *o = &s->files[s->nfiles++];
+
+		o->k = (struct okey){ org, (uint32_t)i };
+		o->path = Sc(s, m->files[i].path, &err);
+		o->reason = Sc(s, f->reason, &err);
+		o->damaged = (uint64_t)f->damaged;
+		o->finished = (uint64_t)f->finished;
+		o->bytes_unread = f->bytes_unread;
+		o->file_size = f->file_size;
+		o->chunks = f->chunks;
+		o->last_flag = f->last_flag;
+		o->records = f->records;
+		o->unknown = f->unknown;
+		o->malformed = f->malformed;
+		o->chunk_lost = f->chunk_lost;
+		o->stop_offset = f->stop_offset;
+	}
+	if (!(s->procs = calloc(m->nprocs + 1, sizeof(*s->procs))))
+		goto fail;
+	for (i = 0; i < m->nprocs; i++) {
+		const struct ga_proc *p = &m->procs[i];
+		struct sproc *o = &s->procs[s->nprocs++];
+		uint64_t u[PROC_U64] = {
+			p->pid, p->ppid, p->rank, p->cupti_version, p->cuda_driver, p->clock_id,
+			p->start_ns, p->end_ns, p->end_records, p->end_lost, p->lost_sum,
+			p->chunk_lost, (uint64_t)p->has_process, (uint64_t)p->finished,
+			(uint64_t)p->has_config, p->config.trace, p->config.graph_mode,
+			p->config.backtrace, p->config.flush_ms, p->clock_syncs, p->activities,
+			p->api_calls, p->nwindows, p->gaps, p->gap_ns, (uint64_t)p->has_flight, 0,
+		};
+
+		o->k = (struct okey){ org, (uint32_t)i };
+		o->file = p->file;
+		o->host = S(s, m, p->host, &err);
+		o->exe = S(s, m, p->exe, &err);
+		o->cmdline = S(s, m, p->cmdline, &err);
+		memcpy(o->u, u, sizeof(u));
+	}
+	/* Flight dumps: their fields after the process's (a table of their own). */
+	if (!(s->wins = calloc(m->nwindows + 1, sizeof(*s->wins))))
+		goto fail;
+	for (i = 0; i < m->nwindows; i++) {
+		const struct ga_window *w = &m->windows[i];
+		struct swin *o = &s->wins[s->nwins++];
+
+		o->proc = w->proc;
+		o->start = w->start;
+		o->end = w->end;
+		o->kind = w->kind;
+		o->name = S(s, m, w->name, &err);
+	}
+	if (!(s->devs = calloc(m->ndevs + 1, sizeof(*s->devs))) ||
+	    !(devmap = calloc(m->ndevs + 1, sizeof(*devmap))))
+		goto fail;
+	for (i = 0; i < m->ndevs; i++) {
+		const struct ga_device *d = &m->devs[i];
+		struct sdev *o;
+		uint64_t u[DEV_U64] = {
+			d->id, (uint64_t)d->described, d->cc_major, d->cc_minor, d->sm_count,
+			d->core_clock_khz, d->l2_size, d->flags, d->global_mem, d->mem_bandwidth,
+			d->max_warps_per_sm, d->max_blocks_per_sm, d->max_smem_per_sm,
+			d->max_regs_per_sm, d->busy_ns, d->count, d->total,
+		};
+
+		if (d->dead)
+			continue;
+		devmap[i] = (uint32_t)nd++;
+		o = &s->devs[s->ndevs++];
+		o->k = (struct okey){ org, (uint32_t)i };
+		o->proc = d->proc;
+		o->host = S(s, m, d->host, &err);
+		o->name = S(s, m, d->name, &err);
+		memcpy(o->uuid, d->uuid, 16);
+		memcpy(o->u, u, sizeof(u));
+		if (d->busy.niv) {
+			if (!(o->iv = malloc(d->busy.niv * sizeof(*o->iv))))
+				goto fail;
+			memcpy(o->iv, d->busy.iv, d->busy.niv * sizeof(*o->iv));
+			o->niv = d->busy.niv;
+		}
+	}
+	if (!(s->devrows = calloc(m->ndevrows + 1, sizeof(*s->devrows))))
+		goto fail;
+	for (i = 0; i < m->ndevrows; i++) {
+		const struct ga_devrow *r = &m->devrows[i];
+
+		if (m->devs[r->dev].dead)
+			goto fail; /* the model moves rows off merged devices */
+		s->devrows[s->ndevrows++] = (struct sdevrow){ r->proc, devmap[r->dev], r->id,
+							      r->count, r->total };
+	}
+	if (!(s->labels = calloc(m->nlabels + 1, sizeof(*s->labels))))
+		goto fail;
+	for (i = 0; i < m->nlabels; i++)
+		s->labels[s->nlabels++] = (struct slabel){ S(s, m, m->labels[i].str, &err),
+							   m->labels[i].count, m->labels[i].total };
+	if (!(s->ks = calloc(m->nkstats + 1, sizeof(*s->ks))))
+		goto fail;
+	for (i = 0; i < m->nkstats; i++) {
+		const struct ga_kstat *k = &m->kstats[i];
+		struct skstat *o = &s->ks[s->nks++];
+
+		o->name = S(s, m, k->name, &err);
+		o->label = S(s, m, m->labels[k->label].str, &err);
+		o->in_graph = k->in_graph;
+		if (k->durs.n != k->count ||
+		    sq_from(&o->q, m, &k->durs, GA_BIG_KERNEL, (uint32_t)i, org, s->limit))
+			goto fail;
+	}
+	if (!(s->mo = calloc(m->nmemops + 1, sizeof(*s->mo))))
+		goto fail;
+	for (i = 0; i < m->nmemops; i++) {
+		const struct ga_memop *k = &m->memops[i];
+		struct smemop *o = &s->mo[s->nmo++];
+
+		o->kind = k->kind;
+		o->src = k->src;
+		o->dst = k->dst;
+		o->bytes = k->bytes;
+		if (k->durs.n != k->count ||
+		    sq_from(&o->q, m, &k->durs, GA_BIG_MEMOP, (uint32_t)i, org, s->limit))
+			goto fail;
+	}
+	for (i = 0; i < GA_COPY_KIND_MAX; i++)
+		memstat_from(s, m, &s->copy[i], &m->copy[i], &err);
+	memstat_from(s, m, &s->memset_st, &m->memset_st, &err);
+	for (i = 0; i < 2; i++) {
+		memstat_from(s, m, &s->leg[i], &m->leg_st[i], &err);
+		s->leg[i].label = label_str(s, m, m->leg_label[i], &err);
+	}
+	if (!(s->graphs = calloc(m->ngraphs + 1, sizeof(*s->graphs))))
+		goto fail;
+	for (i = 0; i < m->ngraphs; i++) {
+		const struct ga_gstat *g = &m->graphs[i];
+
+		s->graphs[s->ngraphs++] = (struct sgraph){ g->proc, label_str(s, m, g->label, &err),
+							   g->graph_id, g->launches, g->total,
+							   g->kernels, g->nodes };
+	}
+	if (!(s->as = calloc(m->nastats + 1, sizeof(*s->as))))
+		goto fail;
+	for (i = 0; i < m->nastats; i++) {
+		const struct ga_astat *a = &m->astats[i];
+		struct sastat *o = &s->as[s->nas++];
+
+		o->name = S(s, m, a->name, &err);
+		o->errors = a->errors;
+		o->threads = a->threads;
+		if (a->durs.n != a->count ||
+		    sq_from(&o->q, m, &a->durs, GA_BIG_API, (uint32_t)i, org, s->limit))
+			goto fail;
+	}
+	if (err)
+		goto fail;
+	free(devmap);
+	return s;
+fail:
+	free(devmap);
+	ga_summary_free(s);
+	return NULL;
+}
+
+/* ---- merging ---- */
+
+/* Re-intern string id of from into into; 0 stays 0. */
+static uint32_t R(struct ga_sum *into, const struct ga_sum *from, uint32_t id, int *err)
+{
+	uint32_t r;
+
+	if (!id)
+		return 0;
+	r = ga_strtab_intern(&into->s, ga_strtab_get(&from->s, id), ga_strtab_len(&from->s, id));
+	if (r == GA_STR_NOMEM)
+		*err = 1;
+	return r;
+}
+
+static int okey_cmp(const struct ga_sum *s, struct okey a, struct okey b)
+{
+	int c = a.origin == b.origin ? 0 :
+		strcmp(ga_strtab_get(&s->s, a.origin), ga_strtab_get(&s->s, b.origin));
+
+	if (c)
+		return c;
+	return a.idx < b.idx ? -1 : a.idx > b.idx;
+}
+
+static void sq_remap(struct ga_sum *into, const struct ga_sum *from, struct sq *q, int *err)
+{
+	for (size_t i = 0; i < q->nseg; i++)
+		q->seg[i].origin = R(into, from, q->seg[i].origin, err);
+}
+
+static int same_gpu(const struct ga_sum *s, const struct sdev *a, const struct sdev *b)
+{
+	static const uint8_t zero[16];
+
+	return a->u[1] && b->u[1] && a->host == b->host && !memcmp(a->uuid, b->uuid, 16) &&
+	       memcmp(a->uuid, zero, 16) && s;
+}
+
+static int busy_union(struct sdev *a, struct sdev *b)
+{
+	struct ga_busy x = { 0 };
+	size_t i;
+
+	for (i = 0; i < a->niv; i++)
+		if (ga_busy_add(&x, a->iv[i].start, a->iv[i].end))
+			goto fail;
+	for (i = 0; i < b->niv; i++)
+		if (ga_busy_add(&x, b->iv[i].start, b->iv[i].end))
+			goto fail;
+	if (ga_busy_flush(&x))
+		goto fail;
+	free(a->iv);
+	a->iv = x.iv;
+	a->niv = x.niv;
+	a->u[14] = ga_busy_total(&x);
+	x.iv = NULL;
+	ga_busy_free(&x);
+	return 0;
+fail:
+	ga_busy_free(&x);
+	return -1;
+}
+
+static void memstat_merge(struct ga_sum *into, const struct ga_sum *from, struct smemstat *a,
+			  const struct smemstat *b, int *err)
+{
+	a->count = sat(a->count, b->count);
+	a->bytes = sat(a->bytes, b->bytes);
+	a->total = sat(a->total, b->total);
+	if (!a->label)
+		a->label = R(into, from, b->label, err);
+}
+
+uint64_t ga_summary_parts(const struct ga_sum *s)
+{
+	return s->sc[SC_PARTS];
+}
+
+int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
+{
+	size_t pbase = a->nprocs, fbase = a->nfiles, i, j;
+	uint32_t *dmap = NULL;
+	int err = 0;
+
+	if (!b)
+		return 0;
+	/* Sums, except: saturation ORs, the span is a minimum and a maximum. */
+	for (i = 0; i < SC_COUNT; i++) {
+		if (i == SC_FIRST || i == SC_LAST)
+			continue;
+		a->sc[i] = i == SC_SATURATED ? (a->sc[i] | b->sc[i]) : sat(a->sc[i], b->sc[i]);
+	}
+	if (b->sc[SC_FIRST] || b->sc[SC_LAST]) {
+		if ((!a->sc[SC_FIRST] && !a->sc[SC_LAST]) || b->sc[SC_FIRST] < a->sc[SC_FIRST])
+			a->sc[SC_FIRST] = b->sc[SC_FIRST];
+		if (b->sc[SC_LAST] > a->sc[SC_LAST])
+			a->sc[SC_LAST] = b->sc[SC_LAST];
+	}
+	a->limit = b->limit < a->limit ? b->limit : a->limit;
+
+	if (GROW(a->files, a->nfiles + b->nfiles))
+		goto fail;
+	for (i = 0; i < b->nfiles; i++) {
+		struct sfile f = b->files[i];
+
+		f.k.origin = R(a, b, f.k.origin, &err);
+		f.path = R(a, b, f.path, &err);
+		f.reason = R(a, b, f.reason, &err);
+		a->files[a->nfiles++] = f;
+	}
+	if (GROW(a->procs, a->nprocs + b->nprocs))
+		goto fail;
+	for (i = 0; i < b->nprocs; i++) {
+		struct sproc p = b->procs[i];
+
+		p.k.origin = R(a, b, p.k.origin, &err);
+		p.file += (uint32_t)fbase;
+		p.host = R(a, b, p.host, &err);
+		p.exe = R(a, b, p.exe, &err);
+		p.cmdline = R(a, b, p.cmdline, &err);
+		a->procs[a->nprocs++] = p;
+	}
+	if (GROW(a->wins, a->nwins + b->nwins))
+		goto fail;
+	for (i = 0; i < b->nwins; i++) {
+		struct swin w = b->wins[i];
+
+		w.proc += (uint32_t)pbase;
+		w.name = R(a, b, w.name, &err);
+		a->wins[a->nwins++] = w;
+	}
+	if (!(dmap = calloc(b->ndevs + 1, sizeof(*dmap))) || GROW(a->devs, a->ndevs + b->ndevs))
+		goto fail;
+	for (i = 0; i < b->ndevs; i++) {
+		struct sdev d = b->devs[i];
+
+		d.k.origin = R(a, b, d.k.origin, &err);
+		d.proc += (uint32_t)pbase;
+		d.host = R(a, b, d.host, &err);
+		d.name = R(a, b, d.name, &err);
+		b->devs[i].iv = NULL;
+		for (j = 0; j < a->ndevs; j++)
+			if (same_gpu(a, &a->devs[j], &d))
+				break;
+		if (j == a->ndevs) {
+			a->devs[a->ndevs++] = d;
+			dmap[i] = (uint32_t)j;
+			continue;
+		}
+		/* One GPU of one host used by processes of both: the first names it. */
+		dmap[i] = (uint32_t)j;
+		if (busy_union(&a->devs[j], &d)) {
+			free(d.iv);
+			goto fail;
+		}
+		free(d.iv);
+		d.iv = a->devs[j].iv;
+		d.niv = a->devs[j].niv;
+		d.u[14] = a->devs[j].u[14];
+		d.u[15] = sat(d.u[15], a->devs[j].u[15]);
+		d.u[16] = sat(d.u[16], a->devs[j].u[16]);
+		if (okey_cmp(a, d.k, a->devs[j].k) < 0) {
+			a->devs[j] = d;
+		} else {
+			a->devs[j].u[15] = d.u[15];
+			a->devs[j].u[16] = d.u[16];
+		}
+	}
+	if (GROW(a->devrows, a->ndevrows + b->ndevrows))
+		goto fail;
+	for (i = 0; i < b->ndevrows; i++) {
+		struct sdevrow r = b->devrows[i];
+
+		r.proc += (uint32_t)pbase;
+		r.dev = dmap[r.dev];
+		a->devrows[a->ndevrows++] = r;
+	}
+	for (i = 0; i < b->nlabels; i++) {
+		uint32_t str = R(a, b, b->labels[i].str, &err);
+
+		for (j = 0; j < a->nlabels && a->labels[j].str != str; j++)
+			;
+		if (j == a->nlabels) {
+			if (GROW(a->labels, a->nlabels))
+				goto fail;
+			a->labels[a->nlabels++] = (struct slabel){ str, 0, 0 };
+		}
+		a->labels[j].count = sat(a->labels[j].count, b->labels[i].count);
+		a->labels[j].total = sat(a->labels[j].total, b->labels[i].total);
+	}
+	for (i = 0; i < b->nks; i++) {
+		struct skstat *k = &b->ks[i];
+		uint32_t name = R(a, b, k->name, &err);
+
+		sq_remap(a, b, &k->q, &err);
+		for (j = 0; j < a->nks && a->ks[j].name != name; j++)
+			;
+		if (j == a->nks) {
+			if (GROW(a->ks, a->nks))
+				goto fail;
+			a->ks[a->nks++] = (struct skstat){ name, R(a, b, k->label, &err), 0, { 0 } };
+		}
+		a->ks[j].in_graph = sat(a->ks[j].in_graph, k->in_graph);
+		if (sq_merge(&a->ks[j].q, &k->q, a->limit))
+			goto fail;
+	}
+	for (i = 0; i < b->nmo; i++) {
+		struct smemop *o = &b->mo[i];
+
+		sq_remap(a, b, &o->q, &err);
+		for (j = 0; j < a->nmo; j++)
+			if (a->mo[j].kind == o->kind && a->mo[j].src == o->src && a->mo[j].dst == o->dst)
+				break;
+		if (j == a->nmo) {
+			if (GROW(a->mo, a->nmo))
+				goto fail;
+			a->mo[a->nmo++] = (struct smemop){ o->kind, o->src, o->dst, 0, { 0 } };
+		}
+		a->mo[j].bytes = sat(a->mo[j].bytes, o->bytes);
+		if (sq_merge(&a->mo[j].q, &o->q, a->limit))
+			goto fail;
+	}
+	for (i = 0; i < GA_COPY_KIND_MAX; i++)
+		memstat_merge(a, b, &a->copy[i], &b->copy[i], &err);
+	memstat_merge(a, b, &a->memset_st, &b->memset_st, &err);
+	for (i = 0; i < 2; i++)
+		memstat_merge(a, b, &a->leg[i], &b->leg[i], &err);
+	if (GROW(a->graphs, a->ngraphs + b->ngraphs))
+		goto fail;
+	for (i = 0; i < b->ngraphs; i++) {
+		struct sgraph g = b->graphs[i];
+
+		g.proc += (uint32_t)pbase;
+		g.label = R(a, b, g.label, &err);
+		a->graphs[a->ngraphs++] = g;
+	}
+	for (i = 0; i < b->nas; i++) {
+		struct sastat *x = &b->as[i];
+		uint32_t name = R(a, b, x->name, &err);
+
+		sq_remap(a, b, &x->q, &err);
+		for (j = 0; j < a->nas && a->as[j].name != name; j++)
+			;
+		if (j == a->nas) {
+			if (GROW(a->as, a->nas))
+				goto fail;
+			a->as[a->nas++] = (struct sastat){ name, 0, 0, { 0 } };
+		}
+		a->as[j].errors = sat(a->as[j].errors, x->errors);
+		a->as[j].threads = sat(a->as[j].threads, x->threads);
+		if (sq_merge(&a->as[j].q, &x->q, a->limit))
+			goto fail;
+	}
+	free(dmap);
+	ga_summary_free(b);
+	return err ? -1 : 0;
+fail:
+	free(dmap);
+	ga_summary_free(b);
+	return -1;
+}
+
+/* ---- canonical order ---- */
+
+static const struct ga_sum *sort_s;
+
+/* Processes in the order of the per-rank table (model/ranks.c): rank, host, pid. */
+static int cmp_proc(const void *pa, const void *pb)
+{
+	const struct sproc *a = pa, *b = pb;
+	uint64_t ra = a->u[2], rb = b->u[2];
+	int c;
+
+	if ((ra == GA_NO_RANK) != (rb == GA_NO_RANK))
+		return ra == GA_NO_RANK ? 1 : -1;
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	if (a->host != b->host &&
+	    (c = strcmp(ga_strtab_get(&sort_s->s, a->host), ga_strtab_get(&sort_s->s, b->host))))
+		return c;
+	if (a->u[0] != b->u[0])
+		return a->u[0] < b->u[0] ? -1 : 1;
+	return okey_cmp(sort_s, a->k, b->k);
+}
+
+static int cmp_file(const void *pa, const void *pb)
+{
+	const struct sfile *a = pa, *b = pb;
+
+	return okey_cmp(sort_s, a->k, b->k);
+}
+
+static int cmp_dev(const void *pa, const void *pb)
+{
+	const struct sdev *a = pa, *b = pb;
+
+	return okey_cmp(sort_s, a->k, b->k);
+}
+
+static int cmp_seg(const void *pa, const void *pb)
+{
+	const struct sseg *a = pa, *b = pb;
+	int c = a->origin == b->origin ? 0 :
+		strcmp(ga_strtab_get(&sort_s->s, a->origin), ga_strtab_get(&sort_s->s, b->origin));
+
+	if (c)
+		return c;
+	if (a->n != b->n)
+		return a->n < b->n ? -1 : 1;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i] != b->v[i])
+			return a->v[i] < b->v[i] ? -1 : 1;
+	return 0;
+}
+
+static int cmp_label_s(const void *pa, const void *pb)
+{
+	const struct slabel *a = pa, *b = pb;
+
+	return strcmp(ga_strtab_get(&sort_s->s, a->str), ga_strtab_get(&sort_s->s, b->str));
+}
+
+static int cmp_ks(const void *pa, const void *pb)
+{
+	const struct skstat *a = pa, *b = pb;
+
+	return strcmp(ga_strtab_get(&sort_s->s, a->name), ga_strtab_get(&sort_s->s, b->name));
+}
+
+static int cmp_as(const void *pa, const void *pb)
+{
+	const struct sastat *a = pa, *b = pb;
+
+	return strcmp(ga_strtab_get(&sort_s->s, a->name), ga_strtab_get(&sort_s->s, b->name));
+}
+
+static int cmp_mo(const void *pa, const void *pb)
+{
+	const struct smemop *a = pa, *b = pb;
+
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->src != b->src)
+		return a->src < b->src ? -1 : 1;
+	return a->dst < b->dst ? -1 : a->dst > b->dst;
+}
+
+/* Sorts n elements of size sz at base by cmp; perm[old] = new index. */
+static const void *perm_base;
+static size_t perm_sz;
+static int (*perm_cmp)(const void *, const void *);
+
+static int cmp_perm(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	int c = perm_cmp((const char *)perm_base + a * perm_sz, (const char *)perm_base + b * perm_sz);
+
+	return c ? c : a < b ? -1 : a > b;
+}
+
+static int perm_sort(void *base, size_t n, size_t sz, int (*cmp)(const void *, const void *),
+		     uint32_t *perm)
+{
+	uint32_t *ord = malloc((n + 1) * sizeof(*ord));
+	char *t = malloc((n + 1) * sz);
+	size_t i;
+
+	if (!ord || !t) {
+		free(ord);
+		free(t);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		ord[i] = (uint32_t)i;
+	perm_base = base;
+	perm_sz = sz;
+	perm_cmp = cmp;
+	qsort(ord, n, sizeof(*ord), cmp_perm);
+	for (i = 0; i < n; i++) {
+		memcpy(t + i * sz, (char *)base + ord[i] * sz, sz);
+		if (perm)
+			perm[ord[i]] = (uint32_t)i;
+	}
+	memcpy(base, t, n * sz);
+	free(ord);
+	free(t);
+	return 0;
+}
+
+/* Rows of a process: by process, then their order within the part. */
+static uint32_t *pk_proc;
+
+#define BY_PROC_CMP(name, T)                                            \
+	static int name(const void *pa, const void *pb)                 \
+	{                                                               \
+		const T *a = pa, *b = pb;                               \
+		uint32_t x = pk_proc[a->proc], y = pk_proc[b->proc];    \
+		return x < y ? -1 : x > y;                              \
+	}
+BY_PROC_CMP(cmp_win, struct swin)
+BY_PROC_CMP(cmp_graph, struct sgraph)
+BY_PROC_CMP(cmp_devrow, struct sdevrow)
+
+/*
+ * Puts every table in an order that depends only on its contents: files,
+ * processes and devices by origin key, rows of a process by process (then
+ * as they were), keyed rows by key, durations' segments by origin; and
+ * renumbers the references.  The sorts are stable.
+ */
+static int canonical(struct ga_sum *s)
+{
+	uint32_t *pmap = calloc(s->nprocs + 1, sizeof(*pmap));
+	uint32_t *dmap = calloc(s->ndevs + 1, sizeof(*dmap));
+	uint32_t *fmap = calloc(s->nfiles + 1, sizeof(*fmap));
+	size_t i;
+	int rc = -1;
+
+	sort_s = s;
+	if (!pmap || !dmap || !fmap)
+		goto out;
+	if (perm_sort(s->files, s->nfiles, sizeof(*s->files), cmp_file, fmap) ||
+	    perm_sort(s->procs, s->nprocs, sizeof(*s->procs), cmp_proc, pmap) ||
+	    perm_sort(s->devs, s->ndevs, sizeof(*s->devs), cmp_dev, dmap))
+		goto out;
+	for (i = 0; i < s->nprocs; i++)
+		s->procs[i].file = fmap[s->procs[i].file];
+	for (i = 0; i < s->ndevs; i++)
+		s->devs[i].proc = pmap[s->devs[i].proc];
+	pk_proc = pmap;
+	if (perm_sort(s->wins, s->nwins, sizeof(*s->wins), cmp_win, NULL) ||
+	    perm_sort(s->graphs, s->ngraphs, sizeof(*s->graphs), cmp_graph, NULL) ||
+	    perm_sort(s->devrows, s->ndevrows, sizeof(*s->devrows), cmp_devrow, NULL))
+		goto out;
+	for (i = 0; i < s->nwins; i++)
+		s->wins[i].proc = pmap[s->wins[i].proc];
+	for (i = 0; i < s->ngraphs; i++)
+		s->graphs[i].proc = pmap[s->graphs[i].proc];
+	for (i = 0; i < s->ndevrows; i++) {
+		s->devrows[i].proc = pmap[s->devrows[i].proc];
+		s->devrows[i].dev = dmap[s->devrows[i].dev];
+	}
+	/* A part merged under a lower limit: the rule is all exact and n <= limit. */
+	for (i = 0; i < s->nks; i++)
+		if (!s->ks[i].q.sketch && s->ks[i].q.n > s->limit && to_sketch(&s->ks[i].q))
+			goto out;
+	for (i = 0; i < s->nmo; i++)
+		if (!s->mo[i].q.sketch && s->mo[i].q.n > s->limit && to_sketch(&s->mo[i].q))
+			goto out;
+	for (i = 0; i < s->nas; i++)
+		if (!s->as[i].q.sketch && s->as[i].q.n > s->limit && to_sketch(&s->as[i].q))
+			goto out;
+	qsort(s->labels, s->nlabels, sizeof(*s->labels), cmp_label_s);
+	qsort(s->ks, s->nks, sizeof(*s->ks), cmp_ks);
+	qsort(s->as, s->nas, sizeof(*s->as), cmp_as);
+	qsort(s->mo, s->nmo, sizeof(*s->mo), cmp_mo);
+	for (i = 0; i < s->nks; i++)
+		if (perm_sort(s->ks[i].q.seg, s->ks[i].q.nseg, sizeof(struct sseg), cmp_seg, NULL))
+			goto out;
+	for (i = 0; i < s->nmo; i++)
+		if (perm_sort(s->mo[i].q.seg, s->mo[i].q.nseg, sizeof(struct sseg), cmp_seg, NULL))
+			goto out;
+	for (i = 0; i < s->nas; i++)
+		if (perm_sort(s->as[i].q.seg, s->as[i].q.nseg, sizeof(struct sseg), cmp_seg, NULL))
+			goto out;
+	rc = 0;
+out:
+	free(pmap);
+	free(dmap);
+	free(fmap);
+	return rc;
+}
+
+/* ---- encoding ---- */
+
+struct wbuf {
+	unsigned char *p;
+	size_t len, cap;
+	int err;
+};
+
+static void put(struct wbuf *w, const void *d, size_t n)
+{
+	if (w->err)
+		return;
+	if (w->len + n > w->cap) {
+		size_t c = w->cap ? w->cap : 4096;
+		unsigned char *p;
+
+		while (c < w->len + n)
+			c *= 2;
+		if (!(p = realloc(w->p, c))) {
+			w->err = 1;
+			return;
+		}
+		w->p = p;
+		w->cap = c;
+	}
+	memcpy(w->p + w->len, d, n);
+	w->len += n;
+}
+
+static void pv(struct wbuf *w, uint64_t v)
+{
+	unsigned char b[10];
+	size_t n = 0;
+
+	do {
+		b[n] = v & 0x7f;
+		v >>= 7;
+		if (v)
+			b[n] |= 0x80;
+		n++;
+	} while (v);
+	put(w, b, n);
+}
+
+/*
+ * String ids are written as they are numbered in the encoded table: the
+ * strings in use, sorted, so that equal summaries encode to equal bytes.
+ */
+struct strnum {
+	uint32_t *map;             /* strtab id -> number + 1 */
+};
+
+static void ps(struct wbuf *w, const struct strnum *sn, uint32_t id)
+{
+	pv(w, id ? sn->map[id] : 0);
+}
+
+static void put_sq(struct wbuf *w, const struct strnum *sn, const struct sq *q)
+{
+	pv(w, q->n);
+	pv(w, q->sum);
+	pv(w, q->n ? q->min : 0);
+	pv(w, q->max);
+	pv(w, (uint64_t)(q->sumsq >> 64));
+	pv(w, (uint64_t)q->sumsq);
+	pv(w, (uint64_t)q->sketch);
+	if (!q->sketch) {
+		pv(w, q->nseg);
+		for (size_t i = 0; i < q->nseg; i++) {
+			ps(w, sn, q->seg[i].origin);
+			pv(w, q->seg[i].n);
+			for (size_t j = 0; j < q->seg[i].n; j++)
+				pv(w, q->seg[i].v[j]);
+		}
+	} else {
+		uint32_t prev = 0;
+
+		pv(w, q->nbk);
+		for (size_t i = 0; i < q->nbk; i++) {
+			pv(w, q->bk[i].idx - prev);
+			pv(w, q->bk[i].count);
+			prev = q->bk[i].idx;
+		}
+	}
+}
+
+static const struct ga_strtab *sort_t;
+
+static int cmp_sid(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	const char *x = ga_strtab_get(sort_t, a), *y = ga_strtab_get(sort_t, b);
+	uint32_t la = ga_strtab_len(sort_t, a), lb = ga_strtab_len(sort_t, b);
+	int c = memcmp(x, y, la < lb ? la : lb);
+
+	return c ? c : la < lb ? -1 : la > lb;
+}
+
+static void mark(uint32_t *used, uint32_t id)
+{
+	if (id)
+		used[id] = 1;
+}
+
+static void mark_sq(uint32_t *used, const struct sq *q)
+{
+	for (size_t i = 0; i < q->nseg; i++)
+		mark(used, q->seg[i].origin);
+}
+
+static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
+{
+	size_t i, j, nused = 0, ns = s->s.n;
+	uint32_t *used = calloc(ns + 1, sizeof(*used)), *list = calloc(ns + 1, sizeof(*list));
+
+	if (!used || !list) {
+		free(used);
+		free(list);
+		w->err = 1;
+		return;
+	}
+	for (i = 0; i < s->nfiles; i++) {
+		mark(used, s->files[i].k.origin);
+		mark(used, s->files[i].path);
+		mark(used, s->files[i].reason);
+	}
+	for (i = 0; i < s->nprocs; i++) {
+		mark(used, s->procs[i].k.origin);
+		mark(used, s->procs[i].host);
+		mark(used, s->procs[i].exe);
+		mark(used, s->procs[i].cmdline);
+	}
+	for (i = 0; i < s->nwins; i++)
+		mark(used, s->wins[i].name);
+	for (i = 0; i < s->ndevs; i++) {
+		mark(used, s->devs[i].k.origin);
+		mark(used, s->devs[i].host);
+		mark(used, s->devs[i].name);
+	}
+	for (i = 0; i < s->nlabels; i++)
+		mark(used, s->labels[i].str);
+	for (i = 0; i < s->nks; i++) {
+		mark(used, s->ks[i].name);
+		mark(used, s->ks[i].label);
+		mark_sq(used, &s->ks[i].q);
+	}
+	for (i = 0; i < s->nmo; i++)
+		mark_sq(used, &s->mo[i].q);
+	for (i = 0; i < GA_COPY_KIND_MAX; i++)
+		mark(used, s->copy[i].label);
+	mark(used, s->memset_st.label);
+	mark(used, s->leg[0].label);
+	mark(used, s->leg[1].label);
+	for (i = 0; i < s->ngraphs; i++)
+		mark(used, s->graphs[i].label);
+	for (i = 0; i < s->nas; i++) {
+		mark(used, s->as[i].name);
+		mark_sq(used, &s->as[i].q);
+	}
+	for (i = 1; i <= ns; i++)
+		if (i < ns && used[i])
+			list[nused++] = (uint32_t)i;
+	sort_t = &s->s;
+	qsort(list, nused, sizeof(*list), cmp_sid);
+	for (i = 0; i < nused; i++)
+		used[list[i]] = (uint32_t)i + 1;
+	sn->map = used;
+
+	/* 1. strings */
+	pv(w, nused);
+	for (i = 0; i < nused; i++) {
+		pv(w, ga_strtab_len(&s->s, list[i]));
+		put(w, ga_strtab_get(&s->s, list[i]), ga_strtab_len(&s->s, list[i]));
+	}
+	free(list);
+	/* 2. exact limit (0: none), scalars */
+	pv(w, s->limit == UINT64_MAX ? 0 : s->limit);
+	pv(w, SC_COUNT);
+	for (i = 0; i < SC_COUNT; i++)
+		pv(w, s->sc[i]);
+	/* 3. files */
+	pv(w, s->nfiles);
+	for (i = 0; i < s->nfiles; i++) {
+		const struct sfile *f = &s->files[i];
+
+		ps(w, sn, f->k.origin);
+		pv(w, f->k.idx);
+		ps(w, sn, f->path);
+		ps(w, sn, f->reason);
+		pv(w, f->damaged);
+		pv(w, f->finished);
+		pv(w, f->bytes_unread);
+		pv(w, f->file_size);
+		pv(w, f->chunks);
+		pv(w, f->last_flag);
+		pv(w, f->records);
+		pv(w, f->unknown);
+		pv(w, f->malformed);
+		pv(w, f->chunk_lost);
+		pv(w, f->stop_offset);
+	}
+	/* 4. processes */
+	pv(w, s->nprocs);
+	pv(w, PROC_U64);
+	for (i = 0; i < s->nprocs; i++) {
+		const struct sproc *p = &s->procs[i];
+
+		ps(w, sn, p->k.origin);
+		pv(w, p->k.idx);
+		pv(w, p->file);
+		ps(w, sn, p->host);
+		ps(w, sn, p->exe);
+		ps(w, sn, p->cmdline);
+		for (j = 0; j < PROC_U64; j++)
+			pv(w, p->u[j]);
+	}
+	/* 5. capture ranges */
+	pv(w, s->nwins);
+	for (i = 0; i < s->nwins; i++) {
+		pv(w, s->wins[i].proc);
+		ps(w, sn, s->wins[i].name);
+		pv(w, s->wins[i].start);
+		pv(w, s->wins[i].end);
+		pv(w, s->wins[i].kind);
+	}
+	/* 6. devices, with their busy intervals */
+	pv(w, s->ndevs);
+	pv(w, DEV_U64);
+	for (i = 0; i < s->ndevs; i++) {
+		const struct sdev *d = &s->devs[i];
+		uint64_t prev = 0;
+
+		ps(w, sn, d->k.origin);
+		pv(w, d->k.idx);
+		pv(w, d->proc);
+		ps(w, sn, d->host);
+		ps(w, sn, d->name);
+		put(w, d->uuid, 16);
+		for (j = 0; j < DEV_U64; j++)
+			pv(w, d->u[j]);
+		pv(w, d->niv);
+		for (j = 0; j < d->niv; j++) {
+			pv(w, d->iv[j].start - prev);
+			pv(w, d->iv[j].end - d->iv[j].start);
+			prev = d->iv[j].end;
+		}
+	}
+	/* 7. device rows */
+	pv(w, s->ndevrows);
+	for (i = 0; i < s->ndevrows; i++) {
+		pv(w, s->devrows[i].proc);
+		pv(w, s->devrows[i].dev);
+		pv(w, s->devrows[i].id);
+		pv(w, s->devrows[i].count);
+		pv(w, s->devrows[i].total);
+	}
+	/* 8. labels */
+	pv(w, s->nlabels);
+	for (i = 0; i < s->nlabels; i++) {
+		ps(w, sn, s->labels[i].str);
+		pv(w, s->labels[i].count);
+		pv(w, s->labels[i].total);
+	}
+	/* 9. kernels */
+	pv(w, s->nks);
+	for (i = 0; i < s->nks; i++) {
+		ps(w, sn, s->ks[i].name);
+		ps(w, sn, s->ks[i].label);
+		pv(w, s->ks[i].in_graph);
+		put_sq(w, sn, &s->ks[i].q);
+	}
+	/* 10. memory operations */
+	pv(w, s->nmo);
+	for (i = 0; i < s->nmo; i++) {
+		pv(w, s->mo[i].kind);
+		pv(w, s->mo[i].src);
+		pv(w, s->mo[i].dst);
+		pv(w, s->mo[i].bytes);
+		put_sq(w, sn, &s->mo[i].q);
+	}
+	/* 11. copies by kind, memsets, staged peer-copy legs */
+	for (i = 0; i < GA_COPY_KIND_MAX + 3; i++) {
+		const struct smemstat *x = i < GA_COPY_KIND_MAX ? &s->copy[i] :
+					  i == GA_COPY_KIND_MAX ? &s->memset_st :
+					  &s->leg[i - GA_COPY_KIND_MAX - 1];
+
+		pv(w, x->count);
+		pv(w, x->bytes);
+		pv(w, x->total);
+		ps(w, sn, x->label);
+	}
+	/* 12. graphs */
+	pv(w, s->ngraphs);
+	for (i = 0; i < s->ngraphs; i++) {
+		const struct sgraph *g = &s->graphs[i];
+
+		pv(w, g->proc);
+		ps(w, sn, g->label);
+		pv(w, g->graph_id);
+		pv(w, g->launches);
+		pv(w, g->total);
+		pv(w, g->kernels);
+		pv(w, g->nodes);
+	}
+	/* 13. API functions */
+	pv(w, s->nas);
+	for (i = 0; i < s->nas; i++) {
+		ps(w, sn, s->as[i].name);
+		pv(w, s->as[i].errors);
+		pv(w, s->as[i].threads);
+		put_sq(w, sn, &s->as[i].q);
+	}
+}
+
+static void le32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void le64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+int ga_summary_encode(struct ga_sum *s, unsigned char **out, size_t *len)
+{
+	struct wbuf w = { 0 };
+	struct strnum sn = { 0 };
+	unsigned char *f;
+	size_t bound, c;
+
+	if (canonical(s))
+		return -1;
+	body(s, &w, &sn);
+	free(sn.map);
+	if (w.err) {
+		free(w.p);
+		return -1;
+	}
+	bound = ZSTD_compressBound(w.len);
+	if (!(f = malloc(GA_SUM_HEADER_SIZE + bound))) {
+		free(w.p);
+		return -1;
+	}
+	c = ZSTD_compress(f + GA_SUM_HEADER_SIZE, bound, w.p, w.len, 9);
+	free(w.p);
+	if (ZSTD_isError(c)) {
+		free(f);
+		return -1;
+	}
+	memset(f, 0, GA_SUM_HEADER_SIZE);
+	memcpy(f, GA_SUM_MAGIC, 8);
+	le32(f + 8, GA_SUM_VERSION);
+	le32(f + 12, GA_SUM_HEADER_SIZE);
+	le64(f + 16, w.len);
+	le32(f + 24, gp_crc32c(0, f + GA_SUM_HEADER_SIZE, c));
+	le32(f + 28, 0);
+	*out = f;
+	*len = GA_SUM_HEADER_SIZE + c;
+	return 0;
+}
+
+/* ---- decoding ---- */
+
+struct rbuf {
+	const unsigned char *p;
+	size_t len, off;
+	int err;
+	uint32_t *ids;             /* string number - 1 -> strtab id */
+	size_t nids;
+};
+
+static uint64_t gv(struct rbuf *r)
+{
+	uint64_t v = 0;
+
+	for (unsigned sh = 0; !r->err; sh += 7) {
+		unsigned char b;
+
+		if (r->off >= r->len || sh > 63) {
+			r->err = 1;
+			return 0;
+		}
+		b = r->p[r->off++];
+		v |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80))
+			return v;
+	}
+	return 0;
+}
+
+/* A count of things of at least min_bytes each that must fit what is left. */
+static size_t gcount(struct rbuf *r, size_t min_bytes)
+{
+	uint64_t n = gv(r);
+
+	if (r->err || n > (r->len - r->off) / (min_bytes ? min_bytes : 1)) {
+		r->err = 1;
+		return 0;
+	}
+	return (size_t)n;
+}
+
+static uint32_t gs(struct rbuf *r)
+{
+	uint64_t n = gv(r);
+
+	if (n > r->nids) {
+		r->err = 1;
+		return 0;
+	}
+	return n ? r->ids[n - 1] : 0;
+}
+
+static uint32_t g32(struct rbuf *r)
+{
+	uint64_t v = gv(r);
+
+	if (v > UINT32_MAX)
+		r->err = 1;
+	return (uint32_t)v;
+}
+
+static int get_sq(struct rbuf *r, struct sq *q)
+{
+	uint64_t hi, lo;
+
+	memset(q, 0, sizeof(*q));
+	q->n = gv(r);
+	q->sum = gv(r);
+	q->min = gv(r);
+	q->max = gv(r);
+	hi = gv(r);
+	lo = gv(r);
+	q->sumsq = (u128)hi << 64 | lo;
+	q->sketch = (int)gv(r);
+	if (q->sketch > 1)
+		r->err = 1;
+	if (!q->sketch) {
+		uint64_t tot = 0;
+
+		q->nseg = gcount(r, 2);
+		if (r->err || !(q->seg = calloc(q->nseg + 1, sizeof(*q->seg))))
+			return -1;
+		for (size_t i = 0; i < q->nseg && !r->err; i++) {
+			q->seg[i].origin = gs(r);
+			q->seg[i].n = gcount(r, 1);
+			if (r->err || !(q->seg[i].v = malloc((q->seg[i].n + 1) * sizeof(uint64_t))))
+				return -1;
+			for (size_t j = 0; j < q->seg[i].n; j++)
+				q->seg[i].v[j] = gv(r);
+			tot += q->seg[i].n;
+		}
+		if (tot != q->n)
+			r->err = 1;
+	} else {
+		uint64_t idx = 0, tot = 0;
+
+		q->nbk = gcount(r, 2);
+		if (r->err || !(q->bk = calloc(q->nbk + 1, sizeof(*q->bk))))
+			return -1;
+		for (size_t i = 0; i < q->nbk && !r->err; i++) {
+			idx += gv(r);
+			q->bk[i].idx = (uint32_t)idx;
+			q->bk[i].count = gv(r);
+			tot += q->bk[i].count;
+			if ((i && q->bk[i].idx <= q->bk[i - 1].idx) || idx > UINT32_MAX)
+				r->err = 1;
+		}
+		if (tot != q->n)
+			r->err = 1;
+	}
+	if (q->n && q->min > q->max)
+		r->err = 1;
+	return r->err ? -1 : 0;
+}
+
+static void get_ms(struct rbuf *r, struct smemstat *x)
+{
+	x->count = gv(r);
+	x->bytes = gv(r);
+	x->total = gv(r);
+	x->label = gs(r);
+}
+
+/* Decodes a body into s.  0, or -1 with r->err (malformed) or not (memory). */
+static int decode(struct rbuf *r, struct ga_sum *s)
+{
+	size_t i, j, n, k;
+
+	n = gcount(r, 1);
+	if (r->err || !(r->ids = calloc(n + 1, sizeof(*r->ids))))
+		return -1;
+	for (i = 0; i < n; i++) {
+		size_t len = gcount(r, 1);
+
+		if (r->err)
+			return -1;
+		r->ids[i] = ga_strtab_intern(&s->s, (const char *)r->p + r->off, len);
+		if (r->ids[i] == GA_STR_NOMEM)
+			return -1;
+		r->off += len;
+		r->nids++;
+	}
+	s->limit = gv(r);
+	if (!s->limit)
+		s->limit = UINT64_MAX;
+	k = gcount(r, 1);
+	for (i = 0; i < k; i++) {
+		uint64_t v = gv(r);
+
+		if (i < SC_COUNT)
+			s->sc[i] = v;
+	}
+	if (r->err || k < SC_COUNT)
+		return r->err = 1, -1;
+	n = gcount(r, 15);
+	if (r->err || !(s->files = calloc(n + 1, sizeof(*s->files))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sfile *f = &s->files[s->nfiles++];
+
+		f->k.origin = gs(r);
+		f->k.idx = g32(r);
+		f->path = gs(r);
+		f->reason = gs(r);
+		f->damaged = gv(r);
+		f->finished = gv(r);
+		f->bytes_unread = gv(r);
+		f->file_size = gv(r);
+		f->chunks = gv(r);
+		f->last_flag = gv(r);
+		f->records = gv(r);
+		f->unknown = gv(r);
+		f->malformed = gv(r);
+		f->chunk_lost = gv(r);
+		f->stop_offset = gv(r);
+	}
+	n = gcount(r, 6);
+	k = (size_t)gv(r);
+	if (r->err || k != PROC_U64 || !(s->procs = calloc(n + 1, sizeof(*s->procs))))
+		return r->err = 1, -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sproc *p = &s->procs[s->nprocs++];
+
+		p->k.origin = gs(r);
+		p->k.idx = g32(r);
+		p->file = g32(r);
+		p->host = gs(r);
+		p->exe = gs(r);
+		p->cmdline = gs(r);
+		for (j = 0; j < PROC_U64; j++)
+			p->u[j] = gv(r);
+		if (p->file >= s->nfiles)
+			r->err = 1;
+	}
+	n = gcount(r, 5);
+	if (r->err || !(s->wins = calloc(n + 1, sizeof(*s->wins))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct swin *w = &s->wins[s->nwins++];
+
+		w->proc = g32(r);
+		w->name = gs(r);
+		w->start = gv(r);
+		w->end = gv(r);
+		w->kind = gv(r);
+		if (w->proc >= s->nprocs)
+			r->err = 1;
+	}
+	n = gcount(r, 16);
+	k = (size_t)gv(r);
+	if (r->err || k != DEV_U64 || !(s->devs = calloc(n + 1, sizeof(*s->devs))))
+		return r->err = 1, -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sdev *d = &s->devs[s->ndevs++];
+		uint64_t prev = 0;
+
+		d->k.origin = gs(r);
+		d->k.idx = g32(r);
+		d->proc = g32(r);
+		d->host = gs(r);
+		d->name = gs(r);
+		if (r->off + 16 > r->len)
+			return r->err = 1, -1;
+		memcpy(d->uuid, r->p + r->off, 16);
+		r->off += 16;
+		for (j = 0; j < DEV_U64; j++)
+			d->u[j] = gv(r);
+		d->niv = gcount(r, 2);
+		if (r->err || !(d->iv = calloc(d->niv + 1, sizeof(*d->iv))))
+			return -1;
+		for (j = 0; j < d->niv; j++) {
+			d->iv[j].start = prev + gv(r);
+			d->iv[j].end = d->iv[j].start + gv(r);
+			if (d->iv[j].start < prev || d->iv[j].end < d->iv[j].start)
+				r->err = 1;
+			prev = d->iv[j].end;
+		}
+		if (d->proc >= s->nprocs)
+			r->err = 1;
+	}
+	n = gcount(r, 5);
+	if (r->err || !(s->devrows = calloc(n + 1, sizeof(*s->devrows))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sdevrow *d = &s->devrows[s->ndevrows++];
+
+		d->proc = g32(r);
+		d->dev = g32(r);
+		d->id = gv(r);
+		d->count = gv(r);
+		d->total = gv(r);
+		if (d->proc >= s->nprocs || d->dev >= s->ndevs)
+			r->err = 1;
+	}
+	n = gcount(r, 3);
+	if (r->err || !(s->labels = calloc(n + 1, sizeof(*s->labels))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		s->labels[i].str = gs(r);
+		s->labels[i].count = gv(r);
+		s->labels[i].total = gv(r);
+		s->nlabels++;
+	}
+	n = gcount(r, 10);
+	if (r->err || !(s->ks = calloc(n + 1, sizeof(*s->ks))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct skstat *x = &s->ks[s->nks++];
+
+		x->name = gs(r);
+		x->label = gs(r);
+		x->in_graph = gv(r);
+		if (get_sq(r, &x->q))
+			return -1;
+	}
+	n = gcount(r, 11);
+	if (r->err || !(s->mo = calloc(n + 1, sizeof(*s->mo))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct smemop *x = &s->mo[s->nmo++];
+
+		x->kind = gv(r);
+		x->src = gv(r);
+		x->dst = gv(r);
+		x->bytes = gv(r);
+		if (get_sq(r, &x->q))
+			return -1;
+	}
+	for (i = 0; i < GA_COPY_KIND_MAX; i++)
+		get_ms(r, &s->copy[i]);
+	get_ms(r, &s->memset_st);
+	get_ms(r, &s->leg[0]);
+	get_ms(r, &s->leg[1]);
+	n = gcount(r, 7);
+	if (r->err || !(s->graphs = calloc(n + 1, sizeof(*s->graphs))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sgraph *g = &s->graphs[s->ngraphs++];
+
+		g->proc = g32(r);
+		g->label = gs(r);
+		g->graph_id = gv(r);
+		g->launches = gv(r);
+		g->total = gv(r);
+		g->kernels = gv(r);
+		g->nodes = gv(r);
+		if (g->proc >= s->nprocs)
+			r->err = 1;
+	}
+	n = gcount(r, 10);
+	if (r->err || !(s->as = calloc(n + 1, sizeof(*s->as))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sastat *x = &s->as[s->nas++];
+
+		x->name = gs(r);
+		x->errors = gv(r);
+		x->threads = gv(r);
+		if (get_sq(r, &x->q))
+			return -1;
+	}
+	if (!r->err && r->off != r->len)
+		r->err = 1;
+	return r->err ? -1 : 0;
+}
+
+static uint64_t rd64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint32_t rd32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+int ga_summary_is(const char *path)
+{
+	char m[8];
+	int fd, r = 0;
+
+	if (!strcmp(path, "-") || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return 0;
+	{
+		struct stat st;
+
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, m, 8) == 8 &&
+		    !memcmp(m, GA_SUM_MAGIC, 8))
+			r = 1;
+	}
+	close(fd);
+	return r;
+}
+
+int ga_summary_any(char *const *paths, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (ga_summary_is(paths[i]))
+			return 1;
+	return 0;
+}
+
+struct ga_sum *ga_summary_read(const char *path, char *err, size_t errlen)
+{
+	unsigned char *buf = NULL, *raw = NULL;
+	struct ga_sum *s = NULL;
+	struct rbuf r = { 0 };
+	struct stat st;
+	uint64_t rawlen;
+	size_t got = 0, d;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: byte 0: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < GA_SUM_HEADER_SIZE) {
+		snprintf(err, errlen, "%s: byte 0: not a summary (too short)", path);
+		goto out;
+	}
+	if (!(buf = malloc((size_t)st.st_size))) {
+		snprintf(err, errlen, "%s: byte 0: out of memory", path);
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t k = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			snprintf(err, errlen, "%s: byte %zu: cannot read: %s", path, got,
+				 k < 0 ? strerror(errno) : "file shrank");
+			goto out;
+		}
+		got += (size_t)k;
+	}
+	if (memcmp(buf, GA_SUM_MAGIC, 8)) {
+		snprintf(err, errlen, "%s: byte 0: not a gpuprof summary (bad magic)", path);
+		goto out;
+	}
+	if (rd32(buf + 8) != GA_SUM_VERSION) {
+		snprintf(err, errlen, "%s: byte 8: summary version %u; this gpuprof reads "
+			 "version %u (summarize the traces again with this gpuprof)", path,
+			 rd32(buf + 8), GA_SUM_VERSION);
+		goto out;
+	}
+	if (rd32(buf + 12) != GA_SUM_HEADER_SIZE || rd32(buf + 28) != 0) {
+		snprintf(err, errlen, "%s: byte 12: bad summary header", path);
+		goto out;
+	}
+	rawlen = rd64(buf + 16);
+	if (rd32(buf + 24) != gp_crc32c(0, buf + GA_SUM_HEADER_SIZE, got - GA_SUM_HEADER_SIZE)) {
+		snprintf(err, errlen, "%s: byte %u: checksum mismatch (damaged summary)", path,
+			 GA_SUM_HEADER_SIZE);
+		goto out;
+	}
+	if (rawlen > GA_SUM_RAW_MAX || !(raw = malloc(rawlen ? rawlen : 1))) {
+		snprintf(err, errlen, "%s: byte 16: body of %llu bytes refused", path,
+			 (unsigned long long)rawlen);
+		goto out;
+	}
+	d = ZSTD_decompress(raw, rawlen, buf + GA_SUM_HEADER_SIZE, got - GA_SUM_HEADER_SIZE);
+	if (ZSTD_isError(d) || d != rawlen) {
+		snprintf(err, errlen, "%s: byte %u: cannot decompress: %s", path,
+			 GA_SUM_HEADER_SIZE, ZSTD_isError(d) ? ZSTD_getErrorName(d) : "size mismatch");
+		goto out;
+	}
+	if (!(s = sum_new())) {
+		snprintf(err, errlen, "%s: byte 0: out of memory", path);
+		goto out;
+	}
+	r.p = raw;
+	r.len = rawlen;
+	if (decode(&r, s)) {
+		if (r.err)
+			snprintf(err, errlen, "%s: byte %zu of the decompressed body: malformed "
+				 "summary", path, r.off);
+		else
+			snprintf(err, errlen, "%s: byte 0: out of memory", path);
+		ga_summary_free(s);
+		s = NULL;
+	}
+out:
+	free(r.ids);
+	free(raw);
+	free(buf);
+	close(fd);
+	return s;
+}
+
+/* ---- applying to an analysis ---- */
+
+struct amap {
+	uint32_t *v;               /* summary string id -> model strtab id */
+	int err;
+};
+
+static uint32_t A(struct amap *am, struct ga_model *m, const struct ga_sum *s, uint32_t id)
+{
+	uint32_t r;
+
+	if (!id)
+		return 0;
+	if (am->v[id])
+		return am->v[id];
+	r = ga_strtab_intern(&m->strs, ga_strtab_get(&s->s, id), ga_strtab_len(&s->s, id));
+	if (r == GA_STR_NOMEM)
+		am->err = 1;
+	else
+		am->v[id] = r;
+	return r;
+}
+
+/* Label index + 1 of string id, added when new. */
+static uint32_t label_of(struct amap *am, struct ga_model *m, const struct ga_sum *s,
+			 uint32_t id)
+{
+	uint32_t str = A(am, m, s, id);
+
+	if (!id)
+		return 0;
+	for (size_t i = 0; i < m->nlabels; i++)
+		if (m->labels[i].str == str)
+			return (uint32_t)i + 1;
+	if (ga_util_grow(&m->labels, &m->caplabels, m->nlabels + 1, sizeof(*m->labels))) {
+		am->err = 1;
+		return 0;
+	}
+	m->labels[m->nlabels] = (struct ga_label){ str, 0, 0 };
+	return (uint32_t)++m->nlabels;
+}
+
+static void ms_apply(struct amap *am, struct ga_model *m, const struct ga_sum *s,
+		     struct ga_memstat *o, const struct smemstat *x)
+{
+	o->count = x->count;
+	o->bytes = x->bytes;
+	o->total = x->total;
+	o->label = label_of(am, m, s, x->label);
+}
+
+int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
+{
+	struct ga_model *m = &an->m;
+	struct amap am = { 0 };
+	size_t i;
+
+	if (canonical(s) || !(am.v = calloc(s->s.n + 1, sizeof(*am.v))))
+		return -1;
+	m->counts[GA_ACT_KERNEL] = s->sc[SC_KERNEL];
+	m->counts[GA_ACT_MEMCPY] = s->sc[SC_MEMCPY];
+	m->counts[GA_ACT_MEMSET] = s->sc[SC_MEMSET];
+	m->counts[GA_ACT_GRAPH] = s->sc[SC_GRAPH];
+	m->api_count = s->sc[SC_API];
+	m->records = s->sc[SC_RECORDS];
+	m->unknown = s->sc[SC_UNKNOWN];
+	m->malformed = s->sc[SC_MALFORMED];
+	m->lost_records_total = s->sc[SC_LOST_TOTAL];
+	m->lost_saturated = s->sc[SC_SATURATED] != 0;
+	m->gaps = s->sc[SC_GAPS];
+	m->gap_ns = s->sc[SC_GAP_NS];
+	m->chunk_lost = s->sc[SC_CHUNK_LOST];
+	m->first_start = s->sc[SC_FIRST];
+	m->last_end = s->sc[SC_LAST];
+	m->kernel_total = s->sc[SC_KERNEL_TOTAL];
+	m->api_total = s->sc[SC_API_TOTAL];
+	m->overhead_ns = s->sc[SC_OVERHEAD_NS];
+	m->overheads = s->sc[SC_OVERHEADS];
+	m->streams = s->sc[SC_STREAMS];
+	m->api_threads = s->sc[SC_API_THREADS];
+	m->bad_refs = s->sc[SC_BAD_REFS];
+	m->staged_pairs = s->sc[SC_STAGED];
+	m->dropped = s->sc[SC_DROPPED];
+	m->rows_seen = 0;          /* no activities to show one by one */
+	for (i = 0; i < GP_LOST_CAUSE_COUNT; i++)
+		m->lost[i] = s->sc[SC_LOST0 + i];
+	m->sum_parts = s->sc[SC_PARTS];
+
+	if (ga_util_grow(&m->files, &m->capfiles, s->nfiles + 1, sizeof(*m->files)))
+		goto fail;
+	for (i = 0; i < s->nfiles; i++) {
+		const struct sfile *f = &s->files[i];
+		struct ga_file *o = &m->files[m->nfiles];
+
+		memset(o, 0, sizeof(*o));
+		if (!(o->path = strdup(ga_strtab_get(&s->s, f->path))))
+			goto fail;
+		m->nfiles++;
+		snprintf(o->info.reason, sizeof(o->info.reason), "%s", ga_strtab_get(&s->s, f->reason));
+		o->info.damaged = (int)f->damaged;
+		o->info.finished = (int)f->finished;
+		o->info.bytes_unread = f->bytes_unread;
+		o->info.file_size = f->file_size;
+		o->info.chunks = (uint32_t)f->chunks;
+		o->info.last_flag = (uint32_t)f->last_flag;
+		o->info.records = f->records;
+		o->info.unknown = f->unknown;
+		o->info.malformed = f->malformed;
+		o->info.chunk_lost = f->chunk_lost;
+		o->info.stop_offset = f->stop_offset;
+		o->proc = UINT32_MAX;
+	}
+	if (ga_util_grow(&m->procs, &m->capprocs, s->nprocs + 1, sizeof(*m->procs)))
+		goto fail;
+	for (i = 0; i < s->nprocs; i++) {
+		const struct sproc *x = &s->procs[i];
+		struct ga_proc *p = &m->procs[m->nprocs++];
+		const uint64_t *u = x->u;
+
+		memset(p, 0, sizeof(*p));
+		p->file = x->file;
+		if (m->files[x->file].proc == UINT32_MAX)
+			m->files[x->file].proc = (uint32_t)i;
+		p->host = A(&am, m, s, x->host);
+		p->exe = A(&am, m, s, x->exe);
+		p->cmdline = A(&am, m, s, x->cmdline);
+		p->pid = (uint32_t)u[0];
+		p->ppid = (uint32_t)u[1];
+		p->rank = (uint32_t)u[2];
+		p->cupti_version = (uint32_t)u[3];
+		p->cuda_driver = (uint32_t)u[4];
+		p->clock_id = (uint32_t)u[5];
+		p->start_ns = u[6];
+		p->end_ns = u[7];
+		p->end_records = u[8];
+		p->end_lost = u[9];
+		p->lost_sum = u[10];
+		p->chunk_lost = u[11];
+		p->has_process = (int)u[12];
+		p->finished = (int)u[13];
+		p->has_config = (int)u[14];
+		p->config.trace = (uint32_t)u[15];
+		p->config.graph_mode = (uint32_t)u[16];
+		p->config.backtrace = (uint32_t)u[17];
+		p->config.flush_ms = (uint32_t)u[18];
+		p->clock_syncs = u[19];
+		p->activities = u[20];
+		p->api_calls = u[21];
+		p->nwindows = (size_t)u[22];
+		p->gaps = u[23];
+		p->gap_ns = u[24];
+		p->has_flight = 0; /* flight dumps are not in summaries */
+	}
+	for (i = 0; i < s->nfiles; i++)
+		if (m->files[i].proc == UINT32_MAX)
+			m->files[i].proc = 0;
+	if (ga_util_grow(&m->windows, &m->capwindows, s->nwins + 1, sizeof(*m->windows)))
+		goto fail;
+	for (i = 0; i < s->nwins; i++) {
+		struct ga_window *w = &m->windows[m->nwindows++];
+
+		w->proc = s->wins[i].proc;
+		w->start = s->wins[i].start;
+		w->end = s->wins[i].end;
+		w->kind = (uint32_t)s->wins[i].kind;
+		w->name = A(&am, m, s, s->wins[i].name);
+	}
+	if (ga_util_grow(&m->devs, &m->capdevs, s->ndevs + 1, sizeof(*m->devs)))
+		goto fail;
+	for (i = 0; i < s->ndevs; i++) {
+		const struct sdev *x = &s->devs[i];
+		struct ga_device *d = &m->devs[m->ndevs++];
+		const uint64_t *u = x->u;
+
+		memset(d, 0, sizeof(*d));
+		d->proc = x->proc;
+		d->host = A(&am, m, s, x->host);
+		d->name = A(&am, m, s, x->name);
+		memcpy(d->uuid, x->uuid, 16);
+		d->id = (uint32_t)u[0];
+		d->described = (int)u[1];
+		d->cc_major = (uint32_t)u[2];
+		d->cc_minor = (uint32_t)u[3];
+		d->sm_count = (uint32_t)u[4];
+		d->core_clock_khz = (uint32_t)u[5];
+		d->l2_size = (uint32_t)u[6];
+		d->flags = (uint32_t)u[7];
+		d->global_mem = u[8];
+		d->mem_bandwidth = u[9];
+		d->max_warps_per_sm = (uint32_t)u[10];
+		d->max_blocks_per_sm = (uint32_t)u[11];
+		d->max_smem_per_sm = (uint32_t)u[12];
+		d->max_regs_per_sm = (uint32_t)u[13];
+		d->busy_ns = u[14];
+		d->count = u[15];
+		d->total = u[16];
+		if (x->niv) {
+			if (!(d->busy.iv = malloc(x->niv * sizeof(*d->busy.iv))))
+				goto fail;
+			memcpy(d->busy.iv, x->iv, x->niv * sizeof(*d->busy.iv));
+			d->busy.niv = d->busy.capiv = x->niv;
+		}
+	}
+	if (ga_util_grow(&m->devrows, &m->capdevrows, s->ndevrows + 1, sizeof(*m->devrows)))
+		goto fail;
+	for (i = 0; i < s->ndevrows; i++) {
+		const struct sdevrow *x = &s->devrows[i];
+		struct ga_devrow *r = &m->devrows[m->ndevrows++];
+		char buf[256], who[192];
+
+		r->proc = x->proc;
+		r->dev = x->dev;
+		r->id = (uint32_t)x->id;
+		r->count = x->count;
+		r->total = x->total;
+		if (s->nprocs > 1)
+			snprintf(buf, sizeof(buf), "cuda:%u [%s]", r->id,
+				 ga_ranks_proc_name(m, r->proc, who, sizeof(who)));
+		else
+			snprintf(buf, sizeof(buf), "cuda:%u", r->id);
+		r->label = ga_strtab_intern(&m->strs, buf, strlen(buf));
+		if (r->label == GA_STR_NOMEM)
+			goto fail;
+	}
+	for (i = 0; i < s->nlabels; i++) {
+		uint32_t l = label_of(&am, m, s, s->labels[i].str);
+
+		if (!l)
+			goto fail;
+		m->labels[l - 1].count = s->labels[i].count;
+		m->labels[l - 1].total = s->labels[i].total;
+	}
+	if (ga_util_grow(&m->kstats, &m->capkstats, s->nks + 1, sizeof(*m->kstats)))
+		goto fail;
+	for (i = 0; i < s->nks; i++) {
+		const struct skstat *x = &s->ks[i];
+		struct ga_kstat *k = &m->kstats[m->nkstats++];
+
+		memset(k, 0, sizeof(*k));
+		k->name = A(&am, m, s, x->name);
+		k->label = label_of(&am, m, s, x->label) - 1;
+		k->count = x->q.n;
+		k->total = x->q.sum;
+		k->min = x->q.min;
+		k->max = x->q.max;
+		k->in_graph = x->in_graph;
+		k->med_est = x->q.sketch;
+		if (sq_finish(&x->q, x->q.seg, x->q.nseg, &k->med, &k->stddev))
+			goto fail;
+	}
+	if (ga_util_grow(&m->memops, &m->capmemops, s->nmo + 1, sizeof(*m->memops)))
+		goto fail;
+	for (i = 0; i < s->nmo; i++) {
+		const struct smemop *x = &s->mo[i];
+		struct ga_memop *o = &m->memops[m->nmemops++];
+
+		memset(o, 0, sizeof(*o));
+		o->kind = (uint32_t)x->kind;
+		o->src = (uint32_t)x->src;
+		o->dst = (uint32_t)x->dst;
+		o->count = x->q.n;
+		o->bytes = x->bytes;
+		o->total = x->q.sum;
+		o->min = x->q.min;
+		o->max = x->q.max;
+		o->med_est = x->q.sketch;
+		if (sq_finish(&x->q, x->q.seg, x->q.nseg, &o->med, &o->stddev))
+			goto fail;
+	}
+	for (i = 0; i < GA_COPY_KIND_MAX; i++)
+		ms_apply(&am, m, s, &m->copy[i], &s->copy[i]);
+	ms_apply(&am, m, s, &m->memset_st, &s->memset_st);
+	for (i = 0; i < 2; i++) {
+		ms_apply(&am, m, s, &m->leg_st[i], &s->leg[i]);
+		m->leg_label[i] = m->leg_st[i].label;
+	}
+	if (ga_util_grow(&m->graphs, &m->capgraphs, s->ngraphs + 1, sizeof(*m->graphs)))
+		goto fail;
+	for (i = 0; i < s->ngraphs; i++) {
+		const struct sgraph *x = &s->graphs[i];
+
+		m->graphs[m->ngraphs++] = (struct ga_gstat){
+			.proc = x->proc, .graph_id = (uint32_t)x->graph_id,
+			.label = label_of(&am, m, s, x->label), .launches = x->launches,
+			.total = x->total, .kernels = x->kernels, .nodes = x->nodes,
+		};
+	}
+	if (ga_util_grow(&m->astats, &m->capastats, s->nas + 1, sizeof(*m->astats)))
+		goto fail;
+	for (i = 0; i < s->nas; i++) {
+		const struct sastat *x = &s->as[i];
+		struct ga_astat *a = &m->astats[m->nastats++];
+
+		memset(a, 0, sizeof(*a));
+		a->name = A(&am, m, s, x->name);
+		a->count = x->q.n;
+		a->total = x->q.sum;
+		a->min = x->q.min;
+		a->max = x->q.max;
+		a->errors = x->errors;
+		a->threads = x->threads;
+		a->med_est = x->q.sketch;
+		if (sq_finish(&x->q, x->q.seg, x->q.nseg, &a->med, &a->stddev))
+			goto fail;
+	}
+	if (am.err)
+		goto fail;
+	m->finished = 1;
+	an->fd.finished = 1;       /* no findings from what summaries leave out */
+	free(am.v);
+	return 0;
+fail:
+	free(am.v);
+	return -1;
+}
+
+/* ---- building from the command line's inputs ---- */
+
+struct ga_sum *ga_summary_collect(char *const *paths, int n, uint64_t exact_limit)
+{
+	char **traces = calloc((size_t)n + 1, sizeof(*traces));
+	struct ga_sum *acc = NULL;
+	char err[640];
+	int nt = 0, i;
+
+	if (!traces) {
+		fputs("gpuprof: out of memory\n", stderr);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		if (!ga_summary_is(paths[i]))
+			traces[nt++] = paths[i];
+	/*
+	 * Each trace is summarized alone and merged: summarizing traces
+	 * together then gives what merging their summaries gives, byte for byte.
+	 */
+	for (i = 0; i < nt; i++) {
+		struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH };
+		struct ga_filter flt;
+		struct ga_analysis an;
+		struct ga_sum *s;
+
+		ga_filter_init(&flt);
+		if (ga_analysis_init(&an, &ao, &flt)) {
+			fputs("gpuprof: out of memory\n", stderr);
+			ga_filter_free(&flt);
+			goto fail;
+		}
+		if (ga_analysis_build(&an, &traces[i], 1)) {
+			ga_analysis_free(&an);
+			ga_filter_free(&flt);
+			goto fail;
+		}
+		s = ga_summary_from_analysis(&an, exact_limit, traces[i]);
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		if (!s) {
+			fprintf(stderr, "gpuprof: %s: out of memory summarizing it\n", traces[i]);
+			goto fail;
+		}
+		if (!acc) {
+			acc = s;
+		} else if (ga_summary_merge(acc, s)) {
+			fputs("gpuprof: out of memory merging summaries\n", stderr);
+			goto fail;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		struct ga_sum *s;
+
+		if (!ga_summary_is(paths[i]))
+			continue;
+		if (!(s = ga_summary_read(paths[i], err, sizeof(err)))) {
+			fprintf(stderr, "gpuprof: %s\n", err);
+			goto fail;
+		}
+		if (!acc) {
+			acc = s;
+			if (exact_limit && exact_limit < acc->limit)
+				acc->limit = exact_limit;
+			continue;
+		}
+		if (ga_summary_merge(acc, s)) {
+			fputs("gpuprof: out of memory merging summaries\n", stderr);
+			goto fail;
+		}
+	}
+	free(traces);
+	return acc;
+fail:
+	free(traces);
+	ga_summary_free(acc);
+	return NULL;
+}
+
+int ga_summary_build(struct ga_analysis *an, char *const *paths, int n)
+{
+	struct ga_sum *s;
+	struct ga_buf w = { 0 };
+	const char *p, *nl;
+
+	if (!ga_summary_any(paths, n))
+		return ga_analysis_build(an, paths, n);
+	if (ga_analysis_filtered(an)) {
+		fputs("gpuprof: filters do not apply to summaries (they hold no single "
+		      "activities): filter when summarizing the traces instead\n", stderr);
+		return -1;
+	}
+	if (an->o.align) {
+		fputs("gpuprof: --align nccl needs the traces: summaries do not hold the NCCL "
+		      "collectives yet\n", stderr);
+		return -1;
+	}
+	if (!(s = ga_summary_collect(paths, n, 0)))
+		return -1;
+	if (ga_summary_apply(s, an)) {
+		ga_summary_free(s);
+		fputs("gpuprof: out of memory\n", stderr);
+		return -1;
+	}
+	ga_summary_free(s);
+	if (ga_load_warnings(&an->m, &w)) {
+		ga_buf_free(&w);
+		fputs("gpuprof: out of memory\n", stderr);
+		return -1;
+	}
+	for (p = w.p; p && *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		fprintf(stderr, "gpuprof: warning: %.*s\n", (int)(nl - p), p);
+	}
+	ga_buf_free(&w);
+	return 0;
+}

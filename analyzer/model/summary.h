@@ -1,0 +1,100 @@
+/*
+ * Summaries: what the report and "export -t json" print of some traces,
+ * kept in a small file ("gpuprof summarize TRACE... -o PART") that merges
+ * with other summaries and traces.  A summary holds the files, processes,
+ * devices (with their busy intervals), the activity and device summaries,
+ * the kernel, memory, memset, graph and API tables and the loss counts.
+ * Durations of each table row are kept exactly while the whole merge holds
+ * at most the row's exact limit of them (GA_SUM_EXACT_DEFAULT, or none with
+ * --exact); beyond, a log-bucketed histogram whose median is within
+ * GA_SUM_REL_ERR_TEXT of the exact one.  Counts, sums, minimums, maximums
+ * and sums of squares are always exact, so merging is associative and
+ * commutative: any grouping and order of the same parts gives the same
+ * result, byte for byte.  The tables listed by GA_SUM_MISSING are not in
+ * summaries yet; a report of summaries says so.  The file layout is
+ * docs/FORMAT.md section "Summaries".  Runs offline only.
+ */
+#ifndef GA_MODEL_SUMMARY_H
+#define GA_MODEL_SUMMARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/analysis.h"
+
+#define GA_SUM_MAGIC "GPUPSUM\0"   /* 8 bytes, NUL included */
+#define GA_SUM_VERSION 1u
+#define GA_SUM_HEADER_SIZE 32u
+/* A decompressed body larger than this is refused (a damaged size). */
+#define GA_SUM_RAW_MAX (1ull << 36)
+
+/* Durations a row keeps exactly by default (0 in the file: no limit). */
+#define GA_SUM_EXACT_DEFAULT 65536u
+
+/*
+ * The histogram: values below 2^GA_SUM_SUB_BITS have a bucket each; above,
+ * each power of two is cut into 2^GA_SUM_SUB_BITS buckets, and a bucket
+ * stands for its middle: at most 1/256 of the value off, plus 1 ns of
+ * rounding where two middle values are averaged.
+ */
+#define GA_SUM_SUB_BITS 7
+#define GA_SUM_REL_ERR_TEXT "0.4%"
+
+/* What summaries do not hold yet, as the report and docs/USAGE.md name it. */
+#define GA_SUM_MISSING \
+	"findings, per-rank table, --align nccl, launch configurations, launch " \
+	"latency, roofline and hardware metrics, launch sites, NVTX ranges and " \
+	"tree, memory in use, the GPU over time, timeline"
+
+struct ga_sum;
+
+/* 1 when the file at path starts with GA_SUM_MAGIC, else 0 ("-" is never one). */
+int ga_summary_is(const char *path);
+
+/* 1 when one of paths[0..n) is a summary. */
+int ga_summary_any(char *const *paths, int n);
+
+/*
+ * The summary of a built analysis (ga_analysis_build() done).  exact_limit:
+ * durations a row keeps exactly, 0 for no limit.  origin names these traces
+ * in merges (the first trace's path).  NULL when memory runs out.
+ */
+struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_limit,
+					const char *origin);
+
+/*
+ * Read the summary at path.  NULL with err set to "PATH: byte N: ..."
+ * when it cannot be read or is not a summary this reader knows.
+ */
+struct ga_sum *ga_summary_read(const char *path, char *err, size_t errlen);
+
+/* Merge from into into; from is freed in any case.  0, or -1 out of memory. */
+int ga_summary_merge(struct ga_sum *into, struct ga_sum *from);
+
+/* Encode s (canonical order, compressed).  0, or -1 out of memory; *out is malloc'd. */
+int ga_summary_encode(struct ga_sum *s, unsigned char **out, size_t *len);
+
+/* The number of parts merged into s (traces analyzed together count as one). */
+uint64_t ga_summary_parts(const struct ga_sum *s);
+
+/*
+ * Fill an (initialised, nothing read) with s, finished as ga_analysis_build()
+ * leaves it for the views of the tables summaries hold.  0, or -1 out of memory.
+ */
+int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an);
+
+void ga_summary_free(struct ga_sum *s);
+
+/*
+ * ga_analysis_build() for inputs that may be summaries: without one it is
+ * ga_analysis_build(); with one, the traces among paths are analyzed
+ * together and summarized, merged with the summaries, and the result
+ * applied to an.  Filters refuse summaries.  Returns 0, or -1 after
+ * printing why.
+ */
+int ga_summary_build(struct ga_analysis *an, char *const *paths, int n);
+
+/* Summarize and merge paths[0..n) (traces and summaries) into one.  NULL after printing why. */
+struct ga_sum *ga_summary_collect(char *const *paths, int n, uint64_t exact_limit);
+
+#endif
