@@ -15,8 +15,11 @@ A phase is a run of kernels of one name on the device, one after the other
 with gaps shorter than --phase-gap milliseconds (default: 5, or three
 sampling intervals if longer).  Each pixel column of a curve is the
 time-weighted average of the samples under it, so a long run keeps its
-levels without a point per sample.  Time is in seconds from the first
-sample or kernel drawn.
+levels without a point per sample.  The picture spans the samples' time
+(PM sampling starts some hundred milliseconds after the context, so the
+first kernels may have none); phases reaching out of it are cut at its
+edges, phases wholly outside it left out (--all-phases: the picture spans
+them too).  Time is in seconds from the picture's left edge.
 
 Options:
   -o OUT.svg         output (default: standard output)
@@ -26,6 +29,7 @@ Options:
   --width PX         picture width (default 900)
   --phase-gap MS     see above
   --no-telemetry     leave the power panel out
+  --all-phases       span every phase too, not only the samples' time
   --gpuprof PATH     the gpuprof command, for a trace given
 
 Python 3.6+, standard library only.
@@ -217,10 +221,14 @@ def render(samples, phase_list, opts, title):
     plot_w = width - left - right
     ncol = max(50, int(plot_w))
     spans = [x for v in samples.values() for x in v]
-    t0 = min([s for s, _, _ in spans] + [p[0] for p in phase_list])
-    t1 = max([e for _, e, _ in spans] + [p[1] for p in phase_list])
+    t0 = min(s for s, _, _ in spans)
+    t1 = max(e for _, e, _ in spans)
+    if opts.all_phases:
+        t0 = min([t0] + [p[0] for p in phase_list])
+        t1 = max([t1] + [p[1] for p in phase_list])
     if t1 <= t0:
         fail("the samples cover no time")
+    phase_list = [p for p in phase_list if p[1] > t0 and p[0] < t1]
     panels = []
     if all(m in samples for m in DRAM):
         dram = summed(samples[DRAM[0]], samples[DRAM[1]])
@@ -264,7 +272,8 @@ def render(samples, phase_list, opts, title):
     svg.add('<g class="phases">')
     for s, e, n, k in phase_list:
         color = PHASE_COLORS[names.index(n) % len(PHASE_COLORS)]
-        x, w = xof(s), max(0.5, xof(e) - xof(s))
+        x = xof(max(s, t0))
+        w = max(0.5, xof(min(e, t1)) - x)
         svg.add('<rect class="phase" data-kernel="%s" data-start-ns="%d" data-end-ns="%d" '
                 'data-kernels="%d" x="%s" y="%s" width="%s" height="%s" fill="%s" '
                 'fill-opacity="0.10"><title>%s: %d kernels, %.1f ms</title></rect>'
@@ -307,6 +316,7 @@ def main():
     ap.add_argument("--width", type=int, default=900)
     ap.add_argument("--phase-gap", type=float)
     ap.add_argument("--no-telemetry", action="store_true")
+    ap.add_argument("--all-phases", action="store_true")
     ap.add_argument("--gpuprof", default="gpuprof")
     opts = ap.parse_args()
     if len(opts.inputs) > 2:
