@@ -62,8 +62,6 @@ static int kernel_metrics(const struct ga_mx *mx, uint32_t name, struct kmx *k)
 /* The roofline of a kernel in one line: "2 launches, 1.20 ms, 61.2 TFLOP/s FP32, ...". */
 static int roof_line(struct ga_buf *b, const struct ga_mx *mx, const struct kmx *k)
 {
-	static const char *const pn[GA_MX_PREC] = { "FP64", "FP32", "FP16", "TC-FP16", "TC-TF32",
-						    "TC-FP8", "TC-FP64" };
 	const struct ga_mx_peaks *p = ga_mx_peaks_of(mx, k->first->proc, k->first->device);
 	struct ga_roof r;
 	char tb[48];
@@ -74,14 +72,16 @@ static int roof_line(struct ga_buf *b, const struct ga_mx *mx, const struct kmx 
 			   k->time_ns ? ga_fmt_time(tb, sizeof(tb), k->time_ns / (k->launches ? k->launches : 1))
 				      : "no time");
 	if (r.dominant >= 0)
-		rc |= ga_buf_printf(b, ", %.2f TFLOP/s %s", r.flop_s[r.dominant] / 1e12, pn[r.dominant]);
+		rc |= ga_buf_printf(b, ", %.2f TFLOP/s %s", r.flop_s[r.dominant] / 1e12,
+				    ga_mx_prec[r.dominant].name);
 	if (k->have_dram && k->time_ns)
 		rc |= ga_buf_printf(b, ", DRAM %.1f GB/s", r.dram_bw / 1e9);
 	if (k->have_dram && r.flops > 0 && isfinite(r.ai))
 		rc |= ga_buf_printf(b, ", %.3g FLOP/B", r.ai);
 	if (r.verdict != GA_ROOF_UNKNOWN)
 		rc |= ga_buf_printf(b, ", %.0f%% of %s roof: %s", r.pct,
-				    r.memory_side ? "DRAM" : pn[r.dominant], ga_roof_verdict_name(r.verdict));
+				    r.memory_side ? "DRAM" : ga_mx_prec[r.dominant].name,
+				    ga_roof_verdict_name(r.verdict));
 	return rc;
 }
 
