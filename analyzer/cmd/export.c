@@ -57,6 +57,10 @@ static void help(FILE *f)
 	      "                    and debug information of their modules\n"
 	      "  --symbol-path DIR[:DIR...]\n"
 	      "                    also look for modules there, as gpuprof report does\n"
+	      "  --fold-frames PATTERN[,PATTERN...]\n"
+	      "                    Python frames launch sites leave out, as gpuprof\n"
+	      "                    report does ('default': the default list)\n"
+	      "  --full-stacks     fold no frames\n"
 	      "  --align nccl      align the ranks' clocks by the ends of their NCCL\n"
 	      "                    collectives (as gpuprof report --align nccl)\n"
 	      "  --peaks-dir DIR   metrics: use the peaks that 'gpuprof calibrate'\n"
@@ -91,6 +95,7 @@ int cmd_export(int argc, char **argv)
 		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "no-symbolize", no_argument, NULL, 'S' },
 		{ "symbol-path", required_argument, NULL, GA_OPT_SYMBOL_PATH },
+		GA_SITES_LONGOPTS,
 		{ "latency", no_argument, NULL, 'L' },
 		{ "no-flows", no_argument, NULL, 'F' },
 		{ "table", required_argument, NULL, 'T' },
@@ -112,6 +117,7 @@ int cmd_export(int argc, char **argv)
 	struct ga_export e;
 	struct ga_output out;
 	char ferr[512], *end;
+	const char *fold = NULL;
 	long depth;
 	int c, rc = GA_EXIT_OK, failed, noflows = 0;
 
@@ -119,7 +125,7 @@ int cmd_export(int argc, char **argv)
 	optind = 0;
 	ga_filter_init(&flt);
 	while ((c = getopt_long(argc, argv, "ft:o:hj:", longopts, NULL)) != -1) {
-		if (ga_peaks_option(&po, c, optarg))
+		if (ga_peaks_option(&po, c, optarg) || ga_sites_option(c, optarg, &fold))
 			continue;
 		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
 		case 1:
@@ -258,6 +264,7 @@ int cmd_export(int argc, char **argv)
 		fputs("gpuprof: out of memory\n", stderr);
 		return GA_EXIT_FAIL;
 	}
+	an.st.fold = fold;
 	if ((fmt->needs_file ? ga_output_open_file : ga_output_open)(&out, outpath, argv + optind,
 								    argc - optind)) {
 		ga_analysis_free(&an);

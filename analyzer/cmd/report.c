@@ -37,6 +37,13 @@ static void help(FILE *f)
 	      "                  also look for modules there (DIR/.build-id/xx/rest.debug,\n"
 	      "                  DIR/.build-id/xx/rest, DIR/NAME); a file is used only\n"
 	      "                  when its build-id is the one recorded\n"
+	      "  --fold-frames PATTERN[,PATTERN...]\n"
+	      "                  Python frames launch sites leave out: a frame whose\n"
+	      "                  file contains PATH, for each PATH or PATH:FUNCTION;\n"
+	      "                  'default' is the default list: Triton, torch's\n"
+	      "                  _inductor, _dynamo and _functorch, autograd's\n"
+	      "                  Function, nn.Module's call plumbing, <string>\n"
+	      "  --full-stacks   fold no frames\n"
 	      "  --align nccl    align the ranks' clocks by the ends of their NCCL\n"
 	      "                  collectives (which finish together) and print the\n"
 	      "                  correction applied to each rank\n"
@@ -111,6 +118,7 @@ int cmd_report(int argc, char **argv)
 		{ "stack-depth", required_argument, NULL, 'D' },
 		{ "no-symbolize", no_argument, NULL, 'S' },
 		{ "symbol-path", required_argument, NULL, GA_OPT_SYMBOL_PATH },
+		GA_SITES_LONGOPTS,
 		{ "align", required_argument, NULL, 'A' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "roofline-svg", required_argument, NULL, 'V' },
@@ -129,7 +137,7 @@ int cmd_report(int argc, char **argv)
 	struct ga_filter flt;
 	long depth;
 	FILE *out = stdout;
-	const char *svg = NULL;
+	const char *svg = NULL, *fold = NULL;
 	struct ga_peaks_opt po = { 0 };
 	char ferr[512];
 	unsigned char fail_rules[GA_RULE_COUNT] = { 0 };
@@ -139,7 +147,7 @@ int cmd_report(int argc, char **argv)
 	optind = 0;
 	ga_filter_init(&flt);
 	while ((c = getopt_long(argc, argv, "hn:j:", longopts, NULL)) != -1) {
-		if (ga_peaks_option(&po, c, optarg))
+		if (ga_peaks_option(&po, c, optarg) || ga_sites_option(c, optarg, &fold))
 			continue;
 		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
 		case 1:
@@ -275,6 +283,7 @@ int cmd_report(int argc, char **argv)
 		return GA_EXIT_FAIL;
 	}
 	r.an = &an;
+	an.st.fold = fold;
 	if (r.o.tree) {
 		/* The tree names each kernel's launch sites: stacks read ahead. */
 		an.o.sites_ahead = 1;

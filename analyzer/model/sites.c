@@ -196,8 +196,42 @@ static int on_module(struct ga_sites *st, uint32_t proc, const struct gp_rec_mod
 	return ga_map_insert(&st->mod_map, proc, UINT64_MAX, &slot) < 0 ? -1 : 0;
 }
 
-static int on_pyframe(struct ga_sites *st, uint32_t proc, const struct gp_rec_pyframe *r,
-		      str_fn str, void *sctx)
+/*
+ * Whether the Python frame of file in function fn folds under the patterns
+ * of list (sites.h: "PATH" or "PATH:FUNCTION", comma-separated, "default").
+ */
+static int fold_match(const char *list, const char *file, const char *fn, int depth)
+{
+	const char *p = list;
+
+	while (*p) {
+		size_t n = strcspn(p, ","), plen = n, flen = 0;
+		const char *colon = memchr(p, ':', n), *fpat = NULL;
+
+		if (colon) {
+			plen = (size_t)(colon - p);
+			fpat = colon + 1;
+			flen = n - plen - 1;
+		}
+		if (n == 7 && !memcmp(p, "default", 7)) {
+			if (depth == 0 && fold_match(GA_SITES_FOLD_DEFAULT, file, fn, 1))
+				return 1;
+		} else if (plen && memmem(file, strlen(file), p, plen)) {
+			size_t fl = strlen(fn);
+
+			if (!fpat || (fl >= flen && !memcmp(fn + fl - flen, fpat, flen) &&
+				      (fl == flen || fn[fl - flen - 1] == '.')))
+				return 1;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+static int on_pyframe(struct ga_sites *st, struct ga_model *m, uint32_t proc,
+		      const struct gp_rec_pyframe *r, str_fn str, void *sctx)
 {
 	struct ga_stack_frame *f;
 	int ins = frame_new(st, proc, r->id, &f);
@@ -208,6 +242,13 @@ static int on_pyframe(struct ga_sites *st, uint32_t proc, const struct gp_rec_py
 	f->function = str(sctx, r->function);
 	f->file = str(sctx, r->file);
 	f->line = r->line;
+	if (f->file && f->file != GA_STR_NOMEM)
+		f->folded = (uint32_t)fold_match(st->fold ? st->fold : GA_SITES_FOLD_DEFAULT,
+						 ga_model_str(m, f->file),
+						 f->function && f->function != GA_STR_NOMEM
+							 ? ga_model_str(m, f->function)
+							 : "",
+						 0);
 	return 0;
 }
 
@@ -302,7 +343,7 @@ static int take(struct ga_sites *st, struct ga_model *m, uint32_t proc,
 	case GP_REC_FRAME:
 		return on_frame(st, m, proc, (const void *)rec, str, sctx);
 	case GP_REC_PYFRAME:
-		return on_pyframe(st, proc, (const void *)rec, str, sctx);
+		return on_pyframe(st, m, proc, (const void *)rec, str, sctx);
 	case GP_REC_MODULE:
 		return on_module(st, proc, (const void *)rec, str, sctx);
 	case GP_REC_GRAPH_NODE:
@@ -834,6 +875,31 @@ static uint32_t first_user(const struct ga_sites *st, const struct ga_model *m,
 	return i;
 }
 
+/* Whether frame i of stack s is a folded Python frame. */
+static int folded_at(const struct ga_sites *st, const struct ga_stack *s, uint32_t i)
+{
+	const uint32_t *v = ga_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
+
+	return v && st->frames[*v].folded;
+}
+
+/*
+ * Whether stack s leaves its folded frames out from frame first on: it
+ * has some, and not only those.
+ */
+static int folds(const struct ga_sites *st, const struct ga_stack *s, uint32_t first)
+{
+	int some = 0, kept = 0;
+
+	for (uint32_t i = first; i < s->n && !(some && kept); i++) {
+		if (folded_at(st, s, i))
+			some = 1;
+		else
+			kept = 1;
+	}
+	return some && kept;
+}
+
 /* ---- symbolization ---- */
 
 /* A frame to look up. */
@@ -872,16 +938,20 @@ static uint32_t frame_mod(struct ga_sites *st, uint32_t proc, uint64_t pc,
 static int sym_want(struct ga_sites *st, const struct ga_model *m, const struct ga_stack *s,
 		    uint32_t k, struct symqueue *q)
 {
-	uint32_t i, first = first_user(st, m, s);
+	uint32_t i, n, first = first_user(st, m, s);
+	int fold = folds(st, s, first);
 
 	/* Names may show more frames to be the runtime's: look a few more up. */
 	k += GA_SITES_RUNTIME_SLACK;
-	for (i = first; i < s->n && i - first < k; i++) {
+	for (i = first, n = 0; i < s->n && n < k; i++) {
 		const uint32_t *v = ga_map_find(&st->frame_map, s->proc, st->pcs[s->off + i]);
 		struct ga_stack_frame *f = v ? &st->frames[*v] : NULL;
 
 		uint32_t mod;
 
+		if (fold && f && f->folded)
+			continue;          /* not shown: no slot of the k */
+		n++;
 		if (!f || (f->sym & GA_SITES_SYM_QUEUED) || f->text || !f->module || !f->offset)
 			continue;
 		f->sym |= GA_SITES_SYM_QUEUED;
@@ -1145,23 +1215,28 @@ static uint32_t collapse(struct ga_sites *st, struct ga_model *m, uint32_t si)
 {
 	struct ga_stack *s = &st->stacks[si];
 	struct ga_buf b = { 0 };
-	uint32_t i, first, id;
-	int rc = 0;
+	uint32_t i, n, first, id;
+	int rc = 0, fold;
 
 	if (s->text)
 		return s->text;
 	first = first_user(st, m, s);
+	fold = folds(st, s, first);
 	if (!s->n)
 		rc = ga_buf_printf(&b, "(empty stack)");
 	else if (first == s->n)
 		rc = ga_buf_printf(&b, "(no frames outside gpuprof and CUDA)");
-	for (i = first; i < s->n && i - first < st->depth && !rc; i++) {
-		uint32_t t = frame_text(st, m, s->proc, st->pcs[s->off + i]);
+	for (i = first, n = 0; i < s->n && n < st->depth && !rc; i++) {
+		uint32_t t;
 
+		if (fold && folded_at(st, s, i))
+			continue;
+		t = frame_text(st, m, s->proc, st->pcs[s->off + i]);
 		if (t == GA_STR_NOMEM)
 			rc = -1;
 		else
-			rc = ga_buf_printf(&b, "%s%s", i > first ? ARROW : "", ga_model_str(m, t));
+			rc = ga_buf_printf(&b, "%s%s", n ? ARROW : "", ga_model_str(m, t));
+		n++;
 	}
 	id = rc ? GA_STR_NOMEM : ga_strtab_intern(&m->strs, b.p ? b.p : "", b.len);
 	ga_buf_free(&b);
@@ -1361,11 +1436,12 @@ static int cmp_site(const void *pa, const void *pb, void *ctx)
 	return strcmp(ga_model_str(c->m, a->str), ga_model_str(c->m, b->str));
 }
 
-/* The frames a site lists: those of its heaviest stack, internal ones dropped. */
+/* The frames a site lists: those of its heaviest stack, internal and folded ones dropped. */
 static int site_frames(struct ga_sites *st, struct ga_model *m, struct ga_stack_site *x)
 {
 	const struct ga_stack *s;
 	uint32_t i, first;
+	int fold;
 
 	x->foff = (uint32_t)st->nftext;
 	x->nf = 0;
@@ -1373,9 +1449,13 @@ static int site_frames(struct ga_sites *st, struct ga_model *m, struct ga_stack_
 		return 0;
 	s = &st->stacks[x->best];
 	first = first_user(st, m, s);
-	for (i = first; i < s->n && i - first < GA_SITES_MAX_FRAMES; i++) {
-		uint32_t t = frame_text(st, m, s->proc, st->pcs[s->off + i]);
+	fold = folds(st, s, first);
+	for (i = first; i < s->n && x->nf < GA_SITES_MAX_FRAMES; i++) {
+		uint32_t t;
 
+		if (fold && folded_at(st, s, i))
+			continue;
+		t = frame_text(st, m, s->proc, st->pcs[s->off + i]);
 		if (t == GA_STR_NOMEM ||
 		    ga_util_grow(&st->ftext, &st->capftext, st->nftext + 1, sizeof(*st->ftext)))
 			return -1;

@@ -22,6 +22,17 @@
  * frames (GP_REC_PYFRAME) read "file.py:line function" (the file's last
  * component) and are always the program's.
  *
+ * Folded frames: the Python frames of runtime libraries stand between the
+ * code that launched a kernel and its caller (Triton's and Inductor's
+ * launchers, the wrappers torch.compile puts around generated code,
+ * nn.Module's call plumbing, "<string>" shims made with exec), so a
+ * collapsed site and the frames a site lists leave them out: a Python
+ * frame folds when its file contains one of the patterns' paths (and, for
+ * a pattern "PATH:FUNCTION", its function is FUNCTION or ends in
+ * ".FUNCTION").  GA_SITES_FOLD_DEFAULT is the list unless st->fold
+ * names another; a stack whose frames all fold keeps them.
+ * Whole stacks (ga_sites_user_frames: pprof) keep every frame.
+ *
  * Symbolization (st->symbolize): the frames a site shows are looked up in
  * the symbols and debug information of their modules (symbolize.h, libdw),
  * only in a file whose build-id is the one the trace recorded for the
@@ -57,6 +68,35 @@
 #include "base/util.h"
 
 #define GA_SITES_DEPTH 3          /* frames of a collapsed site by default */
+/* The Python frames folded by default (report and export --fold-frames). */
+#define GA_SITES_FOLD_DEFAULT                                                         \
+	"/triton/,/torch/_inductor/,/torch/_dynamo/,/torch/_functorch/,"            \
+	"/torch/autograd/function.py,/torch/nn/modules/module.py:_call_impl,"      \
+	"/torch/nn/modules/module.py:_wrapped_call_impl,<string>"
+
+/* getopt_long values of --fold-frames and --full-stacks (report, export). */
+#define GA_SITES_OPT_FOLD 0x1300
+#define GA_SITES_OPT_FULL 0x1301
+
+/* Entries for a struct option array (needs <getopt.h>). */
+#define GA_SITES_LONGOPTS                                                    \
+	{ "fold-frames", required_argument, NULL, GA_SITES_OPT_FOLD },       \
+	{ "full-stacks", no_argument, NULL, GA_SITES_OPT_FULL }
+
+/*
+ * Takes GA_SITES_OPT_FOLD's or _FULL's argument into *fold (st->fold's
+ * value): 1 when c is one of them, 0 when not.
+ */
+static inline int ga_sites_option(int c, const char *arg, const char **fold)
+{
+	if (c == GA_SITES_OPT_FOLD)
+		*fold = arg;
+	else if (c == GA_SITES_OPT_FULL)
+		*fold = "";
+	else
+		return 0;
+	return 1;
+}
 #define GA_SITES_MAX_FRAMES 64    /* frames listed per site in exports */
 
 struct ga_stack_frame {
@@ -68,7 +108,9 @@ struct ga_stack_frame {
 	uint32_t sym;              /* GA_SITES_SYM_* bits */
 	uint32_t python;           /* a Python frame (GP_REC_PYFRAME): file, line, function */
 	uint32_t recfn;            /* function as recorded (dladdr in the process), 0 none */
+	uint32_t folded;           /* a Python frame of a runtime library (st->fold) */
 };
+
 
 /* A module of the frames, as its GP_REC_MODULE record (or its absence) describes it. */
 #define GA_SITES_MOD_RECORDED 0u  /* a MODULE record */
@@ -181,6 +223,11 @@ struct ga_sites {
 	uint64_t stack_records;    /* distinct STACK records read */
 	uint64_t corr_records;     /* CORR_STACK records naming a stack */
 	struct ga_map want;        /* (proc, stack id): stacks other views name (findings) */
+	/* Python frames to fold, set before the traces are read: patterns
+	 * separated by commas, "PATH" or "PATH:FUNCTION", the word "default"
+	 * for GA_SITES_FOLD_DEFAULT; "" folds none (--full-stacks); NULL is
+	 * the default.  The caller keeps the string. */
+	const char *fold;
 	int finished;
 };
 

@@ -2,7 +2,8 @@
  * Launch sites made of Python frames (GP_REC_PYFRAME, --backtrace=python
  * and mixed) on synthetic traces with known answers: two Python call
  * sites and a thread without Python frames; a mixed stack (native frames,
- * then Python ones); a Python frame whose record never came.  Checked in
+ * then Python ones); a Python frame whose record never came; a launch
+ * under torch.compile, whose runtime libraries' frames fold.  Checked in
  * the model, the report's launch-site table, JSON, CSV and Chrome export.
  * Test code, runs offline only, needs no GPU.
  */
@@ -293,9 +294,124 @@ static void test_views(const char *py, const char *mixed)
 	tap_end();
 }
 
+/*
+ * A launch under torch.compile, innermost first: Inductor's static Triton
+ * launcher, an exec'd "<string>" shim, the autotuner, the generated code,
+ * Inductor's, AOT autograd's and Dynamo's wrappers, the user's forward,
+ * nn.Module's call plumbing, the user's main: stack 1, 2 kernels of 100
+ * ns.  Stack 2: the launcher frames alone (all fold), 1 kernel of 10 ns.
+ */
+#define SITE_PKG "/usr/lib/python3/site-packages/torch/"
+static const struct {
+	const char *file, *fn;
+	uint32_t line;
+} compiled[] = {
+	{ SITE_PKG "_inductor/runtime/static_triton_launcher.py", "StaticallyLaunchedTritonKernel.run", 291 },
+	{ "<string>", "launcher", 5 },
+	{ SITE_PKG "_inductor/runtime/triton_heuristics.py", "CachingAutotuner.run", 1495 },
+	{ "/tmp/torchinductor_u/ab/cabc123.py", "call", 88 },
+	{ SITE_PKG "_inductor/utils.py", "run", 2500 },
+	{ SITE_PKG "_inductor/output_code.py", "CompiledFxGraph.__call__", 600 },
+	{ SITE_PKG "_functorch/_aot_autograd/runtime_wrappers.py", "runtime_wrapper", 300 },
+	{ SITE_PKG "_dynamo/eval_frame.py", "_fn", 800 },
+	{ "/home/u/proj/model.py", "Net.forward", 30 },
+	{ SITE_PKG "nn/modules/module.py", "Module._call_impl", 1786 },
+	{ SITE_PKG "nn/modules/module.py", "Module._wrapped_call_impl", 1775 },
+	{ "/home/u/proj/train.py", "main", 50 },
+	{ "/home/u/proj/train.py", "<module>", 60 },
+};
+#define NCOMPILED (sizeof(compiled) / sizeof(compiled[0]))
+#define C_FOLDED "cabc123.py:88 call" AR "model.py:30 Net.forward" AR "train.py:50 main"
+#define C_FULL "static_triton_launcher.py:291 StaticallyLaunchedTritonKernel.run" AR \
+	"<string>:5 launcher" AR "triton_heuristics.py:1495 CachingAutotuner.run"
+#define C_ONLY C_FULL             /* stack 2: every frame folds, so none does */
+
+static void compiled_trace(const char *path)
+{
+	uint64_t st1[NCOMPILED], st2[3];
+	struct synth *s = synth_open(path);
+	uint32_t k, c;
+
+	synth_process(s, 13, "h", "python3 train.py", 0, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API, 0, GP_BACKTRACE_PYTHON);
+	k = synth_string(s, "triton_poi_fused_add_0");
+	for (c = 1; c <= 3; c++) {
+		uint64_t g = GPU0 + c * 1000, d = c <= 2 ? 100 : 10;
+
+		synth_corr_stack(s, c, c <= 2 ? 1 : 2);
+		synth_kernel_corr(s, k, g, g + d, 0, c, 0, 0);
+	}
+	for (size_t i = 0; i < NCOMPILED; i++) {
+		st1[i] = PY(20 + i, compiled[i].line);
+		synth_pyframe(s, st1[i], synth_string(s, compiled[i].file),
+			      synth_string(s, compiled[i].fn), compiled[i].line, 1);
+	}
+	memcpy(st2, st1, sizeof(st2));
+	synth_stack(s, 1, st1, (uint32_t)NCOMPILED);
+	synth_stack(s, 2, st2, 3);
+	synth_end(s, T0 + 9000000, 0);
+	synth_close(s, NULL, NULL);
+}
+
+static void test_fold(const char *tr)
+{
+	char *out = NULL;
+	int rc;
+
+	tap_begin("pysites: runtime libraries' Python frames fold (--fold-frames, --full-stacks)");
+	rc = run(&out, cmd_report, "report", "--no-symbolize", tr, NULL);
+	CHECKF(rc == 0 && out && strstr(out, "|        2 | " C_FOLDED "\n") &&
+		       strstr(out, "|        1 | " C_ONLY "\n"),
+	       "%s", out ? out : "(none)");
+	free(out);
+	/* Unfolded, every launch is the framework's, one site. */
+	rc = run(&out, cmd_report, "report", "--no-symbolize", "--full-stacks", tr, NULL);
+	CHECKF(rc == 0 && out && strstr(out, "|        3 | " C_FULL "\n") && !strstr(out, "cabc123"),
+	       "%s", out ? out : "(none)");
+	free(out);
+	/* Only Inductor's runtime: the shim and the wrappers show. */
+	rc = run(&out, cmd_report, "report", "--no-symbolize",
+		 "--fold-frames=/torch/_inductor/runtime/", tr, NULL);
+	CHECKF(rc == 0 && out && strstr(out, "| <string>:5 launcher" AR "cabc123.py:88 call" AR
+					   "utils.py:2500 run\n"),
+	       "%s", out ? out : "(none)");
+	free(out);
+	/* PATH:FUNCTION: _call_impl folds, _wrapped_call_impl does not. */
+	rc = run(&out, cmd_report, "report", "--no-symbolize", "--stack-depth", "4", "--fold-frames",
+		 "/_inductor/,/_dynamo/,/_functorch/,<string>,/torch/nn/modules/module.py:_call_impl",
+		 tr, NULL);
+	CHECKF(rc == 0 && out && strstr(out, "| cabc123.py:88 call" AR "model.py:30 Net.forward" AR
+					   "module.py:1775 Module._wrapped_call_impl" AR
+					   "train.py:50 main\n"),
+	       "%s", out ? out : "(none)");
+	free(out);
+	/* "default" and more: the user's forward too. */
+	rc = run(&out, cmd_report, "report", "--no-symbolize", "--fold-frames=default,/proj/model.py",
+		 tr, NULL);
+	CHECKF(rc == 0 && out && strstr(out, "| cabc123.py:88 call" AR "train.py:50 main" AR
+					   "train.py:60 <module>\n"),
+	       "%s", out ? out : "(none)");
+	free(out);
+	rc = run(&out, cmd_export, "export", "--format", "json", "--no-symbolize", tr, NULL);
+	CHECKF(rc == 0 && out && strstr(out, "{\"site\":\"" C_FOLDED "\",\"frames\":["
+					   "\"cabc123.py:88 call\",\"model.py:30 Net.forward\","
+					   "\"train.py:50 main\",\"train.py:60 <module>\"],"),
+	       "%s", out ? out : "(none)");
+	free(out);
+	rc = run(&out, cmd_export, "export", "--format", "csv", "--no-symbolize", tr, NULL);
+	CHECKF(rc == 0 && count(out, "," C_FOLDED ",") == 2, "%s", out ? out : "(none)");
+	free(out);
+	rc = run(&out, cmd_export, "export", "--format", "csv", "--no-symbolize", "--full-stacks", tr,
+		 NULL);
+	CHECKF(rc == 0 && count(out, "," C_FULL ",") == 3, "%s", out ? out : "(none)");
+	free(out);
+	tap_end();
+}
+
 int main(void)
 {
-	char py[128], mixed[128], bwd[128];
+	char py[128], mixed[128], bwd[128], comp[128];
 
 	snprintf(dir, sizeof(dir), "/tmp/gpuprof-pysites-XXXXXX");
 	if (!mkdtemp(dir)) {
@@ -308,9 +424,13 @@ int main(void)
 	python_trace(py);
 	mixed_trace(mixed);
 	backward_trace(bwd);
+	snprintf(comp, sizeof(comp), "%s/compiled.gpuprof", dir);
+	compiled_trace(comp);
 	test_model(py, mixed);
 	test_views(py, mixed);
 	test_backward(bwd);
+	test_fold(comp);
+	unlink(comp);
 	unlink(py);
 	unlink(mixed);
 	unlink(bwd);
