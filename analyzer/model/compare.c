@@ -178,7 +178,7 @@ static int cmp_gpu(const void *pa, const void *pb)
 	return c ? c : strcmp(a->metric, b->metric);
 }
 
-static int add_side(struct builder *b, int side, struct ga_analysis *an)
+static int add_side(struct builder *b, int side, struct ga_analysis *an, int summaries)
 {
 	struct ga_model *m = &an->m;
 	struct ga_ranges *rg = &an->rg;
@@ -212,13 +212,13 @@ static int add_side(struct builder *b, int side, struct ga_analysis *an)
 			return -1;
 	}
 	/* Peak memory in use per device (traces with allocation records). */
-	for (i = 0; i < an->mu.ndevs; i++) {
+	for (i = 0; i < an->mu.ndevs && !summaries; i++) {
 		const struct ga_memuse_dev *u = &an->mu.devs[i];
 
 		if (add(b, side, GA_DIFF_MEMUSE, ga_model_str(m, u->label), u->allocs, u->peak))
 			return -1;
 	}
-	for (i = 0; i < rg->nkeys; i++) {
+	for (i = 0; i < rg->nkeys && !summaries; i++) {
 		const struct ga_ranges_key *k = &rg->keys[i];
 
 		if (k->count && add(b, side, GA_DIFF_NVTX, ga_model_str(m, k->label), k->count,
@@ -231,6 +231,8 @@ static int add_side(struct builder *b, int side, struct ga_analysis *an)
 		if (a->count && add(b, side, GA_DIFF_API, ga_model_str(m, a->name), a->count, a->total))
 			return -1;
 	}
+	if (summaries)
+		return 0;
 	/* Findings by rule and subject: new, gone, or grown in time at stake. */
 	if (ga_analysis_findings(an))
 		return -1;
@@ -311,7 +313,8 @@ int ga_diff_build(struct ga_diff *d, struct ga_analysis *base, struct ga_analysi
 	struct builder b = { d, { 0 }, { 0 } };
 
 	memset(d, 0, sizeof(*d));
-	if (add_side(&b, 0, base) || add_side(&b, 1, nw)) {
+	d->summaries = base->m.sum_parts || nw->m.sum_parts;
+	if (add_side(&b, 0, base, d->summaries) || add_side(&b, 1, nw, d->summaries)) {
 		ga_map_free(&b.map);
 		ga_map_free(&b.gmap);
 		ga_diff_free(d);

@@ -58,6 +58,12 @@ struct ga_diff {
 	size_t n, cap;
 	struct ga_diff_gpu *gpu;   /* by device, then metric */
 	size_t ngpu, capgpu;
+	/*
+	 * A side was built from summaries (model/summary.h): only what they
+	 * hold is compared, on both sides (no NVTX ranges, memory in use,
+	 * findings or GPU metrics).
+	 */
+	int summaries;
 };
 
 /* "kernel", "memory", "memory_usage", "nvtx", "api". */

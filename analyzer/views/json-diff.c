@@ -33,6 +33,9 @@ int ga_diff_print_json(FILE *out, const struct ga_diff *d, const struct ga_diff_
 	num_or_null(&w, "threshold_pct", v->threshold);
 	num_or_null(&w, "fail_above_pct", v->fail_above >= 0 ? v->fail_above : NAN);
 	ga_jw_ku64(&w, "grown", v->fail_above >= 0 ? ga_diff_grown(d, v->fail_above) : 0);
+	if (d->summaries)
+		ga_jw_kcstr(&w, "not_compared", "nvtx, memory_usage, findings, gpu_metrics "
+			    "(a side is a summary)");
 	ga_jw_key(&w, "items");
 	ga_jw_arr(&w, GA_JW_LINES);
 	for (i = 0; i < d->n; i++) {

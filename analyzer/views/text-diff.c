@@ -136,6 +136,10 @@ int ga_diff_print_text(FILE *out, const struct ga_diff *d, const struct ga_diff_
 		return -1;
 	}
 	fprintf(out, "gpuprof diff: base %s, new %s\n", v->base, v->nw);
+	if (d->summaries)
+		fputs("A side is a summary: kernels, memory operations and API functions "
+		      "compared; NVTX ranges, memory in use, findings and GPU metrics are "
+		      "not in summaries yet\n", out);
 	ga_table_init(&t, 9);
 	ga_table_col(&t, 0, "Kind", 0, 0);
 	ga_table_col(&t, 1, "Base count", 1, 0);

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Summaries (gpuprof summarize, model/summary.h) against the traces they
+# come from, without a GPU:
+#  - every golden trace: export -t json of its summary equals that of the
+#    trace in every field the summary holds (test/summary/compare.py), what
+#    it does not hold is null and named; the report of the summary is the
+#    trace's report less the tables summaries leave out (subseq.py);
+#  - the same with a row limit of 2 durations, so that medians come from the
+#    histogram: within 1/256, marked as estimates;
+#  - four traces' summaries merged in several groupings and orders, and
+#    traces mixed with summaries: the same summary bytes and the same JSON,
+#    equal to the JSON of the four traces read together;
+#  - damaged, truncated and foreign summaries are named with a byte offset;
+#    filters, --fail-on, --align and non-JSON exports refuse summaries;
+#    diff of a summary against its trace shows no change.
+# Prints "ok - ..." / "not ok - ..." lines (test/run-tests.sh counts them).
+set -u
+build=${1:?usage: test/summary/run.sh BUILD_DIR}
+A=$build/bin/gpuprof-analyze
+G=test/golden
+T=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-sum.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+fail=0
+ok() { echo "ok - summary $1"; }
+bad() { echo "not ok - summary $1"; fail=1; }
+
+for g in "$G"/*.gpuprof; do
+	n=$(basename "$g" .gpuprof)
+	if ! "$A" summarize -o "$T/$n.sum" "$g" 2>"$T/err"; then
+		bad "$n: summarize failed: $(head -c 300 "$T/err")"
+		continue
+	fi
+	"$A" export -t json -o "$T/$n.d.json" "$g" 2>/dev/null
+	"$A" export -t json -o "$T/$n.s.json" "$T/$n.sum" 2>/dev/null
+	"$A" report --no-timeline "$g" >"$T/$n.d.txt" 2>/dev/null
+	"$A" report --no-timeline "$T/$n.sum" >"$T/$n.s.txt" 2>/dev/null
+	if python3 test/summary/compare.py "$T/$n.d.json" "$T/$n.s.json" >"$T/cmp" &&
+	   python3 test/summary/subseq.py "$T/$n.d.txt" "$T/$n.s.txt" >>"$T/cmp" &&
+	   grep -q '^Summaries: *1 part merged; not in summaries yet' "$T/$n.s.txt"; then
+		ok "$n: JSON and report equal the trace's where summaries hold them"
+	else
+		bad "$n: $(head -5 "$T/cmp")"
+	fi
+	if "$A" summarize --exact-limit 2 -o "$T/$n.e.sum" "$g" &&
+	   "$A" export -t json -o "$T/$n.e.json" "$T/$n.e.sum" 2>/dev/null &&
+	   python3 test/summary/compare.py "$T/$n.d.json" "$T/$n.e.json" --estimates >"$T/cmp"; then
+		ok "$n: histogram medians within 1/256 and marked"
+	else
+		bad "$n (histogram): $(head -5 "$T/cmp")"
+	fi
+done
+if "$A" report "$T/synth_mix.e.sum" 2>/dev/null | grep -q 'medians marked ~ are estimates within 0.4%' &&
+   "$A" report "$T/synth_mix.e.sum" 2>/dev/null | grep -q ' ~[0-9.]* [µnm]*s '; then
+	ok "report marks estimated medians with ~ and states the error"
+else
+	bad "report does not mark estimated medians"
+fi
+
+# Merging: groupings and orders, traces mixed with summaries.
+P="demo diff_base diff_slow multistream"
+for n in $P; do "$A" summarize -o "$T/p_$n.sum" "$G/$n.gpuprof"; done
+"$A" summarize -o "$T/ab.sum" "$T/p_demo.sum" "$T/p_diff_base.sum" &&
+"$A" summarize -o "$T/abc.sum" "$T/ab.sum" "$T/p_diff_slow.sum" &&
+"$A" summarize -o "$T/m1.sum" "$T/abc.sum" "$T/p_multistream.sum" &&
+"$A" summarize -o "$T/cd.sum" "$T/p_multistream.sum" "$T/p_diff_slow.sum" &&
+"$A" summarize -o "$T/m2.sum" "$T/p_diff_base.sum" "$T/cd.sum" "$T/p_demo.sum" &&
+"$A" summarize -o "$T/ba.sum" "$T/p_diff_base.sum" "$T/p_demo.sum" &&
+"$A" summarize -o "$T/m3.sum" "$T/cd.sum" "$T/ba.sum" &&
+"$A" summarize -o "$T/m4.sum" "$G/multistream.gpuprof" "$T/p_diff_slow.sum" "$G/demo.gpuprof" \
+	"$T/p_diff_base.sum" &&
+"$A" summarize -o "$T/m5.sum" "$G/diff_slow.gpuprof" "$G/multistream.gpuprof" "$G/diff_base.gpuprof" \
+	"$G/demo.gpuprof" || bad "merging: summarize failed"
+same=1
+for i in 2 3 4 5; do
+	cmp -s "$T/m1.sum" "$T/m$i.sum" || { same=0; bad "merge grouping $i: other bytes than ((a b) c) d"; }
+done
+for i in 1 2 3 4 5; do "$A" export -t json -o "$T/m$i.json" "$T/m$i.sum"; done
+"$A" export -t json -o "$T/m6.json" "$T/p_multistream.sum" "$G/diff_slow.gpuprof" "$T/ab.sum"
+for i in 2 3 4 5 6; do
+	cmp -s "$T/m1.json" "$T/m$i.json" || { same=0; bad "merge grouping $i: other JSON"; }
+done
+[ $same = 1 ] && ok "merged in 6 groupings and orders, traces mixed in: identical bytes and JSON"
+"$A" export -t json -o "$T/all.json" "$G/demo.gpuprof" "$G/diff_base.gpuprof" "$G/diff_slow.gpuprof" \
+	"$G/multistream.gpuprof" 2>/dev/null
+if python3 test/summary/compare.py "$T/all.json" "$T/m1.json" >"$T/cmp" &&
+   grep -q '"parts":4' "$T/m1.json"; then
+	ok "four merged summaries equal the four traces read together"
+else
+	bad "merged vs traces: $(head -5 "$T/cmp")"
+fi
+# Exact limits merge by their minimum, and the rule is all exact and n <= limit.
+"$A" summarize --exact-limit 3 -o "$T/l3.sum" "$T/m1.sum" &&
+"$A" summarize --exact-limit 3 -o "$T/l3b.sum" "$T/p_demo.sum" "$T/p_diff_base.sum" "$T/p_diff_slow.sum" \
+	"$T/p_multistream.sum" && cmp -s "$T/l3.sum" "$T/l3b.sum" &&
+	ok "a lower exact limit applies to merged parts alike" || bad "exact limit of a merge"
+
+# Damage and refusals.
+cp "$T/demo.sum" "$T/flip.sum"
+printf '\xff' | dd of="$T/flip.sum" bs=1 seek=40 conv=notrunc 2>/dev/null
+head -c 30 "$T/demo.sum" >"$T/short.sum"
+cp "$T/demo.sum" "$T/vers.sum"
+printf '\x09' | dd of="$T/vers.sum" bs=1 seek=8 conv=notrunc 2>/dev/null
+check_err() { # NAME FILE PATTERN
+	if "$A" report "$2" >/dev/null 2>"$T/err"; then
+		bad "$1: read without error"
+	elif grep -q "$3" "$T/err"; then
+		ok "$1: $(head -1 "$T/err")"
+	else
+		bad "$1: $(head -1 "$T/err")"
+	fi
+}
+check_err "bit flip" "$T/flip.sum" "flip.sum: byte 32: checksum mismatch"
+check_err "version" "$T/vers.sum" "vers.sum: byte 8: summary version 9"
+"$A" report "$T/demo.sum" "$T/short.sum" >/dev/null 2>"$T/err"
+grep -q 'short.sum' "$T/err" && ok "a summary too short to be one is read as a trace and named" ||
+	bad "short summary: $(head -1 "$T/err")"
+"$A" report --kernel foo "$T/demo.sum" >/dev/null 2>"$T/err" && bad "filter accepted" ||
+	{ grep -q 'filters do not apply to summaries' "$T/err" && ok "filters refuse summaries" ||
+	  bad "filter: $(head -1 "$T/err")"; }
+"$A" report --fail-on=warning "$T/demo.sum" >/dev/null 2>"$T/err"; rc=$?
+[ $rc = 2 ] && grep -q 'fail-on needs the traces' "$T/err" && ok "--fail-on refuses summaries" ||
+	bad "--fail-on: rc $rc $(head -1 "$T/err")"
+"$A" report --align nccl "$T/demo.sum" >/dev/null 2>"$T/err" && bad "--align accepted" ||
+	{ grep -q 'align nccl needs the traces' "$T/err" && ok "--align refuses summaries" ||
+	  bad "--align: $(head -1 "$T/err")"; }
+"$A" export -t csv -o "$T/x.csv" "$T/demo.sum" 2>"$T/err" && bad "csv accepted" ||
+	{ grep -q 'only -t json reads them' "$T/err" && ok "non-JSON exports refuse summaries" ||
+	  bad "csv: $(head -1 "$T/err")"; }
+"$A" diff --json "$T/synth_mix.sum" "$G/synth_mix.gpuprof" >"$T/d.json" 2>/dev/null
+if python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert "nvtx" in d["not_compared"], d
+assert d["items"], "no items"
+for it in d["items"]:
+    assert it["kind"] in ("kernel", "memory", "api"), it
+    assert it["base_ns"] == it["new_ns"] and it["base_count"] == it["new_count"], it
+' "$T/d.json" 2>"$T/err"; then
+	ok "diff of a summary and its trace: no change, NVTX and findings not compared"
+else
+	bad "diff: $(tail -1 "$T/err")"
+fi
+exit $fail
