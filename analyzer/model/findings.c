@@ -22,19 +22,22 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 	[GA_RULE_STARVATION] = {
 		"gpu-starvation",
 		"the GPU idles while the host runs code outside CUDA calls",
-		"idle gaps of 50 us or more with no CUDA call holding the host",
+		"idle gaps of 50 us or more with no CUDA call holding the host; "
+		"100 us and 1% of the device's span in all",
 		"the gaps' length: the device time lost while the host computed; "
 		"overlapping that work with the GPU's saves up to it" },
 	[GA_RULE_LAUNCH_BOUND] = {
 		"launch-bound",
 		"runs of short kernels wait on their launches: use CUDA graphs or fuse kernels",
-		"32+ kernels of 20 us or less in a row, gaps as long as the kernels or longer",
+		"32+ kernels of 20 us or less in a row, gaps as long as the kernels or longer; "
+		"100 us and 1% of the device's span in all",
 		"the gaps inside the runs, less 1 us per kernel that a CUDA graph still "
 		"leaves between nodes" },
 	[GA_RULE_SYNC_COPY] = {
 		"sync-copy",
 		"synchronous copies or memsets in a loop keep the GPU idle",
-		"3+ idle gaps begun while the host waited in cudaMemcpy/cudaMemset",
+		"3+ idle gaps of 5 us or more begun while the host waited in "
+		"cudaMemcpy/cudaMemset; 100 us and 1% of the device's span in all",
 		"the idle gaps that begin while the host is in the synchronous call: "
 		"an asynchronous copy into pinned memory lets the host queue the next work" },
 	[GA_RULE_PAGEABLE_COPY] = {
@@ -52,7 +55,8 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 	[GA_RULE_HOST_SYNC] = {
 		"host-sync",
 		"host-device synchronizations inside steps drain the GPU",
-		"3+ idle gaps begun while the host waited in a synchronizing call",
+		"3+ idle gaps of 5 us or more begun while the host waited in a synchronizing "
+		"call; 100 us and 1% of the device's span in all",
 		"the idle gaps that begin while the host waits in the synchronizing call: "
 		"without it the host would have queued the next work" },
 	[GA_RULE_SERIAL_STREAMS] = {
@@ -65,7 +69,8 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 	[GA_RULE_ALLOC_CHURN] = {
 		"alloc-churn",
 		"device memory is allocated and freed in steady state",
-		"3+ idle gaps caused by allocation or free calls",
+		"3+ idle gaps of 5 us or more caused by allocation or free calls; "
+		"100 us and 1% of the device's span in all",
 		"the idle gaps begun in or mostly covered by cudaMalloc/cudaFree calls: "
 		"allocating once (or a caching allocator) removes them" },
 	[GA_RULE_OCCUPANCY] = {
