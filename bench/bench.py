@@ -26,7 +26,7 @@ and runs nothing (no GPU needed).  Their environment:
   BENCH_OT_REPS=N (4; quick 2), BENCH_OT_TORCH_REPS=N (2; quick 1),
   BENCH_OT_REF_REPS=N (nsys on the launch loop, 1), BENCH_OT_TORCH_REF_REPS=N
   (nsys on the training step, 1; quick 0), BENCH_OT_LAUNCHES=N (200000),
-  BENCH_OT_STEPS=N (60), BENCH_OT_WARMUP=N (3), BENCH_OT_SETTLE_S=S (1),
+  BENCH_OT_STEPS=N (60), BENCH_OT_WARMUP=N (3), BENCH_OT_SETTLE_S=S (1.5),
   BENCH_OT_BUDGET_S=S (345; quick 150), BENCH_NSYS_GM_FREQ=HZ (nsys's
   --gpu-metrics-frequency; default nsys's own)
 

@@ -322,12 +322,16 @@ def report_lines(data):
                 cov = [r["samples"][("pm" if a == "gp-gm" else "nvml")]["coverage"]
                        for r in ok_runs(runs, w["name"], a)
                        if (r.get("samples") or {}).get("pm" if a == "gp-gm" else "nvml")]
-                note = "" if a != "gp-gm" or not cov or min(cov) >= COVERAGE_MIN else \
-                    " (a loop only %.0f%% sampled)" % (100 * min(cov))
+                # A loop the samples do not cover measures tracing alone.
+                unsampled = a == "gp-gm" and (not cov or median(cov) < COVERAGE_MIN)
+                note = "" if a != "gp-gm" or (cov and min(cov) >= COVERAGE_MIN) else \
+                    " (PM samples cover %s)" % (
+                        "no loop" if not cov else "%.0f%% of the least-covered loop" % (100 * min(cov)))
                 targets.append(["%s ÷ tracing alone ≤ %.2f" % (a == "gp-gm" and "--gpu-metrics" or
                                                                  "--gpu-telemetry", lim),
                                 w["title"], "%s; pairs %s" % (fr(med), fr(pr)) + note,
-                                verdict(med, lim), "%s %s" % (fr(mn), verdict(mn, lim))])
+                                "not sampled" if unsampled else verdict(med, lim),
+                                "%s %s" % (fr(mn), "not sampled" if unsampled else verdict(mn, lim))])
             g, ng = values(runs, w["name"], "gp-gm"), values(runs, w["name"], "nsys-gm")
             if g and ng:
                 targets.append(["--gpu-metrics beside nsys --gpu-metrics-devices=all", w["title"],
@@ -414,7 +418,7 @@ class Sampling:
             "ref_reps": max(0, env_int("BENCH_OT_REF_REPS", 1)),
             "torch_ref_reps": max(0, env_int("BENCH_OT_TORCH_REF_REPS", 0 if q else 1)),
             "budget_s": env_int("BENCH_OT_BUDGET_S", 150 if q else 345),
-            "settle": env_float("BENCH_OT_SETTLE_S", 1.0),
+            "settle": env_float("BENCH_OT_SETTLE_S", 1.5),
             "nsys_gm_freq": env_int("BENCH_NSYS_GM_FREQ", 0),
         }
         # The first 1s/2s window (it attaches CUPTI) opens within DENSE_P of
@@ -530,8 +534,8 @@ class Sampling:
                              "overlap_ns": overlap(s, e, t0, t1) if t0 and t1 else 0})
             r["windows"] = wins
             return
-        if cfg not in GP_OPTS:
-            return
+        if cfg not in GP_OPTS or cfg == "gp-dormant":
+            return          # a dormant recorder writes nothing
         files = re.findall(r"^gpuprof: trace written to (.*)$", res.err, re.M)
         files = [f for f in files if os.path.exists(f)] or \
             sorted(glob.glob(os.path.join(d, "*.gpuprof")))

@@ -57,7 +57,7 @@ def dry_run(build):
             "launch/gp-sample": "--sample=1s/60s --spool=WORKDIR/spool --",
             "launch/gp-sample-dense": "BENCH_SETTLE_S=3 ",
             "train/gp-sample-dense": "--sample=1s/2s --spool=WORKDIR/spool --",
-            "launch/none": "BENCH_SETTLE_S=1 ", "launch/gp-default": "-o WORKDIR/trace-%p --"}
+            "launch/none": "BENCH_SETTLE_S=1.5 ", "launch/gp-default": "-o WORKDIR/trace-%p --"}
     for k, frag in want.items():
         hit = [ln for ln in lines if ln.strip().startswith(k + ":")]
         check("dry run plans %s with %s" % (k, frag.strip()),
@@ -203,6 +203,97 @@ def inspection():
         check("first run's losses and kernels", r.get("lost") == 3 and r.get("kernels") == 5, r)
 
 
+FAKE_PROG = r"""#!PYTHON
+# Stand-in for launch_loop and train_step.py: the figures, and the loop on CLOCK_REALTIME.
+import os, sys, time
+if len(sys.argv) > 1 and sys.argv[1] == "-c":
+    sys.exit(0)
+time.sleep(float(os.environ.get("BENCH_SETTLE_S") or 0) / 100)
+t0 = time.time_ns()
+time.sleep(0.05)
+t1 = time.time_ns()
+print("BENCH us_per_launch 5.0\nBENCH ms_per_step 12.0\nBENCH loop_s %.4f" % ((t1 - t0) / 1e9))
+print("BENCH loop_t0_ns %d\nBENCH loop_t1_ns %d" % (t0, t1))
+"""
+
+FAKE_GPUPROF = r"""#!PYTHON
+# Stand-in for the gpuprof wrapper: runs the program, writes a copy of a
+# golden trace where a trace would be written (none in sampled mode).
+import os, shutil, subprocess, sys
+args = sys.argv[2:]
+i = args.index("--")
+opts, prog = args[:i], args[i + 1:]
+out = opts[opts.index("-o") + 1]
+rc = subprocess.call(prog)
+if any(o.startswith("--spool=") for o in opts):
+    os.makedirs(opts[[o.startswith("--spool=") for o in opts].index(True)][8:], exist_ok=True)
+elif "--start=dormant" not in opts:
+    path = out.replace("%p", str(os.getpid())) + ".gpuprof"
+    shutil.copy(GOLDEN, path)
+    sys.stderr.write("gpuprof: trace written to %s\n" % path)
+sys.exit(rc)
+"""
+
+
+def stand_in_run(build):
+    """The whole run loop (schedule, runs, inspection, report) with stand-ins
+    for the GPU programs and the wrapper, and the real analyzer."""
+    analyzer = os.path.abspath(os.path.join(build, "bin", "gpuprof-analyze"))
+    golden = os.path.join(ROOT, "test", "golden", "synth_overtime.gpuprof")
+    if not os.path.exists(analyzer):
+        print("skip - bench sampling: stand-in run # %s not built" % analyzer)
+        return
+    import bench as benchmod
+    with tempfile.TemporaryDirectory() as d:
+        for sub in ("bin", "lib", "bench"):
+            os.makedirs(os.path.join(d, sub))
+        os.symlink(analyzer, os.path.join(d, "bin", "gpuprof-analyze"))
+        open(os.path.join(d, "lib", "libgpuprof.so"), "w").close()
+        for path, text in ((os.path.join(d, "bench", "launch_loop"), FAKE_PROG),
+                           (os.path.join(d, "python"), FAKE_PROG),
+                           (os.path.join(d, "bin", "gpuprof"), FAKE_GPUPROF)):
+            with open(path, "w") as f:
+                f.write(text.replace("PYTHON", sys.executable).replace("GOLDEN", repr(golden)))
+            os.chmod(path, 0o755)
+        saved = dict(os.environ)
+        os.environ.update({"BENCH_PYTHON": os.path.join(d, "python"), "BENCH_OT_REPS": "2",
+                           "BENCH_OT_TORCH_REPS": "1", "BENCH_OT_BUDGET_S": "120",
+                           "BENCH_NSYS": "/nonexistent"})
+        try:
+            b = benchmod.Bench(d, {"overtime", "fleet"}, False)
+            os.makedirs(b.work)
+            s = sampling.Sampling(b, {"overtime", "fleet"}, benchmod)
+            s.find_nsys = lambda: (None, None)
+            s.run()
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        runs = s.runs
+        check("stand-in run: every planned run, all ok",
+              len(runs) == 7 * 2 + 7 and all(r["status"] == "ok" for r in runs),
+              [(r["workload"], r["config"], r.get("error")) for r in runs if r["status"] != "ok"])
+        text = "\n".join(s.report())
+        check("stand-in run: a loop without PM samples is not a result",
+              "| 1.000; pairs 1.000 (PM samples cover 0% of the least-covered loop) | not sampled | "
+              "1.000 not sampled |" in text, text[-1500:])
+        check("stand-in run: every run's inspection went through",
+              not [r for r in runs if r.get("inspect_error")],
+              [(r["config"], r["inspect_error"]) for r in runs if r.get("inspect_error")])
+        gm = [r for r in runs if r["config"] == "gp-gm"]
+        check("stand-in run: --gpu-metrics runs inspected (samples, losses of the first)",
+              all("pm" in (r.get("samples") or {}) for r in gm) and gm[0].get("lost") == 0,
+              gm[:1])
+        sm = [r for r in runs if r["config"].startswith("gp-sample")]
+        check("stand-in run: sampled runs list their spool's windows",
+              sm and all(r.get("windows") == [] for r in sm), sm[:1])
+        check("stand-in run: nsys reads n/a", s.skip.get("launch/nsys-gm") == "n/a (nsys not found)",
+              s.skip)
+        text = "\n".join(s.report())
+        check("stand-in run: report with both workloads",
+              "| empty launches, 1 thread | µs/launch | 5.000 (5.000–5.000, 2)" in text and
+              "| transformer train step | ms/step | 12.00 (12.00–12.00, 1)" in text, text[:800])
+
+
 def report_from(data, text):
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump({"sampling": data}, f)
@@ -222,6 +313,7 @@ def main():
     dry_run(build)
     data, text = arithmetic()
     inspection()
+    stand_in_run(build)
     report_from(data, text)
     return 1 if failed else 0
 
