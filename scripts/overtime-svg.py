@@ -30,6 +30,8 @@ Options:
   --phase-gap MS     see above
   --no-telemetry     leave the power panel out
   --all-phases       span every phase too, not only the samples' time
+  --max-phases N     more phases than N (default 60; a training step has
+                     thousands) are not drawn, and a line says so
   --gpuprof PATH     the gpuprof command, for a trace given
 
 Python 3.6+, standard library only.
@@ -229,6 +231,10 @@ def render(samples, phase_list, opts, title):
     if t1 <= t0:
         fail("the samples cover no time")
     phase_list = [p for p in phase_list if p[1] > t0 and p[0] < t1]
+    if len(phase_list) > opts.max_phases:
+        sys.stderr.write("overtime-svg: %d kernel phases, more than --max-phases %d: "
+                         "not drawn\n" % (len(phase_list), opts.max_phases))
+        phase_list = []
     panels = []
     if all(m in samples for m in DRAM):
         dram = summed(samples[DRAM[0]], samples[DRAM[1]])
@@ -317,6 +323,7 @@ def main():
     ap.add_argument("--phase-gap", type=float)
     ap.add_argument("--no-telemetry", action="store_true")
     ap.add_argument("--all-phases", action="store_true")
+    ap.add_argument("--max-phases", type=int, default=60)
     ap.add_argument("--gpuprof", default="gpuprof")
     opts = ap.parse_args()
     if len(opts.inputs) > 2:

@@ -13,6 +13,7 @@ analyzer's own exports of the same trace:
   inside each copy phase (a margin of two samples in from its edges, where
   samples exist) DRAM bandwidth is above ten times its level inside the
   FMA phases, and SM issue the other way round;
+- more phases than --max-phases: none drawn, and a line says so;
 - a samples CSV without PM or telemetry samples, or a trace without any,
   ends with exit status 1 and a message, not a picture.
 
@@ -150,6 +151,15 @@ def check_trace(analyze, trace):
               min(lv["fma_loop"][1]) > 10 * max(lv["copy_f4"][1]), lv)
 
 
+def check_max_phases(analyze, trace):
+    p = subprocess.run([sys.executable, SCRIPT, "--gpuprof", analyze, "--max-phases", "1", trace],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    root = ET.fromstring(p.stdout) if p.returncode == 0 else None
+    phases = [] if root is None else [r for r in root.iter(NS + "rect") if r.get("class") == "phase"]
+    check("more phases than --max-phases: none drawn, a line says so",
+          root is not None and not phases and b"more than --max-phases 1" in p.stderr, p.stderr)
+
+
 def check_errors(analyze):
     with tempfile.TemporaryDirectory() as d:
         empty = os.path.join(d, "s.csv")
@@ -185,6 +195,7 @@ def main():
         return 0
     for t in traces:
         check_trace(analyze, t)
+    check_max_phases(analyze, traces[0])
     check_errors(analyze)
     return 1 if failed else 0
 
