@@ -642,14 +642,23 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
  * except times and label) is counted into ms, its graph node and device,
  * and added as an activity.
  */
+/* CUpti_ActivityMemoryKind values: the report's name, the exports' key. */
+static const struct {
+	const char *name, *key;
+} mem_kinds[] = {
+	{ "unknown", "unknown" }, { "pageable", "pageable" }, { "pinned", "pinned" },
+	{ "device", "device" }, { "array", "array" }, { "managed", "managed" },
+	{ "device static", "device_static" }, { "managed static", "managed_static" },
+};
+
 const char *ga_model_mem_kind(unsigned kind)
 {
-	static const char *const names[] = {
-		"unknown", "pageable", "pinned", "device", "array", "managed",
-		"device static", "managed static",
-	};
+	return kind < sizeof(mem_kinds) / sizeof(mem_kinds[0]) ? mem_kinds[kind].name : "unknown";
+}
 
-	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
+const char *ga_model_mem_kind_key(unsigned kind)
+{
+	return kind < sizeof(mem_kinds) / sizeof(mem_kinds[0]) ? mem_kinds[kind].key : "unknown";
 }
 
 /* One memory operation of kind (copy kind, GA_COPY_STAGED_PEER or GA_MEMOP_MEMSET). */
@@ -1435,6 +1444,30 @@ uint64_t ga_model_lost_unattributed(const struct ga_model *m)
 			sat_add(&u, t - p->lost_sum);
 	}
 	return u;
+}
+
+/* Loss causes (GP_LOST_*): the exports' key, the report's name; [0] is any cause this reader does not know. */
+static const struct {
+	const char *key, *name;
+} lost_causes[GP_LOST_CAUSE_COUNT] = {
+	[0] = { "other", "unknown cause" },
+	[GP_LOST_CUPTI_DROPPED] = { "cupti_dropped", "dropped by CUPTI" },
+	[GP_LOST_RING_FULL] = { "ring_full", "recorder ring full" },
+	[GP_LOST_NO_TIMESTAMP] = { "no_timestamp", "no timestamp" },
+	[GP_LOST_WRITE_ERROR] = { "write_error", "write error" },
+	[GP_LOST_NO_BUFFER] = { "no_buffer", "no CUPTI buffer" },
+	[GP_LOST_CUPTI_ERROR] = { "cupti_error", "CUPTI error" },
+	[GP_LOST_HANDOVER] = { "handover", "taken by the program's CUPTI profiler" },
+};
+
+const char *ga_model_lost_key(unsigned cause)
+{
+	return lost_causes[cause < GP_LOST_CAUSE_COUNT ? cause : 0].key;
+}
+
+const char *ga_model_lost_name(unsigned cause)
+{
+	return lost_causes[cause < GP_LOST_CAUSE_COUNT ? cause : 0].name;
 }
 
 uint64_t ga_model_lost_total(const struct ga_model *m)

@@ -416,6 +416,12 @@ uint64_t ga_model_lost_total(const struct ga_model *m);
 /* Lost records counted only in chunk headers, without a LOST record. */
 uint64_t ga_model_lost_unattributed(const struct ga_model *m);
 
+/* A loss cause (GP_LOST_*) as the exports' key ("ring_full"; 0 and unknown ones "other"). */
+const char *ga_model_lost_key(unsigned cause);
+
+/* A loss cause as the report names it ("recorder ring full"; 0 and unknown ones "unknown cause"). */
+const char *ga_model_lost_name(unsigned cause);
+
 /*
  * 1 when a loss count stopped at UINT64_MAX: sums saturate instead of
  * wrapping, so the total is never less than any sum of its causes, and
@@ -440,7 +446,10 @@ uint32_t *ga_model_order_api(const struct ga_model *m);
 uint32_t *ga_model_order_labels(const struct ga_model *m);
 uint32_t *ga_model_order_memops(const struct ga_model *m);
 
-/* "pageable", "pinned", "device", ..., "unknown". */
+/* "pageable", "pinned", "device", ..., "device static", "unknown". */
 const char *ga_model_mem_kind(unsigned kind);
+
+/* The same as the exports' keys: "pageable", ..., "device_static", "unknown". */
+const char *ga_model_mem_kind_key(unsigned kind);
 
 #endif

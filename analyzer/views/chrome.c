@@ -81,17 +81,6 @@ struct chrome {
 	struct ga_observer next;   /* the model's observer before this export's */
 };
 
-/* CUpti_ActivityMemoryKind values, as the copy's args name them. */
-static const char *mem_kind(unsigned k)
-{
-	static const char *const names[] = {
-		"unknown", "pageable", "pinned", "device", "array", "managed",
-		"device_static", "managed_static",
-	};
-
-	return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
-}
-
 /* The base: chosen at the first event, once the index pass has seen every file. */
 static uint64_t base_of(struct ga_export *e)
 {
@@ -387,8 +376,8 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 		if (a->rec && a->rec->type == GP_REC_MEMCPY) {
 			const struct gp_rec_memcpy *cp = (const void *)a->rec;
 
-			ga_jw_kcstr(w, "src_kind", mem_kind(cp->src_kind));
-			ga_jw_kcstr(w, "dst_kind", mem_kind(cp->dst_kind));
+			ga_jw_kcstr(w, "src_kind", ga_model_mem_kind_key(cp->src_kind));
+			ga_jw_kcstr(w, "dst_kind", ga_model_mem_kind_key(cp->dst_kind));
 		}
 	}
 	if (a->graph_id) {

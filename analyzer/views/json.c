@@ -208,16 +208,11 @@ static void counts(struct ga_jw *w, const struct ga_model *m)
 	ga_jw_key(w, "lost");
 	ga_jw_obj(w, GA_JW_COMPACT);
 	ga_jw_ku64(w, "total", ga_model_lost_total(m));
-	ga_jw_ku64(w, "cupti_dropped", m->lost[GP_LOST_CUPTI_DROPPED]);
-	ga_jw_ku64(w, "ring_full", m->lost[GP_LOST_RING_FULL]);
-	ga_jw_ku64(w, "no_timestamp", m->lost[GP_LOST_NO_TIMESTAMP]);
-	ga_jw_ku64(w, "write_error", m->lost[GP_LOST_WRITE_ERROR]);
-	ga_jw_ku64(w, "no_buffer", m->lost[GP_LOST_NO_BUFFER]);
-	ga_jw_ku64(w, "cupti_error", m->lost[GP_LOST_CUPTI_ERROR]);
-	ga_jw_ku64(w, "handover", m->lost[GP_LOST_HANDOVER]);
+	for (unsigned c = 1; c < GP_LOST_CAUSE_COUNT; c++)
+		ga_jw_ku64(w, ga_model_lost_key(c), m->lost[c]);
 	ga_jw_ku64(w, "handover_gaps", m->gaps);
 	ga_jw_ku64(w, "handover_gap_ns", m->gap_ns);
-	ga_jw_ku64(w, "other", m->lost[0]);
+	ga_jw_ku64(w, ga_model_lost_key(0), m->lost[0]);
 	ga_jw_ku64(w, "unattributed", ga_model_lost_unattributed(m));
 	ga_jw_end(w);
 }

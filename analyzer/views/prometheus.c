@@ -24,11 +24,6 @@
 
 #define LABEL_MAX 120              /* bytes of a kernel's name in its label */
 
-static const char *const cause_names[GP_LOST_CAUSE_COUNT] = {
-	"other", "cupti_dropped", "ring_full", "no_timestamp", "write_error",
-	"no_buffer", "cupti_error", "handover",
-};
-
 /* Bytes of s up to max, not cutting a UTF-8 sequence. */
 static size_t cut(const char *s, size_t max)
 {
@@ -235,7 +230,7 @@ int ga_prom_write(struct ga_analysis *an, const struct ga_prom_opts *o, struct g
 	/* Chunk-header counts without a cause go with "other". */
 	lost_other = m->lost[0] + ga_model_lost_unattributed(m);
 	for (i = 0; i < GP_LOST_CAUSE_COUNT; i++)
-		if (sample_u(b, "gpuprof_records_lost", "cause", cause_names[i],
+		if (sample_u(b, "gpuprof_records_lost", "cause", ga_model_lost_key((unsigned)i),
 			     i ? m->lost[i] : lost_other))
 			return -1;
 	if (head(b, "gpuprof_recorder_overhead_seconds",

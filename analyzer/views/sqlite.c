@@ -147,17 +147,6 @@ static const char *const insert_sql[S_COUNT] = {
 	[S_MX_VALUE] = "INSERT INTO metrics_launch_values VALUES (?,?,?)",
 };
 
-/* CUpti_ActivityMemoryKind values. */
-static const char *mem_kind(unsigned k)
-{
-	static const char *const names[] = {
-		"unknown", "pageable", "pinned", "device", "array", "managed",
-		"device_static", "managed_static",
-	};
-
-	return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
-}
-
 static int fail(struct sq *q, const char *what)
 {
 	fprintf(stderr, "gpuprof: %s: sqlite: %s: %s\n", q->name, what,
@@ -309,8 +298,8 @@ static int memcpy_row(struct ga_export *e, struct sq *q, const struct ga_act *a)
 	sqlite3_bind_text(s, 9, ga_model_copy_kind(a->copy_kind, kb, sizeof(kb)), -1,
 			  SQLITE_TRANSIENT);
 	if (c) {
-		bstr(s, 10, mem_kind(c->src_kind));
-		bstr(s, 11, mem_kind(c->dst_kind));
+		bstr(s, 10, ga_model_mem_kind_key(c->src_kind));
+		bstr(s, 11, ga_model_mem_kind_key(c->dst_kind));
 		bi(s, 12, c->src_device);
 		bi(s, 13, c->dst_device);
 		bi(s, 14, (c->flags & GP_ACT_ASYNC) != 0);
@@ -334,7 +323,7 @@ static int memset_row(struct ga_export *e, struct sq *q, const struct ga_act *a)
 	bi(s, 8, a->bytes);
 	if (x) {
 		bi(s, 9, x->value);
-		bstr(s, 10, mem_kind(x->mem_kind));
+		bstr(s, 10, ga_model_mem_kind_key(x->mem_kind));
 		bi(s, 11, (x->flags & GP_ACT_ASYNC) != 0);
 	} else {
 		bnull(s, 9);
@@ -420,7 +409,7 @@ static int memory_row(struct sq *q, uint32_t proc, const struct gp_rec_memory *r
 	     "free" : "other");
 	bi(s, 8, r->address);
 	bi(s, 9, r->bytes);
-	bstr(s, 10, mem_kind(r->mem_kind));
+	bstr(s, 10, ga_model_mem_kind_key(r->mem_kind));
 	bi(s, 11, (r->flags & GP_MEM_F_ASYNC) != 0);
 	bi(s, 12, (r->flags & GP_MEM_F_POOL) != 0);
 	bi(s, 13, r->pool_type);
@@ -1012,19 +1001,13 @@ static int sites(struct sq *q, const struct ga_sites *st)
 
 static int losses(struct sq *q, const struct ga_model *m)
 {
-	static const char *const cause[GP_LOST_CAUSE_COUNT] = {
-		[0] = "other", [GP_LOST_CUPTI_DROPPED] = "cupti_dropped",
-		[GP_LOST_RING_FULL] = "ring_full", [GP_LOST_NO_TIMESTAMP] = "no_timestamp",
-		[GP_LOST_WRITE_ERROR] = "write_error", [GP_LOST_NO_BUFFER] = "no_buffer",
-		[GP_LOST_CUPTI_ERROR] = "cupti_error", [GP_LOST_HANDOVER] = "handover",
-	};
 	sqlite3_stmt *s = prep(q, "INSERT INTO losses VALUES (?,?)");
 	int rc = 0;
 
 	if (!s)
 		return GA_FORMAT_REPORTED;
 	for (int i = 0; i < GP_LOST_CAUSE_COUNT && !rc; i++) {
-		bstr(s, 1, cause[i]);
+		bstr(s, 1, ga_model_lost_key((unsigned)i));
 		bi(s, 2, m->lost[i]);
 		rc = step(q, s);
 	}

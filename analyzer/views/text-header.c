@@ -303,16 +303,6 @@ static int print_times(const struct ga_model *m, const struct ga_ranks *rk,
 
 static void print_counts(const struct ga_model *m, FILE *out)
 {
-	static const char *const cause[GP_LOST_CAUSE_COUNT] = {
-		[0] = "unknown cause",
-		[GP_LOST_CUPTI_DROPPED] = "dropped by CUPTI",
-		[GP_LOST_RING_FULL] = "recorder ring full",
-		[GP_LOST_NO_TIMESTAMP] = "no timestamp",
-		[GP_LOST_WRITE_ERROR] = "write error",
-		[GP_LOST_NO_BUFFER] = "no CUPTI buffer",
-		[GP_LOST_CUPTI_ERROR] = "CUPTI error",
-		[GP_LOST_HANDOVER] = "taken by the program's CUPTI profiler",
-	};
 	uint64_t lost = ga_model_lost_total(m), un = ga_model_lost_unattributed(m);
 	const char *sep = " (";
 	int i;
@@ -355,7 +345,7 @@ static void print_counts(const struct ga_model *m, FILE *out)
 
 		if (!m->lost[c])
 			continue;
-		fprintf(out, "%s%s: %s%" PRIu64, sep, cause[c],
+		fprintf(out, "%s%s: %s%" PRIu64, sep, ga_model_lost_name((unsigned)c),
 			m->lost[c] == UINT64_MAX ? "at least " : "", m->lost[c]);
 		sep = ", ";
 	}
