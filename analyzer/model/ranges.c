@@ -319,15 +319,11 @@ static int ring_grow(struct scan *s, uint32_t corr)
 	return 0;
 }
 
-static uint32_t innermost(const struct ga_ranges *nx, uint32_t proc, uint32_t tid, uint64_t t)
+/* The innermost range open at t on thread index ti, or GA_RANGES_NONE. */
+static uint32_t innermost_in(const struct ga_ranges *nx, uint32_t ti, uint64_t t)
 {
-	const uint32_t *ti = ga_map_find(&nx->thread_map, proc, tid);
-	uint32_t lo, hi, c;
+	uint32_t lo = nx->threads[ti].lo, hi = nx->threads[ti].hi, c;
 
-	if (!ti)
-		return GA_RANGES_NONE;
-	lo = nx->threads[*ti].lo;
-	hi = nx->threads[*ti].hi;
 	/* Last range starting at or before t. */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -337,12 +333,19 @@ static uint32_t innermost(const struct ga_ranges *nx, uint32_t proc, uint32_t ti
 		else
 			hi = mid;
 	}
-	if (lo == nx->threads[*ti].lo)
+	if (lo == nx->threads[ti].lo)
 		return GA_RANGES_NONE;
 	for (c = lo - 1; c != GA_RANGES_NONE; c = nx->ranges[c].parent)
 		if (nx->ranges[c].end > t)
 			return c;
 	return GA_RANGES_NONE;
+}
+
+static uint32_t innermost(const struct ga_ranges *nx, uint32_t proc, uint32_t tid, uint64_t t)
+{
+	const uint32_t *ti = ga_map_find(&nx->thread_map, proc, tid);
+
+	return ti ? innermost_in(nx, *ti, t) : GA_RANGES_NONE;
 }
 
 /*
@@ -761,7 +764,7 @@ int ga_ranges_launch(const struct ga_ranges *nx, const struct ga_act *a, uint32_
 
 struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a)
 {
-	struct ga_ranges_attr at = { GA_RANGES_NONE, 0 };
+	struct ga_ranges_attr at = { GA_RANGES_NONE, 0, GA_RANGES_NONE };
 	uint32_t pi = a->proc - nx->proc_base;
 	const uint32_t *v;
 
@@ -783,6 +786,7 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 	}
 	at.inner = nx->corrs[*v - 1].inner;
 	at.t = nx->corrs[*v - 1].t;
+	at.tid = nx->corrs[*v - 1].tid;
 	return at;
 }
 
@@ -821,6 +825,61 @@ static int acct_key(void *ctx, uint32_t range)
 	return 0;
 }
 
+/*
+ * A kernel launched at at->t by thread at->tid, into the keys and nodes of
+ * the ranges open then on the process's other threads (ranges.h), each
+ * once (stamped with nx->serial).
+ */
+static void other_threads(struct ga_ranges *nx, const struct ga_act *a,
+			  const struct ga_ranges_attr *at, uint64_t dur)
+{
+	uint32_t lo = 0, hi = (uint32_t)nx->nthreads, th, end;
+	int any = 0;
+
+	if (at->inner == GA_RANGES_UNATTR || at->tid == GA_RANGES_NONE)
+		return;
+	/* A process's threads are contiguous, in the order of its ranges. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (nx->ranges[nx->threads[mid].lo].proc < a->proc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < nx->nthreads && nx->ranges[nx->threads[end].lo].proc == a->proc; end++)
+		;
+	if (end - lo > GA_RANGES_OTHER_THREADS) {
+		nx->other_skipped++;
+		return;
+	}
+	for (th = lo; th < end; th++) {
+		uint32_t c;
+
+		if (nx->ranges[nx->threads[th].lo].tid == at->tid)
+			continue;
+		for (c = innermost_in(nx, th, at->t); c != GA_RANGES_NONE; c = nx->ranges[c].parent) {
+			struct ga_ranges_key *k = &nx->keys[nx->ranges[c].key];
+			struct ga_ranges_node *x = &nx->nodes[nx->ranges[c].node];
+
+			if (nx->ranges[c].end <= at->t)
+				continue;
+			any = 1;
+			if (k->other_stamp != nx->serial) {
+				k->other_stamp = nx->serial;
+				k->other_ns += dur;
+				k->other_kernels++;
+			}
+			if (x->other_stamp != nx->serial) {
+				x->other_stamp = nx->serial;
+				x->other_ns += dur;
+				x->other_kernels++;
+			}
+		}
+	}
+	nx->other_kernels += (uint64_t)any;
+}
+
 uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 			 const struct ga_ranges_attr *at)
 {
@@ -832,6 +891,8 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 	ac.kernel = a->kind == GA_ACT_KERNEL;
 	nx->serial++;
 	nx->acts++;
+	if (ac.kernel)
+		other_threads(nx, a, at, ac.dur);
 	if (at->inner < GA_RANGES_UNATTR) {
 		nx->in_range++;
 		/* Launched while every range of the chain is open: counted at finish. */

@@ -15,7 +15,15 @@
  * ranges usually come last in a file, after the activities they enclose),
  * then ga_ranges_account() for each activity as the model reads it (the
  * report filter does this, unless nothing needs it: see from_model), then
- * ga_ranges_finish().  Memory: one entry per
+ * ga_ranges_finish().
+ *
+ * Other threads: attribution is per thread, as nsys's; a range's key and
+ * tree node also count, apart and each kernel once, the kernels that other
+ * threads of its process launched while it was open (PyTorch's autograd
+ * launches backward kernels from a thread of its own while "backward" is
+ * open on the main thread).  Processes with more than
+ * GA_RANGES_OTHER_THREADS threads that have ranges are left out of that
+ * (other_skipped).  Memory: one entry per
  * range (and 1 byte more, 25 while activities are counted: see
  * nested) and about 20 bytes per distinct activity correlation of the files
  * that have ranges, 16 MiB at most for API records waiting for their
@@ -33,6 +41,7 @@
 
 #define GA_RANGES_NONE UINT32_MAX            /* no range open */
 #define GA_RANGES_UNATTR (UINT32_MAX - 1)    /* no API record to go by */
+#define GA_RANGES_OTHER_THREADS 64           /* threads of ranges per process, for other threads' kernels */
 
 struct ga_ranges_range {
 	uint64_t start, end;       /* end >= start; exit time when unterminated */
@@ -59,6 +68,8 @@ struct ga_ranges_key {
 	struct ga_welford cpu_var;
 	uint64_t gpu_ns, acts, kernels;        /* inclusive: nested ranges count too */
 	uint64_t stamp;            /* last activity counted, so a name nested in itself counts once */
+	/* Kernels other threads of the process launched while one was open, each once. */
+	uint64_t other_ns, other_kernels, other_stamp;
 };
 
 struct ga_ranges_mark {
@@ -85,12 +96,14 @@ struct ga_ranges_node {
 	uint32_t child, next;      /* first child, next sibling (after finish) */
 	uint64_t instances;        /* ranges: instances; leaves: activities */
 	uint64_t gpu_ns, acts, kernels;   /* the whole subtree (the node's own until finish) */
+	uint64_t other_ns, other_kernels, other_stamp;  /* as the key's, per name path */
 };
 
 /* What an activity was attributed to: see ga_ranges_attribute(). */
 struct ga_ranges_attr {
 	uint32_t inner;            /* range index, GA_RANGES_NONE or GA_RANGES_UNATTR */
 	uint64_t t;                /* when it was launched (API start) */
+	uint32_t tid;              /* the launching thread, GA_RANGES_NONE unknown */
 };
 
 struct ga_ranges_thread {
@@ -174,6 +187,8 @@ struct ga_ranges {
 	uint32_t proc_base;        /* model process of the first file scanned */
 	uint64_t serial;
 	uint64_t acts, in_range, no_range, unattributed;  /* activities accounted */
+	uint64_t other_kernels;    /* kernels counted into other threads' ranges */
+	uint64_t other_skipped;    /* kernels of processes with too many threads of ranges */
 	uint64_t unterminated;
 	int indexed;
 	/*

@@ -1,6 +1,7 @@
 /*
  * The NVTX range table (count, CPU time, GPU time and kernels inclusive of
- * nested ranges) and the mark table.
+ * nested ranges, and those of the kernels other threads launched while a
+ * range was open, where there are some) and the mark table.
  * Runs offline only.
  */
 #include <inttypes.h>
@@ -52,17 +53,19 @@ static int print_marks(const struct ga_ranges *nx, struct ga_model *m, size_t wi
 static int print_table(const struct ga_ranges *nx, struct ga_model *m, int filtered,
 			size_t width, FILE *out)
 {
-	char b[6][48], nb[1024];
+	char b[7][48], nb[1024];
 	struct ga_table t;
 	uint32_t *ord;
 	size_t i, rows = 0;
+	/* Columns of the kernels other threads launched inside, where there are some. */
+	int other = nx->other_kernels > 0, name_col = other ? 10 : 8;
 	int rc = 0;
 
 	if (nx->nkeys) {
 		ord = ga_ranges_order_keys(nx, m);
 		if (!ord)
 			return -1;
-		ga_table_init(&t, 9);
+		ga_table_init(&t, (size_t)name_col + 1);
 		ga_table_col(&t, 0, "Count", 1, 0);
 		ga_table_col(&t, 1, "CPU total", 1, 0);
 		ga_table_col(&t, 2, "CPU avg", 1, 0);
@@ -71,7 +74,11 @@ static int print_table(const struct ga_ranges *nx, struct ga_model *m, int filte
 		ga_table_col(&t, 5, "CPU stddev", 1, 0);
 		ga_table_col(&t, 6, "GPU time", 1, 0);
 		ga_table_col(&t, 7, "Kernels", 1, 0);
-		ga_table_col(&t, 8, "Range", 0, 0);
+		if (other) {
+			ga_table_col(&t, 8, "Other threads", 1, 0);
+			ga_table_col(&t, 9, "Their kernels", 1, 0);
+		}
+		ga_table_col(&t, name_col, "Range", 0, 0);
 		for (i = 0; i < nx->nkeys && !rc; i++) {
 			const struct ga_ranges_key *k = &nx->keys[ord[i]];
 
@@ -88,6 +95,10 @@ static int print_table(const struct ga_ranges *nx, struct ga_model *m, int filte
 							   ga_welford_stddev(&k->cpu_var, k->count)));
 			rc |= ga_table_add(&t, ga_fmt_time(b[4], sizeof(b[4]), k->gpu_ns));
 			rc |= ga_table_addf(&t, "%" PRIu64, k->kernels);
+			if (other) {
+				rc |= ga_table_add(&t, ga_fmt_time(b[6], sizeof(b[6]), k->other_ns));
+				rc |= ga_table_addf(&t, "%" PRIu64, k->other_kernels);
+			}
 			rc |= ga_table_add(&t, ga_text_cut(nb, sizeof(nb), ga_model_str(m, k->label), width));
 		}
 		if (!rc && rows) {
@@ -111,6 +122,15 @@ static int print_table(const struct ga_ranges *nx, struct ga_model *m, int filte
 		if (nx->unterminated)
 			fprintf(out, "%" PRIu64 " range%s still open at exit: CPU time counted to "
 				"the exit\n", nx->unterminated, nx->unterminated == 1 ? " was" : "s were");
+		if (other)
+			fputs("GPU time and Kernels: launched by the range's own thread.  Other threads: "
+			      "the GPU time of the kernels that\nother threads of the process launched "
+			      "while the range was open (PyTorch's backward runs on autograd's thread).\n",
+			      out);
+		if (nx->other_skipped)
+			fprintf(out, "%" PRIu64 " kernels of processes with more than %d threads of "
+				"ranges are not counted into other threads' ranges\n",
+				nx->other_skipped, GA_RANGES_OTHER_THREADS);
 	}
 	if (nx->nmarks) {
 		if (nx->nkeys)

@@ -136,6 +136,7 @@ struct walk {
 	size_t lens[DRAWN_DEPTH];  /* pre.len before each drawn level */
 	FILE *out;                 /* NULL: measure the columns only */
 	int any_mx;
+	int any_other;             /* a row of other threads' kernels was drawn */
 };
 
 /* One row: the columns' widths when measuring, else the row printed. */
@@ -154,6 +155,33 @@ static int emit(struct walk *w, const char *c0, const char *c1, const char *c2, 
 	}
 	ga_table_print_row(&w->t, w->out, cells);
 	return 0;
+}
+
+/*
+ * Under range node n, the kernels other threads of the process launched
+ * while ranges of its name path were open (ranges.h): one row, drawn as
+ * the node's first child, not part of the node's own GPU time.
+ */
+static int other_row(struct walk *w, const struct ga_ranges_node *n, int last)
+{
+	static const char bar[] = "\xe2\x94\x82   ";
+	char tb[48], kb[32];
+	int rc = 0;
+
+	if (n->kind != GA_RANGES_N_RANGE || !n->other_kernels)
+		return 0;
+	w->any_other = 1;
+	ga_fmt_time(tb, sizeof(tb), n->other_ns);
+	snprintf(kb, sizeof(kb), "%" PRIu64, n->other_kernels);
+	w->cell.len = 0;
+	rc |= ga_buf_put(&w->cell, "", 0);
+	if (w->pre.len)
+		rc |= ga_buf_put(&w->cell, w->pre.p, w->pre.len);
+	if (n->parent != GA_RANGES_NONE)
+		rc |= last ? ga_buf_put(&w->cell, "    ", 4) : ga_buf_put(&w->cell, bar, sizeof(bar) - 1);
+	rc |= ga_buf_printf(&w->cell, "%s(+ other threads' kernels while open)",
+			    n->child != GA_RANGES_NONE ? bar : "    ");
+	return rc ? -1 : emit(w, tb, "-", kb, w->cell.p ? w->cell.p : "");
 }
 
 /* The metrics of kernel node n, as its children (drawing only). */
@@ -239,6 +267,8 @@ static int walk_tree(struct walk *w)
 		if (!rc)
 			rc = emit(w, tb, cb, kb, w->cell.p ? w->cell.p : "");
 		if (!rc)
+			rc = other_row(w, n, last);
+		if (!rc)
 			rc = metric_rows(w, n, last);
 		if (rc)
 			break;
@@ -300,6 +330,10 @@ int ga_text_tree_print(const struct ga_ranges *nx, struct ga_model *m, const str
 	if (!rc && w.any_mx)
 		fputs("Under each kernel: its hardware metrics, averaged over its profiled "
 		      "launches (in any range); zero values left out.\n", out);
+	if (!rc && w.any_other)
+		fputs("(+ other threads' kernels while open): kernels that other threads of the "
+		      "process launched while the range\nwas open (PyTorch's backward runs on "
+		      "autograd's thread), each once; not in the range's own GPU time.\n", out);
 	ga_table_free(&w.t);
 	ga_buf_free(&w.pre);
 	ga_buf_free(&w.cell);

@@ -2,7 +2,8 @@
  * Unit tests of NVTX attribution and the report filters: nesting, range
  * boundaries, ranges closed on another thread, other threads, unterminated
  * ranges, runtime/driver calls sharing a correlation, inclusive GPU time,
- * the range tree, graph nodes, merged processes and every filter, on
+ * the range tree, graph nodes, merged processes and every filter, the
+ * kernels other threads launched while a range was open, on
  * synthetic traces with known answers.  Test code, runs offline only,
  * needs no GPU.
  */
@@ -10,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cmd/cmd.h"
 #include "model/filter.h"
 #include "model/model.h"
 #include "model/ranges.h"
@@ -608,6 +611,129 @@ static void test_no_ranges(void)
 	tap_end();
 }
 
+/*
+ * Kernels other threads launched while a range was open, the way PyTorch's
+ * autograd launches backward kernels from its own thread.  Thread 1: "step"
+ * [500,7000) holds "backward" [1000,5000), and launches kernel 1 (10 ns)
+ * at 1100.  Thread 2 (autograd): "MulBackward0" [2000,3000); kernels 2
+ * (100 ns) and 3 (200 ns) at 2100 and 2200 inside it, 4 (400 ns) at 4000
+ * outside it, 5 (800 ns) at 6000 after "backward".  Thread 3: another
+ * "backward" [3500,4500), open with thread 1's at 4000: kernel 4 counts
+ * once into the name.  Kernel 6 (1600 ns) has no API record.
+ */
+static void test_other_threads(void)
+{
+	static const struct {
+		uint32_t tid;
+		uint64_t t, dur;
+	} k[6] = { { 1, 1100, 10 }, { 2, 2100, 100 }, { 2, 2200, 200 },
+		   { 2, 4000, 400 }, { 2, 6000, 800 }, { 0, 0, 1600 } };
+	char dir[] = "/tmp/gpuprof-nvtxthr-XXXXXX", path[64];
+	struct synth *s;
+	struct trace t;
+	struct loaded l;
+	uint32_t kn, api, step, bwd, mul;
+	char *out = NULL;
+	int rc;
+
+	tap_begin("nvtx: kernels other threads launched while a range was open");
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		tap_end();
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/threads.gpuprof", dir);
+	s = synth_open(NULL);
+	kn = synth_string(s, "k");
+	api = synth_string(s, "cudaLaunchKernel");
+	step = synth_string(s, "step");
+	bwd = synth_string(s, "backward");
+	mul = synth_string(s, "MulBackward0");
+	synth_process(s, 42, "h", "python3 train.py", 0, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
+	for (uint32_t i = 0; i < 6; i++) {
+		synth_kernel_corr(s, kn, GPU0 + i * 10000, GPU0 + i * 10000 + k[i].dur, 0, i + 1, 0, 0);
+		if (k[i].tid)
+			synth_api_corr(s, api, T0 + k[i].t, T0 + k[i].t + 5, k[i].tid, i + 1,
+				       GP_API_RUNTIME);
+	}
+	synth_nvtx_range(s, step, 0, T0 + 500, T0 + 7000, 1, 1, 1, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, bwd, 0, T0 + 1000, T0 + 5000, 1, 1, 2, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, mul, 0, T0 + 2000, T0 + 3000, 2, 2, 3, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, bwd, 0, T0 + 3500, T0 + 4500, 3, 3, 4, GP_NVTX_PUSHPOP);
+	synth_end(s, T0 + 9000, 0);
+	close_trace(s, &t);
+	ga_filter_init(&l.f);
+	load(&l, &t, 1);
+	CHECK(l.ok);
+	if (l.ok) {
+		const struct ga_ranges_key *ks = key_named(&l, "step"), *kb = key_named(&l, "backward");
+		const struct ga_ranges_key *km = key_named(&l, "MulBackward0");
+		const struct ga_ranges_node *n;
+
+		/* Per thread, as before: the range's own thread's kernels. */
+		CHECKF(ks && ks->kernels == 1 && ks->gpu_ns == 10, "step %llu",
+		       ks ? (unsigned long long)ks->gpu_ns : 0ull);
+		CHECK(kb && kb->kernels == 1 && kb->gpu_ns == 10);
+		CHECK(km && km->kernels == 2 && km->gpu_ns == 300);
+		/* Other threads' kernels, each once per name. */
+		CHECKF(ks && ks->other_kernels == 4 && ks->other_ns == 1500, "step other %llu %llu",
+		       ks ? (unsigned long long)ks->other_kernels : 0ull,
+		       ks ? (unsigned long long)ks->other_ns : 0ull);
+		CHECKF(kb && kb->other_kernels == 3 && kb->other_ns == 700, "backward other %llu %llu",
+		       kb ? (unsigned long long)kb->other_kernels : 0ull,
+		       kb ? (unsigned long long)kb->other_ns : 0ull);
+		CHECK(km && km->other_kernels == 0 && km->other_ns == 0);
+		CHECKF(l.nx.other_kernels == 4 && l.nx.other_skipped == 0, "%llu",
+		       (unsigned long long)l.nx.other_kernels);
+		/* The tree: per name path; thread 3's "backward" is a root of its own. */
+		for (uint32_t x = 0; x < l.nx.nnodes; x++) {
+			n = &l.nx.nodes[x];
+			if (n->kind != GA_RANGES_N_RANGE)
+				continue;
+			if (n->id == (uint32_t)(ks - l.nx.keys))
+				CHECK(n->other_kernels == 4 && n->other_ns == 1500);
+			else if (n->id == (uint32_t)(kb - l.nx.keys) && n->parent != GA_RANGES_NONE)
+				CHECK(n->other_kernels == 3 && n->other_ns == 700);
+			else if (n->id == (uint32_t)(kb - l.nx.keys))
+				CHECK(n->other_kernels == 1 && n->other_ns == 400);
+			else
+				CHECK(n->other_kernels == 0);
+		}
+	}
+	unload(&l);
+	/* The report's table: two columns and the footer that says what they hold. */
+	{
+		FILE *f = fopen(path, "wb");
+
+		CHECK(f && fwrite(t.buf, 1, t.len, f) == t.len && fclose(f) == 0);
+	}
+	rc = synth_run(dir, &out, NULL, cmd_report, "report", path, NULL);
+	CHECKF(rc == 0 && out && strstr(out, "| Other threads | Their kernels | Range\n") &&
+		       strstr(out, "|      1.500 µs |             4 | step\n") &&
+		       strstr(out, "|        700 ns |             3 | backward\n") &&
+		       strstr(out, "Other threads: the GPU time of the kernels that\n"),
+	       "%s", out ? out : "(none)");
+	free(out);
+	/* The tree: a row under each range node that has some, the node's first child. */
+	rc = synth_run(dir, &out, NULL, cmd_report, "report", "--tree", path, NULL);
+	CHECKF(rc == 0 && out &&
+		       strstr(out, "   10 ns |     1 |       1 | step\n"
+				   "1.500 \xc2\xb5s |     - |       4 | \xe2\x94\x82   (+ other threads' "
+				   "kernels while open)\n") &&
+		       strstr(out, "  700 ns |     - |       3 |     \xe2\x94\x82   (+ other threads' "
+				   "kernels while open)\n") &&
+		       strstr(out, "    0 ns |     1 |       0 | backward\n"
+				   "  400 ns |     - |       1 |     (+ other threads' kernels while open)\n") &&
+		       strstr(out, "\n(+ other threads' kernels while open): kernels that other"),
+	       "%s", out ? out : "(none)");
+	free(out);
+	unlink(path);
+	rmdir(dir);
+	free(t.buf);
+	tap_end();
+}
+
 int main(void)
 {
 	struct trace t = main_trace();
@@ -624,6 +750,7 @@ int main(void)
 	test_processes();
 	test_no_ranges();
 	test_api_first();
+	test_other_threads();
 	free(t.buf);
 	return tap_exit();
 }
