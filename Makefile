@@ -32,6 +32,8 @@ PCRE2_A ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libpcre2-8.a /usr/li
 LIB := $(BUILD)/lib/libgpuprof.so
 ANALYZER := $(BUILD)/bin/gpuprof-analyze
 WRAPPER := $(BUILD)/bin/gpuprof
+# The driver of --dask (analyzer/cmd/dask.c runs it from beside the analyzer).
+DASK_DRIVER := $(BUILD)/bin/gpuprof-dask.py
 # gpuprof calibrate's micro-kernels (calibrate/): built when nvcc is there.
 # sm_90a for wgmma on H100/H200, sm_80 SASS, and PTX so newer GPUs JIT.
 CALIBRATE := $(if $(wildcard $(NVCC)),$(BUILD)/bin/gpuprof-calibrate)
@@ -83,13 +85,13 @@ DW_COPY := $(if $(and $(LIBDW_SO),$(LIBELF_SO)),$(BUILD)/lib/libdw.so.1 $(BUILD)
 # analyzer and the wrapper, as make analyzer does.
 HAVE_CUDA := $(wildcard $(CUDA_HOME)/include/cupti.h)
 ifneq ($(HAVE_CUDA),)
-all: $(LIB) $(ANALYZER) $(WRAPPER) $(UNWIND_COPY) $(DW_COPY) $(CALIBRATE)
+all: $(LIB) $(ANALYZER) $(WRAPPER) $(DASK_DRIVER) $(UNWIND_COPY) $(DW_COPY) $(CALIBRATE)
 else
 all: analyzer
 	@echo "gpuprof: no CUDA toolkit at $(CUDA_HOME) (set CUDA_HOME): built the analyzer and wrapper only"
 endif
 
-analyzer: $(ANALYZER) $(WRAPPER) $(DW_COPY)
+analyzer: $(ANALYZER) $(WRAPPER) $(DASK_DRIVER) $(DW_COPY)
 
 $(BUILD)/lib/libunwind.so.8: $(LIBUNWIND_SO)
 	@mkdir -p $(@D)
@@ -151,6 +153,10 @@ $(BUILD)/bin/gpuprof-calibrate: $(BUILD)/obj/calibrate/calibrate.o $(BUILD)/obj/
 	$(Q)$(NVCC) -o $@ $^
 
 $(WRAPPER): scripts/gpuprof
+	@mkdir -p $(@D)
+	cp $< $@ && chmod +x $@
+
+$(DASK_DRIVER): scripts/gpuprof-dask.py
 	@mkdir -p $(@D)
 	cp $< $@ && chmod +x $@
 
@@ -337,7 +343,7 @@ INSTALL_LIBS = $(if $(HAVE_CUDA),$(LIB) $(UNWIND_COPY)) $(DW_COPY)
 install: all man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR) $(DESTDIR)$(DOCDIR) \
 		$(DESTDIR)$(BASHCOMPDIR) $(if $(strip $(INSTALL_LIBS)),$(DESTDIR)$(GP_LIBDIR))
-	install -m 755 $(ANALYZER) $(WRAPPER) $(CALIBRATE) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(ANALYZER) $(WRAPPER) $(DASK_DRIVER) $(CALIBRATE) $(DESTDIR)$(PREFIX)/bin/
 	$(if $(strip $(INSTALL_LIBS)),install -m 755 $(INSTALL_LIBS) $(DESTDIR)$(GP_LIBDIR)/)
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/
 	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
@@ -346,7 +352,7 @@ install: all man
 # Removes what install put there (and lib/libgpuprof.so, where earlier
 # versions put the recorder), then the directories it leaves empty.
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,gpuprof gpuprof-analyze gpuprof-calibrate)
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,gpuprof gpuprof-analyze gpuprof-calibrate gpuprof-dask.py)
 	rm -f $(DESTDIR)$(PREFIX)/lib/libgpuprof.so
 	rm -rf $(DESTDIR)$(GP_LIBDIR) $(DESTDIR)$(DOCDIR)
 	rm -f $(DESTDIR)$(MANDIR)/gpuprof.1 $(DESTDIR)$(MANDIR)/gpuprof-*.1

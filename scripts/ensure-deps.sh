@@ -22,7 +22,9 @@
 #
 #   ensure-deps.sh test-tools optional tools some tests use, skipping
 #                             without them: go tool pprof (golang-go),
-#                             promtool and a Prometheus server (prometheus)
+#                             promtool and a Prometheus server (prometheus),
+#                             Dask for --dask (python3-distributed, without
+#                             its recommends: 16 MB instead of 540 MB)
 #   ensure-deps.sh analyzer   only what the analyzer and the wrapper need
 #                             (compiler, make, zstd, SQLite): no CUDA, no
 #                             libunwind; for reading traces on any machine
@@ -37,6 +39,7 @@ if [ "${1:-}" = test-tools ]; then
 	tools=()
 	command -v go >/dev/null 2>&1 || tools+=(golang-go)
 	command -v promtool >/dev/null 2>&1 || tools+=(prometheus)
+	/usr/bin/python3 -c 'import distributed' >/dev/null 2>&1 || tools+=(python3-distributed)
 	[ ${#tools[@]} -eq 0 ] && exit 0
 	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
 		echo "ensure-deps: optional test tools missing: ${tools[*]} (tests skip without them)" >&2

@@ -101,6 +101,7 @@ if [ -f test/golden/ranks-checks.sh ]; then
 fi
 if [ -f test/summary/run.sh ] && command -v python3 >/dev/null 2>&1; then
 	run_step "summaries" bash test/summary/run.sh "$build"
+	run_step "summaries dask" bash test/summary/dask-checks.sh "$build"
 fi
 if [ -f test/golden/overtime-svg-checks.py ] && command -v python3 >/dev/null 2>&1; then
 	run_step "golden overtime svg" python3 test/golden/overtime-svg-checks.py "$build"

@@ -12,8 +12,12 @@
 #include "cmd/cmd.h"
 #include "model/analysis.h"
 #include "model/summary.h"
+#include "cmd/dask.h"
 #include "model/peaks-measured.h"
 #include "views/formats.h"
+
+/* getopt value of --dask. */
+#define GA_OPT_DASK_EXPORT 0x1302
 
 /* Each format's help lines, the first beside its name. */
 static void formats_help(FILE *f)
@@ -61,6 +65,9 @@ static void help(FILE *f)
 	      "                    Python frames launch sites leave out, as gpuprof\n"
 	      "                    report does ('default': the default list)\n"
 	      "  --full-stacks     fold no frames\n"
+	      "  --dask ADDRESS    json: summarize each trace as a task on the Dask\n"
+	      "                    cluster at ADDRESS (env: DASK_SCHEDULER_ADDRESS), as\n"
+	      "                    gpuprof report --dask does\n"
 	      "  --align nccl      align the ranks' clocks by the ends of their NCCL\n"
 	      "                    collectives (as gpuprof report --align nccl)\n"
 	      "  --peaks-dir DIR   metrics: use the peaks that 'gpuprof calibrate'\n"
@@ -104,6 +111,7 @@ int cmd_export(int argc, char **argv)
 		GA_PEAKS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, GA_OPT_VERSION },
+		{ "dask", required_argument, NULL, GA_OPT_DASK_EXPORT },
 		GA_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -119,7 +127,10 @@ int cmd_export(int argc, char **argv)
 	char ferr[512], *end;
 	const char *fold = NULL;
 	long depth;
-	int c, rc = GA_EXIT_OK, failed, noflows = 0;
+	int c, rc = GA_EXIT_OK, failed, noflows = 0, npaths;
+	const char *dask = NULL;
+	char *dpath, **paths;
+	struct ga_dask dk = { 0 };
 
 	opterr = 0;
 	optind = 0;
@@ -200,10 +211,15 @@ int cmd_export(int argc, char **argv)
 		case GA_OPT_VERSION:
 			ga_filter_free(&flt);
 			return ga_print_version();
+		case GA_OPT_DASK_EXPORT:
+			dask = optarg;
+			break;
 		default:
 			ga_filter_free(&flt);
 			if (optopt == 'A')
 				fputs("gpuprof export: --align needs a value (nccl)\n", stderr);
+			else if (optopt == GA_OPT_DASK_EXPORT)
+				fputs("gpuprof export: --dask needs an address\n", stderr);
 			else if (optopt == GA_PEAKS_OPT_DIR)
 				fputs("gpuprof export: --peaks-dir needs a directory\n", stderr);
 			else if (optopt == 't' || optopt == 'o' || optopt == 'j')
@@ -281,13 +297,25 @@ int cmd_export(int argc, char **argv)
 	failed = fmt->begin ? fmt->begin(&e) : 0;
 	if (failed == -1)
 		fputs("gpuprof: out of memory\n", stderr);
-	if (!failed && strcmp(fmt->name, "json") && ga_summary_any(argv + optind, argc - optind)) {
+	paths = argv + optind;
+	npaths = argc - optind;
+	if (!failed && dask && strcmp(fmt->name, "json")) {
+		fprintf(stderr, "gpuprof export: --dask makes summaries: -t json only, not -t %s\n",
+			fmt->name);
+		failed = 1;
+	} else if (!failed && dask) {
+		failed = ga_dask_summarize(&dk, dask, paths, npaths) != 0;
+		dpath = dk.part;
+		paths = &dpath;
+		npaths = 1;
+	}
+	if (!failed && strcmp(fmt->name, "json") && ga_summary_any(paths, npaths)) {
 		fprintf(stderr, "gpuprof export: summaries hold tables, not activities: only "
 			"-t json reads them, not -t %s\n", fmt->name);
 		failed = 1;
 	}
 	if (!failed)
-		failed = ga_summary_build(&an, argv + optind, argc - optind) != 0;
+		failed = ga_summary_build(&an, paths, npaths) != 0;
 	/* The roofline's ceilings: measured ones where gpuprof calibrate stored them. */
 	if (!failed)
 		ga_peaks_opt_apply(&po, &an.mx, &an.m);
@@ -301,8 +329,10 @@ int cmd_export(int argc, char **argv)
 	/* On failure the old output, if any, stays as it was. */
 	if (ga_output_close(&out, !failed))
 		failed = 1;
-	if (failed)
+	/* Traces the cluster could not summarize were named: the output lacks them. */
+	if (failed || dk.missing)
 		rc = GA_EXIT_FAIL;
+	ga_dask_done(&dk);
 	if (fmt->done)
 		fmt->done(&e);
 	ga_jw_free(&e.jw);

@@ -12,6 +12,7 @@
 #include "base/output.h"
 #include "model/analysis.h"
 #include "model/summary.h"
+#include "cmd/dask.h"
 #include "model/peaks-measured.h"
 #include "views/svg.h"
 #include "views/text.h"
@@ -67,6 +68,11 @@ static void help(FILE *f)
 	      "                  tail-effect, below-roof, memory-bound, fp32-gemm,\n"
 	      "                  nccl-exposed, straggler, startup, staged-peer-copy,\n"
 	      "                  incomplete-trace\n"
+	      "  --dask ADDRESS  summarize each trace as a task on the Dask cluster at\n"
+	      "                  ADDRESS (tcp://HOST:PORT; env: DASK_SCHEDULER_ADDRESS)\n"
+	      "                  and report the merged summaries; FILE may be a quoted\n"
+	      "                  pattern ('job-*.gpuprof'); paths must be the same on\n"
+	      "                  the workers\n"
 	      GA_JOBS_HELP
 	      GA_FILTER_HELP
 	      "  -h, --help      show this help\n"
@@ -79,6 +85,7 @@ static void help(FILE *f)
 
 #define GA_OPT_FINDINGS 0x1200
 #define GA_OPT_FAIL_ON 0x1201
+#define GA_OPT_DASK 0x1202
 
 /* ---- Warp-style tables: timeline, activity summary, device summary ---- */
 
@@ -124,6 +131,7 @@ int cmd_report(int argc, char **argv)
 		{ "roofline-svg", required_argument, NULL, 'V' },
 		{ "findings", required_argument, NULL, GA_OPT_FINDINGS },
 		{ "fail-on", required_argument, NULL, GA_OPT_FAIL_ON },
+		{ "dask", required_argument, NULL, GA_OPT_DASK },
 		GA_PEAKS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, GA_OPT_VERSION },
@@ -142,6 +150,10 @@ int cmd_report(int argc, char **argv)
 	char ferr[512];
 	unsigned char fail_rules[GA_RULE_COUNT] = { 0 };
 	int c, rc = GA_EXIT_OK, fail_sev = -1, fail_on = 0;
+	const char *dask = NULL;
+	char *dpath, **paths;
+	int npaths;
+	struct ga_dask dk = { 0 };
 
 	opterr = 0;
 	optind = 0;
@@ -234,6 +246,9 @@ int cmd_report(int argc, char **argv)
 				return GA_EXIT_USAGE;
 			}
 			break;
+		case GA_OPT_DASK:
+			dask = optarg;
+			break;
 		case GA_OPT_FAIL_ON:
 			if (ga_fail_on_parse(optarg, fail_rules, &fail_sev, ferr, sizeof(ferr))) {
 				fprintf(stderr, "gpuprof report: %s\n", ferr);
@@ -251,7 +266,7 @@ int cmd_report(int argc, char **argv)
 			return ga_print_version();
 		default:
 			ga_filter_free(&flt);
-			if (optopt == GA_OPT_FINDINGS || optopt == GA_OPT_FAIL_ON)
+			if (optopt == GA_OPT_FINDINGS || optopt == GA_OPT_FAIL_ON || optopt == GA_OPT_DASK)
 				fprintf(stderr, "gpuprof report: %s needs a value\n", argv[optind - 1]);
 			else if (optopt == 'A')
 				fputs("gpuprof report: --align needs a value (nccl)\n", stderr);
@@ -274,6 +289,18 @@ int cmd_report(int argc, char **argv)
 		      "Try 'gpuprof report --help'.\n", stderr);
 		return GA_EXIT_USAGE;
 	}
+	paths = argv + optind;
+	npaths = argc - optind;
+	if (dask) {
+		/* The traces become one summary, made on the cluster. */
+		if (ga_dask_summarize(&dk, dask, argv + optind, argc - optind)) {
+			ga_filter_free(&flt);
+			return GA_EXIT_FAIL;
+		}
+		dpath = dk.part;
+		paths = &dpath;
+		npaths = 1;
+	}
 	/* Keep one row more than an automatic timeline may show, to know. */
 	ao.keep_rows = r.o.timeline == 1 ? SIZE_MAX : r.o.timeline == 0 ? 0 :
 		       GA_TEXT_AUTO_TIMELINE_MAX + 1;
@@ -290,7 +317,7 @@ int cmd_report(int argc, char **argv)
 		an.rg.site_of = tree_site_of;
 		an.rg.site_ctx = &an;
 	}
-	if (ga_summary_build(&an, argv + optind, argc - optind) ||
+	if (ga_summary_build(&an, paths, npaths) ||
 	    (r.o.tree && ga_sites_finish(&an.st, &an.m))) {
 		rc = GA_EXIT_FAIL;
 	} else {
@@ -319,5 +346,9 @@ int cmd_report(int argc, char **argv)
 	}
 	ga_analysis_free(&an);
 	ga_filter_free(&flt);
+	/* Traces the cluster could not summarize were named: the report lacks them. */
+	if (dk.missing && rc == GA_EXIT_OK)
+		rc = GA_EXIT_FAIL;
+	ga_dask_done(&dk);
 	return rc;
 }
