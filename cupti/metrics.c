@@ -2063,6 +2063,45 @@ static void emit_info(void)
 	r->cost_ns = atomic_load(&n_cost);
 }
 
+/*
+ * The progress line (log.h: a terminal only): launches profiled so far,
+ * from the counters the launch path bumps, at most every PROGRESS_NS and
+ * only when the count moved.  The flusher (tracer.c's flush hook), no
+ * lock; the final call clears it.
+ */
+#define PROGRESS_NS 250000000ull
+void gp_metrics_progress(int final)
+{
+	static _Atomic int busy;
+	static uint64_t last_ns, last_n;
+	struct timespec ts;
+	uint64_t n, now;
+
+	if (final) {
+		gp_log_progress_end();
+		return;
+	}
+	if (atomic_exchange(&busy, 1))
+		return;
+	n = atomic_load_explicit(&n_profiled, memory_order_relaxed);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (n != last_n && (!last_ns || now - last_ns >= PROGRESS_NS)) {
+		uint64_t failed = atomic_load_explicit(&n_failed, memory_order_relaxed);
+
+		last_n = n;
+		last_ns = now;
+		if (failed)
+			gp_log_progress("metrics: %" PRIu64 " launches profiled by %s, %" PRIu64
+					" not", n, gp_mx_spread ? "later launches" : "kernel replay",
+					failed);
+		else
+			gp_log_progress("metrics: %" PRIu64 " launches profiled by %s", n,
+					gp_mx_spread ? "later launches" : "kernel replay");
+	}
+	atomic_store(&busy, 0);
+}
+
 void gp_metrics_drain(int final)
 {
 	if (!slots)

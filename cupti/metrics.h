@@ -57,6 +57,13 @@ int gp_metrics_claims(uint32_t correlation);
  */
 void gp_metrics_kernel(const struct gp_rec_kernel *k);
 
+/*
+ * No lock (the flusher, and the exit path with final): a progress line of
+ * the launches profiled, on a terminal only, a few a second at most; final
+ * clears it.
+ */
+void gp_metrics_progress(int final);
+
 /* Lock held: emits finished results and device ceilings; final: everything, and the summary. */
 void gp_metrics_drain(int final);
 

@@ -1188,6 +1188,8 @@ static void cuda_flush(int final)
 	}
 	if (!atomic_load(&gp_rec.disabled) && atomic_load(&cupti_on))
 		gp_cu.cuptiActivityFlushAll(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+	if (metrics_on)
+		gp_metrics_progress(final);
 }
 
 /*

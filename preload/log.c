@@ -5,10 +5,16 @@
 #include "log.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
+#define CLEAR "\r\x1b[K"         /* to the line's start, erase it */
+
 static int verbose;
+static _Atomic int tty = -1;       /* stderr is a terminal; -1 not looked up yet */
+static _Atomic int shown;          /* a progress line is on it */
 
 void gp_log_set_verbose(int on)
 {
@@ -19,7 +25,8 @@ static void vlog(const char *fmt, va_list ap)
 {
 	char buf[512];
 	int saved = errno;
-	int n = snprintf(buf, sizeof(buf), "gpuprof: ");
+	/* A progress line is overwritten, not followed. */
+	int n = snprintf(buf, sizeof(buf), "%sgpuprof: ", atomic_exchange(&shown, 0) ? CLEAR : "");
 	int m = vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
 
 	if (m < 0)
@@ -40,6 +47,52 @@ void gp_log(const char *fmt, ...)
 	va_start(ap, fmt);
 	vlog(fmt, ap);
 	va_end(ap);
+}
+
+static int on_tty(void)
+{
+	int t = atomic_load(&tty);
+
+	if (t < 0) {
+		int saved = errno;
+
+		t = isatty(STDERR_FILENO) == 1;
+		errno = saved;
+		atomic_store(&tty, t);
+	}
+	return t;
+}
+
+void gp_log_progress(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int saved = errno, n, m;
+
+	if (!on_tty())
+		return;
+	n = snprintf(buf, sizeof(buf), "\rgpuprof: ");
+	va_start(ap, fmt);
+	m = vsnprintf(buf + n, sizeof(buf) - (size_t)n - 4, fmt, ap);
+	va_end(ap);
+	if (m < 0)
+		m = 0;
+	if ((size_t)(n + m) > sizeof(buf) - 4)
+		m = (int)sizeof(buf) - 4 - n;
+	memcpy(buf + n + m, "\x1b[K", 3);
+	atomic_store(&shown, 1);
+	if (write(STDERR_FILENO, buf, (size_t)(n + m + 3)) < 0)
+		(void)0;
+	errno = saved;
+}
+
+void gp_log_progress_end(void)
+{
+	int saved = errno;
+
+	if (atomic_exchange(&shown, 0) && write(STDERR_FILENO, CLEAR, sizeof(CLEAR) - 1) < 0)
+		(void)0;
+	errno = saved;
 }
 
 void gp_debug(const char *fmt, ...)
