@@ -34,6 +34,12 @@ first window, which loads CUPTI, overlaps the loop left out).  A long run
 at 1s/60s then costs, over --start=dormant, a factor 1/(1 - A/60), and
 inside a window the program runs 1/(1 - A) slower.  Both the measured
 1s/60s runs and this duty-cycled figure are reported, each for what it is.
+What the figures hold: the 1s/60s runs without a window in the loop are
+the dormant period before a process's first window (CUPTI not loaded); the
+dormant seconds between 1s/2s windows come after it (CUPTI attached,
+nothing enabled), and whatever they cost is counted in A, per
+window-second, where 1s/60s has 59 such seconds per window: were they not
+free, the duty-cycled figure would understate them.
 """
 
 import csv
@@ -360,7 +366,10 @@ def report_lines(data):
         L += ["A window-second is a second of the timed loop inside a window (from the window "
               "files' capture ranges). 1s/2s runs whose first window, which attaches CUPTI, "
               "overlaps the loop are left out of A. Duty-cycled: (dormant ÷ none) / (1 − A/60), "
-              "a run long enough that its windows take one second a minute.", ""]
+              "a run long enough that its windows take one second a minute. The 1s/60s runs "
+              "without a window are dormant before any window (CUPTI not loaded); the dormant "
+              "seconds between 1s/2s windows come after the first (CUPTI attached, nothing "
+              "enabled) and A holds their cost, if any, per window-second.", ""]
         for w in ws:
             f = fleet_numbers(runs, w["name"])
             med, mn, pr, n = ratios(runs, w["name"], "gp-sample", "none", "loop_s")
