@@ -1499,7 +1499,8 @@ def main():
     ap.add_argument("build", help="build directory (holds bin/, lib/ and bench/)")
     ap.add_argument("--only", action="append", default=[], metavar="NAME[,NAME]",
                     help="run only these workloads: launch, launch-mt, torch, train, "
-                         "graph, long, metrics, analyzer")
+                         "graph, long, metrics, analyzer; overtime and fleet run only when "
+                         "named")
     ap.add_argument("--quick", action="store_true", help="same as BENCH_QUICK=1")
     ap.add_argument("--json", metavar="PATH",
                     help="write the runs of the overtime and fleet rows and the raw rows "
