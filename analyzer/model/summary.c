@@ -59,7 +59,7 @@ struct sfile {
 	uint64_t unknown, malformed, chunk_lost, stop_offset;
 };
 
-#define PROC_U64 27
+#define PROC_U64 35
 struct sproc {
 	struct okey k;
 	uint32_t file, host, exe, cmdline;
@@ -564,7 +564,10 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 			p->chunk_lost, (uint64_t)p->has_process, (uint64_t)p->finished,
 			(uint64_t)p->has_config, p->config.trace, p->config.graph_mode,
 			p->config.backtrace, p->config.flush_ms, p->clock_syncs, p->activities,
-			p->api_calls, p->nwindows, p->gaps, p->gap_ns, (uint64_t)p->has_flight, 0,
+			p->api_calls, p->nwindows, p->gaps, p->gap_ns, (uint64_t)p->has_flight,
+			p->flight.dump, p->flight.trigger, p->flight.detail, p->flight.start,
+			p->flight.end, p->flight.size, p->flight.dropped_records,
+			p->flight.dropped_chunks, p->flight.dropped_bytes,
 		};
 
 		o->k = (struct okey){ org, (uint32_t)i };
@@ -574,7 +577,6 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 		o->cmdline = S(s, m, p->cmdline, &err);
 		memcpy(o->u, u, sizeof(u));
 	}
-	/* Flight dumps: their fields after the process's (a table of their own). */
 	if (!(s->wins = calloc(m->nwindows + 1, sizeof(*s->wins))))
 		goto fail;
 	for (i = 0; i < m->nwindows; i++) {
@@ -2140,7 +2142,16 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		p->nwindows = (size_t)u[22];
 		p->gaps = u[23];
 		p->gap_ns = u[24];
-		p->has_flight = 0; /* flight dumps are not in summaries */
+		p->has_flight = (int)u[25];
+		p->flight.dump = (uint32_t)u[26];
+		p->flight.trigger = (uint32_t)u[27];
+		p->flight.detail = (uint32_t)u[28];
+		p->flight.start = u[29];
+		p->flight.end = u[30];
+		p->flight.size = u[31];
+		p->flight.dropped_records = u[32];
+		p->flight.dropped_chunks = (uint32_t)u[33];
+		p->flight.dropped_bytes = u[34];
 	}
 	for (i = 0; i < s->nfiles; i++)
 		if (m->files[i].proc == UINT32_MAX)
@@ -2296,6 +2307,9 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 	}
 	if (am.err)
 		goto fail;
+	for (i = 0; i < m->nprocs; i++)
+		if (m->procs[i].rank != GA_NO_RANK)
+			an->rk.any_rank = 1; /* how the report names a GPU's users */
 	m->finished = 1;
 	an->fd.finished = 1;       /* no findings from what summaries leave out */
 	free(am.v);

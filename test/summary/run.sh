@@ -49,6 +49,24 @@ for g in "$G"/*.gpuprof; do
 		bad "$n (histogram): $(head -5 "$T/cmp")"
 	fi
 done
+# Jobs of two ranks: processes in rank order, a GPU named by its ranks, the
+# per-rank table left out (null in JSON), never printed empty.
+for d in "$G"/ranks "$G"/ranks_nccl; do
+	[ -d "$d" ] || continue
+	n=$(basename "$d")
+	"$A" summarize -o "$T/$n.sum" "$d"/job-*.gpuprof &&
+	"$A" export -t json -o "$T/$n.d.json" "$d"/job-*.gpuprof 2>/dev/null &&
+	"$A" export -t json -o "$T/$n.s.json" "$T/$n.sum" &&
+	"$A" report --no-timeline "$d"/job-*.gpuprof >"$T/$n.d.txt" 2>/dev/null &&
+	"$A" report --no-timeline "$T/$n.sum" >"$T/$n.s.txt" 2>/dev/null
+	if python3 test/summary/compare.py "$T/$n.d.json" "$T/$n.s.json" >"$T/cmp" &&
+	   python3 test/summary/subseq.py "$T/$n.d.txt" "$T/$n.s.txt" >>"$T/cmp" &&
+	   grep -q '"ranks":null' "$T/$n.s.json" && ! grep -q '^Rank ' "$T/$n.s.txt"; then
+		ok "$n: two ranks' summary equals their traces where summaries hold them"
+	else
+		bad "$n: $(head -5 "$T/cmp")"
+	fi
+done
 if "$A" report "$T/synth_mix.e.sum" 2>/dev/null | grep -q 'medians marked ~ are estimates within 0.4%' &&
    "$A" report "$T/synth_mix.e.sum" 2>/dev/null | grep -q ' ~[0-9.]* [µnm]*s '; then
 	ok "report marks estimated medians with ~ and states the error"
