@@ -45,8 +45,10 @@ static void print_timeline(const struct ga_model *m, const struct ga_text *r,
 
 static int want(const struct ga_text *r)
 {
-	return r->o.timeline == 1 || (r->o.timeline == -1 && r->m->rows_seen > 0 &&
-					 r->m->rows_seen <= GA_TEXT_AUTO_TIMELINE_MAX);
+	/* Summaries hold no single activities: the header says so. */
+	return !r->m->sum_parts &&
+	       (r->o.timeline == 1 || (r->o.timeline == -1 && r->m->rows_seen > 0 &&
+				       r->m->rows_seen <= GA_TEXT_AUTO_TIMELINE_MAX));
 }
 
 static int print(struct ga_text *r, FILE *out)

@@ -344,7 +344,8 @@ int ga_text_tree_print(const struct ga_ranges *nx, struct ga_model *m, const str
 
 static int want(const struct ga_text *r)
 {
-	return r->o.tree;
+	/* Summaries hold no NVTX ranges yet: the header says so. */
+	return r->o.tree && !r->m->sum_parts;
 }
 
 static int print(struct ga_text *r, FILE *out)

@@ -74,6 +74,13 @@ else
 	bad "report does not mark estimated medians"
 fi
 
+"$A" report --tree --timeline "$T/torch_nvtx.sum" >"$T/tt.txt" 2>&1
+if grep -q '^Summaries:' "$T/tt.txt" && ! grep -q '^CUDA timeline\|^NVTX tree\|^Findings' "$T/tt.txt"; then
+	ok "--tree and --timeline print nothing of summaries (named in the header)"
+else
+	bad "--tree/--timeline of a summary: $(grep '^CUDA timeline\|^NVTX tree\|^Findings' "$T/tt.txt")"
+fi
+
 # Merging: groupings and orders, traces mixed with summaries.
 P="demo diff_base diff_slow multistream"
 for n in $P; do "$A" summarize -o "$T/p_$n.sum" "$G/$n.gpuprof"; done
