@@ -33,9 +33,11 @@
  *    loses at most one interval (sooner when a source asks,
  *    gp_recorder_flush_soon); finishes the trace when a signal handler
  *    asks (signals.h); opens and closes windows (the control thread's
- *    requests, --duration).  It sleeps in poll(2) on a pipe of its own,
- *    which a signal handler can write to (wake_w).  Every change of file or window happens
- *    on it (or on the exit path once it has ended), so they never race.
+ *    requests, --duration).  It sleeps on a futex word (wake_word), which
+ *    program threads and signal handlers set and wake; no descriptor, so
+ *    a program that closes or reuses every descriptor number cannot take
+ *    it away.  Every change of file or window happens on it (or on the
+ *    exit path once it has ended), so they never race.
  *  - control thread (ctlserver.c), only when asked for: hands requests to the
  *    flusher through the mailbox below and waits for the answer.
  *  - exit handler (atexit, registered inside cuInit): finishes the trace;
@@ -55,7 +57,6 @@
 #include <fcntl.h>
 #include <gpuprof/control.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -63,7 +64,9 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/random.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,19 +88,18 @@
 static pthread_t flusher;
 static int flusher_started;
 /*
- * The flusher's wake-up: a pipe, both ends high.  The program may close
- * every descriptor or dup2 over ours, and its own descriptor then holds
- * our number; a pipe's inode is its own (every eventfd shares one
- * anonymous inode), so fstat(2) tells ours from the program's without
- * reading /proc.  wake_w packs the write end's number + 1 (low 32 bits)
- * and the pipe's inode (pipefs numbers are 32-bit) for the one atomic
- * load of wake_flusher, which runs on program threads and in signal
- * handlers; the flusher owns the read end and makes a new pipe when
- * either end is no longer ours.
+ * The flusher's wake-up: 1 once woken since the flusher last looked; it
+ * sleeps in FUTEX_WAIT on it.  Not a descriptor: the program may close
+ * every descriptor and put its own at our numbers (daemons do), and a
+ * thread asleep in poll(2) on a descriptor whose number is replaced
+ * stays asleep on the old file: the kernel looks at the number again
+ * only once that file wakes it, so neither a write to our other end nor
+ * one to the program's descriptor now at that number would wake it (and
+ * whatever we read or wrote at our numbers could be the program's).  A
+ * private futex is this process's memory only, and the two system calls
+ * are async-signal-safe.
  */
-static _Atomic uint64_t wake_w;
-static int wake_r = -1;
-static uint64_t wake_ino, wake_dev;
+static atomic_uint wake_word;
 static atomic_int flush_stop, finish_requested, finished, finishing;
 
 /*
@@ -276,83 +278,22 @@ static void sample_begin(void);
 static void sample_stop(void);
 static void sample_finish(int rotate);
 
-/* 1 while fd is an end of our wake pipe (async-signal-safe). */
-static int is_wake_end(int fd, uint64_t ino)
-{
-	struct stat st;
-
-	return fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
-	       (uint64_t)st.st_ino == ino && (uint64_t)st.st_dev == wake_dev;
-}
-
-/* Moves fd to a high number, where programs rarely dup2 to. */
-static int fd_high(int fd)
-{
-	int hi = fcntl(fd, F_DUPFD_CLOEXEC, 200);
-
-	if (hi < 0)
-		return fd;
-	close(fd);
-	return hi;
-}
-
-/* Flusher (or start): a new wake pipe; the old one's ends are closed where still ours. */
-static void wake_pipe_new(void)
-{
-	uint64_t old = atomic_exchange(&wake_w, 0);
-	int pfd[2], wfd = (int)(uint32_t)old - 1;
-	struct stat st;
-
-	if (old && is_wake_end(wfd, wake_ino))
-		close(wfd);
-	if (wake_r >= 0 && is_wake_end(wake_r, wake_ino))
-		close(wake_r);
-	wake_r = -1;
-	if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) < 0)
-		return;
-	pfd[0] = fd_high(pfd[0]);
-	pfd[1] = fd_high(pfd[1]);
-	if (fstat(pfd[0], &st) < 0 || (uint64_t)st.st_ino > UINT32_MAX) {
-		close(pfd[0]);
-		close(pfd[1]);
-		return;
-	}
-	wake_ino = (uint64_t)st.st_ino;
-	wake_dev = (uint64_t)st.st_dev;
-	wake_r = pfd[0];
-	/* Release: the identity above is written before the number is seen. */
-	atomic_store_explicit(&wake_w, wake_ino << 32 | (uint32_t)(pfd[1] + 1),
-			      memory_order_release);
-}
-
-/* Sleeps up to ms or until woken; keeps the wake descriptors honest. */
+/* Sleeps up to ms or until woken (wake_flusher). */
 static void flusher_sleep(int ms)
 {
-	uint64_t w = atomic_load(&wake_w);
-	struct pollfd p = { .fd = wake_r, .events = POLLIN };
-	char buf[64];
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 
 	/*
-	 * The program may have closed our pipe and put its own descriptors
-	 * (an eventfd of its own, another pipe) at our numbers: never poll or
-	 * read those; make a new pipe instead.
+	 * Seq-cst exchanges pair with wake_flusher's: whoever set a flag
+	 * before setting the word has it seen by the loop that follows, which
+	 * reads the flags after the word was taken here.  A wake between the
+	 * exchange and the wait makes the wait return at once (the word is
+	 * no longer 0); FUTEX_WAIT's relative timeout runs on CLOCK_MONOTONIC.
 	 */
-	if (w && (!is_wake_end(wake_r, wake_ino) || !is_wake_end((int)(uint32_t)w - 1, wake_ino))) {
-		gp_debug("the program closed or replaced the flusher's wake-up pipe: a new one");
-		wake_pipe_new();
-		p.fd = wake_r;
-	}
-	if (wake_r < 0) {
-		/* No way to be woken: look at the flags every 50 ms. */
-		struct timespec ts = { 0, (long)(ms < 50 ? ms : 50) * 1000000L };
-
-		nanosleep(&ts, NULL);
+	if (atomic_exchange(&wake_word, 0))
 		return;
-	}
-	if (poll(&p, 1, ms) <= 0 || !is_wake_end(wake_r, wake_ino))
-		return; /* replaced meanwhile: the next sleep makes a new pipe */
-	while (read(wake_r, buf, sizeof(buf)) == (ssize_t)sizeof(buf))
-		;
+	syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+	atomic_exchange(&wake_word, 0);
 }
 
 /*
@@ -440,27 +381,24 @@ static void *flusher_main(void *arg)
 	return NULL;
 }
 
-/* Async-signal-safe; program threads: one fstat and one write, no /proc. */
+/*
+ * Async-signal-safe; program threads: at most one system call, and none
+ * while the flusher has a wake-up it has not yet taken.
+ */
 static void wake_flusher(void)
 {
-	/* Acquire: pairs with wake_pipe_new's release. */
-	uint64_t w = atomic_load_explicit(&wake_w, memory_order_acquire);
-	int fd = (int)(uint32_t)w - 1;
-	char one = 1;
+	int saved = errno;
 
-	/* Never write into what the program put at our descriptor's number. */
-	if (!w || !is_wake_end(fd, w >> 32))
-		return;
-	/* Non-blocking: a full pipe already wakes the flusher. */
-	if (write(fd, &one, 1) < 0)
-		(void)0;
+	/* Seq-cst: pairs with flusher_sleep's exchanges (the flags set before). */
+	if (!atomic_exchange(&wake_word, 1))
+		syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	errno = saved;
 }
 
 static void start_flusher(void)
 {
 	sigset_t all, old;
 
-	wake_pipe_new();
 	/* Our threads never take the application's signals. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -1582,7 +1520,6 @@ void gp_recorder_forked(void)
 			sources()[i]->forked();
 	gp_control_forked();
 	flusher_started = 0;
-	/* The pipe is the parent's too: the child never uses it (nothing to wake). */
-	atomic_store(&wake_w, 0);
-	wake_r = -1;
+	/* Nothing to wake in the child. */
+	atomic_store(&wake_word, 0);
 }
