@@ -104,6 +104,14 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 		an->m.shifts = an->shifts;
 		an->m.nshifts = (size_t)n;
 	}
+	/*
+	 * Traces without NVTX are decoded once, their scan beside the model's
+	 * read, where nothing streams out before the end (ranges.h: one_pass).
+	 */
+	an->rg.one_pass = !an->o.launches && !an->o.sites_ahead && !an->m.hooks.act &&
+			  !an->m.hooks.api;
+	an->m.ahead.ctx = &an->rg;
+	an->m.ahead.begin = ga_ranges_ahead;
 	if (ga_ranges_scan(&an->rg, &an->m, src, (size_t)n)) {
 		fprintf(stderr, "gpuprof: %s\n", an->rg.err);
 		return -1;

@@ -38,6 +38,9 @@ struct fctx {
 	uint64_t api_cache[API_CACHE][2]; /* (astat + 1, tid) pairs already counted */
 	uint32_t unknown_str;
 	uint32_t nvtx;             /* the keep hook's nvtx for the activity being added */
+	uint64_t serial;           /* records read */
+	uint64_t leg_serial;       /* the record leg_pair was found for */
+	struct ga_staged_pair *leg_pair;
 };
 
 static const char *const copy_names[] = {
@@ -757,6 +760,7 @@ int ga_model_note_copy(struct ga_model *m, uint32_t proc, const struct gp_rec_me
 		m->pairs[m->npairs].end = l->end > c->end ? l->end : c->end;
 		m->pairs[m->npairs].file = 0;
 		m->pairs[m->npairs].legs = 2;
+		m->pairs[m->npairs].seen = 0;
 		*x = (uint32_t)++m->npairs;
 		m->staged_pairs++;
 		return 0;
@@ -811,31 +815,51 @@ int ga_model_note_api(struct ga_model *m, uint32_t proc, const struct gp_rec_api
 	return 0;
 }
 
-/* The staged peer copy a MEMCPY record is a leg of, or NULL. */
-static struct ga_staged_pair *staged_pair(const struct ga_model *m, uint32_t proc,
-					  const struct gp_rec_memcpy *c)
+/*
+ * The staged peer copy the MEMCPY record being read is a leg of, or NULL;
+ * asked again for the same record, the same answer.  The first leg read
+ * decides for the pair (ga_staged_pair.seen); a leg read as a copy of its
+ * own leaves its correlation no pair to make with a leg noted later.
+ */
+static struct ga_staged_pair *staged_pair(struct fctx *f, const struct gp_rec_memcpy *c)
 {
+	struct ga_model *m = f->m;
 	const uint32_t *x, *api;
 	struct ga_staged_pair *p;
+	uint32_t *leg;
 
-	if (!m->staged_pairs || (c->copy_kind != GP_COPY_DTOH && c->copy_kind != GP_COPY_HTOD) ||
-	    !c->correlation || !(x = ga_map_find(&m->staged, proc, c->correlation)))
+	if (f->leg_serial == f->serial)
+		return f->leg_pair;
+	f->leg_serial = f->serial;
+	f->leg_pair = NULL;
+	if ((c->copy_kind != GP_COPY_DTOH && c->copy_kind != GP_COPY_HTOD) || !c->correlation)
 		return NULL;
+	if (!m->staged_pairs || !(x = ga_map_find(&m->staged, f->proc, c->correlation))) {
+		if (m->leg_bits && (leg = ga_map_find(&m->copy_legs, f->proc, c->correlation)))
+			*leg = 0;
+		return NULL;
+	}
 	p = &m->pairs[*x - 1];
-	if (p->legs != 2)
+	if (p->seen == 1) {
+		p->seen = 2;
+		return f->leg_pair = p;
+	}
+	if (p->seen)
 		return NULL;
 	/* The call behind both legs, where the trace has it, copies between peers. */
-	api = ga_map_find(&m->copy_api, proc, c->correlation);
-	if (api && !(*api & GA_COPY_API_PEER))
+	api = ga_map_find(&m->copy_api, f->proc, c->correlation);
+	if (p->legs != 2 || (api && !(*api & GA_COPY_API_PEER))) {
+		p->seen = 3;
 		return NULL;
-	return p;
+	}
+	p->seen = 1;
+	return f->leg_pair = p;
 }
 
 /* The copy kind a MEMCPY record counts under. */
-static unsigned copy_kind_of(const struct ga_model *m, uint32_t proc,
-			     const struct gp_rec_memcpy *c)
+static unsigned copy_kind_of(struct fctx *f, const struct gp_rec_memcpy *c)
 {
-	return staged_pair(m, proc, c) ? GA_COPY_STAGED_PEER : c->copy_kind;
+	return staged_pair(f, c) ? GA_COPY_STAGED_PEER : c->copy_kind;
 }
 
 /*
@@ -870,7 +894,7 @@ static uint32_t act_label(struct ga_model *m, struct ga_memstat *ms, unsigned ki
 static int on_memcpy(struct fctx *f, const struct gp_rec_memcpy *c)
 {
 	struct ga_model *m = f->m;
-	struct ga_staged_pair *p = staged_pair(m, f->proc, c);
+	struct ga_staged_pair *p = staged_pair(f, c);
 	unsigned kind = p ? GA_COPY_STAGED_PEER : c->copy_kind;
 	struct ga_memstat *ms = &m->copy[kind];
 	struct ga_act a;
@@ -1158,7 +1182,7 @@ static int keep_act(struct fctx *f, const struct gp_rec *rec)
 		a.kind = GA_ACT_MEMCPY;
 		times(&a, c->start, c->end);
 		a.bytes = c->bytes;
-		a.copy_kind = copy_kind_of(f->m, f->proc, c);
+		a.copy_kind = copy_kind_of(f, c);
 		a.device_id = c->device;
 		a.context = c->context;
 		a.stream = c->stream;
@@ -1229,6 +1253,7 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 	struct ga_proc *p = &m->procs[f->proc];
 	int keep;
 
+	f->serial++;
 	if (!f->started) {
 		/* The header is known once records flow; the PROCESS record may not be. */
 		const struct gp_file_header *h = &m->files[f->file].info.header;
@@ -1345,9 +1370,9 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 	struct fctx f;
 	struct ga_file *file;
 	struct ga_proc *p;
-	struct ga_align_reader *ar = NULL;
-	ga_reader_fn fn = on_record;
-	void *ctx = &f;
+	struct ga_align_reader *ar = NULL, *aar = NULL;
+	ga_reader_fn fn = on_record, afn = NULL;
+	void *ctx = &f, *actx = NULL;
 	char err[sizeof(m->err)];
 	int rc;
 
@@ -1390,12 +1415,31 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 		fn = ga_align_reader_fn;
 		ctx = ar;
 	}
+	if (m->ahead.begin && (!mem || buf))
+		afn = m->ahead.begin(m->ahead.ctx, f.proc, &actx);
+	if (afn && ar) {
+		/* The look-ahead reads the same times. */
+		aar = malloc(sizeof(*aar));
+		if (!aar) {
+			free(ar);
+			goto oom;
+		}
+		aar->fn = afn;
+		aar->ctx = actx;
+		aar->shift = ar->shift;
+		afn = ga_align_reader_fn;
+		actx = aar;
+	}
 	m->reading = &f;
-	if (mem)
+	if (afn)
+		rc = ga_reader_read_ahead(path, mem ? buf : NULL, len, afn, actx, GA_MODEL_AHEAD, fn,
+					  ctx, &file->info, err, sizeof(err));
+	else if (mem)
 		rc = ga_reader_read_mem(path, buf, len, fn, ctx, &file->info, err, sizeof(err));
 	else
 		rc = ga_reader_read_file(path, fn, ctx, &file->info, err, sizeof(err));
 	free(ar);
+	free(aar);
 	m->reading = NULL;
 	if (rc != GA_READ_OK && !(rc == GA_READ_ECALLBACK && m->err[0]))
 		snprintf(m->err, sizeof(m->err), "%s", err);

@@ -88,6 +88,21 @@ struct ga_observer {
 	int (*act)(void *ctx, struct ga_model *m, const struct ga_act *a);
 };
 
+/*
+ * A look-ahead beside the model's read of a file, over the same decoded
+ * chunks (read/reader.h's ga_reader_read_ahead), GA_MODEL_AHEAD chunks
+ * before the model: begin(ctx, proc, &actx) returns the reader callback of
+ * file proc's look-ahead, to be called with actx, or NULL for none.  The NVTX scan
+ * folds its read of traces without NVTX in here (model/ranges.h), so that
+ * such a trace is decoded once.
+ */
+struct ga_ahead {
+	void *ctx;
+	ga_reader_fn (*begin)(void *ctx, uint32_t proc, void **actx);
+};
+
+#define GA_MODEL_AHEAD 8
+
 struct ga_file {
 	char *path;
 	struct ga_read_info info;
@@ -231,6 +246,7 @@ struct ga_model {
 	struct ga_strtab strs;
 	struct ga_hooks hooks;
 	struct ga_observer obs;
+	struct ga_ahead ahead;
 	void *reading;             /* the file being read (model.c's state), else NULL */
 	const int64_t *shifts;     /* clock correction of file i's times (model/align.h) */
 	size_t nshifts;
@@ -347,6 +363,13 @@ struct ga_staged_pair {
 	uint64_t start, end;
 	uint32_t file;             /* model file index + 1 of the leg that counted it, 0 */
 	uint8_t legs;              /* legs seen: 2 is a pair, more is none */
+	/*
+	 * What the model's read made of it: 0 not yet, 1 its first leg was
+	 * read as a leg of this pair, 2 both were, 3 no pair.  The first leg
+	 * read decides for both, so that a look-ahead (struct ga_ahead) that
+	 * sees a third leg or the call only later changes nothing read.
+	 */
+	uint8_t seen;
 };
 
 /* What the API calls of a correlation were named (ga_model_note_api). */

@@ -126,6 +126,8 @@ void ga_ranges_free(struct ga_ranges *nx)
 	free(nx->nodes);
 	ga_map_free(&nx->node_map);
 	free(nx->proc_ranges);
+	free(nx->ahead_procs);
+	free(nx->ahead);
 	free(nx->mark_events);
 	ga_ranges_init(nx);
 }
@@ -483,6 +485,12 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 				s->skip = 1;
 				return 1;
 			}
+			/* The rest in the model's read of it: decoded once. */
+			if (s->nx->one_pass && !s->nx->want_launches && s->nx->ahead_procs) {
+				s->nx->ahead_procs[s->proc - s->nx->proc_base] = 1;
+				s->skip = 1;
+				return 1;
+			}
 			s->skip_nvtx = 1;
 		}
 		break;
@@ -710,6 +718,16 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 	nx->dense = calloc(n ? n : 1, sizeof(*nx->dense));
 	if (!nx->proc_ranges || !nx->dense)
 		goto out;
+	if (nx->one_pass) {
+		struct scan *a = calloc(1, sizeof(*a));
+
+		nx->ahead = a;
+		nx->ahead_procs = calloc(n ? n : 1, 1);
+		if (!a || !nx->ahead_procs)
+			goto out;
+		a->nx = nx;
+		a->m = m;
+	}
 	s.nx = nx;
 	s.m = m;
 	s.gn = &gn;
@@ -745,6 +763,32 @@ out:
 	ga_strmap_free(&s.smap);
 	free(gn);
 	return rc;
+}
+
+/*
+ * A record of a trace scanned in the model's read: as scan_rec() of a
+ * trace without NVTX (skip_nvtx), which stops only when memory runs out.
+ */
+static int ahead_rec(void *ctx, const struct gp_rec *rec)
+{
+	return scan_rec(ctx, rec);
+}
+
+ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx)
+{
+	struct ga_ranges *nx = ctx;
+	struct scan *s;
+
+	if (!nx->ahead || proc < nx->proc_base || proc - nx->proc_base >= nx->nprocs ||
+	    !nx->ahead_procs[proc - nx->proc_base])
+		return NULL;
+	s = nx->ahead;
+	s->proc = proc;
+	s->skip_nvtx = 1;
+	s->skip = 0;
+	s->oom = 0;
+	*actx = s;
+	return ahead_rec;
 }
 
 int ga_ranges_launch(const struct ga_ranges *nx, const struct ga_act *a, uint32_t *tid,

@@ -203,11 +203,30 @@ struct ga_ranges {
 	 * correlation) and marks (each mark, 24 bytes each).
 	 */
 	int want_launches, keep_marks;
+	/*
+	 * Asked before the scan: a trace without NVTX, whose scan only pairs
+	 * copies and finds the first time, is scanned in the model's read of
+	 * it instead (ga_ranges_ahead(), bound to the model's look-ahead), so
+	 * that it is decoded once.  Only where nothing reads the first time
+	 * or the copies' kinds while the model streams (no hooks, no launches):
+	 * the look-ahead is GA_MODEL_AHEAD chunks, and legs of a staged copy
+	 * further apart than that are not paired.
+	 */
+	int one_pass;
+	uint8_t *ahead_procs;      /* per process: scanned in the model's read */
+	void *ahead;               /* that scan's state (ranges.c) */
 	struct ga_ranges_mark_event *mark_events;
 	size_t nmark_events, capmark_events;
 	uint64_t first_ns;         /* earliest time of any record the scan saw, UINT64_MAX none */
 	char err[320];
 };
+
+/*
+ * The model's look-ahead (model.h's struct ga_ahead, ctx nx) of process
+ * proc: the scan of a trace without NVTX that ga_ranges_scan() left for
+ * the model's read (one_pass), its context in *actx; else NULL.
+ */
+ga_reader_fn ga_ranges_ahead(void *nx, uint32_t proc, void **actx);
 
 void ga_ranges_init(struct ga_ranges *nx);
 void ga_ranges_free(struct ga_ranges *nx);

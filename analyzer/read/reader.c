@@ -16,13 +16,11 @@
  * The caller takes the next chunk from its slot; while it is not ready the
  * caller decodes a later one itself instead of waiting, so the work spreads
  * over the cores whichever side is slower.  Chunk frames are independent
- * zstd frames, so any thread may decode any chunk.  Long reads show a
- * progress line on a terminal (base/progress.h).
+ * zstd frames, so any thread may decode any chunk.
  */
 #include "read/reader.h"
 
 #include "gpuprof/delta.h"
-#include "base/progress.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -89,7 +87,7 @@ struct src {
 #define SLOTS_PER_THREAD 2
 /* Smaller inputs decode on the caller's thread: a thread costs more than it saves. */
 #define HELPERS_MIN_BYTES (512u << 10)
-#define NSLOTS ((MAX_HELPERS + 1) * SLOTS_PER_THREAD)
+#define NSLOTS ((MAX_HELPERS + 1) * SLOTS_PER_THREAD + GA_READER_LAG_MAX)
 
 enum slot_state {
 	SLOT_FREE,                 /* the next chunk of its ring position may go here */
@@ -135,6 +133,10 @@ struct rd {
 	const char *name;
 	ga_reader_fn fn;
 	void *ctx;
+	/* A cursor ahead of fn, lag chunks, over the same decoded chunks (ga_reader_read_ahead). */
+	ga_reader_fn ahead;
+	void *actx;
+	unsigned lag;
 	struct ga_read_info *info;
 	char *err;
 	size_t errlen;
@@ -358,8 +360,8 @@ static int rec_usable(const struct gp_rec *rec)
  * Returns 0, 1 on bad framing (*bad_off, *bad_size set), -1 when the
  * callback stops.
  */
-static int deliver(struct rd *r, const unsigned char *p, uint32_t n, uint32_t *bad_off,
-		   uint32_t *bad_size)
+static int deliver(struct rd *r, ga_reader_fn fn, void *ctx, int count, const unsigned char *p,
+		   uint32_t n, uint32_t *bad_off, uint32_t *bad_size)
 {
 	struct ga_read_info *info = r->info;
 	uint32_t off = 0;
@@ -377,18 +379,20 @@ static int deliver(struct rd *r, const unsigned char *p, uint32_t n, uint32_t *b
 		if (rec->type == GP_REC_PAD)
 			continue;
 		if (rec->type >= GP_REC_TYPE_COUNT) {
-			info->unknown++;
+			info->unknown += (uint64_t)count;
 			continue;
 		}
 		if (!rec_usable(rec)) {
-			info->malformed++;
+			info->malformed += (uint64_t)count;
 			continue;
 		}
-		info->records++;
-		info->by_type[rec->type]++;
-		if (rec->type == GP_REC_END)
-			info->finished = 1;
-		if (r->fn && r->fn(r->ctx, rec))
+		if (count) {
+			info->records++;
+			info->by_type[rec->type]++;
+			if (rec->type == GP_REC_END)
+				info->finished = 1;
+		}
+		if (fn && fn(ctx, rec))
 			return -1;
 	}
 	return 0;
@@ -642,7 +646,7 @@ static int helpers_start(struct rd *r, unsigned want)
 {
 	unsigned i;
 
-	r->nslots = (want + 1) * SLOTS_PER_THREAD;
+	r->nslots = (want + 1) * SLOTS_PER_THREAD + r->lag;
 	for (i = 0; i <= want; i++) {
 		r->dec[i].dctx = ZSTD_createDCtx();
 		if (!r->dec[i].dctx) {
@@ -676,10 +680,43 @@ static int helpers_start(struct rd *r, unsigned want)
 	return 0;
 }
 
+/*
+ * Chunk j (held since the look-ahead had it) to the callback, then its
+ * slot back.  Returns 0 to go on, or 1 when the read ends with *res.
+ */
+static int to_callback(struct rd *r, uint32_t j, int *res)
+{
+	struct ga_read_info *info = r->info;
+	struct slot *s = &r->slots[j % r->nslots];
+	uint32_t bad_off, bad_size;
+	int rc = deliver(r, r->fn, r->ctx, 1, s->raw, s->ch.raw_size, &bad_off, &bad_size);
+
+	if (rc) {
+		helpers_stop(r);
+		if (rc > 0) {
+			damage(r, s->off, "chunk %u: record at +%u has bad size %u", j, bad_off,
+			       bad_size);
+			*res = GA_READ_OK;
+			return 1;
+		}
+		fail(r, s->off, "stopped while processing chunk %u", j);
+		info->stop_offset = s->off;
+		*res = GA_READ_ECALLBACK;
+		return 1;
+	}
+	info->chunks++;
+	info->chunk_lost += s->ch.lost;
+	if (s->ch.flags & GP_CHUNK_F_LAST)
+		info->last_flag = 1;
+	slot_release(r, s);
+	return 0;
+}
+
 static int read_chunks(struct rd *r)
 {
 	struct ga_read_info *info = r->info;
-	uint32_t i;
+	uint32_t i, next = 0;      /* next: the first chunk the callback has not had */
+	int ahead = r->ahead != NULL, rc;
 
 	r->next_off = info->header.header_size;
 	/* A pipe's size is unknown (UINT64_MAX): it may be long. */
@@ -691,9 +728,12 @@ static int read_chunks(struct rd *r)
 	for (i = 0;; i++) {
 		struct slot *s = slot_take(r, i);
 		uint32_t bad_off, bad_size;
-		int rc;
 
 		if (s->kind != SLOT_CHUNK) {
+			/* The chunks the look-ahead still holds, then the end. */
+			while (next < i)
+				if (to_callback(r, next++, &rc))
+					return rc;
 			helpers_stop(r);
 			if (s->kind == SLOT_DAMAGE) {
 				damage(r, s->off, "%s", s->msg);
@@ -708,24 +748,22 @@ static int read_chunks(struct rd *r)
 			info->bytes_unread = 0;
 			return GA_READ_OK;
 		}
-		ga_progress_read(r->name, s->off, r->src.size == UINT64_MAX ? 0 : r->src.size, 0);
-		rc = deliver(r, s->raw, s->ch.raw_size, &bad_off, &bad_size);
-		if (rc) {
-			helpers_stop(r);
-			if (rc > 0) {
-				damage(r, s->off, "chunk %u: record at +%u has bad size %u", i,
-				       bad_off, bad_size);
-				return GA_READ_OK;
+		if (ahead) {
+			rc = deliver(r, r->ahead, r->actx, 0, s->raw, s->ch.raw_size, &bad_off,
+				     &bad_size);
+			if (rc < 0) {
+				helpers_stop(r);
+				fail(r, s->off, "stopped while processing chunk %u", i);
+				info->stop_offset = s->off;
+				return GA_READ_ECALLBACK;
 			}
-			fail(r, s->off, "stopped while processing chunk %u", i);
-			info->stop_offset = s->off;
-			return GA_READ_ECALLBACK;
+			/* Bad framing: the callback reads up to it and reports the damage. */
+			if (rc > 0)
+				ahead = 0;
 		}
-		info->chunks++;
-		info->chunk_lost += s->ch.lost;
-		if (s->ch.flags & GP_CHUNK_F_LAST)
-			info->last_flag = 1;
-		slot_release(r, s);
+		while (next <= i && (!ahead || i + 1 - next > r->lag))
+			if (to_callback(r, next++, &rc))
+				return rc;
 	}
 }
 
@@ -736,7 +774,6 @@ static int read_all(struct rd *r)
 
 	if (rc == GA_READ_OK)
 		rc = read_chunks(r);
-	ga_progress_read(r->name, 0, 0, 1);
 	for (i = 0; i <= MAX_HELPERS; i++) {
 		ZSTD_freeDCtx(r->dec[i].dctx);
 		free(r->dec[i].comp);
@@ -762,14 +799,18 @@ static void rd_init(struct rd *r, const char *name, ga_reader_fn fn, void *ctx,
 		err[0] = '\0';
 }
 
-int ga_reader_read_file(const char *path, ga_reader_fn fn, void *ctx,
-			struct ga_read_info *info, char *err, size_t errlen)
+static int read_file(const char *path, ga_reader_fn ahead, void *actx, unsigned lag,
+		     ga_reader_fn fn, void *ctx, struct ga_read_info *info, char *err,
+		     size_t errlen)
 {
 	struct rd r;
 	struct stat st;
 	int rc;
 
 	rd_init(&r, path, fn, ctx, info, err, errlen);
+	r.ahead = ahead;
+	r.actx = actx;
+	r.lag = ahead ? (lag < GA_READER_LAG_MAX ? lag : GA_READER_LAG_MAX) : 0;
 	r.src.fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r.src.fd < 0) {
 		fail(&r, 0, "cannot open: %s", strerror(errno));
@@ -790,17 +831,42 @@ int ga_reader_read_file(const char *path, ga_reader_fn fn, void *ctx,
 	return rc;
 }
 
-int ga_reader_read_mem(const char *name, const void *buf, size_t len,
-		       ga_reader_fn fn, void *ctx, struct ga_read_info *info,
-		       char *err, size_t errlen)
+int ga_reader_read_file(const char *path, ga_reader_fn fn, void *ctx,
+			struct ga_read_info *info, char *err, size_t errlen)
+{
+	return read_file(path, NULL, NULL, 0, fn, ctx, info, err, errlen);
+}
+
+static int read_mem(const char *name, const void *buf, size_t len, ga_reader_fn ahead,
+		    void *actx, unsigned lag, ga_reader_fn fn, void *ctx,
+		    struct ga_read_info *info, char *err, size_t errlen)
 {
 	static const unsigned char empty[1];
 	struct rd r;
 
 	rd_init(&r, name, fn, ctx, info, err, errlen);
+	r.ahead = ahead;
+	r.actx = actx;
+	r.lag = ahead ? (lag < GA_READER_LAG_MAX ? lag : GA_READER_LAG_MAX) : 0;
 	r.src.mem = buf ? buf : empty;
 	r.src.size = buf ? len : 0;
 	return read_all(&r);
+}
+
+int ga_reader_read_mem(const char *name, const void *buf, size_t len,
+		       ga_reader_fn fn, void *ctx, struct ga_read_info *info,
+		       char *err, size_t errlen)
+{
+	return read_mem(name, buf, len, NULL, NULL, 0, fn, ctx, info, err, errlen);
+}
+
+int ga_reader_read_ahead(const char *path, const void *buf, size_t len, ga_reader_fn ahead,
+			 void *actx, unsigned lag, ga_reader_fn fn, void *ctx,
+			 struct ga_read_info *info, char *err, size_t errlen)
+{
+	if (!buf)
+		return read_file(path, ahead, actx, lag, fn, ctx, info, err, errlen);
+	return read_mem(path, buf, len, ahead, actx, lag, fn, ctx, info, err, errlen);
 }
 
 void ga_reader_describe(const struct ga_read_info *info, char *buf, size_t n)

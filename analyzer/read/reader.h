@@ -72,6 +72,24 @@ int ga_reader_read_mem(const char *name, const void *buf, size_t len,
 		       ga_reader_fn fn, void *ctx, struct ga_read_info *info,
 		       char *err, size_t errlen);
 
+/* Chunks a look-ahead may run before the callback at most (ga_reader_read_ahead). */
+#define GA_READER_LAG_MAX 16
+
+/*
+ * One read, two cursors: ahead(actx, rec) sees each record lag chunks
+ * (at most GA_READER_LAG_MAX) before fn(ctx, rec) does, over chunks
+ * decoded once and held in between (lag chunks of GP_CHUNK_RAW_MAX bytes
+ * at most).  The file at path when buf is NULL, else len bytes at buf
+ * (path names them).  Both cursors go in file order on the calling
+ * thread; info counts what fn was given.  A record with a bad size ends
+ * the look-ahead there and fn reads up to it, as ga_reader_read_file()
+ * does.  Returns as ga_reader_read_file(); a non-zero return of either
+ * callback stops the read with GA_READ_ECALLBACK.
+ */
+int ga_reader_read_ahead(const char *path, const void *buf, size_t len, ga_reader_fn ahead,
+			 void *actx, unsigned lag, ga_reader_fn fn, void *ctx,
+			 struct ga_read_info *info, char *err, size_t errlen);
+
 /*
  * One line about a damaged or unfinished read, without a trailing newline:
  * "trace truncated at byte 123 of 456 (chunk 7: checksum mismatch); 333

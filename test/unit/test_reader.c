@@ -263,6 +263,129 @@ static void test_jobs(void)
 	tap_end();
 }
 
+/* Both cursors of ga_reader_read_ahead: what each saw, and how far ahead the first was. */
+struct two {
+	struct ga_buf ahead, behind;
+	uint64_t nahead, nbehind;
+	uint64_t ahead_at_first;   /* records the look-ahead had when the callback got its first */
+	int stop_behind_at;        /* stop the callback at this record (1-based), 0 never */
+};
+
+static int on_ahead(void *ctx, const struct gp_rec *rec)
+{
+	struct two *t = ctx;
+
+	t->nahead++;
+	return ga_buf_put(&t->ahead, rec, rec->size);
+}
+
+static int on_behind(void *ctx, const struct gp_rec *rec)
+{
+	struct two *t = ctx;
+
+	if (!t->nbehind++)
+		t->ahead_at_first = t->nahead;
+	if (t->stop_behind_at && t->nbehind == (uint64_t)t->stop_behind_at)
+		return 1;
+	return ga_buf_put(&t->behind, rec, rec->size);
+}
+
+/*
+ * One read, two cursors: the look-ahead and the callback see every record
+ * in file order, the look-ahead lag chunks first, with -j 1 and several
+ * threads, from memory and a file; a cut file gives both the same prefix
+ * and counts it once; a callback's stop ends the read.
+ */
+static void test_ahead(void)
+{
+	struct ga_buf ref = { 0 };
+	struct ga_read_info info, plain;
+	char err[256], path[] = "/tmp/gpuprof-test-XXXXXX";
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	struct synth *s;
+	int rc, fd;
+
+	tap_begin("read ahead: two cursors over one decoding, lag chunks apart");
+	s = synth_open(NULL);
+	CHECK(s != NULL);
+	if (!s) {
+		tap_end();
+		return;
+	}
+	s->chunk_limit = 16384;
+	s->delta = 1;
+	write_every_type(s, &ref, 600);
+	CHECK(synth_close(s, &buf, &len) == 0);
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && write(fd, buf, len) == (ssize_t)len);
+	if (fd >= 0)
+		close(fd);
+	for (unsigned j = 1; j <= 4; j += 3) {
+		for (int file = 0; file < 2; file++) {
+			uint64_t prev = 0;
+
+			/* 0, 3, ..., 15: beyond GA_READER_LAG_MAX it is that. */
+			for (unsigned lag = 0; lag <= GA_READER_LAG_MAX; lag += 3) {
+				struct two t;
+
+				memset(&t, 0, sizeof(t));
+				ga_reader_jobs = j;
+				rc = ga_reader_read_ahead(file ? path : "mem", file ? NULL : buf, len,
+							  on_ahead, &t, lag, on_behind, &t, &info,
+							  err, sizeof(err));
+				CHECKF(rc == GA_READ_OK && info.finished && !info.damaged,
+				       "-j %u lag %u: rc %d %s", j, lag, rc, err);
+				CHECKF(t.ahead.len == ref.len && !memcmp(t.ahead.p, ref.p, ref.len) &&
+				       t.behind.len == ref.len && !memcmp(t.behind.p, ref.p, ref.len),
+				       "-j %u lag %u: records differ", j, lag);
+				CHECKF(info.records == t.nbehind, "-j %u lag %u: %llu counted", j, lag,
+				       (unsigned long long)info.records);
+				/* The chunk itself and lag more: the further, the more. */
+				CHECKF(t.ahead_at_first > prev && t.ahead_at_first < t.nahead,
+				       "-j %u lag %u: %llu ahead at the first (%llu at lag - 3)", j,
+				       lag, (unsigned long long)t.ahead_at_first,
+				       (unsigned long long)prev);
+				prev = t.ahead_at_first;
+				ga_buf_free(&t.ahead);
+				ga_buf_free(&t.behind);
+			}
+		}
+	}
+	ga_reader_jobs = 0;
+	/* Cut in the middle of a chunk: both cursors get the whole chunks before it. */
+	{
+		struct two t;
+		size_t cut = len * 2 / 3;
+
+		memset(&t, 0, sizeof(t));
+		rc = ga_reader_read_mem("cut", buf, cut, NULL, NULL, &plain, err, sizeof(err));
+		rc |= ga_reader_read_ahead("cut", buf, cut, on_ahead, &t, 4, on_behind, &t, &info,
+					   err, sizeof(err));
+		CHECKF(rc == GA_READ_OK && info.damaged && plain.damaged &&
+		       info.stop_offset == plain.stop_offset && info.records == plain.records &&
+		       info.chunks == plain.chunks && t.nahead == t.nbehind &&
+		       t.nbehind == plain.records, "cut: %llu/%llu records, %llu ahead",
+		       (unsigned long long)info.records, (unsigned long long)plain.records,
+		       (unsigned long long)t.nahead);
+		ga_buf_free(&t.ahead);
+		ga_buf_free(&t.behind);
+		/* The callback stops: the read ends there. */
+		memset(&t, 0, sizeof(t));
+		t.stop_behind_at = 100;
+		rc = ga_reader_read_ahead(path, NULL, 0, on_ahead, &t, 4, on_behind, &t, &info, err,
+					  sizeof(err));
+		CHECKF(rc == GA_READ_ECALLBACK && t.nbehind == 100 && strstr(err, "stopped while"),
+		       "stop: rc %d, %llu", rc, (unsigned long long)t.nbehind);
+		ga_buf_free(&t.ahead);
+		ga_buf_free(&t.behind);
+	}
+	unlink(path);
+	free(buf);
+	ga_buf_free(&ref);
+	tap_end();
+}
+
 /* A small file of nchunks chunks with known record counts per chunk. */
 struct small {
 	unsigned char *buf;
@@ -664,6 +787,7 @@ int main(void)
 	test_round_trip(0);
 	test_round_trip(1);
 	test_jobs();
+	test_ahead();
 	test_salvage();
 	test_bit_flips();
 	test_foreign();

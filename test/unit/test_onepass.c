@@ -1,0 +1,222 @@
+/*
+ * Unit tests of the one-pass read (model/ranges.h: one_pass; read/reader.h:
+ * ga_reader_read_ahead): a trace without NVTX is decoded once, its scan
+ * (copy pairing, the first time) done by the look-ahead of the model's
+ * read, with the same results as the two reads it replaces: staged peer
+ * copies paired, the first time found, clock shifts applied; a trace with
+ * NVTX is still scanned whole first; legs of a staged copy further apart
+ * than the look-ahead are not paired (the bounded window), and are where
+ * the two reads remain (streaming views).  Test code, runs offline only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/analysis.h"
+#include "synth.h"
+#include "synth_nvtx.h"
+#include "tap.h"
+
+#define T0 1700000000000000000ull
+
+static char dir[64];
+
+/*
+ * Three staged peer copies (a DtoH leg on device 0, an HtoD leg on device
+ * 1, same correlation and bytes), the legs of the third `gap` chunks apart;
+ * a kernel before them all.  nvtx: NVTX traced, with one range.
+ */
+static void write_trace(const char *path, unsigned gap, int nvtx, const char *host,
+			uint64_t sync)
+{
+	struct synth *s = synth_open(path);
+	uint32_t k, n;
+
+	synth_process(s, 77, host, "peer", 0, T0);
+	if (sync)
+		synth_clock_sync(s, T0, T0 + sync, 1000);
+	synth_device(s, 0, "GPU A", 9, 0, 132, 1ull << 36, 1);
+	synth_device(s, 1, "GPU B", 9, 0, 132, 1ull << 36, 2);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | (nvtx ? GP_TRACE_NVTX : 0), 0, 0);
+	k = synth_string(s, "_Z1kv");
+	n = synth_string(s, "r");
+	synth_flush_chunk(s);
+	synth_kernel_corr(s, k, T0 + 500000, T0 + 600000, 0, 800, 0, 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		uint64_t t = T0 + 1000000 + i * 100000;
+
+		synth_memcpy_corr(s, GP_COPY_DTOH, 4000000, t, t + 1000, 0, 900 + i);
+		if (i == 2)
+			for (unsigned c = 0; c < gap; c++) {
+				synth_flush_chunk(s);
+				synth_kernel_corr(s, k, t + 100 + c, t + 200 + c, 0, 1000 + c, 0, 0);
+			}
+		synth_memcpy_corr(s, GP_COPY_HTOD, 4000000, t + 2000, t + 2500, 1, 900 + i);
+	}
+	if (nvtx)
+		synth_nvtx_range(s, n, 0, T0 + 100, T0 + 200, 5, 5, 1, GP_NVTX_PUSHPOP);
+	synth_end(s, T0 + 3000000, 0);
+	synth_close(s, NULL, NULL);
+}
+
+struct run {
+	struct ga_analysis an;
+	struct ga_filter flt;
+	int ok;
+};
+
+/* Build the analysis of paths; launches asks for two reads (as the Chrome export does). */
+static void build(struct run *r, char **paths, int n, int launches)
+{
+	struct ga_analysis_opts o = { .stack_depth = 3, .launches = launches };
+
+	ga_filter_init(&r->flt);
+	r->ok = ga_analysis_init(&r->an, &o, &r->flt) == 0 &&
+		ga_analysis_build(&r->an, paths, n) == 0;
+}
+
+static void done(struct run *r)
+{
+	ga_analysis_free(&r->an);
+	ga_filter_free(&r->flt);
+}
+
+static uint64_t staged_count(const struct ga_model *m)
+{
+	return m->copy[GA_COPY_STAGED_PEER].count;
+}
+
+static void test_one_read(void)
+{
+	char path[128], *paths[1] = { path };
+	struct run a, b;
+
+	tap_begin("one pass: a trace without NVTX is scanned in the model's read");
+	snprintf(path, sizeof(path), "%s/peer.gpuprof", dir);
+	write_trace(path, 3, 0, "h", 0);
+	build(&a, paths, 1, 0);
+	CHECK(a.ok);
+	/* The scan stopped at CONFIG and left the trace to the look-ahead. */
+	CHECK(a.an.rg.one_pass && a.an.rg.ahead_procs && a.an.rg.ahead_procs[0] == 1);
+	CHECKF(staged_count(&a.an.m) == 3, "%llu staged", (unsigned long long)staged_count(&a.an.m));
+	CHECKF(a.an.rg.first_ns == T0 + 500000, "first %llu",
+	       (unsigned long long)(a.an.rg.first_ns - T0));
+	/* Two reads (launches asked): the same. */
+	build(&b, paths, 1, 1);
+	CHECK(b.ok && !b.an.rg.one_pass);
+	CHECK(staged_count(&b.an.m) == 3 && b.an.rg.first_ns == a.an.rg.first_ns);
+	CHECK(a.an.m.copy[GP_COPY_DTOH].count == 0 && b.an.m.copy[GP_COPY_DTOH].count == 0);
+	done(&a);
+	done(&b);
+	tap_end();
+}
+
+static void test_window(void)
+{
+	char path[128], *paths[1] = { path };
+	struct run a, b;
+
+	tap_begin("one pass: legs further apart than the look-ahead are not paired");
+	snprintf(path, sizeof(path), "%s/far.gpuprof", dir);
+	write_trace(path, GA_MODEL_AHEAD + 2, 0, "h", 0);
+	build(&a, paths, 1, 0);
+	build(&b, paths, 1, 1);
+	CHECK(a.ok && b.ok);
+	/* The far pair's legs count as a DtoH and an HtoD copy, once each. */
+	CHECKF(staged_count(&a.an.m) == 2 && a.an.m.copy[GP_COPY_DTOH].count == 1 &&
+	       a.an.m.copy[GP_COPY_HTOD].count == 1 && a.an.m.leg_st[0].count == 2 &&
+	       a.an.m.leg_st[1].count == 2, "one pass: %llu staged, %llu DtoH, %llu HtoD",
+	       (unsigned long long)staged_count(&a.an.m),
+	       (unsigned long long)a.an.m.copy[GP_COPY_DTOH].count,
+	       (unsigned long long)a.an.m.copy[GP_COPY_HTOD].count);
+	CHECKF(staged_count(&b.an.m) == 3, "two reads: %llu staged",
+	       (unsigned long long)staged_count(&b.an.m));
+	done(&a);
+	done(&b);
+	/*
+	 * A third leg of a pair, beyond the window: the pair was read as one
+	 * already and stands; the third counts as a copy of its own.  (Read
+	 * twice, three legs are no pair at all.)
+	 */
+	{
+		struct synth *s = synth_open(path);
+		uint32_t k;
+
+		synth_process(s, 77, "h", "peer", 0, T0);
+		synth_device(s, 0, "GPU A", 9, 0, 132, 1ull << 36, 1);
+		synth_device(s, 1, "GPU B", 9, 0, 132, 1ull << 36, 2);
+		synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY, 0, 0);
+		k = synth_string(s, "_Z1kv");
+		synth_memcpy_corr(s, GP_COPY_DTOH, 64, T0 + 1000, T0 + 1100, 0, 7);
+		synth_memcpy_corr(s, GP_COPY_HTOD, 64, T0 + 1200, T0 + 1300, 1, 7);
+		for (unsigned c = 0; c < GA_MODEL_AHEAD + 2; c++) {
+			synth_flush_chunk(s);
+			synth_kernel_corr(s, k, T0 + 2000 + c, T0 + 2100 + c, 0, 100 + c, 0, 0);
+		}
+		synth_memcpy_corr(s, GP_COPY_DTOH, 64, T0 + 9000, T0 + 9100, 0, 7);
+		synth_end(s, T0 + 10000, 0);
+		synth_close(s, NULL, NULL);
+	}
+	build(&a, paths, 1, 0);
+	build(&b, paths, 1, 1);
+	CHECK(a.ok && b.ok);
+	CHECKF(staged_count(&a.an.m) == 1 && a.an.m.copy[GP_COPY_DTOH].count == 1 &&
+	       a.an.m.copy[GP_COPY_HTOD].count == 0 && a.an.m.leg_st[0].count == 1 &&
+	       a.an.m.leg_st[1].count == 1, "one pass, third leg: %llu staged, %llu DtoH",
+	       (unsigned long long)staged_count(&a.an.m),
+	       (unsigned long long)a.an.m.copy[GP_COPY_DTOH].count);
+	CHECK(staged_count(&b.an.m) == 0 && b.an.m.copy[GP_COPY_DTOH].count == 2 &&
+	      b.an.m.copy[GP_COPY_HTOD].count == 1);
+	done(&a);
+	done(&b);
+	/* Just inside the window: paired. */
+	write_trace(path, GA_MODEL_AHEAD - 1, 0, "h", 0);
+	build(&a, paths, 1, 0);
+	CHECK(a.ok && staged_count(&a.an.m) == 3);
+	done(&a);
+	tap_end();
+}
+
+static void test_nvtx_and_shift(void)
+{
+	char p0[128], p1[128], *paths[2] = { p0, p1 };
+	struct run a, b;
+
+	tap_begin("one pass: traces with NVTX are scanned first; shifted clocks alike");
+	snprintf(p0, sizeof(p0), "%s/nvtx.gpuprof", dir);
+	snprintf(p1, sizeof(p1), "%s/other-host.gpuprof", dir);
+	write_trace(p0, 0, 1, "h", 7000);
+	write_trace(p1, 1, 0, "g", 5000);
+	build(&a, paths, 2, 0);
+	build(&b, paths, 2, 1);
+	CHECK(a.ok && b.ok);
+	CHECK(a.ok && a.an.rg.ahead_procs[0] == 0 && a.an.rg.ahead_procs[1] == 1);
+	CHECK(a.an.rg.nranges == 1 && staged_count(&a.an.m) == 6 && staged_count(&b.an.m) == 6);
+	/* Two hosts: times moved by their clocks; the first time is the same either way. */
+	CHECK(a.an.shifts && a.an.shifts[1] != a.an.shifts[0]);
+	CHECKF(a.an.rg.first_ns == b.an.rg.first_ns, "first %llu vs %llu",
+	       (unsigned long long)a.an.rg.first_ns, (unsigned long long)b.an.rg.first_ns);
+	CHECK(a.an.m.first_start == b.an.m.first_start && a.an.m.last_end == b.an.m.last_end);
+	done(&a);
+	done(&b);
+	tap_end();
+}
+
+int main(void)
+{
+	char cmd[128];
+
+	snprintf(dir, sizeof(dir), "/tmp/gpuprof-onepass-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_one_read();
+	test_window();
+	test_nvtx_and_shift();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return tap_exit();
+}
