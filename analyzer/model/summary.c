@@ -158,6 +158,9 @@ struct ga_sum {
 
 /* ---- the histogram ---- */
 
+#define BUCKET_MAX ((uint64_t)(63 - GA_SUM_SUB_BITS + 1) << GA_SUM_SUB_BITS | \
+		    ((1u << GA_SUM_SUB_BITS) - 1))
+
 static uint32_t bucket_of(uint64_t x)
 {
 	unsigned e;
@@ -638,7 +641,11 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 		goto fail;
 	for (i = 0; i < m->nkstats; i++) {
 		const struct ga_kstat *k = &m->kstats[i];
-		struct skstat *o = &s->ks[s->nks++];
+		struct skstat *o;
+
+		if (!k->count)
+			continue;
+		o = &s->ks[s->nks++];
 
 		o->name = S(s, m, k->name, &err);
 		o->label = S(s, m, m->labels[k->label].str, &err);
@@ -651,7 +658,11 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 		goto fail;
 	for (i = 0; i < m->nmemops; i++) {
 		const struct ga_memop *k = &m->memops[i];
-		struct smemop *o = &s->mo[s->nmo++];
+		struct smemop *o;
+
+		if (!k->count)
+			continue;
+		o = &s->mo[s->nmo++];
 
 		o->kind = k->kind;
 		o->src = k->src;
@@ -681,7 +692,11 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 		goto fail;
 	for (i = 0; i < m->nastats; i++) {
 		const struct ga_astat *a = &m->astats[i];
-		struct sastat *o = &s->as[s->nas++];
+		struct sastat *o;
+
+		if (!a->count)
+			continue;
+		o = &s->as[s->nas++];
 
 		o->name = S(s, m, a->name, &err);
 		o->errors = a->errors;
@@ -1641,13 +1656,15 @@ static int get_sq(struct rbuf *r, struct sq *q)
 			q->bk[i].idx = (uint32_t)idx;
 			q->bk[i].count = gv(r);
 			tot += q->bk[i].count;
-			if ((i && q->bk[i].idx <= q->bk[i - 1].idx) || idx > UINT32_MAX)
+			/* The last bucket of a 64-bit value is (63 - 6) * 128 + 127. */
+			if ((i && q->bk[i].idx <= q->bk[i - 1].idx) || idx > BUCKET_MAX)
 				r->err = 1;
 		}
 		if (tot != q->n)
 			r->err = 1;
 	}
-	if (q->n && q->min > q->max)
+	/* A row exists for a duration at least: tables divide by their counts. */
+	if (!q->n || q->min > q->max)
 		r->err = 1;
 	return r->err ? -1 : 0;
 }
@@ -1809,6 +1826,8 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 		x->name = gs(r);
 		x->label = gs(r);
 		x->in_graph = gv(r);
+		if (!x->label)
+			r->err = 1;
 		if (get_sq(r, &x->q))
 			return -1;
 	}
