@@ -26,11 +26,6 @@
 /* getopt value of --symbol-path (report, export). */
 #define GA_OPT_SYMBOL_PATH 0x1101
 
-/* -j N, --jobs N (report, export, diff): see ga_jobs_option(). */
-#define GA_JOBS_HELP                                                         \
-	"  -j, --jobs N    threads that decode each trace (default 0: one per\n"  \
-	"                  CPU available, at most 64; 1: one thread)\n"
-
 /*
  * Takes -j's argument into ga_reader_jobs.  Returns 0, or -1 after saying
  * why on stderr ("gpuprof CMD: ...").

@@ -5,13 +5,13 @@
  * "--" between the sides.  --fail-above makes the exit status a CI check.
  * Runs offline only.
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "model/analysis.h"
 #include "model/summary.h"
 #include "model/compare.h"
@@ -31,21 +31,9 @@ static void help(FILE *f)
 	      "between the sides) merge as in a report.  NVTX ranges compare their\n"
 	      "CPU (host) time.  Traces with allocation records (--trace=...,memory)\n"
 	      "also compare each device's peak of memory in use, in bytes.\n\n"
-	      "Options:\n"
-	      "  --threshold PCT    hide items whose time changed by less than PCT\n"
-	      "                     percent (either way)\n"
-	      "  --fail-above PCT   exit with status 3 when any item's time (or peak\n"
-	      "                     memory) grew by more than PCT percent (items\n"
-	      "                     only in NEW count as grown); for CI\n"
-	      "  --json             print JSON instead of a table\n"
-	      "  --top N            rows per kind in the table: kernels, memory\n"
-	      "                     operations, NVTX ranges, API functions (default\n"
-	      "                     20, 0: all; --json has every row)\n"
-	      "  --full-names       do not shorten long names in the table\n"
-	      "  -j, --jobs N       threads that decode each trace (default 0: one\n"
-	      "                     per CPU available, at most 64; 1: one thread)\n"
-	      "  -h, --help         show this help\n"
-	      "  --version          print the version\n\n"
+	      "Options:\n", f);
+	ga_opts_help(GA_CMD_DIFF, f);
+	fputs("\n"
 	      "Exit status: 0 done, 1 when a trace cannot be read, 2 on bad usage,\n"
 	      "3 when --fail-above found an item that grew by more than PCT.\n", f);
 }
@@ -83,47 +71,36 @@ static int side(struct ga_analysis *an, struct ga_filter *flt, char **paths, int
 
 int cmd_diff(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "threshold", required_argument, NULL, 't' },
-		{ "fail-above", required_argument, NULL, 'F' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "full-names", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, GA_OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct ga_diff_view v = { .fail_above = -1, .top = GA_DIFF_DEFAULT_TOP };
 	struct ga_analysis an[2];
 	struct ga_filter flt[2];
 	struct ga_diff d;
+	struct ga_opts opts;
 	char **paths[2], *end;
 	int n[2], sep, c, json = 0, rc = GA_EXIT_OK;
 
 	/* "--" splits the sides; options come before it. */
 	for (sep = 1; sep < argc && strcmp(argv[sep], "--"); sep++)
 		;
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(sep, argv, "hj:", longopts, NULL)) != -1) {
+	ga_opts_init(&opts, GA_CMD_DIFF, "diff");
+	while ((c = ga_opts_next(&opts, sep, argv)) != -1) {
 		switch (c) {
-		case 't':
+		case GA_OPT_THRESHOLD:
 			if (pct_arg("--threshold", optarg, &v.threshold))
 				return GA_EXIT_USAGE;
 			break;
-		case 'F':
+		case GA_OPT_FAIL_ABOVE:
 			if (pct_arg("--fail-above", optarg, &v.fail_above))
 				return GA_EXIT_USAGE;
 			break;
-		case 'J':
+		case GA_OPT_JSON:
 			json = 1;
 			break;
 		case 'j':
 			if (ga_jobs_option("diff", optarg))
 				return GA_EXIT_USAGE;
 			break;
-		case 'n':
+		case GA_OPT_TOP:
 			v.top = strtol(optarg, &end, 10);
 			if (!*optarg || *end || v.top < 0) {
 				fprintf(stderr, "gpuprof diff: --top needs a number >= 0, not '%s'\n",
@@ -131,7 +108,7 @@ int cmd_diff(int argc, char **argv)
 				return GA_EXIT_USAGE;
 			}
 			break;
-		case 'f':
+		case GA_OPT_FULL_NAMES:
 			v.full_names = 1;
 			break;
 		case 'h':
@@ -139,14 +116,7 @@ int cmd_diff(int argc, char **argv)
 			return GA_EXIT_OK;
 		case GA_OPT_VERSION:
 			return ga_print_version();
-		default:
-			if (optopt == 't' || optopt == 'F' || optopt == 'n' || optopt == 'j')
-				fprintf(stderr, "gpuprof diff: %s needs a value\n", argv[optind - 1]);
-			else if (optopt)
-				fprintf(stderr, "gpuprof diff: unknown option '-%c'\n", optopt);
-			else
-				fprintf(stderr, "gpuprof diff: unknown option '%s'\n", argv[optind - 1]);
-			fputs("Try 'gpuprof diff --help'.\n", stderr);
+		default:           /* ga_opts_next said why */
 			return GA_EXIT_USAGE;
 		}
 	}

@@ -3,21 +3,18 @@
  * by one of the export formats (views/formats.c lists them: json, csv,
  * chrome, perfetto, sqlite, pprof, prometheus).  All honour the filters of model/filter.h.  Runs offline only.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/output.h"
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "model/analysis.h"
 #include "model/summary.h"
 #include "cmd/dask.h"
 #include "model/peaks-measured.h"
 #include "views/formats.h"
-
-/* getopt value of --dask. */
-#define GA_OPT_DASK_EXPORT 0x1302
 
 /* Each format's help lines, the first beside its name. */
 static void formats_help(FILE *f)
@@ -48,41 +45,9 @@ static void help(FILE *f)
 	      "Formats:\n", f);
 	formats_help(f);
 	fputs("\n"
-	      "Options:\n"
-	      "  -t, --format FMT  json, csv, chrome, perfetto, sqlite, pprof or\n"
-	      "                    prometheus (required; --type FMT as in nsys\n"
-	      "                    export)\n"
-	      "  -o, --output OUT  write to OUT instead of standard output (sqlite:\n"
-	      "                    required, a file)\n"
-	      "  --table NAME      csv: write table NAME ('--table list' lists them;\n"
-	      "                    default activities)\n"
-	      "  --stack-depth N   frames of a launch site (default 3)\n"
-	      "  --no-symbolize    do not look launch-site frames up in the symbols\n"
-	      "                    and debug information of their modules\n"
-	      "  --symbol-path DIR[:DIR...]\n"
-	      "                    also look for modules there, as gpuprof report does\n"
-	      "  --fold-frames PATTERN[,PATTERN...]\n"
-	      "                    Python frames launch sites leave out, as gpuprof\n"
-	      "                    report does ('default': the default list)\n"
-	      "  --full-stacks     fold no frames\n"
-	      "  --dask ADDRESS    json: summarize each trace as a task on the Dask\n"
-	      "                    cluster at ADDRESS (env: DASK_SCHEDULER_ADDRESS), as\n"
-	      "                    gpuprof report --dask does\n"
-	      "  --align nccl      align the ranks' clocks by the ends of their NCCL\n"
-	      "                    collectives (as gpuprof report --align nccl)\n"
-	      "  --peaks-dir DIR   metrics: use the peaks that 'gpuprof calibrate'\n"
-	      "                    measured and stored in DIR for GPUs of the same\n"
-	      "                    model (the gpuprof command passes its default\n"
-	      "                    place), as gpuprof report does\n"
-	      "  --spec-peaks      metrics: ceilings from specifications only\n"
-	      "  --no-flows        chrome, perfetto: no arrows from API calls to the\n"
-	      "                    GPU work they launched (they need about 20 bytes\n"
-	      "                    per launch while the export runs)\n"
-	      "  -h, --help        show this help\n"
-	      "  --version         print the version\n"
-	      GA_JOBS_HELP
-	      GA_FILTER_HELP
-	      "\nNVTX ranges appear as \"nvtx\" and \"marks\" in json, as the \"nvtx\"\n"
+	      "Options:\n", f);
+	ga_opts_help(GA_CMD_EXPORT, f);
+	fputs("\nNVTX ranges appear as \"nvtx\" and \"marks\" in json, as the \"nvtx\"\n"
 	      "column (innermost range) in csv, as slices, async ranges and\n"
 	      "instant events in chrome and as slices and instant events in perfetto.\n"
 	      "Call stacks (gpuprof run --backtrace) appear as \"launch_sites\" in json\n"
@@ -95,26 +60,6 @@ static void help(FILE *f)
 
 int cmd_export(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 't' },
-		{ "type", required_argument, NULL, 't' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "stack-depth", required_argument, NULL, 'D' },
-		{ "no-symbolize", no_argument, NULL, 'S' },
-		{ "symbol-path", required_argument, NULL, GA_OPT_SYMBOL_PATH },
-		GA_SITES_LONGOPTS,
-		{ "latency", no_argument, NULL, 'L' },
-		{ "no-flows", no_argument, NULL, 'F' },
-		{ "table", required_argument, NULL, 'T' },
-		{ "align", required_argument, NULL, 'A' },
-		{ "jobs", required_argument, NULL, 'j' },
-		GA_PEAKS_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, GA_OPT_VERSION },
-		{ "dask", required_argument, NULL, GA_OPT_DASK_EXPORT },
-		GA_FILTER_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *outpath = NULL, *table = NULL;
 	struct ga_peaks_opt po = { 0 };
 	const struct ga_format *fmt = NULL;
@@ -127,15 +72,15 @@ int cmd_export(int argc, char **argv)
 	char ferr[512], *end;
 	const char *fold = NULL;
 	long depth;
+	struct ga_opts opts;
 	int c, rc = GA_EXIT_OK, failed, noflows = 0, npaths;
 	const char *dask = NULL;
 	char *dpath, **paths;
 	struct ga_dask dk = { 0 };
 
-	opterr = 0;
-	optind = 0;
 	ga_filter_init(&flt);
-	while ((c = getopt_long(argc, argv, "ft:o:hj:", longopts, NULL)) != -1) {
+	ga_opts_init(&opts, GA_CMD_EXPORT, "export");
+	while ((c = ga_opts_next(&opts, argc, argv)) != -1) {
 		if (ga_peaks_option(&po, c, optarg) || ga_sites_option(c, optarg, &fold))
 			continue;
 		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
@@ -171,7 +116,7 @@ int cmd_export(int argc, char **argv)
 		case 'o':
 			outpath = optarg;
 			break;
-		case 'D':
+		case GA_OPT_STACK_DEPTH:
 			depth = strtol(optarg, &end, 10);
 			if (*end || !*optarg || depth < 1 || depth > GA_SITES_MAX_FRAMES) {
 				fprintf(stderr, "gpuprof export: --stack-depth needs a number from 1 "
@@ -181,22 +126,22 @@ int cmd_export(int argc, char **argv)
 			}
 			ao.stack_depth = (unsigned)depth;
 			break;
-		case 'L':
+		case GA_OPT_LATENCY:
 			/* Launch latency is always in the JSON: still accepted. */
 			break;
-		case 'F':
+		case GA_OPT_NO_FLOWS:
 			noflows = 1;
 			break;
 		case GA_OPT_SYMBOL_PATH:
 			ao.symbol_path = optarg;
 			break;
-		case 'S':
+		case GA_OPT_NO_SYMBOLIZE:
 			ao.symbolize = 0;
 			break;
-		case 'T':
+		case GA_OPT_TABLE:
 			table = optarg;
 			break;
-		case 'A':
+		case GA_OPT_ALIGN:
 			if (ga_align_parse(optarg, &ao.align)) {
 				fprintf(stderr, "gpuprof export: --align takes nccl or none, not '%s'\n",
 					optarg);
@@ -211,24 +156,11 @@ int cmd_export(int argc, char **argv)
 		case GA_OPT_VERSION:
 			ga_filter_free(&flt);
 			return ga_print_version();
-		case GA_OPT_DASK_EXPORT:
+		case GA_OPT_DASK:
 			dask = optarg;
 			break;
-		default:
+		default:           /* ga_opts_next said why */
 			ga_filter_free(&flt);
-			if (optopt == 'A')
-				fputs("gpuprof export: --align needs a value (nccl)\n", stderr);
-			else if (optopt == GA_OPT_DASK_EXPORT)
-				fputs("gpuprof export: --dask needs an address\n", stderr);
-			else if (optopt == GA_PEAKS_OPT_DIR)
-				fputs("gpuprof export: --peaks-dir needs a directory\n", stderr);
-			else if (optopt == 't' || optopt == 'o' || optopt == 'j')
-				fprintf(stderr, "gpuprof export: option -%c needs a value\n", optopt);
-			else if (optopt)
-				fprintf(stderr, "gpuprof export: unknown option '-%c'\n", optopt);
-			else
-				fprintf(stderr, "gpuprof export: unknown option '%s'\n", argv[optind - 1]);
-			fputs("Try 'gpuprof export --help'.\n", stderr);
 			return GA_EXIT_USAGE;
 		}
 	}

@@ -2,13 +2,13 @@
  * "gpuprof report": options, then the analysis (model/analysis.h) printed
  * by the text views (views/text.c lists the sections).  Runs offline only.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "base/output.h"
 #include "model/analysis.h"
 #include "model/summary.h"
@@ -22,70 +22,14 @@ static void help(FILE *f)
 	fputs("usage: gpuprof report [options] FILE...\n\n"
 	      "Print a report of one or more gpuprof traces.  Several files (the\n"
 	      "processes of one job) merge into one report.\n\n"
-	      "Options:\n"
-	      "  --timeline      print the CUDA timeline, one line per GPU activity\n"
-	      "                  (the default when there are at most 50)\n"
-	      "  --no-timeline   never print the timeline\n"
-	      "  --top N         rows in the kernel and API tables (default 20, 0: all)\n"
-	      "  --full-names    do not shorten long kernel names\n"
-	      "  --tree          print the NVTX range tree: ranges, nested ranges and\n"
-	      "                  the kernels and copies launched in them\n"
-	      "  --stack-depth N frames of a launch site (default 3), for traces\n"
-	      "                  recorded with --backtrace\n"
-	      "  --no-symbolize  do not look launch-site frames up in the symbols and\n"
-	      "                  debug information of their modules\n"
-	      "  --symbol-path DIR[:DIR...]\n"
-	      "                  also look for modules there (DIR/.build-id/xx/rest.debug,\n"
-	      "                  DIR/.build-id/xx/rest, DIR/NAME); a file is used only\n"
-	      "                  when its build-id is the one recorded\n"
-	      "  --fold-frames PATTERN[,PATTERN...]\n"
-	      "                  Python frames launch sites leave out: a frame whose\n"
-	      "                  file contains PATH, for each PATH or PATH:FUNCTION;\n"
-	      "                  'default' is the default list: Triton, torch's\n"
-	      "                  _inductor, _dynamo and _functorch, autograd's\n"
-	      "                  Function, nn.Module's call plumbing, <string>\n"
-	      "  --full-stacks   fold no frames\n"
-	      "  --align nccl    align the ranks' clocks by the ends of their NCCL\n"
-	      "                  collectives (which finish together) and print the\n"
-	      "                  correction applied to each rank\n"
-	      "  --roofline-svg FILE\n"
-	      "                  also draw the roofline chart of the traces recorded\n"
-	      "                  with --metrics into FILE (SVG, one chart per GPU\n"
-	      "                  model; '-': standard output, then no text report)\n"
-	      "  --peaks-dir DIR use the peaks that 'gpuprof calibrate' measured and\n"
-	      "                  stored in DIR for GPUs of the same model (the gpuprof\n"
-	      "                  command passes its default place)\n"
-	      "  --spec-peaks    ignore measured peaks: ceilings from specifications\n"
-	      "  --findings=top|all|none\n"
-	      "                  the Findings section first: those above info, five at\n"
-	      "                  most (top, the default), every one (all), or none\n"
-	      "  --fail-on=RULE[,RULE...]|SEVERITY\n"
-	      "                  exit with status 3 when one of these rules fires, or a\n"
-	      "                  finding of this severity or above (info, warning,\n"
-	      "                  critical); rules: gpu-starvation, launch-bound,\n"
-	      "                  sync-copy, pageable-copy, tiny-copies, host-sync,\n"
-	      "                  serialized-streams, alloc-churn, occupancy,\n"
-	      "                  tail-effect, below-roof, memory-bound, fp32-gemm,\n"
-	      "                  nccl-exposed, straggler, startup, staged-peer-copy,\n"
-	      "                  incomplete-trace\n"
-	      "  --dask ADDRESS  summarize each trace as a task on the Dask cluster at\n"
-	      "                  ADDRESS (tcp://HOST:PORT; env: DASK_SCHEDULER_ADDRESS)\n"
-	      "                  and report the merged summaries; FILE may be a quoted\n"
-	      "                  pattern ('job-*.gpuprof'); paths must be the same on\n"
-	      "                  the workers\n"
-	      GA_JOBS_HELP
-	      GA_FILTER_HELP
-	      "  -h, --help      show this help\n"
-	      "  --version       print the version\n\n"
+	      "Options:\n", f);
+	ga_opts_help(GA_CMD_REPORT, f);
+	fputs("\n"
 	      "Filters apply to the GPU activities of every table, not to API calls.\n\n"
 	      "Exit status: 0 when a report was printed (even of a damaged trace,\n"
 	      "with a warning), 1 when a file cannot be read, 2 on bad usage, 3 when\n"
 	      "a finding selected by --fail-on fired.\n", f);
 }
-
-#define GA_OPT_FINDINGS 0x1200
-#define GA_OPT_FAIL_ON 0x1201
-#define GA_OPT_DASK 0x1202
 
 /* ---- Warp-style tables: timeline, activity summary, device summary ---- */
 
@@ -115,29 +59,6 @@ static uint32_t tree_site_of(void *ctx, const struct ga_act *a)
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "timeline", no_argument, NULL, 't' },
-		{ "no-timeline", no_argument, NULL, 'T' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "full-names", no_argument, NULL, 'f' },
-		{ "tree", no_argument, NULL, 'R' },
-		{ "latency", no_argument, NULL, 'L' },
-		{ "stack-depth", required_argument, NULL, 'D' },
-		{ "no-symbolize", no_argument, NULL, 'S' },
-		{ "symbol-path", required_argument, NULL, GA_OPT_SYMBOL_PATH },
-		GA_SITES_LONGOPTS,
-		{ "align", required_argument, NULL, 'A' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "roofline-svg", required_argument, NULL, 'V' },
-		{ "findings", required_argument, NULL, GA_OPT_FINDINGS },
-		{ "fail-on", required_argument, NULL, GA_OPT_FAIL_ON },
-		{ "dask", required_argument, NULL, GA_OPT_DASK },
-		GA_PEAKS_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, GA_OPT_VERSION },
-		GA_FILTER_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct ga_text r = { .o = { .timeline = -1, .top = GA_TEXT_DEFAULT_TOP } };
 	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .symbolize = 1,
 				       .observe_sites = 1 };
@@ -150,15 +71,15 @@ int cmd_report(int argc, char **argv)
 	char ferr[512];
 	unsigned char fail_rules[GA_RULE_COUNT] = { 0 };
 	int c, rc = GA_EXIT_OK, fail_sev = -1, fail_on = 0;
+	struct ga_opts opts;
 	const char *dask = NULL;
 	char *dpath, **paths;
 	int npaths;
 	struct ga_dask dk = { 0 };
 
-	opterr = 0;
-	optind = 0;
 	ga_filter_init(&flt);
-	while ((c = getopt_long(argc, argv, "hn:j:", longopts, NULL)) != -1) {
+	ga_opts_init(&opts, GA_CMD_REPORT, "report");
+	while ((c = ga_opts_next(&opts, argc, argv)) != -1) {
 		if (ga_peaks_option(&po, c, optarg) || ga_sites_option(c, optarg, &fold))
 			continue;
 		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
@@ -170,10 +91,10 @@ int cmd_report(int argc, char **argv)
 			return GA_EXIT_USAGE;
 		}
 		switch (c) {
-		case 't':
+		case GA_OPT_TIMELINE:
 			r.o.timeline = 1;
 			break;
-		case 'T':
+		case GA_OPT_NO_TIMELINE:
 			r.o.timeline = 0;
 			break;
 		case 'n':
@@ -185,7 +106,7 @@ int cmd_report(int argc, char **argv)
 			}
 			r.o.top_set = 1;
 			break;
-		case 'D':
+		case GA_OPT_STACK_DEPTH:
 			if (parse_top(optarg, &depth) || depth < 1 ||
 			    depth > GA_SITES_MAX_FRAMES) {
 				fprintf(stderr, "gpuprof report: --stack-depth needs a number from 1 "
@@ -195,22 +116,22 @@ int cmd_report(int argc, char **argv)
 			}
 			ao.stack_depth = (unsigned)depth;
 			break;
-		case 'f':
+		case GA_OPT_FULL_NAMES:
 			r.o.full_names = 1;
 			break;
-		case 'S':
+		case GA_OPT_NO_SYMBOLIZE:
 			ao.symbolize = 0;
 			break;
 		case GA_OPT_SYMBOL_PATH:
 			ao.symbol_path = optarg;
 			break;
-		case 'L':
+		case GA_OPT_LATENCY:
 			/* The launch-latency table is printed anyway: still accepted. */
 			break;
-		case 'R':
+		case GA_OPT_TREE:
 			r.o.tree = 1;
 			break;
-		case 'A':
+		case GA_OPT_ALIGN:
 			if (ga_align_parse(optarg, &ao.align)) {
 				fprintf(stderr, "gpuprof report: --align takes nccl or none, not '%s'\n",
 					optarg);
@@ -224,7 +145,7 @@ int cmd_report(int argc, char **argv)
 				return GA_EXIT_USAGE;
 			}
 			break;
-		case 'V':
+		case GA_OPT_ROOFLINE_SVG:
 			if (!*optarg) {
 				fputs("gpuprof report: --roofline-svg needs a file name\n", stderr);
 				ga_filter_free(&flt);
@@ -264,22 +185,8 @@ int cmd_report(int argc, char **argv)
 		case GA_OPT_VERSION:
 			ga_filter_free(&flt);
 			return ga_print_version();
-		default:
+		default:           /* ga_opts_next said why */
 			ga_filter_free(&flt);
-			if (optopt == GA_OPT_FINDINGS || optopt == GA_OPT_FAIL_ON || optopt == GA_OPT_DASK)
-				fprintf(stderr, "gpuprof report: %s needs a value\n", argv[optind - 1]);
-			else if (optopt == 'A')
-				fputs("gpuprof report: --align needs a value (nccl)\n", stderr);
-			else if (optopt == 'n')
-				fputs("gpuprof report: --top needs a value\n", stderr);
-			else if (optopt == 'V' || optopt == GA_PEAKS_OPT_DIR || optopt == 'D' ||
-				 optopt == 'j')
-				fprintf(stderr, "gpuprof report: %s needs a value\n", argv[optind - 1]);
-			else if (optopt)
-				fprintf(stderr, "gpuprof report: unknown option '-%c'\n", optopt);
-			else
-				fprintf(stderr, "gpuprof report: unknown option '%s'\n", argv[optind - 1]);
-			fputs("Try 'gpuprof report --help'.\n", stderr);
 			return GA_EXIT_USAGE;
 		}
 	}

@@ -17,28 +17,11 @@
 #include "model/ranges.h"
 #include "base/util.h"
 
-/* getopt_long values of the filter options, clear of any short option. */
+/* getopt_long values of the filter options (cmd/options.c lists them), clear of any short option. */
 #define GA_FILTER_OPT_NVTX 0x1000
 #define GA_FILTER_OPT_KERNEL 0x1001
 #define GA_FILTER_OPT_DEVICE 0x1002
 #define GA_FILTER_OPT_KIND 0x1003
-
-/* Entries for a struct option array (needs <getopt.h>). */
-#define GA_FILTER_LONGOPTS                                                   \
-	{ "nvtx", required_argument, NULL, GA_FILTER_OPT_NVTX },             \
-	{ "kernel", required_argument, NULL, GA_FILTER_OPT_KERNEL },         \
-	{ "device", required_argument, NULL, GA_FILTER_OPT_DEVICE },         \
-	{ "kind", required_argument, NULL, GA_FILTER_OPT_KIND }
-
-/* Help lines of the filter options. */
-#define GA_FILTER_HELP                                                       \
-	"  --nvtx REGEX    keep GPU activities launched inside an NVTX range\n" \
-	"                  (at any depth) whose name matches REGEX\n"          \
-	"  --kernel REGEX  keep kernels whose demangled name matches REGEX\n"  \
-	"                  (other kinds are dropped)\n"                        \
-	"  --device N      keep activities of device N (repeat, or N,M,...)\n" \
-	"  --kind LIST     keep these kinds: kernel,memcpy,memset,graph\n"     \
-	"                  REGEX: Python re syntax (PCRE2), matched anywhere in the name\n"
 
 struct ga_filter {
 	struct gp_regex nvtx_re, kernel_re;

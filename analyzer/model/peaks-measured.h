@@ -46,11 +46,9 @@ struct ga_peaks_opt {
 	int spec;                  /* --spec-peaks */
 };
 
+/* getopt_long values of --peaks-dir and --spec-peaks (cmd/options.c lists them). */
 #define GA_PEAKS_OPT_DIR 'P'
 #define GA_PEAKS_OPT_SPEC 'Q'
-#define GA_PEAKS_LONGOPTS                                                    \
-	{ "peaks-dir", required_argument, NULL, GA_PEAKS_OPT_DIR },          \
-	{ "spec-peaks", no_argument, NULL, GA_PEAKS_OPT_SPEC }
 
 /* 1 when getopt's c was one of them (taken into o), else 0. */
 int ga_peaks_option(struct ga_peaks_opt *o, int c, const char *arg);

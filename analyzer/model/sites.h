@@ -74,14 +74,9 @@
 	"/torch/autograd/function.py,/torch/nn/modules/module.py:_call_impl,"      \
 	"/torch/nn/modules/module.py:_wrapped_call_impl,<string>"
 
-/* getopt_long values of --fold-frames and --full-stacks (report, export). */
+/* getopt_long values of --fold-frames and --full-stacks (report, export; cmd/options.c lists them). */
 #define GA_SITES_OPT_FOLD 0x1300
 #define GA_SITES_OPT_FULL 0x1301
-
-/* Entries for a struct option array (needs <getopt.h>). */
-#define GA_SITES_LONGOPTS                                                    \
-	{ "fold-frames", required_argument, NULL, GA_SITES_OPT_FOLD },       \
-	{ "full-stacks", no_argument, NULL, GA_SITES_OPT_FULL }
 
 /*
  * Takes GA_SITES_OPT_FOLD's or _FULL's argument into *fold (st->fold's
