@@ -5,7 +5,8 @@
 #
 # In order: the unit test binaries BUILD/test/test_*, the golden analyzer
 # tests (SQL over the SQLite export among them; the picture of the GPU over
-# time), the benchmark's overtime and fleet rows (plan and arithmetic), the analyzer's layers
+# time), the benchmark's overtime and fleet rows (plan and arithmetic), make
+# bench-analyzer's parts on small traces, the analyzer's layers
 # and one name per source file (test/layering-check.py), the wrapper tests, the
 # build and install rules (install, man pages, uninstall), a check of the fault shim the GPU tests preload,
 # the GPU end-to-end tests (they skip without a GPU), and checks of the
@@ -110,6 +111,10 @@ fi
 # --- the benchmark's overtime and fleet rows: their plan and arithmetic (no GPU)
 if [ -f test/bench-sampling-checks.py ] && command -v python3 >/dev/null 2>&1; then
 	run_step "bench sampling" python3 test/bench-sampling-checks.py "$build"
+fi
+# --- make bench-analyzer's parts on small traces: the floor, the writers, -j alike (no GPU)
+if [ -f test/bench-analyzer-checks.sh ] && command -v python3 >/dev/null 2>&1; then
+	run_step "bench analyzer" bash test/bench-analyzer-checks.sh "$build"
 fi
 
 # --- the analyzer's layers: no include loop, no arrow back up; one name, one file (no build needed)

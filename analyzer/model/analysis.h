@@ -8,7 +8,10 @@
  * model's activity, API, graph and device statistics, busy time, range
  * accounting, launch-site counts, memory in use, the facts of the
  * findings) while streaming views
- * see each activity through the model's hooks.  Nothing here prints a table; errors
+ * see each activity through the model's hooks.  A trace recorded without
+ * NVTX is read once where no view streams: its index rides as a
+ * look-ahead in the aggregate pass's read (ranges.h: one_pass).  Each read
+ * decodes on ga_reader_jobs threads (read/reader.h).  Nothing here prints a table; errors
  * go to stderr as "gpuprof: FILE: byte N: ...".  Runs offline only.
  */
 #ifndef GA_MODEL_ANALYSIS_H

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Checks make bench-analyzer's parts on small traces, no GPU: the trace
+# writers (bench/synth_trace, bench/synth_job) and the decompress+scan floor
+# (bench/scan_floor) build; the floor counts the records the analyzer reads
+# (export -t json's "records" per file); bench/analyzer.py runs every kind
+# of trace with -j 1, 2 and the default and finds the report the same in
+# every run.  Prints "ok - ..." / "not ok - ..." lines.
+#
+#   bash test/bench-analyzer-checks.sh BUILD_DIR
+set -u
+
+build=${1:?usage: test/bench-analyzer-checks.sh BUILD_DIR}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-bench-analyzer.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+ok() { echo "ok - bench-analyzer: $1"; }
+notok() { echo "not ok - bench-analyzer: $1"; fail=1; }
+
+if ! make --no-print-directory -s BUILD="$build" "$build/bench/synth_trace" \
+	"$build/bench/synth_job" "$build/bench/scan_floor" >"$tmp/make.log" 2>&1; then
+	notok "the bench programs do not build: $(tail -3 "$tmp/make.log")"
+	exit 1
+fi
+ok "synth_trace, synth_job and scan_floor build"
+
+ana=$build/bin/gpuprof-analyze
+"$build/bench/synth_job" --rank 3 30000 "$tmp/a.gpuprof" &&
+	"$build/bench/synth_trace" --mix 20000 "$tmp/b.gpuprof" 2>/dev/null || {
+	notok "the trace writers failed"
+	exit 1
+}
+floor=$("$build/bench/scan_floor" "$tmp/a.gpuprof" "$tmp/b.gpuprof" | awk '{print $2}')
+read_=$("$ana" export -t json "$tmp/a.gpuprof" "$tmp/b.gpuprof" |
+	python3 -c 'import json,sys; print(sum(f["records"] for f in json.load(sys.stdin)["files"]))')
+if [ -n "$floor" ] && [ "$floor" = "$read_" ]; then
+	ok "the floor counts the records the analyzer reads ($floor)"
+else
+	notok "the floor counts '$floor' records, the analyzer '$read_'"
+fi
+"$build/bench/scan_floor" "$tmp/nope.gpuprof" >/dev/null 2>"$tmp/err"
+if grep -q "nope.gpuprof" "$tmp/err"; then
+	ok "the floor names a file it cannot read"
+else
+	notok "the floor's error: $(cat "$tmp/err")"
+fi
+
+if python3 bench/analyzer.py --build "$build" --records 40000 --ranks 3 --repeat 2 \
+	--jobs "1 2 0" --dir "$tmp/traces" --out "$tmp/res.md" >"$tmp/out" 2>"$tmp/err"; then
+	rows=$(grep -c '^| \(kern\|mix\|nvtx\|ranks\) ' "$tmp/res.md")
+	if [ "$rows" = 12 ]; then
+		ok "analyzer.py: 4 traces x 3 -j values, the same report each run"
+	else
+		notok "analyzer.py wrote $rows rows, not 12: $(cat "$tmp/res.md")"
+	fi
+else
+	notok "analyzer.py failed: $(tail -5 "$tmp/err") $(grep FAILED "$tmp/out")"
+fi
+exit $fail
