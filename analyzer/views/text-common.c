@@ -1,9 +1,11 @@
 /*
  * Pieces shared by the text report's sections: name cutting, Warp's
- * duration format and column widths, the statistics columns of the
- * nsys-style tables.  Runs offline only.
+ * duration format and column widths, averages of sampled metrics (the
+ * over-time table and diff's), the statistics columns of the nsys-style
+ * tables.  Runs offline only.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,21 @@ const char *ga_text_cut(char *buf, size_t n, const char *s, size_t width)
 const char *ga_text_name_cut(const struct ga_text *r, char *buf, size_t n, const char *s)
 {
 	return r->o.full_names ? s : ga_fmt_trunc(buf, n, s, GA_TEXT_NAME_WIDTH);
+}
+
+const char *ga_text_avg(char *b, size_t n, double v, double scale)
+{
+	double x = v * scale;
+
+	if (isnan(v))
+		return "-";
+	if (fabs(x) >= 100 || x == 0)
+		snprintf(b, n, "%.0f", x);
+	else if (fabs(x) >= 10)
+		snprintf(b, n, "%.1f", x);
+	else
+		snprintf(b, n, "%.2f", x);
+	return b;
 }
 
 /* Warp's duration format: milliseconds with six decimals, exact for ns. */

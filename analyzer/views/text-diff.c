@@ -32,22 +32,6 @@ static const char *signed_amount(char *buf, size_t n, int bytes, int64_t d)
 	return buf;
 }
 
-/* "1000", "75.0", "2.50", "-" (as the report's over-time table). */
-static const char *avg_text(char *b, size_t n, double v, double scale)
-{
-	double x = v * scale;
-
-	if (isnan(v))
-		return "-";
-	if (fabs(x) >= 100 || x == 0)
-		snprintf(b, n, "%.0f", x);
-	else if (fabs(x) >= 10)
-		snprintf(b, n, "%.1f", x);
-	else
-		snprintf(b, n, "%.2f", x);
-	return b;
-}
-
 /* The GPU over time: per device and metric, each side's average; --threshold applies. */
 static int print_gpu(FILE *out, const struct ga_diff *d, const struct ga_diff_view *v)
 {
@@ -76,8 +60,8 @@ static int print_gpu(FILE *out, const struct ga_diff *d, const struct ga_diff_vi
 		rc |= ga_table_add(&t, x->device);
 		rc |= ga_table_add(&t, u.label);
 		rc |= ga_table_add(&t, u.unit);
-		rc |= ga_table_add(&t, avg_text(b, sizeof(b), ga_diff_gpu_avg(x, 0), u.scale));
-		rc |= ga_table_add(&t, avg_text(b, sizeof(b), ga_diff_gpu_avg(x, 1), u.scale));
+		rc |= ga_table_add(&t, ga_text_avg(b, sizeof(b), ga_diff_gpu_avg(x, 0), u.scale));
+		rc |= ga_table_add(&t, ga_text_avg(b, sizeof(b), ga_diff_gpu_avg(x, 1), u.scale));
 		if (isnan(pct))
 			rc |= ga_table_add(&t, !x->present[0] ? "new" : !x->present[1] ? "gone" : "-");
 		else

@@ -20,21 +20,6 @@ static int want(const struct ga_text *r)
 	return ga_gs_any(&r->an->gs);
 }
 
-static const char *num(char *b, size_t n, double v, double scale)
-{
-	double x = v * scale;
-
-	if (isnan(v))
-		return "-";
-	if (fabs(x) >= 100 || x == 0)
-		snprintf(b, n, "%.0f", x);
-	else if (fabs(x) >= 10)
-		snprintf(b, n, "%.1f", x);
-	else
-		snprintf(b, n, "%.2f", x);
-	return b;
-}
-
 static int series_table(struct ga_text *r, const struct ga_gs_series *s, FILE *out)
 {
 	struct ga_table t;
@@ -65,9 +50,9 @@ static int series_table(struct ga_text *r, const struct ga_gs_series *s, FILE *o
 		ga_gs_describe(ga_model_str(r->m, mt->name), &u);
 		rc |= ga_table_add(&t, u.label);
 		rc |= ga_table_add(&t, u.unit);
-		rc |= ga_table_add(&t, num(b[0], sizeof(b[0]), mt->avg, u.scale));
-		rc |= ga_table_add(&t, num(b[1], sizeof(b[1]), mt->min, u.scale));
-		rc |= ga_table_add(&t, num(b[2], sizeof(b[2]), mt->max, u.scale));
+		rc |= ga_table_add(&t, ga_text_avg(b[0], sizeof(b[0]), mt->avg, u.scale));
+		rc |= ga_table_add(&t, ga_text_avg(b[1], sizeof(b[1]), mt->min, u.scale));
+		rc |= ga_table_add(&t, ga_text_avg(b[2], sizeof(b[2]), mt->max, u.scale));
 		rc |= ga_table_addf(&t, "%" PRIu64, mt->samples);
 	}
 	if (!rc)
@@ -134,8 +119,8 @@ static int attr_table(struct ga_text *r, const char *what, const struct ga_gs_at
 			uint32_t k = cols[c];
 
 			ga_gs_describe(ga_model_str(r->m, s->m[k].name), &u);
-			rc |= ga_table_add(&t, num(b, sizeof(b), x->w[k] > 0 ? x->wsum[k] / x->w[k] : NAN,
-						   u.scale));
+			rc |= ga_table_add(&t, ga_text_avg(b, sizeof(b),
+							   x->w[k] > 0 ? x->wsum[k] / x->w[k] : NAN, u.scale));
 		}
 		rc |= ga_table_add(&t, r->o.full_names ? (nm ? nm : "?")
 				       : ga_fmt_trunc(name, sizeof(name), nm ? nm : "?",

@@ -108,6 +108,9 @@ const char *ga_text_cut(char *buf, size_t n, const char *s, size_t width);
 /* Warp's duration format: milliseconds with six decimals, exact for ns. */
 const char *ga_text_warp_ms(char *buf, size_t n, uint64_t ns);
 
+/* v * scale in b with three significant digits or fewer ("1000", "75.0", "2.50"); NaN: "-". */
+const char *ga_text_avg(char *b, size_t n, double v, double scale);
+
 double ga_text_pct(uint64_t part, uint64_t whole);
 
 void ga_text_warp_widths(const struct ga_model *m, const struct ga_text *r,
