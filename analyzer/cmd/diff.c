@@ -84,6 +84,12 @@ int cmd_diff(int argc, char **argv)
 		;
 	ga_opts_init(&opts, GA_CMD_DIFF, "diff");
 	while ((c = ga_opts_next(&opts, sep, argv)) != -1) {
+		switch (ga_opts_analysis(&opts, c, optarg, NULL)) {
+		case 1:
+			continue;
+		case -1:
+			return GA_EXIT_USAGE;
+		}
 		switch (c) {
 		case GA_OPT_THRESHOLD:
 			if (pct_arg("--threshold", optarg, &v.threshold))
@@ -95,10 +101,6 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case GA_OPT_JSON:
 			json = 1;
-			break;
-		case 'j':
-			if (ga_jobs_option("diff", optarg))
-				return GA_EXIT_USAGE;
 			break;
 		case GA_OPT_TOP:
 			v.top = strtol(optarg, &end, 10);

@@ -69,9 +69,8 @@ int cmd_export(int argc, char **argv)
 	struct ga_filter flt;
 	struct ga_export e;
 	struct ga_output out;
-	char ferr[512], *end;
+	char ferr[512];
 	const char *fold = NULL;
-	long depth;
 	struct ga_opts opts;
 	int c, rc = GA_EXIT_OK, failed, noflows = 0, npaths;
 	const char *dask = NULL;
@@ -83,6 +82,13 @@ int cmd_export(int argc, char **argv)
 	while ((c = ga_opts_next(&opts, argc, argv)) != -1) {
 		if (ga_peaks_option(&po, c, optarg) || ga_sites_option(c, optarg, &fold))
 			continue;
+		switch (ga_opts_analysis(&opts, c, optarg, &ao)) {
+		case 1:
+			continue;
+		case -1:
+			ga_filter_free(&flt);
+			return GA_EXIT_USAGE;
+		}
 		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
 		case 1:
 			continue;
@@ -92,12 +98,6 @@ int cmd_export(int argc, char **argv)
 			return GA_EXIT_USAGE;
 		}
 		switch (c) {
-		case 'j':
-			if (ga_jobs_option("export", optarg)) {
-				ga_filter_free(&flt);
-				return GA_EXIT_USAGE;
-			}
-			break;
 		case 'f':
 			/* -f is --force in gpuprof run, as in nsys: never the format. */
 			ga_filter_free(&flt);
@@ -116,38 +116,11 @@ int cmd_export(int argc, char **argv)
 		case 'o':
 			outpath = optarg;
 			break;
-		case GA_OPT_STACK_DEPTH:
-			depth = strtol(optarg, &end, 10);
-			if (*end || !*optarg || depth < 1 || depth > GA_SITES_MAX_FRAMES) {
-				fprintf(stderr, "gpuprof export: --stack-depth needs a number from 1 "
-					"to %d, not '%s'\n", GA_SITES_MAX_FRAMES, optarg);
-				ga_filter_free(&flt);
-				return GA_EXIT_USAGE;
-			}
-			ao.stack_depth = (unsigned)depth;
-			break;
-		case GA_OPT_LATENCY:
-			/* Launch latency is always in the JSON: still accepted. */
-			break;
 		case GA_OPT_NO_FLOWS:
 			noflows = 1;
 			break;
-		case GA_OPT_SYMBOL_PATH:
-			ao.symbol_path = optarg;
-			break;
-		case GA_OPT_NO_SYMBOLIZE:
-			ao.symbolize = 0;
-			break;
 		case GA_OPT_TABLE:
 			table = optarg;
-			break;
-		case GA_OPT_ALIGN:
-			if (ga_align_parse(optarg, &ao.align)) {
-				fprintf(stderr, "gpuprof export: --align takes nccl or none, not '%s'\n",
-					optarg);
-				ga_filter_free(&flt);
-				return GA_EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			help(stdout);

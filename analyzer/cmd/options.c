@@ -5,10 +5,13 @@
  * words its help its own way, the option has an entry per wording.  The
  * order of the table is the order of every --help.  Runs offline only.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "model/align.h"
+#include "model/analysis.h"
 #include "model/filter.h"
 #include "model/peaks-measured.h"
 #include "model/sites.h"
@@ -219,6 +222,47 @@ int ga_opts_next(struct ga_opts *o, int argc, char **argv)
 	}
 	fprintf(stderr, "Try 'gpuprof %s --help'.\n", o->cmdname);
 	return '?';
+}
+
+int ga_opts_analysis(const struct ga_opts *o, int c, const char *arg,
+		     struct ga_analysis_opts *ao)
+{
+	char *end;
+	long depth;
+
+	if (c == 'j')
+		return ga_jobs_option(o->cmdname, arg) ? -1 : 1;
+	if (!ao)
+		return 0;
+	switch (c) {
+	case GA_OPT_STACK_DEPTH:
+		depth = strtol(arg, &end, 10);
+		if (!*arg || *end || depth < 1 || depth > GA_SITES_MAX_FRAMES) {
+			fprintf(stderr, "gpuprof %s: --stack-depth needs a number from 1 to %d, "
+				"not '%s'\n", o->cmdname, GA_SITES_MAX_FRAMES, arg);
+			return -1;
+		}
+		ao->stack_depth = (unsigned)depth;
+		return 1;
+	case GA_OPT_NO_SYMBOLIZE:
+		ao->symbolize = 0;
+		return 1;
+	case GA_OPT_SYMBOL_PATH:
+		ao->symbol_path = arg;
+		return 1;
+	case GA_OPT_ALIGN:
+		if (ga_align_parse(arg, &ao->align)) {
+			fprintf(stderr, "gpuprof %s: --align takes nccl or none, not '%s'\n",
+				o->cmdname, arg);
+			return -1;
+		}
+		return 1;
+	case GA_OPT_LATENCY:
+		/* Launch latency is always in the report and the JSON: still taken. */
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 void ga_opts_help(unsigned cmd, FILE *f)

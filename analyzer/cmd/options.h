@@ -87,6 +87,18 @@ void ga_opts_init(struct ga_opts *o, unsigned cmd, const char *cmdname);
  */
 int ga_opts_next(struct ga_opts *o, int argc, char **argv);
 
+struct ga_analysis_opts;
+
+/*
+ * The options report and export read the same way, taken into ao:
+ * --stack-depth, --no-symbolize, --symbol-path, --align, --latency; and
+ * -j (ga_reader_jobs), which diff takes too (ao may then be NULL).
+ * Returns 1 when c was one of them, 0 when not, -1 after saying why its
+ * value is wrong on stderr.
+ */
+int ga_opts_analysis(const struct ga_opts *o, int c, const char *arg,
+		     struct ga_analysis_opts *ao);
+
 /* The "Options:" lines of cmd's --help, one option (with its text) each. */
 void ga_opts_help(unsigned cmd, FILE *f);
 

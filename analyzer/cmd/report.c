@@ -64,7 +64,6 @@ int cmd_report(int argc, char **argv)
 				       .observe_sites = 1 };
 	struct ga_analysis an;
 	struct ga_filter flt;
-	long depth;
 	FILE *out = stdout;
 	const char *svg = NULL, *fold = NULL;
 	struct ga_peaks_opt po = { 0 };
@@ -82,6 +81,13 @@ int cmd_report(int argc, char **argv)
 	while ((c = ga_opts_next(&opts, argc, argv)) != -1) {
 		if (ga_peaks_option(&po, c, optarg) || ga_sites_option(c, optarg, &fold))
 			continue;
+		switch (ga_opts_analysis(&opts, c, optarg, &ao)) {
+		case 1:
+			continue;
+		case -1:
+			ga_filter_free(&flt);
+			return GA_EXIT_USAGE;
+		}
 		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
 		case 1:
 			continue;
@@ -106,44 +112,11 @@ int cmd_report(int argc, char **argv)
 			}
 			r.o.top_set = 1;
 			break;
-		case GA_OPT_STACK_DEPTH:
-			if (parse_top(optarg, &depth) || depth < 1 ||
-			    depth > GA_SITES_MAX_FRAMES) {
-				fprintf(stderr, "gpuprof report: --stack-depth needs a number from 1 "
-					"to %d, not '%s'\n", GA_SITES_MAX_FRAMES, optarg);
-				ga_filter_free(&flt);
-				return GA_EXIT_USAGE;
-			}
-			ao.stack_depth = (unsigned)depth;
-			break;
 		case GA_OPT_FULL_NAMES:
 			r.o.full_names = 1;
 			break;
-		case GA_OPT_NO_SYMBOLIZE:
-			ao.symbolize = 0;
-			break;
-		case GA_OPT_SYMBOL_PATH:
-			ao.symbol_path = optarg;
-			break;
-		case GA_OPT_LATENCY:
-			/* The launch-latency table is printed anyway: still accepted. */
-			break;
 		case GA_OPT_TREE:
 			r.o.tree = 1;
-			break;
-		case GA_OPT_ALIGN:
-			if (ga_align_parse(optarg, &ao.align)) {
-				fprintf(stderr, "gpuprof report: --align takes nccl or none, not '%s'\n",
-					optarg);
-				ga_filter_free(&flt);
-				return GA_EXIT_USAGE;
-			}
-			break;
-		case 'j':
-			if (ga_jobs_option("report", optarg)) {
-				ga_filter_free(&flt);
-				return GA_EXIT_USAGE;
-			}
 			break;
 		case GA_OPT_ROOFLINE_SVG:
 			if (!*optarg) {

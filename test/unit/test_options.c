@@ -4,7 +4,8 @@
  * listed option in its --help once and within 80 columns, the short
  * options each command takes, and what a bad command line is told (an
  * option without its value, a value given to one that takes none, an
- * unknown option) the same way in every command.  Test code, runs offline
+ * unknown option, a value an option does not take) the same way in every
+ * command.  Test code, runs offline
  * only, needs no GPU.
  */
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "read/reader.h"
 #include "synth.h"
 #include "tap.h"
 
@@ -139,6 +141,23 @@ static void errors(void)
 		{ 2, { "--timeline", "a", "b" }, "gpuprof diff: unknown option '--timeline'\n" },
 	};
 
+	static const struct {
+		int cmd;
+		const char *args[4];
+		const char *says;
+	} values[] = {
+		{ 0, { "--stack-depth", "0", "x.gpuprof" },
+		  "gpuprof report: --stack-depth needs a number from 1 to 64, not '0'\n" },
+		{ 1, { "-t", "json", "--stack-depth=65", "x.gpuprof" },
+		  "gpuprof export: --stack-depth needs a number from 1 to 64, not '65'\n" },
+		{ 0, { "--align", "ptp", "x.gpuprof" },
+		  "gpuprof report: --align takes nccl or none, not 'ptp'\n" },
+		{ 1, { "--align=x", "-t", "json", "x.gpuprof" },
+		  "gpuprof export: --align takes nccl or none, not 'x'\n" },
+		{ 2, { "-j", "65", "a", "b" },
+		  "gpuprof diff: -j needs a number from 0 (one per CPU) to 64, not '65'\n" },
+	};
+
 	tap_begin("bad command lines");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *out = NULL, *err = NULL, want[256];
@@ -153,6 +172,24 @@ static void errors(void)
 		free(out);
 		free(err);
 	}
+	tap_end();
+
+	/* A value the option does not take: the same words in each command, no "Try" line. */
+	tap_begin("bad values");
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		char *out = NULL, *err = NULL;
+		const char *name = cmds[values[i].cmd].name;
+		int rc;
+
+		rc = run(&out, &err, cmds[values[i].cmd].fn, name, values[i].args[0],
+			 values[i].args[1], values[i].args[2], values[i].args[3], NULL);
+		CHECKF(rc == GA_EXIT_USAGE && err && !strcmp(err, values[i].says),
+		       "%s %s %s: rc %d, said '%s'", name, values[i].args[0], values[i].args[1], rc,
+		       err ? err : "");
+		free(out);
+		free(err);
+	}
+	ga_reader_jobs = 0;
 	tap_end();
 }
 
