@@ -32,6 +32,22 @@ int ga_busy_add_slow(struct ga_busy *b, uint64_t start, uint64_t end);
 /* Adds [start, end] (end >= start).  0, or -1 out of memory. */
 static inline int ga_busy_add(struct ga_busy *b, uint64_t start, uint64_t end)
 {
+	if (b->nbatch) {
+		struct ga_iv *l = &b->batch[b->nbatch - 1];
+
+		/*
+		 * Overlapping or touching the last one added (streams that run
+		 * together): one interval of the union, as the merge would make
+		 * it, and no batch entry of its own.
+		 */
+		if (start <= l->end && end >= l->start) {
+			if (start < l->start)
+				l->start = start;
+			if (end > l->end)
+				l->end = end;
+			return 0;
+		}
+	}
 	if (b->nbatch < b->capbatch) {
 		b->batch[b->nbatch].start = start;
 		b->batch[b->nbatch].end = end;

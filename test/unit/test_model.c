@@ -589,6 +589,18 @@ static void test_busy_union(void)
 			free(v);
 		}
 	}
+	/* Streams that run together: each interval joins the last, nothing is batched. */
+	{
+		struct ga_busy b = { 0 };
+
+		for (i = 0; i < 100000; i++)
+			CHECK(ga_busy_add(&b, 1000 + i, 1010 + i) == 0);
+		CHECK(ga_busy_add(&b, 500, 1000) == 0);   /* touches the first: joins too */
+		CHECKF(b.nbatch == 1 && b.niv == 0, "%zu batched, %zu merged", b.nbatch, b.niv);
+		CHECK(ga_busy_add(&b, 200000, 200001) == 0 && b.nbatch == 2);
+		CHECK(ga_busy_flush(&b) == 0 && b.niv == 2 && ga_busy_total(&b) == 100009 + 500 + 1);
+		ga_busy_free(&b);
+	}
 	tap_end();
 }
 
