@@ -59,10 +59,16 @@ struct sfile {
 	uint64_t unknown, malformed, chunk_lost, stop_offset;
 };
 
-#define PROC_U64 35
+#define PROC_U64 38
+/*
+ * Processes: u[] as encoded (summary.c from_analysis), times on the trace's
+ * own clock; u[35..37]: it has a CLOCK_SYNC, realtime - trace clock of the
+ * first, its clock is not CLOCK_REALTIME (model/align.h).
+ */
 struct sproc {
 	struct okey k;
 	uint32_t file, host, exe, cmdline;
+	uint32_t ahost;            /* host name as clock alignment compares them */
 	uint64_t u[PROC_U64];
 };
 
@@ -77,13 +83,14 @@ struct sdev {
 	uint32_t proc, host, name;
 	uint8_t uuid[16];
 	uint64_t u[DEV_U64];
-	struct ga_iv *iv;
-	size_t niv;
 };
 
+/* A device as one process used it, with its busy intervals (trace clock). */
 struct sdevrow {
 	uint32_t proc, dev;
 	uint64_t id, count, total;
+	struct ga_iv *iv;
+	size_t niv;
 };
 
 struct slabel {
@@ -449,9 +456,9 @@ void ga_summary_free(struct ga_sum *s)
 	free(s->files);
 	free(s->procs);
 	free(s->wins);
-	for (size_t i = 0; i < s->ndevs; i++)
-		free(s->devs[i].iv);
 	free(s->devs);
+	for (size_t i = 0; i < s->ndevrows; i++)
+		free(s->devrows[i].iv);
 	free(s->devrows);
 	free(s->labels);
 	for (size_t i = 0; i < s->nks; i++)
@@ -493,13 +500,38 @@ static void memstat_from(struct ga_sum *s, const struct ga_model *m, struct smem
 	o->label = label_str(s, m, i->label, err);
 }
 
+/* The clock correction the analysis applied to process proc's times. */
+static int64_t shift_of(const struct ga_analysis *an, uint32_t proc)
+{
+	uint32_t f = an->m.procs[proc].file;
+
+	return f < an->al.n ? an->al.f[f].clock_ns : 0;
+}
+
+/* Row r's intervals: b's, moved back by sh.  0, or -1 out of memory. */
+static int d_busy_copy(struct sdevrow *r, const struct ga_busy *b, int64_t sh)
+{
+	if (!b->niv)
+		return 0;
+	if (!(r->iv = malloc(b->niv * sizeof(*r->iv))))
+		return -1;
+	for (size_t i = 0; i < b->niv; i++) {
+		r->iv[i].start = b->iv[i].start - (uint64_t)sh;
+		r->iv[i].end = b->iv[i].end - (uint64_t)sh;
+	}
+	r->niv = b->niv;
+	return 0;
+}
+
 struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_limit,
 					const char *origin)
 {
 	const struct ga_model *m = &an->m;
 	struct ga_sum *s = sum_new();
 	uint32_t org, *devmap = NULL;
-	int err = 0;
+	const struct ga_align *al;
+	struct ga_align al2;
+	int err = 0, scanned = 0;
 	size_t i, nd = 0;
 
 	if (!s)
@@ -558,9 +590,29 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 	}
 	if (!(s->procs = calloc(m->nprocs + 1, sizeof(*s->procs))))
 		goto fail;
+	/*
+	 * The traces' clock sync offsets and hosts, for merges to move times
+	 * as traces read together move them: the analysis scanned them only
+	 * when it read several.
+	 */
+	al = &an->al;
+	if (an->al.n < m->nfiles) {
+		struct ga_align_src *src = calloc(m->nfiles + 1, sizeof(*src));
+
+		ga_align_init(&al2, GA_ALIGN_NONE);
+		if (!src)
+			goto fail;
+		for (i = 0; i < m->nfiles; i++)
+			src[i].path = m->files[i].path;
+		scanned = 1;
+		if (ga_align_scan(&al2, src, m->nfiles) == 0)
+			al = &al2;
+		free(src);
+	}
 	for (i = 0; i < m->nprocs; i++) {
 		const struct ga_proc *p = &m->procs[i];
 		struct sproc *o = &s->procs[s->nprocs++];
+		const struct ga_align_file *af = p->file < al->n ? &al->f[p->file] : NULL;
 		uint64_t u[PROC_U64] = {
 			p->pid, p->ppid, p->rank, p->cupti_version, p->cuda_driver, p->clock_id,
 			p->start_ns, p->end_ns, p->end_records, p->end_lost, p->lost_sum,
@@ -571,13 +623,25 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 			p->flight.dump, p->flight.trigger, p->flight.detail, p->flight.start,
 			p->flight.end, p->flight.size, p->flight.dropped_records,
 			p->flight.dropped_chunks, p->flight.dropped_bytes,
+			af ? (uint64_t)af->has_sync : 0, af ? (uint64_t)af->sync_ns : 0,
+			af && af->has_sync && p->clock_id != GP_CLOCK_REALTIME,
 		};
+		int64_t sh = shift_of(an, (uint32_t)i);
+
+		/* Times back on the trace's clock: merging decides whether to move them. */
+		for (int t = 6; t <= 7; t++)
+			u[t] = u[t] ? u[t] - (uint64_t)sh : 0;
+		if (p->has_flight) {
+			u[29] -= (uint64_t)sh;
+			u[30] -= (uint64_t)sh;
+		}
 
 		o->k = (struct okey){ org, (uint32_t)i };
 		o->file = p->file;
 		o->host = S(s, m, p->host, &err);
 		o->exe = S(s, m, p->exe, &err);
 		o->cmdline = S(s, m, p->cmdline, &err);
+		o->ahost = af ? Sc(s, af->host, &err) : 0;
 		memcpy(o->u, u, sizeof(u));
 	}
 	if (!(s->wins = calloc(m->nwindows + 1, sizeof(*s->wins))))
@@ -587,8 +651,8 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 		struct swin *o = &s->wins[s->nwins++];
 
 		o->proc = w->proc;
-		o->start = w->start;
-		o->end = w->end;
+		o->start = w->start - (uint64_t)shift_of(an, w->proc);
+		o->end = w->end - (uint64_t)shift_of(an, w->proc);
 		o->kind = w->kind;
 		o->name = S(s, m, w->name, &err);
 	}
@@ -615,12 +679,6 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 		o->name = S(s, m, d->name, &err);
 		memcpy(o->uuid, d->uuid, 16);
 		memcpy(o->u, u, sizeof(u));
-		if (d->busy.niv) {
-			if (!(o->iv = malloc(d->busy.niv * sizeof(*o->iv))))
-				goto fail;
-			memcpy(o->iv, d->busy.iv, d->busy.niv * sizeof(*o->iv));
-			o->niv = d->busy.niv;
-		}
 	}
 	if (!(s->devrows = calloc(m->ndevrows + 1, sizeof(*s->devrows))))
 		goto fail;
@@ -630,7 +688,11 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 		if (m->devs[r->dev].dead)
 			goto fail; /* the model moves rows off merged devices */
 		s->devrows[s->ndevrows++] = (struct sdevrow){ r->proc, devmap[r->dev], r->id,
-							      r->count, r->total };
+							      r->count, r->total, NULL, 0 };
+		/* One trace: a device is one process's (model/model.h), its intervals this row's. */
+		if (d_busy_copy(&s->devrows[s->ndevrows - 1], &m->devs[r->dev].busy,
+				shift_of(an, r->proc)))
+			goto fail;
 	}
 	if (!(s->labels = calloc(m->nlabels + 1, sizeof(*s->labels))))
 		goto fail;
@@ -708,9 +770,13 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 	if (err)
 		goto fail;
 	free(devmap);
+	if (scanned)
+		ga_align_free(&al2);
 	return s;
 fail:
 	free(devmap);
+	if (scanned)
+		ga_align_free(&al2);
 	ga_summary_free(s);
 	return NULL;
 }
@@ -754,31 +820,6 @@ static int same_gpu(const struct ga_sum *s, const struct sdev *a, const struct s
 	       memcmp(a->uuid, zero, 16) && s;
 }
 
-static int busy_union(struct sdev *a, struct sdev *b)
-{
-	struct ga_busy x = { 0 };
-	size_t i;
-
-	for (i = 0; i < a->niv; i++)
-		if (ga_busy_add(&x, a->iv[i].start, a->iv[i].end))
-			goto fail;
-	for (i = 0; i < b->niv; i++)
-		if (ga_busy_add(&x, b->iv[i].start, b->iv[i].end))
-			goto fail;
-	if (ga_busy_flush(&x))
-		goto fail;
-	free(a->iv);
-	a->iv = x.iv;
-	a->niv = x.niv;
-	a->u[14] = ga_busy_total(&x);
-	x.iv = NULL;
-	ga_busy_free(&x);
-	return 0;
-fail:
-	ga_busy_free(&x);
-	return -1;
-}
-
 static void memstat_merge(struct ga_sum *into, const struct ga_sum *from, struct smemstat *a,
 			  const struct smemstat *b, int *err)
 {
@@ -794,14 +835,65 @@ uint64_t ga_summary_parts(const struct ga_sum *s)
 	return s->sc[SC_PARTS];
 }
 
+/* A described GPU with a UUID: one per host, merged across parts. */
+static int gpu_known(const struct sdev *d)
+{
+	static const uint8_t zero[16];
+
+	return d->u[1] && memcmp(d->uuid, zero, 16);
+}
+
+/*
+ * Index + 1 of key (k0, k1) in m, which numbers keys in the order they
+ * come: a new key gets m->n (the table's next row).  0 out of memory.
+ */
+static size_t find(struct ga_map *m, uint64_t k0, uint64_t k1)
+{
+	uint32_t *slot;
+	int r = ga_map_insert(m, k0, k1, &slot);
+
+	if (r < 0)
+		return 0;
+	if (r == 1)
+		*slot = (uint32_t)m->n;
+	return (size_t)*slot;
+}
+
 int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 {
 	size_t pbase = a->nprocs, fbase = a->nfiles, i, j;
 	uint32_t *dmap = NULL;
+	/* Rows of a by key: GPUs, labels, kernels, memory operations, API functions. */
+	struct ga_map maps[5] = { { 0 } };
 	int err = 0;
 
 	if (!b)
 		return 0;
+	for (i = 0; i < a->ndevs; i++) {
+		uint32_t *slot;
+		uint64_t k0, k1;
+
+		if (!gpu_known(&a->devs[i]))
+			continue;
+		memcpy(&k0, a->devs[i].uuid, 8);
+		memcpy(&k1, a->devs[i].uuid + 8, 8);
+		if (ga_map_insert(&maps[0], k0 ^ ((uint64_t)a->devs[i].host << 32), k1, &slot) < 0)
+			goto fail;
+		if (!*slot)
+			*slot = (uint32_t)i + 1;
+	}
+	for (i = 0; i < a->nlabels; i++)
+		if (!find(&maps[1], a->labels[i].str, 0))
+			goto fail;
+	for (i = 0; i < a->nks; i++)
+		if (!find(&maps[2], a->ks[i].name, 0))
+			goto fail;
+	for (i = 0; i < a->nmo; i++)
+		if (!find(&maps[3], a->mo[i].kind, a->mo[i].src << 32 | a->mo[i].dst))
+			goto fail;
+	for (i = 0; i < a->nas; i++)
+		if (!find(&maps[4], a->as[i].name, 0))
+			goto fail;
 	/* Sums, except: saturation ORs, the span is a minimum and a maximum. */
 	for (i = 0; i < SC_COUNT; i++) {
 		if (i == SC_FIRST || i == SC_LAST)
@@ -836,6 +928,7 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 		p.host = R(a, b, p.host, &err);
 		p.exe = R(a, b, p.exe, &err);
 		p.cmdline = R(a, b, p.cmdline, &err);
+		p.ahost = R(a, b, p.ahost, &err);
 		a->procs[a->nprocs++] = p;
 	}
 	if (GROW(a->wins, a->nwins + b->nwins))
@@ -856,10 +949,20 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 		d.proc += (uint32_t)pbase;
 		d.host = R(a, b, d.host, &err);
 		d.name = R(a, b, d.name, &err);
-		b->devs[i].iv = NULL;
-		for (j = 0; j < a->ndevs; j++)
-			if (same_gpu(a, &a->devs[j], &d))
-				break;
+		j = a->ndevs;
+		if (gpu_known(&d)) {
+			uint32_t *slot;
+			uint64_t k0, k1;
+
+			memcpy(&k0, d.uuid, 8);
+			memcpy(&k1, d.uuid + 8, 8);
+			if (ga_map_insert(&maps[0], k0 ^ ((uint64_t)d.host << 32), k1, &slot) < 0)
+				goto fail;
+			if (*slot && same_gpu(a, &a->devs[*slot - 1], &d))
+				j = *slot - 1;
+			else if (!*slot)
+				*slot = (uint32_t)a->ndevs + 1;
+		}
 		if (j == a->ndevs) {
 			a->devs[a->ndevs++] = d;
 			dmap[i] = (uint32_t)j;
@@ -867,14 +970,6 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 		}
 		/* One GPU of one host used by processes of both: the first names it. */
 		dmap[i] = (uint32_t)j;
-		if (busy_union(&a->devs[j], &d)) {
-			free(d.iv);
-			goto fail;
-		}
-		free(d.iv);
-		d.iv = a->devs[j].iv;
-		d.niv = a->devs[j].niv;
-		d.u[14] = a->devs[j].u[14];
 		d.u[15] = sat(d.u[15], a->devs[j].u[15]);
 		d.u[16] = sat(d.u[16], a->devs[j].u[16]);
 		if (okey_cmp(a, d.k, a->devs[j].k) < 0) {
@@ -891,14 +986,15 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 
 		r.proc += (uint32_t)pbase;
 		r.dev = dmap[r.dev];
+		b->devrows[i].iv = NULL;   /* a owns them now */
 		a->devrows[a->ndevrows++] = r;
 	}
 	for (i = 0; i < b->nlabels; i++) {
 		uint32_t str = R(a, b, b->labels[i].str, &err);
 
-		for (j = 0; j < a->nlabels && a->labels[j].str != str; j++)
-			;
-		if (j == a->nlabels) {
+		if (!(j = find(&maps[1], str, 0)))
+			goto fail;
+		if (--j == a->nlabels) {
 			if (GROW(a->labels, a->nlabels))
 				goto fail;
 			a->labels[a->nlabels++] = (struct slabel){ str, 0, 0 };
@@ -911,9 +1007,9 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 		uint32_t name = R(a, b, k->name, &err);
 
 		sq_remap(a, b, &k->q, &err);
-		for (j = 0; j < a->nks && a->ks[j].name != name; j++)
-			;
-		if (j == a->nks) {
+		if (!(j = find(&maps[2], name, 0)))
+			goto fail;
+		if (--j == a->nks) {
 			if (GROW(a->ks, a->nks))
 				goto fail;
 			a->ks[a->nks++] = (struct skstat){ name, R(a, b, k->label, &err), 0, { 0 } };
@@ -926,10 +1022,9 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 		struct smemop *o = &b->mo[i];
 
 		sq_remap(a, b, &o->q, &err);
-		for (j = 0; j < a->nmo; j++)
-			if (a->mo[j].kind == o->kind && a->mo[j].src == o->src && a->mo[j].dst == o->dst)
-				break;
-		if (j == a->nmo) {
+		if (!(j = find(&maps[3], o->kind, o->src << 32 | o->dst)))
+			goto fail;
+		if (--j == a->nmo) {
 			if (GROW(a->mo, a->nmo))
 				goto fail;
 			a->mo[a->nmo++] = (struct smemop){ o->kind, o->src, o->dst, 0, { 0 } };
@@ -957,9 +1052,9 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 		uint32_t name = R(a, b, x->name, &err);
 
 		sq_remap(a, b, &x->q, &err);
-		for (j = 0; j < a->nas && a->as[j].name != name; j++)
-			;
-		if (j == a->nas) {
+		if (!(j = find(&maps[4], name, 0)))
+			goto fail;
+		if (--j == a->nas) {
 			if (GROW(a->as, a->nas))
 				goto fail;
 			a->as[a->nas++] = (struct sastat){ name, 0, 0, { 0 } };
@@ -970,10 +1065,14 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 			goto fail;
 	}
 	free(dmap);
+	for (i = 0; i < 5; i++)
+		ga_map_free(&maps[i]);
 	ga_summary_free(b);
 	return err ? -1 : 0;
 fail:
 	free(dmap);
+	for (i = 0; i < 5; i++)
+		ga_map_free(&maps[i]);
 	ga_summary_free(b);
 	return -1;
 }
@@ -982,23 +1081,37 @@ fail:
 
 static const struct ga_sum *sort_s;
 
-/* Processes in the order of the per-rank table (model/ranks.c): rank, host, pid. */
+/* Processes in the order of their traces, as a model reads them (paths sorted). */
 static int cmp_proc(const void *pa, const void *pb)
 {
 	const struct sproc *a = pa, *b = pb;
-	uint64_t ra = a->u[2], rb = b->u[2];
+
+	return okey_cmp(sort_s, a->k, b->k);
+}
+
+/* The order of the per-rank table (model/ranks.c): rank, host, pid, then trace. */
+static int cmp_rank_row(const void *pa, const void *pb, void *ctx)
+{
+	const struct ga_model *m = ctx;
+	const struct ga_rank_row *a = pa, *b = pb;
+	const struct ga_proc *p = &m->procs[a->proc], *q = &m->procs[b->proc];
 	int c;
 
-	if ((ra == GA_NO_RANK) != (rb == GA_NO_RANK))
-		return ra == GA_NO_RANK ? 1 : -1;
-	if (ra != rb)
-		return ra < rb ? -1 : 1;
-	if (a->host != b->host &&
-	    (c = strcmp(ga_strtab_get(&sort_s->s, a->host), ga_strtab_get(&sort_s->s, b->host))))
+	if ((a->rank == GA_NO_RANK) != (b->rank == GA_NO_RANK))
+		return a->rank == GA_NO_RANK ? 1 : -1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (p->host != q->host &&
+	    (c = strcmp(ga_model_str(m, p->host), ga_model_str(m, q->host))))
 		return c;
-	if (a->u[0] != b->u[0])
-		return a->u[0] < b->u[0] ? -1 : 1;
-	return okey_cmp(sort_s, a->k, b->k);
+	if (p->pid != q->pid)
+		return p->pid < q->pid ? -1 : 1;
+	return a->proc < b->proc ? -1 : a->proc > b->proc;
+}
+
+static int cmp_okey(const void *pa, const void *pb)
+{
+	return okey_cmp(sort_s, *(const struct okey *)pa, *(const struct okey *)pb);
 }
 
 static int cmp_file(const void *pa, const void *pb)
@@ -1130,12 +1243,33 @@ static int canonical(struct ga_sum *s)
 	uint32_t *pmap = calloc(s->nprocs + 1, sizeof(*pmap));
 	uint32_t *dmap = calloc(s->ndevs + 1, sizeof(*dmap));
 	uint32_t *fmap = calloc(s->nfiles + 1, sizeof(*fmap));
+	uint32_t *okrank = NULL;
 	size_t i;
 	int rc = -1;
 
 	sort_s = s;
 	if (!pmap || !dmap || !fmap)
 		goto out;
+	/*
+	 * Rows of processes (capture ranges, graphs, device rows) go in the
+	 * order of their processes' traces (origins), as a model reading the
+	 * traces in path order makes them; processes themselves by rank.
+	 */
+	{
+		struct okey *ok = malloc((s->nprocs + 1) * sizeof(*ok));
+
+		if (!ok || !(okrank = calloc(s->nprocs + 1, sizeof(*okrank)))) {
+			free(ok);
+			goto out;
+		}
+		for (i = 0; i < s->nprocs; i++)
+			ok[i] = s->procs[i].k;
+		if (perm_sort(ok, s->nprocs, sizeof(*ok), cmp_okey, okrank)) {
+			free(ok);
+			goto out;
+		}
+		free(ok);
+	}
 	if (perm_sort(s->files, s->nfiles, sizeof(*s->files), cmp_file, fmap) ||
 	    perm_sort(s->procs, s->nprocs, sizeof(*s->procs), cmp_proc, pmap) ||
 	    perm_sort(s->devs, s->ndevs, sizeof(*s->devs), cmp_dev, dmap))
@@ -1144,7 +1278,7 @@ static int canonical(struct ga_sum *s)
 		s->procs[i].file = fmap[s->procs[i].file];
 	for (i = 0; i < s->ndevs; i++)
 		s->devs[i].proc = pmap[s->devs[i].proc];
-	pk_proc = pmap;
+	pk_proc = okrank;
 	if (perm_sort(s->wins, s->nwins, sizeof(*s->wins), cmp_win, NULL) ||
 	    perm_sort(s->graphs, s->ngraphs, sizeof(*s->graphs), cmp_graph, NULL) ||
 	    perm_sort(s->devrows, s->ndevrows, sizeof(*s->devrows), cmp_devrow, NULL))
@@ -1185,6 +1319,7 @@ out:
 	free(pmap);
 	free(dmap);
 	free(fmap);
+	free(okrank);
 	return rc;
 }
 
@@ -1319,6 +1454,7 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 		mark(used, s->procs[i].host);
 		mark(used, s->procs[i].exe);
 		mark(used, s->procs[i].cmdline);
+		mark(used, s->procs[i].ahost);
 	}
 	for (i = 0; i < s->nwins; i++)
 		mark(used, s->wins[i].name);
@@ -1401,6 +1537,7 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 		ps(w, sn, p->host);
 		ps(w, sn, p->exe);
 		ps(w, sn, p->cmdline);
+		ps(w, sn, p->ahost);
 		for (j = 0; j < PROC_U64; j++)
 			pv(w, p->u[j]);
 	}
@@ -1413,12 +1550,11 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 		pv(w, s->wins[i].end);
 		pv(w, s->wins[i].kind);
 	}
-	/* 6. devices, with their busy intervals */
+	/* 6. devices */
 	pv(w, s->ndevs);
 	pv(w, DEV_U64);
 	for (i = 0; i < s->ndevs; i++) {
 		const struct sdev *d = &s->devs[i];
-		uint64_t prev = 0;
 
 		ps(w, sn, d->k.origin);
 		pv(w, d->k.idx);
@@ -1428,21 +1564,24 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 		put(w, d->uuid, 16);
 		for (j = 0; j < DEV_U64; j++)
 			pv(w, d->u[j]);
+	}
+	/* 7. device rows, with their busy intervals */
+	pv(w, s->ndevrows);
+	for (i = 0; i < s->ndevrows; i++) {
+		const struct sdevrow *d = &s->devrows[i];
+		uint64_t prev = 0;
+
+		pv(w, d->proc);
+		pv(w, d->dev);
+		pv(w, d->id);
+		pv(w, d->count);
+		pv(w, d->total);
 		pv(w, d->niv);
 		for (j = 0; j < d->niv; j++) {
 			pv(w, d->iv[j].start - prev);
 			pv(w, d->iv[j].end - d->iv[j].start);
 			prev = d->iv[j].end;
 		}
-	}
-	/* 7. device rows */
-	pv(w, s->ndevrows);
-	for (i = 0; i < s->ndevrows; i++) {
-		pv(w, s->devrows[i].proc);
-		pv(w, s->devrows[i].dev);
-		pv(w, s->devrows[i].id);
-		pv(w, s->devrows[i].count);
-		pv(w, s->devrows[i].total);
 	}
 	/* 8. labels */
 	pv(w, s->nlabels);
@@ -1743,6 +1882,7 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 		p->host = gs(r);
 		p->exe = gs(r);
 		p->cmdline = gs(r);
+		p->ahost = gs(r);
 		for (j = 0; j < PROC_U64; j++)
 			p->u[j] = gv(r);
 		if (p->file >= s->nfiles)
@@ -1768,7 +1908,6 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 		return r->err = 1, -1;
 	for (i = 0; i < n && !r->err; i++) {
 		struct sdev *d = &s->devs[s->ndevs++];
-		uint64_t prev = 0;
 
 		d->k.origin = gs(r);
 		d->k.idx = g32(r);
@@ -1781,6 +1920,23 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 		r->off += 16;
 		for (j = 0; j < DEV_U64; j++)
 			d->u[j] = gv(r);
+		if (d->proc >= s->nprocs)
+			r->err = 1;
+	}
+	n = gcount(r, 5);
+	if (r->err || !(s->devrows = calloc(n + 1, sizeof(*s->devrows))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sdevrow *d = &s->devrows[s->ndevrows++];
+		uint64_t prev = 0;
+
+		d->proc = g32(r);
+		d->dev = g32(r);
+		d->id = gv(r);
+		d->count = gv(r);
+		d->total = gv(r);
+		if (d->proc >= s->nprocs || d->dev >= s->ndevs)
+			r->err = 1;
 		d->niv = gcount(r, 2);
 		if (r->err || !(d->iv = calloc(d->niv + 1, sizeof(*d->iv))))
 			return -1;
@@ -1791,22 +1947,6 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 				r->err = 1;
 			prev = d->iv[j].end;
 		}
-		if (d->proc >= s->nprocs)
-			r->err = 1;
-	}
-	n = gcount(r, 5);
-	if (r->err || !(s->devrows = calloc(n + 1, sizeof(*s->devrows))))
-		return -1;
-	for (i = 0; i < n && !r->err; i++) {
-		struct sdevrow *d = &s->devrows[s->ndevrows++];
-
-		d->proc = g32(r);
-		d->dev = g32(r);
-		d->id = gv(r);
-		d->count = gv(r);
-		d->total = gv(r);
-		if (d->proc >= s->nprocs || d->dev >= s->ndevs)
-			r->err = 1;
 	}
 	n = gcount(r, 3);
 	if (r->err || !(s->labels = calloc(n + 1, sizeof(*s->labels))))
@@ -2061,14 +2201,35 @@ static void ms_apply(struct amap *am, struct ga_model *m, const struct ga_sum *s
 	o->label = label_of(am, m, s, x->label);
 }
 
+/*
+ * Whether processes' times move to CLOCK_REALTIME, as model/align.c
+ * decides for traces read together: when they come from several hosts, or
+ * a clock is not CLOCK_REALTIME.
+ */
+static int clocks_move(const struct ga_sum *s)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i].u[37] || s->procs[i].ahost != s->procs[0].ahost)
+			return 1;
+	return 0;
+}
+
+/* What to add to process i's times. */
+static uint64_t delta_of(const struct ga_sum *s, int move, size_t i)
+{
+	return move && s->procs[i].u[35] ? s->procs[i].u[36] : 0;
+}
+
 int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 {
 	struct ga_model *m = &an->m;
 	struct amap am = { 0 };
 	size_t i;
+	int move;
 
 	if (canonical(s) || !(am.v = calloc(s->s.n + 1, sizeof(*am.v))))
 		return -1;
+	move = clocks_move(s);
 	m->counts[GA_ACT_KERNEL] = s->sc[SC_KERNEL];
 	m->counts[GA_ACT_MEMCPY] = s->sc[SC_MEMCPY];
 	m->counts[GA_ACT_MEMSET] = s->sc[SC_MEMSET];
@@ -2082,8 +2243,6 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 	m->gaps = s->sc[SC_GAPS];
 	m->gap_ns = s->sc[SC_GAP_NS];
 	m->chunk_lost = s->sc[SC_CHUNK_LOST];
-	m->first_start = s->sc[SC_FIRST];
-	m->last_end = s->sc[SC_LAST];
 	m->kernel_total = s->sc[SC_KERNEL_TOTAL];
 	m->api_total = s->sc[SC_API_TOTAL];
 	m->overhead_ns = s->sc[SC_OVERHEAD_NS];
@@ -2142,8 +2301,8 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		p->cupti_version = (uint32_t)u[3];
 		p->cuda_driver = (uint32_t)u[4];
 		p->clock_id = (uint32_t)u[5];
-		p->start_ns = u[6];
-		p->end_ns = u[7];
+		p->start_ns = u[6] ? u[6] + delta_of(s, move, i) : 0;
+		p->end_ns = u[7] ? u[7] + delta_of(s, move, i) : 0;
 		p->end_records = u[8];
 		p->end_lost = u[9];
 		p->lost_sum = u[10];
@@ -2165,8 +2324,8 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		p->flight.dump = (uint32_t)u[26];
 		p->flight.trigger = (uint32_t)u[27];
 		p->flight.detail = (uint32_t)u[28];
-		p->flight.start = u[29];
-		p->flight.end = u[30];
+		p->flight.start = u[29] + (u[25] ? delta_of(s, move, i) : 0);
+		p->flight.end = u[30] + (u[25] ? delta_of(s, move, i) : 0);
 		p->flight.size = u[31];
 		p->flight.dropped_records = u[32];
 		p->flight.dropped_chunks = (uint32_t)u[33];
@@ -2175,14 +2334,29 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 	for (i = 0; i < s->nfiles; i++)
 		if (m->files[i].proc == UINT32_MAX)
 			m->files[i].proc = 0;
+	/*
+	 * The per-rank table's rows hold only the order processes are shown
+	 * in (by rank): the table itself is not in summaries (views leave it out).
+	 */
+	if (!(an->rk.rows = calloc(s->nprocs + 1, sizeof(*an->rk.rows))) ||
+	    !(an->rk.row_of = calloc(s->nprocs + 1, sizeof(*an->rk.row_of))))
+		goto fail;
+	for (i = 0; i < s->nprocs; i++) {
+		an->rk.rows[i].proc = (uint32_t)i;
+		an->rk.rows[i].rank = m->procs[i].rank;
+	}
+	qsort_r(an->rk.rows, s->nprocs, sizeof(*an->rk.rows), cmp_rank_row, m);
+	for (i = 0; i < s->nprocs; i++)
+		an->rk.row_of[an->rk.rows[i].proc] = (uint32_t)i;
+	an->rk.nrows = s->nprocs;
 	if (ga_util_grow(&m->windows, &m->capwindows, s->nwins + 1, sizeof(*m->windows)))
 		goto fail;
 	for (i = 0; i < s->nwins; i++) {
 		struct ga_window *w = &m->windows[m->nwindows++];
 
 		w->proc = s->wins[i].proc;
-		w->start = s->wins[i].start;
-		w->end = s->wins[i].end;
+		w->start = s->wins[i].start + delta_of(s, move, s->wins[i].proc);
+		w->end = s->wins[i].end + delta_of(s, move, s->wins[i].proc);
 		w->kind = (uint32_t)s->wins[i].kind;
 		w->name = A(&am, m, s, s->wins[i].name);
 	}
@@ -2212,16 +2386,35 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		d->max_blocks_per_sm = (uint32_t)u[11];
 		d->max_smem_per_sm = (uint32_t)u[12];
 		d->max_regs_per_sm = (uint32_t)u[13];
-		d->busy_ns = u[14];
 		d->count = u[15];
 		d->total = u[16];
-		if (x->niv) {
-			if (!(d->busy.iv = malloc(x->niv * sizeof(*d->busy.iv))))
+	}
+	/* Busy time: the union of every process's intervals on the device. */
+	for (i = 0; i < s->ndevrows; i++) {
+		const struct sdevrow *x = &s->devrows[i];
+		uint64_t dt = delta_of(s, move, x->proc);
+
+		for (size_t j = 0; j < x->niv; j++)
+			if (ga_busy_add(&m->devs[x->dev].busy, x->iv[j].start + dt, x->iv[j].end + dt))
 				goto fail;
-			memcpy(d->busy.iv, x->iv, x->niv * sizeof(*d->busy.iv));
-			d->busy.niv = d->busy.capiv = x->niv;
+	}
+	m->first_start = UINT64_MAX;
+	m->last_end = 0;
+	for (i = 0; i < m->ndevs; i++) {
+		struct ga_device *d = &m->devs[i];
+
+		if (ga_busy_flush(&d->busy))
+			goto fail;
+		d->busy_ns = ga_busy_total(&d->busy);
+		if (d->busy.niv) {
+			if (d->busy.iv[0].start < m->first_start)
+				m->first_start = d->busy.iv[0].start;
+			if (d->busy.iv[d->busy.niv - 1].end > m->last_end)
+				m->last_end = d->busy.iv[d->busy.niv - 1].end;
 		}
 	}
+	if (m->first_start == UINT64_MAX)
+		m->first_start = m->last_end = 0;
 	if (ga_util_grow(&m->devrows, &m->capdevrows, s->ndevrows + 1, sizeof(*m->devrows)))
 		goto fail;
 	for (i = 0; i < s->ndevrows; i++) {

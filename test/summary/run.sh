@@ -113,6 +113,21 @@ if python3 test/summary/compare.py "$T/all.json" "$T/m1.json" >"$T/cmp" &&
 else
 	bad "merged vs traces: $(head -5 "$T/cmp")"
 fi
+# Every golden trace at once: several hosts (times moved to CLOCK_REALTIME by
+# their clock syncs, as traces read together are), shared GPUs, estimates.
+for g in "$G"/*.gpuprof; do "$A" summarize --exact-limit 1000 -o "$T/x_$(basename "$g").sum" "$g"; done
+"$A" summarize --exact-limit 1000 -o "$T/every.sum" "$T"/x_*.sum
+"$A" export -t json -o "$T/every.d.json" "$G"/*.gpuprof 2>/dev/null
+"$A" export -t json -o "$T/every.s.json" "$T/every.sum"
+"$A" report --no-timeline "$G"/*.gpuprof >"$T/every.d.txt" 2>/dev/null
+"$A" report --no-timeline "$T/every.sum" >"$T/every.s.txt" 2>/dev/null
+if python3 test/summary/compare.py "$T/every.d.json" "$T/every.s.json" >"$T/cmp" &&
+   python3 test/summary/subseq.py "$T/every.d.txt" "$T/every.s.txt" >>"$T/cmp"; then
+	ok "all golden traces of several hosts: merged summaries equal the traces read together"
+else
+	bad "all golden traces: $(head -5 "$T/cmp")"
+fi
+
 # Exact limits merge by their minimum, and the rule is all exact and n <= limit.
 "$A" summarize --exact-limit 3 -o "$T/l3.sum" "$T/m1.sum" &&
 "$A" summarize --exact-limit 3 -o "$T/l3b.sum" "$T/p_demo.sum" "$T/p_diff_base.sum" "$T/p_diff_slow.sum" \
