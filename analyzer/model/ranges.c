@@ -654,12 +654,11 @@ static int index_ranges(struct ga_ranges *nx, struct gnode_raw *gn, size_t ngn)
 	for (i = 0; i < nx->nranges; i++) {
 		struct ga_ranges_range *r = &nx->ranges[i];
 		uint32_t *slot, c;
-		int ins = ga_map_insert(&nx->thread_map, r->proc, r->tid, &slot);
 
-		if (ins < 0)
-			goto oom;
-		if (ins == 1) {
-			if (ga_util_grow(&nx->threads, &nx->capthreads, nx->nthreads + 1,
+		/* Sorted by thread: a thread's ranges are together, its first starts it. */
+		if (!i || r[-1].proc != r->proc || r[-1].tid != r->tid) {
+			if (ga_map_insert(&nx->thread_map, r->proc, r->tid, &slot) != 1 ||
+			    ga_util_grow(&nx->threads, &nx->capthreads, nx->nthreads + 1,
 					 sizeof(*nx->threads)))
 				goto oom;
 			nx->threads[nx->nthreads].lo = (uint32_t)i;
@@ -671,7 +670,7 @@ static int index_ranges(struct ga_ranges *nx, struct gnode_raw *gn, size_t ngn)
 					break;
 			r->parent = c;
 		}
-		nx->threads[*slot].hi = (uint32_t)i + 1;
+		nx->threads[nx->nthreads - 1].hi = (uint32_t)i + 1;
 		/* The parent comes first in this order: its flag is known. */
 		nx->nested[i] = r->parent == GA_RANGES_NONE ||
 				(nx->nested[r->parent] && r->end <= nx->ranges[r->parent].end);
@@ -680,9 +679,11 @@ static int index_ranges(struct ga_ranges *nx, struct gnode_raw *gn, size_t ngn)
 		if (r->node == GA_RANGES_NONE)
 			goto oom;
 		nx->nodes[r->node].instances++;
-		if (ga_map_insert(&ids, r->proc, r->id, &slot) < 0)
+		/* Range ids are looked up only for graph nodes. */
+		if (ngn && ga_map_insert(&ids, r->proc, r->id, &slot) < 0)
 			goto oom;
-		*slot = (uint32_t)i;
+		if (ngn)
+			*slot = (uint32_t)i;
 	}
 	for (i = 0; i < ngn; i++) {
 		const uint32_t *ri = gn[i].nvtx ? ga_map_find(&ids, gn[i].proc, gn[i].nvtx) : NULL;
