@@ -4,8 +4,10 @@
     python3 test/hacking-check.py
 
 A tracked folder is named when HACKING mentions it in backquotes (`preload/`,
-`test/unit/`, or any path under it shown with its folder).  A tracked file is
-named when a backquoted word in HACKING is its path, its base name, its base
+`test/unit/`, `unit/py/` for a path's end, or any path under it shown with its
+folder).  A tracked file is
+named when a backquoted word in HACKING is its path or the end of its path
+(`gpu/metrics.py`), its base name, its base
 name with the extensions of a pair (`ring.[ch]`, `ring.c`; a header
 is named with its source file), its stem, or a
 pattern that matches it (`text-*.c`, `test_*.c`, `*.gpuprof`).  Files under
@@ -30,7 +32,7 @@ def words(text):
     out = set()
     for w in re.findall(r"`([^`\n]+)`", text):
         for part in re.split(r"[\s,]+", w.strip()):
-            part = part.strip("().;:")
+            part = part.strip("(),;:").rstrip(".")
             if part:
                 out.add(part)
     return out
@@ -59,7 +61,8 @@ def main():
     bad = 0
     for d in sorted(dirs):
         base = d.rstrip("/").split("/")[-1] + "/"
-        if d in ws or base in ws or any(w.startswith(d) for w in ws):
+        if (d in ws or base in ws or any(w.startswith(d) for w in ws)
+                or any(w.endswith("/") and ("/" + d).endswith("/" + w) for w in ws)):
             continue
         print("not ok - HACKING.md does not name the folder %s" % d)
         bad += 1
@@ -72,7 +75,7 @@ def main():
         # A header is named with its source file: HACKING names pairs once.
         if name.endswith(".h"):
             cands |= {f[:-2] + ".c", stem + ".c"}
-        if any(c in ws for c in cands):
+        if any(c in ws for c in cands) or any("/" in w and f.endswith("/" + w) for w in ws):
             continue
         if any(("*" in w or "?" in w) and
                (fnmatch.fnmatch(name, w) or fnmatch.fnmatch(f, w)) for w in ws):

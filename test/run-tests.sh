@@ -7,7 +7,8 @@
 # tests (SQL over the SQLite export among them; the picture of the GPU over
 # time), the benchmark's overtime and fleet rows (plan and arithmetic), make
 # bench-analyzer's parts on small traces, the analyzer's layers
-# and one name per source file (test/layering-check.py), the wrapper tests, the
+# and one name per source file (test/layering-check.py), docs/HACKING.md naming
+# every folder and file (test/hacking-check.py), the wrapper tests, the
 # build and install rules (install, man pages, uninstall), a check of the fault shim the GPU tests preload,
 # the GPU end-to-end tests (they skip without a GPU), and checks of the
 # recorder library's exported symbols and load-time dependencies.  Every
@@ -120,6 +121,7 @@ fi
 # --- the analyzer's layers: no include loop, no arrow back up; one name, one file (no build needed)
 if command -v python3 >/dev/null 2>&1; then
 	run_step "layering" python3 test/layering-check.py
+	run_step "hacking" python3 test/hacking-check.py
 else
 	emit "skip - layering # python3 not found"
 fi
