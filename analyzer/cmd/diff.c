@@ -84,7 +84,7 @@ int cmd_diff(int argc, char **argv)
 		;
 	ga_opts_init(&opts, GA_CMD_DIFF, "diff");
 	while ((c = ga_opts_next(&opts, sep, argv)) != -1) {
-		switch (ga_opts_analysis(&opts, c, optarg, NULL)) {
+		switch (ga_opts_analysis(&opts, c, optarg, &(const struct ga_opts_to){ 0 })) {
 		case 1:
 			continue;
 		case -1:

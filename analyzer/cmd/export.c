@@ -69,9 +69,9 @@ int cmd_export(int argc, char **argv)
 	struct ga_filter flt;
 	struct ga_export e;
 	struct ga_output out;
-	char ferr[512];
 	const char *fold = NULL;
 	struct ga_opts opts;
+	const struct ga_opts_to to = { .ao = &ao, .po = &po, .fold = &fold, .flt = &flt };
 	int c, rc = GA_EXIT_OK, failed, noflows = 0, npaths;
 	const char *dask = NULL;
 	char *dpath, **paths;
@@ -80,20 +80,10 @@ int cmd_export(int argc, char **argv)
 	ga_filter_init(&flt);
 	ga_opts_init(&opts, GA_CMD_EXPORT, "export");
 	while ((c = ga_opts_next(&opts, argc, argv)) != -1) {
-		if (ga_peaks_option(&po, c, optarg) || ga_sites_option(c, optarg, &fold))
-			continue;
-		switch (ga_opts_analysis(&opts, c, optarg, &ao)) {
+		switch (ga_opts_analysis(&opts, c, optarg, &to)) {
 		case 1:
 			continue;
 		case -1:
-			ga_filter_free(&flt);
-			return GA_EXIT_USAGE;
-		}
-		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
-		case 1:
-			continue;
-		case -1:
-			fprintf(stderr, "gpuprof export: %s\n", ferr);
 			ga_filter_free(&flt);
 			return GA_EXIT_USAGE;
 		}

@@ -225,13 +225,26 @@ int ga_opts_next(struct ga_opts *o, int argc, char **argv)
 }
 
 int ga_opts_analysis(const struct ga_opts *o, int c, const char *arg,
-		     struct ga_analysis_opts *ao)
+		     const struct ga_opts_to *to)
 {
-	char *end;
+	struct ga_analysis_opts *ao = to->ao;
+	char *end, err[512];
 	long depth;
 
 	if (c == 'j')
 		return ga_jobs_option(o->cmdname, arg) ? -1 : 1;
+	if ((to->po && ga_peaks_option(to->po, c, arg)) ||
+	    (to->fold && ga_sites_option(c, arg, to->fold)))
+		return 1;
+	if (to->flt) {
+		switch (ga_filter_option(to->flt, c, arg, err, sizeof(err))) {
+		case 1:
+			return 1;
+		case -1:
+			fprintf(stderr, "gpuprof %s: %s\n", o->cmdname, err);
+			return -1;
+		}
+	}
 	if (!ao)
 		return 0;
 	switch (c) {

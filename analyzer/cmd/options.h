@@ -88,16 +88,25 @@ void ga_opts_init(struct ga_opts *o, unsigned cmd, const char *cmdname);
 int ga_opts_next(struct ga_opts *o, int argc, char **argv);
 
 struct ga_analysis_opts;
+struct ga_peaks_opt;
+struct ga_filter;
+
+/* Where the options report and export read the same way go; NULL: not taken. */
+struct ga_opts_to {
+	struct ga_analysis_opts *ao;   /* --stack-depth, --no-symbolize, --symbol-path,
+					  --align, --latency */
+	struct ga_peaks_opt *po;       /* --peaks-dir, --spec-peaks */
+	const char **fold;             /* --fold-frames, --full-stacks (sites.h) */
+	struct ga_filter *flt;         /* --nvtx, --kernel, --device, --kind */
+};
 
 /*
- * The options report and export read the same way, taken into ao:
- * --stack-depth, --no-symbolize, --symbol-path, --align, --latency; and
- * -j (ga_reader_jobs), which diff takes too (ao may then be NULL).
- * Returns 1 when c was one of them, 0 when not, -1 after saying why its
- * value is wrong on stderr.
+ * Takes option c (and its arg) when it is one of those, or -j
+ * (ga_reader_jobs), which diff takes too.  Returns 1 when it was, 0 when
+ * not, -1 after saying why its value is wrong on stderr.
  */
 int ga_opts_analysis(const struct ga_opts *o, int c, const char *arg,
-		     struct ga_analysis_opts *ao);
+		     const struct ga_opts_to *to);
 
 /* The "Options:" lines of cmd's --help, one option (with its text) each. */
 void ga_opts_help(unsigned cmd, FILE *f);

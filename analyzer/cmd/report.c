@@ -71,6 +71,7 @@ int cmd_report(int argc, char **argv)
 	unsigned char fail_rules[GA_RULE_COUNT] = { 0 };
 	int c, rc = GA_EXIT_OK, fail_sev = -1, fail_on = 0;
 	struct ga_opts opts;
+	const struct ga_opts_to to = { .ao = &ao, .po = &po, .fold = &fold, .flt = &flt };
 	const char *dask = NULL;
 	char *dpath, **paths;
 	int npaths;
@@ -79,20 +80,10 @@ int cmd_report(int argc, char **argv)
 	ga_filter_init(&flt);
 	ga_opts_init(&opts, GA_CMD_REPORT, "report");
 	while ((c = ga_opts_next(&opts, argc, argv)) != -1) {
-		if (ga_peaks_option(&po, c, optarg) || ga_sites_option(c, optarg, &fold))
-			continue;
-		switch (ga_opts_analysis(&opts, c, optarg, &ao)) {
+		switch (ga_opts_analysis(&opts, c, optarg, &to)) {
 		case 1:
 			continue;
 		case -1:
-			ga_filter_free(&flt);
-			return GA_EXIT_USAGE;
-		}
-		switch (ga_filter_option(&flt, c, optarg, ferr, sizeof(ferr))) {
-		case 1:
-			continue;
-		case -1:
-			fprintf(stderr, "gpuprof report: %s\n", ferr);
 			ga_filter_free(&flt);
 			return GA_EXIT_USAGE;
 		}

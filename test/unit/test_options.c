@@ -154,6 +154,10 @@ static void errors(void)
 		  "gpuprof report: --align takes nccl or none, not 'ptp'\n" },
 		{ 1, { "--align=x", "-t", "json", "x.gpuprof" },
 		  "gpuprof export: --align takes nccl or none, not 'x'\n" },
+		{ 1, { "-t", "json", "--kind", "foo" },
+		  "gpuprof export: --kind: unknown kind 'foo' (kernel, memcpy, memset, graph)\n" },
+		{ 0, { "--peaks-dir", "/nonexistent", "--kind=texture", "x.gpuprof" },
+		  "gpuprof report: --kind: unknown kind 'texture' (kernel, memcpy, memset, graph)\n" },
 		{ 2, { "-j", "65", "a", "b" },
 		  "gpuprof diff: -j needs a number from 0 (one per CPU) to 64, not '65'\n" },
 	};
