@@ -67,12 +67,9 @@ const struct ga_opt ga_opts[] = {
 	  "frames of a launch site (default 3), for traces\n"
 	  "recorded with --backtrace" },
 	{ "stack-depth", GA_OPT_STACK_DEPTH, REQ, E, 0, " N", "frames of a launch site (default 3)" },
-	{ "no-symbolize", GA_OPT_NO_SYMBOLIZE, NO, R, 0, NULL,
+	{ "no-symbolize", GA_OPT_NO_SYMBOLIZE, NO, R | E, 0, NULL,
 	  "do not look launch-site frames up in the symbols and\n"
 	  "debug information of their modules" },
-	{ "no-symbolize", GA_OPT_NO_SYMBOLIZE, NO, E, 0, NULL,
-	  "do not look launch-site frames up in the symbols\n"
-	  "and debug information of their modules" },
 	{ "symbol-path", GA_OPT_SYMBOL_PATH, REQ, R, 0, " DIR[:DIR...]",
 	  "also look for modules there (DIR/.build-id/xx/rest.debug,\n"
 	  "DIR/.build-id/xx/rest, DIR/NAME); a file is used only\n"
