@@ -1192,9 +1192,13 @@ static int cmp_perm(const void *pa, const void *pb)
 static int perm_sort(void *base, size_t n, size_t sz, int (*cmp)(const void *, const void *),
 		     uint32_t *perm)
 {
-	uint32_t *ord = malloc((n + 1) * sizeof(*ord));
-	char *t = malloc((n + 1) * sz);
-	size_t i;
+	uint32_t *ord, i;
+	char *t;
+
+	if (!n)
+		return 0;
+	ord = malloc((n + 1) * sizeof(*ord));
+	t = malloc((n + 1) * sz);
 
 	if (!ord || !t) {
 		free(ord);
