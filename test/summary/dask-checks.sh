@@ -77,6 +77,10 @@ N=$i
 "$A" summarize -o "$T/local.sum" "$T"/jobs/job-*.gpuprof || bad "local summarize failed"
 "$A" export -t json -o "$T/local.json" "$T/local.sum"
 "$A" report --no-timeline "$T/local.sum" >"$T/local.txt"
+"$A" export -t json -o "$T/direct.json" "$T"/jobs/job-*.gpuprof 2>/dev/null
+python3 test/summary/compare.py "$T/direct.json" "$T/local.json" >"$T/cmp" &&
+	ok "the local merge equals the $N traces read together where summaries hold them" ||
+	bad "local merge vs traces: $(head -3 "$T/cmp")"
 
 if ! start_cluster 2; then
 	bad "the cluster did not start: $(tail -3 "$T/scheduler.log")"
