@@ -101,8 +101,8 @@ fi
 if [ -f test/golden/ranks-checks.sh ]; then
 	run_step "golden ranks" bash test/golden/ranks-checks.sh "$build"
 fi
-if [ -f test/summary/run.sh ] && command -v python3 >/dev/null 2>&1; then
-	run_step "summaries" bash test/summary/run.sh "$build"
+if [ -f test/summary/summary-checks.sh ] && command -v python3 >/dev/null 2>&1; then
+	run_step "summaries" bash test/summary/summary-checks.sh "$build"
 	run_step "summaries dask" bash test/summary/dask-checks.sh "$build"
 fi
 if [ -f test/golden/overtime-svg-checks.py ] && command -v python3 >/dev/null 2>&1; then

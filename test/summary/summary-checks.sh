@@ -15,7 +15,7 @@
 #    diff of a summary against its trace shows no change.
 # Prints "ok - ..." / "not ok - ..." lines (test/run-tests.sh counts them).
 set -u
-build=${1:?usage: test/summary/run.sh BUILD_DIR}
+build=${1:?usage: test/summary/summary-checks.sh BUILD_DIR}
 A=$build/bin/gpuprof-analyze
 G=test/golden
 T=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-sum.XXXXXX") || exit 1
