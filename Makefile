@@ -173,12 +173,13 @@ $(BUILD)/obj/san/preload/%.o: preload/%.c
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -pthread -I$(CUDA_HOME)/include $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 # The NVTX tool and capture ranges need no CUPTI library: unit tests drive
 # them through a stand-in NVTX (cupti_api.c only binds CUPTI when asked);
-# the metrics cache is plain file handling.
-REC_CUPTI_TEST_OBJ := $(patsubst %,$(BUILD)/obj/san/cupti/%.o,nvtx_tool capture cupti_api guest mcache pystack telemetry)
+# the metrics cache is plain file handling; the GPU sampler binds CUPTI's PM
+# sampling with dlsym, which test_gpusample answers with test/shims/fakepm.c.
+REC_CUPTI_TEST_OBJ := $(patsubst %,$(BUILD)/obj/san/cupti/%.o,nvtx_tool capture cupti_api guest mcache pystack telemetry gpusample)
 $(REC_CUPTI_TEST_OBJ): $(BUILD)/obj/san/cupti/%.o: cupti/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -pthread -I$(CUDA_HOME)/include $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -pthread -Icupti/cshim -I$(CUDA_HOME)/include $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 REC_CORE_TEST_OBJ := $(REC_CORE_OBJ:$(BUILD)/obj/%=$(BUILD)/obj/san/%) $(REC_CUPTI_TEST_OBJ)
 $(BUILD)/test/test_%: $(BUILD)/obj/test/unit/test_%.o $(UNIT_HELP_OBJ) $(ANA_LIB_OBJ) $(REC_CORE_TEST_OBJ)
 	@mkdir -p $(@D)
@@ -197,6 +198,13 @@ $(FAKECUPTI): test/shims/fakecupti.c test/shims/fakecupti.h
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) -I$(CUDA_HOME)/include -fPIC -shared -fvisibility=hidden $(CFLAGS) -o $@ $<
+
+# A stand-in for CUDA and CUPTI's PM sampling, soname libcuda.so.1, for test_gpusample.
+FAKEPM := $(BUILD)/test/shims/libfakepm.so
+$(FAKEPM): test/shims/fakepm.c test/shims/fakepm.h
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -Icupti/cshim -I$(CUDA_HOME)/include -fPIC -shared -fvisibility=hidden -Wl,-soname,libcuda.so.1 $(CFLAGS) -o $@ $<
 
 # A libcupti in front of the real one that refuses the counters (GPU tests).
 CUPTIDENY := $(BUILD)/test/shims/libcuptideny.so
@@ -227,7 +235,7 @@ $(PYEMBED): cupti/pystack.c cupti/pystack.h test/unit/py/embed_local.c test/unit
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -o $@ cupti/pystack.c test/unit/py/embed_local.c -ldl
 
-unit: $(UNIT_BIN) $(SHIM) $(FAKECUPTI) $(PYPROBE) $(PYEMBED)
+unit: $(UNIT_BIN) $(SHIM) $(FAKECUPTI) $(FAKEPM) $(PYPROBE) $(PYEMBED)
 # test and demo check the dependencies first, then build in a sub-make that
 # sees what was just installed (ZSTD_A is resolved when the Makefile is read).
 test:

@@ -5,8 +5,9 @@
  * apart), as GP_REC_GPU_SERIES and GP_REC_GPU_SAMPLE records.
  *
  * Threads and contracts:
- *  - The sampler thread (started by enable, ended by flush(final)) makes
- *    every CUPTI PM sampling and NVML call.  This is the one source with a
+ *  - The sampler thread (started by enable, ended at exit by the handler
+ *    it registers, else by flush(final)) makes every CUPTI PM sampling and
+ *    NVML call.  This is the one source with a
  *    thread of its own, and the exception is deliberate: configuring PM
  *    sampling takes 0.3 to 0.8 s per device, each DecodeData 1 to 90 ms of
  *    CPU, and an NVML query can stall in the driver; on the flusher, which
@@ -22,6 +23,26 @@
  *    stopped and started there); forked makes the child's copy passive
  *    (the thread does not exist in the child).
  *  - Program threads never run anything here.
+ *
+ * The end.  CUDA tears itself down at exit in a handler it registers
+ * inside cuInit, and CUPTI's profiler and the driver free their state
+ * then: a PM call after that (Stop, DecodeData, Disable) runs into freed
+ * memory.  So once CUDA answers (cuInit has returned), and before its
+ * first CUPTI or NVML call, the thread registers an exit handler of its
+ * own, which runs before CUDA's (atexit is last in, first out) and before
+ * the recorder's end of the trace: it asks the thread to stop and waits
+ * at most EXIT_WAIT_MS for the sessions' Stop, last decode and Disable.
+ * Every wait is bounded; a stop request wakes the thread, and it is
+ * checked between devices and decode rounds.  If the thread has not
+ * finished in time, the exit gives it up (abandoned): each CUPTI or NVML
+ * call of the thread is bracketed by in_call and made only while not
+ * abandoned (a store, then a load, seq_cst on both sides, so either the
+ * thread sees abandoned or the exit sees in_call), the exit waits a
+ * little more for a call in progress, and nothing the thread may touch is
+ * ever freed (its images, queue and NVML state are left to the process's
+ * end); no CUPTI or NVML teardown is made at the end (nvmlShutdown is
+ * not called: the process is ending, and the program's own NVML user
+ * shares its reference count).
  *
  * Timestamps: PM samples carry CUPTI's timestamps, which the CUDA source's
  * timestamp callback puts on the trace clock (the same axis as kernel
@@ -68,6 +89,9 @@
 #define PM_PER_DECODE 250u           /* samples between two decodes, at most */
 #define PM_DECODE_MS 250u            /* decode period at intervals of 1 ms and more */
 #define ENABLE_TRIES 50              /* 100 ms apart, before a device gives up */
+#define EXIT_WAIT_MS 2500            /* the exit handler's wait for the thread */
+#define FLUSH_WAIT_MS 3000           /* flush(final)'s, when the exit handler did not run */
+#define CALL_WAIT_MS 250             /* for a call in progress once given up */
 
 const char gp_gpusample_default_set[] =
 	"sm__cycles_active.avg.pct_of_peak_sustained_elapsed,"
@@ -142,6 +166,8 @@ struct teldev {
 	void *nvml;
 	struct series *s, *g;
 	struct gp_gpm *gpm;
+	struct gp_telem_want want; /* the getters this device's samples call */
+	unsigned names;            /* the values of the series s (bit i: value i) */
 	uint64_t last, glast;      /* trace clock of the previous poll */
 };
 
@@ -155,10 +181,13 @@ static const char *pm_want[MAX_PM_METRICS];
 static size_t npm_want;
 
 static pthread_t thread;
-static int thread_started;
+static atomic_int thread_started, joined;
+static pid_t owner;                  /* the process that started the thread */
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
 static atomic_int stop_req, thread_done, tracing, passive, gpm_fallback;
+/* The exit gave the thread up / the thread is inside CUPTI or NVML (see "The end"). */
+static atomic_int abandoned, in_call;
 
 /* Records built by the thread, waiting for drain. */
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -166,13 +195,53 @@ static uint8_t *q;
 static size_t q_len, q_cap;
 static uint32_t q_series;            /* series published to drain */
 
+/*
+ * Before each CUPTI, NVML or CUDA call of the thread: 0 once the exit has
+ * given the thread up (no call then).  seq_cst: either this load sees
+ * abandoned, or give_up's load of in_call sees this store.
+ */
+static int call_begin(void)
+{
+	atomic_store(&in_call, 1);
+	if (!atomic_load(&abandoned))
+		return 1;
+	atomic_store(&in_call, 0);
+	return 0;
+}
+
+static void call_end(void)
+{
+	atomic_store(&in_call, 0);
+}
+
+/* A PM sampling or profiler host call (one params struct each), gated. */
+#define PM(name, params)                                                      \
+	__extension__({                                                       \
+		CUptiResult r_ = CUPTI_ERROR_NOT_INITIALIZED;                 \
+		if (call_begin()) {                                           \
+			r_ = pm.name(params);                                 \
+			call_end();                                           \
+		}                                                             \
+		r_;                                                           \
+	})
+
 static uint64_t now_ns(void)
 {
 	uint64_t t = 0;
+	CUptiResult r = CUPTI_ERROR_NOT_INITIALIZED;
 
-	if (!gp_cu.cuptiGetTimestamp || gp_cu.cuptiGetTimestamp(&t) != CUPTI_SUCCESS)
+	if (gp_cu.cuptiGetTimestamp && call_begin()) {
+		r = gp_cu.cuptiGetTimestamp(&t);
+		call_end();
+	}
+	if (r != CUPTI_SUCCESS)
 		t = gp_now_realtime();
 	return t;
+}
+
+static int stopping(void)
+{
+	return atomic_load(&stop_req) || atomic_load(&abandoned);
 }
 
 static const char *err(CUptiResult r)
@@ -323,8 +392,8 @@ static void no_permission(void)
 		return;
 	gp_log("GPU metrics over time are off: GPU performance counters are restricted to admin "
 	       "users (ERR_NVGPUCTRPERM); run as root or load the nvidia module with "
-	       "NVreg_RestrictProfilingToAdminUsers=0%s; tracing goes on",
-	       gp_rec.cfg.gpu_telemetry_ms ? "; GPM metrics stand in where the GPU offers them" : "");
+	       "NVreg_RestrictProfilingToAdminUsers=0; GPM metrics stand in where the GPU "
+	       "offers them; tracing goes on");
 	atomic_store(&gpm_fallback, 1);
 }
 
@@ -355,26 +424,26 @@ static CUptiResult pm_config(struct pmdev *d, const char **names, size_t n, int 
 		.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE,
 	};
 	uint8_t *img = NULL;
-	CUptiResult r = pm.cuptiProfilerHostInitialize(&hi);
+	CUptiResult r = PM(cuptiProfilerHostInitialize, &hi);
 
 	if (r != CUPTI_SUCCESS)
 		return r;
 	am.pHostObject = cs.pHostObject = ci.pHostObject = di.pHostObject =
 		hi.pHostObject;
-	r = pm.cuptiProfilerHostConfigAddMetrics(&am);
+	r = PM(cuptiProfilerHostConfigAddMetrics, &am);
 	if (r == CUPTI_SUCCESS)
-		r = pm.cuptiProfilerHostGetConfigImageSize(&cs);
+		r = PM(cuptiProfilerHostGetConfigImageSize, &cs);
 	if (r == CUPTI_SUCCESS && !(img = malloc(cs.configImageSize)))
 		r = CUPTI_ERROR_OUT_OF_MEMORY;
 	if (r == CUPTI_SUCCESS) {
 		ci.configImageSize = cs.configImageSize;
 		ci.pConfigImage = img;
-		r = pm.cuptiProfilerHostGetConfigImage(&ci);
+		r = PM(cuptiProfilerHostGetConfigImage, &ci);
 	}
 	if (r == CUPTI_SUCCESS) {
 		np.configImageSize = cs.configImageSize;
 		np.pConfigImage = img;
-		r = pm.cuptiProfilerHostGetNumOfPasses(&np);
+		r = PM(cuptiProfilerHostGetNumOfPasses, &np);
 		if (r == CUPTI_SUCCESS && np.numOfPasses != 1)
 			r = CUPTI_ERROR_NOT_SUPPORTED;
 	}
@@ -386,7 +455,7 @@ static CUptiResult pm_config(struct pmdev *d, const char **names, size_t n, int 
 		return r;
 	}
 	free(img);
-	pm.cuptiProfilerHostDeinitialize(&di);
+	PM(cuptiProfilerHostDeinitialize, &di);
 	return r;
 }
 
@@ -405,7 +474,7 @@ static CUptiResult pm_choose(struct pmdev *d)
 		d->n = npm_want;
 		return CUPTI_SUCCESS;
 	}
-	for (i = 0; i < npm_want; i++) {
+	for (i = 0; i < npm_want && !stopping(); i++) {
 		d->names[d->n] = pm_want[i];
 		r = pm_config(d, d->names, d->n + 1, 0);
 		if (r == CUPTI_SUCCESS)
@@ -460,11 +529,11 @@ static int pm_setup(int dev)
 	CUptiResult r;
 
 	if (!d->avail) {
-		r = pm.cuptiDeviceGetChipName(&cn);
+		r = PM(cuptiDeviceGetChipName, &cn);
 		if (r != CUPTI_SUCCESS || !cn.pChipName)
 			goto retry;
 		snprintf(d->chip, sizeof(d->chip), "%s", cn.pChipName);
-		r = pm.cuptiPmSamplingGetCounterAvailability(&ga);
+		r = PM(cuptiPmSamplingGetCounterAvailability, &ga);
 		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
 			goto denied;
 		if (r != CUPTI_SUCCESS)
@@ -472,7 +541,7 @@ static int pm_setup(int dev)
 		if (!(d->avail = malloc(ga.counterAvailabilityImageSize)))
 			goto fail;
 		ga.pCounterAvailabilityImage = d->avail;
-		r = pm.cuptiPmSamplingGetCounterAvailability(&ga);
+		r = PM(cuptiPmSamplingGetCounterAvailability, &ga);
 		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
 			goto denied;
 		if (r != CUPTI_SUCCESS) {
@@ -481,6 +550,8 @@ static int pm_setup(int dev)
 			goto retry;
 		}
 		r = pm_choose(d);
+		if (stopping())
+			return 0;
 		if (r != CUPTI_SUCCESS) {
 			gp_log("GPU metrics over time are off on device %d (%s): none of the metrics "
 			       "fits one pass there (%s); tracing goes on", dev, d->chip, err(r));
@@ -494,7 +565,7 @@ static int pm_setup(int dev)
 		pthread_mutex_unlock(&q_lock);
 		series_publish();
 	}
-	r = pm.cuptiPmSamplingEnable(&en);
+	r = PM(cuptiPmSamplingEnable, &en);
 	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
 		goto denied;
 	if (r == CUPTI_ERROR_NOT_SUPPORTED) {
@@ -510,7 +581,7 @@ static int pm_setup(int dev)
 	gs.pMetricNames = d->names;
 	gs.numMetrics = d->n;
 	gs.maxSamples = pm_max_samples();
-	r = pm.cuptiPmSamplingGetCounterDataSize(&gs);
+	r = PM(cuptiPmSamplingGetCounterDataSize, &gs);
 	if (r == CUPTI_SUCCESS && !d->image) {
 		if (!(d->image = malloc(gs.counterDataSize)))
 			r = CUPTI_ERROR_OUT_OF_MEMORY;
@@ -519,7 +590,7 @@ static int pm_setup(int dev)
 	if (r == CUPTI_SUCCESS) {
 		ii.counterDataSize = d->image_size;
 		ii.pCounterData = d->image;
-		r = pm.cuptiPmSamplingCounterDataImageInitialize(&ii);
+		r = PM(cuptiPmSamplingCounterDataImageInitialize, &ii);
 	}
 	if (r == CUPTI_SUCCESS) {
 		sc.pConfig = d->config;
@@ -528,17 +599,19 @@ static int pm_setup(int dev)
 		sc.samplingInterval = (uint64_t)gp_rec.cfg.gpu_metrics_us * 1000;
 		sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
 		sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
-		r = pm.cuptiPmSamplingSetConfig(&sc);
+		r = PM(cuptiPmSamplingSetConfig, &sc);
 	}
 	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
 		goto denied;
+	if (r != CUPTI_SUCCESS && atomic_load(&abandoned))
+		return 0;
 	if (r != CUPTI_SUCCESS) {
 		CUpti_PmSampling_Disable_Params dp = {
 			.structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE,
 			.pPmSamplingObject = d->obj,
 		};
 
-		pm.cuptiPmSamplingDisable(&dp);
+		PM(cuptiPmSamplingDisable, &dp);
 		d->obj = NULL;
 		gp_log("GPU metrics over time are off on device %d (%s): cannot configure PM "
 		       "sampling (%s); tracing goes on", dev, d->chip, err(r));
@@ -552,6 +625,8 @@ denied:
 	pm_off(d, GP_GPU_NO_PERMISSION);
 	return 0;
 retry:
+	if (stopping())
+		return 0;
 	if (++d->tries < ENABLE_TRIES)
 		return -1;
 	gp_log("GPU metrics over time are off on device %d: PM sampling did not start (%s); "
@@ -577,12 +652,12 @@ static void pm_run(struct pmdev *d, int on)
 	if (d->state != PM_ON || d->running == on)
 		return;
 	if (on) {
-		if (pm.cuptiPmSamplingStart(&st) == CUPTI_SUCCESS) {
+		if (PM(cuptiPmSamplingStart, &st) == CUPTI_SUCCESS) {
 			d->running = 1;
 			d->first = 1;
 		}
 	} else {
-		pm.cuptiPmSamplingStop(&sp);
+		PM(cuptiPmSamplingStop, &sp);
 		d->running = 0;
 	}
 }
@@ -595,7 +670,7 @@ static void pm_teardown(struct pmdev *d)
 	};
 
 	if (d->obj)
-		pm.cuptiPmSamplingDisable(&dp);
+		PM(cuptiPmSamplingDisable, &dp);
 	d->obj = NULL;
 	d->running = 0;
 }
@@ -631,9 +706,11 @@ static void pm_decode(int dev)
 			.counterDataSize = d->image_size,
 			.pCounterData = d->image,
 		};
-		CUptiResult r = pm.cuptiPmSamplingDecodeData(&dd);
+		CUptiResult r = PM(cuptiPmSamplingDecodeData, &dd);
 		size_t i;
 
+		if (atomic_load(&abandoned))
+			return;
 		if (r != CUPTI_SUCCESS || dd.overflow) {
 			/* KEEP_OLDEST lost the buffer's content: the session starts over. */
 			gp_log("GPU metrics over time: device %d's sampling buffer overflowed (%s); "
@@ -646,9 +723,9 @@ static void pm_decode(int dev)
 			d->tries = 0;
 			return;
 		}
-		if (pm.cuptiPmSamplingGetCounterDataInfo(&gi) != CUPTI_SUCCESS)
+		if (PM(cuptiPmSamplingGetCounterDataInfo, &gi) != CUPTI_SUCCESS)
 			break;
-		for (i = 0; i < gi.numCompletedSamples; i++) {
+		for (i = 0; i < gi.numCompletedSamples && !atomic_load(&abandoned); i++) {
 			CUpti_PmSampling_CounterData_GetSampleInfo_Params si = {
 				.structSize = CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE,
 				.pPmSamplingObject = d->obj,
@@ -667,18 +744,18 @@ static void pm_decode(int dev)
 				.pMetricValues = v,
 			};
 
-			if (pm.cuptiPmSamplingCounterDataGetSampleInfo(&si) != CUPTI_SUCCESS ||
+			if (PM(cuptiPmSamplingCounterDataGetSampleInfo, &si) != CUPTI_SUCCESS ||
 			    !si.startTimestamp || si.endTimestamp <= si.startTimestamp)
 				continue;
 			if (d->first) {
 				d->first = 0;
 				continue;
 			}
-			if (pm.cuptiProfilerHostEvaluateToGpuValues(&ev) != CUPTI_SUCCESS)
+			if (PM(cuptiProfilerHostEvaluateToGpuValues, &ev) != CUPTI_SUCCESS)
 				continue;
 			queue_sample(d->s, si.startTimestamp, si.endTimestamp, v);
 		}
-		pm.cuptiPmSamplingCounterDataImageInitialize(&ii);
+		PM(cuptiPmSamplingCounterDataImageInitialize, &ii);
 		if (dd.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL)
 			break;
 	}
@@ -707,37 +784,54 @@ static void sleep_until(uint64_t wake_mono)
 	struct timespec ts = { (time_t)(wake_mono / 1000000000ull), (long)(wake_mono % 1000000000ull) };
 
 	pthread_mutex_lock(&wake_lock);
-	if (!atomic_load(&stop_req))
+	if (!stopping())
 		pthread_cond_timedwait(&wake_cond, &wake_lock, &ts);
 	pthread_mutex_unlock(&wake_lock);
 }
 
-static void telemetry_setup(char pci[][32])
+/* NVML loaded and initialized (once; the first try says why not). */
+static int nvml_open(void)
 {
+	static int state;          /* 0 not tried, 1 open, -1 failed */
 	char why[256];
+
+	if (state || !call_begin())
+		return state > 0;
+	state = gp_telemetry_open(NULL, why, sizeof(why)) < 0 ? -1 : 1;
+	call_end();
+	if (state < 0)
+		gp_log("GPU telemetry is off: %s; tracing goes on", why);
+	return state > 0;
+}
+
+/* NVML's handles of the devices, and the telemetry series (--gpu-telemetry). */
+static void telemetry_setup(char pci[][32], int want_tel)
+{
+	unsigned want = GP_TELEM_DEFAULT_WANT;
 	int i, any = 0;
 
-	if (gp_telemetry_open(NULL, why, sizeof(why)) < 0) {
-		gp_log("GPU telemetry is off: %s; tracing goes on", why);
-		return;
-	}
-	for (i = 0; i < ndev; i++) {
+	if (gp_rec.cfg.gpu_telemetry_extra & GP_GPU_TELEMETRY_UTIL)
+		want |= 1u << GP_TELEM_GPU_UTIL_PCT;
+	for (i = 0; i < ndev && !stopping(); i++) {
 		struct teldev *t = &tel[i];
 
-		t->nvml = pci[i][0] ? gp_telemetry_device(pci[i]) : NULL;
+		if (!t->nvml && pci[i][0] && call_begin()) {
+			t->nvml = gp_telemetry_device(pci[i]);
+			call_end();
+		}
 		if (!t->nvml)
 			continue;
 		any = 1;
-		if (gp_rec.cfg.gpu_telemetry_ms) {
+		if (want_tel && !t->s) {
 			t->s = series_new((uint32_t)i, GP_GPU_SRC_NVML,
 					  gp_rec.cfg.gpu_telemetry_ms * 1000000ull);
 			if (t->s) {
-				memcpy(t->s->names, gp_telemetry_names, sizeof(gp_telemetry_names));
-				t->s->n = GP_TELEM_COUNT;
+				t->want.want = t->names = want;
+				t->s->n = gp_telemetry_names_of(want, t->s->names);
 			}
 		}
 	}
-	if (!any)
+	if (!any && !stopping())
 		gp_log("GPU telemetry is off: NVML knows none of the CUDA devices; tracing goes on");
 	series_publish();
 }
@@ -747,21 +841,29 @@ static void gpm_setup(void)
 	uint32_t ms = gp_rec.cfg.gpu_telemetry_ms > GP_GPM_MIN_MS ? gp_rec.cfg.gpu_telemetry_ms
 								  : GP_GPM_MIN_MS;
 
-	for (int i = 0; i < ndev; i++) {
+	for (int i = 0; i < ndev && !stopping(); i++) {
 		struct teldev *t = &tel[i];
 
-		if (!t->nvml || t->gpm || !(t->gpm = gp_gpm_open(t->nvml)))
+		if (!t->nvml || t->gpm || !call_begin())
 			continue;
+		t->gpm = gp_gpm_open(t->nvml);
+		call_end();
+		if (!t->gpm)
+			continue;
+		/* Without a series the GPM state is left as is (never freed: see "The end"). */
 		t->g = series_new((uint32_t)i, GP_GPU_SRC_GPM, ms * 1000000ull);
-		if (!t->g) {
-			gp_gpm_close(t->gpm);
-			t->gpm = NULL;
+		if (!t->g)
 			continue;
-		}
 		memcpy(t->g->names, gp_gpm_names, sizeof(gp_gpm_names));
 		t->g->n = GP_GPM_COUNT;
 	}
 	series_publish();
+}
+
+/* At exit, before CUDA's own handler: the thread stops while CUDA is whole. */
+static void stop_at_exit(void)
+{
+	gp_gpusample_stop(EXIT_WAIT_MS);
 }
 
 static void *sampler_main(void *arg)
@@ -770,35 +872,52 @@ static void *sampler_main(void *arg)
 	char why[256];
 	int want_pm = gp_rec.cfg.gpu_metrics[0] != 0;
 	int want_tel = gp_rec.cfg.gpu_telemetry_ms != 0;
-	int gpm_on = 0, i, tries;
+	int want_gpm = want_tel && (gp_rec.cfg.gpu_telemetry_extra & GP_GPU_TELEMETRY_GPM);
+	int gpm_on = 0, tel_on = 0, i, tries, r;
 	uint64_t next_pm = 0, next_tel = 0, next_gpm = 0;
 	uint64_t tel_ns = (uint64_t)gp_rec.cfg.gpu_telemetry_ms * 1000000ull;
 	uint64_t gpm_ns = (gp_rec.cfg.gpu_telemetry_ms > GP_GPM_MIN_MS ? gp_rec.cfg.gpu_telemetry_ms
 									: GP_GPM_MIN_MS) * 1000000ull;
 
 	(void)arg;
+	/* NVML needs no CUDA: loaded and initialized while the program starts CUDA. */
+	if (want_tel)
+		want_tel = nvml_open();
 	/* CUDA answers once cuInit has returned to the program. */
-	for (tries = 0; find_devices(pci) < 0; tries++) {
-		if (tries == 100 || atomic_load(&stop_req))
+	for (tries = 0;; tries++) {
+		if (!call_begin())
+			goto out;
+		r = find_devices(pci);
+		call_end();
+		if (r == 0)
+			break;
+		if (tries == 100 || stopping())
 			goto out;
 		sleep_until(gp_now_monotonic() + 100000000ull);
 	}
+	/*
+	 * CUDA registered its exit handler inside cuInit, which has returned:
+	 * this one runs before it.  Not registered: flush(final) stops the
+	 * thread, as late as the recorder's own exit handler runs.
+	 */
+	if (atexit(stop_at_exit) != 0)
+		gp_debug("gpu-over-time: no exit handler of its own");
 	if (want_pm && pm_bind(why, sizeof(why)) < 0) {
 		gp_log("GPU metrics over time are off: %s; tracing goes on", why);
 		want_pm = 0;
 	}
-	if (want_pm) {
+	if (want_pm && !stopping()) {
 		CUpti_Profiler_Initialize_Params pi = {
 			.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE,
 		};
-		CUptiResult r = pm.cuptiProfilerInitialize(&pi);
+		CUptiResult rc = PM(cuptiProfilerInitialize, &pi);
 
-		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+		if (rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
 			no_permission();
 			want_pm = 0;
-		} else if (r != CUPTI_SUCCESS) {
+		} else if (rc != CUPTI_SUCCESS && !stopping()) {
 			gp_log("GPU metrics over time are off: cannot initialize the CUPTI profiler "
-			       "(%s); tracing goes on", err(r));
+			       "(%s); tracing goes on", err(rc));
 			want_pm = 0;
 		}
 	}
@@ -808,26 +927,36 @@ static void *sampler_main(void *arg)
 				      (uint64_t)gp_rec.cfg.gpu_metrics_us * 1000);
 		pmd[i].state = pmd[i].s ? PM_WANT : PM_OFF;
 	}
-	if (want_tel || want_pm)
-		telemetry_setup(pci);
+	if (want_tel) {
+		telemetry_setup(pci, 1);
+		tel_on = 1;
+	}
 	/* PM sampling's restriction is known once a device is tried. */
-	while (!atomic_load(&stop_req)) {
+	while (!stopping()) {
 		uint64_t t = gp_now_monotonic(), wake = t + 1000000000ull;
 		int on = atomic_load(&tracing);
 
-		for (i = 0; want_pm && i < ndev; i++) {
+		/* A device's setup takes most of a second: a stop request ends the round. */
+		for (i = 0; want_pm && i < ndev && !stopping(); i++) {
 			struct pmdev *d = &pmd[i];
 
 			if (d->state == PM_WANT && pm_setup(i) < 0)
 				wake = t + 100000000ull;
-			pm_run(d, on);
+			if (!stopping())
+				pm_run(d, on);
 		}
-		if (!gpm_on && (want_tel || atomic_load(&gpm_fallback))) {
-			gpm_setup();
+		/* GPM: asked for, or standing in for restricted counters (NVML loaded then). */
+		if (!gpm_on && (want_gpm || atomic_load(&gpm_fallback)) && !stopping()) {
+			if (!tel_on && nvml_open()) {
+				telemetry_setup(pci, 0);
+				tel_on = 1;
+			}
+			if (tel_on)
+				gpm_setup();
 			gpm_on = 1;
 		}
 		if (want_pm && t >= next_pm) {
-			for (i = 0; i < ndev; i++)
+			for (i = 0; i < ndev && !stopping(); i++)
 				pm_decode(i);
 			next_pm = t + pm_decode_ns();
 		}
@@ -836,14 +965,24 @@ static void *sampler_main(void *arg)
 		if (want_tel && t >= next_tel) {
 			uint64_t now = now_ns();
 
-			for (i = 0; i < ndev; i++) {
+			for (i = 0; i < ndev && !stopping(); i++) {
 				struct teldev *d = &tel[i];
-				double v[GP_TELEM_COUNT];
+				double v[GP_TELEM_COUNT], out[GP_TELEM_COUNT];
+				unsigned k, n = 0;
+				int got = 0;
 
 				if (!d->s)
 					continue;
-				if (on && d->last && gp_telemetry_read(d->nvml, v) > 0)
-					queue_sample(d->s, d->last, now, v);
+				if (on && d->last && call_begin()) {
+					got = gp_telemetry_read(d->nvml, &d->want, v);
+					call_end();
+				}
+				/* The series' values in its order; a getter dropped as slow reads NaN. */
+				for (k = 0; k < GP_TELEM_COUNT; k++)
+					if (d->names & (1u << k))
+						out[n++] = v[k];
+				if (got > 0)
+					queue_sample(d->s, d->last, now, out);
 				d->last = on ? now : 0;
 			}
 			next_tel = t + tel_ns;
@@ -853,10 +992,9 @@ static void *sampler_main(void *arg)
 		if (gpm_on && t >= next_gpm) {
 			uint64_t now = now_ns();
 
-			for (i = 0; i < ndev; i++) {
+			for (i = 0; i < ndev && !stopping(); i++) {
 				struct teldev *d = &tel[i];
 				double v[GP_GPM_COUNT];
-				int r;
 
 				if (!d->g)
 					continue;
@@ -864,7 +1002,11 @@ static void *sampler_main(void *arg)
 					d->glast = 0;
 					continue;
 				}
-				r = gp_gpm_read(d->gpm, v);
+				r = -1;
+				if (call_begin()) {
+					r = gp_gpm_read(d->gpm, v);
+					call_end();
+				}
 				if (r > 0 && d->glast)
 					queue_sample(d->g, d->glast, now, v);
 				d->glast = r >= 0 ? now : 0;
@@ -875,21 +1017,65 @@ static void *sampler_main(void *arg)
 			wake = next_gpm;
 		sleep_until(wake);
 	}
-	/* The end: what the hardware still holds, then the counters go back. */
-	for (i = 0; want_pm && i < ndev; i++) {
+	/*
+	 * The end: what the hardware still holds, then the counters go back
+	 * (each call gated: given up, the thread makes none).  NVML and the
+	 * GPM samples are left as they are (see "The end").
+	 */
+	for (i = 0; want_pm && i < ndev && !atomic_load(&abandoned); i++) {
 		pm_run(&pmd[i], 0);
 		pm_decode(i);
 		pm_teardown(&pmd[i]);
 	}
-	for (i = 0; i < ndev; i++)
-		gp_gpm_close(tel[i].gpm);
-	gp_telemetry_close();
 out:
 	pthread_mutex_lock(&wake_lock);
 	atomic_store(&thread_done, 1);
 	pthread_cond_broadcast(&wake_cond);
 	pthread_mutex_unlock(&wake_lock);
 	return NULL;
+}
+
+/*
+ * Stops the thread and waits for it at most wait_ms; given up then (see
+ * "The end").  Any thread of the process that started it; runs once to
+ * the end (later calls return at once).  Never frees anything.
+ */
+void gp_gpusample_stop(int wait_ms)
+{
+	static atomic_int once;
+	struct timespec ts;
+	uint64_t until;
+
+	if (!atomic_load(&thread_started) || atomic_load(&passive) || getpid() != owner ||
+	    atomic_exchange(&once, 1))
+		return;
+	until = gp_now_monotonic() + (uint64_t)wait_ms * 1000000ull;
+	ts.tv_sec = (time_t)(until / 1000000000ull);
+	ts.tv_nsec = (long)(until % 1000000000ull);
+	pthread_mutex_lock(&wake_lock);
+	atomic_store(&stop_req, 1);
+	pthread_cond_broadcast(&wake_cond);
+	while (!atomic_load(&thread_done))
+		if (pthread_cond_timedwait(&wake_cond, &wake_lock, &ts) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&wake_lock);
+	if (atomic_load(&thread_done)) {
+		if (!atomic_exchange(&joined, 1))
+			pthread_join(thread, NULL);
+		return;
+	}
+	/* Given up: no further call; one in progress is waited for a little. */
+	atomic_store(&abandoned, 1);
+	until = gp_now_monotonic() + CALL_WAIT_MS * 1000000ull;
+	while (atomic_load(&in_call) && gp_now_monotonic() < until) {
+		struct timespec tick = { 0, 1000000 };
+
+		nanosleep(&tick, NULL);
+	}
+	gp_log("the GPU sampler did not stop in %.1f s%s; its last samples are not in the trace",
+	       wait_ms / 1000.0,
+	       atomic_load(&in_call) ? " (a CUPTI or NVML call does not return; it is left to it)"
+				     : "; it makes no further call");
 }
 
 /* ---- source hooks ---- */
@@ -907,7 +1093,7 @@ static int gs_enable(char *why, size_t whysz)
 {
 	(void)why;
 	(void)whysz;
-	if (thread_started || atomic_load(&passive) || !gp_cu.handle ||
+	if (atomic_load(&thread_started) || atomic_load(&passive) || !gp_cu.handle ||
 	    (!gp_rec.cfg.gpu_metrics[0] && !gp_rec.cfg.gpu_telemetry_ms))
 		return 0;
 	{
@@ -923,12 +1109,13 @@ static int gs_enable(char *why, size_t whysz)
 		sigset_t all, old;
 		int rc;
 
+		owner = getpid();
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
 		rc = pthread_create(&thread, NULL, sampler_main, NULL);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (rc == 0)
-			thread_started = 1;
+			atomic_store(&thread_started, 1);
 		else
 			gp_log("the GPU over time is off: cannot start its thread (%s); tracing goes on",
 			       strerror(rc));
@@ -983,24 +1170,9 @@ static void gs_preamble(void)
 
 static void gs_flush(int final)
 {
-	struct timespec ts;
-
-	if (!final || !thread_started || atomic_load(&passive))
-		return;
-	/* The thread stops its sessions and decodes what is left: bounded wait. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += 3;
-	pthread_mutex_lock(&wake_lock);
-	atomic_store(&stop_req, 1);
-	pthread_cond_broadcast(&wake_cond);
-	while (!atomic_load(&thread_done))
-		if (pthread_cond_timedwait(&wake_cond, &wake_lock, &ts) == ETIMEDOUT)
-			break;
-	pthread_mutex_unlock(&wake_lock);
-	if (atomic_load(&thread_done))
-		pthread_join(thread, NULL);
-	else
-		gp_log("the GPU sampler did not finish in 3 s; its last samples are not in the trace");
+	/* The exit handler stopped the thread already, unless it never ran. */
+	if (final)
+		gp_gpusample_stop(FLUSH_WAIT_MS);
 }
 
 static void gs_drain(uint64_t t, int final)
@@ -1037,7 +1209,7 @@ static void gs_drain(uint64_t t, int final)
 static void gs_forked(void)
 {
 	atomic_store(&passive, 1);
-	thread_started = 0;
+	atomic_store(&thread_started, 0);
 }
 
 const struct gp_source gp_gpusample_source = {

@@ -17,4 +17,14 @@ extern const struct gp_source gp_gpusample_source;
  */
 extern const char gp_gpusample_default_set[];
 
+/*
+ * Stops the sampler thread: its sessions' last samples are queued for the
+ * next drain, the counters given back.  Waits at most wait_ms; past that
+ * the thread is given up (it makes no further CUPTI or NVML call, and
+ * nothing it uses is freed) and one line says so.  Runs once (the
+ * thread's own exit handler, else flush(final)); any thread of the
+ * process that started it; a no-op in a forked child.
+ */
+void gp_gpusample_stop(int wait_ms);
+
 #endif

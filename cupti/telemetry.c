@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef void *nvml_dev;
 typedef void *nvml_gpm_sample;
@@ -135,8 +136,8 @@ int gp_telemetry_open(const char *lib, char *why, size_t whysz)
 	SYM(fields, "nvmlDeviceGetFieldValues");
 	SYM(clock, "nvmlDeviceGetClockInfo");
 	SYM(temp, "nvmlDeviceGetTemperature");
-	if (!SYM(mem, "nvmlDeviceGetMemoryInfo"))
-		SYM(mem, "nvmlDeviceGetMemoryInfo_v2");
+	/* The v1 struct (total, free, used); _v2 takes a versioned struct of five. */
+	SYM(mem, "nvmlDeviceGetMemoryInfo");
 	/* Renamed in NVML 12.2 (clock "event" reasons); the old name stays. */
 	if (!SYM(reasons, "nvmlDeviceGetCurrentClocksEventReasons"))
 		SYM(reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
@@ -176,43 +177,96 @@ static double field_value(const struct nvml_field *f)
 	}
 }
 
-int gp_telemetry_read(void *dev, double *v)
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Value i's getter took t0 to now: a second slow call drops it from w. */
+static void timed(struct gp_telem_want *w, int i, uint64_t t0)
+{
+	if (!w || mono_ns() - t0 <= GP_TELEM_SLOW_US * 1000ull)
+		return;
+	if (w->slow & (1u << i))
+		w->want &= ~(1u << i);
+	w->slow |= 1u << i;
+}
+
+unsigned gp_telemetry_names_of(unsigned want, const char **names)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < GP_TELEM_COUNT; i++)
+		if (want & (1u << i))
+			names[n++] = gp_telemetry_names[i];
+	return n;
+}
+
+int gp_telemetry_read(void *dev, struct gp_telem_want *w, double *v)
 {
 	unsigned int u;
 	unsigned long long ull;
 	struct nvml_memory mem;
 	struct nvml_util ut;
 	struct nvml_field f;
+	unsigned want = w ? w->want : GP_TELEM_DEFAULT_WANT;
+	uint64_t t0 = 0;
 	int n = 0, i;
 
 	for (i = 0; i < GP_TELEM_COUNT; i++)
 		v[i] = NAN;
 	if (!nv.inited || !dev)
 		return 0;
+#define WANT(i) ((want & (1u << (i))) && (t0 = mono_ns(), 1))
 	/*
 	 * The instantaneous power follows the load within one update (about
 	 * 100 ms); nvmlDeviceGetPowerUsage is a one-second trailing average,
 	 * read only where the field is missing.
 	 */
-	memset(&f, 0, sizeof(f));
-	f.field_id = NVML_FI_DEV_POWER_INSTANT;
-	if (nv.fields && nv.fields(dev, 1, &f) == NVML_SUCCESS && f.ret == NVML_SUCCESS &&
-	    !isnan(field_value(&f)))
-		v[GP_TELEM_POWER_W] = field_value(&f) / 1000.0;
-	else if (nv.power && nv.power(dev, &u) == NVML_SUCCESS)
-		v[GP_TELEM_POWER_W] = u / 1000.0;
-	if (nv.clock && nv.clock(dev, NVML_CLOCK_SM, &u) == NVML_SUCCESS)
-		v[GP_TELEM_SM_CLOCK_MHZ] = u;
-	if (nv.clock && nv.clock(dev, NVML_CLOCK_MEM, &u) == NVML_SUCCESS)
-		v[GP_TELEM_MEM_CLOCK_MHZ] = u;
-	if (nv.temp && nv.temp(dev, NVML_TEMPERATURE_GPU, &u) == NVML_SUCCESS)
-		v[GP_TELEM_TEMP_C] = u;
-	if (nv.mem && nv.mem(dev, &mem) == NVML_SUCCESS)
-		v[GP_TELEM_MEM_USED_BYTES] = (double)mem.used;
-	if (nv.reasons && nv.reasons(dev, &ull) == NVML_SUCCESS)
-		v[GP_TELEM_CLOCK_REASONS] = (double)(ull & ((1ull << 53) - 1));
-	if (nv.util && nv.util(dev, &ut) == NVML_SUCCESS)
-		v[GP_TELEM_GPU_UTIL_PCT] = ut.gpu;
+	if (WANT(GP_TELEM_POWER_W)) {
+		memset(&f, 0, sizeof(f));
+		f.field_id = NVML_FI_DEV_POWER_INSTANT;
+		if (nv.fields && nv.fields(dev, 1, &f) == NVML_SUCCESS && f.ret == NVML_SUCCESS &&
+		    !isnan(field_value(&f)))
+			v[GP_TELEM_POWER_W] = field_value(&f) / 1000.0;
+		else if (nv.power && nv.power(dev, &u) == NVML_SUCCESS)
+			v[GP_TELEM_POWER_W] = u / 1000.0;
+		timed(w, GP_TELEM_POWER_W, t0);
+	}
+	if (WANT(GP_TELEM_SM_CLOCK_MHZ)) {
+		if (nv.clock && nv.clock(dev, NVML_CLOCK_SM, &u) == NVML_SUCCESS)
+			v[GP_TELEM_SM_CLOCK_MHZ] = u;
+		timed(w, GP_TELEM_SM_CLOCK_MHZ, t0);
+	}
+	if (WANT(GP_TELEM_MEM_CLOCK_MHZ)) {
+		if (nv.clock && nv.clock(dev, NVML_CLOCK_MEM, &u) == NVML_SUCCESS)
+			v[GP_TELEM_MEM_CLOCK_MHZ] = u;
+		timed(w, GP_TELEM_MEM_CLOCK_MHZ, t0);
+	}
+	if (WANT(GP_TELEM_TEMP_C)) {
+		if (nv.temp && nv.temp(dev, NVML_TEMPERATURE_GPU, &u) == NVML_SUCCESS)
+			v[GP_TELEM_TEMP_C] = u;
+		timed(w, GP_TELEM_TEMP_C, t0);
+	}
+	if (WANT(GP_TELEM_MEM_USED_BYTES)) {
+		if (nv.mem && nv.mem(dev, &mem) == NVML_SUCCESS)
+			v[GP_TELEM_MEM_USED_BYTES] = (double)mem.used;
+		timed(w, GP_TELEM_MEM_USED_BYTES, t0);
+	}
+	if (WANT(GP_TELEM_CLOCK_REASONS)) {
+		if (nv.reasons && nv.reasons(dev, &ull) == NVML_SUCCESS)
+			v[GP_TELEM_CLOCK_REASONS] = (double)(ull & ((1ull << 53) - 1));
+		timed(w, GP_TELEM_CLOCK_REASONS, t0);
+	}
+	if (WANT(GP_TELEM_GPU_UTIL_PCT)) {
+		if (nv.util && nv.util(dev, &ut) == NVML_SUCCESS)
+			v[GP_TELEM_GPU_UTIL_PCT] = ut.gpu;
+		timed(w, GP_TELEM_GPU_UTIL_PCT, t0);
+	}
+#undef WANT
 	for (i = 0; i < GP_TELEM_COUNT; i++)
 		n += !isnan(v[i]);
 	return n;

@@ -1,10 +1,19 @@
 /*
  * NVML device telemetry (power, clocks, temperature, memory used, clock
- * event reasons, utilization) and GPM metrics, for the GPU over time
- * (gpusample.c).  libnvidia-ml.so.1 is loaded with dlopen at run time;
- * no NVML header is needed (the few types used are declared in
+ * event reasons, and on request utilization) and GPM metrics, for the GPU
+ * over time (gpusample.c).  libnvidia-ml.so.1 is loaded with dlopen at run
+ * time; no NVML header is needed (the few types used are declared in
  * telemetry.c, from NVML's stable ABI).  CUPTI-free, so unit tests drive
  * it with a stand-in library.
+ *
+ * Cost: gp_telemetry_open (dlopen, nvmlInit: about 8 ms) and the device
+ * handles are set up once, on the sampler's thread as it starts.  A sample
+ * is one NVML getter per value (0.3 to 5 us each on an H100); a getter
+ * that takes longer than GP_TELEM_SLOW_US twice is not called again on
+ * that device (its value reads NaN from then on), so a sample's calls
+ * stay bounded whatever the driver does.  GPM (nvmlGpmSampleGet, about
+ * 35 us of driver time and a snapshot of the GPU's performance monitors
+ * per sample) is opt-in.
  *
  * Context: the GPU sampler's thread only (gpusample.c); never a program
  * thread.  NVML calls may block in the driver: nothing here runs under a
@@ -25,6 +34,18 @@ enum gp_telem {
 	GP_TELEM_CLOCK_REASONS,      /* nvmlClocksEventReasons bit mask, as a number */
 	GP_TELEM_GPU_UTIL_PCT,       /* busy-time fraction over the driver's last period */
 	GP_TELEM_COUNT
+};
+
+/* The values sampled unless asked otherwise: all but utilization (bit i: value i). */
+#define GP_TELEM_DEFAULT_WANT (((1u << GP_TELEM_COUNT) - 1) & ~(1u << GP_TELEM_GPU_UTIL_PCT))
+
+/* A getter slower than this twice on a device is not called there again. */
+#define GP_TELEM_SLOW_US 2000u
+
+/* What a device's samples read: the values wanted, and the getters found slow once. */
+struct gp_telem_want {
+	unsigned want;             /* bit i: value i (enum gp_telem) */
+	unsigned slow;             /* bit i: value i's getter was slow once */
 };
 
 /* GPM metrics (Hopper and later), in this order (names: gp_gpm_names). */
@@ -54,10 +75,18 @@ int gp_telemetry_open(const char *lib, char *why, size_t whysz);
 void *gp_telemetry_device(const char *pci_bus_id);
 
 /*
- * One sample of dev: v[GP_TELEM_COUNT], NaN for what the device does not
- * report.  Returns how many values were read.
+ * One sample of dev: v[GP_TELEM_COUNT], NaN for what w->want leaves out
+ * and what the device does not report.  Each getter is timed; one slower
+ * than GP_TELEM_SLOW_US a second time leaves w->want (w may be NULL: the
+ * default set, untimed).  Returns how many values were read.
  */
-int gp_telemetry_read(void *dev, double *v);
+int gp_telemetry_read(void *dev, struct gp_telem_want *w, double *v);
+
+/*
+ * The names of the values w->want holds, in enum order, into names[]
+ * (GP_TELEM_COUNT slots); returns how many.
+ */
+unsigned gp_telemetry_names_of(unsigned want, const char **names);
 
 struct gp_gpm;
 

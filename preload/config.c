@@ -84,6 +84,43 @@ int gp_config_parse_launches(const char *s, uint32_t *out)
 	return 0;
 }
 
+int gp_config_parse_telemetry(const char *s, uint32_t *ms, uint32_t *extra)
+{
+	uint32_t period = GP_GPU_TELEMETRY_MS_DEFAULT, bits = 0;
+	int have_period = 0;
+
+	while (*s) {
+		size_t n = strcspn(s, ",");
+
+		if (n == 4 && !strncmp(s, "util", 4)) {
+			bits |= GP_GPU_TELEMETRY_UTIL;
+		} else if (n == 3 && !strncmp(s, "gpm", 3)) {
+			bits |= GP_GPU_TELEMETRY_GPM;
+		} else {
+			unsigned long x = 0;
+			size_t i;
+
+			if (!n || n > 5 || have_period)
+				return -EINVAL;
+			for (i = 0; i < n; i++) {
+				if (s[i] < '0' || s[i] > '9')
+					return -EINVAL;
+				x = x * 10 + (unsigned long)(s[i] - '0');
+			}
+			if (x > GP_GPU_TELEMETRY_MS_MAX)
+				return -EINVAL;
+			period = x && x < GP_GPU_TELEMETRY_MS_MIN ? GP_GPU_TELEMETRY_MS_MIN : (uint32_t)x;
+			have_period = 1;
+		}
+		s += n;
+		if (*s == ',' && !*++s)
+			return -EINVAL;
+	}
+	*ms = period;
+	*extra = period ? bits : 0;
+	return 0;
+}
+
 int gp_config_parse_size(const char *s, uint64_t *out)
 {
 	unsigned long long x;
@@ -422,12 +459,14 @@ int gp_config_load(struct gp_config *c)
 	env_str("GPUPROF_GPU_METRICS", c->gpu_metrics, sizeof(c->gpu_metrics));
 	c->gpu_metrics_us = env_u32("GPUPROF_GPU_METRICS_INTERVAL_US", GP_GPU_METRICS_US_DEFAULT,
 				    GP_GPU_METRICS_US_MIN, GP_GPU_METRICS_US_MAX);
-	c->gpu_telemetry_ms = env_u32("GPUPROF_GPU_TELEMETRY", 0, 0, GP_GPU_TELEMETRY_MS_MAX);
-	if (c->gpu_telemetry_ms && c->gpu_telemetry_ms < GP_GPU_TELEMETRY_MS_MIN) {
-		gp_log("GPUPROF_GPU_TELEMETRY=%u: below %u ms; using %u", c->gpu_telemetry_ms,
-		       GP_GPU_TELEMETRY_MS_MIN, GP_GPU_TELEMETRY_MS_MIN);
-		c->gpu_telemetry_ms = GP_GPU_TELEMETRY_MS_MIN;
-	}
+	c->gpu_telemetry_ms = 0;
+	c->gpu_telemetry_extra = 0;
+	v = getenv("GPUPROF_GPU_TELEMETRY");
+	if (v && *v && gp_config_parse_telemetry(v, &c->gpu_telemetry_ms,
+						  &c->gpu_telemetry_extra) < 0)
+		gp_log("GPUPROF_GPU_TELEMETRY=%s: expected milliseconds (%u to %u) and util or gpm, "
+		       "comma-separated; telemetry is off", v, GP_GPU_TELEMETRY_MS_MIN,
+		       GP_GPU_TELEMETRY_MS_MAX);
 	/* Both need the counters of the device, which the range profiler and
 	 * PM sampling cannot share: the launches asked for by name win. */
 	if (c->gpu_metrics[0] && c->metrics[0]) {

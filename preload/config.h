@@ -30,6 +30,7 @@ struct gp_config {
 	char gpu_metrics[1024];    /* GPUPROF_GPU_METRICS: "default" or names; "" off */
 	uint32_t gpu_metrics_us;   /* GPUPROF_GPU_METRICS_INTERVAL_US: sampling interval */
 	uint32_t gpu_telemetry_ms; /* GPUPROF_GPU_TELEMETRY: NVML polling period, 0 off */
+	uint32_t gpu_telemetry_extra; /* GPUPROF_GPU_TELEMETRY's GP_GPU_TELEMETRY_UTIL, _GPM */
 	uint32_t trace;            /* GP_TRACE_* */
 	uint32_t graph_mode;       /* 0 per node, 1 whole graph */
 	uint32_t backtrace;        /* 0 none, 1 kernel launches, 2 all traced API calls */
@@ -66,6 +67,9 @@ struct gp_config {
 #define GP_GPU_TELEMETRY_MS_DEFAULT 100u /* what gpuprof run --gpu-telemetry asks for */
 #define GP_GPU_TELEMETRY_MS_MIN 10u
 #define GP_GPU_TELEMETRY_MS_MAX 60000u
+/* Opt-in queries of GPUPROF_GPU_TELEMETRY ("100,util,gpm"). */
+#define GP_GPU_TELEMETRY_UTIL 1u     /* nvmlDeviceGetUtilizationRates */
+#define GP_GPU_TELEMETRY_GPM 2u      /* GPM metrics (Hopper and later) */
 
 /* Sampled windows (GPUPROF_SAMPLE, GPUPROF_SPOOL_MAX). */
 #define GP_SAMPLE_WINDOW_MIN_MS 10u
@@ -122,6 +126,13 @@ const char *gp_config_claim(const char *var, const char *self);
 
 /* Parses first|all|N (N >= 1) into *out; -EINVAL otherwise. */
 int gp_config_parse_launches(const char *s, uint32_t *out);
+/*
+ * Parses GPUPROF_GPU_TELEMETRY: comma-separated, a period in ms (0: off;
+ * below GP_GPU_TELEMETRY_MS_MIN: that minimum) and the opt-in queries
+ * util and gpm (GP_GPU_TELEMETRY_*); without a period, the default.
+ * -EINVAL for anything else (*ms and *extra then unchanged).
+ */
+int gp_config_parse_telemetry(const char *s, uint32_t *ms, uint32_t *extra);
 /* Parses "256M", "1G", "1048576" (K, M, G, T: powers of 1024); -EINVAL. */
 int gp_config_parse_size(const char *s, uint64_t *out);
 

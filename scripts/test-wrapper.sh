@@ -280,6 +280,15 @@ gp run --gpu-metrics --gpu-metrics-interval=10us ./fakeapp
 expect gpu-interval-bad 2 "--gpu-metrics-interval needs 20us to 1s"
 gp run --gpu-telemetry=5 ./fakeapp
 expect gpu-telemetry-bad 2 "--gpu-telemetry needs milliseconds from 10 to 60000"
+# The opt-in queries: util and gpm, beside a period or alone (the default period).
+gp run -o 'g-%p' --gpu-telemetry=gpm ./fakeapp
+judge gpu-telemetry-gpm "env: $(grep GPUPROF_GPU_TELEMETRY env.txt)" grep -qxF GPUPROF_GPU_TELEMETRY=100,gpm env.txt
+gp run -o 'g-%p' --gpu-telemetry=util,50,gpm ./fakeapp
+judge gpu-telemetry-set "env: $(grep GPUPROF_GPU_TELEMETRY env.txt)" grep -qxF GPUPROF_GPU_TELEMETRY=50,util,gpm env.txt
+for bad in 50,60 50,power 50, gpm,5; do
+	gp run --gpu-telemetry=$bad ./fakeapp
+	expect "gpu-telemetry-bad-$bad" 2 "--gpu-telemetry needs milliseconds from 10 to 60000 and util or gpm"
+done
 
 # %q{VAR} values are one path component, as the recorder expands them
 # ('/' becomes '_', "." and ".." become "_"), so a template that starts with

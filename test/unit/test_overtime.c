@@ -396,7 +396,7 @@ static void test_nvml_missing(void)
 	CHECK(gp_telemetry_open("/nonexistent/libnvidia-ml.so.1", why, sizeof(why)) < 0);
 	CHECKF(strstr(why, "cannot load /nonexistent/libnvidia-ml.so.1"), "%s", why);
 	CHECK(gp_telemetry_device("0000:17:00.0") == NULL);
-	CHECK(gp_telemetry_read(NULL, v) == 0 && isnan(v[GP_TELEM_POWER_W]));
+	CHECK(gp_telemetry_read(NULL, NULL, v) == 0 && isnan(v[GP_TELEM_POWER_W]));
 	CHECK(gp_gpm_open(NULL) == NULL);
 	tap_end();
 }

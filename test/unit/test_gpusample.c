@@ -1,0 +1,326 @@
+/*
+ * Unit tests of the GPU sampler's end (cupti/gpusample.c) against a
+ * stand-in for CUDA and CUPTI's PM sampling (test/shims/fakepm.c, built
+ * beside this test as shims/libfakepm.so), which, like the driver,
+ * registers a teardown with atexit in cuInit, after which any PM call
+ * aborts the process:
+ *
+ *  - a stop samples to the end (Stop, a last decode), gives the counters
+ *    back (Disable) and returns promptly;
+ *  - a stop request during the setup of several devices (each SetConfig
+ *    300 ms) ends it after the device being set up;
+ *  - a sampler stuck inside DecodeData is given up after the wait: the
+ *    stop returns in bounded time, and once the call returns the thread
+ *    makes no further call, and the image CUPTI writes into is still
+ *    there (ASan under make SAN=address);
+ *  - at exit, with the recorder's handler registered before CUDA's (as
+ *    inside cuInit): the sampler's own handler stops it before CUDA's
+ *    teardown, the process exits with status 0; stuck in DecodeData, the
+ *    process still exits with status 0, within the bounded wait, and says
+ *    so in one line.
+ *
+ * And GPUPROF_GPU_TELEMETRY's grammar (a period, util and gpm).
+ *
+ * Each case runs in a forked child (the sampler's state is process-wide).
+ * Test code, runs offline only.
+ */
+#include "tap.h"
+
+#include "recorder.h"
+
+#include "../../cupti/cupti_api.h"
+#include "../../preload/config.h"
+#include "../../cupti/gpusample.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../shims/fakepm.h"
+
+static char lib[4096];
+static struct fake_pm *fp;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void nap_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Waits up to ms for *x >= min. */
+static int wait_for(atomic_int *x, int min, int ms)
+{
+	double end = now_s() + ms / 1000.0;
+
+	while (atomic_load(x) < min)
+		if (now_s() > end)
+			return 0;
+		else
+			nap_ms(1);
+	return 1;
+}
+
+/* The recorder's end of the trace, registered before CUDA's teardown as inside cuInit. */
+static void recorder_exit(void)
+{
+	gp_gpusample_source.flush(1);
+}
+
+/* Loads the stand-in, configures --gpu-metrics at 100 us (a decode every 25 ms). */
+static int setup(int ndev, int setconfig_ms, int strict, int recorder_first)
+{
+	void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
+	int (*cu_init)(unsigned);
+	char why[256];
+
+	if (!h || !(fp = dlsym(h, "fake_pm")) || !(*(void **)&cu_init = dlsym(h, "cuInit")))
+		return -1;
+	fp->ndev = ndev;
+	fp->setconfig_ms = setconfig_ms;
+	fp->strict_teardown = strict;
+	gp_cu.handle = h;
+	snprintf(gp_rec.cfg.gpu_metrics, sizeof(gp_rec.cfg.gpu_metrics), "default");
+	gp_rec.cfg.gpu_metrics_us = 100;
+	gp_rec.cfg.gpu_telemetry_ms = 0;
+	if (recorder_first)
+		atexit(recorder_exit);
+	cu_init(0);
+	if (gp_gpusample_source.enable(why, sizeof(why)) < 0 ||
+	    gp_gpusample_source.set_tracing(1, why, sizeof(why)) < 0)
+		return -1;
+	return 0;
+}
+
+static int prompt_stop(void)
+{
+	double t0, dt;
+	int dec, calls;
+
+	alarm(30);
+	tap_begin("gpusample: a stop decodes what is left, gives the counters back, promptly");
+	CHECK(setup(1, 0, 0, 0) == 0);
+	CHECK(wait_for(&fp->decode, 2, 5000));
+	CHECK(wait_for(&fp->evaluate, 1, 5000));
+	dec = atomic_load(&fp->decode);
+	t0 = now_s();
+	gp_gpusample_source.flush(1);
+	dt = now_s() - t0;
+	CHECKF(dt < 0.5, "the stop took %.3f s", dt);
+	CHECKF(fp->start == 1 && fp->stop == 1, "%d starts, %d stops", fp->start, fp->stop);
+	CHECKF(fp->enable == 1 && fp->disable == 1, "%d enables, %d disables", fp->enable,
+	       fp->disable);
+	CHECKF(fp->decode > dec, "no decode after the stop (%d, %d before)", fp->decode, dec);
+	calls = atomic_load(&fp->calls);
+	nap_ms(100);
+	CHECKF(atomic_load(&fp->calls) == calls, "%d calls after the thread ended",
+	       atomic_load(&fp->calls) - calls);
+	t0 = now_s();
+	gp_gpusample_stop(5000);
+	CHECKF(now_s() - t0 < 0.05, "a second stop took %.3f s", now_s() - t0);
+	tap_end();
+	return tap_exit();
+}
+
+static int stop_during_setup(void)
+{
+	double t0, dt;
+
+	alarm(30);
+	tap_begin("gpusample: a stop request during the setup of 4 devices ends it after one");
+	CHECK(setup(4, 300, 0, 0) == 0);
+	CHECK(wait_for(&fp->setconfig, 1, 5000));
+	t0 = now_s();
+	gp_gpusample_stop(5000);
+	dt = now_s() - t0;
+	CHECKF(dt < 0.8, "the stop took %.3f s (4 setups take 1.2 s)", dt);
+	CHECKF(fp->setconfig == 1, "%d devices configured after the stop request", fp->setconfig);
+	CHECKF(fp->enable == fp->disable, "%d enables, %d disables", fp->enable, fp->disable);
+	tap_end();
+	return tap_exit();
+}
+
+static int stuck_given_up(void)
+{
+	double t0, dt;
+	int calls;
+
+	alarm(30);
+	tap_begin("gpusample: stuck in DecodeData, the sampler is given up and calls nothing more");
+	CHECK(setup(1, 0, 0, 0) == 0);
+	CHECK(wait_for(&fp->decode, 1, 5000));
+	atomic_store(&fp->block_decode, 1);
+	CHECK(wait_for(&fp->in_decode, 1, 5000));
+	t0 = now_s();
+	gp_gpusample_stop(300);
+	dt = now_s() - t0;
+	/* 300 ms, then at most 250 ms for the call in progress. */
+	CHECKF(dt > 0.25 && dt < 0.9, "the stop took %.3f s", dt);
+	calls = atomic_load(&fp->calls);
+	/* The call returns and writes into the image: it must not have been freed. */
+	atomic_store(&fp->block_decode, 0);
+	CHECK(wait_for(&fp->evaluate, 0, 10));
+	nap_ms(300);
+	CHECKF(atomic_load(&fp->in_decode) == 0, "DecodeData did not return");
+	CHECKF(atomic_load(&fp->calls) == calls, "%d calls after the sampler was given up",
+	       atomic_load(&fp->calls) - calls);
+	CHECKF(fp->stop == 0 && fp->disable == 0, "%d stops, %d disables after it was given up",
+	       fp->stop, fp->disable);
+	t0 = now_s();
+	gp_gpusample_source.flush(1);
+	CHECKF(now_s() - t0 < 0.05, "flush(final) waited %.3f s again", now_s() - t0);
+	tap_end();
+	return tap_exit();
+}
+
+static int exit_normal(void)
+{
+	if (setup(1, 0, 1, 1) < 0 || !wait_for(&fp->decode, 2, 5000))
+		return 2;
+	exit(0);
+}
+
+static int exit_stuck(void)
+{
+	if (setup(1, 0, 0, 1) < 0 || !wait_for(&fp->decode, 1, 5000))
+		return 2;
+	atomic_store(&fp->block_decode, 1);
+	if (!wait_for(&fp->in_decode, 1, 5000))
+		return 3;
+	exit(0);
+}
+
+/* Runs fn in a child, its stderr into err; the wait status, -1 past 20 s. */
+static int run_child(int (*fn)(void), char *err, size_t errsz, double *secs)
+{
+	char path[] = "/tmp/gp-test-gpusample-XXXXXX";
+	int fd = mkstemp(path), st = 0;
+	double t0 = now_s();
+	pid_t pid;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd, 2);
+		alarm(20);
+		_exit(fn());
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		;
+	*secs = now_s() - t0;
+	n = pread(fd, err, errsz - 1, 0);
+	err[n > 0 ? n : 0] = 0;
+	close(fd);
+	return st;
+}
+
+static void in_child(int (*fn)(void))
+{
+	pid_t pid;
+	int st = 0;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(fn());
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		if (WIFSIGNALED(st))
+			printf("not ok - gpusample: a case died of signal %d\n", WTERMSIG(st));
+		tap_st.groups_failed++;
+	}
+}
+
+static void telemetry_grammar(void)
+{
+	static const struct {
+		const char *s;
+		int rc;
+		uint32_t ms, extra;
+	} cases[] = {
+		{ "100", 0, 100, 0 },
+		{ "50,gpm", 0, 50, GP_GPU_TELEMETRY_GPM },
+		{ "gpm", 0, GP_GPU_TELEMETRY_MS_DEFAULT, GP_GPU_TELEMETRY_GPM },
+		{ "util,20,gpm", 0, 20, GP_GPU_TELEMETRY_UTIL | GP_GPU_TELEMETRY_GPM },
+		{ "5", 0, GP_GPU_TELEMETRY_MS_MIN, 0 },
+		{ "0", 0, 0, 0 },
+		{ "0,gpm", 0, 0, 0 },
+		{ "60000", 0, 60000, 0 },
+		{ "60001", -EINVAL, 7, 7 },
+		{ "50,60", -EINVAL, 7, 7 },
+		{ "50,", -EINVAL, 7, 7 },
+		{ ",50", -EINVAL, 7, 7 },
+		{ "50,power", -EINVAL, 7, 7 },
+		{ "-5", -EINVAL, 7, 7 },
+		{ "123456", -EINVAL, 7, 7 },
+	};
+
+	tap_begin("gpusample: GPUPROF_GPU_TELEMETRY: a period, util and gpm");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t ms = 7, extra = 7;
+		int rc = gp_config_parse_telemetry(cases[i].s, &ms, &extra);
+
+		CHECKF(rc == cases[i].rc && ms == cases[i].ms && extra == cases[i].extra,
+		       "'%s': %d, %u ms, extra %u", cases[i].s, rc, ms, extra);
+	}
+	tap_end();
+}
+
+int main(void)
+{
+	char err[4096], *slash;
+	double secs = 0;
+	ssize_t n = readlink("/proc/self/exe", lib, sizeof(lib) - 40);
+	int st;
+
+	if (n <= 0)
+		return 1;
+	lib[n] = 0;
+	slash = strrchr(lib, '/');
+	if (!slash)
+		return 1;
+	strcpy(slash, "/shims/libfakepm.so");
+	if (access(lib, R_OK) != 0) {
+		printf("not ok - gpusample: %s is not built\n", lib);
+		return 1;
+	}
+	telemetry_grammar();
+	in_child(prompt_stop);
+	in_child(stop_during_setup);
+	in_child(stuck_given_up);
+
+	tap_begin("gpusample: at exit the sampler stops before CUDA's teardown; status 0");
+	st = run_child(exit_normal, err, sizeof(err), &secs);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "wait status 0x%x, stderr: %s", st, err);
+	CHECKF(secs < 2, "the exit took %.3f s", secs);
+	CHECKF(!strstr(err, "did not stop"), "stderr: %s", err);
+	tap_end();
+
+	tap_begin("gpusample: at exit a sampler stuck in DecodeData is given up; status 0");
+	st = run_child(exit_stuck, err, sizeof(err), &secs);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "wait status 0x%x, stderr: %s", st, err);
+	CHECKF(secs < 5, "the exit took %.3f s", secs);
+	CHECKF(strstr(err, "did not stop in 2.5 s") && strstr(err, "does not return"),
+	       "stderr: %s", err);
+	tap_end();
+	return tap_exit();
+}
