@@ -5,8 +5,13 @@
 // the SM clock during the last FMA phase (read by the test, which runs
 // nvidia-smi itself), so test/gpu/run.py can check the sampled DRAM
 // bandwidth and SM issue of each kernel, and the telemetry.
+//
+// "short" (argv[1]) runs one round of 20 ms phases and ends while the
+// sampler is still setting up; "reset" ends with cudaDeviceReset; both
+// check that the end of the trace never waits on the sampler nor crashes.
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +20,7 @@
 #define N (64u << 20)              /* float4 elements: 1 GiB per buffer */
 #define PHASE_MS 200.0
 #define ROUNDS 3
+#define SHORT_MS 20.0
 
 __global__ void copy_f4(const float4 *__restrict__ in, float4 *__restrict__ out, size_t n)
 {
@@ -44,11 +50,18 @@ static double ms_now(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	float4 *a, *b;
 	float *o;
 	int dev = 0, sms = 0, copies = 0, fmas = 0;
+	int shortrun = 0, reset = 0;
+	for (int i = 1; i < argc; i++) {
+		shortrun |= !strcmp(argv[i], "short");
+		reset |= !strcmp(argv[i], "reset");
+	}
+	const int rounds = shortrun ? 1 : ROUNDS;
+	const double phase_ms = shortrun ? SHORT_MS : PHASE_MS;
 	cudaEvent_t e0, e1;
 	float ms;
 
@@ -72,18 +85,19 @@ int main(void)
 	CK(cudaEventElapsedTime(&ms, e0, e1));
 	int iters = (int)(100000 * 5.0 / (ms > 0.01 ? ms : 0.01));
 	CK(cudaDeviceSynchronize());
-	usleep(100000);
-	for (int r = 0; r < ROUNDS; r++) {
+	if (!shortrun)
+		usleep(100000);
+	for (int r = 0; r < rounds; r++) {
 		double t = ms_now();
 
-		while (ms_now() - t < PHASE_MS) {
+		while (ms_now() - t < phase_ms) {
 			copy_f4<<<sms * 8, 256>>>(a, b, N);
 			copies++;
 			CK(cudaDeviceSynchronize());
 		}
 		usleep(30000);
 		t = ms_now();
-		while (ms_now() - t < PHASE_MS) {
+		while (ms_now() - t < phase_ms) {
 			fma_loop<<<sms * 8, 256>>>(o, iters);
 			fmas++;
 			CK(cudaDeviceSynchronize());
@@ -95,5 +109,7 @@ int main(void)
 	truth_set("kernel.count.fma_loop", fmas + 1);
 	printf("TRUTH overtime.copy_bytes %llu\n", (unsigned long long)(2ull * N * sizeof(float4)));
 	truth_print();
+	if (reset)
+		CK(cudaDeviceReset());
 	return 0;
 }

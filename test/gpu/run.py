@@ -2617,6 +2617,8 @@ def t_overtime(tools):
     if rc != 0:
         raise Fail("report exited %d: %s" % (rc, tail(err)))
     errs = []
+    if "did not stop" in run.err:
+        errs.append("the sampler was given up at exit: %s" % tail(run.err))
     restricted = "ERR_NVGPUCTRPERM" in run.err
     if restricted and run.err.count("GPU metrics over time are off") != 1:
         errs.append("restricted counters said more than one line: %s" % tail(run.err))
@@ -2696,6 +2698,48 @@ def t_overtime(tools):
         raise Fail("; ".join(errs))
 
 
+
+def t_overtime_exit(tools):
+    """The end of a trace with the GPU over time never waits on the sampler
+    nor crashes the program: test/apps/overtime.cu "short" (one round of
+    20 ms phases: it ends while PM sampling is being set up), "short
+    reset" (cudaDeviceReset last) and "reset" (the whole run, then the
+    reset), each under --gpu-metrics --gpu-telemetry=50,gpm: exit status
+    0, no line of a sampler given up or of a crash, one trace the report
+    reads, and the traced run at most 4 s longer than the same run
+    untraced (the sampler's exit handler waits 2.5 s at most)."""
+    app = tools.app("overtime")
+    errs = []
+    for args in (["short"], ["short", "reset"], ["reset"]):
+        t0 = time.monotonic()
+        rc, _, err = run_cmd([app] + args, clean_env(), RUN_TIMEOUT)
+        plain = time.monotonic() - t0
+        if rc != 0:
+            raise Fail("overtime %s untraced exited %d: %s" % (" ".join(args), rc, tail(err)))
+        t0 = time.monotonic()
+        run = traced(tools, [app] + args, opts=["--gpu-metrics", "--gpu-telemetry=50,gpm"])
+        secs = time.monotonic() - t0
+        what = "overtime %s" % " ".join(args)
+        if run.rc != 0:
+            errs.append("%s: exit status %d; %s" % (what, run.rc, tail(run.err)))
+            continue
+        for bad in ("did not stop", "did not finish", "double free", "corruption"):
+            if bad in run.err:
+                errs.append("%s: stderr says '%s': %s" % (what, bad, tail(run.err)))
+        if secs > plain + 4:
+            errs.append("%s: %.1f s traced, %.1f s untraced" % (what, secs, plain))
+        if len(run.files) != 1:
+            errs.append("%s: %d trace files" % (what, len(run.files)))
+            continue
+        rc, out, err = run_cmd([tools.analyzer, "report", "--no-timeline", "--top=0"] + run.files)
+        if rc != 0:
+            errs.append("%s: report exited %d: %s" % (what, rc, tail(err)))
+        elif args == ["reset"] and "The GPU over time" not in out:
+            errs.append("%s: no GPU over time section: %s" % (what, tail(out, 2000)))
+    if errs:
+        raise Fail("; ".join(errs))
+
+
 TESTS = [
     ("basic_shared", t_basic_shared),
     ("always-on-dump-nvtx", flight_trigger("nvtx")),
@@ -2738,6 +2782,7 @@ TESTS = [
     ("chrome-export", t_chrome_export),
     ("memuse", t_memuse),
     ("overtime", t_overtime),
+    ("overtime-exit", t_overtime_exit),
     ("torch-nvtx", t_torch_nvtx),
     ("backtrace-no-libunwind", lambda tools: check_run(
         tools, traced(tools, [tools.app("basic_shared")], opts=["--backtrace=kernel"],
