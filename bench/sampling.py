@@ -4,8 +4,10 @@ Used by bench.py (--only overtime, --only fleet); standard library only.
 
     overtime  the launch loop and the training step under tracing alone
               (gpuprof defaults), --gpu-metrics (CUPTI PM sampling, the
-              default set at the default interval) and --gpu-telemetry
-              (NVML, default rate), against no tool; side by side with
+              default set at the default interval), --gpu-telemetry
+              (NVML, default rate and queries) and --gpu-telemetry=gpm
+              (the opt-in GPM metrics beside them: what GPM costs), against
+              no tool; side by side with
               nsys -t cuda and nsys -t cuda --gpu-metrics-devices=all
     fleet     the same workloads with no tool, --start=dormant,
               --sample=1s/60s (the configuration a fleet runs) and
@@ -52,18 +54,22 @@ import statistics
 import subprocess
 import time
 
-OT_CONFIGS = ("none", "gp-default", "gp-gm", "gp-tel", "nsys", "nsys-gm")
+OT_CONFIGS = ("none", "gp-default", "gp-gm", "gp-tel", "gp-tel-gpm", "nsys", "nsys-gm")
 FLEET_CONFIGS = ("none", "gp-default", "gp-dormant", "gp-sample", "gp-sample-dense")
-ORDER = ("none", "gp-default", "gp-gm", "gp-tel", "gp-dormant", "gp-sample",
+ORDER = ("none", "gp-default", "gp-gm", "gp-tel", "gp-tel-gpm", "gp-dormant", "gp-sample",
          "gp-sample-dense", "nsys", "nsys-gm")
 REFERENCE = ("nsys", "nsys-gm")
+# Run as often as the references: a figure for the documentation, no target.
+FEWER = REFERENCE + ("gp-tel-gpm",)
 GP_OPTS = {"gp-default": [], "gp-gm": ["--gpu-metrics"], "gp-tel": ["--gpu-telemetry"],
+           "gp-tel-gpm": ["--gpu-telemetry=gpm"],
            "gp-dormant": ["--start=dormant"], "gp-sample": ["--sample=1s/60s"],
            "gp-sample-dense": ["--sample=1s/2s"]}
 WHAT = {"none": "no tool",
         "gp-default": "gpuprof, tracing alone (defaults)",
         "gp-gm": "gpuprof --gpu-metrics (default set, 1 ms)",
         "gp-tel": "gpuprof --gpu-telemetry (NVML, 100 ms)",
+        "gp-tel-gpm": "gpuprof --gpu-telemetry=gpm (NVML 100 ms, GPM 200 ms)",
         "gp-dormant": "gpuprof --start=dormant",
         "gp-sample": "gpuprof --sample=1s/60s",
         "gp-sample-dense": "gpuprof --sample=1s/2s",
@@ -291,7 +297,8 @@ def report_lines(data):
     targets = []
     if "overtime" in rows_wanted:
         L += ["### The GPU over time: ratios (medians; minimums; median of per-repetition ratios)", ""]
-        pairs = [("gp-gm", "gp-default"), ("gp-tel", "gp-default"), ("gp-default", "none"),
+        pairs = [("gp-gm", "gp-default"), ("gp-tel", "gp-default"), ("gp-tel-gpm", "gp-default"),
+                 ("gp-tel-gpm", "gp-tel"), ("gp-default", "none"),
                  ("gp-gm", "none"), ("gp-tel", "none"), ("nsys", "none"), ("nsys-gm", "none"),
                  ("nsys-gm", "nsys")]
         rows = []
@@ -304,7 +311,7 @@ def report_lines(data):
         L += [md_table(["ratio"] + [w["title"] for w in ws], rows), ""]
         rows = []
         for w in ws:
-            for c, src in (("gp-gm", "pm"), ("gp-tel", "nvml")):
+            for c, src in (("gp-gm", "pm"), ("gp-tel", "nvml"), ("gp-tel-gpm", "gpm")):
                 rs = ok_runs(runs, w["name"], c)
                 cov = [r["samples"][src]["coverage"] for r in rs
                        if (r.get("samples") or {}).get(src, {}).get("coverage") is not None]
@@ -456,8 +463,8 @@ class Sampling:
     def reps_for(self, w, cfg):
         p = self.params
         if w.get("torch"):
-            return p["torch_ref_reps"] if cfg in REFERENCE else p["torch_reps"]
-        return p["ref_reps"] if cfg in REFERENCE else p["reps"]
+            return p["torch_ref_reps"] if cfg in FEWER else p["torch_reps"]
+        return p["ref_reps"] if cfg in FEWER else p["reps"]
 
     def settle_for(self, w, cfg):
         """BENCH_SETTLE_S of a run: the training step's warm-up steps take
@@ -550,7 +557,7 @@ class Sampling:
             sorted(glob.glob(os.path.join(d, "*.gpuprof")))
         if not files:
             raise RuntimeError("no trace file written")
-        if cfg in ("gp-gm", "gp-tel") and t0 and t1:
+        if cfg in ("gp-gm", "gp-tel", "gp-tel-gpm") and t0 and t1:
             r["samples"] = sample_coverage(
                 self.analyze(["export", "-t", "csv", "--table", "gpu_samples"] + files), t0, t1)
         if (w["name"], cfg) not in self.inspected:

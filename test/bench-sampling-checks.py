@@ -53,6 +53,7 @@ def dry_run(build):
     check("dry run exits 0", p.returncode == 0, out[-400:])
     lines = out.splitlines()
     want = {"launch/gp-gm": "--gpu-metrics --", "launch/gp-tel": "--gpu-telemetry --",
+            "launch/gp-tel-gpm": "--gpu-telemetry=gpm --",
             "launch/gp-dormant": "--start=dormant --",
             "launch/gp-sample": "--sample=1s/60s --spool=WORKDIR/spool --",
             "launch/gp-sample-dense": "BENCH_SETTLE_S=3 ",
@@ -270,7 +271,8 @@ def stand_in_run(build):
             os.environ.update(saved)
         runs = s.runs
         check("stand-in run: every planned run, all ok",
-              len(runs) == 7 * 2 + 7 and all(r["status"] == "ok" for r in runs),
+              # 7 configurations twice and --gpu-telemetry=gpm once (launch), each once (train)
+              len(runs) == 7 * 2 + 1 + 7 + 1 and all(r["status"] == "ok" for r in runs),
               [(r["workload"], r["config"], r.get("error")) for r in runs if r["status"] != "ok"])
         text = "\n".join(s.report())
         check("stand-in run: a loop without PM samples is not a result",
