@@ -71,10 +71,7 @@ struct chrome {
 	struct ga_lanes lanes;
 	int laid_out;              /* the ranges' tracks chosen (laid_out()) */
 	struct ga_range_layout rl; /* the push/pop ranges' tracks */
-	uint8_t *proc_seen;
-	size_t capseen;
-	uint32_t *chrome_pid;      /* per process: its pid, made unique */
-	struct ga_pids pids;       /* unique pids (ga_pids_for()) */
+	struct ga_proc_pids pp;    /* per process: its pid, made unique */
 	uint64_t base;             /* trace time of ts 0 */
 	int based;                 /* base chosen */
 	uint64_t flows;            /* flow ids handed out */
@@ -204,27 +201,10 @@ static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 	const struct ga_proc *p = &m->procs[proc];
 	struct ga_buf b = { 0 };
 	uint32_t pid;
+	int r = ga_proc_pids_see(&c->pp, proc, p->pid, &pid);
 
-	if (proc < c->capseen && c->proc_seen[proc])
-		return 0;
-	if (proc >= c->capseen) {
-		size_t old = c->capseen;
-		uint32_t *np;
-
-		if (ga_util_grow(&c->proc_seen, &c->capseen, (size_t)proc + 1, 1))
-			return -1;
-		memset(c->proc_seen + old, 0, c->capseen - old);
-		/* chrome_pid is sized alongside proc_seen. */
-		np = realloc(c->chrome_pid, c->capseen * sizeof(*np));
-		if (!np)
-			return -1;
-		c->chrome_pid = np;
-	}
-	if (ga_pids_for(&c->pids, p->pid, &pid))
-		return -1;
-	c->proc_seen[proc] = 1;
-	c->chrome_pid[proc] = pid;
-
+	if (r <= 0)
+		return r;
 	if (ga_track_proc_name(m, p, &b)) {
 		ga_buf_free(&b);
 		return -1;
@@ -329,7 +309,7 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 
 	if (laid_out(e) || proc_seen(e, m, a->proc))
 		return -1;
-	pid = c->chrome_pid[a->proc];
+	pid = c->pp.pid[a->proc];
 	if (stream_track(e, a, pid, &tid))
 		return -1;
 	ga_jw_obj(w, GA_JW_COMPACT);
@@ -404,7 +384,7 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 	if (ga_map_insert(&c->threads, a->proc, a->tid, &slot) < 0)
 		return -1;
 	snprintf(name, sizeof(name), "tid %u", a->tid);
-	if (place(e, c->chrome_pid[a->proc], slot, a->tid, 0,
+	if (place(e, c->pp.pid[a->proc], slot, a->tid, 0,
 		  !ga_range_layout_crosses(&c->rl, &e->an->rg, a->proc, a->tid, a->start, a->end, 0),
 		  name, a->start,
 		  a->end, &tid))
@@ -413,7 +393,7 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 	ksid(w, "name", m, a->name);
 	ga_jw_kcstr(w, "cat", "api");
 	ga_jw_kcstr(w, "ph", "X");
-	ga_jw_ku64(w, "pid", c->chrome_pid[a->proc]);
+	ga_jw_ku64(w, "pid", c->pp.pid[a->proc]);
 	ga_jw_ku64(w, "tid", tid);
 	kts(e, "ts", a->start);
 	kdur(w, a->end - a->start);
@@ -508,7 +488,7 @@ static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_range
 			ksid(w, "name", m, k->name);
 			ga_jw_kcstr(w, "cat", "nvtx");
 			ga_jw_kcstr(w, "ph", "X");
-			ga_jw_ku64(w, "pid", c->chrome_pid[r->proc]);
+			ga_jw_ku64(w, "pid", c->pp.pid[r->proc]);
 			ga_jw_ku64(w, "tid", c->rl.range_tid[i]);
 			kts(e, "ts", r->start);
 			kdur(w, r->end - r->start);
@@ -523,7 +503,7 @@ static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_range
 			ga_jw_kcstr(w, "cat", "nvtx");
 			ga_jw_kcstr(w, "ph", ph ? "e" : "b");
 			ga_jw_kcstr(w, "id", id);
-			ga_jw_ku64(w, "pid", c->chrome_pid[r->proc]);
+			ga_jw_ku64(w, "pid", c->pp.pid[r->proc]);
 			ga_jw_ku64(w, "tid", ph && r->tid_end ? r->tid_end : r->tid);
 			kts(e, "ts", ph ? r->end : r->start);
 			if (!ph)
@@ -545,13 +525,8 @@ static int range_track_names(struct ga_export *e, struct ga_model *m)
 
 		if (proc_seen(e, m, t->proc))
 			return -1;
-		if (t->domain)
-			snprintf(name, sizeof(name), "NVTX %.100s [tid %u]%s",
-				 ga_model_str(m, t->domain), t->thread,
-				 t->overlapping ? " (overlapping)" : "");
-		else
-			snprintf(name, sizeof(name), "tid %u (overlapping)", t->thread);
-		host_track_meta(&e->jw, c->chrome_pid[t->proc], t->tid, name);
+		ga_range_track_name(m, t, name, sizeof(name));
+		host_track_meta(&e->jw, c->pp.pid[t->proc], t->tid, name);
 	}
 	return 0;
 }
@@ -574,7 +549,7 @@ static int marks(struct ga_export *e, struct ga_model *m, const struct ga_ranges
 		ga_jw_kcstr(w, "cat", "nvtx");
 		ga_jw_kcstr(w, "ph", "i");
 		ga_jw_kcstr(w, "s", "t");
-		ga_jw_ku64(w, "pid", c->chrome_pid[x->proc]);
+		ga_jw_ku64(w, "pid", c->pp.pid[x->proc]);
 		ga_jw_ku64(w, "tid", x->tid);
 		kts(e, "ts", x->t);
 		ga_jw_key(w, "args");
@@ -601,7 +576,7 @@ static int thread_names(struct ga_export *e, struct ga_model *m)
 			continue;
 		if (proc_seen(e, m, (uint32_t)t->a))
 			return -1;
-		meta_head(w, "thread_name", c->chrome_pid[t->a], &tid);
+		meta_head(w, "thread_name", c->pp.pid[t->a], &tid);
 		ksid(w, "name", m, t->val);
 		ga_jw_end(w);
 		ga_jw_end(w);
@@ -622,32 +597,24 @@ static int memory_counters(struct ga_export *e, struct ga_model *m, const struct
 
 	for (size_t i = 0; i < mu->ndevs; i++) {
 		const struct ga_memuse_dev *d = &mu->devs[i];
-		uint64_t last = 0;
-		int any = 0;
 
 		if (proc_seen(e, m, d->proc))
 			return -1;
 		snprintf(name, sizeof(name), "cuda:%u memory", d->device);
-		for (size_t j = 0; j < d->nev; j++) {
+		for (size_t j = ga_track_mem_next(d, SIZE_MAX); j < d->nev; j = ga_track_mem_next(d, j)) {
 			const struct ga_memuse_event *ev = &d->ev[j];
 
-			if (j + 1 < d->nev && d->ev[j + 1].t == ev->t)
-				continue;
-			if (any && ev->in_use == last)
-				continue;
 			ga_jw_obj(w, GA_JW_COMPACT);
 			ga_jw_kcstr(w, "name", name);
 			ga_jw_kcstr(w, "cat", "memory");
 			ga_jw_kcstr(w, "ph", "C");
-			ga_jw_ku64(w, "pid", c->chrome_pid[d->proc]);
+			ga_jw_ku64(w, "pid", c->pp.pid[d->proc]);
 			kts(e, "ts", ev->t);
 			ga_jw_key(w, "args");
 			ga_jw_obj(w, GA_JW_COMPACT);
 			ga_jw_ku64(w, "bytes", ev->in_use);
 			ga_jw_end(w);
 			ga_jw_end(w);
-			last = ev->in_use;
-			any = 1;
 		}
 	}
 	return ferror(e->out) || w->err ? -1 : 0;
@@ -696,7 +663,7 @@ static int metrics_launch(struct ga_export *e, struct ga_model *m, uint32_t proc
 		return 0;
 	if (laid_out(e) || proc_seen(e, m, proc))
 		return -1;
-	pid = c->chrome_pid[proc];
+	pid = c->pp.pid[proc];
 	/* Its own track per process and device, among the streams'. */
 	if (ga_map_insert(&c->streams, (uint64_t)proc << 32 | r->device, UINT64_MAX, &slot) < 0)
 		return -1;
@@ -800,7 +767,7 @@ static int gpu_counters(struct ga_export *e, struct ga_model *m, const struct ga
 				ga_jw_kcstr(w, "name", name);
 				ga_jw_kcstr(w, "cat", "gpu_samples");
 				ga_jw_kcstr(w, "ph", "C");
-				ga_jw_ku64(w, "pid", c->chrome_pid[s->proc]);
+				ga_jw_ku64(w, "pid", c->pp.pid[s->proc]);
 				kts(e, "ts", s->s[j].start);
 				ga_jw_key(w, "args");
 				ga_jw_obj(w, GA_JW_COMPACT);
@@ -864,11 +831,9 @@ static void done(struct ga_export *e)
 		return;
 	ga_map_free(&c->streams);
 	ga_map_free(&c->threads);
-	ga_pids_free(&c->pids);
+	ga_proc_pids_free(&c->pp);
 	ga_lanes_free(&c->lanes);
 	ga_range_layout_free(&c->rl);
-	free(c->proc_seen);
-	free(c->chrome_pid);
 	free(c);
 	e->state = NULL;
 }

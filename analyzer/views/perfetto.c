@@ -163,10 +163,7 @@ struct pf {
 	struct ga_map series_map;  /* (proc, series id) -> series index + 1 */
 	struct series *series;
 	size_t nseries, capseries;
-	uint8_t *proc_seen;
-	uint32_t *pid;             /* per process: its pid, made unique */
-	size_t capseen;
-	struct ga_pids pids;
+	struct ga_proc_pids pp;    /* per process: its pid, made unique */
 	struct ga_pids tids;       /* thread ids, unique across the processes */
 	struct ga_map thread_tid;  /* (proc, tid) -> the thread's tid in the export + 1 */
 	uint64_t base;             /* clock snapshots' first value */
@@ -225,27 +222,14 @@ static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 	const struct ga_proc *pr = &m->procs[proc];
 	struct ga_buf b = { 0 };
 	uint32_t pid;
+	int r = ga_proc_pids_see(&p->pp, proc, pr->pid, &pid);
 
-	if (proc < p->capseen && p->proc_seen[proc])
-		return 0;
-	if (proc >= p->capseen) {
-		size_t old = p->capseen;
-		uint32_t *np;
-
-		if (ga_util_grow(&p->proc_seen, &p->capseen, (size_t)proc + 1, 1))
-			return -1;
-		memset(p->proc_seen + old, 0, p->capseen - old);
-		np = realloc(p->pid, p->capseen * sizeof(*np));
-		if (!np)
-			return -1;
-		p->pid = np;
-	}
-	if (ga_pids_for(&p->pids, pr->pid, &pid) || ga_track_proc_name(m, pr, &b)) {
+	if (r <= 0)
+		return r;
+	if (ga_track_proc_name(m, pr, &b)) {
 		ga_buf_free(&b);
 		return -1;
 	}
-	p->proc_seen[proc] = 1;
-	p->pid[proc] = pid;
 	desc_open(p, uuid_of(proc, 0));
 	ga_pbw_open(&p->w, F_TD_PROCESS);
 	ga_pbw_int(&p->w, F_PD_PID, (int32_t)pid);
@@ -287,7 +271,7 @@ static int describe(struct ga_export *e, uint32_t proc, uint32_t tid, uint32_t p
 			*tslot = t + 1;
 		}
 		ga_pbw_open(&p->w, F_TD_THREAD);
-		ga_pbw_int(&p->w, F_THD_PID, (int32_t)p->pid[proc]);
+		ga_pbw_int(&p->w, F_THD_PID, (int32_t)p->pp.pid[proc]);
 		ga_pbw_int(&p->w, F_THD_TID, (int32_t)(*tslot - 1));
 		if (name)
 			ga_pbw_bytes(&p->w, F_THD_NAME, name, len);
@@ -908,12 +892,7 @@ static int pushpop_ranges(struct ga_export *e, struct ga_model *m, const struct 
 
 		if (proc_seen(e, m, t->proc))
 			return -1;
-		if (t->domain)
-			snprintf(name, sizeof(name), "NVTX %.100s [tid %u]%s",
-				 ga_model_str(m, t->domain), t->thread,
-				 t->overlapping ? " (overlapping)" : "");
-		else
-			snprintf(name, sizeof(name), "tid %u (overlapping)", t->thread);
+		ga_range_track_name(m, t, name, sizeof(name));
 		if (describe_cstr(e, t->proc, t->tid, 0, name))
 			return -1;
 	}
@@ -947,13 +926,6 @@ static int cmp_async(const void *pa, const void *pb, void *ctx)
 	return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
 }
 
-/* A lane of start/end ranges: the ends of those open on it. */
-struct astack {
-	uint64_t *end;
-	size_t n, cap;
-	uint32_t tid;
-};
-
 /*
  * Start/end ranges, which may end on another thread and cross anything:
  * per process, on tracks "NVTX start/end ranges", each range on the first
@@ -962,7 +934,7 @@ struct astack {
 static int async_ranges(struct ga_export *e, struct ga_model *m, const struct ga_ranges *rg)
 {
 	struct pf *p = e->state;
-	struct astack *st = NULL;
+	struct ga_nest *st = NULL;
 	size_t n = 0, nst = 0, capst = 0, i, l;
 	uint32_t *ord = malloc((rg->nranges ? rg->nranges : 1) * sizeof(*ord));
 	uint32_t proc = UINT32_MAX;
@@ -979,19 +951,15 @@ static int async_ranges(struct ga_export *e, struct ga_model *m, const struct ga
 		struct seq *q;
 
 		if (r->proc != proc) {
-			for (l = 0; l < nst; l++)
-				free(st[l].end);
+			ga_nests_clear(st, nst);
 			nst = 0;
 			proc = r->proc;
 			if (proc_seen(e, m, proc))
 				goto out;
 		}
-		for (l = 0; l < nst; l++) {
-			while (st[l].n && st[l].end[st[l].n - 1] <= r->start)
-				st[l].n--;
-			if (!st[l].n || st[l].end[st[l].n - 1] >= r->end)
+		for (l = 0; l < nst; l++)
+			if (ga_nest_fits(&st[l], r->start, r->end))
 				break;
-		}
 		if (l == nst) {
 			if (ga_util_grow(&st, &capst, nst + 1, sizeof(*st)))
 				goto out;
@@ -1002,17 +970,15 @@ static int async_ranges(struct ga_export *e, struct ga_model *m, const struct ga
 					  "NVTX start/end ranges"))
 				goto out;
 		}
-		if (ga_util_grow(&st[l].end, &st[l].cap, st[l].n + 1, sizeof(uint64_t)))
+		if (ga_nest_push(&st[l], r->end))
 			goto out;
-		st[l].end[st[l].n++] = r->end;
 		if (!(q = seq_of(e, proc, st[l].tid)) ||
 		    slice(e, q, r->start, r->end, rg->keys[r->key].name, 0, CAT_NVTX, 0, NULL, 0))
 			goto out;
 	}
 	rc = 0;
 out:
-	for (l = 0; l < nst; l++)
-		free(st[l].end);
+	ga_nests_clear(st, nst);
 	free(st);
 	free(ord);
 	return rc;
@@ -1058,26 +1024,18 @@ static int memory_counters(struct ga_export *e, struct ga_model *m, const struct
 		const struct ga_memuse_dev *d = &mu->devs[i];
 		struct seq *q = NULL;
 		uint32_t dev;
-		uint64_t last = 0;
-		int any = 0;
 
 		if (proc_seen(e, m, d->proc))
 			return -1;
 		snprintf(name, sizeof(name), "cuda:%u memory", d->device);
-		for (size_t j = 0; j < d->nev; j++) {
+		for (size_t j = ga_track_mem_next(d, SIZE_MAX); j < d->nev; j = ga_track_mem_next(d, j)) {
 			const struct ga_memuse_event *ev = &d->ev[j];
 
-			if (j + 1 < d->nev && d->ev[j + 1].t == ev->t)
-				continue;
-			if (any && ev->in_use == last)
-				continue;
 			if (!q && (device_track(e, m, d->proc, d->device, &dev) ||
 				   !(q = counter_seq(e, d->proc, dev, d->device, name, UNIT_SIZE_BYTES))))
 				return -1;
 			if (counter(e, q, ev->t, 1, (int64_t)ev->in_use, 0))
 				return -1;
-			last = ev->in_use;
-			any = 1;
 		}
 	}
 	return 0;
@@ -1143,9 +1101,7 @@ static void done(struct ga_export *e)
 	free(p->series);
 	free(p->seqs);
 	free(p->lane_seq);
-	free(p->proc_seen);
-	free(p->pid);
-	ga_pids_free(&p->pids);
+	ga_proc_pids_free(&p->pp);
 	ga_pids_free(&p->tids);
 	free(p);
 	e->state = NULL;

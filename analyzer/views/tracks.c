@@ -1,6 +1,7 @@
 /*
  * The timeline exports' track layout (see tracks.h).  Runs offline only.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,13 +128,26 @@ static int cmp_range_end(const void *pa, const void *pb, void *ctx)
 	return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
 }
 
-/* A lane of ranges while they are laid out: the ends of the ranges open on it. */
-struct stack {
-	uint64_t *end;
-	size_t n, cap;
-	uint32_t tid;
-	uint32_t domain;           /* strtab id, 0 the default domain */
-};
+int ga_nest_fits(struct ga_nest *l, uint64_t s, uint64_t e)
+{
+	while (l->n && l->end[l->n - 1] <= s)
+		l->n--;
+	return !l->n || l->end[l->n - 1] >= e;
+}
+
+int ga_nest_push(struct ga_nest *l, uint64_t e)
+{
+	if (ga_util_grow(&l->end, &l->cap, l->n + 1, sizeof(uint64_t)))
+		return -1;
+	l->end[l->n++] = e;
+	return 0;
+}
+
+void ga_nests_clear(struct ga_nest *st, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(st[i].end);
+}
 
 /*
  * Then, per thread, the ranges on its own track by start and by end, for
@@ -143,7 +157,7 @@ int ga_range_layout_build(struct ga_range_layout *rl, const struct ga_ranges *rg
 			  uint32_t *nhost)
 {
 	size_t n = rg->nranges, i, j, k, nby = 0, nst = 0, capst = 0;
-	struct stack *st = NULL;
+	struct ga_nest *st = NULL;
 	uint32_t *ord;
 	int rc = -1;
 
@@ -166,8 +180,7 @@ int ga_range_layout_build(struct ga_range_layout *rl, const struct ga_ranges *rg
 		for (j = i; j < n && rg->ranges[ord[j]].proc == r0->proc &&
 			    rg->ranges[ord[j]].tid == r0->tid; j++)
 			;
-		for (k = 0; k < nst; k++)
-			free(st[k].end);
+		ga_nests_clear(st, nst);
 		nst = 0;
 		for (k = i; k < j; k++) {
 			const struct ga_ranges_range *r = &rg->ranges[ord[k]];
@@ -181,9 +194,7 @@ int ga_range_layout_build(struct ga_range_layout *rl, const struct ga_ranges *rg
 					continue;
 				if (first == SIZE_MAX)
 					first = l;
-				while (st[l].n && st[l].end[st[l].n - 1] <= r->start)
-					st[l].n--;
-				if (!st[l].n || st[l].end[st[l].n - 1] >= r->end)
+				if (ga_nest_fits(&st[l], r->start, r->end))
 					break;
 			}
 			if (l == nst) {
@@ -210,9 +221,8 @@ int ga_range_layout_build(struct ga_range_layout *rl, const struct ga_ranges *rg
 				}
 				nst++;
 			}
-			if (ga_util_grow(&st[l].end, &st[l].cap, st[l].n + 1, sizeof(uint64_t)))
+			if (ga_nest_push(&st[l], r->end))
 				goto out;
-			st[l].end[st[l].n++] = r->end;
 			rl->range_tid[ord[k]] = st[l].tid;
 			if (st[l].tid == r->tid)
 				rl->by_start[nby++] = ord[k];
@@ -230,8 +240,7 @@ int ga_range_layout_build(struct ga_range_layout *rl, const struct ga_ranges *rg
 	}
 	rc = 0;
 out:
-	for (k = 0; k < nst; k++)
-		free(st[k].end);
+	ga_nests_clear(st, nst);
 	free(st);
 	free(ord);
 	return rc;
@@ -287,6 +296,16 @@ void ga_range_layout_free(struct ga_range_layout *rl)
 	memset(rl, 0, sizeof(*rl));
 }
 
+void ga_range_track_name(const struct ga_model *m, const struct ga_range_track *t, char *name,
+			 size_t size)
+{
+	if (t->domain)
+		snprintf(name, size, "NVTX %.100s [tid %u]%s", ga_model_str(m, t->domain), t->thread,
+			 t->overlapping ? " (overlapping)" : "");
+	else
+		snprintf(name, size, "tid %u (overlapping)", t->thread);
+}
+
 int ga_pids_for(struct ga_pids *p, uint32_t pid, uint32_t *out)
 {
 	uint32_t *next = NULL, k, cand = pid;
@@ -318,10 +337,55 @@ int ga_pids_for(struct ga_pids *p, uint32_t pid, uint32_t *out)
 	return 0;
 }
 
+size_t ga_track_mem_next(const struct ga_memuse_dev *d, size_t prev)
+{
+	for (size_t j = prev == SIZE_MAX ? 0 : prev + 1; j < d->nev; j++) {
+		if (j + 1 < d->nev && d->ev[j + 1].t == d->ev[j].t)
+			continue;
+		if (prev != SIZE_MAX && d->ev[j].in_use == d->ev[prev].in_use)
+			continue;
+		return j;
+	}
+	return d->nev;
+}
+
 void ga_pids_free(struct ga_pids *p)
 {
 	ga_map_free(&p->map);
 	memset(p, 0, sizeof(*p));
+}
+
+int ga_proc_pids_see(struct ga_proc_pids *pp, uint32_t proc, uint32_t own_pid, uint32_t *out)
+{
+	if (proc < pp->cap && pp->seen[proc]) {
+		*out = pp->pid[proc];
+		return 0;
+	}
+	if (proc >= pp->cap) {
+		size_t old = pp->cap;
+		uint32_t *np;
+
+		if (ga_util_grow(&pp->seen, &pp->cap, (size_t)proc + 1, 1))
+			return -1;
+		memset(pp->seen + old, 0, pp->cap - old);
+		np = realloc(pp->pid, pp->cap * sizeof(*np));
+		if (!np)
+			return -1;
+		pp->pid = np;
+	}
+	if (ga_pids_for(&pp->pids, own_pid, out))
+		return -1;
+	pp->seen[proc] = 1;
+	pp->pid[proc] = *out;
+	return 1;
+}
+
+void ga_proc_pids_free(struct ga_proc_pids *pp)
+{
+	free(pp->seen);
+	free(pp->pid);
+	ga_pids_free(&pp->pids);
+	memset(pp, 0, sizeof(*pp));
 }
 
 int ga_track_proc_name(const struct ga_model *m, const struct ga_proc *p, struct ga_buf *b)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/util.h"
+#include "model/memuse.h"
 #include "model/model.h"
 #include "model/ranges.h"
 
@@ -74,6 +75,27 @@ long ga_lanes_find(const struct ga_lanes *ls, long head, int nest, int strict, i
 
 void ga_lanes_free(struct ga_lanes *ls);
 
+/* A lane of ranges while they are laid out: the ends of the ranges open on it. */
+struct ga_nest {
+	uint64_t *end;
+	size_t n, cap;
+	uint32_t tid;
+	uint32_t domain;           /* strtab id, 0 the default domain */
+};
+
+/*
+ * Whether a range [s, e), the ranges before it by start, the longer first,
+ * goes on lane l: its ranges ended by s are closed, and it nests in the
+ * innermost one still open, or none is.
+ */
+int ga_nest_fits(struct ga_nest *l, uint64_t s, uint64_t e);
+
+/* Open a range ending at e on lane l.  0, or -1 out of memory. */
+int ga_nest_push(struct ga_nest *l, uint64_t e);
+
+/* Free the ends of lanes st[0..n). */
+void ga_nests_clear(struct ga_nest *st, size_t n);
+
 /* A track of ranges that is no thread's own: "NVTX D [tid T]" or an overlapping lane. */
 struct ga_range_track {
 	uint32_t proc, tid;        /* tid: the track's */
@@ -123,6 +145,10 @@ int ga_range_layout_crosses(const struct ga_range_layout *rl, const struct ga_ra
 
 void ga_range_layout_free(struct ga_range_layout *rl);
 
+/* A range track's name, "NVTX D [tid T]" or "tid T (overlapping)", into name. */
+void ga_range_track_name(const struct ga_model *m, const struct ga_range_track *t, char *name,
+			 size_t size);
+
 /*
  * Pids of the export's processes, each unique: the process's own, else,
  * as long as those are free, its own plus k << 22 for k = 1..1023 (above
@@ -138,6 +164,29 @@ struct ga_pids {
 /* A unique pid for a process of pid.  0, or -1 out of memory. */
 int ga_pids_for(struct ga_pids *p, uint32_t pid, uint32_t *out);
 void ga_pids_free(struct ga_pids *p);
+
+/*
+ * The next event after event prev (SIZE_MAX: the first) of d that is a
+ * sample of its memory counter: the last of several at one time, and a
+ * change from sample prev.  d->nev when none is.
+ */
+size_t ga_track_mem_next(const struct ga_memuse_dev *d, size_t prev);
+
+/* Per process of the model (by index): whether the export has met it, and its unique pid. */
+struct ga_proc_pids {
+	uint8_t *seen;
+	uint32_t *pid;             /* sized alongside seen */
+	size_t cap;
+	struct ga_pids pids;       /* unique pids (ga_pids_for()) */
+};
+
+/*
+ * Process index proc, of pid own_pid, met: its unique pid into *out.  1 the
+ * first time (the caller then describes the process), 0 after, -1 out of
+ * memory.
+ */
+int ga_proc_pids_see(struct ga_proc_pids *pp, uint32_t proc, uint32_t own_pid, uint32_t *out);
+void ga_proc_pids_free(struct ga_proc_pids *pp);
 
 /* "rank 1: python3 train.py [4242] on node7" into b.  0, or -1 out of memory. */
 int ga_track_proc_name(const struct ga_model *m, const struct ga_proc *p, struct ga_buf *b);
