@@ -206,6 +206,13 @@ $(FAKEPM): test/shims/fakepm.c test/shims/fakepm.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) -Icupti/cshim -I$(CUDA_HOME)/include -fPIC -shared -fvisibility=hidden -Wl,-soname,libcuda.so.1 $(CFLAGS) -o $@ $<
 
+# A stand-in NVML, soname libnvidia-ml.so.1, for test_gpusample.
+FAKENVML := $(BUILD)/test/shims/libfakenvml.so
+$(FAKENVML): test/shims/fakenvml.c test/shims/fakenvml.h
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-soname,libnvidia-ml.so.1 $(CFLAGS) -o $@ $<
+
 # A libcupti in front of the real one that refuses the counters (GPU tests).
 CUPTIDENY := $(BUILD)/test/shims/libcuptideny.so
 $(CUPTIDENY): test/shims/cuptideny.c
@@ -235,7 +242,7 @@ $(PYEMBED): cupti/pystack.c cupti/pystack.h test/unit/py/embed_local.c test/unit
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -o $@ cupti/pystack.c test/unit/py/embed_local.c -ldl
 
-unit: $(UNIT_BIN) $(SHIM) $(FAKECUPTI) $(FAKEPM) $(PYPROBE) $(PYEMBED)
+unit: $(UNIT_BIN) $(SHIM) $(FAKECUPTI) $(FAKEPM) $(FAKENVML) $(PYPROBE) $(PYEMBED)
 # test and demo check the dependencies first, then build in a sub-make that
 # sees what was just installed (ZSTD_A is resolved when the Makefile is read).
 test:

@@ -978,11 +978,12 @@ static void *sampler_main(void *arg)
 					call_end();
 				}
 				/* The series' values in its order; a getter dropped as slow reads NaN. */
-				for (k = 0; k < GP_TELEM_COUNT; k++)
-					if (d->names & (1u << k))
-						out[n++] = v[k];
-				if (got > 0)
+				if (got > 0) {
+					for (k = 0; k < GP_TELEM_COUNT; k++)
+						if (d->names & (1u << k))
+							out[n++] = v[k];
 					queue_sample(d->s, d->last, now, out);
+				}
 				d->last = on ? now : 0;
 			}
 			next_tel = t + tel_ns;

@@ -19,6 +19,11 @@
  *    process still exits with status 0, within the bounded wait, and says
  *    so in one line.
  *
+ * Telemetry, against a stand-in NVML (test/shims/fakenvml.c): the
+ * default queries only (no utilization, no GPM: both opt-in), NVML never
+ * initialized for --gpu-metrics alone, GPM's samples allocated once and
+ * read with gpm, a getter slower than 2 ms dropped after its second slow
+ * call, nvmlShutdown and the GPM samples' frees never called at the end.
  * And GPUPROF_GPU_TELEMETRY's grammar (a period, util and gpm).
  *
  * Each case runs in a forked child (the sampler's state is process-wide).
@@ -43,10 +48,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../shims/fakenvml.h"
 #include "../shims/fakepm.h"
 
-static char lib[4096];
+static char lib[4096], nvml_lib[4096];
 static struct fake_pm *fp;
+static struct fake_nvml *fnv;
 
 static double now_s(void)
 {
@@ -82,8 +89,13 @@ static void recorder_exit(void)
 	gp_gpusample_source.flush(1);
 }
 
-/* Loads the stand-in, configures --gpu-metrics at 100 us (a decode every 25 ms). */
-static int setup(int ndev, int setconfig_ms, int strict, int recorder_first)
+/*
+ * Loads the stand-ins and starts the sampler: --gpu-metrics at 100 us (a
+ * decode every 25 ms) unless metrics is 0, telemetry every tel_ms with
+ * the opt-in queries extra.
+ */
+static int start(int ndev, int setconfig_ms, int strict, int recorder_first, int metrics,
+		 uint32_t tel_ms, uint32_t extra)
 {
 	void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
 	int (*cu_init)(unsigned);
@@ -95,9 +107,11 @@ static int setup(int ndev, int setconfig_ms, int strict, int recorder_first)
 	fp->setconfig_ms = setconfig_ms;
 	fp->strict_teardown = strict;
 	gp_cu.handle = h;
-	snprintf(gp_rec.cfg.gpu_metrics, sizeof(gp_rec.cfg.gpu_metrics), "default");
+	snprintf(gp_rec.cfg.gpu_metrics, sizeof(gp_rec.cfg.gpu_metrics), "%s",
+		 metrics ? "default" : "");
 	gp_rec.cfg.gpu_metrics_us = 100;
-	gp_rec.cfg.gpu_telemetry_ms = 0;
+	gp_rec.cfg.gpu_telemetry_ms = tel_ms;
+	gp_rec.cfg.gpu_telemetry_extra = extra;
 	if (recorder_first)
 		atexit(recorder_exit);
 	cu_init(0);
@@ -105,6 +119,89 @@ static int setup(int ndev, int setconfig_ms, int strict, int recorder_first)
 	    gp_gpusample_source.set_tracing(1, why, sizeof(why)) < 0)
 		return -1;
 	return 0;
+}
+
+static int setup(int ndev, int setconfig_ms, int strict, int recorder_first)
+{
+	return start(ndev, setconfig_ms, strict, recorder_first, 1, 0, 0);
+}
+
+/* The stand-in NVML, loaded first so that telemetry.c's dlopen by soname finds it. */
+static int load_nvml(int temp_sleep_us)
+{
+	void *h = dlopen(nvml_lib, RTLD_NOW | RTLD_GLOBAL);
+
+	if (!h || !(fnv = dlsym(h, "fake_nvml")))
+		return -1;
+	fnv->temp_sleep_us = temp_sleep_us;
+	return 0;
+}
+
+static int telemetry_default(void)
+{
+	alarm(30);
+	tap_begin("gpusample: telemetry reads the default queries; utilization and GPM are opt-in");
+	CHECK(load_nvml(0) == 0);
+	CHECK(start(1, 0, 0, 0, 0, 10, 0) == 0);
+	CHECK(wait_for(&fnv->mem, 4, 5000));
+	nap_ms(250);
+	gp_gpusample_stop(5000);
+	CHECKF(fnv->init == 1 && fnv->handle == 1, "%d inits, %d handles", fnv->init, fnv->handle);
+	CHECKF(fnv->fields >= 4 && fnv->clock >= 8 && fnv->temp >= 4 && fnv->reasons >= 4,
+	       "%d power, %d clock, %d temperature, %d reasons reads", fnv->fields, fnv->clock,
+	       fnv->temp, fnv->reasons);
+	CHECKF(fnv->util == 0, "%d utilization reads", fnv->util);
+	CHECKF(fnv->gpm_support + fnv->gpm_alloc + fnv->gpm_get == 0, "GPM: %d, %d, %d calls",
+	       fnv->gpm_support, fnv->gpm_alloc, fnv->gpm_get);
+	CHECKF(fnv->shutdown == 0, "nvmlShutdown called %d times at the end", fnv->shutdown);
+	CHECKF(fp->enable == 0, "PM sampling enabled for telemetry alone");
+	tap_end();
+	return tap_exit();
+}
+
+static int telemetry_gpm_util(void)
+{
+	alarm(30);
+	tap_begin("gpusample: util and gpm add their queries; GPM samples allocated once, kept");
+	CHECK(load_nvml(0) == 0);
+	CHECK(start(1, 0, 0, 0, 0, 10, GP_GPU_TELEMETRY_UTIL | GP_GPU_TELEMETRY_GPM) == 0);
+	/* GPM reads at most every 200 ms. */
+	CHECK(wait_for(&fnv->gpm_metrics, 2, 5000));
+	gp_gpusample_stop(5000);
+	CHECKF(fnv->util >= 4, "%d utilization reads", fnv->util);
+	CHECKF(fnv->gpm_support == 1 && fnv->gpm_alloc == 2 && fnv->gpm_get >= 3,
+	       "GPM: %d support, %d allocs, %d gets", fnv->gpm_support, fnv->gpm_alloc, fnv->gpm_get);
+	CHECKF(fnv->gpm_free == 0 && fnv->shutdown == 0, "%d GPM frees, %d shutdowns at the end",
+	       fnv->gpm_free, fnv->shutdown);
+	tap_end();
+	return tap_exit();
+}
+
+static int telemetry_slow(void)
+{
+	alarm(30);
+	tap_begin("gpusample: a getter slower than 2 ms twice is not called again");
+	CHECK(load_nvml(3000) == 0);
+	CHECK(start(1, 0, 0, 0, 0, 10, 0) == 0);
+	CHECK(wait_for(&fnv->mem, 6, 5000));
+	gp_gpusample_stop(5000);
+	CHECKF(fnv->temp == 2, "%d temperature reads (3 ms each)", fnv->temp);
+	CHECKF(fnv->clock >= 12, "%d clock reads", fnv->clock);
+	tap_end();
+	return tap_exit();
+}
+
+static int metrics_without_nvml(void)
+{
+	alarm(30);
+	tap_begin("gpusample: --gpu-metrics alone never initializes NVML");
+	CHECK(load_nvml(0) == 0);
+	CHECK(setup(1, 0, 0, 0) == 0);
+	CHECK(wait_for(&fp->decode, 3, 5000));
+	gp_gpusample_stop(5000);
+	CHECKF(fnv->init == 0 && fnv->handle == 0, "%d nvmlInit, %d handles", fnv->init, fnv->handle);
+	tap_end();
+	return tap_exit();
 }
 
 static int prompt_stop(void)
@@ -298,13 +395,19 @@ int main(void)
 	slash = strrchr(lib, '/');
 	if (!slash)
 		return 1;
+	memcpy(nvml_lib, lib, sizeof(lib));
 	strcpy(slash, "/shims/libfakepm.so");
-	if (access(lib, R_OK) != 0) {
-		printf("not ok - gpusample: %s is not built\n", lib);
+	strcpy(nvml_lib + (slash - lib), "/shims/libfakenvml.so");
+	if (access(lib, R_OK) != 0 || access(nvml_lib, R_OK) != 0) {
+		printf("not ok - gpusample: %s or %s is not built\n", lib, nvml_lib);
 		return 1;
 	}
 	telemetry_grammar();
 	in_child(prompt_stop);
+	in_child(telemetry_default);
+	in_child(telemetry_gpm_util);
+	in_child(telemetry_slow);
+	in_child(metrics_without_nvml);
 	in_child(stop_during_setup);
 	in_child(stuck_given_up);
 
