@@ -913,17 +913,7 @@ static int pushpop_ranges(struct ga_export *e, struct ga_model *m, const struct 
 /* Start/end ranges of one process by start, the longer first. */
 static int cmp_async(const void *pa, const void *pb, void *ctx)
 {
-	const struct ga_ranges *rg = ctx;
-	const struct ga_ranges_range *a = &rg->ranges[*(const uint32_t *)pa];
-	const struct ga_ranges_range *b = &rg->ranges[*(const uint32_t *)pb];
-
-	if (a->proc != b->proc)
-		return a->proc < b->proc ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	if (a->end != b->end)
-		return a->end > b->end ? -1 : 1;
-	return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
+	return ga_range_order(ctx, *(const uint32_t *)pa, *(const uint32_t *)pb, 0);
 }
 
 /*

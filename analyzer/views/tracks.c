@@ -100,22 +100,25 @@ void ga_lanes_free(struct ga_lanes *ls)
 	memset(ls, 0, sizeof(*ls));
 }
 
-/* Ranges of rg by (process, thread, start, end descending). */
-static int cmp_range(const void *pa, const void *pb, void *ctx)
+int ga_range_order(const struct ga_ranges *rg, uint32_t ia, uint32_t ib, int by_thread)
 {
-	const struct ga_ranges *rg = ctx;
-	const struct ga_ranges_range *a = &rg->ranges[*(const uint32_t *)pa];
-	const struct ga_ranges_range *b = &rg->ranges[*(const uint32_t *)pb];
+	const struct ga_ranges_range *a = &rg->ranges[ia], *b = &rg->ranges[ib];
 
 	if (a->proc != b->proc)
 		return a->proc < b->proc ? -1 : 1;
-	if (a->tid != b->tid)
+	if (by_thread && a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
 	if (a->end != b->end)
 		return a->end > b->end ? -1 : 1;
-	return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
+	return ia < ib ? -1 : ia > ib;
+}
+
+/* Ranges of rg by (process, thread, start, end descending). */
+static int cmp_range(const void *pa, const void *pb, void *ctx)
+{
+	return ga_range_order(ctx, *(const uint32_t *)pa, *(const uint32_t *)pb, 1);
 }
 
 static int cmp_range_end(const void *pa, const void *pb, void *ctx)

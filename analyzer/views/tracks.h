@@ -145,6 +145,12 @@ int ga_range_layout_crosses(const struct ga_range_layout *rl, const struct ga_ra
 
 void ga_range_layout_free(struct ga_range_layout *rl);
 
+/*
+ * The order of ranges ia and ib of rg: by process, thread (by_thread),
+ * start, the longer first, then index.  <0, 0 (ia == ib) or >0.
+ */
+int ga_range_order(const struct ga_ranges *rg, uint32_t ia, uint32_t ib, int by_thread);
+
 /* A range track's name, "NVTX D [tid T]" or "tid T (overlapping)", into name. */
 void ga_range_track_name(const struct ga_model *m, const struct ga_range_track *t, char *name,
 			 size_t size);
