@@ -16,11 +16,13 @@
  * The caller takes the next chunk from its slot; while it is not ready the
  * caller decodes a later one itself instead of waiting, so the work spreads
  * over the cores whichever side is slower.  Chunk frames are independent
- * zstd frames, so any thread may decode any chunk.
+ * zstd frames, so any thread may decode any chunk.  Long reads show a
+ * progress line on a terminal (base/progress.h).
  */
 #include "read/reader.h"
 
 #include "gpuprof/delta.h"
+#include "base/progress.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -748,6 +750,7 @@ static int read_chunks(struct rd *r)
 			info->bytes_unread = 0;
 			return GA_READ_OK;
 		}
+		ga_progress_read(r->name, s->off, r->src.size == UINT64_MAX ? 0 : r->src.size, 0);
 		if (ahead) {
 			rc = deliver(r, r->ahead, r->actx, 0, s->raw, s->ch.raw_size, &bad_off,
 				     &bad_size);
@@ -774,6 +777,7 @@ static int read_all(struct rd *r)
 
 	if (rc == GA_READ_OK)
 		rc = read_chunks(r);
+	ga_progress_read(r->name, 0, 0, 1);
 	for (i = 0; i <= MAX_HELPERS; i++) {
 		ZSTD_freeDCtx(r->dec[i].dctx);
 		free(r->dec[i].comp);
