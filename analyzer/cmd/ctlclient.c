@@ -653,6 +653,60 @@ static int output_arg(const char *cmd, const char *arg, char *out, size_t outsz)
 	return 0;
 }
 
+/*
+ * Parses "PID [-o FILE]", with --duration S into *dur where dur is given;
+ * h: the help printer.  Returns -1 when done (help), else 0/usage.
+ */
+static int pid_output_args(const char *cmd, int argc, char **argv, void (*h)(FILE *), int *pid,
+			   char *out, size_t outsz, double *dur)
+{
+	static const struct option opts[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, rc;
+	char *end;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, dur ? ":d:o:h" : ":o:h", dur ? opts : opts + 1,
+				NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			errno = 0;
+			*dur = strtod(optarg, &end);
+			if (errno || *end || !*optarg || !(*dur > 0) || *dur > 1e7)
+				return usage_error(cmd, "--duration needs seconds above 0, not '%s'", optarg);
+			break;
+		case 'o':
+			if ((rc = output_arg(cmd, optarg, out, outsz)))
+				return rc;
+			break;
+		case 'h':
+			h(stdout);
+			return -1;
+		case ':':
+			return usage_error(cmd, "option %s needs a value", argv[optind - 1]);
+		default:
+			return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind + 1 != argc || parse_pid(argv[optind], pid))
+		return usage_error(cmd, "expected one process id%s", "");
+	return 0;
+}
+
+/* Ends request req (n bytes so far) with "output=OUT" where out is set, and sends it. */
+static int request_output(int pid, char *req, size_t size, int n, const char *out)
+{
+	if (out[0])
+		n += snprintf(req + n, size - (size_t)n, "output=%s\n", out);
+	snprintf(req + n, size - (size_t)n, "\n");
+	return request(pid, req);
+}
+
 static void start_help(FILE *f)
 {
 	fputs("usage: gpuprof start PID [--duration S] [-o FILE]\n\n"
@@ -671,50 +725,18 @@ static void start_help(FILE *f)
 
 int cmd_start(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	char req[GP_CONTROL_MSG_MAX], out[4096] = "", val[GP_CONTROL_MSG_MAX];
 	double dur = 0;
-	int c, pid, rc, n;
-	char *end;
+	int pid, rc, n;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			errno = 0;
-			dur = strtod(optarg, &end);
-			if (errno || *end || !*optarg || !(dur > 0) || dur > 1e7)
-				return usage_error("start", "--duration needs seconds above 0, not '%s'", optarg);
-			break;
-		case 'o':
-			if ((rc = output_arg("start", optarg, out, sizeof(out))))
-				return rc;
-			break;
-		case 'h':
-			start_help(stdout);
-			return GA_EXIT_OK;
-		case ':':
-			return usage_error("start", "option %s needs a value", argv[optind - 1]);
-		default:
-			return usage_error("start", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind + 1 != argc || parse_pid(argv[optind], &pid))
-		return usage_error("start", "expected one process id%s", "");
+	rc = pid_output_args("start", argc, argv, start_help, &pid, out, sizeof(out), &dur);
+	if (rc)
+		return rc < 0 ? GA_EXIT_OK : rc;
 	n = snprintf(req, sizeof(req), "start\n");
 	if (dur > 0)
 		n += snprintf(req + n, sizeof(req) - (size_t)n, "duration_ms=%llu\n",
 			      (unsigned long long)llround(dur * 1000.0) ?: 1ull);
-	if (out[0])
-		n += snprintf(req + n, sizeof(req) - (size_t)n, "output=%s\n", out);
-	snprintf(req + n, sizeof(req) - (size_t)n, "\n");
-	rc = request(pid, req);
+	rc = request_output(pid, req, sizeof(req), n, out);
 	if (rc)
 		return rc;
 	answer_value(answer, "file", val, sizeof(val));
@@ -818,38 +840,14 @@ static void dump_help(FILE *f)
 
 int cmd_dump(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	char req[GP_CONTROL_MSG_MAX], out[4096] = "", val[GP_CONTROL_MSG_MAX];
-	int c, pid, rc, n;
+	int pid, rc, n;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			if ((rc = output_arg("dump", optarg, out, sizeof(out))))
-				return rc;
-			break;
-		case 'h':
-			dump_help(stdout);
-			return GA_EXIT_OK;
-		case ':':
-			return usage_error("dump", "option %s needs a value", argv[optind - 1]);
-		default:
-			return usage_error("dump", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind + 1 != argc || parse_pid(argv[optind], &pid))
-		return usage_error("dump", "expected one process id%s", "");
+	rc = pid_output_args("dump", argc, argv, dump_help, &pid, out, sizeof(out), NULL);
+	if (rc)
+		return rc < 0 ? GA_EXIT_OK : rc;
 	n = snprintf(req, sizeof(req), "dump\n");
-	if (out[0])
-		n += snprintf(req + n, sizeof(req) - (size_t)n, "output=%s\n", out);
-	snprintf(req + n, sizeof(req) - (size_t)n, "\n");
-	rc = request(pid, req);
+	rc = request_output(pid, req, sizeof(req), n, out);
 	if (rc)
 		return rc;
 	answer_value(answer, "file", val, sizeof(val));
