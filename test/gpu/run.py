@@ -764,6 +764,47 @@ def t_callsites_buildid(tools):
     print("# callsites: named from the build-id's file, refused from another build")
 
 
+def t_torch_compile_sites(tools):
+    """torch.compile (test/apps/torch_compile.py, --backtrace=python): the
+    Triton kernels Inductor generates are launched through Triton's and
+    Inductor's launchers; by default their sites start at the generated
+    code with the user's line among the frames, no site starts in Triton,
+    Inductor or a <string> shim, and --full-stacks keeps those frames."""
+    script = os.path.join(ROOT, "test", "apps", "torch_compile.py")
+    run = traced(tools, [sys.executable, script], opts=["--backtrace=python"],
+                 timeout=TORCH_TIMEOUT)
+    if run.skip:
+        raise Skip(run.skip)
+    expect_status(run, 0)
+    (key, calls), = [(k, v) for k, v in run.truth.items() if k.startswith("compile.site.")]
+    where, fn = key[len("compile.site."):].rsplit(".", 1)
+    user = "%s %s" % (where, fn)
+    js = tools.export_json(run.files)
+    errs = health(js)
+    sites = [s for s in js.get("launch_sites", [])
+             if any(k.get("name", "").startswith("triton") for k in s.get("kernels", []))]
+    if not sites:
+        raise Fail("no launch site of a Triton kernel: %s" % json.dumps(js.get("launch_sites", []))[:1500])
+    framework = re.compile(r"(/triton/|/torch/_inductor/|/torch/_dynamo/|^<string>|module\.py:\d+ _)")
+    at_user = 0
+    for s in sites:
+        fr = s.get("frames", [])
+        if fr and framework.search(fr[0]):
+            errs.append("a Triton kernel's site starts in the framework: %s" % fr[:4])
+        if user in fr:
+            at_user += s.get("launches", 0)
+    if at_user < calls:
+        errs.append("%d Triton launches have %s among their frames, expected at least %d: %s"
+                    % (at_user, user, calls, [s.get("frames", [])[:4] for s in sites][:4]))
+    rc, out, err = run_cmd([tools.analyzer, "report", "--no-timeline", "--full-stacks"] + run.files)
+    if rc != 0 or not framework.search(out):
+        errs.append("--full-stacks shows no framework frame (exit %d)" % rc)
+    if errs:
+        raise Fail("; ".join(errs))
+    print("# torch.compile: %d Triton launches sited at the user's %s; first frames %s"
+          % (at_user, user, sorted({s.get("frames", ["?"])[0] for s in sites})[:3]))
+
+
 def t_callsites_static(tools):
     """Static cudart (nvcc's default): each launch site starts at the
     program's own function, past the runtime's frames and the launch stub,
@@ -2790,6 +2831,7 @@ TESTS = [
     ("torch", t_torch),
     ("torch-pysites-python", torch_pysites("python")),
     ("torch-pysites-mixed", torch_pysites("mixed")),
+    ("torch-compile-sites", t_torch_compile_sites),
     ("torch-profiler", t_torch_profiler),
     ("torch-profiler-early", t_torch_profiler_early),
     ("cupti-guest", t_cupti_guest),
