@@ -866,6 +866,17 @@ static uint32_t kernel_label(const struct ga_model *m, uint32_t name)
 	return m->labels[m->kstats[k - 1].label].str;
 }
 
+/* f's one place: kernel name (strtab id), of count launches and ns of kernel time. */
+static void where_kernel(struct ga_finding *f, const struct ga_model *m, uint32_t name,
+			 uint64_t ns, uint64_t count)
+{
+	f->where[0].label_after = kernel_label(m, name);
+	f->where[0].stream = f->where[0].proc = NONE;
+	f->where[0].ns = ns;
+	f->where[0].count = count;
+	f->nwhere = 1;
+}
+
 /*
  * The device's label: the device summary's ("cuda:0", "cuda:0 [rank 1]")
  * when one process used it, else "cuda:N" (its busy time is all of theirs).
@@ -1166,11 +1177,7 @@ static int occupancy_rules(struct fin *x)
 			ev(f, "shared_bytes", (double)c->static_smem + c->dynamic_smem, 'b');
 			ev(f, "launches", (double)c->count, 'c');
 			ev(f, "kernel_ns", (double)c->total, 'n');
-			f->where[0].label_after = kernel_label(m, c->name);
-			f->where[0].stream = f->where[0].proc = NONE;
-			f->where[0].ns = c->total;
-			f->where[0].count = c->count;
-			f->nwhere = 1;
+			where_kernel(f, m, c->name, c->total, c->count);
 		}
 		blocks = (uint64_t)c->grid[0] * c->grid[1] * c->grid[2];
 		if (!dv->sm_count || !c->active_blocks || !blocks)
@@ -1188,11 +1195,7 @@ static int occupancy_rules(struct fin *x)
 			ev(f, "wave_pct", waves * 100, '%');
 			ev(f, "launches", (double)c->count, 'c');
 			ev(f, "kernel_ns", (double)c->total, 'n');
-			f->where[0].label_after = kernel_label(m, c->name);
-			f->where[0].stream = f->where[0].proc = NONE;
-			f->where[0].ns = c->total;
-			f->where[0].count = c->count;
-			f->nwhere = 1;
+			where_kernel(f, m, c->name, c->total, c->count);
 		}
 	}
 	return 0;
@@ -1255,11 +1258,7 @@ static int metrics_rules(struct fin *x)
 			ev(f, "kernel_ns", (double)total, 'n');
 			ev(f, "launches", (double)count, 'c');
 			ev(f, "profiled", (double)k->launches, 'c');
-			f->where[0].label_after = kernel_label(m, k->name);
-			f->where[0].stream = f->where[0].proc = NONE;
-			f->where[0].ns = total;
-			f->where[0].count = count;
-			f->nwhere = 1;
+			where_kernel(f, m, k->name, total, count);
 		}
 		if (r.dominant == GP_PEAK_FP32 && !r.memory_side && gemm_like(sname) &&
 		    pk->p.flops[GP_PEAK_FP32] > 0 &&
@@ -1284,11 +1283,7 @@ static int metrics_rules(struct fin *x)
 			ev(f, "tf32_peak_gflop_s", pk->p.flops[GP_PEAK_TENSOR_TF32] / 1e9, 'c');
 			ev(f, "kernel_ns", (double)total, 'n');
 			ev(f, "launches", (double)count, 'c');
-			f->where[0].label_after = kernel_label(m, k->name);
-			f->where[0].stream = f->where[0].proc = NONE;
-			f->where[0].ns = total;
-			f->where[0].count = count;
-			f->nwhere = 1;
+			where_kernel(f, m, k->name, total, count);
 		}
 	}
 	return 0;
