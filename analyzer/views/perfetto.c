@@ -951,11 +951,9 @@ static int async_ranges(struct ga_export *e, struct ga_model *m, const struct ga
 			if (ga_nest_fits(&st[l], r->start, r->end))
 				break;
 		if (l == nst) {
-			if (ga_util_grow(&st, &capst, nst + 1, sizeof(*st)))
+			if (ga_nests_add(&st, &nst, &capst))
 				goto out;
-			memset(&st[l], 0, sizeof(st[l]));
 			st[l].tid = GA_HOST_TID_BASE + p->nhost++;
-			nst++;
 			if (describe_cstr(e, proc, st[l].tid, 0, l ? "NVTX start/end ranges (overlapping)" :
 					  "NVTX start/end ranges"))
 				goto out;

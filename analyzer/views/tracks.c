@@ -146,6 +146,15 @@ int ga_nest_push(struct ga_nest *l, uint64_t e)
 	return 0;
 }
 
+int ga_nests_add(struct ga_nest **st, size_t *n, size_t *cap)
+{
+	if (ga_util_grow(st, cap, *n + 1, sizeof(**st)))
+		return -1;
+	memset(&(*st)[*n], 0, sizeof(**st));
+	(*n)++;
+	return 0;
+}
+
 void ga_nests_clear(struct ga_nest *st, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -201,9 +210,8 @@ int ga_range_layout_build(struct ga_range_layout *rl, const struct ga_ranges *rg
 					break;
 			}
 			if (l == nst) {
-				if (ga_util_grow(&st, &capst, nst + 1, sizeof(*st)))
+				if (ga_nests_add(&st, &nst, &capst))
 					goto out;
-				memset(&st[l], 0, sizeof(st[l]));
 				st[l].domain = dom;
 				if (first == SIZE_MAX && !dom) {
 					st[l].tid = r->tid;
@@ -222,7 +230,6 @@ int ga_range_layout_build(struct ga_range_layout *rl, const struct ga_ranges *rg
 					t->domain = dom;
 					t->overlapping = first != SIZE_MAX;
 				}
-				nst++;
 			}
 			if (ga_nest_push(&st[l], r->end))
 				goto out;

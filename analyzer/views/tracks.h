@@ -93,6 +93,9 @@ int ga_nest_fits(struct ga_nest *l, uint64_t s, uint64_t e);
 /* Open a range ending at e on lane l.  0, or -1 out of memory. */
 int ga_nest_push(struct ga_nest *l, uint64_t e);
 
+/* A new lane, empty, at the end of *st (*n of *cap).  0, or -1 out of memory. */
+int ga_nests_add(struct ga_nest **st, size_t *n, size_t *cap);
+
 /* Free the ends of lanes st[0..n). */
 void ga_nests_clear(struct ga_nest *st, size_t n);
 
