@@ -245,33 +245,11 @@ def parse_bench(out):
 
 # ------------------------------------------------------------------ formatting
 
-def fmt(v):
-    if v is None:
-        return "n/a"
-    a = abs(v)
-    if a >= 1000:
-        return "%.0f" % v
-    if a >= 100:
-        return "%.1f" % v
-    if a >= 10:
-        return "%.2f" % v
-    return "%.3f" % v
-
-
-def fmt_ratio(v):
-    return "n/a" if v is None else "%.3f" % v
-
-
-def md_table(header, rows):
-    out = ["| " + " | ".join(header) + " |",
-           "|" + "|".join("---" for _ in header) + "|"]
-    for r in rows:
-        out.append("| " + " | ".join(str(c) for c in r) + " |")
-    return "\n".join(out)
-
-
-def median(xs):
-    return statistics.median(xs) if xs else None
+# One formatting for every table of RESULTS.md: sampling.py's.
+fmt = sampling.fmt
+fmt_ratio = sampling.fr
+md_table = sampling.md_table
+median = sampling.median
 
 
 def mx_median(rs):
