@@ -104,3 +104,47 @@ void synth_memcpy_corr(struct synth *s, unsigned kind, uint64_t bytes, uint64_t 
 	synth_rec(s, &r, sizeof(r));
 }
 
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(uint64_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng % n;
+}
+
+void synth_random_app(const char *path, uint32_t pid, uint64_t t0, uint64_t grid, uint64_t span,
+		      int startend)
+{
+	struct synth *s = synth_open(path);
+	uint32_t api, rg, k, dom;
+
+	synth_process(s, pid, "host", "./app", UINT32_MAX, t0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	api = synth_string(s, "cudaLaunchKernel");
+	rg = synth_string(s, "r");
+	k = synth_string(s, "_Z1kv");
+	dom = synth_string(s, "D");
+	for (uint32_t i = 0; i < 3000; i++) {
+		uint64_t t = t0 + 1000 + grid * rnd(span / grid);
+		uint64_t len = grid * rnd((i % 10 ? 2000 : span / 5) / grid);
+
+		switch (rnd(4)) {
+		case 0:
+			synth_api_corr(s, api, t, t + len, 7, i + 1, GP_API_RUNTIME);
+			break;
+		case 1:
+			synth_kernel_at_corr(s, k, t, t + len, 0, 3, i + 1);
+			break;
+		default:
+			synth_nvtx_range(s, rg, rnd(2) ? dom : 0, t, t + len, 7, 7, i + 1,
+					 !startend || rnd(8) ? GP_NVTX_PUSHPOP : 0);
+			break;
+		}
+	}
+	synth_end(s, t0 + 2000000, 0);
+	synth_close(s, NULL, NULL);
+}

@@ -25,4 +25,16 @@ void synth_kernel_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t 
 void synth_memcpy_corr(struct synth *s, unsigned kind, uint64_t bytes, uint64_t start,
 		       uint64_t end, uint32_t device, uint32_t correlation);
 
+/*
+ * A trace at path of one process (pid, "./app" on "host", from t0)
+ * tracing kernels, API calls and NVTX, with one device: 3000 API calls,
+ * kernels (stream 3) and ranges (thread 7; the default domain or "D") in
+ * random order, starting in [t0 + 1000, t0 + 1000 + span), one in ten up
+ * to span / 5 long, the others up to 2 us.  grid: the ns between the
+ * times drawn (1: any); startend: one range in eight is start/end, not
+ * push/pop.  The same trace for the same calls in a process.
+ */
+void synth_random_app(const char *path, uint32_t pid, uint64_t t0, uint64_t grid, uint64_t span,
+		      int startend);
+
 #endif

@@ -266,16 +266,6 @@ static void test_nesting(void)
 	tap_end();
 }
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rnd(uint64_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng % n;
-}
-
 /*
  * A damaged trace: on one thread, API calls, ranges of the default domain
  * and of another, at random times and in random order, and on one stream
@@ -284,38 +274,11 @@ static uint64_t rnd(uint64_t n)
 static void test_nesting_random(void)
 {
 	char path[128], json[160], cmd[400], *out = NULL, *err = NULL;
-	struct synth *s;
-	uint32_t api, rg, k, dom;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/random.gpuprof", dir);
 	snprintf(json, sizeof(json), "%s/random.json", dir);
-	s = synth_open(path);
-	synth_process(s, 4243, "host", "./app", UINT32_MAX, T0);
-	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
-	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
-	api = synth_string(s, "cudaLaunchKernel");
-	rg = synth_string(s, "r");
-	k = synth_string(s, "_Z1kv");
-	dom = synth_string(s, "D");
-	for (uint32_t i = 0; i < 3000; i++) {
-		uint64_t t = T0 + 1000 + rnd(1000000), len = rnd(i % 10 ? 2000 : 200000);
-
-		switch (rnd(4)) {
-		case 0:
-			synth_api_corr(s, api, t, t + len, 7, i + 1, GP_API_RUNTIME);
-			break;
-		case 1:
-			synth_kernel_at_corr(s, k, t, t + len, 0, 3, i + 1);
-			break;
-		default:
-			synth_nvtx_range(s, rg, rnd(2) ? dom : 0, t, t + len, 7, 7, i + 1,
-					 GP_NVTX_PUSHPOP);
-			break;
-		}
-	}
-	synth_end(s, T0 + 2000000, 0);
-	synth_close(s, NULL, NULL);
+	synth_random_app(path, 4243, T0, 1, 1000000, 0);
 	tap_begin("chrome: the tracks of a trace of random times nest");
 	rc = synth_run(dir, &out, &err, cmd_export, "export", "--format", "chrome", "--no-symbolize",
 		       path, (char *)NULL);

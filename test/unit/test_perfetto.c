@@ -557,16 +557,6 @@ static void test_ties(void)
 	tap_end();
 }
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rnd(uint64_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng % n;
-}
-
 /*
  * API calls, ranges of two domains (push/pop, and one in eight start/end)
  * and kernels at random times on a grid of 100 ns (so that many tie) and
@@ -575,39 +565,11 @@ static uint64_t rnd(uint64_t n)
 static void test_random(void)
 {
 	char path[128], out[128], why[256];
-	struct synth *s;
-	uint32_t api, rg, k, dom;
-	long n, bad = -1, want = 0;
+	long n, bad = -1, want = 3000;
 
 	snprintf(path, sizeof(path), "%s/random.gpuprof", dir);
 	snprintf(out, sizeof(out), "%s/random.pftrace", dir);
-	s = synth_open(path);
-	synth_process(s, 4243, "host", "./app", UINT32_MAX, T0);
-	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
-	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
-	api = synth_string(s, "cudaLaunchKernel");
-	rg = synth_string(s, "r");
-	k = synth_string(s, "_Z1kv");
-	dom = synth_string(s, "D");
-	for (uint32_t i = 0; i < 3000; i++) {
-		uint64_t t = T0 + 1000 + 100 * rnd(2000), len = 100 * rnd(i % 10 ? 20 : 400);
-
-		switch (rnd(4)) {
-		case 0:
-			synth_api_corr(s, api, t, t + len, 7, i + 1, GP_API_RUNTIME);
-			break;
-		case 1:
-			synth_kernel_at_corr(s, k, t, t + len, 0, 3, i + 1);
-			break;
-		default:
-			synth_nvtx_range(s, rg, rnd(2) ? dom : 0, t, t + len, 7, 7, i + 1,
-					 rnd(8) ? GP_NVTX_PUSHPOP : 0);
-			break;
-		}
-		want++;
-	}
-	synth_end(s, T0 + 2000000, 0);
-	synth_close(s, NULL, NULL);
+	synth_random_app(path, 4243, T0, 100, 200000, 1);
 	tap_begin("perfetto: the slices of a trace of random, tying times nest as written");
 	n = export_and_replay(path, out, &bad, why, sizeof(why), NULL);
 	CHECKF(n == want && bad == 0, "%ld of %ld slices, %ld built otherwise: %s", n, want, bad,
