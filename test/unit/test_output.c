@@ -7,6 +7,7 @@
  * one made with useradd (as root; skipped with a reason otherwise).
  * Test code, runs offline only.
  */
+#include "helpers.h"
 #include "tap.h"
 
 #include "base/output.h"
@@ -22,27 +23,6 @@
 #include <unistd.h>
 
 static char dir[256], sticky[300], safe[300], user[32];
-
-static int file_is(const char *path, const char *want)
-{
-	char buf[256] = { 0 };
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n == (ssize_t)strlen(want) && !memcmp(buf, want, (size_t)n);
-}
-
-static void put(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	fputs(text, f);
-	fclose(f);
-}
 
 static int entries(const char *d)
 {
@@ -94,9 +74,9 @@ static void test_own_links(void)
 	tap_begin("output: one's own symlink in a sticky world-writable directory is followed");
 	snprintf(target, sizeof(target), "%s/mine.json", safe);
 	snprintf(link, sizeof(link), "%s/mylink.json", sticky);
-	put(target, "old");
+	helpers_put(target, "old");
 	CHECK(symlink(target, link) == 0);
-	CHECKF(write_out(link, "new", 0) == 0 && file_is(target, "new"), "target: not written");
+	CHECKF(write_out(link, "new", 0) == 0 && helpers_file_is(target, "new"), "target: not written");
 	unlink(link);
 	unlink(target);
 	tap_end();
@@ -107,7 +87,7 @@ static void test_other_user(void)
 	char cmd[2000], link[400], target[400], path[400], secret[400];
 
 	snprintf(secret, sizeof(secret), "%s/app.conf", safe);
-	put(secret, "root only");
+	helpers_put(secret, "root only");
 	chmod(secret, 0600);
 
 	tap_begin("output: another user's symlink in a sticky directory is not followed");
@@ -116,7 +96,7 @@ static void test_other_user(void)
 	CHECK(as_other(cmd) == 0);
 	CHECKF(write_out(link, "export", 0) < 0, "written through the link");
 	CHECKF(write_out(link, "export", 1) < 0, "written through the link (by name)");
-	CHECKF(file_is(secret, "root only"), "the link's target changed");
+	CHECKF(helpers_file_is(secret, "root only"), "the link's target changed");
 	CHECKF(entries(safe) == 1, "%d files beside the target", entries(safe));
 	CHECKF(entries(sticky) == 1, "%d files in the sticky directory", entries(sticky));
 	tap_end();
@@ -129,7 +109,7 @@ static void test_other_user(void)
 	CHECKF(write_out(path, "export", 0) < 0, "written through the directory link");
 	snprintf(path, sizeof(path), "%s/d/../d/new.json", sticky);
 	CHECKF(write_out(path, "export", 0) < 0, "written through the directory link");
-	CHECKF(file_is(secret, "root only") && entries(safe) == 1, "the target directory changed");
+	CHECKF(helpers_file_is(secret, "root only") && entries(safe) == 1, "the target directory changed");
 	tap_end();
 
 	tap_begin("output: another user's FIFO in a sticky directory is refused, at once");
@@ -149,7 +129,7 @@ static void test_other_user(void)
 	CHECK(as_other(cmd) == 0);
 	snprintf(target, sizeof(target), "%s/mine.json", safe);
 	snprintf(link, sizeof(link), "%s/owned/l.json", dir);
-	CHECKF(write_out(link, "via owner", 0) == 0 && file_is(target, "via owner"),
+	CHECKF(write_out(link, "via owner", 0) == 0 && helpers_file_is(target, "via owner"),
 	       "the owner's link was not followed");
 	unlink(target);
 	tap_end();

@@ -4,6 +4,7 @@
  * counted drops) and the writer thread, read back through the analyzer's
  * reader.  No GPU needed.
  */
+#include "helpers.h"
 #include "tap.h"
 
 #include "config.h"
@@ -654,19 +655,6 @@ static void test_fd_taken(int dup_over)
 	tap_end();
 }
 
-static int file_is(const char *path, const char *content)
-{
-	char buf[256];
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	return n == (ssize_t)strlen(content) && !memcmp(buf, content, (size_t)n);
-}
-
 static int is_regular(const char *path)
 {
 	struct stat st;
@@ -698,7 +686,7 @@ static void test_hostile_paths(void)
 	if (!rc)
 		gp_tracefile_stop(&t, 5000);
 	CHECKF(is_regular(path), "the link was not replaced by a file");
-	CHECKF(file_is(target, "keep me"), "the link's target changed");
+	CHECKF(helpers_file_is(target, "keep me"), "the link's target changed");
 	unlink(path);
 
 	CHECKF(symlink(dangling, path) == 0, "symlink: %s", strerror(errno));

@@ -4,6 +4,7 @@
  * both take one name, names with a newline are refused, and every failure
  * is told to gpuprof run through its session file.  No GPU needed.
  */
+#include "helpers.h"
 #include "tap.h"
 
 #include "config.h"
@@ -34,27 +35,6 @@ int fallocate(int fd, int mode, off_t off, off_t len)
 		return -1;
 	}
 	return (int)syscall(SYS_fallocate, fd, mode, off, len);
-}
-
-static int file_is(const char *path, const char *want)
-{
-	char buf[64] = { 0 };
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n == (ssize_t)strlen(want) && !memcmp(buf, want, (size_t)n);
-}
-
-static void put(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	fputs(text, f);
-	fclose(f);
 }
 
 /* Files in dir other than the session file: "name name ..." (sorted by readdir). */
@@ -106,12 +86,12 @@ static void test_full_disk(void)
 	tap_begin("-f on a full disk keeps the old trace, leaves no file behind, says why");
 	snprintf(path, sizeof(path), "%s/full.gpuprof", dir);
 	snprintf(tmpl, sizeof(tmpl), "%s/full", dir);
-	put(path, "old trace");
+	helpers_put(path, "old trace");
 	atomic_store(&enospc, 1);
 	rc = gp_tracefile_open(&t, tmpl, 1, 0, 0);
 	atomic_store(&enospc, 0);
 	CHECKF(rc == -ENOSPC, "rc %d", rc);
-	CHECKF(file_is(path, "old trace"), "the old trace was replaced or removed");
+	CHECKF(helpers_file_is(path, "old trace"), "the old trace was replaced or removed");
 	CHECKF(count_files() == 1, "%d files in %s (a temporary one left?)", count_files(), dir);
 	CHECK(session_has("!cannot create ") && session_has("full.gpuprof: No space left on device\n"));
 	/* A new name on a full disk: no file at all. */
@@ -152,7 +132,7 @@ static void test_two_writers(void)
 
 	tap_begin("-f: a trace another recorder is writing is never taken over");
 	snprintf(path, sizeof(path), "%s/same.gpuprof", dir);
-	put(path, "stale");
+	helpers_put(path, "stale");
 	if (pipe(p) || pipe(q)) {
 		CHECK(0);
 		tap_end();
