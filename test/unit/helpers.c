@@ -1,5 +1,5 @@
 /*
- * Small file helpers the unit tests share (see helpers.h).  Test code,
+ * Small helpers the unit tests share (see helpers.h).  Test code,
  * runs offline only.
  */
 #include "helpers.h"
@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "recorder.h"
 
 int helpers_file_is(const char *path, const char *want)
 {
@@ -28,4 +30,19 @@ void helpers_put(const char *path, const char *text)
 
 	fputs(text, f);
 	fclose(f);
+}
+
+void helpers_emit_kernels(int n)
+{
+	uint32_t name = gp_emit_string("fake_kernel");
+
+	for (int i = 0; i < n; i++) {
+		struct gp_rec_kernel *k = gp_emit(GP_REC_KERNEL, sizeof(*k));
+
+		if (k) {
+			k->start = 1000 + (uint64_t)i;
+			k->end = k->start + 5;
+			k->name = name;
+		}
+	}
 }

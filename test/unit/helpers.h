@@ -1,5 +1,5 @@
 /*
- * Small file helpers the unit tests share (linked into every test, as
+ * Small helpers the unit tests share (linked into every test, as
  * every non-test_ file here is).  Test code, runs offline only.
  */
 #ifndef GP_TEST_HELPERS_H
@@ -10,5 +10,12 @@ int helpers_file_is(const char *path, const char *want);
 
 /* Write text as the whole file at path (created or truncated); failures are the caller's checks. */
 void helpers_put(const char *path, const char *text);
+
+/*
+ * n kernel records named "fake_kernel" into the recorder's ring (start
+ * 1000 + i, 5 ns long), as a source emits them; the caller holds the
+ * producer lock (gp_ring_lock()).
+ */
+void helpers_emit_kernels(int n);
 
 #endif

@@ -11,6 +11,7 @@
  * directory, a process that dropped privileges, root's list of a user's
  * hostile answers and command line.  Offline test code; no GPU.
  */
+#include "helpers.h"
 #include "tap.h"
 
 #include "config.h"
@@ -85,23 +86,12 @@ const struct gp_source *const gp_sources[] = { &fake, NULL };
 /* GPU work as the CUDA source sees it: a context made (the file now), kernels. */
 static void fake_gpu_work(int n)
 {
-	uint32_t name;
-
 	atomic_store(&fake_ctx, 1);
 	gp_recorder_need_file();
 	if (!atomic_load(&fake_tracing))
 		return;
 	gp_ring_lock(&gp_rec.ring);
-	name = gp_emit_string("fake_kernel");
-	for (int i = 0; i < n; i++) {
-		struct gp_rec_kernel *k = gp_emit(GP_REC_KERNEL, sizeof(*k));
-
-		if (k) {
-			k->start = 1000 + (uint64_t)i;
-			k->end = k->start + 5;
-			k->name = name;
-		}
-	}
+	helpers_emit_kernels(n);
 	gp_ring_unlock(&gp_rec.ring);
 }
 

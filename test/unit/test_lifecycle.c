@@ -8,6 +8,7 @@
  * a capture range, in one file or a file each.  Each case runs in a
  * forked child, as a traced program would.  No GPU needed.
  */
+#include "helpers.h"
 #include "tap.h"
 
 #include "config.h"
@@ -112,22 +113,11 @@ const struct gp_source *const gp_sources[] = { &fake, NULL };
 /* What a source does: records into the ring, under the producer lock. */
 static void emit_kernels(int n)
 {
-	uint32_t name;
-
 	gp_ring_lock(&gp_rec.ring);
 	/* API records name their thread once (gp_emit_thread): twice here, one record. */
 	gp_emit_thread((uint32_t)syscall(SYS_gettid));
 	gp_emit_thread((uint32_t)syscall(SYS_gettid));
-	name = gp_emit_string("fake_kernel");
-	for (int i = 0; i < n; i++) {
-		struct gp_rec_kernel *k = gp_emit(GP_REC_KERNEL, sizeof(*k));
-
-		if (k) {
-			k->start = 1000 + (uint64_t)i;
-			k->end = k->start + 5;
-			k->name = name;
-		}
-	}
+	helpers_emit_kernels(n);
 	gp_ring_unlock(&gp_rec.ring);
 }
 
