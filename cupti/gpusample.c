@@ -30,7 +30,10 @@
  * memory.  So once CUDA answers (cuInit has returned), and before its
  * first CUPTI or NVML call, the thread registers an exit handler of its
  * own, which runs before CUDA's (atexit is last in, first out) and before
- * the recorder's end of the trace: it asks the thread to stop and waits
+ * the recorder's end of the trace; it registers it again at the first PM
+ * Start, after the handlers the CUDA runtime may add with the program's
+ * first context (the later one runs first, the other finds the work
+ * done).  The handler asks the thread to stop and waits
  * at most EXIT_WAIT_MS for the sessions' Stop, last decode and Disable.
  * Every wait is bounded; a stop request wakes the thread, and it is
  * checked between devices and decode rounds.  If the thread has not
@@ -638,6 +641,8 @@ fail:
 	return 0;
 }
 
+static void stop_at_exit(void);
+
 static void pm_run(struct pmdev *d, int on)
 {
 	CUpti_PmSampling_Start_Params st = {
@@ -653,8 +658,17 @@ static void pm_run(struct pmdev *d, int on)
 		return;
 	if (on) {
 		if (PM(cuptiPmSamplingStart, &st) == CUPTI_SUCCESS) {
+			static int again;
+
 			d->running = 1;
 			d->first = 1;
+			/*
+			 * Registered again, after whatever exit handlers the CUDA
+			 * runtime set up with the program's first context (it runs
+			 * first; the earlier registration then finds it done).
+			 */
+			if (!again++ && atexit(stop_at_exit) != 0)
+				gp_debug("gpu-over-time: no second exit handler");
 		}
 	} else {
 		PM(cuptiPmSamplingStop, &sp);

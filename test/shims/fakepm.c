@@ -11,7 +11,10 @@
  * teardown itself fails the process (exit status 86) while a PM session
  * is still enabled.  Every call is counted in fake_pm (fakepm.h), which
  * the test reads with dlsym; DecodeData waits while block_decode is set,
- * then writes into the caller's counter data image.  Test code.
+ * then writes into the caller's counter data image.  With
+ * runtime_teardown the first Start registers the teardown again (after
+ * the sampler's first exit handler, as the CUDA runtime may register its
+ * own with the program's first context).  Test code.
  */
 #include <cupti_pmsampling.h>
 #include <cupti_profiler_host.h>
@@ -216,7 +219,8 @@ API cuptiPmSamplingStart(CUpti_PmSampling_Start_Params *p)
 {
 	(void)p;
 	call(__func__);
-	atomic_fetch_add(&fake_pm.start, 1);
+	if (atomic_fetch_add(&fake_pm.start, 1) == 0 && fake_pm.runtime_teardown)
+		atexit(teardown);
 	return CUPTI_SUCCESS;
 }
 

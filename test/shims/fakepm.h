@@ -12,6 +12,8 @@ struct fake_pm {
 	int ndev;                  /* devices cuDeviceGetCount answers (after cuInit) */
 	int setconfig_ms;          /* how long each cuptiPmSamplingSetConfig takes */
 	int strict_teardown;       /* the teardown fails the process under an enabled session */
+	int runtime_teardown;      /* the first Start registers a second teardown, as the
+				    * CUDA runtime may with the first context */
 	atomic_int block_decode;   /* DecodeData waits while set */
 	/* Counted by the library. */
 	atomic_int inited, torn_down, in_decode;

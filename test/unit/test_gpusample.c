@@ -15,7 +15,9 @@
  *    there (ASan under make SAN=address);
  *  - at exit, with the recorder's handler registered before CUDA's (as
  *    inside cuInit): the sampler's own handler stops it before CUDA's
- *    teardown, the process exits with status 0; stuck in DecodeData, the
+ *    teardown, the process exits with status 0, also with a teardown
+ *    registered again at the first PM Start (as the CUDA runtime may
+ *    with the program's first context); stuck in DecodeData, the
  *    process still exits with status 0, within the bounded wait, and says
  *    so in one line.
  *
@@ -54,6 +56,7 @@
 static char lib[4096], nvml_lib[4096];
 static struct fake_pm *fp;
 static struct fake_nvml *fnv;
+static int runtime_teardown;       /* the stand-in's, set before the sampler starts */
 
 static double now_s(void)
 {
@@ -106,6 +109,7 @@ static int start(int ndev, int setconfig_ms, int strict, int recorder_first, int
 	fp->ndev = ndev;
 	fp->setconfig_ms = setconfig_ms;
 	fp->strict_teardown = strict;
+	fp->runtime_teardown = runtime_teardown;
 	gp_cu.handle = h;
 	snprintf(gp_rec.cfg.gpu_metrics, sizeof(gp_rec.cfg.gpu_metrics), "%s",
 		 metrics ? "default" : "");
@@ -292,6 +296,15 @@ static int exit_normal(void)
 	exit(0);
 }
 
+/* A teardown registered again at the first Start, after the sampler's first handler. */
+static int exit_runtime(void)
+{
+	runtime_teardown = 1;
+	if (setup(1, 0, 1, 1) < 0 || !wait_for(&fp->decode, 2, 5000))
+		return 2;
+	exit(0);
+}
+
 static int exit_stuck(void)
 {
 	if (setup(1, 0, 0, 1) < 0 || !wait_for(&fp->decode, 1, 5000))
@@ -416,6 +429,11 @@ int main(void)
 	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "wait status 0x%x, stderr: %s", st, err);
 	CHECKF(secs < 2, "the exit took %.3f s", secs);
 	CHECKF(!strstr(err, "did not stop"), "stderr: %s", err);
+	tap_end();
+
+	tap_begin("gpusample: at exit the sampler stops before a teardown registered at its first Start");
+	st = run_child(exit_runtime, err, sizeof(err), &secs);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "wait status 0x%x, stderr: %s", st, err);
 	tap_end();
 
 	tap_begin("gpusample: at exit a sampler stuck in DecodeData is given up; status 0");
