@@ -43,9 +43,10 @@
  * thread sees abandoned or the exit sees in_call), the exit waits a
  * little more for a call in progress, and nothing the thread may touch is
  * ever freed (its images, queue and NVML state are left to the process's
- * end); no CUPTI or NVML teardown is made at the end (nvmlShutdown is
- * not called: the process is ending, and the program's own NVML user
- * shares its reference count).
+ * end).  The thread's own end gives the PM counters back (Disable) but
+ * tears nothing of NVML down (neither nvmlShutdown, since the process is
+ * ending and the program's own NVML user shares its reference count, nor
+ * the GPM samples' frees).
  *
  * Timestamps: PM samples carry CUPTI's timestamps, which the CUDA source's
  * timestamp callback puts on the trace clock (the same axis as kernel
