@@ -210,6 +210,30 @@ static void test_round_trip(int delta)
 }
 
 /*
+ * A trace of every record type, 600 rounds in 16 KiB chunks, delta
+ * coded: into *buf (*len bytes) and a new file (path: a mkstemp(3)
+ * template), its records into ref.  -1 when no trace could be begun.
+ */
+static int long_trace(struct ga_buf *ref, unsigned char **buf, size_t *len, char *path)
+{
+	struct synth *s = synth_open(NULL);
+	int fd;
+
+	CHECK(s != NULL);
+	if (!s)
+		return -1;
+	s->chunk_limit = 16384;
+	s->delta = 1;
+	write_every_type(s, ref, 600);
+	CHECK(synth_close(s, buf, len) == 0);
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && write(fd, *buf, *len) == (ssize_t)*len);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/*
  * A trace long enough for helper threads (over 512 KiB), read with every
  * -j: 1 (the caller alone), 2, 7 and the most; from memory and from a
  * file.  The records arrive whole and in file order each time.
@@ -222,25 +246,14 @@ static void test_jobs(void)
 	char err[256], path[] = "/tmp/gpuprof-test-XXXXXX";
 	unsigned char *buf = NULL;
 	size_t len = 0, j;
-	struct synth *s;
-	int rc, fd;
+	int rc;
 
 	tap_begin("decoding threads (-j): every record, in file order, with 1 to 64 threads");
-	s = synth_open(NULL);
-	CHECK(s != NULL);
-	if (!s) {
+	if (long_trace(&ref, &buf, &len, path)) {
 		tap_end();
 		return;
 	}
-	s->chunk_limit = 16384;
-	s->delta = 1;
-	write_every_type(s, &ref, 600);
-	CHECK(synth_close(s, &buf, &len) == 0);
 	CHECKF(len > (600u << 10), "%zu bytes", len);
-	fd = mkstemp(path);
-	CHECK(fd >= 0 && write(fd, buf, len) == (ssize_t)len);
-	if (fd >= 0)
-		close(fd);
 	CHECK(ga_reader_cpus() >= 1 && ga_reader_cpus() <= GA_READER_JOBS_MAX);
 	for (j = 0; j < sizeof(jobs) / sizeof(jobs[0]); j++) {
 		ga_reader_jobs = jobs[j];
@@ -303,24 +316,13 @@ static void test_ahead(void)
 	char err[256], path[] = "/tmp/gpuprof-test-XXXXXX";
 	unsigned char *buf = NULL;
 	size_t len = 0;
-	struct synth *s;
-	int rc, fd;
+	int rc;
 
 	tap_begin("read ahead: two cursors over one decoding, lag chunks apart");
-	s = synth_open(NULL);
-	CHECK(s != NULL);
-	if (!s) {
+	if (long_trace(&ref, &buf, &len, path)) {
 		tap_end();
 		return;
 	}
-	s->chunk_limit = 16384;
-	s->delta = 1;
-	write_every_type(s, &ref, 600);
-	CHECK(synth_close(s, &buf, &len) == 0);
-	fd = mkstemp(path);
-	CHECK(fd >= 0 && write(fd, buf, len) == (ssize_t)len);
-	if (fd >= 0)
-		close(fd);
 	for (unsigned j = 1; j <= 4; j += 3) {
 		for (int file = 0; file < 2; file++) {
 			uint64_t prev = 0;
