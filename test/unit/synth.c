@@ -252,21 +252,43 @@ void synth_config(struct synth *s, uint32_t trace, uint32_t graph_mode, uint32_t
 
 static uint32_t corr = 1;
 
+void synth_kernel_init(struct gp_rec_kernel *r, uint32_t name, uint64_t start, uint64_t end,
+		       uint32_t device, uint32_t stream, uint32_t correlation)
+{
+	memset(r, 0, sizeof(*r));
+	r->h.type = GP_REC_KERNEL;
+	r->h.size = sizeof(*r);
+	r->start = start;
+	r->end = end;
+	r->correlation = correlation;
+	r->name = name;
+	r->device = device;
+	r->context = 1;
+	r->stream = stream;
+}
+
+void synth_memcpy_init(struct gp_rec_memcpy *r, unsigned kind, uint64_t bytes, uint64_t start,
+		       uint64_t end, uint32_t device, uint32_t stream, uint32_t correlation)
+{
+	memset(r, 0, sizeof(*r));
+	r->h.type = GP_REC_MEMCPY;
+	r->h.size = sizeof(*r);
+	r->start = start;
+	r->end = end;
+	r->bytes = bytes;
+	r->correlation = correlation;
+	r->device = device;
+	r->context = 1;
+	r->stream = stream;
+	r->copy_kind = (uint8_t)kind;
+}
+
 void synth_kernel(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
 		  uint32_t device, uint32_t stream, uint32_t graph_id, uint64_t graph_node)
 {
 	struct gp_rec_kernel r;
 
-	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_KERNEL;
-	r.h.size = sizeof(r);
-	r.start = start;
-	r.end = end;
-	r.correlation = corr++;
-	r.name = name;
-	r.device = device;
-	r.context = 1;
-	r.stream = stream;
+	synth_kernel_init(&r, name, start, end, device, stream, corr++);
 	r.grid[0] = 1024;
 	r.grid[1] = r.grid[2] = 1;
 	r.block[0] = 256;
@@ -293,17 +315,7 @@ void synth_memcpy(struct synth *s, unsigned kind, uint64_t bytes, uint64_t start
 {
 	struct gp_rec_memcpy r;
 
-	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_MEMCPY;
-	r.h.size = sizeof(r);
-	r.start = start;
-	r.end = end;
-	r.bytes = bytes;
-	r.correlation = corr++;
-	r.device = device;
-	r.context = 1;
-	r.stream = stream;
-	r.copy_kind = (uint8_t)kind;
+	synth_memcpy_init(&r, kind, bytes, start, end, device, stream, corr++);
 	r.src_device = r.dst_device = device;
 	timed(s, start, end);
 	synth_rec(s, &r, sizeof(r));
@@ -544,17 +556,7 @@ void synth_memcpy_at_corr(struct synth *s, unsigned kind, uint64_t bytes, uint64
 {
 	struct gp_rec_memcpy r;
 
-	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_MEMCPY;
-	r.h.size = sizeof(r);
-	r.start = start;
-	r.end = end;
-	r.bytes = bytes;
-	r.correlation = correlation;
-	r.device = device;
-	r.context = 1;
-	r.stream = stream;
-	r.copy_kind = (uint8_t)kind;
+	synth_memcpy_init(&r, kind, bytes, start, end, device, stream, correlation);
 	r.src_device = r.dst_device = device;
 	timed(s, start, end);
 	synth_rec(s, &r, sizeof(r));

@@ -56,6 +56,14 @@ void synth_config(struct synth *s, uint32_t trace, uint32_t graph_mode, uint32_t
 /* Where graph node `node` was created: API correlation, stack id, NVTX range id. */
 void synth_graph_node(struct synth *s, uint64_t node, uint32_t graph_id, uint32_t correlation,
 		      uint32_t stack, uint64_t nvtx);
+/*
+ * A kernel or memcpy record's common fields into r (the rest zero,
+ * context 1), for builders that set a few more before synth_rec().
+ */
+void synth_kernel_init(struct gp_rec_kernel *r, uint32_t name, uint64_t start, uint64_t end,
+		       uint32_t device, uint32_t stream, uint32_t correlation);
+void synth_memcpy_init(struct gp_rec_memcpy *r, unsigned kind, uint64_t bytes, uint64_t start,
+		       uint64_t end, uint32_t device, uint32_t stream, uint32_t correlation);
 void synth_kernel(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
 		  uint32_t device, uint32_t stream, uint32_t graph_id, uint64_t graph_node);
 void synth_memcpy(struct synth *s, unsigned kind, uint64_t bytes, uint64_t start,

@@ -66,16 +66,7 @@ void synth_kernel_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t 
 {
 	struct gp_rec_kernel r;
 
-	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_KERNEL;
-	r.h.size = sizeof(r);
-	r.start = start;
-	r.end = end;
-	r.correlation = correlation;
-	r.name = name;
-	r.device = device;
-	r.context = 1;
-	r.stream = 7;
+	synth_kernel_init(&r, name, start, end, device, 7, correlation);
 	r.grid[0] = r.grid[1] = r.grid[2] = 1;
 	r.block[0] = 128;
 	r.block[1] = r.block[2] = 1;
@@ -89,17 +80,7 @@ void synth_memcpy_corr(struct synth *s, unsigned kind, uint64_t bytes, uint64_t 
 {
 	struct gp_rec_memcpy r;
 
-	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_MEMCPY;
-	r.h.size = sizeof(r);
-	r.start = start;
-	r.end = end;
-	r.bytes = bytes;
-	r.correlation = correlation;
-	r.device = device;
-	r.context = 1;
-	r.stream = 7;
-	r.copy_kind = (uint8_t)kind;
+	synth_memcpy_init(&r, kind, bytes, start, end, device, 7, correlation);
 	r.src_device = r.dst_device = device;
 	synth_rec(s, &r, sizeof(r));
 }
@@ -113,6 +94,18 @@ static uint64_t rnd(uint64_t n)
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	return rng % n;
+}
+
+void synth_kernel_replayed(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
+			   uint32_t stream, uint32_t correlation)
+{
+	struct gp_rec_kernel r;
+
+	synth_kernel_init(&r, name, start, end, 0, stream, correlation);
+	r.grid[0] = r.grid[1] = r.grid[2] = 1;
+	r.block[0] = r.block[1] = r.block[2] = 1;
+	r.flags = GP_ACT_REPLAYED;
+	synth_rec(s, &r, sizeof(r));
 }
 
 void synth_random_app(const char *path, uint32_t pid, uint64_t t0, uint64_t grid, uint64_t span,

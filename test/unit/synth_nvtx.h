@@ -25,6 +25,10 @@ void synth_kernel_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t 
 void synth_memcpy_corr(struct synth *s, unsigned kind, uint64_t bytes, uint64_t start,
 		       uint64_t end, uint32_t device, uint32_t correlation);
 
+/* A kernel profiled by kernel replay (GP_ACT_REPLAYED): no GPU timestamps of its own. */
+void synth_kernel_replayed(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
+			   uint32_t stream, uint32_t correlation);
+
 /*
  * A trace at path of one process (pid, "./app" on "host", from t0)
  * tracing kernels, API calls and NVTX, with one device: 3000 API calls,

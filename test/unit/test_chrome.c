@@ -127,27 +127,6 @@ static void test_shared_pids(void)
 	tap_end();
 }
 
-/* A kernel profiled by kernel replay (GP_ACT_REPLAYED), placed at its launch call. */
-static void replayed_kernel(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
-			    uint32_t stream, uint32_t correlation)
-{
-	struct gp_rec_kernel r;
-
-	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_KERNEL;
-	r.h.size = sizeof(r);
-	r.start = start;
-	r.end = end;
-	r.correlation = correlation;
-	r.name = name;
-	r.context = 1;
-	r.stream = stream;
-	r.grid[0] = r.grid[1] = r.grid[2] = 1;
-	r.block[0] = r.block[1] = r.block[2] = 1;
-	r.flags = GP_ACT_REPLAYED;
-	synth_rec(s, &r, sizeof(r));
-}
-
 /*
  * Thread 100 (times from T0 + 1000, ns):
  *   default domain  step [0, 5000) > fwd [1000, 2000); bad_a [6000, 8000)
@@ -184,7 +163,8 @@ static void write_nesting(const char *path)
 	synth_api_corr(s, rt, t + 1050, t + 1300, 100, 1, GP_API_RUNTIME);
 	synth_api_corr(s, sync, t + 4500, t + 5500, 100, 0, GP_API_RUNTIME);
 	synth_kernel_at_corr(s, k1, t + 20000, t + 30000, 0, 7, 1);
-	replayed_kernel(s, k2, t + 25000, t + 26000, 7, 2);
+	/* A kernel profiled by kernel replay, placed at its launch call. */
+	synth_kernel_replayed(s, k2, t + 25000, t + 26000, 7, 2);
 	synth_kernel_at_corr(s, k3, t + 31000, t + 32000, 0, 7, 3);
 	synth_nvtx_range(s, fwd, 0, t + 1000, t + 2000, 100, 100, 2, GP_NVTX_PUSHPOP);
 	synth_nvtx_range(s, step, 0, t, t + 5000, 100, 100, 1, GP_NVTX_PUSHPOP);

@@ -42,16 +42,7 @@ static void copy_rec(struct synth *s, uint64_t start, uint64_t end, uint64_t byt
 {
 	struct gp_rec_memcpy r;
 
-	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_MEMCPY;
-	r.h.size = sizeof(r);
-	r.start = start;
-	r.end = end;
-	r.bytes = bytes;
-	r.correlation = corr;
-	r.context = 1;
-	r.stream = 7;
-	r.copy_kind = (uint8_t)kind;
+	synth_memcpy_init(&r, kind, bytes, start, end, 0, 7, corr);
 	r.src_kind = (uint8_t)src;
 	r.dst_kind = (uint8_t)dst;
 	r.flags = async ? GP_ACT_ASYNC : 0;

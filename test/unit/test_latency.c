@@ -17,6 +17,7 @@
 #include "cmd/cmd.h"
 #include "model/analysis.h"
 #include "synth.h"
+#include "synth_nvtx.h"
 #include "tap.h"
 
 #define T0 1700000000000000000ull
@@ -106,27 +107,6 @@ static void write_exact(const char *path)
 	synth_close(s, NULL, NULL);
 }
 
-/* A kernel profiled by kernel replay (GP_ACT_REPLAYED): no GPU timestamps. */
-static void replayed_kernel(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
-			    uint32_t correlation)
-{
-	struct gp_rec_kernel r;
-
-	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_KERNEL;
-	r.h.size = sizeof(r);
-	r.start = start;
-	r.end = end;
-	r.correlation = correlation;
-	r.name = name;
-	r.context = 1;
-	r.stream = 7;
-	r.grid[0] = r.grid[1] = r.grid[2] = 1;
-	r.block[0] = r.block[1] = r.block[2] = 1;
-	r.flags = GP_ACT_REPLAYED;
-	synth_rec(s, &r, sizeof(r));
-}
-
 /*
  * Kernels that have their call but no latency: eta's 3 launches were
  * profiled by kernel replay, one placed before its call's start, one after,
@@ -142,10 +122,10 @@ static void write_replayed(const char *path)
 	uint64_t t = T0 + 1000000;
 
 	synth_api_at_corr(s, ex, t, t + 50000, 1, 1);
-	replayed_kernel(s, e, t - 3000, t - 1000, 1);
+	synth_kernel_replayed(s, e, t - 3000, t - 1000, 7, 1);
 	synth_api_at_corr(s, rt, t + 100000, t + 150000, 1, 2);
-	replayed_kernel(s, e, t + 120000, t + 121000, 2);
-	replayed_kernel(s, e, t + 219000, t + 221000, 3);
+	synth_kernel_replayed(s, e, t + 120000, t + 121000, 7, 2);
+	synth_kernel_replayed(s, e, t + 219000, t + 221000, 7, 3);
 	synth_api_at_corr(s, rt, t + 200000, t + 250000, 1, 3);
 	synth_api_at_corr(s, rt, t + 300000, t + 300500, 1, 4);
 	synth_kernel_at_corr(s, th, t + 298000, t + 299000, 0, 7, 4);
