@@ -12,6 +12,7 @@
  * hostile answers and command line.  Offline test code; no GPU.
  */
 #include "helpers.h"
+#include "synth.h"
 #include "tap.h"
 
 #include "config.h"
@@ -513,34 +514,18 @@ static void slurp(const char *path, char *buf, size_t size)
 	}
 }
 
-/* Runs cmd_list with stdout and stderr into files; their contents into out and err. */
+/* Runs cmd_list with stdout and stderr captured; their contents into out and err. */
 static int run_list(char *out, size_t outsz, char *err, size_t errsz, uint64_t *ms)
 {
-	char po[300], pe[300];
-	char *argv[] = { "list", NULL };
-	int so = dup(1), se = dup(2), fo, fe, rc;
-	uint64_t t0;
+	char *argv[] = { "list", NULL }, *o = NULL, *e = NULL;
+	uint64_t t0 = mono_ms();
+	int rc = synth_capture(tmpdir, &o, &e, cmd_list, 1, argv);
 
-	snprintf(po, sizeof(po), "%s/list.out", tmpdir);
-	snprintf(pe, sizeof(pe), "%s/list.err", tmpdir);
-	fflush(stdout);
-	fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	fe = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	dup2(fo, 1);
-	dup2(fe, 2);
-	t0 = mono_ms();
-	rc = cmd_list(1, argv);
 	*ms = mono_ms() - t0;
-	fflush(stdout);
-	fflush(stderr);
-	dup2(so, 1);
-	dup2(se, 2);
-	close(so);
-	close(se);
-	close(fo);
-	close(fe);
-	slurp(po, out, outsz);
-	slurp(pe, err, errsz);
+	snprintf(out, outsz, "%s", o ? o : "");
+	snprintf(err, errsz, "%s", e ? e : "");
+	free(o);
+	free(e);
 	return rc;
 }
 
