@@ -401,6 +401,8 @@ static void no_permission(void)
 	atomic_store(&gpm_fallback, 1);
 }
 
+static void exit_handler_again(int kind);
+
 /* A config image of names[0..n) for the chip: 0 and one pass, else a CUPTI error. */
 static CUptiResult pm_config(struct pmdev *d, const char **names, size_t n, int keep)
 {
@@ -430,6 +432,7 @@ static CUptiResult pm_config(struct pmdev *d, const char **names, size_t n, int 
 	uint8_t *img = NULL;
 	CUptiResult r = PM(cuptiProfilerHostInitialize, &hi);
 
+	exit_handler_again(1);
 	if (r != CUPTI_SUCCESS)
 		return r;
 	am.pHostObject = cs.pHostObject = ci.pHostObject = di.pHostObject =
@@ -534,6 +537,7 @@ static int pm_setup(int dev)
 
 	if (!d->avail) {
 		r = PM(cuptiDeviceGetChipName, &cn);
+		exit_handler_again(3);
 		if (r != CUPTI_SUCCESS || !cn.pChipName)
 			goto retry;
 		snprintf(d->chip, sizeof(d->chip), "%s", cn.pChipName);
@@ -546,6 +550,7 @@ static int pm_setup(int dev)
 			goto fail;
 		ga.pCounterAvailabilityImage = d->avail;
 		r = PM(cuptiPmSamplingGetCounterAvailability, &ga);
+		exit_handler_again(4);
 		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
 			goto denied;
 		if (r != CUPTI_SUCCESS) {
@@ -570,6 +575,7 @@ static int pm_setup(int dev)
 		series_publish();
 	}
 	r = PM(cuptiPmSamplingEnable, &en);
+	exit_handler_again(2);
 	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
 		goto denied;
 	if (r == CUPTI_ERROR_NOT_SUPPORTED) {
@@ -643,6 +649,26 @@ fail:
 }
 
 static void stop_at_exit(void);
+
+/*
+ * libcupti builds the static state of its profiler and PM sampling on their
+ * first calls, and registers its destructors then: after this thread's exit
+ * handler, so they would run first and a setup call still in progress read
+ * freed maps (std::out_of_range at exit, seen on an H100 when the program
+ * ended during the setup).  Registered again after each first call of a
+ * kind, the handler runs before those destructors; it runs once (a later
+ * run finds the thread stopped).  Sampler thread only.
+ */
+static void exit_handler_again(int kind)
+{
+	static unsigned done;
+
+	if (kind < 0 || kind >= 32 || (done & (1u << kind)))
+		return;
+	done |= 1u << kind;
+	if (atexit(stop_at_exit) != 0)
+		gp_debug("gpu-over-time: no exit handler after setup step %d", kind);
+}
 
 static void pm_run(struct pmdev *d, int on)
 {
@@ -926,6 +952,8 @@ static void *sampler_main(void *arg)
 			.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE,
 		};
 		CUptiResult rc = PM(cuptiProfilerInitialize, &pi);
+
+		exit_handler_again(0);
 
 		if (rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
 			no_permission();
