@@ -1470,8 +1470,11 @@ int ga_findings_finish(struct ga_findings *fd, const struct ga_findings_in *in)
 	fd->finished = 1;
 	if (fd->oom)
 		return -1;
-	qsort(fd->calls, fd->ncalls, sizeof(*fd->calls), cmp_call);
-	qsort(fd->cands, fd->ncands, sizeof(*fd->cands), cmp_cand);
+	/* Arrays never grown are NULL: qsort may not be given one. */
+	if (fd->ncalls)
+		qsort(fd->calls, fd->ncalls, sizeof(*fd->calls), cmp_call);
+	if (fd->ncands)
+		qsort(fd->cands, fd->ncands, sizeof(*fd->cands), cmp_cand);
 	x.plo = calloc(m->nprocs + 1, sizeof(*x.plo));
 	x.phi = calloc(m->nprocs + 1, sizeof(*x.phi));
 	x.pmax = malloc((fd->ncalls + 1) * sizeof(*x.pmax));
@@ -1494,7 +1497,8 @@ int ga_findings_finish(struct ga_findings *fd, const struct ga_findings_in *in)
 	for (uint32_t d = 0; d < m->ndevs; d++)
 		if (!m->devs[d].dead && scan_device(&x, d))
 			goto out;
-	qsort(x.w, x.nw, sizeof(*x.w), cmp_wagg);
+	if (x.nw) /* x.w is NULL without any */
+		qsort(x.w, x.nw, sizeof(*x.w), cmp_wagg);
 	fd->span_ns = run_span(m);
 	if (gap_rules(&x) || copy_rules(&x) || startup_rule(&x) || occupancy_rules(&x) ||
 	    metrics_rules(&x) || rank_rules(&x) || incomplete_rule(&x))
@@ -1513,7 +1517,8 @@ int ga_findings_finish(struct ga_findings *fd, const struct ga_findings_in *in)
 		else if (f->stake_ns >= GA_FIND_MIN_STAKE_NS && f->stake_pct >= GA_FIND_WARN_PCT)
 			f->severity = GA_SEV_WARNING;
 	}
-	qsort(fd->f, fd->nf, sizeof(*fd->f), cmp_finding);
+	if (fd->nf)
+		qsort(fd->f, fd->nf, sizeof(*fd->f), cmp_finding);
 	rc = 0;
 out:
 	free(x.plo);

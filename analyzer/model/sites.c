@@ -161,7 +161,7 @@ static uint32_t mod_get(struct ga_sites *st, uint32_t name, uint32_t path, uint3
 		return NONE;
 	if (!ins) {
 		x = &st->mods[*slot];
-		if (x->kind == kind && x->nid == nid && !memcmp(x->id, id, nid))
+		if (x->kind == kind && x->nid == nid && (!nid || !memcmp(x->id, id, nid)))
 			return *slot;
 	}
 	if (st->nmods >= NONE ||
@@ -173,7 +173,8 @@ static uint32_t mod_get(struct ga_sites *st, uint32_t name, uint32_t path, uint3
 	x->path = path;
 	x->kind = kind;
 	x->nid = nid;
-	memcpy(x->id, id, nid);
+	if (nid) /* id may be NULL then */
+		memcpy(x->id, id, nid);
 	if (ins)
 		*slot = (uint32_t)st->nmods;
 	return (uint32_t)st->nmods++;
