@@ -1024,25 +1024,37 @@ static int window_start(const char *output, uint64_t duration_ms, char *ans, siz
 	return 0;
 }
 
-static void window_stop_now(char *ans, size_t anssz)
+/*
+ * Flusher: tracing off, what the sources hold drained, the window's record
+ * and losses written; *t the trace time of its end.  Returns whether the
+ * file is still pending (no GPU work yet).
+ */
+static int window_close(uint64_t *t)
 {
 	char why[256];
-	uint64_t t;
 	int pending;
 
 	set_tracing(0, why, sizeof(why));
-	t = trace_now();
+	*t = trace_now();
 	flush_sources(0);
 	gp_ring_lock(&gp_rec.ring);
 	pending = atomic_load(&file_pending);
-	drain_sources(t, 0);
-	emit_window(t);
-	gp_emit_lost(t);
+	drain_sources(*t, 0);
+	emit_window(*t);
+	gp_emit_lost(*t);
 	/* Without a file nobody empties the ring: keep filling the open chunk. */
 	if (!pending)
 		gp_ring_seal(&gp_rec.ring, 0);
 	gp_ring_unlock(&gp_rec.ring);
 	atomic_store(&window_open, 0);
+	return pending;
+}
+
+static void window_stop_now(char *ans, size_t anssz)
+{
+	uint64_t t;
+	int pending = window_close(&t);
+
 	if (pending)
 		ANS("window=%u\n", atomic_load(&windows));
 	else
@@ -1109,25 +1121,12 @@ static void sample_begin(void)
 static void sample_stop(void)
 {
 	uint64_t grace = gp_rec.cfg.flush_ms * 2000000ull, t;
-	char why[256];
-	int pending;
 
 	if (grace < 200000000ull)
 		grace = 200000000ull;
 	if (grace > 10000000000ull)
 		grace = 10000000000ull;
-	set_tracing(0, why, sizeof(why));
-	t = trace_now();
-	flush_sources(0);
-	gp_ring_lock(&gp_rec.ring);
-	pending = atomic_load(&file_pending);
-	drain_sources(t, 0);
-	emit_window(t);
-	gp_emit_lost(t);
-	if (!pending)
-		gp_ring_seal(&gp_rec.ring, 0);
-	gp_ring_unlock(&gp_rec.ring);
-	atomic_store(&window_open, 0);
+	window_close(&t);
 	sample_open = 0;
 	gp_debug("sampled window %u closed", atomic_load(&windows));
 	/* No GPU work in it (no CUDA context yet): no file. */
