@@ -21,6 +21,7 @@
 #include <gpuprof/crc32c.h>
 
 #include "model/load.h"
+#include "model/quantile.h"
 
 typedef unsigned __int128 u128;
 
@@ -36,20 +37,14 @@ struct sseg {
 	size_t n;
 };
 
-struct sbkt {
-	uint32_t idx;
-	uint64_t count;
-};
-
-/* The durations of a table row: exact segments, or a histogram. */
+/* The durations of a table row: exact segments, or a histogram (model/quantile.h). */
 struct sq {
 	uint64_t n, sum, min, max;
 	u128 sumsq;
 	int sketch;
 	struct sseg *seg;
 	size_t nseg;
-	struct sbkt *bk;
-	size_t nbk;
+	struct ga_quant h;         /* the histogram when sketch */
 };
 
 struct sfile {
@@ -165,34 +160,6 @@ struct ga_sum {
 
 /* ---- the histogram ---- */
 
-#define BUCKET_MAX ((uint64_t)(63 - GA_SUM_SUB_BITS + 1) << GA_SUM_SUB_BITS | \
-		    ((1u << GA_SUM_SUB_BITS) - 1))
-
-static uint32_t bucket_of(uint64_t x)
-{
-	unsigned e;
-
-	if (x < (1u << GA_SUM_SUB_BITS))
-		return (uint32_t)x;
-	e = 63u - (unsigned)__builtin_clzll(x);
-	return (uint32_t)(((e - GA_SUM_SUB_BITS + 1) << GA_SUM_SUB_BITS) +
-			  ((x >> (e - GA_SUM_SUB_BITS)) - (1u << GA_SUM_SUB_BITS)));
-}
-
-/* The value a bucket stands for: its middle. */
-static uint64_t bucket_value(uint32_t b)
-{
-	unsigned e;
-	uint64_t lo, w;
-
-	if (b < (1u << GA_SUM_SUB_BITS))
-		return b;
-	e = (b >> GA_SUM_SUB_BITS) + GA_SUM_SUB_BITS - 1;
-	w = 1ull << (e - GA_SUM_SUB_BITS);
-	lo = ((uint64_t)((b & ((1u << GA_SUM_SUB_BITS) - 1)) + (1u << GA_SUM_SUB_BITS))) << (e - GA_SUM_SUB_BITS);
-	return lo + w / 2;
-}
-
 static int cmp_u64(const void *pa, const void *pb)
 {
 	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
@@ -200,74 +167,29 @@ static int cmp_u64(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
-/* Adds buckets of sorted values v[0..n) to q->bk (kept ascending by idx). */
-static int sketch_add_sorted(struct sq *q, const struct sbkt *add, size_t nadd)
-{
-	struct sbkt *out = malloc((q->nbk + nadd + 1) * sizeof(*out));
-	size_t i = 0, j = 0, k = 0;
-
-	if (!out)
-		return -1;
-	while (i < q->nbk || j < nadd) {
-		if (j == nadd || (i < q->nbk && q->bk[i].idx < add[j].idx)) {
-			out[k++] = q->bk[i++];
-		} else if (i == q->nbk || add[j].idx < q->bk[i].idx) {
-			out[k++] = add[j++];
-		} else {
-			out[k] = q->bk[i++];
-			out[k++].count += add[j++].count;
-		}
-	}
-	free(q->bk);
-	q->bk = out;
-	q->nbk = k;
-	return 0;
-}
-
-/* Turns q's exact segments into buckets. */
+/* Turns q's exact segments into a histogram. */
 static int to_sketch(struct sq *q)
 {
-	struct sbkt *b;
-	uint64_t *all;
-	size_t i, n = 0, nb = 0;
+	struct ga_quant h = { 0 };
+	size_t i, j;
 
 	if (q->sketch)
 		return 0;
-	for (i = 0; i < q->nseg; i++)
-		n += q->seg[i].n;
-	all = malloc((n ? n : 1) * sizeof(*all));
-	b = malloc((n ? n : 1) * sizeof(*b));
-	if (!all || !b) {
-		free(all);
-		free(b);
+	if (ga_quant_to_sketch(&h))
 		return -1;
-	}
-	for (n = 0, i = 0; i < q->nseg; i++) {
-		memcpy(all + n, q->seg[i].v, q->seg[i].n * sizeof(*all));
-		n += q->seg[i].n;
+	for (i = 0; i < q->nseg; i++)
+		for (j = 0; j < q->seg[i].n; j++)
+			if (ga_quant_add(&h, q->seg[i].v[j])) {
+				ga_quant_free(&h);
+				return -1;
+			}
+	for (i = 0; i < q->nseg; i++)
 		free(q->seg[i].v);
-	}
 	free(q->seg);
 	q->seg = NULL;
 	q->nseg = 0;
-	qsort(all, n, sizeof(*all), cmp_u64);
-	for (i = 0; i < n; i++) {
-		uint32_t bi = bucket_of(all[i]);
-
-		if (nb && b[nb - 1].idx == bi) {
-			b[nb - 1].count++;
-		} else {
-			b[nb].idx = bi;
-			b[nb++].count = 1;
-		}
-	}
-	free(all);
+	q->h = h;
 	q->sketch = 1;
-	if (sketch_add_sorted(q, b, nb)) {
-		free(b);
-		return -1;
-	}
-	free(b);
 	return 0;
 }
 
@@ -276,7 +198,7 @@ static void sq_free(struct sq *q)
 	for (size_t i = 0; i < q->nseg; i++)
 		free(q->seg[i].v);
 	free(q->seg);
-	free(q->bk);
+	ga_quant_free(&q->h);
 	memset(q, 0, sizeof(*q));
 }
 
@@ -322,7 +244,7 @@ static int sq_merge(struct sq *a, struct sq *b, uint64_t limit)
 		sq_free(b);
 		return 0;
 	}
-	if (to_sketch(a) || to_sketch(b) || sketch_add_sorted(a, b->bk, b->nbk))
+	if (to_sketch(a) || to_sketch(b) || ga_quant_merge(&a->h, &b->h))
 		return -1;
 	sq_free(b);
 	return 0;
@@ -331,18 +253,7 @@ static int sq_merge(struct sq *a, struct sq *b, uint64_t limit)
 /* Value of 0-based rank r: exact from all (sorted), else from the buckets. */
 static uint64_t sq_rank(const struct sq *q, const uint64_t *all, uint64_t r)
 {
-	uint64_t seen = 0, v;
-
-	if (!q->sketch)
-		return all[r];
-	for (size_t i = 0; i < q->nbk; i++) {
-		seen += q->bk[i].count;
-		if (seen > r) {
-			v = bucket_value(q->bk[i].idx);
-			return v < q->min ? q->min : v > q->max ? q->max : v;
-		}
-	}
-	return q->max;
+	return q->sketch ? ga_quant_rank(&q->h, r) : all[r];
 }
 
 /* Median and standard deviation as ga_model_finish() gives them. */
@@ -1384,6 +1295,21 @@ static void ps(struct wbuf *w, const struct strnum *sn, uint32_t id)
 	pv(w, id ? sn->map[id] : 0);
 }
 
+/* Buckets as (index - previous index, count), ascending. */
+struct put_bk {
+	struct wbuf *w;
+	uint32_t prev;
+};
+
+static void put_bucket(void *ctx, uint32_t b, uint64_t count)
+{
+	struct put_bk *pb = ctx;
+
+	pv(pb->w, b - pb->prev);
+	pv(pb->w, count);
+	pb->prev = b;
+}
+
 static void put_sq(struct wbuf *w, const struct strnum *sn, const struct sq *q)
 {
 	pv(w, q->n);
@@ -1402,14 +1328,10 @@ static void put_sq(struct wbuf *w, const struct strnum *sn, const struct sq *q)
 				pv(w, q->seg[i].v[j]);
 		}
 	} else {
-		uint32_t prev = 0;
+		struct put_bk pb = { w, 0 };
 
-		pv(w, q->nbk);
-		for (size_t i = 0; i < q->nbk; i++) {
-			pv(w, q->bk[i].idx - prev);
-			pv(w, q->bk[i].count);
-			prev = q->bk[i].idx;
-		}
+		pv(w, ga_quant_nbuckets(&q->h));
+		ga_quant_buckets(&q->h, put_bucket, &pb);
 	}
 }
 
@@ -1789,22 +1711,29 @@ static int get_sq(struct rbuf *r, struct sq *q)
 		if (tot != q->n)
 			r->err = 1;
 	} else {
-		uint64_t idx = 0, tot = 0;
+		uint64_t idx = 0, tot = 0, d, count;
+		size_t nbk = gcount(r, 2);
 
-		q->nbk = gcount(r, 2);
-		if (r->err || !(q->bk = calloc(q->nbk + 1, sizeof(*q->bk))))
+		if (r->err || ga_quant_to_sketch(&q->h))
 			return -1;
-		for (size_t i = 0; i < q->nbk && !r->err; i++) {
-			idx += gv(r);
-			q->bk[i].idx = (uint32_t)idx;
-			q->bk[i].count = gv(r);
-			tot += q->bk[i].count;
-			/* The last bucket of a 64-bit value is (63 - 6) * 128 + 127. */
-			if ((i && q->bk[i].idx <= q->bk[i - 1].idx) || idx > BUCKET_MAX)
+		for (size_t i = 0; i < nbk && !r->err; i++) {
+			d = gv(r);
+			idx += d;
+			count = gv(r);
+			tot += count;
+			/* Ascending, and within a 64-bit value's last bucket. */
+			if ((i && !d) || d >= GA_QUANT_BUCKETS || idx >= GA_QUANT_BUCKETS || !count) {
 				r->err = 1;
+				break;
+			}
+			if (ga_quant_add_bucket(&q->h, (uint32_t)idx, count))
+				return -1;
 		}
 		if (tot != q->n)
 			r->err = 1;
+		/* The bucket bounds widened by the exact ones, for the clamp of ranks. */
+		q->h.min = q->min;
+		q->h.max = q->max;
 	}
 	/* A row exists for a duration at least: tables divide by their counts. */
 	if (!q->n || q->min > q->max)

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "model/analysis.h"
+#include "model/quantile.h"
 
 #define GA_SUM_MAGIC "GPUPSUM\0"   /* 8 bytes, NUL included */
 #define GA_SUM_VERSION 1u
@@ -29,16 +30,14 @@
 #define GA_SUM_RAW_MAX (1ull << 36)
 
 /* Durations a row keeps exactly by default (0 in the file: no limit). */
-#define GA_SUM_EXACT_DEFAULT 65536u
+#define GA_SUM_EXACT_DEFAULT GA_QUANT_EXACT_DEFAULT
 
 /*
- * The histogram: values below 2^GA_SUM_SUB_BITS have a bucket each; above,
- * each power of two is cut into 2^GA_SUM_SUB_BITS buckets, and a bucket
- * stands for its middle: at most 1/256 of the value off, plus 1 ns of
- * rounding where two middle values are averaged.
+ * The histogram is model/quantile.h's: at most 1/256 of the value off,
+ * plus 1 ns of rounding where two middle values are averaged.
  */
-#define GA_SUM_SUB_BITS 7
-#define GA_SUM_REL_ERR_TEXT "0.4%"
+#define GA_SUM_SUB_BITS GA_QUANT_SUB_BITS
+#define GA_SUM_REL_ERR_TEXT GA_QUANT_REL_ERR_TEXT
 
 /* What summaries do not hold yet, as the report and docs/USAGE.md name it. */
 #define GA_SUM_MISSING \
