@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/ranges.h"
 
@@ -206,14 +207,92 @@ static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp
 	return g->next.rec ? g->next.rec(g->next.ctx, m, proc, rec) : 0;
 }
 
+/* An unlinked temporary file in $TMPDIR (else /tmp), or NULL. */
+static FILE *spill_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/gpuprof-gs.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	unlink(path);
+	f = fdopen(fd, "w+");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+/*
+ * Moves the kernels kept in memory (a full block) to the spill file while
+ * no series is known: most traces have none, and then the file is never
+ * read.  Without a file they stay in memory, as they would with a series.
+ * 0, or -1 when the file cannot be written.
+ */
+static int spill(struct ga_gpusamples *g)
+{
+	if (!g->spill && !g->spill_failed && !(g->spill = spill_file()))
+		g->spill_failed = 1;
+	if (!g->spill)
+		return 0;
+	if (fwrite(g->k, sizeof(*g->k), g->nk, g->spill) != g->nk) {
+		fputs("gpuprof: writing a temporary file of kernels failed\n", stderr);
+		return -1;
+	}
+	g->nspilled += g->nk;
+	g->nk = 0;
+	return 0;
+}
+
+/* The kernels spilled before those in memory, in the order they came.  0, or -1. */
+static int unspill(struct ga_gpusamples *g)
+{
+	struct ga_gs_kernel *k;
+	size_t n;
+
+	if (!g->spill || !g->nspilled)
+		return 0;
+	n = g->nspilled + g->nk;
+	if (n > SIZE_MAX / sizeof(*k) || !(k = malloc(n * sizeof(*k))))
+		return -1;
+	if (fflush(g->spill) || fseeko(g->spill, 0, SEEK_SET) ||
+	    fread(k, sizeof(*k), g->nspilled, g->spill) != g->nspilled) {
+		fputs("gpuprof: reading a temporary file of kernels failed\n", stderr);
+		free(k);
+		return -1;
+	}
+	if (g->nk)
+		memcpy(k + g->nspilled, g->k, g->nk * sizeof(*k));
+	free(g->k);
+	g->k = k;
+	g->nk = g->capk = n;
+	g->nspilled = 0;
+	fclose(g->spill);
+	g->spill = NULL;
+	return 0;
+}
+
+static void spill_close(struct ga_gpusamples *g)
+{
+	if (g->spill)
+		fclose(g->spill);
+	g->spill = NULL;
+	g->nspilled = 0;
+}
+
 static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_gpusamples *g = ctx;
 
 	if (a->kind == GA_ACT_KERNEL) {
-		if (g->nk < GA_GS_KERNELS_MAX || proc_has_series(g, a->proc)) {
+		if (g->nk + g->nspilled < GA_GS_KERNELS_MAX || proc_has_series(g, a->proc)) {
 			struct ga_gs_kernel *k;
 
+			if (g->nk == GA_GS_KERNELS_BLOCK && g->nseries == 0 && spill(g))
+				return -1;
 			if (ga_util_grow(&g->k, &g->capk, g->nk + 1, sizeof(*g->k)))
 				return -1;
 			k = &g->k[g->nk++];
@@ -459,6 +538,7 @@ int ga_gs_finish(struct ga_gpusamples *g, struct ga_model *m, const struct ga_ra
 
 	ga_map_free(&g->smap);
 	if (!g->nseries) {
+		spill_close(g);
 		free(g->k);
 		g->k = NULL;
 		g->nk = 0;
@@ -485,7 +565,7 @@ int ga_gs_finish(struct ga_gpusamples *g, struct ga_model *m, const struct ga_ra
 				return -1;
 		}
 	}
-	if (attribute(g, rg))
+	if (unspill(g) || attribute(g, rg))
 		return -1;
 	free(g->k);
 	g->k = NULL;
@@ -510,6 +590,7 @@ void ga_gs_free(struct ga_gpusamples *g)
 	free(g->kern);
 	free(g->ranges);
 	free(g->k);
+	spill_close(g);
 	ga_map_free(&g->smap);
 	memset(g, 0, sizeof(*g));
 }

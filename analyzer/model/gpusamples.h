@@ -13,6 +13,10 @@
  * rec, kernels from act.  Kernel executions are kept (32 bytes each) until
  * finish, up to GA_GS_KERNELS_MAX in all, beyond that only for processes
  * whose samples were already seen; the ranges come from the NVTX index.
+ * While no series is known (most traces have none), kept kernels go in
+ * blocks of GA_GS_KERNELS_BLOCK to an unlinked temporary file ($TMPDIR,
+ * else /tmp), read back at finish only if a series came: memory does not
+ * grow with the kernels of a trace without samples.
  * Runs offline only.
  */
 #ifndef GA_MODEL_GPUSAMPLES_H
@@ -20,12 +24,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "model/model.h"
 
 struct ga_ranges;
 
 #define GA_GS_KERNELS_MAX (4u << 20)
+#define GA_GS_KERNELS_BLOCK 16384u /* kernels in memory before a spill */
 #define GA_GS_REASONS 16           /* clock event reason bits kept */
 /*
  * Reasons that hold the clocks back (nvmlClocksEventReasons): software
@@ -88,6 +94,9 @@ struct ga_gpusamples {
 	struct ga_map smap;        /* (proc, id) -> series index + 1 */
 	struct ga_gs_kernel *k;
 	size_t nk, capk;
+	FILE *spill;               /* kernels kept before k's, while no series was known */
+	size_t nspilled;
+	int spill_failed;          /* no temporary file: kept in memory */
 	uint64_t kernels_unkept;
 	struct ga_gs_attr *kern, *ranges;  /* finish: by series, then time descending */
 	size_t nkern, nranges;

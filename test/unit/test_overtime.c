@@ -195,6 +195,54 @@ static void check_model(const char *path, const char *what)
 	tap_end();
 }
 
+/*
+ * More kernels than the model keeps in memory before any series (they go
+ * to a temporary file, GA_GS_KERNELS_BLOCK at a time), then the series and
+ * its samples: every kernel is averaged, read back from the file.  Kernel
+ * i runs [T0 + 200i, T0 + 200i + 100) inside sample i / 5 of 1 us, whose
+ * DRAM value is 30 for even samples and 10 for odd ones: average 20.
+ */
+static void test_spilled(void)
+{
+	char path[128];
+	struct synth *s;
+	uint32_t k;
+	const uint32_t n = 5 * GA_GS_KERNELS_BLOCK / 2;
+	char *argv[1] = { path };
+	struct ga_analysis_opts o = { .stack_depth = 4 };
+	struct ga_analysis an;
+	struct ga_filter flt;
+	const struct ga_gs_attr *x;
+
+	tap_begin("the GPU over time: kernels before the first series, spilled and read back");
+	snprintf(path, sizeof(path), "%s/spilled.gpuprof", dir);
+	s = synth_open(path);
+	synth_process(s, 4242, "node1", "./overtime", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	synth_device(s, 0, "GPU0", 9, 0, 132, 80ull << 30, 0x10);
+	k = synth_string(s, "early");
+	for (uint32_t i = 0; i < n; i++)
+		synth_kernel(s, k, T0 + 200ull * i, T0 + 200ull * i + 100, 0, 7, 0, 0);
+	series(s, 1, GP_GPU_SRC_PM, US, "dram__bytes_read.sum.per_second",
+	       "sm__cycles_active.avg.pct_of_peak_sustained_elapsed");
+	for (uint32_t j = 0; j < n / 5; j++)
+		sample(s, 1, T0 + j * US, T0 + (j + 1) * US, j % 2 ? 10 : 30, 50);
+	synth_end(s, T0 + 200ull * n + US, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+	ga_filter_init(&flt);
+	CHECK(ga_analysis_init(&an, &o, &flt) == 0);
+	CHECK(ga_analysis_build(&an, argv, 1) == 0);
+	x = find(&an, an.gs.kern, an.gs.nkern, "early", 0);
+	CHECKF(x && x->count == n && x->samples == n && near(avg(x, 0), 20) &&
+	       x->time_ns == 100ull * n, "%llu of %u kernels, %llu samples, dram %g",
+	       x ? (unsigned long long)x->count : 0ull, n,
+	       x ? (unsigned long long)x->samples : 0ull, avg(x, 0));
+	CHECK(!an.gs.spill && !an.gs.nspilled);
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	tap_end();
+}
+
 static void test_report(void)
 {
 	char *out = NULL, *err = NULL;
@@ -420,6 +468,7 @@ int main(void)
 	dram_scale = 1;
 	check_model(ordered, "in time order");
 	check_model(shuffled, "shuffled over chunks");
+	test_spilled();
 	test_report();
 	test_csv();
 	test_sqlite();
