@@ -20,8 +20,15 @@
  *    the ring, after the SERIES records the samples need; preamble emits
  *    every series again for a new file.
  *  - set_tracing only flips an atomic the thread reads (PM sampling is
- *    stopped and started there); forked makes the child's copy passive
- *    (the thread does not exist in the child).
+ *    stopped and started there, NVML and GPM are polled only while on):
+ *    the sampler pauses between windows (gpuprof start/stop, --sample)
+ *    and resumes at the next.  window (flusher) notes each window's start
+ *    and end on the trace clock, and drain drops a sample that does not
+ *    begin inside one (the first of a resumed NVML poll, the last PM
+ *    samples, decoded after the window ended).  Only the end of the trace
+ *    (flush with GP_FLUSH_END, or the exit handler) ends the thread; the
+ *    end of a window's own file (GP_FLUSH_FILE) does not.  forked makes
+ *    the child's copy passive (the thread does not exist in the child).
  *  - Program threads never run anything here.
  *
  * The end.  CUDA tears itself down at exit in a handler it registers
@@ -190,6 +197,8 @@ static pid_t owner;                  /* the process that started the thread */
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
 static atomic_int stop_req, thread_done, tracing, passive, gpm_fallback;
+/* Bumped under wake_lock by set_tracing: a change the thread has not seen yet. */
+static atomic_uint tracing_gen;
 /* The exit gave the thread up / the thread is inside CUPTI or NVML (see "The end"). */
 static atomic_int abandoned, in_call;
 
@@ -198,6 +207,17 @@ static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *q;
 static size_t q_len, q_cap;
 static uint32_t q_series;            /* series published to drain */
+/*
+ * The windows on the trace clock (q_lock): the last WINDOWS of them, the
+ * newest open (off UINT64_MAX) while it lasts; none without windows (all
+ * samples kept).  A sample is kept when it begins inside one (the records
+ * of one file may span several windows).
+ */
+#define WINDOWS 8
+static struct {
+	uint64_t on, off;
+} win[WINDOWS];
+static unsigned nwin;                /* windows so far; win[(nwin - 1) % WINDOWS] the newest */
 
 /*
  * Before each CUPTI, NVML or CUDA call of the thread: 0 once the exit has
@@ -820,12 +840,13 @@ static void pm_parse(void)
 
 /* ---- the thread ---- */
 
-static void sleep_until(uint64_t wake_mono)
+/* Sleeps until wake_mono, a stop request or a change of tracing after gen was read. */
+static void sleep_until(uint64_t wake_mono, unsigned gen)
 {
 	struct timespec ts = { (time_t)(wake_mono / 1000000000ull), (long)(wake_mono % 1000000000ull) };
 
 	pthread_mutex_lock(&wake_lock);
-	if (!stopping())
+	if (!stopping() && atomic_load(&tracing_gen) == gen)
 		pthread_cond_timedwait(&wake_cond, &wake_lock, &ts);
 	pthread_mutex_unlock(&wake_lock);
 }
@@ -914,7 +935,7 @@ static void *sampler_main(void *arg)
 	int want_pm = gp_rec.cfg.gpu_metrics[0] != 0;
 	int want_tel = gp_rec.cfg.gpu_telemetry_ms != 0;
 	int want_gpm = want_tel && (gp_rec.cfg.gpu_telemetry_extra & GP_GPU_TELEMETRY_GPM);
-	int gpm_on = 0, tel_on = 0, i, tries, r;
+	int gpm_on = 0, tel_on = 0, was_on = 0, i, tries, r;
 	uint64_t next_pm = 0, next_tel = 0, next_gpm = 0;
 	uint64_t tel_ns = (uint64_t)gp_rec.cfg.gpu_telemetry_ms * 1000000ull;
 	uint64_t gpm_ns = (gp_rec.cfg.gpu_telemetry_ms > GP_GPM_MIN_MS ? gp_rec.cfg.gpu_telemetry_ms
@@ -934,7 +955,7 @@ static void *sampler_main(void *arg)
 			break;
 		if (tries == 100 || stopping())
 			goto out;
-		sleep_until(gp_now_monotonic() + 100000000ull);
+		sleep_until(gp_now_monotonic() + 100000000ull, atomic_load(&tracing_gen));
 	}
 	/*
 	 * CUDA registered its exit handler inside cuInit, which has returned:
@@ -977,6 +998,7 @@ static void *sampler_main(void *arg)
 	/* PM sampling's restriction is known once a device is tried. */
 	while (!stopping()) {
 		uint64_t t = gp_now_monotonic(), wake = t + 1000000000ull;
+		unsigned gen = atomic_load(&tracing_gen);
 		int on = atomic_load(&tracing);
 
 		/* A device's setup takes most of a second: a stop request ends the round. */
@@ -998,6 +1020,10 @@ static void *sampler_main(void *arg)
 				gpm_setup();
 			gpm_on = 1;
 		}
+		/* Paused: what the hardware holds of the window now, while its file is open. */
+		if (was_on && !on)
+			next_pm = 0;
+		was_on = on;
 		if (want_pm && t >= next_pm) {
 			for (i = 0; i < ndev && !stopping(); i++)
 				pm_decode(i);
@@ -1059,7 +1085,7 @@ static void *sampler_main(void *arg)
 		}
 		if (gpm_on && next_gpm < wake)
 			wake = next_gpm;
-		sleep_until(wake);
+		sleep_until(wake, gen);
 	}
 	/*
 	 * The end: what the hardware still holds, then the counters go back
@@ -1171,10 +1197,43 @@ static int gs_set_tracing(int on, char *why, size_t whysz)
 {
 	(void)why;
 	(void)whysz;
-	atomic_store(&tracing, on);
 	pthread_mutex_lock(&wake_lock);
+	atomic_store(&tracing, on);
+	atomic_fetch_add(&tracing_gen, 1);
 	pthread_cond_broadcast(&wake_cond);
 	pthread_mutex_unlock(&wake_lock);
+	return 0;
+}
+
+/* A window's start (OPEN) and end (CLOSE); a CLOSE without OPEN began with the trace. */
+static void gs_window(int what, uint64_t t)
+{
+	pthread_mutex_lock(&q_lock);
+	if (what == GP_WINDOW_OPEN) {
+		win[nwin % WINDOWS].on = t;
+		win[nwin % WINDOWS].off = UINT64_MAX;
+		nwin++;
+	} else if (what == GP_WINDOW_CLOSE) {
+		if (!nwin || win[(nwin - 1) % WINDOWS].off != UINT64_MAX) {
+			win[nwin % WINDOWS].on = 0;
+			nwin++;
+		}
+		win[(nwin - 1) % WINDOWS].off = t;
+	}
+	pthread_mutex_unlock(&q_lock);
+}
+
+/* q_lock held: whether a sample beginning at start falls inside a window (any, without windows). */
+static int in_window(uint64_t start)
+{
+	if (!nwin)
+		return 1;
+	for (unsigned i = 0; i < nwin && i < WINDOWS; i++) {
+		unsigned k = (nwin - 1 - i) % WINDOWS;
+
+		if (start >= win[k].on && start < win[k].off)
+			return 1;
+	}
 	return 0;
 }
 
@@ -1214,8 +1273,12 @@ static void gs_preamble(void)
 
 static void gs_flush(int final)
 {
-	/* The exit handler stopped the thread already, unless it never ran. */
-	if (final)
+	/*
+	 * The end of the trace: the exit handler stopped the thread already,
+	 * unless it never ran.  A window's file that ends (GP_FLUSH_FILE)
+	 * leaves it paused, for the next window.
+	 */
+	if (final == GP_FLUSH_END)
 		gp_gpusample_stop(FLUSH_WAIT_MS);
 }
 
@@ -1236,15 +1299,19 @@ static void gs_drain(uint64_t t, int final)
 		}
 	while (off < q_len) {
 		const struct gp_rec_gpu_sample *s = (const void *)(q + off);
-		void *r = gp_emit(GP_REC_GPU_SAMPLE, s->h.size);
+		void *r;
 
+		off += s->h.size;
+		/* Outside every window (decoded after its file closed): not this file's. */
+		if (!in_window(s->start))
+			continue;
+		r = gp_emit(GP_REC_GPU_SAMPLE, s->h.size);
 		if (r) {
 			memcpy((uint8_t *)r + sizeof(struct gp_rec), (const uint8_t *)s + sizeof(struct gp_rec),
 			       s->h.size - sizeof(struct gp_rec));
 			((struct gp_rec *)r)->aux = s->h.aux;
 			gp_ring_note_time(&gp_rec.ring, s->start, s->end);
 		}
-		off += s->h.size;
 	}
 	q_len = 0;
 	pthread_mutex_unlock(&q_lock);
@@ -1261,6 +1328,7 @@ const struct gp_source gp_gpusample_source = {
 	.attach = gs_attach,
 	.enable = gs_enable,
 	.set_tracing = gs_set_tracing,
+	.window = gs_window,
 	.preamble = gs_preamble,
 	.flush = gs_flush,
 	.drain = gs_drain,

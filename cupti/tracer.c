@@ -1179,7 +1179,8 @@ static void cuda_detach(void)
 static void cuda_flush(int final)
 {
 	if (atomic_load(&cupti_wait) && !atomic_load(&gp_rec.disabled)) {
-		if (!final) {
+		/* A window's file that ends is not the end: CUPTI may still come free. */
+		if (final != GP_FLUSH_END) {
 			attach_when_free();
 		} else {
 			atomic_store(&cupti_wait, 0);
@@ -1189,7 +1190,7 @@ static void cuda_flush(int final)
 	if (!atomic_load(&gp_rec.disabled) && atomic_load(&cupti_on))
 		gp_cu.cuptiActivityFlushAll(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 	if (metrics_on)
-		gp_metrics_progress(final);
+		gp_metrics_progress(final == GP_FLUSH_END);
 }
 
 /*

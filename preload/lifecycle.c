@@ -213,6 +213,14 @@ static void drain_sources(uint64_t t, int final)
 			sources()[i]->drain(t, final);
 }
 
+/* A window's edge to every source (source.h): what, at trace time t. */
+static void window_edge(int what, uint64_t t)
+{
+	for (int i = 0; sources()[i]; i++)
+		if (sources()[i]->window)
+			sources()[i]->window(what, t);
+}
+
 static int set_tracing(int on, char *why, size_t whysz)
 {
 	int rc = 0;
@@ -600,7 +608,8 @@ static void close_file(uint64_t t, int exiting)
 {
 	uint64_t other_lost = 0;
 
-	flush_sources(1);
+	/* A window's own file ends: the sources hand everything over but go on. */
+	flush_sources(exiting ? GP_FLUSH_END : GP_FLUSH_FILE);
 	gp_ring_lock(&gp_rec.ring);
 	atomic_store(&gp_rec.state, GP_STOPPING);
 	gp_emit_clock_sync(t);
@@ -658,7 +667,7 @@ static void finish(int on_flusher)
 		 * (the API record of a failed CUDA call): hand everything over
 		 * first, and its dump comes before the exit's.
 		 */
-		flush_sources(1);
+		flush_sources(GP_FLUSH_END);
 		gp_ring_lock(&gp_rec.ring);
 		drain_sources(trace_now(), 0);
 		gp_ring_unlock(&gp_rec.ring);
@@ -676,7 +685,7 @@ static void finish(int on_flusher)
 			/* No GPU work: no trace, nothing to say. */
 			atomic_store(&file_pending, 0);
 			pthread_mutex_unlock(&open_lock);
-			flush_sources(1);
+			flush_sources(GP_FLUSH_END);
 			gp_ring_lock(&gp_rec.ring);
 			drain_sources(t, 1);
 			atomic_store_explicit(&gp_rec.state, GP_STOPPED, memory_order_release);
@@ -776,7 +785,7 @@ static int do_dump(int trigger, int detail, const char *output, int final, char 
 		return -1;
 	}
 	/* Everything recorded up to now into the flight memory. */
-	flush_sources(final);
+	flush_sources(final ? GP_FLUSH_END : 0);
 	t = atomic_load(&gp_rec.disabled) ? gp_now_realtime() : trace_now();
 	gp_ring_lock(&gp_rec.ring);
 	gp_emit_clock_sync(t);
@@ -1001,9 +1010,12 @@ static int window_start(const char *output, uint64_t duration_ms, char *ans, siz
 	}
 	gp_config_expand(gp_rec.cfg.output, gp_rec.pid, 1, tmp, sizeof(tmp), &uses_n);
 	window_own_file = output[0] || uses_n;
-	window_t0 = trace_now();
-	window_start_mono = gp_now_monotonic();
-	window_deadline = duration_ms ? window_start_mono + duration_ms * 1000000ull : 0;
+	/*
+	 * The window starts once tracing is on: the sources tell the work
+	 * that began while it was being turned on (before the start) from
+	 * what began after (source.h, window).
+	 */
+	window_edge(GP_WINDOW_OPENING, 0);
 	if (set_tracing(1, why, sizeof(why)) < 0) {
 		set_tracing(0, why + strlen(why), sizeof(why) - strlen(why));
 		ANS("message=%s\n", why);
@@ -1011,6 +1023,10 @@ static int window_start(const char *output, uint64_t duration_ms, char *ans, siz
 			close_file(trace_now(), 0);
 		return -1;
 	}
+	window_t0 = trace_now();
+	window_start_mono = gp_now_monotonic();
+	window_deadline = duration_ms ? window_start_mono + duration_ms * 1000000ull : 0;
+	window_edge(GP_WINDOW_OPEN, window_t0);
 	atomic_store(&window_open, 1);
 	atomic_fetch_add(&windows, 1);
 	if (atomic_load(&file_pending)) {
@@ -1025,17 +1041,22 @@ static int window_start(const char *output, uint64_t duration_ms, char *ans, siz
 }
 
 /*
- * Flusher: tracing off, what the sources hold drained, the window's record
- * and losses written; *t the trace time of its end.  Returns whether the
- * file is still pending (no GPU work yet).
+ * Flusher: the window's end taken while tracing is still on, then tracing
+ * off, what the sources hold drained, the window's record and losses
+ * written; *t the trace time of its end.  Work that began before the end
+ * is in the window, work that began at or after it is not, however long
+ * turning tracing off takes (source.h, window).  Returns whether the file
+ * is still pending (no GPU work yet).
  */
 static int window_close(uint64_t *t)
 {
 	char why[256];
 	int pending;
 
-	set_tracing(0, why, sizeof(why));
+	window_edge(GP_WINDOW_CLOSING, 0);
 	*t = trace_now();
+	window_edge(GP_WINDOW_CLOSE, *t);
+	set_tracing(0, why, sizeof(why));
 	flush_sources(0);
 	gp_ring_lock(&gp_rec.ring);
 	pending = atomic_load(&file_pending);

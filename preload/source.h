@@ -24,6 +24,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* flush()'s final: the trace ends with the process / a file ends, the process goes on. */
+#define GP_FLUSH_END 1
+#define GP_FLUSH_FILE 2
+
+/* window()'s what. */
+#define GP_WINDOW_OPENING 1
+#define GP_WINDOW_OPEN 2
+#define GP_WINDOW_CLOSING 3
+#define GP_WINDOW_CLOSE 4
+
 struct gp_source {
 	const char *name;
 	/*
@@ -51,13 +61,32 @@ struct gp_source {
 	 */
 	int (*set_tracing)(int on, char *why, size_t whysz);
 	/*
+	 * A window's edges (gpuprof start/stop, --sample), on the flusher, no
+	 * lock: GP_WINDOW_OPENING before set_tracing(1), GP_WINDOW_OPEN with
+	 * the window's start t on the trace clock once it returned;
+	 * GP_WINDOW_CLOSING, then GP_WINDOW_CLOSE with the window's end t,
+	 * then set_tracing(0).  A source keeps of the work it records what
+	 * began inside [start, end) (the rule of docs/USAGE.md, "Which work a
+	 * window holds"); between OPENING and OPEN, and from CLOSING until
+	 * tracing is off, it tells which work began before an edge and which
+	 * after.  A window cut by the process's end gets no CLOSE.  NULL: the
+	 * source records whatever comes while tracing is on.
+	 */
+	void (*window)(int what, uint64_t t);
+	/*
 	 * Lock held: a new trace file (or a flight-recorder dump) begins;
 	 * emit again what it needs from before it (devices, contexts).
 	 */
 	void (*preamble)(void);
 	/* Undoes attach (and enable) after a failure. */
 	void (*detach)(void);
-	/* No lock: hand buffered records over (final: everything, at the end). */
+	/*
+	 * No lock: hand buffered records over.  final 0: what is ready (the
+	 * periodic flush); GP_FLUSH_FILE: everything, since a file ends while
+	 * the process goes on (a window's own file): nothing is stopped, the
+	 * next window records again; GP_FLUSH_END: everything, the trace ends
+	 * with the process (exit, a fatal signal): what runs may stop.
+	 */
 	void (*flush)(int final);
 	/* Lock held: emit what is buffered; final: also close what is open at t. */
 	void (*drain)(uint64_t t, int final);

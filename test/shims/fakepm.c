@@ -256,7 +256,15 @@ API cuptiPmSamplingGetCounterDataInfo(CUpti_PmSampling_GetCounterDataInfo_Params
 
 API cuptiPmSamplingCounterDataGetSampleInfo(CUpti_PmSampling_CounterData_GetSampleInfo_Params *p)
 {
+	struct timespec ts;
+	uint64_t now;
+
 	call(__func__);
+	/* On CLOCK_REALTIME (the trace clock without CUPTI): samples of 100 us up to now. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (clock_ns + 300000 < now)
+		clock_ns = now - 300000;
 	p->startTimestamp = clock_ns;
 	p->endTimestamp = clock_ns + 100000;
 	clock_ns += 100000;

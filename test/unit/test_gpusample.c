@@ -28,12 +28,19 @@
  * call, nvmlShutdown and the GPM samples' frees never called at the end.
  * And GPUPROF_GPU_TELEMETRY's grammar (a period, util and gpm).
  *
+ * Windows (gpuprof start/stop, --sample): two windows, each ended as the
+ * recorder ends a window's own file (window CLOSE, tracing off, flush
+ * with GP_FLUSH_FILE, drain), both get PM and NVML samples, none begins
+ * outside its window, and the sampler pauses in between (no PM session
+ * running, no NVML read) and resumes at the second.
+ *
  * Each case runs in a forked child (the sampler's state is process-wide).
  * Test code, runs offline only.
  */
 #include "tap.h"
 
 #include "recorder.h"
+#include "ring.h"
 
 #include "../../cupti/cupti_api.h"
 #include "../../preload/config.h"
@@ -289,6 +296,119 @@ static int stuck_given_up(void)
 	return tap_exit();
 }
 
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Drains the sampler into the ring as the recorder does and counts the
+ * samples by source: pm, nvml beginning inside [t0, t1), outside those
+ * that do not.
+ */
+static void drain_count(uint64_t t0, uint64_t t1, int *pm, int *nvml, int *outside)
+{
+	static uint32_t src[1024];
+	struct gp_chunk *c;
+
+	gp_ring_lock(&gp_rec.ring);
+	gp_gpusample_source.drain(0, 0);
+	gp_ring_seal(&gp_rec.ring, 0);
+	gp_ring_unlock(&gp_rec.ring);
+	*pm = *nvml = *outside = 0;
+	while ((c = gp_ring_pop(&gp_rec.ring, 0))) {
+		for (uint32_t off = 0; off + sizeof(struct gp_rec) <= c->used;) {
+			const struct gp_rec *h = (const void *)(c->buf + off);
+
+			if (h->size < sizeof(*h))
+				break;
+			if (h->type == GP_REC_GPU_SERIES) {
+				const struct gp_rec_gpu_series *r = (const void *)h;
+
+				if (r->id < 1024)
+					src[r->id] = r->source;
+			} else if (h->type == GP_REC_GPU_SAMPLE) {
+				const struct gp_rec_gpu_sample *r = (const void *)h;
+
+				if (r->start < t0 || r->start >= t1)
+					(*outside)++;
+				else if (r->series < 1024 && src[r->series] == GP_GPU_SRC_PM)
+					(*pm)++;
+				else if (r->series < 1024 && src[r->series] == GP_GPU_SRC_NVML)
+					(*nvml)++;
+			}
+			off += h->size;
+		}
+		gp_ring_release(&gp_rec.ring, c);
+	}
+}
+
+/* One window as the recorder opens and closes it; samples counted as drain_count does. */
+static void one_window(int ms, uint64_t *t0, uint64_t *t1, int *pm, int *nvml, int *outside)
+{
+	char why[256];
+
+	gp_gpusample_source.window(GP_WINDOW_OPENING, 0);
+	gp_gpusample_source.set_tracing(1, why, sizeof(why));
+	*t0 = real_ns();
+	gp_gpusample_source.window(GP_WINDOW_OPEN, *t0);
+	nap_ms(ms);
+	gp_gpusample_source.window(GP_WINDOW_CLOSING, 0);
+	*t1 = real_ns();
+	gp_gpusample_source.window(GP_WINDOW_CLOSE, *t1);
+	gp_gpusample_source.set_tracing(0, why, sizeof(why));
+	/* The window's file ends: everything handed over, the grace period, the last drain. */
+	gp_gpusample_source.flush(GP_FLUSH_FILE);
+	nap_ms(100);
+	drain_count(*t0, *t1, pm, nvml, outside);
+}
+
+static int two_windows(void)
+{
+	uint64_t t0, t1, t2, t3;
+	int pm1, nvml1, out1, pm2, nvml2, out2, pm, nvml, out, mem, starts;
+	char why[256];
+
+	alarm(30);
+	tap_begin("gpusample: windows: both get PM and NVML samples, none outside; paused between");
+	memset(&gp_rec.ring, 0, sizeof(gp_rec.ring));
+	CHECK(gp_ring_init(&gp_rec.ring, 1u << 20, 8, 100) == 0);
+	gp_intern_init(&gp_rec.strings);
+	CHECK(load_nvml(0) == 0);
+	/* Dormant until the first window, as the recorder's sources are. */
+	CHECK(start(1, 0, 0, 0, 1, 10, 0) == 0);
+	gp_gpusample_source.set_tracing(0, why, sizeof(why));
+	CHECK(wait_for(&fp->enable, 1, 5000));
+	nap_ms(150);
+	drain_count(0, 0, &pm, &nvml, &out);
+	one_window(400, &t0, &t1, &pm1, &nvml1, &out1);
+	starts = atomic_load(&fp->start);
+	CHECKF(starts >= 1 && fp->stop == starts, "window 1: %d starts, %d stops", starts, fp->stop);
+	/* Between windows: no session running, no read; the thread waits for the next. */
+	mem = fnv->mem;
+	nap_ms(300);
+	CHECKF(fnv->mem == mem, "%d NVML reads between windows", fnv->mem - mem);
+	CHECKF(fp->start == starts, "PM sampling started between windows");
+	drain_count(t1, UINT64_MAX, &pm, &nvml, &out);
+	CHECKF(pm + nvml == 0, "%d PM and %d NVML samples between windows", pm, nvml);
+	one_window(400, &t2, &t3, &pm2, &nvml2, &out2);
+	CHECKF(pm1 > 0 && nvml1 > 0, "window 1: %d PM and %d NVML samples", pm1, nvml1);
+	CHECKF(pm2 > 0 && nvml2 > 0, "window 2: %d PM and %d NVML samples", pm2, nvml2);
+	CHECKF(out1 == 0 && out2 == 0, "samples outside their window: %d, %d", out1, out2);
+	CHECKF(fp->start == starts + 1 && fp->stop == fp->start, "%d starts, %d stops", fp->start,
+	       fp->stop);
+	CHECKF(fp->disable == 0, "the counters were given back (%d disables) before the end",
+	       fp->disable);
+	/* The end of the trace ends the sampler. */
+	gp_gpusample_source.flush(GP_FLUSH_END);
+	CHECKF(fp->disable == 1, "%d disables at the end", fp->disable);
+	tap_end();
+	return tap_exit();
+}
+
 static int exit_normal(void)
 {
 	if (setup(1, 0, 1, 1) < 0 || !wait_for(&fp->decode, 2, 5000))
@@ -423,6 +543,7 @@ int main(void)
 	in_child(metrics_without_nvml);
 	in_child(stop_during_setup);
 	in_child(stuck_given_up);
+	in_child(two_windows);
 
 	tap_begin("gpusample: at exit the sampler stops before CUDA's teardown; status 0");
 	st = run_child(exit_normal, err, sizeof(err), &secs);
