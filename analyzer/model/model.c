@@ -16,11 +16,6 @@
 #define API_CACHE 256
 #define STREAM_CACHE 16
 
-/* Owners of entries in the side list of long durations. */
-#define GA_BIG_KERNEL 1
-#define GA_BIG_API 2
-#define GA_BIG_MEMOP 3
-
 /* Per-file state while one trace streams through. */
 struct fctx {
 	struct ga_model *m;
@@ -118,11 +113,11 @@ void ga_model_free(struct ga_model *m)
 	for (i = 0; i < m->ndevs; i++)
 		ga_busy_free(&m->devs[i].busy);
 	for (i = 0; i < m->nkstats; i++)
-		free(m->kstats[i].durs.v);
+		ga_quant_free(&m->kstats[i].durs);
 	for (i = 0; i < m->nastats; i++)
-		free(m->astats[i].durs.v);
+		ga_quant_free(&m->astats[i].durs);
 	for (i = 0; i < m->nmemops; i++)
-		free(m->memops[i].durs.v);
+		ga_quant_free(&m->memops[i].durs);
 	free(m->memops);
 	ga_map_free(&m->memop_map);
 	free(m->files);
@@ -149,7 +144,6 @@ void ga_model_free(struct ga_model *m)
 	free(m->str2a);
 	ga_map_free(&m->api_names);
 	ga_map_free(&m->api_tids);
-	free(m->bigs);
 	ga_map_free(&m->stream_set);
 	ga_map_free(&m->thread_names);
 	free(m->rows);
@@ -404,43 +398,6 @@ static int on_device(struct fctx *f, const struct gp_rec_device *r)
 	return 0;
 }
 
-static int push_big(struct ga_model *m, uint64_t dur, uint32_t owner, uint32_t key)
-{
-	struct ga_bigdur *b;
-
-	if (ga_util_grow(&m->bigs, &m->capbigs, m->nbigs + 1, sizeof(*m->bigs)))
-		return -1;
-	b = &m->bigs[m->nbigs++];
-	b->dur = dur;
-	b->owner = owner;
-	b->key = key;
-	return 0;
-}
-
-static int push_dur_slow(struct ga_model *m, struct ga_durs *d, uint64_t dur, uint32_t owner,
-			 uint32_t key)
-{
-	if (d->n == d->cap && ga_util_grow(&d->v, &d->cap, d->n + 1, sizeof(*d->v)))
-		return -1;
-	if (dur >= GA_DUR_BIG) {
-		d->v[d->n++] = GA_DUR_BIG;
-		return push_big(m, dur, owner, key);
-	}
-	d->v[d->n++] = (uint32_t)dur;
-	return 0;
-}
-
-/* Record a duration for a median; long ones go to the side list too. */
-static inline int push_dur(struct ga_model *m, struct ga_durs *d, uint64_t dur, uint32_t owner,
-			   uint32_t key)
-{
-	if (d->n < d->cap && dur < GA_DUR_BIG) {
-		d->v[d->n++] = (uint32_t)dur;
-		return 0;
-	}
-	return push_dur_slow(m, d, dur, owner, key);
-}
-
 /*
  * Everything common to GPU activities; a->kind, label, devrow, times set.
  * Inlined into each caller: a call per activity shows in the profile.
@@ -599,6 +556,7 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 		memset(ks, 0, sizeof(*ks));
 		ks->name = name;
 		ks->min = UINT64_MAX;
+		ks->durs.limit = m->quant_limit;
 		{
 			const char *sn = ga_strtab_short(&m->strs, name);
 			struct ga_buf b = { 0 };
@@ -634,8 +592,7 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 	a.label = ks->label;
 	if (fdev(f, k->device, &a.devrow))
 		return -1;
-	/* The side list keys kernels by statistics index. */
-	if (push_dur(m, &ks->durs, dur, GA_BIG_KERNEL, ki))
+	if (ga_quant_add(&ks->durs, dur))
 		return nomem(f);
 	return add_activity(f, &a);
 }
@@ -693,6 +650,7 @@ static int memop_count(struct ga_model *m, unsigned kind, const struct gp_rec *r
 		o->src = src;
 		o->dst = dst;
 		o->min = UINT64_MAX;
+		o->durs.limit = m->quant_limit;
 		*slot = (uint32_t)++m->nmemops;
 	}
 	o = &m->memops[*slot - 1];
@@ -704,7 +662,7 @@ static int memop_count(struct ga_model *m, unsigned kind, const struct gp_rec *r
 		o->min = dur;
 	if (dur > o->max)
 		o->max = dur;
-	return push_dur(m, &o->durs, dur, GA_BIG_MEMOP, *slot - 1);
+	return ga_quant_add(&o->durs, dur);
 }
 
 static int add_memop(struct fctx *f, struct ga_memstat *ms, struct ga_act *a,
@@ -1052,6 +1010,7 @@ static int api_stat(struct fctx *f, uint32_t name, uint32_t *out)
 		memset(as, 0, sizeof(*as));
 		as->name = sid;
 		as->min = UINT64_MAX;
+		as->durs.limit = m->quant_limit;
 		*slot = (uint32_t)m->nastats++;
 	}
 	*out = *slot;
@@ -1096,7 +1055,7 @@ static int on_api(struct fctx *f, const struct gp_rec_api *r)
 	m->api_total += dur;
 	m->procs[f->proc].api_calls++;
 
-	if (push_dur(m, &as->durs, dur, GA_BIG_API, si))
+	if (ga_quant_add(&as->durs, dur))
 		return nomem(f);
 
 	/* Threads per function: a small cache spares most hash lookups. */
@@ -1607,102 +1566,6 @@ static void sum_totals(struct ga_model *m)
 	}
 }
 
-static int cmp_u64(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
-/* Value of 0-based rank r among the long durations of (owner, key). */
-static uint64_t big_rank(const struct ga_model *m, uint32_t owner, uint32_t key, size_t r)
-{
-	uint64_t *v = NULL, out = GA_DUR_BIG;
-	size_t n = 0, i;
-
-	for (i = 0; i < m->nbigs; i++)
-		if (m->bigs[i].key == key && m->bigs[i].owner == owner)
-			n++;
-	if (!n || !(v = malloc(n * sizeof(*v))))
-		return GA_DUR_BIG;
-	for (n = 0, i = 0; i < m->nbigs; i++)
-		if (m->bigs[i].key == key && m->bigs[i].owner == owner)
-			v[n++] = m->bigs[i].dur;
-	qsort(v, n, sizeof(*v), cmp_u64);
-	if (r < n)
-		out = v[r];
-	free(v);
-	return out;
-}
-
-/* Exact value of rank r of d. */
-static uint64_t dur_rank(const struct ga_model *m, const struct ga_durs *d, size_t r,
-			 uint32_t owner, uint32_t key)
-{
-	uint32_t v;
-	size_t i, nsmall = 0;
-
-	if (d->n <= 64) {
-		uint32_t tmp[64];
-
-		memcpy(tmp, d->v, d->n * sizeof(*tmp));
-		ga_sort_u32(tmp, d->n);
-		v = tmp[r];
-	} else {
-		v = ga_rank_u32(d->v, d->n, r);
-	}
-
-	if (v != GA_DUR_BIG)
-		return v;
-	for (i = 0; i < d->n; i++)
-		nsmall += d->v[i] != GA_DUR_BIG;
-	return big_rank(m, owner, key, r - nsmall);
-}
-
-/* Exact values of ranks r and r + 1 of d (r + 1 < d->n), found together. */
-static void dur_rank2(const struct ga_model *m, const struct ga_durs *d, size_t r,
-		      uint32_t owner, uint32_t key, uint64_t out[2])
-{
-	uint32_t v[2];
-	size_t i, nsmall = 0;
-	int k, counted = 0;
-
-	if (d->n <= 64) {
-		uint32_t tmp[64];
-
-		memcpy(tmp, d->v, d->n * sizeof(*tmp));
-		ga_sort_u32(tmp, d->n);
-		v[0] = tmp[r];
-		v[1] = tmp[r + 1];
-	} else {
-		ga_rank2_u32(d->v, d->n, r, v);
-	}
-	for (k = 0; k < 2; k++) {
-		if (v[k] != GA_DUR_BIG) {
-			out[k] = v[k];
-			continue;
-		}
-		for (i = 0; !counted && i < d->n; i++)
-			nsmall += d->v[i] != GA_DUR_BIG;
-		counted = 1;
-		out[k] = big_rank(m, owner, key, r + (size_t)k - nsmall);
-	}
-}
-
-/* Median: the middle value, or the mean of the two middle values. */
-static uint64_t median(const struct ga_model *m, struct ga_durs *d, uint32_t owner,
-		       uint32_t key)
-{
-	uint64_t mid[2];
-
-	if (!d->n)
-		return 0;
-	if (d->n % 2)
-		return dur_rank(m, d, d->n / 2, owner, key);
-	dur_rank2(m, d, d->n / 2 - 1, owner, key, mid);
-	return (mid[0] + mid[1]) / 2;
-}
-
 static int cmp_row(const void *pa, const void *pb)
 {
 	const struct ga_row *a = pa, *b = pb;
@@ -1725,15 +1588,26 @@ int ga_model_finish(struct ga_model *m)
 		if (busy(m, (uint32_t)i))
 			return -1;
 	for (i = 0; i < m->nkstats; i++) {
-		m->kstats[i].med = median(m, &m->kstats[i].durs, GA_BIG_KERNEL, (uint32_t)i);
+		struct ga_kstat *k = &m->kstats[i];
+
+		k->med = ga_quant_median(&k->durs);
+		k->p90 = ga_quant_pctl(&k->durs, 900);
+		k->p99 = ga_quant_pctl(&k->durs, 990);
+		k->med_est = ga_quant_estimated(&k->durs);
 		m->kstats[i].stddev = ga_welford_stddev(&m->kstats[i].var, m->kstats[i].count);
 	}
 	for (i = 0; i < m->nmemops; i++) {
-		m->memops[i].med = median(m, &m->memops[i].durs, GA_BIG_MEMOP, (uint32_t)i);
+		m->memops[i].med = ga_quant_median(&m->memops[i].durs);
+		m->memops[i].med_est = ga_quant_estimated(&m->memops[i].durs);
 		m->memops[i].stddev = ga_welford_stddev(&m->memops[i].var, m->memops[i].count);
 	}
 	for (i = 0; i < m->nastats; i++) {
-		m->astats[i].med = median(m, &m->astats[i].durs, GA_BIG_API, (uint32_t)i);
+		struct ga_astat *a = &m->astats[i];
+
+		a->med = ga_quant_median(&a->durs);
+		a->p90 = ga_quant_pctl(&a->durs, 900);
+		a->p99 = ga_quant_pctl(&a->durs, 990);
+		a->med_est = ga_quant_estimated(&a->durs);
 		m->astats[i].stddev = ga_welford_stddev(&m->astats[i].var, m->astats[i].count);
 	}
 	if (m->nrows)

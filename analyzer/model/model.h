@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "model/busy.h"
+#include "model/quantile.h"
 #include "gpuprof/trace.h"
 #include "read/reader.h"
 #include "base/sort.h"
@@ -162,28 +163,22 @@ struct ga_devrow {
 	uint64_t count, total;
 };
 
-/* Durations of one kernel or API function, for its median. */
-/* A duration that does not fit 32 bits; its exact value is in the model's bigs. */
-#define GA_DUR_BIG UINT32_MAX
-/* Owners of the bigs: kernel, API and memory operation statistics. */
-#define GA_BIG_KERNEL 1
-#define GA_BIG_API 2
-#define GA_BIG_MEMOP 3
 #define GA_KEY_NONE UINT32_MAX
 
-struct ga_durs {
-	uint32_t *v;               /* GA_DUR_BIG: see the model's bigs */
-	size_t n, cap;
-};
-
+/*
+ * Kernel statistics.  Durations go to durs (model/quantile.h): exact up to
+ * the model's quant_limit, then a histogram; med, p90 and p99 are set by
+ * ga_model_finish() from it, and med_est says they are estimates.
+ */
 struct ga_kstat {
 	uint32_t name;             /* strtab id, mangled */
 	uint32_t label;            /* label index: "kernel <short name>" */
 	uint64_t count, total, min, max, med, in_graph;
+	uint64_t p90, p99;         /* set by ga_model_finish() */
 	uint64_t stddev;           /* set by ga_model_finish() */
 	struct ga_welford var;
-	struct ga_durs durs;
-	int med_est;               /* med is a summary's estimate (model/summary.h) */
+	struct ga_quant durs;
+	int med_est;               /* med, p90, p99 are estimates (histogram or summary) */
 };
 
 /* Per activity label: the CUDA activity summary. */
@@ -209,8 +204,8 @@ struct ga_memop {
 	uint32_t kind, src, dst;
 	uint64_t count, bytes, total, min, max, med, stddev;
 	struct ga_welford var;
-	struct ga_durs durs;
-	int med_est;               /* med is a summary's estimate */
+	struct ga_quant durs;
+	int med_est;               /* med is an estimate (histogram or summary) */
 };
 
 struct ga_gstat {
@@ -223,16 +218,11 @@ struct ga_gstat {
 struct ga_astat {
 	uint32_t name;             /* without CUPTI's "_v7000" version suffix */
 	uint64_t count, total, min, max, med, errors, threads;
+	uint64_t p90, p99;         /* set by ga_model_finish() */
 	uint64_t stddev;           /* set by ga_model_finish() */
 	struct ga_welford var;
-	struct ga_durs durs;
-	int med_est;               /* med is a summary's estimate */
-};
-
-/* A duration too long for the 32-bit median arrays, kept aside exactly. */
-struct ga_bigdur {
-	uint64_t dur;
-	uint32_t owner, key;       /* kernel or API statistics, and its index */
+	struct ga_quant durs;
+	int med_est;               /* med, p90, p99 are estimates (histogram or summary) */
 };
 
 struct ga_row {
@@ -297,8 +287,12 @@ struct ga_model {
 	size_t capstr2a;
 	struct ga_map api_names;   /* display name strtab id -> astat index */
 	struct ga_map api_tids;    /* (astat index, proc << 32 | tid) */
-	struct ga_bigdur *bigs;    /* kernel and API durations too long for a u32 */
-	size_t nbigs, capbigs;
+	/*
+	 * Durations each kernel, API and memory row keeps exactly before its
+	 * histogram (model/quantile.h): 0 GA_QUANT_EXACT_DEFAULT,
+	 * GA_QUANT_NO_LIMIT all (--exact).  Set before reading.
+	 */
+	uint64_t quant_limit;
 
 	struct ga_map stream_set;  /* (proc << 32 | device, context << 32 | stream) */
 	struct ga_map thread_names; /* (proc, tid) -> strtab id of the thread's name */

@@ -13,6 +13,13 @@
 /* Slack, in buckets, a histogram grows by past the bucket that needed it. */
 #define SPAN_SLACK 64u
 
+typedef unsigned __int128 u128;
+
+static u128 sat128(u128 a, u128 b)
+{
+	return a + b < a ? ~(u128)0 : a + b;
+}
+
 static uint64_t limit_of(const struct ga_quant *q)
 {
 	return q->limit ? q->limit : GA_QUANT_EXACT_DEFAULT;
@@ -106,6 +113,14 @@ int ga_quant_add_bucket(struct ga_quant *q, uint32_t b, uint64_t count)
 	if (!q->n || low + (w - 1) > q->max)
 		q->max = low + (w - 1);
 	q->n = sat(q->n, count);
+	/* The bucket's middle stands for its values in the sums too. */
+	{
+		uint64_t v = ga_quant_bucket_value(b);
+		u128 c = count;
+
+		q->sum = c * v > UINT64_MAX ? UINT64_MAX : sat(q->sum, count * v);
+		q->sumsq = sat128(q->sumsq, v && c * v > ~(u128)0 / v ? ~(u128)0 : c * v * v);
+	}
 	return 0;
 }
 
@@ -122,6 +137,8 @@ static int hist_add(struct ga_quant *q, uint64_t x)
 	if (!q->n || x > q->max)
 		q->max = x;
 	q->n = sat(q->n, 1);
+	q->sum = sat(q->sum, x);
+	q->sumsq = sat128(q->sumsq, (u128)x * x);
 	return 0;
 }
 
@@ -146,9 +163,13 @@ int ga_quant_to_sketch(struct ga_quant *q)
 		q->lo = lo;
 		q->ncnt = hi - lo;
 	}
+	q->sum = 0;
+	q->sumsq = 0;
 	for (bi = 0, i = 0; i < q->nv; i++) {
 		x = q->v[i] == GA_QUANT_BIG ? q->big[bi++] : q->v[i];
 		q->cnt[ga_quant_bucket_of(x) - q->lo]++;
+		q->sum = sat(q->sum, x);
+		q->sumsq = sat128(q->sumsq, (u128)x * x);
 	}
 	q->n = q->nv;
 	q->min = q->nv ? mn : 0;
@@ -213,6 +234,59 @@ int ga_quant_estimated(const struct ga_quant *q)
 	return q->sketch;
 }
 
+void ga_quant_moments(const struct ga_quant *q, uint64_t *n, uint64_t *sum, u128 *sumsq,
+		      uint64_t *min, uint64_t *max)
+{
+	size_t bi = 0;
+	uint64_t x;
+
+	if (q->sketch) {
+		*n = q->n;
+		*sum = q->sum;
+		*sumsq = q->sumsq;
+		*min = q->min;
+		*max = q->max;
+		return;
+	}
+	*n = q->nv;
+	*sum = 0;
+	*sumsq = 0;
+	*min = q->nv ? UINT64_MAX : 0;
+	*max = 0;
+	for (size_t i = 0; i < q->nv; i++) {
+		x = q->v[i] == GA_QUANT_BIG ? q->big[bi++] : q->v[i];
+		*sum = sat(*sum, x);
+		*sumsq = sat128(*sumsq, (u128)x * x);
+		*min = x < *min ? x : *min;
+		*max = x > *max ? x : *max;
+	}
+}
+
+int ga_quant_copy(struct ga_quant *dst, const struct ga_quant *src)
+{
+	*dst = *src;
+	dst->v = NULL;
+	dst->big = NULL;
+	dst->cnt = NULL;
+	if ((src->nv && !(dst->v = malloc(src->capv * sizeof(*dst->v)))) ||
+	    (src->nbig && !(dst->big = malloc(src->capbig * sizeof(*dst->big)))) ||
+	    (src->ncnt && !(dst->cnt = malloc(src->ncnt * sizeof(*dst->cnt))))) {
+		ga_quant_free(dst);
+		return -1;
+	}
+	if (!src->nv)
+		dst->capv = 0;
+	if (!src->nbig)
+		dst->capbig = 0;
+	if (src->nv)
+		memcpy(dst->v, src->v, src->nv * sizeof(*dst->v));
+	if (src->nbig)
+		memcpy(dst->big, src->big, src->nbig * sizeof(*dst->big));
+	if (src->ncnt)
+		memcpy(dst->cnt, src->cnt, src->ncnt * sizeof(*dst->cnt));
+	return 0;
+}
+
 void ga_quant_values(const struct ga_quant *q, uint64_t *out)
 {
 	size_t bi = 0;
@@ -273,6 +347,8 @@ int ga_quant_merge(struct ga_quant *a, struct ga_quant *b)
 	if (!a->n || b->max > a->max)
 		a->max = b->max;
 	a->n = sat(a->n, b->n);
+	a->sum = sat(a->sum, b->sum);
+	a->sumsq = sat128(a->sumsq, b->sumsq);
 out:
 	ga_quant_free(b);
 	return rc;
@@ -368,17 +444,21 @@ uint64_t ga_quant_median(const struct ga_quant *q)
 	return (ga_quant_rank(q, n / 2 - 1) + ga_quant_rank(q, n / 2)) / 2;
 }
 
+uint64_t ga_quant_pctl_rank(uint64_t count, unsigned permille)
+{
+	u128 k;
+
+	if (permille > 1000)
+		permille = 1000;
+	k = ((u128)count * permille + 999) / 1000;
+	return k ? (uint64_t)k - 1 : 0;
+}
+
 uint64_t ga_quant_pctl(const struct ga_quant *q, unsigned permille)
 {
 	uint64_t n = ga_quant_count(q);
-	unsigned __int128 k;
 
-	if (!n)
-		return 0;
-	if (permille > 1000)
-		permille = 1000;
-	k = ((unsigned __int128)n * permille + 999) / 1000;
-	return ga_quant_rank(q, k ? (uint64_t)k - 1 : 0);
+	return n ? ga_quant_rank(q, ga_quant_pctl_rank(n, permille)) : 0;
 }
 
 void ga_quant_buckets(const struct ga_quant *q,

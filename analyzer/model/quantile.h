@@ -48,6 +48,8 @@ struct ga_quant {
 	/* Histogram (sketch set): counts of buckets lo .. lo + ncnt - 1. */
 	int sketch;
 	uint64_t n, min, max;      /* values, smallest and largest (sketch only) */
+	uint64_t sum;              /* their sum and sum of squares, saturating (sketch only) */
+	unsigned __int128 sumsq;
 	uint64_t *cnt;
 	uint32_t lo, ncnt;
 };
@@ -72,7 +74,12 @@ static inline int ga_quant_add(struct ga_quant *q, uint64_t x)
 	return ga_quant_add_slow(q, x);
 }
 
-/* Adds count values in bucket b (b < GA_QUANT_BUCKETS) to a histogram.  0 or -1. */
+/*
+ * Adds count values in bucket b (b < GA_QUANT_BUCKETS) to a histogram (a
+ * histogram read back).  Its minimum, maximum and sums then count the
+ * bucket's bounds and middle; a caller that knows them exactly sets them.
+ * 0, or -1 out of memory or b out of range.
+ */
 int ga_quant_add_bucket(struct ga_quant *q, uint32_t b, uint64_t count);
 
 /* The number of values added (saturating). */
@@ -83,6 +90,16 @@ int ga_quant_estimated(const struct ga_quant *q);
 
 /* Turns q into a histogram now.  0, or -1 out of memory (q unchanged). */
 int ga_quant_to_sketch(struct ga_quant *q);
+
+/*
+ * The number, sum and sum of squares (both saturating) of the values,
+ * their minimum and maximum (0 when empty).
+ */
+void ga_quant_moments(const struct ga_quant *q, uint64_t *n, uint64_t *sum,
+		      unsigned __int128 *sumsq, uint64_t *min, uint64_t *max);
+
+/* A deep copy of src into dst (overwritten).  0, or -1 out of memory (dst empty). */
+int ga_quant_copy(struct ga_quant *dst, const struct ga_quant *src);
 
 /* Copies q's exact values, in arrival order, to out[0 .. count) (q not a histogram). */
 void ga_quant_values(const struct ga_quant *q, uint64_t *out);
@@ -104,6 +121,9 @@ uint64_t ga_quant_median(const struct ga_quant *q);
  * ceil(count * permille / 1000) - 1 (p90: 900, p99: 990); 0 when empty.
  */
 uint64_t ga_quant_pctl(const struct ga_quant *q, unsigned permille);
+
+/* The rank ga_quant_pctl() takes for count values (count > 0). */
+uint64_t ga_quant_pctl_rank(uint64_t count, unsigned permille);
 
 /* Calls f for each used bucket in ascending order (histograms only). */
 void ga_quant_buckets(const struct ga_quant *q,

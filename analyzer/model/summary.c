@@ -256,14 +256,19 @@ static uint64_t sq_rank(const struct sq *q, const uint64_t *all, uint64_t r)
 	return q->sketch ? ga_quant_rank(&q->h, r) : all[r];
 }
 
-/* Median and standard deviation as ga_model_finish() gives them. */
+/*
+ * Median, standard deviation, p90 and p99 (pct may be NULL) as
+ * ga_model_finish() gives them.
+ */
 static int sq_finish(const struct sq *q, const struct sseg *seg, size_t nseg,
-		     uint64_t *med, uint64_t *stddev)
+		     uint64_t *med, uint64_t *stddev, uint64_t pct[2])
 {
 	uint64_t *all = NULL;
 	size_t n = 0;
 
 	*med = *stddev = 0;
+	if (pct)
+		pct[0] = pct[1] = 0;
 	if (!q->n)
 		return 0;
 	if (!q->sketch) {
@@ -291,6 +296,10 @@ static int sq_finish(const struct sq *q, const struct sseg *seg, size_t nseg,
 		*med = sq_rank(q, all, q->n / 2);
 	else
 		*med = (sq_rank(q, all, q->n / 2 - 1) + sq_rank(q, all, q->n / 2)) / 2;
+	if (pct) {
+		pct[0] = sq_rank(q, all, ga_quant_pctl_rank(q->n, 900));
+		pct[1] = sq_rank(q, all, ga_quant_pctl_rank(q->n, 990));
+	}
 	free(all);
 	return 0;
 }
@@ -318,41 +327,31 @@ static uint32_t Sc(struct ga_sum *s, const char *t, int *err)
 	return r;
 }
 
-/* The durations of d in arrival order, longs from the model's bigs. */
-static int sq_from(struct sq *q, const struct ga_model *m, const struct ga_durs *d,
-		   uint32_t owner, uint32_t key, uint32_t origin, uint64_t limit)
+/* The durations of d: in arrival order while exact, else its histogram. */
+static int sq_from(struct sq *q, const struct ga_quant *d, uint32_t origin, uint64_t limit)
 {
-	size_t i, bi = 0;
-	uint64_t *v;
+	uint64_t *v, n = ga_quant_count(d);
 
 	memset(q, 0, sizeof(*q));
-	if (!d->n)
+	if (!n)
 		return 0;
-	if (!(v = malloc(d->n * sizeof(*v))))
-		return -1;
-	q->min = UINT64_MAX;
-	for (i = 0; i < d->n; i++) {
-		uint64_t x = d->v[i];
-
-		if (d->v[i] == GA_DUR_BIG) {
-			while (bi < m->nbigs && (m->bigs[bi].owner != owner || m->bigs[bi].key != key))
-				bi++;
-			x = bi < m->nbigs ? m->bigs[bi++].dur : GA_DUR_BIG;
-		}
-		v[i] = x;
-		q->sum = sat(q->sum, x);
-		q->sumsq = sat128(q->sumsq, (u128)x * x);
-		q->min = x < q->min ? x : q->min;
-		q->max = x > q->max ? x : q->max;
+	ga_quant_moments(d, &q->n, &q->sum, &q->sumsq, &q->min, &q->max);
+	if (ga_quant_estimated(d)) {
+		if (ga_quant_copy(&q->h, d))
+			return -1;
+		q->sketch = 1;
+		return 0;
 	}
-	q->n = d->n;
+	if (!(v = malloc(n * sizeof(*v))))
+		return -1;
+	ga_quant_values(d, v);
 	if (!(q->seg = malloc(sizeof(*q->seg)))) {
 		free(v);
 		return -1;
 	}
 	q->seg[0].origin = origin;
 	q->seg[0].v = v;
-	q->seg[0].n = d->n;
+	q->seg[0].n = n;
 	q->nseg = 1;
 	return q->n > limit ? to_sketch(q) : 0;
 }
@@ -623,8 +622,8 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 		o->name = S(s, m, k->name, &err);
 		o->label = S(s, m, m->labels[k->label].str, &err);
 		o->in_graph = k->in_graph;
-		if (k->durs.n != k->count ||
-		    sq_from(&o->q, m, &k->durs, GA_BIG_KERNEL, (uint32_t)i, org, s->limit))
+		if (ga_quant_count(&k->durs) != k->count ||
+		    sq_from(&o->q, &k->durs, org, s->limit))
 			goto fail;
 	}
 	if (!(s->mo = calloc(m->nmemops + 1, sizeof(*s->mo))))
@@ -641,8 +640,8 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 		o->src = k->src;
 		o->dst = k->dst;
 		o->bytes = k->bytes;
-		if (k->durs.n != k->count ||
-		    sq_from(&o->q, m, &k->durs, GA_BIG_MEMOP, (uint32_t)i, org, s->limit))
+		if (ga_quant_count(&k->durs) != k->count ||
+		    sq_from(&o->q, &k->durs, org, s->limit))
 			goto fail;
 	}
 	for (i = 0; i < GA_COPY_KIND_MAX; i++)
@@ -674,8 +673,8 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 		o->name = S(s, m, a->name, &err);
 		o->errors = a->errors;
 		o->threads = a->threads;
-		if (a->durs.n != a->count ||
-		    sq_from(&o->q, m, &a->durs, GA_BIG_API, (uint32_t)i, org, s->limit))
+		if (ga_quant_count(&a->durs) != a->count ||
+		    sq_from(&o->q, &a->durs, org, s->limit))
 			goto fail;
 	}
 	if (err)
@@ -2157,6 +2156,7 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 {
 	struct ga_model *m = &an->m;
 	struct amap am = { 0 };
+	uint64_t pct[2];
 	size_t i;
 	int move;
 
@@ -2392,8 +2392,10 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		k->max = x->q.max;
 		k->in_graph = x->in_graph;
 		k->med_est = x->q.sketch;
-		if (sq_finish(&x->q, x->q.seg, x->q.nseg, &k->med, &k->stddev))
+		if (sq_finish(&x->q, x->q.seg, x->q.nseg, &k->med, &k->stddev, pct))
 			goto fail;
+		k->p90 = pct[0];
+		k->p99 = pct[1];
 	}
 	if (ga_util_grow(&m->memops, &m->capmemops, s->nmo + 1, sizeof(*m->memops)))
 		goto fail;
@@ -2411,7 +2413,7 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		o->min = x->q.min;
 		o->max = x->q.max;
 		o->med_est = x->q.sketch;
-		if (sq_finish(&x->q, x->q.seg, x->q.nseg, &o->med, &o->stddev))
+		if (sq_finish(&x->q, x->q.seg, x->q.nseg, &o->med, &o->stddev, NULL))
 			goto fail;
 	}
 	for (i = 0; i < GA_COPY_KIND_MAX; i++)
@@ -2447,8 +2449,10 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		a->errors = x->errors;
 		a->threads = x->threads;
 		a->med_est = x->q.sketch;
-		if (sq_finish(&x->q, x->q.seg, x->q.nseg, &a->med, &a->stddev))
+		if (sq_finish(&x->q, x->q.seg, x->q.nseg, &a->med, &a->stddev, pct))
 			goto fail;
+		a->p90 = pct[0];
+		a->p99 = pct[1];
 	}
 	if (am.err)
 		goto fail;
