@@ -274,7 +274,8 @@ int ga_load_inputs(struct ga_model *m, const struct ga_input *in, int n)
 		}
 	}
 	if (ga_model_finish(m)) {
-		fprintf(stderr, "gpuprof: out of memory\n");
+		/* The timeline's rows say why they failed (a temporary file, say). */
+		fprintf(stderr, "gpuprof: %s\n", m->err[0] ? m->err : "out of memory");
 		return -1;
 	}
 	if (ga_load_warnings(m, &w)) {

@@ -146,7 +146,7 @@ void ga_model_free(struct ga_model *m)
 	ga_map_free(&m->api_tids);
 	ga_map_free(&m->stream_set);
 	ga_map_free(&m->thread_names);
-	free(m->rows);
+	ga_xsort_free(&m->rows);
 	ga_strtab_free(&m->strs);
 	memset(m, 0, sizeof(*m));
 }
@@ -435,15 +435,20 @@ add_activity(struct fctx *f, struct ga_act *a)
 	if (m->rows_seen++ < m->keep_rows) {
 		struct ga_row *r;
 
-		if (ga_util_grow(&m->rows, &m->caprows, m->nrows + 1, sizeof(*m->rows)))
-			return nomem(f);
-		r = &m->rows[m->nrows];
+		if (!m->rows.rsize)
+			ga_xsort_init(&m->rows, sizeof(*r), m->rows_run ? m->rows_run : GA_ROWS_RUN);
+		if (!(r = ga_xsort_slot(&m->rows))) {
+			snprintf(m->err, sizeof(m->err), "%s: the timeline's rows: %s",
+				 m->files[f->file].path, m->rows.err);
+			return -1;
+		}
 		r->start = a->start;
 		r->dur = dur;
 		r->label = a->label;
 		r->devrow = a->devrow;
-		r->order = m->nrows++;
 		r->nvtx = f->nvtx;
+		r->pad = 0;
+		m->nrows++;
 	}
 	a->dev = dr->dev;
 	a->proc = f->proc;
@@ -1566,15 +1571,6 @@ static void sum_totals(struct ga_model *m)
 	}
 }
 
-static int cmp_row(const void *pa, const void *pb)
-{
-	const struct ga_row *a = pa, *b = pb;
-
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
-}
-
 int ga_model_finish(struct ga_model *m)
 {
 	struct ga_map tids = { 0 };
@@ -1610,8 +1606,10 @@ int ga_model_finish(struct ga_model *m)
 		a->med_est = ga_quant_estimated(&a->durs);
 		m->astats[i].stddev = ga_welford_stddev(&m->astats[i].var, m->astats[i].count);
 	}
-	if (m->nrows)
-		qsort(m->rows, m->nrows, sizeof(*m->rows), cmp_row);
+	if (m->rows.rsize && ga_xsort_done(&m->rows)) {
+		snprintf(m->err, sizeof(m->err), "the timeline's rows: %s", m->rows.err);
+		return -1;
+	}
 
 	for (i = 0; i < m->ndevrows; i++) {
 		struct ga_devrow *r = &m->devrows[i];

@@ -2,8 +2,9 @@
  * The analyzer's model of one or more traces (processes of one job): what
  * ran where, for how long, aggregated while the reader streams records.
  * Per-record memory is bounded: 4 bytes per kernel and per API call
- * (medians), busy time as a streamed union (busy.h), and full rows only
- * when a caller asks for a timeline.  Exporters that need every activity
+ * (medians), busy time as a streamed union (busy.h), and the rows of a
+ * timeline only when a caller asks for one: 32 bytes each, in a bounded
+ * run sorted and spilled to a temporary file when full (base/xsort.h).  Exporters that need every activity
  * get them through hooks as they stream by.  Runs offline only.
  */
 #ifndef GA_ANALYZER_MODEL_H
@@ -17,6 +18,7 @@
 #include "gpuprof/trace.h"
 #include "read/reader.h"
 #include "base/sort.h"
+#include "base/xsort.h"
 #include "model/strtab.h"
 #include "base/util.h"
 
@@ -225,12 +227,15 @@ struct ga_astat {
 	int med_est;               /* med, p90, p99 are estimates (histogram or summary) */
 };
 
+/* A timeline row; start first: the key the rows are ordered by (base/xsort.h). */
 struct ga_row {
 	uint64_t start, dur;
 	uint32_t label, devrow;    /* label index, devrow index */
-	uint64_t order;            /* arrival order, for a stable sort */
 	uint32_t nvtx;             /* as in struct ga_act */
+	uint32_t pad;
 };
+
+#define GA_ROWS_RUN (1u << 19)     /* timeline rows sorted in memory at once (16 MiB) */
 
 struct ga_model {
 	struct ga_strtab strs;
@@ -322,8 +327,13 @@ struct ga_model {
 	struct ga_window *windows; /* in file order */
 	size_t nwindows, capwindows;
 
-	struct ga_row *rows;
-	size_t nrows, caprows;
+	/*
+	 * The timeline's rows (struct ga_row), in start order after
+	 * ga_model_finish(): read them with ga_xsort_next(&m->rows).
+	 */
+	struct ga_xsort rows;
+	size_t rows_run;           /* rows a run holds; 0: GA_ROWS_RUN */
+	uint64_t nrows;            /* rows kept */
 	uint64_t rows_seen;
 
 	uint64_t counts[GA_ACT_KIND_COUNT];

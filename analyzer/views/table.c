@@ -122,6 +122,44 @@ void ga_table_print_row(const struct ga_table *t, FILE *f, const char *const *ce
 	row(t, f, cells, 0);
 }
 
+static int spaces(struct ga_buf *b, size_t n)
+{
+	static const char sp[] = "                                ";
+
+	while (n > 0) {
+		size_t k = n < sizeof(sp) - 1 ? n : sizeof(sp) - 1;
+
+		if (ga_buf_put(b, sp, k))
+			return -1;
+		n -= k;
+	}
+	return 0;
+}
+
+int ga_table_cell(const struct ga_table *t, int col, const char *s, struct ga_buf *b)
+{
+	size_t w = ga_fmt_width(s), gap = t->width[col] > w ? t->width[col] - w : 0;
+	int last = col == t->ncols - 1;
+	const char *run = s;
+
+	if (t->right[col] && spaces(b, gap))
+		return -1;
+	for (; *s; s++) {
+		if ((unsigned char)*s >= 0x20 && *s != 0x7f)
+			continue;
+		if (ga_buf_put(b, run, (size_t)(s - run)) || ga_buf_put(b, "?", 1))
+			return -1;
+		run = s + 1;
+	}
+	if (ga_buf_put(b, run, (size_t)(s - run)))
+		return -1;
+	if (last)
+		return ga_buf_put(b, "\n", 1);
+	if (!t->right[col] && spaces(b, gap))
+		return -1;
+	return ga_buf_put(b, " | ", 3);
+}
+
 void ga_table_print(const struct ga_table *t, FILE *f)
 {
 	const char *cells[GA_TABLE_MAXCOLS];

@@ -50,4 +50,12 @@ void ga_table_print(const struct ga_table *t, FILE *f);
 void ga_table_print_head(const struct ga_table *t, FILE *f);
 void ga_table_print_row(const struct ga_table *t, FILE *f, const char *const *cells);
 
+/*
+ * Cell col of a row as ga_table_print_row() prints it (its padding,
+ * control characters as '?', then " | ", or the newline after the last
+ * column), appended to b: rows built in memory, or cells made once and
+ * reused.  Returns 0, or -1 (memory).
+ */
+int ga_table_cell(const struct ga_table *t, int col, const char *s, struct ga_buf *b);
+
 #endif

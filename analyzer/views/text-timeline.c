@@ -11,13 +11,89 @@
 
 #include "views/text.h"
 
-static void print_timeline(const struct ga_model *m, const struct ga_text *r,
-			   const struct ga_warp_cols *c, int nvtx, FILE *out)
+/* Warp's duration format (ga_text_warp_ms()) without printf: "M.UUUUUU ms". */
+static size_t warp_ms(char *b, uint64_t ns)
+{
+	char d[24];
+	size_t n, i = sizeof(d);
+	uint64_t ms = ns / 1000000, frac = ns % 1000000;
+
+	do {
+		d[--i] = (char)('0' + ms % 10);
+		ms /= 10;
+	} while (ms);
+	memcpy(b, d + i, sizeof(d) - i);
+	n = sizeof(d) - i;
+	b[n++] = '.';
+	for (i = 6; i-- > 0; frac /= 10)
+		b[n + i] = (char)('0' + frac % 10);
+	n += 6;
+	memcpy(b + n, " ms", 4);
+	return n + 3;
+}
+
+/* The cells made once per devrow, label or NVTX name, by index. */
+struct cells {
+	struct ga_buf text;
+	struct {
+		size_t off;        /* in text, + 1; 0: not made yet */
+		size_t len;
+	} *e;
+	size_t cap;
+};
+
+/* Index i's cell if made: its text and *len; else NULL. */
+static inline const char *cached(const struct cells *c, size_t i, size_t *len)
+{
+	if (i >= c->cap || !c->e[i].off)
+		return NULL;
+	*len = c->e[i].len;
+	return c->text.p + c->e[i].off - 1;
+}
+
+/* Index i's cell of column col, made from s; NULL out of memory. */
+static const char *cell(const struct ga_table *t, int col, struct cells *c, size_t i,
+			const char *s, size_t *len)
+{
+	if (i >= c->cap) {
+		size_t old = c->cap;
+
+		if (ga_util_grow(&c->e, &c->cap, i + 1, sizeof(*c->e)))
+			return NULL;
+		memset(c->e + old, 0, (c->cap - old) * sizeof(*c->e));
+	}
+	if (!c->e[i].off) {
+		size_t at = c->text.len;
+
+		if (ga_table_cell(t, col, s, &c->text))
+			return NULL;
+		c->e[i].off = at + 1;
+		c->e[i].len = c->text.len - at;
+	}
+	*len = c->e[i].len;
+	return c->text.p + c->e[i].off - 1;
+}
+
+static void cells_free(struct cells *c)
+{
+	ga_buf_free(&c->text);
+	free(c->e);
+}
+
+/*
+ * The rows come from the model's sorted runs (model.h, rows), one at a
+ * time; each is built in a buffer written out in large blocks.  The cells
+ * of devices, labels and NVTX names are made once each.
+ */
+static int print_timeline(struct ga_model *m, const struct ga_text *r,
+			  const struct ga_warp_cols *c, int nvtx, FILE *out)
 {
 	struct ga_table t;
-	char tb[48], lb[4 * GA_TEXT_NAME_WIDTH + 8], nb[4 * GA_TEXT_NAME_WIDTH + 8];
-	const char *cells[4];
-	size_t i;
+	char tb[48], lb[4 * GA_TEXT_NAME_WIDTH + 8];
+	struct cells dev = { 0 }, lab = { 0 }, nv = { 0 };
+	struct ga_buf line = { 0 };
+	const struct ga_row *row;
+	int rc = 0;
 
 	fputs("CUDA timeline:\n", out);
 	ga_text_warp_table(&t, c, "Duration", "Device", "Activity", 0);
@@ -27,20 +103,47 @@ static void print_timeline(const struct ga_model *m, const struct ga_text *r,
 		ga_table_col(&t, 3, "NVTX", 0, 0);
 	}
 	ga_table_print_head(&t, out);
-	for (i = 0; i < m->nrows; i++) {
-		const struct ga_row *row = &m->rows[i];
+	while (m->nrows && (row = ga_xsort_next(&m->rows))) {
+		const char *d, *l, *v = "-";
+		size_t dl, ll, vl = 1;
 
-		cells[0] = ga_text_warp_ms(tb, sizeof(tb), row->dur);
-		cells[1] = ga_model_str(m, m->devrows[row->devrow].label);
-		cells[2] = ga_text_label(m, r, row->label, lb, sizeof(lb));
-		cells[3] = row->nvtx ? ga_text_name_cut(r, nb, sizeof(nb),
-							ga_model_str(m, row->nvtx)) : "-";
-		ga_table_print_row(&t, out, cells);
+		tb[warp_ms(tb, row->dur)] = '\0';
+		if (!(d = cached(&dev, row->devrow, &dl)))
+			d = cell(&t, 1, &dev, row->devrow,
+				 ga_model_str(m, m->devrows[row->devrow].label), &dl);
+		if (!(l = cached(&lab, row->label, &ll)))
+			l = cell(&t, 2, &lab, row->label,
+				 ga_text_label(m, r, row->label, lb, sizeof(lb)), &ll);
+		if (nvtx && !(v = cached(&nv, row->nvtx, &vl)))
+			v = cell(&t, 3, &nv, row->nvtx, row->nvtx ?
+				 ga_text_name_cut(r, lb, sizeof(lb), ga_model_str(m, row->nvtx)) : "-",
+				 &vl);
+		if (!d || !l || !v || ga_table_cell(&t, 0, tb, &line) ||
+		    ga_buf_put(&line, d, dl) || ga_buf_put(&line, l, ll) ||
+		    (nvtx && ga_buf_put(&line, v, vl))) {
+			rc = -1;
+			break;
+		}
+		if (line.len >= (64u << 10)) {
+			fwrite(line.p, 1, line.len, out);
+			line.len = 0;
+		}
 	}
+	if (line.len)
+		fwrite(line.p, 1, line.len, out);
+	ga_buf_free(&line);
+	cells_free(&dev);
+	cells_free(&lab);
+	cells_free(&nv);
 	ga_table_free(&t);
+	if (m->rows.err[0]) {
+		fprintf(stderr, "gpuprof: the timeline's rows: %s\n", m->rows.err);
+		return -1;
+	}
 	if (m->rows_seen > m->nrows)
 		fprintf(out, "\xe2\x80\xa6 %" PRIu64 " more activities not shown\n",
 			m->rows_seen - m->nrows);
+	return rc;
 }
 
 static int want(const struct ga_text *r)
@@ -53,8 +156,7 @@ static int want(const struct ga_text *r)
 
 static int print(struct ga_text *r, FILE *out)
 {
-	print_timeline(r->m, r, &r->wc, r->an->rg.nranges > 0, out);
-	return 0;
+	return print_timeline(&r->an->m, r, &r->wc, r->an->rg.nranges > 0, out);
 }
 
 const struct ga_text_section ga_text_timeline = { "timeline", want, print };

@@ -351,11 +351,14 @@ static void test_strings_and_rows(void)
 	struct synth *s = synth_open(NULL);
 	unsigned char rec[64];
 	struct gp_rec_string *st = (struct gp_rec_string *)(void *)rec;
-	size_t i;
+	const struct ga_row *row;
+	uint64_t starts[4];
+	size_t i = 0;
 
 	tap_begin("sparse and undefined string ids; timeline rows in start order");
 	ga_model_init(&m);
 	m.keep_rows = 3;
+	m.rows_run = 2;            /* two runs: the first spilled, then merged */
 	memset(rec, 0, sizeof(rec));
 	st->h.type = GP_REC_STRING;
 	st->h.size = 24;
@@ -372,9 +375,11 @@ static void test_strings_and_rows(void)
 	CHECK(kernel_named(&m, "spars") && kernel_named(&m, "spars")->count == 3);
 	CHECK(kernel_named(&m, "(unknown)") && m.bad_refs == 1);
 	CHECK(m.nrows == 3 && m.rows_seen == 4);
-	for (i = 1; i < m.nrows; i++)
-		CHECK(m.rows[i - 1].start <= m.rows[i].start);
-	CHECK(m.rows[0].start == T0 + 5);
+	CHECK(m.rows.nruns == 2);
+	while (i < 4 && (row = ga_xsort_next(&m.rows)))
+		starts[i++] = row->start;
+	CHECKF(i == 3 && starts[0] == T0 + 5 && starts[1] == T0 + 10 && starts[2] == T0 + 30,
+	       "%zu rows", i);
 	ga_model_free(&m);
 	tap_end();
 }
@@ -700,14 +705,14 @@ static void test_staged_peer(void)
 	l1 = label_named(&m, "memcpy PtoP-staged (HtoD leg)");
 	CHECK(l0 && l0->count == 8 && l0->total == 8 * 100);
 	CHECK(l1 && l1->count == 8 && l1->total == 8 * 200);
-	for (i = 0; i < m.nrows; i++) {
-		const char *name = ga_model_str(&m, m.labels[m.rows[i].label].str);
-		uint32_t dev = m.devrows[m.rows[i].devrow].id;
+	for (const struct ga_row *row; (row = ga_xsort_next(&m.rows));) {
+		const char *name = ga_model_str(&m, m.labels[row->label].str);
+		uint32_t dev = m.devrows[row->devrow].id;
 
 		if (!strcmp(name, "memcpy PtoP-staged (DtoH leg)"))
-			rows0 += dev == 0 && m.rows[i].dur == 100;
+			rows0 += dev == 0 && row->dur == 100;
 		if (!strcmp(name, "memcpy PtoP-staged (HtoD leg)"))
-			rows1 += dev == 1 && m.rows[i].dur == 200;
+			rows1 += dev == 1 && row->dur == 200;
 	}
 	CHECKF(rows0 == 8 && rows1 == 8, "timeline legs: %zu on cuda:0, %zu on cuda:1", rows0,
 	       rows1);

@@ -1,0 +1,69 @@
+/*
+ * Fixed-size records ordered by a 64-bit key in bounded memory: an
+ * external merge sort.  Records are added one at a time into a run of at
+ * most cap records; a full run is sorted (stable: equal keys keep the
+ * order they were added in) and spilled to an unlinked temporary file in
+ * $TMPDIR (else /tmp), so nothing is left behind whatever way the program
+ * ends.  At the end the runs are merged through a heap, reading each in
+ * blocks; a trace whose records fit in one run is never spilled.  Memory:
+ * one run (cap records and 16 bytes of index each) while adding, a block
+ * per run while merging; disk: every record once.  Runs offline only.
+ */
+#ifndef GA_BASE_XSORT_H
+#define GA_BASE_XSORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/sort.h"
+
+struct ga_xsort_run {
+	uint64_t off, left;        /* the run's next record in the file, records not yet read */
+	unsigned char *blk;        /* records read ahead */
+	size_t pos, n;
+};
+
+struct ga_xsort {
+	size_t rsize;              /* record size; the record begins with its uint64_t key */
+	size_t cap;                /* records per run */
+	unsigned char *buf;        /* the run being filled */
+	size_t n;
+	struct ga_iv *idx;         /* (key, place in buf) of the run, sorted */
+	size_t next;               /* the next record given back of an unspilled run */
+	int fd1;                   /* the spill file's descriptor + 1, 0 none */
+	uint64_t fsize;
+	struct ga_xsort_run *runs;
+	size_t nruns, capruns;
+	uint32_t *heap;            /* runs by their current record */
+	size_t nheap;
+	int done;                  /* ga_xsort_done() called */
+	uint64_t total;            /* records added */
+	char err[192];             /* why the last call failed */
+};
+
+/*
+ * An empty sorter of records of rsize bytes (>= 8), cap records a run
+ * (>= 1).  A zeroed struct is an empty sorter to init or free.
+ */
+void ga_xsort_init(struct ga_xsort *x, size_t rsize, size_t cap);
+
+/*
+ * Room for the next record, to be filled before the next call; spills
+ * the run first when it is full.  NULL (err says why) when memory or the
+ * spill file fails.
+ */
+void *ga_xsort_slot(struct ga_xsort *x);
+
+/* No more records: order what was added.  0, or -1 (err). */
+int ga_xsort_done(struct ga_xsort *x);
+
+/*
+ * The next record in key order (equal keys in the order added), valid
+ * until the next call; NULL at the end, or on a read error (err set).
+ */
+const void *ga_xsort_next(struct ga_xsort *x);
+
+/* Free the memory and close (so remove) the spill file. */
+void ga_xsort_free(struct ga_xsort *x);
+
+#endif
