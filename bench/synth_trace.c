@@ -2,7 +2,7 @@
  * synth_trace: writes a valid gpuprof trace holding N kernel records, for
  * timing the analyzer on large inputs without a GPU.
  *
- *     synth_trace [--mix] N OUT.gpuprof
+ *     synth_trace [--mix | --same] N OUT.gpuprof
  *     synth_trace --gpu-samples ROUNDS OUT.gpuprof
  *
  * The file has what the recorder writes for a kernel-only run: a PROCESS
@@ -16,7 +16,11 @@
  * copies, memsets, allocations and frees, and hardware metrics.  With
  * --gpu-samples, the program of test/apps/overtime.cu over ROUNDS rounds
  * and the GPU over time as --gpu-metrics and --gpu-telemetry record it
- * (see gpu_samples() below).
+ * (see gpu_samples() below).  With --same, N kernel records that differ
+ * only by a constant step (one name, one stream, 1 us each, 2 us apart,
+ * correlation ids counting up): after delta coding every record is the same
+ * bytes, so zstd shrinks 1e8 of them to about 2.4 MB, a compression bomb
+ * for the analyzer's memory.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -433,10 +437,14 @@ int main(int argc, char **argv)
 	struct synth *s;
 	char *end = NULL;
 	unsigned long long written;
-	int mix = 0, gs = 0;
+	int mix = 0, gs = 0, same = 0;
 
 	if (argc == 4 && !strcmp(argv[1], "--mix")) {
 		mix = 1;
+		argv++;
+		argc--;
+	} else if (argc == 4 && !strcmp(argv[1], "--same")) {
+		same = 1;
 		argv++;
 		argc--;
 	} else if (argc == 4 && !strcmp(argv[1], "--gpu-samples")) {
@@ -445,7 +453,7 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s [--mix] N OUT.gpuprof\n"
+		fprintf(stderr, "usage: %s [--mix | --same] N OUT.gpuprof\n"
 			"       %s --gpu-samples ROUNDS OUT.gpuprof\n", argv[0], argv[0]);
 		return 2;
 	}
@@ -477,6 +485,12 @@ int main(int argc, char **argv)
 	}
 	if (mix) {
 		mixed(s, n, t, ids);
+		goto close;
+	}
+	if (same) {
+		for (i = 0; i < n; i++, t += 2000)
+			synth_kernel(s, ids[0], t, t + 1000, 0, 7, 0, 0);
+		synth_end(s, t + 1000000, 0);
 		goto close;
 	}
 	for (i = 0; i < n; i++) {
