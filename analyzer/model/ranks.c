@@ -77,7 +77,7 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	struct ga_ranks *rk = ctx;
 
 	/* One trace of a process without a rank: nothing to compare. */
-	if (rk->inputs > 1 || m->procs[a->proc].rank != GA_NO_RANK) {
+	if (rk->inputs > 1 || rk->collect || m->procs[a->proc].rank != GA_NO_RANK) {
 		struct ga_rank_dev *d;
 
 		if (a->devrow >= rk->ndevs) {
@@ -214,13 +214,11 @@ static uint64_t work_of(const struct ga_ranks *rk, const struct ga_model *m, uin
 	return w;
 }
 
-static int find_steps(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg)
+/* Each process's outermost step ranges, in start order, with its work in each. */
+static int find_work(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg)
 {
 	struct step_iv *iv = NULL;
-	size_t niv = 0, cap = 0, i, k, maxk = 0;
-	size_t *first = NULL, *count = NULL;
-	uint64_t *durs = NULL;
-	uint32_t *who = NULL;
+	size_t niv = 0, cap = 0, i, k;
 	int rc = -1;
 
 	for (i = 0; i < rg->nranges; i++) {
@@ -248,35 +246,55 @@ static int find_steps(struct ga_ranks *rk, const struct ga_model *m, const struc
 		iv[k++] = iv[i];
 	}
 	niv = k;
-	first = calloc(m->nprocs, sizeof(*first));
-	count = calloc(m->nprocs, sizeof(*count));
-	durs = malloc(rk->nrows * sizeof(*durs));
-	who = malloc(rk->nrows * sizeof(*who));
-	if (!first || !count || !durs || !who)
+	if (ga_util_grow(&rk->work, &rk->capwork, niv, sizeof(*rk->work)))
 		goto out;
 	for (i = 0; i < niv; i++) {
-		if (!count[iv[i].proc]++)
-			first[iv[i].proc] = i;
-		if (count[iv[i].proc] > maxk)
-			maxk = count[iv[i].proc];
+		struct ga_rank_row *row = &rk->rows[iv[i].proc];
+
+		if (!row->steps++)
+			row->work = i;
+		rk->work[i].label = iv[i].label;
+		rk->work[i].work_ns = work_of(rk, m, iv[i].proc, iv[i].start, iv[i].end);
 	}
+	rk->nwork = niv;
+	rc = 0;
+out:
+	free(iv);
+	return rc;
+}
+
+/* Step k of every rank that had one, compared (rows in their order). */
+static int compare_steps(struct ga_ranks *rk)
+{
+	size_t i, k, maxk = 0;
+	uint64_t *durs;
+	uint32_t *who;
+	int rc = -1;
+
 	for (i = 0; i < rk->nrows; i++)
-		rk->rows[i].steps = count[rk->rows[i].proc];
+		if (rk->rows[i].steps > maxk)
+			maxk = rk->rows[i].steps;
+	if (!maxk)
+		return 0;
+	durs = malloc(rk->nrows * sizeof(*durs));
+	who = malloc(rk->nrows * sizeof(*who));
+	if (!durs || !who)
+		goto out;
 	for (k = 0; k < maxk; k++) {
 		struct ga_rank_step *st;
 		size_t n = 0, lo = 0, hi = 0;
 		uint32_t name = 0;
 
 		for (i = 0; i < rk->nrows; i++) {
-			uint32_t p = rk->rows[i].proc;
-			const struct step_iv *s;
+			const struct ga_rank_row *row = &rk->rows[i];
+			const struct ga_rank_work *s;
 
-			if (count[p] <= k)
+			if (row->steps <= k)
 				continue;
-			s = &iv[first[p] + k];
+			s = &rk->work[row->work + k];
 			if (!n)
 				name = s->label;
-			durs[n] = work_of(rk, m, p, s->start, s->end);
+			durs[n] = s->work_ns;
 			who[n] = (uint32_t)i;
 			if (durs[n] > durs[hi])
 				hi = n;
@@ -303,12 +321,29 @@ static int find_steps(struct ga_ranks *rk, const struct ga_model *m, const struc
 	}
 	rc = 0;
 out:
-	free(iv);
-	free(first);
-	free(count);
 	free(durs);
 	free(who);
 	return rc;
+}
+
+int ga_ranks_compare(struct ga_ranks *rk, const struct ga_model *m)
+{
+	size_t i;
+
+	rk->any_rank = 0;
+	rk->nhosts = 0;
+	for (i = 0; i < m->nprocs; i++) {
+		size_t j = 0;
+
+		rk->any_rank |= m->procs[i].rank != GA_NO_RANK;
+		while (j < i && m->procs[j].host != m->procs[i].host)
+			j++;
+		rk->nhosts += j == i;
+	}
+	qsort_r(rk->rows, rk->nrows, sizeof(*rk->rows), cmp_row, (void *)m);
+	for (i = 0; i < rk->nrows; i++)
+		rk->row_of[rk->rows[i].proc] = (uint32_t)i;
+	return compare_steps(rk);
 }
 
 int ga_ranks_finish(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg)
@@ -323,14 +358,6 @@ int ga_ranks_finish(struct ga_ranks *rk, const struct ga_model *m, const struct 
 	for (i = 0; i < m->nprocs; i++) {
 		rk->rows[i].proc = (uint32_t)i;
 		rk->rows[i].rank = m->procs[i].rank;
-		rk->any_rank |= m->procs[i].rank != GA_NO_RANK;
-		{
-			size_t j = 0;
-
-			while (j < i && m->procs[j].host != m->procs[i].host)
-				j++;
-			rk->nhosts += j == i;
-		}
 	}
 	for (i = 0; i < rk->ndevs && i < m->ndevrows; i++) {
 		struct ga_rank_dev *d = &rk->devs[i];
@@ -350,10 +377,10 @@ int ga_ranks_finish(struct ga_ranks *rk, const struct ga_model *m, const struct 
 		row->kernels += d->kernels;
 		row->nccl_kernels += d->nccl_kernels;
 	}
-	qsort_r(rk->rows, rk->nrows, sizeof(*rk->rows), cmp_row, (void *)m);
-	for (i = 0; i < rk->nrows; i++)
-		rk->row_of[rk->rows[i].proc] = (uint32_t)i;
-	return find_steps(rk, m, rg);
+	/* Rows are still by process here: find_work() indexes them so. */
+	if (find_work(rk, m, rg))
+		return -1;
+	return ga_ranks_compare(rk, m);
 }
 
 int ga_ranks_wanted(const struct ga_ranks *rk)
@@ -373,5 +400,6 @@ void ga_ranks_free(struct ga_ranks *rk)
 	free(rk->rows);
 	free(rk->row_of);
 	free(rk->steps);
+	free(rk->work);
 	memset(rk, 0, sizeof(*rk));
 }

@@ -47,6 +47,13 @@ struct ga_rank_row {
 	uint64_t steps;            /* step ranges it had */
 	uint64_t slowest;          /* steps (held by 2+ ranks) in which it was slowest */
 	uint64_t lag_ns;           /* sum over those steps of its work minus the least */
+	size_t work;               /* its first step in ga_ranks.work (steps of them) */
+};
+
+/* A process's step: its range's label and the rank's work in it (see the top). */
+struct ga_rank_work {
+	uint32_t label;            /* strtab id of the step range's label */
+	uint64_t work_ns;
 };
 
 struct ga_rank_step {
@@ -68,8 +75,11 @@ struct ga_ranks {
 	uint32_t *row_of;          /* model process -> row index */
 	struct ga_rank_step *steps;
 	size_t nsteps, capsteps;
+	struct ga_rank_work *work; /* each process's steps, in start order */
+	size_t nwork, capwork;
 	size_t nhosts;             /* distinct host names */
 	int any_rank;              /* some process has a rank */
+	int collect;               /* collect even one trace without a rank (summaries) */
 };
 
 void ga_ranks_init(struct ga_ranks *rk);
@@ -85,6 +95,16 @@ void ga_ranks_bind(struct ga_ranks *rk, struct ga_model *m);
  * order and steps.  0, or -1 when memory runs out.
  */
 int ga_ranks_finish(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg);
+
+/*
+ * The per-rank table from rows filled by process: rows[i] is process i's
+ * (nrows == m->nprocs), its step work in work[rows[i].work ..] (rows[i].steps
+ * of them).  Orders the rows, counts the hosts and compares step k of every
+ * rank.  ga_ranks_finish() ends with it; a report of summaries
+ * (model/summary.c) calls it with the figures they carry.  0, or -1 when
+ * memory runs out.
+ */
+int ga_ranks_compare(struct ga_ranks *rk, const struct ga_model *m);
 
 void ga_ranks_free(struct ga_ranks *rk);
 
