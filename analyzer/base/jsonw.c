@@ -19,6 +19,11 @@ static const struct {
 	[GA_JW_EVENTS] = { "\n", ",\n", "\n" },
 };
 
+const char ga_jw_digits2[200] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 void ga_jw_init(struct ga_jw *w, FILE *f)
 {
 	memset(w, 0, sizeof(*w));
@@ -181,6 +186,16 @@ static void put_u64(struct ga_jw *w, uint64_t v)
 		v /= 10;
 	} while (v);
 	put(w, b + i, sizeof(b) - (size_t)i);
+}
+
+char *ga_jw_direct(struct ga_jw *w, size_t n)
+{
+	if (n > sizeof(w->buf))
+		return NULL;
+	sep(w);
+	if (w->n + n > sizeof(w->buf))
+		ga_jw_flush(w);
+	return w->buf + w->n;
 }
 
 void ga_jw_str(struct ga_jw *w, const char *s, size_t len)

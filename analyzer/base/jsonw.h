@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/util.h"
 
@@ -74,6 +75,65 @@ void ga_jw_rawf(struct ga_jw *w, const char *fmt, ...) __attribute__((format(pri
 
 /* Text written as it is, outside the separators' logic (a newline, say). */
 void ga_jw_raw(struct ga_jw *w, const char *s);
+
+/*
+ * Room for one value of at most n bytes, written straight into the
+ * buffer (the hot events of large exports): the separator its container
+ * wants is written, and the place to write at returned; hand the end of
+ * what was written to ga_jw_wrote().  NULL when n is more than the buffer
+ * holds: write the value through the calls above.
+ */
+char *ga_jw_direct(struct ga_jw *w, size_t n);
+
+static inline void ga_jw_wrote(struct ga_jw *w, char *end)
+{
+	w->n = (size_t)(end - w->buf);
+}
+
+/* Text of known length at p; returns the end. */
+static inline char *ga_jw_put(char *p, const char *s, size_t len)
+{
+	memcpy(p, s, len);
+	return p + len;
+}
+
+/* A string literal at p (its length known at compile time). */
+#define GA_JW_LIT(p, s) ga_jw_put((p), (s), sizeof(s) - 1)
+
+extern const char ga_jw_digits2[200];
+
+/* v's decimal digits at p, two at a time; returns the end. */
+static inline char *ga_jw_put_u64(char *p, uint64_t v)
+{
+	char b[20];
+	int i = (int)sizeof(b);
+
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+
+		v /= 100;
+		b[--i] = ga_jw_digits2[d + 1];
+		b[--i] = ga_jw_digits2[d];
+	}
+	if (v >= 10) {
+		b[--i] = ga_jw_digits2[v * 2 + 1];
+		b[--i] = ga_jw_digits2[v * 2];
+	} else {
+		b[--i] = (char)('0' + v);
+	}
+	return ga_jw_put(p, b + i, sizeof(b) - (size_t)i);
+}
+
+/* v thousandths with three decimals at p, as ga_jw_milli() writes them. */
+static inline char *ga_jw_put_milli(char *p, uint64_t v)
+{
+	p = ga_jw_put_u64(p, v / 1000);
+	p[0] = '.';
+	p[1] = (char)('0' + v / 100 % 10);
+	p[2] = (char)('0' + v / 10 % 10);
+	p[3] = (char)('0' + v % 10);
+	return p + 4;
+}
 
 /* key and value in one call. */
 void ga_jw_kstr(struct ga_jw *w, const char *key, const char *s, size_t len);

@@ -63,7 +63,23 @@
 #define HOST_TID_BASE GA_HOST_TID_BASE
 #define NS_PER_S 1000000000ull
 
+/* The forms of a string a GPU activity's event writes (qname()). */
+enum {
+	Q_CSTR,                    /* as stored, to its first NUL (ga_jw_kcstr()) */
+	Q_SID,                     /* as stored, its whole length (ksid()) */
+	Q_FULL,                    /* ga_strtab_full() */
+	Q_SHORT,                   /* ga_strtab_short() */
+	Q_FORMS
+};
+
 struct chrome {
+	/* Strings as quoted JSON, made once per string id and form: offset + 1 in qtext, 0 none. */
+	struct ga_buf qtext;
+	struct qname {
+		size_t off[Q_FORMS];
+		size_t len[Q_FORMS];
+	} *q;
+	size_t capq;
 	struct ga_map streams;     /* (proc << 32 | device, context << 32 | stream) -> lane + 1 */
 	uint32_t nstreams;         /* GPU thread ids handed out */
 	struct ga_map threads;     /* (proc, tid) -> the thread's API lane + 1 */
@@ -167,6 +183,18 @@ static int place(struct ga_export *e, uint32_t pid, uint32_t *head, uint32_t tid
 	char lname[160];
 	long i, last;
 
+	if (*head) {
+		/* The usual case: the slice fits on the lane it came to last time. */
+		struct ga_lane *l = &c->lanes.v[*head - 1];
+
+		if (first_ok && (!l->n || s >= l->e[l->n - 1])) {
+			ga_lane_put(l, s, t);
+			*tid = l->tid;
+			return 0;
+		}
+	}
+	if (!name)
+		return 1;
 	if (!*head) {
 		if (tid0 == UINT32_MAX) {
 			tid0 = GPU_TID_BASE + c->nstreams++;
@@ -237,10 +265,14 @@ static int stream_track(struct ga_export *e, const struct ga_act *a, uint32_t pi
 	struct chrome *c = e->state;
 	uint32_t *slot;
 	char tname[64];
+	int r;
 
 	if (ga_map_insert(&c->streams, (uint64_t)a->proc << 32 | a->device_id,
 			  (uint64_t)a->context << 32 | a->stream, &slot) < 0)
 		return -1;
+	/* The name only where a track or lane is made (place() says 1 without it). */
+	if ((r = place(e, pid, slot, UINT32_MAX, 1, 1, NULL, a->start, a->end, tid)) != 1)
+		return r;
 	snprintf(tname, sizeof(tname), "cuda:%u stream %u", a->device_id, a->stream);
 	return place(e, pid, slot, UINT32_MAX, 1, 1, tname, a->start, a->end, tid);
 }
@@ -298,6 +330,182 @@ static void triple(struct ga_jw *w, const char *key, const uint32_t v[3])
 	ga_jw_end(w);
 }
 
+/* ASCII without quotes, backslashes or controls: JSON as it is. */
+static int plain(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch < 0x20 || ch >= 0x7f || ch == '"' || ch == '\\')
+			return 0;
+	}
+	return 1;
+}
+
+/* A short identifier (a memory kind's key) that needs no escaping. */
+static int key_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n <= 64 && plain(s, n);
+}
+
+/*
+ * String id in form f as quoted JSON, made once: its offset + 1 in
+ * c->qtext (0 out of memory) and its length.  An offset, not a pointer:
+ * the next string made may move qtext.
+ */
+static size_t qname(struct chrome *c, struct ga_model *m, uint32_t id, int f, size_t *len)
+{
+	if (id >= c->capq) {
+		size_t old = c->capq;
+
+		if (ga_util_grow(&c->q, &c->capq, (size_t)id + 1, sizeof(*c->q)))
+			return 0;
+		memset(c->q + old, 0, (c->capq - old) * sizeof(*c->q));
+	}
+	if (!c->q[id].off[f]) {
+		const char *s = f == Q_FULL ? ga_strtab_full(&m->strs, id) :
+				f == Q_SHORT ? ga_strtab_short(&m->strs, id) : ga_model_str(m, id);
+		size_t n = f == Q_SID ? ga_strtab_len(&m->strs, id) : strlen(s), at = c->qtext.len;
+
+		if (plain(s, n) ? ga_buf_put(&c->qtext, "\"", 1) || ga_buf_put(&c->qtext, s, n) ||
+				  ga_buf_put(&c->qtext, "\"", 1) :
+				  ga_json_escape(&c->qtext, s, n))
+			return 0;
+		c->q[id].off[f] = at + 1;
+		c->q[id].len[f] = c->qtext.len - at;
+	}
+	*len = c->q[id].len[f];
+	return c->q[id].off[f];
+}
+
+#define QNAME(c, off, len) ga_jw_put(p, (c)->qtext.p + (off) - 1, (len))
+
+/*
+ * A GPU activity's event as act() writes it, the same bytes, straight into
+ * the writer's buffer: the events of a large trace are almost all these.
+ * Returns 0; 1 when the event takes act()'s general path (a time before
+ * the base, names longer than the buffer), before anything is written;
+ * -1 out of memory.
+ */
+static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_act *a,
+		      uint32_t pid, uint32_t tid)
+{
+	struct chrome *c = e->state;
+	const struct gp_rec_kernel *k = NULL;
+	const struct gp_rec_memcpy *cp = NULL;
+	const char *kind = ga_model_act_kind(a->kind), *ck = NULL;
+	size_t on, ln, of = 0, lf = 0, os = 0, ls = 0, lk = strlen(kind), lck = 0;
+	uint64_t b = base_of(e);
+	uint32_t site = 0;
+	char kb[16], *p;
+
+	if (a->start < b)
+		return 1;
+	if (a->kind == GA_ACT_KERNEL) {
+		on = qname(c, m, a->name, Q_SHORT, &ln);
+		if (!(of = qname(c, m, a->name, Q_FULL, &lf)))
+			return -1;
+		if (a->rec && a->rec->type == GP_REC_KERNEL)
+			k = (const void *)a->rec;
+		site = ga_sites_site_of(&e->an->st, m, a);
+		if (site == GA_STR_NOMEM || (site && !(os = qname(c, m, site, Q_SID, &ls))))
+			return -1;
+	} else {
+		on = qname(c, m, m->labels[a->label].str, Q_CSTR, &ln);
+	}
+	if (!on)
+		return -1;
+	if (a->kind == GA_ACT_MEMCPY) {
+		ck = ga_model_copy_kind(a->copy_kind, kb, sizeof(kb));
+		lck = strlen(ck);
+		if (a->rec && a->rec->type == GP_REC_MEMCPY)
+			cp = (const void *)a->rec;
+		if (!plain(ck, lck) || (cp && (!key_ok(ga_model_mem_kind_key(cp->src_kind)) ||
+					      !key_ok(ga_model_mem_kind_key(cp->dst_kind)))))
+			return 1;
+	}
+	if (!plain(kind, lk) ||
+	    !(p = ga_jw_direct(&e->jw, 768 + ln + lf + ls + lk + lck)))
+		return 1;
+	p = GA_JW_LIT(p, "{\"name\":");
+	p = QNAME(c, on, ln);
+	p = GA_JW_LIT(p, ",\"cat\":\"");
+	p = ga_jw_put(p, kind, lk);
+	p = GA_JW_LIT(p, "\",\"ph\":\"X\",\"pid\":");
+	p = ga_jw_put_u64(p, pid);
+	p = GA_JW_LIT(p, ",\"tid\":");
+	p = ga_jw_put_u64(p, tid);
+	p = GA_JW_LIT(p, ",\"ts\":");
+	p = ga_jw_put_milli(p, a->start - b);
+	p = GA_JW_LIT(p, ",\"dur\":");
+	p = ga_jw_put_milli(p, a->end - a->start);
+	p = GA_JW_LIT(p, ",\"args\":{\"correlation\":");
+	p = ga_jw_put_u64(p, a->correlation);
+	p = GA_JW_LIT(p, ",\"device\":");
+	p = ga_jw_put_u64(p, a->device_id);
+	p = GA_JW_LIT(p, ",\"context\":");
+	p = ga_jw_put_u64(p, a->context);
+	p = GA_JW_LIT(p, ",\"stream\":");
+	p = ga_jw_put_u64(p, a->stream);
+	if (a->kind == GA_ACT_KERNEL) {
+		p = GA_JW_LIT(p, ",\"name\":");
+		p = QNAME(c, of, lf);
+		if (k) {
+			p = GA_JW_LIT(p, ",\"grid\":[");
+			for (int i = 0; i < 3; i++) {
+				p = ga_jw_put_u64(p, k->grid[i]);
+				*p++ = i < 2 ? ',' : ']';
+			}
+			p = GA_JW_LIT(p, ",\"block\":[");
+			for (int i = 0; i < 3; i++) {
+				p = ga_jw_put_u64(p, k->block[i]);
+				*p++ = i < 2 ? ',' : ']';
+			}
+			p = GA_JW_LIT(p, ",\"registers\":");
+			p = ga_jw_put_u64(p, k->registers);
+			p = GA_JW_LIT(p, ",\"static_smem\":");
+			p = ga_jw_put_u64(p, k->static_smem);
+			p = GA_JW_LIT(p, ",\"dynamic_smem\":");
+			p = ga_jw_put_u64(p, k->dynamic_smem);
+			if (k->flags & GP_ACT_REPLAYED)
+				p = GA_JW_LIT(p, ",\"replayed\":1");
+		}
+		if (site) {
+			p = GA_JW_LIT(p, ",\"launch_site\":");
+			p = QNAME(c, os, ls);
+		}
+	}
+	if (a->kind == GA_ACT_MEMCPY || a->kind == GA_ACT_MEMSET) {
+		p = GA_JW_LIT(p, ",\"bytes\":");
+		p = ga_jw_put_u64(p, a->bytes);
+	}
+	if (a->kind == GA_ACT_MEMCPY) {
+		p = GA_JW_LIT(p, ",\"kind\":\"");
+		p = ga_jw_put(p, ck, lck);
+		if (cp) {
+			const char *sk = ga_model_mem_kind_key(cp->src_kind);
+			const char *dk = ga_model_mem_kind_key(cp->dst_kind);
+
+			p = GA_JW_LIT(p, "\",\"src_kind\":\"");
+			p = ga_jw_put(p, sk, strlen(sk));
+			p = GA_JW_LIT(p, "\",\"dst_kind\":\"");
+			p = ga_jw_put(p, dk, strlen(dk));
+		}
+		*p++ = '"';
+	}
+	if (a->graph_id) {
+		p = GA_JW_LIT(p, ",\"graph_id\":");
+		p = ga_jw_put_u64(p, a->graph_id);
+		p = GA_JW_LIT(p, ",\"graph_node\":");
+		p = ga_jw_put_u64(p, a->graph_node);
+	}
+	p = GA_JW_LIT(p, "}}");
+	ga_jw_wrote(&e->jw, p);
+	return 0;
+}
+
 static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_export *e = ctx;
@@ -306,12 +514,18 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	uint32_t pid, tid, api_tid, site;
 	uint64_t api_t;
 	char kb[16];
+	int r;
 
 	if (laid_out(e) || proc_seen(e, m, a->proc))
 		return -1;
 	pid = c->pp.pid[a->proc];
 	if (stream_track(e, a, pid, &tid))
 		return -1;
+	r = act_direct(e, m, a, pid, tid);
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		goto flow;
 	ga_jw_obj(w, GA_JW_COMPACT);
 	if (a->kind == GA_ACT_KERNEL)
 		ga_jw_kcstr(w, "name", ga_strtab_short(&m->strs, a->name));
@@ -366,6 +580,7 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	}
 	ga_jw_end(w);
 	ga_jw_end(w);
+flow:
 	if (ga_ranges_launch(&e->an->rg, a, &api_tid, &api_t))
 		flow(e, pid, api_tid, api_t, tid, a->start);
 	return ferror(e->out) || w->err ? -1 : 0;
@@ -832,6 +1047,8 @@ static void done(struct ga_export *e)
 	ga_map_free(&c->streams);
 	ga_map_free(&c->threads);
 	ga_proc_pids_free(&c->pp);
+	ga_buf_free(&c->qtext);
+	free(c->q);
 	ga_lanes_free(&c->lanes);
 	ga_range_layout_free(&c->rl);
 	free(c);
