@@ -1173,8 +1173,6 @@ static int keys_from_self(struct ga_ranges *nx)
 
 int ga_ranges_finish(struct ga_ranges *nx, const struct ga_model *m, int hide_empty)
 {
-	struct node_cmp c = { nx, (struct ga_model *)m };
-	uint32_t *ord;
 	size_t i;
 
 	if (nx->from_model) {
@@ -1198,6 +1196,15 @@ int ga_ranges_finish(struct ga_ranges *nx, const struct ga_model *m, int hide_em
 		nx->nodes[n->parent].acts += n->acts;
 		nx->nodes[n->parent].kernels += n->kernels;
 	}
+	return ga_ranges_link(nx, m, hide_empty);
+}
+
+int ga_ranges_link(struct ga_ranges *nx, const struct ga_model *m, int hide_empty)
+{
+	struct node_cmp c = { nx, (struct ga_model *)m };
+	uint32_t *ord;
+	size_t i;
+
 	ord = malloc((nx->nnodes ? nx->nnodes : 1) * sizeof(*ord));
 	if (!ord)
 		return -1;

@@ -285,6 +285,14 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
  */
 int ga_ranges_finish(struct ga_ranges *nx, const struct ga_model *m, int hide_empty);
 
+/*
+ * Link the tree (each node's child and next), biggest first, from nodes
+ * whose counts are their whole subtree's: ga_ranges_finish() ends with it,
+ * and a report of summaries (model/summary.c) calls it on the nodes they
+ * carry.  hide_empty as above.  Returns 0, or -1 when memory runs out.
+ */
+int ga_ranges_link(struct ga_ranges *nx, const struct ga_model *m, int hide_empty);
+
 /* Key indices by GPU time, then CPU time, descending; NULL out of memory. */
 uint32_t *ga_ranges_order_keys(const struct ga_ranges *nx, const struct ga_model *m);
 
