@@ -8,7 +8,12 @@
  * inside it; windows come every PERIOD, the first within one period of
  * the start; the spool's oldest complete files go once it holds more than
  * GPUPROF_SPOOL_MAX (a partial file of another process never does); the
- * WINDOW/PERIOD parser.  Test code, runs offline only, needs no GPU.
+ * WINDOW/PERIOD parser.  The source is told each window's edges in order
+ * (OPENING, tracing on, OPEN at the window's start; CLOSING, CLOSE at its
+ * end, tracing off), with the times the window's capture range records,
+ * and the end of each window's file flushes with GP_FLUSH_FILE, only the
+ * process's end with GP_FLUSH_END.  Test code, runs offline only, needs
+ * no GPU.
  */
 #include "tap.h"
 
@@ -33,6 +38,35 @@
 #define MAXW 64
 
 static atomic_int tracing, window_idx;
+/* What the recorder told the source, in order (flusher and exit path). */
+static char events[4096];
+static atomic_int nevents;
+static uint64_t open_t[MAXW], close_t[MAXW];
+
+static void event(char c)
+{
+	int i = atomic_fetch_add(&nevents, 1);
+
+	if (i < (int)sizeof(events) - 1)
+		events[i] = c;
+}
+
+static void fake_window(int what, uint64_t t)
+{
+	int w = atomic_load(&window_idx);
+
+	event("?oOcC"[what >= 1 && what <= 4 ? what : 0]);
+	if (what == GP_WINDOW_OPEN && w < MAXW)
+		open_t[w] = t;
+	if (what == GP_WINDOW_CLOSE && w < MAXW)
+		close_t[w] = t;
+}
+
+static void fake_flush(int final)
+{
+	if (final)
+		event(final == GP_FLUSH_END ? 'E' : final == GP_FLUSH_FILE ? 'F' : '?');
+}
 
 static int fake_attach(struct gp_config *cfg, uint32_t *version, char *why, size_t whysz)
 {
@@ -47,6 +81,7 @@ static int fake_set_tracing(int on, char *why, size_t whysz)
 {
 	(void)why;
 	(void)whysz;
+	event(on ? 'T' : 't');
 	if (on)
 		atomic_fetch_add(&window_idx, 1);
 	atomic_store(&tracing, on);
@@ -57,6 +92,8 @@ static struct gp_source fake = {
 	.name = "fake",
 	.attach = fake_attach,
 	.set_tracing = fake_set_tracing,
+	.window = fake_window,
+	.flush = fake_flush,
 };
 
 const struct gp_source *const gp_sources[] = { &fake, NULL };
@@ -99,7 +136,10 @@ static void child(const char *spool, const char *sample, const char *counts, int
 	gp_recorder_stop();
 	f = fopen(counts, "w");
 	for (int i = 1; f && i < MAXW; i++)
-		fprintf(f, "%lu\n", n[i]);
+		fprintf(f, "%lu %llu %llu\n", n[i], (unsigned long long)open_t[i],
+			(unsigned long long)close_t[i]);
+	if (f)
+		fprintf(f, "%.*s\n", atomic_load(&nevents), events);
 	if (f)
 		fclose(f);
 	_exit(0);
@@ -137,10 +177,22 @@ static int exists(const char *dir, const char *name)
 	return access(p, F_OK) == 0;
 }
 
+/* Whether window i + 1 of prefix is in the spool. */
+static int exists_next(const char *spool, const char *prefix, int i)
+{
+	char name[256];
+
+	snprintf(name, sizeof(name), "%s%06d.gpuprof", prefix, i + 1);
+	return exists(spool, name);
+}
+
 int main(void)
 {
 	char spool[64], counts[128], prefix[128], host[64], p[512];
 	unsigned long want[MAXW] = { 0 };
+	unsigned long long got_open[MAXW] = { 0 }, got_close[MAXW] = { 0 };
+	char seq[4096] = "";
+	int edges = 0;
 	uint64_t w_start[MAXW] = { 0 };
 	int nwin = 0, exact = 0, inside = 0, sized = 0, named = 0, partial = 0, status = 0;
 	uint32_t wp = 0, ww = 0;
@@ -179,8 +231,11 @@ int main(void)
 	TAP_CHECK("sample: the program ran and ended normally", WIFEXITED(status) &&
 		  WEXITSTATUS(status) == 0, "status %#x", status);
 	f = fopen(counts, "r");
-	for (int i = 1; f && i < MAXW && fscanf(f, "%lu", &want[i]) == 1; i++)
+	for (int i = 1; f && i < MAXW &&
+			fscanf(f, "%lu %llu %llu", &want[i], &got_open[i], &got_close[i]) == 3; i++)
 		;
+	if (f && fscanf(f, "%4095s", seq) != 1)
+		seq[0] = 0;
 	if (f)
 		fclose(f);
 	unlink(counts);
@@ -203,8 +258,16 @@ int main(void)
 		if (m.nwindows == 1) {
 			uint64_t len = m.windows[0].end - m.windows[0].start;
 
+			/* Cut by the process's end: the last window, with no CLOSE, ends at the exit. */
+			int cut = !got_close[i] && !exists_next(spool, prefix, i);
+
 			w_start[i] = m.windows[0].start;
-			sized += len >= 95000000ull && len < 250000000ull;
+			edges += m.windows[0].start == got_open[i] &&
+				 (cut ? m.windows[0].end > got_open[i] : m.windows[0].end == got_close[i]);
+			sized += (len >= 95000000ull || cut) && len < 250000000ull;
+			if (cut)
+				fprintf(stderr, "# window %d cut by the exit after %llu ms\n", i,
+					(unsigned long long)(len / 1000000ull));
 			inside += m.counts[GA_ACT_KERNEL] == 0 ||
 				  (m.first_start >= m.windows[0].start && m.first_start <= m.windows[0].end);
 		}
@@ -229,6 +292,35 @@ int main(void)
 	tap_end();
 	tap_begin("sample: each window holds exactly the kernels launched in it, inside its span");
 	CHECKF(exact == nwin && inside == nwin, "%d of %d exact, %d inside", exact, nwin, inside);
+	tap_end();
+	tap_begin("sample: the source is told each window's edges, at its capture range's times");
+	CHECKF(edges == nwin, "%d of %d windows at the times told", edges, nwin);
+	{
+		/*
+		 * oTOcCt per window, F when its file ends; E once, last, when a
+		 * file is open at the exit (a window cut by it: oTOE; one in its
+		 * grace period: E), none when the exit finds the recorder dormant.
+		 */
+		const char *q = seq;
+		int closed = 0, files = 0, bad = 0, cut = 0;
+
+		while (*q && !bad) {
+			if (!strncmp(q, "oTOcCt", 6)) {
+				closed++;
+				q += 6;
+			} else if (*q == 'F') {
+				files++;
+				q++;
+			} else if (!strcmp(q, "oTOE") || !strcmp(q, "E")) {
+				cut = q[0] == 'o';
+				break;
+			} else {
+				bad = 1;
+			}
+		}
+		CHECKF(!bad && closed + cut == nwin && files >= closed - 1 && files <= closed,
+		       "events %s: %d closed, %d files ended, %d windows", seq, closed, files, nwin);
+	}
 	tap_end();
 	tap_begin("sample: windows of WINDOW every PERIOD, the first within a period of the start");
 	CHECKF(sized == nwin, "%d of %d about 100 ms", sized, nwin);
