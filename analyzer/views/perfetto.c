@@ -136,6 +136,14 @@ struct ncache {
 
 #define NCACHE 4096
 
+/* A stream's first lane, recently looked up: streams interleave, a few at a time. */
+struct scache {
+	uint64_t a, b;             /* the streams map's key */
+	uint32_t head;             /* its first lane + 1; 0 an empty entry */
+};
+
+#define SCACHE 64
+
 /* An annotation of a slice: its name (ANN_*) and value. */
 struct ann {
 	uint32_t name;             /* ANN_* */
@@ -156,6 +164,7 @@ struct pf {
 	size_t nseqs, capseqs;
 	struct ga_map names;       /* (seq index << 1 | short, strtab id) -> iid */
 	struct ncache ncache[NCACHE];  /* the names recently looked up */
+	struct scache scache[SCACHE];  /* the streams recently looked up */
 	uint32_t *lane_seq;        /* per lane: its sequence index + 1, 0 not yet */
 	size_t caplane_seq;
 	struct ga_map described;   /* (proc, track tid): its descriptor written */
@@ -611,6 +620,16 @@ static int place(struct ga_export *e, uint32_t proc, uint32_t parent, uint32_t *
 	char name[128], lname[160];
 	long i, last;
 
+	if (*head && first_ok) {
+		/* The usual case: after everything on the track's first lane. */
+		struct ga_lane *l = &p->lanes.v[*head - 1];
+
+		if (!l->n || s >= l->e[l->n - 1]) {
+			ga_lane_put(l, s, t);
+			*lane = (long)*head - 1;
+			return 0;
+		}
+	}
 	if (!*head) {
 		if (tid0 == UINT32_MAX) {
 			tid0 = GA_GPU_TID_BASE + p->nstreams++;
@@ -681,17 +700,30 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	uint64_t api_t, flow_id = 0;
 	struct ann ann[1];
 	struct tname tn = { TN_STREAM, a->device_id, a->stream };
-	uint32_t dev = device_tid(a->device_id);
+	uint32_t dev = device_tid(a->device_id), head;
+	uint64_t ka = (uint64_t)a->proc << 32 | a->device_id;
+	uint64_t kb = (uint64_t)a->context << 32 | a->stream;
+	struct scache *sc = &p->scache[(a->stream ^ a->device_id * 7u ^ a->proc * 13u) % SCACHE];
 	struct seq *q;
 
 	if (laid_out(e) || proc_seen(e, m, a->proc))
 		return -1;
-	if (ga_map_insert(&p->streams, (uint64_t)a->proc << 32 | a->device_id,
-			  (uint64_t)a->context << 32 | a->stream, &slot) < 0)
-		return -1;
-	if ((!*slot && device_track(e, m, a->proc, a->device_id, &dev)) ||
-	    place(e, a->proc, dev, slot, UINT32_MAX, 1, 1, &tn, a->start, a->end, &lane) ||
-	    !(q = lane_seq(e, a->proc, lane)))
+	if (sc->head && sc->a == ka && sc->b == kb) {
+		/* A track made before: its first lane never changes. */
+		head = sc->head;
+		if (place(e, a->proc, dev, &head, UINT32_MAX, 1, 1, &tn, a->start, a->end, &lane))
+			return -1;
+	} else {
+		if (ga_map_insert(&p->streams, ka, kb, &slot) < 0)
+			return -1;
+		if ((!*slot && device_track(e, m, a->proc, a->device_id, &dev)) ||
+		    place(e, a->proc, dev, slot, UINT32_MAX, 1, 1, &tn, a->start, a->end, &lane))
+			return -1;
+		sc->a = ka;
+		sc->b = kb;
+		sc->head = *slot;
+	}
+	if (!(q = lane_seq(e, a->proc, lane)))
 		return -1;
 	if (ga_ranges_launch(&e->an->rg, a, &api_tid, &api_t))
 		flow_id = flow_of(a->proc, a->correlation);

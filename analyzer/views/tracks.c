@@ -53,6 +53,16 @@ void ga_lane_put(struct ga_lane *l, uint64_t s, uint64_t e)
 {
 	uint32_t i, j = 0;
 
+	if (!l->n || s > l->s[l->n - 1]) {
+		/*
+		 * After every kept start (a stream's next kernel): it holds none
+		 * of them and goes last.
+		 */
+		l->s[l->n] = s;
+		l->e[l->n] = e;
+		j = l->n;
+		goto put;
+	}
 	for (i = 0; i < l->n; i++) {
 		if (s <= l->s[i] && l->e[i] <= e)
 			continue;
@@ -70,6 +80,7 @@ void ga_lane_put(struct ga_lane *l, uint64_t s, uint64_t e)
 	}
 	l->s[i] = s;
 	l->e[i] = e;
+put:
 	l->n = j + 1;
 	if (l->n > GA_LANE_KEEP) {
 		/* The two first become one span: disjoint, by start, it ends before the third. */
