@@ -136,6 +136,12 @@ const struct ga_opt ga_opts[] = {
 	  "chrome, perfetto: no arrows from API calls to the\n"
 	  "GPU work they launched (they need about 20 bytes\n"
 	  "per launch while the export runs)" },
+	{ "exact", GA_OPT_EXACT, NO, R | E, 0, NULL,
+	  "keep every duration, for exact medians, p90 and p99\n"
+	  "whatever the size (memory grows by 4 bytes a kernel,\n"
+	  "API call, memory operation and launch; by default a\n"
+	  "table row keeps 65536 durations, then a histogram:\n"
+	  "within " GA_QUANT_REL_ERR_TEXT ", marked ~)" },
 	{ "jobs", 'j', REQ, R | E | D, SHOWN, " N",
 	  "threads that decode each trace (default 0: one per\n"
 	  "CPU available, at most 64; 1: one thread)" },
@@ -269,6 +275,9 @@ int ga_opts_analysis(const struct ga_opts *o, int c, const char *arg,
 		return 1;
 	case GA_OPT_LATENCY:
 		/* Launch latency is always in the report and the JSON: still taken. */
+		return 1;
+	case GA_OPT_EXACT:
+		ao->quant_limit = GA_QUANT_NO_LIMIT;
 		return 1;
 	default:
 		return 0;

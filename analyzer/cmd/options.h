@@ -44,6 +44,7 @@ enum ga_opt_val {
 	GA_OPT_FAIL_ABOVE,
 	GA_OPT_JSON,
 	GA_OPT_DASK,
+	GA_OPT_EXACT,
 };
 
 /* Flags of an entry. */
@@ -94,7 +95,7 @@ struct ga_filter;
 /* Where the options report and export read the same way go; NULL: not taken. */
 struct ga_opts_to {
 	struct ga_analysis_opts *ao;   /* --stack-depth, --no-symbolize, --symbol-path,
-					  --align, --latency */
+					  --align, --latency, --exact */
 	struct ga_peaks_opt *po;       /* --peaks-dir, --spec-peaks */
 	const char **fold;             /* --fold-frames, --full-stacks (sites.h) */
 	struct ga_filter *flt;         /* --nvtx, --kernel, --device, --kind */

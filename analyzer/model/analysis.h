@@ -40,6 +40,8 @@ struct ga_analysis_opts {
 	int list_frames;           /* sites list their frames (JSON) */
 	int sites_ahead;           /* read stacks before the activities stream (CSV) */
 	size_t keep_rows;          /* rows kept for a timeline */
+	uint64_t quant_limit;      /* durations a table row keeps exactly (model/quantile.h):
+				      0 the default, GA_QUANT_NO_LIMIT all (--exact) */
 	int launches;              /* index each activity's API call (Chrome flows) */
 	int marks;                 /* keep each NVTX mark, not only their counts */
 	int align;                 /* enum ga_align_mode: ranks' clocks by NCCL collectives */

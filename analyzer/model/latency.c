@@ -6,26 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/sort.h"
 
 void ga_latency_init(struct ga_latency *l)
 {
 	memset(l, 0, sizeof(*l));
 }
 
-static void free_values(struct ga_latency_k *k)
-{
-	free(k->v);
-	free(k->big);
-	k->v = NULL;
-	k->big = NULL;
-	k->nv = k->capv = k->nbig = k->capbig = 0;
-}
-
 void ga_latency_free(struct ga_latency *l)
 {
 	for (size_t i = 0; i < l->nk; i++)
-		free_values(&l->k[i]);
+		ga_quant_free(&l->k[i].q);
 	free(l->k);
 	free(l->w);
 	ga_map_free(&l->kmap);
@@ -51,19 +41,12 @@ static int count(struct ga_latency *l, uint32_t name, uint64_t lat)
 		memset(k, 0, sizeof(*k));
 		k->name = name;
 		k->min = UINT64_MAX;
+		k->q.limit = l->quant_limit;
 		*slot = (uint32_t)++l->nk;
 	}
 	k = &l->k[*slot - 1];
-	if (ga_util_grow(&k->v, &k->capv, k->nv + 1, sizeof(*k->v)))
+	if (ga_quant_add(&k->q, lat))
 		return -1;
-	if (lat >= UINT32_MAX) {
-		if (ga_util_grow(&k->big, &k->capbig, k->nbig + 1, sizeof(*k->big)))
-			return -1;
-		k->big[k->nbig++] = lat;
-		k->v[k->nv++] = UINT32_MAX;
-	} else {
-		k->v[k->nv++] = (uint32_t)lat;
-	}
 	k->count++;
 	k->total += lat;
 	ga_welford_add(&k->var, k->count, lat);
@@ -252,24 +235,10 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 void ga_latency_bind(struct ga_latency *l, struct ga_model *m)
 {
 	l->next = m->obs;
+	l->quant_limit = m->quant_limit;
 	m->obs.ctx = l;
 	m->obs.rec = obs_rec;
 	m->obs.act = obs_act;
-}
-
-static int cmp_u64(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
-/* The latency of rank r among k's. */
-static uint64_t rank(const struct ga_latency_k *k, size_t r)
-{
-	size_t small = k->nv - k->nbig;
-
-	return r < small ? ga_rank_u32(k->v, k->nv, r) : k->big[r - small];
 }
 
 int ga_latency_finish(struct ga_latency *l)
@@ -285,25 +254,14 @@ int ga_latency_finish(struct ga_latency *l)
 	ga_map_free(&l->waiting);
 	for (size_t i = 0; i < l->nk; i++) {
 		struct ga_latency_k *k = &l->k[i];
-		size_t n = k->nv;
 
-		if (k->nbig)
-			qsort(k->big, k->nbig, sizeof(*k->big), cmp_u64);
-		size_t small = n - k->nbig;
-
-		if (n % 2) {
-			k->med = rank(k, n / 2);
-		} else if (n && n / 2 < small) {
-			uint32_t mid[2];
-
-			ga_rank2_u32(k->v, n, n / 2 - 1, mid);
-			k->med = ((uint64_t)mid[0] + mid[1]) / 2;
-		} else if (n) {
-			k->med = (rank(k, n / 2 - 1) + rank(k, n / 2)) / 2;
-		}
+		k->med = ga_quant_median(&k->q);
+		k->p90 = ga_quant_pctl(&k->q, 900);
+		k->p99 = ga_quant_pctl(&k->q, 990);
+		k->med_est = ga_quant_estimated(&k->q);
 		k->stddev = ga_welford_stddev(&k->var, k->count);
 		/* The values are no longer needed. */
-		free_values(k);
+		ga_quant_free(&k->q);
 	}
 	return 0;
 }

@@ -16,9 +16,9 @@
  * without its call (not traced) counts as unmatched.  A kernel profiled by
  * kernel replay (GP_ACT_REPLAYED: its start is no GPU time) and one that
  * starts before its call (clocks that disagree) have no latency and are
- * counted apart.  Per launch, 4 bytes are kept for the median
- * (as the kernel table does; latencies of 2^32 ns and more aside).  Runs
- * offline only.
+ * counted apart.  Latencies go to a quantile per kernel (model/quantile.h,
+ * as the kernel table's durations): exact up to the model's quant_limit,
+ * then a histogram, for the median, p90 and p99.  Runs offline only.
  */
 #ifndef GA_MODEL_LATENCY_H
 #define GA_MODEL_LATENCY_H
@@ -28,6 +28,7 @@
 
 #include "base/util.h"
 #include "model/model.h"
+#include "model/quantile.h"
 
 /* Entries a waiting one outlives before it is dropped (see above). */
 #define GA_LAT_GENERATION (1u << 20)
@@ -35,11 +36,10 @@
 struct ga_latency_k {
 	uint32_t name;             /* strtab id of the kernel name */
 	uint64_t count, total, min, max, med, stddev;
+	uint64_t p90, p99;         /* set by ga_latency_finish() */
+	int med_est;               /* med, p90, p99 are estimates (a histogram) */
 	struct ga_welford var;
-	uint32_t *v;               /* every latency below UINT32_MAX, else UINT32_MAX */
-	size_t nv, capv;
-	uint64_t *big;             /* the latencies of UINT32_MAX ns and more */
-	size_t nbig, capbig;
+	struct ga_quant q;         /* the latencies; freed by ga_latency_finish() */
 };
 
 /*
@@ -75,16 +75,20 @@ struct ga_latency {
 	uint64_t unmatched;        /* kernels without their API call */
 	uint64_t replayed;         /* kernels with their call, profiled by kernel replay: no GPU start */
 	uint64_t early;            /* kernels with their call that start before it (clocks disagree) */
+	uint64_t quant_limit;      /* latencies a kernel keeps exactly: the model's */
 	int oom;
 };
 
 void ga_latency_init(struct ga_latency *l);
 void ga_latency_free(struct ga_latency *l);
 
-/* Observe m's kept activities and API records (after any observer already bound). */
+/*
+ * Observe m's kept activities and API records (after any observer already
+ * bound); latencies keep m's quant_limit, so set it first.
+ */
 void ga_latency_bind(struct ga_latency *l, struct ga_model *m);
 
-/* After the model is finished: medians and deviations.  0, or -1 out of memory. */
+/* After the model is finished: medians, p90, p99 and deviations.  0, or -1 out of memory. */
 int ga_latency_finish(struct ga_latency *l);
 
 /* Kernel indices by total latency, descending; NULL out of memory. */

@@ -419,6 +419,11 @@ uint64_t ga_quant_rank(const struct ga_quant *q, uint64_t r)
 		exact_ranks(q, (size_t)r, 0, out);
 		return out[0];
 	}
+	/* The ends are known exactly. */
+	if (r == 0)
+		return q->min;
+	if (r >= q->n - 1)
+		return q->max;
 	for (uint32_t i = 0; i < q->ncnt; i++) {
 		seen = sat(seen, q->cnt[i]);
 		if (seen > r) {

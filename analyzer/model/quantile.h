@@ -11,7 +11,8 @@
  * at most GA_QUANT_BUCKETS of them (8 bytes each, only the span between
  * the lowest and highest used is allocated).  Counts stay exact, so a
  * rank's bucket is the bucket of the exact value of that rank; the bucket
- * stands for its middle, clamped to the minimum and maximum seen: at most
+ * stands for its middle, clamped to the minimum and maximum seen (the
+ * first and last ranks are those, exactly): at most
  * 1/256 of the value off (GA_QUANT_REL_ERR_TEXT), plus 1 ns of rounding
  * where a median averages two values.  Merging two quantiles is exact
  * while both are exact and the sum fits the limit, and bucket counts add

@@ -2489,7 +2489,10 @@ struct ga_sum *ga_summary_collect(char *const *paths, int n, uint64_t exact_limi
 	 * together then gives what merging their summaries gives, byte for byte.
 	 */
 	for (i = 0; i < nt; i++) {
-		struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH };
+		/* The model keeps as many durations exactly as the summary does. */
+		struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH,
+					       .quant_limit = exact_limit ? exact_limit
+									  : GA_QUANT_NO_LIMIT };
 		struct ga_filter flt;
 		struct ga_analysis an;
 		struct ga_sum *s;
@@ -2565,7 +2568,9 @@ int ga_summary_build(struct ga_analysis *an, char *const *paths, int n)
 		      "collectives yet\n", stderr);
 		return -1;
 	}
-	if (!(s = ga_summary_collect(paths, n, 0)))
+	if (!(s = ga_summary_collect(paths, n,
+				     an->o.quant_limit == GA_QUANT_NO_LIMIT ? 0 :
+				     an->o.quant_limit ? an->o.quant_limit : GA_QUANT_EXACT_DEFAULT)))
 		return -1;
 	if (ga_summary_apply(s, an)) {
 		ga_summary_free(s);

@@ -87,8 +87,8 @@ void ga_summary_free(struct ga_sum *s);
 /*
  * ga_analysis_build() for inputs that may be summaries: without one it is
  * ga_analysis_build(); with one, the traces among paths are analyzed
- * together and summarized, merged with the summaries, and the result
- * applied to an.  Filters refuse summaries.  Returns 0, or -1 after
+ * together and summarized (keeping an's quant_limit of durations exactly),
+ * merged with the summaries, and the result applied to an.  Filters refuse summaries.  Returns 0, or -1 after
  * printing why.
  */
 int ga_summary_build(struct ga_analysis *an, char *const *paths, int n);

@@ -348,7 +348,7 @@ static int kernels(struct ga_export *e, struct ga_model *m)
 	if (!ord)
 		return -1;
 	fputs("name,short_name,mangled,count,total_ns,avg_ns,med_ns,min_ns,max_ns,in_graph,"
-	      "stddev_ns\n", e->out);
+	      "stddev_ns,p90_ns,p99_ns,med_estimated\n", e->out);
 	for (size_t i = 0; i < m->nkstats; i++) {
 		const struct ga_kstat *k = &m->kstats[ord[i]];
 
@@ -360,8 +360,9 @@ static int kernels(struct ga_export *e, struct ga_model *m)
 		fputc(',', e->out);
 		sfield(e, m, k->name);
 		fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", k->count, k->total,
-			k->total / k->count, k->med, k->min, k->max, k->in_graph, k->stddev);
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d\n", k->count,
+			k->total, k->total / k->count, k->med, k->min, k->max, k->in_graph, k->stddev,
+			k->p90, k->p99, k->med_est);
 	}
 	free(ord);
 	return 0;
@@ -424,14 +425,16 @@ static int latency(struct ga_export *e, struct ga_model *m, const struct ga_late
 
 	if (!ord)
 		return -1;
-	fputs("name,count,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns\n", e->out);
+	fputs("name,count,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns,p90_ns,p99_ns,"
+	      "med_estimated\n", e->out);
 	for (size_t i = 0; i < l->nk; i++) {
 		const struct ga_latency_k *k = &l->k[ord[i]];
 
 		cfield(e, ga_strtab_full(&m->strs, k->name));
 		fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",%" PRIu64 "\n", k->count, k->total, k->total / k->count, k->med,
-			k->min, k->max, k->stddev);
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d\n", k->count, k->total,
+			k->total / k->count, k->med, k->min, k->max, k->stddev, k->p90, k->p99,
+			k->med_est);
 	}
 	free(ord);
 	return 0;
@@ -458,7 +461,8 @@ static int api(struct ga_export *e, const struct ga_model *m)
 
 	if (!ord)
 		return -1;
-	fputs("name,count,total_ns,avg_ns,med_ns,min_ns,max_ns,errors,threads,stddev_ns\n", e->out);
+	fputs("name,count,total_ns,avg_ns,med_ns,min_ns,max_ns,errors,threads,stddev_ns,p90_ns,"
+	      "p99_ns,med_estimated\n", e->out);
 	for (size_t i = 0; i < m->nastats; i++) {
 		const struct ga_astat *a = &m->astats[ord[i]];
 
@@ -466,8 +470,9 @@ static int api(struct ga_export *e, const struct ga_model *m)
 			continue;
 		sfield(e, m, a->name);
 		fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", a->count, a->total,
-			a->total / a->count, a->med, a->min, a->max, a->errors, a->threads, a->stddev);
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d\n",
+			a->count, a->total, a->total / a->count, a->med, a->min, a->max, a->errors,
+			a->threads, a->stddev, a->p90, a->p99, a->med_est);
 	}
 	free(ord);
 	return 0;

@@ -41,6 +41,15 @@ static void spread(struct ga_jw *w, uint64_t avg, uint64_t med, uint64_t min, ui
 	ga_jw_ku64(w, "stddev_ns", stddev);
 }
 
+/* p90 and p99 (nearest rank), and whether they and the median are estimates. */
+static void pcts(struct ga_jw *w, uint64_t p90, uint64_t p99, int est)
+{
+	ga_jw_ku64(w, "p90_ns", p90);
+	ga_jw_ku64(w, "p99_ns", p99);
+	if (est)
+		ga_jw_kbool(w, "med_estimated", 1);
+}
+
 static void files(struct ga_jw *w, const struct ga_model *m)
 {
 	size_t i;
@@ -236,8 +245,7 @@ static int kernels(struct ga_jw *w, struct ga_model *m)
 		ga_jw_ku64(w, "count", k->count);
 		ga_jw_ku64(w, "total_ns", k->total);
 		spread(w, k->total / k->count, k->med, k->min, k->max, k->stddev);
-		if (k->med_est)
-			ga_jw_kbool(w, "med_estimated", 1);
+		pcts(w, k->p90, k->p99, k->med_est);
 		ga_jw_ku64(w, "in_graph", k->in_graph);
 		ga_jw_end(w);
 	}
@@ -424,8 +432,7 @@ static int api(struct ga_jw *w, const struct ga_model *m)
 		ga_jw_ku64(w, "errors", a->errors);
 		ga_jw_ku64(w, "threads", a->threads);
 		spread(w, a->total / a->count, a->med, a->min, a->max, a->stddev);
-		if (a->med_est)
-			ga_jw_kbool(w, "med_estimated", 1);
+		pcts(w, a->p90, a->p99, a->med_est);
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);
@@ -450,6 +457,7 @@ static int latency(struct ga_jw *w, struct ga_model *m, const struct ga_latency 
 		ga_jw_ku64(w, "count", k->count);
 		ga_jw_ku64(w, "total_ns", k->total);
 		spread(w, k->total / k->count, k->med, k->min, k->max, k->stddev);
+		pcts(w, k->p90, k->p99, k->med_est);
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);

@@ -33,15 +33,17 @@ static int print_api(const struct ga_model *m, const struct ga_text *r, FILE *ou
 	if (!ord)
 		return -1;
 	n = r->o.top && (size_t)r->o.top < m->nastats ? (size_t)r->o.top : m->nastats;
-	ga_table_init(&t, 10);
+	ga_table_init(&t, GA_TEXT_STAT_COLS + GA_TEXT_PCT_COLS + 2);
 	ga_text_stat_cols(&t);
-	ga_table_col(&t, GA_TEXT_STAT_COLS, "Errors", 1, 0);
-	ga_table_col(&t, GA_TEXT_STAT_COLS + 1, "Name", 0, 0);
+	ga_text_pct_cols(&t, GA_TEXT_STAT_COLS);
+	ga_table_col(&t, GA_TEXT_STAT_COLS + GA_TEXT_PCT_COLS, "Errors", 1, 0);
+	ga_table_col(&t, GA_TEXT_STAT_COLS + GA_TEXT_PCT_COLS + 1, "Name", 0, 0);
 	for (i = 0; i < n && !rc; i++) {
 		const struct ga_astat *a = &m->astats[ord[i]];
 
 		rc |= ga_text_stat_row_est(&t, a->total, m->api_total, a->count, a->med,
 					   a->med_est, a->min, a->max, a->stddev);
+		rc |= ga_text_pct_row(&t, a->p90, a->p99, a->med_est);
 		rc |= ga_table_addf(&t, "%" PRIu64, a->errors);
 		rc |= ga_table_add(&t, ga_model_str(m, a->name));
 	}

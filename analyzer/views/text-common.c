@@ -139,6 +139,22 @@ int ga_text_stat_row_est(struct ga_table *t, uint64_t total, uint64_t all, uint6
 	return rc;
 }
 
+void ga_text_pct_cols(struct ga_table *t, int col)
+{
+	ga_table_col(t, col, "P90", 1, 0);
+	ga_table_col(t, col + 1, "P99", 1, 0);
+}
+
+int ga_text_pct_row(struct ga_table *t, uint64_t p90, uint64_t p99, int est)
+{
+	char b[2][48];
+	int rc = 0;
+
+	rc |= ga_table_addf(t, "%s%s", est ? "~" : "", ga_fmt_time(b[0], sizeof(b[0]), p90));
+	rc |= ga_table_addf(t, "%s%s", est ? "~" : "", ga_fmt_time(b[1], sizeof(b[1]), p99));
+	return rc;
+}
+
 /* head…tail of s in at most width columns. */
 static char *middle_cut(const char *s, size_t width)
 {

@@ -592,23 +592,27 @@ static int print(struct ga_text *r, FILE *out)
 		fprintf(out, ": kept %" PRIu64 " of %" PRIu64 " GPU activities\n", r->an->flt->kept,
 			r->an->flt->seen);
 	}
-	if (r->m->sum_parts) {
-		int est = 0;
+	int est = 0;
 
-		for (size_t i = 0; i < r->m->nkstats; i++)
-			est |= r->m->kstats[i].med_est;
-		for (size_t i = 0; i < r->m->nastats; i++)
-			est |= r->m->astats[i].med_est;
-		for (size_t i = 0; i < r->m->nmemops; i++)
-			est |= r->m->memops[i].med_est;
+	for (size_t i = 0; i < r->m->nkstats; i++)
+		est |= r->m->kstats[i].med_est;
+	for (size_t i = 0; i < r->m->nastats; i++)
+		est |= r->m->astats[i].med_est;
+	for (size_t i = 0; i < r->m->nmemops; i++)
+		est |= r->m->memops[i].med_est;
+	for (size_t i = 0; i < r->an->lat.nk; i++)
+		est |= r->an->lat.k[i].med_est;
+	if (r->m->sum_parts) {
 		ga_text_field(out, "Summaries:");
 		fprintf(out, "%" PRIu64 " part%s merged; not in summaries yet, so not shown: %s\n",
 			r->m->sum_parts, r->m->sum_parts == 1 ? "" : "s", GA_SUM_MISSING);
-		if (est) {
-			ga_text_field(out, "");
-			fputs("medians marked ~ are estimates within " GA_SUM_REL_ERR_TEXT
-			      " (a histogram of durations; see USAGE, Large jobs)\n", out);
-		}
+	}
+	if (est) {
+		/* Rows past their exact limit (model/quantile.h), or summaries' histograms. */
+		ga_text_field(out, r->m->sum_parts ? "" : "Quantiles:");
+		fputs("medians marked ~ are estimates within " GA_QUANT_REL_ERR_TEXT
+		      ", their p90 and p99 too (a histogram of durations past "
+		      "65536 a row; --exact keeps all; see USAGE, Large jobs)\n", out);
 	}
 	return 0;
 }

@@ -35,14 +35,16 @@ static int print_kernels(struct ga_model *m, const struct ga_text *r, FILE *out)
 		free(ord);
 		return -1;
 	}
-	ga_table_init(&t, 9);
+	ga_table_init(&t, GA_TEXT_STAT_COLS + GA_TEXT_PCT_COLS + 1);
 	ga_text_stat_cols(&t);
-	ga_table_col(&t, GA_TEXT_STAT_COLS, "Name", 0, 0);
+	ga_text_pct_cols(&t, GA_TEXT_STAT_COLS);
+	ga_table_col(&t, GA_TEXT_STAT_COLS + GA_TEXT_PCT_COLS, "Name", 0, 0);
 	for (i = 0; i < n && !rc; i++) {
 		const struct ga_kstat *k = &m->kstats[ord[i]];
 
 		rc |= ga_text_stat_row_est(&t, k->total, m->kernel_total, k->count, k->med,
 					   k->med_est, k->min, k->max, k->stddev);
+		rc |= ga_text_pct_row(&t, k->p90, k->p99, k->med_est);
 		rc |= ga_table_add(&t, cut[i]);
 	}
 	if (!rc) {

@@ -129,8 +129,13 @@ void ga_text_more_line(FILE *out, size_t shown, size_t n, const char *what);
 void ga_text_stat_cols(struct ga_table *t);
 int ga_text_stat_row(struct ga_table *t, uint64_t total, uint64_t all, uint64_t count,
 		     uint64_t med, uint64_t min, uint64_t max, uint64_t stddev);
-/* The same with a median that a summary estimated: "~" before it. */
+/* The same with a median that was estimated (model/quantile.h): "~" before it. */
 int ga_text_stat_row_est(struct ga_table *t, uint64_t total, uint64_t all, uint64_t count,
 			 uint64_t med, int med_est, uint64_t min, uint64_t max, uint64_t stddev);
+
+/* The columns P90 and P99 from col on, and a row's cells ("~" before estimates). */
+#define GA_TEXT_PCT_COLS 2
+void ga_text_pct_cols(struct ga_table *t, int col);
+int ga_text_pct_row(struct ga_table *t, uint64_t p90, uint64_t p99, int est);
 
 #endif

@@ -5,8 +5,8 @@ usage: compare.py DIRECT.json SUMMARY.json [--estimates]
 
 Every key the summary's JSON has must equal the direct JSON's, except the
 "summary" object (which says what is missing) and, where a row carries
-"med_estimated", its median, which must be within 1/256 of the exact one
-plus 1 ns.  Keys the summary's JSON leaves out, or sets to null, must be
+"med_estimated", its median, p90 and p99, which must be within 1/256 of
+the exact ones plus 1 ns.  Keys the summary's JSON leaves out, or sets to null, must be
 ones it lists as not summarized (the tables of NVTX ranges, launch sites,
 metrics, ...).  Exit status 0 when all holds, 1 with the differences.
 """
@@ -29,7 +29,7 @@ def walk(d, s, path, errs):
                 continue
             if s[k] is None and d[k] is not None and k in MISSING:
                 continue
-            if k == "med_ns" and s.get("med_estimated"):
+            if k in ("med_ns", "p90_ns", "p99_ns") and s.get("med_estimated"):
                 exact, est = d[k], s[k]
                 if abs(est - exact) > exact * REL + 1:
                     errs.append(f"{path}.{k}: estimate {est} vs exact {exact} "

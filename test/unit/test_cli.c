@@ -201,9 +201,10 @@ static void test_report_warp(const char *trace)
 	CHECK(out && strstr(out, "Records:      6 kernel, 2 memcpy, 2 memset, 0 graph, 8 API"));
 	CHECK(out && strstr(out, "cuda:0  NVIDIA GeForce RTX 4090, cc 8.9, 128 SMs, 24.00 GiB, "
 			    "GPU-10111213\n"));
-	/* StdDev: the sample deviation of the six durations. */
+	/* StdDev: the sample deviation of the six durations; P90, P99: the 6th of 6. */
 	CHECK(out && strstr(out, "| 507.733 \xc2\xb5s | 413.184 \xc2\xb5s | 163.840 \xc2\xb5s "
-			    "| 1.042 ms | 317.981 \xc2\xb5s | inc_loop(float*, int)\n"));
+			    "| 1.042 ms | 317.981 \xc2\xb5s | 1.042 ms | 1.042 ms | "
+			    "inc_loop(float*, int)\n"));
 	CHECK(out && strstr(out, "|  76.29 MiB |   17.42 GB/s | memcpy DtoH (unknown \xe2\x86\x92 "
 			    "unknown)\n"));
 	CHECK(out && strstr(out, "|      1 | cudaMemcpyAsync\n"));
@@ -376,7 +377,7 @@ static void test_export(const char *trace)
 	CHECK(out && strstr(out, "{\"name\":\"inc_loop(float*, int)\""));
 	CHECK(out && strstr(out, "\"mangled\":\"_Z8inc_loopPfi\",\"count\":6,\"total_ns\":3046400,"
 			    "\"avg_ns\":507733,\"med_ns\":413184,\"min_ns\":163840,\"max_ns\":1042432,"
-			    "\"stddev_ns\":317981,\"in_graph\":0}"));
+			    "\"stddev_ns\":317981,\"p90_ns\":1042432,\"p99_ns\":1042432,\"in_graph\":0}"));
 	CHECK(out && strstr(out, "{\"kind\":\"DtoH\",\"count\":2,\"bytes\":80000000,"
 			    "\"total_ns\":4591616}"));
 	CHECK(out && strstr(out, "\"uuid\":\"GPU-10111213-1415-1617-1819-1a1b1c1d1e1f\",\"cc\":\"8.9\""));

@@ -117,8 +117,8 @@ int main(void)
 	rc = run(&out, &err, "export", "-t", "csv", "--table", "kernels", trace, NULL);
 	/* StdDev: the sample deviation of 1000, 2000 and 3000 ns. */
 	CHECKF(rc == 0 && !strcmp(out, "name,short_name,mangled,count,total_ns,avg_ns,med_ns,min_ns,"
-				  "max_ns,in_graph,stddev_ns\nalpha(),alpha,_Z5alphav,3,6000,2000,2000,"
-				  "1000,3000,0,1000\n"), "exit %d: %s%s", rc, out, err);
+				  "max_ns,in_graph,stddev_ns,p90_ns,p99_ns,med_estimated\nalpha(),alpha,"
+				  "_Z5alphav,3,6000,2000,2000,1000,3000,0,1000,3000,3000,0\n"), "exit %d: %s%s", rc, out, err);
 	free(out);
 	free(err);
 	rc = run(&out, &err, "export", "-t", "csv", "--table", "memory", trace, NULL);
@@ -130,7 +130,8 @@ int main(void)
 	free(err);
 	rc = run(&out, &err, "export", "-t", "csv", "--table", "api", trace, NULL);
 	CHECKF(rc == 0 && !strcmp(out, "name,count,total_ns,avg_ns,med_ns,min_ns,max_ns,errors,"
-				  "threads,stddev_ns\ncudaLaunchKernel,3,300,100,100,100,100,1,1,0\n"),
+				  "threads,stddev_ns,p90_ns,p99_ns,med_estimated\ncudaLaunchKernel,3,300,100,"
+				  "100,100,100,1,1,0,100,100,0\n"),
 	       "%s%s", out, err);
 	free(out);
 	free(err);

@@ -1,0 +1,311 @@
+/*
+ * Unit tests of the quantile module (analyzer/model/quantile.c): exact
+ * ranks, medians and percentiles equal those of a sort while a quantile
+ * holds at most its limit of values (long ones of 2^32 ns and more
+ * included); past the limit every rank is within the stated 1/256 of the
+ * exact value of that rank on adversarial distributions (constant, two
+ * spikes, a heavy tail, values of 2^32 and more, 1 ns to 10^12 ns); merges
+ * in every order and grouping give the same histogram and quantiles; the
+ * memory a quantile holds stays bounded past its limit; --exact's
+ * GA_QUANT_NO_LIMIT keeps everything.  Test code, runs offline only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/quantile.h"
+#include "tap.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Uniform in (0, 1]. */
+static double unit(void)
+{
+	return ((double)(next() >> 11) + 1.0) / 9007199254740992.0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+enum dist { CONSTANT, SPIKES, HEAVY, LONG, WIDE, SMALL, NDIST };
+static const char *const dist_name[NDIST] = {
+	"constant", "two spikes", "heavy tail", "2^32 and more", "1 ns to 10^12 ns", "below 128",
+};
+
+static uint64_t draw(enum dist d, size_t i)
+{
+	switch (d) {
+	case CONSTANT:
+		return 123457;
+	case SPIKES:
+		/* 1% far above the rest: p99 sits on the edge between them. */
+		return i % 100 == 7 ? 987654321987ull : 2048 + (next() % 3);
+	case HEAVY: {
+		double u = unit();
+
+		return (uint64_t)(1000.0 / (u * u));
+	}
+	case LONG:
+		return (1ull << 32) + next() % (1ull << 40);
+	case WIDE: {
+		/* Log-uniform over 1 ns .. 2^40 ns (about 10^12). */
+		unsigned e = (unsigned)(next() % 40);
+
+		return (1ull << e) + next() % (1ull << e);
+	}
+	case SMALL:
+	default:
+		return next() % 128;
+	}
+}
+
+static uint64_t exact_median(const uint64_t *s, size_t n)
+{
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static void test_exact(void)
+{
+	static const unsigned pm[] = { 1, 100, 500, 900, 990, 999, 1000 };
+	int bad = 0;
+
+	tap_begin("exact up to the limit: every rank, median and percentile as a sort");
+	for (int trial = 0; trial < 40 && !bad; trial++) {
+		size_t n = trial < 5 ? (size_t)trial + 1 : 1 + next() % 3000;
+		enum dist d = (enum dist)(trial % NDIST);
+		struct ga_quant q = { .limit = 3000 };
+		uint64_t *v = malloc(n * sizeof(*v)), *out = malloc(n * sizeof(*out));
+
+		for (size_t i = 0; i < n; i++) {
+			v[i] = draw(d, i);
+			CHECK(ga_quant_add(&q, v[i]) == 0);
+		}
+		CHECK(!ga_quant_estimated(&q) && ga_quant_count(&q) == n);
+		/* The values in arrival order, as summaries take them. */
+		ga_quant_values(&q, out);
+		CHECK(!memcmp(out, v, n * sizeof(*v)));
+		qsort(v, n, sizeof(*v), cmp_u64);
+		for (size_t r = 0; r < n; r += 1 + n / 97)
+			bad += ga_quant_rank(&q, r) != v[r];
+		bad += ga_quant_median(&q) != exact_median(v, n);
+		for (size_t k = 0; k < sizeof(pm) / sizeof(pm[0]); k++)
+			bad += ga_quant_pctl(&q, pm[k]) != v[ga_quant_pctl_rank(n, pm[k])];
+		/* Nearest rank: p90 of 1..10 is 9, p99 is 10. */
+		ga_quant_free(&q);
+		free(v);
+		free(out);
+	}
+	{
+		struct ga_quant q = { 0 };
+
+		for (uint64_t i = 1; i <= 10; i++)
+			ga_quant_add(&q, i);
+		CHECKF(ga_quant_pctl(&q, 900) == 9 && ga_quant_pctl(&q, 990) == 10 &&
+		       ga_quant_median(&q) == 5, "p90 %llu p99 %llu",
+		       (unsigned long long)ga_quant_pctl(&q, 900),
+		       (unsigned long long)ga_quant_pctl(&q, 990));
+		ga_quant_free(&q);
+	}
+	CHECKF(bad == 0, "%d values differ from the sort", bad);
+	tap_end();
+}
+
+/* |got - want| within want/256 (+ slack ns). */
+static int within(uint64_t got, uint64_t want, uint64_t slack)
+{
+	uint64_t d = got > want ? got - want : want - got;
+
+	return d <= want / 256 + slack;
+}
+
+static void test_estimates(void)
+{
+	char why[256] = "";
+	int bad = 0;
+
+	tap_begin("past the limit: every rank within 1/256 of the exact one");
+	for (int d = 0; d < NDIST; d++) {
+		size_t n = 200000;
+		struct ga_quant q = { .limit = 1000 };
+		uint64_t *v = malloc(n * sizeof(*v));
+
+		for (size_t i = 0; i < n; i++) {
+			v[i] = draw((enum dist)d, i);
+			CHECK(ga_quant_add(&q, v[i]) == 0);
+		}
+		qsort(v, n, sizeof(*v), cmp_u64);
+		CHECK(ga_quant_estimated(&q) && ga_quant_count(&q) == n);
+		for (size_t r = 0; r < n; r++) {
+			uint64_t got = ga_quant_rank(&q, r);
+
+			if (!within(got, v[r], 0)) {
+				if (!bad++)
+					snprintf(why, sizeof(why), "%s: rank %zu: %llu, exact %llu",
+						 dist_name[d], r, (unsigned long long)got,
+						 (unsigned long long)v[r]);
+			}
+		}
+		if (!within(ga_quant_median(&q), exact_median(v, n), 1) ||
+		    !within(ga_quant_pctl(&q, 900), v[ga_quant_pctl_rank(n, 900)], 0) ||
+		    !within(ga_quant_pctl(&q, 990), v[ga_quant_pctl_rank(n, 990)], 0))
+			if (!bad++)
+				snprintf(why, sizeof(why), "%s: median or percentile", dist_name[d]);
+		/* The ends are the exact minimum and maximum. */
+		CHECK(ga_quant_rank(&q, 0) == v[0] && ga_quant_rank(&q, n - 1) == v[n - 1]);
+		if (d == CONSTANT || d == SMALL)
+			CHECK(ga_quant_median(&q) == exact_median(v, n));
+		ga_quant_free(&q);
+		free(v);
+	}
+	CHECKF(bad == 0, "%d off: %s", bad, why);
+	tap_end();
+}
+
+struct bk {
+	uint32_t b[GA_QUANT_BUCKETS];
+	uint64_t c[GA_QUANT_BUCKETS];
+	size_t n;
+};
+
+static void collect(void *ctx, uint32_t b, uint64_t count)
+{
+	struct bk *k = ctx;
+
+	k->b[k->n] = b;
+	k->c[k->n++] = count;
+}
+
+/* 1 when a and b hold the same: counts, bounds, buckets or sorted values, quantiles. */
+static int same(const struct ga_quant *a, const struct ga_quant *b)
+{
+	static struct bk x, y;
+	uint64_t n = ga_quant_count(a);
+
+	if (n != ga_quant_count(b) || ga_quant_estimated(a) != ga_quant_estimated(b))
+		return 0;
+	if (ga_quant_estimated(a)) {
+		x.n = y.n = 0;
+		ga_quant_buckets(a, collect, &x);
+		ga_quant_buckets(b, collect, &y);
+		if (x.n != y.n || memcmp(x.b, y.b, x.n * sizeof(x.b[0])) ||
+		    memcmp(x.c, y.c, x.n * sizeof(x.c[0])) || a->min != b->min || a->max != b->max ||
+		    a->sum != b->sum || a->sumsq != b->sumsq)
+			return 0;
+	}
+	for (uint64_t r = 0; r < n; r += 1 + n / 50)
+		if (ga_quant_rank(a, r) != ga_quant_rank(b, r))
+			return 0;
+	return ga_quant_median(a) == ga_quant_median(b) &&
+	       ga_quant_pctl(a, 990) == ga_quant_pctl(b, 990);
+}
+
+/* Part i of four: n values of distribution d, seeded by i. */
+static void part(struct ga_quant *q, uint64_t limit, int d, int i, size_t n)
+{
+	memset(q, 0, sizeof(*q));
+	q->limit = limit;
+	rng = 0x1234567ull * (uint64_t)(i + 1);
+	for (size_t k = 0; k < n; k++)
+		ga_quant_add(q, draw((enum dist)d, k));
+}
+
+static void test_merge(void)
+{
+	static const int perm[6][4] = { { 0, 1, 2, 3 }, { 3, 2, 1, 0 }, { 2, 0, 3, 1 },
+					{ 1, 3, 0, 2 }, { 0, 2, 1, 3 }, { 3, 0, 2, 1 } };
+	int bad = 0;
+
+	tap_begin("merges in every order and grouping: the same histogram and quantiles");
+	for (int d = 0; d < NDIST; d++) {
+		/* 4 x 600 under a limit of 1000: parts exact, merges past the limit. */
+		for (int mode = 0; mode < 2; mode++) {
+			uint64_t limit = mode ? 1000 : 5000;
+			struct ga_quant ref, q[4], l, r;
+
+			for (int p = 0; p < 6; p++) {
+				for (int i = 0; i < 4; i++)
+					part(&q[perm[p][i]], limit, d, perm[p][i], 600);
+				if (p % 2) {
+					/* ((a b) (c d)) */
+					l = q[perm[p][0]];
+					r = q[perm[p][2]];
+					bad += ga_quant_merge(&l, &q[perm[p][1]]) != 0;
+					bad += ga_quant_merge(&r, &q[perm[p][3]]) != 0;
+					bad += ga_quant_merge(&l, &r) != 0;
+				} else {
+					/* (((a b) c) d) */
+					l = q[perm[p][0]];
+					for (int i = 1; i < 4; i++)
+						bad += ga_quant_merge(&l, &q[perm[p][i]]) != 0;
+				}
+				if (!p) {
+					ref = l;
+					bad += ga_quant_estimated(&ref) != (mode == 1);
+					continue;
+				}
+				bad += !same(&ref, &l);
+				ga_quant_free(&l);
+			}
+			ga_quant_free(&ref);
+		}
+	}
+	CHECKF(bad == 0, "%d merges differ", bad);
+	tap_end();
+}
+
+static void test_bounded(void)
+{
+	struct ga_quant q = { 0 }, all = { .limit = GA_QUANT_NO_LIMIT };
+	size_t n = 3 * GA_QUANT_EXACT_DEFAULT;
+	uint64_t *v = malloc(n * sizeof(*v));
+	int ok = 1;
+
+	tap_begin("memory bounded past the limit; GA_QUANT_NO_LIMIT keeps every value");
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = 1000 + i % 5000;
+
+		v[i] = x;
+		ok &= ga_quant_add(&q, x) == 0 && ga_quant_add(&all, x) == 0;
+		if (i + 1 == GA_QUANT_EXACT_DEFAULT)
+			CHECK(!ga_quant_estimated(&q) && q.capv <= GA_QUANT_EXACT_DEFAULT);
+	}
+	CHECK(ok);
+	/* The default limit: a histogram of 1000..5999 ns, not 3 x 65536 values. */
+	CHECKF(ga_quant_estimated(&q) && !q.v && q.ncnt < 400 && ga_quant_count(&q) == n,
+	       "estimated %d, %u buckets", ga_quant_estimated(&q), q.ncnt);
+	CHECK(!ga_quant_estimated(&all) && ga_quant_count(&all) == n);
+	qsort(v, n, sizeof(*v), cmp_u64);
+	CHECK(ga_quant_median(&all) == exact_median(v, n) &&
+	      ga_quant_pctl(&all, 990) == v[ga_quant_pctl_rank(n, 990)]);
+	CHECK(within(ga_quant_median(&q), exact_median(v, n), 1));
+	free(v);
+	/* Buckets past a 64-bit value's last are refused. */
+	CHECK(ga_quant_add_bucket(&q, GA_QUANT_BUCKETS, 1) < 0);
+	CHECK(ga_quant_bucket_of(UINT64_MAX) == GA_QUANT_BUCKETS - 1);
+	CHECK(ga_quant_add(&q, UINT64_MAX) == 0 && ga_quant_pctl(&q, 1000) == UINT64_MAX);
+	CHECK(q.ncnt <= GA_QUANT_BUCKETS);
+	ga_quant_free(&q);
+	ga_quant_free(&all);
+	tap_end();
+}
+
+int main(void)
+{
+	test_exact();
+	test_estimates();
+	test_merge();
+	test_bounded();
+	return tap_exit();
+}
