@@ -2201,81 +2201,6 @@ def site_launches(js, fn):
                if any(fn in f for f in s.get("frames", [])))
 
 
-def t_fleet_sample(tools):
-    """Fleet mode: fleet_mix (fleet_a every 2 ms, fleet_b every 10 ms, a
-    copy every 50 ms) under gpuprof run --sample=1s/3s --spool DIR for
-    GPUPROF_TEST_FLEET_SECONDS (default 30; 300 for five minutes of
-    windows).  Every window file holds exactly the launches the program
-    made inside its capture range (the rule: a launch belongs to the window
-    its call was made in; launches within 200 us of an edge may fall either
-    way, as the program's clock read precedes the call), no records lost,
-    no file left partial; the windows are about 1 s, 3 s apart; and the
-    pprof export of every window has the report's totals (go tool pprof,
-    when installed)."""
-    seconds = float(os.environ.get("GPUPROF_TEST_FLEET_SECONDS", "30"))
-    app = tools.app("fleet_mix")
-    tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
-    tools.tmpdirs.append(tmp)
-    spool = os.path.join(tmp, "spool")
-    log = os.path.join(tmp, "launches.txt")
-    run = traced(tools, [app, str(seconds), log], opts=["--sample=1s/3s", "--spool", spool],
-                 timeout=RUN_TIMEOUT + seconds)
-    expect_status(run, 0)
-    launches = {"a": [], "b": [], "c": []}
-    for line in open(log):
-        k, t = line.split()
-        launches[k].append(int(t))
-    files = sorted(glob.glob(os.path.join(spool, "*.gpuprof")))
-    partial = glob.glob(os.path.join(spool, ".*"))
-    errs = []
-    if partial:
-        errs.append("partial files left: %s" % partial)
-    if len(files) < int(seconds / 3) - 1:
-        errs.append("%d windows in %g s" % (len(files), seconds))
-    edge = 200000
-    starts = []
-    for f in files:
-        js = tools.export_json([f])
-        errs += ["%s: %s" % (os.path.basename(f), e) for e in health(js)]
-        ranges = js["processes"][0].get("capture_ranges", [])
-        if len(ranges) != 1 or ranges[0].get("kind") != "control":
-            errs.append("%s: capture ranges %s" % (os.path.basename(f), ranges))
-            continue
-        t0, t1 = ranges[0]["start_ns"], ranges[0]["end_ns"]
-        starts.append(t0)
-        if not 0.9e9 < t1 - t0 < 1.3e9:
-            errs.append("%s: a window of %d ns" % (os.path.basename(f), t1 - t0))
-        got = {b: v["count"] for b, v in kernels_by_base(js).items()}
-        got["c"] = sum(m["count"] for m in js.get("memcpy", []) if m["kind"] == "HtoD")
-        for key, name in (("a", "fleet_a"), ("b", "fleet_b"), ("c", "c")):
-            sure = sum(1 for t in launches[key] if t0 + edge <= t < t1 - edge)
-            maybe = sum(1 for t in launches[key] if t0 - edge <= t < t0 + edge or t1 - edge <= t < t1 + edge)
-            n = got.get(name, 0)
-            if not sure <= n <= sure + maybe:
-                errs.append("%s: %s %d, launched inside %d (+%d at the edges)" %
-                            (os.path.basename(f), name, n, sure, maybe))
-        if js.get("lost", {}).get("total", 0):
-            errs.append("%s: lost %s" % (os.path.basename(f), js["lost"]))
-    for a, b in zip(starts, starts[1:]):
-        if not 2.5e9 < b - a < 3.5e9:
-            errs.append("windows %d ns apart" % (b - a))
-    checks = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "pprof-checks.py")
-    if shutil.which("go"):
-        for f in files[:5]:
-            pb, rep, jf = (os.path.join(tmp, x) for x in ("p.pb.gz", "r.txt", "j.json"))
-            run_cmd([tools.analyzer, "export", "-t", "pprof", "-o", pb, f], clean_env(), TOOL_TIMEOUT)
-            _, out, _ = run_cmd([tools.analyzer, "report", "--no-timeline", f], clean_env(), TOOL_TIMEOUT)
-            with open(rep, "w") as fh:
-                fh.write(out if isinstance(out, str) else out.decode())
-            run_cmd([tools.analyzer, "export", "-t", "json", "-o", jf, f], clean_env(), TOOL_TIMEOUT)
-            rc, out, _ = run_cmd([sys.executable, checks, pb, rep, jf, os.path.basename(f)],
-                                 clean_env(), TOOL_TIMEOUT)
-            if rc != 0:
-                errs.append(tail(out))
-    if errs:
-        raise Fail("; ".join(errs[:10]))
-
-
 def t_always_on_windows(tools):
     """A program started dormant (LD_PRELOAD, GPUPROF_START=dormant); from
     another process `gpuprof start` and `gpuprof stop` twice: the trace
@@ -2874,7 +2799,6 @@ TESTS = [
     ("fault-signal-segv-preload", fault_signal("SEGV", how="preload")),
     ("fault-signal-term-preload", fault_signal("TERM", how="preload")),
     ("always-on-windows", t_always_on_windows),
-    ("fleet-sample", t_fleet_sample),
     ("always-on-launcher", t_always_on_launcher),
     ("always-on-window-stacks", t_always_on_window_stacks),
     ("always-on-metrics", t_always_on_metrics),
@@ -2894,6 +2818,9 @@ TESTS += roofline_tests.tests(globals())
 # The report's findings on problems and their fixed twins: test/gpu/findings.py.
 import findings as findings_tests  # noqa: E402
 TESTS += findings_tests.tests(globals())
+# Fleet mode (--sample): windows exact at their edges, GPU samples in each: test/gpu/fleet.py.
+import fleet as fleet_tests  # noqa: E402
+TESTS += fleet_tests.tests(globals())
 
 
 # ---------------------------------------------------------------- main
@@ -2917,7 +2844,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build", help="build directory (holds bin/, lib/, test/apps/)")
     ap.add_argument("--only", action="append", metavar="NAME",
-                    help="run only this test (repeatable)")
+                    help="run only this test (repeatable, or NAME,NAME,...)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the temporary trace directories")
     ap.add_argument("--list", action="store_true", help="list the tests")
@@ -2925,7 +2852,8 @@ def main():
 
     tests = TESTS
     if args.only:
-        names = [n[4:] if n.startswith("gpu ") else n for n in args.only]
+        names = [n[4:] if n.startswith("gpu ") else n
+                 for arg in args.only for n in arg.split(",") if n]
         unknown = [n for n in names if n not in dict(TESTS)]
         if unknown:
             ap.error("unknown test %s; --list shows them" % ", ".join(unknown))

@@ -1,0 +1,324 @@
+"""GPU tests of fleet mode, --sample=WINDOW/PERIOD (run by run.py).
+
+test/apps/fleet_mix.cu launches a known mix on one thread (fleet_a every
+2 ms, fleet_b every 10 ms, a memset every 20 ms, a host-to-device copy
+every 50 ms, a stream synchronize after each round) and logs every call's
+CLOCK_REALTIME (the trace clock) just before and just after it.  The rule
+of windows (docs/USAGE.md, "Which work a window holds"): a kernel, copy or
+memset belongs to the window in which its launch call began, an API call
+to the one in which it began.  So for each window file [start, end) of its
+capture range, and each kind, the count the trace holds must equal the
+calls of the log that began inside it, with a tolerance of zero: a call
+whose [before, after] lies inside counts, one that lies outside does not;
+only a call in progress at an edge (its before and after on either side,
+widened by 1 us for the two clocks' reads) may count either way, since the
+program cannot tell on which side its call began.  Each window: one
+capture range ("control"), of WINDOW (the last one, cut by the program's
+exit, ends at or after its last call), no record lost, the report's
+totals equal to its pprof export's (decoded here; and through `go tool
+pprof` with test/golden/pprof-checks.py where go is installed).
+
+  fleet-sample        --sample=200ms/1s for 20 s (about 20 windows)
+  fleet-sample-long   --sample=1s/3s for 5 minutes (about 100 windows), the
+                      fidelity target; runs only with GPUPROF_TEST_FLEET_LONG=1
+                      (GPUPROF_TEST_FLEET_SECONDS sets its length)
+  fleet-gpu-samples   --sample=1s/2s with --gpu-metrics and --gpu-telemetry:
+                      every window has NVML samples and (after the first,
+                      which may end while PM sampling is being set up, and
+                      unless counters are restricted to admins) PM samples,
+                      every sample beginning inside its window
+
+tests(h) returns the (name, function) pairs; h is run.py's namespace.
+"""
+
+import csv
+import glob
+import gzip
+import importlib.util
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+# The two clocks' reads (the program's, CUPTI's) agree within about 100 ns.
+PAD_NS = 1000
+
+KINDS = (("a", "fleet_a"), ("b", "fleet_b"), ("c", "memcpy HtoD"), ("s", "memset"),
+         ("y", "cudaStreamSynchronize"))
+
+
+def read_log(path):
+    """{kind: [(before, after), ...]} of the program's log."""
+    calls = {}
+    with open(path) as f:
+        for line in f:
+            k, a, b = line.split()
+            calls.setdefault(k, []).append((int(a), int(b)))
+    return calls
+
+
+def count_in(calls, t0, t1):
+    """(calls that began inside [t0, t1) for sure, calls in progress at an edge)."""
+    sure = edge = 0
+    for a, b in calls:
+        if any(a - PAD_NS < e <= b + PAD_NS for e in (t0, t1)):
+            edge += 1
+        elif t0 <= a and b < t1:
+            sure += 1
+    return sure, edge
+
+
+# ---- pprof, decoded without go: profile.proto's fields (Profile, Sample, Location, Line, Function)
+
+def varint(buf, i):
+    v = shift = 0
+    while True:
+        c = buf[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if not c & 0x80:
+            return v, i
+
+
+def fields(buf):
+    """(field number, value) pairs of a message: ints for varints, bytes otherwise."""
+    i = 0
+    while i < len(buf):
+        key, i = varint(buf, i)
+        f, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = varint(buf, i)
+        elif wt == 2:
+            n, i = varint(buf, i)
+            v, i = buf[i:i + n], i + n
+        elif wt == 1:
+            v, i = int.from_bytes(buf[i:i + 8], "little"), i + 8
+        elif wt == 5:
+            v, i = int.from_bytes(buf[i:i + 4], "little"), i + 4
+        else:
+            raise ValueError("wire type %d" % wt)
+        yield f, v
+
+
+def packed(v):
+    """A repeated integer field, packed (bytes) or not (int)."""
+    if isinstance(v, int):
+        return [v]
+    out, i = [], 0
+    while i < len(v):
+        x, i = varint(v, i)
+        out.append(x)
+    return out
+
+
+def read_pprof(path):
+    """({sample type: total}, {leaf function: {sample type: value}}) of a gzipped profile."""
+    with gzip.open(path, "rb") as f:
+        buf = f.read()
+    strings, types, samples, locs, funcs = [], [], [], {}, {}
+    for f, v in fields(buf):
+        if f == 6:
+            strings.append(v.decode("utf-8", "replace"))
+        elif f == 1:
+            types.append(dict(fields(v)).get(1, 0))
+        elif f == 2:
+            loc, val = [], []
+            for g, w in fields(v):
+                if g == 1:
+                    loc += packed(w)
+                elif g == 2:
+                    val += packed(w)
+            samples.append((loc, val))
+        elif f == 4:
+            d, fn = {}, None
+            for g, w in fields(v):
+                if g == 1:
+                    d["id"] = w
+                elif g == 4 and fn is None:
+                    fn = dict(fields(w)).get(1)
+            locs[d.get("id")] = fn
+        elif f == 5:
+            d = dict(fields(v))
+            funcs[d.get(1)] = d.get(2, 0)
+    names = [strings[t] for t in types]
+    totals = dict.fromkeys(names, 0)
+    leaves = {}
+    for loc, val in samples:
+        leaf = strings[funcs.get(locs.get(loc[0]), 0)] if loc else ""
+        row = leaves.setdefault(leaf, dict.fromkeys(names, 0))
+        for n, x in zip(names, val):
+            totals[n] += x
+            row[n] += x
+    return totals, leaves
+
+
+def tests(h):
+    Fail, Skip = h["Fail"], h["Skip"]
+    run_cmd, clean_env, tail = h["run_cmd"], h["clean_env"], h["tail"]
+    TOOL_TIMEOUT, RUN_TIMEOUT = h["TOOL_TIMEOUT"], h["RUN_TIMEOUT"]
+    here = os.path.dirname(os.path.abspath(__file__))
+    golden = os.path.join(here, "..", "golden")
+    spec = importlib.util.spec_from_file_location("pprof_checks", os.path.join(golden, "pprof-checks.py"))
+    pprof_checks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pprof_checks)
+
+    def sampled(tools, seconds, sample, extra=()):
+        """fleet_mix under --sample into a spool: (run, window files, log, tmp)."""
+        app = tools.app("fleet_mix")
+        tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+        tools.tmpdirs.append(tmp)
+        spool = os.path.join(tmp, "spool")
+        log = os.path.join(tmp, "calls.txt")
+        run = h["traced"](tools, [app, str(seconds), log],
+                          opts=["--sample=" + sample, "--spool", spool] + list(extra),
+                          timeout=RUN_TIMEOUT + seconds)
+        h["expect_status"](run, 0)
+        partial = glob.glob(os.path.join(spool, ".*"))
+        if partial:
+            raise Fail("partial window files left: %s" % partial)
+        return run, sorted(glob.glob(os.path.join(spool, "*.gpuprof"))), log, tmp
+
+    def window_of(js, name):
+        ranges = js["processes"][0].get("capture_ranges", [])
+        if len(ranges) != 1 or ranges[0].get("kind") != "control":
+            raise Fail("%s: capture ranges %s" % (name, ranges))
+        return ranges[0]["start_ns"], ranges[0]["end_ns"]
+
+    def counts_of(js):
+        got = {b: v["count"] for b, v in h["kernels_by_base"](js).items()}
+        got["memcpy HtoD"] = sum(m["count"] for m in js.get("memory_ops", [])
+                                 if m["op"] == "memcpy" and m["kind"] == "HtoD")
+        got["memset"] = sum(m["count"] for m in js.get("memory_ops", []) if m["op"] == "memset")
+        api = {}
+        for a in js.get("api", []):
+            n = h["api_name"](a["name"])
+            api[n] = api.get(n, 0) + a["count"]
+        got["cudaStreamSynchronize"] = api.get("cudaStreamSynchronize", 0)
+        got["cudaLaunchKernel"] = api.get("cudaLaunchKernel", 0)
+        got["cudaMemcpyAsync"] = api.get("cudaMemcpyAsync", 0)
+        got["cudaMemsetAsync"] = api.get("cudaMemsetAsync", 0)
+        return got
+
+    def pprof_errs(tools, path, js, tmp, use_go):
+        """The window's pprof totals against its report's and JSON's, as a list of strings."""
+        name = os.path.basename(path)
+        pb, rep, jf = (os.path.join(tmp, x) for x in ("p.pb.gz", "r.txt", "j.json"))
+        rc, _, err = run_cmd([tools.analyzer, "export", "-t", "pprof", "-o", pb, path], clean_env(),
+                             TOOL_TIMEOUT)
+        if rc != 0:
+            return ["%s: export -t pprof exited %d: %s" % (name, rc, tail(err))]
+        rc, out, err = run_cmd([tools.analyzer, "report", "--no-timeline", path], clean_env(),
+                               TOOL_TIMEOUT)
+        if rc != 0:
+            return ["%s: report exited %d: %s" % (name, rc, tail(err))]
+        with open(rep, "w") as fh:
+            fh.write(out)
+        want_ns, want_n = pprof_checks.summary(rep)
+        totals, leaves = read_pprof(pb)
+        errs = []
+        if (totals.get("gpu_time"), totals.get("launches")) != (want_ns, want_n):
+            errs.append("%s: pprof totals %s, the report's %d ns %d launches"
+                        % (name, totals, want_ns, want_n))
+        for k in js.get("kernels", []):
+            got = leaves.get(k["name"], {})
+            if (got.get("gpu_time"), got.get("launches")) != (k["total_ns"], k["count"]):
+                errs.append("%s: kernel %s: pprof %s, the report %d ns %d" %
+                            (name, k["name"], got, k["total_ns"], k["count"]))
+        if use_go:
+            with open(jf, "w") as fh:
+                json.dump(js, fh)
+            rc, out, _ = run_cmd([sys.executable, os.path.join(golden, "pprof-checks.py"), pb, rep,
+                                  jf, name], clean_env(), TOOL_TIMEOUT)
+            if rc != 0:
+                errs.append(tail(out))
+        return errs
+
+    def check_windows(tools, seconds, sample, window_ns, period_ns):
+        run, files, log, tmp = sampled(tools, seconds, sample)
+        calls = read_log(log)
+        last_call = max(b for v in calls.values() for _, b in v)
+        errs, starts, edges, total = [], [], 0, {}
+        if len(files) < int(seconds * 1e9 / period_ns) - 1:
+            errs.append("%d windows in %g s of --sample=%s" % (len(files), seconds, sample))
+        use_go = bool(shutil.which("go"))
+        for i, f in enumerate(files):
+            name = os.path.basename(f)
+            js = tools.export_json([f])
+            errs += ["%s: %s" % (name, e) for e in h["health"](js)]
+            t0, t1 = window_of(js, name)
+            starts.append(t0)
+            cut = i == len(files) - 1 and t1 >= last_call
+            if not (window_ns * 0.95 <= t1 - t0 <= window_ns * 1.3 or (cut and t1 > t0)):
+                errs.append("%s: a window of %d ns%s" % (name, t1 - t0, " (cut by the exit)" if cut else ""))
+            got = counts_of(js)
+            want = {}
+            for key, what in KINDS:
+                want[what] = count_in(calls.get(key, []), t0, t1)
+            want["cudaLaunchKernel"] = tuple(x + y for x, y in zip(want["fleet_a"], want["fleet_b"]))
+            want["cudaMemcpyAsync"] = want["memcpy HtoD"]
+            want["cudaMemsetAsync"] = want["memset"]
+            for what, (sure, edge) in want.items():
+                n = got.get(what, 0)
+                total[what] = total.get(what, 0) + n
+                if not sure <= n <= sure + edge:
+                    errs.append("%s [%d, %d): %s %d, calls begun inside %d (+%d in progress at an edge)"
+                                % (name, t0, t1, what, n, sure, edge))
+            edges += sum(e for _, e in want.values())
+            errs += pprof_errs(tools, f, js, tmp, use_go and i < 5)
+        for a, b in zip(starts, starts[1:]):
+            if not 0.8 * period_ns < b - a < 1.2 * period_ns:
+                errs.append("windows %d ns apart (period %d)" % (b - a, period_ns))
+        if errs:
+            raise Fail("; ".join(errs[:10]) + ("; ... %d in all" % len(errs) if len(errs) > 10 else ""))
+        print("# %d windows of --sample=%s: %s recorded, each window's counts those of its calls "
+              "(%d calls in progress at an edge)%s" % (len(files), sample, total, edges,
+                                                       "; go tool pprof read 5" if use_go else ""))
+
+    def t_fleet_sample(tools):
+        check_windows(tools, 20, "200ms/1s", 200e6, 1e9)
+
+    def t_fleet_sample_long(tools):
+        if os.environ.get("GPUPROF_TEST_FLEET_LONG") != "1":
+            raise Skip("five minutes of windows: set GPUPROF_TEST_FLEET_LONG=1")
+        seconds = float(os.environ.get("GPUPROF_TEST_FLEET_SECONDS", "300"))
+        check_windows(tools, seconds, "1s/3s", 1e9, 3e9)
+
+    def t_fleet_gpu_samples(tools):
+        run, files, _, _ = sampled(tools, 14, "1s/2s", ["--gpu-metrics", "--gpu-telemetry=50"])
+        restricted = "ERR_NVGPUCTRPERM" in run.err or "GPU metrics over time are off" in run.err
+        if "GPU telemetry is off" in run.err:
+            raise Skip("no NVML: %s" % tail(run.err))
+        errs = []
+        if len(files) < 5:
+            errs.append("%d windows in 14 s of --sample=1s/2s" % len(files))
+        per = []
+        for i, f in enumerate(files):
+            name = os.path.basename(f)
+            t0, t1 = window_of(tools.export_json([f]), name)
+            rc, out, err = run_cmd([tools.analyzer, "export", "--format", "csv", "--table",
+                                    "gpu_samples", f], clean_env(), TOOL_TIMEOUT)
+            if rc != 0:
+                errs.append("%s: export --table gpu_samples exited %d: %s" % (name, rc, tail(err)))
+                continue
+            rows = list(csv.DictReader(io.StringIO(out)))
+            src = {}
+            for r in rows:
+                src[r["source"]] = src.get(r["source"], 0) + 1
+                if not t0 <= int(r["start_ns"]) < t1:
+                    errs.append("%s: a %s sample at %s, outside [%d, %d)" % (name, r["source"], r["start_ns"], t0, t1))
+                    break
+            per.append(src)
+            if not src.get("nvml"):
+                errs.append("%s (window %d): no NVML samples (%s)" % (name, i + 1, src))
+            if not restricted and i > 0 and not src.get("pm"):
+                errs.append("%s (window %d): no PM samples (%s)" % (name, i + 1, src))
+        if errs:
+            raise Fail("; ".join(errs[:10]))
+        print("# %d windows, samples by source in each: %s%s" %
+              (len(files), per, " (counters restricted: telemetry only)" if restricted else ""))
+
+    return [("fleet-sample", t_fleet_sample), ("fleet-sample-long", t_fleet_sample_long),
+            ("fleet-gpu-samples", t_fleet_gpu_samples)]
