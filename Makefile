@@ -268,11 +268,13 @@ bench: all apps
 # (bench/analyzer.py says what it measures):
 #   make bench-analyzer [BENCH_RECORDS=1e7] [BENCH_BIG=1] [BENCH_RANKS=16]
 #                       [BENCH_REPEAT=3] [BENCH_JOBS="1 2 0"] [BENCH_ONLY=kern,mix,nvtx,ranks]
+#                       [BENCH_EXPORTS=timeline,chrome,perfetto]
 BENCH_RECORDS ?= 1e7
 BENCH_RANKS ?= 16
 BENCH_REPEAT ?= 3
 BENCH_JOBS ?= 1 2 0
 BENCH_ONLY ?= kern,mix,nvtx,ranks
+BENCH_EXPORTS ?= timeline,chrome,perfetto
 BENCH_ANA := $(BUILD)/bench/synth_trace $(BUILD)/bench/synth_job $(BUILD)/bench/scan_floor
 $(BUILD)/bench/synth_trace $(BUILD)/bench/synth_job: $(BUILD)/bench/%: bench/%.c test/unit/synth.c test/unit/synth.h include/gpuprof/trace.h
 	@mkdir -p $(@D)
@@ -285,7 +287,8 @@ $(BUILD)/bench/scan_floor: bench/scan_floor.c include/gpuprof/trace.h include/gp
 bench-analyzer: $(ANALYZER) $(BENCH_ANA)
 	@python3 bench/analyzer.py --build $(BUILD) --records $(BENCH_RECORDS) \
 		--ranks $(BENCH_RANKS) --repeat $(BENCH_REPEAT) --jobs "$(BENCH_JOBS)" \
-		--only $(BENCH_ONLY) $(if $(BENCH_BIG),--big) $(if $(BENCH_OUT),--out $(BENCH_OUT))
+		--only $(BENCH_ONLY) --exports "$(BENCH_EXPORTS)" $(if $(BENCH_BIG),--big) \
+		$(if $(BENCH_OUT),--out $(BENCH_OUT))
 
 # libFuzzer campaigns, FUZZ_SECONDS each: the reader, the model and every
 # view; output templates and report options; the recorder's NVTX handlers

@@ -26,6 +26,16 @@ must be byte-identical.  --baseline adds rows of another build of the
 analyzer (an older commit's gpuprof-analyze, run without -j) in the same
 runs, so that a change is measured against what it replaces on the same
 machine and load.
+
+Then the timeline and the streamed exports on each kernel-only trace
+(--exports, default timeline,chrome,perfetto; "" for none): `report
+--timeline`, `export -t chrome` (to /dev/null) and `export -t perfetto`
+(to a file in the work folder, for its size, removed after each run),
+interleaved with the floor as above: records/s by wall and by CPU time, the
+ratio to the floor by CPU time (the figure to compare on a loaded machine),
+peak RSS, and for Perfetto the bytes of output per record (the issue's
+targets: at least 10 M records/s for the timeline, 5 M for the exports,
+at most 40 B per kernel slice).
 """
 import argparse
 import hashlib
@@ -107,6 +117,67 @@ def fmt_s(v):
     return "%.3f" % v
 
 
+def export_argv(analyzer, what, paths, out):
+    """The command line of one export row; out is the Perfetto output file."""
+    if what == "timeline":
+        return [analyzer, "report", "--timeline"] + paths
+    if what == "perfetto":
+        return [analyzer, "export", "-t", "perfetto", "-o", out] + paths
+    return [analyzer, "export", "-t", what] + paths
+
+
+def bench_exports(args, analyzer, floor, d, traces, exports, say):
+    """The timeline and export rows of the kernel-only traces; False when one failed."""
+    ok = True
+    say("### The timeline and the streamed exports, kernel-only traces")
+    say("")
+    say("- floor and export runs interleaved, %d repetitions; median (minimum);"
+        " vs floor = floor CPU time / export CPU time (1.0 = at the floor); chrome's"
+        " output to /dev/null, perfetto's to a file" % args.repeat)
+    say("")
+    say("| output | trace | records | floor CPU s | wall s | CPU s | M records/s (wall)"
+        " | M records/s (CPU) | vs floor, CPU | peak RSS MiB | output B/record |")
+    say("|---|---|---|---|---|---|---|---|---|---|---|")
+    out = os.path.join(d, "export.perfetto")
+    for label, paths in traces:
+        if not label.startswith("kern "):
+            continue
+        fl = []
+        rep = {x: {"wall": [], "cpu": [], "rss": [], "size": 0} for x in exports}
+        records = 0
+        for i in range(args.repeat):
+            rc, _, cpu, _, data = run([floor] + paths, out=None)
+            if rc != 0:
+                sys.exit("bench: scan_floor failed")
+            records = int(data.split()[1])
+            fl.append(cpu)
+            for x in exports:
+                rc, wall, cpu, rss, _ = run(export_argv(analyzer, x, paths, out))
+                if rc != 0:
+                    ok = False
+                r = rep[x]
+                r["wall"].append(wall)
+                r["cpu"].append(cpu)
+                r["rss"].append(rss)
+                if x == "perfetto" and os.path.exists(out):
+                    r["size"] = os.path.getsize(out)
+                    os.unlink(out)
+                log("bench: %s %s rep %d: %.2f s wall, %.2f s CPU, %.1f MiB" %
+                    (x, label, i + 1, wall, cpu, rss / 1024))
+        fc = statistics.median(fl)
+        for x in exports:
+            r = rep[x]
+            w, c = statistics.median(r["wall"]), statistics.median(r["cpu"])
+            say("| %s | %s | %d | %s (%s) | %s (%s) | %s (%s) | %.2f | %.2f | %.3f (best %.3f)"
+                " | %.1f | %s |" %
+                (x, label, records, fmt_s(fc), fmt_s(min(fl)), fmt_s(w), fmt_s(min(r["wall"])),
+                 fmt_s(c), fmt_s(min(r["cpu"])), records / w / 1e6, records / c / 1e6,
+                 fc / c, min(fl) / min(r["cpu"]), max(r["rss"]) / 1024,
+                 "%.1f" % (r["size"] / max(records, 1)) if x == "perfetto" else "—"))
+    say("")
+    return ok
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
@@ -119,6 +190,7 @@ def main():
     ap.add_argument("--dir")
     ap.add_argument("--out")
     ap.add_argument("--baseline")
+    ap.add_argument("--exports", default="timeline,chrome,perfetto")
     args = ap.parse_args()
     args.only = set(args.only.split(","))
     analyzer = os.path.join(args.build, "bin", "gpuprof-analyze")
@@ -197,8 +269,11 @@ def main():
                  rss * 1048576 / max(records, 1), fw / w,
                  min(fl["wall"]) / min(r["wall"]), fc / c))
     say("")
+    exports = [x for x in args.exports.split(",") if x]
+    if exports and any(label.startswith("kern ") for label, _ in traces):
+        ok = bench_exports(args, analyzer, floor, d, traces, exports, say) and ok
     if not ok:
-        say("FAILED: a report exited non-zero or its output differed between runs")
+        say("FAILED: a report or export exited non-zero or its output differed between runs")
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n".join(lines) + "\n")

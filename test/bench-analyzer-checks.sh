@@ -4,7 +4,9 @@
 # (bench/scan_floor) build; the floor counts the records the analyzer reads
 # (export -t json's "records" per file); bench/analyzer.py runs every kind
 # of trace with -j 1, 2 and the default and finds the report the same in
-# every run.  Prints "ok - ..." / "not ok - ..." lines.
+# every run, and writes the timeline, chrome and perfetto rows of the
+# kernel-only trace (records/s, ratio to the floor, peak RSS; Perfetto's
+# bytes per record).  Prints "ok - ..." / "not ok - ..." lines.
 #
 #   bash test/bench-analyzer-checks.sh BUILD_DIR
 set -u
@@ -54,6 +56,15 @@ if python3 bench/analyzer.py --build "$build" --records 40000 --ranks 3 --repeat
 		ok "analyzer.py: 4 traces x 3 -j values, the same report each run"
 	else
 		notok "analyzer.py wrote $rows rows, not 12: $(cat "$tmp/res.md")"
+	fi
+	# | output | trace | records | floor | wall | CPU | M/s wall | M/s CPU | vs floor | RSS | B/record |
+	if awk -F' *[|] *' '$2 ~ /^(timeline|chrome|perfetto)$/ && $3 ~ /^kern / {
+			n++; if ($4 != 40028 || !($8 + 0 > 0) || !($9 + 0 > 0) || !($10 + 0 > 0) || !($11 + 0 > 0)) bad = 1
+			if ($2 == "perfetto" && !($12 + 0 > 4 && $12 + 0 < 100)) bad = 1 }
+		END { exit !(n == 3 && !bad) }' "$tmp/res.md"; then
+		ok "analyzer.py: timeline, chrome and perfetto rows of the kernel-only trace"
+	else
+		notok "analyzer.py's export rows: $(grep -E '^[|] (timeline|chrome|perfetto) ' "$tmp/res.md")"
 	fi
 else
 	notok "analyzer.py failed: $(tail -5 "$tmp/err") $(grep FAILED "$tmp/out")"
