@@ -10,8 +10,9 @@
  *  - buffer_complete: CUPTI's worker thread, or a thread inside
  *    cuptiActivityFlushAll.  Translates records into the chunk ring under
  *    the producer lock; never compresses, writes or calls CUDA.
- *  - on_callback: application threads (resource/state/reset callbacks only;
- *    launch paths are not intercepted here).
+ *  - on_callback: application threads (resource/state/reset callbacks;
+ *    launch paths are not intercepted here, except while a window's edge
+ *    is watched, for milliseconds: guard_callback, atomics only).
  *  - source hooks (preload/source.h): attach and enable on the thread
  *    inside cuInit; set_tracing there or on the flusher (windows opened
  *    from outside); flush (cuptiActivityFlushAll) and drain on the
