@@ -34,11 +34,36 @@ static int append(struct ga_iv **v, size_t *n, size_t *cap, uint64_t start, uint
 	return 0;
 }
 
+/*
+ * Intervals that join or precede the retired ones: what follows the last
+ * retired end stays, counted as late.  The total stays exact where the
+ * clipped part was covered by the retired intervals.
+ */
+static void clip_late(struct ga_busy *b)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < b->nbatch; i++) {
+		struct ga_iv x = b->batch[i];
+
+		if (x.start <= b->frontier) {
+			b->late++;
+			if (x.end <= b->frontier)
+				continue;
+			x.start = b->frontier;
+		}
+		b->batch[k++] = x;
+	}
+	b->nbatch = k;
+}
+
 int ga_busy_flush(struct ga_busy *b)
 {
 	struct ga_iv *v = NULL;
 	size_t i = 0, j = 0, n = 0, cap = 0;
 
+	if (b->nretired)
+		clip_late(b);
 	if (!b->nbatch)
 		return 0;
 	ga_sort_iv_by_start(b->batch, b->nbatch);
@@ -84,6 +109,70 @@ int ga_busy_add_slow(struct ga_busy *b, uint64_t start, uint64_t end)
 	return ga_busy_add(b, start, end);
 }
 
+int ga_busy_retire(struct ga_busy *b, uint64_t wm)
+{
+	size_t i, k;
+
+	if (ga_busy_flush(b))
+		return -1;
+	for (k = 0; k < b->niv && b->iv[k].end < wm; k++)
+		;
+	if (!k)
+		return 0;
+	if (!b->nretired)
+		b->first = b->iv[0].start;
+	for (i = 0; i < k; i++) {
+		b->retired_ns += b->iv[i].end - b->iv[i].start;
+		if (b->on_retire)
+			b->on_retire(b->retire_ctx, b->iv[i].start, b->iv[i].end);
+	}
+	b->nretired += k;
+	b->frontier = b->iv[k - 1].end;
+	memmove(b->iv, b->iv + k, (b->niv - k) * sizeof(*b->iv));
+	b->niv -= k;
+	return 0;
+}
+
+/* The earliest last start of the streams, and no later than GA_BUSY_LAG before the latest. */
+static uint64_t watermark(const struct ga_busy *b)
+{
+	uint64_t wm = b->max_start > GA_BUSY_LAG ? b->max_start - GA_BUSY_LAG : 0;
+
+	for (size_t i = 0; i < b->nst; i++)
+		if (b->st[i].last < wm)
+			wm = b->st[i].last;
+	return wm;
+}
+
+int ga_busy_add_stream(struct ga_busy *b, uint32_t proc, uint32_t context, uint32_t stream,
+		       uint64_t start, uint64_t end)
+{
+	uint32_t *slot;
+	int r = ga_map_insert(&b->st_map, (uint64_t)proc << 32 | context, stream, &slot);
+
+	if (r < 0)
+		return -1;
+	if (r > 0) {
+		if (ga_util_grow(&b->st, &b->capst, b->nst + 1, sizeof(*b->st)))
+			return -1;
+		b->st[b->nst].last = start;
+		*slot = (uint32_t)++b->nst;
+	} else if (start > b->st[*slot - 1].last) {
+		b->st[*slot - 1].last = start;
+	}
+	if (start > b->max_start)
+		b->max_start = start;
+	if (ga_busy_add(b, start, end))
+		return -1;
+	if (b->niv + b->nbatch < (b->retire_at ? b->retire_at : GA_BUSY_RETIRE_AT))
+		return 0;
+	if (ga_busy_retire(b, watermark(b)))
+		return -1;
+	/* Held back by a slow stream: the next try once the list doubled. */
+	b->retire_at = b->niv * 2 > GA_BUSY_RETIRE_AT ? b->niv * 2 : GA_BUSY_RETIRE_AT;
+	return 0;
+}
+
 int ga_busy_merge(struct ga_busy *to, struct ga_busy *from)
 {
 	size_t i;
@@ -93,13 +182,26 @@ int ga_busy_merge(struct ga_busy *to, struct ga_busy *from)
 	for (i = 0; i < from->niv; i++)
 		if (ga_busy_add(to, from->iv[i].start, from->iv[i].end))
 			return -1;
+	/* Merged before from's retired ones count: they are late, not its kept ones. */
+	if (from->nretired && ga_busy_flush(to))
+		return -1;
+	if (from->nretired) {
+		if (!to->nretired || from->first < to->first)
+			to->first = from->first;
+		if (from->frontier > to->frontier)
+			to->frontier = from->frontier;
+		to->retired_ns += from->retired_ns;
+		to->nretired += from->nretired;
+		to->late += from->nretired;
+	}
+	to->late += from->late;
 	ga_busy_free(from);
 	return 0;
 }
 
 uint64_t ga_busy_total(const struct ga_busy *b)
 {
-	uint64_t t = 0;
+	uint64_t t = b->retired_ns;
 	size_t i;
 
 	for (i = 0; i < b->niv; i++)
@@ -107,9 +209,22 @@ uint64_t ga_busy_total(const struct ga_busy *b)
 	return t;
 }
 
+int ga_busy_span(const struct ga_busy *b, uint64_t *first, uint64_t *last)
+{
+	if (!b->nretired && !b->niv) {
+		*first = *last = 0;
+		return 0;
+	}
+	*first = b->nretired ? b->first : b->iv[0].start;
+	*last = b->niv ? b->iv[b->niv - 1].end : b->frontier;
+	return 1;
+}
+
 void ga_busy_free(struct ga_busy *b)
 {
 	free(b->iv);
 	free(b->batch);
+	free(b->st);
+	ga_map_free(&b->st_map);
 	memset(b, 0, sizeof(*b));
 }

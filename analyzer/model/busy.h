@@ -8,6 +8,18 @@
  * intervals is merged with the list in one linear pass), so the union is
  * exact in any order.  Memory: the batch (small at first: a trace may name
  * many devices) plus one entry per idle gap.
+ *
+ * Retiring (ga_busy_add_stream instead of ga_busy_add, for owners that need
+ * the total and the span but not every interval): each stream's activities
+ * come in start order, so no later one starts before the watermark, the
+ * earliest of the streams' last starts (and GA_BUSY_LAG before the latest
+ * start, for a stream whose first record comes late); intervals that end
+ * before it can no longer be joined and leave the list, summed into
+ * retired_ns and handed to on_retire when set.  Memory is then the
+ * intervals behind the slowest stream plus one entry per stream.  An
+ * interval that still comes before the retired ones (a stream out of
+ * order) is clipped to what follows them and counted in late: with late 0
+ * the total is exact.
  * Runs offline only.
  */
 #ifndef GA_ANALYZER_BUSY_H
@@ -17,14 +29,35 @@
 #include <stdint.h>
 
 #include "base/sort.h"
+#include "base/util.h"
 
 #define GA_BUSY_BATCH 4096
+#define GA_BUSY_RETIRE_AT 4096     /* intervals kept before a retiring owner retires */
+#define GA_BUSY_LAG 1000000000ull  /* ns behind the latest start a watermark stays */
+
+/* A stream's last start, for the watermark of ga_busy_add_stream. */
+struct ga_busy_stream {
+	uint64_t last;
+};
 
 struct ga_busy {
-	struct ga_iv *iv;          /* disjoint, ascending start */
+	struct ga_iv *iv;          /* disjoint, ascending start; retiring: the unretired tail */
 	size_t niv, capiv;
 	struct ga_iv *batch;       /* not merged yet, any order */
 	size_t nbatch, capbatch;   /* capbatch grows to GA_BUSY_BATCH: devices may be many */
+	/* Retiring (ga_busy_add_stream, ga_busy_retire). */
+	struct ga_busy_stream *st;
+	size_t nst, capst;
+	struct ga_map st_map;      /* (proc << 32 | context, stream) -> st index + 1 */
+	uint64_t max_start;        /* latest start seen by ga_busy_add_stream */
+	size_t retire_at;          /* niv at which to retire next */
+	uint64_t nretired;         /* intervals retired */
+	uint64_t retired_ns;       /* their covered time */
+	uint64_t first;            /* start of the first retired one */
+	uint64_t frontier;         /* end of the last retired one */
+	uint64_t late;             /* intervals that came before it (clipped) */
+	void (*on_retire)(void *ctx, uint64_t start, uint64_t end);
+	void *retire_ctx;
 };
 
 int ga_busy_add_slow(struct ga_busy *b, uint64_t start, uint64_t end);
@@ -57,12 +90,28 @@ static inline int ga_busy_add(struct ga_busy *b, uint64_t start, uint64_t end)
 	return ga_busy_add_slow(b, start, end);
 }
 
+/*
+ * Adds [start, end] of stream (proc, context, stream) and retires what
+ * its watermark allows (see the top of this file).  0, or -1 out of memory.
+ */
+int ga_busy_add_stream(struct ga_busy *b, uint32_t proc, uint32_t context, uint32_t stream,
+		       uint64_t start, uint64_t end);
+/*
+ * Retires the intervals that end before wm: no interval added later may
+ * start before wm.  0, or -1 out of memory.
+ */
+int ga_busy_retire(struct ga_busy *b, uint64_t wm);
 /* Merges the batch into the disjoint list.  0, or -1 out of memory. */
 int ga_busy_flush(struct ga_busy *b);
-/* Adds everything of `from` to `to` and empties `from`.  0, or -1. */
+/*
+ * Adds everything of `from` to `to` and empties `from`.  0, or -1.  What
+ * either had retired counts as late in `to`: its intervals are gone.
+ */
 int ga_busy_merge(struct ga_busy *to, struct ga_busy *from);
-/* After ga_busy_flush: total covered time, first start, last end (0s if empty). */
+/* After ga_busy_flush: total covered time, retired intervals included. */
 uint64_t ga_busy_total(const struct ga_busy *b);
+/* After ga_busy_flush: the first start and the last end; 0 when empty. */
+int ga_busy_span(const struct ga_busy *b, uint64_t *first, uint64_t *last);
 void ga_busy_free(struct ga_busy *b);
 
 #endif

@@ -413,7 +413,9 @@ add_activity(struct fctx *f, struct ga_act *a)
 	m->counts[a->kind]++;
 	dr->count++;
 	dr->total += dur;
-	if (ga_busy_add(&m->devs[dr->dev].busy, a->start, a->end))
+	if (m->busy_retire ? ga_busy_add_stream(&m->devs[dr->dev].busy, f->proc, a->context,
+						a->stream, a->start, a->end) :
+			     ga_busy_add(&m->devs[dr->dev].busy, a->start, a->end))
 		return nomem(f);
 
 	{
@@ -1511,15 +1513,16 @@ int ga_model_times_implausible(const struct ga_model *m)
 static int busy(struct ga_model *m, uint32_t di)
 {
 	struct ga_device *d = &m->devs[di];
+	uint64_t first, last;
 
 	if (ga_busy_flush(&d->busy))
 		return -1;
 	d->busy_ns = ga_busy_total(&d->busy);
-	if (d->busy.niv) {
-		if (d->busy.iv[0].start < m->first_start)
-			m->first_start = d->busy.iv[0].start;
-		if (d->busy.iv[d->busy.niv - 1].end > m->last_end)
-			m->last_end = d->busy.iv[d->busy.niv - 1].end;
+	if (ga_busy_span(&d->busy, &first, &last)) {
+		if (first < m->first_start)
+			m->first_start = first;
+		if (last > m->last_end)
+			m->last_end = last;
 	}
 	return 0;
 }

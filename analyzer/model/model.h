@@ -247,6 +247,12 @@ struct ga_model {
 	size_t nshifts;
 	size_t keep_rows;          /* rows to keep for a timeline; 0 none */
 	/*
+	 * Set before reading when nothing needs every busy interval (no
+	 * findings, no summary): devices' unions retire intervals behind
+	 * their streams (model/busy.h), keeping the total and span only.
+	 */
+	int busy_retire;
+	/*
 	 * Optional filter, asked before a GPU activity counts anywhere, with
 	 * kind, proc, start, end, name, bytes, copy_kind, device_id, context,
 	 * stream, correlation, graph_id and graph_node set; it may set nvtx.

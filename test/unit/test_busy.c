@@ -1,0 +1,253 @@
+/*
+ * Unit tests of the busy-time union (analyzer/model/busy.c) and of its
+ * retiring form (ga_busy_add_stream): random activities on several
+ * streams, each stream in start order, the streams interleaved at random,
+ * give the same total, span and intervals retiring as kept whole, with
+ * the list bounded; a stream held back keeps what it may still join; an
+ * interval that comes after its place was retired is clipped and counted;
+ * and the report without findings, which retires, prints what the report
+ * that keeps every interval prints.  Test code, runs offline only.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "model/busy.h"
+#include "synth.h"
+#include "tap.h"
+
+#define T0 1700000000000000000ull
+#define NSTREAMS 5
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+
+static uint32_t rnd(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return (uint32_t)((rng * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+/* What the retiring union handed over, in order. */
+struct got {
+	struct ga_iv *iv;
+	size_t n, cap;
+	int disorder;
+};
+
+static void on_retire(void *ctx, uint64_t start, uint64_t end)
+{
+	struct got *g = ctx;
+
+	if (g->n && start <= g->iv[g->n - 1].end)
+		g->disorder = 1;
+	if (g->n == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 1024;
+		g->iv = realloc(g->iv, g->cap * sizeof(*g->iv));
+		if (!g->iv)
+			abort();
+	}
+	g->iv[g->n].start = start;
+	g->iv[g->n].end = end;
+	g->n++;
+}
+
+/*
+ * n activities on NSTREAMS streams, each stream's in start order with gaps
+ * of 0 to 300 us and lengths of 10 to 200 us, handed over in a random
+ * interleaving of the streams: to `whole` with ga_busy_add, to `ret` with
+ * ga_busy_add_stream.  idle_after: stream 0 stops after that many (its
+ * last start then holds the watermark back), 0: never.
+ */
+static void feed(struct ga_busy *whole, struct ga_busy *ret, size_t n, size_t idle_after,
+		 size_t *most)
+{
+	uint64_t next[NSTREAMS];
+	size_t count0 = 0;
+
+	for (int s = 0; s < NSTREAMS; s++)
+		next[s] = T0 + rnd() % 5000;
+	*most = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t s = rnd() % NSTREAMS;
+		uint64_t start, end;
+
+		if (s == 0 && idle_after && count0 >= idle_after)
+			s = 1 + rnd() % (NSTREAMS - 1);
+		if (s == 0)
+			count0++;
+		start = next[s];
+		end = start + 10000 + rnd() % 190000;
+		next[s] = end + rnd() % 300000;
+		CHECK(ga_busy_add(whole, start, end) == 0);
+		CHECK(ga_busy_add_stream(ret, 1, 7, 10 + s, start, end) == 0);
+		if (ret->niv + ret->nbatch > *most)
+			*most = ret->niv + ret->nbatch;
+	}
+}
+
+static void test_retire_same(void)
+{
+	struct ga_busy whole = { 0 }, ret = { 0 };
+	struct got g = { 0 };
+	uint64_t f1, l1, f2, l2;
+	size_t most, i;
+	const size_t n = 200000;
+	double span;
+
+	tap_begin("busy union: retiring gives the total, span and intervals of the whole union");
+	ret.on_retire = on_retire;
+	ret.retire_ctx = &g;
+	feed(&whole, &ret, n, 0, &most);
+	CHECK(ga_busy_flush(&whole) == 0 && ga_busy_flush(&ret) == 0);
+	CHECKF(ga_busy_total(&whole) == ga_busy_total(&ret), "total %llu, retiring %llu",
+	       (unsigned long long)ga_busy_total(&whole), (unsigned long long)ga_busy_total(&ret));
+	CHECK(ga_busy_span(&whole, &f1, &l1) == 1 && ga_busy_span(&ret, &f2, &l2) == 1);
+	CHECKF(f1 == f2 && l1 == l2, "span %llu..%llu, retiring %llu..%llu",
+	       (unsigned long long)f1, (unsigned long long)l1, (unsigned long long)f2,
+	       (unsigned long long)l2);
+	CHECKF(ret.late == 0 && !g.disorder, "late %llu", (unsigned long long)ret.late);
+	CHECKF(ret.nretired == g.n && g.n + ret.niv == whole.niv && g.n > whole.niv / 2,
+	       "%zu retired + %zu kept, %zu in the union", g.n, ret.niv, whole.niv);
+	for (i = 0; i < whole.niv && i < g.n + ret.niv; i++) {
+		const struct ga_iv *a = i < g.n ? &g.iv[i] : &ret.iv[i - g.n];
+
+		if (a->start != whole.iv[i].start || a->end != whole.iv[i].end)
+			break;
+	}
+	CHECKF(i == whole.niv, "interval %zu differs", i);
+	/*
+	 * Bounded by time, not by count: what GA_BUSY_LAG (1 s) of this trace
+	 * holds (about 10 s in all), plus a retire's worth.
+	 */
+	span = (double)(l1 - f1) / 1e9;
+	CHECKF(span > 5 && (double)most <= (double)whole.niv / span * 1.5 + 2 * GA_BUSY_RETIRE_AT,
+	       "%zu intervals kept at most of %zu over %.1f s", most, whole.niv, span);
+	ga_busy_free(&whole);
+	ga_busy_free(&ret);
+	free(g.iv);
+	tap_end();
+}
+
+static void test_held_back(void)
+{
+	struct ga_busy whole = { 0 }, ret = { 0 };
+	size_t most;
+
+	tap_begin("busy union: a stream that stopped holds the intervals it may still join");
+	feed(&whole, &ret, 50000, 100, &most);
+	CHECK(ga_busy_flush(&whole) == 0 && ga_busy_flush(&ret) == 0);
+	CHECK(ga_busy_total(&whole) == ga_busy_total(&ret) && ret.late == 0);
+	/* Stream 0 stopped early: nothing after its last start retired. */
+	CHECKF(ret.nretired < 150 && ret.nretired + ret.niv == whole.niv, "%llu retired",
+	       (unsigned long long)ret.nretired);
+	/* Its next start lets everything before it go. */
+	CHECK(ga_busy_add_stream(&ret, 1, 7, 10, whole.iv[whole.niv - 1].end + 10,
+				 whole.iv[whole.niv - 1].end + 20) == 0);
+	CHECK(ga_busy_retire(&ret, whole.iv[whole.niv - 1].end + 10) == 0);
+	CHECKF(ret.nretired == whole.niv && ret.niv == 1, "%llu retired, %zu kept",
+	       (unsigned long long)ret.nretired, ret.niv);
+	CHECK(ga_busy_total(&ret) == ga_busy_total(&whole) + 10);
+	ga_busy_free(&whole);
+	ga_busy_free(&ret);
+	tap_end();
+}
+
+static void test_late(void)
+{
+	struct ga_busy b = { 0 }, other = { 0 };
+	uint64_t f, l;
+
+	tap_begin("busy union: an interval behind the retired ones is clipped and counted late");
+	CHECK(ga_busy_add(&b, 100, 200) == 0 && ga_busy_add(&b, 300, 400) == 0 &&
+	      ga_busy_add(&b, 500, 600) == 0);
+	CHECK(ga_busy_retire(&b, 450) == 0);
+	CHECK(b.nretired == 2 && b.frontier == 400 && b.niv == 1);
+	/* Inside what was retired: nothing to add; across its end: the part after it. */
+	CHECK(ga_busy_add(&b, 150, 180) == 0 && ga_busy_add(&b, 350, 450) == 0);
+	CHECK(ga_busy_flush(&b) == 0);
+	CHECKF(b.late == 2 && ga_busy_total(&b) == 100 + 100 + 50 + 100, "late %llu, total %llu",
+	       (unsigned long long)b.late, (unsigned long long)ga_busy_total(&b));
+	CHECK(ga_busy_span(&b, &f, &l) == 1 && f == 100 && l == 600);
+	/* Merged into another union, the retired ones are gone: late, totals kept. */
+	CHECK(ga_busy_add(&other, 1000, 1100) == 0 && ga_busy_merge(&other, &b) == 0);
+	CHECK(ga_busy_flush(&other) == 0);
+	CHECK(ga_busy_total(&other) == 450 && other.late == 4);
+	CHECK(ga_busy_span(&other, &f, &l) == 1 && f == 100 && l == 1100);
+	CHECK(ga_busy_span(&b, &f, &l) == 0);
+	ga_busy_free(&other);
+	tap_end();
+}
+
+/* A line of text that starts with prefix, up to its end; "" none. */
+static void line_of(const char *text, const char *prefix, char *buf, size_t len)
+{
+	const char *p = text ? strstr(text, prefix) : NULL;
+	size_t n = 0;
+
+	while (p && p[n] && p[n] != '\n' && n + 1 < len)
+		n++;
+	memcpy(buf, p ? p : "", n);
+	buf[n] = '\0';
+}
+
+/* The report's "GPU busy" and "Wall span", kept whole and retiring. */
+static void test_report(void)
+{
+	char dir[] = "/tmp/gpuprof-busy-XXXXXX", path[64], cmd[96];
+	char busy[2][128], span[2][128];
+	struct synth *s;
+	uint32_t name;
+	uint64_t t[3] = { T0, T0, T0 };
+
+	tap_begin("busy union: the report without findings (retiring) prints the same busy time");
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		tap_end();
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/t.gpuprof", dir);
+	s = synth_open(path);
+	synth_process(s, 4242, "node1", "./busy", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	synth_device(s, 0, "GPU0", 9, 0, 132, 80ull << 30, 0x10);
+	name = synth_string(s, "k");
+	for (int i = 0; i < 30000; i++) {
+		uint32_t st = rnd() % 3;
+		uint64_t len = 500 + rnd() % 3000;
+
+		synth_kernel(s, name, t[st], t[st] + len, 0, 7 + st, 0, 0);
+		t[st] += len + rnd() % 4000;
+	}
+	synth_end(s, T0 + 1000000000ull, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+	for (int k = 0; k < 2; k++) {
+		char *out = NULL, *err = NULL;
+
+		CHECK(synth_run(dir, &out, &err, cmd_report, "report",
+				k ? "--findings=none" : "--findings=all", path, (char *)NULL) == 0);
+		line_of(out, "GPU busy:", busy[k], sizeof(busy[k]));
+		line_of(out, "Wall span:", span[k], sizeof(span[k]));
+		free(out);
+		free(err);
+	}
+	CHECKF(busy[0][0] && span[0][0] && !strcmp(busy[0], busy[1]) && !strcmp(span[0], span[1]),
+	       "kept: '%s' '%s', retiring: '%s' '%s'", busy[0], span[0], busy[1], span[1]);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	tap_end();
+}
+
+int main(void)
+{
+	test_retire_same();
+	test_held_back();
+	test_late();
+	test_report();
+	return tap_exit();
+}
