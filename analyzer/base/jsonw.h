@@ -101,27 +101,36 @@ static inline char *ga_jw_put(char *p, const char *s, size_t len)
 #define GA_JW_LIT(p, s) ga_jw_put((p), (s), sizeof(s) - 1)
 
 extern const char ga_jw_digits2[200];
+extern const uint64_t ga_jw_pow10[20];
 
-/* v's decimal digits at p, two at a time; returns the end. */
+/*
+ * v's decimal digits at p, two at a time, written in place from the last
+ * (a variable-length copy of each number cost more than its digits);
+ * returns the end.
+ */
 static inline char *ga_jw_put_u64(char *p, uint64_t v)
 {
-	char b[20];
-	int i = (int)sizeof(b);
+	/* Digits: from the bit length, corrected by one comparison. */
+	unsigned n = (unsigned)((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+	char *end, *q;
 
+	n += v >= ga_jw_pow10[n];
+	n += !n;
+	end = q = p + n;
 	while (v >= 100) {
 		unsigned d = (unsigned)(v % 100) * 2;
 
 		v /= 100;
-		b[--i] = ga_jw_digits2[d + 1];
-		b[--i] = ga_jw_digits2[d];
+		*--q = ga_jw_digits2[d + 1];
+		*--q = ga_jw_digits2[d];
 	}
 	if (v >= 10) {
-		b[--i] = ga_jw_digits2[v * 2 + 1];
-		b[--i] = ga_jw_digits2[v * 2];
+		*--q = ga_jw_digits2[v * 2 + 1];
+		*--q = ga_jw_digits2[v * 2];
 	} else {
-		b[--i] = (char)('0' + v);
+		*--q = (char)('0' + v);
 	}
-	return ga_jw_put(p, b + i, sizeof(b) - (size_t)i);
+	return end;
 }
 
 /* v thousandths with three decimals at p, as ga_jw_milli() writes them. */
