@@ -1,0 +1,106 @@
+/*
+ * base/jsonw: numbers written in place (ga_jw_put_u64(), ga_jw_put_milli())
+ * are printf's digits at every length; a value written through
+ * ga_jw_direct() gets the separators the writer's own calls would give it.
+ * Test code, runs offline only.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jsonw.h"
+#include "tap.h"
+
+static int same_u64(uint64_t v)
+{
+	char b[32], r[32];
+
+	*ga_jw_put_u64(b, v) = '\0';
+	snprintf(r, sizeof(r), "%" PRIu64, v);
+	return !strcmp(b, r);
+}
+
+static void test_digits(void)
+{
+	uint64_t x = 1, p = 1, bad = 0;
+	int fails = 0;
+	char b[40], r[40];
+
+	tap_begin("jsonw: digits in place are printf's, at every length and power of ten");
+	for (int k = 0; k < 20; k++, p *= 10)
+		for (int d = -1; d <= 1; d++)
+			if (!same_u64(p + (uint64_t)d) && !fails++)
+				bad = p + (uint64_t)d;
+	for (int i = 0; i < 1000000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		if (!same_u64(x >> (x & 63)) && !fails++)
+			bad = x >> (x & 63);
+	}
+	fails += !same_u64(0) + !same_u64(UINT64_MAX);
+	CHECKF(!fails, "%d numbers differ, the first %" PRIu64, fails, bad);
+	*ga_jw_put_milli(b, 1234567) = '\0';
+	CHECKF(!strcmp(b, "1234.567"), "milli: %s", b);
+	*ga_jw_put_milli(b, 7) = '\0';
+	snprintf(r, sizeof(r), "0.007");
+	CHECKF(!strcmp(b, r), "milli: %s", b);
+	tap_end();
+}
+
+/* Three events of an events array, through the calls or straight into the buffer. */
+static char *events(int direct)
+{
+	struct ga_jw w;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	ga_jw_init(&w, f);
+	ga_jw_obj(&w, GA_JW_COMPACT);
+	ga_jw_key(&w, "traceEvents");
+	ga_jw_arr(&w, GA_JW_EVENTS);
+	for (int i = 0; i < 3; i++) {
+		if (direct) {
+			char *p = ga_jw_direct(&w, 64);
+
+			p = GA_JW_LIT(p, "{\"ts\":");
+			p = ga_jw_put_milli(p, 1000u * (unsigned)i + 5);
+			p = GA_JW_LIT(p, ",\"n\":");
+			p = ga_jw_put_u64(p, (uint64_t)i * 100);
+			p = GA_JW_LIT(p, "}");
+			ga_jw_wrote(&w, p);
+		} else {
+			ga_jw_obj(&w, GA_JW_COMPACT);
+			ga_jw_key(&w, "ts");
+			ga_jw_milli(&w, 1000u * (unsigned)i + 5);
+			ga_jw_ku64(&w, "n", (uint64_t)i * 100);
+			ga_jw_end(&w);
+		}
+	}
+	ga_jw_end(&w);
+	ga_jw_end(&w);
+	ga_jw_free(&w);
+	fclose(f);
+	return out;
+}
+
+static void test_direct(void)
+{
+	char *a = events(0), *b = events(1);
+	struct ga_jw w;
+
+	tap_begin("jsonw: values written straight into the buffer get the writer's separators");
+	CHECKF(a && b && !strcmp(a, b), "calls:\n%s\ndirect:\n%s", a ? a : "", b ? b : "");
+	ga_jw_init(&w, stdout);
+	CHECK(ga_jw_direct(&w, sizeof(w.buf) + 1) == NULL);
+	tap_end();
+	free(a);
+	free(b);
+}
+
+int main(void)
+{
+	test_digits();
+	test_direct();
+	return tap_exit();
+}
