@@ -81,6 +81,10 @@ struct chrome {
 	} *q;
 	size_t capq;
 	struct ga_map streams;     /* (proc << 32 | device, context << 32 | stream) -> lane + 1 */
+	struct {                   /* streams recently looked up: they interleave, a few at a time */
+		uint64_t a, b;
+		uint32_t head;     /* the track's first lane + 1, which never changes; 0 none */
+	} scache[64];
 	uint32_t nstreams;         /* GPU thread ids handed out */
 	struct ga_map threads;     /* (proc, tid) -> the thread's API lane + 1 */
 	uint32_t nhost;            /* host thread ids handed out */
@@ -263,13 +267,25 @@ static int stream_track(struct ga_export *e, const struct ga_act *a, uint32_t pi
 			uint32_t *tid)
 {
 	struct chrome *c = e->state;
-	uint32_t *slot;
+	uint64_t ka = (uint64_t)a->proc << 32 | a->device_id;
+	uint64_t kb = (uint64_t)a->context << 32 | a->stream;
+	size_t ci = (a->stream ^ a->device_id * 7u ^ a->proc * 13u) % 64;
+	uint32_t *slot, head;
 	char tname[64];
 	int r;
 
-	if (ga_map_insert(&c->streams, (uint64_t)a->proc << 32 | a->device_id,
-			  (uint64_t)a->context << 32 | a->stream, &slot) < 0)
-		return -1;
+	if (c->scache[ci].head && c->scache[ci].a == ka && c->scache[ci].b == kb) {
+		head = c->scache[ci].head;
+		slot = &head;
+	} else {
+		if (ga_map_insert(&c->streams, ka, kb, &slot) < 0)
+			return -1;
+		if (*slot) {
+			c->scache[ci].a = ka;
+			c->scache[ci].b = kb;
+			c->scache[ci].head = *slot;
+		}
+	}
 	/* The name only where a track or lane is made (place() says 1 without it). */
 	if ((r = place(e, pid, slot, UINT32_MAX, 1, 1, NULL, a->start, a->end, tid)) != 1)
 		return r;
