@@ -117,6 +117,10 @@ fi
 if [ -f test/bench-analyzer-checks.sh ] && command -v python3 >/dev/null 2>&1; then
 	run_step "bench analyzer" bash test/bench-analyzer-checks.sh "$build"
 fi
+# --- the report's peak memory does not grow with the records where it is bounded (no GPU)
+if [ -f test/analyzer-memory-checks.sh ] && command -v python3 >/dev/null 2>&1; then
+	run_step "analyzer memory" bash test/analyzer-memory-checks.sh "$build"
+fi
 
 # --- the analyzer's layers: no include loop, no arrow back up; one name, one file (no build needed)
 if command -v python3 >/dev/null 2>&1; then

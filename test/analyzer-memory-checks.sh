@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Checks that the analyzer's memory does not grow with the records where it
+# is bounded, no GPU: the peak RSS of gpuprof-analyze report (the child's
+# ru_maxrss) on a kernel-only trace of 1M records against one of 250k
+# (bench/synth_trace N), and on the compression bomb (synth_trace --same:
+# records of one stream that differ only by a constant step) of 4M records
+# against 1M, reported without findings, where the busy intervals retire as
+# they are read (model/busy.h; the findings read every busy interval).
+# The bound is bytes of peak RSS per record more.  Prints "ok - ..." /
+# "not ok - ..." lines; about 5 seconds.
+#
+#   bash test/analyzer-memory-checks.sh BUILD_DIR
+set -u
+
+build=${1:?usage: test/analyzer-memory-checks.sh BUILD_DIR}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-memory.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+ana=$build/bin/gpuprof-analyze
+
+ok() { echo "ok - analyzer memory: $1"; }
+notok() { echo "not ok - analyzer memory: $1"; fail=1; }
+
+if ! make --no-print-directory -s BUILD="$build" "$build/bench/synth_trace" \
+	"$build/bench/scan_floor" >"$tmp/make.log" 2>&1; then
+	notok "the bench programs do not build: $(tail -3 "$tmp/make.log")"
+	exit 1
+fi
+
+# Peak RSS in KiB of the analyzer's run with these arguments (output dropped), -1 failed.
+peak_kib() {
+	python3 -c 'import os, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, st, ru = os.wait4(p.pid, 0)
+print(ru.ru_maxrss if os.waitstatus_to_exitcode(st) == 0 else -1)' "$ana" "$@"
+}
+
+# grows LABEL SMALL LARGE MAX REPORT_ARGS...: the larger trace's peak RSS over
+# the smaller's is at most MAX bytes per record more.
+grows() {
+	local label=$1 small=$2 large=$3 max=$4 a b ra rb
+	shift 4
+	ra=$("$build/bench/scan_floor" "$small" | awk '{print $2}')
+	rb=$("$build/bench/scan_floor" "$large" | awk '{print $2}')
+	a=$(peak_kib report "$@" "$small")
+	b=$(peak_kib report "$@" "$large")
+	if [ "$a" -le 0 ] || [ "$b" -le 0 ] || [ "${rb:-0}" -le "${ra:-0}" ]; then
+		notok "$label: a report failed ($a, $b KiB; $ra, $rb records)"
+	elif [ $(((b - a) * 1024)) -le $((max * (rb - ra))) ]; then
+		ok "$label: $a KiB at $ra records, $b KiB at $rb (at most $max B/record more)"
+	else
+		notok "$label grows with the records: $a KiB at $ra, $b KiB at $rb (more than $max B/record)"
+	fi
+}
+
+"$build/bench/synth_trace" 250000 "$tmp/k1.gpuprof" 2>/dev/null &&
+	"$build/bench/synth_trace" 1000000 "$tmp/k4.gpuprof" 2>/dev/null &&
+	"$build/bench/synth_trace" --same 1000000 "$tmp/s1.gpuprof" 2>/dev/null &&
+	"$build/bench/synth_trace" --same 4000000 "$tmp/s4.gpuprof" 2>/dev/null || {
+	notok "synth_trace did not write the traces"
+	exit 1
+}
+# Before: 36 B/record (each kernel kept for the GPU over time) and 16 (each busy interval).
+grows "peak RSS of a kernel-only report" "$tmp/k1.gpuprof" "$tmp/k4.gpuprof" 4
+grows "peak RSS of the bomb's report without findings" "$tmp/s1.gpuprof" "$tmp/s4.gpuprof" 1 \
+	--findings=none
+exit $fail
