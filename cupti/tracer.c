@@ -26,22 +26,17 @@
  * are kept (saved[] below) and written again at the start of every file,
  * since CUPTI reports them once.
  *
- * Window edges (source.h, window; docs/USAGE.md, "Which work a window
- * holds"): a kernel, copy, memset or graph launch belongs to the window in
- * which its launch call began, an API call and an allocation to the one in
- * which they began.  CUPTI's kinds go on and off over milliseconds, with
- * launches going on meanwhile, so each edge is watched: from OPENING until
- * OPEN, and from CLOSING until tracing is off, the driver calls that
- * launch, copy or set are seen at their ENTER (guard_callback, program
- * threads: an atomic table, no lock, no allocation), their start kept by
- * correlation id; a record whose call began outside every window is left
- * out when translated, and the close waits (boundedly) for calls begun
- * before the end to return, so that their work is recorded before the
- * kinds go off.  Between edges nothing is watched.  Not with --metrics
- * (its callbacks share these calls).
+ * Window edges (source.h, window; the rule and its limits in edges.h): from
+ * OPENING until OPEN, and from CLOSING until tracing is off, the driver
+ * calls that launch, copy or set are watched through callbacks
+ * (guard_callback, program threads: atomics only); records of work begun
+ * outside every window are left out when translated, and the close waits
+ * (boundedly) for calls begun before the end.  Between edges nothing is
+ * watched.  Not with --metrics (its callbacks share these calls).
  */
 #include "capture.h"
 #include "cupti_api.h"
+#include "edges.h"
 #include "gpusample.h"
 #include "metrics.h"
 #include "guest.h"
@@ -129,35 +124,12 @@ static int api_sel_ready;
 static int api_late;
 static int api_kinds_on;               /* the whole API kinds are on (late) */
 
-/*
- * Window edges (see the file header).  guard_tab: correlation id -> the
- * trace time its call began (GUARD_BEFORE: before the watch began; 0: not
- * yet written), filled by guard_callback, read when records are
- * translated; emptied at each window's OPENING.  twin: the windows, under
- * the producer lock.
- */
-#define GUARD_SLOTS 16384u
-#define GUARD_PROBES 64
-#define GUARD_BEFORE 1ull
+/* Window edges (edges.h); the driver calls watched at them. */
 #define GUARD_WAIT_NS 50000000ull     /* the close's wait for calls begun before the end */
-#define GUARD_HEAD 1
-#define GUARD_TAIL 2
-static struct guard_ent {
-	atomic_uint corr;
-	atomic_uint counted;               /* began before the end and still in its call */
-	_Atomic uint64_t start;
-} guard_tab[GUARD_SLOTS];
+static struct gp_edges edges;
 static uint8_t guard_cbid[CUPTI_DRIVER_TRACE_CBID_SIZE];
 static int guard_ncbid = -1;
-static atomic_int guard_phase, guard_inflight, tracing_cbs;
-static _Atomic uint64_t guard_end;    /* the window's end, UINT64_MAX until taken */
-static atomic_uint guard_full;        /* calls the table had no room for */
-#define TWIN 8
-static struct {
-	uint64_t on, off;
-} twin[TWIN];
-static unsigned ntwin;
-static uint64_t edge_dropped;         /* records left out by the rule (producer lock) */
+static atomic_int tracing_cbs;        /* tracing's callbacks are on */
 
 /* Devices and contexts as CUPTI reported them; producer lock. */
 #define GP_SAVED_DEVICES 64
@@ -255,58 +227,6 @@ static int timed(uint64_t start, uint64_t end, const char *what, uint32_t correl
 		return 1;
 	gp_lost_add(GP_LOST_NO_TIMESTAMP, 1);
 	gp_debug("%.80s (correlation %u) came without a time: left out", what, correlation);
-	return 0;
-}
-
-/* The slot of correlation id corr; claim: take an empty one.  NULL: none (table full). */
-static struct guard_ent *guard_slot(uint32_t corr, int claim)
-{
-	uint32_t h = corr * 2654435761u;
-
-	if (!corr)
-		return NULL;
-	for (uint32_t i = 0; i < GUARD_PROBES; i++) {
-		unsigned idx = (h + i) % GUARD_SLOTS;
-		unsigned c = atomic_load_explicit(&guard_tab[idx].corr, memory_order_acquire);
-
-		if (c == corr)
-			return &guard_tab[idx];
-		if (c)
-			continue;
-		if (!claim)
-			return NULL;
-		if (atomic_compare_exchange_strong(&guard_tab[idx].corr, &c, corr) || c == corr)
-			return &guard_tab[idx];
-	}
-	return NULL;
-}
-
-/* Producer lock: whether trace time t lies inside a window (any, before the first edge). */
-static int in_window(uint64_t t)
-{
-	if (!ntwin)
-		return 1;
-	for (unsigned i = 0; i < ntwin && i < TWIN; i++) {
-		unsigned k = (ntwin - 1 - i) % TWIN;
-
-		if (t >= twin[k].on && t < twin[k].off)
-			return 1;
-	}
-	return 0;
-}
-
-/* Producer lock: whether the work of call corr belongs to a window (its call began inside one). */
-static int launched_inside(uint32_t corr)
-{
-	struct guard_ent *g;
-	uint64_t st;
-
-	if (!ntwin || !(g = guard_slot(corr, 0)) ||
-	    !(st = atomic_load_explicit(&g->start, memory_order_acquire)))
-		return 1; /* not watched: it began between the edges */
-	if (st != GUARD_BEFORE && in_window(st))
-		return 1;
-	edge_dropped++;
 	return 0;
 }
 
@@ -484,17 +404,8 @@ static void put_api(const CUpti_ActivityAPI *a, CUpti_CallbackDomain domain)
 	 * off).  A watched launch, copy or set goes with its work: the start
 	 * of its driver call decides, for the runtime call around it too.
 	 */
-	if (ntwin) {
-		struct guard_ent *g = guard_slot(a->correlationId, 0);
-
-		if (g && atomic_load_explicit(&g->start, memory_order_acquire)) {
-			if (!launched_inside(a->correlationId))
-				return;
-		} else if (a->start && !in_window(a->start)) {
-			edge_dropped++;
-			return;
-		}
-	}
+	if (!gp_edges_keep_api(&edges, a->correlationId, a->start))
+		return;
 	if (!timed(a->start, a->end, "an API call", a->correlationId))
 		return;
 	name = api_name(domain, a->cbid);
@@ -532,8 +443,8 @@ static void put_memory(const CUpti_ActivityMemory4 *m)
 		gp_lost_add(GP_LOST_NO_TIMESTAMP, 1);
 		return;
 	}
-	if (!in_window(m->timestamp)) {
-		edge_dropped++;
+	if (!gp_edges_in_window(&edges, m->timestamp)) {
+		edges.dropped++;
 		return;
 	}
 	r = gp_emit(GP_REC_MEMORY, sizeof(*r));
@@ -679,7 +590,7 @@ static void translate(const CUpti_Activity *rec)
 	uint32_t corr = work_corr(rec);
 
 	/* Work whose launch call began outside every window (see the file header). */
-	if (corr && !launched_inside(corr))
+	if (corr && !gp_edges_keep_work(&edges, corr))
 		return;
 	if (gp_rec.cfg.backtrace) {
 		/* The stack link goes first, so a reader has it with the activity. */
@@ -813,43 +724,15 @@ static int is_launch_cbid(CUpti_CallbackId cbid)
 
 /*
  * Program threads, at a watched call's ENTER and EXIT while an edge is
- * watched: its start kept by correlation id (lock-free, no allocation).
+ * watched: its start kept by correlation id (edges.h; atomics only).
  * Runtime calls launch through these driver calls with the same id.
  */
 static void guard_callback(const CUpti_CallbackData *cd)
 {
-	int phase = atomic_load_explicit(&guard_phase, memory_order_acquire);
-	struct guard_ent *g;
-
-	if (!phase)
-		return;
-	if (cd->callbackSite == CUPTI_API_ENTER) {
-		uint64_t t = trace_now();
-
-		if (!(g = guard_slot(cd->correlationId, 1))) {
-			atomic_fetch_add_explicit(&guard_full, 1, memory_order_relaxed);
-			return;
-		}
-		if (atomic_load_explicit(&g->start, memory_order_relaxed))
-			return; /* a driver call inside another of the same launch */
-		/* Seq-cst with cuda_window's store of the end, then its reads of guard_inflight. */
-		if (phase == GUARD_TAIL && t < atomic_load(&guard_end) &&
-		    !atomic_exchange(&g->counted, 1))
-			atomic_fetch_add(&guard_inflight, 1);
-		atomic_store_explicit(&g->start, t, memory_order_release);
-		return;
-	}
-	/* EXIT of a call whose ENTER came before the watch: it began before the window. */
-	g = guard_slot(cd->correlationId, phase == GUARD_HEAD);
-	if (!g)
-		return;
-	if (phase == GUARD_HEAD) {
-		uint64_t zero = 0;
-
-		atomic_compare_exchange_strong(&g->start, &zero, GUARD_BEFORE);
-	}
-	if (atomic_exchange(&g->counted, 0))
-		atomic_fetch_sub(&guard_inflight, 1);
+	if (cd->callbackSite == CUPTI_API_ENTER)
+		gp_edges_enter(&edges, cd->correlationId, trace_now);
+	else
+		gp_edges_exit(&edges, cd->correlationId);
 }
 
 /*
@@ -871,7 +754,7 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 	if (gp_guest_seen && !gp_guest_dispatch(domain, cbid, data))
 		return;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE &&
-	    guard_cbid[cbid] && atomic_load_explicit(&guard_phase, memory_order_relaxed)) {
+	    guard_cbid[cbid] && atomic_load_explicit(&edges.phase, memory_order_relaxed)) {
 		guard_callback(data);
 		if (!guard_passes(cbid))
 			return;
@@ -1364,23 +1247,7 @@ static void guard_callbacks(int on)
 	}
 }
 
-/* Producer lock: a window's start, or its end (a window that began with the trace at 0). */
-static void twin_edge(int open, uint64_t t)
-{
-	if (open) {
-		twin[ntwin % TWIN].on = t;
-		twin[ntwin % TWIN].off = UINT64_MAX;
-		ntwin++;
-		return;
-	}
-	if (!ntwin || twin[(ntwin - 1) % TWIN].off != UINT64_MAX) {
-		twin[ntwin % TWIN].on = 0;
-		ntwin++;
-	}
-	twin[(ntwin - 1) % TWIN].off = t;
-}
-
-/* The flusher: a window's edges (source.h, window; the file header). */
+/* The flusher: a window's edges (source.h, window; edges.h). */
 static void cuda_window(int what, uint64_t t)
 {
 	int watch = !atomic_load(&gp_rec.disabled) && atomic_load(&cupti_on) && !metrics_on;
@@ -1391,60 +1258,50 @@ static void cuda_window(int what, uint64_t t)
 			break;
 		if (guard_ncbid < 0)
 			guard_cbids();
-		for (unsigned i = 0; i < GUARD_SLOTS; i++) {
-			atomic_store_explicit(&guard_tab[i].start, 0, memory_order_relaxed);
-			atomic_store_explicit(&guard_tab[i].counted, 0, memory_order_relaxed);
-			atomic_store_explicit(&guard_tab[i].corr, 0, memory_order_relaxed);
-		}
-		atomic_store(&guard_inflight, 0);
-		atomic_store(&guard_full, 0);
-		atomic_store(&guard_phase, GUARD_HEAD);
+		gp_edges_opening(&edges);
 		guard_callbacks(1);
 		break;
 	case GP_WINDOW_OPEN:
 		gp_ring_lock(&gp_rec.ring);
-		twin_edge(1, t);
+		gp_edges_open(&edges, t);
 		gp_ring_unlock(&gp_rec.ring);
-		if (atomic_load(&guard_phase) == GUARD_HEAD) {
+		if (atomic_load(&edges.phase) == GP_EDGES_HEAD) {
 			guard_callbacks(0);
-			atomic_store(&guard_phase, 0);
+			gp_edges_off(&edges);
 		}
 		break;
 	case GP_WINDOW_CLOSING:
-		if (!watch || guard_ncbid < 0)
-			break;
-		atomic_store(&guard_end, UINT64_MAX);
-		atomic_store(&guard_inflight, 0);
-		atomic_store(&guard_phase, GUARD_TAIL);
-		guard_callbacks(1);
+		if (watch && guard_ncbid >= 0) {
+			gp_edges_closing(&edges);
+			guard_callbacks(1);
+		}
 		break;
 	case GP_WINDOW_CLOSE: {
 		uint64_t until = gp_now_monotonic() + GUARD_WAIT_NS;
 
 		gp_ring_lock(&gp_rec.ring);
-		twin_edge(0, t);
+		gp_edges_close(&edges, t);
 		gp_ring_unlock(&gp_rec.ring);
-		if (atomic_load(&guard_phase) != GUARD_TAIL)
+		if (atomic_load(&edges.phase) != GP_EDGES_TAIL)
 			break;
 		/*
-		 * Calls begun before the end finish before the kinds go off, so
+		 * Calls begun before the end return before the kinds go off, so
 		 * their work is recorded (bounded: a call blocked longer, on a
 		 * full launch queue, is left to it).
 		 */
-		atomic_store(&guard_end, t);
-		while (atomic_load(&guard_inflight) > 0 && gp_now_monotonic() < until) {
+		while (!gp_edges_settled(&edges) && gp_now_monotonic() < until) {
 			struct timespec ts = { 0, 100000 };
 
 			nanosleep(&ts, NULL);
 		}
-		if (atomic_load(&guard_inflight) > 0)
+		if (!gp_edges_settled(&edges))
 			gp_debug("window end: %d calls begun before it still running after %llu ms",
-				 atomic_load(&guard_inflight), GUARD_WAIT_NS / 1000000ull);
-		if (atomic_load(&guard_full))
+				 atomic_load(&edges.inflight), GUARD_WAIT_NS / 1000000ull);
+		if (atomic_load(&edges.full))
 			gp_debug("window edges: %u calls not watched (table full)",
-				 atomic_load(&guard_full));
+				 atomic_load(&edges.full));
 		gp_debug("window edges: %llu records so far of work begun outside the windows",
-			 (unsigned long long)__atomic_load_n(&edge_dropped, __ATOMIC_RELAXED));
+			 (unsigned long long)__atomic_load_n(&edges.dropped, __ATOMIC_RELAXED));
 		break;
 	}
 	default:
@@ -1465,8 +1322,10 @@ static int cuda_set_tracing(int on, char *why, size_t whysz)
 		if (gp_rec.cfg.trace & GP_TRACE_NVTX)
 			gp_nvtxtool_set_recording(0);
 		/* The close's watch (or an opening that failed) ends with tracing. */
-		if (atomic_exchange(&guard_phase, 0))
+		if (atomic_load(&edges.phase)) {
+			gp_edges_off(&edges);
 			guard_callbacks(0);
+		}
 		return 0;
 	}
 	/* Modules may have been unloaded while nothing watched: forget names. */
