@@ -120,11 +120,13 @@ static uint64_t rec_start;          /* trace clock when the first file began */
  * complete (gpuprof serve reads only those); then the oldest files of the
  * spool go until it holds at most GPUPROF_SPOOL_MAX bytes.  The rule that
  * makes windows exact: a kernel, copy or memset belongs to the window its
- * launch call was made in.  The window's end stops tracing at once (no
- * later launch is recorded), and its file closes a grace period later
- * (two flush intervals, from 200 ms to 10 s), so that the records of work
- * launched inside it and still running on the GPU arrive; work launched
- * before the window began is not recorded, even when it runs into it.
+ * launch call began in (an API call to the one it began in).  The window
+ * starts once tracing is on and ends before it goes off; the sources keep
+ * what began inside (source.h, window; cupti/edges.h).  Its file closes a
+ * grace period after the end (two flush intervals, from 200 ms to 10 s),
+ * so that the records of work launched inside it and still running on the
+ * GPU arrive; work launched before the window began is not recorded, even
+ * when it runs into it.
  */
 static uint64_t sample_next;        /* CLOCK_MONOTONIC ns of the next window, 0 not sampling */
 static uint64_t sample_close_at;    /* when the ended window's file closes, 0 none */
