@@ -6,8 +6,10 @@
 # records of one stream that differ only by a constant step) of 4M records
 # against 1M, reported without findings, where the busy intervals retire as
 # they are read (model/busy.h; the findings read every busy interval).
-# The bound is bytes of peak RSS per record more.  Prints "ok - ..." /
-# "not ok - ..." lines; about 5 seconds.
+# The bound is bytes of peak RSS per record more.  The durations of one
+# kernel, 2M and 8M launches, without findings: the same peak, where --exact
+# grows by 4 bytes a launch.  Prints "ok - ..." / "not ok - ..." lines;
+# about 10 seconds.
 #
 #   bash test/analyzer-memory-checks.sh BUILD_DIR
 set -u
@@ -66,4 +68,28 @@ grows() {
 grows "peak RSS of a kernel-only report" "$tmp/k1.gpuprof" "$tmp/k4.gpuprof" 4
 grows "peak RSS of the bomb's report without findings" "$tmp/s1.gpuprof" "$tmp/s4.gpuprof" 1 \
 	--findings=none
+
+# Durations (model/quantile.h): 2M and 8M launches of one kernel.  A row keeps
+# 65536 exactly, then a histogram: the peak is the same (at most 0.5 B/record
+# more); --exact keeps every one, 4 bytes each, as the model did for every
+# report before: that run must grow by 3 B/record or more, or this check
+# measures nothing.
+if "$build/bench/synth_trace" --same 2000000 "$tmp/d2.gpuprof" 2>/dev/null &&
+	"$build/bench/synth_trace" --same 8000000 "$tmp/d8.gpuprof" 2>/dev/null; then
+	a=$(peak_kib report --findings=none "$tmp/d2.gpuprof")
+	b=$(peak_kib report --findings=none "$tmp/d8.gpuprof")
+	ea=$(peak_kib report --findings=none --exact "$tmp/d2.gpuprof")
+	eb=$(peak_kib report --findings=none --exact "$tmp/d8.gpuprof")
+	if [ "$a" -le 0 ] || [ "$b" -le 0 ] || [ "$ea" -le 0 ] || [ "$eb" -le 0 ]; then
+		notok "durations: a report failed ($a, $b, $ea, $eb KiB)"
+	elif [ $(((b - a) * 1024 * 2)) -gt 6000000 ]; then
+		notok "durations grow with the records: $a KiB at 2M launches, $b KiB at 8M"
+	elif [ $(((eb - ea) * 1024)) -lt $((3 * 6000000)) ]; then
+		notok "durations: --exact grows by less than 3 B/record ($ea, $eb KiB): nothing measured"
+	else
+		ok "durations: $a KiB at 2M launches of one kernel, $b KiB at 8M; --exact $ea and $eb KiB"
+	fi
+else
+	notok "synth_trace did not write the duration traces"
+fi
 exit $fail
