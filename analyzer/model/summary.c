@@ -120,6 +120,26 @@ struct sastat {
 	struct sq q;
 };
 
+/* A process's step: the label of its step range and the rank's work in it. */
+struct sstep {
+	uint32_t label;
+	uint64_t work;
+};
+
+/*
+ * The per-rank table's figures of one process (model/ranks.h): u[] is
+ * devices, busy, compute, NCCL, NCCL not overlapped, kernels, NCCL
+ * kernels; its steps in start order.  Only processes with a figure or a
+ * step have one.
+ */
+#define RANK_U64 7
+struct srank {
+	uint32_t proc;
+	uint64_t u[RANK_U64];
+	struct sstep *st;
+	size_t nst;
+};
+
 /* Model scalars, summed on merge unless noted in merge_scalars(). */
 enum {
 	SC_KERNEL, SC_MEMCPY, SC_MEMSET, SC_GRAPH, SC_API, SC_RECORDS, SC_UNKNOWN,
@@ -156,6 +176,8 @@ struct ga_sum {
 	size_t ngraphs;
 	struct sastat *as;
 	size_t nas;
+	struct srank *ranks;
+	size_t nranks;
 };
 
 /* ---- the histogram ---- */
@@ -381,6 +403,9 @@ void ga_summary_free(struct ga_sum *s)
 	for (size_t i = 0; i < s->nas; i++)
 		sq_free(&s->as[i].q);
 	free(s->as);
+	for (size_t i = 0; i < s->nranks; i++)
+		free(s->ranks[i].st);
+	free(s->ranks);
 	free(s);
 }
 
@@ -430,6 +455,45 @@ static int d_busy_copy(struct sdevrow *r, const struct ga_busy *b, int64_t sh)
 		r->iv[i].end = b->iv[i].end - (uint64_t)sh;
 	}
 	r->niv = b->niv;
+	return 0;
+}
+
+/*
+ * The per-rank figures and steps of each process of an (ga_summary_collect()
+ * has the ranks collected even for one trace without a rank).  0, or -1
+ * out of memory.
+ */
+static int ranks_from(struct ga_sum *s, const struct ga_analysis *an, int *err)
+{
+	const struct ga_ranks *rk = &an->rk;
+	const struct ga_model *m = &an->m;
+
+	if (rk->nrows != m->nprocs)
+		return 0;
+	if (!(s->ranks = calloc(rk->nrows + 1, sizeof(*s->ranks))))
+		return -1;
+	for (size_t i = 0; i < rk->nrows; i++) {
+		const struct ga_rank_row *w = &rk->rows[i];
+		struct srank *o = &s->ranks[s->nranks];
+		uint64_t u[RANK_U64] = { w->devices, w->busy_ns, w->compute_ns, w->comm_ns,
+					 w->exposed_ns, w->kernels, w->nccl_kernels };
+		int any = w->steps > 0;
+
+		for (size_t j = 0; j < RANK_U64; j++)
+			any |= u[j] != 0;
+		if (!any)
+			continue;
+		o->proc = w->proc;
+		memcpy(o->u, u, sizeof(u));
+		if (w->steps && !(o->st = calloc(w->steps, sizeof(*o->st))))
+			return -1;
+		s->nranks++;
+		for (size_t j = 0; j < w->steps; j++) {
+			const struct ga_rank_work *k = &rk->work[w->work + j];
+
+			o->st[o->nst++] = (struct sstep){ S(s, m, k->label, err), k->work_ns };
+		}
+	}
 	return 0;
 }
 
@@ -677,6 +741,8 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 		    sq_from(&o->q, &a->durs, org, s->limit))
 			goto fail;
 	}
+	if (ranks_from(s, an, &err))
+		goto fail;
 	if (err)
 		goto fail;
 	free(devmap);
@@ -767,6 +833,24 @@ static size_t find(struct ga_map *m, uint64_t k0, uint64_t k1)
 	if (r == 1)
 		*slot = (uint32_t)m->n;
 	return (size_t)*slot;
+}
+
+/* Appends b's per-rank rows to a's (processes of b from pbase on); b's steps move. */
+static int ranks_merge(struct ga_sum *a, struct ga_sum *b, uint32_t pbase, int *err)
+{
+	if (GROW(a->ranks, a->nranks + b->nranks))
+		return -1;
+	for (size_t i = 0; i < b->nranks; i++) {
+		struct srank r = b->ranks[i];
+
+		r.proc += pbase;
+		for (size_t j = 0; j < r.nst; j++)
+			r.st[j].label = R(a, b, r.st[j].label, err);
+		b->ranks[i].st = NULL;   /* a owns them now */
+		b->ranks[i].nst = 0;
+		a->ranks[a->nranks++] = r;
+	}
+	return 0;
 }
 
 int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
@@ -974,6 +1058,8 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 		if (sq_merge(&a->as[j].q, &x->q, a->limit))
 			goto fail;
 	}
+	if (ranks_merge(a, b, (uint32_t)pbase, &err))
+		goto fail;
 	free(dmap);
 	for (i = 0; i < 5; i++)
 		ga_map_free(&maps[i]);
@@ -997,26 +1083,6 @@ static int cmp_proc(const void *pa, const void *pb)
 	const struct sproc *a = pa, *b = pb;
 
 	return okey_cmp(sort_s, a->k, b->k);
-}
-
-/* The order of the per-rank table (model/ranks.c): rank, host, pid, then trace. */
-static int cmp_rank_row(const void *pa, const void *pb, void *ctx)
-{
-	const struct ga_model *m = ctx;
-	const struct ga_rank_row *a = pa, *b = pb;
-	const struct ga_proc *p = &m->procs[a->proc], *q = &m->procs[b->proc];
-	int c;
-
-	if ((a->rank == GA_NO_RANK) != (b->rank == GA_NO_RANK))
-		return a->rank == GA_NO_RANK ? 1 : -1;
-	if (a->rank != b->rank)
-		return a->rank < b->rank ? -1 : 1;
-	if (p->host != q->host &&
-	    (c = strcmp(ga_model_str(m, p->host), ga_model_str(m, q->host))))
-		return c;
-	if (p->pid != q->pid)
-		return p->pid < q->pid ? -1 : 1;
-	return a->proc < b->proc ? -1 : a->proc > b->proc;
 }
 
 static int cmp_okey(const void *pa, const void *pb)
@@ -1145,6 +1211,7 @@ static uint32_t *pk_proc;
 BY_PROC_CMP(cmp_win, struct swin)
 BY_PROC_CMP(cmp_graph, struct sgraph)
 BY_PROC_CMP(cmp_devrow, struct sdevrow)
+BY_PROC_CMP(cmp_srank, struct srank)
 
 /*
  * Puts every table in an order that depends only on its contents: files,
@@ -1195,8 +1262,11 @@ static int canonical(struct ga_sum *s)
 	pk_proc = okrank;
 	if (perm_sort(s->wins, s->nwins, sizeof(*s->wins), cmp_win, NULL) ||
 	    perm_sort(s->graphs, s->ngraphs, sizeof(*s->graphs), cmp_graph, NULL) ||
-	    perm_sort(s->devrows, s->ndevrows, sizeof(*s->devrows), cmp_devrow, NULL))
+	    perm_sort(s->devrows, s->ndevrows, sizeof(*s->devrows), cmp_devrow, NULL) ||
+	    perm_sort(s->ranks, s->nranks, sizeof(*s->ranks), cmp_srank, NULL))
 		goto out;
+	for (i = 0; i < s->nranks; i++)
+		s->ranks[i].proc = pmap[s->ranks[i].proc];
 	for (i = 0; i < s->nwins; i++)
 		s->wins[i].proc = pmap[s->wins[i].proc];
 	for (i = 0; i < s->ngraphs; i++)
@@ -1358,6 +1428,24 @@ static void mark_sq(uint32_t *used, const struct sq *q)
 		mark(used, q->seg[i].origin);
 }
 
+static void put_ranks(const struct ga_sum *s, struct wbuf *w, const struct strnum *sn)
+{
+	pv(w, s->nranks);
+	pv(w, RANK_U64);
+	for (size_t i = 0; i < s->nranks; i++) {
+		const struct srank *r = &s->ranks[i];
+
+		pv(w, r->proc);
+		for (size_t j = 0; j < RANK_U64; j++)
+			pv(w, r->u[j]);
+		pv(w, r->nst);
+		for (size_t j = 0; j < r->nst; j++) {
+			ps(w, sn, r->st[j].label);
+			pv(w, r->st[j].work);
+		}
+	}
+}
+
 static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 {
 	size_t i, j, nused = 0, ns = s->s.n;
@@ -1408,6 +1496,9 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 		mark(used, s->as[i].name);
 		mark_sq(used, &s->as[i].q);
 	}
+	for (i = 0; i < s->nranks; i++)
+		for (j = 0; j < s->ranks[i].nst; j++)
+			mark(used, s->ranks[i].st[j].label);
 	for (i = 1; i <= ns; i++)
 		if (i < ns && used[i])
 			list[nused++] = (uint32_t)i;
@@ -1564,6 +1655,8 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 		pv(w, s->as[i].threads);
 		put_sq(w, sn, &s->as[i].q);
 	}
+	/* 14. per-rank figures and steps */
+	put_ranks(s, w, sn);
 }
 
 static void le32(unsigned char *p, uint32_t v)
@@ -1746,6 +1839,35 @@ static void get_ms(struct rbuf *r, struct smemstat *x)
 	x->bytes = gv(r);
 	x->total = gv(r);
 	x->label = gs(r);
+}
+
+/* Section 14: per-rank rows, one process each, in process order. */
+static int get_ranks(struct rbuf *r, struct ga_sum *s)
+{
+	size_t n = gcount(r, RANK_U64 + 2), k = (size_t)gv(r);
+
+	if (r->err || k != RANK_U64)
+		return r->err = 1, -1;
+	if (!(s->ranks = calloc(n + 1, sizeof(*s->ranks))))
+		return -1;
+	for (size_t i = 0; i < n && !r->err; i++) {
+		struct srank *x = &s->ranks[s->nranks++];
+
+		x->proc = g32(r);
+		for (size_t j = 0; j < RANK_U64; j++)
+			x->u[j] = gv(r);
+		x->nst = gcount(r, 2);
+		/* One row a process, in order: apply() indexes rows by process. */
+		if (x->proc >= s->nprocs || (i && x->proc <= s->ranks[i - 1].proc))
+			r->err = 1;
+		if (r->err || !(x->st = calloc(x->nst + 1, sizeof(*x->st))))
+			return -1;
+		for (size_t j = 0; j < x->nst; j++) {
+			x->st[j].label = gs(r);
+			x->st[j].work = gv(r);
+		}
+	}
+	return r->err ? -1 : 0;
 }
 
 /* Decodes a body into s.  0, or -1 with r->err (malformed) or not (memory). */
@@ -1949,6 +2071,8 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 		if (get_sq(r, &x->q))
 			return -1;
 	}
+	if (get_ranks(r, s))
+		return -1;
 	if (!r->err && r->off != r->len)
 		r->err = 1;
 	return r->err ? -1 : 0;
@@ -2152,6 +2276,73 @@ static uint64_t delta_of(const struct ga_sum *s, int move, size_t i)
 	return move && s->procs[i].u[35] ? s->procs[i].u[36] : 0;
 }
 
+/*
+ * The per-rank table (model/ranks.h) from the rows summaries carry, its
+ * processes in rank order, and the traces' clock corrections as
+ * model/align.c makes them without --align nccl (clocks_move()): the
+ * table's clock columns.  0, or -1 out of memory.
+ */
+static int ranks_apply(const struct ga_sum *s, struct ga_analysis *an, struct amap *am, int move)
+{
+	struct ga_ranks *rk = &an->rk;
+	struct ga_model *m = &an->m;
+	size_t i, j, nw = 0;
+
+	rk->rows = calloc(s->nprocs + 1, sizeof(*rk->rows));
+	rk->row_of = calloc(s->nprocs + 1, sizeof(*rk->row_of));
+	for (i = 0; i < s->nranks; i++)
+		nw += s->ranks[i].nst;
+	rk->work = calloc(nw + 1, sizeof(*rk->work));
+	if (!rk->rows || !rk->row_of || !rk->work)
+		return -1;
+	rk->capwork = nw + 1;
+	rk->nrows = s->nprocs;
+	for (i = 0; i < s->nprocs; i++) {
+		rk->rows[i].proc = (uint32_t)i;
+		rk->rows[i].rank = m->procs[i].rank;
+	}
+	for (i = 0; i < s->nranks; i++) {
+		const struct srank *x = &s->ranks[i];
+		struct ga_rank_row *w = &rk->rows[x->proc];
+
+		w->devices = (uint32_t)x->u[0];
+		w->busy_ns = x->u[1];
+		w->compute_ns = x->u[2];
+		w->comm_ns = x->u[3];
+		w->exposed_ns = x->u[4];
+		w->kernels = x->u[5];
+		w->nccl_kernels = x->u[6];
+		w->steps = x->nst;
+		w->work = rk->nwork;
+		for (j = 0; j < x->nst; j++) {
+			rk->work[rk->nwork].label = A(am, m, s, x->st[j].label);
+			rk->work[rk->nwork++].work_ns = x->st[j].work;
+		}
+	}
+	if (move && s->nfiles > 1) {
+		struct ga_align *al = &an->al;
+
+		if (!(al->f = calloc(s->nfiles, sizeof(*al->f))))
+			return -1;
+		al->n = s->nfiles;
+		for (i = 0; i < s->nfiles; i++)
+			al->f[i].rank = UINT32_MAX;
+		for (i = 0; i < s->nprocs; i++) {
+			struct ga_align_file *f = &al->f[s->procs[i].file];
+
+			f->rank = m->procs[i].rank;
+			f->pid = m->procs[i].pid;
+			snprintf(f->host, sizeof(f->host), "%s", ga_strtab_get(&s->s, s->procs[i].ahost));
+			if (s->procs[i].u[35]) {
+				f->has_sync = 1;
+				f->sync_ns = f->clock_ns = (int64_t)s->procs[i].u[36];
+				al->clock_applied = 1;
+			}
+		}
+	}
+	return am->err ? -1 : ga_ranks_compare(rk, m);
+}
+
 int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 {
 	struct ga_model *m = &an->m;
@@ -2267,21 +2458,8 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 	for (i = 0; i < s->nfiles; i++)
 		if (m->files[i].proc == UINT32_MAX)
 			m->files[i].proc = 0;
-	/*
-	 * The per-rank table's rows hold only the order processes are shown
-	 * in (by rank): the table itself is not in summaries (views leave it out).
-	 */
-	if (!(an->rk.rows = calloc(s->nprocs + 1, sizeof(*an->rk.rows))) ||
-	    !(an->rk.row_of = calloc(s->nprocs + 1, sizeof(*an->rk.row_of))))
+	if (ranks_apply(s, an, &am, move))
 		goto fail;
-	for (i = 0; i < s->nprocs; i++) {
-		an->rk.rows[i].proc = (uint32_t)i;
-		an->rk.rows[i].rank = m->procs[i].rank;
-	}
-	qsort_r(an->rk.rows, s->nprocs, sizeof(*an->rk.rows), cmp_rank_row, m);
-	for (i = 0; i < s->nprocs; i++)
-		an->rk.row_of[an->rk.rows[i].proc] = (uint32_t)i;
-	an->rk.nrows = s->nprocs;
 	if (ga_util_grow(&m->windows, &m->capwindows, s->nwins + 1, sizeof(*m->windows)))
 		goto fail;
 	for (i = 0; i < s->nwins; i++) {
@@ -2503,6 +2681,8 @@ struct ga_sum *ga_summary_collect(char *const *paths, int n, uint64_t exact_limi
 			ga_filter_free(&flt);
 			goto fail;
 		}
+		/* Every process's per-rank figures, as traces read together have them. */
+		an.rk.collect = 1;
 		if (ga_analysis_build(&an, &traces[i], 1)) {
 			ga_analysis_free(&an);
 			ga_filter_free(&flt);

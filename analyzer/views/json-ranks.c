@@ -64,12 +64,6 @@ void ga_json_ranks(struct ga_jw *w, const struct ga_analysis *an)
 
 	if (!ga_ranks_wanted(rk))
 		return;
-	if (m->sum_parts) {
-		/* Not in summaries yet ("summary" lists what is missing). */
-		ga_jw_key(w, "ranks");
-		ga_jw_null(w);
-		return;
-	}
 	ga_jw_key(w, "ranks");
 	ga_jw_arr(w, GA_JW_LINES);
 	for (i = 0; i < rk->nrows; i++) {

@@ -203,8 +203,7 @@ static int print_align(const struct ga_model *m, const struct ga_ranks *rk,
 
 static int want(const struct ga_text *r)
 {
-	/* Summaries hold no per-rank busy time yet: the header says so. */
-	return ga_ranks_wanted(&r->an->rk) && !r->m->sum_parts;
+	return ga_ranks_wanted(&r->an->rk);
 }
 
 static int print(struct ga_text *r, FILE *out)

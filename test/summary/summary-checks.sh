@@ -10,6 +10,8 @@
 #  - four traces' summaries merged in several groupings and orders, and
 #    traces mixed with summaries: the same summary bytes and the same JSON,
 #    equal to the JSON of the four traces read together;
+#  - jobs of ranks (the golden two-rank jobs, synth_job ranks): the per-rank
+#    table, its steps and clock corrections, in every grouping;
 #  - damaged, truncated and foreign summaries are named with a byte offset;
 #    filters, --fail-on, --align and non-JSON exports refuse summaries;
 #    diff of a summary against its trace shows no change.
@@ -49,24 +51,67 @@ for g in "$G"/*.gpuprof; do
 		bad "$n (histogram): $(head -5 "$T/cmp")"
 	fi
 done
-# Jobs of two ranks: processes in rank order, a GPU named by its ranks, the
-# per-rank table left out (null in JSON), never printed empty.
-for d in "$G"/ranks "$G"/ranks_nccl; do
-	[ -d "$d" ] || continue
-	n=$(basename "$d")
-	"$A" summarize -o "$T/$n.sum" "$d"/job-*.gpuprof &&
-	"$A" export -t json -o "$T/$n.d.json" "$d"/job-*.gpuprof 2>/dev/null &&
-	"$A" export -t json -o "$T/$n.s.json" "$T/$n.sum" &&
-	"$A" report --no-timeline "$d"/job-*.gpuprof >"$T/$n.d.txt" 2>/dev/null &&
-	"$A" report --no-timeline "$T/$n.sum" >"$T/$n.s.txt" 2>/dev/null
-	if python3 test/summary/compare.py "$T/$n.d.json" "$T/$n.s.json" >"$T/cmp" &&
+# Jobs of ranks: the per-rank table and its steps from summaries, one per
+# rank merged in every grouping and order, traces mixed in, equal to the
+# traces read together (JSON, and the report's Ranks and Steps tables line
+# for line): the two-rank golden jobs and six synth_job ranks with steps.
+tables() { sed -n '/^Ranks (/,/^$/p;/^Steps (/,/^$/p;/^Clock alignment (/,/^$/p' "$1"; }
+rank_job() { # NAME TRACE...
+	local n=$1 i f same=1 parts=() fwd=() rev=()
+	shift
+	"$A" export -t json -o "$T/$n.d.json" "$@" 2>/dev/null
+	"$A" report --no-timeline "$@" >"$T/$n.d.txt" 2>/dev/null
+	i=0
+	for f in "$@"; do
+		"$A" summarize -o "$T/$n.p$i.sum" "$f" || { bad "$n: summarize $f failed"; return; }
+		parts+=("$T/$n.p$i.sum")
+		i=$((i + 1))
+	done
+	for ((i = ${#parts[@]} - 1; i >= 0; i--)); do rev+=("${parts[i]}"); done
+	# Groupings: all at once, in reverse, left fold, right fold, traces mixed.
+	"$A" summarize -o "$T/$n.g1.sum" "$@" &&
+	"$A" summarize -o "$T/$n.g2.sum" "${rev[@]}" &&
+	cp "${parts[0]}" "$T/$n.g3.sum" &&
+	for ((i = 1; i < ${#parts[@]}; i++)); do
+		"$A" summarize -o "$T/$n.g3t.sum" "$T/$n.g3.sum" "${parts[i]}" &&
+		mv "$T/$n.g3t.sum" "$T/$n.g3.sum" || break
+	done &&
+	cp "${rev[0]}" "$T/$n.g4.sum" &&
+	for ((i = 1; i < ${#rev[@]}; i++)); do
+		"$A" summarize -o "$T/$n.g4t.sum" "${rev[i]}" "$T/$n.g4.sum" &&
+		mv "$T/$n.g4t.sum" "$T/$n.g4.sum" || break
+	done &&
+	"$A" summarize -o "$T/$n.g5.sum" "${rev[0]}" "${@:1:$#-1}" || { bad "$n: merging failed"; return; }
+	for i in 2 3 4 5; do
+		cmp -s "$T/$n.g1.sum" "$T/$n.g$i.sum" || { same=0; bad "$n: grouping $i: other bytes"; }
+	done
+	"$A" export -t json -o "$T/$n.s.json" "$T/$n.g3.sum"
+	"$A" export -t json -o "$T/$n.m.json" "${parts[@]:1}" "$1"
+	"$A" report --no-timeline "$T/$n.g4.sum" >"$T/$n.s.txt" 2>/dev/null
+	if [ $same = 1 ] && python3 test/summary/compare.py "$T/$n.d.json" "$T/$n.s.json" >"$T/cmp" &&
+	   python3 test/summary/compare.py "$T/$n.d.json" "$T/$n.m.json" >>"$T/cmp" &&
 	   python3 test/summary/subseq.py "$T/$n.d.txt" "$T/$n.s.txt" >>"$T/cmp" &&
-	   grep -q '"ranks":null' "$T/$n.s.json" && ! grep -q '^Rank ' "$T/$n.s.txt"; then
-		ok "$n: two ranks' summary equals their traces where summaries hold them"
+	   grep -q '"ranks":\[' "$T/$n.s.json" && grep -q '^Ranks (' "$T/$n.s.txt" &&
+	   [ "$(grep -c '"index":' "$T/$n.s.json")" = "$(grep -c '"index":' "$T/$n.d.json")" ] &&
+	   diff <(tables "$T/$n.d.txt") <(tables "$T/$n.s.txt") >>"$T/cmp"; then
+		ok "$n: per-rank table and steps of $# ranks' summaries in 6 groupings equal the traces'"
 	else
 		bad "$n: $(head -5 "$T/cmp")"
 	fi
+}
+for d in "$G"/ranks "$G"/ranks_nccl; do
+	[ -d "$d" ] && rank_job "$(basename "$d")" "$d"/job-*.gpuprof
 done
+if make --no-print-directory -s BUILD="$build" "$build/bench/synth_job" >"$T/make.log" 2>&1; then
+	jobs=()
+	for r in 0 1 2 3 4 5; do
+		"$build/bench/synth_job" --rank $r $((10000 + 2000 * r)) "$T/job-$r.gpuprof" >/dev/null &&
+			jobs+=("$T/job-$r.gpuprof")
+	done
+	rank_job synth_job "${jobs[@]}"
+else
+	bad "bench/synth_job does not build: $(tail -3 "$T/make.log")"
+fi
 if "$A" report "$T/synth_mix.e.sum" 2>/dev/null | grep -q 'medians marked ~ are estimates within 0.4%' &&
    "$A" report "$T/synth_mix.e.sum" 2>/dev/null | grep -q ' ~[0-9.]* [µnm]*s '; then
 	ok "report marks estimated medians with ~ and states the error"
