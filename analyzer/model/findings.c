@@ -29,10 +29,11 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 	[GA_RULE_LAUNCH_BOUND] = {
 		"launch-bound",
 		"runs of short kernels wait on their launches: use CUDA graphs or fuse kernels",
-		"32+ kernels of 20 us or less in a row, gaps as long as the kernels or longer; "
-		"100 us and 1% of the device's span in all",
-		"the gaps inside the runs, less 1 us per kernel that a CUDA graph still "
-		"leaves between nodes" },
+		"32+ kernels of 20 us or less in a row, each gap below 1 ms and the gaps as long "
+		"as the kernels or longer; 100 us and 1% of the device's span in all",
+		"the host time of the runs' launch calls (their kernels times the mean launch "
+		"call of the device's short kernels), at most the gaps inside the runs less 1 us "
+		"per kernel that a CUDA graph still leaves between nodes" },
 	[GA_RULE_SYNC_COPY] = {
 		"sync-copy",
 		"synchronous copies or memsets in a loop keep the GPU idle",
@@ -63,7 +64,8 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 		"serialized-streams",
 		"streams that never overlap: independent work runs one after another",
 		"2+ streams of a device with 10%+ of its time each, overlapping for less "
-		"than 1% of it",
+		"than 1% of it; work on the legacy default stream, which waits for the "
+		"others, is named",
 		"an upper bound, if the streams are independent: the time of all but the "
 		"busiest stream, which could have run beside it" },
 	[GA_RULE_ALLOC_CHURN] = {
@@ -81,9 +83,11 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 		"(record --metrics to see)" },
 	[GA_RULE_TAIL] = {
 		"tail-effect",
-		"grids smaller than one wave leave SMs idle",
-		"configurations of 5%+ of kernel time with fewer blocks than half a wave",
-		"an upper bound: the kernels' time times the share of the wave left empty" },
+		"grids of a partial last wave leave SMs idle",
+		"configurations of 5%+ of kernel time with fewer blocks than half a wave, or "
+		"with one wave and at most a fifth of another (the second wave mostly empty)",
+		"an upper bound: the kernels' time times the share of their waves left empty, "
+		"1 - waves / whole waves" },
 	[GA_RULE_BELOW_ROOF] = {
 		"below-roof",
 		"kernels far below their roofline: neither memory nor compute bound",
@@ -236,6 +240,9 @@ void ga_findings_free(struct ga_findings *fd)
 	free(fd->cls);
 	free(fd->clsname);
 	free(fd->lb);
+	free(fd->lcache);
+	free(fd->kcache);
+	free(fd->nulls);
 	free(fd->f);
 	memset(fd, 0, sizeof(*fd));
 }
@@ -276,6 +283,69 @@ static unsigned classify(const char *s)
 	return GA_CAUSE_NONE;
 }
 
+/* 1 for a call that launches one kernel (not a graph, not a host function). */
+static int is_launch(const char *s)
+{
+	return starts(s, "cudaLaunchKernel") || starts(s, "cuLaunchKernel") ||
+	       starts(s, "cudaLaunchCooperativeKernel") || starts(s, "cuLaunchCooperativeKernel");
+}
+
+#define CLS_LAUNCH 0x40
+
+static int lcache_alloc(struct ga_findings *fd)
+{
+	if (!fd->lcache && !(fd->lcache = calloc(GA_FIND_LCACHE, sizeof(*fd->lcache))))
+		return -1;
+	if (!fd->kcache && !(fd->kcache = calloc(GA_FIND_LCACHE, sizeof(*fd->kcache))))
+		return -1;
+	return 0;
+}
+
+/*
+ * A launch call of ns and a short kernel meet by correlation id, whichever
+ * comes first in the file (API records and activities come in buffers of
+ * their own): the first waits in its table, the second adds the call's
+ * time to the kernel's device.  A runtime launch and the driver launch
+ * inside it share the id: the longer counts when both come before the
+ * kernel, else the first.
+ */
+static int launch_seen(struct ga_findings *fd, uint32_t proc, uint32_t corr, uint64_t ns)
+{
+	struct ga_flaunch *k, *l;
+
+	if (lcache_alloc(fd))
+		return -1;
+	k = &fd->kcache[corr & (GA_FIND_LCACHE - 1)];
+	if (k->proc1 == proc + 1 && k->corr == corr) {
+		fd->devs[k->ns].lk_n++;
+		fd->devs[k->ns].lk_ns += ns;
+		k->proc1 = 0;
+		return 0;
+	}
+	l = &fd->lcache[corr & (GA_FIND_LCACHE - 1)];
+	if (l->proc1 != proc + 1 || l->corr != corr || ns > l->ns)
+		*l = (struct ga_flaunch){ .proc1 = proc + 1, .corr = corr, .ns = ns };
+	return 0;
+}
+
+static int kernel_seen(struct ga_findings *fd, uint32_t proc, uint32_t corr, uint32_t dev)
+{
+	struct ga_flaunch *k, *l;
+
+	if (lcache_alloc(fd))
+		return -1;
+	l = &fd->lcache[corr & (GA_FIND_LCACHE - 1)];
+	if (l->proc1 == proc + 1 && l->corr == corr) {
+		fd->devs[dev].lk_n++;
+		fd->devs[dev].lk_ns += l->ns;
+		l->proc1 = 0;
+		return 0;
+	}
+	k = &fd->kcache[corr & (GA_FIND_LCACHE - 1)];
+	*k = (struct ga_flaunch){ .proc1 = proc + 1, .corr = corr, .ns = dev };
+	return 0;
+}
+
 static uint32_t sid_ok(uint32_t sid)
 {
 	return sid == GA_STR_NOMEM ? 0 : sid;
@@ -284,7 +354,7 @@ static uint32_t sid_ok(uint32_t sid)
 static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 		  const struct gp_rec_api *r)
 {
-	unsigned cause;
+	unsigned cause, launch;
 	uint32_t sid;
 
 	/* String ids are the file's: the cache starts over with each process. */
@@ -309,6 +379,7 @@ static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 		sid = sid_ok(ga_model_fstr(m, r->name));
 		text = ga_model_str(m, sid);
 		cause = sid ? classify(text) : GA_CAUSE_NONE;
+		launch = sid && is_launch(text) ? CLS_LAUNCH : 0;
 		if (sid) {
 			/* The name without CUPTI's version suffix, as the API table shows it
 			 * (copied first: interning may move the table's text). */
@@ -330,9 +401,12 @@ static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 		if (ga_util_grow(&fd->clsname, &fd->capclsname, fd->capcls, sizeof(*fd->clsname)))
 			return -1;
 		fd->clsname[r->name] = sid;
-		fd->cls[r->name] = (uint8_t)(cause + 1);
+		fd->cls[r->name] = (uint8_t)((cause + 1) | launch);
 	}
-	cause = fd->cls[r->name] - 1u;
+	if ((fd->cls[r->name] & CLS_LAUNCH) && r->correlation &&
+	    launch_seen(fd, proc, r->correlation, r->end > r->start ? r->end - r->start : 0))
+		return -1;
+	cause = (fd->cls[r->name] & (CLS_LAUNCH - 1)) - 1u;
 	/* Any other call this long holds the host too (a launch profiled by kernel replay). */
 	if (cause == GA_CAUSE_NONE && r->end >= r->start + GA_FIND_STARVE_GAP_NS)
 		cause = GA_CAUSE_SLOW;
@@ -359,6 +433,19 @@ static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp
 
 	if (rec->type == GP_REC_API && on_api(fd, m, proc, (const void *)rec))
 		fd->oom = 1;
+	if (rec->type == GP_REC_CONTEXT && rec->size >= sizeof(struct gp_rec_context)) {
+		uint32_t ns = ((const struct gp_rec_context *)(const void *)rec)->null_stream;
+		size_t i;
+
+		for (i = 0; i < fd->nnulls && (fd->nulls[i].proc != proc || fd->nulls[i].stream != ns); i++)
+			;
+		if (i == fd->nnulls && fd->nnulls < 4096) {
+			if (ga_util_grow(&fd->nulls, &fd->capnulls, fd->nnulls + 1, sizeof(*fd->nulls)))
+				fd->oom = 1;
+			else
+				fd->nulls[fd->nnulls++] = (struct ga_fnull){ proc, ns };
+		}
+	}
 	return fd->next.rec ? fd->next.rec(fd->next.ctx, m, proc, rec) : 0;
 }
 
@@ -420,6 +507,9 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 	if (a->kind == GA_ACT_MEMCPY)
 		on_copy(fd, a);
 	d = &fd->devs[a->dev];
+	label = a->label < m->nlabels ? m->labels[a->label].str : 0;
+	if (fd->st)
+		stack = ga_sites_stack_of(fd->st, a);
 	{
 		uint64_t key = (uint64_t)a->proc << 32 | a->stream, dur = a->end - a->start;
 		uint32_t i;
@@ -429,17 +519,31 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 			;
 		if (i < d->nstreams) {
 			d->stream[i].ns += dur;
+			d->stream[i].count++;
 		} else if (i < GA_FIND_STREAMS) {
 			d->stream[i].key = key;
 			d->stream[i].ns = dur;
+			d->stream[i].count = 1;
 			d->nstreams++;
 		} else {
 			d->other_ns += dur;
 		}
+		/* The stream's first launch site (the legacy default stream's is named). */
+		if (i < GA_FIND_STREAMS && !d->stream[i].stack && stack) {
+			d->stream[i].stack = stack;
+			if (ga_sites_want((struct ga_sites *)fd->st, a->proc, stack))
+				return -1;
+		}
 	}
-	label = a->label < m->nlabels ? m->labels[a->label].str : 0;
-	if (fd->st)
-		stack = ga_sites_stack_of(fd->st, a);
+	if (a->kind == GA_ACT_KERNEL && a->end - a->start <= GA_FIND_SHORT_KERNEL_NS) {
+		/* The host time its launch took (launch-bound's estimate). */
+		if (a->graph_id)
+			d->lk_graph++;
+		else
+			d->lk_short++;
+		if (!a->graph_id && a->correlation && kernel_seen(fd, a->proc, a->correlation, a->dev))
+			return -1;
+	}
 	if (stack && a->rec && a->correlation && blocking(a) && fd->cstack.n < GA_FIND_CANDS_MAX) {
 		uint32_t *slot;
 		int ins = ga_map_insert(&fd->cstack, a->proc, a->correlation, &slot);
@@ -454,7 +558,7 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 	if (d->seen && a->start > d->hi) {
 		uint64_t gap = a->start - d->hi;
 
-		if (a->kind == GA_ACT_KERNEL && gap < GA_FIND_STARVE_GAP_NS &&
+		if (a->kind == GA_ACT_KERNEL && gap < GA_FIND_LB_GAP_MAX_NS &&
 		    a->end - a->start <= GA_FIND_SHORT_KERNEL_NS && a->name < m->capstr2k &&
 		    m->str2k[a->name]) {
 			size_t k = m->str2k[a->name] - 1, old = fd->caplb;
@@ -790,8 +894,14 @@ static int scan_device(struct fin *x, uint32_t d)
 					return -1;
 			}
 		}
-		if (len <= GA_FIND_SHORT_KERNEL_NS && rn && gap < GA_FIND_STARVE_GAP_NS &&
-		    cause == GA_CAUSE_NONE) {
+		/*
+		 * A run goes on over gaps of host code or slow calls (a launch
+		 * that itself took long): when the host falls further behind, its
+		 * kernels are no less launch-bound.  A synchronization, copy or
+		 * allocation between them ends it.
+		 */
+		if (len <= GA_FIND_SHORT_KERNEL_NS && rn && gap < GA_FIND_LB_GAP_MAX_NS &&
+		    (cause == GA_CAUSE_NONE || cause == GA_CAUSE_SLOW)) {
 			rn++;
 			rbusy += len;
 			rgap += gap;
@@ -866,11 +976,31 @@ static uint32_t kernel_label(const struct ga_model *m, uint32_t name)
 	return m->labels[m->kstats[k - 1].label].str;
 }
 
-/* f's one place: kernel name (strtab id), of count launches and ns of kernel time. */
-static void where_kernel(struct ga_finding *f, const struct ga_model *m, uint32_t name,
-			 uint64_t ns, uint64_t count)
+/* The text of the launch site of most time of the kernel of strtab id name, else 0. */
+static uint32_t heaviest_site(const struct ga_sites *st, uint32_t name)
 {
+	uint32_t site = 0;
+
+	for (size_t s = 0, most = 0; s < st->nskern; s++)
+		if (st->skern[s].name == name && st->skern[s].ns > most) {
+			most = st->skern[s].ns;
+			site = st->sites[st->skern[s].site].str;
+		}
+	return site;
+}
+
+/*
+ * f's one place: kernel name (strtab id), of count launches and ns of
+ * kernel time, at its heaviest launch site.
+ */
+static void where_kernel(struct ga_finding *f, struct fin *x, uint32_t name, uint64_t ns,
+			 uint64_t count)
+{
+	const struct ga_model *m = x->m;
+
+	memset(&f->where[0], 0, sizeof(f->where[0]));
 	f->where[0].label_after = kernel_label(m, name);
+	f->where[0].site_after = heaviest_site(x->in->st, name);
 	f->where[0].stream = f->where[0].proc = NONE;
 	f->where[0].ns = ns;
 	f->where[0].count = count;
@@ -902,9 +1032,9 @@ static int serial_rule(struct fin *x, uint32_t d, const char *dl)
 {
 	const struct ga_fdev *fv = &x->fd->devs[d];
 	uint64_t busy = x->m->devs[d].busy_ns, top = 0, big = 0;
-	uint32_t heavy = 0;
+	uint32_t heavy = 0, legacy = NONE, used;
 	struct ga_finding *f;
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32];
 
 	if (!fv->sum || fv->nstreams < 2 || fv->sum < busy)
 		return 0;
@@ -921,16 +1051,56 @@ static int serial_rule(struct fin *x, uint32_t d, const char *dl)
 	if (heavy < 2 || 100.0 * (double)(fv->sum - busy) >= GA_FIND_OVERLAP_PCT * (double)fv->sum)
 		return 0;
 	big = busy > top ? busy - top : 0;
+	/* The legacy default stream: work there waits for every blocking stream's. */
+	for (uint32_t i = 0; i < fv->nstreams && legacy == NONE; i++)
+		for (size_t j = 0; j < x->fd->nnulls; j++)
+			if (x->fd->nulls[j].proc == (uint32_t)(fv->stream[i].key >> 32) &&
+			    x->fd->nulls[j].stream == (uint32_t)fv->stream[i].key)
+				legacy = i;
 	if (!(f = add(x->fd, GA_RULE_SERIAL_STREAMS, big, dl)))
 		return -1;
-	snprintf(f->summary, sizeof(f->summary),
-		 "%s: %u streams with 10%%+ of its %s of work each overlap for %s only", dl, heavy,
-		 ga_fmt_time(b1, sizeof(b1), fv->sum), ga_fmt_time(b2, sizeof(b2), fv->sum - busy));
+	if (legacy != NONE)
+		snprintf(f->summary, sizeof(f->summary),
+			 "%s: %u streams with 10%%+ of its %s of work each overlap for %s only; "
+			 "%" PRIu64 " launches (%s) on the legacy default stream wait for the others",
+			 dl, heavy, ga_fmt_time(b1, sizeof(b1), fv->sum),
+			 ga_fmt_time(b2, sizeof(b2), fv->sum - busy), fv->stream[legacy].count,
+			 ga_fmt_time(b3, sizeof(b3), fv->stream[legacy].ns));
+	else
+		snprintf(f->summary, sizeof(f->summary),
+			 "%s: %u streams with 10%%+ of its %s of work each overlap for %s only", dl,
+			 heavy, ga_fmt_time(b1, sizeof(b1), fv->sum),
+			 ga_fmt_time(b2, sizeof(b2), fv->sum - busy));
 	ev(f, "streams", (double)fv->nstreams + (fv->other_ns ? 1 : 0), 'c');
 	ev(f, "heavy_streams", (double)heavy, 'c');
 	ev(f, "work_ns", (double)fv->sum, 'n');
 	ev(f, "busiest_stream_ns", (double)top, 'n');
 	ev(f, "overlap_ns", (double)(fv->sum - busy), 'n');
+	if (legacy != NONE) {
+		ev(f, "legacy_default_stream_ns", (double)fv->stream[legacy].ns, 'n');
+		ev(f, "legacy_default_stream_launches", (double)fv->stream[legacy].count, 'c');
+	}
+	/* Places: the legacy default stream first, then the other streams by work. */
+	used = 0;
+	while (f->nwhere < GA_FIND_WHERE) {
+		int first = legacy != NONE && !(used >> legacy & 1);
+		uint32_t best = first ? legacy : NONE;
+		struct ga_where *w;
+
+		for (uint32_t i = 0; !first && i < fv->nstreams; i++)
+			if (!(used >> i & 1) && (best == NONE || fv->stream[i].ns > fv->stream[best].ns))
+				best = i;
+		if (best == NONE)
+			break;
+		used |= 1u << best;
+		w = &f->where[f->nwhere++];
+		memset(w, 0, sizeof(*w));
+		w->proc = (uint32_t)(fv->stream[best].key >> 32);
+		w->stream = (uint32_t)fv->stream[best].key;
+		w->site_after = site_text(x, w->proc, fv->stream[best].stack);
+		w->ns = fv->stream[best].ns;
+		w->count = fv->stream[best].count;
+	}
 	return 0;
 }
 
@@ -989,8 +1159,31 @@ static int gap_rules(struct fin *x)
 			ev(f, "device_busy_ns", (double)m->devs[d].busy_ns, 'n');
 			places(x, f, d, smask);
 		}
-		if (lb->runs && worth(lb->stake, span)) {
-			if (!(f = add(fd, GA_RULE_LAUNCH_BOUND, lb->stake, dl)))
+		/*
+		 * What graphs or fusion save is the host's launch calls (the host
+		 * code between them stays), and at most the idle time a graph's
+		 * node spacing leaves: the smaller.  The mean launch call of the
+		 * device's short kernels stands for the runs' (a graph's kernels
+		 * count none; without traced launch calls, the gaps alone).
+		 */
+		uint64_t lstake = lb->stake, lmean = 0;
+		const struct ga_fdev *fv = d < fd->ndevs ? &fd->devs[d] : NULL;
+		int known = fv && (fv->lk_n || (fv->lk_graph && !fv->lk_short));
+
+		if (known) {
+			double host = 0;
+
+			if (fv->lk_n) {
+				lmean = fv->lk_ns / fv->lk_n;
+				host = (double)fv->lk_ns / (double)fv->lk_n * (double)fv->lk_short /
+				       (double)(fv->lk_short + fv->lk_graph);
+			}
+			host *= (double)lb->kernels;
+			if (host < (double)lstake)
+				lstake = (uint64_t)host;
+		}
+		if (lb->runs && worth(lstake, span)) {
+			if (!(f = add(fd, GA_RULE_LAUNCH_BOUND, lstake, dl)))
 				return -1;
 			snprintf(f->summary, sizeof(f->summary),
 				 "%s: %" PRIu64 " run%s of %" PRIu64 " short kernels spend%s %s between "
@@ -1002,6 +1195,9 @@ static int gap_rules(struct fin *x)
 			ev(f, "kernel_ns", (double)lb->busy, 'n');
 			ev(f, "gap_ns", (double)lb->gaps, 'n');
 			ev(f, "gap_per_kernel_ns", lb->kernels ? (double)lb->gaps / (double)lb->kernels : 0, 'n');
+			ev(f, "gap_bound_ns", (double)lb->stake, 'n');
+			if (known)
+				ev(f, "launch_call_ns", (double)lmean, 'n');
 		}
 		if (d < fd->ndevs && serial_rule(x, d, dl))
 			return -1;
@@ -1156,7 +1352,7 @@ static int occupancy_rules(struct fin *x)
 		const struct ga_device *dv;
 		struct ga_finding *f;
 		uint64_t blocks;
-		double waves;
+		double waves, whole;
 
 		if (!m->kernel_total || c->dev >= m->ndevrows ||
 		    100.0 * (double)c->total / (double)m->kernel_total < GA_FIND_OCC_SHARE ||
@@ -1177,25 +1373,36 @@ static int occupancy_rules(struct fin *x)
 			ev(f, "shared_bytes", (double)c->static_smem + c->dynamic_smem, 'b');
 			ev(f, "launches", (double)c->count, 'c');
 			ev(f, "kernel_ns", (double)c->total, 'n');
-			where_kernel(f, m, c->name, c->total, c->count);
+			where_kernel(f, x, c->name, c->total, c->count);
 		}
 		blocks = (uint64_t)c->grid[0] * c->grid[1] * c->grid[2];
 		if (!dv->sm_count || !c->active_blocks || !blocks)
 			continue;
 		waves = (double)blocks / ((double)dv->sm_count * c->active_blocks);
-		if (waves < GA_FIND_WAVE_LOW) {
-			if (!(f = add(x->fd, GA_RULE_TAIL, (uint64_t)((double)c->total * (1 - waves)),
+		/* The last wave runs as long as a full one: its empty share is lost. */
+		whole = ceil(waves - 1e-9);
+		if ((whole == 1 && waves < GA_FIND_WAVE_LOW) ||
+		    (whole == 2 && waves <= 1 + GA_FIND_WAVE_OVER)) {
+			if (!(f = add(x->fd, GA_RULE_TAIL,
+				      (uint64_t)((double)c->total * (1 - waves / whole)),
 				      ga_strtab_short(&m->strs, c->name))))
 				return -1;
-			snprintf(f->summary, sizeof(f->summary),
-				 "%" PRIu64 " blocks fill %.0f%% of one wave (%u SMs x %u blocks), "
-				 "%s of kernel time", blocks, waves * 100, dv->sm_count,
-				 c->active_blocks, ga_fmt_time(b1, sizeof(b1), c->total));
+			if (whole == 1)
+				snprintf(f->summary, sizeof(f->summary),
+					 "%" PRIu64 " blocks fill %.0f%% of one wave (%u SMs x %u blocks), "
+					 "%s of kernel time", blocks, waves * 100, dv->sm_count,
+					 c->active_blocks, ga_fmt_time(b1, sizeof(b1), c->total));
+			else
+				snprintf(f->summary, sizeof(f->summary),
+					 "%" PRIu64 " blocks are %.2f waves (%u SMs x %u blocks): the last "
+					 "runs %.0f%% full, %s of kernel time", blocks, waves, dv->sm_count,
+					 c->active_blocks, 100 * (waves - (whole - 1)),
+					 ga_fmt_time(b1, sizeof(b1), c->total));
 			ev(f, "blocks", (double)blocks, 'c');
 			ev(f, "wave_pct", waves * 100, '%');
 			ev(f, "launches", (double)c->count, 'c');
 			ev(f, "kernel_ns", (double)c->total, 'n');
-			where_kernel(f, m, c->name, c->total, c->count);
+			where_kernel(f, x, c->name, c->total, c->count);
 		}
 	}
 	return 0;
@@ -1258,7 +1465,7 @@ static int metrics_rules(struct fin *x)
 			ev(f, "kernel_ns", (double)total, 'n');
 			ev(f, "launches", (double)count, 'c');
 			ev(f, "profiled", (double)k->launches, 'c');
-			where_kernel(f, m, k->name, total, count);
+			where_kernel(f, x, k->name, total, count);
 		}
 		if (r.dominant == GP_PEAK_FP32 && !r.memory_side && gemm_like(sname) &&
 		    pk->p.flops[GP_PEAK_FP32] > 0 &&
@@ -1283,7 +1490,7 @@ static int metrics_rules(struct fin *x)
 			ev(f, "tf32_peak_gflop_s", pk->p.flops[GP_PEAK_TENSOR_TF32] / 1e9, 'c');
 			ev(f, "kernel_ns", (double)total, 'n');
 			ev(f, "launches", (double)count, 'c');
-			where_kernel(f, m, k->name, total, count);
+			where_kernel(f, x, k->name, total, count);
 		}
 	}
 	return 0;
@@ -1419,12 +1626,7 @@ static void lb_places(struct fin *x)
 			w->stream = w->proc = NONE;
 			w->ns = fd->lb[best].gap;
 			w->count = fd->lb[best].count;
-			/* Its heaviest launch site. */
-			for (size_t s = 0, most = 0; s < st->nskern; s++)
-				if (st->skern[s].name == m->kstats[best].name && st->skern[s].ns > most) {
-					most = st->skern[s].ns;
-					w->site_after = st->sites[st->skern[s].site].str;
-				}
+			w->site_after = heaviest_site(st, m->kstats[best].name);
 		}
 	}
 }

@@ -13,8 +13,13 @@
  *    frees, module loading and context creation), as intervals
  *    (32 bytes each; launches are not kept), and the stacks of the copies
  *    and memsets that can block (their calls' own sites);
- *  - per kernel, the gaps before its short launches; small copies,
- *    pageable memory in asynchronous copies.
+ *  - per kernel, the gaps before its short launches; per device, the host
+ *    time of the launch calls of its short kernels (a launch call and its
+ *    kernel meet by correlation id in two direct-mapped tables of
+ *    GA_FIND_LCACHE entries, whichever comes first waiting); small copies,
+ *    pageable memory in asynchronous copies;
+ *  - per stream, its work and the stack of its first launch; per context,
+ *    the id of its legacy default stream (context records).
  *
  * At finish every idle gap of every device (the exact busy union of
  * busy.h) is given one cause: the host call it was in when the device ran
@@ -51,6 +56,8 @@ struct ga_ranks;
 #define GA_FIND_LB_RUN 32u               /* launch-bound: at least 32 in a row */
 #define GA_FIND_LB_RATIO 1.0             /* launch-bound: gaps as long as the kernels */
 #define GA_FIND_GRAPH_GAP_NS 1000ull     /* what a CUDA graph leaves between nodes */
+#define GA_FIND_LB_GAP_MAX_NS 1000000ull /* launch-bound: a run goes on over host gaps below 1 ms */
+#define GA_FIND_LCACHE (1u << 20)        /* launch calls remembered by correlation, to their kernels */
 #define GA_FIND_REPEAT 3u                /* rules of loops: at least 3 occurrences */
 #define GA_FIND_TINY_COPY 65536ull       /* a tiny copy: below 64 KiB */
 #define GA_FIND_TINY_COUNT 100u          /* tiny copies: at least 100 of one kind */
@@ -63,7 +70,8 @@ struct ga_ranks;
 #define GA_FIND_CRIT_PCT 10.0
 #define GA_FIND_OCC_SHARE 5.0            /* occupancy: configurations of 5%+ of kernel time */
 #define GA_FIND_OCC_LOW 0.5              /* occupancy: below 50% */
-#define GA_FIND_WAVE_LOW 0.5             /* tail effect: grids below half a wave */
+#define GA_FIND_WAVE_LOW 0.5             /* tail effect: grids below half a wave ... */
+#define GA_FIND_WAVE_OVER 0.2            /* ... or one wave and at most a fifth of another */
 #define GA_FIND_STRAGGLER_PCT 10.0       /* a step's slowest rank 10% above the median */
 #define GA_FIND_MX_SHARE 5.0             /* metrics: kernels of 5%+ of kernel time */
 #define GA_FIND_CALLS_MAX (1u << 26)     /* host calls kept (2 GiB); more: attribution partial */
@@ -188,9 +196,22 @@ struct ga_fdev {
 	uint32_t proc, stack, label; /* the activity that set hi */
 	int seen;
 	uint64_t sum;              /* activities' time, summed (overlaps count twice) */
-	struct { uint64_t key, ns; } stream[GA_FIND_STREAMS]; /* proc << 32 | stream */
+	struct { uint64_t key, ns, count; uint32_t stack; } stream[GA_FIND_STREAMS]; /* key: proc << 32 | stream */
 	uint32_t nstreams;
 	uint64_t other_ns;         /* streams beyond GA_FIND_STREAMS */
+	/* Short kernels (launch-bound): launched one by one, by a graph; launch calls matched. */
+	uint64_t lk_short, lk_graph, lk_n, lk_ns;
+};
+
+/* A launch call (ns: its duration) or a short kernel (ns: its device), by correlation id. */
+struct ga_flaunch {
+	uint32_t proc1, corr;      /* proc1: process + 1, 0 an empty slot */
+	uint64_t ns;
+};
+
+/* A context's legacy default stream (its NULL stream). */
+struct ga_fnull {
+	uint32_t proc, stream;
 };
 
 /* Per copy kind: small copies; pageable memory in asynchronous copies. */
@@ -211,12 +232,16 @@ struct ga_findings {
 	struct ga_fcand *cands;
 	size_t ncands, capcands;
 	struct ga_map cstack;      /* (proc, correlation) -> stack of a copy or memset */
-	uint8_t *cls;              /* the file's string id -> cause + 1, 0x80: not a kept call */
+	uint8_t *cls;              /* the file's string id -> cause + 1, | 0x40: a kernel launch */
 	size_t capcls;
 	uint32_t *clsname;         /* the file's string id -> strtab id of the kept call's name */
 	size_t capclsname;
 	uint32_t cls_proc;         /* process cls belongs to, + 1 */
 	struct ga_flb { uint64_t gap, count; } *lb; /* per kstat: gaps before short launches */
+	struct ga_flaunch *lcache; /* launch calls waiting for their kernels: GA_FIND_LCACHE slots */
+	struct ga_flaunch *kcache; /* short kernels waiting for their launch calls, the same */
+	struct ga_fnull *nulls;    /* legacy default streams of the contexts seen */
+	size_t nnulls, capnulls;
 	size_t caplb;
 	struct ga_fcopy copy[GA_COPY_KIND_MAX];
 	uint64_t api_ns[GA_CAUSE_COUNT], api_calls[GA_CAUSE_COUNT]; /* host calls by class */

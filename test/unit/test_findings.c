@@ -295,6 +295,52 @@ static void write_streams(const char *path, int fixed)
 	CHECK(synth_close(s, NULL, NULL) == 0);
 }
 
+/*
+ * Streams 13 and 14 of 20 kernels of 100 us each, a 2 us kernel on the
+ * context's legacy default stream 9 (from train.cu:57) between each two:
+ * none overlaps.  legacy 0: the context says its NULL stream is 3.
+ */
+static void write_legacy(const char *path, int legacy)
+{
+	struct synth *s = synth_open(path);
+	struct gp_rec_context c;
+	uint32_t a, b, z, launch, app, file, fn, corr = 100;
+	uint64_t t = T0 + 1000 * US, pcs[2] = { 0x401000, 0x402000 };
+
+	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API, 0, 1);
+	memset(&c, 0, sizeof(c));
+	c.h.type = GP_REC_CONTEXT;
+	c.h.size = sizeof(c);
+	c.id = 1;
+	c.null_stream = legacy ? 9 : 3;
+	synth_rec(s, &c, sizeof(c));
+	a = synth_string(s, "_Z5left_v");
+	b = synth_string(s, "_Z6right_v");
+	z = synth_string(s, "_Z4zerov");
+	launch = synth_string(s, "cudaLaunchKernel_v7000");
+	app = synth_string(s, "/work/train");
+	file = synth_string(s, "train.cu");
+	fn = synth_string(s, "_Z5trainv");
+	synth_frame(s, 0x401000, 0x1000, app, fn, 0x20, file, 42);
+	synth_frame(s, 0x402000, 0x2000, app, fn, 0x40, file, 57);
+	synth_stack(s, 1, &pcs[0], 1);
+	synth_stack(s, 2, &pcs[1], 1);
+	for (int i = 0; i < 40; i++) {
+		synth_api_at_corr(s, launch, t - 5 * US, t - 4 * US, 1, ++corr);
+		synth_corr_stack(s, corr, 1);
+		synth_kernel_at_corr(s, i % 2 ? b : a, t, t + 100 * US, 0, i % 2 ? 14 : 13, corr);
+		t += 100 * US;
+		synth_api_at_corr(s, launch, t - 5 * US, t - 4 * US, 1, ++corr);
+		synth_corr_stack(s, corr, 2);
+		synth_kernel_at_corr(s, z, t, t + 2 * US, 0, 9, corr);
+		t += 2 * US;
+	}
+	synth_end(s, t, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+}
+
 /* 8 peer copies of 1 MiB between two GPUs: staged through the host (two legs), or direct. */
 static void write_peer(const char *path, int fixed)
 {
@@ -381,6 +427,88 @@ static void write_twinlike(const char *path, int variant, int syncs)
 	if (variant == 0)
 		synth_api(s, ssync, host, k0 + 2 * US, 1, 0);
 	synth_end(s, k0 + 1000 * US, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+}
+
+/*
+ * 200 kernels of 3 us from train.cu:42.  variant 0: the host falls behind,
+ * gaps of 40 and 70 us in turn (astride the 50 us of host gaps), each
+ * launch call 30 us; 1: the same kernels replayed from a graph, 6 us apart
+ * (one graph launch); 2: no launch calls traced, 6 us apart.
+ */
+static void write_launch(const char *path, int variant)
+{
+	struct synth *s = synth_open(path);
+	uint32_t kname, launch, glaunch, app, file, fn, corr = 100;
+	uint64_t t = T0 + 1000 * US, pc = 0x401000;
+
+	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	synth_config(s, GP_TRACE_KERNEL | (variant == 2 ? 0 : GP_TRACE_API), 0, 1);
+	kname = synth_string(s, "_Z4stepPf");
+	launch = synth_string(s, "cudaLaunchKernel_v7000");
+	glaunch = synth_string(s, "cudaGraphLaunch_v10000");
+	app = synth_string(s, "/work/train");
+	file = synth_string(s, "train.cu");
+	fn = synth_string(s, "_Z5trainv");
+	synth_frame(s, 0x401000, 0x1000, app, fn, 0x20, file, 42);
+	synth_stack(s, 1, &pc, 1);
+	if (variant == 1)
+		synth_api_at_corr(s, glaunch, t - 10 * US, t - 5 * US, 1, corr);
+	for (int i = 0; i < 200; i++) {
+		uint64_t gap = variant == 0 ? (i % 2 ? 70 * US : 40 * US) : 6 * US;
+
+		if (variant == 0) {
+			synth_api_at_corr(s, launch, t - 31 * US, t - 1 * US, 1, ++corr);
+			synth_corr_stack(s, corr, 1);
+			synth_kernel_at_corr(s, kname, t, t + 3 * US, 0, 7, corr);
+		} else if (variant == 1) {
+			struct gp_rec_kernel r;
+
+			synth_kernel_init(&r, kname, t, t + 3 * US, 0, 7, corr);
+			r.graph_id = 5;
+			synth_rec(s, &r, sizeof(r));
+		} else {
+			synth_kernel_at_corr(s, kname, t, t + 3 * US, 0, 7, ++corr);
+		}
+		t += 3 * US + gap;
+	}
+	synth_end(s, t + 1000 * US, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+}
+
+/* One 2 ms kernel configuration 20 times: grid blocks of block threads and regs registers. */
+static void write_grid(const char *path, uint32_t grid, uint32_t block, uint16_t regs)
+{
+	struct synth *s = synth_open(path);
+	uint32_t kname, launch, app, file, fn, corr = 100;
+	uint64_t t = T0 + 1000 * US, pc = 0x401000;
+
+	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API, 0, 1);
+	kname = synth_string(s, "_Z4gridPf");
+	launch = synth_string(s, "cudaLaunchKernel_v7000");
+	app = synth_string(s, "/work/train");
+	file = synth_string(s, "train.cu");
+	fn = synth_string(s, "_Z5trainv");
+	synth_frame(s, 0x401000, 0x1000, app, fn, 0x20, file, 42);
+	synth_stack(s, 1, &pc, 1);
+	for (int i = 0; i < 20; i++, corr++) {
+		struct gp_rec_kernel r;
+
+		synth_api_at_corr(s, launch, t - 5 * US, t - 1 * US, 1, corr);
+		synth_corr_stack(s, corr, 1);
+		synth_kernel_init(&r, kname, t, t + 2000 * US, 0, 7, corr);
+		r.grid[0] = grid;
+		r.grid[1] = r.grid[2] = 1;
+		r.block[0] = block;
+		r.block[1] = r.block[2] = 1;
+		r.registers = regs;
+		synth_rec(s, &r, sizeof(r));
+		t += 2000 * US;
+	}
+	synth_end(s, t + 1000 * US, 0);
 	CHECK(synth_close(s, NULL, NULL) == 0);
 }
 
@@ -518,11 +646,14 @@ int main(void)
 	ga_filter_free(&flt);
 	tap_end();
 
-	/* 199 gaps of 6 us, 1 us of each left by a graph. */
+	/*
+	 * 199 gaps of 6 us, 1 us of each left by a graph: at most 995 us; the
+	 * host's 200 launch calls of 3 us are what a graph saves, 600 us.
+	 */
 	tap_begin("findings: launch-bound fires on short kernels 6 us apart, not 0.5 us");
 	CHECK(analyze(path[LAUNCH_BOUND][0], &an, &flt) == 0);
 	f = find(&an, GA_RULE_LAUNCH_BOUND);
-	CHECKF(f && f->stake_ns == 199 * 5 * US, "stake %llu",
+	CHECKF(f && f->stake_ns == 200 * 3 * US, "stake %llu",
 	       f ? (unsigned long long)f->stake_ns : 0ull);
 	CHECK(f && site_has(&an, f, 1, "train.cu:42"));
 	ga_analysis_free(&an);
@@ -531,6 +662,79 @@ int main(void)
 	CHECK(!find(&an, GA_RULE_LAUNCH_BOUND));
 	ga_analysis_free(&an);
 	ga_filter_free(&flt);
+	tap_end();
+
+	tap_begin("findings: launch-bound's estimate: launch calls, runs over long host gaps");
+	{
+		char lp[3][128];
+
+		for (int v = 0; v < 3; v++) {
+			snprintf(lp[v], sizeof(lp[v]), "%s/launch_v%d.gpuprof", dir, v);
+			write_launch(lp[v], v);
+		}
+		/* One run of 200 kernels in spite of the 70 us gaps; 200 calls of 30 us. */
+		CHECK(analyze(lp[0], &an, &flt) == 0);
+		f = find(&an, GA_RULE_LAUNCH_BOUND);
+		CHECKF(f && f->stake_ns == 200 * 30 * US, "stake %llu",
+		       f ? (unsigned long long)f->stake_ns : 0ull);
+		CHECK(f && f->nev >= 7 && !strcmp(f->ev[1].name, "kernels") && f->ev[1].v == 200);
+		CHECK(f && site_has(&an, f, 1, "train.cu:42"));
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		/* A graph's kernels: no launch calls to save. */
+		CHECK(analyze(lp[1], &an, &flt) == 0);
+		CHECK(!find(&an, GA_RULE_LAUNCH_BOUND));
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		/* No launch calls traced: the gaps less 1 us each. */
+		CHECK(analyze(lp[2], &an, &flt) == 0);
+		f = find(&an, GA_RULE_LAUNCH_BOUND);
+		CHECKF(f && f->stake_ns == 199 * 5 * US, "stake %llu",
+		       f ? (unsigned long long)f->stake_ns : 0ull);
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		for (int v = 0; v < 3; v++)
+			unlink(lp[v]);
+	}
+	tap_end();
+
+	/*
+	 * H100 (132 SMs), 256 threads of 16 registers: 8 blocks an SM, a wave
+	 * of 1056 blocks.  1200 blocks: 1.14 waves, the second 14% full.
+	 */
+	tap_begin("findings: tail-effect on 0.25 and 1.14 waves, not 0.5, 1, 1.25 or 3; occupancy at its site");
+	{
+		static const struct { uint32_t grid, block; uint16_t regs; int tail, occ; } g[] = {
+			{ 264, 256, 16, 1, 0 }, { 1200, 256, 16, 1, 0 }, { 1056, 256, 16, 0, 0 },
+			{ 3168, 256, 16, 0, 0 }, { 528, 256, 16, 0, 0 }, { 1320, 256, 16, 0, 0 },
+			{ 528, 128, 121, 0, 1 },
+		};
+		char gp[128];
+
+		snprintf(gp, sizeof(gp), "%s/grid.gpuprof", dir);
+		for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+			double waves = g[i].grid / 1056.0;
+			uint64_t want = (uint64_t)(40000.0 * US * (1 - waves / (waves < 1 ? 1 : 2)));
+
+			write_grid(gp, g[i].grid, g[i].block, g[i].regs);
+			CHECK(analyze(gp, &an, &flt) == 0);
+			f = find(&an, GA_RULE_TAIL);
+			CHECKF(!!f == g[i].tail, "grid %u: tail %d", g[i].grid, !!f);
+			if (f && g[i].tail) {
+				CHECKF(within(f->stake_ns, want, 1000), "grid %u: stake %llu, want %llu",
+				       g[i].grid, (unsigned long long)f->stake_ns,
+				       (unsigned long long)want);
+				CHECK(site_has(&an, f, 1, "train.cu:42"));
+			}
+			f = find(&an, GA_RULE_OCCUPANCY);
+			CHECKF(!!f == g[i].occ, "grid %u: occupancy %d", g[i].grid, !!f);
+			if (f && g[i].occ)
+				CHECK(site_has(&an, f, 1, "train.cu:42"));
+			ga_analysis_free(&an);
+			ga_filter_free(&flt);
+			unlink(gp);
+		}
+	}
 	tap_end();
 
 	/* 200 copies of 4 KiB (800 KiB: one batch), 2 us each at least. */
@@ -684,6 +888,35 @@ int main(void)
 		ga_filter_free(&flt);
 		unlink(sp[0]);
 		unlink(sp[1]);
+	}
+	tap_end();
+
+	tap_begin("findings: serialized-streams names the legacy default stream and its site");
+	{
+		char sp[128];
+
+		snprintf(sp, sizeof(sp), "%s/legacy.gpuprof", dir);
+		for (int legacy = 1; legacy >= 0; legacy--) {
+			write_legacy(sp, legacy);
+			CHECK(analyze(sp, &an, &flt) == 0);
+			f = find(&an, GA_RULE_SERIAL_STREAMS);
+			/* All but the busiest stream: 2000 us and the 80 us between. */
+			CHECKF(f && f->stake_ns == 2080 * US, "stake %llu",
+			       f ? (unsigned long long)f->stake_ns : 0ull);
+			CHECKF(f && !!strstr(f->summary, "legacy default stream") == legacy, "%s",
+			       f ? f->summary : "");
+			CHECKF(f && f->nwhere == 3 && f->where[0].stream == (legacy ? 9u : 13u),
+			       "stream %u", f && f->nwhere ? f->where[0].stream : 0);
+			if (f && f->nwhere && legacy) {
+				uint32_t id = f->where[0].site_after;
+
+				CHECK(id && strstr(ga_model_str(&an.m, id), "train.cu:57"));
+				CHECK(f->where[0].count == 40 && f->where[0].ns == 80 * US);
+			}
+			ga_analysis_free(&an);
+			ga_filter_free(&flt);
+			unlink(sp);
+		}
 	}
 	tap_end();
 
