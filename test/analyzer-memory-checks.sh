@@ -8,7 +8,9 @@
 # they are read (model/busy.h; the findings read every busy interval).
 # The bound is bytes of peak RSS per record more.  The durations of one
 # kernel, 2M and 8M launches, without findings: the same peak, where --exact
-# grows by 4 bytes a launch.  Prints "ok - ..." / "not ok - ..." lines;
+# grows by 4 bytes a launch; past 65536 launches the row's median, P90 and
+# P99 are marked as estimates (~, the header's Quantiles: line), not with
+# --exact.  Prints "ok - ..." / "not ok - ..." lines;
 # about 10 seconds.
 #
 #   bash test/analyzer-memory-checks.sh BUILD_DIR
@@ -88,6 +90,19 @@ if "$build/bench/synth_trace" --same 2000000 "$tmp/d2.gpuprof" 2>/dev/null &&
 		notok "durations: --exact grows by less than 3 B/record ($ea, $eb KiB): nothing measured"
 	else
 		ok "durations: $a KiB at 2M launches of one kernel, $b KiB at 8M; --exact $ea and $eb KiB"
+	fi
+	# Past 65536 a row the median is an estimate, marked and explained; --exact: exact.
+	"$ana" report --findings=none "$tmp/d2.gpuprof" >"$tmp/d2.txt" 2>&1
+	"$ana" report --findings=none --exact "$tmp/d2.gpuprof" >"$tmp/d2e.txt" 2>&1
+	if grep -q '^Quantiles: *medians marked ~ are estimates within 0.4%' "$tmp/d2.txt" &&
+		grep -Eq '\| ~1\.000 µs \| +1\.000 µs \| +1\.000 µs \| +0 ns \| ~1\.000 µs \| ~1\.000 µs \|' \
+			"$tmp/d2.txt" &&
+		! grep -q '~\|^Quantiles:' "$tmp/d2e.txt" &&
+		grep -Eq '\| 1\.000 µs \| +1\.000 µs \| +1\.000 µs \| +0 ns \| 1\.000 µs \| 1\.000 µs \|' \
+			"$tmp/d2e.txt"; then
+		ok "durations: estimates past 65536 a row marked ~ and stated; --exact exact"
+	else
+		notok "durations: the kernel row's estimates are not marked, or --exact's are: $(grep -m1 -A4 '^Kernels' "$tmp/d2.txt")"
 	fi
 else
 	notok "synth_trace did not write the duration traces"
