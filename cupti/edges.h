@@ -39,27 +39,27 @@
 #define GP_EDGES_SLOTS 65536u
 #define GP_EDGES_PROBES 64u
 #define GP_EDGES_WINDOWS 8u
-#define GP_EDGES_BEFORE 1ull          /* start of a call that entered before the watch */
+#define GP_EDGES_BEFORE 1ull /* start of a call that entered before the watch */
 #define GP_EDGES_HEAD 1
 #define GP_EDGES_TAIL 2
 
 struct gp_edge_ent {
-	atomic_uint corr;               /* correlation id, 0 free */
-	atomic_uint counted;            /* began before the end and still inside its call */
-	_Atomic uint64_t start;         /* trace clock; 0 not yet written */
+	atomic_uint corr;       /* correlation id, 0 free */
+	atomic_uint counted;    /* began before the end and still inside its call */
+	_Atomic uint64_t start; /* trace clock; 0 not yet written */
 };
 
 struct gp_edges {
 	struct gp_edge_ent tab[GP_EDGES_SLOTS];
-	atomic_int phase;               /* 0, GP_EDGES_HEAD, GP_EDGES_TAIL */
-	atomic_int inflight;            /* calls begun before the end, not yet returned */
-	_Atomic uint64_t end;           /* the window's end, UINT64_MAX until taken */
-	atomic_uint full;               /* calls the table had no room for */
+	atomic_int phase;     /* 0, GP_EDGES_HEAD, GP_EDGES_TAIL */
+	atomic_int inflight;  /* calls begun before the end, not yet returned */
+	_Atomic uint64_t end; /* the window's end, UINT64_MAX until taken */
+	atomic_uint full;     /* calls the table had no room for */
 	struct {
-		uint64_t on, off;       /* [on, off); off UINT64_MAX while open */
+		uint64_t on, off; /* [on, off); off UINT64_MAX while open */
 	} win[GP_EDGES_WINDOWS];
-	unsigned nwin;                  /* windows so far; none: everything is kept */
-	uint64_t dropped;               /* records left out by the rule */
+	unsigned nwin;    /* windows so far; none: everything is kept */
+	uint64_t dropped; /* records left out by the rule */
 };
 
 /* The slot of correlation id corr; claim: take a free one.  NULL: none (full, or corr 0). */

@@ -217,7 +217,7 @@ static uint32_t q_series;            /* series published to drain */
 static struct {
 	uint64_t on, off;
 } win[WINDOWS];
-static unsigned nwin;                /* windows so far; win[(nwin - 1) % WINDOWS] the newest */
+static unsigned nwin; /* windows so far; win[(nwin - 1) % WINDOWS] the newest */
 
 /*
  * Before each CUPTI, NVML or CUDA call of the thread: 0 once the exit has

@@ -125,11 +125,11 @@ static int api_late;
 static int api_kinds_on;               /* the whole API kinds are on (late) */
 
 /* Window edges (edges.h); the driver calls watched at them. */
-#define GUARD_WAIT_NS 50000000ull     /* the close's wait for calls begun before the end */
+#define GUARD_WAIT_NS 50000000ull /* the close's wait for calls begun before the end */
 static struct gp_edges edges;
 static uint8_t guard_cbid[CUPTI_DRIVER_TRACE_CBID_SIZE];
 static int guard_ncbid = -1;
-static atomic_int tracing_cbs;        /* tracing's callbacks are on */
+static atomic_int tracing_cbs; /* tracing's callbacks are on */
 
 /* Devices and contexts as CUPTI reported them; producer lock. */
 #define GP_SAVED_DEVICES 64

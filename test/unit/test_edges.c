@@ -45,14 +45,14 @@ static void single(void)
 
 	tap_begin("edges: the opening keeps the calls that began at or after the start");
 	gp_edges_opening(&e);
-	gp_edges_exit(&e, 10);           /* entered before the watch: began before */
+	gp_edges_exit(&e, 10); /* entered before the watch: began before */
 	enter_at(11, 100);     /* began before the start (200) */
 	gp_edges_exit(&e, 11);
-	enter_at(12, 250);     /* began after the start, before OPEN was told */
-	enter_at(14, 200);     /* began at the start */
+	enter_at(12, 250); /* began after the start, before OPEN was told */
+	enter_at(14, 200); /* began at the start */
 	gp_edges_open(&e, 200);
 	gp_edges_off(&e);
-	enter_at(13, 300);     /* not watched */
+	enter_at(13, 300); /* not watched */
 	gp_edges_exit(&e, 12);
 	CHECK(!gp_edges_keep_work(&e, 10));
 	CHECK(!gp_edges_keep_work(&e, 11));
@@ -73,10 +73,10 @@ static void single(void)
 
 	tap_begin("edges: the close keeps the calls begun before the end and waits for them");
 	gp_edges_closing(&e);
-	enter_at(20, 900);     /* before the end: waited for */
+	enter_at(20, 900); /* before the end: waited for */
 	CHECK(!gp_edges_settled(&e));
 	gp_edges_close(&e, 1000);
-	enter_at(21, 1000);    /* at the end: out, not waited for */
+	enter_at(21, 1000); /* at the end: out, not waited for */
 	enter_at(22, 1200);
 	CHECK(!gp_edges_settled(&e));
 	gp_edges_exit(&e, 21);
@@ -85,7 +85,7 @@ static void single(void)
 	CHECK(gp_edges_settled(&e));
 	gp_edges_exit(&e, 20);
 	CHECK(gp_edges_settled(&e) && atomic_load(&e.inflight) == 0);
-	gp_edges_exit(&e, 23);           /* entered before the close's watch: began inside */
+	gp_edges_exit(&e, 23); /* entered before the close's watch: began inside */
 	gp_edges_off(&e);
 	CHECK(gp_edges_keep_work(&e, 20));
 	CHECK(!gp_edges_keep_work(&e, 21));
@@ -136,9 +136,9 @@ static void single(void)
 #define THREADS 4
 #define CALLS 60000
 
-static atomic_ullong clk = 1000;       /* the trace clock: every read advances it */
+static atomic_ullong clk = 1000; /* the trace clock: every read advances it */
 static atomic_uint next_corr = 1;
-static atomic_ullong seq;                /* orders events across threads */
+static atomic_ullong seq; /* orders events across threads */
 static atomic_int go_on = 1;
 static struct call {
 	uint32_t corr;
@@ -208,7 +208,7 @@ static void threaded(void)
 	calls_meanwhile(400);
 	opening_seq = atomic_fetch_add(&seq, 1);
 	gp_edges_opening(&e);
-	calls_meanwhile(400);             /* the kinds going on */
+	calls_meanwhile(400); /* the kinds going on */
 	open_t = tick();
 	calls_meanwhile(400);
 	gp_edges_open(&e, open_t);
@@ -224,7 +224,7 @@ static void threaded(void)
 			settle_seq = atomic_fetch_add(&seq, 1);
 		else
 			nap_us(10);
-	calls_meanwhile(400);             /* the kinds going off */
+	calls_meanwhile(400); /* the kinds going off */
 	gp_edges_off(&e);
 	atomic_store(&go_on, 0);
 	for (int i = 0; i < THREADS; i++)

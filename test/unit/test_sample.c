@@ -65,7 +65,8 @@ static void fake_window(int what, uint64_t t)
 static void fake_flush(int final)
 {
 	if (final)
-		event(final == GP_FLUSH_END ? 'E' : final == GP_FLUSH_FILE ? 'F' : '?');
+		event(final == GP_FLUSH_END ? 'E' : final == GP_FLUSH_FILE ? 'F' :
+									     '?');
 }
 
 static int fake_attach(struct gp_config *cfg, uint32_t *version, char *why, size_t whysz)
@@ -232,7 +233,8 @@ int main(void)
 		  WEXITSTATUS(status) == 0, "status %#x", status);
 	f = fopen(counts, "r");
 	for (int i = 1; f && i < MAXW &&
-			fscanf(f, "%lu %llu %llu", &want[i], &got_open[i], &got_close[i]) == 3; i++)
+			fscanf(f, "%lu %llu %llu", &want[i], &got_open[i], &got_close[i]) == 3;
+	     i++)
 		;
 	if (f && fscanf(f, "%4095s", seq) != 1)
 		seq[0] = 0;
