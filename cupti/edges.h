@@ -8,9 +8,10 @@
  * milliseconds while the program goes on launching, so the CUDA source
  * (tracer.c) watches each edge: from OPENING until OPEN (the window's
  * start, taken once tracing is on), and from CLOSING (before the window's
- * end is taken) until tracing is off, the driver calls that launch, copy
- * or set are seen at ENTER and EXIT (gp_edges_enter, gp_edges_exit), and
- * each call's start is kept by correlation id.  When records are
+ * end is taken) until tracing is off, the runtime and driver calls that
+ * launch, copy or set are seen at ENTER and EXIT (gp_edges_enter,
+ * gp_edges_exit), and each call's start (its first ENTER: a runtime call
+ * and the driver call inside it share the id) is kept by correlation id.  When records are
  * translated, work whose call began outside every window is left out
  * (gp_edges_keep_work), so are API calls and allocations that began
  * outside (gp_edges_keep_api, gp_edges_in_window); a watched call's API

@@ -27,8 +27,8 @@
  * since CUPTI reports them once.
  *
  * Window edges (source.h, window; the rule and its limits in edges.h): from
- * OPENING until OPEN, and from CLOSING until tracing is off, the driver
- * calls that launch, copy or set are watched through callbacks
+ * OPENING until OPEN, and from CLOSING until tracing is off, the runtime
+ * and driver calls that launch, copy or set are watched through callbacks
  * (guard_callback, program threads: atomics only); records of work begun
  * outside every window are left out when translated, and the close waits
  * (boundedly) for calls begun before the end.  Between edges nothing is
@@ -124,10 +124,14 @@ static int api_sel_ready;
 static int api_late;
 static int api_kinds_on;               /* the whole API kinds are on (late) */
 
-/* Window edges (edges.h); the driver calls watched at them. */
+/* Window edges (edges.h); the runtime and driver calls watched at them. */
 #define GUARD_WAIT_NS 50000000ull /* the close's wait for calls begun before the end */
 static struct gp_edges edges;
-static uint8_t guard_cbid[CUPTI_DRIVER_TRACE_CBID_SIZE];
+#define GUARD_CBIDS 2048
+_Static_assert((int)CUPTI_DRIVER_TRACE_CBID_SIZE <= GUARD_CBIDS &&
+		       (int)CUPTI_RUNTIME_TRACE_CBID_SIZE <= GUARD_CBIDS,
+	       "callback ids of both domains fit guard_cbid");
+static uint8_t guard_cbid[2][GUARD_CBIDS]; /* [0] runtime, [1] driver */
 static int guard_ncbid = -1;
 static atomic_int tracing_cbs; /* tracing's callbacks are on */
 
@@ -725,7 +729,8 @@ static int is_launch_cbid(CUpti_CallbackId cbid)
 /*
  * Program threads, at a watched call's ENTER and EXIT while an edge is
  * watched: its start kept by correlation id (edges.h; atomics only).
- * Runtime calls launch through these driver calls with the same id.
+ * Runtime calls launch through driver calls with the same id: the first
+ * ENTER, the runtime call's, gives the start.
  */
 static void guard_callback(const CUpti_CallbackData *cd)
 {
@@ -739,11 +744,12 @@ static void guard_callback(const CUpti_CallbackData *cd)
  * Whether a watched call goes on to the callbacks tracing has on: those of
  * call stacks (every call with --backtrace=all, launches otherwise).
  */
-static int guard_passes(CUpti_CallbackId cbid)
+static int guard_passes(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
 	if (!atomic_load_explicit(&tracing_cbs, memory_order_relaxed) || !gp_rec.cfg.backtrace)
 		return 0;
-	return gp_rec.cfg.backtrace == 2 || is_launch_cbid(cbid);
+	return gp_rec.cfg.backtrace == 2 ||
+	       (domain == CUPTI_CB_DOMAIN_DRIVER_API && is_launch_cbid(cbid));
 }
 
 static void on_callback(void *userdata, CUpti_CallbackDomain domain,
@@ -753,10 +759,11 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 	/* What only the program's own CUPTI user asked for is its alone. */
 	if (gp_guest_seen && !gp_guest_dispatch(domain, cbid, data))
 		return;
-	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE &&
-	    guard_cbid[cbid] && atomic_load_explicit(&edges.phase, memory_order_relaxed)) {
+	if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) &&
+	    cbid < (CUpti_CallbackId)GUARD_CBIDS && guard_cbid[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid] &&
+	    atomic_load_explicit(&edges.phase, memory_order_relaxed)) {
 		guard_callback(data);
-		if (!guard_passes(cbid))
+		if (!guard_passes(domain, cbid))
 			return;
 	}
 	if (atomic_load(&gp_rec.disabled) ||
@@ -1211,25 +1218,35 @@ static void attach_when_free(void)
 	       (double)(t1 > wait_since ? t1 - wait_since : 0) / 1e9);
 }
 
-/* The driver calls watched at the edges: those that launch, copy or set. */
+/*
+ * The calls watched at the edges: the runtime and driver calls that launch
+ * (kernels, graphs), copy or set; a runtime call's start is its launch's
+ * (the driver call inside it has the same correlation id and comes later).
+ */
 static void guard_cbids(void)
 {
 	static const char *const words[] = { "Launch", "Memcpy", "Memset" };
+	static const CUpti_CallbackDomain doms[2] = { CUPTI_CB_DOMAIN_RUNTIME_API,
+						      CUPTI_CB_DOMAIN_DRIVER_API };
+	const CUpti_CallbackId size[2] = { CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE };
 
 	guard_ncbid = 0;
-	for (CUpti_CallbackId c = 1; c < CUPTI_DRIVER_TRACE_CBID_SIZE; c++) {
-		const char *name = NULL;
+	for (int d = 0; d < 2; d++)
+		for (CUpti_CallbackId c = 1; c < size[d]; c++) {
+			const char *name = NULL;
 
-		if (gp_cu.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, c, &name) != CUPTI_SUCCESS ||
-		    !name)
-			continue;
-		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-			if (strstr(name, words[i]) && (!strstr(name, "Graph") || is_launch_cbid(c))) {
-				guard_cbid[c] = 1;
-				guard_ncbid++;
-				break;
-			}
-	}
+			if (gp_cu.cuptiGetCallbackName(doms[d], c, &name) != CUPTI_SUCCESS || !name)
+				continue;
+			/* Graph calls that only build or set nodes launch nothing. */
+			if (strstr(name, "Graph") && !strstr(name, "GraphLaunch"))
+				continue;
+			for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+				if (strstr(name, words[i])) {
+					guard_cbid[d][c] = 1;
+					guard_ncbid++;
+					break;
+				}
+		}
 }
 
 /*
@@ -1238,12 +1255,16 @@ static void guard_cbids(void)
  */
 static void guard_callbacks(int on)
 {
-	for (CUpti_CallbackId c = 1; c < CUPTI_DRIVER_TRACE_CBID_SIZE; c++) {
-		if (!guard_cbid[c])
-			continue;
-		if (!on && atomic_load(&tracing_cbs) && guard_passes(c))
-			continue;
-		gp_cu.cuptiEnableCallback(on, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, c);
+	for (int d = 0; d < 2; d++) {
+		CUpti_CallbackDomain dom = d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+
+		for (CUpti_CallbackId c = 1; c < (CUpti_CallbackId)GUARD_CBIDS; c++) {
+			if (!guard_cbid[d][c])
+				continue;
+			if (!on && atomic_load(&tracing_cbs) && guard_passes(dom, c))
+				continue;
+			gp_cu.cuptiEnableCallback(on, subscriber, dom, c);
+		}
 	}
 }
 
