@@ -140,6 +140,38 @@ struct srank {
 	size_t nst;
 };
 
+/*
+ * NVTX (model/ranges.h): a range name (domain and name), its instances'
+ * CPU times as durations and u[] = unterminated instances, GPU time,
+ * activities, kernels, other threads' kernels' time and count; a mark
+ * name and its count; a node of the range tree, its counts its whole
+ * subtree's (u[] = instances, GPU time, activities, kernels, other
+ * threads' kernels' time and count), parents before children.
+ */
+#define RKEY_U64 6
+struct srkey {
+	uint32_t name, domain, label;
+	uint64_t u[RKEY_U64];
+	struct sq q;
+};
+
+struct smark {
+	uint32_t name, domain, label;
+	uint64_t count;
+};
+
+#define NODE_U64 6
+struct snode {
+	uint32_t parent;           /* node index, UINT32_MAX for a root */
+	uint32_t kind;             /* enum ga_ranges_node_kind */
+	uint64_t id;               /* a range: key index; a kernel: name string id; else as is */
+	uint64_t u[NODE_U64];
+};
+
+/* Totals of the NVTX tables: activities, in a range, in none, unattributed,
+ * other threads' kernels, kernels left out of them, unterminated ranges. */
+#define RSC_COUNT 7
+
 /* Model scalars, summed on merge unless noted in merge_scalars(). */
 enum {
 	SC_KERNEL, SC_MEMCPY, SC_MEMSET, SC_GRAPH, SC_API, SC_RECORDS, SC_UNKNOWN,
@@ -178,6 +210,13 @@ struct ga_sum {
 	size_t nas;
 	struct srank *ranks;
 	size_t nranks;
+	uint64_t rsc[RSC_COUNT];
+	struct srkey *rkeys;
+	size_t nrkeys;
+	struct smark *marks;
+	size_t nmarks;
+	struct snode *nodes;
+	size_t nnodes;
 };
 
 /* ---- the histogram ---- */
@@ -406,6 +445,11 @@ void ga_summary_free(struct ga_sum *s)
 	for (size_t i = 0; i < s->nranks; i++)
 		free(s->ranks[i].st);
 	free(s->ranks);
+	for (size_t i = 0; i < s->nrkeys; i++)
+		sq_free(&s->rkeys[i].q);
+	free(s->rkeys);
+	free(s->marks);
+	free(s->nodes);
 	free(s);
 }
 
@@ -495,6 +539,103 @@ static int ranks_from(struct ga_sum *s, const struct ga_analysis *an, int *err)
 		}
 	}
 	return 0;
+}
+
+/*
+ * The NVTX range and mark tables and the range tree of an: each name's CPU
+ * times as durations (in the order of the ranges' index), the nodes with
+ * their whole subtree's counts.  0, or -1 out of memory.
+ */
+static int nvtx_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t org, int *err)
+{
+	const struct ga_ranges *rg = &an->rg;
+	const struct ga_model *m = &an->m;
+	struct ga_quant *cpu = calloc(rg->nkeys + 1, sizeof(*cpu));
+	uint32_t *kmap = calloc(rg->nkeys + 1, sizeof(*kmap));
+	uint32_t *nmap = calloc(rg->nnodes + 1, sizeof(*nmap));
+	uint64_t rsc[RSC_COUNT] = { rg->acts, rg->in_range, rg->no_range, rg->unattributed,
+				    rg->other_kernels, rg->other_skipped, rg->unterminated };
+	size_t i;
+	int rc = -1;
+
+	memcpy(s->rsc, rsc, sizeof(rsc));
+	if (!cpu || !kmap || !nmap ||
+	    !(s->rkeys = calloc(rg->nkeys + 1, sizeof(*s->rkeys))) ||
+	    !(s->marks = calloc(rg->nmarks + 1, sizeof(*s->marks))) ||
+	    !(s->nodes = calloc(rg->nnodes + 1, sizeof(*s->nodes))))
+		goto out;
+	for (i = 0; i < rg->nkeys; i++)
+		cpu[i].limit = GA_QUANT_NO_LIMIT;
+	for (i = 0; i < rg->nranges; i++) {
+		const struct ga_ranges_range *r = &rg->ranges[i];
+
+		if (ga_quant_add(&cpu[r->key], r->end - r->start))
+			goto out;
+	}
+	for (i = 0; i < rg->nkeys; i++) {
+		const struct ga_ranges_key *k = &rg->keys[i];
+		struct srkey *o;
+
+		kmap[i] = UINT32_MAX;
+		if (!k->count || ga_quant_count(&cpu[i]) != k->count)
+			continue;
+		kmap[i] = (uint32_t)s->nrkeys;
+		o = &s->rkeys[s->nrkeys++];
+		o->name = S(s, m, k->name, err);
+		o->domain = S(s, m, k->domain, err);
+		o->label = S(s, m, k->label, err);
+		o->u[0] = k->unterminated;
+		o->u[1] = k->gpu_ns;
+		o->u[2] = k->acts;
+		o->u[3] = k->kernels;
+		o->u[4] = k->other_ns;
+		o->u[5] = k->other_kernels;
+		if (sq_from(&o->q, &cpu[i], org, s->limit))
+			goto out;
+	}
+	for (i = 0; i < rg->nmarks; i++) {
+		const struct ga_ranges_mark *k = &rg->marks[i];
+
+		s->marks[s->nmarks++] = (struct smark){ S(s, m, k->name, err), S(s, m, k->domain, err),
+							S(s, m, k->label, err), k->count };
+	}
+	/* A node comes after its parent (ranges.c makes them so). */
+	for (i = 0; i < rg->nnodes; i++) {
+		const struct ga_ranges_node *n = &rg->nodes[i];
+		struct snode *o;
+		uint64_t id = n->id;
+
+		nmap[i] = UINT32_MAX;
+		if (n->kind == GA_RANGES_N_SITE)
+			continue;   /* launch sites are not in summaries yet */
+		if ((n->parent != GA_RANGES_NONE &&
+		     (n->parent >= i || nmap[n->parent] == UINT32_MAX)) ||
+		    (n->kind == GA_RANGES_N_RANGE && (id >= rg->nkeys || kmap[id] == UINT32_MAX)))
+			continue;
+		if (n->kind == GA_RANGES_N_RANGE)
+			id = kmap[id];
+		else if (n->kind == GA_RANGES_N_KERNEL)
+			id = S(s, m, n->id, err);
+		nmap[i] = (uint32_t)s->nnodes;
+		o = &s->nodes[s->nnodes++];
+		o->parent = n->parent == GA_RANGES_NONE ? UINT32_MAX : nmap[n->parent];
+		o->kind = n->kind;
+		o->id = id;
+		o->u[0] = n->instances;
+		o->u[1] = n->gpu_ns;
+		o->u[2] = n->acts;
+		o->u[3] = n->kernels;
+		o->u[4] = n->other_ns;
+		o->u[5] = n->other_kernels;
+	}
+	rc = 0;
+out:
+	for (i = 0; cpu && i < rg->nkeys; i++)
+		ga_quant_free(&cpu[i]);
+	free(cpu);
+	free(kmap);
+	free(nmap);
+	return rc;
 }
 
 struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_limit,
@@ -741,7 +882,7 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 		    sq_from(&o->q, &a->durs, org, s->limit))
 			goto fail;
 	}
-	if (ranks_from(s, an, &err))
+	if (ranks_from(s, an, &err) || nvtx_from(s, an, org, &err))
 		goto fail;
 	if (err)
 		goto fail;
@@ -851,6 +992,97 @@ static int ranks_merge(struct ga_sum *a, struct ga_sum *b, uint32_t pbase, int *
 		a->ranks[a->nranks++] = r;
 	}
 	return 0;
+}
+
+/* A tree node's key in a map: its parent and what it is. */
+static size_t node_find(struct ga_map *m, uint32_t parent, uint32_t kind, uint64_t id)
+{
+	return find(m, (uint64_t)kind << 32 | (uint32_t)(parent + 1), id);
+}
+
+/*
+ * Merges b's NVTX tables into a's: names and marks by (name, domain),
+ * tree nodes by their path (a node's counts are its subtree's, so they
+ * add).  0, or -1 out of memory.
+ */
+static int nvtx_merge(struct ga_sum *a, struct ga_sum *b, int *err)
+{
+	struct ga_map km = { 0 }, mm = { 0 }, nm = { 0 };
+	uint32_t *kmap = calloc(b->nrkeys + 1, sizeof(*kmap));
+	uint32_t *nmap = calloc(b->nnodes + 1, sizeof(*nmap));
+	size_t i, j;
+	int rc = -1;
+
+	if (!kmap || !nmap)
+		goto out;
+	for (i = 0; i < RSC_COUNT; i++)
+		a->rsc[i] = sat(a->rsc[i], b->rsc[i]);
+	for (i = 0; i < a->nrkeys; i++)
+		if (!find(&km, a->rkeys[i].name, a->rkeys[i].domain))
+			goto out;
+	for (i = 0; i < a->nmarks; i++)
+		if (!find(&mm, a->marks[i].name, a->marks[i].domain))
+			goto out;
+	for (i = 0; i < a->nnodes; i++)
+		if (!node_find(&nm, a->nodes[i].parent, a->nodes[i].kind, a->nodes[i].id))
+			goto out;
+	for (i = 0; i < b->nrkeys; i++) {
+		struct srkey *k = &b->rkeys[i];
+		uint32_t name = R(a, b, k->name, err), domain = R(a, b, k->domain, err);
+
+		sq_remap(a, b, &k->q, err);
+		if (!(j = find(&km, name, domain)))
+			goto out;
+		if (--j == a->nrkeys) {
+			if (GROW(a->rkeys, a->nrkeys))
+				goto out;
+			a->rkeys[a->nrkeys++] = (struct srkey){ name, domain, R(a, b, k->label, err),
+								{ 0 }, { 0 } };
+		}
+		kmap[i] = (uint32_t)j;
+		for (size_t u = 0; u < RKEY_U64; u++)
+			a->rkeys[j].u[u] = sat(a->rkeys[j].u[u], k->u[u]);
+		if (sq_merge(&a->rkeys[j].q, &k->q, a->limit))
+			goto out;
+	}
+	for (i = 0; i < b->nmarks; i++) {
+		const struct smark *k = &b->marks[i];
+		uint32_t name = R(a, b, k->name, err), domain = R(a, b, k->domain, err);
+
+		if (!(j = find(&mm, name, domain)))
+			goto out;
+		if (--j == a->nmarks) {
+			if (GROW(a->marks, a->nmarks))
+				goto out;
+			a->marks[a->nmarks++] = (struct smark){ name, domain, R(a, b, k->label, err), 0 };
+		}
+		a->marks[j].count = sat(a->marks[j].count, k->count);
+	}
+	for (i = 0; i < b->nnodes; i++) {
+		const struct snode *x = &b->nodes[i];
+		uint32_t parent = x->parent == UINT32_MAX ? UINT32_MAX : nmap[x->parent];
+		uint64_t id = x->kind == GA_RANGES_N_RANGE ? kmap[x->id] :
+			      x->kind == GA_RANGES_N_KERNEL ? R(a, b, (uint32_t)x->id, err) : x->id;
+
+		if (!(j = node_find(&nm, parent, x->kind, id)))
+			goto out;
+		if (--j == a->nnodes) {
+			if (GROW(a->nodes, a->nnodes))
+				goto out;
+			a->nodes[a->nnodes++] = (struct snode){ parent, x->kind, id, { 0 } };
+		}
+		nmap[i] = (uint32_t)j;
+		for (size_t u = 0; u < NODE_U64; u++)
+			a->nodes[j].u[u] = sat(a->nodes[j].u[u], x->u[u]);
+	}
+	rc = 0;
+out:
+	ga_map_free(&km);
+	ga_map_free(&mm);
+	ga_map_free(&nm);
+	free(kmap);
+	free(nmap);
+	return rc;
 }
 
 int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
@@ -1058,7 +1290,7 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 		if (sq_merge(&a->as[j].q, &x->q, a->limit))
 			goto fail;
 	}
-	if (ranks_merge(a, b, (uint32_t)pbase, &err))
+	if (ranks_merge(a, b, (uint32_t)pbase, &err) || nvtx_merge(a, b, &err))
 		goto fail;
 	free(dmap);
 	for (i = 0; i < 5; i++)
@@ -1213,6 +1445,123 @@ BY_PROC_CMP(cmp_graph, struct sgraph)
 BY_PROC_CMP(cmp_devrow, struct sdevrow)
 BY_PROC_CMP(cmp_srank, struct srank)
 
+/* A part merged under a lower limit: the rule is all exact and n <= limit. */
+static int to_sketch_over(struct sq *q, uint64_t limit)
+{
+	return !q->sketch && q->n > limit ? to_sketch(q) : 0;
+}
+
+static int cmp_str2(uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1)
+{
+	int c = strcmp(ga_strtab_get(&sort_s->s, a0), ga_strtab_get(&sort_s->s, b0));
+
+	return c ? c : strcmp(ga_strtab_get(&sort_s->s, a1), ga_strtab_get(&sort_s->s, b1));
+}
+
+static int cmp_rkey(const void *pa, const void *pb)
+{
+	const struct srkey *a = pa, *b = pb;
+
+	return cmp_str2(a->name, a->domain, b->name, b->domain);
+}
+
+static int cmp_mark(const void *pa, const void *pb)
+{
+	const struct smark *a = pa, *b = pb;
+
+	return cmp_str2(a->name, a->domain, b->name, b->domain);
+}
+
+/* Nodes of one depth: by their parent's new index, kind, then what they are. */
+static const uint32_t *node_new;
+
+static int cmp_node_s(const void *pa, const void *pb)
+{
+	const struct snode *a = pa, *b = pb;
+	uint32_t x = a->parent == UINT32_MAX ? 0 : node_new[a->parent] + 1;
+	uint32_t y = b->parent == UINT32_MAX ? 0 : node_new[b->parent] + 1;
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->kind == GA_RANGES_N_KERNEL)
+		return strcmp(ga_strtab_get(&sort_s->s, (uint32_t)a->id),
+			      ga_strtab_get(&sort_s->s, (uint32_t)b->id));
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/*
+ * The NVTX tables in an order of their contents alone: names and marks by
+ * name and domain, the tree by depth, then parent, kind and what a node is
+ * (a range: its name's new index), so parents still come first.  0 or -1.
+ */
+static int nvtx_canonical(struct ga_sum *s)
+{
+	uint32_t *kperm = calloc(s->nrkeys + 1, sizeof(*kperm));
+	uint32_t *depth = calloc(s->nnodes + 1, sizeof(*depth));
+	uint32_t *nnew = calloc(s->nnodes + 1, sizeof(*nnew));
+	uint32_t *ord = calloc(s->nnodes + 1, sizeof(*ord));
+	struct snode *out = calloc(s->nnodes + 1, sizeof(*out)), *lvl = NULL;
+	size_t i, done = 0, d;
+	int rc = -1;
+
+	if (!kperm || !depth || !nnew || !ord || !out ||
+	    perm_sort(s->rkeys, s->nrkeys, sizeof(*s->rkeys), cmp_rkey, kperm) ||
+	    perm_sort(s->marks, s->nmarks, sizeof(*s->marks), cmp_mark, NULL))
+		goto out;
+	for (i = 0; i < s->nrkeys; i++)
+		if (to_sketch_over(&s->rkeys[i].q, s->limit) ||
+		    perm_sort(s->rkeys[i].q.seg, s->rkeys[i].q.nseg, sizeof(struct sseg), cmp_seg, NULL))
+			goto out;
+	for (i = 0; i < s->nnodes; i++) {
+		struct snode *n = &s->nodes[i];
+
+		if (n->kind == GA_RANGES_N_RANGE)
+			n->id = kperm[n->id];
+		depth[i] = n->parent == UINT32_MAX ? 0 : depth[n->parent] + 1;
+	}
+	if (!(lvl = calloc(s->nnodes + 1, sizeof(*lvl))))
+		goto out;
+	node_new = nnew;
+	for (d = 0; done < s->nnodes; d++) {
+		size_t n = 0;
+
+		for (i = 0; i < s->nnodes; i++)
+			if (depth[i] == d) {
+				ord[n] = (uint32_t)i;
+				lvl[n++] = s->nodes[i];
+			}
+		{
+			uint32_t *p = calloc(n + 1, sizeof(*p));
+
+			if (!p || perm_sort(lvl, n, sizeof(*lvl), cmp_node_s, p)) {
+				free(p);
+				goto out;
+			}
+			for (i = 0; i < n; i++)
+				nnew[ord[i]] = (uint32_t)(done + p[i]);
+			free(p);
+		}
+		for (i = 0; i < n; i++) {
+			out[done + i] = lvl[i];
+			if (lvl[i].parent != UINT32_MAX)
+				out[done + i].parent = nnew[lvl[i].parent];
+		}
+		done += n;
+	}
+	memcpy(s->nodes, out, s->nnodes * sizeof(*out));
+	rc = 0;
+out:
+	free(kperm);
+	free(depth);
+	free(nnew);
+	free(ord);
+	free(out);
+	free(lvl);
+	return rc;
+}
+
 /*
  * Puts every table in an order that depends only on its contents: files,
  * processes and devices by origin key, rows of a process by process (then
@@ -1298,6 +1647,8 @@ static int canonical(struct ga_sum *s)
 	for (i = 0; i < s->nas; i++)
 		if (perm_sort(s->as[i].q.seg, s->as[i].q.nseg, sizeof(struct sseg), cmp_seg, NULL))
 			goto out;
+	if (nvtx_canonical(s))
+		goto out;
 	rc = 0;
 out:
 	free(pmap);
@@ -1446,6 +1797,49 @@ static void put_ranks(const struct ga_sum *s, struct wbuf *w, const struct strnu
 	}
 }
 
+static void put_nvtx(const struct ga_sum *s, struct wbuf *w, const struct strnum *sn)
+{
+	size_t i, j;
+
+	pv(w, RSC_COUNT);
+	for (i = 0; i < RSC_COUNT; i++)
+		pv(w, s->rsc[i]);
+	pv(w, s->nrkeys);
+	pv(w, RKEY_U64);
+	for (i = 0; i < s->nrkeys; i++) {
+		const struct srkey *k = &s->rkeys[i];
+
+		ps(w, sn, k->name);
+		ps(w, sn, k->domain);
+		ps(w, sn, k->label);
+		for (j = 0; j < RKEY_U64; j++)
+			pv(w, k->u[j]);
+		put_sq(w, sn, &k->q);
+	}
+	pv(w, s->nmarks);
+	for (i = 0; i < s->nmarks; i++) {
+		ps(w, sn, s->marks[i].name);
+		ps(w, sn, s->marks[i].domain);
+		ps(w, sn, s->marks[i].label);
+		pv(w, s->marks[i].count);
+	}
+	pv(w, s->nnodes);
+	pv(w, NODE_U64);
+	for (i = 0; i < s->nnodes; i++) {
+		const struct snode *n = &s->nodes[i];
+
+		/* Parent + 1 (0: a root); a kernel's id is a string id. */
+		pv(w, n->parent == UINT32_MAX ? 0 : (uint64_t)n->parent + 1);
+		pv(w, n->kind);
+		if (n->kind == GA_RANGES_N_KERNEL)
+			ps(w, sn, (uint32_t)n->id);
+		else
+			pv(w, n->id);
+		for (j = 0; j < NODE_U64; j++)
+			pv(w, n->u[j]);
+	}
+}
+
 static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 {
 	size_t i, j, nused = 0, ns = s->s.n;
@@ -1499,6 +1893,20 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 	for (i = 0; i < s->nranks; i++)
 		for (j = 0; j < s->ranks[i].nst; j++)
 			mark(used, s->ranks[i].st[j].label);
+	for (i = 0; i < s->nrkeys; i++) {
+		mark(used, s->rkeys[i].name);
+		mark(used, s->rkeys[i].domain);
+		mark(used, s->rkeys[i].label);
+		mark_sq(used, &s->rkeys[i].q);
+	}
+	for (i = 0; i < s->nmarks; i++) {
+		mark(used, s->marks[i].name);
+		mark(used, s->marks[i].domain);
+		mark(used, s->marks[i].label);
+	}
+	for (i = 0; i < s->nnodes; i++)
+		if (s->nodes[i].kind == GA_RANGES_N_KERNEL)
+			mark(used, (uint32_t)s->nodes[i].id);
 	for (i = 1; i <= ns; i++)
 		if (i < ns && used[i])
 			list[nused++] = (uint32_t)i;
@@ -1657,6 +2065,8 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 	}
 	/* 14. per-rank figures and steps */
 	put_ranks(s, w, sn);
+	/* 15. NVTX ranges, marks and the tree */
+	put_nvtx(s, w, sn);
 }
 
 static void le32(unsigned char *p, uint32_t v)
@@ -1870,6 +2280,75 @@ static int get_ranks(struct rbuf *r, struct ga_sum *s)
 	return r->err ? -1 : 0;
 }
 
+/* Section 15: NVTX names, marks and the tree (parents first, ids in range). */
+static int get_nvtx(struct rbuf *r, struct ga_sum *s)
+{
+	size_t n, i, j, k = gcount(r, 1);
+
+	for (i = 0; i < k; i++) {
+		uint64_t v = gv(r);
+
+		if (i < RSC_COUNT)
+			s->rsc[i] = v;
+	}
+	if (r->err || k != RSC_COUNT)
+		return r->err = 1, -1;
+	n = gcount(r, RKEY_U64 + 10);
+	k = (size_t)gv(r);
+	if (r->err || k != RKEY_U64)
+		return r->err = 1, -1;
+	if (!(s->rkeys = calloc(n + 1, sizeof(*s->rkeys))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct srkey *x = &s->rkeys[s->nrkeys++];
+
+		x->name = gs(r);
+		x->domain = gs(r);
+		x->label = gs(r);
+		for (j = 0; j < RKEY_U64; j++)
+			x->u[j] = gv(r);
+		if (!x->label)
+			r->err = 1;
+		if (get_sq(r, &x->q))
+			return -1;
+	}
+	n = gcount(r, 4);
+	if (r->err || !(s->marks = calloc(n + 1, sizeof(*s->marks))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct smark *x = &s->marks[s->nmarks++];
+
+		x->name = gs(r);
+		x->domain = gs(r);
+		x->label = gs(r);
+		x->count = gv(r);
+	}
+	n = gcount(r, NODE_U64 + 3);
+	k = (size_t)gv(r);
+	if (r->err || k != NODE_U64)
+		return r->err = 1, -1;
+	if (!(s->nodes = calloc(n + 1, sizeof(*s->nodes))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct snode *x = &s->nodes[s->nnodes++];
+		uint64_t p = gv(r);
+
+		x->parent = p ? (uint32_t)(p - 1) : UINT32_MAX;
+		x->kind = g32(r);
+		x->id = x->kind == GA_RANGES_N_KERNEL ? gs(r) : gv(r);
+		for (j = 0; j < NODE_U64; j++)
+			x->u[j] = gv(r);
+		/* Parents first; the pseudo roots are roots, activities never are. */
+		if (p > i || x->kind > GA_RANGES_N_GRAPH ||
+		    (x->kind == GA_RANGES_N_RANGE && x->id >= s->nrkeys) ||
+		    (x->kind != GA_RANGES_N_KERNEL && x->id > UINT32_MAX) ||
+		    ((x->kind == GA_RANGES_N_NORANGE || x->kind == GA_RANGES_N_UNATTR) && p) ||
+		    (x->kind >= GA_RANGES_N_KERNEL && !p))
+			r->err = 1;
+	}
+	return r->err ? -1 : 0;
+}
+
 /* Decodes a body into s.  0, or -1 with r->err (malformed) or not (memory). */
 static int decode(struct rbuf *r, struct ga_sum *s)
 {
@@ -2071,7 +2550,7 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 		if (get_sq(r, &x->q))
 			return -1;
 	}
-	if (get_ranks(r, s))
+	if (get_ranks(r, s) || get_nvtx(r, s))
 		return -1;
 	if (!r->err && r->off != r->len)
 		r->err = 1;
@@ -2341,6 +2820,82 @@ static int ranks_apply(const struct ga_sum *s, struct ga_analysis *an, struct am
 		}
 	}
 	return am->err ? -1 : ga_ranks_compare(rk, m);
+}
+
+/*
+ * The NVTX range and mark tables and the linked range tree (model/ranges.h)
+ * from the summary's; a name's CPU standard deviation is the model's
+ * Welford sums replayed over its exact durations, or from the exact sums
+ * of squares.  0, or -1 out of memory.
+ */
+static int nvtx_apply(const struct ga_sum *s, struct ga_analysis *an, struct amap *am)
+{
+	struct ga_ranges *rg = &an->rg;
+	struct ga_model *m = &an->m;
+	size_t i;
+
+	rg->acts = s->rsc[0];
+	rg->in_range = s->rsc[1];
+	rg->no_range = s->rsc[2];
+	rg->unattributed = s->rsc[3];
+	rg->other_kernels = s->rsc[4];
+	rg->other_skipped = s->rsc[5];
+	rg->unterminated = s->rsc[6];
+	if (ga_util_grow(&rg->keys, &rg->capkeys, s->nrkeys + 1, sizeof(*rg->keys)) ||
+	    ga_util_grow(&rg->marks, &rg->capmarks, s->nmarks + 1, sizeof(*rg->marks)) ||
+	    ga_util_grow(&rg->nodes, &rg->capnodes, s->nnodes + 1, sizeof(*rg->nodes)))
+		return -1;
+	for (i = 0; i < s->nrkeys; i++) {
+		const struct srkey *x = &s->rkeys[i];
+		struct ga_ranges_key *k = &rg->keys[rg->nkeys++];
+		uint64_t med, sd;
+
+		memset(k, 0, sizeof(*k));
+		k->name = A(am, m, s, x->name);
+		k->domain = A(am, m, s, x->domain);
+		k->label = A(am, m, s, x->label);
+		k->count = x->q.n;
+		k->unterminated = x->u[0];
+		k->cpu_total = x->q.sum;
+		k->cpu_min = x->q.min;
+		k->cpu_max = x->q.max;
+		k->gpu_ns = x->u[1];
+		k->acts = x->u[2];
+		k->kernels = x->u[3];
+		k->other_ns = x->u[4];
+		k->other_kernels = x->u[5];
+		if (!x->q.sketch) {
+			uint64_t c = 0;
+
+			for (size_t g = 0; g < x->q.nseg; g++)
+				for (size_t j = 0; j < x->q.seg[g].n; j++)
+					ga_welford_add(&k->cpu_var, ++c, x->q.seg[g].v[j]);
+		} else {
+			if (sq_finish(&x->q, NULL, 0, &med, &sd, NULL))
+				return -1;
+			k->cpu_var.m2 = (double)sd * (double)sd * (double)(k->count - 1);
+		}
+	}
+	for (i = 0; i < s->nmarks; i++)
+		rg->marks[rg->nmarks++] = (struct ga_ranges_mark){
+			A(am, m, s, s->marks[i].name), A(am, m, s, s->marks[i].domain),
+			A(am, m, s, s->marks[i].label), s->marks[i].count };
+	for (i = 0; i < s->nnodes; i++) {
+		const struct snode *x = &s->nodes[i];
+		struct ga_ranges_node *n = &rg->nodes[rg->nnodes++];
+
+		memset(n, 0, sizeof(*n));
+		n->parent = x->parent == UINT32_MAX ? GA_RANGES_NONE : x->parent;
+		n->kind = x->kind;
+		n->id = x->kind == GA_RANGES_N_KERNEL ? A(am, m, s, (uint32_t)x->id) : (uint32_t)x->id;
+		n->instances = x->u[0];
+		n->gpu_ns = x->u[1];
+		n->acts = x->u[2];
+		n->kernels = x->u[3];
+		n->other_ns = x->u[4];
+		n->other_kernels = x->u[5];
+	}
+	return am->err ? -1 : ga_ranges_link(rg, m, 0);
 }
 
 int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
@@ -2632,7 +3187,7 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		a->p90 = pct[0];
 		a->p99 = pct[1];
 	}
-	if (am.err)
+	if (am.err || nvtx_apply(s, an, &am))
 		goto fail;
 	for (i = 0; i < m->nprocs; i++)
 		if (m->procs[i].rank != GA_NO_RANK)

@@ -801,15 +801,12 @@ static int end(struct ga_export *e)
 	graphs(w, m);
 	if (api(w, m))
 		return -1;
-	if (m->sum_parts) {
-		null_key(w, "nvtx");
-		null_key(w, "marks");
+	if (ranges(w, m, &e->an->rg, ga_analysis_filtered(e->an)))
+		return -1;
+	if (m->sum_parts)
 		null_key(w, "launch_sites");
-	} else {
-		if (ranges(w, m, &e->an->rg, ga_analysis_filtered(e->an)))
-			return -1;
+	else
 		sites(w, m, &e->an->st);
-	}
 	if (metrics(w, m, &e->an->mx))
 		return -1;
 	ga_jw_ku64(w, "streams", m->streams);

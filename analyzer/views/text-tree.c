@@ -344,8 +344,7 @@ int ga_text_tree_print(const struct ga_ranges *nx, struct ga_model *m, const str
 
 static int want(const struct ga_text *r)
 {
-	/* Summaries hold no NVTX ranges yet: the header says so. */
-	return r->o.tree && !r->m->sum_parts;
+	return r->o.tree;
 }
 
 static int print(struct ga_text *r, FILE *out)

@@ -4,14 +4,16 @@
 #  - every golden trace: export -t json of its summary equals that of the
 #    trace in every field the summary holds (test/summary/compare.py), what
 #    it does not hold is null and named; the report of the summary is the
-#    trace's report less the tables summaries leave out (subseq.py);
+#    trace's report less the tables summaries leave out (subseq.py), and its
+#    NVTX tree (--tree) the trace's less launch sites and hardware metrics;
 #  - the same with a row limit of 2 durations, so that medians come from the
 #    histogram: within 1/256, marked as estimates;
 #  - four traces' summaries merged in several groupings and orders, and
 #    traces mixed with summaries: the same summary bytes and the same JSON,
 #    equal to the JSON of the four traces read together;
 #  - jobs of ranks (the golden two-rank jobs, synth_job ranks): the per-rank
-#    table, its steps and clock corrections, in every grouping;
+#    table, its steps and clock corrections, the NVTX tables and tree, in
+#    every grouping;
 #  - damaged, truncated and foreign summaries are named with a byte offset;
 #    filters, --fail-on, --align and non-JSON exports refuse summaries;
 #    diff of a summary against its trace shows no change.
@@ -25,6 +27,12 @@ trap 'rm -rf "$T"' EXIT
 fail=0
 ok() { echo "ok - summary $1"; }
 bad() { echo "not ok - summary $1"; fail=1; }
+# The NVTX tree of a report --tree, less what summaries do not hold (launch
+# sites, hardware metrics: rows with no time), cells stripped of padding.
+tree_of() {
+	sed -n '/^NVTX tree (/,/^$/p' "$1" | grep -v '── from \|^ *|\|^Under each kernel: its hardware metrics' |
+		sed 's/ *| */|/g; s/ *$//; /^-*+[-+]*$/d'
+}
 
 for g in "$G"/*.gpuprof; do
 	n=$(basename "$g" .gpuprof)
@@ -36,10 +44,14 @@ for g in "$G"/*.gpuprof; do
 	"$A" export -t json -o "$T/$n.s.json" "$T/$n.sum" 2>/dev/null
 	"$A" report --no-timeline "$g" >"$T/$n.d.txt" 2>/dev/null
 	"$A" report --no-timeline "$T/$n.sum" >"$T/$n.s.txt" 2>/dev/null
+	"$A" report --tree --no-timeline "$g" >"$T/$n.dt.txt" 2>/dev/null
+	"$A" report --tree --no-timeline "$T/$n.sum" >"$T/$n.st.txt" 2>/dev/null
 	if python3 test/summary/compare.py "$T/$n.d.json" "$T/$n.s.json" >"$T/cmp" &&
 	   python3 test/summary/subseq.py "$T/$n.d.txt" "$T/$n.s.txt" >>"$T/cmp" &&
-	   grep -q '^Summaries: *1 part merged; not in summaries yet' "$T/$n.s.txt"; then
-		ok "$n: JSON and report equal the trace's where summaries hold them"
+	   grep -q '^Summaries: *1 part merged; not in summaries yet' "$T/$n.s.txt" &&
+	   grep -q '^NVTX tree (' "$T/$n.st.txt" &&
+	   diff <(tree_of "$T/$n.dt.txt") <(tree_of "$T/$n.st.txt") >>"$T/cmp"; then
+		ok "$n: JSON, report and NVTX tree equal the trace's where summaries hold them"
 	else
 		bad "$n: $(head -5 "$T/cmp")"
 	fi
@@ -55,12 +67,15 @@ done
 # rank merged in every grouping and order, traces mixed in, equal to the
 # traces read together (JSON, and the report's Ranks and Steps tables line
 # for line): the two-rank golden jobs and six synth_job ranks with steps.
-tables() { sed -n '/^Ranks (/,/^$/p;/^Steps (/,/^$/p;/^Clock alignment (/,/^$/p' "$1"; }
+tables() {
+	sed -n '/^Ranks (/,/^$/p;/^Steps (/,/^$/p;/^Clock alignment (/,/^$/p;/^NVTX ranges (/,/^$/p;/^NVTX marks:/,/^$/p' "$1"
+}
 rank_job() { # NAME TRACE...
 	local n=$1 i f same=1 parts=() fwd=() rev=()
 	shift
 	"$A" export -t json -o "$T/$n.d.json" "$@" 2>/dev/null
 	"$A" report --no-timeline "$@" >"$T/$n.d.txt" 2>/dev/null
+	"$A" report --tree --no-timeline "$@" >"$T/$n.dt.txt" 2>/dev/null
 	i=0
 	for f in "$@"; do
 		"$A" summarize -o "$T/$n.p$i.sum" "$f" || { bad "$n: summarize $f failed"; return; }
@@ -88,13 +103,15 @@ rank_job() { # NAME TRACE...
 	"$A" export -t json -o "$T/$n.s.json" "$T/$n.g3.sum"
 	"$A" export -t json -o "$T/$n.m.json" "${parts[@]:1}" "$1"
 	"$A" report --no-timeline "$T/$n.g4.sum" >"$T/$n.s.txt" 2>/dev/null
+	"$A" report --tree --no-timeline "$T/$n.g2.sum" >"$T/$n.st.txt" 2>/dev/null
 	if [ $same = 1 ] && python3 test/summary/compare.py "$T/$n.d.json" "$T/$n.s.json" >"$T/cmp" &&
 	   python3 test/summary/compare.py "$T/$n.d.json" "$T/$n.m.json" >>"$T/cmp" &&
 	   python3 test/summary/subseq.py "$T/$n.d.txt" "$T/$n.s.txt" >>"$T/cmp" &&
 	   grep -q '"ranks":\[' "$T/$n.s.json" && grep -q '^Ranks (' "$T/$n.s.txt" &&
 	   [ "$(grep -c '"index":' "$T/$n.s.json")" = "$(grep -c '"index":' "$T/$n.d.json")" ] &&
-	   diff <(tables "$T/$n.d.txt") <(tables "$T/$n.s.txt") >>"$T/cmp"; then
-		ok "$n: per-rank table and steps of $# ranks' summaries in 6 groupings equal the traces'"
+	   diff <(tables "$T/$n.d.txt") <(tables "$T/$n.s.txt") >>"$T/cmp" &&
+	   diff <(tree_of "$T/$n.dt.txt") <(tree_of "$T/$n.st.txt") >>"$T/cmp"; then
+		ok "$n: per-rank table, steps, NVTX ranges and tree of $# ranks' summaries in 6 groupings equal the traces'"
 	else
 		bad "$n: $(head -5 "$T/cmp")"
 	fi
@@ -119,11 +136,11 @@ else
 	bad "report does not mark estimated medians"
 fi
 
-"$A" report --tree --timeline "$T/torch_nvtx.sum" >"$T/tt.txt" 2>&1
-if grep -q '^Summaries:' "$T/tt.txt" && ! grep -q '^CUDA timeline\|^NVTX tree\|^Findings' "$T/tt.txt"; then
-	ok "--tree and --timeline print nothing of summaries (named in the header)"
+"$A" report --timeline "$T/torch_nvtx.sum" >"$T/tt.txt" 2>&1
+if grep -q '^Summaries:' "$T/tt.txt" && ! grep -q '^CUDA timeline\|^Findings' "$T/tt.txt"; then
+	ok "--timeline prints nothing of summaries (named in the header)"
 else
-	bad "--tree/--timeline of a summary: $(grep '^CUDA timeline\|^NVTX tree\|^Findings' "$T/tt.txt")"
+	bad "--timeline of a summary: $(grep '^CUDA timeline\|^Findings' "$T/tt.txt")"
 fi
 
 # Merging: groupings and orders, traces mixed with summaries.
@@ -166,8 +183,12 @@ for g in "$G"/*.gpuprof; do "$A" summarize --exact-limit 1000 -o "$T/x_$(basenam
 "$A" export -t json -o "$T/every.s.json" "$T/every.sum"
 "$A" report --no-timeline "$G"/*.gpuprof >"$T/every.d.txt" 2>/dev/null
 "$A" report --no-timeline "$T/every.sum" >"$T/every.s.txt" 2>/dev/null
+"$A" report --tree --no-timeline "$G"/*.gpuprof >"$T/every.dt.txt" 2>/dev/null
+"$A" report --tree --no-timeline "$T/every.sum" >"$T/every.st.txt" 2>/dev/null
 if python3 test/summary/compare.py "$T/every.d.json" "$T/every.s.json" >"$T/cmp" &&
-   python3 test/summary/subseq.py "$T/every.d.txt" "$T/every.s.txt" >>"$T/cmp"; then
+   python3 test/summary/subseq.py "$T/every.d.txt" "$T/every.s.txt" >>"$T/cmp" &&
+   diff <(tables "$T/every.d.txt") <(tables "$T/every.s.txt") >>"$T/cmp" &&
+   diff <(tree_of "$T/every.dt.txt") <(tree_of "$T/every.st.txt") >>"$T/cmp"; then
 	ok "all golden traces of several hosts: merged summaries equal the traces read together"
 else
 	bad "all golden traces: $(head -5 "$T/cmp")"
