@@ -147,19 +147,29 @@ static uint64_t watermark(const struct ga_busy *b)
 int ga_busy_add_stream(struct ga_busy *b, uint32_t proc, uint32_t context, uint32_t stream,
 		       uint64_t start, uint64_t end)
 {
-	uint32_t *slot;
-	int r = ga_map_insert(&b->st_map, (uint64_t)proc << 32 | context, stream, &slot);
+	uint64_t ka = (uint64_t)proc << 32 | context;
+	struct ga_busy_scache *c = &b->st_cache[stream % GA_BUSY_STREAM_CACHE];
+	struct ga_busy_stream *st;
 
-	if (r < 0)
-		return -1;
-	if (r > 0) {
-		if (ga_util_grow(&b->st, &b->capst, b->nst + 1, sizeof(*b->st)))
+	if (!c->i || c->a != ka || c->b != stream) {
+		uint32_t *slot;
+		int r = ga_map_insert(&b->st_map, ka, stream, &slot);
+
+		if (r < 0)
 			return -1;
-		b->st[b->nst].last = start;
-		*slot = (uint32_t)++b->nst;
-	} else if (start > b->st[*slot - 1].last) {
-		b->st[*slot - 1].last = start;
+		if (r > 0) {
+			if (ga_util_grow(&b->st, &b->capst, b->nst + 1, sizeof(*b->st)))
+				return -1;
+			b->st[b->nst].last = start;
+			*slot = (uint32_t)++b->nst;
+		}
+		c->a = ka;
+		c->b = stream;
+		c->i = *slot;
 	}
+	st = &b->st[c->i - 1];
+	if (start > st->last)
+		st->last = start;
 	if (start > b->max_start)
 		b->max_start = start;
 	if (ga_busy_add(b, start, end))

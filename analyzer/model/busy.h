@@ -35,9 +35,17 @@
 #define GA_BUSY_RETIRE_AT 4096     /* intervals kept before a retiring owner retires */
 #define GA_BUSY_LAG 1000000000ull  /* ns behind the latest start a watermark stays */
 
+#define GA_BUSY_STREAM_CACHE 8
+
 /* A stream's last start, for the watermark of ga_busy_add_stream. */
 struct ga_busy_stream {
 	uint64_t last;
+};
+
+/* A stream looked up lately: (proc << 32 | context, stream) -> st index + 1, 0 none. */
+struct ga_busy_scache {
+	uint64_t a, b;
+	uint32_t i;
 };
 
 struct ga_busy {
@@ -49,6 +57,8 @@ struct ga_busy {
 	struct ga_busy_stream *st;
 	size_t nst, capst;
 	struct ga_map st_map;      /* (proc << 32 | context, stream) -> st index + 1 */
+	/* Streams interleave: recent ones by stream, sparing most map lookups. */
+	struct ga_busy_scache st_cache[GA_BUSY_STREAM_CACHE];
 	uint64_t max_start;        /* latest start seen by ga_busy_add_stream */
 	size_t retire_at;          /* niv at which to retire next */
 	uint64_t nretired;         /* intervals retired */
