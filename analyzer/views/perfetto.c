@@ -467,6 +467,65 @@ static void intern(struct pf *p, struct seq *q, uint32_t iid, const char *name, 
 	ga_pbw_close(&p->w);
 }
 
+/* A packet's head as pkt_open() writes it, time t >= q->last; room made. */
+static inline void pkt_head(struct ga_pbw *w, struct seq *q, uint64_t t)
+{
+	ga_pbw_put_varint(w, F_TP_TIMESTAMP << 3 | GA_PB_VARINT);
+	ga_pbw_put_varint(w, t - q->last);
+	q->last = t;
+	ga_pbw_put_varint(w, F_TP_SEQ_ID << 3 | GA_PB_VARINT);
+	ga_pbw_put_varint(w, q->id);
+	ga_pbw_put_varint(w, F_TP_SEQ_FLAGS << 3 | GA_PB_VARINT);
+	ga_pbw_put_varint(w, SEQ_NEEDS_INCREMENTAL_STATE);
+}
+
+/*
+ * The usual slice (a GPU activity's or an API call's, its name interned
+ * before, no annotations, after its sequence's last time) as slice()
+ * writes it, the same bytes, without its general calls: every nested
+ * message here is shorter than 128 bytes, its length one byte.  Returns 0,
+ * or 1 when it is not usual (nothing written).
+ */
+static int slice_direct(struct pf *p, struct seq *q, uint64_t s, uint64_t t, uint32_t iid,
+			uint32_t cat, uint64_t flow_id)
+{
+	struct ga_pbw *w = &p->w;
+	size_t pkt, te;
+
+	if (s < q->last || t < s || (cat && !(q->cats & 1u << cat)) || w->depth ||
+	    ga_pbw_room(w, 128))
+		return 1;
+	w->p[w->len++] = F_TRACE_PACKET << 3 | GA_PB_LEN;
+	pkt = w->len++;
+	pkt_head(w, q, s);
+	w->p[w->len++] = F_TP_TRACK_EVENT << 3 | GA_PB_LEN;
+	te = w->len++;
+	ga_pbw_put_varint(w, F_TE_TYPE << 3 | GA_PB_VARINT);
+	ga_pbw_put_varint(w, TYPE_SLICE_BEGIN);
+	ga_pbw_put_varint(w, F_TE_NAME_IID << 3 | GA_PB_VARINT);
+	ga_pbw_put_varint(w, iid);
+	if (cat) {
+		ga_pbw_put_varint(w, F_TE_CATEGORY_IIDS << 3 | GA_PB_VARINT);
+		ga_pbw_put_varint(w, cat);
+	}
+	if (flow_id) {
+		ga_pbw_put_varint(w, (uint64_t)F_TE_FLOW_IDS << 3 | GA_PB_FIXED64);
+		for (int i = 0; i < 8; i++)
+			w->p[w->len++] = (uint8_t)(flow_id >> (8 * i));
+	}
+	w->p[te] = (uint8_t)(w->len - te - 1);
+	w->p[pkt] = (uint8_t)(w->len - pkt - 1);
+	w->p[w->len++] = F_TRACE_PACKET << 3 | GA_PB_LEN;
+	pkt = w->len++;
+	pkt_head(w, q, t);
+	w->p[w->len++] = F_TP_TRACK_EVENT << 3 | GA_PB_LEN;
+	w->p[w->len++] = 2;
+	w->p[w->len++] = F_TE_TYPE << 3 | GA_PB_VARINT;
+	w->p[w->len++] = TYPE_SLICE_END;
+	w->p[pkt] = (uint8_t)(w->len - pkt - 1);
+	return 0;
+}
+
 /*
  * A slice [s, e) on sequence q named by strtab id name (short: a kernel's
  * short name), of category cat, with a flow id (0 none) and annotations:
@@ -482,6 +541,8 @@ static int slice(struct ga_export *e, struct seq *q, uint64_t s, uint64_t t, uin
 
 	if (!iid)
 		return -1;
+	if (!str && !nann && !slice_direct(p, q, s, t, iid, cat, flow_id))
+		return flush(e);
 	pkt_open(p, q, s);
 	intern(p, q, iid, str, len, cat, ann, nann);
 	ga_pbw_open(&p->w, F_TP_TRACK_EVENT);
