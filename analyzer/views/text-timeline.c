@@ -105,9 +105,9 @@ static int print_timeline(struct ga_model *m, const struct ga_text *r,
 	ga_table_print_head(&t, out);
 	while (m->nrows && (row = ga_xsort_next(&m->rows))) {
 		const char *d, *l, *v = "-";
-		size_t dl, ll, vl = 1;
+		size_t dl, ll, vl = 1, n = warp_ms(tb, row->dur), need;
+		char *o;
 
-		tb[warp_ms(tb, row->dur)] = '\0';
 		if (!(d = cached(&dev, row->devrow, &dl)))
 			d = cell(&t, 1, &dev, row->devrow,
 				 ga_model_str(m, m->devrows[row->devrow].label), &dl);
@@ -118,12 +118,29 @@ static int print_timeline(struct ga_model *m, const struct ga_text *r,
 			v = cell(&t, 3, &nv, row->nvtx, row->nvtx ?
 				 ga_text_name_cut(r, lb, sizeof(lb), ga_model_str(m, row->nvtx)) : "-",
 				 &vl);
-		if (!d || !l || !v || ga_table_cell(&t, 0, tb, &line) ||
-		    ga_buf_put(&line, d, dl) || ga_buf_put(&line, l, ll) ||
-		    (nvtx && ga_buf_put(&line, v, vl))) {
+		/* The duration right-aligned as ga_table_cell() pads it: digits, one column each. */
+		need = line.len + (t.width[0] > n ? t.width[0] : n) + 3 + dl + ll + vl + 1;
+		if (!d || !l || !v || ga_util_grow(&line.p, &line.cap, need, 1)) {
 			rc = -1;
 			break;
 		}
+		o = line.p + line.len;
+		if (t.width[0] > n) {
+			memset(o, ' ', t.width[0] - n);
+			o += t.width[0] - n;
+		}
+		memcpy(o, tb, n);
+		memcpy(o + n, " | ", 3);
+		o += n + 3;
+		memcpy(o, d, dl);
+		o += dl;
+		memcpy(o, l, ll);
+		o += ll;
+		if (nvtx) {
+			memcpy(o, v, vl);
+			o += vl;
+		}
+		line.len = (size_t)(o - line.p);
 		if (line.len >= (64u << 10)) {
 			fwrite(line.p, 1, line.len, out);
 			line.len = 0;
