@@ -1,18 +1,44 @@
-"""GPU tests of the report's findings (run by run.py): test/apps/findings.cu
-runs each problem and its fixed twin under the recorder; the rule must fire
-on the problem, with the site's file:line the program printed (the launch
-site before or after the idle time, or for a synchronous copy the copy
-call's own site, site_call) and a
-time at stake within 20% of the time the twin actually saves (the host time
-of the steady-state loop, problem minus twin), and must not fire on the
-twin.  The report's --fail-on must exit 3 on the problem and 0 on the twin.
+"""GPU tests of the report's findings (run by run.py; `run.py BUILD --only
+findings` runs them alone).
+
+test/apps/findings.cu runs each problem and its fixed twin under the
+recorder.  The rule must fire on the problem, with the site's file:line the
+program printed (the launch site before or after the idle time, a
+synchronous copy's own site, site_call, or for per-kernel rules the
+kernel's heaviest launch site), and must not fire on the twin; where the
+rule estimates a time at stake, it must be within 20% of the time the twin
+actually saves, measured from the two runs (the host time of the
+steady-state loop, problem minus twin, or where said the kernels' time in
+the two traces).  The report's --fail-on must exit 3 on the problem and 0
+on the twin.  Each test prints "# RULE: stake S ns, saved T ns" lines.
+
+Rules without a saving to compare, and the check used instead:
+  occupancy      not estimated (stake 0): the twin must be faster.
+  memory-bound   not estimated: fires on the fixed twin of below-roof (a
+                 coalesced read), at its launch site; not on the chase.
+  incomplete-trace  no saving: a ring overflow forced with the fault shim
+                 (a stalled writer and a 2-chunk ring) must make it fire as
+                 a warning with the records lost; the same run unfaulted not.
+  staged-peer-copy  needs 2 GPUs: fires on copies without peer access
+                 (test/apps/peer_staged.cu) with their count; not with
+                 peer access (test/apps/peer.cu).
+  nccl-exposed   needs 2 GPUs, PyTorch and NCCL: fires on the torchrun job
+                 of test/apps/torch_ranks.py (an all-reduce after a
+                 synchronize, nothing beside it), naming a rank.
+Cases that need hardware metrics (--metrics) or 2 GPUs skip with the
+reason where they cannot run.
 
 tests(h) returns the (name, function) pairs; h is run.py's namespace.
 """
 
 import json
+import os
+import shutil
+import subprocess
+import tempfile
 
 STAKE_TOLERANCE = 0.20
+SEVERITIES = ("info", "warning", "critical")
 
 # mode: (rule, backtrace, the place's site that is checked, truth key of its line)
 CASES = {
@@ -20,60 +46,290 @@ CASES = {
     "sync": ("host-sync", "kernel", "site_before", "findings.line.launch"),
     "copy": ("sync-copy", "all", "site_call", "findings.line.copy"),
     "launch": ("launch-bound", "kernel", "site_after", "findings.line.launch"),
+    "serial": ("serialized-streams", "kernel", "site_after", "findings.line.legacy"),
+    "alloc": ("alloc-churn", "kernel", "site_after", "findings.line.launch"),
+    "occupancy": ("occupancy", "kernel", "site_after", "findings.line.launch"),
+    "tail": ("tail-effect", "kernel", "site_after", "findings.line.launch"),
+    "startup": ("startup", "kernel", "site_after", "findings.line.launch"),
 }
+
+# Rules whose time at stake is not an estimate of a saving.
+NOT_ESTIMATED = ("occupancy", "memory-bound", "incomplete-trace")
+
+
+def gpu_count():
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return out.count(b"GPU ")
 
 
 def tests(h):
-    Fail = h["Fail"]
+    Fail, Skip = h["Fail"], h["Skip"]
     run_cmd, clean_env, tail = h["run_cmd"], h["clean_env"], h["tail"]
 
     def findings_of(tools, files):
         return tools.export_json(files).get("findings", [])
 
+    def brief(fs):
+        return [(f["rule"], f["severity"], f["stake_ns"]) for f in fs]
+
+    def fail_on(tools, rule, problem_files, twin_files, errs):
+        """The CI gate: exit 3 where the rule fires, 0 where it does not."""
+        for files, want_rc in ((problem_files, 3), (twin_files, 0)):
+            if files is None:
+                continue
+            rc, out, err = run_cmd([tools.analyzer, "report", "--no-timeline",
+                                    "--fail-on=" + rule] + files, clean_env(),
+                                   h["TOOL_TIMEOUT"])
+            if rc != want_rc:
+                errs.append("report --fail-on=%s exited %d, expected %d: %s"
+                            % (rule, rc, want_rc, tail(err)))
+
+    def check_stake(rule, f, saved, errs):
+        print("# %s: stake %d ns, saved %d ns" % (rule, f["stake_ns"], saved), flush=True)
+        if rule in NOT_ESTIMATED:
+            if f["stake_ns"] != 0:
+                errs.append("%s: time at stake %d ns, but the rule does not estimate it"
+                            % (rule, f["stake_ns"]))
+            if saved <= 0:
+                errs.append("the twin saved nothing (%d ns)" % saved)
+            return
+        if saved <= 0:
+            errs.append("the twin saved nothing (%d ns)" % saved)
+        elif abs(f["stake_ns"] - saved) > STAKE_TOLERANCE * saved:
+            errs.append("time at stake %d ns, the twin saves %d ns (more than %d%% apart)"
+                        % (f["stake_ns"], saved, STAKE_TOLERANCE * 100))
+
+    def check_site(f, side, want, errs):
+        sites = [w.get(side) or "" for w in f["where"]]
+        if not any(want in s for s in sites):
+            errs.append("no %s at %s: %s" % (side, want, json.dumps(f["where"])[:800]))
+
+    def pick(fs, rule, side=None, want=None):
+        """The rule's finding of most time at stake (of those at the site, if any is)."""
+        mine = [f for f in fs if f["rule"] == rule]
+        at = [f for f in mine if want and any(want in (w.get(side) or "") for w in f["where"])]
+        pool = at or mine
+        return max(pool, key=lambda x: x["stake_ns"]) if pool else None
+
+    def judge(tools, rule, side, want, problem, twin, saved, errs):
+        """problem, twin: (run, findings).  The common checks of a pair."""
+        run, fs = problem
+        tfs = twin[1] if twin else []
+        f = pick(fs, rule, side, want)
+        if not f:
+            errs.append("%s did not fire on the problem; findings: %s" % (rule, brief(fs)))
+        else:
+            if saved is not None:
+                check_stake(rule, f, saved, errs)
+            if want:
+                check_site(f, side, want, errs)
+        if any(x["rule"] == rule for x in tfs):
+            errs.append("%s fired on the fixed twin: %s"
+                        % (rule, json.dumps([x for x in tfs if x["rule"] == rule])[:800]))
+        fail_on(tools, rule, run.files, twin[0].files if twin else None, errs)
+        return f
+
+    def traced_pair(tools, mode, opts, env=None, twin_env=None, app="findings"):
+        app = tools.app(app)
+        got = {}
+        for fixed in (False, True):
+            run = h["traced"](tools, [app, mode] + (["fixed"] if fixed else []), opts=opts,
+                              env=(twin_env if fixed else env))
+            h["expect_status"](run, 0)
+            h["expect_files"](run, 1)
+            got[fixed] = (run, findings_of(tools, run.files))
+        return got[False], got[True]
+
+    # ---- one program, a problem and its twin
+
     def pair(mode):
         rule, backtrace, side, line_key = CASES[mode]
 
         def t(tools):
-            app = tools.app("findings")
-            got = {}
-            for fixed in (False, True):
-                run = h["traced"](tools, [app, mode] + (["fixed"] if fixed else []),
-                                  opts=["--backtrace=" + backtrace])
-                h["expect_status"](run, 0)
-                h["expect_files"](run, 1)
-                got[fixed] = (run, findings_of(tools, run.files))
-            run, fs = got[False]
-            twin, tfs = got[True]
-            saved = run.truth["findings.loop_ns"] - twin.truth["findings.loop_ns"]
-            mine = [f for f in fs if f["rule"] == rule]
+            env = twin_env = None
+            if mode == "startup":
+                # The problem JIT-compiles every time; the twin finds its
+                # modules in a JIT cache an untraced run of it filled.
+                cache = tempfile.mkdtemp(prefix="gpuprof-jit-cache.")
+                tools.tmpdirs.append(cache)
+                env = {"CUDA_CACHE_DISABLE": "1"}
+                twin_env = {"CUDA_CACHE_PATH": cache, "CUDA_CACHE_DISABLE": "0"}
+                e = clean_env()
+                e.update(twin_env)
+                rc, out, err = run_cmd([tools.app("findings"), mode, "fixed"], e)
+                if rc != 0:
+                    raise Fail("the untraced run that fills the JIT cache exited %d: %s"
+                               % (rc, tail(err)))
+            problem, twin = traced_pair(tools, mode, ["--backtrace=" + backtrace], env, twin_env)
+            run = problem[0]
+            saved = run.truth["findings.loop_ns"] - twin[0].truth["findings.loop_ns"]
             errs = []
-            if not mine:
-                errs.append("%s did not fire on the problem; findings: %s"
-                            % (rule, [(f["rule"], f["stake_ns"]) for f in fs]))
-            else:
-                f = max(mine, key=lambda x: x["stake_ns"])
-                if saved <= 0:
-                    errs.append("the twin saved nothing (%d ns)" % saved)
-                elif abs(f["stake_ns"] - saved) > STAKE_TOLERANCE * saved:
-                    errs.append("time at stake %d ns, the twin saves %d ns (more than %d%% apart)"
-                                % (f["stake_ns"], saved, STAKE_TOLERANCE * 100))
-                want = "findings.cu:%d" % run.truth[line_key]
-                sites = [w.get(side) or "" for w in f["where"]]
-                if not any(want in s for s in sites):
-                    errs.append("no %s at %s: %s" % (side, want, json.dumps(f["where"])[:800]))
-            if any(f["rule"] == rule for f in tfs):
-                errs.append("%s fired on the fixed twin: %s"
-                            % (rule, json.dumps([f for f in tfs if f["rule"] == rule])[:800]))
-            # The CI gate.
-            for files, want_rc in ((run.files, 3), (twin.files, 0)):
-                rc, out, err = run_cmd([tools.analyzer, "report", "--no-timeline",
-                                        "--fail-on=" + rule] + files, clean_env(),
-                                       h["TOOL_TIMEOUT"])
-                if rc != want_rc:
-                    errs.append("report --fail-on=%s exited %d, expected %d: %s"
-                                % (rule, rc, want_rc, tail(err)))
+            if mode == "startup":
+                print("# startup: cuModuleLoadData %d ns, with the JIT cache %d ns"
+                      % (run.truth["findings.module_ns"], twin[0].truth["findings.module_ns"]))
+            judge(tools, rule, side, "findings.cu:%d" % run.truth[line_key], problem, twin,
+                  saved, errs)
+            if mode == "serial":
+                f = pick(problem[1], rule)
+                if f and "legacy default stream" not in f["summary"]:
+                    errs.append("serialized-streams does not name the legacy default stream: %s"
+                                % f["summary"])
             if errs:
                 raise Fail("; ".join(errs))
         return t
 
-    return [("findings-" + mode, pair(mode)) for mode in CASES]
+    # ---- stragglers: two ranks of one job, one after the other on GPU 0
+
+    def t_straggler(tools):
+        app = tools.app("findings")
+        runs = {}
+        for fixed in (False, True):
+            for rank in (0, 1):
+                run = h["traced"](tools, [app, "rank"] + (["fixed"] if fixed else []),
+                                  opts=["--backtrace=kernel"],
+                                  env={"RANK": str(rank), "WORLD_SIZE": "2",
+                                       "LOCAL_RANK": str(rank)})
+                h["expect_status"](run, 0)
+                h["expect_files"](run, 1)
+                runs[fixed, rank] = run
+        files = {fx: runs[fx, 0].files + runs[fx, 1].files for fx in (False, True)}
+        problem = (runs[False, 0], findings_of(tools, files[False]))
+        problem[0].files = files[False]
+        twin = (runs[True, 0], findings_of(tools, files[True]))
+        twin[0].files = files[True]
+        # In a job every step ends with its slowest rank.
+        slow = max(runs[False, r].truth["findings.loop_ns"] for r in (0, 1))
+        even = max(runs[True, r].truth["findings.loop_ns"] for r in (0, 1))
+        errs = []
+        f = judge(tools, "straggler", None, None, problem, twin, slow - even, errs)
+        if f:
+            steps = [w for w in f["where"] if w.get("step") is not None]
+            if not steps or not all("rank 1" in (w.get("process") or "") for w in steps):
+                errs.append("the places do not name rank 1 in steps: %s"
+                            % json.dumps(f["where"])[:600])
+        if errs:
+            raise Fail("; ".join(errs))
+
+    # ---- hardware metrics: below-roof and memory-bound
+
+    def kernel_ns(tools, files, base):
+        js = tools.export_json(files)
+        return sum(k["total_ns"] for k in js.get("kernels", [])
+                   if h["base_name"](k.get("name") or k.get("mangled", "")) == base), js
+
+    def t_roof(tools):
+        problem, twin = traced_pair(tools, "chase", ["--metrics", "--backtrace=kernel"])
+        chase_ns, js = kernel_ns(tools, problem[0].files, "chase")
+        stream_ns, tjs = kernel_ns(tools, twin[0].files, "stream_sum")
+        for j, run in ((js, problem[0]), (tjs, twin[0])):
+            if not (j.get("metrics") or {}).get("profiled"):
+                raise Skip("no hardware metrics recorded (counters restricted or "
+                           "unsupported?): %s" % tail(run.err))
+        errs = []
+        want = "findings.cu:%d" % problem[0].truth["findings.line.launch"]
+        # The chase: neither memory- nor compute-bound; the coalesced read fixes it.
+        judge(tools, "below-roof", "site_after", want, problem, twin, chase_ns - stream_ns, errs)
+        # The coalesced read is memory-bound; the chase is not.
+        judge(tools, "memory-bound", "site_after", want, twin, problem,
+              chase_ns - stream_ns, errs)
+        if errs:
+            raise Fail("; ".join(errs))
+
+    # ---- the measurement itself: records lost
+
+    def t_incomplete(tools):
+        n = 100000
+        env, log = h["with_faults"](tools, write_suffix=".gpuprof", write_after=1,
+                                    write_delay_ms=12000, write_calls=1)
+        env.update({"GPUPROF_RING_CHUNKS": "2", "GPUPROF_TRACE": "kernel",
+                    "GPUPROF_FLUSH_MS": "1000"})
+        app = tools.app("burst_paced")
+        run = h["traced"](tools, [app, str(n), "2000", "14000"], how="preload", env=env)
+        h["expect_status"](run, 0)
+        twin = h["traced"](tools, [app, str(n), "0", "0"], how="preload",
+                           env={"GPUPROF_TRACE": "kernel"})
+        h["expect_status"](twin, 0)
+        js = tools.export_json(run.files)
+        lost = js.get("lost", {}).get("total", 0)
+        errs = []
+        if not lost:
+            raise Fail("the stalled writer lost no records (fault log: %s)"
+                       % h["faults_injected"](log, "write-delay"))
+        f = judge(tools, "incomplete-trace", None, None, (run, js.get("findings", [])),
+                  (twin, findings_of(tools, twin.files)), None, errs)
+        if f:
+            if f["severity"] != "warning":
+                errs.append("incomplete-trace is %s, expected warning" % f["severity"])
+            if f["evidence"].get("lost_records") != lost:
+                errs.append("lost_records %s, the trace lost %d"
+                            % (f["evidence"].get("lost_records"), lost))
+            others = [x for x in js.get("findings", []) if x["rule"] != "incomplete-trace"]
+            if others and not all(x.get("incomplete") for x in others):
+                errs.append("findings not marked incomplete: %s" % brief(others))
+        print("# incomplete-trace: %d records lost" % lost, flush=True)
+        if errs:
+            raise Fail("; ".join(errs))
+
+    # ---- two GPUs
+
+    def t_staged_peer(tools):
+        if gpu_count() < 2:
+            raise Skip("needs 2 GPUs, found %d" % gpu_count())
+        run = h["traced"](tools, [tools.app("peer_staged")])
+        h["expect_status"](run, 0)
+        try:
+            twin = h["traced"](tools, [tools.app("peer")])
+            h["expect_status"](twin, 0)
+        except Skip as e:  # no P2P between the GPUs: no fixed twin to run
+            print("# staged-peer-copy: no twin (%s)" % e)
+            twin = None
+        errs = []
+        f = judge(tools, "staged-peer-copy", None, None, (run, findings_of(tools, run.files)),
+                  (twin, findings_of(tools, twin.files)) if twin else None, None, errs)
+        want = run.truth.get("memcpy.PtoP-staged.count")
+        if f and f["evidence"].get("copies") != want:
+            errs.append("%s copies in the finding, the program made %s"
+                        % (f["evidence"].get("copies"), want))
+        if errs:
+            raise Fail("; ".join(errs))
+
+    def t_nccl_exposed(tools):
+        try:
+            import torch  # noqa: F401
+        except Exception as e:  # noqa: BLE001
+            raise Skip("no PyTorch (%s)" % e)
+        torchrun = shutil.which("torchrun")
+        if not torchrun:
+            raise Skip("torchrun not found")
+        if gpu_count() < 2:
+            raise Skip("NCCL needs a GPU per rank; %d here" % gpu_count())
+        tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+        tools.tmpdirs.append(tmp)
+        script = os.path.join(h["ROOT"], "test", "apps", "torch_ranks.py")
+        rc, out, err = run_cmd([tools.wrapper, "run", "-o", os.path.join(tmp, "job-%q{RANK}"),
+                                "--report=none", torchrun, "--standalone", "--nproc-per-node",
+                                "2", script, "nccl"], clean_env(), h["TORCH_TIMEOUT"])
+        if rc != 0:
+            raise Fail("exit %d: %s" % (rc, tail(err)))
+        files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".gpuprof"))
+        fs = findings_of(tools, files)
+        f = pick(fs, "nccl-exposed")
+        errs = []
+        if not f:
+            errs.append("nccl-exposed did not fire; findings: %s" % brief(fs))
+        elif not f["subject"].startswith("rank "):
+            errs.append("nccl-exposed names %r, not a rank" % f["subject"])
+        elif f["evidence"].get("exposed_ns", 0) <= 0:
+            errs.append("no exposed time: %s" % f["evidence"])
+        if errs:
+            raise Fail("; ".join(errs))
+        print("# nccl-exposed: %s" % f["summary"])
+
+    return ([("findings-" + mode, pair(mode)) for mode in CASES] +
+            [("findings-straggler", t_straggler), ("findings-roof", t_roof),
+             ("findings-incomplete", t_incomplete), ("findings-staged-peer", t_staged_peer),
+             ("findings-nccl-exposed", t_nccl_exposed)])

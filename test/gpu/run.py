@@ -25,6 +25,7 @@ import argparse
 import collections
 import csv
 import errno
+import fnmatch
 import glob
 import io
 import json
@@ -2844,7 +2845,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build", help="build directory (holds bin/, lib/, test/apps/)")
     ap.add_argument("--only", action="append", metavar="NAME",
-                    help="run only this test (repeatable, or NAME,NAME,...)")
+                    help="run only this test (repeatable, or NAME,NAME,...; "
+                         "a NAME with * or ? is a pattern)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the temporary trace directories")
     ap.add_argument("--list", action="store_true", help="list the tests")
@@ -2854,10 +2856,11 @@ def main():
     if args.only:
         names = [n[4:] if n.startswith("gpu ") else n
                  for arg in args.only for n in arg.split(",") if n]
-        unknown = [n for n in names if n not in dict(TESTS)]
+        # A name with * or ? is a pattern: findings-* runs the findings tests.
+        unknown = [n for n in names if not any(fnmatch.fnmatchcase(t[0], n) for t in TESTS)]
         if unknown:
             ap.error("unknown test %s; --list shows them" % ", ".join(unknown))
-        tests = [t for t in TESTS if t[0] in names]
+        tests = [t for t in TESTS if any(fnmatch.fnmatchcase(t[0], n) for n in names)]
     if args.list:
         for name, _ in tests:
             print(name)
