@@ -157,34 +157,48 @@ static int refill(struct ga_xsort *x, struct ga_xsort_run *r)
 	return 0;
 }
 
-/* Run a before run b: a smaller current key, equal keys in run (added) order. */
-static int before(const struct ga_xsort *x, uint32_t a, uint32_t b)
+/* a before b: a smaller key, equal keys in run (added) order. */
+static inline int before(const struct ga_xsort_top *a, const struct ga_xsort_top *b)
 {
-	uint64_t ka = key_of(x->runs[a].blk + x->runs[a].pos * x->rsize);
-	uint64_t kb = key_of(x->runs[b].blk + x->runs[b].pos * x->rsize);
-
-	return ka != kb ? ka < kb : a < b;
+	return a->key != b->key ? a->key < b->key : a->run < b->run;
 }
 
 static void sift_down(struct ga_xsort *x, size_t i)
 {
-	uint32_t *h = x->heap;
+	struct ga_xsort_top *h = x->heap;
 
 	for (;;) {
 		size_t l = 2 * i + 1, m = i;
 
-		if (l < x->nheap && before(x, h[l], h[m]))
+		if (l < x->nheap && before(&h[l], &h[m]))
 			m = l;
-		if (l + 1 < x->nheap && before(x, h[l + 1], h[m]))
+		if (l + 1 < x->nheap && before(&h[l + 1], &h[m]))
 			m = l + 1;
 		if (m == i)
 			return;
-		uint32_t t = h[i];
+		struct ga_xsort_top t = h[i];
 
 		h[i] = h[m];
 		h[m] = t;
 		i = m;
 	}
+}
+
+/*
+ * The heap in order again after its top changed, and the least of the
+ * others, which the top run's records come before until one does not
+ * (runs of a trace mostly cover times one after the other: most records
+ * then need no sifting at all).
+ */
+static void settle(struct ga_xsort *x)
+{
+	sift_down(x, 0);
+	x->second.key = UINT64_MAX;
+	x->second.run = UINT32_MAX;
+	if (x->nheap > 1)
+		x->second = x->heap[1];
+	if (x->nheap > 2 && before(&x->heap[2], &x->second))
+		x->second = x->heap[2];
 }
 
 int ga_xsort_done(struct ga_xsort *x)
@@ -219,15 +233,18 @@ int ga_xsort_done(struct ga_xsort *x)
 		}
 		if (refill(x, r))
 			return -1;
-		x->heap[x->nheap++] = (uint32_t)i;
+		x->heap[x->nheap].key = key_of(r->blk);
+		x->heap[x->nheap++].run = (uint32_t)i;
 	}
 	for (i = x->nheap / 2; i-- > 0;)
 		sift_down(x, i);
+	settle(x);
 	return 0;
 }
 
 const void *ga_xsort_next(struct ga_xsort *x)
 {
+	struct ga_xsort_top *top;
 	struct ga_xsort_run *r;
 	const void *rec;
 
@@ -238,28 +255,32 @@ const void *ga_xsort_next(struct ga_xsort *x)
 	}
 	if (!x->nheap || x->err[0])
 		return NULL;
-	r = &x->runs[x->heap[0]];
+	top = &x->heap[0];
+	r = &x->runs[top->run];
 	if (r->pos == r->n) {
 		/* The record given back last was this block's last: read on. */
 		if (r->left) {
 			if (refill(x, r))
 				return NULL;
+			top->key = key_of(r->blk);
 		} else {
-			x->heap[0] = x->heap[--x->nheap];
+			*top = x->heap[--x->nheap];
 			if (!x->nheap)
 				return NULL;
 		}
-		sift_down(x, 0);
-		r = &x->runs[x->heap[0]];
+		settle(x);
+		top = &x->heap[0];
+		r = &x->runs[top->run];
 	}
 	rec = r->blk + r->pos * x->rsize;
 	/*
-	 * The heap moves past the record given back before it is used up
-	 * only when its block still holds more; else at the next call.
+	 * The top moves on to its run's next record; the block is not read
+	 * over before the next call (rec stays valid), at pos == n.
 	 */
 	if (++r->pos < r->n) {
-		/* rec stays valid: the block is not read over until pos == n. */
-		sift_down(x, 0);
+		top->key = key_of(r->blk + r->pos * x->rsize);
+		if (!before(top, &x->second))
+			settle(x);
 	}
 	return rec;
 }

@@ -34,7 +34,10 @@ struct ga_xsort {
 	uint64_t fsize;
 	struct ga_xsort_run *runs;
 	size_t nruns, capruns;
-	uint32_t *heap;            /* runs by their current record */
+	struct ga_xsort_top {      /* a run by its current record's key */
+		uint64_t key;
+		uint32_t run;
+	} *heap, second;           /* the heap; the least run after its top */
 	size_t nheap;
 	int done;                  /* ga_xsort_done() called */
 	uint64_t total;            /* records added */
