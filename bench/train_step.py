@@ -8,7 +8,7 @@ torch.optim.AdamW(foreach=True), without torch.optim's first-call import of
 torch._dynamo (several seconds per process, paid once per configuration and
 repetition).
 
-    python3 train_step.py [STEPS] [WARMUP]      (defaults 200 and 20)
+    python3 train_step.py [--careful] [STEPS] [WARMUP]      (defaults 200 and 20)
 
 Prints "BENCH ms_per_step X": host wall time of STEPS steps between two
 torch.cuda.synchronize() calls, after WARMUP steps (their time, the first
@@ -18,6 +18,13 @@ steps' start and end on CLOCK_REALTIME, the trace clock).  BENCH_SETTLE_S=S
 sleeps S seconds after the model is on the GPU, before the warm-up.  With
 BENCH_TORCH_PROFILER=1 the warm-up and the timed steps run inside
 torch.profiler.profile(activities=[CPU, CUDA]) and nothing is exported.
+
+--careful marks the steady state for a profiler: the timed steps run
+between torch.cuda.profiler.start() and stop() (cudaProfilerStart/Stop),
+so that `gpuprof run --capture-range=cudaProfilerApi` records them and
+not the warm-up (module loading, kernel selection, the allocator's first
+growth).  The loop itself never synchronizes with the host (no .item(), no
+copies to the CPU) in either mode.
 """
 
 import contextlib
@@ -82,8 +89,10 @@ def finish():
 
 
 def main():
-    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    warmup = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+    args = [a for a in sys.argv[1:] if a != "--careful"]
+    careful = len(args) < len(sys.argv) - 1
+    steps = int(args[0]) if len(args) > 0 else 200
+    warmup = int(args[1]) if len(args) > 1 else 20
     torch.manual_seed(0)
     dev = torch.device("cuda")
     with dev:
@@ -114,6 +123,8 @@ def main():
         for _ in range(warmup):
             step()
         torch.cuda.synchronize()
+        if careful:
+            torch.cuda.profiler.start()
         r0 = time.time_ns()
         t0 = time.perf_counter()
         for _ in range(steps):
@@ -121,6 +132,8 @@ def main():
         torch.cuda.synchronize()
         t1 = time.perf_counter()
         r1 = time.time_ns()
+        if careful:
+            torch.cuda.profiler.stop()
         print("BENCH ms_per_step %.4f" % ((t1 - t0) * 1e3 / steps))
         print("BENCH loop_s %.4f" % (t1 - t0))
         print("BENCH warmup_s %.4f" % (t0 - tw))

@@ -84,8 +84,9 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 	[GA_RULE_TAIL] = {
 		"tail-effect",
 		"grids of a partial last wave leave SMs idle",
-		"configurations of 5%+ of kernel time with fewer blocks than half a wave, or "
-		"with one wave and at most a fifth of another (the second wave mostly empty)",
+		"configurations of 5%+ of kernel time, of kernels longer than 20 us on average, "
+		"with fewer blocks than half a wave, or with one wave and at most a fifth of "
+		"another (the second wave mostly empty)",
 		"an upper bound: the kernels' time times the share of their waves left empty, "
 		"1 - waves / whole waves" },
 	[GA_RULE_BELOW_ROOF] = {
@@ -1376,7 +1377,9 @@ static int occupancy_rules(struct fin *x)
 			where_kernel(f, x, c->name, c->total, c->count);
 		}
 		blocks = (uint64_t)c->grid[0] * c->grid[1] * c->grid[2];
-		if (!dv->sm_count || !c->active_blocks || !blocks)
+		/* A short kernel's time is its launch and drain, whatever its blocks. */
+		if (!dv->sm_count || !c->active_blocks || !blocks || !c->count ||
+		    c->total / c->count <= GA_FIND_SHORT_KERNEL_NS)
 			continue;
 		waves = (double)blocks / ((double)dv->sm_count * c->active_blocks);
 		/* The last wave runs as long as a full one: its empty share is lost. */

@@ -28,6 +28,15 @@ Rules without a saving to compare, and the check used instead:
 Cases that need hardware metrics (--metrics) or 2 GPUs skip with the
 reason where they cannot run.
 
+Clean programs, where no finding may be above info (and report
+--fail-on=warning exits 0):
+  findings-clean-graph  bench/graph_replay (built by bench/build.sh into
+                 BUILD/bench): 2000 replays of a graph of 100 kernels,
+                 recorded with gpuprof run's defaults.
+  findings-clean-train  bench/train_step.py --careful 100 20 (PyTorch) under
+                 gpuprof run --capture-range=cudaProfilerApi: the 100 timed
+                 steps, not the warm-up.
+
 tests(h) returns the (name, function) pairs; h is run.py's namespace.
 """
 
@@ -35,6 +44,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 STAKE_TOLERANCE = 0.20
@@ -329,7 +339,56 @@ def tests(h):
             raise Fail("; ".join(errs))
         print("# nccl-exposed: %s" % f["summary"])
 
+    # ---- clean programs: nothing above info
+
+    def clean(tools, files, what):
+        fs = findings_of(tools, files)
+        errs = []
+        above = [f for f in fs if f["severity"] != "info"]
+        if above:
+            errs.append("%s: findings above info: %s"
+                        % (what, json.dumps([{k: f[k] for k in ("rule", "severity", "stake_ns",
+                                                                 "summary")} for f in above])[:1200]))
+        rc, out, err = run_cmd([tools.analyzer, "report", "--no-timeline", "--fail-on=warning"]
+                               + files, clean_env(), h["TOOL_TIMEOUT"])
+        if rc != 0:
+            errs.append("report --fail-on=warning exited %d: %s" % (rc, tail(err)))
+        print("# %s: %d findings at info: %s" % (what, len(fs), brief(fs)), flush=True)
+        if errs:
+            raise Fail("; ".join(errs))
+
+    def t_clean_graph(tools):
+        rc, out, err = run_cmd(["bash", os.path.join(h["ROOT"], "bench", "build.sh"), tools.build],
+                               clean_env(), 600)
+        app = os.path.join(tools.build, "bench", "graph_replay")
+        if not os.access(app, os.X_OK):
+            raise Fail("bench/build.sh did not build %s (exit %d): %s" % (app, rc, tail(err)))
+        run = h["traced"](tools, [app, "2000", "100"])
+        h["expect_status"](run, 0)
+        h["expect_files"](run, 1)
+        clean(tools, run.files, "graph_replay")
+
+    def t_clean_train(tools):
+        try:
+            import torch  # noqa: F401
+        except Exception as e:  # noqa: BLE001
+            raise Skip("no PyTorch (%s)" % e)
+        script = os.path.join(h["ROOT"], "bench", "train_step.py")
+        tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+        tools.tmpdirs.append(tmp)
+        rc, out, err = run_cmd([tools.wrapper, "run", "-o", os.path.join(tmp, "trace-%p"),
+                                "--report=none", "--capture-range=cudaProfilerApi", "--",
+                                sys.executable, script, "--careful", "100", "20"],
+                               clean_env(), h["TORCH_TIMEOUT"])
+        if rc != 0:
+            raise Fail("train_step.py exited %d: %s" % (rc, tail(err)))
+        files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".gpuprof"))
+        if len(files) != 1:
+            raise Fail("%d trace files, expected 1" % len(files))
+        clean(tools, files, "train_step --careful")
+
     return ([("findings-" + mode, pair(mode)) for mode in CASES] +
+            [("findings-clean-graph", t_clean_graph), ("findings-clean-train", t_clean_train)] +
             [("findings-straggler", t_straggler), ("findings-roof", t_roof),
              ("findings-incomplete", t_incomplete), ("findings-staged-peer", t_staged_peer),
              ("findings-nccl-exposed", t_nccl_exposed)])

@@ -477,8 +477,9 @@ static void write_launch(const char *path, int variant)
 	CHECK(synth_close(s, NULL, NULL) == 0);
 }
 
-/* One 2 ms kernel configuration 20 times: grid blocks of block threads and regs registers. */
-static void write_grid(const char *path, uint32_t grid, uint32_t block, uint16_t regs)
+/* One kernel configuration of dur 20 times: grid blocks of block threads and regs registers. */
+static void write_grid(const char *path, uint32_t grid, uint32_t block, uint16_t regs,
+		       uint64_t dur)
 {
 	struct synth *s = synth_open(path);
 	uint32_t kname, launch, app, file, fn, corr = 100;
@@ -499,14 +500,14 @@ static void write_grid(const char *path, uint32_t grid, uint32_t block, uint16_t
 
 		synth_api_at_corr(s, launch, t - 5 * US, t - 1 * US, 1, corr);
 		synth_corr_stack(s, corr, 1);
-		synth_kernel_init(&r, kname, t, t + 2000 * US, 0, 7, corr);
+		synth_kernel_init(&r, kname, t, t + dur, 0, 7, corr);
 		r.grid[0] = grid;
 		r.grid[1] = r.grid[2] = 1;
 		r.block[0] = block;
 		r.block[1] = r.block[2] = 1;
 		r.registers = regs;
 		synth_rec(s, &r, sizeof(r));
-		t += 2000 * US;
+		t += dur;
 	}
 	synth_end(s, t + 1000 * US, 0);
 	CHECK(synth_close(s, NULL, NULL) == 0);
@@ -702,21 +703,29 @@ int main(void)
 	 * H100 (132 SMs), 256 threads of 16 registers: 8 blocks an SM, a wave
 	 * of 1056 blocks.  1200 blocks: 1.14 waves, the second 14% full.
 	 */
-	tap_begin("findings: tail-effect on 0.25 and 1.14 waves, not 0.5, 1, 1.25 or 3; occupancy at its site");
+	tap_begin("findings: tail-effect on 0.25 and 1.14 waves, not 0.5, 1, 1.25 or 3, nor on 20 us kernels; "
+		  "occupancy at its site");
 	{
-		static const struct { uint32_t grid, block; uint16_t regs; int tail, occ; } g[] = {
-			{ 264, 256, 16, 1, 0 }, { 1200, 256, 16, 1, 0 }, { 1056, 256, 16, 0, 0 },
-			{ 3168, 256, 16, 0, 0 }, { 528, 256, 16, 0, 0 }, { 1320, 256, 16, 0, 0 },
-			{ 528, 128, 121, 0, 1 },
+		static const struct {
+			uint32_t grid, block;
+			uint16_t regs;
+			int tail, occ;
+			uint64_t dur;
+		} g[] = {
+			{ 264, 256, 16, 1, 0, 2000 * US }, { 1200, 256, 16, 1, 0, 2000 * US },
+			{ 1056, 256, 16, 0, 0, 2000 * US }, { 3168, 256, 16, 0, 0, 2000 * US },
+			{ 528, 256, 16, 0, 0, 2000 * US }, { 1320, 256, 16, 0, 0, 2000 * US },
+			{ 528, 128, 121, 0, 1, 2000 * US }, { 264, 256, 16, 0, 0, 20 * US },
 		};
 		char gp[128];
 
 		snprintf(gp, sizeof(gp), "%s/grid.gpuprof", dir);
 		for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
 			double waves = g[i].grid / 1056.0;
-			uint64_t want = (uint64_t)(40000.0 * US * (1 - waves / (waves < 1 ? 1 : 2)));
+			uint64_t want = (uint64_t)(20.0 * (double)g[i].dur *
+						   (1 - waves / (waves < 1 ? 1 : 2)));
 
-			write_grid(gp, g[i].grid, g[i].block, g[i].regs);
+			write_grid(gp, g[i].grid, g[i].block, g[i].regs, g[i].dur);
 			CHECK(analyze(gp, &an, &flt) == 0);
 			f = find(&an, GA_RULE_TAIL);
 			CHECKF(!!f == g[i].tail, "grid %u: tail %d", g[i].grid, !!f);
