@@ -260,8 +260,9 @@ int ga_latency_finish(struct ga_latency *l)
 		k->p99 = ga_quant_pctl(&k->q, 990);
 		k->med_est = ga_quant_estimated(&k->q);
 		k->stddev = ga_welford_stddev(&k->var, k->count);
-		/* The values are no longer needed. */
-		ga_quant_free(&k->q);
+		/* The values are no longer needed, but by a summary. */
+		if (!l->keep_values)
+			ga_quant_free(&k->q);
 	}
 	return 0;
 }

@@ -76,6 +76,7 @@ struct ga_latency {
 	uint64_t replayed;         /* kernels with their call, profiled by kernel replay: no GPU start */
 	uint64_t early;            /* kernels with their call that start before it (clocks disagree) */
 	uint64_t quant_limit;      /* latencies a kernel keeps exactly: the model's */
+	int keep_values;           /* ga_latency_finish() keeps each kernel's q (summaries) */
 	int oom;
 };
 
@@ -88,7 +89,10 @@ void ga_latency_free(struct ga_latency *l);
  */
 void ga_latency_bind(struct ga_latency *l, struct ga_model *m);
 
-/* After the model is finished: medians, p90, p99 and deviations.  0, or -1 out of memory. */
+/*
+ * After the model is finished: medians, p90, p99 and deviations; the
+ * latencies themselves are freed unless keep_values.  0, or -1 out of memory.
+ */
 int ga_latency_finish(struct ga_latency *l);
 
 /* Kernel indices by total latency, descending; NULL out of memory. */

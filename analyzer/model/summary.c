@@ -172,6 +172,29 @@ struct snode {
  * other threads' kernels, kernels left out of them, unterminated ranges. */
 #define RSC_COUNT 7
 
+/* Launch latency of one kernel (model/latency.h): its latencies as durations. */
+struct slat {
+	uint32_t name;
+	struct sq q;
+};
+
+/*
+ * A launch configuration (model/launchcfg.h): the kernel's name, u[] =
+ * grid (3), block (3), registers, static and dynamic shared memory, then
+ * launches, time, and the occupancy of its first launch's device: the
+ * occupancy's bits (a double, all ones when unknown), blocks per SM, what
+ * limits it; origin: the part that launched it first, whose device counts.
+ */
+#define LCFG_KEY 9
+#define LCFG_U64 14
+struct slcfg {
+	uint32_t name, origin;
+	uint64_t u[LCFG_U64];
+};
+
+/* Kernels without their launch call, profiled by kernel replay, starting before it. */
+#define LSC_COUNT 3
+
 /* Model scalars, summed on merge unless noted in merge_scalars(). */
 enum {
 	SC_KERNEL, SC_MEMCPY, SC_MEMSET, SC_GRAPH, SC_API, SC_RECORDS, SC_UNKNOWN,
@@ -217,6 +240,11 @@ struct ga_sum {
 	size_t nmarks;
 	struct snode *nodes;
 	size_t nnodes;
+	uint64_t lsc[LSC_COUNT];
+	struct slat *lat;
+	size_t nlat;
+	struct slcfg *lcfg;
+	size_t nlcfg;
 };
 
 /* ---- the histogram ---- */
@@ -450,6 +478,10 @@ void ga_summary_free(struct ga_sum *s)
 	free(s->rkeys);
 	free(s->marks);
 	free(s->nodes);
+	for (size_t i = 0; i < s->nlat; i++)
+		sq_free(&s->lat[i].q);
+	free(s->lat);
+	free(s->lcfg);
 	free(s);
 }
 
@@ -636,6 +668,55 @@ out:
 	free(kmap);
 	free(nmap);
 	return rc;
+}
+
+/*
+ * Launch latency per kernel (its latencies, kept by ga_summary_collect()'s
+ * keep_values) and launch configurations with their occupancy.  0, or -1
+ * out of memory.
+ */
+static int launches_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t org, int *err)
+{
+	const struct ga_latency *l = &an->lat;
+	const struct ga_launchcfg *lc = &an->lc;
+	const struct ga_model *m = &an->m;
+	size_t i;
+
+	s->lsc[0] = l->unmatched;
+	s->lsc[1] = l->replayed;
+	s->lsc[2] = l->early;
+	if (!(s->lat = calloc(l->nk + 1, sizeof(*s->lat))) ||
+	    !(s->lcfg = calloc(lc->nc + 1, sizeof(*s->lcfg))))
+		return -1;
+	for (i = 0; i < l->nk; i++) {
+		const struct ga_latency_k *k = &l->k[i];
+		struct slat *o;
+
+		/* Without its latencies (a model not kept for summaries): left out. */
+		if (!k->count || ga_quant_count(&k->q) != k->count)
+			continue;
+		o = &s->lat[s->nlat++];
+		o->name = S(s, m, k->name, err);
+		if (sq_from(&o->q, &k->q, org, s->limit))
+			return -1;
+	}
+	for (i = 0; i < lc->nc; i++) {
+		const struct ga_lcfg *c = &lc->c[i];
+		struct slcfg *o = &s->lcfg[s->nlcfg++];
+		uint64_t occ = UINT64_MAX;
+
+		if (c->occupancy >= 0)
+			memcpy(&occ, &c->occupancy, sizeof(occ));
+		o->name = S(s, m, c->name, err);
+		o->origin = org;
+		memcpy(o->u, (uint64_t[LCFG_U64]){ c->grid[0], c->grid[1], c->grid[2], c->block[0],
+						  c->block[1], c->block[2], c->regs, c->static_smem,
+						  c->dynamic_smem, c->count, c->total, occ,
+						  c->occupancy >= 0 ? c->active_blocks : 0,
+						  c->occupancy >= 0 ? c->limit : 0 },
+		       sizeof(o->u));
+	}
+	return 0;
 }
 
 struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_limit,
@@ -882,7 +963,8 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 		    sq_from(&o->q, &a->durs, org, s->limit))
 			goto fail;
 	}
-	if (ranks_from(s, an, &err) || nvtx_from(s, an, org, &err))
+	if (ranks_from(s, an, &err) || nvtx_from(s, an, org, &err) ||
+	    launches_from(s, an, org, &err))
 		goto fail;
 	if (err)
 		goto fail;
@@ -1082,6 +1164,94 @@ out:
 	ga_map_free(&nm);
 	free(kmap);
 	free(nmap);
+	return rc;
+}
+
+/* A launch configuration's key: FNV-1a over its numbers. */
+static uint64_t lcfg_hash(const struct slcfg *c)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < LCFG_KEY; i++)
+		h = (h ^ c->u[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/*
+ * Merges b's launch latency (by kernel name) and launch configurations
+ * (by name and configuration; the occupancy of the part whose traces come
+ * first, as traces read together take their first launch's) into a.
+ */
+static int launches_merge(struct ga_sum *a, struct ga_sum *b, int *err)
+{
+	struct ga_map lm = { 0 }, cm = { 0 };
+	size_t i, j;
+	int rc = -1;
+
+	for (i = 0; i < LSC_COUNT; i++)
+		a->lsc[i] = sat(a->lsc[i], b->lsc[i]);
+	for (i = 0; i < a->nlat; i++)
+		if (!find(&lm, a->lat[i].name, 0))
+			goto out;
+	for (i = 0; i < a->nlcfg; i++) {
+		uint32_t *slot;
+		int r = ga_map_insert(&cm, lcfg_hash(&a->lcfg[i]), a->lcfg[i].name, &slot);
+
+		if (r < 0)
+			goto out;
+		if (r == 1)
+			*slot = (uint32_t)i + 1;
+	}
+	for (i = 0; i < b->nlat; i++) {
+		struct slat *x = &b->lat[i];
+		uint32_t name = R(a, b, x->name, err);
+
+		sq_remap(a, b, &x->q, err);
+		if (!(j = find(&lm, name, 0)))
+			goto out;
+		if (--j == a->nlat) {
+			if (GROW(a->lat, a->nlat))
+				goto out;
+			a->lat[a->nlat++] = (struct slat){ name, { 0 } };
+		}
+		if (sq_merge(&a->lat[j].q, &x->q, a->limit))
+			goto out;
+	}
+	for (i = 0; i < b->nlcfg; i++) {
+		struct slcfg c = b->lcfg[i];
+		uint32_t *slot;
+		int r;
+
+		c.name = R(a, b, c.name, err);
+		c.origin = R(a, b, c.origin, err);
+		if ((r = ga_map_insert(&cm, lcfg_hash(&c), c.name, &slot)) < 0)
+			goto out;
+		j = r ? a->nlcfg : *slot - 1;
+		/* A hash shared by two configurations: look for the same one. */
+		if (j < a->nlcfg && memcmp(a->lcfg[j].u, c.u, LCFG_KEY * sizeof(c.u[0])))
+			for (j = 0; j < a->nlcfg; j++)
+				if (a->lcfg[j].name == c.name &&
+				    !memcmp(a->lcfg[j].u, c.u, LCFG_KEY * sizeof(c.u[0])))
+					break;
+		if (j == a->nlcfg) {
+			if (GROW(a->lcfg, a->nlcfg))
+				goto out;
+			if (r)
+				*slot = (uint32_t)a->nlcfg + 1;
+			a->lcfg[a->nlcfg++] = c;
+			continue;
+		}
+		c.u[9] = sat(c.u[9], a->lcfg[j].u[9]);
+		c.u[10] = sat(c.u[10], a->lcfg[j].u[10]);
+		if (strcmp(ga_strtab_get(&a->s, c.origin), ga_strtab_get(&a->s, a->lcfg[j].origin)) < 0)
+			a->lcfg[j] = c;
+		else
+			memcpy(&a->lcfg[j].u[9], &c.u[9], 2 * sizeof(c.u[0]));
+	}
+	rc = 0;
+out:
+	ga_map_free(&lm);
+	ga_map_free(&cm);
 	return rc;
 }
 
@@ -1290,7 +1460,8 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 		if (sq_merge(&a->as[j].q, &x->q, a->limit))
 			goto fail;
 	}
-	if (ranks_merge(a, b, (uint32_t)pbase, &err) || nvtx_merge(a, b, &err))
+	if (ranks_merge(a, b, (uint32_t)pbase, &err) || nvtx_merge(a, b, &err) ||
+	    launches_merge(a, b, &err))
 		goto fail;
 	free(dmap);
 	for (i = 0; i < 5; i++)
@@ -1562,6 +1733,35 @@ out:
 	return rc;
 }
 
+static int cmp_lat(const void *pa, const void *pb)
+{
+	const struct slat *a = pa, *b = pb;
+
+	return strcmp(ga_strtab_get(&sort_s->s, a->name), ga_strtab_get(&sort_s->s, b->name));
+}
+
+static int cmp_lcfg(const void *pa, const void *pb)
+{
+	const struct slcfg *a = pa, *b = pb;
+	int c = strcmp(ga_strtab_get(&sort_s->s, a->name), ga_strtab_get(&sort_s->s, b->name));
+
+	for (size_t i = 0; !c && i < LCFG_KEY; i++)
+		c = a->u[i] < b->u[i] ? -1 : a->u[i] > b->u[i];
+	return c;
+}
+
+/* Launch latency by kernel name, launch configurations by name and configuration. */
+static int launches_canonical(struct ga_sum *s)
+{
+	qsort(s->lat, s->nlat, sizeof(*s->lat), cmp_lat);
+	qsort(s->lcfg, s->nlcfg, sizeof(*s->lcfg), cmp_lcfg);
+	for (size_t i = 0; i < s->nlat; i++)
+		if (to_sketch_over(&s->lat[i].q, s->limit) ||
+		    perm_sort(s->lat[i].q.seg, s->lat[i].q.nseg, sizeof(struct sseg), cmp_seg, NULL))
+			return -1;
+	return 0;
+}
+
 /*
  * Puts every table in an order that depends only on its contents: files,
  * processes and devices by origin key, rows of a process by process (then
@@ -1647,7 +1847,7 @@ static int canonical(struct ga_sum *s)
 	for (i = 0; i < s->nas; i++)
 		if (perm_sort(s->as[i].q.seg, s->as[i].q.nseg, sizeof(struct sseg), cmp_seg, NULL))
 			goto out;
-	if (nvtx_canonical(s))
+	if (nvtx_canonical(s) || launches_canonical(s))
 		goto out;
 	rc = 0;
 out:
@@ -1840,6 +2040,28 @@ static void put_nvtx(const struct ga_sum *s, struct wbuf *w, const struct strnum
 	}
 }
 
+static void put_launches(const struct ga_sum *s, struct wbuf *w, const struct strnum *sn)
+{
+	size_t i, j;
+
+	pv(w, LSC_COUNT);
+	for (i = 0; i < LSC_COUNT; i++)
+		pv(w, s->lsc[i]);
+	pv(w, s->nlat);
+	for (i = 0; i < s->nlat; i++) {
+		ps(w, sn, s->lat[i].name);
+		put_sq(w, sn, &s->lat[i].q);
+	}
+	pv(w, s->nlcfg);
+	pv(w, LCFG_U64);
+	for (i = 0; i < s->nlcfg; i++) {
+		ps(w, sn, s->lcfg[i].name);
+		ps(w, sn, s->lcfg[i].origin);
+		for (j = 0; j < LCFG_U64; j++)
+			pv(w, s->lcfg[i].u[j]);
+	}
+}
+
 static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 {
 	size_t i, j, nused = 0, ns = s->s.n;
@@ -1907,6 +2129,14 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 	for (i = 0; i < s->nnodes; i++)
 		if (s->nodes[i].kind == GA_RANGES_N_KERNEL)
 			mark(used, (uint32_t)s->nodes[i].id);
+	for (i = 0; i < s->nlat; i++) {
+		mark(used, s->lat[i].name);
+		mark_sq(used, &s->lat[i].q);
+	}
+	for (i = 0; i < s->nlcfg; i++) {
+		mark(used, s->lcfg[i].name);
+		mark(used, s->lcfg[i].origin);
+	}
 	for (i = 1; i <= ns; i++)
 		if (i < ns && used[i])
 			list[nused++] = (uint32_t)i;
@@ -2067,6 +2297,8 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 	put_ranks(s, w, sn);
 	/* 15. NVTX ranges, marks and the tree */
 	put_nvtx(s, w, sn);
+	/* 16. launch latency and launch configurations */
+	put_launches(s, w, sn);
 }
 
 static void le32(unsigned char *p, uint32_t v)
@@ -2349,6 +2581,59 @@ static int get_nvtx(struct rbuf *r, struct ga_sum *s)
 	return r->err ? -1 : 0;
 }
 
+/* Section 16: launch latency and launch configurations. */
+static int get_launches(struct rbuf *r, struct ga_sum *s)
+{
+	size_t n, i, j, k = gcount(r, 1);
+
+	for (i = 0; i < k; i++) {
+		uint64_t v = gv(r);
+
+		if (i < LSC_COUNT)
+			s->lsc[i] = v;
+	}
+	if (r->err || k != LSC_COUNT)
+		return r->err = 1, -1;
+	n = gcount(r, 10);
+	if (r->err || !(s->lat = calloc(n + 1, sizeof(*s->lat))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct slat *x = &s->lat[s->nlat++];
+
+		x->name = gs(r);
+		if (get_sq(r, &x->q))
+			return -1;
+	}
+	n = gcount(r, LCFG_U64 + 2);
+	k = (size_t)gv(r);
+	if (r->err || k != LCFG_U64)
+		return r->err = 1, -1;
+	if (!(s->lcfg = calloc(n + 1, sizeof(*s->lcfg))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct slcfg *x = &s->lcfg[s->nlcfg++];
+
+		x->name = gs(r);
+		x->origin = gs(r);
+		for (j = 0; j < LCFG_U64; j++)
+			x->u[j] = gv(r);
+		/* Fields of 32 bits; a launch at least. */
+		for (j = 0; j < LCFG_KEY; j++)
+			if (x->u[j] > UINT32_MAX)
+				r->err = 1;
+		if (!x->u[9] || x->u[12] > UINT32_MAX || x->u[13] > GA_OCC_SHARED)
+			r->err = 1;
+		if (x->u[11] != UINT64_MAX) {
+			double occ;
+
+			memcpy(&occ, &x->u[11], sizeof(occ));
+			if (!(occ >= 0 && occ <= 1))
+				r->err = 1;
+		}
+	}
+	return r->err ? -1 : 0;
+}
+
 /* Decodes a body into s.  0, or -1 with r->err (malformed) or not (memory). */
 static int decode(struct rbuf *r, struct ga_sum *s)
 {
@@ -2550,7 +2835,7 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 		if (get_sq(r, &x->q))
 			return -1;
 	}
-	if (get_ranks(r, s) || get_nvtx(r, s))
+	if (get_ranks(r, s) || get_nvtx(r, s) || get_launches(r, s))
 		return -1;
 	if (!r->err && r->off != r->len)
 		r->err = 1;
@@ -2898,6 +3183,65 @@ static int nvtx_apply(const struct ga_sum *s, struct ga_analysis *an, struct ama
 	return am->err ? -1 : ga_ranges_link(rg, m, 0);
 }
 
+/*
+ * Launch latency per kernel and launch configurations (model/latency.h,
+ * launchcfg.h) from the summary's, finished as the analysis leaves them.
+ * 0, or -1 out of memory.
+ */
+static int launches_apply(const struct ga_sum *s, struct ga_analysis *an, struct amap *am)
+{
+	struct ga_latency *l = &an->lat;
+	struct ga_launchcfg *lc = &an->lc;
+	struct ga_model *m = &an->m;
+	size_t i;
+
+	l->unmatched = s->lsc[0];
+	l->replayed = s->lsc[1];
+	l->early = s->lsc[2];
+	if (ga_util_grow(&l->k, &l->capk, s->nlat + 1, sizeof(*l->k)) ||
+	    ga_util_grow(&lc->c, &lc->capc, s->nlcfg + 1, sizeof(*lc->c)))
+		return -1;
+	for (i = 0; i < s->nlat; i++) {
+		const struct slat *x = &s->lat[i];
+		struct ga_latency_k *k = &l->k[l->nk++];
+		uint64_t pct[2];
+
+		memset(k, 0, sizeof(*k));
+		k->name = A(am, m, s, x->name);
+		k->count = x->q.n;
+		k->total = x->q.sum;
+		k->min = x->q.min;
+		k->max = x->q.max;
+		k->med_est = x->q.sketch;
+		if (sq_finish(&x->q, x->q.seg, x->q.nseg, &k->med, &k->stddev, pct))
+			return -1;
+		k->p90 = pct[0];
+		k->p99 = pct[1];
+	}
+	for (i = 0; i < s->nlcfg; i++) {
+		const struct slcfg *x = &s->lcfg[i];
+		struct ga_lcfg *c = &lc->c[lc->nc++];
+
+		memset(c, 0, sizeof(*c));
+		c->name = A(am, m, s, x->name);
+		for (int j = 0; j < 3; j++) {
+			c->grid[j] = (uint32_t)x->u[j];
+			c->block[j] = (uint32_t)x->u[3 + j];
+		}
+		c->regs = (uint32_t)x->u[6];
+		c->static_smem = (uint32_t)x->u[7];
+		c->dynamic_smem = (uint32_t)x->u[8];
+		c->count = x->u[9];
+		c->total = x->u[10];
+		c->occupancy = -1;
+		if (x->u[11] != UINT64_MAX)
+			memcpy(&c->occupancy, &x->u[11], sizeof(c->occupancy));
+		c->active_blocks = (uint32_t)x->u[12];
+		c->limit = (uint32_t)x->u[13];
+	}
+	return am->err ? -1 : 0;
+}
+
 int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 {
 	struct ga_model *m = &an->m;
@@ -3187,7 +3531,7 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		a->p90 = pct[0];
 		a->p99 = pct[1];
 	}
-	if (am.err || nvtx_apply(s, an, &am))
+	if (am.err || nvtx_apply(s, an, &am) || launches_apply(s, an, &am))
 		goto fail;
 	for (i = 0; i < m->nprocs; i++)
 		if (m->procs[i].rank != GA_NO_RANK)
@@ -3238,6 +3582,8 @@ struct ga_sum *ga_summary_collect(char *const *paths, int n, uint64_t exact_limi
 		}
 		/* Every process's per-rank figures, as traces read together have them. */
 		an.rk.collect = 1;
+		/* Each kernel's launch latencies, for the summary's durations. */
+		an.lat.keep_values = 1;
 		if (ga_analysis_build(&an, &traces[i], 1)) {
 			ga_analysis_free(&an);
 			ga_filter_free(&flt);

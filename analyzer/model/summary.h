@@ -5,7 +5,8 @@
  * devices (with their busy intervals), the activity and device summaries,
  * the kernel, memory, memset, graph and API tables, the loss counts,
  * each process's per-rank figures with its step work (model/ranks.h), and
- * the NVTX range and mark tables and the range tree (model/ranges.h).
+ * the NVTX range and mark tables and the range tree (model/ranges.h),
+ * launch latency and launch configurations.
  * Durations of each table row are kept exactly while the whole merge holds
  * at most the row's exact limit of them (GA_SUM_EXACT_DEFAULT, or none with
  * --exact); beyond, a log-bucketed histogram whose median is within
@@ -26,7 +27,7 @@
 #include "model/quantile.h"
 
 #define GA_SUM_MAGIC "GPUPSUM\0"   /* 8 bytes, NUL included */
-#define GA_SUM_VERSION 3u
+#define GA_SUM_VERSION 4u
 #define GA_SUM_HEADER_SIZE 32u
 /* A decompressed body larger than this is refused (a damaged size). */
 #define GA_SUM_RAW_MAX (1ull << 36)
@@ -43,8 +44,8 @@
 
 /* What summaries do not hold yet, as the report and docs/USAGE.md name it. */
 #define GA_SUM_MISSING \
-	"findings, --align nccl, launch configurations, launch " \
-	"latency, roofline and hardware metrics, launch sites, memory in use, " \
+	"findings, --align nccl, roofline and hardware metrics, launch sites, " \
+	"memory in use, " \
 	"the GPU over time, timeline"
 
 struct ga_sum;

@@ -788,12 +788,8 @@ static int end(struct ga_export *e)
 	counts(w, m);
 	if (kernels(w, m))
 		return -1;
-	if (m->sum_parts) {
-		null_key(w, "launch_configs");
-		null_key(w, "launch_latency");
-	} else if (launch_configs(w, m, &e->an->lc) || latency(w, m, &e->an->lat)) {
+	if (launch_configs(w, m, &e->an->lc) || latency(w, m, &e->an->lat))
 		return -1;
-	}
 	memory(w, m);
 	if (memory_ops(w, m))
 		return -1;
