@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define XS_BLOCK (64u << 10)       /* bytes written or read at once per run */
+#define XS_BLOCK (64u << 10) /* bytes written or read at once per run */
 
 void ga_xsort_init(struct ga_xsort *x, size_t rsize, size_t cap)
 {

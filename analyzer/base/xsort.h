@@ -18,30 +18,33 @@
 #include "base/sort.h"
 
 struct ga_xsort_run {
-	uint64_t off, left;        /* the run's next record in the file, records not yet read */
-	unsigned char *blk;        /* records read ahead */
+	uint64_t off, left; /* the run's next record in the file, records not yet read */
+	unsigned char *blk; /* records read ahead */
 	size_t pos, n;
 };
 
+/* A run by its current record's key, in the merge's heap. */
+struct ga_xsort_top {
+	uint64_t key;
+	uint32_t run;
+};
+
 struct ga_xsort {
-	size_t rsize;              /* record size; the record begins with its uint64_t key */
-	size_t cap;                /* records per run */
-	unsigned char *buf;        /* the run being filled */
+	size_t rsize;       /* record size; the record begins with its uint64_t key */
+	size_t cap;         /* records per run */
+	unsigned char *buf; /* the run being filled */
 	size_t n;
-	struct ga_iv *idx;         /* (key, place in buf) of the run, sorted */
-	size_t next;               /* the next record given back of an unspilled run */
-	int fd1;                   /* the spill file's descriptor + 1, 0 none */
+	struct ga_iv *idx; /* (key, place in buf) of the run, sorted */
+	size_t next;       /* the next record given back of an unspilled run */
+	int fd1;           /* the spill file's descriptor + 1, 0 none */
 	uint64_t fsize;
 	struct ga_xsort_run *runs;
 	size_t nruns, capruns;
-	struct ga_xsort_top {      /* a run by its current record's key */
-		uint64_t key;
-		uint32_t run;
-	} *heap, second;           /* the heap; the least run after its top */
+	struct ga_xsort_top *heap, second; /* the heap; the least run after its top */
 	size_t nheap;
-	int done;                  /* ga_xsort_done() called */
-	uint64_t total;            /* records added */
-	char err[192];             /* why the last call failed */
+	int done;       /* ga_xsort_done() called */
+	uint64_t total; /* records added */
+	char err[192];  /* why the last call failed */
 };
 
 /*

@@ -235,7 +235,7 @@ struct ga_row {
 	uint32_t pad;
 };
 
-#define GA_ROWS_RUN (1u << 19)     /* timeline rows sorted in memory at once (16 MiB) */
+#define GA_ROWS_RUN (1u << 19) /* timeline rows sorted in memory at once (16 MiB) */
 
 struct ga_model {
 	struct ga_strtab strs;
@@ -338,8 +338,8 @@ struct ga_model {
 	 * ga_model_finish(): read them with ga_xsort_next(&m->rows).
 	 */
 	struct ga_xsort rows;
-	size_t rows_run;           /* rows a run holds; 0: GA_ROWS_RUN */
-	uint64_t nrows;            /* rows kept */
+	size_t rows_run; /* rows a run holds; 0: GA_ROWS_RUN */
+	uint64_t nrows;  /* rows kept */
 	uint64_t rows_seen;
 
 	uint64_t counts[GA_ACT_KIND_COUNT];

@@ -65,25 +65,28 @@
 
 /* The forms of a string a GPU activity's event writes (qname()). */
 enum {
-	Q_CSTR,                    /* as stored, to its first NUL (ga_jw_kcstr()) */
-	Q_SID,                     /* as stored, its whole length (ksid()) */
-	Q_FULL,                    /* ga_strtab_full() */
-	Q_SHORT,                   /* ga_strtab_short() */
+	Q_CSTR,  /* as stored, to its first NUL (ga_jw_kcstr()) */
+	Q_SID,   /* as stored, its whole length (ksid()) */
+	Q_FULL,  /* ga_strtab_full() */
+	Q_SHORT, /* ga_strtab_short() */
 	Q_FORMS
+};
+
+/* A string's quoted forms: offset + 1 in qtext, 0 not made yet. */
+struct qname {
+	size_t off[Q_FORMS];
+	size_t len[Q_FORMS];
 };
 
 struct chrome {
 	/* Strings as quoted JSON, made once per string id and form: offset + 1 in qtext, 0 none. */
 	struct ga_buf qtext;
-	struct qname {
-		size_t off[Q_FORMS];
-		size_t len[Q_FORMS];
-	} *q;
+	struct qname *q;
 	size_t capq;
 	struct ga_map streams;     /* (proc << 32 | device, context << 32 | stream) -> lane + 1 */
 	struct {                   /* streams recently looked up: they interleave, a few at a time */
 		uint64_t a, b;
-		uint32_t head;     /* the track's first lane + 1, which never changes; 0 none */
+		uint32_t head; /* the track's first lane + 1, which never changes; 0 none */
 	} scache[64];
 	uint32_t nstreams;         /* GPU thread ids handed out */
 	struct ga_map threads;     /* (proc, tid) -> the thread's API lane + 1 */
@@ -381,12 +384,13 @@ static size_t qname(struct chrome *c, struct ga_model *m, uint32_t id, int f, si
 		memset(c->q + old, 0, (c->capq - old) * sizeof(*c->q));
 	}
 	if (!c->q[id].off[f]) {
-		const char *s = f == Q_FULL ? ga_strtab_full(&m->strs, id) :
-				f == Q_SHORT ? ga_strtab_short(&m->strs, id) : ga_model_str(m, id);
+		const char *s = f == Q_FULL  ? ga_strtab_full(&m->strs, id) :
+				f == Q_SHORT ? ga_strtab_short(&m->strs, id) :
+					       ga_model_str(m, id);
 		size_t n = f == Q_SID ? ga_strtab_len(&m->strs, id) : strlen(s), at = c->qtext.len;
 
 		if (plain(s, n) ? ga_buf_put(&c->qtext, "\"", 1) || ga_buf_put(&c->qtext, s, n) ||
-				  ga_buf_put(&c->qtext, "\"", 1) :
+					  ga_buf_put(&c->qtext, "\"", 1) :
 				  ga_json_escape(&c->qtext, s, n))
 			return 0;
 		c->q[id].off[f] = at + 1;
@@ -396,7 +400,11 @@ static size_t qname(struct chrome *c, struct ga_model *m, uint32_t id, int f, si
 	return c->q[id].off[f];
 }
 
-#define QNAME(c, off, len) ga_jw_put(p, (c)->qtext.p + (off) - 1, (len))
+/* The quoted string qname() made at off, written at p. */
+static inline char *put_q(char *p, const struct chrome *c, size_t off, size_t len)
+{
+	return ga_jw_put(p, c->qtext.p + off - 1, len);
+}
 
 /*
  * A GPU activity's event as act() writes it, the same bytes, straight into
@@ -439,14 +447,14 @@ static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 		if (a->rec && a->rec->type == GP_REC_MEMCPY)
 			cp = (const void *)a->rec;
 		if (!plain(ck, lck) || (cp && (!key_ok(ga_model_mem_kind_key(cp->src_kind)) ||
-					      !key_ok(ga_model_mem_kind_key(cp->dst_kind)))))
+					       !key_ok(ga_model_mem_kind_key(cp->dst_kind)))))
 			return 1;
 	}
 	if (!plain(kind, lk) ||
 	    !(p = ga_jw_direct(&e->jw, 768 + ln + lf + ls + lk + lck)))
 		return 1;
 	p = GA_JW_LIT(p, "{\"name\":");
-	p = QNAME(c, on, ln);
+	p = put_q(p, c, on, ln);
 	p = GA_JW_LIT(p, ",\"cat\":\"");
 	p = ga_jw_put(p, kind, lk);
 	p = GA_JW_LIT(p, "\",\"ph\":\"X\",\"pid\":");
@@ -467,7 +475,7 @@ static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 	p = ga_jw_put_u64(p, a->stream);
 	if (a->kind == GA_ACT_KERNEL) {
 		p = GA_JW_LIT(p, ",\"name\":");
-		p = QNAME(c, of, lf);
+		p = put_q(p, c, of, lf);
 		if (k) {
 			p = GA_JW_LIT(p, ",\"grid\":[");
 			for (int i = 0; i < 3; i++) {
@@ -490,7 +498,7 @@ static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 		}
 		if (site) {
 			p = GA_JW_LIT(p, ",\"launch_site\":");
-			p = QNAME(c, os, ls);
+			p = put_q(p, c, os, ls);
 		}
 	}
 	if (a->kind == GA_ACT_MEMCPY || a->kind == GA_ACT_MEMSET) {

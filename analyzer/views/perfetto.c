@@ -138,8 +138,8 @@ struct ncache {
 
 /* A stream's first lane, recently looked up: streams interleave, a few at a time. */
 struct scache {
-	uint64_t a, b;             /* the streams map's key */
-	uint32_t head;             /* its first lane + 1; 0 an empty entry */
+	uint64_t a, b; /* the streams map's key */
+	uint32_t head; /* its first lane + 1; 0 an empty entry */
 };
 
 #define SCACHE 64

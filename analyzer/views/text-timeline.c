@@ -32,13 +32,15 @@ static size_t warp_ms(char *b, uint64_t ns)
 	return n + 3;
 }
 
+/* A cell made: its offset in text + 1 (0: not made yet) and length. */
+struct cell {
+	size_t off, len;
+};
+
 /* The cells made once per devrow, label or NVTX name, by index. */
 struct cells {
 	struct ga_buf text;
-	struct {
-		size_t off;        /* in text, + 1; 0: not made yet */
-		size_t len;
-	} *e;
+	struct cell *e;
 	size_t cap;
 };
 
@@ -80,6 +82,13 @@ static void cells_free(struct cells *c)
 	free(c->e);
 }
 
+/* An NVTX column's text: the range's name, cut, or "-". */
+static const char *nvtx_name(const struct ga_model *m, const struct ga_text *r, uint32_t id,
+			     char *buf, size_t n)
+{
+	return id ? ga_text_name_cut(r, buf, n, ga_model_str(m, id)) : "-";
+}
+
 /*
  * The rows come from the model's sorted runs (model.h, rows), one at a
  * time; each is built in a buffer written out in large blocks.  The cells
@@ -115,8 +124,7 @@ static int print_timeline(struct ga_model *m, const struct ga_text *r,
 			l = cell(&t, 2, &lab, row->label,
 				 ga_text_label(m, r, row->label, lb, sizeof(lb)), &ll);
 		if (nvtx && !(v = cached(&nv, row->nvtx, &vl)))
-			v = cell(&t, 3, &nv, row->nvtx, row->nvtx ?
-				 ga_text_name_cut(r, lb, sizeof(lb), ga_model_str(m, row->nvtx)) : "-",
+			v = cell(&t, 3, &nv, row->nvtx, nvtx_name(m, r, row->nvtx, lb, sizeof(lb)),
 				 &vl);
 		/* The duration right-aligned as ga_table_cell() pads it: digits, one column each. */
 		need = line.len + (t.width[0] > n ? t.width[0] : n) + 3 + dl + ll + vl + 1;

@@ -358,7 +358,7 @@ static void test_strings_and_rows(void)
 	tap_begin("sparse and undefined string ids; timeline rows in start order");
 	ga_model_init(&m);
 	m.keep_rows = 3;
-	m.rows_run = 2;            /* two runs: the first spilled, then merged */
+	m.rows_run = 2; /* two runs: the first spilled, then merged */
 	memset(rec, 0, sizeof(rec));
 	st->h.type = GP_REC_STRING;
 	st->h.size = 24;

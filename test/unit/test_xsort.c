@@ -17,7 +17,7 @@
 
 struct rec {
 	uint64_t key;
-	uint64_t seq;              /* order added */
+	uint64_t seq; /* order added */
 	uint32_t pad[2];
 };
 
@@ -94,11 +94,11 @@ int main(void)
 	tap_begin("xsort: in key order, equal keys as added, in memory and merged from runs");
 	order(0, 16, 10, dir);
 	order(1, 16, 10, dir);
-	order(1000, 2000, 50, dir);        /* one run: never spilled */
+	order(1000, 2000, 50, dir); /* one run: never spilled */
 	order(1000, 1000, 50, dir);
-	order(1001, 1000, 3, dir);         /* a run of one record */
-	order(20000, 1, 1, dir);          /* every record a run of its own */
-	order(300000, 4096, 1000, dir);    /* several blocks per run */
+	order(1001, 1000, 3, dir);      /* a run of one record */
+	order(20000, 1, 1, dir);        /* every record a run of its own */
+	order(300000, 4096, 1000, dir); /* several blocks per run */
 	order(300000, 77777, 1u << 30, dir);
 	tap_end();
 
