@@ -181,7 +181,8 @@ static void host_track_meta(struct ga_jw *w, uint32_t pid, uint32_t tid, const c
  * new track, whose first lane gets tid0, or when tid0 is UINT32_MAX a new
  * GPU thread id named name).  It goes on the first lane it fits in (the
  * first only when first_ok), else on a new one, named name "
- * (overlapping)".  Returns 0, or -1 out of memory.
+ * (overlapping)".  Returns 0, or -1 out of memory; 1, with nothing done,
+ * when name is NULL and a track or lane must be made: call again with it.
  */
 static int place(struct ga_export *e, uint32_t pid, uint32_t *head, uint32_t tid0, int gpu,
 		 int first_ok, const char *name, uint64_t s, uint64_t t, uint32_t *tid)
@@ -200,9 +201,9 @@ static int place(struct ga_export *e, uint32_t pid, uint32_t *head, uint32_t tid
 			return 0;
 		}
 	}
-	if (!name)
-		return 1;
 	if (!*head) {
+		if (!name)
+			return 1;
 		if (tid0 == UINT32_MAX) {
 			tid0 = GPU_TID_BASE + c->nstreams++;
 			gpu_track_meta(&e->jw, pid, tid0, name);
@@ -213,7 +214,11 @@ static int place(struct ga_export *e, uint32_t pid, uint32_t *head, uint32_t tid
 	}
 	i = ga_lanes_find(&c->lanes, (long)*head - 1, !gpu, 0, first_ok, s, t, &last);
 	if (i < 0) {
-		uint32_t ntid = gpu ? GPU_TID_BASE + c->nstreams++ : HOST_TID_BASE + c->nhost++;
+		uint32_t ntid;
+
+		if (!name)
+			return 1;
+		ntid = gpu ? GPU_TID_BASE + c->nstreams++ : HOST_TID_BASE + c->nhost++;
 
 		if ((i = ga_lanes_add(&c->lanes, last, ntid)) < 0)
 			return -1;
