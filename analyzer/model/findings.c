@@ -536,8 +536,14 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 				return -1;
 		}
 	}
-	if (a->kind == GA_ACT_KERNEL && a->end - a->start <= GA_FIND_SHORT_KERNEL_NS) {
-		/* The host time its launch took (launch-bound's estimate). */
+	/*
+	 * The host time its launch took (launch-bound's estimate), for short
+	 * kernels that follow the device's last work within a run's gap: the
+	 * first launch after a pause (a module loaded lazily inside it, say)
+	 * is no run's.
+	 */
+	if (a->kind == GA_ACT_KERNEL && a->end - a->start <= GA_FIND_SHORT_KERNEL_NS && d->seen &&
+	    (a->start <= d->hi || a->start - d->hi < GA_FIND_LB_GAP_MAX_NS)) {
 		if (a->graph_id)
 			d->lk_graph++;
 		else

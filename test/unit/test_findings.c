@@ -433,7 +433,7 @@ static void write_twinlike(const char *path, int variant, int syncs)
 /*
  * 200 kernels of 3 us from train.cu:42.  variant 0: the host falls behind,
  * gaps of 40 and 70 us in turn (astride the 50 us of host gaps), each
- * launch call 30 us; 1: the same kernels replayed from a graph, 6 us apart
+ * launch call 30 us, after a first launch of 5 ms and a pause; 1: the same kernels replayed from a graph, 6 us apart
  * (one graph launch); 2: no launch calls traced, 6 us apart.
  */
 static void write_launch(const char *path, int variant)
@@ -455,6 +455,12 @@ static void write_launch(const char *path, int variant)
 	synth_stack(s, 1, &pc, 1);
 	if (variant == 1)
 		synth_api_at_corr(s, glaunch, t - 10 * US, t - 5 * US, 1, corr);
+	if (variant == 0) {
+		/* A first launch that loads its module (5 ms), 5 ms before the loop: no run's. */
+		synth_api_at_corr(s, launch, t - 5001 * US, t - 1 * US, 1, ++corr);
+		synth_kernel_at_corr(s, kname, t, t + 3 * US, 0, 7, corr);
+		t += 5000 * US;
+	}
 	for (int i = 0; i < 200; i++) {
 		uint64_t gap = variant == 0 ? (i % 2 ? 70 * US : 40 * US) : 6 * US;
 
