@@ -11,12 +11,13 @@
 /* Separators of each layout: before the first element, before the others, before the close. */
 static const struct {
 	const char *first, *later, *close;
+	unsigned char nfirst, nlater; /* their lengths */
 } seps[GA_JW_LAYOUT_COUNT] = {
-	[GA_JW_COMPACT] = { "", ",", "" },
-	[GA_JW_LINES] = { "\n  ", ",\n  ", "" },
-	[GA_JW_KEYLINES] = { "", ",\n", "" },
-	[GA_JW_SPACED] = { "", ", ", "" },
-	[GA_JW_EVENTS] = { "\n", ",\n", "\n" },
+	[GA_JW_COMPACT] = { "", ",", "", 0, 1 },
+	[GA_JW_LINES] = { "\n  ", ",\n  ", "", 3, 4 },
+	[GA_JW_KEYLINES] = { "", ",\n", "", 0, 2 },
+	[GA_JW_SPACED] = { "", ", ", "", 0, 2 },
+	[GA_JW_EVENTS] = { "\n", ",\n", "\n", 1, 2 },
 };
 
 const char ga_jw_digits2[200] =
@@ -103,8 +104,11 @@ static void sep(struct ga_jw *w)
 	}
 	if (d == 0)
 		return;
-	puts_(w, w->count[d] ? seps[w->layout[d]].later : seps[w->layout[d]].first);
-	w->count[d]++;
+	/* The separators' lengths, known: a strlen per value showed in the profile. */
+	if (w->count[d]++)
+		put(w, seps[w->layout[d]].later, seps[w->layout[d]].nlater);
+	else
+		put(w, seps[w->layout[d]].first, seps[w->layout[d]].nfirst);
 }
 
 static void open_c(struct ga_jw *w, enum ga_jw_layout layout, int obj)
