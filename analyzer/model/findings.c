@@ -1399,12 +1399,14 @@ static int occupancy_rules(struct fin *x)
 			if (whole == 1)
 				snprintf(f->summary, sizeof(f->summary),
 					 "%" PRIu64 " blocks fill %.0f%% of one wave (%u SMs x %u blocks), "
-					 "%s of kernel time", blocks, waves * 100, dv->sm_count,
+					 "%s of kernel time",
+					 blocks, waves * 100, dv->sm_count,
 					 c->active_blocks, ga_fmt_time(b1, sizeof(b1), c->total));
 			else
 				snprintf(f->summary, sizeof(f->summary),
 					 "%" PRIu64 " blocks are %.2f waves (%u SMs x %u blocks): the last "
-					 "runs %.0f%% full, %s of kernel time", blocks, waves, dv->sm_count,
+					 "runs %.0f%% full, %s of kernel time",
+					 blocks, waves, dv->sm_count,
 					 c->active_blocks, 100 * (waves - (whole - 1)),
 					 ga_fmt_time(b1, sizeof(b1), c->total));
 			ev(f, "blocks", (double)blocks, 'c');

@@ -196,7 +196,10 @@ struct ga_fdev {
 	uint32_t proc, stack, label; /* the activity that set hi */
 	int seen;
 	uint64_t sum;              /* activities' time, summed (overlaps count twice) */
-	struct { uint64_t key, ns, count; uint32_t stack; } stream[GA_FIND_STREAMS]; /* key: proc << 32 | stream */
+	struct {
+		uint64_t key, ns, count;
+		uint32_t stack;
+	} stream[GA_FIND_STREAMS]; /* key: proc << 32 | stream */
 	uint32_t nstreams;
 	uint64_t other_ns;         /* streams beyond GA_FIND_STREAMS */
 	/* Short kernels (launch-bound): launched one by one, by a graph; launch calls matched. */
@@ -205,7 +208,7 @@ struct ga_fdev {
 
 /* A launch call (ns: its duration) or a short kernel (ns: its device), by correlation id. */
 struct ga_flaunch {
-	uint32_t proc1, corr;      /* proc1: process + 1, 0 an empty slot */
+	uint32_t proc1, corr; /* proc1: process + 1, 0 an empty slot */
 	uint64_t ns;
 };
 
@@ -238,9 +241,9 @@ struct ga_findings {
 	size_t capclsname;
 	uint32_t cls_proc;         /* process cls belongs to, + 1 */
 	struct ga_flb { uint64_t gap, count; } *lb; /* per kstat: gaps before short launches */
-	struct ga_flaunch *lcache; /* launch calls waiting for their kernels: GA_FIND_LCACHE slots */
-	struct ga_flaunch *kcache; /* short kernels waiting for their launch calls, the same */
-	struct ga_fnull *nulls;    /* legacy default streams of the contexts seen */
+	struct ga_flaunch *lcache;                  /* launch calls waiting for their kernels: GA_FIND_LCACHE slots */
+	struct ga_flaunch *kcache;                  /* short kernels waiting for their launch calls, the same */
+	struct ga_fnull *nulls;                     /* legacy default streams of the contexts seen */
 	size_t nnulls, capnulls;
 	size_t caplb;
 	struct ga_fcopy copy[GA_COPY_KIND_MAX];
