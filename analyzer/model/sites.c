@@ -17,8 +17,6 @@
 #define NONE UINT32_MAX
 /* Correlation ids count up from 1 in a process, but only some carry a
  * stack: an array while it stays within this many slots per stack. */
-#define CORR_SPREAD 16
-#define CORR_SLACK 4096
 
 typedef uint32_t (*str_fn)(void *ctx, uint32_t id);
 
@@ -36,8 +34,7 @@ static void corr_reset(struct ga_sites *st, uint32_t proc)
 {
 	free(st->corr);
 	st->corr = NULL;
-	st->ncorr = st->capcorr = 0;
-	st->ncorr_set = 0;
+	st->ncorr = 0;
 	st->corr_proc = proc;
 }
 
@@ -50,7 +47,6 @@ void ga_sites_free(struct ga_sites *st)
 	free(st->pcs);
 	ga_map_free(&st->gnode_map);
 	free(st->corr);
-	ga_map_free(&st->corr_map);
 	free(st->counts);
 	ga_map_free(&st->count_map);
 	ga_map_free(&st->defer_map);
@@ -294,47 +290,57 @@ static int on_gnode(struct ga_sites *st, uint32_t proc, const struct gp_rec_grap
 	return 0;
 }
 
+/*
+ * Grows the ring to n entries (a power of two, at most GA_SITES_CORR_RING),
+ * each kept entry at its id's place in the larger one.  0, or -1.
+ */
+static int corr_grow(struct ga_sites *st, size_t n)
+{
+	struct ga_sites_corr *v = calloc(n, sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < st->ncorr; i++)
+		if (st->corr[i].stack)
+			v[st->corr[i].corr & (n - 1)] = st->corr[i];
+	free(st->corr);
+	st->corr = v;
+	st->ncorr = n;
+	return 0;
+}
+
 static int on_corr(struct ga_sites *st, uint32_t proc, const struct gp_rec_corr_stack *r)
 {
-	uint32_t c = r->correlation, *slot;
+	uint32_t c = r->correlation;
 
 	if (!r->stack)
 		return 0;
 	st->corr_records++;
 	if (proc != st->corr_proc)
 		corr_reset(st, proc);      /* the previous file is read: its ids are done */
-	if (c < st->ncorr) {
-		st->ncorr_set += !st->corr[c];
-		st->corr[c] = r->stack;
-		return 0;
-	}
-	if ((uint64_t)c < CORR_SPREAD * (st->ncorr_set + 1) + CORR_SLACK) {
-		if (ga_util_grow(&st->corr, &st->capcorr, (size_t)c + 1, sizeof(*st->corr)))
+	if (c >= st->ncorr && st->ncorr < GA_SITES_CORR_RING) {
+		size_t n = st->ncorr ? st->ncorr : 4096;
+
+		while (n <= c && n < GA_SITES_CORR_RING)
+			n *= 2;
+		if (corr_grow(st, n))
 			return -1;
-		memset(st->corr + st->ncorr, 0, ((size_t)c + 1 - st->ncorr) * sizeof(*st->corr));
-		st->ncorr = (size_t)c + 1;
-		st->corr[c] = r->stack;
-		st->ncorr_set++;
-		return 0;
 	}
-	if (ga_map_insert(&st->corr_map, proc, c, &slot) < 0)
-		return -1;
-	*slot = r->stack;
+	/* An id a ring's length older in its place is gone. */
+	st->corr[c & (st->ncorr - 1)] = (struct ga_sites_corr){ c, r->stack };
 	return 0;
 }
 
 static uint32_t corr_get(const struct ga_sites *st, uint32_t proc, uint32_t c)
 {
-	const uint32_t *v;
+	const struct ga_sites_corr *e;
 
-	if (proc == st->corr_proc && c < st->ncorr && st->corr[c])
-		return st->corr[c];
-	if (st->corr_map.n && (v = ga_map_find(&st->corr_map, proc, c)))
-		return *v;
-	return 0;
+	if (proc != st->corr_proc || !st->ncorr)
+		return 0;
+	e = &st->corr[c & (st->ncorr - 1)];
+	return e->corr == c ? e->stack : 0;
 }
 
-/* STACK, FRAME and GRAPH_NODE records, whichever pass reads them. */
 static int take(struct ga_sites *st, struct ga_model *m, uint32_t proc,
 		const struct gp_rec *rec, str_fn str, void *sctx)
 {
@@ -1478,7 +1484,6 @@ int ga_sites_finish(struct ga_sites *st, struct ga_model *m)
 	st->finished = 1;
 	st->kernels += st->kernels_unstacked;
 	corr_reset(st, 0);
-	ga_map_free(&st->corr_map);
 	if (st->symbolize && sym_passes(st, m, queue_counted))
 		goto out;
 	for (i = 0; i < st->ncounts; i++) {

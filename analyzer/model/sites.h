@@ -53,8 +53,11 @@
  * ga_sites_scan() first: it reads the STACK and FRAME records ahead.
  *
  * Memory: one entry per stack, frame, graph node with a stack, and
- * correlation with a stack (of the file being read only), plus one per
- * distinct (stack, kernel name) pair launched.
+ * per distinct (stack, kernel name) pair launched, plus the stacks of the
+ * last GA_SITES_CORR_RING correlation ids of the file being read (8 MiB
+ * at most): a kernel whose CORR_STACK record came more than a million
+ * correlation ids before it is counted without a stack, as a kernel whose
+ * call the NVTX scan's ring lost is unattributed (ranges.h).
  */
 #ifndef GA_MODEL_SITES_H
 #define GA_MODEL_SITES_H
@@ -68,6 +71,12 @@
 #include "base/util.h"
 
 #define GA_SITES_DEPTH 3          /* frames of a collapsed site by default */
+#define GA_SITES_CORR_RING (1u << 20) /* correlation ids whose stacks are kept */
+
+/* A correlation's stack id; stack 0: an empty entry. */
+struct ga_sites_corr {
+	uint32_t corr, stack;
+};
 /* The Python frames folded by default (report and export --fold-frames). */
 #define GA_SITES_FOLD_DEFAULT                                                         \
 	"/triton/,/torch/_inductor/,/torch/_dynamo/,/torch/_functorch/,"            \
@@ -177,12 +186,14 @@ struct ga_sites {
 	uint64_t *pcs;
 	size_t npcs, cappcs;
 	struct ga_map gnode_map;   /* (proc, graph node) -> stack id */
-	/* Correlation -> stack id of the file being read: an array while ids are dense. */
+	/*
+	 * Correlation -> stack id of the file being read, for its last
+	 * GA_SITES_CORR_RING ids: a ring indexed by the id's low bits, each
+	 * entry tagged with its id, grown (a power of two) to the ids seen.
+	 */
 	uint32_t corr_proc;
-	uint32_t *corr;
-	size_t ncorr, capcorr;
-	uint64_t ncorr_set;
-	struct ga_map corr_map;    /* (proc, correlation) -> stack id, sparse ids */
+	struct ga_sites_corr *corr;
+	size_t ncorr;              /* entries: 0 or a power of two */
 	struct ga_stack_count *counts;
 	size_t ncounts, capcounts;
 	struct ga_map count_map;   /* (proc << 32 | stack id, name) -> count index */

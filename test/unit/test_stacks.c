@@ -289,6 +289,52 @@ static char *print(struct loaded *l, size_t rows, size_t top)
 	return p;
 }
 
+/*
+ * Stacks of correlation ids are kept for the last GA_SITES_CORR_RING ids
+ * of a file: correlation 1 (stack 1) then a ring's length of others
+ * (stack 2): the kernel of 1 has no stack any more, the kernel of the
+ * last one has stack 2, and a sparse id far beyond (3e9) has stack 1;
+ * the ring never outgrows its length.
+ */
+static void test_corr_ring(void)
+{
+	static const uint64_t u1[] = { L42, M90 }, u2[] = { L57, M95 };
+	const uint32_t last = GA_SITES_CORR_RING + 5, far = 3000000000u;
+	struct synth *s = synth_open(NULL);
+	struct trace t;
+	struct loaded l;
+	struct ids id;
+	size_t most = 0;
+
+	tap_begin("sites: the stacks of the last 2^20 correlation ids of a file, no more");
+	head(s, &id, 50, 1);
+	synth_corr_stack(s, 1, 1);
+	for (uint32_t c = 2; c <= last; c++)
+		synth_corr_stack(s, c, 2);
+	synth_kernel_corr(s, id.axpy, GPU0, GPU0 + 10, 0, 1, 0, 0);
+	synth_kernel_corr(s, id.axpy, GPU0 + 100, GPU0 + 110, 0, last, 0, 0);
+	synth_corr_stack(s, far, 1);
+	synth_kernel_corr(s, id.other, GPU0 + 200, GPU0 + 230, 0, far, 0, 0);
+	write_frames(s, &id, 0);
+	write_stack(s, 1, u1, 2);
+	write_stack(s, 2, u2, 2);
+	synth_end(s, T0 + 9000000, 0);
+	finish(s, NULL, &t);
+	ga_model_init(&l.m);
+	ga_sites_setup(&l.st, 2);
+	ga_sites_bind(&l.st, &l.m);
+	CHECK(ga_model_add_mem(&l.m, "synth", t.buf, t.len) == GA_READ_OK);
+	most = l.st.ncorr;
+	CHECK(ga_model_finish(&l.m) == 0 && ga_sites_finish(&l.st, &l.m) == 0);
+	CHECKF(most == GA_SITES_CORR_RING, "%zu entries", most);
+	CHECKF(l.st.kernels == 3 && l.st.with_stack == 2, "%llu of %llu kernels with a stack",
+	       (unsigned long long)l.st.with_stack, (unsigned long long)l.st.kernels);
+	CHECKF(l.st.nsites == 2, "%zu sites", l.st.nsites);
+	unload(&l);
+	free(t.buf);
+	tap_end();
+}
+
 static void test_two_sites(const struct trace *t)
 {
 	const struct ga_stack_site *a, *b;
@@ -1009,6 +1055,7 @@ int main(void)
 	test_graphs(&t2);
 	test_merge(t3);
 	test_none(&t4);
+	test_corr_ring();
 	test_commands();
 	test_symbolize();
 	test_symbolize_deep();
