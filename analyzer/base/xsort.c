@@ -28,11 +28,18 @@ static uint64_t key_of(const unsigned char *r)
 	return k;
 }
 
-/* The run in key order; equal keys, which the radix sort may swap, back in their order. */
-static void sort_run(struct ga_xsort *x)
+/*
+ * The run in key order; equal keys, which the radix sort may swap, back in
+ * their order.  Returns 0, or -1 out of memory.
+ */
+static int sort_run(struct ga_xsort *x)
 {
 	size_t i, j;
 
+	if (ga_util_grow(&x->idx, &x->capidx, x->n, sizeof(*x->idx))) {
+		snprintf(x->err, sizeof(x->err), "out of memory");
+		return -1;
+	}
 	for (i = 0; i < x->n; i++) {
 		x->idx[i].start = key_of(x->buf + i * x->rsize);
 		x->idx[i].end = i;
@@ -47,6 +54,7 @@ static void sort_run(struct ga_xsort *x)
 			x->idx[j] = x->idx[j - 1];
 		x->idx[j] = v;
 	}
+	return 0;
 }
 
 static int write_all(int fd, const unsigned char *p, size_t n)
@@ -95,7 +103,8 @@ static int spill(struct ga_xsort *x)
 		snprintf(x->err, sizeof(x->err), "out of memory");
 		return -1;
 	}
-	sort_run(x);
+	if (sort_run(x))
+		return -1;
 	while (i < x->n) {
 		size_t k = 0;
 
@@ -119,16 +128,13 @@ static int spill(struct ga_xsort *x)
 
 void *ga_xsort_slot(struct ga_xsort *x)
 {
-	if (!x->buf) {
-		x->buf = malloc(x->cap * x->rsize);
-		x->idx = malloc(x->cap * sizeof(*x->idx));
-		if (!x->buf || !x->idx) {
-			snprintf(x->err, sizeof(x->err), "out of memory");
-			return NULL;
-		}
-	}
 	if (x->n == x->cap && spill(x))
 		return NULL;
+	/* The run grows as records come: a short timeline takes little. */
+	if (ga_util_grow(&x->buf, &x->capbuf, x->n + 1, x->rsize)) {
+		snprintf(x->err, sizeof(x->err), "out of memory");
+		return NULL;
+	}
 	x->total++;
 	return x->buf + x->n++ * x->rsize;
 }
@@ -206,17 +212,17 @@ int ga_xsort_done(struct ga_xsort *x)
 	size_t i;
 
 	x->done = 1;
-	if (!x->nruns) {
-		sort_run(x);
-		return 0;
-	}
+	if (!x->nruns)
+		return sort_run(x);
 	if (x->n && spill(x))
 		return -1;
 	/* The run buffer is done with: its memory becomes the runs' blocks. */
 	free(x->buf);
 	free(x->idx);
 	x->buf = NULL;
+	x->capbuf = 0;
 	x->idx = NULL;
+	x->capidx = 0;
 	x->heap = malloc(x->nruns * sizeof(*x->heap));
 	if (!x->heap) {
 		snprintf(x->err, sizeof(x->err), "out of memory");

@@ -6,8 +6,9 @@
  * $TMPDIR (else /tmp), so nothing is left behind whatever way the program
  * ends.  At the end the runs are merged through a heap, reading each in
  * blocks; a trace whose records fit in one run is never spilled.  Memory:
- * one run (cap records and 16 bytes of index each) while adding, a block
- * per run while merging; disk: every record once.  Runs offline only.
+ * one run (at most cap records, grown as they come, and 16 bytes of index
+ * each) while adding, a block per run while merging; disk: every record
+ * once.  Runs offline only.
  */
 #ifndef GA_BASE_XSORT_H
 #define GA_BASE_XSORT_H
@@ -33,8 +34,9 @@ struct ga_xsort {
 	size_t rsize;       /* record size; the record begins with its uint64_t key */
 	size_t cap;         /* records per run */
 	unsigned char *buf; /* the run being filled */
-	size_t n;
+	size_t n, capbuf;
 	struct ga_iv *idx; /* (key, place in buf) of the run, sorted */
+	size_t capidx;
 	size_t next;       /* the next record given back of an unspilled run */
 	int fd1;           /* the spill file's descriptor + 1, 0 none */
 	uint64_t fsize;
