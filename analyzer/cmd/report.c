@@ -69,7 +69,7 @@ int cmd_report(int argc, char **argv)
 	struct ga_peaks_opt po = { 0 };
 	char ferr[512];
 	unsigned char fail_rules[GA_RULE_COUNT] = { 0 };
-	int c, rc = GA_EXIT_OK, fail_sev = -1, fail_on = 0;
+	int c, rc = GA_EXIT_OK, fail_sev = -1, fail_on = 0, par;
 	struct ga_opts opts;
 	const struct ga_opts_to to = { .ao = &ao, .po = &po, .fold = &fold, .flt = &flt };
 	const char *dask = NULL;
@@ -190,7 +190,14 @@ int cmd_report(int argc, char **argv)
 		an.rg.site_of = tree_site_of;
 		an.rg.site_ctx = &an;
 	}
-	if (ga_summary_build(&an, paths, npaths) ||
+	/*
+	 * Several traces on a pool of threads, merged as summaries, where
+	 * every table printed is carried by them (findings are not).
+	 */
+	par = r.o.findings == GA_FINDINGS_NONE && !fail_on && !r.o.tree && !svg ?
+	      ga_summary_build_parallel(&an, paths, npaths,
+					r.o.timeline == -1 ? GA_TEXT_AUTO_TIMELINE_MAX : 0) : 1;
+	if (par < 0 || (par && ga_summary_build(&an, paths, npaths)) ||
 	    (r.o.tree && ga_sites_finish(&an.st, &an.m))) {
 		rc = GA_EXIT_FAIL;
 	} else {

@@ -29,6 +29,8 @@ static void help(FILE *f)
 	      "                     while the merge holds at most 65536 of them, then\n"
 	      "                     a histogram: medians within " GA_SUM_REL_ERR_TEXT ", marked ~)\n"
 	      "  --exact-limit N    durations a row keeps exactly (default 65536)\n"
+	      "  -j, --jobs N       traces summarized at once, one a thread (default: the\n"
+	      "                     CPUs available); the summary is the same for any N\n"
 	      "  -h, --help         show this help\n"
 	      "  --version          print the version\n\n"
 	      "Not in summaries yet: " GA_SUM_MISSING ".\n\n"
@@ -42,6 +44,7 @@ int cmd_summarize(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "exact", no_argument, NULL, 'x' },
 		{ "exact-limit", required_argument, NULL, 'L' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, GA_OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -57,8 +60,12 @@ int cmd_summarize(int argc, char **argv)
 
 	opterr = 0;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:j:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'j':
+			if (ga_jobs_option("summarize", optarg))
+				return GA_EXIT_USAGE;
+			break;
 		case 'o':
 			outpath = optarg;
 			break;
@@ -80,7 +87,7 @@ int cmd_summarize(int argc, char **argv)
 		case GA_OPT_VERSION:
 			return ga_print_version();
 		default:
-			if (optopt == 'o' || optopt == 'L')
+			if (optopt == 'o' || optopt == 'L' || optopt == 'j')
 				fprintf(stderr, "gpuprof summarize: %s needs a value\n", argv[optind - 1]);
 			else if (optopt)
 				fprintf(stderr, "gpuprof summarize: unknown option '-%c'\n", optopt);

@@ -11,14 +11,16 @@
  * own clock, so that a loaded machine does not cut real names short; it
  * is forked again for the next name).  After HELPER_FAILS names went past the
  * bounds, longer names are no longer tried: the cost of a trace of bombs
- * stays a few seconds in all.  Single-threaded use (the views, the
- * filters): the helper's state is the analyzer's alone.
+ * stays a few seconds in all.  The helper is the analyzer's alone: a
+ * name sent to it holds a lock until its answer, so that traces analyzed
+ * on several threads (summaries, model/summary.c) share it one at a time.
  */
 #include "model/demangle.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +52,7 @@ static struct {
 	unsigned fails;
 	int broken;                /* could not be started: long names stay mangled */
 } helper = { 0, -1, 0, 0 };
+static pthread_mutex_t helper_lock = PTHREAD_MUTEX_INITIALIZER;
 
 size_t ga_demangle_bound(size_t mangled_len)
 {
@@ -297,7 +300,14 @@ char *ga_demangle_full(const char *name)
 	len = strlen(name);
 	if (len <= INLINE_MAX)
 		return demangle_here(name, ga_demangle_bound(len));
-	return demangle_there(name, len);
+	{
+		char *d;
+
+		pthread_mutex_lock(&helper_lock);
+		d = demangle_there(name, len);
+		pthread_mutex_unlock(&helper_lock);
+		return d;
+	}
 }
 
 static int opener(char c)

@@ -4,13 +4,17 @@
  * in memory names strings by its own string table; every entity carries an
  * origin key (the path of the first trace of its part, and its index
  * there) that orders it after any merge, so that merging is associative
- * and commutative.  Runs offline only.
+ * and commutative.  Runs offline only.  Threads: traces are summarized on
+ * a pool (summarize_traces()), each worker with analyses and summaries of
+ * its own; the canonical sorts' statics are used by one thread at a time
+ * (encoding and applying happen after the pool has joined).
  */
 #include "model/summary.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +24,10 @@
 
 #include <gpuprof/crc32c.h>
 
+#include "base/progress.h"
 #include "model/load.h"
 #include "model/quantile.h"
+#include "read/reader.h"
 
 typedef unsigned __int128 u128;
 
@@ -3547,6 +3553,215 @@ fail:
 
 /* ---- building from the command line's inputs ---- */
 
+/*
+ * The summary of one trace read alone.  NULL after printing why; with
+ * uncarried, NULL also when the trace holds what summaries do not carry
+ * (*uncarried set, nothing printed).
+ */
+static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int *uncarried)
+{
+	/* The model keeps as many durations exactly as the summary does. */
+	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH,
+				       .quant_limit = exact_limit ? exact_limit : GA_QUANT_NO_LIMIT };
+	char *p = (char *)path;
+	struct ga_filter flt;
+	struct ga_analysis an;
+	struct ga_sum *s;
+
+	ga_filter_init(&flt);
+	if (ga_analysis_init(&an, &ao, &flt)) {
+		fputs("gpuprof: out of memory\n", stderr);
+		ga_filter_free(&flt);
+		return NULL;
+	}
+	/* Every process's per-rank figures, as traces read together have them. */
+	an.rk.collect = 1;
+	/* Each kernel's launch latencies, for the summary's durations. */
+	an.lat.keep_values = 1;
+	if (ga_analysis_build(&an, &p, 1)) {
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		return NULL;
+	}
+	/* Launch sites, metrics, memory in use, the GPU over time: not carried. */
+	if (uncarried && (ga_sites_any(&an.st) || ga_mx_any(&an.mx) || an.mx.records ||
+			  ga_memuse_any(&an.mu) || ga_gs_any(&an.gs))) {
+		*uncarried = 1;
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		return NULL;
+	}
+	s = ga_summary_from_analysis(&an, exact_limit, path);
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	if (!s)
+		fprintf(stderr, "gpuprof: %s: out of memory summarizing it\n", path);
+	return s;
+}
+
+/* Traces summarized on a pool of threads, each worker merging what it made. */
+struct pool {
+	char **traces;
+	int nt;
+	uint64_t limit;
+	int next;                  /* the next trace to take (atomic) */
+	int failed;                /* a worker failed: the others stop (atomic) */
+	int *uncarried;            /* NULL, or stop at a trace summaries do not carry */
+};
+
+struct worker {
+	struct pool *p;
+	struct ga_sum *acc;
+	pthread_t th;
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	struct pool *p = w->p;
+
+	while (!__atomic_load_n(&p->failed, __ATOMIC_RELAXED)) {
+		int i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+		struct ga_sum *s;
+
+		if (i >= p->nt)
+			break;
+		if (!(s = summarize_one(p->traces[i], p->limit, p->uncarried))) {
+			__atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		if (!w->acc) {
+			w->acc = s;
+		} else if (ga_summary_merge(w->acc, s)) {
+			fputs("gpuprof: out of memory merging summaries\n", stderr);
+			__atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The summaries of traces[0..nt) merged: with -j above 1 (ga_reader_jobs,
+ * 0: the CPUs) and several traces, one trace a task on that many threads,
+ * each trace's chunks then decoded on its task's thread alone; the merge's
+ * result is the same in any order.  The progress line is not shown from
+ * the threads.  NULL after printing why.
+ */
+static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, int *uncarried)
+{
+	unsigned jobs = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus(), saved = ga_reader_jobs;
+	struct pool p = { traces, nt, limit, 0, 0, uncarried };
+	struct worker *w;
+	struct ga_sum *acc = NULL;
+	int nw = (int)(jobs < (unsigned)nt ? jobs : (unsigned)nt), started = 0, i;
+
+	if (nw <= 1 || !(w = calloc((size_t)nw, sizeof(*w)))) {
+		for (i = 0; i < nt; i++) {
+			struct ga_sum *s = summarize_one(traces[i], limit, uncarried);
+
+			if (!s)
+				goto fail;
+			if (!acc) {
+				acc = s;
+			} else if (ga_summary_merge(acc, s)) {
+				fputs("gpuprof: out of memory merging summaries\n", stderr);
+				goto fail;
+			}
+		}
+		return acc;
+	}
+	ga_reader_jobs = 1;
+	ga_progress_redirect(stderr, 0, NULL);
+	for (i = 0; i < nw; i++) {
+		w[i].p = &p;
+		if (pthread_create(&w[i].th, NULL, worker_run, &w[i]))
+			break;
+		started++;
+	}
+	/* Threads that could not start: the caller's thread works too. */
+	if (started < nw) {
+		struct worker self = { &p, NULL, 0 };
+
+		worker_run(&self);
+		w[started].acc = self.acc;
+	}
+	for (i = 0; i < started; i++)
+		pthread_join(w[i].th, NULL);
+	ga_reader_jobs = saved;
+	ga_progress_redirect(NULL, 0, NULL);
+	for (i = 0; i < nw; i++) {
+		if (!w[i].acc)
+			continue;
+		if (!acc) {
+			acc = w[i].acc;
+		} else if (ga_summary_merge(acc, w[i].acc)) {
+			fputs("gpuprof: out of memory merging summaries\n", stderr);
+			p.failed = 1;
+		}
+		w[i].acc = NULL;
+	}
+	free(w);
+	if (!p.failed)
+		return acc;
+fail:
+	ga_summary_free(acc);
+	return NULL;
+}
+
+int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
+			       uint64_t rows_max)
+{
+	unsigned jobs = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus();
+	struct ga_buf w = { 0 };
+	const char *p, *nl;
+	struct ga_sum *s;
+	int uncarried = 0;
+
+	if (n < 2 || jobs < 2 || ga_analysis_filtered(an) || an->o.align ||
+	    an->o.keep_rows > rows_max + 1 ||
+	    an->o.launches || an->o.marks || an->o.sites_ahead || an->m.hooks.act || an->m.hooks.api)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+
+		/* Files only: standard input and pipes are read the one way. */
+		if (!strcmp(paths[i], "-") || stat(paths[i], &st) || !S_ISREG(st.st_mode) ||
+		    ga_summary_is(paths[i]))
+			return 1;
+	}
+	/* As many durations a row exact as the model of the traces keeps. */
+	s = summarize_traces((char **)paths, n,
+			     an->o.quant_limit == GA_QUANT_NO_LIMIT ? 0 :
+			     an->o.quant_limit ? an->o.quant_limit : GA_QUANT_EXACT_DEFAULT, &uncarried);
+	if (!s)
+		return uncarried ? 1 : -1;
+	/* An automatic timeline would show these rows: read them as before. */
+	if (rows_max && s->sc[SC_ROWS_SEEN] && s->sc[SC_ROWS_SEEN] <= rows_max) {
+		ga_summary_free(s);
+		return 1;
+	}
+	if (ga_summary_apply(s, an)) {
+		ga_summary_free(s);
+		fputs("gpuprof: out of memory\n", stderr);
+		return -1;
+	}
+	an->m.rows_seen = s->sc[SC_ROWS_SEEN];
+	an->m.sum_parts = 0;       /* shown as traces: every table printed was carried */
+	ga_summary_free(s);
+	if (ga_load_warnings(&an->m, &w)) {
+		ga_buf_free(&w);
+		fputs("gpuprof: out of memory\n", stderr);
+		return -1;
+	}
+	for (p = w.p; p && *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		fprintf(stderr, "gpuprof: warning: %.*s\n", (int)(nl - p), p);
+	}
+	ga_buf_free(&w);
+	return 0;
+}
+
 struct ga_sum *ga_summary_collect(char *const *paths, int n, uint64_t exact_limit)
 {
 	char **traces = calloc((size_t)n + 1, sizeof(*traces));
@@ -3563,46 +3778,11 @@ struct ga_sum *ga_summary_collect(char *const *paths, int n, uint64_t exact_limi
 			traces[nt++] = paths[i];
 	/*
 	 * Each trace is summarized alone and merged: summarizing traces
-	 * together then gives what merging their summaries gives, byte for byte.
+	 * together then gives what merging their summaries gives, byte for
+	 * byte, so the traces may be summarized on several threads.
 	 */
-	for (i = 0; i < nt; i++) {
-		/* The model keeps as many durations exactly as the summary does. */
-		struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH,
-					       .quant_limit = exact_limit ? exact_limit
-									  : GA_QUANT_NO_LIMIT };
-		struct ga_filter flt;
-		struct ga_analysis an;
-		struct ga_sum *s;
-
-		ga_filter_init(&flt);
-		if (ga_analysis_init(&an, &ao, &flt)) {
-			fputs("gpuprof: out of memory\n", stderr);
-			ga_filter_free(&flt);
-			goto fail;
-		}
-		/* Every process's per-rank figures, as traces read together have them. */
-		an.rk.collect = 1;
-		/* Each kernel's launch latencies, for the summary's durations. */
-		an.lat.keep_values = 1;
-		if (ga_analysis_build(&an, &traces[i], 1)) {
-			ga_analysis_free(&an);
-			ga_filter_free(&flt);
-			goto fail;
-		}
-		s = ga_summary_from_analysis(&an, exact_limit, traces[i]);
-		ga_analysis_free(&an);
-		ga_filter_free(&flt);
-		if (!s) {
-			fprintf(stderr, "gpuprof: %s: out of memory summarizing it\n", traces[i]);
-			goto fail;
-		}
-		if (!acc) {
-			acc = s;
-		} else if (ga_summary_merge(acc, s)) {
-			fputs("gpuprof: out of memory merging summaries\n", stderr);
-			goto fail;
-		}
-	}
+	if (nt && !(acc = summarize_traces(traces, nt, exact_limit, NULL)))
+		goto fail;
 	for (i = 0; i < n; i++) {
 		struct ga_sum *s;
 

@@ -96,6 +96,22 @@ void ga_summary_free(struct ga_sum *s);
  */
 int ga_summary_build(struct ga_analysis *an, char *const *paths, int n);
 
+/*
+ * The report's read of several traces on a pool of threads (-j above 1,
+ * ga_reader_jobs): each file analyzed alone into a summary keeping every
+ * duration, the summaries merged and applied to an (initialised, nothing
+ * read), shown as traces (sum_parts 0): the same tables as
+ * ga_analysis_build() of the traces together.  Only where every table the
+ * report prints is carried: files only, no filter, --align, timeline (but
+ * an automatic one of at most rows_max rows, not shown), stream hooks, launches or
+ * marks, and no trace with launch sites, hardware metrics, memory records
+ * or GPU samples.  The caller leaves findings off.  Returns 0 when an is
+ * built, 1 when the traces are to be read as before (an untouched), -1
+ * after printing why.
+ */
+int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
+			       uint64_t rows_max);
+
 /* Summarize and merge paths[0..n) (traces and summaries) into one.  NULL after printing why. */
 struct ga_sum *ga_summary_collect(char *const *paths, int n, uint64_t exact_limit);
 

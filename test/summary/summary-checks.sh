@@ -133,6 +133,47 @@ if make --no-print-directory -s BUILD="$build" "$build/bench/synth_job" >"$T/mak
 else
 	bad "bench/synth_job does not build: $(tail -3 "$T/make.log")"
 fi
+# report of several traces with -j 2: each trace analyzed on a thread of its
+# own into a summary, merged, where every table printed is carried (findings
+# off); the same bytes as -j 1's read of the traces together, and summarize
+# -j gives the same summary whatever N.  With strace: -j 2 ran the pool (its
+# 2 threads, the traces' chunks decoded on them) where findings are off, and
+# read the traces as before where they are on (small traces: no thread).
+par_same=1
+par_sets=("$G/ranks/job-0.gpuprof $G/ranks/job-1.gpuprof"
+	  "$G/ranks_nccl/job-0.gpuprof $G/ranks_nccl/job-1.gpuprof"
+	  "$(echo "$T"/job-*.gpuprof)" "$(echo "$G"/*.gpuprof)")
+for set in "${par_sets[@]}"; do
+	for opts in "--findings=none --no-timeline" "--findings=none" "--findings=none --exact" \
+		    "--no-timeline"; do
+		# shellcheck disable=SC2086
+		"$A" report -j1 $opts $set >"$T/par1.txt" 2>/dev/null
+		# shellcheck disable=SC2086
+		"$A" report -j2 $opts $set >"$T/par2.txt" 2>/dev/null
+		if ! cmp -s "$T/par1.txt" "$T/par2.txt" || [ ! -s "$T/par1.txt" ]; then
+			par_same=0
+			bad "report -j2 $opts of $(echo $set | wc -w) traces differs from -j1: $(diff "$T/par1.txt" "$T/par2.txt" | head -3)"
+		fi
+	done
+done
+"$A" summarize -j1 -o "$T/pj1.sum" "$T"/job-*.gpuprof && "$A" summarize -j2 -o "$T/pj2.sum" "$T"/job-*.gpuprof &&
+	"$A" summarize -j5 -o "$T/pj5.sum" "$T"/job-*.gpuprof && cmp -s "$T/pj1.sum" "$T/pj2.sum" &&
+	cmp -s "$T/pj1.sum" "$T/pj5.sum" || { par_same=0; bad "summarize -j1, -j2, -j5: other bytes"; }
+[ $par_same = 1 ] && ok "report -j2 of several traces (the pool of summaries or the traces read together) equals -j1 byte for byte; summarize -j alike"
+if command -v strace >/dev/null 2>&1; then
+	clones() { strace -f -c -e trace=clone,clone3 "$A" report -j2 --no-timeline "$@" 2>&1 >/dev/null |
+		awk '$NF == "total" { print $4 }'; }
+	pool=$(clones --findings=none "$T"/job-*.gpuprof)
+	before=$(clones "$T"/job-*.gpuprof)
+	if [ "${pool:-0}" = 2 ] && [ "${before:-0}" != 2 ]; then
+		ok "report -j2 of 6 traces ran on a pool of 2 threads with findings off (${before:-0} threads with them on)"
+	else
+		bad "report -j2's threads: $pool with findings off, $before on"
+	fi
+else
+	echo "skip - summary report -j2's threads: no strace"
+fi
+
 if "$A" report "$T/synth_mix.e.sum" 2>/dev/null | grep -q 'medians marked ~ are estimates within 0.4%' &&
    "$A" report "$T/synth_mix.e.sum" 2>/dev/null | grep -q ' ~[0-9.]* [µnm]*s '; then
 	ok "report marks estimated medians with ~ and states the error"
