@@ -434,7 +434,8 @@ static void write_twinlike(const char *path, int variant, int syncs)
  * 200 kernels of 3 us from train.cu:42.  variant 0: the host falls behind,
  * gaps of 40 and 70 us in turn (astride the 50 us of host gaps), each
  * launch call 30 us, after a first launch of 5 ms and a pause; 1: the same kernels replayed from a graph, 6 us apart
- * (one graph launch); 2: no launch calls traced, 6 us apart.
+ * (one graph launch); 2: no launch calls traced, 6 us apart; 3: as 2 with
+ * launch calls of 3 us, written after all the kernels.
  */
 static void write_launch(const char *path, int variant)
 {
@@ -479,6 +480,10 @@ static void write_launch(const char *path, int variant)
 		}
 		t += 3 * US + gap;
 	}
+	/* variant 3: the launch calls after their kernels, in a buffer of their own. */
+	for (int i = 0, c = 100; variant == 3 && i < 200; i++)
+		synth_api_at_corr(s, launch, T0 + 1000 * US + (uint64_t)i * 9 * US - 4 * US,
+				  T0 + 1000 * US + (uint64_t)i * 9 * US - 1 * US, 1, ++c);
 	synth_end(s, t + 1000 * US, 0);
 	CHECK(synth_close(s, NULL, NULL) == 0);
 }
@@ -673,9 +678,9 @@ int main(void)
 
 	tap_begin("findings: launch-bound's estimate: launch calls, runs over long host gaps");
 	{
-		char lp[3][128];
+		char lp[4][128];
 
-		for (int v = 0; v < 3; v++) {
+		for (int v = 0; v < 4; v++) {
 			snprintf(lp[v], sizeof(lp[v]), "%s/launch_v%d.gpuprof", dir, v);
 			write_launch(lp[v], v);
 		}
@@ -700,7 +705,14 @@ int main(void)
 		       f ? (unsigned long long)f->stake_ns : 0ull);
 		ga_analysis_free(&an);
 		ga_filter_free(&flt);
-		for (int v = 0; v < 3; v++)
+		/* Launch calls after their kernels still meet them: 200 kernels x 3 us. */
+		CHECK(analyze(lp[3], &an, &flt) == 0);
+		f = find(&an, GA_RULE_LAUNCH_BOUND);
+		CHECKF(f && f->stake_ns == 200 * 3 * US, "stake %llu",
+		       f ? (unsigned long long)f->stake_ns : 0ull);
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		for (int v = 0; v < 4; v++)
 			unlink(lp[v]);
 	}
 	tap_end();
