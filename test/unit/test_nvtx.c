@@ -28,6 +28,7 @@
 
 struct loaded {
 	struct ga_model m;
+	struct ga_row *rows; /* the timeline's rows, in start order */
 	struct ga_ranges nx;
 	struct ga_filter f;
 	int ok;
@@ -52,6 +53,7 @@ static void load(struct loaded *l, const struct trace *t, size_t n)
 	size_t i;
 
 	l->ok = 0;
+	l->rows = NULL;
 	ga_model_init(&l->m);
 	ga_ranges_init(&l->nx);
 	l->m.keep_rows = SIZE_MAX;
@@ -68,7 +70,14 @@ static void load(struct loaded *l, const struct trace *t, size_t n)
 			return;
 	if (ga_model_finish(&l->m) || ga_ranges_finish(&l->nx, &l->m, ga_filter_active(&l->f)))
 		return;
-	l->ok = 1;
+	/* The rows come one at a time from their sort (base/xsort.h): kept here to index. */
+	l->rows = calloc(l->m.nrows + 1, sizeof(*l->rows));
+	if (!l->rows)
+		return;
+	i = 0;
+	for (const struct ga_row *r; i < l->m.nrows && (r = ga_xsort_next(&l->m.rows));)
+		l->rows[i++] = *r;
+	l->ok = i == l->m.nrows;
 }
 
 static void unload(struct loaded *l)
@@ -76,6 +85,8 @@ static void unload(struct loaded *l)
 	ga_model_free(&l->m);
 	ga_ranges_free(&l->nx);
 	ga_filter_free(&l->f);
+	free(l->rows);
+	l->rows = NULL;
 }
 
 static const struct ga_ranges_key *key_named(struct loaded *l, const char *name)
@@ -93,7 +104,7 @@ static const char *row_label(struct loaded *l, size_t c)
 {
 	if (c - 1 >= l->m.nrows)
 		return "(missing)";
-	return l->m.rows[c - 1].nvtx ? ga_model_str(&l->m, l->m.rows[c - 1].nvtx) : "";
+	return l->rows[c - 1].nvtx ? ga_model_str(&l->m, l->rows[c - 1].nvtx) : "";
 }
 
 /*
@@ -451,10 +462,10 @@ static void test_graph_nodes(void)
 	load(&l, &t, 1);
 	CHECK(l.ok && l.m.nrows == 3);
 	if (l.ok && l.m.nrows == 3) {
-		CHECKF(!strcmp(ga_model_str(&l.m, l.m.rows[0].nvtx), "capture"), "node 55: %s",
-		       ga_model_str(&l.m, l.m.rows[0].nvtx));
-		CHECK(l.m.rows[1].nvtx == 0);          /* created outside any range */
-		CHECK(!strcmp(ga_model_str(&l.m, l.m.rows[2].nvtx), "launch"));
+		CHECKF(!strcmp(ga_model_str(&l.m, l.rows[0].nvtx), "capture"), "node 55: %s",
+		       ga_model_str(&l.m, l.rows[0].nvtx));
+		CHECK(l.rows[1].nvtx == 0); /* created outside any range */
+		CHECK(!strcmp(ga_model_str(&l.m, l.rows[2].nvtx), "launch"));
 		CHECK(key_named(&l, "capture")->gpu_ns == 10 && key_named(&l, "launch")->gpu_ns == 30);
 	}
 	unload(&l);
@@ -500,9 +511,9 @@ static void test_processes(void)
 
 		CHECK(p1 && p1->acts == 1 && p1->gpu_ns == 10);
 		CHECK(p2 && p2->acts == 1 && p2->gpu_ns == 10);
-		CHECK(!strcmp(ga_model_str(&l.m, l.m.rows[0].nvtx), "p1") && l.m.rows[1].nvtx == 0);
-		CHECK(l.m.rows[2].nvtx == 0 && !strcmp(ga_model_str(&l.m, l.m.rows[3].nvtx), "p2"));
-		CHECK(l.m.rows[4].nvtx == 0 && l.m.rows[5].nvtx == 0);
+		CHECK(!strcmp(ga_model_str(&l.m, l.rows[0].nvtx), "p1") && l.rows[1].nvtx == 0);
+		CHECK(l.rows[2].nvtx == 0 && !strcmp(ga_model_str(&l.m, l.rows[3].nvtx), "p2"));
+		CHECK(l.rows[4].nvtx == 0 && l.rows[5].nvtx == 0);
 		CHECK(l.nx.no_range == 4 && l.nx.unattributed == 0);
 	}
 	unload(&l);
