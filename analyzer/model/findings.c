@@ -293,11 +293,10 @@ static int is_launch(const char *s)
 
 #define CLS_LAUNCH 0x40
 
-static int lcache_alloc(struct ga_findings *fd)
+/* *t, allocated on first use: a trace without launch calls or short kernels needs none. */
+static int cache_alloc(struct ga_flaunch **t)
 {
-	if (!fd->lcache && !(fd->lcache = calloc(GA_FIND_LCACHE, sizeof(*fd->lcache))))
-		return -1;
-	if (!fd->kcache && !(fd->kcache = calloc(GA_FIND_LCACHE, sizeof(*fd->kcache))))
+	if (!*t && !(*t = calloc(GA_FIND_LCACHE, sizeof(**t))))
 		return -1;
 	return 0;
 }
@@ -312,36 +311,38 @@ static int lcache_alloc(struct ga_findings *fd)
  */
 static int launch_seen(struct ga_findings *fd, uint32_t proc, uint32_t corr, uint64_t ns)
 {
-	struct ga_flaunch *k, *l;
+	struct ga_flaunch *k = fd->kcache ? &fd->kcache[corr & (GA_FIND_LCACHE - 1)] : NULL, *l;
 
-	if (lcache_alloc(fd))
-		return -1;
-	k = &fd->kcache[corr & (GA_FIND_LCACHE - 1)];
-	if (k->proc1 == proc + 1 && k->corr == corr) {
+	if (k && k->proc1 == proc + 1 && k->corr == corr) {
 		fd->devs[k->ns].lk_n++;
 		fd->devs[k->ns].lk_ns += ns;
 		k->proc1 = 0;
 		return 0;
 	}
+	if (cache_alloc(&fd->lcache))
+		return -1;
 	l = &fd->lcache[corr & (GA_FIND_LCACHE - 1)];
 	if (l->proc1 != proc + 1 || l->corr != corr || ns > l->ns)
 		*l = (struct ga_flaunch){ .proc1 = proc + 1, .corr = corr, .ns = ns };
 	return 0;
 }
 
-static int kernel_seen(struct ga_findings *fd, uint32_t proc, uint32_t corr, uint32_t dev)
+static int kernel_seen(struct ga_findings *fd, uint32_t proc, uint32_t corr, uint32_t dev,
+		       int api)
 {
-	struct ga_flaunch *k, *l;
+	struct ga_flaunch *l = fd->lcache ? &fd->lcache[corr & (GA_FIND_LCACHE - 1)] : NULL, *k;
 
-	if (lcache_alloc(fd))
-		return -1;
-	l = &fd->lcache[corr & (GA_FIND_LCACHE - 1)];
-	if (l->proc1 == proc + 1 && l->corr == corr) {
+	if (l && l->proc1 == proc + 1 && l->corr == corr) {
 		fd->devs[dev].lk_n++;
 		fd->devs[dev].lk_ns += l->ns;
 		l->proc1 = 0;
 		return 0;
 	}
+	/* Only where launch calls are traced can one still come. */
+	if (!api)
+		return 0;
+	if (cache_alloc(&fd->kcache))
+		return -1;
 	k = &fd->kcache[corr & (GA_FIND_LCACHE - 1)];
 	*k = (struct ga_flaunch){ .proc1 = proc + 1, .corr = corr, .ns = dev };
 	return 0;
@@ -544,11 +545,15 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 	 */
 	if (a->kind == GA_ACT_KERNEL && a->end - a->start <= GA_FIND_SHORT_KERNEL_NS && d->seen &&
 	    (a->start <= d->hi || a->start - d->hi < GA_FIND_LB_GAP_MAX_NS)) {
+		const struct ga_proc *p = &m->procs[a->proc];
+		int api = !p->has_config || (p->config.trace & GP_TRACE_API);
+
 		if (a->graph_id)
 			d->lk_graph++;
 		else
 			d->lk_short++;
-		if (!a->graph_id && a->correlation && kernel_seen(fd, a->proc, a->correlation, a->dev))
+		if (!a->graph_id && a->correlation &&
+		    kernel_seen(fd, a->proc, a->correlation, a->dev, api))
 			return -1;
 	}
 	if (stack && a->rec && a->correlation && blocking(a) && fd->cstack.n < GA_FIND_CANDS_MAX) {

@@ -57,7 +57,7 @@ struct ga_ranks;
 #define GA_FIND_LB_RATIO 1.0             /* launch-bound: gaps as long as the kernels */
 #define GA_FIND_GRAPH_GAP_NS 1000ull     /* what a CUDA graph leaves between nodes */
 #define GA_FIND_LB_GAP_MAX_NS 1000000ull /* launch-bound: a run goes on over host gaps below 1 ms */
-#define GA_FIND_LCACHE (1u << 20)        /* launch calls remembered by correlation, to their kernels */
+#define GA_FIND_LCACHE (1u << 18)        /* launch calls and kernels waiting for each other (4 MiB) */
 #define GA_FIND_REPEAT 3u                /* rules of loops: at least 3 occurrences */
 #define GA_FIND_TINY_COPY 65536ull       /* a tiny copy: below 64 KiB */
 #define GA_FIND_TINY_COUNT 100u          /* tiny copies: at least 100 of one kind */
