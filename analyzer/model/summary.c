@@ -3656,6 +3656,13 @@ static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, in
 	struct ga_sum *acc = NULL;
 	int nw = (int)(jobs < (unsigned)nt ? jobs : (unsigned)nt), started = 0, i;
 
+	/* Pipes are read one at a time (the reader drains them into one buffer). */
+	for (i = 0; i < nt && nw > 1; i++) {
+		struct stat st;
+
+		if (!strcmp(traces[i], "-") || stat(traces[i], &st) || !S_ISREG(st.st_mode))
+			nw = 1;
+	}
 	if (nw <= 1 || !(w = calloc((size_t)nw, sizeof(*w)))) {
 		for (i = 0; i < nt; i++) {
 			struct ga_sum *s = summarize_one(traces[i], limit, uncarried);
