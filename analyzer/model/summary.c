@@ -3732,9 +3732,13 @@ int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 	for (int i = 0; i < n; i++) {
 		struct stat st;
 
-		/* Files only: standard input and pipes are read the one way. */
+		/*
+		 * Files only: standard input and pipes are read the one way; in
+		 * sorted order (as a shell's * gives them), the order merged
+		 * summaries list files and processes in.
+		 */
 		if (!strcmp(paths[i], "-") || stat(paths[i], &st) || !S_ISREG(st.st_mode) ||
-		    ga_summary_is(paths[i]))
+		    ga_summary_is(paths[i]) || (i && strcmp(paths[i - 1], paths[i]) >= 0))
 			return 1;
 	}
 	/* As many durations a row exact as the model of the traces keeps. */

@@ -102,7 +102,8 @@ int ga_summary_build(struct ga_analysis *an, char *const *paths, int n);
  * duration, the summaries merged and applied to an (initialised, nothing
  * read), shown as traces (sum_parts 0): the same tables as
  * ga_analysis_build() of the traces together.  Only where every table the
- * report prints is carried: files only, no filter, --align, timeline (but
+ * report prints is carried: files only, in sorted order (the order merged
+ * summaries list them in), no filter, --align, timeline (but
  * an automatic one of at most rows_max rows, not shown), stream hooks, launches or
  * marks, and no trace with launch sites, hardware metrics, memory records
  * or GPU samples.  The caller leaves findings off.  Returns 0 when an is

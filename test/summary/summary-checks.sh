@@ -142,7 +142,8 @@ fi
 par_same=1
 par_sets=("$G/ranks/job-0.gpuprof $G/ranks/job-1.gpuprof"
 	  "$G/ranks_nccl/job-0.gpuprof $G/ranks_nccl/job-1.gpuprof"
-	  "$(echo "$T"/job-*.gpuprof)" "$(echo "$G"/*.gpuprof)")
+	  "$(echo "$T"/job-*.gpuprof)" "$(echo "$G"/*.gpuprof)"
+	  "$G/ranks/job-1.gpuprof $G/ranks/job-0.gpuprof")
 for set in "${par_sets[@]}"; do
 	for opts in "--findings=none --no-timeline" "--findings=none" "--findings=none --exact" \
 		    "--no-timeline"; do
