@@ -24,7 +24,10 @@ between torch.cuda.profiler.start() and stop() (cudaProfilerStart/Stop),
 so that `gpuprof run --capture-range=cudaProfilerApi` records them and
 not the warm-up (module loading, kernel selection, the allocator's first
 growth).  The loop itself never synchronizes with the host (no .item(), no
-copies to the CPU) in either mode.
+copies to the CPU) in either mode.  A careful run also gives the GPU enough
+work per launch to stay ahead of Python (a batch of 4 x BATCH sequences): with
+16, the host's time to launch a step (autograd, the optimizer) exceeds the
+GPU's, and the GPU waits on the interpreter between kernels.
 """
 
 import contextlib
@@ -100,7 +103,7 @@ def main():
             torch.nn.TransformerEncoderLayer(d_model=D_MODEL, nhead=HEADS,
                                              dim_feedforward=FFN, batch_first=True)
             for _ in range(LAYERS)])
-        x = torch.randn(BATCH, SEQ, D_MODEL)
+        x = torch.randn(BATCH * 4 if careful else BATCH, SEQ, D_MODEL)
     opt = AdamW(model.parameters(), lr=1e-4)
     model.train()
 

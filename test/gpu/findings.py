@@ -33,7 +33,7 @@ Clean programs, where no finding may be above info (and report
   findings-clean-graph  bench/graph_replay (built by bench/build.sh into
                  BUILD/bench): 2000 replays of a graph of 100 kernels,
                  recorded with gpuprof run's defaults.
-  findings-clean-train  bench/train_step.py --careful 100 20 (PyTorch) under
+  findings-clean-train  bench/train_step.py --careful 40 10 (PyTorch) under
                  gpuprof run --capture-range=cudaProfilerApi: the 100 timed
                  steps, not the warm-up.
 
@@ -364,7 +364,9 @@ def tests(h):
         if not os.access(app, os.X_OK):
             raise Fail("bench/build.sh did not build %s (exit %d): %s" % (app, rc, tail(err)))
         run = h["traced"](tools, [app, "2000", "100"])
-        h["expect_status"](run, 0)
+        # A benchmark: it prints BENCH lines, no TRUTH, so only its status is checked.
+        if run.rc != 0:
+            raise Fail("graph_replay exited %d; %s" % (run.rc, run.context()))
         h["expect_files"](run, 1)
         clean(tools, run.files, "graph_replay")
 
@@ -378,7 +380,7 @@ def tests(h):
         tools.tmpdirs.append(tmp)
         rc, out, err = run_cmd([tools.wrapper, "run", "-o", os.path.join(tmp, "trace-%p"),
                                 "--report=none", "--capture-range=cudaProfilerApi", "--",
-                                sys.executable, script, "--careful", "100", "20"],
+                                sys.executable, script, "--careful", "40", "10"],
                                clean_env(), h["TORCH_TIMEOUT"])
         if rc != 0:
             raise Fail("train_step.py exited %d: %s" % (rc, tail(err)))
