@@ -151,6 +151,10 @@ def tests(h):
                               env=(twin_env if fixed else env))
             h["expect_status"](run, 0)
             h["expect_files"](run, 1)
+            # The problems' traces become golden traces (test/golden/run.sh) on request.
+            keep = os.environ.get("GPUPROF_GOLDEN_KEEP")
+            if keep and not fixed:
+                shutil.copy(run.files[0], os.path.join(keep, "findings_%s.gpuprof" % mode))
             got[fixed] = (run, findings_of(tools, run.files))
         return got[False], got[True]
 
