@@ -75,20 +75,52 @@ int ga_busy_flush(struct ga_busy *b)
 		b->nbatch = 0;
 		return 0;
 	}
-	/* Earlier intervals: merge both sorted lists in one pass, not one move each. */
-	while (i < b->niv || j < b->nbatch) {
-		const struct ga_iv *p = j == b->nbatch || (i < b->niv && b->iv[i].start <= b->batch[j].start) ?
-					&b->iv[i++] : &b->batch[j++];
+	/*
+	 * Earlier intervals: merge both sorted lists in one pass, not one move
+	 * each.  The list's intervals that end before the batch's first start
+	 * stay as they are (disjoint, not touching what follows), so only the
+	 * tail from the first that may join is merged: streams that interleave
+	 * put a batch a little behind the list's end, and a merge of the whole
+	 * list at every batch grew with the list.
+	 */
+	{
+		size_t lo = 0, hi = b->niv;
 
-		if (append(&v, &n, &cap, p->start, p->end)) {
-			free(v);
-			return -1;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (b->iv[mid].end < b->batch[0].start)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
+		i = lo;
+		while (i < b->niv || j < b->nbatch) {
+			const struct ga_iv *p = j == b->nbatch || (i < b->niv && b->iv[i].start <= b->batch[j].start) ?
+						&b->iv[i++] : &b->batch[j++];
+
+			if (append(&v, &n, &cap, p->start, p->end)) {
+				free(v);
+				return -1;
+			}
+		}
+		if (lo + n > b->capiv) {
+			size_t ncap = b->capiv ? b->capiv : 2;
+			struct ga_iv *p;
+
+			while (ncap < lo + n)
+				ncap *= 2;
+			if (ncap > SIZE_MAX / sizeof(*p) || !(p = realloc(b->iv, ncap * sizeof(*p)))) {
+				free(v);
+				return -1;
+			}
+			b->iv = p;
+			b->capiv = ncap;
+		}
+		memcpy(b->iv + lo, v, n * sizeof(*v));
+		free(v);
+		b->niv = lo + n;
 	}
-	free(b->iv);
-	b->iv = v;
-	b->niv = n;
-	b->capiv = cap;
 	b->nbatch = 0;
 	return 0;
 }

@@ -44,11 +44,14 @@ struct ga_lcfg {
 	uint32_t limit;            /* enum ga_occ_limit */
 };
 
+#define GA_LCFG_RECENT 64
+
 struct ga_launchcfg {
 	struct ga_observer next;
 	struct ga_lcfg *c;
 	size_t nc, capc;
 	struct ga_map map;         /* (hash of the configuration, k) -> index + 1 */
+	uint32_t recent[GA_LCFG_RECENT]; /* index + 1 of configurations met lately, by name */
 	int oom;
 };
 
