@@ -182,8 +182,8 @@ int cmd_report(int argc, char **argv)
 	}
 	r.an = &an;
 	an.st.fold = fold;
-	/* Only the findings read every busy interval: without them, retired as read. */
-	an.m.busy_retire = r.o.findings == GA_FINDINGS_NONE && !fail_on;
+	/* Busy intervals retire as read; the findings scan their gaps as they go. */
+	an.m.busy_retire = 1;
 	if (r.o.tree) {
 		/* The tree names each kernel's launch sites: stacks read ahead. */
 		an.o.sites_ahead = 1;

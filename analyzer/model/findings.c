@@ -225,19 +225,38 @@ int ga_fail_on_fires(const struct ga_findings *fd, const unsigned char *rules, i
 	return 0;
 }
 
+#define STEP_PEND 4096u           /* scan when this many retired intervals wait ... */
+#define STEP_KEPT 65536u          /* ... or this many calls, candidates or stacks are kept */
+
 void ga_findings_init(struct ga_findings *fd)
 {
 	memset(fd, 0, sizeof(*fd));
 	for (size_t i = 0; i < GA_COPY_KIND_MAX; i++)
 		fd->copy[i].tiny_min = UINT64_MAX;
+	fd->step_pend = STEP_PEND;
+	fd->step_calls = fd->step_cands = fd->step_cs = STEP_KEPT;
 }
 
 void ga_findings_free(struct ga_findings *fd)
 {
+	for (size_t i = 0; i < fd->ndevs; i++) {
+		free(fd->devs[i].rctx);
+		free(fd->devs[i].pend);
+	}
 	free(fd->devs);
-	free(fd->calls);
+	for (size_t i = 0; i < fd->nprocs; i++) {
+		free(fd->procs[i].c);
+		free(fd->procs[i].pmax);
+	}
+	free(fd->procs);
 	free(fd->cands);
 	ga_map_free(&fd->cstack);
+	free(fd->cs);
+	free(fd->wr);
+	ga_map_free(&fd->wrmap);
+	ga_map_free(&fd->sidemap);
+	ga_map_free(&fd->callmap);
+	free(fd->plist);
 	free(fd->cls);
 	free(fd->clsname);
 	free(fd->lb);
@@ -249,6 +268,45 @@ void ga_findings_free(struct ga_findings *fd)
 }
 
 /* ---- the aggregate pass ---- */
+
+static int step_due(const struct ga_findings *fd);
+static int step(struct ga_findings *fd, int all);
+
+/* fd->devs to n devices, the new ones zero.  0, or -1. */
+static int devs_grow(struct ga_findings *fd, size_t n)
+{
+	size_t old = fd->ndevs;
+
+	if (n <= old)
+		return 0;
+	if (ga_util_grow(&fd->devs, &fd->capdevs, n, sizeof(*fd->devs)))
+		return -1;
+	memset(fd->devs + old, 0, (n - old) * sizeof(*fd->devs));
+	fd->ndevs = n;
+	return 0;
+}
+
+/* busy.on_retire: an interval of the union that no later one joins waits for its gap scan. */
+static void on_retire(void *ctx, uint64_t start, uint64_t end)
+{
+	struct ga_fretire *r = ctx;
+	struct ga_findings *fd = r->fd;
+	struct ga_fdev *d = &fd->devs[r->dev];
+
+	if (d->pend0 && d->npend == d->cappend) {
+		memmove(d->pend, d->pend + d->pend0, (d->npend - d->pend0) * sizeof(*d->pend));
+		d->npend -= d->pend0;
+		d->pend0 = 0;
+	}
+	if (ga_util_grow(&d->pend, &d->cappend, d->npend + 1, sizeof(*d->pend))) {
+		fd->oom = 1;
+		return;
+	}
+	d->pend[d->npend].start = start;
+	d->pend[d->npend].end = end;
+	d->npend++;
+	fd->npend++;
+}
 
 static int starts(const char *s, const char *p)
 {
@@ -358,7 +416,19 @@ static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 {
 	unsigned cause, launch;
 	uint32_t sid;
+	struct ga_fproc *pr;
 
+	if (proc >= fd->nprocs) {
+		size_t old = fd->nprocs;
+
+		if (ga_util_grow(&fd->procs, &fd->capprocs, (size_t)proc + 1, sizeof(*fd->procs)))
+			return -1;
+		memset(fd->procs + old, 0, ((size_t)proc + 1 - old) * sizeof(*fd->procs));
+		fd->nprocs = (size_t)proc + 1;
+	}
+	/* How far the process's host calls have been read: its gaps before can be scanned. */
+	if (r->start > fd->procs[proc].api_hi)
+		fd->procs[proc].api_hi = r->start;
 	/* String ids are the file's: the cache starts over with each process. */
 	if (fd->cls_proc != proc + 1) {
 		if (fd->cls)
@@ -420,12 +490,14 @@ static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 		fd->calls_dropped++;
 		return 0;
 	}
-	if (ga_util_grow(&fd->calls, &fd->capcalls, fd->ncalls + 1, sizeof(*fd->calls)))
+	pr = &fd->procs[proc];
+	if (ga_util_grow(&pr->c, &pr->cap, pr->n + 1, sizeof(*pr->c)))
 		return -1;
-	fd->calls[fd->ncalls++] = (struct ga_fcall){
+	pr->c[pr->n++] = (struct ga_fcall){
 		.start = r->start, .end = r->end > r->start ? r->end : r->start, .proc = proc,
 		.name = fd->clsname[r->name], .cause = cause, .corr = r->correlation,
 	};
+	fd->ncalls++;
 	return 0;
 }
 
@@ -433,7 +505,8 @@ static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp
 {
 	struct ga_findings *fd = ctx;
 
-	if (rec->type == GP_REC_API && on_api(fd, m, proc, (const void *)rec))
+	if (rec->type == GP_REC_API && (on_api(fd, m, proc, (const void *)rec) ||
+					(step_due(fd) && step(fd, 0))))
 		fd->oom = 1;
 	if (rec->type == GP_REC_CONTEXT && rec->size >= sizeof(struct gp_rec_context)) {
 		uint32_t ns = ((const struct gp_rec_context *)(const void *)rec)->null_stream;
@@ -496,16 +569,20 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 	struct ga_fdev *d;
 	uint32_t stack = 0, label;
 
+	if (a->dev >= fd->ndevs && devs_grow(fd, (size_t)a->dev + 1))
+		return -1;
+	d = &fd->devs[a->dev];
+	if (!d->rctx) {
+		/* The device's retired busy intervals come to its gap scan. */
+		if (!(d->rctx = malloc(sizeof(*d->rctx))))
+			return -1;
+		d->rctx->fd = fd;
+		d->rctx->dev = a->dev;
+		m->devs[a->dev].busy.on_retire = on_retire;
+		m->devs[a->dev].busy.retire_ctx = d->rctx;
+	}
 	if (a->kind == GA_ACT_GRAPH)
 		return 0;            /* its kernels tell more; the graph's span covers its gaps */
-	if (a->dev >= fd->ndevs) {
-		size_t old = fd->ndevs;
-
-		if (ga_util_grow(&fd->devs, &fd->capdevs, (size_t)a->dev + 1, sizeof(*fd->devs)))
-			return -1;
-		memset(fd->devs + old, 0, ((size_t)a->dev + 1 - old) * sizeof(*fd->devs));
-		fd->ndevs = (size_t)a->dev + 1;
-	}
 	if (a->kind == GA_ACT_MEMCPY)
 		on_copy(fd, a);
 	d = &fd->devs[a->dev];
@@ -564,6 +641,11 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 		if (ins < 0)
 			return -1;
 		*slot = stack;
+		if (ins) {
+			if (ga_util_grow(&fd->cs, &fd->capcs, fd->ncs + 1, sizeof(*fd->cs)))
+				return -1;
+			fd->cs[fd->ncs++] = (struct ga_fcs){ a->start, a->proc, a->correlation };
+		}
 		if (ga_sites_want((struct ga_sites *)fd->st, a->proc, stack))
 			return -1;
 	}
@@ -618,13 +700,14 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_findings *fd = ctx;
 
-	if (on_act(fd, m, a))
+	if (on_act(fd, m, a) || (step_due(fd) && step(fd, 0)))
 		fd->oom = 1;
 	return fd->next.act ? fd->next.act(fd->next.ctx, m, a) : 0;
 }
 
 void ga_findings_bind(struct ga_findings *fd, struct ga_model *m, const struct ga_sites *st)
 {
+	fd->m = m;
 	fd->next = m->obs;
 	fd->st = st;
 	m->obs.ctx = fd;
@@ -632,36 +715,35 @@ void ga_findings_bind(struct ga_findings *fd, struct ga_model *m, const struct g
 	m->obs.act = obs_act;
 }
 
-/* ---- finish: every idle gap and its cause ---- */
+/* ---- streaming: every idle gap and its cause ---- */
 
-struct wagg {
-	struct ga_where w;
-	uint32_t dev, cause;
-};
+/*
+ * Streaming.  The busy union of a device hands over its intervals in
+ * order as it retires them (on_retire); they wait in d->pend until the
+ * host calls that may explain their gaps have been read: the latest API
+ * record of each of the device's processes that trace API calls at least
+ * GA_FIND_HOST_LAG_NS past the gap (API records come in buffers of their
+ * own, later than the activities of the same time), or more than
+ * GA_FIND_PEND_MAX intervals waiting.  Then each gap is scanned as at
+ * finish, and what no later gap can use is dropped:
+ *  - a process's calls, kept sorted by start: a later gap of its devices
+ *    starts no earlier than G, the end of the last interval scanned on
+ *    them; attribute() walks back from the first call after the gap's
+ *    start only while a call up to there ends at or after it, and at most
+ *    SCAN_MAX calls, so the calls before both the first that ends at or
+ *    after G (by the running latest end) and SCAN_MAX before the first
+ *    starting after G are never read again;
+ *  - gap candidates that end at or before their device's G;
+ *  - copy stacks whose activity started before the latest start of the
+ *    calls dropped of their process (their call started no later).
+ * Places are kept by stack ids; their texts (and the strtab ids that
+ * order ties) are made at finish in the order the places were first
+ * seen, device by device, as when every gap was scanned at finish.
+ * Everything is exact for records in order and within the lag; a trace
+ * that stays in order is scanned the same streamed or at finish.
+ */
 
-struct cacc {
-	uint64_t n, ns, longest;
-};
-
-struct lbacc {
-	uint64_t runs, kernels, busy, gaps, stake;
-};
-
-struct fin {
-	struct ga_findings *fd;
-	const struct ga_findings_in *in;
-	struct ga_model *m;
-	size_t *plo, *phi;         /* per process: its calls, sorted by start */
-	uint64_t *pmax;            /* per call: latest end of its process's calls up to it */
-	struct wagg *w;
-	size_t nw, capw;
-	struct ga_map wmap;
-	struct ga_map cmap;        /* (call name, call site) -> number for wmap's key */
-	struct cacc *acc;          /* [dev * GA_CAUSE_COUNT + cause] */
-	struct lbacc *lb;          /* per device */
-	uint32_t *procs;           /* processes of the device being scanned */
-	size_t nprocs;
-};
+#define SCAN_MAX 512               /* calls looked at per gap and direction */
 
 static int cmp_call(const void *pa, const void *pb)
 {
@@ -697,31 +779,37 @@ static int rank_of(unsigned cause)
 	return cause < GA_CAUSE_COUNT ? r[cause] : 0;
 }
 
-#define SCAN_MAX 512               /* calls looked at per gap and direction */
-
 /*
- * The cause of the idle gap [g0, g1): the call a process of the device
- * was in when the device ran dry and that returned before the device
- * resumed, else the class of calls covering at least half the gap, else
- * none.  A call still running when the device resumed did not keep it
- * idle: the work that ended the gap was queued before the call (or by
- * another thread), and the gap is the device's own spacing of queued work
- * (1-2 µs between back-to-back kernels) -- except a slow call, which may
- * be a launch profiled by kernel replay that ran the kernel itself.
- * *call: the call (NULL with none).
+ * The cause of the idle gap [g0, g1) of a device of processes pl[np]:
+ * the call a process of the device was in when the device ran dry and
+ * that returned before the device resumed, else the class of calls
+ * covering at least half the gap, else none.  A call still running when
+ * the device resumed did not keep it idle: the work that ended the gap
+ * was queued before the call (or by another thread), and the gap is the
+ * device's own spacing of queued work (1-2 µs between back-to-back
+ * kernels) -- except a slow call, which may be a launch profiled by
+ * kernel replay that ran the kernel itself.  *call: the call (NULL with
+ * none).
  */
-static unsigned attribute(struct fin *x, uint64_t g0, uint64_t g1, const struct ga_fcall **call)
+static unsigned attribute(const struct ga_findings *fd, const uint32_t *pl, size_t np,
+			  uint64_t g0, uint64_t g1, const struct ga_fcall **call)
 {
-	const struct ga_fcall *c = x->fd->calls;
 	uint64_t ov[GA_CAUSE_COUNT] = { 0 };
 	const struct ga_fcall *ovcall[GA_CAUSE_COUNT] = { NULL };
 	unsigned best = GA_CAUSE_NONE, u;
 	uint64_t most = 0;
 
 	*call = NULL;
-	for (size_t pi = 0; pi < x->nprocs; pi++) {
-		size_t lo = x->plo[x->procs[pi]], hi = x->phi[x->procs[pi]], a = lo, b = hi, k, n;
+	for (size_t pi = 0; pi < np; pi++) {
+		const struct ga_fproc *pr;
+		const struct ga_fcall *c;
+		size_t a = 0, b, k, n;
 
+		if (pl[pi] >= fd->nprocs)
+			continue;
+		pr = &fd->procs[pl[pi]];
+		c = pr->c;
+		b = pr->n;
 		/* First call starting after g0. */
 		while (a < b) {
 			size_t mid = a + (b - a) / 2;
@@ -731,7 +819,7 @@ static unsigned attribute(struct fin *x, uint64_t g0, uint64_t g1, const struct 
 			else
 				b = mid;
 		}
-		for (k = a, n = 0; k > lo && n < SCAN_MAX && x->pmax[k - 1] >= g0; k--, n++) {
+		for (k = a, n = 0; k > 0 && n < SCAN_MAX && pr->pmax[k - 1] >= g0; k--, n++) {
 			const struct ga_fcall *e = &c[k - 1];
 
 			if (e->end >= g0 && (e->end < g1 || e->cause == GA_CAUSE_SLOW) &&
@@ -740,7 +828,7 @@ static unsigned attribute(struct fin *x, uint64_t g0, uint64_t g1, const struct 
 				*call = e;
 			}
 		}
-		for (k = a, n = 0; k < hi && n < SCAN_MAX && c[k].start < g1; k++, n++) {
+		for (k = a, n = 0; k < pr->n && n < SCAN_MAX && c[k].start < g1; k++, n++) {
 			uint64_t e = c[k].end < g1 ? c[k].end : g1;
 
 			ov[c[k].cause] += e - c[k].start;
@@ -762,14 +850,6 @@ static unsigned attribute(struct fin *x, uint64_t g0, uint64_t g1, const struct 
 	return GA_CAUSE_NONE;
 }
 
-/* The site text of (proc, stack), else 0. */
-static uint32_t site_text(struct fin *x, uint32_t proc, uint32_t stack)
-{
-	if (!stack || !x->in->observe_sites)
-		return 0;
-	return ga_sites_stack_text(x->in->st, x->m, proc, stack);
-}
-
 static const struct ga_fcand *cand_at(const struct ga_findings *fd, uint32_t dev, uint64_t end)
 {
 	size_t a = 0, b = fd->ncands;
@@ -787,69 +867,70 @@ static const struct ga_fcand *cand_at(const struct ga_findings *fd, uint32_t dev
 		&fd->cands[a] : NULL;
 }
 
-/* The site of the call itself (copies and memsets recorded with --backtrace=all), else 0. */
-static uint32_t call_site(struct fin *x, const struct ga_fcall *call)
+/* A number for a pair in map, first seen first.  0, or -1. */
+static int number(struct ga_map *map, uint64_t a, uint64_t b, uint32_t *id)
 {
-	const uint32_t *v;
+	uint32_t *slot;
+	int ins = ga_map_insert(map, a, b, &slot);
 
-	if (!call || !call->corr || !(v = ga_map_find(&x->fd->cstack, call->proc, call->corr)))
-		return 0;
-	return site_text(x, call->proc, *v);
-}
-
-/* Adds an idle gap of cause to the places of device dev. */
-static int where_add(struct fin *x, uint32_t dev, unsigned cause, uint64_t g0, uint64_t g1,
-		     const struct ga_fcall *fc)
-{
-	const struct ga_fcand *c = cand_at(x->fd, dev, g1);
-	uint32_t sb = 0, sa = 0, lb = 0, la = 0, *slot, *cslot;
-	uint32_t call = fc ? fc->name : 0, sc = call_site(x, fc);
-	struct wagg *w;
-	int ins;
-
-	if (c) {
-		/* The activity before is known only when it ended where the gap begins. */
-		if (c->start == g0) {
-			sb = site_text(x, c->proc_before, c->stack_before);
-			lb = c->label_before;
-		}
-		sa = site_text(x, c->proc_after, c->stack_after);
-		la = c->label_after;
-	}
-	/* The call and its site as one number, to key the places by both. */
-	if ((ins = ga_map_insert(&x->cmap, call, sc, &cslot)) < 0)
-		return -1;
-	if (ins)
-		*cslot = (uint32_t)x->cmap.n;
-	ins = ga_map_insert(&x->wmap, (uint64_t)cause << 56 | (uint64_t)dev << 32 | *cslot,
-			    (uint64_t)(sb ? sb : lb) << 32 | (sa ? sa : la), &slot);
 	if (ins < 0)
 		return -1;
-	if (ins) {
-		if (ga_util_grow(&x->w, &x->capw, x->nw + 1, sizeof(*x->w)))
-			return -1;
-		w = &x->w[x->nw];
-		memset(w, 0, sizeof(*w));
-		w->dev = dev;
-		w->cause = cause;
-		w->w.site_before = sb;
-		w->w.site_after = sa;
-		w->w.label_before = lb;
-		w->w.label_after = la;
-		w->w.call = call;
-		w->w.site_call = sc;
-		w->w.nvtx = c ? c->nvtx : 0;
-		w->w.stream = c ? c->stream : NONE;
-		w->w.proc = c ? c->proc_after : NONE;
-		*slot = (uint32_t)x->nw++;
-	}
-	w = &x->w[*slot];
-	w->w.ns += g1 - g0;
-	w->w.count++;
+	if (ins)
+		*slot = (uint32_t)map->n;
+	*id = *slot;
 	return 0;
 }
 
-static void close_run(struct lbacc *lb, uint64_t *rn, uint64_t *rbusy, uint64_t *rgap)
+/* Adds an idle gap of cause to the places of device dev, by stack ids. */
+static int where_add(struct ga_findings *fd, uint32_t dev, unsigned cause, uint64_t g0,
+		     uint64_t g1, const struct ga_fcall *fc)
+{
+	const struct ga_fcand *c = cand_at(fd, dev, g1);
+	struct ga_fwraw r = { .dev = dev, .cause = cause, .call = fc ? fc->name : 0,
+			      .stream = c ? c->stream : NONE, .proc = c ? c->proc_after : NONE };
+	const uint32_t *v;
+	uint32_t idb, ida, idc, *slot;
+	int ins;
+
+	/* The site of the call itself (copies and memsets recorded with --backtrace=all). */
+	if (fc && fc->corr && (v = ga_map_find(&fd->cstack, fc->proc, fc->corr)) && *v) {
+		r.call_proc = fc->proc;
+		r.call_stack = *v;
+	}
+	if (c) {
+		/* The activity before is known only when it ended where the gap begins. */
+		if (c->start == g0) {
+			r.proc_before = c->stack_before ? c->proc_before : 0;
+			r.stack_before = c->stack_before;
+			r.label_before = c->label_before;
+		}
+		r.proc_after = c->stack_after ? c->proc_after : 0;
+		r.stack_after = c->stack_after;
+		r.label_after = c->label_after;
+		r.nvtx = c->nvtx;
+	}
+	if (number(&fd->sidemap, (uint64_t)r.proc_before << 32 | r.stack_before, r.label_before,
+		   &idb) ||
+	    number(&fd->sidemap, (uint64_t)r.proc_after << 32 | r.stack_after, r.label_after,
+		   &ida) ||
+	    number(&fd->callmap, (uint64_t)r.call << 32 | r.call_proc, r.call_stack, &idc))
+		return -1;
+	ins = ga_map_insert(&fd->wrmap, (uint64_t)cause << 56 | (uint64_t)dev << 32 | idc,
+			    (uint64_t)idb << 32 | ida, &slot);
+	if (ins < 0)
+		return -1;
+	if (ins) {
+		if (ga_util_grow(&fd->wr, &fd->capwr, fd->nwr + 1, sizeof(*fd->wr)))
+			return -1;
+		fd->wr[fd->nwr] = r;
+		*slot = (uint32_t)fd->nwr++;
+	}
+	fd->wr[*slot].ns += g1 - g0;
+	fd->wr[*slot].count++;
+	return 0;
+}
+
+static void close_run(struct ga_flbacc *lb, uint64_t *rn, uint64_t *rbusy, uint64_t *rgap)
 {
 	if (*rn >= GA_FIND_LB_RUN && (double)*rgap >= GA_FIND_LB_RATIO * (double)*rbusy) {
 		uint64_t keep = (*rn - 1) * GA_FIND_GRAPH_GAP_NS;
@@ -863,69 +944,362 @@ static void close_run(struct lbacc *lb, uint64_t *rn, uint64_t *rbusy, uint64_t 
 	*rn = *rbusy = *rgap = 0;
 }
 
-static int scan_device(struct fin *x, uint32_t d)
+/* Scans the busy interval [s, e] of device d (processes pl[np]) and the gap before it. */
+static int scan_iv(struct ga_findings *fd, uint32_t d, const uint32_t *pl, size_t np,
+		   uint64_t s, uint64_t e)
 {
-	const struct ga_busy *b = &x->m->devs[d].busy;
-	struct cacc *acc = &x->acc[(size_t)d * GA_CAUSE_COUNT];
-	uint64_t rn = 0, rbusy = 0, rgap = 0;
+	struct ga_fdev *v = &fd->devs[d];
+	uint64_t len = e - s, gap = 0;
+	unsigned cause = GA_CAUSE_NONE;
 
-	x->nprocs = 0;
-	for (size_t i = 0; i < x->m->ndevrows; i++) {
-		uint32_t p = x->m->devrows[i].proc;
+	if (v->scanned && s > v->prev_end) {
+		const struct ga_fcall *call;
+
+		gap = s - v->prev_end;
+		cause = attribute(fd, pl, np, v->prev_end, s, &call);
+		/*
+		 * A slow call counts where host code would: gaps of 50 us or
+		 * more; any other call from 5 us: a shorter gap is less than a
+		 * host round trip (the call's return and a launch) takes.
+		 */
+		if ((cause == GA_CAUSE_SLOW && gap < GA_FIND_STARVE_GAP_NS) ||
+		    gap < GA_FIND_DRAIN_GAP_NS)
+			cause = GA_CAUSE_NONE;
+		if (cause != GA_CAUSE_NONE || gap >= GA_FIND_STARVE_GAP_NS) {
+			v->acc[cause].n++;
+			v->acc[cause].ns += gap;
+			if (gap > v->acc[cause].longest)
+				v->acc[cause].longest = gap;
+			if (where_add(fd, d, cause, v->prev_end, s, call))
+				return -1;
+		}
+	}
+	v->scanned = 1;
+	v->prev_end = e;
+	/*
+	 * A run goes on over gaps of host code or slow calls (a launch that
+	 * itself took long): when the host falls further behind, its kernels
+	 * are no less launch-bound.  A synchronization, copy or allocation
+	 * between them ends it.
+	 */
+	if (len <= GA_FIND_SHORT_KERNEL_NS && v->rn && gap < GA_FIND_LB_GAP_MAX_NS &&
+	    (cause == GA_CAUSE_NONE || cause == GA_CAUSE_SLOW)) {
+		v->rn++;
+		v->rbusy += len;
+		v->rgap += gap;
+		return 0;
+	}
+	close_run(&v->lb, &v->rn, &v->rbusy, &v->rgap);
+	if (len <= GA_FIND_SHORT_KERNEL_NS) {
+		v->rn = 1;
+		v->rbusy = len;
+	}
+	return 0;
+}
+
+/* The processes of device d (its device rows', first seen first) into fd->plist. */
+static size_t dev_procs(struct ga_findings *fd, uint32_t d)
+{
+	const struct ga_model *m = fd->m;
+	size_t np = 0;
+
+	for (size_t i = 0; i < m->ndevrows; i++) {
+		uint32_t p = m->devrows[i].proc;
 		size_t j;
 
-		if (x->m->devrows[i].dev != d)
+		if (m->devrows[i].dev != d)
 			continue;
-		for (j = 0; j < x->nprocs && x->procs[j] != p; j++)
+		for (j = 0; j < np && fd->plist[j] != p; j++)
 			;
-		if (j == x->nprocs)
-			x->procs[x->nprocs++] = p;
+		if (j == np)
+			fd->plist[np++] = p;
 	}
-	for (size_t i = 0; i < b->niv; i++) {
-		uint64_t len = b->iv[i].end - b->iv[i].start, gap = 0;
-		unsigned cause = GA_CAUSE_NONE;
+	return np;
+}
 
-		if (i && (gap = b->iv[i].start - b->iv[i - 1].end)) {
-			const struct ga_fcall *call;
+/* Sorts a process's calls by start (new ones came at the end) and sets their running latest end. */
+static int calls_sort(struct ga_fproc *pr)
+{
+	size_t from = pr->sorted;
 
-			cause = attribute(x, b->iv[i - 1].end, b->iv[i].start, &call);
-			/*
-			 * A slow call counts where host code would: gaps of 50 us or
-			 * more; any other call from 5 us: a shorter gap is less than a
-			 * host round trip (the call's return and a launch) takes.
-			 */
-			if ((cause == GA_CAUSE_SLOW && gap < GA_FIND_STARVE_GAP_NS) ||
-			    gap < GA_FIND_DRAIN_GAP_NS)
-				cause = GA_CAUSE_NONE;
-			if (cause != GA_CAUSE_NONE || gap >= GA_FIND_STARVE_GAP_NS) {
-				acc[cause].n++;
-				acc[cause].ns += gap;
-				if (gap > acc[cause].longest)
-					acc[cause].longest = gap;
-				if (where_add(x, d, cause, b->iv[i - 1].end, b->iv[i].start, call))
-					return -1;
-			}
+	if (from == pr->n)
+		return 0;
+	if (ga_util_grow(&pr->pmax, &pr->cappmax, pr->n, sizeof(*pr->pmax)))
+		return -1;
+	qsort(pr->c + from, pr->n - from, sizeof(*pr->c), cmp_call);
+	if (from && cmp_call(&pr->c[from - 1], &pr->c[from]) > 0) {
+		qsort(pr->c, pr->n, sizeof(*pr->c), cmp_call);
+		from = 0;
+	}
+	for (size_t i = from; i < pr->n; i++)
+		pr->pmax[i] = i && pr->pmax[i - 1] > pr->c[i].end ? pr->pmax[i - 1] : pr->c[i].end;
+	pr->sorted = pr->n;
+	return 0;
+}
+
+/* Drops the calls of pr that no gap starting at or after g can read (see "Streaming"). */
+static void calls_drop(struct ga_findings *fd, struct ga_fproc *pr, uint64_t g)
+{
+	size_t j = 0, a = 0, b = pr->n;
+
+	while (j < pr->n && pr->pmax[j] < g)
+		j++;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (pr->c[mid].start <= g)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a > SCAN_MAX && a - SCAN_MAX > j)
+		j = a - SCAN_MAX;
+	if (!j)
+		return;
+	pr->dropped_to = pr->c[j - 1].start;
+	memmove(pr->c, pr->c + j, (pr->n - j) * sizeof(*pr->c));
+	pr->n -= j;
+	pr->sorted = pr->n;
+	for (size_t i = 0; i < pr->n; i++)
+		pr->pmax[i] = i && pr->pmax[i - 1] > pr->c[i].end ? pr->pmax[i - 1] : pr->c[i].end;
+	fd->ncalls -= j;
+}
+
+/* 1 when process p's API calls are traced (its gaps wait for them). */
+static int traces_api(const struct ga_model *m, uint32_t p)
+{
+	return p < m->nprocs && (!m->procs[p].has_config || (m->procs[p].config.trace & GP_TRACE_API));
+}
+
+static int step_due(const struct ga_findings *fd)
+{
+	return fd->npend >= fd->step_pend || fd->ncalls >= fd->step_calls ||
+	       fd->ncands >= fd->step_cands || fd->ncs >= fd->step_cs;
+}
+
+static size_t twice(size_t n, size_t floor)
+{
+	return n * 2 > floor ? n * 2 : floor;
+}
+
+/*
+ * Scans the retired intervals whose gaps' host calls have been read (all:
+ * every one waiting) and drops what no later gap can use.  0, or -1.
+ */
+static int step(struct ga_findings *fd, int all)
+{
+	struct ga_model *m = fd->m;
+	uint64_t gall = UINT64_MAX;
+	size_t k;
+
+	if (fd->nprocs < m->nprocs) {
+		size_t old = fd->nprocs;
+
+		if (ga_util_grow(&fd->procs, &fd->capprocs, m->nprocs, sizeof(*fd->procs)))
+			return -1;
+		memset(fd->procs + old, 0, (m->nprocs - old) * sizeof(*fd->procs));
+		fd->nprocs = m->nprocs;
+	}
+	if (ga_util_grow(&fd->plist, &fd->capplist, m->nprocs + 1, sizeof(*fd->plist)))
+		return -1;
+	for (size_t p = 0; p < fd->nprocs; p++)
+		if (calls_sort(&fd->procs[p]))
+			return -1;
+	if (fd->ncands)
+		qsort(fd->cands, fd->ncands, sizeof(*fd->cands), cmp_cand);
+	for (uint32_t d = 0; d < fd->ndevs && d < m->ndevs; d++) {
+		struct ga_fdev *v = &fd->devs[d];
+		size_t np, i;
+		uint64_t hw = UINT64_MAX;
+
+		if (v->pend0 == v->npend || m->devs[d].dead)
+			continue;
+		np = dev_procs(fd, d);
+		for (i = 0; !all && i < np; i++) {
+			uint64_t hi = fd->procs[fd->plist[i]].api_hi;
+
+			if (traces_api(m, fd->plist[i]) &&
+			    (hi < GA_FIND_HOST_LAG_NS ? 0 : hi - GA_FIND_HOST_LAG_NS) < hw)
+				hw = hi < GA_FIND_HOST_LAG_NS ? 0 : hi - GA_FIND_HOST_LAG_NS;
 		}
-		/*
-		 * A run goes on over gaps of host code or slow calls (a launch
-		 * that itself took long): when the host falls further behind, its
-		 * kernels are no less launch-bound.  A synchronization, copy or
-		 * allocation between them ends it.
-		 */
-		if (len <= GA_FIND_SHORT_KERNEL_NS && rn && gap < GA_FIND_LB_GAP_MAX_NS &&
-		    (cause == GA_CAUSE_NONE || cause == GA_CAUSE_SLOW)) {
-			rn++;
-			rbusy += len;
-			rgap += gap;
+		for (i = v->pend0; i < v->npend; i++) {
+			/* Too many waiting: the oldest half go now, whatever calls may come. */
+			if (!all && v->pend[i].start > hw && v->npend - i <= GA_FIND_PEND_MAX / 2)
+				break;
+			if (!all && v->pend[i].start > hw && v->npend - v->pend0 <= GA_FIND_PEND_MAX)
+				break;
+			if (scan_iv(fd, d, fd->plist, np, v->pend[i].start, v->pend[i].end))
+				return -1;
+		}
+		fd->npend -= i - v->pend0;
+		v->pend0 = i;
+		if (v->pend0 == v->npend)
+			v->pend0 = v->npend = 0;
+	}
+	if (all)
+		return 0;
+	/* The earliest start of a later gap: per process, on its devices; else on any. */
+	for (uint32_t d = 0; d < fd->ndevs && d < m->ndevs; d++)
+		if (!m->devs[d].dead && (fd->devs[d].scanned ? fd->devs[d].prev_end : 0) < gall)
+			gall = fd->devs[d].scanned ? fd->devs[d].prev_end : 0;
+	for (size_t p = 0; p < fd->nprocs; p++) {
+		uint64_t g = UINT64_MAX;
+		int on = 0;
+
+		if (!fd->procs[p].n)
+			continue;
+		for (size_t i = 0; i < m->ndevrows; i++) {
+			uint32_t d = m->devrows[i].dev;
+			uint64_t e;
+
+			if (m->devrows[i].proc != p || d >= m->ndevs || m->devs[d].dead)
+				continue;
+			on = 1;
+			e = d < fd->ndevs && fd->devs[d].scanned ? fd->devs[d].prev_end : 0;
+			if (e < g)
+				g = e;
+		}
+		if (!on)
+			g = gall == UINT64_MAX ? 0 : gall;
+		if (g)
+			calls_drop(fd, &fd->procs[p], g);
+	}
+	/* Candidates of gaps scanned; copy stacks of calls dropped. */
+	k = 0;
+	for (size_t i = 0; i < fd->ncands; i++) {
+		const struct ga_fcand *c = &fd->cands[i];
+
+		if (c->dev < fd->ndevs && fd->devs[c->dev].scanned && c->end <= fd->devs[c->dev].prev_end)
+			continue;
+		fd->cands[k++] = *c;
+	}
+	fd->ncands = k;
+	k = 0;
+	for (size_t i = 0; i < fd->ncs; i++) {
+		const struct ga_fcs *e = &fd->cs[i];
+
+		if (e->proc < fd->nprocs && e->ts < fd->procs[e->proc].dropped_to) {
+			ga_map_remove(&fd->cstack, e->proc, e->corr);
 			continue;
 		}
-		close_run(&x->lb[d], &rn, &rbusy, &rgap);
-		if (len <= GA_FIND_SHORT_KERNEL_NS) {
-			rn = 1;
-			rbusy = len;
+		fd->cs[k++] = *e;
+	}
+	fd->ncs = k;
+	fd->step_pend = twice(fd->npend, STEP_PEND);
+	fd->step_calls = twice(fd->ncalls, STEP_KEPT);
+	fd->step_cands = twice(fd->ncands, STEP_KEPT);
+	fd->step_cs = twice(fd->ncs, STEP_KEPT);
+	return 0;
+}
+
+/* ---- finish: places by text ---- */
+
+struct wagg {
+	struct ga_where w;
+	uint32_t dev, cause;
+};
+
+struct fin {
+	struct ga_findings *fd;
+	const struct ga_findings_in *in;
+	struct ga_model *m;
+	struct wagg *w;
+	size_t nw, capw;
+	struct ga_map wmap;
+	struct ga_map cmap;        /* (call name, call site) -> number for wmap's key */
+};
+
+/* The site text of (proc, stack), else 0. */
+static uint32_t site_text(struct fin *x, uint32_t proc, uint32_t stack)
+{
+	if (!stack || !x->in->observe_sites)
+		return 0;
+	return ga_sites_stack_text(x->in->st, x->m, proc, stack);
+}
+
+/* Adds the place r (by stack ids) to the places by text. */
+static int where_text(struct fin *x, const struct ga_fwraw *r)
+{
+	uint32_t sc = site_text(x, r->call_proc, r->call_stack), sb = 0, sa = 0, *slot, *cslot;
+	struct wagg *w;
+	int ins;
+
+	sb = site_text(x, r->proc_before, r->stack_before);
+	sa = site_text(x, r->proc_after, r->stack_after);
+	/* The call and its site as one number, to key the places by both. */
+	if ((ins = ga_map_insert(&x->cmap, r->call, sc, &cslot)) < 0)
+		return -1;
+	if (ins)
+		*cslot = (uint32_t)x->cmap.n;
+	ins = ga_map_insert(&x->wmap, (uint64_t)r->cause << 56 | (uint64_t)r->dev << 32 | *cslot,
+			    (uint64_t)(sb ? sb : r->label_before) << 32 |
+			    (sa ? sa : r->label_after), &slot);
+	if (ins < 0)
+		return -1;
+	if (ins) {
+		if (ga_util_grow(&x->w, &x->capw, x->nw + 1, sizeof(*x->w)))
+			return -1;
+		w = &x->w[x->nw];
+		memset(w, 0, sizeof(*w));
+		w->dev = r->dev;
+		w->cause = r->cause;
+		w->w.site_before = sb;
+		w->w.site_after = sa;
+		w->w.label_before = r->label_before;
+		w->w.label_after = r->label_after;
+		w->w.call = r->call;
+		w->w.site_call = sc;
+		w->w.nvtx = r->nvtx;
+		w->w.stream = r->stream;
+		w->w.proc = r->proc;
+		*slot = (uint32_t)x->nw++;
+	}
+	w = &x->w[*slot];
+	w->w.ns += r->ns;
+	w->w.count += r->count;
+	return 0;
+}
+
+/*
+ * The rest of every device's gaps (its busy intervals not retired, after
+ * those waiting), then the places by text, device by device.  0, or -1.
+ */
+static int scan_finish(struct fin *x)
+{
+	struct ga_findings *fd = x->fd;
+	struct ga_model *m = x->m;
+
+	if (devs_grow(fd, m->ndevs))
+		return -1;
+	for (uint32_t d = 0; d < m->ndevs; d++) {
+		const struct ga_busy *b = &m->devs[d].busy;
+		struct ga_fdev *v = &fd->devs[d];
+
+		if (m->devs[d].dead)
+			continue;
+		for (size_t i = 0; i < b->niv; i++) {
+			if (ga_util_grow(&v->pend, &v->cappend, v->npend + 1, sizeof(*v->pend)))
+				return -1;
+			v->pend[v->npend++] = b->iv[i];
+			fd->npend++;
 		}
 	}
-	close_run(&x->lb[d], &rn, &rbusy, &rgap);
+	if (step(fd, 1))
+		return -1;
+	for (uint32_t d = 0; d < m->ndevs; d++) {
+		struct ga_fdev *v = &fd->devs[d];
+
+		if (m->devs[d].dead) {
+			/* Merged into another device: its gaps, if any were scanned, are not one's. */
+			memset(v->acc, 0, sizeof(v->acc));
+			memset(&v->lb, 0, sizeof(v->lb));
+			continue;
+		}
+		close_run(&v->lb, &v->rn, &v->rbusy, &v->rgap);
+		for (size_t i = 0; i < fd->nwr; i++)
+			if (fd->wr[i].dev == d && where_text(x, &fd->wr[i]))
+				return -1;
+	}
 	return 0;
 }
 
@@ -1135,16 +1509,16 @@ static int gap_rules(struct fin *x)
 	char b1[32], b2[32];
 
 	for (uint32_t d = 0; d < m->ndevs; d++) {
-		const struct cacc *acc = &x->acc[(size_t)d * GA_CAUSE_COUNT];
-		const struct lbacc *lb = &x->lb[d];
-		uint64_t span = m->devs[d].busy.niv ?
-			m->devs[d].busy.iv[m->devs[d].busy.niv - 1].end - m->devs[d].busy.iv[0].start : 0;
+		const struct ga_fcacc *acc = fd->devs[d].acc;
+		const struct ga_flbacc *lb = &fd->devs[d].lb;
+		uint64_t first, last, span = ga_busy_span(&m->devs[d].busy, &first, &last) ?
+					     last - first : 0;
 		char dlb[32];
 		const char *dl = dev_label(m, d, dlb, sizeof(dlb));
 		struct ga_finding *f;
-		struct cacc cp;
+		struct ga_fcacc cp;
 
-		struct cacc st = acc[GA_CAUSE_NONE];
+		struct ga_fcacc st = acc[GA_CAUSE_NONE];
 		unsigned smask = 1u << GA_CAUSE_NONE;
 
 		if (m->devs[d].dead)
@@ -1296,8 +1670,8 @@ static int copy_rules(struct fin *x)
 		}
 	}
 	for (uint32_t d = 0; d < m->ndevs; d++) {
-		stake += x->acc[(size_t)d * GA_CAUSE_COUNT + GA_CAUSE_ASYNC_COPY].ns;
-		gaps += x->acc[(size_t)d * GA_CAUSE_COUNT + GA_CAUSE_ASYNC_COPY].n;
+		stake += x->fd->devs[d].acc[GA_CAUSE_ASYNC_COPY].ns;
+		gaps += x->fd->devs[d].acc[GA_CAUSE_ASYNC_COPY].n;
 	}
 	if (pg >= GA_FIND_REPEAT) {
 		if (!(f = add(fd, GA_RULE_PAGEABLE_COPY, stake, "host memory")))
@@ -1584,7 +1958,7 @@ static int incomplete_rule(struct fin *x)
 	uint64_t replay = 0;
 
 	for (uint32_t d = 0; mx->cost_ns && d < m->ndevs; d++)
-		replay += x->acc[(size_t)d * GA_CAUSE_COUNT + GA_CAUSE_SLOW].ns;
+		replay += x->fd->devs[d].acc[GA_CAUSE_SLOW].ns;
 	if (!lost && !m->gaps && !skipped && !x->fd->calls_dropped && !mx->cost_ns)
 		return 0;
 	if (!(f = add(x->fd, GA_RULE_INCOMPLETE, 0, "trace")))
@@ -1688,33 +2062,9 @@ int ga_findings_finish(struct ga_findings *fd, const struct ga_findings_in *in)
 	fd->finished = 1;
 	if (fd->oom)
 		return -1;
-	/* Arrays never grown are NULL: qsort may not be given one. */
-	if (fd->ncalls)
-		qsort(fd->calls, fd->ncalls, sizeof(*fd->calls), cmp_call);
-	if (fd->ncands)
-		qsort(fd->cands, fd->ncands, sizeof(*fd->cands), cmp_cand);
-	x.plo = calloc(m->nprocs + 1, sizeof(*x.plo));
-	x.phi = calloc(m->nprocs + 1, sizeof(*x.phi));
-	x.pmax = malloc((fd->ncalls + 1) * sizeof(*x.pmax));
-	x.acc = calloc(m->ndevs * GA_CAUSE_COUNT + 1, sizeof(*x.acc));
-	x.lb = calloc(m->ndevs + 1, sizeof(*x.lb));
-	x.procs = calloc(m->nprocs + 1, sizeof(*x.procs));
-	if (!x.plo || !x.phi || !x.pmax || !x.acc || !x.lb || !x.procs)
+	fd->m = m;
+	if (scan_finish(&x))
 		goto out;
-	for (size_t i = 0; i < fd->ncalls; i++) {
-		const struct ga_fcall *c = &fd->calls[i];
-
-		if (!i || c->proc != fd->calls[i - 1].proc) {
-			x.plo[c->proc] = i;
-			x.pmax[i] = c->end;
-		} else {
-			x.pmax[i] = c->end > x.pmax[i - 1] ? c->end : x.pmax[i - 1];
-		}
-		x.phi[c->proc] = i + 1;
-	}
-	for (uint32_t d = 0; d < m->ndevs; d++)
-		if (!m->devs[d].dead && scan_device(&x, d))
-			goto out;
 	if (x.nw) /* x.w is NULL without any */
 		qsort(x.w, x.nw, sizeof(*x.w), cmp_wagg);
 	fd->span_ns = run_span(m);
@@ -1739,12 +2089,6 @@ int ga_findings_finish(struct ga_findings *fd, const struct ga_findings_in *in)
 		qsort(fd->f, fd->nf, sizeof(*fd->f), cmp_finding);
 	rc = 0;
 out:
-	free(x.plo);
-	free(x.phi);
-	free(x.pmax);
-	free(x.acc);
-	free(x.lb);
-	free(x.procs);
 	free(x.w);
 	ga_map_free(&x.wmap);
 	ga_map_free(&x.cmap);

@@ -21,10 +21,18 @@
  *  - per stream, its work and the stack of its first launch; per context,
  *    the id of its legacy default stream (context records).
  *
- * At finish every idle gap of every device (the exact busy union of
- * busy.h) is given one cause: the host call it was in when the device ran
- * dry and that returned before it resumed (a synchronization, a
- * synchronous copy or memset, an asynchronous copy that blocked, an
+ * Every idle gap of every device (between the intervals of the exact
+ * busy union of busy.h) is given one cause, in the same pass: the
+ * intervals the union retires (busy.h's on_retire) wait until the host
+ * calls that can explain their gaps have been read (the latest API
+ * record of each of the device's processes GA_FIND_HOST_LAG_NS past the
+ * gap, or GA_FIND_PEND_MAX intervals waiting), then their gaps are
+ * scanned; host calls, gap candidates and copy stacks that no later gap
+ * can use are dropped (see "Streaming" in findings.c), and what is left
+ * is scanned at finish.  Memory is then bounded by the records of the
+ * last GA_FIND_HOST_LAG_NS, not by the trace.  A gap's cause is the
+ * host call it was in when the device ran dry and that returned before
+ * it resumed (a synchronization, a synchronous copy or memset, an asynchronous copy that blocked, an
  * allocation or free), else the call that covers most of it (module
  * loading, context creation, allocation), else no CUDA call at all (host
  * code: Python, data loading, CPU work); gaps under GA_FIND_DRAIN_GAP_NS
@@ -74,8 +82,10 @@ struct ga_ranks;
 #define GA_FIND_WAVE_OVER 0.2            /* ... or one wave and at most a fifth of another */
 #define GA_FIND_STRAGGLER_PCT 10.0       /* a step's slowest rank 10% above the median */
 #define GA_FIND_MX_SHARE 5.0             /* metrics: kernels of 5%+ of kernel time */
-#define GA_FIND_CALLS_MAX (1u << 26)     /* host calls kept (2 GiB); more: attribution partial */
-#define GA_FIND_CANDS_MAX (1u << 24)     /* gap candidates kept */
+#define GA_FIND_CALLS_MAX (1u << 24)     /* host calls kept at once (512 MiB); more: partial */
+#define GA_FIND_CANDS_MAX (1u << 24)     /* gap candidates kept at once */
+#define GA_FIND_HOST_LAG_NS 100000000ull /* gaps wait for host calls up to 100 ms behind */
+#define GA_FIND_PEND_MAX (1u << 16)      /* retired intervals waiting, per device */
 
 enum ga_rule {
 	GA_RULE_STARVATION,        /* 1 */
@@ -190,6 +200,50 @@ struct ga_fcand {
 #define GA_FIND_STREAM_SHARE 10.0        /* serialization: streams of 10%+ of the device's time */
 #define GA_FIND_OVERLAP_PCT 1.0          /* ... overlapping less than 1% of it */
 
+/* Idle gaps of one cause on a device: count, time, longest. */
+struct ga_fcacc {
+	uint64_t n, ns, longest;
+};
+
+/* Launch-bound runs of a device. */
+struct ga_flbacc {
+	uint64_t runs, kernels, busy, gaps, stake;
+};
+
+/* A process's host calls that may still explain a gap, by start (see findings.c). */
+struct ga_fproc {
+	struct ga_fcall *c;
+	uint64_t *pmax;            /* per call: latest end of the calls up to it */
+	size_t n, cap, cappmax;
+	size_t sorted;             /* c[0, sorted) in start order, pmax set */
+	uint64_t api_hi;           /* latest start of its API records */
+	uint64_t dropped_to;       /* latest start of a call dropped */
+};
+
+/* A copy's or memset's stack by (process, correlation), in the order they came. */
+struct ga_fcs {
+	uint64_t ts;               /* the activity's start */
+	uint32_t proc, corr;
+};
+
+/* A place of idle gaps by stack ids (texts are made at finish). */
+struct ga_fwraw {
+	uint32_t dev, cause;
+	uint32_t call, call_proc, call_stack;
+	uint32_t proc_before, stack_before, label_before;
+	uint32_t proc_after, stack_after, label_after;
+	uint32_t nvtx, stream, proc;
+	uint64_t ns, count;
+};
+
+struct ga_findings;
+
+/* busy.on_retire's context: one device's. */
+struct ga_fretire {
+	struct ga_findings *fd;
+	uint32_t dev;
+};
+
 /* Per model device, while reading. */
 struct ga_fdev {
 	uint64_t hi;               /* latest end seen */
@@ -204,6 +258,15 @@ struct ga_fdev {
 	uint64_t other_ns;         /* streams beyond GA_FIND_STREAMS */
 	/* Short kernels (launch-bound): launched one by one, by a graph; launch calls matched. */
 	uint64_t lk_short, lk_graph, lk_n, lk_ns;
+	/* Its gaps, scanned as the busy union retires intervals. */
+	struct ga_fretire *rctx;   /* busy.on_retire's context, set at its first activity */
+	struct ga_iv *pend;        /* retired intervals not scanned yet: [pend0, npend) */
+	size_t pend0, npend, cappend;
+	uint64_t prev_end;         /* the end of the last interval scanned */
+	int scanned;               /* one was */
+	uint64_t rn, rbusy, rgap;  /* the launch-bound run going on */
+	struct ga_fcacc acc[GA_CAUSE_COUNT];
+	struct ga_flbacc lb;
 };
 
 /* A launch call (ns: its duration) or a short kernel (ns: its device), by correlation id. */
@@ -229,12 +292,25 @@ struct ga_findings {
 	const struct ga_sites *st; /* stacks of activities while reading (may be unbound) */
 	struct ga_fdev *devs;
 	size_t ndevs, capdevs;
-	struct ga_fcall *calls;
-	size_t ncalls, capcalls;
-	uint64_t calls_dropped;
+	struct ga_model *m;        /* bound to */
+	struct ga_fproc *procs;    /* per model process: its host calls */
+	size_t nprocs, capprocs;
+	size_t ncalls;             /* host calls kept, all processes */
+	uint64_t calls_dropped;    /* not kept: over GA_FIND_CALLS_MAX at once */
 	struct ga_fcand *cands;
 	size_t ncands, capcands;
 	struct ga_map cstack;      /* (proc, correlation) -> stack of a copy or memset */
+	struct ga_fcs *cs;         /* cstack's keys, to drop them */
+	size_t ncs, capcs;
+	size_t npend;              /* retired intervals waiting, all devices */
+	size_t step_pend, step_calls, step_cands, step_cs; /* sizes at which to scan next */
+	struct ga_fwraw *wr;       /* places of the gaps scanned */
+	size_t nwr, capwr;
+	struct ga_map wrmap;       /* key of a place -> wr index + 1 */
+	struct ga_map sidemap;     /* (proc << 32 | stack, label) -> number for wrmap's key */
+	struct ga_map callmap;     /* (name << 32 | proc, stack) -> number for wrmap's key */
+	uint32_t *plist;           /* scratch: processes of a device */
+	size_t capplist;
 	uint8_t *cls;              /* the file's string id -> cause + 1, | 0x40: a kernel launch */
 	size_t capcls;
 	uint32_t *clsname;         /* the file's string id -> strtab id of the kept call's name */

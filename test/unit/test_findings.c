@@ -524,7 +524,121 @@ static void write_grid(const char *path, uint32_t grid, uint32_t block, uint16_t
 	CHECK(synth_close(s, NULL, NULL) == 0);
 }
 
-static int analyze(const char *path, struct ga_analysis *an, struct ga_filter *flt)
+/*
+ * A long loop (STREAM_ITERS steps, over 4096 busy intervals, so the busy
+ * union retires them as it reads and the findings scan their gaps in the
+ * same pass): each step launches a 200 us kernel from train.cu:42, then in
+ * turn 100 us of host code, a synchronization, a synchronous copy from
+ * train.cu:57 (its stack recorded), cudaFree + cudaMalloc, or 40 kernels
+ * of 3 us 6 us apart (launch-bound).  The API records of 64 steps are
+ * written after their activities, as a recorder's buffers come.
+ */
+#define STREAM_ITERS 20000
+
+struct pending_api {
+	uint32_t name, corr;
+	uint64_t start, end;
+};
+
+static void write_stream(const char *path)
+{
+	struct synth *s = synth_open(path);
+	uint32_t kname, sname, launch, sync, memcpy_s, mfree, mmalloc, app, file, fn, corr = 100;
+	uint64_t t = T0 + 1000 * US, pcs[1];
+	struct pending_api api[64 * 48];
+	size_t napi = 0;
+
+	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_MEMCPY, 0, 1);
+	kname = synth_string(s, "_Z4stepPf");
+	sname = synth_string(s, "_Z5smallPf");
+	launch = synth_string(s, "cudaLaunchKernel_v7000");
+	sync = synth_string(s, "cudaDeviceSynchronize_v3020");
+	memcpy_s = synth_string(s, "cudaMemcpy_v3020");
+	mfree = synth_string(s, "cudaFree_v3020");
+	mmalloc = synth_string(s, "cudaMalloc_v3020");
+	app = synth_string(s, "/work/train");
+	file = synth_string(s, "train.cu");
+	fn = synth_string(s, "_Z5trainv");
+	synth_frame(s, 0x401000, 0x1000, app, fn, 0x20, file, 42);
+	synth_frame(s, 0x402000, 0x2000, app, fn, 0x40, file, 57);
+	pcs[0] = 0x401000;
+	synth_stack(s, 1, pcs, 1);
+	pcs[0] = 0x402000;
+	synth_stack(s, 2, pcs, 1);
+	for (int i = 0; i < STREAM_ITERS; i++, corr += 2) {
+		uint64_t k0 = t + 5 * US, k1 = k0 + 200 * US, next = k1 + 100 * US;
+
+		api[napi++] = (struct pending_api){ launch, corr, t, t + 4 * US };
+		synth_corr_stack(s, corr, 1);
+		synth_kernel_at_corr(s, kname, k0, k1, 0, 7, corr);
+		switch (i % 5) {
+		case 1:
+			api[napi++] = (struct pending_api){ sync, 0, t + 6 * US, k1 + 3 * US };
+			break;
+		case 2:
+			api[napi++] = (struct pending_api){ memcpy_s, corr + 1, t + 6 * US, k1 + 12 * US };
+			synth_corr_stack(s, corr + 1, 2);
+			copy_rec(s, k1, k1 + 10 * US, 4, GP_COPY_DTOH, DEVMEM, PINNED, 0, corr + 1);
+			next = k1 + 110 * US;
+			break;
+		case 3:
+			api[napi++] = (struct pending_api){ mfree, 0, t + 6 * US, k1 + 2 * US };
+			api[napi++] = (struct pending_api){ mmalloc, 0, k1 + 3 * US, k1 + 95 * US };
+			break;
+		case 4:
+			for (int k = 0; k < 40; k++) {
+				uint64_t h = k1 + (uint64_t)k * 9 * US, ks = k1 + 5 * US + (uint64_t)k * 9 * US;
+
+				corr++;
+				api[napi++] = (struct pending_api){ launch, corr, h, h + 4 * US };
+				synth_kernel_at_corr(s, sname, ks, ks + 3 * US, 0, 7, corr);
+			}
+			next = k1 + 40 * 9 * US + 100 * US;
+			break;
+		}
+		t = next - 5 * US;
+		if (i % 64 == 63 || i == STREAM_ITERS - 1) {
+			for (size_t k = 0; k < napi; k++)
+				synth_api_at_corr(s, api[k].name, api[k].start, api[k].end, 1, api[k].corr);
+			napi = 0;
+		}
+	}
+	synth_end(s, t + 1000 * US, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+}
+
+/* The findings of an as text, strtab ids as their strings. */
+static char *findings_text(const struct ga_analysis *an)
+{
+	struct ga_buf b = { 0 };
+
+	for (size_t i = 0; i < an->fd.nf; i++) {
+		const struct ga_finding *f = &an->fd.f[i];
+
+		ga_buf_printf(&b, "%u %u %llu %.6f %s | %s\n", f->rule, f->severity,
+			      (unsigned long long)f->stake_ns, f->stake_pct, f->subject, f->summary);
+		for (size_t e = 0; e < f->nev; e++)
+			ga_buf_printf(&b, "  %s %.6g %c\n", f->ev[e].name, f->ev[e].v, f->ev[e].unit);
+		for (size_t w = 0; w < f->nwhere; w++) {
+			const struct ga_where *x = &f->where[w];
+			const struct ga_model *m = &an->m;
+
+			ga_buf_printf(&b, "  @ %s|%s|%s|%s|%s|%s|%s %u %u %u %llu %llu\n",
+				      ga_model_str(m, x->site_before), ga_model_str(m, x->site_after),
+				      ga_model_str(m, x->site_call), ga_model_str(m, x->label_before),
+				      ga_model_str(m, x->label_after), ga_model_str(m, x->call),
+				      ga_model_str(m, x->nvtx), x->stream, x->proc, x->step,
+				      (unsigned long long)x->ns, (unsigned long long)x->count);
+		}
+	}
+	return b.p ? b.p : strdup("");
+}
+
+/* Builds the analysis of path, busy intervals retired as read or not, without its findings. */
+static int analyze_retire(const char *path, struct ga_analysis *an, struct ga_filter *flt,
+			  int retire)
 {
 	char *argv[1] = { (char *)path };
 	struct ga_analysis_opts o = { .stack_depth = 3, .observe_sites = 1 };
@@ -532,7 +646,13 @@ static int analyze(const char *path, struct ga_analysis *an, struct ga_filter *f
 	ga_filter_init(flt);
 	if (ga_analysis_init(an, &o, flt))
 		return -1;
-	if (ga_analysis_build(an, argv, 1))
+	an->m.busy_retire = retire;
+	return ga_analysis_build(an, argv, 1);
+}
+
+static int analyze(const char *path, struct ga_analysis *an, struct ga_filter *flt)
+{
+	if (analyze_retire(path, an, flt, 1))
 		return -1;
 	return ga_analysis_findings(an);
 }
@@ -1090,6 +1210,48 @@ int main(void)
 	CHECKF(rc == 3, "rc %d", rc);
 	free(out);
 	free(err);
+	tap_end();
+
+	/* Streamed: the same findings as with every interval scanned at finish, with less kept. */
+	tap_begin("findings: gaps scanned as the busy union retires them, the same findings");
+	{
+		char sp[128];
+		char *streamed = NULL, *whole = NULL;
+		size_t kept_calls, kept_cands, wait;
+
+		snprintf(sp, sizeof(sp), "%s/stream.gpuprof", dir);
+		write_stream(sp);
+		CHECK(analyze_retire(sp, &an, &flt, 1) == 0);
+		kept_calls = an.fd.ncalls;
+		kept_cands = an.fd.ncands;
+		wait = an.fd.npend + an.m.devs[0].busy.niv;
+		CHECK(ga_analysis_findings(&an) == 0);
+		streamed = findings_text(&an);
+		ga_analysis_free(&an);
+		CHECK(analyze_retire(sp, &an, &flt, 0) == 0);
+		/*
+		 * 7.5 s of steps: what is kept at the end is the last second's
+		 * (the busy union's lag, busy.h), not all of them.
+		 */
+		CHECKF(kept_calls * 4 < an.fd.ncalls && kept_cands * 4 < an.fd.ncands &&
+		       wait * 4 < an.m.devs[0].busy.niv,
+		       "kept %zu calls of %zu, %zu candidates of %zu, %zu intervals of %zu",
+		       kept_calls, an.fd.ncalls, kept_cands, an.fd.ncands, wait,
+		       an.m.devs[0].busy.niv);
+		CHECK(ga_analysis_findings(&an) == 0);
+		whole = findings_text(&an);
+		CHECK(find(&an, GA_RULE_STARVATION) && find(&an, GA_RULE_HOST_SYNC) &&
+		      find(&an, GA_RULE_SYNC_COPY) && find(&an, GA_RULE_ALLOC_CHURN) &&
+		      find(&an, GA_RULE_LAUNCH_BOUND));
+		CHECK(strstr(whole, "train.cu:57") && strstr(whole, "train.cu:42"));
+		ga_analysis_free(&an);
+		CHECKF(streamed && whole && !strcmp(streamed, whole), "streamed:\n%s\nat finish:\n%s",
+		       streamed ? streamed : "", whole ? whole : "");
+		free(streamed);
+		free(whole);
+		if (!getenv("GPUPROF_TEST_KEEP"))
+			unlink(sp);
+	}
 	tap_end();
 
 	if (!getenv("GPUPROF_TEST_KEEP")) {
