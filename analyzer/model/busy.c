@@ -57,6 +57,32 @@ static void clip_late(struct ga_busy *b)
 	b->nbatch = k;
 }
 
+/*
+ * Sorts a batch by start.  Streams that run side by side leave it nearly
+ * in order, each interval a few places from its own: insertion moves
+ * those few, where the radix sort would pass over all of it.  A batch far
+ * from order (more moves than a few per interval) goes to the radix sort.
+ * Intervals of equal start may end in any order: the union is the same.
+ */
+static void sort_batch(struct ga_iv *a, size_t n)
+{
+	size_t i, j, moves = 0, budget = 8 * n;
+
+	for (i = 1; i < n; i++) {
+		struct ga_iv v = a[i];
+
+		for (j = i; j > 0 && a[j - 1].start > v.start; j--) {
+			a[j] = a[j - 1];
+			if (++moves > budget) {
+				a[j - 1] = v;
+				ga_sort_iv_by_start(a, n);
+				return;
+			}
+		}
+		a[j] = v;
+	}
+}
+
 int ga_busy_flush(struct ga_busy *b)
 {
 	struct ga_iv *v = NULL;
@@ -66,7 +92,7 @@ int ga_busy_flush(struct ga_busy *b)
 		clip_late(b);
 	if (!b->nbatch)
 		return 0;
-	ga_sort_iv_by_start(b->batch, b->nbatch);
+	sort_batch(b->batch, b->nbatch);
 	if (!b->niv || b->batch[0].start >= b->iv[b->niv - 1].start) {
 		/* In order (the usual case): extend or append at the end. */
 		for (i = 0; i < b->nbatch; i++)

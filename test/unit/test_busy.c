@@ -1,6 +1,7 @@
 /*
- * Unit tests of the busy-time union (analyzer/model/busy.c) and of its
- * retiring form (ga_busy_add_stream): random activities on several
+ * Unit tests of the busy-time union (analyzer/model/busy.c): the union
+ * kept whole is the one of all intervals sorted at once, in any order they
+ * come; and of its retiring form (ga_busy_add_stream): random activities on several
  * streams, each stream in start order, the streams interleaved at random,
  * give the same total, span and intervals retiring as kept whole, with
  * the list bounded; a stream held back keeps what it may still join; an
@@ -243,8 +244,73 @@ static void test_report(void)
 	tap_end();
 }
 
+static int cmp_iv(const void *pa, const void *pb)
+{
+	const struct ga_iv *a = pa, *b = pb;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/*
+ * The union kept whole equals the union of all intervals sorted at once,
+ * interval for interval, whatever the order they come in: nearly in order
+ * (a batch a few places out of order), late by up to `back` ns behind the
+ * latest (a batch merged into the list's tail), or at random (a batch
+ * reaching back to the list's start).
+ */
+static void test_union_exact(void)
+{
+	static const uint64_t backs[] = { 0, 2000, 300000, 50000000, UINT64_MAX };
+	const size_t n = 60000;
+	struct ga_iv *all = malloc(n * sizeof(*all)), *want = malloc(n * sizeof(*want));
+
+	tap_begin("busy union: kept whole, the union of all intervals sorted at once, in any order");
+	CHECK(all && want);
+	for (size_t bi = 0; all && want && bi < sizeof(backs) / sizeof(backs[0]); bi++) {
+		struct ga_busy b = { 0 };
+		uint64_t t = T0;
+		size_t nw = 0, same = 1;
+
+		for (size_t i = 0; i < n; i++) {
+			uint64_t back = backs[bi] == UINT64_MAX ? t - T0 : backs[bi];
+			uint64_t start = t - (back ? rnd() % (back + 1) : 0);
+
+			if (start < T0)
+				start = T0;
+			all[i].start = start;
+			all[i].end = start + rnd() % 3000;
+			t += 1000 + rnd() % 2000;
+			CHECK(ga_busy_add(&b, all[i].start, all[i].end) == 0);
+			/* Flushes of every size: batches cut at random places too. */
+			if (rnd() % 5000 == 0)
+				CHECK(ga_busy_flush(&b) == 0);
+		}
+		CHECK(ga_busy_flush(&b) == 0);
+		qsort(all, n, sizeof(*all), cmp_iv);
+		for (size_t i = 0; i < n; i++) {
+			if (nw && all[i].start <= want[nw - 1].end) {
+				if (all[i].end > want[nw - 1].end)
+					want[nw - 1].end = all[i].end;
+			} else {
+				want[nw++] = all[i];
+			}
+		}
+		if (b.niv != nw)
+			same = 0;
+		for (size_t i = 0; same && i < nw; i++)
+			same = b.iv[i].start == want[i].start && b.iv[i].end == want[i].end;
+		CHECKF(same, "coming up to %llu ns behind: %zu intervals, sorted at once %zu",
+		       (unsigned long long)backs[bi], b.niv, nw);
+		ga_busy_free(&b);
+	}
+	free(all);
+	free(want);
+	tap_end();
+}
+
 int main(void)
 {
+	test_union_exact();
 	test_retire_same();
 	test_held_back();
 	test_late();

@@ -762,8 +762,96 @@ static void test_occupancy(void)
 	tap_end();
 }
 
+/*
+ * Launch configurations counted as the observer sees kernels: many names
+ * and configurations met in a random order, several sharing each recently
+ * met slot, give each distinct configuration its own count and total, the
+ * first launch's devrow, as counted by hand.
+ */
+static void test_launch_configs(void)
+{
+	enum { NCFG = 300, NLAUNCH = 100000 };
+	static struct gp_rec_kernel cfg[NCFG];
+	static uint64_t want_count[NCFG], want_total[NCFG];
+	static uint32_t first_dev[NCFG];
+	struct ga_model m;
+	struct ga_launchcfg l;
+	uint64_t r = 0x9e3779b97f4a7c15ull;
+	size_t i, used = 0;
+	int same = 1;
+
+	tap_begin("launch configurations: each distinct one counted apart, in any order");
+	CHECK(ga_model_init(&m) == 0);
+	ga_launchcfg_init(&l);
+	ga_launchcfg_bind(&l, &m);
+	for (i = 0; i < NCFG; i++) {
+		memset(&cfg[i], 0, sizeof(cfg[i]));
+		cfg[i].h.type = GP_REC_KERNEL;
+		cfg[i].h.size = sizeof(cfg[i]);
+		/* Few names and values: configurations differ in one field only. */
+		cfg[i].name = (uint32_t)(i % 7);
+		cfg[i].grid[0] = 64 + (uint32_t)(i / 7 % 3);
+		cfg[i].grid[1] = 1 + (uint32_t)(i / 21 % 2);
+		cfg[i].block[0] = 128 * (1 + (uint32_t)(i / 42 % 2));
+		cfg[i].registers = (uint16_t)(32 + i / 84 % 2);
+		cfg[i].dynamic_smem = (uint32_t)(i / 168) * 1024;
+		first_dev[i] = UINT32_MAX;
+	}
+	for (i = 0; i < NLAUNCH && same; i++) {
+		struct ga_act a;
+		size_t c;
+
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		/* Runs of one configuration, then a jump anywhere. */
+		c = (size_t)(r >> 20) % 8 ? (size_t)(r >> 40) % 4 : (size_t)(r >> 24) % NCFG;
+		memset(&a, 0, sizeof(a));
+		a.kind = GA_ACT_KERNEL;
+		a.name = cfg[c].name + 1;
+		a.devrow = (uint32_t)(r % 3);
+		a.start = 1000 * i;
+		a.end = a.start + (r >> 50);
+		a.rec = &cfg[c].h;
+		same = m.obs.act(m.obs.ctx, &m, &a) == 0;
+		want_count[c]++;
+		want_total[c] += a.end - a.start;
+		if (first_dev[c] == UINT32_MAX)
+			first_dev[c] = a.devrow;
+	}
+	CHECK(same);
+	for (i = 0; i < NCFG; i++) {
+		size_t matches = 0;
+
+		if (!want_count[i])
+			continue;
+		used++;
+		for (size_t j = 0; j < l.nc; j++) {
+			const struct ga_lcfg *x = &l.c[j];
+
+			if (x->name != cfg[i].name + 1 || x->grid[0] != cfg[i].grid[0] ||
+			    x->grid[1] != cfg[i].grid[1] || x->block[0] != cfg[i].block[0] ||
+			    x->regs != cfg[i].registers || x->dynamic_smem != cfg[i].dynamic_smem)
+				continue;
+			matches++;
+			CHECKF(x->count == want_count[i] && x->total == want_total[i] &&
+				       x->dev == first_dev[i],
+			       "configuration %zu: %llu launches, %llu ns, devrow %u; wanted %llu, %llu, %u",
+			       i, (unsigned long long)x->count, (unsigned long long)x->total, x->dev,
+			       (unsigned long long)want_count[i], (unsigned long long)want_total[i],
+			       first_dev[i]);
+		}
+		CHECKF(matches == 1, "configuration %zu found %zu times", i, matches);
+	}
+	CHECKF(l.nc == used && used > NCFG / 2, "%zu configurations kept, %zu launched", l.nc, used);
+	ga_launchcfg_free(&l);
+	ga_model_free(&m);
+	tap_end();
+}
+
 int main(void)
 {
+	test_launch_configs();
 	test_occupancy();
 	test_sort_select();
 	test_busy_union();
