@@ -226,7 +226,7 @@ int ga_fail_on_fires(const struct ga_findings *fd, const unsigned char *rules, i
 }
 
 #define STEP_PEND 4096u           /* scan when this many retired intervals wait ... */
-#define STEP_KEPT 65536u          /* ... or this many calls, candidates or stacks are kept */
+#define STEP_KEPT 4096u           /* ... or this many calls, candidates or stacks are kept */
 
 void ga_findings_init(struct ga_findings *fd)
 {
@@ -242,6 +242,7 @@ void ga_findings_free(struct ga_findings *fd)
 	for (size_t i = 0; i < fd->ndevs; i++) {
 		free(fd->devs[i].rctx);
 		free(fd->devs[i].pend);
+		free(fd->devs[i].cands);
 	}
 	free(fd->devs);
 	for (size_t i = 0; i < fd->nprocs; i++) {
@@ -249,7 +250,6 @@ void ga_findings_free(struct ga_findings *fd)
 		free(fd->procs[i].pmax);
 	}
 	free(fd->procs);
-	free(fd->cands);
 	ga_map_free(&fd->cstack);
 	free(fd->cs);
 	free(fd->wr);
@@ -271,6 +271,7 @@ void ga_findings_free(struct ga_findings *fd)
 
 static int step_due(const struct ga_findings *fd);
 static int step(struct ga_findings *fd, int all);
+static int scan(struct ga_findings *fd, int all);
 
 /* fd->devs to n devices, the new ones zero.  0, or -1. */
 static int devs_grow(struct ga_findings *fd, size_t n)
@@ -306,6 +307,13 @@ static void on_retire(void *ctx, uint64_t start, uint64_t end)
 	d->pend[d->npend].end = end;
 	d->npend++;
 	fd->npend++;
+	/*
+	 * Scanned from here, as the union retires them, while a batch is
+	 * small: the intervals it retires behind it are the activities' it has
+	 * observed already (a retired one ends before the current one starts).
+	 */
+	if (d->npend - d->pend0 >= STEP_PEND && fd->npend >= fd->step_pend && scan(fd, 0))
+		fd->oom = 1;
 }
 
 static int starts(const char *s, const char *p)
@@ -666,10 +674,10 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 			fd->lb[k].count++;
 		}
 		if (gap >= GA_FIND_SITE_GAP_NS && fd->ncands < GA_FIND_CANDS_MAX) {
-			if (ga_util_grow(&fd->cands, &fd->capcands, fd->ncands + 1,
-					 sizeof(*fd->cands)))
+			if (ga_util_grow(&d->cands, &d->capcands, d->ncands + 1, sizeof(*d->cands)))
 				return -1;
-			fd->cands[fd->ncands++] = (struct ga_fcand){
+			fd->ncands++;
+			d->cands[d->ncands++] = (struct ga_fcand){
 				.start = d->hi, .end = a->start, .dev = a->dev,
 				.proc_before = d->proc, .stack_before = d->stack,
 				.label_before = d->label, .proc_after = a->proc,
@@ -852,19 +860,18 @@ static unsigned attribute(const struct ga_findings *fd, const uint32_t *pl, size
 
 static const struct ga_fcand *cand_at(const struct ga_findings *fd, uint32_t dev, uint64_t end)
 {
-	size_t a = 0, b = fd->ncands;
+	const struct ga_fdev *v = &fd->devs[dev];
+	size_t a = 0, b = v->csorted;
 
 	while (a < b) {
 		size_t mid = a + (b - a) / 2;
-		const struct ga_fcand *c = &fd->cands[mid];
 
-		if (c->dev < dev || (c->dev == dev && c->end < end))
+		if (v->cands[mid].end < end)
 			a = mid + 1;
 		else
 			b = mid;
 	}
-	return a < fd->ncands && fd->cands[a].dev == dev && fd->cands[a].end == end ?
-		&fd->cands[a] : NULL;
+	return a < v->csorted && v->cands[a].end == end ? &v->cands[a] : NULL;
 }
 
 /* A number for a pair in map, first seen first.  0, or -1. */
@@ -1082,15 +1089,26 @@ static size_t twice(size_t n, size_t floor)
 	return n * 2 > floor ? n * 2 : floor;
 }
 
+/* Sorts the candidates of v by end (new ones came at the end, mostly in order). */
+static void cands_sort(struct ga_fdev *v)
+{
+	size_t from = v->csorted;
+
+	if (from == v->ncands)
+		return;
+	qsort(v->cands + from, v->ncands - from, sizeof(*v->cands), cmp_cand);
+	if (from && cmp_cand(&v->cands[from - 1], &v->cands[from]) > 0)
+		qsort(v->cands, v->ncands, sizeof(*v->cands), cmp_cand);
+	v->csorted = v->ncands;
+}
+
 /*
  * Scans the retired intervals whose gaps' host calls have been read (all:
- * every one waiting) and drops what no later gap can use.  0, or -1.
+ * every one waiting).  0, or -1.
  */
-static int step(struct ga_findings *fd, int all)
+static int scan(struct ga_findings *fd, int all)
 {
 	struct ga_model *m = fd->m;
-	uint64_t gall = UINT64_MAX;
-	size_t k;
 
 	if (fd->nprocs < m->nprocs) {
 		size_t old = fd->nprocs;
@@ -1102,11 +1120,6 @@ static int step(struct ga_findings *fd, int all)
 	}
 	if (ga_util_grow(&fd->plist, &fd->capplist, m->nprocs + 1, sizeof(*fd->plist)))
 		return -1;
-	for (size_t p = 0; p < fd->nprocs; p++)
-		if (calls_sort(&fd->procs[p]))
-			return -1;
-	if (fd->ncands)
-		qsort(fd->cands, fd->ncands, sizeof(*fd->cands), cmp_cand);
 	for (uint32_t d = 0; d < fd->ndevs && d < m->ndevs; d++) {
 		struct ga_fdev *v = &fd->devs[d];
 		size_t np, i;
@@ -1118,15 +1131,22 @@ static int step(struct ga_findings *fd, int all)
 		for (i = 0; !all && i < np; i++) {
 			uint64_t hi = fd->procs[fd->plist[i]].api_hi;
 
-			if (traces_api(m, fd->plist[i]) &&
-			    (hi < GA_FIND_HOST_LAG_NS ? 0 : hi - GA_FIND_HOST_LAG_NS) < hw)
-				hw = hi < GA_FIND_HOST_LAG_NS ? 0 : hi - GA_FIND_HOST_LAG_NS;
+			hi = hi < GA_FIND_HOST_LAG_NS ? 0 : hi - GA_FIND_HOST_LAG_NS;
+			if (traces_api(m, fd->plist[i]) && hi < hw)
+				hw = hi;
 		}
+		/* Nothing to scan yet: sorting can wait. */
+		if (!all && v->pend[v->pend0].start > hw && v->npend - v->pend0 <= GA_FIND_PEND_MAX)
+			continue;
+		for (i = 0; i < np; i++)
+			if (fd->plist[i] < fd->nprocs && calls_sort(&fd->procs[fd->plist[i]]))
+				return -1;
+		cands_sort(v);
 		for (i = v->pend0; i < v->npend; i++) {
-			/* Too many waiting: the oldest half go now, whatever calls may come. */
-			if (!all && v->pend[i].start > hw && v->npend - i <= GA_FIND_PEND_MAX / 2)
-				break;
-			if (!all && v->pend[i].start > hw && v->npend - v->pend0 <= GA_FIND_PEND_MAX)
+			/* Too many waiting: the oldest go now (down to half), whatever calls may come. */
+			if (!all && v->pend[i].start > hw &&
+			    (v->npend - i <= GA_FIND_PEND_MAX / 2 ||
+			     v->npend - v->pend0 <= GA_FIND_PEND_MAX))
 				break;
 			if (scan_iv(fd, d, fd->plist, np, v->pend[i].start, v->pend[i].end))
 				return -1;
@@ -1136,8 +1156,17 @@ static int step(struct ga_findings *fd, int all)
 		if (v->pend0 == v->npend)
 			v->pend0 = v->npend = 0;
 	}
-	if (all)
-		return 0;
+	fd->step_pend = twice(fd->npend, STEP_PEND);
+	return 0;
+}
+
+/* Drops the host calls, candidates and copy stacks no later gap can use (see "Streaming"). */
+static int prune(struct ga_findings *fd)
+{
+	struct ga_model *m = fd->m;
+	uint64_t gall = UINT64_MAX;
+	size_t k;
+
 	/* The earliest start of a later gap: per process, on its devices; else on any. */
 	for (uint32_t d = 0; d < fd->ndevs && d < m->ndevs; d++)
 		if (!m->devs[d].dead && (fd->devs[d].scanned ? fd->devs[d].prev_end : 0) < gall)
@@ -1161,19 +1190,26 @@ static int step(struct ga_findings *fd, int all)
 		}
 		if (!on)
 			g = gall == UINT64_MAX ? 0 : gall;
-		if (g)
+		if (g) {
+			if (calls_sort(&fd->procs[p]))
+				return -1;
 			calls_drop(fd, &fd->procs[p], g);
+		}
 	}
-	/* Candidates of gaps scanned; copy stacks of calls dropped. */
-	k = 0;
-	for (size_t i = 0; i < fd->ncands; i++) {
-		const struct ga_fcand *c = &fd->cands[i];
+	for (uint32_t d = 0; d < fd->ndevs; d++) {
+		struct ga_fdev *v = &fd->devs[d];
+		size_t j = 0;
 
-		if (c->dev < fd->ndevs && fd->devs[c->dev].scanned && c->end <= fd->devs[c->dev].prev_end)
+		if (!v->scanned || !v->ncands)
 			continue;
-		fd->cands[k++] = *c;
+		cands_sort(v);
+		while (j < v->ncands && v->cands[j].end <= v->prev_end)
+			j++;
+		memmove(v->cands, v->cands + j, (v->ncands - j) * sizeof(*v->cands));
+		v->ncands -= j;
+		v->csorted = v->ncands;
+		fd->ncands -= j;
 	}
-	fd->ncands = k;
 	k = 0;
 	for (size_t i = 0; i < fd->ncs; i++) {
 		const struct ga_fcs *e = &fd->cs[i];
@@ -1185,11 +1221,21 @@ static int step(struct ga_findings *fd, int all)
 		fd->cs[k++] = *e;
 	}
 	fd->ncs = k;
-	fd->step_pend = twice(fd->npend, STEP_PEND);
 	fd->step_calls = twice(fd->ncalls, STEP_KEPT);
 	fd->step_cands = twice(fd->ncands, STEP_KEPT);
 	fd->step_cs = twice(fd->ncs, STEP_KEPT);
 	return 0;
+}
+
+/* Scans what can be and, where the kept tables doubled, drops what is no longer needed. */
+static int step(struct ga_findings *fd, int all)
+{
+	if (scan(fd, all))
+		return -1;
+	if (all || (fd->ncalls < fd->step_calls && fd->ncands < fd->step_cands &&
+		    fd->ncs < fd->step_cs))
+		return 0;
+	return prune(fd);
 }
 
 /* ---- finish: places by text ---- */

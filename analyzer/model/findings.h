@@ -265,6 +265,8 @@ struct ga_fdev {
 	uint64_t prev_end;         /* the end of the last interval scanned */
 	int scanned;               /* one was */
 	uint64_t rn, rbusy, rgap;  /* the launch-bound run going on */
+	struct ga_fcand *cands;    /* gap candidates: [0, csorted) sorted by end */
+	size_t ncands, capcands, csorted;
 	struct ga_fcacc acc[GA_CAUSE_COUNT];
 	struct ga_flbacc lb;
 };
@@ -297,13 +299,12 @@ struct ga_findings {
 	size_t nprocs, capprocs;
 	size_t ncalls;             /* host calls kept, all processes */
 	uint64_t calls_dropped;    /* not kept: over GA_FIND_CALLS_MAX at once */
-	struct ga_fcand *cands;
-	size_t ncands, capcands;
+	size_t ncands;             /* gap candidates kept, all devices */
 	struct ga_map cstack;      /* (proc, correlation) -> stack of a copy or memset */
 	struct ga_fcs *cs;         /* cstack's keys, to drop them */
 	size_t ncs, capcs;
 	size_t npend;              /* retired intervals waiting, all devices */
-	size_t step_pend, step_calls, step_cands, step_cs; /* sizes at which to scan next */
+	size_t step_pend, step_calls, step_cands, step_cs; /* sizes at which to step next */
 	struct ga_fwraw *wr;       /* places of the gaps scanned */
 	size_t nwr, capwr;
 	struct ga_map wrmap;       /* key of a place -> wr index + 1 */

@@ -530,10 +530,12 @@ static void write_grid(const char *path, uint32_t grid, uint32_t block, uint16_t
  * same pass): each step launches a 200 us kernel from train.cu:42, then in
  * turn 100 us of host code, a synchronization, a synchronous copy from
  * train.cu:57 (its stack recorded), cudaFree + cudaMalloc, or 40 kernels
- * of 3 us 6 us apart (launch-bound).  The API records of 64 steps are
- * written after their activities, as a recorder's buffers come.
+ * of 3 us 6 us apart (launch-bound).  The API records of STREAM_API_LATE
+ * steps (about 1.5 s, more than the busy union's lag) are written after
+ * their activities, as a recorder's buffers may come: gaps wait for them.
  */
-#define STREAM_ITERS 20000
+#define STREAM_API_LATE 4096
+#define STREAM_ITERS 40000
 
 struct pending_api {
 	uint32_t name, corr;
@@ -545,8 +547,12 @@ static void write_stream(const char *path)
 	struct synth *s = synth_open(path);
 	uint32_t kname, sname, launch, sync, memcpy_s, mfree, mmalloc, app, file, fn, corr = 100;
 	uint64_t t = T0 + 1000 * US, pcs[1];
-	struct pending_api api[64 * 48];
+	struct pending_api *api = malloc(STREAM_API_LATE * 48 * sizeof(*api));
 	size_t napi = 0;
+
+	CHECK(api != NULL);
+	if (!api)
+		return;
 
 	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
 	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
@@ -599,7 +605,7 @@ static void write_stream(const char *path)
 			break;
 		}
 		t = next - 5 * US;
-		if (i % 64 == 63 || i == STREAM_ITERS - 1) {
+		if (i % STREAM_API_LATE == STREAM_API_LATE - 1 || i == STREAM_ITERS - 1) {
 			for (size_t k = 0; k < napi; k++)
 				synth_api_at_corr(s, api[k].name, api[k].start, api[k].end, 1, api[k].corr);
 			napi = 0;
@@ -607,6 +613,7 @@ static void write_stream(const char *path)
 	}
 	synth_end(s, t + 1000 * US, 0);
 	CHECK(synth_close(s, NULL, NULL) == 0);
+	free(api);
 }
 
 /* The findings of an as text, strtab ids as their strings. */
@@ -1230,8 +1237,8 @@ int main(void)
 		ga_analysis_free(&an);
 		CHECK(analyze_retire(sp, &an, &flt, 0) == 0);
 		/*
-		 * 7.5 s of steps: what is kept at the end is the last second's
-		 * (the busy union's lag, busy.h), not all of them.
+		 * 15 s of steps: what is kept at the end is the last 1.5 s
+		 * (the API records' delay), not all of them.
 		 */
 		CHECKF(kept_calls * 4 < an.fd.ncalls && kept_cands * 4 < an.fd.ncands &&
 		       wait * 4 < an.m.devs[0].busy.niv,
