@@ -119,10 +119,15 @@ int ga_map_insert(struct ga_map *m, uint64_t a, uint64_t b, uint32_t **slot)
 void ga_map_remove(struct ga_map *m, uint64_t a, uint64_t b)
 {
 	uint32_t *v = ga_map_find(m, a, b);
+
+	if (v)
+		ga_map_remove_found(m, v);
+}
+
+void ga_map_remove_found(struct ga_map *m, uint32_t *v)
+{
 	size_t i, j, home, mask = m->cap - 1;
 
-	if (!v)
-		return;
 	i = (size_t)((struct ga_map_ent *)((char *)v - offsetof(struct ga_map_ent, val)) - m->e);
 	/* Backward-shift deletion: later entries of the probe run move up so
 	 * that no lookup stops early at the hole. */

@@ -41,6 +41,8 @@ uint32_t *ga_map_find(const struct ga_map *m, uint64_t a, uint64_t b);
 int ga_map_insert(struct ga_map *m, uint64_t a, uint64_t b, uint32_t **slot);
 /* Forget (a, b) if it is there. */
 void ga_map_remove(struct ga_map *m, uint64_t a, uint64_t b);
+/* Forget the entry whose value v is, as ga_map_find gave it (no second lookup). */
+void ga_map_remove_found(struct ga_map *m, uint32_t *v);
 void ga_map_free(struct ga_map *m);
 
 struct ga_buf {

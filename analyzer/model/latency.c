@@ -27,9 +27,15 @@ void ga_latency_free(struct ga_latency *l)
 static int count(struct ga_latency *l, uint32_t name, uint64_t lat)
 {
 	struct ga_latency_k *k;
-	uint32_t *slot;
-	int r = ga_map_insert(&l->kmap, name, 0, &slot);
+	uint32_t *slot, *rc = l->recent_k[name % GA_LAT_RECENT];
+	int r;
 
+	/* A recent name's index + 1 (0: the entry is empty). */
+	if (rc[1] && rc[0] == name) {
+		slot = &rc[1];
+		goto counted;
+	}
+	r = ga_map_insert(&l->kmap, name, 0, &slot);
 	if (r < 0)
 		return -1;
 	if (r == 1) {
@@ -44,6 +50,9 @@ static int count(struct ga_latency *l, uint32_t name, uint64_t lat)
 		k->q.limit = l->quant_limit;
 		*slot = (uint32_t)++l->nk;
 	}
+	rc[0] = name;
+	rc[1] = *slot;
+counted:
 	k = &l->k[*slot - 1];
 	if (ga_quant_add(&k->q, lat))
 		return -1;
@@ -78,14 +87,23 @@ static int matched(struct ga_latency *l, uint32_t name, uint64_t t, uint64_t sta
 	return count(l, name, start - t);
 }
 
-static void unwait(struct ga_latency *l, uint32_t i)
+/* Wait entry i leaves; v is its value in the waiting map when known, else NULL. */
+static void unwait_at(struct ga_latency *l, uint32_t i, uint32_t *v)
 {
 	struct ga_latency_wait *x = &l->w[i];
 
-	ga_map_remove(&l->waiting, x->key, 0);
+	if (v)
+		ga_map_remove_found(&l->waiting, v);
+	else
+		ga_map_remove(&l->waiting, x->key, 0);
 	x->used = 0;
 	x->next_free = l->free_head;
 	l->free_head = i + 1;
+}
+
+static void unwait(struct ga_latency *l, uint32_t i)
+{
+	unwait_at(l, i, NULL);
 }
 
 /* An entry leaves: a kernel counts, with its call or as unmatched. */
@@ -151,9 +169,12 @@ static int wait(struct ga_latency *l, uint64_t key, uint64_t call, uint64_t star
 /* 1 when the API function named by strtab id launches a kernel. */
 static int launch_call(struct ga_latency *l, struct ga_model *m, uint32_t name, int *err)
 {
-	uint32_t *slot;
-	int r = ga_map_insert(&l->is_launch, name, 0, &slot);
+	uint32_t *slot, *rc = l->recent_launch[name % GA_LAT_RECENT];
+	int r;
 
+	if (rc[1] && rc[0] == name)
+		return rc[1] == 1;
+	r = ga_map_insert(&l->is_launch, name, 0, &slot);
 	if (r < 0) {
 		*err = 1;
 		return 0;
@@ -165,6 +186,8 @@ static int launch_call(struct ga_latency *l, struct ga_model *m, uint32_t name, 
 		*slot = (!strncmp(s, "cudaLaunch", 10) || !strncmp(s, "cuLaunch", 8)) &&
 			!strstr(s, "HostFunc") ? 1 : 2;
 	}
+	rc[0] = name;
+	rc[1] = *slot;
 	return *slot == 1;
 }
 
@@ -197,7 +220,7 @@ static int on_kernel(struct ga_latency *l, struct ga_model *m, const struct ga_a
 	if (v && !l->w[*v - 1].kernel) {
 		uint64_t t = l->w[*v - 1].call;
 
-		unwait(l, *v - 1);
+		unwait_at(l, *v - 1, v);
 		return matched(l, a->name, t, a->start, replayed);
 	}
 	/* Wait for the call only where API calls were traced. */

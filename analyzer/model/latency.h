@@ -59,6 +59,8 @@ struct ga_latency_wait {
 	uint32_t next_free;        /* free list: index + 1 */
 };
 
+#define GA_LAT_RECENT 64
+
 struct ga_latency {
 	struct ga_observer next;   /* the observer bound before */
 	struct ga_latency_k *k;
@@ -69,6 +71,9 @@ struct ga_latency {
 	size_t nw, capw;
 	uint32_t free_head;        /* first free wait entry + 1, 0 none */
 	struct ga_map is_launch;   /* API name strtab id -> 1 a launch, 2 not */
+	/* Names met lately, sparing a map lookup per record: (name, value) pairs. */
+	uint32_t recent_k[GA_LAT_RECENT][2];      /* kernel name -> index + 1 */
+	uint32_t recent_launch[GA_LAT_RECENT][2]; /* API name -> is_launch's value */
 	uint32_t gen;
 	uint64_t gen_entries;      /* entries added in this generation */
 	size_t max_waiting;        /* most entries waiting at once */

@@ -752,6 +752,7 @@ int ga_model_note_string(struct ga_model *m, uint32_t proc, const struct gp_rec_
 		return 0;
 	if (ga_map_insert(&m->copy_api_names, proc, r->id, &slot) < 0)
 		return -1;
+	memset(m->copy_api_recent, 0, sizeof(m->copy_api_recent));
 	*slot = memmem(t, r->len, "Peer", 4) ? GA_COPY_API_PEER : GA_COPY_API_OTHER;
 	return 0;
 }
@@ -759,11 +760,21 @@ int ga_model_note_string(struct ga_model *m, uint32_t proc, const struct gp_rec_
 int ga_model_note_api(struct ga_model *m, uint32_t proc, const struct gp_rec_api *r)
 {
 	const uint32_t *name;
-	uint32_t *slot;
+	uint32_t *slot, *rc;
 
 	if (!r->correlation)
 		return 0;
-	name = ga_map_find(&m->copy_api_names, proc, r->name);
+	/* A few functions make most calls: their answer is kept. */
+	rc = m->copy_api_recent[(r->name ^ proc * 31u) % 64];
+	if (rc[3] && rc[0] == proc && rc[1] == r->name) {
+		name = rc[2] ? &rc[2] : NULL;
+	} else {
+		name = ga_map_find(&m->copy_api_names, proc, r->name);
+		rc[0] = proc;
+		rc[1] = r->name;
+		rc[2] = name ? *name : 0;
+		rc[3] = 1;
+	}
 	/*
 	 * Copy functions are noted whenever they come; any other call only
 	 * once a copy leg of its correlation was seen (the API record usually

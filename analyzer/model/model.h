@@ -326,6 +326,12 @@ struct ga_model {
 	size_t npairs, cappairs;
 	uint64_t staged_pairs;
 	struct ga_map copy_api_names; /* (proc, file string id) -> GA_COPY_API_* */
+	/*
+	 * API names looked up in copy_api_names lately: proc, name, the value
+	 * found (0 none) and 1 where the entry holds one; emptied whenever a
+	 * name is added.
+	 */
+	uint32_t copy_api_recent[64][4];
 	struct ga_map copy_api;    /* (proc, correlation) -> GA_COPY_API_* seen */
 	uint32_t leg_label[2];     /* label index + 1 of the DtoH and HtoD legs */
 	struct ga_memstat leg_st[2]; /* those legs as activities (activity summary) */

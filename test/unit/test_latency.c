@@ -6,8 +6,9 @@
  * and more; kernels without their call counted apart, and apart from them
  * kernels profiled by kernel replay or started before their call, each
  * said in the report only when there are some; calls that launch no
- * kernel never kept; and the entries waiting at once bounded by the
- * launches in flight, not by the trace.  Test code, runs offline only.
+ * kernel never kept; the entries waiting at once bounded by the
+ * launches in flight, not by the trace; and many kernel and call names,
+ * launch calls and others interleaved, each counted as its own.  Test code, runs offline only.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +155,38 @@ static void write_stream(const char *path, uint32_t n, uint32_t behind, uint32_t
 	synth_close(s, NULL, NULL);
 }
 
+/*
+ * 150 kernel names, each launched ROUNDS times by a call of its own name:
+ * even ones by launch calls (latency 1000 + 10 j ns), odd ones by calls
+ * that launch nothing (their kernels unmatched), names interleaved so that
+ * many share each slot of the recently-met names.
+ */
+#define NAMES 150
+#define ROUNDS 20
+static void write_names(const char *path)
+{
+	struct synth *s = open_trace(path, GP_TRACE_KERNEL | GP_TRACE_API);
+	uint32_t kn[NAMES], an[NAMES];
+	uint64_t t = T0 + 1000000;
+	char buf[64];
+
+	for (uint32_t j = 0; j < NAMES; j++) {
+		snprintf(buf, sizeof(buf), "_Z%uk%uv", j < 10 ? 2 : j < 100 ? 3 : 4, j);
+		kn[j] = synth_string(s, buf);
+		snprintf(buf, sizeof(buf), j % 2 ? "cudaStreamQuery%u" : "cudaLaunchKernel%u", j);
+		an[j] = synth_string(s, buf);
+	}
+	for (uint32_t r = 0; r < ROUNDS; r++)
+		for (uint32_t j = 0; j < NAMES; j++, t += 10000) {
+			uint32_t corr = r * 1000 + j + 1;
+
+			synth_api_at_corr(s, an[j], t, t + 300, 1, corr);
+			synth_kernel_at_corr(s, kn[j], t + 1000 + 10 * j, t + 2000 + 10 * j, 0, 7, corr);
+		}
+	synth_end(s, t + 10000, 0);
+	synth_close(s, NULL, NULL);
+}
+
 int main(void)
 {
 	char path[128], cmd[128];
@@ -250,6 +283,28 @@ int main(void)
 	CHECKF(an.lat.nk == 0 && an.lat.unmatched == 5000 && an.lat.max_waiting == 0,
 	       "%zu kernels, %llu unmatched, %zu waited", an.lat.nk,
 	       (unsigned long long)an.lat.unmatched, an.lat.max_waiting);
+	done(&an, &flt);
+	tap_end();
+
+	tap_begin("launch latency: many kernel and call names, each counted as its own");
+	snprintf(path, sizeof(path), "%s/names.gpuprof", dir);
+	write_names(path);
+	CHECK(analyze(path, &an, &flt) == 0);
+	for (uint32_t j = 0; j < NAMES; j++) {
+		char buf[64];
+
+		snprintf(buf, sizeof(buf), "_Z%uk%uv", j < 10 ? 2 : j < 100 ? 3 : 4, j);
+		k = named(&an, buf);
+		if (j % 2)
+			CHECKF(!k, "%s launched by no launch call has a latency", buf);
+		else
+			CHECKF(k && k->count == ROUNDS && k->total == ROUNDS * (1000ull + 10 * j) &&
+				       k->min == 1000ull + 10 * j && k->max == k->min,
+			       "%s: %llu latencies, %llu ns", buf, k ? (unsigned long long)k->count : 0ull,
+			       k ? (unsigned long long)k->total : 0ull);
+	}
+	CHECKF(an.lat.nk == NAMES / 2 && an.lat.unmatched == NAMES / 2 * ROUNDS,
+	       "%zu kernels, %llu unmatched", an.lat.nk, (unsigned long long)an.lat.unmatched);
 	done(&an, &flt);
 	tap_end();
 
