@@ -11,8 +11,13 @@
 # kernel, 2M and 8M launches, without findings: the same peak, where --exact
 # grows by 4 bytes a launch; past 65536 launches the row's median, P90 and
 # P99 are marked as estimates (~, the header's Quantiles: line), not with
-# --exact.  Prints "ok - ..." / "not ok - ..." lines;
-# about 10 seconds.
+# --exact.  A trace with nested NVTX ranges (bench/synth_job, 12% ranges,
+# 45% API calls) of 4M records against 1M, without findings: the ranges
+# and each activity's launching call are kept from the scan to the end, in
+# 49 bytes a range and 4 bytes a correlation id (12 while the trace is
+# scanned).  The Chrome export of the kernel-only traces (API calls not
+# traced): no launching call to keep for its flows.  Prints "ok - ..." /
+# "not ok - ..." lines; about 30 seconds.
 #
 #   bash test/analyzer-memory-checks.sh BUILD_DIR
 set -u
@@ -29,7 +34,7 @@ ok() { echo "ok - analyzer memory: $1"; }
 notok() { echo "not ok - analyzer memory: $1"; fail=1; }
 
 if ! make --no-print-directory -s BUILD="$build" "$build/bench/synth_trace" \
-	"$build/bench/scan_floor" >"$tmp/make.log" 2>&1; then
+	"$build/bench/synth_job" "$build/bench/scan_floor" >"$tmp/make.log" 2>&1; then
 	notok "the bench programs do not build: $(tail -3 "$tmp/make.log")"
 	exit 1
 fi
@@ -43,14 +48,19 @@ print(ru.ru_maxrss if os.waitstatus_to_exitcode(st) == 0 else -1)' "$ana" "$@"
 }
 
 # grows LABEL SMALL LARGE MAX REPORT_ARGS...: the larger trace's peak RSS over
-# the smaller's is at most MAX bytes per record more.
+# the smaller's is at most MAX bytes per record more.  grows_cmd: the same
+# with the subcommand first in ARGS.
 grows() {
+	grows_cmd "$1" "$2" "$3" "$4" report "${@:5}"
+}
+
+grows_cmd() {
 	local label=$1 small=$2 large=$3 max=$4 a b ra rb
 	shift 4
 	ra=$("$build/bench/scan_floor" "$small" | awk '{print $2}')
 	rb=$("$build/bench/scan_floor" "$large" | awk '{print $2}')
-	a=$(peak_kib report "$@" "$small")
-	b=$(peak_kib report "$@" "$large")
+	a=$(peak_kib "$@" "$small")
+	b=$(peak_kib "$@" "$large")
 	if [ "$a" -le 0 ] || [ "$b" -le 0 ] || [ "${rb:-0}" -le "${ra:-0}" ]; then
 		notok "$label: a report failed ($a, $b KiB; $ra, $rb records)"
 	elif [ $(((b - a) * 1024)) -le $((max * (rb - ra))) ]; then
@@ -71,6 +81,21 @@ grows() {
 grows "peak RSS of a kernel-only report" "$tmp/k1.gpuprof" "$tmp/k4.gpuprof" 3
 grows "peak RSS of the bomb's report without findings" "$tmp/s1.gpuprof" "$tmp/s4.gpuprof" 1 \
 	--findings=none
+# Before: 20 B/record (the launching call of every kernel, though none was traced).
+grows_cmd "peak RSS of a kernel-only Chrome export" "$tmp/k1.gpuprof" "$tmp/k4.gpuprof" 3 \
+	export -t chrome -o /dev/null
+
+# Before: 29 B/record (80 bytes a range and 24 more for its GPU time, 20 an
+# activity for its launching call); after about 21, of which 11 the ranges'
+# and launches' own and 4 the copy legs.
+if "$build/bench/synth_job" 1000000 "$tmp/n1.gpuprof" >/dev/null 2>&1 &&
+	"$build/bench/synth_job" 4000000 "$tmp/n4.gpuprof" >/dev/null 2>&1; then
+	grows "peak RSS of an NVTX report without findings" "$tmp/n1.gpuprof" "$tmp/n4.gpuprof" 25 \
+		--findings=none
+else
+	notok "synth_job did not write the NVTX traces"
+fi
+rm -f "$tmp/n1.gpuprof" "$tmp/n4.gpuprof"
 
 # Durations (model/quantile.h): 2M and 8M launches of one kernel.  A row keeps
 # 65536 exactly, then a histogram: the peak is the same (at most 0.5 B/record

@@ -22,6 +22,16 @@
 
 #define CORR_DENSE (1u << 26)      /* larger correlation ids go to a hash */
 /*
+ * A correlation's code (struct ga_ranges_corr): 0 no activity of it was
+ * seen; CODE_UNATTR none of its API records (or not yet resolved);
+ * CODE_NONE no range was open at its launch; else its innermost range's
+ * index + CODE_RANGE (index_ranges() keeps the index below
+ * GA_RANGES_UNATTR, so that it fits).
+ */
+#define CODE_UNATTR 1u
+#define CODE_NONE 2u
+#define CODE_RANGE 3u
+/*
  * API records seen before any activity of their correlation, by
  * correlation id modulo the ring's size (a power of two, grown up to
  * API_RING_MAX entries as the ids grow): an activity takes its launch from
@@ -53,6 +63,7 @@ struct scan {
 	size_t ringcap;
 	int skip;                  /* the recorder traced no NVTX: nothing to find */
 	int skip_nvtx;             /* no NVTX, but copies to pair (ga_model_note_copy) */
+	int no_api;                /* its CONFIG traced no API calls: no launch to find */
 	int oom;
 	struct ga_strmap smap;     /* file string id -> strtab id */
 	struct gnode_raw **gn;
@@ -70,49 +81,101 @@ static void free_corrs(struct ga_ranges *nx)
 {
 	size_t i;
 
-	for (i = 0; nx->dense && i < nx->nprocs; i++)
-		free(nx->dense[i].v);
+	for (i = 0; nx->dense && i < nx->nprocs; i++) {
+		free(nx->dense[i].t);
+		free(nx->dense[i].x);
+		free(nx->dense[i].code);
+	}
 	free(nx->dense);
 	nx->dense = NULL;
+	free(nx->tids);
+	nx->tids = NULL;
+	nx->ntids = nx->captids = 0;
+	ga_map_free(&nx->tid_map);
 	free(nx->corrs);
 	nx->corrs = NULL;
 	nx->ncorrs = nx->capcorrs = 0;
 	ga_map_free(&nx->corr_map);
 }
 
-/* Slot (corr index + 1, 0: none) of (proc, correlation), or NULL. */
-static uint32_t *corr_find(const struct ga_ranges *nx, uint32_t proc, uint32_t corr)
+/* A large correlation id's launch (struct ga_ranges_corr), or NULL. */
+static struct ga_ranges_corr *corr_big(const struct ga_ranges *nx, uint32_t proc, uint32_t corr)
 {
-	const struct ga_ranges_dense *d;
+	const uint32_t *v = ga_map_find(&nx->corr_map, proc, corr);
 
-	if (!nx->dense)
-		return NULL;
-	if (corr >= CORR_DENSE)
-		return ga_map_find(&nx->corr_map, proc, corr);
-	d = &nx->dense[proc - nx->proc_base];
-	return corr < d->n ? &d->v[corr] : NULL;
+	return v && *v ? &nx->corrs[*v - 1] : NULL;
 }
 
-/* The same, made when missing (holding 0).  NULL when memory runs out. */
-static uint32_t *corr_slot(struct ga_ranges *nx, uint32_t proc, uint32_t corr)
+/* The same, made when missing (code 0).  NULL out of memory. */
+static struct ga_ranges_corr *corr_big_slot(struct ga_ranges *nx, uint32_t proc, uint32_t corr)
 {
-	struct ga_ranges_dense *d = &nx->dense[proc - nx->proc_base];
 	uint32_t *slot;
+	int r = ga_map_insert(&nx->corr_map, proc, corr, &slot);
 
-	if (corr >= CORR_DENSE)
-		return ga_map_insert(&nx->corr_map, proc, corr, &slot) < 0 ? NULL : slot;
-	if (corr >= d->n) {
-		if (ga_util_grow(&d->v, &d->cap, (size_t)corr + 1, sizeof(*d->v)))
+	if (r < 0)
+		return NULL;
+	if (r == 1) {
+		if (nx->ncorrs >= UINT32_MAX - 1 ||
+		    ga_util_grow(&nx->corrs, &nx->capcorrs, nx->ncorrs + 1, sizeof(*nx->corrs))) {
+			ga_map_remove(&nx->corr_map, proc, corr);
 			return NULL;
-		memset(d->v + d->n, 0, ((size_t)corr + 1 - d->n) * sizeof(*d->v));
+		}
+		memset(&nx->corrs[nx->ncorrs], 0, sizeof(*nx->corrs));
+		*slot = (uint32_t)++nx->ncorrs;
+	}
+	return &nx->corrs[*slot - 1];
+}
+
+/* Room in d for id corr (x 0 where new); 0, or -1 out of memory. */
+static int dense_room(struct ga_ranges_dense *d, uint32_t corr)
+{
+	if (corr >= d->cap) {
+		size_t cap = d->cap ? d->cap : 1024;
+		uint64_t *t;
+		uint32_t *x;
+
+		while (cap <= corr)
+			cap *= 2;
+		/* Doubling costs no resident memory: see ga_util_grow(). */
+		if (!(t = realloc(d->t, cap * sizeof(*t))))
+			return -1;
+		d->t = t;
+		if (!(x = realloc(d->x, cap * sizeof(*x))))
+			return -1;
+		d->x = x;
+		d->cap = cap;
+	}
+	if (corr >= d->n) {
+		memset(d->x + d->n, 0, ((size_t)corr + 1 - d->n) * sizeof(*d->x));
 		d->n = (size_t)corr + 1;
 	}
-	return &d->v[corr];
+	return 0;
+}
+
+/* x's value for a launch on thread tid of process proc: its index in tids + 2; 0 out of memory. */
+static uint32_t tid_x(struct ga_ranges *nx, uint32_t proc, uint32_t tid)
+{
+	uint32_t *slot;
+	int r = ga_map_insert(&nx->tid_map, proc, tid, &slot);
+
+	if (r < 0)
+		return 0;
+	if (r == 1) {
+		if (nx->ntids >= UINT32_MAX - 2 ||
+		    ga_util_grow(&nx->tids, &nx->captids, nx->ntids + 1, sizeof(*nx->tids))) {
+			ga_map_remove(&nx->tid_map, proc, tid);
+			return 0;
+		}
+		nx->tids[nx->ntids] = tid;
+		*slot = (uint32_t)nx->ntids++;
+	}
+	return *slot + 2;
 }
 
 void ga_ranges_free(struct ga_ranges *nx)
 {
 	free(nx->ranges);
+	free(nx->details);
 	free(nx->nested);
 	free(nx->self);
 	free(nx->keys);
@@ -208,13 +271,21 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	g->tid = r->tid_start;
 	g->key = key;
 	g->parent = GA_RANGES_NONE;
-	g->flags = r->h.aux & GP_NVTX_UNTERMINATED;
+	g->flags = (uint8_t)(r->h.aux & GP_NVTX_UNTERMINATED);
 	g->pushpop = (r->h.aux & GP_NVTX_PUSHPOP) != 0;
-	g->tid_end = r->tid_end;
-	g->category = r->category;
-	g->color = r->color;
-	g->payload_kind = r->payload_kind;
-	g->payload = r->payload;
+	if (nx->keep_marks) {
+		struct ga_ranges_detail *d;
+
+		if (ga_util_grow(&nx->details, &nx->capdetails, nx->nranges, sizeof(*nx->details)))
+			return -1;
+		d = &nx->details[nx->nranges - 1];
+		memset(d, 0, sizeof(*d));
+		d->tid_end = r->tid_end;
+		d->category = r->category;
+		d->color = r->color;
+		d->payload_kind = r->payload_kind;
+		d->payload = r->payload;
+	}
 	k = &nx->keys[key];
 	k->count++;
 	k->cpu_total += cpu;
@@ -270,30 +341,47 @@ static int on_mark(struct scan *s, const struct gp_rec_nvtx *r)
 	return 0;
 }
 
-/* An activity whose launch may need attributing: remember its correlation. */
+/*
+ * An activity whose launch may need attributing: remember its correlation,
+ * unless its process traced no API calls (every activity there is
+ * unattributed, with or without an entry).
+ */
 static int on_corr(struct scan *s, uint32_t correlation)
 {
 	struct ga_ranges *nx = s->nx;
-	uint32_t *slot = corr_slot(nx, s->proc, correlation);
+	const struct api_seen *a = NULL;
+	struct ga_ranges_dense *d;
 
-	if (!slot)
-		return -1;
-	if (!*slot) {
-		if (nx->ncorrs >= UINT32_MAX - 1 ||
-		    ga_util_grow(&nx->corrs, &nx->capcorrs, nx->ncorrs + 1, sizeof(*nx->corrs)))
+	if (s->no_api)
+		return 0;
+	if (s->ringcap) {
+		a = &s->ring[correlation & (s->ringcap - 1)];
+		if (a->corr != correlation || !correlation)
+			a = NULL;
+	}
+	if (correlation >= CORR_DENSE) {
+		struct ga_ranges_corr *c = corr_big_slot(nx, s->proc, correlation);
+
+		if (!c)
 			return -1;
-		nx->corrs[nx->ncorrs].t = UINT64_MAX;
-		nx->corrs[nx->ncorrs].inner = GA_RANGES_UNATTR;
-		nx->corrs[nx->ncorrs].tid = 0;
-		if (s->ringcap) {
-			const struct api_seen *a = &s->ring[correlation & (s->ringcap - 1)];
-
-			if (a->corr == correlation && correlation) {
-				nx->corrs[nx->ncorrs].t = a->t;
-				nx->corrs[nx->ncorrs].tid = a->tid;
-			}
+		if (!c->code) {
+			c->code = CODE_UNATTR;
+			c->t = a ? a->t : UINT64_MAX;
+			c->tid = a ? a->tid : 0;
 		}
-		*slot = (uint32_t)++nx->ncorrs;
+		return 0;
+	}
+	d = &nx->dense[s->proc - nx->proc_base];
+	if (dense_room(d, correlation))
+		return -1;
+	if (!d->x[correlation]) {
+		d->x[correlation] = 1;
+		d->t[correlation] = UINT64_MAX;
+		if (a) {
+			if (!(d->x[correlation] = tid_x(nx, s->proc, a->tid)))
+				return -1;
+			d->t[correlation] = a->t;
+		}
 	}
 	return 0;
 }
@@ -359,20 +447,30 @@ static uint32_t innermost(const struct ga_ranges *nx, uint32_t proc, uint32_t ti
  */
 static int on_api(struct scan *s, const struct gp_rec_api *r)
 {
-	struct ga_ranges *nx = s->nx;
-	const uint32_t *slot;
-	struct ga_ranges_corr *c;
+	struct ga_ranges_dense *d = &s->nx->dense[s->proc - s->nx->proc_base];
 	struct api_seen *a;
 
 	if (!r->correlation)
 		return 0;
-	slot = corr_find(nx, s->proc, r->correlation);
-	if (slot && *slot) {
-		c = &nx->corrs[*slot - 1];
-		/* Runtime and driver calls share correlations: the outer one came first. */
-		if (r->start < c->t) {
-			c->t = r->start;
-			c->tid = r->tid;
+	/* Runtime and driver calls share correlations: the outer one came first. */
+	if (r->correlation >= CORR_DENSE) {
+		struct ga_ranges_corr *c = corr_big(s->nx, s->proc, r->correlation);
+
+		if (c) {
+			if (r->start < c->t) {
+				c->t = r->start;
+				c->tid = r->tid;
+			}
+			return 0;
+		}
+	} else if (r->correlation < d->n && d->x[r->correlation]) {
+		if (r->start < d->t[r->correlation]) {
+			uint32_t x = tid_x(s->nx, s->proc, r->tid);
+
+			if (!x)
+				return -1;
+			d->t[r->correlation] = r->start;
+			d->x[r->correlation] = x;
 		}
 		return 0;
 	}
@@ -391,23 +489,84 @@ static int on_api(struct scan *s, const struct gp_rec_api *r)
 	return 0;
 }
 
-/* Each correlation's innermost range at its launch, now that the ranges are indexed. */
-static void resolve_launches(struct ga_ranges *nx)
+static uint32_t code_of(uint32_t inner)
 {
-	size_t i, j;
+	return inner == GA_RANGES_NONE ? CODE_NONE : inner + CODE_RANGE;
+}
+
+/*
+ * Process i's correlation ids, resolved: each id's code, in x alone (t
+ * freed: 4 bytes an id, not 12) where ga_ranges_attribute() needs neither
+ * the launching thread nor the time: no launches asked, the process's
+ * ranges all on one thread (tid0; nthreads of them), every launch made on
+ * that thread (so that other_threads() has nothing to count), and every
+ * innermost range nested (ga_ranges_account() then sums it in self, and
+ * the walk finds every range of its chain open; the range's start stands
+ * for the time).  Else in code, beside t and x.  0, or -1 out of memory.
+ */
+static int resolve_proc(struct ga_ranges *nx, size_t i, size_t nthreads, uint32_t tid0)
+{
+	struct ga_ranges_dense *d = &nx->dense[i];
+	uint32_t proc = nx->proc_base + (uint32_t)i, x0 = 0, code;
+	const uint32_t *v;
+	int compact = !nx->want_launches && nthreads == 1;
+	size_t j, k;
+
+	if (!d->x)
+		return 0;
+	if (compact && (v = ga_map_find(&nx->tid_map, proc, tid0)))
+		x0 = *v + 2;
+	for (j = 0; compact && j < d->n; j++) {
+		uint32_t x = d->x[j];
+
+		if (x < 2) {
+			code = x; /* 0: no activity; 1: CODE_UNATTR */
+		} else {
+			code = code_of(innermost(nx, proc, nx->tids[x - 2], d->t[j]));
+			if (x != x0 || (code >= CODE_RANGE && !nx->nested[code - CODE_RANGE]))
+				break;
+		}
+		d->x[j] = code;
+	}
+	if (j == d->n && compact) {
+		free(d->t);
+		d->t = NULL;
+		return 0;
+	}
+	/* Not compact after all: the ids before j had the ranges' thread. */
+	if (!(d->code = malloc((d->n ? d->n : 1) * sizeof(*d->code))))
+		return -1;
+	for (k = 0; k < j; k++) {
+		d->code[k] = d->x[k];
+		d->x[k] = d->x[k] >= CODE_NONE ? x0 : d->x[k];
+	}
+	for (; k < d->n; k++) {
+		uint32_t x = d->x[k];
+
+		d->code[k] = x < 2 ? x : code_of(innermost(nx, proc, nx->tids[x - 2], d->t[k]));
+	}
+	return 0;
+}
+
+/*
+ * Each correlation's innermost range at its launch, now that the ranges
+ * are indexed.  0, or -1 out of memory.
+ */
+static int resolve_launches(struct ga_ranges *nx)
+{
+	size_t i, th = 0;
 
 	for (i = 0; i < nx->nprocs; i++) {
-		const struct ga_ranges_dense *d = &nx->dense[i];
+		uint32_t proc = nx->proc_base + (uint32_t)i;
+		size_t nth = 0;
 
-		for (j = 0; j < d->n; j++) {
-			struct ga_ranges_corr *c;
-
-			if (!d->v[j])
-				continue;
-			c = &nx->corrs[d->v[j] - 1];
-			if (c->t != UINT64_MAX)
-				c->inner = innermost(nx, nx->proc_base + (uint32_t)i, c->tid, c->t);
-		}
+		/* A process's threads are contiguous, processes in order. */
+		while (th < nx->nthreads && nx->ranges[nx->threads[th].lo].proc < proc)
+			th++;
+		while (th + nth < nx->nthreads && nx->ranges[nx->threads[th + nth].lo].proc == proc)
+			nth++;
+		if (resolve_proc(nx, i, nth, nth ? nx->ranges[nx->threads[th].lo].tid : 0))
+			return -1;
 	}
 	for (i = 0; i < nx->corr_map.cap; i++) {
 		const struct ga_map_ent *e = &nx->corr_map.e[i];
@@ -416,9 +575,10 @@ static void resolve_launches(struct ga_ranges *nx)
 		if (!e->used || !e->val)
 			continue;
 		c = &nx->corrs[e->val - 1];
-		if (c->t != UINT64_MAX)
-			c->inner = innermost(nx, (uint32_t)e->a, c->tid, c->t);
+		if (c->code && c->t != UINT64_MAX)
+			c->code = code_of(innermost(nx, (uint32_t)e->a, c->tid, c->t));
 	}
+	return 0;
 }
 
 static int activity(uint32_t type)
@@ -477,6 +637,8 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		break;
 	case GP_REC_CONFIG: {
 		uint32_t trace = ((const struct gp_rec_config *)(const void *)rec)->trace;
+
+		s->no_api = !(trace & GP_TRACE_API);
 
 		if (!(trace & GP_TRACE_NVTX) && !s->nx->proc_ranges[s->proc - s->nx->proc_base]) {
 			/* Still read on for copies to pair, when copies were traced,
@@ -552,6 +714,7 @@ static int read_src(struct scan *s, const struct ga_ranges_src *src)
 
 	s->skip = 0;
 	s->skip_nvtx = 0;
+	s->no_api = 0;
 	s->oom = 0;
 	/* Correlation ids are the file's own. */
 	free(s->ring);
@@ -591,6 +754,63 @@ static int cmp_range(const void *pa, const void *pb)
 	if (a->end != b->end)
 		return a->end > b->end ? -1 : 1;
 	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int cmp_range_at(const void *pa, const void *pb, void *ctx)
+{
+	const struct ga_ranges_range *r = ctx;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	int c = cmp_range(&r[a], &r[b]);
+
+	if (c)
+		return c;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Sort the ranges, and their details with them: the order sorted (4 bytes
+ * a range, where qsort() of the ranges took a copy of them), then each
+ * cycle of it moved in place.  0, or -1 out of memory.
+ */
+static int sort_ranges(struct ga_ranges *nx)
+{
+	struct ga_ranges_range *r = nx->ranges;
+	struct ga_ranges_detail *d = nx->details;
+	uint32_t *ord = malloc((nx->nranges ? nx->nranges : 1) * sizeof(*ord));
+	size_t i;
+
+	if (!ord)
+		return -1;
+	for (i = 0; i < nx->nranges; i++)
+		ord[i] = (uint32_t)i;
+	qsort_r(ord, nx->nranges, sizeof(*ord), cmp_range_at, r);
+	/* Position j takes the range at ord[j]; ord[j] = j marks it placed. */
+	for (i = 0; i < nx->nranges; i++) {
+		struct ga_ranges_range tr;
+		struct ga_ranges_detail td = { 0 };
+		uint32_t j = (uint32_t)i;
+
+		if (ord[i] == i)
+			continue;
+		tr = r[i];
+		if (d)
+			td = d[i];
+		while (ord[j] != i) {
+			uint32_t k = ord[j];
+
+			r[j] = r[k];
+			if (d)
+				d[j] = d[k];
+			ord[j] = j;
+			j = k;
+		}
+		r[j] = tr;
+		if (d)
+			d[j] = td;
+		ord[j] = j;
+	}
+	free(ord);
+	return 0;
 }
 
 static __attribute__((noinline)) uint32_t node_add(struct ga_ranges *nx, struct ga_ranges_nref *c,
@@ -647,8 +867,8 @@ static int index_ranges(struct ga_ranges *nx, struct gnode_raw *gn, size_t ngn)
 
 	if (nx->nranges >= GA_RANGES_UNATTR)
 		return -1;
-	if (nx->nranges)
-		qsort(nx->ranges, nx->nranges, sizeof(*nx->ranges), cmp_range);
+	if (sort_ranges(nx))
+		return -1;
 	if (!(nx->nested = calloc(nx->nranges ? nx->nranges : 1, 1)))
 		return -1;
 	for (i = 0; i < nx->nranges; i++) {
@@ -750,12 +970,15 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 	for (i = 0; i < n; i++)
 		if (!nx->proc_ranges[i] && !nx->want_launches) {
 			/* Its activities are outside any range: nothing to look up. */
-			free(nx->dense[i].v);
+			free(nx->dense[i].t);
+			free(nx->dense[i].x);
 			memset(&nx->dense[i], 0, sizeof(nx->dense[i]));
 		}
-	if (index_ranges(nx, gn, ngn))
+	/* The last file's ring is not needed again: free it before the index grows. */
+	free(s.ring);
+	s.ring = NULL;
+	if (index_ranges(nx, gn, ngn) || resolve_launches(nx))
 		goto out;
-	resolve_launches(nx);
 	rc = 0;
 out:
 	if (rc)
@@ -786,6 +1009,7 @@ ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx)
 	s = nx->ahead;
 	s->proc = proc;
 	s->skip_nvtx = 1;
+	s->no_api = 0;
 	s->skip = 0;
 	s->oom = 0;
 	*actx = s;
@@ -795,22 +1019,34 @@ ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx)
 int ga_ranges_launch(const struct ga_ranges *nx, const struct ga_act *a, uint32_t *tid,
 		     uint64_t *t)
 {
-	const uint32_t *v;
+	uint32_t pi = a->proc - nx->proc_base;
+	const struct ga_ranges_dense *d;
 
-	if (!nx->want_launches || !nx->corrs)
+	if (!nx->want_launches || !nx->dense || a->proc < nx->proc_base || pi >= nx->nprocs)
 		return 0;
-	v = corr_find(nx, a->proc, a->correlation);
-	if (!v || !*v || nx->corrs[*v - 1].t == UINT64_MAX)
+	if (a->correlation >= CORR_DENSE) {
+		const struct ga_ranges_corr *c = corr_big(nx, a->proc, a->correlation);
+
+		if (!c || c->t == UINT64_MAX)
+			return 0;
+		*tid = c->tid;
+		*t = c->t;
+		return 1;
+	}
+	/* Launches are never compacted. */
+	d = &nx->dense[pi];
+	if (a->correlation >= d->n || !d->t || d->x[a->correlation] < 2)
 		return 0;
-	*tid = nx->corrs[*v - 1].tid;
-	*t = nx->corrs[*v - 1].t;
+	*tid = nx->tids[d->x[a->correlation] - 2];
+	*t = d->t[a->correlation];
 	return 1;
 }
 
 struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a)
 {
 	struct ga_ranges_attr at = { GA_RANGES_NONE, 0, GA_RANGES_NONE };
-	uint32_t pi = a->proc - nx->proc_base;
+	uint32_t pi = a->proc - nx->proc_base, corr = a->correlation, code;
+	const struct ga_ranges_dense *d;
 	const uint32_t *v;
 
 	if (a->proc < nx->proc_base || pi >= nx->nprocs || !nx->proc_ranges[pi])
@@ -824,14 +1060,39 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 		}
 		return at;
 	}
-	v = corr_find(nx, a->proc, a->correlation);
-	if (!v || !*v || nx->corrs[*v - 1].t == UINT64_MAX) {
-		at.inner = GA_RANGES_UNATTR;
+	at.inner = GA_RANGES_UNATTR;
+	if (!nx->dense)
+		return at;
+	if (corr >= CORR_DENSE) {
+		const struct ga_ranges_corr *c = corr_big(nx, a->proc, corr);
+
+		if (!c || c->t == UINT64_MAX)
+			return at;
+		at.inner = c->code >= CODE_RANGE ? c->code - CODE_RANGE : GA_RANGES_NONE;
+		at.t = c->t;
+		at.tid = c->tid;
 		return at;
 	}
-	at.inner = nx->corrs[*v - 1].inner;
-	at.t = nx->corrs[*v - 1].t;
-	at.tid = nx->corrs[*v - 1].tid;
+	d = &nx->dense[pi];
+	if (corr >= d->n || !d->x)
+		return at;
+	if (d->t) {
+		if (d->x[corr] < 2)
+			return at;
+		code = d->code[corr];
+		at.inner = code >= CODE_RANGE ? code - CODE_RANGE : GA_RANGES_NONE;
+		at.t = d->t[corr];
+		at.tid = nx->tids[d->x[corr] - 2];
+		return at;
+	}
+	/* Compacted (resolve_proc()): the range's start stands for the time. */
+	code = d->x[corr];
+	if (code >= CODE_RANGE) {
+		at.inner = code - CODE_RANGE;
+		at.t = nx->ranges[at.inner].start;
+	} else if (code == CODE_NONE) {
+		at.inner = GA_RANGES_NONE;
+	}
 	return at;
 }
 
@@ -940,10 +1201,15 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 		other_threads(nx, a, at, ac.dur);
 	if (at->inner < GA_RANGES_UNATTR) {
 		nx->in_range++;
-		/* Launched while every range of the chain is open: counted at finish. */
+		/*
+		 * Launched while every range of the chain is open: counted at
+		 * finish, by name path (the range nodes, all made by index_ranges()).
+		 */
 		if (nx->nested && nx->nested[at->inner] && at->t < nx->ranges[at->inner].end &&
-		    (nx->self || (nx->self = calloc(nx->nranges, sizeof(*nx->self))))) {
-			struct ga_ranges_self *o = &nx->self[at->inner];
+		    (nx->self || (nx->self = calloc(nx->nself = nx->nnodes ? nx->nnodes : 1,
+						    sizeof(*nx->self)))) &&
+		    nx->ranges[at->inner].node < nx->nself) {
+			struct ga_ranges_self *o = &nx->self[nx->ranges[at->inner].node];
 
 			o->gpu_ns += ac.dur;
 			o->acts++;
@@ -1096,78 +1362,43 @@ static int account_model(struct ga_ranges *nx, const struct ga_model *m)
 }
 
 /*
- * The activities summed per range (ga_ranges_account's nesting case) into
- * the keys: each range's subtree, to its key, unless a range of the same
- * key encloses it (a name nested in itself counts once), found by one walk
- * of the range forest.  0, or -1 out of memory.
+ * The activities summed per range node (ga_ranges_account's nesting case)
+ * into the keys: each node's, once to each key of its name path (a name
+ * nested in itself counts once), as a walk of each such range's chain
+ * would have.  0, or -1 out of memory.
  */
 static int keys_from_self(struct ga_ranges *nx)
 {
-	uint32_t *child, *next, *active, roots = GA_RANGES_NONE, x;
-	size_t n = nx->nranges, i;
+	uint32_t *seen;
+	size_t i;
 
 	if (!nx->self)
 		return 0;
-	child = malloc(n * sizeof(*child));
-	next = malloc(n * sizeof(*next));
-	active = calloc(nx->nkeys ? nx->nkeys : 1, sizeof(*active));
-	if (!child || !next || !active) {
-		free(child);
-		free(next);
-		free(active);
+	seen = calloc(nx->nkeys ? nx->nkeys : 1, sizeof(*seen));
+	if (!seen)
 		return -1;
-	}
-	/* A range's parent comes before it: sum the subtrees from the end. */
-	for (i = n; i-- > 0;) {
+	for (i = 0; i < nx->nself && i < UINT32_MAX; i++) {
 		const struct ga_ranges_self *o = &nx->self[i];
-		uint32_t p = nx->ranges[i].parent;
+		uint32_t p;
 
-		child[i] = GA_RANGES_NONE;
-		if (p == GA_RANGES_NONE) {
-			next[i] = roots;
-			roots = (uint32_t)i;
+		if (!o->acts)
 			continue;
-		}
-		nx->self[p].gpu_ns += o->gpu_ns;
-		nx->self[p].acts += o->acts;
-		nx->self[p].kernels += o->kernels;
-	}
-	for (i = n; i-- > 0;) {
-		uint32_t p = nx->ranges[i].parent;
+		for (p = (uint32_t)i; p != GA_RANGES_NONE && nx->nodes[p].kind == GA_RANGES_N_RANGE;
+		     p = nx->nodes[p].parent) {
+			struct ga_ranges_key *k = &nx->keys[nx->nodes[p].id];
 
-		if (p != GA_RANGES_NONE) {
-			next[i] = child[p];
-			child[p] = (uint32_t)i;
-		}
-	}
-	/* Depth first; active[key]: ranges of that key on the path. */
-	for (x = roots; x != GA_RANGES_NONE;) {
-		const struct ga_ranges_self *o = &nx->self[x];
-		struct ga_ranges_key *k = &nx->keys[nx->ranges[x].key];
-
-		if (!active[nx->ranges[x].key]++) {
+			if (seen[nx->nodes[p].id] == i + 1)
+				continue;
+			seen[nx->nodes[p].id] = (uint32_t)i + 1;
 			k->gpu_ns += o->gpu_ns;
 			k->acts += o->acts;
 			k->kernels += o->kernels;
 		}
-		if (child[x] != GA_RANGES_NONE) {
-			x = child[x];
-			continue;
-		}
-		while (x != GA_RANGES_NONE) {
-			active[nx->ranges[x].key]--;
-			if (next[x] != GA_RANGES_NONE) {
-				x = next[x];
-				break;
-			}
-			x = nx->ranges[x].parent;
-		}
 	}
-	free(child);
-	free(next);
-	free(active);
+	free(seen);
 	free(nx->self);
 	nx->self = NULL;
+	nx->nself = 0;
 	return 0;
 }
 

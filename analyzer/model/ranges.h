@@ -23,12 +23,15 @@
  * launches backward kernels from a thread of its own while "backward" is
  * open on the main thread).  Processes with more than
  * GA_RANGES_OTHER_THREADS threads that have ranges are left out of that
- * (other_skipped).  Memory: one entry per
- * range (and 1 byte more, 25 while activities are counted: see
- * nested) and about 20 bytes per distinct activity correlation of the files
- * that have ranges, 16 MiB at most for API records waiting for their
- * activities (while a file is scanned); traces recorded without NVTX are
- * not even read whole.
+ * (other_skipped).  Memory: 49 bytes per range (73 with the details the
+ * timeline exports write; GPU time of nested ranges is summed per name
+ * path, not per range), 12 bytes per correlation id of the files that
+ * have ranges and traced API calls while they are scanned, then 4 where
+ * the launching thread and time are not needed again (a process whose
+ * ranges are all on one thread and nest, the launches all made there; 16
+ * otherwise, and for launches), 16 MiB at most for API records waiting
+ * for their activities (while a file is scanned); traces recorded without
+ * NVTX are not even read whole.
  */
 #ifndef GA_MODEL_RANGES_H
 #define GA_MODEL_RANGES_H
@@ -50,12 +53,21 @@ struct ga_ranges_range {
 	uint32_t key;              /* index into keys: (domain, name) */
 	uint32_t parent;           /* innermost range open at start on the thread, or NONE */
 	uint32_t node;             /* tree node of this range's name path */
-	uint32_t flags;            /* GP_NVTX_UNTERMINATED from the record */
-	uint32_t pushpop;          /* a push/pop range (else start/end) */
+	uint8_t flags;             /* GP_NVTX_UNTERMINATED from the record */
+	uint8_t pushpop;           /* a push/pop range (else start/end) */
+	uint16_t reserved;
+};
+
+/*
+ * What only the timeline exports write of a range: kept, by range index,
+ * when marks are (keep_marks); else every field reads 0.
+ */
+struct ga_ranges_detail {
+	uint64_t payload;          /* raw bits */
 	uint32_t tid_end;          /* the thread that closed it */
 	uint32_t category, color;  /* NVTX category, ARGB color (0: none) */
 	uint32_t payload_kind;     /* GP_NVTX_PAYLOAD_* */
-	uint64_t payload;          /* raw bits */
+	uint32_t reserved;
 };
 
 /* Ranges of one (domain, name), over all their instances and processes. */
@@ -110,10 +122,11 @@ struct ga_ranges_thread {
 	uint32_t lo, hi;           /* its ranges: ranges[lo..hi) */
 };
 
+/* An activity correlation's launch: see corr codes in ranges.c. */
 struct ga_ranges_corr {
 	uint64_t t;                /* start of the earliest API record, UINT64_MAX none */
-	uint32_t inner;            /* innermost range at t */
 	uint32_t tid;              /* the thread of that API record */
+	uint32_t code;             /* 0: no activity; else the innermost range at t, coded */
 };
 
 /* One NVTX mark, kept when the index is asked for them (keep_marks). */
@@ -132,13 +145,23 @@ struct ga_ranges_nref {
 
 #define GA_RANGES_NREF_CACHE 256
 
-/* Correlation ids count up from 1 in a process: an array beats a hash. */
+/*
+ * Correlation ids count up from 1 in a process: arrays by id beat a hash.
+ * While the traces are scanned, 12 bytes an id: t, the start of its
+ * launching API call (UINT64_MAX none), and x: 0 no activity of the id, 1
+ * no API record, else the launching thread's index in tids + 2.  Once the
+ * ranges are known, each id's innermost range, coded (ranges.c), in code;
+ * or, where neither the launching thread nor the time is needed again
+ * (resolve_proc() in ranges.c), in x alone, t freed: 4 bytes an id.
+ */
 struct ga_ranges_dense {
-	uint32_t *v;
+	uint64_t *t; /* NULL once compacted */
+	uint32_t *x;
+	uint32_t *code; /* resolved and not compacted */
 	size_t n, cap;
 };
 
-/* GPU work of the activities launched in one range, innermost (see ga_ranges_account). */
+/* GPU work of the activities launched innermost in ranges of one name path (ga_ranges_account). */
 struct ga_ranges_self {
 	uint64_t gpu_ns, acts, kernels;
 };
@@ -153,15 +176,19 @@ struct ga_ranges {
 	void *site_ctx;
 	struct ga_ranges_range *ranges;   /* by (proc, tid, start, end descending) */
 	size_t nranges, capranges;
+	struct ga_ranges_detail *details; /* by range index, with keep_marks; else NULL */
+	size_t capdetails;
 	/*
 	 * Per range: 1 when every range on its parent chain ends no earlier
 	 * than it does (nesting), so that all of them are open wherever it is;
-	 * the activities launched in such a range are summed in self and
-	 * counted into the keys once, at finish, instead of each walking the
-	 * chain (deep nesting made that cost depth x activities).
+	 * the activities launched in such a range are summed in self, by the
+	 * range's tree node (its name path, the keys of its chain), and
+	 * counted into the keys of that path once, at finish, instead of each
+	 * walking the chain (deep nesting made that cost depth x activities).
 	 */
 	uint8_t *nested;
-	struct ga_ranges_self *self;      /* per range, made on first use */
+	struct ga_ranges_self *self; /* per tree node, made on first use */
+	size_t nself;
 	struct ga_ranges_key *keys;
 	size_t nkeys, capkeys;
 	struct ga_map key_map;     /* (domain, name) -> key index */
@@ -171,9 +198,12 @@ struct ga_ranges {
 	struct ga_ranges_thread *threads;
 	size_t nthreads, capthreads;
 	struct ga_map thread_map;  /* (proc, tid) -> thread index */
-	struct ga_ranges_corr *corrs;
+	struct ga_ranges_corr *corrs; /* of large correlation ids (corr_map) */
 	size_t ncorrs, capcorrs;
-	struct ga_ranges_dense *dense; /* per process: correlation -> corr index + 1 */
+	struct ga_ranges_dense *dense; /* per process: correlation -> its launch */
+	uint32_t *tids;                /* launching threads of dense's x */
+	size_t ntids, captids;
+	struct ga_map tid_map;     /* (proc, tid) -> index in tids */
 	struct ga_map corr_map;    /* (proc, correlation) -> corr index + 1, large ids */
 	struct ga_map gnode_map;   /* (proc, graph node) -> range index + 1, UINT32_MAX none */
 	struct ga_ranges_node *nodes;
@@ -199,8 +229,9 @@ struct ga_ranges {
 	int from_model;
 	/*
 	 * Asked before the scan: launches (every activity's API call, for
-	 * API-to-activity flows; about 20 bytes per distinct activity
-	 * correlation) and marks (each mark, 24 bytes each).
+	 * API-to-activity flows; 16 bytes per correlation id of processes
+	 * that traced API calls) and marks (each mark, 24 bytes each; and
+	 * each range's details, 24 bytes each).
 	 */
 	int want_launches, keep_marks;
 	/*
@@ -295,6 +326,14 @@ int ga_ranges_link(struct ga_ranges *nx, const struct ga_model *m, int hide_empt
 
 /* Key indices by GPU time, then CPU time, descending; NULL out of memory. */
 uint32_t *ga_ranges_order_keys(const struct ga_ranges *nx, const struct ga_model *m);
+
+/* The details of range i: kept with keep_marks, else all 0. */
+static inline struct ga_ranges_detail ga_ranges_detail_of(const struct ga_ranges *nx, size_t i)
+{
+	struct ga_ranges_detail d = { 0 };
+
+	return nx->details && i < nx->nranges ? nx->details[i] : d;
+}
 
 /* The "(no range)" and "(unattributed)" roots, which sort last. */
 static inline int ga_ranges_pseudo_root(const struct ga_ranges_node *n)

@@ -688,23 +688,23 @@ static void payload(struct ga_jw *w, uint32_t kind, uint64_t raw)
 }
 
 static void range_args(struct ga_jw *w, const struct ga_model *m, const struct ga_ranges_range *r,
-		       const struct ga_ranges_key *k)
+		       const struct ga_ranges_detail *d, const struct ga_ranges_key *k)
 {
 	ga_jw_key(w, "args");
 	ga_jw_obj(w, GA_JW_COMPACT);
 	ksid(w, "domain", m, k->domain);
 	ga_jw_kbool(w, "unterminated", r->flags != 0);
-	if (r->tid_end && r->tid_end != r->tid)
-		ga_jw_ku64(w, "ended_on_tid", r->tid_end);
-	if (r->category)
-		ga_jw_ku64(w, "category", r->category);
-	if (r->color) {
+	if (d->tid_end && d->tid_end != r->tid)
+		ga_jw_ku64(w, "ended_on_tid", d->tid_end);
+	if (d->category)
+		ga_jw_ku64(w, "category", d->category);
+	if (d->color) {
 		ga_jw_key(w, "color");
-		ga_jw_rawf(w, "\"#%06x\"", r->color & 0xffffffu);
+		ga_jw_rawf(w, "\"#%06x\"", d->color & 0xffffffu);
 	}
-	if (r->payload_kind) {
+	if (d->payload_kind) {
 		ga_jw_key(w, "payload");
-		payload(w, r->payload_kind, r->payload);
+		payload(w, d->payload_kind, d->payload);
 	}
 	ga_jw_end(w);
 }
@@ -723,6 +723,7 @@ static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_range
 	for (i = 0; i < rg->nranges; i++) {
 		const struct ga_ranges_range *r = &rg->ranges[i];
 		const struct ga_ranges_key *k = &rg->keys[r->key];
+		struct ga_ranges_detail d = ga_ranges_detail_of(rg, i);
 		int ph;
 
 		if (proc_seen(e, m, r->proc))
@@ -736,7 +737,7 @@ static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_range
 			ga_jw_ku64(w, "tid", c->rl.range_tid[i]);
 			kts(e, "ts", r->start);
 			kdur(w, r->end - r->start);
-			range_args(w, m, r, k);
+			range_args(w, m, r, &d, k);
 			ga_jw_end(w);
 			continue;
 		}
@@ -748,10 +749,10 @@ static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_range
 			ga_jw_kcstr(w, "ph", ph ? "e" : "b");
 			ga_jw_kcstr(w, "id", id);
 			ga_jw_ku64(w, "pid", c->pp.pid[r->proc]);
-			ga_jw_ku64(w, "tid", ph && r->tid_end ? r->tid_end : r->tid);
+			ga_jw_ku64(w, "tid", ph && d.tid_end ? d.tid_end : r->tid);
 			kts(e, "ts", ph ? r->end : r->start);
 			if (!ph)
-				range_args(w, m, r, k);
+				range_args(w, m, r, &d, k);
 			ga_jw_end(w);
 		}
 	}

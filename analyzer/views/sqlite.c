@@ -716,9 +716,10 @@ static int threads(struct sq *q, const struct ga_model *m, const struct ga_range
 
 	for (i = 0; i < rg->nranges; i++) {
 		const struct ga_ranges_range *r = &rg->ranges[i];
+		uint32_t tid_end = ga_ranges_detail_of(rg, i).tid_end;
 
 		if (ga_map_insert(&q->threads, r->proc, r->tid, &slot) < 0 ||
-		    (r->tid_end && ga_map_insert(&q->threads, r->proc, r->tid_end, &slot) < 0))
+		    (tid_end && ga_map_insert(&q->threads, r->proc, tid_end, &slot) < 0))
 			return -1;
 	}
 	for (i = 0; i < rg->nmark_events; i++)
@@ -853,11 +854,12 @@ static int nvtx(struct sq *q, const struct ga_ranges *rg)
 	for (i = 0; i < rg->nranges && !rc; i++) {
 		const struct ga_ranges_range *r = &rg->ranges[i];
 		const struct ga_ranges_key *key = &rg->keys[r->key];
+		struct ga_ranges_detail d = ga_ranges_detail_of(rg, i);
 
 		bi(s, 1, i);
 		bi(s, 2, r->proc);
 		bi(s, 3, r->tid);
-		bi(s, 4, r->tid_end ? r->tid_end : r->tid);
+		bi(s, 4, d.tid_end ? d.tid_end : r->tid);
 		bi(s, 5, r->id);
 		bsid(s, 6, key->domain);
 		bsid(s, 7, key->name);
@@ -869,10 +871,10 @@ static int nvtx(struct sq *q, const struct ga_ranges *rg)
 			bnull(s, 12);
 		else
 			bi(s, 12, r->parent);
-		bi(s, 13, r->category);
-		bi(s, 14, r->color);
-		bstr(s, 15, payload_kind(r->payload_kind));
-		bpayload(s, 16, r->payload_kind, r->payload);
+		bi(s, 13, d.category);
+		bi(s, 14, d.color);
+		bstr(s, 15, payload_kind(d.payload_kind));
+		bpayload(s, 16, d.payload_kind, d.payload);
 		rc = step(q, s);
 	}
 	sqlite3_finalize(s);
