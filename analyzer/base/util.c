@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ga_util_grow(void *pptr, size_t *cap, size_t need, size_t elsize)
+int ga_util_grow_slow(void *pptr, size_t *cap, size_t need, size_t elsize)
 {
 	void **pp = pptr;
 	size_t ncap;

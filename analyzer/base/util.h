@@ -12,11 +12,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
+int ga_util_grow_slow(void *pptr, size_t *cap, size_t need, size_t elsize);
+
 /*
  * Make room for need elements in the array *pptr of capacity *cap.
  * Returns 0, or -1 when memory runs out (the array is left as it was).
+ * Inline where there is room: callers add records one at a time.
  */
-int ga_util_grow(void *pptr, size_t *cap, size_t need, size_t elsize);
+static inline int ga_util_grow(void *pptr, size_t *cap, size_t need, size_t elsize)
+{
+	if (need <= *cap)
+		return 0;
+	return ga_util_grow_slow(pptr, cap, need, elsize);
+}
 
 /* Open-addressing map from a (a, b) pair of 64-bit keys to a 32-bit value. */
 struct ga_map_ent {
