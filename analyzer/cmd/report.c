@@ -184,6 +184,8 @@ int cmd_report(int argc, char **argv)
 	an.st.fold = fold;
 	/* Busy intervals retire as read; the findings scan their gaps as they go. */
 	an.m.busy_retire = 1;
+	/* Without findings printed or gating the exit, nothing of them is gathered. */
+	an.fd.off = r.o.findings == GA_FINDINGS_NONE && !fail_on;
 	if (r.o.tree) {
 		/* The tree names each kernel's launch sites: stacks read ahead. */
 		an.o.sites_ahead = 1;

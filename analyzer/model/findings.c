@@ -513,6 +513,8 @@ static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp
 {
 	struct ga_findings *fd = ctx;
 
+	if (fd->off)
+		return fd->next.rec ? fd->next.rec(fd->next.ctx, m, proc, rec) : 0;
 	if (rec->type == GP_REC_API && (on_api(fd, m, proc, (const void *)rec) ||
 					(step_due(fd) && step(fd, 0))))
 		fd->oom = 1;
@@ -708,7 +710,7 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_findings *fd = ctx;
 
-	if (on_act(fd, m, a) || (step_due(fd) && step(fd, 0)))
+	if (!fd->off && (on_act(fd, m, a) || (step_due(fd) && step(fd, 0))))
 		fd->oom = 1;
 	return fd->next.act ? fd->next.act(fd->next.ctx, m, a) : 0;
 }
@@ -959,7 +961,10 @@ static int scan_iv(struct ga_findings *fd, uint32_t d, const uint32_t *pl, size_
 	uint64_t len = e - s, gap = 0;
 	unsigned cause = GA_CAUSE_NONE;
 
-	if (v->scanned && s > v->prev_end) {
+	/* A gap under GA_FIND_DRAIN_GAP_NS has no cause, whatever the calls: none looked for. */
+	if (v->scanned && s > v->prev_end && s - v->prev_end < GA_FIND_DRAIN_GAP_NS) {
+		gap = s - v->prev_end;
+	} else if (v->scanned && s > v->prev_end) {
 		const struct ga_fcall *call;
 
 		gap = s - v->prev_end;
@@ -1315,23 +1320,24 @@ static int scan_finish(struct fin *x)
 	struct ga_findings *fd = x->fd;
 	struct ga_model *m = x->m;
 
-	if (devs_grow(fd, m->ndevs))
+	if (devs_grow(fd, m->ndevs) || step(fd, 1))
 		return -1;
+	/* What the busy unions did not retire follows what they did, read in place. */
 	for (uint32_t d = 0; d < m->ndevs; d++) {
 		const struct ga_busy *b = &m->devs[d].busy;
-		struct ga_fdev *v = &fd->devs[d];
+		size_t np;
 
-		if (m->devs[d].dead)
+		if (m->devs[d].dead || !b->niv)
 			continue;
-		for (size_t i = 0; i < b->niv; i++) {
-			if (ga_util_grow(&v->pend, &v->cappend, v->npend + 1, sizeof(*v->pend)))
+		np = dev_procs(fd, d);
+		for (size_t i = 0; i < np; i++)
+			if (fd->plist[i] < fd->nprocs && calls_sort(&fd->procs[fd->plist[i]]))
 				return -1;
-			v->pend[v->npend++] = b->iv[i];
-			fd->npend++;
-		}
+		cands_sort(&fd->devs[d]);
+		for (size_t i = 0; i < b->niv; i++)
+			if (scan_iv(fd, d, fd->plist, np, b->iv[i].start, b->iv[i].end))
+				return -1;
 	}
-	if (step(fd, 1))
-		return -1;
 	for (uint32_t d = 0; d < m->ndevs; d++) {
 		struct ga_fdev *v = &fd->devs[d];
 
@@ -2108,6 +2114,8 @@ int ga_findings_finish(struct ga_findings *fd, const struct ga_findings_in *in)
 	fd->finished = 1;
 	if (fd->oom)
 		return -1;
+	if (fd->off)
+		return 0;
 	fd->m = m;
 	if (scan_finish(&x))
 		goto out;

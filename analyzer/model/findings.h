@@ -290,6 +290,7 @@ struct ga_fcopy {
 };
 
 struct ga_findings {
+	int off;                   /* set before reading: observe nothing, find nothing */
 	struct ga_observer next;   /* the observer bound before */
 	const struct ga_sites *st; /* stacks of activities while reading (may be unbound) */
 	struct ga_fdev *devs;
