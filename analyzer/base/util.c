@@ -94,13 +94,19 @@ static int map_rehash(struct ga_map *m)
 
 int ga_map_insert(struct ga_map *m, uint64_t a, uint64_t b, uint32_t **slot)
 {
-	size_t i, mask;
 	uint32_t *v = ga_map_find(m, a, b);
 
 	if (v) {
 		*slot = v;
 		return 0;
 	}
+	return ga_map_add_absent(m, a, b, slot);
+}
+
+int ga_map_add_absent(struct ga_map *m, uint64_t a, uint64_t b, uint32_t **slot)
+{
+	size_t i, mask;
+
 	/* Keep the load under 1/2 so probes stay short. */
 	if ((m->n + 1) * 2 > m->cap && map_rehash(m))
 		return -1;

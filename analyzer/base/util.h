@@ -47,6 +47,8 @@ uint32_t *ga_map_find(const struct ga_map *m, uint64_t a, uint64_t b);
  * value is 0).  Returns 1 when added, 0 when it existed, -1 out of memory.
  */
 int ga_map_insert(struct ga_map *m, uint64_t a, uint64_t b, uint32_t **slot);
+/* Add (a, b), known not to be there (no lookup first): 1, or -1 out of memory. */
+int ga_map_add_absent(struct ga_map *m, uint64_t a, uint64_t b, uint32_t **slot);
 /* Forget (a, b) if it is there. */
 void ga_map_remove(struct ga_map *m, uint64_t a, uint64_t b);
 /* Forget the entry whose value v is, as ga_map_find gave it (no second lookup). */

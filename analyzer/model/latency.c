@@ -158,7 +158,8 @@ static int wait(struct ga_latency *l, uint64_t key, uint64_t call, uint64_t star
 	x->kernel = (uint8_t)kernel;
 	x->replayed = (uint8_t)replayed;
 	x->used = 1;
-	if (ga_map_insert(&l->waiting, key, 0, &slot) < 0)
+	/* Both callers looked key up and found it absent; a generation only removes. */
+	if (ga_map_add_absent(&l->waiting, key, 0, &slot) < 0)
 		return -1;
 	*slot = i + 1;
 	if (l->waiting.n > l->max_waiting)
