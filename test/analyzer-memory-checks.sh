@@ -5,9 +5,13 @@
 # 1M the findings' tables of launches by correlation, 32 MiB, are full)
 # (bench/synth_trace N), and on the compression bomb (synth_trace --same:
 # records of one stream that differ only by a constant step) of 4M records
-# against 1M, reported without findings, where the busy intervals retire as
-# they are read (model/busy.h; the findings read every busy interval).
-# The bound is bytes of peak RSS per record more.  The durations of one
+# against 1M, with findings and without: the busy intervals retire as they
+# are read (model/busy.h) and the findings scan their gaps as they retire
+# (model/findings.h); the bomb of 1e7 records under 96 MiB.  A mixed trace
+# (synth_trace --mix: API calls, copies, memory records) of 4M records
+# against 1M: the findings add at most 1 byte a record to what the report
+# without them grows (the memory-in-use replay keeps each memory record,
+# model/memuse.h).  The bound is bytes of peak RSS per record more.  The durations of one
 # kernel, 2M and 8M launches, without findings: the same peak, where --exact
 # grows by 4 bytes a launch; past 65536 launches the row's median, P90 and
 # P99 are marked as estimates (~, the header's Quantiles: line), not with
@@ -15,9 +19,10 @@
 # 45% API calls) of 4M records against 1M, without findings: the ranges
 # and each activity's launching call are kept from the scan to the end, in
 # 49 bytes a range and 4 bytes a correlation id (12 while the trace is
-# scanned).  The Chrome export of the kernel-only traces (API calls not
-# traced): no launching call to keep for its flows.  Prints "ok - ..." /
-# "not ok - ..." lines; about 30 seconds.
+# scanned), and four such rank traces of 1M read together against one.
+# The Chrome export of the kernel-only traces (API calls not traced): no
+# launching call to keep for its flows.  Prints "ok - ..." /
+# "not ok - ..." lines; about 40 seconds.
 #
 #   bash test/analyzer-memory-checks.sh BUILD_DIR
 set -u
@@ -81,6 +86,45 @@ grows_cmd() {
 grows "peak RSS of a kernel-only report" "$tmp/k1.gpuprof" "$tmp/k4.gpuprof" 3
 grows "peak RSS of the bomb's report without findings" "$tmp/s1.gpuprof" "$tmp/s4.gpuprof" 1 \
 	--findings=none
+# Before: 16 B/record (every busy interval kept for the findings' gaps).
+grows "peak RSS of the bomb's report with findings" "$tmp/s1.gpuprof" "$tmp/s4.gpuprof" 1
+rm -f "$tmp/s1.gpuprof" "$tmp/s4.gpuprof"
+# Before: 173 MiB (1544 MiB at 1e8 records).
+if "$build/bench/synth_trace" --same 10000000 "$tmp/s10.gpuprof" 2>/dev/null; then
+	a=$(peak_kib report "$tmp/s10.gpuprof")
+	if [ "$a" -gt 0 ] && [ "$a" -le $((96 * 1024)) ]; then
+		ok "the bomb of 1e7 records reports with findings in $a KiB (at most 96 MiB)"
+	else
+		notok "the bomb of 1e7 records: $a KiB with findings (more than 96 MiB, or failed)"
+	fi
+else
+	notok "synth_trace did not write the bomb of 1e7 records"
+fi
+rm -f "$tmp/s10.gpuprof"
+# The findings' share of a mixed report's growth: host calls, gap candidates and
+# copy stacks kept only while a later gap can use them (this trace keeps few
+# calls: a bound against regressions).  One decoding thread: the peak with
+# several varies by 2-3 MiB from run to run.
+if "$build/bench/synth_trace" --mix 1000000 "$tmp/m1.gpuprof" 2>/dev/null &&
+	"$build/bench/synth_trace" --mix 4000000 "$tmp/m4.gpuprof" 2>/dev/null; then
+	ra=$("$build/bench/scan_floor" "$tmp/m1.gpuprof" | awk '{print $2}')
+	rb=$("$build/bench/scan_floor" "$tmp/m4.gpuprof" | awk '{print $2}')
+	a=$(peak_kib report -j 1 "$tmp/m1.gpuprof")
+	b=$(peak_kib report -j 1 "$tmp/m4.gpuprof")
+	na=$(peak_kib report -j 1 --findings=none "$tmp/m1.gpuprof")
+	nb=$(peak_kib report -j 1 --findings=none "$tmp/m4.gpuprof")
+	if [ "$a" -le 0 ] || [ "$b" -le 0 ] || [ "$na" -le 0 ] || [ "$nb" -le 0 ] ||
+		[ "${rb:-0}" -le "${ra:-0}" ]; then
+		notok "mixed: a report failed ($a, $b, $na, $nb KiB; $ra, $rb records)"
+	elif [ $(((b - a - (nb - na)) * 1024)) -le $((rb - ra)) ]; then
+		ok "mixed: $a KiB at $ra records, $b KiB at $rb with findings; $na and $nb KiB without (at most 1 B/record more with them)"
+	else
+		notok "mixed: the findings grow with the records: $a KiB at $ra records, $b KiB at $rb with them; $na and $nb KiB without"
+	fi
+else
+	notok "synth_trace did not write the mixed traces"
+fi
+rm -f "$tmp/m1.gpuprof" "$tmp/m4.gpuprof"
 # Before: 20 B/record (the launching call of every kernel, though none was traced).
 grows_cmd "peak RSS of a kernel-only Chrome export" "$tmp/k1.gpuprof" "$tmp/k4.gpuprof" 3 \
 	export -t chrome -o /dev/null
@@ -95,7 +139,32 @@ if "$build/bench/synth_job" 1000000 "$tmp/n1.gpuprof" >/dev/null 2>&1 &&
 else
 	notok "synth_job did not write the NVTX traces"
 fi
-rm -f "$tmp/n1.gpuprof" "$tmp/n4.gpuprof"
+rm -f "$tmp/n4.gpuprof"
+# Four rank traces of 1M records read together (--tree): each file's
+# launches come down to 4 bytes an id once its ranges are indexed, before
+# the next file is read.  Before: 29 B/record more than one trace; after 16.
+if "$build/bench/synth_job" --rank 1 1000000 "$tmp/r1.gpuprof" >/dev/null 2>&1 &&
+	"$build/bench/synth_job" --rank 2 1000000 "$tmp/r2.gpuprof" >/dev/null 2>&1 &&
+	"$build/bench/synth_job" --rank 3 1000000 "$tmp/r3.gpuprof" >/dev/null 2>&1; then
+	ra=$("$build/bench/scan_floor" "$tmp/n1.gpuprof" | awk '{print $2}')
+	rb=0
+	for f in "$tmp/n1.gpuprof" "$tmp/r1.gpuprof" "$tmp/r2.gpuprof" "$tmp/r3.gpuprof"; do
+		rb=$((rb + $("$build/bench/scan_floor" "$f" | awk '{print $2}')))
+	done
+	a=$(peak_kib report --findings=none --tree "$tmp/n1.gpuprof")
+	b=$(peak_kib report --findings=none --tree "$tmp/n1.gpuprof" "$tmp/r1.gpuprof" \
+		"$tmp/r2.gpuprof" "$tmp/r3.gpuprof")
+	if [ "$a" -le 0 ] || [ "$b" -le 0 ] || [ "$rb" -le "${ra:-0}" ]; then
+		notok "NVTX rank traces: a report failed ($a, $b KiB; $ra, $rb records)"
+	elif [ $(((b - a) * 1024)) -le $((20 * (rb - ra))) ]; then
+		ok "NVTX rank traces: $a KiB for one of $ra records, $b KiB for four ($rb) (at most 20 B/record more)"
+	else
+		notok "NVTX rank traces grow with the records: $a KiB for one of $ra records, $b KiB for four ($rb) (more than 20 B/record)"
+	fi
+else
+	notok "synth_job did not write the NVTX rank traces"
+fi
+rm -f "$tmp/n1.gpuprof" "$tmp/r1.gpuprof" "$tmp/r2.gpuprof" "$tmp/r3.gpuprof"
 
 # Durations (model/quantile.h): 2M and 8M launches of one kernel.  A row keeps
 # 65536 exactly, then a histogram: the peak is the same (at most 0.5 B/record
