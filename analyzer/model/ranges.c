@@ -442,8 +442,8 @@ static uint32_t innermost(const struct ga_ranges *nx, uint32_t proc, uint32_t ti
  * An API record, in the same pass as the activities and ranges: its time
  * and thread go to its correlation's entry, or to the ring until an
  * activity of that correlation comes.  The innermost range at that time is
- * looked up once every range is known (resolve_launches()).  0, or -1 out
- * of memory.
+ * looked up once the file's ranges are known (resolve_proc()).  0, or -1
+ * out of memory.
  */
 static int on_api(struct scan *s, const struct gp_rec_api *r)
 {
@@ -548,26 +548,11 @@ static int resolve_proc(struct ga_ranges *nx, size_t i, size_t nthreads, uint32_
 	return 0;
 }
 
-/*
- * Each correlation's innermost range at its launch, now that the ranges
- * are indexed.  0, or -1 out of memory.
- */
-static int resolve_launches(struct ga_ranges *nx)
+/* The innermost range of each large correlation id's launch, once every range is indexed. */
+static void resolve_big(struct ga_ranges *nx)
 {
-	size_t i, th = 0;
+	size_t i;
 
-	for (i = 0; i < nx->nprocs; i++) {
-		uint32_t proc = nx->proc_base + (uint32_t)i;
-		size_t nth = 0;
-
-		/* A process's threads are contiguous, processes in order. */
-		while (th < nx->nthreads && nx->ranges[nx->threads[th].lo].proc < proc)
-			th++;
-		while (th + nth < nx->nthreads && nx->ranges[nx->threads[th + nth].lo].proc == proc)
-			nth++;
-		if (resolve_proc(nx, i, nth, nth ? nx->ranges[nx->threads[th].lo].tid : 0))
-			return -1;
-	}
 	for (i = 0; i < nx->corr_map.cap; i++) {
 		const struct ga_map_ent *e = &nx->corr_map.e[i];
 		struct ga_ranges_corr *c;
@@ -578,7 +563,6 @@ static int resolve_launches(struct ga_ranges *nx)
 		if (c->code && c->t != UINT64_MAX)
 			c->code = code_of(innermost(nx, (uint32_t)e->a, c->tid, c->t));
 	}
-	return 0;
 }
 
 static int activity(uint32_t type)
@@ -772,20 +756,20 @@ static int cmp_range_at(const void *pa, const void *pb, void *ctx)
  * a range, where qsort() of the ranges took a copy of them), then each
  * cycle of it moved in place.  0, or -1 out of memory.
  */
-static int sort_ranges(struct ga_ranges *nx)
+static int sort_ranges(struct ga_ranges *nx, size_t lo)
 {
-	struct ga_ranges_range *r = nx->ranges;
-	struct ga_ranges_detail *d = nx->details;
-	uint32_t *ord = malloc((nx->nranges ? nx->nranges : 1) * sizeof(*ord));
-	size_t i;
+	struct ga_ranges_range *r = nx->ranges + lo;
+	struct ga_ranges_detail *d = nx->details ? nx->details + lo : NULL;
+	size_t n = nx->nranges - lo, i;
+	uint32_t *ord = malloc((n ? n : 1) * sizeof(*ord));
 
 	if (!ord)
 		return -1;
-	for (i = 0; i < nx->nranges; i++)
+	for (i = 0; i < n; i++)
 		ord[i] = (uint32_t)i;
-	qsort_r(ord, nx->nranges, sizeof(*ord), cmp_range_at, r);
+	qsort_r(ord, n, sizeof(*ord), cmp_range_at, r);
 	/* Position j takes the range at ord[j]; ord[j] = j marks it placed. */
-	for (i = 0; i < nx->nranges; i++) {
+	for (i = 0; i < n; i++) {
 		struct ga_ranges_range tr;
 		struct ga_ranges_detail td = { 0 };
 		uint32_t j = (uint32_t)i;
@@ -859,24 +843,28 @@ static inline uint32_t node_get(struct ga_ranges *nx, uint32_t parent, uint32_t 
 	return node_add(nx, c, parent, kind, id);
 }
 
-/* Sort the ranges, index threads, link parents, place ranges in the tree. */
-static int index_ranges(struct ga_ranges *nx, struct gnode_raw *gn, size_t ngn)
+/*
+ * Sort the ranges of one process, ranges[lo..), index its threads, link
+ * parents, place the ranges in the tree; gn: its graph nodes.  The
+ * processes come in order, so that the ranges, threads and nodes are in
+ * the order one sort of all of them would give.
+ */
+static int index_ranges(struct ga_ranges *nx, size_t lo, const struct gnode_raw *gn, size_t ngn)
 {
 	struct ga_map ids = { 0 };
 	size_t i;
 
 	if (nx->nranges >= GA_RANGES_UNATTR)
 		return -1;
-	if (sort_ranges(nx))
+	if (sort_ranges(nx, lo) ||
+	    ga_util_grow(&nx->nested, &nx->capnested, nx->nranges ? nx->nranges : 1, 1))
 		return -1;
-	if (!(nx->nested = calloc(nx->nranges ? nx->nranges : 1, 1)))
-		return -1;
-	for (i = 0; i < nx->nranges; i++) {
+	for (i = lo; i < nx->nranges; i++) {
 		struct ga_ranges_range *r = &nx->ranges[i];
 		uint32_t *slot, c;
 
 		/* Sorted by thread: a thread's ranges are together, its first starts it. */
-		if (!i || r[-1].proc != r->proc || r[-1].tid != r->tid) {
+		if (i == lo || r[-1].proc != r->proc || r[-1].tid != r->tid) {
 			if (ga_map_insert(&nx->thread_map, r->proc, r->tid, &slot) != 1 ||
 			    ga_util_grow(&nx->threads, &nx->capthreads, nx->nthreads + 1,
 					 sizeof(*nx->threads)))
@@ -920,6 +908,28 @@ oom:
 	return -1;
 }
 
+/*
+ * File i scanned: its ranges (ranges[lo..)) indexed and its correlation
+ * ids resolved; gn: its graph nodes.  0, or -1 out of memory.
+ */
+static int index_file(struct ga_ranges *nx, size_t i, size_t lo, const struct gnode_raw *gn,
+		      size_t ngn)
+{
+	size_t th = nx->nthreads;
+
+	if (!nx->proc_ranges[i] && !nx->want_launches) {
+		/* Its activities are outside any range: nothing to look up. */
+		free(nx->dense[i].t);
+		free(nx->dense[i].x);
+		memset(&nx->dense[i], 0, sizeof(nx->dense[i]));
+		return 0;
+	}
+	if (index_ranges(nx, lo, gn, ngn))
+		return -1;
+	return resolve_proc(nx, i, nx->nthreads - th,
+			    nx->nthreads > th ? nx->ranges[nx->threads[th].lo].tid : 0);
+}
+
 int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ranges_src *src,
 		 size_t n)
 {
@@ -955,9 +965,21 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 	s.ngn = &ngn;
 	s.capgn = &capgn;
 	for (i = 0; i < n; i++) {
+		size_t lo = nx->nranges, glo = ngn;
+
 		s.proc = nx->proc_base + (uint32_t)i;
 		ga_strmap_reset(&s.smap);
 		if (read_src(&s, &src[i]))
+			goto out;
+		/* The file's ring is not needed again: freed before the index grows. */
+		free(s.ring);
+		s.ring = NULL;
+		s.ringcap = 0;
+		/*
+		 * A process's ranges are its own file's: indexed, and its
+		 * launches resolved (most to 4 bytes), before the next file.
+		 */
+		if (index_file(nx, i, lo, ngn > glo ? gn + glo : NULL, ngn - glo))
 			goto out;
 	}
 	nx->indexed = 1;
@@ -967,18 +989,7 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 		rc = 0;
 		goto out;
 	}
-	for (i = 0; i < n; i++)
-		if (!nx->proc_ranges[i] && !nx->want_launches) {
-			/* Its activities are outside any range: nothing to look up. */
-			free(nx->dense[i].t);
-			free(nx->dense[i].x);
-			memset(&nx->dense[i], 0, sizeof(nx->dense[i]));
-		}
-	/* The last file's ring is not needed again: free it before the index grows. */
-	free(s.ring);
-	s.ring = NULL;
-	if (index_ranges(nx, gn, ngn) || resolve_launches(nx))
-		goto out;
+	resolve_big(nx);
 	rc = 0;
 out:
 	if (rc)

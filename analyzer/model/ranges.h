@@ -187,6 +187,7 @@ struct ga_ranges {
 	 * walking the chain (deep nesting made that cost depth x activities).
 	 */
 	uint8_t *nested;
+	size_t capnested;
 	struct ga_ranges_self *self; /* per tree node, made on first use */
 	size_t nself;
 	struct ga_ranges_key *keys;
@@ -277,8 +278,9 @@ struct ga_ranges_src {
  * seen before its correlation's activity waits in a ring of the last 2^20
  * correlation ids (an activity whose call is older than that is
  * unattributed), and the innermost range of each launch is looked up once
- * every range is known.  Files that cannot be read are left for the model
- * to report.  Returns 0, or -1 when memory runs out (nx->err says so).
+ * its file's ranges are known, before the next file is read.  Files that
+ * cannot be read are left for the model to report.  Returns 0, or -1 when
+ * memory runs out (nx->err says so).
  */
 int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ranges_src *src,
 		 size_t n);
