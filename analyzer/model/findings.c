@@ -299,7 +299,8 @@ static void on_retire(void *ctx, uint64_t start, uint64_t end)
 		d->npend -= d->pend0;
 		d->pend0 = 0;
 	}
-	if (ga_util_grow(&d->pend, &d->cappend, d->npend + 1, sizeof(*d->pend))) {
+	if (d->npend == d->cappend &&
+	    ga_util_grow(&d->pend, &d->cappend, d->npend + 1, sizeof(*d->pend))) {
 		fd->oom = 1;
 		return;
 	}
@@ -1127,7 +1128,7 @@ static int scan(struct ga_findings *fd, int all)
 		return -1;
 	for (uint32_t d = 0; d < fd->ndevs && d < m->ndevs; d++) {
 		struct ga_fdev *v = &fd->devs[d];
-		size_t np, i;
+		size_t np, i, end;
 		uint64_t hw = UINT64_MAX;
 
 		if (v->pend0 == v->npend || m->devs[d].dead)
@@ -1147,15 +1148,26 @@ static int scan(struct ga_findings *fd, int all)
 			if (fd->plist[i] < fd->nprocs && calls_sort(&fd->procs[fd->plist[i]]))
 				return -1;
 		cands_sort(v);
-		for (i = v->pend0; i < v->npend; i++) {
-			/* Too many waiting: the oldest go now (down to half), whatever calls may come. */
-			if (!all && v->pend[i].start > hw &&
-			    (v->npend - i <= GA_FIND_PEND_MAX / 2 ||
-			     v->npend - v->pend0 <= GA_FIND_PEND_MAX))
-				break;
+		/* Up to the first past hw (in start order); too many waiting: down to half. */
+		end = v->npend;
+		if (!all && hw != UINT64_MAX) {
+			size_t a = v->pend0, b = v->npend;
+
+			while (a < b) {
+				size_t mid = a + (b - a) / 2;
+
+				if (v->pend[mid].start <= hw)
+					a = mid + 1;
+				else
+					b = mid;
+			}
+			end = a;
+			if (v->npend - v->pend0 > GA_FIND_PEND_MAX && v->npend - end > GA_FIND_PEND_MAX / 2)
+				end = v->npend - GA_FIND_PEND_MAX / 2;
+		}
+		for (i = v->pend0; i < end; i++)
 			if (scan_iv(fd, d, fd->plist, np, v->pend[i].start, v->pend[i].end))
 				return -1;
-		}
 		fd->npend -= i - v->pend0;
 		v->pend0 = i;
 		if (v->pend0 == v->npend)
