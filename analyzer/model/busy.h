@@ -5,8 +5,8 @@
  * into a list of disjoint intervals ordered by start.  Records come nearly
  * in order, so merging mostly extends or appends at the end; an interval
  * that starts earlier is merged where it belongs (a batch with such
- * intervals is merged with the list in one linear pass), so the union is
- * exact in any order.  Memory: the batch (small at first: a trace may name
+ * intervals is merged in one linear pass with the list's tail, from the
+ * first interval it may join), so the union is exact in any order.  Memory: the batch (small at first: a trace may name
  * many devices) plus one entry per idle gap.
  *
  * Retiring (ga_busy_add_stream instead of ga_busy_add, for owners that need
