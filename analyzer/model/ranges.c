@@ -77,12 +77,62 @@ void ga_ranges_init(struct ga_ranges *nx)
 	nx->first_ns = UINT64_MAX;
 }
 
+static void free_times(struct ga_ranges_dense *d)
+{
+	size_t b;
+
+	for (b = 0; d->wide && b < d->cap / GA_RANGES_TBLOCK; b++)
+		free(d->wide[b]);
+	free(d->wide);
+	free(d->base);
+	free(d->t);
+	d->wide = NULL;
+	d->base = NULL;
+	d->t = NULL;
+}
+
+/* The launch time of id j (x[j] >= 2). */
+static inline uint64_t time_get(const struct ga_ranges_dense *d, size_t j)
+{
+	const uint64_t *w = d->wide[j / GA_RANGES_TBLOCK];
+
+	return w ? w[j % GA_RANGES_TBLOCK] : d->base[j / GA_RANGES_TBLOCK] + d->t[j];
+}
+
+/*
+ * Set the launch time of id j: an offset from its block's base (the first
+ * time set there, less 2^31, so that earlier calls of the correlation fit
+ * too), or, once a time of the block does not fit, every time of the block
+ * whole.  0, or -1 out of memory.
+ */
+static int time_set(struct ga_ranges_dense *d, size_t j, uint64_t t)
+{
+	size_t b = j / GA_RANGES_TBLOCK, k, lo = b * GA_RANGES_TBLOCK;
+	uint64_t *w = d->wide[b];
+
+	if (!w) {
+		if (d->base[b] == UINT64_MAX)
+			d->base[b] = t > (1ull << 31) ? t - (1ull << 31) : 0;
+		if (t >= d->base[b] && t - d->base[b] <= UINT32_MAX) {
+			d->t[j] = (uint32_t)(t - d->base[b]);
+			return 0;
+		}
+		if (!(w = malloc(GA_RANGES_TBLOCK * sizeof(*w))))
+			return -1;
+		for (k = 0; k < GA_RANGES_TBLOCK; k++)
+			w[k] = lo + k < d->n && d->x[lo + k] >= 2 ? d->base[b] + d->t[lo + k] : 0;
+		d->wide[b] = w;
+	}
+	w[j % GA_RANGES_TBLOCK] = t;
+	return 0;
+}
+
 static void free_corrs(struct ga_ranges *nx)
 {
 	size_t i;
 
 	for (i = 0; nx->dense && i < nx->nprocs; i++) {
-		free(nx->dense[i].t);
+		free_times(&nx->dense[i]);
 		free(nx->dense[i].x);
 		free(nx->dense[i].code);
 	}
@@ -130,9 +180,10 @@ static struct ga_ranges_corr *corr_big_slot(struct ga_ranges *nx, uint32_t proc,
 static int dense_room(struct ga_ranges_dense *d, uint32_t corr)
 {
 	if (corr >= d->cap) {
-		size_t cap = d->cap ? d->cap : 1024;
-		uint64_t *t;
-		uint32_t *x;
+		size_t cap = d->cap ? d->cap : GA_RANGES_TBLOCK, b;
+		size_t nb = d->cap / GA_RANGES_TBLOCK;
+		uint64_t *base, **wide;
+		uint32_t *t, *x;
 
 		while (cap <= corr)
 			cap *= 2;
@@ -143,6 +194,16 @@ static int dense_room(struct ga_ranges_dense *d, uint32_t corr)
 		if (!(x = realloc(d->x, cap * sizeof(*x))))
 			return -1;
 		d->x = x;
+		if (!(base = realloc(d->base, cap / GA_RANGES_TBLOCK * sizeof(*base))))
+			return -1;
+		d->base = base;
+		if (!(wide = realloc(d->wide, cap / GA_RANGES_TBLOCK * sizeof(*wide))))
+			return -1;
+		d->wide = wide;
+		for (b = nb; b < cap / GA_RANGES_TBLOCK; b++) {
+			base[b] = UINT64_MAX;
+			wide[b] = NULL;
+		}
 		d->cap = cap;
 	}
 	if (corr >= d->n) {
@@ -375,13 +436,11 @@ static int on_corr(struct scan *s, uint32_t correlation)
 	if (dense_room(d, correlation))
 		return -1;
 	if (!d->x[correlation]) {
-		d->x[correlation] = 1;
-		d->t[correlation] = UINT64_MAX;
-		if (a) {
-			if (!(d->x[correlation] = tid_x(nx, s->proc, a->tid)))
-				return -1;
-			d->t[correlation] = a->t;
-		}
+		uint32_t x = a ? tid_x(nx, s->proc, a->tid) : 1;
+
+		if (!x || (a && time_set(d, correlation, a->t)))
+			return -1;
+		d->x[correlation] = x;
 	}
 	return 0;
 }
@@ -464,13 +523,14 @@ static int on_api(struct scan *s, const struct gp_rec_api *r)
 			return 0;
 		}
 	} else if (r->correlation < d->n && d->x[r->correlation]) {
-		if (r->start < d->t[r->correlation]) {
+		uint32_t c = r->correlation;
+
+		if (d->x[c] == 1 || r->start < time_get(d, c)) {
 			uint32_t x = tid_x(s->nx, s->proc, r->tid);
 
-			if (!x)
+			if (!x || time_set(d, c, r->start))
 				return -1;
-			d->t[r->correlation] = r->start;
-			d->x[r->correlation] = x;
+			d->x[c] = x;
 		}
 		return 0;
 	}
@@ -522,15 +582,14 @@ static int resolve_proc(struct ga_ranges *nx, size_t i, size_t nthreads, uint32_
 		if (x < 2) {
 			code = x; /* 0: no activity; 1: CODE_UNATTR */
 		} else {
-			code = code_of(innermost(nx, proc, nx->tids[x - 2], d->t[j]));
+			code = code_of(innermost(nx, proc, nx->tids[x - 2], time_get(d, j)));
 			if (x != x0 || (code >= CODE_RANGE && !nx->nested[code - CODE_RANGE]))
 				break;
 		}
 		d->x[j] = code;
 	}
 	if (j == d->n && compact) {
-		free(d->t);
-		d->t = NULL;
+		free_times(d);
 		return 0;
 	}
 	/* Not compact after all: the ids before j had the ranges' thread. */
@@ -543,7 +602,7 @@ static int resolve_proc(struct ga_ranges *nx, size_t i, size_t nthreads, uint32_
 	for (; k < d->n; k++) {
 		uint32_t x = d->x[k];
 
-		d->code[k] = x < 2 ? x : code_of(innermost(nx, proc, nx->tids[x - 2], d->t[k]));
+		d->code[k] = x < 2 ? x : code_of(innermost(nx, proc, nx->tids[x - 2], time_get(d, k)));
 	}
 	return 0;
 }
@@ -919,7 +978,7 @@ static int index_file(struct ga_ranges *nx, size_t i, size_t lo, const struct gn
 
 	if (!nx->proc_ranges[i] && !nx->want_launches) {
 		/* Its activities are outside any range: nothing to look up. */
-		free(nx->dense[i].t);
+		free_times(&nx->dense[i]);
 		free(nx->dense[i].x);
 		memset(&nx->dense[i], 0, sizeof(nx->dense[i]));
 		return 0;
@@ -1049,7 +1108,7 @@ int ga_ranges_launch(const struct ga_ranges *nx, const struct ga_act *a, uint32_
 	if (a->correlation >= d->n || !d->t || d->x[a->correlation] < 2)
 		return 0;
 	*tid = nx->tids[d->x[a->correlation] - 2];
-	*t = d->t[a->correlation];
+	*t = time_get(d, a->correlation);
 	return 1;
 }
 
@@ -1092,7 +1151,7 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 			return at;
 		code = d->code[corr];
 		at.inner = code >= CODE_RANGE ? code - CODE_RANGE : GA_RANGES_NONE;
-		at.t = d->t[corr];
+		at.t = time_get(d, corr);
 		at.tid = nx->tids[d->x[corr] - 2];
 		return at;
 	}

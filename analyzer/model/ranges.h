@@ -147,18 +147,23 @@ struct ga_ranges_nref {
 
 /*
  * Correlation ids count up from 1 in a process: arrays by id beat a hash.
- * While the traces are scanned, 12 bytes an id: t, the start of its
- * launching API call (UINT64_MAX none), and x: 0 no activity of the id, 1
- * no API record, else the launching thread's index in tids + 2.  Once the
- * ranges are known, each id's innermost range, coded (ranges.c), in code;
- * or, where neither the launching thread nor the time is needed again
- * (resolve_proc() in ranges.c), in x alone, t freed: 4 bytes an id.
+ * While the traces are scanned, 8 bytes an id: x, 0 no activity of the
+ * id, 1 no API record, else the launching thread's index in tids + 2; and
+ * t, the start of its launching API call, less its block's base (blocks
+ * of GA_RANGES_TBLOCK ids; a block whose times span more than 2^32 ns
+ * keeps them whole, in wide).  Once the ranges are known, each id's
+ * innermost range, coded (ranges.c), in code; or, where neither the
+ * launching thread nor the time is needed again (resolve_proc() in
+ * ranges.c), in x alone, the times freed: 4 bytes an id.
  */
+#define GA_RANGES_TBLOCK 4096
 struct ga_ranges_dense {
-	uint64_t *t; /* NULL once compacted */
+	uint32_t *t;     /* NULL once compacted */
+	uint64_t *base;  /* per block, UINT64_MAX none yet */
+	uint64_t **wide; /* per block, NULL where t holds its times */
 	uint32_t *x;
 	uint32_t *code; /* resolved and not compacted */
-	size_t n, cap;
+	size_t n, cap;  /* cap: a multiple of GA_RANGES_TBLOCK */
 };
 
 /* GPU work of the activities launched innermost in ranges of one name path (ga_ranges_account). */

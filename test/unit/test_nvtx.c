@@ -3,7 +3,8 @@
  * boundaries, ranges closed on another thread, other threads, unterminated
  * ranges, runtime/driver calls sharing a correlation, inclusive GPU time,
  * the range tree, graph nodes, merged processes and every filter, the
- * kernels other threads launched while a range was open, on
+ * kernels other threads launched while a range was open, launch times
+ * far apart and the launches kept as their innermost range alone, on
  * synthetic traces with known answers.  Test code, runs offline only,
  * needs no GPU.
  */
@@ -599,6 +600,87 @@ static void test_api_first(void)
 	tap_end();
 }
 
+/*
+ * Launch times far apart in one block of correlation ids (the scan keeps
+ * a time as 4 bytes from its block's base, a block's times whole once they
+ * span more than 2^32 ns), API records before and after their activities;
+ * then each id's innermost range alone where every launch was made on the
+ * thread of the process's ranges, which all nest, else with its thread and
+ * time (other: one launch on a thread without ranges).
+ */
+static void test_far_times(int other)
+{
+	static const struct {
+		uint32_t corr, tid;
+		uint64_t api; /* after T0; 0: no API record */
+		int first;    /* its API record before the activities */
+		const char *label;
+	} a[] = {
+		{ 1, 100, 1500, 0, "A" },
+		{ 2, 100, 10000000500ull, 0, "B" },
+		{ 3, 100, 1600, 0, "A" },
+		{ 4, 100, 10000000150ull, 0, "C" },
+		{ 7, 100, 10000000120ull, 1, "C" },
+		{ 5000, 100, 1700, 1, "A" },
+		{ 5001, 100, 20000000000ull, 0, "" },
+		{ 5002, 100, 0, 0, "" },
+		{ 5003, 100, 1800, 0, "A" },
+		{ 6, 300, 1900, 0, "" },
+	};
+	size_t n = sizeof(a) / sizeof(a[0]) - !other, i;
+	struct synth *s = synth_open(NULL);
+	uint64_t g0 = T0 + 30000000000ull;
+	uint32_t k, launch, na, nb, nc;
+	struct trace t;
+	struct loaded l;
+
+	tap_begin(other ? "nvtx: launch times far apart, a launch on another thread" : "nvtx: launch times far apart, each id's range alone");
+	synth_process(s, 10, "h", "app", 0, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
+	k = synth_string(s, "_Z1kv");
+	launch = synth_string(s, "cudaLaunchKernel_v7000");
+	na = synth_string(s, "A");
+	nb = synth_string(s, "B");
+	nc = synth_string(s, "C");
+	for (i = 0; i < n; i++)
+		if (a[i].api && a[i].first)
+			synth_api_corr(s, launch, T0 + a[i].api, T0 + a[i].api + 5, a[i].tid,
+				       a[i].corr, GP_API_RUNTIME);
+	for (i = 0; i < n; i++)
+		synth_kernel_corr(s, k, g0 + i * 1000, g0 + i * 1000 + 10, 0, a[i].corr, 0, 0);
+	for (i = 0; i < n; i++)
+		if (a[i].api && !a[i].first)
+			synth_api_corr(s, launch, T0 + a[i].api, T0 + a[i].api + 5, a[i].tid,
+				       a[i].corr, GP_API_RUNTIME);
+	synth_nvtx_range(s, na, 0, T0 + 1000, T0 + 2000, 100, 100, 1, GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, nc, 0, T0 + 10000000100ull, T0 + 10000000200ull, 100, 100, 3,
+			 GP_NVTX_PUSHPOP);
+	synth_nvtx_range(s, nb, 0, T0 + 10000000000ull, T0 + 10000001000ull, 100, 100, 2,
+			 GP_NVTX_PUSHPOP);
+	synth_end(s, g0 + 100000, 0);
+	close_trace(s, &t);
+	ga_filter_init(&l.f);
+	load(&l, &t, 1);
+	CHECK(l.ok);
+	CHECKF(l.m.nrows == n, "%zu rows", l.m.nrows);
+	for (i = 0; i < n && l.ok; i++) {
+		const char *got = l.rows[i].nvtx ? ga_model_str(&l.m, l.rows[i].nvtx) : "";
+
+		CHECKF(!strcmp(got, a[i].label), "correlation %u: '%s', want '%s'", a[i].corr, got,
+		       a[i].label);
+	}
+	CHECKF(l.nx.unattributed == 1, "%llu unattributed", (unsigned long long)l.nx.unattributed);
+	/* Compacted: the times freed, the codes in x; else the codes beside the times. */
+	CHECK(l.ok && l.nx.dense && l.nx.dense[0].x);
+	if (l.ok && l.nx.dense)
+		CHECKF(other ? l.nx.dense[0].t && l.nx.dense[0].code : !l.nx.dense[0].t && !l.nx.dense[0].code,
+		       "times %p, codes %p", (void *)l.nx.dense[0].t, (void *)l.nx.dense[0].code);
+	unload(&l);
+	free(t.buf);
+	tap_end();
+}
+
 /* No ranges at all: nothing per activity is kept, the tree has one root. */
 static void test_no_ranges(void)
 {
@@ -761,6 +843,8 @@ int main(void)
 	test_processes();
 	test_no_ranges();
 	test_api_first();
+	test_far_times(0);
+	test_far_times(1);
 	test_other_threads();
 	free(t.buf);
 	return tap_exit();
