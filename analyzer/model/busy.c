@@ -122,9 +122,12 @@ int ga_busy_flush(struct ga_busy *b)
 		}
 		i = lo;
 		while (i < b->niv || j < b->nbatch) {
-			const struct ga_iv *p = j == b->nbatch || (i < b->niv && b->iv[i].start <= b->batch[j].start) ?
-						&b->iv[i++] : &b->batch[j++];
+			const struct ga_iv *p;
 
+			if (j == b->nbatch || (i < b->niv && b->iv[i].start <= b->batch[j].start))
+				p = &b->iv[i++];
+			else
+				p = &b->batch[j++];
 			if (append(&v, &n, &cap, p->start, p->end)) {
 				free(v);
 				return -1;

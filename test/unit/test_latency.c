@@ -163,6 +163,15 @@ static void write_stream(const char *path, uint32_t n, uint32_t behind, uint32_t
  */
 #define NAMES 150
 #define ROUNDS 20
+
+/* The mangled name of kernel j of write_names: _Z2k7v, _Z3k42v, _Z4k123v. */
+static void kernel_name(char *buf, size_t n, uint32_t j)
+{
+	int digits = 1 + (j >= 10) + (j >= 100);
+
+	snprintf(buf, n, "_Z%dk%uv", digits + 1, j);
+}
+
 static void write_names(const char *path)
 {
 	struct synth *s = open_trace(path, GP_TRACE_KERNEL | GP_TRACE_API);
@@ -171,7 +180,7 @@ static void write_names(const char *path)
 	char buf[64];
 
 	for (uint32_t j = 0; j < NAMES; j++) {
-		snprintf(buf, sizeof(buf), "_Z%uk%uv", j < 10 ? 2 : j < 100 ? 3 : 4, j);
+		kernel_name(buf, sizeof(buf), j);
 		kn[j] = synth_string(s, buf);
 		snprintf(buf, sizeof(buf), j % 2 ? "cudaStreamQuery%u" : "cudaLaunchKernel%u", j);
 		an[j] = synth_string(s, buf);
@@ -293,7 +302,7 @@ int main(void)
 	for (uint32_t j = 0; j < NAMES; j++) {
 		char buf[64];
 
-		snprintf(buf, sizeof(buf), "_Z%uk%uv", j < 10 ? 2 : j < 100 ? 3 : 4, j);
+		kernel_name(buf, sizeof(buf), j);
 		k = named(&an, buf);
 		if (j % 2)
 			CHECKF(!k, "%s launched by no launch call has a latency", buf);

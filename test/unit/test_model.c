@@ -770,7 +770,8 @@ static void test_occupancy(void)
  */
 static void test_launch_configs(void)
 {
-	enum { NCFG = 300, NLAUNCH = 100000 };
+	enum { NCFG = 300 };
+	enum { NLAUNCH = 100000 };
 	static struct gp_rec_kernel cfg[NCFG];
 	static uint64_t want_count[NCFG], want_total[NCFG];
 	static uint32_t first_dev[NCFG];
