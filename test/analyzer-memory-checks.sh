@@ -18,7 +18,7 @@
 # --exact.  A trace with nested NVTX ranges (bench/synth_job, 12% ranges,
 # 45% API calls) of 4M records against 1M, without findings: the ranges
 # and each activity's launching call are kept from the scan to the end, in
-# 49 bytes a range and 4 bytes a correlation id (12 while the trace is
+# 49 bytes a range and 4 bytes a correlation id (8 while the trace is
 # scanned), and four such rank traces of 1M read together against one.
 # The Chrome export of the kernel-only traces (API calls not traced): no
 # launching call to keep for its flows.  Prints "ok - ..." /

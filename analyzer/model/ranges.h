@@ -25,7 +25,7 @@
  * GA_RANGES_OTHER_THREADS threads that have ranges are left out of that
  * (other_skipped).  Memory: 49 bytes per range (73 with the details the
  * timeline exports write; GPU time of nested ranges is summed per name
- * path, not per range), 12 bytes per correlation id of the files that
+ * path, not per range), 8 bytes per correlation id of the files that
  * have ranges and traced API calls while they are scanned, then 4 where
  * the launching thread and time are not needed again (a process whose
  * ranges are all on one thread and nest, the launches all made there; 16
