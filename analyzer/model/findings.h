@@ -29,8 +29,8 @@
  * gap, or GA_FIND_PEND_MAX intervals waiting), then their gaps are
  * scanned; host calls, gap candidates and copy stacks that no later gap
  * can use are dropped (see "Streaming" in findings.c), and what is left
- * is scanned at finish.  Memory is then bounded by the records of the
- * last GA_FIND_HOST_LAG_NS, not by the trace.  A gap's cause is the
+ * is scanned at finish.  Memory then follows the records of the busy
+ * union's lag (GA_BUSY_LAG) and GA_FIND_HOST_LAG_NS, not the trace's.  A gap's cause is the
  * host call it was in when the device ran dry and that returned before
  * it resumed (a synchronization, a synchronous copy or memset, an asynchronous copy that blocked, an
  * allocation or free), else the call that covers most of it (module
