@@ -616,6 +616,26 @@ static void write_stream(const char *path)
 	free(api);
 }
 
+/*
+ * Rank f of two processes on one GPU: 20000 kernels of 1 ms, 2 ms apart,
+ * the second rank's in the first one's gaps (the GPU always busy), 40 s.
+ */
+static void write_shared(const char *path, int f)
+{
+	struct synth *s = synth_open(path);
+	uint64_t t = T0 + 1000 * US + (uint64_t)f * 1000 * US;
+	uint32_t k;
+
+	synth_process(s, 100 + (uint32_t)f, "host", "./train", (uint32_t)f, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	k = synth_string(s, "_Z4stepPf");
+	for (int i = 0; i < 20000; i++, t += 2000 * US)
+		synth_kernel(s, k, t, t + 1000 * US, 0, 7, 0, 0);
+	synth_end(s, t + 1000 * US, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+}
+
 /* The findings of an as text, strtab ids as their strings. */
 static char *findings_text(const struct ga_analysis *an)
 {
@@ -1198,6 +1218,32 @@ int main(void)
 	CHECK(rc == 0 && out && strstr(out, "\"findings\":[]"));
 	free(out);
 	free(err);
+	tap_end();
+
+	/* Two traces on one GPU: busy time is their exact union, findings on or off. */
+	tap_begin("findings: busy time of a GPU two traces share, with findings on");
+	{
+		char a[128], b[128];
+
+		snprintf(a, sizeof(a), "%s/shared0.gpuprof", dir);
+		snprintf(b, sizeof(b), "%s/shared1.gpuprof", dir);
+		write_shared(a, 0);
+		write_shared(b, 1);
+		rc = run(&out, &err, cmd_report, "report", a, b, NULL);
+		CHECKF(rc == 0 && out && strstr(out, "GPU busy:     100.0% cuda:0"), "rc %d: %s", rc,
+		       out ? out : "");
+		free(out);
+		free(err);
+		rc = run(&out, &err, cmd_report, "report", "--findings=none", a, b, NULL);
+		CHECKF(rc == 0 && out && strstr(out, "GPU busy:     100.0% cuda:0"), "rc %d: %s", rc,
+		       out ? out : "");
+		free(out);
+		free(err);
+		if (!getenv("GPUPROF_TEST_KEEP")) {
+			unlink(a);
+			unlink(b);
+		}
+	}
 	tap_end();
 
 	tap_begin("findings: gpuprof diff lists findings new, gone or grown");
