@@ -37,7 +37,7 @@ tables() {
 # sites, hardware metrics: rows with no time), cells stripped of padding.
 tree_of() {
 	sed -n '/^NVTX tree (/,/^$/p' "$1" | grep -v '── from \|^ *|\|^Under each kernel: its hardware metrics' |
-		sed 's/ *| */|/g; s/ *$//; /^-*+[-+]*$/d'
+		sed 's/ *| */|/g; s/^ *//; s/ *$//; /^-*+[-+]*$/d'
 }
 
 for g in "$G"/*.gpuprof; do
