@@ -1433,39 +1433,82 @@ static int account_model(struct ga_ranges *nx, const struct ga_model *m)
 
 /*
  * The activities summed per range node (ga_ranges_account's nesting case)
- * into the keys: each node's, once to each key of its name path (a name
- * nested in itself counts once), as a walk of each such range's chain
- * would have.  0, or -1 out of memory.
+ * into the keys: each node's subtree, to its key, unless a node above it
+ * has the same key (a name nested in itself counts once), found by one
+ * walk of the range nodes' forest; the keys of a node's path are those of
+ * its ranges' chains, so each range's activities reach each key of its
+ * chain once, as a walk of the chain would have.  0, or -1 out of memory.
  */
 static int keys_from_self(struct ga_ranges *nx)
 {
-	uint32_t *seen;
-	size_t i;
+	uint32_t *child, *next, *active, roots = GA_RANGES_NONE, x;
+	size_t n = nx->nself, i;
 
 	if (!nx->self)
 		return 0;
-	seen = calloc(nx->nkeys ? nx->nkeys : 1, sizeof(*seen));
-	if (!seen)
+	child = malloc(n * sizeof(*child));
+	next = malloc(n * sizeof(*next));
+	active = calloc(nx->nkeys ? nx->nkeys : 1, sizeof(*active));
+	if (!child || !next || !active) {
+		free(child);
+		free(next);
+		free(active);
 		return -1;
-	for (i = 0; i < nx->nself && i < UINT32_MAX; i++) {
+	}
+	/*
+	 * A node's parent comes before it, and a range node's parent is one
+	 * (or none): sum the subtrees from the end.
+	 */
+	for (i = n; i-- > 0;) {
 		const struct ga_ranges_self *o = &nx->self[i];
-		uint32_t p;
+		uint32_t p = nx->nodes[i].parent;
 
-		if (!o->acts)
+		child[i] = GA_RANGES_NONE;
+		if (nx->nodes[i].kind != GA_RANGES_N_RANGE)
 			continue;
-		for (p = (uint32_t)i; p != GA_RANGES_NONE && nx->nodes[p].kind == GA_RANGES_N_RANGE;
-		     p = nx->nodes[p].parent) {
-			struct ga_ranges_key *k = &nx->keys[nx->nodes[p].id];
+		if (p == GA_RANGES_NONE) {
+			next[i] = roots;
+			roots = (uint32_t)i;
+			continue;
+		}
+		nx->self[p].gpu_ns += o->gpu_ns;
+		nx->self[p].acts += o->acts;
+		nx->self[p].kernels += o->kernels;
+	}
+	for (i = n; i-- > 0;) {
+		uint32_t p = nx->nodes[i].parent;
 
-			if (seen[nx->nodes[p].id] == i + 1)
-				continue;
-			seen[nx->nodes[p].id] = (uint32_t)i + 1;
+		if (nx->nodes[i].kind == GA_RANGES_N_RANGE && p != GA_RANGES_NONE) {
+			next[i] = child[p];
+			child[p] = (uint32_t)i;
+		}
+	}
+	/* Depth first; active[key]: nodes of that key on the path. */
+	for (x = roots; x != GA_RANGES_NONE;) {
+		const struct ga_ranges_self *o = &nx->self[x];
+		struct ga_ranges_key *k = &nx->keys[nx->nodes[x].id];
+
+		if (!active[nx->nodes[x].id]++) {
 			k->gpu_ns += o->gpu_ns;
 			k->acts += o->acts;
 			k->kernels += o->kernels;
 		}
+		if (child[x] != GA_RANGES_NONE) {
+			x = child[x];
+			continue;
+		}
+		while (x != GA_RANGES_NONE) {
+			active[nx->nodes[x].id]--;
+			if (next[x] != GA_RANGES_NONE) {
+				x = next[x];
+				break;
+			}
+			x = nx->nodes[x].parent;
+		}
 	}
-	free(seen);
+	free(child);
+	free(next);
+	free(active);
 	free(nx->self);
 	nx->self = NULL;
 	nx->nself = 0;

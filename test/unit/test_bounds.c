@@ -80,6 +80,33 @@ static int write_nested(const char *path, uint32_t depth, uint32_t kernels)
 	return synth_close(s, NULL, NULL);
 }
 
+/*
+ * depth nested ranges "level", a kernel launched at the start of each, so
+ * that each level's name path has activities of its own.
+ */
+static int write_nested_spread(const char *path, uint32_t depth)
+{
+	struct synth *s = synth_open(path);
+	uint32_t r, k, api;
+
+	if (!s)
+		return -1;
+	head(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX);
+	r = synth_string(s, "level");
+	k = synth_string(s, "deep_kernel");
+	api = synth_string(s, "cudaLaunchKernel");
+	for (uint32_t i = 0; i < depth; i++)
+		synth_nvtx_range(s, r, 0, T0 + 10 + i, T0 + 10 + 2ull * depth + 10 - i, 1, 1, i + 1,
+				 GP_NVTX_PUSHPOP);
+	for (uint32_t i = 0; i < depth; i++) {
+		synth_api_corr(s, api, T0 + 10 + i, T0 + 10 + i, 1, i + 1, GP_API_RUNTIME);
+		synth_kernel_corr(s, k, T0 + 10ull * depth + 100 + 200ull * i,
+				  T0 + 10ull * depth + 200 + 200ull * i, 0, i + 1, 0, 0);
+	}
+	synth_end(s, T0 + 10ull * depth + 300 + 200ull * depth, 0);
+	return synth_close(s, NULL, NULL);
+}
+
 /* The Itanium substitution S<n>_: S_ is the first candidate, then S0_, S1_, ... base 36. */
 static void put_sub(char *b, size_t *len, unsigned n)
 {
@@ -244,6 +271,8 @@ static int write_all(void)
 	rc |= write_nested(p, 2 * nested_n, nested_k);
 	path_of(p, sizeof(p), "deepwork");
 	rc |= write_nested(p, 100000, 100000);
+	path_of(p, sizeof(p), "deepspread");
+	rc |= write_nested_spread(p, 400000);
 	path_of(p, sizeof(p), "bomb");
 	rc |= write_bomb(p, 40);
 	path_of(p, sizeof(p), "names");
@@ -483,6 +512,18 @@ static void test_deep_work(void)
 	CHECKF(o.out && strstr(o.out, "| 10.000 ms |  100000 | level\n") &&
 	       strstr(o.out, "100000 of 100000 GPU activities were launched inside a range"),
 	       "%.3000s", o.out ? o.out : "");
+	outcome_free(&o);
+	/*
+	 * One kernel at each of 400,000 levels: each level's name path has
+	 * activities of its own, summed into the name once over the paths in
+	 * a second; a walk of each path (depth x depth) took minutes.
+	 */
+	path_of(p, sizeof(p), "deepspread");
+	bounded(&o, 512, cmd_report, "report", "--no-timeline", p, NULL);
+	OUTCOME_OK(o);
+	CHECKF(o.out && strstr(o.out, "| 40.000 ms |  400000 | level\n"), "%.3000s",
+	       o.out ? o.out : "");
+	CHECK(o.out && strstr(o.out, "400000 of 400000 GPU activities were launched inside a range"));
 	outcome_free(&o);
 	tap_end();
 }
