@@ -183,12 +183,13 @@ int cmd_report(int argc, char **argv)
 	r.an = &an;
 	an.st.fold = fold;
 	/*
-	 * Busy intervals retire as read; the findings scan their gaps as they
-	 * go.  One trace only: a GPU that processes of several traces share
-	 * gets the second's intervals behind what the first retired (files are
-	 * read one after another), which the union can no longer join.
+	 * Busy intervals retire as read, past GA_FIND_RETIRE_AFTER activities;
+	 * the findings scan their gaps as they go.  One trace only: a GPU that
+	 * processes of several traces share gets the second's intervals behind
+	 * what the first retired (files are read one after another), which the
+	 * union can no longer join.
 	 */
-	an.m.busy_retire = npaths == 1;
+	an.fd.retire_after = npaths == 1 ? GA_FIND_RETIRE_AFTER : 0;
 	/* Without findings printed or gating the exit, nothing of them is gathered. */
 	an.fd.off = r.o.findings == GA_FINDINGS_NONE && !fail_on;
 	if (r.o.tree) {

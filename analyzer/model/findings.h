@@ -86,6 +86,7 @@ struct ga_ranks;
 #define GA_FIND_CANDS_MAX (1u << 24)     /* gap candidates kept at once */
 #define GA_FIND_HOST_LAG_NS 100000000ull /* gaps wait for host calls up to 100 ms behind */
 #define GA_FIND_PEND_MAX (1u << 16)      /* retired intervals waiting, per device */
+#define GA_FIND_RETIRE_AFTER (1u << 16)  /* a report's busy time retires from 65536 activities */
 
 enum ga_rule {
 	GA_RULE_STARVATION,        /* 1 */
@@ -291,6 +292,15 @@ struct ga_fcopy {
 
 struct ga_findings {
 	int off;                   /* set before reading: observe nothing, find nothing */
+	/*
+	 * Set before reading, 0 none: the activities after which the model's
+	 * busy time retires its intervals (model.h's busy_retire), for a read
+	 * whose devices each see one trace's streams.  Past a few, not from
+	 * the start: a trace of many devices and few records would pay each
+	 * device's table of streams for nothing.
+	 */
+	uint64_t retire_after;
+	uint64_t nact;             /* activities seen */
 	struct ga_observer next;   /* the observer bound before */
 	const struct ga_sites *st; /* stacks of activities while reading (may be unbound) */
 	struct ga_fdev *devs;

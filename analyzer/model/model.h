@@ -247,9 +247,11 @@ struct ga_model {
 	size_t nshifts;
 	size_t keep_rows;          /* rows to keep for a timeline; 0 none */
 	/*
-	 * Set before reading when nothing needs every busy interval (no
-	 * findings, no summary): devices' unions retire intervals behind
-	 * their streams (model/busy.h), keeping the total and span only.
+	 * Set when nothing needs every busy interval (no summary; the
+	 * findings scan them as they retire): devices' unions retire
+	 * intervals behind their streams (model/busy.h), keeping the total
+	 * and span only.  May be turned on while reading (the findings do,
+	 * findings.h's retire_after); never off.
 	 */
 	int busy_retire;
 	/*
