@@ -170,6 +170,7 @@ int cmd_export(int argc, char **argv)
 	ao.sites_ahead = fmt->sites_ahead && (!tab || tab->streams);
 	ao.launches = fmt->launches && !noflows;
 	ao.marks = fmt->marks;
+	ao.range_details = fmt->range_details;
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);

@@ -23,6 +23,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	ga_launchcfg_init(&an->lc);
 	an->rg.want_launches = o->launches;
 	an->rg.keep_marks = o->marks;
+	an->rg.keep_details = o->range_details;
 	ga_sites_setup(&an->st, o->stack_depth);
 	ga_ranks_init(&an->rk);
 	ga_memuse_init(&an->mu);

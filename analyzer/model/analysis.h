@@ -43,7 +43,8 @@ struct ga_analysis_opts {
 	uint64_t quant_limit;      /* durations a table row keeps exactly (model/quantile.h):
 				      0 the default, GA_QUANT_NO_LIMIT all (--exact) */
 	int launches;              /* index each activity's API call (Chrome flows) */
-	int marks;                 /* keep each NVTX mark (not only counts), ranges' details */
+	int marks;                 /* keep each NVTX mark, not only their counts */
+	int range_details;         /* keep each range's details (struct ga_ranges_detail) */
 	int align;                 /* enum ga_align_mode: ranks' clocks by NCCL collectives */
 };
 

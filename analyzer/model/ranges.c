@@ -334,7 +334,7 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	g->parent = GA_RANGES_NONE;
 	g->flags = (uint8_t)(r->h.aux & GP_NVTX_UNTERMINATED);
 	g->pushpop = (r->h.aux & GP_NVTX_PUSHPOP) != 0;
-	if (nx->keep_marks) {
+	if (nx->keep_details) {
 		struct ga_ranges_detail *d;
 
 		if (ga_util_grow(&nx->details, &nx->capdetails, nx->nranges, sizeof(*nx->details)))

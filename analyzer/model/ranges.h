@@ -24,7 +24,7 @@
  * open on the main thread).  Processes with more than
  * GA_RANGES_OTHER_THREADS threads that have ranges are left out of that
  * (other_skipped).  Memory: 49 bytes per range (73 with the details the
- * timeline exports write; GPU time of nested ranges is summed per name
+ * Chrome and SQLite exports write; GPU time of nested ranges is summed per name
  * path, not per range), 8 bytes per correlation id of the files that
  * have ranges and traced API calls while they are scanned, then 4 where
  * the launching thread and time are not needed again (a process whose
@@ -59,8 +59,8 @@ struct ga_ranges_range {
 };
 
 /*
- * What only the timeline exports write of a range: kept, by range index,
- * when marks are (keep_marks); else every field reads 0.
+ * What only the Chrome and SQLite exports write of a range: kept, by range
+ * index, when asked (keep_details); else every field reads 0.
  */
 struct ga_ranges_detail {
 	uint64_t payload;          /* raw bits */
@@ -181,7 +181,7 @@ struct ga_ranges {
 	void *site_ctx;
 	struct ga_ranges_range *ranges;   /* by (proc, tid, start, end descending) */
 	size_t nranges, capranges;
-	struct ga_ranges_detail *details; /* by range index, with keep_marks; else NULL */
+	struct ga_ranges_detail *details; /* by range index, with keep_details; else NULL */
 	size_t capdetails;
 	/*
 	 * Per range: 1 when every range on its parent chain ends no earlier
@@ -236,10 +236,10 @@ struct ga_ranges {
 	/*
 	 * Asked before the scan: launches (every activity's API call, for
 	 * API-to-activity flows; 16 bytes per correlation id of processes
-	 * that traced API calls) and marks (each mark, 24 bytes each; and
-	 * each range's details, 24 bytes each).
+	 * that traced API calls), marks (each mark, 24 bytes each) and
+	 * details (each range's, 24 bytes each).
 	 */
-	int want_launches, keep_marks;
+	int want_launches, keep_marks, keep_details;
 	/*
 	 * Asked before the scan: a trace without NVTX, whose scan only pairs
 	 * copies and finds the first time, is scanned in the model's read of
@@ -334,7 +334,7 @@ int ga_ranges_link(struct ga_ranges *nx, const struct ga_model *m, int hide_empt
 /* Key indices by GPU time, then CPU time, descending; NULL out of memory. */
 uint32_t *ga_ranges_order_keys(const struct ga_ranges *nx, const struct ga_model *m);
 
-/* The details of range i: kept with keep_marks, else all 0. */
+/* The details of range i: kept with keep_details, else all 0. */
 static inline struct ga_ranges_detail ga_ranges_detail_of(const struct ga_ranges *nx, size_t i)
 {
 	struct ga_ranges_detail d = { 0 };

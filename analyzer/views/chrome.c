@@ -1091,6 +1091,7 @@ const struct ga_format ga_format_chrome = {
 		"or chrome://tracing",
 	.launches = 1,
 	.marks = 1,
+	.range_details = 1,
 	.observe_sites = 1,
 	.sites_ahead = 1,
 	.begin = begin,

@@ -39,7 +39,8 @@ struct ga_format {
 	int list_frames;           /* needs the frames of each site */
 	int sites_ahead;           /* streams rows that name sites: read stacks first */
 	int launches;              /* needs each activity's API call (ga_ranges_launch) */
-	int marks;                 /* needs each NVTX mark and each range's details */
+	int marks;                 /* needs each NVTX mark */
+	int range_details;         /* needs each range's closing thread, category, color, payload */
 	int needs_file;            /* writes a file by name (e->path), never a stream */
 	const struct ga_format_table *tables; /* --table choices, name NULL last; first default */
 	/*

@@ -1197,6 +1197,7 @@ const struct ga_format ga_format_sqlite = {
 	.observe_sites = 1,
 	.list_frames = 1,
 	.marks = 1,
+	.range_details = 1,
 	.needs_file = 1,
 	.begin = begin,
 	.end = end,
