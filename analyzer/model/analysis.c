@@ -125,9 +125,16 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	if (ga_ranges_finish(&an->rg, &an->m, ga_filter_active(an->flt)) ||
 	    (an->o.observe_sites && !an->o.sites_ahead && ga_sites_finish(&an->st, &an->m)) ||
 	    ga_latency_finish(&an->lat) ||
-	    ga_ranks_finish(&an->rk, &an->m, &an->rg) ||
-	    ga_memuse_finish(&an->mu, &an->m) ||
-	    ga_gs_finish(&an->gs, &an->m, &an->rg)) {
+	    ga_ranks_finish(&an->rk, &an->m, &an->rg)) {
+		fputs("gpuprof: out of memory\n", stderr);
+		return -1;
+	}
+	/* Its sort may read a temporary file too. */
+	if (ga_memuse_finish(&an->mu, &an->m)) {
+		fprintf(stderr, "gpuprof: %s\n", an->mu.err);
+		return -1;
+	}
+	if (ga_gs_finish(&an->gs, &an->m, &an->rg)) {
 		fputs("gpuprof: out of memory\n", stderr);
 		return -1;
 	}

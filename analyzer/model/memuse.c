@@ -1,7 +1,8 @@
 /*
- * Memory in use per device (see memuse.h): the observer that keeps each
- * device's allocations and frees as they are read, and the replay in time
- * order that gives the bytes in use, the peak and the largest allocations.
+ * Memory in use per device (see memuse.h): the observer that sorts the
+ * devices' allocations and frees as they are read (base/xsort.h), and the
+ * replay in time order that gives the bytes in use, the peak, the largest
+ * allocations and the counter samples.
  * Runs offline only.
  */
 #include "model/memuse.h"
@@ -37,6 +38,7 @@ static struct ga_memuse_dev *dev_get(struct ga_memuse *mu, uint32_t proc, uint32
 	memset(d, 0, sizeof(*d));
 	d->proc = proc;
 	d->device = device;
+	d->first = (uint32_t)mu->ndevs;
 	*slot = (uint32_t)++mu->ndevs;
 	return d;
 }
@@ -54,18 +56,26 @@ static int on_memory(struct ga_memuse *mu, uint32_t proc, const struct gp_rec_me
 		return 0;
 	}
 	d = dev_get(mu, proc, r->device);
-	if (!d || ga_util_grow(&d->ev, &d->capev, d->nev + 1, sizeof(*d->ev)))
+	if (!d)
 		return -1;
-	e = &d->ev[d->nev];
+	if (!mu->ev.rsize)
+		ga_xsort_init(&mu->ev, sizeof(*e), mu->run ? mu->run : GA_MEMUSE_RUN);
+	e = ga_xsort_slot(&mu->ev);
+	if (!e) {
+		/* The model says only "out of memory" of an observer's failure. */
+		fprintf(stderr, "gpuprof: memory in use: %s\n", mu->ev.err);
+		return -1;
+	}
 	memset(e, 0, sizeof(*e));
 	e->t = r->timestamp;
 	e->address = r->address;
 	e->bytes = r->bytes;
-	e->seq = d->nev++;
 	e->correlation = r->correlation;
+	e->dev = d->first;
 	e->op = r->operation;
 	e->kind = r->mem_kind;
 	e->flags = r->flags;
+	d->events++;
 	if (r->operation == GP_MEM_ALLOC) {
 		d->allocs++;
 		d->alloc_bytes += r->bytes;
@@ -97,15 +107,6 @@ void ga_memuse_bind(struct ga_memuse *mu, struct ga_model *m)
 	m->obs.ctx = mu;
 	m->obs.rec = obs_rec;
 	m->obs.act = obs_act;
-}
-
-static int cmp_event(const void *pa, const void *pb)
-{
-	const struct ga_memuse_event *a = pa, *b = pb;
-
-	if (a->t != b->t)
-		return a->t < b->t ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 static int cmp_dev(const void *pa, const void *pb)
@@ -146,96 +147,208 @@ static void top_add(struct ga_memuse_dev *d, const struct ga_memuse_alloc *a)
 	d->top[i] = *a;
 }
 
-/* Replays d's events in time order.  0, or -1 out of memory. */
-static int replay(struct ga_memuse_dev *d)
+/*
+ * A device's state while the events are replayed: its allocations live at
+ * that point (open, by the live map; the slots of freed ones reused), the
+ * bytes in use, and its counter sample not yet known to be the last at its
+ * time.
+ */
+struct replay {
+	struct ga_map live;          /* address -> index into open + 1 */
+	struct ga_memuse_alloc *open;
+	size_t nopen, capopen;
+	size_t reuse;                /* a freed slot of open + 1, chained through its address */
+	uint64_t in_use;
+	uint64_t pend_t, pend_in_use, last_in_use; /* the sample held back, the last written */
+	int pend, wrote;
+};
+
+/* The sample held back of devs[dev], written where it changed the counter.  0, or -1 (err). */
+static int sample_flush(struct ga_memuse *mu, struct replay *r, uint32_t dev)
 {
-	struct ga_map live = { 0 };          /* address -> index into open + 1 */
-	struct ga_memuse_alloc *open = NULL; /* allocations, by event order */
-	size_t nopen = 0, capopen = 0, i;
-	uint64_t in_use = 0;
-	int sorted = 1;
+	struct ga_memuse_sample *s;
 
-	for (i = 1; i < d->nev && sorted; i++)
-		sorted = cmp_event(&d->ev[i - 1], &d->ev[i]) <= 0;
-	if (!sorted)
-		qsort(d->ev, d->nev, sizeof(*d->ev), cmp_event);
-	for (i = 0; i < d->nev; i++) {
-		struct ga_memuse_event *e = &d->ev[i];
-		uint32_t *slot;
-
-		if (e->op == GP_MEM_ALLOC) {
-			struct ga_memuse_alloc *a;
-
-			if (ga_map_insert(&live, e->address, 0, &slot) < 0)
-				goto oom;
-			if (*slot) {
-				/* The address is reused: its free was not traced. */
-				a = &open[*slot - 1];
-				in_use -= a->bytes;
-				a->freed = 1;
-				a->free_ns = e->t;
-				top_add(d, a);
-			}
-			if (ga_util_grow(&open, &capopen, nopen + 1, sizeof(*open)))
-				goto oom;
-			a = &open[nopen];
-			memset(a, 0, sizeof(*a));
-			a->address = e->address;
-			a->bytes = e->bytes;
-			a->alloc_ns = e->t;
-			a->correlation = e->correlation;
-			a->kind = e->kind;
-			a->flags = e->flags;
-			*slot = (uint32_t)++nopen;
-			in_use += e->bytes;
-			if (in_use > d->peak) {
-				d->peak = in_use;
-				d->peak_ns = e->t;
-			}
-		} else {
-			slot = ga_map_find(&live, e->address, 0);
-			if (!slot) {
-				d->unmatched_frees++;
-			} else {
-				struct ga_memuse_alloc *a = &open[*slot - 1];
-
-				in_use -= a->bytes;
-				a->freed = 1;
-				a->free_ns = e->t;
-				top_add(d, a);
-				ga_map_remove(&live, e->address, 0);
-			}
-		}
-		e->in_use = in_use;
+	if (!r->pend)
+		return 0;
+	r->pend = 0;
+	if (r->wrote && r->pend_in_use == r->last_in_use)
+		return 0;
+	if (!mu->smp.rsize)
+		ga_xsort_init(&mu->smp, sizeof(*s), mu->run ? mu->run : GA_MEMUSE_RUN);
+	if (!(s = ga_xsort_slot(&mu->smp))) {
+		snprintf(mu->err, sizeof(mu->err), "memory in use: the counter samples: %s",
+			 mu->smp.err);
+		return -1;
 	}
-	d->final = in_use;
-	for (i = 0; i < live.cap; i++)
-		if (live.e[i].used) {
-			top_add(d, &open[live.e[i].val - 1]);
-			d->live++;
+	s->dev = dev;
+	s->t = r->pend_t;
+	s->in_use = r->pend_in_use;
+	r->wrote = 1;
+	r->last_in_use = r->pend_in_use;
+	return 0;
+}
+
+/* An allocation ends (freed, or its address reused): no longer in use. */
+static void retire(struct ga_memuse_dev *d, struct replay *r, struct ga_memuse_alloc *a, uint64_t t)
+{
+	r->in_use -= a->bytes;
+	a->freed = 1;
+	a->free_ns = t;
+	top_add(d, a);
+}
+
+/* Event e of devs[dev] in time order.  0, or -1 (err). */
+static int replay_one(struct ga_memuse *mu, struct replay *r, uint32_t dev,
+		      const struct ga_memuse_event *e)
+{
+	struct ga_memuse_dev *d = &mu->devs[dev];
+	uint32_t *slot;
+
+	if (e->op == GP_MEM_ALLOC) {
+		struct ga_memuse_alloc *a;
+
+		if (ga_map_insert(&r->live, e->address, 0, &slot) < 0)
+			goto oom;
+		if (*slot) {
+			/* The address is reused: its free was not traced.  Its slot is the new one's. */
+			a = &r->open[*slot - 1];
+			retire(d, r, a, e->t);
+		} else if (r->reuse) {
+			a = &r->open[r->reuse - 1];
+			r->reuse = (size_t)a->address;
+			*slot = (uint32_t)(a - r->open) + 1;
+		} else {
+			if (r->nopen == UINT32_MAX ||
+			    ga_util_grow(&r->open, &r->capopen, r->nopen + 1, sizeof(*r->open))) {
+				ga_map_remove(&r->live, e->address, 0);
+				goto oom;
+			}
+			a = &r->open[r->nopen];
+			*slot = (uint32_t)++r->nopen;
 		}
-	ga_map_free(&live);
-	free(open);
+		memset(a, 0, sizeof(*a));
+		a->address = e->address;
+		a->bytes = e->bytes;
+		a->alloc_ns = e->t;
+		a->correlation = e->correlation;
+		a->kind = e->kind;
+		a->flags = e->flags;
+		r->in_use += e->bytes;
+		if (r->in_use > d->peak) {
+			d->peak = r->in_use;
+			d->peak_ns = e->t;
+		}
+	} else {
+		slot = ga_map_find(&r->live, e->address, 0);
+		if (!slot) {
+			d->unmatched_frees++;
+		} else {
+			size_t i = *slot - 1;
+
+			retire(d, r, &r->open[i], e->t);
+			r->open[i].address = r->reuse;
+			r->reuse = i + 1;
+			ga_map_remove(&r->live, e->address, 0);
+		}
+	}
+	if (mu->samples) {
+		/* The last event at a time gives its sample. */
+		if (r->pend && r->pend_t != e->t && sample_flush(mu, r, dev))
+			return -1;
+		r->pend = 1;
+		r->pend_t = e->t;
+		r->pend_in_use = r->in_use;
+	}
 	return 0;
 oom:
-	ga_map_free(&live);
-	free(open);
+	snprintf(mu->err, sizeof(mu->err), "memory in use: out of memory");
 	return -1;
+}
+
+/*
+ * Every device's events in time order (one sort for all: each device's
+ * own are in order within it), from rank[first index] = index after the
+ * devices were sorted.  0, or -1 (err).
+ */
+static int replay(struct ga_memuse *mu, const uint32_t *rank)
+{
+	struct replay *st = calloc(mu->ndevs ? mu->ndevs : 1, sizeof(*st));
+	const struct ga_memuse_event *e;
+	size_t i, j;
+	int rc = -1;
+
+	if (!st) {
+		snprintf(mu->err, sizeof(mu->err), "memory in use: out of memory");
+		return -1;
+	}
+	if (mu->ev.rsize) {
+		if (ga_xsort_done(&mu->ev)) {
+			snprintf(mu->err, sizeof(mu->err), "memory in use: %s", mu->ev.err);
+			goto out;
+		}
+		mu->ev_runs = mu->ev.nruns;
+		while ((e = ga_xsort_next(&mu->ev)))
+			if (replay_one(mu, &st[rank[e->dev]], rank[e->dev], e))
+				goto out;
+		if (mu->ev.err[0]) {
+			snprintf(mu->err, sizeof(mu->err), "memory in use: %s", mu->ev.err);
+			goto out;
+		}
+	}
+	for (i = 0; i < mu->ndevs; i++) {
+		struct ga_memuse_dev *d = &mu->devs[i];
+		struct replay *r = &st[i];
+
+		if (sample_flush(mu, r, (uint32_t)i))
+			goto out;
+		d->final = r->in_use;
+		for (j = 0; j < r->live.cap; j++)
+			if (r->live.e[j].used) {
+				top_add(d, &r->open[r->live.e[j].val - 1]);
+				d->live++;
+			}
+	}
+	if (mu->smp.rsize && ga_xsort_done(&mu->smp)) {
+		snprintf(mu->err, sizeof(mu->err), "memory in use: the counter samples: %s",
+			 mu->smp.err);
+		goto out;
+	}
+	rc = 0;
+out:
+	/* The events are read: their memory and temporary file go now. */
+	ga_xsort_free(&mu->ev);
+	for (i = 0; i < mu->ndevs; i++) {
+		ga_map_free(&st[i].live);
+		free(st[i].open);
+	}
+	free(st);
+	return rc;
 }
 
 int ga_memuse_finish(struct ga_memuse *mu, struct ga_model *m)
 {
+	uint32_t *rank = NULL;
 	size_t i, j;
 
 	if (mu->ndevs > 1)
 		qsort(mu->devs, mu->ndevs, sizeof(*mu->devs), cmp_dev);
 	ga_map_free(&mu->map);
+	rank = malloc((mu->ndevs ? mu->ndevs : 1) * sizeof(*rank));
+	if (!rank) {
+		snprintf(mu->err, sizeof(mu->err), "memory in use: out of memory");
+		return -1;
+	}
+	for (i = 0; i < mu->ndevs; i++)
+		rank[mu->devs[i].first] = (uint32_t)i;
+	if (replay(mu, rank)) {
+		free(rank);
+		return -1;
+	}
+	free(rank);
 	for (i = 0; i < mu->ndevs; i++) {
 		struct ga_memuse_dev *d = &mu->devs[i];
 		char buf[32];
 
-		if (replay(d))
-			return -1;
 		/* The device summary's name of it, where the model has the device. */
 		for (j = 0; j < m->ndevrows; j++)
 			if (m->devrows[j].proc == d->proc && m->devrows[j].id == d->device)
@@ -245,17 +358,43 @@ int ga_memuse_finish(struct ga_memuse *mu, struct ga_model *m)
 		} else {
 			snprintf(buf, sizeof(buf), "cuda:%u", d->device);
 			d->label = ga_strtab_intern(&m->strs, buf, strlen(buf));
-			if (d->label == GA_STR_NOMEM)
+			if (d->label == GA_STR_NOMEM) {
+				snprintf(mu->err, sizeof(mu->err), "memory in use: out of memory");
 				return -1;
+			}
 		}
 	}
 	return 0;
 }
 
+const struct ga_memuse_sample *ga_memuse_sample_next(struct ga_memuse *mu, uint32_t dev)
+{
+	const struct ga_memuse_sample *s;
+
+	if (!mu->smp.rsize)
+		return NULL;
+	for (;;) {
+		if (!mu->peek && !(mu->peek = ga_xsort_next(&mu->smp))) {
+			if (mu->smp.err[0])
+				snprintf(mu->err, sizeof(mu->err), "memory in use: the counter samples: %s",
+					 mu->smp.err);
+			return NULL;
+		}
+		if (mu->peek->dev >= dev)
+			break;
+		mu->peek = NULL;        /* a device skipped */
+	}
+	if (mu->peek->dev != dev)
+		return NULL;
+	s = mu->peek;
+	mu->peek = NULL;
+	return s;
+}
+
 void ga_memuse_free(struct ga_memuse *mu)
 {
-	for (size_t i = 0; i < mu->ndevs; i++)
-		free(mu->devs[i].ev);
+	ga_xsort_free(&mu->ev);
+	ga_xsort_free(&mu->smp);
 	free(mu->devs);
 	ga_map_free(&mu->map);
 	memset(mu, 0, sizeof(*mu));

@@ -834,7 +834,7 @@ static int thread_names(struct ga_export *e, struct ga_model *m)
  * process, "cuda:D memory": a sample at each allocation or free that
  * changed it (the last of several at one time).
  */
-static int memory_counters(struct ga_export *e, struct ga_model *m, const struct ga_memuse *mu)
+static int memory_counters(struct ga_export *e, struct ga_model *m, struct ga_memuse *mu)
 {
 	struct chrome *c = e->state;
 	struct ga_jw *w = &e->jw;
@@ -842,12 +842,12 @@ static int memory_counters(struct ga_export *e, struct ga_model *m, const struct
 
 	for (size_t i = 0; i < mu->ndevs; i++) {
 		const struct ga_memuse_dev *d = &mu->devs[i];
+		const struct ga_memuse_sample *ev;
 
 		if (proc_seen(e, m, d->proc))
 			return -1;
 		snprintf(name, sizeof(name), "cuda:%u memory", d->device);
-		for (size_t j = ga_track_mem_next(d, SIZE_MAX); j < d->nev; j = ga_track_mem_next(d, j)) {
-			const struct ga_memuse_event *ev = &d->ev[j];
+		while ((ev = ga_memuse_sample_next(mu, (uint32_t)i))) {
 
 			ga_jw_obj(w, GA_JW_COMPACT);
 			ga_jw_kcstr(w, "name", name);
@@ -861,6 +861,10 @@ static int memory_counters(struct ga_export *e, struct ga_model *m, const struct
 			ga_jw_end(w);
 			ga_jw_end(w);
 		}
+	}
+	if (mu->err[0]) {
+		fprintf(stderr, "gpuprof: %s\n", mu->err);
+		return GA_FORMAT_REPORTED;
 	}
 	return ferror(e->out) || w->err ? -1 : 0;
 }
@@ -1036,6 +1040,7 @@ static int begin(struct ga_export *e)
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = act;
 	e->an->m.hooks.api = api;
+	e->an->mu.samples = 1;      /* the memory counter tracks */
 	c->next = e->an->m.obs;
 	e->an->m.obs.ctx = e;
 	e->an->m.obs.rec = obs_rec;
@@ -1050,10 +1055,14 @@ static int end(struct ga_export *e)
 {
 	struct ga_model *m = &e->an->m;
 	char b[32];
+	int rc;
 
 	if (laid_out(e) || ranges(e, m, &e->an->rg) || range_track_names(e, m) ||
-	    marks(e, m, &e->an->rg) || thread_names(e, m) ||
-	    memory_counters(e, m, &e->an->mu) || gpu_counters(e, m, &e->an->gs))
+	    marks(e, m, &e->an->rg) || thread_names(e, m))
+		return -1;
+	if ((rc = memory_counters(e, m, &e->an->mu)))
+		return rc;
+	if (gpu_counters(e, m, &e->an->gs))
 		return -1;
 	ga_jw_end(&e->jw);
 	ga_jw_key(&e->jw, "otherData");

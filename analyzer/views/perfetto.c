@@ -1097,27 +1097,30 @@ static int thread_names(struct ga_export *e, struct ga_model *m)
 }
 
 /* Memory in use (model/memuse.h): a counter track per device of each process, "cuda:D memory". */
-static int memory_counters(struct ga_export *e, struct ga_model *m, const struct ga_memuse *mu)
+static int memory_counters(struct ga_export *e, struct ga_model *m, struct ga_memuse *mu)
 {
 	char name[48];
 
 	for (size_t i = 0; i < mu->ndevs; i++) {
 		const struct ga_memuse_dev *d = &mu->devs[i];
+		const struct ga_memuse_sample *ev;
 		struct seq *q = NULL;
 		uint32_t dev;
 
 		if (proc_seen(e, m, d->proc))
 			return -1;
 		snprintf(name, sizeof(name), "cuda:%u memory", d->device);
-		for (size_t j = ga_track_mem_next(d, SIZE_MAX); j < d->nev; j = ga_track_mem_next(d, j)) {
-			const struct ga_memuse_event *ev = &d->ev[j];
-
+		while ((ev = ga_memuse_sample_next(mu, (uint32_t)i))) {
 			if (!q && (device_track(e, m, d->proc, d->device, &dev) ||
 				   !(q = counter_seq(e, d->proc, dev, d->device, name, UNIT_SIZE_BYTES))))
 				return -1;
 			if (counter(e, q, ev->t, 1, (int64_t)ev->in_use, 0))
 				return -1;
 		}
+	}
+	if (mu->err[0]) {
+		fprintf(stderr, "gpuprof: %s\n", mu->err);
+		return -1;
 	}
 	return 0;
 }
@@ -1140,6 +1143,7 @@ static int begin(struct ga_export *e)
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = act;
 	e->an->m.hooks.api = api;
+	e->an->mu.samples = 1;      /* the memory counter tracks */
 	p->next = e->an->m.obs;
 	e->an->m.obs.ctx = e;
 	e->an->m.obs.rec = obs_rec;
@@ -1154,7 +1158,7 @@ static int end(struct ga_export *e)
 
 	if (laid_out(e) || pushpop_ranges(e, m, &e->an->rg) || async_ranges(e, m, &e->an->rg) ||
 	    marks(e, m, &e->an->rg) || thread_names(e, m) || memory_counters(e, m, &e->an->mu))
-		return -1;
+		return e->an->mu.err[0] ? GA_FORMAT_REPORTED : -1;
 	if (p->w.err || ga_pbw_flush(&p->w, e->out, 0))
 		return -1;
 	return ferror(e->out) ? -1 : 0;

@@ -358,18 +358,6 @@ int ga_pids_for(struct ga_pids *p, uint32_t pid, uint32_t *out)
 	return 0;
 }
 
-size_t ga_track_mem_next(const struct ga_memuse_dev *d, size_t prev)
-{
-	for (size_t j = prev == SIZE_MAX ? 0 : prev + 1; j < d->nev; j++) {
-		if (j + 1 < d->nev && d->ev[j + 1].t == d->ev[j].t)
-			continue;
-		if (prev != SIZE_MAX && d->ev[j].in_use == d->ev[prev].in_use)
-			continue;
-		return j;
-	}
-	return d->nev;
-}
-
 void ga_pids_free(struct ga_pids *p)
 {
 	ga_map_free(&p->map);

@@ -174,13 +174,6 @@ struct ga_pids {
 int ga_pids_for(struct ga_pids *p, uint32_t pid, uint32_t *out);
 void ga_pids_free(struct ga_pids *p);
 
-/*
- * The next event after event prev (SIZE_MAX: the first) of d that is a
- * sample of its memory counter: the last of several at one time, and a
- * change from sample prev.  d->nev when none is.
- */
-size_t ga_track_mem_next(const struct ga_memuse_dev *d, size_t prev);
-
 /* Per process of the model (by index): whether the export has met it, and its unique pid. */
 struct ga_proc_pids {
 	uint8_t *seen;

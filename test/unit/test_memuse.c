@@ -4,7 +4,10 @@
  * time order and once shuffled over several chunks; the peak, when it was
  * reached, the final bytes in use, the counts and the largest allocations
  * must not depend on the order, and the report, JSON and the Chrome
- * counter events must show them.  Test code, runs offline only.
+ * counter events must show them.  The events and the counter samples go
+ * through an external sort (base/xsort.h): with runs of a few events,
+ * spilled and merged, a larger shuffled trace of several devices gives the
+ * same as in memory.  Test code, runs offline only.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,7 +86,20 @@ static void write_trace(const char *path, const size_t *perm, int memory)
 
 #define run(out, err, ...) synth_run(dir, out, err, __VA_ARGS__)
 
-static void check_model(const char *path, const char *what)
+/* The counter samples of devs[dev] as "t-T0:bytes " pairs, into buf. */
+static void samples_of(struct ga_memuse *mu, uint32_t dev, char *buf, size_t size)
+{
+	const struct ga_memuse_sample *s;
+	size_t n = 0;
+
+	buf[0] = 0;
+	while ((s = ga_memuse_sample_next(mu, dev)) && n + 48 < size)
+		n += (size_t)snprintf(buf + n, size - n, "%llu:%llu ",
+				      (unsigned long long)(s->t - T0), (unsigned long long)s->in_use);
+}
+
+/* run: events a run of the sort holds (0: the default, all in memory here). */
+static void check_model(const char *path, const char *what, size_t run)
 {
 	char *argv[1] = { (char *)path };
 	struct ga_analysis_opts o = { .stack_depth = 4 };
@@ -92,10 +108,13 @@ static void check_model(const char *path, const char *what)
 	const struct ga_memuse *mu = &an.mu;
 	char name[96];
 
-	snprintf(name, sizeof(name), "memory in use per device, records %s", what);
+	snprintf(name, sizeof(name), "memory in use per device, records %s%s", what,
+		 run ? ", sorted in runs of 2" : "");
 	tap_begin(name);
 	ga_filter_init(&flt);
 	CHECK(ga_analysis_init(&an, &o, &flt) == 0);
+	an.mu.run = run;
+	an.mu.samples = 1;
 	CHECK(ga_analysis_build(&an, argv, 1) == 0);
 	CHECK(ga_memuse_any(mu) && mu->records == NOPS && mu->host_records == 1);
 	CHECKF(mu->ndevs == 2, "%zu devices", mu->ndevs);
@@ -128,9 +147,20 @@ static void check_model(const char *path, const char *what)
 			CHECK(d0->top[3].bytes == 500 && !d0->top[3].freed &&
 			      d0->top[3].address == 0x1000);
 		}
-		/* The replay is in time order: in use after each event. */
-		CHECK(d0->nev == 7 && d0->ev[0].t == T0 + 100 && d0->ev[0].in_use == 1000 &&
-		      d0->ev[3].in_use == 6000 && d0->ev[6].in_use == 2500);
+		/* The replay is in time order: in use after each change, the
+		 * last at a time (350 twice on cuda:1); none for the unmatched free. */
+		char buf[256];
+
+		CHECK(d0->events == 7 && d1->events == 4);
+		CHECKF(run ? an.mu.ev_runs == 6 : an.mu.ev_runs == 0, "%zu runs", an.mu.ev_runs);
+		samples_of(&an.mu, 0, buf, sizeof(buf));
+		CHECKF(!strcmp(buf, "100:1000 200:5000 300:4000 400:6000 500:2000 600:2500 "),
+		       "cuda:0 samples %s", buf);
+		samples_of(&an.mu, 1, buf, sizeof(buf));
+		CHECKF(!strcmp(buf, "150:8000 250:0 350:30 "), "cuda:1 samples %s", buf);
+		CHECKF(run ? an.mu.smp.nruns == 5 : an.mu.smp.nruns == 0, "%zu sample runs",
+		       an.mu.smp.nruns);
+		CHECK(!an.mu.err[0]);
 	}
 	ga_analysis_free(&an);
 	ga_filter_free(&flt);
@@ -265,6 +295,149 @@ static void test_views(void)
 	tap_end();
 }
 
+/*
+ * A larger trace for the sort: NBIG allocations and frees on three
+ * devices, times drawn from a few hundred (many equal), addresses from a
+ * small pool (reused, frees of what was never allocated), written in a
+ * shuffled order over chunks.
+ */
+#define NBIG 3000
+
+static void write_big(const char *path)
+{
+	struct synth *s = synth_open(path);
+	uint64_t x = 88172645463325252ull;
+
+	synth_process(s, 4242, "node1", "./memuse", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMORY, 0, 0);
+	for (uint32_t d = 0; d < 3; d++)
+		synth_device(s, d, "GPU", 9, 0, 132, 80ull << 30, 0x10 + d);
+	for (size_t i = 0; i < NBIG; i++) {
+		uint64_t r;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		r = x;
+		synth_memory(s, (r & 3) ? GP_MEM_ALLOC : GP_MEM_FREE, T0 + (r >> 8) % 400,
+			     0x10000 + ((r >> 20) % 64) * 0x1000, 1 + (r >> 32) % 100000,
+			     (uint32_t)((r >> 50) % 3), DEV, (r >> 60) & 1 ? GP_MEM_F_ASYNC : 0);
+		if (i % 97 == 96)
+			synth_flush_chunk(s);
+	}
+	synth_end(s, T0 + 1000, 0);
+	synth_close(s, NULL, NULL);
+}
+
+/* Everything memuse gives of a trace, as text: the devices, largest allocations, samples. */
+static char *memuse_text(const char *path, size_t run, size_t *runs)
+{
+	char *argv[1] = { (char *)path };
+	struct ga_analysis_opts o = { .stack_depth = 4 };
+	struct ga_analysis an;
+	struct ga_filter flt;
+	char *out = NULL;
+	size_t n = 0, k;
+	FILE *f = open_memstream(&out, &n);
+	struct ga_memuse_ref *ord;
+
+	ga_filter_init(&flt);
+	if (!f || ga_analysis_init(&an, &o, &flt)) {
+		if (f)
+			fclose(f);
+		free(out);
+		return NULL;
+	}
+	an.mu.run = run;
+	an.mu.samples = 1;
+	if (ga_analysis_build(&an, argv, 1) == 0) {
+		*runs = an.mu.ev_runs;
+		for (uint32_t i = 0; i < an.mu.ndevs; i++) {
+			const struct ga_memuse_dev *d = &an.mu.devs[i];
+			const struct ga_memuse_sample *sm;
+
+			fprintf(f, "dev %u proc %u: %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
+				d->device, d->proc, (unsigned long long)d->allocs,
+				(unsigned long long)d->frees, (unsigned long long)d->alloc_bytes,
+				(unsigned long long)d->unmatched_frees, (unsigned long long)d->peak,
+				(unsigned long long)d->peak_ns, (unsigned long long)d->final,
+				(unsigned long long)d->live, (unsigned long long)d->events);
+			for (size_t j = 0; j < d->ntop; j++)
+				fprintf(f, " top %llx %llu %llu %llu %u %u %u %u\n",
+					(unsigned long long)d->top[j].address,
+					(unsigned long long)d->top[j].bytes,
+					(unsigned long long)d->top[j].alloc_ns,
+					(unsigned long long)d->top[j].free_ns, d->top[j].correlation,
+					d->top[j].kind, d->top[j].flags, d->top[j].freed);
+			while ((sm = ga_memuse_sample_next(&an.mu, i)))
+				fprintf(f, " %llu:%llu", (unsigned long long)sm->t,
+					(unsigned long long)sm->in_use);
+			fputc('\n', f);
+		}
+		ord = ga_memuse_order_largest(&an.mu, &k);
+		for (size_t j = 0; ord && j < k; j++)
+			fprintf(f, "largest %u %u\n", ord[j].dev, ord[j].i);
+		free(ord);
+		if (an.mu.err[0])
+			fprintf(f, "error %s\n", an.mu.err);
+	} else {
+		fputs("build failed\n", f);
+	}
+	fclose(f);
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	return out;
+}
+
+static void test_spilled(void)
+{
+	char big[160], tmp[160], cmd[400];
+	const char *runs_of[] = { "1", "3", "64" };
+	size_t sizes[] = { 1, 3, 64 }, r0 = 9, r;
+	char *mem, *ext;
+	const char *old = getenv("TMPDIR");
+	char *saved = old ? strdup(old) : NULL;
+
+	snprintf(big, sizeof(big), "%s/big.gpuprof", dir);
+	snprintf(tmp, sizeof(tmp), "%s/tmp", dir);
+	write_big(big);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", tmp);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not make %s\n", tmp);
+	setenv("TMPDIR", tmp, 1);
+	mem = memuse_text(big, 0, &r0);
+	tap_begin("memory in use: a shuffled trace sorted in memory has every device's numbers");
+	CHECKF(mem && r0 == 0 && strstr(mem, "dev 2 proc 0:") && strstr(mem, " top ") &&
+	       !strstr(mem, "error") && !strstr(mem, "build failed"), "%zu runs: %s", r0,
+	       mem ? mem : "");
+	tap_end();
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char name[128];
+
+		snprintf(name, sizeof(name),
+			 "memory in use: the events sorted in spilled runs of %s give the same as in memory",
+			 runs_of[i]);
+		tap_begin(name);
+		r = 0;
+		ext = memuse_text(big, sizes[i], &r);
+		CHECKF(r >= NBIG / sizes[i] - 1, "%zu runs", r);
+		CHECKF(mem && ext && !strcmp(mem, ext), "in memory:\n%s\nin runs:\n%s",
+		       mem ? mem : "", ext ? ext : "");
+		free(ext);
+		tap_end();
+	}
+	tap_begin("memory in use: the sort leaves nothing in $TMPDIR");
+	snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s')\"", tmp);
+	CHECK(system(cmd) == 0);
+	tap_end();
+	if (saved)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
+	free(mem);
+}
+
 int main(void)
 {
 	size_t in_order[NOPS], perm[NOPS];
@@ -286,8 +459,10 @@ int main(void)
 	write_trace(ordered, in_order, 1);
 	write_trace(shuffled, perm, 1);
 	write_trace(none, in_order, 0);
-	check_model(ordered, "in time order");
-	check_model(shuffled, "shuffled over chunks");
+	check_model(ordered, "in time order", 0);
+	check_model(shuffled, "shuffled over chunks", 0);
+	check_model(shuffled, "shuffled over chunks", 2);
+	test_spilled();
 	test_views();
 	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
