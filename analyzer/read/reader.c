@@ -89,6 +89,15 @@ struct src {
 #define SLOTS_PER_THREAD 2
 /* Smaller inputs decode on the caller's thread: a thread costs more than it saves. */
 #define HELPERS_MIN_BYTES (512u << 10)
+/*
+ * Helpers a read uses at most, and the compressed bytes each must have to
+ * decode.  The callback runs on one thread at a third of one decoding
+ * thread's speed or less, so three helpers keep it fed; on 16 cores, 15
+ * helpers made NVTX and 64-rank reports 1.5-1.8x slower than 3 (their
+ * start per file and their wake-ups: 5 s of system time).
+ */
+#define HELPERS_USEFUL 3u
+#define HELPERS_BYTES_EACH (2u << 20)
 #define NSLOTS ((MAX_HELPERS + 1) * SLOTS_PER_THREAD + GA_READER_LAG_MAX)
 
 enum slot_state {
@@ -630,14 +639,21 @@ unsigned ga_reader_cpus(void)
 	return n < 1 ? 1 : (unsigned long)n > GA_READER_JOBS_MAX ? GA_READER_JOBS_MAX : (unsigned)n;
 }
 
-/* One helper per thread of ga_reader_jobs (or per CPU) beyond the caller's. */
-static unsigned helpers_wanted(void)
+/*
+ * One helper per thread of ga_reader_jobs (or per CPU) beyond the caller's,
+ * at most HELPERS_USEFUL and one per HELPERS_BYTES_EACH of the left bytes.
+ */
+static unsigned helpers_wanted(uint64_t left)
 {
 	unsigned n = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus();
+	uint64_t by_size = left / HELPERS_BYTES_EACH;
 
-	if (n <= 1)
+	if (n <= 1 || left < HELPERS_MIN_BYTES)
 		return 0;
-	return n - 1 < MAX_HELPERS ? n - 1 : MAX_HELPERS;
+	n = n - 1 < HELPERS_USEFUL ? n - 1 : HELPERS_USEFUL;
+	if (by_size < n)
+		n = by_size ? (unsigned)by_size : 1;
+	return n < MAX_HELPERS ? n : MAX_HELPERS;
 }
 
 /*
@@ -722,8 +738,7 @@ static int read_chunks(struct rd *r)
 
 	r->next_off = info->header.header_size;
 	/* A pipe's size is unknown (UINT64_MAX): it may be long. */
-	if (helpers_start(r, r->src.size - r->src.pos < HELPERS_MIN_BYTES ? 0 :
-			  helpers_wanted())) {
+	if (helpers_start(r, helpers_wanted(r->src.size - r->src.pos))) {
 		fail(r, r->next_off, "out of memory");
 		return GA_READ_EOPEN;
 	}
