@@ -2398,6 +2398,26 @@ static size_t gcount(struct rbuf *r, size_t min_bytes)
 	return (size_t)n;
 }
 
+/*
+ * A count, then that many numbers into out[0..want): fewer than want is an
+ * error, and so are more unless exact is 0 (a later version's additions,
+ * skipped).  Returns 0, or -1 with r->err set.
+ */
+static int gcounters(struct rbuf *r, uint64_t *out, size_t want, int exact)
+{
+	size_t i, k = gcount(r, 1);
+
+	for (i = 0; i < k; i++) {
+		uint64_t v = gv(r);
+
+		if (i < want)
+			out[i] = v;
+	}
+	if (r->err || k < want || (exact && k != want))
+		return r->err = 1, -1;
+	return 0;
+}
+
 static uint32_t gs(struct rbuf *r)
 {
 	uint64_t n = gv(r);
@@ -2521,16 +2541,10 @@ static int get_ranks(struct rbuf *r, struct ga_sum *s)
 /* Section 15: NVTX names, marks and the tree (parents first, ids in range). */
 static int get_nvtx(struct rbuf *r, struct ga_sum *s)
 {
-	size_t n, i, j, k = gcount(r, 1);
+	size_t n, i, j, k;
 
-	for (i = 0; i < k; i++) {
-		uint64_t v = gv(r);
-
-		if (i < RSC_COUNT)
-			s->rsc[i] = v;
-	}
-	if (r->err || k != RSC_COUNT)
-		return r->err = 1, -1;
+	if (gcounters(r, s->rsc, RSC_COUNT, 1))
+		return -1;
 	n = gcount(r, RKEY_U64 + 10);
 	k = (size_t)gv(r);
 	if (r->err || k != RKEY_U64)
@@ -2590,16 +2604,10 @@ static int get_nvtx(struct rbuf *r, struct ga_sum *s)
 /* Section 16: launch latency and launch configurations. */
 static int get_launches(struct rbuf *r, struct ga_sum *s)
 {
-	size_t n, i, j, k = gcount(r, 1);
+	size_t n, i, j, k;
 
-	for (i = 0; i < k; i++) {
-		uint64_t v = gv(r);
-
-		if (i < LSC_COUNT)
-			s->lsc[i] = v;
-	}
-	if (r->err || k != LSC_COUNT)
-		return r->err = 1, -1;
+	if (gcounters(r, s->lsc, LSC_COUNT, 1))
+		return -1;
 	n = gcount(r, 10);
 	if (r->err || !(s->lat = calloc(n + 1, sizeof(*s->lat))))
 		return -1;
@@ -2662,15 +2670,8 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 	s->limit = gv(r);
 	if (!s->limit)
 		s->limit = UINT64_MAX;
-	k = gcount(r, 1);
-	for (i = 0; i < k; i++) {
-		uint64_t v = gv(r);
-
-		if (i < SC_COUNT)
-			s->sc[i] = v;
-	}
-	if (r->err || k < SC_COUNT)
-		return r->err = 1, -1;
+	if (gcounters(r, s->sc, SC_COUNT, 0))
+		return -1;
 	n = gcount(r, 15);
 	if (r->err || !(s->files = calloc(n + 1, sizeof(*s->files))))
 		return -1;
