@@ -51,8 +51,9 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 		"tiny-copies",
 		"many tiny copies: batch them into fewer, larger ones",
 		"100+ copies of one direction below 64 KiB each",
-		"the copies' fixed cost (their shortest duration) paid once per 1 MiB "
-		"instead of once per copy" },
+		"the copies' fixed cost (the shortest copy's time plus the mean gap below "
+		"50 us to the tiny copy before, the host's call and the engine's turnaround) "
+		"paid once per 1 MiB instead of once per copy" },
 	[GA_RULE_HOST_SYNC] = {
 		"host-sync",
 		"host-device synchronizations inside steps drain the GPU",
@@ -559,6 +560,15 @@ static void on_copy(struct ga_findings *fd, const struct ga_act *a)
 		c->tiny_ns += dur;
 		if (dur < c->tiny_min)
 			c->tiny_min = dur;
+		if (c->have_last && c->last_dev == a->dev && a->start >= c->last_end &&
+		    a->start - c->last_end < GA_FIND_TINY_RUN_NS)
+			c->tiny_gap_ns += a->start - c->last_end;
+		if (!c->have_last || c->last_dev != a->dev || a->start >= c->last_start) {
+			c->have_last = 1;
+			c->last_dev = a->dev;
+			c->last_start = a->start;
+			c->last_end = a->end;
+		}
 	}
 }
 
@@ -1718,7 +1728,14 @@ static int copy_rules(struct fin *x)
 		pg_ns += c->pageable_ns;
 		if (c->tiny >= GA_FIND_TINY_COUNT) {
 			uint64_t batches = (c->tiny_bytes + GA_FIND_BATCH_BYTES - 1) / GA_FIND_BATCH_BYTES;
-			uint64_t st = batches < c->tiny ? (c->tiny - batches) * c->tiny_min : 0;
+			/*
+			 * A copy's fixed cost: the shortest copy's time (latency, not
+			 * bytes) plus the mean gap to the tiny copy before it (the host's
+			 * call, the engine's turnaround; 0 for copies far apart).  In a
+			 * loop of copies that is what each costs, whichever side bounds it.
+			 */
+			uint64_t fixed = c->tiny_min + c->tiny_gap_ns / c->tiny;
+			uint64_t st = batches < c->tiny ? (c->tiny - batches) * fixed : 0;
 
 			const char *kind = ga_model_copy_kind((unsigned)k, kb, sizeof(kb));
 
@@ -1733,6 +1750,7 @@ static int copy_rules(struct fin *x)
 			ev(f, "bytes", (double)c->tiny_bytes, 'b');
 			ev(f, "copy_ns", (double)c->tiny_ns, 'n');
 			ev(f, "shortest_ns", (double)c->tiny_min, 'n');
+			ev(f, "gap_ns", (double)c->tiny_gap_ns, 'n');
 		}
 	}
 	for (uint32_t d = 0; d < m->ndevs; d++) {

@@ -70,6 +70,7 @@ struct ga_ranks;
 #define GA_FIND_TINY_COPY 65536ull       /* a tiny copy: below 64 KiB */
 #define GA_FIND_TINY_COUNT 100u          /* tiny copies: at least 100 of one kind */
 #define GA_FIND_BATCH_BYTES (1ull << 20) /* tiny copies batched into 1 MiB copies */
+#define GA_FIND_TINY_RUN_NS 50000ull     /* tiny copies: a gap below 50 µs to the last one is its cost */
 #define GA_FIND_STARTUP_NS 20000000ull   /* start-up: module loading from 20 ms */
 #define GA_FIND_DRAIN_GAP_NS 5000ull     /* a gap a blocking call caused counts from 5 µs */
 #define GA_FIND_EMIT_PCT 1.0             /* idle-time findings: 1% of the device's span ... */
@@ -286,6 +287,14 @@ struct ga_fnull {
 /* Per copy kind: small copies; pageable memory in asynchronous copies. */
 struct ga_fcopy {
 	uint64_t tiny, tiny_bytes, tiny_ns, tiny_min;
+	/*
+	 * The gaps between consecutive tiny copies of the kind on one device,
+	 * each below GA_FIND_TINY_RUN_NS: the host's issue time and the copy
+	 * engine's turnaround, paid per copy like its own fixed time.
+	 */
+	uint64_t tiny_gap_ns, last_start, last_end;
+	uint32_t last_dev;
+	int have_last;
 	uint64_t pageable, pageable_bytes, pageable_ns;
 	uint64_t sync, sync_ns;    /* synchronous copies */
 };
