@@ -36,6 +36,8 @@ struct fctx {
 	uint64_t serial;           /* records read */
 	uint64_t leg_serial;       /* the record leg_pair was found for */
 	struct ga_staged_pair *leg_pair;
+	/* Pair index + 1 and correlation of a pair both legs of which were read, to release. */
+	uint32_t done_pair, done_corr;
 };
 
 static const char *const copy_names[] = {
@@ -130,13 +132,10 @@ void ga_model_free(struct ga_model *m)
 	free(m->str2k);
 	free(m->labels);
 	ga_map_free(&m->label_map);
-	ga_map_free(&m->copy_legs);
-	free(m->leg_bits);
+	free(m->corr_window);
 	ga_map_free(&m->staged);
-	free(m->legs);
 	free(m->pairs);
 	ga_map_free(&m->copy_api_names);
-	ga_map_free(&m->copy_api);
 	free(m->graphs);
 	ga_map_free(&m->graph_map);
 	ga_map_free(&m->gnode_set);
@@ -690,56 +689,97 @@ static int add_memop(struct fctx *f, struct ga_memstat *ms, struct ga_act *a,
 	return add_activity(f, a);
 }
 
+/*
+ * The window's slot of (proc, corr): NULL where another correlation holds
+ * it and take is 0; with take, that one's place given to this one (a leg
+ * waiting there pairs no more; a pair found stays in model staged).
+ */
+static struct ga_corr_slot *corr_slot(struct ga_model *m, uint32_t proc, uint32_t corr, int take)
+{
+	struct ga_corr_slot *w;
+
+	if (!m->corr_window) {
+		if (!take)
+			return NULL;
+		if (!(m->corr_window = calloc(GA_CORR_WINDOW, sizeof(*m->corr_window))))
+			return NULL;
+	}
+	w = &m->corr_window[corr % GA_CORR_WINDOW];
+	if (w->state != GA_CORR_EMPTY && w->proc == proc && w->corr == corr)
+		return w;
+	if (!take)
+		return NULL;
+	memset(w, 0, sizeof(*w));
+	w->proc = proc;
+	w->corr = corr;
+	return w;
+}
+
+/* The pair of (proc, corr) the model has not released, or NULL. */
+static struct ga_staged_pair *pair_find(struct ga_model *m, uint32_t proc, uint32_t corr)
+{
+	const uint32_t *x = ga_map_find(&m->staged, proc, corr);
+
+	return x ? &m->pairs[*x - 1] : NULL;
+}
+
 int ga_model_note_copy(struct ga_model *m, uint32_t proc, const struct gp_rec_memcpy *c)
 {
-	struct ga_copy_leg *l;
-	uint32_t *slot, *x;
-	int ins;
+	struct ga_corr_slot *w;
+	struct ga_staged_pair *p;
+	uint32_t *x, i;
 
 	if ((c->copy_kind != GP_COPY_DTOH && c->copy_kind != GP_COPY_HTOD) || !c->correlation)
 		return 0;
-	if (!m->leg_bits && !(m->leg_bits = calloc(GA_LEG_BITS / 64, sizeof(*m->leg_bits))))
+	if (!(w = corr_slot(m, proc, c->correlation, 1)))
 		return -1;
-	m->leg_bits[c->correlation % GA_LEG_BITS / 64] |= 1ull << (c->correlation % 64);
-	ins = ga_map_insert(&m->copy_legs, proc, c->correlation, &slot);
-	if (ins < 0)
-		return -1;
-	if (ins == 0) {
-		x = ga_map_find(&m->staged, proc, c->correlation);
-		if (x) {
-			/* A third leg: one API call that made more than a peer copy. */
-			m->pairs[*x - 1].legs++;
-			return 0;
-		}
-		if (!*slot)
-			return 0;
+	switch (w->state) {
+	case GA_CORR_PAIRED:
+		/* A third leg: one API call that made more than a peer copy. */
+		if ((p = pair_find(m, proc, c->correlation)))
+			p->legs++;
+		return 0;
+	case GA_CORR_DONE:
+		return 0;
+	case GA_CORR_LEG:
 		/* The other leg of one API call, on another device: a staged peer copy. */
-		l = &m->legs[*slot - 1];
-		*slot = 0;
-		if (l->kind == c->copy_kind || l->device == c->device || l->bytes != c->bytes)
+		w->state = GA_CORR_DONE;
+		if (w->kind == c->copy_kind || w->device == c->device || w->bytes != c->bytes)
 			return 0;
-		if (ga_util_grow(&m->pairs, &m->cappairs, m->npairs + 1, sizeof(*m->pairs)) ||
-		    ga_map_insert(&m->staged, proc, c->correlation, &x) < 0)
+		if (m->pair_free) {
+			i = m->pair_free - 1;
+		} else {
+			if (m->npairs >= UINT32_MAX - 1 ||
+			    ga_util_grow(&m->pairs, &m->cappairs, m->npairs + 1, sizeof(*m->pairs)))
+				return -1;
+			i = (uint32_t)m->npairs;
+		}
+		if (ga_map_insert(&m->staged, proc, c->correlation, &x) < 0)
 			return -1;
-		m->pairs[m->npairs].start = l->start < c->start ? l->start : c->start;
-		m->pairs[m->npairs].end = l->end > c->end ? l->end : c->end;
-		m->pairs[m->npairs].file = 0;
-		m->pairs[m->npairs].legs = 2;
-		m->pairs[m->npairs].seen = 0;
-		*x = (uint32_t)++m->npairs;
+		if (m->pair_free)
+			m->pair_free = m->pairs[i].file;
+		else
+			m->npairs++;
+		p = &m->pairs[i];
+		p->start = w->start < c->start ? w->start : c->start;
+		p->end = w->end > c->end ? w->end : c->end;
+		p->file = 0;
+		p->legs = 2;
+		p->seen = 0;
+		p->api = w->api;
+		*x = i + 1;
+		w->state = GA_CORR_PAIRED;
 		m->staged_pairs++;
 		return 0;
+	default:
+		w->state = GA_CORR_LEG;
+		w->bytes = c->bytes;
+		w->start = c->start;
+		w->end = c->end;
+		w->device = c->device;
+		w->kind = (uint8_t)c->copy_kind;
+		return 0;
 	}
-	if (ga_util_grow(&m->legs, &m->caplegs, m->nlegs + 1, sizeof(*m->legs)))
-		return -1;
-	l = &m->legs[m->nlegs++];
-	l->bytes = c->bytes;
-	l->start = c->start;
-	l->end = c->end;
-	l->device = c->device;
-	l->kind = (uint8_t)c->copy_kind;
-	*slot = (uint32_t)m->nlegs;
-	return 0;
 }
 
 int ga_model_note_string(struct ga_model *m, uint32_t proc, const struct gp_rec_string *r)
@@ -760,7 +800,8 @@ int ga_model_note_string(struct ga_model *m, uint32_t proc, const struct gp_rec_
 int ga_model_note_api(struct ga_model *m, uint32_t proc, const struct gp_rec_api *r)
 {
 	const uint32_t *name;
-	uint32_t *slot, *rc;
+	struct ga_corr_slot *w;
+	uint32_t *rc;
 
 	if (!r->correlation)
 		return 0;
@@ -779,53 +820,81 @@ int ga_model_note_api(struct ga_model *m, uint32_t proc, const struct gp_rec_api
 	 * Copy functions are noted whenever they come; any other call only
 	 * once a copy leg of its correlation was seen (the API record usually
 	 * follows the copy's activity records; every call of a trace would
-	 * cost a map entry each).
+	 * cost a slot each).
 	 */
-	if (!name && (!m->leg_bits ||
-		      !(m->leg_bits[r->correlation % GA_LEG_BITS / 64] >> (r->correlation % 64) & 1) ||
-		      !ga_map_find(&m->copy_legs, proc, r->correlation)))
+	w = corr_slot(m, proc, r->correlation, 0);
+	if (!name && (!w || w->state == GA_CORR_CALL))
 		return 0;
-	if (ga_map_insert(&m->copy_api, proc, r->correlation, &slot) < 0)
-		return -1;
-	*slot |= name ? *name : GA_COPY_API_OTHER;
+	if (!w) {
+		if (!(w = corr_slot(m, proc, r->correlation, 1)))
+			return -1;
+		w->state = GA_CORR_CALL;
+	}
+	if (w->state == GA_CORR_PAIRED) {
+		struct ga_staged_pair *p = pair_find(m, proc, r->correlation);
+
+		if (p)
+			p->api |= (uint8_t)(name ? *name : GA_COPY_API_OTHER);
+		return 0;
+	}
+	w->api |= (uint8_t)(name ? *name : GA_COPY_API_OTHER);
 	return 0;
+}
+
+/* Forget the pair at index i of correlation corr of f's process: the model's read is done with it. */
+static void pair_release(struct fctx *f, uint32_t i, uint32_t corr)
+{
+	struct ga_model *m = f->m;
+
+	ga_map_remove(&m->staged, f->proc, corr);
+	m->pairs[i].file = m->pair_free;
+	m->pairs[i].seen = 3;
+	m->pair_free = i + 1;
 }
 
 /*
  * The staged peer copy the MEMCPY record being read is a leg of, or NULL;
  * asked again for the same record, the same answer.  The first leg read
  * decides for the pair (ga_staged_pair.seen); a leg read as a copy of its
- * own leaves its correlation no pair to make with a leg noted later.
+ * own leaves its correlation no pair to make with a leg noted later.  A
+ * pair is released once decided against, or after the record of its second
+ * leg: a leg of its correlation read later is a copy of its own.
  */
 static struct ga_staged_pair *staged_pair(struct fctx *f, const struct gp_rec_memcpy *c)
 {
 	struct ga_model *m = f->m;
-	const uint32_t *x, *api;
+	const uint32_t *x;
 	struct ga_staged_pair *p;
-	uint32_t *leg;
+	struct ga_corr_slot *w;
 
 	if (f->leg_serial == f->serial)
 		return f->leg_pair;
 	f->leg_serial = f->serial;
 	f->leg_pair = NULL;
+	if (f->done_pair) {
+		/* The record that read its second leg is past. */
+		pair_release(f, f->done_pair - 1, f->done_corr);
+		f->done_pair = 0;
+	}
 	if ((c->copy_kind != GP_COPY_DTOH && c->copy_kind != GP_COPY_HTOD) || !c->correlation)
 		return NULL;
 	if (!m->staged_pairs || !(x = ga_map_find(&m->staged, f->proc, c->correlation))) {
-		if (m->leg_bits && (leg = ga_map_find(&m->copy_legs, f->proc, c->correlation)))
-			*leg = 0;
+		if ((w = corr_slot(m, f->proc, c->correlation, 0)) && w->state == GA_CORR_LEG)
+			w->state = GA_CORR_DONE;
 		return NULL;
 	}
 	p = &m->pairs[*x - 1];
 	if (p->seen == 1) {
 		p->seen = 2;
+		f->done_pair = *x;
+		f->done_corr = c->correlation;
 		return f->leg_pair = p;
 	}
 	if (p->seen)
 		return NULL;
 	/* The call behind both legs, where the trace has it, copies between peers. */
-	api = ga_map_find(&m->copy_api, f->proc, c->correlation);
-	if (p->legs != 2 || (api && !(*api & GA_COPY_API_PEER))) {
-		p->seen = 3;
+	if (p->legs != 2 || (p->api && !(p->api & GA_COPY_API_PEER))) {
+		pair_release(f, *x - 1, c->correlation);
 		return NULL;
 	}
 	p->seen = 1;
@@ -1420,6 +1489,8 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 	m->reading = NULL;
 	if (rc != GA_READ_OK && !(rc == GA_READ_ECALLBACK && m->err[0]))
 		snprintf(m->err, sizeof(m->err), "%s", err);
+	if (f.done_pair)
+		pair_release(&f, f.done_pair - 1, f.done_corr);
 	ga_strmap_free(&f.smap);
 	ga_map_free(&f.devmap);
 

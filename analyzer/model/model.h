@@ -40,8 +40,13 @@ enum ga_act_kind {
  * kind (an analyzer-side kind; traces never hold it).
  */
 #define GA_COPY_STAGED_PEER 255
-/* Bits of the model's leg_bits (1 MiB), a power of two. */
-#define GA_LEG_BITS (1u << 23)
+/*
+ * Correlation ids of a process a copy leg, or a copy function's call,
+ * waits for the rest of its correlation (a power of two): the model keeps
+ * them in a window of this many slots, slot correlation % GA_CORR_WINDOW,
+ * and one of an id this many or more later takes the slot.
+ */
+#define GA_CORR_WINDOW (1u << 16)
 
 /* One GPU activity, ids resolved to the model's; handed to hooks. */
 struct ga_act {
@@ -311,21 +316,16 @@ struct ga_model {
 	struct ga_map thread_names; /* (proc, tid) -> strtab id of the thread's name */
 
 	/*
-	 * Staged peer copies, found before the model is built (the NVTX
-	 * scan's first pass calls ga_model_note_copy/_string/_api).
+	 * Staged peer copies, found before the model reads the records (the
+	 * NVTX scan's first pass, or the look-ahead, calls
+	 * ga_model_note_copy/_string/_api): the correlations in the window,
+	 * and the pairs found until the model's read is done with both legs.
 	 */
-	struct ga_map copy_legs;   /* (proc, correlation) -> first leg index + 1 */
-	/*
-	 * Bit correlation % GA_LEG_BITS set: some process may have a copy leg
-	 * of that correlation.  Most API calls are not copies: the bit spares
-	 * them a look-up in copy_legs, which grows with the copies.
-	 */
-	uint64_t *leg_bits;
-	struct ga_copy_leg *legs;
-	size_t nlegs, caplegs;
+	struct ga_corr_slot *corr_window; /* GA_CORR_WINDOW slots, NULL until a copy */
 	struct ga_map staged;      /* (proc, correlation) -> pair index + 1 */
 	struct ga_staged_pair *pairs;
 	size_t npairs, cappairs;
+	uint32_t pair_free;        /* index + 1 of a released pair (its file links the next) */
 	uint64_t staged_pairs;
 	struct ga_map copy_api_names; /* (proc, file string id) -> GA_COPY_API_* */
 	/*
@@ -334,7 +334,6 @@ struct ga_model {
 	 * name is added.
 	 */
 	uint32_t copy_api_recent[64][4];
-	struct ga_map copy_api;    /* (proc, correlation) -> GA_COPY_API_* seen */
 	uint32_t leg_label[2];     /* label index + 1 of the DtoH and HtoD legs */
 	struct ga_memstat leg_st[2]; /* those legs as activities (activity summary) */
 
@@ -369,11 +368,23 @@ struct ga_model {
 	char err[320];
 };
 
-/* The first leg of a host-to-device or device-to-host copy, kept until its pair. */
-struct ga_copy_leg {
+/* What a slot of the correlation window holds (ga_corr_slot.state). */
+enum {
+	GA_CORR_EMPTY,
+	GA_CORR_CALL,              /* a copy function's call, no leg yet */
+	GA_CORR_LEG,               /* one leg, waiting for the other */
+	GA_CORR_PAIRED,            /* two legs that pair: model staged holds the pair */
+	GA_CORR_DONE               /* legs that make no pair, or a leg the model read alone */
+};
+
+/* One correlation of the window: its first leg (a DtoH or HtoD copy) and calls. */
+struct ga_corr_slot {
 	uint64_t bytes, start, end;
+	uint32_t proc, corr;
 	uint32_t device;
-	uint8_t kind;
+	uint8_t state;             /* GA_CORR_* */
+	uint8_t kind;              /* the leg's copy kind */
+	uint8_t api;               /* GA_COPY_API_* of the calls noted */
 };
 
 /* A staged peer copy: its two legs' whole span. */
@@ -388,6 +399,7 @@ struct ga_staged_pair {
 	 * sees a third leg or the call only later changes nothing read.
 	 */
 	uint8_t seen;
+	uint8_t api;               /* GA_COPY_API_* of the calls of its correlation noted */
 };
 
 /* What the API calls of a correlation were named (ga_model_note_api). */
@@ -403,7 +415,8 @@ int ga_model_init(struct ga_model *m);
  * staged through the host (GA_COPY_STAGED_PEER): same process and
  * correlation, one DtoH and one HtoD on different devices, same bytes, and
  * where the trace has the API call of that correlation, a name containing
- * "Peer".  0, or -1 out of memory.
+ * "Peer".  Legs and calls pair within GA_CORR_WINDOW correlation ids; a
+ * pair is kept until the model has read both legs.  0, or -1 out of memory.
  */
 int ga_model_note_copy(struct ga_model *m, uint32_t proc, const struct gp_rec_memcpy *c);
 

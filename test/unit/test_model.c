@@ -723,6 +723,103 @@ static void test_staged_peer(void)
 }
 
 /*
+ * Staged peer copies in a long trace: the model keeps the copies'
+ * correlations in a window of GA_CORR_WINDOW ids and each pair only until
+ * it has read both legs, so a pair is still found after 200000 unrelated
+ * copies (each a leg waiting for a pair that never comes), and what is
+ * kept does not grow with them.  Legs of one call further apart than the
+ * window, with a copy of an id GA_CORR_WINDOW later between them, count as
+ * a DtoH and an HtoD copy.  Both reads: the scan's whole first pass, and
+ * the look-ahead of a trace read once (one_pass).
+ */
+static void test_staged_window(void)
+{
+	const uint64_t kb = 1 << 10;
+	const uint32_t n = 200000, far = 1000;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	uint64_t t = T0;
+
+	{
+		struct synth *s = synth_open(NULL);
+		uint32_t peer, cpy, c;
+
+		synth_process(s, 10, "h", "app", 0, T0);
+		synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+		synth_device(s, 1, "GPU", 9, 0, 132, 1ull << 36, 2);
+		peer = synth_string(s, "cudaMemcpyPeerAsync");
+		cpy = synth_string(s, "cudaMemcpyAsync");
+		/* Chunks as the recorder writes them: the look-ahead runs 8 of them before. */
+		s->chunk_limit = (size_t)1 << 20;
+		synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_API, 0, 0);
+		for (c = 1; c <= n; c++, t += 1000) {
+			if (c == far) {
+				/* One leg now, the other after the window (below). */
+				synth_memcpy_at_corr(s, GP_COPY_DTOH, 64 * kb, t, t + 100, 0, 1, c);
+				continue;
+			}
+			if (c == far + 2 * GA_CORR_WINDOW)
+				synth_memcpy_at_corr(s, GP_COPY_HTOD, 64 * kb, t, t + 100, 1, 1, far);
+			if (c == 1 || c == n || c % 1000 == 500) {
+				/* A staged peer copy: its call, then both legs. */
+				synth_api_at_corr(s, peer, t, t + 10, 1, c);
+				synth_memcpy_at_corr(s, GP_COPY_DTOH, 8 * kb, t, t + 100, 0, 1, c);
+				synth_memcpy_at_corr(s, GP_COPY_HTOD, 8 * kb, t + 50, t + 250, 1, 1, c);
+				continue;
+			}
+			/* An unrelated copy: one leg, nothing to pair with. */
+			synth_api_at_corr(s, cpy, t, t + 10, 1, c);
+			synth_memcpy_at_corr(s, c % 2 ? GP_COPY_HTOD : GP_COPY_DTOH, kb + c % 7, t,
+					     t + 20, 0, 1, c);
+		}
+		synth_end(s, t + 1000, 0);
+		CHECK(synth_close(s, &buf, &len) == 0);
+	}
+	for (int one_pass = 0; one_pass < 2; one_pass++) {
+		const struct ga_memstat *st, *d2h, *h2d;
+		struct ga_ranges_src src;
+		struct ga_model m;
+		struct ga_ranges nx;
+		const uint64_t pairs = 2 + n / 1000, single = n - pairs - 1;
+
+		ga_model_init(&m);
+		ga_ranges_init(&nx);
+		nx.one_pass = one_pass;
+		m.ahead.ctx = &nx;
+		m.ahead.begin = ga_ranges_ahead;
+		memset(&src, 0, sizeof(src));
+		src.path = "synth";
+		src.buf = buf;
+		src.len = len;
+		CHECK(ga_ranges_scan(&nx, &m, &src, 1) == 0);
+		CHECK(ga_model_add_mem(&m, "staged", buf, len) == GA_READ_OK);
+		CHECK(ga_model_finish(&m) == 0);
+		st = &m.copy[GA_COPY_STAGED_PEER];
+		d2h = &m.copy[GP_COPY_DTOH];
+		h2d = &m.copy[GP_COPY_HTOD];
+		CHECKF(st->count == pairs && st->bytes == pairs * 8 * kb && st->total == pairs * 250,
+		       "%s: %llu staged copies, %llu bytes, %llu ns (want %llu)",
+		       one_pass ? "one pass" : "two passes", (unsigned long long)st->count,
+		       (unsigned long long)st->bytes, (unsigned long long)st->total,
+		       (unsigned long long)pairs);
+		/* The legs too far apart are a copy each way. */
+		CHECKF(d2h->count + h2d->count == single + 2, "DtoH %llu + HtoD %llu, want %llu",
+		       (unsigned long long)d2h->count, (unsigned long long)h2d->count,
+		       (unsigned long long)single + 2);
+		/*
+		 * Every pair released once read; read once, the slots of the
+		 * pairs in the look-ahead's 8 chunks (10 pairs a chunk) reused.
+		 */
+		CHECKF(m.staged.n == 0 && (!one_pass || m.npairs <= 100) && m.npairs <= pairs,
+		       "%s: %zu pairs still kept, %zu slots (capacity %zu)",
+		       one_pass ? "one pass" : "two passes", m.staged.n, m.npairs, m.cappairs);
+		ga_ranges_free(&nx);
+		ga_model_free(&m);
+	}
+	free(buf);
+}
+
+/*
  * Theoretical occupancy against hand-worked cases of the CUDA occupancy
  * calculator (compute capability 9.0 limits: 64 warps, 32 blocks, 64 Ki
  * registers, 228 KiB shared memory per SM, 1 KiB reserved per block).
@@ -867,5 +964,8 @@ int main(void)
 	test_strings_and_rows();
 	test_damaged_input();
 	test_staged_peer();
+	tap_begin("staged peer copies: a window of correlation ids, pairs released once read");
+	test_staged_window();
+	tap_end();
 	return tap_exit();
 }
