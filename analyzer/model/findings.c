@@ -563,12 +563,11 @@ static void on_copy(struct ga_findings *fd, const struct ga_act *a)
 		if (c->have_last && c->last_dev == a->dev && a->start >= c->last_end &&
 		    a->start - c->last_end < GA_FIND_TINY_RUN_NS)
 			c->tiny_gap_ns += a->start - c->last_end;
-		if (!c->have_last || c->last_dev != a->dev || a->start >= c->last_start) {
-			c->have_last = 1;
-			c->last_dev = a->dev;
-			c->last_start = a->start;
-			c->last_end = a->end;
-		}
+		/* Buffers come each in time order, not always in order of each
+		 * other: one going back in time loses the gap at its start only. */
+		c->have_last = 1;
+		c->last_dev = a->dev;
+		c->last_end = a->end;
 	}
 }
 

@@ -292,7 +292,7 @@ struct ga_fcopy {
 	 * each below GA_FIND_TINY_RUN_NS: the host's issue time and the copy
 	 * engine's turnaround, paid per copy like its own fixed time.
 	 */
-	uint64_t tiny_gap_ns, last_start, last_end;
+	uint64_t tiny_gap_ns, last_end;
 	uint32_t last_dev;
 	int have_last;
 	uint64_t pageable, pageable_bytes, pageable_ns;

@@ -12,8 +12,21 @@ steady-state loop, problem minus twin, or where said the kernels' time in
 the two traces).  The report's --fail-on must exit 3 on the problem and 0
 on the twin.  Each test prints "# RULE: stake S ns, saved T ns" lines.
 
+The pageable twin copies into cudaMallocHost memory instead (the loop's
+copies are 4 bytes: what the fix saves is the host work the blocked call
+kept from overlapping, the idle gaps the rule counts, not a faster
+transfer); the tiny twin makes one copy of the 20000 copies' bytes (the
+rule counts each copy's shortest time plus the mean gap to the one
+before: in a loop of copies, what each costs).
+
 Rules without a saving to compare, and the check used instead:
   occupancy      not estimated (stake 0): the twin must be faster.
+  fp32-gemm      an upper bound (the same FLOPs at the TF32 tensor peak);
+                 no fair tensor-core twin of the same work is written here:
+                 fires on sgemm_fp32 (FP32 FMAs in registers, right of the
+                 ridge) at its launch site, with a stake in (0, its kernel
+                 time]; not on hgemm_wmma (same launches, FP16 wmma MMAs).
+                 With --metrics (findings-gemm).
   memory-bound   not estimated: fires on the fixed twin of below-roof (a
                  coalesced read), at its launch site; not on the chase.
   incomplete-trace  no saving: a ring overflow forced with the fault shim
@@ -55,6 +68,9 @@ CASES = {
     "starve": ("gpu-starvation", "kernel", "site_after", "findings.line.launch"),
     "sync": ("host-sync", "kernel", "site_before", "findings.line.launch"),
     "copy": ("sync-copy", "all", "site_call", "findings.line.copy"),
+    "pageable": ("pageable-copy", "all", "site_call", "findings.line.copy"),
+    # tiny-copies names a copy kind, no site.
+    "tiny": ("tiny-copies", "kernel", None, None),
     "launch": ("launch-bound", "kernel", "site_after", "findings.line.launch"),
     "serial": ("serialized-streams", "kernel", "site_after", "findings.line.legacy"),
     "alloc": ("alloc-churn", "kernel", "site_after", "findings.line.launch"),
@@ -191,8 +207,8 @@ def tests(h):
             if mode == "startup":
                 print("# startup: cuModuleLoadData %d ns, with the JIT cache %d ns"
                       % (run.truth["findings.module_ns"], twin[0].truth["findings.module_ns"]))
-            judge(tools, rule, side, "findings.cu:%d" % run.truth[line_key], problem, twin,
-                  saved, errs)
+            want = "findings.cu:%d" % run.truth[line_key] if line_key else None
+            judge(tools, rule, side, want, problem, twin, saved, errs)
             if mode == "serial":
                 f = pick(problem[1], rule)
                 if f and "legacy default stream" not in f["summary"]:
@@ -257,6 +273,31 @@ def tests(h):
         judge(tools, "memory-bound", "site_after",
               "findings.cu:%d" % twin[0].truth["findings.line.launch"], twin, problem,
               chase_ns - stream_ns, errs)
+        if errs:
+            raise Fail("; ".join(errs))
+
+    # ---- hardware metrics: FP32 GEMM-like work
+
+    def t_gemm(tools):
+        problem, twin = traced_pair(tools, "gemm", ["--metrics", "--backtrace=kernel"])
+        sgemm_ns, js = kernel_ns(tools, problem[0].files, "sgemm_fp32")
+        hgemm_ns, tjs = kernel_ns(tools, twin[0].files, "hgemm_wmma")
+        for j, run in ((js, problem[0]), (tjs, twin[0])):
+            if not (j.get("metrics") or {}).get("profiled"):
+                raise Skip("no hardware metrics recorded (counters restricted or "
+                           "unsupported?): %s" % tail(run.err))
+        errs = []
+        want = "findings.cu:%d" % problem[0].truth["findings.line.launch"]
+        # No fair twin does the same FLOPs on tensor cores: the stake is an
+        # upper bound, checked against the kernel time it is a share of.
+        f = judge(tools, "fp32-gemm", "site_after", want, problem, twin, None, errs)
+        print("# fp32-gemm: stake %d ns, sgemm_fp32 %d ns, hgemm_wmma %d ns (same launches)"
+              % (f["stake_ns"] if f else -1, sgemm_ns, hgemm_ns), flush=True)
+        if f and not 0 < f["stake_ns"] <= sgemm_ns:
+            errs.append("time at stake %d ns, not within (0, %d ns] of sgemm_fp32's time"
+                        % (f["stake_ns"], sgemm_ns))
+        if f and "sgemm_fp32" not in f["subject"]:
+            errs.append("fp32-gemm names %r, not sgemm_fp32" % f["subject"])
         if errs:
             raise Fail("; ".join(errs))
 
@@ -406,5 +447,6 @@ def tests(h):
     return ([("findings-" + mode, pair(mode)) for mode in CASES] +
             [("findings-clean-graph", t_clean_graph), ("findings-clean-train", t_clean_train)] +
             [("findings-straggler", t_straggler), ("findings-roof", t_roof),
+             ("findings-gemm", t_gemm),
              ("findings-incomplete", t_incomplete), ("findings-staged-peer", t_staged_peer),
              ("findings-nccl-exposed", t_nccl_exposed)])
