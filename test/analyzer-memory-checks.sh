@@ -14,7 +14,8 @@
 # 0.5 bytes a record more (the allocations and frees, 3% of the records, go
 # through an external sort, model/memuse.h, past 4M spilled; the model's
 # copies and copy calls by correlation id wait in a window of 2^16 ids,
-# model.h GA_CORR_WINDOW, each staged pair until both legs are read).  The bound is bytes of peak RSS per record more.  The durations of one
+# model.h GA_CORR_WINDOW, each staged pair until both legs are read).  The
+# bound is bytes of peak RSS per record more.  The durations of one
 # kernel, 2M and 8M launches, without findings: the same peak, where --exact
 # grows by 4 bytes a launch; past 65536 launches the row's median, P90 and
 # P99 are marked as estimates (~, the header's Quantiles: line), not with
