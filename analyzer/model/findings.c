@@ -52,8 +52,8 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 		"many tiny copies: batch them into fewer, larger ones",
 		"100+ copies of one direction below 64 KiB each",
 		"the copies' fixed cost (the shortest copy's time plus the mean gap below "
-		"50 us to the tiny copy before, the host's call and the engine's turnaround) "
-		"paid once per 1 MiB instead of once per copy" },
+		"50 us to a tiny copy right before, the host's call and the engine's "
+		"turnaround) paid once per 1 MiB instead of once per copy" },
 	[GA_RULE_HOST_SYNC] = {
 		"host-sync",
 		"host-device synchronizations inside steps drain the GPU",
@@ -560,14 +560,19 @@ static void on_copy(struct ga_findings *fd, const struct ga_act *a)
 		c->tiny_ns += dur;
 		if (dur < c->tiny_min)
 			c->tiny_min = dur;
-		if (c->have_last && c->last_dev == a->dev && a->start >= c->last_end &&
-		    a->start - c->last_end < GA_FIND_TINY_RUN_NS)
+		/*
+		 * Only the gap right after the previous activity, a tiny copy of the
+		 * kind (a kernel between them is no cost of the copies).  Buffers
+		 * come each in time order, not always in order of each other: one
+		 * going back in time loses the gap at its start only.
+		 */
+		if (c->have_last && c->last_seq + 1 == fd->act_seq && c->last_dev == a->dev &&
+		    a->start >= c->last_end && a->start - c->last_end < GA_FIND_TINY_RUN_NS)
 			c->tiny_gap_ns += a->start - c->last_end;
-		/* Buffers come each in time order, not always in order of each
-		 * other: one going back in time loses the gap at its start only. */
 		c->have_last = 1;
 		c->last_dev = a->dev;
 		c->last_end = a->end;
+		c->last_seq = fd->act_seq;
 	}
 }
 
@@ -591,6 +596,7 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 
 	if (a->dev >= fd->ndevs && devs_grow(fd, (size_t)a->dev + 1))
 		return -1;
+	fd->act_seq++;
 	d = &fd->devs[a->dev];
 	if (!d->rctx) {
 		/* The device's retired busy intervals come to its gap scan. */

@@ -289,10 +289,11 @@ struct ga_fcopy {
 	uint64_t tiny, tiny_bytes, tiny_ns, tiny_min;
 	/*
 	 * The gaps between consecutive tiny copies of the kind on one device,
-	 * each below GA_FIND_TINY_RUN_NS: the host's issue time and the copy
-	 * engine's turnaround, paid per copy like its own fixed time.
+	 * with no other activity between them (in arrival order) and each below
+	 * GA_FIND_TINY_RUN_NS: the host's issue time and the copy engine's
+	 * turnaround, paid per copy like its own fixed time.
 	 */
-	uint64_t tiny_gap_ns, last_end;
+	uint64_t tiny_gap_ns, last_end, last_seq;
 	uint32_t last_dev;
 	int have_last;
 	uint64_t pageable, pageable_bytes, pageable_ns;
@@ -310,6 +311,7 @@ struct ga_findings {
 	 */
 	uint64_t retire_after;
 	uint64_t nact;             /* activities seen */
+	uint64_t act_seq;          /* activities seen, counted always (tiny copies' runs) */
 	struct ga_observer next;   /* the observer bound before */
 	const struct ga_sites *st; /* stacks of activities while reading (may be unbound) */
 	struct ga_fdev *devs;

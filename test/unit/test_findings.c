@@ -97,14 +97,19 @@ static void write_trace(const char *path, enum scenario sc, int fixed)
 		goto end;
 	}
 	if (sc == TINY) {
-		/* 200 copies of 4 KiB, or one of 800 KiB. */
-		for (int i = 0; i < (fixed ? 1 : 200); i++, corr++) {
-			uint64_t d = fixed ? 40 * US : 2 * US;
+		/*
+		 * 200 copies of 4 KiB, or (fixed 1) one of 800 KiB; fixed 2: the
+		 * 200 with a 0.5 us kernel in each gap.
+		 */
+		for (int i = 0; i < (fixed == 1 ? 1 : 200); i++, corr++) {
+			uint64_t d = fixed == 1 ? 40 * US : 2 * US;
 
 			synth_api_at_corr(s, memcpy_a, t - 3 * US, t - 1 * US, 1, corr);
 			synth_corr_stack(s, corr, 2);
-			copy_rec(s, t, t + d, fixed ? 800 << 10 : 4 << 10, GP_COPY_HTOD, PINNED, DEVMEM,
-				 1, corr);
+			copy_rec(s, t, t + d, fixed == 1 ? 800 << 10 : 4 << 10, GP_COPY_HTOD, PINNED,
+				 DEVMEM, 1, corr);
+			if (fixed == 2)
+				synth_kernel_at_corr(s, kname, t + d + 250, t + d + 750, 0, 7, 0);
 			t += d + 1 * US;
 		}
 		goto end;
@@ -931,6 +936,23 @@ int main(void)
 	CHECK(!find(&an, GA_RULE_TINY_COPIES));
 	ga_analysis_free(&an);
 	ga_filter_free(&flt);
+	tap_end();
+
+	/* A kernel between copies: the gaps are not the copies' cost, 2 us each is. */
+	tap_begin("findings: tiny-copies counts no gap with a kernel between the copies");
+	{
+		char tp[128];
+
+		snprintf(tp, sizeof(tp), "%s/tiny_kernels.gpuprof", dir);
+		write_trace(tp, TINY, 2);
+		CHECK(analyze(tp, &an, &flt) == 0);
+		f = find(&an, GA_RULE_TINY_COPIES);
+		CHECKF(f && f->stake_ns == 199 * 2 * US, "stake %llu",
+		       f ? (unsigned long long)f->stake_ns : 0ull);
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		unlink(tp);
+	}
 	tap_end();
 
 	tap_begin("findings: alloc-churn fires on gaps begun in cudaFree");
