@@ -88,6 +88,7 @@ void synth_module(struct synth *s, uint64_t base, uint32_t module, uint32_t path
 	r->base = base;
 	r->module = module;
 	r->path = path;
-	memcpy(r + 1, build_id, nid < pad ? nid : pad);
+	if (nid)
+		memcpy(r + 1, build_id, nid < pad ? nid : pad);
 	synth_rec(s, buf, sizeof(*r) + pad);
 }
