@@ -817,11 +817,17 @@ static int cmp_range_at(const void *pa, const void *pb, void *ctx)
  */
 static int sort_ranges(struct ga_ranges *nx, size_t lo)
 {
-	struct ga_ranges_range *r = nx->ranges + lo;
-	struct ga_ranges_detail *d = nx->details ? nx->details + lo : NULL;
-	size_t n = nx->nranges - lo, i;
-	uint32_t *ord = malloc((n ? n : 1) * sizeof(*ord));
+	struct ga_ranges_range *r;
+	struct ga_ranges_detail *d;
+	size_t n = nx->nranges > lo ? nx->nranges - lo : 0, i;
+	uint32_t *ord;
 
+	/* None: nothing to sort, and ranges may be NULL (no offset from it). */
+	if (!n)
+		return 0;
+	r = nx->ranges + lo;
+	d = nx->details ? nx->details + lo : NULL;
+	ord = malloc(n * sizeof(*ord));
 	if (!ord)
 		return -1;
 	for (i = 0; i < n; i++)
