@@ -2418,6 +2418,18 @@ static int gcounters(struct rbuf *r, uint64_t *out, size_t want, int exact)
 	return 0;
 }
 
+/*
+ * A table's row count (rows of at least min_bytes) into *n, then the number
+ * of numbers a row has, which must be width.  Returns 0, or -1 with r->err set.
+ */
+static int gtable(struct rbuf *r, size_t width, size_t min_bytes, size_t *n)
+{
+	*n = gcount(r, min_bytes);
+	if ((size_t)gv(r) != width || r->err)
+		return r->err = 1, -1;
+	return 0;
+}
+
 static uint32_t gs(struct rbuf *r)
 {
 	uint64_t n = gv(r);
@@ -2512,10 +2524,10 @@ static void get_ms(struct rbuf *r, struct smemstat *x)
 /* Section 14: per-rank rows, one process each, in process order. */
 static int get_ranks(struct rbuf *r, struct ga_sum *s)
 {
-	size_t n = gcount(r, RANK_U64 + 2), k = (size_t)gv(r);
+	size_t n;
 
-	if (r->err || k != RANK_U64)
-		return r->err = 1, -1;
+	if (gtable(r, RANK_U64, RANK_U64 + 2, &n))
+		return -1;
 	if (!(s->ranks = calloc(n + 1, sizeof(*s->ranks))))
 		return -1;
 	for (size_t i = 0; i < n && !r->err; i++) {
@@ -2541,14 +2553,12 @@ static int get_ranks(struct rbuf *r, struct ga_sum *s)
 /* Section 15: NVTX names, marks and the tree (parents first, ids in range). */
 static int get_nvtx(struct rbuf *r, struct ga_sum *s)
 {
-	size_t n, i, j, k;
+	size_t n, i, j;
 
 	if (gcounters(r, s->rsc, RSC_COUNT, 1))
 		return -1;
-	n = gcount(r, RKEY_U64 + 10);
-	k = (size_t)gv(r);
-	if (r->err || k != RKEY_U64)
-		return r->err = 1, -1;
+	if (gtable(r, RKEY_U64, RKEY_U64 + 10, &n))
+		return -1;
 	if (!(s->rkeys = calloc(n + 1, sizeof(*s->rkeys))))
 		return -1;
 	for (i = 0; i < n && !r->err; i++) {
@@ -2575,10 +2585,8 @@ static int get_nvtx(struct rbuf *r, struct ga_sum *s)
 		x->label = gs(r);
 		x->count = gv(r);
 	}
-	n = gcount(r, NODE_U64 + 3);
-	k = (size_t)gv(r);
-	if (r->err || k != NODE_U64)
-		return r->err = 1, -1;
+	if (gtable(r, NODE_U64, NODE_U64 + 3, &n))
+		return -1;
 	if (!(s->nodes = calloc(n + 1, sizeof(*s->nodes))))
 		return -1;
 	for (i = 0; i < n && !r->err; i++) {
@@ -2604,7 +2612,7 @@ static int get_nvtx(struct rbuf *r, struct ga_sum *s)
 /* Section 16: launch latency and launch configurations. */
 static int get_launches(struct rbuf *r, struct ga_sum *s)
 {
-	size_t n, i, j, k;
+	size_t n, i, j;
 
 	if (gcounters(r, s->lsc, LSC_COUNT, 1))
 		return -1;
@@ -2618,10 +2626,8 @@ static int get_launches(struct rbuf *r, struct ga_sum *s)
 		if (get_sq(r, &x->q))
 			return -1;
 	}
-	n = gcount(r, LCFG_U64 + 2);
-	k = (size_t)gv(r);
-	if (r->err || k != LCFG_U64)
-		return r->err = 1, -1;
+	if (gtable(r, LCFG_U64, LCFG_U64 + 2, &n))
+		return -1;
 	if (!(s->lcfg = calloc(n + 1, sizeof(*s->lcfg))))
 		return -1;
 	for (i = 0; i < n && !r->err; i++) {
@@ -2651,7 +2657,7 @@ static int get_launches(struct rbuf *r, struct ga_sum *s)
 /* Decodes a body into s.  0, or -1 with r->err (malformed) or not (memory). */
 static int decode(struct rbuf *r, struct ga_sum *s)
 {
-	size_t i, j, n, k;
+	size_t i, j, n;
 
 	n = gcount(r, 1);
 	if (r->err || !(r->ids = calloc(n + 1, sizeof(*r->ids))))
@@ -2694,9 +2700,7 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 		f->chunk_lost = gv(r);
 		f->stop_offset = gv(r);
 	}
-	n = gcount(r, 6);
-	k = (size_t)gv(r);
-	if (r->err || k != PROC_U64 || !(s->procs = calloc(n + 1, sizeof(*s->procs))))
+	if (gtable(r, PROC_U64, 6, &n) || !(s->procs = calloc(n + 1, sizeof(*s->procs))))
 		return r->err = 1, -1;
 	for (i = 0; i < n && !r->err; i++) {
 		struct sproc *p = &s->procs[s->nprocs++];
@@ -2727,9 +2731,7 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 		if (w->proc >= s->nprocs)
 			r->err = 1;
 	}
-	n = gcount(r, 16);
-	k = (size_t)gv(r);
-	if (r->err || k != DEV_U64 || !(s->devs = calloc(n + 1, sizeof(*s->devs))))
+	if (gtable(r, DEV_U64, 16, &n) || !(s->devs = calloc(n + 1, sizeof(*s->devs))))
 		return r->err = 1, -1;
 	for (i = 0; i < n && !r->err; i++) {
 		struct sdev *d = &s->devs[s->ndevs++];
