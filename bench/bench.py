@@ -28,7 +28,9 @@ and runs nothing (no GPU needed).  Their environment:
   (nsys on the training step, 1; quick 0), BENCH_OT_LAUNCHES=N (200000),
   BENCH_OT_STEPS=N (60), BENCH_OT_WARMUP=N (3), BENCH_OT_SETTLE_S=S (1.5),
   BENCH_OT_BUDGET_S=S (345; quick 150), BENCH_NSYS_GM_FREQ=HZ (nsys's
-  --gpu-metrics-frequency; default nsys's own)
+  --gpu-metrics-frequency; default nsys's own), BENCH_OT_CONFIGS=A,B (only these
+  configurations, e.g. none,gp-sample with BENCH_OT_LAUNCHES sized for loops of
+  a minute and more: --sample=1s/60s measured over whole periods)
 
 "metrics" is the cost of hardware metrics (--metrics) on the training step
 (train_step.py): the first steps, where every kernel and launch

@@ -442,11 +442,16 @@ class Sampling:
         p["dense_settle"] = max(p["settle"], DENSE_P + SAMPLE_W)
         p["configs"] = [c for c in ORDER if ("overtime" in rows and c in OT_CONFIGS) or
                         ("fleet" in rows and c in FLEET_CONFIGS)]
+        # BENCH_OT_CONFIGS=none,gp-sample: only these (runs of a minute and more, where
+        # every configuration would not fit).
+        only = [c for c in os.environ.get("BENCH_OT_CONFIGS", "").split(",") if c]
+        if only:
+            p["configs"] = [c for c in p["configs"] if c in only]
         p["workloads"] = [
             dict(name="launch", title="empty launches, 1 thread", metric="us_per_launch",
-                 unit="µs/launch", timeout=90),
+                 unit="µs/launch", timeout=max(90, 60 + p["launches"] * 1e-5)),
             dict(name="train", title="transformer train step", metric="ms_per_step",
-                 unit="ms/step", timeout=240, torch=True)]
+                 unit="ms/step", timeout=max(240, 60 + p["steps"] * 0.05), torch=True)]
         self.runs = []
         self.skip = {}
         self.last_wall = {}
