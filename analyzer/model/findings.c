@@ -113,9 +113,10 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 	[GA_RULE_NCCL_EXPOSED] = {
 		"nccl-exposed",
 		"communication is not hidden behind compute",
-		"NCCL kernel time with no compute kernel on the device, 100 us or more",
-		"the exposed communication of the rank with the most: overlapping it with "
-		"compute saves up to it" },
+		"NCCL kernel time with no compute kernel on the device and compute with no "
+		"NCCL kernel, 100 us or more of each",
+		"per rank, the shorter of its NCCL time alone and its compute time alone "
+		"(overlapping turns C + N into max(C, N)); the rank with the most" },
 	[GA_RULE_STRAGGLER] = {
 		"straggler",
 		"a rank is slower than the others in steps",
@@ -1980,24 +1981,42 @@ static int rank_rules(struct fin *x)
 	const struct ga_ranks *rk = x->in->rk;
 	struct ga_model *m = x->m;
 	const struct ga_rank_row *worst = NULL;
-	uint64_t lag = 0, steps = 0;
-	char who[96], b1[32];
+	uint64_t lag = 0, steps = 0, stake = 0, alone = 0;
+	char who[96], b1[32], b2[32], b3[32];
 	struct ga_finding *f;
 
-	for (size_t i = 0; i < rk->nrows; i++)
-		if (!worst || rk->rows[i].exposed_ns > worst->exposed_ns)
-			worst = &rk->rows[i];
-	if (worst && worst->comm_ns && worst->exposed_ns >= GA_FIND_MIN_STAKE_NS) {
+	/*
+	 * Overlapping communication with compute turns C + N into max(C, N):
+	 * it saves the shorter of the NCCL time alone and the compute time
+	 * alone (a rank with little compute, or whose NCCL kernels wait for
+	 * the other ranks, cannot hide them behind it).
+	 */
+	for (size_t i = 0; i < rk->nrows; i++) {
+		const struct ga_rank_row *r = &rk->rows[i];
+		uint64_t both = r->comm_ns - r->exposed_ns;
+		uint64_t c = r->compute_ns > both ? r->compute_ns - both : 0;
+		uint64_t s = r->exposed_ns < c ? r->exposed_ns : c;
+
+		if (!worst || s > stake) {
+			worst = r;
+			stake = s;
+			alone = c;
+		}
+	}
+	if (worst && worst->comm_ns && stake >= GA_FIND_MIN_STAKE_NS) {
 		ga_ranks_proc_name(m, worst->proc, who, sizeof(who));
-		if (!(f = add(x->fd, GA_RULE_NCCL_EXPOSED, worst->exposed_ns, who)))
+		if (!(f = add(x->fd, GA_RULE_NCCL_EXPOSED, stake, who)))
 			return -1;
 		snprintf(f->summary, sizeof(f->summary),
-			 "%s: %s of its %s of NCCL kernels run with no compute beside them", who,
+			 "%s: %s of its %s of NCCL kernels run with no compute beside them, "
+			 "%s of compute with no NCCL beside it", who,
 			 ga_fmt_time(b1, sizeof(b1), worst->exposed_ns),
-			 ga_fmt_time(who, sizeof(who), worst->comm_ns));
+			 ga_fmt_time(b2, sizeof(b2), worst->comm_ns),
+			 ga_fmt_time(b3, sizeof(b3), alone));
 		ev(f, "exposed_ns", (double)worst->exposed_ns, 'n');
 		ev(f, "comm_ns", (double)worst->comm_ns, 'n');
 		ev(f, "compute_ns", (double)worst->compute_ns, 'n');
+		ev(f, "compute_alone_ns", (double)alone, 'n');
 		ev(f, "ranks", (double)rk->nrows, 'c');
 	}
 	for (size_t i = 0; i < rk->nsteps; i++) {

@@ -277,6 +277,32 @@ static void write_rank(const char *path, uint32_t rank, int fixed)
 	CHECK(synth_close(s, NULL, NULL) == 0);
 }
 
+/*
+ * Rank `rank` of a 2-rank job bound by communication: 10 times a compute
+ * kernel of `compute` then an NCCL all-reduce of 500 us, alone; from the
+ * 4th on, a compute kernel of 100 us runs beside the all-reduce.
+ */
+static void write_comm_rank(const char *path, uint32_t rank, uint64_t compute)
+{
+	struct synth *s = synth_open(path);
+	uint32_t gemm, nccl;
+	uint64_t t = T0 + 1000 * US;
+
+	synth_process(s, 600 + rank, "node1", "python3 train.py", rank, T0);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, (uint8_t)(0x60 + rank));
+	gemm = synth_string(s, "_Z4gemmv");
+	nccl = synth_string(s, "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LLP24ncclDevKernelArgsStorageILm4096EE");
+	for (int i = 0; i < 10; i++, t += 2000 * US) {
+		synth_kernel(s, gemm, t, t + compute, 0, 7, 0, 0);
+		synth_kernel(s, nccl, t + compute, t + compute + 500 * US, 0, 9, 0, 0);
+		if (i >= 3)
+			synth_kernel(s, gemm, t + compute, t + compute + 100 * US, 0, 8, 0, 0);
+	}
+	synth_end(s, t, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+}
+
 /* Two streams of 20 kernels of 100 us each: one after another, or side by side (fixed). */
 static void write_streams(const char *path, int fixed)
 {
@@ -1068,6 +1094,47 @@ int main(void)
 		for (int fx = 0; fx < 2; fx++)
 			for (int r = 0; r < 2; r++)
 				unlink(rp[fx][r]);
+	}
+	tap_end();
+
+	tap_begin("findings: nccl-exposed stakes the shorter of NCCL alone and compute alone");
+	{
+		/* Per rank: exposed 4.3 ms (5 ms of NCCL, 0.7 ms beside compute). */
+		static const uint64_t us[2][2] = { { 200, 300 }, { 1000, 200 } };
+		static const uint64_t want[2] = { 3000 * US, 4300 * US };
+		static const uint32_t who[2] = { 1, 0 };
+		char rp[2][128];
+
+		for (int j = 0; j < 2; j++) {
+			char *argv[2] = { rp[0], rp[1] };
+			struct ga_analysis_opts o = { .stack_depth = 3 };
+			const struct ga_finding *x;
+			double alone = -1;
+
+			for (uint32_t r = 0; r < 2; r++) {
+				snprintf(rp[r], sizeof(rp[r]), "%s/comm%d-%u.gpuprof", dir, j, r);
+				write_comm_rank(rp[r], r, us[j][r] * US);
+			}
+			ga_filter_init(&flt);
+			CHECK(ga_analysis_init(&an, &o, &flt) == 0);
+			CHECK(ga_analysis_build(&an, argv, 2) == 0 && ga_analysis_findings(&an) == 0);
+			x = find(&an, GA_RULE_NCCL_EXPOSED);
+			for (size_t e = 0; x && e < x->nev; e++)
+				if (!strcmp(x->ev[e].name, "compute_alone_ns"))
+					alone = x->ev[e].v;
+			CHECKF(x && x->stake_ns == want[j], "nccl-exposed %llu, expected %llu",
+			       x ? (unsigned long long)x->stake_ns : 0ull,
+			       (unsigned long long)want[j]);
+			CHECKF(x && (uint32_t)atoi(x->subject + 5) == who[j] &&
+			       !strncmp(x->subject, "rank ", 5) &&
+			       !strncmp(x->summary, x->subject, strlen(x->subject)),
+			       "subject %s, summary %s", x ? x->subject : "-", x ? x->summary : "-");
+			CHECKF(alone == (double)(10 * us[j][who[j]] * US), "compute alone %.0f", alone);
+			ga_analysis_free(&an);
+			ga_filter_free(&flt);
+			for (int r = 0; r < 2; r++)
+				unlink(rp[r]);
+		}
 	}
 	tap_end();
 
