@@ -35,9 +35,18 @@ Rules without a saving to compare, and the check used instead:
   staged-peer-copy  needs 2 GPUs: fires on copies without peer access
                  (test/apps/peer_staged.cu) with their count; not with
                  peer access (test/apps/peer.cu).
-  nccl-exposed   needs 2 GPUs, PyTorch and NCCL: fires on the torchrun job
-                 of test/apps/torch_ranks.py (an all-reduce after a
-                 synchronize, nothing beside it), naming a rank.
+  nccl-exposed   needs 2 GPUs, PyTorch and NCCL: test/apps/torch_nccl_overlap.py
+                 under torchrun (2 ranks), recorded with --backtrace=python
+                 and --capture-range=cudaProfilerApi (the measured steps).
+                 The problem all-reduces its gradient buckets after the
+                 step's compute; the twin overlaps each bucket's all-reduce
+                 with the next bucket's compute, the same kernels.  Fires
+                 on the problem above info, naming a rank (and, where the
+                 rule names places, the all-reduce's line), with a stake
+                 within 20% of the measured steps' wall time saved (the
+                 slower rank's, problem minus twin); on the twin at most
+                 info (its last all-reduce has nothing beside it), so
+                 --fail-on=nccl-exposed is checked on the problem only.
 Cases that need hardware metrics (--metrics) or 2 GPUs skip with the
 reason where they cannot run.
 
@@ -362,34 +371,90 @@ def tests(h):
     def t_nccl_exposed(tools):
         try:
             import torch  # noqa: F401
+            import torch.distributed as dist
         except Exception as e:  # noqa: BLE001
             raise Skip("no PyTorch (%s)" % e)
-        torchrun = shutil.which("torchrun")
-        if not torchrun:
-            raise Skip("torchrun not found")
+        if not dist.is_available() or not dist.is_nccl_available():
+            raise Skip("this PyTorch has no NCCL")
         if gpu_count() < 2:
             raise Skip("NCCL needs a GPU per rank; %d here" % gpu_count())
-        tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
-        tools.tmpdirs.append(tmp)
-        script = os.path.join(h["ROOT"], "test", "apps", "torch_ranks.py")
-        rc, out, err = run_cmd([tools.wrapper, "run", "-o", os.path.join(tmp, "job-%q{RANK}"),
-                                "--report=none", torchrun, "--standalone", "--nproc-per-node",
-                                "2", script, "nccl"], clean_env(), h["TORCH_TIMEOUT"])
-        if rc != 0:
-            raise Fail("exit %d: %s" % (rc, tail(err)))
-        files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".gpuprof"))
-        fs = findings_of(tools, files)
-        f = pick(fs, "nccl-exposed")
+        script = os.path.join(h["ROOT"], "test", "apps", "torch_nccl_overlap.py")
+
+        def job(mode, args=()):
+            """Runs the 2-rank job under the recorder: (truth, trace files, findings)."""
+            tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+            tools.tmpdirs.append(tmp)
+            # The interpreter that imported torch here runs torchrun.
+            rc, out, err = run_cmd([tools.wrapper, "run", "-o", os.path.join(tmp, "job-%q{RANK}"),
+                                    "--report=none", "--backtrace=python",
+                                    "--capture-range=cudaProfilerApi", "--", sys.executable,
+                                    "-m", "torch.distributed.run", "--standalone",
+                                    "--nproc-per-node", "2", script, mode] + list(args),
+                                   clean_env(), h["TORCH_TIMEOUT"])
+            truth, skip = h["parse_truth"](out)
+            if skip is not None:
+                raise Skip(skip)
+            if rc != 0:
+                raise Fail("%s: exit %d: %s" % (mode, rc, tail(err)))
+            for r in (0, 1):
+                for k in ("wall_ns", "steps", "reps", "line"):
+                    if "nccl.%d.%s" % (r, k) not in truth:
+                        raise Fail("%s: no TRUTH nccl.%d.%s; stdout %s" % (mode, r, k, tail(out)))
+            files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp)
+                           if f.endswith(".gpuprof"))
+            # Sites deep enough to pass torch.distributed's frames to the script's line.
+            rc, js, err = run_cmd([tools.analyzer, "export", "--format", "json",
+                                   "--stack-depth", "8"] + files, clean_env(),
+                                  h["TOOL_TIMEOUT"])
+            if rc != 0:
+                raise Fail("%s: export exited %d: %s" % (mode, rc, tail(err)))
+            return truth, files, json.loads(js).get("findings", [])
+
+        truth, files, fs = job("problem")
+        steps, reps = truth["nccl.0.steps"], truth["nccl.0.reps"]
+        ttruth, tfiles, tfs = job("fixed", ["--steps", str(steps), "--reps", str(reps)])
+        # Every step of a job ends with its slowest rank.
+        slow = max(truth["nccl.%d.wall_ns" % r] for r in (0, 1))
+        fast = max(ttruth["nccl.%d.wall_ns" % r] for r in (0, 1))
+        print("# nccl-exposed: %d steps of %d buckets, %d compute kernels a bucket "
+              "(%d ns each, an all-reduce %d ns alone): problem %d ns, twin %d ns"
+              % (steps, truth["nccl.0.buckets"], reps, truth["nccl.0.kernel_ns"],
+                 truth["nccl.0.comm_ns"], slow, fast), flush=True)
         errs = []
+        if (ttruth["nccl.0.steps"], ttruth["nccl.0.reps"]) != (steps, reps):
+            errs.append("the twin ran %d steps of %d kernels, the problem %d of %d"
+                        % (ttruth["nccl.0.steps"], ttruth["nccl.0.reps"], steps, reps))
+        f = pick(fs, "nccl-exposed")
         if not f:
             errs.append("nccl-exposed did not fire; findings: %s" % brief(fs))
-        elif not f["subject"].startswith("rank "):
-            errs.append("nccl-exposed names %r, not a rank" % f["subject"])
-        elif f["evidence"].get("exposed_ns", 0) <= 0:
-            errs.append("no exposed time: %s" % f["evidence"])
+        else:
+            print("# nccl-exposed: %s" % f["summary"], flush=True)
+            if not f["subject"].startswith("rank "):
+                errs.append("nccl-exposed names %r, not a rank" % f["subject"])
+            if f["severity"] == "info":
+                errs.append("nccl-exposed is only info on the problem: %s" % f["summary"])
+            check_stake("nccl-exposed", f, slow - fast, errs)
+            # The places, where the rule names any, must be the all-reduce's line.
+            want = "torch_nccl_overlap.py:%d" % truth["nccl.0.line"]
+            if any(w.get("site_after") for w in f["where"]):
+                check_site(f, "site_after", want, errs)
+            else:
+                print("# nccl-exposed names no place: %s not checked" % want, flush=True)
+        # The twin's last all-reduce has nothing beside it: info at most.
+        above = [x for x in tfs if x["rule"] == "nccl-exposed" and x["severity"] != "info"]
+        if above:
+            errs.append("nccl-exposed above info on the fixed twin: %s"
+                        % json.dumps(above)[:800])
+        t = pick(tfs, "nccl-exposed")
+        print("# nccl-exposed on the twin: %s" % (t["summary"] if t else "none"), flush=True)
+        rc, out, err = run_cmd([tools.analyzer, "report", "--no-timeline",
+                                "--fail-on=nccl-exposed"] + files, clean_env(),
+                               h["TOOL_TIMEOUT"])
+        if rc != 3:
+            errs.append("report --fail-on=nccl-exposed exited %d on the problem, expected 3: %s"
+                        % (rc, tail(err)))
         if errs:
             raise Fail("; ".join(errs))
-        print("# nccl-exposed: %s" % f["summary"])
 
     # ---- clean programs: nothing above info
 
