@@ -265,6 +265,8 @@ void ga_findings_free(struct ga_findings *fd)
 	free(fd->lcache);
 	free(fd->kcache);
 	free(fd->nulls);
+	free(fd->pl);
+	free(fd->ks);
 	free(fd->f);
 	memset(fd, 0, sizeof(*fd));
 }
@@ -1275,10 +1277,7 @@ static int step(struct ga_findings *fd, int all)
 
 /* ---- finish: places by text ---- */
 
-struct wagg {
-	struct ga_where w;
-	uint32_t dev, cause;
-};
+#define wagg ga_fplace
 
 struct fin {
 	struct ga_findings *fd;
@@ -1444,11 +1443,25 @@ static uint32_t kernel_label(const struct ga_model *m, uint32_t name)
 	return m->labels[m->kstats[k - 1].label].str;
 }
 
-/* The text of the launch site of most time of the kernel of strtab id name, else 0. */
-static uint32_t heaviest_site(const struct ga_sites *st, uint32_t name)
+/*
+ * The text of the launch site of most time of the kernel of strtab id name,
+ * else 0: from a summary's table of them when it has one.
+ */
+static uint32_t heaviest_site(const struct fin *x, uint32_t name)
 {
+	const struct ga_sites *st = x->in->st;
 	uint32_t site = 0;
 
+	if (x->fd->have_ks) {
+		uint64_t most = 0;
+
+		for (size_t i = 0; i < x->fd->nks; i++)
+			if (x->fd->ks[i].name == name && x->fd->ks[i].ns > most) {
+				most = x->fd->ks[i].ns;
+				site = x->fd->ks[i].site;
+			}
+		return site;
+	}
 	for (size_t s = 0, most = 0; s < st->nskern; s++)
 		if (st->skern[s].name == name && st->skern[s].ns > most) {
 			most = st->skern[s].ns;
@@ -1468,7 +1481,7 @@ static void where_kernel(struct ga_finding *f, struct fin *x, uint32_t name, uin
 
 	memset(&f->where[0], 0, sizeof(f->where[0]));
 	f->where[0].label_after = kernel_label(m, name);
-	f->where[0].site_after = heaviest_site(x->in->st, name);
+	f->where[0].site_after = heaviest_site(x, name);
 	f->where[0].stream = f->where[0].proc = NONE;
 	f->where[0].ns = ns;
 	f->where[0].count = count;
@@ -1565,7 +1578,8 @@ static int serial_rule(struct fin *x, uint32_t d, const char *dl)
 		memset(w, 0, sizeof(*w));
 		w->proc = (uint32_t)(fv->stream[best].key >> 32);
 		w->stream = (uint32_t)fv->stream[best].key;
-		w->site_after = site_text(x, w->proc, fv->stream[best].stack);
+		w->site_after = fv->stream[best].site ? fv->stream[best].site :
+				site_text(x, w->proc, fv->stream[best].stack);
 		w->ns = fv->stream[best].ns;
 		w->count = fv->stream[best].count;
 	}
@@ -1578,6 +1592,21 @@ static int serial_rule(struct fin *x, uint32_t d, const char *dl)
  * one's end): less is the pipeline filling at a loop's start or a stray
  * gap, which no fix would measurably save.
  */
+/* The metrics' cost (replay time) and skipped launches: a summary's, else the mx's. */
+static uint64_t mx_cost(const struct fin *x)
+{
+	return x->fd->have_mx ? x->fd->mx_cost_ns : x->in->mx->cost_ns;
+}
+
+static uint64_t mx_skipped(const struct fin *x)
+{
+	const struct ga_mx *mx = x->in->mx;
+
+	if (x->fd->have_mx)
+		return x->fd->mx_skipped;
+	return mx->skipped_capture + mx->skipped_graph + mx->failed + mx->skipped_other;
+}
+
 static int worth(uint64_t stake, uint64_t span)
 {
 	return stake >= GA_FIND_MIN_STAKE_NS &&
@@ -1606,7 +1635,7 @@ static int gap_rules(struct fin *x)
 		if (m->devs[d].dead)
 			continue;
 		/* Slow calls hold the host as host code does, unless metrics replay made them. */
-		if (!x->in->mx->cost_ns) {
+		if (!mx_cost(x)) {
 			st.n += acc[GA_CAUSE_SLOW].n;
 			st.ns += acc[GA_CAUSE_SLOW].ns;
 			if (acc[GA_CAUSE_SLOW].longest > st.longest)
@@ -2058,16 +2087,15 @@ static int rank_rules(struct fin *x)
 static int incomplete_rule(struct fin *x)
 {
 	struct ga_model *m = x->m;
-	const struct ga_mx *mx = x->in->mx;
 	uint64_t lost = ga_model_lost_total(m);
-	uint64_t skipped = mx->skipped_capture + mx->skipped_graph + mx->failed + mx->skipped_other;
+	uint64_t skipped = mx_skipped(x), cost = mx_cost(x);
 	struct ga_finding *f;
 	char b1[32], b2[32], b3[32];
 	uint64_t replay = 0;
 
-	for (uint32_t d = 0; mx->cost_ns && d < m->ndevs; d++)
+	for (uint32_t d = 0; cost && d < m->ndevs; d++)
 		replay += x->fd->devs[d].acc[GA_CAUSE_SLOW].ns;
-	if (!lost && !m->gaps && !skipped && !x->fd->calls_dropped && !mx->cost_ns)
+	if (!lost && !m->gaps && !skipped && !x->fd->calls_dropped && !cost)
 		return 0;
 	if (!(f = add(x->fd, GA_RULE_INCOMPLETE, 0, "trace")))
 		return -1;
@@ -2076,16 +2104,16 @@ static int incomplete_rule(struct fin *x)
 		 " metrics launches skipped, %s spent profiling metrics (the GPU idled %s "
 		 "in slow calls, counted here): the other findings may be off there",
 		 lost, m->gaps, ga_fmt_time(b1, sizeof(b1), m->gap_ns), skipped,
-		 ga_fmt_time(b2, sizeof(b2), mx->cost_ns), ga_fmt_time(b3, sizeof(b3), replay));
+		 ga_fmt_time(b2, sizeof(b2), cost), ga_fmt_time(b3, sizeof(b3), replay));
 	f->severity = lost || m->gaps ||
-		      (double)mx->cost_ns * 100 >= GA_FIND_WARN_PCT * (double)x->fd->span_ns ?
+		      (double)cost * 100 >= GA_FIND_WARN_PCT * (double)x->fd->span_ns ?
 		      GA_SEV_WARNING : GA_SEV_INFO;
 	ev(f, "lost_records", (double)lost, 'c');
 	ev(f, "recording_gaps", (double)m->gaps, 'c');
 	ev(f, "recording_gap_ns", (double)m->gap_ns, 'n');
 	ev(f, "metrics_skipped", (double)skipped, 'c');
 	ev(f, "host_calls_not_kept", (double)x->fd->calls_dropped, 'c');
-	ev(f, "metrics_cost_ns", (double)mx->cost_ns, 'n');
+	ev(f, "metrics_cost_ns", (double)cost, 'n');
 	ev(f, "idle_in_slow_calls_ns", (double)replay, 'n');
 	return 0;
 }
@@ -2095,8 +2123,6 @@ static void lb_places(struct fin *x)
 {
 	struct ga_findings *fd = x->fd;
 	struct ga_model *m = x->m;
-	const struct ga_sites *st = x->in->st;
-
 	for (size_t i = 0; i < fd->nf; i++) {
 		struct ga_finding *f = &fd->f[i];
 
@@ -2124,7 +2150,7 @@ static void lb_places(struct fin *x)
 			w->stream = w->proc = NONE;
 			w->ns = fd->lb[best].gap;
 			w->count = fd->lb[best].count;
-			w->site_after = heaviest_site(st, m->kstats[best].name);
+			w->site_after = heaviest_site(x, m->kstats[best].name);
 		}
 	}
 }
@@ -2159,11 +2185,36 @@ static uint64_t run_span(const struct ga_model *m)
 	return hi > lo ? hi - lo : 0;
 }
 
+int ga_findings_settle(struct ga_findings *fd, const struct ga_findings_in *in)
+{
+	struct fin x = { .fd = fd, .in = in, .m = in->m };
+	int rc = -1;
+
+	if (fd->settled || fd->off)
+		return 0;
+	if (fd->oom)
+		return -1;
+	fd->m = in->m;
+	if (scan_finish(&x))
+		goto out;
+	free(fd->pl);
+	fd->pl = x.w;
+	fd->npl = x.nw;
+	fd->cappl = x.capw;
+	x.w = NULL;
+	fd->settled = 1;
+	rc = 0;
+out:
+	free(x.w);
+	ga_map_free(&x.wmap);
+	ga_map_free(&x.cmap);
+	return rc;
+}
+
 int ga_findings_finish(struct ga_findings *fd, const struct ga_findings_in *in)
 {
 	struct fin x = { .fd = fd, .in = in, .m = in->m };
 	struct ga_model *m = in->m;
-	int rc = -1;
 
 	if (fd->finished)
 		return 0;
@@ -2172,15 +2223,17 @@ int ga_findings_finish(struct ga_findings *fd, const struct ga_findings_in *in)
 		return -1;
 	if (fd->off)
 		return 0;
+	if (ga_findings_settle(fd, in))
+		return -1;
 	fd->m = m;
-	if (scan_finish(&x))
-		goto out;
+	x.w = fd->pl;
+	x.nw = fd->npl;
 	if (x.nw) /* x.w is NULL without any */
 		qsort(x.w, x.nw, sizeof(*x.w), cmp_wagg);
 	fd->span_ns = run_span(m);
 	if (gap_rules(&x) || copy_rules(&x) || startup_rule(&x) || occupancy_rules(&x) ||
 	    metrics_rules(&x) || rank_rules(&x) || incomplete_rule(&x))
-		goto out;
+		return -1;
 	lb_places(&x);
 	for (size_t i = 0; i < fd->nf; i++) {
 		struct ga_finding *f = &fd->f[i];
@@ -2197,10 +2250,5 @@ int ga_findings_finish(struct ga_findings *fd, const struct ga_findings_in *in)
 	}
 	if (fd->nf)
 		qsort(fd->f, fd->nf, sizeof(*fd->f), cmp_finding);
-	rc = 0;
-out:
-	free(x.w);
-	ga_map_free(&x.wmap);
-	ga_map_free(&x.cmap);
-	return rc;
+	return 0;
 }

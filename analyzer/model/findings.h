@@ -255,6 +255,7 @@ struct ga_fdev {
 	struct {
 		uint64_t key, ns, count;
 		uint32_t stack;
+		uint32_t site;     /* its first launch's site text, from a summary (stack 0) */
 	} stream[GA_FIND_STREAMS]; /* key: proc << 32 | stream */
 	uint32_t nstreams;
 	uint64_t other_ns;         /* streams beyond GA_FIND_STREAMS */
@@ -298,6 +299,18 @@ struct ga_fcopy {
 	int have_last;
 	uint64_t pageable, pageable_bytes, pageable_ns;
 	uint64_t sync, sync_ns;    /* synchronous copies */
+};
+
+/* A place of idle gaps by text, on a model device (after ga_findings_settle()). */
+struct ga_fplace {
+	struct ga_where w;
+	uint32_t dev, cause;
+};
+
+/* A kernel's launch site (texts) and its kernel time there: ks of a summary's findings. */
+struct ga_fksite {
+	uint32_t name, site;       /* strtab ids: the kernel's mangled name, the site's text */
+	uint64_t ns;
 };
 
 struct ga_findings {
@@ -349,6 +362,23 @@ struct ga_findings {
 	uint64_t api_ns[GA_CAUSE_COUNT], api_calls[GA_CAUSE_COUNT]; /* host calls by class */
 	int oom;
 
+	/*
+	 * After ga_findings_settle(): every gap scanned, its places by text in
+	 * pl; the rules then read devs[] (acc, lb, streams, launches), pl, lb,
+	 * copy, api_*, nulls and calls_dropped only, which summaries carry
+	 * (model/summary.h) and merge.  ks: set (have_ks) by a summary, the
+	 * launch sites of kernels by text, read instead of the sites'.
+	 * mx_cost_ns, mx_skipped: set (have_mx) by a summary, the metrics'
+	 * cost and skipped launches, read instead of the mx's.
+	 */
+	int settled;
+	struct ga_fplace *pl;
+	size_t npl, cappl;
+	struct ga_fksite *ks;
+	size_t nks;
+	int have_ks, have_mx;
+	uint64_t mx_cost_ns, mx_skipped;
+
 	/* After ga_findings_finish(): most time at stake first. */
 	struct ga_finding *f;
 	size_t nf, capf;
@@ -374,7 +404,17 @@ struct ga_findings_in {
 
 /*
  * After every other aggregate is finished (launch sites included, when
- * observed): run the rules.  Returns 0, or -1 when memory runs out.
+ * observed): scan what gaps are left and make their places' texts (the
+ * part of the work that needs the trace's records and stacks), so that
+ * fd holds only state that merges (summaries carry it).  Done by
+ * ga_findings_finish() when not before.  Returns 0, or -1 out of memory.
+ */
+int ga_findings_settle(struct ga_findings *fd, const struct ga_findings_in *in);
+
+/*
+ * After every other aggregate is finished (launch sites included, when
+ * observed): settle, then run the rules.  Returns 0, or -1 when memory
+ * runs out.
  */
 int ga_findings_finish(struct ga_findings *fd, const struct ga_findings_in *in);
 

@@ -12,6 +12,7 @@
 #include "model/summary.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
@@ -201,6 +202,71 @@ struct slcfg {
 /* Kernels without their launch call, profiled by kernel replay, starting before it. */
 #define LSC_COUNT 3
 
+/*
+ * The findings' state (model/findings.h, after ga_findings_settle()): what
+ * the rules read, so that they run once on the merged parts.  Per device
+ * (dev: a device index of the summary), u[] = per cause of idle gaps its
+ * count, time and longest (FD_ACC), the launch-bound runs (FD_LB), the
+ * activities' time summed, streams' time beyond the table, short kernels
+ * launched one by one and by graphs, launch calls matched and their time
+ * (FD_MISC); its streams (proc: a process index of the summary, site:
+ * the text of its first launch's site).  Places of idle gaps by text;
+ * per kernel name, the gaps before its short launches; per (kernel name,
+ * launch site text), kernel time; legacy default streams.  fs[]: scalars.
+ */
+#define FD_ACC (3 * GA_CAUSE_COUNT)
+#define FD_LB 5
+#define FD_MISC 6
+#define FD_U64 (FD_ACC + FD_LB + FD_MISC)
+struct sfstream {
+	uint32_t proc, site;
+	uint64_t stream, ns, count;
+};
+
+struct sfdev {
+	uint32_t dev, nst;
+	uint64_t u[FD_U64];
+	struct sfstream st[GA_FIND_STREAMS];
+};
+
+/* Texts of a place: sites before, after, of the call; labels before, after; call; NVTX. */
+#define FPL_STR 7
+struct sfplace {
+	uint32_t dev, cause, proc;
+	uint32_t str[FPL_STR];
+	uint64_t stream, ns, count;
+};
+
+struct sflb {
+	uint32_t name;
+	uint64_t gap, count;
+};
+
+struct sfks {
+	uint32_t name, site;
+	uint64_t ns;
+};
+
+struct sfnull {
+	uint32_t proc;
+	uint64_t stream;
+};
+
+/* Per copy kind: tiny copies (count, bytes, time, shortest, gaps), pageable, synchronous. */
+#define FCOPY_U64 10
+#define FCOPY_MIN 3
+/*
+ * fs[]: parts with findings' state, devices seen in two parts, host calls
+ * not kept, metrics' cost and skipped launches, host calls by cause (time,
+ * count), copies by kind.  All summed, but the shortest tiny copies (a minimum).
+ */
+enum {
+	FS_PARTS, FS_SHARED, FS_DROPPED, FS_MX_COST, FS_MX_SKIPPED,
+	FS_API_NS0, FS_API_CALLS0 = FS_API_NS0 + GA_CAUSE_COUNT,
+	FS_COPY0 = FS_API_CALLS0 + GA_CAUSE_COUNT,
+	FS_COUNT = FS_COPY0 + GA_COPY_KIND_MAX * FCOPY_U64
+};
+
 /* Model scalars, summed on merge unless noted in merge_scalars(). */
 enum {
 	SC_KERNEL, SC_MEMCPY, SC_MEMSET, SC_GRAPH, SC_API, SC_RECORDS, SC_UNKNOWN,
@@ -251,7 +317,24 @@ struct ga_sum {
 	size_t nlat;
 	struct slcfg *lcfg;
 	size_t nlcfg;
+	uint64_t fs[FS_COUNT];
+	struct sfdev *fdev;
+	size_t nfdev;
+	struct sfplace *fpl;
+	size_t nfpl;
+	struct sflb *flb;
+	size_t nflb;
+	struct sfks *fks;
+	size_t nfks;
+	struct sfnull *fnull;
+	size_t nfnull;
 };
+
+static int fstate_from(struct ga_sum *s, struct ga_analysis *an, const uint32_t *devmap,
+		       int *err);
+static int fstate_merge(struct ga_sum *a, struct ga_sum *b, const uint32_t *dmap,
+			uint32_t pbase, int *err);
+static uint64_t sat(uint64_t a, uint64_t b);
 
 /* ---- the histogram ---- */
 
@@ -488,6 +571,11 @@ void ga_summary_free(struct ga_sum *s)
 		sq_free(&s->lat[i].q);
 	free(s->lat);
 	free(s->lcfg);
+	free(s->fdev);
+	free(s->fpl);
+	free(s->flb);
+	free(s->fks);
+	free(s->fnull);
 	free(s);
 }
 
@@ -970,7 +1058,7 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 			goto fail;
 	}
 	if (ranks_from(s, an, &err) || nvtx_from(s, an, org, &err) ||
-	    launches_from(s, an, org, &err))
+	    launches_from(s, an, org, &err) || fstate_from(s, an, devmap, &err))
 		goto fail;
 	if (err)
 		goto fail;
@@ -1372,6 +1460,7 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 		}
 		/* One GPU of one host used by processes of both: the first names it. */
 		dmap[i] = (uint32_t)j;
+		a->fs[FS_SHARED] = sat(a->fs[FS_SHARED], 1);
 		d.u[15] = sat(d.u[15], a->devs[j].u[15]);
 		d.u[16] = sat(d.u[16], a->devs[j].u[16]);
 		if (okey_cmp(a, d.k, a->devs[j].k) < 0) {
@@ -1467,7 +1556,7 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 			goto fail;
 	}
 	if (ranks_merge(a, b, (uint32_t)pbase, &err) || nvtx_merge(a, b, &err) ||
-	    launches_merge(a, b, &err))
+	    launches_merge(a, b, &err) || fstate_merge(a, b, dmap, (uint32_t)pbase, &err))
 		goto fail;
 	free(dmap);
 	for (i = 0; i < 5; i++)
@@ -1768,6 +1857,327 @@ static int launches_canonical(struct ga_sum *s)
 	return 0;
 }
 
+/* ---- the findings' state ---- */
+
+#define FNONE UINT32_MAX
+
+/* The findings' state of an analysis of one part (devmap: its devices -> the summary's). */
+static int fstate_from(struct ga_sum *s, struct ga_analysis *an, const uint32_t *devmap,
+		       int *err)
+{
+	struct ga_findings *fd = &an->fd;
+	struct ga_model *m = &an->m;
+	const struct ga_mx *mx = &an->mx;
+	size_t i, j;
+
+	if (fd->off || !fd->settled)
+		return 0;
+	s->fs[FS_PARTS] = 1;
+	s->fs[FS_DROPPED] = fd->calls_dropped;
+	s->fs[FS_MX_COST] = mx->cost_ns;
+	s->fs[FS_MX_SKIPPED] = mx->skipped_capture + mx->skipped_graph + mx->failed +
+			       mx->skipped_other;
+	for (i = 0; i < GA_CAUSE_COUNT; i++) {
+		s->fs[FS_API_NS0 + i] = fd->api_ns[i];
+		s->fs[FS_API_CALLS0 + i] = fd->api_calls[i];
+	}
+	for (i = 0; i < GA_COPY_KIND_MAX; i++) {
+		const struct ga_fcopy *c = &fd->copy[i];
+		const uint64_t u[FCOPY_U64] = {
+			c->tiny, c->tiny_bytes, c->tiny_ns, c->tiny_min, c->tiny_gap_ns,
+			c->pageable, c->pageable_bytes, c->pageable_ns, c->sync, c->sync_ns,
+		};
+
+		memcpy(&s->fs[FS_COPY0 + i * FCOPY_U64], u, sizeof(u));
+	}
+	if (!(s->fdev = calloc(m->ndevs + 1, sizeof(*s->fdev))))
+		return -1;
+	for (i = 0; i < m->ndevs && i < fd->ndevs; i++) {
+		const struct ga_fdev *v = &fd->devs[i];
+		struct sfdev *o;
+		uint64_t *u;
+
+		if (m->devs[i].dead)
+			continue;
+		o = &s->fdev[s->nfdev++];
+		o->dev = devmap[i];
+		u = o->u;
+		for (j = 0; j < GA_CAUSE_COUNT; j++) {
+			u[3 * j] = v->acc[j].n;
+			u[3 * j + 1] = v->acc[j].ns;
+			u[3 * j + 2] = v->acc[j].longest;
+		}
+		u[FD_ACC] = v->lb.runs;
+		u[FD_ACC + 1] = v->lb.kernels;
+		u[FD_ACC + 2] = v->lb.busy;
+		u[FD_ACC + 3] = v->lb.gaps;
+		u[FD_ACC + 4] = v->lb.stake;
+		u[FD_ACC + FD_LB] = v->sum;
+		u[FD_ACC + FD_LB + 1] = v->other_ns;
+		u[FD_ACC + FD_LB + 2] = v->lk_short;
+		u[FD_ACC + FD_LB + 3] = v->lk_graph;
+		u[FD_ACC + FD_LB + 4] = v->lk_n;
+		u[FD_ACC + FD_LB + 5] = v->lk_ns;
+		o->nst = v->nstreams;
+		for (j = 0; j < v->nstreams && j < GA_FIND_STREAMS; j++) {
+			struct sfstream *t = &o->st[j];
+			uint32_t site = 0;
+
+			t->proc = (uint32_t)(v->stream[j].key >> 32);
+			t->stream = (uint32_t)v->stream[j].key;
+			t->ns = v->stream[j].ns;
+			t->count = v->stream[j].count;
+			if (v->stream[j].stack && an->o.observe_sites)
+				site = ga_sites_stack_text(&an->st, m, t->proc, v->stream[j].stack);
+			t->site = S(s, m, site, err);
+		}
+	}
+	if (!(s->fpl = calloc(fd->npl + 1, sizeof(*s->fpl))))
+		return -1;
+	for (i = 0; i < fd->npl; i++) {
+		const struct ga_fplace *p = &fd->pl[i];
+		struct sfplace *o = &s->fpl[s->nfpl++];
+		const uint32_t str[FPL_STR] = {
+			p->w.site_before, p->w.site_after, p->w.site_call, p->w.label_before,
+			p->w.label_after, p->w.call, p->w.nvtx,
+		};
+
+		o->dev = devmap[p->dev];
+		o->cause = p->cause;
+		o->proc = p->w.proc;
+		o->stream = p->w.stream;
+		o->ns = p->w.ns;
+		o->count = p->w.count;
+		for (j = 0; j < FPL_STR; j++)
+			o->str[j] = S(s, m, str[j], err);
+	}
+	if (!(s->flb = calloc(m->nkstats + 1, sizeof(*s->flb))))
+		return -1;
+	for (i = 0; i < fd->caplb && i < m->nkstats; i++)
+		if (fd->lb[i].gap || fd->lb[i].count)
+			s->flb[s->nflb++] = (struct sflb){ S(s, m, m->kstats[i].name, err),
+							   fd->lb[i].gap, fd->lb[i].count };
+	if (an->o.observe_sites && an->st.nskern) {
+		const struct ga_sites *st = &an->st;
+
+		if (!(s->fks = calloc(st->nskern + 1, sizeof(*s->fks))))
+			return -1;
+		for (i = 0; i < st->nskern; i++)
+			s->fks[s->nfks++] = (struct sfks){
+				S(s, m, st->skern[i].name, err),
+				S(s, m, st->sites[st->skern[i].site].str, err), st->skern[i].ns };
+	}
+	if (!(s->fnull = calloc(fd->nnulls + 1, sizeof(*s->fnull))))
+		return -1;
+	for (i = 0; i < fd->nnulls; i++)
+		s->fnull[s->nfnull++] = (struct sfnull){ fd->nulls[i].proc, fd->nulls[i].stream };
+	return 0;
+}
+
+
+/*
+ * Adds device state b to a (one GPU in two parts: their sums, the longest
+ * gap).  Its streams are several processes': the serialization rule reads
+ * one process's, so they all count as streams beyond the table, in any order.
+ */
+static void fdev_add(struct sfdev *a, const struct sfdev *b)
+{
+	uint64_t *other = &a->u[FD_ACC + FD_LB + 1];
+
+	for (size_t j = 0; j < FD_U64; j++)
+		a->u[j] = j < FD_ACC && j % 3 == 2 ? (b->u[j] > a->u[j] ? b->u[j] : a->u[j]) :
+			  sat(a->u[j], b->u[j]);
+	for (uint32_t k = 0; k < a->nst; k++)
+		*other = sat(*other, a->st[k].ns);
+	for (uint32_t k = 0; k < b->nst; k++)
+		*other = sat(*other, b->st[k].ns);
+	a->nst = 0;
+}
+
+/* Merges b's findings' state into a's: b's devices by dmap, its processes from pbase on. */
+static int fstate_merge(struct ga_sum *a, struct ga_sum *b, const uint32_t *dmap,
+			uint32_t pbase, int *err)
+{
+	struct ga_map lbm = { 0 }, ksm = { 0 };
+	size_t i, j;
+	int rc = -1;
+
+	a->fs[FS_SHARED] = sat(a->fs[FS_SHARED], b->fs[FS_SHARED]);
+	if (!b->fs[FS_PARTS])
+		return 0;
+	if (!a->fs[FS_PARTS]) {
+		uint64_t shared = a->fs[FS_SHARED];
+
+		memcpy(a->fs, b->fs, sizeof(a->fs));
+		a->fs[FS_SHARED] = shared;
+	} else {
+		for (i = 0; i < FS_COUNT; i++) {
+			if (i == FS_SHARED)
+				continue;
+			if (i >= FS_COPY0 && (i - FS_COPY0) % FCOPY_U64 == FCOPY_MIN)
+				a->fs[i] = b->fs[i] < a->fs[i] ? b->fs[i] : a->fs[i];
+			else
+				a->fs[i] = sat(a->fs[i], b->fs[i]);
+		}
+	}
+	if (GROW(a->fdev, a->nfdev + b->nfdev) || GROW(a->fpl, a->nfpl + b->nfpl) ||
+	    GROW(a->fnull, a->nfnull + b->nfnull))
+		goto out;
+	for (i = 0; i < b->nfdev; i++) {
+		struct sfdev d = b->fdev[i];
+
+		d.dev = dmap[d.dev];
+		for (j = 0; j < d.nst; j++) {
+			d.st[j].proc += pbase;
+			d.st[j].site = R(a, b, d.st[j].site, err);
+		}
+		for (j = 0; j < a->nfdev && a->fdev[j].dev != d.dev; j++)
+			;
+		if (j < a->nfdev)
+			fdev_add(&a->fdev[j], &d);
+		else
+			a->fdev[a->nfdev++] = d;
+	}
+	for (i = 0; i < b->nfpl; i++) {
+		struct sfplace p = b->fpl[i];
+
+		p.dev = dmap[p.dev];
+		if (p.proc != FNONE)
+			p.proc += pbase;
+		for (j = 0; j < FPL_STR; j++)
+			p.str[j] = R(a, b, p.str[j], err);
+		a->fpl[a->nfpl++] = p;
+	}
+	for (i = 0; i < b->nfnull; i++)
+		a->fnull[a->nfnull++] = (struct sfnull){ b->fnull[i].proc + pbase, b->fnull[i].stream };
+	for (i = 0; i < a->nflb; i++)
+		if (!find(&lbm, a->flb[i].name, 0))
+			goto out;
+	for (i = 0; i < b->nflb; i++) {
+		uint32_t name = R(a, b, b->flb[i].name, err);
+
+		if (!(j = find(&lbm, name, 0)))
+			goto out;
+		if (--j == a->nflb) {
+			if (GROW(a->flb, a->nflb))
+				goto out;
+			a->flb[a->nflb++] = (struct sflb){ name, 0, 0 };
+		}
+		a->flb[j].gap = sat(a->flb[j].gap, b->flb[i].gap);
+		a->flb[j].count = sat(a->flb[j].count, b->flb[i].count);
+	}
+	for (i = 0; i < a->nfks; i++)
+		if (!find(&ksm, a->fks[i].name, a->fks[i].site))
+			goto out;
+	for (i = 0; i < b->nfks; i++) {
+		uint32_t name = R(a, b, b->fks[i].name, err), site = R(a, b, b->fks[i].site, err);
+
+		if (!(j = find(&ksm, name, site)))
+			goto out;
+		if (--j == a->nfks) {
+			if (GROW(a->fks, a->nfks))
+				goto out;
+			a->fks[a->nfks++] = (struct sfks){ name, site, 0 };
+		}
+		a->fks[j].ns = sat(a->fks[j].ns, b->fks[i].ns);
+	}
+	rc = 0;
+out:
+	ga_map_free(&lbm);
+	ga_map_free(&ksm);
+	return rc;
+}
+
+static int cmp_text(uint32_t a, uint32_t b)
+{
+	if (a == b)
+		return 0;
+	if (!a || !b)
+		return a ? 1 : -1;
+	return strcmp(ga_strtab_get(&sort_s->s, a), ga_strtab_get(&sort_s->s, b));
+}
+
+static int cmp_u(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_fdev(const void *pa, const void *pb)
+{
+	return cmp_u(((const struct sfdev *)pa)->dev, ((const struct sfdev *)pb)->dev);
+}
+
+static int cmp_fpl(const void *pa, const void *pb)
+{
+	const struct sfplace *a = pa, *b = pb;
+	int c = cmp_u(a->dev, b->dev);
+
+	if (!c)
+		c = cmp_u(a->cause, b->cause);
+	for (size_t j = 0; !c && j < FPL_STR; j++)
+		c = cmp_text(a->str[j], b->str[j]);
+	if (!c)
+		c = cmp_u(a->proc, b->proc);
+	if (!c)
+		c = cmp_u(a->stream, b->stream);
+	if (!c)
+		c = cmp_u(a->ns, b->ns);
+	return c ? c : cmp_u(a->count, b->count);
+}
+
+static int cmp_flb(const void *pa, const void *pb)
+{
+	return cmp_text(((const struct sflb *)pa)->name, ((const struct sflb *)pb)->name);
+}
+
+static int cmp_fks(const void *pa, const void *pb)
+{
+	const struct sfks *a = pa, *b = pb;
+	int c = cmp_text(a->name, b->name);
+
+	return c ? c : cmp_text(a->site, b->site);
+}
+
+static int cmp_fnull(const void *pa, const void *pb)
+{
+	const struct sfnull *a = pa, *b = pb;
+	int c = cmp_u(a->proc, b->proc);
+
+	return c ? c : cmp_u(a->stream, b->stream);
+}
+
+/* The findings' state in canonical order, its processes and devices renumbered (pmap, dmap). */
+static void fstate_canonical(struct ga_sum *s, const uint32_t *pmap, const uint32_t *dmap)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->nfdev; i++) {
+		struct sfdev *d = &s->fdev[i];
+
+		d->dev = dmap[d->dev];
+		/* Streams in the order a device's first activities set them: one part's. */
+		for (j = 0; j < d->nst; j++)
+			d->st[j].proc = pmap[d->st[j].proc];
+	}
+	for (i = 0; i < s->nfpl; i++) {
+		s->fpl[i].dev = dmap[s->fpl[i].dev];
+		if (s->fpl[i].proc != FNONE)
+			s->fpl[i].proc = pmap[s->fpl[i].proc];
+	}
+	for (i = 0; i < s->nfnull; i++)
+		s->fnull[i].proc = pmap[s->fnull[i].proc];
+	if (s->nfdev)
+		qsort(s->fdev, s->nfdev, sizeof(*s->fdev), cmp_fdev);
+	if (s->nfpl)
+		qsort(s->fpl, s->nfpl, sizeof(*s->fpl), cmp_fpl);
+	if (s->nflb)
+		qsort(s->flb, s->nflb, sizeof(*s->flb), cmp_flb);
+	if (s->nfks)
+		qsort(s->fks, s->nfks, sizeof(*s->fks), cmp_fks);
+	if (s->nfnull)
+		qsort(s->fnull, s->nfnull, sizeof(*s->fnull), cmp_fnull);
+}
+
 /*
  * Puts every table in an order that depends only on its contents: files,
  * processes and devices by origin key, rows of a process by process (then
@@ -1830,6 +2240,7 @@ static int canonical(struct ga_sum *s)
 		s->devrows[i].proc = pmap[s->devrows[i].proc];
 		s->devrows[i].dev = dmap[s->devrows[i].dev];
 	}
+	fstate_canonical(s, pmap, dmap);
 	/* A part merged under a lower limit: the rule is all exact and n <= limit. */
 	for (i = 0; i < s->nks; i++)
 		if (!s->ks[i].q.sketch && s->ks[i].q.n > s->limit && to_sketch(&s->ks[i].q))
@@ -2068,6 +2479,9 @@ static void put_launches(const struct ga_sum *s, struct wbuf *w, const struct st
 	}
 }
 
+static void fstate_mark(const struct ga_sum *s, uint32_t *used);
+static void put_fstate(const struct ga_sum *s, struct wbuf *w, const struct strnum *sn);
+
 static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 {
 	size_t i, j, nused = 0, ns = s->s.n;
@@ -2143,6 +2557,7 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 		mark(used, s->lcfg[i].name);
 		mark(used, s->lcfg[i].origin);
 	}
+	fstate_mark(s, used);
 	for (i = 1; i <= ns; i++)
 		if (i < ns && used[i])
 			list[nused++] = (uint32_t)i;
@@ -2305,6 +2720,8 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 	put_nvtx(s, w, sn);
 	/* 16. launch latency and launch configurations */
 	put_launches(s, w, sn);
+	/* 17. the findings' state (version 5 on) */
+	put_fstate(s, w, sn);
 }
 
 static void le32(unsigned char *p, uint32_t v)
@@ -2365,6 +2782,7 @@ struct rbuf {
 	int err;
 	uint32_t *ids;             /* string number - 1 -> strtab id */
 	size_t nids;
+	uint32_t version;          /* the file's */
 };
 
 static uint64_t gv(struct rbuf *r)
@@ -2654,6 +3072,167 @@ static int get_launches(struct rbuf *r, struct ga_sum *s)
 	return r->err ? -1 : 0;
 }
 
+static void fstate_mark(const struct ga_sum *s, uint32_t *used)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->nfdev; i++)
+		for (j = 0; j < s->fdev[i].nst; j++)
+			mark(used, s->fdev[i].st[j].site);
+	for (i = 0; i < s->nfpl; i++)
+		for (j = 0; j < FPL_STR; j++)
+			mark(used, s->fpl[i].str[j]);
+	for (i = 0; i < s->nflb; i++)
+		mark(used, s->flb[i].name);
+	for (i = 0; i < s->nfks; i++) {
+		mark(used, s->fks[i].name);
+		mark(used, s->fks[i].site);
+	}
+}
+
+static void put_fstate(const struct ga_sum *s, struct wbuf *w, const struct strnum *sn)
+{
+	size_t i, j;
+
+	pv(w, FS_COUNT);
+	for (i = 0; i < FS_COUNT; i++)
+		pv(w, s->fs[i]);
+	pv(w, s->nfdev);
+	pv(w, FD_U64);
+	for (i = 0; i < s->nfdev; i++) {
+		const struct sfdev *d = &s->fdev[i];
+
+		pv(w, d->dev);
+		for (j = 0; j < FD_U64; j++)
+			pv(w, d->u[j]);
+		pv(w, d->nst);
+		for (j = 0; j < d->nst; j++) {
+			pv(w, d->st[j].proc);
+			ps(w, sn, d->st[j].site);
+			pv(w, d->st[j].stream);
+			pv(w, d->st[j].ns);
+			pv(w, d->st[j].count);
+		}
+	}
+	pv(w, s->nfpl);
+	for (i = 0; i < s->nfpl; i++) {
+		const struct sfplace *p = &s->fpl[i];
+
+		pv(w, p->dev);
+		pv(w, p->cause);
+		pv(w, p->proc);
+		for (j = 0; j < FPL_STR; j++)
+			ps(w, sn, p->str[j]);
+		pv(w, p->stream);
+		pv(w, p->ns);
+		pv(w, p->count);
+	}
+	pv(w, s->nflb);
+	for (i = 0; i < s->nflb; i++) {
+		ps(w, sn, s->flb[i].name);
+		pv(w, s->flb[i].gap);
+		pv(w, s->flb[i].count);
+	}
+	pv(w, s->nfks);
+	for (i = 0; i < s->nfks; i++) {
+		ps(w, sn, s->fks[i].name);
+		ps(w, sn, s->fks[i].site);
+		pv(w, s->fks[i].ns);
+	}
+	pv(w, s->nfnull);
+	for (i = 0; i < s->nfnull; i++) {
+		pv(w, s->fnull[i].proc);
+		pv(w, s->fnull[i].stream);
+	}
+}
+
+/* A process index of s, or FNONE where none is allowed. */
+static uint32_t gproc(struct rbuf *r, const struct ga_sum *s, int none)
+{
+	uint64_t v = gv(r);
+
+	if (v < s->nprocs || (none && v == FNONE))
+		return (uint32_t)v;
+	r->err = 1;
+	return 0;
+}
+
+static int get_fstate(struct rbuf *r, struct ga_sum *s)
+{
+	size_t i, j, n;
+
+	if (gcounters(r, s->fs, FS_COUNT, 0) || gtable(r, FD_U64, FD_U64 + 2, &n))
+		return -1;
+	if (!(s->fdev = calloc(n + 1, sizeof(*s->fdev))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sfdev *d = &s->fdev[s->nfdev++];
+
+		d->dev = g32(r);
+		for (j = 0; j < FD_U64; j++)
+			d->u[j] = gv(r);
+		d->nst = g32(r);
+		if (d->dev >= s->ndevs || d->nst > GA_FIND_STREAMS)
+			return r->err = 1, -1;
+		for (j = 0; j < d->nst; j++) {
+			d->st[j].proc = gproc(r, s, 0);
+			d->st[j].site = gs(r);
+			d->st[j].stream = gv(r);
+			d->st[j].ns = gv(r);
+			d->st[j].count = gv(r);
+			if (d->st[j].stream > UINT32_MAX)
+				r->err = 1;
+		}
+	}
+	n = gcount(r, 13);
+	if (r->err || !(s->fpl = calloc(n + 1, sizeof(*s->fpl))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sfplace *p = &s->fpl[s->nfpl++];
+
+		p->dev = g32(r);
+		p->cause = g32(r);
+		p->proc = gproc(r, s, 1);
+		for (j = 0; j < FPL_STR; j++)
+			p->str[j] = gs(r);
+		p->stream = gv(r);
+		p->ns = gv(r);
+		p->count = gv(r);
+		if (p->dev >= s->ndevs || p->cause >= GA_CAUSE_COUNT || p->stream > UINT32_MAX)
+			r->err = 1;
+	}
+	n = gcount(r, 3);
+	if (r->err || !(s->flb = calloc(n + 1, sizeof(*s->flb))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sflb *x = &s->flb[s->nflb++];
+
+		x->name = gs(r);
+		x->gap = gv(r);
+		x->count = gv(r);
+	}
+	n = gcount(r, 3);
+	if (r->err || !(s->fks = calloc(n + 1, sizeof(*s->fks))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sfks *x = &s->fks[s->nfks++];
+
+		x->name = gs(r);
+		x->site = gs(r);
+		x->ns = gv(r);
+	}
+	n = gcount(r, 2);
+	if (r->err || !(s->fnull = calloc(n + 1, sizeof(*s->fnull))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		s->fnull[s->nfnull].proc = gproc(r, s, 0);
+		s->fnull[s->nfnull].stream = gv(r);
+		if (s->fnull[s->nfnull++].stream > UINT32_MAX)
+			r->err = 1;
+	}
+	return r->err ? -1 : 0;
+}
+
 /* Decodes a body into s.  0, or -1 with r->err (malformed) or not (memory). */
 static int decode(struct rbuf *r, struct ga_sum *s)
 {
@@ -2844,7 +3423,8 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 		if (get_sq(r, &x->q))
 			return -1;
 	}
-	if (get_ranks(r, s) || get_nvtx(r, s) || get_launches(r, s))
+	if (get_ranks(r, s) || get_nvtx(r, s) || get_launches(r, s) ||
+	    (r->version >= 5 && get_fstate(r, s)))
 		return -1;
 	if (!r->err && r->off != r->len)
 		r->err = 1;
@@ -2929,10 +3509,11 @@ struct ga_sum *ga_summary_read(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: byte 0: not a gpuprof summary (bad magic)", path);
 		goto out;
 	}
-	if (rd32(buf + 8) != GA_SUM_VERSION) {
+	/* Version 4 lacks the findings' state only: read, its findings said missing. */
+	if (rd32(buf + 8) < GA_SUM_VERSION_MIN || rd32(buf + 8) > GA_SUM_VERSION) {
 		snprintf(err, errlen, "%s: byte 8: summary version %u; this gpuprof reads "
-			 "version %u (summarize the traces again with this gpuprof)", path,
-			 rd32(buf + 8), GA_SUM_VERSION);
+			 "versions %u to %u (summarize the traces again with this gpuprof)", path,
+			 rd32(buf + 8), GA_SUM_VERSION_MIN, GA_SUM_VERSION);
 		goto out;
 	}
 	if (rd32(buf + 12) != GA_SUM_HEADER_SIZE || rd32(buf + 28) != 0) {
@@ -2962,6 +3543,7 @@ struct ga_sum *ga_summary_read(const char *path, char *err, size_t errlen)
 	}
 	r.p = raw;
 	r.len = rawlen;
+	r.version = rd32(buf + 8);
 	if (decode(&r, s)) {
 		if (r.err)
 			snprintf(err, errlen, "%s: byte %zu of the decompressed body: malformed "
@@ -3019,6 +3601,131 @@ static uint32_t label_of(struct amap *am, struct ga_model *m, const struct ga_su
 	}
 	m->labels[m->nlabels] = (struct ga_label){ str, 0, 0 };
 	return (uint32_t)++m->nlabels;
+}
+
+/*
+ * The findings' state of s into an's findings, settled: ga_findings_finish()
+ * then runs the rules on it and the model applied.  Without any part's
+ * state, no findings (finished).  0, or -1 out of memory.
+ */
+static int fstate_apply(const struct ga_sum *s, struct ga_analysis *an, struct amap *am)
+{
+	struct ga_findings *fd = &an->fd;
+	struct ga_model *m = &an->m;
+	size_t i, j;
+
+	if (fd->off || !s->fs[FS_PARTS]) {
+		fd->finished = 1;
+		return 0;
+	}
+	/* Kernels by name, as the model reading their records numbers them. */
+	if (ga_util_grow(&m->str2k, &m->capstr2k, m->strs.n + 1, sizeof(*m->str2k)))
+		return -1;
+	memset(m->str2k, 0, m->capstr2k * sizeof(*m->str2k));
+	for (i = 0; i < m->nkstats; i++)
+		if (m->kstats[i].name < m->capstr2k)
+			m->str2k[m->kstats[i].name] = (uint32_t)i + 1;
+	fd->m = m;
+	fd->calls_dropped = s->fs[FS_DROPPED];
+	fd->have_mx = 1;
+	fd->mx_cost_ns = s->fs[FS_MX_COST];
+	fd->mx_skipped = s->fs[FS_MX_SKIPPED];
+	for (i = 0; i < GA_CAUSE_COUNT; i++) {
+		fd->api_ns[i] = s->fs[FS_API_NS0 + i];
+		fd->api_calls[i] = s->fs[FS_API_CALLS0 + i];
+	}
+	for (i = 0; i < GA_COPY_KIND_MAX; i++) {
+		const uint64_t *u = &s->fs[FS_COPY0 + i * FCOPY_U64];
+		struct ga_fcopy *c = &fd->copy[i];
+
+		c->tiny = u[0];
+		c->tiny_bytes = u[1];
+		c->tiny_ns = u[2];
+		c->tiny_min = u[3];
+		c->tiny_gap_ns = u[4];
+		c->pageable = u[5];
+		c->pageable_bytes = u[6];
+		c->pageable_ns = u[7];
+		c->sync = u[8];
+		c->sync_ns = u[9];
+	}
+	if (!(fd->devs = calloc(m->ndevs + 1, sizeof(*fd->devs))))
+		return -1;
+	fd->ndevs = fd->capdevs = m->ndevs;
+	for (i = 0; i < s->nfdev; i++) {
+		const struct sfdev *d = &s->fdev[i];
+		const uint64_t *u = d->u;
+		struct ga_fdev *v = &fd->devs[d->dev];
+
+		for (j = 0; j < GA_CAUSE_COUNT; j++) {
+			v->acc[j].n = u[3 * j];
+			v->acc[j].ns = u[3 * j + 1];
+			v->acc[j].longest = u[3 * j + 2];
+		}
+		v->lb = (struct ga_flbacc){ u[FD_ACC], u[FD_ACC + 1], u[FD_ACC + 2], u[FD_ACC + 3],
+					    u[FD_ACC + 4] };
+		v->sum = u[FD_ACC + FD_LB];
+		v->other_ns = u[FD_ACC + FD_LB + 1];
+		v->lk_short = u[FD_ACC + FD_LB + 2];
+		v->lk_graph = u[FD_ACC + FD_LB + 3];
+		v->lk_n = u[FD_ACC + FD_LB + 4];
+		v->lk_ns = u[FD_ACC + FD_LB + 5];
+		v->seen = 1;
+		v->nstreams = d->nst;
+		for (j = 0; j < d->nst; j++) {
+			v->stream[j].key = (uint64_t)d->st[j].proc << 32 | d->st[j].stream;
+			v->stream[j].ns = d->st[j].ns;
+			v->stream[j].count = d->st[j].count;
+			v->stream[j].site = A(am, m, s, d->st[j].site);
+		}
+	}
+	if (!(fd->pl = calloc(s->nfpl + 1, sizeof(*fd->pl))))
+		return -1;
+	fd->cappl = s->nfpl + 1;
+	for (i = 0; i < s->nfpl; i++) {
+		const struct sfplace *p = &s->fpl[i];
+		struct ga_fplace *o = &fd->pl[fd->npl++];
+
+		o->dev = p->dev;
+		o->cause = p->cause;
+		o->w.site_before = A(am, m, s, p->str[0]);
+		o->w.site_after = A(am, m, s, p->str[1]);
+		o->w.site_call = A(am, m, s, p->str[2]);
+		o->w.label_before = A(am, m, s, p->str[3]);
+		o->w.label_after = A(am, m, s, p->str[4]);
+		o->w.call = A(am, m, s, p->str[5]);
+		o->w.nvtx = A(am, m, s, p->str[6]);
+		o->w.proc = p->proc;
+		o->w.stream = (uint32_t)p->stream;
+		o->w.ns = p->ns;
+		o->w.count = p->count;
+	}
+	if (!(fd->lb = calloc(m->nkstats + 1, sizeof(*fd->lb))))
+		return -1;
+	fd->caplb = m->nkstats;
+	for (i = 0; i < s->nflb; i++) {
+		uint32_t name = A(am, m, s, s->flb[i].name), k;
+
+		if (name < m->capstr2k && (k = m->str2k[name])) {
+			fd->lb[k - 1].gap = s->flb[i].gap;
+			fd->lb[k - 1].count = s->flb[i].count;
+		}
+	}
+	if (!(fd->ks = calloc(s->nfks + 1, sizeof(*fd->ks))))
+		return -1;
+	fd->have_ks = 1;
+	for (i = 0; i < s->nfks; i++)
+		fd->ks[fd->nks++] = (struct ga_fksite){ A(am, m, s, s->fks[i].name),
+							A(am, m, s, s->fks[i].site), s->fks[i].ns };
+	if (!(fd->nulls = calloc(s->nfnull + 1, sizeof(*fd->nulls))))
+		return -1;
+	fd->capnulls = s->nfnull + 1;
+	for (i = 0; i < s->nfnull; i++)
+		fd->nulls[fd->nnulls++] = (struct ga_fnull){ s->fnull[i].proc,
+							     (uint32_t)s->fnull[i].stream };
+	fd->settled = 1;
+	fd->finished = 0;
+	return am->err ? -1 : 0;
 }
 
 static void ms_apply(struct amap *am, struct ga_model *m, const struct ga_sum *s,
@@ -3540,13 +4247,13 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		a->p90 = pct[0];
 		a->p99 = pct[1];
 	}
-	if (am.err || nvtx_apply(s, an, &am) || launches_apply(s, an, &am))
+	if (am.err || nvtx_apply(s, an, &am) || launches_apply(s, an, &am) ||
+	    fstate_apply(s, an, &am))
 		goto fail;
 	for (i = 0; i < m->nprocs; i++)
 		if (m->procs[i].rank != GA_NO_RANK)
 			an->rk.any_rank = 1; /* how the report names a GPU's users */
 	m->finished = 1;
-	an->fd.finished = 1;       /* no findings from what summaries leave out */
 	free(am.v);
 	return 0;
 fail:
@@ -3564,8 +4271,10 @@ fail:
 static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int *uncarried)
 {
 	/* The model keeps as many durations exactly as the summary does. */
-	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH,
+	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .symbolize = 1,
+				       .observe_sites = 1,
 				       .quant_limit = exact_limit ? exact_limit : GA_QUANT_NO_LIMIT };
+	struct ga_findings_in fin;
 	char *p = (char *)path;
 	struct ga_filter flt;
 	struct ga_analysis an;
@@ -3581,6 +4290,8 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 	an.rk.collect = 1;
 	/* Each kernel's launch latencies, for the summary's durations. */
 	an.lat.keep_values = 1;
+	/* One trace: its busy time retires as read, its gaps scanned as they go. */
+	an.fd.retire_after = GA_FIND_RETIRE_AFTER;
 	if (ga_analysis_build(&an, &p, 1)) {
 		ga_analysis_free(&an);
 		ga_filter_free(&flt);
@@ -3594,7 +4305,11 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 		ga_filter_free(&flt);
 		return NULL;
 	}
-	s = ga_summary_from_analysis(&an, exact_limit, path);
+	/* The findings' gaps scanned, their places' texts made: what merges is left. */
+	fin = (struct ga_findings_in){ .m = &an.m, .st = &an.st, .observe_sites = 1,
+				       .mx = &an.mx, .lc = &an.lc, .rk = &an.rk };
+	s = ga_findings_settle(&an.fd, &fin) ? NULL :
+	    ga_summary_from_analysis(&an, exact_limit, path);
 	ga_analysis_free(&an);
 	ga_filter_free(&flt);
 	if (!s)
@@ -3750,6 +4465,14 @@ int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 			     an->o.quant_limit ? an->o.quant_limit : GA_QUANT_EXACT_DEFAULT, &uncarried);
 	if (!s)
 		return uncarried ? 1 : -1;
+	/*
+	 * A GPU in two traces (processes sharing it): the traces read together
+	 * scan the gaps of its busy time's union, the parts each their own.
+	 */
+	if (!an->fd.off && s->fs[FS_SHARED]) {
+		ga_summary_free(s);
+		return 1;
+	}
 	/* An automatic timeline would show these rows: read them as before. */
 	if (rows_max && s->sc[SC_ROWS_SEEN] && s->sc[SC_ROWS_SEEN] <= rows_max) {
 		ga_summary_free(s);
@@ -3852,6 +4575,15 @@ int ga_summary_build(struct ga_analysis *an, char *const *paths, int n)
 		fputs("gpuprof: out of memory\n", stderr);
 		return -1;
 	}
+	if (!an->fd.off && s->fs[FS_PARTS] < s->sc[SC_PARTS])
+		fprintf(stderr, "gpuprof: warning: findings of %" PRIu64 " of %" PRIu64 " parts are "
+			"missing: their summaries hold no findings' state (an older gpuprof's); "
+			"summarize their traces again\n", s->sc[SC_PARTS] - s->fs[FS_PARTS],
+			s->sc[SC_PARTS]);
+	if (!an->fd.off && s->fs[FS_SHARED] && s->fs[FS_PARTS])
+		fprintf(stderr, "gpuprof: warning: a GPU is in several parts (processes sharing "
+			"it): its idle gaps were scanned part by part, not in the union of their busy "
+			"time; read the traces together for those findings exactly\n");
 	ga_summary_free(s);
 	if (ga_load_warnings(&an->m, &w)) {
 		ga_buf_free(&w);

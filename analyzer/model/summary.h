@@ -6,7 +6,14 @@
  * the kernel, memory, memset, graph and API tables, the loss counts,
  * each process's per-rank figures with its step work (model/ranks.h), and
  * the NVTX range and mark tables and the range tree (model/ranges.h),
- * launch latency and launch configurations.
+ * launch latency and launch configurations, and the findings' state
+ * (model/findings.h after ga_findings_settle(): per device the idle gaps
+ * by cause, launch-bound runs, streams, places of gaps by text; per copy
+ * kind the copies; host calls by cause), merged so that the rules run once
+ * on the whole (as for traces read together, where each GPU is one part's;
+ * a GPU in several parts is said in a warning, and the report's pool reads
+ * such traces together instead).  Version 4 summaries, without that state,
+ * are read: their findings are said missing.
  * Durations of each table row are kept exactly while the whole merge holds
  * at most the row's exact limit of them (GA_SUM_EXACT_DEFAULT, or none with
  * --exact); beyond, a log-bucketed histogram whose median is within
@@ -27,7 +34,8 @@
 #include "model/quantile.h"
 
 #define GA_SUM_MAGIC "GPUPSUM\0"   /* 8 bytes, NUL included */
-#define GA_SUM_VERSION 4u
+#define GA_SUM_VERSION 5u
+#define GA_SUM_VERSION_MIN 4u      /* version 4: no findings' state */
 #define GA_SUM_HEADER_SIZE 32u
 /* A decompressed body larger than this is refused (a damaged size). */
 #define GA_SUM_RAW_MAX (1ull << 36)
@@ -44,7 +52,7 @@
 
 /* What summaries do not hold yet, as the report and docs/USAGE.md name it. */
 #define GA_SUM_MISSING \
-	"findings, --align nccl, roofline and hardware metrics, launch sites, " \
+	"--align nccl, roofline and hardware metrics (and their findings), launch sites, " \
 	"memory in use, " \
 	"the GPU over time, timeline"
 
@@ -106,7 +114,8 @@ int ga_summary_build(struct ga_analysis *an, char *const *paths, int n);
  * summaries list them in), no filter, --align, timeline (but
  * an automatic one of at most rows_max rows, not shown), stream hooks, launches or
  * marks, and no trace with launch sites, hardware metrics, memory records
- * or GPU samples.  The caller leaves findings off.  Returns 0 when an is
+ * or GPU samples; with findings on (an->fd.off 0), no GPU in two traces.
+ * The findings then come from the merged state.  Returns 0 when an is
  * built, 1 when the traces are to be read as before (an untouched), -1
  * after printing why.
  */
