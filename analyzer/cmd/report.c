@@ -199,10 +199,11 @@ int cmd_report(int argc, char **argv)
 		an.rg.site_ctx = &an;
 	}
 	/*
-	 * Several traces on a pool of threads, merged as summaries, where
-	 * every table printed is carried by them (findings are not).
+	 * Several traces on a pool of threads, merged as summaries (findings
+	 * included: their state merges), where every table printed is carried
+	 * by them.
 	 */
-	par = r.o.findings == GA_FINDINGS_NONE && !fail_on && !r.o.tree && !svg ?
+	par = !r.o.tree && !svg ?
 	      ga_summary_build_parallel(&an, paths, npaths,
 					r.o.timeline == -1 ? GA_TEXT_AUTO_TIMELINE_MAX : 0) : 1;
 	if (par < 0 || (par && ga_summary_build(&an, paths, npaths)) ||
@@ -215,11 +216,6 @@ int cmd_report(int argc, char **argv)
 		if (rc == GA_EXIT_OK && !(svg && !strcmp(svg, "-")) && ga_text_report(&r, out)) {
 			fputs("gpuprof: out of memory\n", stderr);
 			rc = GA_EXIT_FAIL;
-		}
-		if (rc == GA_EXIT_OK && fail_on && an.m.sum_parts) {
-			fputs("gpuprof report: --fail-on needs the traces: summaries hold no "
-			      "findings yet\n", stderr);
-			rc = GA_EXIT_USAGE;
 		}
 		if (rc == GA_EXIT_OK && fail_on) {
 			if (ga_analysis_findings(&an)) {

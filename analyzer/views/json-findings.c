@@ -53,8 +53,8 @@ int ga_json_findings(struct ga_jw *w, struct ga_analysis *an)
 	const struct ga_findings *fd = &an->fd;
 	const struct ga_model *m = &an->m;
 
-	if (m->sum_parts) {
-		/* Not in summaries yet ("summary" lists what is missing). */
+	if (m->sum_parts && !fd->settled) {
+		/* Summaries of an older version hold no findings' state. */
 		ga_jw_key(w, "findings");
 		ga_jw_null(w);
 		return 0;

@@ -17,8 +17,8 @@
 
 static int want(const struct ga_text *r)
 {
-	/* Summaries hold no findings yet: the header says so. */
-	return r->o.findings != GA_FINDINGS_NONE && !r->m->sum_parts;
+	/* Summaries without the findings' state (an older version's) have none. */
+	return r->o.findings != GA_FINDINGS_NONE && (!r->m->sum_parts || r->an->fd.settled);
 }
 
 /* "LABEL from SITE", the label or the site alone, or NULL for none. */
