@@ -60,6 +60,7 @@ void ga_jw_flush(struct ga_jw *w)
 	if (w->n)
 		fwrite(w->buf, 1, w->n, w->f);
 	w->n = 0;
+	w->ferr = ferror(w->f);
 }
 
 void ga_jw_free(struct ga_jw *w)
@@ -68,12 +69,20 @@ void ga_jw_free(struct ga_jw *w)
 	ga_buf_free(&w->esc);
 }
 
-static void put(struct ga_jw *w, const char *s, size_t len)
+static inline void put(struct ga_jw *w, const char *s, size_t len)
 {
+	if (len <= 4 && w->n + 4 <= sizeof(w->buf)) {
+		/* Separators and punctuation: no call to memcpy for a byte or two. */
+		for (size_t i = 0; i < len; i++)
+			w->buf[w->n + i] = s[i];
+		w->n += len;
+		return;
+	}
 	if (w->n + len > sizeof(w->buf)) {
 		ga_jw_flush(w);
 		if (len > sizeof(w->buf)) {
 			fwrite(s, 1, len, w->f);
+			w->ferr = ferror(w->f);
 			return;
 		}
 	}

@@ -39,6 +39,7 @@ struct ga_jw {
 	uint8_t obj[GA_JW_DEPTH];
 	uint64_t count[GA_JW_DEPTH];
 	int err;                   /* out of memory, or nesting too deep */
+	int ferr;                  /* the FILE's error flag after the last flush */
 	size_t n;                  /* bytes in buf */
 	char buf[1 << 16];
 };
@@ -48,6 +49,16 @@ void ga_jw_init(struct ga_jw *w, FILE *f);
 void ga_jw_flush(struct ga_jw *w);
 /* Flush and release. */
 void ga_jw_free(struct ga_jw *w);
+
+/*
+ * Nonzero once out of memory, nesting too deep, or the FILE failed a write
+ * of the writer's (its error flag read at each flush, not per call: the
+ * hot events of large exports ask after each one).
+ */
+static inline int ga_jw_failed(const struct ga_jw *w)
+{
+	return w->err || w->ferr;
+}
 
 /* Open an object or an array with the given layout; close the innermost. */
 void ga_jw_obj(struct ga_jw *w, enum ga_jw_layout layout);
@@ -136,11 +147,13 @@ static inline char *ga_jw_put_u64(char *p, uint64_t v)
 /* v thousandths with three decimals at p, as ga_jw_milli() writes them. */
 static inline char *ga_jw_put_milli(char *p, uint64_t v)
 {
+	unsigned r = (unsigned)(v % 1000);
+
 	p = ga_jw_put_u64(p, v / 1000);
 	p[0] = '.';
-	p[1] = (char)('0' + v / 100 % 10);
-	p[2] = (char)('0' + v / 10 % 10);
-	p[3] = (char)('0' + v % 10);
+	p[1] = (char)('0' + r / 100);
+	p[2] = ga_jw_digits2[r % 100 * 2];
+	p[3] = ga_jw_digits2[r % 100 * 2 + 1];
 	return p + 4;
 }
 

@@ -99,6 +99,27 @@ struct chrome {
 	int based;                 /* base chosen */
 	uint64_t flows;            /* flow ids handed out */
 	struct ga_observer next;   /* the model's observer before this export's */
+	/*
+	 * Digits made once and copied (most of an activity's event is numbers
+	 * that repeat: its track's, its stream's, its kernel's launch
+	 * configuration), each table direct-mapped by a hash of its values.
+	 */
+	struct {
+		uint32_t pid, tid;
+		uint8_t len; /* 0 empty */
+		char s[31];  /* P,"tid":T */
+	} ptcache[64];
+	struct {
+		uint32_t dev, ctx, stream;
+		uint8_t len; /* 0 empty */
+		char s[63];  /* D,"context":C,"stream":S */
+	} dcache[64];
+	uint8_t kindlen[GA_ACT_KIND_COUNT]; /* a kind's name's length + 1; 0 not yet, 255 not plain */
+	struct kcfg {
+		uint32_t v[9];         /* grid, block, registers, static_smem, dynamic_smem */
+		uint8_t replayed, len; /* len 0 empty */
+		char s[222];           /* ,"grid":[..] up to dynamic_smem and "replayed" */
+	} kcache[64];
 };
 
 /* The base: chosen at the first event, once the index pass has seen every file. */
@@ -405,6 +426,87 @@ static size_t qname(struct chrome *c, struct ga_model *m, uint32_t id, int f, si
 	return c->q[id].off[f];
 }
 
+/* `P,"tid":T` at p, made once per pid and tid met lately. */
+static inline char *put_pidtid(char *p, struct chrome *c, uint32_t pid, uint32_t tid)
+{
+	size_t i = (tid ^ pid * 31u) % 64;
+
+	if (c->ptcache[i].len == 0 || c->ptcache[i].pid != pid || c->ptcache[i].tid != tid) {
+		char *q = c->ptcache[i].s;
+
+		q = ga_jw_put_u64(q, pid);
+		q = GA_JW_LIT(q, ",\"tid\":");
+		q = ga_jw_put_u64(q, tid);
+		c->ptcache[i].pid = pid;
+		c->ptcache[i].tid = tid;
+		c->ptcache[i].len = (uint8_t)(q - c->ptcache[i].s);
+	}
+	return ga_jw_put(p, c->ptcache[i].s, c->ptcache[i].len);
+}
+
+/* `D,"context":C,"stream":S` at p, made once per stream met lately. */
+static inline char *put_devstream(char *p, struct chrome *c, const struct ga_act *a)
+{
+	size_t i = (a->stream ^ a->device_id * 7u ^ a->context * 131u) % 64;
+
+	if (c->dcache[i].len == 0 || c->dcache[i].dev != a->device_id ||
+	    c->dcache[i].ctx != a->context || c->dcache[i].stream != a->stream) {
+		char *q = c->dcache[i].s;
+
+		q = ga_jw_put_u64(q, a->device_id);
+		q = GA_JW_LIT(q, ",\"context\":");
+		q = ga_jw_put_u64(q, a->context);
+		q = GA_JW_LIT(q, ",\"stream\":");
+		q = ga_jw_put_u64(q, a->stream);
+		c->dcache[i].dev = a->device_id;
+		c->dcache[i].ctx = a->context;
+		c->dcache[i].stream = a->stream;
+		c->dcache[i].len = (uint8_t)(q - c->dcache[i].s);
+	}
+	return ga_jw_put(p, c->dcache[i].s, c->dcache[i].len);
+}
+
+/* A kernel's launch configuration as its args write it, made once per configuration met lately. */
+static inline char *put_kcfg(char *p, struct chrome *c, const struct gp_rec_kernel *k)
+{
+	uint32_t v[9] = { k->grid[0], k->grid[1], k->grid[2],
+			  k->block[0], k->block[1], k->block[2],
+			  k->registers, k->static_smem, k->dynamic_smem };
+	uint8_t rp = (k->flags & GP_ACT_REPLAYED) != 0;
+	uint32_t h = rp;
+	struct kcfg *e;
+
+	for (int i = 0; i < 9; i++)
+		h = h * 0x9e3779b1u ^ v[i];
+	e = &c->kcache[(h ^ h >> 16) % 64];
+	if (e->len == 0 || e->replayed != rp || memcmp(e->v, v, sizeof(v))) {
+		char *q = e->s;
+
+		q = GA_JW_LIT(q, ",\"grid\":[");
+		for (int i = 0; i < 3; i++) {
+			q = ga_jw_put_u64(q, v[i]);
+			*q++ = i < 2 ? ',' : ']';
+		}
+		q = GA_JW_LIT(q, ",\"block\":[");
+		for (int i = 3; i < 6; i++) {
+			q = ga_jw_put_u64(q, v[i]);
+			*q++ = i < 5 ? ',' : ']';
+		}
+		q = GA_JW_LIT(q, ",\"registers\":");
+		q = ga_jw_put_u64(q, v[6]);
+		q = GA_JW_LIT(q, ",\"static_smem\":");
+		q = ga_jw_put_u64(q, v[7]);
+		q = GA_JW_LIT(q, ",\"dynamic_smem\":");
+		q = ga_jw_put_u64(q, v[8]);
+		if (rp)
+			q = GA_JW_LIT(q, ",\"replayed\":1");
+		memcpy(e->v, v, sizeof(v));
+		e->replayed = rp;
+		e->len = (uint8_t)(q - e->s);
+	}
+	return ga_jw_put(p, e->s, e->len);
+}
+
 /* The quoted string qname() made at off, written at p. */
 static inline char *put_q(char *p, const struct chrome *c, size_t off, size_t len)
 {
@@ -425,13 +527,20 @@ static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 	const struct gp_rec_kernel *k = NULL;
 	const struct gp_rec_memcpy *cp = NULL;
 	const char *kind = ga_model_act_kind(a->kind), *ck = NULL;
-	size_t on, ln, of = 0, lf = 0, os = 0, ls = 0, lk = strlen(kind), lck = 0;
+	size_t on, ln, of = 0, lf = 0, os = 0, ls = 0, lk, lck = 0;
 	uint64_t b = base_of(e);
 	uint32_t site = 0;
 	char kb[16], *p;
 
-	if (a->start < b)
+	if (a->start < b || a->kind >= GA_ACT_KIND_COUNT)
 		return 1;
+	if (!c->kindlen[a->kind]) {
+		lk = strlen(kind);
+		c->kindlen[a->kind] = lk < 64 && plain(kind, lk) ? (uint8_t)(lk + 1) : 255;
+	}
+	if (c->kindlen[a->kind] == 255)
+		return 1;
+	lk = c->kindlen[a->kind] - 1u;
 	if (a->kind == GA_ACT_KERNEL) {
 		on = qname(c, m, a->name, Q_SHORT, &ln);
 		if (!(of = qname(c, m, a->name, Q_FULL, &lf)))
@@ -455,17 +564,14 @@ static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 					       !key_ok(ga_model_mem_kind_key(cp->dst_kind)))))
 			return 1;
 	}
-	if (!plain(kind, lk) ||
-	    !(p = ga_jw_direct(&e->jw, 768 + ln + lf + ls + lk + lck)))
+	if (!(p = ga_jw_direct(&e->jw, 768 + ln + lf + ls + lk + lck)))
 		return 1;
 	p = GA_JW_LIT(p, "{\"name\":");
 	p = put_q(p, c, on, ln);
 	p = GA_JW_LIT(p, ",\"cat\":\"");
 	p = ga_jw_put(p, kind, lk);
 	p = GA_JW_LIT(p, "\",\"ph\":\"X\",\"pid\":");
-	p = ga_jw_put_u64(p, pid);
-	p = GA_JW_LIT(p, ",\"tid\":");
-	p = ga_jw_put_u64(p, tid);
+	p = put_pidtid(p, c, pid, tid);
 	p = GA_JW_LIT(p, ",\"ts\":");
 	p = ga_jw_put_milli(p, a->start - b);
 	p = GA_JW_LIT(p, ",\"dur\":");
@@ -473,34 +579,12 @@ static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 	p = GA_JW_LIT(p, ",\"args\":{\"correlation\":");
 	p = ga_jw_put_u64(p, a->correlation);
 	p = GA_JW_LIT(p, ",\"device\":");
-	p = ga_jw_put_u64(p, a->device_id);
-	p = GA_JW_LIT(p, ",\"context\":");
-	p = ga_jw_put_u64(p, a->context);
-	p = GA_JW_LIT(p, ",\"stream\":");
-	p = ga_jw_put_u64(p, a->stream);
+	p = put_devstream(p, c, a);
 	if (a->kind == GA_ACT_KERNEL) {
 		p = GA_JW_LIT(p, ",\"name\":");
 		p = put_q(p, c, of, lf);
-		if (k) {
-			p = GA_JW_LIT(p, ",\"grid\":[");
-			for (int i = 0; i < 3; i++) {
-				p = ga_jw_put_u64(p, k->grid[i]);
-				*p++ = i < 2 ? ',' : ']';
-			}
-			p = GA_JW_LIT(p, ",\"block\":[");
-			for (int i = 0; i < 3; i++) {
-				p = ga_jw_put_u64(p, k->block[i]);
-				*p++ = i < 2 ? ',' : ']';
-			}
-			p = GA_JW_LIT(p, ",\"registers\":");
-			p = ga_jw_put_u64(p, k->registers);
-			p = GA_JW_LIT(p, ",\"static_smem\":");
-			p = ga_jw_put_u64(p, k->static_smem);
-			p = GA_JW_LIT(p, ",\"dynamic_smem\":");
-			p = ga_jw_put_u64(p, k->dynamic_smem);
-			if (k->flags & GP_ACT_REPLAYED)
-				p = GA_JW_LIT(p, ",\"replayed\":1");
-		}
+		if (k)
+			p = put_kcfg(p, c, k);
 		if (site) {
 			p = GA_JW_LIT(p, ",\"launch_site\":");
 			p = put_q(p, c, os, ls);
@@ -545,7 +629,8 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	char kb[16];
 	int r;
 
-	if (laid_out(e) || proc_seen(e, m, a->proc))
+	if (laid_out(e) ||
+	    (!(a->proc < c->pp.cap && c->pp.seen[a->proc]) && proc_seen(e, m, a->proc)))
 		return -1;
 	pid = c->pp.pid[a->proc];
 	if (stream_track(e, a, pid, &tid))
@@ -612,7 +697,7 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 flow:
 	if (ga_ranges_launch(&e->an->rg, a, &api_tid, &api_t))
 		flow(e, pid, api_tid, api_t, tid, a->start);
-	return ferror(e->out) || w->err ? -1 : 0;
+	return ga_jw_failed(w) ? -1 : 0;
 }
 
 static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
@@ -647,7 +732,7 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 	ga_jw_ki64(w, "return", a->ret);
 	ga_jw_end(w);
 	ga_jw_end(w);
-	return ferror(e->out) || w->err ? -1 : 0;
+	return ga_jw_failed(w) ? -1 : 0;
 }
 
 /* An NVTX payload as a JSON number (null when not finite). */
@@ -756,7 +841,7 @@ static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_range
 			ga_jw_end(w);
 		}
 	}
-	return ferror(e->out) || w->err ? -1 : 0;
+	return ga_jw_failed(w) ? -1 : 0;
 }
 
 /* The names of the range tracks that are no thread's own (laid_out()). */
@@ -803,7 +888,7 @@ static int marks(struct ga_export *e, struct ga_model *m, const struct ga_ranges
 		ga_jw_end(w);
 		ga_jw_end(w);
 	}
-	return ferror(e->out) || w->err ? -1 : 0;
+	return ga_jw_failed(w) ? -1 : 0;
 }
 
 /* Names of the host threads the traces name. */
@@ -866,7 +951,7 @@ static int memory_counters(struct ga_export *e, struct ga_model *m, struct ga_me
 		fprintf(stderr, "gpuprof: %s\n", mu->err);
 		return GA_FORMAT_REPORTED;
 	}
-	return ferror(e->out) || w->err ? -1 : 0;
+	return ga_jw_failed(w) ? -1 : 0;
 }
 
 /* A counter sample: name, cat "metrics", one arg. */
@@ -964,7 +1049,7 @@ static int metrics_launch(struct ga_export *e, struct ga_model *m, uint32_t proc
 		counter(e, pid, buf, r->start, "bytes_s", dram / secs);
 		counter(e, pid, buf, r->start + r->duration, "bytes_s", 0);
 	}
-	return ferror(e->out) || w->err ? -1 : 0;
+	return ga_jw_failed(w) ? -1 : 0;
 }
 
 static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
@@ -1027,7 +1112,7 @@ static int gpu_counters(struct ga_export *e, struct ga_model *m, const struct ga
 			}
 		}
 	}
-	return ferror(e->out) || w->err ? -1 : 0;
+	return ga_jw_failed(w) ? -1 : 0;
 }
 
 static int begin(struct ga_export *e)

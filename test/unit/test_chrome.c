@@ -6,7 +6,8 @@
  * domain that cross, API calls that cross a range, kernels that overlap on
  * a stream each go on a track or lane of their own, while what nests stays
  * on the thread's or stream's track (also checked by
- * test/golden/nest-checks.py where python3 runs).  Test code, runs
+ * test/golden/nest-checks.py where python3 runs); each kernel's event
+ * carries its own record's args.  Test code, runs
  * offline only.
  */
 #include <stdint.h>
@@ -276,6 +277,91 @@ static void test_nesting_random(void)
 	tap_end();
 }
 
+/*
+ * Kernels whose launch configurations, devices, contexts and streams
+ * differ in one value each (so that alike ones meet in the same place of
+ * the export's tables of digits made before: chrome.c put_kcfg(),
+ * put_devstream(), put_pidtid()), in an order that revisits each: every
+ * event's args are its own record's.
+ */
+struct kargs {
+	uint32_t dev, ctx, stream, cfg[9], replayed;
+};
+
+static void kargs_of(uint32_t i, struct kargs *k)
+{
+	static const uint32_t base[9] = { 1, 1, 1, 128, 1, 1, 32, 0, 0 };
+	uint32_t v = (i * 37) % 600, g = v % 10, x = v / 10;
+
+	memcpy(k->cfg, base, sizeof(base));
+	/* Steps of 64: alike in the bits that pick a table's place. */
+	if (g < 9)
+		k->cfg[g] += (x + 1) * 64;
+	k->replayed = g == 9 && x % 2;
+	k->dev = v % 3 == 0 ? x % 3 : 0;
+	k->ctx = v % 3 == 1 ? 1 + x * 64 : 1;
+	k->stream = v % 3 == 2 ? 7 + x * 64 : 7;
+}
+
+static void test_args_each_own(void)
+{
+	enum { N = 600 };
+	char path[128], key[96], want[400], *out = NULL, *err = NULL;
+	struct synth *s;
+	struct kargs a;
+	uint32_t name;
+	int rc, wrong = 0, found = 0;
+
+	snprintf(path, sizeof(path), "%s/args.gpuprof", dir);
+	s = synth_open(path);
+	synth_process(s, 4321, "host", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	name = synth_string(s, "_Z1kv");
+	for (uint32_t i = 0; i < N; i++) {
+		struct gp_rec_kernel k;
+
+		kargs_of(i, &a);
+		synth_kernel_init(&k, name, T0 + 1000 * i, T0 + 1000 * i + 500, a.dev, a.stream,
+				  i + 1);
+		k.context = a.ctx;
+		memcpy(k.grid, a.cfg, sizeof(k.grid));
+		memcpy(k.block, a.cfg + 3, sizeof(k.block));
+		k.registers = (uint16_t)a.cfg[6];
+		k.static_smem = a.cfg[7];
+		k.dynamic_smem = a.cfg[8];
+		k.flags = a.replayed ? GP_ACT_REPLAYED : 0;
+		synth_rec(s, &k, sizeof(k));
+	}
+	synth_end(s, T0 + 1000 * N + 1000, 0);
+	synth_close(s, NULL, NULL);
+	tap_begin("chrome: each kernel's event carries its own device, stream and launch configuration");
+	rc = synth_run(dir, &out, &err, cmd_export, "export", "--format", "chrome", "--no-symbolize",
+		       path, (char *)NULL);
+	CHECKF(rc == 0 && out, "export exited %d: %.300s", rc, err ? err : "");
+	for (uint32_t i = 0; out && i < N; i++) {
+		const char *p;
+
+		snprintf(key, sizeof(key), "\"args\":{\"correlation\":%u,", i + 1);
+		if (!(p = strstr(out, key)))
+			continue;
+		found++;
+		kargs_of(i, &a);
+		snprintf(want, sizeof(want),
+			 "%s\"device\":%u,\"context\":%u,\"stream\":%u,\"name\":\"k()\","
+			 "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"registers\":%u,"
+			 "\"static_smem\":%u,\"dynamic_smem\":%u%s}}",
+			 key, a.dev, a.ctx, a.stream, a.cfg[0], a.cfg[1], a.cfg[2], a.cfg[3], a.cfg[4],
+			 a.cfg[5], a.cfg[6], a.cfg[7], a.cfg[8], a.replayed ? ",\"replayed\":1" : "");
+		if (strncmp(p, want, strlen(want)) && !wrong++)
+			CHECKF(0, "kernel %u: %.300s, want %s", i + 1, p, want);
+	}
+	CHECKF(found == N && !wrong, "%d of %d kernels found, %d with args not their own", found,
+	       N, wrong);
+	free(out);
+	free(err);
+	tap_end();
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -287,6 +373,7 @@ int main(void)
 	}
 	test_shared_pids();
 	test_nesting();
+	test_args_each_own();
 	/* Four traces: the generator goes on from one to the next. */
 	for (int i = 0; i < 4; i++)
 		test_nesting_random();
