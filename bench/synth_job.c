@@ -3,7 +3,7 @@
  * nested NVTX ranges, for timing the analyzer without a GPU (make
  * bench-analyzer).  Runs offline, as a program of its own.
  *
- *     synth_job [--rank R] N OUT.gpuprof
+ *     synth_job [--rank R] [--sync] N OUT.gpuprof
  *
  * About N records: steps (an NVTX push/pop range "step") of 8 layers
  * ("layer") of 4 ops ("attn", "mlp", ...), each op launching 4 kernels
@@ -13,7 +13,11 @@
  * ranges, the one of the analyzer's issue figures.  Ranges are written
  * when they close, after what they enclose, as the recorder writes them.
  * R (default 0) is the rank in the PROCESS record; pid and timing vary
- * with it so that rank traces differ.  The writer is test/unit/synth.c.
+ * with it so that rank traces differ; each rank has a GPU of its own (its
+ * UUID).  With --sync, each step also has host code after its first layer
+ * and ends in a cudaDeviceSynchronize and more host code, so that the GPU
+ * idles (findings: GPU starvation, synchronizations).  The writer is
+ * test/unit/synth.c.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -75,20 +79,29 @@ static void range(struct synth *s, uint32_t name, uint64_t start, uint64_t end, 
 
 int main(int argc, char **argv)
 {
-	uint32_t kid[NKERN], op[OPS], step_name, layer_name, launch, copy, rank = 0;
+	uint32_t kid[NKERN], op[OPS], step_name, layer_name, launch, copy, rank = 0, dsync = 0;
+	int sync = 0;
 	uint64_t t, stream_end[4] = { 0, 0, 0, 0 }, range_id = 1;
 	unsigned long long n, launches = 0;
 	uint32_t corr = 1;
 	struct synth *s;
 	char *end = NULL;
 
-	if (argc == 5 && !strcmp(argv[1], "--rank")) {
-		rank = (uint32_t)strtoul(argv[2], NULL, 10);
-		argv += 2;
-		argc -= 2;
+	for (;;) {
+		if (argc >= 5 && !strcmp(argv[1], "--rank")) {
+			rank = (uint32_t)strtoul(argv[2], NULL, 10);
+			argv += 2;
+			argc -= 2;
+		} else if (argc >= 4 && !strcmp(argv[1], "--sync")) {
+			sync = 1;
+			argv++;
+			argc--;
+		} else {
+			break;
+		}
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s [--rank R] N OUT.gpuprof\n", argv[0]);
+		fprintf(stderr, "usage: %s [--rank R] [--sync] N OUT.gpuprof\n", argv[0]);
 		return 2;
 	}
 	n = strtoull(argv[1], &end, 10);
@@ -120,6 +133,8 @@ int main(int argc, char **argv)
 	layer_name = synth_string(s, "layer");
 	launch = synth_string(s, "cudaLaunchKernel");
 	copy = synth_string(s, "cudaMemcpyAsync");
+	if (sync)
+		dsync = synth_string(s, "cudaDeviceSynchronize");
 	t += 1000000;
 	while (s->records < n) {
 		uint64_t step_start = t, step_id = range_id++;
@@ -165,9 +180,22 @@ int main(int argc, char **argv)
 			}
 			range(s, layer_name, layer_start, t, layer_id, 1);
 			t += 200;
+			/* --sync: host code (data, Python) between the first layers: the GPU starves. */
+			if (sync && l == 0)
+				t += 1000000 + rnd() % 1000000;
 		}
 		range(s, step_name, step_start, t, step_id, 0);
 		t += 1000;
+		/* --sync: the step ends in a synchronization (a loss read back), then host code. */
+		if (sync) {
+			uint64_t drained = t;
+
+			for (int i = 0; i < 4; i++)
+				if (stream_end[i] > drained)
+					drained = stream_end[i];
+			synth_api_at_corr(s, dsync, t, drained + 2000, TID, corr++);
+			t = drained + 2000 + 500000 + rnd() % (1000000 + 500000 * rank);
+		}
 	}
 	for (int i = 0; i < 4; i++)
 		if (stream_end[i] > t)

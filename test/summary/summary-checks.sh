@@ -2,10 +2,12 @@
 # Summaries (gpuprof summarize, model/summary.h) against the traces they
 # come from, without a GPU:
 #  - every golden trace: export -t json of its summary equals that of the
-#    trace in every field the summary holds (test/summary/compare.py), what
-#    it does not hold is null and named; the report of the summary is the
-#    trace's report less the tables summaries leave out (subseq.py), and its
-#    NVTX tree (--tree) the trace's less launch sites and hardware metrics;
+#    trace in every field the summary holds (test/summary/compare.py),
+#    findings[] included (less the rules of hardware metrics), what it does
+#    not hold is null and named; the report of the summary is the trace's
+#    report less the tables summaries leave out (subseq.py), its Findings
+#    section the trace's, and its NVTX tree (--tree) the trace's less launch
+#    sites and hardware metrics;
 #  - the same with a row limit of 2 durations, so that medians come from the
 #    histogram: within 1/256, marked as estimates;
 #  - four traces' summaries merged in several groupings and orders, and
@@ -14,8 +16,16 @@
 #  - the tables of NVTX ranges, launch latency and launch configurations of
 #    each golden trace's summary equal the trace's line for line;
 #  - jobs of ranks (the golden two-rank jobs, synth_job ranks): the per-rank
-#    table, its steps and clock corrections, the NVTX tables and tree, in
-#    every grouping;
+#    table, its steps and clock corrections, the NVTX tables and tree, and
+#    the findings (JSON and the report's section) in every grouping and
+#    order; the golden jobs' ranks share a GPU: their summaries say so in a
+#    warning (their gaps are scanned part by part), the report's pool reads
+#    them together;
+#  - report -j2 (the pool) equals -j1 (the traces read together on one
+#    thread) with findings top and all, and with --fail-on; the pool runs
+#    with findings on; --fail-on on summaries exits 3 when a finding fires;
+#    a version 4 summary (no findings' state) is read and its findings are
+#    said missing;
 #  - damaged, truncated and foreign summaries are named with a byte offset;
 #    filters, --fail-on, --align and non-JSON exports refuse summaries;
 #    diff of a summary against its trace shows no change.
@@ -33,6 +43,11 @@ bad() { echo "not ok - summary $1"; fail=1; }
 tables() {
 	sed -n '/^Ranks (/,/^$/p;/^Steps (/,/^$/p;/^Clock alignment (/,/^$/p;/^NVTX ranges (/,/^$/p;/^NVTX marks:/,/^$/p;/^Launch latency (/,/^$/p;/^Launch configurations (/,/^$/p' "$1"
 }
+# The report's Findings section; the report less it.
+findings_of() { sed -n '/^Findings (/,/^$/p' "$1"; }
+nofind() { sed '/^Findings (/,/^$/d' "$1" >"$1.nf"; echo "$1.nf"; }
+# 1 when a JSON export has findings of hardware metrics (summaries lack them).
+has_mx_findings() { grep -q '"rule": *"\(below-roof\|memory-bound\|fp32-gemm\)"' "$1"; }
 # The NVTX tree of a report --tree, less what summaries do not hold (launch
 # sites, hardware metrics: rows with no time), cells stripped of padding.
 tree_of() {
@@ -52,13 +67,21 @@ for g in "$G"/*.gpuprof; do
 	"$A" report --no-timeline "$T/$n.sum" >"$T/$n.s.txt" 2>/dev/null
 	"$A" report --tree --no-timeline "$g" >"$T/$n.dt.txt" 2>/dev/null
 	"$A" report --tree --no-timeline "$T/$n.sum" >"$T/$n.st.txt" 2>/dev/null
+	# The Findings section whole, where no finding needs hardware metrics.
+	same_findings=1
+	if ! has_mx_findings "$T/$n.d.json"; then
+		diff <(findings_of "$T/$n.d.txt") <(findings_of "$T/$n.s.txt") >"$T/fcmp" || same_findings=0
+		grep -q '^Findings (' "$T/$n.s.txt" || same_findings=0
+	fi
 	if python3 test/summary/compare.py "$T/$n.d.json" "$T/$n.s.json" >"$T/cmp" &&
-	   python3 test/summary/subseq.py "$T/$n.d.txt" "$T/$n.s.txt" >>"$T/cmp" &&
+	   python3 test/summary/subseq.py "$(nofind "$T/$n.d.txt")" "$(nofind "$T/$n.s.txt")" >>"$T/cmp" &&
 	   grep -q '^Summaries: *1 part merged; not in summaries yet' "$T/$n.s.txt" &&
-	   grep -q '^NVTX tree (' "$T/$n.st.txt" &&
+	   grep -q '^NVTX tree (' "$T/$n.st.txt" && [ $same_findings = 1 ] &&
 	   diff <(tables "$T/$n.d.txt") <(tables "$T/$n.s.txt") >>"$T/cmp" &&
 	   diff <(tree_of "$T/$n.dt.txt") <(tree_of "$T/$n.st.txt") >>"$T/cmp"; then
-		ok "$n: JSON, report and NVTX tree equal the trace's where summaries hold them"
+		ok "$n: JSON (findings[] included), report, its Findings and NVTX tree equal the trace's where summaries hold them"
+	elif [ $same_findings = 0 ]; then
+		bad "$n: Findings section: $(head -5 "$T/fcmp")"
 	else
 		bad "$n: $(head -5 "$T/cmp")"
 	fi
@@ -106,16 +129,32 @@ rank_job() { # NAME TRACE...
 	done
 	"$A" export -t json -o "$T/$n.s.json" "$T/$n.g3.sum"
 	"$A" export -t json -o "$T/$n.m.json" "${parts[@]:1}" "$1"
-	"$A" report --no-timeline "$T/$n.g4.sum" >"$T/$n.s.txt" 2>/dev/null
+	"$A" report --no-timeline "$T/$n.g4.sum" >"$T/$n.s.txt" 2>"$T/$n.s.err"
 	"$A" report --tree --no-timeline "$T/$n.g2.sum" >"$T/$n.st.txt" 2>/dev/null
-	if [ $same = 1 ] && python3 test/summary/compare.py "$T/$n.d.json" "$T/$n.s.json" >"$T/cmp" &&
-	   python3 test/summary/compare.py "$T/$n.d.json" "$T/$n.m.json" >>"$T/cmp" &&
-	   python3 test/summary/subseq.py "$T/$n.d.txt" "$T/$n.s.txt" >>"$T/cmp" &&
+	# Ranks sharing a GPU: their gaps are scanned part by part, said in a
+	# warning (summarizing and reporting); else the findings are the traces'.
+	local fopt=() fsame=1 what="findings (JSON and report) equal"
+	if grep -q 'a GPU is in several parts' "$T/$n.s.err"; then
+		fopt=(--no-findings)
+		what="a GPU shared by ranks said in a warning"
+		"$A" report -j1 --no-timeline "$@" >/dev/null 2>"$T/$n.d.err"
+		"$A" report -j2 --no-timeline "$@" >/dev/null 2>>"$T/$n.d.err"
+		! grep -q 'a GPU is in several parts' "$T/$n.d.err" || { fsame=0; echo "warning on traces" >"$T/fcmp"; }
+	else
+		diff <(findings_of "$T/$n.d.txt") <(findings_of "$T/$n.s.txt") >"$T/fcmp" || fsame=0
+	fi
+	if [ $fsame = 0 ]; then
+		bad "$n: findings: $(head -5 "$T/fcmp")"
+		return
+	fi
+	if [ $same = 1 ] && python3 test/summary/compare.py "$T/$n.d.json" "$T/$n.s.json" "${fopt[@]}" >"$T/cmp" &&
+	   python3 test/summary/compare.py "$T/$n.d.json" "$T/$n.m.json" "${fopt[@]}" >>"$T/cmp" &&
+	   python3 test/summary/subseq.py "$(nofind "$T/$n.d.txt")" "$(nofind "$T/$n.s.txt")" >>"$T/cmp" &&
 	   grep -q '"ranks":\[' "$T/$n.s.json" && grep -q '^Ranks (' "$T/$n.s.txt" &&
 	   [ "$(grep -c '"index":' "$T/$n.s.json")" = "$(grep -c '"index":' "$T/$n.d.json")" ] &&
 	   diff <(tables "$T/$n.d.txt") <(tables "$T/$n.s.txt") >>"$T/cmp" &&
 	   diff <(tree_of "$T/$n.dt.txt") <(tree_of "$T/$n.st.txt") >>"$T/cmp"; then
-		ok "$n: per-rank table, steps, NVTX ranges and tree of $# ranks' summaries in 6 groupings equal the traces'"
+		ok "$n: per-rank table, steps, NVTX ranges and tree of $# ranks' summaries in 6 groupings equal the traces'; $what"
 	else
 		bad "$n: $(head -5 "$T/cmp")"
 	fi
@@ -126,7 +165,7 @@ done
 if make --no-print-directory -s BUILD="$build" "$build/bench/synth_job" >"$T/make.log" 2>&1; then
 	jobs=()
 	for r in 0 1 2 3 4 5; do
-		"$build/bench/synth_job" --rank $r $((10000 + 2000 * r)) "$T/job-$r.gpuprof" >/dev/null &&
+		"$build/bench/synth_job" --rank $r --sync $((10000 + 2000 * r)) "$T/job-$r.gpuprof" >/dev/null &&
 			jobs+=("$T/job-$r.gpuprof")
 	done
 	rank_job synth_job "${jobs[@]}"
@@ -135,28 +174,43 @@ else
 fi
 # report of several traces with -j 2: each trace analyzed on a thread of its
 # own into a summary, merged, where every table printed is carried (findings
-# off); the same bytes as -j 1's read of the traces together, and summarize
-# -j gives the same summary whatever N.  With strace: -j 2 ran the pool (its
-# 2 threads, the traces' chunks decoded on them) where findings are off, and
-# read the traces as before where they are on (small traces: no thread).
+# too, from the merged findings' state; traces sharing a GPU are read
+# together); the same bytes and exit status as -j 1's read of the traces
+# together on one thread, and summarize -j gives the same summary whatever
+# N.  With strace: -j 2 ran the pool (its 2 threads, the traces' chunks
+# decoded on them) with findings off and on.
 par_same=1
 par_sets=("$G/ranks/job-0.gpuprof $G/ranks/job-1.gpuprof"
 	  "$G/ranks_nccl/job-0.gpuprof $G/ranks_nccl/job-1.gpuprof"
 	  "$(echo "$T"/job-*.gpuprof)" "$(echo "$G"/*.gpuprof)"
-	  "$G/ranks/job-1.gpuprof $G/ranks/job-0.gpuprof")
+	  "$G/ranks/job-1.gpuprof $G/ranks/job-0.gpuprof"
+	  "$(echo "$G"/findings_*.gpuprof)")
 for set in "${par_sets[@]}"; do
 	for opts in "--findings=none --no-timeline" "--findings=none" "--findings=none --exact" \
-		    "--no-timeline"; do
+		    "--no-timeline" "--findings=all --no-timeline" "--fail-on=warning --no-timeline" \
+		    "--fail-on=staged-peer-copy --findings=none --no-timeline"; do
 		# shellcheck disable=SC2086
-		"$A" report -j1 $opts $set >"$T/par1.txt" 2>/dev/null
+		"$A" report -j1 $opts $set >"$T/par1.txt" 2>/dev/null; rc1=$?
 		# shellcheck disable=SC2086
-		"$A" report -j2 $opts $set >"$T/par2.txt" 2>/dev/null
-		if ! cmp -s "$T/par1.txt" "$T/par2.txt" || [ ! -s "$T/par1.txt" ]; then
+		"$A" report -j2 $opts $set >"$T/par2.txt" 2>/dev/null; rc2=$?
+		if ! cmp -s "$T/par1.txt" "$T/par2.txt" || [ ! -s "$T/par1.txt" ] || [ $rc1 != $rc2 ]; then
 			par_same=0
-			bad "report -j2 $opts of $(echo $set | wc -w) traces differs from -j1: $(diff "$T/par1.txt" "$T/par2.txt" | head -3)"
+			bad "report -j2 $opts of $(echo $set | wc -w) traces differs from -j1 (rc $rc2, $rc1): $(diff "$T/par1.txt" "$T/par2.txt" | head -3)"
 		fi
 	done
 done
+# The synth_job ranks (each its GPU, with findings): the pool's findings are
+# those of the traces read together, and --fail-on fires alike.
+"$A" report -j2 --findings=all --no-timeline "$T"/job-*.gpuprof >"$T/pf.txt" 2>/dev/null
+"$A" report -j2 --fail-on=host-sync --findings=none "$T"/job-*.gpuprof >/dev/null 2>&1; rc2=$?
+"$A" report -j1 --fail-on=host-sync --findings=none "$T"/job-*.gpuprof >/dev/null 2>&1; rc1=$?
+if [ "$(grep -c '^ *[0-9]*\. \[' "$T/pf.txt")" -ge 4 ] && grep -q 'gpu-starvation' "$T/pf.txt" &&
+   [ $rc1 = 3 ] && [ $rc2 = 3 ]; then
+	ok "report -j2 of 6 ranks with findings: $(grep -c '^ *[0-9]*\. \[' "$T/pf.txt") findings as -j1's; --fail-on exits 3 alike"
+else
+	par_same=0
+	bad "report -j2 of ranks with findings: rc $rc2 (-j1 $rc1), $(grep -c '^ *[0-9]*\. \[' "$T/pf.txt") findings"
+fi
 "$A" summarize -j1 -o "$T/pj1.sum" "$T"/job-*.gpuprof && "$A" summarize -j2 -o "$T/pj2.sum" "$T"/job-*.gpuprof &&
 	"$A" summarize -j5 -o "$T/pj5.sum" "$T"/job-*.gpuprof && cmp -s "$T/pj1.sum" "$T/pj2.sum" &&
 	cmp -s "$T/pj1.sum" "$T/pj5.sum" || { par_same=0; bad "summarize -j1, -j2, -j5: other bytes"; }
@@ -167,11 +221,11 @@ if command -v strace >/dev/null 2>&1; then
 	# Threads beyond -j1's (a sanitizer's leak check starts one of its own at exit).
 	base=$(clones -j1 --findings=none "$T"/job-*.gpuprof)
 	pool=$(( $(clones -j2 --findings=none "$T"/job-*.gpuprof) - ${base:-0} ))
-	before=$(( $(clones -j2 "$T"/job-*.gpuprof) - ${base:-0} ))
-	if [ "$pool" = 2 ] && [ "$before" != 2 ]; then
-		ok "report -j2 of 6 traces ran on a pool of 2 threads with findings off (${before:-0} threads with them on)"
+	fpool=$(( $(clones -j2 "$T"/job-*.gpuprof) - ${base:-0} ))
+	if [ "$pool" = 2 ] && [ "$fpool" = 2 ]; then
+		ok "report -j2 of 6 traces ran on a pool of 2 threads with findings off and on"
 	else
-		bad "report -j2's threads: $pool with findings off, $before on"
+		bad "report -j2's threads: $pool with findings off, $fpool on"
 	fi
 else
 	echo "skip - summary report -j2's threads: no strace"
@@ -185,10 +239,10 @@ else
 fi
 
 "$A" report --timeline "$T/torch_nvtx.sum" >"$T/tt.txt" 2>&1
-if grep -q '^Summaries:' "$T/tt.txt" && ! grep -q '^CUDA timeline\|^Findings' "$T/tt.txt"; then
+if grep -q '^Summaries:' "$T/tt.txt" && ! grep -q '^CUDA timeline' "$T/tt.txt"; then
 	ok "--timeline prints nothing of summaries (named in the header)"
 else
-	bad "--timeline of a summary: $(grep '^CUDA timeline\|^Findings' "$T/tt.txt")"
+	bad "--timeline of a summary: $(grep '^CUDA timeline' "$T/tt.txt")"
 fi
 
 # Merging: groupings and orders, traces mixed with summaries.
@@ -217,7 +271,11 @@ done
 [ $same = 1 ] && ok "merged in 6 groupings and orders, traces mixed in: identical bytes and JSON"
 "$A" export -t json -o "$T/all.json" "$G/demo.gpuprof" "$G/diff_base.gpuprof" "$G/diff_slow.gpuprof" \
 	"$G/multistream.gpuprof" 2>/dev/null
-if python3 test/summary/compare.py "$T/all.json" "$T/m1.json" >"$T/cmp" &&
+# These four share a GPU (recorded on one): findings are said scanned part by part.
+"$A" report "$T/m1.sum" >/dev/null 2>"$T/m1.err"
+fopt=()
+grep -q 'a GPU is in several parts' "$T/m1.err" && fopt=(--no-findings)
+if python3 test/summary/compare.py "$T/all.json" "$T/m1.json" "${fopt[@]}" >"$T/cmp" &&
    grep -q '"parts":4' "$T/m1.json"; then
 	ok "four merged summaries equal the four traces read together"
 else
@@ -234,8 +292,11 @@ for g in "$G"/*.gpuprof; do "$A" summarize --exact-limit 1000 -o "$T/x_$(basenam
 "$A" report --no-timeline "$T/every.sum" >"$T/every.s.txt" 2>/dev/null
 "$A" report --tree --no-timeline "$G"/*.gpuprof >"$T/every.dt.txt" 2>/dev/null
 "$A" report --tree --no-timeline "$T/every.sum" >"$T/every.st.txt" 2>/dev/null
-if python3 test/summary/compare.py "$T/every.d.json" "$T/every.s.json" >"$T/cmp" &&
-   python3 test/summary/subseq.py "$T/every.d.txt" "$T/every.s.txt" >>"$T/cmp" &&
+"$A" report "$T/every.sum" >/dev/null 2>"$T/every.err"
+fopt=()
+grep -q 'a GPU is in several parts' "$T/every.err" && fopt=(--no-findings)
+if python3 test/summary/compare.py "$T/every.d.json" "$T/every.s.json" "${fopt[@]}" >"$T/cmp" &&
+   python3 test/summary/subseq.py "$(nofind "$T/every.d.txt")" "$(nofind "$T/every.s.txt")" >>"$T/cmp" &&
    diff <(tables "$T/every.d.txt" | sed '/^Launch latency (/,/^$/d') \
 	<(tables "$T/every.s.txt" | sed '/^Launch latency (/,/^$/d') >>"$T/cmp" &&
    diff <(tree_of "$T/every.dt.txt") <(tree_of "$T/every.st.txt") >>"$T/cmp"; then
@@ -273,9 +334,25 @@ grep -q 'short.sum' "$T/err" && ok "a summary too short to be one is read as a t
 "$A" report --kernel foo "$T/demo.sum" >/dev/null 2>"$T/err" && bad "filter accepted" ||
 	{ grep -q 'filters do not apply to summaries' "$T/err" && ok "filters refuse summaries" ||
 	  bad "filter: $(head -1 "$T/err")"; }
-"$A" report --fail-on=warning "$T/demo.sum" >/dev/null 2>"$T/err"; rc=$?
-[ $rc = 2 ] && grep -q 'fail-on needs the traces' "$T/err" && ok "--fail-on refuses summaries" ||
-	bad "--fail-on: rc $rc $(head -1 "$T/err")"
+# --fail-on gates on the findings of summaries as on the traces'.
+"$A" report --fail-on=warning "$G/findings_alloc.gpuprof" >/dev/null 2>&1; rcd=$?
+"$A" report --fail-on=warning "$T/findings_alloc.sum" >/dev/null 2>"$T/err"; rc=$?
+"$A" report --fail-on=staged-peer-copy "$T/findings_alloc.sum" >/dev/null 2>&1; rc0=$?
+[ $rc = 3 ] && [ $rcd = 3 ] && [ $rc0 = 0 ] && ok "--fail-on on a summary exits 3 when a finding fires, 0 when none" ||
+	bad "--fail-on on summaries: rc $rc (trace $rcd), unfired rc $rc0 $(head -1 "$T/err")"
+# A version 4 summary (no findings' state): read; its findings said missing.
+V4=test/summary/v4-demo.sum
+"$A" report --no-timeline "$V4" >"$T/v4.txt" 2>"$T/v4.err"; rc=$?
+"$A" report --no-timeline "$V4" "$T/findings_alloc.sum" >"$T/v4m.txt" 2>"$T/v4m.err"; rcm=$?
+"$A" export -t json -o "$T/v4.json" "$V4" 2>/dev/null
+if [ $rc = 0 ] && [ $rcm = 0 ] && grep -q '^Kernel summary\|^CUDA activity summary' "$T/v4.txt" &&
+   grep -q 'findings of 1 of 1 parts are missing' "$T/v4.err" &&
+   grep -q 'findings of 1 of 2 parts are missing' "$T/v4m.err" && grep -q '^Findings (' "$T/v4m.txt" &&
+   python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["findings"] is None' "$T/v4.json"; then
+	ok "a version 4 summary is read; its findings are said missing (one line)"
+else
+	bad "version 4 summary: rc $rc/$rcm $(head -2 "$T/v4.err" "$T/v4m.err")"
+fi
 "$A" report --align nccl "$T/demo.sum" >/dev/null 2>"$T/err" && bad "--align accepted" ||
 	{ grep -q 'align nccl needs the traces' "$T/err" && ok "--align refuses summaries" ||
 	  bad "--align: $(head -1 "$T/err")"; }
