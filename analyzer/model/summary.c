@@ -4290,8 +4290,10 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 	an.rk.collect = 1;
 	/* Each kernel's launch latencies, for the summary's durations. */
 	an.lat.keep_values = 1;
-	/* One trace: its busy time retires as read, its gaps scanned as they go. */
-	an.fd.retire_after = GA_FIND_RETIRE_AFTER;
+	/*
+	 * Busy time does not retire (fd.retire_after 0): the summary carries
+	 * every busy interval of the trace, and the findings scan them at settling.
+	 */
 	if (ga_analysis_build(&an, &p, 1)) {
 		ga_analysis_free(&an);
 		ga_filter_free(&flt);
