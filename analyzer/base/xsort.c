@@ -36,6 +36,16 @@ static int sort_run(struct ga_xsort *x)
 {
 	size_t i, j;
 
+	/* Records mostly come in order (a trace's buffers): a run already in order stays as it is. */
+	x->inorder = 1;
+	for (i = 1; i < x->n; i++) {
+		if (key_of(x->buf + i * x->rsize) < key_of(x->buf + (i - 1) * x->rsize)) {
+			x->inorder = 0;
+			break;
+		}
+	}
+	if (x->inorder)
+		return 0;
 	if (ga_util_grow(&x->idx, &x->capidx, x->n, sizeof(*x->idx))) {
 		snprintf(x->err, sizeof(x->err), "out of memory");
 		return -1;
@@ -105,6 +115,15 @@ static int spill(struct ga_xsort *x)
 	}
 	if (sort_run(x))
 		return -1;
+	if (x->inorder) {
+		errno = 0;
+		if (write_all(x->fd1 - 1, x->buf, x->n * x->rsize)) {
+			snprintf(x->err, sizeof(x->err), "writing a temporary file: %s",
+				 errno ? strerror(errno) : "short write");
+			return -1;
+		}
+		i = x->n;
+	}
 	while (i < x->n) {
 		size_t k = 0;
 
@@ -257,6 +276,8 @@ const void *ga_xsort_next(struct ga_xsort *x)
 	if (!x->nruns) {
 		if (x->next >= x->n)
 			return NULL;
+		if (x->inorder)
+			return x->buf + x->next++ * x->rsize;
 		return x->buf + x->idx[x->next++].end * x->rsize;
 	}
 	if (!x->nheap || x->err[0])

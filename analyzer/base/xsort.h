@@ -38,6 +38,7 @@ struct ga_xsort {
 	struct ga_iv *idx; /* (key, place in buf) of the run, sorted */
 	size_t capidx;
 	size_t next;       /* the next record given back of an unspilled run */
+	int inorder;       /* the run last sorted was in key order already: idx not made */
 	int fd1;           /* the spill file's descriptor + 1, 0 none */
 	uint64_t fsize;
 	struct ga_xsort_run *runs;

@@ -9,27 +9,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonw.h"
 #include "views/text.h"
 
-/* Warp's duration format (ga_text_warp_ms()) without printf: "M.UUUUUU ms". */
-static size_t warp_ms(char *b, uint64_t ns)
-{
-	char d[24];
-	size_t n, i = sizeof(d);
-	uint64_t ms = ns / 1000000, frac = ns % 1000000;
+/* Spaces enough to pad the duration's cell: its column is never wider (GA_TEXT_DUR_PAD). */
+static const char spaces[] = "                                ";
+#define GA_TEXT_DUR_PAD (sizeof(spaces) - 1)
 
+/*
+ * The duration cell, Warp's format (ga_text_warp_ms()) without printf,
+ * "M.UUUUUU ms" right-aligned to width w as ga_table_cell() pads it
+ * (digits, one column each), at o; returns its end.  Room at o: w or the
+ * text's length, whichever is more, plus GA_TEXT_DUR_PAD.
+ */
+static char *put_dur(char *o, uint64_t ns, size_t w)
+{
+	char b[40], *e = b + sizeof(b), *q = e - 3;
+	uint64_t ms = ns / 1000000;
+	unsigned frac = (unsigned)(ns % 1000000);
+	size_t n;
+
+	memcpy(q, " ms", 3);
+	q -= 2;
+	memcpy(q, ga_jw_digits2 + frac % 100 * 2, 2);
+	q -= 2;
+	memcpy(q, ga_jw_digits2 + frac / 100 % 100 * 2, 2);
+	q -= 2;
+	memcpy(q, ga_jw_digits2 + frac / 10000 * 2, 2);
+	*--q = '.';
 	do {
-		d[--i] = (char)('0' + ms % 10);
+		*--q = (char)('0' + ms % 10);
 		ms /= 10;
 	} while (ms);
-	memcpy(b, d + i, sizeof(d) - i);
-	n = sizeof(d) - i;
-	b[n++] = '.';
-	for (i = 6; i-- > 0; frac /= 10)
-		b[n + i] = (char)('0' + frac % 10);
-	n += 6;
-	memcpy(b + n, " ms", 4);
-	return n + 3;
+	n = (size_t)(e - q);
+	if (w > n) {
+		/* A fixed-size copy, then only as far as the padding goes. */
+		if (w - n <= GA_TEXT_DUR_PAD)
+			memcpy(o, spaces, GA_TEXT_DUR_PAD);
+		else
+			memset(o, ' ', w - n);
+		o += w - n;
+	}
+	memcpy(o, q, n);
+	return o + n;
 }
 
 /* A cell made: its offset in text + 1 (0: not made yet) and length. */
@@ -98,7 +120,7 @@ static int print_timeline(struct ga_model *m, const struct ga_text *r,
 			  const struct ga_warp_cols *c, int nvtx, FILE *out)
 {
 	struct ga_table t;
-	char tb[48], lb[4 * GA_TEXT_NAME_WIDTH + 8];
+	char lb[4 * GA_TEXT_NAME_WIDTH + 8];
 	struct cells dev = { 0 }, lab = { 0 }, nv = { 0 };
 	struct ga_buf line = { 0 };
 	const struct ga_row *row;
@@ -114,7 +136,7 @@ static int print_timeline(struct ga_model *m, const struct ga_text *r,
 	ga_table_print_head(&t, out);
 	while (m->nrows && (row = ga_xsort_next(&m->rows))) {
 		const char *d, *l, *v = "-";
-		size_t dl, ll, vl = 1, n = warp_ms(tb, row->dur), need;
+		size_t dl, ll, vl = 1, need;
 		char *o;
 
 		if (!(d = cached(&dev, row->devrow, &dl)))
@@ -126,20 +148,15 @@ static int print_timeline(struct ga_model *m, const struct ga_text *r,
 		if (nvtx && !(v = cached(&nv, row->nvtx, &vl)))
 			v = cell(&t, 3, &nv, row->nvtx, nvtx_name(m, r, row->nvtx, lb, sizeof(lb)),
 				 &vl);
-		/* The duration right-aligned as ga_table_cell() pads it: digits, one column each. */
-		need = line.len + (t.width[0] > n ? t.width[0] : n) + 3 + dl + ll + vl + 1;
-		if (!d || !l || !v || ga_util_grow(&line.p, &line.cap, need, 1)) {
+		/* The duration: at most 20 digits of ms, ".", 6 digits, " ms". */
+		need = line.len + t.width[0] + 30 + GA_TEXT_DUR_PAD + 3 + dl + ll + vl + 1;
+		if (!d || !l || !v || (need > line.cap && ga_util_grow(&line.p, &line.cap, need, 1))) {
 			rc = -1;
 			break;
 		}
-		o = line.p + line.len;
-		if (t.width[0] > n) {
-			memset(o, ' ', t.width[0] - n);
-			o += t.width[0] - n;
-		}
-		memcpy(o, tb, n);
-		memcpy(o + n, " | ", 3);
-		o += n + 3;
+		o = put_dur(line.p + line.len, row->dur, t.width[0]);
+		memcpy(o, " | ", 3);
+		o += 3;
 		memcpy(o, d, dl);
 		o += dl;
 		memcpy(o, l, ll);

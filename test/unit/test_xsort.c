@@ -1,6 +1,7 @@
 /*
  * base/xsort: records ordered by key in bounded memory, equal keys in the
- * order added, through runs spilled to a temporary file and merged; the
+ * order added, through runs spilled to a temporary file and merged (runs
+ * in order already among them); the
  * file never left in $TMPDIR; a $TMPDIR that cannot hold it named in the
  * error.  Test code, runs offline only.
  */
@@ -44,8 +45,12 @@ static int entries(const char *dir)
 	return n;
 }
 
-/* n records of keys in [0, spread), mostly rising (as a trace's are), cap a run. */
-static void order(size_t n, size_t cap, uint64_t spread, const char *dir)
+/*
+ * n records of keys in [0, spread), mostly rising (as a trace's are), cap a
+ * run; alt: every other run's keys rising only (i / 4, in order already,
+ * which the sort keeps as they are), the others' spread.
+ */
+static void order_alt(size_t n, size_t cap, uint64_t spread, int alt, const char *dir)
 {
 	struct ga_xsort x;
 	uint64_t s = 88172645463325252ull ^ n ^ cap, prev_key = 0, prev_seq = 0, got = 0;
@@ -60,7 +65,7 @@ static void order(size_t n, size_t cap, uint64_t spread, const char *dir)
 			bad = 1;
 			break;
 		}
-		w->key = i / 4 + rnd(&s) % spread;
+		w->key = i / 4 + (alt && i / cap % 2 == 0 ? 0 : rnd(&s) % spread);
 		w->seq = i;
 		if (i == n / 2)
 			files_mid = entries(dir);
@@ -78,6 +83,11 @@ static void order(size_t n, size_t cap, uint64_t spread, const char *dir)
 	       (unsigned long long)got, bad ? "out of order" : "in order");
 	CHECKF(x.nruns == (n > cap ? (n + cap - 1) / cap : 0), "%zu runs spilled", x.nruns);
 	ga_xsort_free(&x);
+}
+
+static void order(size_t n, size_t cap, uint64_t spread, const char *dir)
+{
+	order_alt(n, cap, spread, 0, dir);
 }
 
 int main(void)
@@ -100,6 +110,11 @@ int main(void)
 	order(20000, 1, 1, dir);        /* every record a run of its own */
 	order(300000, 4096, 1000, dir); /* several blocks per run */
 	order(300000, 77777, 1u << 30, dir);
+	/* Runs in order already, equal keys among them: kept, spilled and merged as they are. */
+	order(1000, 2000, 1, dir);
+	order(100000, 4096, 1, dir);
+	order_alt(100000, 4096, 100, 1, dir);
+	order_alt(100000, 5000, 1u << 20, 1, dir);
 	tap_end();
 
 	tap_begin("xsort: nothing left in $TMPDIR");
