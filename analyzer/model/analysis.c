@@ -114,6 +114,14 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 			  !an->m.hooks.api;
 	an->m.ahead.ctx = &an->rg;
 	an->m.ahead.begin = ga_ranges_ahead;
+	/*
+	 * Ranges fold into the table and tree as they close where nothing
+	 * reads single ranges later (ranges.h: fold); a summary reads each
+	 * range's CPU time, the ranks their steps (kept).
+	 */
+	an->rg.fold = !an->o.launches && !an->o.marks && !an->o.range_details &&
+		      !an->rg.site_of && !ga_filter_active(an->flt) && !an->rk.collect;
+	an->rg.fold_keep = ga_ranks_is_step;
 	if (ga_ranges_scan(&an->rg, &an->m, src, (size_t)n)) {
 		fprintf(stderr, "gpuprof: %s\n", an->rg.err);
 		return -1;

@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 
 #define CORR_DENSE (1u << 26)      /* larger correlation ids go to a hash */
@@ -65,10 +66,23 @@ struct scan {
 	int skip_nvtx;             /* no NVTX, but copies to pair (ga_model_note_copy) */
 	int no_api;                /* its CONFIG traced no API calls: no launch to find */
 	int oom;
+	const char *fail;          /* a fold given up: why (ranges.h: fold) */
+	uint64_t nrec;             /* records of the file read */
+	/* A scan again after a fold given up: the model noted these already. */
+	uint32_t noted_files;      /* files before this one */
+	uint64_t noted_recs;       /* records of file noted_files */
 	struct ga_strmap smap;     /* file string id -> strtab id */
 	struct gnode_raw **gn;
 	size_t *ngn, *capgn;
 };
+
+struct fold;
+static int fold_range(struct scan *s, const struct ga_ranges_range *g);
+static int fold_corr(struct scan *s, uint32_t corr, const struct api_seen *a);
+static int fold_api(struct scan *s, const struct gp_rec_api *r);
+static void fold_free(struct fold *f);
+static int fold_give_up(struct scan *s, const char *why);
+static int fold_gnode(struct scan *s);
 
 void ga_ranges_init(struct ga_ranges *nx)
 {
@@ -253,6 +267,7 @@ void ga_ranges_free(struct ga_ranges *nx)
 	free(nx->ahead_procs);
 	free(nx->ahead);
 	free(nx->mark_events);
+	fold_free(nx->fstate);
 	ga_ranges_init(nx);
 }
 
@@ -315,15 +330,20 @@ static uint32_t key_get(struct ga_ranges *nx, struct ga_model *m, uint32_t domai
 static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 {
 	struct ga_ranges *nx = s->nx;
-	struct ga_ranges_range *g;
+	struct ga_ranges_range *g, one;
 	struct ga_ranges_key *k;
 	uint32_t key = key_get(nx, s->m, sstr(s, r->domain), sstr(s, r->name));
 	uint64_t end = r->end >= r->start ? r->end : r->start, cpu = end - r->start;
 
-	if (key == GA_RANGES_NONE ||
-	    ga_util_grow(&nx->ranges, &nx->capranges, nx->nranges + 1, sizeof(*nx->ranges)))
+	if (key == GA_RANGES_NONE)
 		return -1;
-	g = &nx->ranges[nx->nranges++];
+	g = &one;
+	if (!nx->fstate) {
+		if (ga_util_grow(&nx->ranges, &nx->capranges, nx->nranges + 1,
+				 sizeof(*nx->ranges)))
+			return -1;
+		g = &nx->ranges[nx->nranges++];
+	}
 	memset(g, 0, sizeof(*g));
 	g->start = r->start;
 	g->end = end;
@@ -334,6 +354,8 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	g->parent = GA_RANGES_NONE;
 	g->flags = (uint8_t)(r->h.aux & GP_NVTX_UNTERMINATED);
 	g->pushpop = (r->h.aux & GP_NVTX_PUSHPOP) != 0;
+	if (nx->fstate && fold_range(s, g))
+		return -1;
 	if (nx->keep_details) {
 		struct ga_ranges_detail *d;
 
@@ -420,6 +442,8 @@ static int on_corr(struct scan *s, uint32_t correlation)
 		if (a->corr != correlation || !correlation)
 			a = NULL;
 	}
+	if (nx->fstate)
+		return fold_corr(s, correlation, a);
 	if (correlation >= CORR_DENSE) {
 		struct ga_ranges_corr *c = corr_big_slot(nx, s->proc, correlation);
 
@@ -511,6 +535,13 @@ static int on_api(struct scan *s, const struct gp_rec_api *r)
 
 	if (!r->correlation)
 		return 0;
+	if (s->nx->fstate) {
+		int fr = fold_api(s, r);
+
+		if (fr)
+			return fr < 0 ? -1 : 0;
+		goto ring;
+	}
 	/* Runtime and driver calls share correlations: the outer one came first. */
 	if (r->correlation >= CORR_DENSE) {
 		struct ga_ranges_corr *c = corr_big(s->nx, s->proc, r->correlation);
@@ -534,6 +565,7 @@ static int on_api(struct scan *s, const struct gp_rec_api *r)
 		}
 		return 0;
 	}
+ring:
 	if (r->correlation >= s->ringcap && s->ringcap < API_RING_MAX &&
 	    ring_grow(s, r->correlation))
 		return -1;
@@ -657,20 +689,26 @@ static void first_time(struct ga_ranges *nx, const struct gp_rec *rec)
 static int scan_rec(void *ctx, const struct gp_rec *rec)
 {
 	struct scan *s = ctx;
-	int rc = 0;
+	uint32_t fi = s->proc - s->nx->proc_base;
+	/* The model notes each record once, over scans again (ranges.h: fold). */
+	int note, rc = 0;
 
+	s->nrec++;
+	note = fi > s->noted_files || (fi == s->noted_files && s->nrec > s->noted_recs);
 	first_time(s->nx, rec);
 	/* Copy functions' names and calls confirm staged peer copies (ga_model_note_api). */
 	if (rec->type == GP_REC_API) {
-		if (ga_model_note_api(s->m, s->proc, (const void *)rec) ||
+		if ((note && ga_model_note_api(s->m, s->proc, (const void *)rec)) ||
 		    ((!s->skip_nvtx || s->nx->want_launches) && on_api(s, (const void *)rec)))
 			rc = -1;
-	} else if (rec->type == GP_REC_STRING &&
+	} else if (rec->type == GP_REC_STRING && note &&
 		   ga_model_note_string(s->m, s->proc, (const void *)rec)) {
 		rc = -1;
 	}
 	if (rc || (s->skip_nvtx && !(s->nx->want_launches && activity(rec->type)) &&
 		   rec->type != GP_REC_MEMCPY)) {
+		if (s->fail)
+			return 1;
 		s->oom |= rc != 0;
 		return rc != 0;
 	}
@@ -682,6 +720,13 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		uint32_t trace = ((const struct gp_rec_config *)(const void *)rec)->trace;
 
 		s->no_api = !(trace & GP_TRACE_API);
+		/* Launch sites read a kernel's ranges (sites.c, Python stacks): kept whole. */
+		if (s->nx->fstate && (trace & GP_TRACE_NVTX) &&
+		    ((const struct gp_rec_config *)(const void *)rec)->backtrace >=
+			    GP_BACKTRACE_PYTHON) {
+			fold_give_up(s, "Python stacks");
+			return 1;
+		}
 
 		if (!(trace & GP_TRACE_NVTX) && !s->nx->proc_ranges[s->proc - s->nx->proc_base]) {
 			/* Still read on for copies to pair, when copies were traced,
@@ -710,7 +755,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		rc = on_corr(s, ((const struct gp_rec_kernel *)(const void *)rec)->correlation);
 		break;
 	case GP_REC_MEMCPY:
-		if (ga_model_note_copy(s->m, s->proc, (const void *)rec)) {
+		if (note && ga_model_note_copy(s->m, s->proc, (const void *)rec)) {
 			rc = -1;
 			break;
 		}
@@ -723,10 +768,21 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 	case GP_REC_GRAPH:
 		rc = on_corr(s, ((const struct gp_rec_graph *)(const void *)rec)->correlation);
 		break;
+	case GP_REC_GPU_SERIES:
+	case GP_REC_GPU_SAMPLE:
+		/* Their averages over ranges read every range (gpusamples.c). */
+		if (s->nx->fstate)
+			rc = fold_give_up(s, "GPU samples");
+		break;
 	case GP_REC_GRAPH_NODE: {
 		const struct gp_rec_graph_node *g = (const void *)rec;
 		struct gnode_raw *x;
 
+		/* Placed by their range's id, where the process has ranges. */
+		if (s->nx->fstate) {
+			rc = fold_gnode(s);
+			break;
+		}
 		if (ga_util_grow(s->gn, s->capgn, *s->ngn + 1, sizeof(**s->gn))) {
 			rc = -1;
 			break;
@@ -741,7 +797,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		break;
 	}
 	if (rc) {
-		s->oom = 1;
+		s->oom = !s->fail;
 		return 1;
 	}
 	return 0;
@@ -759,6 +815,7 @@ static int read_src(struct scan *s, const struct ga_ranges_src *src)
 	s->skip_nvtx = 0;
 	s->no_api = 0;
 	s->oom = 0;
+	s->nrec = 0;
 	/* Correlation ids are the file's own. */
 	free(s->ring);
 	s->ring = NULL;
@@ -908,6 +965,444 @@ static inline uint32_t node_get(struct ga_ranges *nx, uint32_t parent, uint32_t 
 	return node_add(nx, c, parent, kind, id);
 }
 
+/* ---- folding (ranges.h: fold) ---- */
+
+/*
+ * Bounds of a fold.  Outermost ranges stay open to the ranges and
+ * launches of the trace FOLD_ROOTS of them long (what the recorder writes
+ * late: a range closes after what it encloses, an activity's record comes
+ * a few buffers after its call); the rest fold in batches.  A window of
+ * more than FOLD_WINDOW ranges folds down to its last outermost range;
+ * one range holding more than that, or more than FOLD_PENDING launches
+ * waiting for their ranges, gives the fold up.
+ */
+#define FOLD_ROOTS 64
+#define FOLD_WINDOW (1u << 18)
+#define FOLD_PENDING (1u << 20)
+#define FOLD_BLOCK 4096            /* codes of a block, 16 KiB */
+#define FOLD_CACHE 64              /* blocks in memory */
+
+struct fblock {
+	uint64_t blk;
+	int used, dirty;
+	uint32_t v[FOLD_BLOCK];
+};
+
+struct froot {
+	uint64_t start, end;
+	size_t lo;                 /* its ranges: win[lo..) up to the next root's */
+};
+
+struct fpend {
+	uint64_t t;                /* UINT64_MAX: no API record yet */
+	uint32_t corr, tid;
+};
+
+struct fold {
+	/* The codes (CODE_*, a range's tree node + CODE_RANGE) by process and id. */
+	struct fblock *cache;      /* FOLD_CACHE */
+	int fd;                    /* the temporary file, -1 none yet */
+	uint64_t filled;           /* blocks of the file written */
+	uint64_t *base;            /* per process: its first block */
+	uint32_t *top;             /* per process: highest id coded + 1 */
+	uint64_t next;             /* the next process's first block */
+	int io_err;
+	/* The file being scanned. */
+	uint32_t pi;
+	int has_tid;
+	uint32_t tid;              /* the thread of its ranges */
+	struct ga_ranges_range *win; /* ranges not folded, as they came */
+	size_t nwin, capwin;
+	struct froot *roots;       /* outermost ranges so far, in order */
+	size_t nroots, caproots;
+	struct fpend *pend;        /* launches waiting for their ranges */
+	size_t npend, cappend;
+	struct ga_map pmap;        /* correlation -> pend index + 1 */
+	uint32_t seen;             /* highest correlation id of an activity + 1 */
+	uint64_t horizon;          /* the end of the ranges folded */
+	int kept;                  /* a range of the file is kept in ranges */
+	int gnodes;                /* graph nodes came: placed by their range's id */
+	uint32_t *par;             /* batch scratch: parents */
+	size_t cappar;
+};
+
+static void fold_free(struct fold *f)
+{
+	if (!f)
+		return;
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->cache);
+	free(f->base);
+	free(f->top);
+	free(f->win);
+	free(f->roots);
+	free(f->pend);
+	ga_map_free(&f->pmap);
+	free(f->par);
+	free(f);
+}
+
+static struct fold *fold_new(size_t nprocs)
+{
+	struct fold *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->fd = -1;
+	f->cache = calloc(FOLD_CACHE, sizeof(*f->cache));
+	f->base = calloc(nprocs ? nprocs : 1, sizeof(*f->base));
+	f->top = calloc(nprocs ? nprocs : 1, sizeof(*f->top));
+	if (!f->cache || !f->base || !f->top) {
+		fold_free(f);
+		return NULL;
+	}
+	return f;
+}
+
+/* Write block b to the temporary file, made on first use; 0, or -1. */
+static int fold_write(struct fold *f, struct fblock *b)
+{
+	const char *dir = getenv("TMPDIR");
+	size_t done = 0;
+
+	if (f->fd < 0) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/gpuprof-nvtx.XXXXXX", dir && *dir ? dir : "/tmp");
+		f->fd = mkstemp(path);
+		if (f->fd < 0)
+			return -1;
+		unlink(path);
+	}
+	while (done < sizeof(b->v)) {
+		ssize_t w = pwrite(f->fd, (const char *)b->v + done, sizeof(b->v) - done,
+				   (off_t)(b->blk * sizeof(b->v) + done));
+
+		if (w <= 0)
+			return -1;
+		done += (size_t)w;
+	}
+	b->dirty = 0;
+	if (b->blk + 1 > f->filled)
+		f->filled = b->blk + 1;
+	return 0;
+}
+
+/* Block blk in memory (from the file where it was written); NULL on an I/O error. */
+static struct fblock *fold_block(struct fold *f, uint64_t blk)
+{
+	struct fblock *b = &f->cache[blk % FOLD_CACHE];
+	size_t done = 0;
+
+	if (b->used && b->blk == blk)
+		return b;
+	if (b->used && b->dirty && fold_write(f, b)) {
+		f->io_err = 1;
+		return NULL;
+	}
+	b->used = 1;
+	b->dirty = 0;
+	b->blk = blk;
+	memset(b->v, 0, sizeof(b->v));
+	while (f->fd >= 0 && blk < f->filled && done < sizeof(b->v)) {
+		ssize_t r = pread(f->fd, (char *)b->v + done, sizeof(b->v) - done,
+				  (off_t)(blk * sizeof(b->v) + done));
+
+		if (r < 0) {
+			b->used = 0;
+			f->io_err = 1;
+			return NULL;
+		}
+		if (!r)
+			break;
+		done += (size_t)r;
+	}
+	return b;
+}
+
+/* The code of id corr of process pi, 0 none (or an I/O error: io_err). */
+static uint32_t fold_code(struct fold *f, uint32_t pi, uint32_t corr)
+{
+	const struct fblock *b;
+
+	if (corr >= f->top[pi])
+		return 0;
+	b = fold_block(f, f->base[pi] + corr / FOLD_BLOCK);
+	return b ? b->v[corr % FOLD_BLOCK] : 0;
+}
+
+static int fold_set(struct fold *f, uint32_t corr, uint32_t code)
+{
+	struct fblock *b = fold_block(f, f->base[f->pi] + corr / FOLD_BLOCK);
+
+	if (!b)
+		return -1;
+	b->v[corr % FOLD_BLOCK] = code;
+	b->dirty = 1;
+	if (corr + 1 > f->top[f->pi])
+		f->top[f->pi] = corr + 1;
+	return 0;
+}
+
+static int fold_give_up(struct scan *s, const char *why)
+{
+	if (!s->fail)
+		s->fail = why;
+	return -1;
+}
+
+/* The innermost of win[0..n) (sorted, parents in par) open at t, or GA_RANGES_NONE. */
+static uint32_t fold_innermost(const struct fold *f, uint32_t n, uint64_t t)
+{
+	uint32_t lo = 0, hi = n, c;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (f->win[mid].start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = f->par[c])
+		if (f->win[c].end > t)
+			return c;
+	return GA_RANGES_NONE;
+}
+
+/*
+ * Fold the first k outermost ranges (all of them at the end of the file,
+ * last): their ranges placed in the tree as index_ranges() places them,
+ * and the launches before the end of the last of them coded.  0, or -1
+ * (s->fail set where the fold cannot go on, else out of memory).
+ */
+static int fold_batch(struct scan *s, size_t k, int last)
+{
+	struct ga_ranges *nx = s->nx;
+	struct fold *f = nx->fstate;
+	size_t n = k < f->nroots ? f->roots[k].lo : f->nwin, i, j;
+	uint64_t cut = last ? UINT64_MAX : k ? f->roots[k - 1].end : f->horizon;
+
+	if (n > UINT32_MAX - 1 || ga_util_grow(&f->par, &f->cappar, n ? n : 1, sizeof(*f->par)))
+		return -1;
+	/* One thread's ranges: cmp_range() orders them as index_ranges() does. */
+	if (n)
+		qsort(f->win, n, sizeof(*f->win), cmp_range);
+	for (i = 0; i < n; i++) {
+		struct ga_ranges_range *r = &f->win[i];
+		uint32_t c = GA_RANGES_NONE, node;
+
+		if (i)
+			for (c = (uint32_t)i - 1; c != GA_RANGES_NONE; c = f->par[c])
+				if (f->win[c].end > r->start)
+					break;
+		f->par[i] = c;
+		/* Not nested: its launches would walk the ranges open. */
+		if (c != GA_RANGES_NONE && r->end > f->win[c].end)
+			return fold_give_up(s, "ranges that do not nest");
+		node = node_get(nx, c == GA_RANGES_NONE ? GA_RANGES_NONE : f->win[c].node,
+				GA_RANGES_N_RANGE, r->key);
+		if (node == GA_RANGES_NONE)
+			return -1;
+		r->node = node;
+		nx->nodes[node].instances++;
+		if (!f->kept || (nx->fold_keep &&
+				 nx->fold_keep(ga_model_str(s->m, nx->keys[r->key].name)))) {
+			if (nx->nranges >= GA_RANGES_FOLDED ||
+			    ga_util_grow(&nx->ranges, &nx->capranges, nx->nranges + 1,
+					 sizeof(*nx->ranges)))
+				return -1;
+			nx->ranges[nx->nranges] = *r;
+			nx->ranges[nx->nranges++].parent = GA_RANGES_NONE;
+			f->kept = 1;
+		}
+	}
+	/* The launches the folded ranges end after, in place of the waiting ones. */
+	for (i = j = 0; i < f->npend; i++) {
+		struct fpend p = f->pend[i];
+		uint32_t inner, *v;
+
+		if (p.t == UINT64_MAX || p.t >= cut) {
+			if (i != j && (v = ga_map_find(&f->pmap, 0, p.corr)))
+				*v = (uint32_t)j + 1;
+			f->pend[j++] = p;
+			continue;
+		}
+		inner = fold_innermost(f, (uint32_t)n, p.t);
+		/* Another thread's launch inside a range counts into it apart (other_threads()). */
+		if (inner != GA_RANGES_NONE && (!f->has_tid || p.tid != f->tid))
+			return fold_give_up(s, "launches from a thread other than the ranges'");
+		if (fold_set(f, p.corr, inner == GA_RANGES_NONE ? CODE_NONE :
+			     f->win[inner].node + CODE_RANGE))
+			return fold_give_up(s, "no temporary file for the launches' ranges");
+		ga_map_remove(&f->pmap, 0, p.corr);
+	}
+	f->npend = j;
+	memmove(f->win, f->win + n, (f->nwin - n) * sizeof(*f->win));
+	f->nwin -= n;
+	for (i = k; i < f->nroots; i++) {
+		f->roots[i - k] = f->roots[i];
+		f->roots[i - k].lo -= n;
+	}
+	f->nroots -= k < f->nroots ? k : f->nroots;
+	if (cut > f->horizon)
+		f->horizon = cut;
+	return 0;
+}
+
+/* A range record's range g, on the window: 0, or -1 (fold_batch()). */
+static int fold_range(struct scan *s, const struct ga_ranges_range *g)
+{
+	struct fold *f = s->nx->fstate;
+	size_t end = f->nwin, lo = f->nwin;
+
+	if (f->gnodes)
+		return fold_give_up(s, "graph nodes");
+	if (f->has_tid && g->tid != f->tid)
+		return fold_give_up(s, "ranges on several threads of a process");
+	f->has_tid = 1;
+	f->tid = g->tid;
+	if (g->start < f->horizon)
+		return fold_give_up(s, "a range that came after the ranges around it folded");
+	/* The outermost ranges it encloses become its own: it closed after them. */
+	while (f->nroots && f->roots[f->nroots - 1].start >= g->start) {
+		const struct ga_ranges_range *c = &f->win[end - 1];
+
+		if (c->end > g->end || cmp_range(g, c) > 0)
+			return fold_give_up(s, "ranges that do not nest");
+		lo = end = f->roots[--f->nroots].lo;
+	}
+	if (f->nroots && f->roots[f->nroots - 1].end > g->start)
+		return fold_give_up(s, "ranges that do not nest");
+	if (ga_util_grow(&f->win, &f->capwin, f->nwin + 1, sizeof(*f->win)) ||
+	    ga_util_grow(&f->roots, &f->caproots, f->nroots + 1, sizeof(*f->roots)))
+		return -1;
+	f->win[f->nwin++] = *g;
+	f->roots[f->nroots++] = (struct froot){ g->start, g->end, lo };
+	if (f->nroots >= 2 * FOLD_ROOTS)
+		return fold_batch(s, f->nroots - FOLD_ROOTS, 0);
+	if (f->nwin > FOLD_WINDOW) {
+		if (f->nroots < 2)
+			return fold_give_up(s, "a range holding more ranges than a fold keeps open");
+		return fold_batch(s, f->nroots - 1, 0);
+	}
+	return 0;
+}
+
+/* A graph node record: its kernels are placed by its range's id (index_ranges()). */
+static int fold_gnode(struct scan *s)
+{
+	struct fold *f = s->nx->fstate;
+
+	f->gnodes = 1;
+	return f->has_tid ? fold_give_up(s, "graph nodes") : 0;
+}
+
+/* A launch at t on thread tid: one the folded ranges would have held comes too late. */
+static int fold_late(const struct fold *f, uint64_t t)
+{
+	return t != UINT64_MAX && t < f->horizon;
+}
+
+/* An activity of correlation corr; a: its launch from the ring, or NULL.  0, or -1. */
+static int fold_corr(struct scan *s, uint32_t corr, const struct api_seen *a)
+{
+	struct fold *f = s->nx->fstate;
+	uint32_t *slot;
+	int r;
+
+	if (corr >= CORR_DENSE)
+		return fold_give_up(s, "correlation ids past 2^26");
+	/* Activities come mostly in the order of their ids: most are new. */
+	if (corr < f->seen && (ga_map_find(&f->pmap, 0, corr) || fold_code(f, f->pi, corr)))
+		return f->io_err ? fold_give_up(s, "the temporary file of the launches' ranges "
+						"cannot be read") : 0;
+	if (a && fold_late(f, a->t))
+		return fold_give_up(s, "an activity that came after the ranges of its launch folded");
+	if (f->npend >= FOLD_PENDING)
+		return fold_give_up(s, "more launches waiting for their ranges than a fold keeps");
+	if (ga_util_grow(&f->pend, &f->cappend, f->npend + 1, sizeof(*f->pend)) ||
+	    (r = ga_map_insert(&f->pmap, 0, corr, &slot)) < 0)
+		return -1;
+	*slot = (uint32_t)f->npend + 1;
+	if (corr >= f->seen)
+		f->seen = corr + 1;
+	f->pend[f->npend++] = (struct fpend){ a ? a->t : UINT64_MAX, corr, a ? a->tid : 0 };
+	return 0;
+}
+
+/*
+ * An API record of a correlation whose activity came: its launch, where
+ * earlier (as on_api()).  1 when the record was such, 0 when it is for
+ * the ring, -1 (the fold given up).
+ */
+static int fold_api(struct scan *s, const struct gp_rec_api *r)
+{
+	struct fold *f = s->nx->fstate;
+	const uint32_t *v;
+
+	/* A call comes before its activities, mostly: none of its id yet. */
+	if (r->correlation >= CORR_DENSE || r->correlation >= f->seen)
+		return 0;
+	if ((v = ga_map_find(&f->pmap, 0, r->correlation))) {
+		struct fpend *p = &f->pend[*v - 1];
+
+		if (p->t == UINT64_MAX || r->start < p->t) {
+			if (fold_late(f, r->start))
+				return fold_give_up(s, "an API call that came after the ranges "
+						    "around it folded");
+			p->t = r->start;
+			p->tid = r->tid;
+		}
+		return 1;
+	}
+	if (fold_code(f, f->pi, r->correlation))
+		return fold_give_up(s, "an API call that came after its activity's launch was coded");
+	return f->io_err ? fold_give_up(s, "the temporary file of the launches' ranges cannot be "
+					"read") : 0;
+}
+
+static void fold_begin(struct ga_ranges *nx, uint32_t pi)
+{
+	struct fold *f = nx->fstate;
+
+	f->pi = pi;
+	f->base[pi] = f->next;
+	f->top[pi] = 0;
+	f->has_tid = 0;
+	f->nwin = f->nroots = f->npend = 0;
+	f->horizon = 0;
+	f->kept = 0;
+	f->gnodes = 0;
+	f->seen = 0;
+	ga_map_free(&f->pmap);
+}
+
+/* The file's end: every range folded, every launch coded (UNATTR without a call).  0, or -1. */
+static int fold_end(struct scan *s)
+{
+	struct ga_ranges *nx = s->nx;
+	struct fold *f = nx->fstate;
+	size_t i;
+
+	if (!f->has_tid) {
+		/* No ranges: ga_ranges_attribute() places nothing by the codes. */
+		f->npend = 0;
+		ga_map_free(&f->pmap);
+		return 0;
+	}
+	if (fold_batch(s, f->nroots, 1))
+		return -1;
+	for (i = 0; i < f->npend; i++)
+		if (fold_set(f, f->pend[i].corr, CODE_UNATTR))
+			return fold_give_up(s, "no temporary file for the launches' ranges");
+	f->npend = 0;
+	ga_map_free(&f->pmap);
+	f->next = f->base[f->pi] + (f->top[f->pi] + FOLD_BLOCK - 1) / FOLD_BLOCK;
+	return 0;
+}
+
 /*
  * Sort the ranges of one process, ranges[lo..), index its threads, link
  * parents, place the ranges in the tree; gn: its graph nodes.  The
@@ -995,19 +1490,25 @@ static int index_file(struct ga_ranges *nx, size_t i, size_t lo, const struct gn
 			    nx->nthreads > th ? nx->ranges[nx->threads[th].lo].tid : 0);
 }
 
-int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ranges_src *src,
-		 size_t n)
+/*
+ * ga_ranges_scan(), the model's notes made already for the files before
+ * *noted_files and the first *noted_recs records of that one.  0, -1 out
+ * of memory, or 1 where a fold was given up (nx->fold_why says why; the
+ * notes made then in *noted_files and *noted_recs).
+ */
+static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ranges_src *src,
+		    size_t n, uint32_t *noted_files, uint64_t *noted_recs)
 {
 	struct gnode_raw *gn = NULL;
 	size_t ngn = 0, capgn = 0, i;
 	struct scan s;
 	int rc = -1;
 
-	if (nx->nprocs || nx->indexed) {
-		snprintf(nx->err, sizeof(nx->err), "NVTX ranges scanned twice");
-		return -1;
-	}
 	memset(&s, 0, sizeof(s));
+	s.noted_files = *noted_files;
+	s.noted_recs = *noted_recs;
+	if (nx->fold && !(nx->fstate = fold_new(n)))
+		goto out;
 	nx->proc_base = (uint32_t)m->nprocs;
 	nx->nprocs = n;
 	nx->proc_ranges = calloc(n ? n : 1, 1);
@@ -1034,8 +1535,25 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 
 		s.proc = nx->proc_base + (uint32_t)i;
 		ga_strmap_reset(&s.smap);
-		if (read_src(&s, &src[i]))
+		if (nx->fstate)
+			fold_begin(nx, (uint32_t)i);
+		if (read_src(&s, &src[i]) || (nx->fstate && !s.fail && fold_end(&s))) {
+			if (!s.fail)
+				goto out;
+			/* Every record the file gave was noted. */
+			nx->fold_why = s.fail;
+			*noted_files = (uint32_t)i;
+			*noted_recs = s.nrec;
+			rc = 1;
 			goto out;
+		}
+		if (s.fail) {
+			nx->fold_why = s.fail;
+			*noted_files = (uint32_t)i;
+			*noted_recs = s.nrec;
+			rc = 1;
+			goto out;
+		}
 		/* The file's ring is not needed again: freed before the index grows. */
 		free(s.ring);
 		s.ring = NULL;
@@ -1043,25 +1561,81 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 		/*
 		 * A process's ranges are its own file's: indexed, and its
 		 * launches resolved (most to 4 bytes), before the next file.
+		 * Folded, they were as they came.
 		 */
-		if (index_file(nx, i, lo, ngn > glo ? gn + glo : NULL, ngn - glo))
+		if (nx->fstate) {
+			free_times(&nx->dense[i]);
+			free(nx->dense[i].x);
+			memset(&nx->dense[i], 0, sizeof(nx->dense[i]));
+		} else if (index_file(nx, i, lo, ngn > glo ? gn + glo : NULL, ngn - glo)) {
 			goto out;
+		}
 	}
 	nx->indexed = 1;
+	nx->folded = nx->fstate != NULL;
 	if (!nx->nranges && !nx->want_launches) {
 		/* Nothing to attribute to: keep no per-activity state. */
 		free_corrs(nx);
+		fold_free(nx->fstate);
+		nx->fstate = NULL;
+		nx->folded = 0;
 		rc = 0;
 		goto out;
+	}
+	if (nx->fstate) {
+		/* What only the scan used. */
+		struct fold *f = nx->fstate;
+
+		free(f->win);
+		free(f->roots);
+		free(f->pend);
+		free(f->par);
+		f->win = NULL;
+		f->roots = NULL;
+		f->pend = NULL;
+		f->par = NULL;
+		f->capwin = f->caproots = f->cappend = f->cappar = 0;
+		ga_map_free(&f->pmap);
 	}
 	resolve_big(nx);
 	rc = 0;
 out:
-	if (rc)
+	if (rc < 0)
 		snprintf(nx->err, sizeof(nx->err), "out of memory");
 	free(s.ring);
 	ga_strmap_free(&s.smap);
 	free(gn);
+	return rc;
+}
+
+int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ranges_src *src,
+		 size_t n)
+{
+	uint32_t noted_files = 0;
+	uint64_t noted_recs = 0;
+	int rc;
+
+	if (nx->nprocs || nx->indexed) {
+		snprintf(nx->err, sizeof(nx->err), "NVTX ranges scanned twice");
+		return -1;
+	}
+	rc = scan_all(nx, m, src, n, &noted_files, &noted_recs);
+	if (rc == 1) {
+		/* Folding cannot give what keeping every range gives: keep them all. */
+		struct ga_ranges keep = *nx;
+
+		nx->fold = 0;
+		ga_ranges_free(nx);
+		nx->site_of = keep.site_of;
+		nx->site_ctx = keep.site_ctx;
+		nx->want_launches = keep.want_launches;
+		nx->keep_marks = keep.keep_marks;
+		nx->keep_details = keep.keep_details;
+		nx->one_pass = keep.one_pass;
+		nx->fold_keep = keep.fold_keep;
+		nx->fold_why = keep.fold_why;
+		rc = scan_all(nx, m, src, n, &noted_files, &noted_recs);
+	}
 	return rc;
 }
 
@@ -1120,7 +1694,7 @@ int ga_ranges_launch(const struct ga_ranges *nx, const struct ga_act *a, uint32_
 
 struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a)
 {
-	struct ga_ranges_attr at = { GA_RANGES_NONE, 0, GA_RANGES_NONE };
+	struct ga_ranges_attr at = { GA_RANGES_NONE, 0, GA_RANGES_NONE, GA_RANGES_NONE };
 	uint32_t pi = a->proc - nx->proc_base, corr = a->correlation, code;
 	const struct ga_ranges_dense *d;
 	const uint32_t *v;
@@ -1137,6 +1711,17 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 		return at;
 	}
 	at.inner = GA_RANGES_UNATTR;
+	if (nx->folded) {
+		/* Folded (ranges.h: fold): the innermost range's tree node. */
+		code = fold_code(nx->fstate, pi, corr);
+		if (code == CODE_NONE) {
+			at.inner = GA_RANGES_NONE;
+		} else if (code >= CODE_RANGE) {
+			at.inner = GA_RANGES_FOLDED;
+			at.node = code - CODE_RANGE;
+		}
+		return at;
+	}
 	if (!nx->dense)
 		return at;
 	if (corr >= CORR_DENSE) {
@@ -1178,7 +1763,8 @@ int ga_ranges_walk(struct ga_ranges *nx, const struct ga_ranges_attr *at,
 	uint32_t c;
 	int rc;
 
-	if (at->inner >= GA_RANGES_UNATTR)
+	/* Folded ranges are gone: nothing walks them (the filters keep them all). */
+	if (at->inner >= GA_RANGES_FOLDED)
 		return 0;
 	/* The innermost range counts even when empty (graph nodes: t = its start). */
 	for (c = at->inner; c != GA_RANGES_NONE; c = nx->ranges[c].parent)
@@ -1275,7 +1861,19 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 	nx->acts++;
 	if (ac.kernel)
 		other_threads(nx, a, at, ac.dur);
-	if (at->inner < GA_RANGES_UNATTR) {
+	if (at->inner == GA_RANGES_FOLDED) {
+		/* Every range of a fold nests: summed by name path, as below. */
+		nx->in_range++;
+		if (!nx->self &&
+		    !(nx->self = calloc(nx->nself = nx->nnodes ? nx->nnodes : 1, sizeof(*nx->self))))
+			return GA_STR_NOMEM;
+		if (at->node < nx->nself) {
+			nx->self[at->node].gpu_ns += ac.dur;
+			nx->self[at->node].acts++;
+			nx->self[at->node].kernels += (uint64_t)ac.kernel;
+		}
+		node = at->node;
+	} else if (at->inner < GA_RANGES_UNATTR) {
 		nx->in_range++;
 		/*
 		 * Launched while every range of the chain is open: counted at
@@ -1346,6 +1944,8 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 			nx->nodes[x].kernels++;
 		}
 	}
+	if (at->inner == GA_RANGES_FOLDED)
+		return nx->keys[nx->nodes[at->node].id].label;
 	if (at->inner < GA_RANGES_UNATTR)
 		return nx->keys[nx->ranges[at->inner].key].label;
 	return 0;
@@ -1524,6 +2124,10 @@ static int keys_from_self(struct ga_ranges *nx)
 int ga_ranges_finish(struct ga_ranges *nx, const struct ga_model *m, int hide_empty)
 {
 	size_t i;
+
+	/* A code that could not be read back leaves activities unplaced: no result. */
+	if (nx->folded && ((struct fold *)nx->fstate)->io_err)
+		return -1;
 
 	if (nx->from_model) {
 		nx->from_model = 0;

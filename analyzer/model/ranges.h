@@ -23,13 +23,17 @@
  * launches backward kernels from a thread of its own while "backward" is
  * open on the main thread).  Processes with more than
  * GA_RANGES_OTHER_THREADS threads that have ranges are left out of that
- * (other_skipped).  Memory: 49 bytes per range (73 with the details the
+ * (other_skipped).  Memory, folded (fold, below: a report's, where each
+ * process's ranges are on one thread and nest): the ranges and launches of
+ * the open end of the trace only, bounded, a file's launches' innermost
+ * ranges in a temporary file (1 MiB of it in memory), the ranks' steps.
+ * Else: 49 bytes per range (73 with the details the
  * Chrome and SQLite exports write; GPU time of nested ranges is summed per name
  * path, not per range), 8 bytes per correlation id of the files that
  * have ranges and traced API calls while they are scanned, then 4 where
  * the launching thread and time are not needed again (a process whose
  * ranges are all on one thread and nest, the launches all made there; 16
- * otherwise, and for launches), 16 MiB at most for API records waiting
+ * otherwise, and for launches).  Both: 16 MiB at most for API records waiting
  * for their activities (while a file is scanned); traces recorded without
  * NVTX are not even read whole.
  */
@@ -44,6 +48,7 @@
 
 #define GA_RANGES_NONE UINT32_MAX            /* no range open */
 #define GA_RANGES_UNATTR (UINT32_MAX - 1)    /* no API record to go by */
+#define GA_RANGES_FOLDED (UINT32_MAX - 2)    /* in a range folded into the tree (fold) */
 #define GA_RANGES_OTHER_THREADS 64           /* threads of ranges per process, for other threads' kernels */
 
 struct ga_ranges_range {
@@ -113,9 +118,11 @@ struct ga_ranges_node {
 
 /* What an activity was attributed to: see ga_ranges_attribute(). */
 struct ga_ranges_attr {
-	uint32_t inner;            /* range index, GA_RANGES_NONE or GA_RANGES_UNATTR */
+	uint32_t inner;            /* range index, GA_RANGES_NONE, GA_RANGES_UNATTR or
+				      GA_RANGES_FOLDED */
 	uint64_t t;                /* when it was launched (API start) */
 	uint32_t tid;              /* the launching thread, GA_RANGES_NONE unknown */
+	uint32_t node;             /* GA_RANGES_FOLDED: the innermost range's tree node */
 };
 
 struct ga_ranges_thread {
@@ -250,6 +257,29 @@ struct ga_ranges {
 	 * further apart than that are not paired.
 	 */
 	int one_pass;
+	/*
+	 * Asked before the scan where nothing reads single ranges after it
+	 * (no launches, marks or details, no filter, no launch sites in the
+	 * tree, no summary): fold.  A file's ranges then fold into the table
+	 * and the tree as they close, once FOLD_ROOTS (ranges.c) newer
+	 * outermost ranges have come, and with them the launches inside them,
+	 * each launch's innermost range's tree node written to a temporary
+	 * file by correlation id (4 bytes an id on disk, 1 MiB of them in
+	 * memory); what stays in memory is the open end of the trace, not the
+	 * ranges and launches before it.  Only the ranges fold_keep() names
+	 * (the ranks' steps) and a file's first stay in ranges, with no parent.
+	 * Where folding cannot give what keeping every range gives (ranges on
+	 * several threads or that do not nest, a range or launch that comes
+	 * after the ranges around it folded, graph nodes, GPU samples, Python
+	 * stacks, more than FOLD_PENDING launches waiting), the scan starts
+	 * again keeping every range (fold_why says why): never a different
+	 * result, only more memory.
+	 */
+	int fold;
+	int (*fold_keep)(const char *name);
+	int folded;                /* the scan folded: ga_ranges_attribute() reads the codes */
+	const char *fold_why;      /* why a fold asked for was given up, NULL none */
+	void *fstate;              /* the fold's state and codes (ranges.c) */
 	uint8_t *ahead_procs;      /* per process: scanned in the model's read */
 	void *ahead;               /* that scan's state (ranges.c) */
 	struct ga_ranges_mark_event *mark_events;

@@ -40,6 +40,9 @@ struct trace {
 	size_t len;
 };
 
+/* Ask load() for folded ranges (ranges.h: fold). */
+static int load_fold;
+
 static int close_trace(struct synth *s, struct trace *t)
 {
 	t->buf = NULL;
@@ -57,6 +60,7 @@ static void load(struct loaded *l, const struct trace *t, size_t n)
 	l->rows = NULL;
 	ga_model_init(&l->m);
 	ga_ranges_init(&l->nx);
+	l->nx.fold = load_fold;
 	l->m.keep_rows = SIZE_MAX;
 	for (i = 0; i < n; i++) {
 		src[i].path = "synth";
@@ -827,6 +831,217 @@ static void test_other_threads(void)
 	tap_end();
 }
 
+/*
+ * A job rank as the recorder writes it: steps of 4 layers of 3 ops, each
+ * op launching 3 kernels (at its start, inside, at its end; API call first, the kernel record 5 launches
+ * later, the ranges as they close), a launch between steps outside any
+ * range, every 50th kernel without an API record, every 7th a driver call
+ * of its correlation after its kernel, every 11th a memcpy.  how: 0 as
+ * said; 1 a range "main" around everything, still open at exit (it comes
+ * last); 2 one step's ranges on another thread; 3 a kernel of the first
+ * step whose record comes after 200 steps.
+ */
+static struct trace job_trace(size_t steps, int how, uint32_t pid)
+{
+	struct synth *s = synth_open(NULL);
+	struct trace t = { NULL, 0 };
+	uint32_t k[3], launch, drv, nstep, nlayer, nop[3], nmain, corr = 0, q[8];
+	size_t nq = 0, st, l, o, j, late = 0;
+	uint64_t id = 1, *api_t = calloc(steps * 40 + 8, sizeof(*api_t));
+
+	synth_process(s, pid, "h", "app", 0, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
+	k[0] = synth_string(s, "_Z4gemmv");
+	k[1] = synth_string(s, "_Z4relav");
+	k[2] = synth_string(s, "_Z4normv");
+	launch = synth_string(s, "cudaLaunchKernel_v7000");
+	drv = synth_string(s, "cuLaunchKernel");
+	nstep = synth_string(s, "step");
+	nlayer = synth_string(s, "layer");
+	nop[0] = synth_string(s, "attn");
+	nop[1] = synth_string(s, "mlp");
+	nop[2] = synth_string(s, "norm");
+	nmain = synth_string(s, "main");
+#define JOB_ACT(c)                                                                          \
+	do {                                                                                \
+		uint64_t g_ = GPU0 + (uint64_t)(c) * 100;                                   \
+		if ((c) % 11 == 0)                                                          \
+			synth_memcpy_corr(s, GP_COPY_HTOD, 64, g_, g_ + 50, 0, (c));        \
+		else                                                                        \
+			synth_kernel_corr(s, k[(c) % 3], g_, g_ + 10 + (c) % 40, 0, (c), 0, 0); \
+		if ((c) % 7 == 0)                                                           \
+			synth_api_corr(s, drv, api_t[(c)] + 2, api_t[(c)] + 3, 100, (c),    \
+				       GP_API_DRIVER);                                      \
+	} while (0)
+	/* A kernel's record 5 launches after its call. */
+#define JOB_PUSH(c)                                         \
+	do {                                                \
+		q[nq++] = (c);                              \
+		if (nq == 6) {                              \
+			JOB_ACT(q[0]);                      \
+			memmove(q, q + 1, --nq * sizeof(*q)); \
+		}                                           \
+	} while (0)
+	for (st = 0; st < steps && api_t; st++) {
+		uint64_t t0 = T0 + 1000 + st * 100000;
+		uint32_t tid = how == 2 && st == steps / 2 ? 200 : 100;
+
+		for (l = 0; l < 4; l++) {
+			uint64_t l0 = t0 + l * 20000 + 100;
+
+			for (o = 0; o < 3; o++) {
+				uint64_t o0 = l0 + o * 6000 + 100;
+
+				/* At the op's start, inside, and at its end (the layer's). */
+				for (j = 0; j < 3; j++) {
+					uint64_t a = o0 + j * 2500;
+
+					api_t[++corr] = a;
+					if (corr % 50)
+						synth_api_corr(s, launch, a, a + 20, 100, corr,
+							       GP_API_RUNTIME);
+					if (how == 3 && corr == 3) {
+						late = corr;
+						continue;
+					}
+					JOB_PUSH(corr);
+				}
+				synth_nvtx_range(s, nop[o], 0, o0, o0 + 5000, tid, tid, id++,
+						 GP_NVTX_PUSHPOP);
+			}
+			synth_nvtx_range(s, nlayer, 0, l0, l0 + 19000, tid, tid, id++,
+					 GP_NVTX_PUSHPOP);
+		}
+		synth_nvtx_range(s, nstep, 0, t0, t0 + 90000, tid, tid, id++, GP_NVTX_PUSHPOP);
+		/* Between steps: no range open. */
+		api_t[++corr] = t0 + 95000;
+		synth_api_corr(s, launch, t0 + 95000, t0 + 95020, 100, corr, GP_API_RUNTIME);
+		JOB_PUSH(corr);
+		if (late && st == 200)
+			JOB_ACT((uint32_t)late);
+	}
+	for (j = 0; j < nq && api_t; j++)
+		JOB_ACT(q[j]);
+#undef JOB_PUSH
+#undef JOB_ACT
+	if (how == 1)
+		synth_nvtx_range(s, nmain, 0, T0 + 500, T0 + 2000 + steps * 100000, 100, 100, id++,
+				 GP_NVTX_UNTERMINATED);
+	synth_end(s, T0 + 2000 + steps * 100000, 0);
+	free(api_t);
+	close_trace(s, &t);
+	return t;
+}
+
+/* a and b, loaded exactly and folded: the same tables, tree and rows. */
+static void same_loads(struct loaded *a, struct loaded *b, const char *what)
+{
+	size_t i, bad = 0;
+
+	CHECKF(a->ok && b->ok, "%s: loaded %d %d", what, a->ok, b->ok);
+	if (!a->ok || !b->ok)
+		return;
+	CHECKF(a->nx.nkeys == b->nx.nkeys && a->nx.nnodes == b->nx.nnodes &&
+	       a->m.nrows == b->m.nrows, "%s: %zu/%zu keys, %zu/%zu nodes, %zu/%zu rows", what,
+	       a->nx.nkeys, b->nx.nkeys, a->nx.nnodes, b->nx.nnodes, a->m.nrows, b->m.nrows);
+	CHECKF(a->nx.acts == b->nx.acts && a->nx.in_range == b->nx.in_range &&
+	       a->nx.no_range == b->nx.no_range && a->nx.unattributed == b->nx.unattributed &&
+	       a->nx.unterminated == b->nx.unterminated,
+	       "%s: in %llu/%llu, none %llu/%llu, unattributed %llu/%llu", what,
+	       (unsigned long long)a->nx.in_range, (unsigned long long)b->nx.in_range,
+	       (unsigned long long)a->nx.no_range, (unsigned long long)b->nx.no_range,
+	       (unsigned long long)a->nx.unattributed, (unsigned long long)b->nx.unattributed);
+	for (i = 0; i < a->nx.nkeys && i < b->nx.nkeys; i++) {
+		const struct ga_ranges_key *x = &a->nx.keys[i], *y = &b->nx.keys[i];
+
+		bad += x->label != y->label || x->count != y->count || x->cpu_total != y->cpu_total ||
+		       x->cpu_min != y->cpu_min || x->cpu_max != y->cpu_max ||
+		       x->gpu_ns != y->gpu_ns || x->acts != y->acts || x->kernels != y->kernels ||
+		       x->other_ns != y->other_ns || x->other_kernels != y->other_kernels;
+	}
+	CHECKF(!bad, "%s: %zu keys differ", what, bad);
+	for (i = bad = 0; i < a->nx.nnodes && i < b->nx.nnodes; i++) {
+		const struct ga_ranges_node *x = &a->nx.nodes[i], *y = &b->nx.nodes[i];
+
+		bad += x->parent != y->parent || x->kind != y->kind || x->id != y->id ||
+		       x->child != y->child || x->next != y->next ||
+		       x->instances != y->instances || x->gpu_ns != y->gpu_ns ||
+		       x->acts != y->acts || x->kernels != y->kernels;
+	}
+	CHECKF(!bad && a->nx.root == b->nx.root, "%s: %zu nodes differ", what, bad);
+	for (i = bad = 0; i < a->m.nrows && i < b->m.nrows; i++)
+		bad += a->rows[i].nvtx != b->rows[i].nvtx;
+	CHECKF(!bad, "%s: %zu rows in other ranges", what, bad);
+}
+
+/*
+ * Ranges folded as they close (ranges.h: fold) give what keeping every
+ * range gives: a job's steps, more than the fold keeps open (batches of
+ * them folded, the launches coded as they go), one process and two; and
+ * where a fold cannot, the scan keeps every range again (a range around
+ * everything that comes last, ranges on a second thread, a kernel whose
+ * record comes after its step folded), the model's notes made once.
+ */
+static void test_fold(void)
+{
+	static const struct {
+		int how;
+		size_t steps;
+		int folds;
+		const char *what, *why;
+	} cases[] = {
+		{ 0, 300, 1, "steps folded in batches", NULL },
+		{ 0, 3, 1, "a few steps, folded at the end", NULL },
+		{ 1, 300, 0, "a range around everything, open at exit",
+		  "a range that came after the ranges around it folded" },
+		{ 2, 300, 0, "one step on another thread", "ranges on several threads of a process" },
+		{ 3, 300, 0, "a kernel after its step folded",
+		  "an activity that came after the ranges of its launch folded" },
+	};
+	size_t c;
+
+	tap_begin("nvtx: ranges folded as they close, or kept where folding cannot give the same");
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct trace t[2] = { job_trace(cases[c].steps, cases[c].how, 10),
+				      job_trace(cases[c].steps, 0, 11) };
+		size_t n;
+
+		for (n = 1; n <= 2; n++) {
+			struct loaded a, b;
+
+			ga_filter_init(&a.f);
+			ga_filter_init(&b.f);
+			load_fold = 0;
+			load(&a, t, n);
+			load_fold = 1;
+			load(&b, t, n);
+			load_fold = 0;
+			same_loads(&a, &b, cases[c].what);
+			CHECKF(b.nx.folded == cases[c].folds && !a.nx.folded &&
+			       (b.nx.fold_why == NULL) == cases[c].folds &&
+			       (!cases[c].why || !strcmp(b.nx.fold_why, cases[c].why)),
+			       "%s, %zu processes: folded %d (%s)", cases[c].what, n, b.nx.folded,
+			       b.nx.fold_why ? b.nx.fold_why : "-");
+			/* Only the steps (no fold_keep here: each file's first range) stay. */
+			if (cases[c].folds)
+				CHECKF(b.nx.nranges == n && a.nx.nranges == cases[c].steps * 17 * n,
+				       "%s: %zu ranges kept of %zu", cases[c].what, b.nx.nranges,
+				       a.nx.nranges);
+			/* The copies paired once over two scans: the same legs. */
+			CHECKF(a.m.copy[GP_COPY_HTOD].count == b.m.copy[GP_COPY_HTOD].count,
+			       "%s: %llu/%llu copies", cases[c].what,
+			       (unsigned long long)a.m.copy[GP_COPY_HTOD].count,
+			       (unsigned long long)b.m.copy[GP_COPY_HTOD].count);
+			unload(&a);
+			unload(&b);
+		}
+		free(t[0].buf);
+		free(t[1].buf);
+	}
+	tap_end();
+}
+
 int main(void)
 {
 	struct trace t = main_trace();
@@ -846,6 +1061,7 @@ int main(void)
 	test_far_times(0);
 	test_far_times(1);
 	test_other_threads();
+	test_fold();
 	free(t.buf);
 	return tap_exit();
 }
