@@ -58,7 +58,6 @@ counted:
 		return -1;
 	k->count++;
 	k->total += lat;
-	ga_welford_add(&k->var, k->count, lat);
 	if (lat < k->min)
 		k->min = lat;
 	if (lat > k->max)
@@ -214,10 +213,16 @@ static int on_kernel(struct ga_latency *l, struct ga_model *m, const struct ga_a
 {
 	uint64_t key = (uint64_t)a->proc << 32 | a->correlation;
 	const struct ga_proc *p = &m->procs[a->proc];
-	uint32_t *v = ga_map_find(&l->waiting, key, 0);
-	int replayed = a->rec && a->rec->type == GP_REC_KERNEL &&
-		       (((const struct gp_rec_kernel *)(const void *)a->rec)->flags & GP_ACT_REPLAYED);
+	/* Nothing waiting (a trace without API calls): no look in the map. */
+	uint32_t *v = l->waiting.n ? ga_map_find(&l->waiting, key, 0) : NULL;
+	int replayed;
 
+	if (!v && (!a->correlation || (p->has_config && !(p->config.trace & GP_TRACE_API)))) {
+		l->unmatched++;
+		return 0;
+	}
+	replayed = a->rec && a->rec->type == GP_REC_KERNEL &&
+		   (((const struct gp_rec_kernel *)(const void *)a->rec)->flags & GP_ACT_REPLAYED);
 	if (v && !l->w[*v - 1].kernel) {
 		uint64_t t = l->w[*v - 1].call;
 
@@ -283,7 +288,7 @@ int ga_latency_finish(struct ga_latency *l)
 		k->p90 = ga_quant_pctl(&k->q, 900);
 		k->p99 = ga_quant_pctl(&k->q, 990);
 		k->med_est = ga_quant_estimated(&k->q);
-		k->stddev = ga_welford_stddev(&k->var, k->count);
+		k->stddev = ga_quant_stddev(&k->q);
 		/* The values are no longer needed, but by a summary. */
 		if (!l->keep_values)
 			ga_quant_free(&k->q);

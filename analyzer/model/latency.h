@@ -38,7 +38,6 @@ struct ga_latency_k {
 	uint64_t count, total, min, max, med, stddev;
 	uint64_t p90, p99;         /* set by ga_latency_finish() */
 	int med_est;               /* med, p90, p99 are estimates (a histogram) */
-	struct ga_welford var;
 	struct ga_quant q;         /* the latencies; freed by ga_latency_finish() */
 };
 

@@ -42,24 +42,15 @@ static inline int same_rec(const struct ga_lcfg *c, uint32_t name, const struct 
 	       c->dynamic_smem == r->dynamic_smem;
 }
 
-static int count(struct ga_launchcfg *l, const struct ga_act *a, const struct gp_rec_kernel *r)
+/* The configuration of r not met lately: its key, its hash, the map. */
+static int count_slow(struct ga_launchcfg *l, const struct ga_act *a,
+		      const struct gp_rec_kernel *r, uint32_t *rc)
 {
 	struct ga_lcfg key = { 0 };
 	uint64_t h, k;
-	uint32_t *slot, *rc;
+	uint32_t *slot;
 	int ins;
 
-	/*
-	 * Most launches repeat a recent configuration of their kernel: one
-	 * comparison spares the key, the hash and the map.  Configurations are
-	 * unique in l->c, so the one found is the one the map would give.
-	 */
-	rc = &l->recent[(a->name ^ r->grid[0] ^ r->block[0]) % GA_LCFG_RECENT];
-	if (*rc && same_rec(&l->c[*rc - 1], a->name, r)) {
-		l->c[*rc - 1].count++;
-		l->c[*rc - 1].total += a->end - a->start;
-		return 0;
-	}
 	key.name = a->name;
 	key.dev = a->devrow;
 	memcpy(key.grid, r->grid, sizeof(key.grid));
@@ -93,6 +84,24 @@ static int count(struct ga_launchcfg *l, const struct ga_act *a, const struct gp
 	l->c[*slot - 1].count++;
 	l->c[*slot - 1].total += a->end - a->start;
 	return 0;
+}
+
+static inline int count(struct ga_launchcfg *l, const struct ga_act *a,
+			const struct gp_rec_kernel *r)
+{
+	/*
+	 * Most launches repeat a recent configuration of their kernel: one
+	 * comparison spares the key, the hash and the map.  Configurations are
+	 * unique in l->c, so the one found is the one the map would give.
+	 */
+	uint32_t *rc = &l->recent[(a->name ^ r->grid[0] ^ r->block[0]) % GA_LCFG_RECENT];
+
+	if (*rc && same_rec(&l->c[*rc - 1], a->name, r)) {
+		l->c[*rc - 1].count++;
+		l->c[*rc - 1].total += a->end - a->start;
+		return 0;
+	}
+	return count_slow(l, a, r, rc);
 }
 
 static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)

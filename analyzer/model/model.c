@@ -584,7 +584,6 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 	dur = a.end - a.start;
 	ks->count++;
 	ks->total += dur;
-	ga_welford_add(&ks->var, ks->count, dur);
 	if (dur < ks->min)
 		ks->min = dur;
 	if (dur > ks->max)
@@ -663,7 +662,6 @@ static int memop_count(struct ga_model *m, unsigned kind, const struct gp_rec *r
 	o->count++;
 	o->bytes += bytes;
 	o->total += dur;
-	ga_welford_add(&o->var, o->count, dur);
 	if (dur < o->min)
 		o->min = dur;
 	if (dur > o->max)
@@ -1131,7 +1129,6 @@ static int on_api(struct fctx *f, const struct gp_rec_api *r)
 	as = &m->astats[si];
 	as->count++;
 	as->total += dur;
-	ga_welford_add(&as->var, as->count, dur);
 	if (dur < as->min)
 		as->min = dur;
 	if (dur > as->max)
@@ -1675,12 +1672,12 @@ int ga_model_finish(struct ga_model *m)
 		k->p90 = ga_quant_pctl(&k->durs, 900);
 		k->p99 = ga_quant_pctl(&k->durs, 990);
 		k->med_est = ga_quant_estimated(&k->durs);
-		m->kstats[i].stddev = ga_welford_stddev(&m->kstats[i].var, m->kstats[i].count);
+		k->stddev = ga_quant_stddev(&k->durs);
 	}
 	for (i = 0; i < m->nmemops; i++) {
 		m->memops[i].med = ga_quant_median(&m->memops[i].durs);
 		m->memops[i].med_est = ga_quant_estimated(&m->memops[i].durs);
-		m->memops[i].stddev = ga_welford_stddev(&m->memops[i].var, m->memops[i].count);
+		m->memops[i].stddev = ga_quant_stddev(&m->memops[i].durs);
 	}
 	for (i = 0; i < m->nastats; i++) {
 		struct ga_astat *a = &m->astats[i];
@@ -1689,7 +1686,7 @@ int ga_model_finish(struct ga_model *m)
 		a->p90 = ga_quant_pctl(&a->durs, 900);
 		a->p99 = ga_quant_pctl(&a->durs, 990);
 		a->med_est = ga_quant_estimated(&a->durs);
-		m->astats[i].stddev = ga_welford_stddev(&m->astats[i].var, m->astats[i].count);
+		a->stddev = ga_quant_stddev(&a->durs);
 	}
 	if (m->rows.rsize && ga_xsort_done(&m->rows)) {
 		snprintf(m->err, sizeof(m->err), "the timeline's rows: %s", m->rows.err);

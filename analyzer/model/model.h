@@ -183,7 +183,6 @@ struct ga_kstat {
 	uint64_t count, total, min, max, med, in_graph;
 	uint64_t p90, p99;         /* set by ga_model_finish() */
 	uint64_t stddev;           /* set by ga_model_finish() */
-	struct ga_welford var;
 	struct ga_quant durs;
 	int med_est;               /* med, p90, p99 are estimates (histogram or summary) */
 };
@@ -210,7 +209,6 @@ struct ga_memstat {
 struct ga_memop {
 	uint32_t kind, src, dst;
 	uint64_t count, bytes, total, min, max, med, stddev;
-	struct ga_welford var;
 	struct ga_quant durs;
 	int med_est;               /* med is an estimate (histogram or summary) */
 };
@@ -227,7 +225,6 @@ struct ga_astat {
 	uint64_t count, total, min, max, med, errors, threads;
 	uint64_t p90, p99;         /* set by ga_model_finish() */
 	uint64_t stddev;           /* set by ga_model_finish() */
-	struct ga_welford var;
 	struct ga_quant durs;
 	int med_est;               /* med, p90, p99 are estimates (histogram or summary) */
 };

@@ -5,10 +5,12 @@
  */
 #include "model/quantile.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/sort.h"
+#include "base/util.h"
 
 /* Slack, in buckets, a histogram grows by past the bucket that needed it. */
 #define SPAN_SLACK 64u
@@ -28,17 +30,6 @@ static uint64_t limit_of(const struct ga_quant *q)
 static uint64_t sat(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
-}
-
-uint32_t ga_quant_bucket_of(uint64_t x)
-{
-	unsigned e;
-
-	if (x < (1u << GA_QUANT_SUB_BITS))
-		return (uint32_t)x;
-	e = 63u - (unsigned)__builtin_clzll(x);
-	return (uint32_t)(((e - GA_QUANT_SUB_BITS + 1) << GA_QUANT_SUB_BITS) +
-			  ((x >> (e - GA_QUANT_SUB_BITS)) - (1u << GA_QUANT_SUB_BITS)));
 }
 
 /* The lowest value of bucket b, and its width. */
@@ -260,6 +251,36 @@ void ga_quant_moments(const struct ga_quant *q, uint64_t *n, uint64_t *sum, u128
 		*min = x < *min ? x : *min;
 		*max = x > *max ? x : *max;
 	}
+}
+
+uint64_t ga_quant_stddev(const struct ga_quant *q)
+{
+	long double var;
+
+	if (!q->sketch) {
+		struct ga_welford w = { 0 };
+		size_t bi = 0;
+
+		for (size_t i = 0; i < q->nv; i++)
+			ga_welford_add(&w, i + 1, q->v[i] == GA_QUANT_BIG ? q->big[bi++] : q->v[i]);
+		return ga_welford_stddev(&w, q->nv);
+	}
+	if (q->n < 2)
+		return 0;
+	if (q->sumsq != ~(u128)0 && q->sum != UINT64_MAX && q->sumsq <= ~(u128)0 / q->n) {
+		u128 s = q->sum, num = (u128)q->n * q->sumsq - s * s;
+
+		var = (long double)num / ((long double)q->n * (long double)(q->n - 1));
+	} else {
+		/* Sums past 128 bits (durations of hours, billions of them): close enough. */
+		long double mean = (long double)q->sum / (long double)q->n;
+
+		var = ((long double)q->sumsq / (long double)q->n - mean * mean) *
+		      ((long double)q->n / (long double)(q->n - 1));
+		if (var < 0)
+			var = 0;
+	}
+	return (uint64_t)(sqrtl(var) + 0.5L);
 }
 
 int ga_quant_copy(struct ga_quant *dst, const struct ga_quant *src)

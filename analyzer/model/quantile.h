@@ -56,7 +56,16 @@ struct ga_quant {
 };
 
 /* The bucket of x, and the value bucket b stands for (its middle). */
-uint32_t ga_quant_bucket_of(uint64_t x);
+static inline uint32_t ga_quant_bucket_of(uint64_t x)
+{
+	unsigned e;
+
+	if (x < (1u << GA_QUANT_SUB_BITS))
+		return (uint32_t)x;
+	e = 63u - (unsigned)__builtin_clzll(x);
+	return (uint32_t)(((e - GA_QUANT_SUB_BITS + 1) << GA_QUANT_SUB_BITS) +
+			  ((x >> (e - GA_QUANT_SUB_BITS)) - (1u << GA_QUANT_SUB_BITS)));
+}
 uint64_t ga_quant_bucket_value(uint32_t b);
 
 /* Adds x out of line: growth, long values, the histogram.  0, or -1 out of memory. */
@@ -71,6 +80,25 @@ static inline int ga_quant_add(struct ga_quant *q, uint64_t x)
 	if (q->nv < q->capv && x < GA_QUANT_BIG) {
 		q->v[q->nv++] = (uint32_t)x;
 		return 0;
+	}
+	/* A histogram's bucket within its span: counted here, sums saturating. */
+	if (q->sketch && q->n) {
+		uint32_t b = ga_quant_bucket_of(x) - q->lo;
+
+		if (b < q->ncnt) {
+			unsigned __int128 sq = (unsigned __int128)x * x;
+			uint64_t s = q->sum + x;
+
+			q->cnt[b]++;
+			if (x < q->min)
+				q->min = x;
+			if (x > q->max)
+				q->max = x;
+			q->n += q->n != UINT64_MAX;
+			q->sum = s < x ? UINT64_MAX : s;
+			q->sumsq = q->sumsq + sq < sq ? ~(unsigned __int128)0 : q->sumsq + sq;
+			return 0;
+		}
 	}
 	return ga_quant_add_slow(q, x);
 }
@@ -98,6 +126,15 @@ int ga_quant_to_sketch(struct ga_quant *q);
  */
 void ga_quant_moments(const struct ga_quant *q, uint64_t *n, uint64_t *sum,
 		      unsigned __int128 *sumsq, uint64_t *min, uint64_t *max);
+
+/*
+ * Sample standard deviation of the values (0 for fewer than two), rounded
+ * to ns: while exact, the running variance (base/util.h ga_welford) over
+ * the values in arrival order, as if it had been updated value by value;
+ * a histogram's from its exact sums, n*sumsq - sum^2 over n(n-1) with one
+ * rounding, as a summary's.  So no division is paid per value added.
+ */
+uint64_t ga_quant_stddev(const struct ga_quant *q);
 
 /* A deep copy of src into dst (overwritten).  0, or -1 out of memory (dst empty). */
 int ga_quant_copy(struct ga_quant *dst, const struct ga_quant *src);

@@ -7,12 +7,16 @@
  * spikes, a heavy tail, values of 2^32 and more, 1 ns to 10^12 ns); merges
  * in every order and grouping give the same histogram and quantiles; the
  * memory a quantile holds stays bounded past its limit; --exact's
- * GA_QUANT_NO_LIMIT keeps everything.  Test code, runs offline only.
+ * GA_QUANT_NO_LIMIT keeps everything; the standard deviation taken at the
+ * end is the running variance's while exact and the exact sums' past the
+ * limit.  Test code, runs offline only.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "model/quantile.h"
 #include "tap.h"
 
@@ -301,11 +305,115 @@ static void test_bounded(void)
 	tap_end();
 }
 
+/* Welford's running variance updated value by value, as the model did per record. */
+static uint64_t welford_sd(const uint64_t *v, size_t n)
+{
+	struct ga_welford w = { 0 };
+
+	for (size_t i = 0; i < n; i++)
+		ga_welford_add(&w, i + 1, v[i]);
+	return ga_welford_stddev(&w, n);
+}
+
+/*
+ * The exact standard deviation: n*sumsq - sum^2 over n(n-1), in 128 bits;
+ * UINT64_MAX where those overflow (the heavy tail's squares).
+ */
+static uint64_t exact_sd(const uint64_t *v, size_t n)
+{
+	unsigned __int128 s = 0, sq = 0, num, x2;
+
+	if (n < 2)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		x2 = (unsigned __int128)v[i] * v[i];
+		if (s + v[i] > UINT64_MAX || sq + x2 < sq)
+			return UINT64_MAX;
+		s += v[i];
+		sq += x2;
+	}
+	if (sq > ~(unsigned __int128)0 / n)
+		return UINT64_MAX;
+	num = (unsigned __int128)n * sq - s * s;
+	return (uint64_t)(sqrtl((long double)num / ((long double)n * (long double)(n - 1))) + 0.5L);
+}
+
+/*
+ * The standard deviation taken at the end: while exact, the same bytes as
+ * a running variance updated per value; past the limit, the exact sums'
+ * value (as a summary gives it), within 1 ns of the running variance.  A
+ * histogram's buckets, bounds and sums are the same whether the values
+ * went through ga_quant_add's inline bucket count or ga_quant_add_slow.
+ */
+static void test_stddev(void)
+{
+	size_t n = 3 * 65536 + 17;
+	uint64_t *v = malloc(n * sizeof(*v));
+	int ok_exact = 1, ok_est = 1, ok_same = 1;
+
+	tap_begin("standard deviation at the end, inline histogram counts");
+	for (int d = 0; d < NDIST; d++) {
+		for (size_t lim = 0; lim < 2; lim++) {
+			struct ga_quant q = { .limit = lim ? GA_QUANT_NO_LIMIT : 0 }, slow = { 0 };
+
+			for (size_t i = 0; i < n; i++) {
+				v[i] = draw((enum dist)d, i);
+				CHECK(ga_quant_add(&q, v[i]) == 0 && ga_quant_add_slow(&slow, v[i]) == 0);
+			}
+			if (lim) {
+				uint64_t got = ga_quant_stddev(&q), want = welford_sd(v, n);
+
+				if (got != want) {
+					ok_exact = 0;
+					printf("# %s exact: %llu, Welford %llu\n", dist_name[d],
+					       (unsigned long long)got, (unsigned long long)want);
+				}
+				for (size_t k = 0; k < 40; k++)
+					if (ga_quant_stddev(&(struct ga_quant){ .v = q.v, .nv = k, .big = q.big }) !=
+					    welford_sd(v, k))
+						ok_exact = 0;
+			} else {
+				uint64_t got = ga_quant_stddev(&q), want = exact_sd(v, n),
+					 w = welford_sd(v, n);
+
+				/* Sums past 128 bits: close to the running variance's. */
+				if ((want != UINT64_MAX && got != want) ||
+				    !within(got, w, 1 + w / 1000000)) {
+					ok_est = 0;
+					printf("# %s histogram: %llu, exact %llu, Welford %llu\n",
+					       dist_name[d], (unsigned long long)got,
+					       (unsigned long long)want, (unsigned long long)w);
+				}
+				if (!same(&q, &slow))
+					ok_same = 0;
+			}
+			ga_quant_free(&q);
+			ga_quant_free(&slow);
+		}
+	}
+	CHECK(ok_exact);
+	CHECK(ok_est);
+	CHECK(ok_same);
+	{
+		/* Sums past 128 bits: a finite deviation, no wrap to a small one. */
+		struct ga_quant q = { .limit = 1 };
+
+		for (size_t i = 0; i < 4; i++)
+			CHECK(ga_quant_add(&q, i % 2 ? UINT64_MAX : 0) == 0);
+		CHECKF(ga_quant_stddev(&q) > UINT64_MAX / 4, "%llu",
+		       (unsigned long long)ga_quant_stddev(&q));
+		ga_quant_free(&q);
+	}
+	free(v);
+	tap_end();
+}
+
 int main(void)
 {
 	test_exact();
 	test_estimates();
 	test_merge();
 	test_bounded();
+	test_stddev();
 	return tap_exit();
 }
