@@ -120,6 +120,7 @@ struct seq {
 	uint32_t id;               /* trusted_packet_sequence_id */
 	uint32_t names;            /* event name iids handed out */
 	uint32_t cats, anns;       /* bit per category / annotation name interned */
+	uint8_t tail[8], ntail;    /* a usual packet's sequence id and flags, as pkt_head() puts them */
 };
 
 /* A series of GPU samples: its device and metric names. */
@@ -225,7 +226,7 @@ static void desc_close(struct pf *p)
 }
 
 /* First sight of a process: a pid of its own and its track. */
-static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
+static int proc_first_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 {
 	struct pf *p = e->state;
 	const struct ga_proc *pr = &m->procs[proc];
@@ -247,6 +248,16 @@ static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 	desc_close(p);
 	ga_buf_free(&b);
 	return flush(e);
+}
+
+/* proc_first_seen() where a process is new; the usual case inline. */
+static inline int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
+{
+	const struct pf *p = e->state;
+
+	if (proc < p->pp.cap && p->pp.seen[proc])
+		return 0;
+	return proc_first_seen(e, m, proc);
 }
 
 /*
@@ -355,6 +366,20 @@ static struct seq *seq_of(struct ga_export *e, uint32_t proc, uint32_t tid)
 	/* Strictly increasing over the snapshots, whatever Perfetto checks of them. */
 	q->last = base_of(e) + p->nseqs;
 	*slot = (uint32_t)++p->nseqs;
+	{
+		/* Tags of one byte, the id at most five, the flags one (pkt_head()). */
+		uint8_t *t = q->tail;
+
+		*t++ = F_TP_SEQ_ID << 3 | GA_PB_VARINT;
+		for (uint32_t v = q->id;; v >>= 7) {
+			*t++ = (uint8_t)(v >= 0x80 ? (v & 0x7f) | 0x80 : v);
+			if (v < 0x80)
+				break;
+		}
+		*t++ = F_TP_SEQ_FLAGS << 3 | GA_PB_VARINT;
+		*t++ = SEQ_NEEDS_INCREMENTAL_STATE;
+		q->ntail = (uint8_t)(t - q->tail);
+	}
 
 	ga_pbw_open(&p->w, F_TRACE_PACKET);
 	ga_pbw_varint(&p->w, F_TP_SEQ_ID, q->id);
@@ -470,13 +495,12 @@ static void intern(struct pf *p, struct seq *q, uint32_t iid, const char *name, 
 /* A packet's head as pkt_open() writes it, time t >= q->last; room made. */
 static inline void pkt_head(struct ga_pbw *w, struct seq *q, uint64_t t)
 {
-	ga_pbw_put_varint(w, F_TP_TIMESTAMP << 3 | GA_PB_VARINT);
+	w->p[w->len++] = F_TP_TIMESTAMP << 3 | GA_PB_VARINT;
 	ga_pbw_put_varint(w, t - q->last);
 	q->last = t;
-	ga_pbw_put_varint(w, F_TP_SEQ_ID << 3 | GA_PB_VARINT);
-	ga_pbw_put_varint(w, q->id);
-	ga_pbw_put_varint(w, F_TP_SEQ_FLAGS << 3 | GA_PB_VARINT);
-	ga_pbw_put_varint(w, SEQ_NEEDS_INCREMENTAL_STATE);
+	/* The sequence's id and flags, made once: a fixed-size copy, then only its length counted. */
+	memcpy(w->p + w->len, q->tail, sizeof(q->tail));
+	w->len += q->ntail;
 }
 
 /*

@@ -641,6 +641,35 @@ static void test_random(void)
 	tap_end();
 }
 
+/*
+ * Kernels on 300 streams, interleaved: sequence ids past 127 take two
+ * bytes in every packet's head (perfetto.c makes each sequence's once).
+ */
+static void test_many_streams(void)
+{
+	enum { STREAMS = 300 };
+	enum { EACH = 2 };
+	char path[128], out[128], why[256];
+	struct synth *s;
+	uint32_t k;
+	long n, bad = -1;
+
+	snprintf(path, sizeof(path), "%s/streams.gpuprof", dir);
+	snprintf(out, sizeof(out), "%s/streams.pftrace", dir);
+	s = synth_open(path);
+	synth_process(s, 4244, "host", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	k = synth_string(s, "_Z1kv");
+	for (uint32_t i = 0; i < STREAMS * EACH; i++)
+		synth_kernel(s, k, T0 + 1000 * i, T0 + 1000 * i + 700, 0, 7 + i % STREAMS, 0, 0);
+	synth_end(s, T0 + 1000 * STREAMS * EACH + 1000, 0);
+	synth_close(s, NULL, NULL);
+	tap_begin("perfetto: kernels of 300 streams, a sequence each, nest as written");
+	n = export_and_replay(path, out, &bad, why, sizeof(why), NULL);
+	CHECKF(n == STREAMS * EACH && bad == 0, "%ld slices, %ld built otherwise: %s", n, bad, why);
+	tap_end();
+}
+
 /* A GPU_SERIES record: series id, device, metric names (string ids). */
 static void series(struct synth *s, uint32_t id, uint32_t device, const uint32_t *names,
 		   uint32_t n)
@@ -759,6 +788,7 @@ int main(void)
 	test_strict_lanes();
 	test_lane_put();
 	test_ties();
+	test_many_streams();
 	test_gpu_samples();
 	for (int i = 0; i < (getenv("NRANDOM") ? atoi(getenv("NRANDOM")) : 3); i++)
 		test_random();
