@@ -364,6 +364,18 @@ static int rec_usable(const struct gp_rec *rec)
 }
 
 /*
+ * Types whose size is all rec_usable() checks: a record of one of them that
+ * is long enough is usable without its other tests (most records).
+ */
+_Static_assert(GP_REC_TYPE_COUNT <= 64, "a type mask of 64 bits");
+#define BIT(t) (1ull << (t))
+static const uint64_t sized_only =
+	((GP_REC_TYPE_COUNT == 64 ? 0 : 1ull << GP_REC_TYPE_COUNT) - 1) &
+	~(BIT(GP_REC_PAD) | BIT(GP_REC_STRING) | BIT(GP_REC_STACK) | BIT(GP_REC_METRICS) |
+	  BIT(GP_REC_MODULE) | BIT(GP_REC_GPU_SERIES) | BIT(GP_REC_GPU_SAMPLE));
+#undef BIT
+
+/*
  * Hand the chunk's records to the callback, checking the framing as it
  * goes: a pre-pass would read a chunk of several MiB twice, the second
  * time from beyond the cache.  Framing errors in a chunk whose checksum
@@ -387,13 +399,15 @@ static int deliver(struct rd *r, ga_reader_fn fn, void *ctx, int count, const un
 			return 1;
 		}
 		off += size;
-		if (rec->type == GP_REC_PAD)
+		if (rec->type < GP_REC_TYPE_COUNT && (sized_only >> rec->type & 1) &&
+		    size >= min_size[rec->type]) {
+			/* Usable: rec_usable() would say so. */
+		} else if (rec->type == GP_REC_PAD) {
 			continue;
-		if (rec->type >= GP_REC_TYPE_COUNT) {
+		} else if (rec->type >= GP_REC_TYPE_COUNT) {
 			info->unknown += (uint64_t)count;
 			continue;
-		}
-		if (!rec_usable(rec)) {
+		} else if (!rec_usable(rec)) {
 			info->malformed += (uint64_t)count;
 			continue;
 		}

@@ -733,11 +733,19 @@ static void test_skipped_records(void)
 	h->size = 96;
 	h->aux = 65;                /* longer than any build-id recorded */
 	synth_rec(s, rec, 96);
+	memset(rec, 0, sizeof(rec));
+	h->type = GP_REC_MEMCPY;
+	h->size = 40;               /* too short for a copy */
+	synth_rec(s, rec, 40);
+	h->type = GP_REC_GPU_SAMPLE;
+	h->size = (uint32_t)sizeof(struct gp_rec_gpu_sample) + 8;
+	h->aux = 2;                 /* two values in the room of one */
+	synth_rec(s, rec, h->size);
 	synth_string(s, "fine");
 	synth_close(s, &buf, &len);
 	rc = ga_reader_read_mem("f", buf, len, count, &n, &info, err, sizeof(err));
 	CHECK(rc == GA_READ_OK && !info.damaged);
-	CHECK(n == 1 && info.unknown == 1 && info.malformed == 5);
+	CHECK(n == 1 && info.unknown == 1 && info.malformed == 7);
 	free(buf);
 
 	/* A record whose size breaks the framing makes the chunk unusable. */
