@@ -735,11 +735,11 @@ static void test_skipped_records(void)
 	synth_rec(s, rec, 96);
 	memset(rec, 0, sizeof(rec));
 	h->type = GP_REC_MEMCPY;
-	h->size = 40;               /* too short for a copy */
+	h->size = 40; /* too short for a copy */
 	synth_rec(s, rec, 40);
 	h->type = GP_REC_GPU_SAMPLE;
 	h->size = (uint32_t)sizeof(struct gp_rec_gpu_sample) + 8;
-	h->aux = 2;                 /* two values in the room of one */
+	h->aux = 2; /* two values in the room of one */
 	synth_rec(s, rec, h->size);
 	synth_string(s, "fine");
 	synth_close(s, &buf, &len);
