@@ -115,6 +115,18 @@ struct chrome {
 		char s[63];  /* D,"context":C,"stream":S */
 	} dcache[64];
 	uint8_t kindlen[GA_ACT_KIND_COUNT]; /* a kind's name's length + 1; 0 not yet, 255 not plain */
+	/*
+	 * A kernel's event but its times and correlation, made once per
+	 * kernel, track, stream, launch configuration and launch site met
+	 * lately (kernel_event()): its text before "ts" and after the
+	 * correlation, in s.
+	 */
+	struct ktmpl {
+		uint32_t name, pid, tid, dev, ctx, stream, site, cfg[9];
+		uint8_t hask, replayed, valid;
+		char *s;
+		size_t cap, npre, nsuf;
+	} kt[4096];
 	struct kcfg {
 		uint32_t v[9];         /* grid, block, registers, static_smem, dynamic_smem */
 		uint8_t replayed, len; /* len 0 empty */
@@ -514,6 +526,110 @@ static inline char *put_q(char *p, const struct chrome *c, size_t off, size_t le
 }
 
 /*
+ * A kernel's event as act_direct() writes it, from its template: its text
+ * but the times and the correlation, made at the first event of its
+ * kernel, track, stream, configuration and site (k: its record, NULL
+ * none) and kept in a direct-mapped table.  Returns 0; 1 when the event
+ * takes the general path (nothing written); -1 out of memory.
+ */
+static int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga_act *a,
+			uint32_t pid, uint32_t tid, const struct gp_rec_kernel *k, uint32_t site,
+			const char *kind, size_t lk, uint64_t b)
+{
+	struct chrome *c = e->state;
+	uint32_t cfg[9] = { 0 }, h, diff = 0;
+	uint8_t rp = 0, hk = k != NULL;
+	struct ktmpl *t;
+	char *p;
+
+	if (k) {
+		memcpy(cfg, k->grid, sizeof(k->grid));
+		memcpy(cfg + 3, k->block, sizeof(k->block));
+		cfg[6] = k->registers;
+		cfg[7] = k->static_smem;
+		cfg[8] = k->dynamic_smem;
+		rp = (k->flags & GP_ACT_REPLAYED) != 0;
+	}
+	/* A few values pick the place; all of them must match. */
+	h = a->name * 0x9e3779b1u ^ tid * 0x85ebca6bu ^ a->stream * 0xc2b2ae35u ^
+	    cfg[0] * 0x27d4eb2fu ^ cfg[3] * 0x165667b1u ^ site;
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	t = &c->kt[h % (sizeof(c->kt) / sizeof(c->kt[0]))];
+	for (int i = 0; i < 9; i++)
+		diff |= t->cfg[i] ^ cfg[i];
+	if (!t->valid || diff || t->name != a->name || t->tid != tid || t->pid != pid ||
+	    t->stream != a->stream || t->dev != a->device_id || t->ctx != a->context ||
+	    t->site != site || t->hask != hk || t->replayed != rp) {
+		size_t on, ln, of, lf, os = 0, ls = 0, need;
+
+		on = qname(c, m, a->name, Q_SHORT, &ln);
+		of = qname(c, m, a->name, Q_FULL, &lf);
+		if (!on || !of || (site && !(os = qname(c, m, site, Q_SID, &ls))))
+			return -1;
+		need = 512 + ln + lk + lf + ls;
+		t->valid = 0;
+		if (need > t->cap) {
+			char *ns = realloc(t->s, need);
+
+			if (!ns)
+				return -1;
+			t->s = ns;
+			t->cap = need;
+		}
+		p = GA_JW_LIT(t->s, "{\"name\":");
+		p = put_q(p, c, on, ln);
+		p = GA_JW_LIT(p, ",\"cat\":\"");
+		p = ga_jw_put(p, kind, lk);
+		p = GA_JW_LIT(p, "\",\"ph\":\"X\",\"pid\":");
+		p = put_pidtid(p, c, pid, tid);
+		p = GA_JW_LIT(p, ",\"ts\":");
+		t->npre = (size_t)(p - t->s);
+		p = GA_JW_LIT(p, ",\"device\":");
+		p = put_devstream(p, c, a);
+		p = GA_JW_LIT(p, ",\"name\":");
+		p = put_q(p, c, of, lf);
+		if (k)
+			p = put_kcfg(p, c, k);
+		if (site) {
+			p = GA_JW_LIT(p, ",\"launch_site\":");
+			p = put_q(p, c, os, ls);
+		}
+		t->nsuf = (size_t)(p - t->s) - t->npre;
+		t->name = a->name;
+		t->pid = pid;
+		t->tid = tid;
+		t->stream = a->stream;
+		t->dev = a->device_id;
+		t->ctx = a->context;
+		t->site = site;
+		t->hask = hk;
+		t->replayed = rp;
+		memcpy(t->cfg, cfg, sizeof(cfg));
+		t->valid = 1;
+	}
+	if (!(p = ga_jw_direct(&e->jw, t->npre + t->nsuf + 160)))
+		return 1;
+	p = ga_jw_put(p, t->s, t->npre);
+	p = ga_jw_put_milli(p, a->start - b);
+	p = GA_JW_LIT(p, ",\"dur\":");
+	p = ga_jw_put_milli(p, a->end - a->start);
+	p = GA_JW_LIT(p, ",\"args\":{\"correlation\":");
+	p = ga_jw_put_u64(p, a->correlation);
+	p = ga_jw_put(p, t->s + t->npre, t->nsuf);
+	if (a->graph_id) {
+		p = GA_JW_LIT(p, ",\"graph_id\":");
+		p = ga_jw_put_u64(p, a->graph_id);
+		p = GA_JW_LIT(p, ",\"graph_node\":");
+		p = ga_jw_put_u64(p, a->graph_node);
+	}
+	p = GA_JW_LIT(p, "}}");
+	ga_jw_wrote(&e->jw, p);
+	return 0;
+}
+
+/*
  * A GPU activity's event as act() writes it, the same bytes, straight into
  * the writer's buffer: the events of a large trace are almost all these.
  * Returns 0; 1 when the event takes act()'s general path (a time before
@@ -542,13 +658,18 @@ static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 		return 1;
 	lk = c->kindlen[a->kind] - 1u;
 	if (a->kind == GA_ACT_KERNEL) {
-		on = qname(c, m, a->name, Q_SHORT, &ln);
-		if (!(of = qname(c, m, a->name, Q_FULL, &lf)))
-			return -1;
+		int r;
+
 		if (a->rec && a->rec->type == GP_REC_KERNEL)
 			k = (const void *)a->rec;
 		site = ga_sites_site_of(&e->an->st, m, a);
-		if (site == GA_STR_NOMEM || (site && !(os = qname(c, m, site, Q_SID, &ls))))
+		if (site == GA_STR_NOMEM)
+			return -1;
+		if ((r = kernel_event(e, m, a, pid, tid, k, site, kind, lk, b)) <= 0)
+			return r;
+		on = qname(c, m, a->name, Q_SHORT, &ln);
+		if (!(of = qname(c, m, a->name, Q_FULL, &lf)) ||
+		    (site && !(os = qname(c, m, site, Q_SID, &ls))))
 			return -1;
 	} else {
 		on = qname(c, m, m->labels[a->label].str, Q_CSTR, &ln);
@@ -1173,6 +1294,8 @@ static void done(struct ga_export *e)
 	ga_proc_pids_free(&c->pp);
 	ga_buf_free(&c->qtext);
 	free(c->q);
+	for (size_t i = 0; i < sizeof(c->kt) / sizeof(c->kt[0]); i++)
+		free(c->kt[i].s);
 	ga_lanes_free(&c->lanes);
 	ga_range_layout_free(&c->rl);
 	free(c);

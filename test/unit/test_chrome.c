@@ -298,9 +298,10 @@ static void kargs_of(uint32_t i, struct kargs *k)
 	if (g < 9)
 		k->cfg[g] += (x + 1) * 64;
 	k->replayed = g == 9 && x % 2;
-	k->dev = v % 3 == 0 ? x % 3 : 0;
-	k->ctx = v % 3 == 1 ? 1 + x * 64 : 1;
-	k->stream = v % 3 == 2 ? 7 + x * 64 : 7;
+	/* Most on one stream, so that configurations alike but for one value meet there. */
+	k->dev = v % 7 == 1 ? 1 + x % 2 : 0;
+	k->ctx = v % 7 == 2 ? 1 + x * 64 : 1;
+	k->stream = v % 7 == 3 ? 7 + x * 64 : 7;
 }
 
 static void test_args_each_own(void)
