@@ -20,10 +20,12 @@
 # grows by 4 bytes a launch; past 65536 launches the row's median, P90 and
 # P99 are marked as estimates (~, the header's Quantiles: line), not with
 # --exact.  A trace with nested NVTX ranges (bench/synth_job, 12% ranges,
-# 45% API calls) of 4M records against 1M, without findings: the ranges
-# and each activity's launching call are kept from the scan to the end, in
-# 49 bytes a range and 4 bytes a correlation id (8 while the trace is
-# scanned), and four such rank traces of 1M read together against one.
+# 45% API calls) of 16M records against 2M (past about 1.2M the scan's ring
+# of API calls is full size, 16 MiB), without findings: at most 0.5 bytes a
+# record more (the ranges fold into the table and tree as they close, the
+# launches' innermost ranges go to a temporary file, model/ranges.h fold;
+# the steps stay, 48 bytes each, for the ranks), and four such rank traces
+# of 1M read together against one.
 # The Chrome export of the kernel-only traces (API calls not traced): no
 # launching call to keep for its flows.  Prints "ok - ..." /
 # "not ok - ..." lines; about 40 seconds.
@@ -158,16 +160,26 @@ grows_cmd "peak RSS of a kernel-only Chrome export" "$tmp/k1.gpuprof" "$tmp/k4.g
 	export -t chrome -o /dev/null
 
 # Before: 29 B/record (80 bytes a range and 24 more for its GPU time, 20 an
-# activity for its launching call); after about 21, of which 11 the ranges'
-# and launches' own and 4 the copy legs.
+# activity for its launching call); then 15 (49 bytes a range and 8 a
+# correlation id, kept to the end of the scan); folded, 0.2.
 if "$build/bench/synth_job" 1000000 "$tmp/n1.gpuprof" >/dev/null 2>&1 &&
-	"$build/bench/synth_job" 4000000 "$tmp/n4.gpuprof" >/dev/null 2>&1; then
-	grows "peak RSS of an NVTX report without findings" "$tmp/n1.gpuprof" "$tmp/n4.gpuprof" 25 \
-		--findings=none
+	"$build/bench/synth_job" 2000000 "$tmp/n2.gpuprof" >/dev/null 2>&1 &&
+	"$build/bench/synth_job" 16000000 "$tmp/n16.gpuprof" >/dev/null 2>&1; then
+	ra=$("$build/bench/scan_floor" "$tmp/n2.gpuprof" | awk '{print $2}')
+	rb=$("$build/bench/scan_floor" "$tmp/n16.gpuprof" | awk '{print $2}')
+	a=$(peak_kib report --findings=none "$tmp/n2.gpuprof")
+	b=$(peak_kib report --findings=none "$tmp/n16.gpuprof")
+	if [ "$a" -le 0 ] || [ "$b" -le 0 ] || [ "${rb:-0}" -le "${ra:-0}" ]; then
+		notok "NVTX report: a report failed ($a, $b KiB; $ra, $rb records)"
+	elif [ $(((b - a) * 1024 * 2)) -le $((rb - ra)) ]; then
+		ok "NVTX report: $a KiB at $ra records, $b KiB at $rb (at most 0.5 B/record more)"
+	else
+		notok "NVTX report grows with the records: $a KiB at $ra, $b KiB at $rb (more than 0.5 B/record)"
+	fi
 else
 	notok "synth_job did not write the NVTX traces"
 fi
-rm -f "$tmp/n4.gpuprof"
+rm -f "$tmp/n2.gpuprof" "$tmp/n16.gpuprof"
 # Four rank traces of 1M records read together (--tree): each file's
 # launches come down to 4 bytes an id once its ranges are indexed, before
 # the next file is read.  Before: 29 B/record more than one trace; after 16.
