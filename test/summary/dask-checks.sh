@@ -76,9 +76,12 @@ done
 N=$i
 "$A" summarize -o "$T/local.sum" "$T"/jobs/job-*.gpuprof || bad "local summarize failed"
 "$A" export -t json -o "$T/local.json" "$T/local.sum"
-"$A" report --no-timeline "$T/local.sum" >"$T/local.txt"
+"$A" report --no-timeline "$T/local.sum" >"$T/local.txt" 2>"$T/local.err"
 "$A" export -t json -o "$T/direct.json" "$T"/jobs/job-*.gpuprof 2>/dev/null
-python3 test/summary/compare.py "$T/direct.json" "$T/local.json" >"$T/cmp" &&
+# Copies of one trace share its GPU: findings scanned part by part, said in a warning.
+fopt=()
+grep -q 'a GPU is in several parts' "$T/local.err" && fopt=(--no-findings)
+python3 test/summary/compare.py "$T/direct.json" "$T/local.json" "${fopt[@]}" >"$T/cmp" &&
 	ok "the local merge equals the $N traces read together where summaries hold them" ||
 	bad "local merge vs traces: $(head -3 "$T/cmp")"
 
