@@ -12,7 +12,9 @@
 // counts every kernel launched, warm-up included.  "BENCH loop_t0_ns" and
 // "BENCH loop_t1_ns" are the timed loop's start and end on CLOCK_REALTIME
 // (the trace clock).  With BENCH_SETTLE_S=S it sleeps S seconds after
-// creating the context, before the warm-up.
+// creating the context, before the warm-up.  With BENCH_MARKS=1 the single-
+// thread loop also prints "BENCH batch_end_ns K T": when launch K*100000 +
+// 100000 returned, on CLOCK_REALTIME (read once a batch, printed after the loop).
 #include <pthread.h>
 
 #include "common.cuh"
@@ -84,10 +86,15 @@ static int run_mt(long n, int threads)
 	return 0;
 }
 
+/* BENCH_MARKS=1: the loop's clock every BATCH launches, printed after it (where it stalled). */
+#define BATCH 100000L
+
 static int run_st(long n)
 {
 	double t0, t1;
 	long long r0, r1;
+	const char *mk = getenv("BENCH_MARKS");
+	long long *marks = mk && *mk == '1' ? (long long *)calloc((size_t)(n / BATCH + 1), sizeof(long long)) : NULL;
 
 	CK(cudaFree(0));
 	settle();
@@ -96,12 +103,26 @@ static int run_st(long n)
 	CK(cudaDeviceSynchronize());
 	r0 = realtime_ns();
 	t0 = now_s();
-	for (long i = 0; i < n; i++)
-		empty_kernel<<<1, 32>>>();
+	if (marks) {
+		/* The same loop, the clock read once every BATCH launches. */
+		for (long b = 0, i = 0; i < n; b++) {
+			long e = i + BATCH < n ? i + BATCH : n;
+
+			for (; i < e; i++)
+				empty_kernel<<<1, 32>>>();
+			marks[b] = realtime_ns();
+		}
+	} else {
+		for (long i = 0; i < n; i++)
+			empty_kernel<<<1, 32>>>();
+	}
 	CK(cudaGetLastError());
 	CK(cudaDeviceSynchronize());
 	t1 = now_s();
 	r1 = realtime_ns();
+	for (long b = 0; marks && b * BATCH < n; b++)
+		printf("BENCH batch_end_ns %ld %lld\n", b, marks[b]);
+	free(marks);
 	printf("BENCH us_per_launch %.4f\n", (t1 - t0) * 1e6 / (double)n);
 	printf("BENCH loop_s %.4f\n", t1 - t0);
 	printf("BENCH launched %ld\n", n + WARMUP);
