@@ -1586,6 +1586,18 @@ static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ra
 		/* What only the scan used. */
 		struct fold *f = nx->fstate;
 
+		/*
+		 * Codes that the cache cannot hold at once go to the file now,
+		 * so that the aggregate pass only reads it.
+		 */
+		for (i = 0; f->next > FOLD_CACHE && i < FOLD_CACHE; i++)
+			if (f->cache[i].used && f->cache[i].dirty && fold_write(f, &f->cache[i])) {
+				nx->fold_why = "no temporary file for the launches' ranges";
+				*noted_files = (uint32_t)n;
+				rc = 1;
+				goto out;
+			}
+
 		free(f->win);
 		free(f->roots);
 		free(f->pend);

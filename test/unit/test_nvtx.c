@@ -839,13 +839,15 @@ static void test_other_threads(void)
  * of its correlation after its kernel, every 11th a memcpy.  how: 0 as
  * said; 1 a range "main" around everything, still open at exit (it comes
  * last); 2 one step's ranges on another thread; 3 a kernel of the first
- * step whose record comes after 200 steps.
+ * step whose record comes after 200 steps; 4 correlation ids 4096 apart.
  */
 static struct trace job_trace(size_t steps, int how, uint32_t pid)
 {
 	struct synth *s = synth_open(NULL);
 	struct trace t = { NULL, 0 };
 	uint32_t k[3], launch, drv, nstep, nlayer, nop[3], nmain, corr = 0, q[8];
+	/* 4: correlation ids 4096 apart, a block of codes each (more than the cache holds). */
+	uint32_t stride = how == 4 ? 4096 : 1;
 	size_t nq = 0, st, l, o, j, late = 0;
 	uint64_t id = 1, *api_t = calloc(steps * 40 + 8, sizeof(*api_t));
 
@@ -867,11 +869,13 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 	do {                                                                                \
 		uint64_t g_ = GPU0 + (uint64_t)(c) * 100;                                   \
 		if ((c) % 11 == 0)                                                          \
-			synth_memcpy_corr(s, GP_COPY_HTOD, 64, g_, g_ + 50, 0, (c));        \
+			synth_memcpy_corr(s, GP_COPY_HTOD, 64, g_, g_ + 50, 0, (c) * stride); \
 		else                                                                        \
-			synth_kernel_corr(s, k[(c) % 3], g_, g_ + 10 + (c) % 40, 0, (c), 0, 0); \
+			synth_kernel_corr(s, k[(c) % 3], g_, g_ + 10 + (c) % 40, 0, (c) * stride, \
+					  0, 0);                                            \
 		if ((c) % 7 == 0)                                                           \
-			synth_api_corr(s, drv, api_t[(c)] + 2, api_t[(c)] + 3, 100, (c),    \
+			synth_api_corr(s, drv, api_t[(c)] + 2, api_t[(c)] + 3, 100,         \
+				       (c) * stride,                                        \
 				       GP_API_DRIVER);                                      \
 	} while (0)
 	/* A kernel's record 5 launches after its call. */
@@ -899,7 +903,8 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 
 					api_t[++corr] = a;
 					if (corr % 50)
-						synth_api_corr(s, launch, a, a + 20, 100, corr,
+						synth_api_corr(s, launch, a, a + 20, 100,
+							       corr * stride,
 							       GP_API_RUNTIME);
 					if (how == 3 && corr == 3) {
 						late = corr;
@@ -916,7 +921,8 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 		synth_nvtx_range(s, nstep, 0, t0, t0 + 90000, tid, tid, id++, GP_NVTX_PUSHPOP);
 		/* Between steps: no range open. */
 		api_t[++corr] = t0 + 95000;
-		synth_api_corr(s, launch, t0 + 95000, t0 + 95020, 100, corr, GP_API_RUNTIME);
+		synth_api_corr(s, launch, t0 + 95000, t0 + 95020, 100, corr * stride,
+			       GP_API_RUNTIME);
 		JOB_PUSH(corr);
 		if (late && st == 200)
 			JOB_ACT((uint32_t)late);
@@ -998,7 +1004,12 @@ static void test_fold(void)
 		{ 2, 300, 0, "one step on another thread", "ranges on several threads of a process" },
 		{ 3, 300, 0, "a kernel after its step folded",
 		  "an activity that came after the ranges of its launch folded" },
+		{ 4, 300, 1, "ids far apart, their codes through the temporary file", NULL },
+		{ 4, 300, 0, "ids far apart, no temporary file",
+		  "no temporary file for the launches' ranges" },
 	};
+	const char *env = getenv("TMPDIR");
+	char *tmpdir = env ? strdup(env) : NULL;
 	size_t c;
 
 	tap_begin("nvtx: ranges folded as they close, or kept where folding cannot give the same");
@@ -1015,7 +1026,14 @@ static void test_fold(void)
 			load_fold = 0;
 			load(&a, t, n);
 			load_fold = 1;
+			/* The second case of ids far apart: a TMPDIR where no file can be made. */
+			if (cases[c].how == 4 && !cases[c].folds)
+				setenv("TMPDIR", "/nonexistent/gpuprof-test", 1);
 			load(&b, t, n);
+			if (tmpdir)
+				setenv("TMPDIR", tmpdir, 1);
+			else
+				unsetenv("TMPDIR");
 			load_fold = 0;
 			same_loads(&a, &b, cases[c].what);
 			CHECKF(b.nx.folded == cases[c].folds && !a.nx.folded &&
@@ -1039,6 +1057,7 @@ static void test_fold(void)
 		free(t[0].buf);
 		free(t[1].buf);
 	}
+	free(tmpdir);
 	tap_end();
 }
 
