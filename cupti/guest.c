@@ -613,6 +613,11 @@ void gp_guest_stop(void)
 	atomic_store(&serving, 0);
 }
 
+int gp_guest_multi(void)
+{
+	return v2.usable;
+}
+
 /* ---- what is whose ---- */
 
 int gp_guest_own_record(const CUpti_Activity *rec)

@@ -30,8 +30,13 @@ void gp_guest_drain(void);
  * drain.  Any thread.
  */
 void gp_guest_gap(uint64_t t0, uint64_t t1);
-/* A forked child, or the recorder gave up: pass every guest call through. */
+/*
+ * A forked child, the recorder gave up, or it lets CUPTI go between windows
+ * (detach.h; gp_guest_start serves again): pass every guest call through.
+ */
 void gp_guest_stop(void);
+/* Whether the recorder holds a subscriber of CUPTI 13.3's multi-subscriber path. */
+int gp_guest_multi(void);
 
 /* Non-zero once a guest enabled anything (the recorder then filters its own stream). */
 extern int gp_guest_seen;

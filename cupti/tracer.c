@@ -26,6 +26,14 @@
  * are kept (saved[] below) and written again at the start of every file,
  * since CUPTI reports them once.
  *
+ * Between windows CUPTI is let go of (detach.c): once a window's records
+ * are handed over and the recorder is dormant again (source.h, idle), the
+ * next API exit finalizes CUPTI, and the next window attaches again as the
+ * first did, keeping the devices and contexts known.  Not with a guest
+ * CUPTI user, hardware metrics, the GPU over time, CUPTI 13.3's several
+ * subscribers, or GPUPROF_DETACH=0: CUPTI then stays attached.  While it
+ * is let go of (gp_detach_cupti_ok false) nothing here calls CUPTI.
+ *
  * Window edges (source.h, window; the rule and its limits in edges.h): from
  * OPENING until OPEN, and from CLOSING until tracing is off, the runtime
  * and driver calls that launch, copy or set are watched through callbacks
@@ -36,6 +44,7 @@
  */
 #include "capture.h"
 #include "cupti_api.h"
+#include "detach.h"
 #include "edges.h"
 #include "gpusample.h"
 #include "metrics.h"
@@ -83,6 +92,11 @@ static CUptiResult subscribe_rc;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *pool[GP_MAX_BUFFERS];
 static int pool_count, pool_allocated;
+/*
+ * Buffers CUPTI holds (requested, not yet completed), so that those it
+ * still held when it was finalized go back to the pool (reattach).
+ */
+static uint8_t *lent[GP_MAX_BUFFERS];
 static size_t buffer_size;
 
 /* API name ids by (domain, cbid); producer lock. */
@@ -108,6 +122,9 @@ static cu_sync_fn cu_ctx_synchronize;
 
 static int capture_configured;
 static int metrics_on;
+static int attached_once; /* attach_cupti's first setup done (flusher) */
+/* How long a window waits for a finalize under way on a program thread. */
+#define DETACH_WAIT_NS 2000000000ull
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
@@ -167,6 +184,15 @@ static void CUPTIAPI buffer_request(uint8_t **buf, size_t *size, size_t *max_rec
 			pthread_mutex_unlock(&pool_lock);
 		}
 	}
+	if (b != MAP_FAILED) {
+		pthread_mutex_lock(&pool_lock);
+		for (int i = 0; i < GP_MAX_BUFFERS; i++)
+			if (!lent[i]) {
+				lent[i] = b;
+				break;
+			}
+		pthread_mutex_unlock(&pool_lock);
+	}
 	if (b == MAP_FAILED) {
 		/* CUPTI counts what it then drops; we note that it happened. */
 		gp_lost_add(GP_LOST_NO_BUFFER, 1);
@@ -183,7 +209,25 @@ static void buffer_recycle(uint8_t *b, size_t valid)
 {
 	memset(b, 0, valid);
 	pthread_mutex_lock(&pool_lock);
+	for (int i = 0; i < GP_MAX_BUFFERS; i++)
+		if (lent[i] == b) {
+			lent[i] = NULL;
+			break;
+		}
 	pool[pool_count++] = b;
+	pthread_mutex_unlock(&pool_lock);
+}
+
+/* Flusher, CUPTI finalized: the buffers it still held are the pool's again. */
+static void buffers_back(void)
+{
+	pthread_mutex_lock(&pool_lock);
+	for (int i = 0; i < GP_MAX_BUFFERS; i++)
+		if (lent[i]) {
+			memset(lent[i], 0, buffer_size);
+			pool[pool_count++] = lent[i];
+			lent[i] = NULL;
+		}
 	pthread_mutex_unlock(&pool_lock);
 }
 
@@ -519,6 +563,10 @@ static void put_device(const CUpti_ActivityDevice5 *d, int emit)
 	r.warp_size = d->numThreadsPerWarp;
 	for (i = 0; i < nsaved_dev && saved_dev[i].rec.id != r.id; i++)
 		;
+	/* Known as it is (CUPTI attached again lists it again): in the file already. */
+	if (i < nsaved_dev && !memcmp(&saved_dev[i].rec, &r, sizeof(r)) &&
+	    !strncmp(saved_dev[i].name, d->name ? d->name : "", sizeof(saved_dev[i].name) - 1))
+		emit = 0;
 	if (i < GP_SAVED_DEVICES) {
 		saved_dev[i].rec = r;
 		snprintf(saved_dev[i].name, sizeof(saved_dev[i].name), "%s", d->name ? d->name : "");
@@ -541,6 +589,8 @@ static void put_context(const CUpti_ActivityContext3 *c, int emit)
 	r.flags = c->isGreenContext ? 1u : 0u;
 	for (i = 0; i < nsaved_ctx && saved_ctx[i].id != r.id; i++)
 		;
+	if (i < nsaved_ctx && !memcmp(&saved_ctx[i], &r, sizeof(r)))
+		emit = 0;
 	if (i < GP_SAVED_CONTEXTS) {
 		saved_ctx[i] = r;
 		if (i == nsaved_ctx)
@@ -756,6 +806,11 @@ static void on_callback(void *userdata, CUpti_CallbackDomain domain,
 			CUpti_CallbackId cbid, const void *data)
 {
 	(void)userdata;
+	/* CUPTI is being let go of: the first API exit finalizes, nothing else runs. */
+	if (!gp_detach_cupti_ok()) {
+		gp_detach_callback(domain, data);
+		return;
+	}
 	/* What only the program's own CUPTI user asked for is its alone. */
 	if (gp_guest_seen && !gp_guest_dispatch(domain, cbid, data))
 		return;
@@ -1087,6 +1142,12 @@ static int attach_cupti(struct gp_config *cfg, uint32_t *version, char *why, siz
 	}
 	/* The program's own CUPTI user is served from now on (a dormant recorder too). */
 	gp_guest_start(subscriber);
+	gp_detach_attached();
+	atomic_store_explicit(&cupti_on, 1, memory_order_release);
+	/* Attached again after a window (reattach): the rest is set up already. */
+	if (attached_once)
+		return 0;
+	attached_once = 1;
 	cu_ctx_synchronize = (cu_sync_fn)dlsym(RTLD_DEFAULT, "cuCtxSynchronize");
 	{
 		const struct gp_capture_ops ops = {
@@ -1098,7 +1159,6 @@ static int attach_cupti(struct gp_config *cfg, uint32_t *version, char *why, siz
 		capture_configured = gp_capture_init(cfg, &ops) == 1;
 	}
 	metrics_on = gp_metrics_attach(cfg);
-	atomic_store_explicit(&cupti_on, 1, memory_order_release);
 	return 0;
 }
 
@@ -1218,6 +1278,77 @@ static void attach_when_free(void)
 	       (double)(t1 > wait_since ? t1 - wait_since : 0) / 1e9);
 }
 
+/* CUPTI held and not being let go of: the recorder may call it. */
+static int cupti_usable(void)
+{
+	return atomic_load(&cupti_on) && gp_detach_cupti_ok();
+}
+
+/*
+ * The flusher, before a window: CUPTI held again if it was let go of
+ * after the last one (detach.h), attached as at the first window; the
+ * devices and contexts known stay known (saved_dev, saved_ctx), those
+ * CUPTI lists again are not written twice (put_device).  0, or -1 with why.
+ */
+static int reattach(char *why, size_t whysz)
+{
+	int st;
+
+	if (!atomic_load(&cupti_on) || gp_detach_cupti_ok())
+		return 0;
+	st = gp_detach_resume(DETACH_WAIT_NS);
+	if (st < 0) {
+		snprintf(why, whysz, "CUPTI is still being let go of");
+		return -1;
+	}
+	if (st == GP_DETACH_ATTACHED) {
+		/* Taken back, or finalize refused: the domains went off with what was on in them. */
+		enable_callbacks();
+		gp_guest_start(subscriber);
+		return 0;
+	}
+	atomic_store(&cupti_on, 0);
+	subscribed = 0;
+	buffers_back();
+	if (attach_cupti(&gp_rec.cfg, &gp_rec.cupti_version, why, whysz) < 0) {
+		if (subscribe_rc != CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+			/* Still let go of: the next window tries again. */
+			atomic_store(&cupti_on, 1);
+			return -1;
+		}
+		/* Another CUPTI user took it meanwhile: traced from when it lets go. */
+		wait_since = gp_now_realtime();
+		atomic_store(&cupti_wait, 1);
+		gp_log("%s; tracing starts when it lets go", why);
+		return 0;
+	}
+	claim_devices(1);
+	gp_debug("CUPTI attached again (%u finalized so far)", gp_detach_count());
+	return 0;
+}
+
+/*
+ * The flusher, the recorder dormant again after a window (source.h,
+ * idle): CUPTI is let go of at the next API exit (detach.h), unless
+ * something needs it between windows.
+ */
+static void cuda_idle(void)
+{
+	if (!gp_rec.cfg.detach || !gp_rec.cfg.dormant || atomic_load(&gp_rec.disabled) ||
+	    !cupti_usable() || atomic_load(&cupti_wait) || metrics_on || capture_configured ||
+	    gp_guest_seen || gp_guest_multi() || gp_rec.cfg.gpu_metrics[0] ||
+	    atomic_load(&tracing_cbs) || atomic_load(&edges.phase))
+		return;
+	/* Whatever CUPTI holds is handed over now: nothing is flushed after the finalize. */
+	gp_cu.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	gp_guest_stop();
+	if (gp_detach_request(subscriber) < 0) {
+		gp_guest_start(subscriber);
+		return;
+	}
+	gp_debug("CUPTI is let go of until the next window");
+}
+
 /*
  * The calls watched at the edges: the runtime and driver calls that launch
  * (kernels, graphs), copy or set; a runtime call's start is its launch's
@@ -1271,8 +1402,13 @@ static void guard_callbacks(int on)
 /* The flusher: a window's edges (source.h, window; edges.h). */
 static void cuda_window(int what, uint64_t t)
 {
-	int watch = !atomic_load(&gp_rec.disabled) && atomic_load(&cupti_on) && !metrics_on;
+	int watch;
+	char why[256];
 
+	/* Attached again first: set_tracing says why when that failed. */
+	if (what == GP_WINDOW_OPENING && !atomic_load(&gp_rec.disabled))
+		reattach(why, sizeof(why));
+	watch = !atomic_load(&gp_rec.disabled) && cupti_usable() && !metrics_on;
 	switch (what) {
 	case GP_WINDOW_OPENING:
 		if (!watch)
@@ -1334,6 +1470,11 @@ static int cuda_set_tracing(int on, char *why, size_t whysz)
 {
 	if (atomic_load(&gp_rec.disabled) || !atomic_load(&cupti_on))
 		return 0;
+	if (on && reattach(why, whysz) < 0)
+		return -1;
+	/* Let go of (or a guest took CUPTI meanwhile): nothing is on. */
+	if (!cupti_usable())
+		return 0;
 	if (!on) {
 		atomic_store(&tracing_cbs, 0);
 		if (!capture_configured)
@@ -1387,7 +1528,7 @@ static void cuda_detach(void)
 	gp_guest_stop();
 	gp_nvtxtool_off();
 	gp_metrics_off();
-	if (subscribed) {
+	if (subscribed && gp_detach_cupti_ok()) {
 		gp_cu.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 		gp_cu.cuptiUnsubscribe(subscriber);
 		subscribed = 0;
@@ -1405,7 +1546,16 @@ static void cuda_flush(int final)
 			gp_log("another CUPTI user held CUPTI until the end; the program ran untraced");
 		}
 	}
-	if (!atomic_load(&gp_rec.disabled) && atomic_load(&cupti_on))
+	/* A finalize refused: the callbacks the domains' switch took are turned on again. */
+	if (atomic_load(&cupti_on) && gp_detach_poll())
+		enable_callbacks();
+	/*
+	 * The process ends: a request no API exit carried out is taken back,
+	 * so that CUPTI is never finalized in CUDA's own teardown.
+	 */
+	if (final == GP_FLUSH_END && atomic_load(&cupti_on) && !gp_detach_cupti_ok())
+		gp_detach_resume(DETACH_WAIT_NS);
+	if (!atomic_load(&gp_rec.disabled) && cupti_usable())
 		gp_cu.cuptiActivityFlushAll(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 	if (metrics_on)
 		gp_metrics_progress(final == GP_FLUSH_END);
@@ -1420,7 +1570,7 @@ static void collect_dropped(void)
 {
 	size_t dropped = 0;
 
-	if (!atomic_load(&gp_rec.disabled) && atomic_load(&cupti_on) &&
+	if (!atomic_load(&gp_rec.disabled) && cupti_usable() &&
 	    gp_cu.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS)
 		gp_lost_add(GP_LOST_CUPTI_DROPPED, dropped);
 }
@@ -1453,8 +1603,8 @@ static void cuda_forked(void)
 
 static uint64_t cuda_now(void)
 {
-	return atomic_load(&gp_rec.disabled) || !atomic_load(&cupti_on) ? gp_now_realtime()
-									   : trace_now();
+	/* CUPTI's clock is CLOCK_REALTIME's (cupti-notes): the same while it is let go of. */
+	return atomic_load(&gp_rec.disabled) || !cupti_usable() ? gp_now_realtime() : trace_now();
 }
 
 static const struct gp_source cuda_source = {
@@ -1463,6 +1613,7 @@ static const struct gp_source cuda_source = {
 	.enable = cuda_enable,
 	.set_tracing = cuda_set_tracing,
 	.window = cuda_window,
+	.idle = cuda_idle,
 	.preamble = cuda_preamble,
 	.detach = cuda_detach,
 	.flush = cuda_flush,

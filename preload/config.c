@@ -334,6 +334,9 @@ int gp_config_load(struct gp_config *c)
 	}
 	if (c->sample_period_ms)
 		c->dormant = 1;
+	/* Between windows CUPTI is finalized (cupti/detach.h) unless set to 0. */
+	v = getenv("GPUPROF_DETACH");
+	c->detach = !(v && !strcmp(v, "0"));
 	if (c->dormant && c->flight_bytes) {
 		gp_log("GPUPROF_START=dormant does not go with a flight recorder; starting now");
 		c->dormant = 0;

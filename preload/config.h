@@ -49,6 +49,7 @@ struct gp_config {
 	uint32_t sample_period_ms;
 	char spool[GP_PATH_MAX];   /* GPUPROF_SPOOL: directory of the sampled windows */
 	uint64_t spool_max;        /* GPUPROF_SPOOL_MAX: bytes kept there (oldest go first) */
+	int detach;                /* GPUPROF_DETACH: CUPTI let go of between windows (default 1) */
 	int control;               /* listen on the control socket */
 	int force;
 	int disabled;

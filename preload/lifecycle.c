@@ -17,6 +17,9 @@
  * recorder opens a window of WINDOW every PERIOD itself, the first at a
  * random offset within the period, each into a file of its own in the
  * spool (see "sampled windows" below); gpuprof start/stop/status still work.
+ * Once a window's own file has ended and the recorder is dormant again,
+ * the sources are told (idle_sources): the CUDA source lets CUPTI go until
+ * the next window.
  *
  * With a flight recorder (GPUPROF_FLIGHT_RECORDER) the writer compresses
  * chunks into memory (flight.h) instead of a file; a dump writes what that
@@ -221,6 +224,20 @@ static void window_edge(int what, uint64_t t)
 	for (int i = 0; sources()[i]; i++)
 		if (sources()[i]->window)
 			sources()[i]->window(what, t);
+}
+
+/*
+ * Flusher: dormant again, the last window's file ended (source.h, idle).
+ * Not when a window or a file is open: one file for several windows keeps
+ * what the sources hold for it (CUPTI's correlation ids among them).
+ */
+static void idle_sources(void)
+{
+	if (atomic_load(&window_open) || atomic_load(&gp_rec.state) != GP_DORMANT)
+		return;
+	for (int i = 0; sources()[i]; i++)
+		if (sources()[i]->idle)
+			sources()[i]->idle();
 }
 
 static int set_tracing(int on, char *why, size_t whysz)
@@ -1084,8 +1101,10 @@ static void window_stop_now(char *ans, size_t anssz)
 		ANS("file=%s\nwindow=%u\n", gp_rec.file.path, atomic_load(&windows));
 	gp_debug("window %u closed", atomic_load(&windows));
 	/* A window of its own that saw no GPU work leaves no file. */
-	if (window_own_file && !drop_pending())
+	if (window_own_file && !drop_pending()) {
 		close_file(t, 0);
+		idle_sources();
+	}
 }
 
 static int window_stop(char *ans, size_t anssz)
@@ -1231,8 +1250,10 @@ static void sample_finish(int rotate)
 		if (rename(from, to) < 0)
 			gp_log("cannot rename %s: %s", from, strerror(errno));
 	}
-	if (rotate)
+	if (rotate) {
 		spool_rotate();
+		idle_sources();
+	}
 }
 
 /* On the flusher: carries out the control thread's request, if any. */

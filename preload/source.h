@@ -74,6 +74,14 @@ struct gp_source {
 	 */
 	void (*window)(int what, uint64_t t);
 	/*
+	 * On the flusher, no lock: the recorder is dormant again after a
+	 * window whose file has ended (its records handed over by flush
+	 * GP_FLUSH_FILE and drained), and no window is open.  A source may let
+	 * go of what costs the program until the next window, whose OPENING
+	 * edge comes first (the CUDA source lets CUPTI go).  NULL: nothing.
+	 */
+	void (*idle)(void);
+	/*
 	 * Lock held: a new trace file (or a flight-recorder dump) begins;
 	 * emit again what it needs from before it (devices, contexts).
 	 */

@@ -1,0 +1,63 @@
+/*
+ * CUPTI let go of between windows (dynamic detach), see detach.c.
+ *
+ * Context: gp_detach_request, gp_detach_resume, gp_detach_poll on the
+ * recorder's flusher (or the exit path once it has ended), never two at
+ * once; gp_detach_callback in CUPTI callbacks on program threads (atomics
+ * and cuptiFinalize only); gp_detach_cupti_ok anywhere.
+ */
+#ifndef GP_CUPTI_DETACH_H
+#define GP_CUPTI_DETACH_H
+
+#include <cupti.h>
+#include <stdint.h>
+
+/* States (gp_detach_state). */
+#define GP_DETACH_ATTACHED 0   /* CUPTI held: the recorder calls it freely */
+#define GP_DETACH_REQUESTED 1  /* the next API exit finalizes; nothing else calls CUPTI */
+#define GP_DETACH_FINALIZING 2 /* cuptiFinalize runs on a program thread */
+#define GP_DETACH_DETACHED 3   /* finalized: the next window attaches again */
+#define GP_DETACH_FAILED 4     /* cuptiFinalize refused: still attached (gp_detach_poll) */
+
+/*
+ * Flusher, tracing off, every record handed over: asks the next API exit
+ * (any thread) to finalize CUPTI, by turning on the runtime and driver
+ * callback domains of sub.  0 asked, -1 not (finalize refused once before,
+ * or CUPTI has no cuptiFinalize): CUPTI stays attached.
+ */
+int gp_detach_request(CUpti_SubscriberHandle sub);
+
+/*
+ * A CUPTI callback while the state is not GP_DETACH_ATTACHED (the caller
+ * tests gp_detach_cupti_ok first and does nothing else): at the first
+ * runtime or driver API exit, cuptiFinalize once.
+ */
+void gp_detach_callback(CUpti_CallbackDomain domain, const void *data);
+
+/* Whether the recorder may call CUPTI now (GP_DETACH_ATTACHED). */
+int gp_detach_cupti_ok(void);
+int gp_detach_state(void);
+
+/*
+ * Flusher, before a window: takes a request back that no API exit has
+ * carried out yet (the domains off again: the caller turns on again the
+ * callbacks it needs), waits up to wait_ns for a finalize under way.
+ * Returns GP_DETACH_ATTACHED (CUPTI still held), GP_DETACH_DETACHED (the
+ * caller attaches as at the first window, then calls gp_detach_attached),
+ * or -1 (a finalize still running after the wait: no window now).
+ */
+int gp_detach_resume(uint64_t wait_ns);
+/* Flusher: attached again after GP_DETACH_DETACHED. */
+void gp_detach_attached(void);
+
+/*
+ * Flusher: a finalize that failed is taken back (the domains off, one
+ * line said, no further request).  Returns 1 when it did so, the caller
+ * then turns on again the callbacks it needs; 0 otherwise.
+ */
+int gp_detach_poll(void);
+
+/* Finalizes done so far (status, tests). */
+unsigned gp_detach_count(void);
+
+#endif
