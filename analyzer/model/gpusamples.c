@@ -202,9 +202,7 @@ static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp
 		rc = on_series(g, m, proc, (const void *)rec);
 	else if (rec->type == GP_REC_GPU_SAMPLE)
 		rc = on_sample(g, proc, (const void *)rec);
-	if (rc)
-		return -1;
-	return g->next.rec ? g->next.rec(g->next.ctx, m, proc, rec) : 0;
+	return rc ? -1 : 0;
 }
 
 /* An unlinked temporary file in $TMPDIR (else /tmp), or NULL. */
@@ -306,15 +304,14 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 			g->kernels_unkept++;
 		}
 	}
-	return g->next.act ? g->next.act(g->next.ctx, m, a) : 0;
+	return g->next_act.fn ? g->next_act.fn(g->next_act.ctx, m, a) : 0;
 }
 
-void ga_gs_bind(struct ga_gpusamples *g, struct ga_model *m)
+int ga_gs_bind(struct ga_gpusamples *g, struct ga_model *m)
 {
-	g->next = m->obs;
-	m->obs.ctx = g;
-	m->obs.rec = obs_rec;
-	m->obs.act = obs_act;
+	return ga_model_observe(m, g, obs_rec,
+				(1ull << GP_REC_GPU_SERIES) | (1ull << GP_REC_GPU_SAMPLE), obs_act,
+				&g->next_act);
 }
 
 /* ---- finish ---- */

@@ -88,7 +88,7 @@ struct ga_gs_kernel {
 };
 
 struct ga_gpusamples {
-	struct ga_observer next;
+	struct ga_fan_act next_act; /* the model's next observer of activities */
 	struct ga_gs_series *series;
 	size_t nseries, capseries;
 	struct ga_map smap;        /* (proc, id) -> series index + 1 */
@@ -104,7 +104,8 @@ struct ga_gpusamples {
 };
 
 void ga_gs_init(struct ga_gpusamples *g);
-void ga_gs_bind(struct ga_gpusamples *g, struct ga_model *m);
+/* Observe m's records and kernels (model.h ga_model_observe).  0, or -1 (the fan is full). */
+int ga_gs_bind(struct ga_gpusamples *g, struct ga_model *m);
 /* After the model and the NVTX ranges are finished.  0, or -1 out of memory. */
 int ga_gs_finish(struct ga_gpusamples *g, struct ga_model *m, const struct ga_ranges *rg);
 void ga_gs_free(struct ga_gpusamples *g);

@@ -380,26 +380,19 @@ static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp
 		on_info(mx, m, (const void *)rec);
 		break;
 	default:
-		return mx->next.rec ? mx->next.rec(mx->next.ctx, m, proc, rec) : 0;
+		return 0;
 	}
 	if (rc)
 		mx->oom = 1;
 	return rc;
 }
 
-static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
+int ga_mx_bind(struct ga_mx *mx, struct ga_model *m)
 {
-	struct ga_mx *mx = ctx;
-
-	return mx->next.act ? mx->next.act(mx->next.ctx, m, a) : 0;
-}
-
-void ga_mx_bind(struct ga_mx *mx, struct ga_model *m)
-{
-	mx->next = m->obs;
-	m->obs.ctx = mx;
-	m->obs.rec = obs_rec;
-	m->obs.act = obs_act;
+	return ga_model_observe(m, mx, obs_rec,
+				(1ull << GP_REC_METRICS) | (1ull << GP_REC_DEVICE_PEAKS) |
+					(1ull << GP_REC_METRICS_INFO),
+				NULL, NULL);
 }
 
 /* Rows by total profiled time, descending. */

@@ -69,7 +69,6 @@ struct ga_mx_peaks {
 #define GA_MX_MEAS_DRAM (1u << GP_PEAK_COUNT)
 
 struct ga_mx {
-	struct ga_observer next;   /* the observer bound before */
 	struct ga_mx_kernel *k;
 	size_t nk, capk;
 	struct ga_map kmap;        /* (proc << 32 | device, name) -> index + 1 */
@@ -91,8 +90,8 @@ struct ga_mx {
 void ga_mx_init(struct ga_mx *mx);
 void ga_mx_free(struct ga_mx *mx);
 
-/* Observes m's records (after any observer already bound, which keeps working). */
-void ga_mx_bind(struct ga_mx *mx, struct ga_model *m);
+/* Observes m's records (model.h ga_model_observe).  0, or -1 (the fan is full). */
+int ga_mx_bind(struct ga_mx *mx, struct ga_model *m);
 
 /* 1 when the traces asked for metrics (info or metrics records). */
 int ga_mx_any(const struct ga_mx *mx);

@@ -246,7 +246,7 @@ static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp
 		l->oom = 1;
 		return -1;
 	}
-	return l->next.rec ? l->next.rec(l->next.ctx, m, proc, rec) : 0;
+	return 0;
 }
 
 static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
@@ -258,16 +258,13 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 		l->oom = 1;
 		return -1;
 	}
-	return l->next.act ? l->next.act(l->next.ctx, m, a) : 0;
+	return l->next_act.fn ? l->next_act.fn(l->next_act.ctx, m, a) : 0;
 }
 
-void ga_latency_bind(struct ga_latency *l, struct ga_model *m)
+int ga_latency_bind(struct ga_latency *l, struct ga_model *m)
 {
-	l->next = m->obs;
 	l->quant_limit = m->quant_limit;
-	m->obs.ctx = l;
-	m->obs.rec = obs_rec;
-	m->obs.act = obs_act;
+	return ga_model_observe(m, l, obs_rec, 1ull << GP_REC_API, obs_act, &l->next_act);
 }
 
 int ga_latency_finish(struct ga_latency *l)

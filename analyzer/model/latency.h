@@ -61,7 +61,7 @@ struct ga_latency_wait {
 #define GA_LAT_RECENT 64
 
 struct ga_latency {
-	struct ga_observer next;   /* the observer bound before */
+	struct ga_fan_act next_act; /* the model's next observer of activities */
 	struct ga_latency_k *k;
 	size_t nk, capk;
 	struct ga_map kmap;        /* kernel name -> index + 1 */
@@ -88,10 +88,10 @@ void ga_latency_init(struct ga_latency *l);
 void ga_latency_free(struct ga_latency *l);
 
 /*
- * Observe m's kept activities and API records (after any observer already
- * bound); latencies keep m's quant_limit, so set it first.
+ * Observe m's kept activities and API records (model.h ga_model_observe);
+ * latencies keep m's quant_limit, so set it first.  0, or -1 (the fan is full).
  */
-void ga_latency_bind(struct ga_latency *l, struct ga_model *m);
+int ga_latency_bind(struct ga_latency *l, struct ga_model *m);
 
 /*
  * After the model is finished: medians, p90, p99 and deviations; the

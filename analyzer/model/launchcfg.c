@@ -104,13 +104,6 @@ static inline int count(struct ga_launchcfg *l, const struct ga_act *a,
 	return count_slow(l, a, r, rc);
 }
 
-static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
-{
-	struct ga_launchcfg *l = ctx;
-
-	return l->next.rec ? l->next.rec(l->next.ctx, m, proc, rec) : 0;
-}
-
 static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_launchcfg *l = ctx;
@@ -120,15 +113,12 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 		l->oom = 1;
 		return -1;
 	}
-	return l->next.act ? l->next.act(l->next.ctx, m, a) : 0;
+	return l->next_act.fn ? l->next_act.fn(l->next_act.ctx, m, a) : 0;
 }
 
-void ga_launchcfg_bind(struct ga_launchcfg *l, struct ga_model *m)
+int ga_launchcfg_bind(struct ga_launchcfg *l, struct ga_model *m)
 {
-	l->next = m->obs;
-	m->obs.ctx = l;
-	m->obs.rec = obs_rec;
-	m->obs.act = obs_act;
+	return ga_model_observe(m, l, NULL, 0, obs_act, &l->next_act);
 }
 
 /*

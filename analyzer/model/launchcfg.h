@@ -47,7 +47,7 @@ struct ga_lcfg {
 #define GA_LCFG_RECENT 64
 
 struct ga_launchcfg {
-	struct ga_observer next;
+	struct ga_fan_act next_act; /* the model's next observer of activities */
 	struct ga_lcfg *c;
 	size_t nc, capc;
 	struct ga_map map;         /* (hash of the configuration, k) -> index + 1 */
@@ -57,7 +57,8 @@ struct ga_launchcfg {
 
 void ga_launchcfg_init(struct ga_launchcfg *l);
 void ga_launchcfg_free(struct ga_launchcfg *l);
-void ga_launchcfg_bind(struct ga_launchcfg *l, struct ga_model *m);
+/* Observe m's kernels (model.h ga_model_observe).  0, or -1 (the fan is full). */
+int ga_launchcfg_bind(struct ga_launchcfg *l, struct ga_model *m);
 
 /* After the model is finished: occupancy of every configuration. */
 void ga_launchcfg_finish(struct ga_launchcfg *l, const struct ga_model *m);

@@ -89,24 +89,13 @@ static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp
 {
 	struct ga_memuse *mu = ctx;
 
-	if (rec->type == GP_REC_MEMORY && on_memory(mu, proc, (const void *)rec))
-		return -1;
-	return mu->next.rec ? mu->next.rec(mu->next.ctx, m, proc, rec) : 0;
+	(void)m;
+	return rec->type == GP_REC_MEMORY && on_memory(mu, proc, (const void *)rec) ? -1 : 0;
 }
 
-static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
+int ga_memuse_bind(struct ga_memuse *mu, struct ga_model *m)
 {
-	struct ga_memuse *mu = ctx;
-
-	return mu->next.act ? mu->next.act(mu->next.ctx, m, a) : 0;
-}
-
-void ga_memuse_bind(struct ga_memuse *mu, struct ga_model *m)
-{
-	mu->next = m->obs;
-	m->obs.ctx = mu;
-	m->obs.rec = obs_rec;
-	m->obs.act = obs_act;
+	return ga_model_observe(m, mu, obs_rec, 1ull << GP_REC_MEMORY, NULL, NULL);
 }
 
 static int cmp_dev(const void *pa, const void *pb)

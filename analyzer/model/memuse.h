@@ -91,7 +91,6 @@ struct ga_memuse_dev {
 };
 
 struct ga_memuse {
-	struct ga_observer next;   /* the observer this one passes calls on to */
 	struct ga_map map;         /* (proc, device) -> devs index + 1 */
 	struct ga_memuse_dev *devs; /* by process, then device, after finish */
 	size_t ndevs, capdevs;
@@ -108,8 +107,8 @@ struct ga_memuse {
 
 void ga_memuse_init(struct ga_memuse *mu);
 
-/* Observe m's records (keeps m's current observer and passes every call on to it). */
-void ga_memuse_bind(struct ga_memuse *mu, struct ga_model *m);
+/* Observe m's records (model.h ga_model_observe).  0, or -1 (the fan is full). */
+int ga_memuse_bind(struct ga_memuse *mu, struct ga_model *m);
 
 /*
  * After the model is finished: order, replay, peaks, and the samples when

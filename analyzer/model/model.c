@@ -106,6 +106,48 @@ int ga_model_init(struct ga_model *m)
 	return ga_strtab_init(&m->strs);
 }
 
+int ga_model_observe(struct ga_model *m, void *ctx,
+		     int (*rec)(void *ctx, struct ga_model *m, uint32_t proc,
+				const struct gp_rec *rec),
+		     uint64_t types,
+		     int (*act)(void *ctx, struct ga_model *m, const struct ga_act *a),
+		     struct ga_fan_act *next)
+{
+	if (rec) {
+		if (m->nfan_rec == GA_MODEL_FAN)
+			return -1;
+		for (unsigned t = 0; t < GP_REC_TYPE_COUNT; t++)
+			if (types >> t & 1)
+				m->fan_route[t] |= (uint8_t)(1u << m->nfan_rec);
+		m->fan_rec[m->nfan_rec++] = (struct ga_fan_rec){ ctx, rec };
+	}
+	if (act) {
+		*next = m->fan_act;
+		m->fan_act = (struct ga_fan_act){ ctx, act };
+	}
+	return 0;
+}
+
+/*
+ * A record the model hands to observers: the chain, then those of the
+ * model's own analyses that read its type, the last registered first.
+ */
+static int observe_rec(struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
+{
+	unsigned route = rec->type < GP_REC_TYPE_COUNT ? m->fan_route[rec->type] : 0;
+
+	if (m->obs.rec && m->obs.rec(m->obs.ctx, m, proc, rec))
+		return -1;
+	while (route) {
+		unsigned i = 31u - (unsigned)__builtin_clz(route);
+
+		route &= ~(1u << i);
+		if (m->fan_rec[i].fn(m->fan_rec[i].ctx, m, proc, rec))
+			return -1;
+	}
+	return 0;
+}
+
 void ga_model_free(struct ga_model *m)
 {
 	size_t i;
@@ -455,6 +497,8 @@ add_activity(struct fctx *f, struct ga_act *a)
 	a->proc = f->proc;
 	a->nvtx = f->nvtx;
 	if (m->obs.act && m->obs.act(m->obs.ctx, m, a))
+		return nomem(f);
+	if (m->fan_act.fn && m->fan_act.fn(m->fan_act.ctx, m, a))
 		return nomem(f);
 	if (m->hooks.act && m->hooks.act(m->hooks.ctx, m, a)) {
 		snprintf(m->err, sizeof(m->err), "%s: stopped by an output error",
@@ -1334,7 +1378,7 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 		/* Observers see API records too (launch latency). */
 		if (on_api(f, (const void *)rec))
 			return -1;
-		if (m->obs.rec && m->obs.rec(m->obs.ctx, m, f->proc, rec))
+		if (observe_rec(m, f->proc, rec))
 			return nomem(f);
 		return 0;
 	case GP_REC_THREAD:
@@ -1397,7 +1441,7 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 		return 0;
 	}
 	default:
-		if (m->obs.rec && m->obs.rec(m->obs.ctx, m, f->proc, rec))
+		if (observe_rec(m, f->proc, rec))
 			return nomem(f);
 		return 0;
 	}

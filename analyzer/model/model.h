@@ -97,6 +97,27 @@ struct ga_observer {
 };
 
 /*
+ * The model's own analyses beside it (launch latency, launch
+ * configurations, ranks, ...) observe it apart from the chain in obs,
+ * registered by ga_model_observe(), so that a record or an activity
+ * reaches only those with something to do with it: records by type (each
+ * names the GP_REC_* types it reads, at most GA_MODEL_FAN of them read
+ * records), activities through a chain of their own that only those that
+ * read activities join (each passes the call on to the next it was given,
+ * as in struct ga_observer).  The model calls them after the chain in obs,
+ * the last registered first.  Same contract as struct ga_observer.
+ */
+#define GA_MODEL_FAN 8
+struct ga_fan_rec {
+	void *ctx;
+	int (*fn)(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec);
+};
+struct ga_fan_act {
+	void *ctx;
+	int (*fn)(void *ctx, struct ga_model *m, const struct ga_act *a);
+};
+
+/*
  * A look-ahead beside the model's read of a file, over the same decoded
  * chunks (read/reader.h's ga_reader_read_ahead), GA_MODEL_AHEAD chunks
  * before the model: begin(ctx, proc, &actx) returns the reader callback of
@@ -243,6 +264,10 @@ struct ga_model {
 	struct ga_strtab strs;
 	struct ga_hooks hooks;
 	struct ga_observer obs;
+	struct ga_fan_rec fan_rec[GA_MODEL_FAN];
+	uint32_t nfan_rec;
+	uint8_t fan_route[GP_REC_TYPE_COUNT]; /* bit i: fan_rec[i] reads the type */
+	struct ga_fan_act fan_act;            /* the first of the activities' chain */
 	struct ga_ahead ahead;
 	void *reading;             /* the file being read (model.c's state), else NULL */
 	const int64_t *shifts;     /* clock correction of file i's times (model/align.h) */
@@ -437,6 +462,19 @@ int ga_model_add_mem(struct ga_model *m, const char *name, const void *buf, size
  * Returns 0, or -1 when memory runs out.
  */
 int ga_model_finish(struct ga_model *m);
+
+/*
+ * Registers one of the model's own analyses (see struct ga_fan_rec): rec
+ * for the records of the types whose bits (1 << GP_REC_*) types sets,
+ * act, which passes each call on to *next, for activities; either may be
+ * NULL.  0, or -1 when GA_MODEL_FAN observers of records are registered.
+ */
+int ga_model_observe(struct ga_model *m, void *ctx,
+		     int (*rec)(void *ctx, struct ga_model *m, uint32_t proc,
+				const struct gp_rec *rec),
+		     uint64_t types,
+		     int (*act)(void *ctx, struct ga_model *m, const struct ga_act *a),
+		     struct ga_fan_act *next);
 
 /*
  * Strtab id of string id of the file being read, for an observer's rec;

@@ -65,13 +65,6 @@ static uint32_t kernel_class(struct ga_ranks *rk, const struct ga_model *m, uint
 	return *slot;
 }
 
-static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
-{
-	struct ga_ranks *rk = ctx;
-
-	return rk->next.rec ? rk->next.rec(rk->next.ctx, m, proc, rec) : 0;
-}
-
 static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_ranks *rk = ctx;
@@ -101,15 +94,12 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 			d->nccl_kernels += c == 1;
 		}
 	}
-	return rk->next.act ? rk->next.act(rk->next.ctx, m, a) : 0;
+	return rk->next_act.fn ? rk->next_act.fn(rk->next_act.ctx, m, a) : 0;
 }
 
-void ga_ranks_bind(struct ga_ranks *rk, struct ga_model *m)
+int ga_ranks_bind(struct ga_ranks *rk, struct ga_model *m)
 {
-	rk->next = m->obs;
-	m->obs.ctx = rk;
-	m->obs.rec = obs_rec;
-	m->obs.act = obs_act;
+	return ga_model_observe(m, rk, NULL, 0, obs_act, &rk->next_act);
 }
 
 /* Time covered by both disjoint ascending interval lists. */

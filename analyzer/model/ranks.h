@@ -65,7 +65,7 @@ struct ga_rank_step {
 };
 
 struct ga_ranks {
-	struct ga_observer next;   /* the observer this one passes calls on to */
+	struct ga_fan_act next_act; /* the model's next observer of activities */
 	int inputs;                /* traces on the command line, set before reading */
 	struct ga_rank_dev *devs;  /* by model devrow */
 	size_t ndevs, capdevs;
@@ -84,11 +84,8 @@ struct ga_ranks {
 
 void ga_ranks_init(struct ga_ranks *rk);
 
-/*
- * Observe m's activities (keeps m's current observer and passes every
- * call on to it).  Call after any other binding.
- */
-void ga_ranks_bind(struct ga_ranks *rk, struct ga_model *m);
+/* Observe m's activities (model.h ga_model_observe).  0, or -1 (the fan is full). */
+int ga_ranks_bind(struct ga_ranks *rk, struct ga_model *m);
 
 /*
  * After the model is finished and the ranges scanned: per-rank figures,

@@ -881,7 +881,7 @@ static void test_launch_configs(void)
 	tap_begin("launch configurations: each distinct one counted apart, in any order");
 	CHECK(ga_model_init(&m) == 0);
 	ga_launchcfg_init(&l);
-	ga_launchcfg_bind(&l, &m);
+	CHECK(ga_launchcfg_bind(&l, &m) == 0);
 	for (i = 0; i < NCFG; i++) {
 		memset(&cfg[i], 0, sizeof(cfg[i]));
 		cfg[i].h.type = GP_REC_KERNEL;
@@ -911,7 +911,7 @@ static void test_launch_configs(void)
 		a.start = 1000 * i;
 		a.end = a.start + (r >> 50);
 		a.rec = &cfg[c].h;
-		same = m.obs.act(m.obs.ctx, &m, &a) == 0;
+		same = m.fan_act.fn(m.fan_act.ctx, &m, &a) == 0;
 		want_count[c]++;
 		want_total[c] += a.end - a.start;
 		if (first_dev[c] == UINT32_MAX)
@@ -947,8 +947,123 @@ static void test_launch_configs(void)
 	tap_end();
 }
 
+/* A log of observer calls: who saw which record or activity, in order. */
+struct fan_log {
+	char who[64];
+	size_t n;
+	int stop_at; /* the call that returns non-zero, 0 none */
+};
+struct fan_obs {
+	struct fan_log *log;
+	char tag;
+	struct ga_fan_act next;
+};
+
+static int fan_note(struct fan_obs *o)
+{
+	if (o->log->n + 1 < sizeof(o->log->who))
+		o->log->who[o->log->n++] = o->tag;
+	return o->log->stop_at && (int)o->log->n == o->log->stop_at;
+}
+
+static int fan_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
+{
+	(void)m;
+	(void)proc;
+	(void)rec;
+	return fan_note(ctx);
+}
+
+static int fan_act(void *ctx, struct ga_model *m, const struct ga_act *a)
+{
+	struct fan_obs *o = ctx;
+
+	if (a->kind == GA_ACT_KERNEL && fan_note(o))
+		return 1;
+	return o->next.fn ? o->next.fn(o->next.ctx, m, a) : 0;
+}
+
+/* The chain in m->obs: upper case letters for its calls. */
+static int chain_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
+{
+	struct fan_obs o = *(struct fan_obs *)ctx;
+
+	(void)m;
+	(void)proc;
+	o.tag = 'R';
+	return rec->type == GP_REC_API ? fan_note(&o) : 0;
+}
+
+static int chain_act(void *ctx, struct ga_model *m, const struct ga_act *a)
+{
+	struct fan_obs o = *(struct fan_obs *)ctx;
+
+	(void)m;
+	o.tag = 'A';
+	return a->kind == GA_ACT_KERNEL ? fan_note(&o) : 0;
+}
+
+/*
+ * One API call and its kernel through a model with the chain c and the
+ * model's observers a (API records), b (activities), x (API records and
+ * activities) and y (allocations, none here).
+ */
+static int fan_read(struct fan_log *log, int stop_at)
+{
+	struct ga_model m;
+	struct synth *s = synth_open(NULL);
+	struct fan_obs a = { log, 'a', { 0 } }, b = { log, 'b', { 0 } }, x = { log, 'x', { 0 } },
+		       y = { log, 'y', { 0 } }, c = { log, 0, { 0 } };
+	uint32_t k = synth_string(s, "k"), n = synth_string(s, "cuLaunchKernel");
+	int rc;
+
+	memset(log, 0, sizeof(*log));
+	log->stop_at = stop_at;
+	synth_api(s, n, T0, T0 + 10, 7, 0);
+	synth_kernel(s, k, T0 + 20, T0 + 30, 0, 1, 0, 0);
+	CHECK(ga_model_init(&m) == 0);
+	/* Registered a, y, b, x: called x, b (activities), x, a (records). */
+	CHECK(ga_model_observe(&m, &a, fan_rec, 1ull << GP_REC_API, NULL, NULL) == 0);
+	CHECK(ga_model_observe(&m, &y, fan_rec, 1ull << GP_REC_MEMORY, NULL, NULL) == 0);
+	CHECK(ga_model_observe(&m, &b, NULL, 0, fan_act, &b.next) == 0);
+	CHECK(ga_model_observe(&m, &x, fan_rec, 1ull << GP_REC_API, fan_act, &x.next) == 0);
+	CHECK(m.nfan_rec == 3 && m.fan_act.ctx == &x && x.next.ctx == &b && !b.next.fn);
+	m.obs = (struct ga_observer){ &c, chain_rec, chain_act };
+	rc = add_synth(&m, s, "fan");
+	ga_model_free(&m);
+	return rc;
+}
+
+static void test_fan(void)
+{
+	struct fan_log log;
+	struct ga_model m;
+	struct fan_obs o = { &log, 'o', { 0 } };
+	int i, full = 0;
+
+	tap_begin("the model's observers: by record type and a chain of activities, after obs");
+	CHECK(fan_read(&log, 0) == 0);
+	CHECKF(!strcmp(log.who, "RxaAxb"), "calls %s", log.who);
+	/* A non-zero return stops the calls after it and the read. */
+	CHECK(fan_read(&log, 2) < 0);
+	CHECKF(!strcmp(log.who, "Rx"), "calls %s", log.who);
+	CHECK(fan_read(&log, 5) < 0);
+	CHECKF(!strcmp(log.who, "RxaAx"), "calls %s", log.who);
+	/* GA_MODEL_FAN observers of records at most; of activities, any number. */
+	CHECK(ga_model_init(&m) == 0);
+	for (i = 0; i < GA_MODEL_FAN; i++)
+		full |= ga_model_observe(&m, &o, fan_rec, 1ull << GP_REC_API, NULL, NULL);
+	CHECK(!full && ga_model_observe(&m, &o, fan_rec, 1ull << GP_REC_API, NULL, NULL) < 0);
+	CHECK(ga_model_observe(&m, &o, NULL, 0, fan_act, &o.next) == 0);
+	CHECK(m.nfan_rec == GA_MODEL_FAN && m.fan_route[GP_REC_API] == 0xff &&
+	      !m.fan_route[GP_REC_MEMORY]);
+	ga_model_free(&m);
+	tap_end();
+}
+
 int main(void)
 {
+	test_fan();
 	test_launch_configs();
 	test_occupancy();
 	test_sort_select();
