@@ -174,8 +174,9 @@ $(BUILD)/obj/san/preload/%.o: preload/%.c
 # The NVTX tool and capture ranges need no CUPTI library: unit tests drive
 # them through a stand-in NVTX (cupti_api.c only binds CUPTI when asked);
 # the metrics cache is plain file handling; the GPU sampler binds CUPTI's PM
-# sampling with dlsym, which test_gpusample answers with test/shims/fakepm.c.
-REC_CUPTI_TEST_OBJ := $(patsubst %,$(BUILD)/obj/san/cupti/%.o,nvtx_tool capture cupti_api guest mcache pystack telemetry gpusample)
+# sampling with dlsym, which test_gpusample answers with test/shims/fakepm.c;
+# the detach between windows calls CUPTI through gp_cu (test_detach: fakecupti.c).
+REC_CUPTI_TEST_OBJ := $(patsubst %,$(BUILD)/obj/san/cupti/%.o,nvtx_tool capture cupti_api guest mcache pystack telemetry gpusample detach)
 $(REC_CUPTI_TEST_OBJ): $(BUILD)/obj/san/cupti/%.o: cupti/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)

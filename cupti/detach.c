@@ -54,6 +54,11 @@ unsigned gp_detach_count(void)
 	return atomic_load(&finalized);
 }
 
+int gp_detach_wanted(const struct gp_config *cfg, unsigned keep)
+{
+	return cfg->detach && cfg->dormant && !cfg->gpu_metrics[0] && !cfg->metrics[0] && !keep;
+}
+
 static void domains(int on, CUpti_SubscriberHandle sub)
 {
 	gp_cu.cuptiEnableDomain((uint32_t)on, sub, CUPTI_CB_DOMAIN_RUNTIME_API);

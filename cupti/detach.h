@@ -9,6 +9,8 @@
 #ifndef GP_CUPTI_DETACH_H
 #define GP_CUPTI_DETACH_H
 
+#include "../preload/config.h"
+
 #include <cupti.h>
 #include <stdint.h>
 
@@ -18,6 +20,21 @@
 #define GP_DETACH_FINALIZING 2 /* cuptiFinalize runs on a program thread */
 #define GP_DETACH_DETACHED 3   /* finalized: the next window attaches again */
 #define GP_DETACH_FAILED 4     /* cuptiFinalize refused: still attached (gp_detach_poll) */
+
+/* What keeps CUPTI attached between windows besides the configuration (gp_detach_wanted). */
+#define GP_DETACH_KEEP_GUEST 1u   /* the program's own CUPTI user is served (guest.c) */
+#define GP_DETACH_KEEP_MULTI 2u   /* CUPTI 13.3's several subscribers: finalize does nothing */
+#define GP_DETACH_KEEP_METRICS 4u /* hardware metrics: their callbacks and sessions */
+#define GP_DETACH_KEEP_CAPTURE 8u /* capture ranges: their callbacks open them */
+#define GP_DETACH_KEEP_BUSY 16u   /* tracing on, an edge watched, another subscriber waited for */
+
+/*
+ * Whether CUPTI is let go of now that the recorder is dormant after a
+ * window: only a dormant recorder (GPUPROF_START=dormant, --sample), not
+ * with GPUPROF_DETACH=0, hardware metrics or the GPU over time (their PM
+ * sessions would end), nor with any of keep (GP_DETACH_KEEP_*).
+ */
+int gp_detach_wanted(const struct gp_config *cfg, unsigned keep);
 
 /*
  * Flusher, tracing off, every record handed over: asks the next API exit

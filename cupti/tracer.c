@@ -1334,10 +1334,16 @@ static int reattach(char *why, size_t whysz)
  */
 static void cuda_idle(void)
 {
-	if (!gp_rec.cfg.detach || !gp_rec.cfg.dormant || atomic_load(&gp_rec.disabled) ||
-	    !cupti_usable() || atomic_load(&cupti_wait) || metrics_on || capture_configured ||
-	    gp_guest_seen || gp_guest_multi() || gp_rec.cfg.gpu_metrics[0] ||
-	    atomic_load(&tracing_cbs) || atomic_load(&edges.phase))
+	unsigned keep = (gp_guest_seen ? GP_DETACH_KEEP_GUEST : 0) |
+			(gp_guest_multi() ? GP_DETACH_KEEP_MULTI : 0) |
+			(metrics_on ? GP_DETACH_KEEP_METRICS : 0) |
+			(capture_configured ? GP_DETACH_KEEP_CAPTURE : 0) |
+			(atomic_load(&cupti_wait) || atomic_load(&tracing_cbs) ||
+					 atomic_load(&edges.phase)
+				 ? GP_DETACH_KEEP_BUSY
+				 : 0);
+
+	if (atomic_load(&gp_rec.disabled) || !cupti_usable() || !gp_detach_wanted(&gp_rec.cfg, keep))
 		return;
 	/* Whatever CUPTI holds is handed over now: nothing is flushed after the finalize. */
 	gp_cu.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);

@@ -7,7 +7,12 @@
  * "records" are 16 bytes (kind, then padding); fake_deliver() hands a
  * subscriber (v2) or the one registered pair (v1) a buffer of n of them.
  * CUPTI_ACTIVITY_KIND_KERNEL is refused (NOT_COMPATIBLE) while
- * CONCURRENT_KERNEL is on, as the real CUPTI does.  Test code.
+ * CONCURRENT_KERNEL is on, as the real CUPTI does.  fake_api_call() is a
+ * program's CUDA call: the v1 subscriber's callback at its ENTER and EXIT
+ * when its domain or that call is on.  cuptiFinalize (answering
+ * fake_state.finalize_rc) forgets the subscriber, the buffer functions,
+ * the kinds and the callbacks, as the real one does, and counts whether it
+ * came from inside a callback.  Test code.
  */
 #include <cupti.h>
 #include <stdint.h>
@@ -51,23 +56,43 @@ API cuptiUnsubscribe(CUpti_SubscriberHandle h)
 	return CUPTI_SUCCESS;
 }
 
+static __thread int in_cb;
+
 API cuptiFinalize(void)
 {
+	if (fake_state.finalize_rc)
+		return (CUptiResult)fake_state.finalize_rc;
 	fake_state.finalize++;
+	/* This thread's: a finalize of another thread while this one is in a callback does not count. */
+	fake_state.finalize_in_callback += in_cb != 0;
+	fake_state.subs[0].used = 0;
+	fake_state.subs[0].cb = NULL;
+	fake_state.req = NULL;
+	fake_state.done = NULL;
+	memset(fake_state.on, 0, sizeof(fake_state.on));
+	memset(fake_state.dom_on, 0, sizeof(fake_state.dom_on));
+	memset(fake_state.cb_on, 0, sizeof(fake_state.cb_on));
 	return CUPTI_SUCCESS;
 }
 
 API cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle h, CUpti_CallbackDomain d,
 			CUpti_CallbackId c)
 {
-	(void)en, (void)h, (void)d, (void)c;
+	(void)h;
 	fake_state.enable_callback++;
+	if ((unsigned)d < 8 && c < 2048)
+		fake_state.cb_on[d][c] = en != 0;
 	return CUPTI_SUCCESS;
 }
 
 API cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle h, CUpti_CallbackDomain d)
 {
-	(void)en, (void)h, (void)d;
+	(void)h;
+	fake_state.enable_domain++;
+	if ((unsigned)d < 8) {
+		fake_state.dom_on[d] = en != 0;
+		memset(fake_state.cb_on[d], en != 0, sizeof(fake_state.cb_on[d]));
+	}
 	return CUPTI_SUCCESS;
 }
 
@@ -174,6 +199,7 @@ API cuptiActivityGetNextRecord_v2(CUpti_SubscriberHandle h, uint8_t *buf, size_t
 				  CUpti_Activity **rec);
 API cuptiGetTimestamp_v2(CUpti_SubscriberHandle h, uint64_t *t);
 __attribute__((visibility("default"))) int fake_deliver(int sub, int n, CUpti_ActivityKind k);
+__attribute__((visibility("default"))) int fake_api_call(CUpti_CallbackDomain d, CUpti_CallbackId cbid);
 
 /* The params as CUPTI 13.3 has them (13.0's headers end before allowMultipleSubscribers). */
 API cuptiSubscribe_v2(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *ud,
@@ -269,4 +295,34 @@ __attribute__((visibility("default"))) int fake_deliver(int sub, int n, CUpti_Ac
 	else
 		fake_state.done(NULL, 0, buf, size, (size_t)n * REC);
 	return 0;
+}
+
+/*
+ * Test helper: the program makes CUDA call cbid of domain d; the v1
+ * subscriber's callback sees its ENTER and EXIT when they are on.
+ * Returns the callbacks made.
+ */
+__attribute__((visibility("default"))) int fake_api_call(CUpti_CallbackDomain d, CUpti_CallbackId cbid)
+{
+	CUpti_CallbackData cd;
+	int n = 0;
+
+	__atomic_fetch_add(&fake_state.api_calls, 1, __ATOMIC_RELAXED);
+	memset(&cd, 0, sizeof(cd));
+	cd.correlationId = (uint32_t)__atomic_add_fetch(&fake_state.clock, 1, __ATOMIC_RELAXED);
+	for (int site = 0; site < 2; site++) {
+		CUpti_CallbackFunc cb = fake_state.subs[0].used ? fake_state.subs[0].cb : NULL;
+
+		if (!cb || (unsigned)d >= 8 || cbid >= 2048 || !fake_state.cb_on[d][cbid])
+			continue;
+		cd.callbackSite = site ? CUPTI_API_EXIT : CUPTI_API_ENTER;
+		__atomic_fetch_add(&fake_state.in_callback, 1, __ATOMIC_SEQ_CST);
+		in_cb = 1;
+		cb(fake_state.subs[0].ud, d, cbid, &cd);
+		in_cb = 0;
+		__atomic_fetch_sub(&fake_state.in_callback, 1, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&fake_state.callbacks, 1, __ATOMIC_RELAXED);
+		n++;
+	}
+	return n;
 }

@@ -1,6 +1,7 @@
 /*
  * The stand-in libcupti's counters (test/shims/fakecupti.c), shared with
- * the unit test that reads them (test/unit/test_guest.c).  Test code.
+ * the unit tests that read them (test/unit/test_guest.c, test_detach.c).
+ * Test code.
  */
 #ifndef GPUPROF_TEST_FAKECUPTI_H
 #define GPUPROF_TEST_FAKECUPTI_H
@@ -37,6 +38,10 @@ struct fake_state {
 	int subscribe_v2, register_v2, enable_v2, disable_v2, next_v2, timestamp_v2;
 	struct fake_sub subs[FAKE_SUBS];
 	uint64_t clock;
+	/* Dynamic detach (test_detach): domains and callbacks of the v1 subscriber, finalize. */
+	int enable_domain, dom_on[8];
+	uint8_t cb_on[8][2048];
+	int in_callback, finalize_in_callback, finalize_rc, api_calls, callbacks;
 };
 
 #endif
