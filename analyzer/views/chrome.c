@@ -5,7 +5,9 @@
  * analysis.  Memory: a little per process, thread and stream, 12 bytes
  * per NVTX range (its track, and the ranges the API calls must nest with),
  * plus the launch index (model/ranges.h: about 20 bytes per distinct
- * activity correlation) behind the API-to-activity flow arrows.
+ * activity correlation) behind the API-to-activity flow arrows, and at
+ * most 4096 kernel events' templates (kernel_event(): their names' length
+ * and a few hundred bytes each).
  *
  * Layout: one process per traced process, named by rank, command line,
  * pid and host (so that merged jobs are never ambiguous), sorted by rank,
