@@ -28,6 +28,16 @@ pprof` with test/golden/pprof-checks.py where go is installed).
                       which may end while PM sampling is being set up, and
                       unless counters are restricted to admins) PM samples,
                       every sample beginning inside its window
+  fleet-detach        CUPTI let go of between windows: bench/launch_loop's
+                      single-thread loop (BENCH_MARKS=1: the end of every
+                      100k launches) under --sample=1s/8s; the median batch
+                      in the dormant periods after windows (once the window's
+                      file closed, 0.5 s away from any edge) at most 1.05x
+                      the median before the first window; then fleet_mix
+                      under --sample=200ms/1s with a 100 ms flush interval
+                      (CUPTI finalized after every window, attached again at
+                      the next, said by GPUPROF_VERBOSE), every window exact
+                      as in fleet-sample
 
 tests(h) returns the (name, function) pairs; h is run.py's namespace.
 """
@@ -166,7 +176,7 @@ def tests(h):
     pprof_checks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(pprof_checks)
 
-    def sampled(tools, seconds, sample, extra=()):
+    def sampled(tools, seconds, sample, extra=(), env=None):
         """fleet_mix under --sample into a spool: (run, window files, log, tmp)."""
         app = tools.app("fleet_mix")
         tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
@@ -175,7 +185,7 @@ def tests(h):
         log = os.path.join(tmp, "calls.txt")
         run = h["traced"](tools, [app, str(seconds), log],
                           opts=["--sample=" + sample, "--spool", spool] + list(extra),
-                          timeout=RUN_TIMEOUT + seconds)
+                          env=env, timeout=RUN_TIMEOUT + seconds)
         h["expect_status"](run, 0)
         partial = glob.glob(os.path.join(spool, ".*"))
         if partial:
@@ -237,8 +247,8 @@ def tests(h):
                 errs.append(tail(out))
         return errs
 
-    def check_windows(tools, seconds, sample, window_ns, period_ns):
-        run, files, log, tmp = sampled(tools, seconds, sample)
+    def check_windows(tools, seconds, sample, window_ns, period_ns, env=None):
+        run, files, log, tmp = sampled(tools, seconds, sample, env=env)
         calls = read_log(log)
         last_call = max(b for v in calls.values() for _, b in v)
         errs, starts, edges, total = [], [], 0, {}
@@ -278,6 +288,7 @@ def tests(h):
         print("# %d windows of --sample=%s: %s recorded, each window's counts those of its calls "
               "(%d calls in progress at an edge)%s" % (len(files), sample, total, edges,
                                                        "; go tool pprof read 5" if use_go else ""))
+        return run, files
 
     def t_fleet_sample(tools):
         check_windows(tools, 20, "200ms/1s", 200e6, 1e9)
@@ -322,5 +333,87 @@ def tests(h):
         print("# %d windows, samples by source in each: %s%s" %
               (len(files), per, " (counters restricted: telemetry only)" if restricted else ""))
 
+    def launch_loop(tools):
+        path = os.path.join(tools.build, "bench", "launch_loop")
+        if not os.access(path, os.X_OK):
+            run_cmd(["bash", os.path.join(here, "..", "..", "bench", "build.sh"), tools.build],
+                    clean_env(), RUN_TIMEOUT)
+        if not os.access(path, os.X_OK):
+            raise Fail("%s is missing (bash bench/build.sh %s)" % (path, tools.build))
+        return path
+
+    def median(xs):
+        xs = sorted(xs)
+        n = len(xs)
+        return (xs[n // 2] + xs[(n - 1) // 2]) / 2.0 if n else 0.0
+
+    def t_fleet_detach(tools):
+        loop = launch_loop(tools)
+        flush_ms = 250
+        grace_ns = max(2 * flush_ms, 200) * 1000000
+        margin = 500000000
+        tries = []
+        for attempt in range(3):
+            tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
+            tools.tmpdirs.append(tmp)
+            spool = os.path.join(tmp, "spool")
+            run = h["traced"](tools, [loop, "st", "6000000"],
+                              opts=["--sample=1s/8s", "--spool", spool],
+                              env={"BENCH_MARKS": "1", "BENCH_SETTLE_S": "1.5",
+                                   "GPUPROF_FLUSH_MS": str(flush_ms), "GPUPROF_VERBOSE": "1"},
+                              timeout=RUN_TIMEOUT + 120)
+            h["expect_status"](run, 0)
+            marks, t0 = {}, None
+            for line in run.out.splitlines():
+                w = line.split()
+                if len(w) == 4 and w[:2] == ["BENCH", "batch_end_ns"]:
+                    marks[int(w[2])] = int(w[3])
+                elif len(w) == 3 and w[:2] == ["BENCH", "loop_t0_ns"]:
+                    t0 = int(w[2])
+            if t0 is None or len(marks) < 20:
+                raise Fail("launch_loop printed no batch marks: %s" % tail(run.out))
+            wins = []
+            for f in sorted(glob.glob(os.path.join(spool, "*.gpuprof"))):
+                wins.append(window_of(tools.export_json([f]), os.path.basename(f)))
+            if len(wins) < 2:
+                raise Fail("%d windows in the loop's run of --sample=1s/8s" % len(wins))
+            batches = []
+            prev = t0
+            for k in sorted(marks):
+                batches.append((prev, marks[k]))
+                prev = marks[k]
+            before = [b - a for a, b in batches if b <= wins[0][0] - margin]
+            after = []
+            for i, (ws, we) in enumerate(wins):
+                lo = we + grace_ns + margin
+                hi = wins[i + 1][0] - margin if i + 1 < len(wins) else float("inf")
+                after += [b - a for a, b in batches if a >= lo and b <= hi]
+            tries.append((len(before), len(after)))
+            if len(before) >= 3 and len(after) >= 3:
+                break
+        else:
+            raise Fail("no run had 3 batches before its first window and 3 in dormant periods "
+                       "after one (%s: batches before, after)" % tries)
+        attached = run.err.count("CUPTI attached again")
+        mb, ma = median(before), median(after)
+        if ma > 1.05 * mb:
+            raise Fail("100k launches took %.1f ms (median of %d) in dormant periods after windows, "
+                       "%.1f ms (median of %d) before the first: %.3fx, over 1.05x (CUPTI attached "
+                       "again %d times)" % (ma / 1e6, len(after), mb / 1e6, len(before), ma / mb,
+                                           attached))
+        print("# launch_loop under --sample=1s/8s: 100k launches %.1f ms before the first window, "
+              "%.1f ms in dormant periods after windows (%.3fx; %d and %d batches, %d windows)"
+              % (mb / 1e6, ma / 1e6, ma / mb, len(before), len(after), len(wins)))
+        # Windows stay exact with CUPTI finalized and attached again before each.
+        run, files = check_windows(tools, 12, "200ms/1s", 200e6, 1e9,
+                                   env={"GPUPROF_FLUSH_MS": "100", "GPUPROF_VERBOSE": "1"})
+        again = run.err.count("CUPTI attached again")
+        if again < len(files) - 2:
+            raise Fail("CUPTI attached again %d times over %d windows of --sample=200ms/1s "
+                       "(flush 100 ms): not let go of between windows: %s"
+                       % (again, len(files), tail(run.err)))
+        print("# fleet_mix: CUPTI attached again %d times over %d windows, every window exact"
+              % (again, len(files)))
+
     return [("fleet-sample", t_fleet_sample), ("fleet-sample-long", t_fleet_sample_long),
-            ("fleet-gpu-samples", t_fleet_gpu_samples)]
+            ("fleet-gpu-samples", t_fleet_gpu_samples), ("fleet-detach", t_fleet_detach)]
