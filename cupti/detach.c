@@ -140,7 +140,15 @@ int gp_detach_resume(uint64_t wait_ns)
 	}
 	if (gp_detach_poll())
 		return GP_DETACH_ATTACHED;
-	return atomic_load_explicit(&state, memory_order_acquire);
+	want = atomic_load_explicit(&state, memory_order_acquire);
+	return want == GP_DETACH_FORKED ? -1 : want;
+}
+
+void gp_detach_forked(void)
+{
+	int want = GP_DETACH_REQUESTED;
+
+	atomic_compare_exchange_strong(&state, &want, GP_DETACH_FORKED);
 }
 
 void gp_detach_attached(void)

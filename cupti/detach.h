@@ -20,6 +20,7 @@
 #define GP_DETACH_FINALIZING 2 /* cuptiFinalize runs on a program thread */
 #define GP_DETACH_DETACHED 3   /* finalized: the next window attaches again */
 #define GP_DETACH_FAILED 4     /* cuptiFinalize refused: still attached (gp_detach_poll) */
+#define GP_DETACH_FORKED 5     /* a forked child's copy of a request: nothing happens */
 
 /* What keeps CUPTI attached between windows besides the configuration (gp_detach_wanted). */
 #define GP_DETACH_KEEP_GUEST 1u   /* the program's own CUPTI user is served (guest.c) */
@@ -61,7 +62,7 @@ int gp_detach_state(void);
  * callbacks it needs), waits up to wait_ns for a finalize under way.
  * Returns GP_DETACH_ATTACHED (CUPTI still held), GP_DETACH_DETACHED (the
  * caller attaches as at the first window, then calls gp_detach_attached),
- * or -1 (a finalize still running after the wait: no window now).
+ * or -1 (a finalize still running after the wait, or a forked child).
  */
 int gp_detach_resume(uint64_t wait_ns);
 /* Flusher: attached again after GP_DETACH_DETACHED. */
@@ -73,6 +74,12 @@ void gp_detach_attached(void);
  * then turns on again the callbacks it needs; 0 otherwise.
  */
 int gp_detach_poll(void);
+
+/*
+ * A forked child (async-signal-safe): a request inherited from the parent
+ * is never carried out (CUPTI's threads did not come along).
+ */
+void gp_detach_forked(void);
 
 /* Finalizes done so far (status, tests). */
 unsigned gp_detach_count(void);

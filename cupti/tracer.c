@@ -123,6 +123,7 @@ static cu_sync_fn cu_ctx_synchronize;
 static int capture_configured;
 static int metrics_on;
 static int attached_once; /* attach_cupti's first setup done (flusher) */
+static int exit_hook;     /* detach_at_exit registered (flusher) */
 /* How long a window waits for a finalize under way on a program thread. */
 #define DETACH_WAIT_NS 2000000000ull
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1328,6 +1329,18 @@ static int reattach(char *why, size_t whysz)
 }
 
 /*
+ * At exit: a request no API exit carried out is taken back, so that CUPTI
+ * is never finalized inside CUDA's teardown (cupti-notes: finalize in exit
+ * handlers races); a dormant recorder's exit flushes nothing (cuda_flush).
+ * Bounded: a finalize under way is waited for at most DETACH_WAIT_NS.
+ */
+static void detach_at_exit(void)
+{
+	if (getpid() == gp_rec.pid && atomic_load(&cupti_on) && !gp_detach_cupti_ok())
+		gp_detach_resume(DETACH_WAIT_NS);
+}
+
+/*
  * The flusher, the recorder dormant again after a window (source.h,
  * idle): CUPTI is let go of at the next API exit (detach.h), unless
  * something needs it between windows.
@@ -1351,6 +1364,14 @@ static void cuda_idle(void)
 	if (gp_detach_request(subscriber) < 0) {
 		gp_guest_start(subscriber);
 		return;
+	}
+	/*
+	 * Registered after CUDA's own teardown (inside cuInit), so run before
+	 * it: a request still pending at exit is taken back there.
+	 */
+	if (!exit_hook) {
+		exit_hook = 1;
+		atexit(detach_at_exit);
 	}
 	gp_debug("CUPTI is let go of until the next window");
 }
@@ -1602,6 +1623,7 @@ static void cuda_forked(void)
 	 * The child inherits CUPTI's state but none of its threads: any CUPTI
 	 * call (even the exit flush) can hang.
 	 */
+	gp_detach_forked();
 	gp_guest_stop();
 	gp_nvtxtool_off();
 	gp_metrics_off();

@@ -21,7 +21,8 @@
  *    time, a recorder that is not dormant: no finalize;
  *  - a finalize CUPTI refuses: said once, CUPTI stays attached, the
  *    domains go off, no further request, the windows still exact;
- *  - a request no API exit carried out is taken back by the next window.
+ *  - a request no API exit carried out is taken back by the next window;
+ *    one a forked child inherited is never carried out.
  *
  * Test code, runs offline only, needs no GPU.
  */
@@ -366,6 +367,24 @@ static void take_back(void)
 		if (gp_detach_resume(1000000000ull) != GP_DETACH_ATTACHED || fs->finalize ||
 		    fs->dom_on[CUPTI_CB_DOMAIN_RUNTIME_API] || !gp_detach_cupti_ok())
 			rc |= 2;
+		/* A forked child never carries out the parent's request. */
+		if (gp_detach_request(sub) == 0) {
+			pid_t c = fork();
+			int cs = 0;
+
+			if (c == 0) {
+				gp_detach_forked();
+				_exit(fake_api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CBID) != 2 || fs->finalize ||
+				      gp_detach_cupti_ok() || gp_detach_resume(1000000) != -1);
+			}
+			waitpid(c, &cs, 0);
+			if (!WIFEXITED(cs) || WEXITSTATUS(cs))
+				rc |= 32;
+			if (gp_detach_resume(1000000000ull) != GP_DETACH_ATTACHED)
+				rc |= 64;
+		} else {
+			rc |= 64;
+		}
 		if (gp_detach_request(sub) || fake_api_call(CUPTI_CB_DOMAIN_DRIVER_API, CBID) != 2 ||
 		    fs->finalize != 1 || fs->finalize_in_callback != 1 ||
 		    gp_detach_state() != GP_DETACH_DETACHED || gp_detach_cupti_ok())
@@ -380,7 +399,7 @@ static void take_back(void)
 		_exit(rc);
 	}
 	waitpid(pid, &status, 0);
-	tap_begin("detach: a request no API exit carried out is taken back; the first API exit finalizes once");
+	tap_begin("detach: a request no API exit carried out is taken back, a forked child's never carried out; the first API exit finalizes once");
 	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
 	tap_end();
 }
