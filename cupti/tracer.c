@@ -1347,14 +1347,11 @@ static void detach_at_exit(void)
  */
 static void cuda_idle(void)
 {
+	int busy = atomic_load(&cupti_wait) || atomic_load(&tracing_cbs) || atomic_load(&edges.phase);
 	unsigned keep = (gp_guest_seen ? GP_DETACH_KEEP_GUEST : 0) |
 			(gp_guest_multi() ? GP_DETACH_KEEP_MULTI : 0) |
 			(metrics_on ? GP_DETACH_KEEP_METRICS : 0) |
-			(capture_configured ? GP_DETACH_KEEP_CAPTURE : 0) |
-			(atomic_load(&cupti_wait) || atomic_load(&tracing_cbs) ||
-					 atomic_load(&edges.phase)
-				 ? GP_DETACH_KEEP_BUSY
-				 : 0);
+			(capture_configured ? GP_DETACH_KEEP_CAPTURE : 0) | (busy ? GP_DETACH_KEEP_BUSY : 0);
 
 	if (atomic_load(&gp_rec.disabled) || !cupti_usable() || !gp_detach_wanted(&gp_rec.cfg, keep))
 		return;
