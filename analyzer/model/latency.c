@@ -86,23 +86,38 @@ static int matched(struct ga_latency *l, uint32_t name, uint64_t t, uint64_t sta
 	return count(l, name, start - t);
 }
 
-/* Wait entry i leaves; v is its value in the waiting map when known, else NULL. */
-static void unwait_at(struct ga_latency *l, uint32_t i, uint32_t *v)
+static inline uint32_t direct_of(uint64_t key)
+{
+	return (uint32_t)(key ^ (key >> 32) * 0x9e3779b1u) & (GA_LAT_DIRECT - 1);
+}
+
+/* The waiting entry of key: its index + 1, 0 when none waits. */
+static inline uint32_t wfind(const struct ga_latency *l, uint64_t key)
+{
+	uint32_t d = l->direct[direct_of(key)];
+	const uint32_t *v;
+
+	if (d && l->w[d - 1].key == key)
+		return d;
+	if (!l->waiting.n || !(v = ga_map_find(&l->waiting, key, 0)))
+		return 0;
+	return *v;
+}
+
+/* Wait entry i leaves. */
+static void unwait(struct ga_latency *l, uint32_t i)
 {
 	struct ga_latency_wait *x = &l->w[i];
+	uint32_t *d = &l->direct[direct_of(x->key)];
 
-	if (v)
-		ga_map_remove_found(&l->waiting, v);
+	if (*d == i + 1)
+		*d = 0;
 	else
 		ga_map_remove(&l->waiting, x->key, 0);
+	l->nwaiting--;
 	x->used = 0;
 	x->next_free = l->free_head;
 	l->free_head = i + 1;
-}
-
-static void unwait(struct ga_latency *l, uint32_t i)
-{
-	unwait_at(l, i, NULL);
 }
 
 /* An entry leaves: a kernel counts, with its call or as unmatched. */
@@ -136,7 +151,7 @@ static int wait(struct ga_latency *l, uint64_t key, uint64_t call, uint64_t star
 		uint32_t name, int kernel, int replayed)
 {
 	struct ga_latency_wait *x;
-	uint32_t i, *slot;
+	uint32_t i, *slot, *d;
 
 	if (++l->gen_entries > GA_LAT_GENERATION && next_generation(l))
 		return -1;
@@ -158,11 +173,20 @@ static int wait(struct ga_latency *l, uint64_t key, uint64_t call, uint64_t star
 	x->replayed = (uint8_t)replayed;
 	x->used = 1;
 	/* Both callers looked key up and found it absent; a generation only removes. */
-	if (ga_map_add_absent(&l->waiting, key, 0, &slot) < 0)
-		return -1;
-	*slot = i + 1;
-	if (l->waiting.n > l->max_waiting)
-		l->max_waiting = l->waiting.n;
+	d = &l->direct[direct_of(key)];
+	if (!*d) {
+		*d = i + 1;
+	} else {
+		if (ga_map_add_absent(&l->waiting, key, 0, &slot) < 0) {
+			x->used = 0;
+			x->next_free = l->free_head;
+			l->free_head = i + 1;
+			return -1;
+		}
+		*slot = i + 1;
+	}
+	if (++l->nwaiting > l->max_waiting)
+		l->max_waiting = l->nwaiting;
 	return 0;
 }
 
@@ -195,17 +219,17 @@ static int on_api(struct ga_latency *l, struct ga_model *m, uint32_t proc,
 		  const struct gp_rec_api *r)
 {
 	uint64_t key = (uint64_t)proc << 32 | r->correlation;
-	uint32_t name = ga_model_fstr(m, r->name), *v;
+	uint32_t name = ga_model_fstr(m, r->name), v;
 	int err = 0;
 
 	if (!name || !r->correlation || !launch_call(l, m, name, &err))
 		return err ? -1 : 0;
-	v = ga_map_find(&l->waiting, key, 0);
+	v = wfind(l, key);
 	if (!v)
 		return wait(l, key, r->start, 0, 0, 0, 0);
 	/* Another record of the call (runtime and driver): the outermost starts first. */
-	if (r->start < l->w[*v - 1].call)
-		l->w[*v - 1].call = r->start;
+	if (r->start < l->w[v - 1].call)
+		l->w[v - 1].call = r->start;
 	return 0;
 }
 
@@ -213,8 +237,8 @@ static int on_kernel(struct ga_latency *l, struct ga_model *m, const struct ga_a
 {
 	uint64_t key = (uint64_t)a->proc << 32 | a->correlation;
 	const struct ga_proc *p = &m->procs[a->proc];
-	/* Nothing waiting (a trace without API calls): no look in the map. */
-	uint32_t *v = l->waiting.n ? ga_map_find(&l->waiting, key, 0) : NULL;
+	/* Nothing waiting (a trace without API calls): no look-up. */
+	uint32_t v = l->nwaiting ? wfind(l, key) : 0;
 	int replayed;
 
 	if (!v && (!a->correlation || (p->has_config && !(p->config.trace & GP_TRACE_API)))) {
@@ -223,10 +247,10 @@ static int on_kernel(struct ga_latency *l, struct ga_model *m, const struct ga_a
 	}
 	replayed = a->rec && a->rec->type == GP_REC_KERNEL &&
 		   (((const struct gp_rec_kernel *)(const void *)a->rec)->flags & GP_ACT_REPLAYED);
-	if (v && !l->w[*v - 1].kernel) {
-		uint64_t t = l->w[*v - 1].call;
+	if (v && !l->w[v - 1].kernel) {
+		uint64_t t = l->w[v - 1].call;
 
-		unwait_at(l, *v - 1, v);
+		unwait(l, v - 1);
 		return matched(l, a->name, t, a->start, replayed);
 	}
 	/* Wait for the call only where API calls were traced. */
@@ -278,6 +302,8 @@ int ga_latency_finish(struct ga_latency *l)
 	l->nw = l->capw = 0;
 	l->free_head = 0;
 	ga_map_free(&l->waiting);
+	memset(l->direct, 0, sizeof(l->direct));
+	l->nwaiting = 0;
 	for (size_t i = 0; i < l->nk; i++) {
 		struct ga_latency_k *k = &l->k[i];
 

@@ -59,13 +59,22 @@ struct ga_latency_wait {
 };
 
 #define GA_LAT_RECENT 64
+/* Slots of the waiting entries' direct-mapped index (a power of two). */
+#define GA_LAT_DIRECT 4096
 
 struct ga_latency {
 	struct ga_fan_act next_act; /* the model's next observer of activities */
 	struct ga_latency_k *k;
 	size_t nk, capk;
 	struct ga_map kmap;        /* kernel name -> index + 1 */
-	struct ga_map waiting;     /* (proc << 32 | correlation, 0) -> wait index + 1 */
+	/*
+	 * The waiting entries by key (proc << 32 | correlation): wait index + 1
+	 * in the direct-mapped slot of the key, else in the map (its slot held
+	 * by another key); correlation ids mostly rise, so the map stays small.
+	 */
+	uint32_t direct[GA_LAT_DIRECT];
+	struct ga_map waiting; /* (key, 0) -> wait index + 1 */
+	size_t nwaiting;       /* entries waiting, in either */
 	struct ga_latency_wait *w;
 	size_t nw, capw;
 	uint32_t free_head;        /* first free wait entry + 1, 0 none */

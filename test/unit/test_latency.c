@@ -7,7 +7,8 @@
  * kernels profiled by kernel replay or started before their call, each
  * said in the report only when there are some; calls that launch no
  * kernel never kept; the entries waiting at once bounded by the
- * launches in flight, not by the trace; and many kernel and call names,
+ * launches in flight, not by the trace, more of them than the direct-mapped
+ * index of waiting entries holds; and many kernel and call names,
  * launch calls and others interleaved, each counted as its own.  Test code, runs offline only.
  */
 #include <stdio.h>
@@ -282,6 +283,21 @@ int main(void)
 	       "count %llu", k ? (unsigned long long)k->count : 0ull);
 	CHECKF(an.lat.max_waiting >= 64 && an.lat.max_waiting <= 66, "%zu entries waited at once",
 	       an.lat.max_waiting);
+	done(&an, &flt);
+	tap_end();
+
+	/* More waiting at once than the direct-mapped index has slots: the map holds the rest. */
+	tap_begin("launch latency: 10000 calls waiting at once, each matched with its kernel");
+	snprintf(path, sizeof(path), "%s/many.gpuprof", dir);
+	write_stream(path, 30000, 10000, GP_TRACE_KERNEL | GP_TRACE_API);
+	CHECK(analyze(path, &an, &flt) == 0);
+	k = named(&an, "_Z1kv");
+	CHECKF(k && k->count == 30000 && k->min == 5000 && k->max == 5000 && an.lat.unmatched == 0 &&
+		       an.lat.nwaiting == 0,
+	       "count %llu, %llu unmatched", k ? (unsigned long long)k->count : 0ull,
+	       (unsigned long long)an.lat.unmatched);
+	CHECKF(an.lat.max_waiting >= 10000 && an.lat.max_waiting <= 10002,
+	       "%zu entries waited at once", an.lat.max_waiting);
 	done(&an, &flt);
 	tap_end();
 
