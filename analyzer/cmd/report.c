@@ -57,6 +57,19 @@ static uint32_t tree_site_of(void *ctx, const struct ga_act *a)
 	return ga_sites_site_of(&an->st, &an->m, a);
 }
 
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int has_stdin(char *const *paths, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(paths[i], "-"))
+			return 1;
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct ga_text r = { .o = { .timeline = -1, .top = GA_TEXT_DEFAULT_TOP } };
@@ -162,6 +175,13 @@ int cmd_report(int argc, char **argv)
 	}
 	paths = argv + optind;
 	npaths = argc - optind;
+	/*
+	 * Several files are read in sorted order, whatever order they were
+	 * named in (a shell's * sorts; rank{0..63} does not): the report is
+	 * then the same for any order and any -j, and may go on the pool.
+	 */
+	if (npaths > 1 && !has_stdin(paths, npaths))
+		qsort(paths, (size_t)npaths, sizeof(*paths), cmp_path);
 	if (dask) {
 		/* The traces become one summary, made on the cluster. */
 		if (ga_dask_summarize(&dk, dask, argv + optind, argc - optind)) {
