@@ -227,10 +227,15 @@ if command -v strace >/dev/null 2>&1; then
 	base=$(clones -j1 --findings=none "$T"/job-*.gpuprof)
 	pool=$(( $(clones -j2 --findings=none "$T"/job-*.gpuprof) - ${base:-0} ))
 	fpool=$(( $(clones -j2 "$T"/job-*.gpuprof) - ${base:-0} ))
-	if [ "$pool" = 2 ] && [ "$fpool" = 2 ]; then
-		ok "report -j2 of 6 traces ran on a pool of 2 threads with findings off and on"
+	# Named out of order (as rank{0..N} names them): sorted, on the pool too.
+	mapfile -t rev < <(printf '%s\n' "$T"/job-*.gpuprof | sort -r)
+	rpool=$(( $(clones -j2 "${rev[@]}") - ${base:-0} ))
+	"$A" report -j2 --no-timeline "${rev[@]}" >"$T/rev.txt" 2>/dev/null
+	"$A" report -j1 --no-timeline "$T"/job-*.gpuprof >"$T/fwd.txt" 2>/dev/null
+	if [ "$pool" = 2 ] && [ "$fpool" = 2 ] && [ "$rpool" = 2 ] && cmp -s "$T/rev.txt" "$T/fwd.txt"; then
+		ok "report -j2 of 6 traces ran on a pool of 2 threads with findings off and on, and with the traces named in reverse order (the same report)"
 	else
-		bad "report -j2's threads: $pool with findings off, $fpool on"
+		bad "report -j2's threads: $pool with findings off, $fpool on, $rpool in reverse order; reverse order's report $(cmp -s "$T/rev.txt" "$T/fwd.txt" && echo same || echo differs)"
 	fi
 else
 	echo "skip - summary report -j2's threads: no strace"
