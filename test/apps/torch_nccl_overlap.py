@@ -2,7 +2,7 @@
 """Communication exposed or hidden behind compute: a 2-rank NCCL job.
 
     torchrun --standalone --nproc-per-node 2 test/apps/torch_nccl_overlap.py \
-        [problem|fixed] [--steps S] [--reps M] [--compute ew|mm]
+        [problem|fixed] [--steps S] [--reps M] [--compute ew|mm] [--op NAME] [--elems N]
 
 Each rank uses its own GPU (LOCAL_RANK).  A step computes BUCKETS buckets
 of a gradient, each M compute kernels and one that writes the bucket
@@ -19,8 +19,12 @@ of a gradient, each M compute kernels and one that writes the bucket
            the last all-reduce of the last step has nothing beside it.
 
 The compute kernels (--compute ew, the default) are PyTorch elementwise
-kernels over 128 MiB: many short blocks, so an NCCL kernel gets its SMs as
-soon as it may run and both share the GPU.  With --compute mm they are
+kernels (--op, torch.lgamma by default) over --elems float32 values (4M:
+16 MiB in and out, held in L2): many short blocks, so an NCCL kernel gets
+its SMs as soon as it may run and both share the GPU, and compute-bound,
+so that the all-reduce beside them slows them little (on an H200, sin over
+128 MiB, memory-bound, let the overlap save 0.52 of the NCCL time alone;
+lgamma over 4M values 0.75, its stake then within 12% of the saving).  With --compute mm they are
 bf16 matrix products; cuBLAS's Hopper GEMMs may hold every SM for the whole
 product (persistent kernels), so NCCL then waits for them and the overlap
 saves less (real overlap of GEMMs needs an SM carve-out).  Both modes run
@@ -52,7 +56,7 @@ import time
 
 BUCKETS = 4
 BUCKET_ELEMS = 8 << 20          # 32 MiB of float32 per bucket
-WORK_ELEMS = 32 << 20           # compute kernels read and write 128 MiB each
+WORK_ELEMS = 4 << 20            # compute kernels read and write 16 MiB each
 WARMUP = 5
 RATIO = 2.0                     # a bucket's compute / its all-reduce alone
 TARGET_COMM_S = 1.0             # the measured steps' all-reduces, in all
@@ -124,14 +128,17 @@ if compute == "mm":
     def write(b):
         torch.mul(out.view(-1)[:BUCKET_ELEMS], 1.0, out=grads[b])
 else:
-    src = torch.rand(WORK_ELEMS, device="cuda")
-    dst = torch.empty(WORK_ELEMS, device="cuda")
+    elems = int(arg("--elems", WORK_ELEMS))
+    src = torch.rand(elems, device="cuda")
+    dst = torch.empty(elems, device="cuda")
+    op = getattr(torch, arg("--op", "lgamma"))
 
     def kernel():
-        torch.sin(src, out=dst)
+        op(src, out=dst)
 
     def write(b):
-        torch.mul(dst[:BUCKET_ELEMS], 0.5, out=grads[b])
+        n = min(elems, BUCKET_ELEMS)
+        torch.mul(dst[:n], 0.5, out=grads[b][:n])
 
 
 def step_problem(reps, pending):
