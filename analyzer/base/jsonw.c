@@ -57,10 +57,12 @@ void ga_jw_init(struct ga_jw *w, FILE *f)
 /* A short write leaves the FILE's error flag set, which its closer reports. */
 void ga_jw_flush(struct ga_jw *w)
 {
-	if (w->n)
+	if (w->n) {
 		fwrite(w->buf, 1, w->n, w->f);
+		/* Only after a write: a writer that never wrote may have no FILE (sqlite). */
+		w->ferr = ferror(w->f);
+	}
 	w->n = 0;
-	w->ferr = ferror(w->f);
 }
 
 void ga_jw_free(struct ga_jw *w)

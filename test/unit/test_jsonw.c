@@ -1,7 +1,8 @@
 /*
  * base/jsonw: numbers written in place (ga_jw_put_u64(), ga_jw_put_milli())
  * are printf's digits at every length; a value written through
- * ga_jw_direct() gets the separators the writer's own calls would give it.
+ * ga_jw_direct() gets the separators the writer's own calls would give it;
+ * write errors are seen at the flush.
  * Test code, runs offline only.
  */
 #include <inttypes.h>
@@ -98,9 +99,43 @@ static void test_direct(void)
 	free(b);
 }
 
+/*
+ * Write errors are seen at the flush (ga_jw_failed()), not per value; a
+ * writer without a FILE that never wrote is flushed and freed safely.
+ */
+static void test_failed(void)
+{
+	struct ga_jw *w = malloc(sizeof(*w));
+	FILE *full = fopen("/dev/full", "w");
+
+	tap_begin("jsonw: a failed write is seen at the flush; no FILE, nothing written, no harm");
+	if (!w) {
+		CHECK(!"out of memory");
+		tap_end();
+		return;
+	}
+	ga_jw_init(w, NULL);
+	ga_jw_flush(w);
+	CHECK(!ga_jw_failed(w));
+	ga_jw_free(w);
+	if (full) {
+		setvbuf(full, NULL, _IONBF, 0);
+		ga_jw_init(w, full);
+		ga_jw_arr(w, GA_JW_COMPACT);
+		for (int i = 0; i < 100000 && !ga_jw_failed(w); i++)
+			ga_jw_u64(w, (uint64_t)i);
+		CHECKF(ga_jw_failed(w), "100000 numbers written to /dev/full and no error seen");
+		ga_jw_free(w);
+		fclose(full);
+	}
+	free(w);
+	tap_end();
+}
+
 int main(void)
 {
 	test_digits();
 	test_direct();
+	test_failed();
 	return tap_exit();
 }
