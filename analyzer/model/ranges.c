@@ -991,6 +991,7 @@ struct fblock {
 struct froot {
 	uint64_t start, end;
 	size_t lo;                 /* its ranges: win[lo..) up to the next root's */
+	size_t self;               /* itself: win[self] */
 };
 
 struct fpend {
@@ -1244,6 +1245,7 @@ static int fold_batch(struct scan *s, size_t k, int last)
 	for (i = k; i < f->nroots; i++) {
 		f->roots[i - k] = f->roots[i];
 		f->roots[i - k].lo -= n;
+		f->roots[i - k].self -= n;
 	}
 	f->nroots -= k < f->nroots ? k : f->nroots;
 	if (cut > f->horizon)
@@ -1255,7 +1257,7 @@ static int fold_batch(struct scan *s, size_t k, int last)
 static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 {
 	struct fold *f = s->nx->fstate;
-	size_t end = f->nwin, lo = f->nwin;
+	size_t lo = f->nwin;
 
 	if (f->gnodes)
 		return fold_give_up(s, "graph nodes");
@@ -1265,21 +1267,34 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 	f->tid = g->tid;
 	if (g->start < f->horizon)
 		return fold_give_up(s, "a range that came after the ranges around it folded");
-	/* The outermost ranges it encloses become its own: it closed after them. */
-	while (f->nroots && f->roots[f->nroots - 1].start >= g->start) {
-		const struct ga_ranges_range *c = &f->win[end - 1];
-
-		if (c->end > g->end || cmp_range(g, c) > 0)
-			return fold_give_up(s, "ranges that do not nest");
-		lo = end = f->roots[--f->nroots].lo;
-	}
-	if (f->nroots && f->roots[f->nroots - 1].end > g->start)
-		return fold_give_up(s, "ranges that do not nest");
 	if (ga_util_grow(&f->win, &f->capwin, f->nwin + 1, sizeof(*f->win)) ||
 	    ga_util_grow(&f->roots, &f->caproots, f->nroots + 1, sizeof(*f->roots)))
 		return -1;
+	/*
+	 * Inside the last outermost range though its record came after it
+	 * (ranges that close at one time come in any order): one of its own.
+	 */
+	if (f->nroots) {
+		const struct ga_ranges_range *c = &f->win[f->roots[f->nroots - 1].self];
+
+		if (g->start < c->end && g->end <= c->end && cmp_range(c, g) < 0) {
+			f->win[f->nwin++] = *g;
+			goto window;
+		}
+	}
+	/* The outermost ranges it encloses become its own: it closed after them. */
+	while (f->nroots && f->roots[f->nroots - 1].start >= g->start) {
+		const struct ga_ranges_range *c = &f->win[f->roots[f->nroots - 1].self];
+
+		if (c->end > g->end || cmp_range(g, c) > 0)
+			return fold_give_up(s, "ranges that do not nest");
+		lo = f->roots[--f->nroots].lo;
+	}
+	if (f->nroots && f->roots[f->nroots - 1].end > g->start)
+		return fold_give_up(s, "ranges that do not nest");
 	f->win[f->nwin++] = *g;
-	f->roots[f->nroots++] = (struct froot){ g->start, g->end, lo };
+	f->roots[f->nroots++] = (struct froot){ g->start, g->end, lo, f->nwin - 1 };
+window:
 	if (f->nroots >= 2 * FOLD_ROOTS)
 		return fold_batch(s, f->nroots - FOLD_ROOTS, 0);
 	if (f->nwin > FOLD_WINDOW) {

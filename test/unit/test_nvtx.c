@@ -839,7 +839,8 @@ static void test_other_threads(void)
  * of its correlation after its kernel, every 11th a memcpy.  how: 0 as
  * said; 1 a range "main" around everything, still open at exit (it comes
  * last); 2 one step's ranges on another thread; 3 a kernel of the first
- * step whose record comes after 200 steps; 4 correlation ids 4096 apart.
+ * step whose record comes after 200 steps; 4 correlation ids 4096 apart;
+ * 5 each layer's last op ending with it, its record after the layer's.
  */
 static struct trace job_trace(size_t steps, int how, uint32_t pid)
 {
@@ -912,11 +913,16 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 					}
 					JOB_PUSH(corr);
 				}
-				synth_nvtx_range(s, nop[o], 0, o0, o0 + 5000, tid, tid, id++,
-						 GP_NVTX_PUSHPOP);
+				/* 5: the last op ends with its layer, its record after the layer's. */
+				if (how != 5 || o < 2)
+					synth_nvtx_range(s, nop[o], 0, o0, o0 + 5000, tid, tid, id++,
+							 GP_NVTX_PUSHPOP);
 			}
 			synth_nvtx_range(s, nlayer, 0, l0, l0 + 19000, tid, tid, id++,
 					 GP_NVTX_PUSHPOP);
+			if (how == 5)
+				synth_nvtx_range(s, nop[2], 0, l0 + 12100, l0 + 19000, tid, tid,
+						 id++, GP_NVTX_PUSHPOP);
 		}
 		synth_nvtx_range(s, nstep, 0, t0, t0 + 90000, tid, tid, id++, GP_NVTX_PUSHPOP);
 		/* Between steps: no range open. */
@@ -1005,6 +1011,7 @@ static void test_fold(void)
 		{ 3, 300, 0, "a kernel after its step folded",
 		  "an activity that came after the ranges of its launch folded" },
 		{ 4, 300, 1, "ids far apart, their codes through the temporary file", NULL },
+		{ 5, 300, 1, "a range's record after its parent's, both ending together", NULL },
 		{ 4, 300, 0, "ids far apart, no temporary file",
 		  "no temporary file for the launches' ranges" },
 	};
