@@ -2005,6 +2005,46 @@ static int metrics_rules(struct fin *x)
 	return 0;
 }
 
+/*
+ * nccl-exposed's places: the job's NCCL kernels of most time (at most
+ * GA_FIND_WHERE), each at its heaviest launch site, named for proc, the
+ * rank staked; their time and count are the job's.
+ */
+static void nccl_places(struct ga_finding *f, struct fin *x, uint32_t proc)
+{
+	const struct ga_model *m = x->m;
+	size_t top[GA_FIND_WHERE];
+	size_t ntop = 0;
+
+	for (size_t k = 0; k < m->nkstats; k++) {
+		const char *nm = ga_strtab_get(&m->strs, m->kstats[k].name);
+		size_t j;
+
+		if (!nm || !ga_ranks_is_nccl(nm) || !m->kstats[k].total)
+			continue;
+		for (j = ntop; j > 0 && m->kstats[top[j - 1]].total < m->kstats[k].total; j--)
+			if (j < GA_FIND_WHERE)
+				top[j] = top[j - 1];
+		if (j < GA_FIND_WHERE) {
+			top[j] = k;
+			if (ntop < GA_FIND_WHERE)
+				ntop++;
+		}
+	}
+	for (size_t i = 0; i < ntop; i++) {
+		const struct ga_kstat *ks = &m->kstats[top[i]];
+		struct ga_where *w = &f->where[f->nwhere++];
+
+		memset(w, 0, sizeof(*w));
+		w->label_after = kernel_label(m, ks->name);
+		w->site_after = heaviest_site(x, ks->name);
+		w->proc = proc;
+		w->stream = NONE;
+		w->ns = ks->total;
+		w->count = ks->count;
+	}
+}
+
 static int rank_rules(struct fin *x)
 {
 	const struct ga_ranks *rk = x->in->rk;
@@ -2047,6 +2087,7 @@ static int rank_rules(struct fin *x)
 		ev(f, "compute_ns", (double)worst->compute_ns, 'n');
 		ev(f, "compute_alone_ns", (double)alone, 'n');
 		ev(f, "ranks", (double)rk->nrows, 'c');
+		nccl_places(f, x, worst->proc);
 	}
 	for (size_t i = 0; i < rk->nsteps; i++) {
 		const struct ga_rank_step *s = &rk->steps[i];

@@ -1085,6 +1085,12 @@ int main(void)
 				       "straggler %llu", f ? (unsigned long long)f->stake_ns : 0ull);
 				CHECKF(x && x->stake_ns == 10 * 500 * US, "nccl-exposed %llu",
 				       x ? (unsigned long long)x->stake_ns : 0ull);
+				/* Its place: the NCCL kernel, the job's time of it. */
+				CHECKF(x && x->nwhere == 1 &&
+				       strstr(ga_model_str(&an.m, x->where[0].label_after), "ncclDevKernel") &&
+				       x->where[0].count == 20 && x->where[0].ns == 20 * 500 * US,
+				       "nccl-exposed's place: %u, %s", x ? x->nwhere : 0,
+				       x && x->nwhere ? ga_model_str(&an.m, x->where[0].label_after) : "");
 			} else {
 				CHECK(!f && !x);
 			}
