@@ -65,35 +65,42 @@ static uint32_t kernel_class(struct ga_ranks *rk, const struct ga_model *m, uint
 	return *slot;
 }
 
+/* An activity of a job's device: its busy time, all, communication and compute. */
+static __attribute__((noinline)) int add_act(struct ga_ranks *rk, struct ga_model *m,
+					     const struct ga_act *a)
+{
+	struct ga_rank_dev *d;
+
+	if (a->devrow >= rk->ndevs) {
+		size_t old = rk->capdevs;
+
+		if (ga_util_grow(&rk->devs, &rk->capdevs, (size_t)a->devrow + 1, sizeof(*rk->devs)))
+			return -1;
+		memset(rk->devs + old, 0, (rk->capdevs - old) * sizeof(*rk->devs));
+		rk->ndevs = (size_t)a->devrow + 1;
+	}
+	d = &rk->devs[a->devrow];
+	if (ga_busy_add(&d->all, a->start, a->end))
+		return -1;
+	if (a->kind == GA_ACT_KERNEL) {
+		uint32_t c = kernel_class(rk, m, a->name);
+
+		if (!c || ga_busy_add(c == 1 ? &d->comm : &d->compute, a->start, a->end))
+			return -1;
+		d->kernels++;
+		d->nccl_kernels += c == 1;
+	}
+	return 0;
+}
+
 static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_ranks *rk = ctx;
 
-	/* One trace of a process without a rank: nothing to compare. */
-	if (rk->inputs > 1 || rk->collect || m->procs[a->proc].rank != GA_NO_RANK) {
-		struct ga_rank_dev *d;
-
-		if (a->devrow >= rk->ndevs) {
-			size_t old = rk->capdevs;
-
-			if (ga_util_grow(&rk->devs, &rk->capdevs, (size_t)a->devrow + 1,
-					 sizeof(*rk->devs)))
-				return -1;
-			memset(rk->devs + old, 0, (rk->capdevs - old) * sizeof(*rk->devs));
-			rk->ndevs = (size_t)a->devrow + 1;
-		}
-		d = &rk->devs[a->devrow];
-		if (ga_busy_add(&d->all, a->start, a->end))
-			return -1;
-		if (a->kind == GA_ACT_KERNEL) {
-			uint32_t c = kernel_class(rk, m, a->name);
-
-			if (!c || ga_busy_add(c == 1 ? &d->comm : &d->compute, a->start, a->end))
-				return -1;
-			d->kernels++;
-			d->nccl_kernels += c == 1;
-		}
-	}
+	/* One trace of a process without a rank: nothing to compare, and no work out of line. */
+	if ((rk->inputs > 1 || rk->collect || m->procs[a->proc].rank != GA_NO_RANK) &&
+	    add_act(rk, m, a))
+		return -1;
 	return rk->next_act.fn ? rk->next_act.fn(rk->next_act.ctx, m, a) : 0;
 }
 
