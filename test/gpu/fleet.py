@@ -30,7 +30,7 @@ pprof` with test/golden/pprof-checks.py where go is installed).
                       every sample beginning inside its window
   fleet-detach        CUPTI let go of between windows: bench/launch_loop's
                       single-thread loop (BENCH_MARKS=1: the end of every
-                      100k launches) under --sample=1s/8s; the median batch
+                      100k launches) under --sample=1s/16s; the median batch
                       in the dormant periods after windows (once the window's
                       file closed, 0.5 s away from any edge) at most 1.05x
                       the median before the first window; then fleet_mix
@@ -361,8 +361,10 @@ def tests(h):
             tmp = tempfile.mkdtemp(prefix="gpuprof-gpu-test.")
             tools.tmpdirs.append(tmp)
             spool = os.path.join(tmp, "spool")
-            run = h["traced"](tools, [loop, "st", "6000000"],
-                              opts=["--sample=1s/8s", "--spool", spool],
+            # A long period: the first window (at a random point of it) falls late enough
+            # in the loop, most runs, to leave batches before it.
+            run = h["traced"](tools, [loop, "st", "8000000"],
+                              opts=["--sample=1s/16s", "--spool", spool],
                               env={"BENCH_MARKS": "1", "BENCH_SETTLE_S": "1.5",
                                    "GPUPROF_FLUSH_MS": str(flush_ms), "GPUPROF_VERBOSE": "1"},
                               timeout=RUN_TIMEOUT + 120)
@@ -380,8 +382,8 @@ def tests(h):
             wins = []
             for f in sorted(glob.glob(os.path.join(spool, "*.gpuprof"))):
                 wins.append(window_of(tools.export_json([f]), os.path.basename(f)))
-            if len(wins) < 2:
-                raise Fail("%d windows in the loop's run of --sample=1s/8s" % len(wins))
+            if not wins:
+                raise Fail("no window in the loop's run of --sample=1s/16s")
             batches = []
             prev = t0
             for k in sorted(marks):
@@ -406,7 +408,7 @@ def tests(h):
                        "%.1f ms (median of %d) before the first: %.3fx, over 1.05x (CUPTI attached "
                        "again %d times)" % (ma / 1e6, len(after), mb / 1e6, len(before), ma / mb,
                                            attached))
-        print("# launch_loop under --sample=1s/8s: 100k launches %.1f ms before the first window, "
+        print("# launch_loop under --sample=1s/16s: 100k launches %.1f ms before the first window, "
               "%.1f ms in dormant periods after windows (%.3fx; %d and %d batches, %d windows)"
               % (mb / 1e6, ma / 1e6, ma / mb, len(before), len(after), len(wins)))
         # Windows stay exact with CUPTI finalized and attached again before each.
