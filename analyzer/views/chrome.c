@@ -527,6 +527,18 @@ static inline char *put_q(char *p, const struct chrome *c, size_t off, size_t le
 	return ga_jw_put(p, c->qtext.p + off - 1, len);
 }
 
+/* An event's graph node (when it has one) and the ends of its args and of itself. */
+static char *graph_tail(char *p, const struct ga_act *a)
+{
+	if (a->graph_id) {
+		p = GA_JW_LIT(p, ",\"graph_id\":");
+		p = ga_jw_put_u64(p, a->graph_id);
+		p = GA_JW_LIT(p, ",\"graph_node\":");
+		p = ga_jw_put_u64(p, a->graph_node);
+	}
+	return GA_JW_LIT(p, "}}");
+}
+
 /*
  * A kernel's event as act_direct() writes it, from its template: its text
  * but the times and the correlation, made at the first event of its
@@ -620,14 +632,7 @@ static int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga
 	p = GA_JW_LIT(p, ",\"args\":{\"correlation\":");
 	p = ga_jw_put_u64(p, a->correlation);
 	p = ga_jw_put(p, t->s + t->npre, t->nsuf);
-	if (a->graph_id) {
-		p = GA_JW_LIT(p, ",\"graph_id\":");
-		p = ga_jw_put_u64(p, a->graph_id);
-		p = GA_JW_LIT(p, ",\"graph_node\":");
-		p = ga_jw_put_u64(p, a->graph_node);
-	}
-	p = GA_JW_LIT(p, "}}");
-	ga_jw_wrote(&e->jw, p);
+	ga_jw_wrote(&e->jw, graph_tail(p, a));
 	return 0;
 }
 
@@ -731,14 +736,7 @@ static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 		}
 		*p++ = '"';
 	}
-	if (a->graph_id) {
-		p = GA_JW_LIT(p, ",\"graph_id\":");
-		p = ga_jw_put_u64(p, a->graph_id);
-		p = GA_JW_LIT(p, ",\"graph_node\":");
-		p = ga_jw_put_u64(p, a->graph_node);
-	}
-	p = GA_JW_LIT(p, "}}");
-	ga_jw_wrote(&e->jw, p);
+	ga_jw_wrote(&e->jw, graph_tail(p, a));
 	return 0;
 }
 
