@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model/load.h"
+#include "read/reader.h"
 
 int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 		     struct ga_filter *flt)
@@ -78,6 +79,7 @@ int ga_analysis_filtered(const struct ga_analysis *an)
 static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_src *src,
 		  int n)
 {
+	uint64_t *tmin = NULL;
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -113,10 +115,29 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	}
 	/*
 	 * Traces without NVTX are decoded once, their scan beside the model's
-	 * read, where nothing streams out before the end (ranges.h: one_pass).
+	 * read (ranges.h: one_pass), also where activities stream out as they
+	 * are read (hooks, launches for flows): the look-ahead runs
+	 * GA_MODEL_AHEAD chunks before the model, so that a staged copy's
+	 * legs are paired, and an activity's API call is found, where they are
+	 * within that many chunks of it, as the report pairs them.  The first
+	 * time a view needs at its first activity comes from the chunk
+	 * headers (analysis.h: want_first); a trace without a time there is
+	 * read twice, all traces then, for the time base to be the same.
 	 */
-	an->rg.one_pass = !an->o.launches && !an->o.sites_ahead && !an->m.hooks.act &&
-			  !an->m.hooks.api;
+	an->rg.one_pass = !an->o.two_reads;
+	an->first_ns = UINT64_MAX;
+	if (an->want_first && !(tmin = malloc((size_t)(n ? n : 1) * sizeof(*tmin)))) {
+		fputs("gpuprof: out of memory\n", stderr);
+		return -1;
+	}
+	for (i = 0; an->want_first && an->rg.one_pass && i < n; i++) {
+		if (ga_reader_chunk_tmin(src[i].path, src[i].buf, src[i].len, &tmin[i]) ||
+		    tmin[i] == UINT64_MAX) {
+			an->rg.one_pass = 0;
+			break;
+		}
+		tmin[i] += (uint64_t)src[i].shift;
+	}
 	an->m.ahead.ctx = &an->rg;
 	an->m.ahead.begin = ga_ranges_ahead;
 	/*
@@ -128,9 +149,16 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 		      !an->rg.site_of && !ga_filter_active(an->flt) && !an->rk.collect;
 	an->rg.fold_keep = ga_ranks_is_step;
 	if (ga_ranges_scan(&an->rg, &an->m, src, (size_t)n)) {
+		free(tmin);
 		fprintf(stderr, "gpuprof: %s\n", an->rg.err);
 		return -1;
 	}
+	/* The NVTX scan's first time, of the traces it read whole, then the others'. */
+	an->first_ns = an->rg.first_ns;
+	for (i = 0; tmin && an->rg.one_pass && an->rg.ahead_procs && i < n; i++)
+		if (an->rg.ahead_procs[i] && tmin[i] < an->first_ns)
+			an->first_ns = tmin[i];
+	free(tmin);
 	ga_filter_bind(an->flt, &an->rg, &an->m);
 	if (ga_load_inputs(&an->m, in, n))
 		return -1;

@@ -46,6 +46,8 @@ struct ga_analysis_opts {
 	int marks;                 /* keep each NVTX mark, not only their counts */
 	int range_details;         /* keep each range's details (struct ga_ranges_detail) */
 	int align;                 /* enum ga_align_mode: ranks' clocks by NCCL collectives */
+	int two_reads;             /* scan every trace whole before the model reads it
+				      (the one-pass read's reference, in tests) */
 };
 
 struct ga_analysis {
@@ -63,6 +65,18 @@ struct ga_analysis {
 	int64_t *shifts;           /* the same, as the readers take them */
 	struct ga_filter *flt;     /* the activity filter (never NULL) */
 	struct ga_analysis_opts o;
+	/*
+	 * Set before the build by a view that needs the traces' first time
+	 * at its first activity (the Chrome and Perfetto exports' time base):
+	 * first_ns is then, once the model reads, the earliest time of the
+	 * records the NVTX scan read (traces read twice) and of the chunk
+	 * headers' t_min of the traces read once (a look-ahead has not seen
+	 * the whole trace when the first activity streams out; the recorder
+	 * writes t_min as the earliest start of the chunk's activity records).
+	 * A trace whose chunk headers give no time is then read twice.
+	 */
+	int want_first;
+	uint64_t first_ns;         /* UINT64_MAX: none */
 };
 
 /* Returns 0, or -1 when memory runs out (an is then freed). */

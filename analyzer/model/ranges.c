@@ -265,6 +265,8 @@ void ga_ranges_free(struct ga_ranges *nx)
 	ga_map_free(&nx->node_map);
 	free(nx->proc_ranges);
 	free(nx->ahead_procs);
+	if (nx->ahead)
+		free(((struct scan *)nx->ahead)->ring);
 	free(nx->ahead);
 	free(nx->mark_events);
 	fold_free(nx->fstate);
@@ -736,7 +738,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 				return 1;
 			}
 			/* The rest in the model's read of it: decoded once. */
-			if (s->nx->one_pass && !s->nx->want_launches && s->nx->ahead_procs) {
+			if (s->nx->one_pass && s->nx->ahead_procs) {
 				s->nx->ahead_procs[s->proc - s->nx->proc_base] = 1;
 				s->skip = 1;
 				return 1;
@@ -1684,13 +1686,18 @@ ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx)
 	    !nx->ahead_procs[proc - nx->proc_base])
 		return NULL;
 	s = nx->ahead;
+	/* API calls wait for their activities in a ring of their own file's. */
+	free(s->ring);
+	s->ring = NULL;
+	s->ringcap = 0;
 	s->proc = proc;
 	s->skip_nvtx = 1;
 	s->no_api = 0;
 	s->skip = 0;
 	s->oom = 0;
 	*actx = s;
-	return ahead_rec;
+	/* Launches asked: every activity's correlation and API call too. */
+	return nx->want_launches ? scan_rec : ahead_rec;
 }
 
 int ga_ranges_launch(const struct ga_ranges *nx, const struct ga_act *a, uint32_t *tid,

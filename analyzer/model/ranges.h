@@ -251,10 +251,12 @@ struct ga_ranges {
 	 * Asked before the scan: a trace without NVTX, whose scan only pairs
 	 * copies and finds the first time, is scanned in the model's read of
 	 * it instead (ga_ranges_ahead(), bound to the model's look-ahead), so
-	 * that it is decoded once.  Only where nothing reads the first time
-	 * or the copies' kinds while the model streams (no hooks, no launches):
-	 * the look-ahead is GA_MODEL_AHEAD chunks, and legs of a staged copy
-	 * further apart than that are not paired.
+	 * that it is decoded once.  The look-ahead is GA_MODEL_AHEAD chunks:
+	 * legs of a staged copy further apart than that are not paired, and
+	 * with launches, an activity whose API call comes that many chunks
+	 * after it has none (ga_ranges_launch() is asked as the model reads
+	 * the activity); first_ns then covers only the traces read twice
+	 * (model/analysis.h: first_ns).
 	 */
 	int one_pass;
 	/*

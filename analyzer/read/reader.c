@@ -913,3 +913,51 @@ void ga_reader_describe(const struct ga_read_info *info, char *buf, size_t n)
 			 "covers what precedes", info->stop_offset, info->file_size,
 			 info->reason, info->bytes_unread);
 }
+
+/* n bytes at off of the file fd, or of len bytes at buf: 0, or -1 short. */
+static int tmin_get(int fd, const unsigned char *buf, uint64_t len, uint64_t off, void *out,
+		    size_t n)
+{
+	if (buf) {
+		if (off > len || len - off < n)
+			return -1;
+		memcpy(out, buf + off, n);
+		return 0;
+	}
+	return pread(fd, out, n, (off_t)off) == (ssize_t)n ? 0 : -1;
+}
+
+int ga_reader_chunk_tmin(const char *path, const void *buf, size_t len, uint64_t *t_min)
+{
+	struct gp_file_header h;
+	struct gp_chunk_header ch;
+	uint64_t off, size = len;
+	struct stat st;
+	int fd = -1, rc = -1;
+
+	*t_min = UINT64_MAX;
+	if (!buf) {
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return -1;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+			goto out;
+		size = (uint64_t)st.st_size;
+	}
+	if (tmin_get(fd, buf, size, 0, &h, sizeof(h)) ||
+	    memcmp(h.magic, GP_FILE_MAGIC, sizeof(h.magic)) || h.endian != GP_ENDIAN_MARKER ||
+	    h.header_size < sizeof(h))
+		goto out;
+	for (off = h.header_size; !tmin_get(fd, buf, size, off, &ch, sizeof(ch)); ) {
+		if (ch.magic != GP_CHUNK_MAGIC || ch.comp_size > GP_CHUNK_COMP_MAX ||
+		    size - off - sizeof(ch) < ch.comp_size)
+			break;
+		if (ch.t_min && ch.t_min < *t_min)
+			*t_min = ch.t_min;
+		off += sizeof(ch) + ch.comp_size;
+	}
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}

@@ -91,6 +91,18 @@ int ga_reader_read_ahead(const char *path, const void *buf, size_t len, ga_reade
 			 struct ga_read_info *info, char *err, size_t errlen);
 
 /*
+ * The earliest nonzero t_min of the chunk headers of a trace (the file at
+ * path when buf is NULL, else len bytes at buf), read without decoding a
+ * frame: the headers of the chunks that follow each other from the file
+ * header on, up to the first that is not one (bad magic, a frame past the
+ * end).  Views that need the traces' first time before the first record
+ * is read take it from here (model/analysis.c).  Returns 0 with *t_min
+ * set (UINT64_MAX: no chunk gave one), or -1 where the file cannot be
+ * opened or its header is not a trace's.
+ */
+int ga_reader_chunk_tmin(const char *path, const void *buf, size_t len, uint64_t *t_min);
+
+/*
  * One line about a damaged or unfinished read, without a trailing newline:
  * "trace truncated at byte 123 of 456 (chunk 7: checksum mismatch); 333
  * bytes not read - the report covers what precedes".  Empty when the file

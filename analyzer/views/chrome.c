@@ -34,9 +34,11 @@
  *
  * Times: "ts" and "dur" are microseconds with three decimals, relative to
  * a base (the whole second at or before the traces' first record, written
- * as otherData.gpuprof_time_base_ns): a double then holds every value to
- * the nanosecond, so readers that parse ts as a double and round to
- * nanoseconds (Perfetto) get the recorded times exactly.  Absolute epoch
+ * as otherData.gpuprof_time_base_ns; of a trace read once, the first
+ * time its chunk headers give, model/analysis.h first_ns): a double then
+ * holds every value to the nanosecond, so readers that parse ts as a
+ * double and round to nanoseconds (Perfetto) get the recorded times
+ * exactly.  Absolute epoch
  * microseconds (about 1.8e15) would not fit.
  *
  * Events: GPU activities, API calls and push/pop NVTX ranges are complete
@@ -142,7 +144,7 @@ static uint64_t base_of(struct ga_export *e)
 	struct chrome *c = e->state;
 
 	if (!c->based) {
-		uint64_t first = e->an->rg.first_ns;
+		uint64_t first = e->an->first_ns;
 
 		c->base = first == UINT64_MAX ? 0 : first / NS_PER_S * NS_PER_S;
 		c->based = 1;
@@ -1246,6 +1248,7 @@ static int begin(struct ga_export *e)
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = act;
 	e->an->m.hooks.api = api;
+	e->an->want_first = 1;  /* the time base, at the first event */
 	e->an->mu.samples = 1;      /* the memory counter tracks */
 	c->next = e->an->m.obs;
 	e->an->m.obs.ctx = e;

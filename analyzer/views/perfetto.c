@@ -195,13 +195,13 @@ static int flush(struct ga_export *e)
 	return ga_pbw_flush(&p->w, e->out, FLUSH_AT);
 }
 
-/* The whole second at or before the traces' first record, less one second. */
+/* The whole second at or before the traces' first record (analysis.h first_ns), less one second. */
 static uint64_t base_of(struct ga_export *e)
 {
 	struct pf *p = e->state;
 
 	if (!p->based) {
-		uint64_t first = e->an->rg.first_ns;
+		uint64_t first = e->an->first_ns;
 
 		p->base = first == UINT64_MAX || first < NS_PER_S ? 0 :
 			  first / NS_PER_S * NS_PER_S - NS_PER_S;
@@ -1167,6 +1167,7 @@ static int begin(struct ga_export *e)
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = act;
 	e->an->m.hooks.api = api;
+	e->an->want_first = 1;  /* the time base, at the first event */
 	e->an->mu.samples = 1;      /* the memory counter tracks */
 	p->next = e->an->m.obs;
 	e->an->m.obs.ctx = e;

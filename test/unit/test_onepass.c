@@ -6,7 +6,10 @@
  * copies paired, the first time found, clock shifts applied; a trace with
  * NVTX is still scanned whole first; legs of a staged copy further apart
  * than the look-ahead are not paired (the bounded window), and are where
- * the two reads remain (streaming views).  Test code, runs offline only.
+ * the two reads remain (two_reads, the reference); the streaming exports
+ * read once too: each activity's API call found by the look-ahead (Chrome
+ * and Perfetto flows), the first time from the chunk headers, or two reads
+ * where a trace's chunk headers give none.  Test code, runs offline only.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,10 +69,10 @@ struct run {
 	int ok;
 };
 
-/* Build the analysis of paths; launches asks for two reads (as the Chrome export does). */
-static void build(struct run *r, char **paths, int n, int launches)
+/* Build the analysis of paths; two: scan each trace whole first (the reference). */
+static void build(struct run *r, char **paths, int n, int two)
 {
-	struct ga_analysis_opts o = { .stack_depth = 3, .launches = launches };
+	struct ga_analysis_opts o = { .stack_depth = 3, .two_reads = two };
 
 	ga_filter_init(&r->flt);
 	r->ok = ga_analysis_init(&r->an, &o, &r->flt) == 0 &&
@@ -102,7 +105,7 @@ static void test_one_read(void)
 	CHECKF(staged_count(&a.an.m) == 3, "%llu staged", (unsigned long long)staged_count(&a.an.m));
 	CHECKF(a.an.rg.first_ns == T0 + 500000, "first %llu",
 	       (unsigned long long)(a.an.rg.first_ns - T0));
-	/* Two reads (launches asked): the same. */
+	/* Two reads: the same. */
 	build(&b, paths, 1, 1);
 	CHECK(b.ok && !b.an.rg.one_pass);
 	CHECK(staged_count(&b.an.m) == 3 && b.an.rg.first_ns == a.an.rg.first_ns);
@@ -203,6 +206,143 @@ static void test_nvtx_and_shift(void)
 	tap_end();
 }
 
+/*
+ * The streaming exports' trace: kernels on correlations 100.. with their
+ * API calls (thread 5) before them, one (corr 200) whose call comes in the
+ * next chunk, one (corr 300) whose call comes GA_MODEL_AHEAD + 2 chunks
+ * later, and in the last chunk a call (corr 400, no activity) earlier than
+ * everything else: the first time.  tmin0: chunk headers without t_min.
+ */
+static void write_stream(const char *path, int tmin0)
+{
+	struct synth *s = synth_open(path);
+	uint32_t k, f;
+
+	synth_process(s, 78, "h", "stream", 0, T0);
+	synth_device(s, 0, "GPU A", 9, 0, 132, 1ull << 36, 1);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API, 0, 0);
+	k = synth_string(s, "_Z1kv");
+	f = synth_string(s, "cudaLaunchKernel");
+	for (uint32_t c = 0; c < 3; c++) {
+		uint64_t t = T0 + 5000000000ull + c * 1000;
+
+		if (tmin0)
+			s->t_min = 0;
+		synth_flush_chunk(s);
+		synth_api_at_corr(s, f, t, t + 10, 5, 100 + c);
+		synth_kernel_at_corr(s, k, t + 20, t + 30, 0, 7, 100 + c);
+	}
+	synth_kernel_at_corr(s, k, T0 + 5000010000ull, T0 + 5000010100ull, 0, 7, 200);
+	synth_kernel_at_corr(s, k, T0 + 5000020000ull, T0 + 5000020100ull, 0, 7, 300);
+	for (unsigned c = 0; c < GA_MODEL_AHEAD + 2; c++) {
+		if (tmin0)
+			s->t_min = 0;
+		synth_flush_chunk(s);
+		if (c == 0)
+			synth_api_at_corr(s, f, T0 + 5000009000ull, T0 + 5000009010ull, 5, 200);
+		synth_kernel_at_corr(s, k, T0 + 5000030000ull + c, T0 + 5000030010ull + c, 0, 7,
+				     500 + c);
+	}
+	synth_api_at_corr(s, f, T0 + 5000019000ull, T0 + 5000019010ull, 5, 300);
+	/* Earlier than all: another second. */
+	synth_api_at_corr(s, f, T0 + 4000000000ull, T0 + 4000000010ull, 5, 400);
+	synth_end(s, T0 + 6000000000ull, 0);
+	if (tmin0)
+		s->t_min = 0;
+	synth_close(s, NULL, NULL);
+}
+
+/* What the streaming exports ask: each activity's API call as it streams. */
+struct streamed {
+	struct ga_analysis *an;
+	uint32_t corr[64], tid[64];
+	uint64_t t[64], first[64];
+	int found[64], n;
+};
+
+static int on_act(void *ctx, struct ga_model *m, const struct ga_act *a)
+{
+	struct streamed *x = ctx;
+
+	(void)m;
+	if (x->n < 64) {
+		x->corr[x->n] = a->correlation;
+		x->found[x->n] = ga_ranges_launch(&x->an->rg, a, &x->tid[x->n], &x->t[x->n]);
+		x->first[x->n] = x->an->first_ns;
+		x->n++;
+	}
+	return 0;
+}
+
+/* As an export: hooks, launches; want_first as Chrome and Perfetto. */
+static void build_stream(struct run *r, struct streamed *x, char *path, int two, int want_first)
+{
+	struct ga_analysis_opts o = { .stack_depth = 3, .two_reads = two, .launches = 1 };
+	char *paths[1] = { path };
+
+	memset(x, 0, sizeof(*x));
+	ga_filter_init(&r->flt);
+	r->ok = ga_analysis_init(&r->an, &o, &r->flt) == 0;
+	if (!r->ok)
+		return;
+	x->an = &r->an;
+	r->an.m.hooks.ctx = x;
+	r->an.m.hooks.act = on_act;
+	r->an.want_first = want_first;
+	r->ok = ga_analysis_build(&r->an, paths, 1) == 0;
+}
+
+static void test_streaming(void)
+{
+	char path[128];
+	struct streamed xa, xb;
+	struct run a, b;
+	int far = 0;
+
+	tap_begin("one pass: streaming exports (hooks, launches, the first time)");
+	snprintf(path, sizeof(path), "%s/stream.gpuprof", dir);
+	write_stream(path, 0);
+	build_stream(&a, &xa, path, 0, 1);
+	build_stream(&b, &xb, path, 1, 1);
+	CHECK(a.ok && b.ok);
+	CHECK(a.an.rg.one_pass && a.an.rg.ahead_procs && a.an.rg.ahead_procs[0] == 1);
+	CHECK(!b.an.rg.one_pass);
+	/* The first time at the first activity: the chunk headers', as two reads find it. */
+	CHECKF(xa.n && xa.first[0] == T0 + 4000000000ull && xb.first[0] == xa.first[0],
+	       "first %llu vs %llu", (unsigned long long)(xa.first[0] - T0),
+	       (unsigned long long)(xb.first[0] - T0));
+	CHECKF(xa.n == xb.n && xa.n == 15, "%d vs %d activities", xa.n, xb.n);
+	for (int i = 0; i < xa.n && i < xb.n; i++) {
+		CHECK(xa.corr[i] == xb.corr[i]);
+		if (xa.corr[i] == 300) {
+			/* Its call GA_MODEL_AHEAD + 2 chunks later: found only by two reads. */
+			far = 1;
+			CHECK(!xa.found[i] && xb.found[i]);
+			continue;
+		}
+		CHECKF(xa.found[i] == xb.found[i] && (!xa.found[i] || (xa.tid[i] == xb.tid[i] &&
+								       xa.t[i] == xb.t[i])),
+		       "corr %u: %d %u %llu vs %d %u %llu", xa.corr[i], xa.found[i], xa.tid[i],
+		       (unsigned long long)xa.t[i], xb.found[i], xb.tid[i],
+		       (unsigned long long)xb.t[i]);
+		/* Calls before their activity, and one in the next chunk. */
+		CHECK(xa.found[i] == (xa.corr[i] < 500));
+	}
+	CHECK(far);
+	done(&a);
+	done(&b);
+	/* Chunk headers without a time: the first time needs two reads. */
+	write_stream(path, 1);
+	build_stream(&a, &xa, path, 0, 1);
+	CHECK(a.ok && !a.an.rg.one_pass && xa.n && xa.first[0] == T0 + 4000000000ull);
+	done(&a);
+	/* Without want_first (CSV, SQLite): once. */
+	build_stream(&a, &xa, path, 0, 0);
+	CHECK(a.ok && a.an.rg.one_pass && a.an.rg.ahead_procs[0] == 1);
+	done(&a);
+	tap_end();
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -215,6 +355,7 @@ int main(void)
 	test_one_read();
 	test_window();
 	test_nvtx_and_shift();
+	test_streaming();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
