@@ -79,9 +79,11 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 	[GA_RULE_OCCUPANCY] = {
 		"occupancy",
 		"kernels limited to low occupancy by registers or shared memory",
-		"configurations of 5%+ of kernel time below 50% theoretical occupancy",
-		"not estimated: whether more resident warps help depends on the kernel "
-		"(record --metrics to see)" },
+		"configurations of 5%+ of kernel time below 50% theoretical occupancy, whose "
+		"blocks would run in fewer rounds with the limit lifted",
+		"the configuration's kernel time x (1 - rounds with the limit lifted / rounds "
+		"now), a round being SMs x resident blocks: a block taking as long either way "
+		"(latency-bound); an upper bound" },
 	[GA_RULE_TAIL] = {
 		"tail-effect",
 		"grids of a partial last wave leave SMs idle",
@@ -592,10 +594,16 @@ static int blocking(const struct ga_act *a)
 	return 0;
 }
 
+/* The text of an activity's label, 0 for none. */
+static uint32_t label_str(const struct ga_model *m, uint32_t label)
+{
+	return label < m->nlabels ? m->labels[label].str : 0;
+}
+
 static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_fdev *d;
-	uint32_t stack = 0, label;
+	uint32_t stack = 0;
 
 	if (a->dev >= fd->ndevs && devs_grow(fd, (size_t)a->dev + 1))
 		return -1;
@@ -615,16 +623,20 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 	if (a->kind == GA_ACT_MEMCPY)
 		on_copy(fd, a);
 	d = &fd->devs[a->dev];
-	label = a->label < m->nlabels ? m->labels[a->label].str : 0;
-	if (fd->st)
+	if (fd->st && ga_sites_any_stacks(fd->st))
 		stack = ga_sites_stack_of(fd->st, a);
 	{
 		uint64_t key = (uint64_t)a->proc << 32 | a->stream, dur = a->end - a->start;
-		uint32_t i;
+		uint8_t *hint = &d->stream_hint[(a->stream ^ a->proc * 7u) % GA_FIND_STREAM_HINTS];
+		uint32_t i = *hint;
 
 		d->sum += dur;
-		for (i = 0; i < d->nstreams && d->stream[i].key != key; i++)
-			;
+		/* Streams interleave: each is found where its hint slot says, most times. */
+		if (i >= d->nstreams || d->stream[i].key != key) {
+			for (i = 0; i < d->nstreams && d->stream[i].key != key; i++)
+				;
+			*hint = (uint8_t)i;
+		}
 		if (i < d->nstreams) {
 			d->stream[i].ns += dur;
 			d->stream[i].count++;
@@ -637,7 +649,7 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 			d->other_ns += dur;
 		}
 		/* The stream's first launch site (the legacy default stream's is named). */
-		if (i < GA_FIND_STREAMS && !d->stream[i].stack && stack) {
+		if (stack && i < GA_FIND_STREAMS && !d->stream[i].stack) {
 			d->stream[i].stack = stack;
 			if (ga_sites_want((struct ga_sites *)fd->st, a->proc, stack))
 				return -1;
@@ -701,8 +713,8 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 			d->cands[d->ncands++] = (struct ga_fcand){
 				.start = d->hi, .end = a->start, .dev = a->dev,
 				.proc_before = d->proc, .stack_before = d->stack,
-				.label_before = d->label, .proc_after = a->proc,
-				.stack_after = stack, .label_after = label,
+				.label_before = label_str(m, d->label1 - 1), .proc_after = a->proc,
+				.stack_after = stack, .label_after = label_str(m, a->label),
 				.nvtx = a->nvtx, .stream = a->stream,
 			};
 			if (fd->st && (ga_sites_want((struct ga_sites *)fd->st, d->proc, d->stack) ||
@@ -719,7 +731,7 @@ static int on_act(struct ga_findings *fd, struct ga_model *m, const struct ga_ac
 		d->hi = a->end;
 		d->proc = a->proc;
 		d->stack = stack;
-		d->label = label;
+		d->label1 = a->label + 1;
 		d->seen = 1;
 	}
 	return 0;
@@ -1846,6 +1858,35 @@ static int startup_rule(struct fin *x)
 	return 0;
 }
 
+/*
+ * What lifting configuration c's limit (registers or shared memory per
+ * block) would save: its blocks run in rounds of SMs x resident blocks,
+ * *now of them as launched and *then with the limit lifted (the next limit
+ * binds: *occ and *alt resident blocks), and a block takes as long either
+ * way (a latency-bound kernel), so its time scales with the rounds.  An
+ * upper bound: blocks bound by memory bandwidth or a pipe slow down as more
+ * share an SM.  0 when the rounds stay, or the limits are unknown.
+ */
+static uint64_t occ_stake(const struct ga_lcfg *c, const struct ga_device *dv, uint64_t blocks,
+			  double *now, double *then, double *occ, uint32_t *alt)
+{
+	uint64_t threads = (uint64_t)c->block[0] * c->block[1] * c->block[2];
+	struct ga_sm_limits lim;
+	uint32_t limit;
+
+	if (!blocks || !dv->sm_count || !c->active_blocks || threads > UINT32_MAX ||
+	    ga_sm_limits(dv, &lim) < 0)
+		return 0;
+	*occ = ga_occupancy(&lim, (uint32_t)threads, c->limit == GA_OCC_REGISTERS ? 0 : c->regs,
+			    c->limit == GA_OCC_SHARED ? 0 : c->static_smem + c->dynamic_smem,
+			    alt, &limit);
+	if (*alt <= c->active_blocks)
+		return 0;
+	*now = ceil((double)blocks / ((double)dv->sm_count * c->active_blocks));
+	*then = ceil((double)blocks / ((double)dv->sm_count * *alt));
+	return *then < *now ? (uint64_t)((double)c->total * (1 - *then / *now)) : 0;
+}
+
 static int occupancy_rules(struct fin *x)
 {
 	const struct ga_launchcfg *l = x->in->lc;
@@ -1864,23 +1905,37 @@ static int occupancy_rules(struct fin *x)
 		    c->occupancy < 0)
 			continue;
 		dv = &m->devs[m->devrows[c->dev].dev];
+		blocks = (uint64_t)c->grid[0] * c->grid[1] * c->grid[2];
 		if (c->occupancy < GA_FIND_OCC_LOW &&
 		    (c->limit == GA_OCC_REGISTERS || c->limit == GA_OCC_SHARED)) {
-			if (!(f = add(x->fd, GA_RULE_OCCUPANCY, 0, ga_strtab_short(&m->strs, c->name))))
+			double now, then, occ;
+			uint32_t alt = 0;
+			uint64_t stake = occ_stake(c, dv, blocks, &now, &then, &occ, &alt);
+
+			/* Blocks no fewer rounds with the limit lifted (another binds, or one round). */
+			if (!stake)
+				goto tail;
+			if (!(f = add(x->fd, GA_RULE_OCCUPANCY, stake,
+				      ga_strtab_short(&m->strs, c->name))))
 				return -1;
 			snprintf(f->summary, sizeof(f->summary),
 				 "%.0f%% theoretical occupancy, limited by %s (%u registers, %u B "
-				 "shared memory per block), %s of kernel time", c->occupancy * 100,
-				 ga_occ_limit_name(c->limit), c->regs, c->static_smem + c->dynamic_smem,
-				 ga_fmt_time(b1, sizeof(b1), c->total));
+				 "shared memory per block): %" PRIu64 " blocks run in %.0f rounds of %u "
+				 "an SM, %.0f at %.0f%% (%u an SM); %s of kernel time",
+				 c->occupancy * 100, ga_occ_limit_name(c->limit), c->regs,
+				 c->static_smem + c->dynamic_smem, blocks, now, c->active_blocks, then,
+				 occ * 100, alt, ga_fmt_time(b1, sizeof(b1), c->total));
 			ev(f, "occupancy_pct", c->occupancy * 100, '%');
+			ev(f, "unlimited_occupancy_pct", occ * 100, '%');
+			ev(f, "rounds", now, 'c');
+			ev(f, "unlimited_rounds", then, 'c');
 			ev(f, "registers", c->regs, 'c');
 			ev(f, "shared_bytes", (double)c->static_smem + c->dynamic_smem, 'b');
 			ev(f, "launches", (double)c->count, 'c');
 			ev(f, "kernel_ns", (double)c->total, 'n');
 			where_kernel(f, x, c->name, c->total, c->count);
 		}
-		blocks = (uint64_t)c->grid[0] * c->grid[1] * c->grid[2];
+tail:
 		/* A short kernel's time is its launch and drain, whatever its blocks. */
 		if (!dv->sm_count || !c->active_blocks || !blocks || !c->count ||
 		    c->total / c->count <= GA_FIND_SHORT_KERNEL_NS)
