@@ -1,8 +1,8 @@
 /*
  * Ranks of a multi-process job (see ranks.h): the observer that collects
- * each (process, device)'s busy, compute and communication intervals while
- * the model reads, and the per-rank figures and steps built from them.
- * Runs offline only.
+ * each (process, device)'s busy, compute and communication time while the
+ * model reads, each step's work as its compute intervals retire, and the
+ * per-rank figures and steps built from them.  Runs offline only.
  */
 #include "model/ranks.h"
 
@@ -65,9 +65,153 @@ static uint32_t kernel_class(struct ga_ranks *rk, const struct ga_model *m, uint
 	return *slot;
 }
 
-/* An activity of a job's device: its busy time, all, communication and compute. */
-static __attribute__((noinline)) int add_act(struct ga_ranks *rk, struct ga_model *m,
-					     const struct ga_act *a)
+/* A step range of one process. */
+struct step_iv {
+	uint32_t proc, label;
+	uint64_t start, end;
+};
+
+struct ga_rank_span {
+	uint64_t start, end;
+};
+
+/*
+ * A device's place in its process's steps: work[first ..] (n of them), the
+ * next one not answered (k), and the last compute interval taken.  The
+ * compute union hands over its intervals in start order, disjoint, as they
+ * retire, then the rest at finish: a step's answer is the interval before
+ * the first that starts at or after the step's end (work_of below).
+ */
+struct ga_rank_cur {
+	struct ga_ranks *rk;
+	size_t first, n, k;
+	uint64_t ps, pe;           /* the last interval taken */
+	int have;
+};
+
+static int cmp_step_iv(const void *pa, const void *pb)
+{
+	const struct step_iv *a = pa, *b = pb;
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	/* The longer first, so a nested one is dropped. */
+	return a->end > b->end ? -1 : a->end < b->end;
+}
+
+/*
+ * Each process's outermost step ranges, in start order (by process): work
+ * (work 0 yet) and spans.  Processes the model has not read yet are in
+ * too: the scan saw every file.  0, or -1 out of memory.
+ */
+static int find_steps(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg)
+{
+	struct step_iv *iv = NULL;
+	size_t niv = 0, cap = 0, i, k;
+	int rc = -1;
+
+	rk->steps_known = 1;
+	for (i = 0; i < rg->nranges; i++) {
+		const struct ga_ranges_range *r = &rg->ranges[i];
+		const struct ga_ranges_key *key = &rg->keys[r->key];
+
+		if (!ga_ranks_is_step(ga_model_str(m, key->name)))
+			continue;
+		if (ga_util_grow(&iv, &cap, niv + 1, sizeof(*iv)))
+			goto out;
+		iv[niv].proc = r->proc;
+		iv[niv].label = key->label;
+		iv[niv].start = r->start;
+		iv[niv].end = r->end;
+		niv++;
+	}
+	if (!niv)
+		return 0;
+	qsort(iv, niv, sizeof(*iv), cmp_step_iv);
+	/* Outermost only: drop ranges that start inside the previous step. */
+	k = 0;
+	for (i = 0; i < niv; i++) {
+		if (k && iv[k - 1].proc == iv[i].proc && iv[i].start < iv[k - 1].end)
+			continue;
+		iv[k++] = iv[i];
+	}
+	niv = k;
+	if (ga_util_grow(&rk->work, &rk->capwork, niv, sizeof(*rk->work)) ||
+	    !(rk->spans = malloc(niv * sizeof(*rk->spans))))
+		goto out;
+	for (i = 0; i < niv; i++) {
+		rk->work[i].label = iv[i].label;
+		rk->work[i].proc = iv[i].proc;
+		rk->work[i].work_ns = 0;
+		rk->spans[i].start = iv[i].start;
+		rk->spans[i].end = iv[i].end;
+	}
+	rk->nwork = niv;
+	rc = 0;
+out:
+	free(iv);
+	return rc;
+}
+
+/* Points c at process proc's steps. */
+static void cur_bind(struct ga_rank_cur *c, struct ga_ranks *rk, uint32_t proc)
+{
+	size_t lo = 0, hi = rk->nwork, first;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rk->work[mid].proc < proc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (first = lo; lo < rk->nwork && rk->work[lo].proc == proc; lo++)
+		;
+	c->rk = rk;
+	c->first = first;
+	c->n = lo - first;
+	c->k = 0;
+}
+
+/*
+ * A rank's work in a step: from the step's start to the end of the last
+ * compute interval of the device's union that starts before the step
+ * ends, clipped to the step, when it ends after the step's start (its
+ * last compute kernel that started in the step); the most over the
+ * process's devices.  Steps that end in a collective end together on
+ * every rank; the rank that reaches the collective last has the most work.
+ */
+static void work_of(struct ga_rank_cur *c)
+{
+	const struct ga_rank_span *sp = &c->rk->spans[c->first + c->k];
+	struct ga_rank_work *w = &c->rk->work[c->first + c->k];
+
+	if (c->have && c->pe > sp->start) {
+		uint64_t e = c->pe < sp->end ? c->pe : sp->end;
+
+		if (e - sp->start > w->work_ns)
+			w->work_ns = e - sp->start;
+	}
+	c->k++;
+}
+
+/* busy.on_retire of a compute union, and its rest at finish: steps ending by start are answered. */
+static void cur_take(void *ctx, uint64_t start, uint64_t end)
+{
+	struct ga_rank_cur *c = ctx;
+
+	while (c->k < c->n && c->rk->spans[c->first + c->k].end <= start)
+		work_of(c);
+	c->ps = start;
+	c->pe = end;
+	c->have = 1;
+}
+
+/* Device devrow, made on its first activity.  NULL out of memory. */
+static struct ga_rank_dev *dev_of(struct ga_ranks *rk, const struct ga_act *a)
 {
 	struct ga_rank_dev *d;
 
@@ -75,17 +219,58 @@ static __attribute__((noinline)) int add_act(struct ga_ranks *rk, struct ga_mode
 		size_t old = rk->capdevs;
 
 		if (ga_util_grow(&rk->devs, &rk->capdevs, (size_t)a->devrow + 1, sizeof(*rk->devs)))
-			return -1;
+			return NULL;
 		memset(rk->devs + old, 0, (rk->capdevs - old) * sizeof(*rk->devs));
 		rk->ndevs = (size_t)a->devrow + 1;
 	}
 	d = &rk->devs[a->devrow];
-	if (ga_busy_add(&d->all, a->start, a->end))
+	if (!d->cur) {
+		/* Apart from devs, which moves as it grows: the compute union holds it. */
+		if (!(d->cur = calloc(1, sizeof(*d->cur))))
+			return NULL;
+		cur_bind(d->cur, rk, a->proc);
+		if (rk->steps_early) {
+			d->compute.on_retire = cur_take;
+			d->compute.retire_ctx = d->cur;
+		}
+	}
+	return d;
+}
+
+/*
+ * An activity of a job's device: its busy time, all, communication and
+ * compute.  Each device's activities are one process's streams, each in
+ * start order, as the model's busy time retiring (model.h busy_retire)
+ * has them: the unions retire behind their streams' watermark.
+ */
+static __attribute__((noinline)) int add_act(struct ga_ranks *rk, struct ga_model *m,
+					     const struct ga_act *a)
+{
+	struct ga_rank_dev *d;
+
+	if (!rk->looked) {
+		/* The NVTX scan read every file before the model: its ranges hold the steps. */
+		rk->looked = 1;
+		if (m->ahead.begin == ga_ranges_ahead && m->ahead.ctx) {
+			if (find_steps(rk, m, m->ahead.ctx))
+				return -1;
+			rk->steps_early = 1;
+		}
+	}
+	if (!(d = dev_of(rk, a)) ||
+	    ga_busy_add_stream(&d->all, a->proc, a->context, a->stream, a->start, a->end))
 		return -1;
 	if (a->kind == GA_ACT_KERNEL) {
 		uint32_t c = kernel_class(rk, m, a->name);
 
-		if (!c || ga_busy_add(c == 1 ? &d->comm : &d->compute, a->start, a->end))
+		if (!c || ga_busy_add_stream(&d->kern, a->proc, a->context, a->stream, a->start,
+					     a->end))
+			return -1;
+		if (c == 1 ? ga_busy_add_stream(&d->comm, a->proc, a->context, a->stream, a->start,
+						a->end) :
+		    rk->steps_early ? ga_busy_add_stream(&d->compute, a->proc, a->context, a->stream,
+							 a->start, a->end) :
+				      ga_busy_add(&d->compute, a->start, a->end))
 			return -1;
 		d->kernels++;
 		d->nccl_kernels += c == 1;
@@ -109,26 +294,6 @@ int ga_ranks_bind(struct ga_ranks *rk, struct ga_model *m)
 	return ga_model_observe(m, rk, NULL, 0, obs_act, &rk->next_act);
 }
 
-/* Time covered by both disjoint ascending interval lists. */
-static uint64_t overlap(const struct ga_busy *a, const struct ga_busy *b)
-{
-	size_t i = 0, j = 0;
-	uint64_t t = 0;
-
-	while (i < a->niv && j < b->niv) {
-		uint64_t s = a->iv[i].start > b->iv[j].start ? a->iv[i].start : b->iv[j].start;
-		uint64_t e = a->iv[i].end < b->iv[j].end ? a->iv[i].end : b->iv[j].end;
-
-		if (e > s)
-			t += e - s;
-		if (a->iv[i].end < b->iv[j].end)
-			i++;
-		else
-			j++;
-	}
-	return t;
-}
-
 static int cmp_row(const void *pa, const void *pb, void *ctx)
 {
 	const struct ga_model *sort_m = ctx;
@@ -150,24 +315,6 @@ static int cmp_row(const void *pa, const void *pb, void *ctx)
 	return a->proc < b->proc ? -1 : a->proc > b->proc;
 }
 
-/* A step range of one process. */
-struct step_iv {
-	uint32_t proc, label;
-	uint64_t start, end;
-};
-
-static int cmp_step_iv(const void *pa, const void *pb)
-{
-	const struct step_iv *a = pa, *b = pb;
-
-	if (a->proc != b->proc)
-		return a->proc < b->proc ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	/* The longer first, so a nested one is dropped. */
-	return a->end > b->end ? -1 : a->end < b->end;
-}
-
 static int cmp_u64(const void *pa, const void *pb)
 {
 	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
@@ -176,88 +323,46 @@ static int cmp_u64(const void *pa, const void *pb)
 }
 
 /*
- * A rank's work in a step: from the step's start to the end of its last
- * compute kernel that started in the step, on any of its devices, clipped
- * to the step.  Steps that end in a collective end together on every
- * rank; the rank that reaches the collective last has the most work.
+ * Each process's steps, in start order, with its work in each: the
+ * compute intervals not retired yet go to each device's steps, and the
+ * steps of processes the model did not read are dropped.
  */
-static uint64_t work_of(const struct ga_ranks *rk, const struct ga_model *m, uint32_t proc,
-			uint64_t start, uint64_t end)
-{
-	uint64_t w = 0;
-
-	for (size_t j = 0; j < rk->ndevs && j < m->ndevrows; j++) {
-		const struct ga_busy *b = &rk->devs[j].compute;
-		size_t lo = 0, hi = b->niv;
-
-		if (m->devrows[j].proc != proc)
-			continue;
-		/* The last interval that starts before the step ends. */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (b->iv[mid].start < end)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo && b->iv[lo - 1].end > start) {
-			uint64_t e = b->iv[lo - 1].end < end ? b->iv[lo - 1].end : end;
-
-			if (e - start > w)
-				w = e - start;
-		}
-	}
-	return w;
-}
-
-/* Each process's outermost step ranges, in start order, with its work in each. */
 static int find_work(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg)
 {
-	struct step_iv *iv = NULL;
-	size_t niv = 0, cap = 0, i, k;
-	int rc = -1;
+	size_t i, k;
 
-	for (i = 0; i < rg->nranges; i++) {
-		const struct ga_ranges_range *r = &rg->ranges[i];
-		const struct ga_ranges_key *key = &rg->keys[r->key];
-
-		if (r->proc >= m->nprocs || !ga_ranks_is_step(ga_model_str(m, key->name)))
-			continue;
-		if (ga_util_grow(&iv, &cap, niv + 1, sizeof(*iv)))
-			goto out;
-		iv[niv].proc = r->proc;
-		iv[niv].label = key->label;
-		iv[niv].start = r->start;
-		iv[niv].end = r->end;
-		niv++;
+	if (!rk->steps_known) {
+		if (find_steps(rk, m, rg))
+			return -1;
+		for (i = 0; i < rk->ndevs && i < m->ndevrows; i++)
+			if (rk->devs[i].cur)
+				cur_bind(rk->devs[i].cur, rk, m->devrows[i].proc);
 	}
-	if (!niv)
-		return 0;
-	qsort(iv, niv, sizeof(*iv), cmp_step_iv);
-	/* Outermost only: drop ranges that start inside the previous step. */
+	for (i = 0; i < rk->ndevs && i < m->ndevrows; i++) {
+		struct ga_rank_dev *d = &rk->devs[i];
+
+		if (!d->cur)
+			continue;
+		for (k = 0; k < d->compute.niv; k++)
+			cur_take(d->cur, d->compute.iv[k].start, d->compute.iv[k].end);
+		while (d->cur->k < d->cur->n)
+			work_of(d->cur);
+	}
 	k = 0;
-	for (i = 0; i < niv; i++) {
-		if (k && iv[k - 1].proc == iv[i].proc && iv[i].start < iv[k - 1].end)
-			continue;
-		iv[k++] = iv[i];
-	}
-	niv = k;
-	if (ga_util_grow(&rk->work, &rk->capwork, niv, sizeof(*rk->work)))
-		goto out;
-	for (i = 0; i < niv; i++) {
-		struct ga_rank_row *row = &rk->rows[iv[i].proc];
+	for (i = 0; i < rk->nwork; i++) {
+		struct ga_rank_row *row;
 
+		if (rk->work[i].proc >= m->nprocs)
+			continue;
+		row = &rk->rows[rk->work[i].proc];
 		if (!row->steps++)
-			row->work = i;
-		rk->work[i].label = iv[i].label;
-		rk->work[i].work_ns = work_of(rk, m, iv[i].proc, iv[i].start, iv[i].end);
+			row->work = k;
+		rk->work[k++] = rk->work[i];
 	}
-	rk->nwork = niv;
-	rc = 0;
-out:
-	free(iv);
-	return rc;
+	rk->nwork = k;
+	free(rk->spans);
+	rk->spans = NULL;
+	return 0;
 }
 
 /* Step k of every rank that had one, compared (rows in their order). */
@@ -360,12 +465,14 @@ int ga_ranks_finish(struct ga_ranks *rk, const struct ga_model *m, const struct 
 		struct ga_rank_dev *d = &rk->devs[i];
 		struct ga_rank_row *row = &rk->rows[m->devrows[i].proc];
 
-		if (ga_busy_flush(&d->all) || ga_busy_flush(&d->compute) || ga_busy_flush(&d->comm))
+		if (ga_busy_flush(&d->all) || ga_busy_flush(&d->compute) || ga_busy_flush(&d->comm) ||
+		    ga_busy_flush(&d->kern))
 			return -1;
 		d->all_ns = ga_busy_total(&d->all);
 		d->compute_ns = ga_busy_total(&d->compute);
 		d->comm_ns = ga_busy_total(&d->comm);
-		d->exposed_ns = d->comm_ns - overlap(&d->comm, &d->compute);
+		/* NCCL time under no compute: the kernels' union less the compute's. */
+		d->exposed_ns = ga_busy_total(&d->kern) - d->compute_ns;
 		row->devices += d->all_ns > 0;
 		row->busy_ns += d->all_ns;
 		row->compute_ns += d->compute_ns;
@@ -391,6 +498,8 @@ void ga_ranks_free(struct ga_ranks *rk)
 		ga_busy_free(&rk->devs[i].all);
 		ga_busy_free(&rk->devs[i].compute);
 		ga_busy_free(&rk->devs[i].comm);
+		ga_busy_free(&rk->devs[i].kern);
+		free(rk->devs[i].cur);
 	}
 	free(rk->devs);
 	ga_map_free(&rk->nccl);
@@ -398,5 +507,6 @@ void ga_ranks_free(struct ga_ranks *rk)
 	free(rk->row_of);
 	free(rk->steps);
 	free(rk->work);
+	free(rk->spans);
 	memset(rk, 0, sizeof(*rk));
 }

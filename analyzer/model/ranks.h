@@ -17,6 +17,17 @@
  * (non-NCCL) kernel in the step.  Steps that end in a collective end
  * together on every rank, so their lengths cannot tell who kept the others
  * waiting; the rank that reached the collective last has the most work.
+ *
+ * Memory: each device's busy unions (all, compute, NCCL, every kernel)
+ * retire their intervals behind their streams' watermark (model/busy.h:
+ * each stream's activities in start order, as the model's retiring busy
+ * time has them; one out of order is clipped and counted late), and the
+ * steps, taken from the NVTX scan (the model's look-ahead, ranges.h) at
+ * the first activity, are answered from each compute interval as it
+ * retires (struct ga_rank_cur in ranks.c).  What stays is each union's
+ * unretired tail and, per step, its label, process, span and work (32
+ * bytes; a step holds at least its launches).  A read without the scan's
+ * steps keeps every compute interval until ga_ranks_finish() gets them.
  */
 #ifndef GA_MODEL_RANKS_H
 #define GA_MODEL_RANKS_H
@@ -28,9 +39,14 @@
 #include "model/model.h"
 #include "model/ranges.h"
 
+struct ga_rank_cur;           /* a device's place in its process's steps (ranks.c) */
+struct ga_rank_span;          /* a step's start and end (ranks.c) */
+
 /* Busy intervals of one device as one process used it (a model devrow). */
 struct ga_rank_dev {
 	struct ga_busy all, compute, comm;
+	struct ga_busy kern;       /* every kernel: compute and NCCL (exposed time) */
+	struct ga_rank_cur *cur;
 	uint64_t kernels, nccl_kernels;
 	uint64_t all_ns, compute_ns, comm_ns, exposed_ns; /* set by ga_ranks_finish() */
 };
@@ -53,6 +69,7 @@ struct ga_rank_row {
 /* A process's step: its range's label and the rank's work in it (see the top). */
 struct ga_rank_work {
 	uint32_t label;            /* strtab id of the step range's label */
+	uint32_t proc;             /* model process (ranks.c, while reading) */
 	uint64_t work_ns;
 };
 
@@ -77,6 +94,10 @@ struct ga_ranks {
 	size_t nsteps, capsteps;
 	struct ga_rank_work *work; /* each process's steps, in start order */
 	size_t nwork, capwork;
+	struct ga_rank_span *spans; /* by work index, until ga_ranks_finish() */
+	int steps_known;           /* work and spans made (from the scan's ranges) */
+	int steps_early;           /* ... before the activities: compute intervals retire */
+	int looked;                /* the scan's ranges looked for, at the first activity */
 	size_t nhosts;             /* distinct host names */
 	int any_rank;              /* some process has a rank */
 	int collect;               /* collect even one trace without a rank (summaries) */

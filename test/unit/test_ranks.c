@@ -3,7 +3,8 @@
  * ranks): a synthetic 3-rank job (ranks 10, 0, 1 given in that order) with
  * compute and NCCL kernels that partly overlap and NVTX step ranges; the
  * per-rank figures, the order, the steps, and how the report, JSON, CSV
- * and Chrome export name the ranks.  Test code, runs offline only.
+ * and Chrome export name the ranks; a job of many steps whose busy
+ * intervals retire as it is read.  Test code, runs offline only.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -233,6 +234,112 @@ static void test_hosts(void)
 	tap_end();
 }
 
+/*
+ * Many steps (more intervals than a union keeps before it retires, over
+ * more than GA_BUSY_LAG): rank r, step i at t = 1 ms x i: compute [t, t+300) on stream 7, NCCL [t+250, t+400)
+ * on stream 9 (50 under compute), compute [t+500, t+600+10r+i%7) on
+ * stream 8, the step [t, t+900) written at the end, as the recorder does;
+ * every third step from 0 a compute kernel [t+800, t+1200) on stream 7
+ * past the step's end (clipped: work 900 on both ranks), every third from
+ * 1 one [t+900, t+950) that starts at its end (not in it).  Else the
+ * work in step i is 600+10r+i%7: rank 1 the slowest by 10.
+ */
+#define MANY 5000ull
+
+static uint64_t many_work(uint64_t r, uint64_t i)
+{
+	return i % 3 == 0 ? 900 : 600 + 10 * r + i % 7;
+}
+
+static void write_many(const char *path, uint32_t rank)
+{
+	struct synth *s = synth_open(path);
+	uint32_t gemm, nccl, st;
+
+	synth_process(s, 900 + rank, "node1", "python3 train.py", rank, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_NVTX, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1, (uint8_t)(0x60 + rank));
+	gemm = synth_string(s, "_Z4gemmv");
+	nccl = synth_string(s, NCCL);
+	st = synth_string(s, "step");
+	for (uint64_t i = 0; i < MANY; i++) {
+		uint64_t t = T0 + 1000000 * i;
+
+		synth_kernel(s, gemm, t, t + 300, 0, 7, 0, 0);
+		synth_kernel(s, nccl, t + 250, t + 400, 0, 9, 0, 0);
+		synth_kernel(s, gemm, t + 500, t + 600 + 10 * rank + i % 7, 0, 8, 0, 0);
+		if (i % 3 < 2)
+			synth_kernel(s, gemm, t + 800 + 100 * (i % 3), i % 3 ? t + 950 : t + 1200, 0,
+				     7, 0, 0);
+	}
+	for (uint64_t i = 0; i < MANY; i++)
+		synth_nvtx_range(s, st, 0, T0 + 1000000 * i, T0 + 1000000 * i + 900, 1, 1, i + 1,
+				 GP_NVTX_PUSHPOP);
+	synth_end(s, T0 + 1000000 * MANY, 0);
+	synth_close(s, NULL, NULL);
+}
+
+static void test_retire(void)
+{
+	char p0[128], p1[128];
+	char *argv[2] = { p0, p1 };
+	struct ga_analysis_opts o = { .stack_depth = 4 };
+	struct ga_analysis an;
+	struct ga_filter flt;
+	const struct ga_ranks *rk = &an.rk;
+	uint64_t compute = 0, kernels = 0, ties = 0;
+	int bad = 0;
+
+	snprintf(p0, sizeof(p0), "%s/m0.gpuprof", dir);
+	snprintf(p1, sizeof(p1), "%s/m1.gpuprof", dir);
+	write_many(p0, 0);
+	write_many(p1, 1);
+	tap_begin("many steps: each step's work as the compute intervals retire");
+	ga_filter_init(&flt);
+	CHECK(ga_analysis_init(&an, &o, &flt) == 0);
+	CHECK(ga_analysis_build(&an, argv, 2) == 0);
+	CHECK(rk->steps_early && rk->nrows == 2 && rk->nsteps == MANY && rk->nwork == 2 * MANY);
+	for (size_t i = 0; i < rk->ndevs; i++) {
+		const struct ga_rank_dev *d = &rk->devs[i];
+
+		/* Most intervals left the unions: what stays is bounded, not all 2 x MANY. */
+		CHECKF(d->compute.nretired >= MANY && d->compute.niv <= GA_BUSY_RETIRE_AT &&
+		       d->all.nretired && d->kern.nretired && d->comm.nretired &&
+		       !d->compute.late && !d->kern.late,
+		       "device %zu: %llu compute intervals retired, %zu kept", i,
+		       (unsigned long long)d->compute.nretired, d->compute.niv);
+	}
+	for (uint64_t i = 0; i < MANY; i++) {
+		compute += 300 + 100 + i % 7 + (i % 3 == 0 ? 400 : i % 3 == 1 ? 50 : 0);
+		kernels += 3 + (i % 3 < 2);
+		ties += i % 3 == 0;
+	}
+	for (size_t r = 0; r < rk->nrows && r < 2; r++) {
+		const struct ga_rank_row *w = &rk->rows[r];
+
+		CHECKF(w->rank == r && w->steps == MANY && w->kernels == kernels &&
+		       w->compute_ns == compute + 10 * r * MANY && w->comm_ns == 150 * MANY &&
+		       w->exposed_ns == 100 * MANY && w->busy_ns == w->compute_ns + 100 * MANY,
+		       "rank %u: %llu steps, compute %llu, NCCL %llu, exposed %llu, busy %llu",
+		       w->rank, (unsigned long long)w->steps, (unsigned long long)w->compute_ns,
+		       (unsigned long long)w->comm_ns, (unsigned long long)w->exposed_ns,
+		       (unsigned long long)w->busy_ns);
+		for (uint64_t k = 0; k < w->steps && k < MANY; k++)
+			bad += rk->work[w->work + k].work_ns != many_work(r, k);
+	}
+	CHECKF(!bad, "%d steps' work wrong", bad);
+	/* Equal work: the first row is the slowest, by 0. */
+	CHECK(rk->rows[0].slowest == ties && rk->rows[0].lag_ns == 0 &&
+	      rk->rows[1].slowest == MANY - ties && rk->rows[1].lag_ns == 10 * (MANY - ties));
+	for (size_t k = 0; k < rk->nsteps; k++)
+		bad += rk->steps[k].index != k || rk->steps[k].slowest_ns != many_work(1, k) ||
+		       rk->steps[k].median_ns != (many_work(0, k) + many_work(1, k)) / 2;
+	CHECKF(!bad, "%d steps compared wrong", bad);
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	tap_end();
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -250,6 +357,7 @@ int main(void)
 	test_model();
 	test_views();
 	test_hosts();
+	test_retire();
 	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
