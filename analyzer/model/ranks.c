@@ -46,7 +46,7 @@ int ga_ranks_is_step(const char *s)
 			continue;
 		c = s[n];
 		if (i == 0)
-			return isdigit((unsigned char)c);
+			return isdigit((unsigned char)c) != 0;
 		return !c || isdigit((unsigned char)c) || strchr(" #_:-.", c) != NULL;
 	}
 	return 0;
@@ -64,12 +64,6 @@ static uint32_t kernel_class(struct ga_ranks *rk, const struct ga_model *m, uint
 		*slot = ga_ranks_is_nccl(ga_model_str(m, name)) ? 1 : 2;
 	return *slot;
 }
-
-/* A step range of one process. */
-struct step_iv {
-	uint32_t proc, label;
-	uint64_t start, end;
-};
 
 struct ga_rank_span {
 	uint64_t start, end;
@@ -89,70 +83,75 @@ struct ga_rank_cur {
 	int have;
 };
 
-static int cmp_step_iv(const void *pa, const void *pb)
+/* Step ranges (indices into ranges) by process, start, the longer first, then index. */
+static int cmp_step(const void *pa, const void *pb, void *ctx)
 {
-	const struct step_iv *a = pa, *b = pb;
+	const struct ga_ranges *rg = ctx;
+	uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
+	const struct ga_ranges_range *a = &rg->ranges[ia], *b = &rg->ranges[ib];
 
 	if (a->proc != b->proc)
 		return a->proc < b->proc ? -1 : 1;
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
 	/* The longer first, so a nested one is dropped. */
-	return a->end > b->end ? -1 : a->end < b->end;
+	if (a->end != b->end)
+		return a->end > b->end ? -1 : 1;
+	return ia < ib ? -1 : ia > ib;
 }
 
 /*
  * Each process's outermost step ranges, in start order (by process): work
- * (work 0 yet) and spans.  Processes the model has not read yet are in
- * too: the scan saw every file.  0, or -1 out of memory.
+ * (work 0 yet) and spans, each allocated to its size: a job's steps are
+ * many, and the peak of the report may be here.  Processes the model has
+ * not read yet are in too: the scan saw every file.  0, or -1 out of
+ * memory.
  */
 static int find_steps(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg)
 {
-	struct step_iv *iv = NULL;
-	size_t niv = 0, cap = 0, i, k;
-	int rc = -1;
+	uint32_t *ord;
+	size_t n = 0, i, k;
 
 	rk->steps_known = 1;
-	for (i = 0; i < rg->nranges; i++) {
-		const struct ga_ranges_range *r = &rg->ranges[i];
-		const struct ga_ranges_key *key = &rg->keys[r->key];
-
-		if (!ga_ranks_is_step(ga_model_str(m, key->name)))
-			continue;
-		if (ga_util_grow(&iv, &cap, niv + 1, sizeof(*iv)))
-			goto out;
-		iv[niv].proc = r->proc;
-		iv[niv].label = key->label;
-		iv[niv].start = r->start;
-		iv[niv].end = r->end;
-		niv++;
-	}
-	if (!niv)
+	for (i = 0; i < rg->nranges; i++)
+		n += ga_ranks_is_step(ga_model_str(m, rg->keys[rg->ranges[i].key].name));
+	if (!n)
 		return 0;
-	qsort(iv, niv, sizeof(*iv), cmp_step_iv);
+	if (!(ord = malloc(n * sizeof(*ord))))
+		return -1;
+	for (i = k = 0; i < rg->nranges; i++)
+		if (ga_ranks_is_step(ga_model_str(m, rg->keys[rg->ranges[i].key].name)))
+			ord[k++] = (uint32_t)i;
+	qsort_r(ord, n, sizeof(*ord), cmp_step, (void *)rg);
 	/* Outermost only: drop ranges that start inside the previous step. */
 	k = 0;
-	for (i = 0; i < niv; i++) {
-		if (k && iv[k - 1].proc == iv[i].proc && iv[i].start < iv[k - 1].end)
+	for (i = 0; i < n; i++) {
+		const struct ga_ranges_range *r = &rg->ranges[ord[i]], *p;
+
+		p = k ? &rg->ranges[ord[k - 1]] : NULL;
+		if (p && p->proc == r->proc && r->start < p->end)
 			continue;
-		iv[k++] = iv[i];
+		ord[k++] = ord[i];
 	}
-	niv = k;
-	if (ga_util_grow(&rk->work, &rk->capwork, niv, sizeof(*rk->work)) ||
-	    !(rk->spans = malloc(niv * sizeof(*rk->spans))))
-		goto out;
-	for (i = 0; i < niv; i++) {
-		rk->work[i].label = iv[i].label;
-		rk->work[i].proc = iv[i].proc;
+	rk->work = malloc(k * sizeof(*rk->work));
+	rk->spans = malloc(k * sizeof(*rk->spans));
+	if (!rk->work || !rk->spans) {
+		free(ord);
+		return -1;
+	}
+	rk->capwork = k;
+	for (i = 0; i < k; i++) {
+		const struct ga_ranges_range *r = &rg->ranges[ord[i]];
+
+		rk->work[i].label = rg->keys[r->key].label;
+		rk->work[i].proc = r->proc;
 		rk->work[i].work_ns = 0;
-		rk->spans[i].start = iv[i].start;
-		rk->spans[i].end = iv[i].end;
+		rk->spans[i].start = r->start;
+		rk->spans[i].end = r->end;
 	}
-	rk->nwork = niv;
-	rc = 0;
-out:
-	free(iv);
-	return rc;
+	rk->nwork = k;
+	free(ord);
+	return 0;
 }
 
 /* Points c at process proc's steps. */
