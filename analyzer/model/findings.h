@@ -199,6 +199,7 @@ struct ga_fcand {
 };
 
 #define GA_FIND_STREAMS 8                /* streams of a device told apart */
+#define GA_FIND_STREAM_HINTS 16          /* slots of a device's stream look-up */
 #define GA_FIND_STREAM_SHARE 10.0        /* serialization: streams of 10%+ of the device's time */
 #define GA_FIND_OVERLAP_PCT 1.0          /* ... overlapping less than 1% of it */
 
@@ -249,7 +250,8 @@ struct ga_fretire {
 /* Per model device, while reading. */
 struct ga_fdev {
 	uint64_t hi;               /* latest end seen */
-	uint32_t proc, stack, label; /* the activity that set hi */
+	uint32_t proc, stack;      /* the activity that set hi */
+	uint32_t label1;           /* its label (the model's index) + 1, 0 none: its text when used */
 	int seen;
 	uint64_t sum;              /* activities' time, summed (overlaps count twice) */
 	struct {
@@ -258,6 +260,7 @@ struct ga_fdev {
 		uint32_t site;     /* its first launch's site text, from a summary (stack 0) */
 	} stream[GA_FIND_STREAMS]; /* key: proc << 32 | stream */
 	uint32_t nstreams;
+	uint8_t stream_hint[GA_FIND_STREAM_HINTS]; /* by stream: where in stream[] it may be */
 	uint64_t other_ns;         /* streams beyond GA_FIND_STREAMS */
 	/* Short kernels (launch-bound): launched one by one, by a graph; launch calls matched. */
 	uint64_t lk_short, lk_graph, lk_n, lk_ns;

@@ -280,6 +280,16 @@ uint32_t ga_sites_site_of(struct ga_sites *st, struct ga_model *m, const struct 
 uint32_t ga_sites_stack_of(const struct ga_sites *st, const struct ga_act *a);
 
 /*
+ * 0 while no correlation of the file being read and no graph node has a
+ * stack (a trace recorded without --backtrace): ga_sites_stack_of() is
+ * then 0 for every activity, and a caller may skip the call.
+ */
+static inline int ga_sites_any_stacks(const struct ga_sites *st)
+{
+	return st->ncorr != 0 || st->gnode_map.n != 0;
+}
+
+/*
  * Ask for the stack (proc, the file's stack id) to be named like kernels'
  * sites, though no kernel was launched from it (a copy's, for findings):
  * its shown frames are looked up at finish.  0, or -1 out of memory.
