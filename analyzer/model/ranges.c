@@ -1671,10 +1671,37 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 /*
  * A record of a trace scanned in the model's read: as scan_rec() of a
  * trace without NVTX (skip_nvtx), which stops only when memory runs out.
+ * Its config said no NVTX was traced and no launches are asked for, so
+ * scan_rec() reads only the copies' records (API calls, strings, copies)
+ * for the model's notes, every one of them noted (the look-ahead reads
+ * each record once); of every other record it keeps the earliest time
+ * (first_time) and nothing else.  All but the copies are done here.
  */
 static int ahead_rec(void *ctx, const struct gp_rec *rec)
 {
-	return scan_rec(ctx, rec);
+	struct scan *s = ctx;
+	int rc = 0;
+
+	switch (rec->type) {
+	case GP_REC_MEMCPY:
+		return scan_rec(ctx, rec);
+	case GP_REC_API:
+		s->nrec++;
+		first_time(s->nx, rec);
+		rc = ga_model_note_api(s->m, s->proc, (const void *)rec);
+		break;
+	case GP_REC_STRING:
+		s->nrec++;
+		rc = ga_model_note_string(s->m, s->proc, (const void *)rec);
+		break;
+	default:
+		s->nrec++;
+		first_time(s->nx, rec);
+		return 0;
+	}
+	/* Out of memory, as scan_rec() says it. */
+	s->oom |= rc != 0;
+	return rc != 0;
 }
 
 ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx)
