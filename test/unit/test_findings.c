@@ -327,6 +327,35 @@ static void write_streams(const char *path, int fixed)
 }
 
 /*
+ * Eleven streams of one device, kernels interleaved in an order that
+ * changes every round (30 rounds), stream j's kernels (j + 1) us long;
+ * streams 1, 17, 33 and 49 and streams 2 and 18 share a slot of the
+ * device's stream look-up.
+ */
+static const uint32_t many_streams[11] = { 1, 17, 33, 49, 2, 18, 3, 5, 7, 9, 11 };
+
+static void write_many_streams(const char *path)
+{
+	struct synth *s = synth_open(path);
+	uint32_t a;
+	uint64_t t = T0 + 1000 * US;
+
+	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, 0x10);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	a = synth_string(s, "_Z4stepv");
+	for (int r = 0; r < 30; r++)
+		for (int i = 0; i < 11; i++) {
+			int j = (i * 5 + r) % 11;
+
+			synth_kernel(s, a, t, t + (uint64_t)(j + 1) * US, 0, many_streams[j], 0, 0);
+			t += 20 * US;
+		}
+	synth_end(s, t, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+}
+
+/*
  * Streams 13 and 14 of 20 kernels of 100 us each, a 2 us kernel on the
  * context's legacy default stream 9 (from train.cu:57) between each two:
  * none overlaps.  legacy 0: the context says its NULL stream is 3.
@@ -1173,6 +1202,43 @@ int main(void)
 		ga_filter_free(&flt);
 		unlink(sp[0]);
 		unlink(sp[1]);
+	}
+	tap_end();
+
+	tap_begin("findings: a device's streams counted apart, in the order first seen, "
+		  "the ninth on in other_ns, whatever their order and look-up slots");
+	{
+		char mp[128];
+		const struct ga_fdev *v;
+		/* Round 0 meets stream j = i * 5 % 11 i-th: 0 5 10 4 9 3 8 2, then 7 1 6. */
+		static const int first[8] = { 0, 5, 10, 4, 9, 3, 8, 2 };
+		uint64_t other = 30 * (8 + 2 + 7) * US, sum = 0;
+
+		snprintf(mp, sizeof(mp), "%s/manystreams.gpuprof", dir);
+		write_many_streams(mp);
+		CHECK(analyze(mp, &an, &flt) == 0);
+		CHECK(an.fd.ndevs >= 1);
+		v = an.fd.ndevs ? &an.fd.devs[0] : NULL;
+		CHECKF(v && v->nstreams == GA_FIND_STREAMS, "%u streams", v ? v->nstreams : 0);
+		for (int k = 0; v && k < (int)v->nstreams && k < 8; k++) {
+			int j = first[k];
+
+			CHECKF(v->stream[k].key == many_streams[j] &&
+				       v->stream[k].count == 30 &&
+				       v->stream[k].ns == 30 * (uint64_t)(j + 1) * US,
+			       "slot %d: stream %llu, %llu kernels, %llu ns", k,
+			       (unsigned long long)v->stream[k].key,
+			       (unsigned long long)v->stream[k].count,
+			       (unsigned long long)v->stream[k].ns);
+		}
+		for (int j = 0; j < 11; j++)
+			sum += 30 * (uint64_t)(j + 1) * US;
+		CHECKF(v && v->other_ns == other && v->sum == sum, "other %llu, sum %llu",
+		       v ? (unsigned long long)v->other_ns : 0ull,
+		       v ? (unsigned long long)v->sum : 0ull);
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+		unlink(mp);
 	}
 	tap_end();
 
