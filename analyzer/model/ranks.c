@@ -69,20 +69,6 @@ struct ga_rank_span {
 	uint64_t start, end;
 };
 
-/*
- * A device's place in its process's steps: work[first ..] (n of them), the
- * next one not answered (k), and the last compute interval taken.  The
- * compute union hands over its intervals in start order, disjoint, as they
- * retire, then the rest at finish: a step's answer is the interval before
- * the first that starts at or after the step's end (work_of below).
- */
-struct ga_rank_cur {
-	struct ga_ranks *rk;
-	size_t first, n, k;
-	uint64_t ps, pe;           /* the last interval taken */
-	int have;
-};
-
 /* Step ranges (indices into ranges) by process, start, the longer first, then index. */
 static int cmp_step(const void *pa, const void *pb, void *ctx)
 {
@@ -204,12 +190,11 @@ static void cur_take(void *ctx, uint64_t start, uint64_t end)
 
 	while (c->k < c->n && c->rk->spans[c->first + c->k].end <= start)
 		work_of(c);
-	c->ps = start;
 	c->pe = end;
 	c->have = 1;
 }
 
-/* Device devrow, made on its first activity.  NULL out of memory. */
+/* Device devrow's unions, made on its first activity.  NULL out of memory. */
 static struct ga_rank_dev *dev_of(struct ga_ranks *rk, const struct ga_act *a)
 {
 	struct ga_rank_dev *d;
@@ -223,17 +208,34 @@ static struct ga_rank_dev *dev_of(struct ga_ranks *rk, const struct ga_act *a)
 		rk->ndevs = (size_t)a->devrow + 1;
 	}
 	d = &rk->devs[a->devrow];
-	if (!d->cur) {
-		/* Apart from devs, which moves as it grows: the compute union holds it. */
-		if (!(d->cur = calloc(1, sizeof(*d->cur))))
+	if (!d->u) {
+		/* Apart from devs, which moves as it grows: the compute union holds its cursor. */
+		if (!(d->u = calloc(1, sizeof(*d->u))))
 			return NULL;
-		cur_bind(d->cur, rk, a->proc);
+		cur_bind(&d->u->cur, rk, a->proc);
 		if (rk->steps_early) {
-			d->compute.on_retire = cur_take;
-			d->compute.retire_ctx = d->cur;
+			d->u->compute.on_retire = cur_take;
+			d->u->compute.retire_ctx = &d->u->cur;
 		}
 	}
 	return d;
+}
+
+/*
+ * Adds a's interval to b, which retires behind its streams' watermark
+ * (retire) once it holds STREAM_AT intervals: before that, a device with
+ * few activities (a trace may name thousands) does not pay a table of
+ * streams.  Streams seen before then and not after do not hold the
+ * watermark back, as the model's busy time switched to retiring after a
+ * few activities (findings.h retire_after).
+ */
+#define STREAM_AT 1024
+
+static inline int add_iv(struct ga_busy *b, const struct ga_act *a, int retire)
+{
+	if (retire && (b->nst || b->niv + b->nbatch >= STREAM_AT))
+		return ga_busy_add_stream(b, a->proc, a->context, a->stream, a->start, a->end);
+	return ga_busy_add(b, a->start, a->end);
 }
 
 /*
@@ -256,20 +258,13 @@ static __attribute__((noinline)) int add_act(struct ga_ranks *rk, struct ga_mode
 			rk->steps_early = 1;
 		}
 	}
-	if (!(d = dev_of(rk, a)) ||
-	    ga_busy_add_stream(&d->all, a->proc, a->context, a->stream, a->start, a->end))
+	if (!(d = dev_of(rk, a)) || add_iv(&d->u->all, a, 1))
 		return -1;
 	if (a->kind == GA_ACT_KERNEL) {
 		uint32_t c = kernel_class(rk, m, a->name);
 
-		if (!c || ga_busy_add_stream(&d->kern, a->proc, a->context, a->stream, a->start,
-					     a->end))
-			return -1;
-		if (c == 1 ? ga_busy_add_stream(&d->comm, a->proc, a->context, a->stream, a->start,
-						a->end) :
-		    rk->steps_early ? ga_busy_add_stream(&d->compute, a->proc, a->context, a->stream,
-							 a->start, a->end) :
-				      ga_busy_add(&d->compute, a->start, a->end))
+		if (!c || add_iv(&d->u->kern, a, 1) ||
+		    add_iv(c == 1 ? &d->u->comm : &d->u->compute, a, c == 1 || rk->steps_early))
 			return -1;
 		d->kernels++;
 		d->nccl_kernels += c == 1;
@@ -334,18 +329,18 @@ static int find_work(struct ga_ranks *rk, const struct ga_model *m, const struct
 		if (find_steps(rk, m, rg))
 			return -1;
 		for (i = 0; i < rk->ndevs && i < m->ndevrows; i++)
-			if (rk->devs[i].cur)
-				cur_bind(rk->devs[i].cur, rk, m->devrows[i].proc);
+			if (rk->devs[i].u)
+				cur_bind(&rk->devs[i].u->cur, rk, m->devrows[i].proc);
 	}
 	for (i = 0; i < rk->ndevs && i < m->ndevrows; i++) {
-		struct ga_rank_dev *d = &rk->devs[i];
+		struct ga_rank_unions *u = rk->devs[i].u;
 
-		if (!d->cur)
+		if (!u)
 			continue;
-		for (k = 0; k < d->compute.niv; k++)
-			cur_take(d->cur, d->compute.iv[k].start, d->compute.iv[k].end);
-		while (d->cur->k < d->cur->n)
-			work_of(d->cur);
+		for (k = 0; k < u->compute.niv; k++)
+			cur_take(&u->cur, u->compute.iv[k].start, u->compute.iv[k].end);
+		while (u->cur.k < u->cur.n)
+			work_of(&u->cur);
 	}
 	k = 0;
 	for (i = 0; i < rk->nwork; i++) {
@@ -464,14 +459,18 @@ int ga_ranks_finish(struct ga_ranks *rk, const struct ga_model *m, const struct 
 		struct ga_rank_dev *d = &rk->devs[i];
 		struct ga_rank_row *row = &rk->rows[m->devrows[i].proc];
 
-		if (ga_busy_flush(&d->all) || ga_busy_flush(&d->compute) || ga_busy_flush(&d->comm) ||
-		    ga_busy_flush(&d->kern))
+		struct ga_rank_unions *u = d->u;
+
+		if (!u)
+			continue;
+		if (ga_busy_flush(&u->all) || ga_busy_flush(&u->compute) || ga_busy_flush(&u->comm) ||
+		    ga_busy_flush(&u->kern))
 			return -1;
-		d->all_ns = ga_busy_total(&d->all);
-		d->compute_ns = ga_busy_total(&d->compute);
-		d->comm_ns = ga_busy_total(&d->comm);
+		d->all_ns = ga_busy_total(&u->all);
+		d->compute_ns = ga_busy_total(&u->compute);
+		d->comm_ns = ga_busy_total(&u->comm);
 		/* NCCL time under no compute: the kernels' union less the compute's. */
-		d->exposed_ns = ga_busy_total(&d->kern) - d->compute_ns;
+		d->exposed_ns = ga_busy_total(&u->kern) - d->compute_ns;
 		row->devices += d->all_ns > 0;
 		row->busy_ns += d->all_ns;
 		row->compute_ns += d->compute_ns;
@@ -494,11 +493,15 @@ int ga_ranks_wanted(const struct ga_ranks *rk)
 void ga_ranks_free(struct ga_ranks *rk)
 {
 	for (size_t i = 0; i < rk->capdevs && rk->devs; i++) {
-		ga_busy_free(&rk->devs[i].all);
-		ga_busy_free(&rk->devs[i].compute);
-		ga_busy_free(&rk->devs[i].comm);
-		ga_busy_free(&rk->devs[i].kern);
-		free(rk->devs[i].cur);
+		struct ga_rank_unions *u = rk->devs[i].u;
+
+		if (!u)
+			continue;
+		ga_busy_free(&u->all);
+		ga_busy_free(&u->compute);
+		ga_busy_free(&u->comm);
+		ga_busy_free(&u->kern);
+		free(u);
 	}
 	free(rk->devs);
 	ga_map_free(&rk->nccl);

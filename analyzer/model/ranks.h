@@ -39,14 +39,31 @@
 #include "model/model.h"
 #include "model/ranges.h"
 
-struct ga_rank_cur;           /* a device's place in its process's steps (ranks.c) */
+struct ga_ranks;
 struct ga_rank_span;          /* a step's start and end (ranks.c) */
 
-/* Busy intervals of one device as one process used it (a model devrow). */
-struct ga_rank_dev {
+/*
+ * A device's place in its process's steps (ranks.c): work[first ..], n of
+ * them, the next not answered (k), and the end of the last compute
+ * interval taken (have: one was).
+ */
+struct ga_rank_cur {
+	struct ga_ranks *rk;
+	size_t first, n, k;
+	uint64_t pe;
+	int have;
+};
+
+/* Busy time of one device as one process used it, made on its first activity. */
+struct ga_rank_unions {
 	struct ga_busy all, compute, comm;
 	struct ga_busy kern;       /* every kernel: compute and NCCL (exposed time) */
-	struct ga_rank_cur *cur;
+	struct ga_rank_cur cur;    /* the compute union's on_retire context: not moved */
+};
+
+/* One device as one process used it (a model devrow). */
+struct ga_rank_dev {
+	struct ga_rank_unions *u;  /* NULL: no activity (a trace may name thousands of devices) */
 	uint64_t kernels, nccl_kernels;
 	uint64_t all_ns, compute_ns, comm_ns, exposed_ns; /* set by ga_ranks_finish() */
 };
