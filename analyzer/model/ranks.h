@@ -18,13 +18,13 @@
  * together on every rank, so their lengths cannot tell who kept the others
  * waiting; the rank that reached the collective last has the most work.
  *
- * Memory: each device's busy unions (all, compute, NCCL, every kernel)
- * retire their intervals behind their streams' watermark (model/busy.h:
- * each stream's activities in start order, as the model's retiring busy
- * time has them; one out of order is clipped and counted late), and the
- * steps, taken from the NVTX scan (the model's look-ahead, ranges.h) at
- * the first activity, are answered from each compute interval as it
- * retires (struct ga_rank_cur in ranks.c).  What stays is each union's
+ * Memory: each device's busy unions (all, compute, NCCL, every kernel),
+ * once one holds 1024 intervals, retire them behind their streams'
+ * watermark (model/busy.h: each stream's activities in start order, as
+ * the model's retiring busy time has them; one out of order is clipped
+ * and counted late), and the steps, taken from the NVTX scan (the model's
+ * look-ahead, ranges.h) at the first activity, are answered from each
+ * compute interval as it retires (struct ga_rank_cur).  What stays is each union's
  * unretired tail and, per step, its label, process, span and work (32
  * bytes; a step holds at least its launches).  A read without the scan's
  * steps keeps every compute interval until ga_ranks_finish() gets them.
