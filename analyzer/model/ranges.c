@@ -1704,6 +1704,21 @@ static int ahead_rec(void *ctx, const struct gp_rec *rec)
 	return rc != 0;
 }
 
+/*
+ * The same where launches are asked: every activity and API call goes to
+ * scan_rec(), which skips the CONFIG record in a trace without NVTX, so
+ * whether the trace has API calls is noted here (none: no launches to keep).
+ */
+static int ahead_launch_rec(void *ctx, const struct gp_rec *rec)
+{
+	struct scan *s = ctx;
+
+	if (rec->type == GP_REC_CONFIG)
+		s->no_api = !(((const struct gp_rec_config *)(const void *)rec)->trace &
+			      GP_TRACE_API);
+	return scan_rec(ctx, rec);
+}
+
 ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx)
 {
 	struct ga_ranges *nx = ctx;
@@ -1724,7 +1739,7 @@ ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx)
 	s->oom = 0;
 	*actx = s;
 	/* Launches asked: every activity's correlation and API call too. */
-	return nx->want_launches ? scan_rec : ahead_rec;
+	return nx->want_launches ? ahead_launch_rec : ahead_rec;
 }
 
 int ga_ranges_launch(const struct ga_ranges *nx, const struct ga_act *a, uint32_t *tid,
