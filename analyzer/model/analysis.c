@@ -123,12 +123,9 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	 * time a view needs at its first activity comes from the chunk
 	 * headers (analysis.h: want_first); a trace without a time there is
 	 * read twice, all traces then, for the time base to be the same.
-	 * The report's tree (stacks read ahead, no hooks) keeps its two reads:
-	 * the one read holds GA_MODEL_AHEAD decoded chunks besides, which a
-	 * report of a bounded address space (test_bounds) may not have.
+	 * Stacks read ahead (CSV, Chrome, the report's tree) need nothing of it.
 	 */
-	an->rg.one_pass = !an->o.two_reads && (!an->o.sites_ahead || an->m.hooks.act ||
-						an->m.hooks.api);
+	an->rg.one_pass = !an->o.two_reads;
 	an->first_ns = UINT64_MAX;
 	if (an->want_first && !(tmin = malloc((size_t)(n ? n : 1) * sizeof(*tmin)))) {
 		fputs("gpuprof: out of memory\n", stderr);
