@@ -9,7 +9,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 int ga_util_grow_slow(void *pptr, size_t *cap, size_t need, size_t elsize)
 {
@@ -395,4 +398,40 @@ int ga_csv_escape(struct ga_buf *b, const char *s, size_t len)
 	if (ga_buf_put(b, s + start, len - start) || ga_buf_put(b, "\"", 1))
 		return -1;
 	return 0;
+}
+
+int ga_util_tmpfd(const char *tag, const char **dir)
+{
+	const char *d = getenv("TMPDIR");
+	char path[4096];
+	int fd;
+
+	if (!d || !*d)
+		d = "/tmp";
+	if (dir)
+		*dir = d;
+	if ((size_t)snprintf(path, sizeof(path), "%s/gpuprof-%s.XXXXXX", d, tag) >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+FILE *ga_util_tmpfile(const char *tag, const char **dir)
+{
+	int fd = ga_util_tmpfd(tag, dir), e;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w+");
+	if (!f) {
+		e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
 }

@@ -118,4 +118,15 @@ int ga_json_escape(struct ga_buf *b, const char *s, size_t len);
 /* Append s to b as one CSV field, quoted when it needs to be. */
 int ga_csv_escape(struct ga_buf *b, const char *s, size_t len);
 
+/*
+ * An unlinked temporary file in $TMPDIR (else /tmp), made as
+ * gpuprof-TAG.XXXXXX (mode 0600, close-on-exec) and unlinked at once, so
+ * never left behind: its descriptor, or -1 with errno set.  *dir, when
+ * given, is the directory, for a message.
+ */
+int ga_util_tmpfd(const char *tag, const char **dir);
+
+/* The same opened "w+" as a stream, or NULL with errno set. */
+FILE *ga_util_tmpfile(const char *tag, const char **dir);
+
 #endif

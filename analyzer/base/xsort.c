@@ -85,18 +85,13 @@ static int write_all(int fd, const unsigned char *p, size_t n)
 /* The spill file, made at the first spill: unlinked at once, so never left behind. */
 static int spill_open(struct ga_xsort *x)
 {
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
+	const char *dir;
 
-	if (!dir || !*dir)
-		dir = "/tmp";
-	snprintf(path, sizeof(path), "%s/gpuprof-sort.XXXXXX", dir);
-	x->fd1 = mkstemp(path) + 1;
+	x->fd1 = ga_util_tmpfd("sort", &dir) + 1;
 	if (!x->fd1) {
 		snprintf(x->err, sizeof(x->err), "a temporary file in %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	unlink(path);
 	return 0;
 }
 

@@ -208,20 +208,7 @@ static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp
 /* An unlinked temporary file in $TMPDIR (else /tmp), or NULL. */
 static FILE *spill_file(void)
 {
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	FILE *f;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/gpuprof-gs.XXXXXX", dir && *dir ? dir : "/tmp");
-	fd = mkstemp(path);
-	if (fd < 0)
-		return NULL;
-	unlink(path);
-	f = fdopen(fd, "w+");
-	if (!f)
-		close(fd);
-	return f;
+	return ga_util_tmpfile("gs", NULL);
 }
 
 /*

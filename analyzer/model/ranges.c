@@ -247,8 +247,16 @@ static uint32_t tid_x(struct ga_ranges *nx, uint32_t proc, uint32_t tid)
 	return *slot + 2;
 }
 
+void ga_ranges_drop_steps(struct ga_ranges *nx)
+{
+	free(nx->steps);
+	nx->steps = NULL;
+	nx->nsteps = nx->capsteps = 0;
+}
+
 void ga_ranges_free(struct ga_ranges *nx)
 {
+	ga_ranges_drop_steps(nx);
 	free(nx->ranges);
 	free(nx->details);
 	free(nx->nested);
@@ -1066,18 +1074,10 @@ static struct fold *fold_new(size_t nprocs)
 /* Write block b to the temporary file, made on first use; 0, or -1. */
 static int fold_write(struct fold *f, struct fblock *b)
 {
-	const char *dir = getenv("TMPDIR");
 	size_t done = 0;
 
-	if (f->fd < 0) {
-		char path[4096];
-
-		snprintf(path, sizeof(path), "%s/gpuprof-nvtx.XXXXXX", dir && *dir ? dir : "/tmp");
-		f->fd = mkstemp(path);
-		if (f->fd < 0)
-			return -1;
-		unlink(path);
-	}
+	if (f->fd < 0 && (f->fd = ga_util_tmpfd("nvtx", NULL)) < 0)
+		return -1;
 	while (done < sizeof(b->v)) {
 		ssize_t w = pwrite(f->fd, (const char *)b->v + done, sizeof(b->v) - done,
 				   (off_t)(b->blk * sizeof(b->v) + done));
@@ -1210,8 +1210,8 @@ static int fold_batch(struct scan *s, size_t k, int last)
 			return -1;
 		r->node = node;
 		nx->nodes[node].instances++;
-		if (!f->kept || (nx->fold_keep &&
-				 nx->fold_keep(ga_model_str(s->m, nx->keys[r->key].name)))) {
+		/* A file's first range says it has ranges (nranges). */
+		if (!f->kept) {
 			if (nx->nranges >= GA_RANGES_FOLDED ||
 			    ga_util_grow(&nx->ranges, &nx->capranges, nx->nranges + 1,
 					 sizeof(*nx->ranges)))
@@ -1219,6 +1219,14 @@ static int fold_batch(struct scan *s, size_t k, int last)
 			nx->ranges[nx->nranges] = *r;
 			nx->ranges[nx->nranges++].parent = GA_RANGES_NONE;
 			f->kept = 1;
+		}
+		/* The ranks' steps: what they read of them only. */
+		if (nx->fold_keep && nx->fold_keep(ga_model_str(s->m, nx->keys[r->key].name))) {
+			if (ga_util_grow(&nx->steps, &nx->capsteps, nx->nsteps + 1,
+					 sizeof(*nx->steps)))
+				return -1;
+			nx->steps[nx->nsteps++] =
+				(struct ga_ranges_step){ r->start, r->end, r->proc, r->key };
 		}
 	}
 	/* The launches the folded ranges end after, in place of the waiting ones. */

@@ -190,23 +190,11 @@ static int run_open(struct csv_sort *q)
 /* An unlinked temporary file in $TMPDIR (else /tmp); NULL after saying why. */
 static FILE *spill_file(void)
 {
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	FILE *f;
-	int fd;
+	const char *dir;
+	FILE *f = ga_util_tmpfile("csv", &dir);
 
-	snprintf(path, sizeof(path), "%s/gpuprof-csv.XXXXXX", dir && *dir ? dir : "/tmp");
-	fd = mkstemp(path);
-	if (fd < 0) {
-		fprintf(stderr, "gpuprof: sorting the CSV rows: %s: %m\n", path);
-		return NULL;
-	}
-	unlink(path);
-	f = fdopen(fd, "w+");
-	if (!f) {
-		close(fd);
-		fprintf(stderr, "gpuprof: sorting the CSV rows: %m\n");
-	}
+	if (!f)
+		fprintf(stderr, "gpuprof: sorting the CSV rows: a temporary file in %s: %m\n", dir);
 	return f;
 }
 
