@@ -28,6 +28,8 @@
 # decoding thread), at most 0.2 (the ranks' busy intervals retire,
 # model/ranks.h); and four such rank traces of 1M read together against
 # one.
+# A report from standard input against the same file: at most 8 MiB more
+# (the pipe is copied into a temporary file, model/load.c spill()).
 # The Chrome export of the kernel-only traces (API calls not traced): no
 # launching call to keep for its flows.  Prints "ok - ..." /
 # "not ok - ..." lines; about 40 seconds.
@@ -97,6 +99,15 @@ grows_cmd() {
 }
 # Before: 36 B/record (each kernel kept for the GPU over time) and 52 (that and each busy interval).
 grows "peak RSS of a kernel-only report" "$tmp/k1.gpuprof" "$tmp/k4.gpuprof" 3
+# From a pipe: copied into a temporary file a chunk at a time, not held (it took the trace's size).
+a=$(peak_kib report "$tmp/k4.gpuprof")
+b=$(peak_kib report - <"$tmp/k4.gpuprof")
+sz=$(($(stat -c %s "$tmp/k4.gpuprof") / 1024))
+if [ "$a" -gt 0 ] && [ "$b" -gt 0 ] && [ $((b - a)) -le 8192 ]; then
+	ok "a report from standard input peaks at $b KiB, from the file at $a KiB (the trace: $sz KiB)"
+else
+	notok "a report from standard input peaks at $b KiB, from the file at $a KiB (the trace: $sz KiB; at most 8 MiB more)"
+fi
 grows "peak RSS of the bomb's report without findings" "$tmp/s1.gpuprof" "$tmp/s4.gpuprof" 1 \
 	--findings=none
 # Before: 16 B/record (every busy interval kept for the findings' gaps).

@@ -75,7 +75,7 @@ int ga_analysis_filtered(const struct ga_analysis *an)
 	return ga_filter_active(an->flt);
 }
 
-/* Both passes over inputs opened once (pipes and standard input are read into memory). */
+/* Both passes over inputs opened once (pipes copied into temporary files: model/load.h). */
 static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_src *src,
 		  int n)
 {
@@ -83,7 +83,7 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	int i;
 
 	for (i = 0; i < n; i++) {
-		src[i].path = in[i].mem ? in[i].name : in[i].path;
+		src[i].path = in[i].mem || in[i].fd1 ? in[i].name : in[i].path;
 		src[i].buf = in[i].mem ? in[i].buf : NULL;
 		src[i].len = in[i].len;
 	}

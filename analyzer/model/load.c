@@ -150,8 +150,127 @@ static int fifo_wait(int fd, const char *name)
 	return 0;
 }
 
+/* Write buf[0..n) to fd; 0 or an errno value. */
+static int write_all(int fd, const unsigned char *buf, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, buf, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? errno : EIO;
+		buf += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
 /*
- * Standard input, pipes and FIFOs are read into memory; regular files,
+ * Copy fd into an unlinked temporary file, checking as slurp() does (the
+ * header, then each whole chunk's magic, size and checksum, stopping at the
+ * first byte that cannot belong to a trace), and keeping in memory only the
+ * chunk being checked: a trace read from a pipe costs its largest chunk of
+ * memory, not its size.  The reader then reads the file under the input's
+ * name (ga_reader_alias), as often as the analysis needs.  Returns 0, an
+ * errno value, or -1 when no temporary file can be made (slurp() then).
+ */
+static int spill(int fd, struct ga_input *in)
+{
+	unsigned char *buf = NULL, *p;
+	size_t len = 0, cap = 0, next = 0;
+	int out = ga_util_tmpfd("pipe", NULL), head = 1, bad = 0, rc = 0;
+
+	if (out < 0)
+		return -1;
+	for (;;) {
+		struct gp_chunk_header ch;
+		ssize_t k;
+
+		if (len == cap) {
+			size_t ncap = cap ? cap * 2 : SLURP_FIRST;
+
+			if (ncap < cap || !(p = realloc(buf, ncap))) {
+				rc = ENOMEM;
+				break;
+			}
+			buf = p;
+			cap = ncap;
+		}
+		k = read(fd, buf + len, cap - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			rc = errno;
+			break;
+		}
+		if (k == 0)
+			break;
+		len += (size_t)k;
+		if (head) {
+			const struct gp_file_header *h = (const void *)buf;
+
+			if (len < sizeof(*h)) {
+				if (len >= 8 && memcmp(buf, GP_FILE_MAGIC, 8) != 0)
+					break;
+				continue;
+			}
+			if (memcmp(h->magic, GP_FILE_MAGIC, sizeof(h->magic)) ||
+			    h->header_size < sizeof(*h) || h->header_size % 8 ||
+			    h->header_size > 4096)
+				break;
+			next = h->header_size;
+			head = 0;
+		}
+		while (len >= next + sizeof(ch)) {
+			memcpy(&ch, buf + next, sizeof(ch));
+			if (ch.magic != GP_CHUNK_MAGIC || ch.comp_size > GP_CHUNK_COMP_MAX ||
+			    ch.raw_size > GP_CHUNK_RAW_MAX ||
+			    (len >= next + sizeof(ch) + ch.comp_size &&
+			     gp_chunk_checksum(&ch, buf + next + sizeof(ch), ch.comp_size) != ch.checksum)) {
+				bad = 1;
+				break;
+			}
+			if (len < next + sizeof(ch) + ch.comp_size)
+				break;
+			next += sizeof(ch) + ch.comp_size;
+		}
+		if (bad)
+			break;
+		/* What is checked goes to the file; the chunk under way stays. */
+		if (next && (rc = write_all(out, buf, next)) == 0) {
+			memmove(buf, buf + next, len - next);
+			len -= next;
+			next = 0;
+		}
+		if (rc)
+			break;
+	}
+	/* The rest (a chunk cut short, or what is not a trace): the reader says what. */
+	if (!rc)
+		rc = write_all(out, buf, len);
+	free(buf);
+	if (!rc && ga_reader_alias(in->name, out) < 0)
+		rc = -1;
+	if (rc) {
+		close(out);
+		return rc;
+	}
+	in->fd1 = out + 1;
+	return 0;
+}
+
+/* A pipe's trace: copied into a temporary file, else (no room for one) read into memory. */
+static int take_pipe(int fd, struct ga_input *in)
+{
+	int rc = spill(fd, in);
+
+	return rc == -1 ? slurp(fd, in) : rc;
+}
+
+/*
+ * Standard input, pipes and FIFOs are copied into temporary files (into
+ * memory where none can be made: spill()); regular files,
  * directories and what cannot be opened are left to the reader, which
  * reads each file afresh and says what is wrong with it.  A path is
  * opened without blocking and its type checked on the open descriptor:
@@ -168,7 +287,7 @@ static int open_one(struct ga_input *in, const char *path)
 	in->name = path;
 	if (!strcmp(path, "-")) {
 		in->name = STDIN_NAME;
-		rc = slurp(STDIN_FILENO, in);
+		rc = take_pipe(STDIN_FILENO, in);
 	} else {
 		/* O_NONBLOCK: opening a FIFO for reading waits for a writer otherwise. */
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -189,7 +308,7 @@ static int open_one(struct ga_input *in, const char *path)
 			close(fd);
 			return -1;
 		}
-		rc = slurp(fd, in);
+		rc = take_pipe(fd, in);
 		close(fd);
 	}
 	if (rc) {
@@ -223,6 +342,10 @@ void ga_load_close(struct ga_input *in, int n)
 
 	for (i = 0; i < n; i++) {
 		free(in[i].buf);
+		if (in[i].fd1) {
+			ga_reader_unalias(in[i].name);
+			close(in[i].fd1 - 1);
+		}
 		memset(&in[i], 0, sizeof(in[i]));
 	}
 }
@@ -266,7 +389,7 @@ int ga_load_inputs(struct ga_model *m, const struct ga_input *in, int n)
 
 	for (i = 0; i < n; i++) {
 		int rc = in[i].mem ? ga_model_add_mem(m, in[i].name, in[i].buf, in[i].len) :
-			 ga_model_add_file(m, in[i].path);
+			 ga_model_add_file(m, in[i].fd1 ? in[i].name : in[i].path);
 
 		if (rc != GA_READ_OK) {
 			fprintf(stderr, "gpuprof: %s\n", m->err);

@@ -13,13 +13,15 @@
  * A trace named on the command line.  "-" is standard input.  A trace
  * that is not a regular file (standard input, a pipe, a FIFO) can be
  * read only once, but loading reads some traces twice (NVTX
- * ranges first): such a trace is read into memory when opened, and every
- * pass reads it from there.
+ * ranges first): such a trace is copied into an unlinked temporary file
+ * when opened (a chunk at a time), which every pass reads under its name
+ * (ga_reader_alias); into memory only where no temporary file can be made.
  */
 struct ga_input {
 	const char *path;          /* as given */
 	const char *name;          /* in reports and messages: path, or "(stdin)" */
 	int mem;                   /* read into buf: every pass reads it there */
+	int fd1;                   /* 1 + the temporary file a pipe was copied into, read as name */
 	unsigned char *buf;        /* the whole trace when mem */
 	size_t len;
 };

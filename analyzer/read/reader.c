@@ -832,6 +832,54 @@ static void rd_init(struct rd *r, const char *name, ga_reader_fn fn, void *ctx,
 		err[0] = '\0';
 }
 
+/* Inputs read from descriptors (ga_reader_alias). */
+#define ALIASES 64
+static struct {
+	const char *name;
+	int fd;
+} aliases[ALIASES];
+
+int ga_reader_alias(const char *name, int fd)
+{
+	for (int i = 0; i < ALIASES; i++)
+		if (!aliases[i].name) {
+			aliases[i].name = name;
+			aliases[i].fd = fd;
+			return 0;
+		}
+	return -1;
+}
+
+void ga_reader_unalias(const char *name)
+{
+	for (int i = 0; i < ALIASES; i++)
+		if (aliases[i].name && !strcmp(aliases[i].name, name))
+			aliases[i].name = NULL;
+}
+
+/* path opened for reading from its start: an alias's file opened afresh. */
+static int open_input(const char *path)
+{
+	for (int i = 0; i < ALIASES; i++) {
+		char p[64];
+		int fd;
+
+		if (!aliases[i].name || strcmp(aliases[i].name, path))
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", aliases[i].fd);
+		if ((fd = open(p, O_RDONLY | O_CLOEXEC)) >= 0)
+			return fd;
+		/* No /proc: a copy of the descriptor, its offset back at the start. */
+		if ((fd = fcntl(aliases[i].fd, F_DUPFD_CLOEXEC, 0)) >= 0 &&
+		    lseek(fd, 0, SEEK_SET) != 0) {
+			close(fd);
+			fd = -1;
+		}
+		return fd;
+	}
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 static int read_file(const char *path, ga_reader_fn ahead, void *actx, unsigned lag,
 		     ga_reader_fn fn, void *ctx, struct ga_read_info *info, char *err,
 		     size_t errlen)
@@ -844,7 +892,7 @@ static int read_file(const char *path, ga_reader_fn ahead, void *actx, unsigned 
 	r.ahead = ahead;
 	r.actx = actx;
 	r.lag = ahead ? (lag < GA_READER_LAG_MAX ? lag : GA_READER_LAG_MAX) : 0;
-	r.src.fd = open(path, O_RDONLY | O_CLOEXEC);
+	r.src.fd = open_input(path);
 	if (r.src.fd < 0) {
 		fail(&r, 0, "cannot open: %s", strerror(errno));
 		return GA_READ_EOPEN;
@@ -937,7 +985,7 @@ int ga_reader_chunk_tmin(const char *path, const void *buf, size_t len, uint64_t
 
 	*t_min = UINT64_MAX;
 	if (!buf) {
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		if ((fd = open_input(path)) < 0)
 			return -1;
 		if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 			goto out;

@@ -61,6 +61,14 @@ struct ga_read_info {
 typedef int (*ga_reader_fn)(void *ctx, const struct gp_rec *rec);
 
 /*
+ * Reads of the file name name come from fd (an unlinked temporary file a
+ * pipe was copied into), each read from its start, until unaliased.  Set
+ * before reading, from one thread.  0, or -1 when the table is full.
+ */
+int ga_reader_alias(const char *name, int fd);
+void ga_reader_unalias(const char *name);
+
+/*
  * Read the file at path.  On GA_READ_EOPEN / GA_READ_EFORMAT, err holds
  * "PATH: byte OFFSET: message".  info is filled in every case.
  */
