@@ -26,7 +26,8 @@
  * (other_skipped).  Memory, folded (fold, below: a report's, where each
  * process's ranges are on one thread and nest): the ranges and launches of
  * the open end of the trace only, bounded, a file's launches' innermost
- * ranges in a temporary file (1 MiB of it in memory), the ranks' steps.
+ * ranges in a temporary file (1 MiB of it in memory), the ranks' steps
+ * (24 bytes each, until the ranks take them).
  * Else: 49 bytes per range (73 with the details the
  * Chrome and SQLite exports write; GPU time of nested ranges is summed per name
  * path, not per range), 8 bytes per correlation id of the files that
@@ -61,6 +62,12 @@ struct ga_ranges_range {
 	uint8_t flags;             /* GP_NVTX_UNTERMINATED from the record */
 	uint8_t pushpop;           /* a push/pop range (else start/end) */
 	uint16_t reserved;
+};
+
+/* A range a folded scan keeps (fold_keep): what the ranks read of a step. */
+struct ga_ranges_step {
+	uint64_t start, end;
+	uint32_t proc, key;
 };
 
 /*
@@ -268,8 +275,10 @@ struct ga_ranges {
 	 * each launch's innermost range's tree node written to a temporary
 	 * file by correlation id (4 bytes an id on disk, 1 MiB of them in
 	 * memory); what stays in memory is the open end of the trace, not the
-	 * ranges and launches before it.  Only the ranges fold_keep() names
-	 * (the ranks' steps) and a file's first stay in ranges, with no parent.
+	 * ranges and launches before it.  Only a file's first range stays in
+	 * ranges, with no parent; the ranges fold_keep() names (the ranks'
+	 * steps) stay in steps, 24 bytes each, until the ranks take them
+	 * (ga_ranges_drop_steps()).
 	 * Where folding cannot give what keeping every range gives (ranges on
 	 * several threads or that do not nest, a range or launch that comes
 	 * after the ranges around it folded, graph nodes, GPU samples, Python
@@ -280,6 +289,8 @@ struct ga_ranges {
 	int fold;
 	int (*fold_keep)(const char *name);
 	int folded;                /* the scan folded: ga_ranges_attribute() reads the codes */
+	struct ga_ranges_step *steps; /* folded: the ranges fold_keep() named, as they folded */
+	size_t nsteps, capsteps;
 	const char *fold_why;      /* why a fold asked for was given up, NULL none */
 	void *fstate;              /* the fold's state and codes (ranges.c) */
 	uint8_t *ahead_procs;      /* per process: scanned in the model's read */
@@ -298,6 +309,8 @@ struct ga_ranges {
 ga_reader_fn ga_ranges_ahead(void *nx, uint32_t proc, void **actx);
 
 void ga_ranges_init(struct ga_ranges *nx);
+/* Frees the folded scan's steps once the ranks took them: nothing else reads them. */
+void ga_ranges_drop_steps(struct ga_ranges *nx);
 void ga_ranges_free(struct ga_ranges *nx);
 
 /* A trace to scan: the file at path, or len bytes at buf (path names them). */

@@ -69,12 +69,27 @@ struct ga_rank_span {
 	uint64_t start, end;
 };
 
-/* Step ranges (indices into ranges) by process, start, the longer first, then index. */
+/*
+ * Step i of the scan: of its steps where it folded (each range
+ * fold_keep() named, in the order they folded), else of its ranges.
+ */
+static struct ga_ranges_step step_at(const struct ga_ranges *rg, size_t i)
+{
+	const struct ga_ranges_range *r;
+
+	if (rg->folded)
+		return rg->steps[i];
+	r = &rg->ranges[i];
+	return (struct ga_ranges_step){ r->start, r->end, r->proc, r->key };
+}
+
+/* Step ranges (indices, step_at()) by process, start, the longer first, then index. */
 static int cmp_step(const void *pa, const void *pb, void *ctx)
 {
 	const struct ga_ranges *rg = ctx;
 	uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
-	const struct ga_ranges_range *a = &rg->ranges[ia], *b = &rg->ranges[ib];
+	const struct ga_ranges_step sa = step_at(rg, ia), sb = step_at(rg, ib);
+	const struct ga_ranges_step *a = &sa, *b = &sb;
 
 	if (a->proc != b->proc)
 		return a->proc < b->proc ? -1 : 1;
@@ -96,26 +111,25 @@ static int cmp_step(const void *pa, const void *pb, void *ctx)
 static int find_steps(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg)
 {
 	uint32_t *ord;
-	size_t n = 0, i, k;
+	size_t all = rg->folded ? rg->nsteps : rg->nranges, n = 0, i, k;
 
 	rk->steps_known = 1;
-	for (i = 0; i < rg->nranges; i++)
-		n += ga_ranks_is_step(ga_model_str(m, rg->keys[rg->ranges[i].key].name));
+	for (i = 0; i < all; i++)
+		n += ga_ranks_is_step(ga_model_str(m, rg->keys[step_at(rg, i).key].name));
 	if (!n)
 		return 0;
 	if (!(ord = malloc(n * sizeof(*ord))))
 		return -1;
-	for (i = k = 0; i < rg->nranges; i++)
-		if (ga_ranks_is_step(ga_model_str(m, rg->keys[rg->ranges[i].key].name)))
+	for (i = k = 0; i < all; i++)
+		if (ga_ranks_is_step(ga_model_str(m, rg->keys[step_at(rg, i).key].name)))
 			ord[k++] = (uint32_t)i;
 	qsort_r(ord, n, sizeof(*ord), cmp_step, (void *)rg);
 	/* Outermost only: drop ranges that start inside the previous step. */
 	k = 0;
 	for (i = 0; i < n; i++) {
-		const struct ga_ranges_range *r = &rg->ranges[ord[i]], *p;
+		struct ga_ranges_step r = step_at(rg, ord[i]), p;
 
-		p = k ? &rg->ranges[ord[k - 1]] : NULL;
-		if (p && p->proc == r->proc && r->start < p->end)
+		if (k && (p = step_at(rg, ord[k - 1])).proc == r.proc && r.start < p.end)
 			continue;
 		ord[k++] = ord[i];
 	}
@@ -127,13 +141,13 @@ static int find_steps(struct ga_ranks *rk, const struct ga_model *m, const struc
 	}
 	rk->capwork = k;
 	for (i = 0; i < k; i++) {
-		const struct ga_ranges_range *r = &rg->ranges[ord[i]];
+		struct ga_ranges_step r = step_at(rg, ord[i]);
 
-		rk->work[i].label = rg->keys[r->key].label;
-		rk->work[i].proc = r->proc;
+		rk->work[i].label = rg->keys[r.key].label;
+		rk->work[i].proc = r.proc;
 		rk->work[i].work_ns = 0;
-		rk->spans[i].start = r->start;
-		rk->spans[i].end = r->end;
+		rk->spans[i].start = r.start;
+		rk->spans[i].end = r.end;
 	}
 	rk->nwork = k;
 	free(ord);
@@ -255,6 +269,8 @@ static __attribute__((noinline)) int add_act(struct ga_ranks *rk, struct ga_mode
 		if (m->ahead.begin == ga_ranges_ahead && m->ahead.ctx) {
 			if (find_steps(rk, m, m->ahead.ctx))
 				return -1;
+			/* Nothing reads the folded steps again: freed before the model grows. */
+			ga_ranges_drop_steps(m->ahead.ctx);
 			rk->steps_early = 1;
 		}
 	}
