@@ -388,10 +388,12 @@ int ga_load_inputs(struct ga_model *m, const struct ga_input *in, int n)
 	int i;
 
 	for (i = 0; i < n; i++) {
-		/* A pipe's copy is read under the input's name. */
-		const char *path = in[i].fd1 ? in[i].name : in[i].path;
-		int rc = in[i].mem ? ga_model_add_mem(m, in[i].name, in[i].buf, in[i].len) :
-			 ga_model_add_file(m, path);
+		int rc;
+
+		if (in[i].mem)
+			rc = ga_model_add_mem(m, in[i].name, in[i].buf, in[i].len);
+		else /* a pipe's copy is read under the input's name */
+			rc = ga_model_add_file(m, in[i].fd1 ? in[i].name : in[i].path);
 
 		if (rc != GA_READ_OK) {
 			fprintf(stderr, "gpuprof: %s\n", m->err);
