@@ -23,16 +23,17 @@
 unsigned ga_load_fifo_wait_ms = 30000;
 
 /*
- * How far buf[0..len) is a trace: the header, then whole chunks whose
- * magic, size and checksum hold.  *next is where the next chunk starts;
+ * How far buf[0..len) is a trace: the header (while *head), then whole
+ * chunks whose magic, size and checksum hold.  *next is where the next
+ * chunk starts;
  * returns 1 once something that is not a trace was seen (reading can stop:
  * the reader reports it at that offset), 0 while all is well so far.
  */
-static int stream_check(const unsigned char *buf, size_t len, size_t *next)
+static int stream_check(const unsigned char *buf, size_t len, size_t *next, int *head)
 {
 	struct gp_chunk_header ch;
 
-	if (*next == 0) {
+	if (*head) {
 		const struct gp_file_header *h = (const void *)buf;
 
 		if (len < sizeof(*h))
@@ -41,6 +42,7 @@ static int stream_check(const unsigned char *buf, size_t len, size_t *next)
 		    h->header_size % 8 || h->header_size > 4096)
 			return 1;
 		*next = h->header_size;
+		*head = 0;
 	}
 	while (len >= *next + sizeof(ch)) {
 		memcpy(&ch, buf + *next, sizeof(ch));
@@ -57,6 +59,33 @@ static int stream_check(const unsigned char *buf, size_t len, size_t *next)
 }
 
 /*
+ * Read what fd has into *buf after len bytes, doubling *cap when full
+ * (glibc moves large blocks with mremap, not by copying): the bytes read,
+ * 0 at its end, or minus an errno value.
+ */
+static ssize_t read_more(int fd, unsigned char **buf, size_t len, size_t *cap)
+{
+	unsigned char *p;
+
+	if (len == *cap) {
+		size_t ncap = *cap ? *cap * 2 : SLURP_FIRST;
+
+		if (ncap < *cap || !(p = realloc(*buf, ncap)))
+			return -ENOMEM;
+		*buf = p;
+		*cap = ncap;
+	}
+	for (;;) {
+		ssize_t k = read(fd, *buf + len, *cap - len);
+
+		if (k >= 0)
+			return k;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+/*
  * Read fd into in->buf, checking as it goes: reading stops at the first
  * byte that cannot belong to a trace, so a device or pipe of something
  * else (/dev/zero) costs no more than one read.  Returns 0 or an errno value.
@@ -65,34 +94,19 @@ static int slurp(int fd, struct ga_input *in)
 {
 	unsigned char *buf = NULL, *p;
 	size_t len = 0, cap = 0, next = 0;
+	int head = 1;
 
 	for (;;) {
-		ssize_t k;
+		ssize_t k = read_more(fd, &buf, len, &cap);
 
-		if (len == cap) {
-			/* Doubling: glibc moves large blocks with mremap, not by copying. */
-			size_t ncap = cap ? cap * 2 : SLURP_FIRST;
-
-			if (ncap < cap || !(p = realloc(buf, ncap))) {
-				free(buf);
-				return ENOMEM;
-			}
-			buf = p;
-			cap = ncap;
-		}
-		k = read(fd, buf + len, cap - len);
-		if (k < 0 && errno == EINTR)
-			continue;
 		if (k < 0) {
-			int e = errno;
-
 			free(buf);
-			return e;
+			return (int)-k;
 		}
 		if (k == 0)
 			break;
 		len += (size_t)k;
-		if (stream_check(buf, len, &next))
+		if (stream_check(buf, len, &next, &head))
 			break;
 	}
 	if (len && len < cap && (p = realloc(buf, len)))
@@ -177,73 +191,31 @@ static int write_all(int fd, const unsigned char *buf, size_t n)
  */
 static int spill(int fd, struct ga_input *in)
 {
-	unsigned char *buf = NULL, *p;
+	unsigned char *buf = NULL;
 	size_t len = 0, cap = 0, next = 0;
-	int out = ga_util_tmpfd("pipe", NULL), head = 1, bad = 0, rc = 0;
+	int out = ga_util_tmpfd("pipe", NULL), head = 1, rc = 0;
 
 	if (out < 0)
 		return -1;
 	for (;;) {
-		struct gp_chunk_header ch;
-		ssize_t k;
+		ssize_t k = read_more(fd, &buf, len, &cap);
+		int stop;
 
-		if (len == cap) {
-			size_t ncap = cap ? cap * 2 : SLURP_FIRST;
-
-			if (ncap < cap || !(p = realloc(buf, ncap))) {
-				rc = ENOMEM;
-				break;
-			}
-			buf = p;
-			cap = ncap;
-		}
-		k = read(fd, buf + len, cap - len);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			rc = errno;
+		if (k <= 0) {
+			rc = (int)-k;
 			break;
 		}
-		if (k == 0)
-			break;
 		len += (size_t)k;
-		if (head) {
-			const struct gp_file_header *h = (const void *)buf;
-
-			if (len < sizeof(*h)) {
-				if (len >= 8 && memcmp(buf, GP_FILE_MAGIC, 8) != 0)
-					break;
-				continue;
-			}
-			if (memcmp(h->magic, GP_FILE_MAGIC, sizeof(h->magic)) ||
-			    h->header_size < sizeof(*h) || h->header_size % 8 ||
-			    h->header_size > 4096)
-				break;
-			next = h->header_size;
-			head = 0;
-		}
-		while (len >= next + sizeof(ch)) {
-			memcpy(&ch, buf + next, sizeof(ch));
-			if (ch.magic != GP_CHUNK_MAGIC || ch.comp_size > GP_CHUNK_COMP_MAX ||
-			    ch.raw_size > GP_CHUNK_RAW_MAX ||
-			    (len >= next + sizeof(ch) + ch.comp_size &&
-			     gp_chunk_checksum(&ch, buf + next + sizeof(ch), ch.comp_size) != ch.checksum)) {
-				bad = 1;
-				break;
-			}
-			if (len < next + sizeof(ch) + ch.comp_size)
-				break;
-			next += sizeof(ch) + ch.comp_size;
-		}
-		if (bad)
-			break;
+		stop = stream_check(buf, len, &next, &head);
 		/* What is checked goes to the file; the chunk under way stays. */
-		if (next && (rc = write_all(out, buf, next)) == 0) {
+		if (!stop && !head && next) {
+			if ((rc = write_all(out, buf, next)))
+				break;
 			memmove(buf, buf + next, len - next);
 			len -= next;
 			next = 0;
 		}
-		if (rc)
+		if (stop)
 			break;
 	}
 	/* The rest (a chunk cut short, or what is not a trace): the reader says what. */
