@@ -529,6 +529,25 @@ static inline char *put_q(char *p, const struct chrome *c, size_t off, size_t le
 	return ga_jw_put(p, c->qtext.p + off - 1, len);
 }
 
+/*
+ * A kernel's args after its device: its full name (the quoted name at of,
+ * lf bytes), launch configuration (k, when known) and launch site (the
+ * quoted one at os, ls bytes; os 0: none).
+ */
+static char *put_kargs(char *p, struct chrome *c, size_t of, size_t lf,
+		       const struct gp_rec_kernel *k, size_t os, size_t ls)
+{
+	p = GA_JW_LIT(p, ",\"name\":");
+	p = put_q(p, c, of, lf);
+	if (k)
+		p = put_kcfg(p, c, k);
+	if (os) {
+		p = GA_JW_LIT(p, ",\"launch_site\":");
+		p = put_q(p, c, os, ls);
+	}
+	return p;
+}
+
 /* An event's graph node (when it has one) and the ends of its args and of itself. */
 static char *graph_tail(char *p, const struct ga_act *a)
 {
@@ -604,14 +623,7 @@ static int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga
 		t->npre = (size_t)(p - t->s);
 		p = GA_JW_LIT(p, ",\"device\":");
 		p = put_devstream(p, c, a);
-		p = GA_JW_LIT(p, ",\"name\":");
-		p = put_q(p, c, of, lf);
-		if (k)
-			p = put_kcfg(p, c, k);
-		if (site) {
-			p = GA_JW_LIT(p, ",\"launch_site\":");
-			p = put_q(p, c, os, ls);
-		}
+		p = put_kargs(p, c, of, lf, k, site ? os : 0, ls);
 		t->nsuf = (size_t)(p - t->s) - t->npre;
 		t->name = a->name;
 		t->pid = pid;
@@ -710,16 +722,8 @@ static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 	p = ga_jw_put_u64(p, a->correlation);
 	p = GA_JW_LIT(p, ",\"device\":");
 	p = put_devstream(p, c, a);
-	if (a->kind == GA_ACT_KERNEL) {
-		p = GA_JW_LIT(p, ",\"name\":");
-		p = put_q(p, c, of, lf);
-		if (k)
-			p = put_kcfg(p, c, k);
-		if (site) {
-			p = GA_JW_LIT(p, ",\"launch_site\":");
-			p = put_q(p, c, os, ls);
-		}
-	}
+	if (a->kind == GA_ACT_KERNEL)
+		p = put_kargs(p, c, of, lf, k, site ? os : 0, ls);
 	if (a->kind == GA_ACT_MEMCPY || a->kind == GA_ACT_MEMSET) {
 		p = GA_JW_LIT(p, ",\"bytes\":");
 		p = ga_jw_put_u64(p, a->bytes);
