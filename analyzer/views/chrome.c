@@ -529,6 +529,19 @@ static inline char *put_q(char *p, const struct chrome *c, size_t off, size_t le
 	return ga_jw_put(p, c->qtext.p + off - 1, len);
 }
 
+/* An activity's event up to its start time: name (quoted at on, ln bytes), category, pid, tid. */
+static char *put_head(char *p, struct chrome *c, size_t on, size_t ln, const char *kind,
+		      size_t lk, uint32_t pid, uint32_t tid)
+{
+	p = GA_JW_LIT(p, "{\"name\":");
+	p = put_q(p, c, on, ln);
+	p = GA_JW_LIT(p, ",\"cat\":\"");
+	p = ga_jw_put(p, kind, lk);
+	p = GA_JW_LIT(p, "\",\"ph\":\"X\",\"pid\":");
+	p = put_pidtid(p, c, pid, tid);
+	return GA_JW_LIT(p, ",\"ts\":");
+}
+
 /*
  * A kernel's args after its device: its full name (the quoted name at of,
  * lf bytes), launch configuration (k, when known) and launch site (the
@@ -613,13 +626,7 @@ static int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga
 			t->s = ns;
 			t->cap = need;
 		}
-		p = GA_JW_LIT(t->s, "{\"name\":");
-		p = put_q(p, c, on, ln);
-		p = GA_JW_LIT(p, ",\"cat\":\"");
-		p = ga_jw_put(p, kind, lk);
-		p = GA_JW_LIT(p, "\",\"ph\":\"X\",\"pid\":");
-		p = put_pidtid(p, c, pid, tid);
-		p = GA_JW_LIT(p, ",\"ts\":");
+		p = put_head(t->s, c, on, ln, kind, lk, pid, tid);
 		t->npre = (size_t)(p - t->s);
 		p = GA_JW_LIT(p, ",\"device\":");
 		p = put_devstream(p, c, a);
@@ -708,13 +715,7 @@ static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 	}
 	if (!(p = ga_jw_direct(&e->jw, 768 + ln + lf + ls + lk + lck)))
 		return 1;
-	p = GA_JW_LIT(p, "{\"name\":");
-	p = put_q(p, c, on, ln);
-	p = GA_JW_LIT(p, ",\"cat\":\"");
-	p = ga_jw_put(p, kind, lk);
-	p = GA_JW_LIT(p, "\",\"ph\":\"X\",\"pid\":");
-	p = put_pidtid(p, c, pid, tid);
-	p = GA_JW_LIT(p, ",\"ts\":");
+	p = put_head(p, c, on, ln, kind, lk, pid, tid);
 	p = ga_jw_put_milli(p, a->start - b);
 	p = GA_JW_LIT(p, ",\"dur\":");
 	p = ga_jw_put_milli(p, a->end - a->start);
