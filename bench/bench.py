@@ -30,7 +30,8 @@ and runs nothing (no GPU needed).  Their environment:
   BENCH_OT_BUDGET_S=S (345; quick 150), BENCH_NSYS_GM_FREQ=HZ (nsys's
   --gpu-metrics-frequency; default nsys's own), BENCH_OT_CONFIGS=A,B (only these
   configurations, e.g. none,gp-sample with BENCH_OT_LAUNCHES sized for loops of
-  a minute and more: --sample=1s/60s measured over whole periods)
+  a minute and more: --sample=1s/60s measured over whole periods),
+  BENCH_OT_WORKLOADS=A,B (only these workloads: launch, train)
 
 "metrics" is the cost of hardware metrics (--metrics) on the training step
 (train_step.py): the first steps, where every kernel and launch

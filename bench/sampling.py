@@ -452,6 +452,10 @@ class Sampling:
                  unit="µs/launch", timeout=max(90, 60 + p["launches"] * 1e-5)),
             dict(name="train", title="transformer train step", metric="ms_per_step",
                  unit="ms/step", timeout=max(240, 60 + p["steps"] * 0.05), torch=True)]
+        # BENCH_OT_WORKLOADS=train: only these workloads (launch, train).
+        wl = [x for x in os.environ.get("BENCH_OT_WORKLOADS", "").split(",") if x]
+        if wl:
+            p["workloads"] = [w for w in p["workloads"] if w["name"] in wl]
         self.runs = []
         self.skip = {}
         self.last_wall = {}

@@ -79,11 +79,17 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* Frames of the recorder and of the libraries under the launch call. */
+/*
+ * Frames of the recorder and of the libraries under the launch call: CUDA's,
+ * and NVIDIA's libraries that launch kernels for the program (a cuBLAS
+ * kernel's site is the program's call of cuBLAS).
+ */
 static int internal_module(const char *path)
 {
 	static const char *const prefix[] = {
-		"libgpuprof", "libcupti", "libcuda.so", "libcudart", "libunwind",
+		"libgpuprof", "libcupti",  "libcuda.so", "libcudart", "libunwind",
+		"libcublas",  "libcudnn",  "libcufft",   "libcurand", "libcusparse",
+		"libcusolver", "libnccl",
 	};
 	const char *b = base_name(path);
 	size_t i;

@@ -26,10 +26,6 @@
  *   tiny    20000 cudaMemcpyAsync of 1 KiB from pinned memory to the
  *           device, one after another.  Fixed: one copy of the 20000 KiB.
  *                                                       -> tiny-copies
- *   gemm    3 x sgemm_fp32: FP32 FMAs in registers (right of the ridge),
- *           named like a GEMM (record --metrics).  Fixed ("gemm fixed"):
- *           hgemm_wmma, FP16 tensor-core MMAs (wmma) instead: no FP32
- *           FLOPs to move to tensor cores.             -> fp32-gemm
  *   launch  2000 x (8 us of host work, a 1 us kernel launched): the GPU
  *           waits for each launch.  Fixed: the same 2000 x 8 us of host
  *           work, the kernels replayed from a CUDA graph of 100 kernels,
@@ -75,9 +71,7 @@
  * cuModuleLoadData).
  */
 #include <cuda.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <mma.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdint.h>
 #include <string.h>
@@ -148,44 +142,6 @@ extern "C" __global__ void chase_init(unsigned long long *next, size_t n)
 		next[i] = (i * 2862933555777941757ull + 3037000493ull) & (n - 1);
 }
 
-/* GEMM-like by name, FP32 FMAs in registers: 8 independent chains a thread. */
-extern "C" __global__ void sgemm_fp32(const float *in, float *out, int iters)
-{
-	float a = in[threadIdx.x & 31], b = in[32 + (threadIdx.x & 31)];
-	float c0 = threadIdx.x, c1 = c0 + 1, c2 = c0 + 2, c3 = c0 + 3, c4 = c0 + 4, c5 = c0 + 5,
-	      c6 = c0 + 6, c7 = c0 + 7;
-
-	for (int i = 0; i < iters; i++) {
-		c0 = fmaf(c0, a, b);
-		c1 = fmaf(c1, a, b);
-		c2 = fmaf(c2, a, b);
-		c3 = fmaf(c3, a, b);
-		c4 = fmaf(c4, a, b);
-		c5 = fmaf(c5, a, b);
-		c6 = fmaf(c6, a, b);
-		c7 = fmaf(c7, a, b);
-	}
-	c0 += c1 + c2 + c3 + c4 + c5 + c6 + c7;
-	if (c0 == 42.0f)
-		out[0] = c0;
-}
-
-/* The same by name, FP16 tensor-core MMAs (16x16x16, FP32 accumulation) a warp. */
-extern "C" __global__ void hgemm_wmma(const half *in, float *out, int iters)
-{
-	nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, half, nvcuda::wmma::row_major> a;
-	nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, half, nvcuda::wmma::col_major> b;
-	nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> c;
-
-	nvcuda::wmma::load_matrix_sync(a, in, 16);
-	nvcuda::wmma::load_matrix_sync(b, in + 256, 16);
-	nvcuda::wmma::fill_fragment(c, 0.0f);
-	for (int i = 0; i < iters; i++)
-		nvcuda::wmma::mma_sync(c, a, b, c);
-	if (c.x[0] == 42.0f)
-		nvcuda::wmma::store_matrix_sync(out, c, 16, nvcuda::wmma::mem_row_major);
-}
-
 static unsigned long long now_ns(void)
 {
 	struct timespec ts;
@@ -216,7 +172,6 @@ static void host_work(unsigned long long ns)
 #define PAGEABLE_STEPS 90
 #define TINY_COPIES 20000
 #define TINY_BYTES 1024
-#define GEMM_ITERS 20000
 
 /* A PTX module of one kernel jit_kI: FMAS dependent FMAs, constants unique to i. */
 static char *make_ptx(int i)
@@ -338,29 +293,6 @@ int main(int argc, char **argv)
 		}
 		CK(cudaStreamSynchronize(s));
 		/* The buffers stay until exit: freeing pinned memory is no part of the loop. */
-	} else if (!strcmp(mode, "gemm")) {
-		int sms = 0;
-		void *in;
-		float *out;
-
-		CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-		CK(cudaMalloc(&in, 4096));
-		CK(cudaMemset(in, 0, 4096));
-		CK(cudaMalloc(&out, 256 * sizeof(float)));
-		CK(cudaStreamSynchronize(s));
-		t0 = now_ns();
-		for (int i = 0; i < 3; i++, steps++) {
-			if (!fixed) {
-				launch_line = __LINE__ + 1;
-				sgemm_fp32<<<sms * 8, 256, 0, s>>>((const float *)in, out, GEMM_ITERS);
-			} else {
-				launch_line = __LINE__ + 1;
-				hgemm_wmma<<<sms * 8, 256, 0, s>>>((const half *)in, out, GEMM_ITERS);
-			}
-		}
-		CK(cudaStreamSynchronize(s));
-		CK(cudaFree(in));
-		CK(cudaFree(out));
 	} else if (!strcmp(mode, "launch")) {
 		if (!fixed) {
 			for (int i = 0; i < TINY; i++, steps++) {
@@ -530,7 +462,7 @@ int main(int argc, char **argv)
 		CK(cudaFree(out));
 	} else {
 		fprintf(stderr, "usage: findings starve|sync|copy|pageable|tiny|launch|serial|alloc|"
-			"occupancy|tail|startup|rank|chase|gemm [fixed]\n");
+			"occupancy|tail|startup|rank|chase [fixed]\n");
 		return 2;
 	}
 	CK(cudaGetLastError());

@@ -28,6 +28,7 @@
 
 /* Program counters: five internal frames, then the application's. */
 #define I1 0x7f0000001000ull
+#define NINT 7 /* internal frames under every stack */
 #define L42 0x401000ull            /* launch(), app.cu:42 */
 #define L57 0x401100ull            /* launch(), app.cu:57 */
 #define STEP 0x40201aull           /* step(int)+0x1a, no line information */
@@ -63,12 +64,15 @@ struct ids {
 /* The frames of the internal libraries and of the application (but L42). */
 static void write_frames(struct synth *s, struct ids *id, int no_l42)
 {
-	static const char *const mods[5][2] = {
+	static const char *const mods[NINT][2] = {
 		{ "/usr/lib/x86_64-linux-gnu/libunwind.so.8", "_ULx86_64_step" },
 		{ "/opt/gpuprof/lib/libgpuprof.so", "gp_stacks_on_api" },
 		{ "/usr/local/cuda/lib64/libcupti.so.12", "cuptiActivityFlushAll" },
 		{ "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "cuLaunchKernel" },
 		{ "/usr/local/cuda/lib64/libcudart.so.12", "cudaLaunchKernel" },
+		/* A library that launches kernels for the program: its frames are not the site. */
+		{ "/usr/local/cuda/lib64/libcublasLt.so.13", "cublasLtMatmul" },
+		{ "/usr/local/cuda/lib64/libcublas.so.13", "cublasSgemm_v2" },
 	};
 	uint32_t libc = synth_string(s, "/lib/x86_64-linux-gnu/libc.so.6");
 	uint32_t launch = synth_string(s, "_Z6launchv"), step = synth_string(s, "_Z4stepi");
@@ -76,7 +80,7 @@ static void write_frames(struct synth *s, struct ids *id, int no_l42)
 	uint32_t run = synth_string(s, "_Z3runv");
 	int i;
 
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < NINT; i++)
 		synth_frame(s, I1 + 0x100 * (uint64_t)i, 0x1000 + 0x100 * (uint64_t)i,
 			    synth_string(s, mods[i][0]), synth_string(s, mods[i][1]), 0x10, 0, 0);
 	if (!no_l42)
@@ -96,11 +100,11 @@ static void write_stack(struct synth *s, uint32_t id, const uint64_t *user, uint
 	uint64_t pcs[16];
 	uint32_t i;
 
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < NINT; i++)
 		pcs[i] = I1 + 0x100 * (uint64_t)i;
 	for (i = 0; i < n; i++)
-		pcs[5 + i] = user[i];
-	synth_stack(s, id, pcs, 5 + n);
+		pcs[NINT + i] = user[i];
+	synth_stack(s, id, pcs, NINT + n);
 }
 
 static void head(struct synth *s, struct ids *id, uint32_t pid, uint32_t backtrace)
@@ -377,7 +381,8 @@ static void test_two_sites(const struct trace *t)
 	CHECK(out && strstr(out, "10 of 11 kernels have a launch stack\n"));
 	CHECK(out && strstr(out, "| axpy(int, float, float*)\n"));
 	CHECK(out && strstr(out, "|   " SITE2 "\n"));
-	CHECK(out && !strstr(out, "libcuda") && !strstr(out, "cudaLaunchKernel"));
+	CHECK(out && !strstr(out, "libcuda") && !strstr(out, "cudaLaunchKernel") &&
+	      !strstr(out, "cublas"));
 	free(out);
 	unload(&l);
 
@@ -1019,14 +1024,14 @@ static void test_symbolize_deep(void)
 	synth_corr_stack(s, 1, 1);
 	synth_kernel_corr(s, id.axpy, GPU0, GPU0 + 300, 0, 1, 0, 0);
 	write_frames(s, &id, 0);
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < NINT; i++)
 		all[i] = I1 + 0x100 * (uint64_t)i;     /* the internal frames */
 	for (i = 0; i < n; i++) {
 		/* Offsets, made distinct pcs of this process. */
 		synth_frame(s, 0x600000 + pcs[i], pcs[i], mod, 0, 0, 0, 0);
-		all[5 + i] = 0x600000 + pcs[i];
+		all[NINT + i] = 0x600000 + pcs[i];
 	}
-	synth_stack(s, 1, all, 5 + n);
+	synth_stack(s, 1, all, NINT + n);
 	synth_end(s, T0 + 9000000, 0);
 	synth_close(s, NULL, NULL);
 	snprintf(want, sizeof(want), "| deep_site (deep.c:%u)" AR "main (deep.c:", dl);
