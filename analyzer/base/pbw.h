@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define GA_PBW_DEPTH 16
 
@@ -42,17 +43,38 @@ static inline int ga_pbw_room(struct ga_pbw *w, size_t n)
 	return !w->err && w->len + n <= w->cap ? 0 : ga_pbw_grow(w, n);
 }
 
+/*
+ * A varint at o, room for it made; returns the byte after it.  For
+ * writers that hold their place in a local pointer: a byte stored through
+ * w->p may alias w->len, which the compiler then reloads and stores again
+ * at every byte.
+ */
+static inline uint8_t *ga_pbw_varint_at(uint8_t *o, uint64_t v)
+{
+	while (v >= 0x80) {
+		*o++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*o++ = (uint8_t)v;
+	return o;
+}
+
+/* A fixed 64-bit value at o, little-endian whatever the host's order; the byte after it. */
+static inline uint8_t *ga_pbw_le64_at(uint8_t *o, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(o, &v, sizeof(v));
+#else
+	for (int i = 0; i < 8; i++)
+		o[i] = (uint8_t)(v >> (8 * i));
+#endif
+	return o + 8;
+}
+
 /* A varint at the end, room for it made. */
 static inline void ga_pbw_put_varint(struct ga_pbw *w, uint64_t v)
 {
-	uint8_t *p = w->p + w->len;
-
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	w->len = (size_t)(p - w->p);
+	w->len = (size_t)(ga_pbw_varint_at(w->p + w->len, v) - w->p);
 }
 
 /* A field of wire type varint: uint64, uint32, bool, enum.  Inline: most fields are. */

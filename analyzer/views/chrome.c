@@ -102,7 +102,6 @@ struct chrome {
 	uint64_t base;             /* trace time of ts 0 */
 	int based;                 /* base chosen */
 	uint64_t flows;            /* flow ids handed out */
-	struct ga_observer next;   /* the model's observer before this export's */
 	/*
 	 * Digits made once and copied (most of an activity's event is numbers
 	 * that repeat: its track's, its stream's, its kernel's launch
@@ -232,8 +231,8 @@ static int place(struct ga_export *e, uint32_t pid, uint32_t *head, uint32_t tid
 		/* The usual case: the slice fits on the lane it came to last time. */
 		struct ga_lane *l = &c->lanes.v[*head - 1];
 
-		if (first_ok && (!l->n || s >= l->e[l->n - 1])) {
-			ga_lane_put(l, s, t);
+		if (first_ok && ga_lane_after(l, s)) {
+			ga_lane_append(l, s, t);
 			*tid = l->tid;
 			return 0;
 		}
@@ -1180,22 +1179,12 @@ static int metrics_launch(struct ga_export *e, struct ga_model *m, uint32_t proc
 	return ga_jw_failed(w) ? -1 : 0;
 }
 
+/* The profiled launches (ga_model_observe(): only their records reach it). */
 static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
 {
-	struct ga_export *e = ctx;
-	struct chrome *c = e->state;
-
-	if (rec->type == GP_REC_METRICS && rec->size >= sizeof(struct gp_rec_metrics) &&
-	    metrics_launch(e, m, proc, (const void *)rec))
-		return -1;
-	return c->next.rec ? c->next.rec(c->next.ctx, m, proc, rec) : 0;
-}
-
-static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
-{
-	struct chrome *c = ((struct ga_export *)ctx)->state;
-
-	return c->next.act ? c->next.act(c->next.ctx, m, a) : 0;
+	if (rec->type == GP_REC_METRICS && rec->size >= sizeof(struct gp_rec_metrics))
+		return metrics_launch(ctx, m, proc, (const void *)rec);
+	return 0;
 }
 
 /*
@@ -1255,10 +1244,9 @@ static int begin(struct ga_export *e)
 	e->an->m.hooks.api = api;
 	e->an->want_first = 1;  /* the time base, at the first event */
 	e->an->mu.samples = 1;      /* the memory counter tracks */
-	c->next = e->an->m.obs;
-	e->an->m.obs.ctx = e;
-	e->an->m.obs.rec = obs_rec;
-	e->an->m.obs.act = obs_act;
+	/* Profiled launches' records only: no call for every other record. */
+	if (ga_model_observe(&e->an->m, e, obs_rec, 1ull << GP_REC_METRICS, NULL, NULL))
+		return -1;
 	ga_jw_obj(&e->jw, GA_JW_COMPACT);
 	ga_jw_key(&e->jw, "traceEvents");
 	ga_jw_arr(&e->jw, GA_JW_EVENTS);

@@ -105,6 +105,11 @@ enum {
 /* Written out once this much is buffered. */
 #define FLUSH_AT (1u << 16)
 
+/* slice_direct() writes these tags and values as one byte each. */
+_Static_assert((F_TP_TRACK_EVENT << 3 | GA_PB_LEN) < 0x80 && (F_TE_NAME_IID << 3) < 0x80 &&
+	       (F_TE_TYPE << 3) < 0x80 && (F_TP_TIMESTAMP << 3) < 0x80 &&
+	       (F_TE_CATEGORY_IIDS << 3) < 0x80, "one-byte tags");
+
 /* Categories and annotation names: fixed iids, interned once per sequence. */
 enum { CAT_MEMCPY = 1, CAT_MEMSET, CAT_GRAPH, CAT_API, CAT_NVTX, CAT_METRICS };
 static const char *const cat_names[] = {
@@ -166,6 +171,8 @@ struct pf {
 	struct ga_map names;       /* (seq index << 1 | short, strtab id) -> iid */
 	struct ncache ncache[NCACHE];  /* the names recently looked up */
 	struct scache scache[SCACHE];  /* the streams recently looked up */
+	struct scache tcache[SCACHE];  /* the threads recently looked up: (proc, tid) */
+	struct ga_act key;         /* an API call's correlation to look up, the rest zero */
 	uint32_t *lane_seq;        /* per lane: its sequence index + 1, 0 not yet */
 	size_t caplane_seq;
 	struct ga_map described;   /* (proc, track tid): its descriptor written */
@@ -178,7 +185,6 @@ struct pf {
 	struct ga_map thread_tid;  /* (proc, tid) -> the thread's tid in the export + 1 */
 	uint64_t base;             /* clock snapshots' first value */
 	int based;
-	struct ga_observer next;   /* the model's observer before this export's */
 };
 
 static uint64_t uuid_of(uint32_t proc, uint32_t tid)
@@ -186,12 +192,15 @@ static uint64_t uuid_of(uint32_t proc, uint32_t tid)
 	return (uint64_t)(proc + 1) << 32 | tid;
 }
 
-static int flush(struct ga_export *e)
+static inline int flush(struct ga_export *e)
 {
 	struct pf *p = e->state;
 
 	if (p->w.err)
 		return -1;
+	/* Most slices leave less than FLUSH_AT buffered: no call. */
+	if (p->w.len < FLUSH_AT)
+		return 0;
 	return ga_pbw_flush(&p->w, e->out, FLUSH_AT);
 }
 
@@ -420,25 +429,15 @@ static void pkt_open(struct pf *p, struct seq *q, uint64_t t)
 	ga_pbw_varint(&p->w, F_TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
 }
 
-/*
- * The iid of a name on sequence q (strtab id id, shown short when short_)
- * and whether it is new there: then *name is set for interning.  0 when
- * memory runs out.
- */
-static uint32_t name_iid(struct pf *p, struct ga_model *m, struct seq *q, uint32_t id,
-			 int short_, const char **name, size_t *len)
+/* name_iid() of a name not in the cache. */
+static uint32_t name_iid_new(struct pf *p, struct ga_model *m, struct seq *q, uint32_t id,
+			     int short_, const char **name, size_t *len, struct ncache *c,
+			     uint64_t key)
 {
 	uint64_t qi = (uint64_t)(q - p->seqs);
-	uint64_t key = (qi << 33 | (uint64_t)(short_ != 0) << 32 | id) + 1;
-	struct ncache *c = &p->ncache[(id * 2654435761u ^ (uint32_t)qi * 40503u) % NCACHE];
 	uint32_t *slot;
-	int r;
+	int r = ga_map_insert(&p->names, qi << 1 | (unsigned)short_, id, &slot);
 
-	*name = NULL;
-	/* Most activities repeat a few names on their stream: no hashing for those. */
-	if (c->key == key)
-		return c->iid;
-	r = ga_map_insert(&p->names, qi << 1 | (unsigned)short_, id, &slot);
 	if (r < 0)
 		return 0;
 	if (r) {
@@ -454,6 +453,25 @@ static uint32_t name_iid(struct pf *p, struct ga_model *m, struct seq *q, uint32
 	c->key = key;
 	c->iid = *slot;
 	return *slot;
+}
+
+/*
+ * The iid of a name on sequence q (strtab id id, shown short when short_)
+ * and whether it is new there: then *name is set for interning.  0 when
+ * memory runs out.  Most activities repeat a few names on their stream:
+ * those are found in the cache, inline, without hashing.
+ */
+static inline uint32_t name_iid(struct pf *p, struct ga_model *m, struct seq *q, uint32_t id,
+				int short_, const char **name, size_t *len)
+{
+	uint64_t qi = (uint64_t)(q - p->seqs);
+	uint64_t key = (qi << 33 | (uint64_t)(short_ != 0) << 32 | id) + 1;
+	struct ncache *c = &p->ncache[(id * 2654435761u ^ (uint32_t)qi * 40503u) % NCACHE];
+
+	*name = NULL;
+	if (c->key == key)
+		return c->iid;
+	return name_iid_new(p, m, q, id, short_, name, len, c, key);
 }
 
 /* InternedData of what packet of sequence q needs first: a name, a category, annotations. */
@@ -492,81 +510,76 @@ static void intern(struct pf *p, struct seq *q, uint32_t iid, const char *name, 
 	ga_pbw_close(&p->w);
 }
 
-/* A packet's head as pkt_open() writes it, time t >= q->last; room made. */
-static inline void pkt_head(struct ga_pbw *w, struct seq *q, uint64_t t)
+/* A packet's head at o as pkt_open() writes it, time t >= q->last; room made.  The byte after it. */
+static inline uint8_t *pkt_head(uint8_t *o, struct seq *q, uint64_t t)
 {
-	w->p[w->len++] = F_TP_TIMESTAMP << 3 | GA_PB_VARINT;
-	ga_pbw_put_varint(w, t - q->last);
+	uint64_t last = q->last;
+
 	q->last = t;
+	*o++ = F_TP_TIMESTAMP << 3 | GA_PB_VARINT;
+	o = ga_pbw_varint_at(o, t - last);
 	/* The sequence's id and flags, made once: a fixed-size copy, then only its length counted. */
-	memcpy(w->p + w->len, q->tail, sizeof(q->tail));
-	w->len += q->ntail;
+	memcpy(o, q->tail, sizeof(q->tail));
+	return o + q->ntail;
 }
 
 /*
  * The usual slice (a GPU activity's or an API call's, its name interned
  * before, no annotations, after its sequence's last time) as slice()
  * writes it, the same bytes, without its general calls: every nested
- * message here is shorter than 128 bytes, its length one byte.  Returns 0,
- * or 1 when it is not usual (nothing written).
+ * message here is shorter than 128 bytes, its length one byte, and every
+ * tag and the type and category are one byte.  Written through a local
+ * pointer (ga_pbw_varint_at()).  Returns 0, or 1 when it is not usual
+ * (nothing written).
  */
 static int slice_direct(struct pf *p, struct seq *q, uint64_t s, uint64_t t, uint32_t iid,
 			uint32_t cat, uint64_t flow_id)
 {
 	struct ga_pbw *w = &p->w;
-	size_t pkt, te;
+	uint8_t *o, *pkt, *te;
 
 	if (s < q->last || t < s || (cat && !(q->cats & 1u << cat)) || w->depth ||
 	    ga_pbw_room(w, 128))
 		return 1;
-	w->p[w->len++] = F_TRACE_PACKET << 3 | GA_PB_LEN;
-	pkt = w->len++;
-	pkt_head(w, q, s);
-	w->p[w->len++] = F_TP_TRACK_EVENT << 3 | GA_PB_LEN;
-	te = w->len++;
-	ga_pbw_put_varint(w, F_TE_TYPE << 3 | GA_PB_VARINT);
-	ga_pbw_put_varint(w, TYPE_SLICE_BEGIN);
-	ga_pbw_put_varint(w, F_TE_NAME_IID << 3 | GA_PB_VARINT);
-	ga_pbw_put_varint(w, iid);
+	o = w->p + w->len;
+	*o++ = F_TRACE_PACKET << 3 | GA_PB_LEN;
+	pkt = o++;
+	o = pkt_head(o, q, s);
+	*o++ = F_TP_TRACK_EVENT << 3 | GA_PB_LEN;
+	te = o++;
+	*o++ = F_TE_TYPE << 3 | GA_PB_VARINT;
+	*o++ = TYPE_SLICE_BEGIN;
+	*o++ = F_TE_NAME_IID << 3 | GA_PB_VARINT;
+	o = ga_pbw_varint_at(o, iid);
 	if (cat) {
-		ga_pbw_put_varint(w, F_TE_CATEGORY_IIDS << 3 | GA_PB_VARINT);
-		ga_pbw_put_varint(w, cat);
+		*o++ = F_TE_CATEGORY_IIDS << 3 | GA_PB_VARINT;
+		*o++ = (uint8_t)cat;
 	}
 	if (flow_id) {
-		ga_pbw_put_varint(w, (uint64_t)F_TE_FLOW_IDS << 3 | GA_PB_FIXED64);
-		for (int i = 0; i < 8; i++)
-			w->p[w->len++] = (uint8_t)(flow_id >> (8 * i));
+		o = ga_pbw_varint_at(o, (uint64_t)F_TE_FLOW_IDS << 3 | GA_PB_FIXED64);
+		o = ga_pbw_le64_at(o, flow_id);
 	}
-	w->p[te] = (uint8_t)(w->len - te - 1);
-	w->p[pkt] = (uint8_t)(w->len - pkt - 1);
-	w->p[w->len++] = F_TRACE_PACKET << 3 | GA_PB_LEN;
-	pkt = w->len++;
-	pkt_head(w, q, t);
-	w->p[w->len++] = F_TP_TRACK_EVENT << 3 | GA_PB_LEN;
-	w->p[w->len++] = 2;
-	w->p[w->len++] = F_TE_TYPE << 3 | GA_PB_VARINT;
-	w->p[w->len++] = TYPE_SLICE_END;
-	w->p[pkt] = (uint8_t)(w->len - pkt - 1);
+	*te = (uint8_t)(o - te - 1);
+	*pkt = (uint8_t)(o - pkt - 1);
+	*o++ = F_TRACE_PACKET << 3 | GA_PB_LEN;
+	pkt = o++;
+	o = pkt_head(o, q, t);
+	*o++ = F_TP_TRACK_EVENT << 3 | GA_PB_LEN;
+	*o++ = 2;
+	*o++ = F_TE_TYPE << 3 | GA_PB_VARINT;
+	*o++ = TYPE_SLICE_END;
+	*pkt = (uint8_t)(o - pkt - 1);
+	w->len = (size_t)(o - w->p);
 	return 0;
 }
 
-/*
- * A slice [s, e) on sequence q named by strtab id name (short: a kernel's
- * short name), of category cat, with a flow id (0 none) and annotations:
- * its begin packet, then its end.  Returns 0, or -1 on an output error.
- */
-static int slice(struct ga_export *e, struct seq *q, uint64_t s, uint64_t t, uint32_t name,
-		 int short_, uint32_t cat, uint64_t flow_id, const struct ann *ann, size_t nann)
+/* slice() where slice_direct() does not apply: a new name, annotations, an earlier time. */
+static int slice_general(struct ga_export *e, struct seq *q, uint64_t s, uint64_t t,
+			 uint32_t iid, const char *str, size_t len, uint32_t cat, uint64_t flow_id,
+			 const struct ann *ann, size_t nann)
 {
 	struct pf *p = e->state;
-	const char *str;
-	size_t len = 0;
-	uint32_t iid = name_iid(p, &e->an->m, q, name, short_, &str, &len);
 
-	if (!iid)
-		return -1;
-	if (!str && !nann && !slice_direct(p, q, s, t, iid, cat, flow_id))
-		return flush(e);
 	pkt_open(p, q, s);
 	intern(p, q, iid, str, len, cat, ann, nann);
 	ga_pbw_open(&p->w, F_TP_TRACK_EVENT);
@@ -593,6 +606,28 @@ static int slice(struct ga_export *e, struct seq *q, uint64_t s, uint64_t t, uin
 	ga_pbw_close(&p->w);
 	ga_pbw_close(&p->w);
 	return flush(e);
+}
+
+/*
+ * A slice [s, e) on sequence q named by strtab id name (short: a kernel's
+ * short name), of category cat, with a flow id (0 none) and annotations:
+ * its begin packet, then its end.  Returns 0, or -1 on an output error.
+ * Inline: the usual slice (slice_direct()) makes no call.
+ */
+static inline int slice(struct ga_export *e, struct seq *q, uint64_t s, uint64_t t,
+			uint32_t name, int short_, uint32_t cat, uint64_t flow_id,
+			const struct ann *ann, size_t nann)
+{
+	struct pf *p = e->state;
+	const char *str;
+	size_t len = 0;
+	uint32_t iid = name_iid(p, &e->an->m, q, name, short_, &str, &len);
+
+	if (!iid)
+		return -1;
+	if (!str && !nann && !slice_direct(p, q, s, t, iid, cat, flow_id))
+		return flush(e);
+	return slice_general(e, q, s, t, iid, str, len, cat, flow_id, ann, nann);
 }
 
 /* An instant event at t on sequence q. */
@@ -697,24 +732,14 @@ static void tname_fmt(const struct tname *n, char *buf, size_t len)
  * (overlapping)".
  * Returns the lane's index in *lane; 0, or -1 out of memory.
  */
-static int place(struct ga_export *e, uint32_t proc, uint32_t parent, uint32_t *head,
-		 uint32_t tid0, int gpu, int first_ok, const struct tname *tn, uint64_t s,
-		 uint64_t t, long *lane)
+static int place_general(struct ga_export *e, uint32_t proc, uint32_t parent, uint32_t *head,
+			 uint32_t tid0, int gpu, int first_ok, const struct tname *tn, uint64_t s,
+			 uint64_t t, long *lane)
 {
 	struct pf *p = e->state;
 	char name[128], lname[160];
 	long i, last;
 
-	if (*head && first_ok) {
-		/* The usual case: after everything on the track's first lane. */
-		struct ga_lane *l = &p->lanes.v[*head - 1];
-
-		if (!l->n || s >= l->e[l->n - 1]) {
-			ga_lane_put(l, s, t);
-			*lane = (long)*head - 1;
-			return 0;
-		}
-	}
 	if (!*head) {
 		if (tid0 == UINT32_MAX) {
 			tid0 = GA_GPU_TID_BASE + p->nstreams++;
@@ -744,8 +769,27 @@ static int place(struct ga_export *e, uint32_t proc, uint32_t parent, uint32_t *
 	return 0;
 }
 
-/* The sequence of a lane of process proc (place()). */
-static struct seq *lane_seq(struct ga_export *e, uint32_t proc, long lane)
+/* place_general() but for the usual case, inline: after everything on the track's first lane. */
+static inline int place(struct ga_export *e, uint32_t proc, uint32_t parent, uint32_t *head,
+			uint32_t tid0, int gpu, int first_ok, const struct tname *tn, uint64_t s,
+			uint64_t t, long *lane)
+{
+	struct pf *p = e->state;
+
+	if (*head && first_ok) {
+		struct ga_lane *l = &p->lanes.v[*head - 1];
+
+		if (ga_lane_after(l, s)) {
+			ga_lane_append(l, s, t);
+			*lane = (long)*head - 1;
+			return 0;
+		}
+	}
+	return place_general(e, proc, parent, head, tid0, gpu, first_ok, tn, s, t, lane);
+}
+
+/* lane_seq() of a lane without its sequence yet. */
+static struct seq *lane_seq_new(struct ga_export *e, uint32_t proc, long lane)
 {
 	struct pf *p = e->state;
 	struct seq *q;
@@ -764,6 +808,16 @@ static struct seq *lane_seq(struct ga_export *e, uint32_t proc, long lane)
 	if (q)
 		p->lane_seq[lane] = (uint32_t)(q - p->seqs) + 1;
 	return q;
+}
+
+/* The sequence of a lane of process proc (place()); NULL out of memory. */
+static inline struct seq *lane_seq(struct ga_export *e, uint32_t proc, long lane)
+{
+	const struct pf *p = e->state;
+
+	if ((size_t)lane < p->caplane_seq && p->lane_seq[lane])
+		return &p->seqs[p->lane_seq[lane] - 1];
+	return lane_seq_new(e, proc, lane);
 }
 
 /* The flow id of an API call's correlation in process proc. */
@@ -830,23 +884,34 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 	long lane;
 	uint64_t api_t, flow_id = 0;
 	struct tname tn = { TN_THREAD, a->tid, 0 };
-	struct ga_act key;
+	struct ga_act *key = &p->key;
+	struct scache *tc = &p->tcache[(a->tid ^ a->proc * 13u) % SCACHE];
+	int first_ok;
 	struct seq *q;
 
 	if (laid_out(e) || proc_seen(e, m, a->proc))
 		return -1;
-	if (ga_map_insert(&p->threads, a->proc, a->tid, &slot) < 0)
-		return -1;
-	if (place(e, a->proc, 0, slot, a->tid, 0,
-		  !ga_range_layout_crosses(&p->rl, &e->an->rg, a->proc, a->tid, a->start, a->end, 1),
-		  &tn, a->start, a->end, &lane) ||
-	    !(q = lane_seq(e, a->proc, lane)))
+	first_ok = !ga_range_layout_crosses(&p->rl, &e->an->rg, a->proc, a->tid, a->start, a->end, 1);
+	if (tc->head && tc->a == a->proc && tc->b == a->tid) {
+		/* A track made before: its first lane never changes. */
+		uint32_t head = tc->head;
+
+		if (place(e, a->proc, 0, &head, a->tid, 0, first_ok, &tn, a->start, a->end, &lane))
+			return -1;
+	} else {
+		if (ga_map_insert(&p->threads, a->proc, a->tid, &slot) < 0 ||
+		    place(e, a->proc, 0, slot, a->tid, 0, first_ok, &tn, a->start, a->end, &lane))
+			return -1;
+		tc->a = a->proc;
+		tc->b = a->tid;
+		tc->head = *slot;
+	}
+	if (!(q = lane_seq(e, a->proc, lane)))
 		return -1;
 	/* The call that launched GPU work: the one the activities' flows start from. */
-	memset(&key, 0, sizeof(key));
-	key.proc = a->proc;
-	key.correlation = a->correlation;
-	if (ga_ranges_launch(&e->an->rg, &key, &api_tid, &api_t) && api_tid == a->tid &&
+	key->proc = a->proc;
+	key->correlation = a->correlation;
+	if (ga_ranges_launch(&e->an->rg, key, &api_tid, &api_t) && api_tid == a->tid &&
 	    api_t == a->start)
 		flow_id = flow_of(a->proc, a->correlation);
 	return slice(e, q, a->start, a->end, a->name, 0, CAT_API, flow_id, NULL, 0);
@@ -974,28 +1039,18 @@ static int gpu_sample(struct ga_export *e, struct ga_model *m, uint32_t proc,
 	return 0;
 }
 
+/* The records this export reads itself (ga_model_observe(): only these reach it). */
 static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
 {
 	struct ga_export *e = ctx;
-	struct pf *p = e->state;
-	int rc = 0;
 
 	if (rec->type == GP_REC_METRICS && rec->size >= sizeof(struct gp_rec_metrics))
-		rc = metrics_launch(e, m, proc, (const void *)rec);
-	else if (rec->type == GP_REC_GPU_SERIES && rec->size >= sizeof(struct gp_rec_gpu_series))
-		rc = gpu_series(e, m, proc, (const void *)rec);
-	else if (rec->type == GP_REC_GPU_SAMPLE && rec->size >= sizeof(struct gp_rec_gpu_sample))
-		rc = gpu_sample(e, m, proc, (const void *)rec);
-	if (rc)
-		return -1;
-	return p->next.rec ? p->next.rec(p->next.ctx, m, proc, rec) : 0;
-}
-
-static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
-{
-	struct pf *p = ((struct ga_export *)ctx)->state;
-
-	return p->next.act ? p->next.act(p->next.ctx, m, a) : 0;
+		return metrics_launch(e, m, proc, (const void *)rec);
+	if (rec->type == GP_REC_GPU_SERIES && rec->size >= sizeof(struct gp_rec_gpu_series))
+		return gpu_series(e, m, proc, (const void *)rec);
+	if (rec->type == GP_REC_GPU_SAMPLE && rec->size >= sizeof(struct gp_rec_gpu_sample))
+		return gpu_sample(e, m, proc, (const void *)rec);
+	return 0;
 }
 
 /* Push/pop ranges by (process, thread, start, end descending); the names of their tracks. */
@@ -1169,11 +1224,11 @@ static int begin(struct ga_export *e)
 	e->an->m.hooks.api = api;
 	e->an->want_first = 1;  /* the time base, at the first event */
 	e->an->mu.samples = 1;      /* the memory counter tracks */
-	p->next = e->an->m.obs;
-	e->an->m.obs.ctx = e;
-	e->an->m.obs.rec = obs_rec;
-	e->an->m.obs.act = obs_act;
-	return 0;
+	/* Its record types only: no call for every other record. */
+	return ga_model_observe(&e->an->m, e, obs_rec,
+				1ull << GP_REC_METRICS | 1ull << GP_REC_GPU_SERIES |
+					1ull << GP_REC_GPU_SAMPLE,
+				NULL, NULL);
 }
 
 static int end(struct ga_export *e)

@@ -26,21 +26,23 @@ long ga_lanes_add(struct ga_lanes *ls, long last, uint32_t tid)
 
 int ga_lane_fits(const struct ga_lane *l, int nest, int strict, uint64_t s, uint64_t e)
 {
+	const uint64_t *ks = l->s + l->off, *ke = l->e + l->off;
+
 	/* Kept slices are disjoint and by start: the last ends last. */
-	if (!l->n || s >= l->e[l->n - 1])
+	if (!l->n || s >= ke[l->n - 1])
 		return 1;
 	for (uint32_t i = 0; i < l->n; i++) {
-		if (l->e[i] <= s)
+		if (ke[i] <= s)
 			continue;
-		if (e <= l->s[i]) {
+		if (e <= ks[i]) {
 			/* Its end would come after the kept one's begin at that time. */
-			if (strict && e == l->s[i] && l->s[i] > s)
+			if (strict && e == ks[i] && ks[i] > s)
 				return 0;
 			continue;
 		}
-		if (nest && s <= l->s[i] && l->e[i] <= e) {
+		if (nest && s <= ks[i] && ke[i] <= e) {
 			/* The kept one's begin comes first: it would be the outer one. */
-			if (strict && s == l->s[i] && l->e[i] != e)
+			if (strict && s == ks[i] && ke[i] != e)
 				return 0;
 			continue;
 		}
@@ -51,42 +53,51 @@ int ga_lane_fits(const struct ga_lane *l, int nest, int strict, uint64_t s, uint
 
 void ga_lane_put(struct ga_lane *l, uint64_t s, uint64_t e)
 {
+	uint64_t *ks, *ke;
 	uint32_t i, j = 0;
 
-	if (!l->n || s > l->s[l->n - 1]) {
+	if (l->off + l->n >= GA_LANE_ROOM) {
+		/* The window is at the end of its room: what it keeps goes back to the start. */
+		memmove(l->s, l->s + l->off, l->n * sizeof(l->s[0]));
+		memmove(l->e, l->e + l->off, l->n * sizeof(l->e[0]));
+		l->off = 0;
+	}
+	ks = l->s + l->off;
+	ke = l->e + l->off;
+	if (!l->n || s > ks[l->n - 1]) {
 		/*
 		 * After every kept start (a stream's next kernel): it holds none
 		 * of them and goes last.
 		 */
-		l->s[l->n] = s;
-		l->e[l->n] = e;
+		ks[l->n] = s;
+		ke[l->n] = e;
 		j = l->n;
 		goto put;
 	}
 	for (i = 0; i < l->n; i++) {
-		if (s <= l->s[i] && l->e[i] <= e)
+		if (s <= ks[i] && ke[i] <= e)
 			continue;
-		l->s[j] = l->s[i];
-		l->e[j] = l->e[i];
+		ks[j] = ks[i];
+		ke[j] = ke[i];
 		j++;
 	}
 	/*
 	 * By start, then end: a slice of no length at the start of a kept one
 	 * goes before it, so that the last kept still ends last.
 	 */
-	for (i = j; i > 0 && (l->s[i - 1] > s || (l->s[i - 1] == s && l->e[i - 1] > e)); i--) {
-		l->s[i] = l->s[i - 1];
-		l->e[i] = l->e[i - 1];
+	for (i = j; i > 0 && (ks[i - 1] > s || (ks[i - 1] == s && ke[i - 1] > e)); i--) {
+		ks[i] = ks[i - 1];
+		ke[i] = ke[i - 1];
 	}
-	l->s[i] = s;
-	l->e[i] = e;
+	ks[i] = s;
+	ke[i] = e;
 put:
 	l->n = j + 1;
 	if (l->n > GA_LANE_KEEP) {
 		/* The two first become one span: disjoint, by start, it ends before the third. */
-		l->e[0] = l->e[1] > l->e[0] ? l->e[1] : l->e[0];
-		memmove(&l->s[1], &l->s[2], (GA_LANE_KEEP - 1) * sizeof(l->s[0]));
-		memmove(&l->e[1], &l->e[2], (GA_LANE_KEEP - 1) * sizeof(l->e[0]));
+		ke[1] = ke[1] > ke[0] ? ke[1] : ke[0];
+		ks[1] = ks[0];
+		l->off++;
 		l->n = GA_LANE_KEEP;
 	}
 }
@@ -270,11 +281,12 @@ out:
 int ga_range_layout_crosses(const struct ga_range_layout *rl, const struct ga_ranges *rg,
 			    uint32_t proc, uint32_t tid, uint64_t s, uint64_t t, int strict)
 {
-	const uint32_t *v = ga_map_find(&rl->seg_map, proc, tid);
+	const uint32_t *v;
 	const uint32_t *a;
 	size_t lo, hi, n, look = 0;
 
-	if (!v)
+	/* No ranges on any thread (a trace without NVTX): no lookup. */
+	if (!rl->nsegs || !(v = ga_map_find(&rl->seg_map, proc, tid)))
 		return 0;
 	n = rl->segs[*v - 1].n;
 	a = rl->by_start + rl->segs[*v - 1].off;

@@ -26,15 +26,20 @@
 /* Top-level slices a lane keeps to check the next ones against. */
 #define GA_LANE_KEEP 8
 
+/* Room of a lane's window: the kept slices slide along it, moved back only when it is full. */
+#define GA_LANE_ROOM (2 * GA_LANE_KEEP + 1)
+
 /*
  * One lane of a track: a thread id and the last top-level slices on it,
- * disjoint, by start; s[0], e[0] may be the span of all older ones.
+ * disjoint, by start, at s[off..off + n), e[off..off + n); the first may
+ * be the span of all older ones.  The window slides (off) rather than
+ * moving what it keeps at every slice put after the others.
  */
 struct ga_lane {
 	uint32_t tid;
 	uint32_t next;             /* the track's next lane: index + 1, 0 none */
-	uint32_t n;
-	uint64_t s[GA_LANE_KEEP + 1], e[GA_LANE_KEEP + 1];   /* one more while one is put */
+	uint32_t n, off;
+	uint64_t s[GA_LANE_ROOM], e[GA_LANE_ROOM];
 };
 
 struct ga_lanes {
@@ -64,6 +69,34 @@ int ga_lane_fits(const struct ga_lane *l, int nest, int strict, uint64_t s, uint
 
 /* Put [s, e), which fits, on lane l: it replaces what it contains. */
 void ga_lane_put(struct ga_lane *l, uint64_t s, uint64_t e);
+
+/* Whether a slice starting at s comes after everything on lane l (then it fits). */
+static inline int ga_lane_after(const struct ga_lane *l, uint64_t s)
+{
+	return !l->n || s >= l->e[l->off + l->n - 1];
+}
+
+/* ga_lane_put() of [s, e) after everything on l (ga_lane_after()), the usual case, inline. */
+static inline void ga_lane_append(struct ga_lane *l, uint64_t s, uint64_t e)
+{
+	uint32_t i = l->off + l->n;
+
+	if (!l->n || i >= GA_LANE_ROOM || s <= l->s[i - 1]) {
+		ga_lane_put(l, s, e);
+		return;
+	}
+	l->s[i] = s;
+	l->e[i] = e;
+	if (l->n < GA_LANE_KEEP) {
+		l->n++;
+		return;
+	}
+	/* As ga_lane_put(): the two first become one span. */
+	i = l->off + 1;
+	l->e[i] = l->e[i] > l->e[i - 1] ? l->e[i] : l->e[i - 1];
+	l->s[i] = l->s[i - 1];
+	l->off++;
+}
 
 /*
  * The first lane of the track whose first lane is head (an index) where
