@@ -226,7 +226,7 @@ static void put_u64(struct ga_jw *w, uint64_t v)
 	put(w, b + i, sizeof(b) - (size_t)i);
 }
 
-char *ga_jw_direct(struct ga_jw *w, size_t n)
+char *ga_jw_direct_any(struct ga_jw *w, size_t n)
 {
 	if (n > sizeof(w->buf))
 		return NULL;

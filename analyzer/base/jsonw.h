@@ -94,7 +94,26 @@ void ga_jw_raw(struct ga_jw *w, const char *s);
  * what was written to ga_jw_wrote().  NULL when n is more than the buffer
  * holds: write the value through the calls above.
  */
-char *ga_jw_direct(struct ga_jw *w, size_t n);
+char *ga_jw_direct_any(struct ga_jw *w, size_t n);
+
+/*
+ * ga_jw_direct_any(), the usual case inline: an element after the first
+ * of a GA_JW_EVENTS array, whose separator is ",\n", with room for it.
+ */
+static inline char *ga_jw_direct(struct ga_jw *w, size_t n)
+{
+	int d = w->depth;
+
+	if (!w->after_key && d > 0 && w->count[d] && w->layout[d] == GA_JW_EVENTS &&
+	    n + 2 <= sizeof(w->buf) - w->n) {
+		w->count[d]++;
+		w->buf[w->n] = ',';
+		w->buf[w->n + 1] = '\n';
+		w->n += 2;
+		return w->buf + w->n;
+	}
+	return ga_jw_direct_any(w, n);
+}
 
 static inline void ga_jw_wrote(struct ga_jw *w, char *end)
 {
@@ -124,22 +143,32 @@ static inline char *ga_jw_put_u64(char *p, uint64_t v)
 	/* Digits: from the bit length, corrected by one comparison. */
 	unsigned n = (unsigned)((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
 	char *end, *q;
+	uint32_t u;
 
 	n += v >= ga_jw_pow10[n];
 	n += !n;
 	end = q = p + n;
-	while (v >= 100) {
+	while (v > UINT32_MAX) {
 		unsigned d = (unsigned)(v % 100) * 2;
 
 		v /= 100;
 		*--q = ga_jw_digits2[d + 1];
 		*--q = ga_jw_digits2[d];
 	}
-	if (v >= 10) {
-		*--q = ga_jw_digits2[v * 2 + 1];
-		*--q = ga_jw_digits2[v * 2];
+	/* The rest in 32 bits: a division by 100 there is one multiply and a shift. */
+	u = (uint32_t)v;
+	while (u >= 100) {
+		unsigned d = u % 100 * 2;
+
+		u /= 100;
+		*--q = ga_jw_digits2[d + 1];
+		*--q = ga_jw_digits2[d];
+	}
+	if (u >= 10) {
+		*--q = ga_jw_digits2[u * 2 + 1];
+		*--q = ga_jw_digits2[u * 2];
 	} else {
-		*--q = (char)('0' + v);
+		*--q = (char)('0' + u);
 	}
 	return end;
 }

@@ -66,6 +66,8 @@
 #define GPU_TID_BASE GA_GPU_TID_BASE
 #define HOST_TID_BASE GA_HOST_TID_BASE
 #define NS_PER_S 1000000000ull
+/* What picks a kernel's template (struct ktmpl key): 7 ids, 9 configuration values, flags. */
+#define KT_KEY 17
 
 /* The forms of a string a GPU activity's event writes (qname()). */
 enum {
@@ -125,8 +127,9 @@ struct chrome {
 	 * correlation, in s.
 	 */
 	struct ktmpl {
-		uint32_t name, pid, tid, dev, ctx, stream, site, cfg[9];
-		uint8_t hask, replayed, valid;
+		/* name, pid, tid, device, context, stream, site, configuration (9), flags */
+		uint32_t key[KT_KEY];
+		uint8_t valid;
 		char *s;
 		size_t cap, npre, nsuf;
 	} kt[4096];
@@ -572,6 +575,21 @@ static char *graph_tail(char *p, const struct ga_act *a)
 	return GA_JW_LIT(p, "}}");
 }
 
+/* Whether two template keys differ: eight 64-bit words and one more, no call. */
+static inline int key_differs(const uint32_t *a, const uint32_t *b)
+{
+	uint64_t d = a[KT_KEY - 1] ^ b[KT_KEY - 1];
+
+	for (int i = 0; i + 1 < KT_KEY; i += 2) {
+		uint64_t x, y;
+
+		memcpy(&x, a + i, sizeof(x));
+		memcpy(&y, b + i, sizeof(y));
+		d |= x ^ y;
+	}
+	return d != 0;
+}
+
 /*
  * A kernel's event as act_direct() writes it, from its template: its text
  * but the times and the correlation, made at the first event of its
@@ -584,8 +602,8 @@ static int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga
 			const char *kind, size_t lk, uint64_t b)
 {
 	struct chrome *c = e->state;
-	uint32_t cfg[9] = { 0 }, h, diff = 0;
-	uint8_t rp = 0, hk = k != NULL;
+	uint32_t key[KT_KEY] = { a->name, pid, tid, a->device_id, a->context, a->stream, site }, h;
+	uint32_t *cfg = key + 7;
 	struct ktmpl *t;
 	char *p;
 
@@ -595,20 +613,17 @@ static int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga
 		cfg[6] = k->registers;
 		cfg[7] = k->static_smem;
 		cfg[8] = k->dynamic_smem;
-		rp = (k->flags & GP_ACT_REPLAYED) != 0;
+		/* Has a record, replayed. */
+		key[KT_KEY - 1] = 1u | ((k->flags & GP_ACT_REPLAYED) ? 2u : 0u);
 	}
-	/* A few values pick the place; all of them must match. */
+	/* A few values pick the place; all of them must match (one compare of the whole key). */
 	h = a->name * 0x9e3779b1u ^ tid * 0x85ebca6bu ^ a->stream * 0xc2b2ae35u ^
 	    cfg[0] * 0x27d4eb2fu ^ cfg[3] * 0x165667b1u ^ site;
 	h ^= h >> 16;
 	h *= 0x85ebca6bu;
 	h ^= h >> 13;
 	t = &c->kt[h % (sizeof(c->kt) / sizeof(c->kt[0]))];
-	for (int i = 0; i < 9; i++)
-		diff |= t->cfg[i] ^ cfg[i];
-	if (!t->valid || diff || t->name != a->name || t->tid != tid || t->pid != pid ||
-	    t->stream != a->stream || t->dev != a->device_id || t->ctx != a->context ||
-	    t->site != site || t->hask != hk || t->replayed != rp) {
+	if (!t->valid || key_differs(t->key, key)) {
 		size_t on, ln, of, lf, os = 0, ls = 0, need;
 
 		on = qname(c, m, a->name, Q_SHORT, &ln);
@@ -631,16 +646,7 @@ static int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga
 		p = put_devstream(p, c, a);
 		p = put_kargs(p, c, of, lf, k, site ? os : 0, ls);
 		t->nsuf = (size_t)(p - t->s) - t->npre;
-		t->name = a->name;
-		t->pid = pid;
-		t->tid = tid;
-		t->stream = a->stream;
-		t->dev = a->device_id;
-		t->ctx = a->context;
-		t->site = site;
-		t->hask = hk;
-		t->replayed = rp;
-		memcpy(t->cfg, cfg, sizeof(cfg));
+		memcpy(t->key, key, sizeof(key));
 		t->valid = 1;
 	}
 	if (!(p = ga_jw_direct(&e->jw, t->npre + t->nsuf + 160)))

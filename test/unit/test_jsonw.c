@@ -39,6 +39,9 @@ static void test_digits(void)
 			bad = x >> (x & 63);
 	}
 	fails += !same_u64(0) + !same_u64(UINT64_MAX);
+	/* Where the digits go from 64-bit to 32-bit division. */
+	fails += !same_u64(UINT32_MAX) + !same_u64((uint64_t)UINT32_MAX + 1) +
+		 !same_u64((uint64_t)UINT32_MAX * 100 + 99) + !same_u64((uint64_t)UINT32_MAX * 100);
 	CHECKF(!fails, "%d numbers differ, the first %" PRIu64, fails, bad);
 	*ga_jw_put_milli(b, 1234567) = '\0';
 	CHECKF(!strcmp(b, "1234.567"), "milli: %s", b);
@@ -48,7 +51,11 @@ static void test_digits(void)
 	tap_end();
 }
 
-/* Three events of an events array, through the calls or straight into the buffer. */
+/*
+ * Events of an events array, through the calls or straight into the
+ * buffer: enough of them, with room asked for of varying sizes, that the
+ * buffer fills at every kind of place (the inline path and the other).
+ */
 static char *events(int direct)
 {
 	struct ga_jw w;
@@ -60,9 +67,9 @@ static char *events(int direct)
 	ga_jw_obj(&w, GA_JW_COMPACT);
 	ga_jw_key(&w, "traceEvents");
 	ga_jw_arr(&w, GA_JW_EVENTS);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 5000; i++) {
 		if (direct) {
-			char *p = ga_jw_direct(&w, 64);
+			char *p = ga_jw_direct(&w, 64 + (size_t)(i % 97) * 40);
 
 			p = GA_JW_LIT(p, "{\"ts\":");
 			p = ga_jw_put_milli(p, 1000u * (unsigned)i + 5);
