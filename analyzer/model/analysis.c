@@ -168,7 +168,7 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	    (an->o.observe_sites && !an->o.sites_ahead && ga_sites_finish(&an->st, &an->m)) ||
 	    ga_latency_finish(&an->lat) ||
 	    ga_ranks_finish(&an->rk, &an->m, &an->rg)) {
-		fputs("gpuprof: out of memory\n", stderr);
+		fprintf(stderr, "gpuprof: %s\n", an->rk.err[0] ? an->rk.err : "out of memory");
 		return -1;
 	}
 	/* Its sort may read a temporary file too. */

@@ -15,6 +15,7 @@
 #include "model/ranges.h"
 #include "model/align.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,71 @@ void ga_ranges_drop_steps(struct ga_ranges *nx)
 	free(nx->steps);
 	nx->steps = NULL;
 	nx->nsteps = nx->capsteps = 0;
+	if (nx->steps_file)
+		fclose(nx->steps_file);
+	nx->steps_file = NULL;
+	nx->nfiled = 0;
+	nx->steps_nofile = 0;
+}
+
+/*
+ * A folded step kept: in memory, the GA_RANGES_STEPS_MEM there first
+ * appended to the temporary file (made on first use; where it cannot be,
+ * every step stays in memory).  0, -1 out of memory, or 1 where the file
+ * cannot be written.
+ */
+static int step_keep(struct ga_ranges *nx, const struct ga_ranges_step *st)
+{
+	if (nx->nsteps >= GA_RANGES_STEPS_MEM && !nx->steps_nofile) {
+		if (!nx->steps_file && !(nx->steps_file = ga_util_tmpfile("steps", NULL)))
+			nx->steps_nofile = 1;
+		if (nx->steps_file) {
+			if (fwrite(nx->steps, sizeof(*nx->steps), nx->nsteps, nx->steps_file) !=
+			    nx->nsteps)
+				return 1;
+			nx->nfiled += nx->nsteps;
+			nx->nsteps = 0;
+		}
+	}
+	if (ga_util_grow(&nx->steps, &nx->capsteps, nx->nsteps + 1, sizeof(*nx->steps)))
+		return -1;
+	nx->steps[nx->nsteps++] = *st;
+	return 0;
+}
+
+int ga_ranges_each_step(struct ga_ranges *nx, int (*fn)(void *ctx, const struct ga_ranges_step *st),
+			void *ctx)
+{
+	struct ga_ranges_step buf[256];
+	uint64_t left = nx->nfiled;
+	size_t i;
+	int rc;
+
+	if (left && (fflush(nx->steps_file) || fseek(nx->steps_file, 0, SEEK_SET))) {
+		snprintf(nx->err, sizeof(nx->err), "the temporary file of the NVTX steps: %s",
+			 strerror(errno));
+		return -1;
+	}
+	while (left) {
+		size_t want = left < 256 ? (size_t)left : 256, got;
+
+		got = fread(buf, sizeof(*buf), want, nx->steps_file);
+		if (got != want) {
+			snprintf(nx->err, sizeof(nx->err),
+				 "the temporary file of the NVTX steps: %s",
+				 ferror(nx->steps_file) ? strerror(errno) : "shorter than written");
+			return -1;
+		}
+		for (i = 0; i < got; i++)
+			if ((rc = fn(ctx, &buf[i])))
+				return rc;
+		left -= got;
+	}
+	/* Appended to again only by a scan, which is over: the position does not matter. */
+	for (i = 0; i < nx->nsteps; i++)
+		if ((rc = fn(ctx, &nx->steps[i])))
+			return rc;
+	return 0;
 }
 
 void ga_ranges_free(struct ga_ranges *nx)
@@ -1222,11 +1288,12 @@ static int fold_batch(struct scan *s, size_t k, int last)
 		}
 		/* The ranks' steps: what they read of them only. */
 		if (nx->fold_keep && nx->fold_keep(ga_model_str(s->m, nx->keys[r->key].name))) {
-			if (ga_util_grow(&nx->steps, &nx->capsteps, nx->nsteps + 1,
-					 sizeof(*nx->steps)))
-				return -1;
-			nx->steps[nx->nsteps++] =
-				(struct ga_ranges_step){ r->start, r->end, r->proc, r->key };
+			struct ga_ranges_step st = { r->start, r->end, r->proc, r->key };
+			int kr = step_keep(nx, &st);
+
+			if (kr)
+				return kr < 0 ? -1 : fold_give_up(s, "the temporary file of the "
+								 "steps cannot be written");
 		}
 	}
 	/* The launches the folded ranges end after, in place of the waiting ones. */
@@ -1623,6 +1690,13 @@ static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ra
 				goto out;
 			}
 
+		/* The steps written out are read back from the file: its errors now. */
+		if (nx->steps_file && fflush(nx->steps_file)) {
+			nx->fold_why = "the temporary file of the steps cannot be written";
+			*noted_files = (uint32_t)n;
+			rc = 1;
+			goto out;
+		}
 		free(f->win);
 		free(f->roots);
 		free(f->pend);

@@ -27,7 +27,7 @@
  * process's ranges are on one thread and nest): the ranges and launches of
  * the open end of the trace only, bounded, a file's launches' innermost
  * ranges in a temporary file (1 MiB of it in memory), the ranks' steps
- * (24 bytes each, until the ranks take them).
+ * in another past the newest GA_RANGES_STEPS_MEM (24 bytes each on disk).
  * Else: 49 bytes per range (73 with the details the
  * Chrome and SQLite exports write; GPU time of nested ranges is summed per name
  * path, not per range), 8 bytes per correlation id of the files that
@@ -277,8 +277,9 @@ struct ga_ranges {
 	 * memory); what stays in memory is the open end of the trace, not the
 	 * ranges and launches before it.  Only a file's first range stays in
 	 * ranges, with no parent; the ranges fold_keep() names (the ranks'
-	 * steps) stay in steps, 24 bytes each, until the ranks take them
-	 * (ga_ranges_drop_steps()).
+	 * steps) are kept, 24 bytes each, the newest GA_RANGES_STEPS_MEM in
+	 * memory and the others in a temporary file, until the ranks take
+	 * them (ga_ranges_each_step(), ga_ranges_drop_steps()).
 	 * Where folding cannot give what keeping every range gives (ranges on
 	 * several threads or that do not nest, a range or launch that comes
 	 * after the ranges around it folded, graph nodes, GPU samples, Python
@@ -289,8 +290,17 @@ struct ga_ranges {
 	int fold;
 	int (*fold_keep)(const char *name);
 	int folded;                /* the scan folded: ga_ranges_attribute() reads the codes */
-	struct ga_ranges_step *steps; /* folded: the ranges fold_keep() named, as they folded */
+	/*
+	 * Folded: the ranges fold_keep() named, as they folded
+	 * (ga_ranges_each_step()): the first nfiled in steps_file, the
+	 * newer nsteps (GA_RANGES_STEPS_MEM at most, unless no temporary
+	 * file could be made) in steps.
+	 */
+	struct ga_ranges_step *steps;
 	size_t nsteps, capsteps;
+	FILE *steps_file;          /* NULL: none yet */
+	uint64_t nfiled;
+	int steps_nofile;          /* no temporary file could be made: all in steps */
 	const char *fold_why;      /* why a fold asked for was given up, NULL none */
 	void *fstate;              /* the fold's state and codes (ranges.c) */
 	uint8_t *ahead_procs;      /* per process: scanned in the model's read */
@@ -309,6 +319,18 @@ struct ga_ranges {
 ga_reader_fn ga_ranges_ahead(void *nx, uint32_t proc, void **actx);
 
 void ga_ranges_init(struct ga_ranges *nx);
+/* The steps a folded scan holds in memory; past them, they go to a temporary file. */
+#define GA_RANGES_STEPS_MEM 4096
+
+/*
+ * Calls fn(ctx, step) for each step of a folded scan (fold_keep), in the
+ * order they folded: by file, and in a file by start, the longer first
+ * (each range enclosing the ranges it holds folds before them).  Returns
+ * 0, fn's value where it is non-zero, or -1 where the temporary file
+ * cannot be read (nx->err says so).
+ */
+int ga_ranges_each_step(struct ga_ranges *nx, int (*fn)(void *ctx, const struct ga_ranges_step *st),
+			void *ctx);
 /* Frees the folded scan's steps once the ranks took them: nothing else reads them. */
 void ga_ranges_drop_steps(struct ga_ranges *nx);
 void ga_ranges_free(struct ga_ranges *nx);

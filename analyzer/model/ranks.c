@@ -69,27 +69,10 @@ struct ga_rank_span {
 	uint64_t start, end;
 };
 
-/*
- * Step i of the scan: of its steps where it folded (each range
- * fold_keep() named, in the order they folded), else of its ranges.
- */
-static struct ga_ranges_step step_at(const struct ga_ranges *rg, size_t i)
+/* Step ranges by process, start, the longer first, then index (their place in the list). */
+static int cmp_step(const void *pa, const void *pb)
 {
-	const struct ga_ranges_range *r;
-
-	if (rg->folded)
-		return rg->steps[i];
-	r = &rg->ranges[i];
-	return (struct ga_ranges_step){ r->start, r->end, r->proc, r->key };
-}
-
-/* Step ranges (indices, step_at()) by process, start, the longer first, then index. */
-static int cmp_step(const void *pa, const void *pb, void *ctx)
-{
-	const struct ga_ranges *rg = ctx;
-	uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
-	const struct ga_ranges_step sa = step_at(rg, ia), sb = step_at(rg, ib);
-	const struct ga_ranges_step *a = &sa, *b = &sb;
+	const struct ga_ranges_step *a = pa, *b = pb;
 
 	if (a->proc != b->proc)
 		return a->proc < b->proc ? -1 : 1;
@@ -98,60 +81,212 @@ static int cmp_step(const void *pa, const void *pb, void *ctx)
 	/* The longer first, so a nested one is dropped. */
 	if (a->end != b->end)
 		return a->end > b->end ? -1 : 1;
-	return ia < ib ? -1 : ia > ib;
+	return 0;
 }
 
 /*
- * Each process's outermost step ranges, in start order (by process): work
- * (work 0 yet) and spans, each allocated to its size: a job's steps are
- * many, and the peak of the report may be here.  Processes the model has
- * not read yet are in too: the scan saw every file.  0, or -1 out of
- * memory.
+ * The outermost of step ranges that come by process, start, the longer
+ * first (cmp_step()): each process's count, and with spans (a pass that
+ * fills work and spans), each step.
  */
-static int find_steps(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg)
+struct outer {
+	struct ga_ranks *rk;
+	const struct ga_model *m;
+	const struct ga_ranges *rg;
+	struct ga_ranges_step last;  /* the last step taken */
+	struct ga_ranges_step prev;  /* the last step seen: its order */
+	int any, seen, unsorted, fill;
+	size_t n;                    /* steps taken */
+	size_t procs;                /* processes with steps */
+};
+
+static int outer_step(void *ctx, const struct ga_ranges_step *st)
+{
+	struct outer *o = ctx;
+	struct ga_ranks *rk = o->rk;
+
+	if (!ga_ranks_is_step(ga_model_str(o->m, o->rg->keys[st->key].name)))
+		return 0;
+	if (o->seen && cmp_step(&o->prev, st) > 0) {
+		/* Not in that order: find_steps() sorts them instead. */
+		o->unsorted = 1;
+		return 1;
+	}
+	o->prev = *st;
+	o->seen = 1;
+	/* Outermost only: drop ranges that start inside the previous step. */
+	if (o->any && o->last.proc == st->proc && st->start < o->last.end)
+		return 0;
+	o->procs += !o->any || o->last.proc != st->proc;
+	o->last = *st;
+	o->any = 1;
+	if (o->fill) {
+		rk->work[o->n].label = o->rg->keys[st->key].label;
+		rk->work[o->n].proc = st->proc;
+		rk->work[o->n].work_ns = 0;
+		rk->spans[o->n].start = st->start;
+		rk->spans[o->n].end = st->end;
+	} else if (st->proc >= rk->ncounts) {
+		size_t old = rk->capcounts;
+
+		if (ga_util_grow(&rk->counts, &rk->capcounts, (size_t)st->proc + 1,
+				 sizeof(*rk->counts)))
+			return -1;
+		memset(rk->counts + old, 0, (rk->capcounts - old) * sizeof(*rk->counts));
+		rk->ncounts = (size_t)st->proc + 1;
+	}
+	if (!o->fill)
+		rk->counts[st->proc]++;
+	o->n++;
+	return 0;
+}
+
+/* Steps to sort (find_sorted()): steps[i], else the scan's ranges[i]. */
+struct sortsrc {
+	const struct ga_ranges *rg;
+	const struct ga_ranges_step *steps;
+};
+
+static struct ga_ranges_step step_at(const struct sortsrc *c, size_t i)
+{
+	const struct ga_ranges_range *r;
+
+	if (c->steps)
+		return c->steps[i];
+	r = &c->rg->ranges[i];
+	return (struct ga_ranges_step){ r->start, r->end, r->proc, r->key };
+}
+
+/* Indices of steps (step_at()) by cmp_step(), then index. */
+static int cmp_step_at(const void *pa, const void *pb, void *ctx)
+{
+	uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
+	const struct ga_ranges_step sa = step_at(ctx, ia), sb = step_at(ctx, ib);
+	int c = cmp_step(&sa, &sb);
+
+	if (c)
+		return c;
+	return ia < ib ? -1 : ia > ib;
+}
+
+/* A folded scan's steps, in memory (find_steps() where they came out of order). */
+struct collect {
+	struct ga_ranges_step *v;
+	size_t n, cap;
+};
+
+static int collect_step(void *ctx, const struct ga_ranges_step *st)
+{
+	struct collect *c = ctx;
+
+	if (ga_util_grow(&c->v, &c->cap, c->n + 1, sizeof(*c->v)))
+		return -1;
+	c->v[c->n++] = *st;
+	return 0;
+}
+
+/*
+ * Steps sorted: those of all[0..n) (step_at()) that name a step, by
+ * cmp_step_at(), each passed to outer_step(), in two passes where fill
+ * asks (see find_steps()).  0, or -1 out of memory.
+ */
+static int find_sorted(struct outer *o, const struct sortsrc *src, size_t all)
 {
 	uint32_t *ord;
-	size_t all = rg->folded ? rg->nsteps : rg->nranges, n = 0, i, k;
+	size_t n = 0, i, k;
+	int rc = 0;
 
-	rk->steps_known = 1;
 	for (i = 0; i < all; i++)
-		n += ga_ranks_is_step(ga_model_str(m, rg->keys[step_at(rg, i).key].name));
+		n += ga_ranks_is_step(ga_model_str(o->m, o->rg->keys[step_at(src, i).key].name));
 	if (!n)
 		return 0;
 	if (!(ord = malloc(n * sizeof(*ord))))
 		return -1;
 	for (i = k = 0; i < all; i++)
-		if (ga_ranks_is_step(ga_model_str(m, rg->keys[step_at(rg, i).key].name)))
+		if (ga_ranks_is_step(ga_model_str(o->m, o->rg->keys[step_at(src, i).key].name)))
 			ord[k++] = (uint32_t)i;
-	qsort_r(ord, n, sizeof(*ord), cmp_step, (void *)rg);
-	/* Outermost only: drop ranges that start inside the previous step. */
-	k = 0;
-	for (i = 0; i < n; i++) {
-		struct ga_ranges_step r = step_at(rg, ord[i]), p;
+	qsort_r(ord, n, sizeof(*ord), cmp_step_at, (void *)src);
+	for (i = 0; i < n && !rc; i++) {
+		struct ga_ranges_step st = step_at(src, ord[i]);
 
-		if (k && (p = step_at(rg, ord[k - 1])).proc == r.proc && r.start < p.end)
-			continue;
-		ord[k++] = ord[i];
+		rc = outer_step(o, &st);
 	}
-	rk->work = malloc(k * sizeof(*rk->work));
-	rk->spans = malloc(k * sizeof(*rk->spans));
+	free(ord);
+	return rc ? -1 : 0;
+}
+
+/*
+ * One pass over the scan's steps (fold: as they folded, which is their
+ * order; else its ranges, sorted): 0, 1 where the folded steps came out
+ * of order (o->unsorted), or -1 (out of memory, or rk->err says why).
+ */
+static int outer_pass(struct outer *o, struct ga_ranges *rg, const struct ga_ranges_step *steps,
+		      size_t nsteps)
+{
+	struct sortsrc src = { rg, steps };
+	int rc;
+
+	if (steps || !rg->folded)
+		return find_sorted(o, &src, steps ? nsteps : rg->nranges);
+	rc = ga_ranges_each_step(rg, outer_step, o);
+	if (rc < 0 && rg->err[0])
+		snprintf(o->rk->err, sizeof(o->rk->err), "%s", rg->err);
+	return rc < 0 ? -1 : o->unsorted;
+}
+
+/*
+ * Each process's outermost step ranges, in start order: counted by
+ * process (counts); and where two processes or more have them, so that
+ * step k of each is compared, or a summary carries them (collect), in
+ * work (work 0 yet) and spans, allocated to their number.  Processes the
+ * model has not read yet are in too: the scan saw every file.  A folded
+ * scan's steps are read as they folded (from its temporary file), which
+ * is their order: for one process, neither they nor more than its count
+ * stay in memory.  0, or -1 out of memory (or rk->err says why).
+ */
+static int find_steps(struct ga_ranks *rk, const struct ga_model *m, struct ga_ranges *rg)
+{
+	struct outer o = { .rk = rk, .m = m, .rg = rg };
+	struct collect all = { 0 };
+	int rc;
+
+	rk->steps_known = 1;
+	rc = outer_pass(&o, rg, NULL, 0);
+	if (rc == 1) {
+		/* Out of order (not seen in a fold yet): sorted in memory, as the ranges are. */
+		free(rk->counts);
+		rk->counts = NULL;
+		rk->ncounts = rk->capcounts = 0;
+		if (ga_ranges_each_step(rg, collect_step, &all)) {
+			if (rg->err[0])
+				snprintf(rk->err, sizeof(rk->err), "%s", rg->err);
+			free(all.v);
+			return -1;
+		}
+		o = (struct outer){ .rk = rk, .m = m, .rg = rg };
+		rc = outer_pass(&o, rg, all.v, all.n);
+	}
+	/* A summary carries each process's steps (collect): kept for one too. */
+	if (rc || (o.procs < 2 && !rk->collect)) {
+		free(all.v);
+		return rc ? -1 : 0;
+	}
+	rk->work = malloc(o.n * sizeof(*rk->work));
+	rk->spans = malloc(o.n * sizeof(*rk->spans));
 	if (!rk->work || !rk->spans) {
-		free(ord);
+		free(all.v);
 		return -1;
 	}
-	rk->capwork = k;
-	for (i = 0; i < k; i++) {
-		struct ga_ranges_step r = step_at(rg, ord[i]);
-
-		rk->work[i].label = rg->keys[r.key].label;
-		rk->work[i].proc = r.proc;
-		rk->work[i].work_ns = 0;
-		rk->spans[i].start = r.start;
-		rk->spans[i].end = r.end;
-	}
-	rk->nwork = k;
-	free(ord);
-	return 0;
+	rk->capwork = o.n;
+	/* Counted: filled in the same order. */
+	free(rk->counts);
+	rk->counts = NULL;
+	rk->ncounts = rk->capcounts = 0;
+	o = (struct outer){ .rk = rk, .m = m, .rg = rg, .fill = 1 };
+	rc = outer_pass(&o, rg, all.v, all.n);
+	free(all.v);
+	rk->nwork = o.n;
+	return rc ? -1 : 0;
 }
 
 /* Points c at process proc's steps. */
@@ -267,8 +402,11 @@ static __attribute__((noinline)) int add_act(struct ga_ranks *rk, struct ga_mode
 		/* The NVTX scan read every file before the model: its ranges hold the steps. */
 		rk->looked = 1;
 		if (m->ahead.begin == ga_ranges_ahead && m->ahead.ctx) {
-			if (find_steps(rk, m, m->ahead.ctx))
+			if (find_steps(rk, m, m->ahead.ctx)) {
+				if (rk->err[0])
+					snprintf(m->err, sizeof(m->err), "%s", rk->err);
 				return -1;
+			}
 			/* Nothing reads the folded steps again: freed before the model grows. */
 			ga_ranges_drop_steps(m->ahead.ctx);
 			rk->steps_early = 1;
@@ -337,7 +475,7 @@ static int cmp_u64(const void *pa, const void *pb)
  * compute intervals not retired yet go to each device's steps, and the
  * steps of processes the model did not read are dropped.
  */
-static int find_work(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg)
+static int find_work(struct ga_ranks *rk, const struct ga_model *m, struct ga_ranges *rg)
 {
 	size_t i, k;
 
@@ -358,6 +496,9 @@ static int find_work(struct ga_ranks *rk, const struct ga_model *m, const struct
 		while (u->cur.k < u->cur.n)
 			work_of(&u->cur);
 	}
+	/* One process's steps: counted only (nothing to compare them with). */
+	for (i = 0; i < rk->ncounts && i < m->nprocs; i++)
+		rk->rows[i].steps = rk->counts[i];
 	k = 0;
 	for (i = 0; i < rk->nwork; i++) {
 		struct ga_rank_row *row;
@@ -386,7 +527,8 @@ static int compare_steps(struct ga_ranks *rk)
 	for (i = 0; i < rk->nrows; i++)
 		if (rk->rows[i].steps > maxk)
 			maxk = rk->rows[i].steps;
-	if (!maxk)
+	/* Counted only (find_steps()): one process had steps. */
+	if (!maxk || !rk->work)
 		return 0;
 	durs = malloc(rk->nrows * sizeof(*durs));
 	who = malloc(rk->nrows * sizeof(*who));
@@ -458,7 +600,7 @@ int ga_ranks_compare(struct ga_ranks *rk, const struct ga_model *m)
 	return compare_steps(rk);
 }
 
-int ga_ranks_finish(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg)
+int ga_ranks_finish(struct ga_ranks *rk, const struct ga_model *m, struct ga_ranges *rg)
 {
 	size_t i;
 
@@ -526,5 +668,6 @@ void ga_ranks_free(struct ga_ranks *rk)
 	free(rk->steps);
 	free(rk->work);
 	free(rk->spans);
+	free(rk->counts);
 	memset(rk, 0, sizeof(*rk));
 }

@@ -25,9 +25,14 @@
  * and counted late), and the steps, taken from the NVTX scan (the model's
  * look-ahead, ranges.h) at the first activity, are answered from each
  * compute interval as it retires (struct ga_rank_cur).  What stays is each union's
- * unretired tail and, per step, its label, process, span and work (32
- * bytes; a step holds at least its launches).  A read without the scan's
- * steps keeps every compute interval until ga_ranks_finish() gets them.
+ * unretired tail and, where two processes or more have steps (to compare
+ * step k of each) or a summary carries them, per step its label,
+ * process, span and work (32 bytes; a step holds at least its launches);
+ * where one process alone has them, only their count (counts): a folded
+ * scan's steps are read from its temporary file in the order they
+ * folded, which is theirs, and not held.
+ * A read without the scan's steps keeps every compute interval until
+ * ga_ranks_finish() gets them.
  */
 #ifndef GA_MODEL_RANKS_H
 #define GA_MODEL_RANKS_H
@@ -112,6 +117,13 @@ struct ga_ranks {
 	struct ga_rank_work *work; /* each process's steps, in start order */
 	size_t nwork, capwork;
 	struct ga_rank_span *spans; /* by work index, until ga_ranks_finish() */
+	/*
+	 * Steps a process had, by model process, where one process alone
+	 * had any (nothing to compare: work and spans are not made).
+	 */
+	uint64_t *counts;
+	size_t ncounts, capcounts;
+	char err[320];             /* why steps could not be read, "" out of memory */
 	int steps_known;           /* work and spans made (from the scan's ranges) */
 	int steps_early;           /* ... before the activities: compute intervals retire */
 	int looked;                /* the scan's ranges looked for, at the first activity */
@@ -129,7 +141,7 @@ int ga_ranks_bind(struct ga_ranks *rk, struct ga_model *m);
  * After the model is finished and the ranges scanned: per-rank figures,
  * order and steps.  0, or -1 when memory runs out.
  */
-int ga_ranks_finish(struct ga_ranks *rk, const struct ga_model *m, const struct ga_ranges *rg);
+int ga_ranks_finish(struct ga_ranks *rk, const struct ga_model *m, struct ga_ranges *rg);
 
 /*
  * The per-rank table from rows filled by process: rows[i] is process i's

@@ -58,7 +58,7 @@ static int close_trace(struct synth *s, struct trace *t)
 /* Load traces as processes of one report, through l->f (options already given). */
 static void load(struct loaded *l, const struct trace *t, size_t n)
 {
-	struct ga_ranges_src src[4];
+	struct ga_ranges_src src[4] = { { 0 } };
 	size_t i;
 
 	l->ok = 0;
@@ -952,6 +952,29 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 	return t;
 }
 
+/* A folded scan's steps, read back (ga_ranges_each_step()). */
+struct steps {
+	struct ga_ranges_step *v;
+	size_t n, cap;
+};
+
+static int collect_step(void *ctx, const struct ga_ranges_step *st)
+{
+	struct steps *s = ctx;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct ga_ranges_step *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = *st;
+	return 0;
+}
+
 /* a and b, loaded exactly and folded: the same tables, tree and rows. */
 static void same_loads(struct loaded *a, struct loaded *b, const char *what)
 {
@@ -1008,18 +1031,25 @@ static void test_fold(void)
 		size_t steps;
 		int folds;
 		const char *what, *why;
+		int notmp;             /* TMPDIR where no file can be made */
+		size_t procs;          /* processes at most (two: their codes need the file) */
 	} cases[] = {
-		{ 0, 300, 1, "steps folded in batches", NULL },
-		{ 0, 3, 1, "a few steps, folded at the end", NULL },
+		{ 0, 300, 1, "steps folded in batches", NULL, 0, 2 },
+		{ 0, 3, 1, "a few steps, folded at the end", NULL, 0, 2 },
 		{ 1, 300, 0, "a range around everything, open at exit",
-		  "a range that came after the ranges around it folded" },
-		{ 2, 300, 0, "one step on another thread", "ranges on several threads of a process" },
+		  "a range that came after the ranges around it folded", 0, 2 },
+		{ 2, 300, 0, "one step on another thread", "ranges on several threads of a process",
+		  0, 2 },
 		{ 3, 300, 0, "a kernel after its step folded",
-		  "an activity that came after the ranges of its launch folded" },
-		{ 4, 300, 1, "ids far apart, their codes through the temporary file", NULL },
-		{ 5, 300, 1, "a range's record after its parent's, both ending together", NULL },
+		  "an activity that came after the ranges of its launch folded", 0, 2 },
+		{ 4, 300, 1, "ids far apart, their codes through the temporary file", NULL, 0, 2 },
+		{ 5, 300, 1, "a range's record after its parent's, both ending together", NULL, 0, 2 },
 		{ 4, 300, 0, "ids far apart, no temporary file",
-		  "no temporary file for the launches' ranges" },
+		  "no temporary file for the launches' ranges", 1, 2 },
+		{ 0, GA_RANGES_STEPS_MEM + 700, 1, "more steps than memory holds, the rest in a file",
+		  NULL, 0, 2 },
+		{ 0, GA_RANGES_STEPS_MEM + 700, 1, "more steps than memory holds, no temporary file",
+		  NULL, 1, 1 },
 	};
 	const char *env = getenv("TMPDIR");
 	char *tmpdir = env ? strdup(env) : NULL;
@@ -1031,7 +1061,7 @@ static void test_fold(void)
 				      job_trace(cases[c].steps, 0, 11) };
 		size_t n;
 
-		for (n = 1; n <= 2; n++) {
+		for (n = 1; n <= cases[c].procs; n++) {
 			struct loaded a, b;
 
 			ga_filter_init(&a.f);
@@ -1039,8 +1069,7 @@ static void test_fold(void)
 			load_fold = 0;
 			load(&a, t, n);
 			load_fold = 1;
-			/* The second case of ids far apart: a TMPDIR where no file can be made. */
-			if (cases[c].how == 4 && !cases[c].folds)
+			if (cases[c].notmp)
 				setenv("TMPDIR", "/nonexistent/gpuprof-test", 1);
 			load(&b, t, n);
 			if (tmpdir)
@@ -1054,29 +1083,43 @@ static void test_fold(void)
 			       (!cases[c].why || !strcmp(b.nx.fold_why, cases[c].why)),
 			       "%s, %zu processes: folded %d (%s)", cases[c].what, n, b.nx.folded,
 			       b.nx.fold_why ? b.nx.fold_why : "-");
-			/* Each file's first range stays, the steps apart (24 bytes each). */
+			/*
+			 * Each file's first range stays, the steps apart (24 bytes
+			 * each; past GA_RANGES_STEPS_MEM in a temporary file, where
+			 * one can be made), read back in the order they folded.
+			 */
 			if (cases[c].folds) {
+				struct steps got = { 0 };
 				size_t i, k = 0, bad = 0;
+				uint64_t filed = b.nx.nfiled;
 
 				CHECKF(b.nx.nranges == n && a.nx.nranges == cases[c].steps * 17 * n,
 				       "%s: %zu ranges kept of %zu", cases[c].what, b.nx.nranges,
 				       a.nx.nranges);
+				CHECK(ga_ranges_each_step(&b.nx, collect_step, &got) == 0);
 				for (i = 0; i < a.nx.nranges; i++) {
 					const struct ga_ranges_range *r = &a.nx.ranges[i];
-					const struct ga_ranges_step *st = &b.nx.steps[k];
+					const struct ga_ranges_step *st = &got.v[k];
 
 					if (!keep_step(ga_model_str(&a.m, a.nx.keys[r->key].name)))
 						continue;
-					bad += k >= b.nx.nsteps || st->start != r->start ||
+					bad += k >= got.n || st->start != r->start ||
 					       st->end != r->end || st->proc != r->proc ||
 					       strcmp(ga_model_str(&b.m, b.nx.keys[st->key].name), "step");
 					k++;
 				}
-				CHECKF(k == cases[c].steps * n && b.nx.nsteps == k && !bad,
+				CHECKF(k == cases[c].steps * n && got.n == k && !bad,
 				       "%s: %zu steps kept of %zu, %zu unlike", cases[c].what,
-				       b.nx.nsteps, k, bad);
+				       got.n, k, bad);
+				/* In memory at most GA_RANGES_STEPS_MEM, unless no file could be made. */
+				CHECKF(cases[c].notmp ? !filed && b.nx.nsteps == k :
+				       b.nx.nsteps <= GA_RANGES_STEPS_MEM && filed + b.nx.nsteps == k &&
+				       (k <= GA_RANGES_STEPS_MEM) == !filed,
+				       "%s: %zu steps in memory, %llu in the file", cases[c].what,
+				       b.nx.nsteps, (unsigned long long)filed);
+				free(got.v);
 				ga_ranges_drop_steps(&b.nx);
-				CHECK(!b.nx.steps && !b.nx.nsteps);
+				CHECK(!b.nx.steps && !b.nx.nsteps && !b.nx.nfiled && !b.nx.steps_file);
 			}
 			/* The copies paired once over two scans: the same legs. */
 			CHECKF(a.m.copy[GP_COPY_HTOD].count == b.m.copy[GP_COPY_HTOD].count,

@@ -340,6 +340,28 @@ static void test_retire(void)
 		       rk->steps[k].median_ns != (many_work(0, k) + many_work(1, k)) / 2;
 	CHECKF(!bad, "%d steps compared wrong", bad);
 	ga_analysis_free(&an);
+	/*
+	 * One rank of them: its steps (more than the scan holds in memory,
+	 * the rest read back from its file) counted, not kept: nothing to
+	 * compare them with.  A summary of it keeps them, with their work.
+	 */
+	CHECK(ga_analysis_init(&an, &o, &flt) == 0);
+	CHECK(ga_analysis_build(&an, argv + 1, 1) == 0);
+	CHECKF(rk->steps_early && an.rg.folded && rk->nrows == 1 && rk->rows[0].steps == MANY &&
+	       !rk->nsteps && !rk->nwork && !rk->work && rk->ncounts,
+	       "one rank: %zu rows, %llu steps, %zu kept, %zu compared", rk->nrows,
+	       rk->nrows ? (unsigned long long)rk->rows[0].steps : 0ull, rk->nwork, rk->nsteps);
+	ga_analysis_free(&an);
+	CHECK(ga_analysis_init(&an, &o, &flt) == 0);
+	an.rk.collect = 1;
+	CHECK(ga_analysis_build(&an, argv + 1, 1) == 0);
+	bad = 0;
+	for (uint64_t k = 0; k < MANY && rk->nwork == MANY; k++)
+		bad += rk->work[k].work_ns != many_work(1, k);
+	CHECKF(rk->nrows == 1 && rk->rows[0].steps == MANY && rk->nwork == MANY && !bad,
+	       "one rank collected: %llu steps, %zu kept, %d wrong",
+	       rk->nrows ? (unsigned long long)rk->rows[0].steps : 0ull, rk->nwork, bad);
+	ga_analysis_free(&an);
 	ga_filter_free(&flt);
 	tap_end();
 }
