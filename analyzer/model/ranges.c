@@ -253,9 +253,9 @@ void ga_ranges_drop_steps(struct ga_ranges *nx)
 	free(nx->steps);
 	nx->steps = NULL;
 	nx->nsteps = nx->capsteps = 0;
-	if (nx->steps_file)
-		fclose(nx->steps_file);
-	nx->steps_file = NULL;
+	if (nx->steps_fd1)
+		close(nx->steps_fd1 - 1);
+	nx->steps_fd1 = 0;
 	nx->nfiled = 0;
 	nx->steps_nofile = 0;
 }
@@ -269,12 +269,23 @@ void ga_ranges_drop_steps(struct ga_ranges *nx)
 static int step_keep(struct ga_ranges *nx, const struct ga_ranges_step *st)
 {
 	if (nx->nsteps >= GA_RANGES_STEPS_MEM && !nx->steps_nofile) {
-		if (!nx->steps_file && !(nx->steps_file = ga_util_tmpfile("steps", NULL)))
+		int fd = nx->steps_fd1 ? nx->steps_fd1 - 1 : ga_util_tmpfd("steps", NULL);
+
+		if (fd < 0) {
 			nx->steps_nofile = 1;
-		if (nx->steps_file) {
-			if (fwrite(nx->steps, sizeof(*nx->steps), nx->nsteps, nx->steps_file) !=
-			    nx->nsteps)
-				return 1;
+		} else {
+			size_t len = nx->nsteps * sizeof(*nx->steps), done = 0;
+			off_t at = (off_t)(nx->nfiled * sizeof(*nx->steps));
+
+			nx->steps_fd1 = fd + 1;
+			while (done < len) {
+				ssize_t w = pwrite(fd, (const char *)nx->steps + done, len - done,
+						   at + (off_t)done);
+
+				if (w <= 0)
+					return 1;
+				done += (size_t)w;
+			}
 			nx->nfiled += nx->nsteps;
 			nx->nsteps = 0;
 		}
@@ -289,31 +300,30 @@ int ga_ranges_each_step(struct ga_ranges *nx, int (*fn)(void *ctx, const struct 
 			void *ctx)
 {
 	struct ga_ranges_step buf[256];
-	uint64_t left = nx->nfiled;
-	size_t i;
+	uint64_t i, at = 0;
 	int rc;
 
-	if (left && (fflush(nx->steps_file) || fseek(nx->steps_file, 0, SEEK_SET))) {
-		snprintf(nx->err, sizeof(nx->err), "the temporary file of the NVTX steps: %s",
-			 strerror(errno));
-		return -1;
-	}
-	while (left) {
-		size_t want = left < 256 ? (size_t)left : 256, got;
+	while (at < nx->nfiled) {
+		size_t want = nx->nfiled - at < 256 ? (size_t)(nx->nfiled - at) : 256, done = 0;
 
-		got = fread(buf, sizeof(*buf), want, nx->steps_file);
-		if (got != want) {
-			snprintf(nx->err, sizeof(nx->err),
-				 "the temporary file of the NVTX steps: %s",
-				 ferror(nx->steps_file) ? strerror(errno) : "shorter than written");
-			return -1;
+		while (done < want * sizeof(*buf)) {
+			ssize_t r = pread(nx->steps_fd1 - 1, (char *)buf + done,
+					  want * sizeof(*buf) - done,
+					  (off_t)(at * sizeof(*buf) + done));
+
+			if (r <= 0) {
+				snprintf(nx->err, sizeof(nx->err),
+					 "the temporary file of the NVTX steps: %s",
+					 r < 0 ? strerror(errno) : "shorter than written");
+				return -1;
+			}
+			done += (size_t)r;
 		}
-		for (i = 0; i < got; i++)
+		for (i = 0; i < want; i++)
 			if ((rc = fn(ctx, &buf[i])))
 				return rc;
-		left -= got;
+		at += want;
 	}
-	/* Appended to again only by a scan, which is over: the position does not matter. */
 	for (i = 0; i < nx->nsteps; i++)
 		if ((rc = fn(ctx, &nx->steps[i])))
 			return rc;
@@ -1690,13 +1700,6 @@ static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ra
 				goto out;
 			}
 
-		/* The steps written out are read back from the file: its errors now. */
-		if (nx->steps_file && fflush(nx->steps_file)) {
-			nx->fold_why = "the temporary file of the steps cannot be written";
-			*noted_files = (uint32_t)n;
-			rc = 1;
-			goto out;
-		}
 		free(f->win);
 		free(f->roots);
 		free(f->pend);

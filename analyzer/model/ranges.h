@@ -292,13 +292,13 @@ struct ga_ranges {
 	int folded;                /* the scan folded: ga_ranges_attribute() reads the codes */
 	/*
 	 * Folded: the ranges fold_keep() named, as they folded
-	 * (ga_ranges_each_step()): the first nfiled in steps_file, the
-	 * newer nsteps (GA_RANGES_STEPS_MEM at most, unless no temporary
-	 * file could be made) in steps.
+	 * (ga_ranges_each_step()): the first nfiled in the temporary file
+	 * steps_fd1 - 1, the newer nsteps (GA_RANGES_STEPS_MEM at most,
+	 * unless no temporary file could be made) in steps.
 	 */
 	struct ga_ranges_step *steps;
 	size_t nsteps, capsteps;
-	FILE *steps_file;          /* NULL: none yet */
+	int steps_fd1;             /* the file's descriptor + 1, 0: none yet */
 	uint64_t nfiled;
 	int steps_nofile;          /* no temporary file could be made: all in steps */
 	const char *fold_why;      /* why a fold asked for was given up, NULL none */

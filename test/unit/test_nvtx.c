@@ -1119,7 +1119,7 @@ static void test_fold(void)
 				       b.nx.nsteps, (unsigned long long)filed);
 				free(got.v);
 				ga_ranges_drop_steps(&b.nx);
-				CHECK(!b.nx.steps && !b.nx.nsteps && !b.nx.nfiled && !b.nx.steps_file);
+				CHECK(!b.nx.steps && !b.nx.nsteps && !b.nx.nfiled && !b.nx.steps_fd1);
 			}
 			/* The copies paired once over two scans: the same legs. */
 			CHECKF(a.m.copy[GP_COPY_HTOD].count == b.m.copy[GP_COPY_HTOD].count,
