@@ -96,6 +96,10 @@ struct chrome {
 	} scache[64];
 	uint32_t nstreams;         /* GPU thread ids handed out */
 	struct ga_map threads;     /* (proc, tid) -> the thread's API lane + 1 */
+	struct {                   /* threads recently looked up: (proc, tid) as scache */
+		uint32_t a, b;
+		uint32_t head;
+	} tcache[64];
 	uint32_t nhost;            /* host thread ids handed out */
 	struct ga_lanes lanes;
 	int laid_out;              /* the ranges' tracks chosen (laid_out()) */
@@ -663,6 +667,82 @@ static int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga
 }
 
 /*
+ * The flow of an activity (flow()) as flow() writes it, the same bytes,
+ * straight into the writer's buffer: its two events.  Returns 0; 1 when
+ * a time is before the base (nothing written).
+ */
+static int flow_direct(struct ga_export *e, uint32_t pid, uint32_t api_tid, uint64_t api_t,
+		       uint32_t gpu_tid, uint64_t t)
+{
+	struct chrome *c = e->state;
+	uint64_t b = base_of(e), id;
+	char *p;
+
+	if (api_t < b || t < b)
+		return 1;
+	id = ++c->flows;
+	if (!(p = ga_jw_direct(&e->jw, 256)))
+		return 1;
+	p = GA_JW_LIT(p, "{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":");
+	p = ga_jw_put_u64(p, id);
+	p = GA_JW_LIT(p, ",\"pid\":");
+	p = put_pidtid(p, c, pid, api_tid);
+	p = GA_JW_LIT(p, ",\"ts\":");
+	p = ga_jw_put_milli(p, api_t - b);
+	*p++ = '}';
+	ga_jw_wrote(&e->jw, p);
+	if (!(p = ga_jw_direct(&e->jw, 256)))
+		return 1;
+	p = GA_JW_LIT(p, "{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":");
+	p = ga_jw_put_u64(p, id);
+	p = GA_JW_LIT(p, ",\"pid\":");
+	p = put_pidtid(p, c, pid, gpu_tid);
+	p = GA_JW_LIT(p, ",\"ts\":");
+	p = ga_jw_put_milli(p, t - b);
+	*p++ = '}';
+	ga_jw_wrote(&e->jw, p);
+	return 0;
+}
+
+/*
+ * An API call's event as api() writes it through the writer's calls, the
+ * same bytes, straight into its buffer.  Returns 0; 1 when it takes the
+ * general path (a time before the base, a name longer than the buffer),
+ * nothing written; -1 out of memory.
+ */
+static int api_direct(struct ga_export *e, struct ga_model *m, const struct ga_api_call *a,
+		      uint32_t pid, uint32_t tid)
+{
+	struct chrome *c = e->state;
+	uint64_t b = base_of(e);
+	size_t on, ln;
+	char *p;
+
+	if (a->start < b)
+		return 1;
+	if (!(on = qname(c, m, a->name, Q_SID, &ln)))
+		return -1;
+	if (!(p = ga_jw_direct(&e->jw, 256 + ln)))
+		return 1;
+	p = put_head(p, c, on, ln, "api", 3, pid, tid);
+	p = ga_jw_put_milli(p, a->start - b);
+	p = GA_JW_LIT(p, ",\"dur\":");
+	p = ga_jw_put_milli(p, a->end - a->start);
+	p = GA_JW_LIT(p, ",\"args\":{\"correlation\":");
+	p = ga_jw_put_u64(p, a->correlation);
+	p = GA_JW_LIT(p, ",\"return\":");
+	if (a->ret < 0) {
+		*p++ = '-';
+		p = ga_jw_put_u64(p, (uint64_t)0 - (uint64_t)(int64_t)a->ret);
+	} else {
+		p = ga_jw_put_u64(p, (uint64_t)a->ret);
+	}
+	p = GA_JW_LIT(p, "}}");
+	ga_jw_wrote(&e->jw, p);
+	return 0;
+}
+
+/*
  * A GPU activity's event as act() writes it, the same bytes, straight into
  * the writer's buffer: the events of a large trace are almost all these.
  * Returns 0; 1 when the event takes act()'s general path (a time before
@@ -828,7 +908,8 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	ga_jw_end(w);
 	ga_jw_end(w);
 flow:
-	if (ga_ranges_launch(&e->an->rg, a, &api_tid, &api_t))
+	if (ga_ranges_launch(&e->an->rg, a, &api_tid, &api_t) &&
+	    flow_direct(e, pid, api_tid, api_t, tid, a->start))
 		flow(e, pid, api_tid, api_t, tid, a->start);
 	return ga_jw_failed(w) ? -1 : 0;
 }
@@ -838,19 +919,38 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 	struct ga_export *e = ctx;
 	struct chrome *c = e->state;
 	struct ga_jw *w = &e->jw;
-	uint32_t *slot, tid;
+	uint32_t *slot, tid, head;
+	size_t ci = (a->tid ^ a->proc * 13u) % 64;
+	int first_ok, r;
 	char name[32];
 
 	if (laid_out(e) || proc_seen(e, m, a->proc))
 		return -1;
-	if (ga_map_insert(&c->threads, a->proc, a->tid, &slot) < 0)
+	first_ok = !ga_range_layout_crosses(&c->rl, &e->an->rg, a->proc, a->tid, a->start, a->end, 0);
+	if (c->tcache[ci].head && c->tcache[ci].a == a->proc && c->tcache[ci].b == a->tid) {
+		/* A thread's track made before: its first lane never changes. */
+		head = c->tcache[ci].head;
+		slot = &head;
+	} else {
+		if (ga_map_insert(&c->threads, a->proc, a->tid, &slot) < 0)
+			return -1;
+		if (*slot) {
+			c->tcache[ci].a = a->proc;
+			c->tcache[ci].b = a->tid;
+			c->tcache[ci].head = *slot;
+		}
+	}
+	/* The name only where a track or lane is made (place() says 1 without it). */
+	r = place(e, c->pp.pid[a->proc], slot, a->tid, 0, first_ok, NULL, a->start, a->end, &tid);
+	if (r == 1) {
+		snprintf(name, sizeof(name), "tid %u", a->tid);
+		r = place(e, c->pp.pid[a->proc], slot, a->tid, 0, first_ok, name, a->start, a->end,
+			  &tid);
+	}
+	if (r)
 		return -1;
-	snprintf(name, sizeof(name), "tid %u", a->tid);
-	if (place(e, c->pp.pid[a->proc], slot, a->tid, 0,
-		  !ga_range_layout_crosses(&c->rl, &e->an->rg, a->proc, a->tid, a->start, a->end, 0),
-		  name, a->start,
-		  a->end, &tid))
-		return -1;
+	if ((r = api_direct(e, m, a, c->pp.pid[a->proc], tid)) <= 0)
+		return r;
 	ga_jw_obj(w, GA_JW_COMPACT);
 	ksid(w, "name", m, a->name);
 	ga_jw_kcstr(w, "cat", "api");

@@ -363,6 +363,100 @@ static void test_args_each_own(void)
 	tap_end();
 }
 
+/* An API call record with its correlation and return value. */
+static void api_rec(struct synth *s, uint32_t name, uint64_t start, uint64_t end, uint32_t tid,
+		    uint32_t correlation, int32_t ret)
+{
+	struct gp_rec_api r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_API;
+	r.h.size = sizeof(r);
+	r.start = start;
+	r.end = end;
+	r.correlation = correlation;
+	r.tid = tid;
+	r.name = name;
+	r.cbid = 211;
+	r.domain = GP_API_RUNTIME;
+	r.ret = ret;
+	synth_rec(s, &r, sizeof(r));
+}
+
+/*
+ * API calls' events and the flows from them to their kernels, written
+ * straight into the writer's buffer, are the events the writer's calls
+ * make: names escaped, times exact to the ns, negative return values.
+ */
+static void test_api_events(void)
+{
+	enum { N = 40 };
+	static const int32_t rets[] = { 0, -1, 2147483647, -2147483647 - 1, 700 };
+	char path[128], want[512], *out = NULL, *err = NULL;
+	const char *names[2] = { "cudaLaunchKernel", "we\"ird\\name" };
+	const char *quoted[2] = { "\"cudaLaunchKernel\"", "\"we\\\"ird\\\\name\"" };
+	struct synth *s;
+	uint32_t k, sid[2];
+	int rc, wrong = 0;
+
+	snprintf(path, sizeof(path), "%s/api.gpuprof", dir);
+	s = synth_open(path);
+	synth_process(s, 4321, "host", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API, 0, 0);
+	k = synth_string(s, "_Z1kv");
+	sid[0] = synth_string(s, names[0]);
+	sid[1] = synth_string(s, names[1]);
+	for (uint32_t i = 0; i < N; i++) {
+		uint64_t t = T0 + 1234567 * (uint64_t)i + 7;
+
+		api_rec(s, sid[i % 2], t, t + 999 + i, 77 + i % 3, 100 + i, rets[i % 5]);
+		synth_kernel_at_corr(s, k, t + 5000, t + 6001, 0, 7, 100 + i);
+	}
+	synth_end(s, T0 + 1234567ull * N + 10000, 0);
+	synth_close(s, NULL, NULL);
+	tap_begin("chrome: API calls' events and their flows written directly are the writer's");
+	rc = synth_run(dir, &out, &err, cmd_export, "export", "--format", "chrome", "--no-symbolize",
+		       path, (char *)NULL);
+	CHECKF(rc == 0 && out, "export exited %d: %.300s", rc, err ? err : "");
+	for (uint32_t i = 0; out && i < N; i++) {
+		uint64_t t = 1234567 * (uint64_t)i + 7, d = 999 + i;
+
+		snprintf(want, sizeof(want),
+			 "{\"name\":%s,\"cat\":\"api\",\"ph\":\"X\",\"pid\":4321,\"tid\":%u,"
+			 "\"ts\":%llu.%03u,\"dur\":%llu.%03u,\"args\":{\"correlation\":%u,"
+			 "\"return\":%d}}",
+			 quoted[i % 2], 77 + i % 3, (unsigned long long)(t / 1000),
+			 (unsigned)(t % 1000), (unsigned long long)(d / 1000), (unsigned)(d % 1000),
+			 100 + i, rets[i % 5]);
+		if (!strstr(out, want) && !wrong++)
+			CHECKF(0, "API call %u: no %s", i, want);
+		snprintf(want, sizeof(want),
+			 "{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%u,"
+			 "\"pid\":4321,\"tid\":%u,\"ts\":%llu.%03u}",
+			 i + 1, 77 + i % 3, (unsigned long long)(t / 1000), (unsigned)(t % 1000));
+		if (!strstr(out, want) && !wrong++)
+			CHECKF(0, "flow %u: no %s", i, want);
+		t += 5000;
+		snprintf(want, sizeof(want),
+			 "{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\","
+			 "\"id\":%u,\"pid\":4321,\"tid\":",
+			 i + 1);
+		{
+			const char *p = out ? strstr(out, want) : NULL;
+			char tail[64];
+
+			snprintf(tail, sizeof(tail), ",\"ts\":%llu.%03u}", (unsigned long long)(t / 1000),
+				 (unsigned)(t % 1000));
+			if ((!p || !strstr(p, tail) || strstr(p, tail) > strchr(p, '\n')) && !wrong++)
+				CHECKF(0, "flow %u: no %s...%s", i, want, tail);
+		}
+	}
+	CHECKF(!wrong, "%d events not as the writer's calls make them", wrong);
+	free(out);
+	free(err);
+	tap_end();
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -375,6 +469,7 @@ int main(void)
 	test_shared_pids();
 	test_nesting();
 	test_args_each_own();
+	test_api_events();
 	/* Four traces: the generator goes on from one to the next. */
 	for (int i = 0; i < 4; i++)
 		test_nesting_random();
