@@ -16,6 +16,8 @@ step's kernel selection and any profiler's first encounters included, is
 "BENCH warmup_s"; "BENCH loop_t0_ns" and "BENCH loop_t1_ns" are the timed
 steps' start and end on CLOCK_REALTIME, the trace clock).  BENCH_SETTLE_S=S
 sleeps S seconds after the model is on the GPU, before the warm-up.  With
+BENCH_MARKS=N prints "BENCH marks" after the loop: the host's seconds for
+each N timed steps (where the loop stalled; no synchronization added).  With
 BENCH_TORCH_PROFILER=1 the warm-up and the timed steps run inside
 torch.profiler.profile(activities=[CPU, CUDA]) and nothing is exported.
 
@@ -128,10 +130,14 @@ def main():
         torch.cuda.synchronize()
         if careful:
             torch.cuda.profiler.start()
+        every = int(os.environ.get("BENCH_MARKS") or 0)
+        marks = []
         r0 = time.time_ns()
         t0 = time.perf_counter()
-        for _ in range(steps):
+        for i in range(steps):
             step()
+            if every > 0 and (i + 1) % every == 0:
+                marks.append(time.perf_counter())
         torch.cuda.synchronize()
         t1 = time.perf_counter()
         r1 = time.time_ns()
@@ -141,6 +147,8 @@ def main():
         print("BENCH loop_s %.4f" % (t1 - t0))
         print("BENCH warmup_s %.4f" % (t0 - tw))
         print("BENCH loop_t0_ns %d\nBENCH loop_t1_ns %d" % (r0, r1), flush=True)
+        if marks:
+            print("BENCH marks " + " ".join("%.4f" % (b - a) for a, b in zip([t0] + marks, marks)))
         finish()
 
 

@@ -33,6 +33,7 @@
 
 static atomic_int state;
 static atomic_uint finalized;
+static _Atomic uint64_t last_ns;
 static atomic_int failed_rc;
 static int given_up;
 static CUpti_SubscriberHandle req_sub;
@@ -52,6 +53,19 @@ int gp_detach_state(void)
 unsigned gp_detach_count(void)
 {
 	return atomic_load(&finalized);
+}
+
+uint64_t gp_detach_last_ns(void)
+{
+	return atomic_load(&last_ns);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 int gp_detach_wanted(const struct gp_config *cfg, unsigned keep)
@@ -87,6 +101,7 @@ void gp_detach_callback(CUpti_CallbackDomain domain, const void *data)
 	const CUpti_CallbackData *cd = data;
 	int want = GP_DETACH_REQUESTED;
 	CUptiResult rc;
+	uint64_t t0;
 
 	if ((domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) || !cd ||
 	    cd->callbackSite != CUPTI_API_EXIT)
@@ -94,7 +109,9 @@ void gp_detach_callback(CUpti_CallbackDomain domain, const void *data)
 	if (atomic_load_explicit(&state, memory_order_relaxed) != GP_DETACH_REQUESTED ||
 	    !atomic_compare_exchange_strong(&state, &want, GP_DETACH_FINALIZING))
 		return;
+	t0 = mono_ns();
 	rc = finalize_fn();
+	atomic_store(&last_ns, mono_ns() - t0);
 	if (rc == CUPTI_SUCCESS) {
 		atomic_fetch_add(&finalized, 1);
 		/* Release: pairs with gp_detach_resume's acquire. */

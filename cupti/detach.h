@@ -84,4 +84,7 @@ void gp_detach_forked(void);
 /* Finalizes done so far (status, tests). */
 unsigned gp_detach_count(void);
 
+/* How long the last finalize took on the program's thread, ns (the verbose log). */
+uint64_t gp_detach_last_ns(void);
+
 #endif

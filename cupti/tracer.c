@@ -1324,7 +1324,9 @@ static int reattach(char *why, size_t whysz)
 		return 0;
 	}
 	claim_devices(1);
-	gp_debug("CUPTI attached again (%u finalized so far)", gp_detach_count());
+	gp_debug("CUPTI attached again (%u finalized so far; the last finalize took %.1f ms on "
+		 "the program's thread)",
+		 gp_detach_count(), (double)gp_detach_last_ns() / 1e6);
 	return 0;
 }
 
@@ -1352,11 +1354,14 @@ static void cuda_idle(void)
 			(gp_guest_multi() ? GP_DETACH_KEEP_MULTI : 0) |
 			(metrics_on ? GP_DETACH_KEEP_METRICS : 0) |
 			(capture_configured ? GP_DETACH_KEEP_CAPTURE : 0) | (busy ? GP_DETACH_KEEP_BUSY : 0);
+	uint64_t t0;
 
 	if (atomic_load(&gp_rec.disabled) || !cupti_usable() || !gp_detach_wanted(&gp_rec.cfg, keep))
 		return;
 	/* Whatever CUPTI holds is handed over now: nothing is flushed after the finalize. */
+	t0 = gp_now_monotonic();
 	gp_cu.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	t0 = gp_now_monotonic() - t0;
 	gp_guest_stop();
 	if (gp_detach_request(subscriber) < 0) {
 		gp_guest_start(subscriber);
@@ -1370,7 +1375,8 @@ static void cuda_idle(void)
 		exit_hook = 1;
 		atexit(detach_at_exit);
 	}
-	gp_debug("CUPTI is let go of until the next window");
+	gp_debug("CUPTI is let go of until the next window (its buffers flushed in %.1f ms)",
+		 (double)t0 / 1e6);
 }
 
 /*
@@ -1492,6 +1498,8 @@ static void cuda_window(int what, uint64_t t)
 
 static int cuda_set_tracing(int on, char *why, size_t whysz)
 {
+	uint64_t t0 = gp_now_monotonic();
+
 	if (atomic_load(&gp_rec.disabled) || !atomic_load(&cupti_on))
 		return 0;
 	if (on && reattach(why, whysz) < 0)
@@ -1529,7 +1537,8 @@ static int cuda_set_tracing(int on, char *why, size_t whysz)
 		gp_metrics_enable_callbacks(subscriber);
 	atomic_store(&tracing_cbs, 1);
 	gp_guest_start(subscriber);
-	gp_debug("CUPTI %s", gp_cu.path);
+	gp_debug("CUPTI %s (tracing on in %.1f ms)", gp_cu.path,
+		 (double)(gp_now_monotonic() - t0) / 1e6);
 	if (gp_rec.cfg.trace & GP_TRACE_NVTX)
 		gp_nvtxtool_set_recording(1);
 	/* The next windows (and capture ranges) turn the API calls on after cuInit. */
