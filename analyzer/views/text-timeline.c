@@ -24,24 +24,15 @@ static const char spaces[] = "                                ";
  */
 static char *put_dur(char *o, uint64_t ns, size_t w)
 {
-	char b[40], *e = b + sizeof(b), *q = e - 3;
-	uint64_t ms = ns / 1000000;
+	uint64_t ms = ns / 1000000, v;
 	unsigned frac = (unsigned)(ns % 1000000);
-	size_t n;
+	size_t n = 1 + 6 + 3, digits = 1;
+	char *q;
 
-	memcpy(q, " ms", 3);
-	q -= 2;
-	memcpy(q, ga_jw_digits2 + frac % 100 * 2, 2);
-	q -= 2;
-	memcpy(q, ga_jw_digits2 + frac / 100 % 100 * 2, 2);
-	q -= 2;
-	memcpy(q, ga_jw_digits2 + frac / 10000 * 2, 2);
-	*--q = '.';
-	do {
-		*--q = (char)('0' + ms % 10);
-		ms /= 10;
-	} while (ms);
-	n = (size_t)(e - q);
+	/* Its length first, to write it in place from its end (no copy of it). */
+	for (v = ms; v >= 10; v /= 10)
+		digits++;
+	n += digits;
 	if (w > n) {
 		/* A fixed-size copy, then only as far as the padding goes. */
 		if (w - n <= GA_TEXT_DUR_PAD)
@@ -50,8 +41,30 @@ static char *put_dur(char *o, uint64_t ns, size_t w)
 			memset(o, ' ', w - n);
 		o += w - n;
 	}
-	memcpy(o, q, n);
+	q = o + n;
+	memcpy(q - 3, " ms", 3);
+	memcpy(q - 5, ga_jw_digits2 + frac % 100 * 2, 2);
+	memcpy(q - 7, ga_jw_digits2 + frac / 100 % 100 * 2, 2);
+	memcpy(q - 9, ga_jw_digits2 + frac / 10000 * 2, 2);
+	q[-10] = '.';
+	q -= 10;
+	do {
+		*--q = (char)('0' + ms % 10);
+		ms /= 10;
+	} while (ms);
 	return o + n;
+}
+
+/*
+ * len bytes from s at o in 16-byte pieces, no call: both ends have 15
+ * bytes to spare after them (CELL_SLACK), which the pieces may overrun.
+ */
+#define CELL_SLACK 16
+static inline char *put_cell(char *o, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i += CELL_SLACK)
+		memcpy(o + i, s + i, CELL_SLACK);
+	return o + len;
 }
 
 /* A cell made: its offset in text + 1 (0: not made yet) and length. */
@@ -89,7 +102,9 @@ static const char *cell(const struct ga_table *t, int col, struct cells *c, size
 	if (!c->e[i].off) {
 		size_t at = c->text.len;
 
-		if (ga_table_cell(t, col, s, &c->text))
+		/* Room after the text for put_cell()'s last piece. */
+		if (ga_table_cell(t, col, s, &c->text) ||
+		    ga_util_grow(&c->text.p, &c->text.cap, c->text.len + CELL_SLACK, 1))
 			return NULL;
 		c->e[i].off = at + 1;
 		c->e[i].len = c->text.len - at;
@@ -149,7 +164,7 @@ static int print_timeline(struct ga_model *m, const struct ga_text *r,
 			v = cell(&t, 3, &nv, row->nvtx, nvtx_name(m, r, row->nvtx, lb, sizeof(lb)),
 				 &vl);
 		/* The duration: at most 20 digits of ms, ".", 6 digits, " ms". */
-		need = line.len + t.width[0] + 30 + GA_TEXT_DUR_PAD + 3 + dl + ll + vl + 1;
+		need = line.len + t.width[0] + 30 + GA_TEXT_DUR_PAD + 3 + dl + ll + vl + 1 + CELL_SLACK;
 		if (!d || !l || !v || (need > line.cap && ga_util_grow(&line.p, &line.cap, need, 1))) {
 			rc = -1;
 			break;
@@ -157,14 +172,10 @@ static int print_timeline(struct ga_model *m, const struct ga_text *r,
 		o = put_dur(line.p + line.len, row->dur, t.width[0]);
 		memcpy(o, " | ", 3);
 		o += 3;
-		memcpy(o, d, dl);
-		o += dl;
-		memcpy(o, l, ll);
-		o += ll;
-		if (nvtx) {
-			memcpy(o, v, vl);
-			o += vl;
-		}
+		o = put_cell(o, d, dl);
+		o = put_cell(o, l, ll);
+		if (nvtx)
+			o = put_cell(o, v, vl);
 		line.len = (size_t)(o - line.p);
 		if (line.len >= (64u << 10)) {
 			fwrite(line.p, 1, line.len, out);
