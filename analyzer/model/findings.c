@@ -80,10 +80,12 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 		"occupancy",
 		"kernels limited to low occupancy by registers or shared memory",
 		"configurations of 5%+ of kernel time below 50% theoretical occupancy, whose "
-		"blocks would run in fewer rounds with the limit lifted",
+		"blocks would run in fewer rounds with the limit lifted; with --metrics, "
+		"kernels below 50% of their roof",
 		"the configuration's kernel time x (1 - rounds with the limit lifted / rounds "
 		"now), a round being SMs x resident blocks: a block taking as long either way "
-		"(latency-bound); an upper bound" },
+		"(latency-bound); an upper bound, with --metrics at most the time above the "
+		"kernel's roof" },
 	[GA_RULE_TAIL] = {
 		"tail-effect",
 		"grids of a partial last wave leave SMs idle",
@@ -110,8 +112,8 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 		"FP32 matrix products on CUDA cores could use tensor cores (TF32, BF16)",
 		"GEMM-like kernels (gemm, matmul, mma, conv in the name) of 5%+ of kernel "
 		"time doing mostly FP32 FLOPs, right of the ridge (--metrics)",
-		"an upper bound: the kernels' time less the same FLOPs at the TF32 tensor "
-		"peak at the same share of the roof: time x (1 - FP32 peak / TF32 peak)" },
+		"the kernels' time less the same FLOPs on TF32 tensor cores at the same share "
+		"of their roof: time x (1 - FP32 peak / TF32 peak)" },
 	[GA_RULE_NCCL_EXPOSED] = {
 		"nccl-exposed",
 		"communication is not hidden behind compute",
@@ -1887,6 +1889,34 @@ static uint64_t occ_stake(const struct ga_lcfg *c, const struct ga_device *dv, u
 	return *then < *now ? (uint64_t)((double)c->total * (1 - *then / *now)) : 0;
 }
 
+/*
+ * The share of its roof (percent) the kernel name reached on the devrow's
+ * device where --metrics measured it, or -1: a kernel at GA_FIND_OCC_ROOF
+ * or more is limited by its roof, not by its occupancy, and below it can
+ * gain no more than the roof leaves.
+ */
+static double roof_pct_of(const struct fin *x, uint32_t name, uint32_t devrow)
+{
+	const struct ga_mx *mx = x->in->mx;
+	const struct ga_model *m = x->m;
+	const struct ga_devrow *dr = &m->devrows[devrow];
+
+	if (!mx)
+		return -1;
+	for (size_t i = 0; i < mx->nk; i++) {
+		const struct ga_mx_kernel *k = &mx->k[i];
+		const struct ga_mx_peaks *pk;
+		struct ga_roof r;
+
+		if (k->name != name || k->proc != dr->proc || k->device != dr->id ||
+		    !(k->have & GA_MX_HAVE_TIME) || !(pk = ga_mx_peaks_of(mx, k->proc, k->device)) ||
+		    ga_roof_eval(k->flops, k->dram_total, k->time_ns, &pk->p, &r) || !(r.pct > 0))
+			continue;
+		return r.pct;
+	}
+	return -1;
+}
+
 static int occupancy_rules(struct fin *x)
 {
 	const struct ga_launchcfg *l = x->in->lc;
@@ -1908,13 +1938,15 @@ static int occupancy_rules(struct fin *x)
 		blocks = (uint64_t)c->grid[0] * c->grid[1] * c->grid[2];
 		if (c->occupancy < GA_FIND_OCC_LOW &&
 		    (c->limit == GA_OCC_REGISTERS || c->limit == GA_OCC_SHARED)) {
-			double now, then, occ;
+			double now, then, occ, roof = roof_pct_of(x, c->name, c->dev);
 			uint32_t alt = 0;
 			uint64_t stake = occ_stake(c, dv, blocks, &now, &then, &occ, &alt);
 
 			/* Blocks no fewer rounds with the limit lifted (another binds, or one round). */
-			if (!stake)
+			if (!stake || roof >= GA_FIND_OCC_ROOF)
 				goto tail;
+			if (roof > 0 && stake > (uint64_t)((double)c->total * (1 - roof / 100)))
+				stake = (uint64_t)((double)c->total * (1 - roof / 100));
 			if (!(f = add(x->fd, GA_RULE_OCCUPANCY, stake,
 				      ga_strtab_short(&m->strs, c->name))))
 				return -1;
@@ -1933,6 +1965,8 @@ static int occupancy_rules(struct fin *x)
 			ev(f, "shared_bytes", (double)c->static_smem + c->dynamic_smem, 'b');
 			ev(f, "launches", (double)c->count, 'c');
 			ev(f, "kernel_ns", (double)c->total, 'n');
+			if (roof > 0)
+				ev(f, "roof_pct", roof, '%');
 			where_kernel(f, x, c->name, c->total, c->count);
 		}
 tail:

@@ -79,6 +79,7 @@ struct ga_ranks;
 #define GA_FIND_CRIT_PCT 10.0
 #define GA_FIND_OCC_SHARE 5.0            /* occupancy: configurations of 5%+ of kernel time */
 #define GA_FIND_OCC_LOW 0.5              /* occupancy: below 50% */
+#define GA_FIND_OCC_ROOF 50.0            /* occupancy: not at 50%+ of its roof (--metrics) */
 #define GA_FIND_WAVE_LOW 0.5             /* tail effect: grids below half a wave ... */
 #define GA_FIND_WAVE_OVER 0.2            /* ... or one wave and at most a fifth of another */
 #define GA_FIND_STRAGGLER_PCT 10.0       /* a step's slowest rank 10% above the median */
