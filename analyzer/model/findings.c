@@ -18,6 +18,8 @@
 
 #define NONE UINT32_MAX
 
+/* One rule a block, its four texts one a line or more. */
+/* clang-format off */
 const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 	[GA_RULE_STARVATION] = {
 		"gpu-starvation",
@@ -143,6 +145,7 @@ const struct ga_rule_info ga_rules[GA_RULE_COUNT] = {
 		"any record lost, recording gap, metrics launch skipped or time spent profiling metrics",
 		"none: it says how much the other findings may miss" },
 };
+/* clang-format on */
 
 const char *ga_cause_name(unsigned cause)
 {
