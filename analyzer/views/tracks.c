@@ -278,15 +278,14 @@ out:
 	return rc;
 }
 
-int ga_range_layout_crosses(const struct ga_range_layout *rl, const struct ga_ranges *rg,
-			    uint32_t proc, uint32_t tid, uint64_t s, uint64_t t, int strict)
+int ga_range_layout_crosses_any(const struct ga_range_layout *rl, const struct ga_ranges *rg,
+				uint32_t proc, uint32_t tid, uint64_t s, uint64_t t, int strict)
 {
-	const uint32_t *v;
+	const uint32_t *v = ga_map_find(&rl->seg_map, proc, tid);
 	const uint32_t *a;
 	size_t lo, hi, n, look = 0;
 
-	/* No ranges on any thread (a trace without NVTX): no lookup. */
-	if (!rl->nsegs || !(v = ga_map_find(&rl->seg_map, proc, tid)))
+	if (!v)
 		return 0;
 	n = rl->segs[*v - 1].n;
 	a = rl->by_start + rl->segs[*v - 1].off;

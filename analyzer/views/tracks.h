@@ -176,8 +176,16 @@ int ga_range_layout_build(struct ga_range_layout *rl, const struct ga_ranges *rg
  * A thread is inside its call while it makes it, so no range should start
  * or end there: past a few such boundaries it counts as crossing.
  */
-int ga_range_layout_crosses(const struct ga_range_layout *rl, const struct ga_ranges *rg,
-			    uint32_t proc, uint32_t tid, uint64_t s, uint64_t t, int strict);
+int ga_range_layout_crosses_any(const struct ga_range_layout *rl, const struct ga_ranges *rg,
+				uint32_t proc, uint32_t tid, uint64_t s, uint64_t t, int strict);
+
+/* ga_range_layout_crosses_any(), inline where no thread has ranges (a trace without NVTX). */
+static inline int ga_range_layout_crosses(const struct ga_range_layout *rl,
+					  const struct ga_ranges *rg, uint32_t proc, uint32_t tid,
+					  uint64_t s, uint64_t t, int strict)
+{
+	return rl->nsegs && ga_range_layout_crosses_any(rl, rg, proc, tid, s, t, strict);
+}
 
 void ga_range_layout_free(struct ga_range_layout *rl);
 
