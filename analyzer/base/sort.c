@@ -90,9 +90,11 @@ static void NAME(T *a, size_t n)                                              \
 }
 
 #define KEY_U32(v) ((uint64_t)(v))
+#define KEY_U64(v) (v)
 #define KEY_START(v) ((v).start)
 
 DEFINE_RADIX(sort_u32, uint32_t, KEY_U32)
+DEFINE_RADIX(sort_u64, uint64_t, KEY_U64)
 DEFINE_RADIX(sort_start, struct ga_iv, KEY_START)
 
 void ga_sort_iv_by_start(struct ga_iv *a, size_t n)
@@ -103,6 +105,11 @@ void ga_sort_iv_by_start(struct ga_iv *a, size_t n)
 void ga_sort_u32(uint32_t *a, size_t n)
 {
 	sort_u32(a, n);
+}
+
+void ga_sort_u64(uint64_t *a, size_t n)
+{
+	sort_u64(a, n);
 }
 
 #define DIGIT_BITS 11

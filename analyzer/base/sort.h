@@ -22,6 +22,7 @@ void ga_sort_iv_by_start(struct ga_iv *a, size_t n);
 
 /* Sort ascending. */
 void ga_sort_u32(uint32_t *a, size_t n);
+void ga_sort_u64(uint64_t *a, size_t n);
 
 /*
  * The value of rank r (0-based) among a[0..n), r < n, without reordering

@@ -375,13 +375,6 @@ out:
 	return rc;
 }
 
-static int cmp_u64(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
 /* Rank r among the long values (sorted in a copy); the largest long when out of memory. */
 static uint64_t big_rank(const struct ga_quant *q, size_t r)
 {
@@ -394,7 +387,7 @@ static uint64_t big_rank(const struct ga_quant *q, size_t r)
 		return out;
 	}
 	memcpy(s, q->big, q->nbig * sizeof(*s));
-	qsort(s, q->nbig, sizeof(*s), cmp_u64);
+	ga_sort_u64(s, q->nbig);
 	out = s[r];
 	free(s);
 	return out;

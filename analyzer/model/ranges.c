@@ -1296,8 +1296,11 @@ static int fold_batch(struct scan *s, size_t k, int last)
 			nx->ranges[nx->nranges++].parent = GA_RANGES_NONE;
 			f->kept = 1;
 		}
-		/* The ranks' steps: what they read of them only. */
-		if (nx->fold_keep && nx->fold_keep(ga_model_str(s->m, nx->keys[r->key].name))) {
+		/* The ranks' steps: what they read of them only; asked once a name. */
+		if (nx->fold_keep && !nx->keys[r->key].fold_kept)
+			nx->keys[r->key].fold_kept =
+				nx->fold_keep(ga_model_str(s->m, nx->keys[r->key].name)) ? 1 : 2;
+		if (nx->fold_keep && nx->keys[r->key].fold_kept == 1) {
 			struct ga_ranges_step st = { r->start, r->end, r->proc, r->key };
 			int kr = step_keep(nx, &st);
 

@@ -94,6 +94,7 @@ struct ga_ranges_key {
 	uint64_t stamp;            /* last activity counted, so a name nested in itself counts once */
 	/* Kernels other threads of the process launched while one was open, each once. */
 	uint64_t other_ns, other_kernels, other_stamp;
+	uint8_t fold_kept; /* fold_keep's verdict on the name: 0 not asked, 1 yes, 2 no */
 };
 
 struct ga_ranges_mark {

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
+
 void ga_ranks_init(struct ga_ranks *rk)
 {
 	memset(rk, 0, sizeof(*rk));
@@ -463,13 +465,6 @@ static int cmp_row(const void *pa, const void *pb, void *ctx)
 	return a->proc < b->proc ? -1 : a->proc > b->proc;
 }
 
-static int cmp_u64(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
 /*
  * Each process's steps, in start order, with its work in each: the
  * compute intervals not retired yet go to each device's steps, and the
@@ -570,7 +565,7 @@ static int compare_steps(struct ga_ranks *rk)
 		st->fastest_ns = durs[lo];
 		rk->rows[who[hi]].slowest++;
 		rk->rows[who[hi]].lag_ns += durs[hi] - durs[lo];
-		qsort(durs, n, sizeof(*durs), cmp_u64);
+		ga_sort_u64(durs, n);
 		st->median_ns = n % 2 ? durs[n / 2] : (durs[n / 2 - 1] + durs[n / 2]) / 2;
 	}
 	rc = 0;

@@ -26,6 +26,7 @@
 #include <gpuprof/crc32c.h>
 
 #include "base/progress.h"
+#include "base/sort.h"
 #include "model/load.h"
 #include "model/quantile.h"
 #include "read/reader.h"
@@ -338,13 +339,6 @@ static uint64_t sat(uint64_t a, uint64_t b);
 
 /* ---- the histogram ---- */
 
-static int cmp_u64(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
 /* Turns q's exact segments into a histogram. */
 static int to_sketch(struct sq *q)
 {
@@ -462,7 +456,7 @@ static int sq_finish(const struct sq *q, const struct sseg *seg, size_t nseg,
 				ga_welford_add(&w, ++c, seg[i].v[j]);
 			}
 		*stddev = ga_welford_stddev(&w, q->n);
-		qsort(all, n, sizeof(*all), cmp_u64);
+		ga_sort_u64(all, n);
 	} else if (q->n > 1) {
 		/* Exact sums: n*sumsq - sum^2 over n(n-1), one rounding. */
 		u128 s = q->sum, num = (u128)q->n * q->sumsq - s * s;
@@ -1974,7 +1968,6 @@ static int fstate_from(struct ga_sum *s, struct ga_analysis *an, const uint32_t 
 	return 0;
 }
 
-
 /*
  * Adds device state b to a (one GPU in two parts: their sums, the longest
  * gap).  Its streams are several processes': the serialization rule reads
@@ -3161,7 +3154,17 @@ static int get_fstate(struct rbuf *r, struct ga_sum *s)
 {
 	size_t i, j, n;
 
-	if (gcounters(r, s->fs, FS_COUNT, 0) || gtable(r, FD_U64, FD_U64 + 2, &n))
+	if (gcounters(r, s->fs, FS_COUNT, 0))
+		return -1;
+	/* Tiny copies: none has no time and no shortest; some, a shortest within their mean. */
+	for (i = 0; i < GA_COPY_KIND_MAX; i++) {
+		const uint64_t *u = &s->fs[FS_COPY0 + i * FCOPY_U64];
+
+		if (u[0] ? u[FCOPY_MIN] > u[2] / u[0] :
+			   u[1] || u[2] || u[4] || u[FCOPY_MIN] != UINT64_MAX)
+			return r->err = 1, -1;
+	}
+	if (gtable(r, FD_U64, FD_U64 + 2, &n))
 		return -1;
 	if (!(s->fdev = calloc(n + 1, sizeof(*s->fdev))))
 		return -1;

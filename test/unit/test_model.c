@@ -424,6 +424,13 @@ static int cmp32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void test_sort_select(void)
 {
 	static const size_t sizes[] = { 1, 2, 3, 47, 48, 49, 1000, 100000 };
@@ -458,6 +465,20 @@ static void test_sort_select(void)
 			qsort(b, n, sizeof(*b), cmp32);
 			ga_sort_u32(c, n);
 			CHECKF(!memcmp(b, c, n * sizeof(*b)), "sort n %zu mode %d", n, mode);
+			/* 64-bit keys: the same values high, the low word scrambled, or equal. */
+			{
+				uint64_t *d = malloc(n * sizeof(*d)), *e = malloc(n * sizeof(*e));
+
+				for (i = 0; d && e && i < n; i++)
+					d[i] = e[i] = ((uint64_t)a[i] << 32) | (mode == 2 ? 7 : sp[i].start & 0xffffffffu);
+				if (d && e) {
+					qsort(d, n, sizeof(*d), cmp64);
+					ga_sort_u64(e, n);
+					CHECKF(!memcmp(d, e, n * sizeof(*d)), "sort u64 n %zu mode %d", n, mode);
+				}
+				free(d);
+				free(e);
+			}
 			for (i = 0; i < n; i += 1 + n / 17)
 				CHECKF(ga_rank_u32(a, n, i) == b[i], "rank %zu of %zu mode %d", i, n, mode);
 			CHECK(ga_rank_u32(a, n, n - 1) == b[n - 1]);
