@@ -190,6 +190,17 @@ static void put_metrics(struct synth *s, uint32_t corr, uint32_t kernel, uint64_
 	synth_rec(s, buf, m->h.size);
 }
 
+/* A process on an H100 whose kernels have hardware metrics: its peaks into *p. */
+static void h100_metrics_head(struct synth *s, struct gp_rec_device_peaks *p)
+{
+	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
+	synth_device(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 80ull << 30, 0x10);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	synth_h100_peaks(p);
+	gp_peaks_compute(p);
+	synth_rec(s, p, sizeof(*p));
+}
+
 /*
  * Hardware metrics on an H100: a GEMM-named kernel doing FP32 FMAs at 75%
  * of the FP32 roof (the twin: the same FLOPs on TF32 tensor cores), and a
@@ -202,12 +213,7 @@ static void write_metrics(const char *path, int fixed)
 	uint32_t gemm, slow;
 	uint64_t t = T0 + 1000 * US;
 
-	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
-	synth_device(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 80ull << 30, 0x10);
-	synth_config(s, GP_TRACE_KERNEL, 0, 0);
-	synth_h100_peaks(&p);
-	gp_peaks_compute(&p);
-	synth_rec(s, &p, sizeof(p));
+	h100_metrics_head(s, &p);
 	gemm = synth_string(s, "_Z10sgemm_fp32PfS_S_");
 	slow = synth_string(s, "_Z4slowPf");
 	for (int i = 0; i < 10; i++) {
@@ -240,12 +246,7 @@ static void write_occ_roof(const char *path, double pct)
 	uint32_t kname;
 	uint64_t t = T0 + 1000 * US;
 
-	synth_process(s, 4242, "host", "./train", UINT32_MAX, T0);
-	synth_device(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 80ull << 30, 0x10);
-	synth_config(s, GP_TRACE_KERNEL, 0, 0);
-	synth_h100_peaks(&p);
-	gp_peaks_compute(&p);
-	synth_rec(s, &p, sizeof(p));
+	h100_metrics_head(s, &p);
 	kname = synth_string(s, "_Z5densePf");
 	for (uint32_t i = 0; i < 10; i++, t += 1000 * US) {
 		struct gp_rec_kernel r;
