@@ -293,12 +293,14 @@ bench-analyzer: $(ANALYZER) $(BENCH_ANA)
 
 # libFuzzer campaigns, FUZZ_SECONDS each: the reader, the model and every
 # view; output templates and report options; the recorder's NVTX handlers
-# and capture-range values; the recorder's side of the control socket.
+# and capture-range values; the recorder's side of the control socket;
+# summaries (read, merged, reported).
 #   make fuzz FUZZ_SECONDS=600
-# Needs clang with libFuzzer; the corpus starts from the golden traces.
+# Needs clang with libFuzzer; the corpus starts from the golden traces (and
+# their summaries, whole and, with the zstd tool, as bodies).
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
-fuzz:
+fuzz: $(ANALYZER)
 	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs clang with libFuzzer (apt-get install clang)"; exit 1; }
 	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crashes
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -318,6 +320,9 @@ fuzz:
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ipreload -pthread -o $(BUILD)/fuzz/fuzz_control \
 		test/fuzz/fuzz_control.c preload/ctlserver.c preload/log.c -ldl
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -pthread -o $(BUILD)/fuzz/fuzz_summary \
+		test/fuzz/fuzz_summary.c $(filter-out analyzer/main.c,$(ANA_SRC)) -lzstd -lpcre2-8 -lsqlite3 -lz -lstdc++ -lm
 	cp test/golden/*.gpuprof $(BUILD)/fuzz/corpus/
 	$(BUILD)/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -rss_limit_mb=4096 \
 		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus
@@ -333,6 +338,15 @@ fuzz:
 	@mkdir -p $(BUILD)/fuzz/corpus-control
 	$(BUILD)/fuzz/fuzz_control -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -rss_limit_mb=4096 \
 		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus-control
+	@mkdir -p $(BUILD)/fuzz/corpus-summary
+	@cp test/summary/v4-demo.sum $(BUILD)/fuzz/corpus-summary/
+	@! command -v zstd >/dev/null || { printf '\001'; tail -c +33 test/summary/v4-demo.sum | zstd -dcq; } \
+		>$(BUILD)/fuzz/corpus-summary/v4-demo.body
+	@for g in test/golden/*.gpuprof; do n=$(BUILD)/fuzz/corpus-summary/$$(basename $$g .gpuprof); \
+		$(ANALYZER) summarize -o $$n.sum $$g 2>/dev/null || continue; \
+		! command -v zstd >/dev/null || { printf '\000'; tail -c +33 $$n.sum | zstd -dcq; } >$$n.body; done
+	$(BUILD)/fuzz/fuzz_summary -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -rss_limit_mb=2048 \
+		-timeout=10 -close_fd_mask=2 -artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus-summary
 
 # Man pages, one per command, made from the --help texts (scripts/mkman.sh);
 # the commands are those gpuprof --help lists (calibrate when it is built).
