@@ -1420,6 +1420,13 @@ static struct ga_finding *add(struct ga_findings *fd, unsigned rule, uint64_t st
 
 static void ev(struct ga_finding *f, const char *name, double v, char unit)
 {
+	/*
+	 * Times are printed as 64-bit nanoseconds: a sum saturated at
+	 * UINT64_MAX (merged summaries, a crafted trace) rounds to 2^64 as a
+	 * double, which does not convert back; keep the largest that does.
+	 */
+	if (unit == 'n' && !(v < 0x1p64))
+		v = 0x1p64 - 0x1p11;
 	if (f->nev < GA_FIND_EVIDENCE)
 		f->ev[f->nev++] = (struct ga_evidence){ name, v, unit };
 }

@@ -3474,6 +3474,82 @@ int ga_summary_any(char *const *paths, int n)
 	return 0;
 }
 
+/*
+ * The largest zstd window a body may ask for: ga_summary_encode()'s level 9
+ * uses 4 MiB at most (2^22); one more for another zstd's choice.  The
+ * decoder's window buffer is the one allocation not tied to bytes decoded.
+ */
+#define SUM_WINDOW_LOG_MAX 23
+
+/*
+ * The zstd frames src[0..slen) decompressed into a buffer that grows with
+ * what they hold, to want bytes exactly: the size in the header is only a
+ * limit, so a file claiming a large body allocates what its frames produce
+ * (at most twice that), never what it claims.  Returns the buffer, or NULL
+ * with *why saying what is wrong (*nomem set when memory ran out).
+ */
+static unsigned char *inflate_body(const unsigned char *src, size_t slen, uint64_t want,
+				   const char **why, int *nomem)
+{
+	ZSTD_DCtx *dc = ZSTD_createDCtx();
+	ZSTD_inBuffer in = { src, slen, 0 };
+	unsigned char *out = NULL, *t;
+	size_t cap = 0, got = 0, ret = 1;
+
+	*nomem = 0;
+	if (!dc || ZSTD_isError(ZSTD_DCtx_setParameter(dc, ZSTD_d_windowLogMax,
+						       SUM_WINDOW_LOG_MAX))) {
+		*why = "out of memory";
+		*nomem = 1;
+		goto fail;
+	}
+	while (in.pos < in.size || ret) {
+		ZSTD_outBuffer ob;
+		size_t in0 = in.pos;
+
+		if (got == cap) {
+			/* One byte past want: room to see a body longer than said. */
+			size_t ncap = cap ? cap * 2 : (size_t)1 << 16;
+
+			if (ncap > want + 1)
+				ncap = (size_t)want + 1;
+			if (ncap <= cap) {
+				*why = "size mismatch (more than the header says)";
+				goto fail;
+			}
+			if (!(t = realloc(out, ncap))) {
+				*why = "out of memory";
+				*nomem = 1;
+				goto fail;
+			}
+			out = t;
+			cap = ncap;
+		}
+		ob = (ZSTD_outBuffer){ out, cap, got };
+		ret = ZSTD_decompressStream(dc, &ob, &in);
+		if (ZSTD_isError(ret)) {
+			*why = ZSTD_getErrorName(ret);
+			goto fail;
+		}
+		if (ob.pos == got && in.pos == in0 && ob.pos < ob.size) {
+			*why = "truncated frame";
+			goto fail;
+		}
+		got = ob.pos;
+	}
+	if (got != want) {
+		*why = got < want ? "size mismatch (less than the header says)" :
+				    "size mismatch (more than the header says)";
+		goto fail;
+	}
+	ZSTD_freeDCtx(dc);
+	return out;
+fail:
+	ZSTD_freeDCtx(dc);
+	free(out);
+	return NULL;
+}
+
 struct ga_sum *ga_summary_read(const char *path, char *err, size_t errlen)
 {
 	unsigned char *buf = NULL, *raw = NULL;
@@ -3481,8 +3557,9 @@ struct ga_sum *ga_summary_read(const char *path, char *err, size_t errlen)
 	struct rbuf r = { 0 };
 	struct stat st;
 	uint64_t rawlen;
-	size_t got = 0, d;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	const char *why = "out of memory";
+	int nomem, fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: byte 0: cannot open: %s", path, strerror(errno));
@@ -3529,15 +3606,19 @@ struct ga_sum *ga_summary_read(const char *path, char *err, size_t errlen)
 			 GA_SUM_HEADER_SIZE);
 		goto out;
 	}
-	if (rawlen > GA_SUM_RAW_MAX || !(raw = malloc(rawlen ? rawlen : 1))) {
+	if (rawlen > GA_SUM_RAW_MAX) {
 		snprintf(err, errlen, "%s: byte 16: body of %llu bytes refused", path,
 			 (unsigned long long)rawlen);
 		goto out;
 	}
-	d = ZSTD_decompress(raw, rawlen, buf + GA_SUM_HEADER_SIZE, got - GA_SUM_HEADER_SIZE);
-	if (ZSTD_isError(d) || d != rawlen) {
-		snprintf(err, errlen, "%s: byte %u: cannot decompress: %s", path,
-			 GA_SUM_HEADER_SIZE, ZSTD_isError(d) ? ZSTD_getErrorName(d) : "size mismatch");
+	if (!(raw = inflate_body(buf + GA_SUM_HEADER_SIZE, got - GA_SUM_HEADER_SIZE, rawlen, &why,
+				 &nomem))) {
+		if (nomem)
+			snprintf(err, errlen, "%s: byte %u: out of memory", path,
+				 GA_SUM_HEADER_SIZE);
+		else
+			snprintf(err, errlen, "%s: byte %u: cannot decompress: %s", path,
+				 GA_SUM_HEADER_SIZE, why);
 		goto out;
 	}
 	if (!(s = sum_new())) {

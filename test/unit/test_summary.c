@@ -11,12 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include <gpuprof/crc32c.h>
 
 #include "cmd/cmd.h"
+#include "model/findings.h"
 #include "model/summary.h"
 #include "synth.h"
 #include "tap.h"
@@ -303,6 +306,242 @@ static void test_mutations(void)
 	tap_end();
 }
 
+/*
+ * Writes a summary of version ver: header, then body[0..len) compressed and
+ * checksummed, the header saying claim bytes of body.
+ */
+static int write_sum(const char *path, uint32_t ver, const unsigned char *body, size_t len,
+		     uint64_t claim)
+{
+	size_t bound = ZSTD_compressBound(len), c;
+	unsigned char *out = calloc(1, GA_SUM_HEADER_SIZE + bound);
+	uint32_t crc;
+	FILE *f;
+	int rc = -1;
+
+	if (!out)
+		return -1;
+	c = ZSTD_compress(out + GA_SUM_HEADER_SIZE, bound, body, len, 1);
+	if (!ZSTD_isError(c)) {
+		memcpy(out, GA_SUM_MAGIC, 8);
+		crc = gp_crc32c(0, out + GA_SUM_HEADER_SIZE, c);
+		for (int i = 0; i < 4; i++) {
+			out[8 + i] = (unsigned char)(ver >> (8 * i));
+			out[12 + i] = (unsigned char)(GA_SUM_HEADER_SIZE >> (8 * i));
+			out[24 + i] = (unsigned char)(crc >> (8 * i));
+		}
+		for (int i = 0; i < 8; i++)
+			out[16 + i] = (unsigned char)(claim >> (8 * i));
+		f = fopen(path, "wb");
+		if (f && fwrite(out, 1, GA_SUM_HEADER_SIZE + c, f) == GA_SUM_HEADER_SIZE + c && !fclose(f))
+			rc = 0;
+		else if (f)
+			fclose(f);
+	}
+	free(out);
+	return rc;
+}
+
+/* The decompressed body of a summary of a small trace; its length in *len. */
+static unsigned char *sample_body(size_t *len)
+{
+	char src[128];
+	char *paths[1] = { src };
+	unsigned char *enc, *raw = NULL;
+	size_t elen;
+
+	snprintf(src, sizeof(src), "%s/body.gpuprof", dir);
+	write_trace(src, 400, "k", 30, small);
+	if (encode(collect(paths, 1, 0), &enc, &elen))
+		return NULL;
+	*len = (size_t)ZSTD_getFrameContentSize(enc + GA_SUM_HEADER_SIZE, elen - GA_SUM_HEADER_SIZE);
+	if ((raw = malloc(*len)) &&
+	    ZSTD_decompress(raw, *len, enc + GA_SUM_HEADER_SIZE, elen - GA_SUM_HEADER_SIZE) != *len) {
+		free(raw);
+		raw = NULL;
+	}
+	free(enc);
+	return raw;
+}
+
+/* 1 when err names path and a byte offset and says why. */
+static int named(const char *err, const char *path, const char *why)
+{
+	return !strncmp(err, path, strlen(path)) && strstr(err, ": byte ") && strstr(err, why);
+}
+
+/*
+ * A header claiming a body far larger than its frames hold: refused as a
+ * size mismatch after decompressing what is there, without allocating the
+ * claim first (in a child limited to 2 GiB of address space, the claim of
+ * 8 GiB would have failed as "refused").  The address-space limit is left
+ * out under AddressSanitizer, whose shadow memory needs more.
+ */
+static void test_claimed_size(void)
+{
+	char path[128], err[640];
+	unsigned char *body;
+	size_t len;
+
+	tap_begin("a body size claimed in the header is not allocated before it is decompressed");
+	snprintf(path, sizeof(path), "%s/claim.sum", dir);
+	body = sample_body(&len);
+	CHECK(body && !write_sum(path, GA_SUM_VERSION, body, len, 8ull << 30));
+	{
+		pid_t pid;
+		int st = 0;
+
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0) {
+			struct ga_sum *s;
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__has_feature)
+#define GP_TEST_LIMIT_AS 1
+#elif defined(__has_feature)
+#if !__has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
+#define GP_TEST_LIMIT_AS 1
+#endif
+#endif
+#ifdef GP_TEST_LIMIT_AS
+			struct rlimit rl = { 2ull << 30, 2ull << 30 };
+
+			if (setrlimit(RLIMIT_AS, &rl))
+				_exit(3);
+#endif
+			s = ga_summary_read(path, err, sizeof(err));
+			if (s)
+				_exit(4);
+			printf("# %s\n", err);
+			fflush(stdout);
+			_exit(named(err, path, "less than the header says") ? 0 : 5);
+		}
+		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+		CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	}
+	/* The size said exactly still reads; one byte off either way does not. */
+	{
+		struct ga_sum *s = ga_summary_read(path, err, sizeof(err));
+
+		CHECK(!s);
+		CHECK(!write_sum(path, GA_SUM_VERSION, body, len, len));
+		s = ga_summary_read(path, err, sizeof(err));
+		CHECKF(s != NULL, "%s", err);
+		ga_summary_free(s);
+		CHECK(!write_sum(path, GA_SUM_VERSION, body, len, len - 1));
+		CHECK(!ga_summary_read(path, err, sizeof(err)));
+		CHECKF(named(err, path, "more than the header says"), "%s", err);
+	}
+	free(body);
+	tap_end();
+}
+
+/* Section 17's counters (docs/FORMAT.md), as summary.c lays them out. */
+#define FS_N (5 + 2 * GA_CAUSE_COUNT + GA_COPY_KIND_MAX * 10)
+#define FS_COPY(k) (5 + 2 * GA_CAUSE_COUNT + (k) * 10)
+
+static size_t get_leb(const unsigned char *p, size_t len, size_t *off, uint64_t *v)
+{
+	unsigned sh = 0;
+
+	*v = 0;
+	while (*off < len && sh < 64) {
+		unsigned char b = p[(*off)++];
+
+		*v |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80))
+			return 1;
+		sh += 7;
+	}
+	return 0;
+}
+
+/*
+ * Where the findings' counters start in body (their count's offset), the
+ * counters into fs and the offset past them into *end; 0 when not found.
+ * They are known by their count and, for each copy kind without tiny
+ * copies, the shortest at UINT64_MAX.
+ */
+static size_t find_fs(const unsigned char *body, size_t len, uint64_t *fs, size_t *end)
+{
+	for (size_t at = len; at-- > 0;) {
+		size_t off = at, i, ok = 1;
+		uint64_t v;
+
+		if (!get_leb(body, len, &off, &v) || v != FS_N)
+			continue;
+		for (i = 0; i < FS_N && ok; i++)
+			ok = get_leb(body, len, &off, &fs[i]);
+		for (i = 0; i < GA_COPY_KIND_MAX && ok; i++)
+			ok = fs[FS_COPY(i)] || fs[FS_COPY(i) + 3] == UINT64_MAX;
+		if (ok) {
+			*end = off;
+			return at ? at : 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Tiny copies of a kind whose shortest is the "none yet" UINT64_MAX, or
+ * whose times exist without copies: refused (the tiny-copies finding
+ * printed 18446744073.710 s of a made-up shortest copy, and its evidence
+ * overflowed the conversion of that time back to an integer).
+ */
+static void test_copy_state(void)
+{
+	char path[128], err[640];
+	unsigned char *body, *mut;
+	uint64_t fs[FS_N], w[FS_N];
+	size_t len, at = 0, end = 0;
+	static const struct {
+		size_t k, field;
+		uint64_t v;
+		int bad;
+	} cases[] = {
+		{ 0, 0, 0, 0 },                     /* as is */
+		{ 1, 0, 300, 1 },                   /* 300 copies, shortest "none" */
+		{ 7, 2, 5000, 1 },                  /* time of no copies */
+		{ 7, 1, 64, 1 },                    /* bytes of no copies */
+		{ 7, 4, 9, 1 },                     /* gaps of no copies */
+		{ 2, 3, 5, 1 },                     /* a shortest of no copies */
+	};
+
+	tap_begin("the findings' copy counters of a summary are consistent or refused");
+	snprintf(path, sizeof(path), "%s/copy.sum", dir);
+	body = sample_body(&len);
+	CHECK(body != NULL);
+	if (body)
+		at = find_fs(body, len, fs, &end);
+	CHECK(at > 0);
+	mut = malloc(len + FS_N * 10 + 16);
+	for (size_t c = 0; at && mut && c < sizeof(cases) / sizeof(cases[0]); c++) {
+		size_t n = at;
+		struct ga_sum *s;
+
+		memcpy(w, fs, sizeof(w));
+		if (c)
+			w[FS_COPY(cases[c].k) + cases[c].field] = cases[c].v;
+		memcpy(mut, body, at);
+		n += leb(mut + n, FS_N);
+		for (size_t i = 0; i < FS_N; i++)
+			n += leb(mut + n, w[i]);
+		memcpy(mut + n, body + end, len - end);
+		n += len - end;
+		CHECK(!write_sum(path, GA_SUM_VERSION, mut, n, n));
+		s = ga_summary_read(path, err, sizeof(err));
+		if (cases[c].bad) {
+			CHECKF(!s, "case %zu read", c);
+			CHECKF(s || named(err, path, "malformed"), "case %zu: %s", c, err);
+		} else {
+			CHECKF(s != NULL, "%s", err);
+		}
+		ga_summary_free(s);
+	}
+	free(mut);
+	free(body);
+	tap_end();
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/gpuprof-sumtest-XXXXXX");
@@ -313,6 +552,8 @@ int main(void)
 	test_histogram();
 	test_groupings();
 	test_mutations();
+	test_claimed_size();
+	test_copy_state();
 	{
 		char cmd[128];
 
