@@ -80,6 +80,15 @@ struct swin {
 	uint64_t start, end, kind;
 };
 
+/*
+ * The numbers of processes and devices that the model keeps in 32 bits
+ * (pid, rank, configuration and flight-recorder fields; device id, compute
+ * capability, sizes): a summary with more there is refused, not cut to
+ * another value (pid 2^32 + 432 would print as 432).
+ */
+#define PROC_U32 (0x3full | 0x7full << 12 | 0xfull << 25 | 1ull << 33)
+#define DEV_U32 (0xffull | 0xfull << 10)
+
 #define DEV_U64 17
 struct sdev {
 	struct okey k;
@@ -2949,7 +2958,8 @@ static int get_ranks(struct rbuf *r, struct ga_sum *s)
 			x->u[j] = gv(r);
 		x->nst = gcount(r, 2);
 		/* One row a process, in order: apply() indexes rows by process. */
-		if (x->proc >= s->nprocs || (i && x->proc <= s->ranks[i - 1].proc))
+		if (x->proc >= s->nprocs || (i && x->proc <= s->ranks[i - 1].proc) ||
+		    x->u[0] > UINT32_MAX)
 			r->err = 1;
 		if (r->err || !(x->st = calloc(x->nst + 1, sizeof(*x->st))))
 			return -1;
@@ -3295,7 +3305,8 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 		p->cmdline = gs(r);
 		p->ahost = gs(r);
 		for (j = 0; j < PROC_U64; j++)
-			p->u[j] = gv(r);
+			if ((p->u[j] = gv(r)) > UINT32_MAX && (PROC_U32 >> j & 1))
+				r->err = 1;
 		if (p->file >= s->nfiles)
 			r->err = 1;
 	}
@@ -3309,7 +3320,7 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 		w->name = gs(r);
 		w->start = gv(r);
 		w->end = gv(r);
-		w->kind = gv(r);
+		w->kind = g32(r);
 		if (w->proc >= s->nprocs)
 			r->err = 1;
 	}
@@ -3328,7 +3339,8 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 		memcpy(d->uuid, r->p + r->off, 16);
 		r->off += 16;
 		for (j = 0; j < DEV_U64; j++)
-			d->u[j] = gv(r);
+			if ((d->u[j] = gv(r)) > UINT32_MAX && (DEV_U32 >> j & 1))
+				r->err = 1;
 		if (d->proc >= s->nprocs)
 			r->err = 1;
 	}
@@ -3386,9 +3398,10 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 	for (i = 0; i < n && !r->err; i++) {
 		struct smemop *x = &s->mo[s->nmo++];
 
-		x->kind = gv(r);
-		x->src = gv(r);
-		x->dst = gv(r);
+		/* 32-bit in the model; wider would also merge rows of another key. */
+		x->kind = g32(r);
+		x->src = g32(r);
+		x->dst = g32(r);
 		x->bytes = gv(r);
 		if (get_sq(r, &x->q))
 			return -1;

@@ -5,8 +5,10 @@
  * and a summary whose body is changed at random (a byte set, a number made
  * large, a cut), then compressed and checksummed again so that only the
  * decoder stands between it and the views, is refused with the file and a
- * byte offset, or read into a model whose references all hold.  Test code,
- * runs offline only, needs no GPU.
+ * byte offset, or read into a model whose references all hold; crafted
+ * summaries (a body size claimed far beyond the frame's, inconsistent
+ * tiny-copy counters of the findings' state, a pid beyond 32 bits) are
+ * refused the same way.  Test code, runs offline only, needs no GPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -542,6 +544,50 @@ static void test_copy_state(void)
 	tap_end();
 }
 
+/*
+ * A pid of 2^32 + N (a field the model keeps in 32 bits): refused, where it
+ * was read as pid N.  The trace's pid, 0x1fedcba9, is five bytes of LEB128
+ * in the body, as 0x11fedcba9 is.
+ */
+static void test_narrow_fields(void)
+{
+	char src[128], path[128], err[640];
+	char *paths[1] = { src };
+	unsigned char *enc = NULL, *raw = NULL, pat[10], big[10];
+	size_t elen = 0, len = 0, k = leb(pat, 0x1fedcba9u), found = 0, at = 0;
+	struct ga_sum *s;
+
+	tap_begin("a process's 32-bit fields beyond 32 bits are refused, not cut");
+	snprintf(src, sizeof(src), "%s/pid.gpuprof", dir);
+	snprintf(path, sizeof(path), "%s/pid.sum", dir);
+	write_trace(src, 0x1fedcba9u, "k", 10, small);
+	CHECK(!encode(collect(paths, 1, 0), &enc, &elen));
+	len = (size_t)ZSTD_getFrameContentSize(enc + GA_SUM_HEADER_SIZE, elen - GA_SUM_HEADER_SIZE);
+	CHECK((raw = malloc(len)) != NULL);
+	CHECK(raw && ZSTD_decompress(raw, len, enc + GA_SUM_HEADER_SIZE, elen - GA_SUM_HEADER_SIZE) ==
+		     len);
+	CHECK(leb(big, 0x11fedcba9ull) == k);
+	for (size_t i = 0; raw && i + k <= len; i++)
+		if (!memcmp(raw + i, pat, k))
+			found++, at = i;
+	CHECKF(found == 1, "the pid found %zu times", found);
+	if (raw && found == 1) {
+		CHECK(!write_sum(path, GA_SUM_VERSION, raw, len, len));
+		s = ga_summary_read(path, err, sizeof(err));
+		CHECKF(s != NULL, "%s", err);
+		ga_summary_free(s);
+		memcpy(raw + at, big, k);
+		CHECK(!write_sum(path, GA_SUM_VERSION, raw, len, len));
+		s = ga_summary_read(path, err, sizeof(err));
+		CHECK(!s);
+		CHECKF(s || named(err, path, "malformed"), "%s", err);
+		ga_summary_free(s);
+	}
+	free(raw);
+	free(enc);
+	tap_end();
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/gpuprof-sumtest-XXXXXX");
@@ -554,6 +600,7 @@ int main(void)
 	test_mutations();
 	test_claimed_size();
 	test_copy_state();
+	test_narrow_fields();
 	{
 		char cmd[128];
 
