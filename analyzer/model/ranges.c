@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 
-#define CORR_DENSE (1u << 26)      /* larger correlation ids go to a hash */
+#define CORR_DENSE GA_RANGES_CORR_DENSE /* larger correlation ids go to a hash */
 /*
  * A correlation's code (struct ga_ranges_corr): 0 no activity of it was
  * seen; CODE_UNATTR none of its API records (or not yet resolved);
@@ -75,6 +75,11 @@ struct scan {
 	struct ga_strmap smap;     /* file string id -> strtab id */
 	struct gnode_raw **gn;
 	size_t *ngn, *capgn;
+	/*
+	 * The last launching thread looked up (scan_tid_x()): most launches
+	 * of a file come from one thread, and tids never moves an index.
+	 */
+	uint32_t tx_proc, tx_tid, tx_x; /* tx_x 0: none yet */
 };
 
 struct fold;
@@ -222,7 +227,11 @@ static int dense_room(struct ga_ranges_dense *d, uint32_t corr)
 		d->cap = cap;
 	}
 	if (corr >= d->n) {
-		memset(d->x + d->n, 0, ((size_t)corr + 1 - d->n) * sizeof(*d->x));
+		/* Ids come one by one as a rule: no memset call for the next one. */
+		if (corr == d->n)
+			d->x[corr] = 0;
+		else
+			memset(d->x + d->n, 0, ((size_t)corr + 1 - d->n) * sizeof(*d->x));
 		d->n = (size_t)corr + 1;
 	}
 	return 0;
@@ -246,6 +255,21 @@ static uint32_t tid_x(struct ga_ranges *nx, uint32_t proc, uint32_t tid)
 		*slot = (uint32_t)nx->ntids++;
 	}
 	return *slot + 2;
+}
+
+/* tid_x() of the scan's process, through the scan's one-entry cache. */
+static inline uint32_t scan_tid_x(struct scan *s, uint32_t tid)
+{
+	uint32_t x;
+
+	if (s->tx_x && s->tx_proc == s->proc && s->tx_tid == tid)
+		return s->tx_x;
+	if ((x = tid_x(s->nx, s->proc, tid))) {
+		s->tx_proc = s->proc;
+		s->tx_tid = tid;
+		s->tx_x = x;
+	}
+	return x;
 }
 
 void ga_ranges_drop_steps(struct ga_ranges *nx)
@@ -546,7 +570,7 @@ static int on_corr(struct scan *s, uint32_t correlation)
 	if (dense_room(d, correlation))
 		return -1;
 	if (!d->x[correlation]) {
-		uint32_t x = a ? tid_x(nx, s->proc, a->tid) : 1;
+		uint32_t x = a ? scan_tid_x(s, a->tid) : 1;
 
 		if (!x || (a && time_set(d, correlation, a->t)))
 			return -1;
@@ -643,7 +667,7 @@ static int on_api(struct scan *s, const struct gp_rec_api *r)
 		uint32_t c = r->correlation;
 
 		if (d->x[c] == 1 || r->start < time_get(d, c)) {
-			uint32_t x = tid_x(s->nx, s->proc, r->tid);
+			uint32_t x = scan_tid_x(s, r->tid);
 
 			if (!x || time_set(d, c, r->start))
 				return -1;
@@ -1793,18 +1817,52 @@ static int ahead_rec(void *ctx, const struct gp_rec *rec)
 }
 
 /*
- * The same where launches are asked: every activity and API call goes to
- * scan_rec(), which skips the CONFIG record in a trace without NVTX, so
- * whether the trace has API calls is noted here (none: no launches to keep).
+ * The same where launches are asked (API-to-activity flows), as scan_rec()
+ * of a trace without NVTX (skip_nvtx) does it, without its checks per
+ * record: each API call's launch waits for its activity (on_api()), each
+ * activity takes its call's (on_corr()), copies are noted for pairing and
+ * API calls and strings for the model's notes; nothing else is looked at
+ * (the first time is the chunk headers': ranges.h one_pass).  Whether the
+ * trace has API calls is noted from its CONFIG record (none: no launches
+ * to keep).
  */
 static int ahead_launch_rec(void *ctx, const struct gp_rec *rec)
 {
 	struct scan *s = ctx;
+	int rc;
 
-	if (rec->type == GP_REC_CONFIG)
+	s->nrec++;
+	switch (rec->type) {
+	case GP_REC_API:
+		rc = ga_model_note_api(s->m, s->proc, (const void *)rec) ||
+		     on_api(s, (const void *)rec);
+		break;
+	case GP_REC_KERNEL:
+		rc = on_corr(s, ((const struct gp_rec_kernel *)(const void *)rec)->correlation);
+		break;
+	case GP_REC_MEMCPY:
+		rc = ga_model_note_copy(s->m, s->proc, (const void *)rec) ||
+		     on_corr(s, ((const struct gp_rec_memcpy *)(const void *)rec)->correlation);
+		break;
+	case GP_REC_MEMSET:
+		rc = on_corr(s, ((const struct gp_rec_memset *)(const void *)rec)->correlation);
+		break;
+	case GP_REC_GRAPH:
+		rc = on_corr(s, ((const struct gp_rec_graph *)(const void *)rec)->correlation);
+		break;
+	case GP_REC_STRING:
+		rc = ga_model_note_string(s->m, s->proc, (const void *)rec);
+		break;
+	case GP_REC_CONFIG:
 		s->no_api = !(((const struct gp_rec_config *)(const void *)rec)->trace &
 			      GP_TRACE_API);
-	return scan_rec(ctx, rec);
+		return 0;
+	default:
+		return 0;
+	}
+	/* Out of memory, as scan_rec() says it. */
+	s->oom |= rc != 0;
+	return rc != 0;
 }
 
 ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx)
@@ -1830,29 +1888,15 @@ ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx)
 	return nx->want_launches ? ahead_launch_rec : ahead_rec;
 }
 
-int ga_ranges_launch(const struct ga_ranges *nx, const struct ga_act *a, uint32_t *tid,
-		     uint64_t *t)
+int ga_ranges_launch_big(const struct ga_ranges *nx, uint32_t proc, uint32_t corr, uint32_t *tid,
+			 uint64_t *t)
 {
-	uint32_t pi = a->proc - nx->proc_base;
-	const struct ga_ranges_dense *d;
+	const struct ga_ranges_corr *c = corr_big(nx, proc, corr);
 
-	if (!nx->want_launches || !nx->dense || a->proc < nx->proc_base || pi >= nx->nprocs)
+	if (!c || c->t == UINT64_MAX)
 		return 0;
-	if (a->correlation >= CORR_DENSE) {
-		const struct ga_ranges_corr *c = corr_big(nx, a->proc, a->correlation);
-
-		if (!c || c->t == UINT64_MAX)
-			return 0;
-		*tid = c->tid;
-		*t = c->t;
-		return 1;
-	}
-	/* Launches are never compacted. */
-	d = &nx->dense[pi];
-	if (a->correlation >= d->n || !d->t || d->x[a->correlation] < 2)
-		return 0;
-	*tid = nx->tids[d->x[a->correlation] - 2];
-	*t = time_get(d, a->correlation);
+	*tid = c->tid;
+	*t = c->t;
 	return 1;
 }
 

@@ -358,12 +358,48 @@ struct ga_ranges_src {
 int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ranges_src *src,
 		 size_t n);
 
+/* Correlation ids from here on are kept in a hash (corr_map), below it by id (dense). */
+#define GA_RANGES_CORR_DENSE (1u << 26)
+
+/* ga_ranges_launch_of() of an id at GA_RANGES_CORR_DENSE or above. */
+int ga_ranges_launch_big(const struct ga_ranges *nx, uint32_t proc, uint32_t corr, uint32_t *tid,
+			 uint64_t *t);
+
 /*
- * With want_launches: the API call that launched a (its thread and start),
- * 1 when the traces have it, else 0.
+ * With want_launches: the API call that launched correlation corr of
+ * process proc (its thread and start; the earliest API record of the
+ * correlation, where an activity of it was seen), 1 when the traces have
+ * it, else 0.  Inline: the Chrome and Perfetto exports ask it for each
+ * activity and API call; an id below GA_RANGES_CORR_DENSE is a few loads.
  */
-int ga_ranges_launch(const struct ga_ranges *nx, const struct ga_act *a, uint32_t *tid,
-		     uint64_t *t);
+static inline int ga_ranges_launch_of(const struct ga_ranges *nx, uint32_t proc, uint32_t corr,
+				      uint32_t *tid, uint64_t *t)
+{
+	const struct ga_ranges_dense *d;
+	const uint64_t *w;
+	uint32_t x;
+
+	if (!nx->want_launches || !nx->dense || proc < nx->proc_base ||
+	    proc - nx->proc_base >= nx->nprocs)
+		return 0;
+	if (corr >= GA_RANGES_CORR_DENSE)
+		return ga_ranges_launch_big(nx, proc, corr, tid, t);
+	/* Launches are never compacted: t stays, beside x (see struct ga_ranges_dense). */
+	d = &nx->dense[proc - nx->proc_base];
+	if (corr >= d->n || !d->t || (x = d->x[corr]) < 2)
+		return 0;
+	*tid = nx->tids[x - 2];
+	w = d->wide[corr / GA_RANGES_TBLOCK];
+	*t = w ? w[corr % GA_RANGES_TBLOCK] : d->base[corr / GA_RANGES_TBLOCK] + d->t[corr];
+	return 1;
+}
+
+/* ga_ranges_launch_of() of an activity's process and correlation. */
+static inline int ga_ranges_launch(const struct ga_ranges *nx, const struct ga_act *a,
+				   uint32_t *tid, uint64_t *t)
+{
+	return ga_ranges_launch_of(nx, a->proc, a->correlation, tid, t);
+}
 
 /* The range an activity was launched in (see the top of this file). */
 struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a);

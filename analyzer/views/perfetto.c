@@ -172,7 +172,6 @@ struct pf {
 	struct ncache ncache[NCACHE];  /* the names recently looked up */
 	struct scache scache[SCACHE];  /* the streams recently looked up */
 	struct scache tcache[SCACHE];  /* the threads recently looked up: (proc, tid) */
-	struct ga_act key;         /* an API call's correlation to look up, the rest zero */
 	uint32_t *lane_seq;        /* per lane: its sequence index + 1, 0 not yet */
 	size_t caplane_seq;
 	struct ga_map described;   /* (proc, track tid): its descriptor written */
@@ -884,7 +883,6 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 	long lane;
 	uint64_t api_t, flow_id = 0;
 	struct tname tn = { TN_THREAD, a->tid, 0 };
-	struct ga_act *key = &p->key;
 	struct scache *tc = &p->tcache[(a->tid ^ a->proc * 13u) % SCACHE];
 	int first_ok;
 	struct seq *q;
@@ -909,10 +907,9 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 	if (!(q = lane_seq(e, a->proc, lane)))
 		return -1;
 	/* The call that launched GPU work: the one the activities' flows start from. */
-	key->proc = a->proc;
-	key->correlation = a->correlation;
-	if (ga_ranges_launch(&e->an->rg, key, &api_tid, &api_t) && api_tid == a->tid &&
-	    api_t == a->start)
+	if (a->correlation &&
+	    ga_ranges_launch_of(&e->an->rg, a->proc, a->correlation, &api_tid, &api_t) &&
+	    api_tid == a->tid && api_t == a->start)
 		flow_id = flow_of(a->proc, a->correlation);
 	return slice(e, q, a->start, a->end, a->name, 0, CAT_API, flow_id, NULL, 0);
 }
