@@ -2785,7 +2785,17 @@ struct rbuf {
 	uint32_t *ids;             /* string number - 1 -> strtab id */
 	size_t nids;
 	uint32_t version;          /* the file's */
+	uint64_t hist;             /* bytes of the histograms read so far */
 };
+
+/*
+ * Histograms keep every bucket from their lowest used to their highest
+ * (model/quantile.h): two buckets far apart cost a few bytes of body and
+ * 58 KiB of memory.  A body's histograms may take this much, or 64 bytes
+ * a byte of body where that is more; real ones are far smaller (a row
+ * turns into one past 65536 durations), so only a crafted body is refused.
+ */
+#define SUM_HIST_MAX (256ull << 20)
 
 static uint64_t gv(struct rbuf *r)
 {
@@ -2915,6 +2925,12 @@ static int get_sq(struct rbuf *r, struct sq *q)
 			tot += count;
 			/* Ascending, and within a 64-bit value's last bucket. */
 			if ((i && !d) || d >= GA_QUANT_BUCKETS || idx >= GA_QUANT_BUCKETS || !count) {
+				r->err = 1;
+				break;
+			}
+			/* What the span allocates, counted before it is. */
+			r->hist += i ? 8 * d : 8;
+			if (r->hist > SUM_HIST_MAX && r->hist / 64 > r->len) {
 				r->err = 1;
 				break;
 			}

@@ -7,7 +7,8 @@
  * decoder stands between it and the views, is refused with the file and a
  * byte offset, or read into a model whose references all hold; crafted
  * summaries (a body size claimed far beyond the frame's, inconsistent
- * tiny-copy counters of the findings' state, a pid beyond 32 bits) are
+ * tiny-copy counters of the findings' state, a pid beyond 32 bits,
+ * histograms of two far buckets a row that would take gigabytes) are
  * refused the same way.  Test code, runs offline only, needs no GPU.
  */
 #include <stdio.h>
@@ -27,6 +28,15 @@
 #include "tap.h"
 
 #define T0 1700000000000000000ull
+
+/* Address-space limits in children, except under AddressSanitizer (its shadow needs more). */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__has_feature)
+#define GP_TEST_LIMIT_AS 1
+#elif defined(__has_feature)
+#if !__has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
+#define GP_TEST_LIMIT_AS 1
+#endif
+#endif
 
 static char dir[64];
 static unsigned long long rng = 88172645463325252ull;
@@ -397,13 +407,6 @@ static void test_claimed_size(void)
 		pid = fork();
 		if (pid == 0) {
 			struct ga_sum *s;
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__has_feature)
-#define GP_TEST_LIMIT_AS 1
-#elif defined(__has_feature)
-#if !__has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
-#define GP_TEST_LIMIT_AS 1
-#endif
-#endif
 #ifdef GP_TEST_LIMIT_AS
 			struct rlimit rl = { 2ull << 30, 2ull << 30 };
 
@@ -588,6 +591,86 @@ static void test_narrow_fields(void)
 	tap_end();
 }
 
+/*
+ * A body of 20000 kernel rows whose histograms have two buckets each, 1 ns
+ * and 2^63 ns: 34 bytes a row, 58 KiB of buckets in memory, 1.1 GiB in
+ * all.  Refused once its histograms pass their bound; it was read until
+ * memory ran out (in a child limited to 1 GiB of address space: "out of
+ * memory" then, "malformed" now).  The limit is left out under
+ * AddressSanitizer, whose shadow memory needs more.
+ */
+static void test_histogram_span(void)
+{
+	char path[128], err[640];
+	size_t cap = 1 << 20, n = 0, rows = 20000;
+	unsigned char *b = malloc(cap);
+	pid_t pid;
+	int st = 0;
+
+	tap_begin("histograms of a summary take memory in proportion to its body");
+	snprintf(path, sizeof(path), "%s/hist.sum", dir);
+	CHECK(b != NULL);
+	if (!b) {
+		tap_end();
+		return;
+	}
+	n += leb(b + n, 1);                  /* strings: "k" */
+	n += leb(b + n, 1);
+	b[n++] = 'k';
+	n += leb(b + n, 0);                  /* exact limit: none */
+	n += leb(b + n, 128);                /* scalars, all 0 (more than known: skipped) */
+	for (int i = 0; i < 128; i++)
+		b[n++] = 0;
+	n += leb(b + n, 0);                  /* files */
+	n += leb(b + n, 0);                  /* processes, 38 numbers each */
+	n += leb(b + n, 38);
+	n += leb(b + n, 0);                  /* windows */
+	n += leb(b + n, 0);                  /* devices, 17 numbers each */
+	n += leb(b + n, 17);
+	n += leb(b + n, 0);                  /* device rows */
+	n += leb(b + n, 0);                  /* labels */
+	n += leb(b + n, rows);               /* kernels */
+	for (size_t i = 0; i < rows; i++) {
+		n += leb(b + n, 1);          /* name, label */
+		n += leb(b + n, 1);
+		n += leb(b + n, 0);          /* in graphs */
+		n += leb(b + n, 2);          /* count, sum, min, max, sum of squares */
+		n += leb(b + n, (1ull << 63) + 1);
+		n += leb(b + n, 1);
+		n += leb(b + n, 1ull << 63);
+		n += leb(b + n, 1ull << 62);
+		n += leb(b + n, 1);
+		n += leb(b + n, 1);          /* a histogram of two buckets */
+		n += leb(b + n, 2);
+		n += leb(b + n, 1);
+		n += leb(b + n, 1);
+		n += leb(b + n, ((64u - GA_QUANT_SUB_BITS) << GA_QUANT_SUB_BITS) - 1);
+		n += leb(b + n, 1);
+	}
+	CHECK(n < cap && !write_sum(path, GA_SUM_VERSION, b, n, n));
+	free(b);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		struct ga_sum *s;
+#ifdef GP_TEST_LIMIT_AS
+		struct rlimit rl = { 1ull << 30, 1ull << 30 };
+
+		if (setrlimit(RLIMIT_AS, &rl))
+			_exit(3);
+#endif
+		s = ga_summary_read(path, err, sizeof(err));
+		if (s)
+			_exit(4);
+		printf("# %s\n", err);
+		fflush(stdout);
+		_exit(named(err, path, "malformed") ? 0 : 5);
+	}
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	tap_end();
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/gpuprof-sumtest-XXXXXX");
@@ -601,6 +684,7 @@ int main(void)
 	test_claimed_size();
 	test_copy_state();
 	test_narrow_fields();
+	test_histogram_span();
 	{
 		char cmd[128];
 
