@@ -3392,6 +3392,9 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 		s->labels[i].str = gs(r);
 		s->labels[i].count = gv(r);
 		s->labels[i].total = gv(r);
+		/* A label is a name: apply() could not make a row of none. */
+		if (!s->labels[i].str)
+			r->err = 1;
 		s->nlabels++;
 	}
 	n = gcount(r, 10);
@@ -3678,6 +3681,7 @@ out:
 
 struct amap {
 	uint32_t *v;               /* summary string id -> model strtab id */
+	uint32_t *lab;             /* summary string id -> model label index + 1 */
 	int err;
 };
 
@@ -3697,23 +3701,27 @@ static uint32_t A(struct amap *am, struct ga_model *m, const struct ga_sum *s, u
 	return r;
 }
 
-/* Label index + 1 of string id, added when new. */
+/*
+ * Label index + 1 of string id, added when new.  Only this adds labels to
+ * the model of a summary, and distinct ids are distinct strings, so a label
+ * is found by its id (a search of the labels made a summary of many labels
+ * quadratic: 300000 of them took minutes).
+ */
 static uint32_t label_of(struct amap *am, struct ga_model *m, const struct ga_sum *s,
 			 uint32_t id)
 {
 	uint32_t str = A(am, m, s, id);
 
-	if (!id)
+	if (!id || am->err)
 		return 0;
-	for (size_t i = 0; i < m->nlabels; i++)
-		if (m->labels[i].str == str)
-			return (uint32_t)i + 1;
+	if (am->lab[id])
+		return am->lab[id];
 	if (ga_util_grow(&m->labels, &m->caplabels, m->nlabels + 1, sizeof(*m->labels))) {
 		am->err = 1;
 		return 0;
 	}
 	m->labels[m->nlabels] = (struct ga_label){ str, 0, 0 };
-	return (uint32_t)++m->nlabels;
+	return am->lab[id] = (uint32_t)++m->nlabels;
 }
 
 /*
@@ -4079,8 +4087,11 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 	size_t i;
 	int move;
 
-	if (canonical(s) || !(am.v = calloc(s->s.n + 1, sizeof(*am.v))))
+	if (canonical(s) || !(am.v = calloc(s->s.n + 1, sizeof(*am.v))) ||
+	    !(am.lab = calloc(s->s.n + 1, sizeof(*am.lab)))) {
+		free(am.v);
 		return -1;
+	}
 	move = clocks_move(s);
 	m->counts[GA_ACT_KERNEL] = s->sc[SC_KERNEL];
 	m->counts[GA_ACT_MEMCPY] = s->sc[SC_MEMCPY];
@@ -4368,9 +4379,11 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 			an->rk.any_rank = 1; /* how the report names a GPU's users */
 	m->finished = 1;
 	free(am.v);
+	free(am.lab);
 	return 0;
 fail:
 	free(am.v);
+	free(am.lab);
 	return -1;
 }
 

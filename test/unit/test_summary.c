@@ -8,12 +8,14 @@
  * byte offset, or read into a model whose references all hold; crafted
  * summaries (a body size claimed far beyond the frame's, inconsistent
  * tiny-copy counters of the findings' state, a pid beyond 32 bits,
- * histograms of two far buckets a row that would take gigabytes) are
- * refused the same way.  Test code, runs offline only, needs no GPU.
+ * histograms of two far buckets a row that would take gigabytes, a label
+ * without a name) are refused the same way, and 300000 labels are applied
+ * in linear time.  Test code, runs offline only, needs no GPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -671,6 +673,124 @@ static void test_histogram_span(void)
 	tap_end();
 }
 
+/*
+ * A version 4 body, complete, of nlab strings "l000000"... and a label of
+ * each, the first label's string id first (0: none); its length.
+ */
+static size_t label_body(unsigned char *b, size_t nlab, uint64_t first)
+{
+	size_t n = 0;
+
+	n += leb(b + n, nlab);               /* strings */
+	for (size_t i = 0; i < nlab; i++) {
+		n += leb(b + n, 7);
+		n += (size_t)sprintf((char *)b + n, "l%06zu", i);
+	}
+	n += leb(b + n, 0);                  /* exact limit: none */
+	n += leb(b + n, 128);                /* scalars, all 0 (more than known: skipped) */
+	for (int i = 0; i < 128; i++)
+		b[n++] = 0;
+	n += leb(b + n, 0);                  /* files */
+	n += leb(b + n, 0);                  /* processes, 38 numbers each */
+	n += leb(b + n, 38);
+	n += leb(b + n, 0);                  /* windows */
+	n += leb(b + n, 0);                  /* devices, 17 numbers each */
+	n += leb(b + n, 17);
+	n += leb(b + n, 0);                  /* device rows */
+	n += leb(b + n, nlab);               /* labels: string id, count, time */
+	for (size_t i = 0; i < nlab; i++) {
+		n += leb(b + n, i ? i + 1 : first);
+		n += leb(b + n, 1);
+		n += leb(b + n, 10);
+	}
+	n += leb(b + n, 0);                  /* kernels */
+	n += leb(b + n, 0);                  /* memory operations */
+	for (int i = 0; i < (GA_COPY_KIND_MAX + 3) * 4; i++)
+		b[n++] = 0;                  /* copies by kind, memset, the two legs */
+	n += leb(b + n, 0);                  /* graphs */
+	n += leb(b + n, 0);                  /* API */
+	n += leb(b + n, 0);                  /* ranks, 7 numbers each */
+	n += leb(b + n, 7);
+	n += leb(b + n, 7);                  /* NVTX: 7 counters, ranges, marks, tree */
+	for (int i = 0; i < 7; i++)
+		b[n++] = 0;
+	n += leb(b + n, 0);
+	n += leb(b + n, 6);
+	n += leb(b + n, 0);
+	n += leb(b + n, 0);
+	n += leb(b + n, 6);
+	n += leb(b + n, 3);                  /* launches: 3 counters, latency, configurations */
+	for (int i = 0; i < 3; i++)
+		b[n++] = 0;
+	n += leb(b + n, 0);
+	n += leb(b + n, 0);
+	n += leb(b + n, 14);
+	return n;
+}
+
+/* Apply s to a fresh analysis, freed; 0 or -1 as ga_summary_apply(). */
+static int apply_once(struct ga_sum *s)
+{
+	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH };
+	struct ga_analysis an;
+	struct ga_filter flt;
+	int rc;
+
+	ga_filter_init(&flt);
+	rc = ga_analysis_init(&an, &ao, &flt) ? -1 : ga_summary_apply(s, &an);
+	ga_analysis_free(&an);
+	ga_filter_free(&flt);
+	return rc;
+}
+
+/*
+ * Labels: one without a string is refused when read (it was read, and its
+ * report failed with "out of memory"); 300000 of them are applied in a
+ * moment (each was looked for among the others: minutes).
+ */
+static void test_labels(void)
+{
+	char path[128], err[640];
+	size_t nlab = 300000, n;
+	unsigned char *b = malloc(nlab * 14 + 8192);
+	struct ga_sum *s;
+	struct timespec t0, t1;
+	double secs;
+
+	tap_begin("summary labels: none without a name, many applied in linear time");
+	snprintf(path, sizeof(path), "%s/labels.sum", dir);
+	CHECK(b != NULL);
+	if (!b) {
+		tap_end();
+		return;
+	}
+	n = label_body(b, 3, 1);
+	CHECK(!write_sum(path, GA_SUM_VERSION_MIN, b, n, n));
+	s = ga_summary_read(path, err, sizeof(err));
+	CHECKF(s != NULL, "%s", err);
+	CHECK(s && !apply_once(s));
+	ga_summary_free(s);
+	n = label_body(b, 3, 0);
+	CHECK(!write_sum(path, GA_SUM_VERSION_MIN, b, n, n));
+	s = ga_summary_read(path, err, sizeof(err));
+	CHECK(!s);
+	CHECKF(s || named(err, path, "malformed"), "%s", err);
+	ga_summary_free(s);
+	n = label_body(b, nlab, 1);
+	CHECK(!write_sum(path, GA_SUM_VERSION_MIN, b, n, n));
+	s = ga_summary_read(path, err, sizeof(err));
+	CHECKF(s != NULL, "%s", err);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(s && !apply_once(s));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("# %zu labels applied in %.3f s\n", nlab, secs);
+	CHECKF(secs < 10, "%zu labels took %.1f s", nlab, secs);
+	ga_summary_free(s);
+	free(b);
+	tap_end();
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/gpuprof-sumtest-XXXXXX");
@@ -685,6 +805,7 @@ int main(void)
 	test_copy_state();
 	test_narrow_fields();
 	test_histogram_span();
+	test_labels();
 	{
 		char cmd[128];
 
