@@ -2922,9 +2922,9 @@ static int get_sq(struct rbuf *r, struct sq *q)
 			d = gv(r);
 			idx += d;
 			count = gv(r);
-			tot += count;
-			/* Ascending, and within a 64-bit value's last bucket. */
-			if ((i && !d) || d >= GA_QUANT_BUCKETS || idx >= GA_QUANT_BUCKETS || !count) {
+			/* Ascending, within a 64-bit value's last bucket, counts not wrapping. */
+			if ((i && !d) || d >= GA_QUANT_BUCKETS || idx >= GA_QUANT_BUCKETS || !count ||
+			    count > UINT64_MAX - tot) {
 				r->err = 1;
 				break;
 			}
@@ -2934,6 +2934,7 @@ static int get_sq(struct rbuf *r, struct sq *q)
 				r->err = 1;
 				break;
 			}
+			tot += count;
 			if (ga_quant_add_bucket(&q->h, (uint32_t)idx, count))
 				return -1;
 		}

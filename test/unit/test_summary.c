@@ -677,7 +677,17 @@ static void test_histogram_span(void)
  * A version 4 body, complete, of nlab strings "l000000"... and a label of
  * each, the first label's string id first (0: none); its length.
  */
+static size_t label_body_ks(unsigned char *b, size_t nlab, uint64_t first, size_t nks,
+			    const unsigned char *ks, size_t kslen);
+
 static size_t label_body(unsigned char *b, size_t nlab, uint64_t first)
+{
+	return label_body_ks(b, nlab, first, 0, NULL, 0);
+}
+
+/* The same with nks kernel rows, ks[0..kslen). */
+static size_t label_body_ks(unsigned char *b, size_t nlab, uint64_t first, size_t nks,
+			    const unsigned char *ks, size_t kslen)
 {
 	size_t n = 0;
 
@@ -703,7 +713,10 @@ static size_t label_body(unsigned char *b, size_t nlab, uint64_t first)
 		n += leb(b + n, 1);
 		n += leb(b + n, 10);
 	}
-	n += leb(b + n, 0);                  /* kernels */
+	n += leb(b + n, nks);                /* kernels */
+	if (kslen)
+		memcpy(b + n, ks, kslen);
+	n += kslen;
 	n += leb(b + n, 0);                  /* memory operations */
 	for (int i = 0; i < (GA_COPY_KIND_MAX + 3) * 4; i++)
 		b[n++] = 0;                  /* copies by kind, memset, the two legs */
@@ -757,7 +770,8 @@ static void test_labels(void)
 	struct timespec t0, t1;
 	double secs;
 
-	tap_begin("summary labels: none without a name, many applied in linear time");
+	tap_begin("summary labels: none without a name, many applied in linear time; "
+		  "histogram counts do not wrap");
 	snprintf(path, sizeof(path), "%s/labels.sum", dir);
 	CHECK(b != NULL);
 	if (!b) {
@@ -776,6 +790,41 @@ static void test_labels(void)
 	CHECK(!s);
 	CHECKF(s || named(err, path, "malformed"), "%s", err);
 	ga_summary_free(s);
+	/*
+	 * A kernel's histogram of two buckets of 2^63 + 1 durations each, said
+	 * to hold 2: refused (the counts wrapped to the row's count and it was read).
+	 */
+	for (int wrap = 0; wrap < 2; wrap++) {
+		unsigned char ks[64];
+		size_t k = 0;
+		uint64_t c = wrap ? (1ull << 63) + 1 : 1;
+
+		k += leb(ks + k, 1);         /* name, label, in graphs */
+		k += leb(ks + k, 1);
+		k += leb(ks + k, 0);
+		k += leb(ks + k, 2);         /* count, sum, min, max, sum of squares */
+		k += leb(ks + k, 3000);
+		k += leb(ks + k, 1000);
+		k += leb(ks + k, 2000);
+		k += leb(ks + k, 0);
+		k += leb(ks + k, 5000000);
+		k += leb(ks + k, 1);         /* a histogram: buckets of 1000 and 2000 */
+		k += leb(ks + k, 2);
+		k += leb(ks + k, 506);
+		k += leb(ks + k, c);
+		k += leb(ks + k, 128);
+		k += leb(ks + k, c);
+		n = label_body_ks(b, 3, 1, 1, ks, k);
+		CHECK(!write_sum(path, GA_SUM_VERSION_MIN, b, n, n));
+		s = ga_summary_read(path, err, sizeof(err));
+		if (wrap) {
+			CHECK(!s);
+			CHECKF(s || named(err, path, "malformed"), "%s", err);
+		} else {
+			CHECKF(s != NULL, "%s", err);
+		}
+		ga_summary_free(s);
+	}
 	n = label_body(b, nlab, 1);
 	CHECK(!write_sum(path, GA_SUM_VERSION_MIN, b, n, n));
 	s = ga_summary_read(path, err, sizeof(err));
