@@ -125,7 +125,8 @@ static inline uint64_t time_get(const struct ga_ranges_dense *d, size_t j)
  * too), or, once a time of the block does not fit, every time of the block
  * whole.  0, or -1 out of memory.
  */
-static int time_set(struct ga_ranges_dense *d, size_t j, uint64_t t)
+static __attribute__((noinline)) int time_set_slow(struct ga_ranges_dense *d, size_t j,
+						 uint64_t t)
 {
 	size_t b = j / GA_RANGES_TBLOCK, k, lo = b * GA_RANGES_TBLOCK;
 	uint64_t *w = d->wide[b];
@@ -147,6 +148,19 @@ static int time_set(struct ga_ranges_dense *d, size_t j, uint64_t t)
 	return 0;
 }
 
+/* time_set_slow(), inline where the time fits its block's base (most times). */
+static inline int time_set(struct ga_ranges_dense *d, size_t j, uint64_t t)
+{
+	uint64_t base = d->base[j / GA_RANGES_TBLOCK];
+
+	if (base != UINT64_MAX && !d->wide[j / GA_RANGES_TBLOCK] && t >= base &&
+	    t - base <= UINT32_MAX) {
+		d->t[j] = (uint32_t)(t - base);
+		return 0;
+	}
+	return time_set_slow(d, j, t);
+}
+
 static void free_corrs(struct ga_ranges *nx)
 {
 	size_t i;
@@ -158,6 +172,7 @@ static void free_corrs(struct ga_ranges *nx)
 	}
 	free(nx->dense);
 	nx->dense = NULL;
+	nx->launches = NULL;
 	free(nx->tids);
 	nx->tids = NULL;
 	nx->ntids = nx->captids = 0;
@@ -197,7 +212,7 @@ static struct ga_ranges_corr *corr_big_slot(struct ga_ranges *nx, uint32_t proc,
 }
 
 /* Room in d for id corr (x 0 where new); 0, or -1 out of memory. */
-static int dense_room(struct ga_ranges_dense *d, uint32_t corr)
+static __attribute__((noinline)) int dense_room_slow(struct ga_ranges_dense *d, uint32_t corr)
 {
 	if (corr >= d->cap) {
 		size_t cap = d->cap ? d->cap : GA_RANGES_TBLOCK, b;
@@ -235,6 +250,18 @@ static int dense_room(struct ga_ranges_dense *d, uint32_t corr)
 		d->n = (size_t)corr + 1;
 	}
 	return 0;
+}
+
+/* dense_room_slow(), inline for an id seen before or the next one. */
+static inline int dense_room(struct ga_ranges_dense *d, uint32_t corr)
+{
+	if (corr < d->n)
+		return 0;
+	if (corr == d->n && corr < d->cap) {
+		d->x[d->n++] = 0;
+		return 0;
+	}
+	return dense_room_slow(d, corr);
 }
 
 /* x's value for a launch on thread tid of process proc: its index in tids + 2; 0 out of memory. */
@@ -1642,6 +1669,7 @@ static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ra
 	nx->nprocs = n;
 	nx->proc_ranges = calloc(n ? n : 1, 1);
 	nx->dense = calloc(n ? n : 1, sizeof(*nx->dense));
+	nx->launches = nx->want_launches ? nx->dense : NULL;
 	if (!nx->proc_ranges || !nx->dense)
 		goto out;
 	if (nx->one_pass) {
@@ -1817,6 +1845,55 @@ static int ahead_rec(void *ctx, const struct gp_rec *rec)
 }
 
 /*
+ * A trace scanned in the model's read, launches asked (ahead_launch_rec()):
+ * its correlation ids below CORR_DENSE hold their launch in dense alone,
+ * no ring between.  An API call's thread and start go to its id at once,
+ * flagged GA_RANGES_XPEND until an activity of the id comes (the earliest
+ * call of an id wins, the first of equal starts, as on_api() and the ring
+ * keep it); ga_ranges_launch_of() answers only where an activity came.
+ * 0, or -1 out of memory.
+ */
+static int ahead_api(struct scan *s, const struct gp_rec_api *r)
+{
+	struct ga_ranges_dense *d;
+	uint32_t c = r->correlation, x, tx;
+
+	if (!c)
+		return 0;
+	if (c >= CORR_DENSE)
+		return on_api(s, r);
+	d = &s->nx->dense[s->proc - s->nx->proc_base];
+	if (dense_room(d, c))
+		return -1;
+	x = d->x[c];
+	if (x >= 2 && r->start >= time_get(d, c))
+		return 0;
+	/* tx below GA_RANGES_XPEND: 2^31 threads' tids would not fit in memory. */
+	if (!(tx = scan_tid_x(s, r->tid)) || tx >= GA_RANGES_XPEND || time_set(d, c, r->start))
+		return -1;
+	/* None yet: pending; 1 (an activity without a call): the activity's. */
+	d->x[c] = x == 0 ? tx | GA_RANGES_XPEND : x == 1 ? tx : tx | (x & GA_RANGES_XPEND);
+	return 0;
+}
+
+/* An activity of id c in such a trace: its call's launch now counts. 0, or -1 out of memory. */
+static int ahead_corr(struct scan *s, uint32_t c)
+{
+	struct ga_ranges_dense *d;
+
+	if (s->no_api)
+		return 0;
+	if (c >= CORR_DENSE)
+		return on_corr(s, c);
+	d = &s->nx->dense[s->proc - s->nx->proc_base];
+	if (dense_room(d, c))
+		return -1;
+	/* 0: no call seen (1, as on_corr() marks it); else the pending call is its launch. */
+	d->x[c] = d->x[c] ? d->x[c] & ~GA_RANGES_XPEND : 1;
+	return 0;
+}
+
+/*
  * The same where launches are asked (API-to-activity flows), as scan_rec()
  * of a trace without NVTX (skip_nvtx) does it, without its checks per
  * record: each API call's launch waits for its activity (on_api()), each
@@ -1835,20 +1912,20 @@ static int ahead_launch_rec(void *ctx, const struct gp_rec *rec)
 	switch (rec->type) {
 	case GP_REC_API:
 		rc = ga_model_note_api(s->m, s->proc, (const void *)rec) ||
-		     on_api(s, (const void *)rec);
+		     ahead_api(s, (const void *)rec);
 		break;
 	case GP_REC_KERNEL:
-		rc = on_corr(s, ((const struct gp_rec_kernel *)(const void *)rec)->correlation);
+		rc = ahead_corr(s, ((const struct gp_rec_kernel *)(const void *)rec)->correlation);
 		break;
 	case GP_REC_MEMCPY:
 		rc = ga_model_note_copy(s->m, s->proc, (const void *)rec) ||
-		     on_corr(s, ((const struct gp_rec_memcpy *)(const void *)rec)->correlation);
+		     ahead_corr(s, ((const struct gp_rec_memcpy *)(const void *)rec)->correlation);
 		break;
 	case GP_REC_MEMSET:
-		rc = on_corr(s, ((const struct gp_rec_memset *)(const void *)rec)->correlation);
+		rc = ahead_corr(s, ((const struct gp_rec_memset *)(const void *)rec)->correlation);
 		break;
 	case GP_REC_GRAPH:
-		rc = on_corr(s, ((const struct gp_rec_graph *)(const void *)rec)->correlation);
+		rc = ahead_corr(s, ((const struct gp_rec_graph *)(const void *)rec)->correlation);
 		break;
 	case GP_REC_STRING:
 		rc = ga_model_note_string(s->m, s->proc, (const void *)rec);

@@ -172,6 +172,12 @@ struct ga_ranges_nref {
  * ranges.c), in x alone, the times freed: 4 bytes an id.
  */
 #define GA_RANGES_TBLOCK 4096
+/*
+ * In x, a trace scanned in the model's read with launches asked (one_pass,
+ * want_launches): an API call's thread and time kept for its id before
+ * any activity of it came (ranges.c ahead_api()).
+ */
+#define GA_RANGES_XPEND (1u << 31)
 struct ga_ranges_dense {
 	uint32_t *t;     /* NULL once compacted */
 	uint64_t *base;  /* per block, UINT64_MAX none yet */
@@ -222,6 +228,8 @@ struct ga_ranges {
 	struct ga_ranges_corr *corrs; /* of large correlation ids (corr_map) */
 	size_t ncorrs, capcorrs;
 	struct ga_ranges_dense *dense; /* per process: correlation -> its launch */
+	/* dense where launches are asked (want_launches), else NULL: ga_ranges_launch_of() */
+	const struct ga_ranges_dense *launches;
 	uint32_t *tids;                /* launching threads of dense's x */
 	size_t ntids, captids;
 	struct ga_map tid_map;     /* (proc, tid) -> index in tids */
@@ -251,7 +259,10 @@ struct ga_ranges {
 	/*
 	 * Asked before the scan: launches (every activity's API call, for
 	 * API-to-activity flows; 16 bytes per correlation id of processes
-	 * that traced API calls), marks (each mark, 24 bytes each) and
+	 * that traced API calls; a trace scanned in the model's read keeps
+	 * each call in dense by its id as it comes, GA_RANGES_XPEND until
+	 * its activity does, with no ring between: ga_ranges_launch_of(),
+	 * inline, is a few loads), marks (each mark, 24 bytes each) and
 	 * details (each range's, 24 bytes each).
 	 */
 	int want_launches, keep_marks, keep_details;
@@ -375,18 +386,18 @@ int ga_ranges_launch_big(const struct ga_ranges *nx, uint32_t proc, uint32_t cor
 static inline int ga_ranges_launch_of(const struct ga_ranges *nx, uint32_t proc, uint32_t corr,
 				      uint32_t *tid, uint64_t *t)
 {
-	const struct ga_ranges_dense *d;
+	const struct ga_ranges_dense *d = nx->launches;
 	const uint64_t *w;
-	uint32_t x;
+	uint32_t x, pi = proc - nx->proc_base; /* below proc_base: wraps past nprocs */
 
-	if (!nx->want_launches || !nx->dense || proc < nx->proc_base ||
-	    proc - nx->proc_base >= nx->nprocs)
+	if (!d || pi >= nx->nprocs)
 		return 0;
-	if (corr >= GA_RANGES_CORR_DENSE)
-		return ga_ranges_launch_big(nx, proc, corr, tid, t);
-	/* Launches are never compacted: t stays, beside x (see struct ga_ranges_dense). */
-	d = &nx->dense[proc - nx->proc_base];
-	if (corr >= d->n || !d->t || (x = d->x[corr]) < 2)
+	/* Ids of dense are below GA_RANGES_CORR_DENSE; launches keep their times (t). */
+	d += pi;
+	if (corr >= d->n)
+		return corr >= GA_RANGES_CORR_DENSE && ga_ranges_launch_big(nx, proc, corr, tid, t);
+	/* x below 2 (no activity, or no call) or pending (GA_RANGES_XPEND): none. */
+	if ((x = d->x[corr]) - 2 >= GA_RANGES_XPEND - 2)
 		return 0;
 	*tid = nx->tids[x - 2];
 	w = d->wide[corr / GA_RANGES_TBLOCK];

@@ -343,6 +343,152 @@ static void test_streaming(void)
 	tap_end();
 }
 
+/*
+ * The launch index the look-ahead builds for the flows (ranges.c
+ * ahead_api(), ahead_corr()): each id's earliest call, whichever of
+ * call and activity comes first, and nothing for a call whose activity
+ * has not come.  Ids in order of the cases: 10 a call, its activity,
+ * then an earlier call of it on another thread (the runtime's, recorded
+ * after the driver's); 11 the activity before its call; 12 two calls
+ * starting together (the first recorded wins); 13 a call without an
+ * activity; 14 an activity without a call; 15 a memset and a copy of
+ * one call; 40 after a gap of ids; 5000 and 5001 in the next block of
+ * ids, 5001's call 20 s later than the block's first time (its times
+ * kept whole); 2^26 + 5 a large id (the hash).
+ */
+#define BIG_CORR ((1u << 26) + 5)
+static void write_launches(const char *path)
+{
+	struct synth *s = synth_open(path);
+	uint64_t t = T0 + 1000000000ull;
+	uint32_t k, f;
+
+	synth_process(s, 79, "h", "launches", 0, T0);
+	synth_device(s, 0, "GPU A", 9, 0, 132, 1ull << 36, 1);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_API, 0, 0);
+	k = synth_string(s, "_Z1kv");
+	f = synth_string(s, "cuLaunchKernel");
+	synth_flush_chunk(s);
+	synth_api_at_corr(s, f, t + 100, t + 110, 5, 10);
+	synth_kernel_at_corr(s, k, t + 1000, t + 1100, 0, 7, 10);
+	synth_api_at_corr(s, f, t + 50, t + 120, 6, 10);
+	synth_kernel_at_corr(s, k, t + 2000, t + 2100, 0, 7, 11);
+	synth_api_at_corr(s, f, t + 200, t + 210, 7, 11);
+	synth_api_at_corr(s, f, t + 300, t + 310, 8, 12);
+	synth_api_at_corr(s, f, t + 300, t + 320, 9, 12);
+	synth_kernel_at_corr(s, k, t + 3000, t + 3100, 0, 7, 12);
+	synth_api_at_corr(s, f, t + 400, t + 410, 5, 13);
+	synth_flush_chunk(s);
+	synth_kernel_at_corr(s, k, t + 4000, t + 4100, 0, 7, 14);
+	synth_api_at_corr(s, f, t + 500, t + 510, 5, 15);
+	synth_memset_at_corr(s, 64, t + 5000, t + 5100, 0, 7, 15, 2);
+	synth_memcpy_at_corr(s, GP_COPY_HTOD, 64, t + 5200, t + 5300, 0, 7, 15);
+	synth_api_at_corr(s, f, t + 600, t + 610, 5, 40);
+	synth_kernel_at_corr(s, k, t + 6000, t + 6100, 0, 7, 40);
+	synth_api_at_corr(s, f, t + 700, t + 710, 5, 5000);
+	synth_kernel_at_corr(s, k, t + 7000, t + 7100, 0, 7, 5000);
+	synth_api_at_corr(s, f, t + 20000000000ull, t + 20000000010ull, 5, 5001);
+	synth_kernel_at_corr(s, k, t + 20000001000ull, t + 20000001100ull, 0, 7, 5001);
+	synth_api_at_corr(s, f, t + 800, t + 810, 5, BIG_CORR);
+	synth_kernel_at_corr(s, k, t + 8000, t + 8100, 0, 7, BIG_CORR);
+	synth_end(s, t + 30000000000ull, 0);
+	synth_close(s, NULL, NULL);
+}
+
+/* Activities as streamed() records them, and the calls as the Perfetto export asks. */
+struct launches {
+	struct streamed acts;
+	uint32_t corr[32];
+	int launch[32], n; /* the call is its id's launch (the flow's start) */
+};
+
+static int on_act2(void *ctx, struct ga_model *m, const struct ga_act *a)
+{
+	return on_act(&((struct launches *)ctx)->acts, m, a);
+}
+
+static int on_api(void *ctx, struct ga_model *m, const struct ga_api_call *c)
+{
+	struct launches *x = ctx;
+	uint32_t tid;
+	uint64_t t;
+
+	(void)m;
+	if (x->n < 32) {
+		x->corr[x->n] = c->correlation;
+		x->launch[x->n] = ga_ranges_launch_of(&x->acts.an->rg, c->proc, c->correlation,
+						      &tid, &t) &&
+				  tid == c->tid && t == c->start;
+		x->n++;
+	}
+	return 0;
+}
+
+static void build_launches(struct run *r, struct launches *x, char *path, int two)
+{
+	struct ga_analysis_opts o = { .stack_depth = 3, .two_reads = two, .launches = 1 };
+	char *paths[1] = { path };
+
+	memset(x, 0, sizeof(*x));
+	ga_filter_init(&r->flt);
+	r->ok = ga_analysis_init(&r->an, &o, &r->flt) == 0;
+	if (!r->ok)
+		return;
+	x->acts.an = &r->an;
+	r->an.m.hooks.ctx = x;
+	r->an.m.hooks.act = on_act2;
+	r->an.m.hooks.api = on_api;
+	r->an.want_first = 1;
+	r->ok = ga_analysis_build(&r->an, paths, 1) == 0;
+}
+
+static void test_launch_index(void)
+{
+	static const struct {
+		uint32_t corr, tid;
+		uint64_t t; /* after T0 + 1 s; tid 0: none */
+	} want[] = {
+		{ 10, 6, 50 }, { 11, 7, 200 }, { 12, 8, 300 }, { 14, 0, 0 }, { 15, 5, 500 },
+		{ 15, 5, 500 }, { 40, 5, 600 }, { 5000, 5, 700 }, { 5001, 5, 20000000000ull },
+		{ BIG_CORR, 5, 800 },
+	};
+	/* The calls in order (10, 10, 11, 12, 12, 13, 15, 40, 5000, 5001, big): a launch? */
+	static const int want_calls[] = { 0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1 };
+	char path[128];
+	struct launches xa, xb;
+	struct run a, b;
+	size_t i;
+
+	tap_begin("one pass: the flows' launch index (earliest call, pending calls, blocks of ids)");
+	snprintf(path, sizeof(path), "%s/launches.gpuprof", dir);
+	write_launches(path);
+	build_launches(&a, &xa, path, 0);
+	build_launches(&b, &xb, path, 1);
+	CHECK(a.ok && b.ok && a.an.rg.one_pass && !b.an.rg.one_pass);
+	CHECKF(xa.acts.n == (int)(sizeof(want) / sizeof(want[0])) && xb.acts.n == xa.acts.n,
+	       "%d and %d activities", xa.acts.n, xb.acts.n);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]) && (int)i < xa.acts.n; i++) {
+		const struct streamed *x = &xa.acts;
+		uint64_t t = want[i].t + T0 + 1000000000ull;
+
+		CHECKF(x->corr[i] == want[i].corr && x->found[i] == (want[i].tid != 0) &&
+			       (!x->found[i] || (x->tid[i] == want[i].tid && x->t[i] == t)),
+		       "corr %u: %d %u %llu", x->corr[i], x->found[i], x->tid[i],
+		       (unsigned long long)(x->t[i] - T0));
+		/* As the whole scan before the read finds them. */
+		CHECK(xb.acts.found[i] == x->found[i] &&
+		      (!x->found[i] || (xb.acts.tid[i] == x->tid[i] && xb.acts.t[i] == x->t[i])));
+	}
+	CHECKF(xa.n == (int)(sizeof(want_calls) / sizeof(want_calls[0])) && xb.n == xa.n,
+	       "%d and %d calls", xa.n, xb.n);
+	for (i = 0; i < sizeof(want_calls) / sizeof(want_calls[0]) && (int)i < xa.n; i++)
+		CHECKF(xa.launch[i] == want_calls[i] && xb.launch[i] == want_calls[i],
+		       "call %zu (corr %u): %d %d", i, xa.corr[i], xa.launch[i], xb.launch[i]);
+	done(&a);
+	done(&b);
+	tap_end();
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -356,6 +502,7 @@ int main(void)
 	test_window();
 	test_nvtx_and_shift();
 	test_streaming();
+	test_launch_index();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
