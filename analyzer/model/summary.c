@@ -3183,12 +3183,16 @@ static int get_fstate(struct rbuf *r, struct ga_sum *s)
 
 	if (gcounters(r, s->fs, FS_COUNT, 0))
 		return -1;
-	/* Tiny copies: none has no time and no shortest; some, a shortest within their mean. */
+	/*
+	 * Tiny copies: none has no time, and no shortest (2^64 - 1; 0 where no
+	 * part has findings' state, all 0); some, a shortest within their mean.
+	 */
 	for (i = 0; i < GA_COPY_KIND_MAX; i++) {
 		const uint64_t *u = &s->fs[FS_COPY0 + i * FCOPY_U64];
 
-		if (u[0] ? u[FCOPY_MIN] > u[2] / u[0] :
-			   u[1] || u[2] || u[4] || u[FCOPY_MIN] != UINT64_MAX)
+		if (u[0] ? !s->fs[FS_PARTS] || u[FCOPY_MIN] > u[2] / u[0] :
+			   u[1] || u[2] || u[4] ||
+				   u[FCOPY_MIN] != (s->fs[FS_PARTS] ? UINT64_MAX : 0))
 			return r->err = 1, -1;
 	}
 	if (gtable(r, FD_U64, FD_U64 + 2, &n))

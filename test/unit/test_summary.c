@@ -511,6 +511,8 @@ static void test_copy_state(void)
 		{ 7, 1, 64, 1 },                    /* bytes of no copies */
 		{ 7, 4, 9, 1 },                     /* gaps of no copies */
 		{ 2, 3, 5, 1 },                     /* a shortest of no copies */
+		{ SIZE_MAX, 0, 0, 0 },              /* no part with state: all 0 */
+		{ SIZE_MAX, 0, UINT64_MAX, 1 },     /* no part with state, yet shortests */
 	};
 
 	tap_begin("the findings' copy counters of a summary are consistent or refused");
@@ -526,8 +528,13 @@ static void test_copy_state(void)
 		struct ga_sum *s;
 
 		memcpy(w, fs, sizeof(w));
-		if (c)
+		if (cases[c].k == SIZE_MAX) {
+			w[0] = 0;           /* parts with findings' state */
+			for (size_t k = 0; k < GA_COPY_KIND_MAX; k++)
+				w[FS_COPY(k) + 3] = cases[c].v;
+		} else if (c) {
 			w[FS_COPY(cases[c].k) + cases[c].field] = cases[c].v;
+		}
 		memcpy(mut, body, at);
 		n += leb(mut + n, FS_N);
 		for (size_t i = 0; i < FS_N; i++)
