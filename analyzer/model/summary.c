@@ -3189,10 +3189,11 @@ static int get_fstate(struct rbuf *r, struct ga_sum *s)
 	 */
 	for (i = 0; i < GA_COPY_KIND_MAX; i++) {
 		const uint64_t *u = &s->fs[FS_COPY0 + i * FCOPY_U64];
+		uint64_t none = s->fs[FS_PARTS] ? UINT64_MAX : 0;
 
-		if (u[0] ? !s->fs[FS_PARTS] || u[FCOPY_MIN] > u[2] / u[0] :
-			   u[1] || u[2] || u[4] ||
-				   u[FCOPY_MIN] != (s->fs[FS_PARTS] ? UINT64_MAX : 0))
+		if (u[0] && (!s->fs[FS_PARTS] || u[FCOPY_MIN] > u[2] / u[0]))
+			return r->err = 1, -1;
+		if (!u[0] && (u[1] || u[2] || u[4] || u[FCOPY_MIN] != none))
 			return r->err = 1, -1;
 	}
 	if (gtable(r, FD_U64, FD_U64 + 2, &n))

@@ -444,7 +444,7 @@ static void test_claimed_size(void)
 
 /* Section 17's counters (docs/FORMAT.md), as summary.c lays them out. */
 #define FS_N (5 + 2 * GA_CAUSE_COUNT + GA_COPY_KIND_MAX * 10)
-#define FS_COPY(k) (5 + 2 * GA_CAUSE_COUNT + (k) * 10)
+#define FS_COPY(k) (5 + 2 * GA_CAUSE_COUNT + (k)*10)
 
 static size_t get_leb(const unsigned char *p, size_t len, size_t *off, uint64_t *v)
 {
@@ -505,14 +505,14 @@ static void test_copy_state(void)
 		uint64_t v;
 		int bad;
 	} cases[] = {
-		{ 0, 0, 0, 0 },                     /* as is */
-		{ 1, 0, 300, 1 },                   /* 300 copies, shortest "none" */
-		{ 7, 2, 5000, 1 },                  /* time of no copies */
-		{ 7, 1, 64, 1 },                    /* bytes of no copies */
-		{ 7, 4, 9, 1 },                     /* gaps of no copies */
-		{ 2, 3, 5, 1 },                     /* a shortest of no copies */
-		{ SIZE_MAX, 0, 0, 0 },              /* no part with state: all 0 */
-		{ SIZE_MAX, 0, UINT64_MAX, 1 },     /* no part with state, yet shortests */
+		{ 0, 0, 0, 0 },                 /* as is */
+		{ 1, 0, 300, 1 },               /* 300 copies, shortest "none" */
+		{ 7, 2, 5000, 1 },              /* time of no copies */
+		{ 7, 1, 64, 1 },                /* bytes of no copies */
+		{ 7, 4, 9, 1 },                 /* gaps of no copies */
+		{ 2, 3, 5, 1 },                 /* a shortest of no copies */
+		{ SIZE_MAX, 0, 0, 0 },          /* no part with state: all 0 */
+		{ SIZE_MAX, 0, UINT64_MAX, 1 }, /* no part with state, yet shortests */
 	};
 
 	tap_begin("the findings' copy counters of a summary are consistent or refused");
@@ -529,7 +529,7 @@ static void test_copy_state(void)
 
 		memcpy(w, fs, sizeof(w));
 		if (cases[c].k == SIZE_MAX) {
-			w[0] = 0;           /* parts with findings' state */
+			w[0] = 0; /* parts with findings' state */
 			for (size_t k = 0; k < GA_COPY_KIND_MAX; k++)
 				w[FS_COPY(k) + 3] = cases[c].v;
 		} else if (c) {
@@ -577,7 +577,7 @@ static void test_narrow_fields(void)
 	len = (size_t)ZSTD_getFrameContentSize(enc + GA_SUM_HEADER_SIZE, elen - GA_SUM_HEADER_SIZE);
 	CHECK((raw = malloc(len)) != NULL);
 	CHECK(raw && ZSTD_decompress(raw, len, enc + GA_SUM_HEADER_SIZE, elen - GA_SUM_HEADER_SIZE) ==
-		     len);
+			     len);
 	CHECK(leb(big, 0x11fedcba9ull) == k);
 	for (size_t i = 0; raw && i + k <= len; i++)
 		if (!memcmp(raw + i, pat, k))
@@ -623,33 +623,33 @@ static void test_histogram_span(void)
 		tap_end();
 		return;
 	}
-	n += leb(b + n, 1);                  /* strings: "k" */
+	n += leb(b + n, 1); /* strings: "k" */
 	n += leb(b + n, 1);
 	b[n++] = 'k';
-	n += leb(b + n, 0);                  /* exact limit: none */
-	n += leb(b + n, 128);                /* scalars, all 0 (more than known: skipped) */
+	n += leb(b + n, 0);   /* exact limit: none */
+	n += leb(b + n, 128); /* scalars, all 0 (more than known: skipped) */
 	for (int i = 0; i < 128; i++)
 		b[n++] = 0;
-	n += leb(b + n, 0);                  /* files */
-	n += leb(b + n, 0);                  /* processes, 38 numbers each */
+	n += leb(b + n, 0); /* files */
+	n += leb(b + n, 0); /* processes, 38 numbers each */
 	n += leb(b + n, 38);
-	n += leb(b + n, 0);                  /* windows */
-	n += leb(b + n, 0);                  /* devices, 17 numbers each */
+	n += leb(b + n, 0); /* windows */
+	n += leb(b + n, 0); /* devices, 17 numbers each */
 	n += leb(b + n, 17);
-	n += leb(b + n, 0);                  /* device rows */
-	n += leb(b + n, 0);                  /* labels */
-	n += leb(b + n, rows);               /* kernels */
+	n += leb(b + n, 0);    /* device rows */
+	n += leb(b + n, 0);    /* labels */
+	n += leb(b + n, rows); /* kernels */
 	for (size_t i = 0; i < rows; i++) {
-		n += leb(b + n, 1);          /* name, label */
+		n += leb(b + n, 1); /* name, label */
 		n += leb(b + n, 1);
-		n += leb(b + n, 0);          /* in graphs */
-		n += leb(b + n, 2);          /* count, sum, min, max, sum of squares */
+		n += leb(b + n, 0); /* in graphs */
+		n += leb(b + n, 2); /* count, sum, min, max, sum of squares */
 		n += leb(b + n, (1ull << 63) + 1);
 		n += leb(b + n, 1);
 		n += leb(b + n, 1ull << 63);
 		n += leb(b + n, 1ull << 62);
 		n += leb(b + n, 1);
-		n += leb(b + n, 1);          /* a histogram of two buckets */
+		n += leb(b + n, 1); /* a histogram of two buckets */
 		n += leb(b + n, 2);
 		n += leb(b + n, 1);
 		n += leb(b + n, 1);
@@ -698,40 +698,40 @@ static size_t label_body_ks(unsigned char *b, size_t nlab, uint64_t first, size_
 {
 	size_t n = 0;
 
-	n += leb(b + n, nlab);               /* strings */
+	n += leb(b + n, nlab); /* strings */
 	for (size_t i = 0; i < nlab; i++) {
 		n += leb(b + n, 7);
 		n += (size_t)sprintf((char *)b + n, "l%06zu", i);
 	}
-	n += leb(b + n, 0);                  /* exact limit: none */
-	n += leb(b + n, 128);                /* scalars, all 0 (more than known: skipped) */
+	n += leb(b + n, 0);   /* exact limit: none */
+	n += leb(b + n, 128); /* scalars, all 0 (more than known: skipped) */
 	for (int i = 0; i < 128; i++)
 		b[n++] = 0;
-	n += leb(b + n, 0);                  /* files */
-	n += leb(b + n, 0);                  /* processes, 38 numbers each */
+	n += leb(b + n, 0); /* files */
+	n += leb(b + n, 0); /* processes, 38 numbers each */
 	n += leb(b + n, 38);
-	n += leb(b + n, 0);                  /* windows */
-	n += leb(b + n, 0);                  /* devices, 17 numbers each */
+	n += leb(b + n, 0); /* windows */
+	n += leb(b + n, 0); /* devices, 17 numbers each */
 	n += leb(b + n, 17);
-	n += leb(b + n, 0);                  /* device rows */
-	n += leb(b + n, nlab);               /* labels: string id, count, time */
+	n += leb(b + n, 0);    /* device rows */
+	n += leb(b + n, nlab); /* labels: string id, count, time */
 	for (size_t i = 0; i < nlab; i++) {
 		n += leb(b + n, i ? i + 1 : first);
 		n += leb(b + n, 1);
 		n += leb(b + n, 10);
 	}
-	n += leb(b + n, nks);                /* kernels */
+	n += leb(b + n, nks); /* kernels */
 	if (kslen)
 		memcpy(b + n, ks, kslen);
 	n += kslen;
-	n += leb(b + n, 0);                  /* memory operations */
+	n += leb(b + n, 0); /* memory operations */
 	for (int i = 0; i < (GA_COPY_KIND_MAX + 3) * 4; i++)
-		b[n++] = 0;                  /* copies by kind, memset, the two legs */
-	n += leb(b + n, 0);                  /* graphs */
-	n += leb(b + n, 0);                  /* API */
-	n += leb(b + n, 0);                  /* ranks, 7 numbers each */
+		b[n++] = 0; /* copies by kind, memset, the two legs */
+	n += leb(b + n, 0); /* graphs */
+	n += leb(b + n, 0); /* API */
+	n += leb(b + n, 0); /* ranks, 7 numbers each */
 	n += leb(b + n, 7);
-	n += leb(b + n, 7);                  /* NVTX: 7 counters, ranges, marks, tree */
+	n += leb(b + n, 7); /* NVTX: 7 counters, ranges, marks, tree */
 	for (int i = 0; i < 7; i++)
 		b[n++] = 0;
 	n += leb(b + n, 0);
@@ -739,7 +739,7 @@ static size_t label_body_ks(unsigned char *b, size_t nlab, uint64_t first, size_
 	n += leb(b + n, 0);
 	n += leb(b + n, 0);
 	n += leb(b + n, 6);
-	n += leb(b + n, 3);                  /* launches: 3 counters, latency, configurations */
+	n += leb(b + n, 3); /* launches: 3 counters, latency, configurations */
 	for (int i = 0; i < 3; i++)
 		b[n++] = 0;
 	n += leb(b + n, 0);
@@ -806,16 +806,16 @@ static void test_labels(void)
 		size_t k = 0;
 		uint64_t c = wrap ? (1ull << 63) + 1 : 1;
 
-		k += leb(ks + k, 1);         /* name, label, in graphs */
+		k += leb(ks + k, 1); /* name, label, in graphs */
 		k += leb(ks + k, 1);
 		k += leb(ks + k, 0);
-		k += leb(ks + k, 2);         /* count, sum, min, max, sum of squares */
+		k += leb(ks + k, 2); /* count, sum, min, max, sum of squares */
 		k += leb(ks + k, 3000);
 		k += leb(ks + k, 1000);
 		k += leb(ks + k, 2000);
 		k += leb(ks + k, 0);
 		k += leb(ks + k, 5000000);
-		k += leb(ks + k, 1);         /* a histogram: buckets of 1000 and 2000 */
+		k += leb(ks + k, 1); /* a histogram: buckets of 1000 and 2000 */
 		k += leb(ks + k, 2);
 		k += leb(ks + k, 506);
 		k += leb(ks + k, c);
