@@ -9,7 +9,10 @@
  * the two reads remain (two_reads, the reference); the streaming exports
  * read once too: each activity's API call found by the look-ahead (Chrome
  * and Perfetto flows), the first time from the chunk headers, or two reads
- * where a trace's chunk headers give none.  Test code, runs offline only.
+ * where a trace's chunk headers give none; the look-ahead's launch index
+ * (each id's earliest call, whichever comes first of call and activity, no
+ * launch for a call whose activity has not come) as the whole scan's.
+ * Test code, runs offline only.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -459,7 +462,7 @@ static void test_launch_index(void)
 	struct run a, b;
 	size_t i;
 
-	tap_begin("one pass: the flows' launch index (earliest call, pending calls, blocks of ids)");
+	tap_begin("one pass: the flows' launch index (earliest call, pending calls, id blocks)");
 	snprintf(path, sizeof(path), "%s/launches.gpuprof", dir);
 	write_launches(path);
 	build_launches(&a, &xa, path, 0);
