@@ -1771,11 +1771,15 @@ static int nvtx_canonical(struct ga_sum *s)
 	uint32_t *depth = calloc(s->nnodes + 1, sizeof(*depth));
 	uint32_t *nnew = calloc(s->nnodes + 1, sizeof(*nnew));
 	uint32_t *ord = calloc(s->nnodes + 1, sizeof(*ord));
+	uint32_t *p = calloc(s->nnodes + 1, sizeof(*p));
+	/* Node indices by depth, then index; where each depth starts in it. */
+	uint32_t *byd = calloc(s->nnodes + 1, sizeof(*byd));
+	uint32_t *start = calloc(s->nnodes + 2, sizeof(*start));
 	struct snode *out = calloc(s->nnodes + 1, sizeof(*out)), *lvl = NULL;
-	size_t i, done = 0, d;
+	size_t i, done = 0, d, maxd = 0;
 	int rc = -1;
 
-	if (!kperm || !depth || !nnew || !ord || !out ||
+	if (!kperm || !depth || !nnew || !ord || !p || !byd || !start || !out ||
 	    perm_sort(s->rkeys, s->nrkeys, sizeof(*s->rkeys), cmp_rkey, kperm) ||
 	    perm_sort(s->marks, s->nmarks, sizeof(*s->marks), cmp_mark, NULL))
 		goto out;
@@ -1789,29 +1793,35 @@ static int nvtx_canonical(struct ga_sum *s)
 		if (n->kind == GA_RANGES_N_RANGE)
 			n->id = kperm[n->id];
 		depth[i] = n->parent == UINT32_MAX ? 0 : depth[n->parent] + 1;
+		if (depth[i] > maxd)
+			maxd = depth[i];
+		start[depth[i] + 1]++;
 	}
+	/*
+	 * Levels in one counting sort: a scan of every node per level made a
+	 * tree as deep as it has nodes (a chain) quadratic.
+	 */
+	for (d = 0; d <= maxd; d++)
+		start[d + 1] += start[d];
+	for (i = 0; i < s->nnodes; i++)
+		byd[start[depth[i]]++] = (uint32_t)i;
+	for (d = maxd + 1; d > 0; d--)
+		start[d] = start[d - 1];
+	start[0] = 0;
 	if (!(lvl = calloc(s->nnodes + 1, sizeof(*lvl))))
 		goto out;
 	node_new = nnew;
 	for (d = 0; done < s->nnodes; d++) {
-		size_t n = 0;
+		size_t n = start[d + 1] - start[d];
 
-		for (i = 0; i < s->nnodes; i++)
-			if (depth[i] == d) {
-				ord[n] = (uint32_t)i;
-				lvl[n++] = s->nodes[i];
-			}
-		{
-			uint32_t *p = calloc(n + 1, sizeof(*p));
-
-			if (!p || perm_sort(lvl, n, sizeof(*lvl), cmp_node_s, p)) {
-				free(p);
-				goto out;
-			}
-			for (i = 0; i < n; i++)
-				nnew[ord[i]] = (uint32_t)(done + p[i]);
-			free(p);
+		for (i = 0; i < n; i++) {
+			ord[i] = byd[start[d] + i];
+			lvl[i] = s->nodes[ord[i]];
 		}
+		if (perm_sort(lvl, n, sizeof(*lvl), cmp_node_s, p))
+			goto out;
+		for (i = 0; i < n; i++)
+			nnew[ord[i]] = (uint32_t)(done + p[i]);
 		for (i = 0; i < n; i++) {
 			out[done + i] = lvl[i];
 			if (lvl[i].parent != UINT32_MAX)
@@ -1826,6 +1836,9 @@ out:
 	free(depth);
 	free(nnew);
 	free(ord);
+	free(p);
+	free(byd);
+	free(start);
 	free(out);
 	free(lvl);
 	return rc;

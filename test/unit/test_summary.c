@@ -779,16 +779,19 @@ static void test_histogram_span(void)
  * each, the first label's string id first (0: none); its length.
  */
 static size_t label_body_ks(unsigned char *b, size_t nlab, uint64_t first, size_t nks,
-			    const unsigned char *ks, size_t kslen);
+			    const unsigned char *ks, size_t kslen, size_t chain);
 
 static size_t label_body(unsigned char *b, size_t nlab, uint64_t first)
 {
-	return label_body_ks(b, nlab, first, 0, NULL, 0);
+	return label_body_ks(b, nlab, first, 0, NULL, 0, 0);
 }
 
-/* The same with nks kernel rows, ks[0..kslen). */
+/*
+ * The same with nks kernel rows, ks[0..kslen), and an NVTX tree of a
+ * "(no range)" root and chain graph nodes, each under the one before.
+ */
 static size_t label_body_ks(unsigned char *b, size_t nlab, uint64_t first, size_t nks,
-			    const unsigned char *ks, size_t kslen)
+			    const unsigned char *ks, size_t kslen, size_t chain)
 {
 	size_t n = 0;
 
@@ -831,8 +834,17 @@ static size_t label_body_ks(unsigned char *b, size_t nlab, uint64_t first, size_
 	n += leb(b + n, 0);
 	n += leb(b + n, 6);
 	n += leb(b + n, 0);
-	n += leb(b + n, 0);
+	n += leb(b + n, chain ? chain + 1 : 0); /* nodes: parent + 1, kind, id, 6 numbers */
 	n += leb(b + n, 6);
+	for (size_t i = 0; chain && i <= chain; i++) {
+		n += leb(b + n, i);
+		n += leb(b + n, i ? GA_RANGES_N_GRAPH : GA_RANGES_N_NORANGE);
+		n += leb(b + n, i);
+		n += leb(b + n, 1);
+		n += leb(b + n, 1000 + i);
+		for (int j = 0; j < 4; j++)
+			b[n++] = 0;
+	}
 	n += leb(b + n, 3); /* launches: 3 counters, latency, configurations */
 	for (int i = 0; i < 3; i++)
 		b[n++] = 0;
@@ -872,7 +884,7 @@ static void test_labels(void)
 	double secs;
 
 	tap_begin("summary labels: none without a name, many applied in linear time; "
-		  "histogram counts do not wrap");
+		  "histogram counts do not wrap; a deep NVTX tree is put in order in n log n");
 	snprintf(path, sizeof(path), "%s/labels.sum", dir);
 	CHECK(b != NULL);
 	if (!b) {
@@ -915,7 +927,7 @@ static void test_labels(void)
 		k += leb(ks + k, c);
 		k += leb(ks + k, 128);
 		k += leb(ks + k, c);
-		n = label_body_ks(b, 3, 1, 1, ks, k);
+		n = label_body_ks(b, 3, 1, 1, ks, k, 0);
 		CHECK(!write_sum(path, GA_SUM_VERSION_MIN, b, n, n));
 		s = ga_summary_read(path, err, sizeof(err));
 		if (wrap) {
@@ -926,6 +938,18 @@ static void test_labels(void)
 		}
 		ga_summary_free(s);
 	}
+	/* An NVTX tree as deep as it has nodes (it was put in order level by level). */
+	n = label_body_ks(b, 3, 1, 0, NULL, 0, 200000);
+	CHECK(!write_sum(path, GA_SUM_VERSION_MIN, b, n, n));
+	s = ga_summary_read(path, err, sizeof(err));
+	CHECKF(s != NULL, "%s", err);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(s && !apply_once(s));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("# a tree 200000 deep applied in %.3f s\n", secs);
+	CHECKF(secs < 10, "a tree 200000 deep took %.1f s", secs);
+	ga_summary_free(s);
 	n = label_body(b, nlab, 1);
 	CHECK(!write_sum(path, GA_SUM_VERSION_MIN, b, n, n));
 	s = ga_summary_read(path, err, sizeof(err));
