@@ -4,7 +4,9 @@
  * overwritten) and the payload modes, through the reader, the model and
  * every view.  test/fuzz/fuzz_options.c: fixed templates and report
  * options.  test/fuzz/fuzz_nvtx.c: fixed NVTX call sequences and capture
- * ranges, then pseudo-random ones.  Built with the sanitizers in CI's SAN
+ * ranges, then pseudo-random ones.  test/fuzz/fuzz_summary.c: the summaries
+ * of the golden traces, whole and as bodies, and mutations of the bodies
+ * (bit flips, cuts, bytes overwritten).  Built with the sanitizers in CI's SAN
  * run, so a crash, a leak or undefined behaviour fails it.  Offline test
  * code.
  */
@@ -18,8 +20,22 @@
 #define LLVMFuzzerTestOneInput fuzz_nvtx_one
 #include "../fuzz/fuzz_nvtx.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_summary_one
+#include "../fuzz/fuzz_summary.c"
+#undef LLVMFuzzerTestOneInput
 
 #include <glob.h>
+
+const char *__ubsan_default_options(void);
+
+/*
+ * The summary target sends the views' stderr to /dev/null: undefined
+ * behaviour stops the test, so that no report is lost there.
+ */
+const char *__ubsan_default_options(void)
+{
+	return "halt_on_error=1:print_stacktrace=1";
+}
 
 static unsigned char *slurp(const char *path, size_t *len)
 {
@@ -137,6 +153,80 @@ static int nvtx_inputs(void)
 	return runs;
 }
 
+/*
+ * The summary target over each golden trace's summary (written by
+ * summarize into dir): the file as it is, its body in every view and
+ * version, and mutations of the body.  Inputs run.
+ */
+static unsigned long summary_inputs(const glob_t *g, uint64_t *x)
+{
+	char dir[] = "/tmp/gpuprof-fuzz-sum.XXXXXX", path[512];
+	unsigned long runs = 0;
+
+	if (!mkdtemp(dir))
+		return 0;
+	for (size_t i = 0; i < g->gl_pathc; i++) {
+		char *argv[] = { "summarize", "-o", path, g->gl_pathv[i], NULL };
+		unsigned char *file, *body = NULL, *m = NULL;
+		size_t flen = 0;
+		uint64_t raw = 0;
+		int saved_err = dup(2), devnull = open("/dev/null", O_WRONLY);
+
+		snprintf(path, sizeof(path), "%s/%zu.sum", dir, i);
+		/* What summarize says (a GPU in several parts...) is not the test's. */
+		dup2(devnull, 2);
+		optind = 0;
+		cmd_summarize(4, argv);
+		dup2(saved_err, 2);
+		close(saved_err);
+		close(devnull);
+		file = slurp(path, &flen);
+		unlink(path);
+		if (!file || flen <= GA_SUM_HEADER_SIZE) {
+			free(file);
+			continue;
+		}
+		fuzz_summary_one(file, flen), runs++;
+		for (int b = 0; b < 8; b++)
+			raw |= (uint64_t)file[16 + b] << (8 * b);
+		if (raw < (1u << 26) && (body = malloc(raw + 1)) && (m = malloc(raw + 1)) &&
+		    ZSTD_decompress(body + 1, raw, file + GA_SUM_HEADER_SIZE,
+				    flen - GA_SUM_HEADER_SIZE) == raw) {
+			for (unsigned v = 0; v < 12; v++) {
+				body[0] = (unsigned char)v; /* version 5 or 4, and the view */
+				fuzz_summary_one(body, raw + 1), runs++;
+			}
+			for (int k = 0; k < 24 && raw > 0; k++) {
+				size_t at;
+
+				memcpy(m, body, raw + 1);
+				*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+				m[0] = (unsigned char)(k % 12 & ~1u);
+				at = 1 + *x % raw;
+				switch (k % 3) {
+				case 0: /* a flipped bit */
+					m[at] ^= (unsigned char)(1u << (*x >> 32) % 8);
+					fuzz_summary_one(m, raw + 1);
+					break;
+				case 1: /* cut */
+					fuzz_summary_one(m, at);
+					break;
+				default: /* 8 bytes of all ones: counts, lengths, ids at their largest */
+					memset(m + at, 0xff, raw + 1 - at < 8 ? raw + 1 - at : 8);
+					fuzz_summary_one(m, raw + 1);
+					break;
+				}
+				runs++;
+			}
+		}
+		free(m);
+		free(body);
+		free(file);
+	}
+	rmdir(dir);
+	return runs;
+}
+
 int main(void)
 {
 	glob_t g;
@@ -187,9 +277,16 @@ int main(void)
 		free(m);
 		free(buf);
 	}
-	globfree(&g);
 	TAP_CHECK("fuzz target over the golden traces and their mutations", runs > 0,
 		  "%lu inputs", runs);
+	{
+		unsigned long n = summary_inputs(&g, &x);
+
+		TAP_CHECK("summary fuzz target over the golden traces' summaries and their "
+			  "mutations",
+			  n >= 37 * g.gl_pathc, "%lu inputs for %zu traces", n, g.gl_pathc);
+	}
+	globfree(&g);
 	{
 		static const char *const opts[] = {
 			"out/%q{GP_FUZZ_VAR}-%p-%n\n../../x\n--top\n3",
