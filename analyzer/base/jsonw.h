@@ -104,8 +104,9 @@ static inline char *ga_jw_direct(struct ga_jw *w, size_t n)
 {
 	int d = w->depth;
 
+	/* Written so that no term wraps (the compiler then sees every index in bounds). */
 	if (!w->after_key && d > 0 && w->count[d] && w->layout[d] == GA_JW_EVENTS &&
-	    n + 2 <= sizeof(w->buf) - w->n) {
+	    n <= sizeof(w->buf) - 2 && w->n <= sizeof(w->buf) - 2 - n) {
 		w->count[d]++;
 		w->buf[w->n] = ',';
 		w->buf[w->n + 1] = '\n';
