@@ -45,6 +45,12 @@ void synth_nvtx_mark(struct synth *s, uint32_t name, uint32_t domain, uint64_t t
 void synth_api_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
 		    uint32_t tid, uint32_t correlation, uint32_t domain)
 {
+	synth_api_corr_ret(s, name, start, end, tid, correlation, domain, 0);
+}
+
+void synth_api_corr_ret(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
+			uint32_t tid, uint32_t correlation, uint32_t domain, int32_t ret)
+{
 	struct gp_rec_api r;
 
 	memset(&r, 0, sizeof(r));
@@ -57,6 +63,7 @@ void synth_api_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t end
 	r.name = name;
 	r.cbid = domain == GP_API_DRIVER ? 307 : 211;
 	r.domain = domain;
+	r.ret = ret;
 	synth_rec(s, &r, sizeof(r));
 }
 

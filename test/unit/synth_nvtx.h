@@ -19,6 +19,9 @@ void synth_nvtx_mark(struct synth *s, uint32_t name, uint32_t domain, uint64_t t
 /* An API call of domain GP_API_RUNTIME or GP_API_DRIVER. */
 void synth_api_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
 		    uint32_t tid, uint32_t correlation, uint32_t domain);
+/* The same with its return value (CUresult or cudaError_t, negative ones too). */
+void synth_api_corr_ret(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
+			uint32_t tid, uint32_t correlation, uint32_t domain, int32_t ret);
 void synth_kernel_corr(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
 		       uint32_t device, uint32_t correlation, uint32_t graph_id,
 		       uint64_t graph_node);

@@ -363,26 +363,6 @@ static void test_args_each_own(void)
 	tap_end();
 }
 
-/* An API call record with its correlation and return value. */
-static void api_rec(struct synth *s, uint32_t name, uint64_t start, uint64_t end, uint32_t tid,
-		    uint32_t correlation, int32_t ret)
-{
-	struct gp_rec_api r;
-
-	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_API;
-	r.h.size = sizeof(r);
-	r.start = start;
-	r.end = end;
-	r.correlation = correlation;
-	r.tid = tid;
-	r.name = name;
-	r.cbid = 211;
-	r.domain = GP_API_RUNTIME;
-	r.ret = ret;
-	synth_rec(s, &r, sizeof(r));
-}
-
 /*
  * API calls' events and the flows from them to their kernels, written
  * straight into the writer's buffer, are the events the writer's calls
@@ -409,7 +389,8 @@ static void test_api_events(void)
 	for (uint32_t i = 0; i < N; i++) {
 		uint64_t t = T0 + 1234567 * (uint64_t)i + 7;
 
-		api_rec(s, sid[i % 2], t, t + 999 + i, 77 + i % 3, 100 + i, rets[i % 5]);
+		synth_api_corr_ret(s, sid[i % 2], t, t + 999 + i, 77 + i % 3, 100 + i, GP_API_RUNTIME,
+				   rets[i % 5]);
 		synth_kernel_at_corr(s, k, t + 5000, t + 6001, 0, 7, 100 + i);
 	}
 	synth_end(s, T0 + 1234567ull * N + 10000, 0);
