@@ -22,6 +22,7 @@
 
 #include "cmd/cmd.h"
 #include "config.h"
+#include "fuzz_quiet.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -30,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *buf = malloc(size + 1), *tok[MAX_TOK], *argv[MAX_TOK + 3], out[512];
-	int ntok = 0, argc = 0, uses_n, devnull, saved_out, saved_err;
+	int ntok = 0, argc = 0, uses_n;
 	uint32_t bits;
 
 	if (!buf)
@@ -58,22 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		argv[argc++] = !strncmp(tok[i], "--r", 3) ? "--roofline-svg=/dev/null" : tok[i];
 	argv[argc++] = "test/golden/demo.gpuprof";
 	argv[argc] = NULL;
-	fflush(stdout);
-	fflush(stderr);
-	devnull = open("/dev/null", O_WRONLY);
-	saved_out = dup(1);
-	saved_err = dup(2);
-	dup2(devnull, 1);
-	dup2(devnull, 2);
-	optind = 0;
-	cmd_report(argc, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(saved_out, 1);
-	dup2(saved_err, 2);
-	close(saved_out);
-	close(saved_err);
-	close(devnull);
+	fuzz_quiet(cmd_report, argc, argv);
 	free(buf);
 	return 0;
 }

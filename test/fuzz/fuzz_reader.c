@@ -28,6 +28,7 @@
 
 #include "gpuprof/trace.h"
 #include "cmd/cmd.h"
+#include "fuzz_quiet.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -47,7 +48,7 @@ static void view(unsigned which)
 		{ "export", "--format", "sqlite", "-o", db_path, NULL },
 	};
 	char *argv[8];
-	int argc = 0, saved_out, saved_err, devnull;
+	int argc = 0;
 
 	which %= sizeof(argvs) / sizeof(argvs[0]);
 	if (!db_path[0]) {
@@ -61,25 +62,7 @@ static void view(unsigned which)
 	if (which >= 2)
 		argv[argc++] = memfd_path;
 	argv[argc] = NULL;
-	fflush(stdout);
-	fflush(stderr);
-	devnull = open("/dev/null", O_WRONLY);
-	saved_out = dup(1);
-	saved_err = dup(2);
-	dup2(devnull, 1);
-	dup2(devnull, 2);
-	optind = 0; /* the subcommands parse with getopt */
-	if (which < 2)
-		cmd_report(argc, argv);
-	else
-		cmd_export(argc, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(saved_out, 1);
-	dup2(saved_err, 2);
-	close(saved_out);
-	close(saved_err);
-	close(devnull);
+	fuzz_quiet(which < 2 ? cmd_report : cmd_export, argc, argv);
 	unlink(db_path);
 }
 

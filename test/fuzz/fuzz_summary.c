@@ -32,6 +32,7 @@
 #include "gpuprof/crc32c.h"
 #include "cmd/cmd.h"
 #include "model/summary.h"
+#include "fuzz_quiet.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *__asan_default_options(void);
@@ -61,34 +62,19 @@ static void sum_view(unsigned which)
 		{ "diff", sum_path[0], sum_path[1], NULL },
 		{ "diff", "--json", sum_path[0], sum_path[1], NULL },
 	};
+	int (*cmd)(int, char **) = cmd_diff;
 	char *argv[8];
-	int argc = 0, saved_out, saved_err, devnull;
+	int argc = 0;
 
 	which %= sizeof(argvs) / sizeof(argvs[0]);
 	while (argvs[which][argc])
 		argv[argc] = argvs[which][argc], argc++;
 	argv[argc] = NULL;
-	fflush(stdout);
-	fflush(stderr);
-	devnull = open("/dev/null", O_WRONLY);
-	saved_out = dup(1);
-	saved_err = dup(2);
-	dup2(devnull, 1);
-	dup2(devnull, 2);
-	optind = 0; /* the subcommands parse with getopt */
 	if (!strcmp(argv[0], "report"))
-		cmd_report(argc, argv);
+		cmd = cmd_report;
 	else if (!strcmp(argv[0], "export"))
-		cmd_export(argc, argv);
-	else
-		cmd_diff(argc, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(saved_out, 1);
-	dup2(saved_err, 2);
-	close(saved_out);
-	close(saved_err);
-	close(devnull);
+		cmd = cmd_export;
+	fuzz_quiet(cmd, argc, argv);
 }
 
 static void sum_run(const void *buf, size_t len, unsigned which)
