@@ -388,6 +388,43 @@ static int named(const char *err, const char *path, const char *why)
 }
 
 /*
+ * path read in a child whose address space is limited to as_bytes (not
+ * under AddressSanitizer): 1 when it is refused with an error naming the
+ * file, a byte offset and why.
+ */
+static int refused_in_child(const char *path, unsigned long long as_bytes, const char *why)
+{
+	char err[512];
+	pid_t pid;
+	int st = 0;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		struct ga_sum *s;
+#ifdef GP_TEST_LIMIT_AS
+		struct rlimit rl = { as_bytes, as_bytes };
+
+		if (setrlimit(RLIMIT_AS, &rl))
+			_exit(3);
+#else
+		(void)as_bytes;
+#endif
+		s = ga_summary_read(path, err, sizeof(err));
+		if (s)
+			_exit(4);
+		printf("# %s\n", err);
+		fflush(stdout);
+		_exit(named(err, path, why) ? 0 : 5);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return 0;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		printf("# child status %d\n", st);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/*
  * A header claiming a body far larger than its frames hold: refused as a
  * size mismatch after decompressing what is there, without allocating the
  * claim first (in a child limited to 2 GiB of address space, the claim of
@@ -404,30 +441,7 @@ static void test_claimed_size(void)
 	snprintf(path, sizeof(path), "%s/claim.sum", dir);
 	body = sample_body(&len);
 	CHECK(body && !write_sum(path, GA_SUM_VERSION, body, len, 8ull << 30));
-	{
-		pid_t pid;
-		int st = 0;
-
-		fflush(NULL);
-		pid = fork();
-		if (pid == 0) {
-			struct ga_sum *s;
-#ifdef GP_TEST_LIMIT_AS
-			struct rlimit rl = { 2ull << 30, 2ull << 30 };
-
-			if (setrlimit(RLIMIT_AS, &rl))
-				_exit(3);
-#endif
-			s = ga_summary_read(path, err, sizeof(err));
-			if (s)
-				_exit(4);
-			printf("# %s\n", err);
-			fflush(stdout);
-			_exit(named(err, path, "less than the header says") ? 0 : 5);
-		}
-		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
-		CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
-	}
+	CHECK(refused_in_child(path, 2ull << 30, "less than the header says"));
 	/* The size said exactly still reads; one byte off either way does not. */
 	{
 		struct ga_sum *s = ga_summary_read(path, err, sizeof(err));
@@ -704,11 +718,9 @@ static void test_narrow_fields(void)
  */
 static void test_histogram_span(void)
 {
-	char path[128], err[640];
+	char path[128];
 	size_t cap = 1 << 20, n = 0, rows = 20000;
 	unsigned char *b = malloc(cap);
-	pid_t pid;
-	int st = 0;
 
 	tap_begin("histograms of a summary take memory in proportion to its body");
 	snprintf(path, sizeof(path), "%s/hist.sum", dir);
@@ -752,25 +764,7 @@ static void test_histogram_span(void)
 	}
 	CHECK(n < cap && !write_sum(path, GA_SUM_VERSION, b, n, n));
 	free(b);
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		struct ga_sum *s;
-#ifdef GP_TEST_LIMIT_AS
-		struct rlimit rl = { 1ull << 30, 1ull << 30 };
-
-		if (setrlimit(RLIMIT_AS, &rl))
-			_exit(3);
-#endif
-		s = ga_summary_read(path, err, sizeof(err));
-		if (s)
-			_exit(4);
-		printf("# %s\n", err);
-		fflush(stdout);
-		_exit(named(err, path, "malformed") ? 0 : 5);
-	}
-	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
-	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	CHECK(refused_in_child(path, 1ull << 30, "malformed"));
 	tap_end();
 }
 
