@@ -388,6 +388,29 @@ static int named(const char *err, const char *path, const char *why)
 }
 
 /*
+ * A version 5 body's parts between its strings and its labels, empty: no
+ * exact limit, 128 zero scalars (more than known: skipped), no files,
+ * processes, windows, devices or device rows (with their widths).
+ */
+static size_t empty_tables(unsigned char *b)
+{
+	size_t n = 0;
+
+	n += leb(b + n, 0);
+	n += leb(b + n, 128);
+	for (int i = 0; i < 128; i++)
+		b[n++] = 0;
+	n += leb(b + n, 0); /* files */
+	n += leb(b + n, 0); /* processes, 38 numbers each */
+	n += leb(b + n, 38);
+	n += leb(b + n, 0); /* windows */
+	n += leb(b + n, 0); /* devices, 17 numbers each */
+	n += leb(b + n, 17);
+	n += leb(b + n, 0); /* device rows */
+	return n;
+}
+
+/*
  * path read in a child whose address space is limited to as_bytes (not
  * under AddressSanitizer): 1 when it is refused with an error naming the
  * file, a byte offset and why.
@@ -732,17 +755,7 @@ static void test_histogram_span(void)
 	n += leb(b + n, 1); /* strings: "k" */
 	n += leb(b + n, 1);
 	b[n++] = 'k';
-	n += leb(b + n, 0);   /* exact limit: none */
-	n += leb(b + n, 128); /* scalars, all 0 (more than known: skipped) */
-	for (int i = 0; i < 128; i++)
-		b[n++] = 0;
-	n += leb(b + n, 0); /* files */
-	n += leb(b + n, 0); /* processes, 38 numbers each */
-	n += leb(b + n, 38);
-	n += leb(b + n, 0); /* windows */
-	n += leb(b + n, 0); /* devices, 17 numbers each */
-	n += leb(b + n, 17);
-	n += leb(b + n, 0);    /* device rows */
+	n += empty_tables(b + n);
 	n += leb(b + n, 0);    /* labels */
 	n += leb(b + n, rows); /* kernels */
 	for (size_t i = 0; i < rows; i++) {
@@ -794,17 +807,7 @@ static size_t label_body_ks(unsigned char *b, size_t nlab, uint64_t first, size_
 		n += leb(b + n, 7);
 		n += (size_t)sprintf((char *)b + n, "l%06zu", i);
 	}
-	n += leb(b + n, 0);   /* exact limit: none */
-	n += leb(b + n, 128); /* scalars, all 0 (more than known: skipped) */
-	for (int i = 0; i < 128; i++)
-		b[n++] = 0;
-	n += leb(b + n, 0); /* files */
-	n += leb(b + n, 0); /* processes, 38 numbers each */
-	n += leb(b + n, 38);
-	n += leb(b + n, 0); /* windows */
-	n += leb(b + n, 0); /* devices, 17 numbers each */
-	n += leb(b + n, 17);
-	n += leb(b + n, 0);    /* device rows */
+	n += empty_tables(b + n);
 	n += leb(b + n, nlab); /* labels: string id, count, time */
 	for (size_t i = 0; i < nlab; i++) {
 		n += leb(b + n, i ? i + 1 : first);
