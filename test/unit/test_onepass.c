@@ -278,15 +278,22 @@ static int on_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 }
 
 /* As an export: hooks, launches; want_first as Chrome and Perfetto. */
-static void build_stream(struct run *r, struct streamed *x, char *path, int two, int want_first)
+/* r's analysis as an export's: launches asked for; 0, or -1 (r->ok 0). */
+static int init_launches(struct run *r, int two)
 {
 	struct ga_analysis_opts o = { .stack_depth = 3, .two_reads = two, .launches = 1 };
+
+	ga_filter_init(&r->flt);
+	r->ok = ga_analysis_init(&r->an, &o, &r->flt) == 0;
+	return r->ok ? 0 : -1;
+}
+
+static void build_stream(struct run *r, struct streamed *x, char *path, int two, int want_first)
+{
 	char *paths[1] = { path };
 
 	memset(x, 0, sizeof(*x));
-	ga_filter_init(&r->flt);
-	r->ok = ga_analysis_init(&r->an, &o, &r->flt) == 0;
-	if (!r->ok)
+	if (init_launches(r, two))
 		return;
 	x->an = &r->an;
 	r->an.m.hooks.ctx = x;
@@ -429,13 +436,10 @@ static int on_api(void *ctx, struct ga_model *m, const struct ga_api_call *c)
 
 static void build_launches(struct run *r, struct launches *x, char *path, int two)
 {
-	struct ga_analysis_opts o = { .stack_depth = 3, .two_reads = two, .launches = 1 };
 	char *paths[1] = { path };
 
 	memset(x, 0, sizeof(*x));
-	ga_filter_init(&r->flt);
-	r->ok = ga_analysis_init(&r->an, &o, &r->flt) == 0;
-	if (!r->ok)
+	if (init_launches(r, two))
 		return;
 	x->acts.an = &r->an;
 	r->an.m.hooks.ctx = x;
