@@ -666,6 +666,25 @@ static int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga
 	return 0;
 }
 
+/* One event of a flow straight into the writer's buffer: head, then id, pid, tid, ts.  0 or 1. */
+static int flow_event(struct ga_export *e, const char *head, size_t hlen, uint64_t id,
+		      uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	char *p = ga_jw_direct(&e->jw, 256);
+
+	if (!p)
+		return 1;
+	p = ga_jw_put(p, head, hlen);
+	p = ga_jw_put_u64(p, id);
+	p = GA_JW_LIT(p, ",\"pid\":");
+	p = put_pidtid(p, e->state, pid, tid);
+	p = GA_JW_LIT(p, ",\"ts\":");
+	p = ga_jw_put_milli(p, ts);
+	*p++ = '}';
+	ga_jw_wrote(&e->jw, p);
+	return 0;
+}
+
 /*
  * The flow of an activity (flow()) as flow() writes it, the same bytes,
  * straight into the writer's buffer: its two events.  Returns 0; 1 when
@@ -674,33 +693,19 @@ static int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga
 static int flow_direct(struct ga_export *e, uint32_t pid, uint32_t api_tid, uint64_t api_t,
 		       uint32_t gpu_tid, uint64_t t)
 {
+	static const char s_head[] = "{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":";
+	static const char f_head[] =
+		"{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":";
 	struct chrome *c = e->state;
 	uint64_t b = base_of(e), id;
-	char *p;
 
 	if (api_t < b || t < b)
 		return 1;
 	id = ++c->flows;
-	if (!(p = ga_jw_direct(&e->jw, 256)))
+	/* 256 bytes always fit the writer's buffer: the second event never falls back. */
+	if (flow_event(e, s_head, sizeof(s_head) - 1, id, pid, api_tid, api_t - b))
 		return 1;
-	p = GA_JW_LIT(p, "{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":");
-	p = ga_jw_put_u64(p, id);
-	p = GA_JW_LIT(p, ",\"pid\":");
-	p = put_pidtid(p, c, pid, api_tid);
-	p = GA_JW_LIT(p, ",\"ts\":");
-	p = ga_jw_put_milli(p, api_t - b);
-	*p++ = '}';
-	ga_jw_wrote(&e->jw, p);
-	if (!(p = ga_jw_direct(&e->jw, 256)))
-		return 1;
-	p = GA_JW_LIT(p, "{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":");
-	p = ga_jw_put_u64(p, id);
-	p = GA_JW_LIT(p, ",\"pid\":");
-	p = put_pidtid(p, c, pid, gpu_tid);
-	p = GA_JW_LIT(p, ",\"ts\":");
-	p = ga_jw_put_milli(p, t - b);
-	*p++ = '}';
-	ga_jw_wrote(&e->jw, p);
+	flow_event(e, f_head, sizeof(f_head) - 1, id, pid, gpu_tid, t - b);
 	return 0;
 }
 
