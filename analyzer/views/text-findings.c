@@ -80,6 +80,14 @@ static void print_where(const struct ga_text *r, const struct ga_where *w, FILE 
 	}
 }
 
+/* An evidence time in range whatever a summary held: a double of 2^64 has no uint64_t. */
+static uint64_t ns_of(double v)
+{
+	if (!(v > 0))
+		return 0;
+	return v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
+}
+
 static void print_evidence(const struct ga_finding *f, FILE *out)
 {
 	fputs("     evidence:", out);
@@ -95,7 +103,7 @@ static void print_evidence(const struct ga_finding *f, FILE *out)
 			if (*p == '_')
 				*p = ' ';
 		if (e->unit == 'n')
-			ga_fmt_time(v, sizeof(v), (uint64_t)e->v);
+			ga_fmt_time(v, sizeof(v), ns_of(e->v));
 		else if (e->unit == 'b')
 			ga_fmt_bytes(v, sizeof(v), e->v);
 		else if (e->unit == '%')
