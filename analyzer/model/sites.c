@@ -1255,7 +1255,7 @@ static uint32_t collapse(struct ga_sites *st, struct ga_model *m, uint32_t si)
 	if (!s->n)
 		rc = ga_buf_printf(&b, "(empty stack)");
 	else if (first == s->n)
-		rc = ga_buf_printf(&b, "(no frames outside gpuprof and CUDA)");
+		rc = ga_buf_printf(&b, "(no frames outside gpuprof, CUDA and NVIDIA's libraries)");
 	for (i = first, n = 0; i < s->n && n < st->depth && !rc; i++) {
 		uint32_t t;
 

@@ -434,6 +434,36 @@ static void test_merge(const struct trace *t)
 	tap_end();
 }
 
+/*
+ * A kernel whose launch stack holds only the recorder's, CUDA's and
+ * cuBLAS's frames (a library's own thread): its site says so, naming no
+ * library frame as the program's.
+ */
+static void test_library_only(void)
+{
+	struct synth *s = synth_open(NULL);
+	struct loaded l;
+	struct trace t;
+	struct ids id;
+
+	tap_begin("stacks: a stack of library frames only has no program frame to name");
+	head(s, &id, 50, 1);
+	synth_corr_stack(s, 1, 1);
+	synth_kernel_corr(s, id.axpy, GPU0 + 100, GPU0 + 200, 0, 1, 0, 0);
+	write_frames(s, &id, 0);
+	write_stack(s, 1, NULL, 0);
+	synth_end(s, T0 + 9000000, 0);
+	finish(s, NULL, &t);
+	load(&l, &t, 1, GA_SITES_DEPTH);
+	CHECKF(l.ok && l.st.nsites == 1 &&
+	       site(&l, "(no frames outside gpuprof, CUDA and NVIDIA's libraries)"),
+	       "%zu sites: '%s'", l.st.nsites,
+	       l.st.nsites ? ga_model_str(&l.m, l.st.sites[0].str) : "");
+	unload(&l);
+	free(t.buf);
+	tap_end();
+}
+
 static void test_none(const struct trace *t)
 {
 	struct loaded l;
@@ -1060,6 +1090,7 @@ int main(void)
 	test_graphs(&t2);
 	test_merge(t3);
 	test_none(&t4);
+	test_library_only();
 	test_corr_ring();
 	test_commands();
 	test_symbolize();
