@@ -445,6 +445,7 @@ static void test_library_only(void)
 	struct loaded l;
 	struct trace t;
 	struct ids id;
+	int ok;
 
 	tap_begin("stacks: a stack of library frames only has no program frame to name");
 	head(s, &id, 50, 1);
@@ -455,9 +456,9 @@ static void test_library_only(void)
 	synth_end(s, T0 + 9000000, 0);
 	finish(s, NULL, &t);
 	load(&l, &t, 1, GA_SITES_DEPTH);
-	CHECKF(l.ok && l.st.nsites == 1 &&
-	       site(&l, "(no frames outside gpuprof, CUDA and NVIDIA's libraries)"),
-	       "%zu sites: '%s'", l.st.nsites,
+	ok = l.ok && l.st.nsites == 1 &&
+	     site(&l, "(no frames outside gpuprof, CUDA and NVIDIA's libraries)");
+	CHECKF(ok, "%zu sites: '%s'", l.st.nsites,
 	       l.st.nsites ? ga_model_str(&l.m, l.st.sites[0].str) : "");
 	unload(&l);
 	free(t.buf);
