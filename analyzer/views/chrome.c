@@ -549,6 +549,22 @@ static char *put_head(char *p, struct chrome *c, size_t on, size_t ln, const cha
 }
 
 /*
+ * An X event up to its args' correlation: the head (put_head), its start
+ * and duration from the base b, then {"correlation":corr.
+ */
+static inline char *put_span(char *p, struct chrome *c, size_t on, size_t ln, const char *kind,
+			     size_t lk, uint32_t pid, uint32_t tid, uint64_t b, uint64_t start, uint64_t end,
+			     uint64_t corr)
+{
+	p = put_head(p, c, on, ln, kind, lk, pid, tid);
+	p = ga_jw_put_milli(p, start - b);
+	p = GA_JW_LIT(p, ",\"dur\":");
+	p = ga_jw_put_milli(p, end - start);
+	p = GA_JW_LIT(p, ",\"args\":{\"correlation\":");
+	return ga_jw_put_u64(p, corr);
+}
+
+/*
  * A kernel's args after its device: its full name (the quoted name at of,
  * lf bytes), launch configuration (k, when known) and launch site (the
  * quoted one at os, ls bytes; os 0: none).
@@ -729,12 +745,7 @@ static int api_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 		return -1;
 	if (!(p = ga_jw_direct(&e->jw, 256 + ln)))
 		return 1;
-	p = put_head(p, c, on, ln, "api", 3, pid, tid);
-	p = ga_jw_put_milli(p, a->start - b);
-	p = GA_JW_LIT(p, ",\"dur\":");
-	p = ga_jw_put_milli(p, a->end - a->start);
-	p = GA_JW_LIT(p, ",\"args\":{\"correlation\":");
-	p = ga_jw_put_u64(p, a->correlation);
+	p = put_span(p, c, on, ln, "api", 3, pid, tid, b, a->start, a->end, a->correlation);
 	p = GA_JW_LIT(p, ",\"return\":");
 	if (a->ret < 0) {
 		*p++ = '-';
@@ -805,12 +816,7 @@ static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 	}
 	if (!(p = ga_jw_direct(&e->jw, 768 + ln + lf + ls + lk + lck)))
 		return 1;
-	p = put_head(p, c, on, ln, kind, lk, pid, tid);
-	p = ga_jw_put_milli(p, a->start - b);
-	p = GA_JW_LIT(p, ",\"dur\":");
-	p = ga_jw_put_milli(p, a->end - a->start);
-	p = GA_JW_LIT(p, ",\"args\":{\"correlation\":");
-	p = ga_jw_put_u64(p, a->correlation);
+	p = put_span(p, c, on, ln, kind, lk, pid, tid, b, a->start, a->end, a->correlation);
 	p = GA_JW_LIT(p, ",\"device\":");
 	p = put_devstream(p, c, a);
 	if (a->kind == GA_ACT_KERNEL)
