@@ -100,14 +100,23 @@ struct outer {
 	int any, seen, unsorted, fill;
 	size_t n;                    /* steps taken */
 	size_t procs;                /* processes with steps */
+	uint8_t *kstep;              /* by key: 0 not asked yet, 1 not a step, 2 a step */
 };
+
+/* Whether key k's name is a step's, asked of its name once per key. */
+static int key_is_step(const struct outer *o, uint32_t k)
+{
+	if (!o->kstep[k])
+		o->kstep[k] = 1 + !!ga_ranks_is_step(ga_model_str(o->m, o->rg->keys[k].name));
+	return o->kstep[k] == 2;
+}
 
 static int outer_step(void *ctx, const struct ga_ranges_step *st)
 {
 	struct outer *o = ctx;
 	struct ga_ranks *rk = o->rk;
 
-	if (!ga_ranks_is_step(ga_model_str(o->m, o->rg->keys[st->key].name)))
+	if (!key_is_step(o, st->key))
 		return 0;
 	if (o->seen && cmp_step(&o->prev, st) > 0) {
 		/* Not in that order: find_steps() sorts them instead. */
@@ -196,18 +205,25 @@ static int find_sorted(struct outer *o, const struct sortsrc *src, size_t all)
 {
 	uint32_t *ord;
 	size_t n = 0, i, k;
-	int rc = 0;
+	int rc = 0, sorted = 1;
 
 	for (i = 0; i < all; i++)
-		n += ga_ranks_is_step(ga_model_str(o->m, o->rg->keys[step_at(src, i).key].name));
+		n += key_is_step(o, step_at(src, i).key);
 	if (!n)
 		return 0;
 	if (!(ord = malloc(n * sizeof(*ord))))
 		return -1;
-	for (i = k = 0; i < all; i++)
-		if (ga_ranks_is_step(ga_model_str(o->m, o->rg->keys[step_at(src, i).key].name)))
-			ord[k++] = (uint32_t)i;
-	qsort_r(ord, n, sizeof(*ord), cmp_step_at, (void *)src);
+	for (i = k = 0; i < all; i++) {
+		if (!key_is_step(o, step_at(src, i).key))
+			continue;
+		ord[k] = (uint32_t)i;
+		/* In order already (steps do not nest): no sort. */
+		if (sorted && k && cmp_step_at(&ord[k - 1], &ord[k], (void *)src) > 0)
+			sorted = 0;
+		k++;
+	}
+	if (!sorted)
+		qsort_r(ord, n, sizeof(*ord), cmp_step_at, (void *)src);
 	for (i = 0; i < n && !rc; i++) {
 		struct ga_ranges_step st = step_at(src, ord[i]);
 
@@ -248,10 +264,13 @@ static int outer_pass(struct outer *o, struct ga_ranges *rg, const struct ga_ran
  */
 static int find_steps(struct ga_ranks *rk, const struct ga_model *m, struct ga_ranges *rg)
 {
-	struct outer o = { .rk = rk, .m = m, .rg = rg };
+	uint8_t *kstep = calloc(rg->nkeys ? rg->nkeys : 1, 1);
+	struct outer o = { .rk = rk, .m = m, .rg = rg, .kstep = kstep };
 	struct collect all = { 0 };
 	int rc;
 
+	if (!kstep)
+		return -1;
 	rk->steps_known = 1;
 	rc = outer_pass(&o, rg, NULL, 0);
 	if (rc == 1) {
@@ -263,20 +282,23 @@ static int find_steps(struct ga_ranks *rk, const struct ga_model *m, struct ga_r
 			if (rg->err[0])
 				snprintf(rk->err, sizeof(rk->err), "%s", rg->err);
 			free(all.v);
+			free(kstep);
 			return -1;
 		}
-		o = (struct outer){ .rk = rk, .m = m, .rg = rg };
+		o = (struct outer){ .rk = rk, .m = m, .rg = rg, .kstep = kstep };
 		rc = outer_pass(&o, rg, all.v, all.n);
 	}
 	/* A summary carries each process's steps (collect): kept for one too. */
 	if (rc || (o.procs < 2 && !rk->collect)) {
 		free(all.v);
+		free(kstep);
 		return rc ? -1 : 0;
 	}
 	rk->work = malloc(o.n * sizeof(*rk->work));
 	rk->spans = malloc(o.n * sizeof(*rk->spans));
 	if (!rk->work || !rk->spans) {
 		free(all.v);
+		free(kstep);
 		return -1;
 	}
 	rk->capwork = o.n;
@@ -284,9 +306,10 @@ static int find_steps(struct ga_ranks *rk, const struct ga_model *m, struct ga_r
 	free(rk->counts);
 	rk->counts = NULL;
 	rk->ncounts = rk->capcounts = 0;
-	o = (struct outer){ .rk = rk, .m = m, .rg = rg, .fill = 1 };
+	o = (struct outer){ .rk = rk, .m = m, .rg = rg, .fill = 1, .kstep = kstep };
 	rc = outer_pass(&o, rg, all.v, all.n);
 	free(all.v);
+	free(kstep);
 	rk->nwork = o.n;
 	return rc ? -1 : 0;
 }
