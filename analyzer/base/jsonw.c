@@ -62,6 +62,7 @@ void ga_jw_flush(struct ga_jw *w)
 		/* Only after a write: a writer that never wrote may have no FILE (sqlite). */
 		w->ferr = ferror(w->f);
 	}
+	w->out += w->n;
 	w->n = 0;
 }
 

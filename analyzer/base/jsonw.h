@@ -40,6 +40,7 @@ struct ga_jw {
 	uint64_t count[GA_JW_DEPTH];
 	int err;                   /* out of memory, or nesting too deep */
 	int ferr;                  /* the FILE's error flag after the last flush */
+	uint64_t out;              /* bytes handed to the FILE before those in buf */
 	size_t n;                  /* bytes in buf */
 	char buf[1 << 16];
 };
@@ -121,6 +122,21 @@ static inline void ga_jw_wrote(struct ga_jw *w, char *end)
 	w->n = (size_t)(end - w->buf);
 }
 
+/* Where p, in the buffer, is in the whole output (a place that stays the same across flushes). */
+static inline uint64_t ga_jw_pos(const struct ga_jw *w, const char *p)
+{
+	return w->out + (uint64_t)(p - w->buf);
+}
+
+/*
+ * The n bytes written at pos (ga_jw_pos()) while they are still in the
+ * buffer, to copy again; NULL once flushed.
+ */
+static inline const char *ga_jw_at(const struct ga_jw *w, uint64_t pos, size_t n)
+{
+	return pos >= w->out && n <= w->n && pos - w->out <= w->n - n ? w->buf + (pos - w->out) : NULL;
+}
+
 /* Text of known length at p; returns the end. */
 static inline char *ga_jw_put(char *p, const char *s, size_t len)
 {
@@ -135,8 +151,9 @@ extern const char ga_jw_digits2[200];
 extern const uint64_t ga_jw_pow10[20];
 
 /*
- * v's decimal digits at p, two at a time, written in place from the last
- * (a variable-length copy of each number cost more than its digits);
+ * v's decimal digits at p, written in place from the last, four at a time
+ * below 2^32 (each pair of digits one 2-byte copy from ga_jw_digits2; a
+ * variable-length copy of each number cost more than its digits);
  * returns the end.
  */
 static inline char *ga_jw_put_u64(char *p, uint64_t v)
@@ -153,37 +170,103 @@ static inline char *ga_jw_put_u64(char *p, uint64_t v)
 		unsigned d = (unsigned)(v % 100) * 2;
 
 		v /= 100;
-		*--q = ga_jw_digits2[d + 1];
-		*--q = ga_jw_digits2[d];
+		q -= 2;
+		memcpy(q, ga_jw_digits2 + d, 2);
 	}
-	/* The rest in 32 bits: a division by 100 there is one multiply and a shift. */
+	/* The rest in 32 bits: a division by a constant there is one multiply and a shift. */
 	u = (uint32_t)v;
-	while (u >= 100) {
-		unsigned d = u % 100 * 2;
+	while (u >= 10000) {
+		uint32_t r = u % 10000, hi = r / 100;
 
-		u /= 100;
-		*--q = ga_jw_digits2[d + 1];
-		*--q = ga_jw_digits2[d];
+		u /= 10000;
+		q -= 4;
+		memcpy(q, ga_jw_digits2 + hi * 2, 2);
+		memcpy(q + 2, ga_jw_digits2 + (r - hi * 100) * 2, 2);
 	}
-	if (u >= 10) {
-		*--q = ga_jw_digits2[u * 2 + 1];
-		*--q = ga_jw_digits2[u * 2];
-	} else {
-		*--q = (char)('0' + u);
+	if (u >= 100) {
+		uint32_t hi = u / 100;
+
+		q -= 2;
+		memcpy(q, ga_jw_digits2 + (u - hi * 100) * 2, 2);
+		u = hi;
 	}
+	if (u >= 10)
+		memcpy(q - 2, ga_jw_digits2 + u * 2, 2);
+	else
+		q[-1] = (char)('0' + u);
 	return end;
+}
+
+/*
+ * v (below 10^8) as eight decimal digits, leading zeros included, in one
+ * word whose lowest byte is the first digit (so little-endian memory
+ * holds them in order): each step splits every lane of the word in two
+ * (a multiply and a shift divide all lanes at once).
+ */
+static inline uint64_t ga_jw_digits8(uint32_t v)
+{
+	uint64_t x = v / 10000 | (uint64_t)(v % 10000) << 32, h;
+
+	h = (x * 10486) >> 20 & 0x0000007f0000007full; /* / 100 in each 32-bit lane (< 10^4) */
+	x = h | (x - h * 100) << 16;
+	h = (x * 103) >> 10 & 0x000f000f000f000full; /* / 10 in each 16-bit lane (< 100) */
+	x = h | (x - h * 10) << 8;
+	return x | 0x3030303030303030ull;
+}
+
+/*
+ * ga_jw_put_u64()'s digits of v, where p has 8 bytes of room more than v's
+ * digits: from 100 to 10^8, one store of ga_jw_digits8() (the bytes after
+ * the digits are left for what follows to overwrite); returns the end.
+ */
+static inline char *ga_jw_put_u64_room(char *p, uint64_t v)
+{
+	if (v < 100) {
+		/* Durations of a few microseconds: a digit or a pair. */
+		if (v < 10) {
+			*p = (char)('0' + v);
+			return p + 1;
+		}
+		memcpy(p, ga_jw_digits2 + v * 2, 2);
+		return p + 2;
+	}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (v < 100000000) {
+		unsigned n = (unsigned)((64 - __builtin_clzll(v)) * 1233) >> 12;
+		uint64_t d;
+
+		n += v >= ga_jw_pow10[n];
+		d = ga_jw_digits8((uint32_t)v) >> (8 * (8 - n));
+		memcpy(p, &d, 8);
+		return p + n;
+	}
+#endif
+	return ga_jw_put_u64(p, v);
 }
 
 /* v thousandths with three decimals at p, as ga_jw_milli() writes them. */
 static inline char *ga_jw_put_milli(char *p, uint64_t v)
 {
-	unsigned r = (unsigned)(v % 1000);
+	uint64_t us = v / 1000;
+	unsigned r = (unsigned)(v - us * 1000), hi = r / 100;
 
-	p = ga_jw_put_u64(p, v / 1000);
+	p = ga_jw_put_u64(p, us);
 	p[0] = '.';
-	p[1] = (char)('0' + r / 100);
-	p[2] = ga_jw_digits2[r % 100 * 2];
-	p[3] = ga_jw_digits2[r % 100 * 2 + 1];
+	p[1] = (char)('0' + hi);
+	memcpy(p + 2, ga_jw_digits2 + (r - hi * 100) * 2, 2);
+	return p + 4;
+}
+
+/* ga_jw_put_milli() where p has 8 bytes of room more (ga_jw_put_u64_room()). */
+static inline char *ga_jw_put_milli_room(char *p, uint64_t v)
+{
+	uint64_t us = v / 1000;
+	unsigned r = (unsigned)(v - us * 1000), hi = r / 100;
+
+	p = ga_jw_put_u64_room(p, us);
+	p[0] = '.';
+	p[1] = (char)('0' + hi);
+	memcpy(p + 2, ga_jw_digits2 + (r - hi * 100) * 2, 2);
 	return p + 4;
 }
 

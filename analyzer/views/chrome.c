@@ -5,9 +5,10 @@
  * analysis.  Memory: a little per process, thread and stream, 12 bytes
  * per NVTX range (its track, and the ranges the API calls must nest with),
  * plus the launch index (model/ranges.h: about 20 bytes per distinct
- * activity correlation) behind the API-to-activity flow arrows, and at
+ * activity correlation) behind the API-to-activity flow arrows, at
  * most 4096 kernel events' templates (kernel_event(): their names' length
- * and a few hundred bytes each).
+ * and a few hundred bytes each), and 256 API calls' event heads
+ * (api_direct()).
  *
  * Layout: one process per traced process, named by rank, command line,
  * pid and host (so that merged jobs are never ambiguous), sorted by rank,
@@ -114,10 +115,29 @@ struct chrome {
 	 * configuration), each table direct-mapped by a hash of its values.
 	 */
 	struct {
+		char s[32]; /* P,"tid":T; first: copied 32 bytes at a time (put_pidtid()) */
 		uint32_t pid, tid;
 		uint8_t len; /* 0 empty */
-		char s[31];  /* P,"tid":T */
 	} ptcache[64];
+	/*
+	 * API calls' start times, by trace time, where their events wrote
+	 * them, for their flows' first events (an activity comes soon after
+	 * its call): put_ts().
+	 */
+	struct tstxt {
+		uint64_t t;
+		uint64_t pos; /* ga_jw_pos() */
+		uint8_t len;  /* 0 empty */
+	} apits[64];
+	/*
+	 * An API call's event up to its start time, made once per name, pid
+	 * and tid met lately (api_direct()).
+	 */
+	struct ahead {
+		char s[160];
+		uint32_t name, pid, tid;
+		uint8_t len; /* 0 empty */
+	} ahead[256];
 	struct {
 		uint32_t dev, ctx, stream;
 		uint8_t len; /* 0 empty */
@@ -156,6 +176,45 @@ static uint64_t base_of(struct ga_export *e)
 		c->based = 1;
 	}
 	return c->base;
+}
+
+/*
+ * Trace time t (not before the base b) as put_milli() writes it, at p in
+ * the writer's buffer (8 bytes of room more); where, kept in *k, for the
+ * next write of the same time (put_ts()).
+ */
+static inline char *put_ts_keep(char *p, const struct ga_jw *w, struct tstxt *k, uint64_t t,
+				uint64_t b)
+{
+	char *q = ga_jw_put_milli_room(p, t - b);
+
+	k->t = t;
+	k->pos = ga_jw_pos(w, p);
+	k->len = (uint8_t)(q - p);
+	return q;
+}
+
+/* An API call's start time kept by put_ts_keep() in c->apits: its slot. */
+static inline struct tstxt *api_ts_slot(struct chrome *c, uint64_t t)
+{
+	return &c->apits[(t * 0x9e3779b97f4a7c15ull) >> 58];
+}
+
+/*
+ * Time t (not before b) at p (24 bytes of room more): copied from where *k
+ * says it was written when that is t's and still in the buffer (read
+ * well after it was written: a copy of bytes just stored stalls the load).
+ */
+static inline char *put_ts(char *p, const struct ga_jw *w, const struct tstxt *k, uint64_t t,
+			   uint64_t b)
+{
+	const char *at;
+
+	if (k && k->len && k->t == t && (at = ga_jw_at(w, k->pos, 24))) {
+		memcpy(p, at, 24);
+		return p + k->len;
+	}
+	return ga_jw_put_milli_room(p, t - b);
 }
 
 /* A trace time as relative microseconds with three decimals, exact to the ns. */
@@ -227,6 +286,28 @@ static void host_track_meta(struct ga_jw *w, uint32_t pid, uint32_t tid, const c
  * (overlapping)".  Returns 0, or -1 out of memory; 1, with nothing done,
  * when name is NULL and a track or lane must be made: call again with it.
  */
+static int place(struct ga_export *e, uint32_t pid, uint32_t *head, uint32_t tid0, int gpu,
+		 int first_ok, const char *name, uint64_t s, uint64_t t, uint32_t *tid)
+	__attribute__((noinline));
+
+/* place(), its usual case inline: the slice fits on the lane it came to last time. */
+static inline int place_fast(struct ga_export *e, uint32_t pid, uint32_t *head, uint32_t tid0,
+			     int gpu, int first_ok, const char *name, uint64_t s, uint64_t t,
+			     uint32_t *tid)
+{
+	if (*head && first_ok) {
+		struct chrome *c = e->state;
+		struct ga_lane *l = &c->lanes.v[*head - 1];
+
+		if (ga_lane_after(l, s)) {
+			ga_lane_append(l, s, t);
+			*tid = l->tid;
+			return 0;
+		}
+	}
+	return place(e, pid, head, tid0, gpu, first_ok, name, s, t, tid);
+}
+
 static int place(struct ga_export *e, uint32_t pid, uint32_t *head, uint32_t tid0, int gpu,
 		 int first_ok, const char *name, uint64_t s, uint64_t t, uint32_t *tid)
 {
@@ -338,7 +419,7 @@ static int stream_track(struct ga_export *e, const struct ga_act *a, uint32_t pi
 		}
 	}
 	/* The name only where a track or lane is made (place() says 1 without it). */
-	if ((r = place(e, pid, slot, UINT32_MAX, 1, 1, NULL, a->start, a->end, tid)) != 1)
+	if ((r = place_fast(e, pid, slot, UINT32_MAX, 1, 1, NULL, a->start, a->end, tid)) != 1)
 		return r;
 	snprintf(tname, sizeof(tname), "cuda:%u stream %u", a->device_id, a->stream);
 	return place(e, pid, slot, UINT32_MAX, 1, 1, tname, a->start, a->end, tid);
@@ -364,7 +445,9 @@ static void flow(struct ga_export *e, uint32_t pid, uint32_t api_tid, uint64_t a
 {
 	struct chrome *c = e->state;
 	struct ga_jw *w = &e->jw;
-	uint64_t id = ++c->flows;
+	uint64_t id;
+
+	id = ++c->flows;
 
 	ga_jw_obj(w, GA_JW_COMPACT);
 	ga_jw_kcstr(w, "name", "launch");
@@ -463,7 +546,9 @@ static inline char *put_pidtid(char *p, struct chrome *c, uint32_t pid, uint32_t
 		c->ptcache[i].tid = tid;
 		c->ptcache[i].len = (uint8_t)(q - c->ptcache[i].s);
 	}
-	return ga_jw_put(p, c->ptcache[i].s, c->ptcache[i].len);
+	/* All 32 bytes, the rest overwritten next: no call to memcpy (p has room, ga_jw_direct()). */
+	memcpy(p, c->ptcache[i].s, sizeof(c->ptcache[i].s));
+	return p + c->ptcache[i].len;
 }
 
 /* `D,"context":C,"stream":S` at p, made once per stream met lately. */
@@ -550,18 +635,19 @@ static char *put_head(char *p, struct chrome *c, size_t on, size_t ln, const cha
 
 /*
  * An X event up to its args' correlation: the head (put_head), its start
- * and duration from the base b, then {"correlation":corr.
+ * (kept in *k, put_ts_keep()) and duration from the base b, then
+ * {"correlation":corr.
  */
-static inline char *put_span(char *p, struct chrome *c, size_t on, size_t ln, const char *kind,
-			     size_t lk, uint32_t pid, uint32_t tid, uint64_t b, uint64_t start, uint64_t end,
-			     uint64_t corr)
+static inline char *put_span(char *p, const struct ga_jw *w, struct chrome *c, size_t on,
+			     size_t ln, const char *kind, size_t lk, uint32_t pid, uint32_t tid,
+			     uint64_t b, uint64_t start, uint64_t end, uint64_t corr, struct tstxt *k)
 {
 	p = put_head(p, c, on, ln, kind, lk, pid, tid);
-	p = ga_jw_put_milli(p, start - b);
+	p = put_ts_keep(p, w, k, start, b);
 	p = GA_JW_LIT(p, ",\"dur\":");
-	p = ga_jw_put_milli(p, end - start);
+	p = ga_jw_put_milli_room(p, end - start);
 	p = GA_JW_LIT(p, ",\"args\":{\"correlation\":");
-	return ga_jw_put_u64(p, corr);
+	return ga_jw_put_u64_room(p, corr);
 }
 
 /*
@@ -619,7 +705,7 @@ static inline int key_differs(const uint32_t *a, const uint32_t *b)
  */
 static int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga_act *a,
 			uint32_t pid, uint32_t tid, const struct gp_rec_kernel *k, uint32_t site,
-			const char *kind, size_t lk, uint64_t b)
+			const char *kind, size_t lk, uint64_t b, struct tstxt *ts)
 {
 	struct chrome *c = e->state;
 	uint32_t key[KT_KEY] = { a->name, pid, tid, a->device_id, a->context, a->stream, site }, h;
@@ -672,80 +758,122 @@ static int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga
 	if (!(p = ga_jw_direct(&e->jw, t->npre + t->nsuf + 160)))
 		return 1;
 	p = ga_jw_put(p, t->s, t->npre);
-	p = ga_jw_put_milli(p, a->start - b);
+	p = put_ts_keep(p, &e->jw, ts, a->start, b);
 	p = GA_JW_LIT(p, ",\"dur\":");
-	p = ga_jw_put_milli(p, a->end - a->start);
+	p = ga_jw_put_milli_room(p, a->end - a->start);
 	p = GA_JW_LIT(p, ",\"args\":{\"correlation\":");
-	p = ga_jw_put_u64(p, a->correlation);
+	p = ga_jw_put_u64_room(p, a->correlation);
 	p = ga_jw_put(p, t->s + t->npre, t->nsuf);
 	ga_jw_wrote(&e->jw, graph_tail(p, a));
 	return 0;
 }
 
-/* One event of a flow straight into the writer's buffer: head, then id, pid, tid, ts.  0 or 1. */
-static int flow_event(struct ga_export *e, const char *head, size_t hlen, uint64_t id,
-		      uint32_t pid, uint32_t tid, uint64_t ts)
+/* A flow's id at p: its n digits in dw (ga_jw_digits8()) where n is not 0, else made. */
+static inline char *put_id(char *p, uint64_t id, uint64_t dw, unsigned n)
 {
-	char *p = ga_jw_direct(&e->jw, 256);
+	if (!n)
+		return ga_jw_put_u64(p, id);
+	memcpy(p, &dw, 8);
+	return p + n;
+}
 
-	if (!p)
+/*
+ * The flow of an activity (flow()) as flow() writes it, the same bytes,
+ * straight into the writer's buffer: its two events, the id's digits made
+ * once, the call's start time copied from its event when still in the
+ * buffer (api_ts_slot()), the activity's from where *ts says its event
+ * wrote it.  Returns 0; 1 when a time is before the base (nothing written).
+ */
+static int flow_direct(struct ga_export *e, uint32_t pid, uint32_t api_tid, uint64_t api_t,
+		       uint32_t gpu_tid, uint64_t t, const struct tstxt *ts)
+{
+	static const char s_head[] = "{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":";
+	static const char f_head[] =
+		"{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":";
+	struct chrome *c = e->state;
+	uint64_t b = base_of(e), id, dw = 0;
+	unsigned n = 0;
+	char *p;
+
+	if (api_t < b || t < b)
 		return 1;
-	p = ga_jw_put(p, head, hlen);
-	p = ga_jw_put_u64(p, id);
+	/* 256 bytes always fit the writer's buffer: neither event falls back. */
+	if (!(p = ga_jw_direct(&e->jw, 256)))
+		return 1;
+	id = ++c->flows;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (id < 100000000) {
+		/* Its digits made once, in a word, stored in each event. */
+		n = (unsigned)((64 - __builtin_clzll(id)) * 1233) >> 12;
+		n += id >= ga_jw_pow10[n];
+		dw = ga_jw_digits8((uint32_t)id) >> (8 * (8 - n));
+	}
+#endif
+	p = GA_JW_LIT(p, s_head);
+	p = put_id(p, id, dw, n);
 	p = GA_JW_LIT(p, ",\"pid\":");
-	p = put_pidtid(p, e->state, pid, tid);
+	p = put_pidtid(p, c, pid, api_tid);
 	p = GA_JW_LIT(p, ",\"ts\":");
-	p = ga_jw_put_milli(p, ts);
+	p = put_ts(p, &e->jw, api_ts_slot(c, api_t), api_t, b);
+	*p++ = '}';
+	ga_jw_wrote(&e->jw, p);
+	p = ga_jw_direct(&e->jw, 256);
+	p = GA_JW_LIT(p, f_head);
+	p = put_id(p, id, dw, n);
+	p = GA_JW_LIT(p, ",\"pid\":");
+	p = put_pidtid(p, c, pid, gpu_tid);
+	p = GA_JW_LIT(p, ",\"ts\":");
+	p = put_ts(p, &e->jw, ts, t, b);
 	*p++ = '}';
 	ga_jw_wrote(&e->jw, p);
 	return 0;
 }
 
 /*
- * The flow of an activity (flow()) as flow() writes it, the same bytes,
- * straight into the writer's buffer: its two events.  Returns 0; 1 when
- * a time is before the base (nothing written).
- */
-static int flow_direct(struct ga_export *e, uint32_t pid, uint32_t api_tid, uint64_t api_t,
-		       uint32_t gpu_tid, uint64_t t)
-{
-	static const char s_head[] = "{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":";
-	static const char f_head[] =
-		"{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":";
-	struct chrome *c = e->state;
-	uint64_t b = base_of(e), id;
-
-	if (api_t < b || t < b)
-		return 1;
-	id = ++c->flows;
-	/* 256 bytes always fit the writer's buffer: the second event never falls back. */
-	if (flow_event(e, s_head, sizeof(s_head) - 1, id, pid, api_tid, api_t - b))
-		return 1;
-	flow_event(e, f_head, sizeof(f_head) - 1, id, pid, gpu_tid, t - b);
-	return 0;
-}
-
-/*
  * An API call's event as api() writes it through the writer's calls, the
- * same bytes, straight into its buffer.  Returns 0; 1 when it takes the
- * general path (a time before the base, a name longer than the buffer),
- * nothing written; -1 out of memory.
+ * same bytes, straight into its buffer: its head from c->ahead (made once
+ * per name, pid and tid met lately; a longer name's made each time), its
+ * start kept for its flow (api_ts_slot()).  Returns 0; 1 when it takes
+ * the general path (a time before the base, a name longer than the
+ * buffer), nothing written; -1 out of memory.
  */
 static int api_direct(struct ga_export *e, struct ga_model *m, const struct ga_api_call *a,
 		      uint32_t pid, uint32_t tid)
 {
 	struct chrome *c = e->state;
 	uint64_t b = base_of(e);
+	uint32_t h = a->name * 0x9e3779b1u ^ tid * 0x85ebca6bu ^ pid * 0xc2b2ae35u;
+	struct ahead *t = &c->ahead[(h ^ h >> 16) % (sizeof(c->ahead) / sizeof(c->ahead[0]))];
 	size_t on, ln;
 	char *p;
 
 	if (a->start < b)
 		return 1;
-	if (!(on = qname(c, m, a->name, Q_SID, &ln)))
-		return -1;
-	if (!(p = ga_jw_direct(&e->jw, 256 + ln)))
+	if (!t->len || t->name != a->name || t->pid != pid || t->tid != tid) {
+		if (!(on = qname(c, m, a->name, Q_SID, &ln)))
+			return -1;
+		/* put_head()'s text and its 32-byte copy of the pid and tid must fit. */
+		if (ln > 64) {
+			if (!(p = ga_jw_direct(&e->jw, 256 + ln)))
+				return 1;
+			p = put_span(p, &e->jw, c, on, ln, "api", 3, pid, tid, b, a->start, a->end,
+				     a->correlation, api_ts_slot(c, a->start));
+			goto ret;
+		}
+		t->len = (uint8_t)(put_head(t->s, c, on, ln, "api", 3, pid, tid) - t->s);
+		t->name = a->name;
+		t->pid = pid;
+		t->tid = tid;
+	}
+	if (!(p = ga_jw_direct(&e->jw, 256 + t->len)))
 		return 1;
-	p = put_span(p, c, on, ln, "api", 3, pid, tid, b, a->start, a->end, a->correlation);
+	p = ga_jw_put(p, t->s, t->len);
+	p = put_ts_keep(p, &e->jw, api_ts_slot(c, a->start), a->start, b);
+	p = GA_JW_LIT(p, ",\"dur\":");
+	p = ga_jw_put_milli_room(p, a->end - a->start);
+	p = GA_JW_LIT(p, ",\"args\":{\"correlation\":");
+	p = ga_jw_put_u64_room(p, a->correlation);
+ret:
 	p = GA_JW_LIT(p, ",\"return\":");
 	if (a->ret < 0) {
 		*p++ = '-';
@@ -766,7 +894,7 @@ static int api_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
  * -1 out of memory.
  */
 static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_act *a,
-		      uint32_t pid, uint32_t tid)
+		      uint32_t pid, uint32_t tid, struct tstxt *ts)
 {
 	struct chrome *c = e->state;
 	const struct gp_rec_kernel *k = NULL;
@@ -794,7 +922,7 @@ static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 		site = ga_sites_site_of(&e->an->st, m, a);
 		if (site == GA_STR_NOMEM)
 			return -1;
-		if ((r = kernel_event(e, m, a, pid, tid, k, site, kind, lk, b)) <= 0)
+		if ((r = kernel_event(e, m, a, pid, tid, k, site, kind, lk, b, ts)) <= 0)
 			return r;
 		on = qname(c, m, a->name, Q_SHORT, &ln);
 		if (!(of = qname(c, m, a->name, Q_FULL, &lf)) ||
@@ -816,7 +944,8 @@ static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 	}
 	if (!(p = ga_jw_direct(&e->jw, 768 + ln + lf + ls + lk + lck)))
 		return 1;
-	p = put_span(p, c, on, ln, kind, lk, pid, tid, b, a->start, a->end, a->correlation);
+	p = put_span(p, &e->jw, c, on, ln, kind, lk, pid, tid, b, a->start, a->end, a->correlation,
+		     ts);
 	p = GA_JW_LIT(p, ",\"device\":");
 	p = put_devstream(p, c, a);
 	if (a->kind == GA_ACT_KERNEL)
@@ -850,6 +979,7 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	struct ga_jw *w = &e->jw;
 	uint32_t pid, tid, api_tid, site;
 	uint64_t api_t;
+	struct tstxt ts = { 0 }; /* where a's event wrote its start, for its flow */
 	char kb[16];
 	int r;
 
@@ -859,7 +989,7 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	pid = c->pp.pid[a->proc];
 	if (stream_track(e, a, pid, &tid))
 		return -1;
-	r = act_direct(e, m, a, pid, tid);
+	r = act_direct(e, m, a, pid, tid, &ts);
 	if (r < 0)
 		return -1;
 	if (r == 0)
@@ -920,7 +1050,7 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	ga_jw_end(w);
 flow:
 	if (ga_ranges_launch(&e->an->rg, a, &api_tid, &api_t) &&
-	    flow_direct(e, pid, api_tid, api_t, tid, a->start))
+	    flow_direct(e, pid, api_tid, api_t, tid, a->start, &ts))
 		flow(e, pid, api_tid, api_t, tid, a->start);
 	return ga_jw_failed(w) ? -1 : 0;
 }
@@ -935,7 +1065,8 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 	int first_ok, r;
 	char name[32];
 
-	if (laid_out(e) || proc_seen(e, m, a->proc))
+	if (laid_out(e) ||
+	    (!(a->proc < c->pp.cap && c->pp.seen[a->proc]) && proc_seen(e, m, a->proc)))
 		return -1;
 	first_ok = !ga_range_layout_crosses(&c->rl, &e->an->rg, a->proc, a->tid, a->start, a->end, 0);
 	if (c->tcache[ci].head && c->tcache[ci].a == a->proc && c->tcache[ci].b == a->tid) {
@@ -952,7 +1083,8 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 		}
 	}
 	/* The name only where a track or lane is made (place() says 1 without it). */
-	r = place(e, c->pp.pid[a->proc], slot, a->tid, 0, first_ok, NULL, a->start, a->end, &tid);
+	r = place_fast(e, c->pp.pid[a->proc], slot, a->tid, 0, first_ok, NULL, a->start, a->end,
+		       &tid);
 	if (r == 1) {
 		snprintf(name, sizeof(name), "tid %u", a->tid);
 		r = place(e, c->pp.pid[a->proc], slot, a->tid, 0, first_ok, name, a->start, a->end,
@@ -1167,17 +1299,33 @@ static int memory_counters(struct ga_export *e, struct ga_model *m, struct ga_me
 {
 	struct chrome *c = e->state;
 	struct ga_jw *w = &e->jw;
-	char name[48];
+	uint64_t b = base_of(e);
+	char name[48], head[128];
 
 	for (size_t i = 0; i < mu->ndevs; i++) {
 		const struct ga_memuse_dev *d = &mu->devs[i];
 		const struct ga_memuse_sample *ev;
+		size_t lh;
 
 		if (proc_seen(e, m, d->proc))
 			return -1;
 		snprintf(name, sizeof(name), "cuda:%u memory", d->device);
+		/* A sample's event up to its time, as the writer's calls below write it (a plain name). */
+		lh = (size_t)snprintf(head, sizeof(head),
+				      "{\"name\":\"%s\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":%u,\"ts\":",
+				      name, c->pp.pid[d->proc]);
 		while ((ev = ga_memuse_sample_next(mu, (uint32_t)i))) {
+			char *p;
 
+			if (ev->t >= b && lh < sizeof(head) && (p = ga_jw_direct(w, 256))) {
+				p = ga_jw_put(p, head, lh);
+				p = ga_jw_put_milli(p, ev->t - b);
+				p = GA_JW_LIT(p, ",\"args\":{\"bytes\":");
+				p = ga_jw_put_u64(p, ev->in_use);
+				p = GA_JW_LIT(p, "}}");
+				ga_jw_wrote(w, p);
+				continue;
+			}
 			ga_jw_obj(w, GA_JW_COMPACT);
 			ga_jw_kcstr(w, "name", name);
 			ga_jw_kcstr(w, "cat", "memory");

@@ -367,12 +367,15 @@ static void test_args_each_own(void)
  * API calls' events and the flows from them to their kernels, written
  * straight into the writer's buffer, are the events the writer's calls
  * make: names escaped, times exact to the ns, negative return values.
+ * n calls: with 400, the writer's buffer is flushed between calls and
+ * their flows, and ids and times grow by a digit; late: every kernel
+ * after all the calls (a flow's call time no longer kept where its call's
+ * event wrote it, made again).
  */
-static void test_api_events(void)
+static void test_api_events(uint32_t N, int late)
 {
-	enum { N = 40 };
 	static const int32_t rets[] = { 0, -1, 2147483647, -2147483647 - 1, 700 };
-	char path[128], want[512], *out = NULL, *err = NULL;
+	char path[128], want[512], group[128], *out = NULL, *err = NULL;
 	const char *names[2] = { "cudaLaunchKernel", "we\"ird\\name" };
 	const char *quoted[2] = { "\"cudaLaunchKernel\"", "\"we\\\"ird\\\\name\"" };
 	struct synth *s;
@@ -391,11 +394,20 @@ static void test_api_events(void)
 
 		synth_api_corr_ret(s, sid[i % 2], t, t + 999 + i, 77 + i % 3, 100 + i, GP_API_RUNTIME,
 				   rets[i % 5]);
+		if (!late)
+			synth_kernel_at_corr(s, k, t + 5000, t + 6001, 0, 7, 100 + i);
+	}
+	for (uint32_t i = 0; late && i < N; i++) {
+		uint64_t t = T0 + 1234567 * (uint64_t)i + 7;
+
 		synth_kernel_at_corr(s, k, t + 5000, t + 6001, 0, 7, 100 + i);
 	}
 	synth_end(s, T0 + 1234567ull * N + 10000, 0);
 	synth_close(s, NULL, NULL);
-	tap_begin("chrome: API calls' events and their flows written directly are the writer's");
+	snprintf(group, sizeof(group),
+		 "chrome: API calls' events and their flows written directly are the writer's (%u calls%s)",
+		 N, late ? ", kernels after all" : "");
+	tap_begin(group);
 	rc = synth_run(dir, &out, &err, cmd_export, "export", "--format", "chrome", "--no-symbolize",
 		       path, (char *)NULL);
 	CHECKF(rc == 0 && out, "export exited %d: %.300s", rc, err ? err : "");
@@ -450,7 +462,9 @@ int main(void)
 	test_shared_pids();
 	test_nesting();
 	test_args_each_own();
-	test_api_events();
+	test_api_events(40, 0);
+	test_api_events(400, 0);
+	test_api_events(400, 1);
 	/* Four traces: the generator goes on from one to the next. */
 	for (int i = 0; i < 4; i++)
 		test_nesting_random();

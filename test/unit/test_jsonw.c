@@ -1,8 +1,10 @@
 /*
- * base/jsonw: numbers written in place (ga_jw_put_u64(), ga_jw_put_milli())
- * are printf's digits at every length; a value written through
+ * base/jsonw: numbers written in place (ga_jw_put_u64(), ga_jw_put_milli(),
+ * and their forms with room after them, ga_jw_digits8()'s lanes) are
+ * printf's digits at every length; a value written through
  * ga_jw_direct() gets the separators the writer's own calls would give it;
- * write errors are seen at the flush.
+ * what was written reads back at its place (ga_jw_pos(), ga_jw_at()) until
+ * the buffer is flushed; write errors are seen at the flush.
  * Test code, runs offline only.
  */
 #include <inttypes.h>
@@ -15,11 +17,14 @@
 
 static int same_u64(uint64_t v)
 {
-	char b[32], r[32];
+	char b[32], r[32], c[40];
 
 	*ga_jw_put_u64(b, v) = '\0';
 	snprintf(r, sizeof(r), "%" PRIu64, v);
-	return !strcmp(b, r);
+	/* With room after the digits: what follows overwrites the rest. */
+	memset(c, 'x', sizeof(c));
+	*ga_jw_put_u64_room(c, v) = '\0';
+	return !strcmp(b, r) && !strcmp(c, r);
 }
 
 static void test_digits(void)
@@ -43,6 +48,24 @@ static void test_digits(void)
 	fails += !same_u64(UINT32_MAX) + !same_u64((uint64_t)UINT32_MAX + 1) +
 		 !same_u64((uint64_t)UINT32_MAX * 100 + 99) + !same_u64((uint64_t)UINT32_MAX * 100);
 	CHECKF(!fails, "%d numbers differ, the first %" PRIu64, fails, bad);
+	/* Every value below 10^7, where ga_jw_digits8() splits its lanes. */
+	for (uint64_t v = 0; v < 10000000; v++)
+		if (!same_u64(v) && !fails++)
+			bad = v;
+	fails += !same_u64(99999999) + !same_u64(100000000) + !same_u64(100000001);
+	CHECKF(!fails, "%d numbers differ, the first %" PRIu64, fails, bad);
+	for (int i = 0; i < 1000000; i++) {
+		uint64_t v;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		v = x >> (x & 63);
+		memset(r, 'x', sizeof(r));
+		*ga_jw_put_milli(b, v) = '\0';
+		*ga_jw_put_milli_room(r, v) = '\0';
+		if (strcmp(b, r) && !fails++)
+			bad = v;
+	}
+	CHECKF(!fails, "milli with room differs at %" PRIu64, bad);
 	*ga_jw_put_milli(b, 1234567) = '\0';
 	CHECKF(!strcmp(b, "1234.567"), "milli: %s", b);
 	*ga_jw_put_milli(b, 7) = '\0';
@@ -106,6 +129,35 @@ static void test_direct(void)
 	free(b);
 }
 
+/* A place in the output (ga_jw_pos()) reads back while in the buffer, not once flushed. */
+static void test_pos(void)
+{
+	FILE *f = fopen("/dev/null", "w");
+	struct ga_jw w;
+	uint64_t pos;
+	const char *at;
+	char *p;
+
+	tap_begin("jsonw: what was written reads back at its place until the buffer is flushed");
+	ga_jw_init(&w, f);
+	ga_jw_arr(&w, GA_JW_EVENTS);
+	ga_jw_u64(&w, 1);
+	p = ga_jw_direct(&w, 64);
+	pos = ga_jw_pos(&w, p);
+	ga_jw_wrote(&w, GA_JW_LIT(p, "12345.678,more"));
+	at = ga_jw_at(&w, pos, 9);
+	CHECK(at && !memcmp(at, "12345.678", 9));
+	CHECK(ga_jw_at(&w, pos, 15) == NULL); /* past what was written */
+	ga_jw_flush(&w);
+	CHECK(ga_jw_at(&w, pos, 9) == NULL);
+	ga_jw_u64(&w, 2);
+	CHECK(ga_jw_at(&w, pos, 1) == NULL);
+	CHECK(ga_jw_pos(&w, w.buf) == pos + 14);
+	ga_jw_free(&w);
+	fclose(f);
+	tap_end();
+}
+
 /*
  * Write errors are seen at the flush (ga_jw_failed()), not per value; a
  * writer without a FILE that never wrote is flushed and freed safely.
@@ -143,6 +195,7 @@ int main(void)
 {
 	test_digits();
 	test_direct();
+	test_pos();
 	test_failed();
 	return tap_exit();
 }
