@@ -27,6 +27,12 @@ analyzer (an older commit's gpuprof-analyze, run without -j) in the same
 runs, so that a change is measured against what it replaces on the same
 machine and load.
 
+For traces of several files (ranks), the report's speedup at each -j over
+-j 1 is printed beside the floor's speedup when that many floor processes
+scan the same files at once: the most this machine's cores give work that
+shares nothing (memory bandwidth, caches and clock included), against which
+the issue's 0.8 x cores reads.
+
 Then the timeline and the streamed exports on each kernel-only trace
 (--exports, default timeline,chrome,perfetto; "" for none): `report
 --timeline`, `export -t chrome` (to /dev/null) and `export -t perfetto`
@@ -106,6 +112,43 @@ def make_traces(args, d):
             paths.append(p)
         out.append((label, paths))
     return out
+
+
+def floor_spread(floor, paths, n):
+    """Wall seconds of the floor over paths split among n processes run at once."""
+    t0 = time.monotonic()
+    procs = [subprocess.Popen([floor] + paths[i::n], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) for i in range(min(n, len(paths)))]
+    bad = [p for p in procs if p.wait() != 0]
+    if bad:
+        sys.exit("bench: scan_floor failed")
+    return time.monotonic() - t0
+
+
+def bench_scaling(args, floor, label, paths, rep, jobs, ncpu, say):
+    """A multi-file trace's -j speedups beside the floor's on as many processes:
+    what this machine's cores give a job that shares nothing."""
+    base = rep.get(1)
+    if not base or len(paths) < 2:
+        return
+    say("Scaling of %s: the report's speedup over -j 1 (median walls), beside the"
+        " one-thread floor run as that many processes at once over the same files"
+        " (median of %d): the most this machine's cores give work that shares nothing"
+        % (label, args.repeat))
+    say("")
+    say("| -j | report speedup | floor speedup on as many processes | report ÷ floor speedup |")
+    say("|---|---|---|---|")
+    one = statistics.median([floor_spread(floor, paths, 1) for _ in range(args.repeat)])
+    for j in jobs:
+        if j in (None, "base", 1):
+            continue
+        n = ncpu if j == 0 else j
+        if n < 2:
+            continue
+        fs = one / statistics.median([floor_spread(floor, paths, n) for _ in range(args.repeat)])
+        rs = statistics.median(base["wall"]) / statistics.median(rep[j]["wall"])
+        say("| %s | %.2f | %.2f | %.2f |" % ("%d (all)" % n if j == 0 else str(j), rs, fs, rs / fs))
+    say("")
 
 
 def has_jobs(analyzer):
@@ -221,6 +264,7 @@ def main():
         " | peak RSS MiB | B/record | vs floor, wall | vs floor, CPU |")
     say("|---|---|---|---|---|---|---|---|---|---|---|---|")
     ok = True
+    scaling = {}
     for label, paths in traces:
         mb = sum(os.path.getsize(p) for p in paths) / 1e6
         fl = {"wall": [], "cpu": []}
@@ -254,6 +298,7 @@ def main():
         if len(outs) > 1:
             ok = False
             log("bench: %s: report output differs between runs or -j values" % label)
+        scaling[label] = rep
         fw, fc = statistics.median(fl["wall"]), statistics.median(fl["cpu"])
         for j in jobs:
             r = rep[j]
@@ -269,6 +314,9 @@ def main():
                  rss * 1048576 / max(records, 1), fw / w,
                  min(fl["wall"]) / min(r["wall"]), fc / c))
     say("")
+    for label, paths in traces:
+        if len(paths) > 1:
+            bench_scaling(args, floor, label, paths, scaling.get(label, {}), jobs, ncpu, say)
     exports = [x for x in args.exports.split(",") if x]
     if exports and any(label.startswith("kern ") for label, _ in traces):
         ok = bench_exports(args, analyzer, floor, d, traces, exports, say) and ok

@@ -6,7 +6,8 @@
 # of trace with -j 1, 2 and the default and finds the report the same in
 # every run, and writes the timeline, chrome and perfetto rows of the
 # kernel-only trace (records/s, ratio to the floor, peak RSS; Perfetto's
-# bytes per record).  Prints "ok - ..." / "not ok - ..." lines.
+# bytes per record), and the rank traces' -j speedups beside the floor's
+# run as as many processes at once.  Prints "ok - ..." / "not ok - ..." lines.
 #
 #   bash test/bench-analyzer-checks.sh BUILD_DIR
 set -u
@@ -65,6 +66,15 @@ if python3 bench/analyzer.py --build "$build" --records 40000 --ranks 3 --repeat
 		ok "analyzer.py: timeline, chrome and perfetto rows of the kernel-only trace"
 	else
 		notok "analyzer.py's export rows: $(grep -E '^[|] (timeline|chrome|perfetto) ' "$tmp/res.md")"
+	fi
+	# | -j | report speedup | floor speedup | report / floor |: -j 2 and the default
+	if grep -q '^Scaling of ranks ' "$tmp/res.md" &&
+		awk -F' *[|] *' '$2 ~ /^[0-9]+( [(]all[)])?$/ && $3 ~ /^[0-9.]+$/ {
+				n++; if (!($3 + 0 > 0 && $4 + 0 > 0) || ($5 - $3 / $4) ^ 2 > 0.0001) bad = 1 }
+			END { exit !(n == 2 && !bad) }' "$tmp/res.md"; then
+		ok "analyzer.py: the rank traces' speedups beside the floor's on as many processes"
+	else
+		notok "analyzer.py's scaling rows: $(grep -A5 '^Scaling' "$tmp/res.md")"
 	fi
 else
 	notok "analyzer.py failed: $(tail -5 "$tmp/err") $(grep FAILED "$tmp/out")"
