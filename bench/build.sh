@@ -69,6 +69,10 @@ build "$out/libmincupti.so" "$CC" "$here/mincupti.c" \
 	-I"$CUDA_HOME/include" -o "$out/libmincupti.so" "$here/mincupti.c" \
 	-L"$CUDA_HOME/lib64" -lcupti -Wl,-rpath,"$CUDA_HOME/lib64"
 
+# shellcheck disable=SC2086
+build "$out/probe_nvml" "$CC" "$here/probe_nvml.c" \
+	"$CC" -std=c11 $CWARN -O2 -o "$out/probe_nvml" "$here/probe_nvml.c" -ldl
+
 # The trace writer of the unit tests (test/unit/synth.c) does the chunking,
 # compression and checksums.
 # shellcheck disable=SC2086
