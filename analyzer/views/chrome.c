@@ -395,8 +395,8 @@ static int proc_seen(struct ga_export *e, struct ga_model *m, uint32_t proc)
 }
 
 /* The thread id of a's lane of its stream's track. */
-static int stream_track(struct ga_export *e, const struct ga_act *a, uint32_t pid,
-			uint32_t *tid)
+static __attribute__((noinline)) int stream_track_any(struct ga_export *e, const struct ga_act *a,
+						      uint32_t pid, uint32_t *tid)
 {
 	struct chrome *c = e->state;
 	uint64_t ka = (uint64_t)a->proc << 32 | a->device_id;
@@ -423,6 +423,26 @@ static int stream_track(struct ga_export *e, const struct ga_act *a, uint32_t pi
 		return r;
 	snprintf(tname, sizeof(tname), "cuda:%u stream %u", a->device_id, a->stream);
 	return place(e, pid, slot, UINT32_MAX, 1, 1, tname, a->start, a->end, tid);
+}
+
+/* stream_track_any(), its usual case inline: a stream met lately, on the lane it came to last. */
+static inline int stream_track(struct ga_export *e, const struct ga_act *a, uint32_t pid,
+			       uint32_t *tid)
+{
+	struct chrome *c = e->state;
+	size_t ci = (a->stream ^ a->device_id * 7u ^ a->proc * 13u) % 64;
+
+	if (c->scache[ci].head && c->scache[ci].a == ((uint64_t)a->proc << 32 | a->device_id) &&
+	    c->scache[ci].b == ((uint64_t)a->context << 32 | a->stream)) {
+		struct ga_lane *l = &c->lanes.v[c->scache[ci].head - 1];
+
+		if (ga_lane_after(l, a->start)) {
+			ga_lane_append(l, a->start, a->end);
+			*tid = l->tid;
+			return 0;
+		}
+	}
+	return stream_track_any(e, a, pid, tid);
 }
 
 /*
@@ -697,15 +717,55 @@ static inline int key_differs(const uint32_t *a, const uint32_t *b)
 }
 
 /*
+ * Template t of a kernel's event (kernel_event()) made for key: its text
+ * before "ts" and after the correlation.  Returns 0, or -1 out of memory.
+ */
+static __attribute__((noinline)) int ktmpl_make(struct chrome *c, struct ga_model *m,
+						const struct ga_act *a, uint32_t pid, uint32_t tid,
+						const struct gp_rec_kernel *k, uint32_t site,
+						const char *kind, size_t lk, struct ktmpl *t,
+						const uint32_t *key)
+{
+	size_t on, ln, of, lf, os = 0, ls = 0, need;
+	char *p;
+
+	on = qname(c, m, a->name, Q_SHORT, &ln);
+	of = qname(c, m, a->name, Q_FULL, &lf);
+	if (!on || !of || (site && !(os = qname(c, m, site, Q_SID, &ls))))
+		return -1;
+	need = 512 + ln + lk + lf + ls;
+	t->valid = 0;
+	if (need > t->cap) {
+		char *ns = realloc(t->s, need);
+
+		if (!ns)
+			return -1;
+		t->s = ns;
+		t->cap = need;
+	}
+	p = put_head(t->s, c, on, ln, kind, lk, pid, tid);
+	t->npre = (size_t)(p - t->s);
+	p = GA_JW_LIT(p, ",\"device\":");
+	p = put_devstream(p, c, a);
+	p = put_kargs(p, c, of, lf, k, site ? os : 0, ls);
+	t->nsuf = (size_t)(p - t->s) - t->npre;
+	memcpy(t->key, key, sizeof(t->key));
+	t->valid = 1;
+	return 0;
+}
+
+/*
  * A kernel's event as act_direct() writes it, from its template: its text
  * but the times and the correlation, made at the first event of its
  * kernel, track, stream, configuration and site (k: its record, NULL
- * none) and kept in a direct-mapped table.  Returns 0; 1 when the event
- * takes the general path (nothing written); -1 out of memory.
+ * none) and kept in a direct-mapped table (ktmpl_make()).  Returns 0; 1
+ * when the event takes the general path (nothing written); -1 out of
+ * memory.
  */
-static int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga_act *a,
-			uint32_t pid, uint32_t tid, const struct gp_rec_kernel *k, uint32_t site,
-			const char *kind, size_t lk, uint64_t b, struct tstxt *ts)
+static inline int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga_act *a,
+			       uint32_t pid, uint32_t tid, const struct gp_rec_kernel *k,
+			       uint32_t site, const char *kind, size_t lk, uint64_t b,
+			       struct tstxt *ts)
 {
 	struct chrome *c = e->state;
 	uint32_t key[KT_KEY] = { a->name, pid, tid, a->device_id, a->context, a->stream, site }, h;
@@ -729,32 +789,9 @@ static int kernel_event(struct ga_export *e, struct ga_model *m, const struct ga
 	h *= 0x85ebca6bu;
 	h ^= h >> 13;
 	t = &c->kt[h % (sizeof(c->kt) / sizeof(c->kt[0]))];
-	if (!t->valid || key_differs(t->key, key)) {
-		size_t on, ln, of, lf, os = 0, ls = 0, need;
-
-		on = qname(c, m, a->name, Q_SHORT, &ln);
-		of = qname(c, m, a->name, Q_FULL, &lf);
-		if (!on || !of || (site && !(os = qname(c, m, site, Q_SID, &ls))))
-			return -1;
-		need = 512 + ln + lk + lf + ls;
-		t->valid = 0;
-		if (need > t->cap) {
-			char *ns = realloc(t->s, need);
-
-			if (!ns)
-				return -1;
-			t->s = ns;
-			t->cap = need;
-		}
-		p = put_head(t->s, c, on, ln, kind, lk, pid, tid);
-		t->npre = (size_t)(p - t->s);
-		p = GA_JW_LIT(p, ",\"device\":");
-		p = put_devstream(p, c, a);
-		p = put_kargs(p, c, of, lf, k, site ? os : 0, ls);
-		t->nsuf = (size_t)(p - t->s) - t->npre;
-		memcpy(t->key, key, sizeof(key));
-		t->valid = 1;
-	}
+	if ((!t->valid || key_differs(t->key, key)) &&
+	    ktmpl_make(c, m, a, pid, tid, k, site, kind, lk, t, key))
+		return -1;
 	if (!(p = ga_jw_direct(&e->jw, t->npre + t->nsuf + 160)))
 		return 1;
 	p = ga_jw_put(p, t->s, t->npre);
@@ -893,8 +930,8 @@ ret:
  * the base, names longer than the buffer), before anything is written;
  * -1 out of memory.
  */
-static int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_act *a,
-		      uint32_t pid, uint32_t tid, struct tstxt *ts)
+static inline int act_direct(struct ga_export *e, struct ga_model *m, const struct ga_act *a,
+			     uint32_t pid, uint32_t tid, struct tstxt *ts)
 {
 	struct chrome *c = e->state;
 	const struct gp_rec_kernel *k = NULL;
