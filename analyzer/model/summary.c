@@ -4465,6 +4465,21 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 	return s;
 }
 
+/* A trace's size and index: the pool's order. */
+struct by_size {
+	uint64_t size;
+	int i;
+};
+
+static int cmp_by_size(const void *pa, const void *pb)
+{
+	const struct by_size *a = pa, *b = pb;
+
+	if (a->size != b->size)
+		return a->size > b->size ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
 /* malloc's top pad while the pool runs, and glibc's default (mallopt(3)). */
 #define POOL_TOP_PAD (64 << 20)
 #define GLIBC_TOP_PAD (128 << 10)
@@ -4472,6 +4487,8 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 /* Traces summarized on a pool of threads, each worker merging what it made. */
 struct pool {
 	char **traces;
+	/* The traces by size, largest first (NULL: as named). */
+	const int *order;
 	int nt;
 	uint64_t limit;
 	int next;                  /* the next trace to take (atomic) */
@@ -4496,7 +4513,8 @@ static void *worker_run(void *arg)
 
 		if (i >= p->nt)
 			break;
-		if (!(s = summarize_one(p->traces[i], p->limit, p->uncarried))) {
+		if (!(s = summarize_one(p->traces[p->order ? p->order[i] : i], p->limit,
+					p->uncarried))) {
 			__atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
 			break;
 		}
@@ -4521,10 +4539,12 @@ static void *worker_run(void *arg)
 static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, int *uncarried)
 {
 	unsigned jobs = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus(), saved = ga_reader_jobs;
-	struct pool p = { traces, nt, limit, 0, 0, uncarried };
+	struct pool p = { traces, NULL, nt, limit, 0, 0, uncarried };
 	struct worker *w;
 	struct ga_sum *acc = NULL;
 	int nw = (int)(jobs < (unsigned)nt ? jobs : (unsigned)nt), started = 0, i;
+	struct by_size *bs = nw > 1 ? malloc((size_t)nt * sizeof(*bs)) : NULL;
+	int *order = nw > 1 ? malloc((size_t)nt * sizeof(*order)) : NULL;
 
 	/* Pipes are read one at a time (the reader drains them into one buffer). */
 	for (i = 0; i < nt && nw > 1; i++) {
@@ -4532,8 +4552,23 @@ static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, in
 
 		if (!strcmp(traces[i], "-") || stat(traces[i], &st) || !S_ISREG(st.st_mode))
 			nw = 1;
+		else if (bs)
+			bs[i] = (struct by_size){ (uint64_t)st.st_size, i };
 	}
+	/*
+	 * The largest first, so that no large trace starts last while the other
+	 * threads are idle; the merge is the same in any order.
+	 */
+	if (nw > 1 && bs && order) {
+		qsort(bs, (size_t)nt, sizeof(*bs), cmp_by_size);
+		for (i = 0; i < nt; i++)
+			order[i] = bs[i].i;
+		p.order = order;
+	}
+	free(bs);
 	if (nw <= 1 || !(w = calloc((size_t)nw, sizeof(*w)))) {
+		free(order);
+		p.order = order = NULL;
 		for (i = 0; i < nt; i++) {
 			struct ga_sum *s = summarize_one(traces[i], limit, uncarried);
 
@@ -4590,6 +4625,7 @@ static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, in
 		w[i].acc = NULL;
 	}
 	free(w);
+	free(order);
 	if (!p.failed)
 		return acc;
 fail:
