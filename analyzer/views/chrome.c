@@ -425,7 +425,10 @@ static __attribute__((noinline)) int stream_track_any(struct ga_export *e, const
 	return place(e, pid, slot, UINT32_MAX, 1, 1, tname, a->start, a->end, tid);
 }
 
-/* stream_track_any(), its usual case inline: a stream met lately, on the lane it came to last. */
+/*
+ * stream_track_any(), its usual cases inline: a stream met lately, on its
+ * track's first lane or, overlapping the last slice there, the second.
+ */
 static inline int stream_track(struct ga_export *e, const struct ga_act *a, uint32_t pid,
 			       uint32_t *tid)
 {
@@ -436,11 +439,22 @@ static inline int stream_track(struct ga_export *e, const struct ga_act *a, uint
 	    c->scache[ci].b == ((uint64_t)a->context << 32 | a->stream)) {
 		struct ga_lane *l = &c->lanes.v[c->scache[ci].head - 1];
 
-		if (ga_lane_after(l, a->start)) {
-			ga_lane_append(l, a->start, a->end);
-			*tid = l->tid;
-			return 0;
+		if (!ga_lane_after(l, a->start)) {
+			/*
+			 * It overlaps the last slice kept on the first lane (which then
+			 * cannot take it: place() would find the next lane), an
+			 * activity overlapping the one before on its stream: the
+			 * next lane when it goes after everything there.
+			 */
+			if (!l->next || a->end <= l->s[l->off + l->n - 1])
+				return stream_track_any(e, a, pid, tid);
+			l = &c->lanes.v[l->next - 1];
+			if (!ga_lane_after(l, a->start))
+				return stream_track_any(e, a, pid, tid);
 		}
+		ga_lane_append(l, a->start, a->end);
+		*tid = l->tid;
+		return 0;
 	}
 	return stream_track_any(e, a, pid, tid);
 }

@@ -4,7 +4,8 @@
  * containerized job is pid 1) each get a pid of their own, in bounded
  * time; and every track nests: NVTX domains that cross, ranges of one
  * domain that cross, API calls that cross a range, kernels that overlap on
- * a stream each go on a track or lane of their own, while what nests stays
+ * a stream each go on a track or lane of their own (the first lane where
+ * they fit, in the order they come), while what nests stays
  * on the thread's or stream's track (also checked by
  * test/golden/nest-checks.py where python3 runs); each kernel's event
  * carries its own record's args.  Test code, runs
@@ -364,6 +365,65 @@ static void test_args_each_own(void)
 }
 
 /*
+ * Kernels of one stream that overlap go on the first lane of its track
+ * where they fit, in the order they come: back on the first lane, on the
+ * second, on a third when the second holds one they overlap, and one
+ * earlier than everything kept on the lane where it fits between.
+ */
+static void test_stream_lanes(void)
+{
+	static const struct {
+		const char *name;
+		uint64_t s, e;
+		int lane;
+	} ks[] = {
+		{ "kA", 0, 10000, 0 },
+		{ "kB", 5000, 15000, 1 },
+		{ "kC", 12000, 20000, 0 },
+		{ "kD", 14000, 30000, 2 },
+		{ "kE", 16000, 17000, 1 },
+		{ "kF", 25000, 26000, 0 },
+		{ "kG", 26000, 27000, 0 },
+		{ "kH", 28000, 29000, 0 },
+		{ "kI", 27500, 31000, 1 },
+		{ "kJ", 29500, 30500, 0 },
+		{ "kK", 10, 20, 1 },
+	};
+	enum { NK = sizeof(ks) / sizeof(ks[0]) };
+	char path[128], *out = NULL, *err = NULL;
+	long tid[NK], lane[3] = { -1, -1, -1 };
+	struct synth *s;
+	int rc, wrong = 0;
+
+	snprintf(path, sizeof(path), "%s/lanes.gpuprof", dir);
+	s = synth_open(path);
+	synth_process(s, 4321, "host", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	for (int i = 0; i < NK; i++)
+		synth_kernel_at_corr(s, synth_string(s, ks[i].name), T0 + ks[i].s, T0 + ks[i].e, 0, 7,
+				     (uint32_t)i + 1);
+	synth_end(s, T0 + 100000, 0);
+	synth_close(s, NULL, NULL);
+	tap_begin("chrome: a stream's overlapping kernels each on the first lane where they fit");
+	rc = synth_run(dir, &out, &err, cmd_export, "export", "--format", "chrome", "--no-symbolize",
+		       path, (char *)NULL);
+	CHECKF(rc == 0 && out, "export exited %d: %.300s", rc, err ? err : "");
+	for (int i = 0; out && i < NK; i++) {
+		tid[i] = tid_of(out, ks[i].name);
+		if (lane[ks[i].lane] < 0)
+			lane[ks[i].lane] = tid[i];
+		if ((tid[i] < 0 || tid[i] != lane[ks[i].lane]) && !wrong++)
+			CHECKF(0, "%s on tid %ld, lane %d's is %ld", ks[i].name, tid[i], ks[i].lane,
+			       lane[ks[i].lane]);
+	}
+	CHECKF(lane[0] != lane[1] && lane[1] != lane[2] && lane[0] != lane[2],
+	       "lanes' tids %ld %ld %ld", lane[0], lane[1], lane[2]);
+	free(out);
+	free(err);
+	tap_end();
+}
+
+/*
  * API calls' events and the flows from them to their kernels, written
  * straight into the writer's buffer, are the events the writer's calls
  * make: names escaped, times exact to the ns, negative return values.
@@ -462,6 +522,7 @@ int main(void)
 	test_shared_pids();
 	test_nesting();
 	test_args_each_own();
+	test_stream_lanes();
 	test_api_events(40, 0);
 	test_api_events(400, 0);
 	test_api_events(400, 1);
