@@ -13,11 +13,141 @@
 
 #define XS_BLOCK (64u << 10) /* bytes written or read at once per run */
 
+#define XS_PBUF (256u << 10) /* packed bytes gathered before a write */
+#define XS_FHEAD 8           /* a packed frame's head: its bytes and records, 32 bits each */
+
 void ga_xsort_init(struct ga_xsort *x, size_t rsize, size_t cap)
 {
 	memset(x, 0, sizeof(*x));
 	x->rsize = rsize < 8 ? 8 : rsize;
 	x->cap = cap ? cap : 1;
+	/* The packing stores and loads words as little-endian bytes. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	x->packed = x->rsize % 8 == 0 && x->rsize <= 64;
+#endif
+}
+
+/* Records of a frame: as many as a block holds. */
+static size_t frame_recs(const struct ga_xsort *x)
+{
+	return XS_BLOCK / x->rsize;
+}
+
+/* The most bytes a packed frame's records take: a nibble of length per word, and every word whole. */
+static size_t frame_max(const struct ga_xsort *x)
+{
+	return frame_recs(x) * ((x->rsize / 8 + 1) / 2 + x->rsize);
+}
+
+/* pbuf: frames gathered for a write, or one frame, the next one's head and room for 8-byte loads. */
+static int pbuf_get(struct ga_xsort *x)
+{
+	if (x->pbuf)
+		return 0;
+	x->pcap = XS_PBUF + XS_FHEAD + frame_max(x) + XS_FHEAD + 8;
+	if (!(x->pbuf = malloc(x->pcap))) {
+		snprintf(x->err, sizeof(x->err), "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * One record packed at o, prev the words of the record before (zeros at a
+ * frame's start), updated: a nibble of each word's length in bytes, then
+ * each word's difference in that many bytes (at least 1), little-endian; the key
+ * subtracted (the run is in key order: small), the others XORed (mostly
+ * the same as before: nothing).  8 bytes of room past the end for the
+ * whole-word stores.  Returns the end.  Inlined where words is a
+ * constant, so that its loop unrolls.
+ */
+static inline __attribute__((always_inline)) unsigned char *
+pack(unsigned char *o, const unsigned char *rec, size_t words, uint64_t *prev)
+{
+	unsigned char *h = o;
+	uint32_t head = 0;
+	size_t j;
+
+	o += (words + 1) / 2;
+#pragma GCC unroll 8
+	for (j = 0; j < words; j++) {
+		uint64_t w, d;
+		unsigned len;
+
+		memcpy(&w, rec + 8 * j, 8);
+		d = j ? w ^ prev[j] : w - prev[j];
+		prev[j] = w;
+		/* A word of nothing takes a byte too: no branch on it. */
+		len = ((unsigned)(63 ^ __builtin_clzll(d | 1)) + 8) >> 3;
+		head |= (uint32_t)len << (4 * j);
+		memcpy(o, &d, 8);
+		o += len;
+	}
+#pragma GCC unroll 4
+	for (j = 0; j < (words + 1) / 2; j++)
+		h[j] = (unsigned char)(head >> (8 * j));
+	return o;
+}
+
+/* A length nibble's mask; 9 to 15 (never packed) mark the frame damaged. */
+static const uint64_t len_mask[16] = {
+	0, 0xff, 0xffff, 0xffffff, 0xffffffffull, 0xffffffffffull, 0xffffffffffffull,
+	0xffffffffffffffull, ~0ull, 0, 0, 0, 0, 0, 0, 0,
+};
+
+/*
+ * n records unpacked from p (len bytes, 8 bytes readable past them) into
+ * out.  0, or -1 when the bytes do not make exactly n records.
+ */
+static inline __attribute__((always_inline)) int
+unpack_w(const unsigned char *p, size_t len, size_t n, unsigned char *out, size_t words)
+{
+	const unsigned char *end = p + len;
+	size_t hb = (words + 1) / 2;
+	uint64_t prev[8] = { 0 };
+	/* Each nibble's low three bits, and its top bit. */
+	uint32_t bad = 0, low = (uint32_t)(0x77777777ull & ((1ull << (4 * words)) - 1));
+	uint32_t top = low + (low & 0x11111111u);
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t head = 0;
+
+#pragma GCC unroll 4
+		for (size_t j = 0; j < hb; j++)
+			head |= (uint32_t)p[j] << (8 * j);
+		p += hb;
+		/* A nibble above 8: its top bit and one of the others (their sum with 7 carries into it). */
+		bad |= head & ((head & low) + low) & top;
+#pragma GCC unroll 8
+		for (size_t j = 0; j < words; j++) {
+			unsigned l = head >> (4 * j) & 15;
+			uint64_t v;
+
+			memcpy(&v, p, 8);
+			v &= len_mask[l];
+			p += l;
+			prev[j] = j ? prev[j] ^ v : prev[j] + v;
+			memcpy(out + 8 * j, &prev[j], 8);
+		}
+		if (p > end)
+			return -1;
+		out += 8 * words;
+	}
+	return p == end && !bad ? 0 : -1;
+}
+
+static int unpack(const struct ga_xsort *x, const unsigned char *p, size_t len, size_t n,
+		  unsigned char *out)
+{
+	/* The timeline's rows are 4 words, memory in use's events 5. */
+	switch (x->rsize / 8) {
+	case 4:
+		return unpack_w(p, len, n, out, 4);
+	case 5:
+		return unpack_w(p, len, n, out, 5);
+	default:
+		return unpack_w(p, len, n, out, x->rsize / 8);
+	}
 }
 
 static uint64_t key_of(const unsigned char *r)
@@ -95,6 +225,72 @@ static int spill_open(struct ga_xsort *x)
 	return 0;
 }
 
+static int write_err(struct ga_xsort *x)
+{
+	snprintf(x->err, sizeof(x->err), "writing a temporary file: %s",
+		 errno ? strerror(errno) : "short write");
+	return -1;
+}
+
+/*
+ * The sorted run appended packed, in frames of at most frame_recs()
+ * records, each a head (its packed bytes, its records) and its records;
+ * the run keeps its first frame's head, each frame read brings the next
+ * one's.
+ */
+static int spill_packed(struct ga_xsort *x)
+{
+	size_t per = frame_recs(x), words = x->rsize / 8, i = 0, at = 0;
+	uint64_t start = x->fsize;
+	uint32_t flen0 = 0, fcnt0 = 0;
+	struct ga_xsort_run *r;
+
+	if (pbuf_get(x))
+		return -1;
+	while (i < x->n) {
+		size_t k = x->n - i < per ? x->n - i : per;
+		unsigned char *head = x->pbuf + at, *o = head + XS_FHEAD;
+		uint64_t prev[8] = { 0 };
+		uint32_t len, cnt = (uint32_t)k;
+
+		for (size_t e = i + k; i < e; i++) {
+			const unsigned char *rec = x->buf + (x->inorder ? i : x->idx[i].end) * x->rsize;
+
+			/* The timeline's rows are 4 words, memory in use's events 5. */
+			if (words == 4)
+				o = pack(o, rec, 4, prev);
+			else if (words == 5)
+				o = pack(o, rec, 5, prev);
+			else
+				o = pack(o, rec, words, prev);
+		}
+		len = (uint32_t)(o - head - XS_FHEAD);
+		memcpy(head, &len, 4);
+		memcpy(head + 4, &cnt, 4);
+		if (!fcnt0) {
+			flen0 = len;
+			fcnt0 = cnt;
+		}
+		at += XS_FHEAD + len;
+		x->fsize += XS_FHEAD + len;
+		if (at >= XS_PBUF || i == x->n) {
+			errno = 0;
+			if (write_all(x->fd1 - 1, x->pbuf, at))
+				return write_err(x);
+			at = 0;
+		}
+	}
+	r = &x->runs[x->nruns++];
+	memset(r, 0, sizeof(*r));
+	/* The first frame's head is kept here: reading starts at its records. */
+	r->off = start + XS_FHEAD;
+	r->flen = flen0;
+	r->fcnt = fcnt0;
+	r->left = x->n;
+	x->n = 0;
+	return 0;
+}
+
 /* The full run, sorted, appended to the spill file as a run of its own. */
 static int spill(struct ga_xsort *x)
 {
@@ -110,6 +306,8 @@ static int spill(struct ga_xsort *x)
 	}
 	if (sort_run(x))
 		return -1;
+	if (x->packed)
+		return spill_packed(x);
 	/*
 	 * A run in order already goes out as it is, a block at a time: one
 	 * write of the whole run took the kernel eight times as long.
@@ -158,11 +356,55 @@ void *ga_xsort_slot(struct ga_xsort *x)
 	return x->buf + x->n++ * x->rsize;
 }
 
+static int read_at(struct ga_xsort *x, void *p, size_t bytes, uint64_t off)
+{
+	ssize_t got;
+
+	do
+		got = pread(x->fd1 - 1, p, bytes, (off_t)off);
+	while (got < 0 && errno == EINTR);
+	if (got != (ssize_t)bytes) {
+		snprintf(x->err, sizeof(x->err), "reading a temporary file: %s",
+			 got < 0 ? strerror(errno) : "short read");
+		return -1;
+	}
+	return 0;
+}
+
+/* A packed run's next frame, unpacked into its block, and the head of the one after it. */
+static int refill_packed(struct ga_xsort *x, struct ga_xsort_run *r)
+{
+	size_t more = r->left > r->fcnt ? XS_FHEAD : 0, bytes = (size_t)r->flen + more;
+
+	if (!r->fcnt || r->fcnt > r->left || r->fcnt > frame_recs(x) || r->flen > frame_max(x)) {
+		snprintf(x->err, sizeof(x->err), "reading a temporary file: a damaged frame");
+		return -1;
+	}
+	if (read_at(x, x->pbuf, bytes, r->off))
+		return -1;
+	if (unpack(x, x->pbuf, r->flen, r->fcnt, r->blk)) {
+		snprintf(x->err, sizeof(x->err), "reading a temporary file: a damaged frame");
+		return -1;
+	}
+	r->off += bytes;
+	r->left -= r->fcnt;
+	r->pos = 0;
+	r->n = r->fcnt;
+	if (more) {
+		memcpy(&r->flen, x->pbuf + r->flen, 4);
+		memcpy(&r->fcnt, x->pbuf + bytes - 4, 4);
+	}
+	return 0;
+}
+
 /* The run's next block; 0, or -1 on a read error. */
 static int refill(struct ga_xsort *x, struct ga_xsort_run *r)
 {
 	size_t want = XS_BLOCK / x->rsize, bytes;
 	ssize_t got;
+
+	if (x->packed)
+		return refill_packed(x, r);
 
 	if (want > r->left)
 		want = (size_t)r->left;
@@ -267,6 +509,36 @@ int ga_xsort_done(struct ga_xsort *x)
 	return 0;
 }
 
+/*
+ * The top run, its block read on first if the record given back last was
+ * that block's last (rec stayed valid until this call); NULL at the end or
+ * on a read error.
+ */
+static struct ga_xsort_run *top_run(struct ga_xsort *x)
+{
+	struct ga_xsort_top *top;
+	struct ga_xsort_run *r;
+
+	if (!x->nheap || x->err[0])
+		return NULL;
+	top = &x->heap[0];
+	r = &x->runs[top->run];
+	if (r->pos == r->n) {
+		if (r->left) {
+			if (refill(x, r))
+				return NULL;
+			top->key = key_of(r->blk);
+		} else {
+			*top = x->heap[--x->nheap];
+			if (!x->nheap)
+				return NULL;
+		}
+		settle(x);
+		r = &x->runs[x->heap[0].run];
+	}
+	return r;
+}
+
 const void *ga_xsort_next(struct ga_xsort *x)
 {
 	struct ga_xsort_top *top;
@@ -280,25 +552,9 @@ const void *ga_xsort_next(struct ga_xsort *x)
 			return x->buf + x->next++ * x->rsize;
 		return x->buf + x->idx[x->next++].end * x->rsize;
 	}
-	if (!x->nheap || x->err[0])
+	if (!(r = top_run(x)))
 		return NULL;
 	top = &x->heap[0];
-	r = &x->runs[top->run];
-	if (r->pos == r->n) {
-		/* The record given back last was this block's last: read on. */
-		if (r->left) {
-			if (refill(x, r))
-				return NULL;
-			top->key = key_of(r->blk);
-		} else {
-			*top = x->heap[--x->nheap];
-			if (!x->nheap)
-				return NULL;
-		}
-		settle(x);
-		top = &x->heap[0];
-		r = &x->runs[top->run];
-	}
 	rec = r->blk + r->pos * x->rsize;
 	/*
 	 * The top moves on to its run's next record; the block is not read
@@ -308,6 +564,44 @@ const void *ga_xsort_next(struct ga_xsort *x)
 		top->key = key_of(r->blk + r->pos * x->rsize);
 		if (!before(top, &x->second))
 			settle(x);
+	}
+	return rec;
+}
+
+const void *ga_xsort_next_n(struct ga_xsort *x, size_t *n)
+{
+	struct ga_xsort_top *top;
+	struct ga_xsort_run *r;
+	const unsigned char *rec;
+	size_t p;
+
+	if (!x->nruns) {
+		if (x->next >= x->n)
+			return NULL;
+		if (!x->inorder) {
+			*n = 1;
+			return x->buf + x->idx[x->next++].end * x->rsize;
+		}
+		*n = x->n - x->next;
+		x->next = x->n;
+		return x->buf + (x->next - *n) * x->rsize;
+	}
+	if (!(r = top_run(x)))
+		return NULL;
+	top = &x->heap[0];
+	rec = r->blk + r->pos * x->rsize;
+	/* The top run's records up to the first that the least of the others comes before. */
+	for (p = r->pos + 1; p < r->n; p++) {
+		uint64_t k = key_of(r->blk + p * x->rsize);
+
+		if (k > x->second.key || (k == x->second.key && top->run >= x->second.run))
+			break;
+	}
+	*n = p - r->pos;
+	r->pos = p;
+	if (p < r->n) {
+		top->key = key_of(r->blk + p * x->rsize);
+		settle(x);
 	}
 	return rec;
 }
@@ -322,6 +616,7 @@ void ga_xsort_free(struct ga_xsort *x)
 	free(x->heap);
 	free(x->buf);
 	free(x->idx);
+	free(x->pbuf);
 	if (x->fd1)
 		close(x->fd1 - 1);
 	memset(x, 0, sizeof(*x));

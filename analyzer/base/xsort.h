@@ -5,10 +5,14 @@
  * order they were added in) and spilled to an unlinked temporary file in
  * $TMPDIR (else /tmp), so nothing is left behind whatever way the program
  * ends.  At the end the runs are merged through a heap, reading each in
- * blocks; a trace whose records fit in one run is never spilled.  Memory:
- * one run (at most cap records, grown as they come, and 16 bytes of index
- * each) while adding, a block per run while merging; disk: every record
- * once.  Runs offline only.
+ * blocks; a trace whose records fit in one run is never spilled.  Records
+ * of a size that is a multiple of 8 bytes (at most 64) are spilled packed:
+ * in frames of up to a block's records, each 8-byte word as its difference
+ * from the record before (the key subtracted, the others XORed) in as few
+ * bytes as it needs, a nibble of length per word (a trace's timeline rows
+ * take about a quarter of their size).  Memory: one run (at most cap
+ * records, grown as they come, and 16 bytes of index each) while adding, a
+ * block per run while merging; disk: every record once.  Runs offline only.
  */
 #ifndef GA_BASE_XSORT_H
 #define GA_BASE_XSORT_H
@@ -19,8 +23,9 @@
 #include "base/sort.h"
 
 struct ga_xsort_run {
-	uint64_t off, left; /* the run's next record in the file, records not yet read */
-	unsigned char *blk; /* records read ahead */
+	uint64_t off, left; /* the run's next byte in the file, records not yet read */
+	uint32_t flen, fcnt; /* packed: the next frame's bytes and records */
+	unsigned char *blk;  /* records read ahead */
 	size_t pos, n;
 };
 
@@ -41,6 +46,9 @@ struct ga_xsort {
 	int inorder;       /* the run last sorted was in key order already: idx not made */
 	int fd1;           /* the spill file's descriptor + 1, 0 none */
 	uint64_t fsize;
+	int packed;          /* runs spilled packed (rsize a multiple of 8, at most 64) */
+	unsigned char *pbuf; /* packed frames on their way to or from the file */
+	size_t pcap;
 	struct ga_xsort_run *runs;
 	size_t nruns, capruns;
 	struct ga_xsort_top *heap, second; /* the heap; the least run after its top */
@@ -71,6 +79,14 @@ int ga_xsort_done(struct ga_xsort *x);
  * until the next call; NULL at the end, or on a read error (err set).
  */
 const void *ga_xsort_next(struct ga_xsort *x);
+
+/*
+ * The next records in key order, one after the other in memory: *n of
+ * them (at least 1), valid until the next call; NULL at the end, or on a
+ * read error (err set).  The same records as ga_xsort_next() gives, in
+ * as few calls as their order allows.
+ */
+const void *ga_xsort_next_n(struct ga_xsort *x, size_t *n);
 
 /* Free the memory and close (so remove) the spill file. */
 void ga_xsort_free(struct ga_xsort *x);

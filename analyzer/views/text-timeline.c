@@ -56,10 +56,10 @@ static char *put_dur(char *o, uint64_t ns, size_t w)
 }
 
 /*
- * len bytes from s at o in 16-byte pieces, no call: both ends have 15
+ * len bytes from s at o in 32-byte pieces, no call: both ends have 31
  * bytes to spare after them (CELL_SLACK), which the pieces may overrun.
  */
-#define CELL_SLACK 16
+#define CELL_SLACK 32
 static inline char *put_cell(char *o, const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i += CELL_SLACK)
@@ -119,6 +119,55 @@ static void cells_free(struct cells *c)
 	free(c->e);
 }
 
+/*
+ * A row's line but for its duration's digits, by the three indexes of its
+ * cells: the duration cell of a duration under 10 ms ("0.000000 ms", put
+ * right-aligned as put_dur() does), " | ", then the device, label and NVTX
+ * cells.  A few recent ones, each slot its own text (CELL_SLACK to spare
+ * after it), so that most rows copy one piece of text and write 7 digits
+ * in it; dur is where the duration cell ends (the rest is the row's after
+ * any duration's cell).
+ */
+#define TAILS 256
+#define DUR_SHORT 10000000u /* below 10 ms: the duration cell as the template has it */
+#define DUR_TEXT 11         /* its length, "0.000000 ms" */
+struct tail {
+	uint32_t devrow, label, nvtx, used;
+	char *text;
+	size_t len, cap, dur;
+};
+
+static inline size_t tail_slot(uint32_t devrow, uint32_t label, uint32_t nvtx)
+{
+	return (size_t)((devrow * 0x9e3779b1u ^ label * 0x85ebca77u ^ nvtx * 0xc2b2ae3du) >> 24) %
+	       TAILS;
+}
+
+/*
+ * Slot t made for d, l and v (v only with nvtx), the duration column w
+ * wide; -1 out of memory.
+ */
+static int tail_make(struct tail *t, size_t w, const char *d, size_t dl, const char *l,
+		     size_t ll, const char *v, size_t vl, int nvtx)
+{
+	size_t pad = w > DUR_TEXT ? w - DUR_TEXT : 0, len = pad + DUR_TEXT + 3 + dl + ll;
+	char *o;
+
+	len += nvtx ? vl : 0;
+	if (ga_util_grow(&t->text, &t->cap, len + CELL_SLACK, 1))
+		return -1;
+	memset(t->text, ' ', pad);
+	memcpy(t->text + pad, "0.000000 ms | ", DUR_TEXT + 3);
+	t->dur = pad + DUR_TEXT;
+	o = t->text + t->dur + 3;
+	memcpy(o, d, dl);
+	memcpy(o + dl, l, ll);
+	if (nvtx)
+		memcpy(o + dl + ll, v, vl);
+	t->len = len;
+	return 0;
+}
+
 /* An NVTX column's text: the range's name, cut, or "-". */
 static const char *nvtx_name(const struct ga_model *m, const struct ga_text *r, uint32_t id,
 			     char *buf, size_t n)
@@ -127,9 +176,11 @@ static const char *nvtx_name(const struct ga_model *m, const struct ga_text *r, 
 }
 
 /*
- * The rows come from the model's sorted runs (model.h, rows), one at a
- * time; each is built in a buffer written out in large blocks.  The cells
- * of devices, labels and NVTX names are made once each.
+ * The rows come from the model's sorted runs (model.h, rows), as many at a
+ * time as are in order one after the other; each is built in a buffer
+ * written out in large blocks.  The cells of devices, labels and NVTX
+ * names are made once each, and a row's three as one text in a small
+ * cache of recent ones.
  */
 static int print_timeline(struct ga_model *m, const struct ga_text *r,
 			  const struct ga_warp_cols *c, int nvtx, FILE *out)
@@ -137,8 +188,10 @@ static int print_timeline(struct ga_model *m, const struct ga_text *r,
 	struct ga_table t;
 	char lb[4 * GA_TEXT_NAME_WIDTH + 8];
 	struct cells dev = { 0 }, lab = { 0 }, nv = { 0 };
+	struct tail *tails = NULL;
 	struct ga_buf line = { 0 };
-	const struct ga_row *row;
+	const struct ga_row *row = NULL;
+	size_t span = 0, dmax;
 	int rc = 0;
 
 	fputs("CUDA timeline:\n", out);
@@ -149,42 +202,72 @@ static int print_timeline(struct ga_model *m, const struct ga_text *r,
 		ga_table_col(&t, 3, "NVTX", 0, 0);
 	}
 	ga_table_print_head(&t, out);
-	while (m->nrows && (row = ga_xsort_next(&m->rows))) {
+	/* The duration: at most 20 digits of ms, ".", 6 digits, " ms", padded; then " | ". */
+	dmax = t.width[0] + 30 + GA_TEXT_DUR_PAD + 3;
+	if (m->nrows && !(tails = calloc(TAILS, sizeof(*tails))))
+		rc = -1;
+	while (!rc && m->nrows && (span || (row = ga_xsort_next_n(&m->rows, &span)))) {
 		const char *d, *l, *v = "-";
 		size_t dl, ll, vl = 1, need;
+		struct tail *tl = &tails[tail_slot(row->devrow, row->label, row->nvtx)];
 		char *o;
 
-		if (!(d = cached(&dev, row->devrow, &dl)))
-			d = cell(&t, 1, &dev, row->devrow,
-				 ga_model_str(m, m->devrows[row->devrow].label), &dl);
-		if (!(l = cached(&lab, row->label, &ll)))
-			l = cell(&t, 2, &lab, row->label,
-				 ga_text_label(m, r, row->label, lb, sizeof(lb)), &ll);
-		if (nvtx && !(v = cached(&nv, row->nvtx, &vl)))
-			v = cell(&t, 3, &nv, row->nvtx, nvtx_name(m, r, row->nvtx, lb, sizeof(lb)),
-				 &vl);
-		/* The duration: at most 20 digits of ms, ".", 6 digits, " ms". */
-		need = line.len + t.width[0] + 30 + GA_TEXT_DUR_PAD + 3 + dl + ll + vl + 1 + CELL_SLACK;
-		if (!d || !l || !v || (need > line.cap && ga_util_grow(&line.p, &line.cap, need, 1))) {
+		span--;
+		if (!tl->used || tl->devrow != row->devrow || tl->label != row->label ||
+		    tl->nvtx != row->nvtx) {
+			if (!(d = cached(&dev, row->devrow, &dl)))
+				d = cell(&t, 1, &dev, row->devrow,
+					 ga_model_str(m, m->devrows[row->devrow].label), &dl);
+			if (!(l = cached(&lab, row->label, &ll)))
+				l = cell(&t, 2, &lab, row->label,
+					 ga_text_label(m, r, row->label, lb, sizeof(lb)), &ll);
+			if (nvtx && !(v = cached(&nv, row->nvtx, &vl)))
+				v = cell(&t, 3, &nv, row->nvtx,
+					 nvtx_name(m, r, row->nvtx, lb, sizeof(lb)), &vl);
+			if (!d || !l || !v || tail_make(tl, t.width[0], d, dl, l, ll, v, vl, nvtx)) {
+				rc = -1;
+				break;
+			}
+			tl->devrow = row->devrow;
+			tl->label = row->label;
+			tl->nvtx = row->nvtx;
+			tl->used = 1;
+		}
+		need = line.len + dmax + tl->len + CELL_SLACK;
+		if (need > line.cap && ga_util_grow(&line.p, &line.cap, need, 1)) {
 			rc = -1;
 			break;
 		}
-		o = put_dur(line.p + line.len, row->dur, t.width[0]);
-		memcpy(o, " | ", 3);
-		o += 3;
-		o = put_cell(o, d, dl);
-		o = put_cell(o, l, ll);
-		if (nvtx)
-			o = put_cell(o, v, vl);
+		o = line.p + line.len;
+		if (row->dur < DUR_SHORT) {
+			/* The template, then its digits: "M.UUUUUU" ends 3 before the cell. */
+			unsigned us = (unsigned)row->dur, frac = us % 1000000;
+			char *q = put_cell(o, tl->text, tl->len);
+
+			o += tl->dur - DUR_TEXT;
+			o[0] = (char)('0' + us / 1000000);
+			memcpy(o + 2, ga_jw_digits2 + frac / 10000 * 2, 2);
+			memcpy(o + 4, ga_jw_digits2 + frac / 100 % 100 * 2, 2);
+			memcpy(o + 6, ga_jw_digits2 + frac % 100 * 2, 2);
+			o = q;
+		} else {
+			o = put_dur(o, row->dur, t.width[0]);
+			memcpy(o, " | ", 3);
+			o = put_cell(o + 3, tl->text + tl->dur + 3, tl->len - tl->dur - 3);
+		}
 		line.len = (size_t)(o - line.p);
-		if (line.len >= (64u << 10)) {
+		if (line.len >= (256u << 10)) {
 			fwrite(line.p, 1, line.len, out);
 			line.len = 0;
 		}
+		row++;
 	}
 	if (line.len)
 		fwrite(line.p, 1, line.len, out);
 	ga_buf_free(&line);
+	for (size_t i = 0; tails && i < TAILS; i++)
+		free(tails[i].text);
+	free(tails);
 	cells_free(&dev);
 	cells_free(&lab);
 	cells_free(&nv);
