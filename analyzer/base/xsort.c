@@ -6,7 +6,6 @@
 #include "base/util.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,75 +343,8 @@ static int spill(struct ga_xsort *x)
 	return 0;
 }
 
-void ga_xsort_background(struct ga_xsort *x)
-{
-	x->bg = 1;
-}
-
-static void *spill_main(void *arg)
-{
-	struct ga_xsort *x = arg;
-
-	x->busy_rc = spill(x);
-	return NULL;
-}
-
-/* The spill thread's run done with: 0, or -1 (err, which it set). */
-static int bg_join(struct ga_xsort *x)
-{
-	if (!x->busy)
-		return 0;
-	pthread_join(x->th, NULL);
-	x->busy = 0;
-	return x->busy_rc;
-}
-
-/*
- * The front run, full, handed to a spill thread as the run being spilled
- * (that run's memory becoming the front), once the one before is spilled.
- * The thread owns buf, n, idx, runs, the file and pbuf until joined; this
- * thread only the front.  0, or -1 (err).
- */
-static int front_spill(struct ga_xsort *x)
-{
-	unsigned char *b = x->buf;
-	size_t c = x->capbuf;
-
-	if (bg_join(x))
-		return -1;
-	x->buf = x->fbuf;
-	x->capbuf = x->fcapbuf;
-	x->n = x->fn;
-	x->fbuf = b;
-	x->fcapbuf = c;
-	x->fn = 0;
-	if (!x->fd1 && spill_open(x))
-		return -1;
-	if (ga_util_grow(&x->runs, &x->capruns, x->nruns + 1, sizeof(*x->runs)) ||
-	    (x->packed && pbuf_get(x))) {
-		snprintf(x->err, sizeof(x->err), "out of memory");
-		return -1;
-	}
-	if (pthread_create(&x->th, NULL, spill_main, x) == 0)
-		x->busy = 1;
-	else if (spill(x))
-		return -1;
-	return 0;
-}
-
 void *ga_xsort_slot(struct ga_xsort *x)
 {
-	if (x->bg) {
-		if (x->fn == x->cap && front_spill(x))
-			return NULL;
-		if (ga_util_grow(&x->fbuf, &x->fcapbuf, x->fn + 1, x->rsize)) {
-			if (!bg_join(x))
-				snprintf(x->err, sizeof(x->err), "out of memory");
-			return NULL;
-		}
-		x->total++;
-		return x->fbuf + x->fn++ * x->rsize;
-	}
 	if (x->n == x->cap && spill(x))
 		return NULL;
 	/* The run grows as records come: a short timeline takes little. */
@@ -541,18 +473,6 @@ int ga_xsort_done(struct ga_xsort *x)
 	size_t i;
 
 	x->done = 1;
-	if (x->bg) {
-		/* The front run is the last: where the others were. */
-		if (bg_join(x))
-			return -1;
-		free(x->buf);
-		x->buf = x->fbuf;
-		x->capbuf = x->fcapbuf;
-		x->n = x->fn;
-		x->fbuf = NULL;
-		x->fcapbuf = 0;
-		x->fn = 0;
-	}
 	if (!x->nruns)
 		return sort_run(x);
 	if (x->n && spill(x))
@@ -690,8 +610,6 @@ void ga_xsort_free(struct ga_xsort *x)
 {
 	size_t i;
 
-	bg_join(x);
-	free(x->fbuf);
 	for (i = 0; i < x->nruns; i++)
 		free(x->runs[i].blk);
 	free(x->runs);

@@ -17,7 +17,6 @@
 #ifndef GA_BASE_XSORT_H
 #define GA_BASE_XSORT_H
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,11 +53,6 @@ struct ga_xsort {
 	size_t nruns, capruns;
 	struct ga_xsort_top *heap, second; /* the heap; the least run after its top */
 	size_t nheap;
-	/* ga_xsort_background(): records go to the front run while the full one spills. */
-	int bg, busy, busy_rc; /* on; a spill thread to join; what its spill returned */
-	pthread_t th;
-	unsigned char *fbuf; /* the front run */
-	size_t fn, fcapbuf;
 	int done;       /* ga_xsort_done() called */
 	uint64_t total; /* records added */
 	char err[192];  /* why the last call failed */
@@ -69,13 +63,6 @@ struct ga_xsort {
  * (>= 1).  A zeroed struct is an empty sorter to init or free.
  */
 void ga_xsort_init(struct ga_xsort *x, size_t rsize, size_t cap);
-
-/*
- * Full runs sorted and spilled on a thread of their own while the next
- * run fills (two runs' memory: halve cap to keep the same).  Call before
- * the first record.  Without a thread to be had, runs spill as before.
- */
-void ga_xsort_background(struct ga_xsort *x);
 
 /*
  * Room for the next record, to be filled before the next call; spills

@@ -478,21 +478,8 @@ add_activity(struct fctx *f, struct ga_act *a)
 	if (m->rows_seen++ < m->keep_rows) {
 		struct ga_row *r;
 
-		if (!m->rows.rsize) {
-			size_t run = m->rows_run ? m->rows_run : GA_ROWS_RUN;
-
-			/*
-			 * With threads to spare, full runs spill on one (two
-			 * half runs: the same memory); runs too short to gain
-			 * from it, as tests make them, as they are.
-			 */
-			if (ga_reader_jobs != 1 && run >= 4096) {
-				ga_xsort_init(&m->rows, sizeof(*r), run / 2);
-				ga_xsort_background(&m->rows);
-			} else {
-				ga_xsort_init(&m->rows, sizeof(*r), run);
-			}
-		}
+		if (!m->rows.rsize)
+			ga_xsort_init(&m->rows, sizeof(*r), m->rows_run ? m->rows_run : GA_ROWS_RUN);
 		if (!(r = ga_xsort_slot(&m->rows))) {
 			snprintf(m->err, sizeof(m->err), "%s: the timeline's rows: %s",
 				 m->files[f->file].path, m->rows.err);

@@ -3,8 +3,7 @@
  * order added, through runs spilled to a temporary file and merged (runs
  * in order already among them), every byte of each record back as added
  * (runs spilled packed, or whole for a size not a multiple of 8), in
- * single records or in spans (ga_xsort_next_n), runs spilled on a thread
- * of their own or not (ga_xsort_background); the
+ * single records or in spans (ga_xsort_next_n); the
  * file never left in $TMPDIR; a $TMPDIR that cannot hold it named in the
  * error.  Test code, runs offline only.
  */
@@ -66,7 +65,7 @@ static int entries(const char *dir)
  * run; alt: every other run's keys rising only (i / 4, in order already,
  * which the sort keeps as they are), the others' spread.
  */
-static void order_how(size_t n, size_t cap, uint64_t spread, int alt, int spans, int bg,
+static void order_how(size_t n, size_t cap, uint64_t spread, int alt, int spans,
 		      const char *dir)
 {
 	struct ga_xsort x;
@@ -76,8 +75,6 @@ static void order_how(size_t n, size_t cap, uint64_t spread, int alt, int spans,
 	size_t span = 0;
 
 	ga_xsort_init(&x, sizeof(struct rec), cap);
-	if (bg)
-		ga_xsort_background(&x);
 	for (size_t i = 0; i < n; i++) {
 		struct rec *w = ga_xsort_slot(&x);
 
@@ -112,8 +109,8 @@ static void order_how(size_t n, size_t cap, uint64_t spread, int alt, int spans,
 		got++;
 		r++;
 	}
-	CHECKF(!bad && !badpad && got == n && !x.err[0], "n %zu cap %zu%s%s: %llu records back, %s%s",
-	       n, cap, spans ? " spans" : "", bg ? " background" : "", (unsigned long long)got,
+	CHECKF(!bad && !badpad && got == n && !x.err[0], "n %zu cap %zu%s: %llu records back, %s%s",
+	       n, cap, spans ? " spans" : "", (unsigned long long)got,
 	       bad ? "out of order" : "in order", badpad ? ", bytes changed" : "");
 	CHECKF(x.nruns == (n > cap ? (n + cap - 1) / cap : 0), "%zu runs spilled", x.nruns);
 	ga_xsort_free(&x);
@@ -121,9 +118,8 @@ static void order_how(size_t n, size_t cap, uint64_t spread, int alt, int spans,
 
 static void order_alt(size_t n, size_t cap, uint64_t spread, int alt, const char *dir)
 {
-	order_how(n, cap, spread, alt, 0, 0, dir);
-	order_how(n, cap, spread, alt, 1, 0, dir);
-	order_how(n, cap, spread, alt, 0, 1, dir);
+	order_how(n, cap, spread, alt, 0, dir);
+	order_how(n, cap, spread, alt, 1, dir);
 }
 
 static void order(size_t n, size_t cap, uint64_t spread, const char *dir)
@@ -238,15 +234,6 @@ int main(void)
 
 		CHECKF(a && b && !c && strstr(x.err, "/nonexistent/gpuprof-xsort"), "error '%s'",
 		       x.err);
-	}
-	ga_xsort_free(&x);
-	ga_xsort_init(&x, sizeof(struct rec), 2);
-	ga_xsort_background(&x);
-	{
-		void *a = ga_xsort_slot(&x), *b = a ? ga_xsort_slot(&x) : NULL, *c = b ? ga_xsort_slot(&x) : NULL;
-
-		CHECKF(a && b && !c && strstr(x.err, "/nonexistent/gpuprof-xsort"),
-		       "background: error '%s'", x.err);
 	}
 	ga_xsort_free(&x);
 	tap_end();
