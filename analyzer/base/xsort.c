@@ -343,7 +343,7 @@ static int spill(struct ga_xsort *x)
 	return 0;
 }
 
-void *ga_xsort_slot(struct ga_xsort *x)
+void *ga_xsort_slot_more(struct ga_xsort *x)
 {
 	if (x->n == x->cap && spill(x))
 		return NULL;

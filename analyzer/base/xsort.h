@@ -66,10 +66,20 @@ void ga_xsort_init(struct ga_xsort *x, size_t rsize, size_t cap);
 
 /*
  * Room for the next record, to be filled before the next call; spills
- * the run first when it is full.  NULL (err says why) when memory or the
+ * the run first when it is full (ga_xsort_slot_more(): the same, called
+ * when the run or its memory is full).  NULL (err says why) when memory or the
  * spill file fails.
  */
-void *ga_xsort_slot(struct ga_xsort *x);
+void *ga_xsort_slot_more(struct ga_xsort *x);
+static inline void *ga_xsort_slot(struct ga_xsort *x)
+{
+	/* Room in the run and its memory: no call (one a timeline row showed in profiles). */
+	if (x->n < x->cap && x->n < x->capbuf) {
+		x->total++;
+		return x->buf + x->n++ * x->rsize;
+	}
+	return ga_xsort_slot_more(x);
+}
 
 /* No more records: order what was added.  0, or -1 (err). */
 int ga_xsort_done(struct ga_xsort *x);

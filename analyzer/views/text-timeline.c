@@ -129,6 +129,19 @@ static void cells_free(struct cells *c)
  * any duration's cell).
  */
 #define TAILS 256
+
+/* "000 " to "999 ": three digits and the space after the duration's (one 4-byte copy each). */
+static char digits3[4000];
+
+static void digits3_make(void)
+{
+	for (unsigned i = 0; i < 1000; i++) {
+		digits3[4 * i] = (char)('0' + i / 100);
+		digits3[4 * i + 1] = (char)('0' + i / 10 % 10);
+		digits3[4 * i + 2] = (char)('0' + i % 10);
+		digits3[4 * i + 3] = ' ';
+	}
+}
 #define DUR_SHORT 10000000u /* below 10 ms: the duration cell as the template has it */
 #define DUR_TEXT 11         /* its length, "0.000000 ms" */
 struct tail {
@@ -204,6 +217,8 @@ static int print_timeline(struct ga_model *m, const struct ga_text *r,
 	ga_table_print_head(&t, out);
 	/* The duration: at most 20 digits of ms, ".", 6 digits, " ms", padded; then " | ". */
 	dmax = t.width[0] + 30 + GA_TEXT_DUR_PAD + 3;
+	if (!digits3[0])
+		digits3_make();
 	if (m->nrows && !(tails = calloc(TAILS, sizeof(*tails))))
 		rc = -1;
 	while (!rc && m->nrows && (span || (row = ga_xsort_next_n(&m->rows, &span)))) {
@@ -240,15 +255,18 @@ static int print_timeline(struct ga_model *m, const struct ga_text *r,
 		}
 		o = line.p + line.len;
 		if (row->dur < DUR_SHORT) {
-			/* The template, then its digits: "M.UUUUUU" ends 3 before the cell. */
-			unsigned us = (unsigned)row->dur, frac = us % 1000000;
+			/*
+			 * The template, then its digits: "M.UUUUUU" ends 3
+			 * before the cell; the last three digits' copy ends
+			 * with the space after them, so it goes after the first.
+			 */
+			unsigned ns = (unsigned)row->dur, frac = ns % 1000000;
 			char *q = put_cell(o, tl->text, tl->len);
 
 			o += tl->dur - DUR_TEXT;
-			o[0] = (char)('0' + us / 1000000);
-			memcpy(o + 2, ga_jw_digits2 + frac / 10000 * 2, 2);
-			memcpy(o + 4, ga_jw_digits2 + frac / 100 % 100 * 2, 2);
-			memcpy(o + 6, ga_jw_digits2 + frac % 100 * 2, 2);
+			o[0] = (char)('0' + ns / 1000000);
+			memcpy(o + 2, digits3 + frac / 1000 * 4, 4);
+			memcpy(o + 5, digits3 + frac % 1000 * 4, 4);
 			o = q;
 		} else {
 			o = put_dur(o, row->dur, t.width[0]);
