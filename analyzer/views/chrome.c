@@ -916,9 +916,11 @@ static int api_direct(struct ga_export *e, struct ga_model *m, const struct ga_a
 		t->pid = pid;
 		t->tid = tid;
 	}
-	if (!(p = ga_jw_direct(&e->jw, 256 + t->len)))
+	if (!(p = ga_jw_direct(&e->jw, sizeof(t->s) + 128)))
 		return 1;
-	p = ga_jw_put(p, t->s, t->len);
+	/* The whole of s, the rest overwritten next: a copy of known size, no string move. */
+	memcpy(p, t->s, sizeof(t->s));
+	p += t->len;
 	p = put_ts_keep(p, &e->jw, api_ts_slot(c, a->start), a->start, b);
 	p = GA_JW_LIT(p, ",\"dur\":");
 	p = ga_jw_put_milli_room(p, a->end - a->start);
