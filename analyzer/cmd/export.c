@@ -210,8 +210,18 @@ int cmd_export(int argc, char **argv)
 			"-t json reads them, not -t %s\n", fmt->name);
 		failed = 1;
 	}
-	if (!failed)
-		failed = ga_summary_build(&an, paths, npaths) != 0;
+	if (!failed) {
+		/*
+		 * Several traces of -t json on a pool of threads, merged as
+		 * summaries, where they carry all that the traces give (as report).
+		 */
+		int par = 1;
+
+		if (!strcmp(fmt->name, "json") && !dask)
+			par = ga_summary_build_parallel(&an, paths, npaths, 0);
+
+		failed = par < 0 || (par && ga_summary_build(&an, paths, npaths) != 0);
+	}
 	/* The roofline's ceilings: measured ones where gpuprof calibrate stored them. */
 	if (!failed)
 		ga_peaks_opt_apply(&po, &an.mx, &an.m);

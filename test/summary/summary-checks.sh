@@ -203,6 +203,16 @@ for set in "${par_sets[@]}"; do
 			bad "report -j2 $opts of $(echo $set | wc -w) traces differs from -j1 (rc $rc2, $rc1): $(diff "$T/par1.txt" "$T/par2.txt" | head -3)"
 		fi
 	done
+	# export -t json runs the same pool.
+	# shellcheck disable=SC2086
+	"$A" export -t json -j1 $set >"$T/parj1.json" 2>"$T/parj1.err"; rc1=$?
+	# shellcheck disable=SC2086
+	"$A" export -t json -j2 $set >"$T/parj2.json" 2>"$T/parj2.err"; rc2=$?
+	if ! cmp -s "$T/parj1.json" "$T/parj2.json" || ! cmp -s "$T/parj1.err" "$T/parj2.err" ||
+	   [ ! -s "$T/parj1.json" ] || [ $rc1 != $rc2 ]; then
+		par_same=0
+		bad "export -t json -j2 of $(echo $set | wc -w) traces differs from -j1 (rc $rc2, $rc1): $(cmp "$T/parj1.json" "$T/parj2.json" 2>&1 | head -1)"
+	fi
 done
 # The synth_job ranks (each its GPU, with findings): the pool's findings are
 # those of the traces read together, and --fail-on fires alike.
@@ -219,7 +229,7 @@ fi
 "$A" summarize -j1 -o "$T/pj1.sum" "$T"/job-*.gpuprof && "$A" summarize -j2 -o "$T/pj2.sum" "$T"/job-*.gpuprof &&
 	"$A" summarize -j5 -o "$T/pj5.sum" "$T"/job-*.gpuprof && cmp -s "$T/pj1.sum" "$T/pj2.sum" &&
 	cmp -s "$T/pj1.sum" "$T/pj5.sum" || { par_same=0; bad "summarize -j1, -j2, -j5: other bytes"; }
-[ $par_same = 1 ] && ok "report -j2 of several traces (the pool of summaries or the traces read together) equals -j1 byte for byte; summarize -j alike"
+[ $par_same = 1 ] && ok "report -j2 and export -t json -j2 of several traces (the pool of summaries or the traces read together) equal -j1 byte for byte; summarize -j alike"
 if command -v strace >/dev/null 2>&1; then
 	clones() { strace -f -c -e trace=clone,clone3 "$A" report --no-timeline "$@" 2>&1 >/dev/null |
 		awk '$NF == "total" { print $4 }'; }
@@ -232,10 +242,13 @@ if command -v strace >/dev/null 2>&1; then
 	rpool=$(( $(clones -j2 "${rev[@]}") - ${base:-0} ))
 	"$A" report -j2 --no-timeline "${rev[@]}" >"$T/rev.txt" 2>/dev/null
 	"$A" report -j1 --no-timeline "$T"/job-*.gpuprof >"$T/fwd.txt" 2>/dev/null
-	if [ "$pool" = 2 ] && [ "$fpool" = 2 ] && [ "$rpool" = 2 ] && cmp -s "$T/rev.txt" "$T/fwd.txt"; then
-		ok "report -j2 of 6 traces ran on a pool of 2 threads with findings off and on, and with the traces named in reverse order (the same report)"
+	jpool=$(( $(strace -f -c -e trace=clone,clone3 "$A" export -t json -j2 -o /dev/null "$T"/job-*.gpuprof 2>&1 >/dev/null |
+		awk '$NF == "total" { print $4 }') - ${base:-0} ))
+	if [ "$pool" = 2 ] && [ "$fpool" = 2 ] && [ "$rpool" = 2 ] && [ "$jpool" = 2 ] &&
+	   cmp -s "$T/rev.txt" "$T/fwd.txt"; then
+		ok "report -j2 of 6 traces ran on a pool of 2 threads with findings off and on, and with the traces named in reverse order (the same report); export -t json -j2 too"
 	else
-		bad "report -j2's threads: $pool with findings off, $fpool on, $rpool in reverse order; reverse order's report $(cmp -s "$T/rev.txt" "$T/fwd.txt" && echo same || echo differs)"
+		bad "report -j2's threads: $pool with findings off, $fpool on, $rpool in reverse order, $jpool for export -t json; reverse order's report $(cmp -s "$T/rev.txt" "$T/fwd.txt" && echo same || echo differs)"
 	fi
 else
 	echo "skip - summary report -j2's threads: no strace"
