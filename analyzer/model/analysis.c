@@ -48,13 +48,16 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	 * are its fan, called after them (model.h ga_model_observe), ranks
 	 * first: none reads another's state while the records come.
 	 */
-	if (ga_mx_bind(&an->mx, &an->m) || ga_latency_bind(&an->lat, &an->m) ||
-	    ga_launchcfg_bind(&an->lc, &an->m) || ga_memuse_bind(&an->mu, &an->m) ||
-	    ga_gs_bind(&an->gs, &an->m) || ga_ranks_bind(&an->rk, &an->m)) {
+	if (ga_mx_bind(&an->mx, &an->m) ||
+	    (!o->lean && (ga_latency_bind(&an->lat, &an->m) || ga_launchcfg_bind(&an->lc, &an->m))) ||
+	    ga_memuse_bind(&an->mu, &an->m) || ga_gs_bind(&an->gs, &an->m) ||
+	    (!o->lean && ga_ranks_bind(&an->rk, &an->m))) {
 		ga_analysis_free(an);
 		return -1;
 	}
 	ga_findings_bind(&an->fd, &an->m, &an->st);
+	/* What a lean analysis leaves out reads nothing of the records: its tables stay empty. */
+	an->fd.off = o->lean;
 	return 0;
 }
 

@@ -48,6 +48,8 @@ struct ga_analysis_opts {
 	int align;                 /* enum ga_align_mode: ranks' clocks by NCCL collectives */
 	int two_reads;             /* scan every trace whole before the model reads it
 				      (the one-pass read's reference, in tests) */
+	int lean;                  /* a timeline export: no findings, launch latency,
+				      launch configurations or ranks (none is written) */
 };
 
 struct ga_analysis {

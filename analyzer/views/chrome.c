@@ -1625,6 +1625,7 @@ const struct ga_format ga_format_chrome = {
 	.range_details = 1,
 	.observe_sites = 1,
 	.sites_ahead = 1,
+	.lean = 1,
 	.begin = begin,
 	.end = end,
 	.done = done,

@@ -1276,6 +1276,7 @@ const struct ga_format ga_format_perfetto = {
 		"or trace_processor (tracks, slices, flows, counters)",
 	.launches = 1,
 	.marks = 1,
+	.lean = 1,
 	.begin = begin,
 	.end = end,
 	.done = done,

@@ -9,7 +9,9 @@
  * kernel never kept; the entries waiting at once bounded by the
  * launches in flight, not by the trace, more of them than the direct-mapped
  * index of waiting entries holds; and many kernel and call names,
- * launch calls and others interleaved, each counted as its own.  Test code, runs offline only.
+ * launch calls and others interleaved, each counted as its own; a lean
+ * analysis (the Chrome and Perfetto exports') has the same kernels and no
+ * launch latency, configurations, rank devices or findings.  Test code, runs offline only.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,16 +28,21 @@
 
 static char dir[64];
 
-/* The analysis of path; 0 when it was built. */
-static int analyze(const char *path, struct ga_analysis *an, struct ga_filter *flt)
+/* The analysis of path (lean: a timeline export's); 0 when it was built. */
+static int analyze_as(const char *path, struct ga_analysis *an, struct ga_filter *flt, int lean)
 {
 	char *argv[1] = { (char *)path };
-	struct ga_analysis_opts o = { .stack_depth = 4 };
+	struct ga_analysis_opts o = { .stack_depth = 4, .lean = lean };
 
 	ga_filter_init(flt);
 	if (ga_analysis_init(an, &o, flt))
 		return -1;
 	return ga_analysis_build(an, argv, 1);
+}
+
+static int analyze(const char *path, struct ga_analysis *an, struct ga_filter *flt)
+{
+	return analyze_as(path, an, flt, 0);
 }
 
 static void done(struct ga_analysis *an, struct ga_filter *flt)
@@ -221,6 +228,24 @@ int main(void)
 	CHECKF(k && k->count == 2 && k->med == (1000 + 5000000000ull) / 2 && k->max == 5000000000ull,
 	       "beta: count %llu med %llu", k ? (unsigned long long)k->count : 0ull,
 	       k ? (unsigned long long)k->med : 0ull);
+	{
+		/* What the Chrome and Perfetto exports ask: the same activities, nothing else. */
+		struct ga_analysis lean;
+		struct ga_filter lflt;
+		int same = 1;
+
+		CHECK(analyze_as(path, &lean, &lflt, 1) == 0);
+		same = lean.m.nkstats == an.m.nkstats && an.m.nkstats > 0;
+		for (size_t i = 0; same && i < an.m.nkstats; i++)
+			same = lean.m.kstats[i].count == an.m.kstats[i].count &&
+			       lean.m.kstats[i].total == an.m.kstats[i].total &&
+			       lean.m.kstats[i].name == an.m.kstats[i].name;
+		CHECKF(same && lean.lat.nk == 0 && an.lat.nk > 0 && lean.lc.nc == 0 && an.lc.nc > 0 &&
+			       lean.rk.ndevs == 0 && lean.fd.off && !an.fd.off,
+		       "lean: %zu kernel rows (%zu), latency rows %zu, configurations %zu, rank devices %zu",
+		       lean.m.nkstats, an.m.nkstats, lean.lat.nk, lean.lc.nc, lean.rk.ndevs);
+		done(&lean, &lflt);
+	}
 	k = named(&an, "_Z5gammav");
 	CHECKF(k && k->count == 3 && k->med == 6000000000ull && k->min == 100 &&
 	       k->max == 7000000000ull, "gamma: med %llu", k ? (unsigned long long)k->med : 0ull);
