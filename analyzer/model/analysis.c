@@ -48,6 +48,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	 * are its fan, called after them (model.h ga_model_observe), ranks
 	 * first: none reads another's state while the records come.
 	 */
+	an->gs.samples_only = o->lean;
 	if (ga_mx_bind(&an->mx, &an->m) ||
 	    (!o->lean && (ga_latency_bind(&an->lat, &an->m) || ga_launchcfg_bind(&an->lc, &an->m))) ||
 	    ga_memuse_bind(&an->mu, &an->m) || ga_gs_bind(&an->gs, &an->m) ||

@@ -49,7 +49,8 @@ struct ga_analysis_opts {
 	int two_reads;             /* scan every trace whole before the model reads it
 				      (the one-pass read's reference, in tests) */
 	int lean;                  /* a timeline export: no findings, launch latency,
-				      launch configurations or ranks (none is written) */
+				      launch configurations or ranks (none is written), and
+				      the GPU samples without their averages over kernels */
 };
 
 struct ga_analysis {

@@ -297,8 +297,8 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 int ga_gs_bind(struct ga_gpusamples *g, struct ga_model *m)
 {
 	return ga_model_observe(m, g, obs_rec,
-				(1ull << GP_REC_GPU_SERIES) | (1ull << GP_REC_GPU_SAMPLE), obs_act,
-				&g->next_act);
+				(1ull << GP_REC_GPU_SERIES) | (1ull << GP_REC_GPU_SAMPLE),
+				g->samples_only ? NULL : obs_act, &g->next_act);
 }
 
 /* ---- finish ---- */

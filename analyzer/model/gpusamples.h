@@ -101,6 +101,8 @@ struct ga_gpusamples {
 	struct ga_gs_attr *kern, *ranges;  /* finish: by series, then time descending */
 	size_t nkern, nranges;
 	uint64_t malformed;        /* samples whose series or value count did not match */
+	int samples_only;          /* set before binding: no kernels kept, so no averages
+				      over them (a lean analysis: the samples as counters) */
 };
 
 void ga_gs_init(struct ga_gpusamples *g);

@@ -42,7 +42,8 @@ struct ga_format {
 	int marks;                 /* needs each NVTX mark */
 	int range_details;         /* needs each range's closing thread, category, color, payload */
 	int lean;                  /* writes none of the findings, launch latency, launch
-				      configurations or ranks: they are not analyzed */
+				      configurations or ranks, nor the GPU samples' averages
+				      over kernels: they are not analyzed */
 	int needs_file;            /* writes a file by name (e->path), never a stream */
 	const struct ga_format_table *tables; /* --table choices, name NULL last; first default */
 	/*

@@ -191,6 +191,14 @@ static void check_model(const char *path, const char *what)
 		CHECK(g->nkern == 6 && g->kern[0].series == 0 && g->kern[0].time_ns == 4000);
 	}
 	ga_analysis_free(&an);
+	/* A lean analysis (Chrome, Perfetto): the same series, no kernels kept for averages. */
+	o.lean = 1;
+	CHECK(ga_analysis_init(&an, &o, &flt) == 0);
+	CHECK(ga_analysis_build(&an, argv, 1) == 0);
+	CHECKF(g->nseries == 2 && g->series[0].ns == 10 && near(g->series[0].m[0].avg, 1e12) &&
+		       g->nkern == 0 && g->kernels_unkept == 0,
+	       "lean: %zu series, %zu kernel rows", g->nseries, g->nkern);
+	ga_analysis_free(&an);
 	ga_filter_free(&flt);
 	tap_end();
 }
