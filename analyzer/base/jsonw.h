@@ -244,30 +244,31 @@ static inline char *ga_jw_put_u64_room(char *p, uint64_t v)
 	return ga_jw_put_u64(p, v);
 }
 
-/* v thousandths with three decimals at p, as ga_jw_milli() writes them. */
-static inline char *ga_jw_put_milli(char *p, uint64_t v)
+/* ".ddd" of r < 1000 at p. */
+static inline char *ga_jw_put_frac3(char *p, unsigned r)
 {
-	uint64_t us = v / 1000;
-	unsigned r = (unsigned)(v - us * 1000), hi = r / 100;
+	unsigned hi = r / 100;
 
-	p = ga_jw_put_u64(p, us);
 	p[0] = '.';
 	p[1] = (char)('0' + hi);
 	memcpy(p + 2, ga_jw_digits2 + (r - hi * 100) * 2, 2);
 	return p + 4;
 }
 
+/* v thousandths with three decimals at p, as ga_jw_milli() writes them. */
+static inline char *ga_jw_put_milli(char *p, uint64_t v)
+{
+	uint64_t us = v / 1000;
+
+	return ga_jw_put_frac3(ga_jw_put_u64(p, us), (unsigned)(v - us * 1000));
+}
+
 /* ga_jw_put_milli() where p has 8 bytes of room more (ga_jw_put_u64_room()). */
 static inline char *ga_jw_put_milli_room(char *p, uint64_t v)
 {
 	uint64_t us = v / 1000;
-	unsigned r = (unsigned)(v - us * 1000), hi = r / 100;
 
-	p = ga_jw_put_u64_room(p, us);
-	p[0] = '.';
-	p[1] = (char)('0' + hi);
-	memcpy(p + 2, ga_jw_digits2 + (r - hi * 100) * 2, 2);
-	return p + 4;
+	return ga_jw_put_frac3(ga_jw_put_u64_room(p, us), (unsigned)(v - us * 1000));
 }
 
 /* key and value in one call. */
