@@ -382,7 +382,7 @@ int ga_load_inputs(struct ga_model *m, const struct ga_input *in, int n)
 		fprintf(stderr, "gpuprof: out of memory\n");
 		return -1;
 	}
-	for (p = w.p; p && *p; p = nl + 1) {
+	for (p = m->warnings_later ? NULL : w.p; p && *p; p = nl + 1) {
 		nl = strchr(p, '\n');
 		fprintf(stderr, "gpuprof: warning: %.*s\n", (int)(nl - p), p);
 	}

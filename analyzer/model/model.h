@@ -273,6 +273,8 @@ struct ga_model {
 	const int64_t *shifts;     /* clock correction of file i's times (model/align.h) */
 	size_t nshifts;
 	size_t keep_rows;          /* rows to keep for a timeline; 0 none */
+	int warnings_later;        /* ga_load_inputs() leaves its warnings to the caller
+				      (the pool prints the merged summary's, once) */
 	/*
 	 * Set when nothing needs every busy interval (no summary; the
 	 * findings scan them as they retire): devices' unions retire

@@ -4436,6 +4436,8 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 	an.rk.collect = 1;
 	/* Each kernel's launch latencies, for the summary's durations. */
 	an.lat.keep_values = 1;
+	/* The report's pool prints the merged summary's warnings, in file order. */
+	an.m.warnings_later = uncarried != NULL;
 	/*
 	 * Busy time does not retire (fd.retire_after 0): the summary carries
 	 * every busy interval of the trace, and the findings scan them at settling.

@@ -214,6 +214,25 @@ for set in "${par_sets[@]}"; do
 		bad "export -t json -j2 of $(echo $set | wc -w) traces differs from -j1 (rc $rc2, $rc1): $(cmp "$T/parj1.json" "$T/parj2.json" 2>&1 | head -1)"
 	fi
 done
+# A trace cut short among several: its warning once, as -j1 says it (the
+# pool's workers leave it to the merged summary); also where the pool reads
+# the traces again (launch sites are not carried).
+head -c 60000 "$G/torch_ops.gpuprof" >"$T/cut.gpuprof"
+warn_same=1
+for set in "$G/ranks/job-0.gpuprof $T/cut.gpuprof" "$G/callsites_static.gpuprof $T/cut.gpuprof"; do
+	# shellcheck disable=SC2086
+	"$A" report -j1 --no-timeline $set >"$T/w1.txt" 2>"$T/w1.err"
+	# shellcheck disable=SC2086
+	"$A" report -j2 --no-timeline $set >"$T/w2.txt" 2>"$T/w2.err"
+	# shellcheck disable=SC2086
+	"$A" export -t json -j2 $set >"$T/w2.json" 2>"$T/w2j.err"
+	if [ "$(grep -c 'cut.gpuprof' "$T/w1.err")" != 1 ] || ! cmp -s "$T/w1.err" "$T/w2.err" ||
+	   ! cmp -s "$T/w1.err" "$T/w2j.err" || ! cmp -s "$T/w1.txt" "$T/w2.txt"; then
+		warn_same=0
+		bad "a cut trace among several: -j2 warns otherwise than -j1: $(cat "$T/w2.err" | head -3)"
+	fi
+done
+[ $warn_same = 1 ] && ok "a trace cut short among several: its warning once with -j2 (report and export -t json), as with -j1"
 # The synth_job ranks (each its GPU, with findings): the pool's findings are
 # those of the traces read together, and --fail-on fires alike.
 "$A" report -j2 --findings=all --no-timeline "$T"/job-*.gpuprof >"$T/pf.txt" 2>/dev/null
