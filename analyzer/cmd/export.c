@@ -171,7 +171,7 @@ int cmd_export(int argc, char **argv)
 	ao.launches = fmt->launches && !noflows;
 	ao.marks = fmt->marks;
 	ao.range_details = fmt->range_details;
-	ao.lean = fmt->lean;
+	ao.lean = fmt->lean || (tab && tab->lean);
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);

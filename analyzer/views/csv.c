@@ -764,21 +764,21 @@ static int end(struct ga_export *e)
 }
 
 static const struct ga_format_table tables[] = {
-	{ "activities", "one row per GPU activity, by start time (the default)", 1 },
-	{ "kernels", "per kernel: count, total, avg, median, min, max time", 0 },
-	{ "memory", "per operation and memory kinds: count, bytes, time statistics", 0 },
-	{ "launch", "per kernel and launch configuration: count, time, occupancy", 0 },
-	{ "latency", "per kernel: launch latency statistics (API call to kernel start)", 0 },
-	{ "memuse", "per device: allocations, peak and final memory in use", 0 },
-	{ "api", "per CUDA API function: count, time statistics, errors, threads", 0 },
-	{ "nvtx", "per NVTX range: count, CPU time, GPU time, kernels", 0 },
-	{ "sites", "per launch site (gpuprof run --backtrace): launches, GPU time", 0 },
-	{ "devices", "per process and device: activities, time, busy time", 0 },
-	{ "roofline", "per profiled kernel (--metrics): FLOPs, bytes, rates, verdict", 0 },
-	{ "metrics", "per profiled kernel and metric (--metrics): every value collected", 0 },
-	{ "gpu_samples", "per GPU sample and metric (--gpu-metrics, --gpu-telemetry)", 0 },
-	{ "gpu_metrics", "per device, source and metric over time: samples, avg, min, max", 0 },
-	{ NULL, NULL, 0 },
+	{ "activities", "one row per GPU activity, by start time (the default)", 1, 1 },
+	{ "kernels", "per kernel: count, total, avg, median, min, max time", 0, 0 },
+	{ "memory", "per operation and memory kinds: count, bytes, time statistics", 0, 0 },
+	{ "launch", "per kernel and launch configuration: count, time, occupancy", 0, 0 },
+	{ "latency", "per kernel: launch latency statistics (API call to kernel start)", 0, 0 },
+	{ "memuse", "per device: allocations, peak and final memory in use", 0, 0 },
+	{ "api", "per CUDA API function: count, time statistics, errors, threads", 0, 0 },
+	{ "nvtx", "per NVTX range: count, CPU time, GPU time, kernels", 0, 0 },
+	{ "sites", "per launch site (gpuprof run --backtrace): launches, GPU time", 0, 0 },
+	{ "devices", "per process and device: activities, time, busy time", 0, 0 },
+	{ "roofline", "per profiled kernel (--metrics): FLOPs, bytes, rates, verdict", 0, 0 },
+	{ "metrics", "per profiled kernel and metric (--metrics): every value collected", 0, 0 },
+	{ "gpu_samples", "per GPU sample and metric (--gpu-metrics, --gpu-telemetry)", 0, 0 },
+	{ "gpu_metrics", "per device, source and metric over time: samples, avg, min, max", 0, 0 },
+	{ NULL, NULL, 0, 0 },
 };
 
 static void done(struct ga_export *e)

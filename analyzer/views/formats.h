@@ -29,6 +29,7 @@ struct ga_format_table {
 	const char *name;
 	const char *help;          /* one line for --table list */
 	int streams;               /* streams activities: needs the format's sites_ahead */
+	int lean;                  /* as the format's lean: the table needs none of those */
 };
 
 struct ga_format {
