@@ -316,11 +316,8 @@ static int spill(struct ga_xsort *x)
 		size_t k = x->n - i < per ? x->n - i : per;
 
 		errno = 0;
-		if (write_all(x->fd1 - 1, x->buf + i * x->rsize, k * x->rsize)) {
-			snprintf(x->err, sizeof(x->err), "writing a temporary file: %s",
-				 errno ? strerror(errno) : "short write");
-			return -1;
-		}
+		if (write_all(x->fd1 - 1, x->buf + i * x->rsize, k * x->rsize))
+			return write_err(x);
 	}
 	while (i < x->n) {
 		size_t k = 0;
@@ -328,11 +325,8 @@ static int spill(struct ga_xsort *x)
 		for (; k < per && i < x->n; k++, i++)
 			memcpy(blk + k * x->rsize, x->buf + x->idx[i].end * x->rsize, x->rsize);
 		errno = 0;
-		if (write_all(x->fd1 - 1, blk, k * x->rsize)) {
-			snprintf(x->err, sizeof(x->err), "writing a temporary file: %s",
-				 errno ? strerror(errno) : "short write");
-			return -1;
-		}
+		if (write_all(x->fd1 - 1, blk, k * x->rsize))
+			return write_err(x);
 	}
 	r = &x->runs[x->nruns++];
 	memset(r, 0, sizeof(*r));
@@ -376,14 +370,10 @@ static int refill_packed(struct ga_xsort *x, struct ga_xsort_run *r)
 {
 	size_t more = r->left > r->fcnt ? XS_FHEAD : 0, bytes = (size_t)r->flen + more;
 
-	if (!r->fcnt || r->fcnt > r->left || r->fcnt > frame_recs(x) || r->flen > frame_max(x)) {
-		snprintf(x->err, sizeof(x->err), "reading a temporary file: a damaged frame");
-		return -1;
-	}
-	if (read_at(x, x->pbuf, bytes, r->off))
-		return -1;
-	if (unpack(x, x->pbuf, r->flen, r->fcnt, r->blk)) {
-		snprintf(x->err, sizeof(x->err), "reading a temporary file: a damaged frame");
+	if (!r->fcnt || r->fcnt > r->left || r->fcnt > frame_recs(x) || r->flen > frame_max(x) ||
+	    read_at(x, x->pbuf, bytes, r->off) || unpack(x, x->pbuf, r->flen, r->fcnt, r->blk)) {
+		if (!x->err[0])
+			snprintf(x->err, sizeof(x->err), "reading a temporary file: a damaged frame");
 		return -1;
 	}
 	r->off += bytes;
@@ -401,7 +391,6 @@ static int refill_packed(struct ga_xsort *x, struct ga_xsort_run *r)
 static int refill(struct ga_xsort *x, struct ga_xsort_run *r)
 {
 	size_t want = XS_BLOCK / x->rsize, bytes;
-	ssize_t got;
 
 	if (x->packed)
 		return refill_packed(x, r);
@@ -409,14 +398,8 @@ static int refill(struct ga_xsort *x, struct ga_xsort_run *r)
 	if (want > r->left)
 		want = (size_t)r->left;
 	bytes = want * x->rsize;
-	do
-		got = pread(x->fd1 - 1, r->blk, bytes, (off_t)r->off);
-	while (got < 0 && errno == EINTR);
-	if (got != (ssize_t)bytes) {
-		snprintf(x->err, sizeof(x->err), "reading a temporary file: %s",
-			 got < 0 ? strerror(errno) : "short read");
+	if (read_at(x, r->blk, bytes, r->off))
 		return -1;
-	}
 	r->off += bytes;
 	r->left -= want;
 	r->pos = 0;

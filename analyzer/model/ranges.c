@@ -111,14 +111,6 @@ static void free_times(struct ga_ranges_dense *d)
 	d->t = NULL;
 }
 
-/* The launch time of id j (x[j] >= 2). */
-static inline uint64_t time_get(const struct ga_ranges_dense *d, size_t j)
-{
-	const uint64_t *w = d->wide[j / GA_RANGES_TBLOCK];
-
-	return w ? w[j % GA_RANGES_TBLOCK] : d->base[j / GA_RANGES_TBLOCK] + d->t[j];
-}
-
 /*
  * Set the launch time of id j: an offset from its block's base (the first
  * time set there, less 2^31, so that earlier calls of the correlation fit
@@ -693,7 +685,7 @@ static int on_api(struct scan *s, const struct gp_rec_api *r)
 	} else if (r->correlation < d->n && d->x[r->correlation]) {
 		uint32_t c = r->correlation;
 
-		if (d->x[c] == 1 || r->start < time_get(d, c)) {
+		if (d->x[c] == 1 || r->start < ga_ranges_time_get(d, c)) {
 			uint32_t x = scan_tid_x(s, r->tid);
 
 			if (!x || time_set(d, c, r->start))
@@ -751,7 +743,7 @@ static int resolve_proc(struct ga_ranges *nx, size_t i, size_t nthreads, uint32_
 		if (x < 2) {
 			code = x; /* 0: no activity; 1: CODE_UNATTR */
 		} else {
-			code = code_of(innermost(nx, proc, nx->tids[x - 2], time_get(d, j)));
+			code = code_of(innermost(nx, proc, nx->tids[x - 2], ga_ranges_time_get(d, j)));
 			if (x != x0 || (code >= CODE_RANGE && !nx->nested[code - CODE_RANGE]))
 				break;
 		}
@@ -771,7 +763,7 @@ static int resolve_proc(struct ga_ranges *nx, size_t i, size_t nthreads, uint32_
 	for (; k < d->n; k++) {
 		uint32_t x = d->x[k];
 
-		d->code[k] = x < 2 ? x : code_of(innermost(nx, proc, nx->tids[x - 2], time_get(d, k)));
+		d->code[k] = x < 2 ? x : code_of(innermost(nx, proc, nx->tids[x - 2], ga_ranges_time_get(d, k)));
 	}
 	return 0;
 }
@@ -1866,7 +1858,7 @@ static int ahead_api(struct scan *s, const struct gp_rec_api *r)
 	if (dense_room(d, c))
 		return -1;
 	x = d->x[c];
-	if (x >= 2 && r->start >= time_get(d, c))
+	if (x >= 2 && r->start >= ga_ranges_time_get(d, c))
 		return 0;
 	/* tx below GA_RANGES_XPEND: 2^31 threads' tids would not fit in memory. */
 	if (!(tx = scan_tid_x(s, r->tid)) || tx >= GA_RANGES_XPEND || time_set(d, c, r->start))
@@ -2027,7 +2019,7 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 			return at;
 		code = d->code[corr];
 		at.inner = code >= CODE_RANGE ? code - CODE_RANGE : GA_RANGES_NONE;
-		at.t = time_get(d, corr);
+		at.t = ga_ranges_time_get(d, corr);
 		at.tid = nx->tids[d->x[corr] - 2];
 		return at;
 	}

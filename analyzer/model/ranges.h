@@ -94,7 +94,11 @@ struct ga_ranges_key {
 	uint64_t stamp;            /* last activity counted, so a name nested in itself counts once */
 	/* Kernels other threads of the process launched while one was open, each once. */
 	uint64_t other_ns, other_kernels, other_stamp;
-	uint8_t fold_kept; /* fold_keep's verdict on the name: 0 not asked, 1 yes, 2 no */
+	/*
+	 * Whether the name is a ranks' step (fold_keep, ga_ranks_is_step, or
+	 * the ranks asking it): 0 not asked, 1 yes, 2 no.
+	 */
+	uint8_t fold_kept;
 };
 
 struct ga_ranges_mark {
@@ -372,6 +376,14 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 /* Correlation ids from here on are kept in a hash (corr_map), below it by id (dense). */
 #define GA_RANGES_CORR_DENSE (1u << 26)
 
+/* The launch time of id j of d (x[j] >= 2; its times not compacted). */
+static inline uint64_t ga_ranges_time_get(const struct ga_ranges_dense *d, size_t j)
+{
+	const uint64_t *w = d->wide[j / GA_RANGES_TBLOCK];
+
+	return w ? w[j % GA_RANGES_TBLOCK] : d->base[j / GA_RANGES_TBLOCK] + d->t[j];
+}
+
 /* ga_ranges_launch_of() of an id at GA_RANGES_CORR_DENSE or above. */
 int ga_ranges_launch_big(const struct ga_ranges *nx, uint32_t proc, uint32_t corr, uint32_t *tid,
 			 uint64_t *t);
@@ -387,7 +399,6 @@ static inline int ga_ranges_launch_of(const struct ga_ranges *nx, uint32_t proc,
 				      uint32_t *tid, uint64_t *t)
 {
 	const struct ga_ranges_dense *d = nx->launches;
-	const uint64_t *w;
 	uint32_t x, pi = proc - nx->proc_base; /* below proc_base: wraps past nprocs */
 
 	if (!d || pi >= nx->nprocs)
@@ -400,8 +411,7 @@ static inline int ga_ranges_launch_of(const struct ga_ranges *nx, uint32_t proc,
 	if ((x = d->x[corr]) - 2 >= GA_RANGES_XPEND - 2)
 		return 0;
 	*tid = nx->tids[x - 2];
-	w = d->wide[corr / GA_RANGES_TBLOCK];
-	*t = w ? w[corr % GA_RANGES_TBLOCK] : d->base[corr / GA_RANGES_TBLOCK] + d->t[corr];
+	*t = ga_ranges_time_get(d, corr);
 	return 1;
 }
 

@@ -94,21 +94,22 @@ static int cmp_step(const void *pa, const void *pb)
 struct outer {
 	struct ga_ranks *rk;
 	const struct ga_model *m;
-	const struct ga_ranges *rg;
+	struct ga_ranges *rg;
 	struct ga_ranges_step last;  /* the last step taken */
 	struct ga_ranges_step prev;  /* the last step seen: its order */
 	int any, seen, unsorted, fill;
 	size_t n;                    /* steps taken */
 	size_t procs;                /* processes with steps */
-	uint8_t *kstep;              /* by key: 0 not asked yet, 1 not a step, 2 a step */
 };
 
-/* Whether key k's name is a step's, asked of its name once per key. */
+/* Whether key k's name is a step's: asked once a key, kept where the fold keeps it. */
 static int key_is_step(const struct outer *o, uint32_t k)
 {
-	if (!o->kstep[k])
-		o->kstep[k] = 1 + !!ga_ranks_is_step(ga_model_str(o->m, o->rg->keys[k].name));
-	return o->kstep[k] == 2;
+	struct ga_ranges_key *key = &o->rg->keys[k];
+
+	if (!key->fold_kept)
+		key->fold_kept = ga_ranks_is_step(ga_model_str(o->m, key->name)) ? 1 : 2;
+	return key->fold_kept == 1;
 }
 
 static int outer_step(void *ctx, const struct ga_ranges_step *st)
@@ -264,13 +265,10 @@ static int outer_pass(struct outer *o, struct ga_ranges *rg, const struct ga_ran
  */
 static int find_steps(struct ga_ranks *rk, const struct ga_model *m, struct ga_ranges *rg)
 {
-	uint8_t *kstep = calloc(rg->nkeys ? rg->nkeys : 1, 1);
-	struct outer o = { .rk = rk, .m = m, .rg = rg, .kstep = kstep };
+	struct outer o = { .rk = rk, .m = m, .rg = rg };
 	struct collect all = { 0 };
 	int rc;
 
-	if (!kstep)
-		return -1;
 	rk->steps_known = 1;
 	rc = outer_pass(&o, rg, NULL, 0);
 	if (rc == 1) {
@@ -282,23 +280,20 @@ static int find_steps(struct ga_ranks *rk, const struct ga_model *m, struct ga_r
 			if (rg->err[0])
 				snprintf(rk->err, sizeof(rk->err), "%s", rg->err);
 			free(all.v);
-			free(kstep);
 			return -1;
 		}
-		o = (struct outer){ .rk = rk, .m = m, .rg = rg, .kstep = kstep };
+		o = (struct outer){ .rk = rk, .m = m, .rg = rg };
 		rc = outer_pass(&o, rg, all.v, all.n);
 	}
 	/* A summary carries each process's steps (collect): kept for one too. */
 	if (rc || (o.procs < 2 && !rk->collect)) {
 		free(all.v);
-		free(kstep);
 		return rc ? -1 : 0;
 	}
 	rk->work = malloc(o.n * sizeof(*rk->work));
 	rk->spans = malloc(o.n * sizeof(*rk->spans));
 	if (!rk->work || !rk->spans) {
 		free(all.v);
-		free(kstep);
 		return -1;
 	}
 	rk->capwork = o.n;
@@ -306,10 +301,9 @@ static int find_steps(struct ga_ranks *rk, const struct ga_model *m, struct ga_r
 	free(rk->counts);
 	rk->counts = NULL;
 	rk->ncounts = rk->capcounts = 0;
-	o = (struct outer){ .rk = rk, .m = m, .rg = rg, .fill = 1, .kstep = kstep };
+	o = (struct outer){ .rk = rk, .m = m, .rg = rg, .fill = 1 };
 	rc = outer_pass(&o, rg, all.v, all.n);
 	free(all.v);
-	free(kstep);
 	rk->nwork = o.n;
 	return rc ? -1 : 0;
 }

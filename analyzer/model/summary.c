@@ -4490,7 +4490,7 @@ static int cmp_by_size(const void *pa, const void *pb)
 struct pool {
 	char **traces;
 	/* The traces by size, largest first (NULL: as named). */
-	const int *order;
+	const struct by_size *order;
 	int nt;
 	uint64_t limit;
 	int next;                  /* the next trace to take (atomic) */
@@ -4515,7 +4515,7 @@ static void *worker_run(void *arg)
 
 		if (i >= p->nt)
 			break;
-		if (!(s = summarize_one(p->traces[p->order ? p->order[i] : i], p->limit,
+		if (!(s = summarize_one(p->traces[p->order ? p->order[i].i : i], p->limit,
 					p->uncarried))) {
 			__atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
 			break;
@@ -4546,7 +4546,6 @@ static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, in
 	struct ga_sum *acc = NULL;
 	int nw = (int)(jobs < (unsigned)nt ? jobs : (unsigned)nt), started = 0, i;
 	struct by_size *bs = nw > 1 ? malloc((size_t)nt * sizeof(*bs)) : NULL;
-	int *order = nw > 1 ? malloc((size_t)nt * sizeof(*order)) : NULL;
 
 	/* Pipes are read one at a time (the reader drains them into one buffer). */
 	for (i = 0; i < nt && nw > 1; i++) {
@@ -4561,16 +4560,12 @@ static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, in
 	 * The largest first, so that no large trace starts last while the other
 	 * threads are idle; the merge is the same in any order.
 	 */
-	if (nw > 1 && bs && order) {
+	if (nw > 1 && bs) {
 		qsort(bs, (size_t)nt, sizeof(*bs), cmp_by_size);
-		for (i = 0; i < nt; i++)
-			order[i] = bs[i].i;
-		p.order = order;
+		p.order = bs;
 	}
-	free(bs);
 	if (nw <= 1 || !(w = calloc((size_t)nw, sizeof(*w)))) {
-		free(order);
-		p.order = order = NULL;
+		free(bs);
 		for (i = 0; i < nt; i++) {
 			struct ga_sum *s = summarize_one(traces[i], limit, uncarried);
 
@@ -4627,7 +4622,7 @@ static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, in
 		w[i].acc = NULL;
 	}
 	free(w);
-	free(order);
+	free(bs);
 	if (!p.failed)
 		return acc;
 fail:
