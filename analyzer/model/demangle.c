@@ -5,8 +5,11 @@
  * expands exponentially (a 500-byte name took seconds and gigabytes), and
  * it offers no way to stop it.  Names short enough that no expansion can
  * matter are demangled here; longer ones by a helper process forked on
- * first need, which demangles one name per request under a memory limit
- * and answers only when the result is within the bound of demangle.h; the
+ * first need (or before the summaries' pool starts its threads,
+ * ga_demangle_prestart(): a fork among threads could leave the helper
+ * waiting for good on a lock another thread held), which demangles one
+ * name per request under a memory limit and answers only when the result
+ * is within the bound of demangle.h; the
  * analyzer kills it when it spent HELPER_MS of CPU time on one name (its
  * own clock, so that a loaded machine does not cut real names short; it
  * is forked again for the next name).  After HELPER_FAILS names went past the
@@ -288,6 +291,14 @@ static char *demangle_there(const char *name, size_t len)
 	}
 	d[out] = '\0';
 	return d;
+}
+
+void ga_demangle_prestart(void)
+{
+	pthread_mutex_lock(&helper_lock);
+	if (!helper.pid && !helper.broken && helper.fails < HELPER_FAILS && helper_start())
+		helper.broken = 1;
+	pthread_mutex_unlock(&helper_lock);
 }
 
 char *ga_demangle_full(const char *name)

@@ -30,6 +30,15 @@ size_t ga_demangle_bound(size_t mangled_len);
 char *ga_demangle_full(const char *name);
 
 /*
+ * The helper that demangles long names started now, where it would
+ * otherwise be forked on first need: called while the process has one
+ * thread, before threads that may demangle start (a fork among threads
+ * copies any lock another thread holds, in its allocator say, held for
+ * good in the helper).
+ */
+void ga_demangle_prestart(void);
+
+/*
  * The short form of a demangled (or plain) name, malloc'd: no return type,
  * no parameter list; namespaces and template arguments stay, so that
  * "void ns::axpy<float>(int, float*)" reads "ns::axpy<float>".

@@ -28,6 +28,7 @@
 
 #include "base/progress.h"
 #include "base/sort.h"
+#include "model/demangle.h"
 #include "model/load.h"
 #include "model/quantile.h"
 #include "read/reader.h"
@@ -4582,6 +4583,8 @@ static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, in
 	}
 	ga_reader_jobs = 1;
 	ga_progress_redirect(stderr, 0, NULL);
+	/* Its fork before the threads, not among them. */
+	ga_demangle_prestart();
 #ifdef M_TOP_PAD
 	/*
 	 * Each thread's arena keeps what a trace freed for the next, not
