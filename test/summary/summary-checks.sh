@@ -250,8 +250,9 @@ fi
 	cmp -s "$T/pj1.sum" "$T/pj5.sum" || { par_same=0; bad "summarize -j1, -j2, -j5: other bytes"; }
 [ $par_same = 1 ] && ok "report -j2 and export -t json -j2 of several traces (the pool of summaries or the traces read together) equal -j1 byte for byte; summarize -j alike"
 if command -v strace >/dev/null 2>&1; then
-	clones() { strace -f -c -e trace=clone,clone3 "$A" report --no-timeline "$@" 2>&1 >/dev/null |
-		awk '$NF == "total" { print $4 }'; }
+	# Threads started (not processes: the pool forks its demangling helper first).
+	threads() { strace -f -e trace=clone,clone3 "$A" "$@" 2>&1 >/dev/null | grep -c CLONE_THREAD; }
+	clones() { threads report --no-timeline "$@"; }
 	# Threads beyond -j1's (a sanitizer's leak check starts one of its own at exit).
 	base=$(clones -j1 --findings=none "$T"/job-*.gpuprof)
 	pool=$(( $(clones -j2 --findings=none "$T"/job-*.gpuprof) - ${base:-0} ))
@@ -261,8 +262,7 @@ if command -v strace >/dev/null 2>&1; then
 	rpool=$(( $(clones -j2 "${rev[@]}") - ${base:-0} ))
 	"$A" report -j2 --no-timeline "${rev[@]}" >"$T/rev.txt" 2>/dev/null
 	"$A" report -j1 --no-timeline "$T"/job-*.gpuprof >"$T/fwd.txt" 2>/dev/null
-	jpool=$(( $(strace -f -c -e trace=clone,clone3 "$A" export -t json -j2 -o /dev/null "$T"/job-*.gpuprof 2>&1 >/dev/null |
-		awk '$NF == "total" { print $4 }') - ${base:-0} ))
+	jpool=$(( $(threads export -t json -j2 -o /dev/null "$T"/job-*.gpuprof) - ${base:-0} ))
 	if [ "$pool" = 2 ] && [ "$fpool" = 2 ] && [ "$rpool" = 2 ] && [ "$jpool" = 2 ] &&
 	   cmp -s "$T/rev.txt" "$T/fwd.txt"; then
 		ok "report -j2 of 6 traces ran on a pool of 2 threads with findings off and on, and with the traces named in reverse order (the same report); export -t json -j2 too"
