@@ -339,17 +339,25 @@ int gp_control_listen(const struct gp_config *cfg, gp_control_handler handle)
 		}
 		path_ino = 0;
 	} else {
+		/*
+		 * Bound and listening under "PID.new" (shorter than "PID.sock",
+		 * so it fits), then renamed: the socket's name appears only once
+		 * a client can connect, never between bind and listen.
+		 */
+		size_t len = strlen(sock_path) - strlen(GP_CONTROL_SUFFIX);
+
 		memset(&sa, 0, sizeof(sa));
 		sa.sun_family = AF_UNIX;
-		strcpy(sa.sun_path, sock_path);
-		/* A socket left by an earlier process with our pid: ours to replace. */
-		if (lstat(sock_path, &st) == 0 && S_ISSOCK(st.st_mode))
-			unlink(sock_path);
-		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sock_path, 0600) < 0 ||
-		    listen(fd, 8) < 0 || fstat(fd, &st) < 0) {
+		memcpy(sa.sun_path, sock_path, len);
+		memcpy(sa.sun_path + len, ".new", 5);
+		/* Left by an earlier process with our pid: ours to replace. */
+		if (lstat(sa.sun_path, &st) == 0 && S_ISSOCK(st.st_mode))
+			unlink(sa.sun_path);
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sa.sun_path, 0600) < 0 ||
+		    listen(fd, 8) < 0 || fstat(fd, &st) < 0 || rename(sa.sun_path, sock_path) < 0) {
 			rc = -errno;
 			close(fd);
-			unlink(sock_path);
+			unlink(sa.sun_path);
 			errno = -rc;
 			goto fail;
 		}
