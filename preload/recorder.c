@@ -266,7 +266,9 @@ void gp_emit_config(void)
 
 	if (!r)
 		return;
-	r->trace = gp_rec.cfg.trace;
+	r->trace = gp_rec.cfg.trace | GP_TRACE_SAMPLERS_SAID |
+		   (gp_rec.cfg.gpu_metrics[0] ? GP_TRACE_GPU_METRICS : 0) |
+		   (gp_rec.cfg.gpu_telemetry_ms ? GP_TRACE_GPU_TELEMETRY : 0);
 	r->graph_mode = gp_rec.cfg.graph_mode;
 	r->backtrace = gp_rec.cfg.pystack == GP_PYSTACK_PYTHON  ? GP_BACKTRACE_PYTHON
 		       : gp_rec.cfg.pystack == GP_PYSTACK_MIXED ? GP_BACKTRACE_MIXED

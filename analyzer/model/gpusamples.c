@@ -107,6 +107,15 @@ void ga_gs_describe(const char *name, struct ga_gs_unit *u)
 
 /* ---- the observer ---- */
 
+/* The trace of proc says no sampler was on: it holds no samples. */
+static int proc_unsampled(const struct ga_model *m, uint32_t proc)
+{
+	const struct ga_proc *p = &m->procs[proc];
+
+	return p->has_config && (p->config.trace & GP_TRACE_SAMPLERS_SAID) &&
+	       !(p->config.trace & (GP_TRACE_GPU_METRICS | GP_TRACE_GPU_TELEMETRY));
+}
+
 static int on_series(struct ga_gpusamples *g, struct ga_model *m, uint32_t proc,
 		     const struct gp_rec_gpu_series *r)
 {
@@ -130,6 +139,7 @@ static int on_series(struct ga_gpusamples *g, struct ga_model *m, uint32_t proc,
 	}
 	s = &g->series[g->nseries];
 	memset(s, 0, sizeof(*s));
+	g->series_unasked += proc < m->nprocs && proc_unsampled(m, proc);
 	s->proc = proc;
 	s->id = r->id;
 	s->device = r->device;
@@ -273,7 +283,9 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	struct ga_gpusamples *g = ctx;
 
 	if (a->kind == GA_ACT_KERNEL) {
-		if (g->nk + g->nspilled < GA_GS_KERNELS_MAX || proc_has_series(g, a->proc)) {
+		if (proc_unsampled(m, a->proc))
+			g->kernels_unsampled++;
+		else if (g->nk + g->nspilled < GA_GS_KERNELS_MAX || proc_has_series(g, a->proc)) {
 			struct ga_gs_kernel *k;
 
 			if (g->nk == GA_GS_KERNELS_BLOCK && g->nseries == 0 && spill(g))

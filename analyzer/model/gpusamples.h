@@ -12,7 +12,9 @@
  * every call on to the observer it replaced): series and samples from
  * rec, kernels from act.  Kernel executions are kept (32 bytes each) until
  * finish, up to GA_GS_KERNELS_MAX in all, beyond that only for processes
- * whose samples were already seen; the ranges come from the NVTX index.
+ * whose samples were already seen, never for a process whose trace says
+ * no sampler was on (the CONFIG record's bits); the ranges come from the
+ * NVTX index.
  * While no series is known (most traces have none), kept kernels go in
  * blocks of GA_GS_KERNELS_BLOCK to an unlinked temporary file ($TMPDIR,
  * else /tmp), read back at finish only if a series came: memory does not
@@ -98,6 +100,13 @@ struct ga_gpusamples {
 	size_t nspilled;
 	int spill_failed;          /* no temporary file: kept in memory */
 	uint64_t kernels_unkept;
+	/*
+	 * Kernels of processes whose trace says no sampler was on (CONFIG
+	 * GP_TRACE_SAMPLERS_SAID): not kept, never averaged; series from such
+	 * a process (a trace that contradicts itself) are kept without them.
+	 */
+	uint64_t kernels_unsampled;
+	uint64_t series_unasked;
 	struct ga_gs_attr *kern, *ranges;  /* finish: by series, then time descending */
 	size_t nkern, nranges;
 	uint64_t malformed;        /* samples whose series or value count did not match */

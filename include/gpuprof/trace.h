@@ -511,6 +511,14 @@ _Static_assert(sizeof(struct gp_rec_overhead) == 40, "overhead size");
 #define GP_TRACE_NVTX (1u << 5)
 #define GP_TRACE_API_ALL (1u << 6)   /* every API call, not only those behind GPU work */
 #define GP_TRACE_MEMORY (1u << 7)    /* allocations and frees (GP_REC_MEMORY) */
+#define GP_TRACE_GPU_METRICS (1u << 8)   /* sampled counters asked for (--gpu-metrics) */
+#define GP_TRACE_GPU_TELEMETRY (1u << 9) /* NVML telemetry asked for (--gpu-telemetry) */
+/*
+ * Bits 8 and 9 are meaningful: set by recorders that write them, so that
+ * a trace with this bit and neither of those holds no GPU samples (older
+ * traces, without it, may hold some either way).
+ */
+#define GP_TRACE_SAMPLERS_SAID (1u << 10)
 
 struct gp_rec_config {
 	struct gp_rec h;

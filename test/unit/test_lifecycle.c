@@ -184,6 +184,9 @@ static void child(enum how how, const char *out)
 	setenv("GPUPROF_OUTPUT", out, 1);
 	setenv("GPUPROF_FLUSH_MS", "50", 1);
 	setenv("GPUPROF_DISABLE", "", 1); /* empty: tracing stays on */
+	/* The CONFIG record says which samplers were asked for (none by default). */
+	if (how == RAISE_TERM)
+		setenv("GPUPROF_GPU_TELEMETRY", "100", 1);
 	if (how == OWN_HANDLER)
 		signal(SIGTERM, on_term_exit7);
 	if (how == IGNORED_HUP)
@@ -238,6 +241,8 @@ struct counts {
 	uint64_t first_corr, last_corr, out_of_order, flights, lost, lost_write;
 	struct gp_rec_flight flight;
 	struct gp_rec_end endrec;
+	uint64_t configs;
+	uint32_t config_trace;     /* the CONFIG record's trace bits */
 };
 
 static int count_cb(void *ctx, const struct gp_rec *rec)
@@ -264,6 +269,10 @@ static int count_cb(void *ctx, const struct gp_rec *rec)
 			c->out_of_order++;
 		c->last_corr = k->correlation;
 		c->kernels++;
+	}
+	if (rec->type == GP_REC_CONFIG) {
+		c->configs++;
+		c->config_trace = ((const struct gp_rec_config *)(const void *)rec)->trace;
 	}
 	if (rec->type == GP_REC_END) {
 		c->end++;
@@ -333,6 +342,15 @@ static void run_case(const char *name, enum how how, int want_sig, int want_exit
 	if (want_kernels)
 		CHECKF(cnt.threads == 1 && cnt.thread_ok, "%llu THREAD records, named: %d",
 		       (unsigned long long)cnt.threads, cnt.thread_ok);
+	if (how == EXIT0 || how == RAISE_TERM) {
+		uint32_t want = GP_TRACE_SAMPLERS_SAID | (how == RAISE_TERM ? GP_TRACE_GPU_TELEMETRY : 0);
+
+		CHECKF(cnt.configs == 1 &&
+			       (cnt.config_trace & (GP_TRACE_SAMPLERS_SAID | GP_TRACE_GPU_METRICS |
+						    GP_TRACE_GPU_TELEMETRY)) == want,
+		       "%llu CONFIG records, trace %#x", (unsigned long long)cnt.configs,
+		       cnt.config_trace);
+	}
 	tap_end();
 }
 

@@ -210,9 +210,9 @@ static void check_model(const char *path, const char *what)
  * i runs [T0 + 200i, T0 + 200i + 100) inside sample i / 5 of 1 us, whose
  * DRAM value is 30 for even samples and 10 for odd ones: average 20.
  */
-static void test_spilled(void)
+static void test_spilled(uint32_t said, int samples)
 {
-	char path[128];
+	char path[128], name[200];
 	struct synth *s;
 	uint32_t k;
 	const uint32_t n = 5 * GA_GS_KERNELS_BLOCK / 2;
@@ -221,32 +221,65 @@ static void test_spilled(void)
 	struct ga_analysis an;
 	struct ga_filter flt;
 	const struct ga_gs_attr *x;
+	/* The trace says which samplers were on (else it is older than those bits). */
+	int unsampled = said && !(said & (GP_TRACE_GPU_METRICS | GP_TRACE_GPU_TELEMETRY));
 
-	tap_begin("the GPU over time: kernels before the first series, spilled and read back");
+	snprintf(name, sizeof(name), "the GPU over time: kernels before the first series%s%s",
+		 !said ? ", spilled and read back" :
+		 unsampled ? " of a trace that says no sampler was on: not kept" :
+			     " of a trace that says --gpu-metrics was on: read back",
+		 samples ? "" : " (no samples)");
+	tap_begin(name);
 	snprintf(path, sizeof(path), "%s/spilled.gpuprof", dir);
 	s = synth_open(path);
 	synth_process(s, 4242, "node1", "./overtime", UINT32_MAX, T0);
-	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	synth_config(s, GP_TRACE_KERNEL | said, 0, 0);
 	synth_device(s, 0, "GPU0", 9, 0, 132, 80ull << 30, 0x10);
 	k = synth_string(s, "early");
 	for (uint32_t i = 0; i < n; i++)
 		synth_kernel(s, k, T0 + 200ull * i, T0 + 200ull * i + 100, 0, 7, 0, 0);
-	series(s, 1, GP_GPU_SRC_PM, US, "dram__bytes_read.sum.per_second",
-	       "sm__cycles_active.avg.pct_of_peak_sustained_elapsed");
-	for (uint32_t j = 0; j < n / 5; j++)
-		sample(s, 1, T0 + j * US, T0 + (j + 1) * US, j % 2 ? 10 : 30, 50);
+	if (samples) {
+		series(s, 1, GP_GPU_SRC_PM, US, "dram__bytes_read.sum.per_second",
+		       "sm__cycles_active.avg.pct_of_peak_sustained_elapsed");
+		for (uint32_t j = 0; j < n / 5; j++)
+			sample(s, 1, T0 + j * US, T0 + (j + 1) * US, j % 2 ? 10 : 30, 50);
+	}
 	synth_end(s, T0 + 200ull * n + US, 0);
 	CHECK(synth_close(s, NULL, NULL) == 0);
 	ga_filter_init(&flt);
 	CHECK(ga_analysis_init(&an, &o, &flt) == 0);
 	CHECK(ga_analysis_build(&an, argv, 1) == 0);
 	x = find(&an, an.gs.kern, an.gs.nkern, "early", 0);
-	CHECKF(x && x->count == n && x->samples == n && near(avg(x, 0), 20) &&
-	       x->time_ns == 100ull * n, "%llu of %u kernels, %llu samples, dram %g",
-	       x ? (unsigned long long)x->count : 0ull, n,
-	       x ? (unsigned long long)x->samples : 0ull, avg(x, 0));
+	CHECKF(an.gs.kernels_unsampled == (unsampled ? n : 0), "%llu kernels not kept",
+	       (unsigned long long)an.gs.kernels_unsampled);
+	CHECKF(an.gs.series_unasked == (unsampled && samples), "%llu series unasked",
+	       (unsigned long long)an.gs.series_unasked);
+	if (samples && !unsampled)
+		CHECKF(x && x->count == n && x->samples == n && near(avg(x, 0), 20) &&
+			       x->time_ns == 100ull * n,
+		       "%llu of %u kernels, %llu samples, dram %g",
+		       x ? (unsigned long long)x->count : 0ull, n,
+		       x ? (unsigned long long)x->samples : 0ull, avg(x, 0));
+	else
+		CHECKF(!x && an.gs.nkern == 0, "%zu kernel rows", an.gs.nkern);
+	/* A trace that contradicts itself: its series still shown, its kernels not averaged. */
+	if (samples && unsampled)
+		CHECKF(an.gs.nseries == 1 && an.gs.series[0].ns == n / 5 &&
+			       near(an.gs.series[0].m[0].avg, 20),
+		       "%zu series", an.gs.nseries);
 	CHECK(!an.gs.spill && !an.gs.nspilled);
 	ga_analysis_free(&an);
+	if (samples && unsampled) {
+		char *out = NULL, *err = NULL;
+		int rc = run(&out, &err, cmd_report, "report", "--findings=none", path, NULL);
+
+		CHECKF(rc == 0 && out && strstr(out, "1 series from processes whose trace says no "
+						      "sampling was on: their kernels are not in the "
+						      "averages\n"),
+		       "rc %d: %s", rc, out ? out : "(no output)");
+		free(out);
+		free(err);
+	}
 	ga_filter_free(&flt);
 	tap_end();
 }
@@ -476,7 +509,10 @@ int main(void)
 	dram_scale = 1;
 	check_model(ordered, "in time order");
 	check_model(shuffled, "shuffled over chunks");
-	test_spilled();
+	test_spilled(0, 1);
+	test_spilled(GP_TRACE_SAMPLERS_SAID | GP_TRACE_GPU_METRICS, 1);
+	test_spilled(GP_TRACE_SAMPLERS_SAID, 0);
+	test_spilled(GP_TRACE_SAMPLERS_SAID, 1);
 	test_report();
 	test_csv();
 	test_sqlite();
