@@ -121,8 +121,7 @@ int main(int argc, char **argv)
 	synth_process(s, 5000 + rank, "bench-host", "python train.py --synthetic", rank, t);
 	/* As the recorder starts: its clocks read together (what aligns ranks). */
 	synth_clock_sync(s, t, t, t - 1690000000000000000ull);
-	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | GP_TRACE_API |
-		     GP_TRACE_NVTX | GP_TRACE_SAMPLERS_SAID, 0, 0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | GP_TRACE_API | GP_TRACE_NVTX | GP_TRACE_SAMPLERS_SAID, 0, 0);
 	/* Each rank its own GPU (UUID), as the ranks of a job have. */
 	synth_device(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85ull << 30, (uint8_t)(0x10 + rank));
 	for (int i = 0; i < NKERN; i++)

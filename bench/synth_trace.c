@@ -472,10 +472,7 @@ int main(int argc, char **argv)
 	s->hdr.features = GP_FEAT_DELTA;
 	synth_process(s, 4242, "bench-host", "./train --synthetic", UINT32_MAX, start_ns);
 	/* As the recorder writes it: which samplers were on said too. */
-	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET |
-		     (mix ? GP_TRACE_API | GP_TRACE_MEMORY : 0) |
-		     (gs ? GP_TRACE_NVTX | GP_TRACE_GPU_METRICS | GP_TRACE_GPU_TELEMETRY : 0) |
-		     GP_TRACE_SAMPLERS_SAID, 0, 0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | (mix ? GP_TRACE_API | GP_TRACE_MEMORY : 0) | (gs ? GP_TRACE_NVTX | GP_TRACE_GPU_METRICS | GP_TRACE_GPU_TELEMETRY : 0) | GP_TRACE_SAMPLERS_SAID, 0, 0);
 	synth_device(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85ull << 30, 0x10);
 	for (i = 0; i < NNAMES; i++)
 		ids[i] = synth_string(s, names[i]);

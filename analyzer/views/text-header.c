@@ -376,10 +376,14 @@ static void print_config(const struct ga_model *m, FILE *out)
 		uint32_t bit;
 		const char *name;
 	} what[] = {
-		{ GP_TRACE_KERNEL, "kernel" }, { GP_TRACE_MEMCPY, "memcpy" },
-		{ GP_TRACE_MEMSET, "memset" }, { GP_TRACE_GRAPH, "graph" },
-		{ GP_TRACE_API, "api" },       { GP_TRACE_NVTX, "nvtx" },
-		{ GP_TRACE_MEMORY, "memory" },  { GP_TRACE_GPU_METRICS, "gpu-metrics" },
+		{ GP_TRACE_KERNEL, "kernel" },
+		{ GP_TRACE_MEMCPY, "memcpy" },
+		{ GP_TRACE_MEMSET, "memset" },
+		{ GP_TRACE_GRAPH, "graph" },
+		{ GP_TRACE_API, "api" },
+		{ GP_TRACE_NVTX, "nvtx" },
+		{ GP_TRACE_MEMORY, "memory" },
+		{ GP_TRACE_GPU_METRICS, "gpu-metrics" },
 		{ GP_TRACE_GPU_TELEMETRY, "gpu-telemetry" },
 	};
 	size_t i, k;

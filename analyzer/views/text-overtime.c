@@ -158,7 +158,8 @@ static int print(struct ga_text *r, FILE *out)
 			g->malformed == 1 ? "" : "s");
 	if (g->series_unasked)
 		fprintf(out, "%" PRIu64 " series from processes whose trace says no sampling was on: "
-			"their kernels are not in the averages\n", g->series_unasked);
+			     "their kernels are not in the averages\n",
+			g->series_unasked);
 	if (g->kernels_unkept)
 		fprintf(out, "%" PRIu64 " kernel%s read before their process's samples and beyond "
 			"%u kept: not in the averages\n", g->kernels_unkept,

@@ -242,7 +242,7 @@ struct counts {
 	struct gp_rec_flight flight;
 	struct gp_rec_end endrec;
 	uint64_t configs;
-	uint32_t config_trace;     /* the CONFIG record's trace bits */
+	uint32_t config_trace; /* the CONFIG record's trace bits */
 };
 
 static int count_cb(void *ctx, const struct gp_rec *rec)

@@ -225,7 +225,7 @@ static void test_spilled(uint32_t said, int samples)
 	int unsampled = said && !(said & (GP_TRACE_GPU_METRICS | GP_TRACE_GPU_TELEMETRY));
 
 	snprintf(name, sizeof(name), "the GPU over time: kernels before the first series%s%s",
-		 !said ? ", spilled and read back" :
+		 !said     ? ", spilled and read back" :
 		 unsampled ? " of a trace that says no sampler was on: not kept" :
 			     " of a trace that says --gpu-metrics was on: read back",
 		 samples ? "" : " (no samples)");
@@ -274,8 +274,8 @@ static void test_spilled(uint32_t said, int samples)
 		int rc = run(&out, &err, cmd_report, "report", "--findings=none", path, NULL);
 
 		CHECKF(rc == 0 && out && strstr(out, "1 series from processes whose trace says no "
-						      "sampling was on: their kernels are not in the "
-						      "averages\n"),
+						     "sampling was on: their kernels are not in the "
+						     "averages\n"),
 		       "rc %d: %s", rc, out ? out : "(no output)");
 		free(out);
 		free(err);
