@@ -72,6 +72,10 @@ build "$out/libmincupti.so" "$CC" "$here/mincupti.c" \
 # shellcheck disable=SC2086
 build "$out/probe_nvml" "$CC" "$here/probe_nvml.c" \
 	"$CC" -std=c11 $CWARN -O2 -o "$out/probe_nvml" "$here/probe_nvml.c" -ldl
+# shellcheck disable=SC2086
+build "$out/libprobe_nvml.so" "$CC" "$here/probe_nvml.c" \
+	"$CC" -std=c11 $CWARN -O2 -fPIC -shared -pthread -DPROBE_NVML_PRELOAD \
+	-o "$out/libprobe_nvml.so" "$here/probe_nvml.c" -ldl
 
 # The trace writer of the unit tests (test/unit/synth.c) does the chunking,
 # compression and checksums.

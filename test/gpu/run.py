@@ -2588,6 +2588,10 @@ def t_overtime(tools):
     if rc != 0:
         raise Fail("report exited %d: %s" % (rc, tail(err)))
     errs = []
+    # The CONFIG record says which samplers were on (and the report, in its header).
+    if not re.search(r"^Traced:.* gpu-metrics gpu-telemetry( \(|$)", out, re.M):
+        errs.append("the header's Traced line does not name the samplers: %s"
+                    % "".join(l for l in out.splitlines(True) if l.startswith("Traced:")))
     if "did not stop" in run.err:
         errs.append("the sampler was given up at exit: %s" % tail(run.err))
     restricted = "ERR_NVGPUCTRPERM" in run.err
