@@ -4,10 +4,11 @@
  * libstdc++'s __cxa_demangle has no limits: a name of back-references
  * expands exponentially (a 500-byte name took seconds and gigabytes), and
  * it offers no way to stop it.  Names short enough that no expansion can
- * matter are demangled here; longer ones by a helper process forked on
+ * matter are demangled here; longer ones by a helper process started on
  * first need (or before the summaries' pool starts its threads,
- * ga_demangle_prestart(): a fork among threads could leave the helper
- * waiting for good on a lock another thread held), which demangles one
+ * ga_demangle_prestart()): the analyzer's own file executed again, so that
+ * nothing of a copy forked among threads (a lock another thread held) can
+ * leave it waiting for good (helper_start()), which demangles one
  * name per request under a memory limit and answers only when the result
  * is within the bound of demangle.h; the
  * analyzer kills it when it spent HELPER_MS of CPU time on one name (its
@@ -31,6 +32,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -184,16 +186,61 @@ static void helper_stop(void)
 	helper.pid = 0;
 }
 
+/*
+ * The helper runs as a program of its own: the analyzer's file executed
+ * again with HELPER_ENV, served from its first constructor (helper_entry),
+ * before main.  Between fork and exec the child calls only what is safe
+ * after a fork among threads; a helper that served from the forked copy
+ * could wait for good on a lock (the allocator's) that another thread
+ * held at the fork.  Without /proc/self/exe it serves from the copy.
+ */
+#define HELPER_VAR "GPUPROF_DEMANGLE_HELPER"
+#define HELPER_ENV HELPER_VAR "=3"
+
+extern char **environ;
+
+__attribute__((constructor)) static void helper_entry(void)
+{
+	const char *v = getenv(HELPER_VAR);
+	struct stat st;
+
+	if (v && !strcmp(v, "3") && fstat(3, &st) == 0 && S_ISSOCK(st.st_mode))
+		serve(3);
+}
+
+/* environ with HELPER_ENV in place of any value of it (malloc'd), or NULL. */
+static char **helper_environ(void)
+{
+	size_t n = 0, j = 0, vl = strlen(HELPER_VAR);
+	char **e;
+
+	while (environ && environ[n])
+		n++;
+	if (!(e = malloc((n + 2) * sizeof(*e))))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], HELPER_VAR, vl) || environ[i][vl] != '=')
+			e[j++] = environ[i];
+	e[j++] = (char *)HELPER_ENV;
+	e[j] = NULL;
+	return e;
+}
+
 static int helper_start(void)
 {
+	static char *const argv[] = { (char *)"gpuprof-demangle", NULL };
+	char **envp = access("/proc/self/exe", X_OK) == 0 ? helper_environ() : NULL;
 	int sv[2];
 	pid_t pid;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		free(envp);
 		return -1;
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
+		free(envp);
 		close(sv[0]);
 		close(sv[1]);
 		return -1;
@@ -213,8 +260,11 @@ static int helper_start(void)
 		if (close_range(4, ~0u, 0))
 			for (fd = 4; fd < 65536; fd++)
 				close(fd);
+		if (envp)
+			execve("/proc/self/exe", argv, envp);
 		serve(3);
 	}
+	free(envp);
 	close(sv[1]);
 	helper.pid = pid;
 	helper.fd = sv[0];
