@@ -152,6 +152,19 @@ void ga_map_remove_found(struct ga_map *m, uint32_t *v)
 	m->n--;
 }
 
+int ga_map_copy(struct ga_map *to, const struct ga_map *from)
+{
+	*to = *from;
+	if (!from->cap)
+		return 0;
+	if (!(to->e = malloc(from->cap * sizeof(*to->e)))) {
+		memset(to, 0, sizeof(*to));
+		return -1;
+	}
+	memcpy(to->e, from->e, from->cap * sizeof(*to->e));
+	return 0;
+}
+
 void ga_map_free(struct ga_map *m)
 {
 	free(m->e);

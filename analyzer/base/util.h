@@ -42,6 +42,9 @@ struct ga_map {
 /* Returns a pointer to the value stored for (a, b), or NULL. */
 uint32_t *ga_map_find(const struct ga_map *m, uint64_t a, uint64_t b);
 
+/* to (empty, or freed first by the caller) becomes a copy of from.  0, or -1 out of memory. */
+int ga_map_copy(struct ga_map *to, const struct ga_map *from);
+
 /*
  * Find or add (a, b).  *slot receives the value's address (a new entry's
  * value is 0).  Returns 1 when added, 0 when it existed, -1 out of memory.

@@ -291,6 +291,46 @@ int ga_busy_span(const struct ga_busy *b, uint64_t *first, uint64_t *last)
 	return 1;
 }
 
+/* A copy of n elements of size each at p, with room for cap (NULL p: NULL, 0). */
+static int dup_array(void **out, const void *p, size_t n, size_t cap, size_t size)
+{
+	*out = NULL;
+	if (!p)
+		return 0;
+	if (!(*out = malloc((cap ? cap : 1) * size)))
+		return -1;
+	memcpy(*out, p, n * size);
+	return 0;
+}
+
+int ga_busy_copy(struct ga_busy *to, const struct ga_busy *from)
+{
+	void *iv, *batch, *st;
+
+	*to = *from;
+	to->on_retire = NULL;
+	to->retire_ctx = NULL;
+	memset(&to->st_map, 0, sizeof(to->st_map));
+	if (dup_array(&iv, from->iv, from->niv, from->capiv, sizeof(*from->iv)) ||
+	    dup_array(&batch, from->batch, from->nbatch, from->capbatch, sizeof(*from->batch))) {
+		free(iv);
+		memset(to, 0, sizeof(*to));
+		return -1;
+	}
+	if (dup_array(&st, from->st, from->nst, from->capst, sizeof(*from->st)) ||
+	    ga_map_copy(&to->st_map, &from->st_map)) {
+		free(iv);
+		free(batch);
+		free(st);
+		memset(to, 0, sizeof(*to));
+		return -1;
+	}
+	to->iv = iv;
+	to->batch = batch;
+	to->st = st;
+	return 0;
+}
+
 void ga_busy_free(struct ga_busy *b)
 {
 	free(b->iv);

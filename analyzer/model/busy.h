@@ -122,6 +122,12 @@ int ga_busy_merge(struct ga_busy *to, struct ga_busy *from);
 uint64_t ga_busy_total(const struct ga_busy *b);
 /* After ga_busy_flush: the first start and the last end; 0 when empty. */
 int ga_busy_span(const struct ga_busy *b, uint64_t *first, uint64_t *last);
+/*
+ * to becomes a copy of from (to's own state is not freed), without from's
+ * on_retire: fed the same intervals from now on, each reaches the same
+ * total.  0, or -1 out of memory (to then empty).
+ */
+int ga_busy_copy(struct ga_busy *to, const struct ga_busy *from);
 void ga_busy_free(struct ga_busy *b);
 
 #endif

@@ -57,14 +57,16 @@ int ga_ranks_is_step(const char *s)
 /* 1 NCCL, 2 other, 0 out of memory. */
 static uint32_t kernel_class(struct ga_ranks *rk, const struct ga_model *m, uint32_t name)
 {
-	uint32_t *slot;
-	int r = ga_map_insert(&rk->nccl, name, 0, &slot);
+	if (name >= rk->capnccl) {
+		size_t old = rk->capnccl;
 
-	if (r < 0)
-		return 0;
-	if (r == 1)
-		*slot = ga_ranks_is_nccl(ga_model_str(m, name)) ? 1 : 2;
-	return *slot;
+		if (ga_util_grow(&rk->nccl, &rk->capnccl, (size_t)name + 1, sizeof(*rk->nccl)))
+			return 0;
+		memset(rk->nccl + old, 0, rk->capnccl - old);
+	}
+	if (!rk->nccl[name])
+		rk->nccl[name] = ga_ranks_is_nccl(ga_model_str(m, name)) ? 1 : 2;
+	return rk->nccl[name];
 }
 
 struct ga_rank_span {
@@ -381,6 +383,7 @@ static struct ga_rank_dev *dev_of(struct ga_ranks *rk, const struct ga_act *a)
 		if (!(d->u = calloc(1, sizeof(*d->u))))
 			return NULL;
 		cur_bind(&d->u->cur, rk, a->proc);
+		d->u->kern_on = !rk->steps_early;
 		if (rk->steps_early) {
 			d->u->compute.on_retire = cur_take;
 			d->u->compute.retire_ctx = &d->u->cur;
@@ -434,10 +437,18 @@ static __attribute__((noinline)) int add_act(struct ga_ranks *rk, struct ga_mode
 	if (!(d = dev_of(rk, a)) || add_iv(&d->u->all, a, 1))
 		return -1;
 	if (a->kind == GA_ACT_KERNEL) {
+		struct ga_rank_unions *u = d->u;
 		uint32_t c = kernel_class(rk, m, a->name);
 
-		if (!c || add_iv(&d->u->kern, a, 1) ||
-		    add_iv(c == 1 ? &d->u->comm : &d->u->compute, a, c == 1 || rk->steps_early))
+		if (!c)
+			return -1;
+		if (c == 1 && !u->kern_on) {
+			if (ga_busy_copy(&u->kern, &u->compute))
+				return -1;
+			u->kern_on = 1;
+		}
+		if ((u->kern_on && add_iv(&u->kern, a, 1)) ||
+		    add_iv(c == 1 ? &u->comm : &u->compute, a, c == 1 || rk->steps_early))
 			return -1;
 		d->kernels++;
 		d->nccl_kernels += c == 1;
@@ -640,7 +651,7 @@ int ga_ranks_finish(struct ga_ranks *rk, const struct ga_model *m, struct ga_ran
 		d->compute_ns = ga_busy_total(&u->compute);
 		d->comm_ns = ga_busy_total(&u->comm);
 		/* NCCL time under no compute: the kernels' union less the compute's. */
-		d->exposed_ns = ga_busy_total(&u->kern) - d->compute_ns;
+		d->exposed_ns = u->kern_on ? ga_busy_total(&u->kern) - d->compute_ns : 0;
 		row->devices += d->all_ns > 0;
 		row->busy_ns += d->all_ns;
 		row->compute_ns += d->compute_ns;
@@ -674,7 +685,7 @@ void ga_ranks_free(struct ga_ranks *rk)
 		free(u);
 	}
 	free(rk->devs);
-	ga_map_free(&rk->nccl);
+	free(rk->nccl);
 	free(rk->rows);
 	free(rk->row_of);
 	free(rk->steps);

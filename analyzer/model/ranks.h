@@ -62,7 +62,14 @@ struct ga_rank_cur {
 /* Busy time of one device as one process used it, made on its first activity. */
 struct ga_rank_unions {
 	struct ga_busy all, compute, comm;
-	struct ga_busy kern;       /* every kernel: compute and NCCL (exposed time) */
+	/*
+	 * Every kernel: compute and NCCL (exposed time).  Where compute
+	 * retires as kern does (steps_early), kern starts at the device's
+	 * first NCCL kernel as a copy of compute, which until then held the
+	 * same kernels (kern_on 0 before: kern would equal compute).
+	 */
+	struct ga_busy kern;
+	int kern_on;
 	struct ga_rank_cur cur;    /* the compute union's on_retire context: not moved */
 };
 
@@ -108,7 +115,8 @@ struct ga_ranks {
 	int inputs;                /* traces on the command line, set before reading */
 	struct ga_rank_dev *devs;  /* by model devrow */
 	size_t ndevs, capdevs;
-	struct ga_map nccl;        /* kernel name strtab id -> 1 NCCL, 2 other */
+	uint8_t *nccl; /* by kernel name strtab id: 1 NCCL, 2 other, 0 not asked */
+	size_t capnccl;
 	struct ga_rank_row *rows;  /* by rank, then host and pid (after finish) */
 	size_t nrows;
 	uint32_t *row_of;          /* model process -> row index */

@@ -308,9 +308,60 @@ static void test_union_exact(void)
 	tap_end();
 }
 
+/*
+ * A copy made halfway (ga_busy_copy, what the ranks' union of every kernel
+ * starts from at a device's first NCCL kernel), then fed what the original
+ * is fed, and more: the original and the copy each end with the total of a
+ * union fed everything; the copy calls no on_retire of the original's.
+ */
+static void test_copy(void)
+{
+	struct ga_busy whole = { 0 }, ret = { 0 }, copy = { 0 }, more = { 0 };
+	struct got g = { 0 };
+	size_t most;
+	uint64_t extra;
+
+	tap_begin("busy union: a copy made halfway, fed the same, reaches the same total");
+	ret.on_retire = on_retire;
+	ret.retire_ctx = &g;
+	feed(&whole, &ret, 50000, 0, &most);
+	CHECK(ga_busy_copy(&copy, &ret) == 0);
+	CHECKF(ret.nretired > 0 && copy.nst == ret.nst && copy.st_map.n == ret.st_map.n &&
+		       copy.on_retire == NULL,
+	       "%llu retired, %zu streams", (unsigned long long)ret.nretired, copy.nst);
+	/* The rest of the streams' activities to the original and the copy alike. */
+	for (size_t i = 0; i < 50000; i++) {
+		uint32_t s = rnd() % NSTREAMS;
+		uint64_t start = ret.max_start + 1000 + rnd() % 300000, end = start + 10000 + rnd() % 190000;
+
+		CHECK(ga_busy_add(&whole, start, end) == 0);
+		CHECK(ga_busy_add_stream(&ret, 1, 7, 10 + s, start, end) == 0);
+		CHECK(ga_busy_add_stream(&copy, 1, 7, 10 + s, start, end) == 0);
+	}
+	/* Past the original's end, on a stream of the copy's own (the NCCL kernels). */
+	extra = ret.max_start + 10000000;
+	CHECK(ga_busy_add(&more, extra, extra + 5000) == 0);
+	CHECK(ga_busy_add_stream(&copy, 1, 7, 99, extra, extra + 5000) == 0);
+	CHECK(ga_busy_flush(&whole) == 0 && ga_busy_flush(&ret) == 0 && ga_busy_flush(&copy) == 0 &&
+	      ga_busy_flush(&more) == 0);
+	CHECKF(ga_busy_total(&ret) == ga_busy_total(&whole) &&
+		       ga_busy_total(&copy) == ga_busy_total(&whole) + ga_busy_total(&more),
+	       "total %llu, original %llu, copy %llu", (unsigned long long)ga_busy_total(&whole),
+	       (unsigned long long)ga_busy_total(&ret), (unsigned long long)ga_busy_total(&copy));
+	CHECKF(ret.late == 0 && copy.late == 0 && !g.disorder, "late %llu and %llu",
+	       (unsigned long long)ret.late, (unsigned long long)copy.late);
+	ga_busy_free(&whole);
+	ga_busy_free(&ret);
+	ga_busy_free(&copy);
+	ga_busy_free(&more);
+	free(g.iv);
+	tap_end();
+}
+
 int main(void)
 {
 	test_union_exact();
+	test_copy();
 	test_retire_same();
 	test_held_back();
 	test_late();
