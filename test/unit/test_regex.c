@@ -410,7 +410,8 @@ static void test_filter(void)
 	CHECK(ga_filter_option(&f, GA_FILTER_OPT_NVTX,
 			       "((((((((((((((((((a)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+", err,
 			       sizeof(err)) == 1);
-	CHECKF(now_ms() - t0 < 100, "%.0f ms", now_ms() - t0);
+	/* Milliseconds, against minutes: 2 s leaves room for a loaded machine. */
+	CHECKF(now_ms() - t0 < 2000, "%.0f ms", now_ms() - t0);
 	ga_filter_free(&f);
 	/* The libFuzzer input that took regcomp over 4 GB. */
 	ga_filter_init(&f);
