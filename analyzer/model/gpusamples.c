@@ -352,6 +352,8 @@ static void series_stats(struct ga_gs_series *s)
 			if (isnan(v[i]))
 				continue;
 			mt->samples++;
+			if (x->end > mt->last_end)
+				mt->last_end = x->end;
 			mt->wsum += v[i] * w;
 			mt->w += w;
 			if (v[i] < mt->min)

@@ -48,6 +48,7 @@ struct ga_ranges;
 struct ga_gs_metric {
 	uint32_t name;             /* strtab id, as the recorder named it */
 	uint64_t samples;          /* samples with a value */
+	uint64_t last_end;         /* end of the last sample with a value (finish) */
 	double avg, min, max;      /* time-weighted average (finish) */
 	double wsum, w;            /* sum of value x ns, ns */
 };

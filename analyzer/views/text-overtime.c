@@ -20,6 +20,36 @@ static int want(const struct ga_text *r)
 	return ga_gs_any(&r->an->gs);
 }
 
+/*
+ * Metrics whose values ended before their series did: said, not left to
+ * the Samples column.  The recorder stops calling an NVML getter that was
+ * slower than 2 ms twice (cupti/telemetry.h GP_TELEM_SLOW_US).
+ */
+static void stopped(struct ga_text *r, const struct ga_gs_series *s, FILE *out)
+{
+	const char *sep = "";
+	char b[2][48];
+
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct ga_gs_metric *mt = &s->m[i];
+		struct ga_gs_unit u;
+
+		if (!mt->samples || mt->samples >= s->ns || mt->last_end >= s->last)
+			continue;
+		ga_gs_describe(ga_model_str(r->m, mt->name), &u);
+		fprintf(out, "%s%s: no values after %s of %s (%" PRIu64 " of %zu samples)", sep,
+			(int)i == s->reasons_at ? "clock reasons" : u.label,
+			ga_fmt_time(b[0], sizeof(b[0]), mt->last_end - s->first),
+			ga_fmt_time(b[1], sizeof(b[1]), s->last - s->first), mt->samples, s->ns);
+		sep = "; ";
+	}
+	if (!*sep)
+		return;
+	fputs(s->source == GP_GPU_SRC_NVML ? " (the recorder stops calling an NVML getter slower "
+					     "than 2 ms twice)\n" : "\n",
+	      out);
+}
+
 static int series_table(struct ga_text *r, const struct ga_gs_series *s, FILE *out)
 {
 	struct ga_table t;
@@ -71,6 +101,8 @@ static int series_table(struct ga_text *r, const struct ga_gs_series *s, FILE *o
 			}
 		fputc('\n', out);
 	}
+	if (!rc)
+		stopped(r, s, out);
 	return rc ? -1 : 0;
 }
 

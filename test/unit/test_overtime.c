@@ -490,6 +490,39 @@ static void test_nvml_missing(void)
 	tap_end();
 }
 
+/*
+ * An NVML metric whose values end before its series does (the recorder
+ * stops calling a getter slower than 2 ms twice): the report says after
+ * what time and how many samples, not only through its Samples column.
+ */
+static void test_stopped(void)
+{
+	char path[128], *out = NULL, *err = NULL;
+	struct synth *s;
+	int rc;
+
+	tap_begin("the GPU over time: a metric whose values stopped is named, with when");
+	snprintf(path, sizeof(path), "%s/stopped.gpuprof", dir);
+	s = synth_open(path);
+	synth_process(s, 4242, "node1", "./overtime", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_SAMPLERS_SAID | GP_TRACE_GPU_TELEMETRY, 0, 0);
+	synth_device(s, 0, "GPU0", 9, 0, 132, 80ull << 30, 0x10);
+	series(s, 2, GP_GPU_SRC_NVML, US, "nvml.power_w", "nvml.memory_used_bytes");
+	for (int k = 0; k < 10; k++)
+		sample(s, 2, T0 + k * US, T0 + (k + 1) * US, 100 + k, k < 3 ? 4e9 : NAN);
+	synth_end(s, T0 + 20 * US, 0);
+	CHECK(synth_close(s, NULL, NULL) == 0);
+	rc = run(&out, &err, cmd_report, "report", "--findings=none", path, NULL);
+	CHECKF(rc == 0 && out && strstr(out, "memory used: no values after 3.000 µs of 10.000 µs (3 "
+					      "of 10 samples) (the recorder stops calling an NVML "
+					      "getter slower than 2 ms twice)\n") &&
+		       !strstr(out, "power: no values"),
+	       "rc %d: %s", rc, out ? out : "");
+	free(out);
+	free(err);
+	tap_end();
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -509,6 +542,7 @@ int main(void)
 	dram_scale = 1;
 	check_model(ordered, "in time order");
 	check_model(shuffled, "shuffled over chunks");
+	test_stopped();
 	test_spilled(0, 1);
 	test_spilled(GP_TRACE_SAMPLERS_SAID | GP_TRACE_GPU_METRICS, 1);
 	test_spilled(GP_TRACE_SAMPLERS_SAID, 0);
