@@ -46,7 +46,8 @@ static void stopped(struct ga_text *r, const struct ga_gs_series *s, FILE *out)
 	if (!*sep)
 		return;
 	fputs(s->source == GP_GPU_SRC_NVML ? " (the recorder stops calling an NVML getter slower "
-					     "than 2 ms twice)\n" : "\n",
+					     "than 2 ms twice)\n" :
+					     "\n",
 	      out);
 }
 

@@ -514,8 +514,8 @@ static void test_stopped(void)
 	CHECK(synth_close(s, NULL, NULL) == 0);
 	rc = run(&out, &err, cmd_report, "report", "--findings=none", path, NULL);
 	CHECKF(rc == 0 && out && strstr(out, "memory used: no values after 3.000 µs of 10.000 µs (3 "
-					      "of 10 samples) (the recorder stops calling an NVML "
-					      "getter slower than 2 ms twice)\n") &&
+					     "of 10 samples) (the recorder stops calling an NVML "
+					     "getter slower than 2 ms twice)\n") &&
 		       !strstr(out, "power: no values"),
 	       "rc %d: %s", rc, out ? out : "");
 	free(out);
