@@ -192,7 +192,9 @@ static void helper_stop(void)
  * before main.  Between fork and exec the child calls only what is safe
  * after a fork among threads; a helper that served from the forked copy
  * could wait for good on a lock (the allocator's) that another thread
- * held at the fork.  Without /proc/self/exe it serves from the copy.
+ * held at the fork.  It says 'R' once running; without /proc/self/exe,
+ * or when the file executed does not say it (the analyzer run through
+ * the dynamic loader, whose file /proc/self/exe then is), the copy serves.
  */
 #define HELPER_VAR "GPUPROF_DEMANGLE_HELPER"
 #define HELPER_ENV HELPER_VAR "=3"
@@ -204,8 +206,19 @@ __attribute__((constructor)) static void helper_entry(void)
 	const char *v = getenv(HELPER_VAR);
 	struct stat st;
 
-	if (v && !strcmp(v, "3") && fstat(3, &st) == 0 && S_ISSOCK(st.st_mode))
+	if (!v)
+		return;
+	if (!strcmp(v, "3") && fstat(3, &st) == 0 && S_ISSOCK(st.st_mode)) {
+		/* Running: helper_start() waits for this byte. */
+		if (write_all(3, "R", 1))
+			_exit(0);
 		serve(3);
+	}
+	/* Never the program's main in a helper's place (its standard error is /dev/null). */
+	fputs("gpuprof: " HELPER_VAR " is set, but this is not the analyzer's demangling "
+	      "helper: unset it\n",
+	      stderr);
+	_exit(2);
 }
 
 /* environ with HELPER_ENV in place of any value of it (malloc'd), or NULL. */
@@ -226,10 +239,13 @@ static char **helper_environ(void)
 	return e;
 }
 
+/* An executed helper never said it runs (the file is not the analyzer's): copies serve. */
+static int helper_no_exec;
+
 static int helper_start(void)
 {
 	static char *const argv[] = { (char *)"gpuprof-demangle", NULL };
-	char **envp = access("/proc/self/exe", X_OK) == 0 ? helper_environ() : NULL;
+	char **envp = !helper_no_exec && access("/proc/self/exe", X_OK) == 0 ? helper_environ() : NULL;
 	int sv[2];
 	pid_t pid;
 
@@ -252,7 +268,9 @@ static int helper_start(void)
 		 * Hold none of the analyzer's files: a pipe it writes must see
 		 * its end when the analyzer ends, not when the helper does.
 		 */
-		if (dup2(sv[1], 3) != 3 || (null = open("/dev/null", O_RDWR)) < 0)
+		/* dup2 of a descriptor onto itself keeps its close-on-exec: cleared. */
+		if (dup2(sv[1], 3) != 3 || fcntl(3, F_SETFD, 0) < 0 ||
+		    (null = open("/dev/null", O_RDWR)) < 0)
 			_exit(0);
 		for (fd = 0; fd < 3; fd++)
 			if (fd != null)
@@ -264,10 +282,24 @@ static int helper_start(void)
 			execve("/proc/self/exe", argv, envp);
 		serve(3);
 	}
-	free(envp);
 	close(sv[1]);
 	helper.pid = pid;
 	helper.fd = sv[0];
+	if (envp) {
+		char ready = 0;
+		int64_t deadline;
+		struct timespec ts;
+
+		free(envp);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		deadline = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + HELPER_WALL_MS;
+		if (read_all(helper.fd, &ready, 1, deadline) || ready != 'R') {
+			/* Executed, it did not serve (run through the dynamic loader, say). */
+			helper_stop();
+			helper_no_exec = 1;
+			return helper_start();
+		}
+	}
 	return 0;
 }
 

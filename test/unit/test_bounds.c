@@ -394,6 +394,34 @@ static void outcome_free(struct outcome *o)
 
 /* ---- the tests ---- */
 
+/*
+ * The helper started by a process whose standard input is closed: the
+ * socket it is given then already has descriptor 3, which it must keep
+ * across its exec.  Run first, in a child: no helper is running yet.
+ */
+static void test_demangle_stdin_closed(void)
+{
+	int status = 0;
+	pid_t pid;
+
+	tap_begin("demangler: the helper starts with standard input closed");
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		char *d;
+
+		close(0);
+		close(3);
+		d = ga_demangle_full("_ZN7cutlass6KernelINS_4gemm6kernel4GemmINS1_11threadblock12Mma"
+				     "PipelinedINS1_9GemmShapeILi128ELi128ELi8EEEEEEEEEvNT_6ParamsE");
+		_exit(d && strstr(d, "cutlass::Kernel<cutlass::gemm::kernel::Gemm<") ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x: the name came out mangled",
+	       status);
+	tap_end();
+}
+
 static void test_demangle_bounds(void)
 {
 	static const char *const legit =
@@ -639,6 +667,7 @@ int main(int argc, char **argv)
 		printf("not ok - bounds: cannot write the traces in %s\n", dir);
 		return 1;
 	}
+	test_demangle_stdin_closed();
 	test_demangle_bounds();
 	test_long_names();
 	test_devices();
