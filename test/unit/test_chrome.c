@@ -194,6 +194,13 @@ static long tid_of(const char *out, const char *name)
 	return strtol(t + 6, NULL, 10);
 }
 
+/* export --format chrome of path, its output and errors in *out and *err: the exit status. */
+static int chrome_of(const char *path, char **out, char **err)
+{
+	return synth_run(dir, out, err, cmd_export, "export", "--format", "chrome", "--no-symbolize",
+			 path, (char *)NULL);
+}
+
 static void test_nesting(void)
 {
 	char path[128], json[160], cmd[400], *out = NULL, *err = NULL;
@@ -204,8 +211,7 @@ static void test_nesting(void)
 	snprintf(json, sizeof(json), "%s/nest.json", dir);
 	write_nesting(path);
 	tap_begin("chrome: every track nests; what would cross goes on a track or lane of its own");
-	rc = synth_run(dir, &out, &err, cmd_export, "export", "--format", "chrome", "--no-symbolize",
-		       path, (char *)NULL);
+	rc = chrome_of(path, &out, &err);
 	CHECKF(rc == 0 && out, "export exited %d: %.300s", rc, err ? err : "");
 	if (!out) {
 		tap_end();
@@ -262,8 +268,7 @@ static void test_nesting_random(void)
 	snprintf(json, sizeof(json), "%s/random.json", dir);
 	synth_random_app(path, 4243, T0, 1, 1000000, 0);
 	tap_begin("chrome: the tracks of a trace of random times nest");
-	rc = synth_run(dir, &out, &err, cmd_export, "export", "--format", "chrome", "--no-symbolize",
-		       path, (char *)NULL);
+	rc = chrome_of(path, &out, &err);
 	CHECKF(rc == 0 && out, "export exited %d: %.300s", rc, err ? err : "");
 	if (out && system("python3 -c '' 2>/dev/null") == 0) {
 		FILE *f = fopen(json, "w");
@@ -337,8 +342,7 @@ static void test_args_each_own(void)
 	synth_end(s, T0 + 1000 * N + 1000, 0);
 	synth_close(s, NULL, NULL);
 	tap_begin("chrome: each kernel's event carries its own device, stream and launch configuration");
-	rc = synth_run(dir, &out, &err, cmd_export, "export", "--format", "chrome", "--no-symbolize",
-		       path, (char *)NULL);
+	rc = chrome_of(path, &out, &err);
 	CHECKF(rc == 0 && out, "export exited %d: %.300s", rc, err ? err : "");
 	for (uint32_t i = 0; out && i < N; i++) {
 		const char *p;
@@ -405,8 +409,7 @@ static void test_stream_lanes(void)
 	synth_end(s, T0 + 100000, 0);
 	synth_close(s, NULL, NULL);
 	tap_begin("chrome: a stream's overlapping kernels each on the first lane where they fit");
-	rc = synth_run(dir, &out, &err, cmd_export, "export", "--format", "chrome", "--no-symbolize",
-		       path, (char *)NULL);
+	rc = chrome_of(path, &out, &err);
 	CHECKF(rc == 0 && out, "export exited %d: %.300s", rc, err ? err : "");
 	for (int i = 0; out && i < NK; i++) {
 		tid[i] = tid_of(out, ks[i].name);
@@ -468,8 +471,7 @@ static void test_api_events(uint32_t N, int late)
 		 "chrome: API calls' events and their flows written directly are the writer's (%u calls%s)",
 		 N, late ? ", kernels after all" : "");
 	tap_begin(group);
-	rc = synth_run(dir, &out, &err, cmd_export, "export", "--format", "chrome", "--no-symbolize",
-		       path, (char *)NULL);
+	rc = chrome_of(path, &out, &err);
 	CHECKF(rc == 0 && out, "export exited %d: %.300s", rc, err ? err : "");
 	for (uint32_t i = 0; out && i < N; i++) {
 		uint64_t t = 1234567 * (uint64_t)i + 7, d = 999 + i;
