@@ -186,6 +186,16 @@ static void helper_stop(void)
 	helper.pid = 0;
 }
 
+/* Clock c in milliseconds, or -1. */
+static int64_t ms_of(clockid_t c)
+{
+	struct timespec ts;
+
+	if (clock_gettime(c, &ts))
+		return -1;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /*
  * The helper runs as a program of its own: the analyzer's file executed
  * again with HELPER_ENV, served from its first constructor (helper_entry),
@@ -291,13 +301,10 @@ static int helper_start(void)
 	helper.fd = sv[0];
 	if (envp) {
 		char ready = 0;
-		int64_t deadline;
-		struct timespec ts;
 
 		free(envp);
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		deadline = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + HELPER_WALL_MS;
-		if (read_all(helper.fd, &ready, 1, deadline) || ready != 'R') {
+		if (read_all(helper.fd, &ready, 1, ms_of(CLOCK_MONOTONIC) + HELPER_WALL_MS) ||
+		    ready != 'R') {
 			/* Executed, it did not serve (run through the dynamic loader, say). */
 			helper_stop();
 			helper_no_exec = 1;
@@ -305,16 +312,6 @@ static int helper_start(void)
 		}
 	}
 	return 0;
-}
-
-/* The helper's answer for a long name; NULL when past the bounds or not mangled. */
-static int64_t ms_of(clockid_t c)
-{
-	struct timespec ts;
-
-	if (clock_gettime(c, &ts))
-		return -1;
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*
@@ -341,6 +338,7 @@ static int wait_answer(clockid_t cpu, int64_t cpu0)
 	}
 }
 
+/* The helper's answer for a long name; NULL when past the bounds or not mangled. */
 static char *demangle_there(const char *name, size_t len)
 {
 	uint32_t n32 = (uint32_t)len, out;
