@@ -31,10 +31,11 @@ char *ga_demangle_full(const char *name);
 
 /*
  * The helper that demangles long names started now, where it would
- * otherwise be forked on first need: called while the process has one
- * thread, before threads that may demangle start (a fork among threads
- * copies any lock another thread holds, in its allocator say, held for
- * good in the helper).
+ * otherwise be started on first need: called while the process has one
+ * thread, before threads that may demangle start.  The helper is the
+ * analyzer executed afresh, safe from any thread; where it cannot be (the
+ * forked copy serves), a fork among threads would copy any lock another
+ * thread holds, in its allocator say, held for good in the helper.
  */
 void ga_demangle_prestart(void);
 

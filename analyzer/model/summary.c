@@ -4583,7 +4583,7 @@ static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, in
 	}
 	ga_reader_jobs = 1;
 	ga_progress_redirect(stderr, 0, NULL);
-	/* Its fork before the threads, not among them. */
+	/* Before the threads: where the helper's forked copy serves, not forked among them. */
 	ga_demangle_prestart();
 #ifdef M_TOP_PAD
 	/*
