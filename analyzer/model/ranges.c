@@ -33,6 +33,8 @@
 #define CODE_UNATTR 1u
 #define CODE_NONE 2u
 #define CODE_RANGE 3u
+/* A fold's launch waiting for its ranges (struct fold): CODE_PEND | its index in pend. */
+#define CODE_PEND (1u << 31)
 /*
  * API records seen before any activity of their correlation, by
  * correlation id modulo the ring's size (a power of two, grown up to
@@ -1146,8 +1148,7 @@ struct fold {
 	struct froot *roots;       /* outermost ranges so far, in order */
 	size_t nroots, caproots;
 	struct fpend *pend;        /* launches waiting for their ranges */
-	size_t npend, cappend;
-	struct ga_map pmap;        /* correlation -> pend index + 1 */
+	size_t npend, cappend;     /* each waiting one's code: CODE_PEND | its pend index */
 	uint32_t seen;             /* highest correlation id of an activity + 1 */
 	uint64_t horizon;          /* the end of the ranges folded */
 	int kept;                  /* a range of the file is kept in ranges */
@@ -1168,7 +1169,6 @@ static void fold_free(struct fold *f)
 	free(f->win);
 	free(f->roots);
 	free(f->pend);
-	ga_map_free(&f->pmap);
 	free(f->par);
 	free(f);
 }
@@ -1212,13 +1212,11 @@ static int fold_write(struct fold *f, struct fblock *b)
 }
 
 /* Block blk in memory (from the file where it was written); NULL on an I/O error. */
-static struct fblock *fold_block(struct fold *f, uint64_t blk)
+static __attribute__((noinline)) struct fblock *fold_block_slow(struct fold *f, uint64_t blk)
 {
 	struct fblock *b = &f->cache[blk % FOLD_CACHE];
 	size_t done = 0;
 
-	if (b->used && b->blk == blk)
-		return b;
 	if (b->used && b->dirty && fold_write(f, b)) {
 		f->io_err = 1;
 		return NULL;
@@ -1241,6 +1239,13 @@ static struct fblock *fold_block(struct fold *f, uint64_t blk)
 		done += (size_t)r;
 	}
 	return b;
+}
+
+static inline struct fblock *fold_block(struct fold *f, uint64_t blk)
+{
+	struct fblock *b = &f->cache[blk % FOLD_CACHE];
+
+	return b->used && b->blk == blk ? b : fold_block_slow(f, blk);
 }
 
 /* The code of id corr of process pi, 0 none (or an I/O error: io_err). */
@@ -1274,11 +1279,22 @@ static int fold_give_up(struct scan *s, const char *why)
 	return -1;
 }
 
-/* The innermost of win[0..n) (sorted, parents in par) open at t, or GA_RANGES_NONE. */
-static uint32_t fold_innermost(const struct fold *f, uint32_t n, uint64_t t)
+/*
+ * The innermost of win[0..n) (sorted, parents in par) open at t, or
+ * GA_RANGES_NONE.  *at: where the last search ended (the ranges that start
+ * by then), the place to look first: launches come nearly in time order.
+ */
+static uint32_t fold_innermost(const struct fold *f, uint32_t n, uint64_t t, uint32_t *at)
 {
-	uint32_t lo = 0, hi = n, c;
+	uint32_t lo = 0, hi = n, c, k;
 
+	if (*at <= n && (!*at || f->win[*at - 1].start <= t)) {
+		/* A few steps on from the last place, else search what follows. */
+		for (lo = *at, k = 0; k < 4 && lo < n && f->win[lo].start <= t; k++)
+			lo++;
+		if (k < 4 || lo == n)
+			hi = lo;
+	}
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
@@ -1287,10 +1303,35 @@ static uint32_t fold_innermost(const struct fold *f, uint32_t n, uint64_t t)
 		else
 			hi = mid;
 	}
+	*at = lo;
 	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = f->par[c])
 		if (f->win[c].end > t)
 			return c;
 	return GA_RANGES_NONE;
+}
+
+/*
+ * Sorts a fold's window by cmp_range().  Ranges come as they close: a
+ * range after those it encloses, each a few places from its own, which
+ * insertion moves; a window far from order goes to qsort().
+ */
+static void sort_window(struct ga_ranges_range *w, size_t n)
+{
+	size_t i, j, moves = 0, budget = 8 * n;
+
+	for (i = 1; i < n; i++) {
+		struct ga_ranges_range v = w[i];
+
+		for (j = i; j > 0 && cmp_range(&w[j - 1], &v) > 0; j--) {
+			w[j] = w[j - 1];
+			if (++moves > budget) {
+				w[j - 1] = v;
+				qsort(w, n, sizeof(*w), cmp_range);
+				return;
+			}
+		}
+		w[j] = v;
+	}
 }
 
 /*
@@ -1305,12 +1346,12 @@ static int fold_batch(struct scan *s, size_t k, int last)
 	struct fold *f = nx->fstate;
 	size_t n = k < f->nroots ? f->roots[k].lo : f->nwin, i, j;
 	uint64_t cut = last ? UINT64_MAX : k ? f->roots[k - 1].end : f->horizon;
+	uint32_t at = 0;
 
 	if (n > UINT32_MAX - 1 || ga_util_grow(&f->par, &f->cappar, n ? n : 1, sizeof(*f->par)))
 		return -1;
 	/* One thread's ranges: cmp_range() orders them as index_ranges() does. */
-	if (n)
-		qsort(f->win, n, sizeof(*f->win), cmp_range);
+	sort_window(f->win, n);
 	for (i = 0; i < n; i++) {
 		struct ga_ranges_range *r = &f->win[i];
 		uint32_t c = GA_RANGES_NONE, node;
@@ -1327,6 +1368,8 @@ static int fold_batch(struct scan *s, size_t k, int last)
 				GA_RANGES_N_RANGE, r->key);
 		if (node == GA_RANGES_NONE)
 			return -1;
+		if (node >= CODE_PEND - CODE_RANGE)
+			return fold_give_up(s, "more name paths than a fold codes");
 		r->node = node;
 		nx->nodes[node].instances++;
 		/* A file's first range says it has ranges (nranges). */
@@ -1355,22 +1398,21 @@ static int fold_batch(struct scan *s, size_t k, int last)
 	/* The launches the folded ranges end after, in place of the waiting ones. */
 	for (i = j = 0; i < f->npend; i++) {
 		struct fpend p = f->pend[i];
-		uint32_t inner, *v;
+		uint32_t inner;
 
 		if (p.t == UINT64_MAX || p.t >= cut) {
-			if (i != j && (v = ga_map_find(&f->pmap, 0, p.corr)))
-				*v = (uint32_t)j + 1;
+			if (i != j && fold_set(f, p.corr, CODE_PEND | (uint32_t)j))
+				return fold_give_up(s, "no temporary file for the launches' ranges");
 			f->pend[j++] = p;
 			continue;
 		}
-		inner = fold_innermost(f, (uint32_t)n, p.t);
+		inner = fold_innermost(f, (uint32_t)n, p.t, &at);
 		/* Another thread's launch inside a range counts into it apart (other_threads()). */
 		if (inner != GA_RANGES_NONE && (!f->has_tid || p.tid != f->tid))
 			return fold_give_up(s, "launches from a thread other than the ranges'");
 		if (fold_set(f, p.corr, inner == GA_RANGES_NONE ? CODE_NONE :
 			     f->win[inner].node + CODE_RANGE))
 			return fold_give_up(s, "no temporary file for the launches' ranges");
-		ga_map_remove(&f->pmap, 0, p.corr);
 	}
 	f->npend = j;
 	memmove(f->win, f->win + n, (f->nwin - n) * sizeof(*f->win));
@@ -1457,23 +1499,22 @@ static int fold_late(const struct fold *f, uint64_t t)
 static int fold_corr(struct scan *s, uint32_t corr, const struct api_seen *a)
 {
 	struct fold *f = s->nx->fstate;
-	uint32_t *slot;
-	int r;
 
 	if (corr >= CORR_DENSE)
 		return fold_give_up(s, "correlation ids past 2^26");
-	/* Activities come mostly in the order of their ids: most are new. */
-	if (corr < f->seen && (ga_map_find(&f->pmap, 0, corr) || fold_code(f, f->pi, corr)))
-		return f->io_err ? fold_give_up(s, "the temporary file of the launches' ranges "
-						"cannot be read") : 0;
+	/* Activities come mostly in the order of their ids: most are new (waiting or coded: not). */
+	if (corr < f->seen && fold_code(f, f->pi, corr))
+		return 0;
+	if (f->io_err)
+		return fold_give_up(s, "the temporary file of the launches' ranges cannot be read");
 	if (a && fold_late(f, a->t))
 		return fold_give_up(s, "an activity that came after the ranges of its launch folded");
 	if (f->npend >= FOLD_PENDING)
 		return fold_give_up(s, "more launches waiting for their ranges than a fold keeps");
-	if (ga_util_grow(&f->pend, &f->cappend, f->npend + 1, sizeof(*f->pend)) ||
-	    (r = ga_map_insert(&f->pmap, 0, corr, &slot)) < 0)
+	if (ga_util_grow(&f->pend, &f->cappend, f->npend + 1, sizeof(*f->pend)))
 		return -1;
-	*slot = (uint32_t)f->npend + 1;
+	if (fold_set(f, corr, CODE_PEND | (uint32_t)f->npend))
+		return fold_give_up(s, "no temporary file for the launches' ranges");
 	if (corr >= f->seen)
 		f->seen = corr + 1;
 	f->pend[f->npend++] = (struct fpend){ a ? a->t : UINT64_MAX, corr, a ? a->tid : 0 };
@@ -1488,13 +1529,14 @@ static int fold_corr(struct scan *s, uint32_t corr, const struct api_seen *a)
 static int fold_api(struct scan *s, const struct gp_rec_api *r)
 {
 	struct fold *f = s->nx->fstate;
-	const uint32_t *v;
+	uint32_t code;
 
 	/* A call comes before its activities, mostly: none of its id yet. */
 	if (r->correlation >= CORR_DENSE || r->correlation >= f->seen)
 		return 0;
-	if ((v = ga_map_find(&f->pmap, 0, r->correlation))) {
-		struct fpend *p = &f->pend[*v - 1];
+	code = fold_code(f, f->pi, r->correlation);
+	if (code & CODE_PEND) {
+		struct fpend *p = &f->pend[code & ~CODE_PEND];
 
 		if (p->t == UINT64_MAX || r->start < p->t) {
 			if (fold_late(f, r->start))
@@ -1505,7 +1547,7 @@ static int fold_api(struct scan *s, const struct gp_rec_api *r)
 		}
 		return 1;
 	}
-	if (fold_code(f, f->pi, r->correlation))
+	if (code)
 		return fold_give_up(s, "an API call that came after its activity's launch was coded");
 	return f->io_err ? fold_give_up(s, "the temporary file of the launches' ranges cannot be "
 					"read") : 0;
@@ -1524,7 +1566,6 @@ static void fold_begin(struct ga_ranges *nx, uint32_t pi)
 	f->kept = 0;
 	f->gnodes = 0;
 	f->seen = 0;
-	ga_map_free(&f->pmap);
 }
 
 /* The file's end: every range folded, every launch coded (UNATTR without a call).  0, or -1. */
@@ -1535,9 +1576,16 @@ static int fold_end(struct scan *s)
 	size_t i;
 
 	if (!f->has_tid) {
-		/* No ranges: ga_ranges_attribute() places nothing by the codes. */
+		/*
+		 * No ranges: ga_ranges_attribute() places nothing by the codes,
+		 * and the next file's codes start where this one's did; its
+		 * waiting launches, all in pend, leave no mark there.
+		 */
+		for (i = 0; i < f->npend; i++)
+			if (fold_set(f, f->pend[i].corr, 0))
+				return fold_give_up(s, "no temporary file for the launches' ranges");
 		f->npend = 0;
-		ga_map_free(&f->pmap);
+		f->top[f->pi] = 0;
 		return 0;
 	}
 	if (fold_batch(s, f->nroots, 1))
@@ -1546,7 +1594,6 @@ static int fold_end(struct scan *s)
 		if (fold_set(f, f->pend[i].corr, CODE_UNATTR))
 			return fold_give_up(s, "no temporary file for the launches' ranges");
 	f->npend = 0;
-	ga_map_free(&f->pmap);
 	f->next = f->base[f->pi] + (f->top[f->pi] + FOLD_BLOCK - 1) / FOLD_BLOCK;
 	return 0;
 }
@@ -1756,7 +1803,6 @@ static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ra
 		f->pend = NULL;
 		f->par = NULL;
 		f->capwin = f->caproots = f->cappend = f->cappar = 0;
-		ga_map_free(&f->pmap);
 	}
 	resolve_big(nx);
 	rc = 0;
