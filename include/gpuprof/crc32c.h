@@ -62,13 +62,16 @@ gp_crc32c_hw(uint32_t crc, const void *buf, size_t len)
 /* Non-zero when the CPU has SSE4.2 (CPUID leaf 1, ECX bit 20). */
 static inline int gp_crc32c_have_hw(void)
 {
-	/* 0 unknown, 1 no, 2 yes.  Racing threads store the same value. */
-	static volatile int have;
+	/* 0 unknown, 1 no, 2 yes.  Racing threads store the same value, atomically. */
+	static int have;
+	int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
 	unsigned a, b, c, d;
 
-	if (!have)
-		have = (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2)) ? 2 : 1;
-	return have == 2;
+	if (!h) {
+		h = (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2)) ? 2 : 1;
+		__atomic_store_n(&have, h, __ATOMIC_RELAXED);
+	}
+	return h == 2;
 }
 #endif
 
