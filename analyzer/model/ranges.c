@@ -1536,7 +1536,12 @@ static int fold_api(struct scan *s, const struct gp_rec_api *r)
 		return 0;
 	code = fold_code(f, f->pi, r->correlation);
 	if (code & CODE_PEND) {
-		struct fpend *p = &f->pend[code & ~CODE_PEND];
+		struct fpend *p;
+
+		/* Only this file's waiting launches are marked (fold_end()): never past them. */
+		if ((code & ~CODE_PEND) >= f->npend)
+			return fold_give_up(s, "a launch's mark past the launches waiting");
+		p = &f->pend[code & ~CODE_PEND];
 
 		if (p->t == UINT64_MAX || r->start < p->t) {
 			if (fold_late(f, r->start))
@@ -2037,6 +2042,9 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 	if (nx->folded) {
 		/* Folded (ranges.h: fold): the innermost range's tree node. */
 		code = fold_code(nx->fstate, pi, corr);
+		/* Every launch was coded at its file's end (fold_end()): a mark left is no range. */
+		if (code & CODE_PEND)
+			return at;
 		if (code == CODE_NONE) {
 			at.inner = GA_RANGES_NONE;
 		} else if (code >= CODE_RANGE) {
