@@ -1456,6 +1456,7 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 	struct ga_align_reader *ar = NULL, *aar = NULL;
 	ga_reader_fn fn = on_record, afn = NULL;
 	void *ctx = &f, *actx = NULL;
+	uint64_t atypes = 0;
 	char err[sizeof(m->err)];
 	int rc;
 
@@ -1499,7 +1500,7 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 		ctx = ar;
 	}
 	if (m->ahead.begin && (!mem || buf))
-		afn = m->ahead.begin(m->ahead.ctx, f.proc, &actx);
+		afn = m->ahead.begin(m->ahead.ctx, f.proc, &actx, &atypes);
 	if (afn && ar) {
 		/* The look-ahead reads the same times. */
 		aar = malloc(sizeof(*aar));
@@ -1515,7 +1516,7 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 	}
 	m->reading = &f;
 	if (afn)
-		rc = ga_reader_read_ahead(path, mem ? buf : NULL, len, afn, actx, GA_MODEL_AHEAD, fn,
+		rc = ga_reader_read_ahead(path, mem ? buf : NULL, len, afn, actx, atypes, GA_MODEL_AHEAD, fn,
 					  ctx, &file->info, err, sizeof(err));
 	else if (mem)
 		rc = ga_reader_read_mem(path, buf, len, fn, ctx, &file->info, err, sizeof(err));

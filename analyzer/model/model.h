@@ -120,14 +120,15 @@ struct ga_fan_act {
 /*
  * A look-ahead beside the model's read of a file, over the same decoded
  * chunks (read/reader.h's ga_reader_read_ahead), GA_MODEL_AHEAD chunks
- * before the model: begin(ctx, proc, &actx) returns the reader callback of
- * file proc's look-ahead, to be called with actx, or NULL for none.  The NVTX scan
+ * before the model: begin(ctx, proc, &actx, &types) returns the reader
+ * callback of file proc's look-ahead, to be called with actx for the
+ * record types in types (bit 1 << type), or NULL for none.  The NVTX scan
  * folds its read of traces without NVTX in here (model/ranges.h), so that
  * such a trace is decoded once.
  */
 struct ga_ahead {
 	void *ctx;
-	ga_reader_fn (*begin)(void *ctx, uint32_t proc, void **actx);
+	ga_reader_fn (*begin)(void *ctx, uint32_t proc, void **actx, uint64_t *types);
 };
 
 #define GA_MODEL_AHEAD 8

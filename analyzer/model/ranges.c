@@ -1857,9 +1857,12 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
  * Its config said no NVTX was traced and no launches are asked for, so
  * scan_rec() reads only the copies' records (API calls, strings, copies)
  * for the model's notes, every one of them noted (the look-ahead reads
- * each record once); of every other record it keeps the earliest time
- * (first_time) and nothing else.  All but the copies are done here.
+ * each record once); the reader hands it no other record (AHEAD_TYPES).
+ * The first time of such a trace is its chunk headers' (ranges.h
+ * one_pass), taken before the model reads.  All but the copies are done
+ * here.
  */
+#define AHEAD_TYPES (1ull << GP_REC_MEMCPY | 1ull << GP_REC_API | 1ull << GP_REC_STRING)
 static int ahead_rec(void *ctx, const struct gp_rec *rec)
 {
 	struct scan *s = ctx;
@@ -1870,7 +1873,6 @@ static int ahead_rec(void *ctx, const struct gp_rec *rec)
 		return scan_rec(ctx, rec);
 	case GP_REC_API:
 		s->nrec++;
-		first_time(s->nx, rec);
 		rc = ga_model_note_api(s->m, s->proc, (const void *)rec);
 		break;
 	case GP_REC_STRING:
@@ -1879,7 +1881,6 @@ static int ahead_rec(void *ctx, const struct gp_rec *rec)
 		break;
 	default:
 		s->nrec++;
-		first_time(s->nx, rec);
 		return 0;
 	}
 	/* Out of memory, as scan_rec() says it. */
@@ -1946,6 +1947,10 @@ static int ahead_corr(struct scan *s, uint32_t c)
  * trace has API calls is noted from its CONFIG record (none: no launches
  * to keep).
  */
+#define AHEAD_LAUNCH_TYPES                                                      \
+	(1ull << GP_REC_API | 1ull << GP_REC_KERNEL | 1ull << GP_REC_MEMCPY |   \
+	 1ull << GP_REC_MEMSET | 1ull << GP_REC_GRAPH | 1ull << GP_REC_STRING | \
+	 1ull << GP_REC_CONFIG)
 static int ahead_launch_rec(void *ctx, const struct gp_rec *rec)
 {
 	struct scan *s = ctx;
@@ -1985,7 +1990,7 @@ static int ahead_launch_rec(void *ctx, const struct gp_rec *rec)
 	return rc != 0;
 }
 
-ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx)
+ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx, uint64_t *types)
 {
 	struct ga_ranges *nx = ctx;
 	struct scan *s;
@@ -2005,6 +2010,7 @@ ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx)
 	s->oom = 0;
 	*actx = s;
 	/* Launches asked: every activity's correlation and API call too. */
+	*types = nx->want_launches ? AHEAD_LAUNCH_TYPES : AHEAD_TYPES;
 	return nx->want_launches ? ahead_launch_rec : ahead_rec;
 }
 

@@ -330,9 +330,10 @@ struct ga_ranges {
 /*
  * The model's look-ahead (model.h's struct ga_ahead, ctx nx) of process
  * proc: the scan of a trace without NVTX that ga_ranges_scan() left for
- * the model's read (one_pass), its context in *actx; else NULL.
+ * the model's read (one_pass), its context in *actx and the record types
+ * it reads in *types (bit 1 << type); else NULL.
  */
-ga_reader_fn ga_ranges_ahead(void *nx, uint32_t proc, void **actx);
+ga_reader_fn ga_ranges_ahead(void *nx, uint32_t proc, void **actx, uint64_t *types);
 
 void ga_ranges_init(struct ga_ranges *nx);
 /* The steps a folded scan holds in memory; past them, they go to a temporary file. */

@@ -147,6 +147,7 @@ struct rd {
 	/* A cursor ahead of fn, lag chunks, over the same decoded chunks (ga_reader_read_ahead). */
 	ga_reader_fn ahead;
 	void *actx;
+	uint64_t ahead_types; /* the record types ahead reads: bit 1 << type */
 	unsigned lag;
 	struct ga_read_info *info;
 	char *err;
@@ -383,8 +384,9 @@ static const uint64_t sized_only =
  * Returns 0, 1 on bad framing (*bad_off, *bad_size set), -1 when the
  * callback stops.
  */
-static int deliver(struct rd *r, ga_reader_fn fn, void *ctx, int count, const unsigned char *p,
-		   uint32_t n, uint32_t *bad_off, uint32_t *bad_size)
+static inline __attribute__((always_inline)) int
+deliver(struct rd *r, ga_reader_fn fn, void *ctx, int count, uint64_t types,
+	const unsigned char *p, uint32_t n, uint32_t *bad_off, uint32_t *bad_size)
 {
 	struct ga_read_info *info = r->info;
 	uint32_t off = 0;
@@ -399,6 +401,9 @@ static int deliver(struct rd *r, ga_reader_fn fn, void *ctx, int count, const un
 			return 1;
 		}
 		off += size;
+		/* Types the callback does not read (a look-ahead's, ga_reader_read_ahead). */
+		if (rec->type < GP_REC_TYPE_COUNT && !(types >> rec->type & 1))
+			continue;
 		if (rec->type < GP_REC_TYPE_COUNT && (sized_only >> rec->type & 1) &&
 		    size >= min_size[rec->type]) {
 			/* Usable: rec_usable() would say so. */
@@ -721,7 +726,7 @@ static int to_callback(struct rd *r, uint32_t j, int *res)
 	struct ga_read_info *info = r->info;
 	struct slot *s = &r->slots[j % r->nslots];
 	uint32_t bad_off, bad_size;
-	int rc = deliver(r, r->fn, r->ctx, 1, s->raw, s->ch.raw_size, &bad_off, &bad_size);
+	int rc = deliver(r, r->fn, r->ctx, 1, ~0ull, s->raw, s->ch.raw_size, &bad_off, &bad_size);
 
 	if (rc) {
 		helpers_stop(r);
@@ -781,7 +786,7 @@ static int read_chunks(struct rd *r)
 		}
 		ga_progress_read(r->name, s->off, r->src.size == UINT64_MAX ? 0 : r->src.size, 0);
 		if (ahead) {
-			rc = deliver(r, r->ahead, r->actx, 0, s->raw, s->ch.raw_size, &bad_off,
+			rc = deliver(r, r->ahead, r->actx, 0, r->ahead_types, s->raw, s->ch.raw_size, &bad_off,
 				     &bad_size);
 			if (rc < 0) {
 				helpers_stop(r);
@@ -880,7 +885,7 @@ static int open_input(const char *path)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-static int read_file(const char *path, ga_reader_fn ahead, void *actx, unsigned lag,
+static int read_file(const char *path, ga_reader_fn ahead, void *actx, uint64_t types, unsigned lag,
 		     ga_reader_fn fn, void *ctx, struct ga_read_info *info, char *err,
 		     size_t errlen)
 {
@@ -891,6 +896,7 @@ static int read_file(const char *path, ga_reader_fn ahead, void *actx, unsigned 
 	rd_init(&r, path, fn, ctx, info, err, errlen);
 	r.ahead = ahead;
 	r.actx = actx;
+	r.ahead_types = types;
 	r.lag = ahead ? (lag < GA_READER_LAG_MAX ? lag : GA_READER_LAG_MAX) : 0;
 	r.src.fd = open_input(path);
 	if (r.src.fd < 0) {
@@ -915,11 +921,11 @@ static int read_file(const char *path, ga_reader_fn ahead, void *actx, unsigned 
 int ga_reader_read_file(const char *path, ga_reader_fn fn, void *ctx,
 			struct ga_read_info *info, char *err, size_t errlen)
 {
-	return read_file(path, NULL, NULL, 0, fn, ctx, info, err, errlen);
+	return read_file(path, NULL, NULL, 0, 0, fn, ctx, info, err, errlen);
 }
 
 static int read_mem(const char *name, const void *buf, size_t len, ga_reader_fn ahead,
-		    void *actx, unsigned lag, ga_reader_fn fn, void *ctx,
+		    void *actx, uint64_t types, unsigned lag, ga_reader_fn fn, void *ctx,
 		    struct ga_read_info *info, char *err, size_t errlen)
 {
 	static const unsigned char empty[1];
@@ -928,6 +934,7 @@ static int read_mem(const char *name, const void *buf, size_t len, ga_reader_fn 
 	rd_init(&r, name, fn, ctx, info, err, errlen);
 	r.ahead = ahead;
 	r.actx = actx;
+	r.ahead_types = types;
 	r.lag = ahead ? (lag < GA_READER_LAG_MAX ? lag : GA_READER_LAG_MAX) : 0;
 	r.src.mem = buf ? buf : empty;
 	r.src.size = buf ? len : 0;
@@ -938,16 +945,16 @@ int ga_reader_read_mem(const char *name, const void *buf, size_t len,
 		       ga_reader_fn fn, void *ctx, struct ga_read_info *info,
 		       char *err, size_t errlen)
 {
-	return read_mem(name, buf, len, NULL, NULL, 0, fn, ctx, info, err, errlen);
+	return read_mem(name, buf, len, NULL, NULL, 0, 0, fn, ctx, info, err, errlen);
 }
 
 int ga_reader_read_ahead(const char *path, const void *buf, size_t len, ga_reader_fn ahead,
-			 void *actx, unsigned lag, ga_reader_fn fn, void *ctx,
+			 void *actx, uint64_t types, unsigned lag, ga_reader_fn fn, void *ctx,
 			 struct ga_read_info *info, char *err, size_t errlen)
 {
 	if (!buf)
-		return read_file(path, ahead, actx, lag, fn, ctx, info, err, errlen);
-	return read_mem(path, buf, len, ahead, actx, lag, fn, ctx, info, err, errlen);
+		return read_file(path, ahead, actx, types, lag, fn, ctx, info, err, errlen);
+	return read_mem(path, buf, len, ahead, actx, types, lag, fn, ctx, info, err, errlen);
 }
 
 void ga_reader_describe(const struct ga_read_info *info, char *buf, size_t n)

@@ -84,7 +84,8 @@ int ga_reader_read_mem(const char *name, const void *buf, size_t len,
 #define GA_READER_LAG_MAX 16
 
 /*
- * One read, two cursors: ahead(actx, rec) sees each record lag chunks
+ * One read, two cursors: ahead(actx, rec) sees each record of the types
+ * in types (bit 1 << type; the others it is not handed) lag chunks
  * (at most GA_READER_LAG_MAX) before fn(ctx, rec) does, over chunks
  * decoded once and held in between (lag chunks of GP_CHUNK_RAW_MAX bytes
  * at most).  The file at path when buf is NULL, else len bytes at buf
@@ -95,7 +96,7 @@ int ga_reader_read_mem(const char *name, const void *buf, size_t len,
  * callback stops the read with GA_READ_ECALLBACK.
  */
 int ga_reader_read_ahead(const char *path, const void *buf, size_t len, ga_reader_fn ahead,
-			 void *actx, unsigned lag, ga_reader_fn fn, void *ctx,
+			 void *actx, uint64_t types, unsigned lag, ga_reader_fn fn, void *ctx,
 			 struct ga_read_info *info, char *err, size_t errlen);
 
 /*

@@ -334,7 +334,7 @@ static void test_ahead(void)
 				memset(&t, 0, sizeof(t));
 				ga_reader_jobs = j;
 				rc = ga_reader_read_ahead(file ? path : "mem", file ? NULL : buf, len,
-							  on_ahead, &t, lag, on_behind, &t, &info,
+							  on_ahead, &t, ~0ull, lag, on_behind, &t, &info,
 							  err, sizeof(err));
 				CHECKF(rc == GA_READ_OK && info.finished && !info.damaged,
 				       "-j %u lag %u: rc %d %s", j, lag, rc, err);
@@ -362,7 +362,7 @@ static void test_ahead(void)
 
 		memset(&t, 0, sizeof(t));
 		rc = ga_reader_read_mem("cut", buf, cut, NULL, NULL, &plain, err, sizeof(err));
-		rc |= ga_reader_read_ahead("cut", buf, cut, on_ahead, &t, 4, on_behind, &t, &info,
+		rc |= ga_reader_read_ahead("cut", buf, cut, on_ahead, &t, ~0ull, 4, on_behind, &t, &info,
 					   err, sizeof(err));
 		CHECKF(rc == GA_READ_OK && info.damaged && plain.damaged &&
 		       info.stop_offset == plain.stop_offset && info.records == plain.records &&
@@ -375,10 +375,33 @@ static void test_ahead(void)
 		/* The callback stops: the read ends there. */
 		memset(&t, 0, sizeof(t));
 		t.stop_behind_at = 100;
-		rc = ga_reader_read_ahead(path, NULL, 0, on_ahead, &t, 4, on_behind, &t, &info, err,
-					  sizeof(err));
+		rc = ga_reader_read_ahead(path, NULL, 0, on_ahead, &t, ~0ull, 4, on_behind, &t, &info,
+					  err, sizeof(err));
 		CHECKF(rc == GA_READ_ECALLBACK && t.nbehind == 100 && strstr(err, "stopped while"),
 		       "stop: rc %d, %llu", rc, (unsigned long long)t.nbehind);
+		ga_buf_free(&t.ahead);
+		ga_buf_free(&t.behind);
+	}
+	/* A look-ahead of one type: handed those records only, the callback every one. */
+	{
+		struct two t;
+		uint64_t want = 0, off = 0;
+
+		for (; off + sizeof(struct gp_rec) <= ref.len;) {
+			const struct gp_rec *r = (const void *)(ref.p + off);
+
+			want += r->type == GP_REC_KERNEL;
+			off += r->size;
+		}
+		memset(&t, 0, sizeof(t));
+		rc = ga_reader_read_ahead(path, NULL, 0, on_ahead, &t, 1ull << GP_REC_KERNEL, 4,
+					  on_behind, &t, &info, err, sizeof(err));
+		CHECKF(rc == GA_READ_OK && want > 0 && t.nahead == want &&
+			       t.behind.len == ref.len && !memcmp(t.behind.p, ref.p, ref.len) &&
+			       info.records == t.nbehind,
+		       "kernels only ahead: rc %d, %llu of %llu kernels, %llu records",
+		       rc, (unsigned long long)t.nahead, (unsigned long long)want,
+		       (unsigned long long)t.nbehind);
 		ga_buf_free(&t.ahead);
 		ga_buf_free(&t.behind);
 	}
