@@ -106,12 +106,11 @@ static void test_one_read(void)
 	/* The scan stopped at CONFIG and left the trace to the look-ahead. */
 	CHECK(a.an.rg.one_pass && a.an.rg.ahead_procs && a.an.rg.ahead_procs[0] == 1);
 	CHECKF(staged_count(&a.an.m) == 3, "%llu staged", (unsigned long long)staged_count(&a.an.m));
-	CHECKF(a.an.rg.first_ns == T0 + 500000, "first %llu",
-	       (unsigned long long)(a.an.rg.first_ns - T0));
+	/* Its first time is the chunk headers' (test_streaming), not the look-ahead's. */
 	/* Two reads: the same. */
 	build(&b, paths, 1, 1);
 	CHECK(b.ok && !b.an.rg.one_pass);
-	CHECK(staged_count(&b.an.m) == 3 && b.an.rg.first_ns == a.an.rg.first_ns);
+	CHECK(staged_count(&b.an.m) == 3 && b.an.rg.first_ns == T0 + 500000);
 	CHECK(a.an.m.copy[GP_COPY_DTOH].count == 0 && b.an.m.copy[GP_COPY_DTOH].count == 0);
 	done(&a);
 	done(&b);
@@ -199,10 +198,8 @@ static void test_nvtx_and_shift(void)
 	CHECK(a.ok && b.ok);
 	CHECK(a.ok && a.an.rg.ahead_procs[0] == 0 && a.an.rg.ahead_procs[1] == 1);
 	CHECK(a.an.rg.nranges == 1 && staged_count(&a.an.m) == 6 && staged_count(&b.an.m) == 6);
-	/* Two hosts: times moved by their clocks; the first time is the same either way. */
+	/* Two hosts: times moved by their clocks, the same either way. */
 	CHECK(a.an.shifts && a.an.shifts[1] != a.an.shifts[0]);
-	CHECKF(a.an.rg.first_ns == b.an.rg.first_ns, "first %llu vs %llu",
-	       (unsigned long long)a.an.rg.first_ns, (unsigned long long)b.an.rg.first_ns);
 	CHECK(a.an.m.first_start == b.an.m.first_start && a.an.m.last_end == b.an.m.last_end);
 	done(&a);
 	done(&b);
