@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
@@ -67,6 +68,40 @@ static int has_stdin(char *const *paths, int n)
 	for (int i = 0; i < n; i++)
 		if (!strcmp(paths[i], "-"))
 			return 1;
+	return 0;
+}
+
+/* Non-zero when path names a regular file (one that can be read again). */
+static int regular_file(const char *path)
+{
+	struct stat st;
+
+	return strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The analysis as the report reads it: 0, or -1 out of memory. */
+static int setup(struct ga_analysis *an, const struct ga_analysis_opts *ao, struct ga_filter *flt,
+		 const struct ga_text *r, const char *fold, int npaths, int fail_on)
+{
+	if (ga_analysis_init(an, ao, flt))
+		return -1;
+	an->st.fold = fold;
+	/*
+	 * Busy intervals retire as read, past GA_FIND_RETIRE_AFTER activities;
+	 * the findings scan their gaps as they go.  One trace only: a GPU that
+	 * processes of several traces share gets the second's intervals behind
+	 * what the first retired (files are read one after another), which the
+	 * union can no longer join.
+	 */
+	an->fd.retire_after = npaths == 1 ? GA_FIND_RETIRE_AFTER : 0;
+	/* Without findings printed or gating the exit, nothing of them is gathered. */
+	an->fd.off = r->o.findings == GA_FINDINGS_NONE && !fail_on;
+	if (r->o.tree) {
+		/* The tree names each kernel's launch sites: stacks read ahead. */
+		an->o.sites_ahead = 1;
+		an->rg.site_of = tree_site_of;
+		an->rg.site_ctx = an;
+	}
 	return 0;
 }
 
@@ -195,29 +230,18 @@ int cmd_report(int argc, char **argv)
 	/* Keep one row more than an automatic timeline may show, to know. */
 	ao.keep_rows = r.o.timeline == 1 ? SIZE_MAX : r.o.timeline == 0 ? 0 :
 		       GA_TEXT_AUTO_TIMELINE_MAX + 1;
-	if (ga_analysis_init(&an, &ao, &flt)) {
+	/*
+	 * One trace file's NVTX ranges in the model's read of it (decoded
+	 * once), paced; built again without where that stops (a file, not a
+	 * pipe: it is read again).
+	 */
+	ao.pace = npaths == 1 && !dask && regular_file(paths[0]);
+	if (setup(&an, &ao, &flt, &r, fold, npaths, fail_on)) {
 		ga_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);
 		return GA_EXIT_FAIL;
 	}
 	r.an = &an;
-	an.st.fold = fold;
-	/*
-	 * Busy intervals retire as read, past GA_FIND_RETIRE_AFTER activities;
-	 * the findings scan their gaps as they go.  One trace only: a GPU that
-	 * processes of several traces share gets the second's intervals behind
-	 * what the first retired (files are read one after another), which the
-	 * union can no longer join.
-	 */
-	an.fd.retire_after = npaths == 1 ? GA_FIND_RETIRE_AFTER : 0;
-	/* Without findings printed or gating the exit, nothing of them is gathered. */
-	an.fd.off = r.o.findings == GA_FINDINGS_NONE && !fail_on;
-	if (r.o.tree) {
-		/* The tree names each kernel's launch sites: stacks read ahead. */
-		an.o.sites_ahead = 1;
-		an.rg.site_of = tree_site_of;
-		an.rg.site_ctx = &an;
-	}
 	/*
 	 * Several traces on a pool of threads, merged as summaries (findings
 	 * included: their state merges), where every table printed is carried
@@ -226,8 +250,21 @@ int cmd_report(int argc, char **argv)
 	par = !r.o.tree && !svg ?
 	      ga_summary_build_parallel(&an, paths, npaths,
 					r.o.timeline == -1 ? GA_TEXT_AUTO_TIMELINE_MAX : 0) : 1;
-	if (par < 0 || (par && ga_summary_build(&an, paths, npaths)) ||
-	    (r.o.tree && ga_sites_finish(&an.st, &an.m))) {
+	if (par > 0 && (par = ga_summary_build(&an, paths, npaths)) == GA_ANALYSIS_AGAIN) {
+		/* Stopped where the scan cannot fold as the model reads: read twice instead. */
+		ga_analysis_free(&an);
+		ga_filter_rewind(&flt);
+		ao.pace = 0;
+		if (setup(&an, &ao, &flt, &r, fold, npaths, fail_on)) {
+			ga_filter_free(&flt);
+			fputs("gpuprof: out of memory\n", stderr);
+			return GA_EXIT_FAIL;
+		}
+		par = ga_summary_build(&an, paths, npaths) ? -1 : 0;
+	} else if (par > 0) {
+		par = -1;
+	}
+	if (par < 0 || (r.o.tree && ga_sites_finish(&an.st, &an.m))) {
 		rc = GA_EXIT_FAIL;
 	} else {
 		ga_peaks_opt_apply(&po, &an.mx, &an.m);

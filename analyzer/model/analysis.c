@@ -153,6 +153,7 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	an->rg.fold = !an->o.launches && !an->o.marks && !an->o.range_details &&
 		      !an->rg.site_of && !ga_filter_active(an->flt) && !an->rk.collect;
 	an->rg.fold_keep = ga_ranks_is_step;
+	an->rg.pace = an->o.pace && !an->o.two_reads;
 	if (ga_ranges_scan(&an->rg, &an->m, src, (size_t)n)) {
 		free(tmin);
 		fprintf(stderr, "gpuprof: %s\n", an->rg.err);
@@ -166,7 +167,7 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	free(tmin);
 	ga_filter_bind(an->flt, &an->rg, &an->m);
 	if (ga_load_inputs(&an->m, in, n))
-		return -1;
+		return an->m.ahead_retry ? GA_ANALYSIS_AGAIN : -1;
 	/* Sites read ahead were settled before the rows streamed out. */
 	if (ga_ranges_finish(&an->rg, &an->m, ga_filter_active(an->flt)) ||
 	    (an->o.observe_sites && !an->o.sites_ahead && ga_sites_finish(&an->st, &an->m)) ||

@@ -51,7 +51,16 @@ struct ga_analysis_opts {
 	int lean;                  /* a timeline export: no findings, launch latency,
 				      launch configurations or ranks (none is written), and
 				      the GPU samples without their averages over kernels */
+	int pace;                  /* a single trace's NVTX scan may ride in the model's
+				      read (model/ranges.h pace): ga_analysis_build() may
+				      then return GA_ANALYSIS_AGAIN */
 };
+
+/*
+ * ga_analysis_build() of a paced read that stopped (model/ranges.h pace):
+ * free the analysis, set it up again as before, without pace, and build.
+ */
+#define GA_ANALYSIS_AGAIN 2
 
 struct ga_analysis {
 	struct ga_model m;
@@ -89,7 +98,8 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 /*
  * Read paths[0..n) (standard input and pipes too) and finish every
  * aggregate.  The model's hooks, set before, see each kept activity and
- * API call.  Returns 0, or -1 after printing why.
+ * API call.  Returns 0, -1 after printing why, or GA_ANALYSIS_AGAIN (with
+ * o.pace only) having printed nothing.
  */
 int ga_analysis_build(struct ga_analysis *an, char *const *paths, int n);
 

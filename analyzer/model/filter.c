@@ -129,6 +129,15 @@ static int add_kind(struct ga_filter *f, const char *item, char *err, size_t n)
 	return -1;
 }
 
+void ga_filter_rewind(struct ga_filter *f)
+{
+	free(f->kmatch);
+	f->kmatch = NULL;
+	f->capkmatch = 0;
+	f->nx = NULL;
+	f->seen = f->kept = 0;
+}
+
 int ga_filter_option(struct ga_filter *f, int opt, const char *arg, char *err, size_t n)
 {
 	int rc;
@@ -240,7 +249,8 @@ void ga_filter_bind(struct ga_filter *f, struct ga_ranges *nx, struct ga_model *
 			    matches(&f->nvtx_re, "nvtx", ga_model_str(m, k->label)));
 	}
 	f->nx = nx;
-	if (!ga_filter_active(f) && !nx->nranges && !nx->site_of) {
+	/* A paced trace's ranges come as the model reads it (ranges.h pace). */
+	if (!ga_filter_active(f) && !nx->nranges && !nx->paced && !nx->site_of) {
 		/* Nothing to drop or attribute: the NVTX tree comes from the model's totals. */
 		nx->from_model = 1;
 		return;

@@ -38,6 +38,8 @@ struct ga_filter {
 
 void ga_filter_init(struct ga_filter *f);
 void ga_filter_free(struct ga_filter *f);
+/* Forget what a build saw (counts, verdicts by name, the ranges): for another build. */
+void ga_filter_rewind(struct ga_filter *f);
 
 /*
  * Apply one command-line option.  Returns 1 when opt is a filter option

@@ -368,7 +368,9 @@ int ga_load_inputs(struct ga_model *m, const struct ga_input *in, int n)
 			rc = ga_model_add_file(m, in[i].fd1 ? in[i].name : in[i].path);
 
 		if (rc != GA_READ_OK) {
-			fprintf(stderr, "gpuprof: %s\n", m->err);
+			/* Built again by the caller without pacing (model.h ahead_retry): no error. */
+			if (!m->ahead_retry)
+				fprintf(stderr, "gpuprof: %s\n", m->err);
 			return -1;
 		}
 	}

@@ -1457,6 +1457,7 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 	ga_reader_fn fn = on_record, afn = NULL;
 	void *ctx = &f, *actx = NULL;
 	uint64_t atypes = 0;
+	const struct ga_reader_pace *pace = NULL;
 	char err[sizeof(m->err)];
 	int rc;
 
@@ -1500,7 +1501,7 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 		ctx = ar;
 	}
 	if (m->ahead.begin && (!mem || buf))
-		afn = m->ahead.begin(m->ahead.ctx, f.proc, &actx, &atypes);
+		afn = m->ahead.begin(m->ahead.ctx, f.proc, &actx, &atypes, &pace);
 	if (afn && ar) {
 		/* The look-ahead reads the same times. */
 		aar = malloc(sizeof(*aar));
@@ -1515,7 +1516,18 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 		actx = aar;
 	}
 	m->reading = &f;
-	if (afn)
+	if (afn && pace && ar) {
+		/* A paced scan reads times as the file has them (ranges.c pace: no shift). */
+		snprintf(err, sizeof(err), "%s: a paced scan of a shifted trace", path);
+		rc = GA_READ_ECALLBACK;
+		m->ahead_retry = 1;
+	} else if (afn && pace) {
+		rc = ga_reader_read_paced(path, mem ? buf : NULL, len, afn, actx, atypes, pace, fn,
+					  ctx, &file->info, err, sizeof(err));
+		/* Stopped by the look-ahead, not by the model's own error. */
+		if (rc == GA_READ_EHOLD || (rc == GA_READ_ECALLBACK && !m->err[0]))
+			m->ahead_retry = 1;
+	} else if (afn)
 		rc = ga_reader_read_ahead(path, mem ? buf : NULL, len, afn, actx, atypes, GA_MODEL_AHEAD, fn,
 					  ctx, &file->info, err, sizeof(err));
 	else if (mem)

@@ -122,13 +122,15 @@ struct ga_fan_act {
  * chunks (read/reader.h's ga_reader_read_ahead), GA_MODEL_AHEAD chunks
  * before the model: begin(ctx, proc, &actx, &types) returns the reader
  * callback of file proc's look-ahead, to be called with actx for the
- * record types in types (bit 1 << type), or NULL for none.  The NVTX scan
+ * record types in types (bit 1 << type), or NULL for none; pace, where
+ * set, paces the model's read by it (ga_reader_read_paced()).  The NVTX scan
  * folds its read of traces without NVTX in here (model/ranges.h), so that
  * such a trace is decoded once.
  */
 struct ga_ahead {
 	void *ctx;
-	ga_reader_fn (*begin)(void *ctx, uint32_t proc, void **actx, uint64_t *types);
+	ga_reader_fn (*begin)(void *ctx, uint32_t proc, void **actx, uint64_t *types,
+			      const struct ga_reader_pace **pace);
 };
 
 #define GA_MODEL_AHEAD 8
@@ -270,6 +272,12 @@ struct ga_model {
 	uint8_t fan_route[GP_REC_TYPE_COUNT]; /* bit i: fan_rec[i] reads the type */
 	struct ga_fan_act fan_act;            /* the first of the activities' chain */
 	struct ga_ahead ahead;
+	/*
+	 * A paced look-ahead stopped the read (the fold given up, or too much
+	 * held): the analysis is to be built again without pacing
+	 * (model/ranges.h pace).
+	 */
+	int ahead_retry;
 	void *reading;             /* the file being read (model.c's state), else NULL */
 	const int64_t *shifts;     /* clock correction of file i's times (model/align.h) */
 	size_t nshifts;

@@ -82,6 +82,7 @@ struct scan {
 	 * of a file come from one thread, and tids never moves an index.
 	 */
 	uint32_t tx_proc, tx_tid, tx_x; /* tx_x 0: none yet */
+	uint32_t chunk;                 /* paced (ranges.h pace): the chunk being read */
 };
 
 struct fold;
@@ -91,6 +92,7 @@ static int fold_api(struct scan *s, const struct gp_rec_api *r);
 static void fold_free(struct fold *f);
 static int fold_give_up(struct scan *s, const char *why);
 static int fold_gnode(struct scan *s);
+static int pace_clean(const struct scan *s);
 
 void ga_ranges_init(struct ga_ranges *nx)
 {
@@ -394,8 +396,10 @@ void ga_ranges_free(struct ga_ranges *nx)
 	ga_map_free(&nx->node_map);
 	free(nx->proc_ranges);
 	free(nx->ahead_procs);
-	if (nx->ahead)
+	if (nx->ahead) {
 		free(((struct scan *)nx->ahead)->ring);
+		ga_strmap_free(&((struct scan *)nx->ahead)->smap);
+	}
 	free(nx->ahead);
 	free(nx->mark_events);
 	fold_free(nx->fstate);
@@ -859,6 +863,17 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 			return 1;
 		}
 
+		/* A single trace's ranges: folded in the model's read of it, paced (ranges.h pace). */
+		if (s->nx->pace && (trace & GP_TRACE_NVTX) && (trace & GP_TRACE_API) &&
+		    /* GPU samples give the fold up (below): not where they were asked for. */
+		    !(trace & (GP_TRACE_GPU_METRICS | GP_TRACE_GPU_TELEMETRY)) &&
+		    s->nx->ahead_procs && !s->nx->ahead_procs[fi] && pace_clean(s)) {
+			s->nx->ahead_procs[fi] = 2;
+			s->nx->paced = 1;
+			s->nx->paced_recs = s->nrec;
+			s->skip = 1;
+			return 1;
+		}
 		if (!(trace & GP_TRACE_NVTX) && !s->nx->proc_ranges[s->proc - s->nx->proc_base]) {
 			/* Still read on for copies to pair, when copies were traced,
 			 * and for the launches of activities when asked. */
@@ -1108,6 +1123,12 @@ static inline uint32_t node_get(struct ga_ranges *nx, uint32_t parent, uint32_t 
  * waiting for their ranges, gives the fold up.
  */
 #define FOLD_ROOTS 64
+/*
+ * Paced, the model waits for the launches of an outermost range until it
+ * folds: one of long ranges folds once FOLD_PACE_RECS records came after
+ * it and two newer ones did (the fold's slack, counted in records).
+ */
+#define FOLD_PACE_RECS (1u << 18)
 #define FOLD_WINDOW (1u << 18)
 #define FOLD_PENDING (1u << 20)
 #define FOLD_BLOCK 4096            /* codes of a block, 16 KiB */
@@ -1123,11 +1144,13 @@ struct froot {
 	uint64_t start, end;
 	size_t lo;                 /* its ranges: win[lo..) up to the next root's */
 	size_t self;               /* itself: win[self] */
+	uint64_t rec;              /* the file's records scanned when it came */
 };
 
 struct fpend {
 	uint64_t t;                /* UINT64_MAX: no API record yet */
 	uint32_t corr, tid;
+	uint32_t chunk; /* the chunk its activity came in (paced: pace_ready()) */
 };
 
 struct fold {
@@ -1155,6 +1178,16 @@ struct fold {
 	int gnodes;                /* graph nodes came: placed by their range's id */
 	uint32_t *par;             /* batch scratch: parents */
 	size_t cappar;
+	/*
+	 * Paced (ranges.h pace), before the file's first range: the model
+	 * reads launches still waiting as outside any range, which they are
+	 * unless a range around them comes (pace_ready()): the first spec_upto
+	 * of pend, launched from spec_tmin to spec_tmax (UINT64_MAX: one
+	 * without its call, unattributed where the file has ranges).
+	 */
+	int spec;
+	size_t spec_upto;
+	uint64_t spec_tmin, spec_tmax;
 };
 
 static void fold_free(struct fold *f)
@@ -1276,6 +1309,9 @@ static int fold_give_up(struct scan *s, const char *why)
 {
 	if (!s->fail)
 		s->fail = why;
+	/* A paced scan's, for whoever builds again (ranges.h pace). */
+	if (!s->nx->fold_why)
+		s->nx->fold_why = why;
 	return -1;
 }
 
@@ -1442,6 +1478,8 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 	f->tid = g->tid;
 	if (g->start < f->horizon)
 		return fold_give_up(s, "a range that came after the ranges around it folded");
+	if (f->spec && g->start <= f->spec_tmax && g->end > f->spec_tmin)
+		return fold_give_up(s, "a range around launches read as outside any");
 	if (ga_util_grow(&f->win, &f->capwin, f->nwin + 1, sizeof(*f->win)) ||
 	    ga_util_grow(&f->roots, &f->caproots, f->nroots + 1, sizeof(*f->roots)))
 		return -1;
@@ -1468,10 +1506,17 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 	if (f->nroots && f->roots[f->nroots - 1].end > g->start)
 		return fold_give_up(s, "ranges that do not nest");
 	f->win[f->nwin++] = *g;
-	f->roots[f->nroots++] = (struct froot){ g->start, g->end, lo, f->nwin - 1 };
+	f->roots[f->nroots++] = (struct froot){ g->start, g->end, lo, f->nwin - 1, s->nrec };
 window:
 	if (f->nroots >= 2 * FOLD_ROOTS)
 		return fold_batch(s, f->nroots - FOLD_ROOTS, 0);
+	if (s->nx->paced && f->nroots > 2 && s->nrec - f->roots[0].rec > FOLD_PACE_RECS) {
+		size_t k = 1;
+
+		while (k < f->nroots - 2 && s->nrec - f->roots[k].rec > FOLD_PACE_RECS)
+			k++;
+		return fold_batch(s, k, 0);
+	}
 	if (f->nwin > FOLD_WINDOW) {
 		if (f->nroots < 2)
 			return fold_give_up(s, "a range holding more ranges than a fold keeps open");
@@ -1517,7 +1562,7 @@ static int fold_corr(struct scan *s, uint32_t corr, const struct api_seen *a)
 		return fold_give_up(s, "no temporary file for the launches' ranges");
 	if (corr >= f->seen)
 		f->seen = corr + 1;
-	f->pend[f->npend++] = (struct fpend){ a ? a->t : UINT64_MAX, corr, a ? a->tid : 0 };
+	f->pend[f->npend++] = (struct fpend){ a ? a->t : UINT64_MAX, corr, a ? a->tid : 0, s->chunk };
 	return 0;
 }
 
@@ -1549,6 +1594,9 @@ static int fold_api(struct scan *s, const struct gp_rec_api *r)
 						    "around it folded");
 			p->t = r->start;
 			p->tid = r->tid;
+			/* A launch the model may have read already: its time in the bounds. */
+			if (f->spec && r->start < f->spec_tmin)
+				f->spec_tmin = r->start;
 		}
 		return 1;
 	}
@@ -1571,6 +1619,10 @@ static void fold_begin(struct ga_ranges *nx, uint32_t pi)
 	f->kept = 0;
 	f->gnodes = 0;
 	f->seen = 0;
+	f->spec = 0;
+	f->spec_upto = 0;
+	f->spec_tmin = UINT64_MAX;
+	f->spec_tmax = 0;
 }
 
 /* The file's end: every range folded, every launch coded (UNATTR without a call).  0, or -1. */
@@ -1738,7 +1790,8 @@ static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ra
 		ga_strmap_reset(&s.smap);
 		if (nx->fstate)
 			fold_begin(nx, (uint32_t)i);
-		if (read_src(&s, &src[i]) || (nx->fstate && !s.fail && fold_end(&s))) {
+		if (read_src(&s, &src[i]) ||
+		    (nx->fstate && !s.fail && !nx->paced && fold_end(&s))) {
 			if (!s.fail)
 				goto out;
 			/* Every record the file gave was noted. */
@@ -1774,7 +1827,7 @@ static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ra
 	}
 	nx->indexed = 1;
 	nx->folded = nx->fstate != NULL;
-	if (!nx->nranges && !nx->want_launches) {
+	if (!nx->nranges && !nx->want_launches && !nx->paced) {
 		/* Nothing to attribute to: keep no per-activity state. */
 		free_corrs(nx);
 		fold_free(nx->fstate);
@@ -1783,7 +1836,7 @@ static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ra
 		rc = 0;
 		goto out;
 	}
-	if (nx->fstate) {
+	if (nx->fstate && !nx->paced) {
 		/* What only the scan used. */
 		struct fold *f = nx->fstate;
 
@@ -1831,6 +1884,8 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 		snprintf(nx->err, sizeof(nx->err), "NVTX ranges scanned twice");
 		return -1;
 	}
+	/* One trace, its times as it has them, folded and read once: paced (ranges.h pace). */
+	nx->pace = nx->pace && n == 1 && !src[0].shift && nx->fold && nx->one_pass;
 	rc = scan_all(nx, m, src, n, &noted_files, &noted_recs);
 	if (rc == 1) {
 		/* Folding cannot give what keeping every range gives: keep them all. */
@@ -1990,11 +2045,79 @@ static int ahead_launch_rec(void *ctx, const struct gp_rec *rec)
 	return rc != 0;
 }
 
-ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx, uint64_t *types)
+/* Paced: the chunk the scan reads. */
+static void pace_chunk(void *ctx, uint32_t seq)
+{
+	((struct scan *)ctx)->chunk = seq;
+}
+
+/*
+ * Paced: the model may read chunk seq once no launch of an activity up to
+ * it waits for its ranges.  The waiting launches are in the order their
+ * activities came (fold_corr(); fold_batch() keeps it): the first is the
+ * earliest.  Before the file's first range, it reads them as outside any
+ * (where the file has no range, they are): a range that comes around one
+ * of them, or any range after one without its call, gives the fold up
+ * (fold_range()), and the analysis is built again.
+ */
+static int pace_ready(void *ctx, uint32_t seq)
+{
+	struct fold *f = ((struct scan *)ctx)->nx->fstate;
+
+	if (!f->npend || f->pend[0].chunk > seq)
+		return 1;
+	if (f->has_tid)
+		return 0;
+	/* No range yet, so no batch: pend only grew since the last time. */
+	for (; f->spec_upto < f->npend && f->pend[f->spec_upto].chunk <= seq; f->spec_upto++) {
+		uint64_t t = f->pend[f->spec_upto].t;
+
+		if (t < f->spec_tmin)
+			f->spec_tmin = t;
+		if (t > f->spec_tmax)
+			f->spec_tmax = t;
+	}
+	f->spec = 1;
+	return 1;
+}
+
+/* Paced: the scan read the whole file: every range folded and every launch coded. */
+static int pace_end(void *ctx)
+{
+	struct scan *s = ctx;
+	struct ga_ranges *nx = s->nx;
+	struct ga_ranges_dense *d = &nx->dense[s->proc - nx->proc_base];
+
+	if (s->fail || s->oom || fold_end(s))
+		return -1;
+	free_times(d);
+	free(d->x);
+	memset(d, 0, sizeof(*d));
+	return 0;
+}
+
+/* Nothing of the file scanned so far left a trace in the index (its CONFIG came first). */
+static int pace_clean(const struct scan *s)
+{
+	const struct ga_ranges *nx = s->nx;
+	const struct fold *f = nx->fstate;
+
+	return f && !f->npend && !f->nwin && !f->nroots && !f->top[f->pi] && !f->gnodes &&
+	       !nx->nkeys && !nx->nmarks && !s->ringcap && !nx->proc_ranges[f->pi];
+}
+
+int ga_ranges_paced(const void *ctx)
+{
+	return ((const struct ga_ranges *)ctx)->paced;
+}
+
+ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx, uint64_t *types,
+			     const struct ga_reader_pace **pace)
 {
 	struct ga_ranges *nx = ctx;
 	struct scan *s;
 
+	*pace = NULL;
 	if (!nx->ahead || proc < nx->proc_base || proc - nx->proc_base >= nx->nprocs ||
 	    !nx->ahead_procs[proc - nx->proc_base])
 		return NULL;
@@ -2004,6 +2127,32 @@ ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx, uint64_t *ty
 	s->ring = NULL;
 	s->ringcap = 0;
 	s->proc = proc;
+	if (nx->ahead_procs[proc - nx->proc_base] == 2) {
+		/* The whole scan, as ga_ranges_scan() would have read the file. */
+		s->skip_nvtx = 0;
+		s->no_api = 0;
+		s->skip = 0;
+		s->oom = 0;
+		s->fail = NULL;
+		s->nrec = 0;
+		s->chunk = 0;
+		/* What the scan read before it stopped at CONFIG was noted. */
+		s->noted_files = proc - nx->proc_base;
+		s->noted_recs = nx->paced_recs;
+		ga_strmap_reset(&s->smap);
+		fold_begin(nx, proc - nx->proc_base);
+		*actx = s;
+		*types = ~0ull;
+		nx->pc = (struct ga_reader_pace){
+			.chunk = pace_chunk,
+			.ready = pace_ready,
+			.end = pace_end,
+			.lag = GA_MODEL_AHEAD,
+			.hold_max = nx->pace_hold ? nx->pace_hold : GA_RANGES_PACE_HOLD,
+		};
+		*pace = &nx->pc;
+		return scan_rec;
+	}
 	s->skip_nvtx = 1;
 	s->no_api = 0;
 	s->skip = 0;
@@ -2185,6 +2334,20 @@ static void other_threads(struct ga_ranges *nx, const struct ga_act *a,
 	nx->other_kernels += (uint64_t)any;
 }
 
+/* Room in self for node (the nodes made so far, zeroed): 0, or -1 out of memory. */
+static int self_grow(struct ga_ranges *nx, uint32_t node)
+{
+	size_t n = nx->nnodes > (size_t)node ? nx->nnodes : (size_t)node + 1;
+	struct ga_ranges_self *p = realloc(nx->self, n * sizeof(*p));
+
+	if (!p)
+		return -1;
+	memset(p + nx->nself, 0, (n - nx->nself) * sizeof(*p));
+	nx->self = p;
+	nx->nself = n;
+	return 0;
+}
+
 uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 			 const struct ga_ranges_attr *at)
 {
@@ -2201,8 +2364,8 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 	if (at->inner == GA_RANGES_FOLDED) {
 		/* Every range of a fold nests: summed by name path, as below. */
 		nx->in_range++;
-		if (!nx->self &&
-		    !(nx->self = calloc(nx->nself = nx->nnodes ? nx->nnodes : 1, sizeof(*nx->self))))
+		/* A paced scan places ranges in the tree as the model reads (ranges.h pace). */
+		if (at->node >= nx->nself && self_grow(nx, at->node))
 			return GA_STR_NOMEM;
 		if (at->node < nx->nself) {
 			nx->self[at->node].gpu_ns += ac.dur;

@@ -283,6 +283,23 @@ struct ga_ranges {
 	 */
 	int one_pass;
 	/*
+	 * Asked before the scan (report; with one_pass and fold): a single
+	 * trace with NVTX whose CONFIG comes before its other records and
+	 * says API calls were traced is not read whole first: its scan
+	 * rides in the model's read of it (paced, ahead_procs 2), so that it
+	 * is decoded once.  The model reads each chunk once the launches of
+	 * its activities are coded (the reader's pace: read/reader.h), the
+	 * chunks in between held decoded, GA_RANGES_PACE_HOLD bytes of them
+	 * at most.  Where the fold gives up in that read, or the held chunks
+	 * would pass that, the read stops and the model says to build again
+	 * without it (model.h ahead_retry).
+	 */
+	int pace;
+	size_t pace_hold;         /* bytes held at most, 0: GA_RANGES_PACE_HOLD (tests) */
+	int paced;                /* a trace was left to the paced read */
+	uint64_t paced_recs;      /* its records the scan read (and noted) before CONFIG */
+	struct ga_reader_pace pc; /* the model's read of it, paced by its scan */
+	/*
 	 * Asked before the scan where nothing reads single ranges after it
 	 * (no launches, marks or details, no filter, no launch sites in the
 	 * tree, no summary): fold.  A file's ranges then fold into the table
@@ -331,9 +348,17 @@ struct ga_ranges {
  * The model's look-ahead (model.h's struct ga_ahead, ctx nx) of process
  * proc: the scan of a trace without NVTX that ga_ranges_scan() left for
  * the model's read (one_pass), its context in *actx and the record types
- * it reads in *types (bit 1 << type); else NULL.
+ * it reads in *types (bit 1 << type), and in *pace how the model's read
+ * waits for it where it is paced (else NULL); else NULL.
  */
-ga_reader_fn ga_ranges_ahead(void *nx, uint32_t proc, void **actx, uint64_t *types);
+ga_reader_fn ga_ranges_ahead(void *nx, uint32_t proc, void **actx, uint64_t *types,
+			     const struct ga_reader_pace **pace);
+
+/* Decoded chunks a paced scan holds for the model at most (ranges.h pace). */
+#define GA_RANGES_PACE_HOLD ((size_t)64 << 20)
+
+/* Non-zero when the ranges nx (a struct ga_ranges) left a trace to the paced read. */
+int ga_ranges_paced(const void *nx);
 
 void ga_ranges_init(struct ga_ranges *nx);
 /* The steps a folded scan holds in memory; past them, they go to a temporary file. */

@@ -423,7 +423,15 @@ static __attribute__((noinline)) int add_act(struct ga_ranks *rk, struct ga_mode
 	if (!rk->looked) {
 		/* The NVTX scan read every file before the model: its ranges hold the steps. */
 		rk->looked = 1;
-		if (m->ahead.begin == ga_ranges_ahead && m->ahead.ctx) {
+		if (m->ahead.begin == ga_ranges_ahead && m->ahead.ctx &&
+		    ga_ranges_paced(m->ahead.ctx) && rk->inputs <= 1 && !rk->collect) {
+			/*
+			 * One trace, its steps folding as the model reads it (ranges.h
+			 * pace): counted at finish (find_work()), as one process's are,
+			 * its compute retiring as it goes.
+			 */
+			rk->steps_early = 1;
+		} else if (m->ahead.begin == ga_ranges_ahead && m->ahead.ctx) {
 			if (find_steps(rk, m, m->ahead.ctx)) {
 				if (rk->err[0])
 					snprintf(m->err, sizeof(m->err), "%s", rk->err);

@@ -149,6 +149,7 @@ struct rd {
 	void *actx;
 	uint64_t ahead_types; /* the record types ahead reads: bit 1 << type */
 	unsigned lag;
+	const struct ga_reader_pace *pace; /* ga_reader_read_paced(), else NULL */
 	struct ga_read_info *info;
 	char *err;
 	size_t errlen;
@@ -718,35 +719,152 @@ static int helpers_start(struct rd *r, unsigned want)
 }
 
 /*
+ * Chunk j's records, raw (header ch, at file offset off), to the callback.
+ * Returns 0 to go on, or 1 when the read ends with *res (the helpers
+ * stopped).
+ */
+static int chunk_to_callback(struct rd *r, uint32_t j, const unsigned char *raw,
+			     const struct gp_chunk_header *ch, uint64_t off, int *res)
+{
+	struct ga_read_info *info = r->info;
+	uint32_t bad_off, bad_size;
+	int rc = deliver(r, r->fn, r->ctx, 1, ~0ull, raw, ch->raw_size, &bad_off, &bad_size);
+
+	if (rc) {
+		helpers_stop(r);
+		if (rc > 0) {
+			damage(r, off, "chunk %u: record at +%u has bad size %u", j, bad_off,
+			       bad_size);
+			*res = GA_READ_OK;
+			return 1;
+		}
+		fail(r, off, "stopped while processing chunk %u", j);
+		info->stop_offset = off;
+		*res = GA_READ_ECALLBACK;
+		return 1;
+	}
+	info->chunks++;
+	info->raw_bytes += ch->raw_size;
+	info->chunk_lost += ch->lost;
+	if (ch->flags & GP_CHUNK_F_LAST)
+		info->last_flag = 1;
+	return 0;
+}
+
+/*
  * Chunk j (held since the look-ahead had it) to the callback, then its
  * slot back.  Returns 0 to go on, or 1 when the read ends with *res.
  */
 static int to_callback(struct rd *r, uint32_t j, int *res)
 {
-	struct ga_read_info *info = r->info;
 	struct slot *s = &r->slots[j % r->nslots];
-	uint32_t bad_off, bad_size;
-	int rc = deliver(r, r->fn, r->ctx, 1, ~0ull, s->raw, s->ch.raw_size, &bad_off, &bad_size);
 
-	if (rc) {
-		helpers_stop(r);
-		if (rc > 0) {
-			damage(r, s->off, "chunk %u: record at +%u has bad size %u", j, bad_off,
-			       bad_size);
-			*res = GA_READ_OK;
-			return 1;
-		}
-		fail(r, s->off, "stopped while processing chunk %u", j);
-		info->stop_offset = s->off;
-		*res = GA_READ_ECALLBACK;
+	if (chunk_to_callback(r, j, s->raw, &s->ch, s->off, res))
 		return 1;
-	}
-	info->chunks++;
-	info->chunk_lost += s->ch.lost;
-	if (s->ch.flags & GP_CHUNK_F_LAST)
-		info->last_flag = 1;
 	slot_release(r, s);
 	return 0;
+}
+
+/* A chunk a paced look-ahead read and the callback has not yet (read_paced()). */
+struct held {
+	unsigned char *raw;
+	size_t cap;
+	struct gp_chunk_header ch;
+	uint64_t off;
+	uint32_t seq;
+};
+
+struct hold {
+	struct held *q; /* a ring of cap entries: q[(head + k) % cap] */
+	size_t head, n, cap;
+	uint64_t bytes;        /* their buffers' sizes */
+	unsigned char **spare; /* buffers given back, for the slots to decode into */
+	size_t *spare_cap;
+	size_t nspare;
+};
+
+#define HOLD_SPARE 32
+
+static void hold_free(struct hold *h)
+{
+	for (size_t k = 0; k < h->n; k++)
+		free(h->q[(h->head + k) % h->cap].raw);
+	for (size_t k = 0; k < h->nspare; k++)
+		free(h->spare[k]);
+	free(h->q);
+	free(h->spare);
+	free(h->spare_cap);
+	memset(h, 0, sizeof(*h));
+}
+
+/* Slot s's chunk (the caller's, READY) to the back of the queue, s given a spare buffer.  0, or -1. */
+static int hold_push(struct hold *h, struct slot *s)
+{
+	struct held *e;
+
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 64, k;
+		struct held *q = malloc(cap * sizeof(*q));
+
+		if (!q)
+			return -1;
+		for (k = 0; k < h->n; k++)
+			q[k] = h->q[(h->head + k) % h->cap];
+		free(h->q);
+		h->q = q;
+		h->cap = cap;
+		h->head = 0;
+	}
+	e = &h->q[(h->head + h->n++) % h->cap];
+	e->raw = s->raw;
+	e->cap = s->raw_cap;
+	e->ch = s->ch;
+	e->off = s->off;
+	e->seq = s->seq;
+	h->bytes += e->cap;
+	if (h->nspare) {
+		h->nspare--;
+		s->raw = h->spare[h->nspare];
+		s->raw_cap = h->spare_cap[h->nspare];
+	} else {
+		s->raw = NULL;
+		s->raw_cap = 0;
+	}
+	return 0;
+}
+
+/* The front chunk's buffer, read: kept for a slot, or freed. */
+static void hold_pop(struct hold *h)
+{
+	struct held *e = &h->q[h->head];
+
+	h->head = (h->head + 1) % h->cap;
+	h->n--;
+	h->bytes -= e->cap;
+	if (!h->spare && (!(h->spare = malloc(HOLD_SPARE * sizeof(*h->spare))) ||
+			  !(h->spare_cap = malloc(HOLD_SPARE * sizeof(*h->spare_cap))))) {
+		free(h->spare);
+		h->spare = NULL;
+	}
+	if (h->spare && h->nspare < HOLD_SPARE) {
+		h->spare[h->nspare] = e->raw;
+		h->spare_cap[h->nspare++] = e->cap;
+	} else {
+		free(e->raw);
+	}
+}
+
+/*
+ * The front chunk to the callback, then popped.  Returns 0, or 1 when the
+ * read ends with *res.
+ */
+static int hold_deliver(struct rd *r, struct hold *h, int *res)
+{
+	struct held *e = &h->q[h->head];
+	int end = chunk_to_callback(r, e->seq, e->raw, &e->ch, e->off, res);
+
+	hold_pop(h);
+	return end;
 }
 
 static int read_chunks(struct rd *r)
@@ -804,13 +922,111 @@ static int read_chunks(struct rd *r)
 	}
 }
 
+/*
+ * read_chunks() with a paced look-ahead (ga_reader_read_paced()): each
+ * chunk goes to the look-ahead as it is decoded and waits, its buffer
+ * taken out of the ring, until the callback may read it.
+ */
+static int read_paced(struct rd *r)
+{
+	const struct ga_reader_pace *pc = r->pace;
+	struct ga_read_info *info = r->info;
+	struct hold h = { 0 };
+	uint32_t i;
+	int ahead = 1, done = 0, rc = GA_READ_OK;
+
+	r->next_off = info->header.header_size;
+	if (helpers_start(r, helpers_wanted(r->src.size - r->src.pos))) {
+		fail(r, r->next_off, "out of memory");
+		return GA_READ_EOPEN;
+	}
+	for (i = 0;; i++) {
+		struct slot *s = slot_take(r, i);
+		uint32_t bad_off, bad_size;
+		int end = s->kind != SLOT_CHUNK;
+
+		if (!end) {
+			ga_progress_read(r->name, s->off,
+					 r->src.size == UINT64_MAX ? 0 : r->src.size, 0);
+			if (ahead) {
+				pc->chunk(r->actx, i);
+				rc = deliver(r, r->ahead, r->actx, 0, r->ahead_types, s->raw,
+					     s->ch.raw_size, &bad_off, &bad_size);
+				if (rc < 0) {
+					helpers_stop(r);
+					fail(r, s->off, "stopped while processing chunk %u", i);
+					info->stop_offset = s->off;
+					rc = GA_READ_ECALLBACK;
+					goto out;
+				}
+				/* Bad framing: the callback reads up to it and reports the damage. */
+				if (rc > 0)
+					ahead = 0;
+				rc = GA_READ_OK;
+			}
+			if (hold_push(&h, s)) {
+				helpers_stop(r);
+				fail(r, s->off, "out of memory");
+				rc = GA_READ_ECALLBACK;
+				goto out;
+			}
+			if (h.bytes > info->held_max)
+				info->held_max = h.bytes;
+			slot_release(r, s);
+		}
+		/* The look-ahead read all it will: what it held is settled. */
+		if ((end || !ahead) && !done) {
+			done = 1;
+			if (pc->end(r->actx)) {
+				helpers_stop(r);
+				fail(r, end ? s->off : h.q[(h.head + h.n - 1) % h.cap].off,
+				     "stopped at the end of the look-ahead");
+				rc = GA_READ_ECALLBACK;
+				goto out;
+			}
+		}
+		/* The callback reads a chunk lag chunks behind, once it may. */
+		while (h.n && (done || i >= h.q[h.head].seq + pc->lag) &&
+		       (done || pc->ready(r->actx, h.q[h.head].seq)))
+			if (hold_deliver(r, &h, &rc))
+				goto out;
+		if (h.bytes > pc->hold_max) {
+			helpers_stop(r);
+			fail(r, h.q[h.head].off, "the look-ahead held more than %zu bytes",
+			     pc->hold_max);
+			rc = GA_READ_EHOLD;
+			goto out;
+		}
+		if (end || done) {
+			/* Past a bad record, the callback stopped at it (damage). */
+			helpers_stop(r);
+			if (!end)
+				goto out;
+			if (s->kind == SLOT_DAMAGE) {
+				damage(r, s->off, "%s", s->msg);
+			} else if (s->kind == SLOT_FAIL) {
+				fail(r, s->off, "%s", s->msg);
+				rc = GA_READ_EOPEN;
+			} else {
+				info->stop_offset = s->off;
+				info->file_size = s->off;
+				info->bytes_unread = 0;
+			}
+			goto out;
+		}
+	}
+out:
+	hold_free(&h);
+	return rc;
+}
+
 static int read_all(struct rd *r)
 {
 	int rc = check_header(r);
 	unsigned i;
 
 	if (rc == GA_READ_OK)
-		rc = read_chunks(r);
+		rc = r->pace ? read_paced(r) : read_chunks(r);
 	ga_progress_read(r->name, 0, 0, 1);
 	for (i = 0; i <= MAX_HELPERS; i++) {
 		ZSTD_freeDCtx(r->dec[i].dctx);
@@ -955,6 +1171,46 @@ int ga_reader_read_ahead(const char *path, const void *buf, size_t len, ga_reade
 	if (!buf)
 		return read_file(path, ahead, actx, types, lag, fn, ctx, info, err, errlen);
 	return read_mem(path, buf, len, ahead, actx, types, lag, fn, ctx, info, err, errlen);
+}
+
+int ga_reader_read_paced(const char *path, const void *buf, size_t len, ga_reader_fn ahead,
+			 void *actx, uint64_t types, const struct ga_reader_pace *pace,
+			 ga_reader_fn fn, void *ctx, struct ga_read_info *info, char *err,
+			 size_t errlen)
+{
+	struct rd r;
+	int rc;
+
+	if (!buf) {
+		struct stat st;
+
+		rd_init(&r, path, fn, ctx, info, err, errlen);
+		r.src.fd = open_input(path);
+		if (r.src.fd < 0) {
+			fail(&r, 0, "cannot open: %s", strerror(errno));
+			return GA_READ_EOPEN;
+		}
+		if (fstat(r.src.fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			fail(&r, 0, "is a directory");
+			close(r.src.fd);
+			return GA_READ_EOPEN;
+		}
+		r.src.size = (fstat(r.src.fd, &st) == 0 && S_ISREG(st.st_mode)) ?
+				     (uint64_t)st.st_size :
+				     UINT64_MAX;
+	} else {
+		rd_init(&r, path, fn, ctx, info, err, errlen);
+		r.src.mem = buf;
+		r.src.size = len;
+	}
+	r.ahead = ahead;
+	r.actx = actx;
+	r.ahead_types = types;
+	r.pace = pace;
+	rc = read_all(&r);
+	if (!buf)
+		close(r.src.fd);
+	return rc;
 }
 
 void ga_reader_describe(const struct ga_read_info *info, char *buf, size_t n)

@@ -34,6 +34,7 @@ unsigned ga_reader_cpus(void);
 #define GA_READ_EOPEN (-1)         /* cannot open or read the file at all */
 #define GA_READ_EFORMAT (-2)       /* not a trace this reader can read */
 #define GA_READ_ECALLBACK (-3)     /* the callback asked to stop */
+#define GA_READ_EHOLD (-4)         /* a paced look-ahead held too much (ga_reader_read_paced) */
 
 struct ga_read_info {
 	struct gp_file_header header;
@@ -50,6 +51,8 @@ struct ga_read_info {
 	uint64_t unknown;          /* records of types this reader skips */
 	uint64_t malformed;        /* known types too short to use: skipped */
 	uint64_t chunk_lost;       /* sum of gp_chunk_header.lost */
+	uint64_t raw_bytes;        /* decoded bytes of the chunks read */
+	uint64_t held_max;         /* of them, a paced read held at most (ga_reader_read_paced) */
 };
 
 /*
@@ -98,6 +101,34 @@ int ga_reader_read_mem(const char *name, const void *buf, size_t len,
 int ga_reader_read_ahead(const char *path, const void *buf, size_t len, ga_reader_fn ahead,
 			 void *actx, uint64_t types, unsigned lag, ga_reader_fn fn, void *ctx,
 			 struct ga_read_info *info, char *err, size_t errlen);
+
+/*
+ * A look-ahead paced by what it found (ga_reader_read_paced): the callback
+ * reads chunk seq once the look-ahead has read lag chunks more (or all it
+ * will) and ready(actx, seq) says it may, the chunks in between held
+ * decoded, hold_max bytes of them at most.  chunk(actx, seq) comes before
+ * the look-ahead reads chunk seq; end(actx) once it has read all it will
+ * (the end of the file, or a record with a bad size), before the callback
+ * reads the chunks it still holds: 0, or non-zero to stop the read with
+ * GA_READ_ECALLBACK.
+ */
+struct ga_reader_pace {
+	void (*chunk)(void *actx, uint32_t seq);
+	int (*ready)(void *actx, uint32_t seq);
+	int (*end)(void *actx);
+	unsigned lag;
+	size_t hold_max;
+};
+
+/*
+ * ga_reader_read_ahead() paced: returns as it does, or GA_READ_EHOLD where
+ * the look-ahead would hold more than hold_max bytes for the callback (the
+ * read stops there; err says where).
+ */
+int ga_reader_read_paced(const char *path, const void *buf, size_t len, ga_reader_fn ahead,
+			 void *actx, uint64_t types, const struct ga_reader_pace *pace,
+			 ga_reader_fn fn, void *ctx, struct ga_read_info *info, char *err,
+			 size_t errlen);
 
 /*
  * The earliest nonzero t_min of the chunk headers of a trace (the file at

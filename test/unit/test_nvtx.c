@@ -916,7 +916,8 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 					uint64_t a = o0 + j * 2500;
 
 					api_t[++corr] = a;
-					if (corr % 50)
+					/* 8: every launch's call recorded. */
+					if (corr % 50 || how == 8)
 						synth_api_corr(s, launch, a, a + 20, 100,
 							       corr * stride,
 							       GP_API_RUNTIME);
@@ -927,18 +928,19 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 					JOB_PUSH(corr);
 				}
 				/* 5: the last op ends with its layer, its record after the layer's. */
-				if (how != 6 && (how != 5 || o < 2))
+				/* 6, 9: no ranges in the steps (9: one around everything). */
+				if (how != 6 && how != 9 && (how != 5 || o < 2))
 					synth_nvtx_range(s, nop[o], 0, o0, o0 + 5000, tid, tid, id++,
 							 GP_NVTX_PUSHPOP);
 			}
-			if (how != 6)
+			if (how != 6 && how != 9)
 				synth_nvtx_range(s, nlayer, 0, l0, l0 + 19000, tid, tid, id++,
 						 GP_NVTX_PUSHPOP);
 			if (how == 5)
 				synth_nvtx_range(s, nop[2], 0, l0 + 12100, l0 + 19000, tid, tid,
 						 id++, GP_NVTX_PUSHPOP);
 		}
-		if (how != 6)
+		if (how != 6 && how != 9)
 			synth_nvtx_range(s, nstep, 0, t0, t0 + 90000, tid, tid, id++,
 					 GP_NVTX_PUSHPOP);
 		/* Between steps: no range open. */
@@ -953,7 +955,7 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 		JOB_ACT(q[j]);
 #undef JOB_PUSH
 #undef JOB_ACT
-	if (how == 1)
+	if (how == 1 || how == 9)
 		synth_nvtx_range(s, nmain, 0, T0 + 500, T0 + 2000 + steps * 100000, 100, 100, id++,
 				 GP_NVTX_UNTERMINATED);
 	synth_end(s, T0 + 2000 + steps * 100000, 0);
@@ -1152,6 +1154,223 @@ static void test_fold(void)
 	tap_end();
 }
 
+/* One node of l's tree named by its path ("step/layer/kernel _Z4gemmv"), with its counts. */
+static char *node_line(struct loaded *l, uint32_t i)
+{
+	struct ga_buf b = { 0 }, path = { 0 };
+	uint32_t c;
+
+	for (c = i; c != GA_RANGES_NONE; c = l->nx.nodes[c].parent) {
+		const struct ga_ranges_node *n = &l->nx.nodes[c];
+		const char *name = n->kind == GA_RANGES_N_RANGE ?
+					   ga_model_str(&l->m, l->nx.keys[n->id].label) :
+				   n->kind == GA_RANGES_N_KERNEL ? ga_model_str(&l->m, n->id) :
+								   "";
+
+		ga_buf_printf(&b, "%u:%s:%u/", n->kind, name,
+			      n->kind == GA_RANGES_N_RANGE || n->kind == GA_RANGES_N_KERNEL ? 0 : n->id);
+	}
+	ga_buf_printf(&path, "%s %llu %llu %llu %llu", b.p ? b.p : "",
+		      (unsigned long long)l->nx.nodes[i].instances,
+		      (unsigned long long)l->nx.nodes[i].gpu_ns,
+		      (unsigned long long)l->nx.nodes[i].acts,
+		      (unsigned long long)l->nx.nodes[i].kernels);
+	ga_buf_free(&b);
+	return path.p;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * a (two reads) and p (paced): the same tables, tree and rows by name
+ * (strings and tree nodes are made in another order as the model reads).
+ */
+static void same_by_name(struct loaded *a, struct loaded *p, const char *what)
+{
+	size_t i, bad = 0;
+	char **x, **y;
+
+	CHECKF(a->ok && p->ok, "%s: loaded %d %d", what, a->ok, p->ok);
+	if (!a->ok || !p->ok)
+		return;
+	CHECKF(a->nx.nkeys == p->nx.nkeys && a->nx.nnodes == p->nx.nnodes &&
+		       a->m.nrows == p->m.nrows && a->nx.acts == p->nx.acts &&
+		       a->nx.in_range == p->nx.in_range && a->nx.no_range == p->nx.no_range &&
+		       a->nx.unattributed == p->nx.unattributed &&
+		       a->nx.unterminated == p->nx.unterminated,
+	       "%s: %zu/%zu keys, %zu/%zu nodes, in %llu/%llu, none %llu/%llu", what,
+	       a->nx.nkeys, p->nx.nkeys, a->nx.nnodes, p->nx.nnodes,
+	       (unsigned long long)a->nx.in_range, (unsigned long long)p->nx.in_range,
+	       (unsigned long long)a->nx.no_range, (unsigned long long)p->nx.no_range);
+	for (i = 0; i < a->nx.nkeys && i < p->nx.nkeys; i++) {
+		const struct ga_ranges_key *k = &a->nx.keys[i], *q = &p->nx.keys[i];
+
+		bad += strcmp(ga_model_str(&a->m, k->label), ga_model_str(&p->m, q->label)) ||
+		       k->count != q->count || k->cpu_total != q->cpu_total ||
+		       k->cpu_min != q->cpu_min || k->cpu_max != q->cpu_max ||
+		       k->gpu_ns != q->gpu_ns || k->acts != q->acts || k->kernels != q->kernels ||
+		       k->other_ns != q->other_ns || k->other_kernels != q->other_kernels;
+	}
+	CHECKF(!bad, "%s: %zu keys differ", what, bad);
+	if (a->nx.nnodes != p->nx.nnodes)
+		return;
+	x = calloc(a->nx.nnodes + 1, sizeof(*x));
+	y = calloc(a->nx.nnodes + 1, sizeof(*y));
+	for (i = 0; x && y && i < a->nx.nnodes; i++) {
+		x[i] = node_line(a, (uint32_t)i);
+		y[i] = node_line(p, (uint32_t)i);
+	}
+	if (x && y) {
+		qsort(x, a->nx.nnodes, sizeof(*x), cmp_str);
+		qsort(y, a->nx.nnodes, sizeof(*y), cmp_str);
+		for (i = bad = 0; i < a->nx.nnodes; i++)
+			bad += !x[i] || !y[i] || strcmp(x[i], y[i]);
+	}
+	CHECKF(x && y && !bad, "%s: %zu nodes differ", what, bad);
+	for (i = 0; x && y && i < a->nx.nnodes; i++) {
+		free(x[i]);
+		free(y[i]);
+	}
+	free(x);
+	free(y);
+	for (i = bad = 0; i < a->m.nrows && i < p->m.nrows; i++)
+		bad += strcmp(a->rows[i].nvtx ? ga_model_str(&a->m, a->rows[i].nvtx) : "",
+			      p->rows[i].nvtx ? ga_model_str(&p->m, p->rows[i].nvtx) : "");
+	CHECKF(!bad, "%s: %zu rows in other ranges", what, bad);
+}
+
+/* Load one trace paced (ranges.h pace), hold bytes held at most (0: the default). */
+static void load_paced(struct loaded *l, const struct trace *t, size_t hold)
+{
+	struct ga_ranges_src src = { .path = "synth", .buf = t->buf, .len = t->len };
+
+	l->ok = 0;
+	l->rows = NULL;
+	ga_model_init(&l->m);
+	ga_ranges_init(&l->nx);
+	l->nx.fold = 1;
+	l->nx.fold_keep = keep_step;
+	l->nx.one_pass = 1;
+	l->nx.pace = 1;
+	l->nx.pace_hold = hold;
+	l->m.keep_rows = SIZE_MAX;
+	l->m.ahead.ctx = &l->nx;
+	l->m.ahead.begin = ga_ranges_ahead;
+	if (ga_ranges_scan(&l->nx, &l->m, &src, 1))
+		return;
+	ga_filter_bind(&l->f, &l->nx, &l->m);
+	if (ga_model_add_mem(&l->m, "synth", t->buf, t->len) != GA_READ_OK)
+		return;
+	if (ga_model_finish(&l->m) || ga_ranges_finish(&l->nx, &l->m, 0))
+		return;
+	l->rows = calloc(l->m.nrows + 1, sizeof(*l->rows));
+	if (!l->rows)
+		return;
+	{
+		size_t i = 0;
+
+		for (const struct ga_row *r; i < l->m.nrows && (r = ga_xsort_next(&l->m.rows));)
+			l->rows[i++] = *r;
+		l->ok = i == l->m.nrows;
+	}
+}
+
+/*
+ * A single trace's ranges folded in the model's read of it (ranges.h
+ * pace), decoded once: what two reads give, the model reading each chunk
+ * once the launches in it are coded; where the fold cannot go on, or the
+ * chunks held would pass their bound, the read stops and says to build
+ * again (model.h ahead_retry).
+ */
+static void test_paced(void)
+{
+	static const struct {
+		int how;
+		size_t steps, hold;
+		int paced; /* 1: read paced to the end; 0: stopped, to build again */
+		const char *what;
+		int cut; /* percent of the file kept (0: all): a cut trace */
+		/*
+		 * Held at most: 2 the whole file (a launch without its call, in
+		 * a range, is coded at the end); 1 a part; 0 a third or less.
+		 */
+		int held;
+	} cases[] = {
+		{ 0, 300, 0, 1, "steps folded in batches", 0, 2 },
+		{ 0, 3, 0, 1, "a few steps, folded at the end", 0, 2 },
+		{ 4, 300, 0, 1, "ids far apart, their codes through the temporary file", 0, 2 },
+		{ 5, 300, 0, 1, "a range's record after its parent's, both ending together", 0, 2 },
+		/* Read as outside any range as they come: no range came. */
+		{ 6, 300, 0, 1, "no ranges", 0, 0 },
+		{ 7, 300, 0, 1, "activities out of order", 0, 2 },
+		{ 8, 1000, 0, 1, "every call recorded: chunks read as their launches are coded", 0, 0 },
+		/* Layers without their step at the cut: name paths made as the model reads. */
+		{ 8, 300, 0, 1, "a trace cut at 35%", 35, 2 },
+		{ 8, 300, 0, 1, "a trace cut at 55%", 55, 1 },
+		{ 8, 300, 0, 1, "a trace cut at 75%", 75, 1 },
+		{ 8, 300, 0, 1, "a trace cut at 90%", 90, 1 },
+		{ 8, 300, 32768, 0, "more held than the bound", 0, 0 },
+		{ 1, 300, 0, 0, "a range around everything, open at exit", 0, 0 },
+		/* Launches read as outside any range, then one around them came. */
+		{ 9, 300, 0, 0, "no ranges but one around everything, at the end", 0, 0 },
+		{ 2, 300, 0, 0, "one step on another thread", 0, 0 },
+		{ 3, 300, 0, 0, "a kernel after its step folded", 0, 0 },
+		{ 0, 300, 4096, 0, "more held than the bound", 0, 0 },
+	};
+	size_t c;
+
+	tap_begin("nvtx: a single trace's ranges folded in the model's read (paced), or built again");
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct trace t = job_trace(cases[c].steps, cases[c].how, 10);
+		struct loaded a, p;
+
+		if (cases[c].cut)
+			t.len = t.len * (size_t)cases[c].cut / 100;
+
+		ga_filter_init(&a.f);
+		ga_filter_init(&p.f);
+		load_fold = 1;
+		load(&a, &t, 1);
+		load_fold = 0;
+		load_paced(&p, &t, cases[c].hold);
+		CHECKF(p.nx.paced == 1, "%s: not paced", cases[c].what);
+		if (cases[c].paced) {
+			uint64_t held = p.m.nfiles ? p.m.files[0].info.held_max : 0;
+			uint64_t raw = p.m.nfiles ? p.m.files[0].info.raw_bytes : 0;
+
+			CHECKF(p.ok && !p.m.ahead_retry, "%s: paced %d, again %d", cases[c].what,
+			       p.ok, p.m.ahead_retry);
+			/* Each chunk read once the launches in it are coded. */
+			CHECKF(cases[c].held == 2 ? held == raw :
+			       cases[c].held == 1 ? held < raw && held * 3 >= raw :
+						    held && held * 3 < raw,
+			       "%s: %llu bytes held of %llu", cases[c].what,
+			       (unsigned long long)held, (unsigned long long)raw);
+			same_by_name(&a, &p, cases[c].what);
+			CHECKF(a.m.copy[GP_COPY_HTOD].count == p.m.copy[GP_COPY_HTOD].count &&
+				       a.m.counts[GA_ACT_KERNEL] == p.m.counts[GA_ACT_KERNEL],
+			       "%s: %llu/%llu copies", cases[c].what,
+			       (unsigned long long)a.m.copy[GP_COPY_HTOD].count,
+			       (unsigned long long)p.m.copy[GP_COPY_HTOD].count);
+		} else {
+			CHECKF(!p.ok && p.m.ahead_retry, "%s: paced %d, again %d", cases[c].what,
+			       p.ok, p.m.ahead_retry);
+			/* Why: the fold's word, or none where the chunks held passed their bound. */
+			CHECKF(cases[c].hold ? !p.nx.fold_why :
+					       p.nx.fold_why && (cases[c].how != 9 ||
+								 strstr(p.nx.fold_why, "read as outside any")),
+			       "%s: %s", cases[c].what, p.nx.fold_why ? p.nx.fold_why : "-");
+		}
+		unload(&a);
+		unload(&p);
+		free(t.buf);
+	}
+	tap_end();
+}
+
 int main(void)
 {
 	struct trace t = main_trace();
@@ -1172,6 +1391,7 @@ int main(void)
 	test_far_times(1);
 	test_other_threads();
 	test_fold();
+	test_paced();
 	free(t.buf);
 	return tap_exit();
 }

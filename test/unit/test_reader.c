@@ -814,6 +814,144 @@ static void test_random_damage(void)
 	tap_end();
 }
 
+/* A paced look-ahead's callbacks: what they were asked, and when the callback may read. */
+struct paced {
+	struct two t;
+	uint32_t ahead_chunk;   /* the chunk the look-ahead reads */
+	uint32_t ready_from;    /* ready() says yes once the look-ahead is this many chunks on */
+	int never;              /* ready() never says yes: all wait for the end */
+	int ends;               /* end() calls */
+	uint64_t behind_at_end; /* records the callback had at end() */
+	int bad_order;          /* ready() asked of a chunk the look-ahead had not read */
+};
+
+static void paced_chunk(void *ctx, uint32_t seq)
+{
+	((struct paced *)ctx)->ahead_chunk = seq;
+}
+
+static int paced_ready(void *ctx, uint32_t seq)
+{
+	struct paced *p = ctx;
+
+	p->bad_order |= seq > p->ahead_chunk;
+	return !p->never && p->ahead_chunk >= seq + p->ready_from;
+}
+
+static int paced_end(void *ctx)
+{
+	struct paced *p = ctx;
+
+	p->ends++;
+	p->behind_at_end = p->t.nbehind;
+	return 0;
+}
+
+static int paced_ahead(void *ctx, const struct gp_rec *rec)
+{
+	return on_ahead(&((struct paced *)ctx)->t, rec);
+}
+
+static int paced_behind(void *ctx, const struct gp_rec *rec)
+{
+	return on_behind(&((struct paced *)ctx)->t, rec);
+}
+
+/*
+ * A paced look-ahead: the callback reads a chunk lag chunks behind once
+ * ready() says it may, all of them after end() where it never does; both
+ * see every record in file order, with -j 1 and several threads, from a
+ * file and memory; a bound on what is held stops the read (GA_READ_EHOLD).
+ */
+static void test_paced(void)
+{
+	struct ga_buf ref = { 0 };
+	struct ga_read_info info;
+	char err[256], path[] = "/tmp/gpuprof-test-XXXXXX";
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	tap_begin("read paced: the callback waits for the look-ahead's word");
+	if (long_trace(&ref, &buf, &len, path)) {
+		tap_end();
+		return;
+	}
+	for (unsigned j = 1; j <= 4; j += 3) {
+		for (int file = 0; file < 2; file++) {
+			for (int mode = 0; mode < 3; mode++) {
+				/* 0: ready at once (the lag alone); 1: 5 chunks later; 2: never. */
+				struct paced p;
+				struct ga_reader_pace pc = { paced_chunk, paced_ready, paced_end, 2,
+							     SIZE_MAX };
+
+				memset(&p, 0, sizeof(p));
+				p.ready_from = mode == 1 ? 5 : 0;
+				p.never = mode == 2;
+				ga_reader_jobs = j;
+				rc = ga_reader_read_paced(file ? path : "mem", file ? NULL : buf, len,
+							  paced_ahead, &p, ~0ull, &pc, paced_behind,
+							  &p, &info, err, sizeof(err));
+				CHECKF(rc == GA_READ_OK && info.finished && !info.damaged &&
+					       p.t.ahead.len == ref.len &&
+					       !memcmp(p.t.ahead.p, ref.p, ref.len) &&
+					       p.t.behind.len == ref.len &&
+					       !memcmp(p.t.behind.p, ref.p, ref.len) &&
+					       info.records == p.t.nbehind && p.ends == 1 && !p.bad_order,
+				       "-j %u mode %d: rc %d %s, %d ends", j, mode, rc, err, p.ends);
+				/* Never ready: nothing before the end; else it read most before. */
+				CHECKF(mode == 2 ? p.behind_at_end == 0 && info.held_max == info.raw_bytes :
+						   p.behind_at_end > 0 && info.held_max < info.raw_bytes,
+				       "-j %u mode %d: %llu read before the end, %llu of %llu held", j,
+				       mode, (unsigned long long)p.behind_at_end,
+				       (unsigned long long)info.held_max,
+				       (unsigned long long)info.raw_bytes);
+				CHECKF(mode == 2 || p.t.ahead_at_first > 0, "-j %u mode %d: ahead", j, mode);
+				ga_buf_free(&p.t.ahead);
+				ga_buf_free(&p.t.behind);
+				/* Held past the bound: the read stops, saying so. */
+				if (mode == 2) {
+					memset(&p, 0, sizeof(p));
+					p.never = 1;
+					pc.hold_max = info.raw_bytes / 2;
+					rc = ga_reader_read_paced(file ? path : "mem", file ? NULL : buf,
+								  len, paced_ahead, &p, ~0ull, &pc,
+								  paced_behind, &p, &info, err, sizeof(err));
+					CHECKF(rc == GA_READ_EHOLD && p.t.nbehind == 0 && !p.ends &&
+						       strstr(err, "held more than"),
+					       "-j %u: bound: rc %d %s", j, rc, err);
+					ga_buf_free(&p.t.ahead);
+					ga_buf_free(&p.t.behind);
+				}
+			}
+		}
+	}
+	ga_reader_jobs = 0;
+	/* Cut in the middle of a chunk: the end at the damage, the chunks before it read. */
+	{
+		struct paced p;
+		struct ga_reader_pace pc = { paced_chunk, paced_ready, paced_end, 2, SIZE_MAX };
+		struct ga_read_info plain;
+		size_t cut = len * 2 / 3;
+
+		memset(&p, 0, sizeof(p));
+		rc = ga_reader_read_mem("cut", buf, cut, NULL, NULL, &plain, err, sizeof(err));
+		rc |= ga_reader_read_paced("cut", buf, cut, paced_ahead, &p, ~0ull, &pc, paced_behind,
+					   &p, &info, err, sizeof(err));
+		CHECKF(rc == GA_READ_OK && info.damaged && plain.damaged &&
+			       info.stop_offset == plain.stop_offset && info.records == plain.records &&
+			       p.t.nbehind == plain.records && p.t.nahead == plain.records && p.ends == 1,
+		       "cut: rc %d, %llu/%llu records, %d ends", rc, (unsigned long long)info.records,
+		       (unsigned long long)plain.records, p.ends);
+		ga_buf_free(&p.t.ahead);
+		ga_buf_free(&p.t.behind);
+	}
+	unlink(path);
+	free(buf);
+	ga_buf_free(&ref);
+	tap_end();
+}
+
 int main(void)
 {
 	test_crc();
@@ -821,6 +959,7 @@ int main(void)
 	test_round_trip(1);
 	test_jobs();
 	test_ahead();
+	test_paced();
 	test_salvage();
 	test_bit_flips();
 	test_foreign();
