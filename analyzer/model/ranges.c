@@ -1510,12 +1510,14 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 window:
 	if (f->nroots >= 2 * FOLD_ROOTS)
 		return fold_batch(s, f->nroots - FOLD_ROOTS, 0);
-	if (s->nx->paced && f->nroots > 2 && s->nrec - f->roots[0].rec > FOLD_PACE_RECS) {
-		size_t k = 1;
+	if (s->nx->paced && f->nroots > 2) {
+		uint64_t slack = s->nx->pace_recs ? s->nx->pace_recs : FOLD_PACE_RECS;
+		size_t k = 0;
 
-		while (k < f->nroots - 2 && s->nrec - f->roots[k].rec > FOLD_PACE_RECS)
+		while (k < f->nroots - 2 && s->nrec - f->roots[k].rec > slack)
 			k++;
-		return fold_batch(s, k, 0);
+		if (k)
+			return fold_batch(s, k, 0);
 	}
 	if (f->nwin > FOLD_WINDOW) {
 		if (f->nroots < 2)

@@ -296,6 +296,8 @@ struct ga_ranges {
 	 */
 	int pace;
 	size_t pace_hold;         /* bytes held at most, 0: GA_RANGES_PACE_HOLD (tests) */
+	uint64_t pace_recs;       /* records after an outermost range before it may fold
+				      (with two newer), 0: ranges.c FOLD_PACE_RECS (tests) */
 	int paced;                /* a trace was left to the paced read */
 	uint64_t paced_recs;      /* its records the scan read (and noted) before CONFIG */
 	struct ga_reader_pace pc; /* the model's read of it, paced by its scan */

@@ -1242,8 +1242,11 @@ static void same_by_name(struct loaded *a, struct loaded *p, const char *what)
 	CHECKF(!bad, "%s: %zu rows in other ranges", what, bad);
 }
 
-/* Load one trace paced (ranges.h pace), hold bytes held at most (0: the default). */
-static void load_paced(struct loaded *l, const struct trace *t, size_t hold)
+/*
+ * Load one trace paced (ranges.h pace), hold bytes held at most, an
+ * outermost range folding recs records after it (0: the defaults).
+ */
+static void load_paced(struct loaded *l, const struct trace *t, size_t hold, uint64_t recs)
 {
 	struct ga_ranges_src src = { .path = "synth", .buf = t->buf, .len = t->len };
 
@@ -1256,6 +1259,7 @@ static void load_paced(struct loaded *l, const struct trace *t, size_t hold)
 	l->nx.one_pass = 1;
 	l->nx.pace = 1;
 	l->nx.pace_hold = hold;
+	l->nx.pace_recs = recs;
 	l->m.keep_rows = SIZE_MAX;
 	l->m.ahead.ctx = &l->nx;
 	l->m.ahead.begin = ga_ranges_ahead;
@@ -1298,27 +1302,31 @@ static void test_paced(void)
 		 * a range, is coded at the end); 1 a part; 0 a third or less.
 		 */
 		int held;
+		uint64_t recs; /* an outermost range folds this many records after it */
 	} cases[] = {
-		{ 0, 300, 0, 1, "steps folded in batches", 0, 2 },
-		{ 0, 3, 0, 1, "a few steps, folded at the end", 0, 2 },
-		{ 4, 300, 0, 1, "ids far apart, their codes through the temporary file", 0, 2 },
-		{ 5, 300, 0, 1, "a range's record after its parent's, both ending together", 0, 2 },
+		{ 0, 300, 0, 1, "steps folded in batches", 0, 2, 0 },
+		{ 0, 3, 0, 1, "a few steps, folded at the end", 0, 2, 0 },
+		{ 4, 300, 0, 1, "ids far apart, their codes through the temporary file", 0, 2, 0 },
+		{ 5, 300, 0, 1, "a range's record after its parent's, both ending together", 0, 2, 0 },
 		/* Read as outside any range as they come: no range came. */
-		{ 6, 300, 0, 1, "no ranges", 0, 0 },
-		{ 7, 300, 0, 1, "activities out of order", 0, 2 },
-		{ 8, 1000, 0, 1, "every call recorded: chunks read as their launches are coded", 0, 0 },
+		{ 6, 300, 0, 1, "no ranges", 0, 0, 0 },
+		{ 7, 300, 0, 1, "activities out of order", 0, 2, 0 },
+		{ 8, 1000, 0, 1, "every call recorded: chunks read as their launches are coded", 0, 0, 0 },
 		/* Layers without their step at the cut: name paths made as the model reads. */
-		{ 8, 300, 0, 1, "a trace cut at 35%", 35, 2 },
-		{ 8, 300, 0, 1, "a trace cut at 55%", 55, 1 },
-		{ 8, 300, 0, 1, "a trace cut at 75%", 75, 1 },
-		{ 8, 300, 0, 1, "a trace cut at 90%", 90, 1 },
-		{ 8, 300, 32768, 0, "more held than the bound", 0, 0 },
-		{ 1, 300, 0, 0, "a range around everything, open at exit", 0, 0 },
+		{ 8, 300, 0, 1, "a trace cut at 35%", 35, 2, 0 },
+		{ 8, 300, 0, 1, "a trace cut at 55%", 55, 1, 0 },
+		{ 8, 300, 0, 1, "a trace cut at 75%", 75, 1, 0 },
+		{ 8, 300, 0, 1, "a trace cut at 90%", 90, 1, 0 },
+		/* Long outermost ranges fold by records after them, not by their count. */
+		{ 8, 300, 0, 1, "steps folded 500 records after them", 0, 0, 500 },
+		{ 8, 300, 0, 1, "steps folded 500 records after them, cut at 75%", 75, 1, 500 },
+		{ 8, 300, 32768, 0, "more held than the bound", 0, 0, 0 },
+		{ 1, 300, 0, 0, "a range around everything, open at exit", 0, 0, 0 },
 		/* Launches read as outside any range, then one around them came. */
-		{ 9, 300, 0, 0, "no ranges but one around everything, at the end", 0, 0 },
-		{ 2, 300, 0, 0, "one step on another thread", 0, 0 },
-		{ 3, 300, 0, 0, "a kernel after its step folded", 0, 0 },
-		{ 0, 300, 4096, 0, "more held than the bound", 0, 0 },
+		{ 9, 300, 0, 0, "no ranges but one around everything, at the end", 0, 0, 0 },
+		{ 2, 300, 0, 0, "one step on another thread", 0, 0, 0 },
+		{ 3, 300, 0, 0, "a kernel after its step folded", 0, 0, 0 },
+		{ 0, 300, 4096, 0, "more held than the bound", 0, 0, 0 },
 	};
 	size_t c;
 
@@ -1335,7 +1343,7 @@ static void test_paced(void)
 		load_fold = 1;
 		load(&a, &t, 1);
 		load_fold = 0;
-		load_paced(&p, &t, cases[c].hold);
+		load_paced(&p, &t, cases[c].hold, cases[c].recs);
 		CHECKF(p.nx.paced == 1, "%s: not paced", cases[c].what);
 		if (cases[c].paced) {
 			uint64_t held = p.m.nfiles ? p.m.files[0].info.held_max : 0;
