@@ -15,7 +15,8 @@
  * ranges usually come last in a file, after the activities they enclose),
  * then ga_ranges_account() for each activity as the model reads it (the
  * report filter does this, unless nothing needs it: see from_model), then
- * ga_ranges_finish().
+ * ga_ranges_finish().  A single trace's scan may instead ride in the
+ * model's read of it, the model waiting for it (pace, below).
  *
  * Other threads: attribution is per thread, as nsys's; a range's key and
  * tree node also count, apart and each kernel once, the kernels that other

@@ -780,10 +780,8 @@ struct hold {
 	uint64_t bytes;        /* their buffers' sizes */
 	unsigned char **spare; /* buffers given back, for the slots to decode into */
 	size_t *spare_cap;
-	size_t nspare;
+	size_t nspare, maxspare; /* maxspare: the ring's slots, each takes one */
 };
-
-#define HOLD_SPARE 32
 
 static void hold_free(struct hold *h)
 {
@@ -841,12 +839,12 @@ static void hold_pop(struct hold *h)
 	h->head = (h->head + 1) % h->cap;
 	h->n--;
 	h->bytes -= e->cap;
-	if (!h->spare && (!(h->spare = malloc(HOLD_SPARE * sizeof(*h->spare))) ||
-			  !(h->spare_cap = malloc(HOLD_SPARE * sizeof(*h->spare_cap))))) {
+	if (!h->spare && (!(h->spare = malloc(h->maxspare * sizeof(*h->spare))) ||
+			  !(h->spare_cap = malloc(h->maxspare * sizeof(*h->spare_cap))))) {
 		free(h->spare);
 		h->spare = NULL;
 	}
-	if (h->spare && h->nspare < HOLD_SPARE) {
+	if (h->spare && h->nspare < h->maxspare) {
 		h->spare[h->nspare] = e->raw;
 		h->spare_cap[h->nspare++] = e->cap;
 	} else {
@@ -940,6 +938,7 @@ static int read_paced(struct rd *r)
 		fail(r, r->next_off, "out of memory");
 		return GA_READ_EOPEN;
 	}
+	h.maxspare = r->nslots;
 	for (i = 0;; i++) {
 		struct slot *s = slot_take(r, i);
 		uint32_t bad_off, bad_size;
