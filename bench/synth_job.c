@@ -3,7 +3,7 @@
  * nested NVTX ranges, for timing the analyzer without a GPU (make
  * bench-analyzer).  Runs offline, as a program of its own.
  *
- *     synth_job [--rank R] [--sync] N OUT.gpuprof
+ *     synth_job [--rank R] [--sync] [--open] N OUT.gpuprof
  *
  * About N records: steps (an NVTX push/pop range "step") of 8 layers
  * ("layer") of 4 ops ("attn", "mlp", ...), each op launching 4 kernels
@@ -16,7 +16,10 @@
  * with it so that rank traces differ; each rank has a GPU of its own (its
  * UUID).  With --sync, each step also has host code after its first layer
  * and ends in a cudaDeviceSynchronize and more host code, so that the GPU
- * idles (findings: GPU starvation, synchronizations).  The writer is
+ * idles (findings: GPU starvation, synchronizations).  With --open, a
+ * range "main" opened before the first step is still open at exit: the
+ * recorder writes it last, unterminated (a single trace's NVTX pass then
+ * cannot ride in the report's read: docs/USAGE.md, Large jobs).  The writer is
  * test/unit/synth.c.
  */
 #include <stdint.h>
@@ -59,15 +62,15 @@ static uint32_t rnd(void)
 	return (uint32_t)((rng * 0x2545f4914f6cdd1dull) >> 32);
 }
 
-static void range(struct synth *s, uint32_t name, uint64_t start, uint64_t end, uint64_t id,
-		  uint32_t depth)
+static void range_aux(struct synth *s, uint32_t name, uint64_t start, uint64_t end, uint64_t id,
+		      uint32_t depth, uint32_t aux)
 {
 	struct gp_rec_nvtx r;
 
 	memset(&r, 0, sizeof(r));
 	r.h.type = GP_REC_NVTX_RANGE;
 	r.h.size = sizeof(r);
-	r.h.aux = GP_NVTX_PUSHPOP;
+	r.h.aux = (uint16_t)aux;
 	r.start = start;
 	r.end = end;
 	r.id = id;
@@ -77,11 +80,18 @@ static void range(struct synth *s, uint32_t name, uint64_t start, uint64_t end, 
 	synth_rec(s, &r, sizeof(r));
 }
 
+static void range(struct synth *s, uint32_t name, uint64_t start, uint64_t end, uint64_t id,
+		  uint32_t depth)
+{
+	range_aux(s, name, start, end, id, depth, GP_NVTX_PUSHPOP);
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t kid[NKERN], op[OPS], step_name, layer_name, launch, copy, rank = 0, dsync = 0;
-	int sync = 0;
-	uint64_t t, stream_end[4] = { 0, 0, 0, 0 }, range_id = 1;
+	int sync = 0, open = 0;
+	uint64_t t, stream_end[4] = { 0, 0, 0, 0 }, range_id = 1, main_start = 0, main_id = 0;
+	uint32_t main_name = 0;
 	unsigned long long n, launches = 0;
 	uint32_t corr = 1;
 	struct synth *s;
@@ -96,12 +106,16 @@ int main(int argc, char **argv)
 			sync = 1;
 			argv++;
 			argc--;
+		} else if (argc >= 4 && !strcmp(argv[1], "--open")) {
+			open = 1;
+			argv++;
+			argc--;
 		} else {
 			break;
 		}
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s [--rank R] [--sync] N OUT.gpuprof\n", argv[0]);
+		fprintf(stderr, "usage: %s [--rank R] [--sync] [--open] N OUT.gpuprof\n", argv[0]);
 		return 2;
 	}
 	n = strtoull(argv[1], &end, 10);
@@ -135,6 +149,11 @@ int main(int argc, char **argv)
 	if (sync)
 		dsync = synth_string(s, "cudaDeviceSynchronize");
 	t += 1000000;
+	if (open) {
+		main_start = t;
+		main_id = range_id++;
+		main_name = synth_string(s, "main");
+	}
 	while (s->records < n) {
 		uint64_t step_start = t, step_id = range_id++;
 
@@ -199,6 +218,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 4; i++)
 		if (stream_end[i] > t)
 			t = stream_end[i];
+	if (open)
+		range_aux(s, main_name, main_start, t + 1000000, main_id, 0,
+			  GP_NVTX_PUSHPOP | GP_NVTX_UNTERMINATED);
 	synth_end(s, t + 1000000, 0);
 	if (synth_close(s, NULL, NULL)) {
 		fprintf(stderr, "synth_job: writing %s failed\n", argv[2]);

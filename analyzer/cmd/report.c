@@ -252,6 +252,7 @@ int cmd_report(int argc, char **argv)
 					r.o.timeline == -1 ? GA_TEXT_AUTO_TIMELINE_MAX : 0) : 1;
 	if (par > 0 && (par = ga_summary_build(&an, paths, npaths)) == GA_ANALYSIS_AGAIN) {
 		/* Stopped where the scan cannot fold as the model reads: read twice instead. */
+		ao.no_fold = an.rg.fold_lasting;
 		ga_analysis_free(&an);
 		ga_filter_rewind(&flt);
 		ao.pace = 0;

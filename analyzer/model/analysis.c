@@ -150,7 +150,7 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	 * reads single ranges later (ranges.h: fold); a summary reads each
 	 * range's CPU time, the ranks their steps (kept).
 	 */
-	an->rg.fold = !an->o.launches && !an->o.marks && !an->o.range_details &&
+	an->rg.fold = !an->o.no_fold && !an->o.launches && !an->o.marks && !an->o.range_details &&
 		      !an->rg.site_of && !ga_filter_active(an->flt) && !an->rk.collect;
 	an->rg.fold_keep = ga_ranks_is_step;
 	an->rg.pace = an->o.pace && !an->o.two_reads;

@@ -54,6 +54,8 @@ struct ga_analysis_opts {
 	int pace;                  /* a single trace's NVTX scan may ride in the model's
 				      read (model/ranges.h pace): ga_analysis_build() may
 				      then return GA_ANALYSIS_AGAIN */
+	int no_fold;               /* keep every NVTX range (ranges.h fold): where the
+				      paced read's fold gave up for good (fold_lasting) */
 };
 
 /*

@@ -1188,6 +1188,8 @@ struct fold {
 	int spec;
 	size_t spec_upto;
 	uint64_t spec_tmin, spec_tmax;
+	/* Paced: a range folded by FOLD_PACE_RECS, which a scan before the model would not. */
+	int paced_only;
 };
 
 static void fold_free(struct fold *f)
@@ -1305,11 +1307,21 @@ static int fold_set(struct fold *f, uint32_t corr, uint32_t code)
 	return 0;
 }
 
+static const char why_spec[] = "a range around launches read as outside any";
+
 static int fold_give_up(struct scan *s, const char *why)
 {
+	const struct fold *f = s->nx->fstate;
+
+	/*
+	 * A paced scan's, for whoever builds again (ranges.h pace): where it
+	 * folded as a scan before the model does, that scan would give up too.
+	 */
+	if (!s->fail && s == s->nx->ahead && s->nx->paced && f && !f->paced_only &&
+	    why != why_spec)
+		s->nx->fold_lasting = 1;
 	if (!s->fail)
 		s->fail = why;
-	/* A paced scan's, for whoever builds again (ranges.h pace). */
 	if (!s->nx->fold_why)
 		s->nx->fold_why = why;
 	return -1;
@@ -1479,7 +1491,7 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 	if (g->start < f->horizon)
 		return fold_give_up(s, "a range that came after the ranges around it folded");
 	if (f->spec && g->start <= f->spec_tmax && g->end > f->spec_tmin)
-		return fold_give_up(s, "a range around launches read as outside any");
+		return fold_give_up(s, why_spec);
 	if (ga_util_grow(&f->win, &f->capwin, f->nwin + 1, sizeof(*f->win)) ||
 	    ga_util_grow(&f->roots, &f->caproots, f->nroots + 1, sizeof(*f->roots)))
 		return -1;
@@ -1516,8 +1528,10 @@ window:
 
 		while (k < f->nroots - 2 && s->nrec - f->roots[k].rec > slack)
 			k++;
-		if (k)
+		if (k) {
+			f->paced_only = 1;
 			return fold_batch(s, k, 0);
+		}
 	}
 	if (f->nwin > FOLD_WINDOW) {
 		if (f->nroots < 2)
@@ -1625,6 +1639,7 @@ static void fold_begin(struct ga_ranges *nx, uint32_t pi)
 	f->spec_upto = 0;
 	f->spec_tmin = UINT64_MAX;
 	f->spec_tmax = 0;
+	f->paced_only = 0;
 }
 
 /* The file's end: every range folded, every launch coded (UNATTR without a call).  0, or -1. */

@@ -300,6 +300,12 @@ struct ga_ranges {
 	uint64_t pace_recs;       /* records after an outermost range before it may fold
 				      (with two newer), 0: ranges.c FOLD_PACE_RECS (tests) */
 	int paced;                /* a trace was left to the paced read */
+	/*
+	 * The paced read's fold gave up where a fold before the model's read
+	 * gives up too (it had folded the same ranges): built again, keep
+	 * every range from the start (analysis.h no_fold).
+	 */
+	int fold_lasting;
 	uint64_t paced_recs;      /* its records the scan read (and noted) before CONFIG */
 	struct ga_reader_pace pc; /* the model's read of it, paced by its scan */
 	/*

@@ -1326,6 +1326,8 @@ static void test_paced(void)
 		{ 9, 300, 0, 0, "no ranges but one around everything, at the end", 0, 0, 0 },
 		{ 2, 300, 0, 0, "one step on another thread", 0, 0, 0 },
 		{ 3, 300, 0, 0, "a kernel after its step folded", 0, 0, 0 },
+		/* Folded where a scan before the model would not: it may not give up. */
+		{ 3, 300, 0, 0, "a kernel after its step folded, steps folded by records", 0, 0, 500 },
 		{ 0, 300, 4096, 0, "more held than the bound", 0, 0, 0 },
 	};
 	size_t c;
@@ -1371,6 +1373,16 @@ static void test_paced(void)
 					       p.nx.fold_why && (cases[c].how != 9 ||
 								 strstr(p.nx.fold_why, "read as outside any")),
 			       "%s: %s", cases[c].what, p.nx.fold_why ? p.nx.fold_why : "-");
+			/*
+			 * For good where it folded as a scan before the model folds
+			 * (that one gives up too: built again keeping every range).
+			 */
+			CHECKF(p.nx.fold_lasting == (!cases[c].hold && !cases[c].recs && cases[c].how != 9),
+			       "%s: for good %d", cases[c].what, p.nx.fold_lasting);
+			if (p.nx.fold_lasting)
+				CHECKF(a.nx.fold_why && !strcmp(a.nx.fold_why, p.nx.fold_why),
+				       "%s: the scan before the model: %s", cases[c].what,
+				       a.nx.fold_why ? a.nx.fold_why : "-");
 		}
 		unload(&a);
 		unload(&p);
