@@ -7,7 +7,9 @@
 # every run, and writes the timeline, chrome and perfetto rows of the
 # kernel-only trace (records/s, ratio to the floor, peak RSS; Perfetto's
 # bytes per record), and the rank traces' -j speedups beside the floor's
-# run as as many processes at once.  Prints "ok - ..." / "not ok - ..." lines.
+# run as as many processes at once; a single NVTX trace file read once
+# (paced) gives the report and JSON of it read twice (standard input).
+# Prints "ok - ..." / "not ok - ..." lines.
 #
 #   bash test/bench-analyzer-checks.sh BUILD_DIR
 set -u
@@ -82,4 +84,27 @@ if python3 bench/analyzer.py --build "$build" --records 40000 --ranks 3 --repeat
 else
 	notok "analyzer.py failed: $(tail -5 "$tmp/err") $(grep FAILED "$tmp/out")"
 fi
+
+# A single trace file's NVTX pass rides in the report's read of it (paced);
+# from standard input it is read twice: the same report and JSON but for the
+# name.  With a range around everything, written last (--open), the paced
+# read gives up at the end and the trace is read twice.
+for open in "" --open; do
+	p=$tmp/paced$open.gpuprof
+	if ! "$build/bench/synth_job" $open 60000 "$p" >/dev/null 2>&1; then
+		notok "synth_job $open did not write its trace"
+		continue
+	fi
+	same=1
+	for cmd in "report" "export -t json"; do
+		"$ana" $cmd "$p" >"$tmp/once.out" 2>&1
+		sed "s|$p|(stdin)|g" "$tmp/once.out" >"$tmp/once"
+		"$ana" $cmd - <"$p" >"$tmp/twice" 2>&1
+		if ! cmp -s "$tmp/once" "$tmp/twice" || ! grep -q "step" "$tmp/twice"; then
+			notok "$cmd of synth_job${open:+ $open}: a file and standard input differ: $(diff "$tmp/once" "$tmp/twice" | head -5)"
+			same=0
+		fi
+	done
+	[ $same = 1 ] && ok "report and export -t json of synth_job${open:+ $open}: a trace file read once (paced) as standard input read twice"
+done
 exit $fail

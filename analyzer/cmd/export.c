@@ -172,6 +172,12 @@ int cmd_export(int argc, char **argv)
 	ao.marks = fmt->marks;
 	ao.range_details = fmt->range_details;
 	ao.lean = fmt->lean || (tab && tab->lean);
+	/*
+	 * A single trace's NVTX ranges in the model's read of it (decoded
+	 * once), paced, where nothing streams out as it is read (-t json):
+	 * built again without where that stops (model/analysis.h).
+	 */
+	ao.pace = !strcmp(fmt->name, "json") && !fmt->begin;
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);
@@ -220,8 +226,25 @@ int cmd_export(int argc, char **argv)
 
 		if (!strcmp(fmt->name, "json") && !dask)
 			par = ga_summary_build_parallel(&an, paths, npaths, 0);
-
-		failed = par < 0 || (par && ga_summary_build(&an, paths, npaths) != 0);
+		if (par > 0 && (par = ga_summary_build(&an, paths, npaths)) == GA_ANALYSIS_AGAIN) {
+			/* Read twice instead (as report does). */
+			ao.no_fold = an.rg.fold_lasting;
+			ao.pace = 0;
+			ga_analysis_free(&an);
+			ga_filter_rewind(&flt);
+			if (ga_analysis_init(&an, &ao, &flt)) {
+				fputs("gpuprof: out of memory\n", stderr);
+				/* Freed by the failed init: freed again below, as a cleared one. */
+				memset(&an, 0, sizeof(an));
+				par = -1;
+			} else {
+				an.st.fold = fold;
+				par = ga_summary_build(&an, paths, npaths) ? -1 : 0;
+			}
+		} else if (par > 0) {
+			par = -1;
+		}
+		failed = par < 0;
 	}
 	/* The roofline's ceilings: measured ones where gpuprof calibrate stored them. */
 	if (!failed)

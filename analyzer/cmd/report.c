@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
@@ -69,14 +68,6 @@ static int has_stdin(char *const *paths, int n)
 		if (!strcmp(paths[i], "-"))
 			return 1;
 	return 0;
-}
-
-/* Non-zero when path names a regular file (one that can be read again). */
-static int regular_file(const char *path)
-{
-	struct stat st;
-
-	return strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* The analysis as the report reads it: 0, or -1 out of memory. */
@@ -232,10 +223,9 @@ int cmd_report(int argc, char **argv)
 		       GA_TEXT_AUTO_TIMELINE_MAX + 1;
 	/*
 	 * One trace file's NVTX ranges in the model's read of it (decoded
-	 * once), paced; built again without where that stops (a file, not a
-	 * pipe: it is read again).
+	 * once), paced; built again without where that stops.
 	 */
-	ao.pace = npaths == 1 && !dask && regular_file(paths[0]);
+	ao.pace = npaths == 1 && !dask;
 	if (setup(&an, &ao, &flt, &r, fold, npaths, fail_on)) {
 		ga_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);

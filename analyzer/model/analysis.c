@@ -153,7 +153,8 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	an->rg.fold = !an->o.no_fold && !an->o.launches && !an->o.marks && !an->o.range_details &&
 		      !an->rg.site_of && !ga_filter_active(an->flt) && !an->rk.collect;
 	an->rg.fold_keep = ga_ranks_is_step;
-	an->rg.pace = an->o.pace && !an->o.two_reads;
+	/* A file, not a pipe copied or standard input: read again where pacing stops. */
+	an->rg.pace = an->o.pace && !an->o.two_reads && n == 1 && !in[0].mem && !in[0].fd1;
 	if (ga_ranges_scan(&an->rg, &an->m, src, (size_t)n)) {
 		free(tmin);
 		fprintf(stderr, "gpuprof: %s\n", an->rg.err);
