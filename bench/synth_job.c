@@ -3,7 +3,7 @@
  * nested NVTX ranges, for timing the analyzer without a GPU (make
  * bench-analyzer).  Runs offline, as a program of its own.
  *
- *     synth_job [--rank R] [--sync] [--open] N OUT.gpuprof
+ *     synth_job [--rank R] [--sync] [--open] [--flat] N OUT.gpuprof
  *
  * About N records: steps (an NVTX push/pop range "step") of 8 layers
  * ("layer") of 4 ops ("attn", "mlp", ...), each op launching 4 kernels
@@ -19,7 +19,9 @@
  * idles (findings: GPU starvation, synchronizations).  With --open, a
  * range "main" opened before the first step is still open at exit: the
  * recorder writes it last, unterminated (a single trace's NVTX pass then
- * cannot ride in the report's read: docs/USAGE.md, Large jobs).  The writer is
+ * cannot ride in the report's read: docs/USAGE.md, Large jobs).  With
+ * --flat, no range at all, NVTX traced (as the recorder's default traces a
+ * program without NVTX).  The writer is
  * test/unit/synth.c.
  */
 #include <stdint.h>
@@ -80,10 +82,13 @@ static void range_aux(struct synth *s, uint32_t name, uint64_t start, uint64_t e
 	synth_rec(s, &r, sizeof(r));
 }
 
+static int flat; /* --flat: no ranges */
+
 static void range(struct synth *s, uint32_t name, uint64_t start, uint64_t end, uint64_t id,
 		  uint32_t depth)
 {
-	range_aux(s, name, start, end, id, depth, GP_NVTX_PUSHPOP);
+	if (!flat)
+		range_aux(s, name, start, end, id, depth, GP_NVTX_PUSHPOP);
 }
 
 int main(int argc, char **argv)
@@ -110,12 +115,17 @@ int main(int argc, char **argv)
 			open = 1;
 			argv++;
 			argc--;
+		} else if (argc >= 4 && !strcmp(argv[1], "--flat")) {
+			flat = 1;
+			argv++;
+			argc--;
 		} else {
 			break;
 		}
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s [--rank R] [--sync] [--open] N OUT.gpuprof\n", argv[0]);
+		fprintf(stderr, "usage: %s [--rank R] [--sync] [--open] [--flat] N OUT.gpuprof\n",
+			argv[0]);
 		return 2;
 	}
 	n = strtoull(argv[1], &end, 10);

@@ -1181,12 +1181,11 @@ struct fold {
 	/*
 	 * Paced (ranges.h pace), before the file's first range: the model
 	 * reads launches still waiting as outside any range, which they are
-	 * unless a range around them comes (pace_ready()): the first spec_upto
-	 * of pend, launched from spec_tmin to spec_tmax (UINT64_MAX: one
-	 * without its call, unattributed where the file has ranges).
+	 * unless a range around them comes (pace_ready()): those launched
+	 * from spec_tmin to spec_tmax (UINT64_MAX: one without its call,
+	 * unattributed where the file has ranges).
 	 */
 	int spec;
-	size_t spec_upto;
 	uint64_t spec_tmin, spec_tmax;
 	/* Paced: a range folded by FOLD_PACE_RECS, which a scan before the model would not. */
 	int paced_only;
@@ -1636,7 +1635,6 @@ static void fold_begin(struct ga_ranges *nx, uint32_t pi)
 	f->gnodes = 0;
 	f->seen = 0;
 	f->spec = 0;
-	f->spec_upto = 0;
 	f->spec_tmin = UINT64_MAX;
 	f->spec_tmax = 0;
 	f->paced_only = 0;
@@ -2079,21 +2077,38 @@ static void pace_chunk(void *ctx, uint32_t seq)
  */
 static int pace_ready(void *ctx, uint32_t seq)
 {
-	struct fold *f = ((struct scan *)ctx)->nx->fstate;
+	struct scan *s = ctx;
+	struct fold *f = s->nx->fstate;
+	size_t k;
 
 	if (!f->npend || f->pend[0].chunk > seq)
 		return 1;
 	if (f->has_tid)
 		return 0;
-	/* No range yet, so no batch: pend only grew since the last time. */
-	for (; f->spec_upto < f->npend && f->pend[f->spec_upto].chunk <= seq; f->spec_upto++) {
-		uint64_t t = f->pend[f->spec_upto].t;
+	/*
+	 * No range yet, so no batch: the first k wait for chunks up to seq.
+	 * They leave the waiting list coded outside any range (a file without
+	 * ranges holds none waiting), their times kept in the bounds.
+	 */
+	for (k = 0; k < f->npend && f->pend[k].chunk <= seq; k++) {
+		uint64_t t = f->pend[k].t;
 
 		if (t < f->spec_tmin)
 			f->spec_tmin = t;
 		if (t > f->spec_tmax)
 			f->spec_tmax = t;
+		if (fold_set(f, f->pend[k].corr, CODE_NONE)) {
+			fold_give_up(s, "no temporary file for the launches' ranges");
+			return 0;
+		}
 	}
+	for (size_t i = k; i < f->npend; i++)
+		if (fold_set(f, f->pend[i].corr, CODE_PEND | (uint32_t)(i - k))) {
+			fold_give_up(s, "no temporary file for the launches' ranges");
+			return 0;
+		}
+	memmove(f->pend, f->pend + k, (f->npend - k) * sizeof(*f->pend));
+	f->npend -= k;
 	f->spec = 1;
 	return 1;
 }
