@@ -20,8 +20,9 @@
 # grows by 4 bytes a launch; past 65536 launches the row's median, P90 and
 # P99 are marked as estimates (~, the header's Quantiles: line), not with
 # --exact.  A trace with nested NVTX ranges (bench/synth_job, 12% ranges,
-# 45% API calls) of 16M records against 2M (past about 1.2M the scan's ring
-# of API calls is full size, 16 MiB), without findings: at most 0.5 bytes a
+# 45% API calls) of 16M records against 4M (past about 2.3M the scan's ring
+# of API calls, 16 MiB, has been filled once: it rides in the report's read
+# of a single trace, model/ranges.h pace), without findings: at most 0.5 bytes a
 # record more (the ranges fold into the table and tree as they close, the
 # launches' innermost ranges go to a temporary file, model/ranges.h fold;
 # so do the steps past the newest 4096, for the ranks); with findings (one
@@ -174,9 +175,10 @@ grows_cmd "peak RSS of a kernel-only Chrome export" "$tmp/k1.gpuprof" "$tmp/k4.g
 
 # Before: 29 B/record (80 bytes a range and 24 more for its GPU time, 20 an
 # activity for its launching call); then 15 (49 bytes a range and 8 a
-# correlation id, kept to the end of the scan); folded, 0.2.
+# correlation id, kept to the end of the scan); folded, 0.2.  From 4M
+# records: the scan's ring of API calls has been filled once.
 if "$build/bench/synth_job" 1000000 "$tmp/n1.gpuprof" >/dev/null 2>&1 &&
-	"$build/bench/synth_job" 2000000 "$tmp/n2.gpuprof" >/dev/null 2>&1 &&
+	"$build/bench/synth_job" 4000000 "$tmp/n2.gpuprof" >/dev/null 2>&1 &&
 	"$build/bench/synth_job" 16000000 "$tmp/n16.gpuprof" >/dev/null 2>&1; then
 	ra=$("$build/bench/scan_floor" "$tmp/n2.gpuprof" | awk '{print $2}')
 	rb=$("$build/bench/scan_floor" "$tmp/n16.gpuprof" | awk '{print $2}')
