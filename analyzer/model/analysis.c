@@ -147,14 +147,25 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	an->m.ahead.begin = ga_ranges_ahead;
 	/*
 	 * Ranges fold into the table and tree as they close where nothing
-	 * reads single ranges later (ranges.h: fold); a summary reads each
-	 * range's CPU time, the ranks their steps (kept).
+	 * reads single ranges later (ranges.h: fold); the ranks' steps are
+	 * kept by it.
 	 */
 	an->rg.fold = !an->o.no_fold && !an->o.launches && !an->o.marks && !an->o.range_details &&
-		      !an->rg.site_of && !ga_filter_active(an->flt) && !an->rk.collect;
+		      !an->rg.site_of && !ga_filter_active(an->flt);
+	/*
+	 * A summary carries each name's CPU durations: kept as the ranges
+	 * come, folded or not; the ranks' steps are kept by the fold.
+	 */
+	an->rg.keep_cpu = an->rk.collect;
+	an->rg.cpu_limit = an->m.quant_limit;
 	an->rg.fold_keep = ga_ranks_is_step;
-	/* A file, not a pipe copied or standard input: read again where pacing stops. */
-	an->rg.pace = an->o.pace && !an->o.two_reads && n == 1 && !in[0].mem && !in[0].fd1;
+	/*
+	 * A file, not a pipe copied or standard input: read again where pacing
+	 * stops.  Not a summary's: its ranks read every step at the first
+	 * activity (ranks.c find_steps()), which a paced scan has not folded.
+	 */
+	an->rg.pace = an->o.pace && !an->o.two_reads && n == 1 && !in[0].mem && !in[0].fd1 &&
+		      !an->rk.collect;
 	if (ga_ranges_scan(&an->rg, &an->m, src, (size_t)n)) {
 		free(tmin);
 		fprintf(stderr, "gpuprof: %s\n", an->rg.err);

@@ -403,6 +403,9 @@ void ga_ranges_free(struct ga_ranges *nx)
 	free(nx->ahead);
 	free(nx->mark_events);
 	fold_free(nx->fstate);
+	for (size_t i = 0; i < nx->capcpu; i++)
+		ga_quant_free(&nx->cpu[i]);
+	free(nx->cpu);
 	ga_ranges_init(nx);
 }
 
@@ -503,6 +506,19 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 		d->color = r->color;
 		d->payload_kind = r->payload_kind;
 		d->payload = r->payload;
+	}
+	if (nx->keep_cpu) {
+		if (key >= nx->capcpu) {
+			size_t old = nx->capcpu;
+
+			if (ga_util_grow(&nx->cpu, &nx->capcpu, (size_t)key + 1, sizeof(*nx->cpu)))
+				return -1;
+			memset(nx->cpu + old, 0, (nx->capcpu - old) * sizeof(*nx->cpu));
+			for (size_t i = old; i < nx->capcpu; i++)
+				nx->cpu[i].limit = nx->cpu_limit;
+		}
+		if (ga_quant_add(&nx->cpu[key], cpu))
+			return -1;
 	}
 	k = &nx->keys[key];
 	k->count++;
@@ -1913,6 +1929,8 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 		nx->want_launches = keep.want_launches;
 		nx->keep_marks = keep.keep_marks;
 		nx->keep_details = keep.keep_details;
+		nx->keep_cpu = keep.keep_cpu;
+		nx->cpu_limit = keep.cpu_limit;
 		nx->one_pass = keep.one_pass;
 		nx->fold_keep = keep.fold_keep;
 		nx->fold_why = keep.fold_why;

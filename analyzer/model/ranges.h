@@ -272,6 +272,16 @@ struct ga_ranges {
 	 */
 	int want_launches, keep_marks, keep_details;
 	/*
+	 * Asked before the scan (summaries, which carry each name's CPU
+	 * durations): each key's durations, end - start of each range, in
+	 * cpu[key], cpu_limit of them exactly (model/quantile.h; 0 the
+	 * default), as they come, folded or not.
+	 */
+	int keep_cpu;
+	uint64_t cpu_limit;
+	struct ga_quant *cpu;
+	size_t capcpu;
+	/*
 	 * Asked before the scan: a trace without NVTX, whose scan only pairs
 	 * copies and finds the first time, is scanned in the model's read of
 	 * it instead (ga_ranges_ahead(), bound to the model's look-ahead), so

@@ -697,7 +697,8 @@ static int nvtx_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t or
 		goto out;
 	for (i = 0; i < rg->nkeys; i++)
 		cpu[i].limit = GA_QUANT_NO_LIMIT;
-	for (i = 0; i < rg->nranges; i++) {
+	/* Kept by the scan (ranges.h keep_cpu: folded, the ranges are not), else from them. */
+	for (i = 0; !rg->keep_cpu && i < rg->nranges; i++) {
 		const struct ga_ranges_range *r = &rg->ranges[i];
 
 		if (ga_quant_add(&cpu[r->key], r->end - r->start))
@@ -705,10 +706,12 @@ static int nvtx_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t or
 	}
 	for (i = 0; i < rg->nkeys; i++) {
 		const struct ga_ranges_key *k = &rg->keys[i];
+		const struct ga_quant *kq = !rg->keep_cpu ? &cpu[i] : i < rg->capcpu ? &rg->cpu[i] :
+										       NULL;
 		struct srkey *o;
 
 		kmap[i] = UINT32_MAX;
-		if (!k->count || ga_quant_count(&cpu[i]) != k->count)
+		if (!k->count || !kq || ga_quant_count(kq) != k->count)
 			continue;
 		kmap[i] = (uint32_t)s->nrkeys;
 		o = &s->rkeys[s->nrkeys++];
@@ -721,7 +724,7 @@ static int nvtx_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t or
 		o->u[3] = k->kernels;
 		o->u[4] = k->other_ns;
 		o->u[5] = k->other_kernels;
-		if (sq_from(&o->q, &cpu[i], org, s->limit))
+		if (sq_from(&o->q, kq, org, s->limit))
 			goto out;
 	}
 	for (i = 0; i < rg->nmarks; i++) {
