@@ -321,7 +321,8 @@ struct ga_ranges {
 	/*
 	 * Asked before the scan where nothing reads single ranges after it
 	 * (no launches, marks or details, no filter, no launch sites in the
-	 * tree, no summary): fold.  A file's ranges then fold into the table
+	 * tree; a summary's CPU durations are kept as they come, keep_cpu):
+	 * fold.  A file's ranges then fold into the table
 	 * and the tree as they close, once FOLD_ROOTS (ranges.c) newer
 	 * outermost ranges have come, and with them the launches inside them,
 	 * each launch's innermost range's tree node written to a temporary
