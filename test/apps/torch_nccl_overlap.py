@@ -19,12 +19,16 @@ of a gradient, each M compute kernels and one that writes the bucket
            the last all-reduce of the last step has nothing beside it.
 
 The compute kernels (--compute ew, the default) are PyTorch elementwise
-kernels (--op, torch.lgamma by default) over --elems float32 values (4M:
-16 MiB in and out, held in L2): many short blocks, so an NCCL kernel gets
+kernels (--op, torch.lgamma by default) over --elems float32 values (8M:
+32 MiB in and out, about an H100's or H200's L2): many short blocks, so an NCCL kernel gets
 its SMs as soon as it may run and both share the GPU, and compute-bound,
 so that the all-reduce beside them slows them little (on an H200, sin over
 128 MiB, memory-bound, let the overlap save 0.52 of the NCCL time alone;
-lgamma over 4M values 0.75, its stake then within 12% of the saving).  With --compute mm they are
+lgamma over 4M values 0.75, its stake then within 12% of the saving; at
+4M a kernel ran 12 us on the GPU, less than PyTorch takes to launch one
+on some hosts, and the GPU idled between them).  A kernel's time is
+calibrated over 10 launched back to back, not one: around one, CUDA's
+events also time its launch.  With --compute mm they are
 bf16 matrix products; cuBLAS's Hopper GEMMs may hold every SM for the whole
 product (persistent kernels), so NCCL then waits for them and the overlap
 saves less (real overlap of GEMMs needs an SM carve-out).  Both modes run
@@ -32,7 +36,8 @@ NCCL on a high-priority stream with at most 4 CTAs (NCCL_MAX_CTAS, unless
 set): the communication takes little from the compute beside it.
 
 M is calibrated on the ranks (the larger of their times) so that a bucket's
-compute takes twice its all-reduce alone, and S so that the steps'
+compute takes three times its all-reduce alone (the all-reduce beside it
+runs longer than alone: twice left some of it in the open), and S so that the steps'
 all-reduces take about a second in all, unless given; the twin is given
 the problem's S and M, so both do the same work.  The S steps are measured
 after 5 warm-up steps, between torch.cuda.profiler.start() and stop()
@@ -56,9 +61,10 @@ import time
 
 BUCKETS = 4
 BUCKET_ELEMS = 8 << 20          # 32 MiB of float32 per bucket
-WORK_ELEMS = 4 << 20            # compute kernels read and write 16 MiB each
+WORK_ELEMS = 8 << 20            # compute kernels read and write 32 MiB each
+KERNEL_BATCH = 10               # kernels launched back to back to time one
 WARMUP = 5
-RATIO = 2.0                     # a bucket's compute / its all-reduce alone
+RATIO = 3.0                     # a bucket's compute / its all-reduce alone
 TARGET_COMM_S = 1.0             # the measured steps' all-reduces, in all
 
 
@@ -192,7 +198,7 @@ drain(pending)
 
 # Calibration, the larger time of the ranks.
 comm_ns = timed(lambda: dist.all_reduce(grads[0]), 7)
-kernel_ns = timed(kernel, 7)
+kernel_ns = timed(lambda: [kernel() for _ in range(KERNEL_BATCH)], 7) / KERNEL_BATCH
 t = torch.tensor([comm_ns, kernel_ns], device="cuda", dtype=torch.float64)
 dist.all_reduce(t, op=dist.ReduceOp.MAX)
 comm_ns, kernel_ns = float(t[0]), float(t[1])
