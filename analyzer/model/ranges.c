@@ -844,6 +844,9 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 	/* The model notes each record once, over scans again (ranges.h: fold). */
 	int note, rc = 0;
 
+	/* A fold given up between records (a paced scan's pace_ready()): nothing more to read. */
+	if (s->fail)
+		return 1;
 	s->nrec++;
 	note = fi > s->noted_files || (fi == s->noted_files && s->nrec > s->noted_recs);
 	first_time(s->nx, rec);
@@ -2207,6 +2210,7 @@ ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx, uint64_t *ty
 	s->no_api = 0;
 	s->skip = 0;
 	s->oom = 0;
+	s->fail = NULL;
 	*actx = s;
 	/* Launches asked: every activity's correlation and API call too. */
 	*types = nx->want_launches ? AHEAD_LAUNCH_TYPES : AHEAD_TYPES;
