@@ -1100,19 +1100,33 @@ static int open_input(const char *path)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-static int read_file(const char *path, ga_reader_fn ahead, void *actx, uint64_t types, unsigned lag,
-		     ga_reader_fn fn, void *ctx, struct ga_read_info *info, char *err,
-		     size_t errlen)
+/* A look-ahead's part of a read: none where fn is NULL; pace NULL: lag chunks ahead. */
+struct ahead_of {
+	ga_reader_fn fn;
+	void *ctx;
+	uint64_t types;
+	unsigned lag;
+	const struct ga_reader_pace *pace;
+};
+
+static void ahead_set(struct rd *r, const struct ahead_of *a)
+{
+	r->ahead = a->fn;
+	r->actx = a->ctx;
+	r->ahead_types = a->types;
+	r->pace = a->fn ? a->pace : NULL;
+	r->lag = a->fn && !a->pace ? (a->lag < GA_READER_LAG_MAX ? a->lag : GA_READER_LAG_MAX) : 0;
+}
+
+static int read_file(const char *path, const struct ahead_of *a, ga_reader_fn fn, void *ctx,
+		     struct ga_read_info *info, char *err, size_t errlen)
 {
 	struct rd r;
 	struct stat st;
 	int rc;
 
 	rd_init(&r, path, fn, ctx, info, err, errlen);
-	r.ahead = ahead;
-	r.actx = actx;
-	r.ahead_types = types;
-	r.lag = ahead ? (lag < GA_READER_LAG_MAX ? lag : GA_READER_LAG_MAX) : 0;
+	ahead_set(&r, a);
 	r.src.fd = open_input(path);
 	if (r.src.fd < 0) {
 		fail(&r, 0, "cannot open: %s", strerror(errno));
@@ -1136,21 +1150,20 @@ static int read_file(const char *path, ga_reader_fn ahead, void *actx, uint64_t 
 int ga_reader_read_file(const char *path, ga_reader_fn fn, void *ctx,
 			struct ga_read_info *info, char *err, size_t errlen)
 {
-	return read_file(path, NULL, NULL, 0, 0, fn, ctx, info, err, errlen);
+	const struct ahead_of none = { 0 };
+
+	return read_file(path, &none, fn, ctx, info, err, errlen);
 }
 
-static int read_mem(const char *name, const void *buf, size_t len, ga_reader_fn ahead,
-		    void *actx, uint64_t types, unsigned lag, ga_reader_fn fn, void *ctx,
-		    struct ga_read_info *info, char *err, size_t errlen)
+static int read_mem(const char *name, const void *buf, size_t len, const struct ahead_of *a,
+		    ga_reader_fn fn, void *ctx, struct ga_read_info *info, char *err,
+		    size_t errlen)
 {
 	static const unsigned char empty[1];
 	struct rd r;
 
 	rd_init(&r, name, fn, ctx, info, err, errlen);
-	r.ahead = ahead;
-	r.actx = actx;
-	r.ahead_types = types;
-	r.lag = ahead ? (lag < GA_READER_LAG_MAX ? lag : GA_READER_LAG_MAX) : 0;
+	ahead_set(&r, a);
 	r.src.mem = buf ? buf : empty;
 	r.src.size = buf ? len : 0;
 	return read_all(&r);
@@ -1160,16 +1173,20 @@ int ga_reader_read_mem(const char *name, const void *buf, size_t len,
 		       ga_reader_fn fn, void *ctx, struct ga_read_info *info,
 		       char *err, size_t errlen)
 {
-	return read_mem(name, buf, len, NULL, NULL, 0, 0, fn, ctx, info, err, errlen);
+	const struct ahead_of none = { 0 };
+
+	return read_mem(name, buf, len, &none, fn, ctx, info, err, errlen);
 }
 
 int ga_reader_read_ahead(const char *path, const void *buf, size_t len, ga_reader_fn ahead,
 			 void *actx, uint64_t types, unsigned lag, ga_reader_fn fn, void *ctx,
 			 struct ga_read_info *info, char *err, size_t errlen)
 {
+	const struct ahead_of a = { ahead, actx, types, lag, NULL };
+
 	if (!buf)
-		return read_file(path, ahead, actx, types, lag, fn, ctx, info, err, errlen);
-	return read_mem(path, buf, len, ahead, actx, types, lag, fn, ctx, info, err, errlen);
+		return read_file(path, &a, fn, ctx, info, err, errlen);
+	return read_mem(path, buf, len, &a, fn, ctx, info, err, errlen);
 }
 
 int ga_reader_read_paced(const char *path, const void *buf, size_t len, ga_reader_fn ahead,
@@ -1177,39 +1194,11 @@ int ga_reader_read_paced(const char *path, const void *buf, size_t len, ga_reade
 			 ga_reader_fn fn, void *ctx, struct ga_read_info *info, char *err,
 			 size_t errlen)
 {
-	struct rd r;
-	int rc;
+	const struct ahead_of a = { ahead, actx, types, 0, pace };
 
-	if (!buf) {
-		struct stat st;
-
-		rd_init(&r, path, fn, ctx, info, err, errlen);
-		r.src.fd = open_input(path);
-		if (r.src.fd < 0) {
-			fail(&r, 0, "cannot open: %s", strerror(errno));
-			return GA_READ_EOPEN;
-		}
-		if (fstat(r.src.fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-			fail(&r, 0, "is a directory");
-			close(r.src.fd);
-			return GA_READ_EOPEN;
-		}
-		r.src.size = (fstat(r.src.fd, &st) == 0 && S_ISREG(st.st_mode)) ?
-				     (uint64_t)st.st_size :
-				     UINT64_MAX;
-	} else {
-		rd_init(&r, path, fn, ctx, info, err, errlen);
-		r.src.mem = buf;
-		r.src.size = len;
-	}
-	r.ahead = ahead;
-	r.actx = actx;
-	r.ahead_types = types;
-	r.pace = pace;
-	rc = read_all(&r);
 	if (!buf)
-		close(r.src.fd);
-	return rc;
+		return read_file(path, &a, fn, ctx, info, err, errlen);
+	return read_mem(path, buf, len, &a, fn, ctx, info, err, errlen);
 }
 
 void ga_reader_describe(const struct ga_read_info *info, char *buf, size_t n)
