@@ -28,7 +28,8 @@
 # so do the steps past the newest 4096, for the ranks); with findings (one
 # decoding thread), at most 0.04 (the ranks' busy intervals retire, and
 # one process's steps are counted, not kept, model/ranks.h); its summary
-# at most 2; and four such rank traces of 1M read together against one.
+# at most 3 (the findings' calls it carries); and four such rank traces of
+# 1M read together against one.
 # A report from standard input against the same file: at most 8 MiB more
 # (the pipe is copied into a temporary file, model/load.c spill()).
 # The Chrome export of the kernel-only traces (API calls not traced): no
@@ -210,17 +211,18 @@ if "$build/bench/synth_job" 1000000 "$tmp/n1.gpuprof" >/dev/null 2>&1 &&
 	fi
 	# A summary of it (what report's pool makes of each rank's trace):
 	# its ranges fold too, each name's CPU durations kept (model/ranges.h
-	# keep_cpu): at most 2 B/record more, the findings' state a summary
-	# carries (the calls they settle on).  Before: 8.8 (every range and
-	# every launch kept).
+	# keep_cpu), its NVTX pass paced as a report's: at most 3 B/record
+	# more, the findings' state a summary carries to settle (the host calls
+	# its gaps may name, 32 bytes each, GA_FIND_CALLS_MAX at most).
+	# Before: 8.8 (every range and every launch kept).
 	a=$(peak_kib summarize -j 1 -o "$tmp/n.sum" "$tmp/n2.gpuprof")
 	b=$(peak_kib summarize -j 1 -o "$tmp/n.sum" "$tmp/n16.gpuprof")
 	if [ "$a" -le 0 ] || [ "$b" -le 0 ]; then
 		notok "NVTX summary: a summarize failed ($a, $b KiB)"
-	elif [ $(((b - a) * 1024)) -le $(((rb - ra) * 2)) ]; then
-		ok "NVTX summary: $a KiB at $ra records, $b KiB at $rb (at most 2 B/record more)"
+	elif [ $(((b - a) * 1024)) -le $(((rb - ra) * 3)) ]; then
+		ok "NVTX summary: $a KiB at $ra records, $b KiB at $rb (at most 3 B/record more)"
 	else
-		notok "NVTX summary grows with the records: $a KiB at $ra, $b KiB at $rb (more than 2 B/record)"
+		notok "NVTX summary grows with the records: $a KiB at $ra, $b KiB at $rb (more than 3 B/record)"
 	fi
 else
 	notok "synth_job did not write the NVTX traces"

@@ -159,13 +159,8 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	an->rg.keep_cpu = an->rk.collect;
 	an->rg.cpu_limit = an->m.quant_limit;
 	an->rg.fold_keep = ga_ranks_is_step;
-	/*
-	 * A file, not a pipe copied or standard input: read again where pacing
-	 * stops.  Not a summary's: its ranks read every step at the first
-	 * activity (ranks.c find_steps()), which a paced scan has not folded.
-	 */
-	an->rg.pace = an->o.pace && !an->o.two_reads && n == 1 && !in[0].mem && !in[0].fd1 &&
-		      !an->rk.collect;
+	/* A file, not a pipe copied or standard input: read again where pacing stops. */
+	an->rg.pace = an->o.pace && !an->o.two_reads && n == 1 && !in[0].mem && !in[0].fd1;
 	if (ga_ranges_scan(&an->rg, &an->m, src, (size_t)n)) {
 		free(tmin);
 		fprintf(stderr, "gpuprof: %s\n", an->rg.err);

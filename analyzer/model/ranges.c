@@ -1226,6 +1226,21 @@ static void fold_free(struct fold *f)
 	free(f);
 }
 
+/* What only the scan reads of a fold, once it is over: the codes stay. */
+static void fold_scratch_free(struct fold *f)
+{
+	free(f->win);
+	free(f->roots);
+	free(f->pend);
+	free(f->par);
+	f->win = NULL;
+	f->roots = NULL;
+	f->pend = NULL;
+	f->par = NULL;
+	f->nwin = f->nroots = f->npend = 0;
+	f->capwin = f->caproots = f->cappend = f->cappar = 0;
+}
+
 static struct fold *fold_new(size_t nprocs)
 {
 	struct fold *f = calloc(1, sizeof(*f));
@@ -1886,15 +1901,7 @@ static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ra
 				goto out;
 			}
 
-		free(f->win);
-		free(f->roots);
-		free(f->pend);
-		free(f->par);
-		f->win = NULL;
-		f->roots = NULL;
-		f->pend = NULL;
-		f->par = NULL;
-		f->capwin = f->caproots = f->cappend = f->cappar = 0;
+		fold_scratch_free(f);
 	}
 	resolve_big(nx);
 	rc = 0;
@@ -2146,6 +2153,11 @@ static int pace_end(void *ctx)
 	free_times(d);
 	free(d->x);
 	memset(d, 0, sizeof(*d));
+	/* What only the scan reads, freed before the model reads the chunks still held. */
+	free(s->ring);
+	s->ring = NULL;
+	s->ringcap = 0;
+	fold_scratch_free(nx->fstate);
 	return 0;
 }
 

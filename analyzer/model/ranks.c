@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/sort.h"
 
@@ -364,6 +365,73 @@ static void cur_take(void *ctx, uint64_t start, uint64_t end)
 	c->have = 1;
 }
 
+/*
+ * busy.on_retire of a compute union whose steps come at the end (spill_retired):
+ * kept in order, past GA_RANKS_SPILL_MEM in a temporary file.
+ */
+static void spill_take(void *ctx, uint64_t start, uint64_t end)
+{
+	struct ga_rank_unions *u = ctx;
+
+	if (u->nspill == GA_RANKS_SPILL_MEM && u->spill_fd1 >= 0) {
+		size_t bytes = u->nspill * sizeof(*u->spill), done = 0;
+
+		if (!u->spill_fd1) {
+			int fd = ga_util_tmpfd("ranks", NULL);
+
+			/* No file: all in memory (-1 + 1: asked, none). */
+			u->spill_fd1 = fd < 0 ? -1 : fd + 1;
+		}
+		while (u->spill_fd1 > 0 && done < bytes) {
+			ssize_t w = pwrite(u->spill_fd1 - 1, (const char *)u->spill + done, bytes - done,
+					   (off_t)(u->nfiled * sizeof(*u->spill) + done));
+
+			if (w <= 0) {
+				/* Written up to a whole interval stays; the rest in memory. */
+				close(u->spill_fd1 - 1);
+				u->spill_fd1 = -1;
+				break;
+			}
+			done += (size_t)w;
+		}
+		if (u->spill_fd1 > 0) {
+			u->nfiled += u->nspill;
+			u->nspill = 0;
+		}
+	}
+	if (ga_util_grow(&u->spill, &u->capspill, u->nspill + 1, sizeof(*u->spill))) {
+		/* Out of memory: said at finish (find_work()). */
+		u->cur.rk->spill_oom = 1;
+		return;
+	}
+	u->spill[u->nspill++] = (struct ga_iv){ start, end };
+}
+
+/* The intervals spill_take() kept, in order, to the steps now known.  0, or -1 (rk->err). */
+static int spill_replay(struct ga_ranks *rk, struct ga_rank_unions *u)
+{
+	struct ga_iv buf[512];
+	uint64_t i = 0;
+
+	while (u->spill_fd1 > 0 && i < u->nfiled) {
+		size_t want = u->nfiled - i < 512 ? (size_t)(u->nfiled - i) : 512;
+		ssize_t r = pread(u->spill_fd1 - 1, buf, want * sizeof(*buf),
+				  (off_t)(i * sizeof(*buf)));
+
+		if (r <= 0 || (size_t)r % sizeof(*buf)) {
+			snprintf(rk->err, sizeof(rk->err), "the temporary file of the steps' "
+							   "compute intervals cannot be read");
+			return -1;
+		}
+		for (size_t k = 0; k < (size_t)r / sizeof(*buf); k++)
+			cur_take(&u->cur, buf[k].start, buf[k].end);
+		i += (size_t)r / sizeof(*buf);
+	}
+	for (size_t k = 0; k < u->nspill; k++)
+		cur_take(&u->cur, u->spill[k].start, u->spill[k].end);
+	return 0;
+}
+
 /* Device devrow's unions, made on its first activity.  NULL out of memory. */
 static struct ga_rank_dev *dev_of(struct ga_ranks *rk, const struct ga_act *a)
 {
@@ -385,8 +453,8 @@ static struct ga_rank_dev *dev_of(struct ga_ranks *rk, const struct ga_act *a)
 		cur_bind(&d->u->cur, rk, a->proc);
 		d->u->kern_on = !rk->steps_early;
 		if (rk->steps_early) {
-			d->u->compute.on_retire = cur_take;
-			d->u->compute.retire_ctx = &d->u->cur;
+			d->u->compute.on_retire = rk->spill_retired ? spill_take : cur_take;
+			d->u->compute.retire_ctx = rk->spill_retired ? (void *)d->u : &d->u->cur;
 		}
 	}
 	return d;
@@ -424,13 +492,15 @@ static __attribute__((noinline)) int add_act(struct ga_ranks *rk, struct ga_mode
 		/* The NVTX scan read every file before the model: its ranges hold the steps. */
 		rk->looked = 1;
 		if (m->ahead.begin == ga_ranges_ahead && m->ahead.ctx &&
-		    ga_ranges_paced(m->ahead.ctx) && rk->inputs <= 1 && !rk->collect) {
+		    ga_ranges_paced(m->ahead.ctx) && rk->inputs <= 1) {
 			/*
 			 * One trace, its steps folding as the model reads it (ranges.h
-			 * pace): counted at finish (find_work()), as one process's are,
-			 * its compute retiring as it goes.
+			 * pace): found at finish (find_work()), its compute retiring
+			 * as it goes; one process's are counted only, but a summary
+			 * carries each step's work: its compute intervals wait for them.
 			 */
 			rk->steps_early = 1;
+			rk->spill_retired = rk->collect;
 		} else if (m->ahead.begin == ga_ranges_ahead && m->ahead.ctx) {
 			if (find_steps(rk, m, m->ahead.ctx)) {
 				if (rk->err[0])
@@ -522,6 +592,8 @@ static int find_work(struct ga_ranks *rk, const struct ga_model *m, struct ga_ra
 
 		if (!u)
 			continue;
+		if (rk->spill_retired && (rk->spill_oom || spill_replay(rk, u)))
+			return -1;
 		for (k = 0; k < u->compute.niv; k++)
 			cur_take(&u->cur, u->compute.iv[k].start, u->compute.iv[k].end);
 		while (u->cur.k < u->cur.n)
@@ -690,6 +762,9 @@ void ga_ranks_free(struct ga_ranks *rk)
 		ga_busy_free(&u->compute);
 		ga_busy_free(&u->comm);
 		ga_busy_free(&u->kern);
+		free(u->spill);
+		if (u->spill_fd1 > 0)
+			close(u->spill_fd1 - 1);
 		free(u);
 	}
 	free(rk->devs);

@@ -71,7 +71,20 @@ struct ga_rank_unions {
 	struct ga_busy kern;
 	int kern_on;
 	struct ga_rank_cur cur;    /* the compute union's on_retire context: not moved */
+	/*
+	 * A summary's trace read paced (model/ranges.h pace): its steps are
+	 * known at the end only, so the compute intervals retired before are
+	 * kept until then, in order: the first nfiled in a temporary file
+	 * (spill_fd1 - 1), the rest in spill (GA_RANKS_SPILL_MEM at most,
+	 * more where no file can be made).
+	 */
+	struct ga_iv *spill;
+	size_t nspill, capspill;
+	uint64_t nfiled;
+	int spill_fd1;
 };
+
+#define GA_RANKS_SPILL_MEM 4096
 
 /* One device as one process used it (a model devrow). */
 struct ga_rank_dev {
@@ -134,6 +147,8 @@ struct ga_ranks {
 	char err[320];             /* why steps could not be read, "" out of memory */
 	int steps_known;           /* work and spans made (from the scan's ranges) */
 	int steps_early;           /* ... before the activities: compute intervals retire */
+	int spill_retired;         /* ... into each device's spill, the steps not known yet */
+	int spill_oom;             /* a spill ran out of memory */
 	int looked;                /* the scan's ranges looked for, at the first activity */
 	size_t nhosts;             /* distinct host names */
 	int any_rank;              /* some process has a rank */

@@ -4421,32 +4421,42 @@ fail:
 static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int *uncarried)
 {
 	/* The model keeps as many durations exactly as the summary does. */
-	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .symbolize = 1,
-				       .observe_sites = 1,
-				       .quant_limit = exact_limit ? exact_limit : GA_QUANT_NO_LIMIT };
+	/* Its NVTX pass in the model's read (decoded once), paced: model/ranges.h pace. */
+	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .symbolize = 1, .observe_sites = 1, .quant_limit = exact_limit ? exact_limit : GA_QUANT_NO_LIMIT, .pace = 1 };
 	struct ga_findings_in fin;
 	char *p = (char *)path;
 	struct ga_filter flt;
 	struct ga_analysis an;
 	struct ga_sum *s;
+	int rc;
 
 	ga_filter_init(&flt);
-	if (ga_analysis_init(&an, &ao, &flt)) {
-		fputs("gpuprof: out of memory\n", stderr);
-		ga_filter_free(&flt);
-		return NULL;
+	for (;;) {
+		if (ga_analysis_init(&an, &ao, &flt)) {
+			fputs("gpuprof: out of memory\n", stderr);
+			ga_filter_free(&flt);
+			return NULL;
+		}
+		/* Every process's per-rank figures, as traces read together have them. */
+		an.rk.collect = 1;
+		/* Each kernel's launch latencies, for the summary's durations. */
+		an.lat.keep_values = 1;
+		/* The report's pool prints the merged summary's warnings, in file order. */
+		an.m.warnings_later = uncarried != NULL;
+		/*
+		 * Busy time does not retire (fd.retire_after 0): the summary carries
+		 * every busy interval of the trace, and the findings scan them at settling.
+		 */
+		rc = ga_analysis_build(&an, &p, 1);
+		if (rc != GA_ANALYSIS_AGAIN || !ao.pace)
+			break;
+		/* The paced read stopped: read it twice (model/analysis.h). */
+		ao.pace = 0;
+		ao.no_fold = an.rg.fold_lasting;
+		ga_analysis_free(&an);
+		ga_filter_rewind(&flt);
 	}
-	/* Every process's per-rank figures, as traces read together have them. */
-	an.rk.collect = 1;
-	/* Each kernel's launch latencies, for the summary's durations. */
-	an.lat.keep_values = 1;
-	/* The report's pool prints the merged summary's warnings, in file order. */
-	an.m.warnings_later = uncarried != NULL;
-	/*
-	 * Busy time does not retire (fd.retire_after 0): the summary carries
-	 * every busy interval of the trace, and the findings scan them at settling.
-	 */
-	if (ga_analysis_build(&an, &p, 1)) {
+	if (rc) {
 		ga_analysis_free(&an);
 		ga_filter_free(&flt);
 		return NULL;
