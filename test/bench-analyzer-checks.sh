@@ -8,7 +8,9 @@
 # kernel-only trace (records/s, ratio to the floor, peak RSS; Perfetto's
 # bytes per record), and the rank traces' -j speedups beside the floor's
 # run as as many processes at once; a single NVTX trace file read once
-# (paced) gives the report and JSON of it read twice (standard input).
+# (paced) gives the report and JSON of it read twice (standard input), its
+# summary too, and the pool of two ranks' summaries the report of the two
+# read together.
 # Prints "ok - ..." / "not ok - ..." lines.
 #
 #   bash test/bench-analyzer-checks.sh BUILD_DIR
@@ -111,4 +113,26 @@ for open in "" --open --flat; do
 	done
 	[ $same = 1 ] && ok "report and export -t json of synth_job${open:+ $open}: a trace file read once (paced) as standard input read twice"
 done
+
+# Summaries pace their NVTX pass too, each rank's compute intervals kept
+# for its steps until they are known (model/ranks.h spill): a rank trace's
+# summary as that of it read twice from standard input; two ranks' report
+# on the pool of summaries (-j 2) as the traces read together (-j 1).
+if "$build/bench/synth_job" --rank 2 --sync 200000 "$tmp/s2.gpuprof" >/dev/null 2>&1 &&
+	"$build/bench/synth_job" --rank 3 --sync 200000 "$tmp/s3.gpuprof" >/dev/null 2>&1 &&
+	"$ana" summarize -o "$tmp/file.sum" "$tmp/s2.gpuprof" &&
+	"$ana" summarize -o "$tmp/stdin.sum" - <"$tmp/s2.gpuprof" &&
+	"$ana" export -t json "$tmp/file.sum" | sed "s|$tmp/s2.gpuprof|(stdin)|g" >"$tmp/once" &&
+	"$ana" export -t json "$tmp/stdin.sum" >"$tmp/twice" &&
+	"$ana" report -j 2 "$tmp/s2.gpuprof" "$tmp/s3.gpuprof" >"$tmp/pool" 2>&1 &&
+	"$ana" report -j 1 "$tmp/s2.gpuprof" "$tmp/s3.gpuprof" >"$tmp/together" 2>&1; then
+	if cmp -s "$tmp/once" "$tmp/twice" && cmp -s "$tmp/pool" "$tmp/together" &&
+		grep -q "slowest_steps" "$tmp/once" && grep -q "^Ranks" "$tmp/pool"; then
+		ok "summaries read once (paced): a rank's as read twice, two ranks' pool as read together"
+	else
+		notok "summaries read once differ: $(diff "$tmp/once" "$tmp/twice" | head -3) $(diff "$tmp/pool" "$tmp/together" | head -3)"
+	fi
+else
+	notok "synth_job, summarize or report of the rank traces failed"
+fi
 exit $fail
