@@ -52,17 +52,31 @@ static int pct_arg(const char *opt, const char *s, double *v)
 	return 0;
 }
 
-/* Reads one side into an analysis.  0, or -1 after printing why. */
+/*
+ * Reads one side into an analysis, a single trace's NVTX pass in the
+ * model's read (model/ranges.h pace), read twice where that stops.  0, or
+ * -1 after printing why.
+ */
 static int side(struct ga_analysis *an, struct ga_filter *flt, char **paths, int n)
 {
-	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH };
+	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .pace = 1 };
+	int rc;
 
 	ga_filter_init(flt);
-	if (ga_analysis_init(an, &ao, flt)) {
-		fputs("gpuprof: out of memory\n", stderr);
-		return -1;
+	for (;;) {
+		if (ga_analysis_init(an, &ao, flt)) {
+			fputs("gpuprof: out of memory\n", stderr);
+			return -1;
+		}
+		rc = ga_summary_build(an, paths, n);
+		if (rc != GA_ANALYSIS_AGAIN || !ao.pace)
+			break;
+		ao.pace = 0;
+		ao.no_fold = an->rg.fold_lasting;
+		ga_analysis_free(an);
+		ga_filter_rewind(flt);
 	}
-	if (ga_summary_build(an, paths, n)) {
+	if (rc) {
 		ga_analysis_free(an);
 		return -1;
 	}
