@@ -778,10 +778,18 @@ struct hold {
 	struct held *q; /* a ring of cap entries: q[(head + k) % cap] */
 	size_t head, n, cap;
 	uint64_t bytes;        /* their buffers' sizes */
+	uint64_t cost;         /* and what each entry costs beside: the bound's measure */
 	unsigned char **spare; /* buffers given back, for the slots to decode into */
 	size_t *spare_cap;
 	size_t nspare, maxspare; /* maxspare: the ring's slots, each takes one */
 };
+
+/*
+ * What a held chunk costs beside its records (its entry, the allocator's
+ * share, its header): counted against the bound, so that a trace of many
+ * tiny chunks is held no longer than one of few large ones.
+ */
+#define HOLD_ENTRY_COST 256u
 
 static void hold_free(struct hold *h)
 {
@@ -820,6 +828,7 @@ static int hold_push(struct hold *h, struct slot *s)
 	e->off = s->off;
 	e->seq = s->seq;
 	h->bytes += e->cap;
+	h->cost += e->cap + HOLD_ENTRY_COST;
 	if (h->nspare) {
 		h->nspare--;
 		s->raw = h->spare[h->nspare];
@@ -839,6 +848,7 @@ static void hold_pop(struct hold *h)
 	h->head = (h->head + 1) % h->cap;
 	h->n--;
 	h->bytes -= e->cap;
+	h->cost -= e->cap + HOLD_ENTRY_COST;
 	if (!h->spare && (!(h->spare = malloc(h->maxspare * sizeof(*h->spare))) ||
 			  !(h->spare_cap = malloc(h->maxspare * sizeof(*h->spare_cap))))) {
 		free(h->spare);
@@ -989,7 +999,7 @@ static int read_paced(struct rd *r)
 		       (done || pc->ready(r->actx, h.q[h.head].seq)))
 			if (hold_deliver(r, &h, &rc))
 				goto out;
-		if (h.bytes > pc->hold_max) {
+		if (h.cost > pc->hold_max) {
 			helpers_stop(r);
 			fail(r, h.q[h.head].off, "the look-ahead held more than %zu bytes",
 			     pc->hold_max);

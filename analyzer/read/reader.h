@@ -106,7 +106,8 @@ int ga_reader_read_ahead(const char *path, const void *buf, size_t len, ga_reade
  * A look-ahead paced by what it found (ga_reader_read_paced): the callback
  * reads chunk seq once the look-ahead has read lag chunks more (or all it
  * will) and ready(actx, seq) says it may, the chunks in between held
- * decoded, hold_max bytes of them at most.  chunk(actx, seq) comes before
+ * decoded, hold_max bytes of them at most (each counted 256 bytes more
+ * than its records).  chunk(actx, seq) comes before
  * the look-ahead reads chunk seq; end(actx) once it has read all it will
  * (the end of the file, or a record with a bad size), before the callback
  * reads the chunks it still holds: 0, or non-zero to stop the read with

@@ -946,6 +946,43 @@ static void test_paced(void)
 		ga_buf_free(&p.t.ahead);
 		ga_buf_free(&p.t.behind);
 	}
+	/* Many tiny chunks: each costs more than its records against the bound. */
+	{
+		struct ga_buf small = { 0 };
+		struct synth *sy = synth_open(NULL);
+		unsigned char *tb = NULL;
+		size_t tl = 0;
+		struct paced p;
+		struct ga_reader_pace pc = { paced_chunk, paced_ready, paced_end, 2, SIZE_MAX };
+
+		CHECK(sy != NULL);
+		if (sy) {
+			sy->chunk_limit = 64;
+			write_every_type(sy, &small, 40);
+			CHECK(synth_close(sy, &tb, &tl) == 0);
+			memset(&p, 0, sizeof(p));
+			p.never = 1;
+			rc = ga_reader_read_paced("tiny", tb, tl, paced_ahead, &p, ~0ull, &pc,
+						  paced_behind, &p, &info, err, sizeof(err));
+			CHECKF(rc == GA_READ_OK && info.chunks > 100 && info.held_max == info.raw_bytes,
+			       "tiny chunks: rc %d, %u chunks", rc, info.chunks);
+			ga_buf_free(&p.t.ahead);
+			ga_buf_free(&p.t.behind);
+			/* A bound the records alone fit in twice, their entries not. */
+			memset(&p, 0, sizeof(p));
+			p.never = 1;
+			pc.hold_max = 2 * info.raw_bytes;
+			if (pc.hold_max < (uint64_t)info.chunks * 256)
+				rc = ga_reader_read_paced("tiny", tb, tl, paced_ahead, &p, ~0ull, &pc,
+							  paced_behind, &p, &info, err, sizeof(err));
+			CHECKF(rc == GA_READ_EHOLD && !p.t.nbehind,
+			       "tiny chunks against a bound of twice their records: rc %d", rc);
+			ga_buf_free(&p.t.ahead);
+			ga_buf_free(&p.t.behind);
+		}
+		free(tb);
+		ga_buf_free(&small);
+	}
 	unlink(path);
 	free(buf);
 	ga_buf_free(&ref);
