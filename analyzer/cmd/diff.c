@@ -63,18 +63,17 @@ static int side(struct ga_analysis *an, struct ga_filter *flt, char **paths, int
 	int rc;
 
 	ga_filter_init(flt);
-	for (;;) {
-		if (ga_analysis_init(an, &ao, flt)) {
+	if (ga_analysis_init(an, &ao, flt)) {
+		fputs("gpuprof: out of memory\n", stderr);
+		return -1;
+	}
+	rc = ga_summary_build(an, paths, n);
+	if (rc == GA_ANALYSIS_AGAIN) {
+		if (ga_analysis_again(an, &ao, flt)) {
 			fputs("gpuprof: out of memory\n", stderr);
 			return -1;
 		}
 		rc = ga_summary_build(an, paths, n);
-		if (rc != GA_ANALYSIS_AGAIN || !ao.pace)
-			break;
-		ao.pace = 0;
-		ao.no_fold = an->rg.fold_lasting;
-		ga_analysis_free(an);
-		ga_filter_rewind(flt);
 	}
 	if (rc) {
 		ga_analysis_free(an);

@@ -228,14 +228,8 @@ int cmd_export(int argc, char **argv)
 			par = ga_summary_build_parallel(&an, paths, npaths, 0);
 		if (par > 0 && (par = ga_summary_build(&an, paths, npaths)) == GA_ANALYSIS_AGAIN) {
 			/* Read twice instead (as report does). */
-			ao.no_fold = an.rg.fold_lasting;
-			ao.pace = 0;
-			ga_analysis_free(&an);
-			ga_filter_rewind(&flt);
-			if (ga_analysis_init(&an, &ao, &flt)) {
+			if (ga_analysis_again(&an, &ao, &flt)) {
 				fputs("gpuprof: out of memory\n", stderr);
-				/* Freed by the failed init: freed again below, as a cleared one. */
-				memset(&an, 0, sizeof(an));
 				par = -1;
 			} else {
 				an.st.fold = fold;

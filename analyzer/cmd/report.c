@@ -70,12 +70,10 @@ static int has_stdin(char *const *paths, int n)
 	return 0;
 }
 
-/* The analysis as the report reads it: 0, or -1 out of memory. */
-static int setup(struct ga_analysis *an, const struct ga_analysis_opts *ao, struct ga_filter *flt,
-		 const struct ga_text *r, const char *fold, int npaths, int fail_on)
+/* What the report sets in an analysis once initialized. */
+static void setup(struct ga_analysis *an, const struct ga_text *r, const char *fold, int npaths,
+		  int fail_on)
 {
-	if (ga_analysis_init(an, ao, flt))
-		return -1;
 	an->st.fold = fold;
 	/*
 	 * Busy intervals retire as read, past GA_FIND_RETIRE_AFTER activities;
@@ -93,7 +91,6 @@ static int setup(struct ga_analysis *an, const struct ga_analysis_opts *ao, stru
 		an->rg.site_of = tree_site_of;
 		an->rg.site_ctx = an;
 	}
-	return 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -226,11 +223,12 @@ int cmd_report(int argc, char **argv)
 	 * once), paced; built again without where that stops.
 	 */
 	ao.pace = npaths == 1 && !dask;
-	if (setup(&an, &ao, &flt, &r, fold, npaths, fail_on)) {
+	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);
 		return GA_EXIT_FAIL;
 	}
+	setup(&an, &r, fold, npaths, fail_on);
 	r.an = &an;
 	/*
 	 * Several traces on a pool of threads, merged as summaries (findings
@@ -242,15 +240,12 @@ int cmd_report(int argc, char **argv)
 					r.o.timeline == -1 ? GA_TEXT_AUTO_TIMELINE_MAX : 0) : 1;
 	if (par > 0 && (par = ga_summary_build(&an, paths, npaths)) == GA_ANALYSIS_AGAIN) {
 		/* Stopped where the scan cannot fold as the model reads: read twice instead. */
-		ao.no_fold = an.rg.fold_lasting;
-		ga_analysis_free(&an);
-		ga_filter_rewind(&flt);
-		ao.pace = 0;
-		if (setup(&an, &ao, &flt, &r, fold, npaths, fail_on)) {
+		if (ga_analysis_again(&an, &ao, &flt)) {
 			ga_filter_free(&flt);
 			fputs("gpuprof: out of memory\n", stderr);
 			return GA_EXIT_FAIL;
 		}
+		setup(&an, &r, fold, npaths, fail_on);
 		par = ga_summary_build(&an, paths, npaths) ? -1 : 0;
 	} else if (par > 0) {
 		par = -1;

@@ -62,6 +62,20 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	return 0;
 }
 
+int ga_analysis_again(struct ga_analysis *an, struct ga_analysis_opts *o,
+		      struct ga_filter *flt)
+{
+	o->pace = 0;
+	o->no_fold = an->rg.fold_lasting;
+	ga_analysis_free(an);
+	ga_filter_rewind(flt);
+	if (ga_analysis_init(an, o, flt)) {
+		memset(an, 0, sizeof(*an));
+		return -1;
+	}
+	return 0;
+}
+
 int ga_analysis_findings(struct ga_analysis *an)
 {
 	struct ga_findings_in in = { .m = &an->m, .st = &an->st, .observe_sites = an->o.observe_sites,

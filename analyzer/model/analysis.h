@@ -60,7 +60,8 @@ struct ga_analysis_opts {
 
 /*
  * ga_analysis_build() of a paced read that stopped (model/ranges.h pace):
- * free the analysis, set it up again as before, without pace, and build.
+ * ga_analysis_again(), set up what the caller set after init again, and
+ * build.
  */
 #define GA_ANALYSIS_AGAIN 2
 
@@ -96,6 +97,16 @@ struct ga_analysis {
 /* Returns 0, or -1 when memory runs out (an is then freed). */
 int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 		     struct ga_filter *flt);
+
+/*
+ * After GA_ANALYSIS_AGAIN: an freed and initialized again with *o turned
+ * to two reads (no pace; no fold where the paced fold gave up for good,
+ * model/ranges.h fold_lasting), flt's counts forgotten.  0, or -1 when
+ * memory runs out (an is then cleared: ga_analysis_free() may still be
+ * called on it).
+ */
+int ga_analysis_again(struct ga_analysis *an, struct ga_analysis_opts *o,
+		      struct ga_filter *flt);
 
 /*
  * Read paths[0..n) (standard input and pipes too) and finish every

@@ -968,6 +968,25 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 	return 0;
 }
 
+/*
+ * A file's scan from its start, nothing of the last one's left: its
+ * correlation ids and string ids are its own.
+ */
+static void scan_begin(struct scan *s, int skip_nvtx)
+{
+	s->skip = 0;
+	s->skip_nvtx = skip_nvtx;
+	s->no_api = 0;
+	s->oom = 0;
+	s->fail = NULL;
+	s->nrec = 0;
+	s->chunk = 0;
+	free(s->ring);
+	s->ring = NULL;
+	s->ringcap = 0;
+	ga_strmap_reset(&s->smap);
+}
+
 static int read_src(struct scan *s, const struct ga_ranges_src *src)
 {
 	struct ga_read_info info;
@@ -976,15 +995,7 @@ static int read_src(struct scan *s, const struct ga_ranges_src *src)
 	void *ctx = s;
 	char err[256];
 
-	s->skip = 0;
-	s->skip_nvtx = 0;
-	s->no_api = 0;
-	s->oom = 0;
-	s->nrec = 0;
-	/* Correlation ids are the file's own. */
-	free(s->ring);
-	s->ring = NULL;
-	s->ringcap = 0;
+	scan_begin(s, 0);
 	/* Unreadable files are the model's to report; damage reads what precedes. */
 	if (src->shift) {
 		ar = malloc(sizeof(*ar));
@@ -1210,22 +1221,6 @@ struct fold {
 	int paced_only;
 };
 
-static void fold_free(struct fold *f)
-{
-	if (!f)
-		return;
-	if (f->fd >= 0)
-		close(f->fd);
-	free(f->cache);
-	free(f->base);
-	free(f->top);
-	free(f->win);
-	free(f->roots);
-	free(f->pend);
-	free(f->par);
-	free(f);
-}
-
 /* What only the scan reads of a fold, once it is over: the codes stay. */
 static void fold_scratch_free(struct fold *f)
 {
@@ -1239,6 +1234,19 @@ static void fold_scratch_free(struct fold *f)
 	f->par = NULL;
 	f->nwin = f->nroots = f->npend = 0;
 	f->capwin = f->caproots = f->cappend = f->cappar = 0;
+}
+
+static void fold_free(struct fold *f)
+{
+	if (!f)
+		return;
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->cache);
+	free(f->base);
+	free(f->top);
+	fold_scratch_free(f);
+	free(f);
 }
 
 static struct fold *fold_new(size_t nprocs)
@@ -1836,7 +1844,6 @@ static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ra
 		size_t lo = nx->nranges, glo = ngn;
 
 		s.proc = nx->proc_base + (uint32_t)i;
-		ga_strmap_reset(&s.smap);
 		if (nx->fstate)
 			fold_begin(nx, (uint32_t)i);
 		if (read_src(&s, &src[i]) ||
@@ -2187,24 +2194,13 @@ ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx, uint64_t *ty
 	    !nx->ahead_procs[proc - nx->proc_base])
 		return NULL;
 	s = nx->ahead;
-	/* API calls wait for their activities in a ring of their own file's. */
-	free(s->ring);
-	s->ring = NULL;
-	s->ringcap = 0;
 	s->proc = proc;
 	if (nx->ahead_procs[proc - nx->proc_base] == 2) {
 		/* The whole scan, as ga_ranges_scan() would have read the file. */
-		s->skip_nvtx = 0;
-		s->no_api = 0;
-		s->skip = 0;
-		s->oom = 0;
-		s->fail = NULL;
-		s->nrec = 0;
-		s->chunk = 0;
+		scan_begin(s, 0);
 		/* What the scan read before it stopped at CONFIG was noted. */
 		s->noted_files = proc - nx->proc_base;
 		s->noted_recs = nx->paced_recs;
-		ga_strmap_reset(&s->smap);
 		fold_begin(nx, proc - nx->proc_base);
 		*actx = s;
 		*types = ~0ull;
@@ -2218,11 +2214,7 @@ ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx, uint64_t *ty
 		*pace = &nx->pc;
 		return scan_rec;
 	}
-	s->skip_nvtx = 1;
-	s->no_api = 0;
-	s->skip = 0;
-	s->oom = 0;
-	s->fail = NULL;
+	scan_begin(s, 1);
 	*actx = s;
 	/* Launches asked: every activity's correlation and API call too. */
 	*types = nx->want_launches ? AHEAD_LAUNCH_TYPES : AHEAD_TYPES;
@@ -2433,11 +2425,9 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 		/* A paced scan places ranges in the tree as the model reads (ranges.h pace). */
 		if (at->node >= nx->nself && self_grow(nx, at->node))
 			return GA_STR_NOMEM;
-		if (at->node < nx->nself) {
-			nx->self[at->node].gpu_ns += ac.dur;
-			nx->self[at->node].acts++;
-			nx->self[at->node].kernels += (uint64_t)ac.kernel;
-		}
+		nx->self[at->node].gpu_ns += ac.dur;
+		nx->self[at->node].acts++;
+		nx->self[at->node].kernels += (uint64_t)ac.kernel;
 		node = at->node;
 	} else if (at->inner < GA_RANGES_UNATTR) {
 		nx->in_range++;

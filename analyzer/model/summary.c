@@ -674,14 +674,14 @@ static int ranks_from(struct ga_sum *s, const struct ga_analysis *an, int *err)
 
 /*
  * The NVTX range and mark tables and the range tree of an: each name's CPU
- * times as durations (in the order of the ranges' index), the nodes with
- * their whole subtree's counts.  0, or -1 out of memory.
+ * times as durations (as the scan kept them, ranges.h keep_cpu: an analysis
+ * of ranks.h collect), the nodes with their whole subtree's counts.  0, or
+ * -1 out of memory.
  */
 static int nvtx_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t org, int *err)
 {
 	const struct ga_ranges *rg = &an->rg;
 	const struct ga_model *m = &an->m;
-	struct ga_quant *cpu = calloc(rg->nkeys + 1, sizeof(*cpu));
 	uint32_t *kmap = calloc(rg->nkeys + 1, sizeof(*kmap));
 	uint32_t *nmap = calloc(rg->nnodes + 1, sizeof(*nmap));
 	uint64_t rsc[RSC_COUNT] = { rg->acts, rg->in_range, rg->no_range, rg->unattributed,
@@ -690,24 +690,14 @@ static int nvtx_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t or
 	int rc = -1;
 
 	memcpy(s->rsc, rsc, sizeof(rsc));
-	if (!cpu || !kmap || !nmap ||
+	if (!kmap || !nmap ||
 	    !(s->rkeys = calloc(rg->nkeys + 1, sizeof(*s->rkeys))) ||
 	    !(s->marks = calloc(rg->nmarks + 1, sizeof(*s->marks))) ||
 	    !(s->nodes = calloc(rg->nnodes + 1, sizeof(*s->nodes))))
 		goto out;
-	for (i = 0; i < rg->nkeys; i++)
-		cpu[i].limit = GA_QUANT_NO_LIMIT;
-	/* Kept by the scan (ranges.h keep_cpu: folded, the ranges are not), else from them. */
-	for (i = 0; !rg->keep_cpu && i < rg->nranges; i++) {
-		const struct ga_ranges_range *r = &rg->ranges[i];
-
-		if (ga_quant_add(&cpu[r->key], r->end - r->start))
-			goto out;
-	}
 	for (i = 0; i < rg->nkeys; i++) {
 		const struct ga_ranges_key *k = &rg->keys[i];
-		const struct ga_quant *kq = !rg->keep_cpu ? &cpu[i] : i < rg->capcpu ? &rg->cpu[i] :
-										       NULL;
+		const struct ga_quant *kq = i < rg->capcpu ? &rg->cpu[i] : NULL;
 		struct srkey *o;
 
 		kmap[i] = UINT32_MAX;
@@ -764,9 +754,6 @@ static int nvtx_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t or
 	}
 	rc = 0;
 out:
-	for (i = 0; cpu && i < rg->nkeys; i++)
-		ga_quant_free(&cpu[i]);
-	free(cpu);
 	free(kmap);
 	free(nmap);
 	return rc;
@@ -4431,12 +4418,12 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 	int rc;
 
 	ga_filter_init(&flt);
+	if (ga_analysis_init(&an, &ao, &flt)) {
+		fputs("gpuprof: out of memory\n", stderr);
+		ga_filter_free(&flt);
+		return NULL;
+	}
 	for (;;) {
-		if (ga_analysis_init(&an, &ao, &flt)) {
-			fputs("gpuprof: out of memory\n", stderr);
-			ga_filter_free(&flt);
-			return NULL;
-		}
 		/* Every process's per-rank figures, as traces read together have them. */
 		an.rk.collect = 1;
 		/* Each kernel's launch latencies, for the summary's durations. */
@@ -4448,13 +4435,14 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 		 * every busy interval of the trace, and the findings scan them at settling.
 		 */
 		rc = ga_analysis_build(&an, &p, 1);
-		if (rc != GA_ANALYSIS_AGAIN || !ao.pace)
+		if (rc != GA_ANALYSIS_AGAIN)
 			break;
 		/* The paced read stopped: read it twice (model/analysis.h). */
-		ao.pace = 0;
-		ao.no_fold = an.rg.fold_lasting;
-		ga_analysis_free(&an);
-		ga_filter_rewind(&flt);
+		if (ga_analysis_again(&an, &ao, &flt)) {
+			fputs("gpuprof: out of memory\n", stderr);
+			ga_filter_free(&flt);
+			return NULL;
+		}
 	}
 	if (rc) {
 		ga_analysis_free(&an);

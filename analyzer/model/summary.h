@@ -65,7 +65,8 @@ int ga_summary_is(const char *path);
 int ga_summary_any(char *const *paths, int n);
 
 /*
- * The summary of a built analysis (ga_analysis_build() done).  exact_limit:
+ * The summary of a built analysis (ga_analysis_build() done, with the
+ * ranks' collect set before it: model/ranks.h).  exact_limit:
  * durations a row keeps exactly, 0 for no limit.  origin names these traces
  * in merges (the first trace's path).  NULL when memory runs out.
  */

@@ -774,14 +774,18 @@ struct held {
 	uint32_t seq;
 };
 
+/* A buffer given back, for a slot to decode into. */
+struct spare {
+	unsigned char *raw;
+	size_t cap;
+};
+
 struct hold {
 	struct held *q; /* a ring of cap entries: q[(head + k) % cap] */
 	size_t head, n, cap;
 	uint64_t bytes;        /* their buffers' sizes */
-	uint64_t cost;         /* and what each entry costs beside: the bound's measure */
-	unsigned char **spare; /* buffers given back, for the slots to decode into */
-	size_t *spare_cap;
-	size_t nspare, maxspare; /* maxspare: the ring's slots, each takes one */
+	struct spare *spare;   /* maxspare of them at most: the ring's slots, each takes one */
+	size_t nspare, maxspare;
 };
 
 /*
@@ -796,10 +800,9 @@ static void hold_free(struct hold *h)
 	for (size_t k = 0; k < h->n; k++)
 		free(h->q[(h->head + k) % h->cap].raw);
 	for (size_t k = 0; k < h->nspare; k++)
-		free(h->spare[k]);
+		free(h->spare[k].raw);
 	free(h->q);
 	free(h->spare);
-	free(h->spare_cap);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -828,11 +831,10 @@ static int hold_push(struct hold *h, struct slot *s)
 	e->off = s->off;
 	e->seq = s->seq;
 	h->bytes += e->cap;
-	h->cost += e->cap + HOLD_ENTRY_COST;
 	if (h->nspare) {
 		h->nspare--;
-		s->raw = h->spare[h->nspare];
-		s->raw_cap = h->spare_cap[h->nspare];
+		s->raw = h->spare[h->nspare].raw;
+		s->raw_cap = h->spare[h->nspare].cap;
 	} else {
 		s->raw = NULL;
 		s->raw_cap = 0;
@@ -848,18 +850,10 @@ static void hold_pop(struct hold *h)
 	h->head = (h->head + 1) % h->cap;
 	h->n--;
 	h->bytes -= e->cap;
-	h->cost -= e->cap + HOLD_ENTRY_COST;
-	if (!h->spare && (!(h->spare = malloc(h->maxspare * sizeof(*h->spare))) ||
-			  !(h->spare_cap = malloc(h->maxspare * sizeof(*h->spare_cap))))) {
-		free(h->spare);
-		h->spare = NULL;
-	}
-	if (h->spare && h->nspare < h->maxspare) {
-		h->spare[h->nspare] = e->raw;
-		h->spare_cap[h->nspare++] = e->cap;
-	} else {
+	if (h->nspare < h->maxspare)
+		h->spare[h->nspare++] = (struct spare){ e->raw, e->cap };
+	else
 		free(e->raw);
-	}
 }
 
 /*
@@ -948,7 +942,9 @@ static int read_paced(struct rd *r)
 		fail(r, r->next_off, "out of memory");
 		return GA_READ_EOPEN;
 	}
-	h.maxspare = r->nslots;
+	/* No room for spares: each slot decodes into a new buffer (maxspare 0). */
+	if ((h.spare = malloc(r->nslots * sizeof(*h.spare))))
+		h.maxspare = r->nslots;
 	for (i = 0;; i++) {
 		struct slot *s = slot_take(r, i);
 		uint32_t bad_off, bad_size;
@@ -988,8 +984,7 @@ static int read_paced(struct rd *r)
 			done = 1;
 			if (pc->end(r->actx)) {
 				helpers_stop(r);
-				fail(r, end ? s->off : h.q[(h.head + h.n - 1) % h.cap].off,
-				     "stopped at the end of the look-ahead");
+				fail(r, s->off, "stopped at the end of the look-ahead");
 				rc = GA_READ_ECALLBACK;
 				goto out;
 			}
@@ -999,7 +994,7 @@ static int read_paced(struct rd *r)
 		       (done || pc->ready(r->actx, h.q[h.head].seq)))
 			if (hold_deliver(r, &h, &rc))
 				goto out;
-		if (h.cost > pc->hold_max) {
+		if (h.bytes + h.n * HOLD_ENTRY_COST > pc->hold_max) {
 			helpers_stop(r);
 			fail(r, h.q[h.head].off, "the look-ahead held more than %zu bytes",
 			     pc->hold_max);
