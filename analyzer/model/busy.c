@@ -182,6 +182,19 @@ int ga_busy_retire(struct ga_busy *b, uint64_t wm)
 		return 0;
 	if (!b->nretired)
 		b->first = b->iv[0].start;
+	if (b->keep_max && !b->kept_over) {
+		if (b->nkept + k > b->keep_max) {
+			free(b->kept);
+			b->kept = NULL;
+			b->nkept = b->capkept = 0;
+			b->kept_over = 1;
+		} else {
+			if (ga_util_grow(&b->kept, &b->capkept, b->nkept + k, sizeof(*b->kept)))
+				return -1;
+			memcpy(b->kept + b->nkept, b->iv, k * sizeof(*b->kept));
+			b->nkept += k;
+		}
+	}
 	for (i = 0; i < k; i++) {
 		b->retired_ns += b->iv[i].end - b->iv[i].start;
 		if (b->on_retire)
@@ -265,6 +278,12 @@ int ga_busy_merge(struct ga_busy *to, struct ga_busy *from)
 		to->nretired += from->nretired;
 		to->late += from->nretired;
 	}
+	if ((from->nretired || from->kept_over) && to->keep_max) {
+		free(to->kept);
+		to->kept = NULL;
+		to->nkept = to->capkept = 0;
+		to->kept_over = 1;
+	}
 	to->late += from->late;
 	ga_busy_free(from);
 	return 0;
@@ -305,7 +324,7 @@ static int dup_array(void **out, const void *p, size_t n, size_t cap, size_t siz
 
 int ga_busy_copy(struct ga_busy *to, const struct ga_busy *from)
 {
-	void *iv, *batch, *st;
+	void *iv, *batch, *st, *kept = NULL;
 
 	*to = *from;
 	to->on_retire = NULL;
@@ -318,16 +337,19 @@ int ga_busy_copy(struct ga_busy *to, const struct ga_busy *from)
 		return -1;
 	}
 	if (dup_array(&st, from->st, from->nst, from->capst, sizeof(*from->st)) ||
+	    dup_array(&kept, from->kept, from->nkept, from->capkept, sizeof(*from->kept)) ||
 	    ga_map_copy(&to->st_map, &from->st_map)) {
 		free(iv);
 		free(batch);
 		free(st);
+		free(kept);
 		memset(to, 0, sizeof(*to));
 		return -1;
 	}
 	to->iv = iv;
 	to->batch = batch;
 	to->st = st;
+	to->kept = kept;
 	return 0;
 }
 
@@ -336,6 +358,7 @@ void ga_busy_free(struct ga_busy *b)
 	free(b->iv);
 	free(b->batch);
 	free(b->st);
+	free(b->kept);
 	ga_map_free(&b->st_map);
 	memset(b, 0, sizeof(*b));
 }

@@ -19,7 +19,10 @@
  * intervals behind the slowest stream plus one entry per stream.  An
  * interval that still comes before the retired ones (a stream out of
  * order) is clipped to what follows them and counted in late: with late 0
- * the total is exact.
+ * the total is exact.  An owner that needs the intervals too, up to a
+ * bound (a summary: model.h's busy_keep), sets keep_max: retired intervals
+ * are then kept in order in kept[], up to keep_max, and past it all are
+ * dropped (kept_over set).
  * Runs offline only.
  */
 #ifndef GA_ANALYZER_BUSY_H
@@ -68,6 +71,10 @@ struct ga_busy {
 	uint64_t late;             /* intervals that came before it (clipped) */
 	void (*on_retire)(void *ctx, uint64_t start, uint64_t end);
 	void *retire_ctx;
+	/* Retired intervals kept, in order, while no more than keep_max (0: none kept). */
+	struct ga_iv *kept;
+	size_t nkept, capkept, keep_max;
+	int kept_over; /* more retired than keep_max (or merged): kept[] dropped */
 };
 
 int ga_busy_add_slow(struct ga_busy *b, uint64_t start, uint64_t end);
@@ -115,7 +122,8 @@ int ga_busy_retire(struct ga_busy *b, uint64_t wm);
 int ga_busy_flush(struct ga_busy *b);
 /*
  * Adds everything of `from` to `to` and empties `from`.  0, or -1.  What
- * either had retired counts as late in `to`: its intervals are gone.
+ * either had retired counts as late in `to`: its intervals are gone (and
+ * no longer kept: `to`'s kept_over is set).
  */
 int ga_busy_merge(struct ga_busy *to, struct ga_busy *from);
 /* After ga_busy_flush: total covered time, retired intervals included. */

@@ -263,6 +263,7 @@ static uint32_t new_device(struct ga_model *m, uint32_t proc, uint32_t id)
 	d->proc = proc;
 	d->host = m->procs[proc].host;
 	d->id = id;
+	d->busy.keep_max = m->busy_keep;
 	return (uint32_t)m->ndevs++;
 }
 

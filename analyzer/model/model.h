@@ -285,13 +285,18 @@ struct ga_model {
 	int warnings_later;        /* ga_load_inputs() leaves its warnings to the caller
 				      (the pool prints the merged summary's, once) */
 	/*
-	 * Set when nothing needs every busy interval (no summary; the
-	 * findings scan them as they retire): devices' unions retire
-	 * intervals behind their streams (model/busy.h), keeping the total
-	 * and span only.  May be turned on while reading (the findings do,
-	 * findings.h's retire_after); never off.
+	 * Set when nothing needs every busy interval (the findings scan them
+	 * as they retire): devices' unions retire intervals behind their
+	 * streams (model/busy.h), keeping the total and span only.  May be
+	 * turned on while reading (the findings do, findings.h's
+	 * retire_after); never off.
 	 */
 	int busy_retire;
+	/*
+	 * Set before reading, 0 none: the retired intervals each device keeps
+	 * at most (busy.h keep_max; past it, none): a summary carries them.
+	 */
+	size_t busy_keep;
 	/*
 	 * Optional filter, asked before a GPU activity counts anywhere, with
 	 * kind, proc, start, end, name, bytes, copy_kind, device_id, context,

@@ -99,12 +99,18 @@ struct sdev {
 	uint64_t u[DEV_U64];
 };
 
-/* A device as one process used it, with its busy intervals (trace clock). */
+/*
+ * A device as one process used it, with its busy intervals (trace clock):
+ * at most GA_SUM_BUSY_KEEP of them; past it, none (dropped set), and its
+ * device's busy time, first start and last end in its part instead.
+ */
 struct sdevrow {
 	uint32_t proc, dev;
 	uint64_t id, count, total;
 	struct ga_iv *iv;
 	size_t niv;
+	int dropped;
+	uint64_t busy, first, last;
 };
 
 struct slabel {
@@ -618,18 +624,37 @@ static int64_t shift_of(const struct ga_analysis *an, uint32_t proc)
 	return f < an->al.n ? an->al.f[f].clock_ns : 0;
 }
 
-/* Row r's intervals: b's, moved back by sh.  0, or -1 out of memory. */
+/*
+ * Row r's intervals: b's, retired (kept) and not, moved back by sh; past
+ * b's keep_max (0: no limit), b's busy time and span instead.  0, or -1
+ * out of memory.
+ */
 static int d_busy_copy(struct sdevrow *r, const struct ga_busy *b, int64_t sh)
 {
-	if (!b->niv)
+	size_t n = b->nkept + b->niv, i;
+
+	if (b->kept_over || (b->keep_max && n > b->keep_max)) {
+		uint64_t first, last;
+
+		r->dropped = 1;
+		r->busy = ga_busy_total(b);
+		if (ga_busy_span(b, &first, &last)) {
+			r->first = first - (uint64_t)sh;
+			r->last = last - (uint64_t)sh;
+		}
 		return 0;
-	if (!(r->iv = malloc(b->niv * sizeof(*r->iv))))
-		return -1;
-	for (size_t i = 0; i < b->niv; i++) {
-		r->iv[i].start = b->iv[i].start - (uint64_t)sh;
-		r->iv[i].end = b->iv[i].end - (uint64_t)sh;
 	}
-	r->niv = b->niv;
+	if (!n)
+		return 0;
+	if (!(r->iv = malloc(n * sizeof(*r->iv))))
+		return -1;
+	for (i = 0; i < n; i++) {
+		const struct ga_iv *x = i < b->nkept ? &b->kept[i] : &b->iv[i - b->nkept];
+
+		r->iv[i].start = x->start - (uint64_t)sh;
+		r->iv[i].end = x->end - (uint64_t)sh;
+	}
+	r->niv = n;
 	return 0;
 }
 
@@ -972,8 +997,11 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 
 		if (m->devs[r->dev].dead)
 			goto fail; /* the model moves rows off merged devices */
-		s->devrows[s->ndevrows++] = (struct sdevrow){ r->proc, devmap[r->dev], r->id,
-							      r->count, r->total, NULL, 0 };
+		s->devrows[s->ndevrows++] = (struct sdevrow){ .proc = r->proc,
+							      .dev = devmap[r->dev],
+							      .id = r->id,
+							      .count = r->count,
+							      .total = r->total };
 		/* One trace: a device is one process's (model/model.h), its intervals this row's. */
 		if (d_busy_copy(&s->devrows[s->ndevrows - 1], &m->devs[r->dev].busy,
 				shift_of(an, r->proc)))
@@ -2647,7 +2675,7 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 		for (j = 0; j < DEV_U64; j++)
 			pv(w, d->u[j]);
 	}
-	/* 7. device rows, with their busy intervals */
+	/* 7. device rows, with their busy intervals or (version 6 on) busy time and span */
 	pv(w, s->ndevrows);
 	for (i = 0; i < s->ndevrows; i++) {
 		const struct sdevrow *d = &s->devrows[i];
@@ -2663,6 +2691,12 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 			pv(w, d->iv[j].start - prev);
 			pv(w, d->iv[j].end - d->iv[j].start);
 			prev = d->iv[j].end;
+		}
+		pv(w, (uint64_t)d->dropped);
+		if (d->dropped) {
+			pv(w, d->busy);
+			pv(w, d->first);
+			pv(w, d->last - d->first);
 		}
 	}
 	/* 8. labels */
@@ -3395,6 +3429,18 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 				r->err = 1;
 			prev = d->iv[j].end;
 		}
+		if (r->version < 6)
+			continue;
+		/* Intervals dropped: the busy time within the span, and no intervals. */
+		d->dropped = (int)gv(r);
+		if (d->dropped) {
+			d->busy = gv(r);
+			d->first = gv(r);
+			d->last = d->first + gv(r);
+			if (d->dropped != 1 || d->niv || d->last < d->first ||
+			    d->busy > d->last - d->first)
+				r->err = 1;
+		}
 	}
 	n = gcount(r, 3);
 	if (r->err || !(s->labels = calloc(n + 1, sizeof(*s->labels))))
@@ -4090,6 +4136,120 @@ static int launches_apply(const struct ga_sum *s, struct ga_analysis *an, struct
 	return am->err ? -1 : 0;
 }
 
+/*
+ * Busy time: the union of every process's intervals on the device; a row
+ * whose intervals were dropped (more than GA_SUM_BUSY_KEEP) gives its busy
+ * time and span, exact for a GPU of one part, else the longest part's
+ * time, a lower bound (busy_inexact()).  0, or -1 out of memory.
+ */
+static int busy_apply(const struct ga_sum *s, struct ga_model *m, int move)
+{
+	struct sdrop {
+		uint64_t busy, first, last, rows;
+	} *dr = calloc(s->ndevs + 1, sizeof(*dr));
+	size_t i;
+
+	if (!dr)
+		return -1;
+	for (i = 0; i < s->ndevrows; i++) {
+		const struct sdevrow *x = &s->devrows[i];
+		uint64_t dt = delta_of(s, move, x->proc);
+		struct sdrop *o = &dr[x->dev];
+
+		if (x->dropped) {
+			if (!o->rows || x->busy > o->busy)
+				o->busy = x->busy;
+			if (!o->rows || x->first + dt < o->first)
+				o->first = x->first + dt;
+			if (!o->rows || x->last + dt > o->last)
+				o->last = x->last + dt;
+			o->rows++;
+			continue;
+		}
+		for (size_t j = 0; j < x->niv; j++)
+			if (ga_busy_add(&m->devs[x->dev].busy, x->iv[j].start + dt, x->iv[j].end + dt))
+				goto fail;
+	}
+	m->first_start = UINT64_MAX;
+	m->last_end = 0;
+	for (i = 0; i < m->ndevs; i++) {
+		struct ga_device *d = &m->devs[i];
+		uint64_t first, last;
+
+		if (ga_busy_flush(&d->busy))
+			goto fail;
+		if (dr[i].rows) {
+			/* One retired block of the union: its total and span. */
+			uint64_t busy = ga_busy_total(&d->busy);
+
+			if (ga_busy_span(&d->busy, &first, &last)) {
+				if (dr[i].first < first)
+					first = dr[i].first;
+				if (dr[i].last > last)
+					last = dr[i].last;
+			} else {
+				first = dr[i].first;
+				last = dr[i].last;
+			}
+			if (dr[i].busy > busy)
+				busy = dr[i].busy;
+			ga_busy_free(&d->busy);
+			d->busy.nretired = 1;
+			d->busy.retired_ns = busy;
+			d->busy.first = first;
+			d->busy.frontier = last;
+		}
+		d->busy_ns = ga_busy_total(&d->busy);
+		if (ga_busy_span(&d->busy, &first, &last)) {
+			if (first < m->first_start)
+				m->first_start = first;
+			if (last > m->last_end)
+				m->last_end = last;
+		}
+	}
+	if (m->first_start == UINT64_MAX)
+		m->first_start = m->last_end = 0;
+	free(dr);
+	return 0;
+fail:
+	free(dr);
+	return -1;
+}
+
+/*
+ * GPUs whose busy time a report of s gives as a lower bound: rows of
+ * several parts (their busy time or span differ, or intervals beside) of
+ * which one dropped its intervals (busy_apply()).
+ */
+static size_t busy_inexact(const struct ga_sum *s)
+{
+	struct {
+		const struct sdevrow *drop;
+		int ivs, mixed;
+	} *d = calloc(s->ndevs + 1, sizeof(*d));
+	size_t i, n = 0;
+
+	if (!d)
+		return s->ndevs ? 1 : 0; /* out of memory: said inexact, read the traces */
+	for (i = 0; i < s->ndevrows; i++) {
+		const struct sdevrow *x = &s->devrows[i];
+
+		if (!x->dropped) {
+			d[x->dev].ivs |= x->niv != 0;
+			continue;
+		}
+		if (!d[x->dev].drop)
+			d[x->dev].drop = x;
+		else if (d[x->dev].drop->busy != x->busy || d[x->dev].drop->first != x->first ||
+			 d[x->dev].drop->last != x->last)
+			d[x->dev].mixed = 1;
+	}
+	for (i = 0; i < s->ndevs; i++)
+		n += d[i].drop && (d[i].ivs || d[i].mixed);
+	free(d);
+	return n;
+}
+
 int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 {
 	struct ga_model *m = &an->m;
@@ -4250,32 +4410,8 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		d->count = u[15];
 		d->total = u[16];
 	}
-	/* Busy time: the union of every process's intervals on the device. */
-	for (i = 0; i < s->ndevrows; i++) {
-		const struct sdevrow *x = &s->devrows[i];
-		uint64_t dt = delta_of(s, move, x->proc);
-
-		for (size_t j = 0; j < x->niv; j++)
-			if (ga_busy_add(&m->devs[x->dev].busy, x->iv[j].start + dt, x->iv[j].end + dt))
-				goto fail;
-	}
-	m->first_start = UINT64_MAX;
-	m->last_end = 0;
-	for (i = 0; i < m->ndevs; i++) {
-		struct ga_device *d = &m->devs[i];
-
-		if (ga_busy_flush(&d->busy))
-			goto fail;
-		d->busy_ns = ga_busy_total(&d->busy);
-		if (d->busy.niv) {
-			if (d->busy.iv[0].start < m->first_start)
-				m->first_start = d->busy.iv[0].start;
-			if (d->busy.iv[d->busy.niv - 1].end > m->last_end)
-				m->last_end = d->busy.iv[d->busy.niv - 1].end;
-		}
-	}
-	if (m->first_start == UINT64_MAX)
-		m->first_start = m->last_end = 0;
+	if (busy_apply(s, m, move))
+		goto fail;
 	if (ga_util_grow(&m->devrows, &m->capdevrows, s->ndevrows + 1, sizeof(*m->devrows)))
 		goto fail;
 	for (i = 0; i < s->ndevrows; i++) {
@@ -4431,9 +4567,12 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 		/* The report's pool prints the merged summary's warnings, in file order. */
 		an.m.warnings_later = uncarried != NULL;
 		/*
-		 * Busy time does not retire (fd.retire_after 0): the summary carries
-		 * every busy interval of the trace, and the findings scan them at settling.
+		 * Busy time retires as in a report of one trace, the findings
+		 * scanning its gaps as they go; each device keeps up to
+		 * GA_SUM_BUSY_KEEP intervals for the summary.
 		 */
+		an.fd.retire_after = GA_FIND_RETIRE_AFTER;
+		an.m.busy_keep = GA_SUM_BUSY_KEEP;
 		rc = ga_analysis_build(&an, &p, 1);
 		if (rc != GA_ANALYSIS_AGAIN)
 			break;
@@ -4667,9 +4806,10 @@ int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 		return uncarried ? 1 : -1;
 	/*
 	 * A GPU in two traces (processes sharing it): the traces read together
-	 * scan the gaps of its busy time's union, the parts each their own.
+	 * scan the gaps of its busy time's union, the parts each their own; and
+	 * its union needs every part's intervals, which one may not carry.
 	 */
-	if (!an->fd.off && s->fs[FS_SHARED]) {
+	if ((!an->fd.off && s->fs[FS_SHARED]) || busy_inexact(s)) {
 		ga_summary_free(s);
 		return 1;
 	}
@@ -4753,6 +4893,7 @@ int ga_summary_build(struct ga_analysis *an, char *const *paths, int n)
 	struct ga_sum *s;
 	struct ga_buf w = { 0 };
 	const char *p, *nl;
+	size_t inexact;
 
 	if (!ga_summary_any(paths, n))
 		return ga_analysis_build(an, paths, n);
@@ -4784,6 +4925,13 @@ int ga_summary_build(struct ga_analysis *an, char *const *paths, int n)
 		fprintf(stderr, "gpuprof: warning: a GPU is in several parts (processes sharing "
 			"it): its idle gaps were scanned part by part, not in the union of their busy "
 			"time; read the traces together for those findings exactly\n");
+	if ((inexact = busy_inexact(s)))
+		fprintf(stderr, "gpuprof: warning: %zu GPU%s in several parts, and a part had "
+				"more than %u busy intervals on it (summaries carry their busy time past "
+				"that): its busy time is the longest part's, a lower bound; read the traces "
+				"together for it exactly\n",
+			inexact, inexact == 1 ? " is" : "s are",
+			GA_SUM_BUSY_KEEP);
 	ga_summary_free(s);
 	if (ga_load_warnings(&an->m, &w)) {
 		ga_buf_free(&w);

@@ -34,11 +34,19 @@
 #include "model/quantile.h"
 
 #define GA_SUM_MAGIC "GPUPSUM\0"   /* 8 bytes, NUL included */
-#define GA_SUM_VERSION 5u
+#define GA_SUM_VERSION 6u
 #define GA_SUM_VERSION_MIN 4u      /* version 4: no findings' state */
 #define GA_SUM_HEADER_SIZE 32u
 /* A decompressed body larger than this is refused (a damaged size). */
 #define GA_SUM_RAW_MAX (1ull << 36)
+
+/*
+ * Busy intervals a summary carries per device and part (16 bytes each
+ * while read); past it, the device's busy time and span only, exact for a
+ * GPU that one part used (the union of a GPU of several parts then needs
+ * the traces read together).
+ */
+#define GA_SUM_BUSY_KEEP 8192u
 
 /* Durations a row keeps exactly by default (0 in the file: no limit). */
 #define GA_SUM_EXACT_DEFAULT GA_QUANT_EXACT_DEFAULT

@@ -11,7 +11,11 @@
  * time saturates when merged print the largest time), a pid beyond 32 bits,
  * histograms of two far buckets a row that would take gigabytes, a label
  * without a name) are refused the same way, and 300000 labels are applied
- * in linear time.  Test code, runs offline only, needs no GPU.
+ * in linear time.  A trace of more busy intervals than a summary carries:
+ * its summary reports its busy time and span as the trace does; two such
+ * traces of one GPU go to the report's pool read together, and their
+ * summaries say that GPU's busy time is a lower bound.  Test code, runs
+ * offline only, needs no GPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -597,13 +601,11 @@ static void test_copy_state(void)
 }
 
 /* The report of paths[0..n), every finding, into out (stdout and stderr); its exit status. */
-static int report_to(const char *out, char **paths, int n)
+/* Runs report with argv (argc of them, "report" first), its output and errors to out. */
+static int report_argv(const char *out, int argc, char **argv)
 {
-	char *argv[8] = { "report", "--findings=all" };
 	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600), so, se, rc;
 
-	for (int i = 0; i < n && i < 5; i++)
-		argv[2 + i] = paths[i];
 	if (fd < 0)
 		return -1;
 	fflush(NULL);
@@ -612,7 +614,7 @@ static int report_to(const char *out, char **paths, int n)
 	dup2(fd, 1);
 	dup2(fd, 2);
 	optind = 0;
-	rc = cmd_report(2 + n, argv);
+	rc = cmd_report(argc, argv);
 	fflush(NULL);
 	dup2(so, 1);
 	dup2(se, 2);
@@ -620,6 +622,15 @@ static int report_to(const char *out, char **paths, int n)
 	close(se);
 	close(fd);
 	return rc;
+}
+
+static int report_to(const char *out, char **paths, int n)
+{
+	char *argv[8] = { "report", "--findings=all" };
+
+	for (int i = 0; i < n && i < 5; i++)
+		argv[2 + i] = paths[i];
+	return report_argv(out, 2 + (n < 5 ? n : 5), argv);
 }
 
 /*
@@ -972,6 +983,115 @@ static void test_labels(void)
 	tap_end();
 }
 
+/*
+ * A trace of pid's process on GPU uuid: n kernels of 1000 ns, one every
+ * 4000 ns from T0 + offset, each behind an idle gap.
+ */
+static void write_gappy(const char *path, uint32_t pid, uint8_t uuid, size_t n, uint64_t offset)
+{
+	struct synth *s = synth_open(path);
+	uint32_t k, api;
+
+	synth_process(s, pid, "node1", "./app", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API, 0, 0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 80ull << 30, uuid);
+	k = synth_string(s, "gappy");
+	api = synth_string(s, "cudaLaunchKernel");
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t = T0 + offset + 4000 * i;
+
+		synth_api_at_corr(s, api, t - 500, t - 200, 1, (uint32_t)i + 1);
+		synth_kernel_at_corr(s, k, t, t + 1000, 0, 7, (uint32_t)i + 1);
+	}
+	synth_end(s, T0 + offset + 4000 * n, 0);
+	synth_close(s, NULL, NULL);
+}
+
+/* The first line of path that holds what, into line; 1 found, else 0. */
+static int line_of(const char *path, const char *what, char *line, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	int found = 0;
+
+	while (f && !found && fgets(line, (int)size, f))
+		found = strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	if (!found)
+		line[0] = 0;
+	return found;
+}
+
+/*
+ * Busy intervals past GA_SUM_BUSY_KEEP: a summary carries the device's busy
+ * time and span instead, and reports as its trace does; two traces of one
+ * GPU (their kernels interleaved, the union twice each's time) whose
+ * summaries carry no intervals: the report's pool reads them together (its
+ * bytes those of -j 1), and a report of their summaries warns that the GPU's
+ * busy time is a lower bound, the longest part's.
+ */
+static void test_busy_dropped(void)
+{
+	size_t n = GA_SUM_BUSY_KEEP + 1000;
+	char tr[3][128], sum[3][128], out[4][128], a[256], b[256], cmd[700];
+	char *sa[] = { "summarize", "-o", sum[0], tr[0], NULL };
+
+	tap_begin("summaries past their busy intervals: busy time exact for one part, a lower bound said for a shared GPU");
+	for (int i = 0; i < 3; i++) {
+		snprintf(tr[i], sizeof(tr[i]), "%s/gappy%d.gpuprof", dir, i);
+		snprintf(sum[i], sizeof(sum[i]), "%s/gappy%d.sum", dir, i);
+		snprintf(out[i], sizeof(out[i]), "%s/gappy%d.txt", dir, i);
+	}
+	snprintf(out[3], sizeof(out[3]), "%s/gappy3.txt", dir);
+	write_gappy(tr[0], 11, 7, n, 1000);
+	write_gappy(tr[1], 12, 9, n, 1000); /* a GPU of its own */
+	write_gappy(tr[2], 13, 9, n, 3000); /* tr[1]'s GPU, between its kernels */
+	for (int i = 0; i < 3; i++) {
+		sa[2] = sum[i];
+		sa[3] = tr[i];
+		optind = 0;
+		CHECKF(cmd_summarize(4, sa) == 0, "summarize %s", tr[i]);
+	}
+	/* One part: the busy line and span of the trace's own report. */
+	{
+		char *r1[] = { "report", tr[0] }, *r2[] = { "report", sum[0] };
+
+		CHECK(report_argv(out[0], 2, r1) == 0 && report_argv(out[1], 2, r2) == 0);
+		CHECK(line_of(out[0], "GPU busy:", a, sizeof(a)) && line_of(out[1], "GPU busy:", b, sizeof(b)));
+		CHECKF(!strcmp(a, b) && strstr(a, "25.0%"), "busy '%s' vs '%s'", a, b);
+		CHECK(line_of(out[0], "Wall span:", a, sizeof(a)) && line_of(out[1], "Wall span:", b, sizeof(b)));
+		CHECKF(!strcmp(a, b), "span '%s' vs '%s'", a, b);
+	}
+	/* Two traces of one GPU, findings off: the pool reads them together. */
+	{
+		char *p2[] = { "report", "--findings=none", "-j", "2", tr[1], tr[2] };
+		char *p1[] = { "report", "--findings=none", "-j", "1", tr[1], tr[2] };
+
+		CHECK(report_argv(out[0], 6, p2) == 0 && report_argv(out[1], 6, p1) == 0);
+		snprintf(cmd, sizeof(cmd), "cmp -s %s %s", out[0], out[1]);
+		CHECKF(system(cmd) == 0, "the pool's report differs from the traces read together: %s %s",
+		       out[0], out[1]);
+		CHECKF(line_of(out[1], "GPU busy:", a, sizeof(a)) && strstr(a, "50.0%"),
+		       "the union: '%s'", a);
+	}
+	/* Their summaries: the longest part's busy time, said to be a lower bound. */
+	{
+		char *rs[] = { "report", "--findings=none", sum[1], sum[2] };
+
+		CHECK(report_argv(out[2], 4, rs) == 0);
+		CHECKF(line_of(out[2], "GPU busy:", a, sizeof(a)) && strstr(a, "25.0%"), "'%s'", a);
+		CHECKF(line_of(out[2], "a lower bound", b, sizeof(b)) &&
+			       strstr(b, "1 GPU is in several parts"),
+		       "no warning: '%s'", b);
+		/* A GPU of its own says nothing. */
+		rs[2] = sum[0];
+		rs[3] = sum[1];
+		CHECK(report_argv(out[3], 4, rs) == 0);
+		CHECKF(!line_of(out[3], "a lower bound", b, sizeof(b)), "'%s'", b);
+	}
+	tap_end();
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/gpuprof-sumtest-XXXXXX");
@@ -988,6 +1108,7 @@ int main(void)
 	test_narrow_fields();
 	test_histogram_span();
 	test_labels();
+	test_busy_dropped();
 	{
 		char cmd[128];
 
