@@ -2,7 +2,7 @@
  * synth_trace: writes a valid gpuprof trace holding N kernel records, for
  * timing the analyzer on large inputs without a GPU.
  *
- *     synth_trace [--mix | --same] N OUT.gpuprof
+ *     synth_trace [--gpu G] [--mix | --same] N OUT.gpuprof
  *     synth_trace --gpu-samples ROUNDS OUT.gpuprof
  *
  * The file has what the recorder writes for a kernel-only run: a PROCESS
@@ -20,7 +20,9 @@
  * only by a constant step (one name, one stream, 1 us each, 2 us apart,
  * correlation ids counting up): after delta coding every record is the same
  * bytes, so zstd shrinks 1e8 of them to about 2.4 MB, a compression bomb
- * for the analyzer's memory.
+ * for the analyzer's memory.  --gpu G (0 to 255, default 0) writes process
+ * 4242 + G on a GPU of its own (its UUID's first byte 0x10 + G): the ranks
+ * of a job, one GPU each.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -438,7 +440,17 @@ int main(int argc, char **argv)
 	char *end = NULL;
 	unsigned long long written;
 	int mix = 0, gs = 0, same = 0;
+	unsigned gpu = 0;
 
+	if (argc >= 5 && !strcmp(argv[1], "--gpu")) {
+		gpu = (unsigned)strtoul(argv[2], &end, 10);
+		if (!end || *end || gpu > 255) {
+			fprintf(stderr, "synth_trace: bad GPU '%s' (0 to 255)\n", argv[2]);
+			return 2;
+		}
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc == 4 && !strcmp(argv[1], "--mix")) {
 		mix = 1;
 		argv++;
@@ -453,8 +465,9 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s [--mix | --same] N OUT.gpuprof\n"
-			"       %s --gpu-samples ROUNDS OUT.gpuprof\n", argv[0], argv[0]);
+		fprintf(stderr, "usage: %s [--gpu G] [--mix | --same] N OUT.gpuprof\n"
+				"       %s --gpu-samples ROUNDS OUT.gpuprof\n",
+			argv[0], argv[0]);
 		return 2;
 	}
 	n = strtoull(argv[1], &end, 10);
@@ -470,10 +483,10 @@ int main(int argc, char **argv)
 	s->chunk_limit = (size_t)1 << 20;
 	s->delta = 1;
 	s->hdr.features = GP_FEAT_DELTA;
-	synth_process(s, 4242, "bench-host", "./train --synthetic", UINT32_MAX, start_ns);
+	synth_process(s, 4242 + gpu, "bench-host", "./train --synthetic", UINT32_MAX, start_ns);
 	/* As the recorder writes it: which samplers were on said too. */
 	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | (mix ? GP_TRACE_API | GP_TRACE_MEMORY : 0) | (gs ? GP_TRACE_NVTX | GP_TRACE_GPU_METRICS | GP_TRACE_GPU_TELEMETRY : 0) | GP_TRACE_SAMPLERS_SAID, 0, 0);
-	synth_device(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85ull << 30, 0x10);
+	synth_device(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85ull << 30, (uint8_t)(0x10 + gpu));
 	for (i = 0; i < NNAMES; i++)
 		ids[i] = synth_string(s, names[i]);
 

@@ -7,9 +7,10 @@
 # records of one stream that differ only by a constant step) of 4M records
 # against 1M, with findings and without: the busy intervals retire as they
 # are read (model/busy.h) and the findings scan their gaps as they retire
-# (model/findings.h); the bomb of 1e7 records under 96 MiB; its summary
-# too (its busy intervals past GA_SUM_BUSY_KEEP not carried, its gaps
-# scanned as they retire, model/summary.h).  A mixed trace
+# (model/findings.h); the bomb of 1e7 records under 96 MiB; its summary,
+# JSON and CSV exports and diff too (its busy intervals past
+# GA_SUM_BUSY_KEEP not carried, its gaps scanned as they retire,
+# model/summary.h), and four such traces on GPUs of their own read together.  A mixed trace
 # (synth_trace --mix: API calls, copies, memory records) of 4M records
 # against 1M: the findings add at most 1 byte a record to what the report
 # without them grows.  The mixed report of 16M records against 4M: at most
@@ -120,6 +121,30 @@ grows "peak RSS of the bomb's report with findings" "$tmp/s1.gpuprof" "$tmp/s4.g
 # Before: 27 B/record (every busy interval and host call kept for the summary).
 grows_cmd "peak RSS of the bomb's summary" "$tmp/s1.gpuprof" "$tmp/s4.gpuprof" 1 \
 	summarize -j 1 -o "$tmp/s.sum"
+# Before: 16 B/record each (busy time retired in report only; diff: both sides).
+grows_cmd "peak RSS of the bomb's JSON export" "$tmp/s1.gpuprof" "$tmp/s4.gpuprof" 1 \
+	export -t json -j 1 -o /dev/null
+grows_cmd "peak RSS of the bomb's CSV export" "$tmp/s1.gpuprof" "$tmp/s4.gpuprof" 1 \
+	export -t csv -j 1 -o /dev/null
+grows_cmd "peak RSS of the bomb's diff against itself" "$tmp/s1.gpuprof" "$tmp/s4.gpuprof" 2 \
+	diff -j 1 "$tmp/s1.gpuprof"
+# The bomb on four GPUs of their own, read together (-j 1, not the pool of
+# summaries): their busy time retires too (model.h busy_shared).  Before:
+# 16 B/record.
+for g in 1 2 3; do
+	"$build/bench/synth_trace" --gpu "$g" --same 1000000 "$tmp/g1-$g.gpuprof" 2>/dev/null
+	"$build/bench/synth_trace" --gpu "$g" --same 4000000 "$tmp/g4-$g.gpuprof" 2>/dev/null
+done
+a=$(peak_kib report -j 1 "$tmp/s1.gpuprof" "$tmp"/g1-*.gpuprof)
+b=$(peak_kib report -j 1 "$tmp/s4.gpuprof" "$tmp"/g4-*.gpuprof)
+if [ "$a" -le 0 ] || [ "$b" -le 0 ]; then
+	notok "the bomb on four GPUs read together: a report failed ($a, $b KiB)"
+elif [ $(((b - a) * 1024)) -le 12000000 ]; then
+	ok "the bomb on four GPUs read together: $a KiB at 4M records, $b KiB at 16M (at most 1 B/record more)"
+else
+	notok "the bomb on four GPUs read together grows: $a KiB at 4M records, $b KiB at 16M (more than 1 B/record)"
+fi
+rm -f "$tmp"/g1-*.gpuprof "$tmp"/g4-*.gpuprof
 rm -f "$tmp/s1.gpuprof" "$tmp/s4.gpuprof"
 # Before: 173 MiB (1544 MiB at 1e8 records).
 if "$build/bench/synth_trace" --same 10000000 "$tmp/s10.gpuprof" 2>/dev/null; then

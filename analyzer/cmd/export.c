@@ -178,6 +178,11 @@ int cmd_export(int argc, char **argv)
 	 * built again without where that stops (model/analysis.h).
 	 */
 	ao.pace = !strcmp(fmt->name, "json") && !fmt->begin;
+	/*
+	 * What streams out as it is read cannot be read again: traces that may
+	 * share a GPU keep every busy interval (model/analysis.h no_retire).
+	 */
+	ao.no_retire = fmt->begin && argc - optind > 1;
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);

@@ -71,18 +71,10 @@ static int has_stdin(char *const *paths, int n)
 }
 
 /* What the report sets in an analysis once initialized. */
-static void setup(struct ga_analysis *an, const struct ga_text *r, const char *fold, int npaths,
+static void setup(struct ga_analysis *an, const struct ga_text *r, const char *fold,
 		  int fail_on)
 {
 	an->st.fold = fold;
-	/*
-	 * Busy intervals retire as read, past GA_FIND_RETIRE_AFTER activities;
-	 * the findings scan their gaps as they go.  One trace only: a GPU that
-	 * processes of several traces share gets the second's intervals behind
-	 * what the first retired (files are read one after another), which the
-	 * union can no longer join.
-	 */
-	an->fd.retire_after = npaths == 1 ? GA_FIND_RETIRE_AFTER : 0;
 	/* Without findings printed or gating the exit, nothing of them is gathered. */
 	an->fd.off = r->o.findings == GA_FINDINGS_NONE && !fail_on;
 	if (r->o.tree) {
@@ -228,7 +220,7 @@ int cmd_report(int argc, char **argv)
 		fputs("gpuprof: out of memory\n", stderr);
 		return GA_EXIT_FAIL;
 	}
-	setup(&an, &r, fold, npaths, fail_on);
+	setup(&an, &r, fold, fail_on);
 	r.an = &an;
 	/*
 	 * Several traces on a pool of threads, merged as summaries (findings
@@ -245,7 +237,7 @@ int cmd_report(int argc, char **argv)
 			fputs("gpuprof: out of memory\n", stderr);
 			return GA_EXIT_FAIL;
 		}
-		setup(&an, &r, fold, npaths, fail_on);
+		setup(&an, &r, fold, fail_on);
 		par = ga_summary_build(&an, paths, npaths) ? -1 : 0;
 	} else if (par > 0) {
 		par = -1;

@@ -218,6 +218,8 @@ static int refresh(struct serve *s)
 		goto out;
 	}
 	ao.symbolize = s->symbolize;
+	/* A process's windows, one file each, share its GPUs: read once, every busy interval kept. */
+	ao.no_retire = 1;
 	po.windows = (uint64_t)n;
 	ga_filter_init(&flt);
 	if (ga_analysis_init(&an, &ao, &flt)) {

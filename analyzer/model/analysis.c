@@ -59,6 +59,16 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	ga_findings_bind(&an->fd, &an->m, &an->st);
 	/* What a lean analysis leaves out reads nothing of the records: its tables stay empty. */
 	an->fd.off = o->lean;
+	/*
+	 * Busy intervals retire as read, past GA_FIND_RETIRE_AFTER activities
+	 * (nothing printed needs them; the findings scan their gaps as they
+	 * go).  Not where a GPU is several traces' (their processes share it):
+	 * the second's intervals would come behind what the first retired
+	 * (files are read one after another), which the union could no longer
+	 * join; the model then stops retiring, or has the traces read again
+	 * without (model.h busy_shared, GA_ANALYSIS_AGAIN).
+	 */
+	an->fd.retire_after = o->no_retire ? 0 : GA_FIND_RETIRE_AFTER;
 	return 0;
 }
 
@@ -67,6 +77,7 @@ int ga_analysis_again(struct ga_analysis *an, struct ga_analysis_opts *o,
 {
 	o->pace = 0;
 	o->no_fold = an->rg.fold_lasting;
+	o->no_retire = o->no_retire || an->m.busy_shared;
 	ga_analysis_free(an);
 	ga_filter_rewind(flt);
 	if (ga_analysis_init(an, o, flt)) {

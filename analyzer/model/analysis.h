@@ -56,6 +56,9 @@ struct ga_analysis_opts {
 				      then return GA_ANALYSIS_AGAIN */
 	int no_fold;               /* keep every NVTX range (ranges.h fold): where the
 				      paced read's fold gave up for good (fold_lasting) */
+	int no_retire;             /* busy time keeps every interval (findings.h
+				      retire_after 0): where traces read together
+				      share a GPU (model.h busy_shared) */
 };
 
 /*
@@ -101,7 +104,8 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 /*
  * After GA_ANALYSIS_AGAIN: an freed and initialized again with *o turned
  * to two reads (no pace; no fold where the paced fold gave up for good,
- * model/ranges.h fold_lasting), flt's counts forgotten.  0, or -1 when
+ * model/ranges.h fold_lasting) and no retiring where traces share a GPU
+ * (no_retire), flt's counts forgotten.  0, or -1 when
  * memory runs out (an is then cleared: ga_analysis_free() may still be
  * called on it).
  */
@@ -112,7 +116,8 @@ int ga_analysis_again(struct ga_analysis *an, struct ga_analysis_opts *o,
  * Read paths[0..n) (standard input and pipes too) and finish every
  * aggregate.  The model's hooks, set before, see each kept activity and
  * API call.  Returns 0, -1 after printing why, or GA_ANALYSIS_AGAIN (with
- * o.pace only) having printed nothing.
+ * o.pace, or with the findings' retire_after where traces share a GPU:
+ * model.h busy_shared) having printed nothing.
  */
 int ga_analysis_build(struct ga_analysis *an, char *const *paths, int n);
 

@@ -400,6 +400,24 @@ static int gpu_note(struct ga_model *m, uint32_t dev)
 	return 0;
 }
 
+/*
+ * GPU g, of a file read before, is also this file's: its busy time must
+ * keep every interval (model.h busy_shared).  0, or -1 to be built again
+ * where intervals may have retired already.
+ */
+static int shared_gpu(struct fctx *f, uint32_t g)
+{
+	struct ga_model *m = f->m;
+
+	if (m->procs[m->devs[g].proc].file == f->file)
+		return 0;
+	m->busy_shared = 1;
+	if (!m->busy_retire)
+		return 0;
+	m->ahead_retry = 1;
+	return -1;
+}
+
 static int on_device(struct fctx *f, const struct gp_rec_device *r)
 {
 	struct ga_model *m = f->m;
@@ -414,6 +432,8 @@ static int on_device(struct fctx *f, const struct gp_rec_device *r)
 		struct ga_device *cur = &m->devs[dr->dev];
 
 		if (g != UINT32_MAX && g != dr->dev && !cur->described) {
+			if (shared_gpu(f, g))
+				return -1;
 			if (merge_device(m, dr->dev, g))
 				return nomem(f);
 			dr->dev = g;
@@ -431,6 +451,8 @@ static int on_device(struct fctx *f, const struct gp_rec_device *r)
 		describe(f, &m->devs[g], r);
 		if (gpu_note(m, g))
 			return nomem(f);
+	} else if (shared_gpu(f, g)) {
+		return -1;
 	}
 	row = new_devrow(m, f->proc, g, r->id);
 	if (row == UINT32_MAX || ga_map_insert(&f->devmap, r->id, 0, &slot) < 0)

@@ -274,8 +274,9 @@ struct ga_model {
 	struct ga_ahead ahead;
 	/*
 	 * A paced look-ahead stopped the read (the fold given up, or too much
-	 * held): the analysis is to be built again without pacing
-	 * (model/ranges.h pace).
+	 * held), or a GPU of a file read before came in another once busy
+	 * time retired (busy_shared): the analysis is to be built again
+	 * without pacing (model/ranges.h pace), or without retiring.
 	 */
 	int ahead_retry;
 	void *reading;             /* the file being read (model.c's state), else NULL */
@@ -292,6 +293,13 @@ struct ga_model {
 	 * retire_after); never off.
 	 */
 	int busy_retire;
+	/*
+	 * A GPU of one file's process came in another file's: busy time no
+	 * longer turns to retiring (its union needs the files' intervals,
+	 * read one file after another); set while it retired, the read stops
+	 * (ahead_retry) and is built again without (analysis.h no_retire).
+	 */
+	int busy_shared;
 	/*
 	 * Set before reading, 0 none: the retired intervals each device keeps
 	 * at most (busy.h keep_max; past it, none): a summary carries them.

@@ -4567,11 +4567,10 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 		/* The report's pool prints the merged summary's warnings, in file order. */
 		an.m.warnings_later = uncarried != NULL;
 		/*
-		 * Busy time retires as in a report of one trace, the findings
+		 * Busy time retires as in a report (analysis.c), the findings
 		 * scanning its gaps as they go; each device keeps up to
 		 * GA_SUM_BUSY_KEEP intervals for the summary.
 		 */
-		an.fd.retire_after = GA_FIND_RETIRE_AFTER;
 		an.m.busy_keep = GA_SUM_BUSY_KEEP;
 		rc = ga_analysis_build(&an, &p, 1);
 		if (rc != GA_ANALYSIS_AGAIN)

@@ -766,7 +766,8 @@ static int analyze_retire(const char *path, struct ga_analysis *an, struct ga_fi
 			  int retire)
 {
 	char *argv[1] = { (char *)path };
-	struct ga_analysis_opts o = { .stack_depth = 3, .observe_sites = 1 };
+	/* Without retiring: every interval kept and scanned at finish. */
+	struct ga_analysis_opts o = { .stack_depth = 3, .observe_sites = 1, .no_retire = !retire };
 
 	ga_filter_init(flt);
 	if (ga_analysis_init(an, &o, flt))

@@ -984,10 +984,11 @@ static void test_labels(void)
 }
 
 /*
- * A trace of pid's process on GPU uuid: n kernels of 1000 ns, one every
- * 4000 ns from T0 + offset, each behind an idle gap.
+ * A trace of pid's process on GPU uuid: n kernels of period / 4 ns, one
+ * every period ns from T0 + offset, each behind an idle gap.
  */
-static void write_gappy(const char *path, uint32_t pid, uint8_t uuid, size_t n, uint64_t offset)
+static void write_gappy(const char *path, uint32_t pid, uint8_t uuid, size_t n, uint64_t offset,
+			uint64_t period)
 {
 	struct synth *s = synth_open(path);
 	uint32_t k, api;
@@ -998,12 +999,12 @@ static void write_gappy(const char *path, uint32_t pid, uint8_t uuid, size_t n, 
 	k = synth_string(s, "gappy");
 	api = synth_string(s, "cudaLaunchKernel");
 	for (size_t i = 0; i < n; i++) {
-		uint64_t t = T0 + offset + 4000 * i;
+		uint64_t t = T0 + offset + period * i;
 
 		synth_api_at_corr(s, api, t - 500, t - 200, 1, (uint32_t)i + 1);
-		synth_kernel_at_corr(s, k, t, t + 1000, 0, 7, (uint32_t)i + 1);
+		synth_kernel_at_corr(s, k, t, t + period / 4, 0, 7, (uint32_t)i + 1);
 	}
-	synth_end(s, T0 + offset + 4000 * n, 0);
+	synth_end(s, T0 + offset + period * n, 0);
 	synth_close(s, NULL, NULL);
 }
 
@@ -1043,9 +1044,9 @@ static void test_busy_dropped(void)
 		snprintf(out[i], sizeof(out[i]), "%s/gappy%d.txt", dir, i);
 	}
 	snprintf(out[3], sizeof(out[3]), "%s/gappy3.txt", dir);
-	write_gappy(tr[0], 11, 7, n, 1000);
-	write_gappy(tr[1], 12, 9, n, 1000); /* a GPU of its own */
-	write_gappy(tr[2], 13, 9, n, 3000); /* tr[1]'s GPU, between its kernels */
+	write_gappy(tr[0], 11, 7, n, 1000, 4000);
+	write_gappy(tr[1], 12, 9, n, 1000, 4000); /* a GPU of its own */
+	write_gappy(tr[2], 13, 9, n, 3000, 4000); /* tr[1]'s GPU, between its kernels */
 	for (int i = 0; i < 3; i++) {
 		sa[2] = sum[i];
 		sa[3] = tr[i];
@@ -1092,6 +1093,55 @@ static void test_busy_dropped(void)
 	tap_end();
 }
 
+/*
+ * Traces read together whose processes share a GPU, the first past the
+ * activities after which busy time retires (findings.h retire_after): the
+ * model reads them again without retiring (model.h busy_shared), so the
+ * union of their busy time is exact, in report -j 1 and export -t json as
+ * in the pool; GPUs of their own retire.
+ */
+static void test_shared_retired(void)
+{
+	size_t n = GA_FIND_RETIRE_AFTER + 4000;
+	char tr[4][128], out[2][128], a[256], cmd[400];
+
+	tap_begin("traces read together that share a GPU past retiring: read again, their busy union exact");
+	for (int i = 0; i < 4; i++)
+		snprintf(tr[i], sizeof(tr[i]), "%s/shared%d.gpuprof", dir, i);
+	for (int i = 0; i < 2; i++)
+		snprintf(out[i], sizeof(out[i]), "%s/shared%d.txt", dir, i);
+	/* 20 us apart: past the union's lag of a second (busy.h GA_BUSY_LAG), intervals retire. */
+	write_gappy(tr[0], 21, 40, n, 1000, 20000);
+	write_gappy(tr[1], 22, 40, n, 11000, 20000); /* tr[0]'s GPU, between its kernels */
+	write_gappy(tr[2], 23, 50, n, 1000, 20000);
+	write_gappy(tr[3], 24, 60, n, 11000, 20000);
+	{
+		char *r1[] = { "report", "-j", "1", tr[0], tr[1] };
+		char *r2[] = { "report", "-j", "1", "--findings=none", tr[0], tr[1] };
+		char *r3[] = { "report", "-j", "1", tr[2], tr[3] };
+
+		CHECK(report_argv(out[0], 5, r1) == 0);
+		CHECKF(line_of(out[0], "GPU busy:", a, sizeof(a)) && strstr(a, "50.0%") &&
+			       !strstr(a, "25.0%"),
+		       "the union with findings: '%s'", a);
+		CHECK(report_argv(out[1], 6, r2) == 0);
+		CHECKF(line_of(out[1], "GPU busy:", a, sizeof(a)) && strstr(a, "50.0%") &&
+			       !strstr(a, "25.0%"),
+		       "the union without findings: '%s'", a);
+		/* Two GPUs of their own: each busy a quarter of the time. */
+		CHECK(report_argv(out[1], 5, r3) == 0);
+		CHECKF(line_of(out[1], "GPU busy:", a, sizeof(a)) && strstr(a, "25.0%") &&
+			       !strstr(a, "50.0%"),
+		       "GPUs of their own: '%s'", a);
+		/* The pool (-j 2) reads the shared pair together too: the same bytes. */
+		r1[2] = "2";
+		CHECK(report_argv(out[1], 5, r1) == 0);
+		snprintf(cmd, sizeof(cmd), "cmp -s %s %s", out[0], out[1]);
+		CHECKF(system(cmd) == 0, "-j 2 differs from -j 1: %s %s", out[0], out[1]);
+	}
+	tap_end();
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/gpuprof-sumtest-XXXXXX");
@@ -1109,6 +1159,7 @@ int main(void)
 	test_histogram_span();
 	test_labels();
 	test_busy_dropped();
+	test_shared_retired();
 	{
 		char cmd[128];
 
