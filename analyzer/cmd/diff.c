@@ -6,13 +6,19 @@
  * Runs offline only.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "base/progress.h"
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "model/analysis.h"
+#include "model/demangle.h"
+#include "model/load.h"
+#include "read/reader.h"
 #include "model/summary.h"
 #include "model/compare.h"
 #include "views/diffviews.h"
@@ -57,7 +63,11 @@ static int pct_arg(const char *opt, const char *s, double *v)
  * model's read (model/ranges.h pace), read twice where that stops.  0, or
  * -1 after printing why.
  */
-static int side(struct ga_analysis *an, struct ga_filter *flt, char **paths, int n)
+/*
+ * One side's analysis; with later, its read's warnings are left to
+ * side_warnings() (a side read beside the other, sides_parallel()).
+ */
+static int side(struct ga_analysis *an, struct ga_filter *flt, char **paths, int n, int later)
 {
 	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .pace = 1 };
 	int rc;
@@ -67,18 +77,104 @@ static int side(struct ga_analysis *an, struct ga_filter *flt, char **paths, int
 		fputs("gpuprof: out of memory\n", stderr);
 		return -1;
 	}
+	an->m.warnings_later = later;
 	rc = ga_summary_build(an, paths, n);
 	if (rc == GA_ANALYSIS_AGAIN) {
 		if (ga_analysis_again(an, &ao, flt)) {
 			fputs("gpuprof: out of memory\n", stderr);
 			return -1;
 		}
+		an->m.warnings_later = later;
 		rc = ga_summary_build(an, paths, n);
 	}
 	if (rc) {
 		ga_analysis_free(an);
 		return -1;
 	}
+	return 0;
+}
+
+/* The warnings of a side read with later (side()).  0, or -1 out of memory. */
+static int side_warnings(const struct ga_analysis *an)
+{
+	struct ga_buf w = { 0 };
+	const char *p, *nl;
+
+	if (ga_load_warnings(&an->m, &w)) {
+		ga_buf_free(&w);
+		fputs("gpuprof: out of memory\n", stderr);
+		return -1;
+	}
+	for (p = w.p; p && *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		fprintf(stderr, "gpuprof: warning: %.*s\n", (int)(nl - p), p);
+	}
+	ga_buf_free(&w);
+	return 0;
+}
+
+struct side_job {
+	struct ga_analysis *an;
+	struct ga_filter *flt;
+	char **paths;
+	int n, rc;
+};
+
+static void *side_run(void *arg)
+{
+	struct side_job *j = arg;
+
+	j->rc = side(j->an, j->flt, j->paths, j->n, 1);
+	return NULL;
+}
+
+/* A trace file of its own (not standard input, a pipe or a summary). */
+static int plain_trace(const char *path)
+{
+	struct stat st;
+
+	return strcmp(path, "-") && !stat(path, &st) && S_ISREG(st.st_mode) &&
+	       !ga_summary_is(path);
+}
+
+/*
+ * Both sides at once, where each is one trace file and -j allows two
+ * threads: the base on this thread, the new one on another, each with
+ * half the decoding threads; warnings then printed base first, as one
+ * after the other prints them.  rc[] as side()'s; 1 when not run so.
+ */
+static int sides_parallel(struct ga_analysis an[2], struct ga_filter flt[2], char **paths[2],
+			  const int n[2], int rc[2])
+{
+	unsigned jobs = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus(), saved = ga_reader_jobs;
+	struct side_job j = { &an[1], &flt[1], paths[1], n[1], 0 };
+	pthread_t th;
+
+	if (jobs < 2 || n[0] != 1 || n[1] != 1 || !plain_trace(paths[0][0]) ||
+	    !plain_trace(paths[1][0]))
+		return 1;
+	/* Before the thread: the demangling helper is forked once, not beside it. */
+	ga_demangle_prestart();
+	ga_reader_jobs = jobs / 2;
+	ga_progress_redirect(stderr, 0, NULL);
+	if (pthread_create(&th, NULL, side_run, &j)) {
+		ga_reader_jobs = saved;
+		ga_progress_redirect(NULL, 0, NULL);
+		return 1;
+	}
+	rc[0] = side(&an[0], &flt[0], paths[0], n[0], 1);
+	pthread_join(th, NULL);
+	rc[1] = j.rc;
+	ga_reader_jobs = saved;
+	ga_progress_redirect(NULL, 0, NULL);
+	for (int i = 0; i < 2; i++)
+		if (!rc[i] && side_warnings(&an[i])) {
+			for (int k = 0; k < 2; k++)
+				if (!rc[k])
+					ga_analysis_free(&an[k]);
+			rc[0] = rc[1] = -1;
+			break;
+		}
 	return 0;
 }
 
@@ -90,7 +186,7 @@ int cmd_diff(int argc, char **argv)
 	struct ga_diff d;
 	struct ga_opts opts;
 	char **paths[2], *end;
-	int n[2], sep, c, json = 0, rc = GA_EXIT_OK;
+	int n[2], sides[2], sep, c, json = 0, rc = GA_EXIT_OK;
 
 	/* "--" splits the sides; options come before it. */
 	for (sep = 1; sep < argc && strcmp(argv[sep], "--"); sep++)
@@ -152,11 +248,19 @@ int cmd_diff(int argc, char **argv)
 	}
 	v.base = n[0] == 1 ? paths[0][0] : "(several traces)";
 	v.nw = n[1] == 1 ? paths[1][0] : "(several traces)";
-	if (side(&an[0], &flt[0], paths[0], n[0])) {
+	if (sides_parallel(an, flt, paths, n, sides) == 0) {
+		if (sides[0] || sides[1]) {
+			for (int i = 0; i < 2; i++) {
+				if (!sides[i])
+					ga_analysis_free(&an[i]);
+				ga_filter_free(&flt[i]);
+			}
+			return GA_EXIT_FAIL;
+		}
+	} else if (side(&an[0], &flt[0], paths[0], n[0], 0)) {
 		ga_filter_free(&flt[0]);
 		return GA_EXIT_FAIL;
-	}
-	if (side(&an[1], &flt[1], paths[1], n[1])) {
+	} else if (side(&an[1], &flt[1], paths[1], n[1], 0)) {
 		ga_analysis_free(&an[0]);
 		ga_filter_free(&flt[0]);
 		ga_filter_free(&flt[1]);

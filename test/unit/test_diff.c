@@ -5,8 +5,9 @@
  * the peak of memory in use per device must be compared, and
  * --fail-above must set exit status 3 only when something grew by more
  * than its percentage; long names are cut as in the report unless
- * --full-names, and --top limits the rows of each kind.  Test code, runs
- * offline only, needs no GPU.
+ * --full-names, and --top limits the rows of each kind; with -j 2 the two
+ * sides are read at once and print what -j 1 prints, warnings in side
+ * order.  Test code, runs offline only, needs no GPU.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,7 +29,8 @@ static char dir[64];
  * alpha: 10 x 1000 ns; beta: 10 x beta_ns; 20 launch calls of 2000 ns; one
  * copy; one memset; allocations of 1 MiB and alloc_bytes, both freed.
  */
-static void write_run(const char *path, uint64_t beta_ns, uint64_t alloc_bytes)
+static void write_run_of(const char *path, uint64_t beta_ns, uint64_t alloc_bytes, int steps,
+			 int end)
 {
 	struct synth *s = synth_open(path);
 	uint32_t a, b, api;
@@ -48,7 +50,7 @@ static void write_run(const char *path, uint64_t beta_ns, uint64_t alloc_bytes)
 	synth_memory(s, GP_MEM_FREE, t + 8000, 0x100000, 1 << 20, 0, 3, 0);
 	synth_memory(s, GP_MEM_FREE, t + 8010, 0x900000, alloc_bytes, 0, 3, 0);
 	t += 10000;
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < steps; i++) {
 		synth_api(s, api, t, t + 2000, 100, 0);
 		synth_kernel(s, a, t + 3000, t + 4000, 0, 7, 0, 0);
 		t += 10000;
@@ -56,8 +58,14 @@ static void write_run(const char *path, uint64_t beta_ns, uint64_t alloc_bytes)
 		synth_kernel(s, b, t + 3000, t + 3000 + beta_ns, 0, 7, 0, 0);
 		t += 10000;
 	}
-	synth_end(s, t, 0);
+	if (end)
+		synth_end(s, t, 0);
 	synth_close(s, NULL, NULL);
+}
+
+static void write_run(const char *path, uint64_t beta_ns, uint64_t alloc_bytes)
+{
+	write_run_of(path, beta_ns, alloc_bytes, 10, 1);
 }
 
 /* 25 kernels of 300-character names, kernel i taking (i + 1) * scale ns. */
@@ -242,6 +250,36 @@ int main(void)
 		CHECKF(rc == 2 && strstr(err, "--top needs a number"), "exit %d: %s", rc, err);
 		free(out);
 		free(err);
+	}
+	tap_end();
+
+	/*
+	 * Both sides at once (-j 2): the same output as one after the other,
+	 * and their warnings (no END record) base first, though the base, 20000
+	 * times larger, is read last.
+	 */
+	tap_begin("diff -j 2 reads both sides at once: the same output, warnings in side order");
+	{
+		char ob[128], on[128], *out2 = NULL, *err2 = NULL;
+		const char *wb, *wn;
+		int rc2;
+
+		snprintf(ob, sizeof(ob), "%s/open-base.gpuprof", dir);
+		snprintf(on, sizeof(on), "%s/open-new.gpuprof", dir);
+		write_run_of(ob, 500, 1 << 20, 200000, 0);
+		write_run_of(on, 1000, 1 << 20, 10, 0);
+		rc = run(&out, &err, "diff", "-j", "1", ob, on, NULL);
+		rc2 = run(&out2, &err2, "diff", "-j", "2", ob, on, NULL);
+		CHECKF(rc == 0 && rc2 == 0, "exit %d, %d: %s %s", rc, rc2, err, err2);
+		CHECK(out && out2 && !strcmp(out, out2));
+		CHECKF(err && err2 && !strcmp(err, err2), "-j 1: %s\n-j 2: %s", err, err2);
+		wb = err2 ? strstr(err2, "open-base.gpuprof: no end record") : NULL;
+		wn = err2 ? strstr(err2, "open-new.gpuprof: no end record") : NULL;
+		CHECKF(wb && wn && wb < wn, "%s", err2 ? err2 : "");
+		free(out);
+		free(err);
+		free(out2);
+		free(err2);
 	}
 	tap_end();
 
