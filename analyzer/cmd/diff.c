@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "base/progress.h"
@@ -64,8 +65,8 @@ static int pct_arg(const char *opt, const char *s, double *v)
  * -1 after printing why.
  */
 /*
- * One side's analysis; with later, its read's warnings are left to
- * side_warnings() (a side read beside the other, sides_parallel()).
+ * One side's analysis; with later, its read's warnings are left to the
+ * caller (a side read beside the other, sides_parallel()).
  */
 static int side(struct ga_analysis *an, struct ga_filter *flt, char **paths, int n, int later)
 {
@@ -91,25 +92,6 @@ static int side(struct ga_analysis *an, struct ga_filter *flt, char **paths, int
 		ga_analysis_free(an);
 		return -1;
 	}
-	return 0;
-}
-
-/* The warnings of a side read with later (side()).  0, or -1 out of memory. */
-static int side_warnings(const struct ga_analysis *an)
-{
-	struct ga_buf w = { 0 };
-	const char *p, *nl;
-
-	if (ga_load_warnings(&an->m, &w)) {
-		ga_buf_free(&w);
-		fputs("gpuprof: out of memory\n", stderr);
-		return -1;
-	}
-	for (p = w.p; p && *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		fprintf(stderr, "gpuprof: warning: %.*s\n", (int)(nl - p), p);
-	}
-	ga_buf_free(&w);
 	return 0;
 }
 
@@ -148,10 +130,16 @@ static int sides_parallel(struct ga_analysis an[2], struct ga_filter flt[2], cha
 {
 	unsigned jobs = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus(), saved = ga_reader_jobs;
 	struct side_job j = { &an[1], &flt[1], paths[1], n[1], 0 };
+	struct rlimit as;
 	pthread_t th;
 
+	/*
+	 * Under a limit of address space, one after the other: a thread's
+	 * malloc arena reserves 64 MiB of it, and two reads at once peak
+	 * together.
+	 */
 	if (jobs < 2 || n[0] != 1 || n[1] != 1 || !plain_trace(paths[0][0]) ||
-	    !plain_trace(paths[1][0]))
+	    !plain_trace(paths[1][0]) || getrlimit(RLIMIT_AS, &as) || as.rlim_cur != RLIM_INFINITY)
 		return 1;
 	/* Before the thread: the demangling helper is forked once, not beside it. */
 	ga_demangle_prestart();
@@ -168,7 +156,7 @@ static int sides_parallel(struct ga_analysis an[2], struct ga_filter flt[2], cha
 	ga_reader_jobs = saved;
 	ga_progress_redirect(NULL, 0, NULL);
 	for (int i = 0; i < 2; i++)
-		if (!rc[i] && side_warnings(&an[i])) {
+		if (!rc[i] && ga_load_print_warnings(&an[i].m)) {
 			for (int k = 0; k < 2; k++)
 				if (!rc[k])
 					ga_analysis_free(&an[k]);

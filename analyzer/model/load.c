@@ -353,10 +353,26 @@ int ga_load_warnings(const struct ga_model *m, struct ga_buf *out)
 	return rc ? -1 : 0;
 }
 
-int ga_load_inputs(struct ga_model *m, const struct ga_input *in, int n)
+int ga_load_print_warnings(const struct ga_model *m)
 {
 	struct ga_buf w = { 0 };
 	const char *p, *nl;
+
+	if (ga_load_warnings(m, &w)) {
+		ga_buf_free(&w);
+		fprintf(stderr, "gpuprof: out of memory\n");
+		return -1;
+	}
+	for (p = w.p; p && *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		fprintf(stderr, "gpuprof: warning: %.*s\n", (int)(nl - p), p);
+	}
+	ga_buf_free(&w);
+	return 0;
+}
+
+int ga_load_inputs(struct ga_model *m, const struct ga_input *in, int n)
+{
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -379,15 +395,5 @@ int ga_load_inputs(struct ga_model *m, const struct ga_input *in, int n)
 		fprintf(stderr, "gpuprof: %s\n", m->err[0] ? m->err : "out of memory");
 		return -1;
 	}
-	if (ga_load_warnings(m, &w)) {
-		ga_buf_free(&w);
-		fprintf(stderr, "gpuprof: out of memory\n");
-		return -1;
-	}
-	for (p = m->warnings_later ? NULL : w.p; p && *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		fprintf(stderr, "gpuprof: warning: %.*s\n", (int)(nl - p), p);
-	}
-	ga_buf_free(&w);
-	return 0;
+	return m->warnings_later ? 0 : ga_load_print_warnings(m);
 }

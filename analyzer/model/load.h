@@ -50,4 +50,10 @@ int ga_load_inputs(struct ga_model *m, const struct ga_input *in, int n);
 /* Append the warnings about m to out, one line each, without prefixes. */
 int ga_load_warnings(const struct ga_model *m, struct ga_buf *out);
 
+/*
+ * Print the warnings about m on stderr ("gpuprof: warning: ..."), for a
+ * model read with warnings_later.  0, or -1 out of memory (said).
+ */
+int ga_load_print_warnings(const struct ga_model *m);
+
 #endif

@@ -1664,8 +1664,7 @@ int ga_model_times_implausible(const struct ga_model *m)
 
 /* ---- finishing: busy time, medians, labels ---- */
 
-/* Busy time of a device, and the span of all activities. */
-static int busy(struct ga_model *m, uint32_t di)
+int ga_model_busy_finish(struct ga_model *m, uint32_t di)
 {
 	struct ga_device *d = &m->devs[di];
 	uint64_t first, last;
@@ -1739,7 +1738,7 @@ int ga_model_finish(struct ga_model *m)
 	m->finished = 1;
 	sum_totals(m);
 	for (i = 0; i < m->ndevs; i++)
-		if (busy(m, (uint32_t)i))
+		if (ga_model_busy_finish(m, (uint32_t)i))
 			return -1;
 	for (i = 0; i < m->nkstats; i++) {
 		struct ga_kstat *k = &m->kstats[i];

@@ -488,6 +488,13 @@ int ga_model_add_mem(struct ga_model *m, const char *name, const void *buf, size
 int ga_model_finish(struct ga_model *m);
 
 /*
+ * Device dev's busy time from its union (busy_ns), its span widening the
+ * model's first_start and last_end (ga_model_finish() does it for every
+ * device).  0, or -1 out of memory.
+ */
+int ga_model_busy_finish(struct ga_model *m, uint32_t dev);
+
+/*
  * Registers one of the model's own analyses (see struct ga_fan_rec): rec
  * for the records of the types whose bits (1 << GP_REC_*) types sets,
  * act, which passes each call on to *next, for activities; either may be
