@@ -59,7 +59,11 @@ APP_BIN := $(APP_SRC:test/apps/%.cu=$(BUILD)/test/apps/%)
 # Fault injection preloaded by the GPU tests (test/shims/gpfault.c).
 SHIM := $(BUILD)/test/shims/libgpfault.so
 
-DEPFLAGS = -MMD -MP
+# Each object's dependencies under both spellings of its path, relative and
+# absolute: the test scripts run make with BUILD as an absolute path, and an
+# object rebuilt there must still be rebuilt by a later `make` when a header
+# changes (with one spelling only, the other saw no headers at all).
+DEPFLAGS = -MMD -MP -MT '$@' -MT '$(abspath $@)' -MT '$(patsubst $(CURDIR)/%,%,$(abspath $@))'
 # V=1 shows full commands.
 ifeq ($(V),1)
 Q :=
@@ -300,7 +304,7 @@ bench-analyzer: $(ANALYZER) $(BENCH_ANA)
 # their summaries, whole and, with the zstd tool, as bodies).
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
-fuzz: $(ANALYZER)
+fuzz: $(ANALYZER) $(BUILD)/bench/synth_trace
 	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs clang with libFuzzer (apt-get install clang)"; exit 1; }
 	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crashes
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -345,6 +349,11 @@ fuzz: $(ANALYZER)
 	@for g in test/golden/*.gpuprof; do n=$(BUILD)/fuzz/corpus-summary/$$(basename $$g .gpuprof); \
 		$(ANALYZER) summarize -o $$n.sum $$g 2>/dev/null || continue; \
 		! command -v zstd >/dev/null || { printf '\000'; tail -c +33 $$n.sum | zstd -dcq; } >$$n.body; done
+	@# A trace of more busy intervals than a summary carries: its rows' busy time and span instead.
+	@$(BUILD)/bench/synth_trace --same 9000 $(BUILD)/fuzz/gappy.gpuprof 2>/dev/null && \
+		$(ANALYZER) summarize -o $(BUILD)/fuzz/corpus-summary/gappy.sum $(BUILD)/fuzz/gappy.gpuprof && \
+		{ ! command -v zstd >/dev/null || { printf '\000'; tail -c +33 $(BUILD)/fuzz/corpus-summary/gappy.sum | \
+		zstd -dcq; } >$(BUILD)/fuzz/corpus-summary/gappy.body; }
 	$(BUILD)/fuzz/fuzz_summary -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -rss_limit_mb=2048 \
 		-timeout=10 -close_fd_mask=2 -artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus-summary
 

@@ -183,6 +183,9 @@ struct ga_device {
 	uint32_t max_warps_per_sm, max_blocks_per_sm, max_smem_per_sm, max_regs_per_sm;
 	struct ga_busy busy;       /* union of activity intervals */
 	uint64_t busy_ns;          /* its length, set by ga_model_finish() */
+	int busy_bound;            /* busy_ns is a lower bound: summaries of a GPU
+				      several parts used, one past the intervals
+				      they carry (model/summary.h) */
 	uint64_t count, total;     /* summed up by ga_model_finish() */
 };
 

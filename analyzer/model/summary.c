@@ -4137,6 +4137,47 @@ static int launches_apply(const struct ga_sum *s, struct ga_analysis *an, struct
 }
 
 /*
+ * GPUs whose busy time a report of s gives as a lower bound: rows of
+ * several parts (their busy time or span differ, or intervals beside) of
+ * which one dropped its intervals (busy_apply()).  Their count, each
+ * marked in bound[dev] when bound is given; with none, 1 when memory runs
+ * out (then said to be, and the traces read).
+ */
+static size_t busy_inexact(const struct ga_sum *s, uint8_t *bound)
+{
+	struct {
+		const struct sdevrow *drop;
+		int ivs, mixed;
+	} *d = calloc(s->ndevs + 1, sizeof(*d));
+	size_t i, n = 0;
+
+	if (!d)
+		return s->ndevs ? 1 : 0;
+	for (i = 0; i < s->ndevrows; i++) {
+		const struct sdevrow *x = &s->devrows[i];
+
+		if (!x->dropped) {
+			d[x->dev].ivs |= x->niv != 0;
+			continue;
+		}
+		if (!d[x->dev].drop)
+			d[x->dev].drop = x;
+		else if (d[x->dev].drop->busy != x->busy || d[x->dev].drop->first != x->first ||
+			 d[x->dev].drop->last != x->last)
+			d[x->dev].mixed = 1;
+	}
+	for (i = 0; i < s->ndevs; i++) {
+		int b = d[i].drop && (d[i].ivs || d[i].mixed);
+
+		n += (size_t)b;
+		if (bound)
+			bound[i] = (uint8_t)b;
+	}
+	free(d);
+	return n;
+}
+
+/*
  * Busy time: the union of every process's intervals on the device; a row
  * whose intervals were dropped (more than GA_SUM_BUSY_KEEP) gives its busy
  * time and span, exact for a GPU of one part, else the longest part's
@@ -4147,6 +4188,7 @@ static int busy_apply(const struct ga_sum *s, struct ga_model *m, int move)
 	struct sdrop {
 		uint64_t busy, first, last, rows;
 	} *dr = calloc(s->ndevs + 1, sizeof(*dr));
+	uint8_t *bound;
 	size_t i;
 
 	if (!dr)
@@ -4205,44 +4247,16 @@ static int busy_apply(const struct ga_sum *s, struct ga_model *m, int move)
 	if (m->first_start == UINT64_MAX)
 		m->first_start = m->last_end = 0;
 	free(dr);
+	if (!(bound = calloc(s->ndevs + 1, sizeof(*bound))))
+		return -1;
+	busy_inexact(s, bound);
+	for (i = 0; i < s->ndevs && i < m->ndevs; i++)
+		m->devs[i].busy_bound = bound[i];
+	free(bound);
 	return 0;
 fail:
 	free(dr);
 	return -1;
-}
-
-/*
- * GPUs whose busy time a report of s gives as a lower bound: rows of
- * several parts (their busy time or span differ, or intervals beside) of
- * which one dropped its intervals (busy_apply()).
- */
-static size_t busy_inexact(const struct ga_sum *s)
-{
-	struct {
-		const struct sdevrow *drop;
-		int ivs, mixed;
-	} *d = calloc(s->ndevs + 1, sizeof(*d));
-	size_t i, n = 0;
-
-	if (!d)
-		return s->ndevs ? 1 : 0; /* out of memory: said inexact, read the traces */
-	for (i = 0; i < s->ndevrows; i++) {
-		const struct sdevrow *x = &s->devrows[i];
-
-		if (!x->dropped) {
-			d[x->dev].ivs |= x->niv != 0;
-			continue;
-		}
-		if (!d[x->dev].drop)
-			d[x->dev].drop = x;
-		else if (d[x->dev].drop->busy != x->busy || d[x->dev].drop->first != x->first ||
-			 d[x->dev].drop->last != x->last)
-			d[x->dev].mixed = 1;
-	}
-	for (i = 0; i < s->ndevs; i++)
-		n += d[i].drop && (d[i].ivs || d[i].mixed);
-	free(d);
-	return n;
 }
 
 int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
@@ -4880,7 +4894,7 @@ int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 	 * scan the gaps of its busy time's union, the parts each their own; and
 	 * its union needs every part's intervals, which one may not carry.
 	 */
-	if ((!an->fd.off && s->fs[FS_SHARED]) || busy_inexact(s)) {
+	if ((!an->fd.off && s->fs[FS_SHARED]) || busy_inexact(s, NULL)) {
 		ga_summary_free(s);
 		return 1;
 	}
@@ -4984,7 +4998,7 @@ int ga_summary_build(struct ga_analysis *an, char *const *paths, int n)
 		fprintf(stderr, "gpuprof: warning: a GPU is in several parts (processes sharing "
 			"it): its idle gaps were scanned part by part, not in the union of their busy "
 			"time; read the traces together for those findings exactly\n");
-	if ((inexact = busy_inexact(s)))
+	if ((inexact = busy_inexact(s, NULL)))
 		fprintf(stderr, "gpuprof: warning: %zu GPU%s in several parts, and a part had "
 				"more than %u busy intervals on it (summaries carry their busy time past "
 				"that): its busy time is the longest part's, a lower bound; read the traces "

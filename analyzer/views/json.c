@@ -191,6 +191,8 @@ static void devices(struct ga_jw *w, const struct ga_model *m)
 		ga_jw_kbool(w, "described", d->described);
 		ga_jw_ku64(w, "activities", d->count);
 		ga_jw_ku64(w, "busy_ns", d->busy_ns);
+		if (d->busy_bound)
+			ga_jw_kbool(w, "busy_lower_bound", 1);
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);

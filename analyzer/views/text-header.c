@@ -287,7 +287,9 @@ static int print_times(const struct ga_model *m, const struct ga_ranks *rk,
 			ga_text_field(out, "GPU busy:");
 		else
 			fputs(", ", out);
-		fprintf(out, "%.1f%% cuda:%u", ga_text_pct(d->busy_ns, span), d->id);
+		/* At least: summaries of a GPU several parts used lacked its intervals. */
+		fprintf(out, "%s%.1f%% cuda:%u", d->busy_bound ? "at least " : "",
+			ga_text_pct(d->busy_ns, span), d->id);
 		/* Which GPU: by its users when they have ranks, else by UUID. */
 		if (m->nprocs > 1 && rk->any_rank)
 			print_users(m, u, ord[k], out);

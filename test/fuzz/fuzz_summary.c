@@ -8,10 +8,11 @@
  *
  * Inputs that start with the summary magic are files as they are: the last
  * byte picks the view.  Others are decompressed bodies (random bytes rarely
- * get past the checksum and zstd): the first byte's bit 0 picks version 4
- * or 5, bits 1-3 the view; the rest is compressed and given a valid header
- * and checksum.  Every view but one reads the input twice, as two files, so
- * that the merge meets two copies' counts and indices.  The views' output
+ * get past the checksum and zstd): the first byte's bit 0 picks version 4,
+ * else its bit 7 version 5, else 6 (this one), its bits 1-7 the view; the
+ * rest is compressed and given a valid header and checksum.  Every view
+ * but one reads the input twice, as two files, so that the merge meets
+ * two copies' counts and indices.  The views' output
  * and errors go to /dev/null: run it with -close_fd_mask=2 (as `make fuzz`
  * does) so that libFuzzer's and the sanitizers' reports go to the stderr
  * it started with.  Offline test code.
@@ -120,7 +121,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memset(file, 0, GA_SUM_HEADER_SIZE);
 	memcpy(file, GA_SUM_MAGIC, 8);
-	sum_le32(file + 8, data[0] & 1 ? GA_SUM_VERSION_MIN : GA_SUM_VERSION);
+	/* Bit 0: version 4 (the oldest read); else bit 7: the one before this; else this. */
+	sum_le32(file + 8, data[0] & 1    ? GA_SUM_VERSION_MIN :
+			   data[0] & 0x80 ? GA_SUM_VERSION - 1 :
+					    GA_SUM_VERSION);
 	sum_le32(file + 12, GA_SUM_HEADER_SIZE);
 	sum_le32(file + 16, (uint32_t)raw);
 	sum_le32(file + 20, (uint32_t)((uint64_t)raw >> 32));

@@ -1080,7 +1080,8 @@ static void test_busy_dropped(void)
 		char *rs[] = { "report", "--findings=none", sum[1], sum[2] };
 
 		CHECK(report_argv(out[2], 4, rs) == 0);
-		CHECKF(line_of(out[2], "GPU busy:", a, sizeof(a)) && strstr(a, "25.0%"), "'%s'", a);
+		CHECKF(line_of(out[2], "GPU busy:", a, sizeof(a)) && strstr(a, "at least 25.0%"), "'%s'",
+		       a);
 		CHECKF(line_of(out[2], "a lower bound", b, sizeof(b)) &&
 			       strstr(b, "1 GPU is in several parts"),
 		       "no warning: '%s'", b);
@@ -1089,6 +1090,19 @@ static void test_busy_dropped(void)
 		rs[3] = sum[1];
 		CHECK(report_argv(out[3], 4, rs) == 0);
 		CHECKF(!line_of(out[3], "a lower bound", b, sizeof(b)), "'%s'", b);
+	}
+	/* JSON marks the shared GPU's busy time as a lower bound, and only it. */
+	{
+		char *ej[] = { "export", "-t", "json", "-o", out[2], sum[1], sum[2] };
+		char *ek[] = { "export", "-t", "json", "-o", out[3], sum[0], sum[1] };
+
+		optind = 0;
+		CHECK(cmd_export(7, ej) == 0);
+		optind = 0;
+		CHECK(cmd_export(7, ek) == 0);
+		CHECKF(line_of(out[2], "\"busy_lower_bound\":true", a, sizeof(a)),
+		       "no busy_lower_bound in %s", out[2]);
+		CHECKF(!line_of(out[3], "busy_lower_bound", a, sizeof(a)), "'%s'", a);
 	}
 	tap_end();
 }
