@@ -170,6 +170,15 @@ int ga_busy_add_slow(struct ga_busy *b, uint64_t start, uint64_t end)
 	return ga_busy_add(b, start, end);
 }
 
+/* More retired than keep_max, or merged: kept[] dropped for good. */
+static void kept_drop(struct ga_busy *b)
+{
+	free(b->kept);
+	b->kept = NULL;
+	b->nkept = b->capkept = 0;
+	b->kept_over = 1;
+}
+
 int ga_busy_retire(struct ga_busy *b, uint64_t wm)
 {
 	size_t i, k;
@@ -184,10 +193,7 @@ int ga_busy_retire(struct ga_busy *b, uint64_t wm)
 		b->first = b->iv[0].start;
 	if (b->keep_max && !b->kept_over) {
 		if (b->nkept + k > b->keep_max) {
-			free(b->kept);
-			b->kept = NULL;
-			b->nkept = b->capkept = 0;
-			b->kept_over = 1;
+			kept_drop(b);
 		} else {
 			if (ga_util_grow(&b->kept, &b->capkept, b->nkept + k, sizeof(*b->kept)))
 				return -1;
@@ -278,12 +284,8 @@ int ga_busy_merge(struct ga_busy *to, struct ga_busy *from)
 		to->nretired += from->nretired;
 		to->late += from->nretired;
 	}
-	if ((from->nretired || from->kept_over) && to->keep_max) {
-		free(to->kept);
-		to->kept = NULL;
-		to->nkept = to->capkept = 0;
-		to->kept_over = 1;
-	}
+	if ((from->nretired || from->kept_over) && to->keep_max)
+		kept_drop(to);
 	to->late += from->late;
 	ga_busy_free(from);
 	return 0;

@@ -4140,10 +4140,10 @@ static int launches_apply(const struct ga_sum *s, struct ga_analysis *an, struct
  * GPUs whose busy time a report of s gives as a lower bound: rows of
  * several parts (their busy time or span differ, or intervals beside) of
  * which one dropped its intervals (busy_apply()).  Their count, each
- * marked in bound[dev] when bound is given; with none, 1 when memory runs
- * out (then said to be, and the traces read).
+ * marked busy_bound in m's devices when m is given (s applied to it);
+ * 1 when memory runs out (then said to be, and the traces read).
  */
-static size_t busy_inexact(const struct ga_sum *s, uint8_t *bound)
+static size_t busy_inexact(const struct ga_sum *s, struct ga_model *m)
 {
 	struct {
 		const struct sdevrow *drop;
@@ -4151,8 +4151,13 @@ static size_t busy_inexact(const struct ga_sum *s, uint8_t *bound)
 	} *d = calloc(s->ndevs + 1, sizeof(*d));
 	size_t i, n = 0;
 
-	if (!d)
+	if (!d) {
+		/* Every GPU with a row past the limit said a lower bound (true of all). */
+		for (i = 0; m && i < s->ndevrows; i++)
+			if (s->devrows[i].dropped && s->devrows[i].dev < m->ndevs)
+				m->devs[s->devrows[i].dev].busy_bound = 1;
 		return s->ndevs ? 1 : 0;
+	}
 	for (i = 0; i < s->ndevrows; i++) {
 		const struct sdevrow *x = &s->devrows[i];
 
@@ -4170,8 +4175,8 @@ static size_t busy_inexact(const struct ga_sum *s, uint8_t *bound)
 		int b = d[i].drop && (d[i].ivs || d[i].mixed);
 
 		n += (size_t)b;
-		if (bound)
-			bound[i] = (uint8_t)b;
+		if (m && i < m->ndevs)
+			m->devs[i].busy_bound = b;
 	}
 	free(d);
 	return n;
@@ -4188,7 +4193,6 @@ static int busy_apply(const struct ga_sum *s, struct ga_model *m, int move)
 	struct sdrop {
 		uint64_t busy, first, last, rows;
 	} *dr = calloc(s->ndevs + 1, sizeof(*dr));
-	uint8_t *bound;
 	size_t i;
 
 	if (!dr)
@@ -4247,12 +4251,7 @@ static int busy_apply(const struct ga_sum *s, struct ga_model *m, int move)
 	if (m->first_start == UINT64_MAX)
 		m->first_start = m->last_end = 0;
 	free(dr);
-	if (!(bound = calloc(s->ndevs + 1, sizeof(*bound))))
-		return -1;
-	busy_inexact(s, bound);
-	for (i = 0; i < s->ndevs && i < m->ndevs; i++)
-		m->devs[i].busy_bound = bound[i];
-	free(bound);
+	busy_inexact(s, m);
 	return 0;
 fail:
 	free(dr);
@@ -4706,25 +4705,9 @@ static void *merge_run(void *arg)
 static int merge_tree(struct worker *w, int nw)
 {
 	struct merge_job *jobs = calloc((size_t)nw + 1, sizeof(*jobs));
-	int failed = 0;
+	int failed = !jobs;
 
-	if (!jobs) {
-		/* No room to track threads: one after another, here. */
-		for (int i = 1; i < nw; i++) {
-			struct merge_job j = { .into = w[0].acc, .from = w[i].acc };
-
-			w[i].acc = NULL;
-			if (!j.from)
-				continue;
-			if (!j.into) {
-				w[0].acc = j.from;
-				continue;
-			}
-			merge_run(&j);
-			failed |= j.failed;
-		}
-	}
-	for (int step = 1; jobs && step < nw && !failed; step *= 2) {
+	for (int step = 1; step < nw && !failed; step *= 2) {
 		int np = 0, started = 0;
 
 		for (int i = 0; i + step < nw; i += 2 * step) {
