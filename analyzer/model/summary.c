@@ -4634,7 +4634,11 @@ static int cmp_by_size(const void *pa, const void *pb)
 #define POOL_TOP_PAD (64 << 20)
 #define GLIBC_TOP_PAD (128 << 10)
 
-/* Traces summarized on a pool of threads, each worker merging what it made. */
+/*
+ * Traces summarized on a pool of threads, each worker merging what it made;
+ * a worker out of traces merges its summary with one parked by another
+ * that finished before it, or parks its own (park()).
+ */
 struct pool {
 	char **traces;
 	/* The traces by size, largest first (NULL: as named). */
@@ -4644,18 +4648,53 @@ struct pool {
 	int next;                  /* the next trace to take (atomic) */
 	int failed;                /* a worker failed: the others stop (atomic) */
 	int *uncarried;            /* NULL, or stop at a trace summaries do not carry */
+	pthread_mutex_t lock;      /* over parked */
+	struct ga_sum *parked;     /* the merge of the workers done so far */
 };
 
 struct worker {
 	struct pool *p;
-	struct ga_sum *acc;
 	pthread_t th;
 };
+
+/*
+ * A worker's summary merged with those of the workers that finished before
+ * it, on its own thread while the others still read: merged one after
+ * another on one thread once all had joined, they took a tenth of a
+ * second of 256 rank traces' 0.4 s on 16 cores (as a tree after the join,
+ * 0.04).  The last worker parks the merge of all.
+ */
+static void park(struct pool *p, struct ga_sum *acc)
+{
+	while (acc) {
+		struct ga_sum *other;
+
+		pthread_mutex_lock(&p->lock);
+		other = p->parked;
+		p->parked = other ? NULL : acc;
+		pthread_mutex_unlock(&p->lock);
+		if (!other)
+			return;
+		if (__atomic_load_n(&p->failed, __ATOMIC_RELAXED)) {
+			ga_summary_free(other);
+			ga_summary_free(acc);
+			return;
+		}
+		/* The merge frees other in any case. */
+		if (ga_summary_merge(acc, other)) {
+			if (!__atomic_exchange_n(&p->failed, 1, __ATOMIC_RELAXED))
+				fputs("gpuprof: out of memory merging summaries\n", stderr);
+			ga_summary_free(acc);
+			return;
+		}
+	}
+}
 
 static void *worker_run(void *arg)
 {
 	struct worker *w = arg;
 	struct pool *p = w->p;
+	struct ga_sum *acc = NULL;
 
 	while (!__atomic_load_n(&p->failed, __ATOMIC_RELAXED)) {
 		int i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
@@ -4668,86 +4707,17 @@ static void *worker_run(void *arg)
 			__atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
 			break;
 		}
-		if (!w->acc) {
-			w->acc = s;
-		} else if (ga_summary_merge(w->acc, s)) {
-			fputs("gpuprof: out of memory merging summaries\n", stderr);
-			__atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
-			break;
+		if (!acc) {
+			acc = s;
+		} else if (ga_summary_merge(acc, s)) {
+			if (!__atomic_exchange_n(&p->failed, 1, __ATOMIC_RELAXED))
+				fputs("gpuprof: out of memory merging summaries\n", stderr);
+			ga_summary_free(acc);
+			return NULL;
 		}
 	}
+	park(p, acc);
 	return NULL;
-}
-
-/* Two workers' summaries to merge on a thread (merge_tree()). */
-struct merge_job {
-	struct ga_sum *into, *from;
-	int failed;
-	pthread_t th;
-};
-
-static void *merge_run(void *arg)
-{
-	struct merge_job *j = arg;
-
-	j->failed = ga_summary_merge(j->into, j->from) != 0;
-	j->from = NULL; /* freed by the merge in any case */
-	return NULL;
-}
-
-/*
- * The workers' summaries w[0..nw) merged into w[0].acc, in rounds of pairs
- * on threads of their own (a tree: log2(nw) merges long, where merging
- * them one after another into one grew with every merge: a tenth of a
- * second of 256 rank traces' 0.4 s on 16 cores).  0, or -1 out of memory
- * (said; every acc then freed).
- */
-static int merge_tree(struct worker *w, int nw)
-{
-	struct merge_job *jobs = calloc((size_t)nw + 1, sizeof(*jobs));
-	int failed = !jobs;
-
-	for (int step = 1; step < nw && !failed; step *= 2) {
-		int np = 0, started = 0;
-
-		for (int i = 0; i + step < nw; i += 2 * step) {
-			if (!w[i + step].acc)
-				continue;
-			if (!w[i].acc) {
-				w[i].acc = w[i + step].acc;
-				w[i + step].acc = NULL;
-				continue;
-			}
-			jobs[np++] = (struct merge_job){ .into = w[i].acc, .from = w[i + step].acc };
-			w[i + step].acc = NULL;
-		}
-		/*
-		 * All pairs but the last on threads of their own, the last on this
-		 * one (a single pair: no thread at all); a pair without a thread
-		 * to be had merges here too.
-		 */
-		while (started + 1 < np &&
-		       !pthread_create(&jobs[started].th, NULL, merge_run, &jobs[started]))
-			started++;
-		for (int k = started; k < np; k++) {
-			merge_run(&jobs[k]);
-			failed |= jobs[k].failed;
-		}
-		for (int k = 0; k < started; k++) {
-			pthread_join(jobs[k].th, NULL);
-			failed |= jobs[k].failed;
-		}
-	}
-	free(jobs);
-	if (failed) {
-		fputs("gpuprof: out of memory merging summaries\n", stderr);
-		for (int i = 0; i < nw; i++) {
-			ga_summary_free(w[i].acc);
-			w[i].acc = NULL;
-		}
-		return -1;
-	}
-	return 0;
 }
 
 /*
@@ -4760,7 +4730,7 @@ static int merge_tree(struct worker *w, int nw)
 static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, int *uncarried)
 {
 	unsigned jobs = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus(), saved = ga_reader_jobs;
-	struct pool p = { traces, NULL, nt, limit, 0, 0, uncarried };
+	struct pool p = { .traces = traces, .nt = nt, .limit = limit, .uncarried = uncarried, .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct worker *w;
 	struct ga_sum *acc = NULL;
 	int nw = (int)(jobs < (unsigned)nt ? jobs : (unsigned)nt), started = 0, i;
@@ -4819,10 +4789,9 @@ static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, in
 	}
 	/* Threads that could not start: the caller's thread works too. */
 	if (started < nw) {
-		struct worker self = { &p, NULL, 0 };
+		struct worker self = { .p = &p };
 
 		worker_run(&self);
-		w[started].acc = self.acc;
 	}
 	for (i = 0; i < started; i++)
 		pthread_join(w[i].th, NULL);
@@ -4831,9 +4800,7 @@ static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, in
 #endif
 	ga_reader_jobs = saved;
 	ga_progress_redirect(NULL, 0, NULL);
-	if (merge_tree(w, nw))
-		p.failed = 1;
-	acc = w[0].acc;
+	acc = p.parked;
 	free(w);
 	free(bs);
 	if (!p.failed)
