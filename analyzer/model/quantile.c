@@ -115,6 +115,39 @@ int ga_quant_add_bucket(struct ga_quant *q, uint32_t b, uint64_t count)
 	return 0;
 }
 
+int ga_quant_add_array(struct ga_quant *q, const uint64_t *v, size_t n)
+{
+	uint64_t mn = UINT64_MAX, mx = 0, sum;
+	u128 sumsq;
+	size_t i;
+
+	if (!n)
+		return 0;
+	if (!q->sketch && ga_quant_to_sketch(q))
+		return -1;
+	for (i = 0; i < n; i++) {
+		mn = v[i] < mn ? v[i] : mn;
+		mx = v[i] > mx ? v[i] : mx;
+	}
+	if (cover(q, ga_quant_bucket_of(mn)) || cover(q, ga_quant_bucket_of(mx)))
+		return -1;
+	sum = q->sum;
+	sumsq = q->sumsq;
+	for (i = 0; i < n; i++) {
+		q->cnt[ga_quant_bucket_of(v[i]) - q->lo]++;
+		sum = sat(sum, v[i]);
+		sumsq = sat128(sumsq, (u128)v[i] * v[i]);
+	}
+	if (!q->n || mn < q->min)
+		q->min = mn;
+	if (!q->n || mx > q->max)
+		q->max = mx;
+	q->n = sat(q->n, n);
+	q->sum = sum;
+	q->sumsq = sumsq;
+	return 0;
+}
+
 /* Adds x to a histogram.  0 or -1. */
 static int hist_add(struct ga_quant *q, uint64_t x)
 {

@@ -104,6 +104,13 @@ static inline int ga_quant_add(struct ga_quant *q, uint64_t x)
 }
 
 /*
+ * Adds the n values at v to q as ga_quant_add() of each would, q a
+ * histogram (made one first if not): its span covered once, then each
+ * value counted without a test of it.  0, or -1 out of memory.
+ */
+int ga_quant_add_array(struct ga_quant *q, const uint64_t *v, size_t n);
+
+/*
  * Adds count values in bucket b (b < GA_QUANT_BUCKETS) to a histogram (a
  * histogram read back).  Its minimum, maximum and sums then count the
  * bucket's bounds and middle; a caller that knows them exactly sets them.

@@ -360,18 +360,17 @@ static uint64_t sat(uint64_t a, uint64_t b);
 static int to_sketch(struct sq *q)
 {
 	struct ga_quant h = { 0 };
-	size_t i, j;
+	size_t i;
 
 	if (q->sketch)
 		return 0;
 	if (ga_quant_to_sketch(&h))
 		return -1;
 	for (i = 0; i < q->nseg; i++)
-		for (j = 0; j < q->seg[i].n; j++)
-			if (ga_quant_add(&h, q->seg[i].v[j])) {
-				ga_quant_free(&h);
-				return -1;
-			}
+		if (ga_quant_add_array(&h, q->seg[i].v, q->seg[i].n)) {
+			ga_quant_free(&h);
+			return -1;
+		}
 	for (i = 0; i < q->nseg; i++)
 		free(q->seg[i].v);
 	free(q->seg);
@@ -2840,6 +2839,20 @@ static uint64_t gv(struct rbuf *r)
 {
 	uint64_t v = 0;
 
+	/* Ten bytes left (the longest number): no test of the length per byte. */
+	if (r->len - r->off >= 10 && !r->err) {
+		const unsigned char *p = r->p + r->off;
+
+		for (unsigned i = 0; i < 10; i++) {
+			v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+			if (!(p[i] & 0x80)) {
+				r->off += i + 1;
+				return v;
+			}
+		}
+		r->err = 1;
+		return 0;
+	}
 	for (unsigned sh = 0; !r->err; sh += 7) {
 		unsigned char b;
 
@@ -2853,6 +2866,40 @@ static uint64_t gv(struct rbuf *r)
 			return v;
 	}
 	return 0;
+}
+
+/*
+ * n numbers into out, as n calls of gv() would read them, in one loop:
+ * a row's durations, most of a summary's body.
+ */
+static void gvals(struct rbuf *r, uint64_t *out, size_t n)
+{
+	const unsigned char *p = r->p;
+	size_t off = r->off, j;
+
+	if (r->err)
+		return;
+	/* Ten bytes left (the longest number): no test of the length per byte. */
+	for (j = 0; j < n && r->len - off >= 10; j++) {
+		uint64_t v = 0;
+		unsigned sh = 0;
+		unsigned char b;
+
+		do {
+			b = p[off++];
+			v |= (uint64_t)(b & 0x7f) << sh;
+			sh += 7;
+		} while ((b & 0x80) && sh <= 63);
+		if (b & 0x80) {
+			r->off = off;
+			r->err = 1;
+			return;
+		}
+		out[j] = v;
+	}
+	r->off = off;
+	for (; j < n && !r->err; j++)
+		out[j] = gv(r);
 }
 
 /* A count of things of at least min_bytes each that must fit what is left. */
@@ -2945,8 +2992,7 @@ static int get_sq(struct rbuf *r, struct sq *q)
 			q->seg[i].n = gcount(r, 1);
 			if (r->err || !(q->seg[i].v = malloc((q->seg[i].n + 1) * sizeof(uint64_t))))
 				return -1;
-			for (size_t j = 0; j < q->seg[i].n; j++)
-				q->seg[i].v[j] = gv(r);
+			gvals(r, q->seg[i].v, q->seg[i].n);
 			tot += q->seg[i].n;
 		}
 		if (tot != q->n)

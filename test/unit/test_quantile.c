@@ -5,7 +5,8 @@
  * included); past the limit every rank is within the stated 1/256 of the
  * exact value of that rank on adversarial distributions (constant, two
  * spikes, a heavy tail, values of 2^32 and more, 1 ns to 10^12 ns); merges
- * in every order and grouping give the same histogram and quantiles; the
+ * in every order and grouping give the same histogram and quantiles, and
+ * values added as an array the same as one by one; the
  * memory a quantile holds stays bounded past its limit; --exact's
  * GA_QUANT_NO_LIMIT keeps everything; the standard deviation taken at the
  * end is the running variance's while exact and the exact sums' past the
@@ -269,6 +270,49 @@ static void test_merge(void)
 	tap_end();
 }
 
+/*
+ * ga_quant_add_array() of arrays, into an empty quantile, an exact one and
+ * a histogram, against ga_quant_add() of each value: the same buckets,
+ * moments and ranks; sums that saturate included.
+ */
+static void test_add_array(void)
+{
+	int bad = 0;
+
+	tap_begin("values added as an array: the histogram of adding them one by one");
+	for (int d = 0; d < NDIST; d++) {
+		for (int start = 0; start < 3; start++) {
+			struct ga_quant a = { .limit = 100 }, b = { .limit = 100 };
+			uint64_t v[700];
+
+			/* Before: nothing, 50 exact values, or a histogram of 300. */
+			for (int i = 0; i < (start == 1 ? 50 : start == 2 ? 300 :
+									    0);
+			     i++) {
+				uint64_t x = draw((enum dist)d, (size_t)i);
+
+				bad += ga_quant_add(&a, x) != 0;
+				bad += ga_quant_add(&b, x) != 0;
+			}
+			for (int part = 0; part < 3; part++) {
+				size_t n = part == 1 ? 1 : 700;
+
+				for (size_t i = 0; i < n; i++)
+					v[i] = d == LONG && part == 2 ? UINT64_MAX - next() % 1000 :
+									draw((enum dist)d, i);
+				for (size_t i = 0; i < n; i++)
+					bad += ga_quant_add(&a, v[i]) != 0;
+				bad += ga_quant_add_array(&b, v, n) != 0;
+			}
+			bad += !ga_quant_estimated(&b) || !same(&a, &b);
+			ga_quant_free(&a);
+			ga_quant_free(&b);
+		}
+	}
+	CHECKF(bad == 0, "%d differ", bad);
+	tap_end();
+}
+
 static void test_bounded(void)
 {
 	struct ga_quant q = { 0 }, all = { .limit = GA_QUANT_NO_LIMIT };
@@ -413,6 +457,7 @@ int main(void)
 	test_exact();
 	test_estimates();
 	test_merge();
+	test_add_array();
 	test_bounded();
 	test_stddev();
 	return tap_exit();
