@@ -180,9 +180,13 @@ int cmd_export(int argc, char **argv)
 	ao.pace = !strcmp(fmt->name, "json") && !fmt->begin;
 	/*
 	 * What streams out as it is read cannot be read again: traces that may
-	 * share a GPU keep every busy interval (model/analysis.h no_retire).
+	 * share a GPU keep every busy interval (model/analysis.h no_retire),
+	 * unless nothing written needs busy time (lean: a timeline, or CSV's
+	 * activities), where they retire even so (busy_bound_ok): memory stays
+	 * bounded as the traces grow.
 	 */
-	ao.no_retire = fmt->begin && argc - optind > 1;
+	ao.busy_bound_ok = ao.lean;
+	ao.no_retire = fmt->begin && argc - optind > 1 && !ao.busy_bound_ok;
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);

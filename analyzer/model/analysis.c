@@ -40,6 +40,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	}
 	an->m.keep_rows = o->keep_rows;
 	an->m.quant_limit = o->quant_limit;
+	an->m.busy_bound_ok = o->busy_bound_ok;
 	if (o->observe_sites)
 		ga_sites_bind(&an->st, &an->m);
 	an->st.rg = &an->rg;

@@ -59,6 +59,10 @@ struct ga_analysis_opts {
 	int no_retire;             /* busy time keeps every interval (findings.h
 				      retire_after 0): where traces read together
 				      share a GPU (model.h busy_shared) */
+	int busy_bound_ok;         /* nothing written needs busy time (a lean export
+				      of several traces): busy intervals retire even
+				      where traces share a GPU, whose busy time is
+				      then a lower bound (model.h busy_bound_ok) */
 };
 
 /*

@@ -414,6 +414,10 @@ static int shared_gpu(struct fctx *f, uint32_t g)
 	m->busy_shared = 1;
 	if (!m->busy_retire)
 		return 0;
+	if (m->busy_bound_ok) {
+		m->devs[g].busy_bound = 1;
+		return 0;
+	}
 	m->ahead_retry = 1;
 	return -1;
 }

@@ -304,6 +304,14 @@ struct ga_model {
 	 */
 	int busy_shared;
 	/*
+	 * Set before reading where nothing written needs busy time (a lean
+	 * export, which cannot read again what it has written): a GPU shared
+	 * once intervals retired goes on retiring, its busy time a lower
+	 * bound (struct ga_device busy_bound), and busy_shared does not keep
+	 * busy time from turning to retiring.
+	 */
+	int busy_bound_ok;
+	/*
 	 * Set before reading, 0 none: the retired intervals each device keeps
 	 * at most (busy.h keep_max; past it, none): a summary carries them.
 	 */

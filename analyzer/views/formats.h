@@ -29,7 +29,8 @@ struct ga_format_table {
 	const char *name;
 	const char *help;          /* one line for --table list */
 	int streams;               /* streams activities: needs the format's sites_ahead */
-	int lean;                  /* as the format's lean: the table needs none of those */
+	int lean;                  /* as the format's lean: the table needs none of those,
+				      nor busy time */
 };
 
 struct ga_format {
@@ -44,7 +45,8 @@ struct ga_format {
 	int range_details;         /* needs each range's closing thread, category, color, payload */
 	int lean;                  /* writes none of the findings, launch latency, launch
 				      configurations or ranks, nor the GPU samples' averages
-				      over kernels: they are not analyzed */
+				      over kernels: they are not analyzed; nor busy time or
+				      the span (analysis.h busy_bound_ok) */
 	int needs_file;            /* writes a file by name (e->path), never a stream */
 	const struct ga_format_table *tables; /* --table choices, name NULL last; first default */
 	/*
