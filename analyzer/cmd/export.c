@@ -183,10 +183,12 @@ int cmd_export(int argc, char **argv)
 	 * share a GPU keep every busy interval (model/analysis.h no_retire),
 	 * unless nothing written needs busy time (lean: a timeline, or CSV's
 	 * activities), where they retire even so (busy_bound_ok): memory stays
-	 * bounded as the traces grow.
+	 * bounded as the traces grow.  A table written at the end (CSV's
+	 * --table) is read again where a GPU turns out shared, as -t json is.
 	 */
 	ao.busy_bound_ok = ao.lean;
-	ao.no_retire = fmt->begin && argc - optind > 1 && !ao.busy_bound_ok;
+	ao.no_retire = fmt->begin && (!tab || tab->streams) && argc - optind > 1 &&
+		       !ao.busy_bound_ok;
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);
 		fputs("gpuprof: out of memory\n", stderr);

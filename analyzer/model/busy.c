@@ -355,6 +355,23 @@ int ga_busy_copy(struct ga_busy *to, const struct ga_busy *from)
 	return 0;
 }
 
+int ga_busy_close(struct ga_busy *b)
+{
+	if (ga_busy_retire(b, UINT64_MAX))
+		return -1;
+	free(b->iv);
+	free(b->batch);
+	free(b->st);
+	ga_map_free(&b->st_map);
+	b->iv = b->batch = NULL;
+	b->niv = b->capiv = b->nbatch = b->capbatch = 0;
+	b->st = NULL;
+	b->nst = b->capst = 0;
+	memset(b->st_cache, 0, sizeof(b->st_cache));
+	b->retire_at = 0;
+	return 0;
+}
+
 void ga_busy_free(struct ga_busy *b)
 {
 	free(b->iv);

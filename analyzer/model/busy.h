@@ -118,6 +118,14 @@ int ga_busy_add_stream(struct ga_busy *b, uint32_t proc, uint32_t context, uint3
  * start before wm.  0, or -1 out of memory.
  */
 int ga_busy_retire(struct ga_busy *b, uint64_t wm);
+/*
+ * Retires every interval (ga_busy_retire at the end of time: handed to
+ * on_retire, kept up to keep_max) and frees what only more intervals
+ * would use, where no more are to come (a file read to its end): the
+ * total and span stay.  One added after all the same is clipped behind
+ * the retired ones (late).  0, or -1 out of memory.
+ */
+int ga_busy_close(struct ga_busy *b);
 /* Merges the batch into the disjoint list.  0, or -1 out of memory. */
 int ga_busy_flush(struct ga_busy *b);
 /*

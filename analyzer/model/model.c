@@ -128,6 +128,38 @@ int ga_model_observe(struct ga_model *m, void *ctx,
 	return 0;
 }
 
+int ga_model_on_file_done(struct ga_model *m, void *ctx,
+			  int (*fn)(void *ctx, struct ga_model *m, uint32_t proc))
+{
+	if (m->nfan_done == GA_MODEL_FAN)
+		return -1;
+	m->fan_done[m->nfan_done++] = (struct ga_fan_done){ ctx, fn };
+	return 0;
+}
+
+/*
+ * The file of process proc read to its end, the next about to be read:
+ * every device's busy time so far closes where it retires (a GPU met again
+ * in a later file is busy_shared, read again or a lower bound as before),
+ * and the observers let go of what only more of proc's records could join.
+ * Traces read together then keep no window of each trace's last intervals
+ * until the end.  0, or -1 out of memory.
+ */
+static int file_done(struct ga_model *m, uint32_t proc)
+{
+	if (m->busy_retire && !m->busy_keep)
+		for (size_t g = 0; g < m->ndevs; g++) {
+			struct ga_busy *b = &m->devs[g].busy;
+
+			if ((b->niv || b->nbatch || b->capiv) && ga_busy_close(b))
+				return -1;
+		}
+	for (uint32_t i = 0; i < m->nfan_done; i++)
+		if (m->fan_done[i].fn(m->fan_done[i].ctx, m, proc))
+			return -1;
+	return 0;
+}
+
 /*
  * A record the model hands to observers: the chain, then those of the
  * model's own analyses that read its type, the last registered first.
@@ -1516,6 +1548,8 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 	if (f.unknown_str == GA_STR_NOMEM)
 		goto oom;
 	m->err[0] = '\0';
+	if (f.file && file_done(m, m->files[f.file - 1].proc))
+		goto oom;
 	if (f.file < m->nshifts && m->shifts[f.file]) {
 		/* Times moved onto the job's common clock as they are read. */
 		ar = malloc(sizeof(*ar));

@@ -274,6 +274,12 @@ struct ga_model {
 	uint32_t nfan_rec;
 	uint8_t fan_route[GP_REC_TYPE_COUNT]; /* bit i: fan_rec[i] reads the type */
 	struct ga_fan_act fan_act;            /* the first of the activities' chain */
+	/* Told of each file read to its end but the last (ga_model_on_file_done). */
+	struct ga_fan_done {
+		void *ctx;
+		int (*fn)(void *ctx, struct ga_model *m, uint32_t proc);
+	} fan_done[GA_MODEL_FAN];
+	uint32_t nfan_done;
 	struct ga_ahead ahead;
 	/*
 	 * A paced look-ahead stopped the read (the fold given up, or too much
@@ -517,6 +523,17 @@ int ga_model_observe(struct ga_model *m, void *ctx,
 		     uint64_t types,
 		     int (*act)(void *ctx, struct ga_model *m, const struct ga_act *a),
 		     struct ga_fan_act *next);
+
+/*
+ * Registers fn, called with ctx as the next file's read begins for the
+ * process of the file read before it (every record of it read): what only
+ * more of that process's records could join may go (its busy unions
+ * close, busy.h ga_busy_close).  The model's own busy time does so then
+ * too, where it retires (busy_retire; not for a summary, busy_keep).  0,
+ * or -1 when GA_MODEL_FAN are registered.
+ */
+int ga_model_on_file_done(struct ga_model *m, void *ctx,
+			  int (*fn)(void *ctx, struct ga_model *m, uint32_t proc));
 
 /*
  * Strtab id of string id of the file being read, for an observer's rec;

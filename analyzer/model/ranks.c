@@ -545,9 +545,34 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	return rk->next_act.fn ? rk->next_act.fn(rk->next_act.ctx, m, a) : 0;
 }
 
+/*
+ * The file of process proc read to its end (model.h ga_model_on_file_done):
+ * its devices' unions close, their intervals retired (the compute union's
+ * where its steps take them as they retire), as at finish.
+ */
+static int file_done(void *ctx, struct ga_model *m, uint32_t proc)
+{
+	struct ga_ranks *rk = ctx;
+
+	for (size_t i = 0; i < rk->ndevs && i < m->ndevrows; i++) {
+		struct ga_rank_unions *u = rk->devs[i].u;
+
+		if (!u || m->devrows[i].proc != proc)
+			continue;
+		if (ga_busy_close(&u->all) || ga_busy_close(&u->comm) ||
+		    (u->kern_on && ga_busy_close(&u->kern)) ||
+		    (u->compute.on_retire && ga_busy_close(&u->compute)))
+			return -1;
+	}
+	return 0;
+}
+
 int ga_ranks_bind(struct ga_ranks *rk, struct ga_model *m)
 {
-	return ga_model_observe(m, rk, NULL, 0, obs_act, &rk->next_act);
+	return ga_model_observe(m, rk, NULL, 0, obs_act, &rk->next_act) ||
+			       ga_model_on_file_done(m, rk, file_done) ?
+		       -1 :
+		       0;
 }
 
 static int cmp_row(const void *pa, const void *pb, void *ctx)

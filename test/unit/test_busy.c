@@ -4,7 +4,8 @@
  * come; and of its retiring form (ga_busy_add_stream): random activities on several
  * streams, each stream in start order, the streams interleaved at random,
  * give the same total, span and intervals retiring as kept whole, with
- * the list bounded; a stream held back keeps what it may still join; an
+ * the list bounded; closed (ga_busy_close), every interval retired in
+ * order and nothing held; a stream held back keeps what it may still join; an
  * interval that comes after its place was retired is clipped and counted;
  * and the report without findings, which retires, prints what the report
  * that keeps every interval prints.  Test code, runs offline only.
@@ -128,6 +129,48 @@ static void test_retire_same(void)
 	span = (double)(l1 - f1) / 1e9;
 	CHECKF(span > 5 && (double)most <= (double)whole.niv / span * 1.5 + 2 * GA_BUSY_RETIRE_AT,
 	       "%zu intervals kept at most of %zu over %.1f s", most, whole.niv, span);
+	ga_busy_free(&whole);
+	ga_busy_free(&ret);
+	free(g.iv);
+	tap_end();
+}
+
+/*
+ * ga_busy_close(): every interval handed to on_retire in order, the same
+ * total and span as the whole union, nothing held; an interval added
+ * after it is clipped behind what retired (late), and one after that
+ * counts in full.
+ */
+static void test_close(void)
+{
+	struct ga_busy whole = { 0 }, ret = { 0 };
+	struct got g = { 0 };
+	uint64_t f1, l1, f2, l2, total;
+	size_t most;
+
+	tap_begin("busy union: closed, every interval retired in order and its memory let go");
+	ret.on_retire = on_retire;
+	ret.retire_ctx = &g;
+	feed(&whole, &ret, 50000, 0, &most);
+	CHECK(ret.niv > 0 && ga_busy_close(&ret) == 0 && ga_busy_flush(&whole) == 0);
+	CHECKF(!ret.niv && !ret.nbatch && !ret.iv && !ret.batch && !ret.st && !ret.capiv,
+	       "%zu intervals, %zu batched, %zu streams held after closing", ret.niv, ret.nbatch,
+	       ret.nst);
+	CHECKF(g.n == whole.niv && !g.disorder && ret.nretired == g.n,
+	       "%zu retired of %zu in the union", g.n, whole.niv);
+	total = ga_busy_total(&ret);
+	CHECKF(total == ga_busy_total(&whole), "total %llu, closed %llu",
+	       (unsigned long long)ga_busy_total(&whole), (unsigned long long)total);
+	CHECK(ga_busy_span(&whole, &f1, &l1) == 1 && ga_busy_span(&ret, &f2, &l2) == 1);
+	CHECKF(f1 == f2 && l1 == l2, "span %llu..%llu, closed %llu..%llu", (unsigned long long)f1,
+	       (unsigned long long)l1, (unsigned long long)f2, (unsigned long long)l2);
+	/* After closing: one from before its end (clipped), one after it. */
+	CHECK(ga_busy_add_stream(&ret, 1, 7, 10, l2 - 1000, l2 + 500) == 0);
+	CHECK(ga_busy_add_stream(&ret, 1, 7, 10, l2 + 10000, l2 + 12000) == 0);
+	CHECK(ga_busy_flush(&ret) == 0);
+	CHECKF(ret.late == 1 && ga_busy_total(&ret) == total + 500 + 2000,
+	       "late %llu, total %llu more", (unsigned long long)ret.late,
+	       (unsigned long long)(ga_busy_total(&ret) - total));
 	ga_busy_free(&whole);
 	ga_busy_free(&ret);
 	free(g.iv);
@@ -363,6 +406,7 @@ int main(void)
 	test_union_exact();
 	test_copy();
 	test_retire_same();
+	test_close();
 	test_held_back();
 	test_late();
 	test_report();
