@@ -12,8 +12,8 @@
 # GA_SUM_BUSY_KEEP not carried, its gaps scanned as they retire,
 # model/summary.h), and four such traces on GPUs of their own read together
 # (as many as two: each file's busy unions close once it is read);
-# the Chrome, CSV and Perfetto exports of two, on GPUs of their own and
-# sharing one (model/analysis.h busy_bound_ok).  A mixed trace
+# the Chrome, CSV, Perfetto and pprof exports of two, on GPUs of their own
+# and sharing one (model/analysis.h busy_bound_ok).  A mixed trace
 # (synth_trace --mix: API calls, copies, memory records) of 4M records
 # against 1M: the findings add at most 1 byte a record to what the report
 # without them grows.  The mixed report of 16M records against 4M: at most
@@ -160,9 +160,10 @@ elif [ $((b - a)) -le 8192 ]; then
 else
 	notok "the bomb read together grows with the traces: $a KiB for two, $b KiB for four (more than 8 MiB)"
 fi
-# Exports of several traces that write as they read (no read again), where
-# nothing written needs busy time (lean: Chrome, Perfetto, CSV's
-# activities): busy time retires as in a report, also where the traces
+# Exports of several traces that take in what they write as they read (no
+# read again), where nothing written needs busy time (lean: Chrome,
+# Perfetto, CSV's activities; pprof, the span only, which stays exact):
+# busy time retires as in a report, also where the traces
 # share a GPU (model/analysis.h busy_bound_ok).  Before: 16 B/record.
 # bound2 SMALL1 SMALL2 LARGE1 LARGE2 LABEL ARGS...: at most 1 B/record more.
 bound2() {
@@ -185,6 +186,8 @@ bound2 "$tmp/s1.gpuprof" "$tmp/g1-1.gpuprof" "$tmp/s4.gpuprof" "$tmp/g4-1.gpupro
 	"the CSV export of the bomb on two GPUs" export -t csv -o /dev/null
 bound2 "$tmp/s1.gpuprof" "$tmp/h1.gpuprof" "$tmp/s4.gpuprof" "$tmp/h4.gpuprof" \
 	"the Perfetto export of two bombs sharing a GPU" export -t perfetto -o /dev/null
+bound2 "$tmp/s1.gpuprof" "$tmp/h1.gpuprof" "$tmp/s4.gpuprof" "$tmp/h4.gpuprof" \
+	"the pprof export of two bombs sharing a GPU" export -t pprof -o /dev/null
 rm -f "$tmp"/g1-*.gpuprof "$tmp"/g4-*.gpuprof "$tmp/h1.gpuprof" "$tmp/h4.gpuprof"
 rm -f "$tmp/s1.gpuprof" "$tmp/s4.gpuprof"
 # Before: 173 MiB (1544 MiB at 1e8 records).

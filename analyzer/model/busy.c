@@ -37,7 +37,7 @@ static int append(struct ga_iv **v, size_t *n, size_t *cap, uint64_t start, uint
 /*
  * Intervals that join or precede the retired ones: what follows the last
  * retired end stays, counted as late.  The total stays exact where the
- * clipped part was covered by the retired intervals.
+ * clipped part was covered by the retired intervals; the span stays exact.
  */
 static void clip_late(struct ga_busy *b)
 {
@@ -48,6 +48,8 @@ static void clip_late(struct ga_busy *b)
 
 		if (x.start <= b->frontier) {
 			b->late++;
+			if (x.start < b->first)
+				b->first = x.start;
 			if (x.end <= b->frontier)
 				continue;
 			x.start = b->frontier;

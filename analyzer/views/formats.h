@@ -47,6 +47,8 @@ struct ga_format {
 				      configurations or ranks, nor the GPU samples' averages
 				      over kernels: they are not analyzed; nor busy time or
 				      the span (analysis.h busy_bound_ok) */
+	int no_busy;               /* writes no busy time (as lean formats), the span it may:
+				      analysis.h busy_bound_ok */
 	int needs_file;            /* writes a file by name (e->path), never a stream */
 	const struct ga_format_table *tables; /* --table choices, name NULL last; first default */
 	/*
