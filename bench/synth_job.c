@@ -97,6 +97,7 @@ int main(int argc, char **argv)
 	int sync = 0, open = 0;
 	uint64_t t, stream_end[4] = { 0, 0, 0, 0 }, range_id = 1, main_start = 0, main_id = 0;
 	uint32_t main_name = 0;
+	uint8_t uuid[16];
 	unsigned long long n, launches = 0;
 	uint32_t corr = 1;
 	struct synth *s;
@@ -146,8 +147,13 @@ int main(int argc, char **argv)
 	/* As the recorder starts: its clocks read together (what aligns ranks). */
 	synth_clock_sync(s, t, t, t - 1690000000000000000ull);
 	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | GP_TRACE_API | GP_TRACE_NVTX | GP_TRACE_SAMPLERS_SAID, 0, 0);
-	/* Each rank its own GPU (UUID), as the ranks of a job have. */
-	synth_device(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85ull << 30, (uint8_t)(0x10 + rank));
+	/*
+	 * Each rank its own GPU (UUID), as the ranks of a job have: bytes
+	 * 0x10 + rank + i, past 255 ranks the rank's higher bytes in the last three.
+	 */
+	for (int i = 0; i < 16; i++)
+		uuid[i] = (uint8_t)((0x10 + rank + (uint32_t)i) ^ (i >= 13 ? rank >> (8 * (i - 12)) : 0));
+	synth_device_uuid(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85ull << 30, uuid);
 	for (int i = 0; i < NKERN; i++)
 		kid[i] = synth_string(s, kernels[i]);
 	for (int i = 0; i < OPS; i++)

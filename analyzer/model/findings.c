@@ -371,12 +371,38 @@ static int is_launch(const char *s)
 
 #define CLS_LAUNCH 0x40
 
-/* *t, allocated on first use: a trace without launch calls or short kernels needs none. */
-static int cache_alloc(struct ga_flaunch **t)
+/*
+ * The slot of corr in table *t of *cap slots, to put an entry in: made on
+ * first use (a trace without launch calls or short kernels needs none), of
+ * 4096 slots, doubled past corr up to GA_FIND_LCACHE.  A table that holds
+ * only ids below its size evicts an entry where the full one would (the
+ * same id), so each trace pays for the ids it has, not 4 MiB of zeros
+ * (the report's pool makes one for every trace).  NULL out of memory.
+ */
+static struct ga_flaunch *cache_put(struct ga_flaunch **t, uint32_t *cap, uint32_t corr)
 {
-	if (!*t && !(*t = calloc(GA_FIND_LCACHE, sizeof(**t))))
-		return -1;
-	return 0;
+	if (corr >= *cap && *cap < GA_FIND_LCACHE) {
+		uint32_t nc = *cap ? *cap : 4096;
+		struct ga_flaunch *n;
+
+		while (nc <= corr && nc < GA_FIND_LCACHE)
+			nc *= 2;
+		if (!(n = calloc(nc, sizeof(*n))))
+			return NULL;
+		for (uint32_t i = 0; i < *cap; i++)
+			if ((*t)[i].proc1)
+				n[(*t)[i].corr & (nc - 1)] = (*t)[i];
+		free(*t);
+		*t = n;
+		*cap = nc;
+	}
+	return &(*t)[corr & (*cap - 1)];
+}
+
+/* The slot corr would be in, or NULL where no entry can hold it. */
+static struct ga_flaunch *cache_get(struct ga_flaunch *t, uint32_t cap, uint32_t corr)
+{
+	return t && (corr < cap || cap == GA_FIND_LCACHE) ? &t[corr & (cap - 1)] : NULL;
 }
 
 /*
@@ -389,7 +415,7 @@ static int cache_alloc(struct ga_flaunch **t)
  */
 static int launch_seen(struct ga_findings *fd, uint32_t proc, uint32_t corr, uint64_t ns)
 {
-	struct ga_flaunch *k = fd->kcache ? &fd->kcache[corr & (GA_FIND_LCACHE - 1)] : NULL, *l;
+	struct ga_flaunch *k = cache_get(fd->kcache, fd->kcap, corr), *l;
 
 	if (k && k->proc1 == proc + 1 && k->corr == corr) {
 		fd->devs[k->ns].lk_n++;
@@ -397,9 +423,8 @@ static int launch_seen(struct ga_findings *fd, uint32_t proc, uint32_t corr, uin
 		k->proc1 = 0;
 		return 0;
 	}
-	if (cache_alloc(&fd->lcache))
+	if (!(l = cache_put(&fd->lcache, &fd->lcap, corr)))
 		return -1;
-	l = &fd->lcache[corr & (GA_FIND_LCACHE - 1)];
 	if (l->proc1 != proc + 1 || l->corr != corr || ns > l->ns)
 		*l = (struct ga_flaunch){ .proc1 = proc + 1, .corr = corr, .ns = ns };
 	return 0;
@@ -408,7 +433,7 @@ static int launch_seen(struct ga_findings *fd, uint32_t proc, uint32_t corr, uin
 static int kernel_seen(struct ga_findings *fd, uint32_t proc, uint32_t corr, uint32_t dev,
 		       int api)
 {
-	struct ga_flaunch *l = fd->lcache ? &fd->lcache[corr & (GA_FIND_LCACHE - 1)] : NULL, *k;
+	struct ga_flaunch *l = cache_get(fd->lcache, fd->lcap, corr), *k;
 
 	if (l && l->proc1 == proc + 1 && l->corr == corr) {
 		fd->devs[dev].lk_n++;
@@ -419,9 +444,8 @@ static int kernel_seen(struct ga_findings *fd, uint32_t proc, uint32_t corr, uin
 	/* Only where launch calls are traced can one still come. */
 	if (!api)
 		return 0;
-	if (cache_alloc(&fd->kcache))
+	if (!(k = cache_put(&fd->kcache, &fd->kcap, corr)))
 		return -1;
-	k = &fd->kcache[corr & (GA_FIND_LCACHE - 1)];
 	*k = (struct ga_flaunch){ .proc1 = proc + 1, .corr = corr, .ns = dev };
 	return 0;
 }

@@ -357,8 +357,9 @@ struct ga_findings {
 	size_t capclsname;
 	uint32_t cls_proc;         /* process cls belongs to, + 1 */
 	struct ga_flb { uint64_t gap, count; } *lb; /* per kstat: gaps before short launches */
-	struct ga_flaunch *lcache;                  /* launch calls waiting for their kernels: GA_FIND_LCACHE slots */
+	struct ga_flaunch *lcache;                  /* launch calls waiting for their kernels: slot corr % lcap */
 	struct ga_flaunch *kcache;                  /* short kernels waiting for their launch calls, the same */
+	uint32_t lcap, kcap;                        /* their slots: above every id put in, or GA_FIND_LCACHE */
 	struct ga_fnull *nulls;                     /* legacy default streams of the contexts seen */
 	size_t nnulls, capnulls;
 	size_t caplb;

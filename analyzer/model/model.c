@@ -789,19 +789,33 @@ static int add_memop(struct fctx *f, struct ga_memstat *ms, struct ga_act *a,
 /*
  * The window's slot of (proc, corr): NULL where another correlation holds
  * it and take is 0; with take, that one's place given to this one (a leg
- * waiting there pairs no more; a pair found stays in model staged).
+ * waiting there pairs no more; a pair found stays in model staged).  The
+ * window starts at 1024 slots and doubles past the ids put in, up to
+ * GA_CORR_WINDOW: holding only ids below its size, it gives a slot up
+ * where the full one would (the same id), and a trace pays for the ids it
+ * has, not 2.5 MiB of zeros (the report's pool makes one for every trace).
  */
 static struct ga_corr_slot *corr_slot(struct ga_model *m, uint32_t proc, uint32_t corr, int take)
 {
 	struct ga_corr_slot *w;
 
-	if (!m->corr_window) {
+	if (corr >= m->corr_cap && m->corr_cap < GA_CORR_WINDOW) {
+		uint32_t nc = m->corr_cap ? m->corr_cap : 1024;
+
 		if (!take)
 			return NULL;
-		if (!(m->corr_window = calloc(GA_CORR_WINDOW, sizeof(*m->corr_window))))
+		while (nc <= corr && nc < GA_CORR_WINDOW)
+			nc *= 2;
+		if (!(w = calloc(nc, sizeof(*w))))
 			return NULL;
+		for (uint32_t i = 0; i < m->corr_cap; i++)
+			if (m->corr_window[i].state != GA_CORR_EMPTY)
+				w[m->corr_window[i].corr & (nc - 1)] = m->corr_window[i];
+		free(m->corr_window);
+		m->corr_window = w;
+		m->corr_cap = nc;
 	}
-	w = &m->corr_window[corr % GA_CORR_WINDOW];
+	w = &m->corr_window[corr & (m->corr_cap - 1)];
 	if (w->state != GA_CORR_EMPTY && w->proc == proc && w->corr == corr)
 		return w;
 	if (!take)

@@ -384,7 +384,8 @@ struct ga_model {
 	 * ga_model_note_copy/_string/_api): the correlations in the window,
 	 * and the pairs found until the model's read is done with both legs.
 	 */
-	struct ga_corr_slot *corr_window; /* GA_CORR_WINDOW slots, NULL until a copy */
+	struct ga_corr_slot *corr_window; /* corr_cap slots, NULL until a copy */
+	uint32_t corr_cap;                /* above every id put in, or GA_CORR_WINDOW */
 	struct ga_map staged;      /* (proc, correlation) -> pair index + 1 */
 	struct ga_staged_pair *pairs;
 	size_t npairs, cappairs;

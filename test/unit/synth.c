@@ -215,17 +215,25 @@ void synth_clock_sync(struct synth *s, uint64_t trace_ns, uint64_t realtime_ns,
 void synth_device(struct synth *s, uint32_t id, const char *name, uint32_t cc_major,
 		  uint32_t cc_minor, uint32_t sms, uint64_t mem, uint8_t uuid0)
 {
+	uint8_t uuid[16];
+
+	for (int i = 0; i < 16; i++)
+		uuid[i] = (uint8_t)(uuid0 + i);
+	synth_device_uuid(s, id, name, cc_major, cc_minor, sms, mem, uuid);
+}
+
+void synth_device_uuid(struct synth *s, uint32_t id, const char *name, uint32_t cc_major,
+		       uint32_t cc_minor, uint32_t sms, uint64_t mem, const uint8_t uuid[16])
+{
 	struct gp_rec_device r;
 	uint32_t n = synth_string(s, name);
-	int i;
 
 	memset(&r, 0, sizeof(r));
 	r.h.type = GP_REC_DEVICE;
 	r.h.size = sizeof(r);
 	r.id = id;
 	r.name = n;
-	for (i = 0; i < 16; i++)
-		r.uuid[i] = (uint8_t)(uuid0 + i);
+	memcpy(r.uuid, uuid, sizeof(r.uuid));
 	r.cc_major = cc_major;
 	r.cc_minor = cc_minor;
 	r.sm_count = sms;

@@ -49,8 +49,11 @@ void synth_rec(struct synth *s, const void *rec, size_t size);
 
 void synth_process(struct synth *s, uint32_t pid, const char *host, const char *cmdline,
 		   uint32_t rank, uint64_t start_ns);
+/* DEVICE; its UUID's bytes uuid0, uuid0 + 1, ... (synth_device_uuid: as given). */
 void synth_device(struct synth *s, uint32_t id, const char *name, uint32_t cc_major,
 		  uint32_t cc_minor, uint32_t sms, uint64_t mem, uint8_t uuid0);
+void synth_device_uuid(struct synth *s, uint32_t id, const char *name, uint32_t cc_major,
+		       uint32_t cc_minor, uint32_t sms, uint64_t mem, const uint8_t uuid[16]);
 /* CONFIG; backtrace 0 none, 1 kernel launches, 2 every API call. */
 void synth_config(struct synth *s, uint32_t trace, uint32_t graph_mode, uint32_t backtrace);
 /* Where graph node `node` was created: API correlation, stack id, NVTX range id. */
