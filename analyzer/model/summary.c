@@ -4694,6 +4694,12 @@ struct pool {
 	int next;                  /* the next trace to take (atomic) */
 	int failed;                /* a worker failed: the others stop (atomic) */
 	int *uncarried;            /* NULL, or stop at a trace summaries do not carry */
+	/*
+	 * Stop, *uncarried set, once a GPU is in two traces (FS_SHARED): the
+	 * findings then read the traces together, and the rest of the pool's
+	 * work would be thrown away.
+	 */
+	int stop_shared;
 	pthread_mutex_t lock;      /* over parked */
 	struct ga_sum *parked;     /* the merge of the workers done so far */
 };
@@ -4702,6 +4708,16 @@ struct worker {
 	struct pool *p;
 	pthread_t th;
 };
+
+/* acc shares a GPU with what merged into it where that stops the pool (stop_shared). */
+static int stop_at_shared(struct pool *p, const struct ga_sum *acc)
+{
+	if (!p->stop_shared || !acc->fs[FS_SHARED])
+		return 0;
+	__atomic_store_n(p->uncarried, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
+	return 1;
+}
 
 /*
  * A worker's summary merged with those of the workers that finished before
@@ -4733,6 +4749,10 @@ static void park(struct pool *p, struct ga_sum *acc)
 			ga_summary_free(acc);
 			return;
 		}
+		if (stop_at_shared(p, acc)) {
+			ga_summary_free(acc);
+			return;
+		}
 	}
 }
 
@@ -4761,6 +4781,10 @@ static void *worker_run(void *arg)
 			ga_summary_free(acc);
 			return NULL;
 		}
+		if (stop_at_shared(p, acc)) {
+			ga_summary_free(acc);
+			return NULL;
+		}
 	}
 	park(p, acc);
 	return NULL;
@@ -4773,10 +4797,11 @@ static void *worker_run(void *arg)
  * result is the same in any order.  The progress line is not shown from
  * the threads.  NULL after printing why.
  */
-static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, int *uncarried)
+static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, int *uncarried,
+				       int stop_shared)
 {
 	unsigned jobs = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus(), saved = ga_reader_jobs;
-	struct pool p = { .traces = traces, .nt = nt, .limit = limit, .uncarried = uncarried, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct pool p = { .traces = traces, .nt = nt, .limit = limit, .uncarried = uncarried, .stop_shared = stop_shared && uncarried, .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct worker *w;
 	struct ga_sum *acc = NULL;
 	int nw = (int)(jobs < (unsigned)nt ? jobs : (unsigned)nt), started = 0, i;
@@ -4882,7 +4907,10 @@ int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 	/* As many durations a row exact as the model of the traces keeps. */
 	s = summarize_traces((char **)paths, n,
 			     an->o.quant_limit == GA_QUANT_NO_LIMIT ? 0 :
-			     an->o.quant_limit ? an->o.quant_limit : GA_QUANT_EXACT_DEFAULT, &uncarried);
+			     an->o.quant_limit                      ? an->o.quant_limit :
+								      GA_QUANT_EXACT_DEFAULT,
+			     &uncarried,
+			     !an->fd.off);
 	if (!s)
 		return uncarried ? 1 : -1;
 	/*
@@ -4929,7 +4957,7 @@ struct ga_sum *ga_summary_collect(char *const *paths, int n, uint64_t exact_limi
 	 * together then gives what merging their summaries gives, byte for
 	 * byte, so the traces may be summarized on several threads.
 	 */
-	if (nt && !(acc = summarize_traces(traces, nt, exact_limit, NULL)))
+	if (nt && !(acc = summarize_traces(traces, nt, exact_limit, NULL, 0)))
 		goto fail;
 	for (i = 0; i < n; i++) {
 		struct ga_sum *s;
