@@ -51,7 +51,9 @@ const struct ga_opt ga_opts[] = {
 	{ "json", GA_OPT_JSON, NO, D, 0, NULL, "print JSON instead of a table" },
 	/* report has taken -n for --top since its first version. */
 	{ "top", 'n', REQ, R, GA_OPT_SHORT, " N",
-	  "rows in the kernel and API tables (default 20, 0: all)" },
+	  "rows in the kernel, API, device and rank tables\n"
+	  "(default 20, 0: all); files, processes and GPUs\n"
+	  "the header lists one by one (default 16)" },
 	{ "top", GA_OPT_TOP, REQ, D, 0, " N",
 	  "rows per kind in the table: kernels, memory\n"
 	  "operations, NVTX ranges, API functions (default\n"

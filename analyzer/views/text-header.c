@@ -8,14 +8,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "model/load.h"
 #include "model/summary.h"
 #include "views/text.h"
 
-static void print_files(const struct ga_model *m, FILE *out)
+static void print_files(const struct ga_model *m, size_t most, FILE *out)
 {
 	size_t i;
 
+	if (m->nfiles > most) {
+		/* A job's traces: their count and size, the first and last named. */
+		uint64_t bytes = 0, chunks = 0;
+		char sz[32];
+
+		for (i = 0; i < m->nfiles; i++) {
+			bytes += m->files[i].info.file_size;
+			chunks += m->files[i].info.chunks;
+		}
+		ga_text_field(out, "Files:");
+		fprintf(out, "%zu traces, %s, %" PRIu64 " chunks: ", m->nfiles,
+			ga_fmt_bytes(sz, sizeof(sz), (double)bytes), chunks);
+		ga_fmt_put(out, m->files[0].path);
+		fputs(" to ", out);
+		ga_fmt_put(out, m->files[m->nfiles - 1].path);
+		fputs(" (--top 0 lists each)\n", out);
+		return;
+	}
 	for (i = 0; i < m->nfiles; i++) {
 		const struct ga_file *f = &m->files[i];
 		char sz[32];
@@ -178,10 +197,82 @@ static void print_users(const struct ga_model *m, const struct users *u, size_t 
 		fputc(']', out);
 }
 
-static void print_procs(const struct ga_model *m, const struct ga_ranks *rk, FILE *out)
+/*
+ * More processes than the header lists: how many, their ranks, hosts and
+ * command lines (the most common one, with how many others there are).
+ */
+static void print_procs_summed(const struct ga_model *m, FILE *out)
+{
+	uint32_t rmin = UINT32_MAX, rmax = 0, host = 0, cmd = 0;
+	uint32_t *h = malloc(m->nprocs * sizeof(*h)), *c = malloc(m->nprocs * sizeof(*c));
+	size_t ranked = 0, nh = 0, nc = 0, hosts = 0, cmds = 0, best = 0, i, j;
+
+	for (i = 0; i < m->nprocs; i++) {
+		const struct ga_proc *p = &m->procs[i];
+
+		if (p->rank != GA_NO_RANK) {
+			ranked++;
+			rmin = p->rank < rmin ? p->rank : rmin;
+			rmax = p->rank > rmax ? p->rank : rmax;
+		}
+		if (h && p->host)
+			h[nh++] = p->host;
+		if (c && p->cmdline)
+			c[nc++] = p->cmdline;
+	}
+	/* Distinct hosts and command lines (strtab ids, sorted), the most common line. */
+	if (h && c) {
+		ga_sort_u32(h, nh);
+		ga_sort_u32(c, nc);
+		for (i = 0; i < nh; i = j) {
+			for (j = i; j < nh && h[j] == h[i]; j++)
+				;
+			hosts++;
+			host = h[i];
+		}
+		for (i = 0; i < nc; i = j) {
+			for (j = i; j < nc && c[j] == c[i]; j++)
+				;
+			cmds++;
+			if (j - i > best) {
+				best = j - i;
+				cmd = c[i];
+			}
+		}
+	}
+	free(h);
+	free(c);
+	ga_text_field(out, "Processes:");
+	fprintf(out, "%zu", m->nprocs);
+	if (ranked == m->nprocs)
+		fprintf(out, ", ranks %u to %u", rmin, rmax);
+	else if (ranked)
+		fprintf(out, ", %zu of them ranks %u to %u", ranked, rmin, rmax);
+	if (hosts == 1) {
+		fputs(", on ", out);
+		ga_fmt_put(out, ga_model_str(m, host));
+	} else if (hosts) {
+		fprintf(out, ", on %zu hosts", hosts);
+	}
+	if (cmds == 1 && best == m->nprocs) {
+		fputs(": ", out);
+		ga_fmt_put(out, ga_model_str(m, cmd));
+	} else if (cmds) {
+		fprintf(out, ": %zu command lines, %zu processes ran ", cmds, best);
+		ga_fmt_put(out, ga_model_str(m, cmd));
+	}
+	fputc('\n', out);
+}
+
+static void print_procs(const struct ga_model *m, const struct ga_ranks *rk, size_t most,
+			FILE *out)
 {
 	size_t i;
 
+	if (m->nprocs > most) {
+		print_procs_summed(m, out);
+		return;
+	}
 	for (i = 0; i < m->nprocs; i++) {
 		const struct ga_proc *p = &m->procs[nth_proc(rk, m, i)];
 
@@ -203,28 +294,101 @@ static void print_procs(const struct ga_model *m, const struct ga_ranks *rk, FIL
 	}
 }
 
+/* A GPU's model as the header prints it, without its UUID. */
+static void gpu_model(const struct ga_model *m, const struct ga_device *d, FILE *out)
+{
+	char mem[32];
+
+	ga_fmt_put(out, d->name ? ga_model_str(m, d->name) : "unnamed");
+	fprintf(out, ", cc %u.%u, %u SMs, %s", d->cc_major, d->cc_minor, d->sm_count,
+		ga_fmt_bytes(mem, sizeof(mem), (double)d->global_mem));
+}
+
+static int same_model(const struct ga_device *a, const struct ga_device *b)
+{
+	return a->described == b->described && (!a->described ||
+						(a->name == b->name && a->cc_major == b->cc_major && a->cc_minor == b->cc_minor &&
+						 a->sm_count == b->sm_count && a->global_mem == b->global_mem));
+}
+
+/*
+ * More GPUs than the header lists: how many of each model, in the order
+ * of their first, up to GA_TEXT_HEADER_LIST models and the rest counted.
+ */
+static void print_gpus_summed(const struct ga_model *m, const uint32_t *ord, size_t shown,
+			      FILE *out)
+{
+	uint32_t first[GA_TEXT_HEADER_LIST];
+	size_t count[GA_TEXT_HEADER_LIST], ng = 0, other = 0, g, k;
+
+	for (k = 0; k < m->ndevs; k++) {
+		const struct ga_device *d = &m->devs[ord[k]];
+
+		if (d->dead || (!d->described && !d->count))
+			continue;
+		for (g = 0; g < ng && !same_model(&m->devs[first[g]], d); g++)
+			;
+		if (g < ng) {
+			count[g]++;
+		} else if (ng < GA_TEXT_HEADER_LIST) {
+			first[ng] = ord[k];
+			count[ng++] = 1;
+		} else {
+			other++;
+		}
+	}
+	ga_text_field(out, "GPU:");
+	fprintf(out, "%zu GPUs", shown);
+	for (g = 0; g < ng; g++) {
+		const struct ga_device *d = &m->devs[first[g]];
+
+		if (ng == 1 && !other) {
+			fputs(": ", out);
+		} else {
+			fputc('\n', out);
+			ga_text_field(out, "");
+			fprintf(out, "%zu: ", count[g]);
+		}
+		if (d->described)
+			gpu_model(m, d, out);
+		else
+			fputs("no device record in the trace", out);
+	}
+	if (other) {
+		fputc('\n', out);
+		ga_text_field(out, "");
+		fprintf(out, "%zu of other models", other);
+	}
+	fputc('\n', out);
+}
+
 static int print_gpus(const struct ga_model *m, const struct ga_ranks *rk,
-		      const struct users *u, FILE *out)
+		      const struct users *u, size_t most, FILE *out)
 {
 	uint32_t *ord = dev_order(m, rk);
 	size_t k, shown = 0;
 
 	if (!ord)
 		return -1;
+	for (k = 0; k < m->ndevs; k++)
+		shown += !m->devs[k].dead && (m->devs[k].described || m->devs[k].count);
+	if (shown > most) {
+		print_gpus_summed(m, ord, shown, out);
+		free(ord);
+		return 0;
+	}
+	shown = 0;
 	for (k = 0; k < m->ndevs; k++) {
 		const struct ga_device *d = &m->devs[ord[k]];
-		char mem[32];
 
 		if (d->dead || (!d->described && !d->count))
 			continue;
 		ga_text_field(out, shown++ == 0 ? "GPU:" : "");
 		fprintf(out, "cuda:%u  ", d->id);
 		if (d->described) {
-			ga_fmt_put(out, d->name ? ga_model_str(m, d->name) : "unnamed");
-			fprintf(out, ", cc %u.%u, %u SMs, %s, GPU-%02x%02x%02x%02x",
-				d->cc_major, d->cc_minor, d->sm_count,
-				ga_fmt_bytes(mem, sizeof(mem), (double)d->global_mem),
-				d->uuid[0], d->uuid[1], d->uuid[2], d->uuid[3]);
+			gpu_model(m, d, out);
+			fprintf(out, ", GPU-%02x%02x%02x%02x", d->uuid[0], d->uuid[1], d->uuid[2],
+				d->uuid[3]);
 		} else {
 			fputs("(no device record in the trace)", out);
 		}
@@ -240,11 +404,101 @@ static int print_gpus(const struct ga_model *m, const struct ga_ranks *rk,
 	return 0;
 }
 
+/* "92.4% cuda:0 [rank 0]": a device's busy time, and which GPU it is. */
+static void busy_entry(const struct ga_model *m, const struct ga_ranks *rk, const struct users *u,
+		       uint32_t dev, uint64_t span, FILE *out)
+{
+	const struct ga_device *d = &m->devs[dev];
+
+	/* At least: summaries of a GPU several parts used lacked its intervals. */
+	fprintf(out, "%s%.1f%% cuda:%u", d->busy_bound ? "at least " : "",
+		ga_text_pct(d->busy_ns, span), d->id);
+	/* Which GPU: by its users when they have ranks, else by UUID. */
+	if (m->nprocs > 1 && rk->any_rank)
+		print_users(m, u, dev, out);
+	else if (m->nprocs > 1 && d->described)
+		fprintf(out, " (GPU-%02x%02x%02x%02x)", d->uuid[0], d->uuid[1], d->uuid[2],
+			d->uuid[3]);
+}
+
+static int cmp_busy(const void *pa, const void *pb, void *ctx)
+{
+	const struct ga_model *m = ctx;
+	uint64_t a = m->devs[*(const uint32_t *)pa].busy_ns, b = m->devs[*(const uint32_t *)pb].busy_ns;
+
+	if (a != b)
+		return a < b ? -1 : 1;
+	return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
+}
+
+/*
+ * More processes or GPUs than the header lists: the median of their
+ * process times and busy times, the least and the most named.
+ */
+static int print_times_summed(const struct ga_model *m, const struct ga_ranks *rk,
+			      const struct users *u, const uint32_t *ord, uint64_t span, size_t most,
+			      FILE *out)
+{
+	uint64_t *t = malloc((m->nprocs ? m->nprocs : 1) * sizeof(*t));
+	uint32_t *g = malloc((m->ndevs ? m->ndevs : 1) * sizeof(*g));
+	size_t nt = 0, ng = 0, bound = 0, i;
+	char a[32], b[32], c[32];
+
+	if (!t || !g) {
+		free(t);
+		free(g);
+		return -1;
+	}
+	for (i = 0; i < m->nprocs; i++) {
+		const struct ga_proc *p = &m->procs[i];
+
+		if (p->finished && p->has_process && p->end_ns >= p->start_ns)
+			t[nt++] = p->end_ns - p->start_ns;
+	}
+	if (nt > most) {
+		ga_sort_u64(t, nt);
+		ga_text_field(out, "Process time:");
+		fprintf(out, "%s median, %s to %s (%zu processes, recorder start to end%s)\n",
+			ga_fmt_time(a, sizeof(a), nt % 2 ? t[nt / 2] : (t[nt / 2 - 1] + t[nt / 2]) / 2),
+			ga_fmt_time(b, sizeof(b), t[0]), ga_fmt_time(c, sizeof(c), t[nt - 1]), nt,
+			t[nt - 1] > GA_MODEL_PLAUSIBLE_NS ? "; implausible, see Warnings" : "");
+	}
+	for (i = 0; i < m->ndevs && span; i++) {
+		const struct ga_device *d = &m->devs[ord[i]];
+
+		if (!d->dead && d->count) {
+			g[ng++] = ord[i];
+			bound += d->busy_bound != 0;
+		}
+	}
+	if (ng > most) {
+		const struct ga_device *lo, *hi;
+		double med;
+
+		qsort_r(g, ng, sizeof(*g), cmp_busy, (void *)m);
+		lo = &m->devs[g[ng / 2]];
+		hi = &m->devs[g[(ng - 1) / 2]];
+		med = (ga_text_pct(lo->busy_ns, span) + ga_text_pct(hi->busy_ns, span)) / 2;
+		ga_text_field(out, "GPU busy:");
+		fprintf(out, "%.1f%% median, ", med);
+		busy_entry(m, rk, u, g[0], span, out);
+		fputs(" to ", out);
+		busy_entry(m, rk, u, g[ng - 1], span, out);
+		fprintf(out, " (%zu GPUs", ng);
+		if (bound)
+			fprintf(out, ", %zu of them at least", bound);
+		fputs(")\n", out);
+	}
+	free(t);
+	free(g);
+	return 0;
+}
+
 static int print_times(const struct ga_model *m, const struct ga_ranks *rk,
-		       const struct users *u, FILE *out)
+		       const struct users *u, size_t most, FILE *out)
 {
 	uint64_t span = m->last_end - m->first_start;
-	size_t i, k, n = 0;
+	size_t i, k, n = 0, np = 0, ng = 0;
 	char t[32], wb[192];
 	uint32_t *ord;
 
@@ -256,7 +510,20 @@ static int print_times(const struct ga_model *m, const struct ga_ranks *rk,
 	else
 		fputs("no GPU activity\n", out);
 
-	for (i = 0; i < m->nprocs; i++) {
+	ord = dev_order(m, rk);
+	if (!ord)
+		return -1;
+	for (i = 0; i < m->nprocs; i++)
+		np += m->procs[i].finished && m->procs[i].has_process &&
+		      m->procs[i].end_ns >= m->procs[i].start_ns;
+	for (k = 0; k < m->ndevs && span; k++)
+		ng += !m->devs[k].dead && m->devs[k].count;
+	/* Too many to list: summed up (each is in the Ranks table and in JSON). */
+	if ((np > most || ng > most) && print_times_summed(m, rk, u, ord, span, most, out)) {
+		free(ord);
+		return -1;
+	}
+	for (i = 0; i < m->nprocs && np <= most; i++) {
 		uint32_t proc = nth_proc(rk, m, i);
 		const struct ga_proc *p = &m->procs[proc];
 
@@ -271,14 +538,8 @@ static int print_times(const struct ga_model *m, const struct ga_ranks *rk,
 		fputs(p->end_ns - p->start_ns > GA_MODEL_PLAUSIBLE_NS ? "; implausible, see Warnings)\n" :
 		      ")\n", out);
 	}
-
-	if (!span)
-		return 0;
-	ord = dev_order(m, rk);
-	if (!ord)
-		return -1;
 	n = 0;
-	for (k = 0; k < m->ndevs; k++) {
+	for (k = 0; k < m->ndevs && span && ng <= most; k++) {
 		const struct ga_device *d = &m->devs[ord[k]];
 
 		if (d->dead || !d->count)
@@ -287,15 +548,7 @@ static int print_times(const struct ga_model *m, const struct ga_ranks *rk,
 			ga_text_field(out, "GPU busy:");
 		else
 			fputs(", ", out);
-		/* At least: summaries of a GPU several parts used lacked its intervals. */
-		fprintf(out, "%s%.1f%% cuda:%u", d->busy_bound ? "at least " : "",
-			ga_text_pct(d->busy_ns, span), d->id);
-		/* Which GPU: by its users when they have ranks, else by UUID. */
-		if (m->nprocs > 1 && rk->any_rank)
-			print_users(m, u, ord[k], out);
-		else if (m->nprocs > 1 && d->described)
-			fprintf(out, " (GPU-%02x%02x%02x%02x)", d->uuid[0], d->uuid[1],
-				d->uuid[2], d->uuid[3]);
+		busy_entry(m, rk, u, ord[k], span, out);
 	}
 	if (n)
 		fputc('\n', out);
@@ -545,25 +798,26 @@ static void print_flight(const struct ga_model *m, FILE *out)
 	}
 }
 
-static int print_header(const struct ga_model *m, const struct ga_ranks *rk, FILE *out)
+static int print_header(const struct ga_model *m, const struct ga_ranks *rk, size_t most,
+			FILE *out)
 {
 	struct users u;
 	struct ga_buf w = { 0 };
 	const char *p, *nl;
 	int first = 1;
 
-	print_files(m, out);
-	print_procs(m, rk, out);
+	print_files(m, most, out);
+	print_procs(m, rk, most, out);
 	if (users_build(&u, m, rk))
 		return -1;
-	if (print_gpus(m, rk, &u, out)) {
+	if (print_gpus(m, rk, &u, most, out)) {
 		users_free(&u);
 		return -1;
 	}
 	print_config(m, out);
 	print_flight(m, out);
 	print_windows(m, out);
-	if (print_times(m, rk, &u, out)) {
+	if (print_times(m, rk, &u, most, out)) {
 		users_free(&u);
 		return -1;
 	}
@@ -590,7 +844,10 @@ static int print_header(const struct ga_model *m, const struct ga_ranks *rk, FIL
 
 static int print(struct ga_text *r, FILE *out)
 {
-	if (print_header(r->m, &r->an->rk, out))
+	/* Files, processes and GPUs listed one by one up to --top (given), else GA_TEXT_HEADER_LIST. */
+	size_t most = r->o.top_set ? (r->o.top > 0 ? (size_t)r->o.top : SIZE_MAX) : GA_TEXT_HEADER_LIST;
+
+	if (print_header(r->m, &r->an->rk, most, out))
 		return -1;
 	ga_text_metrics_header(&r->an->mx, r->m, out, GA_TEXT_LABEL_WIDTH);
 	if (ga_analysis_filtered(r->an)) {

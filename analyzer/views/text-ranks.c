@@ -20,13 +20,52 @@ static int time_pct(struct ga_table *t, uint64_t ns, uint64_t whole)
 	return ga_table_addf(t, "%s (%.1f%%)", ga_fmt_time(b, sizeof(b), ns), ga_text_pct(ns, whole));
 }
 
-static int print_rows(const struct ga_model *m, const struct ga_ranks *rk, FILE *out)
+/*
+ * Rows past --top: those furthest behind the fastest in their steps first
+ * (with steps), else the least busy (a share of the span on its devices).
+ */
+static int cmp_outlier(const void *pa, const void *pb, void *ctx)
 {
+	const struct ga_ranks *rk = ctx;
+	const struct ga_rank_row *a = &rk->rows[*(const uint32_t *)pa];
+	const struct ga_rank_row *b = &rk->rows[*(const uint32_t *)pb];
+	double fa = (double)a->busy_ns / (a->devices ? a->devices : 1);
+	double fb = (double)b->busy_ns / (b->devices ? b->devices : 1);
+
+	if (rk->nsteps && a->lag_ns != b->lag_ns)
+		return a->lag_ns > b->lag_ns ? -1 : 1;
+	if (fa != fb)
+		return fa < fb ? -1 : 1;
+	return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
+}
+
+static int cmp_u32(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+static int print_rows(const struct ga_text *r, const struct ga_ranks *rk, FILE *out)
+{
+	const struct ga_model *m = r->m;
 	uint64_t span = m->last_end - m->first_start;
 	struct ga_table t;
 	char b[192];
 	int rc = 0, steps = rk->nsteps > 0;
-	size_t i;
+	size_t i, k, shown = rk->nrows;
+	uint32_t *ord = malloc((rk->nrows ? rk->nrows : 1) * sizeof(*ord));
+
+	if (!ord)
+		return -1;
+	for (i = 0; i < rk->nrows; i++)
+		ord[i] = (uint32_t)i;
+	/* A job of more ranks than --top: its outliers, listed in rank order. */
+	if (r->o.top > 0 && rk->nrows > (size_t)r->o.top) {
+		shown = (size_t)r->o.top;
+		qsort_r(ord, rk->nrows, sizeof(*ord), cmp_outlier, (void *)rk);
+		qsort(ord, shown, sizeof(*ord), cmp_u32);
+	}
 
 	ga_table_init(&t, steps ? 9 : 7);
 	ga_table_col(&t, 0, "Rank", 0, 0);
@@ -40,8 +79,8 @@ static int print_rows(const struct ga_model *m, const struct ga_ranks *rk, FILE 
 		ga_table_col(&t, 7, "Slowest in", 1, 0);
 		ga_table_col(&t, 8, "Behind fastest", 1, 0);
 	}
-	for (i = 0; i < rk->nrows && !rc; i++) {
-		const struct ga_rank_row *w = &rk->rows[i];
+	for (k = 0; k < shown && !rc; k++) {
+		const struct ga_rank_row *w = &rk->rows[ord[k]];
 		uint64_t whole = span * (w->devices ? w->devices : 1);
 
 		if (w->rank == GA_NO_RANK)
@@ -61,11 +100,16 @@ static int print_rows(const struct ga_model *m, const struct ga_ranks *rk, FILE 
 		}
 	}
 	if (!rc) {
-		fputs("Ranks (GPU busy: % of the span per device; NCCL not overlapped: % of NCCL time):\n",
-		      out);
+		fputs("Ranks (GPU busy: % of the span per device; NCCL not overlapped: % of NCCL time", out);
+		if (shown < rk->nrows)
+			fprintf(out, "; the %zu %s, in rank order", shown,
+				steps ? "furthest behind the fastest in their steps" : "least busy");
+		fputs("):\n", out);
 		ga_table_print(&t, out);
+		ga_text_more_line(out, shown, rk->nrows, "ranks");
 	}
 	ga_table_free(&t);
+	free(ord);
 	return rc ? -1 : 0;
 }
 
@@ -210,7 +254,7 @@ static int print(struct ga_text *r, FILE *out)
 {
 	const struct ga_ranks *rk = &r->an->rk;
 
-	if (print_rows(r->m, rk, out))
+	if (print_rows(r, rk, out))
 		return -1;
 	if (ga_align_active(&r->an->al) && r->an->al.n > 1 &&
 	    print_align(r->m, rk, &r->an->al, out))

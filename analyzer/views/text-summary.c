@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "views/text.h"
 
 /* Devices by process in rank order (ranks.h), then ordinal. */
@@ -37,7 +38,8 @@ static int print_summaries(const struct ga_model *m, const struct ga_text *r,
 	const char *cells[3];
 	char cnt[32];
 	uint32_t *ord;
-	size_t i;
+	size_t i, k, shown;
+	uint64_t cut = 0;
 
 	if (!m->nlabels) {
 		fputs("CUDA activity summary: no GPU activity\n", out);
@@ -69,14 +71,36 @@ static int print_summaries(const struct ga_model *m, const struct ga_text *r,
 	for (i = 0; i < m->ndevrows; i++)
 		ord[i] = (uint32_t)i;
 	qsort_r(ord, m->ndevrows, sizeof(*ord), cmp_devrow, (void *)r->an);
-	fputs("\nCUDA device summary:\n", out);
+	/* More devices than --top: those of the most time, in the same order. */
+	for (i = 0, shown = 0; i < m->ndevrows; i++)
+		shown += m->devrows[i].count != 0;
+	if (r->o.top > 0 && shown > (size_t)r->o.top) {
+		uint64_t *tot = malloc(shown * sizeof(*tot));
+		size_t n = 0;
+
+		if (!tot) {
+			free(ord);
+			return -1;
+		}
+		for (i = 0; i < m->ndevrows; i++)
+			if (m->devrows[i].count)
+				tot[n++] = m->devrows[i].total;
+		ga_sort_u64(tot, n);
+		cut = tot[n - (size_t)r->o.top];
+		free(tot);
+	}
+	fputs("\nCUDA device summary", out);
+	if (cut)
+		fprintf(out, " (the %ld of the most time, in order)", r->o.top);
+	fputs(":\n", out);
 	ga_text_warp_table(&t, c, "Total time", "Count", "Device", 1);
 	ga_table_print_head(&t, out);
-	for (i = 0; i < m->ndevrows; i++) {
+	for (i = 0, k = 0; i < m->ndevrows; i++) {
 		const struct ga_devrow *dr = &m->devrows[ord[i]];
 
-		if (!dr->count)
+		if (!dr->count || dr->total < cut || (cut && k == (size_t)r->o.top))
 			continue;
+		k++;
 		snprintf(cnt, sizeof(cnt), "%" PRIu64, dr->count);
 		cells[0] = ga_text_warp_ms(tb, sizeof(tb), dr->total);
 		cells[1] = cnt;
@@ -85,6 +109,8 @@ static int print_summaries(const struct ga_model *m, const struct ga_text *r,
 	}
 	ga_table_free(&t);
 	free(ord);
+	if (cut)
+		ga_text_more_line(out, k, shown, "devices");
 	return 0;
 }
 

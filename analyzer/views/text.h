@@ -19,6 +19,7 @@
 #define GA_TEXT_AUTO_TIMELINE_MAX 50   /* timelines this short print by default */
 #define GA_TEXT_DEFAULT_TOP 20
 #define GA_TEXT_LABEL_WIDTH 14         /* the header's field labels */
+#define GA_TEXT_HEADER_LIST 16         /* files, processes, GPUs the header lists; more are summed up */
 #define GA_TEXT_SITE_KERNELS 5         /* kernels whose launch sites are listed, unless --top */
 
 struct ga_text_opts {

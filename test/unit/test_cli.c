@@ -634,16 +634,17 @@ static void test_merge_64(void)
 		snprintf(paths[r], 128, "%s/rank%02d.gpuprof", dir, r);
 		s = synth_open(paths[r]);
 		synth_process(s, 1000 + (uint32_t)r, "node", "python3 train.py", (uint32_t)r, T0);
-		synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+		/* A GPU each; rank r's kernels r ns longer, its process r us longer. */
+		synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, (uint8_t)(1 + r));
 		synth_config(s, GP_TRACE_KERNEL, 0, 0);
 		name = synth_string(s, "_Z4stepv");
 		for (int k = 0; k < NK; k++)
 			synth_kernel(s, name, T0 + 1000000 + (uint64_t)k * 1000,
-				     T0 + 1000500 + (uint64_t)k * 1000, 0, 7, 0, 0);
-		synth_end(s, T0 + 9000000, 0);
+				     T0 + 1000500 + (uint64_t)r + (uint64_t)k * 1000, 0, 7, 0, 0);
+		synth_end(s, T0 + 9000000 + (uint64_t)r * 1000, 0);
 		synth_close(s, NULL, NULL);
 	}
-	tap_begin("64 traces of a 64-rank job merge");
+	tap_begin("64 traces of a 64-rank job merge; the report sums up its header and tables");
 	argv[argc++] = "export";
 	argv[argc++] = "--format";
 	argv[argc++] = "json";
@@ -664,6 +665,31 @@ static void test_merge_64(void)
 	argv[NT + 1] = NULL;
 	rc = synth_capture(dir, &out, &err, cmd_report, NT + 1, argv);
 	CHECKF(rc == 0 && out && strstr(out, "64000 kernel"), "rc %d %s", rc, err ? err : "");
+	/* More than 16 of each: the header sums them up, the tables list the top 20. */
+	CHECKF(out && strstr(out, "Files:        64 traces, ") && strstr(out, "rank00.gpuprof to ") &&
+		       strstr(out, "rank63.gpuprof (--top 0 lists each)\n") &&
+		       !strstr(out, "rank01.gpuprof") &&
+		       strstr(out, "Processes:    64, ranks 0 to 63, on node: python3 train.py\n") &&
+		       strstr(out, "GPU:          64 GPUs: GPU, cc 9.0, 132 SMs, 64.00 GiB\n") &&
+		       strstr(out, "Process time: 9.031 ms median, 9.000 ms to 9.063 ms (64 processes, "
+				   "recorder start to end)\n") &&
+		       strstr(out, "GPU busy:     53.2% median, 50.0% cuda:0 [rank 0] to 56.3% cuda:0 "
+				   "[rank 63] (64 GPUs)\n") &&
+		       strstr(out, "\xe2\x80\xa6 44 more devices (use --top 0 for all)\n") &&
+		       strstr(out, "\xe2\x80\xa6 44 more ranks (use --top 0 for all)\n"),
+	       "%s", out ? out : "");
+	free(out);
+	free(err);
+	/* --top 0: each one, as before. */
+	memmove(argv + 2, argv + 1, NT * sizeof(*argv));
+	argv[1] = "--top=0";
+	argv[NT + 2] = NULL;
+	rc = synth_capture(dir, &out, &err, cmd_report, NT + 2, argv);
+	CHECKF(rc == 0 && out && strstr(out, "rank01.gpuprof (") &&
+		       strstr(out, "9.063 ms (rank 63, recorder start to end)\n") &&
+		       strstr(out, "56.3% cuda:0 [rank 63]\n") && strstr(out, "rank 62 ") &&
+		       !strstr(out, "more ranks"),
+	       "rc %d %s", rc, out ? out : "");
 	free(out);
 	free(err);
 	tap_end();
