@@ -179,12 +179,13 @@ int cmd_export(int argc, char **argv)
 	 */
 	ao.pace = !strcmp(fmt->name, "json") && !fmt->begin;
 	/*
-	 * What streams out as it is read cannot be read again: traces that may
-	 * share a GPU keep every busy interval (model/analysis.h no_retire),
-	 * unless nothing written needs busy time (lean: a timeline, or CSV's
-	 * activities; pprof), where they retire even so (busy_bound_ok): memory stays
-	 * bounded as the traces grow.  A table written at the end (CSV's
-	 * --table) is read again where a GPU turns out shared, as -t json is.
+	 * What streams out as it is read cannot be read again: traces whose
+	 * processes may have used a GPU at once keep every busy interval
+	 * (model/analysis.h no_retire), unless nothing written needs busy time
+	 * (lean: a timeline, or CSV's activities; pprof), where they retire even
+	 * so (busy_bound_ok): memory stays bounded as the traces grow.  A table
+	 * written at the end (CSV's --table) is read again where that happens,
+	 * as -t json is.
 	 */
 	ao.busy_bound_ok = ao.lean || fmt->no_busy;
 	ao.no_retire = fmt->begin && (!tab || tab->streams) && argc - optind > 1 &&

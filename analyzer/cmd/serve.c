@@ -208,7 +208,7 @@ static int refresh(struct serve *s)
 	struct ga_filter flt;
 	struct ga_pprof pp;
 	char fp[64], **paths = NULL;
-	int n, i, rc = -1;
+	int n, i, br, rc = -1;
 
 	n = latest(s, &paths, fp, sizeof(fp));
 	if (n < 0)
@@ -218,8 +218,6 @@ static int refresh(struct serve *s)
 		goto out;
 	}
 	ao.symbolize = s->symbolize;
-	/* A process's windows, one file each, share its GPUs: read once, every busy interval kept. */
-	ao.no_retire = 1;
 	po.windows = (uint64_t)n;
 	ga_filter_init(&flt);
 	if (ga_analysis_init(&an, &ao, &flt)) {
@@ -228,8 +226,20 @@ static int refresh(struct serve *s)
 		goto out;
 	}
 	s->metrics.len = s->pprof.len = 0;
-	if (ga_pprof_begin(&pp, &an) == 0 &&
-	    (n == 0 || ga_analysis_build(&an, paths, n) == 0)) {
+	br = ga_pprof_begin(&pp, &an) ? -1 : n ? ga_analysis_build(&an, paths, n) :
+						 0;
+	/*
+	 * A process's windows, one file each, come one after another in time:
+	 * its GPUs' busy time retires across them.  Windows of processes that
+	 * used a GPU at once are read again, every busy interval kept
+	 * (model.h busy_shared).
+	 */
+	if (br == GA_ANALYSIS_AGAIN) {
+		ga_pprof_free(&pp);
+		br = ga_analysis_again(&an, &ao, &flt) || ga_pprof_begin(&pp, &an) ? -1 :
+										     ga_analysis_build(&an, paths, n);
+	}
+	if (br == 0) {
 		if (n == 0 && ga_model_finish(&an.m))
 			snprintf(s->err, sizeof(s->err), "out of memory");
 		else if (ga_prom_write(&an, &po, &s->metrics) || ga_pprof_write(&pp, &s->pprof))

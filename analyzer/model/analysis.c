@@ -63,11 +63,11 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	/*
 	 * Busy intervals retire as read, past GA_FIND_RETIRE_AFTER activities
 	 * (nothing printed needs them; the findings scan their gaps as they
-	 * go).  Not where a GPU is several traces' (their processes share it):
-	 * the second's intervals would come behind what the first retired
-	 * (files are read one after another), which the union could no longer
-	 * join; the model then stops retiring, or has the traces read again
-	 * without (model.h busy_shared, GA_ANALYSIS_AGAIN).
+	 * go), each file's closed once read.  A GPU of several traces goes on
+	 * retiring; where a later file's interval comes behind what an earlier
+	 * one retired (their processes used it at once: files are read one
+	 * after another), the union could no longer join it, and the traces
+	 * are read again without (model.h busy_shared, GA_ANALYSIS_AGAIN).
 	 */
 	an->fd.retire_after = o->no_retire ? 0 : GA_FIND_RETIRE_AFTER;
 	return 0;

@@ -57,12 +57,12 @@ struct ga_analysis_opts {
 	int no_fold;               /* keep every NVTX range (ranges.h fold): where the
 				      paced read's fold gave up for good (fold_lasting) */
 	int no_retire;             /* busy time keeps every interval (findings.h
-				      retire_after 0): where traces read together
-				      share a GPU (model.h busy_shared) */
+				      retire_after 0): where processes of traces read
+				      together used a GPU at once (model.h busy_shared) */
 	int busy_bound_ok;         /* nothing written needs busy time (a lean export
-				      of several traces): busy intervals retire even
-				      where traces share a GPU, whose busy time is
-				      then a lower bound (model.h busy_bound_ok) */
+				      of several traces): where their processes used a
+				      GPU at once, its busy time is a lower bound
+				      instead of a read again (model.h busy_bound_ok) */
 };
 
 /*
@@ -120,8 +120,8 @@ int ga_analysis_again(struct ga_analysis *an, struct ga_analysis_opts *o,
  * Read paths[0..n) (standard input and pipes too) and finish every
  * aggregate.  The model's hooks, set before, see each kept activity and
  * API call.  Returns 0, -1 after printing why, or GA_ANALYSIS_AGAIN (with
- * o.pace, or with the findings' retire_after where traces share a GPU:
- * model.h busy_shared) having printed nothing.
+ * o.pace, or with the findings' retire_after where processes of the traces
+ * used a GPU at once: model.h busy_shared) having printed nothing.
  */
 int ga_analysis_build(struct ga_analysis *an, char *const *paths, int n);
 

@@ -770,8 +770,7 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_findings *fd = ctx;
 
-	if (fd->retire_after && !m->busy_retire && (!m->busy_shared || m->busy_bound_ok) &&
-	    ++fd->nact >= fd->retire_after)
+	if (fd->retire_after && !m->busy_retire && ++fd->nact >= fd->retire_after)
 		m->busy_retire = 1;
 	if (!fd->off && (on_act(fd, m, a) || (step_due(fd) && step(fd, 0))))
 		fd->oom = 1;

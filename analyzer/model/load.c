@@ -392,7 +392,8 @@ int ga_load_inputs(struct ga_model *m, const struct ga_input *in, int n)
 	}
 	if (ga_model_finish(m)) {
 		/* The timeline's rows say why they failed (a temporary file, say). */
-		fprintf(stderr, "gpuprof: %s\n", m->err[0] ? m->err : "out of memory");
+		if (!m->ahead_retry)
+			fprintf(stderr, "gpuprof: %s\n", m->err[0] ? m->err : "out of memory");
 		return -1;
 	}
 	return m->warnings_later ? 0 : ga_load_print_warnings(m);

@@ -140,7 +140,7 @@ int ga_model_on_file_done(struct ga_model *m, void *ctx,
 /*
  * The file of process proc read to its end, the next about to be read:
  * every device's busy time so far closes where it retires (a GPU met again
- * in a later file is busy_shared, read again or a lower bound as before),
+ * in a later file is busy_shared: exact while its intervals come after),
  * and the observers let go of what only more of proc's records could join.
  * Traces read together then keep no window of each trace's last intervals
  * until the end.  0, or -1 out of memory.
@@ -433,21 +433,34 @@ static int gpu_note(struct ga_model *m, uint32_t dev)
 }
 
 /*
- * GPU g, of a file read before, is also this file's: its busy time must
- * keep every interval (model.h busy_shared).  0, or -1 to be built again
- * where intervals may have retired already.
+ * GPU g, of a file read before, is also this file's: busy_shared, and its
+ * busy time is exact while no interval comes behind those it retired
+ * (shared_late()).
  */
-static int shared_gpu(struct fctx *f, uint32_t g)
+static void shared_gpu(struct fctx *f, uint32_t g)
 {
 	struct ga_model *m = f->m;
 
 	if (m->procs[m->devs[g].proc].file == f->file)
-		return 0;
+		return;
 	m->busy_shared = 1;
-	if (!m->busy_retire)
+	m->devs[g].shared = 1;
+}
+
+/*
+ * Shared GPU g's union clipped an interval behind those retired (busy.h
+ * late): not exact.  0 where it is (or its busy time may be a lower
+ * bound: busy_bound_ok), else -1 with ahead_retry set, to be built again
+ * without retiring.
+ */
+static int shared_late(struct ga_model *m, uint32_t g)
+{
+	struct ga_device *d = &m->devs[g];
+
+	if (!d->shared || !d->busy.late)
 		return 0;
 	if (m->busy_bound_ok) {
-		m->devs[g].busy_bound = 1;
+		d->busy_bound = 1;
 		return 0;
 	}
 	m->ahead_retry = 1;
@@ -468,8 +481,7 @@ static int on_device(struct fctx *f, const struct gp_rec_device *r)
 		struct ga_device *cur = &m->devs[dr->dev];
 
 		if (g != UINT32_MAX && g != dr->dev && !cur->described) {
-			if (shared_gpu(f, g))
-				return -1;
+			shared_gpu(f, g);
 			if (merge_device(m, dr->dev, g))
 				return nomem(f);
 			dr->dev = g;
@@ -487,8 +499,8 @@ static int on_device(struct fctx *f, const struct gp_rec_device *r)
 		describe(f, &m->devs[g], r);
 		if (gpu_note(m, g))
 			return nomem(f);
-	} else if (shared_gpu(f, g)) {
-		return -1;
+	} else {
+		shared_gpu(f, g);
 	}
 	row = new_devrow(m, f->proc, g, r->id);
 	if (row == UINT32_MAX || ga_map_insert(&f->devmap, r->id, 0, &slot) < 0)
@@ -517,6 +529,8 @@ add_activity(struct fctx *f, struct ga_act *a)
 						a->stream, a->start, a->end) :
 			     ga_busy_add(&m->devs[dr->dev].busy, a->start, a->end))
 		return nomem(f);
+	if (m->busy_shared && shared_late(m, dr->dev))
+		return -1;
 
 	{
 		uint64_t sa = (uint64_t)f->proc << 32 | a->device_id;
@@ -1790,7 +1804,7 @@ int ga_model_finish(struct ga_model *m)
 	m->finished = 1;
 	sum_totals(m);
 	for (i = 0; i < m->ndevs; i++)
-		if (ga_model_busy_finish(m, (uint32_t)i))
+		if (ga_model_busy_finish(m, (uint32_t)i) || shared_late(m, (uint32_t)i))
 			return -1;
 	for (i = 0; i < m->nkstats; i++) {
 		struct ga_kstat *k = &m->kstats[i];

@@ -186,6 +186,7 @@ struct ga_device {
 	int busy_bound;            /* busy_ns is a lower bound: summaries of a GPU
 				      several parts used, one past the intervals
 				      they carry (model/summary.h) */
+	int shared;                /* met in the files of several processes (busy_shared) */
 	uint64_t count, total;     /* summed up by ga_model_finish() */
 };
 
@@ -303,18 +304,21 @@ struct ga_model {
 	 */
 	int busy_retire;
 	/*
-	 * A GPU of one file's process came in another file's: busy time no
-	 * longer turns to retiring (its union needs the files' intervals,
-	 * read one file after another); set while it retired, the read stops
-	 * (ahead_retry) and is built again without (analysis.h no_retire).
+	 * A GPU of one file's process came in another file's (struct
+	 * ga_device shared).  Its busy time goes on retiring, each file's
+	 * closed once read (ga_model_on_file_done): files of one process's
+	 * windows, one after another in time, join exactly.  Where an
+	 * interval comes behind those retired (processes that used it at
+	 * once; busy.h late), the read stops (ahead_retry) and is built
+	 * again without retiring (analysis.h no_retire), or, where nothing
+	 * written needs busy time (busy_bound_ok), it is a lower bound.
 	 */
 	int busy_shared;
 	/*
 	 * Set before reading where nothing written needs busy time (a lean
-	 * export, which cannot read again what it has written): a GPU shared
-	 * once intervals retired goes on retiring, its busy time a lower
-	 * bound (struct ga_device busy_bound), and busy_shared does not keep
-	 * busy time from turning to retiring.
+	 * export, which cannot read again what it has written): a shared
+	 * GPU's interval behind those retired leaves its busy time a lower
+	 * bound (struct ga_device busy_bound) instead of stopping the read.
 	 */
 	int busy_bound_ok;
 	/*

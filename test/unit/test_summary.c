@@ -1156,6 +1156,69 @@ static void test_shared_retired(void)
 	tap_end();
 }
 
+/* Read paths[0..n) into an (retiring unless no_retire); the build's return. */
+static int build_two(struct ga_analysis *an, struct ga_filter *flt, char **paths, int no_retire)
+{
+	struct ga_analysis_opts o = { .stack_depth = 3, .observe_sites = 1, .no_retire = no_retire };
+
+	ga_filter_init(flt);
+	if (ga_analysis_init(an, &o, flt))
+		return -1;
+	return ga_analysis_build(an, paths, 2);
+}
+
+/*
+ * Two files of one GPU one after the other in time (one process's
+ * windows, say): its busy time retires across both, each file's closed
+ * once read, and the union is exact without a second read (model.h
+ * busy_shared): the same busy time and findings as keeping every interval.
+ */
+static void test_shared_in_turn(void)
+{
+	size_t n = GA_FIND_RETIRE_AFTER + 4000;
+	char tr[2][128], *paths[2] = { tr[0], tr[1] };
+	struct ga_analysis a, b;
+	struct ga_filter fa, fb;
+	int ra, rb;
+
+	tap_begin("two files of one GPU in turn: busy time retires across them, exact, read once");
+	for (int i = 0; i < 2; i++)
+		snprintf(tr[i], sizeof(tr[i]), "%s/turn%d.gpuprof", dir, i);
+	write_gappy(tr[0], 31, 70, n, 1000, 20000);
+	/* 5 ms after the first file's last kernel. */
+	write_gappy(tr[1], 32, 70, n, 1000 + 20000 * (uint64_t)n + 5000000, 20000);
+	ra = build_two(&a, &fa, paths, 0);
+	rb = build_two(&b, &fb, paths, 1);
+	CHECKF(ra == 0 && rb == 0, "builds: %d %d", ra, rb);
+	if (ra == 0 && rb == 0) {
+		const struct ga_device *d = &a.m.devs[0];
+
+		CHECKF(a.m.ndevs == 1 && a.m.busy_shared && d->shared && a.m.busy_retire &&
+			       d->busy.nretired > n && !d->busy.late && !d->busy_bound,
+		       "devices %zu, shared %d, retired %llu, late %llu", a.m.ndevs, a.m.busy_shared,
+		       (unsigned long long)d->busy.nretired, (unsigned long long)d->busy.late);
+		CHECKF(d->busy_ns == 2 * (uint64_t)n * 5000 && d->busy_ns == b.m.devs[0].busy_ns,
+		       "busy %llu, kept whole %llu, expected %llu", (unsigned long long)d->busy_ns,
+		       (unsigned long long)b.m.devs[0].busy_ns,
+		       (unsigned long long)(2 * (uint64_t)n * 5000));
+		CHECK(ga_analysis_findings(&a) == 0 && ga_analysis_findings(&b) == 0);
+		CHECKF(a.fd.nf == b.fd.nf, "findings %zu, kept whole %zu", a.fd.nf, b.fd.nf);
+		for (size_t i = 0; i < a.fd.nf && i < b.fd.nf; i++)
+			CHECKF(a.fd.f[i].rule == b.fd.f[i].rule &&
+				       a.fd.f[i].stake_ns == b.fd.f[i].stake_ns,
+			       "finding %zu: rule %u %u, stake %llu %llu", i, a.fd.f[i].rule,
+			       b.fd.f[i].rule, (unsigned long long)a.fd.f[i].stake_ns,
+			       (unsigned long long)b.fd.f[i].stake_ns);
+	}
+	if (ra >= 0)
+		ga_analysis_free(&a);
+	if (rb >= 0)
+		ga_analysis_free(&b);
+	ga_filter_free(&fa);
+	ga_filter_free(&fb);
+	tap_end();
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/gpuprof-sumtest-XXXXXX");
@@ -1174,6 +1237,7 @@ int main(void)
 	test_labels();
 	test_busy_dropped();
 	test_shared_retired();
+	test_shared_in_turn();
 	{
 		char cmd[128];
 
