@@ -15,6 +15,7 @@
 
 #include "base/progress.h"
 #include "cmd/cmd.h"
+#include "cmd/dirs.h"
 #include "cmd/options.h"
 #include "model/analysis.h"
 #include "model/demangle.h"
@@ -35,10 +36,12 @@ static void help(FILE *f)
 	      "change and the ratio NEW/BASE.  Kernels come first, then memory\n"
 	      "operations, NVTX ranges and API functions; within each, the biggest\n"
 	      "absolute change in time first.  Several traces on a side (with --\n"
-	      "between the sides) merge as in a report.  NVTX ranges compare their\n"
-	      "CPU (host) time.  Traces with allocation records (--trace=...,memory)\n"
-	      "also compare each device's peak of memory in use, in bytes.\n\n"
-	      "Options:\n", f);
+	      "between the sides), or a directory of them, merge as in a report.\n"
+	      "NVTX ranges compare their CPU (host) time.  Traces with allocation\n"
+	      "records (--trace=...,memory) also compare each device's peak of\n"
+	      "memory in use, in bytes.\n\n"
+	      "Options:\n",
+	      f);
 	ga_opts_help(GA_CMD_DIFF, f);
 	fputs("\n"
 	      "Exit status: 0 done, 1 when a trace cannot be read, 2 on bad usage,\n"
@@ -174,6 +177,7 @@ int cmd_diff(int argc, char **argv)
 	struct ga_diff d;
 	struct ga_opts opts;
 	char **paths[2], *end;
+	struct ga_dirs dirs[2];
 	int n[2], sides[2], sep, c, json = 0, rc = GA_EXIT_OK;
 
 	/* "--" splits the sides; options come before it. */
@@ -234,8 +238,19 @@ int cmd_diff(int argc, char **argv)
 		      "Try 'gpuprof diff --help'.\n", stderr);
 		return GA_EXIT_USAGE;
 	}
+	/* One name a side, a trace or a directory (cmd/dirs.h), names it. */
 	v.base = n[0] == 1 ? paths[0][0] : "(several traces)";
 	v.nw = n[1] == 1 ? paths[1][0] : "(several traces)";
+	if (ga_dirs_expand(&dirs[0], "diff", paths[0], n[0]))
+		return GA_EXIT_FAIL;
+	if (ga_dirs_expand(&dirs[1], "diff", paths[1], n[1])) {
+		ga_dirs_free(&dirs[0]);
+		return GA_EXIT_FAIL;
+	}
+	for (int i = 0; i < 2; i++) {
+		paths[i] = dirs[i].paths;
+		n[i] = dirs[i].n;
+	}
 	if (sides_parallel(an, flt, paths, n, sides) == 0) {
 		if (sides[0] || sides[1]) {
 			for (int i = 0; i < 2; i++) {
@@ -243,16 +258,19 @@ int cmd_diff(int argc, char **argv)
 					ga_analysis_free(&an[i]);
 				ga_filter_free(&flt[i]);
 			}
-			return GA_EXIT_FAIL;
+			rc = GA_EXIT_FAIL;
+			goto out;
 		}
 	} else if (side(&an[0], &flt[0], paths[0], n[0], 0)) {
 		ga_filter_free(&flt[0]);
-		return GA_EXIT_FAIL;
+		rc = GA_EXIT_FAIL;
+		goto out;
 	} else if (side(&an[1], &flt[1], paths[1], n[1], 0)) {
 		ga_analysis_free(&an[0]);
 		ga_filter_free(&flt[0]);
 		ga_filter_free(&flt[1]);
-		return GA_EXIT_FAIL;
+		rc = GA_EXIT_FAIL;
+		goto out;
 	}
 	if (ga_diff_build(&d, &an[0], &an[1]) ||
 	    (json ? ga_diff_print_json : ga_diff_print_text)(stdout, &d, &v)) {
@@ -266,5 +284,8 @@ int cmd_diff(int argc, char **argv)
 		ga_analysis_free(&an[i]);
 		ga_filter_free(&flt[i]);
 	}
+out:
+	ga_dirs_free(&dirs[0]);
+	ga_dirs_free(&dirs[1]);
 	return rc;
 }

@@ -9,6 +9,7 @@
 
 #include "base/output.h"
 #include "cmd/cmd.h"
+#include "cmd/dirs.h"
 #include "cmd/options.h"
 #include "model/analysis.h"
 #include "model/summary.h"
@@ -41,8 +42,10 @@ static void help(FILE *f)
 	fputs("usage: gpuprof export -t json|csv|chrome|perfetto|sqlite|pprof|prometheus\n"
 	      "                        [-o OUT] FILE...\n"
 	      "       gpuprof export -t csv --table NAME|list [-o OUT] FILE...\n\n"
-	      "Write one or more gpuprof traces (merged) in a machine-readable form.\n\n"
-	      "Formats:\n", f);
+	      "Write one or more gpuprof traces (merged) in a machine-readable form.\n"
+	      "A directory stands for its *.gpuprof files (or its *.sum summaries).\n\n"
+	      "Formats:\n",
+	      f);
 	formats_help(f);
 	fputs("\n"
 	      "Options:\n", f);
@@ -75,6 +78,7 @@ int cmd_export(int argc, char **argv)
 	int c, rc = GA_EXIT_OK, failed, noflows = 0, npaths;
 	const char *dask = NULL;
 	char *dpath, **paths;
+	struct ga_dirs dirs;
 	struct ga_dask dk = { 0 };
 
 	ga_filter_init(&flt);
@@ -187,19 +191,25 @@ int cmd_export(int argc, char **argv)
 	 * written at the end (CSV's --table) is read again where that happens,
 	 * as -t json is.
 	 */
+	/* A directory: the traces and summaries in it (cmd/dirs.h). */
+	if (ga_dirs_expand(&dirs, "export", argv + optind, argc - optind)) {
+		ga_filter_free(&flt);
+		return GA_EXIT_FAIL;
+	}
 	ao.busy_bound_ok = ao.lean || fmt->no_busy;
-	ao.no_retire = fmt->begin && (!tab || tab->streams) && argc - optind > 1 &&
-		       !ao.busy_bound_ok;
+	ao.no_retire = fmt->begin && (!tab || tab->streams) && dirs.n > 1 && !ao.busy_bound_ok;
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);
+		ga_dirs_free(&dirs);
 		fputs("gpuprof: out of memory\n", stderr);
 		return GA_EXIT_FAIL;
 	}
 	an.st.fold = fold;
-	if ((fmt->needs_file ? ga_output_open_file : ga_output_open)(&out, outpath, argv + optind,
-								    argc - optind)) {
+	if ((fmt->needs_file ? ga_output_open_file : ga_output_open)(&out, outpath, dirs.paths,
+								     dirs.n)) {
 		ga_analysis_free(&an);
 		ga_filter_free(&flt);
+		ga_dirs_free(&dirs);
 		return GA_EXIT_FAIL;
 	}
 	memset(&e, 0, sizeof(e));
@@ -212,8 +222,8 @@ int cmd_export(int argc, char **argv)
 	failed = fmt->begin ? fmt->begin(&e) : 0;
 	if (failed == -1)
 		fputs("gpuprof: out of memory\n", stderr);
-	paths = argv + optind;
-	npaths = argc - optind;
+	paths = dirs.paths;
+	npaths = dirs.n;
 	if (!failed && dask && strcmp(fmt->name, "json")) {
 		fprintf(stderr, "gpuprof export: --dask makes summaries: -t json only, not -t %s\n",
 			fmt->name);
@@ -275,5 +285,6 @@ int cmd_export(int argc, char **argv)
 	ga_buf_free(&e.s);
 	ga_analysis_free(&an);
 	ga_filter_free(&flt);
+	ga_dirs_free(&dirs);
 	return rc;
 }

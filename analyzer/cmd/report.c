@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/dirs.h"
 #include "cmd/options.h"
 #include "base/output.h"
 #include "model/analysis.h"
@@ -21,8 +22,10 @@ static void help(FILE *f)
 {
 	fputs("usage: gpuprof report [options] FILE...\n\n"
 	      "Print a report of one or more gpuprof traces.  Several files (the\n"
-	      "processes of one job) merge into one report.\n\n"
-	      "Options:\n", f);
+	      "processes of one job) merge into one report.  A directory stands for\n"
+	      "its *.gpuprof files (or its *.sum summaries), not its subdirectories'.\n\n"
+	      "Options:\n",
+	      f);
 	ga_opts_help(GA_CMD_REPORT, f);
 	fputs("\n"
 	      "Filters apply to the GPU activities of every table, not to API calls.\n\n"
@@ -102,6 +105,7 @@ int cmd_report(int argc, char **argv)
 	const struct ga_opts_to to = { .ao = &ao, .po = &po, .fold = &fold, .flt = &flt };
 	const char *dask = NULL;
 	char *dpath, **paths;
+	struct ga_dirs dirs;
 	int npaths;
 	struct ga_dask dk = { 0 };
 
@@ -188,8 +192,13 @@ int cmd_report(int argc, char **argv)
 		      "Try 'gpuprof report --help'.\n", stderr);
 		return GA_EXIT_USAGE;
 	}
-	paths = argv + optind;
-	npaths = argc - optind;
+	/* A directory: the traces and summaries in it (cmd/dirs.h). */
+	if (ga_dirs_expand(&dirs, "report", argv + optind, argc - optind)) {
+		ga_filter_free(&flt);
+		return GA_EXIT_FAIL;
+	}
+	paths = dirs.paths;
+	npaths = dirs.n;
 	/*
 	 * Several files are read in sorted order, whatever order they were
 	 * named in (a shell's * sorts; rank{0..63} does not): the report is
@@ -199,8 +208,9 @@ int cmd_report(int argc, char **argv)
 		qsort(paths, (size_t)npaths, sizeof(*paths), cmp_path);
 	if (dask) {
 		/* The traces become one summary, made on the cluster. */
-		if (ga_dask_summarize(&dk, dask, argv + optind, argc - optind)) {
+		if (ga_dask_summarize(&dk, dask, dirs.paths, dirs.n)) {
 			ga_filter_free(&flt);
+			ga_dirs_free(&dirs);
 			return GA_EXIT_FAIL;
 		}
 		dpath = dk.part;
@@ -217,6 +227,7 @@ int cmd_report(int argc, char **argv)
 	ao.pace = npaths == 1 && !dask;
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);
+		ga_dirs_free(&dirs);
 		fputs("gpuprof: out of memory\n", stderr);
 		return GA_EXIT_FAIL;
 	}
@@ -234,6 +245,7 @@ int cmd_report(int argc, char **argv)
 		/* Stopped where the scan cannot fold as the model reads: read twice instead. */
 		if (ga_analysis_again(&an, &ao, &flt)) {
 			ga_filter_free(&flt);
+			ga_dirs_free(&dirs);
 			fputs("gpuprof: out of memory\n", stderr);
 			return GA_EXIT_FAIL;
 		}
@@ -246,7 +258,7 @@ int cmd_report(int argc, char **argv)
 		rc = GA_EXIT_FAIL;
 	} else {
 		ga_peaks_opt_apply(&po, &an.mx, &an.m);
-		if (svg && ga_svg_roofline_write(&an, svg, argv + optind, argc - optind))
+		if (svg && ga_svg_roofline_write(&an, svg, dirs.paths, dirs.n))
 			rc = GA_EXIT_FAIL;
 		if (rc == GA_EXIT_OK && !(svg && !strcmp(svg, "-")) && ga_text_report(&r, out)) {
 			fputs("gpuprof: out of memory\n", stderr);
@@ -265,6 +277,7 @@ int cmd_report(int argc, char **argv)
 	}
 	ga_analysis_free(&an);
 	ga_filter_free(&flt);
+	ga_dirs_free(&dirs);
 	/* Traces the cluster could not summarize were named: the report lacks them. */
 	if (dk.missing && rc == GA_EXIT_OK)
 		rc = GA_EXIT_FAIL;

@@ -13,6 +13,7 @@
 
 #include "base/output.h"
 #include "cmd/cmd.h"
+#include "cmd/dirs.h"
 #include "model/summary.h"
 
 static void help(FILE *f)
@@ -21,7 +22,8 @@ static void help(FILE *f)
 	      "Write one summary of the traces and summaries named: what 'report' and\n"
 	      "'export -t json' print of them, in a small file that 'report',\n"
 	      "'export -t json' and 'diff' read and merge like traces.  Merging is\n"
-	      "associative and commutative: any grouping gives the same report.\n\n"
+	      "associative and commutative: any grouping gives the same report.  A\n"
+	      "directory stands for its *.gpuprof files (or its *.sum summaries).\n\n"
 	      "Options:\n"
 	      "  -o, --output PART  the summary to write ('-': standard output)\n"
 	      "  --exact            keep every duration, for exact medians whatever the\n"
@@ -35,7 +37,8 @@ static void help(FILE *f)
 	      "  --version          print the version\n\n"
 	      "Not in summaries yet: " GA_SUM_MISSING ".\n\n"
 	      "Exit status: 0 when the summary was written, 1 when an input cannot be\n"
-	      "read or the output cannot be written, 2 on bad usage.\n", f);
+	      "read or the output cannot be written, 2 on bad usage.\n",
+	      f);
 }
 
 int cmd_summarize(int argc, char **argv)
@@ -51,6 +54,7 @@ int cmd_summarize(int argc, char **argv)
 	};
 	const char *outpath = NULL;
 	uint64_t limit = GA_SUM_EXACT_DEFAULT;
+	struct ga_dirs dirs;
 	struct ga_output out;
 	struct ga_sum *s;
 	unsigned char *buf;
@@ -103,18 +107,26 @@ int cmd_summarize(int argc, char **argv)
 			!outpath ? "no output given (-o PART)" : "no trace file given");
 		return GA_EXIT_USAGE;
 	}
-	if (!(s = ga_summary_collect(argv + optind, argc - optind, limit)))
+	/* A directory: the traces and summaries in it (cmd/dirs.h). */
+	if (ga_dirs_expand(&dirs, "summarize", argv + optind, argc - optind))
 		return GA_EXIT_FAIL;
+	if (!(s = ga_summary_collect(dirs.paths, dirs.n, limit))) {
+		ga_dirs_free(&dirs);
+		return GA_EXIT_FAIL;
+	}
 	failed = ga_summary_encode(s, &buf, &len) != 0;
 	ga_summary_free(s);
 	if (failed) {
+		ga_dirs_free(&dirs);
 		fputs("gpuprof: out of memory\n", stderr);
 		return GA_EXIT_FAIL;
 	}
-	if (ga_output_open(&out, outpath, argv + optind, argc - optind)) {
+	if (ga_output_open(&out, outpath, dirs.paths, dirs.n)) {
+		ga_dirs_free(&dirs);
 		free(buf);
 		return GA_EXIT_FAIL;
 	}
+	ga_dirs_free(&dirs);
 	failed = fwrite(buf, 1, len, out.f) != len;
 	free(buf);
 	if (ga_output_close(&out, !failed) || failed)

@@ -772,6 +772,109 @@ static void test_windows_and_flight(void)
 	tap_end();
 }
 
+/* A small rank trace of rank r at path: kernels of r + 1 us. */
+static void write_rank(const char *path, int r)
+{
+	struct synth *s = synth_open(path);
+	uint32_t name;
+
+	synth_process(s, 2000 + (uint32_t)r, "node", "python3 train.py", (uint32_t)r, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, (uint8_t)(100 + r));
+	synth_config(s, GP_TRACE_KERNEL, 0, 0);
+	name = synth_string(s, "_Z4stepv");
+	for (int k = 0; k < 10; k++)
+		synth_kernel(s, name, T0 + 1000000 + (uint64_t)k * 10000,
+			     T0 + 1001000 + (uint64_t)r * 1000 + (uint64_t)k * 10000, 0, 7, 0, 0);
+	synth_end(s, T0 + 9000000, 0);
+	synth_close(s, NULL, NULL);
+}
+
+/*
+ * A directory stands for its *.gpuprof (or *.sum) files, in name order,
+ * not its subdirectories': report, summarize, export and each side of diff;
+ * one with neither, or with both, is refused with its name.
+ */
+static void test_dirs(void)
+{
+	char job[96], other[96], empty[96], p[256], sum[256], *o1 = NULL, *o2 = NULL, *err = NULL;
+	int rc;
+
+	tap_begin("a directory stands for the traces in it: report, summarize, export, diff");
+	snprintf(job, sizeof(job), "%s/job", dir);
+	snprintf(other, sizeof(other), "%s/job2", dir);
+	snprintf(empty, sizeof(empty), "%s/empty", dir);
+	snprintf(p, sizeof(p), "%s/job/sub", dir);
+	CHECK(mkdir(job, 0755) == 0 && mkdir(other, 0755) == 0 && mkdir(empty, 0755) == 0 &&
+	      mkdir(p, 0755) == 0);
+	for (int r = 0; r < 3; r++) {
+		snprintf(p, sizeof(p), "%s/rank%d.gpuprof", job, r);
+		write_rank(p, r);
+		snprintf(p, sizeof(p), "%s/rank%d.gpuprof", other, r);
+		write_rank(p, r + 1);
+	}
+	/* Not read: a subdirectory's trace, a file of another name. */
+	snprintf(p, sizeof(p), "%s/job/sub/rank9.gpuprof", dir);
+	write_rank(p, 9);
+	snprintf(p, sizeof(p), "%s/job/notes.txt", dir);
+	{
+		FILE *f = fopen(p, "w");
+
+		CHECK(f && fputs("x", f) >= 0 && fclose(f) == 0);
+	}
+	rc = run(&o1, &err, cmd_report, "report", job, NULL);
+	free(err);
+	{
+		char a[3][160];
+
+		for (int r = 0; r < 3; r++)
+			snprintf(a[r], sizeof(a[r]), "%s/rank%d.gpuprof", job, 2 - r);
+		rc |= run(&o2, &err, cmd_report, "report", a[0], a[1], a[2], NULL);
+	}
+	CHECKF(rc == 0 && o1 && o2 && !strcmp(o1, o2) && strstr(o1, "rank0.gpuprof (") &&
+		       strstr(o1, "rank2.gpuprof (") && !strstr(o1, "rank9") && strstr(o1, "30 kernel"),
+	       "rc %d: %s", rc, o1 ? o1 : "");
+	free(o1);
+	free(o2);
+	free(err);
+	/* A directory of summaries: the same report's kernel table. */
+	snprintf(sum, sizeof(sum), "%s/parts", dir);
+	CHECK(mkdir(sum, 0755) == 0);
+	snprintf(sum, sizeof(sum), "%s/parts/all.sum", dir);
+	rc = run(&o1, &err, cmd_summarize, "summarize", "-o", sum, job, NULL);
+	CHECKF(rc == 0, "summarize: rc %d: %s", rc, err ? err : "");
+	free(o1);
+	free(err);
+	snprintf(p, sizeof(p), "%s/parts", dir);
+	rc = run(&o1, &err, cmd_export, "export", "-t", "json", p, NULL);
+	CHECKF(rc == 0 && o1 && strstr(o1, "\"kernel\":30,"), "rc %d: %s %s", rc, o1 ? o1 : "",
+	       err ? err : "");
+	free(o1);
+	free(err);
+	/* Each side of diff a directory, named by it. */
+	rc = run(&o1, &err, cmd_diff, "diff", job, other, NULL);
+	snprintf(p, sizeof(p), "base %s, new %s", job, other);
+	CHECKF(rc == 0 && o1 && strstr(o1, p) && strstr(o1, "step"), "rc %d: %s %s", rc,
+	       o1 ? o1 : "", err ? err : "");
+	free(o1);
+	free(err);
+	/* Refused, named: a directory without traces, and one with traces and summaries. */
+	rc = run(&o1, &err, cmd_report, "report", empty, NULL);
+	CHECKF(rc != 0 && err && strstr(err, empty) && strstr(err, "without *.gpuprof"), "rc %d: %s",
+	       rc, err ? err : "");
+	free(o1);
+	free(err);
+	snprintf(p, sizeof(p), "%s/extra.sum", job);
+	rc = run(&o1, &err, cmd_summarize, "summarize", "-o", p, other, NULL);
+	free(o1);
+	free(err);
+	rc = run(&o1, &err, cmd_report, "report", job, NULL);
+	CHECKF(rc != 0 && err && strstr(err, "both traces") && strstr(err, job), "rc %d: %s", rc,
+	       err ? err : "");
+	free(o1);
+	free(err);
+	tap_end();
+}
+
 int main(void)
 {
 	char trace[128], cmd[128];
@@ -791,6 +894,7 @@ int main(void)
 	test_staged_peer();
 	test_windows_and_flight();
 	test_merge_64();
+	test_dirs();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
