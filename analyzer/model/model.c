@@ -147,13 +147,14 @@ int ga_model_on_file_done(struct ga_model *m, void *ctx,
  */
 static int file_done(struct ga_model *m, uint32_t proc)
 {
-	if (m->busy_retire && !m->busy_keep)
-		for (size_t g = 0; g < m->ndevs; g++) {
-			struct ga_busy *b = &m->devs[g].busy;
+	/* Its devices: the devrows made while it was read, the last ones. */
+	for (size_t i = m->ndevrows; m->busy_retire && !m->busy_keep && i-- > 0 &&
+				     m->devrows[i].proc == proc;) {
+		struct ga_busy *b = &m->devs[m->devrows[i].dev].busy;
 
-			if ((b->niv || b->nbatch || b->capiv) && ga_busy_close(b))
-				return -1;
-		}
+		if ((b->niv || b->nbatch || b->capiv) && ga_busy_close(b))
+			return -1;
+	}
 	for (uint32_t i = 0; i < m->nfan_done; i++)
 		if (m->fan_done[i].fn(m->fan_done[i].ctx, m, proc))
 			return -1;

@@ -554,10 +554,11 @@ static int file_done(void *ctx, struct ga_model *m, uint32_t proc)
 {
 	struct ga_ranks *rk = ctx;
 
-	for (size_t i = 0; i < rk->ndevs && i < m->ndevrows; i++) {
-		struct ga_rank_unions *u = rk->devs[i].u;
+	/* Its devices: the devrows made while it was read, the last ones. */
+	for (size_t i = m->ndevrows; i-- > 0 && m->devrows[i].proc == proc;) {
+		struct ga_rank_unions *u = i < rk->ndevs ? rk->devs[i].u : NULL;
 
-		if (!u || m->devrows[i].proc != proc)
+		if (!u)
 			continue;
 		if (ga_busy_close(&u->all) || ga_busy_close(&u->comm) ||
 		    (u->kern_on && ga_busy_close(&u->kern)) ||
