@@ -431,31 +431,22 @@ static int cmp_busy(const void *pa, const void *pb, void *ctx)
 	return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
 }
 
-/*
- * More processes or GPUs than the header lists: the median of their
- * process times and busy times, the least and the most named.
- */
-static int print_times_summed(const struct ga_model *m, const struct ga_ranks *rk,
-			      const struct users *u, const uint32_t *ord, uint64_t span, size_t most,
-			      FILE *out)
+/* More processes than the header lists: the median of their times, the least and the most. */
+static int print_ptimes_summed(const struct ga_model *m, FILE *out)
 {
 	uint64_t *t = malloc((m->nprocs ? m->nprocs : 1) * sizeof(*t));
-	uint32_t *g = malloc((m->ndevs ? m->ndevs : 1) * sizeof(*g));
-	size_t nt = 0, ng = 0, bound = 0, i;
+	size_t nt = 0;
 	char a[32], b[32], c[32];
 
-	if (!t || !g) {
-		free(t);
-		free(g);
+	if (!t)
 		return -1;
-	}
-	for (i = 0; i < m->nprocs; i++) {
+	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct ga_proc *p = &m->procs[i];
 
 		if (p->finished && p->has_process && p->end_ns >= p->start_ns)
 			t[nt++] = p->end_ns - p->start_ns;
 	}
-	if (nt > most) {
+	if (nt) {
 		ga_sort_u64(t, nt);
 		ga_text_field(out, "Process time:");
 		fprintf(out, "%s median, %s to %s (%zu processes, recorder start to end%s)\n",
@@ -463,7 +454,23 @@ static int print_times_summed(const struct ga_model *m, const struct ga_ranks *r
 			ga_fmt_time(b, sizeof(b), t[0]), ga_fmt_time(c, sizeof(c), t[nt - 1]), nt,
 			t[nt - 1] > GA_MODEL_PLAUSIBLE_NS ? "; implausible, see Warnings" : "");
 	}
-	for (i = 0; i < m->ndevs && span; i++) {
+	free(t);
+	return 0;
+}
+
+/*
+ * More GPUs than the header lists: the median of their busy time, the
+ * least and the most busy named.
+ */
+static int print_busy_summed(const struct ga_model *m, const struct ga_ranks *rk,
+			     const struct users *u, const uint32_t *ord, uint64_t span, FILE *out)
+{
+	uint32_t *g = malloc((m->ndevs ? m->ndevs : 1) * sizeof(*g));
+	size_t ng = 0, bound = 0;
+
+	if (!g)
+		return -1;
+	for (size_t i = 0; i < m->ndevs; i++) {
 		const struct ga_device *d = &m->devs[ord[i]];
 
 		if (!d->dead && d->count) {
@@ -471,14 +478,14 @@ static int print_times_summed(const struct ga_model *m, const struct ga_ranks *r
 			bound += d->busy_bound != 0;
 		}
 	}
-	if (ng > most) {
-		const struct ga_device *lo, *hi;
+	if (ng) {
 		double med;
 
 		qsort_r(g, ng, sizeof(*g), cmp_busy, (void *)m);
-		lo = &m->devs[g[ng / 2]];
-		hi = &m->devs[g[(ng - 1) / 2]];
-		med = (ga_text_pct(lo->busy_ns, span) + ga_text_pct(hi->busy_ns, span)) / 2;
+		/* The middle one, or the mean of the middle two. */
+		med = (ga_text_pct(m->devs[g[(ng - 1) / 2]].busy_ns, span) +
+		       ga_text_pct(m->devs[g[ng / 2]].busy_ns, span)) /
+		      2;
 		ga_text_field(out, "GPU busy:");
 		fprintf(out, "%.1f%% median, ", med);
 		busy_entry(m, rk, u, g[0], span, out);
@@ -489,7 +496,6 @@ static int print_times_summed(const struct ga_model *m, const struct ga_ranks *r
 			fprintf(out, ", %zu of them at least", bound);
 		fputs(")\n", out);
 	}
-	free(t);
 	free(g);
 	return 0;
 }
@@ -519,7 +525,7 @@ static int print_times(const struct ga_model *m, const struct ga_ranks *rk,
 	for (k = 0; k < m->ndevs && span; k++)
 		ng += !m->devs[k].dead && m->devs[k].count;
 	/* Too many to list: summed up (each is in the Ranks table and in JSON). */
-	if ((np > most || ng > most) && print_times_summed(m, rk, u, ord, span, most, out)) {
+	if (np > most && print_ptimes_summed(m, out)) {
 		free(ord);
 		return -1;
 	}
@@ -537,6 +543,10 @@ static int print_times(const struct ga_model *m, const struct ga_ranks *rk,
 			fputs(" (recorder start to end", out);
 		fputs(p->end_ns - p->start_ns > GA_MODEL_PLAUSIBLE_NS ? "; implausible, see Warnings)\n" :
 		      ")\n", out);
+	}
+	if (ng > most && print_busy_summed(m, rk, u, ord, span, out)) {
+		free(ord);
+		return -1;
 	}
 	n = 0;
 	for (k = 0; k < m->ndevs && span && ng <= most; k++) {
