@@ -3,6 +3,8 @@
  */
 #include "cmd/dirs.h"
 
+#include "base/util.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -23,31 +25,15 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Room for one more path in d->paths and d->owned.  0, or -1 out of memory. */
-static int room(struct ga_dirs *d, int *cap, int *capo)
+static int room(struct ga_dirs *d, size_t *cap, size_t *capo)
 {
-	if (d->n == *cap) {
-		int c = *cap ? *cap * 2 : 16;
-		char **p = realloc(d->paths, (size_t)c * sizeof(*p));
-
-		if (!p)
-			return -1;
-		d->paths = p;
-		*cap = c;
-	}
-	if (d->nowned == *capo) {
-		int c = *capo ? *capo * 2 : 16;
-		char **p = realloc(d->owned, (size_t)c * sizeof(*p));
-
-		if (!p)
-			return -1;
-		d->owned = p;
-		*capo = c;
-	}
-	return 0;
+	return ga_util_grow(&d->paths, cap, (size_t)d->n + 1, sizeof(*d->paths)) ||
+	       ga_util_grow(&d->owned, capo, (size_t)d->nowned + 1, sizeof(*d->owned));
 }
 
 /* The files of directory dir appended to d, sorted.  0, or -1 after printing why. */
-static int add_dir(struct ga_dirs *d, const char *cmd, const char *dir, int *cap, int *capo)
+static int add_dir(struct ga_dirs *d, const char *cmd, const char *dir, size_t *cap,
+		   size_t *capo)
 {
 	DIR *h = opendir(dir);
 	struct dirent *e;
@@ -97,7 +83,7 @@ static int add_dir(struct ga_dirs *d, const char *cmd, const char *dir, int *cap
 
 int ga_dirs_expand(struct ga_dirs *d, const char *cmd, char *const *in, int n)
 {
-	int cap = 0, capo = 0;
+	size_t cap = 0, capo = 0;
 
 	memset(d, 0, sizeof(*d));
 	for (int i = 0; i < n; i++) {
