@@ -875,6 +875,50 @@ static void test_dirs(void)
 	tap_end();
 }
 
+/*
+ * The summed-up header of a mixed job: 18 processes, half of them ranked,
+ * on two hosts, of two command lines, on GPUs of two models.
+ */
+static void test_header_mixed(void)
+{
+	char paths[18][128], *argv[20], *out = NULL, *err = NULL;
+	int rc;
+
+	tap_begin("the header sums up a mixed job: ranks, hosts, command lines, GPU models");
+	argv[0] = "report";
+	for (int r = 0; r < 18; r++) {
+		struct synth *s;
+		uint32_t name;
+
+		snprintf(paths[r], sizeof(paths[r]), "%s/mixed%02d.gpuprof", dir, r);
+		s = synth_open(paths[r]);
+		synth_process(s, 3000 + (uint32_t)r, r < 12 ? "hostA" : "hostB",
+			      r % 3 ? "python3 train.py" : "python3 eval.py",
+			      r % 2 ? UINT32_MAX : (uint32_t)r / 2, T0);
+		synth_device(s, 0, r < 4 ? "GPU small" : "GPU big", 9, 0, r < 4 ? 66 : 132,
+			     1ull << 36, (uint8_t)(200 + r));
+		synth_config(s, GP_TRACE_KERNEL, 0, 0);
+		name = synth_string(s, "_Z4stepv");
+		synth_kernel(s, name, T0 + 1000000, T0 + 1000500, 0, 7, 0, 0);
+		synth_end(s, T0 + 9000000, 0);
+		synth_close(s, NULL, NULL);
+		argv[r + 1] = paths[r];
+	}
+	argv[19] = NULL;
+	rc = synth_capture(dir, &out, &err, cmd_report, 19, argv);
+	CHECKF(rc == 0 && out &&
+		       strstr(out, "Processes:    18, 9 of them ranks 0 to 8, on 2 hosts: 2 command "
+				   "lines, 12 processes ran python3 train.py\n") &&
+		       strstr(out, "GPU:          18 GPUs\n              4: GPU small, cc 9.0, 66 "
+				   "SMs, 64.00 GiB\n              14: GPU big, cc 9.0, 132 SMs, "
+				   "64.00 GiB\n") &&
+		       strstr(out, "Process time: 9.000 ms median, 9.000 ms to 9.000 ms (18 processes"),
+	       "rc %d: %s", rc, out ? out : "");
+	free(out);
+	free(err);
+	tap_end();
+}
+
 int main(void)
 {
 	char trace[128], cmd[128];
@@ -895,6 +939,7 @@ int main(void)
 	test_windows_and_flight();
 	test_merge_64();
 	test_dirs();
+	test_header_mixed();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
