@@ -162,7 +162,8 @@ else
 fi
 # Exports of several traces that take in what they write as they read (no
 # read again), where nothing written needs busy time (lean: Chrome,
-# Perfetto, CSV's activities; pprof, the span only, which stays exact):
+# Perfetto, CSV's activities; pprof, the span only, which stays exact) or
+# SQLite takes it from its rows:
 # busy time retires as in a report, also where the traces
 # share a GPU (model/analysis.h busy_bound_ok).  Before: 16 B/record.
 # bound2 SMALL1 SMALL2 LARGE1 LARGE2 LABEL ARGS...: at most 1 B/record more.
@@ -188,6 +189,11 @@ bound2 "$tmp/s1.gpuprof" "$tmp/h1.gpuprof" "$tmp/s4.gpuprof" "$tmp/h4.gpuprof" \
 	"the Perfetto export of two bombs sharing a GPU" export -t perfetto -o /dev/null
 bound2 "$tmp/s1.gpuprof" "$tmp/h1.gpuprof" "$tmp/s4.gpuprof" "$tmp/h4.gpuprof" \
 	"the pprof export of two bombs sharing a GPU" export -t pprof -o /dev/null
+# SQLite takes the shared GPU's busy time from its activity rows (views/sqlite.c busy_of).
+rm -f "$tmp/x.db"
+bound2 "$tmp/s1.gpuprof" "$tmp/h1.gpuprof" "$tmp/s4.gpuprof" "$tmp/h4.gpuprof" \
+	"the SQLite export of two bombs sharing a GPU" export -t sqlite -o "$tmp/x.db"
+rm -f "$tmp/x.db"
 rm -f "$tmp"/g1-*.gpuprof "$tmp"/g4-*.gpuprof "$tmp/h1.gpuprof" "$tmp/h4.gpuprof"
 rm -f "$tmp/s1.gpuprof" "$tmp/s4.gpuprof"
 # Before: 173 MiB (1544 MiB at 1e8 records).

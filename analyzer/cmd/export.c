@@ -186,8 +186,9 @@ int cmd_export(int argc, char **argv)
 	 * What streams out as it is read cannot be read again: traces whose
 	 * processes may have used a GPU at once keep every busy interval
 	 * (model/analysis.h no_retire), unless nothing written needs busy time
-	 * (lean: a timeline, or CSV's activities; pprof), where they retire even
-	 * so (busy_bound_ok): memory stays bounded as the traces grow.  A table
+	 * (lean: a timeline, or CSV's activities; pprof), or it is taken from
+	 * what was written (SQLite), where they retire even so (busy_bound_ok):
+	 * memory stays bounded as the traces grow.  A table
 	 * written at the end (CSV's --table) is read again where that happens,
 	 * as -t json is.
 	 */
@@ -196,7 +197,7 @@ int cmd_export(int argc, char **argv)
 		ga_filter_free(&flt);
 		return GA_EXIT_FAIL;
 	}
-	ao.busy_bound_ok = ao.lean || fmt->no_busy;
+	ao.busy_bound_ok = ao.lean || fmt->no_busy || fmt->busy_own;
 	ao.no_retire = fmt->begin && (!tab || tab->streams) && dirs.n > 1 && !ao.busy_bound_ok;
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);

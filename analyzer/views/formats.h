@@ -49,6 +49,8 @@ struct ga_format {
 				      the span (analysis.h busy_bound_ok) */
 	int no_busy;               /* writes no busy time (as lean formats), the span it may:
 				      analysis.h busy_bound_ok */
+	int busy_own;              /* takes the busy time of a GPU whose union is a lower
+				      bound (busy_bound) from what it wrote (SQLite) */
 	int needs_file;            /* writes a file by name (e->path), never a stream */
 	const struct ga_format_table *tables; /* --table choices, name NULL last; first default */
 	/*

@@ -629,6 +629,55 @@ static int processes(struct sq *q, const struct ga_model *m)
 	return rc;
 }
 
+/*
+ * The busy time of device dev from the activity tables: a GPU that
+ * processes of several traces used at once, whose union the model could
+ * not keep exact as its intervals retired (struct ga_device busy_bound).
+ * One query: its activities (of the processes and device ids in
+ * busy_rows) in start order, each adding what of it comes after every
+ * earlier one's end (the running maximum); SQLite sorts on disk past its
+ * cache.  0 with *ns, or GA_FORMAT_REPORTED.
+ */
+static int busy_of(struct sq *q, const struct ga_model *m, uint32_t dev, uint64_t *ns)
+{
+#define ROWS(T) "SELECT a.start_ns, a.end_ns FROM " T " a JOIN busy_rows r " \
+		"ON a.process = r.process AND a.device = r.device"
+	static const char sql[] =
+		"WITH iv(s, e) AS (" ROWS("kernels") " UNION ALL " ROWS("memcpy") " UNION ALL " ROWS("memset") " UNION ALL " ROWS("graph_launches") "),"
+																		    " o AS (SELECT s, e, MAX(e) OVER (ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS m"
+																		    " FROM iv),"
+																		    " p AS (SELECT s, e, LAG(m) OVER (ORDER BY s, e) AS pe FROM o)"
+																		    " SELECT COALESCE(SUM(MAX(0, e - MAX(s, COALESCE(pe, s)))), 0) FROM p";
+#undef ROWS
+	sqlite3_stmt *s;
+	int rc = 0;
+
+	/* Its sorts and windows in temporary files, not memory (as the rows went in). */
+	if (exec(q, "PRAGMA temp_store=FILE;"
+		    "CREATE TEMP TABLE IF NOT EXISTS busy_rows (process INTEGER, device INTEGER);"
+		    "DELETE FROM busy_rows") ||
+	    !(s = prep(q, "INSERT INTO busy_rows VALUES (?,?)")))
+		return GA_FORMAT_REPORTED;
+	for (size_t i = 0; i < m->ndevrows && !rc; i++) {
+		if (m->devrows[i].dev != dev)
+			continue;
+		bi(s, 1, m->devrows[i].proc);
+		bi(s, 2, m->devrows[i].id);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = fail(q, "busy time");
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+	if (rc || !(s = prep(q, sql)))
+		return GA_FORMAT_REPORTED;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		*ns = (uint64_t)sqlite3_column_int64(s, 0);
+	else
+		rc = fail(q, "busy time");
+	sqlite3_finalize(s);
+	return rc;
+}
+
 static int devices(struct sq *q, const struct ga_model *m)
 {
 	sqlite3_stmt *s = prep(q, "INSERT INTO devices VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -663,7 +712,15 @@ static int devices(struct sq *q, const struct ga_model *m)
 		bi(s, 14, d->flags & 1u);
 		bi(s, 15, d->described != 0);
 		bi(s, 16, d->count);
-		bi(s, 17, d->busy_ns);
+		if (d->busy_bound) {
+			uint64_t ns = 0;
+
+			if ((rc = busy_of(q, m, (uint32_t)i, &ns)))
+				break;
+			bi(s, 17, ns);
+		} else {
+			bi(s, 17, d->busy_ns);
+		}
 		rc = step(q, s);
 	}
 	sqlite3_finalize(s);
@@ -1192,6 +1249,7 @@ static void done(struct ga_export *e)
 
 const struct ga_format ga_format_sqlite = {
 	.name = "sqlite",
+	.busy_own = 1,
 	.help = "an SQLite database (needs -o FILE): every activity, API call,\n"
 		"NVTX range and mark, stack and string (docs/SQL.md)",
 	.observe_sites = 1,
