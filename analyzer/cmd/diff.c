@@ -65,10 +65,7 @@ static int pct_arg(const char *opt, const char *s, double *v)
 /*
  * Reads one side into an analysis, a single trace's NVTX pass in the
  * model's read (model/ranges.h pace), read twice where that stops.  0, or
- * -1 after printing why.
- */
-/*
- * One side's analysis; with later, its read's warnings are left to the
+ * -1 after printing why.  With later, its read's warnings are left to the
  * caller (a side read beside the other, sides_parallel()).
  */
 static int side(struct ga_analysis *an, struct ga_filter *flt, char **paths, int n, int later)

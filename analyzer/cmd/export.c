@@ -182,22 +182,21 @@ int cmd_export(int argc, char **argv)
 	 * built again without where that stops (model/analysis.h).
 	 */
 	ao.pace = !strcmp(fmt->name, "json") && !fmt->begin;
-	/*
-	 * What streams out as it is read cannot be read again: traces whose
-	 * processes may have used a GPU at once keep every busy interval
-	 * (model/analysis.h no_retire), unless nothing written needs busy time
-	 * (lean: a timeline, or CSV's activities; pprof), or it is taken from
-	 * what was written (SQLite), where they retire even so (busy_bound_ok):
-	 * memory stays bounded as the traces grow.  A table
-	 * written at the end (CSV's --table) is read again where that happens,
-	 * as -t json is.
-	 */
 	/* A directory: the traces and summaries in it (cmd/dirs.h). */
 	if (ga_dirs_expand(&dirs, "export", argv + optind, argc - optind)) {
 		ga_filter_free(&flt);
 		return GA_EXIT_FAIL;
 	}
-	ao.busy_bound_ok = ao.lean || fmt->no_busy || fmt->busy_own;
+	/*
+	 * What streams out as it is read cannot be read again: traces whose
+	 * processes may have used a GPU at once keep every busy interval
+	 * (model/analysis.h no_retire), unless a lower bound is enough (lean:
+	 * a timeline, or CSV's activities; pprof; SQLite, which takes it from
+	 * its rows), where they retire even so (busy_bound_ok): memory stays
+	 * bounded as the traces grow.  A table written at the end (CSV's
+	 * --table) is read again where that happens, as -t json is.
+	 */
+	ao.busy_bound_ok = ao.lean || fmt->busy_bound_ok;
 	ao.no_retire = fmt->begin && (!tab || tab->streams) && dirs.n > 1 && !ao.busy_bound_ok;
 	if (ga_analysis_init(&an, &ao, &flt)) {
 		ga_filter_free(&flt);

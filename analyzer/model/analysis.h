@@ -108,8 +108,8 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 /*
  * After GA_ANALYSIS_AGAIN: an freed and initialized again with *o turned
  * to two reads (no pace; no fold where the paced fold gave up for good,
- * model/ranges.h fold_lasting) and no retiring where traces share a GPU
- * (no_retire), flt's counts forgotten.  0, or -1 when
+ * model/ranges.h fold_lasting) and no retiring where processes of the
+ * traces used a GPU at once (no_retire), flt's counts forgotten.  0, or -1 when
  * memory runs out (an is then cleared: ga_analysis_free() may still be
  * called on it).
  */

@@ -284,9 +284,9 @@ struct ga_model {
 	struct ga_ahead ahead;
 	/*
 	 * A paced look-ahead stopped the read (the fold given up, or too much
-	 * held), or a GPU of a file read before came in another once busy
-	 * time retired (busy_shared): the analysis is to be built again
-	 * without pacing (model/ranges.h pace), or without retiring.
+	 * held), or a shared GPU's interval came behind those its busy time
+	 * retired (busy_shared): the analysis is to be built again without
+	 * pacing (model/ranges.h pace), or without retiring.
 	 */
 	int ahead_retry;
 	void *reading;             /* the file being read (model.c's state), else NULL */

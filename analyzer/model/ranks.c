@@ -570,10 +570,10 @@ static int file_done(void *ctx, struct ga_model *m, uint32_t proc)
 
 int ga_ranks_bind(struct ga_ranks *rk, struct ga_model *m)
 {
-	return ga_model_observe(m, rk, NULL, 0, obs_act, &rk->next_act) ||
-			       ga_model_on_file_done(m, rk, file_done) ?
-		       -1 :
-		       0;
+	if (ga_model_observe(m, rk, NULL, 0, obs_act, &rk->next_act) ||
+	    ga_model_on_file_done(m, rk, file_done))
+		return -1;
+	return 0;
 }
 
 static int cmp_row(const void *pa, const void *pb, void *ctx)

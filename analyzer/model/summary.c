@@ -4709,14 +4709,26 @@ struct worker {
 	pthread_t th;
 };
 
-/* acc shares a GPU with what merged into it where that stops the pool (stop_shared). */
-static int stop_at_shared(struct pool *p, const struct ga_sum *acc)
+/*
+ * s merged into acc (s freed in any case).  0, or -1 with acc freed: out
+ * of memory (said once), or acc now shares a GPU with what merged into it
+ * where that stops the pool (stop_shared).
+ */
+static int absorb(struct pool *p, struct ga_sum *acc, struct ga_sum *s)
 {
-	if (!p->stop_shared || !acc->fs[FS_SHARED])
-		return 0;
-	__atomic_store_n(p->uncarried, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
-	return 1;
+	if (ga_summary_merge(acc, s)) {
+		if (!__atomic_exchange_n(&p->failed, 1, __ATOMIC_RELAXED))
+			fputs("gpuprof: out of memory merging summaries\n", stderr);
+		ga_summary_free(acc);
+		return -1;
+	}
+	if (p->stop_shared && acc->fs[FS_SHARED]) {
+		__atomic_store_n(p->uncarried, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
+		ga_summary_free(acc);
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -4742,17 +4754,8 @@ static void park(struct pool *p, struct ga_sum *acc)
 			ga_summary_free(acc);
 			return;
 		}
-		/* The merge frees other in any case. */
-		if (ga_summary_merge(acc, other)) {
-			if (!__atomic_exchange_n(&p->failed, 1, __ATOMIC_RELAXED))
-				fputs("gpuprof: out of memory merging summaries\n", stderr);
-			ga_summary_free(acc);
+		if (absorb(p, acc, other))
 			return;
-		}
-		if (stop_at_shared(p, acc)) {
-			ga_summary_free(acc);
-			return;
-		}
 	}
 }
 
@@ -4773,18 +4776,10 @@ static void *worker_run(void *arg)
 			__atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
 			break;
 		}
-		if (!acc) {
+		if (!acc)
 			acc = s;
-		} else if (ga_summary_merge(acc, s)) {
-			if (!__atomic_exchange_n(&p->failed, 1, __ATOMIC_RELAXED))
-				fputs("gpuprof: out of memory merging summaries\n", stderr);
-			ga_summary_free(acc);
+		else if (absorb(p, acc, s))
 			return NULL;
-		}
-		if (stop_at_shared(p, acc)) {
-			ga_summary_free(acc);
-			return NULL;
-		}
 	}
 	park(p, acc);
 	return NULL;

@@ -47,10 +47,9 @@ struct ga_format {
 				      configurations or ranks, nor the GPU samples' averages
 				      over kernels: they are not analyzed; nor busy time or
 				      the span (analysis.h busy_bound_ok) */
-	int no_busy;               /* writes no busy time (as lean formats), the span it may:
-				      analysis.h busy_bound_ok */
-	int busy_own;              /* takes the busy time of a GPU whose union is a lower
-				      bound (busy_bound) from what it wrote (SQLite) */
+	int busy_bound_ok;         /* a GPU's busy time may be a lower bound (analysis.h):
+				      the format writes none, the span it may (pprof), or
+				      takes it from its rows then (SQLite, busy_bound) */
 	int needs_file;            /* writes a file by name (e->path), never a stream */
 	const struct ga_format_table *tables; /* --table choices, name NULL last; first default */
 	/*

@@ -581,7 +581,7 @@ const struct ga_format ga_format_pprof = {
 		"and memory operation, the launch call stack as locations (go tool\n"
 		"pprof, Parca, Pyroscope)",
 	.observe_sites = 1,
-	.no_busy = 1,
+	.busy_bound_ok = 1,
 	.begin = fmt_begin,
 	.end = fmt_end,
 	.done = fmt_done,

@@ -640,15 +640,20 @@ static int processes(struct sq *q, const struct ga_model *m)
  */
 static int busy_of(struct sq *q, const struct ga_model *m, uint32_t dev, uint64_t *ns)
 {
-#define ROWS(T) "SELECT a.start_ns, a.end_ns FROM " T " a JOIN busy_rows r " \
-		"ON a.process = r.process AND a.device = r.device"
 	static const char sql[] =
-		"WITH iv(s, e) AS (" ROWS("kernels") " UNION ALL " ROWS("memcpy") " UNION ALL " ROWS("memset") " UNION ALL " ROWS("graph_launches") "),"
-																		    " o AS (SELECT s, e, MAX(e) OVER (ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS m"
-																		    " FROM iv),"
-																		    " p AS (SELECT s, e, LAG(m) OVER (ORDER BY s, e) AS pe FROM o)"
-																		    " SELECT COALESCE(SUM(MAX(0, e - MAX(s, COALESCE(pe, s)))), 0) FROM p";
-#undef ROWS
+		"WITH iv(s, e) AS ("
+		"SELECT a.start_ns, a.end_ns FROM kernels a JOIN busy_rows r USING (process, device)"
+		" UNION ALL "
+		"SELECT a.start_ns, a.end_ns FROM memcpy a JOIN busy_rows r USING (process, device)"
+		" UNION ALL "
+		"SELECT a.start_ns, a.end_ns FROM memset a JOIN busy_rows r USING (process, device)"
+		" UNION ALL "
+		"SELECT a.start_ns, a.end_ns FROM graph_launches a JOIN busy_rows r"
+		" USING (process, device)),"
+		" o AS (SELECT s, e, MAX(e) OVER (ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS m"
+		" FROM iv),"
+		" p AS (SELECT s, e, LAG(m) OVER (ORDER BY s, e) AS pe FROM o)"
+		" SELECT COALESCE(SUM(MAX(0, e - MAX(s, COALESCE(pe, s)))), 0) FROM p";
 	sqlite3_stmt *s;
 	int rc = 0;
 
@@ -1249,7 +1254,7 @@ static void done(struct ga_export *e)
 
 const struct ga_format ga_format_sqlite = {
 	.name = "sqlite",
-	.busy_own = 1,
+	.busy_bound_ok = 1,
 	.help = "an SQLite database (needs -o FILE): every activity, API call,\n"
 		"NVTX range and mark, stack and string (docs/SQL.md)",
 	.observe_sites = 1,

@@ -40,6 +40,7 @@ static int print_summaries(const struct ga_model *m, const struct ga_text *r,
 	uint32_t *ord;
 	size_t i, k, shown;
 	uint64_t cut = 0;
+	int cutting = 0;
 
 	if (!m->nlabels) {
 		fputs("CUDA activity summary: no GPU activity\n", out);
@@ -87,10 +88,11 @@ static int print_summaries(const struct ga_model *m, const struct ga_text *r,
 				tot[n++] = m->devrows[i].total;
 		ga_sort_u64(tot, n);
 		cut = tot[n - (size_t)r->o.top];
+		cutting = 1;
 		free(tot);
 	}
 	fputs("\nCUDA device summary", out);
-	if (cut)
+	if (cutting)
 		fprintf(out, " (the %ld of the most time, in order)", r->o.top);
 	fputs(":\n", out);
 	ga_text_warp_table(&t, c, "Total time", "Count", "Device", 1);
@@ -98,7 +100,7 @@ static int print_summaries(const struct ga_model *m, const struct ga_text *r,
 	for (i = 0, k = 0; i < m->ndevrows; i++) {
 		const struct ga_devrow *dr = &m->devrows[ord[i]];
 
-		if (!dr->count || dr->total < cut || (cut && k == (size_t)r->o.top))
+		if (!dr->count || dr->total < cut || (cutting && k == (size_t)r->o.top))
 			continue;
 		k++;
 		snprintf(cnt, sizeof(cnt), "%" PRIu64, dr->count);
@@ -109,7 +111,7 @@ static int print_summaries(const struct ga_model *m, const struct ga_text *r,
 	}
 	ga_table_free(&t);
 	free(ord);
-	if (cut)
+	if (cutting)
 		ga_text_more_line(out, k, shown, "devices");
 	return 0;
 }
