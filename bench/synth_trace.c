@@ -22,7 +22,9 @@
  * bytes, so zstd shrinks 1e8 of them to about 2.4 MB, a compression bomb
  * for the analyzer's memory.  --gpu G (0 to 255, default 0) writes process
  * 4242 + G on a GPU of its own (its UUID's first byte 0x10 + G): the ranks
- * of a job, one GPU each.
+ * of a job, one GPU each.  --names K (kernel-only traces) draws each
+ * kernel's name from K distinct templated C++ names of about 140 bytes
+ * instead of 20: the cost of many names (their demangling, the tables).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -440,7 +442,8 @@ int main(int argc, char **argv)
 	char *end = NULL;
 	unsigned long long written;
 	int mix = 0, gs = 0, same = 0;
-	unsigned gpu = 0;
+	unsigned gpu = 0, nnames = 0;
+	uint32_t *many = NULL;
 
 	if (argc >= 5 && !strcmp(argv[1], "--gpu")) {
 		gpu = (unsigned)strtoul(argv[2], &end, 10);
@@ -448,6 +451,17 @@ int main(int argc, char **argv)
 			fprintf(stderr, "synth_trace: bad GPU '%s' (0 to 255)\n", argv[2]);
 			return 2;
 		}
+		argv += 2;
+		argc -= 2;
+	}
+	if (argc >= 5 && !strcmp(argv[1], "--names")) {
+		unsigned long k = strtoul(argv[2], &end, 10);
+
+		if (!end || *end || k == 0 || k > 10000000) {
+			fprintf(stderr, "synth_trace: bad name count '%s' (1 to 10000000)\n", argv[2]);
+			return 2;
+		}
+		nnames = (unsigned)k;
 		argv += 2;
 		argc -= 2;
 	}
@@ -465,9 +479,13 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s [--gpu G] [--mix | --same] N OUT.gpuprof\n"
+		fprintf(stderr, "usage: %s [--gpu G] [--names K] [--mix | --same] N OUT.gpuprof\n"
 				"       %s --gpu-samples ROUNDS OUT.gpuprof\n",
 			argv[0], argv[0]);
+		return 2;
+	}
+	if (nnames && (mix || same || gs)) {
+		fputs("synth_trace: --names is for kernel-only traces\n", stderr);
 		return 2;
 	}
 	n = strtoull(argv[1], &end, 10);
@@ -489,6 +507,22 @@ int main(int argc, char **argv)
 	synth_device(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85ull << 30, (uint8_t)(0x10 + gpu));
 	for (i = 0; i < NNAMES; i++)
 		ids[i] = synth_string(s, names[i]);
+	if (nnames) {
+		char b[256];
+
+		if (!(many = malloc(nnames * sizeof(*many)))) {
+			fputs("synth_trace: out of memory\n", stderr);
+			return 1;
+		}
+		/* Templated names as PyTorch's elementwise kernels have them, each its own. */
+		for (i = 0; i < nnames; i++) {
+			snprintf(b, sizeof(b),
+				 "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BinaryFunctor"
+				 "IfffNS0_15binary_internal10MulFunctorIfEEEESt5arrayIPcLm%lluEEEEviT0_T1_",
+				 i);
+			many[i] = synth_string(s, b);
+		}
+	}
 
 	t = start_ns + 1000000;
 	if (gs) {
@@ -509,7 +543,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		uint32_t r = rnd();
 		/* Skewed name choice: a few kernels dominate, as in real runs. */
-		uint32_t name = ids[(r & 0xff) < 160 ? r % 4 : r % NNAMES];
+		uint32_t name = many ? many[rnd() % nnames] : ids[(r & 0xff) < 160 ? r % 4 : r % NNAMES];
 		uint64_t dur = 1500 + (r >> 8) % 48000;           /* 1.5 to 50 us */
 		uint32_t stream = 7 + (uint32_t)(i % 4);
 
@@ -518,6 +552,7 @@ int main(int argc, char **argv)
 	}
 	synth_end(s, t + 1000000, 0);
 close:
+	free(many);
 	written = s->records;
 	if (synth_close(s, NULL, NULL) != 0) {
 		fprintf(stderr, "synth_trace: writing %s failed\n", argv[2]);

@@ -15,8 +15,15 @@
  * own clock, so that a loaded machine does not cut real names short; it
  * is forked again for the next name).  After HELPER_FAILS names went past the
  * bounds, longer names are no longer tried: the cost of a trace of bombs
- * stays a few seconds in all.  The helper is the analyzer's alone: a
- * name sent to it holds a lock until its answer, so that traces analyzed
+ * stays a few seconds in all.  Requests go in batches
+ * (ga_demangle_full_many(): the name needed, and names of the trace not
+ * yet needed sent along, strtab.c), their answers read in order, each
+ * within its own CPU time: one exchange for many names instead of two
+ * context switches each (a trace of 100,000 kernel names spent seconds
+ * waiting on them).  Where a name sent along fails, it is not counted
+ * among the HELPER_FAILS (it may never be needed), and requests go one
+ * name at a time from then on.  The helper is the analyzer's alone: a
+ * batch sent to it holds a lock until its answers, so that traces analyzed
  * on several threads (summaries, model/summary.c) share it one at a time.
  */
 #include "model/demangle.h"
@@ -56,7 +63,10 @@ static struct {
 	int fd;                    /* our end of the socket pair */
 	unsigned fails;
 	int broken;                /* could not be started: long names stay mangled */
-} helper = { 0, -1, 0, 0 };
+	int no_batch;              /* a name sent along failed: one name a request */
+	size_t batch_bytes;        /* the names sent along: at most this many bytes */
+	unsigned long exchanges;   /* requests sent at once, so far */
+} helper = { 0, -1, 0, 0, 0, 0, 0 };
 static pthread_mutex_t helper_lock = PTHREAD_MUTEX_INITIALIZER;
 
 size_t ga_demangle_bound(size_t mangled_len)
@@ -299,6 +309,18 @@ static int helper_start(void)
 	close(sv[1]);
 	helper.pid = pid;
 	helper.fd = sv[0];
+	/*
+	 * Names sent along never fill the socket's buffer: written whole while
+	 * the helper may be blocked writing an answer, they could not wait.
+	 */
+	{
+		int sb = 0;
+		socklen_t sl = sizeof(sb);
+
+		helper.batch_bytes = getsockopt(helper.fd, SOL_SOCKET, SO_SNDBUF, &sb, &sl) == 0 && sb > 0 ? (size_t)sb / 4 : 0;
+		if (helper.batch_bytes > GA_DEMANGLE_BATCH_BYTES)
+			helper.batch_bytes = GA_DEMANGLE_BATCH_BYTES;
+	}
 	if (envp) {
 		char ready = 0;
 
@@ -338,43 +360,97 @@ static int wait_answer(clockid_t cpu, int64_t cpu0)
 	}
 }
 
-/* The helper's answer for a long name; NULL when past the bounds or not mangled. */
-static char *demangle_there(const char *name, size_t len)
+/* Requests (u32 length, name) of names[0..n) written at once.  0, or -1. */
+static int send_names(const char *const *names, const size_t *lens, size_t n)
 {
-	uint32_t n32 = (uint32_t)len, out;
-	clockid_t cpu;
-	int64_t cpu0 = -1;
-	char *d;
+	char buf[GA_DEMANGLE_BATCH_BYTES + GA_DEMANGLE_BATCH * sizeof(uint32_t)];
+	size_t at = 0;
 
-	if (helper.broken || helper.fails >= HELPER_FAILS || len > UINT32_MAX - 1)
-		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t n32 = (uint32_t)lens[i];
+
+		/* One longer than the buffer goes alone (only the first may be). */
+		if (at + sizeof(n32) + lens[i] > sizeof(buf)) {
+			if ((at && write_all(helper.fd, buf, at)) ||
+			    write_all(helper.fd, &n32, sizeof(n32)) ||
+			    write_all(helper.fd, names[i], lens[i]))
+				return -1;
+			at = 0;
+			continue;
+		}
+		memcpy(buf + at, &n32, sizeof(n32));
+		memcpy(buf + at + sizeof(n32), names[i], lens[i]);
+		at += sizeof(n32) + lens[i];
+	}
+	return at ? write_all(helper.fd, buf, at) : 0;
+}
+
+/*
+ * The helper's answers for names[0..n) (long names), sent at once and read
+ * in order, each within its own CPU time: out[i] the demangled form, NULL
+ * when past the bounds or not mangled.  Returns how many it settled: all
+ * of them, or those before the first that took too long or killed the
+ * helper, and names[0] always (NULL where it failed).
+ */
+static size_t demangle_there(const char *const *names, const size_t *lens, size_t n, char **out)
+{
+	clockid_t cpu;
+	int have_cpu;
+	size_t i, sent;
+
+	out[0] = NULL;
+	if (helper.broken || helper.fails >= HELPER_FAILS)
+		return 1;
 	if (!helper.pid && helper_start()) {
 		helper.broken = 1;
-		return NULL;
+		return 1;
 	}
 	/* Without its CPU clock, wall time bounds it (HELPER_MS). */
-	if (clock_getcpuclockid(helper.pid, &cpu) == 0)
-		cpu0 = ms_of(cpu);
-	if (write_all(helper.fd, &n32, sizeof(n32)) || write_all(helper.fd, name, len) ||
-	    wait_answer(cpu, cpu0) || read_all(helper.fd, &out, sizeof(out), 0)) {
-		/* Too slow, or it died of its memory limit: a name past the bounds. */
+	have_cpu = clock_getcpuclockid(helper.pid, &cpu) == 0;
+	/* Those sent along, within the socket's room (helper_start()). */
+	for (i = 1, sent = 0; i < n && sent + sizeof(uint32_t) + lens[i] <= helper.batch_bytes; i++)
+		sent += sizeof(uint32_t) + lens[i];
+	n = i;
+	helper.exchanges++;
+	if (send_names(names, lens, n)) {
 		helper_stop();
 		helper.fails++;
-		return NULL;
+		return 1;
 	}
-	if (out == UINT32_MAX)
-		return NULL;
-	if (out > ga_demangle_bound(len) || !(d = malloc((size_t)out + 1))) {
-		helper_stop();
-		return NULL;
+	for (i = 0; i < n; i++) {
+		int64_t cpu0 = have_cpu ? ms_of(cpu) : -1;
+		uint32_t len;
+		char *d;
+
+		out[i] = NULL;
+		if (wait_answer(cpu, cpu0) || read_all(helper.fd, &len, sizeof(len), 0)) {
+			/*
+			 * Too slow, or it died of its memory limit: a name past the
+			 * bounds.  One sent along after the first stops sending more
+			 * along, and is asked again alone if ever needed.
+			 */
+			helper_stop();
+			if (i == 0)
+				helper.fails++;
+			else
+				helper.no_batch = 1;
+			return i ? i : 1;
+		}
+		if (len == UINT32_MAX)
+			continue;
+		if (len > ga_demangle_bound(lens[i]) || !(d = malloc((size_t)len + 1))) {
+			helper_stop();
+			return i + 1;
+		}
+		if (read_all(helper.fd, d, len, 0)) {
+			free(d);
+			helper_stop();
+			return i + 1;
+		}
+		d[len] = '\0';
+		out[i] = d;
 	}
-	if (read_all(helper.fd, d, out, 0)) {
-		free(d);
-		helper_stop();
-		return NULL;
-	}
-	d[out] = '\0';
-	return d;
+	return n;
 }
 
 void ga_demangle_prestart(void)
@@ -398,11 +474,38 @@ char *ga_demangle_full(const char *name)
 	{
 		char *d;
 
-		pthread_mutex_lock(&helper_lock);
-		d = demangle_there(name, len);
-		pthread_mutex_unlock(&helper_lock);
+		ga_demangle_full_many(&name, &len, 1, &d);
 		return d;
 	}
+}
+
+int ga_demangle_remote(const char *name, size_t len)
+{
+	return len > INLINE_MAX && len <= UINT32_MAX - 1 && !strncmp(name, "_Z", 2);
+}
+
+unsigned long ga_demangle_exchanges(void)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&helper_lock);
+	n = helper.exchanges;
+	pthread_mutex_unlock(&helper_lock);
+	return n;
+}
+
+size_t ga_demangle_full_many(const char *const *names, const size_t *lens, size_t n, char **out)
+{
+	size_t done;
+
+	if (!n)
+		return 0;
+	pthread_mutex_lock(&helper_lock);
+	if (helper.no_batch)
+		n = 1;
+	done = demangle_there(names, lens, n, out);
+	pthread_mutex_unlock(&helper_lock);
+	return done;
 }
 
 static int opener(char c)
@@ -424,7 +527,8 @@ static size_t operator_len(const char *s, size_t i)
 	static const char kw[] = "operator";
 	size_t k = sizeof(kw) - 1;
 
-	if (i < k || memcmp(s + i - k, kw, k) != 0)
+	/* Most characters end no "operator": one comparison sends them on. */
+	if (i < k || s[i - 1] != 'r' || memcmp(s + i - k, kw, k) != 0)
 		return 0;
 	if (i > k && (s[i - k - 1] == '_' || (s[i - k - 1] >= 'a' && s[i - k - 1] <= 'z') ||
 		      (s[i - k - 1] >= 'A' && s[i - k - 1] <= 'Z') ||
@@ -441,6 +545,29 @@ static size_t operator_len(const char *s, size_t i)
 	return 0;
 }
 
+/*
+ * The characters the scans below look at: brackets, space, and '-' of
+ * "operator->"; operator_len() is 0 before any other.  Others are passed
+ * over with one look-up (names run to hundreds of characters).
+ */
+static int special(unsigned char c)
+{
+	static const unsigned char tab[256] = {
+		['('] = 1,
+		[')'] = 1,
+		['<'] = 1,
+		['>'] = 1,
+		['['] = 1,
+		[']'] = 1,
+		['{'] = 1,
+		['}'] = 1,
+		[' '] = 1,
+		['-'] = 1,
+	};
+
+	return tab[c];
+}
+
 char *ga_demangle_short(const char *s)
 {
 	size_t n = strlen(s), i, name_end = n, name_start = 0;
@@ -452,7 +579,11 @@ char *ga_demangle_short(const char *s)
 	 * an operator name or "(anonymous namespace)", scanning left to right.
 	 */
 	for (i = 0; i < n; i++) {
-		size_t op = operator_len(s, i);
+		size_t op;
+
+		if (!special((unsigned char)s[i]))
+			continue;
+		op = operator_len(s, i);
 
 		if (op) {
 			i += op - 1;
@@ -471,7 +602,11 @@ char *ga_demangle_short(const char *s)
 	/* The return type ends at the last space at depth 0 before the name. */
 	depth = 0;
 	for (i = 0; i < name_end; i++) {
-		size_t op = operator_len(s, i);
+		size_t op;
+
+		if (!special((unsigned char)s[i]))
+			continue;
+		op = operator_len(s, i);
 
 		if (op) {
 			i += op - 1;

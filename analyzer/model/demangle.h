@@ -30,6 +30,29 @@ size_t ga_demangle_bound(size_t mangled_len);
 char *ga_demangle_full(const char *name);
 
 /*
+ * Names sent to the helper together, at most (the first of them may be
+ * longer than GA_DEMANGLE_BATCH_BYTES; the others fit in it with it).
+ */
+#define GA_DEMANGLE_BATCH 256u
+#define GA_DEMANGLE_BATCH_BYTES (16u << 10)
+
+/* 1 when name (len bytes) is demangled by the helper process (long and mangled). */
+int ga_demangle_remote(const char *name, size_t len);
+
+/*
+ * ga_demangle_full() of names[0..n) (lens their lengths), each one for
+ * which ga_demangle_remote() holds, in one exchange with the helper: out[i]
+ * as ga_demangle_full() returns it.  Returns how many are settled: names[0]
+ * always, the others up to the first that failed (past the bounds, or the
+ * helper died): they, and those after it, are not set.  n at most
+ * GA_DEMANGLE_BATCH.
+ */
+size_t ga_demangle_full_many(const char *const *names, const size_t *lens, size_t n, char **out);
+
+/* Exchanges with the helper so far (one per batch sent): for tests. */
+unsigned long ga_demangle_exchanges(void);
+
+/*
  * The helper that demangles long names started now, where it would
  * otherwise be started on first need: called while the process has one
  * thread, before threads that may demangle start.  The helper is the

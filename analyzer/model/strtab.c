@@ -105,6 +105,44 @@ uint32_t ga_strtab_len(const struct ga_strtab *t, uint32_t id)
 	return id < t->n ? t->v[id].len : 0;
 }
 
+/*
+ * Entry id demangled by the helper, and with it the first long mangled
+ * names of the table not yet demangled, from where the last batch stopped
+ * looking, GA_DEMANGLE_BATCH_BYTES of them at most: a trace's kernel names
+ * come in its STRING records before their kernels, so most are here before
+ * they are needed, in about the order they are; each entry is looked at
+ * once, whatever the order names are needed in.
+ */
+static void full_many(struct ga_strtab *t, uint32_t id)
+{
+	const char *names[GA_DEMANGLE_BATCH];
+	size_t lens[GA_DEMANGLE_BATCH], n = 1, bytes = 0, j, done;
+	uint32_t ids[GA_DEMANGLE_BATCH];
+	char *out[GA_DEMANGLE_BATCH];
+
+	names[0] = t->v[id].s;
+	lens[0] = t->v[id].len;
+	ids[0] = id;
+	for (j = t->batch_next; j < t->n && n < GA_DEMANGLE_BATCH; j++) {
+		const struct ga_str *c = &t->v[j];
+
+		if (j == id || c->full_done || !ga_demangle_remote(c->s, c->len))
+			continue;
+		if (bytes + sizeof(uint32_t) + c->len > GA_DEMANGLE_BATCH_BYTES)
+			break;
+		bytes += sizeof(uint32_t) + c->len;
+		names[n] = c->s;
+		lens[n] = c->len;
+		ids[n++] = (uint32_t)j;
+	}
+	t->batch_next = j;
+	done = ga_demangle_full_many(names, lens, n, out);
+	for (size_t i = 0; i < done; i++) {
+		t->v[ids[i]].full = out[i];
+		t->v[ids[i]].full_done = 1;
+	}
+}
+
 const char *ga_strtab_full(struct ga_strtab *t, uint32_t id)
 {
 	struct ga_str *e;
@@ -113,8 +151,12 @@ const char *ga_strtab_full(struct ga_strtab *t, uint32_t id)
 		return "";
 	e = &t->v[id];
 	if (!e->full_done) {
-		e->full = ga_demangle_full(e->s);
-		e->full_done = 1;
+		if (ga_demangle_remote(e->s, e->len)) {
+			full_many(t, id);
+		} else {
+			e->full = ga_demangle_full(e->s);
+			e->full_done = 1;
+		}
 	}
 	return e->full ? e->full : e->s;
 }

@@ -27,6 +27,7 @@ struct ga_strtab {
 	struct ga_str *v;
 	size_t n, cap;
 	struct ga_map map;         /* (hash, k) -> id; "" (id 0) is not in it */
+	size_t batch_next;         /* demangling: where the names sent along start (strtab.c) */
 };
 
 int ga_strtab_init(struct ga_strtab *t);

@@ -422,6 +422,122 @@ static void test_demangle_stdin_closed(void)
 	tap_end();
 }
 
+/* The i-th of many long names, and what its demangled form holds. */
+#define GEMM_NAME "_ZN7cutlass6KernelINS_4gemm6kernel4GemmINS1_11threadblock12MmaPipelined" \
+		  "INS1_9GemmShapeILi128ELi128ELi%uEEEEEEEEEvNT_6ParamsE"
+
+/* A child's verdict: 0 when every check in it held, else the first that did not (stderr). */
+static int batch_child(void)
+{
+	enum { N = 600 };
+	struct ga_strtab t;
+	uint32_t ids[N];
+	char name[256], want[64];
+	char *b40 = bomb_name(40);
+	unsigned long x0;
+
+	if (ga_strtab_init(&t) || !b40)
+		return 1;
+	/* A trace's names: interned first, then needed in another order. */
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), GEMM_NAME, i);
+		if (!ga_demangle_remote(name, strlen(name)))
+			return 2;
+		ids[i] = ga_strtab_intern(&t, name, strlen(name));
+		/* Other strings between them: not sent along. */
+		snprintf(name, sizeof(name), "cudaLaunchKernel_%u", i);
+		ga_strtab_intern(&t, name, strlen(name));
+	}
+	x0 = ga_demangle_exchanges();
+	for (unsigned k = 0; k < N; k++) {
+		unsigned i = (k * 7919u) % N;
+		const char *d = ga_strtab_full(&t, ids[i]);
+		char *one;
+
+		snprintf(want, sizeof(want), "GemmShape<128, 128, %u>", i);
+		if (!strstr(d, want)) {
+			fprintf(stderr, "name %u: %s\n", i, d);
+			return 3;
+		}
+		/* The same as asked alone. */
+		if (k % 97 == 0 && (!(one = ga_demangle_full(ga_strtab_get(&t, ids[i]))) ||
+				    strcmp(one, d))) {
+			fprintf(stderr, "name %u alone: %s\n", i, one ? one : "(null)");
+			return 4;
+		}
+		if (k % 97 == 0)
+			free(one);
+	}
+	/* 600 names in a few exchanges (16 KiB of names each), not 600. */
+	if (ga_demangle_exchanges() - x0 > 20) {
+		fprintf(stderr, "%lu exchanges for %u names\n", ga_demangle_exchanges() - x0, N);
+		return 5;
+	}
+	ga_strtab_free(&t);
+	{
+		/* A name past the bounds sent along: those before it settled, not it or after. */
+		char a[256], b[256], c[256];
+		const char *names[4] = { a, b, b40, c };
+		size_t lens[4];
+		char *out[4] = { NULL };
+		size_t done;
+
+		snprintf(a, sizeof(a), GEMM_NAME, 1000u);
+		snprintf(b, sizeof(b), GEMM_NAME, 1001u);
+		snprintf(c, sizeof(c), GEMM_NAME, 1002u);
+		for (int i = 0; i < 4; i++)
+			lens[i] = strlen(names[i]);
+		done = ga_demangle_full_many(names, lens, 4, out);
+		if (done != 2 || !out[0] || !strstr(out[0], "128, 1000>") || !out[1] ||
+		    !strstr(out[1], "128, 1001>")) {
+			fprintf(stderr, "a batch with a bomb third: %zu settled\n", done);
+			return 6;
+		}
+		free(out[0]);
+		free(out[1]);
+		/* From then on one name a request. */
+		names[2] = c;
+		lens[2] = lens[3];
+		if ((done = ga_demangle_full_many(names, lens, 3, out)) != 1 || !out[0]) {
+			fprintf(stderr, "after a bomb sent along: %zu settled\n", done);
+			return 7;
+		}
+		free(out[0]);
+		/*
+		 * Not counted among the names that went past the bounds: after
+		 * three more (asked alone), of the four allowed, a real name is
+		 * still demangled.
+		 */
+		for (int i = 0; i < 3; i++)
+			if (ga_demangle_full(b40))
+				return 8;
+		if (!(out[0] = ga_demangle_full(c)) || !strstr(out[0], "128, 1002>")) {
+			fprintf(stderr, "a real name after three bombs: %s\n", out[0] ? out[0] : "(null)");
+			return 9;
+		}
+		free(out[0]);
+	}
+	free(b40);
+	return 0;
+}
+
+/* Long names go to the helper in batches; a bomb among them costs only itself. */
+static void test_demangle_batch(void)
+{
+	int status = 0;
+	pid_t pid;
+
+	tap_begin("demangler: names sent to the helper in batches, in any order needed");
+	fflush(stdout);
+	/* A child of its own: the helper's state (a bomb sent along) is the test's alone. */
+	pid = fork();
+	if (pid == 0)
+		_exit(batch_child());
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	tap_end();
+}
+
 static void test_demangle_bounds(void)
 {
 	static const char *const legit =
@@ -675,6 +791,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_demangle_stdin_closed();
+	test_demangle_batch();
 	test_demangle_bounds();
 	test_long_names();
 	test_devices();
