@@ -87,6 +87,19 @@ else
 	notok "analyzer.py failed: $(tail -5 "$tmp/err") $(grep FAILED "$tmp/out")"
 fi
 
+# The trace of many kernel names, asked for: a row per -j, the same report.
+if python3 bench/analyzer.py --build "$build" --records 20000 --repeat 1 --jobs "1 0" \
+	--only names --exports "" --dir "$tmp/traces" --out "$tmp/names.md" >"$tmp/out" 2>"$tmp/err"; then
+	rows=$(grep -c '^| names 2e+03x2e+04 | ' "$tmp/names.md")
+	if [ "$rows" = 2 ]; then
+		ok "analyzer.py --only names: 2,000 kernel names, 2 -j values, the same report"
+	else
+		notok "analyzer.py --only names wrote $rows rows, not 2: $(cat "$tmp/names.md")"
+	fi
+else
+	notok "analyzer.py --only names failed: $(tail -5 "$tmp/err")"
+fi
+
 # A single trace file's NVTX pass rides in the report's read of it (paced);
 # from standard input it is read twice: the same report and JSON but for the
 # name.  With a range around everything, written last (--open), the paced
