@@ -390,9 +390,11 @@ static int send_names(const char *const *names, const size_t *lens, size_t n)
  * in order, each within its own CPU time: out[i] the demangled form, NULL
  * when past the bounds or not mangled.  Returns how many it settled: all
  * of them, or those before the first that took too long or killed the
- * helper, and names[0] always (NULL where it failed).
+ * helper, and names[0] always where first_needed (NULL where it failed;
+ * only such a name counts among the HELPER_FAILS).
  */
-static size_t demangle_there(const char *const *names, const size_t *lens, size_t n, char **out)
+static size_t demangle_there(const char *const *names, const size_t *lens, size_t n, char **out,
+			     int first_needed)
 {
 	clockid_t cpu;
 	int have_cpu;
@@ -400,10 +402,10 @@ static size_t demangle_there(const char *const *names, const size_t *lens, size_
 
 	out[0] = NULL;
 	if (helper.broken || helper.fails >= HELPER_FAILS)
-		return 1;
+		return first_needed ? 1 : 0;
 	if (!helper.pid && helper_start()) {
 		helper.broken = 1;
-		return 1;
+		return first_needed ? 1 : 0;
 	}
 	/* Without its CPU clock, wall time bounds it (HELPER_MS). */
 	have_cpu = clock_getcpuclockid(helper.pid, &cpu) == 0;
@@ -414,6 +416,8 @@ static size_t demangle_there(const char *const *names, const size_t *lens, size_
 	helper.exchanges++;
 	if (send_names(names, lens, n)) {
 		helper_stop();
+		if (!first_needed)
+			return 0;
 		helper.fails++;
 		return 1;
 	}
@@ -430,11 +434,12 @@ static size_t demangle_there(const char *const *names, const size_t *lens, size_
 			 * along, and is asked again alone if ever needed.
 			 */
 			helper_stop();
-			if (i == 0)
-				helper.fails++;
-			else
+			if (i > 0 || !first_needed) {
 				helper.no_batch = 1;
-			return i ? i : 1;
+				return i;
+			}
+			helper.fails++;
+			return 1;
 		}
 		if (len == UINT32_MAX)
 			continue;
@@ -472,9 +477,10 @@ char *ga_demangle_full(const char *name)
 	if (len <= INLINE_MAX)
 		return demangle_here(name, ga_demangle_bound(len));
 	{
+		unsigned char settled;
 		char *d;
 
-		ga_demangle_full_many(&name, &len, 1, &d);
+		ga_demangle_full_many(&name, &len, 1, &d, &settled, 1);
 		return d;
 	}
 }
@@ -494,18 +500,27 @@ unsigned long ga_demangle_exchanges(void)
 	return n;
 }
 
-size_t ga_demangle_full_many(const char *const *names, const size_t *lens, size_t n, char **out)
+void ga_demangle_full_many(const char *const *names, const size_t *lens, size_t n, char **out,
+			   unsigned char *settled, int first_needed)
 {
 	size_t done;
 
+	if (n > GA_DEMANGLE_BATCH)
+		n = GA_DEMANGLE_BATCH;
+	for (size_t i = 0; i < n; i++) {
+		out[i] = NULL;
+		settled[i] = 0;
+	}
 	if (!n)
-		return 0;
+		return;
 	pthread_mutex_lock(&helper_lock);
+	/* One a request after a name sent along failed: the one needed only. */
 	if (helper.no_batch)
-		n = 1;
-	done = demangle_there(names, lens, n, out);
+		n = first_needed ? 1 : 0;
+	done = n ? demangle_there(names, lens, n, out, first_needed) : 0;
 	pthread_mutex_unlock(&helper_lock);
-	return done;
+	for (size_t i = 0; i < done; i++)
+		settled[i] = 1;
 }
 
 static int opener(char c)

@@ -41,13 +41,16 @@ int ga_demangle_remote(const char *name, size_t len);
 
 /*
  * ga_demangle_full() of names[0..n) (lens their lengths), each one for
- * which ga_demangle_remote() holds, in one exchange with the helper: out[i]
- * as ga_demangle_full() returns it.  Returns how many are settled: names[0]
- * always, the others up to the first that failed (past the bounds, or the
- * helper died): they, and those after it, are not set.  n at most
- * GA_DEMANGLE_BATCH.
+ * which ga_demangle_remote() holds, in one exchange with the helper:
+ * out[i] as ga_demangle_full() returns it where settled[i] is 1.  Those
+ * sent along after the first are settled up to the first that failed (past
+ * the bounds, or the helper died), and only where first_needed is the
+ * first always (a failure of it is counted among the names past the
+ * bounds; of one only sent along, it is not, and names go one a request
+ * from then on).  n at most GA_DEMANGLE_BATCH.
  */
-size_t ga_demangle_full_many(const char *const *names, const size_t *lens, size_t n, char **out);
+void ga_demangle_full_many(const char *const *names, const size_t *lens, size_t n, char **out,
+			   unsigned char *settled, int first_needed);
 
 /* Exchanges with the helper so far (one per batch sent): for tests. */
 unsigned long ga_demangle_exchanges(void);

@@ -4,28 +4,62 @@
  */
 #include "model/strtab.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "model/demangle.h"
 #include "base/util.h"
 
-/* FNV-1a, 64 bits: the key of a string in the table's map. */
-static uint64_t hash_bytes(const char *s, size_t len)
+/*
+ * The key of a string in the table's map: eight bytes a step, keyed by the
+ * table's seed (random), so that a crafted trace cannot know which names
+ * collide (a collision costs a look-up more: many would cost each name
+ * many).  Ids go by first sight, whatever the keys: outputs do not depend
+ * on them.
+ */
+static uint64_t hash_bytes(uint64_t seed, const char *s, size_t len)
 {
-	uint64_t h = 14695981039346656037ull;
-	size_t i;
+	const uint64_t c = 0x9e3779b97f4a7c15ull;
+	uint64_t h = seed ^ (len * c), w;
 
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ull;
+	for (; len >= 8; s += 8, len -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * c;
+		h ^= h >> 32;
 	}
-	return h;
+	if (len) {
+		w = 0;
+		memcpy(&w, s, len);
+		h = (h ^ w) * c;
+		h ^= h >> 32;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
+}
+
+/* A seed for a table: random, else from the clock and where the table is. */
+static uint64_t new_seed(const void *t)
+{
+	uint64_t seed = 0;
+	struct timespec ts;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed))
+		return seed;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull ^ (uint64_t)ts.tv_nsec ^
+	       (uint64_t)ts.tv_sec << 32;
 }
 
 int ga_strtab_init(struct ga_strtab *t)
 {
 	memset(t, 0, sizeof(*t));
+	t->seed = new_seed(t);
 	/* Id 0 is "", never looked up in the map. */
 	if (ga_util_grow(&t->v, &t->cap, 1, sizeof(*t->v)))
 		return -1;
@@ -45,7 +79,8 @@ void ga_strtab_free(struct ga_strtab *t)
 		free(t->v[i].s);
 		if (t->v[i].shortname != t->v[i].s && t->v[i].shortname != t->v[i].full)
 			free(t->v[i].shortname);
-		free(t->v[i].full);
+		if (!t->v[i].full_shared)
+			free(t->v[i].full);
 	}
 	free(t->v);
 	ga_map_free(&t->map);
@@ -58,7 +93,7 @@ void ga_strtab_free(struct ga_strtab *t)
  */
 uint32_t ga_strtab_intern(struct ga_strtab *t, const char *s, size_t len)
 {
-	uint64_t h = hash_bytes(s, len), k;
+	uint64_t h = hash_bytes(t->seed, s, len), k;
 	struct ga_str *e;
 	uint32_t *slot;
 	int r;
@@ -95,6 +130,19 @@ nomem:
 	return GA_STR_NOMEM;
 }
 
+uint32_t ga_strtab_find(const struct ga_strtab *t, const char *s, size_t len)
+{
+	uint64_t h = hash_bytes(t->seed, s, len);
+	uint32_t *v;
+
+	if (len == 0)
+		return GA_STR_NONE;
+	for (uint64_t k = 0; (v = ga_map_find(&t->map, h, k)); k++)
+		if (t->v[*v].len == len && memcmp(t->v[*v].s, s, len) == 0)
+			return *v;
+	return GA_STR_NOMEM;
+}
+
 const char *ga_strtab_get(const struct ga_strtab *t, uint32_t id)
 {
 	return id < t->n ? t->v[id].s : "";
@@ -106,19 +154,74 @@ uint32_t ga_strtab_len(const struct ga_strtab *t, uint32_t id)
 }
 
 /*
+ * What the helper settled, for every table and thread of the process
+ * (under cache_lock): the long mangled names, in a table of their own, and
+ * by id their demangled forms (NULL: shown mangled), kept to the end of the
+ * process.  The traces the report's pool reads on several threads (a model
+ * and a table each) name the same kernels: each name is sent once.  Up to
+ * CACHE_BYTES of names and forms; past that, names are sent as they come.
+ */
+#define CACHE_BYTES (64u << 20)
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	struct ga_strtab names;
+	struct cached {
+		char *full;
+		int done;
+	} * e;
+	size_t cap, bytes;
+	int ready, off;
+} cache;
+
+/* The cache's id of name (its entry made), or GA_STR_NOMEM where it has none. */
+static uint32_t cache_id(const char *name, size_t len)
+{
+	uint32_t id;
+
+	if (cache.off)
+		return GA_STR_NOMEM;
+	if (!cache.ready) {
+		if (ga_strtab_init(&cache.names)) {
+			cache.off = 1;
+			return GA_STR_NOMEM;
+		}
+		cache.ready = 1;
+	}
+	if ((id = ga_strtab_find(&cache.names, name, len)) == GA_STR_NOMEM) {
+		if (cache.bytes + len > CACHE_BYTES ||
+		    (id = ga_strtab_intern(&cache.names, name, len)) == GA_STR_NOMEM)
+			return GA_STR_NOMEM;
+		cache.bytes += len;
+	}
+	if (id >= cache.cap) {
+		size_t old = cache.cap;
+
+		/* The name stays in the table, not done: sent each time it is needed. */
+		if (ga_util_grow(&cache.e, &cache.cap, (size_t)id + 1, sizeof(*cache.e)))
+			return GA_STR_NOMEM;
+		memset(cache.e + old, 0, (cache.cap - old) * sizeof(*cache.e));
+	}
+	return id;
+}
+
+/*
  * Entry id demangled by the helper, and with it the first long mangled
  * names of the table not yet demangled, from where the last batch stopped
  * looking, GA_DEMANGLE_BATCH_BYTES of them at most: a trace's kernel names
  * come in its STRING records before their kernels, so most are here before
  * they are needed, in about the order they are; each entry is looked at
- * once, whatever the order names are needed in.
+ * once, whatever the order names are needed in.  Those the process's cache
+ * has are not sent.
  */
 static void full_many(struct ga_strtab *t, uint32_t id)
 {
 	const char *names[GA_DEMANGLE_BATCH];
-	size_t lens[GA_DEMANGLE_BATCH], n = 1, bytes = 0, j, done;
-	uint32_t ids[GA_DEMANGLE_BATCH];
+	size_t lens[GA_DEMANGLE_BATCH], mi[GA_DEMANGLE_BATCH], n = 1, nm = 0, bytes = 0, j;
+	uint32_t ids[GA_DEMANGLE_BATCH], cid[GA_DEMANGLE_BATCH];
 	char *out[GA_DEMANGLE_BATCH];
+	const char *mn[GA_DEMANGLE_BATCH];
+	size_t ml[GA_DEMANGLE_BATCH];
+	unsigned char settled[GA_DEMANGLE_BATCH];
 
 	names[0] = t->v[id].s;
 	lens[0] = t->v[id].len;
@@ -136,11 +239,40 @@ static void full_many(struct ga_strtab *t, uint32_t id)
 		ids[n++] = (uint32_t)j;
 	}
 	t->batch_next = j;
-	done = ga_demangle_full_many(names, lens, n, out);
-	for (size_t i = 0; i < done; i++) {
-		t->v[ids[i]].full = out[i];
-		t->v[ids[i]].full_done = 1;
+	pthread_mutex_lock(&cache_lock);
+	for (size_t i = 0; i < n; i++) {
+		struct ga_str *e = &t->v[ids[i]];
+
+		cid[i] = cache_id(names[i], lens[i]);
+		if (cid[i] != GA_STR_NOMEM && cache.e[cid[i]].done) {
+			e->full = cache.e[cid[i]].full;
+			e->full_shared = 1;
+			e->full_done = 1;
+			continue;
+		}
+		mn[nm] = names[i];
+		ml[nm] = lens[i];
+		mi[nm++] = i;
 	}
+	ga_demangle_full_many(mn, ml, nm, out, settled, nm && mi[0] == 0);
+	for (size_t k = 0; k < nm; k++) {
+		size_t i = mi[k];
+		struct ga_str *e = &t->v[ids[i]];
+		size_t fl = out[k] ? strlen(out[k]) : 0;
+
+		if (!settled[k])
+			continue;
+		e->full = out[k];
+		e->full_done = 1;
+		/* Kept for every table from now on, the process's to free. */
+		if (cid[i] != GA_STR_NOMEM && cache.bytes + fl <= CACHE_BYTES) {
+			cache.e[cid[i]].full = out[k];
+			cache.e[cid[i]].done = 1;
+			cache.bytes += fl;
+			e->full_shared = 1;
+		}
+	}
+	pthread_mutex_unlock(&cache_lock);
 }
 
 const char *ga_strtab_full(struct ga_strtab *t, uint32_t id)

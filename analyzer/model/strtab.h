@@ -2,7 +2,9 @@
  * Global string table of the offline analyzer: every trace file numbers its
  * strings itself; the model interns them here so that equal names from
  * different files (processes) share one id.  Demangled and short forms are
- * computed once per distinct string, on first use.  Runs offline only.
+ * computed once per distinct string, on first use; long mangled names in
+ * batches of the table's next ones, once for the whole process (strtab.c's
+ * cache, shared by the tables of every thread).  Runs offline only.
  */
 #ifndef GA_ANALYZER_STRTAB_H
 #define GA_ANALYZER_STRTAB_H
@@ -21,6 +23,7 @@ struct ga_str {
 	char *full;                /* demangled, NULL until asked or not mangled */
 	char *shortname;           /* NULL until asked; may be s or full itself */
 	uint8_t full_done;
+	uint8_t full_shared; /* full is the process's (demangle.h GA_DEMANGLE_SHARED) */
 };
 
 struct ga_strtab {
@@ -28,6 +31,7 @@ struct ga_strtab {
 	size_t n, cap;
 	struct ga_map map;         /* (hash, k) -> id; "" (id 0) is not in it */
 	size_t batch_next;         /* demangling: where the names sent along start (strtab.c) */
+	uint64_t seed;             /* of the map's keys (strtab.c hash_bytes) */
 };
 
 int ga_strtab_init(struct ga_strtab *t);
@@ -35,6 +39,9 @@ void ga_strtab_free(struct ga_strtab *t);
 
 /* Id of s (len bytes); GA_STR_NOMEM when memory runs out.  "" is 0. */
 uint32_t ga_strtab_intern(struct ga_strtab *t, const char *s, size_t len);
+
+/* Id of s (len bytes) where the table has it, else GA_STR_NOMEM.  "" is 0. */
+uint32_t ga_strtab_find(const struct ga_strtab *t, const char *s, size_t len);
 
 /* The string, its length. */
 const char *ga_strtab_get(const struct ga_strtab *t, uint32_t id);
