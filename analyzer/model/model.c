@@ -1318,6 +1318,14 @@ static void on_process(struct fctx *f, const struct gp_rec_process *r)
 	p->cuda_driver = r->cuda_driver;
 	p->rank = r->rank;
 	p->has_process = 1;
+	/* As align.c's scan: file ids under 2^26, strings of 127 bytes at most. */
+	if (!p->first_process) {
+		const char *h = r->host && r->host < (1u << 26) ? ga_model_str(f->m, p->host) : "";
+
+		p->first_process = 1;
+		if (strlen(h) < sizeof(p->first_host))
+			snprintf(p->first_host, sizeof(p->first_host), "%s", h);
+	}
 }
 
 /*
@@ -1446,7 +1454,12 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 		on_process(f, (const void *)rec);
 		return 0;
 	case GP_REC_CLOCK_SYNC:
-		p->clock_syncs++;
+		if (!p->clock_syncs++) {
+			const struct gp_rec_clock_sync *c = (const void *)rec;
+
+			p->first_sync = 1;
+			p->first_sync_ns = (int64_t)(c->realtime_ns - c->trace_ns);
+		}
 		return 0;
 	case GP_REC_DEVICE:
 		return on_device(f, (const void *)rec);

@@ -902,21 +902,30 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 	/*
 	 * The traces' clock sync offsets and hosts, for merges to move times
 	 * as traces read together move them: the analysis scanned them only
-	 * when it read several.
+	 * when it read several; else the model noted them as it read (what
+	 * align.c's scan would read again: each trace is decompressed once).
 	 */
 	al = &an->al;
 	if (an->al.n < m->nfiles) {
-		struct ga_align_src *src = calloc(m->nfiles + 1, sizeof(*src));
-
 		ga_align_init(&al2, GA_ALIGN_NONE);
-		if (!src)
+		if (!(al2.f = calloc(m->nfiles + 1, sizeof(*al2.f))))
 			goto fail;
-		for (i = 0; i < m->nfiles; i++)
-			src[i].path = m->files[i].path;
+		al2.n = m->nfiles;
 		scanned = 1;
-		if (ga_align_scan(&al2, src, m->nfiles) == 0)
-			al = &al2;
-		free(src);
+		for (i = 0; i < m->nfiles; i++)
+			al2.f[i].rank = UINT32_MAX;
+		/* Each file's first process, as the scan reads a file's first records. */
+		for (i = m->nprocs; i-- > 0;) {
+			const struct ga_proc *p = &m->procs[i];
+			struct ga_align_file *f = p->file < m->nfiles ? &al2.f[p->file] : NULL;
+
+			if (!f)
+				continue;
+			f->has_sync = p->first_sync;
+			f->sync_ns = p->first_sync ? p->first_sync_ns : 0;
+			memcpy(f->host, p->first_host, sizeof(f->host));
+		}
+		al = &al2;
 	}
 	for (i = 0; i < m->nprocs; i++) {
 		const struct ga_proc *p = &m->procs[i];

@@ -1243,6 +1243,56 @@ static void test_shared_in_turn(void)
 	tap_end();
 }
 
+/*
+ * A trace's clock offset and host in its summary come from its one read
+ * (model.h first_sync, first_host), not from a second read of the file:
+ * the same summary where the file is gone by then.
+ */
+static void test_sync_from_read(void)
+{
+	char path[160], *paths[1] = { path };
+	unsigned char *b[2] = { NULL, NULL };
+	size_t len[2] = { 0, 0 };
+
+	tap_begin("a summary takes a trace's clock offset and host from its one read");
+	snprintf(path, sizeof(path), "%s/sync.gpuprof", dir);
+	{
+		struct synth *w = synth_open(path);
+		uint32_t k;
+
+		synth_process(w, 77, "nodeB", "./app", 3, T0);
+		synth_clock_sync(w, T0, T0 + 123456789ull, T0 + 5);
+		synth_config(w, GP_TRACE_KERNEL, 0, 0);
+		synth_device(w, 0, "GPU", 9, 0, 132, 80ull << 30, 0x42);
+		k = synth_string(w, "k");
+		for (uint64_t i = 0; i < 100; i++)
+			synth_kernel(w, k, T0 + 1000 * i, T0 + 1000 * i + 500, 0, 7, 0, 0);
+		synth_end(w, T0 + 200000, 0);
+		synth_close(w, NULL, NULL);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		struct ga_analysis_opts o = { .stack_depth = 3, .observe_sites = 1 };
+		struct ga_analysis an;
+		struct ga_filter flt;
+		struct ga_sum *sm = NULL;
+
+		ga_filter_init(&flt);
+		CHECK(!ga_analysis_init(&an, &o, &flt) && ga_analysis_build(&an, paths, 1) == 0);
+		/* The second time the file is gone once read. */
+		if (pass)
+			CHECK(unlink(path) == 0);
+		sm = ga_summary_from_analysis(&an, 0, path);
+		CHECK(sm && encode(sm, &b[pass], &len[pass]) == 0);
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+	}
+	CHECKF(len[0] && len[0] == len[1] && !memcmp(b[0], b[1], len[0]),
+	       "the summary differs where the trace is gone: %zu and %zu bytes", len[0], len[1]);
+	free(b[0]);
+	free(b[1]);
+	tap_end();
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/gpuprof-sumtest-XXXXXX");
@@ -1262,6 +1312,7 @@ int main(void)
 	test_busy_dropped();
 	test_shared_retired();
 	test_shared_in_turn();
+	test_sync_from_read();
 	{
 		char cmd[128];
 
