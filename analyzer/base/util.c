@@ -186,19 +186,29 @@ int ga_buf_put(struct ga_buf *b, const void *s, size_t n)
 
 int ga_buf_printf(struct ga_buf *b, const char *fmt, ...)
 {
+	size_t room = b->cap > b->len ? b->cap - b->len : 0;
 	va_list ap;
 	int n;
 
+	/* Into the room there is: most texts fit, and are formatted once. */
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap);
 	va_end(ap);
-	if (n < 0)
+	if (n >= 0 && (size_t)n >= room) {
+		if (ga_util_grow(&b->p, &b->cap, b->len + (size_t)n + 1, 1)) {
+			n = -1;
+		} else {
+			va_start(ap, fmt);
+			vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+			va_end(ap);
+		}
+	}
+	if (n < 0) {
+		/* What a cut text left: the buffer's text as it was. */
+		if (b->cap > b->len)
+			b->p[b->len] = '\0';
 		return -1;
-	if (ga_util_grow(&b->p, &b->cap, b->len + (size_t)n + 1, 1))
-		return -1;
-	va_start(ap, fmt);
-	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
+	}
 	b->len += (size_t)n;
 	return 0;
 }

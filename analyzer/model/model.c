@@ -681,7 +681,8 @@ static int on_kernel(struct fctx *f, const struct gp_rec_kernel *k)
 			const char *sn = ga_strtab_short(&m->strs, name);
 			struct ga_buf b = { 0 };
 
-			if (ga_buf_printf(&b, "kernel %s", sn)) {
+			/* Put, not printf: names run to hundreds of bytes, printf's a byte a step. */
+			if (ga_buf_put(&b, "kernel ", 7) || ga_buf_put(&b, sn, strlen(sn))) {
 				ga_buf_free(&b);
 				return nomem(f);
 			}

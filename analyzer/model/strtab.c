@@ -77,7 +77,8 @@ void ga_strtab_free(struct ga_strtab *t)
 
 	for (i = 0; i < t->n; i++) {
 		free(t->v[i].s);
-		if (t->v[i].shortname != t->v[i].s && t->v[i].shortname != t->v[i].full)
+		if (t->v[i].shortname != t->v[i].s && t->v[i].shortname != t->v[i].full &&
+		    !t->v[i].short_shared)
 			free(t->v[i].shortname);
 		if (!t->v[i].full_shared)
 			free(t->v[i].full);
@@ -153,6 +154,13 @@ uint32_t ga_strtab_len(const struct ga_strtab *t, uint32_t id)
 	return id < t->n ? t->v[id].len : 0;
 }
 
+/* A name the helper settled: its demangled form, and its short form on first need. */
+struct cached {
+	char *full;
+	char *shortname; /* NULL until asked; may be full itself */
+	int done;
+};
+
 /*
  * What the helper settled, for every table and thread of the process
  * (under cache_lock): the long mangled names, in a table of their own, and
@@ -165,10 +173,7 @@ uint32_t ga_strtab_len(const struct ga_strtab *t, uint32_t id)
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	struct ga_strtab names;
-	struct cached {
-		char *full;
-		int done;
-	} * e;
+	struct cached *e;
 	size_t cap, bytes;
 	int ready, off;
 } cache;
@@ -293,6 +298,32 @@ const char *ga_strtab_full(struct ga_strtab *t, uint32_t id)
 	return e->full ? e->full : e->s;
 }
 
+/*
+ * The cache's short form of e, whose demangled form is the cache's (made
+ * once for every table), or NULL where it has none (out of memory).
+ */
+static char *cached_short(const struct ga_str *e)
+{
+	char *sn = NULL;
+	uint32_t cid;
+
+	pthread_mutex_lock(&cache_lock);
+	cid = cache.ready ? ga_strtab_find(&cache.names, e->s, e->len) : GA_STR_NOMEM;
+	if (cid != GA_STR_NOMEM && cid < cache.cap && cache.e[cid].done && cache.e[cid].full) {
+		struct cached *c = &cache.e[cid];
+
+		if (!c->shortname && (sn = ga_demangle_short(c->full)) && !strcmp(sn, c->full)) {
+			free(sn);
+			sn = c->full;
+		}
+		if (!c->shortname)
+			c->shortname = sn;
+		sn = c->shortname;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return sn;
+}
+
 const char *ga_strtab_short(struct ga_strtab *t, uint32_t id)
 {
 	struct ga_str *e;
@@ -308,6 +339,12 @@ const char *ga_strtab_short(struct ga_strtab *t, uint32_t id)
 		if (!e->full) {
 			e->shortname = e->s;
 			return e->s;
+		}
+		/* A demangled form every table shares: its short form too. */
+		if (e->full_shared && (sn = cached_short(e))) {
+			e->shortname = sn;
+			e->short_shared = 1;
+			return sn;
 		}
 		sn = ga_demangle_short(full);
 		if (!sn)

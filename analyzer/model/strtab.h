@@ -23,7 +23,8 @@ struct ga_str {
 	char *full;                /* demangled, NULL until asked or not mangled */
 	char *shortname;           /* NULL until asked; may be s or full itself */
 	uint8_t full_done;
-	uint8_t full_shared; /* full is the process's (demangle.h GA_DEMANGLE_SHARED) */
+	uint8_t full_shared;  /* full is the process's (strtab.c's cache): not freed */
+	uint8_t short_shared; /* shortname is too */
 };
 
 struct ga_strtab {

@@ -261,7 +261,69 @@ static void test_map(void)
 	}
 	CHECKF(bad == 0, "%zu strings changed id", bad);
 	CHECK(t.n == 601);
+	/* Found as interned; not found where never interned; "" is 0. */
+	for (i = 0, bad = 0; i < 600; i++) {
+		snprintf(name, sizeof(name), "kernel_%zu", i);
+		if (ga_strtab_find(&t, name, strlen(name)) != id[i])
+			bad++;
+		snprintf(name, sizeof(name), "kernel_%zu_", i);
+		if (ga_strtab_find(&t, name, strlen(name)) != GA_STR_NOMEM)
+			bad++;
+	}
+	CHECKF(bad == 0, "%zu look-ups wrong", bad);
+	CHECK(ga_strtab_find(&t, "", 0) == GA_STR_NONE);
+	{
+		/*
+		 * Every length to past two of the keys' 8-byte steps, strings
+		 * that differ in one byte anywhere: told apart, and a second
+		 * table (another seed) gives the same ids in the same order.
+		 */
+		struct ga_strtab u;
+		char s[41];
+
+		CHECK(ga_strtab_init(&u) == 0);
+		memset(s, 'a', sizeof(s));
+		for (size_t len = 1, bad2 = 0; len <= 40; len++) {
+			for (size_t at = 0; at < len; at++) {
+				uint32_t a, b;
+
+				s[at] = 'b';
+				a = ga_strtab_intern(&t, s, len);
+				b = ga_strtab_intern(&u, s, len);
+				bad2 += a != b + 600 || ga_strtab_len(&t, a) != len ||
+					memcmp(ga_strtab_get(&t, a), s, len);
+				s[at] = 'a';
+			}
+			CHECKF(bad2 == 0, "length %zu: %zu strings wrong", len, bad2);
+		}
+		CHECK(u.n == 1 + 40 * 41 / 2 && t.n == 601 + 40 * 41 / 2);
+		ga_strtab_free(&u);
+	}
 	ga_strtab_free(&t);
+	tap_end();
+}
+
+/* ga_buf_printf appends, formatted once where it fits, else after growing. */
+static void test_buf(void)
+{
+	struct ga_buf b = { 0 };
+	char big[3000], want[4000];
+
+	tap_begin("buffers: printf appends, in the room there is or after growing");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	CHECK(ga_buf_printf(&b, "%s %d", "kernel", 7) == 0);
+	CHECK(b.len == 8 && !strcmp(b.p, "kernel 7"));
+	CHECK(ga_buf_printf(&b, "|%s|", big) == 0);
+	snprintf(want, sizeof(want), "kernel 7|%s|", big);
+	CHECK(b.len == strlen(want) && !strcmp(b.p, want));
+	/* Room left after growing: the next text goes into it. */
+	b.len = 3;
+	b.p[3] = '\0';
+	CHECK(ga_buf_printf(&b, "-%u-", 42u) == 0);
+	CHECK(b.len == 7 && !strcmp(b.p, "ker-42-"));
+	CHECK(ga_buf_printf(&b, "%s", "") == 0 && b.len == 7 && !strcmp(b.p, "ker-42-"));
+	ga_buf_free(&b);
 	tap_end();
 }
 
@@ -301,6 +363,7 @@ int main(void)
 {
 	test_cut_unique();
 	test_map();
+	test_buf();
 	test_demangle();
 	test_json();
 	test_format();
