@@ -317,7 +317,9 @@ static int helper_start(void)
 		int sb = 0;
 		socklen_t sl = sizeof(sb);
 
-		helper.batch_bytes = getsockopt(helper.fd, SOL_SOCKET, SO_SNDBUF, &sb, &sl) == 0 && sb > 0 ? (size_t)sb / 4 : 0;
+		helper.batch_bytes = 0;
+		if (getsockopt(helper.fd, SOL_SOCKET, SO_SNDBUF, &sb, &sl) == 0 && sb > 0)
+			helper.batch_bytes = (size_t)sb / 4;
 		if (helper.batch_bytes > GA_DEMANGLE_BATCH_BYTES)
 			helper.batch_bytes = GA_DEMANGLE_BATCH_BYTES;
 	}
