@@ -15,7 +15,7 @@
 
 /*
  * The key of a string in the table's map: eight bytes a step, keyed by the
- * table's seed (random), so that a crafted trace cannot know which names
+ * process's seed (random), so that a crafted trace cannot know which names
  * collide (a collision costs a look-up more: many would cost each name
  * many).  Ids go by first sight, whatever the keys: outputs do not depend
  * on them.
@@ -43,23 +43,30 @@ static uint64_t hash_bytes(uint64_t seed, const char *s, size_t len)
 	return h ^ (h >> 33);
 }
 
-/* A seed for a table: random, else from the clock and where the table is. */
-static uint64_t new_seed(const void *t)
+/*
+ * The tables' seed: random, else from the clock and where it is; one for
+ * the process, so that a string's key made in one table serves in
+ * another (ga_strtab_intern_from()).
+ */
+static uint64_t seed;
+static pthread_once_t seed_once = PTHREAD_ONCE_INIT;
+
+static void seed_make(void)
 {
-	uint64_t seed = 0;
 	struct timespec ts;
 
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed))
-		return seed;
+		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull ^ (uint64_t)ts.tv_nsec ^
+	seed = (uint64_t)(uintptr_t)&seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)ts.tv_nsec ^
 	       (uint64_t)ts.tv_sec << 32;
 }
 
 int ga_strtab_init(struct ga_strtab *t)
 {
 	memset(t, 0, sizeof(*t));
-	t->seed = new_seed(t);
+	pthread_once(&seed_once, seed_make);
+	t->seed = seed;
 	/* Id 0 is "", never looked up in the map. */
 	if (ga_util_grow(&t->v, &t->cap, 1, sizeof(*t->v)))
 		return -1;
@@ -92,10 +99,11 @@ void ga_strtab_free(struct ga_strtab *t)
  * Strings are keyed in the map by (hash, k): k counts the strings of equal
  * hash met before, so a collision costs one more lookup, never a wrong id.
  */
-uint32_t ga_strtab_intern(struct ga_strtab *t, const char *s, size_t len)
+/* ga_strtab_intern() of s whose key is h. */
+static uint32_t intern_h(struct ga_strtab *t, const char *s, size_t len, uint64_t h)
 {
-	uint64_t h = hash_bytes(t->seed, s, len), k;
 	struct ga_str *e;
+	uint64_t k;
 	uint32_t *slot;
 	int r;
 
@@ -124,6 +132,7 @@ uint32_t ga_strtab_intern(struct ga_strtab *t, const char *s, size_t len)
 	memcpy(e->s, s, len);
 	e->s[len] = '\0';
 	e->len = (uint32_t)len;
+	e->hash = h;
 	*slot = (uint32_t)t->n;
 	return (uint32_t)t->n++;
 nomem:
@@ -131,9 +140,26 @@ nomem:
 	return GA_STR_NOMEM;
 }
 
-uint32_t ga_strtab_find(const struct ga_strtab *t, const char *s, size_t len)
+uint32_t ga_strtab_intern(struct ga_strtab *t, const char *s, size_t len)
 {
-	uint64_t h = hash_bytes(t->seed, s, len);
+	return intern_h(t, s, len, hash_bytes(t->seed, s, len));
+}
+
+uint32_t ga_strtab_intern_from(struct ga_strtab *t, const struct ga_strtab *src, uint32_t id)
+{
+	const struct ga_str *e;
+
+	if (id >= src->n || !src->v[id].len)
+		return GA_STR_NONE;
+	e = &src->v[id];
+	/* Its key as src made it: the same seed, the same key. */
+	return intern_h(t, e->s, e->len,
+			src->seed == t->seed ? e->hash : hash_bytes(t->seed, e->s, e->len));
+}
+
+/* ga_strtab_find() of s whose key is h. */
+static uint32_t find_h(const struct ga_strtab *t, const char *s, size_t len, uint64_t h)
+{
 	uint32_t *v;
 
 	if (len == 0)
@@ -142,6 +168,11 @@ uint32_t ga_strtab_find(const struct ga_strtab *t, const char *s, size_t len)
 		if (t->v[*v].len == len && memcmp(t->v[*v].s, s, len) == 0)
 			return *v;
 	return GA_STR_NOMEM;
+}
+
+uint32_t ga_strtab_find(const struct ga_strtab *t, const char *s, size_t len)
+{
+	return find_h(t, s, len, hash_bytes(t->seed, s, len));
 }
 
 const char *ga_strtab_get(const struct ga_strtab *t, uint32_t id)
@@ -178,9 +209,11 @@ static struct {
 	int ready, off;
 } cache;
 
-/* The cache's id of name (its entry made), or GA_STR_NOMEM where it has none. */
-static uint32_t cache_id(const char *name, size_t len)
+/* The cache's id of e's string (its entry made), or GA_STR_NOMEM where it has none. */
+static uint32_t cache_id(const struct ga_str *e)
 {
+	const char *name = e->s;
+	size_t len = e->len;
 	uint32_t id;
 
 	if (cache.off)
@@ -192,9 +225,10 @@ static uint32_t cache_id(const char *name, size_t len)
 		}
 		cache.ready = 1;
 	}
-	if ((id = ga_strtab_find(&cache.names, name, len)) == GA_STR_NOMEM) {
+	/* e's key serves: every table has the process's seed. */
+	if ((id = find_h(&cache.names, name, len, e->hash)) == GA_STR_NOMEM) {
 		if (cache.bytes + len > CACHE_BYTES ||
-		    (id = ga_strtab_intern(&cache.names, name, len)) == GA_STR_NOMEM)
+		    (id = intern_h(&cache.names, name, len, e->hash)) == GA_STR_NOMEM)
 			return GA_STR_NOMEM;
 		cache.bytes += len;
 	}
@@ -248,7 +282,7 @@ static void full_many(struct ga_strtab *t, uint32_t id)
 	for (size_t i = 0; i < n; i++) {
 		struct ga_str *e = &t->v[ids[i]];
 
-		cid[i] = cache_id(names[i], lens[i]);
+		cid[i] = cache_id(e);
 		if (cid[i] != GA_STR_NOMEM && cache.e[cid[i]].done) {
 			e->full = cache.e[cid[i]].full;
 			e->full_shared = 1;
@@ -308,7 +342,7 @@ static char *cached_short(const struct ga_str *e)
 	uint32_t cid;
 
 	pthread_mutex_lock(&cache_lock);
-	cid = cache.ready ? ga_strtab_find(&cache.names, e->s, e->len) : GA_STR_NOMEM;
+	cid = cache.ready ? find_h(&cache.names, e->s, e->len, e->hash) : GA_STR_NOMEM;
 	if (cid != GA_STR_NOMEM && cid < cache.cap && cache.e[cid].done && cache.e[cid].full) {
 		struct cached *c = &cache.e[cid];
 

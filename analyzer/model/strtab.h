@@ -22,6 +22,7 @@ struct ga_str {
 	uint32_t len;
 	char *full;                /* demangled, NULL until asked or not mangled */
 	char *shortname;           /* NULL until asked; may be s or full itself */
+	uint64_t hash;             /* its key in the table's map */
 	uint8_t full_done;
 	uint8_t full_shared;  /* full is the process's (strtab.c's cache): not freed */
 	uint8_t short_shared; /* shortname is too */
@@ -32,7 +33,7 @@ struct ga_strtab {
 	size_t n, cap;
 	struct ga_map map;         /* (hash, k) -> id; "" (id 0) is not in it */
 	size_t batch_next;         /* demangling: where the names sent along start (strtab.c) */
-	uint64_t seed;             /* of the map's keys (strtab.c hash_bytes) */
+	uint64_t seed;             /* of the map's keys (strtab.c hash_bytes): the process's */
 };
 
 int ga_strtab_init(struct ga_strtab *t);
@@ -40,6 +41,12 @@ void ga_strtab_free(struct ga_strtab *t);
 
 /* Id of s (len bytes); GA_STR_NOMEM when memory runs out.  "" is 0. */
 uint32_t ga_strtab_intern(struct ga_strtab *t, const char *s, size_t len);
+
+/*
+ * ga_strtab_intern() of src's string id (another table's), its key taken
+ * from src rather than made again; GA_STR_NONE for "" or an id src has not.
+ */
+uint32_t ga_strtab_intern_from(struct ga_strtab *t, const struct ga_strtab *src, uint32_t id);
 
 /* Id of s (len bytes) where the table has it, else GA_STR_NOMEM.  "" is 0. */
 uint32_t ga_strtab_find(const struct ga_strtab *t, const char *s, size_t len);

@@ -500,7 +500,7 @@ static uint32_t S(struct ga_sum *s, const struct ga_model *m, uint32_t id, int *
 
 	if (!id)
 		return 0;
-	r = ga_strtab_intern(&s->s, ga_model_str(m, id), ga_strtab_len(&m->strs, id));
+	r = ga_strtab_intern_from(&s->s, &m->strs, id);
 	if (r == GA_STR_NOMEM)
 		*err = 1;
 	return r;
@@ -1114,7 +1114,7 @@ static uint32_t R(struct ga_sum *into, const struct ga_sum *from, uint32_t id, i
 
 	if (!id)
 		return 0;
-	r = ga_strtab_intern(&into->s, ga_strtab_get(&from->s, id), ga_strtab_len(&from->s, id));
+	r = ga_strtab_intern_from(&into->s, &from->s, id);
 	if (r == GA_STR_NOMEM)
 		*err = 1;
 	return r;
@@ -3811,7 +3811,7 @@ static uint32_t A(struct amap *am, struct ga_model *m, const struct ga_sum *s, u
 		return 0;
 	if (am->v[id])
 		return am->v[id];
-	r = ga_strtab_intern(&m->strs, ga_strtab_get(&s->s, id), ga_strtab_len(&s->s, id));
+	r = ga_strtab_intern_from(&m->strs, &s->s, id);
 	if (r == GA_STR_NOMEM)
 		am->err = 1;
 	else

@@ -276,7 +276,7 @@ static void test_map(void)
 		/*
 		 * Every length to past two of the keys' 8-byte steps, strings
 		 * that differ in one byte anywhere: told apart, and a second
-		 * table (another seed) gives the same ids in the same order.
+		 * table gives the same ids in the same order.
 		 */
 		struct ga_strtab u;
 		char s[41];
@@ -297,6 +297,27 @@ static void test_map(void)
 			CHECKF(bad2 == 0, "length %zu: %zu strings wrong", len, bad2);
 		}
 		CHECK(u.n == 1 + 40 * 41 / 2 && t.n == 601 + 40 * 41 / 2);
+		/* Interned from another table: its ids, as interning the strings gives. */
+		{
+			struct ga_strtab w;
+			size_t bad3 = 0;
+
+			CHECK(ga_strtab_init(&w) == 0);
+			for (uint32_t i2 = 1; i2 < t.n; i2 += 3) {
+				uint32_t a = ga_strtab_intern_from(&w, &t, i2);
+
+				bad3 += a == GA_STR_NOMEM ||
+					a != ga_strtab_intern(&w, ga_strtab_get(&t, i2),
+							      ga_strtab_len(&t, i2)) ||
+					a != ga_strtab_find(&w, ga_strtab_get(&t, i2),
+							    ga_strtab_len(&t, i2));
+			}
+			CHECKF(bad3 == 0, "%zu strings interned from another table wrong", bad3);
+			CHECK(ga_strtab_intern_from(&w, &t, 0) == GA_STR_NONE);
+			CHECK(ga_strtab_intern_from(&w, &t, (uint32_t)t.n) == GA_STR_NONE);
+			CHECK(w.n == 1 + (t.n - 1 + 2) / 3);
+			ga_strtab_free(&w);
+		}
 		ga_strtab_free(&u);
 	}
 	ga_strtab_free(&t);
