@@ -307,9 +307,7 @@ int ga_latency_finish(struct ga_latency *l)
 	for (size_t i = 0; i < l->nk; i++) {
 		struct ga_latency_k *k = &l->k[i];
 
-		k->med = ga_quant_median(&k->q);
-		k->p90 = ga_quant_pctl(&k->q, 900);
-		k->p99 = ga_quant_pctl(&k->q, 990);
+		ga_quant_mp(&k->q, &k->med, &k->p90, &k->p99);
 		k->med_est = ga_quant_estimated(&k->q);
 		k->stddev = ga_quant_stddev(&k->q);
 		/* The values are no longer needed, but by a summary. */

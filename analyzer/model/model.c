@@ -1824,9 +1824,7 @@ int ga_model_finish(struct ga_model *m)
 	for (i = 0; i < m->nkstats; i++) {
 		struct ga_kstat *k = &m->kstats[i];
 
-		k->med = ga_quant_median(&k->durs);
-		k->p90 = ga_quant_pctl(&k->durs, 900);
-		k->p99 = ga_quant_pctl(&k->durs, 990);
+		ga_quant_mp(&k->durs, &k->med, &k->p90, &k->p99);
 		k->med_est = ga_quant_estimated(&k->durs);
 		k->stddev = ga_quant_stddev(&k->durs);
 	}
@@ -1838,9 +1836,7 @@ int ga_model_finish(struct ga_model *m)
 	for (i = 0; i < m->nastats; i++) {
 		struct ga_astat *a = &m->astats[i];
 
-		a->med = ga_quant_median(&a->durs);
-		a->p90 = ga_quant_pctl(&a->durs, 900);
-		a->p99 = ga_quant_pctl(&a->durs, 990);
+		ga_quant_mp(&a->durs, &a->med, &a->p90, &a->p99);
 		a->med_est = ga_quant_estimated(&a->durs);
 		a->stddev = ga_quant_stddev(&a->durs);
 	}

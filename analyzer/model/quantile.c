@@ -496,6 +496,29 @@ uint64_t ga_quant_median(const struct ga_quant *q)
 	return (ga_quant_rank(q, n / 2 - 1) + ga_quant_rank(q, n / 2)) / 2;
 }
 
+void ga_quant_mp(const struct ga_quant *q, uint64_t *med, uint64_t *p90, uint64_t *p99)
+{
+	uint64_t n = ga_quant_count(q);
+
+	/*
+	 * A few exact values of 32 bits: sorted once for the three (each
+	 * alone copies and sorts them, exact_ranks()); else each as alone.
+	 */
+	if (!q->sketch && !q->nbig && n > 0 && n <= 64) {
+		uint32_t tmp[64];
+
+		memcpy(tmp, q->v, (size_t)n * sizeof(*tmp));
+		ga_sort_u32(tmp, (size_t)n);
+		*med = n % 2 ? tmp[n / 2] : ((uint64_t)tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+		*p90 = tmp[ga_quant_pctl_rank(n, 900)];
+		*p99 = tmp[ga_quant_pctl_rank(n, 990)];
+		return;
+	}
+	*med = ga_quant_median(q);
+	*p90 = ga_quant_pctl(q, 900);
+	*p99 = ga_quant_pctl(q, 990);
+}
+
 uint64_t ga_quant_pctl_rank(uint64_t count, unsigned permille)
 {
 	u128 k;

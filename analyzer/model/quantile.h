@@ -161,6 +161,9 @@ uint64_t ga_quant_rank(const struct ga_quant *q, uint64_t r);
 /* Median: the middle value, or the mean of the two middle ones; 0 when empty. */
 uint64_t ga_quant_median(const struct ga_quant *q);
 
+/* ga_quant_median() and ga_quant_pctl() at 900 and 990 of q, at once. */
+void ga_quant_mp(const struct ga_quant *q, uint64_t *med, uint64_t *p90, uint64_t *p99);
+
 /*
  * The permille-th percentile by nearest rank: the value of rank
  * ceil(count * permille / 1000) - 1 (p90: 900, p99: 990); 0 when empty.

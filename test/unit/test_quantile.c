@@ -127,6 +127,32 @@ static void test_exact(void)
 	tap_end();
 }
 
+/*
+ * ga_quant_mp: the median, p90 and p99 as each alone gives them, for few
+ * values (sorted once) and many, 32-bit and past, exact and histograms.
+ */
+static void test_mp(void)
+{
+	int bad = 0;
+
+	tap_begin("median, p90 and p99 at once: as each alone");
+	for (int trial = 0; trial < 400; trial++) {
+		size_t n = trial < 140 ? (size_t)trial % 70 : 1 + next() % 200000;
+		enum dist d = (enum dist)(trial % NDIST);
+		struct ga_quant q = { .limit = trial % 3 == 0 ? 50 : 0 };
+		uint64_t m, a, b;
+
+		for (size_t i = 0; i < n; i++)
+			ga_quant_add(&q, trial % 7 == 3 && i % 5 == 0 ? (1ull << 33) + i : draw(d, i));
+		ga_quant_mp(&q, &m, &a, &b);
+		bad += m != ga_quant_median(&q) || a != ga_quant_pctl(&q, 900) ||
+		       b != ga_quant_pctl(&q, 990);
+		ga_quant_free(&q);
+	}
+	CHECKF(bad == 0, "%d of 400 differ", bad);
+	tap_end();
+}
+
 /* |got - want| within want/256 (+ slack ns). */
 static int within(uint64_t got, uint64_t want, uint64_t slack)
 {
@@ -455,6 +481,7 @@ static void test_stddev(void)
 int main(void)
 {
 	test_exact();
+	test_mp();
 	test_estimates();
 	test_merge();
 	test_add_array();
