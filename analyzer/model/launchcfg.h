@@ -44,7 +44,7 @@ struct ga_lcfg {
 	uint32_t limit;            /* enum ga_occ_limit */
 };
 
-#define GA_LCFG_RECENT 64
+#define GA_LCFG_RECENT 1024 /* names that launch in turn: a PyTorch step has hundreds */
 
 struct ga_launchcfg {
 	struct ga_fan_act next_act; /* the model's next observer of activities */

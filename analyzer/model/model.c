@@ -1308,6 +1308,7 @@ static int on_api(struct fctx *f, const struct gp_rec_api *r)
 static void on_process(struct fctx *f, const struct gp_rec_process *r)
 {
 	struct ga_proc *p = &f->m->procs[f->proc];
+	struct ga_file *fi = &f->m->files[f->file];
 
 	p->pid = r->pid;
 	p->ppid = r->ppid;
@@ -1320,12 +1321,12 @@ static void on_process(struct fctx *f, const struct gp_rec_process *r)
 	p->rank = r->rank;
 	p->has_process = 1;
 	/* As align.c's scan: file ids under 2^26, strings of 127 bytes at most. */
-	if (!p->first_process) {
+	if (!fi->first_process) {
 		const char *h = r->host && r->host < (1u << 26) ? ga_model_str(f->m, p->host) : "";
 
-		p->first_process = 1;
-		if (strlen(h) < sizeof(p->first_host))
-			snprintf(p->first_host, sizeof(p->first_host), "%s", h);
+		fi->first_process = 1;
+		if (strlen(h) < sizeof(fi->first_host))
+			snprintf(fi->first_host, sizeof(fi->first_host), "%s", h);
 	}
 }
 
@@ -1458,8 +1459,8 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 		if (!p->clock_syncs++) {
 			const struct gp_rec_clock_sync *c = (const void *)rec;
 
-			p->first_sync = 1;
-			p->first_sync_ns = (int64_t)(c->realtime_ns - c->trace_ns);
+			m->files[f->file].first_sync = 1;
+			m->files[f->file].first_sync_ns = (int64_t)(c->realtime_ns - c->trace_ns);
 		}
 		return 0;
 	case GP_REC_DEVICE:

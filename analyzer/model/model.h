@@ -139,6 +139,15 @@ struct ga_file {
 	char *path;
 	struct ga_read_info info;
 	uint32_t proc;
+	/*
+	 * The first PROCESS record's host and the first CLOCK_SYNC's offset
+	 * (realtime - trace clock), as align.c's scan of the file reads them:
+	 * a summary of one trace takes them from here (summary.c), not from a
+	 * second read.  Here, not in struct ga_proc, which the hot paths index.
+	 */
+	int first_process, first_sync;
+	int64_t first_sync_ns;
+	char first_host[128];
 };
 
 struct ga_proc {
@@ -161,15 +170,6 @@ struct ga_proc {
 	int gap_open;
 	int has_flight;            /* a flight-recorder dump: flight holds what it covers */
 	struct gp_rec_flight flight;
-	/*
-	 * The first PROCESS record's host and the first CLOCK_SYNC's offset
-	 * (realtime - trace clock), as align.c's scan of the file reads them:
-	 * a summary of one trace takes them from here (summary.c), not from a
-	 * second read.
-	 */
-	int first_process, first_sync;
-	int64_t first_sync_ns;
-	char first_host[128];
 };
 
 /* A capture range: a window the recorder was told to record. */

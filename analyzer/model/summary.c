@@ -912,18 +912,13 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 			goto fail;
 		al2.n = m->nfiles;
 		scanned = 1;
-		for (i = 0; i < m->nfiles; i++)
-			al2.f[i].rank = UINT32_MAX;
-		/* Each file's first process, as the scan reads a file's first records. */
-		for (i = m->nprocs; i-- > 0;) {
-			const struct ga_proc *p = &m->procs[i];
-			struct ga_align_file *f = p->file < m->nfiles ? &al2.f[p->file] : NULL;
+		for (i = 0; i < m->nfiles; i++) {
+			const struct ga_file *fi = &m->files[i];
 
-			if (!f)
-				continue;
-			f->has_sync = p->first_sync;
-			f->sync_ns = p->first_sync ? p->first_sync_ns : 0;
-			memcpy(f->host, p->first_host, sizeof(f->host));
+			al2.f[i].rank = UINT32_MAX;
+			al2.f[i].has_sync = fi->first_sync;
+			al2.f[i].sync_ns = fi->first_sync ? fi->first_sync_ns : 0;
+			memcpy(al2.f[i].host, fi->first_host, sizeof(al2.f[i].host));
 		}
 		al = &al2;
 	}
