@@ -333,6 +333,21 @@ const char *ga_strtab_full(struct ga_strtab *t, uint32_t id)
 }
 
 /*
+ * The short form of the demangled name full: full itself where they are
+ * the same (names may be long), NULL out of memory.
+ */
+static char *short_of(char *full)
+{
+	char *sn = ga_demangle_short(full);
+
+	if (sn && !strcmp(sn, full)) {
+		free(sn);
+		sn = full;
+	}
+	return sn;
+}
+
+/*
  * The cache's short form of e, whose demangled form is the cache's (made
  * once for every table), or NULL where it has none (out of memory).
  */
@@ -346,12 +361,8 @@ static char *cached_short(const struct ga_str *e)
 	if (cid != GA_STR_NOMEM && cid < cache.cap && cache.e[cid].done && cache.e[cid].full) {
 		struct cached *c = &cache.e[cid];
 
-		if (!c->shortname && (sn = ga_demangle_short(c->full)) && !strcmp(sn, c->full)) {
-			free(sn);
-			sn = c->full;
-		}
 		if (!c->shortname)
-			c->shortname = sn;
+			c->shortname = short_of(c->full);
 		sn = c->shortname;
 	}
 	pthread_mutex_unlock(&cache_lock);
@@ -380,13 +391,8 @@ const char *ga_strtab_short(struct ga_strtab *t, uint32_t id)
 			e->short_shared = 1;
 			return sn;
 		}
-		sn = ga_demangle_short(full);
-		if (!sn)
+		if (!(sn = short_of(e->full)))
 			return full;
-		if (!strcmp(sn, full)) {
-			free(sn);
-			sn = e->full;
-		}
 		e->shortname = sn;
 	}
 	return e->shortname;

@@ -840,7 +840,7 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 	uint32_t org, *devmap = NULL;
 	const struct ga_align *al;
 	struct ga_align al2;
-	int err = 0, scanned = 0;
+	int err = 0, made = 0;
 	size_t i, nd = 0;
 
 	if (!s)
@@ -911,13 +911,13 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 		if (!(al2.f = calloc(m->nfiles + 1, sizeof(*al2.f))))
 			goto fail;
 		al2.n = m->nfiles;
-		scanned = 1;
+		made = 1;
 		for (i = 0; i < m->nfiles; i++) {
 			const struct ga_file *fi = &m->files[i];
 
 			al2.f[i].rank = UINT32_MAX;
 			al2.f[i].has_sync = fi->first_sync;
-			al2.f[i].sync_ns = fi->first_sync ? fi->first_sync_ns : 0;
+			al2.f[i].sync_ns = fi->first_sync_ns;
 			memcpy(al2.f[i].host, fi->first_host, sizeof(al2.f[i].host));
 		}
 		al = &al2;
@@ -1089,12 +1089,12 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 	if (err)
 		goto fail;
 	free(devmap);
-	if (scanned)
+	if (made)
 		ga_align_free(&al2);
 	return s;
 fail:
 	free(devmap);
-	if (scanned)
+	if (made)
 		ga_align_free(&al2);
 	ga_summary_free(s);
 	return NULL;
