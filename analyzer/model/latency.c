@@ -307,12 +307,14 @@ int ga_latency_finish(struct ga_latency *l)
 	for (size_t i = 0; i < l->nk; i++) {
 		struct ga_latency_k *k = &l->k[i];
 
+		/* A summary keeps the values: the merged summary takes these from them. */
+		if (l->keep_values)
+			continue;
 		ga_quant_mp(&k->q, &k->med, &k->p90, &k->p99);
 		k->med_est = ga_quant_estimated(&k->q);
 		k->stddev = ga_quant_stddev(&k->q);
-		/* The values are no longer needed, but by a summary. */
-		if (!l->keep_values)
-			ga_quant_free(&k->q);
+		/* The values are no longer needed. */
+		ga_quant_free(&k->q);
 	}
 	return 0;
 }

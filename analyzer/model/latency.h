@@ -89,7 +89,8 @@ struct ga_latency {
 	uint64_t replayed;         /* kernels with their call, profiled by kernel replay: no GPU start */
 	uint64_t early;            /* kernels with their call that start before it (clocks disagree) */
 	uint64_t quant_limit;      /* latencies a kernel keeps exactly: the model's */
-	int keep_values;           /* ga_latency_finish() keeps each kernel's q (summaries) */
+	int keep_values;           /* ga_latency_finish() keeps each kernel's q, its median
+				      and percentiles left 0 (summaries) */
 	int oom;
 };
 

@@ -1822,19 +1822,19 @@ int ga_model_finish(struct ga_model *m)
 	for (i = 0; i < m->ndevs; i++)
 		if (ga_model_busy_finish(m, (uint32_t)i) || shared_late(m, (uint32_t)i))
 			return -1;
-	for (i = 0; i < m->nkstats; i++) {
+	for (i = 0; i < m->nkstats && !m->no_row_stats; i++) {
 		struct ga_kstat *k = &m->kstats[i];
 
 		ga_quant_mp(&k->durs, &k->med, &k->p90, &k->p99);
 		k->med_est = ga_quant_estimated(&k->durs);
 		k->stddev = ga_quant_stddev(&k->durs);
 	}
-	for (i = 0; i < m->nmemops; i++) {
+	for (i = 0; i < m->nmemops && !m->no_row_stats; i++) {
 		m->memops[i].med = ga_quant_median(&m->memops[i].durs);
 		m->memops[i].med_est = ga_quant_estimated(&m->memops[i].durs);
 		m->memops[i].stddev = ga_quant_stddev(&m->memops[i].durs);
 	}
-	for (i = 0; i < m->nastats; i++) {
+	for (i = 0; i < m->nastats && !m->no_row_stats; i++) {
 		struct ga_astat *a = &m->astats[i];
 
 		ga_quant_mp(&a->durs, &a->med, &a->p90, &a->p99);

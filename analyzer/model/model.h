@@ -305,6 +305,12 @@ struct ga_model {
 	int warnings_later;        /* ga_load_inputs() leaves its warnings to the caller
 				      (the pool prints the merged summary's, once) */
 	/*
+	 * A summary's model (summary.c): the rows' medians, percentiles and
+	 * deviations are the merged summary's to take from their durations;
+	 * ga_model_finish() leaves them 0.
+	 */
+	int no_row_stats;
+	/*
 	 * Set when nothing needs every busy interval (the findings scan them
 	 * as they retire): devices' unions retire intervals behind their
 	 * streams (model/busy.h), keeping the total and span only.  May be

@@ -4636,6 +4636,8 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 		 * GA_SUM_BUSY_KEEP intervals for the summary.
 		 */
 		an.m.busy_keep = GA_SUM_BUSY_KEEP;
+		/* The rows' medians and percentiles: the merged summary's (summary.c sq_finish()). */
+		an.m.no_row_stats = 1;
 		rc = ga_analysis_build(&an, &p, 1);
 		if (rc != GA_ANALYSIS_AGAIN)
 			break;
