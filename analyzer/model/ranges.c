@@ -1185,7 +1185,7 @@ struct fpend {
 
 struct fold {
 	/* The codes (CODE_*, a range's tree node + CODE_RANGE) by process and id. */
-	struct fblock *cache;      /* FOLD_CACHE */
+	struct fblock *cache;      /* FOLD_CACHE, made at the first code (fold_block_slow()) */
 	int fd;                    /* the temporary file, -1 none yet */
 	uint64_t filled;           /* blocks of the file written */
 	uint64_t *base;            /* per process: its first block */
@@ -1256,10 +1256,10 @@ static struct fold *fold_new(size_t nprocs)
 	if (!f)
 		return NULL;
 	f->fd = -1;
-	f->cache = calloc(FOLD_CACHE, sizeof(*f->cache));
+	/* The cache of codes (1 MiB) is made at the first code: most traces of a job have none. */
 	f->base = calloc(nprocs ? nprocs : 1, sizeof(*f->base));
 	f->top = calloc(nprocs ? nprocs : 1, sizeof(*f->top));
-	if (!f->cache || !f->base || !f->top) {
+	if (!f->base || !f->top) {
 		fold_free(f);
 		return NULL;
 	}
@@ -1290,8 +1290,12 @@ static int fold_write(struct fold *f, struct fblock *b)
 /* Block blk in memory (from the file where it was written); NULL on an I/O error. */
 static __attribute__((noinline)) struct fblock *fold_block_slow(struct fold *f, uint64_t blk)
 {
-	struct fblock *b = &f->cache[blk % FOLD_CACHE];
+	struct fblock *b;
 	size_t done = 0;
+
+	if (!f->cache && !(f->cache = calloc(FOLD_CACHE, sizeof(*f->cache))))
+		return NULL;
+	b = &f->cache[blk % FOLD_CACHE];
 
 	if (b->used && b->dirty && fold_write(f, b)) {
 		f->io_err = 1;
@@ -1319,9 +1323,9 @@ static __attribute__((noinline)) struct fblock *fold_block_slow(struct fold *f, 
 
 static inline struct fblock *fold_block(struct fold *f, uint64_t blk)
 {
-	struct fblock *b = &f->cache[blk % FOLD_CACHE];
+	struct fblock *b = f->cache ? &f->cache[blk % FOLD_CACHE] : NULL;
 
-	return b->used && b->blk == blk ? b : fold_block_slow(f, blk);
+	return b && b->used && b->blk == blk ? b : fold_block_slow(f, blk);
 }
 
 /* The code of id corr of process pi, 0 none (or an I/O error: io_err). */
@@ -1900,7 +1904,7 @@ static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ra
 		 * Codes that the cache cannot hold at once go to the file now,
 		 * so that the aggregate pass only reads it.
 		 */
-		for (i = 0; f->next > FOLD_CACHE && i < FOLD_CACHE; i++)
+		for (i = 0; f->cache && f->next > FOLD_CACHE && i < FOLD_CACHE; i++)
 			if (f->cache[i].used && f->cache[i].dirty && fold_write(f, &f->cache[i])) {
 				nx->fold_why = "no temporary file for the launches' ranges";
 				*noted_files = (uint32_t)n;
