@@ -1007,11 +1007,12 @@ static int read_src(struct scan *s, const struct ga_ranges_src *src)
 		fn = ga_align_reader_fn;
 		ctx = ar;
 	}
-	if (src->buf)
-		ga_reader_read_mem(src->path, src->buf, src->len, fn, ctx, &info, err,
-				   sizeof(err));
-	else
-		ga_reader_read_file(src->path, fn, ctx, &info, err, sizeof(err));
+	/*
+	 * Most traces say in their first records (CONFIG) that the rest is the
+	 * model's read's (one_pass, pace): the head read decodes no more of
+	 * the first chunk than that.
+	 */
+	ga_reader_read_head(src->path, src->buf, src->len, fn, ctx, &info, err, sizeof(err));
 	free(ar);
 	return s->oom ? -1 : 0;
 }

@@ -150,6 +150,7 @@ struct rd {
 	uint64_t ahead_types; /* the record types ahead reads: bit 1 << type */
 	unsigned lag;
 	const struct ga_reader_pace *pace; /* ga_reader_read_paced(), else NULL */
+	int head;                          /* the first chunk a piece at a time (ga_reader_read_head) */
 	struct ga_read_info *info;
 	char *err;
 	size_t errlen;
@@ -503,11 +504,15 @@ static const unsigned char *claim(struct rd *r, struct dec *d, struct slot *s)
  * Check, decompress and delta-decode the claimed chunk s whose frame is at
  * p (outside the lock).  Returns 0, or -1 when s ends the file.
  */
-static int decode(struct dec *d, struct slot *s, const unsigned char *p)
+/*
+ * The claimed chunk s's checks before it is decompressed (checksum,
+ * sequence, one zstd frame), and room for its records.  0, or -1 when s
+ * ends the file.
+ */
+static int chunk_ready(struct slot *s, const unsigned char *p)
 {
 	const struct gp_chunk_header *ch = &s->ch;
 	uint32_t seq = s->seq;
-	size_t dn;
 
 	if (gp_chunk_checksum(ch, p, ch->comp_size) != ch->checksum) {
 		slot_stop(s, SLOT_DAMAGE, "chunk %u: checksum mismatch", seq);
@@ -533,6 +538,17 @@ static int decode(struct dec *d, struct slot *s, const unsigned char *p)
 		s->raw = np;
 		s->raw_cap = ch->raw_size;
 	}
+	return 0;
+}
+
+static int decode(struct dec *d, struct slot *s, const unsigned char *p)
+{
+	const struct gp_chunk_header *ch = &s->ch;
+	uint32_t seq = s->seq;
+	size_t dn;
+
+	if (chunk_ready(s, p))
+		return -1;
 	dn = ZSTD_decompressDCtx(d->dctx, s->raw, ch->raw_size, p, ch->comp_size);
 	if (ZSTD_isError(dn)) {
 		slot_stop(s, SLOT_DAMAGE, "chunk %u: zstd: %s", seq, ZSTD_getErrorName(dn));
@@ -686,7 +702,9 @@ static int helpers_start(struct rd *r, unsigned want)
 
 	r->nslots = (want + 1) * SLOTS_PER_THREAD + r->lag;
 	for (i = 0; i <= want; i++) {
-		r->dec[i].dctx = ZSTD_createDCtx();
+		/* The caller's may be made already (head_chunk()). */
+		if (!r->dec[i].dctx)
+			r->dec[i].dctx = ZSTD_createDCtx();
 		if (!r->dec[i].dctx) {
 			if (i == 0)
 				return -1;
@@ -869,19 +887,142 @@ static int hold_deliver(struct rd *r, struct hold *h, int *res)
 	return end;
 }
 
+/* Decompressed at a time in the first chunk of a head read: past a zstd block or so. */
+#define HEAD_STEP (16u << 10)
+
+/*
+ * The end of a read at slot s, which holds no chunk (the end of the file,
+ * damage, a failure): *res, as read_chunks() ends.
+ */
+static int read_end(struct rd *r, struct slot *s)
+{
+	struct ga_read_info *info = r->info;
+
+	helpers_stop(r);
+	if (s->kind == SLOT_DAMAGE) {
+		damage(r, s->off, "%s", s->msg);
+		return GA_READ_OK;
+	}
+	if (s->kind == SLOT_FAIL) {
+		fail(r, s->off, "%s", s->msg);
+		return GA_READ_EOPEN;
+	}
+	info->stop_offset = s->off;
+	info->file_size = s->off;
+	info->bytes_unread = 0;
+	return GA_READ_OK;
+}
+
+/*
+ * A head read's first chunk (ga_reader_read_head()), on the caller's
+ * thread before any helper starts: decompressed HEAD_STEP bytes at a time,
+ * each piece's whole records decoded and handed to the callback before the
+ * next is decompressed, so that a callback that stops there leaves the
+ * rest of the chunk undecoded.  The records are those a read at once hands
+ * over, in the same order, checked the same.  Returns 0 to go on with the
+ * second chunk, or 1 when the read ends with *res.
+ */
+static int head_chunk(struct rd *r, int *res)
+{
+	struct dec *d = &r->dec[0];
+	struct slot *s = &r->slots[0];
+	struct gp_delta_state ds;
+	const unsigned char *p;
+	ZSTD_inBuffer in;
+	ZSTD_outBuffer out;
+	size_t whole = 0, given = 0;
+	uint32_t bad_off, bad_size;
+	int rc;
+
+	memset(&ds, 0, sizeof(ds));
+	if (!d->dctx && !(d->dctx = ZSTD_createDCtx())) {
+		fail(r, r->next_off, "out of memory");
+		*res = GA_READ_EOPEN;
+		return 1;
+	}
+	if (!(p = claim(r, d, s)) || chunk_ready(s, p)) {
+		*res = read_end(r, s);
+		return 1;
+	}
+	ZSTD_DCtx_reset(d->dctx, ZSTD_reset_session_only);
+	in = (ZSTD_inBuffer){ p, s->ch.comp_size, 0 };
+	out = (ZSTD_outBuffer){ s->raw, 0, 0 };
+	for (;;) {
+		size_t before = out.pos, zr;
+
+		out.size = s->ch.raw_size - out.pos > HEAD_STEP ? out.pos + HEAD_STEP : s->ch.raw_size;
+		zr = ZSTD_decompressStream(d->dctx, &out, &in);
+		if (ZSTD_isError(zr)) {
+			slot_stop(s, SLOT_DAMAGE, "chunk 0: zstd: %s", ZSTD_getErrorName(zr));
+			break;
+		}
+		/* The frame's end exactly at the chunk's size, as a read at once wants it. */
+		if (out.pos == s->ch.raw_size ? zr != 0 : zr == 0 || out.pos == before) {
+			slot_stop(s, SLOT_DAMAGE, "chunk 0: decompressed to %zu bytes, header says %u",
+				  out.pos, s->ch.raw_size);
+			break;
+		}
+		if (s->ch.flags & GP_CHUNK_F_DELTA) {
+			whole = gp_delta_run(s->raw, whole, out.pos, 1, &ds);
+		} else {
+			while (whole + sizeof(struct gp_rec) <= out.pos) {
+				uint32_t size = ((const struct gp_rec *)(const void *)(s->raw + whole))->size;
+
+				if (size < sizeof(struct gp_rec) || size % 8 || size > out.pos - whole)
+					break;
+				whole += size;
+			}
+		}
+		/* The last piece: what follows a bad size too, for deliver() to find it. */
+		if (out.pos == s->ch.raw_size)
+			whole = out.pos;
+		rc = deliver(r, r->fn, r->ctx, 1, ~0ull, s->raw + given, (uint32_t)(whole - given),
+			     &bad_off, &bad_size);
+		if (rc < 0) {
+			fail(r, s->off, "stopped while processing chunk 0");
+			r->info->stop_offset = s->off;
+			*res = GA_READ_ECALLBACK;
+			return 1;
+		}
+		if (rc > 0) {
+			damage(r, s->off, "chunk 0: record at +%u has bad size %u",
+			       (uint32_t)given + bad_off, bad_size);
+			*res = GA_READ_OK;
+			return 1;
+		}
+		given = whole;
+		if (out.pos == s->ch.raw_size) {
+			r->info->chunks++;
+			r->info->raw_bytes += s->ch.raw_size;
+			r->info->chunk_lost += s->ch.lost;
+			if (s->ch.flags & GP_CHUNK_F_LAST)
+				r->info->last_flag = 1;
+			return 0;
+		}
+	}
+	r->ended = 1;
+	*res = read_end(r, s);
+	return 1;
+}
+
 static int read_chunks(struct rd *r)
 {
 	struct ga_read_info *info = r->info;
-	uint32_t i, next = 0;      /* next: the first chunk the callback has not had */
+	uint32_t i = 0, next = 0; /* next: the first chunk the callback has not had */
 	int ahead = r->ahead != NULL, rc;
 
 	r->next_off = info->header.header_size;
+	if (r->head) {
+		if (head_chunk(r, &rc))
+			return rc;
+		i = next = 1;
+	}
 	/* A pipe's size is unknown (UINT64_MAX): it may be long. */
 	if (helpers_start(r, helpers_wanted(r->src.size - r->src.pos))) {
 		fail(r, r->next_off, "out of memory");
 		return GA_READ_EOPEN;
 	}
-	for (i = 0;; i++) {
+	for (;; i++) {
 		struct slot *s = slot_take(r, i);
 		uint32_t bad_off, bad_size;
 
@@ -890,19 +1031,7 @@ static int read_chunks(struct rd *r)
 			while (next < i)
 				if (to_callback(r, next++, &rc))
 					return rc;
-			helpers_stop(r);
-			if (s->kind == SLOT_DAMAGE) {
-				damage(r, s->off, "%s", s->msg);
-				return GA_READ_OK;
-			}
-			if (s->kind == SLOT_FAIL) {
-				fail(r, s->off, "%s", s->msg);
-				return GA_READ_EOPEN;
-			}
-			info->stop_offset = s->off;
-			info->file_size = s->off;
-			info->bytes_unread = 0;
-			return GA_READ_OK;
+			return read_end(r, s);
 		}
 		ga_progress_read(r->name, s->off, r->src.size == UINT64_MAX ? 0 : r->src.size, 0);
 		if (ahead) {
@@ -1112,6 +1241,7 @@ struct ahead_of {
 	uint64_t types;
 	unsigned lag;
 	const struct ga_reader_pace *pace;
+	int head; /* no look-ahead: the first chunk a piece at a time */
 };
 
 static void ahead_set(struct rd *r, const struct ahead_of *a)
@@ -1121,6 +1251,7 @@ static void ahead_set(struct rd *r, const struct ahead_of *a)
 	r->ahead_types = a->types;
 	r->pace = a->fn ? a->pace : NULL;
 	r->lag = a->fn && !a->pace ? (a->lag < GA_READER_LAG_MAX ? a->lag : GA_READER_LAG_MAX) : 0;
+	r->head = !a->fn && a->head;
 }
 
 static int read_file(const char *path, const struct ahead_of *a, ga_reader_fn fn, void *ctx,
@@ -1183,11 +1314,21 @@ int ga_reader_read_mem(const char *name, const void *buf, size_t len,
 	return read_mem(name, buf, len, &none, fn, ctx, info, err, errlen);
 }
 
+int ga_reader_read_head(const char *path, const void *buf, size_t len, ga_reader_fn fn,
+			void *ctx, struct ga_read_info *info, char *err, size_t errlen)
+{
+	const struct ahead_of head = { .head = 1 };
+
+	if (!buf)
+		return read_file(path, &head, fn, ctx, info, err, errlen);
+	return read_mem(path, buf, len, &head, fn, ctx, info, err, errlen);
+}
+
 int ga_reader_read_ahead(const char *path, const void *buf, size_t len, ga_reader_fn ahead,
 			 void *actx, uint64_t types, unsigned lag, ga_reader_fn fn, void *ctx,
 			 struct ga_read_info *info, char *err, size_t errlen)
 {
-	const struct ahead_of a = { ahead, actx, types, lag, NULL };
+	const struct ahead_of a = { ahead, actx, types, lag, NULL, 0 };
 
 	if (!buf)
 		return read_file(path, &a, fn, ctx, info, err, errlen);
@@ -1199,7 +1340,7 @@ int ga_reader_read_paced(const char *path, const void *buf, size_t len, ga_reade
 			 ga_reader_fn fn, void *ctx, struct ga_read_info *info, char *err,
 			 size_t errlen)
 {
-	const struct ahead_of a = { ahead, actx, types, 0, pace };
+	const struct ahead_of a = { ahead, actx, types, 0, pace, 0 };
 
 	if (!buf)
 		return read_file(path, &a, fn, ctx, info, err, errlen);

@@ -83,6 +83,20 @@ int ga_reader_read_mem(const char *name, const void *buf, size_t len,
 		       ga_reader_fn fn, void *ctx, struct ga_read_info *info,
 		       char *err, size_t errlen);
 
+/*
+ * As ga_reader_read_file() (buf NULL) or ga_reader_read_mem(), for a
+ * callback that stops early, most times in the first chunk (a scan of a
+ * trace's head: its CONFIG record): the first chunk is decompressed a
+ * piece at a time, each piece's records handed over before the next is
+ * decompressed, so that a stop leaves the rest of it undecoded.  The
+ * records, their order and checks are a read's at once; where the first
+ * chunk's frame, its checksum right, does not decompress to its end, the
+ * records before the fault were handed over already (a read at once hands
+ * none of that chunk).
+ */
+int ga_reader_read_head(const char *path, const void *buf, size_t len, ga_reader_fn fn,
+			void *ctx, struct ga_read_info *info, char *err, size_t errlen);
+
 /* Chunks a look-ahead may run before the callback at most (ga_reader_read_ahead). */
 #define GA_READER_LAG_MAX 16
 

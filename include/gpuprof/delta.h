@@ -47,14 +47,25 @@ static inline int gp_delta_fields(uint16_t type, struct gp_delta_field *f)
 #undef GP_DELTA_CASE
 }
 
-/* decode = 0: encode in place; 1: decode in place.  Stops at a malformed size. */
-static inline void gp_delta_apply(unsigned char *buf, size_t len, int decode)
+/* What a chunk's coding carries from one record to the next of its type. */
+struct gp_delta_state {
+	uint64_t prev_t[GP_REC_TYPE_COUNT];
+	uint32_t prev_c[GP_REC_TYPE_COUNT];
+};
+
+/*
+ * The records of buf from off on, each whole within len, coded (decode = 0)
+ * or decoded (1) in place, st carried from the records before off.
+ * Returns the offset it stopped at: len, or that of a record not whole
+ * within len or of a malformed size (the end of a chunk's coding), so that
+ * a chunk is decoded a piece at a time as it is decompressed (the reader's
+ * head of a trace) as it is at once.
+ */
+static inline size_t gp_delta_run(unsigned char *buf, size_t off, size_t len, int decode,
+				  struct gp_delta_state *st)
 {
-	uint64_t prev_t[GP_REC_TYPE_COUNT] = { 0 };
-	uint32_t prev_c[GP_REC_TYPE_COUNT] = { 0 };
 	struct gp_delta_field f;
 	struct gp_rec h;
-	size_t off = 0;
 
 	while (off + sizeof(h) <= len) {
 		uint64_t s, e;
@@ -62,7 +73,7 @@ static inline void gp_delta_apply(unsigned char *buf, size_t len, int decode)
 
 		memcpy(&h, buf + off, sizeof(h));
 		if (h.size < sizeof(h) || (h.size & 7u) || h.size > len - off)
-			return;
+			return off;
 		if (h.type < GP_REC_TYPE_COUNT && gp_delta_fields(h.type, &f) && h.size >= f.min_size) {
 			unsigned char *p = buf + off;
 
@@ -70,17 +81,17 @@ static inline void gp_delta_apply(unsigned char *buf, size_t len, int decode)
 			memcpy(&e, p + f.ts + 8, 8);
 			memcpy(&c, p + f.corr, 4);
 			if (decode) {
-				s += prev_t[h.type];
+				s += st->prev_t[h.type];
 				e += s;
-				c += prev_c[h.type];
-				prev_t[h.type] = s;
-				prev_c[h.type] = c;
+				c += st->prev_c[h.type];
+				st->prev_t[h.type] = s;
+				st->prev_c[h.type] = c;
 			} else {
-				uint64_t ds = s - prev_t[h.type];
-				uint32_t dc = c - prev_c[h.type];
+				uint64_t ds = s - st->prev_t[h.type];
+				uint32_t dc = c - st->prev_c[h.type];
 
-				prev_t[h.type] = s;
-				prev_c[h.type] = c;
+				st->prev_t[h.type] = s;
+				st->prev_c[h.type] = c;
 				e -= s;
 				s = ds;
 				c = dc;
@@ -91,6 +102,16 @@ static inline void gp_delta_apply(unsigned char *buf, size_t len, int decode)
 		}
 		off += h.size;
 	}
+	return off;
+}
+
+/* decode = 0: encode a chunk in place; 1: decode it in place.  Stops at a malformed size. */
+static inline void gp_delta_apply(unsigned char *buf, size_t len, int decode)
+{
+	struct gp_delta_state st;
+
+	memset(&st, 0, sizeof(st));
+	(void)gp_delta_run(buf, 0, len, decode, &st);
 }
 
 #endif /* GPUPROF_DELTA_H */

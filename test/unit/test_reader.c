@@ -989,6 +989,125 @@ static void test_paced(void)
 	tap_end();
 }
 
+/* Collects records until the stop_at-th (1-based, 0 never), which stops the read. */
+struct stopper {
+	struct ga_buf got;
+	uint64_t n, stop_at;
+};
+
+static int stop_at(void *ctx, const struct gp_rec *rec)
+{
+	struct stopper *st = ctx;
+
+	if (ga_buf_put(&st->got, rec, rec->size))
+		return 1;
+	return ++st->n == st->stop_at;
+}
+
+/*
+ * A head read (ga_reader_read_head): the records of a read at once, in
+ * order, delta-coded chunks or not, from memory and a file, with and
+ * without decoding threads after the first chunk; a callback's stop in
+ * the first chunk leaves the rest of it undecoded: where its frame's tail
+ * is damaged (the checksum made right again), a read at once hands over
+ * none of the chunk, the head read the records before the stop.
+ */
+static void test_head(void)
+{
+	static const unsigned jobs[] = { 1, 0 };
+	struct ga_buf ref = { 0 };
+	struct stopper st = { 0 };
+	struct ga_read_info info, once;
+	char err[256], path[] = "/tmp/gpuprof-test-XXXXXX";
+	unsigned char *buf = NULL;
+	size_t len = 0, j;
+	struct synth *s;
+	int rc, delta;
+
+	tap_begin("head read: the records of a read at once; a stop in the first chunk decodes no more");
+	if (long_trace(&ref, &buf, &len, path)) {
+		tap_end();
+		return;
+	}
+	for (j = 0; j < sizeof(jobs) / sizeof(jobs[0]); j++) {
+		ga_reader_jobs = jobs[j];
+		st.got.len = 0;
+		rc = ga_reader_read_head(path, NULL, 0, collect, &st.got, &info, err, sizeof(err));
+		CHECKF(rc == GA_READ_OK && st.got.len == ref.len &&
+			       !memcmp(st.got.p, ref.p, ref.len),
+		       "-j %u, file: rc %d, %zu of %zu bytes", jobs[j], rc, st.got.len, ref.len);
+		ga_reader_read_file(path, NULL, NULL, &once, err, sizeof(err));
+		CHECK(info.records == once.records && info.chunks == once.chunks &&
+		      info.raw_bytes == once.raw_bytes && info.finished && !info.damaged &&
+		      info.file_size == len);
+		st.got.len = 0;
+		rc = ga_reader_read_head("mem", buf, len, collect, &st.got, &info, err, sizeof(err));
+		CHECKF(rc == GA_READ_OK && st.got.len == ref.len &&
+			       !memcmp(st.got.p, ref.p, ref.len),
+		       "-j %u, memory: rc %d", jobs[j], rc);
+	}
+	ga_reader_jobs = 0;
+	unlink(path);
+	free(buf);
+
+	/* One large first chunk (many pieces), coded and not: its records, then a stop. */
+	for (delta = 0; delta <= 1; delta++) {
+		struct gp_chunk_header ch;
+		uint64_t off;
+		int n;
+
+		ref.len = 0;
+		s = synth_open(NULL);
+		CHECK(s != NULL);
+		if (!s)
+			break;
+		s->chunk_limit = 1u << 20;
+		s->delta = delta;
+		write_every_type(s, &ref, 200);
+		CHECK(synth_close(s, &buf, &len) == 0);
+		st.got.len = 0;
+		rc = ga_reader_read_head("mem", buf, len, collect, &st.got, &info, err, sizeof(err));
+		CHECKF(rc == GA_READ_OK && st.got.len == ref.len &&
+			       !memcmp(st.got.p, ref.p, ref.len) && info.finished,
+		       "delta %d: rc %d, %zu of %zu bytes", delta, rc, st.got.len, ref.len);
+		off = ((const struct gp_file_header *)(const void *)buf)->header_size;
+		memcpy(&ch, buf + off, sizeof(ch));
+		CHECKF(ch.raw_size > 8 * (16u << 10), "delta %d: first chunk of %u bytes", delta,
+		       ch.raw_size);
+		/* Stopped at its second record: those two, and the read says it stopped. */
+		st.got.len = 0;
+		st.n = 0;
+		st.stop_at = 2;
+		rc = ga_reader_read_head("mem", buf, len, stop_at, &st, &info, err, sizeof(err));
+		CHECKF(rc == GA_READ_ECALLBACK && st.n == 2, "delta %d: rc %d after %llu", delta,
+		       rc, (unsigned long long)st.n);
+		/* The frame's last bytes garbled, the checksum made right: no record at once. */
+		for (n = 1; n <= 16; n++)
+			buf[off + sizeof(ch) + ch.comp_size - (size_t)n] ^= 0x5a;
+		ch.checksum = gp_chunk_checksum(&ch, buf + off + sizeof(ch), ch.comp_size);
+		memcpy(buf + off, &ch, sizeof(ch));
+		st.got.len = 0;
+		st.n = 0;
+		rc = ga_reader_read_mem("mem", buf, len, stop_at, &st, &info, err, sizeof(err));
+		CHECKF(rc == GA_READ_OK && st.n == 0 && info.damaged, "delta %d: at once, rc %d, %llu records",
+		       delta, rc, (unsigned long long)st.n);
+		rc = ga_reader_read_head("mem", buf, len, stop_at, &st, &info, err, sizeof(err));
+		CHECKF(rc == GA_READ_ECALLBACK && st.n == 2, "delta %d: head, rc %d, %llu records",
+		       delta, rc, (unsigned long long)st.n);
+		/* Read on past the fault: the records before it, then the damage. */
+		st.n = 0;
+		st.stop_at = 0;
+		rc = ga_reader_read_head("mem", buf, len, stop_at, &st, &info, err, sizeof(err));
+		CHECKF(rc == GA_READ_OK && info.damaged && st.n > 2 && info.chunks == 0,
+		       "delta %d: head to the fault, rc %d, %llu records", delta, rc,
+		       (unsigned long long)st.n);
+		free(buf);
+	}
+	ga_buf_free(&st.got);
+	ga_buf_free(&ref);
+	tap_end();
+}
+
 int main(void)
 {
 	test_crc();
@@ -1003,5 +1122,6 @@ int main(void)
 	test_header_and_chunk_rules();
 	test_skipped_records();
 	test_random_damage();
+	test_head();
 	return tap_exit();
 }
