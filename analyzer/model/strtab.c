@@ -243,6 +243,27 @@ static uint32_t cache_id(const struct ga_str *e)
 	return id;
 }
 
+static char *short_of(char *full);
+
+/*
+ * e takes the cache's forms c (cache_lock held), the short one made once
+ * for the process here: a table on any thread then has both without the
+ * lock (a pool of traces naming the same kernels took it once a name a
+ * trace, and its threads waited on one another).
+ */
+static void take_cached(struct ga_str *e, struct cached *c)
+{
+	e->full = c->full;
+	e->full_shared = 1;
+	e->full_done = 1;
+	if (c->full && !c->shortname)
+		c->shortname = short_of(c->full);
+	if (c->shortname) {
+		e->shortname = c->shortname;
+		e->short_shared = 1;
+	}
+}
+
 /*
  * Entry id demangled by the helper, and with it the first long mangled
  * names of the table not yet demangled, from where the last batch stopped
@@ -284,9 +305,7 @@ static void full_many(struct ga_strtab *t, uint32_t id)
 
 		cid[i] = cache_id(e);
 		if (cid[i] != GA_STR_NOMEM && cache.e[cid[i]].done) {
-			e->full = cache.e[cid[i]].full;
-			e->full_shared = 1;
-			e->full_done = 1;
+			take_cached(e, &cache.e[cid[i]]);
 			continue;
 		}
 		mn[nm] = names[i];
@@ -308,7 +327,7 @@ static void full_many(struct ga_strtab *t, uint32_t id)
 			cache.e[cid[i]].full = out[k];
 			cache.e[cid[i]].done = 1;
 			cache.bytes += fl;
-			e->full_shared = 1;
+			take_cached(e, &cache.e[cid[i]]);
 		}
 	}
 	pthread_mutex_unlock(&cache_lock);
