@@ -492,6 +492,76 @@ static int sq_finish(const struct sq *q, const struct sseg *seg, size_t nseg,
 	return 0;
 }
 
+/*
+ * A row's median, deviation, p90 and p99 (p90 NULL: none), taken by
+ * sq_finish_rows() once its table's rows are made.
+ */
+struct sqjob {
+	const struct sq *q;
+	uint64_t *med, *stddev, *p90, *p99;
+};
+
+struct sqrun {
+	const struct sqjob *jobs;
+	size_t n;
+	size_t next; /* the next row to take (atomic) */
+	int err;     /* out of memory (atomic) */
+};
+
+/* Rows of a table taken SQ_ROWS_STEP at a time, while rows are left. */
+#define SQ_ROWS_STEP 8
+/* Rows a thread of sq_finish_rows() is worth: fewer, the caller's alone. */
+#define SQ_ROWS_THREAD 64
+
+static void *sq_run(void *arg)
+{
+	struct sqrun *r = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&r->next, SQ_ROWS_STEP, __ATOMIC_RELAXED)) < r->n)
+		for (size_t e = i + SQ_ROWS_STEP < r->n ? i + SQ_ROWS_STEP : r->n; i < e; i++) {
+			const struct sqjob *j = &r->jobs[i];
+			uint64_t pct[2];
+
+			if (sq_finish(j->q, j->q->seg, j->q->nseg, j->med, j->stddev,
+				      j->p90 ? pct : NULL)) {
+				__atomic_store_n(&r->err, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			if (j->p90) {
+				*j->p90 = pct[0];
+				*j->p99 = pct[1];
+			}
+		}
+	return NULL;
+}
+
+/*
+ * The jobs' rows finished, on threads where they are many (-j: each row
+ * alone sorts its exact durations and replays their sums; a job's report
+ * of 256 traces spent a third of a second on one thread here, after the
+ * pool).  The same values on any number of threads.  0, or -1 out of
+ * memory.
+ */
+static int sq_finish_rows(const struct sqjob *jobs, size_t n)
+{
+	unsigned want = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus(), started = 0;
+	struct sqrun r = { .jobs = jobs, .n = n };
+	pthread_t th[GA_READER_JOBS_MAX];
+
+	if (want > GA_READER_JOBS_MAX)
+		want = GA_READER_JOBS_MAX;
+	if ((size_t)want > n / SQ_ROWS_THREAD)
+		want = (unsigned)(n / SQ_ROWS_THREAD);
+	/* The caller's thread is one of them. */
+	while (started + 1 < want && !pthread_create(&th[started], NULL, sq_run, &r))
+		started++;
+	sq_run(&r);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	return r.err ? -1 : 0;
+}
+
 /* ---- from an analysis ---- */
 
 static uint32_t S(struct ga_sum *s, const struct ga_model *m, uint32_t id, int *err)
@@ -4143,7 +4213,9 @@ static int launches_apply(const struct ga_sum *s, struct ga_analysis *an, struct
 	struct ga_latency *l = &an->lat;
 	struct ga_launchcfg *lc = &an->lc;
 	struct ga_model *m = &an->m;
+	struct sqjob *jobs;
 	size_t i;
+	int rc;
 
 	l->unmatched = s->lsc[0];
 	l->replayed = s->lsc[1];
@@ -4151,10 +4223,11 @@ static int launches_apply(const struct ga_sum *s, struct ga_analysis *an, struct
 	if (ga_util_grow(&l->k, &l->capk, s->nlat + 1, sizeof(*l->k)) ||
 	    ga_util_grow(&lc->c, &lc->capc, s->nlcfg + 1, sizeof(*lc->c)))
 		return -1;
+	if (!(jobs = malloc((s->nlat ? s->nlat : 1) * sizeof(*jobs))))
+		return -1;
 	for (i = 0; i < s->nlat; i++) {
 		const struct slat *x = &s->lat[i];
 		struct ga_latency_k *k = &l->k[l->nk++];
-		uint64_t pct[2];
 
 		memset(k, 0, sizeof(*k));
 		k->name = A(am, m, s, x->name);
@@ -4163,11 +4236,12 @@ static int launches_apply(const struct ga_sum *s, struct ga_analysis *an, struct
 		k->min = x->q.min;
 		k->max = x->q.max;
 		k->med_est = x->q.sketch;
-		if (sq_finish(&x->q, x->q.seg, x->q.nseg, &k->med, &k->stddev, pct))
-			return -1;
-		k->p90 = pct[0];
-		k->p99 = pct[1];
+		jobs[i] = (struct sqjob){ &x->q, &k->med, &k->stddev, &k->p90, &k->p99 };
 	}
+	rc = sq_finish_rows(jobs, s->nlat);
+	free(jobs);
+	if (rc)
+		return -1;
 	for (i = 0; i < s->nlcfg; i++) {
 		const struct slcfg *x = &s->lcfg[i];
 		struct ga_lcfg *c = &lc->c[lc->nc++];
@@ -4318,8 +4392,8 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 {
 	struct ga_model *m = &an->m;
 	struct amap am = { 0 };
-	uint64_t pct[2];
-	size_t i;
+	struct sqjob *jobs = NULL;
+	size_t i, most;
 	int move;
 
 	if (canonical(s) || !(am.v = calloc(s->s.n + 1, sizeof(*am.v))) ||
@@ -4507,6 +4581,10 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 	}
 	if (ga_util_grow(&m->kstats, &m->capkstats, s->nks + 1, sizeof(*m->kstats)))
 		goto fail;
+	/* One job a row, for the kernels', the memory operations' and the API calls' tables. */
+	most = s->nks > s->nmo ? s->nks : s->nmo;
+	if (!(jobs = malloc(((most > s->nas ? most : s->nas) + 1) * sizeof(*jobs))))
+		goto fail;
 	for (i = 0; i < s->nks; i++) {
 		const struct skstat *x = &s->ks[i];
 		struct ga_kstat *k = &m->kstats[m->nkstats++];
@@ -4520,11 +4598,10 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		k->max = x->q.max;
 		k->in_graph = x->in_graph;
 		k->med_est = x->q.sketch;
-		if (sq_finish(&x->q, x->q.seg, x->q.nseg, &k->med, &k->stddev, pct))
-			goto fail;
-		k->p90 = pct[0];
-		k->p99 = pct[1];
+		jobs[i] = (struct sqjob){ &x->q, &k->med, &k->stddev, &k->p90, &k->p99 };
 	}
+	if (sq_finish_rows(jobs, s->nks))
+		goto fail;
 	if (ga_util_grow(&m->memops, &m->capmemops, s->nmo + 1, sizeof(*m->memops)))
 		goto fail;
 	for (i = 0; i < s->nmo; i++) {
@@ -4541,9 +4618,10 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		o->min = x->q.min;
 		o->max = x->q.max;
 		o->med_est = x->q.sketch;
-		if (sq_finish(&x->q, x->q.seg, x->q.nseg, &o->med, &o->stddev, NULL))
-			goto fail;
+		jobs[i] = (struct sqjob){ &x->q, &o->med, &o->stddev, NULL, NULL };
 	}
+	if (sq_finish_rows(jobs, s->nmo))
+		goto fail;
 	for (i = 0; i < GA_COPY_KIND_MAX; i++)
 		ms_apply(&am, m, s, &m->copy[i], &s->copy[i]);
 	ms_apply(&am, m, s, &m->memset_st, &s->memset_st);
@@ -4577,11 +4655,10 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		a->errors = x->errors;
 		a->threads = x->threads;
 		a->med_est = x->q.sketch;
-		if (sq_finish(&x->q, x->q.seg, x->q.nseg, &a->med, &a->stddev, pct))
-			goto fail;
-		a->p90 = pct[0];
-		a->p99 = pct[1];
+		jobs[i] = (struct sqjob){ &x->q, &a->med, &a->stddev, &a->p90, &a->p99 };
 	}
+	if (sq_finish_rows(jobs, s->nas))
+		goto fail;
 	if (am.err || nvtx_apply(s, an, &am) || launches_apply(s, an, &am) ||
 	    fstate_apply(s, an, &am))
 		goto fail;
@@ -4589,10 +4666,12 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		if (m->procs[i].rank != GA_NO_RANK)
 			an->rk.any_rank = 1; /* how the report names a GPU's users */
 	m->finished = 1;
+	free(jobs);
 	free(am.v);
 	free(am.lab);
 	return 0;
 fail:
+	free(jobs);
 	free(am.v);
 	free(am.lab);
 	return -1;
