@@ -14,8 +14,9 @@
  * in linear time.  A trace of more busy intervals than a summary carries:
  * its summary reports its busy time and span as the trace does; two such
  * traces of one GPU go to the report's pool read together, and their
- * summaries say that GPU's busy time is a lower bound.  Test code, runs
- * offline only, needs no GPU.
+ * summaries say that GPU's busy time is a lower bound.  A summary's rows
+ * finished on four threads give the figures one thread gives, and those
+ * of the trace read directly.  Test code, runs offline only, needs no GPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -1293,6 +1294,120 @@ static void test_sync_from_read(void)
 	tap_end();
 }
 
+/* The rows' figures of an analysis: kernels', API calls' and launch latency's. */
+struct rowfig {
+	uint64_t med, p90, p99, sd;
+};
+
+static size_t figures(const struct ga_analysis *an, struct rowfig *f, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < an->m.nkstats && n < cap; i++, n++)
+		f[n] = (struct rowfig){ an->m.kstats[i].med, an->m.kstats[i].p90,
+					an->m.kstats[i].p99, an->m.kstats[i].stddev };
+	for (size_t i = 0; i < an->m.nastats && n < cap; i++, n++)
+		f[n] = (struct rowfig){ an->m.astats[i].med, an->m.astats[i].p90,
+					an->m.astats[i].p99, an->m.astats[i].stddev };
+	for (size_t i = 0; i < an->lat.nk && n < cap; i++, n++)
+		f[n] = (struct rowfig){ an->lat.k[i].med, an->lat.k[i].p90, an->lat.k[i].p99,
+					an->lat.k[i].stddev };
+	return n;
+}
+
+/*
+ * A summary's rows finished on threads (summary.c sq_finish_rows()): 300
+ * kernel names, their launch latencies, each row's median, p90, p99 and
+ * deviation the same with 1 thread and with 4, exact rows and histograms,
+ * and the exact ones those of the trace read directly.
+ */
+static void test_rows_threads(void)
+{
+	enum { NAMES = 300,
+	       CAP = 2 * NAMES + 8 };
+	static struct rowfig direct[CAP], one[CAP], four[CAP];
+	char path[160], *paths[1] = { path };
+	size_t nd = 0, n1 = 0, n4 = 0, diff = 0;
+	unsigned saved = ga_reader_jobs;
+
+	tap_begin("a summary's rows finished on threads: the same figures as on one, and as read");
+	snprintf(path, sizeof(path), "%s/rows.gpuprof", dir);
+	{
+		struct synth *w = synth_open(path);
+		uint32_t k[NAMES], api, corr = 1;
+		uint64_t t = T0 + 1000;
+
+		synth_process(w, 78, "node1", "./app", UINT32_MAX, T0);
+		synth_config(w, GP_TRACE_KERNEL | GP_TRACE_API, 0, 0);
+		synth_device(w, 0, "GPU", 9, 0, 132, 80ull << 30, 0x43);
+		api = synth_string(w, "cudaLaunchKernel");
+		for (int i = 0; i < NAMES; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "kernel_%03d", i);
+			k[i] = synth_string(w, name);
+		}
+		/* Row i: 10 + i % 90 launches, durations and latencies of their own. */
+		for (int i = 0; i < NAMES; i++)
+			for (int j = 0; j < 10 + i % 90; j++) {
+				uint64_t d = 1000 + rnd() % (1000u + 97u * (unsigned)i);
+
+				synth_api_at_corr(w, api, t, t + 800 + rnd() % 3000, 1, corr);
+				synth_kernel_at_corr(w, k[i], t + 4000 + rnd() % 5000, t + 9000 + d, 0, 7,
+						     corr++);
+				t += d + 20000;
+			}
+		synth_end(w, t, 0);
+		synth_close(w, NULL, NULL);
+	}
+	{
+		struct ga_analysis_opts o = { .stack_depth = GA_SITES_DEPTH };
+		struct ga_analysis an;
+		struct ga_filter flt;
+
+		ga_filter_init(&flt);
+		CHECK(!ga_analysis_init(&an, &o, &flt) && ga_analysis_build(&an, paths, 1) == 0);
+		nd = figures(&an, direct, CAP);
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+	}
+	/* Exact, then histograms past 20 values a row. */
+	for (int pass = 0; pass < 2; pass++) {
+		struct ga_sum *s = collect(paths, 1, pass ? 20 : 0);
+
+		CHECK(s != NULL);
+		if (!s)
+			break;
+		for (int t = 0; t < 2; t++) {
+			struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH };
+			struct ga_analysis an;
+			struct ga_filter flt;
+
+			ga_reader_jobs = t ? 4 : 1;
+			ga_filter_init(&flt);
+			CHECK(!ga_analysis_init(&an, &ao, &flt) && !ga_summary_apply(s, &an));
+			if (t)
+				n4 = figures(&an, four, CAP);
+			else
+				n1 = figures(&an, one, CAP);
+			ga_analysis_free(&an);
+			ga_filter_free(&flt);
+		}
+		CHECKF(n1 == n4 && n1 >= 2 * NAMES, "pass %d: %zu and %zu rows", pass, n1, n4);
+		CHECKF(!memcmp(one, four, n1 * sizeof(*one)), "pass %d: rows differ on 4 threads",
+		       pass);
+		if (!pass) {
+			CHECKF(nd == n1, "%zu rows read, %zu summarized", nd, n1);
+			for (size_t i = 0; i < nd && i < n1; i++)
+				diff += memcmp(&direct[i], &one[i], sizeof(*one)) != 0;
+			CHECKF(diff == 0, "%zu of %zu rows differ from the trace's", diff, nd);
+		}
+		ga_summary_free(s);
+	}
+	ga_reader_jobs = saved;
+	tap_end();
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/gpuprof-sumtest-XXXXXX");
@@ -1313,6 +1428,7 @@ int main(void)
 	test_shared_retired();
 	test_shared_in_turn();
 	test_sync_from_read();
+	test_rows_threads();
 	{
 		char cmd[128];
 
