@@ -501,10 +501,6 @@ static const unsigned char *claim(struct rd *r, struct dec *d, struct slot *s)
 }
 
 /*
- * Check, decompress and delta-decode the claimed chunk s whose frame is at
- * p (outside the lock).  Returns 0, or -1 when s ends the file.
- */
-/*
  * The claimed chunk s's checks before it is decompressed (checksum,
  * sequence, one zstd frame), and room for its records.  0, or -1 when s
  * ends the file.
@@ -541,6 +537,10 @@ static int chunk_ready(struct slot *s, const unsigned char *p)
 	return 0;
 }
 
+/*
+ * Check, decompress and delta-decode the claimed chunk s whose frame is at
+ * p (outside the lock).  Returns 0, or -1 when s ends the file.
+ */
 static int decode(struct dec *d, struct slot *s, const unsigned char *p)
 {
 	const struct gp_chunk_header *ch = &s->ch;
