@@ -976,8 +976,10 @@ static int head_chunk(struct rd *r, int *res)
 		/* The last piece: what follows a bad size too, for deliver() to find it. */
 		if (out.pos == s->ch.raw_size)
 			whole = out.pos;
-		rc = deliver(r, r->fn, r->ctx, 1, ~0ull, s->raw + given, (uint32_t)(whole - given),
-			     &bad_off, &bad_size);
+		/* Nothing new (an empty chunk has no buffer): no call. */
+		rc = whole > given ? deliver(r, r->fn, r->ctx, 1, ~0ull, s->raw + given,
+					     (uint32_t)(whole - given), &bad_off, &bad_size) :
+				     0;
 		if (rc < 0) {
 			fail(r, s->off, "stopped while processing chunk 0");
 			r->info->stop_offset = s->off;
