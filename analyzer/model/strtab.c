@@ -185,10 +185,10 @@ uint32_t ga_strtab_len(const struct ga_strtab *t, uint32_t id)
 	return id < t->n ? t->v[id].len : 0;
 }
 
-/* A name the helper settled: its demangled form, and its short form on first need. */
+/* A name the helper settled: its demangled form, and its short form, made with it. */
 struct cached {
 	char *full;
-	char *shortname; /* NULL until asked; may be full itself */
+	char *shortname; /* may be full itself; NULL out of memory */
 	int done;
 };
 
@@ -198,7 +198,8 @@ struct cached {
  * by id their demangled forms (NULL: shown mangled), kept to the end of the
  * process.  The traces the report's pool reads on several threads (a model
  * and a table each) name the same kernels: each name is sent once.  Up to
- * CACHE_BYTES of names and forms; past that, names are sent as they come.
+ * CACHE_BYTES of names and demangled forms (and their short forms, none
+ * longer than its demangled form); past that, names are sent as they come.
  */
 #define CACHE_BYTES (64u << 20)
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
