@@ -61,14 +61,15 @@ static void write_header(struct synth *s)
 	}
 }
 
-int synth_flush_chunk(struct synth *s)
+/* The chunk being built written; one of no records too where empty_too. */
+static int flush(struct synth *s, int empty_too)
 {
 	struct gp_chunk_header ch;
 	size_t bound, clen;
 	void *comp;
 
 	write_header(s);
-	if (!s->nrec)
+	if (!s->nrec && !empty_too)
 		return s->err ? -1 : 0;
 	if (s->delta) {
 		gp_delta_apply(s->buf, s->len, 0);
@@ -119,6 +120,16 @@ int synth_flush_chunk(struct synth *s)
 	s->next_flags = 0;
 	s->t_min = s->t_max = 0;
 	return s->err ? -1 : 0;
+}
+
+int synth_flush_chunk(struct synth *s)
+{
+	return flush(s, 0);
+}
+
+int synth_empty_chunk(struct synth *s)
+{
+	return flush(s, 1);
 }
 
 void synth_rec(struct synth *s, const void *rec, size_t size)

@@ -101,6 +101,8 @@ void synth_end(struct synth *s, uint64_t end_ns, uint64_t lost);
 
 /* Compress and write the pending records as one chunk (none: no chunk). */
 int synth_flush_chunk(struct synth *s);
+/* The same, a chunk of no records (a raw size of 0) where none are pending. */
+int synth_empty_chunk(struct synth *s);
 
 /*
  * Flush and close.  In memory mode *buf and *len receive the malloc'd file
