@@ -10,24 +10,29 @@
 
 #define BATCH_FIRST 4
 
+/* Grows a list of intervals by one place: from 2 (a device may have one interval), doubling. */
+static __attribute__((noinline)) int grow(struct ga_iv **v, size_t *cap)
+{
+	size_t ncap = *cap ? *cap * 2 : 2;
+	struct ga_iv *p = ncap > SIZE_MAX / sizeof(*p) ? NULL : realloc(*v, ncap * sizeof(*p));
+
+	if (!p)
+		return -1;
+	*v = p;
+	*cap = ncap;
+	return 0;
+}
+
 /* Appends [start, end] to a list of disjoint intervals ordered by start, merging with its last. */
-static int append(struct ga_iv **v, size_t *n, size_t *cap, uint64_t start, uint64_t end)
+static inline int append(struct ga_iv **v, size_t *n, size_t *cap, uint64_t start, uint64_t end)
 {
 	if (*n && start <= (*v)[*n - 1].end) {
 		if (end > (*v)[*n - 1].end)
 			(*v)[*n - 1].end = end;
 		return 0;
 	}
-	if (*n == *cap) {
-		/* From 2 (a device may have one interval), not the 16 of ga_util_grow. */
-		size_t ncap = *cap ? *cap * 2 : 2;
-		struct ga_iv *p = ncap > SIZE_MAX / sizeof(*p) ? NULL : realloc(*v, ncap * sizeof(*p));
-
-		if (!p)
-			return -1;
-		*v = p;
-		*cap = ncap;
-	}
+	if (*n == *cap && grow(v, cap))
+		return -1;
 	(*v)[*n].start = start;
 	(*v)[*n].end = end;
 	(*n)++;
@@ -73,15 +78,15 @@ static void sort_batch(struct ga_iv *a, size_t n)
 	for (i = 1; i < n; i++) {
 		struct ga_iv v = a[i];
 
-		for (j = i; j > 0 && a[j - 1].start > v.start; j--) {
+		for (j = i; j > 0 && a[j - 1].start > v.start; j--)
 			a[j] = a[j - 1];
-			if (++moves > budget) {
-				a[j - 1] = v;
-				ga_sort_iv_by_start(a, n);
-				return;
-			}
-		}
 		a[j] = v;
+		/* Checked once an interval: past the budget by one interval's moves at most. */
+		moves += i - j;
+		if (moves > budget) {
+			ga_sort_iv_by_start(a, n);
+			return;
+		}
 	}
 }
 
@@ -97,9 +102,18 @@ int ga_busy_flush(struct ga_busy *b)
 	sort_batch(b->batch, b->nbatch);
 	if (!b->niv || b->batch[0].start >= b->iv[b->niv - 1].start) {
 		/* In order (the usual case): extend or append at the end. */
-		for (i = 0; i < b->nbatch; i++)
-			if (append(&b->iv, &b->niv, &b->capiv, b->batch[i].start, b->batch[i].end))
-				return -1;
+		int rc = 0;
+
+		v = b->iv;
+		n = b->niv;
+		cap = b->capiv;
+		for (i = 0; i < b->nbatch && !rc; i++)
+			rc = append(&v, &n, &cap, b->batch[i].start, b->batch[i].end);
+		b->iv = v;
+		b->niv = n;
+		b->capiv = cap;
+		if (rc)
+			return -1;
 		b->nbatch = 0;
 		return 0;
 	}
@@ -123,16 +137,22 @@ int ga_busy_flush(struct ga_busy *b)
 				hi = mid;
 		}
 		i = lo;
+		/* Both lists' intervals at most: allocated once, no append's growth per interval. */
+		cap = b->niv - lo + b->nbatch;
+		if (cap > SIZE_MAX / sizeof(*v) || !(v = malloc(cap * sizeof(*v))))
+			return -1;
 		while (i < b->niv || j < b->nbatch) {
-			const struct ga_iv *p;
+			struct ga_iv x;
 
 			if (j == b->nbatch || (i < b->niv && b->iv[i].start <= b->batch[j].start))
-				p = &b->iv[i++];
+				x = b->iv[i++];
 			else
-				p = &b->batch[j++];
-			if (append(&v, &n, &cap, p->start, p->end)) {
-				free(v);
-				return -1;
+				x = b->batch[j++];
+			if (n && x.start <= v[n - 1].end) {
+				if (x.end > v[n - 1].end)
+					v[n - 1].end = x.end;
+			} else {
+				v[n++] = x;
 			}
 		}
 		if (lo + n > b->capiv) {
