@@ -303,14 +303,25 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 			g->kernels_unkept++;
 		}
 	}
-	return g->next_act.fn ? g->next_act.fn(g->next_act.ctx, m, a) : 0;
+	return 0;
+}
+
+/* A process recorded without samples (proc_unsampled()): its kernels only counted. */
+static int act_idle(void *ctx, const struct ga_model *m, uint32_t proc)
+{
+	(void)ctx;
+	return proc_unsampled(m, proc);
 }
 
 int ga_gs_bind(struct ga_gpusamples *g, struct ga_model *m)
 {
-	return ga_model_observe(m, g, obs_rec,
-				(1ull << GP_REC_GPU_SERIES) | (1ull << GP_REC_GPU_SAMPLE),
-				g->samples_only ? NULL : obs_act, &g->next_act);
+	if (ga_model_observe(m, g, obs_rec,
+			     (1ull << GP_REC_GPU_SERIES) | (1ull << GP_REC_GPU_SAMPLE),
+			     g->samples_only ? NULL : obs_act))
+		return -1;
+	if (!g->samples_only)
+		ga_model_act_idle(m, g, act_idle, &g->kernels_unsampled);
+	return 0;
 }
 
 /* ---- finish ---- */

@@ -91,7 +91,6 @@ struct ga_gs_kernel {
 };
 
 struct ga_gpusamples {
-	struct ga_fan_act next_act; /* the model's next observer of activities */
 	struct ga_gs_series *series;
 	size_t nseries, capseries;
 	struct ga_map smap;        /* (proc, id) -> series index + 1 */

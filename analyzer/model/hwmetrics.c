@@ -392,7 +392,7 @@ int ga_mx_bind(struct ga_mx *mx, struct ga_model *m)
 	return ga_model_observe(m, mx, obs_rec,
 				(1ull << GP_REC_METRICS) | (1ull << GP_REC_DEVICE_PEAKS) |
 					(1ull << GP_REC_METRICS_INFO),
-				NULL, NULL);
+				NULL);
 }
 
 /* Rows by total profiled time, descending. */

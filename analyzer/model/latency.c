@@ -282,13 +282,13 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 		l->oom = 1;
 		return -1;
 	}
-	return l->next_act.fn ? l->next_act.fn(l->next_act.ctx, m, a) : 0;
+	return 0;
 }
 
 int ga_latency_bind(struct ga_latency *l, struct ga_model *m)
 {
 	l->quant_limit = m->quant_limit;
-	return ga_model_observe(m, l, obs_rec, 1ull << GP_REC_API, obs_act, &l->next_act);
+	return ga_model_observe(m, l, obs_rec, 1ull << GP_REC_API, obs_act);
 }
 
 int ga_latency_finish(struct ga_latency *l)

@@ -63,7 +63,6 @@ struct ga_latency_wait {
 #define GA_LAT_DIRECT 4096
 
 struct ga_latency {
-	struct ga_fan_act next_act; /* the model's next observer of activities */
 	struct ga_latency_k *k;
 	size_t nk, capk;
 	struct ga_map kmap;        /* kernel name -> index + 1 */

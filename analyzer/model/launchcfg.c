@@ -113,12 +113,13 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 		l->oom = 1;
 		return -1;
 	}
-	return l->next_act.fn ? l->next_act.fn(l->next_act.ctx, m, a) : 0;
+	(void)m;
+	return 0;
 }
 
 int ga_launchcfg_bind(struct ga_launchcfg *l, struct ga_model *m)
 {
-	return ga_model_observe(m, l, NULL, 0, obs_act, &l->next_act);
+	return ga_model_observe(m, l, NULL, 0, obs_act);
 }
 
 /*

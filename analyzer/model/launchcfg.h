@@ -47,7 +47,6 @@ struct ga_lcfg {
 #define GA_LCFG_RECENT 1024 /* names that launch in turn: a PyTorch step has hundreds */
 
 struct ga_launchcfg {
-	struct ga_fan_act next_act; /* the model's next observer of activities */
 	struct ga_lcfg *c;
 	size_t nc, capc;
 	struct ga_map map;         /* (hash of the configuration, k) -> index + 1 */

@@ -95,7 +95,7 @@ static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp
 
 int ga_memuse_bind(struct ga_memuse *mu, struct ga_model *m)
 {
-	return ga_model_observe(m, mu, obs_rec, 1ull << GP_REC_MEMORY, NULL, NULL);
+	return ga_model_observe(m, mu, obs_rec, 1ull << GP_REC_MEMORY, NULL);
 }
 
 static int cmp_dev(const void *pa, const void *pb)

@@ -38,6 +38,12 @@ struct fctx {
 	struct ga_staged_pair *leg_pair;
 	/* Pair index + 1 and correlation of a pair both legs of which were read, to release. */
 	uint32_t done_pair, done_corr;
+	/* Observers of activities: bit i, fan_act[i] reads the file's (act_ask()). */
+	int act_asked;
+	unsigned act_mask;
+	struct ga_fan_act acts[GA_MODEL_FAN]; /* those of act_mask, the last registered first */
+	uint32_t nacts;
+	uint64_t act_from; /* counts[GA_ACT_KERNEL] when they were asked */
 };
 
 static const char *const copy_names[] = {
@@ -110,22 +116,63 @@ int ga_model_observe(struct ga_model *m, void *ctx,
 		     int (*rec)(void *ctx, struct ga_model *m, uint32_t proc,
 				const struct gp_rec *rec),
 		     uint64_t types,
-		     int (*act)(void *ctx, struct ga_model *m, const struct ga_act *a),
-		     struct ga_fan_act *next)
+		     int (*act)(void *ctx, struct ga_model *m, const struct ga_act *a))
 {
+	if ((rec && m->nfan_rec == GA_MODEL_FAN) || (act && m->nfan_act == GA_MODEL_FAN))
+		return -1;
 	if (rec) {
-		if (m->nfan_rec == GA_MODEL_FAN)
-			return -1;
 		for (unsigned t = 0; t < GP_REC_TYPE_COUNT; t++)
 			if (types >> t & 1)
 				m->fan_route[t] |= (uint8_t)(1u << m->nfan_rec);
 		m->fan_rec[m->nfan_rec++] = (struct ga_fan_rec){ ctx, rec };
 	}
-	if (act) {
-		*next = m->fan_act;
-		m->fan_act = (struct ga_fan_act){ ctx, act };
-	}
+	if (act)
+		m->fan_act[m->nfan_act++] = (struct ga_fan_act){ ctx, act, NULL, NULL };
 	return 0;
+}
+
+void ga_model_act_idle(struct ga_model *m, void *ctx,
+		       int (*idle)(void *ctx, const struct ga_model *m, uint32_t proc),
+		       uint64_t *kernels)
+{
+	for (uint32_t i = m->nfan_act; i-- > 0;)
+		if (m->fan_act[i].ctx == ctx) {
+			m->fan_act[i].idle = idle;
+			m->fan_act[i].idle_kernels = kernels;
+			return;
+		}
+}
+
+/*
+ * The kernels of the file read since its observers of activities were
+ * last asked, added to the counts of those it skipped.
+ */
+static void act_idle_count(struct fctx *f)
+{
+	struct ga_model *m = f->m;
+	uint64_t n = m->counts[GA_ACT_KERNEL] - f->act_from;
+
+	for (uint32_t i = 0; f->act_asked && i < m->nfan_act; i++)
+		if (!(f->act_mask >> i & 1) && m->fan_act[i].idle_kernels)
+			*m->fan_act[i].idle_kernels += n;
+	f->act_asked = 0;
+}
+
+/* Which observers of activities the file's activities go to (struct ga_fan_act's idle). */
+static __attribute__((noinline)) void act_ask(struct fctx *f)
+{
+	struct ga_model *m = f->m;
+
+	act_idle_count(f);
+	f->act_mask = 0;
+	f->nacts = 0;
+	for (uint32_t i = m->nfan_act; i-- > 0;)
+		if (!m->fan_act[i].idle || !m->fan_act[i].idle(m->fan_act[i].ctx, m, f->proc)) {
+			f->act_mask |= 1u << i;
+			f->acts[f->nacts++] = m->fan_act[i];
+		}
+	f->act_from = m->counts[GA_ACT_KERNEL];
+	f->act_asked = 1;
 }
 
 int ga_model_on_file_done(struct ga_model *m, void *ctx,
@@ -523,6 +570,8 @@ add_activity(struct fctx *f, struct ga_act *a)
 	uint64_t dur = a->end - a->start;
 
 	/* Label, device and process totals are summed up in ga_model_finish(). */
+	if (!f->act_asked)
+		act_ask(f);
 	m->counts[a->kind]++;
 	dr->count++;
 	dr->total += dur;
@@ -572,8 +621,9 @@ add_activity(struct fctx *f, struct ga_act *a)
 	a->nvtx = f->nvtx;
 	if (m->obs.act && m->obs.act(m->obs.ctx, m, a))
 		return nomem(f);
-	if (m->fan_act.fn && m->fan_act.fn(m->fan_act.ctx, m, a))
-		return nomem(f);
+	for (uint32_t k = 0; k < f->nacts; k++)
+		if (f->acts[k].fn(f->acts[k].ctx, m, a))
+			return nomem(f);
 	if (m->hooks.act && m->hooks.act(m->hooks.ctx, m, a)) {
 		snprintf(m->err, sizeof(m->err), "%s: stopped by an output error",
 			 m->files[f->file].path);
@@ -1320,6 +1370,7 @@ static void on_process(struct fctx *f, const struct gp_rec_process *r)
 	p->cuda_driver = r->cuda_driver;
 	p->rank = r->rank;
 	p->has_process = 1;
+	act_idle_count(f);
 	/* As align.c's scan: file ids under 2^26, strings of 127 bytes at most. */
 	if (!fi->first_process) {
 		const char *h = r->host && r->host < (1u << 26) ? ga_model_str(f->m, p->host) : "";
@@ -1508,6 +1559,7 @@ static int on_record(void *ctx, const struct gp_rec *rec)
 	case GP_REC_CONFIG:
 		memcpy(&p->config, rec, sizeof(p->config));
 		p->has_config = 1;
+		act_idle_count(f);
 		return 0;
 	case GP_REC_CAPTURE_RANGE: {
 		const struct gp_rec_capture_range *c = (const void *)rec;
@@ -1642,6 +1694,7 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 	free(ar);
 	free(aar);
 	m->reading = NULL;
+	act_idle_count(&f);
 	if (rc != GA_READ_OK && !(rc == GA_READ_ECALLBACK && m->err[0]))
 		snprintf(m->err, sizeof(m->err), "%s", err);
 	if (f.done_pair)

@@ -102,10 +102,15 @@ struct ga_observer {
  * registered by ga_model_observe(), so that a record or an activity
  * reaches only those with something to do with it: records by type (each
  * names the GP_REC_* types it reads, at most GA_MODEL_FAN of them read
- * records), activities through a chain of their own that only those that
- * read activities join (each passes the call on to the next it was given,
- * as in struct ga_observer).  The model calls them after the chain in obs,
- * the last registered first.  Same contract as struct ga_observer.
+ * records), activities by process: each that reads activities (at most
+ * GA_MODEL_FAN) may say, by idle, which processes' activities it has
+ * nothing to do with, as far as the process's records read so far say
+ * (asked at a file's first activity, and again at the first after a
+ * CONFIG or PROCESS record); the model then skips it for that file's
+ * activities, adding the kernels skipped to *idle_kernels where that is
+ * set (ga_model_act_idle()).  The model calls them after the chain in
+ * obs, one after another, the last registered first.  Same contract as
+ * struct ga_observer.
  */
 #define GA_MODEL_FAN 8
 struct ga_fan_rec {
@@ -115,6 +120,8 @@ struct ga_fan_rec {
 struct ga_fan_act {
 	void *ctx;
 	int (*fn)(void *ctx, struct ga_model *m, const struct ga_act *a);
+	int (*idle)(void *ctx, const struct ga_model *m, uint32_t proc);
+	uint64_t *idle_kernels;
 };
 
 /*
@@ -283,7 +290,8 @@ struct ga_model {
 	struct ga_fan_rec fan_rec[GA_MODEL_FAN];
 	uint32_t nfan_rec;
 	uint8_t fan_route[GP_REC_TYPE_COUNT]; /* bit i: fan_rec[i] reads the type */
-	struct ga_fan_act fan_act;            /* the first of the activities' chain */
+	struct ga_fan_act fan_act[GA_MODEL_FAN]; /* called the last first */
+	uint32_t nfan_act;
 	/* Told of each file read to its end but the last (ga_model_on_file_done). */
 	struct ga_fan_done {
 		void *ctx;
@@ -534,15 +542,24 @@ int ga_model_busy_finish(struct ga_model *m, uint32_t dev);
 /*
  * Registers one of the model's own analyses (see struct ga_fan_rec): rec
  * for the records of the types whose bits (1 << GP_REC_*) types sets,
- * act, which passes each call on to *next, for activities; either may be
- * NULL.  0, or -1 when GA_MODEL_FAN observers of records are registered.
+ * act for activities; either may be NULL.  0, or -1 when GA_MODEL_FAN
+ * observers of records, or of activities, are registered.
  */
 int ga_model_observe(struct ga_model *m, void *ctx,
 		     int (*rec)(void *ctx, struct ga_model *m, uint32_t proc,
 				const struct gp_rec *rec),
 		     uint64_t types,
-		     int (*act)(void *ctx, struct ga_model *m, const struct ga_act *a),
-		     struct ga_fan_act *next);
+		     int (*act)(void *ctx, struct ga_model *m, const struct ga_act *a));
+
+/*
+ * The observer of activities registered last, with ctx: idle says which
+ * processes' activities it has nothing to do with, and the kernels
+ * skipped for it are added to *kernels (NULL: not counted).  Its act must
+ * then do nothing for those activities but count the kernels there.
+ */
+void ga_model_act_idle(struct ga_model *m, void *ctx,
+		       int (*idle)(void *ctx, const struct ga_model *m, uint32_t proc),
+		       uint64_t *kernels);
 
 /*
  * Registers fn, called with ctx as the next file's read begins for the

@@ -534,15 +534,21 @@ static __attribute__((noinline)) int add_act(struct ga_ranks *rk, struct ga_mode
 	return 0;
 }
 
+/* One trace of a process without a rank: nothing to compare, and no work out of line. */
+static int act_idle(void *ctx, const struct ga_model *m, uint32_t proc)
+{
+	const struct ga_ranks *rk = ctx;
+
+	return !(rk->inputs > 1 || rk->collect || m->procs[proc].rank != GA_NO_RANK);
+}
+
 static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_ranks *rk = ctx;
 
-	/* One trace of a process without a rank: nothing to compare, and no work out of line. */
-	if ((rk->inputs > 1 || rk->collect || m->procs[a->proc].rank != GA_NO_RANK) &&
-	    add_act(rk, m, a))
+	if (!act_idle(rk, m, a->proc) && add_act(rk, m, a))
 		return -1;
-	return rk->next_act.fn ? rk->next_act.fn(rk->next_act.ctx, m, a) : 0;
+	return 0;
 }
 
 /*
@@ -570,9 +576,9 @@ static int file_done(void *ctx, struct ga_model *m, uint32_t proc)
 
 int ga_ranks_bind(struct ga_ranks *rk, struct ga_model *m)
 {
-	if (ga_model_observe(m, rk, NULL, 0, obs_act, &rk->next_act) ||
-	    ga_model_on_file_done(m, rk, file_done))
+	if (ga_model_observe(m, rk, NULL, 0, obs_act) || ga_model_on_file_done(m, rk, file_done))
 		return -1;
+	ga_model_act_idle(m, rk, act_idle, NULL);
 	return 0;
 }
 

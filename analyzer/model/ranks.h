@@ -124,7 +124,6 @@ struct ga_rank_step {
 };
 
 struct ga_ranks {
-	struct ga_fan_act next_act; /* the model's next observer of activities */
 	int inputs;                /* traces on the command line, set before reading */
 	struct ga_rank_dev *devs;  /* by model devrow */
 	size_t ndevs, capdevs;

@@ -1563,7 +1563,7 @@ static int begin(struct ga_export *e)
 	e->an->want_first = 1;  /* the time base, at the first event */
 	e->an->mu.samples = 1;      /* the memory counter tracks */
 	/* Profiled launches' records only: no call for every other record. */
-	if (ga_model_observe(&e->an->m, e, obs_rec, 1ull << GP_REC_METRICS, NULL, NULL))
+	if (ga_model_observe(&e->an->m, e, obs_rec, 1ull << GP_REC_METRICS, NULL))
 		return -1;
 	ga_jw_obj(&e->jw, GA_JW_COMPACT);
 	ga_jw_key(&e->jw, "traceEvents");

@@ -1225,7 +1225,7 @@ static int begin(struct ga_export *e)
 	return ga_model_observe(&e->an->m, e, obs_rec,
 				1ull << GP_REC_METRICS | 1ull << GP_REC_GPU_SERIES |
 					1ull << GP_REC_GPU_SAMPLE,
-				NULL, NULL);
+				NULL);
 }
 
 static int end(struct ga_export *e)

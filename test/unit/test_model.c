@@ -932,7 +932,7 @@ static void test_launch_configs(void)
 		a.start = 1000 * i;
 		a.end = a.start + (r >> 50);
 		a.rec = &cfg[c].h;
-		same = m.fan_act.fn(m.fan_act.ctx, &m, &a) == 0;
+		same = m.fan_act[0].fn(m.fan_act[0].ctx, &m, &a) == 0;
 		want_count[c]++;
 		want_total[c] += a.end - a.start;
 		if (first_dev[c] == UINT32_MAX)
@@ -977,7 +977,8 @@ struct fan_log {
 struct fan_obs {
 	struct fan_log *log;
 	char tag;
-	struct ga_fan_act next;
+	int idle_configured; /* idle for a process once its CONFIG record is read */
+	uint64_t skipped;    /* the kernels the model skipped it for */
 };
 
 static int fan_note(struct fan_obs *o)
@@ -999,9 +1000,15 @@ static int fan_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct fan_obs *o = ctx;
 
-	if (a->kind == GA_ACT_KERNEL && fan_note(o))
-		return 1;
-	return o->next.fn ? o->next.fn(o->next.ctx, m, a) : 0;
+	(void)m;
+	return a->kind == GA_ACT_KERNEL && fan_note(o);
+}
+
+static int fan_idle(void *ctx, const struct ga_model *m, uint32_t proc)
+{
+	const struct fan_obs *o = ctx;
+
+	return o->idle_configured && m->procs[proc].has_config;
 }
 
 /* The chain in m->obs: upper case letters for its calls. */
@@ -1033,8 +1040,8 @@ static int fan_read(struct fan_log *log, int stop_at)
 {
 	struct ga_model m;
 	struct synth *s = synth_open(NULL);
-	struct fan_obs a = { log, 'a', { 0 } }, b = { log, 'b', { 0 } }, x = { log, 'x', { 0 } },
-		       y = { log, 'y', { 0 } }, c = { log, 0, { 0 } };
+	struct fan_obs a = { log, 'a', 0, 0 }, b = { log, 'b', 0, 0 }, x = { log, 'x', 0, 0 },
+		       y = { log, 'y', 0, 0 }, c = { log, 0, 0, 0 };
 	uint32_t k = synth_string(s, "k"), n = synth_string(s, "cuLaunchKernel");
 	int rc;
 
@@ -1044,25 +1051,60 @@ static int fan_read(struct fan_log *log, int stop_at)
 	synth_kernel(s, k, T0 + 20, T0 + 30, 0, 1, 0, 0);
 	CHECK(ga_model_init(&m) == 0);
 	/* Registered a, y, b, x: called x, b (activities), x, a (records). */
-	CHECK(ga_model_observe(&m, &a, fan_rec, 1ull << GP_REC_API, NULL, NULL) == 0);
-	CHECK(ga_model_observe(&m, &y, fan_rec, 1ull << GP_REC_MEMORY, NULL, NULL) == 0);
-	CHECK(ga_model_observe(&m, &b, NULL, 0, fan_act, &b.next) == 0);
-	CHECK(ga_model_observe(&m, &x, fan_rec, 1ull << GP_REC_API, fan_act, &x.next) == 0);
-	CHECK(m.nfan_rec == 3 && m.fan_act.ctx == &x && x.next.ctx == &b && !b.next.fn);
+	CHECK(ga_model_observe(&m, &a, fan_rec, 1ull << GP_REC_API, NULL) == 0);
+	CHECK(ga_model_observe(&m, &y, fan_rec, 1ull << GP_REC_MEMORY, NULL) == 0);
+	CHECK(ga_model_observe(&m, &b, NULL, 0, fan_act) == 0);
+	CHECK(ga_model_observe(&m, &x, fan_rec, 1ull << GP_REC_API, fan_act) == 0);
+	CHECK(m.nfan_rec == 3 && m.nfan_act == 2 && m.fan_act[0].ctx == &b &&
+	      m.fan_act[1].ctx == &x);
 	m.obs = (struct ga_observer){ &c, chain_rec, chain_act };
 	rc = add_synth(&m, s, "fan");
 	ga_model_free(&m);
 	return rc;
 }
 
+/*
+ * Observer b of activities is idle for a process once its CONFIG record
+ * came: kernels 1 and 2 before it reach b, 3 to 5 after it do not and are
+ * counted as skipped; x reads all five.  A second file starts over.
+ */
+static void fan_idle_read(struct fan_log *log, uint64_t *skipped)
+{
+	struct ga_model m;
+	struct fan_obs b = { log, 'b', 1, 0 }, x = { log, 'x', 0, 0 };
+	uint32_t k;
+	int f;
+
+	memset(log, 0, sizeof(*log));
+	CHECK(ga_model_init(&m) == 0);
+	CHECK(ga_model_observe(&m, &b, NULL, 0, fan_act) == 0);
+	ga_model_act_idle(&m, &b, fan_idle, &b.skipped);
+	CHECK(ga_model_observe(&m, &x, NULL, 0, fan_act) == 0);
+	for (f = 0; f < 2; f++) {
+		struct synth *s = synth_open(NULL);
+
+		k = synth_string(s, "k");
+		synth_kernel(s, k, T0, T0 + 10, 0, 1, 0, 0);
+		synth_kernel(s, k, T0 + 20, T0 + 30, 0, 1, 0, 0);
+		synth_config(s, 0, 0, 0);
+		synth_kernel(s, k, T0 + 40, T0 + 50, 0, 1, 0, 0);
+		synth_kernel(s, k, T0 + 60, T0 + 70, 0, 1, 0, 0);
+		synth_kernel(s, k, T0 + 80, T0 + 90, 0, 1, 0, 0);
+		CHECK(add_synth(&m, s, f ? "idle2" : "idle1") == 0);
+	}
+	*skipped = b.skipped;
+	ga_model_free(&m);
+}
+
 static void test_fan(void)
 {
 	struct fan_log log;
 	struct ga_model m;
-	struct fan_obs o = { &log, 'o', { 0 } };
+	struct fan_obs o = { &log, 'o', 0, 0 };
+	uint64_t skipped = 0;
 	int i, full = 0;
 
-	tap_begin("the model's observers: by record type and a chain of activities, after obs");
+	tap_begin("the model's observers: by record type, activities by process, after obs");
 	CHECK(fan_read(&log, 0) == 0);
 	CHECKF(!strcmp(log.who, "RxaAxb"), "calls %s", log.who);
 	/* A non-zero return stops the calls after it and the read. */
@@ -1070,14 +1112,20 @@ static void test_fan(void)
 	CHECKF(!strcmp(log.who, "Rx"), "calls %s", log.who);
 	CHECK(fan_read(&log, 5) < 0);
 	CHECKF(!strcmp(log.who, "RxaAx"), "calls %s", log.who);
-	/* GA_MODEL_FAN observers of records at most; of activities, any number. */
+	/* An observer idle for a process is skipped for its activities, the kernels counted. */
+	fan_idle_read(&log, &skipped);
+	CHECKF(!strcmp(log.who, "xbxbxxxxbxbxxx"), "calls %s", log.who);
+	CHECKF(skipped == 6, "skipped %llu", (unsigned long long)skipped);
+	/* GA_MODEL_FAN observers of records at most, and of activities. */
 	CHECK(ga_model_init(&m) == 0);
 	for (i = 0; i < GA_MODEL_FAN; i++)
-		full |= ga_model_observe(&m, &o, fan_rec, 1ull << GP_REC_API, NULL, NULL);
-	CHECK(!full && ga_model_observe(&m, &o, fan_rec, 1ull << GP_REC_API, NULL, NULL) < 0);
-	CHECK(ga_model_observe(&m, &o, NULL, 0, fan_act, &o.next) == 0);
+		full |= ga_model_observe(&m, &o, fan_rec, 1ull << GP_REC_API, NULL);
+	CHECK(!full && ga_model_observe(&m, &o, fan_rec, 1ull << GP_REC_API, NULL) < 0);
+	for (i = 0; i < GA_MODEL_FAN; i++)
+		full |= ga_model_observe(&m, &o, NULL, 0, fan_act);
+	CHECK(!full && ga_model_observe(&m, &o, NULL, 0, fan_act) < 0);
 	CHECK(m.nfan_rec == GA_MODEL_FAN && m.fan_route[GP_REC_API] == 0xff &&
-	      !m.fan_route[GP_REC_MEMORY]);
+	      !m.fan_route[GP_REC_MEMORY] && m.nfan_act == GA_MODEL_FAN);
 	ga_model_free(&m);
 	tap_end();
 }
