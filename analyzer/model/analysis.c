@@ -41,19 +41,20 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	an->m.keep_rows = o->keep_rows;
 	an->m.quant_limit = o->quant_limit;
 	an->m.busy_bound_ok = o->busy_bound_ok;
-	if (o->observe_sites)
-		ga_sites_bind(&an->st, &an->m);
 	an->st.rg = &an->rg;
 	/*
-	 * Launch sites and findings chain in m->obs; the model's own analyses
-	 * are its fan, called after them (model.h ga_model_observe), ranks
-	 * first: none reads another's state while the records come.
+	 * The findings observe m->obs; the model's own analyses are its fan,
+	 * called after them (model.h ga_model_observe), the last bound first:
+	 * launch sites (whose state the findings read, each record's after
+	 * the findings saw it), then ranks; none of the fan reads another's
+	 * state while the records come.
 	 */
 	an->gs.samples_only = o->lean;
 	if (ga_mx_bind(&an->mx, &an->m) ||
 	    (!o->lean && (ga_latency_bind(&an->lat, &an->m) || ga_launchcfg_bind(&an->lc, &an->m))) ||
 	    ga_memuse_bind(&an->mu, &an->m) || ga_gs_bind(&an->gs, &an->m) ||
-	    (!o->lean && ga_ranks_bind(&an->rk, &an->m))) {
+	    (!o->lean && ga_ranks_bind(&an->rk, &an->m)) ||
+	    (o->observe_sites && ga_sites_bind(&an->st, &an->m))) {
 		ga_analysis_free(an);
 		return -1;
 	}

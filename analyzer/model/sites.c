@@ -371,15 +371,16 @@ static uint32_t model_str(void *ctx, uint32_t id)
 	return ga_model_fstr(ctx, id);
 }
 
+/* The types take() and on_corr() read: only these reach obs_rec() (ga_sites_bind()). */
+#define OBS_TYPES                                                                  \
+	(1ull << GP_REC_CORR_STACK | 1ull << GP_REC_STACK | 1ull << GP_REC_FRAME | \
+	 1ull << GP_REC_PYFRAME | 1ull << GP_REC_MODULE | 1ull << GP_REC_GRAPH_NODE)
+
 static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp_rec *rec)
 {
 	struct ga_sites *st = ctx;
-	/* The types take() and on_corr() read: the API records of most traces pass at once. */
-	const uint64_t types = 1ull << GP_REC_CORR_STACK | 1ull << GP_REC_STACK |
-			       1ull << GP_REC_FRAME | 1ull << GP_REC_PYFRAME |
-			       1ull << GP_REC_MODULE | 1ull << GP_REC_GRAPH_NODE;
 
-	if (rec->type >= 64 || !(types >> rec->type & 1))
+	if (rec->type >= 64 || !(OBS_TYPES >> rec->type & 1))
 		return 0;
 	if (rec->type == GP_REC_CORR_STACK)
 		return on_corr(st, proc, (const void *)rec);
@@ -556,11 +557,21 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	return obs_kernel(st, m, a);
 }
 
-void ga_sites_bind(struct ga_sites *st, struct ga_model *m)
+/* A process recorded without --backtrace (obs_act()): its kernels only counted. */
+static int act_idle(void *ctx, const struct ga_model *m, uint32_t proc)
 {
-	m->obs.ctx = st;
-	m->obs.rec = obs_rec;
-	m->obs.act = obs_act;
+	const struct ga_proc *p = &m->procs[proc];
+
+	(void)ctx;
+	return p->has_config && !p->config.backtrace;
+}
+
+int ga_sites_bind(struct ga_sites *st, struct ga_model *m)
+{
+	if (ga_model_observe(m, st, obs_rec, OBS_TYPES, obs_act))
+		return -1;
+	ga_model_act_idle(m, st, act_idle, &st->kernels_unstacked);
+	return 0;
 }
 
 /* ---- reading ahead ---- */

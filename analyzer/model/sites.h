@@ -241,8 +241,12 @@ struct ga_sites {
 void ga_sites_setup(struct ga_sites *st, unsigned depth);
 void ga_sites_free(struct ga_sites *st);
 
-/* Observe m (m->obs) while it reads traces. */
-void ga_sites_bind(struct ga_sites *st, struct ga_model *m);
+/*
+ * Observe m while it reads traces, one of its own analyses
+ * (model.h ga_model_observe()): called first of them if bound last.  0, or
+ * -1 where m has as many as it takes.
+ */
+int ga_sites_bind(struct ga_sites *st, struct ga_model *m);
 
 /*
  * Read the STACK, FRAME and GRAPH_NODE records of the regular files among

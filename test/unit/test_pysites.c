@@ -219,7 +219,7 @@ static void test_model(const char *py, const char *mixed)
 	tap_begin("pysites: Python launch sites in the model");
 	ga_model_init(&m);
 	ga_sites_setup(&st, GA_SITES_DEPTH);
-	ga_sites_bind(&st, &m);
+	CHECK(ga_sites_bind(&st, &m) == 0);
 	if (ga_model_add_file(&m, py) == GA_READ_OK && ga_model_add_file(&m, mixed) == GA_READ_OK &&
 	    !ga_model_finish(&m) && !ga_sites_finish(&st, &m))
 		ok = 1;

@@ -236,7 +236,7 @@ static void load(struct loaded *l, const struct trace *t, size_t n, unsigned dep
 	l->ok = 0;
 	ga_model_init(&l->m);
 	ga_sites_setup(&l->st, depth);
-	ga_sites_bind(&l->st, &l->m);
+	CHECK(ga_sites_bind(&l->st, &l->m) == 0);
 	for (i = 0; i < n; i++)
 		if (ga_model_add_mem(&l->m, "synth", t[i].buf, t[i].len) != GA_READ_OK)
 			return;
@@ -326,7 +326,7 @@ static void test_corr_ring(void)
 	finish(s, NULL, &t);
 	ga_model_init(&l.m);
 	ga_sites_setup(&l.st, 2);
-	ga_sites_bind(&l.st, &l.m);
+	CHECK(ga_sites_bind(&l.st, &l.m) == 0);
 	CHECK(ga_model_add_mem(&l.m, "synth", t.buf, t.len) == GA_READ_OK);
 	most = l.st.ncorr;
 	CHECK(ga_model_finish(&l.m) == 0 && ga_sites_finish(&l.st, &l.m) == 0);
