@@ -378,6 +378,9 @@ static const uint64_t sized_only =
 	  BIT(GP_REC_MODULE) | BIT(GP_REC_GPU_SERIES) | BIT(GP_REC_GPU_SAMPLE));
 #undef BIT
 
+/* How far ahead of the record handed over deliver() asks for the chunk's bytes. */
+#define READ_PREFETCH 4096
+
 /*
  * Hand the chunk's records to the callback, checking the framing as it
  * goes: a pre-pass would read a chunk of several MiB twice, the second
@@ -396,6 +399,16 @@ deliver(struct rd *r, ga_reader_fn fn, void *ctx, int count, uint64_t types,
 	while (off < n) {
 		const struct gp_rec *rec = (const struct gp_rec *)(const void *)(p + off);
 		uint32_t size = rec->size;
+
+		/*
+		 * A chunk decoded by a helper, on another core: each record's first
+		 * touch missed the cache, a quarter of the callback's thread's time
+		 * on a kernel trace.  Asked for READ_PREFETCH bytes ahead, both
+		 * lines of a 112-byte kernel record come in time (a prefetch never
+		 * faults; the address is an integer's, past the buffer near its end).
+		 */
+		__builtin_prefetch((const void *)((uintptr_t)p + off + READ_PREFETCH));
+		__builtin_prefetch((const void *)((uintptr_t)p + off + READ_PREFETCH + 64));
 
 		if (size < sizeof(*rec) || size % 8 || size > n - off) {
 			*bad_off = off;
