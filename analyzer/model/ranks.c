@@ -512,7 +512,8 @@ static __attribute__((noinline)) int add_act(struct ga_ranks *rk, struct ga_mode
 			rk->steps_early = 1;
 		}
 	}
-	if (!(d = dev_of(rk, a)) || add_iv(&d->u->all, a, 1))
+	/* One file: each device's every activity is its process's, the model's busy union. */
+	if (!(d = dev_of(rk, a)) || (rk->inputs > 1 && add_iv(&d->u->all, a, 1)))
 		return -1;
 	if (a->kind == GA_ACT_KERNEL) {
 		struct ga_rank_unions *u = d->u;
@@ -759,7 +760,8 @@ int ga_ranks_finish(struct ga_ranks *rk, const struct ga_model *m, struct ga_ran
 		if (ga_busy_flush(&u->all) || ga_busy_flush(&u->compute) || ga_busy_flush(&u->comm) ||
 		    ga_busy_flush(&u->kern))
 			return -1;
-		d->all_ns = ga_busy_total(&u->all);
+		d->all_ns = rk->inputs > 1 ? ga_busy_total(&u->all) :
+					     m->devs[m->devrows[i].dev].busy_ns;
 		d->compute_ns = ga_busy_total(&u->compute);
 		d->comm_ns = ga_busy_total(&u->comm);
 		/* NCCL time under no compute: the kernels' union less the compute's. */

@@ -136,6 +136,28 @@ static void test_model(void)
 	}
 	ga_analysis_free(&an);
 	ga_filter_free(&flt);
+	/*
+	 * Each rank's trace alone (a summary's read, or a report of one
+	 * trace): the same figures, its GPU busy time the model's union of
+	 * the device's activities.
+	 */
+	for (size_t i = 0; i < 3; i++) {
+		uint64_t rp = rank_of_file[i] == 10 ? 2 : rank_of_file[i];
+
+		ga_filter_init(&flt);
+		CHECK(ga_analysis_init(&an, &o, &flt) == 0);
+		CHECK(ga_analysis_build(&an, argv + i, 1) == 0);
+		CHECKF(rk->nrows == 1 && an.m.ndevs == 1 &&
+			       rk->rows[0].busy_ns == 1500 + 500 + 100 * rp + 100 &&
+			       rk->rows[0].busy_ns == an.m.devs[0].busy_ns &&
+			       rk->rows[0].compute_ns == 1000 + 500 + 100 * rp + (rp == 1 ? 300 : 0) &&
+			       rk->rows[0].devices == 1,
+		       "rank %u alone: busy %llu, the device's %llu", rank_of_file[i],
+		       rk->nrows ? (unsigned long long)rk->rows[0].busy_ns : 0ull,
+		       an.m.ndevs ? (unsigned long long)an.m.devs[0].busy_ns : 0ull);
+		ga_analysis_free(&an);
+		ga_filter_free(&flt);
+	}
 	tap_end();
 }
 
