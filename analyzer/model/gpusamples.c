@@ -282,10 +282,10 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_gpusamples *g = ctx;
 
+	/* Not called for a process recorded without samples (act_idle()). */
+	(void)m;
 	if (a->kind == GA_ACT_KERNEL) {
-		if (proc_unsampled(m, a->proc))
-			g->kernels_unsampled++;
-		else if (g->nk + g->nspilled < GA_GS_KERNELS_MAX || proc_has_series(g, a->proc)) {
+		if (g->nk + g->nspilled < GA_GS_KERNELS_MAX || proc_has_series(g, a->proc)) {
 			struct ga_gs_kernel *k;
 
 			if (g->nk == GA_GS_KERNELS_BLOCK && g->nseries == 0 && spill(g))
@@ -306,7 +306,7 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	return 0;
 }
 
-/* A process recorded without samples (proc_unsampled()): its kernels only counted. */
+/* A process recorded without samples (proc_unsampled()): its kernels only counted, by the model. */
 static int act_idle(void *ctx, const struct ga_model *m, uint32_t proc)
 {
 	(void)ctx;

@@ -553,9 +553,9 @@ int ga_model_observe(struct ga_model *m, void *ctx,
 
 /*
  * The observer of activities registered last, with ctx: idle says which
- * processes' activities it has nothing to do with, and the kernels
- * skipped for it are added to *kernels (NULL: not counted).  Its act must
- * then do nothing for those activities but count the kernels there.
+ * processes' activities it has nothing to do with; its act is not called
+ * for them, and the kernels skipped are added to *kernels (NULL: not
+ * counted).
  */
 void ga_model_act_idle(struct ga_model *m, void *ctx,
 		       int (*idle)(void *ctx, const struct ga_model *m, uint32_t proc),

@@ -380,8 +380,6 @@ static int obs_rec(void *ctx, struct ga_model *m, uint32_t proc, const struct gp
 {
 	struct ga_sites *st = ctx;
 
-	if (rec->type >= 64 || !(OBS_TYPES >> rec->type & 1))
-		return 0;
 	if (rec->type == GP_REC_CORR_STACK)
 		return on_corr(st, proc, (const void *)rec);
 	return take(st, m, proc, rec, model_str, m);
@@ -521,8 +519,7 @@ static void nvtx_seqs(const struct ga_sites *st, const struct ga_model *m, const
 }
 
 /* A kernel of a process that may have stacks: counted at its launch site. */
-static __attribute__((noinline)) int obs_kernel(struct ga_sites *st, struct ga_model *m,
-						const struct ga_act *a)
+static int obs_kernel(struct ga_sites *st, struct ga_model *m, const struct ga_act *a)
 {
 	uint32_t stack, fwd, bwd, *slot;
 	int deferred;
@@ -540,24 +537,13 @@ static __attribute__((noinline)) int obs_kernel(struct ga_sites *st, struct ga_m
 	return count_add(st, a, stack, deferred, bwd);
 }
 
-/* Most kernels of most traces take the first two returns: kept small, the rest out of line. */
+/* Not called for a process recorded without --backtrace (act_idle()). */
 static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
-	struct ga_sites *st = ctx;
-	const struct ga_proc *p;
-
-	if (a->kind != GA_ACT_KERNEL)
-		return 0;
-	/* Recorded without --backtrace: nothing to look up. */
-	p = &m->procs[a->proc];
-	if (p->has_config && !p->config.backtrace) {
-		st->kernels_unstacked++;
-		return 0;
-	}
-	return obs_kernel(st, m, a);
+	return a->kind == GA_ACT_KERNEL ? obs_kernel(ctx, m, a) : 0;
 }
 
-/* A process recorded without --backtrace (obs_act()): its kernels only counted. */
+/* A process recorded without --backtrace: nothing to look up, its kernels counted by the model. */
 static int act_idle(void *ctx, const struct ga_model *m, uint32_t proc)
 {
 	const struct ga_proc *p = &m->procs[proc];
