@@ -3,7 +3,7 @@
  * nested NVTX ranges, for timing the analyzer without a GPU (make
  * bench-analyzer).  Runs offline, as a program of its own.
  *
- *     synth_job [--rank R] [--sync] [--open] [--flat] N OUT.gpuprof
+ *     synth_job [--rank R] [--sync] [--open] [--flat] [--autograd] N OUT.gpuprof
  *
  * About N records: steps (an NVTX push/pop range "step") of 8 layers
  * ("layer") of 4 ops ("attn", "mlp", ...), each op launching 4 kernels
@@ -21,7 +21,10 @@
  * recorder writes it last, unterminated (a single trace's NVTX pass then
  * cannot ride in the report's read: docs/USAGE.md, Large jobs).  With
  * --flat, no range at all, NVTX traced (as the recorder's default traces a
- * program without NVTX).  The writer is
+ * program without NVTX).  With --autograd, each step's last half of its
+ * layers is its backward pass, as PyTorch runs it: a range "backward" on
+ * the main thread while another thread (autograd's) launches their
+ * kernels, that thread without ranges of its own.  The writer is
  * test/unit/synth.c.
  */
 #include <stdint.h>
@@ -36,6 +39,7 @@
 #define OPS 4
 #define LAUNCHES 4
 #define TID 100
+#define AUTOGRAD_TID 101 /* --autograd: the backward pass's launching thread */
 
 static const char *const kernels[NKERN] = {
 	"_Z8sgemm_ntiiiPKfS0_Pf",
@@ -94,9 +98,9 @@ static void range(struct synth *s, uint32_t name, uint64_t start, uint64_t end, 
 int main(int argc, char **argv)
 {
 	uint32_t kid[NKERN], op[OPS], step_name, layer_name, launch, copy, rank = 0, dsync = 0;
-	int sync = 0, open = 0;
+	int sync = 0, open = 0, autograd = 0;
 	uint64_t t, stream_end[4] = { 0, 0, 0, 0 }, range_id = 1, main_start = 0, main_id = 0;
-	uint32_t main_name = 0;
+	uint32_t main_name = 0, backward_name = 0;
 	uint8_t uuid[16];
 	unsigned long long n, launches = 0;
 	uint32_t corr = 1;
@@ -120,12 +124,17 @@ int main(int argc, char **argv)
 			flat = 1;
 			argv++;
 			argc--;
+		} else if (argc >= 4 && !strcmp(argv[1], "--autograd")) {
+			autograd = 1;
+			argv++;
+			argc--;
 		} else {
 			break;
 		}
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s [--rank R] [--sync] [--open] [--flat] N OUT.gpuprof\n",
+		fprintf(stderr,
+			"usage: %s [--rank R] [--sync] [--open] [--flat] [--autograd] N OUT.gpuprof\n",
 			argv[0]);
 		return 2;
 	}
@@ -164,6 +173,8 @@ int main(int argc, char **argv)
 	copy = synth_string(s, "cudaMemcpyAsync");
 	if (sync)
 		dsync = synth_string(s, "cudaDeviceSynchronize");
+	if (autograd)
+		backward_name = synth_string(s, "backward");
 	t += 1000000;
 	if (open) {
 		main_start = t;
@@ -171,10 +182,18 @@ int main(int argc, char **argv)
 		main_name = synth_string(s, "main");
 	}
 	while (s->records < n) {
-		uint64_t step_start = t, step_id = range_id++;
+		uint64_t step_start = t, step_id = range_id++, bw_start = 0, bw_id = 0;
 
 		for (int l = 0; l < LAYERS; l++) {
 			uint64_t layer_start = t, layer_id = range_id++;
+			/* --autograd: the backward layers' launches from autograd's thread. */
+			int bw = autograd && l >= LAYERS / 2;
+			uint32_t tid = bw ? AUTOGRAD_TID : TID;
+
+			if (bw && l == LAYERS / 2) {
+				bw_start = t;
+				bw_id = range_id++;
+			}
 
 			for (int o = 0; o < OPS; o++) {
 				uint64_t op_start = t, op_id = range_id++;
@@ -187,7 +206,7 @@ int main(int argc, char **argv)
 
 					if (stream_end[st] > t + 200000)
 						t = stream_end[st] - 200000;
-					synth_api_at_corr(s, launch, t, t + call, TID, corr);
+					synth_api_at_corr(s, launch, t, t + call, tid, corr);
 					start = t + call + 2500 + rnd() % 2000;
 					if (start < stream_end[st])
 						start = stream_end[st];
@@ -199,7 +218,7 @@ int main(int argc, char **argv)
 					if (++launches % 16 == 0) {
 						uint64_t b = (uint64_t)(r % 256 + 1) << 14, d = 1000 + b / 20;
 
-						synth_api_at_corr(s, copy, t, t + 3000, TID, corr);
+						synth_api_at_corr(s, copy, t, t + 3000, tid, corr);
 						start = t + 4000 > stream_end[st] ? t + 4000 : stream_end[st];
 						synth_memcpy_at_corr(s, launches % 32 ? GP_COPY_DTOH :
 								     GP_COPY_HTOD, b, start, start + d, 0,
@@ -209,15 +228,19 @@ int main(int argc, char **argv)
 						t += 3500;
 					}
 				}
-				range(s, op[o], op_start, t, op_id, 2);
+				if (!bw)
+					range(s, op[o], op_start, t, op_id, 2);
 				t += 200;
 			}
-			range(s, layer_name, layer_start, t, layer_id, 1);
+			if (!bw)
+				range(s, layer_name, layer_start, t, layer_id, 1);
 			t += 200;
 			/* --sync: host code (data, Python) between the first layers: the GPU starves. */
 			if (sync && l == 0)
 				t += 1000000 + rnd() % 1000000;
 		}
+		if (autograd)
+			range(s, backward_name, bw_start, t - 100, bw_id, 1);
 		range(s, step_name, step_start, t, step_id, 0);
 		t += 1000;
 		/* --sync: the step ends in a synchronization (a loss read back), then host code. */

@@ -36,6 +36,12 @@
 /* A fold's launch waiting for its ranges (struct fold): CODE_PEND | its index in pend. */
 #define CODE_PEND (1u << 31)
 /*
+ * A fold's launch from a thread without ranges of its own while a range of
+ * the ranges' thread was open: CODE_OTHER | (that innermost range's tree
+ * node + CODE_RANGE); the launch itself is outside any range.
+ */
+#define CODE_OTHER (1u << 30)
+/*
  * API records seen before any activity of their correlation, by
  * correlation id modulo the ring's size (a power of two, grown up to
  * API_RING_MAX entries as the ids grow): an activity takes its launch from
@@ -1462,7 +1468,7 @@ static int fold_batch(struct scan *s, size_t k, int last)
 				GA_RANGES_N_RANGE, r->key);
 		if (node == GA_RANGES_NONE)
 			return -1;
-		if (node >= CODE_PEND - CODE_RANGE)
+		if (node >= CODE_OTHER - CODE_RANGE)
 			return fold_give_up(s, "more name paths than a fold codes");
 		r->node = node;
 		nx->nodes[node].instances++;
@@ -1492,7 +1498,7 @@ static int fold_batch(struct scan *s, size_t k, int last)
 	/* The launches the folded ranges end after, in place of the waiting ones. */
 	for (i = j = 0; i < f->npend; i++) {
 		struct fpend p = f->pend[i];
-		uint32_t inner;
+		uint32_t inner, code;
 
 		if (p.t == UINT64_MAX || p.t >= cut) {
 			if (i != j && fold_set(f, p.corr, CODE_PEND | (uint32_t)j))
@@ -1501,11 +1507,18 @@ static int fold_batch(struct scan *s, size_t k, int last)
 			continue;
 		}
 		inner = fold_innermost(f, (uint32_t)n, p.t, &at);
-		/* Another thread's launch inside a range counts into it apart (other_threads()). */
-		if (inner != GA_RANGES_NONE && (!f->has_tid || p.tid != f->tid))
-			return fold_give_up(s, "launches from a thread other than the ranges'");
-		if (fold_set(f, p.corr, inner == GA_RANGES_NONE ? CODE_NONE :
-			     f->win[inner].node + CODE_RANGE))
+		/*
+		 * Another thread's launch inside a range is outside any of its
+		 * own (it has none) and counts into that range's chain apart
+		 * (other_threads(); ga_ranges_account()).
+		 */
+		if (inner == GA_RANGES_NONE)
+			code = CODE_NONE;
+		else if (p.tid != f->tid)
+			code = CODE_OTHER | (f->win[inner].node + CODE_RANGE);
+		else
+			code = f->win[inner].node + CODE_RANGE;
+		if (fold_set(f, p.corr, code))
 			return fold_give_up(s, "no temporary file for the launches' ranges");
 	}
 	f->npend = j;
@@ -2240,7 +2253,8 @@ int ga_ranges_launch_big(const struct ga_ranges *nx, uint32_t proc, uint32_t cor
 
 struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a)
 {
-	struct ga_ranges_attr at = { GA_RANGES_NONE, 0, GA_RANGES_NONE, GA_RANGES_NONE };
+	struct ga_ranges_attr at = { GA_RANGES_NONE, 0, GA_RANGES_NONE, GA_RANGES_NONE,
+				     GA_RANGES_NONE };
 	uint32_t pi = a->proc - nx->proc_base, corr = a->correlation, code;
 	const struct ga_ranges_dense *d;
 	const uint32_t *v;
@@ -2265,6 +2279,9 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 			return at;
 		if (code == CODE_NONE) {
 			at.inner = GA_RANGES_NONE;
+		} else if (code & CODE_OTHER) {
+			at.inner = GA_RANGES_NONE;
+			at.onode = (code & ~CODE_OTHER) - CODE_RANGE;
 		} else if (code >= CODE_RANGE) {
 			at.inner = GA_RANGES_FOLDED;
 			at.node = code - CODE_RANGE;
@@ -2397,6 +2414,31 @@ static void other_threads(struct ga_ranges *nx, const struct ga_act *a,
 	nx->other_kernels += (uint64_t)any;
 }
 
+/*
+ * A folded kernel another thread launched while the range of tree node
+ * onode was open (CODE_OTHER): into the keys and nodes of onode's chain,
+ * as other_threads() counts the ranges open then, each once.
+ */
+static void other_folded(struct ga_ranges *nx, uint32_t onode, uint64_t dur)
+{
+	uint32_t x;
+
+	for (x = onode; x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
+	     x = nx->nodes[x].parent) {
+		struct ga_ranges_node *n = &nx->nodes[x];
+		struct ga_ranges_key *k = &nx->keys[n->id];
+
+		if (k->other_stamp != nx->serial) {
+			k->other_stamp = nx->serial;
+			k->other_ns += dur;
+			k->other_kernels++;
+		}
+		n->other_ns += dur;
+		n->other_kernels++;
+	}
+	nx->other_kernels++;
+}
+
 /* Room in self for node (the nodes made so far, zeroed): 0, or -1 out of memory. */
 static int self_grow(struct ga_ranges *nx, uint32_t node)
 {
@@ -2422,7 +2464,9 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 	ac.kernel = a->kind == GA_ACT_KERNEL;
 	nx->serial++;
 	nx->acts++;
-	if (ac.kernel)
+	if (ac.kernel && at->onode != GA_RANGES_NONE)
+		other_folded(nx, at->onode, ac.dur);
+	else if (ac.kernel)
 		other_threads(nx, a, at, ac.dur);
 	if (at->inner == GA_RANGES_FOLDED) {
 		/* Every range of a fold nests: summed by name path, as below. */

@@ -136,6 +136,12 @@ struct ga_ranges_attr {
 	uint64_t t;                /* when it was launched (API start) */
 	uint32_t tid;              /* the launching thread, GA_RANGES_NONE unknown */
 	uint32_t node;             /* GA_RANGES_FOLDED: the innermost range's tree node */
+	/*
+	 * Folded, another thread's launch (outside any range of its own):
+	 * the tree node of the innermost range open on the ranges' thread
+	 * then, GA_RANGES_NONE none (ranges.h: Other threads).
+	 */
+	uint32_t onode;
 };
 
 struct ga_ranges_thread {
@@ -328,7 +334,11 @@ struct ga_ranges {
 	 * each launch's innermost range's tree node written to a temporary
 	 * file by correlation id (4 bytes an id on disk, 1 MiB of them in
 	 * memory); what stays in memory is the open end of the trace, not the
-	 * ranges and launches before it.  Only a file's first range stays in
+	 * ranges and launches before it.  A launch from a thread without
+	 * ranges (autograd's) inside a range of the ranges' thread is coded
+	 * with that range's tree node instead, outside any range of its own,
+	 * its kernel counted into the node's chain as other threads' (Other
+	 * threads, above).  Only a file's first range stays in
 	 * ranges, with no parent; the ranges fold_keep() names (the ranks'
 	 * steps) are kept, 24 bytes each, the newest GA_RANGES_STEPS_MEM in
 	 * memory and the others in a temporary file, until the ranks take

@@ -859,6 +859,8 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 	uint32_t stride = how == 4 ? 4096 : 1;
 	size_t nq = 0, st, l, o, j, late = 0;
 	uint64_t id = 1, *api_t = calloc(steps * 40 + 8, sizeof(*api_t));
+	/* 10: the last two layers' launches from a thread without ranges (autograd's). */
+	uint32_t *api_tid = calloc(steps * 40 + 8, sizeof(*api_tid));
 
 	synth_process(s, pid, "h", "app", 0, T0);
 	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
@@ -874,18 +876,18 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 	nop[1] = synth_string(s, "mlp");
 	nop[2] = synth_string(s, "norm");
 	nmain = synth_string(s, "main");
-#define JOB_ACT(c)                                                                          \
-	do {                                                                                \
-		uint64_t g_ = GPU0 + (uint64_t)(c) * 100;                                   \
-		if ((c) % 11 == 0)                                                          \
-			synth_memcpy_corr(s, GP_COPY_HTOD, 64, g_, g_ + 50, 0, (c) * stride); \
-		else                                                                        \
-			synth_kernel_corr(s, k[(c) % 3], g_, g_ + 10 + (c) % 40, 0, (c) * stride, \
-					  0, 0);                                            \
-		if ((c) % 7 == 0)                                                           \
-			synth_api_corr(s, drv, api_t[(c)] + 2, api_t[(c)] + 3, 100,         \
-				       (c) * stride,                                        \
-				       GP_API_DRIVER);                                      \
+#define JOB_ACT(c)                                                                              \
+	do {                                                                                    \
+		uint64_t g_ = GPU0 + (uint64_t)(c)*100;                                         \
+		if ((c) % 11 == 0)                                                              \
+			synth_memcpy_corr(s, GP_COPY_HTOD, 64, g_, g_ + 50, 0, (c)*stride);     \
+		else                                                                            \
+			synth_kernel_corr(s, k[(c) % 3], g_, g_ + 10 + (c) % 40, 0, (c)*stride, \
+					  0, 0);                                                \
+		if ((c) % 7 == 0)                                                               \
+			synth_api_corr(s, drv, api_t[(c)] + 2, api_t[(c)] + 3, api_tid[(c)],    \
+				       (c)*stride,                                              \
+				       GP_API_DRIVER);                                          \
 	} while (0)
 	/* A kernel's record 5 launches after its call (7: an even id's after the next's). */
 #define JOB_PUSH(c)                                           \
@@ -901,7 +903,7 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 			memmove(q, q + 1, --nq * sizeof(*q)); \
 		}                                             \
 	} while (0)
-	for (st = 0; st < steps && api_t; st++) {
+	for (st = 0; st < steps && api_t && api_tid; st++) {
 		uint64_t t0 = T0 + 1000 + st * 100000;
 		uint32_t tid = how == 2 && st == steps / 2 ? 200 : 100;
 
@@ -916,9 +918,10 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 					uint64_t a = o0 + j * 2500;
 
 					api_t[++corr] = a;
+					api_tid[corr] = how == 10 && l >= 2 ? 300 : 100;
 					/* 8: every launch's call recorded. */
 					if (corr % 50 || how == 8)
-						synth_api_corr(s, launch, a, a + 20, 100,
+						synth_api_corr(s, launch, a, a + 20, api_tid[corr],
 							       corr * stride,
 							       GP_API_RUNTIME);
 					if (how == 3 && corr == 3) {
@@ -945,13 +948,14 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 					 GP_NVTX_PUSHPOP);
 		/* Between steps: no range open. */
 		api_t[++corr] = t0 + 95000;
+		api_tid[corr] = 100;
 		synth_api_corr(s, launch, t0 + 95000, t0 + 95020, 100, corr * stride,
 			       GP_API_RUNTIME);
 		JOB_PUSH(corr);
 		if (late && st == 200)
 			JOB_ACT((uint32_t)late);
 	}
-	for (j = 0; j < nq && api_t; j++)
+	for (j = 0; j < nq && api_t && api_tid; j++)
 		JOB_ACT(q[j]);
 #undef JOB_PUSH
 #undef JOB_ACT
@@ -960,6 +964,7 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 				 GP_NVTX_UNTERMINATED);
 	synth_end(s, T0 + 2000 + steps * 100000, 0);
 	free(api_t);
+	free(api_tid);
 	close_trace(s, &t);
 	return t;
 }
@@ -1020,9 +1025,14 @@ static void same_loads(struct loaded *a, struct loaded *b, const char *what)
 		bad += x->parent != y->parent || x->kind != y->kind || x->id != y->id ||
 		       x->child != y->child || x->next != y->next ||
 		       x->instances != y->instances || x->gpu_ns != y->gpu_ns ||
-		       x->acts != y->acts || x->kernels != y->kernels;
+		       x->acts != y->acts || x->kernels != y->kernels ||
+		       x->other_ns != y->other_ns || x->other_kernels != y->other_kernels;
 	}
 	CHECKF(!bad && a->nx.root == b->nx.root, "%s: %zu nodes differ", what, bad);
+	CHECKF(a->nx.other_kernels == b->nx.other_kernels &&
+		       a->nx.other_skipped == b->nx.other_skipped,
+	       "%s: other threads' kernels %llu/%llu", what, (unsigned long long)a->nx.other_kernels,
+	       (unsigned long long)b->nx.other_kernels);
 	for (i = bad = 0; i < a->m.nrows && i < b->m.nrows; i++)
 		bad += a->rows[i].nvtx != b->rows[i].nvtx;
 	CHECKF(!bad, "%s: %zu rows in other ranges", what, bad);
@@ -1062,6 +1072,8 @@ static void test_fold(void)
 		  NULL, 0, 2 },
 		{ 0, GA_RANGES_STEPS_MEM + 700, 1, "more steps than memory holds, no temporary file",
 		  NULL, 1, 1 },
+		{ 10, 300, 1, "kernels launched by a thread without ranges inside the steps", NULL,
+		  0, 2 },
 		/* The second's codes where the first's launches waited: no mark of them left. */
 		{ 6, 300, 1, "a process without ranges, then one whose activities come out of order",
 		  NULL, 0, 2 },
@@ -1170,11 +1182,13 @@ static char *node_line(struct loaded *l, uint32_t i)
 		ga_buf_printf(&b, "%u:%s:%u/", n->kind, name,
 			      n->kind == GA_RANGES_N_RANGE || n->kind == GA_RANGES_N_KERNEL ? 0 : n->id);
 	}
-	ga_buf_printf(&path, "%s %llu %llu %llu %llu", b.p ? b.p : "",
+	ga_buf_printf(&path, "%s %llu %llu %llu %llu %llu %llu", b.p ? b.p : "",
 		      (unsigned long long)l->nx.nodes[i].instances,
 		      (unsigned long long)l->nx.nodes[i].gpu_ns,
 		      (unsigned long long)l->nx.nodes[i].acts,
-		      (unsigned long long)l->nx.nodes[i].kernels);
+		      (unsigned long long)l->nx.nodes[i].kernels,
+		      (unsigned long long)l->nx.nodes[i].other_ns,
+		      (unsigned long long)l->nx.nodes[i].other_kernels);
 	ga_buf_free(&b);
 	return path.p;
 }
@@ -1311,6 +1325,9 @@ static void test_paced(void)
 		/* Read as outside any range as they come: no range came. */
 		{ 6, 300, 0, 1, "no ranges", 0, 0, 0 },
 		{ 7, 300, 0, 1, "activities out of order", 0, 2, 0 },
+		{ 10, 300, 0, 1, "kernels launched by a thread without ranges", 0, 2, 0 },
+		{ 10, 300, 0, 1, "kernels launched by a thread without ranges, cut at 75%", 75, 2,
+		  0 },
 		{ 8, 1000, 0, 1, "every call recorded: chunks read as their launches are coded", 0, 0, 0 },
 		/* Layers without their step at the cut: name paths made as the model reads. */
 		{ 8, 300, 0, 1, "a trace cut at 35%", 35, 2, 0 },
