@@ -3,7 +3,7 @@
  * nested NVTX ranges, for timing the analyzer without a GPU (make
  * bench-analyzer).  Runs offline, as a program of its own.
  *
- *     synth_job [--rank R] [--sync] [--open] [--flat] [--autograd] N OUT.gpuprof
+ *     synth_job [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] N OUT.gpuprof
  *
  * About N records: steps (an NVTX push/pop range "step") of 8 layers
  * ("layer") of 4 ops ("attn", "mlp", ...), each op launching 4 kernels
@@ -24,7 +24,9 @@
  * program without NVTX).  With --autograd, each step's last half of its
  * layers is its backward pass, as PyTorch runs it: a range "backward" on
  * the main thread while another thread (autograd's) launches their
- * kernels, that thread without ranges of its own.  The writer is
+ * kernels, that thread without ranges of its own; with --autograd-ranges,
+ * their layers' and ops' ranges on that thread too (as
+ * torch.autograd.profiler.emit_nvtx() writes them).  The writer is
  * test/unit/synth.c.
  */
 #include <stdint.h>
@@ -69,7 +71,7 @@ static uint32_t rnd(void)
 }
 
 static void range_aux(struct synth *s, uint32_t name, uint64_t start, uint64_t end, uint64_t id,
-		      uint32_t depth, uint32_t aux)
+		      uint32_t depth, uint32_t aux, uint32_t tid)
 {
 	struct gp_rec_nvtx r;
 
@@ -80,7 +82,7 @@ static void range_aux(struct synth *s, uint32_t name, uint64_t start, uint64_t e
 	r.start = start;
 	r.end = end;
 	r.id = id;
-	r.tid_start = r.tid_end = TID;
+	r.tid_start = r.tid_end = tid;
 	r.name = name;
 	r.depth = depth;
 	synth_rec(s, &r, sizeof(r));
@@ -89,10 +91,10 @@ static void range_aux(struct synth *s, uint32_t name, uint64_t start, uint64_t e
 static int flat; /* --flat: no ranges */
 
 static void range(struct synth *s, uint32_t name, uint64_t start, uint64_t end, uint64_t id,
-		  uint32_t depth)
+		  uint32_t depth, uint32_t tid)
 {
 	if (!flat)
-		range_aux(s, name, start, end, id, depth, GP_NVTX_PUSHPOP);
+		range_aux(s, name, start, end, id, depth, GP_NVTX_PUSHPOP, tid);
 }
 
 int main(int argc, char **argv)
@@ -128,13 +130,18 @@ int main(int argc, char **argv)
 			autograd = 1;
 			argv++;
 			argc--;
+		} else if (argc >= 4 && !strcmp(argv[1], "--autograd-ranges")) {
+			autograd = 2;
+			argv++;
+			argc--;
 		} else {
 			break;
 		}
 	}
 	if (argc != 3) {
 		fprintf(stderr,
-			"usage: %s [--rank R] [--sync] [--open] [--flat] [--autograd] N OUT.gpuprof\n",
+			"usage: %s [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] N "
+			"OUT.gpuprof\n",
 			argv[0]);
 		return 2;
 	}
@@ -228,20 +235,20 @@ int main(int argc, char **argv)
 						t += 3500;
 					}
 				}
-				if (!bw)
-					range(s, op[o], op_start, t, op_id, 2);
+				if (!bw || autograd == 2)
+					range(s, op[o], op_start, t, op_id, bw ? 1 : 2, tid);
 				t += 200;
 			}
-			if (!bw)
-				range(s, layer_name, layer_start, t, layer_id, 1);
+			if (!bw || autograd == 2)
+				range(s, layer_name, layer_start, t, layer_id, bw ? 0 : 1, tid);
 			t += 200;
 			/* --sync: host code (data, Python) between the first layers: the GPU starves. */
 			if (sync && l == 0)
 				t += 1000000 + rnd() % 1000000;
 		}
 		if (autograd)
-			range(s, backward_name, bw_start, t - 100, bw_id, 1);
-		range(s, step_name, step_start, t, step_id, 0);
+			range(s, backward_name, bw_start, t - 100, bw_id, 1, TID);
+		range(s, step_name, step_start, t, step_id, 0, TID);
 		t += 1000;
 		/* --sync: the step ends in a synchronization (a loss read back), then host code. */
 		if (sync) {
@@ -259,7 +266,7 @@ int main(int argc, char **argv)
 			t = stream_end[i];
 	if (open)
 		range_aux(s, main_name, main_start, t + 1000000, main_id, 0,
-			  GP_NVTX_PUSHPOP | GP_NVTX_UNTERMINATED);
+			  GP_NVTX_PUSHPOP | GP_NVTX_UNTERMINATED, TID);
 	synth_end(s, t + 1000000, 0);
 	if (synth_close(s, NULL, NULL)) {
 		fprintf(stderr, "synth_job: writing %s failed\n", argv[2]);

@@ -309,29 +309,33 @@ else
 	notok "synth_job did not write the NVTX traces"
 fi
 rm -f "$tmp/n2.gpuprof" "$tmp/n16.gpuprof"
-# The same job with its backward passes launched from a thread without
-# ranges (synth_job --autograd, as PyTorch's autograd thread launches while
-# "backward" is open on the main thread): its ranges fold too, each such
-# kernel coded with the main thread's range it counts into (model/ranges.h
-# Other threads).  Before: 8.3 B/record (the fold given up, every range
-# and launch kept).
-if "$build/bench/synth_job" --autograd 4000000 "$tmp/g4.gpuprof" >/dev/null 2>&1 &&
-	"$build/bench/synth_job" --autograd 16000000 "$tmp/g16.gpuprof" >/dev/null 2>&1; then
-	ra=$("$build/bench/scan_floor" "$tmp/g4.gpuprof" | awk '{print $2}')
-	rb=$("$build/bench/scan_floor" "$tmp/g16.gpuprof" | awk '{print $2}')
-	a=$(peak_kib report --findings=none "$tmp/g4.gpuprof")
-	b=$(peak_kib report --findings=none "$tmp/g16.gpuprof")
-	if [ "$a" -le 0 ] || [ "$b" -le 0 ] || [ "${rb:-0}" -le "${ra:-0}" ]; then
-		notok "NVTX report, autograd's thread: a report failed ($a, $b KiB; $ra, $rb records)"
-	elif [ $(((b - a) * 1024 * 2)) -le $((rb - ra)) ]; then
-		ok "NVTX report, autograd's thread: $a KiB at $ra records, $b KiB at $rb (at most 0.5 B/record more)"
+# The same job with its backward passes launched from another thread, as
+# PyTorch's autograd thread launches while "backward" is open on the main
+# thread: without ranges of its own (synth_job --autograd), and with its
+# layers' and ops' ranges there (--autograd-ranges, as emit_nvtx() writes
+# them).  Their ranges fold too, each thread's nesting, a launch coded with
+# its own thread's range and the other thread's it counts into
+# (model/ranges.h Other threads).  Before: 8.5 and 11.5 B/record (the fold
+# given up, every range and launch kept).
+for how in autograd autograd-ranges; do
+	if "$build/bench/synth_job" --$how 4000000 "$tmp/g4.gpuprof" >/dev/null 2>&1 &&
+		"$build/bench/synth_job" --$how 16000000 "$tmp/g16.gpuprof" >/dev/null 2>&1; then
+		ra=$("$build/bench/scan_floor" "$tmp/g4.gpuprof" | awk '{print $2}')
+		rb=$("$build/bench/scan_floor" "$tmp/g16.gpuprof" | awk '{print $2}')
+		a=$(peak_kib report --findings=none "$tmp/g4.gpuprof")
+		b=$(peak_kib report --findings=none "$tmp/g16.gpuprof")
+		if [ "$a" -le 0 ] || [ "$b" -le 0 ] || [ "${rb:-0}" -le "${ra:-0}" ]; then
+			notok "NVTX report, --$how: a report failed ($a, $b KiB; $ra, $rb records)"
+		elif [ $(((b - a) * 1024 * 2)) -le $((rb - ra)) ]; then
+			ok "NVTX report, --$how: $a KiB at $ra records, $b KiB at $rb (at most 0.5 B/record more)"
+		else
+			notok "NVTX report, --$how, grows with the records: $a KiB at $ra, $b KiB at $rb (more than 0.5 B/record)"
+		fi
 	else
-		notok "NVTX report, autograd's thread, grows with the records: $a KiB at $ra, $b KiB at $rb (more than 0.5 B/record)"
+		notok "synth_job did not write the --$how traces"
 	fi
-else
-	notok "synth_job did not write the autograd traces"
-fi
-rm -f "$tmp/g4.gpuprof" "$tmp/g16.gpuprof"
+	rm -f "$tmp/g4.gpuprof" "$tmp/g16.gpuprof"
+done
 # Four rank traces of 1M records read together (--tree): each file's
 # launches come down to 4 bytes an id once its ranges are indexed, before
 # the next file is read.  Before: 29 B/record more than one trace; after 16.

@@ -36,11 +36,11 @@
 /* A fold's launch waiting for its ranges (struct fold): CODE_PEND | its index in pend. */
 #define CODE_PEND (1u << 31)
 /*
- * A fold's launch from a thread without ranges of its own while a range of
- * the ranges' thread was open: CODE_OTHER | (that innermost range's tree
- * node + CODE_RANGE); the launch itself is outside any range.
+ * A fold's launch made while a range of another thread of its process was
+ * open: CODE_PAIR | the index of (its own code, that range's tree node) in
+ * the fold's pairs (struct fold), one a pair of them.
  */
-#define CODE_OTHER (1u << 30)
+#define CODE_PAIR (1u << 30)
 /*
  * API records seen before any activity of their correlation, by
  * correlation id modulo the ring's size (a power of two, grown up to
@@ -1151,15 +1151,28 @@ static inline uint32_t node_get(struct ga_ranges *nx, uint32_t parent, uint32_t 
 /* ---- folding (ranges.h: fold) ---- */
 
 /*
- * Bounds of a fold.  Outermost ranges stay open to the ranges and
- * launches of the trace FOLD_ROOTS of them long (what the recorder writes
- * late: a range closes after what it encloses, an activity's record comes
- * a few buffers after its call); the rest fold in batches.  A window of
- * more than FOLD_WINDOW ranges folds down to its last outermost range;
- * one range holding more than that, or more than FOLD_PENDING launches
- * waiting for their ranges, gives the fold up.
+ * Bounds of a fold.  A thread's outermost ranges stay open to the ranges
+ * and launches of the trace FOLD_ROOTS of them long (what the recorder
+ * writes late: a range closes after what it encloses, an activity's record
+ * comes a few buffers after its call); the rest fold in batches.  A window
+ * of more than FOLD_WINDOW ranges folds down to its last outermost range;
+ * one range holding more than that, more than FOLD_PENDING launches
+ * waiting for their ranges, or ranges on more than FOLD_THREADS threads of
+ * a process give the fold up.
+ *
+ * Threads: ranges nest on each thread, and a launch is placed in its own
+ * thread's and, apart, counted into those open then on another (ranges.h,
+ * Other threads).  So launches are coded, and ranges folded, up to a time
+ * by which every thread's ranges are taken to be known (fold_advance()):
+ * a thread's FOLD_ROOTS newest outermost ranges are not, unless a newer
+ * one came FOLD_QUIET records ago, and a thread whose last range came
+ * FOLD_QUIET records ago is taken to hold none open.  A range that comes
+ * starting before that time gives the fold up, as one around ranges
+ * folded on a single thread does: never a different result.
  */
 #define FOLD_ROOTS 64
+#define FOLD_QUIET (1u << 18)
+#define FOLD_THREADS 16
 /*
  * Paced, the model waits for the launches of an outermost range until it
  * folds: one of long ranges folds once FOLD_PACE_RECS records came after
@@ -1182,6 +1195,26 @@ struct froot {
 	size_t lo;                 /* its ranges: win[lo..) up to the next root's */
 	size_t self;               /* itself: win[self] */
 	uint64_t rec;              /* the file's records scanned when it came */
+	int placed;                /* its ranges are in the tree, it is not folded yet */
+};
+
+/* A thread's ranges not folded yet (struct fold). */
+struct fthr {
+	uint32_t tid;
+	struct ga_ranges_range *win; /* as they came; win[0..nlook) sorted (fold_look()) */
+	size_t nwin, capwin;
+	struct froot *roots; /* outermost ranges so far, in order */
+	size_t nroots, caproots;
+	uint32_t *par; /* parents of win[0..nlook) */
+	size_t cappar;
+	uint32_t nlook;
+	uint32_t at;       /* where the last look-up ended (fold_innermost()) */
+	uint64_t last_rec; /* the file's records scanned when its last range came */
+};
+
+/* A launch's code and, on another thread, the tree node of the range open then. */
+struct fpair {
+	uint32_t own, onode;
 };
 
 struct fpend {
@@ -1199,22 +1232,22 @@ struct fold {
 	uint32_t *top;             /* per process: highest id coded + 1 */
 	uint64_t next;             /* the next process's first block */
 	int io_err;
+	/* CODE_PAIR's pairs, by index; pair_map: (own, onode) -> index + 1. */
+	struct fpair *pairs;
+	size_t npairs, cappairs;
+	struct ga_map pair_map;
 	/* The file being scanned. */
 	uint32_t pi;
-	int has_tid;
-	uint32_t tid;              /* the thread of its ranges */
-	struct ga_ranges_range *win; /* ranges not folded, as they came */
-	size_t nwin, capwin;
-	struct froot *roots;       /* outermost ranges so far, in order */
-	size_t nroots, caproots;
+	int has_tid;     /* a range came */
+	struct fthr *th; /* its threads of ranges, nth of them (capth made) */
+	size_t nth, capth;
 	struct fpend *pend;        /* launches waiting for their ranges */
 	size_t npend, cappend;     /* each waiting one's code: CODE_PEND | its pend index */
 	uint32_t seen;             /* highest correlation id of an activity + 1 */
 	uint64_t horizon;          /* the end of the ranges folded */
+	uint64_t fold_rec;         /* the file's records scanned at the last fold (fold_advance()) */
 	int kept;                  /* a range of the file is kept in ranges */
 	int gnodes;                /* graph nodes came: placed by their range's id */
-	uint32_t *par;             /* batch scratch: parents */
-	size_t cappar;
 	/*
 	 * Paced (ranges.h pace), before the file's first range: the model
 	 * reads launches still waiting as outside any range, which they are
@@ -1231,16 +1264,16 @@ struct fold {
 /* What only the scan reads of a fold, once it is over: the codes stay. */
 static void fold_scratch_free(struct fold *f)
 {
-	free(f->win);
-	free(f->roots);
+	for (size_t i = 0; i < f->capth; i++) {
+		free(f->th[i].win);
+		free(f->th[i].roots);
+		free(f->th[i].par);
+	}
+	free(f->th);
 	free(f->pend);
-	free(f->par);
-	f->win = NULL;
-	f->roots = NULL;
+	f->th = NULL;
 	f->pend = NULL;
-	f->par = NULL;
-	f->nwin = f->nroots = f->npend = 0;
-	f->capwin = f->caproots = f->cappend = f->cappar = 0;
+	f->nth = f->capth = f->npend = f->cappend = 0;
 }
 
 static void fold_free(struct fold *f)
@@ -1252,6 +1285,8 @@ static void fold_free(struct fold *f)
 	free(f->cache);
 	free(f->base);
 	free(f->top);
+	free(f->pairs);
+	ga_map_free(&f->pair_map);
 	fold_scratch_free(f);
 	free(f);
 }
@@ -1380,17 +1415,18 @@ static int fold_give_up(struct scan *s, const char *why)
 }
 
 /*
- * The innermost of win[0..n) (sorted, parents in par) open at t, or
- * GA_RANGES_NONE.  *at: where the last search ended (the ranges that start
- * by then), the place to look first: launches come nearly in time order.
+ * The innermost of thread u's win[0..nlook) (sorted, parents in par) open
+ * at t, or GA_RANGES_NONE.  u->at: where the last search ended (the ranges
+ * that start by then), the place to look first: launches come nearly in
+ * time order.
  */
-static uint32_t fold_innermost(const struct fold *f, uint32_t n, uint64_t t, uint32_t *at)
+static uint32_t fold_innermost(struct fthr *u, uint64_t t)
 {
-	uint32_t lo = 0, hi = n, c, k;
+	uint32_t n = u->nlook, lo = 0, hi = n, c, k;
 
-	if (*at <= n && (!*at || f->win[*at - 1].start <= t)) {
+	if (u->at <= n && (!u->at || u->win[u->at - 1].start <= t)) {
 		/* A few steps on from the last place, else search what follows. */
-		for (lo = *at, k = 0; k < 4 && lo < n && f->win[lo].start <= t; k++)
+		for (lo = u->at, k = 0; k < 4 && lo < n && u->win[lo].start <= t; k++)
 			lo++;
 		if (k < 4 || lo == n)
 			hi = lo;
@@ -1398,14 +1434,14 @@ static uint32_t fold_innermost(const struct fold *f, uint32_t n, uint64_t t, uin
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (f->win[mid].start <= t)
+		if (u->win[mid].start <= t)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	*at = lo;
-	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = f->par[c])
-		if (f->win[c].end > t)
+	u->at = lo;
+	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = u->par[c])
+		if (u->win[c].end > t)
 			return c;
 	return GA_RANGES_NONE;
 }
@@ -1435,70 +1471,131 @@ static void sort_window(struct ga_ranges_range *w, size_t n)
 }
 
 /*
- * Fold the first k outermost ranges (all of them at the end of the file,
- * last): their ranges placed in the tree as index_ranges() places them,
- * and the launches before the end of the last of them coded.  0, or -1
- * (s->fail set where the fold cannot go on, else out of memory).
+ * Thread u's ranges of its outermost ranges that start before cut (all of
+ * them, last): sorted, their parents linked, those not yet in the tree
+ * placed there as index_ranges() places them (an outermost range and its
+ * ranges at once).  0, or -1 (s->fail set where the fold cannot go on,
+ * else out of memory).
  */
-static int fold_batch(struct scan *s, size_t k, int last)
+static int fold_look(struct scan *s, struct fthr *u, uint64_t cut, int last)
 {
 	struct ga_ranges *nx = s->nx;
 	struct fold *f = nx->fstate;
-	size_t n = k < f->nroots ? f->roots[k].lo : f->nwin, i, j;
-	uint64_t cut = last ? UINT64_MAX : k ? f->roots[k - 1].end : f->horizon;
-	uint32_t at = 0;
+	size_t k = 0, n, i, r;
 
-	if (n > UINT32_MAX - 1 || ga_util_grow(&f->par, &f->cappar, n ? n : 1, sizeof(*f->par)))
+	while (k < u->nroots && (last || u->roots[k].start < cut))
+		k++;
+	n = k < u->nroots ? u->roots[k].lo : u->nwin;
+	if (n > UINT32_MAX - 1 || ga_util_grow(&u->par, &u->cappar, n ? n : 1, sizeof(*u->par)))
 		return -1;
 	/* One thread's ranges: cmp_range() orders them as index_ranges() does. */
-	sort_window(f->win, n);
+	sort_window(u->win, n);
 	for (i = 0; i < n; i++) {
-		struct ga_ranges_range *r = &f->win[i];
-		uint32_t c = GA_RANGES_NONE, node;
+		const struct ga_ranges_range *g = &u->win[i];
+		uint32_t c = GA_RANGES_NONE;
 
 		if (i)
-			for (c = (uint32_t)i - 1; c != GA_RANGES_NONE; c = f->par[c])
-				if (f->win[c].end > r->start)
+			for (c = (uint32_t)i - 1; c != GA_RANGES_NONE; c = u->par[c])
+				if (u->win[c].end > g->start)
 					break;
-		f->par[i] = c;
+		u->par[i] = c;
 		/* Not nested: its launches would walk the ranges open. */
-		if (c != GA_RANGES_NONE && r->end > f->win[c].end)
+		if (c != GA_RANGES_NONE && g->end > u->win[c].end)
 			return fold_give_up(s, "ranges that do not nest");
-		node = node_get(nx, c == GA_RANGES_NONE ? GA_RANGES_NONE : f->win[c].node,
-				GA_RANGES_N_RANGE, r->key);
-		if (node == GA_RANGES_NONE)
-			return -1;
-		if (node >= CODE_OTHER - CODE_RANGE)
-			return fold_give_up(s, "more name paths than a fold codes");
-		r->node = node;
-		nx->nodes[node].instances++;
-		/* A file's first range says it has ranges (nranges). */
-		if (!f->kept) {
-			if (nx->nranges >= GA_RANGES_FOLDED ||
-			    ga_util_grow(&nx->ranges, &nx->capranges, nx->nranges + 1,
-					 sizeof(*nx->ranges)))
-				return -1;
-			nx->ranges[nx->nranges] = *r;
-			nx->ranges[nx->nranges++].parent = GA_RANGES_NONE;
-			f->kept = 1;
-		}
-		/* The ranks' steps: what they read of them only; asked once a name. */
-		if (nx->fold_keep && !nx->keys[r->key].fold_kept)
-			nx->keys[r->key].fold_kept =
-				nx->fold_keep(ga_model_str(s->m, nx->keys[r->key].name)) ? 1 : 2;
-		if (nx->fold_keep && nx->keys[r->key].fold_kept == 1) {
-			struct ga_ranges_step st = { r->start, r->end, r->proc, r->key };
-			int kr = step_keep(nx, &st);
+	}
+	u->nlook = (uint32_t)n;
+	u->at = 0;
+	for (r = 0; r < k; r++) {
+		size_t hi = r + 1 < u->nroots ? u->roots[r + 1].lo : u->nwin;
 
-			if (kr)
-				return kr < 0 ? -1 : fold_give_up(s, "the temporary file of the "
-								 "steps cannot be written");
+		/* Sorted, an outermost range comes first of its own. */
+		u->roots[r].self = u->roots[r].lo;
+		if (u->roots[r].placed)
+			continue;
+		u->roots[r].placed = 1;
+		for (i = u->roots[r].lo; i < hi; i++) {
+			struct ga_ranges_range *g = &u->win[i];
+			uint32_t c = u->par[i], node;
+
+			node = node_get(nx, c == GA_RANGES_NONE ? GA_RANGES_NONE : u->win[c].node,
+					GA_RANGES_N_RANGE, g->key);
+			if (node == GA_RANGES_NONE)
+				return -1;
+			if (node >= CODE_PAIR - CODE_RANGE)
+				return fold_give_up(s, "more name paths than a fold codes");
+			g->node = node;
+			nx->nodes[node].instances++;
+			/* A file's first range says it has ranges (nranges). */
+			if (!f->kept) {
+				if (nx->nranges >= GA_RANGES_FOLDED ||
+				    ga_util_grow(&nx->ranges, &nx->capranges, nx->nranges + 1,
+						 sizeof(*nx->ranges)))
+					return -1;
+				nx->ranges[nx->nranges] = *g;
+				nx->ranges[nx->nranges++].parent = GA_RANGES_NONE;
+				f->kept = 1;
+			}
+			/* The ranks' steps: what they read of them only; asked once a name. */
+			if (nx->fold_keep && !nx->keys[g->key].fold_kept)
+				nx->keys[g->key].fold_kept =
+					nx->fold_keep(ga_model_str(s->m, nx->keys[g->key].name)) ? 1 : 2;
+			if (nx->fold_keep && nx->keys[g->key].fold_kept == 1) {
+				struct ga_ranges_step st = { g->start, g->end, g->proc, g->key };
+				int kr = step_keep(nx, &st);
+
+				if (kr)
+					return kr < 0 ? -1 : fold_give_up(s, "the temporary file of the "
+									     "steps cannot be written");
+			}
 		}
 	}
-	/* The launches the folded ranges end after, in place of the waiting ones. */
+	return 0;
+}
+
+/*
+ * The code of a launch whose own is own, made while the range of tree
+ * node onode was open on another thread: CODE_PAIR | the pair's index, in
+ * *code.  0, 1 where the pairs are more than a code holds, or -1 out of
+ * memory.
+ */
+static int fold_pair(struct fold *f, uint32_t own, uint32_t onode, uint32_t *code)
+{
+	uint32_t *v;
+	int rc = ga_map_insert(&f->pair_map, own, onode, &v);
+
+	if (rc < 0)
+		return -1;
+	if (rc) {
+		if (f->npairs >= CODE_PAIR - 1 ||
+		    ga_util_grow(&f->pairs, &f->cappairs, f->npairs + 1, sizeof(*f->pairs))) {
+			ga_map_remove(&f->pair_map, own, onode);
+			return f->npairs >= CODE_PAIR - 1 ? 1 : -1;
+		}
+		f->pairs[f->npairs] = (struct fpair){ own, onode };
+		*v = (uint32_t)++f->npairs;
+	}
+	*code = CODE_PAIR | (*v - 1);
+	return 0;
+}
+
+/*
+ * Fold to time cut (past every range at the end of the file, last): each
+ * thread's outermost ranges that start before it placed in the tree, the
+ * launches before it coded, the outermost ranges that end by it dropped.
+ * 0, or -1 (s->fail set where the fold cannot go on, else out of memory).
+ */
+static int fold_to(struct scan *s, uint64_t cut, int last)
+{
+	struct fold *f = s->nx->fstate;
+	size_t i, j, ti;
+
+	for (ti = 0; ti < f->nth; ti++)
+		if (fold_look(s, &f->th[ti], cut, last))
+			return -1;
+	/* The launches before the cut, in place of the waiting ones. */
 	for (i = j = 0; i < f->npend; i++) {
 		struct fpend p = f->pend[i];
-		uint32_t inner, code;
+		uint32_t code = CODE_NONE, onode = GA_RANGES_NONE;
 
 		if (p.t == UINT64_MAX || p.t >= cut) {
 			if (i != j && fold_set(f, p.corr, CODE_PEND | (uint32_t)j))
@@ -1506,96 +1603,209 @@ static int fold_batch(struct scan *s, size_t k, int last)
 			f->pend[j++] = p;
 			continue;
 		}
-		inner = fold_innermost(f, (uint32_t)n, p.t, &at);
-		/*
-		 * Another thread's launch inside a range is outside any of its
-		 * own (it has none) and counts into that range's chain apart
-		 * (other_threads(); ga_ranges_account()).
-		 */
-		if (inner == GA_RANGES_NONE)
-			code = CODE_NONE;
-		else if (p.tid != f->tid)
-			code = CODE_OTHER | (f->win[inner].node + CODE_RANGE);
-		else
-			code = f->win[inner].node + CODE_RANGE;
+		/* Its own thread's innermost range; another thread's counts into it apart. */
+		for (ti = 0; ti < f->nth; ti++) {
+			struct fthr *u = &f->th[ti];
+			uint32_t c = fold_innermost(u, p.t);
+
+			if (c == GA_RANGES_NONE)
+				continue;
+			if (u->tid == p.tid)
+				code = u->win[c].node + CODE_RANGE;
+			else if (onode != GA_RANGES_NONE)
+				return fold_give_up(s, "launches while ranges of two other threads "
+						       "were open");
+			else
+				onode = u->win[c].node;
+		}
+		if (onode != GA_RANGES_NONE) {
+			int pr = fold_pair(f, code, onode, &code);
+
+			if (pr)
+				return pr < 0 ? -1 : fold_give_up(s, "more name paths than a fold codes");
+		}
 		if (fold_set(f, p.corr, code))
 			return fold_give_up(s, "no temporary file for the launches' ranges");
 	}
 	f->npend = j;
-	memmove(f->win, f->win + n, (f->nwin - n) * sizeof(*f->win));
-	f->nwin -= n;
-	for (i = k; i < f->nroots; i++) {
-		f->roots[i - k] = f->roots[i];
-		f->roots[i - k].lo -= n;
-		f->roots[i - k].self -= n;
+	for (ti = 0; ti < f->nth; ti++) {
+		struct fthr *u = &f->th[ti];
+		size_t k = 0, n;
+
+		/* Placed (fold_look()): one empty at the cut itself starts there, and waits. */
+		while (k < u->nroots && u->roots[k].placed && (last || u->roots[k].end <= cut))
+			k++;
+		n = k < u->nroots ? u->roots[k].lo : u->nwin;
+		memmove(u->win, u->win + n, (u->nwin - n) * sizeof(*u->win));
+		memmove(u->par, u->par + n, (u->nlook - n) * sizeof(*u->par));
+		u->nwin -= n;
+		u->nlook -= (uint32_t)n;
+		for (i = 0; i < u->nlook; i++)
+			u->par[i] = u->par[i] == GA_RANGES_NONE ? GA_RANGES_NONE :
+								  u->par[i] - (uint32_t)n;
+		for (i = k; i < u->nroots; i++) {
+			u->roots[i - k] = u->roots[i];
+			u->roots[i - k].lo -= n;
+			u->roots[i - k].self -= n;
+		}
+		u->nroots -= k;
+		u->at = 0;
 	}
-	f->nroots -= k < f->nroots ? k : f->nroots;
 	if (cut > f->horizon)
 		f->horizon = cut;
 	return 0;
 }
 
-/* A range record's range g, on the window: 0, or -1 (fold_batch()). */
+/*
+ * The time by which thread u's ranges are taken to be known (the fold's
+ * bounds, above): the end of its last outermost range that FOLD_ROOTS
+ * newer ones, or one that came FOLD_QUIET records ago, follow; past every
+ * range where its last came FOLD_QUIET records ago; else what is folded.
+ */
+static uint64_t fold_ready(const struct fold *f, const struct fthr *u, uint64_t nrec,
+			   uint64_t quiet)
+{
+	size_t k = u->nroots > FOLD_ROOTS ? u->nroots - FOLD_ROOTS : 0;
+
+	if (nrec - u->last_rec > quiet)
+		return UINT64_MAX;
+	while (k + 1 < u->nroots && nrec - u->roots[k + 1].rec > quiet)
+		k++;
+	return k ? u->roots[k - 1].end : f->horizon;
+}
+
+/*
+ * Thread t asks to fold to time want: folded to where every other thread's
+ * ranges are known too (fold_ready(); past them where force: t's window is
+ * full).  With other threads, a fold goes through every launch waiting: it
+ * waits until FOLD_ROOTS outermost ranges end by then, or as many records
+ * came since the last as launches wait.  0, or -1 (fold_to()).
+ */
+static int fold_advance(struct scan *s, const struct fthr *t, uint64_t want, int force)
+{
+	struct fold *f = s->nx->fstate;
+	uint64_t cut = want;
+	size_t i, k, ends = 0;
+
+	if (f->nth == 1 || force)
+		return cut > f->horizon ? fold_to(s, cut, 0) : 0;
+	for (i = 0; i < f->nth; i++)
+		if (&f->th[i] != t) {
+			uint64_t r = fold_ready(f, &f->th[i], s->nrec,
+						s->nx->fold_quiet ? s->nx->fold_quiet : FOLD_QUIET);
+
+			if (r < cut)
+				cut = r;
+		}
+	if (cut <= f->horizon)
+		return 0;
+	for (i = 0; i < f->nth && ends < FOLD_ROOTS; i++)
+		for (k = 0; k < f->th[i].nroots && ends < FOLD_ROOTS && f->th[i].roots[k].end <= cut;
+		     k++)
+			ends++;
+	if (ends < FOLD_ROOTS && s->nrec - f->fold_rec < f->npend)
+		return 0;
+	f->fold_rec = s->nrec;
+	return fold_to(s, cut, 0);
+}
+
+/* Thread tid's ranges, made at its first; NULL out of memory or past FOLD_THREADS (*many). */
+static struct fthr *fold_thread(struct fold *f, uint32_t tid, int *many)
+{
+	struct fthr *u;
+	size_t i;
+
+	for (i = 0; i < f->nth; i++)
+		if (f->th[i].tid == tid)
+			return &f->th[i];
+	if (f->nth >= FOLD_THREADS) {
+		*many = 1;
+		return NULL;
+	}
+	if (f->nth == f->capth) {
+		u = realloc(f->th, (f->capth + 1) * sizeof(*u));
+		if (!u)
+			return NULL;
+		f->th = u;
+		memset(&f->th[f->capth++], 0, sizeof(*u));
+	}
+	/* A slot of an earlier file's thread keeps what it allocated. */
+	u = &f->th[f->nth++];
+	u->tid = tid;
+	u->nwin = u->nroots = 0;
+	u->nlook = u->at = 0;
+	return u;
+}
+
+/* A range record's range g, on its thread's window: 0, or -1 (fold_to()). */
 static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 {
 	struct fold *f = s->nx->fstate;
-	size_t lo = f->nwin;
+	struct fthr *t;
+	size_t lo;
+	int many = 0;
 
 	if (f->gnodes)
 		return fold_give_up(s, "graph nodes");
-	if (f->has_tid && g->tid != f->tid)
-		return fold_give_up(s, "ranges on several threads of a process");
-	f->has_tid = 1;
-	f->tid = g->tid;
 	if (g->start < f->horizon)
 		return fold_give_up(s, "a range that came after the ranges around it folded");
 	if (f->spec && g->start <= f->spec_tmax && g->end > f->spec_tmin)
 		return fold_give_up(s, why_spec);
-	if (ga_util_grow(&f->win, &f->capwin, f->nwin + 1, sizeof(*f->win)) ||
-	    ga_util_grow(&f->roots, &f->caproots, f->nroots + 1, sizeof(*f->roots)))
+	if (!(t = fold_thread(f, g->tid, &many)))
+		return many ? fold_give_up(s, "ranges on more threads of a process than a fold keeps") :
+			      -1;
+	f->has_tid = 1;
+	t->last_rec = s->nrec;
+	lo = t->nwin;
+	if (ga_util_grow(&t->win, &t->capwin, t->nwin + 1, sizeof(*t->win)) ||
+	    ga_util_grow(&t->roots, &t->caproots, t->nroots + 1, sizeof(*t->roots)))
 		return -1;
 	/*
 	 * Inside the last outermost range though its record came after it
 	 * (ranges that close at one time come in any order): one of its own.
 	 */
-	if (f->nroots) {
-		const struct ga_ranges_range *c = &f->win[f->roots[f->nroots - 1].self];
+	if (t->nroots) {
+		const struct froot *rt = &t->roots[t->nroots - 1];
+		const struct ga_ranges_range *c = &t->win[rt->self];
 
 		if (g->start < c->end && g->end <= c->end && cmp_range(c, g) < 0) {
-			f->win[f->nwin++] = *g;
+			if (rt->placed)
+				return fold_give_up(s, "a range that came after the ranges around "
+						       "it folded");
+			t->win[t->nwin++] = *g;
 			goto window;
 		}
 	}
 	/* The outermost ranges it encloses become its own: it closed after them. */
-	while (f->nroots && f->roots[f->nroots - 1].start >= g->start) {
-		const struct ga_ranges_range *c = &f->win[f->roots[f->nroots - 1].self];
+	while (t->nroots && t->roots[t->nroots - 1].start >= g->start) {
+		const struct ga_ranges_range *c = &t->win[t->roots[t->nroots - 1].self];
 
 		if (c->end > g->end || cmp_range(g, c) > 0)
 			return fold_give_up(s, "ranges that do not nest");
-		lo = f->roots[--f->nroots].lo;
+		lo = t->roots[--t->nroots].lo;
 	}
-	if (f->nroots && f->roots[f->nroots - 1].end > g->start)
+	if (t->nroots && t->roots[t->nroots - 1].end > g->start)
 		return fold_give_up(s, "ranges that do not nest");
-	f->win[f->nwin++] = *g;
-	f->roots[f->nroots++] = (struct froot){ g->start, g->end, lo, f->nwin - 1, s->nrec };
+	t->win[t->nwin++] = *g;
+	t->roots[t->nroots++] = (struct froot){ g->start, g->end, lo, t->nwin - 1, s->nrec, 0 };
 window:
-	if (f->nroots >= 2 * FOLD_ROOTS)
-		return fold_batch(s, f->nroots - FOLD_ROOTS, 0);
-	if (s->nx->paced && f->nroots > 2) {
+	if (t->nroots >= 2 * FOLD_ROOTS)
+		return fold_advance(s, t, t->roots[t->nroots - FOLD_ROOTS - 1].end, 0);
+	if (s->nx->paced && t->nroots > 2) {
 		uint64_t slack = s->nx->pace_recs ? s->nx->pace_recs : FOLD_PACE_RECS;
 		size_t k = 0;
 
-		while (k < f->nroots - 2 && s->nrec - f->roots[k].rec > slack)
+		while (k < t->nroots - 2 && s->nrec - t->roots[k].rec > slack)
 			k++;
 		if (k) {
 			f->paced_only = 1;
-			return fold_batch(s, k, 0);
+			return fold_advance(s, t, t->roots[k - 1].end, 0);
 		}
 	}
-	if (f->nwin > FOLD_WINDOW) {
-		if (f->nroots < 2)
+	if (t->nwin > FOLD_WINDOW) {
+		if (t->nroots < 2)
 			return fold_give_up(s, "a range holding more ranges than a fold keeps open");
-		return fold_batch(s, f->nroots - 1, 0);
+		return fold_advance(s, t, t->roots[t->nroots - 2].end, 1);
 	}
 	return 0;
 }
@@ -1689,8 +1899,9 @@ static void fold_begin(struct ga_ranges *nx, uint32_t pi)
 	f->base[pi] = f->next;
 	f->top[pi] = 0;
 	f->has_tid = 0;
-	f->nwin = f->nroots = f->npend = 0;
+	f->nth = f->npend = 0;
 	f->horizon = 0;
+	f->fold_rec = 0;
 	f->kept = 0;
 	f->gnodes = 0;
 	f->seen = 0;
@@ -1720,7 +1931,7 @@ static int fold_end(struct scan *s)
 		f->top[f->pi] = 0;
 		return 0;
 	}
-	if (fold_batch(s, f->nroots, 1))
+	if (fold_to(s, UINT64_MAX, 1))
 		return -1;
 	for (i = 0; i < f->npend; i++)
 		if (fold_set(f, f->pend[i].corr, CODE_UNATTR))
@@ -2192,7 +2403,7 @@ static int pace_clean(const struct scan *s)
 	const struct ga_ranges *nx = s->nx;
 	const struct fold *f = nx->fstate;
 
-	return f && !f->npend && !f->nwin && !f->nroots && !f->top[f->pi] && !f->gnodes &&
+	return f && !f->npend && !f->nth && !f->top[f->pi] && !f->gnodes &&
 	       !nx->nkeys && !nx->nmarks && !s->ringcap && !nx->proc_ranges[f->pi];
 }
 
@@ -2277,11 +2488,17 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 		/* Every launch was coded at its file's end (fold_end()): a mark left is no range. */
 		if (code & CODE_PEND)
 			return at;
+		/* Launched while another thread's range was open: that range's node apart. */
+		if (code & CODE_PAIR) {
+			const struct fold *f = nx->fstate;
+
+			if ((code & ~CODE_PAIR) >= f->npairs)
+				return at;
+			at.onode = f->pairs[code & ~CODE_PAIR].onode;
+			code = f->pairs[code & ~CODE_PAIR].own;
+		}
 		if (code == CODE_NONE) {
 			at.inner = GA_RANGES_NONE;
-		} else if (code & CODE_OTHER) {
-			at.inner = GA_RANGES_NONE;
-			at.onode = (code & ~CODE_OTHER) - CODE_RANGE;
 		} else if (code >= CODE_RANGE) {
 			at.inner = GA_RANGES_FOLDED;
 			at.node = code - CODE_RANGE;
@@ -2416,7 +2633,7 @@ static void other_threads(struct ga_ranges *nx, const struct ga_act *a,
 
 /*
  * A folded kernel another thread launched while the range of tree node
- * onode was open (CODE_OTHER): into the keys and nodes of onode's chain,
+ * onode was open (CODE_PAIR): into the keys and nodes of onode's chain,
  * as other_threads() counts the ranges open then, each once.
  */
 static void other_folded(struct ga_ranges *nx, uint32_t onode, uint64_t dur)

@@ -25,7 +25,7 @@
  * open on the main thread).  Processes with more than
  * GA_RANGES_OTHER_THREADS threads that have ranges are left out of that
  * (other_skipped).  Memory, folded (fold, below: a report's, where each
- * process's ranges are on one thread and nest): the ranges and launches of
+ * thread's ranges nest): the ranges and launches of
  * the open end of the trace only, bounded, a file's launches' innermost
  * ranges in a temporary file (1 MiB of it in memory), the ranks' steps
  * in another past the newest GA_RANGES_STEPS_MEM (24 bytes each on disk).
@@ -315,6 +315,8 @@ struct ga_ranges {
 	size_t pace_hold;         /* bytes held at most, 0: GA_RANGES_PACE_HOLD (tests) */
 	uint64_t pace_recs;       /* records after an outermost range before it may fold
 				      (with two newer), 0: ranges.c FOLD_PACE_RECS (tests) */
+	uint64_t fold_quiet;      /* records after a thread's last range before it is taken to
+				      hold none open, 0: ranges.c FOLD_QUIET (tests) */
 	int paced;                /* a trace was left to the paced read */
 	/*
 	 * The paced read's fold gave up where a fold before the model's read
@@ -334,21 +336,22 @@ struct ga_ranges {
 	 * each launch's innermost range's tree node written to a temporary
 	 * file by correlation id (4 bytes an id on disk, 1 MiB of them in
 	 * memory); what stays in memory is the open end of the trace, not the
-	 * ranges and launches before it.  A launch from a thread without
-	 * ranges (autograd's) inside a range of the ranges' thread is coded
-	 * with that range's tree node instead, outside any range of its own,
-	 * its kernel counted into the node's chain as other threads' (Other
-	 * threads, above).  Only a file's first range stays in
+	 * ranges and launches before it.  Only a file's first range stays in
 	 * ranges, with no parent; the ranges fold_keep() names (the ranks'
 	 * steps) are kept, 24 bytes each, the newest GA_RANGES_STEPS_MEM in
 	 * memory and the others in a temporary file, until the ranks take
 	 * them (ga_ranges_each_step(), ga_ranges_drop_steps()).
-	 * Where folding cannot give what keeping every range gives (ranges on
-	 * several threads or that do not nest, a range or launch that comes
-	 * after the ranges around it folded, graph nodes, GPU samples, Python
-	 * stacks, more than FOLD_PENDING launches waiting), the scan starts
-	 * again keeping every range (fold_why says why): never a different
-	 * result, only more memory.
+	 * Ranges on several threads of a process (at most FOLD_THREADS,
+	 * ranges.c) fold each thread's apart, up to a time by which every
+	 * thread's are taken to be known, and a launch made while a range of
+	 * another thread was open is coded with that range's tree node too.
+	 * Where folding cannot give what keeping every range gives (ranges
+	 * that do not nest, a range or launch that comes after the ranges
+	 * around it folded, launches inside ranges of two other threads, more
+	 * than FOLD_THREADS threads of ranges, graph nodes, GPU samples,
+	 * Python stacks, more than FOLD_PENDING launches waiting), the scan
+	 * starts again keeping every range (fold_why says why): never a
+	 * different result, only more memory.
 	 */
 	int fold;
 	int (*fold_keep)(const char *name);
@@ -397,7 +400,9 @@ void ga_ranges_init(struct ga_ranges *nx);
 /*
  * Calls fn(ctx, step) for each step of a folded scan (fold_keep), in the
  * order they folded: by file, and in a file by start, the longer first
- * (each range enclosing the ranges it holds folds before them).  Returns
+ * (each range enclosing the ranges it holds folds before them), those of
+ * one thread (steps on several threads of a process may come out of that
+ * order: the ranks sort them).  Returns
  * 0, fn's value where it is non-zero, or -1 where the temporary file
  * cannot be read (nx->err says so).
  */

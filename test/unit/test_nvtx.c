@@ -42,6 +42,8 @@ struct trace {
 
 /* Ask load() for folded ranges (ranges.h: fold), the "step" ranges kept as the ranks' are. */
 static int load_fold;
+/* Records after a thread's last range before a fold takes it to hold none open (0: default). */
+static uint64_t load_quiet;
 
 static int keep_step(const char *name)
 {
@@ -67,6 +69,7 @@ static void load(struct loaded *l, const struct trace *t, size_t n)
 	ga_ranges_init(&l->nx);
 	l->nx.fold = load_fold;
 	l->nx.fold_keep = load_fold ? keep_step : NULL;
+	l->nx.fold_quiet = load_quiet;
 	l->m.keep_rows = SIZE_MAX;
 	for (i = 0; i < n; i++) {
 		src[i].path = "synth";
@@ -859,7 +862,10 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 	uint32_t stride = how == 4 ? 4096 : 1;
 	size_t nq = 0, st, l, o, j, late = 0;
 	uint64_t id = 1, *api_t = calloc(steps * 40 + 8, sizeof(*api_t));
-	/* 10: the last two layers' launches from a thread without ranges (autograd's). */
+	/*
+	 * 10: the last two layers' launches from a thread without ranges
+	 * (autograd's); 11: their ranges on that thread too (emit_nvtx's).
+	 */
 	uint32_t *api_tid = calloc(steps * 40 + 8, sizeof(*api_tid));
 
 	synth_process(s, pid, "h", "app", 0, T0);
@@ -905,10 +911,16 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 	} while (0)
 	for (st = 0; st < steps && api_t && api_tid; st++) {
 		uint64_t t0 = T0 + 1000 + st * 100000;
-		uint32_t tid = how == 2 && st == steps / 2 ? 200 : 100;
+		/* 15: each step's ranges on one of 20 threads, all launching from 100. */
+		uint32_t tid = how == 2 && st == steps / 2 ? 200 : how == 15 ? 1000 + st % 20 :
+									       100;
 
 		for (l = 0; l < 4; l++) {
 			uint64_t l0 = t0 + l * 20000 + 100;
+			/* 12, 13: step 0's last two layers' ranges on thread 300, its only. */
+			uint32_t rtid = (how == 11 || ((how == 12 || how == 13) && st == 0)) && l >= 2 ?
+						300 :
+						tid;
 
 			for (o = 0; o < 3; o++) {
 				uint64_t o0 = l0 + o * 6000 + 100;
@@ -918,9 +930,9 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 					uint64_t a = o0 + j * 2500;
 
 					api_t[++corr] = a;
-					api_tid[corr] = how == 10 && l >= 2 ? 300 : 100;
-					/* 8: every launch's call recorded. */
-					if (corr % 50 || how == 8)
+					api_tid[corr] = (how == 10 || how == 11) && l >= 2 ? 300 : 100;
+					/* 8, 12: every launch's call recorded. */
+					if (corr % 50 || how == 8 || how == 12)
 						synth_api_corr(s, launch, a, a + 20, api_tid[corr],
 							       corr * stride,
 							       GP_API_RUNTIME);
@@ -933,15 +945,20 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 				/* 5: the last op ends with its layer, its record after the layer's. */
 				/* 6, 9: no ranges in the steps (9: one around everything). */
 				if (how != 6 && how != 9 && (how != 5 || o < 2))
-					synth_nvtx_range(s, nop[o], 0, o0, o0 + 5000, tid, tid, id++,
-							 GP_NVTX_PUSHPOP);
+					synth_nvtx_range(s, nop[o], 0, o0, o0 + 5000, rtid, rtid,
+							 id++, GP_NVTX_PUSHPOP);
 			}
 			if (how != 6 && how != 9)
-				synth_nvtx_range(s, nlayer, 0, l0, l0 + 19000, tid, tid, id++,
+				synth_nvtx_range(s, nlayer, 0, l0, l0 + 19000, rtid, rtid, id++,
 						 GP_NVTX_PUSHPOP);
 			if (how == 5)
 				synth_nvtx_range(s, nop[2], 0, l0 + 12100, l0 + 19000, tid, tid,
 						 id++, GP_NVTX_PUSHPOP);
+		}
+		/* 14: the middle step inside ranges of threads 200 and 300 too. */
+		if (how == 14 && st == steps / 2) {
+			synth_nvtx_range(s, nmain, 0, t0, t0 + 90000, 200, 200, id++, GP_NVTX_PUSHPOP);
+			synth_nvtx_range(s, nmain, 0, t0, t0 + 90000, 300, 300, id++, GP_NVTX_PUSHPOP);
 		}
 		if (how != 6 && how != 9)
 			synth_nvtx_range(s, nstep, 0, t0, t0 + 90000, tid, tid, id++,
@@ -962,6 +979,10 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 	if (how == 1 || how == 9)
 		synth_nvtx_range(s, nmain, 0, T0 + 500, T0 + 2000 + steps * 100000, 100, 100, id++,
 				 GP_NVTX_UNTERMINATED);
+	/* 13: thread 300's second range, around most steps, comes last. */
+	if (how == 13)
+		synth_nvtx_range(s, nmain, 0, T0 + 10 * 100000, T0 + (steps - 10) * 100000, 300, 300,
+				 id++, GP_NVTX_PUSHPOP);
 	synth_end(s, T0 + 2000 + steps * 100000, 0);
 	free(api_t);
 	free(api_tid);
@@ -1055,28 +1076,42 @@ static void test_fold(void)
 		const char *what, *why;
 		int notmp;             /* TMPDIR where no file can be made */
 		size_t procs;          /* processes at most (two: their codes need the file) */
+		uint64_t quiet;        /* load_quiet */
 	} cases[] = {
-		{ 0, 300, 1, "steps folded in batches", NULL, 0, 2 },
-		{ 0, 3, 1, "a few steps, folded at the end", NULL, 0, 2 },
+		{ 0, 300, 1, "steps folded in batches", NULL, 0, 2, 0 },
+		{ 0, 3, 1, "a few steps, folded at the end", NULL, 0, 2, 0 },
 		{ 1, 300, 0, "a range around everything, open at exit",
-		  "a range that came after the ranges around it folded", 0, 2 },
-		{ 2, 300, 0, "one step on another thread", "ranges on several threads of a process",
-		  0, 2 },
+		  "a range that came after the ranges around it folded", 0, 2, 0 },
+		{ 2, 300, 1, "one step on another thread", NULL, 0, 2, 0 },
+		{ 11, 300, 1, "the last two layers' ranges and launches on a second thread", NULL, 0,
+		  2, 0 },
+		/* A thread whose ranges stop: its launches' ranges known at the end, or once quiet. */
+		{ 12, 300, 1, "a second thread's ranges in the first step only", NULL, 0, 2, 0 },
+		{ 12, 300, 1, "a second thread's ranges in the first step only, quiet after", NULL, 0,
+		  2, 200 },
+		{ 13, 300, 1, "a quiet thread's range around most steps, at the end", NULL, 0, 2, 0 },
+		{ 13, 300, 0, "a thread taken as quiet, then its range around most steps",
+		  "a range that came after the ranges around it folded", 0, 2, 200 },
+		{ 14, 300, 0, "launches inside ranges of two other threads",
+		  "launches while ranges of two other threads were open", 0, 2, 0 },
+		{ 15, 300, 0, "steps on 20 threads", "ranges on more threads of a process than a fold "
+						     "keeps",
+		  0, 2, 0 },
 		{ 3, 300, 0, "a kernel after its step folded",
-		  "an activity that came after the ranges of its launch folded", 0, 2 },
-		{ 4, 300, 1, "ids far apart, their codes through the temporary file", NULL, 0, 2 },
-		{ 5, 300, 1, "a range's record after its parent's, both ending together", NULL, 0, 2 },
+		  "an activity that came after the ranges of its launch folded", 0, 2, 0 },
+		{ 4, 300, 1, "ids far apart, their codes through the temporary file", NULL, 0, 2, 0 },
+		{ 5, 300, 1, "a range's record after its parent's, both ending together", NULL, 0, 2, 0 },
 		{ 4, 300, 0, "ids far apart, no temporary file",
-		  "no temporary file for the launches' ranges", 1, 2 },
+		  "no temporary file for the launches' ranges", 1, 2, 0 },
 		{ 0, GA_RANGES_STEPS_MEM + 700, 1, "more steps than memory holds, the rest in a file",
-		  NULL, 0, 2 },
+		  NULL, 0, 2, 0 },
 		{ 0, GA_RANGES_STEPS_MEM + 700, 1, "more steps than memory holds, no temporary file",
-		  NULL, 1, 1 },
+		  NULL, 1, 1, 0 },
 		{ 10, 300, 1, "kernels launched by a thread without ranges inside the steps", NULL,
-		  0, 2 },
+		  0, 2, 0 },
 		/* The second's codes where the first's launches waited: no mark of them left. */
 		{ 6, 300, 1, "a process without ranges, then one whose activities come out of order",
-		  NULL, 0, 2 },
+		  NULL, 0, 2, 0 },
 	};
 	const char *env = getenv("TMPDIR");
 	char *tmpdir = env ? strdup(env) : NULL;
@@ -1099,6 +1134,7 @@ static void test_fold(void)
 			load_fold = 0;
 			load(&a, t, n);
 			load_fold = 1;
+			load_quiet = cases[c].quiet;
 			if (cases[c].notmp)
 				setenv("TMPDIR", "/nonexistent/gpuprof-test", 1);
 			load(&b, t, n);
@@ -1107,6 +1143,7 @@ static void test_fold(void)
 			else
 				unsetenv("TMPDIR");
 			load_fold = 0;
+			load_quiet = 0;
 			same_loads(&a, &b, cases[c].what);
 			CHECKF(b.nx.folded == folds && !a.nx.folded &&
 				       (b.nx.fold_why == NULL) == cases[c].folds &&
@@ -1123,7 +1160,9 @@ static void test_fold(void)
 				size_t i, k = 0, bad = 0;
 				uint64_t filed = b.nx.nfiled;
 
-				CHECKF(b.nx.nranges == nr && a.nx.nranges == cases[c].steps * 17 * nr,
+				/* 13: the first's thread 300's range around most steps too. */
+				CHECKF(b.nx.nranges == nr &&
+					       a.nx.nranges == cases[c].steps * 17 * nr + (cases[c].how == 13),
 				       "%s: %zu ranges kept of %zu", cases[c].what, b.nx.nranges,
 				       a.nx.nranges);
 				CHECK(ga_ranges_each_step(&b.nx, collect_step, &got) == 0);
@@ -1274,6 +1313,7 @@ static void load_paced(struct loaded *l, const struct trace *t, size_t hold, uin
 	l->nx.pace = 1;
 	l->nx.pace_hold = hold;
 	l->nx.pace_recs = recs;
+	l->nx.fold_quiet = load_quiet;
 	l->m.keep_rows = SIZE_MAX;
 	l->m.ahead.ctx = &l->nx;
 	l->m.ahead.begin = ga_ranges_ahead;
@@ -1317,35 +1357,44 @@ static void test_paced(void)
 		 */
 		int held;
 		uint64_t recs; /* an outermost range folds this many records after it */
+		uint64_t quiet; /* load_quiet */
 	} cases[] = {
-		{ 0, 300, 0, 1, "steps folded in batches", 0, 2, 0 },
-		{ 0, 3, 0, 1, "a few steps, folded at the end", 0, 2, 0 },
-		{ 4, 300, 0, 1, "ids far apart, their codes through the temporary file", 0, 2, 0 },
-		{ 5, 300, 0, 1, "a range's record after its parent's, both ending together", 0, 2, 0 },
+		{ 0, 300, 0, 1, "steps folded in batches", 0, 2, 0, 0 },
+		{ 0, 3, 0, 1, "a few steps, folded at the end", 0, 2, 0, 0 },
+		{ 4, 300, 0, 1, "ids far apart, their codes through the temporary file", 0, 2, 0, 0 },
+		{ 5, 300, 0, 1, "a range's record after its parent's, both ending together", 0, 2, 0, 0 },
 		/* Read as outside any range as they come: no range came. */
-		{ 6, 300, 0, 1, "no ranges", 0, 0, 0 },
-		{ 7, 300, 0, 1, "activities out of order", 0, 2, 0 },
-		{ 10, 300, 0, 1, "kernels launched by a thread without ranges", 0, 2, 0 },
+		{ 6, 300, 0, 1, "no ranges", 0, 0, 0, 0 },
+		{ 7, 300, 0, 1, "activities out of order", 0, 2, 0, 0 },
+		{ 10, 300, 0, 1, "kernels launched by a thread without ranges", 0, 2, 0, 0 },
 		{ 10, 300, 0, 1, "kernels launched by a thread without ranges, cut at 75%", 75, 2,
-		  0 },
-		{ 8, 1000, 0, 1, "every call recorded: chunks read as their launches are coded", 0, 0, 0 },
+		  0, 0 },
+		{ 8, 1000, 0, 1, "every call recorded: chunks read as their launches are coded", 0, 0, 0, 0 },
 		/* Layers without their step at the cut: name paths made as the model reads. */
-		{ 8, 300, 0, 1, "a trace cut at 35%", 35, 2, 0 },
-		{ 8, 300, 0, 1, "a trace cut at 55%", 55, 1, 0 },
-		{ 8, 300, 0, 1, "a trace cut at 75%", 75, 1, 0 },
-		{ 8, 300, 0, 1, "a trace cut at 90%", 90, 1, 0 },
+		{ 8, 300, 0, 1, "a trace cut at 35%", 35, 2, 0, 0 },
+		{ 8, 300, 0, 1, "a trace cut at 55%", 55, 1, 0, 0 },
+		{ 8, 300, 0, 1, "a trace cut at 75%", 75, 1, 0, 0 },
+		{ 8, 300, 0, 1, "a trace cut at 90%", 90, 1, 0, 0 },
 		/* Long outermost ranges fold by records after them, not by their count. */
-		{ 8, 300, 0, 1, "steps folded 500 records after them", 0, 0, 500 },
-		{ 8, 300, 0, 1, "steps folded 500 records after them, cut at 75%", 75, 1, 500 },
-		{ 8, 300, 32768, 0, "more held than the bound", 0, 0, 0 },
-		{ 1, 300, 0, 0, "a range around everything, open at exit", 0, 0, 0 },
+		{ 8, 300, 0, 1, "steps folded 500 records after them", 0, 0, 500, 0 },
+		{ 8, 300, 0, 1, "steps folded 500 records after them, cut at 75%", 75, 1, 500, 0 },
+		{ 8, 300, 32768, 0, "more held than the bound", 0, 0, 0, 0 },
+		{ 1, 300, 0, 0, "a range around everything, open at exit", 0, 0, 0, 0 },
 		/* Launches read as outside any range, then one around them came. */
-		{ 9, 300, 0, 0, "no ranges but one around everything, at the end", 0, 0, 0 },
-		{ 2, 300, 0, 0, "one step on another thread", 0, 0, 0 },
-		{ 3, 300, 0, 0, "a kernel after its step folded", 0, 0, 0 },
+		{ 9, 300, 0, 0, "no ranges but one around everything, at the end", 0, 0, 0, 0 },
+		{ 2, 300, 0, 1, "one step on another thread", 0, 2, 0, 0 },
+		{ 11, 300, 0, 1, "the last two layers' ranges and launches on a second thread", 0, 2,
+		  0, 0 },
+		/* A second thread's ranges stop: all held to the end, unless taken as quiet. */
+		{ 12, 300, 0, 1, "a second thread's ranges in the first step only", 0, 2, 0, 0 },
+		{ 12, 300, 0, 1, "a second thread's ranges in the first step only, quiet after", 0, 1,
+		  0, 200 },
+		{ 13, 300, 0, 0, "a thread taken as quiet, then its range around most steps", 0, 0, 0,
+		  200 },
+		{ 3, 300, 0, 0, "a kernel after its step folded", 0, 0, 0, 0 },
 		/* Folded where a scan before the model would not: it may not give up. */
-		{ 3, 300, 0, 0, "a kernel after its step folded, steps folded by records", 0, 0, 500 },
-		{ 0, 300, 4096, 0, "more held than the bound", 0, 0, 0 },
+		{ 3, 300, 0, 0, "a kernel after its step folded, steps folded by records", 0, 0, 500, 0 },
+		{ 0, 300, 4096, 0, "more held than the bound", 0, 0, 0, 0 },
 	};
 	size_t c;
 
@@ -1360,9 +1409,11 @@ static void test_paced(void)
 		ga_filter_init(&a.f);
 		ga_filter_init(&p.f);
 		load_fold = 1;
+		load_quiet = cases[c].quiet;
 		load(&a, &t, 1);
 		load_fold = 0;
 		load_paced(&p, &t, cases[c].hold, cases[c].recs);
+		load_quiet = 0;
 		CHECKF(p.nx.paced == 1, "%s: not paced", cases[c].what);
 		if (cases[c].paced) {
 			uint64_t held = p.m.nfiles ? p.m.files[0].info.held_max : 0;
@@ -1408,6 +1459,156 @@ static void test_paced(void)
 	tap_end();
 }
 
+/* xorshift64*: the random traces' choices, from a seed. */
+static uint32_t rnd_next(uint64_t *x)
+{
+	*x ^= *x >> 12;
+	*x ^= *x << 25;
+	*x ^= *x >> 27;
+	return (uint32_t)((*x * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+/*
+ * A random process, as a recorder writes one: threads 100 and 200 push
+ * and pop nested ranges (200 in bursts, so that it goes quiet), 100, 200
+ * and 300 (no ranges) launch kernels, each range's record when it closes,
+ * each kernel's a few launches after its call (where seed is 1 modulo 4,
+ * one call in 30 missing: such launches wait for the end of the file).
+ * Thread 300 launches while both others have ranges open only where
+ * both is set.
+ */
+static struct trace random_trace(uint64_t seed, size_t ops, int both)
+{
+	struct synth *s = synth_open(NULL);
+	struct trace t = { NULL, 0 };
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 7, now = T0 + 1000, id = 1;
+	uint64_t st[2][8], sid[2][8];
+	uint32_t sname[2][8], names[5], k[3], launch, q[8], corr = 0;
+	static const uint32_t tids[3] = { 100, 200, 300 };
+	int depth[2] = { 0, 0 }, burst = 1;
+	size_t nq = 0, i, lag = 1 + rnd_next(&x) % 6;
+
+	synth_process(s, 10, "h", "app", 0, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
+	k[0] = synth_string(s, "_Z4gemmv");
+	k[1] = synth_string(s, "_Z4relav");
+	k[2] = synth_string(s, "_Z4normv");
+	launch = synth_string(s, "cudaLaunchKernel_v7000");
+	names[0] = synth_string(s, "step");
+	names[1] = synth_string(s, "forward");
+	names[2] = synth_string(s, "backward");
+	names[3] = synth_string(s, "op");
+	names[4] = synth_string(s, "step");
+	for (i = 0; i < ops; i++) {
+		uint32_t r = rnd_next(&x) % 100;
+		int th = rnd_next(&x) % 3 == 0 ? 1 : 0;
+
+		now += 1 + rnd_next(&x) % 50;
+		if (rnd_next(&x) % 400 == 0)
+			burst = !burst;
+		if (th == 1 && !burst)
+			th = 0;
+		if (r < 28 && depth[th] < 8) {
+			st[th][depth[th]] = now;
+			sid[th][depth[th]] = id++;
+			sname[th][depth[th]++] = names[rnd_next(&x) % 5];
+		} else if (r < 56 && depth[th] > 0) {
+			depth[th]--;
+			synth_nvtx_range(s, sname[th][depth[th]], 0, st[th][depth[th]], now, tids[th],
+					 tids[th], sid[th][depth[th]], GP_NVTX_PUSHPOP);
+		} else {
+			uint32_t lt = rnd_next(&x) % 3;
+
+			if (lt == 2 && !both && depth[0] && depth[1])
+				lt = 0;
+			if (lt == 1 && !burst)
+				lt = 0;
+			corr++;
+			if (seed % 4 != 1 || rnd_next(&x) % 30)
+				synth_api_corr(s, launch, now, now + 20, tids[lt], corr,
+					       GP_API_RUNTIME);
+			q[nq++] = corr;
+			if (nq > lag) {
+				uint64_t g = GPU0 + (uint64_t)q[0] * 100;
+
+				synth_kernel_corr(s, k[q[0] % 3], g, g + 10 + q[0] % 40, 0, q[0], 0, 0);
+				memmove(q, q + 1, --nq * sizeof(*q));
+			}
+		}
+	}
+	for (int th = 0; th < 2; th++)
+		while (depth[th] > 0) {
+			now += 10;
+			depth[th]--;
+			synth_nvtx_range(s, sname[th][depth[th]], 0, st[th][depth[th]], now, tids[th],
+					 tids[th], sid[th][depth[th]], GP_NVTX_PUSHPOP);
+		}
+	for (i = 0; i < nq; i++) {
+		uint64_t g = GPU0 + (uint64_t)q[i] * 100;
+
+		synth_kernel_corr(s, k[q[i] % 3], g, g + 10 + q[i] % 40, 0, q[i], 0, 0);
+	}
+	synth_end(s, now + 1000, 0);
+	close_trace(s, &t);
+	return t;
+}
+
+/*
+ * Random processes of two threads of ranges and one without, folded (and
+ * folded in the model's read, paced) against every range kept: the same
+ * tables and tree, other threads' kernels included, whether the fold went
+ * on or gave up; most of them fold.
+ */
+static void test_fold_random(void)
+{
+	size_t seed, folded = 0, paced = 0, n = 0, bad = 0;
+
+	tap_begin("nvtx: random ranges on two threads and launches from three, folded or kept");
+	for (seed = 1; seed <= 60; seed++) {
+		struct trace t = random_trace(seed, 4000 + seed * 97, seed % 5 == 0);
+		struct loaded a, b, p;
+		int before = tap_st.failed;
+
+		ga_filter_init(&a.f);
+		ga_filter_init(&b.f);
+		ga_filter_init(&p.f);
+		load(&a, &t, 1);
+		load_fold = 1;
+		/* Some take a thread as quiet soon: where a range of it comes after, they give up. */
+		load_quiet = seed % 3 ? 0 : 20 + seed * 13;
+		load(&b, &t, 1);
+		load_paced(&p, &t, 0, seed % 2 ? 0 : 300);
+		load_fold = 0;
+		load_quiet = 0;
+		same_by_name(&a, &b, "random, folded");
+		CHECKF(a.nx.other_kernels == b.nx.other_kernels,
+		       "seed %zu: other threads' kernels %llu/%llu", seed,
+		       (unsigned long long)a.nx.other_kernels, (unsigned long long)b.nx.other_kernels);
+		if (p.ok) {
+			same_by_name(&a, &p, "random, paced");
+			CHECKF(a.nx.other_kernels == p.nx.other_kernels,
+			       "seed %zu: paced, other threads' kernels %llu/%llu", seed,
+			       (unsigned long long)a.nx.other_kernels,
+			       (unsigned long long)p.nx.other_kernels);
+			paced++;
+		}
+		folded += b.nx.folded;
+		n += a.nx.other_kernels > 0;
+		bad += tap_st.failed != before;
+		if (tap_st.failed != before)
+			fprintf(stderr, "# seed %zu: %s\n", seed, b.nx.fold_why ? b.nx.fold_why : "-");
+		unload(&a);
+		unload(&b);
+		unload(&p);
+		free(t.buf);
+	}
+	CHECKF(folded >= 30 && paced >= 20 && n >= 50 && !bad,
+	       "%zu of 60 folded, %zu read paced, %zu with other threads' kernels, %zu unlike",
+	       folded, paced, n, bad);
+	tap_end();
+}
+
 int main(void)
 {
 	struct trace t = main_trace();
@@ -1429,6 +1630,7 @@ int main(void)
 	test_other_threads();
 	test_fold();
 	test_paced();
+	test_fold_random();
 	free(t.buf);
 	return tap_exit();
 }
