@@ -513,7 +513,8 @@ static int nvtx(struct ga_export *e, const struct ga_model *m, const struct ga_r
 	if (!ord)
 		return -1;
 	fputs("domain,name,count,unterminated,cpu_total_ns,cpu_min_ns,cpu_max_ns,gpu_ns,"
-	      "activities,kernels\n", e->out);
+	      "activities,kernels,other_threads_gpu_ns,other_threads_kernels\n",
+	      e->out);
 	for (size_t i = 0; i < rg->nkeys; i++) {
 		const struct ga_ranges_key *k = &rg->keys[ord[i]];
 
@@ -522,9 +523,9 @@ static int nvtx(struct ga_export *e, const struct ga_model *m, const struct ga_r
 		sfield(e, m, k->domain);
 		fputc(',', e->out);
 		sfield(e, m, k->name);
-		fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", k->count, k->unterminated,
-			k->cpu_total, k->cpu_min, k->cpu_max, k->gpu_ns, k->acts, k->kernels);
+		fprintf(e->out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", k->count,
+			k->unterminated, k->cpu_total, k->cpu_min, k->cpu_max, k->gpu_ns, k->acts,
+			k->kernels, k->other_ns, k->other_kernels);
 	}
 	free(ord);
 	return 0;

@@ -537,6 +537,9 @@ static int ranges(struct ga_jw *w, const struct ga_model *m, const struct ga_ran
 		ga_jw_ku64(w, "cpu_stddev_ns", ga_welford_stddev(&k->cpu_var, k->count));
 		ga_jw_ku64(w, "gpu_ns", k->gpu_ns);
 		ga_jw_ku64(w, "kernels", k->kernels);
+		/* Launched by other threads while it was open (the report's Other threads). */
+		ga_jw_ku64(w, "other_threads_gpu_ns", k->other_ns);
+		ga_jw_ku64(w, "other_threads_kernels", k->other_kernels);
 		ga_jw_end(w);
 	}
 	ga_jw_end(w);

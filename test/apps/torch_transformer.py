@@ -6,10 +6,13 @@ GEMMs are large enough to be compute-bound, the elementwise kernels work
 on 64 MB tensors (more than an H100's L2), so they are memory-bound.
 
 Three optimizer steps (plain SGD; TRANSFORMER_STEPS=N for N) in NVTX
-ranges step > forward, backward, optimizer; prints RESULT lines with the loss of
+ranges step > forward, backward, optimizer (with TRANSFORMER_EMIT_NVTX=1,
+under torch.autograd.profiler.emit_nvtx(): every op a range too, the
+backward pass's on autograd's thread); prints RESULT lines with the loss of
 each step and a checksum of the bits of the final weights and gradients
 (integer arithmetic on the GPU: exact), so runs with and without gpuprof
 can be compared bit for bit."""
+import contextlib
 import os
 
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
@@ -61,26 +64,28 @@ def block(x):
 x = torch.randn(BATCH, SEQ, WIDTH, device="cuda", dtype=DT)
 target = torch.randn(BATCH, SEQ, WIDTH, device="cuda", dtype=DT)
 nvtx = torch.cuda.nvtx
-for step in range(STEPS):
-    nvtx.range_push("step")
-    nvtx.range_push("forward")
-    out = block(x)
-    loss = (out.float() - target.float()).pow(2).mean()
-    nvtx.range_pop()
-    nvtx.range_push("backward")
-    loss.backward()
-    nvtx.range_pop()
-    nvtx.range_push("optimizer")
-    with torch.no_grad():
-        for t in p.values():
-            t -= 1e-2 * t.grad
-    nvtx.range_pop()
-    nvtx.range_pop()
-    print("RESULT loss", step, repr(loss.item()))
-    if step < STEPS - 1:
-        for t in p.values():
-            t.grad = None
-torch.cuda.synchronize()
+emit = os.environ.get("TRANSFORMER_EMIT_NVTX") == "1"
+with torch.autograd.profiler.emit_nvtx() if emit else contextlib.nullcontext():
+    for step in range(STEPS):
+        nvtx.range_push("step")
+        nvtx.range_push("forward")
+        out = block(x)
+        loss = (out.float() - target.float()).pow(2).mean()
+        nvtx.range_pop()
+        nvtx.range_push("backward")
+        loss.backward()
+        nvtx.range_pop()
+        nvtx.range_push("optimizer")
+        with torch.no_grad():
+            for t in p.values():
+                t -= 1e-2 * t.grad
+        nvtx.range_pop()
+        nvtx.range_pop()
+        print("RESULT loss", step, repr(loss.item()))
+        if step < STEPS - 1:
+            for t in p.values():
+                t.grad = None
+    torch.cuda.synchronize()
 
 
 def bits_sum(t):

@@ -1061,6 +1061,52 @@ def t_torch_nvtx(tools):
         raise Fail("; ".join(errs))
 
 
+def t_torch_emit_nvtx(tools):
+    """PyTorch's emit_nvtx() (test/apps/torch_transformer.py with
+    TRANSFORMER_EMIT_NVTX=1): every op a range, the backward pass's on
+    autograd's thread while "backward" is open on the main thread.  Three
+    steps; "backward" launches almost nothing itself and counts autograd's
+    kernels as other threads' (JSON other_threads_kernels), as "step" does;
+    ops named "...Backward..." hold kernels of their own; the report and
+    the JSON agree.  GPUPROF_GOLDEN_KEEP=DIR keeps the trace there as
+    torch_emit_nvtx.gpuprof (test/golden)."""
+    script = os.path.join(ROOT, "test", "apps", "torch_transformer.py")
+    run = traced(tools, [sys.executable, script], timeout=TORCH_TIMEOUT,
+                 env={"TRANSFORMER_EMIT_NVTX": "1", "TRANSFORMER_STEPS": "3"})
+    expect_status(run, 0)
+    expect_files(run, 1)
+    keep = os.environ.get("GPUPROF_GOLDEN_KEEP")
+    if keep:
+        shutil.copy(run.files[0], os.path.join(keep, "torch_emit_nvtx.gpuprof"))
+    js = tools.export_json(run.files)
+    errs = health(js)
+    rows = js.get("nvtx", [])
+    byname = {r["name"]: r for r in rows}
+    for name in ("step", "forward", "backward", "optimizer"):
+        if byname.get(name, {}).get("count") != 3:
+            errs.append("%s: count %r, expected 3" % (name, byname.get(name, {}).get("count")))
+    bw = byname.get("backward", {})
+    step = byname.get("step", {})
+    if bw.get("other_threads_kernels", 0) <= 0 or bw.get("other_threads_kernels", 0) <= bw.get("kernels", 0):
+        errs.append("backward: %r kernels of autograd's thread, %r of its own"
+                    % (bw.get("other_threads_kernels"), bw.get("kernels")))
+    if step.get("other_threads_kernels") != bw.get("other_threads_kernels"):
+        errs.append("step counts %r of other threads' kernels, backward %r"
+                    % (step.get("other_threads_kernels"), bw.get("other_threads_kernels")))
+    backward_ops = [r for r in rows if "Backward" in r["name"] and r.get("kernels", 0) > 0]
+    if not backward_ops:
+        errs.append("no range of a backward op with kernels of its own")
+    report = tools.report(run.files)
+    m = re.search(r"^\s*3 \|.*\|\s*(\d+) \| backward$", report, re.M)
+    if not m or int(m.group(1)) != bw.get("other_threads_kernels"):
+        errs.append("the report's backward row says %s of other threads' kernels, the JSON %r"
+                    % (m.group(1) if m else "nothing", bw.get("other_threads_kernels")))
+    print("# %d NVTX range names, %d backward ops with kernels; backward: %r of autograd's "
+          "kernels" % (len(rows), len(backward_ops), bw.get("other_threads_kernels")), flush=True)
+    if errs:
+        raise Fail("; ".join(errs))
+
+
 PY_FRAME = re.compile(r"^\S+:\d+ \S")
 
 
@@ -2759,6 +2805,7 @@ TESTS = [
     ("overtime", t_overtime),
     ("overtime-exit", t_overtime_exit),
     ("torch-nvtx", t_torch_nvtx),
+    ("torch-emit-nvtx", t_torch_emit_nvtx),
     ("backtrace-no-libunwind", lambda tools: check_run(
         tools, traced(tools, [tools.app("basic_shared")], opts=["--backtrace=kernel"],
                       env={"GPUPROF_LIBUNWIND": "/nonexistent/libunwind.so.8"}), "basic_shared")),

@@ -9,6 +9,7 @@
  * needs no GPU.
  */
 #include <stdint.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1609,6 +1610,83 @@ static void test_fold_random(void)
 	tap_end();
 }
 
+/* The file at path, whole (malloc'd), its length in *len; NULL where it cannot be read. */
+static void *read_whole(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n)) && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	if (buf)
+		*len = (size_t)ftell(f);
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/*
+ * The traces recorded on GPUs (test/golden), folded and with every range
+ * kept: the same tables and tree, other threads' kernels included; those
+ * of PyTorch (emit_nvtx()'s ranges on the main and autograd's threads, the
+ * transformer's "backward" while autograd's thread launches) fold.
+ */
+static void test_fold_golden(void)
+{
+	static const char *const must[] = { "test/golden/torch_emit_nvtx.gpuprof",
+					    "test/golden/torch_transformer.gpuprof" };
+	size_t i, k, with = 0, folded = 0;
+	glob_t g;
+
+	tap_begin("nvtx: the traces of GPUs folded give what every range kept gives");
+	if (glob("test/golden/*.gpuprof", 0, NULL, &g) != 0 || !g.gl_pathc) {
+		CHECKF(0, "no test/golden/*.gpuprof (run from the repository root)");
+		tap_end();
+		return;
+	}
+	for (i = 0; i < g.gl_pathc; i++) {
+		struct trace t = { NULL, 0 };
+		struct loaded a, b;
+		int needed = 0;
+
+		for (k = 0; k < sizeof(must) / sizeof(must[0]); k++)
+			needed |= !strcmp(g.gl_pathv[i], must[k]);
+		t.buf = read_whole(g.gl_pathv[i], &t.len);
+		CHECKF(t.buf, "%s: cannot be read", g.gl_pathv[i]);
+		if (!t.buf)
+			continue;
+		ga_filter_init(&a.f);
+		ga_filter_init(&b.f);
+		load(&a, &t, 1);
+		load_fold = 1;
+		load(&b, &t, 1);
+		load_fold = 0;
+		if (a.ok && a.nx.nkeys) {
+			with++;
+			folded += b.nx.folded;
+			same_by_name(&a, &b, g.gl_pathv[i]);
+			CHECKF(a.nx.other_kernels == b.nx.other_kernels,
+			       "%s: other threads' kernels %llu/%llu", g.gl_pathv[i],
+			       (unsigned long long)a.nx.other_kernels,
+			       (unsigned long long)b.nx.other_kernels);
+		}
+		CHECKF(!needed || (a.ok && b.nx.folded && a.nx.other_kernels),
+		       "%s: loaded %d, folded %d (%s), %llu of other threads' kernels", g.gl_pathv[i],
+		       a.ok, b.nx.folded, b.nx.fold_why ? b.nx.fold_why : "-",
+		       (unsigned long long)a.nx.other_kernels);
+		unload(&a);
+		unload(&b);
+		free(t.buf);
+	}
+	CHECKF(with >= 4 && folded >= 3, "%zu traces with ranges, %zu folded", with, folded);
+	globfree(&g);
+	tap_end();
+}
+
 int main(void)
 {
 	struct trace t = main_trace();
@@ -1631,6 +1709,7 @@ int main(void)
 	test_fold();
 	test_paced();
 	test_fold_random();
+	test_fold_golden();
 	free(t.buf);
 	return tap_exit();
 }
