@@ -93,6 +93,7 @@ struct scan {
 
 struct fold;
 static int fold_range(struct scan *s, const struct ga_ranges_range *g);
+static int fold_due(struct scan *s);
 static int fold_corr(struct scan *s, uint32_t corr, const struct api_seen *a);
 static int fold_api(struct scan *s, const struct gp_rec_api *r);
 static void fold_free(struct fold *f);
@@ -855,6 +856,11 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		return 1;
 	s->nrec++;
 	note = fi > s->noted_files || (fi == s->noted_files && s->nrec > s->noted_recs);
+	if (s->nx->fstate && rec->type != GP_REC_NVTX_RANGE && rec->type != GP_REC_NVTX_MARK &&
+	    rec->type != GP_REC_STRING && fold_due(s)) {
+		s->oom = !s->fail;
+		return 1;
+	}
 	first_time(s->nx, rec);
 	/* Copy functions' names and calls confirm staged peer copies (ga_model_note_api). */
 	if (rec->type == GP_REC_API) {
@@ -1246,6 +1252,7 @@ struct fold {
 	uint32_t seen;             /* highest correlation id of an activity + 1 */
 	uint64_t horizon;          /* the end of the ranges folded */
 	uint64_t fold_rec;         /* the file's records scanned at the last fold (fold_advance()) */
+	int due;                   /* ranges came since the last record of another type (fold_due()) */
 	int kept;                  /* a range of the file is kept in ranges */
 	int gnodes;                /* graph nodes came: placed by their range's id */
 	/*
@@ -1789,6 +1796,16 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 	t->win[t->nwin++] = *g;
 	t->roots[t->nroots++] = (struct froot){ g->start, g->end, lo, t->nwin - 1, s->nrec, 0 };
 window:
+	/* What it asks for is weighed once the run of range records ends (fold_due()). */
+	f->due = 1;
+	return 0;
+}
+
+/* What thread t asks to fold (the fold's bounds, above): 0, or -1 (fold_to()). */
+static int fold_ask(struct scan *s, struct fthr *t)
+{
+	struct fold *f = s->nx->fstate;
+
 	if (t->nroots >= 2 * FOLD_ROOTS)
 		return fold_advance(s, t, t->roots[t->nroots - FOLD_ROOTS - 1].end, 0);
 	if (s->nx->paced && t->nroots > 2) {
@@ -1807,6 +1824,27 @@ window:
 			return fold_give_up(s, "a range holding more ranges than a fold keeps open");
 		return fold_advance(s, t, t->roots[t->nroots - 2].end, 1);
 	}
+	return 0;
+}
+
+/*
+ * A record other than a range, a mark or a string (after ranges came: else
+ * nothing to do).  The
+ * recorder writes ranges as it drains each thread's in turn, every flush
+ * interval: one thread's may come a whole run after another's of the same
+ * time.  So what the threads ask for is weighed at the end of a run, when
+ * each thread's ranges of it are in.  0, or -1 (fold_to()).
+ */
+static int fold_due(struct scan *s)
+{
+	struct fold *f = s->nx->fstate;
+
+	if (!f->due)
+		return 0;
+	f->due = 0;
+	for (size_t i = 0; i < f->nth; i++)
+		if (fold_ask(s, &f->th[i]))
+			return -1;
 	return 0;
 }
 
@@ -1902,6 +1940,7 @@ static void fold_begin(struct ga_ranges *nx, uint32_t pi)
 	f->nth = f->npend = 0;
 	f->horizon = 0;
 	f->fold_rec = 0;
+	f->due = 0;
 	f->kept = 0;
 	f->gnodes = 0;
 	f->seen = 0;

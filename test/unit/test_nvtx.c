@@ -1476,10 +1476,30 @@ static uint32_t rnd_next(uint64_t *x)
  * each kernel's a few launches after its call (where seed is 1 modulo 4,
  * one call in 30 missing: such launches wait for the end of the file).
  * Thread 300 launches while both others have ranges open only where
- * both is set.
+ * both is set.  Where seed is odd, the ranges come as the recorder drains
+ * them, every so many steps: each thread's closed ranges in turn, the
+ * newer thread's first.
  */
+struct rnd_range {
+	uint64_t start, end, id;
+	uint32_t name, tid;
+};
+
+static void rnd_drain(struct synth *s, struct rnd_range (*held)[256], size_t *nheld)
+{
+	for (int th = 1; th >= 0; th--) {
+		for (size_t i = 0; i < nheld[th]; i++)
+			synth_nvtx_range(s, held[th][i].name, 0, held[th][i].start, held[th][i].end,
+					 held[th][i].tid, held[th][i].tid, held[th][i].id,
+					 GP_NVTX_PUSHPOP);
+		nheld[th] = 0;
+	}
+}
+
 static struct trace random_trace(uint64_t seed, size_t ops, int both)
 {
+	static struct rnd_range held[2][256];
+	size_t nheld[2] = { 0, 0 }, drain_every = seed % 2 ? 20 + seed % 400 : 0;
 	struct synth *s = synth_open(NULL);
 	struct trace t = { NULL, 0 };
 	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 7, now = T0 + 1000, id = 1;
@@ -1516,8 +1536,14 @@ static struct trace random_trace(uint64_t seed, size_t ops, int both)
 			sname[th][depth[th]++] = names[rnd_next(&x) % 5];
 		} else if (r < 56 && depth[th] > 0) {
 			depth[th]--;
-			synth_nvtx_range(s, sname[th][depth[th]], 0, st[th][depth[th]], now, tids[th],
-					 tids[th], sid[th][depth[th]], GP_NVTX_PUSHPOP);
+			if (drain_every && nheld[th] < 256)
+				held[th][nheld[th]++] = (struct rnd_range){ st[th][depth[th]], now,
+									    sid[th][depth[th]],
+									    sname[th][depth[th]], tids[th] };
+			else
+				synth_nvtx_range(s, sname[th][depth[th]], 0, st[th][depth[th]], now,
+						 tids[th], tids[th], sid[th][depth[th]],
+						 GP_NVTX_PUSHPOP);
 		} else {
 			uint32_t lt = rnd_next(&x) % 3;
 
@@ -1530,6 +1556,8 @@ static struct trace random_trace(uint64_t seed, size_t ops, int both)
 				synth_api_corr(s, launch, now, now + 20, tids[lt], corr,
 					       GP_API_RUNTIME);
 			q[nq++] = corr;
+			if (drain_every && i % drain_every == 0)
+				rnd_drain(s, held, nheld);
 			if (nq > lag) {
 				uint64_t g = GPU0 + (uint64_t)q[0] * 100;
 
@@ -1538,6 +1566,7 @@ static struct trace random_trace(uint64_t seed, size_t ops, int both)
 			}
 		}
 	}
+	rnd_drain(s, held, nheld);
 	for (int th = 0; th < 2; th++)
 		while (depth[th] > 0) {
 			now += 10;
