@@ -33,7 +33,7 @@
 #define CODE_UNATTR 1u
 #define CODE_NONE 2u
 #define CODE_RANGE 3u
-/* A fold's launch waiting for its ranges (struct fold): CODE_PEND | its index in pend. */
+/* A fold's launch waiting for its ranges (struct fold): CODE_PEND | its serial (fpend). */
 #define CODE_PEND (1u << 31)
 /*
  * A fold's launch made while a range of another thread of its process was
@@ -76,6 +76,7 @@ struct scan {
 	int no_api;                /* its CONFIG traced no API calls: no launch to find */
 	int oom;
 	const char *fail;          /* a fold given up: why (ranges.h: fold) */
+	int due;                   /* a fold's ranges came since a record of another type (fold_due()) */
 	uint64_t nrec;             /* records of the file read */
 	/* A scan again after a fold given up: the model noted these already. */
 	uint32_t noted_files;      /* files before this one */
@@ -94,6 +95,7 @@ struct scan {
 struct fold;
 static int fold_range(struct scan *s, const struct ga_ranges_range *g);
 static int fold_due(struct scan *s);
+static void fold_lag(struct scan *s, uint32_t flush_ms);
 static int fold_corr(struct scan *s, uint32_t corr, const struct api_seen *a);
 static int fold_api(struct scan *s, const struct gp_rec_api *r);
 static void fold_free(struct fold *f);
@@ -856,7 +858,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		return 1;
 	s->nrec++;
 	note = fi > s->noted_files || (fi == s->noted_files && s->nrec > s->noted_recs);
-	if (s->nx->fstate && rec->type != GP_REC_NVTX_RANGE && rec->type != GP_REC_NVTX_MARK &&
+	if (s->due && rec->type != GP_REC_NVTX_RANGE && rec->type != GP_REC_NVTX_MARK &&
 	    rec->type != GP_REC_STRING && fold_due(s)) {
 		s->oom = !s->fail;
 		return 1;
@@ -884,6 +886,9 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		break;
 	case GP_REC_CONFIG: {
 		uint32_t trace = ((const struct gp_rec_config *)(const void *)rec)->trace;
+
+		if (s->nx->fstate)
+			fold_lag(s, ((const struct gp_rec_config *)(const void *)rec)->flush_ms);
 
 		s->no_api = !(trace & GP_TRACE_API);
 		/* Launch sites read a kernel's ranges (sites.c, Python stacks): kept whole. */
@@ -991,6 +996,7 @@ static void scan_begin(struct scan *s, int skip_nvtx)
 	s->no_api = 0;
 	s->oom = 0;
 	s->fail = NULL;
+	s->due = 0;
 	s->nrec = 0;
 	s->chunk = 0;
 	free(s->ring);
@@ -1227,6 +1233,7 @@ struct fpend {
 	uint64_t t;                /* UINT64_MAX: no API record yet */
 	uint32_t corr, tid;
 	uint32_t chunk; /* the chunk its activity came in (paced: pace_ready()) */
+	uint32_t serial; /* its mark (CODE_PEND): the waiting ones' rise */
 };
 
 struct fold {
@@ -1248,11 +1255,13 @@ struct fold {
 	struct fthr *th; /* its threads of ranges, nth of them (capth made) */
 	size_t nth, capth;
 	struct fpend *pend;        /* launches waiting for their ranges */
-	size_t npend, cappend;     /* each waiting one's code: CODE_PEND | its pend index */
+	size_t npend, cappend;     /* each waiting one's code: CODE_PEND | its serial */
+	uint32_t serial;           /* the next waiting launch's */
 	uint32_t seen;             /* highest correlation id of an activity + 1 */
 	uint64_t horizon;          /* the end of the ranges folded */
 	uint64_t fold_rec;         /* the file's records scanned at the last fold (fold_advance()) */
-	int due;                   /* ranges came since the last record of another type (fold_due()) */
+	uint64_t tlast;            /* the newest range end or call start so far */
+	uint64_t lag;              /* how late a record may come, ns (fold_lag()), 0 unknown */
 	int kept;                  /* a range of the file is kept in ranges */
 	int gnodes;                /* graph nodes came: placed by their range's id */
 	/*
@@ -1605,8 +1614,6 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 		uint32_t code = CODE_NONE, onode = GA_RANGES_NONE;
 
 		if (p.t == UINT64_MAX || p.t >= cut) {
-			if (i != j && fold_set(f, p.corr, CODE_PEND | (uint32_t)j))
-				return fold_give_up(s, "no temporary file for the launches' ranges");
 			f->pend[j++] = p;
 			continue;
 		}
@@ -1684,9 +1691,10 @@ static uint64_t fold_ready(const struct fold *f, const struct fthr *u, uint64_t 
 /*
  * Thread t asks to fold to time want: folded to where every other thread's
  * ranges are known too (fold_ready(); past them where force: t's window is
- * full).  With other threads, a fold goes through every launch waiting: it
- * waits until FOLD_ROOTS outermost ranges end by then, or as many records
- * came since the last as launches wait.  0, or -1 (fold_to()).
+ * full), and no nearer the newest times than records may come late
+ * (fold_lag()).  A fold goes through every launch waiting: held back so,
+ * it waits until 2 * FOLD_ROOTS outermost ranges end by then, or twice as
+ * many records came since the last as launches wait.  0, or -1 (fold_to()).
  */
 static int fold_advance(struct scan *s, const struct fthr *t, uint64_t want, int force)
 {
@@ -1694,8 +1702,11 @@ static int fold_advance(struct scan *s, const struct fthr *t, uint64_t want, int
 	uint64_t cut = want;
 	size_t i, k, ends = 0;
 
-	if (f->nth == 1 || force)
+	if (force)
 		return cut > f->horizon ? fold_to(s, cut, 0) : 0;
+	/* Records come up to two flush intervals late (fold_lag()): not past the newest less that. */
+	if (f->lag && cut > (f->tlast > f->lag ? f->tlast - f->lag : 0))
+		cut = f->tlast > f->lag ? f->tlast - f->lag : 0;
 	for (i = 0; i < f->nth; i++)
 		if (&f->th[i] != t) {
 			uint64_t r = fold_ready(f, &f->th[i], s->nrec,
@@ -1706,12 +1717,26 @@ static int fold_advance(struct scan *s, const struct fthr *t, uint64_t want, int
 		}
 	if (cut <= f->horizon)
 		return 0;
-	for (i = 0; i < f->nth && ends < FOLD_ROOTS; i++)
-		for (k = 0; k < f->th[i].nroots && ends < FOLD_ROOTS && f->th[i].roots[k].end <= cut;
-		     k++)
-			ends++;
-	if (ends < FOLD_ROOTS && s->nrec - f->fold_rec < f->npend)
-		return 0;
+	/* As t asked: its oldest outermost ranges, FOLD_ROOTS of them unless paced. */
+	if (cut == want)
+		return fold_to(s, cut, 0);
+	if (s->nrec - f->fold_rec < 2 * f->npend) {
+		/* A thread's outermost ranges do not overlap: their ends rise. */
+		for (i = 0; i < f->nth && ends < 2 * FOLD_ROOTS; i++) {
+			size_t lo = 0, hi = f->th[i].nroots;
+
+			while (lo < hi) {
+				k = lo + (hi - lo) / 2;
+				if (f->th[i].roots[k].end <= cut)
+					lo = k + 1;
+				else
+					hi = k;
+			}
+			ends += lo;
+		}
+		if (ends < 2 * FOLD_ROOTS)
+			return 0;
+	}
 	f->fold_rec = s->nrec;
 	return fold_to(s, cut, 0);
 }
@@ -1763,6 +1788,8 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 			      -1;
 	f->has_tid = 1;
 	t->last_rec = s->nrec;
+	if (g->end > f->tlast)
+		f->tlast = g->end;
 	lo = t->nwin;
 	if (ga_util_grow(&t->win, &t->capwin, t->nwin + 1, sizeof(*t->win)) ||
 	    ga_util_grow(&t->roots, &t->caproots, t->nroots + 1, sizeof(*t->roots)))
@@ -1797,8 +1824,25 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 	t->roots[t->nroots++] = (struct froot){ g->start, g->end, lo, t->nwin - 1, s->nrec, 0 };
 window:
 	/* What it asks for is weighed once the run of range records ends (fold_due()). */
-	f->due = 1;
+	s->due = 1;
 	return 0;
+}
+
+/*
+ * The file's CONFIG says its flush interval.  The recorder hands each
+ * source's records over every interval, and CUPTI completes its buffers of
+ * calls and of activities apart: a call's record may come an interval and
+ * more after its activity's, and after ranges that closed later.  So a
+ * fold stays two intervals behind the newest range end or call start
+ * (nx->fold_lag instead where set: tests).
+ */
+static void fold_lag(struct scan *s, uint32_t flush_ms)
+{
+	struct fold *f = s->nx->fstate;
+	uint64_t lag = s->nx->fold_lag;
+
+	f->lag = lag == UINT64_MAX ? 0 : lag ? lag :
+					       2ull * flush_ms * 1000000ull;
 }
 
 /* What thread t asks to fold (the fold's bounds, above): 0, or -1 (fold_to()). */
@@ -1839,9 +1883,7 @@ static int fold_due(struct scan *s)
 {
 	struct fold *f = s->nx->fstate;
 
-	if (!f->due)
-		return 0;
-	f->due = 0;
+	s->due = 0;
 	for (size_t i = 0; i < f->nth; i++)
 		if (fold_ask(s, &f->th[i]))
 			return -1;
@@ -1877,16 +1919,33 @@ static int fold_corr(struct scan *s, uint32_t corr, const struct api_seen *a)
 		return fold_give_up(s, "the temporary file of the launches' ranges cannot be read");
 	if (a && fold_late(f, a->t))
 		return fold_give_up(s, "an activity that came after the ranges of its launch folded");
-	if (f->npend >= FOLD_PENDING)
+	if (f->npend >= FOLD_PENDING || f->serial >= CODE_PEND - 1)
 		return fold_give_up(s, "more launches waiting for their ranges than a fold keeps");
 	if (ga_util_grow(&f->pend, &f->cappend, f->npend + 1, sizeof(*f->pend)))
 		return -1;
-	if (fold_set(f, corr, CODE_PEND | (uint32_t)f->npend))
+	if (fold_set(f, corr, CODE_PEND | f->serial))
 		return fold_give_up(s, "no temporary file for the launches' ranges");
 	if (corr >= f->seen)
 		f->seen = corr + 1;
-	f->pend[f->npend++] = (struct fpend){ a ? a->t : UINT64_MAX, corr, a ? a->tid : 0, s->chunk };
+	f->pend[f->npend++] = (struct fpend){ a ? a->t : UINT64_MAX, corr, a ? a->tid : 0, s->chunk,
+					      f->serial++ };
 	return 0;
+}
+
+/* The waiting launch of mark serial (their serials rise: a binary search), or NULL. */
+static struct fpend *fold_pend(struct fold *f, uint32_t serial)
+{
+	size_t lo = 0, hi = f->npend;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->pend[mid].serial < serial)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < f->npend && f->pend[lo].serial == serial ? &f->pend[lo] : NULL;
 }
 
 /*
@@ -1899,6 +1958,8 @@ static int fold_api(struct scan *s, const struct gp_rec_api *r)
 	struct fold *f = s->nx->fstate;
 	uint32_t code;
 
+	if (r->start > f->tlast)
+		f->tlast = r->start;
 	/* A call comes before its activities, mostly: none of its id yet. */
 	if (r->correlation >= CORR_DENSE || r->correlation >= f->seen)
 		return 0;
@@ -1906,10 +1967,9 @@ static int fold_api(struct scan *s, const struct gp_rec_api *r)
 	if (code & CODE_PEND) {
 		struct fpend *p;
 
-		/* Only this file's waiting launches are marked (fold_end()): never past them. */
-		if ((code & ~CODE_PEND) >= f->npend)
+		/* Only this file's waiting launches are marked (fold_end()): never another. */
+		if (!(p = fold_pend(f, code & ~CODE_PEND)))
 			return fold_give_up(s, "a launch's mark past the launches waiting");
-		p = &f->pend[code & ~CODE_PEND];
 
 		if (p->t == UINT64_MAX || r->start < p->t) {
 			if (fold_late(f, r->start))
@@ -1938,9 +1998,11 @@ static void fold_begin(struct ga_ranges *nx, uint32_t pi)
 	f->top[pi] = 0;
 	f->has_tid = 0;
 	f->nth = f->npend = 0;
+	f->serial = 0;
 	f->horizon = 0;
 	f->fold_rec = 0;
-	f->due = 0;
+	f->tlast = 0;
+	f->lag = 0;
 	f->kept = 0;
 	f->gnodes = 0;
 	f->seen = 0;
@@ -2405,11 +2467,6 @@ static int pace_ready(void *ctx, uint32_t seq)
 			return 0;
 		}
 	}
-	for (size_t i = k; i < f->npend; i++)
-		if (fold_set(f, f->pend[i].corr, CODE_PEND | (uint32_t)(i - k))) {
-			fold_give_up(s, "no temporary file for the launches' ranges");
-			return 0;
-		}
 	memmove(f->pend, f->pend + k, (f->npend - k) * sizeof(*f->pend));
 	f->npend -= k;
 	f->spec = 1;

@@ -317,6 +317,8 @@ struct ga_ranges {
 				      (with two newer), 0: ranges.c FOLD_PACE_RECS (tests) */
 	uint64_t fold_quiet;      /* records after a thread's last range before it is taken to
 				      hold none open, 0: ranges.c FOLD_QUIET (tests) */
+	uint64_t fold_lag;        /* ns a fold stays behind the newest times, 0: two of the
+				      trace's flush intervals, UINT64_MAX: none (tests) */
 	int paced;                /* a trace was left to the paced read */
 	/*
 	 * The paced read's fold gave up where a fold before the model's read
@@ -345,6 +347,9 @@ struct ga_ranges {
 	 * ranges.c) fold each thread's apart, up to a time by which every
 	 * thread's are taken to be known, and a launch made while a range of
 	 * another thread was open is coded with that range's tree node too.
+	 * A fold stays two of the trace's flush intervals behind the newest
+	 * range end or call start (fold_lag), as the recorder hands ranges and
+	 * calls over once an interval.
 	 * Where folding cannot give what keeping every range gives (ranges
 	 * that do not nest, a range or launch that comes after the ranges
 	 * around it folded, launches inside ranges of two other threads, more

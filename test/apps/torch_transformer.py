@@ -8,7 +8,8 @@ on 64 MB tensors (more than an H100's L2), so they are memory-bound.
 Three optimizer steps (plain SGD; TRANSFORMER_STEPS=N for N) in NVTX
 ranges step > forward, backward, optimizer (with TRANSFORMER_EMIT_NVTX=1,
 under torch.autograd.profiler.emit_nvtx(): every op a range too, the
-backward pass's on autograd's thread); prints RESULT lines with the loss of
+backward pass's on autograd's thread, and TRUTH lines of the ranges' counts
+follow); prints RESULT lines with the loss of
 each step and a checksum of the bits of the final weights and gradients
 (integer arithmetic on the GPU: exact), so runs with and without gpuprof
 can be compared bit for bit."""
@@ -96,3 +97,6 @@ def bits_sum(t):
 
 for name in sorted(p):
     print("RESULT checksum", name, bits_sum(p[name]), bits_sum(p[name].grad))
+if emit:
+    for name in ("step", "forward", "backward", "optimizer"):
+        print("TRUTH nvtx.%s.count %d" % (name, STEPS))

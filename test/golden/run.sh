@@ -21,6 +21,8 @@
 # boundaries (test/gpu/overtime_check.py).  A trace recorded on a GPU joins
 # them as overtime_gpu.gpuprof: test/gpu/run.py overtime keeps its trace there
 # with GPUPROF_GOLDEN_KEEP=test/golden; then regenerate its expected files.
+# So does torch-emit-nvtx, as torch_emit_nvtx.gpuprof (PyTorch's emit_nvtx():
+# ranges on the main thread and on autograd's, which test_nvtx folds).
 # and the roofline chart of each trace with hardware metrics as a person
 # reads it (svg-checks.py: well-formed, the ceilings, one dot per kernel).
 # The trace is run from this directory under its bare name and that name is

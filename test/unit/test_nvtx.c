@@ -45,6 +45,8 @@ struct trace {
 static int load_fold;
 /* Records after a thread's last range before a fold takes it to hold none open (0: default). */
 static uint64_t load_quiet;
+/* How far a fold stays behind the newest times (ranges.h fold_lag): none unless asked. */
+static uint64_t load_lag = UINT64_MAX;
 
 static int keep_step(const char *name)
 {
@@ -71,6 +73,7 @@ static void load(struct loaded *l, const struct trace *t, size_t n)
 	l->nx.fold = load_fold;
 	l->nx.fold_keep = load_fold ? keep_step : NULL;
 	l->nx.fold_quiet = load_quiet;
+	l->nx.fold_lag = load_lag;
 	l->m.keep_rows = SIZE_MAX;
 	for (i = 0; i < n; i++) {
 		src[i].path = "synth";
@@ -1315,6 +1318,7 @@ static void load_paced(struct loaded *l, const struct trace *t, size_t hold, uin
 	l->nx.pace_hold = hold;
 	l->nx.pace_recs = recs;
 	l->nx.fold_quiet = load_quiet;
+	l->nx.fold_lag = load_lag;
 	l->m.keep_rows = SIZE_MAX;
 	l->m.ahead.ctx = &l->nx;
 	l->m.ahead.begin = ga_ranges_ahead;
@@ -1607,10 +1611,14 @@ static void test_fold_random(void)
 		load_fold = 1;
 		/* Some take a thread as quiet soon: where a range of it comes after, they give up. */
 		load_quiet = seed % 3 ? 0 : 20 + seed * 13;
+		/* Some stay behind the newest times: by the trace's flush interval, or less. */
+		load_lag = seed % 4 == 2 ? 500 + seed * 40 : seed % 4 == 3 ? 0 :
+									     UINT64_MAX;
 		load(&b, &t, 1);
 		load_paced(&p, &t, 0, seed % 2 ? 0 : 300);
 		load_fold = 0;
 		load_quiet = 0;
+		load_lag = UINT64_MAX;
 		same_by_name(&a, &b, "random, folded");
 		CHECKF(a.nx.other_kernels == b.nx.other_kernels,
 		       "seed %zu: other threads' kernels %llu/%llu", seed,
@@ -1692,7 +1700,9 @@ static void test_fold_golden(void)
 		ga_filter_init(&b.f);
 		load(&a, &t, 1);
 		load_fold = 1;
+		load_lag = 0;
 		load(&b, &t, 1);
+		load_lag = UINT64_MAX;
 		load_fold = 0;
 		if (a.ok && a.nx.nkeys) {
 			with++;
