@@ -240,25 +240,50 @@ void ga_launchcfg_finish(struct ga_launchcfg *l, const struct ga_model *m)
 	}
 }
 
+struct order_ctx {
+	const struct ga_launchcfg *l;
+	const struct ga_model *m;
+};
+
+static int cmp_u32s(const uint32_t *a, const uint32_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
 static int cmp_total(const void *pa, const void *pb, void *ctx)
 {
-	const struct ga_launchcfg *l = ctx;
-	const struct ga_lcfg *a = &l->c[*(const uint32_t *)pa], *b = &l->c[*(const uint32_t *)pb];
+	const struct order_ctx *c = ctx;
+	const struct ga_lcfg *a = &c->l->c[*(const uint32_t *)pa], *b = &c->l->c[*(const uint32_t *)pb];
+	uint32_t ka[9] = { a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1],
+			   a->block[2], a->regs, a->static_smem, a->dynamic_smem };
+	uint32_t kb[9] = { b->grid[0], b->grid[1], b->grid[2], b->block[0], b->block[1],
+			   b->block[2], b->regs, b->static_smem, b->dynamic_smem };
+	int r;
 
 	if (a->total != b->total)
 		return a->total < b->total ? 1 : -1;
-	return a->count < b->count ? 1 : a->count > b->count ? -1 : 0;
+	if (a->count != b->count)
+		return a->count < b->count ? 1 : -1;
+	/* Ties: by name and configuration, not by the order they came in (string ids differ). */
+	if (a->name != b->name &&
+	    (r = strcmp(ga_model_str(c->m, a->name), ga_model_str(c->m, b->name))))
+		return r;
+	return cmp_u32s(ka, kb, 9);
 }
 
-uint32_t *ga_launchcfg_order(const struct ga_launchcfg *l)
+uint32_t *ga_launchcfg_order(const struct ga_launchcfg *l, const struct ga_model *m)
 {
 	uint32_t *o = malloc((l->nc ? l->nc : 1) * sizeof(*o));
+	struct order_ctx c = { l, m };
 	size_t i;
 
 	if (!o)
 		return NULL;
 	for (i = 0; i < l->nc; i++)
 		o[i] = (uint32_t)i;
-	qsort_r(o, l->nc, sizeof(*o), cmp_total, (void *)l);
+	qsort_r(o, l->nc, sizeof(*o), cmp_total, &c);
 	return o;
 }

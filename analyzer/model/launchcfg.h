@@ -62,8 +62,12 @@ int ga_launchcfg_bind(struct ga_launchcfg *l, struct ga_model *m);
 /* After the model is finished: occupancy of every configuration. */
 void ga_launchcfg_finish(struct ga_launchcfg *l, const struct ga_model *m);
 
-/* Indices by total time, descending; NULL out of memory. */
-uint32_t *ga_launchcfg_order(const struct ga_launchcfg *l);
+/*
+ * Indices by total time, descending, then by count, descending, then by
+ * kernel name and configuration (an order of their own, whichever order
+ * they came in: summaries and traces alike); NULL out of memory.
+ */
+uint32_t *ga_launchcfg_order(const struct ga_launchcfg *l, const struct ga_model *m);
 
 /*
  * The SM limits of device d: from the trace, else from its compute

@@ -422,7 +422,7 @@ static int memory(struct ga_export *e, const struct ga_model *m)
 /* Launch configurations and their theoretical occupancy (model/launchcfg.h). */
 static int launch(struct ga_export *e, struct ga_model *m, const struct ga_launchcfg *l)
 {
-	uint32_t *ord = ga_launchcfg_order(l);
+	uint32_t *ord = ga_launchcfg_order(l, m);
 
 	if (!ord)
 		return -1;

@@ -481,7 +481,7 @@ static int launch_configs(struct ga_jw *w, struct ga_model *m, const struct ga_l
 	uint32_t *ord;
 	size_t i;
 
-	if (l->oom || !(ord = ga_launchcfg_order(l)))
+	if (l->oom || !(ord = ga_launchcfg_order(l, m)))
 		return -1;
 	ga_jw_key(w, "launch_configs");
 	ga_jw_arr(w, GA_JW_LINES);

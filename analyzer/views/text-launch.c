@@ -23,7 +23,7 @@ static int print(struct ga_text *r, FILE *out)
 	size_t i, n;
 	int rc = 0;
 
-	if (l->oom || !(ord = ga_launchcfg_order(l)))
+	if (l->oom || !(ord = ga_launchcfg_order(l, &r->an->m)))
 		return -1;
 	n = r->o.top && (size_t)r->o.top < l->nc ? (size_t)r->o.top : l->nc;
 	ga_table_init(&t, 9);
