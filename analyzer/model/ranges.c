@@ -395,6 +395,8 @@ void ga_ranges_free(struct ga_ranges *nx)
 	free(nx->self);
 	free(nx->keys);
 	ga_map_free(&nx->key_map);
+	ga_map_free(&nx->group_map);
+	free(nx->raw);
 	free(nx->marks);
 	ga_map_free(&nx->mark_map);
 	free(nx->threads);
@@ -447,6 +449,69 @@ static uint32_t label_of(struct ga_model *m, uint32_t domain, uint32_t name)
 	return id;
 }
 
+/* Where the digits at p end (at least one), or NULL. */
+static const char *digits_end(const char *p)
+{
+	const char *q = p;
+
+	while (*q >= '0' && *q <= '9')
+		q++;
+	return q > p ? q : NULL;
+}
+
+/*
+ * The name a range of recorded name raw (a string id) is counted under:
+ * PyTorch's emit_nvtx() names, "NAME, seq = N, op_id = M[, sizes =
+ * [...]][, input_op_ids = [...]]", without their ", seq = N", ", op_id =
+ * M" and ", input_op_ids = ..." (each op instance's own: the sizes stay);
+ * any other as it is.  GA_STR_NOMEM out of memory.
+ */
+static uint32_t group_name(struct ga_ranges *nx, struct ga_model *m, uint32_t raw)
+{
+	const char *s = ga_model_str(m, raw), *p, *q;
+	struct ga_buf b = { 0 };
+	uint32_t *slot, id = raw;
+	int ins, oom = 0;
+
+	/* Most names are none of PyTorch's: no ", " at all, no look-up. */
+	if (!s || !(p = strstr(s, ", ")))
+		return raw;
+	ins = ga_map_insert(&nx->group_map, raw, 0, &slot);
+	if (ins < 0)
+		return GA_STR_NOMEM;
+	if (!ins)
+		return *slot - 1;
+	for (q = s; p;) {
+		const char *e = NULL;
+
+		if (!strncmp(p, ", seq = ", 8))
+			e = digits_end(p + 8);
+		else if (!strncmp(p, ", op_id = ", 10))
+			e = digits_end(p + 10);
+		else if (!strncmp(p, ", input_op_ids = ", 17))
+			e = p + strlen(p);
+		/* A component ends where the next begins, or where the name does. */
+		if (e && (!*e || !strncmp(e, ", ", 2))) {
+			oom |= ga_buf_put(&b, q, (size_t)(p - q));
+			q = e;
+			p = *e ? e : NULL;
+		} else {
+			p = strstr(p + 2, ", ");
+		}
+	}
+	if (q != s && !oom && !ga_buf_put(&b, q, strlen(q)))
+		id = b.len ? ga_strtab_intern(&m->strs, b.p, b.len) : raw;
+	else if (q != s)
+		id = GA_STR_NOMEM;
+	ga_buf_free(&b);
+	if (id == GA_STR_NOMEM) {
+		ga_map_remove(&nx->group_map, raw, 0);
+		return GA_STR_NOMEM;
+	}
+	*slot = id + 1;
+	return id;
+}
+
 static uint32_t key_get(struct ga_ranges *nx, struct ga_model *m, uint32_t domain, uint32_t name)
 {
 	uint32_t *slot;
@@ -479,16 +544,31 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	struct ga_ranges *nx = s->nx;
 	struct ga_ranges_range *g, one;
 	struct ga_ranges_key *k;
-	uint32_t key = key_get(nx, s->m, sstr(s, r->domain), sstr(s, r->name));
+	uint32_t raw = sstr(s, r->name), name = raw ? group_name(nx, s->m, raw) : raw, key;
 	uint64_t end = r->end >= r->start ? r->end : r->start, cpu = end - r->start;
 
+	if (name == GA_STR_NOMEM)
+		return -1;
+	key = key_get(nx, s->m, sstr(s, r->domain), name);
 	if (key == GA_RANGES_NONE)
 		return -1;
 	g = &one;
 	if (!nx->fstate) {
 		if (ga_util_grow(&nx->ranges, &nx->capranges, nx->nranges + 1,
-				 sizeof(*nx->ranges)))
+				 sizeof(*nx->ranges)) ||
+		    (name != raw && !nx->raw &&
+		     ga_util_grow(&nx->raw, &nx->capraw, nx->capranges, sizeof(*nx->raw))))
 			return -1;
+		/* The recorded names, where one differs from its key's (PyTorch's). */
+		if (nx->raw) {
+			size_t old = nx->capraw;
+
+			if (ga_util_grow(&nx->raw, &nx->capraw, nx->nranges + 1, sizeof(*nx->raw)))
+				return -1;
+			if (old < nx->capraw)
+				memset(nx->raw + old, 0, (nx->capraw - old) * sizeof(*nx->raw));
+			nx->raw[nx->nranges] = name != raw ? raw : 0;
+		}
 		g = &nx->ranges[nx->nranges++];
 	}
 	memset(g, 0, sizeof(*g));
@@ -1063,7 +1143,7 @@ static int cmp_range_at(const void *pa, const void *pb, void *ctx)
 }
 
 /*
- * Sort the ranges, and their details with them: the order sorted (4 bytes
+ * Sort the ranges, and their details and recorded names with them: the order sorted (4 bytes
  * a range, where qsort() of the ranges took a copy of them), then each
  * cycle of it moved in place.  0, or -1 out of memory.
  */
@@ -1072,13 +1152,14 @@ static int sort_ranges(struct ga_ranges *nx, size_t lo)
 	struct ga_ranges_range *r;
 	struct ga_ranges_detail *d;
 	size_t n = nx->nranges > lo ? nx->nranges - lo : 0, i;
-	uint32_t *ord;
+	uint32_t *ord, *w;
 
 	/* None: nothing to sort, and ranges may be NULL (no offset from it). */
 	if (!n)
 		return 0;
 	r = nx->ranges + lo;
 	d = nx->details ? nx->details + lo : NULL;
+	w = nx->raw ? nx->raw + lo : NULL;
 	ord = malloc(n * sizeof(*ord));
 	if (!ord)
 		return -1;
@@ -1089,25 +1170,31 @@ static int sort_ranges(struct ga_ranges *nx, size_t lo)
 	for (i = 0; i < n; i++) {
 		struct ga_ranges_range tr;
 		struct ga_ranges_detail td = { 0 };
-		uint32_t j = (uint32_t)i;
+		uint32_t j = (uint32_t)i, tw = 0;
 
 		if (ord[i] == i)
 			continue;
 		tr = r[i];
 		if (d)
 			td = d[i];
+		if (w)
+			tw = w[i];
 		while (ord[j] != i) {
 			uint32_t k = ord[j];
 
 			r[j] = r[k];
 			if (d)
 				d[j] = d[k];
+			if (w)
+				w[j] = w[k];
 			ord[j] = j;
 			j = k;
 		}
 		r[j] = tr;
 		if (d)
 			d[j] = td;
+		if (w)
+			w[j] = tw;
 		ord[j] = j;
 	}
 	free(ord);

@@ -230,6 +230,16 @@ struct ga_ranges {
 	struct ga_ranges_key *keys;
 	size_t nkeys, capkeys;
 	struct ga_map key_map;     /* (domain, name) -> key index */
+	/*
+	 * PyTorch's emit_nvtx() names each op's range "NAME, seq = N, op_id =
+	 * M[, sizes = [...]][, input_op_ids = [...]]", a name of its own: keys
+	 * go by the name without its seq, op_id and input_op_ids (group_name(),
+	 * ranges.c), the op's; each kept range its name as recorded in raw
+	 * (ga_ranges_name()).  group_map: a recorded name -> its key name + 1.
+	 */
+	struct ga_map group_map;
+	uint32_t *raw;
+	size_t capraw;
 	struct ga_ranges_mark *marks;
 	size_t nmarks, capmarks;
 	struct ga_map mark_map;
@@ -524,6 +534,12 @@ int ga_ranges_link(struct ga_ranges *nx, const struct ga_model *m, int hide_empt
 
 /* Key indices by GPU time, then CPU time, descending; NULL out of memory. */
 uint32_t *ga_ranges_order_keys(const struct ga_ranges *nx, const struct ga_model *m);
+
+/* Range i's name as recorded (a key's name may leave PyTorch's seq and op_id out). */
+static inline uint32_t ga_ranges_name(const struct ga_ranges *nx, size_t i)
+{
+	return nx->raw && i < nx->nranges && nx->raw[i] ? nx->raw[i] : nx->keys[nx->ranges[i].key].name;
+}
 
 /* The details of range i: kept with keep_details, else all 0. */
 static inline struct ga_ranges_detail ga_ranges_detail_of(const struct ga_ranges *nx, size_t i)

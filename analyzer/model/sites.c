@@ -498,7 +498,7 @@ static void nvtx_seqs(const struct ga_sites *st, const struct ga_model *m, const
 	    m->procs[a->proc].config.backtrace < GP_BACKTRACE_PYTHON)
 		return;
 	for (; r < rg->nranges && hops < 64 && !*bwd; r = rg->ranges[r].parent, hops++) {
-		const char *name = ga_model_str(m, rg->keys[rg->ranges[r].key].name);
+		const char *name = ga_model_str(m, ga_ranges_name(rg, r));
 		const char *s = strstr(name, ", seq = ");
 		unsigned long n;
 		char *end;

@@ -1244,7 +1244,7 @@ static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_range
 			return -1;
 		if (r->pushpop) {
 			ga_jw_obj(w, GA_JW_COMPACT);
-			ksid(w, "name", m, k->name);
+			ksid(w, "name", m, ga_ranges_name(rg, i));
 			ga_jw_kcstr(w, "cat", "nvtx");
 			ga_jw_kcstr(w, "ph", "X");
 			ga_jw_ku64(w, "pid", c->pp.pid[r->proc]);
@@ -1258,7 +1258,7 @@ static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_range
 		snprintf(id, sizeof(id), "%u:%" PRIu64, r->proc, r->id);
 		for (ph = 0; ph < 2; ph++) {
 			ga_jw_obj(w, GA_JW_COMPACT);
-			ksid(w, "name", m, k->name);
+			ksid(w, "name", m, ga_ranges_name(rg, i));
 			ga_jw_kcstr(w, "cat", "nvtx");
 			ga_jw_kcstr(w, "ph", ph ? "e" : "b");
 			ga_jw_kcstr(w, "id", id);

@@ -1073,7 +1073,7 @@ static int pushpop_ranges(struct ga_export *e, struct ga_model *m, const struct 
 			continue;
 		if (proc_seen(e, m, r->proc) || describe_cstr(e, r->proc, p->rl.range_tid[i], 0, NULL) ||
 		    !(q = seq_of(e, r->proc, p->rl.range_tid[i])) ||
-		    slice(e, q, r->start, r->end, rg->keys[r->key].name, 0, CAT_NVTX, 0, NULL, 0))
+		    slice(e, q, r->start, r->end, ga_ranges_name(rg, i), 0, CAT_NVTX, 0, NULL, 0))
 			return -1;
 	}
 	return 0;
@@ -1130,7 +1130,8 @@ static int async_ranges(struct ga_export *e, struct ga_model *m, const struct ga
 		if (ga_nest_push(&st[l], r->end))
 			goto out;
 		if (!(q = seq_of(e, proc, st[l].tid)) ||
-		    slice(e, q, r->start, r->end, rg->keys[r->key].name, 0, CAT_NVTX, 0, NULL, 0))
+		    slice(e, q, r->start, r->end, ga_ranges_name(rg, ord[i]), 0, CAT_NVTX, 0, NULL,
+			  0))
 			goto out;
 	}
 	rc = 0;

@@ -924,7 +924,7 @@ static int nvtx(struct sq *q, const struct ga_ranges *rg)
 		bi(s, 4, d.tid_end ? d.tid_end : r->tid);
 		bi(s, 5, r->id);
 		bsid(s, 6, key->domain);
-		bsid(s, 7, key->name);
+		bsid(s, 7, ga_ranges_name(rg, i));
 		bi(s, 8, r->start);
 		bi(s, 9, r->end);
 		bi(s, 10, r->pushpop != 0);

@@ -1647,6 +1647,81 @@ static void test_fold_random(void)
 	tap_end();
 }
 
+/*
+ * PyTorch's emit_nvtx() names (ranges.h group_map): counted by the op,
+ * without each instance's seq, op_id and input_op_ids (the sizes stay);
+ * other names as they are, a near miss too; each range kept with the name
+ * it was recorded under (ga_ranges_name()), folded or not the same tables.
+ */
+static void test_emit_names(void)
+{
+	static const struct {
+		const char *raw, *key;
+		uint32_t tid;
+	} r[] = {
+		{ "aten::mm, seq = 12, op_id = 40", "aten::mm", 100 },
+		{ "aten::mm, seq = 13, op_id = 41", "aten::mm", 100 },
+		{ "MmBackward0, seq = 12, op_id = 90", "MmBackward0", 200 },
+		{ "x, seq = 5, op_id = 7, sizes = [[2, 3], []], input_op_ids = [(1, 0)]",
+		  "x, sizes = [[2, 3], []]", 100 },
+		{ "x, seq = 6, op_id = 8, sizes = [[2, 3], []]", "x, sizes = [[2, 3], []]", 100 },
+		{ "record, op_id = 3", "record", 100 },
+		{ "a, b", "a, b", 100 },
+		{ "foo, seq = 1x", "foo, seq = 1x", 100 },
+		{ "foo, seq = ", "foo, seq = ", 100 },
+	};
+	const size_t n = sizeof(r) / sizeof(r[0]);
+	struct synth *s = synth_open(NULL);
+	struct trace t = { NULL, 0 };
+	struct loaded a, b;
+	uint32_t kern, launch;
+	size_t i, j, bad = 0;
+
+	tap_begin("nvtx: PyTorch's emit_nvtx() names counted by op, each range's kept");
+	synth_process(s, 10, "h", "app", 0, T0);
+	synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
+	kern = synth_string(s, "_Z4gemmv");
+	launch = synth_string(s, "cudaLaunchKernel_v7000");
+	for (i = 0; i < n; i++) {
+		uint64_t t0 = T0 + 1000 + i * 1000, g = GPU0 + i * 100;
+
+		synth_api_corr(s, launch, t0 + 10, t0 + 20, r[i].tid, (uint32_t)i + 1, GP_API_RUNTIME);
+		synth_kernel_corr(s, kern, g, g + 10 + i, 0, (uint32_t)i + 1, 0, 0);
+		synth_nvtx_range(s, synth_string(s, r[i].raw), 0, t0, t0 + 500, r[i].tid, r[i].tid,
+				 i + 1, GP_NVTX_PUSHPOP);
+	}
+	synth_end(s, T0 + 100000, 0);
+	close_trace(s, &t);
+	ga_filter_init(&a.f);
+	ga_filter_init(&b.f);
+	load(&a, &t, 1);
+	load_fold = 1;
+	load(&b, &t, 1);
+	load_fold = 0;
+	CHECKF(a.ok && a.nx.nranges == n, "loaded %d, %zu ranges", a.ok, a.nx.nranges);
+	for (i = 0; a.ok && i < n; i++) {
+		size_t want = 0, got = SIZE_MAX;
+
+		for (j = 0; j < n; j++)
+			want += !strcmp(r[j].key, r[i].key);
+		for (j = 0; j < a.nx.nkeys; j++)
+			if (!strcmp(ga_model_str(&a.m, a.nx.keys[j].label), r[i].key))
+				got = a.nx.keys[j].count;
+		bad += got != want;
+		/* Each range kept under the name it was recorded with. */
+		for (j = 0, got = 0; j < a.nx.nranges; j++)
+			got += !strcmp(ga_model_str(&a.m, ga_ranges_name(&a.nx, j)), r[i].raw);
+		bad += got != 1;
+	}
+	CHECKF(!bad && a.nx.nkeys == 7, "%zu names unlike, %zu keys", bad, a.nx.nkeys);
+	same_by_name(&a, &b, "emit_nvtx names, folded");
+	unload(&a);
+	unload(&b);
+	free(t.buf);
+	tap_end();
+}
+
 /* The file at path, whole (malloc'd), its length in *len; NULL where it cannot be read. */
 static void *read_whole(const char *path, size_t *len)
 {
@@ -1749,6 +1824,7 @@ int main(void)
 	test_paced();
 	test_fold_random();
 	test_fold_golden();
+	test_emit_names();
 	free(t.buf);
 	return tap_exit();
 }
