@@ -395,7 +395,6 @@ void ga_ranges_free(struct ga_ranges *nx)
 	free(nx->self);
 	free(nx->keys);
 	ga_map_free(&nx->key_map);
-	ga_map_free(&nx->group_map);
 	free(nx->raw);
 	free(nx->marks);
 	ga_map_free(&nx->mark_map);
@@ -466,21 +465,20 @@ static const char *digits_end(const char *p)
  * M" and ", input_op_ids = ..." (each op instance's own: the sizes stay);
  * any other as it is.  GA_STR_NOMEM out of memory.
  */
-static uint32_t group_name(struct ga_ranges *nx, struct ga_model *m, uint32_t raw)
+static uint32_t group_name(struct ga_model *m, uint32_t raw)
 {
 	const char *s = ga_model_str(m, raw), *p, *q;
 	struct ga_buf b = { 0 };
-	uint32_t *slot, id = raw;
-	int ins, oom = 0;
+	uint32_t id = raw;
+	int oom = 0;
 
-	/* Most names are none of PyTorch's: no ", " at all, no look-up. */
+	/*
+	 * Most names are none of PyTorch's: no ", " at all.  PyTorch's are
+	 * each a name of its own (each op call's), so none is looked up twice:
+	 * no cache of them either.
+	 */
 	if (!s || !(p = strstr(s, ", ")))
 		return raw;
-	ins = ga_map_insert(&nx->group_map, raw, 0, &slot);
-	if (ins < 0)
-		return GA_STR_NOMEM;
-	if (!ins)
-		return *slot - 1;
 	for (q = s; p;) {
 		const char *e = NULL;
 
@@ -504,11 +502,6 @@ static uint32_t group_name(struct ga_ranges *nx, struct ga_model *m, uint32_t ra
 	else if (q != s)
 		id = GA_STR_NOMEM;
 	ga_buf_free(&b);
-	if (id == GA_STR_NOMEM) {
-		ga_map_remove(&nx->group_map, raw, 0);
-		return GA_STR_NOMEM;
-	}
-	*slot = id + 1;
 	return id;
 }
 
@@ -544,7 +537,7 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	struct ga_ranges *nx = s->nx;
 	struct ga_ranges_range *g, one;
 	struct ga_ranges_key *k;
-	uint32_t raw = sstr(s, r->name), name = raw ? group_name(nx, s->m, raw) : raw, key;
+	uint32_t raw = sstr(s, r->name), name = raw ? group_name(s->m, raw) : raw, key;
 	uint64_t end = r->end >= r->start ? r->end : r->start, cpu = end - r->start;
 
 	if (name == GA_STR_NOMEM)
@@ -555,11 +548,17 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	g = &one;
 	if (!nx->fstate) {
 		if (ga_util_grow(&nx->ranges, &nx->capranges, nx->nranges + 1,
-				 sizeof(*nx->ranges)) ||
-		    (name != raw && !nx->raw &&
-		     ga_util_grow(&nx->raw, &nx->capraw, nx->capranges, sizeof(*nx->raw))))
+				 sizeof(*nx->ranges)))
 			return -1;
-		/* The recorded names, where one differs from its key's (PyTorch's). */
+		/*
+		 * The recorded names, from the first that differs from its key's
+		 * (PyTorch's): 0 for the ranges before it and any like them.
+		 */
+		if (name != raw && !nx->raw) {
+			if (!(nx->raw = calloc(nx->capranges, sizeof(*nx->raw))))
+				return -1;
+			nx->capraw = nx->capranges;
+		}
 		if (nx->raw) {
 			size_t old = nx->capraw;
 

@@ -235,9 +235,8 @@ struct ga_ranges {
 	 * M[, sizes = [...]][, input_op_ids = [...]]", a name of its own: keys
 	 * go by the name without its seq, op_id and input_op_ids (group_name(),
 	 * ranges.c), the op's; each kept range its name as recorded in raw
-	 * (ga_ranges_name()).  group_map: a recorded name -> its key name + 1.
+	 * (ga_ranges_name()), 0 where it is its key's.
 	 */
-	struct ga_map group_map;
 	uint32_t *raw;
 	size_t capraw;
 	struct ga_ranges_mark *marks;

@@ -9,7 +9,7 @@ report's numbers), then asks the database, through the sqlite3 command-line
 tool, for the same totals: activity and API call counts; per kernel its
 count, total, min and max time; per memory copy kind count, bytes and time,
 per memset memory kind the same; per API function count, total time, errors and
-threads; per NVTX range (domain, name) its count and CPU time, per mark its
+threads; per NVTX range (domain, name; PyTorch's emit_nvtx() names by op) its count and CPU time, per mark its
 count; per launch site its launches and GPU time; memory in use per device (peak,
 when, final, allocations, frees, unmatched frees) replayed from the
 allocation records; hardware metrics of each profiled launch summed per
@@ -25,6 +25,7 @@ import csv
 import glob
 import io
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -103,6 +104,25 @@ GPU_METRICS = """SELECT p.pid, r.ordinal, r.source, s.value AS metric, count(*) 
   JOIN processes p ON p.id = r.process GROUP BY g.series, g.name_id"""
 
 
+def op_name(name):
+    """A range's name as the report counts it: PyTorch's emit_nvtx() names
+    without their ", seq = N", ", op_id = M" and ", input_op_ids = ..."
+    (docs/USAGE.md, NVTX ranges); the database keeps each as recorded."""
+    name = re.sub(r", input_op_ids = .*\Z", "", name, flags=re.S)
+    return re.sub(r", (?:seq|op_id) = [0-9]+(?=, |\Z)", "", name)
+
+
+def by_op(rows):
+    """NVTX rows of the database summed by op_name()."""
+    out = {}
+    for r in rows:
+        k = (r["domain"], op_name(r["name"]))
+        o = out.setdefault(k, {"domain": k[0], "name": k[1], "count": 0, "cpu_total_ns": 0})
+        o["count"] += r["count"]
+        o["cpu_total_ns"] += r["cpu_total_ns"]
+    return list(out.values())
+
+
 def keyed(rows, key, fields):
     return {tuple(r[k] for k in key): tuple(r[f] for f in fields) for r in rows}
 
@@ -135,7 +155,7 @@ def check_set(analyze, name, inputs, tmp):
     same("API table", keyed(j["api"], ["name"], f), keyed(sql(db, API), ["name"], f))
     f = ("count", "cpu_total_ns")
     same("NVTX ranges", keyed(j["nvtx"], ["domain", "name"], f),
-         keyed(sql(db, NVTX), ["domain", "name"], f))
+         keyed(by_op(sql(db, NVTX)), ["domain", "name"], f))
     same("NVTX marks", keyed(j["marks"], ["domain", "name"], ["count"]),
          keyed(sql(db, MARKS), ["domain", "name"], ["count"]))
     f = ("launches", "gpu_ns")

@@ -1718,6 +1718,26 @@ static void test_emit_names(void)
 	same_by_name(&a, &b, "emit_nvtx names, folded");
 	unload(&a);
 	unload(&b);
+	/* After a trace of names of their own: its ranges keep theirs, sorted with them. */
+	{
+		struct trace two[2] = { job_trace(3, 0, 11), t };
+		struct loaded c;
+
+		ga_filter_init(&c.f);
+		load(&c, two, 2);
+		for (i = bad = 0; c.ok && i < c.nx.nranges; i++) {
+			const char *got = ga_model_str(&c.m, ga_ranges_name(&c.nx, i));
+			const char *key = ga_model_str(&c.m, c.nx.keys[c.nx.ranges[i].key].name);
+			const char *comma = strstr(key, ", ");
+			size_t len = comma ? (size_t)(comma - key) : strlen(key);
+
+			bad += strncmp(got, key, len) != 0;
+		}
+		CHECKF(c.ok && c.nx.nranges == 3 * 17 + n && !bad,
+		       "two traces: %zu ranges, %zu named unlike their key", c.nx.nranges, bad);
+		unload(&c);
+		free(two[0].buf);
+	}
 	free(t.buf);
 	tap_end();
 }
