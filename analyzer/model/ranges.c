@@ -1697,31 +1697,31 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 	/* The launches before the cut, in place of the waiting ones. */
 	for (i = j = 0; i < f->npend; i++) {
 		struct fpend p = f->pend[i];
-		uint32_t code = CODE_NONE, onode = GA_RANGES_NONE;
+		uint32_t code = CODE_NONE;
 
 		if (p.t == UINT64_MAX || p.t >= cut) {
 			f->pend[j++] = p;
 			continue;
 		}
-		/* Its own thread's innermost range; another thread's counts into it apart. */
+		/*
+		 * Its own thread's innermost range first; each other thread's
+		 * counts into it apart, paired onto the code (a chain of pairs).
+		 */
+		for (ti = 0; ti < f->nth; ti++)
+			if (f->th[ti].tid == p.tid) {
+				uint32_t c = fold_innermost(&f->th[ti], p.t);
+
+				if (c != GA_RANGES_NONE)
+					code = f->th[ti].win[c].node + CODE_RANGE;
+			}
 		for (ti = 0; ti < f->nth; ti++) {
 			struct fthr *u = &f->th[ti];
-			uint32_t c = fold_innermost(u, p.t);
+			uint32_t c;
+			int pr;
 
-			if (c == GA_RANGES_NONE)
+			if (u->tid == p.tid || (c = fold_innermost(u, p.t)) == GA_RANGES_NONE)
 				continue;
-			if (u->tid == p.tid)
-				code = u->win[c].node + CODE_RANGE;
-			else if (onode != GA_RANGES_NONE)
-				return fold_give_up(s, "launches while ranges of two other threads "
-						       "were open");
-			else
-				onode = u->win[c].node;
-		}
-		if (onode != GA_RANGES_NONE) {
-			int pr = fold_pair(f, code, onode, &code);
-
-			if (pr)
+			if ((pr = fold_pair(f, code, u->win[c].node, &code)))
 				return pr < 0 ? -1 : fold_give_up(s, "more name paths than a fold codes");
 		}
 		if (fold_set(f, p.corr, code))
@@ -2670,14 +2670,16 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 		/* Every launch was coded at its file's end (fold_end()): a mark left is no range. */
 		if (code & CODE_PEND)
 			return at;
-		/* Launched while another thread's range was open: that range's node apart. */
+		/* Launched while other threads' ranges were open: their nodes apart. */
 		if (code & CODE_PAIR) {
 			const struct fold *f = nx->fstate;
 
-			if ((code & ~CODE_PAIR) >= f->npairs)
-				return at;
-			at.onode = f->pairs[code & ~CODE_PAIR].onode;
-			code = f->pairs[code & ~CODE_PAIR].own;
+			at.others = code;
+			while (code & CODE_PAIR) {
+				if ((code & ~CODE_PAIR) >= f->npairs)
+					return at;
+				code = f->pairs[code & ~CODE_PAIR].own;
+			}
 		}
 		if (code == CODE_NONE) {
 			at.inner = GA_RANGES_NONE;
@@ -2814,27 +2816,35 @@ static void other_threads(struct ga_ranges *nx, const struct ga_act *a,
 }
 
 /*
- * A folded kernel another thread launched while the range of tree node
- * onode was open (CODE_PAIR): into the keys and nodes of onode's chain,
- * as other_threads() counts the ranges open then, each once.
+ * A folded kernel launched while ranges of other threads were open (at
+ * others, a chain of CODE_PAIR pairs, each such thread's innermost range's
+ * tree node): into the keys and nodes of each node's chain, as
+ * other_threads() counts the ranges open then, each once.
  */
-static void other_folded(struct ga_ranges *nx, uint32_t onode, uint64_t dur)
+static void other_folded(struct ga_ranges *nx, uint32_t others, uint64_t dur)
 {
-	uint32_t x;
+	const struct fold *f = nx->fstate;
+	uint32_t code, x;
 
-	for (x = onode; x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
-	     x = nx->nodes[x].parent) {
-		struct ga_ranges_node *n = &nx->nodes[x];
-		struct ga_ranges_key *k = &nx->keys[n->id];
+	for (code = others; (code & CODE_PAIR) && (code & ~CODE_PAIR) < f->npairs;
+	     code = f->pairs[code & ~CODE_PAIR].own)
+		for (x = f->pairs[code & ~CODE_PAIR].onode;
+		     x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
+		     x = nx->nodes[x].parent) {
+			struct ga_ranges_node *n = &nx->nodes[x];
+			struct ga_ranges_key *k = &nx->keys[n->id];
 
-		if (k->other_stamp != nx->serial) {
-			k->other_stamp = nx->serial;
-			k->other_ns += dur;
-			k->other_kernels++;
+			if (k->other_stamp != nx->serial) {
+				k->other_stamp = nx->serial;
+				k->other_ns += dur;
+				k->other_kernels++;
+			}
+			if (n->other_stamp != nx->serial) {
+				n->other_stamp = nx->serial;
+				n->other_ns += dur;
+				n->other_kernels++;
+			}
 		}
-		n->other_ns += dur;
-		n->other_kernels++;
-	}
 	nx->other_kernels++;
 }
 
@@ -2863,8 +2873,8 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 	ac.kernel = a->kind == GA_ACT_KERNEL;
 	nx->serial++;
 	nx->acts++;
-	if (ac.kernel && at->onode != GA_RANGES_NONE)
-		other_folded(nx, at->onode, ac.dur);
+	if (ac.kernel && at->others != GA_RANGES_NONE)
+		other_folded(nx, at->others, ac.dur);
 	else if (ac.kernel)
 		other_threads(nx, a, at, ac.dur);
 	if (at->inner == GA_RANGES_FOLDED) {

@@ -137,11 +137,11 @@ struct ga_ranges_attr {
 	uint32_t tid;              /* the launching thread, GA_RANGES_NONE unknown */
 	uint32_t node;             /* GA_RANGES_FOLDED: the innermost range's tree node */
 	/*
-	 * Folded, another thread's launch (outside any range of its own):
-	 * the tree node of the innermost range open on the ranges' thread
-	 * then, GA_RANGES_NONE none (ranges.h: Other threads).
+	 * Folded: the innermost ranges open on other threads of the process
+	 * when it was launched, as the fold coded them (ranges.c CODE_PAIR),
+	 * GA_RANGES_NONE none (ranges.h: Other threads).
 	 */
-	uint32_t onode;
+	uint32_t others;
 };
 
 struct ga_ranges_thread {
@@ -361,8 +361,8 @@ struct ga_ranges {
 	 * calls over once an interval.
 	 * Where folding cannot give what keeping every range gives (ranges
 	 * that do not nest, a range or launch that comes after the ranges
-	 * around it folded, launches inside ranges of two other threads, more
-	 * than FOLD_THREADS threads of ranges, graph nodes, GPU samples,
+	 * around it folded, more than FOLD_THREADS threads of ranges, graph
+	 * nodes, GPU samples,
 	 * Python stacks, more than FOLD_PENDING launches waiting), the scan
 	 * starts again keeping every range (fold_why says why): never a
 	 * different result, only more memory.
