@@ -554,18 +554,12 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 		 * The recorded names, from the first that differs from its key's
 		 * (PyTorch's): 0 for the ranges before it and any like them.
 		 */
-		if (name != raw && !nx->raw) {
-			if (!(nx->raw = calloc(nx->capranges, sizeof(*nx->raw))))
-				return -1;
-			nx->capraw = nx->capranges;
-		}
-		if (nx->raw) {
+		if (nx->raw || name != raw) {
 			size_t old = nx->capraw;
 
 			if (ga_util_grow(&nx->raw, &nx->capraw, nx->nranges + 1, sizeof(*nx->raw)))
 				return -1;
-			if (old < nx->capraw)
-				memset(nx->raw + old, 0, (nx->capraw - old) * sizeof(*nx->raw));
+			memset(nx->raw + old, 0, (nx->capraw - old) * sizeof(*nx->raw));
 			nx->raw[nx->nranges] = name != raw ? raw : 0;
 		}
 		g = &nx->ranges[nx->nranges++];
@@ -1142,9 +1136,9 @@ static int cmp_range_at(const void *pa, const void *pb, void *ctx)
 }
 
 /*
- * Sort the ranges, and their details and recorded names with them: the order sorted (4 bytes
- * a range, where qsort() of the ranges took a copy of them), then each
- * cycle of it moved in place.  0, or -1 out of memory.
+ * Sort the ranges, and their details and recorded names with them: the
+ * order sorted (4 bytes a range, where qsort() of the ranges took a copy of
+ * them), then each cycle of it moved in place.  0, or -1 out of memory.
  */
 static int sort_ranges(struct ga_ranges *nx, size_t lo)
 {
@@ -1713,6 +1707,7 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 
 				if (c != GA_RANGES_NONE)
 					code = f->th[ti].win[c].node + CODE_RANGE;
+				break;
 			}
 		for (ti = 0; ti < f->nth; ti++) {
 			struct fthr *u = &f->th[ti];
@@ -1958,8 +1953,7 @@ static int fold_ask(struct scan *s, struct fthr *t)
 }
 
 /*
- * A record other than a range, a mark or a string (after ranges came: else
- * nothing to do).  The
+ * A record other than a range, a mark or a string, after ranges came.  The
  * recorder writes ranges as it drains each thread's in turn, every flush
  * interval: one thread's may come a whole run after another's of the same
  * time.  So what the threads ask for is weighed at the end of a run, when
@@ -2760,6 +2754,22 @@ static int acct_key(void *ctx, uint32_t range)
 	return 0;
 }
 
+/* A kernel of dur into key k's and node x's other threads' kernels, each once (nx->serial). */
+static void other_add(const struct ga_ranges *nx, struct ga_ranges_key *k,
+		      struct ga_ranges_node *x, uint64_t dur)
+{
+	if (k->other_stamp != nx->serial) {
+		k->other_stamp = nx->serial;
+		k->other_ns += dur;
+		k->other_kernels++;
+	}
+	if (x->other_stamp != nx->serial) {
+		x->other_stamp = nx->serial;
+		x->other_ns += dur;
+		x->other_kernels++;
+	}
+}
+
 /*
  * A kernel launched at at->t by thread at->tid, into the keys and nodes of
  * the ranges open then on the process's other threads (ranges.h), each
@@ -2800,16 +2810,7 @@ static void other_threads(struct ga_ranges *nx, const struct ga_act *a,
 			if (nx->ranges[c].end <= at->t)
 				continue;
 			any = 1;
-			if (k->other_stamp != nx->serial) {
-				k->other_stamp = nx->serial;
-				k->other_ns += dur;
-				k->other_kernels++;
-			}
-			if (x->other_stamp != nx->serial) {
-				x->other_stamp = nx->serial;
-				x->other_ns += dur;
-				x->other_kernels++;
-			}
+			other_add(nx, k, x, dur);
 		}
 	}
 	nx->other_kernels += (uint64_t)any;
@@ -2830,21 +2831,8 @@ static void other_folded(struct ga_ranges *nx, uint32_t others, uint64_t dur)
 	     code = f->pairs[code & ~CODE_PAIR].own)
 		for (x = f->pairs[code & ~CODE_PAIR].onode;
 		     x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
-		     x = nx->nodes[x].parent) {
-			struct ga_ranges_node *n = &nx->nodes[x];
-			struct ga_ranges_key *k = &nx->keys[n->id];
-
-			if (k->other_stamp != nx->serial) {
-				k->other_stamp = nx->serial;
-				k->other_ns += dur;
-				k->other_kernels++;
-			}
-			if (n->other_stamp != nx->serial) {
-				n->other_stamp = nx->serial;
-				n->other_ns += dur;
-				n->other_kernels++;
-			}
-		}
+		     x = nx->nodes[x].parent)
+			other_add(nx, &nx->keys[nx->nodes[x].id], &nx->nodes[x], dur);
 	nx->other_kernels++;
 }
 
