@@ -3,7 +3,8 @@
  * nested NVTX ranges, for timing the analyzer without a GPU (make
  * bench-analyzer).  Runs offline, as a program of its own.
  *
- *     synth_job [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] N OUT.gpuprof
+ *     synth_job [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] [--graphs] N
+ *               OUT.gpuprof
  *
  * About N records: steps (an NVTX push/pop range "step") of 8 layers
  * ("layer") of 4 ops ("attn", "mlp", ...), each op launching 4 kernels
@@ -26,7 +27,11 @@
  * the main thread while another thread (autograd's) launches their
  * kernels, that thread without ranges of its own; with --autograd-ranges,
  * their layers' and ops' ranges on that thread too (as
- * torch.autograd.profiler.emit_nvtx() writes them).  The writer is
+ * torch.autograd.profiler.emit_nvtx() writes them).  With --graphs, a
+ * CUDA graph of GRAPH_NODES kernels is captured in a range "capture"
+ * before the first step (a GP_REC_GRAPH_NODE record per node, naming that
+ * range) and launched at each step's end in a range "optimizer" (its
+ * kernels count in "capture", where they were captured).  The writer is
  * test/unit/synth.c.
  */
 #include <stdint.h>
@@ -42,6 +47,8 @@
 #define LAUNCHES 4
 #define TID 100
 #define AUTOGRAD_TID 101 /* --autograd: the backward pass's launching thread */
+#define GRAPH_NODES 8    /* --graphs */
+#define GRAPH_ID 3
 
 static const char *const kernels[NKERN] = {
 	"_Z8sgemm_ntiiiPKfS0_Pf",
@@ -100,9 +107,9 @@ static void range(struct synth *s, uint32_t name, uint64_t start, uint64_t end, 
 int main(int argc, char **argv)
 {
 	uint32_t kid[NKERN], op[OPS], step_name, layer_name, launch, copy, rank = 0, dsync = 0;
-	int sync = 0, open = 0, autograd = 0;
+	int sync = 0, open = 0, autograd = 0, graphs = 0;
 	uint64_t t, stream_end[4] = { 0, 0, 0, 0 }, range_id = 1, main_start = 0, main_id = 0;
-	uint32_t main_name = 0, backward_name = 0;
+	uint32_t main_name = 0, backward_name = 0, glaunch = 0, opt_name = 0;
 	uint8_t uuid[16];
 	unsigned long long n, launches = 0;
 	uint32_t corr = 1;
@@ -134,14 +141,18 @@ int main(int argc, char **argv)
 			autograd = 2;
 			argv++;
 			argc--;
+		} else if (argc >= 4 && !strcmp(argv[1], "--graphs")) {
+			graphs = 1;
+			argv++;
+			argc--;
 		} else {
 			break;
 		}
 	}
 	if (argc != 3) {
 		fprintf(stderr,
-			"usage: %s [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] N "
-			"OUT.gpuprof\n",
+			"usage: %s [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] "
+			"[--graphs] N OUT.gpuprof\n",
 			argv[0]);
 		return 2;
 	}
@@ -187,6 +198,21 @@ int main(int argc, char **argv)
 		main_start = t;
 		main_id = range_id++;
 		main_name = synth_string(s, "main");
+	}
+	if (graphs) {
+		/* The capture: one launch (no activity) and one node record per node. */
+		uint64_t cap_start = t, cap_id = range_id++;
+
+		glaunch = synth_string(s, "cudaGraphLaunch");
+		opt_name = synth_string(s, "optimizer");
+		t += 500;
+		for (uint32_t i = 0; i < GRAPH_NODES; i++) {
+			synth_api_at_corr(s, launch, t, t + 2000, TID, corr);
+			synth_graph_node(s, 100 + i, GRAPH_ID, corr++, 0, cap_id);
+			t += 2500;
+		}
+		range(s, synth_string(s, "capture"), cap_start, t, cap_id, 0, TID);
+		t += 1000;
 	}
 	while (s->records < n) {
 		uint64_t step_start = t, step_id = range_id++, bw_start = 0, bw_id = 0;
@@ -248,6 +274,29 @@ int main(int argc, char **argv)
 		}
 		if (autograd)
 			range(s, backward_name, bw_start, t - 100, bw_id, 1, TID);
+		if (graphs) {
+			/* The optimizer: the captured graph launched, its kernels in a row on stream 7. */
+			uint64_t opt_start = t, opt_id = range_id++, start;
+
+			t += 300;
+			synth_api_at_corr(s, glaunch, t, t + 4000, TID, corr);
+			start = t + 6000 > stream_end[0] ? t + 6000 : stream_end[0];
+			for (uint32_t i = 0; i < GRAPH_NODES; i++) {
+				struct gp_rec_kernel k;
+				uint64_t dur = 2000 + rnd() % 8000;
+
+				synth_kernel_init(&k, kid[8], start, start + dur, 0, 7, corr);
+				k.graph_id = GRAPH_ID;
+				k.graph_node = 100 + i;
+				synth_rec(s, &k, sizeof(k));
+				start += dur + 200;
+			}
+			stream_end[0] = start;
+			corr++;
+			t += 4500;
+			range(s, opt_name, opt_start, t, opt_id, 1, TID);
+			t += 200;
+		}
 		range(s, step_name, step_start, t, step_id, 0, TID);
 		t += 1000;
 		/* --sync: the step ends in a synchronization (a loss read back), then host code. */

@@ -100,7 +100,9 @@ static int fold_corr(struct scan *s, uint32_t corr, const struct api_seen *a);
 static int fold_api(struct scan *s, const struct gp_rec_api *r);
 static void fold_free(struct fold *f);
 static int fold_give_up(struct scan *s, const char *why);
-static int fold_gnode(struct scan *s);
+static int fold_gnode(struct scan *s, const struct gp_rec_graph_node *g);
+static int fold_gact(struct scan *s, uint64_t node);
+static int fold_gw_place(struct scan *s, const struct ga_ranges_range *g);
 static int pace_clean(const struct scan *s);
 
 void ga_ranges_init(struct ga_ranges *nx)
@@ -1006,20 +1008,35 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 	case GP_REC_NVTX_MARK:
 		rc = on_mark(s, (const void *)rec);
 		break;
-	case GP_REC_KERNEL:
-		rc = on_corr(s, ((const struct gp_rec_kernel *)(const void *)rec)->correlation);
+	case GP_REC_KERNEL: {
+		const struct gp_rec_kernel *k = (const void *)rec;
+
+		rc = on_corr(s, k->correlation);
+		if (!rc && k->graph_node && s->nx->fstate)
+			rc = fold_gact(s, k->graph_node);
 		break;
-	case GP_REC_MEMCPY:
-		if (note && ga_model_note_copy(s->m, s->proc, (const void *)rec)) {
+	}
+	case GP_REC_MEMCPY: {
+		const struct gp_rec_memcpy *c = (const void *)rec;
+
+		if (note && ga_model_note_copy(s->m, s->proc, c)) {
 			rc = -1;
 			break;
 		}
 		if (!s->skip_nvtx || s->nx->want_launches)
-			rc = on_corr(s, ((const struct gp_rec_memcpy *)(const void *)rec)->correlation);
+			rc = on_corr(s, c->correlation);
+		if (!rc && c->graph_node && s->nx->fstate)
+			rc = fold_gact(s, c->graph_node);
 		break;
-	case GP_REC_MEMSET:
-		rc = on_corr(s, ((const struct gp_rec_memset *)(const void *)rec)->correlation);
+	}
+	case GP_REC_MEMSET: {
+		const struct gp_rec_memset *c = (const void *)rec;
+
+		rc = on_corr(s, c->correlation);
+		if (!rc && c->graph_node && s->nx->fstate)
+			rc = fold_gact(s, c->graph_node);
 		break;
+	}
 	case GP_REC_GRAPH:
 		rc = on_corr(s, ((const struct gp_rec_graph *)(const void *)rec)->correlation);
 		break;
@@ -1035,7 +1052,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 
 		/* Placed by their range's id, where the process has ranges. */
 		if (s->nx->fstate) {
-			rc = fold_gnode(s);
+			rc = fold_gnode(s, g);
 			break;
 		}
 		if (ga_util_grow(s->gn, s->capgn, *s->ngn + 1, sizeof(**s->gn))) {
@@ -1309,6 +1326,15 @@ struct fpair {
 	uint32_t own, onode;
 };
 
+/*
+ * A range graph nodes were captured or added in (GP_REC_GRAPH_NODE): their
+ * kernels are counted in it, wherever the graph was launched.
+ */
+struct fgw {
+	uint64_t id;   /* the range's id in its file */
+	uint32_t code; /* its tree node + CODE_RANGE once placed, 0 until then */
+};
+
 struct fpend {
 	uint64_t t;                /* UINT64_MAX: no API record yet */
 	uint32_t corr, tid;
@@ -1345,6 +1371,19 @@ struct fold {
 	int kept;                  /* a range of the file is kept in ranges */
 	int gnodes;                /* graph nodes came: placed by their range's id */
 	/*
+	 * The ranges graph nodes name (gw, every file's: nx->gnode_map holds
+	 * a node's index there, UINT32_MAX in none); gw_map: (file, range id)
+	 * -> index + 1; gw_pend of them not placed yet.  A node's kernels are
+	 * read once their graph launch is coded: the fold placed its range by
+	 * then, which started before the launch (fold_to()).  gseen: the graph
+	 * nodes of the file whose activities came before any record of the
+	 * node (paced: read as launched, so a record of one then gives the
+	 * fold up).
+	 */
+	struct fgw *gw;
+	size_t ngw, capgw, gw_pend;
+	struct ga_map gw_map, gseen;
+	/*
 	 * Paced (ranges.h pace), before the file's first range: the model
 	 * reads launches still waiting as outside any range, which they are
 	 * unless a range around them comes (pace_ready()): those launched
@@ -1367,6 +1406,8 @@ static void fold_scratch_free(struct fold *f)
 	}
 	free(f->th);
 	free(f->pend);
+	ga_map_free(&f->gw_map);
+	ga_map_free(&f->gseen);
 	f->th = NULL;
 	f->pend = NULL;
 	f->nth = f->capth = f->npend = f->cappend = 0;
@@ -1383,6 +1424,7 @@ static void fold_free(struct fold *f)
 	free(f->top);
 	free(f->pairs);
 	ga_map_free(&f->pair_map);
+	free(f->gw);
 	fold_scratch_free(f);
 	free(f);
 }
@@ -1491,6 +1533,9 @@ static int fold_set(struct fold *f, uint32_t corr, uint32_t code)
 }
 
 static const char why_spec[] = "a range around launches read as outside any";
+/* Paced only: the model read a graph node's kernels as launched (fold_gnode()). */
+static const char why_gnode_late[] = "a graph node's record after its kernels";
+static const char why_gnode_twice[] = "a graph node recorded twice";
 
 static int fold_give_up(struct scan *s, const char *why)
 {
@@ -1501,7 +1546,7 @@ static int fold_give_up(struct scan *s, const char *why)
 	 * folded as a scan before the model does, that scan would give up too.
 	 */
 	if (!s->fail && s == s->nx->ahead && s->nx->paced && f && !f->paced_only &&
-	    why != why_spec)
+	    why != why_spec && why != why_gnode_late && why != why_gnode_twice)
 		s->nx->fold_lasting = 1;
 	if (!s->fail)
 		s->fail = why;
@@ -1621,6 +1666,8 @@ static int fold_look(struct scan *s, struct fthr *u, uint64_t cut, int last)
 				return fold_give_up(s, "more name paths than a fold codes");
 			g->node = node;
 			nx->nodes[node].instances++;
+			if (f->gw_pend && fold_gw_place(s, g))
+				return -1;
 			/* A file's first range says it has ranges (nranges). */
 			if (!f->kept) {
 				if (nx->nranges >= GA_RANGES_FOLDED ||
@@ -1858,8 +1905,6 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 	size_t lo;
 	int many = 0;
 
-	if (f->gnodes)
-		return fold_give_up(s, "graph nodes");
 	if (g->start < f->horizon)
 		return fold_give_up(s, "a range that came after the ranges around it folded");
 	if (f->spec && g->start <= f->spec_tmax && g->end > f->spec_tmin)
@@ -1970,13 +2015,104 @@ static int fold_due(struct scan *s)
 	return 0;
 }
 
-/* A graph node record: its kernels are placed by its range's id (index_ranges()). */
-static int fold_gnode(struct scan *s)
+/*
+ * Range g placed in the tree: the graph nodes captured or added in it
+ * have their code.  0, or -1 (the fold given up: two ranges of its id).
+ */
+static int fold_gw_place(struct scan *s, const struct ga_ranges_range *g)
 {
 	struct fold *f = s->nx->fstate;
+	uint32_t *v = ga_map_find(&f->gw_map, f->pi, g->id);
+	struct fgw *w;
+
+	if (!v)
+		return 0;
+	w = &f->gw[*v - 1];
+	if (w->code)
+		return fold_give_up(s, "graph nodes of a range id that two ranges have");
+	w->code = g->node + CODE_RANGE;
+	f->gw_pend--;
+	return 0;
+}
+
+/*
+ * The index in gw of the range of id in the file scanned, made at its
+ * first node: its code where a range of that id is placed already, else
+ * 0 until it is (fold_gw_place()).  UINT32_MAX out of memory.
+ */
+static uint32_t fold_gw(struct fold *f, uint64_t id)
+{
+	uint32_t *v, code = 0;
+	int r = ga_map_insert(&f->gw_map, f->pi, id, &v);
+
+	if (r < 0)
+		return UINT32_MAX;
+	if (!r)
+		return *v - 1;
+	/* Placed ranges are those of the placed outermost ones (fold_look()). */
+	for (size_t ti = 0; ti < f->nth && !code; ti++) {
+		const struct fthr *u = &f->th[ti];
+
+		for (size_t k = 0; k < u->nroots && u->roots[k].placed && !code; k++) {
+			size_t hi = k + 1 < u->nroots ? u->roots[k + 1].lo : u->nwin;
+
+			for (size_t i = u->roots[k].lo; i < hi; i++)
+				if (u->win[i].id == id) {
+					code = u->win[i].node + CODE_RANGE;
+					break;
+				}
+		}
+	}
+	if (f->ngw >= UINT32_MAX - 1 || ga_util_grow(&f->gw, &f->capgw, f->ngw + 1, sizeof(*f->gw))) {
+		ga_map_remove(&f->gw_map, f->pi, id);
+		return UINT32_MAX;
+	}
+	f->gw[f->ngw] = (struct fgw){ id, code };
+	f->gw_pend += !code;
+	*v = (uint32_t)++f->ngw;
+	return *v - 1;
+}
+
+/*
+ * A graph node record: the node's kernels are counted in the range open
+ * where it was captured or added (ga_ranges_attribute(), as index_ranges()
+ * places them), by that range's code once placed.  0, or -1.
+ */
+static int fold_gnode(struct scan *s, const struct gp_rec_graph_node *g)
+{
+	struct ga_ranges *nx = s->nx;
+	struct fold *f = nx->fstate;
+	uint32_t w = UINT32_MAX, *v;
+	int r;
 
 	f->gnodes = 1;
-	return f->has_tid ? fold_give_up(s, "graph nodes") : 0;
+	if (g->nvtx && (w = fold_gw(f, g->nvtx)) == UINT32_MAX)
+		return -1;
+	/* Paced, the model read the node's kernels as launched: a record now says otherwise. */
+	if (f->gseen.n && ga_map_find(&f->gseen, s->proc, g->node))
+		return fold_give_up(s, why_gnode_late);
+	if ((r = ga_map_insert(&nx->gnode_map, s->proc, g->node, &v)) < 0)
+		return -1;
+	/* A node recorded twice: the model may have read its kernels by the first. */
+	if (!r && *v != w && s == nx->ahead && nx->paced)
+		return fold_give_up(s, why_gnode_twice);
+	*v = w;
+	return 0;
+}
+
+/*
+ * An activity of graph node node, paced: one without a record of its node
+ * yet is noted (fold_gnode()).  0, or -1 out of memory.
+ */
+static int fold_gact(struct scan *s, uint64_t node)
+{
+	struct ga_ranges *nx = s->nx;
+	uint32_t *slot;
+
+	if (s != nx->ahead || !nx->paced ||
+	    (nx->gnode_map.n && ga_map_find(&nx->gnode_map, s->proc, node)))
+		return 0;
+	return ga_map_insert(&((struct fold *)nx->fstate)->gseen, s->proc, node, &slot) < 0 ? -1 : 0;
 }
 
 /* A launch at t on thread tid: one the folded ranges would have held comes too late. */
@@ -2085,6 +2221,8 @@ static void fold_begin(struct ga_ranges *nx, uint32_t pi)
 	f->lag = 0;
 	f->kept = 0;
 	f->gnodes = 0;
+	f->gw_pend = 0;
+	ga_map_free(&f->gseen);
 	f->seen = 0;
 	f->spec = 0;
 	f->spec_tmin = UINT64_MAX;
@@ -2114,6 +2252,9 @@ static int fold_end(struct scan *s)
 	}
 	if (fold_to(s, UINT64_MAX, 1))
 		return -1;
+	/* Kept, a node whose range id no range has is outside any: which one it was is gone. */
+	if (f->gw_pend)
+		return fold_give_up(s, "graph nodes of a range that did not come or folded first");
 	for (i = 0; i < f->npend; i++)
 		if (fold_set(f, f->pend[i].corr, CODE_UNATTR))
 			return fold_give_up(s, "no temporary file for the launches' ranges");
@@ -2651,7 +2792,15 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 	if (a->graph_node && nx->gnode_map.n &&
 	    (v = ga_map_find(&nx->gnode_map, a->proc, a->graph_node))) {
 		/* Where the node was captured or added, not where the graph was launched. */
-		if (*v != UINT32_MAX) {
+		if (nx->folded) {
+			const struct fold *f = nx->fstate;
+
+			/* Every range graph nodes name was placed by the file's end (fold_end()). */
+			if (*v < f->ngw && f->gw[*v].code >= CODE_RANGE) {
+				at.inner = GA_RANGES_FOLDED;
+				at.node = f->gw[*v].code - CODE_RANGE;
+			}
+		} else if (*v != UINT32_MAX) {
 			at.inner = *v - 1;
 			at.t = nx->ranges[at.inner].start;
 		}

@@ -358,11 +358,13 @@ struct ga_ranges {
 	 * another thread was open is coded with that range's tree node too.
 	 * A fold stays two of the trace's flush intervals behind the newest
 	 * range end or call start (fold_lag), as the recorder hands ranges and
-	 * calls over once an interval.
+	 * calls over once an interval.  Graph nodes' kernels go by the code of
+	 * the range their node names, taken as it is placed in the tree.
 	 * Where folding cannot give what keeping every range gives (ranges
 	 * that do not nest, a range or launch that comes after the ranges
-	 * around it folded, more than FOLD_THREADS threads of ranges, graph
-	 * nodes, GPU samples,
+	 * around it folded, more than FOLD_THREADS threads of ranges, a graph
+	 * node naming a range that does not come or folded before its record,
+	 * paced a node's record after its kernels, GPU samples,
 	 * Python stacks, more than FOLD_PENDING launches waiting), the scan
 	 * starts again keeping every range (fold_why says why): never a
 	 * different result, only more memory.
