@@ -74,6 +74,7 @@ struct scan {
 	int skip;                  /* the recorder traced no NVTX: nothing to find */
 	int skip_nvtx;             /* no NVTX, but copies to pair (ga_model_note_copy) */
 	int no_api;                /* its CONFIG traced no API calls: no launch to find */
+	int pystacks;              /* its CONFIG recorded Python frames (launch sites' seqs) */
 	int oom;
 	const char *fail;          /* a fold given up: why (ranges.h: fold) */
 	int due;                   /* a fold's ranges came since a record of another type (fold_due()) */
@@ -544,6 +545,12 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 
 	if (name == GA_STR_NOMEM)
 		return -1;
+	/*
+	 * Launch sites read the seq of PyTorch's op ranges around a kernel of
+	 * a process with Python frames (sites.c nvtx_seqs()): kept whole.
+	 */
+	if (nx->fstate && s->pystacks && raw && strstr(ga_model_str(s->m, raw), ", seq = "))
+		return fold_give_up(s, "Python stacks with PyTorch's op ranges");
 	key = key_get(nx, s->m, sstr(s, r->domain), name);
 	if (key == GA_RANGES_NONE)
 		return -1;
@@ -966,13 +973,8 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 			fold_lag(s, ((const struct gp_rec_config *)(const void *)rec)->flush_ms);
 
 		s->no_api = !(trace & GP_TRACE_API);
-		/* Launch sites read a kernel's ranges (sites.c, Python stacks): kept whole. */
-		if (s->nx->fstate && (trace & GP_TRACE_NVTX) &&
-		    ((const struct gp_rec_config *)(const void *)rec)->backtrace >=
-			    GP_BACKTRACE_PYTHON) {
-			fold_give_up(s, "Python stacks");
-			return 1;
-		}
+		s->pystacks = ((const struct gp_rec_config *)(const void *)rec)->backtrace >=
+			      GP_BACKTRACE_PYTHON;
 
 		/* A single trace's ranges: folded in the model's read of it, paced (ranges.h pace). */
 		if (s->nx->pace && (trace & GP_TRACE_NVTX) && (trace & GP_TRACE_API) &&
@@ -1084,6 +1086,7 @@ static void scan_begin(struct scan *s, int skip_nvtx)
 	s->skip = 0;
 	s->skip_nvtx = skip_nvtx;
 	s->no_api = 0;
+	s->pystacks = 0;
 	s->oom = 0;
 	s->fail = NULL;
 	s->due = 0;

@@ -365,7 +365,8 @@ struct ga_ranges {
 	 * around it folded, more than FOLD_THREADS threads of ranges, a graph
 	 * node naming a range that does not come or folded before its record,
 	 * paced a node's record after its kernels, GPU samples,
-	 * Python stacks, more than FOLD_PENDING launches waiting), the scan
+	 * PyTorch's op ranges in a process with Python frames (sites.c reads
+	 * their seq), more than FOLD_PENDING launches waiting), the scan
 	 * starts again keeping every range (fold_why says why): never a
 	 * different result, only more memory.
 	 */

@@ -1598,6 +1598,60 @@ static void test_fold_graphs(void)
 	tap_end();
 }
 
+/*
+ * A process recorded with Python frames: its ranges fold, unless a name
+ * is one of PyTorch's op ranges, whose seq launch sites read (emit).
+ */
+static void test_fold_pystacks(void)
+{
+	tap_begin("nvtx: ranges of a process with Python frames fold, PyTorch's op ranges kept");
+	for (int emit = 0; emit < 2; emit++) {
+		struct synth *s = synth_open(NULL);
+		uint32_t kern, lk, step, op;
+		struct loaded a, b;
+		struct trace t;
+
+		synth_process(s, 10, "h", "python", 0, T0);
+		synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+		synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0,
+			     GP_BACKTRACE_PYTHON);
+		kern = synth_string(s, "_Z4gemmv");
+		lk = synth_string(s, "cudaLaunchKernel");
+		step = synth_string(s, "step");
+		op = synth_string(s, "aten::mm");
+		for (uint32_t i = 0; i < 300; i++) {
+			uint64_t t0 = T0 + 1000 + i * 1000ull, g = GPU0 + i * 1000ull;
+			char name[64];
+
+			synth_api_corr(s, lk, t0 + 200, t0 + 210, 1, i + 1, GP_API_RUNTIME);
+			synth_kernel_corr(s, kern, g, g + 50 + i % 9, 0, i + 1, 0, 0);
+			if (emit && i == 150) {
+				snprintf(name, sizeof(name), "aten::mm, seq = %u, op_id = %u", i, i + 7);
+				op = synth_string(s, name);
+			}
+			synth_nvtx_range(s, op, 0, t0 + 100, t0 + 300, 1, 1, 2 * i + 2, GP_NVTX_PUSHPOP);
+			synth_nvtx_range(s, step, 0, t0, t0 + 900, 1, 1, 2 * i + 1, GP_NVTX_PUSHPOP);
+		}
+		synth_end(s, T0 + 400000, 0);
+		close_trace(s, &t);
+		ga_filter_init(&a.f);
+		ga_filter_init(&b.f);
+		load(&a, &t, 1);
+		load_fold = 1;
+		load(&b, &t, 1);
+		load_fold = 0;
+		same_by_name(&a, &b, emit ? "PyTorch's op ranges" : "plain ranges");
+		CHECKF(b.nx.folded == !emit &&
+			       (!emit || (b.nx.fold_why && strstr(b.nx.fold_why, "Python stacks"))),
+		       "%s: folded %d (%s)", emit ? "PyTorch's op ranges" : "plain ranges",
+		       b.nx.folded, b.nx.fold_why ? b.nx.fold_why : "-");
+		unload(&a);
+		unload(&b);
+		free(t.buf);
+	}
+	tap_end();
+}
+
 /* xorshift64*: the random traces' choices, from a seed. */
 static uint32_t rnd_next(uint64_t *x)
 {
@@ -1982,6 +2036,7 @@ int main(void)
 	test_paced();
 	test_fold_random();
 	test_fold_graphs();
+	test_fold_pystacks();
 	test_fold_golden();
 	test_emit_names();
 	free(t.buf);
