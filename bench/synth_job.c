@@ -3,8 +3,8 @@
  * nested NVTX ranges, for timing the analyzer without a GPU (make
  * bench-analyzer).  Runs offline, as a program of its own.
  *
- *     synth_job [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] [--graphs] N
- *               OUT.gpuprof
+ *     synth_job [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] [--graphs]
+ *               [--emit] N OUT.gpuprof
  *
  * About N records: steps (an NVTX push/pop range "step") of 8 layers
  * ("layer") of 4 ops ("attn", "mlp", ...), each op launching 4 kernels
@@ -31,7 +31,9 @@
  * CUDA graph of GRAPH_NODES kernels is captured in a range "capture"
  * before the first step (a GP_REC_GRAPH_NODE record per node, naming that
  * range) and launched at each step's end in a range "optimizer" (its
- * kernels count in "capture", where they were captured).  The writer is
+ * kernels count in "capture", where they were captured).  With --emit,
+ * each op's range is named as PyTorch's emit_nvtx() names it, a string of
+ * its own each call ("attn, seq = N, op_id = M, sizes = [[...]]").  The writer is
  * test/unit/synth.c.
  */
 #include <stdint.h>
@@ -107,7 +109,8 @@ static void range(struct synth *s, uint32_t name, uint64_t start, uint64_t end, 
 int main(int argc, char **argv)
 {
 	uint32_t kid[NKERN], op[OPS], step_name, layer_name, launch, copy, rank = 0, dsync = 0;
-	int sync = 0, open = 0, autograd = 0, graphs = 0;
+	int sync = 0, open = 0, autograd = 0, graphs = 0, emit = 0;
+	uint64_t seq = 0;
 	uint64_t t, stream_end[4] = { 0, 0, 0, 0 }, range_id = 1, main_start = 0, main_id = 0;
 	uint32_t main_name = 0, backward_name = 0, glaunch = 0, opt_name = 0;
 	uint8_t uuid[16];
@@ -145,6 +148,10 @@ int main(int argc, char **argv)
 			graphs = 1;
 			argv++;
 			argc--;
+		} else if (argc >= 4 && !strcmp(argv[1], "--emit")) {
+			emit = 1;
+			argv++;
+			argc--;
 		} else {
 			break;
 		}
@@ -152,7 +159,7 @@ int main(int argc, char **argv)
 	if (argc != 3) {
 		fprintf(stderr,
 			"usage: %s [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] "
-			"[--graphs] N OUT.gpuprof\n",
+			"[--graphs] [--emit] N OUT.gpuprof\n",
 			argv[0]);
 		return 2;
 	}
@@ -261,8 +268,20 @@ int main(int argc, char **argv)
 						t += 3500;
 					}
 				}
-				if (!bw || autograd == 2)
+				if ((!bw || autograd == 2) && emit) {
+					char name[96];
+
+					/* Each call's own name, as emit_nvtx() writes it. */
+					snprintf(name, sizeof(name),
+						 "%s, seq = %llu, op_id = %llu, sizes = [[%d, 1024]]",
+						 opnames[o], (unsigned long long)seq,
+						 (unsigned long long)(seq + 7), l % 2 ? 512 : 256);
+					seq++;
+					range(s, synth_string(s, name), op_start, t, op_id, bw ? 1 : 2,
+					      tid);
+				} else if (!bw || autograd == 2) {
 					range(s, op[o], op_start, t, op_id, bw ? 1 : 2, tid);
+				}
 				t += 200;
 			}
 			if (!bw || autograd == 2)

@@ -319,7 +319,10 @@ rm -f "$tmp/n2.gpuprof" "$tmp/n16.gpuprof"
 # given up, every range and launch kept).  And a CUDA graph captured in a
 # range and launched at each step's end (--graphs): its kernels count in the
 # capture's range, placed by the range's id as it folds.  Before: 19 B/record.
-for how in autograd autograd-ranges graphs; do
+# And each op's range named as PyTorch's emit_nvtx() names it, a string of
+# its own each call (--emit): interned as the op's name, the call's string
+# not kept (strtab.h group_ops).  Before: 26 B/record.
+for how in autograd autograd-ranges graphs emit; do
 	if "$build/bench/synth_job" --$how 4000000 "$tmp/g4.gpuprof" >/dev/null 2>&1 &&
 		"$build/bench/synth_job" --$how 16000000 "$tmp/g16.gpuprof" >/dev/null 2>&1; then
 		ra=$("$build/bench/scan_floor" "$tmp/g4.gpuprof" | awk '{print $2}')

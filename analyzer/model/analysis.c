@@ -80,6 +80,7 @@ int ga_analysis_again(struct ga_analysis *an, struct ga_analysis_opts *o,
 	o->pace = 0;
 	o->no_fold = an->rg.fold_lasting;
 	o->no_retire = o->no_retire || an->m.busy_shared;
+	o->keep_op_names = o->keep_op_names || an->m.names_lost;
 	ga_analysis_free(an);
 	ga_filter_rewind(flt);
 	if (ga_analysis_init(an, o, flt)) {
@@ -183,6 +184,7 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	 * A summary carries each name's CPU durations: kept as the ranges
 	 * come, folded or not; the ranks' steps are kept by the fold.
 	 */
+	an->rg.group_ops = !an->o.keep_op_names;
 	an->rg.keep_cpu = an->rk.collect;
 	an->rg.cpu_limit = an->m.quant_limit;
 	an->rg.fold_keep = ga_ranks_is_step;
@@ -200,6 +202,8 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 			an->first_ns = tmin[i];
 	free(tmin);
 	ga_filter_bind(an->flt, &an->rg, &an->m);
+	/* Folded, the model reads op names as the scan does (model.h group_ops). */
+	an->m.group_ops = an->rg.folded && an->rg.group_ops;
 	if (ga_load_inputs(&an->m, in, n))
 		return an->m.ahead_retry ? GA_ANALYSIS_AGAIN : -1;
 	/* Sites read ahead were settled before the rows streamed out. */

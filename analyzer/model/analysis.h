@@ -59,6 +59,8 @@ struct ga_analysis_opts {
 	int no_retire;             /* busy time keeps every interval (findings.h
 				      retire_after 0): where processes of traces read
 				      together used a GPU at once (model.h busy_shared) */
+	int keep_op_names;         /* keep every PyTorch op call's name string (model.h
+				      group_ops): where one was read as another name */
 	int busy_bound_ok;         /* nothing written needs busy time (a lean export
 				      of several traces): where their processes used a
 				      GPU at once, its busy time is a lower bound

@@ -319,8 +319,13 @@ static uint32_t fstr(struct fctx *f, uint32_t id)
 
 	if (id == 0)
 		return GA_STR_NONE;
-	if ((g = ga_strmap_get(&f->smap, id)) != GA_STR_NOMEM)
-		return g;
+	if ((g = ga_strmap_get(&f->smap, id)) != GA_STR_NOMEM) {
+		if (!(g & GA_STR_GROUPED))
+			return g;
+		/* An op name, its string not kept (group_ops): read again keeping it. */
+		f->m->names_lost = 1;
+		return f->unknown_str;
+	}
 	f->m->bad_refs++;
 	return f->unknown_str;
 }
@@ -1636,6 +1641,7 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 
 	memset(&f, 0, sizeof(f));
 	f.m = m;
+	f.smap.group_ops = m->group_ops ? GA_STRMAP_GROUP : 0;
 	f.file = (uint32_t)m->nfiles;
 	f.proc = (uint32_t)m->nprocs;
 	m->nfiles++;
@@ -1697,6 +1703,12 @@ static int add(struct ga_model *m, const char *path, const void *buf, size_t len
 	act_idle_count(&f);
 	if (rc != GA_READ_OK && !(rc == GA_READ_ECALLBACK && m->err[0]))
 		snprintf(m->err, sizeof(m->err), "%s", err);
+	if (m->names_lost && rc == GA_READ_OK) {
+		/* Built again keeping every string (analysis.h keep_op_names): no error. */
+		snprintf(m->err, sizeof(m->err), "%s: an op name read as another name", path);
+		m->ahead_retry = 1;
+		rc = GA_READ_ECALLBACK;
+	}
 	if (f.done_pair)
 		pair_release(&f, f.done_pair - 1, f.done_corr);
 	ga_strmap_free(&f.smap);

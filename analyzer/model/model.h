@@ -306,6 +306,15 @@ struct ga_model {
 	 * pacing (model/ranges.h pace), or without retiring.
 	 */
 	int ahead_retry;
+	/*
+	 * PyTorch's emit_nvtx() op names interned as their op's, each call's
+	 * string not kept (strtab.h group_ops; analysis.c sets it where the
+	 * NVTX ranges folded); one read as anything but a range's name sets
+	 * names_lost, and the read ends in ahead_retry (built again keeping
+	 * every string: analysis.h keep_op_names).
+	 */
+	int group_ops;
+	int names_lost;
 	void *reading;             /* the file being read (model.c's state), else NULL */
 	const int64_t *shifts;     /* clock correction of file i's times (model/align.h) */
 	size_t nshifts;

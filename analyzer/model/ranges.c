@@ -422,11 +422,39 @@ void ga_ranges_free(struct ga_ranges *nx)
 	ga_ranges_init(nx);
 }
 
+/*
+ * The strtab id of the file's string id: GA_STR_NONE undefined; an op
+ * name interned as its op's (ga_strmap group_ops, folded only), where
+ * anything but a range's name reads it, gives the fold up (GA_STR_NOMEM).
+ */
 static uint32_t sstr(struct scan *s, uint32_t id)
 {
 	uint32_t g = id ? ga_strmap_get(&s->smap, id) : GA_STR_NONE;
 
-	return g == GA_STR_NOMEM ? GA_STR_NONE : g;
+	if (g == GA_STR_NOMEM)
+		return GA_STR_NONE;
+	if (g & GA_STR_GROUPED) {
+		fold_give_up(s, "an op name of PyTorch's read as something other than a range's name");
+		return GA_STR_NOMEM;
+	}
+	return g;
+}
+
+/*
+ * sstr() of a range's name: an op name's op name id | GA_STR_GROUPED; one
+ * a range took already gives the fold up (GA_STR_NOMEM).
+ */
+static uint32_t sstr_name(struct scan *s, uint32_t id)
+{
+	uint32_t g = id ? ga_strmap_take(&s->smap, id) : GA_STR_NONE;
+
+	if (g == GA_STR_NOMEM)
+		return GA_STR_NONE;
+	if (g == GA_STR_GROUPED) {
+		fold_give_up(s, "an op name of PyTorch's that two ranges have");
+		return GA_STR_NOMEM;
+	}
+	return g;
 }
 
 static int on_string(struct scan *s, const struct gp_rec_string *r)
@@ -451,59 +479,28 @@ static uint32_t label_of(struct ga_model *m, uint32_t domain, uint32_t name)
 	return id;
 }
 
-/* Where the digits at p end (at least one), or NULL. */
-static const char *digits_end(const char *p)
-{
-	const char *q = p;
-
-	while (*q >= '0' && *q <= '9')
-		q++;
-	return q > p ? q : NULL;
-}
-
 /*
  * The name a range of recorded name raw (a string id) is counted under:
- * PyTorch's emit_nvtx() names, "NAME, seq = N, op_id = M[, sizes =
- * [...]][, input_op_ids = [...]]", without their ", seq = N", ", op_id =
- * M" and ", input_op_ids = ..." (each op instance's own: the sizes stay);
- * any other as it is.  GA_STR_NOMEM out of memory.
+ * PyTorch's emit_nvtx() names without each op call's own parts
+ * (ga_op_name_group()); any other as it is.  GA_STR_NOMEM out of memory.
  */
 static uint32_t group_name(struct ga_model *m, uint32_t raw)
 {
-	const char *s = ga_model_str(m, raw), *p, *q;
+	const char *s = ga_model_str(m, raw);
 	struct ga_buf b = { 0 };
 	uint32_t id = raw;
-	int oom = 0;
+	int g;
 
 	/*
-	 * Most names are none of PyTorch's: no ", " at all.  PyTorch's are
-	 * each a name of its own (each op call's), so none is looked up twice:
-	 * no cache of them either.
+	 * PyTorch's are each a name of its own (each op call's), so none is
+	 * looked up twice: no cache of them either.
 	 */
-	if (!s || !(p = strstr(s, ", ")))
+	if (!s || !strstr(s, ", "))
 		return raw;
-	for (q = s; p;) {
-		const char *e = NULL;
-
-		if (!strncmp(p, ", seq = ", 8))
-			e = digits_end(p + 8);
-		else if (!strncmp(p, ", op_id = ", 10))
-			e = digits_end(p + 10);
-		else if (!strncmp(p, ", input_op_ids = ", 17))
-			e = p + strlen(p);
-		/* A component ends where the next begins, or where the name does. */
-		if (e && (!*e || !strncmp(e, ", ", 2))) {
-			oom |= ga_buf_put(&b, q, (size_t)(p - q));
-			q = e;
-			p = *e ? e : NULL;
-		} else {
-			p = strstr(p + 2, ", ");
-		}
-	}
-	if (q != s && !oom && !ga_buf_put(&b, q, strlen(q)))
-		id = b.len ? ga_strtab_intern(&m->strs, b.p, b.len) : raw;
-	else if (q != s)
+	if ((g = ga_op_name_group(s, strlen(s), &b)) < 0)
 		id = GA_STR_NOMEM;
+	else if (g)
+		id = ga_strtab_intern(&m->strs, b.p, b.len);
 	ga_buf_free(&b);
 	return id;
 }
@@ -540,18 +537,25 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	struct ga_ranges *nx = s->nx;
 	struct ga_ranges_range *g, one;
 	struct ga_ranges_key *k;
-	uint32_t raw = sstr(s, r->name), name = raw ? group_name(s->m, raw) : raw, key;
+	uint32_t raw = sstr_name(s, r->name), op = raw & GA_STR_GROUPED, key, name, domain;
 	uint64_t end = r->end >= r->start ? r->end : r->start, cpu = end - r->start;
 
-	if (name == GA_STR_NOMEM)
+	if (raw == GA_STR_NOMEM)
+		return -1;
+	/* An op name interned as its op's (ga_strmap group_ops) is that name already. */
+	raw &= ~GA_STR_GROUPED;
+	name = raw && !op ? group_name(s->m, raw) : raw;
+	domain = sstr(s, r->domain);
+
+	if (name == GA_STR_NOMEM || domain == GA_STR_NOMEM)
 		return -1;
 	/*
 	 * Launch sites read the seq of PyTorch's op ranges around a kernel of
 	 * a process with Python frames (sites.c nvtx_seqs()): kept whole.
 	 */
-	if (nx->fstate && s->pystacks && raw && strstr(ga_model_str(s->m, raw), ", seq = "))
+	if (nx->fstate && s->pystacks && raw && (op || strstr(ga_model_str(s->m, raw), ", seq = ")))
 		return fold_give_up(s, "Python stacks with PyTorch's op ranges");
-	key = key_get(nx, s->m, sstr(s, r->domain), name);
+	key = key_get(nx, s->m, domain, name);
 	if (key == GA_RANGES_NONE)
 		return -1;
 	g = &one;
@@ -631,8 +635,11 @@ static int on_mark(struct scan *s, const struct gp_rec_nvtx *r)
 {
 	struct ga_ranges *nx = s->nx;
 	uint32_t domain = sstr(s, r->domain), name = sstr(s, r->name), *slot;
-	int ins = ga_map_insert(&nx->mark_map, domain, name, &slot);
+	int ins;
 
+	if (domain == GA_STR_NOMEM || name == GA_STR_NOMEM)
+		return -1;
+	ins = ga_map_insert(&nx->mark_map, domain, name, &slot);
 	if (ins < 0)
 		return -1;
 	if (ins == 1) {
@@ -1096,6 +1103,7 @@ static void scan_begin(struct scan *s, int skip_nvtx)
 	s->ring = NULL;
 	s->ringcap = 0;
 	ga_strmap_reset(&s->smap);
+	s->smap.group_ops = s->nx->fold && s->nx->group_ops ? GA_STRMAP_TAKE : 0;
 }
 
 static int read_src(struct scan *s, const struct ga_ranges_src *src)

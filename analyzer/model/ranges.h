@@ -371,6 +371,13 @@ struct ga_ranges {
 	 * different result, only more memory.
 	 */
 	int fold;
+	/*
+	 * Folding, PyTorch's emit_nvtx() op names interned as their op's, each
+	 * call's string not kept (strtab.h group_ops): where nothing but the
+	 * folded table and tree reads a range's recorded name.  One read as
+	 * anything but a range's name gives the fold up.
+	 */
+	int group_ops;
 	int (*fold_keep)(const char *name);
 	int folded;                /* the scan folded: ga_ranges_attribute() reads the codes */
 	/*

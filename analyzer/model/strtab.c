@@ -107,7 +107,7 @@ static uint32_t intern_h(struct ga_strtab *t, const char *s, size_t len, uint64_
 	uint32_t *slot;
 	int r;
 
-	if (len > UINT32_MAX || t->n >= GA_STR_NOMEM - 1)
+	if (len > UINT32_MAX || t->n >= GA_STR_GROUPED)
 		return GA_STR_NOMEM;
 	if (len == 0)
 		return GA_STR_NONE;
@@ -418,16 +418,138 @@ const char *ga_strtab_short(struct ga_strtab *t, uint32_t id)
 	return e->shortname;
 }
 
+/* Where the digits at p end (at least one; end: the string's), or NULL. */
+static const char *digits_end(const char *p, const char *end)
+{
+	const char *q = p;
+
+	while (q < end && *q >= '0' && *q <= '9')
+		q++;
+	return q > p ? q : NULL;
+}
+
+int ga_op_name_group(const char *s, size_t len, struct ga_buf *b)
+{
+	const char *end = s + len, *p = memmem(s, len, ", ", 2), *q = s;
+
+	b->len = 0;
+	/* Most names are none of PyTorch's: no ", " at all. */
+	while (p) {
+		size_t left = (size_t)(end - p);
+		const char *e = NULL;
+
+		if (left >= 8 && !memcmp(p, ", seq = ", 8))
+			e = digits_end(p + 8, end);
+		else if (left >= 10 && !memcmp(p, ", op_id = ", 10))
+			e = digits_end(p + 10, end);
+		else if (left >= 17 && !memcmp(p, ", input_op_ids = ", 17))
+			e = end;
+		/* A component ends where the next begins, or where the name does. */
+		if (e && (e == end || (end - e >= 2 && !memcmp(e, ", ", 2)))) {
+			if (ga_buf_put(b, q, (size_t)(p - q)))
+				return -1;
+			q = e;
+			p = e < end ? e : NULL;
+		} else {
+			p = memmem(p + 2, (size_t)(end - p - 2), ", ", 2);
+		}
+	}
+	if (q == s)
+		return 0;
+	if (ga_buf_put(b, q, (size_t)(end - q)))
+		return -1;
+	return b->len > 0;
+}
+
 #define STRMAP_DENSE (1u << 22)
+#define STRMAP_DENSE_GROUPING (1u << 16)
+
+/*
+ * The id s (len bytes) maps to: with group_ops, an emit_nvtx() op name
+ * (an op_id in it, no NUL: as a range's name is read) as its op's name,
+ * flagged.  GA_STR_NOMEM out of memory.
+ */
+static uint32_t strmap_intern(const struct ga_strmap *sm, struct ga_strtab *t, const char *s,
+			      size_t len)
+{
+	struct ga_buf b = { 0 };
+	uint32_t gid;
+	int g;
+
+	if (!sm->group_ops || len < 11 || !memmem(s, len, ", op_id = ", 10) || memchr(s, 0, len))
+		return ga_strtab_intern(t, s, len);
+	if ((g = ga_op_name_group(s, len, &b)) < 0) {
+		ga_buf_free(&b);
+		return GA_STR_NOMEM;
+	}
+	gid = g ? ga_strtab_intern(t, b.p, b.len) : ga_strtab_intern(t, s, len);
+	ga_buf_free(&b);
+	return g && gid != GA_STR_NOMEM ? gid | GA_STR_GROUPED : gid;
+}
+
+/*
+ * Ids past it are in the sparse map: grouping, op names a string id each
+ * call climb fast, the other names' ids being few (their dense array
+ * would grow with the op calls).
+ */
+static uint32_t dense_max(const struct ga_strmap *sm)
+{
+	return sm->group_ops ? STRMAP_DENSE_GROUPING : STRMAP_DENSE;
+}
+
+static int gbit(const struct ga_strmap *sm, uint32_t id)
+{
+	return (size_t)id / 8 < sm->gbytes && (sm->gbits[id / 8] >> (id % 8) & 1);
+}
+
+/* Marks id an op name interned as its op's (on), or not.  0, or -1 out of memory. */
+static int gbit_set(struct ga_strmap *sm, uint32_t id, int on)
+{
+	size_t byte = (size_t)id / 8;
+
+	if (byte >= sm->gbytes) {
+		size_t old = sm->gcap;
+
+		if (!on)
+			return 0;
+		if (ga_util_grow(&sm->gbits, &sm->gcap, byte + 1, 1))
+			return -1;
+		memset(sm->gbits + old, 0, sm->gcap - old);
+		sm->gbytes = sm->gcap;
+	}
+	if (on)
+		sm->gbits[byte] |= (uint8_t)(1u << (id % 8));
+	else
+		sm->gbits[byte] &= (uint8_t) ~(1u << (id % 8));
+	return 0;
+}
 
 int ga_strmap_add(struct ga_strmap *sm, struct ga_strtab *t, uint32_t id,
 		  const char *s, size_t len)
 {
-	uint32_t gid = ga_strtab_intern(t, s, len), *slot;
+	uint32_t gid = strmap_intern(sm, t, s, len), *slot;
 
 	if (gid == GA_STR_NOMEM)
 		return -1;
-	if (id >= STRMAP_DENSE) {
+	/* Defined again: what it was goes. */
+	if (id < sm->n)
+		sm->dense[id] = 0;
+	else if (sm->sparse.n)
+		ga_map_remove(&sm->sparse, id, 0);
+	if (sm->pend.n)
+		ga_map_remove(&sm->pend, id, 0);
+	if (gbit_set(sm, id, (gid & GA_STR_GROUPED) != 0))
+		return -1;
+	if (gid & GA_STR_GROUPED) {
+		/* Kept only until a range takes it (GA_STRMAP_TAKE). */
+		if (sm->group_ops == GA_STRMAP_TAKE) {
+			if (ga_map_insert(&sm->pend, id, 0, &slot) < 0)
+				return -1;
+			*slot = gid & ~GA_STR_GROUPED;
+		}
+		return 0;
+	}
+	if (id >= dense_max(sm)) {
 		if (ga_map_insert(&sm->sparse, id, 0, &slot) < 0)
 			return -1;
 		*slot = gid;
@@ -449,20 +571,38 @@ uint32_t ga_strmap_get(const struct ga_strmap *sm, uint32_t id)
 
 	if (id < sm->n && sm->dense[id])
 		return sm->dense[id];
-	if (id >= STRMAP_DENSE && (v = ga_map_find(&sm->sparse, id, 0)))
+	if (id >= dense_max(sm) && sm->sparse.n && (v = ga_map_find(&sm->sparse, id, 0)))
 		return *v;
-	return GA_STR_NOMEM;
+	return gbit(sm, id) ? GA_STR_GROUPED : GA_STR_NOMEM;
+}
+
+uint32_t ga_strmap_take(struct ga_strmap *sm, uint32_t id)
+{
+	uint32_t *v, g;
+
+	if (!gbit(sm, id))
+		return ga_strmap_get(sm, id);
+	if (!sm->pend.n || !(v = ga_map_find(&sm->pend, id, 0)))
+		return GA_STR_GROUPED;
+	g = *v;
+	ga_map_remove_found(&sm->pend, v);
+	return g | GA_STR_GROUPED;
 }
 
 void ga_strmap_reset(struct ga_strmap *sm)
 {
 	sm->n = 0;
 	ga_map_free(&sm->sparse);
+	ga_map_free(&sm->pend);
+	if (sm->gbits)
+		memset(sm->gbits, 0, sm->gbytes);
 }
 
 void ga_strmap_free(struct ga_strmap *sm)
 {
 	free(sm->dense);
+	free(sm->gbits);
 	ga_map_free(&sm->sparse);
+	ga_map_free(&sm->pend);
 	memset(sm, 0, sizeof(*sm));
 }

@@ -16,6 +16,12 @@
 
 #define GA_STR_NONE 0u             /* the empty string */
 #define GA_STR_NOMEM UINT32_MAX
+/*
+ * A file string id's entry in a ga_strmap with group_ops: the id of the
+ * string's op name (ga_op_name_group()), the string itself not kept.
+ * Table ids stay below it.
+ */
+#define GA_STR_GROUPED (1u << 31)
 
 struct ga_str {
 	char *s;                   /* NUL-terminated copy */
@@ -69,13 +75,48 @@ struct ga_strmap {
 	uint32_t *dense;
 	size_t n, cap;
 	struct ga_map sparse;
+	/*
+	 * PyTorch's emit_nvtx() op names (ga_op_name_group()), a string of
+	 * their own each op call, interned as the op's name: what a report of
+	 * folded NVTX ranges counts them by, without keeping every call's
+	 * string.  GA_STRMAP_GROUP: the id marked (gbits) only, read as
+	 * GA_STR_GROUPED; GA_STRMAP_TAKE: its op's name kept (pend) until
+	 * ga_strmap_take() takes it.  Ids of other names past 2^16 are in the
+	 * sparse map then.  Memory: a bit an id, the op names not taken yet.
+	 */
+	int group_ops;
+	uint8_t *gbits;
+	size_t gbytes, gcap;
+	struct ga_map pend;
 };
+
+#define GA_STRMAP_GROUP 1
+#define GA_STRMAP_TAKE 2
+
+/*
+ * PyTorch's emit_nvtx() names, "NAME, seq = N, op_id = M[, sizes =
+ * [...]][, input_op_ids = [...]]", without their ", seq = N", ", op_id =
+ * M" and ", input_op_ids = ..." (each op call's own: the sizes stay), into
+ * b (emptied first): 1 where s (len bytes) is such a name, 0 where it
+ * stays as it is, -1 out of memory.
+ */
+int ga_op_name_group(const char *s, size_t len, struct ga_buf *b);
 
 /* Interns the string of rec and maps its id.  Returns 0, or -1 out of memory. */
 int ga_strmap_add(struct ga_strmap *sm, struct ga_strtab *t, uint32_t id,
 		  const char *s, size_t len);
-/* The strtab id of file string id, or GA_STR_NOMEM when the file never defined it. */
+/*
+ * The strtab id of file string id, or GA_STR_NOMEM when the file never
+ * defined it; GA_STR_GROUPED where it is an op name interned as its op's
+ * (group_ops: the name itself not kept).
+ */
 uint32_t ga_strmap_get(const struct ga_strmap *sm, uint32_t id);
+/*
+ * ga_strmap_get() of a range's name: an op name's op name id |
+ * GA_STR_GROUPED, forgotten then (GA_STRMAP_TAKE); GA_STR_GROUPED alone
+ * where it was taken already.
+ */
+uint32_t ga_strmap_take(struct ga_strmap *sm, uint32_t id);
 /* Forgets all ids (next file); keeps the dense array's memory. */
 void ga_strmap_reset(struct ga_strmap *sm);
 void ga_strmap_free(struct ga_strmap *sm);

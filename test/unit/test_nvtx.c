@@ -1930,6 +1930,92 @@ static void test_emit_names(void)
 	tap_end();
 }
 
+/*
+ * A report of emit_nvtx() ranges folds them with each op call's name
+ * interned as its op's, the call's string not kept (model.h group_ops):
+ * the same JSON as every name kept, also where one such name is read as a
+ * kernel's (the report is built again keeping every string), a mark's or
+ * a second range's (the fold given up).  how: 0 only ranges, 1 a kernel
+ * named by a range's string, 2 a mark named by one, 3 two ranges by one.
+ */
+static void test_emit_strings(void)
+{
+	char dir[] = "/tmp/gpuprof-emit-XXXXXX";
+
+	tap_begin("nvtx: emit_nvtx() names counted by op without their strings, read again where needed");
+	if (!mkdtemp(dir)) {
+		CHECKF(0, "mkdtemp: %s", dir);
+		tap_end();
+		return;
+	}
+	for (int how = 0; how < 4; how++) {
+		char path[128], want0[96], want2[96], *out = NULL, *err = NULL;
+		struct synth *s;
+		uint32_t kern, lk, weird, prev = 0;
+		int rc;
+
+		snprintf(path, sizeof(path), "%s/emit%d.gpuprof", dir, how);
+		s = synth_open(path);
+		if (!s) {
+			CHECKF(0, "cannot write %s", path);
+			continue;
+		}
+		synth_process(s, 10, "h", "python", 0, T0);
+		synth_device(s, 0, "GPU", 9, 0, 132, 1ull << 36, 1);
+		synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_NVTX, 0, 0);
+		kern = synth_string(s, "_Z4gemmv");
+		lk = synth_string(s, "cudaLaunchKernel");
+		weird = synth_string(s, "weird, seq = 1, op_id = 2");
+		for (uint32_t i = 0; i < 200; i++) {
+			uint64_t t0 = T0 + 1000 + i * 1000ull, g = GPU0 + i * 1000ull;
+			char name[96];
+			uint32_t op;
+
+			snprintf(name, sizeof(name), "aten::mm, seq = %u, op_id = %u, sizes = [[%u]]", i,
+				 i + 100, i % 3);
+			op = i == 50 ? weird : how == 3 && i == 60 ? prev :
+								     synth_string(s, name);
+			prev = op;
+			synth_api_corr(s, lk, t0 + 200, t0 + 210, 1, i + 1, GP_API_RUNTIME);
+			synth_kernel_corr(s, how == 1 && i == 120 ? weird : kern, g, g + 50 + i % 9, 0,
+					  i + 1, 0, 0);
+			if (how == 2 && i == 120)
+				synth_nvtx_mark(s, weird, 0, t0 + 220, 1, 9999);
+			synth_nvtx_range(s, op, 0, t0 + 100, t0 + 300, 1, 1, i + 1, GP_NVTX_PUSHPOP);
+		}
+		synth_end(s, T0 + 400000, 0);
+		synth_close(s, NULL, NULL);
+		rc = synth_run(dir, &out, &err, cmd_export, "export", "-t", "json", "-o", "-", path,
+			       NULL);
+		CHECKF(rc == 0 && out, "how %d: export exits %d: %s", how, rc, err ? err : "");
+		if (out) {
+			/* Op names by op, sizes kept; the weird one under "weird". */
+			CHECKF(strstr(out, "\"name\":\"aten::mm, sizes = [[0]]\"") &&
+				       strstr(out, "\"name\":\"aten::mm, sizes = [[2]]\"") &&
+				       strstr(out, "\"name\":\"weird\"") && !strstr(out, "op_id = 1") &&
+				       !strstr(out, "(unknown)"),
+			       "how %d: op names", how);
+			/* The kernel or mark named by the range's string, as recorded. */
+			CHECKF(how == 0 || how == 3 ||
+				       strstr(out, "\"name\":\"weird, seq = 1, op_id = 2\""),
+			       "how %d: the name as recorded", how);
+			/* 200 calls, sizes i % 3, call 50 "weird"; how 3: call 60 named as 59. */
+			snprintf(want0, sizeof(want0),
+				 "\"name\":\"aten::mm, sizes = [[0]]\",\"domain\":\"\",\"count\":%d",
+				 how == 3 ? 66 : 67);
+			snprintf(want2, sizeof(want2),
+				 "\"name\":\"aten::mm, sizes = [[2]]\",\"domain\":\"\",\"count\":%d",
+				 how == 3 ? 66 : 65);
+			CHECKF(strstr(out, want0) && strstr(out, want2), "how %d: counts by op", how);
+		}
+		free(out);
+		free(err);
+		unlink(path);
+	}
+	rmdir(dir);
+	tap_end();
+}
+
 /* The file at path, whole (malloc'd), its length in *len; NULL where it cannot be read. */
 static void *read_whole(const char *path, size_t *len)
 {
@@ -2039,6 +2125,7 @@ int main(void)
 	test_fold_pystacks();
 	test_fold_golden();
 	test_emit_names();
+	test_emit_strings();
 	free(t.buf);
 	return tap_exit();
 }
