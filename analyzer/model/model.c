@@ -312,8 +312,8 @@ static uint32_t label_get(struct ga_model *m, const char *s)
 	return *slot;
 }
 
-/* Global id of file string id; undefined ids count as bad references. */
-static uint32_t fstr(struct fctx *f, uint32_t id)
+/* fstr() past the dense array's defined ids. */
+static __attribute__((noinline)) uint32_t fstr_slow(struct fctx *f, uint32_t id)
 {
 	uint32_t g;
 
@@ -328,6 +328,15 @@ static uint32_t fstr(struct fctx *f, uint32_t id)
 	}
 	f->m->bad_refs++;
 	return f->unknown_str;
+}
+
+/* Global id of file string id; undefined ids count as bad references. */
+static inline uint32_t fstr(struct fctx *f, uint32_t id)
+{
+	/* Once a record or more: the dense array's ids first (strtab.h ga_strmap_get()). */
+	if (id && id < f->smap.n && f->smap.dense[id])
+		return f->smap.dense[id];
+	return fstr_slow(f, id);
 }
 
 static int on_string(struct fctx *f, const struct gp_rec_string *s)

@@ -565,12 +565,10 @@ int ga_strmap_add(struct ga_strmap *sm, struct ga_strtab *t, uint32_t id,
 	return 0;
 }
 
-uint32_t ga_strmap_get(const struct ga_strmap *sm, uint32_t id)
+uint32_t ga_strmap_get_slow(const struct ga_strmap *sm, uint32_t id)
 {
 	uint32_t *v;
 
-	if (id < sm->n && sm->dense[id])
-		return sm->dense[id];
 	if (id >= dense_max(sm) && sm->sparse.n && (v = ga_map_find(&sm->sparse, id, 0)))
 		return *v;
 	return gbit(sm, id) ? GA_STR_GROUPED : GA_STR_NOMEM;

@@ -110,7 +110,14 @@ int ga_strmap_add(struct ga_strmap *sm, struct ga_strtab *t, uint32_t id,
  * defined it; GA_STR_GROUPED where it is an op name interned as its op's
  * (group_ops: the name itself not kept).
  */
-uint32_t ga_strmap_get(const struct ga_strmap *sm, uint32_t id);
+uint32_t ga_strmap_get_slow(const struct ga_strmap *sm, uint32_t id);
+static inline uint32_t ga_strmap_get(const struct ga_strmap *sm, uint32_t id)
+{
+	/* Most ids are small and defined: a read of the dense array (once a record). */
+	if (id < sm->n && sm->dense[id])
+		return sm->dense[id];
+	return ga_strmap_get_slow(sm, id);
+}
 /*
  * ga_strmap_get() of a range's name: an op name's op name id |
  * GA_STR_GROUPED, forgotten then (GA_STRMAP_TAKE); GA_STR_GROUPED alone
