@@ -464,6 +464,7 @@ struct ga_model {
 	uint64_t bad_refs;         /* references to strings never defined */
 	int finished;              /* ga_model_finish() ran */
 	uint64_t sum_parts;        /* built from summaries: parts merged (model/summary.h) */
+	int sum_no_sites;          /* one of them without launch sites (version 6 or earlier) */
 
 	char err[320];
 };

@@ -1506,6 +1506,9 @@ int ga_sites_finish(struct ga_sites *st, struct ga_model *m)
 	corr_reset(st, 0);
 	if (st->symbolize && sym_passes(st, m, queue_counted))
 		goto out;
+	/* What a report's notes say (text-sites.c), before the frames sites list (JSON). */
+	for (i = 0; i < st->nmods; i++)
+		st->mods[i].verdict_sites = st->mods[i].verdict;
 	for (i = 0; i < st->ncounts; i++) {
 		const struct ga_stack_count *c = &st->counts[i];
 		uint32_t stack = c->stack, site, si, fsi, *slot;

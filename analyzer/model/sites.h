@@ -127,6 +127,7 @@ struct ga_sites_mod {
 	uint32_t nid;              /* build-id bytes */
 	uint8_t id[64];            /* GP_BUILD_ID_MAX */
 	int verdict;               /* enum ga_sym_verdict once looked up, 0 before */
+	int verdict_sites;         /* verdict once the sites' own frames were looked up */
 	uint32_t why;              /* strtab id: the file used, or why none was */
 };
 

@@ -31,6 +31,7 @@
 #include "model/demangle.h"
 #include "model/load.h"
 #include "model/quantile.h"
+#include "model/symbolize.h"
 #include "read/reader.h"
 
 typedef unsigned __int128 u128;
@@ -295,6 +296,31 @@ enum {
 	SC_COUNT = SC_LOST0 + GP_LOST_CAUSE_COUNT
 };
 
+/*
+ * Launch sites (section 18): depth, kernels, with a stack, backward ones
+ * placed at their forward op's site, STACK and CORR_STACK records.
+ */
+#define SSC_COUNT 6
+#define SSITE_U64 4
+struct ssite {
+	uint32_t str;    /* the collapsed stack */
+	uint32_t origin; /* the trace whose stack lists its frames */
+	/* gpu_ns, launches, kernels, best: that stack's kernel time + 1, 0 none */
+	uint64_t u[SSITE_U64];
+	uint32_t foff, nf; /* its frames: sframes[foff ..) */
+};
+
+struct sskern {
+	uint32_t site, name;
+	uint64_t count, ns;
+};
+
+/* A module whose frames were not looked up, or looked up unverified. */
+struct smod {
+	uint32_t name, why;
+	uint64_t verdict;
+};
+
 struct ga_sum {
 	struct ga_strtab s;
 	uint64_t limit;            /* exact durations per row; UINT64_MAX: none */
@@ -346,6 +372,16 @@ struct ga_sum {
 	size_t nfks;
 	struct sfnull *fnull;
 	size_t nfnull;
+	int no_sites; /* a part of version 6 or earlier: no launch sites */
+	uint64_t ssc[SSC_COUNT];
+	struct ssite *sites;
+	size_t nsites;
+	struct sskern *skern;
+	size_t nskern;
+	uint32_t *sframes;
+	size_t nsframes;
+	struct smod *smods;
+	size_t nsmods;
 };
 
 static int fstate_from(struct ga_sum *s, struct ga_analysis *an, const uint32_t *devmap,
@@ -656,6 +692,10 @@ void ga_summary_free(struct ga_sum *s)
 	free(s->flb);
 	free(s->fks);
 	free(s->fnull);
+	free(s->sites);
+	free(s->skern);
+	free(s->sframes);
+	free(s->smods);
 	free(s);
 }
 
@@ -899,6 +939,55 @@ static int launches_from(struct ga_sum *s, const struct ga_analysis *an, uint32_
 						  c->occupancy >= 0 ? c->limit : 0 },
 		       sizeof(o->u));
 	}
+	return 0;
+}
+
+/* Launch sites, as ga_sites_finish() made them (an->st): where the trace had stacks. */
+static int sites_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t org, int *err)
+{
+	const struct ga_sites *st = &an->st;
+	const struct ga_model *m = &an->m;
+	size_t i, j;
+
+	if (!an->o.observe_sites || !st->finished)
+		return 0;
+	/* Kernels of traces without stacks count in "N of M kernels have a launch stack". */
+	memcpy(s->ssc,
+	       (uint64_t[SSC_COUNT]){ ga_sites_any(st) ? st->depth : 0, st->kernels, st->with_stack,
+				      st->backward, st->stack_records, st->corr_records },
+	       sizeof(s->ssc));
+	if (!ga_sites_any(st))
+		return 0;
+	if (!(s->sites = calloc(st->nsites + 1, sizeof(*s->sites))) ||
+	    !(s->skern = calloc(st->nskern + 1, sizeof(*s->skern))) ||
+	    !(s->sframes = calloc(st->nftext + 1, sizeof(*s->sframes))) ||
+	    !(s->smods = calloc(st->nmods + 1, sizeof(*s->smods))))
+		return -1;
+	for (i = 0; i < st->nsites; i++) {
+		const struct ga_stack_site *x = &st->sites[i];
+		struct ssite *o = &s->sites[s->nsites++];
+
+		o->str = S(s, m, x->str, err);
+		o->origin = org;
+		o->u[0] = x->gpu_ns;
+		o->u[1] = x->launches;
+		o->u[2] = x->kernels;
+		o->u[3] = x->best == UINT32_MAX ? 0 : sat(x->best_ns, 1);
+		o->foff = (uint32_t)s->nsframes;
+		o->nf = x->nf;
+		for (j = 0; j < x->nf && s->nsframes < st->nftext; j++)
+			s->sframes[s->nsframes++] = S(s, m, st->ftext[x->foff + j], err);
+	}
+	for (i = 0; i < st->nskern; i++)
+		s->skern[s->nskern++] = (struct sskern){ st->skern[i].site,
+							 S(s, m, st->skern[i].name, err),
+							 st->skern[i].count, st->skern[i].ns };
+	/* What the notes on frame names read (text-sites.c). */
+	for (i = 0; i < st->nmods; i++)
+		if (st->mods[i].verdict_sites && st->mods[i].verdict_sites != GA_SYM_PROVEN)
+			s->smods[s->nsmods++] = (struct smod){ S(s, m, st->mods[i].name, err),
+							       S(s, m, st->mods[i].why, err),
+							       (uint64_t)st->mods[i].verdict_sites };
 	return 0;
 }
 
@@ -1154,7 +1243,8 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 			goto fail;
 	}
 	if (ranks_from(s, an, &err) || nvtx_from(s, an, org, &err) ||
-	    launches_from(s, an, org, &err) || fstate_from(s, an, devmap, &err))
+	    launches_from(s, an, org, &err) || fstate_from(s, an, devmap, &err) ||
+	    sites_from(s, an, org, &err))
 		goto fail;
 	if (err)
 		goto fail;
@@ -1445,6 +1535,112 @@ out:
 	return rc;
 }
 
+/*
+ * Launch sites merged by their texts, each one's kernels by name; a site
+ * lists the frames of the part whose stack launched most of its time, of
+ * the first trace (by path) where two did as much, as traces read together
+ * list the heaviest stack's, the first read.
+ */
+static int sites_merge(struct ga_sum *a, struct ga_sum *b, int *err)
+{
+	struct ga_map sm = { 0 }, km = { 0 };
+	uint32_t *bmap = NULL;
+	size_t i, j;
+	int rc = -1;
+
+	a->no_sites |= b->no_sites;
+	if (b->ssc[0] > a->ssc[0])
+		a->ssc[0] = b->ssc[0];
+	for (i = 1; i < SSC_COUNT; i++)
+		a->ssc[i] = sat(a->ssc[i], b->ssc[i]);
+	if (!b->nsites && !b->nsmods)
+		return 0;
+	if (!(bmap = calloc(b->nsites + 1, sizeof(*bmap))))
+		goto out;
+	for (i = 0; i < a->nsites; i++)
+		if (!find(&sm, a->sites[i].str, 0))
+			goto out;
+	for (i = 0; i < a->nskern; i++)
+		if (!find(&km, (uint64_t)a->skern[i].site << 32 | a->skern[i].name, 0))
+			goto out;
+	for (i = 0; i < b->nsites; i++) {
+		struct ssite x = b->sites[i];
+		int take;
+
+		x.str = R(a, b, x.str, err);
+		x.origin = R(a, b, x.origin, err);
+		if (!(j = find(&sm, x.str, 0)))
+			goto out;
+		if (--j == a->nsites) {
+			if (GROW(a->sites, a->nsites))
+				goto out;
+			a->sites[a->nsites++] = (struct ssite){ x.str, x.origin, { 0 }, 0, 0 };
+			take = 1;
+		} else {
+			const struct ssite *y = &a->sites[j];
+
+			take = x.u[3] > y->u[3] ||
+			       (x.u[3] == y->u[3] && x.u[3] &&
+				strcmp(ga_strtab_get(&a->s, x.origin), ga_strtab_get(&a->s, y->origin)) < 0);
+		}
+		bmap[i] = (uint32_t)j;
+		a->sites[j].u[0] = sat(a->sites[j].u[0], x.u[0]);
+		a->sites[j].u[1] = sat(a->sites[j].u[1], x.u[1]);
+		if (take) {
+			struct ssite *y = &a->sites[j];
+
+			y->origin = x.origin;
+			y->u[3] = x.u[3];
+			y->foff = (uint32_t)a->nsframes;
+			y->nf = x.nf;
+			for (size_t f = 0; f < x.nf; f++) {
+				if (GROW(a->sframes, a->nsframes))
+					goto out;
+				a->sframes[a->nsframes++] = R(a, b, b->sframes[x.foff + f], err);
+			}
+		}
+	}
+	for (i = 0; i < b->nskern; i++) {
+		struct sskern k = b->skern[i];
+
+		if (k.site >= b->nsites)
+			goto out;
+		k.site = bmap[k.site];
+		k.name = R(a, b, k.name, err);
+		if (!(j = find(&km, (uint64_t)k.site << 32 | k.name, 0)))
+			goto out;
+		if (--j == a->nskern) {
+			if (GROW(a->skern, a->nskern))
+				goto out;
+			a->skern[a->nskern++] = (struct sskern){ k.site, k.name, 0, 0 };
+			a->sites[k.site].u[2]++;
+		}
+		a->skern[j].count = sat(a->skern[j].count, k.count);
+		a->skern[j].ns = sat(a->skern[j].ns, k.ns);
+	}
+	/* Modules named alike with the same verdict are one (a library two processes load). */
+	for (i = 0; i < b->nsmods; i++) {
+		struct smod x = { R(a, b, b->smods[i].name, err), R(a, b, b->smods[i].why, err),
+				  b->smods[i].verdict };
+
+		for (j = 0; j < a->nsmods; j++)
+			if (a->smods[j].name == x.name && a->smods[j].why == x.why &&
+			    a->smods[j].verdict == x.verdict)
+				break;
+		if (j == a->nsmods) {
+			if (GROW(a->smods, a->nsmods))
+				goto out;
+			a->smods[a->nsmods++] = x;
+		}
+	}
+	rc = 0;
+out:
+	free(bmap);
+	ga_map_free(&sm);
+	ga_map_free(&km);
+	return rc;
+}
+
 int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 {
 	size_t pbase = a->nprocs, fbase = a->nfiles, i, j;
@@ -1652,7 +1848,8 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 			goto fail;
 	}
 	if (ranks_merge(a, b, (uint32_t)pbase, &err) || nvtx_merge(a, b, &err) ||
-	    launches_merge(a, b, &err) || fstate_merge(a, b, dmap, (uint32_t)pbase, &err))
+	    launches_merge(a, b, &err) || fstate_merge(a, b, dmap, (uint32_t)pbase, &err) ||
+	    sites_merge(a, b, &err))
 		goto fail;
 	free(dmap);
 	for (i = 0; i < 5; i++)
@@ -2292,6 +2489,57 @@ static void fstate_canonical(struct ga_sum *s, const uint32_t *pmap, const uint3
  * as they were), keyed rows by key, durations' segments by origin; and
  * renumbers the references.  The sorts are stable.
  */
+static int cmp_ssite(const void *pa, const void *pb)
+{
+	return cmp_text(((const struct ssite *)pa)->str, ((const struct ssite *)pb)->str);
+}
+
+static int cmp_sskern(const void *pa, const void *pb)
+{
+	const struct sskern *a = pa, *b = pb;
+
+	return a->site != b->site ? cmp_u(a->site, b->site) : cmp_text(a->name, b->name);
+}
+
+static int cmp_smod(const void *pa, const void *pb)
+{
+	const struct smod *a = pa, *b = pb;
+	int c = cmp_text(a->name, b->name);
+
+	return c ? c : (c = cmp_text(a->why, b->why)) ? c :
+							cmp_u(a->verdict, b->verdict);
+}
+
+/* Sites by text, their kernels by name, their frames in their order. */
+static int sites_canonical(struct ga_sum *s)
+{
+	uint32_t *perm = calloc(s->nsites + 1, sizeof(*perm));
+	uint32_t *fr = calloc(s->nsframes + 1, sizeof(*fr));
+	size_t i, n = 0;
+
+	if (!perm || !fr || perm_sort(s->sites, s->nsites, sizeof(*s->sites), cmp_ssite, perm)) {
+		free(perm);
+		free(fr);
+		return -1;
+	}
+	for (i = 0; i < s->nskern; i++)
+		s->skern[i].site = s->skern[i].site < s->nsites ? perm[s->skern[i].site] : 0;
+	qsort(s->skern, s->nskern, sizeof(*s->skern), cmp_sskern);
+	for (i = 0; i < s->nsites; i++) {
+		struct ssite *x = &s->sites[i];
+
+		memcpy(fr + n, s->sframes + x->foff, x->nf * sizeof(*fr));
+		x->foff = (uint32_t)n;
+		n += x->nf;
+	}
+	memcpy(s->sframes, fr, n * sizeof(*fr));
+	s->nsframes = n;
+	qsort(s->smods, s->nsmods, sizeof(*s->smods), cmp_smod);
+	free(perm);
+	free(fr);
+	return 0;
+}
+
 static int canonical(struct ga_sum *s)
 {
 	uint32_t *pmap = calloc(s->nprocs + 1, sizeof(*pmap));
@@ -2372,7 +2620,7 @@ static int canonical(struct ga_sum *s)
 	for (i = 0; i < s->nas; i++)
 		if (perm_sort(s->as[i].q.seg, s->as[i].q.nseg, sizeof(struct sseg), cmp_seg, NULL))
 			goto out;
-	if (nvtx_canonical(s) || launches_canonical(s))
+	if (nvtx_canonical(s) || launches_canonical(s) || sites_canonical(s))
 		goto out;
 	rc = 0;
 out:
@@ -2590,6 +2838,59 @@ static void put_launches(const struct ga_sum *s, struct wbuf *w, const struct st
 static void fstate_mark(const struct ga_sum *s, uint32_t *used);
 static void put_fstate(const struct ga_sum *s, struct wbuf *w, const struct strnum *sn);
 
+static void sites_mark(const struct ga_sum *s, uint32_t *used)
+{
+	size_t i;
+
+	for (i = 0; i < s->nsites; i++) {
+		mark(used, s->sites[i].str);
+		mark(used, s->sites[i].origin);
+	}
+	for (i = 0; i < s->nsframes; i++)
+		mark(used, s->sframes[i]);
+	for (i = 0; i < s->nskern; i++)
+		mark(used, s->skern[i].name);
+	for (i = 0; i < s->nsmods; i++) {
+		mark(used, s->smods[i].name);
+		mark(used, s->smods[i].why);
+	}
+}
+
+static void put_sites(const struct ga_sum *s, struct wbuf *w, const struct strnum *sn)
+{
+	size_t i, j;
+
+	pv(w, SSC_COUNT);
+	for (i = 0; i < SSC_COUNT; i++)
+		pv(w, s->ssc[i]);
+	pv(w, s->nsites);
+	pv(w, SSITE_U64);
+	for (i = 0; i < s->nsites; i++) {
+		const struct ssite *x = &s->sites[i];
+
+		ps(w, sn, x->str);
+		ps(w, sn, x->origin);
+		for (j = 0; j < SSITE_U64; j++)
+			pv(w, x->u[j]);
+		pv(w, x->nf);
+		for (j = 0; j < x->nf; j++)
+			ps(w, sn, s->sframes[x->foff + j]);
+	}
+	pv(w, s->nskern);
+	for (i = 0; i < s->nskern; i++) {
+		pv(w, s->skern[i].site);
+		ps(w, sn, s->skern[i].name);
+		pv(w, s->skern[i].count);
+		pv(w, s->skern[i].ns);
+	}
+	pv(w, s->nsmods);
+	for (i = 0; i < s->nsmods; i++) {
+		ps(w, sn, s->smods[i].name);
+		ps(w, sn, s->smods[i].why);
+		pv(w, s->smods[i].verdict);
+	}
+}
+
 static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 {
 	size_t i, j, nused = 0, ns = s->s.n;
@@ -2666,6 +2967,7 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 		mark(used, s->lcfg[i].origin);
 	}
 	fstate_mark(s, used);
+	sites_mark(s, used);
 	for (i = 1; i <= ns; i++)
 		if (i < ns && used[i])
 			list[nused++] = (uint32_t)i;
@@ -2836,6 +3138,8 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 	put_launches(s, w, sn);
 	/* 17. the findings' state (version 5 on) */
 	put_fstate(s, w, sn);
+	/* 18. launch sites (version 7 on) */
+	put_sites(s, w, sn);
 }
 
 static void le32(unsigned char *p, uint32_t v)
@@ -3256,6 +3560,66 @@ static int get_launches(struct rbuf *r, struct ga_sum *s)
 	return r->err ? -1 : 0;
 }
 
+/* Section 18: launch sites. */
+static int get_sites(struct rbuf *r, struct ga_sum *s)
+{
+	size_t n, i, j;
+
+	if (gcounters(r, s->ssc, SSC_COUNT, 0) || gtable(r, SSITE_U64, SSITE_U64 + 3, &n))
+		return -1;
+	if (!(s->sites = calloc(n + 1, sizeof(*s->sites))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct ssite *x = &s->sites[s->nsites++];
+		size_t nf;
+
+		x->str = gs(r);
+		x->origin = gs(r);
+		for (j = 0; j < SSITE_U64; j++)
+			x->u[j] = gv(r);
+		nf = gcount(r, 1);
+		if (r->err || nf > GA_SITES_MAX_FRAMES || !x->str)
+			return r->err = 1, -1;
+		x->foff = (uint32_t)s->nsframes;
+		x->nf = (uint32_t)nf;
+		for (j = 0; j < nf; j++) {
+			if (GROW(s->sframes, s->nsframes))
+				return -1;
+			s->sframes[s->nsframes++] = gs(r);
+		}
+	}
+	n = gcount(r, 4);
+	if (r->err || !(s->skern = calloc(n + 1, sizeof(*s->skern))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sskern *x = &s->skern[s->nskern++];
+		uint64_t site = gv(r);
+
+		x->name = gs(r);
+		x->count = gv(r);
+		x->ns = gv(r);
+		if (site >= s->nsites || !x->name)
+			r->err = 1;
+		x->site = (uint32_t)site;
+	}
+	n = gcount(r, 3);
+	if (r->err || !(s->smods = calloc(n + 1, sizeof(*s->smods))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct smod *x = &s->smods[s->nsmods++];
+
+		x->name = gs(r);
+		x->why = gs(r);
+		x->verdict = gv(r);
+		if (x->verdict > INT32_MAX)
+			r->err = 1;
+	}
+	/* A depth of frames as a report shows them. */
+	if (s->nsites && (!s->ssc[0] || s->ssc[0] > GA_SITES_MAX_FRAMES))
+		r->err = 1;
+	return r->err ? -1 : 0;
+}
+
 static void fstate_mark(const struct ga_sum *s, uint32_t *used)
 {
 	size_t i, j;
@@ -3641,8 +4005,9 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 			return -1;
 	}
 	if (get_ranks(r, s) || get_nvtx(r, s) || get_launches(r, s) ||
-	    (r->version >= 5 && get_fstate(r, s)))
+	    (r->version >= 5 && get_fstate(r, s)) || (r->version >= 7 && get_sites(r, s)))
 		return -1;
+	s->no_sites = r->version < 7;
 	if (!r->err && r->off != r->len)
 		r->err = 1;
 	return r->err ? -1 : 0;
@@ -4266,6 +4631,101 @@ static int launches_apply(const struct ga_sum *s, struct ga_analysis *an, struct
 	return am->err ? -1 : 0;
 }
 
+static const struct ga_model *sites_m;
+static const struct ga_stack_site *sites_v;
+
+/* As sites.c orders a site's kernels: most time, most launches, then by name. */
+static int cmp_apply_skern(const void *pa, const void *pb)
+{
+	const struct ga_stack_kernel *a = pa, *b = pb;
+
+	if (a->site != b->site)
+		return a->site < b->site ? -1 : 1;
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return strcmp(ga_model_str(sites_m, a->name), ga_model_str(sites_m, b->name));
+}
+
+/* As sites.c orders sites: most GPU time, most launches, then by text. */
+static int cmp_apply_site(const void *pa, const void *pb)
+{
+	const struct ga_stack_site *a = &sites_v[*(const uint32_t *)pa];
+	const struct ga_stack_site *b = &sites_v[*(const uint32_t *)pb];
+
+	if (a->gpu_ns != b->gpu_ns)
+		return a->gpu_ns > b->gpu_ns ? -1 : 1;
+	if (a->launches != b->launches)
+		return a->launches > b->launches ? -1 : 1;
+	return strcmp(ga_model_str(sites_m, a->str), ga_model_str(sites_m, b->str));
+}
+
+/* Launch sites into an->st as ga_sites_finish() leaves them (section 18). */
+static int sites_apply(const struct ga_sum *s, struct ga_analysis *an, struct amap *am)
+{
+	struct ga_sites *st = &an->st;
+	struct ga_model *m = &an->m;
+	size_t i;
+
+	m->sum_no_sites = s->no_sites;
+	st->kernels = s->ssc[1];
+	if (!s->ssc[0])
+		return 0;
+	st->depth = (unsigned)s->ssc[0];
+	st->with_stack = s->ssc[2];
+	st->backward = s->ssc[3];
+	st->stack_records = s->ssc[4];
+	st->corr_records = s->ssc[5];
+	st->kernels_unstacked = 0;
+	st->finished = 1;
+	if (ga_util_grow(&st->sites, &st->capsites, s->nsites + 1, sizeof(*st->sites)) ||
+	    ga_util_grow(&st->skern, &st->capskern, s->nskern + 1, sizeof(*st->skern)) ||
+	    ga_util_grow(&st->ftext, &st->capftext, s->nsframes + 1, sizeof(*st->ftext)) ||
+	    ga_util_grow(&st->mods, &st->capmods, s->nsmods + 1, sizeof(*st->mods)) ||
+	    !(st->order = malloc((s->nsites + 1) * sizeof(*st->order))))
+		return -1;
+	for (i = 0; i < s->nsframes; i++)
+		st->ftext[st->nftext++] = A(am, m, s, s->sframes[i]);
+	for (i = 0; i < s->nsites; i++) {
+		const struct ssite *x = &s->sites[i];
+		struct ga_stack_site *y = &st->sites[st->nsites++];
+
+		memset(y, 0, sizeof(*y));
+		y->str = A(am, m, s, x->str);
+		y->best = UINT32_MAX;
+		y->gpu_ns = x->u[0];
+		y->launches = x->u[1];
+		y->kernels = (uint32_t)x->u[2];
+		y->foff = x->foff;
+		y->nf = x->nf;
+		st->order[i] = (uint32_t)i;
+	}
+	for (i = 0; i < s->nskern; i++)
+		st->skern[st->nskern++] = (struct ga_stack_kernel){ s->skern[i].site,
+								    A(am, m, s, s->skern[i].name),
+								    s->skern[i].count, s->skern[i].ns };
+	for (i = 0; i < s->nsmods; i++) {
+		struct ga_sites_mod *y = &st->mods[st->nmods++];
+
+		memset(y, 0, sizeof(*y));
+		y->name = A(am, m, s, s->smods[i].name);
+		y->why = A(am, m, s, s->smods[i].why);
+		y->verdict = y->verdict_sites = (int)s->smods[i].verdict;
+	}
+	if (am->err)
+		return -1;
+	sites_m = m;
+	sites_v = st->sites;
+	qsort(st->skern, st->nskern, sizeof(*st->skern), cmp_apply_skern);
+	for (i = st->nskern; i-- > 0;)
+		st->sites[st->skern[i].site].klo = (uint32_t)i;
+	for (i = 0; i < st->nskern; i++)
+		st->sites[st->skern[i].site].khi = (uint32_t)i + 1;
+	qsort(st->order, st->nsites, sizeof(*st->order), cmp_apply_site);
+	return 0;
+}
+
 /*
  * GPUs whose busy time a report of s gives as a lower bound: rows of
  * several parts (their busy time or span differ, or intervals beside) of
@@ -4660,7 +5120,7 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 	if (sq_finish_rows(jobs, s->nas))
 		goto fail;
 	if (am.err || nvtx_apply(s, an, &am) || launches_apply(s, an, &am) ||
-	    fstate_apply(s, an, &am))
+	    fstate_apply(s, an, &am) || sites_apply(s, an, &am))
 		goto fail;
 	for (i = 0; i < m->nprocs; i++)
 		if (m->procs[i].rank != GA_NO_RANK)
@@ -4688,7 +5148,8 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 {
 	/* The model keeps as many durations exactly as the summary does. */
 	/* Its NVTX pass in the model's read (decoded once), paced: model/ranges.h pace. */
-	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .symbolize = 1, .observe_sites = 1, .quant_limit = exact_limit ? exact_limit : GA_QUANT_NO_LIMIT, .pace = 1 };
+	/* Launch sites as a report has them by default, each listing its frames (JSON). */
+	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .symbolize = 1, .observe_sites = 1, .list_frames = 1, .quant_limit = exact_limit ? exact_limit : GA_QUANT_NO_LIMIT, .pace = 1 };
 	struct ga_findings_in fin;
 	char *p = (char *)path;
 	struct ga_filter flt;
@@ -4732,8 +5193,8 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 		ga_filter_free(&flt);
 		return NULL;
 	}
-	/* Launch sites, metrics, memory in use, the GPU over time: not carried. */
-	if (uncarried && (ga_sites_any(&an.st) || ga_mx_any(&an.mx) || an.mx.records ||
+	/* Metrics, memory in use, the GPU over time: not carried. */
+	if (uncarried && (ga_mx_any(&an.mx) || an.mx.records ||
 			  ga_memuse_any(&an.mu) || ga_gs_any(&an.gs))) {
 		*uncarried = 1;
 		ga_analysis_free(&an);
@@ -4974,6 +5435,10 @@ int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 	struct ga_sum *s;
 	int uncarried = 0;
 
+	/* Launch sites as summaries carry them: the default depth, frames and names. */
+	if (an->o.observe_sites && (an->st.depth != GA_SITES_DEPTH || !an->o.symbolize ||
+				    an->o.symbol_path || an->st.fold))
+		return 1;
 	if (n < 2 || jobs < 2 || ga_analysis_filtered(an) || an->o.align ||
 	    an->o.keep_rows > rows_max + 1 ||
 	    an->o.launches || an->o.marks || an->o.sites_ahead || an->m.hooks.act || an->m.hooks.api)

@@ -34,7 +34,7 @@
 #include "model/quantile.h"
 
 #define GA_SUM_MAGIC "GPUPSUM\0"   /* 8 bytes, NUL included */
-#define GA_SUM_VERSION 6u
+#define GA_SUM_VERSION 7u
 #define GA_SUM_VERSION_MIN 4u      /* version 4: no findings' state */
 #define GA_SUM_HEADER_SIZE 32u
 /* A decompressed body larger than this is refused (a damaged size). */
@@ -59,10 +59,13 @@
 #define GA_SUM_REL_ERR_TEXT GA_QUANT_REL_ERR_TEXT
 
 /* What summaries do not hold yet, as the report and docs/USAGE.md name it. */
-#define GA_SUM_MISSING \
-	"--align nccl, roofline and hardware metrics (and their findings), launch sites, " \
-	"memory in use, " \
+#define GA_SUM_MISSING                                                       \
+	"--align nccl, roofline and hardware metrics (and their findings), " \
+	"memory in use, "                                                    \
 	"the GPU over time, timeline"
+
+/* Said too where a part is of version 6 or earlier. */
+#define GA_SUM_MISSING_SITES "launch sites (in summaries of version 7 on)"
 
 struct ga_sum;
 

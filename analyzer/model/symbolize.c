@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,20 +312,18 @@ static void *open_lib(const char *name, const char *before)
 	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
 }
 
-static int dw_load(void)
+static void dw_load_once(void)
 {
 	void *h;
 
-	if (dw.tried)
-		return dw.ok;
 	dw.tried = 1;
 	if (!(h = open_lib("libdw.so.1", "libelf.so.1")))
-		return 0;
-#define BIND(f)                                      \
-	do {                                         \
-		*(void **)&dw.f = dlsym(h, #f);      \
-		if (!dw.f)                           \
-			return 0;                    \
+		return;
+#define BIND(f)                                 \
+	do {                                    \
+		*(void **)&dw.f = dlsym(h, #f); \
+		if (!dw.f)                      \
+			return;                 \
 	} while (0)
 	BIND(dwfl_begin);
 	BIND(dwfl_end);
@@ -349,17 +348,23 @@ static int dw_load(void)
 	BIND(dwfl_module_getsym_info);
 #undef BIND
 	dw.ok = 1;
-	return 1;
 }
 
-static void dbgd_load(void)
+/* libdw's functions, bound once for the process (summaries look frames up on threads). */
+static int dw_load(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, dw_load_once);
+	return dw.ok;
+}
+
+static void dbgd_load_once(void)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	dbgd_begin_fn begin;
 	void *h;
 
-	if (dbgd.tried)
-		return;
 	dbgd.tried = 1;
 	if (!urls || !*urls || !(h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL)))
 		return;
@@ -370,10 +375,23 @@ static void dbgd_load(void)
 		dbgd.client = begin();
 }
 
+/* The debuginfod client, made once; one lookup at a time (a client is not shared). */
+static pthread_mutex_t dbgd_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void dbgd_load(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, dbgd_load_once);
+}
+
 /* ---- finding the file ---- */
 
-/* fd of the separate debug file for the session under way, -1 none. */
-static int cur_debug_fd = -1;
+/*
+ * fd of the separate debug file for the session under way on this thread
+ * (summaries look frames up on several), -1 none.
+ */
+static __thread int cur_debug_fd = -1;
 
 static int no_elf(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr base, char **fname,
 		  Elf **elfp)
@@ -475,7 +493,11 @@ static void find_files(struct search *s, const char *symbol_path, int *elf_fd, i
 		dbgd_load();
 		if (dbgd.client) {
 			char *got = NULL;
-			int fd = dbgd.find_debuginfo(dbgd.client, m->build_id, (int)m->nid, &got);
+			int fd;
+
+			pthread_mutex_lock(&dbgd_lock);
+			fd = dbgd.find_debuginfo(dbgd.client, m->build_id, (int)m->nid, &got);
+			pthread_mutex_unlock(&dbgd_lock);
 
 			if (fd >= 0) {
 				/* The server's answer is checked like any other file. */

@@ -781,7 +781,8 @@ static int end(struct ga_export *e)
 		ga_jw_key(w, "summary");
 		ga_jw_obj(w, GA_JW_COMPACT);
 		ga_jw_ku64(w, "parts", m->sum_parts);
-		ga_jw_kcstr(w, "not_summarized", GA_SUM_MISSING);
+		ga_jw_kcstr(w, "not_summarized",
+			    m->sum_no_sites ? GA_SUM_MISSING ", " GA_SUM_MISSING_SITES : GA_SUM_MISSING);
 		ga_jw_kcstr(w, "median_error", GA_SUM_REL_ERR_TEXT);
 		ga_jw_end(w);
 	}
@@ -804,7 +805,7 @@ static int end(struct ga_export *e)
 		return -1;
 	if (ranges(w, m, &e->an->rg, ga_analysis_filtered(e->an)))
 		return -1;
-	if (m->sum_parts)
+	if (m->sum_parts && m->sum_no_sites)
 		null_key(w, "launch_sites");
 	else
 		sites(w, m, &e->an->st);

@@ -878,8 +878,9 @@ static int print(struct ga_text *r, FILE *out)
 		est |= r->an->lat.k[i].med_est;
 	if (r->m->sum_parts) {
 		ga_text_field(out, "Summaries:");
-		fprintf(out, "%" PRIu64 " part%s merged; not in summaries yet, so not shown: %s\n",
-			r->m->sum_parts, r->m->sum_parts == 1 ? "" : "s", GA_SUM_MISSING);
+		fprintf(out, "%" PRIu64 " part%s merged; not in summaries yet, so not shown: %s%s\n",
+			r->m->sum_parts, r->m->sum_parts == 1 ? "" : "s", GA_SUM_MISSING,
+			r->m->sum_no_sites ? ", " GA_SUM_MISSING_SITES : "");
 	}
 	if (est) {
 		/* Rows past their exact limit (model/quantile.h), or summaries' histograms. */

@@ -95,9 +95,39 @@ static int print_top_kernels(const struct ga_sites *st, struct ga_model *m, size
  * looked up (no file proven by build-id, and the reason), and modules of
  * traces without build-ids whose names are unverified.
  */
+static int cmp_mod(const void *pa, const void *pb, void *ctx)
+{
+	const struct ga_sites *st = ((const void *const *)ctx)[0];
+	const struct ga_model *m = ((const void *const *)ctx)[1];
+	const struct ga_sites_mod *a = &st->mods[*(const uint32_t *)pa];
+	const struct ga_sites_mod *b = &st->mods[*(const uint32_t *)pb];
+	int c = strcmp(ga_model_str(m, a->name), ga_model_str(m, b->name));
+
+	return c ? c : strcmp(ga_model_str(m, a->why), ga_model_str(m, b->why));
+}
+
+/*
+ * Modules by name, then reason: the same list whether the traces were read
+ * together or merged as summaries.  NULL out of memory (then as they came).
+ */
+static uint32_t *mods_sorted(const struct ga_sites *st, const struct ga_model *m)
+{
+	uint32_t *o = malloc((st->nmods + 1) * sizeof(*o));
+	const void *ctx[2] = { st, m };
+
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < st->nmods; i++)
+		o[i] = (uint32_t)i;
+	qsort_r(o, st->nmods, sizeof(*o), cmp_mod, (void *)ctx);
+	return o;
+}
+
 static void print_sym_notes(const struct ga_sites *st, const struct ga_model *m, FILE *out)
 {
 	size_t i, refused = 0, unverified = 0, shown = 0;
+	uint32_t *ord = mods_sorted(st, m);
+#define MOD(k) (&st->mods[ord ? ord[k] : (k)])
 
 	for (i = 0; i < st->nmods; i++) {
 		refused += st->mods[i].verdict && st->mods[i].verdict != GA_SYM_PROVEN &&
@@ -109,7 +139,7 @@ static void print_sym_notes(const struct ga_sites *st, const struct ga_model *m,
 			"module+0xOFFSET, or the name the process gave):\n", refused,
 			refused == 1 ? "" : "s", refused == 1 ? "its" : "their");
 		for (i = 0; i < st->nmods; i++) {
-			const struct ga_sites_mod *x = &st->mods[i];
+			const struct ga_sites_mod *x = MOD(i);
 			const char *name = ga_model_str(m, x->name), *slash = strrchr(name, '/');
 
 			if (!x->verdict || x->verdict == GA_SYM_PROVEN ||
@@ -128,10 +158,12 @@ static void print_sym_notes(const struct ga_sites *st, const struct ga_model *m,
 			"the one that ran:", unverified, unverified == 1 ? "" : "s",
 			unverified == 1 ? "" : "s", unverified == 1 ? "" : "s");
 		for (i = shown = 0; i < st->nmods; i++)
-			if (st->mods[i].verdict == GA_SYM_UNVERIFIED && shown++ < 10)
-				fprintf(out, " %s", ga_model_str(m, st->mods[i].why));
+			if (MOD(i)->verdict == GA_SYM_UNVERIFIED && shown++ < 10)
+				fprintf(out, " %s", ga_model_str(m, MOD(i)->why));
 		fputs(unverified > 10 ? " \xe2\x80\xa6\n" : "\n", out);
 	}
+#undef MOD
+	free(ord);
 }
 
 int ga_text_sites_print(const struct ga_sites *st, struct ga_model *m, size_t rows,

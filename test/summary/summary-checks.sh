@@ -162,6 +162,10 @@ rank_job() { # NAME TRACE...
 for d in "$G"/ranks "$G"/ranks_nccl; do
 	[ -d "$d" ] && rank_job "$(basename "$d")" "$d"/job-*.gpuprof
 done
+# Launch sites merged in every grouping: traces recorded with --backtrace,
+# sites of one program in three (findings+0x5482 ... main+0x533 in each).
+rank_job sites "$G"/callsites_static.gpuprof "$G"/findings_alloc.gpuprof \
+	"$G"/findings_chase.gpuprof "$G"/findings_copy.gpuprof
 if make --no-print-directory -s BUILD="$build" "$build/bench/synth_job" >"$T/make.log" 2>&1; then
 	jobs=()
 	for r in 0 1 2 3 4 5; do
