@@ -395,26 +395,33 @@ int ga_mx_bind(struct ga_mx *mx, struct ga_model *m)
 				NULL);
 }
 
-/* Rows by total profiled time, descending. */
+/* Rows by total profiled time, descending, then by name, process and device. */
 static int cmp_time(const void *a, const void *b, void *ctx)
 {
-	const struct ga_mx *mx = ctx;
+	const void *const *c = ctx;
+	const struct ga_mx *mx = c[0];
+	const struct ga_model *m = c[1];
 	const struct ga_mx_kernel *x = &mx->k[*(const uint32_t *)a], *y = &mx->k[*(const uint32_t *)b];
+	int d;
 
 	if (x->time_ns != y->time_ns)
 		return x->time_ns < y->time_ns ? 1 : -1;
-	return x->name < y->name ? -1 : x->name > y->name;
+	if (x->name != y->name && (d = strcmp(ga_model_str(m, x->name), ga_model_str(m, y->name))))
+		return d;
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->device < y->device ? -1 : x->device > y->device;
 }
 
-uint32_t *ga_mx_order(const struct ga_mx *mx)
+uint32_t *ga_mx_order(const struct ga_mx *mx, const struct ga_model *m)
 {
 	uint32_t *o = malloc((mx->nk ? mx->nk : 1) * sizeof(*o));
+	const void *ctx[2] = { mx, m };
 
 	if (!o)
 		return NULL;
 	for (size_t i = 0; i < mx->nk; i++)
 		o[i] = (uint32_t)i;
-	qsort_r(o, mx->nk, sizeof(*o), cmp_time, (void *)mx);
+	qsort_r(o, mx->nk, sizeof(*o), cmp_time, (void *)ctx);
 	return o;
 }
-

@@ -155,6 +155,6 @@ unsigned ga_mx_launch_work(struct ga_model *m, const struct gp_rec_metrics *r, d
 			   double *dram_bytes);
 
 /* Kernel indices by total profiled time, descending; NULL out of memory. */
-uint32_t *ga_mx_order(const struct ga_mx *mx);
+uint32_t *ga_mx_order(const struct ga_mx *mx, const struct ga_model *m);
 
 #endif

@@ -476,7 +476,8 @@ static uint32_t strmap_intern(const struct ga_strmap *sm, struct ga_strtab *t, c
 	uint32_t gid;
 	int g;
 
-	if (!sm->group_ops || len < 11 || !memmem(s, len, ", op_id = ", 10) || memchr(s, 0, len))
+	if (!sm->group_ops || !s || len < 11 || !memmem(s, len, ", op_id = ", 10) ||
+	    memchr(s, 0, len))
 		return ga_strtab_intern(t, s, len);
 	if ((g = ga_op_name_group(s, len, &b)) < 0) {
 		ga_buf_free(&b);

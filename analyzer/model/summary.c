@@ -321,6 +321,44 @@ struct smod {
 	uint64_t verdict;
 };
 
+/*
+ * Hardware metrics (section 19): GP_REC_METRICS_INFO's sums (has it,
+ * passes, status, launch selection, profiled, skipped in captures, in
+ * graphs, failed, skipped otherwise, cost), then METRICS records, cached,
+ * spread, malformed.
+ */
+#define MXS_COUNT 14
+/* A kernel's row: device, launches, cached, time, cost, passes, spread, clock samples, have. */
+#define MXK_U64 9
+#define MXK_F64 (GA_MX_PREC + 6) /* FLOPs by class, DRAM read, write, total, L2, L1, SM Hz */
+struct smxk {
+	uint32_t name, proc;
+	uint64_t idx; /* its place among its process's rows, as they came */
+	uint64_t u[MXK_U64];
+	uint64_t f[MXK_F64]; /* IEEE-754 bits */
+	uint32_t vlo, nv;    /* its measured values: mxv[vlo ..) */
+};
+
+struct smxv {
+	uint32_t name; /* the metric's name */
+	uint64_t bits;
+};
+
+/* A metric's name, first used by trace origin at place idx there. */
+struct smxn {
+	uint32_t name, origin;
+	uint64_t idx;
+};
+
+#define MXP_U32 7                   /* device, compute capability (2), SMs, SM and memory clocks, bus width */
+#define MXP_F64 (GP_PEAK_COUNT + 1) /* FLOP/s by class, DRAM bytes/s */
+struct smxp {
+	uint32_t proc, chip;
+	uint64_t idx;
+	uint64_t u[MXP_U32];
+	uint64_t f[MXP_F64];
+};
+
 struct ga_sum {
 	struct ga_strtab s;
 	uint64_t limit;            /* exact durations per row; UINT64_MAX: none */
@@ -382,6 +420,17 @@ struct ga_sum {
 	size_t nsframes;
 	struct smod *smods;
 	size_t nsmods;
+	uint64_t mxs[MXS_COUNT];
+	uint32_t mx_set;                      /* the metric set, from the first trace (by path) with it */
+	uint32_t mx_origin, mx_status_origin; /* that trace; the first with a status */
+	struct smxk *mxk;
+	size_t nmxk;
+	struct smxv *mxv;
+	size_t nmxv;
+	struct smxn *mxn;
+	size_t nmxn;
+	struct smxp *mxp;
+	size_t nmxp;
 };
 
 static int fstate_from(struct ga_sum *s, struct ga_analysis *an, const uint32_t *devmap,
@@ -696,6 +745,10 @@ void ga_summary_free(struct ga_sum *s)
 	free(s->skern);
 	free(s->sframes);
 	free(s->smods);
+	free(s->mxk);
+	free(s->mxv);
+	free(s->mxn);
+	free(s->mxp);
 	free(s);
 }
 
@@ -991,6 +1044,95 @@ static int sites_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t o
 	return 0;
 }
 
+static uint64_t f64_bits(double x)
+{
+	uint64_t b;
+
+	memcpy(&b, &x, sizeof(b));
+	return b;
+}
+
+static double bits_f64(uint64_t b)
+{
+	double x;
+
+	memcpy(&x, &b, sizeof(x));
+	return x;
+}
+
+/* Hardware metrics (--metrics), as the model read them (an->mx); recorded ceilings. */
+static int mx_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t org, int *err)
+{
+	const struct ga_mx *mx = &an->mx;
+	const struct ga_model *m = &an->m;
+	size_t i, j, nv = 0;
+
+	if (!ga_mx_any(mx))
+		return 0;
+	memcpy(s->mxs,
+	       (uint64_t[MXS_COUNT]){ (uint64_t)mx->has_info, mx->passes, mx->status, mx->launches,
+				      mx->profiled, mx->skipped_capture, mx->skipped_graph,
+				      mx->failed, mx->skipped_other, mx->cost_ns, mx->records,
+				      mx->cached, mx->spread, mx->bad },
+	       sizeof(s->mxs));
+	s->mx_set = S(s, m, mx->set, err);
+	s->mx_origin = mx->has_info ? org : 0;
+	s->mx_status_origin = mx->status ? org : 0;
+	for (i = 0; i < mx->nk; i++)
+		for (j = 0; j < mx->nnames && mx->k[i].vals; j++)
+			nv += !isnan(mx->k[i].vals[j]);
+	if (!(s->mxk = calloc(mx->nk + 1, sizeof(*s->mxk))) ||
+	    !(s->mxv = calloc(nv + 1, sizeof(*s->mxv))) ||
+	    !(s->mxn = calloc(mx->nnames + 1, sizeof(*s->mxn))) ||
+	    !(s->mxp = calloc(mx->npeaks + 1, sizeof(*s->mxp))))
+		return -1;
+	for (i = 0; i < mx->nnames; i++)
+		s->mxn[s->nmxn++] = (struct smxn){ S(s, m, mx->names[i], err), org, i };
+	for (i = 0; i < mx->nk; i++) {
+		const struct ga_mx_kernel *k = &mx->k[i];
+		struct smxk *o = &s->mxk[s->nmxk++];
+
+		o->name = S(s, m, k->name, err);
+		o->proc = k->proc;
+		o->idx = i;
+		memcpy(o->u,
+		       (uint64_t[MXK_U64]){ k->device, k->launches, k->cached, k->time_ns, k->cost_ns,
+					    k->passes, k->spread, k->sm_hz_n, k->have },
+		       sizeof(o->u));
+		for (j = 0; j < GA_MX_PREC; j++)
+			o->f[j] = f64_bits(k->flops[j]);
+		o->f[GA_MX_PREC] = f64_bits(k->dram_read);
+		o->f[GA_MX_PREC + 1] = f64_bits(k->dram_write);
+		o->f[GA_MX_PREC + 2] = f64_bits(k->dram_total);
+		o->f[GA_MX_PREC + 3] = f64_bits(k->l2);
+		o->f[GA_MX_PREC + 4] = f64_bits(k->l1);
+		o->f[GA_MX_PREC + 5] = f64_bits(k->sm_hz);
+		o->vlo = (uint32_t)s->nmxv;
+		for (j = 0; j < mx->nnames && k->vals; j++)
+			if (!isnan(k->vals[j])) {
+				s->mxv[s->nmxv++] = (struct smxv){ s->mxn[j].name, f64_bits(k->vals[j]) };
+				o->nv++;
+			}
+	}
+	for (i = 0; i < mx->npeaks; i++) {
+		const struct ga_mx_peaks *p = &mx->peaks[i];
+		const struct gp_rec_device_peaks *r = &p->spec;
+		struct smxp *o = &s->mxp[s->nmxp++];
+
+		o->proc = p->proc;
+		o->chip = S(s, m, p->chip, err);
+		o->idx = i;
+		memcpy(o->u,
+		       (uint64_t[MXP_U32]){ p->device, r->cc_major, r->cc_minor, r->sm_count,
+					    r->sm_clock_khz, r->mem_clock_khz, r->bus_width },
+		       sizeof(o->u));
+		for (j = 0; j < GP_PEAK_COUNT; j++)
+			o->f[j] = f64_bits(r->flops[j]);
+		o->f[GP_PEAK_COUNT] = f64_bits(r->dram_bw);
+	}
+	return 0;
+}
+
 struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_limit,
 					const char *origin)
 {
@@ -1244,7 +1386,7 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 	}
 	if (ranks_from(s, an, &err) || nvtx_from(s, an, org, &err) ||
 	    launches_from(s, an, org, &err) || fstate_from(s, an, devmap, &err) ||
-	    sites_from(s, an, org, &err))
+	    sites_from(s, an, org, &err) || mx_from(s, an, org, &err))
 		goto fail;
 	if (err)
 		goto fail;
@@ -1641,6 +1783,79 @@ out:
 	return rc;
 }
 
+/*
+ * Hardware metrics: sums; the metric set, passes and launch selection of
+ * the first trace by path that says them, its status the first one's;
+ * rows of b's processes appended; metric names once, where first used.
+ */
+static int mx_merge(struct ga_sum *a, struct ga_sum *b, uint32_t pbase, int *err)
+{
+	size_t i, j, vbase = a->nmxv;
+
+	if (b->mxs[0]) {
+		uint32_t o = R(a, b, b->mx_origin, err);
+
+		if (!a->mxs[0] || strcmp(ga_strtab_get(&a->s, o), ga_strtab_get(&a->s, a->mx_origin)) < 0) {
+			a->mx_set = R(a, b, b->mx_set, err);
+			a->mx_origin = o;
+			a->mxs[1] = b->mxs[1];
+			a->mxs[3] = b->mxs[3];
+		}
+	}
+	if (b->mxs[2]) {
+		uint32_t o = R(a, b, b->mx_status_origin, err);
+
+		if (!a->mxs[2] ||
+		    strcmp(ga_strtab_get(&a->s, o), ga_strtab_get(&a->s, a->mx_status_origin)) < 0) {
+			a->mxs[2] = b->mxs[2];
+			a->mx_status_origin = o;
+		}
+	}
+	a->mxs[0] |= b->mxs[0];
+	for (i = 4; i < MXS_COUNT; i++)
+		a->mxs[i] = sat(a->mxs[i], b->mxs[i]);
+	for (i = 0; i < b->nmxn; i++) {
+		struct smxn x = { R(a, b, b->mxn[i].name, err), R(a, b, b->mxn[i].origin, err),
+				  b->mxn[i].idx };
+
+		for (j = 0; j < a->nmxn && a->mxn[j].name != x.name; j++)
+			;
+		if (j == a->nmxn) {
+			if (GROW(a->mxn, a->nmxn))
+				return -1;
+			a->mxn[a->nmxn++] = x;
+		} else if (okey_cmp(a, (struct okey){ x.origin, (uint32_t)x.idx },
+				    (struct okey){ a->mxn[j].origin, (uint32_t)a->mxn[j].idx }) < 0) {
+			a->mxn[j] = x;
+		}
+	}
+	for (i = 0; i < b->nmxv; i++) {
+		if (GROW(a->mxv, a->nmxv))
+			return -1;
+		a->mxv[a->nmxv++] = (struct smxv){ R(a, b, b->mxv[i].name, err), b->mxv[i].bits };
+	}
+	for (i = 0; i < b->nmxk; i++) {
+		struct smxk k = b->mxk[i];
+
+		if (GROW(a->mxk, a->nmxk))
+			return -1;
+		k.name = R(a, b, k.name, err);
+		k.proc += pbase;
+		k.vlo += (uint32_t)vbase;
+		a->mxk[a->nmxk++] = k;
+	}
+	for (i = 0; i < b->nmxp; i++) {
+		struct smxp x = b->mxp[i];
+
+		if (GROW(a->mxp, a->nmxp))
+			return -1;
+		x.chip = R(a, b, x.chip, err);
+		x.proc += pbase;
+		a->mxp[a->nmxp++] = x;
+	}
+	return 0;
+}
+
 int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 {
 	size_t pbase = a->nprocs, fbase = a->nfiles, i, j;
@@ -1849,7 +2064,7 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 	}
 	if (ranks_merge(a, b, (uint32_t)pbase, &err) || nvtx_merge(a, b, &err) ||
 	    launches_merge(a, b, &err) || fstate_merge(a, b, dmap, (uint32_t)pbase, &err) ||
-	    sites_merge(a, b, &err))
+	    sites_merge(a, b, &err) || mx_merge(a, b, (uint32_t)pbase, &err))
 		goto fail;
 	free(dmap);
 	for (i = 0; i < 5; i++)
@@ -2540,6 +2755,61 @@ static int sites_canonical(struct ga_sum *s)
 	return 0;
 }
 
+static const uint32_t *mx_rank; /* a process's place in the canonical order */
+
+static int cmp_mxk(const void *pa, const void *pb)
+{
+	const struct smxk *a = pa, *b = pb;
+
+	return a->proc != b->proc ? cmp_u(mx_rank[a->proc], mx_rank[b->proc]) : cmp_u(a->idx, b->idx);
+}
+
+static int cmp_mxp(const void *pa, const void *pb)
+{
+	const struct smxp *a = pa, *b = pb;
+
+	return a->proc != b->proc ? cmp_u(mx_rank[a->proc], mx_rank[b->proc]) : cmp_u(a->idx, b->idx);
+}
+
+static int cmp_mxn(const void *pa, const void *pb)
+{
+	const struct smxn *a = pa, *b = pb;
+
+	return okey_cmp(sort_s, (struct okey){ a->origin, (uint32_t)a->idx },
+			(struct okey){ b->origin, (uint32_t)b->idx });
+}
+
+/*
+ * Metrics' rows by process (rank: canonical()'s order), then as they came;
+ * each row's values by name, laid out in row order; names by first use.
+ */
+static int mx_canonical(struct ga_sum *s, const uint32_t *rank, const uint32_t *pmap)
+{
+	struct smxv *v = calloc(s->nmxv + 1, sizeof(*v));
+	size_t i, n = 0;
+
+	if (!v)
+		return -1;
+	mx_rank = rank;
+	qsort(s->mxk, s->nmxk, sizeof(*s->mxk), cmp_mxk);
+	qsort(s->mxp, s->nmxp, sizeof(*s->mxp), cmp_mxp);
+	qsort(s->mxn, s->nmxn, sizeof(*s->mxn), cmp_mxn);
+	for (i = 0; i < s->nmxk; i++) {
+		struct smxk *k = &s->mxk[i];
+
+		memcpy(v + n, s->mxv + k->vlo, k->nv * sizeof(*v));
+		k->vlo = (uint32_t)n;
+		n += k->nv;
+		k->proc = pmap[k->proc];
+	}
+	for (i = 0; i < s->nmxp; i++)
+		s->mxp[i].proc = pmap[s->mxp[i].proc];
+	memcpy(s->mxv, v, n * sizeof(*v));
+	s->nmxv = n;
+	free(v);
+	return 0;
+}
+
 static int canonical(struct ga_sum *s)
 {
 	uint32_t *pmap = calloc(s->nprocs + 1, sizeof(*pmap));
@@ -2597,6 +2867,8 @@ static int canonical(struct ga_sum *s)
 		s->devrows[i].dev = dmap[s->devrows[i].dev];
 	}
 	fstate_canonical(s, pmap, dmap);
+	if (mx_canonical(s, okrank, pmap))
+		goto out;
 	/* A part merged under a lower limit: the rule is all exact and n <= limit. */
 	for (i = 0; i < s->nks; i++)
 		if (!s->ks[i].q.sketch && s->ks[i].q.n > s->limit && to_sketch(&s->ks[i].q))
@@ -2856,6 +3128,72 @@ static void sites_mark(const struct ga_sum *s, uint32_t *used)
 	}
 }
 
+static void mx_mark(const struct ga_sum *s, uint32_t *used)
+{
+	size_t i;
+
+	mark(used, s->mx_set);
+	mark(used, s->mx_origin);
+	mark(used, s->mx_status_origin);
+	for (i = 0; i < s->nmxn; i++) {
+		mark(used, s->mxn[i].name);
+		mark(used, s->mxn[i].origin);
+	}
+	for (i = 0; i < s->nmxk; i++)
+		mark(used, s->mxk[i].name);
+	for (i = 0; i < s->nmxv; i++)
+		mark(used, s->mxv[i].name);
+	for (i = 0; i < s->nmxp; i++)
+		mark(used, s->mxp[i].chip);
+}
+
+static void put_mx(const struct ga_sum *s, struct wbuf *w, const struct strnum *sn)
+{
+	size_t i, j;
+
+	pv(w, MXS_COUNT);
+	for (i = 0; i < MXS_COUNT; i++)
+		pv(w, s->mxs[i]);
+	ps(w, sn, s->mx_set);
+	ps(w, sn, s->mx_origin);
+	ps(w, sn, s->mx_status_origin);
+	pv(w, s->nmxn);
+	for (i = 0; i < s->nmxn; i++) {
+		ps(w, sn, s->mxn[i].name);
+		ps(w, sn, s->mxn[i].origin);
+		pv(w, s->mxn[i].idx);
+	}
+	pv(w, s->nmxp);
+	pv(w, MXP_U32 + MXP_F64);
+	for (i = 0; i < s->nmxp; i++) {
+		pv(w, s->mxp[i].proc);
+		ps(w, sn, s->mxp[i].chip);
+		pv(w, s->mxp[i].idx);
+		for (j = 0; j < MXP_U32; j++)
+			pv(w, s->mxp[i].u[j]);
+		for (j = 0; j < MXP_F64; j++)
+			pv(w, s->mxp[i].f[j]);
+	}
+	pv(w, s->nmxk);
+	pv(w, MXK_U64 + MXK_F64);
+	for (i = 0; i < s->nmxk; i++) {
+		const struct smxk *k = &s->mxk[i];
+
+		ps(w, sn, k->name);
+		pv(w, k->proc);
+		pv(w, k->idx);
+		for (j = 0; j < MXK_U64; j++)
+			pv(w, k->u[j]);
+		for (j = 0; j < MXK_F64; j++)
+			pv(w, k->f[j]);
+		pv(w, k->nv);
+		for (j = 0; j < k->nv; j++) {
+			ps(w, sn, s->mxv[k->vlo + j].name);
+			pv(w, s->mxv[k->vlo + j].bits);
+		}
+	}
+}
+
 static void put_sites(const struct ga_sum *s, struct wbuf *w, const struct strnum *sn)
 {
 	size_t i, j;
@@ -2968,6 +3306,7 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 	}
 	fstate_mark(s, used);
 	sites_mark(s, used);
+	mx_mark(s, used);
 	for (i = 1; i <= ns; i++)
 		if (i < ns && used[i])
 			list[nused++] = (uint32_t)i;
@@ -3140,6 +3479,8 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 	put_fstate(s, w, sn);
 	/* 18. launch sites (version 7 on) */
 	put_sites(s, w, sn);
+	/* 19. hardware metrics (version 7 on) */
+	put_mx(s, w, sn);
 }
 
 static void le32(unsigned char *p, uint32_t v)
@@ -3555,6 +3896,76 @@ static int get_launches(struct rbuf *r, struct ga_sum *s)
 			memcpy(&occ, &x->u[11], sizeof(occ));
 			if (!(occ >= 0 && occ <= 1))
 				r->err = 1;
+		}
+	}
+	return r->err ? -1 : 0;
+}
+
+/* Section 19: hardware metrics. */
+static int get_mx(struct rbuf *r, struct ga_sum *s)
+{
+	size_t n, i, j;
+
+	if (gcounters(r, s->mxs, MXS_COUNT, 0))
+		return -1;
+	s->mx_set = gs(r);
+	s->mx_origin = gs(r);
+	s->mx_status_origin = gs(r);
+	n = gcount(r, 3);
+	if (r->err || !(s->mxn = calloc(n + 1, sizeof(*s->mxn))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct smxn *x = &s->mxn[s->nmxn++];
+
+		x->name = gs(r);
+		x->origin = gs(r);
+		x->idx = gv(r);
+		if (!x->name || x->idx > UINT32_MAX)
+			r->err = 1;
+	}
+	if (gtable(r, MXP_U32 + MXP_F64, MXP_U32 + MXP_F64 + 3, &n) ||
+	    !(s->mxp = calloc(n + 1, sizeof(*s->mxp))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct smxp *x = &s->mxp[s->nmxp++];
+
+		x->proc = g32(r);
+		x->chip = gs(r);
+		x->idx = gv(r);
+		for (j = 0; j < MXP_U32; j++)
+			if ((x->u[j] = gv(r)) > UINT32_MAX)
+				r->err = 1;
+		for (j = 0; j < MXP_F64; j++)
+			x->f[j] = gv(r);
+		if (x->proc >= s->nprocs)
+			r->err = 1;
+	}
+	if (gtable(r, MXK_U64 + MXK_F64, MXK_U64 + MXK_F64 + 4, &n) ||
+	    !(s->mxk = calloc(n + 1, sizeof(*s->mxk))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct smxk *k = &s->mxk[s->nmxk++];
+		size_t nv;
+
+		k->name = gs(r);
+		k->proc = g32(r);
+		k->idx = gv(r);
+		for (j = 0; j < MXK_U64; j++)
+			k->u[j] = gv(r);
+		for (j = 0; j < MXK_F64; j++)
+			k->f[j] = gv(r);
+		nv = gcount(r, 2);
+		/* Fields of 32 bits; a metric measured once per name. */
+		if (r->err || !k->name || k->proc >= s->nprocs || k->u[0] > UINT32_MAX ||
+		    k->u[5] > UINT32_MAX || k->u[8] > UINT32_MAX || nv > s->nmxn)
+			return r->err = 1, -1;
+		k->vlo = (uint32_t)s->nmxv;
+		k->nv = (uint32_t)nv;
+		for (j = 0; j < nv && !r->err; j++) {
+			if (GROW(s->mxv, s->nmxv))
+				return -1;
+			s->mxv[s->nmxv].name = gs(r);
+			s->mxv[s->nmxv++].bits = gv(r);
 		}
 	}
 	return r->err ? -1 : 0;
@@ -4005,7 +4416,8 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 			return -1;
 	}
 	if (get_ranks(r, s) || get_nvtx(r, s) || get_launches(r, s) ||
-	    (r->version >= 5 && get_fstate(r, s)) || (r->version >= 7 && get_sites(r, s)))
+	    (r->version >= 5 && get_fstate(r, s)) ||
+	    (r->version >= 7 && (get_sites(r, s) || get_mx(r, s))))
 		return -1;
 	s->no_sites = r->version < 7;
 	if (!r->err && r->off != r->len)
@@ -4661,6 +5073,116 @@ static int cmp_apply_site(const void *pa, const void *pb)
 	return strcmp(ga_model_str(sites_m, a->str), ga_model_str(sites_m, b->str));
 }
 
+/* Hardware metrics into an->mx as the model leaves them (section 19), recorded ceilings. */
+static int mx_apply(const struct ga_sum *s, struct ga_analysis *an, struct amap *am)
+{
+	struct ga_mx *mx = &an->mx;
+	struct ga_model *m = &an->m;
+	struct ga_map nm = { 0 };
+	size_t i, j;
+	int rc = -1;
+
+	if (!s->mxs[0] && !s->mxs[10] && !s->nmxk && !s->nmxp)
+		return 0;
+	mx->has_info = s->mxs[0] != 0;
+	mx->passes = (uint32_t)s->mxs[1];
+	mx->status = (uint32_t)s->mxs[2];
+	mx->launches = (uint32_t)s->mxs[3];
+	mx->profiled = s->mxs[4];
+	mx->skipped_capture = s->mxs[5];
+	mx->skipped_graph = s->mxs[6];
+	mx->failed = s->mxs[7];
+	mx->skipped_other = s->mxs[8];
+	mx->cost_ns = s->mxs[9];
+	mx->records = s->mxs[10];
+	mx->cached = s->mxs[11];
+	mx->spread = s->mxs[12];
+	mx->bad = s->mxs[13];
+	mx->set = A(am, m, s, s->mx_set);
+	if (ga_util_grow(&mx->names, &mx->capnames, s->nmxn + 1, sizeof(*mx->names)) ||
+	    ga_util_grow(&mx->k, &mx->capk, s->nmxk + 1, sizeof(*mx->k)) ||
+	    ga_util_grow(&mx->peaks, &mx->cappeaks, s->nmxp + 1, sizeof(*mx->peaks)))
+		goto out;
+	for (i = 0; i < s->nmxn; i++) {
+		uint32_t *slot;
+
+		if (ga_map_insert(&nm, s->mxn[i].name, 0, &slot) < 0)
+			goto out;
+		*slot = (uint32_t)i;
+		mx->names[mx->nnames++] = A(am, m, s, s->mxn[i].name);
+	}
+	for (i = 0; i < s->nmxp; i++) {
+		const struct smxp *x = &s->mxp[i];
+		struct ga_mx_peaks *p = &mx->peaks[mx->npeaks++];
+		struct gp_rec_device_peaks *r = &p->spec;
+
+		memset(p, 0, sizeof(*p));
+		p->proc = x->proc;
+		p->device = (uint32_t)x->u[0];
+		p->chip = A(am, m, s, x->chip);
+		r->h.type = GP_REC_DEVICE_PEAKS;
+		r->h.size = sizeof(*r);
+		r->device = (uint32_t)x->u[0];
+		r->cc_major = (uint32_t)x->u[1];
+		r->cc_minor = (uint32_t)x->u[2];
+		r->sm_count = (uint32_t)x->u[3];
+		r->sm_clock_khz = (uint32_t)x->u[4];
+		r->mem_clock_khz = (uint32_t)x->u[5];
+		r->bus_width = (uint32_t)x->u[6];
+		for (j = 0; j < GP_PEAK_COUNT; j++)
+			r->flops[j] = bits_f64(x->f[j]);
+		r->dram_bw = bits_f64(x->f[GP_PEAK_COUNT]);
+		p->p = *r;
+	}
+	for (i = 0; i < s->nmxk; i++) {
+		const struct smxk *x = &s->mxk[i];
+		struct ga_mx_kernel *k = &mx->k[mx->nk];
+		uint32_t *slot;
+
+		memset(k, 0, sizeof(*k));
+		k->name = A(am, m, s, x->name);
+		k->proc = x->proc;
+		k->device = (uint32_t)x->u[0];
+		k->launches = x->u[1];
+		k->cached = x->u[2];
+		k->time_ns = x->u[3];
+		k->cost_ns = x->u[4];
+		k->passes = (uint32_t)x->u[5];
+		k->spread = x->u[6];
+		k->sm_hz_n = x->u[7];
+		k->have = (unsigned)x->u[8];
+		for (j = 0; j < GA_MX_PREC; j++)
+			k->flops[j] = bits_f64(x->f[j]);
+		k->dram_read = bits_f64(x->f[GA_MX_PREC]);
+		k->dram_write = bits_f64(x->f[GA_MX_PREC + 1]);
+		k->dram_total = bits_f64(x->f[GA_MX_PREC + 2]);
+		k->l2 = bits_f64(x->f[GA_MX_PREC + 3]);
+		k->l1 = bits_f64(x->f[GA_MX_PREC + 4]);
+		k->sm_hz = bits_f64(x->f[GA_MX_PREC + 5]);
+		mx->nk++;
+		if (mx->nnames) {
+			if (!(k->vals = malloc(mx->nnames * sizeof(double))))
+				goto out;
+			for (j = 0; j < mx->nnames; j++)
+				k->vals[j] = NAN;
+		}
+		for (j = 0; j < x->nv; j++) {
+			const struct smxv *v = &s->mxv[x->vlo + j];
+			const uint32_t *at = ga_map_find(&nm, v->name, 0);
+
+			if (at)
+				k->vals[*at] = bits_f64(v->bits);
+		}
+		if (ga_map_insert(&mx->kmap, (uint64_t)k->proc << 32 | k->device, k->name, &slot) < 0)
+			goto out;
+		*slot = (uint32_t)mx->nk;
+	}
+	rc = am->err ? -1 : 0;
+out:
+	ga_map_free(&nm);
+	return rc;
+}
+
 /* Launch sites into an->st as ga_sites_finish() leaves them (section 18). */
 static int sites_apply(const struct ga_sum *s, struct ga_analysis *an, struct amap *am)
 {
@@ -5120,7 +5642,7 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 	if (sq_finish_rows(jobs, s->nas))
 		goto fail;
 	if (am.err || nvtx_apply(s, an, &am) || launches_apply(s, an, &am) ||
-	    fstate_apply(s, an, &am) || sites_apply(s, an, &am))
+	    fstate_apply(s, an, &am) || sites_apply(s, an, &am) || mx_apply(s, an, &am))
 		goto fail;
 	for (i = 0; i < m->nprocs; i++)
 		if (m->procs[i].rank != GA_NO_RANK)
@@ -5193,9 +5715,8 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 		ga_filter_free(&flt);
 		return NULL;
 	}
-	/* Metrics, memory in use, the GPU over time: not carried. */
-	if (uncarried && (ga_mx_any(&an.mx) || an.mx.records ||
-			  ga_memuse_any(&an.mu) || ga_gs_any(&an.gs))) {
+	/* Memory in use, the GPU over time: not carried. */
+	if (uncarried && (ga_memuse_any(&an.mu) || ga_gs_any(&an.gs))) {
 		*uncarried = 1;
 		ga_analysis_free(&an);
 		ga_filter_free(&flt);

@@ -59,13 +59,11 @@
 #define GA_SUM_REL_ERR_TEXT GA_QUANT_REL_ERR_TEXT
 
 /* What summaries do not hold yet, as the report and docs/USAGE.md name it. */
-#define GA_SUM_MISSING                                                       \
-	"--align nccl, roofline and hardware metrics (and their findings), " \
-	"memory in use, "                                                    \
-	"the GPU over time, timeline"
+#define GA_SUM_MISSING \
+	"--align nccl, the findings of hardware metrics, memory in use, the GPU over time, timeline"
 
 /* Said too where a part is of version 6 or earlier. */
-#define GA_SUM_MISSING_SITES "launch sites (in summaries of version 7 on)"
+#define GA_SUM_MISSING_SITES "launch sites and hardware metrics (in summaries of version 7 on)"
 
 struct ga_sum;
 

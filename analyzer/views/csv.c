@@ -580,7 +580,7 @@ static void mx_kernel_fields(struct ga_export *e, struct ga_model *m, const stru
 
 static int roofline(struct ga_export *e, struct ga_model *m, const struct ga_mx *mx)
 {
-	uint32_t *o = ga_mx_order(mx);
+	uint32_t *o = ga_mx_order(mx, m);
 
 	if (!o || mx->oom) {
 		free(o);
@@ -632,7 +632,7 @@ static int roofline(struct ga_export *e, struct ga_model *m, const struct ga_mx 
 
 static int metrics(struct ga_export *e, struct ga_model *m, const struct ga_mx *mx)
 {
-	uint32_t *o = ga_mx_order(mx);
+	uint32_t *o = ga_mx_order(mx, m);
 
 	if (!o || mx->oom) {
 		free(o);

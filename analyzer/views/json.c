@@ -662,7 +662,7 @@ static void metrics_devices(struct ga_jw *w, const struct ga_model *m, const str
 
 static int metrics_kernels(struct ga_jw *w, struct ga_model *m, const struct ga_mx *mx)
 {
-	uint32_t *o = ga_mx_order(mx);
+	uint32_t *o = ga_mx_order(mx, m);
 
 	if (!o)
 		return -1;

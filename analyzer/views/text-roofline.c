@@ -283,7 +283,7 @@ static int print_metrics(const struct ga_mx *mx, struct ga_model *m, size_t top,
 		fputs("Roofline: no launch was profiled\n", out);
 		return 0;
 	}
-	if (!(o = ga_mx_order(mx)))
+	if (!(o = ga_mx_order(mx, m)))
 		return -1;
 	n = top && top < mx->nk ? top : mx->nk;
 	rc = print_roofline(mx, m, o, n, name_width, out);

@@ -19,7 +19,7 @@ import json
 import sys
 
 # Keys of the direct JSON that summaries do not hold yet (GA_SUM_MISSING).
-MISSING = {"metrics", "memory_usage",
+MISSING = {"memory_usage",
            "align", "clock_alignment", "gpu_metrics"}
 REL = 1.0 / 256
 # Rules of hardware metrics: their findings need the traces (the roofline).
@@ -63,13 +63,6 @@ def main():
     d = json.load(open(sys.argv[1]))
     s = json.load(open(sys.argv[2]))
     errs = []
-    if isinstance(d.get("findings"), list):
-        d["findings"] = [f for f in d["findings"] if f.get("rule") not in METRIC_RULES]
-    # occupancy reads a kernel's roof where metrics were measured: not from summaries.
-    if (d.get("metrics") or {}).get("profiled"):
-        for j in (d, s):
-            if isinstance(j.get("findings"), list):
-                j["findings"] = [f for f in j["findings"] if f.get("rule") != "occupancy"]
     if "--no-findings" in sys.argv:
         d.pop("findings", None)
         s.pop("findings", None)
