@@ -2739,17 +2739,21 @@ static int sites_canonical(struct ga_sum *s)
 	}
 	for (i = 0; i < s->nskern; i++)
 		s->skern[i].site = s->skern[i].site < s->nsites ? perm[s->skern[i].site] : 0;
-	qsort(s->skern, s->nskern, sizeof(*s->skern), cmp_sskern);
+	if (s->nskern)
+		qsort(s->skern, s->nskern, sizeof(*s->skern), cmp_sskern);
 	for (i = 0; i < s->nsites; i++) {
 		struct ssite *x = &s->sites[i];
 
-		memcpy(fr + n, s->sframes + x->foff, x->nf * sizeof(*fr));
+		if (x->nf)
+			memcpy(fr + n, s->sframes + x->foff, x->nf * sizeof(*fr));
 		x->foff = (uint32_t)n;
 		n += x->nf;
 	}
-	memcpy(s->sframes, fr, n * sizeof(*fr));
+	if (n)
+		memcpy(s->sframes, fr, n * sizeof(*fr));
 	s->nsframes = n;
-	qsort(s->smods, s->nsmods, sizeof(*s->smods), cmp_smod);
+	if (s->nsmods)
+		qsort(s->smods, s->nsmods, sizeof(*s->smods), cmp_smod);
 	free(perm);
 	free(fr);
 	return 0;
@@ -2791,20 +2795,25 @@ static int mx_canonical(struct ga_sum *s, const uint32_t *rank, const uint32_t *
 	if (!v)
 		return -1;
 	mx_rank = rank;
-	qsort(s->mxk, s->nmxk, sizeof(*s->mxk), cmp_mxk);
-	qsort(s->mxp, s->nmxp, sizeof(*s->mxp), cmp_mxp);
-	qsort(s->mxn, s->nmxn, sizeof(*s->mxn), cmp_mxn);
+	if (s->nmxk)
+		qsort(s->mxk, s->nmxk, sizeof(*s->mxk), cmp_mxk);
+	if (s->nmxp)
+		qsort(s->mxp, s->nmxp, sizeof(*s->mxp), cmp_mxp);
+	if (s->nmxn)
+		qsort(s->mxn, s->nmxn, sizeof(*s->mxn), cmp_mxn);
 	for (i = 0; i < s->nmxk; i++) {
 		struct smxk *k = &s->mxk[i];
 
-		memcpy(v + n, s->mxv + k->vlo, k->nv * sizeof(*v));
+		if (k->nv)
+			memcpy(v + n, s->mxv + k->vlo, k->nv * sizeof(*v));
 		k->vlo = (uint32_t)n;
 		n += k->nv;
 		k->proc = pmap[k->proc];
 	}
 	for (i = 0; i < s->nmxp; i++)
 		s->mxp[i].proc = pmap[s->mxp[i].proc];
-	memcpy(s->mxv, v, n * sizeof(*v));
+	if (n)
+		memcpy(s->mxv, v, n * sizeof(*v));
 	s->nmxv = n;
 	free(v);
 	return 0;
