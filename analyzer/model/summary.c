@@ -359,6 +359,24 @@ struct smxp {
 	uint64_t f[MXP_F64];
 };
 
+/*
+ * Memory in use (section 20): a (process, device)'s row: device, allocs,
+ * frees, bytes allocated, unmatched frees, peak, when, final, not freed,
+ * events; its largest allocations (address, bytes, allocated, freed at,
+ * correlation, kind, flags, freed).
+ */
+#define MUD_U64 10
+#define MUA_U64 8
+struct smud {
+	uint32_t proc;
+	uint64_t u[MUD_U64];
+	uint32_t alo, na; /* its largest: mua[alo ..) */
+};
+
+struct smua {
+	uint64_t u[MUA_U64];
+};
+
 struct ga_sum {
 	struct ga_strtab s;
 	uint64_t limit;            /* exact durations per row; UINT64_MAX: none */
@@ -431,6 +449,11 @@ struct ga_sum {
 	size_t nmxn;
 	struct smxp *mxp;
 	size_t nmxp;
+	uint64_t mu_records, mu_host; /* MEMORY records; of them, host memory */
+	struct smud *mud;
+	size_t nmud;
+	struct smua *mua;
+	size_t nmua;
 };
 
 static int fstate_from(struct ga_sum *s, struct ga_analysis *an, const uint32_t *devmap,
@@ -749,6 +772,8 @@ void ga_summary_free(struct ga_sum *s)
 	free(s->mxv);
 	free(s->mxn);
 	free(s->mxp);
+	free(s->mud);
+	free(s->mua);
 	free(s);
 }
 
@@ -1133,6 +1158,45 @@ static int mx_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t org,
 	return 0;
 }
 
+/* Memory in use (--trace=...,memory), as ga_memuse_finish() left it (an->mu). */
+static int mu_from(struct ga_sum *s, const struct ga_analysis *an)
+{
+	const struct ga_memuse *mu = &an->mu;
+	size_t i, j, na = 0;
+
+	if (!ga_memuse_any(mu))
+		return 0;
+	s->mu_records = mu->records;
+	s->mu_host = mu->host_records;
+	for (i = 0; i < mu->ndevs; i++)
+		na += mu->devs[i].ntop;
+	if (!(s->mud = calloc(mu->ndevs + 1, sizeof(*s->mud))) ||
+	    !(s->mua = calloc(na + 1, sizeof(*s->mua))))
+		return -1;
+	for (i = 0; i < mu->ndevs; i++) {
+		const struct ga_memuse_dev *d = &mu->devs[i];
+		struct smud *o = &s->mud[s->nmud++];
+
+		o->proc = d->proc;
+		memcpy(o->u,
+		       (uint64_t[MUD_U64]){ d->device, d->allocs, d->frees, d->alloc_bytes,
+					    d->unmatched_frees, d->peak, d->peak_ns, d->final,
+					    d->live, d->events },
+		       sizeof(o->u));
+		o->alo = (uint32_t)s->nmua;
+		o->na = (uint32_t)d->ntop;
+		for (j = 0; j < d->ntop; j++) {
+			const struct ga_memuse_alloc *a = &d->top[j];
+
+			memcpy(s->mua[s->nmua++].u,
+			       (uint64_t[MUA_U64]){ a->address, a->bytes, a->alloc_ns, a->free_ns,
+						    a->correlation, a->kind, a->flags, a->freed },
+			       sizeof(s->mua[0].u));
+		}
+	}
+	return 0;
+}
+
 struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_limit,
 					const char *origin)
 {
@@ -1386,7 +1450,7 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 	}
 	if (ranks_from(s, an, &err) || nvtx_from(s, an, org, &err) ||
 	    launches_from(s, an, org, &err) || fstate_from(s, an, devmap, &err) ||
-	    sites_from(s, an, org, &err) || mx_from(s, an, org, &err))
+	    sites_from(s, an, org, &err) || mx_from(s, an, org, &err) || mu_from(s, an))
 		goto fail;
 	if (err)
 		goto fail;
@@ -1856,6 +1920,30 @@ static int mx_merge(struct ga_sum *a, struct ga_sum *b, uint32_t pbase, int *err
 	return 0;
 }
 
+/* Memory in use: b's processes' rows appended. */
+static int mu_merge(struct ga_sum *a, struct ga_sum *b, uint32_t pbase)
+{
+	size_t i, abase = a->nmua;
+
+	a->mu_records = sat(a->mu_records, b->mu_records);
+	a->mu_host = sat(a->mu_host, b->mu_host);
+	for (i = 0; i < b->nmua; i++) {
+		if (GROW(a->mua, a->nmua))
+			return -1;
+		a->mua[a->nmua++] = b->mua[i];
+	}
+	for (i = 0; i < b->nmud; i++) {
+		struct smud d = b->mud[i];
+
+		if (GROW(a->mud, a->nmud))
+			return -1;
+		d.proc += pbase;
+		d.alo += (uint32_t)abase;
+		a->mud[a->nmud++] = d;
+	}
+	return 0;
+}
+
 int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 {
 	size_t pbase = a->nprocs, fbase = a->nfiles, i, j;
@@ -2064,7 +2152,8 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 	}
 	if (ranks_merge(a, b, (uint32_t)pbase, &err) || nvtx_merge(a, b, &err) ||
 	    launches_merge(a, b, &err) || fstate_merge(a, b, dmap, (uint32_t)pbase, &err) ||
-	    sites_merge(a, b, &err) || mx_merge(a, b, (uint32_t)pbase, &err))
+	    sites_merge(a, b, &err) || mx_merge(a, b, (uint32_t)pbase, &err) ||
+	    mu_merge(a, b, (uint32_t)pbase))
 		goto fail;
 	free(dmap);
 	for (i = 0; i < 5; i++)
@@ -2819,6 +2908,40 @@ static int mx_canonical(struct ga_sum *s, const uint32_t *rank, const uint32_t *
 	return 0;
 }
 
+static int cmp_mud(const void *pa, const void *pb)
+{
+	const struct smud *a = pa, *b = pb;
+
+	return a->proc != b->proc ? cmp_u(mx_rank[a->proc], mx_rank[b->proc]) : cmp_u(a->u[0], b->u[0]);
+}
+
+/* Memory in use by process (trace order), then device; the largest in row order. */
+static int mu_canonical(struct ga_sum *s, const uint32_t *rank, const uint32_t *pmap)
+{
+	struct smua *v = calloc(s->nmua + 1, sizeof(*v));
+	size_t i, n = 0;
+
+	if (!v)
+		return -1;
+	mx_rank = rank;
+	if (s->nmud)
+		qsort(s->mud, s->nmud, sizeof(*s->mud), cmp_mud);
+	for (i = 0; i < s->nmud; i++) {
+		struct smud *d = &s->mud[i];
+
+		if (d->na)
+			memcpy(v + n, s->mua + d->alo, d->na * sizeof(*v));
+		d->alo = (uint32_t)n;
+		n += d->na;
+		d->proc = pmap[d->proc];
+	}
+	if (n)
+		memcpy(s->mua, v, n * sizeof(*v));
+	s->nmua = n;
+	free(v);
+	return 0;
+}
+
 static int canonical(struct ga_sum *s)
 {
 	uint32_t *pmap = calloc(s->nprocs + 1, sizeof(*pmap));
@@ -2876,7 +2999,7 @@ static int canonical(struct ga_sum *s)
 		s->devrows[i].dev = dmap[s->devrows[i].dev];
 	}
 	fstate_canonical(s, pmap, dmap);
-	if (mx_canonical(s, okrank, pmap))
+	if (mx_canonical(s, okrank, pmap) || mu_canonical(s, okrank, pmap))
 		goto out;
 	/* A part merged under a lower limit: the rule is all exact and n <= limit. */
 	for (i = 0; i < s->nks; i++)
@@ -3203,6 +3326,28 @@ static void put_mx(const struct ga_sum *s, struct wbuf *w, const struct strnum *
 	}
 }
 
+static void put_mu(const struct ga_sum *s, struct wbuf *w)
+{
+	size_t i, j, k;
+
+	pv(w, s->mu_records);
+	pv(w, s->mu_host);
+	pv(w, s->nmud);
+	pv(w, MUD_U64);
+	for (i = 0; i < s->nmud; i++) {
+		const struct smud *d = &s->mud[i];
+
+		pv(w, d->proc);
+		for (j = 0; j < MUD_U64; j++)
+			pv(w, d->u[j]);
+		pv(w, d->na);
+		pv(w, MUA_U64);
+		for (j = 0; j < d->na; j++)
+			for (k = 0; k < MUA_U64; k++)
+				pv(w, s->mua[d->alo + j].u[k]);
+	}
+}
+
 static void put_sites(const struct ga_sum *s, struct wbuf *w, const struct strnum *sn)
 {
 	size_t i, j;
@@ -3490,6 +3635,8 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 	put_sites(s, w, sn);
 	/* 19. hardware metrics (version 7 on) */
 	put_mx(s, w, sn);
+	/* 20. memory in use (version 7 on) */
+	put_mu(s, w);
 }
 
 static void le32(unsigned char *p, uint32_t v)
@@ -3905,6 +4052,45 @@ static int get_launches(struct rbuf *r, struct ga_sum *s)
 			memcpy(&occ, &x->u[11], sizeof(occ));
 			if (!(occ >= 0 && occ <= 1))
 				r->err = 1;
+		}
+	}
+	return r->err ? -1 : 0;
+}
+
+/* Section 20: memory in use. */
+static int get_mu(struct rbuf *r, struct ga_sum *s)
+{
+	size_t n, i, j, k;
+
+	s->mu_records = gv(r);
+	s->mu_host = gv(r);
+	if (gtable(r, MUD_U64, MUD_U64 + 3, &n) || !(s->mud = calloc(n + 1, sizeof(*s->mud))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct smud *d = &s->mud[s->nmud++];
+		size_t na;
+
+		d->proc = g32(r);
+		for (j = 0; j < MUD_U64; j++)
+			d->u[j] = gv(r);
+		na = gcount(r, MUA_U64);
+		if ((size_t)gv(r) != MUA_U64 || na > GA_MEMUSE_TOP || d->proc >= s->nprocs ||
+		    d->u[0] > UINT32_MAX)
+			r->err = 1;
+		if (r->err)
+			return -1;
+		d->alo = (uint32_t)s->nmua;
+		d->na = (uint32_t)na;
+		for (j = 0; j < na; j++) {
+			if (GROW(s->mua, s->nmua))
+				return -1;
+			for (k = 0; k < MUA_U64; k++)
+				s->mua[s->nmua].u[k] = gv(r);
+			/* Correlation 32 bits, kind, flags and freed 8. */
+			if (s->mua[s->nmua].u[4] > UINT32_MAX || s->mua[s->nmua].u[5] > 255 ||
+			    s->mua[s->nmua].u[6] > 255 || s->mua[s->nmua].u[7] > 1)
+				r->err = 1;
+			s->nmua++;
 		}
 	}
 	return r->err ? -1 : 0;
@@ -4426,7 +4612,7 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 	}
 	if (get_ranks(r, s) || get_nvtx(r, s) || get_launches(r, s) ||
 	    (r->version >= 5 && get_fstate(r, s)) ||
-	    (r->version >= 7 && (get_sites(r, s) || get_mx(r, s))))
+	    (r->version >= 7 && (get_sites(r, s) || get_mx(r, s) || get_mu(r, s))))
 		return -1;
 	s->no_sites = r->version < 7;
 	if (!r->err && r->off != r->len)
@@ -5082,6 +5268,62 @@ static int cmp_apply_site(const void *pa, const void *pb)
 	return strcmp(ga_model_str(sites_m, a->str), ga_model_str(sites_m, b->str));
 }
 
+/* Memory in use into an->mu as ga_memuse_finish() leaves it (section 20). */
+static int mu_apply(const struct ga_sum *s, struct ga_analysis *an, int move)
+{
+	struct ga_memuse *mu = &an->mu;
+	struct ga_model *m = &an->m;
+	size_t i, j;
+
+	if (!s->mu_records)
+		return 0;
+	mu->records = s->mu_records;
+	mu->host_records = s->mu_host;
+	if (ga_util_grow(&mu->devs, &mu->capdevs, s->nmud + 1, sizeof(*mu->devs)))
+		return -1;
+	for (i = 0; i < s->nmud; i++) {
+		const struct smud *x = &s->mud[i];
+		struct ga_memuse_dev *d = &mu->devs[mu->ndevs];
+		uint64_t dt = delta_of(s, move, x->proc);
+		char buf[32];
+
+		memset(d, 0, sizeof(*d));
+		d->proc = x->proc;
+		d->device = (uint32_t)x->u[0];
+		d->allocs = x->u[1];
+		d->frees = x->u[2];
+		d->alloc_bytes = x->u[3];
+		d->unmatched_frees = x->u[4];
+		d->peak = x->u[5];
+		d->peak_ns = x->u[6] ? x->u[6] + dt : 0;
+		d->final = x->u[7];
+		d->live = x->u[8];
+		d->events = x->u[9];
+		d->first = (uint32_t)mu->ndevs;
+		d->ntop = x->na;
+		for (j = 0; j < x->na; j++) {
+			const uint64_t *u = s->mua[x->alo + j].u;
+
+			d->top[j] = (struct ga_memuse_alloc){ u[0], u[1], u[2] + dt,
+							      u[7] ? u[3] + dt : u[3], (uint32_t)u[4],
+							      (uint8_t)u[5], (uint8_t)u[6], (uint8_t)u[7] };
+		}
+		/* The device summary's name of it, as ga_memuse_finish() takes it. */
+		for (j = 0; j < m->ndevrows; j++)
+			if (m->devrows[j].proc == d->proc && m->devrows[j].id == d->device)
+				break;
+		if (j < m->ndevrows) {
+			d->label = m->devrows[j].label;
+		} else {
+			snprintf(buf, sizeof(buf), "cuda:%u", d->device);
+			if ((d->label = ga_strtab_intern(&m->strs, buf, strlen(buf))) == GA_STR_NOMEM)
+				return -1;
+		}
+		mu->ndevs++;
+	}
+	return 0;
+}
+
 /* Hardware metrics into an->mx as the model leaves them (section 19), recorded ceilings. */
 static int mx_apply(const struct ga_sum *s, struct ga_analysis *an, struct amap *am)
 {
@@ -5651,7 +5893,8 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 	if (sq_finish_rows(jobs, s->nas))
 		goto fail;
 	if (am.err || nvtx_apply(s, an, &am) || launches_apply(s, an, &am) ||
-	    fstate_apply(s, an, &am) || sites_apply(s, an, &am) || mx_apply(s, an, &am))
+	    fstate_apply(s, an, &am) || sites_apply(s, an, &am) || mx_apply(s, an, &am) ||
+	    mu_apply(s, an, move))
 		goto fail;
 	for (i = 0; i < m->nprocs; i++)
 		if (m->procs[i].rank != GA_NO_RANK)
@@ -5724,8 +5967,8 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 		ga_filter_free(&flt);
 		return NULL;
 	}
-	/* Memory in use, the GPU over time: not carried. */
-	if (uncarried && (ga_memuse_any(&an.mu) || ga_gs_any(&an.gs))) {
+	/* The GPU over time: not carried. */
+	if (uncarried && ga_gs_any(&an.gs)) {
 		*uncarried = 1;
 		ga_analysis_free(&an);
 		ga_filter_free(&flt);

@@ -19,8 +19,7 @@ import json
 import sys
 
 # Keys of the direct JSON that summaries do not hold yet (GA_SUM_MISSING).
-MISSING = {"memory_usage",
-           "align", "clock_alignment", "gpu_metrics"}
+MISSING = {"align", "clock_alignment", "gpu_metrics"}
 REL = 1.0 / 256
 # Rules of hardware metrics: their findings need the traces (the roofline).
 METRIC_RULES = {"below-roof", "memory-bound", "fp32-gemm"}

@@ -166,6 +166,10 @@ done
 # sites of one program in three (findings+0x5482 ... main+0x533 in each).
 rank_job sites "$G"/callsites_static.gpuprof "$G"/findings_alloc.gpuprof \
 	"$G"/findings_chase.gpuprof "$G"/findings_copy.gpuprof
+# Hardware metrics (the roofline, its findings) and memory in use merged in
+# every grouping: traces recorded with --metrics, one with allocations.
+rank_job metrics "$G"/metrics_launches.gpuprof "$G"/metrics_truth.gpuprof \
+	"$G"/synth_mix.gpuprof "$G"/torch_transformer.gpuprof
 if make --no-print-directory -s BUILD="$build" "$build/bench/synth_job" >"$T/make.log" 2>&1; then
 	jobs=()
 	for r in 0 1 2 3 4 5; do
