@@ -468,7 +468,7 @@ static struct ga_gs_attr *attr_get(struct attrs *t, const struct ga_gs_series *s
 	return x;
 }
 
-static int cmp_attr(const void *pa, const void *pb)
+int ga_gs_cmp_attr(const void *pa, const void *pb, void *m)
 {
 	const struct ga_gs_attr *a = pa, *b = pb;
 
@@ -476,7 +476,7 @@ static int cmp_attr(const void *pa, const void *pb)
 		return a->series < b->series ? -1 : 1;
 	if (a->time_ns != b->time_ns)
 		return a->time_ns > b->time_ns ? -1 : 1;
-	return a->key < b->key ? -1 : a->key > b->key;
+	return a->key == b->key ? 0 : strcmp(ga_model_str(m, a->key), ga_model_str(m, b->key));
 }
 
 static int cmp_kernel(const void *pa, const void *pb)
@@ -490,7 +490,7 @@ static int cmp_kernel(const void *pa, const void *pb)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-static int attribute(struct ga_gpusamples *g, const struct ga_ranges *rg)
+static int attribute(struct ga_gpusamples *g, struct ga_model *m, const struct ga_ranges *rg)
 {
 	struct attrs kt = { 0 }, rt = { 0 };
 	int rc = -1;
@@ -531,9 +531,9 @@ out:
 	ga_map_free(&kt.map);
 	ga_map_free(&rt.map);
 	if (kt.n > 1)
-		qsort(kt.a, kt.n, sizeof(*kt.a), cmp_attr);
+		qsort_r(kt.a, kt.n, sizeof(*kt.a), ga_gs_cmp_attr, m);
 	if (rt.n > 1)
-		qsort(rt.a, rt.n, sizeof(*rt.a), cmp_attr);
+		qsort_r(rt.a, rt.n, sizeof(*rt.a), ga_gs_cmp_attr, m);
 	g->kern = kt.a;
 	g->nkern = kt.n;
 	g->ranges = rt.a;
@@ -574,7 +574,7 @@ int ga_gs_finish(struct ga_gpusamples *g, struct ga_model *m, const struct ga_ra
 				return -1;
 		}
 	}
-	if (unspill(g) || attribute(g, rg))
+	if (unspill(g) || attribute(g, m, rg))
 		return -1;
 	free(g->k);
 	g->k = NULL;

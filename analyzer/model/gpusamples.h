@@ -121,6 +121,9 @@ int ga_gs_bind(struct ga_gpusamples *g, struct ga_model *m);
 int ga_gs_finish(struct ga_gpusamples *g, struct ga_model *m, const struct ga_ranges *rg);
 void ga_gs_free(struct ga_gpusamples *g);
 
+/* Averages' rows by series, then time descending, then by name (qsort_r, m the model). */
+int ga_gs_cmp_attr(const void *a, const void *b, void *m);
+
 /* Non-zero when the traces hold a GPU series. */
 int ga_gs_any(const struct ga_gpusamples *g);
 

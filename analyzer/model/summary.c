@@ -377,6 +377,34 @@ struct smua {
 	uint64_t u[MUA_U64];
 };
 
+/*
+ * The GPU over time (section 21): a series' id, device, source, status,
+ * interval, samples, first start, last end, reasons' metric + 1 (0 none),
+ * time sampled with reasons, throttled, then per reason bit; its metrics
+ * (name, samples, last end, average, minimum, maximum); averages over
+ * kernels and ranges (kind, name, series, count, samples, time, then per
+ * metric value x ns and ns).
+ */
+#define GSS_U64 (11 + GA_GS_REASONS)
+#define GSSC_COUNT 4 /* kernels not kept, unsampled, series unasked, malformed */
+struct sgss {
+	uint32_t proc;
+	uint64_t idx; /* its place among its trace's series */
+	uint64_t u[GSS_U64];
+	uint32_t mlo, nm; /* its metrics: gsm[mlo ..) */
+};
+
+struct sgsm {
+	uint32_t name;
+	uint64_t samples, last_end, avg, min, max; /* IEEE-754 bits for the last three */
+};
+
+struct sgsa {
+	uint32_t kind, key, series; /* kind: 0 kernels, 1 ranges */
+	uint64_t count, samples, time_ns;
+	uint32_t vlo; /* 2 x its series' metrics in gsv: value x ns, then ns */
+};
+
 struct ga_sum {
 	struct ga_strtab s;
 	uint64_t limit;            /* exact durations per row; UINT64_MAX: none */
@@ -454,6 +482,15 @@ struct ga_sum {
 	size_t nmud;
 	struct smua *mua;
 	size_t nmua;
+	uint64_t gssc[GSSC_COUNT];
+	struct sgss *gss;
+	size_t ngss;
+	struct sgsm *gsm;
+	size_t ngsm;
+	struct sgsa *gsa;
+	size_t ngsa;
+	uint64_t *gsv;
+	size_t ngsv;
 };
 
 static int fstate_from(struct ga_sum *s, struct ga_analysis *an, const uint32_t *devmap,
@@ -774,6 +811,10 @@ void ga_summary_free(struct ga_sum *s)
 	free(s->mxp);
 	free(s->mud);
 	free(s->mua);
+	free(s->gss);
+	free(s->gsm);
+	free(s->gsa);
+	free(s->gsv);
 	free(s);
 }
 
@@ -1197,6 +1238,75 @@ static int mu_from(struct ga_sum *s, const struct ga_analysis *an)
 	return 0;
 }
 
+static int gsa_from(struct ga_sum *s, const struct ga_analysis *an, const struct ga_gs_attr *a,
+		    size_t n, uint32_t kind, int *err)
+{
+	const struct ga_gpusamples *g = &an->gs;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ga_gs_attr *x = &a[i];
+		uint32_t nm = x->series < g->nseries ? g->series[x->series].n : 0;
+
+		if (GROW(s->gsa, s->ngsa))
+			return -1;
+		s->gsa[s->ngsa++] = (struct sgsa){ kind, S(s, &an->m, x->key, err), x->series, x->count,
+						   x->samples, x->time_ns, (uint32_t)s->ngsv };
+		for (uint32_t j = 0; j < 2 * nm; j++) {
+			if (GROW(s->gsv, s->ngsv))
+				return -1;
+			s->gsv[s->ngsv++] = f64_bits(j < nm ? x->wsum[j] : x->w[j - nm]);
+		}
+	}
+	return 0;
+}
+
+/* The GPU over time (--gpu-metrics, --gpu-telemetry), as ga_gs_finish() left it (an->gs). */
+static int gs_from(struct ga_sum *s, const struct ga_analysis *an, int *err)
+{
+	const struct ga_gpusamples *g = &an->gs;
+	size_t i, j;
+
+	s->gssc[0] = g->kernels_unkept;
+	s->gssc[1] = g->kernels_unsampled;
+	s->gssc[2] = g->series_unasked;
+	s->gssc[3] = g->malformed;
+	if (!ga_gs_any(g))
+		return 0;
+	for (i = 0; i < g->nseries; i++) {
+		const struct ga_gs_series *x = &g->series[i];
+		struct sgss *o;
+
+		if (GROW(s->gss, s->ngss))
+			return -1;
+		o = &s->gss[s->ngss++];
+		memset(o, 0, sizeof(*o));
+		o->proc = x->proc;
+		o->idx = i;
+		memcpy(o->u,
+		       (uint64_t[11]){ x->id, x->device, x->source, x->status, x->interval_ns, x->ns,
+				       x->first, x->last, (uint64_t)(x->reasons_at + 1), x->sampled_ns,
+				       x->throttled_ns },
+		       11 * sizeof(o->u[0]));
+		for (j = 0; j < GA_GS_REASONS; j++)
+			o->u[11 + j] = x->reason_ns[j];
+		o->mlo = (uint32_t)s->ngsm;
+		o->nm = x->n;
+		for (j = 0; j < x->n; j++) {
+			const struct ga_gs_metric *mt = &x->m[j];
+
+			if (GROW(s->gsm, s->ngsm))
+				return -1;
+			s->gsm[s->ngsm++] = (struct sgsm){ S(s, &an->m, mt->name, err), mt->samples,
+							   mt->last_end, f64_bits(mt->avg),
+							   f64_bits(mt->min), f64_bits(mt->max) };
+		}
+	}
+	return gsa_from(s, an, g->kern, g->nkern, 0, err) ||
+			       gsa_from(s, an, g->ranges, g->nranges, 1, err) ?
+		       -1 :
+		       0;
+}
+
 struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_limit,
 					const char *origin)
 {
@@ -1450,7 +1560,8 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 	}
 	if (ranks_from(s, an, &err) || nvtx_from(s, an, org, &err) ||
 	    launches_from(s, an, org, &err) || fstate_from(s, an, devmap, &err) ||
-	    sites_from(s, an, org, &err) || mx_from(s, an, org, &err) || mu_from(s, an))
+	    sites_from(s, an, org, &err) || mx_from(s, an, org, &err) || mu_from(s, an) ||
+	    gs_from(s, an, &err))
 		goto fail;
 	if (err)
 		goto fail;
@@ -1920,6 +2031,48 @@ static int mx_merge(struct ga_sum *a, struct ga_sum *b, uint32_t pbase, int *err
 	return 0;
 }
 
+/* The GPU over time: b's processes' series appended, with their averages. */
+static int gs_merge(struct ga_sum *a, struct ga_sum *b, uint32_t pbase, int *err)
+{
+	size_t i, sbase = a->ngss, mbase = a->ngsm, vbase = a->ngsv;
+
+	for (i = 0; i < GSSC_COUNT; i++)
+		a->gssc[i] = sat(a->gssc[i], b->gssc[i]);
+	for (i = 0; i < b->ngss; i++) {
+		struct sgss x = b->gss[i];
+
+		if (GROW(a->gss, a->ngss))
+			return -1;
+		x.proc += pbase;
+		x.mlo += (uint32_t)mbase;
+		a->gss[a->ngss++] = x;
+	}
+	for (i = 0; i < b->ngsm; i++) {
+		struct sgsm x = b->gsm[i];
+
+		if (GROW(a->gsm, a->ngsm))
+			return -1;
+		x.name = R(a, b, x.name, err);
+		a->gsm[a->ngsm++] = x;
+	}
+	for (i = 0; i < b->ngsv; i++) {
+		if (GROW(a->gsv, a->ngsv))
+			return -1;
+		a->gsv[a->ngsv++] = b->gsv[i];
+	}
+	for (i = 0; i < b->ngsa; i++) {
+		struct sgsa x = b->gsa[i];
+
+		if (GROW(a->gsa, a->ngsa))
+			return -1;
+		x.key = R(a, b, x.key, err);
+		x.series += (uint32_t)sbase;
+		x.vlo += (uint32_t)vbase;
+		a->gsa[a->ngsa++] = x;
+	}
+	return 0;
+}
+
 /* Memory in use: b's processes' rows appended. */
 static int mu_merge(struct ga_sum *a, struct ga_sum *b, uint32_t pbase)
 {
@@ -2153,7 +2306,7 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 	if (ranks_merge(a, b, (uint32_t)pbase, &err) || nvtx_merge(a, b, &err) ||
 	    launches_merge(a, b, &err) || fstate_merge(a, b, dmap, (uint32_t)pbase, &err) ||
 	    sites_merge(a, b, &err) || mx_merge(a, b, (uint32_t)pbase, &err) ||
-	    mu_merge(a, b, (uint32_t)pbase))
+	    mu_merge(a, b, (uint32_t)pbase) || gs_merge(a, b, (uint32_t)pbase, &err))
 		goto fail;
 	free(dmap);
 	for (i = 0; i < 5; i++)
@@ -2908,6 +3061,74 @@ static int mx_canonical(struct ga_sum *s, const uint32_t *rank, const uint32_t *
 	return 0;
 }
 
+static int cmp_gss(const void *pa, const void *pb)
+{
+	const struct sgss *a = pa, *b = pb;
+
+	return a->proc != b->proc ? cmp_u(mx_rank[a->proc], mx_rank[b->proc]) : cmp_u(a->idx, b->idx);
+}
+
+static int cmp_gsa(const void *pa, const void *pb)
+{
+	const struct sgsa *a = pa, *b = pb;
+
+	if (a->series != b->series)
+		return cmp_u(a->series, b->series);
+	return a->kind != b->kind ? cmp_u(a->kind, b->kind) : cmp_text(a->key, b->key);
+}
+
+/*
+ * The GPU over time: series by process (trace order), then as their trace
+ * ordered them; averages by series, kind and name; metrics and values laid
+ * out in that order.
+ */
+static int gs_canonical(struct ga_sum *s, const uint32_t *rank, const uint32_t *pmap)
+{
+	uint32_t *perm = calloc(s->ngss + 1, sizeof(*perm));
+	struct sgsm *m = calloc(s->ngsm + 1, sizeof(*m));
+	uint64_t *v = calloc(s->ngsv + 1, sizeof(*v));
+	size_t i, n = 0;
+	int rc = -1;
+
+	mx_rank = rank;
+	if (!perm || !m || !v || perm_sort(s->gss, s->ngss, sizeof(*s->gss), cmp_gss, perm))
+		goto out;
+	for (i = 0; i < s->ngss; i++) {
+		struct sgss *x = &s->gss[i];
+
+		if (x->nm)
+			memcpy(m + n, s->gsm + x->mlo, x->nm * sizeof(*m));
+		x->mlo = (uint32_t)n;
+		n += x->nm;
+		x->proc = pmap[x->proc];
+	}
+	if (n)
+		memcpy(s->gsm, m, n * sizeof(*m));
+	s->ngsm = n;
+	for (i = 0; i < s->ngsa; i++)
+		s->gsa[i].series = s->gsa[i].series < s->ngss ? perm[s->gsa[i].series] : 0;
+	if (s->ngsa)
+		qsort(s->gsa, s->ngsa, sizeof(*s->gsa), cmp_gsa);
+	for (i = n = 0; i < s->ngsa; i++) {
+		struct sgsa *x = &s->gsa[i];
+		size_t k = 2 * (size_t)s->gss[x->series].nm;
+
+		if (k)
+			memcpy(v + n, s->gsv + x->vlo, k * sizeof(*v));
+		x->vlo = (uint32_t)n;
+		n += k;
+	}
+	if (n)
+		memcpy(s->gsv, v, n * sizeof(*v));
+	s->ngsv = n;
+	rc = 0;
+out:
+	free(perm);
+	free(m);
+	free(v);
+	return rc;
+}
+
 static int cmp_mud(const void *pa, const void *pb)
 {
 	const struct smud *a = pa, *b = pb;
@@ -2999,7 +3220,8 @@ static int canonical(struct ga_sum *s)
 		s->devrows[i].dev = dmap[s->devrows[i].dev];
 	}
 	fstate_canonical(s, pmap, dmap);
-	if (mx_canonical(s, okrank, pmap) || mu_canonical(s, okrank, pmap))
+	if (mx_canonical(s, okrank, pmap) || mu_canonical(s, okrank, pmap) ||
+	    gs_canonical(s, okrank, pmap))
 		goto out;
 	/* A part merged under a lower limit: the rule is all exact and n <= limit. */
 	for (i = 0; i < s->nks; i++)
@@ -3348,6 +3570,58 @@ static void put_mu(const struct ga_sum *s, struct wbuf *w)
 	}
 }
 
+static void gs_mark(const struct ga_sum *s, uint32_t *used)
+{
+	for (size_t i = 0; i < s->ngsm; i++)
+		mark(used, s->gsm[i].name);
+	for (size_t i = 0; i < s->ngsa; i++)
+		mark(used, s->gsa[i].key);
+}
+
+static void put_gs(const struct ga_sum *s, struct wbuf *w, const struct strnum *sn)
+{
+	size_t i, j;
+
+	pv(w, GSSC_COUNT);
+	for (i = 0; i < GSSC_COUNT; i++)
+		pv(w, s->gssc[i]);
+	pv(w, s->ngss);
+	pv(w, GSS_U64);
+	for (i = 0; i < s->ngss; i++) {
+		const struct sgss *x = &s->gss[i];
+
+		pv(w, x->proc);
+		pv(w, x->idx);
+		for (j = 0; j < GSS_U64; j++)
+			pv(w, x->u[j]);
+		pv(w, x->nm);
+		for (j = 0; j < x->nm; j++) {
+			const struct sgsm *mt = &s->gsm[x->mlo + j];
+
+			ps(w, sn, mt->name);
+			pv(w, mt->samples);
+			pv(w, mt->last_end);
+			pv(w, mt->avg);
+			pv(w, mt->min);
+			pv(w, mt->max);
+		}
+	}
+	pv(w, s->ngsa);
+	for (i = 0; i < s->ngsa; i++) {
+		const struct sgsa *x = &s->gsa[i];
+		size_t k = 2 * (size_t)s->gss[x->series].nm;
+
+		pv(w, x->kind);
+		ps(w, sn, x->key);
+		pv(w, x->series);
+		pv(w, x->count);
+		pv(w, x->samples);
+		pv(w, x->time_ns);
+		for (j = 0; j < k; j++)
+			pv(w, s->gsv[x->vlo + j]);
+	}
+}
+
 static void put_sites(const struct ga_sum *s, struct wbuf *w, const struct strnum *sn)
 {
 	size_t i, j;
@@ -3461,6 +3735,7 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 	fstate_mark(s, used);
 	sites_mark(s, used);
 	mx_mark(s, used);
+	gs_mark(s, used);
 	for (i = 1; i <= ns; i++)
 		if (i < ns && used[i])
 			list[nused++] = (uint32_t)i;
@@ -3637,6 +3912,8 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 	put_mx(s, w, sn);
 	/* 20. memory in use (version 7 on) */
 	put_mu(s, w);
+	/* 21. the GPU over time (version 7 on) */
+	put_gs(s, w, sn);
 }
 
 static void le32(unsigned char *p, uint32_t v)
@@ -4053,6 +4330,72 @@ static int get_launches(struct rbuf *r, struct ga_sum *s)
 			if (!(occ >= 0 && occ <= 1))
 				r->err = 1;
 		}
+	}
+	return r->err ? -1 : 0;
+}
+
+/* Section 21: the GPU over time. */
+static int get_gs(struct rbuf *r, struct ga_sum *s)
+{
+	size_t n, i, j;
+
+	if (gcounters(r, s->gssc, GSSC_COUNT, 0) || gtable(r, GSS_U64, GSS_U64 + 3, &n) ||
+	    !(s->gss = calloc(n + 1, sizeof(*s->gss))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sgss *x = &s->gss[s->ngss++];
+		size_t nm;
+
+		x->proc = g32(r);
+		x->idx = gv(r);
+		for (j = 0; j < GSS_U64; j++)
+			x->u[j] = gv(r);
+		nm = gcount(r, 6);
+		/* Ids, device, source and status 32 bits; the reasons' metric one of them. */
+		if (r->err || x->proc >= s->nprocs || x->u[0] > UINT32_MAX || x->u[1] > UINT32_MAX ||
+		    x->u[2] > UINT32_MAX || x->u[3] > UINT32_MAX || nm > UINT32_MAX ||
+		    x->u[8] > nm)
+			return r->err = 1, -1;
+		x->mlo = (uint32_t)s->ngsm;
+		x->nm = (uint32_t)nm;
+		if (nm && GROW(s->gsm, s->ngsm + nm))
+			return -1;
+		for (j = 0; j < nm && !r->err; j++) {
+			struct sgsm *mt = &s->gsm[s->ngsm++];
+
+			mt->name = gs(r);
+			mt->samples = gv(r);
+			mt->last_end = gv(r);
+			mt->avg = gv(r);
+			mt->min = gv(r);
+			mt->max = gv(r);
+		}
+	}
+	n = gcount(r, 6);
+	if (r->err || !(s->gsa = calloc(n + 1, sizeof(*s->gsa))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sgsa *x = &s->gsa[s->ngsa++];
+		uint64_t series;
+		size_t k;
+
+		x->kind = g32(r);
+		x->key = gs(r);
+		series = gv(r);
+		x->count = gv(r);
+		x->samples = gv(r);
+		x->time_ns = gv(r);
+		if (r->err || x->kind > 1 || series >= s->ngss)
+			return r->err = 1, -1;
+		x->series = (uint32_t)series;
+		x->vlo = (uint32_t)s->ngsv;
+		k = 2 * (size_t)s->gss[series].nm;
+		if (k > (r->len - r->off))
+			return r->err = 1, -1;
+		if (k && GROW(s->gsv, s->ngsv + k))
+			return -1;
+		for (j = 0; j < k; j++)
+			s->gsv[s->ngsv++] = gv(r);
 	}
 	return r->err ? -1 : 0;
 }
@@ -4612,7 +4955,8 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 	}
 	if (get_ranks(r, s) || get_nvtx(r, s) || get_launches(r, s) ||
 	    (r->version >= 5 && get_fstate(r, s)) ||
-	    (r->version >= 7 && (get_sites(r, s) || get_mx(r, s) || get_mu(r, s))))
+	    (r->version >= 7 &&
+	     (get_sites(r, s) || get_mx(r, s) || get_mu(r, s) || get_gs(r, s))))
 		return -1;
 	s->no_sites = r->version < 7;
 	if (!r->err && r->off != r->len)
@@ -5268,6 +5612,92 @@ static int cmp_apply_site(const void *pa, const void *pb)
 	return strcmp(ga_model_str(sites_m, a->str), ga_model_str(sites_m, b->str));
 }
 
+/* The GPU over time into an->gs as ga_gs_finish() leaves it (section 21). */
+static int gs_apply(const struct ga_sum *s, struct ga_analysis *an, struct amap *am, int move)
+{
+	struct ga_gpusamples *g = &an->gs;
+	struct ga_model *m = &an->m;
+	size_t i, j, nk = 0, nr = 0;
+
+	g->kernels_unkept = s->gssc[0];
+	g->kernels_unsampled = s->gssc[1];
+	g->series_unasked = s->gssc[2];
+	g->malformed = s->gssc[3];
+	if (!s->ngss)
+		return 0;
+	if (!(g->series = calloc(s->ngss + 1, sizeof(*g->series))) ||
+	    !(g->kern = calloc(s->ngsa + 1, sizeof(*g->kern))) ||
+	    !(g->ranges = calloc(s->ngsa + 1, sizeof(*g->ranges))))
+		return -1;
+	g->capseries = s->ngss + 1;
+	for (i = 0; i < s->ngss; i++) {
+		const struct sgss *x = &s->gss[i];
+		struct ga_gs_series *y = &g->series[g->nseries++];
+		uint64_t dt = delta_of(s, move, x->proc);
+		char buf[32];
+
+		y->proc = x->proc;
+		y->id = (uint32_t)x->u[0];
+		y->device = (uint32_t)x->u[1];
+		y->source = (uint32_t)x->u[2];
+		y->status = (uint32_t)x->u[3];
+		y->interval_ns = x->u[4];
+		y->ns = (size_t)x->u[5]; /* a count only: the samples stay in the traces */
+		y->first = x->u[6] + dt;
+		y->last = x->u[7] + dt;
+		y->reasons_at = (int)x->u[8] - 1;
+		y->sampled_ns = x->u[9];
+		y->throttled_ns = x->u[10];
+		for (j = 0; j < GA_GS_REASONS; j++)
+			y->reason_ns[j] = x->u[11 + j];
+		y->n = x->nm;
+		if (!(y->m = calloc(x->nm + 1, sizeof(*y->m))))
+			return -1;
+		for (j = 0; j < x->nm; j++) {
+			const struct sgsm *mt = &s->gsm[x->mlo + j];
+
+			y->m[j] = (struct ga_gs_metric){ A(am, m, s, mt->name), mt->samples,
+							 mt->last_end ? mt->last_end + dt : 0,
+							 bits_f64(mt->avg), bits_f64(mt->min),
+							 bits_f64(mt->max), 0, 0 };
+		}
+		/* The device summary's name of it, as ga_gs_finish() takes it. */
+		for (j = 0; j < m->ndevrows; j++)
+			if (m->devrows[j].proc == y->proc && m->devrows[j].id == y->device)
+				break;
+		if (j < m->ndevrows) {
+			y->label = m->devrows[j].label;
+		} else {
+			snprintf(buf, sizeof(buf), "cuda:%u", y->device);
+			if ((y->label = ga_strtab_intern(&m->strs, buf, strlen(buf))) == GA_STR_NOMEM)
+				return -1;
+		}
+	}
+	for (i = 0; i < s->ngsa; i++) {
+		const struct sgsa *x = &s->gsa[i];
+		struct ga_gs_attr *y = x->kind ? &g->ranges[nr++] : &g->kern[nk++];
+		uint32_t n = g->series[x->series].n;
+
+		y->key = A(am, m, s, x->key);
+		y->series = x->series;
+		y->count = x->count;
+		y->samples = x->samples;
+		y->time_ns = x->time_ns;
+		if (!(y->wsum = calloc(2 * (size_t)(n ? n : 1), sizeof(double))))
+			return -1;
+		y->w = y->wsum + n;
+		for (j = 0; j < 2 * (size_t)n; j++)
+			y->wsum[j] = bits_f64(s->gsv[x->vlo + j]);
+	}
+	g->nkern = nk;
+	g->nranges = nr;
+	if (nk > 1)
+		qsort_r(g->kern, nk, sizeof(*g->kern), ga_gs_cmp_attr, m);
+	if (nr > 1)
+		qsort_r(g->ranges, nr, sizeof(*g->ranges), ga_gs_cmp_attr, m);
+	return am->err ? -1 : 0;
+}
+
 /* Memory in use into an->mu as ga_memuse_finish() leaves it (section 20). */
 static int mu_apply(const struct ga_sum *s, struct ga_analysis *an, int move)
 {
@@ -5894,7 +6324,7 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		goto fail;
 	if (am.err || nvtx_apply(s, an, &am) || launches_apply(s, an, &am) ||
 	    fstate_apply(s, an, &am) || sites_apply(s, an, &am) || mx_apply(s, an, &am) ||
-	    mu_apply(s, an, move))
+	    mu_apply(s, an, move) || gs_apply(s, an, &am, move))
 		goto fail;
 	for (i = 0; i < m->nprocs; i++)
 		if (m->procs[i].rank != GA_NO_RANK)
@@ -5963,13 +6393,6 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 		}
 	}
 	if (rc) {
-		ga_analysis_free(&an);
-		ga_filter_free(&flt);
-		return NULL;
-	}
-	/* The GPU over time: not carried. */
-	if (uncarried && ga_gs_any(&an.gs)) {
-		*uncarried = 1;
 		ga_analysis_free(&an);
 		ga_filter_free(&flt);
 		return NULL;

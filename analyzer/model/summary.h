@@ -60,11 +60,11 @@
 
 /* What summaries do not hold yet, as the report and docs/USAGE.md name it. */
 #define GA_SUM_MISSING \
-	"--align nccl, the GPU over time, timeline"
+	"--align nccl, timeline"
 
 /* Said too where a part is of version 6 or earlier. */
 #define GA_SUM_MISSING_SITES \
-	"launch sites, hardware metrics and memory in use (in summaries of version 7 on)"
+	"launch sites, hardware metrics, memory in use and the GPU over time (in summaries of version 7 on)"
 
 struct ga_sum;
 

@@ -170,6 +170,8 @@ rank_job sites "$G"/callsites_static.gpuprof "$G"/findings_alloc.gpuprof \
 # every grouping: traces recorded with --metrics, one with allocations.
 rank_job metrics "$G"/metrics_launches.gpuprof "$G"/metrics_truth.gpuprof \
 	"$G"/synth_mix.gpuprof "$G"/torch_transformer.gpuprof
+# The GPU over time (series, their averages over kernels and ranges) too.
+rank_job overtime "$G"/nvtx_threads.gpuprof "$G"/overtime_gpu.gpuprof "$G"/synth_overtime.gpuprof
 if make --no-print-directory -s BUILD="$build" "$build/bench/synth_job" >"$T/make.log" 2>&1; then
 	jobs=()
 	for r in 0 1 2 3 4 5; do
