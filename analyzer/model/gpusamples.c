@@ -543,7 +543,7 @@ out:
 
 int ga_gs_finish(struct ga_gpusamples *g, struct ga_model *m, const struct ga_ranges *rg)
 {
-	size_t i, j;
+	size_t i;
 
 	ga_map_free(&g->smap);
 	if (!g->nseries) {
@@ -557,22 +557,12 @@ int ga_gs_finish(struct ga_gpusamples *g, struct ga_model *m, const struct ga_ra
 		qsort(g->series, g->nseries, sizeof(*g->series), cmp_series);
 	for (i = 0; i < g->nseries; i++) {
 		struct ga_gs_series *s = &g->series[i];
-		char buf[32];
 
 		if (s->ns > 1)
 			qsort(s->s, s->ns, sizeof(*s->s), cmp_sample);
 		series_stats(s);
-		for (j = 0; j < m->ndevrows; j++)
-			if (m->devrows[j].proc == s->proc && m->devrows[j].id == s->device)
-				break;
-		if (j < m->ndevrows) {
-			s->label = m->devrows[j].label;
-		} else {
-			snprintf(buf, sizeof(buf), "cuda:%u", s->device);
-			s->label = ga_strtab_intern(&m->strs, buf, strlen(buf));
-			if (s->label == GA_STR_NOMEM)
-				return -1;
-		}
+		if ((s->label = ga_model_device_label(m, s->proc, s->device)) == GA_STR_NOMEM)
+			return -1;
 	}
 	if (unspill(g) || attribute(g, m, rg))
 		return -1;

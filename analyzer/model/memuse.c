@@ -317,7 +317,7 @@ out:
 int ga_memuse_finish(struct ga_memuse *mu, struct ga_model *m)
 {
 	uint32_t *rank = NULL;
-	size_t i, j;
+	size_t i;
 
 	if (mu->ndevs > 1)
 		qsort(mu->devs, mu->ndevs, sizeof(*mu->devs), cmp_dev);
@@ -336,21 +336,12 @@ int ga_memuse_finish(struct ga_memuse *mu, struct ga_model *m)
 	free(rank);
 	for (i = 0; i < mu->ndevs; i++) {
 		struct ga_memuse_dev *d = &mu->devs[i];
-		char buf[32];
 
 		/* The device summary's name of it, where the model has the device. */
-		for (j = 0; j < m->ndevrows; j++)
-			if (m->devrows[j].proc == d->proc && m->devrows[j].id == d->device)
-				break;
-		if (j < m->ndevrows) {
-			d->label = m->devrows[j].label;
-		} else {
-			snprintf(buf, sizeof(buf), "cuda:%u", d->device);
-			d->label = ga_strtab_intern(&m->strs, buf, strlen(buf));
-			if (d->label == GA_STR_NOMEM) {
-				snprintf(mu->err, sizeof(mu->err), "memory in use: out of memory");
-				return -1;
-			}
+		d->label = ga_model_device_label(m, d->proc, d->device);
+		if (d->label == GA_STR_NOMEM) {
+			snprintf(mu->err, sizeof(mu->err), "memory in use: out of memory");
+			return -1;
 		}
 	}
 	return 0;

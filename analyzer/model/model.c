@@ -77,6 +77,17 @@ const char *ga_model_str(const struct ga_model *m, uint32_t id)
 	return ga_strtab_get(&m->strs, id);
 }
 
+uint32_t ga_model_device_label(struct ga_model *m, uint32_t proc, uint32_t device)
+{
+	char buf[32];
+
+	for (size_t j = 0; j < m->ndevrows; j++)
+		if (m->devrows[j].proc == proc && m->devrows[j].id == device)
+			return m->devrows[j].label;
+	snprintf(buf, sizeof(buf), "cuda:%u", device);
+	return ga_strtab_intern(&m->strs, buf, strlen(buf));
+}
+
 /* Several host names among the processes. */
 static int several_hosts(const struct ga_model *m)
 {

@@ -589,6 +589,13 @@ int ga_model_on_file_done(struct ga_model *m, void *ctx,
 uint32_t ga_model_fstr(struct ga_model *m, uint32_t id);
 
 /* Text of a strtab id. */
+/*
+ * The device summary's name of (process, CUDA ordinal) ("cuda:0 [...]"),
+ * where the model has the device, else "cuda:N": a strtab id, GA_STR_NOMEM
+ * out of memory.
+ */
+uint32_t ga_model_device_label(struct ga_model *m, uint32_t proc, uint32_t device);
+
 const char *ga_model_str(const struct ga_model *m, uint32_t id);
 
 /*

@@ -1492,10 +1492,31 @@ static int site_frames(struct ga_sites *st, struct ga_model *m, struct ga_stack_
 	return 0;
 }
 
+int ga_sites_order(struct ga_sites *st, const struct ga_model *m)
+{
+	struct sort_ctx sc = { st, m };
+	size_t i;
+
+	if (st->nskern)
+		qsort_r(st->skern, st->nskern, sizeof(*st->skern), cmp_skern, &sc);
+	for (i = st->nskern; i-- > 0;)
+		st->sites[st->skern[i].site].klo = (uint32_t)i;
+	for (i = 0; i < st->nskern; i++)
+		st->sites[st->skern[i].site].khi = (uint32_t)i + 1;
+	free(st->order);
+	st->order = malloc((st->nsites ? st->nsites : 1) * sizeof(*st->order));
+	if (!st->order)
+		return -1;
+	for (i = 0; i < st->nsites; i++)
+		st->order[i] = (uint32_t)i;
+	if (st->nsites)
+		qsort_r(st->order, st->nsites, sizeof(*st->order), cmp_site, &sc);
+	return 0;
+}
+
 int ga_sites_finish(struct ga_sites *st, struct ga_model *m)
 {
 	struct ga_map sk = { 0 };
-	struct sort_ctx sc = { st, m };
 	size_t i;
 	int rc = -1;
 
@@ -1574,19 +1595,7 @@ int ga_sites_finish(struct ga_sites *st, struct ga_model *m)
 	for (i = 0; i < st->nsites; i++)
 		if (site_frames(st, m, &st->sites[i]))
 			goto out;
-	if (st->nskern)
-		qsort_r(st->skern, st->nskern, sizeof(*st->skern), cmp_skern, &sc);
-	for (i = st->nskern; i-- > 0;)
-		st->sites[st->skern[i].site].klo = (uint32_t)i;
-	for (i = 0; i < st->nskern; i++)
-		st->sites[st->skern[i].site].khi = (uint32_t)i + 1;
-	st->order = malloc((st->nsites ? st->nsites : 1) * sizeof(*st->order));
-	if (!st->order)
-		goto out;
-	for (i = 0; i < st->nsites; i++)
-		st->order[i] = (uint32_t)i;
-	qsort_r(st->order, st->nsites, sizeof(*st->order), cmp_site, &sc);
-	rc = 0;
+	rc = ga_sites_order(st, m);
 out:
 	ga_map_free(&sk);
 	return rc;

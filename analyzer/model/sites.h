@@ -324,4 +324,11 @@ int ga_sites_user_frames(const struct ga_sites *st, const struct ga_model *m, ui
  */
 int ga_sites_finish(struct ga_sites *st, struct ga_model *m);
 
+/*
+ * Each site's kernels, most time first (klo, khi), and the sites, most GPU
+ * time first (order), as ga_sites_finish() leaves them: for sites made
+ * elsewhere (summaries).  0, or -1 out of memory.
+ */
+int ga_sites_order(struct ga_sites *st, const struct ga_model *m);
+
 #endif

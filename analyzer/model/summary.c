@@ -5582,36 +5582,6 @@ static int launches_apply(const struct ga_sum *s, struct ga_analysis *an, struct
 	return am->err ? -1 : 0;
 }
 
-static const struct ga_model *sites_m;
-static const struct ga_stack_site *sites_v;
-
-/* As sites.c orders a site's kernels: most time, most launches, then by name. */
-static int cmp_apply_skern(const void *pa, const void *pb)
-{
-	const struct ga_stack_kernel *a = pa, *b = pb;
-
-	if (a->site != b->site)
-		return a->site < b->site ? -1 : 1;
-	if (a->ns != b->ns)
-		return a->ns > b->ns ? -1 : 1;
-	if (a->count != b->count)
-		return a->count > b->count ? -1 : 1;
-	return strcmp(ga_model_str(sites_m, a->name), ga_model_str(sites_m, b->name));
-}
-
-/* As sites.c orders sites: most GPU time, most launches, then by text. */
-static int cmp_apply_site(const void *pa, const void *pb)
-{
-	const struct ga_stack_site *a = &sites_v[*(const uint32_t *)pa];
-	const struct ga_stack_site *b = &sites_v[*(const uint32_t *)pb];
-
-	if (a->gpu_ns != b->gpu_ns)
-		return a->gpu_ns > b->gpu_ns ? -1 : 1;
-	if (a->launches != b->launches)
-		return a->launches > b->launches ? -1 : 1;
-	return strcmp(ga_model_str(sites_m, a->str), ga_model_str(sites_m, b->str));
-}
-
 /* The GPU over time into an->gs as ga_gs_finish() leaves it (section 21). */
 static int gs_apply(const struct ga_sum *s, struct ga_analysis *an, struct amap *am, int move)
 {
@@ -5634,7 +5604,6 @@ static int gs_apply(const struct ga_sum *s, struct ga_analysis *an, struct amap 
 		const struct sgss *x = &s->gss[i];
 		struct ga_gs_series *y = &g->series[g->nseries++];
 		uint64_t dt = delta_of(s, move, x->proc);
-		char buf[32];
 
 		y->proc = x->proc;
 		y->id = (uint32_t)x->u[0];
@@ -5662,16 +5631,8 @@ static int gs_apply(const struct ga_sum *s, struct ga_analysis *an, struct amap 
 							 bits_f64(mt->max), 0, 0 };
 		}
 		/* The device summary's name of it, as ga_gs_finish() takes it. */
-		for (j = 0; j < m->ndevrows; j++)
-			if (m->devrows[j].proc == y->proc && m->devrows[j].id == y->device)
-				break;
-		if (j < m->ndevrows) {
-			y->label = m->devrows[j].label;
-		} else {
-			snprintf(buf, sizeof(buf), "cuda:%u", y->device);
-			if ((y->label = ga_strtab_intern(&m->strs, buf, strlen(buf))) == GA_STR_NOMEM)
-				return -1;
-		}
+		if ((y->label = ga_model_device_label(m, y->proc, y->device)) == GA_STR_NOMEM)
+			return -1;
 	}
 	for (i = 0; i < s->ngsa; i++) {
 		const struct sgsa *x = &s->gsa[i];
@@ -5715,7 +5676,6 @@ static int mu_apply(const struct ga_sum *s, struct ga_analysis *an, int move)
 		const struct smud *x = &s->mud[i];
 		struct ga_memuse_dev *d = &mu->devs[mu->ndevs];
 		uint64_t dt = delta_of(s, move, x->proc);
-		char buf[32];
 
 		memset(d, 0, sizeof(*d));
 		d->proc = x->proc;
@@ -5739,16 +5699,8 @@ static int mu_apply(const struct ga_sum *s, struct ga_analysis *an, int move)
 							      (uint8_t)u[5], (uint8_t)u[6], (uint8_t)u[7] };
 		}
 		/* The device summary's name of it, as ga_memuse_finish() takes it. */
-		for (j = 0; j < m->ndevrows; j++)
-			if (m->devrows[j].proc == d->proc && m->devrows[j].id == d->device)
-				break;
-		if (j < m->ndevrows) {
-			d->label = m->devrows[j].label;
-		} else {
-			snprintf(buf, sizeof(buf), "cuda:%u", d->device);
-			if ((d->label = ga_strtab_intern(&m->strs, buf, strlen(buf))) == GA_STR_NOMEM)
-				return -1;
-		}
+		if ((d->label = ga_model_device_label(m, d->proc, d->device)) == GA_STR_NOMEM)
+			return -1;
 		mu->ndevs++;
 	}
 	return 0;
@@ -5885,8 +5837,7 @@ static int sites_apply(const struct ga_sum *s, struct ga_analysis *an, struct am
 	if (ga_util_grow(&st->sites, &st->capsites, s->nsites + 1, sizeof(*st->sites)) ||
 	    ga_util_grow(&st->skern, &st->capskern, s->nskern + 1, sizeof(*st->skern)) ||
 	    ga_util_grow(&st->ftext, &st->capftext, s->nsframes + 1, sizeof(*st->ftext)) ||
-	    ga_util_grow(&st->mods, &st->capmods, s->nsmods + 1, sizeof(*st->mods)) ||
-	    !(st->order = malloc((s->nsites + 1) * sizeof(*st->order))))
+	    ga_util_grow(&st->mods, &st->capmods, s->nsmods + 1, sizeof(*st->mods)))
 		return -1;
 	for (i = 0; i < s->nsframes; i++)
 		st->ftext[st->nftext++] = A(am, m, s, s->sframes[i]);
@@ -5902,7 +5853,6 @@ static int sites_apply(const struct ga_sum *s, struct ga_analysis *an, struct am
 		y->kernels = (uint32_t)x->u[2];
 		y->foff = x->foff;
 		y->nf = x->nf;
-		st->order[i] = (uint32_t)i;
 	}
 	for (i = 0; i < s->nskern; i++)
 		st->skern[st->nskern++] = (struct ga_stack_kernel){ s->skern[i].site,
@@ -5916,17 +5866,7 @@ static int sites_apply(const struct ga_sum *s, struct ga_analysis *an, struct am
 		y->why = A(am, m, s, s->smods[i].why);
 		y->verdict = y->verdict_sites = (int)s->smods[i].verdict;
 	}
-	if (am->err)
-		return -1;
-	sites_m = m;
-	sites_v = st->sites;
-	qsort(st->skern, st->nskern, sizeof(*st->skern), cmp_apply_skern);
-	for (i = st->nskern; i-- > 0;)
-		st->sites[st->skern[i].site].klo = (uint32_t)i;
-	for (i = 0; i < st->nskern; i++)
-		st->sites[st->skern[i].site].khi = (uint32_t)i + 1;
-	qsort(st->order, st->nsites, sizeof(*st->order), cmp_apply_site);
-	return 0;
+	return am->err ? -1 : ga_sites_order(st, m);
 }
 
 /*
