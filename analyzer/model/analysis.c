@@ -179,7 +179,7 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	 * kept by it.
 	 */
 	an->rg.fold = !an->o.no_fold && !an->o.launches && !an->o.marks && !an->o.range_details &&
-		      !an->rg.site_of && !ga_filter_active(an->flt);
+		      !an->rg.site_of;
 	/*
 	 * A summary carries each name's CPU durations: kept as the ranges
 	 * come, folded or not; the ranks' steps are kept by the fold.

@@ -189,11 +189,40 @@ static int kernel_kept(struct ga_filter *f, struct ga_model *m, uint32_t name)
 	return f->kmatch[name] == 1;
 }
 
+/* The --nvtx verdict of range name (key) k: made once a name, as the ranges come. */
+static int key_matches(struct ga_filter *f, struct ga_ranges_key *k)
+{
+	if (!k->match)
+		k->match = matches(&f->nvtx_re, "nvtx", ga_model_str(f->m, k->name)) ||
+					   matches(&f->nvtx_re, "nvtx", ga_model_str(f->m, k->label)) ?
+				   1 :
+				   2;
+	return k->match == 1;
+}
+
 static int range_matches(void *ctx, uint32_t range)
 {
 	struct ga_filter *f = ctx;
 
-	return f->nx->keys[f->nx->ranges[range].key].match != 0;
+	return key_matches(f, &f->nx->keys[f->nx->ranges[range].key]);
+}
+
+/*
+ * Whether a range open on the launching thread at the launch matches
+ * --nvtx: the ranges kept, or, folded (ranges.h fold), the names on the
+ * path of the innermost one's tree node (the ranges there nest).
+ */
+static int nvtx_kept(struct ga_filter *f, const struct ga_ranges_attr *at)
+{
+	const struct ga_ranges *nx = f->nx;
+
+	if (at->inner != GA_RANGES_FOLDED)
+		return ga_ranges_walk(f->nx, at, range_matches, f) != 0;
+	for (uint32_t c = at->node; c < nx->nnodes; c = nx->nodes[c].parent)
+		if (nx->nodes[c].kind == GA_RANGES_N_RANGE && nx->nodes[c].id < nx->nkeys &&
+		    key_matches(f, &f->nx->keys[nx->nodes[c].id]))
+			return 1;
+	return 0;
 }
 
 int ga_filter_keep(void *ctx, struct ga_model *m, struct ga_act *a)
@@ -226,7 +255,7 @@ int ga_filter_keep(void *ctx, struct ga_model *m, struct ga_act *a)
 		return 1;
 	}
 	at = ga_ranges_attribute(f->nx, a);
-	if (f->has_nvtx && !ga_ranges_walk(f->nx, &at, range_matches, f))
+	if (f->has_nvtx && !nvtx_kept(f, &at))
 		return 0;
 	a->nvtx_range = at.inner < GA_RANGES_UNATTR ? at.inner + 1 : 0;
 	a->nvtx = ga_ranges_account(f->nx, a, &at);
@@ -240,14 +269,10 @@ void ga_filter_bind(struct ga_filter *f, struct ga_ranges *nx, struct ga_model *
 {
 	size_t i;
 
-	for (i = 0; i < nx->nkeys; i++) {
-		struct ga_ranges_key *k = &nx->keys[i];
-
-		/* "name" or, in a domain, "domain:name" too. */
-		k->match = f->has_nvtx &&
-			   (matches(&f->nvtx_re, "nvtx", ga_model_str(m, k->name)) ||
-			    matches(&f->nvtx_re, "nvtx", ga_model_str(m, k->label)));
-	}
+	/* "name" or, in a domain, "domain:name" too: each name's verdict as it is asked. */
+	f->m = m;
+	for (i = 0; i < nx->nkeys; i++)
+		nx->keys[i].match = 0;
 	f->nx = nx;
 	/* A paced trace's ranges come as the model reads it (ranges.h pace). */
 	if (!ga_filter_active(f) && !nx->nranges && !nx->paced && !nx->site_of) {

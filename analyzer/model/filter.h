@@ -31,6 +31,7 @@ struct ga_filter {
 	size_t ndevices, capdevices;
 	struct ga_buf desc;        /* "--nvtx 'step', --kind kernel" */
 	struct ga_ranges *nx;        /* ranges to attribute to, NULL: none */
+	const struct ga_model *m;    /* their names' (ga_filter_bind()) */
 	uint8_t *kmatch;           /* kernel name strtab id -> 0 unknown, 1 kept, 2 not */
 	size_t capkmatch;
 	uint64_t seen, kept;       /* GPU activities */

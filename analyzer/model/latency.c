@@ -285,9 +285,28 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	return 0;
 }
 
+/*
+ * A kernel a filter dropped: its call, where it waits, goes uncounted now
+ * rather than a generation later (a filter that keeps few kernels would
+ * leave most calls waiting).
+ */
+static void on_drop(void *ctx, const struct ga_act *a)
+{
+	struct ga_latency *l = ctx;
+	uint32_t v;
+
+	if (a->kind != GA_ACT_KERNEL || a->graph_id || !l->nwaiting)
+		return;
+	v = wfind(l, (uint64_t)a->proc << 32 | a->correlation);
+	if (v && !l->w[v - 1].kernel)
+		unwait(l, v - 1);
+}
+
 int ga_latency_bind(struct ga_latency *l, struct ga_model *m)
 {
 	l->quant_limit = m->quant_limit;
+	m->on_drop = on_drop;
+	m->on_drop_ctx = l;
 	return ga_model_observe(m, l, obs_rec, 1ull << GP_REC_API, obs_act);
 }
 

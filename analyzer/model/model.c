@@ -1419,8 +1419,11 @@ static int keep_ask(struct fctx *f, struct ga_act *a)
 		snprintf(m->err, sizeof(m->err), "%s: out of memory", m->files[f->file].path);
 		return -1;
 	}
-	if (!r)
+	if (!r) {
 		m->dropped++;
+		if (m->on_drop)
+			m->on_drop(m->on_drop_ctx, a);
+	}
 	f->nvtx = a->nvtx;
 	return r;
 }

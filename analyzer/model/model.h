@@ -367,6 +367,12 @@ struct ga_model {
 	int (*keep)(void *ctx, struct ga_model *m, struct ga_act *a);
 	void *keep_ctx;
 	uint64_t dropped;
+	/*
+	 * Told of each activity the keep hook dropped, which no observer sees:
+	 * what waits for it may go (launch latency's calls).
+	 */
+	void (*on_drop)(void *ctx, const struct ga_act *a);
+	void *on_drop_ctx;
 
 	struct ga_file *files;
 	size_t nfiles, capfiles;

@@ -87,7 +87,7 @@ struct ga_ranges_detail {
 struct ga_ranges_key {
 	uint32_t name, domain;     /* strtab ids; domain 0: the default domain */
 	uint32_t label;            /* strtab id: "name" or "domain:name" */
-	uint32_t match;            /* the --nvtx filter's verdict, set by the filter */
+	uint32_t match;            /* the --nvtx filter's verdict: 0 not asked, 1 kept, 2 not */
 	uint64_t count, unterminated;
 	uint64_t cpu_total, cpu_min, cpu_max;  /* end - start */
 	struct ga_welford cpu_var;
