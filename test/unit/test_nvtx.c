@@ -1652,6 +1652,47 @@ static void test_fold_pystacks(void)
 	tap_end();
 }
 
+/*
+ * Filtered reports fold: --nvtx keeps what every range kept keeps, read
+ * from the names on a launch's range tree path (nested ranges, a second
+ * thread's, graph nodes' capture ranges).
+ */
+static void test_fold_filters(void)
+{
+	static const char *const res[] = { "layer", "step", "attn|mlp", "capture", "replay",
+					   "nothing" };
+
+	tap_begin("nvtx: --nvtx filters on folded ranges keep what every range kept keeps");
+	for (int tr = 0; tr < 3; tr++) {
+		struct trace t = tr == 0 ? job_trace(300, 0, 10) : tr == 1 ? job_trace(300, 11, 10) :
+									     graph_trace(300, 0);
+
+		for (size_t r = 0; r < sizeof(res) / sizeof(res[0]); r++) {
+			struct loaded a, b;
+			char err[256];
+
+			ga_filter_init(&a.f);
+			ga_filter_init(&b.f);
+			CHECK(ga_filter_option(&a.f, GA_FILTER_OPT_NVTX, res[r], err, sizeof(err)) == 1 &&
+			      ga_filter_option(&b.f, GA_FILTER_OPT_NVTX, res[r], err, sizeof(err)) == 1);
+			load(&a, &t, 1);
+			load_fold = 1;
+			load(&b, &t, 1);
+			load_fold = 0;
+			CHECKF(b.nx.folded, "trace %d, --nvtx %s: not folded (%s)", tr, res[r],
+			       b.nx.fold_why ? b.nx.fold_why : "-");
+			CHECKF(a.ok && b.ok && a.f.kept == b.f.kept && a.m.nrows == b.m.nrows,
+			       "trace %d, --nvtx %s: kept %llu / %llu", tr, res[r],
+			       (unsigned long long)a.f.kept, (unsigned long long)b.f.kept);
+			same_by_name(&a, &b, res[r]);
+			unload(&a);
+			unload(&b);
+		}
+		free(t.buf);
+	}
+	tap_end();
+}
+
 /* xorshift64*: the random traces' choices, from a seed. */
 static uint32_t rnd_next(uint64_t *x)
 {
@@ -2123,6 +2164,7 @@ int main(void)
 	test_fold_random();
 	test_fold_graphs();
 	test_fold_pystacks();
+	test_fold_filters();
 	test_fold_golden();
 	test_emit_names();
 	test_emit_strings();
