@@ -1292,7 +1292,7 @@ static inline uint32_t node_get(struct ga_ranges *nx, uint32_t parent, uint32_t 
  */
 #define FOLD_ROOTS 64
 #define FOLD_QUIET (1u << 18)
-#define FOLD_THREADS 16
+#define FOLD_THREADS 64
 /*
  * Paced, the model waits for the launches of an outermost range until it
  * folds: one of long ranges folds once FOLD_PACE_RECS records came after

@@ -915,9 +915,11 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 	} while (0)
 	for (st = 0; st < steps && api_t && api_tid; st++) {
 		uint64_t t0 = T0 + 1000 + st * 100000;
-		/* 15: each step's ranges on one of 20 threads, all launching from 100. */
-		uint32_t tid = how == 2 && st == steps / 2 ? 200 : how == 15 ? 1000 + st % 20 :
-									       100;
+		/* 15, 16: each step's ranges on one of 20, 70 threads, all launching from 100. */
+		uint32_t tid = how == 2 && st == steps / 2 ? 200 :
+			       how == 15                   ? 1000 + st % 20 :
+			       how == 16                   ? 1000 + st % 70 :
+							     100;
 
 		for (l = 0; l < 4; l++) {
 			uint64_t l0 = t0 + l * 20000 + 100;
@@ -1097,7 +1099,8 @@ static void test_fold(void)
 		{ 13, 300, 0, "a thread taken as quiet, then its range around most steps",
 		  "a range that came after the ranges around it folded", 0, 2, 200 },
 		{ 14, 300, 1, "launches inside ranges of two other threads", NULL, 0, 2, 0 },
-		{ 15, 300, 0, "steps on 20 threads", "ranges on more threads of a process than a fold "
+		{ 15, 300, 1, "steps on 20 threads", NULL, 0, 2, 0 },
+		{ 16, 300, 0, "steps on 70 threads", "ranges on more threads of a process than a fold "
 						     "keeps",
 		  0, 2, 0 },
 		{ 3, 300, 0, "a kernel after its step folded",
