@@ -500,7 +500,7 @@ static uint32_t dense_max(const struct ga_strmap *sm)
 
 static int gbit(const struct ga_strmap *sm, uint32_t id)
 {
-	return (size_t)id / 8 < sm->gbytes && (sm->gbits[id / 8] >> (id % 8) & 1);
+	return (size_t)id / 8 < sm->gcap && (sm->gbits[id / 8] >> (id % 8) & 1);
 }
 
 /* Marks id an op name interned as its op's (on), or not.  0, or -1 out of memory. */
@@ -508,7 +508,7 @@ static int gbit_set(struct ga_strmap *sm, uint32_t id, int on)
 {
 	size_t byte = (size_t)id / 8;
 
-	if (byte >= sm->gbytes) {
+	if (byte >= sm->gcap) {
 		size_t old = sm->gcap;
 
 		if (!on)
@@ -516,7 +516,6 @@ static int gbit_set(struct ga_strmap *sm, uint32_t id, int on)
 		if (ga_util_grow(&sm->gbits, &sm->gcap, byte + 1, 1))
 			return -1;
 		memset(sm->gbits + old, 0, sm->gcap - old);
-		sm->gbytes = sm->gcap;
 	}
 	if (on)
 		sm->gbits[byte] |= (uint8_t)(1u << (id % 8));
@@ -594,7 +593,7 @@ void ga_strmap_reset(struct ga_strmap *sm)
 	ga_map_free(&sm->sparse);
 	ga_map_free(&sm->pend);
 	if (sm->gbits)
-		memset(sm->gbits, 0, sm->gbytes);
+		memset(sm->gbits, 0, sm->gcap);
 }
 
 void ga_strmap_free(struct ga_strmap *sm)

@@ -86,7 +86,7 @@ struct ga_strmap {
 	 */
 	int group_ops;
 	uint8_t *gbits;
-	size_t gbytes, gcap;
+	size_t gcap; /* bytes of gbits */
 	struct ga_map pend;
 };
 

@@ -301,11 +301,11 @@ enum {
  * placed at their forward op's site, STACK and CORR_STACK records.
  */
 #define SSC_COUNT 6
-#define SSITE_U64 4
+#define SSITE_U64 3
 struct ssite {
 	uint32_t str;    /* the collapsed stack */
 	uint32_t origin; /* the trace whose stack lists its frames */
-	/* gpu_ns, launches, kernels, best: that stack's kernel time + 1, 0 none */
+	/* gpu_ns, launches, best: that stack's kernel time + 1, 0 none */
 	uint64_t u[SSITE_U64];
 	uint32_t foff, nf; /* its frames: sframes[foff ..) */
 };
@@ -332,8 +332,7 @@ struct smod {
 #define MXK_U64 9
 #define MXK_F64 (GA_MX_PREC + 6) /* FLOPs by class, DRAM read, write, total, L2, L1, SM Hz */
 struct smxk {
-	uint32_t name, proc;
-	uint64_t idx; /* its place among its process's rows, as they came */
+	uint32_t name, proc; /* a process's rows as they came (canonical() keeps them so) */
 	uint64_t u[MXK_U64];
 	uint64_t f[MXK_F64]; /* IEEE-754 bits */
 	uint32_t vlo, nv;    /* its measured values: mxv[vlo ..) */
@@ -354,7 +353,6 @@ struct smxn {
 #define MXP_F64 (GP_PEAK_COUNT + 1) /* FLOP/s by class, DRAM bytes/s */
 struct smxp {
 	uint32_t proc, chip;
-	uint64_t idx;
 	uint64_t u[MXP_U32];
 	uint64_t f[MXP_F64];
 };
@@ -388,8 +386,7 @@ struct smua {
 #define GSS_U64 (11 + GA_GS_REASONS)
 #define GSSC_COUNT 4 /* kernels not kept, unsampled, series unasked, malformed */
 struct sgss {
-	uint32_t proc;
-	uint64_t idx; /* its place among its trace's series */
+	uint32_t proc; /* a process's series as its trace ordered them */
 	uint64_t u[GSS_U64];
 	uint32_t mlo, nm; /* its metrics: gsm[mlo ..) */
 };
@@ -1090,8 +1087,7 @@ static int sites_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t o
 		o->origin = org;
 		o->u[0] = x->gpu_ns;
 		o->u[1] = x->launches;
-		o->u[2] = x->kernels;
-		o->u[3] = x->best == UINT32_MAX ? 0 : sat(x->best_ns, 1);
+		o->u[2] = x->best == UINT32_MAX ? 0 : sat(x->best_ns, 1);
 		o->foff = (uint32_t)s->nsframes;
 		o->nf = x->nf;
 		for (j = 0; j < x->nf && s->nsframes < st->nftext; j++)
@@ -1160,7 +1156,6 @@ static int mx_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t org,
 
 		o->name = S(s, m, k->name, err);
 		o->proc = k->proc;
-		o->idx = i;
 		memcpy(o->u,
 		       (uint64_t[MXK_U64]){ k->device, k->launches, k->cached, k->time_ns, k->cost_ns,
 					    k->passes, k->spread, k->sm_hz_n, k->have },
@@ -1187,7 +1182,6 @@ static int mx_from(struct ga_sum *s, const struct ga_analysis *an, uint32_t org,
 
 		o->proc = p->proc;
 		o->chip = S(s, m, p->chip, err);
-		o->idx = i;
 		memcpy(o->u,
 		       (uint64_t[MXP_U32]){ p->device, r->cc_major, r->cc_minor, r->sm_count,
 					    r->sm_clock_khz, r->mem_clock_khz, r->bus_width },
@@ -1281,7 +1275,6 @@ static int gs_from(struct ga_sum *s, const struct ga_analysis *an, int *err)
 		o = &s->gss[s->ngss++];
 		memset(o, 0, sizeof(*o));
 		o->proc = x->proc;
-		o->idx = i;
 		memcpy(o->u,
 		       (uint64_t[11]){ x->id, x->device, x->source, x->status, x->interval_ns, x->ns,
 				       x->first, x->last, (uint64_t)(x->reasons_at + 1), x->sampled_ns,
@@ -1896,8 +1889,8 @@ static int sites_merge(struct ga_sum *a, struct ga_sum *b, int *err)
 		} else {
 			const struct ssite *y = &a->sites[j];
 
-			take = x.u[3] > y->u[3] ||
-			       (x.u[3] == y->u[3] && x.u[3] &&
+			take = x.u[2] > y->u[2] ||
+			       (x.u[2] == y->u[2] && x.u[2] &&
 				strcmp(ga_strtab_get(&a->s, x.origin), ga_strtab_get(&a->s, y->origin)) < 0);
 		}
 		bmap[i] = (uint32_t)j;
@@ -1907,7 +1900,7 @@ static int sites_merge(struct ga_sum *a, struct ga_sum *b, int *err)
 			struct ssite *y = &a->sites[j];
 
 			y->origin = x.origin;
-			y->u[3] = x.u[3];
+			y->u[2] = x.u[2];
 			y->foff = (uint32_t)a->nsframes;
 			y->nf = x.nf;
 			for (size_t f = 0; f < x.nf; f++) {
@@ -1930,7 +1923,6 @@ static int sites_merge(struct ga_sum *a, struct ga_sum *b, int *err)
 			if (GROW(a->skern, a->nskern))
 				goto out;
 			a->skern[a->nskern++] = (struct sskern){ k.site, k.name, 0, 0 };
-			a->sites[k.site].u[2]++;
 		}
 		a->skern[j].count = sat(a->skern[j].count, k.count);
 		a->skern[j].ns = sat(a->skern[j].ns, k.ns);
@@ -2460,6 +2452,11 @@ BY_PROC_CMP(cmp_win, struct swin)
 BY_PROC_CMP(cmp_graph, struct sgraph)
 BY_PROC_CMP(cmp_devrow, struct sdevrow)
 BY_PROC_CMP(cmp_srank, struct srank)
+/* A process's rows come from one part, in its order: the stable sort keeps them so. */
+BY_PROC_CMP(cmp_mxk, struct smxk)
+BY_PROC_CMP(cmp_mxp, struct smxp)
+BY_PROC_CMP(cmp_gss, struct sgss)
+BY_PROC_CMP(cmp_mud, struct smud)
 
 /* A part merged under a lower limit: the rule is all exact and n <= limit. */
 static int to_sketch_over(struct sq *q, uint64_t limit)
@@ -3001,22 +2998,6 @@ static int sites_canonical(struct ga_sum *s)
 	return 0;
 }
 
-static const uint32_t *mx_rank; /* a process's place in the canonical order */
-
-static int cmp_mxk(const void *pa, const void *pb)
-{
-	const struct smxk *a = pa, *b = pb;
-
-	return a->proc != b->proc ? cmp_u(mx_rank[a->proc], mx_rank[b->proc]) : cmp_u(a->idx, b->idx);
-}
-
-static int cmp_mxp(const void *pa, const void *pb)
-{
-	const struct smxp *a = pa, *b = pb;
-
-	return a->proc != b->proc ? cmp_u(mx_rank[a->proc], mx_rank[b->proc]) : cmp_u(a->idx, b->idx);
-}
-
 static int cmp_mxn(const void *pa, const void *pb)
 {
 	const struct smxn *a = pa, *b = pb;
@@ -3029,18 +3010,16 @@ static int cmp_mxn(const void *pa, const void *pb)
  * Metrics' rows by process (rank: canonical()'s order), then as they came;
  * each row's values by name, laid out in row order; names by first use.
  */
-static int mx_canonical(struct ga_sum *s, const uint32_t *rank, const uint32_t *pmap)
+static int mx_canonical(struct ga_sum *s, const uint32_t *pmap)
 {
 	struct smxv *v = calloc(s->nmxv + 1, sizeof(*v));
 	size_t i, n = 0;
 
-	if (!v)
+	if (!v || perm_sort(s->mxk, s->nmxk, sizeof(*s->mxk), cmp_mxk, NULL) ||
+	    perm_sort(s->mxp, s->nmxp, sizeof(*s->mxp), cmp_mxp, NULL)) {
+		free(v);
 		return -1;
-	mx_rank = rank;
-	if (s->nmxk)
-		qsort(s->mxk, s->nmxk, sizeof(*s->mxk), cmp_mxk);
-	if (s->nmxp)
-		qsort(s->mxp, s->nmxp, sizeof(*s->mxp), cmp_mxp);
+	}
 	if (s->nmxn)
 		qsort(s->mxn, s->nmxn, sizeof(*s->mxn), cmp_mxn);
 	for (i = 0; i < s->nmxk; i++) {
@@ -3061,13 +3040,6 @@ static int mx_canonical(struct ga_sum *s, const uint32_t *rank, const uint32_t *
 	return 0;
 }
 
-static int cmp_gss(const void *pa, const void *pb)
-{
-	const struct sgss *a = pa, *b = pb;
-
-	return a->proc != b->proc ? cmp_u(mx_rank[a->proc], mx_rank[b->proc]) : cmp_u(a->idx, b->idx);
-}
-
 static int cmp_gsa(const void *pa, const void *pb)
 {
 	const struct sgsa *a = pa, *b = pb;
@@ -3082,7 +3054,7 @@ static int cmp_gsa(const void *pa, const void *pb)
  * ordered them; averages by series, kind and name; metrics and values laid
  * out in that order.
  */
-static int gs_canonical(struct ga_sum *s, const uint32_t *rank, const uint32_t *pmap)
+static int gs_canonical(struct ga_sum *s, const uint32_t *pmap)
 {
 	uint32_t *perm = calloc(s->ngss + 1, sizeof(*perm));
 	struct sgsm *m = calloc(s->ngsm + 1, sizeof(*m));
@@ -3090,7 +3062,6 @@ static int gs_canonical(struct ga_sum *s, const uint32_t *rank, const uint32_t *
 	size_t i, n = 0;
 	int rc = -1;
 
-	mx_rank = rank;
 	if (!perm || !m || !v || perm_sort(s->gss, s->ngss, sizeof(*s->gss), cmp_gss, perm))
 		goto out;
 	for (i = 0; i < s->ngss; i++) {
@@ -3129,24 +3100,16 @@ out:
 	return rc;
 }
 
-static int cmp_mud(const void *pa, const void *pb)
-{
-	const struct smud *a = pa, *b = pb;
-
-	return a->proc != b->proc ? cmp_u(mx_rank[a->proc], mx_rank[b->proc]) : cmp_u(a->u[0], b->u[0]);
-}
-
 /* Memory in use by process (trace order), then device; the largest in row order. */
-static int mu_canonical(struct ga_sum *s, const uint32_t *rank, const uint32_t *pmap)
+static int mu_canonical(struct ga_sum *s, const uint32_t *pmap)
 {
 	struct smua *v = calloc(s->nmua + 1, sizeof(*v));
 	size_t i, n = 0;
 
-	if (!v)
+	if (!v || perm_sort(s->mud, s->nmud, sizeof(*s->mud), cmp_mud, NULL)) {
+		free(v);
 		return -1;
-	mx_rank = rank;
-	if (s->nmud)
-		qsort(s->mud, s->nmud, sizeof(*s->mud), cmp_mud);
+	}
 	for (i = 0; i < s->nmud; i++) {
 		struct smud *d = &s->mud[i];
 
@@ -3220,8 +3183,8 @@ static int canonical(struct ga_sum *s)
 		s->devrows[i].dev = dmap[s->devrows[i].dev];
 	}
 	fstate_canonical(s, pmap, dmap);
-	if (mx_canonical(s, okrank, pmap) || mu_canonical(s, okrank, pmap) ||
-	    gs_canonical(s, okrank, pmap))
+	/* pk_proc is okrank: rows by process in trace order. */
+	if (mx_canonical(s, pmap) || mu_canonical(s, pmap) || gs_canonical(s, pmap))
 		goto out;
 	/* A part merged under a lower limit: the rule is all exact and n <= limit. */
 	for (i = 0; i < s->nks; i++)
@@ -3522,7 +3485,6 @@ static void put_mx(const struct ga_sum *s, struct wbuf *w, const struct strnum *
 	for (i = 0; i < s->nmxp; i++) {
 		pv(w, s->mxp[i].proc);
 		ps(w, sn, s->mxp[i].chip);
-		pv(w, s->mxp[i].idx);
 		for (j = 0; j < MXP_U32; j++)
 			pv(w, s->mxp[i].u[j]);
 		for (j = 0; j < MXP_F64; j++)
@@ -3535,7 +3497,6 @@ static void put_mx(const struct ga_sum *s, struct wbuf *w, const struct strnum *
 
 		ps(w, sn, k->name);
 		pv(w, k->proc);
-		pv(w, k->idx);
 		for (j = 0; j < MXK_U64; j++)
 			pv(w, k->u[j]);
 		for (j = 0; j < MXK_F64; j++)
@@ -3591,7 +3552,6 @@ static void put_gs(const struct ga_sum *s, struct wbuf *w, const struct strnum *
 		const struct sgss *x = &s->gss[i];
 
 		pv(w, x->proc);
-		pv(w, x->idx);
 		for (j = 0; j < GSS_U64; j++)
 			pv(w, x->u[j]);
 		pv(w, x->nm);
@@ -4339,7 +4299,7 @@ static int get_gs(struct rbuf *r, struct ga_sum *s)
 {
 	size_t n, i, j;
 
-	if (gcounters(r, s->gssc, GSSC_COUNT, 0) || gtable(r, GSS_U64, GSS_U64 + 3, &n) ||
+	if (gcounters(r, s->gssc, GSSC_COUNT, 0) || gtable(r, GSS_U64, GSS_U64 + 2, &n) ||
 	    !(s->gss = calloc(n + 1, sizeof(*s->gss))))
 		return -1;
 	for (i = 0; i < n && !r->err; i++) {
@@ -4347,7 +4307,6 @@ static int get_gs(struct rbuf *r, struct ga_sum *s)
 		size_t nm;
 
 		x->proc = g32(r);
-		x->idx = gv(r);
 		for (j = 0; j < GSS_U64; j++)
 			x->u[j] = gv(r);
 		nm = gcount(r, 6);
@@ -4461,7 +4420,7 @@ static int get_mx(struct rbuf *r, struct ga_sum *s)
 		if (!x->name || x->idx > UINT32_MAX)
 			r->err = 1;
 	}
-	if (gtable(r, MXP_U32 + MXP_F64, MXP_U32 + MXP_F64 + 3, &n) ||
+	if (gtable(r, MXP_U32 + MXP_F64, MXP_U32 + MXP_F64 + 2, &n) ||
 	    !(s->mxp = calloc(n + 1, sizeof(*s->mxp))))
 		return -1;
 	for (i = 0; i < n && !r->err; i++) {
@@ -4469,7 +4428,6 @@ static int get_mx(struct rbuf *r, struct ga_sum *s)
 
 		x->proc = g32(r);
 		x->chip = gs(r);
-		x->idx = gv(r);
 		for (j = 0; j < MXP_U32; j++)
 			if ((x->u[j] = gv(r)) > UINT32_MAX)
 				r->err = 1;
@@ -4478,7 +4436,7 @@ static int get_mx(struct rbuf *r, struct ga_sum *s)
 		if (x->proc >= s->nprocs)
 			r->err = 1;
 	}
-	if (gtable(r, MXK_U64 + MXK_F64, MXK_U64 + MXK_F64 + 4, &n) ||
+	if (gtable(r, MXK_U64 + MXK_F64, MXK_U64 + MXK_F64 + 3, &n) ||
 	    !(s->mxk = calloc(n + 1, sizeof(*s->mxk))))
 		return -1;
 	for (i = 0; i < n && !r->err; i++) {
@@ -4487,7 +4445,6 @@ static int get_mx(struct rbuf *r, struct ga_sum *s)
 
 		k->name = gs(r);
 		k->proc = g32(r);
-		k->idx = gv(r);
 		for (j = 0; j < MXK_U64; j++)
 			k->u[j] = gv(r);
 		for (j = 0; j < MXK_F64; j++)
@@ -5850,14 +5807,16 @@ static int sites_apply(const struct ga_sum *s, struct ga_analysis *an, struct am
 		y->best = UINT32_MAX;
 		y->gpu_ns = x->u[0];
 		y->launches = x->u[1];
-		y->kernels = (uint32_t)x->u[2];
 		y->foff = x->foff;
 		y->nf = x->nf;
 	}
-	for (i = 0; i < s->nskern; i++)
+	/* A site's distinct kernels: its rows. */
+	for (i = 0; i < s->nskern; i++) {
 		st->skern[st->nskern++] = (struct ga_stack_kernel){ s->skern[i].site,
 								    A(am, m, s, s->skern[i].name),
 								    s->skern[i].count, s->skern[i].ns };
+		st->sites[s->skern[i].site].kernels++;
+	}
 	for (i = 0; i < s->nsmods; i++) {
 		struct ga_sites_mod *y = &st->mods[st->nmods++];
 
