@@ -38,7 +38,8 @@ static void help(FILE *f)
 	      "Launch sites are kept as a report shows them by default (3 frames, the\n"
 	      "runtime libraries' Python frames folded), their frames named here; hardware\n"
 	      "metrics with the ceilings the traces recorded; the GPU over time as its\n"
-	      "statistics and averages (the samples stay in the traces).\n"
+	      "statistics and averages (the samples stay in the traces); NCCL collectives\n"
+	      "as report --align nccl matches them (the first 1024 of each stream and kind).\n"
 	      "Not in summaries yet: " GA_SUM_MISSING ".\n\n"
 	      "Exit status: 0 when the summary was written, 1 when an input cannot be\n"
 	      "read or the output cannot be written, 2 on bad usage.\n",

@@ -50,7 +50,9 @@ const char *ga_align_collective(const char *name, size_t *len)
 	return NULL;
 }
 
-static unsigned coll_index(const char *name)
+_Static_assert(NCOLL == GA_ALIGN_COLLS, "collectives");
+
+unsigned ga_align_coll_index(const char *name)
 {
 	const char *c = ga_align_collective(name, NULL);
 
@@ -179,6 +181,90 @@ int ga_align_reader_fn(void *ctx, const struct gp_rec *rec)
 	return r->fn(r->ctx, (const struct gp_rec *)r->buf);
 }
 
+/* ---- the kept collectives ---- */
+
+static int cmp_pair(const void *pa, const void *pb)
+{
+	const uint64_t *a = pa, *b = pb;
+
+	if (a[0] != b[0])
+		return a[0] < b[0] ? -1 : 1;
+	return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+/* The group's first GA_ALIGN_KEEP pairs, in order; later ones past the last kept are refused. */
+static void cut(struct ga_align_group *g)
+{
+	if (g->n > 1)
+		qsort(g->v, g->n, 2 * sizeof(*g->v), cmp_pair);
+	if (g->n >= GA_ALIGN_KEEP) {
+		g->n = GA_ALIGN_KEEP;
+		g->full = 1;
+		g->lim_start = g->v[2 * (g->n - 1)];
+		g->lim_end = g->v[2 * (g->n - 1) + 1];
+	}
+}
+
+int ga_align_keep_add(struct ga_align_keep *k, uint64_t stream, uint32_t coll, uint64_t start,
+		      uint64_t end)
+{
+	struct ga_align_group *g;
+	uint32_t *slot;
+	int r;
+
+	if ((r = ga_map_insert(&k->idx, stream, coll, &slot)) < 0)
+		return -1;
+	if (r == 1) {
+		if (ga_util_grow(&k->g, &k->cap, k->n + 1, sizeof(*k->g))) {
+			ga_map_remove(&k->idx, stream, coll);
+			return -1;
+		}
+		memset(&k->g[k->n], 0, sizeof(*k->g));
+		k->g[k->n].stream = stream;
+		k->g[k->n].coll = coll;
+		*slot = (uint32_t)++k->n;
+	}
+	g = &k->g[*slot - 1];
+	if (g->full && (start > g->lim_start || (start == g->lim_start && end >= g->lim_end)))
+		return 0;
+	if (ga_util_grow(&g->v, &g->cap, 2 * (g->n + 1), 2 * sizeof(*g->v)))
+		return -1;
+	g->v[2 * g->n] = start;
+	g->v[2 * g->n + 1] = end;
+	if (++g->n == 2 * GA_ALIGN_KEEP)
+		cut(g);
+	return 0;
+}
+
+static int cmp_group(const void *pa, const void *pb)
+{
+	const struct ga_align_group *a = pa, *b = pb;
+
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	return a->coll < b->coll ? -1 : a->coll > b->coll;
+}
+
+int ga_align_keep_finish(struct ga_align_keep *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		cut(&k->g[i]);
+	if (k->n > 1)
+		qsort(k->g, k->n, sizeof(*k->g), cmp_group);
+	/* The index is of no use once in order (and would point at moved groups). */
+	ga_map_free(&k->idx);
+	return 0;
+}
+
+void ga_align_keep_free(struct ga_align_keep *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		free(k->g[i].v);
+	free(k->g);
+	ga_map_free(&k->idx);
+	memset(k, 0, sizeof(*k));
+}
+
 /* ---- the scan ---- */
 
 struct nk {
@@ -190,13 +276,13 @@ struct nk {
 
 struct fdata {
 	struct nk *k;
-	size_t n, cap;
+	size_t n;
 	uint32_t nstreams;
 };
 
 struct fscan {
 	struct ga_align_file *af;
-	struct fdata *fd;
+	struct ga_align_keep *keep;
 	int full;                  /* read every record (NCCL alignment) */
 	uint8_t *coll;             /* string id -> collective index + 1 */
 	size_t ncoll;
@@ -258,7 +344,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 			}
 		}
 		/* Mangled NCCL names are long, but their collective comes early. */
-		s->coll[r->id] = (uint8_t)coll_index(tmp);
+		s->coll[r->id] = (uint8_t)ga_align_coll_index(tmp);
 		break;
 	}
 	case GP_REC_PROCESS: {
@@ -285,21 +371,15 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 	}
 	case GP_REC_KERNEL: {
 		const struct gp_rec_kernel *k = (const void *)rec;
-		struct nk *x;
 
 		if (!s->full || k->name >= s->ncoll || !s->coll[k->name] || k->end < k->start ||
 		    !k->end)
 			break;
-		if (ga_util_grow(&s->fd->k, &s->fd->cap, s->fd->n + 1, sizeof(*s->fd->k))) {
+		if (ga_align_keep_add(s->keep, (uint64_t)k->device << 32 | k->stream,
+				      s->coll[k->name], k->start, k->end)) {
 			s->oom = 1;
 			return 1;
 		}
-		x = &s->fd->k[s->fd->n++];
-		x->start = k->start;
-		x->end = k->end;
-		x->stream = (uint64_t)k->device << 32 | k->stream;
-		x->key = s->coll[k->name];
-		x->k = 0;
 		break;
 	}
 	default:
@@ -408,6 +488,33 @@ static void robust(struct ga_align_file *af, int64_t *d, size_t n, int64_t *dev)
 	af->nccl_ns = median_sorted(d, k);
 }
 
+/* The kept collectives of a trace as one list (freed by the caller). */
+static int flatten(struct fdata *fd, const struct ga_align_keep *k)
+{
+	size_t n = 0, i, j;
+
+	for (i = 0; i < k->n; i++)
+		n += k->g[i].n;
+	fd->n = 0;
+	if (!n)
+		return 0;
+	if (!(fd->k = malloc(n * sizeof(*fd->k))))
+		return -1;
+	for (i = 0; i < k->n; i++)
+		for (j = 0; j < k->g[i].n; j++)
+			fd->k[fd->n++] = (struct nk){ .start = k->g[i].v[2 * j],
+						      .end = k->g[i].v[2 * j + 1],
+						      .stream = k->g[i].stream,
+						      .key = k->g[i].coll };
+	return 0;
+}
+
+/* Matching reads the first GA_ALIGN_KEEP of each key, which every trace's groups hold. */
+static int kept(const struct nk *x)
+{
+	return x->k < GA_ALIGN_KEEP;
+}
+
 static int align_nccl(struct ga_align *al, struct fdata *fd)
 {
 	size_t ref = SIZE_MAX, i, maxn = 0;
@@ -441,10 +548,14 @@ static int align_nccl(struct ga_align *al, struct fdata *fd)
 		const struct nk *x = &fd[ref].k[i];
 		uint32_t *slot;
 
+		if (!kept(x))
+			continue;
 		if (ga_map_insert(&at, al->by_stream ? x->key : (x->key & 0xffu), x->k, &slot) < 0)
 			goto out;
 		*slot = (uint32_t)i;
+		al->f[ref].matched++;
 	}
+	al->f[ref].used = al->f[ref].matched;
 	d = malloc((maxn ? maxn : 1) * sizeof(*d));
 	dev = malloc((maxn ? maxn : 1) * sizeof(*dev));
 	if (!d || !dev)
@@ -457,7 +568,9 @@ static int align_nccl(struct ga_align *al, struct fdata *fd)
 		for (i = 0; i < fd[f].n; i++) {
 			const struct nk *x = &fd[f].k[i];
 			const uint32_t *slot =
-				ga_map_find(&at, al->by_stream ? x->key : (x->key & 0xffu), x->k);
+				kept(x) ? ga_map_find(&at, al->by_stream ? x->key : (x->key & 0xffu),
+						      x->k) :
+					  NULL;
 
 			if (!slot)
 				continue;
@@ -466,7 +579,6 @@ static int align_nccl(struct ga_align *al, struct fdata *fd)
 		}
 		robust(&al->f[f], d, n, dev);
 	}
-	al->f[ref].matched = al->f[ref].used = fd[ref].n;
 	rc = 0;
 out:
 	ga_map_free(&at);
@@ -475,16 +587,35 @@ out:
 	return rc;
 }
 
+int ga_align_nccl(struct ga_align *al, struct ga_align_keep *keep)
+{
+	struct fdata *fd = calloc(al->n + 1, sizeof(*fd));
+	size_t i;
+	int rc = -1;
+
+	if (!fd)
+		return -1;
+	for (i = 0; i < al->n; i++)
+		if (ga_align_keep_finish(&keep[i]) || flatten(&fd[i], &keep[i]))
+			goto out;
+	rc = align_nccl(al, fd);
+out:
+	for (i = 0; i < al->n; i++)
+		free(fd[i].k);
+	free(fd);
+	return rc;
+}
+
 int ga_align_scan(struct ga_align *al, const struct ga_align_src *src, size_t n)
 {
-	struct fdata *fd = NULL;
+	struct ga_align_keep *keep = NULL;
 	struct fscan s;
 	size_t i, j;
 	int rc = -1, other_clock = 0;
 
 	al->f = calloc(n ? n : 1, sizeof(*al->f));
-	fd = calloc(n ? n : 1, sizeof(*fd));
-	if (!al->f || !fd)
+	keep = calloc(n ? n : 1, sizeof(*keep));
+	if (!al->f || !keep)
 		goto out;
 	al->n = n;
 	for (i = 0; i < n; i++) {
@@ -493,7 +624,7 @@ int ga_align_scan(struct ga_align *al, const struct ga_align_src *src, size_t n)
 
 		memset(&s, 0, sizeof(s));
 		s.af = &al->f[i];
-		s.fd = &fd[i];
+		s.keep = &keep[i];
 		s.full = al->mode == GA_ALIGN_NCCL;
 		s.af->rank = UINT32_MAX;
 		/* Unreadable traces are the model's to report. */
@@ -506,7 +637,8 @@ int ga_align_scan(struct ga_align *al, const struct ga_align_src *src, size_t n)
 			free(s.strs[j]);
 		free(s.strs);
 		free(s.coll);
-		if (s.oom)
+		/* Only the kept pairs stay while the next traces are read. */
+		if (s.oom || ga_align_keep_finish(&keep[i]))
 			goto out;
 		if (s.got_sync && info.header.clock_id != GP_CLOCK_REALTIME)
 			other_clock = 1;
@@ -524,13 +656,13 @@ int ga_align_scan(struct ga_align *al, const struct ga_align_src *src, size_t n)
 				al->clock_applied = 1;
 			}
 	}
-	if (al->mode == GA_ALIGN_NCCL && align_nccl(al, fd))
+	if (al->mode == GA_ALIGN_NCCL && ga_align_nccl(al, keep))
 		goto out;
 	rc = 0;
 out:
-	for (i = 0; fd && i < n; i++)
-		free(fd[i].k);
-	free(fd);
+	for (i = 0; keep && i < n; i++)
+		ga_align_keep_free(&keep[i]);
+	free(keep);
 	if (rc)
 		snprintf(al->err, sizeof(al->err), "out of memory");
 	return rc;

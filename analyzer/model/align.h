@@ -19,12 +19,17 @@
  * the matched ends (reference minus rank), after leaving out differences
  * farther from the first median than 5 scaled median absolute deviations
  * (at least 2 us).  The correction is added to every time of that rank's
- * trace.
+ * trace.  Of each stream's kernels of one collective, the first
+ * GA_ALIGN_KEEP by start are kept (ga_align_keep): matching uses the first
+ * GA_ALIGN_KEEP of each key, which they hold, so memory does not grow with
+ * the collectives.
  *
  * The scan reads each trace once before the analysis (only its first chunk
  * without GA_ALIGN_NCCL); the readers of the analysis then go through
- * ga_align_reader(), which shifts the time fields of every record.  Runs
- * offline only.
+ * ga_align_reader(), which shifts the time fields of every record.
+ * Summaries carry each trace's kept collectives on its own clock, and the
+ * report of summaries computes the same corrections from them
+ * (ga_align_nccl()).  Runs offline only.
  */
 #ifndef GA_MODEL_ALIGN_H
 #define GA_MODEL_ALIGN_H
@@ -33,6 +38,7 @@
 #include <stdint.h>
 
 #include "gpuprof/trace.h"
+#include "base/util.h"
 #include "read/reader.h"
 
 enum ga_align_mode {
@@ -112,5 +118,42 @@ int ga_align_shift_rec(struct gp_rec *rec, int64_t delta);
 
 /* The collective of an NCCL kernel name ("AllReduce"), or NULL (SendRecv, not NCCL). */
 const char *ga_align_collective(const char *name, size_t *len);
+
+/* Its index + 1 (at most GA_ALIGN_COLLS), 0 for none. */
+unsigned ga_align_coll_index(const char *name);
+#define GA_ALIGN_COLLS 5u
+
+/* Kernels of one stream and collective kept per trace; matching uses this many of each key. */
+#define GA_ALIGN_KEEP 1024u
+
+/* One trace's NCCL collectives as the alignment reads them (times on its own clock). */
+struct ga_align_group {
+	uint64_t stream; /* device << 32 | stream */
+	uint32_t coll;   /* ga_align_coll_index() */
+	uint64_t *v;     /* start, end pairs; at most 2 * GA_ALIGN_KEEP */
+	size_t n, cap;
+	int full; /* once cut: pairs after lim are never kept */
+	uint64_t lim_start, lim_end;
+};
+
+struct ga_align_keep {
+	struct ga_align_group *g;
+	size_t n, cap;
+	struct ga_map idx; /* (stream, coll) -> group index + 1 */
+};
+
+/* A kernel of collective coll (1..GA_ALIGN_COLLS) on stream.  0, or -1 out of memory. */
+int ga_align_keep_add(struct ga_align_keep *k, uint64_t stream, uint32_t coll, uint64_t start,
+		      uint64_t end);
+/* Each group's first GA_ALIGN_KEEP by start, then end, in order; groups by stream, collective. */
+int ga_align_keep_finish(struct ga_align_keep *k);
+void ga_align_keep_free(struct ga_align_keep *k);
+
+/*
+ * The NCCL corrections of al's al->n traces (rank, clock_ns set) from
+ * their kept collectives keep[0..al->n): nccl_ns, matched, used,
+ * spread_ns, reference and by_stream.  0, or -1 out of memory.
+ */
+int ga_align_nccl(struct ga_align *al, struct ga_align_keep *keep);
 
 #endif

@@ -55,7 +55,7 @@ int ga_ranks_is_step(const char *s)
 	return 0;
 }
 
-/* 1 NCCL, 2 other, 0 out of memory. */
+/* 1 NCCL, 2 other, 0 out of memory; its collective << 2 beside. */
 static uint32_t kernel_class(struct ga_ranks *rk, const struct ga_model *m, uint32_t name)
 {
 	if (name >= rk->capnccl) {
@@ -65,9 +65,43 @@ static uint32_t kernel_class(struct ga_ranks *rk, const struct ga_model *m, uint
 			return 0;
 		memset(rk->nccl + old, 0, rk->capnccl - old);
 	}
-	if (!rk->nccl[name])
-		rk->nccl[name] = ga_ranks_is_nccl(ga_model_str(m, name)) ? 1 : 2;
+	if (!rk->nccl[name]) {
+		const char *s = ga_model_str(m, name);
+
+		rk->nccl[name] = (uint8_t)((ga_ranks_is_nccl(s) ? 1 : 2) | ga_align_coll_index(s) << 2);
+	}
 	return rk->nccl[name];
+}
+
+/*
+ * A collective's kernel kept for --align nccl of summaries: as align.c's
+ * scan reads the record, on its trace's own clock.
+ */
+static int keep_coll(struct ga_ranks *rk, const struct ga_model *m, const struct ga_act *a,
+		     uint32_t coll)
+{
+	uint32_t f = m->procs[a->proc].file;
+	uint64_t start = a->start, end = a->end;
+	int64_t sh = m->shifts && f < m->nshifts ? m->shifts[f] : 0;
+
+	if (a->rec && a->rec->type == GP_REC_KERNEL) {
+		const struct gp_rec_kernel *k = (const void *)a->rec;
+
+		start = k->start;
+		end = k->end;
+	}
+	if (end < start || !end)
+		return 0;
+	if (f >= rk->nkeep) {
+		size_t old = rk->nkeep, cap = rk->nkeep;
+
+		if (ga_util_grow(&rk->keep, &cap, (size_t)f + 1, sizeof(*rk->keep)))
+			return -1;
+		memset(rk->keep + old, 0, (cap - old) * sizeof(*rk->keep));
+		rk->nkeep = cap;
+	}
+	return ga_align_keep_add(&rk->keep[f], (uint64_t)a->device_id << 32 | a->stream, coll,
+				 start - (uint64_t)sh, end - (uint64_t)sh);
 }
 
 struct ga_rank_span {
@@ -519,8 +553,9 @@ static __attribute__((noinline)) int add_act(struct ga_ranks *rk, struct ga_mode
 		struct ga_rank_unions *u = d->u;
 		uint32_t c = kernel_class(rk, m, a->name);
 
-		if (!c)
+		if (!c || (c >> 2 && rk->collect && keep_coll(rk, m, a, c >> 2)))
 			return -1;
+		c &= 3;
 		if (c == 1 && !u->kern_on) {
 			if (ga_busy_copy(&u->kern, &u->compute))
 				return -1;
@@ -800,6 +835,9 @@ void ga_ranks_free(struct ga_ranks *rk)
 	}
 	free(rk->devs);
 	free(rk->nccl);
+	for (size_t i = 0; i < rk->nkeep; i++)
+		ga_align_keep_free(&rk->keep[i]);
+	free(rk->keep);
 	free(rk->rows);
 	free(rk->row_of);
 	free(rk->steps);

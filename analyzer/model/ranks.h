@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/align.h"
 #include "model/busy.h"
 #include "model/model.h"
 #include "model/ranges.h"
@@ -127,7 +128,11 @@ struct ga_ranks {
 	int inputs;                /* traces on the command line, set before reading */
 	struct ga_rank_dev *devs;  /* by model devrow */
 	size_t ndevs, capdevs;
-	uint8_t *nccl; /* by kernel name strtab id: 1 NCCL, 2 other, 0 not asked */
+	/*
+	 * By kernel name strtab id: bits 0-1 are 1 NCCL, 2 other (0 not
+	 * asked); bits 2-4 its collective (model/align.h ga_align_coll_index()).
+	 */
+	uint8_t *nccl;
 	size_t capnccl;
 	struct ga_rank_row *rows;  /* by rank, then host and pid (after finish) */
 	size_t nrows;
@@ -152,6 +157,12 @@ struct ga_ranks {
 	size_t nhosts;             /* distinct host names */
 	int any_rank;              /* some process has a rank */
 	int collect;               /* collect even one trace without a rank (summaries) */
+	/*
+	 * With collect, each file's NCCL collectives as --align nccl keeps
+	 * them (model/align.h), on the file's own clock: by model file.
+	 */
+	struct ga_align_keep *keep;
+	size_t nkeep;
 };
 
 void ga_ranks_init(struct ga_ranks *rk);

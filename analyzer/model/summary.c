@@ -402,6 +402,17 @@ struct sgsa {
 	uint32_t vlo; /* 2 x its series' metrics in gsv: value x ns, then ns */
 };
 
+/*
+ * NCCL collectives (section 22): a trace's kernels of one stream and
+ * collective as --align nccl keeps them (model/align.h ga_align_keep), on
+ * its own clock: n start, end pairs at nclv[2 * off ..), in order.
+ */
+struct sncl {
+	uint32_t file, coll;
+	uint64_t stream;
+	size_t off, n;
+};
+
 struct ga_sum {
 	struct ga_strtab s;
 	uint64_t limit;            /* exact durations per row; UINT64_MAX: none */
@@ -488,6 +499,12 @@ struct ga_sum {
 	size_t ngsa;
 	uint64_t *gsv;
 	size_t ngsv;
+	struct sncl *ncl;
+	size_t nncl;
+	uint64_t *nclv;   /* pairs */
+	size_t nnclv;     /* pairs */
+	int no_nccl;      /* a part of version 7 or earlier: no NCCL collectives */
+	int64_t *nccl_ns; /* a report's --align nccl: each file's correction */
 };
 
 static int fstate_from(struct ga_sum *s, struct ga_analysis *an, const uint32_t *devmap,
@@ -812,6 +829,9 @@ void ga_summary_free(struct ga_sum *s)
 	free(s->gsm);
 	free(s->gsa);
 	free(s->gsv);
+	free(s->ncl);
+	free(s->nclv);
+	free(s->nccl_ns);
 	free(s);
 }
 
@@ -1232,6 +1252,34 @@ static int mu_from(struct ga_sum *s, const struct ga_analysis *an)
 	return 0;
 }
 
+/* Section 22: each file's NCCL collectives as the ranks' analysis kept them. */
+static int ncl_from(struct ga_sum *s, struct ga_analysis *an)
+{
+	struct ga_ranks *rk = &an->rk;
+	size_t cap = 0;
+
+	for (size_t f = 0; f < rk->nkeep && f < an->m.nfiles; f++) {
+		struct ga_align_keep *k = &rk->keep[f];
+
+		if (ga_align_keep_finish(k))
+			return -1;
+		for (size_t i = 0; i < k->n; i++) {
+			const struct ga_align_group *g = &k->g[i];
+
+			if (!g->n)
+				continue;
+			if (GROW(s->ncl, s->nncl) ||
+			    ga_util_grow(&s->nclv, &cap, s->nnclv + g->n + 1, 2 * sizeof(*s->nclv)))
+				return -1;
+			s->ncl[s->nncl++] = (struct sncl){ (uint32_t)f, g->coll, g->stream, s->nnclv,
+							   g->n };
+			memcpy(s->nclv + 2 * s->nnclv, g->v, 2 * g->n * sizeof(*s->nclv));
+			s->nnclv += g->n;
+		}
+	}
+	return 0;
+}
+
 static int gsa_from(struct ga_sum *s, const struct ga_analysis *an, const struct ga_gs_attr *a,
 		    size_t n, uint32_t kind, int *err)
 {
@@ -1554,7 +1602,7 @@ struct ga_sum *ga_summary_from_analysis(struct ga_analysis *an, uint64_t exact_l
 	if (ranks_from(s, an, &err) || nvtx_from(s, an, org, &err) ||
 	    launches_from(s, an, org, &err) || fstate_from(s, an, devmap, &err) ||
 	    sites_from(s, an, org, &err) || mx_from(s, an, org, &err) || mu_from(s, an) ||
-	    gs_from(s, an, &err))
+	    gs_from(s, an, &err) || ncl_from(s, an))
 		goto fail;
 	if (err)
 		goto fail;
@@ -2089,6 +2137,28 @@ static int mu_merge(struct ga_sum *a, struct ga_sum *b, uint32_t pbase)
 	return 0;
 }
 
+static int ncl_merge(struct ga_sum *a, struct ga_sum *b, uint32_t fbase)
+{
+	size_t cap = a->nnclv;
+
+	a->no_nccl |= b->no_nccl;
+	if (!b->nncl)
+		return 0;
+	if (ga_util_grow(&a->nclv, &cap, a->nnclv + b->nnclv + 1, 2 * sizeof(*a->nclv)) ||
+	    GROW(a->ncl, a->nncl + b->nncl))
+		return -1;
+	memcpy(a->nclv + 2 * a->nnclv, b->nclv, 2 * b->nnclv * sizeof(*a->nclv));
+	for (size_t i = 0; i < b->nncl; i++) {
+		struct sncl c = b->ncl[i];
+
+		c.file += fbase;
+		c.off += a->nnclv;
+		a->ncl[a->nncl++] = c;
+	}
+	a->nnclv += b->nnclv;
+	return 0;
+}
+
 int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 {
 	size_t pbase = a->nprocs, fbase = a->nfiles, i, j;
@@ -2298,7 +2368,8 @@ int ga_summary_merge(struct ga_sum *a, struct ga_sum *b)
 	if (ranks_merge(a, b, (uint32_t)pbase, &err) || nvtx_merge(a, b, &err) ||
 	    launches_merge(a, b, &err) || fstate_merge(a, b, dmap, (uint32_t)pbase, &err) ||
 	    sites_merge(a, b, &err) || mx_merge(a, b, (uint32_t)pbase, &err) ||
-	    mu_merge(a, b, (uint32_t)pbase) || gs_merge(a, b, (uint32_t)pbase, &err))
+	    mu_merge(a, b, (uint32_t)pbase) || gs_merge(a, b, (uint32_t)pbase, &err) ||
+	    ncl_merge(a, b, (uint32_t)fbase))
 		goto fail;
 	free(dmap);
 	for (i = 0; i < 5; i++)
@@ -3126,6 +3197,41 @@ static int mu_canonical(struct ga_sum *s, const uint32_t *pmap)
 	return 0;
 }
 
+static int cmp_ncl(const void *pa, const void *pb)
+{
+	const struct sncl *a = pa, *b = pb;
+
+	if (a->file != b->file)
+		return a->file < b->file ? -1 : 1;
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	return a->coll < b->coll ? -1 : a->coll > b->coll;
+}
+
+/* By file (in its new place), stream and collective, their pairs in that order. */
+static int ncl_canonical(struct ga_sum *s, const uint32_t *fmap)
+{
+	uint64_t *v;
+	size_t i, n = 0;
+
+	if (!s->nncl)
+		return 0;
+	for (i = 0; i < s->nncl; i++)
+		s->ncl[i].file = fmap[s->ncl[i].file];
+	qsort(s->ncl, s->nncl, sizeof(*s->ncl), cmp_ncl);
+	if (!(v = malloc(2 * (s->nnclv + 1) * sizeof(*v))))
+		return -1;
+	for (i = 0; i < s->nncl; i++) {
+		memcpy(v + 2 * n, s->nclv + 2 * s->ncl[i].off, 2 * s->ncl[i].n * sizeof(*v));
+		s->ncl[i].off = n;
+		n += s->ncl[i].n;
+	}
+	free(s->nclv);
+	s->nclv = v;
+	s->nnclv = n;
+	return 0;
+}
+
 static int canonical(struct ga_sum *s)
 {
 	uint32_t *pmap = calloc(s->nprocs + 1, sizeof(*pmap));
@@ -3164,6 +3270,8 @@ static int canonical(struct ga_sum *s)
 		goto out;
 	for (i = 0; i < s->nprocs; i++)
 		s->procs[i].file = fmap[s->procs[i].file];
+	if (ncl_canonical(s, fmap))
+		goto out;
 	for (i = 0; i < s->ndevs; i++)
 		s->devs[i].proc = pmap[s->devs[i].proc];
 	pk_proc = okrank;
@@ -3531,6 +3639,28 @@ static void put_mu(const struct ga_sum *s, struct wbuf *w)
 	}
 }
 
+/* Section 22: groups, each pair's start after the one before and its length. */
+static void put_ncl(const struct ga_sum *s, struct wbuf *w)
+{
+	pv(w, s->nncl);
+	for (size_t i = 0; i < s->nncl; i++) {
+		const struct sncl *c = &s->ncl[i];
+		uint64_t prev = 0;
+
+		pv(w, c->file);
+		pv(w, c->stream);
+		pv(w, c->coll);
+		pv(w, c->n);
+		for (size_t j = 0; j < c->n; j++) {
+			const uint64_t *p = &s->nclv[2 * (c->off + j)];
+
+			pv(w, p[0] - prev);
+			pv(w, p[1] - p[0]);
+			prev = p[0];
+		}
+	}
+}
+
 static void gs_mark(const struct ga_sum *s, uint32_t *used)
 {
 	for (size_t i = 0; i < s->ngsm; i++)
@@ -3874,6 +4004,8 @@ static void body(struct ga_sum *s, struct wbuf *w, struct strnum *sn)
 	put_mu(s, w);
 	/* 21. the GPU over time (version 7 on) */
 	put_gs(s, w, sn);
+	/* 22. NCCL collectives for --align nccl (version 8 on) */
+	put_ncl(s, w);
 }
 
 static void le32(unsigned char *p, uint32_t v)
@@ -4398,6 +4530,38 @@ static int get_mu(struct rbuf *r, struct ga_sum *s)
 	return r->err ? -1 : 0;
 }
 
+/* Section 22: NCCL collectives. */
+static int get_ncl(struct rbuf *r, struct ga_sum *s)
+{
+	size_t n = gcount(r, 5), i, j, cap = 0;
+
+	if (r->err || !(s->ncl = calloc(n + 1, sizeof(*s->ncl))))
+		return -1;
+	for (i = 0; i < n && !r->err; i++) {
+		struct sncl *c = &s->ncl[s->nncl];
+		uint64_t prev = 0, file = gv(r), stream = gv(r), coll = gv(r);
+		size_t k = gcount(r, 2);
+
+		if (r->err || file >= s->nfiles || !coll || coll > GA_ALIGN_COLLS ||
+		    k > GA_ALIGN_KEEP ||
+		    ga_util_grow(&s->nclv, &cap, s->nnclv + k + 1, 2 * sizeof(*s->nclv)))
+			return r->err = 1, -1;
+		*c = (struct sncl){ (uint32_t)file, (uint32_t)coll, stream, s->nnclv, k };
+		for (j = 0; j < k; j++) {
+			uint64_t d = gv(r), len = gv(r), *p = &s->nclv[2 * (s->nnclv + j)];
+
+			if (d > UINT64_MAX - prev || len > UINT64_MAX - (prev + d))
+				return r->err = 1, -1;
+			p[0] = prev + d;
+			p[1] = p[0] + len;
+			prev = p[0];
+		}
+		s->nnclv += k;
+		s->nncl++;
+	}
+	return r->err ? -1 : 0;
+}
+
 /* Section 19: hardware metrics. */
 static int get_mx(struct rbuf *r, struct ga_sum *s)
 {
@@ -4913,9 +5077,11 @@ static int decode(struct rbuf *r, struct ga_sum *s)
 	if (get_ranks(r, s) || get_nvtx(r, s) || get_launches(r, s) ||
 	    (r->version >= 5 && get_fstate(r, s)) ||
 	    (r->version >= 7 &&
-	     (get_sites(r, s) || get_mx(r, s) || get_mu(r, s) || get_gs(r, s))))
+	     (get_sites(r, s) || get_mx(r, s) || get_mu(r, s) || get_gs(r, s))) ||
+	    (r->version >= 8 && get_ncl(r, s)))
 		return -1;
 	s->no_sites = r->version < 7;
+	s->no_nccl = r->version < 8;
 	if (!r->err && r->off != r->len)
 		r->err = 1;
 	return r->err ? -1 : 0;
@@ -4951,6 +5117,20 @@ int ga_summary_is(const char *path)
 	}
 	close(fd);
 	return r;
+}
+
+/* The version in the header of the summary at path (0 unreadable: the read says why). */
+static uint32_t sum_version(const char *path)
+{
+	unsigned char h[12];
+	FILE *f = fopen(path, "rb");
+	uint32_t v = 0;
+
+	if (f && fread(h, 1, sizeof(h), f) == sizeof(h))
+		v = rd32(h + 8);
+	if (f)
+		fclose(f);
+	return v ? v : GA_SUM_VERSION;
 }
 
 int ga_summary_any(char *const *paths, int n)
@@ -5327,10 +5507,69 @@ static int clocks_move(const struct ga_sum *s)
 	return 0;
 }
 
-/* What to add to process i's times. */
+/* What to add to process i's times: its clock sync offset, its file's NCCL correction. */
 static uint64_t delta_of(const struct ga_sum *s, int move, size_t i)
 {
-	return move && s->procs[i].u[35] ? s->procs[i].u[36] : 0;
+	uint64_t d = move && s->procs[i].u[35] ? s->procs[i].u[36] : 0;
+
+	return s->nccl_ns ? d + (uint64_t)s->nccl_ns[s->procs[i].file] : d;
+}
+
+/*
+ * The traces' clocks as model/align.c puts them on one line, for the
+ * table's clock columns: where they move (clocks_move()), and with
+ * --align nccl, each file's correction from the collectives the parts
+ * carry (s->nccl_ns, which delta_of() adds).  0, or -1 out of memory.
+ */
+static int align_apply(struct ga_sum *s, struct ga_analysis *an, int move)
+{
+	struct ga_align *al = &an->al;
+	struct ga_align_keep *keep = NULL;
+	size_t i, j;
+	int rc = -1;
+
+	if (al->mode != GA_ALIGN_NCCL && !(move && s->nfiles > 1))
+		return 0;
+	if (!(al->f = calloc(s->nfiles + 1, sizeof(*al->f))))
+		return -1;
+	al->n = s->nfiles;
+	for (i = 0; i < s->nfiles; i++)
+		al->f[i].rank = UINT32_MAX;
+	for (i = 0; i < s->nprocs; i++) {
+		struct ga_align_file *f = &al->f[s->procs[i].file];
+
+		f->rank = (uint32_t)s->procs[i].u[2];
+		f->pid = (uint32_t)s->procs[i].u[0];
+		snprintf(f->host, sizeof(f->host), "%s", ga_strtab_get(&s->s, s->procs[i].ahost));
+		if (move && s->procs[i].u[35]) {
+			f->has_sync = 1;
+			f->sync_ns = f->clock_ns = (int64_t)s->procs[i].u[36];
+			al->clock_applied = 1;
+		}
+	}
+	if (al->mode != GA_ALIGN_NCCL)
+		return 0;
+	if (!(keep = calloc(s->nfiles + 1, sizeof(*keep))) ||
+	    !(s->nccl_ns = calloc(s->nfiles + 1, sizeof(*s->nccl_ns))))
+		goto out;
+	for (i = 0; i < s->nncl; i++)
+		for (j = 0; j < s->ncl[i].n; j++) {
+			const uint64_t *p = &s->nclv[2 * (s->ncl[i].off + j)];
+
+			if (ga_align_keep_add(&keep[s->ncl[i].file], s->ncl[i].stream, s->ncl[i].coll,
+					      p[0], p[1]))
+				goto out;
+		}
+	if (ga_align_nccl(al, keep))
+		goto out;
+	for (i = 0; i < s->nfiles; i++)
+		s->nccl_ns[i] = al->f[i].nccl_ns;
+	rc = 0;
+out:
+	for (i = 0; keep && i < s->nfiles; i++)
+		ga_align_keep_free(&keep[i]);
+	free(keep);
+	return rc;
 }
 
 /*
@@ -5339,7 +5578,7 @@ static uint64_t delta_of(const struct ga_sum *s, int move, size_t i)
  * model/align.c makes them without --align nccl (clocks_move()): the
  * table's clock columns.  0, or -1 out of memory.
  */
-static int ranks_apply(const struct ga_sum *s, struct ga_analysis *an, struct amap *am, int move)
+static int ranks_apply(const struct ga_sum *s, struct ga_analysis *an, struct amap *am)
 {
 	struct ga_ranks *rk = &an->rk;
 	struct ga_model *m = &an->m;
@@ -5374,27 +5613,6 @@ static int ranks_apply(const struct ga_sum *s, struct ga_analysis *an, struct am
 		for (j = 0; j < x->nst; j++) {
 			rk->work[rk->nwork].label = A(am, m, s, x->st[j].label);
 			rk->work[rk->nwork++].work_ns = x->st[j].work;
-		}
-	}
-	if (move && s->nfiles > 1) {
-		struct ga_align *al = &an->al;
-
-		if (!(al->f = calloc(s->nfiles, sizeof(*al->f))))
-			return -1;
-		al->n = s->nfiles;
-		for (i = 0; i < s->nfiles; i++)
-			al->f[i].rank = UINT32_MAX;
-		for (i = 0; i < s->nprocs; i++) {
-			struct ga_align_file *f = &al->f[s->procs[i].file];
-
-			f->rank = m->procs[i].rank;
-			f->pid = m->procs[i].pid;
-			snprintf(f->host, sizeof(f->host), "%s", ga_strtab_get(&s->s, s->procs[i].ahost));
-			if (s->procs[i].u[35]) {
-				f->has_sync = 1;
-				f->sync_ns = f->clock_ns = (int64_t)s->procs[i].u[36];
-				al->clock_applied = 1;
-			}
 		}
 	}
 	return am->err ? -1 : ga_ranks_compare(rk, m);
@@ -5964,6 +6182,11 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 		return -1;
 	}
 	move = clocks_move(s);
+	if (align_apply(s, an, move)) {
+		free(am.v);
+		free(am.lab);
+		return -1;
+	}
 	m->counts[GA_ACT_KERNEL] = s->sc[SC_KERNEL];
 	m->counts[GA_ACT_MEMCPY] = s->sc[SC_MEMCPY];
 	m->counts[GA_ACT_MEMSET] = s->sc[SC_MEMSET];
@@ -6068,7 +6291,7 @@ int ga_summary_apply(struct ga_sum *s, struct ga_analysis *an)
 	for (i = 0; i < s->nfiles; i++)
 		if (m->files[i].proc == UINT32_MAX)
 			m->files[i].proc = 0;
-	if (ranks_apply(s, an, &am, move))
+	if (ranks_apply(s, an, &am))
 		goto fail;
 	if (ga_util_grow(&m->windows, &m->capwindows, s->nwins + 1, sizeof(*m->windows)))
 		goto fail;
@@ -6534,8 +6757,7 @@ int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 	if (an->o.observe_sites && (an->st.depth != GA_SITES_DEPTH || !an->o.symbolize ||
 				    an->o.symbol_path || an->st.fold))
 		return 1;
-	if (n < 2 || jobs < 2 || ga_analysis_filtered(an) || an->o.align ||
-	    an->o.keep_rows > rows_max + 1 ||
+	if (n < 2 || jobs < 2 || ga_analysis_filtered(an) || an->o.keep_rows > rows_max + 1 ||
 	    an->o.launches || an->o.marks || an->o.sites_ahead || an->m.hooks.act || an->m.hooks.api)
 		return 1;
 	for (int i = 0; i < n; i++) {
@@ -6645,10 +6867,16 @@ int ga_summary_build(struct ga_analysis *an, char *const *paths, int n)
 		      "activities): filter when summarizing the traces instead\n", stderr);
 		return -1;
 	}
-	if (an->o.align) {
-		fputs("gpuprof: --align nccl needs the traces: summaries do not hold the NCCL "
-		      "collectives yet\n", stderr);
-		return -1;
+	for (int i = 0; an->o.align && i < n; i++) {
+		uint32_t v = ga_summary_is(paths[i]) ? sum_version(paths[i]) : GA_SUM_VERSION;
+
+		if (v < 8) {
+			fprintf(stderr, "gpuprof: --align nccl: %s: summary version %u holds no NCCL "
+					"collectives (version 8 on do): summarize its traces again with this "
+					"gpuprof\n",
+				paths[i], v);
+			return -1;
+		}
 	}
 	if (!(s = ga_summary_collect(paths, n,
 				     an->o.quant_limit == GA_QUANT_NO_LIMIT ? 0 :

@@ -6,7 +6,8 @@
  * the kernel, memory, memset, graph and API tables, the loss counts,
  * each process's per-rank figures with its step work (model/ranks.h), and
  * the NVTX range and mark tables and the range tree (model/ranges.h),
- * launch latency and launch configurations, and the findings' state
+ * launch latency and launch configurations, each trace's NCCL collectives
+ * as --align nccl matches them (model/align.h), and the findings' state
  * (model/findings.h after ga_findings_settle(): per device the idle gaps
  * by cause, launch-bound runs, streams, places of gaps by text; per copy
  * kind the copies; host calls by cause), merged so that the rules run once
@@ -34,7 +35,7 @@
 #include "model/quantile.h"
 
 #define GA_SUM_MAGIC "GPUPSUM\0"   /* 8 bytes, NUL included */
-#define GA_SUM_VERSION 7u
+#define GA_SUM_VERSION 8u
 #define GA_SUM_VERSION_MIN 4u      /* version 4: no findings' state */
 #define GA_SUM_HEADER_SIZE 32u
 /* A decompressed body larger than this is refused (a damaged size). */
@@ -60,7 +61,7 @@
 
 /* What summaries do not hold yet, as the report and docs/USAGE.md name it. */
 #define GA_SUM_MISSING \
-	"--align nccl, timeline"
+	"timeline"
 
 /* Said too where a part is of version 6 or earlier. */
 #define GA_SUM_MISSING_SITES \

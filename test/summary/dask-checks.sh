@@ -9,7 +9,8 @@
 #  - the same with one worker killed (SIGKILL to its whole process group)
 #    while the tasks run: Dask runs its tasks again on the other;
 #  - a trace that cannot be read is named, the others still report, and the
-#    exit status is 1.
+#    exit status is 1;
+#  - report --dask --align nccl corrects the ranks' clocks as locally.
 # Skips without Debian's python3-distributed.  Prints ok / not ok / skip lines.
 set -u
 build=${1:?usage: test/summary/dask-checks.sh BUILD_DIR}
@@ -101,6 +102,17 @@ if "$A" report --no-timeline --dask "$ADDR" "$T/jobs/job-*.gpuprof" >"$T/dask.tx
 	ok "report --dask equals the local report of the summaries"
 else
 	bad "report --dask: $(head -3 "$T/err")"
+fi
+# --align nccl: the NCCL job's clocks corrected from the collectives the parts carry.
+NJ=test/golden/ranks_nccl
+"$A" report --no-timeline --align nccl "$NJ/job-0.gpuprof" "$NJ/job-1.gpuprof" >"$T/nccl.loc.txt" 2>/dev/null
+if "$A" report --no-timeline --align nccl --dask "$ADDR" "$PWD/$NJ/job-*.gpuprof" >"$T/nccl.dask.txt" \
+	2>"$T/err" && grep -q '^rank 1 | *+789 ns' "$T/nccl.dask.txt" &&
+   diff <(sed -n '/^Clock alignment (/,/^$/p;/^Wall span/p' "$T/nccl.loc.txt") \
+	<(sed -n '/^Clock alignment (/,/^$/p;/^Wall span/p' "$T/nccl.dask.txt") >"$T/cmp"; then
+	ok "report --dask --align nccl corrects the clocks as the local report does"
+else
+	bad "report --dask --align nccl: $(head -3 "$T/err" "$T/cmp")"
 fi
 if DASK_SCHEDULER_ADDRESS=$ADDR "$A" export -t json --dask env -o "$T/env.json" "$T/jobs/job-*.gpuprof" \
 	2>"$T/err" && cmp -s "$T/local.json" "$T/env.json"; then

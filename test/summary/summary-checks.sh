@@ -27,7 +27,9 @@
 #    a version 4 summary (no findings' state) is read and its findings are
 #    said missing;
 #  - damaged, truncated and foreign summaries are named with a byte offset;
-#    filters, --fail-on, --align and non-JSON exports refuse summaries;
+#    filters, --fail-on and non-JSON exports refuse summaries, --align nccl
+#    those older than version 8; --align nccl of summaries (and of the
+#    pool) corrects the clocks as the traces read together do;
 #    diff of a summary against its trace shows no change.
 # Prints "ok - ..." / "not ok - ..." lines (test/run-tests.sh counts them).
 set -u
@@ -203,7 +205,8 @@ par_sets=("$G/ranks/job-0.gpuprof $G/ranks/job-1.gpuprof"
 for set in "${par_sets[@]}"; do
 	for opts in "--findings=none --no-timeline" "--findings=none" "--findings=none --exact" \
 		    "--no-timeline" "--findings=all --no-timeline" "--fail-on=warning --no-timeline" \
-		    "--fail-on=staged-peer-copy --findings=none --no-timeline"; do
+		    "--fail-on=staged-peer-copy --findings=none --no-timeline" \
+		    "--align nccl --no-timeline"; do
 		# shellcheck disable=SC2086
 		"$A" report -j1 $opts $set >"$T/par1.txt" 2>/dev/null; rc1=$?
 		# shellcheck disable=SC2086
@@ -405,9 +408,26 @@ if [ $rc = 0 ] && [ $rcm = 0 ] && grep -q '^Kernel summary\|^CUDA activity summa
 else
 	bad "version 4 summary: rc $rc/$rcm $(head -2 "$T/v4.err" "$T/v4m.err")"
 fi
-"$A" report --align nccl "$T/demo.sum" >/dev/null 2>"$T/err" && bad "--align accepted" ||
-	{ grep -q 'align nccl needs the traces' "$T/err" && ok "--align refuses summaries" ||
+"$A" report --align nccl "$V4" "$T/demo.sum" >/dev/null 2>"$T/err" && bad "--align accepted v4" ||
+	{ grep -q "align nccl: $V4: summary version 4 holds no NCCL collectives" "$T/err" &&
+	  ok "--align nccl refuses a summary older than version 8, naming it" ||
 	  bad "--align: $(head -1 "$T/err")"; }
+# --align nccl of summaries: the NCCL job's clock alignment, ranks, steps and
+# tables as its traces read together give them (their findings differ: the
+# ranks share a GPU, which the report of summaries says).
+NJ="$G/ranks_nccl"
+"$A" summarize -o "$T/nccl0.sum" "$NJ/job-0.gpuprof" 2>/dev/null &&
+	"$A" summarize -o "$T/nccl1.sum" "$NJ/job-1.gpuprof" 2>/dev/null
+"$A" report -j1 --align nccl "$NJ/job-0.gpuprof" "$NJ/job-1.gpuprof" >"$T/nccl.d.txt" 2>/dev/null
+"$A" report --align nccl "$T/nccl1.sum" "$T/nccl0.sum" >"$T/nccl.s.txt" 2>/dev/null
+if grep -q '^Clock alignment (' "$T/nccl.s.txt" && grep -q '^rank 1 | *+789 ns' "$T/nccl.s.txt" &&
+   diff <(tables "$T/nccl.d.txt") <(tables "$T/nccl.s.txt") >"$T/cmp" &&
+   diff <(sed -n '/^Wall span/,/^GPU busy/p' "$T/nccl.d.txt") \
+	<(sed -n '/^Wall span/,/^GPU busy/p' "$T/nccl.s.txt") >>"$T/cmp"; then
+	ok "--align nccl of summaries: the NCCL job's corrections and tables as its traces give them"
+else
+	bad "--align nccl of summaries: $(head -5 "$T/cmp")"
+fi
 "$A" export -t csv -o "$T/x.csv" "$T/demo.sum" 2>"$T/err" && bad "csv accepted" ||
 	{ grep -q 'only -t json reads them' "$T/err" && ok "non-JSON exports refuse summaries" ||
 	  bad "csv: $(head -1 "$T/err")"; }

@@ -25,6 +25,7 @@
 #define NCOLL 40
 
 static char dir[64];
+static int ncoll = NCOLL; /* collectives of communicator A a rank writes */
 
 /* Deterministic noise: a small linear congruential generator. */
 static uint64_t rng = 12345;
@@ -70,7 +71,7 @@ static void write_rank(const char *path, uint32_t rank, const char *host, int64_
 	ag = synth_string(s, AG);
 	sr = synth_string(s, SR);
 	gemm = synth_string(s, "_Z4gemmv");
-	for (int i = 0; i < NCOLL; i++) {
+	for (int i = 0; i < ncoll; i++) {
 		int64_t base = (int64_t)T0 + 1000000 + 50000 * (int64_t)i + skew;
 		int64_t end = base + noise(400) + (rank && i % 11 == 3 ? 30000 : 0);
 		int64_t start = end - 2000 - iabs(noise(13000));
@@ -301,6 +302,203 @@ static void test_hosts(void)
 	tap_end();
 }
 
+/* A TAP comment on standard error. */
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("# ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* The first line where a and b differ, as a TAP comment. */
+static void diag_first_diff(const char *what, const char *a, const char *b)
+{
+	size_t i = 0, l = 0;
+
+	while (a[i] && a[i] == b[i]) {
+		if (a[i] == '\n')
+			l = i + 1;
+		i++;
+	}
+	diag("%s: reports differ at:\n#  traces:    %.*s\n#  summaries: %.*s", what,
+	     (int)strcspn(a + l, "\n"), a + l, (int)strcspn(b + l, "\n"), b + l);
+}
+
+/* out without its "Summaries:" line (a report of summaries says they were merged). */
+static void drop_summaries_line(char *out)
+{
+	char *p = out ? strstr(out, "\nSummaries:") : NULL, *e;
+
+	if (p && (e = strchr(p + 1, '\n')))
+		memmove(p, e, strlen(e) + 1);
+}
+
+/* The JSON export's clock_alignment object (to its closing bracket of ranks), or "". */
+static const char *clock_json(char *out, size_t *len)
+{
+	char *p = out ? strstr(out, "\"clock_alignment\":") : NULL, *e = p ? strstr(p, "]") : NULL;
+
+	*len = e ? (size_t)(e - p) : 0;
+	return e ? p : "";
+}
+
+/*
+ * Reports of summaries with --align nccl: the corrections and every table
+ * as the traces read together give them, also where parts merge several
+ * traces; the report's pool the same.
+ */
+static int same_reports(const char *what, char **traces, int n, char **parts, int nparts)
+{
+	char *a[16], *b[16], *ta = NULL, *tb = NULL, *ja = NULL, *jb = NULL, *e = NULL;
+	const char *ca, *cb;
+	size_t la, lb;
+	int rc, i, ok = 1;
+
+	/* The traces read by one model (-j 1: the pool would merge summaries too). */
+	a[0] = "report";
+	a[1] = "--align";
+	a[2] = "nccl";
+	a[3] = "-j";
+	a[4] = "1";
+	b[0] = "export";
+	b[1] = "--format";
+	b[2] = "json";
+	b[3] = "--align";
+	b[4] = "nccl";
+	b[5] = "-j";
+	b[6] = "1";
+	for (i = 0; i < n; i++)
+		a[5 + i] = b[7 + i] = traces[i];
+	a[5 + n] = b[7 + n] = NULL;
+	rc = synth_capture(dir, &ta, &e, cmd_report, 5 + n, a);
+	free(e);
+	rc |= synth_capture(dir, &ja, &e, cmd_export, 7 + n, b);
+	free(e);
+	for (i = 0; i < nparts; i++)
+		a[5 + i] = b[7 + i] = parts[i];
+	a[5 + nparts] = b[7 + nparts] = NULL;
+	rc |= synth_capture(dir, &tb, &e, cmd_report, 5 + nparts, a);
+	if (rc)
+		diag("%s: %s", what, e ? e : "");
+	free(e);
+	rc |= synth_capture(dir, &jb, &e, cmd_export, 7 + nparts, b);
+	free(e);
+	drop_summaries_line(tb);
+	ca = clock_json(ja, &la);
+	cb = clock_json(jb, &lb);
+	if (rc || !ta || !tb || strcmp(ta, tb)) {
+		diag_first_diff(what, ta ? ta : "", tb ? tb : "");
+		ok = 0;
+	}
+	if (!la || la != lb || memcmp(ca, cb, la)) {
+		diag("%s: JSON clock_alignment differs: %.*s | %.*s", what, (int)la, ca, (int)lb, cb);
+		ok = 0;
+	}
+	free(ta);
+	free(tb);
+	free(ja);
+	free(jb);
+	return ok;
+}
+
+static int summarize(char *out, char **traces, int n)
+{
+	char *a[16], *o = NULL, *e = NULL;
+	int rc, i;
+
+	a[0] = "summarize";
+	for (i = 0; i < n; i++)
+		a[1 + i] = traces[i];
+	a[1 + n] = "-o";
+	a[2 + n] = out;
+	a[3 + n] = NULL;
+	rc = synth_capture(dir, &o, &e, cmd_summarize, 3 + n, a);
+	if (rc)
+		diag("summarize %s: %s", out, e ? e : "");
+	free(o);
+	free(e);
+	return rc;
+}
+
+static void test_summaries(void)
+{
+	static const uint32_t order[4] = { 2, 0, 3, 1 };
+	static const int64_t skew[4] = { 0, -250000, 1200000, 13700 };
+	char p[4][128], s[4][128], *paths[4], *parts[4], *out = NULL, *err = NULL, *out1 = NULL;
+	int rc;
+
+	tap_begin("summaries carry the collectives: --align nccl as the traces give it");
+	for (int i = 0; i < 4; i++) {
+		snprintf(p[i], sizeof(p[i]), "%s/s%u.gpuprof", dir, i);
+		snprintf(s[i], sizeof(s[i]), "%s/s%u.sum", dir, i);
+		write_rank(p[i], order[i], "node1", skew[order[i]], i < 2, 0);
+		paths[i] = p[i];
+		parts[i] = s[i];
+	}
+	/* Two ranks on one communicator, each trace a part, given in another order. */
+	CHECK(!summarize(s[0], &paths[2], 1) && !summarize(s[1], &paths[3], 1));
+	CHECK(same_reports("2 ranks", &paths[2], 2, (char *[]){ s[1], s[0] }, 2));
+	/* Four ranks, two communicators on half of them: parts of two traces each. */
+	CHECK(!summarize(s[2], (char *[]){ p[3], p[0] }, 2) &&
+	      !summarize(s[3], (char *[]){ p[1], p[2] }, 2));
+	CHECK(same_reports("4 ranks", paths, 4, (char *[]){ s[3], s[2] }, 2));
+	tap_end();
+
+	tap_begin("the report's pool aligns by the collectives its summaries carry");
+	rc = run(&out, &err, cmd_report, "report", "-j", "1", "--align", "nccl", p[0], p[1], p[2],
+		 p[3], NULL);
+	free(err);
+	err = NULL;
+	rc |= run(&out1, &err, cmd_report, "report", "-j", "2", "--align", "nccl", p[0], p[1],
+		  p[2], p[3], NULL);
+	CHECKF(rc == 0 && out && out1 && !strcmp(out, out1), "%s\n---\n%s", out ? out : "",
+	       out1 ? out1 : err);
+	CHECK(out && strstr(out, "Clock alignment ("));
+	free(out);
+	free(out1);
+	free(err);
+	out = out1 = err = NULL;
+	tap_end();
+
+	tap_begin("summaries of several hosts: clock sync, then NCCL ends");
+	write_rank(p[0], 0, "hosta", 0, 0, 0);
+	write_rank(p[1], 1, "hostb", -5000000 + 21000, 0, 5000000);
+	CHECK(!summarize(s[0], &paths[0], 1) && !summarize(s[1], &paths[1], 1));
+	CHECK(same_reports("2 hosts", paths, 2, parts, 2));
+	tap_end();
+
+	tap_begin("the first 1024 collectives of each stream and kind are matched");
+	ncoll = 1500;
+	write_rank(p[0], 0, "node1", 0, 0, 0);
+	write_rank(p[1], 1, "node1", 52000, 0, 0);
+	ncoll = NCOLL;
+	{
+		struct ga_analysis an;
+		struct ga_filter flt;
+
+		rc = build(&an, &flt, GA_ALIGN_NCCL, paths, 2);
+		CHECK(rc == 0 && an.al.n == 2);
+		if (!rc && an.al.n == 2) {
+			/* 1024 AllReduce of 1500, 150 AllGather; 93 of those AllReduce late. */
+			CHECKF(an.al.f[0].matched == 1174 && an.al.f[1].matched == 1174 &&
+				       an.al.f[1].used == 1174 - 93,
+			       "matched %llu %llu used %llu", (unsigned long long)an.al.f[0].matched,
+			       (unsigned long long)an.al.f[1].matched,
+			       (unsigned long long)an.al.f[1].used);
+			CHECKF(iabs(an.al.f[1].nccl_ns + 52000) < 1000, "correction %lld",
+			       (long long)an.al.f[1].nccl_ns);
+		}
+		done(&an, &flt);
+	}
+	CHECK(!summarize(s[0], &paths[0], 1) && !summarize(s[1], &paths[1], 1));
+	CHECK(same_reports("1500 collectives", paths, 2, (char *[]){ s[1], s[0] }, 2));
+	tap_end();
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/gp_align_XXXXXX");
@@ -311,6 +509,7 @@ int main(void)
 	test_two_ranks();
 	test_four_ranks();
 	test_hosts();
+	test_summaries();
 	{
 		char cmd[128];
 
