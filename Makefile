@@ -351,7 +351,8 @@ fuzz: $(ANALYZER) $(BUILD)/bench/synth_trace
 	@cp test/summary/v4-demo.sum $(BUILD)/fuzz/corpus-summary/
 	@! command -v zstd >/dev/null || { printf '\001'; tail -c +33 test/summary/v4-demo.sum | zstd -dcq; } \
 		>$(BUILD)/fuzz/corpus-summary/v4-demo.body
-	@for g in test/golden/*.gpuprof; do n=$(BUILD)/fuzz/corpus-summary/$$(basename $$g .gpuprof); \
+	@for g in test/golden/*.gpuprof test/golden/ranks_nccl/*.gpuprof; do \
+		n=$(BUILD)/fuzz/corpus-summary/$$(basename $$g .gpuprof); \
 		$(ANALYZER) summarize -o $$n.sum $$g 2>/dev/null || continue; \
 		! command -v zstd >/dev/null || { printf '\000'; tail -c +33 $$n.sum | zstd -dcq; } >$$n.body; done
 	@# A trace of more busy intervals than a summary carries: its rows' busy time and span instead.

@@ -4,7 +4,7 @@
  * bench-analyzer).  Runs offline, as a program of its own.
  *
  *     synth_job [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] [--graphs]
- *               [--emit] N OUT.gpuprof
+ *               [--emit] [--nccl] N OUT.gpuprof
  *
  * About N records: steps (an NVTX push/pop range "step") of 8 layers
  * ("layer") of 4 ops ("attn", "mlp", ...), each op launching 4 kernels
@@ -33,8 +33,11 @@
  * range) and launched at each step's end in a range "optimizer" (its
  * kernels count in "capture", where they were captured).  With --emit,
  * each op's range is named as PyTorch's emit_nvtx() names it, a string of
- * its own each call ("attn, seq = N, op_id = M, sizes = [[...]]").  The writer is
- * test/unit/synth.c.
+ * its own each call ("attn, seq = N, op_id = M, sizes = [[...]]").  With
+ * --nccl, each step ends in an NCCL AllReduce on a stream of its own that
+ * starts once the step's kernels are done and ends, on every rank, at the
+ * same time of a fixed schedule (NCCL_PERIOD a step; a rank that runs late
+ * ends later): what --align nccl matches.  The writer is test/unit/synth.c.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -51,6 +54,9 @@
 #define AUTOGRAD_TID 101 /* --autograd: the backward pass's launching thread */
 #define GRAPH_NODES 8    /* --graphs */
 #define GRAPH_ID 3
+#define NCCL_PERIOD 4000000ull      /* --nccl: ns a step, whatever the rank */
+#define NCCL_PERIOD_SYNC 24000000ull /* ... with --sync's host code */
+#define NCCL_STREAM 13
 
 static const char *const kernels[NKERN] = {
 	"_Z8sgemm_ntiiiPKfS0_Pf",
@@ -109,7 +115,9 @@ static void range(struct synth *s, uint32_t name, uint64_t start, uint64_t end, 
 int main(int argc, char **argv)
 {
 	uint32_t kid[NKERN], op[OPS], step_name, layer_name, launch, copy, rank = 0, dsync = 0;
-	int sync = 0, open = 0, autograd = 0, graphs = 0, emit = 0;
+	int sync = 0, open = 0, autograd = 0, graphs = 0, emit = 0, nccl = 0;
+	uint64_t steps = 0, nccl_t0 = 0;
+	uint32_t allreduce = 0;
 	uint64_t seq = 0;
 	uint64_t t, stream_end[4] = { 0, 0, 0, 0 }, range_id = 1, main_start = 0, main_id = 0;
 	uint32_t main_name = 0, backward_name = 0, glaunch = 0, opt_name = 0;
@@ -152,6 +160,10 @@ int main(int argc, char **argv)
 			emit = 1;
 			argv++;
 			argc--;
+		} else if (argc >= 4 && !strcmp(argv[1], "--nccl")) {
+			nccl = 1;
+			argv++;
+			argc--;
 		} else {
 			break;
 		}
@@ -159,7 +171,7 @@ int main(int argc, char **argv)
 	if (argc != 3) {
 		fprintf(stderr,
 			"usage: %s [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] "
-			"[--graphs] [--emit] N OUT.gpuprof\n",
+			"[--graphs] [--emit] [--nccl] N OUT.gpuprof\n",
 			argv[0]);
 		return 2;
 	}
@@ -221,6 +233,9 @@ int main(int argc, char **argv)
 		range(s, synth_string(s, "capture"), cap_start, t, cap_id, 0, TID);
 		t += 1000;
 	}
+	if (nccl)
+		allreduce = synth_string(s, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+	nccl_t0 = t;
 	while (s->records < n) {
 		uint64_t step_start = t, step_id = range_id++, bw_start = 0, bw_id = 0;
 
@@ -315,6 +330,20 @@ int main(int argc, char **argv)
 			t += 4500;
 			range(s, opt_name, opt_start, t, opt_id, 1, TID);
 			t += 200;
+		}
+		if (nccl) {
+			/* The step's gradients all-reduced once its kernels are done; the host waits. */
+			uint64_t drained = t + 5000, due, start;
+
+			for (int i = 0; i < 4; i++)
+				if (stream_end[i] > drained)
+					drained = stream_end[i];
+			due = nccl_t0 + ++steps * (sync ? NCCL_PERIOD_SYNC : NCCL_PERIOD);
+			synth_api_at_corr(s, launch, t, t + 4000, TID, corr);
+			start = drained;
+			synth_kernel_at_corr(s, allreduce, start, due > start + 20000 ? due : start + 20000,
+					     0, NCCL_STREAM, corr++);
+			t = (due > start + 20000 ? due : start + 20000) + 1000;
 		}
 		range(s, step_name, step_start, t, step_id, 0, TID);
 		t += 1000;

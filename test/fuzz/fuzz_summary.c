@@ -59,6 +59,7 @@ static void sum_view(unsigned which)
 		{ "report", sum_path[0], sum_path[1], NULL },
 		{ "report", sum_path[0], NULL },
 		{ "report", "--tree", sum_path[0], sum_path[1], NULL },
+		{ "report", "--align", "nccl", sum_path[0], sum_path[1], NULL },
 		{ "export", "--format", "json", "-o", "/dev/null", sum_path[0], sum_path[1], NULL },
 		{ "diff", sum_path[0], sum_path[1], NULL },
 		{ "diff", "--json", sum_path[0], sum_path[1], NULL },
