@@ -1616,6 +1616,29 @@ def t_torchrun(backend):
             if rc != 0 or not m or int(m.group(3)) < 3:
                 errs.append("report --align nccl: no correction for rank 1 from its NCCL "
                             "collectives: %s" % tail(al, 800))
+            # Summaries carry the collectives: the same corrections and span from them.
+            sums = []
+            for f in files:
+                sp = f[:-len(".gpuprof")] + ".sum"
+                rc2, _, e2 = run_cmd([tools.analyzer, "summarize", "-o", sp, f], clean_env(),
+                                     TOOL_TIMEOUT)
+                if rc2 != 0:
+                    errs.append("summarize %s: %s" % (f, tail(e2)))
+                sums.append(sp)
+            rc1, al1, _ = run_cmd([tools.analyzer, "report", "-j", "1", "--align", "nccl"] + files,
+                                  clean_env(), TOOL_TIMEOUT)
+            rc2, als, e2 = run_cmd([tools.analyzer, "report", "--align", "nccl"] + sums[::-1],
+                                   clean_env(), TOOL_TIMEOUT)
+
+            def clock(t):
+                c = re.search(r"^Clock alignment \(.*?(?:\n\n|\Z)", t, re.M | re.S)
+                w = re.search(r"^Wall span:.*$", t, re.M)
+                return (c.group(0) if c else None, w.group(0) if w else None)
+            if rc1 != 0 or rc2 != 0 or clock(al1)[0] is None or clock(al1) != clock(als) \
+                    or clock(al) != clock(al1):
+                errs.append("report --align nccl of the summaries (rc %d) differs from the "
+                            "traces' (rc %d): %s | %s | %s" % (rc2, rc1, clock(al1), clock(als),
+                                                              tail(e2)))
         print("# ---- begin torchrun %s report ----" % backend)
         sys.stdout.write(out if out.endswith("\n") else out + "\n")
         print("# ---- end torchrun report ----", flush=True)
