@@ -266,12 +266,19 @@ struct span {
 	int fma;
 };
 
-/* Nanoseconds of [a, b) covered by kernels k[0..n) of kind fma (sorted, apart). */
-static uint64_t busy(const struct span *k, size_t n, uint64_t a, uint64_t b, int fma)
+/*
+ * Nanoseconds of [a, b) covered by kernels k[0..n) of kind fma (sorted,
+ * apart); windows asked in increasing order of a, *at the first kernel
+ * that may reach one (the caller's cursor, 0 to begin).
+ */
+static uint64_t busy(const struct span *k, size_t n, uint64_t a, uint64_t b, int fma,
+		     size_t *at)
 {
 	uint64_t t = 0;
 
-	for (size_t i = 0; i < n; i++) {
+	while (*at < n && k[*at].end <= a)
+		(*at)++;
+	for (size_t i = *at; i < n && k[i].start < b; i++) {
 		uint64_t lo = k[i].start > a ? k[i].start : a, hi = k[i].end < b ? k[i].end : b;
 
 		if (k[i].fma == fma && hi > lo)
@@ -349,7 +356,7 @@ static void gpu_samples(struct synth *s, unsigned long long rounds, uint64_t t0,
 		"nvml.power_w", "nvml.sm_clock_mhz", "nvml.mem_clock_mhz", "nvml.temperature_c",
 		"nvml.memory_used_bytes", "nvml.clock_event_reasons", "nvml.gpu_util_pct",
 	};
-	size_t nk = 0, cap = 1024;
+	size_t nk = 0, cap = 1024, at = 0;
 	struct span *k = malloc(cap * sizeof(*k));
 	uint32_t copy = synth_string(s, "_Z7copy_f4PK6float4PS_m");
 	uint32_t fma = synth_string(s, "_Z8fma_loopPfi");
@@ -402,8 +409,8 @@ static void gpu_samples(struct synth *s, unsigned long long rounds, uint64_t t0,
 	}
 	/* PM samples, 1 ms each, from 100 ms in to 20 ms past the last kernel. */
 	for (uint64_t a = t0 + 100 * GS_MS; a < t + 20 * GS_MS - GS_IDLE; a += GS_MS) {
-		double c = (double)busy(k, nk, a, a + GS_MS, 0) / GS_MS;
-		double f = (double)busy(k, nk, a, a + GS_MS, 1) / GS_MS;
+		double c = (double)busy(k, nk, a, a + GS_MS, 0, &at) / GS_MS;
+		double f = (double)busy(k, nk, a, a + GS_MS, 1, &at) / GS_MS;
 		double noise = 1 + ((double)(rnd() % 200) - 100) / 10000;   /* +-1 % */
 
 		v[0] = sig3((c * 95 + f * 99) * noise);
@@ -415,9 +422,10 @@ static void gpu_samples(struct synth *s, unsigned long long rounds, uint64_t t0,
 		gs_sample(s, 1, a, a + GS_MS, v, 6);
 	}
 	/* NVML every 50 ms over the whole run. */
+	at = 0;
 	for (uint64_t a = t0, i = 0; a < t; a += GS_NVML, i++) {
-		double c = (double)busy(k, nk, a, a + GS_NVML, 0) / GS_NVML;
-		double f = (double)busy(k, nk, a, a + GS_NVML, 1) / GS_NVML;
+		double c = (double)busy(k, nk, a, a + GS_NVML, 0, &at) / GS_NVML;
+		double f = (double)busy(k, nk, a, a + GS_NVML, 1, &at) / GS_NVML;
 		int capped = last_fma && a + GS_NVML > last_fma && a < last_fma + GS_PHASE;
 
 		v[0] = sig3(90 + c * 260 + f * 560);
