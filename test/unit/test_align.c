@@ -353,24 +353,14 @@ static const char *clock_json(char *out, size_t *len)
  */
 static int same_reports(const char *what, char **traces, int n, char **parts, int nparts)
 {
-	char *a[16], *b[16], *ta = NULL, *tb = NULL, *ja = NULL, *jb = NULL, *e = NULL;
+	/* The traces read by one model (-j 1: the pool would merge summaries too). */
+	char *a[16] = { "report", "--align", "nccl", "-j", "1" };
+	char *b[16] = { "export", "--format", "json", "--align", "nccl", "-j", "1" };
+	char *ta = NULL, *tb = NULL, *ja = NULL, *jb = NULL, *e = NULL;
 	const char *ca, *cb;
 	size_t la, lb;
 	int rc, i, ok = 1;
 
-	/* The traces read by one model (-j 1: the pool would merge summaries too). */
-	a[0] = "report";
-	a[1] = "--align";
-	a[2] = "nccl";
-	a[3] = "-j";
-	a[4] = "1";
-	b[0] = "export";
-	b[1] = "--format";
-	b[2] = "json";
-	b[3] = "--align";
-	b[4] = "nccl";
-	b[5] = "-j";
-	b[6] = "1";
 	for (i = 0; i < n; i++)
 		a[5 + i] = b[7 + i] = traces[i];
 	a[5 + n] = b[7 + n] = NULL;
