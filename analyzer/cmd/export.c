@@ -176,6 +176,7 @@ int cmd_export(int argc, char **argv)
 	ao.marks = fmt->marks;
 	ao.range_details = fmt->range_details;
 	ao.lean = fmt->lean || (tab && tab->lean);
+	ao.keep_samples = fmt->samples;
 	/*
 	 * A single trace's NVTX ranges in the model's read of it (decoded
 	 * once), paced, where nothing streams out as it is read (-t json):

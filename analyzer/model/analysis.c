@@ -50,6 +50,7 @@ int ga_analysis_init(struct ga_analysis *an, const struct ga_analysis_opts *o,
 	 * state while the records come.
 	 */
 	an->gs.samples_only = o->lean;
+	an->gs.keep_samples = o->keep_samples || o->lean;
 	if (ga_mx_bind(&an->mx, &an->m) ||
 	    (!o->lean && (ga_latency_bind(&an->lat, &an->m) || ga_launchcfg_bind(&an->lc, &an->m))) ||
 	    ga_memuse_bind(&an->mu, &an->m) || ga_gs_bind(&an->gs, &an->m) ||

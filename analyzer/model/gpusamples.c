@@ -167,6 +167,118 @@ static int on_series(struct ga_gpusamples *g, struct ga_model *m, uint32_t proc,
 	return 0;
 }
 
+/* Bytes of one spilled sample of s: start, end, its values. */
+static size_t srec_size(const struct ga_gs_series *s)
+{
+	return 2 * sizeof(uint64_t) + (size_t)s->n * sizeof(double);
+}
+
+/*
+ * The samples of s in memory (a full block, in order) to the end of the
+ * spill file.  Without a file they stay.  0, or -1 when it cannot be
+ * written.
+ */
+static int spill_samples(struct ga_gpusamples *g, struct ga_gs_series *s)
+{
+	size_t rs = srec_size(s), i;
+	unsigned char *b;
+	off_t off;
+
+	if (!g->sspill && !g->sspill_failed && !(g->sspill = ga_util_tmpfile("gss", NULL)))
+		g->sspill_failed = 1;
+	if (!g->sspill)
+		return 0;
+	if (ga_util_grow(&s->blk, &s->capblk, s->nblk + 1, sizeof(*s->blk)) ||
+	    !(b = malloc(rs * s->nmem)))
+		return -1;
+	for (i = 0; i < s->nmem; i++) {
+		memcpy(b + i * rs, &s->s[i].start, sizeof(uint64_t));
+		memcpy(b + i * rs + 8, &s->s[i].end, sizeof(uint64_t));
+		memcpy(b + i * rs + 16, s->values + s->s[i].vi, (size_t)s->n * sizeof(double));
+	}
+	if ((off = ftello(g->sspill)) < 0 || fwrite(b, rs, s->nmem, g->sspill) != s->nmem) {
+		free(b);
+		fputs("gpuprof: writing a temporary file of GPU samples failed\n", stderr);
+		return -1;
+	}
+	free(b);
+	s->blk[s->nblk++] = (struct ga_gs_block){ (uint64_t)off, s->s[s->nmem - 1].end };
+	s->nmem = 0;
+	s->nvalues = 0;
+	return 0;
+}
+
+/* Block k of s's spilled samples into buf (GA_GS_SAMPLES_BLOCK records).  0, or -1. */
+static int read_block(const struct ga_gpusamples *g, const struct ga_gs_series *s, size_t k,
+		      unsigned char *buf)
+{
+	size_t len = srec_size(s) * GA_GS_SAMPLES_BLOCK;
+
+	if (!g->sspill || pread(fileno(g->sspill), buf, len, (off_t)s->blk[k].off) != (ssize_t)len) {
+		fputs("gpuprof: reading a temporary file of GPU samples failed\n", stderr);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Every sample of s in memory again, the spilled ones first: a sample
+ * that overlaps the one before (never written so by the samplers) leaves
+ * s as it was before the spill.  0, or -1.
+ */
+static int unspill_samples(struct ga_gpusamples *g, struct ga_gs_series *s)
+{
+	size_t rs = srec_size(s), nsp = s->nblk * GA_GS_SAMPLES_BLOCK, n = nsp + s->nmem, i, k;
+	struct ga_gs_sample *x;
+	double *v;
+	unsigned char *b;
+
+	if (!s->nblk)
+		return 0;
+	if (g->sspill && fflush(g->sspill))
+		return -1;
+	x = malloc((n + 1) * sizeof(*x));
+	v = malloc(((size_t)n * s->n + 1) * sizeof(*v));
+	b = malloc(rs * GA_GS_SAMPLES_BLOCK);
+	if (!x || !v || !b)
+		goto fail;
+	for (k = 0; k < s->nblk; k++) {
+		if (read_block(g, s, k, b))
+			goto fail;
+		for (i = 0; i < GA_GS_SAMPLES_BLOCK; i++) {
+			struct ga_gs_sample *y = &x[k * GA_GS_SAMPLES_BLOCK + i];
+
+			memcpy(&y->start, b + i * rs, sizeof(uint64_t));
+			memcpy(&y->end, b + i * rs + 8, sizeof(uint64_t));
+			y->vi = (k * GA_GS_SAMPLES_BLOCK + i) * s->n;
+			memcpy(v + y->vi, b + i * rs + 16, (size_t)s->n * sizeof(double));
+		}
+	}
+	for (i = 0; i < s->nmem; i++) {
+		x[nsp + i] = s->s[i];
+		x[nsp + i].vi = (nsp + i) * s->n;
+		memcpy(v + x[nsp + i].vi, s->values + s->s[i].vi, (size_t)s->n * sizeof(double));
+	}
+	free(b);
+	free(s->s);
+	free(s->values);
+	free(s->blk);
+	s->s = x;
+	s->values = v;
+	s->caps = n + 1;
+	s->capvalues = (size_t)n * s->n + 1;
+	s->nvalues = (size_t)n * s->n;
+	s->nmem = n;
+	s->blk = NULL;
+	s->nblk = s->capblk = 0;
+	return 0;
+fail:
+	free(x);
+	free(v);
+	free(b);
+	return -1;
+}
+
 static int on_sample(struct ga_gpusamples *g, uint32_t proc, const struct gp_rec_gpu_sample *r)
 {
 	uint32_t *slot = ga_map_find(&g->smap, proc, r->series);
@@ -183,15 +295,26 @@ static int on_sample(struct ga_gpusamples *g, uint32_t proc, const struct gp_rec
 		g->malformed++;
 		return 0;
 	}
-	if (ga_util_grow(&s->s, &s->caps, s->ns + 1, sizeof(*s->s)) ||
+	/* In order, one after another, as samplers write them: else all in memory. */
+	if (s->ns && !s->overlap && (r->start <= s->last_start || r->start < s->last_end)) {
+		s->overlap = 1;
+		if (unspill_samples(g, s))
+			return -1;
+	}
+	if (ga_util_grow(&s->s, &s->caps, s->nmem + 1, sizeof(*s->s)) ||
 	    ga_util_grow(&s->values, &s->capvalues, s->nvalues + s->n, sizeof(*s->values)))
 		return -1;
-	x = &s->s[s->ns++];
+	x = &s->s[s->nmem++];
+	s->ns++;
 	x->start = r->start;
 	x->end = r->end;
 	x->vi = s->nvalues;
 	memcpy(s->values + s->nvalues, v, s->n * sizeof(double));
 	s->nvalues += s->n;
+	s->last_start = r->start;
+	s->last_end = r->end;
+	if (!g->keep_samples && !s->overlap && s->nmem == GA_GS_SAMPLES_BLOCK)
+		return spill_samples(g, s);
 	return 0;
 }
 
@@ -346,42 +469,120 @@ static int cmp_series(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-static void series_stats(struct ga_gs_series *s)
+/*
+ * A spilled series' samples read back in order, a block at a time (the two
+ * last read kept): sample j by its place, wherever it is.
+ */
+struct scur {
+	const struct ga_gpusamples *g;
+	const struct ga_gs_series *s;
+	size_t rs;
+	unsigned char *buf[2];
+	size_t blk[2]; /* the block in buf[i], SIZE_MAX none */
+	unsigned next; /* the buffer read into next */
+	int err;
+};
+
+static int scur_init(struct scur *c, const struct ga_gpusamples *g, const struct ga_gs_series *s)
+{
+	memset(c, 0, sizeof(*c));
+	c->g = g;
+	c->s = s;
+	c->rs = srec_size(s);
+	c->blk[0] = c->blk[1] = SIZE_MAX;
+	if (!s->nblk)
+		return 0;
+	c->buf[0] = malloc(2 * c->rs * GA_GS_SAMPLES_BLOCK);
+	c->buf[1] = c->buf[0] ? c->buf[0] + c->rs * GA_GS_SAMPLES_BLOCK : NULL;
+	return c->buf[0] ? 0 : -1;
+}
+
+static void scur_free(struct scur *c)
+{
+	free(c->buf[0]);
+	c->buf[0] = c->buf[1] = NULL;
+}
+
+/* Sample j: its start, end and values (until the next call), NULL when it cannot be read. */
+static const double *sget(struct scur *c, size_t j, uint64_t *start, uint64_t *end)
+{
+	const struct ga_gs_series *s = c->s;
+	size_t nsp = s->nblk * GA_GS_SAMPLES_BLOCK, k, i;
+	const unsigned char *r;
+
+	if (j >= nsp) {
+		const struct ga_gs_sample *x = &s->s[j - nsp];
+
+		*start = x->start;
+		*end = x->end;
+		return s->values + x->vi;
+	}
+	k = j / GA_GS_SAMPLES_BLOCK;
+	for (i = 0; i < 2 && c->blk[i] != k; i++)
+		;
+	if (i == 2) {
+		i = c->next;
+		c->next ^= 1;
+		c->blk[i] = SIZE_MAX;
+		if (c->err || read_block(c->g, s, k, c->buf[i])) {
+			c->err = 1;
+			return NULL;
+		}
+		c->blk[i] = k;
+	}
+	r = c->buf[i] + (j % GA_GS_SAMPLES_BLOCK) * c->rs;
+	memcpy(start, r, sizeof(*start));
+	memcpy(end, r + 8, sizeof(*end));
+	return (const double *)(const void *)(r + 16);
+}
+
+/* Sample [start, end) with values v into s's statistics; first: s's first sample. */
+static void stat_sample(struct ga_gs_series *s, int first, uint64_t start, uint64_t end,
+			const double *v)
+{
+	double w = (double)(end - start);
+
+	if (first || start < s->first)
+		s->first = start;
+	if (end > s->last)
+		s->last = end;
+	for (uint32_t i = 0; i < s->n; i++) {
+		struct ga_gs_metric *mt = &s->m[i];
+
+		if (isnan(v[i]))
+			continue;
+		mt->samples++;
+		if (end > mt->last_end)
+			mt->last_end = end;
+		mt->wsum += v[i] * w;
+		mt->w += w;
+		if (v[i] < mt->min)
+			mt->min = v[i];
+		if (v[i] > mt->max)
+			mt->max = v[i];
+	}
+	if (s->reasons_at >= 0 && !isnan(v[s->reasons_at]) && v[s->reasons_at] >= 0) {
+		uint64_t bits = (uint64_t)v[s->reasons_at];
+
+		s->sampled_ns += end - start;
+		if (bits & GA_GS_THROTTLE_MASK)
+			s->throttled_ns += end - start;
+		for (unsigned b = 0; b < GA_GS_REASONS; b++)
+			if (bits & (1ull << b))
+				s->reason_ns[b] += end - start;
+	}
+}
+
+/* Each metric's statistics over s's samples, in start order.  0, or -1 (c could not read). */
+static int series_stats(struct ga_gs_series *s, struct scur *c)
 {
 	for (size_t j = 0; j < s->ns; j++) {
-		const struct ga_gs_sample *x = &s->s[j];
-		const double *v = s->values + x->vi;
-		double w = (double)(x->end - x->start);
+		uint64_t start, end;
+		const double *v = sget(c, j, &start, &end);
 
-		if (!j || x->start < s->first)
-			s->first = x->start;
-		if (x->end > s->last)
-			s->last = x->end;
-		for (uint32_t i = 0; i < s->n; i++) {
-			struct ga_gs_metric *mt = &s->m[i];
-
-			if (isnan(v[i]))
-				continue;
-			mt->samples++;
-			if (x->end > mt->last_end)
-				mt->last_end = x->end;
-			mt->wsum += v[i] * w;
-			mt->w += w;
-			if (v[i] < mt->min)
-				mt->min = v[i];
-			if (v[i] > mt->max)
-				mt->max = v[i];
-		}
-		if (s->reasons_at >= 0 && !isnan(v[s->reasons_at]) && v[s->reasons_at] >= 0) {
-			uint64_t bits = (uint64_t)v[s->reasons_at];
-
-			s->sampled_ns += x->end - x->start;
-			if (bits & GA_GS_THROTTLE_MASK)
-				s->throttled_ns += x->end - x->start;
-			for (unsigned b = 0; b < GA_GS_REASONS; b++)
-				if (bits & (1ull << b))
-					s->reason_ns[b] += x->end - x->start;
-		}
+		if (!v)
+			return -1;
+		stat_sample(s, !j, start, end, v);
 	}
 	for (uint32_t i = 0; i < s->n; i++) {
 		struct ga_gs_metric *mt = &s->m[i];
@@ -393,36 +594,62 @@ static void series_stats(struct ga_gs_series *s)
 		/* Samples of no width (none expected) count plainly. */
 		mt->avg = mt->w > 0 ? mt->wsum / mt->w : mt->min;
 	}
+	return 0;
 }
 
-/* First sample of s that ends after t (samples by start, contiguous or apart). */
-static size_t first_after(const struct ga_gs_series *s, uint64_t t)
+/*
+ * First sample of s that ends after t (samples by start, contiguous or
+ * apart; spilled ones end in order, each block's last end noted).
+ */
+static size_t first_after(struct scur *c, uint64_t t)
 {
-	size_t lo = 0, hi = s->ns;
+	const struct ga_gs_series *s = c->s;
+	size_t lo = 0, hi = s->nblk;
+	uint64_t start, end;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (s->s[mid].end <= t)
+		if (s->blk[mid].last_end <= t)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	/* A long sample before a short one can still reach past t. */
-	while (lo > 0 && s->s[lo - 1].end > t)
+	if (lo < s->nblk) {
+		hi = (lo + 1) * GA_GS_SAMPLES_BLOCK;
+		lo *= GA_GS_SAMPLES_BLOCK;
+	} else {
+		lo = s->nblk * GA_GS_SAMPLES_BLOCK;
+		hi = s->ns;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (!sget(c, mid, &start, &end))
+			return s->ns;
+		if (end <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* A long sample before a short one can still reach past t (none spilled). */
+	while (lo > 0 && !s->nblk && s->s[lo - 1].end > t)
 		lo--;
 	return lo;
 }
 
-/* Adds the window [a, b) of series s to attr x. */
-static void window(const struct ga_gs_series *s, struct ga_gs_attr *x, uint64_t a, uint64_t b)
+/* Adds the window [a, b) of c's series to attr x. */
+static void window(struct scur *c, struct ga_gs_attr *x, uint64_t a, uint64_t b)
 {
+	const struct ga_gs_series *s = c->s;
+	uint64_t start, end;
+	const double *v;
+
 	x->count++;
 	x->time_ns += b - a;
-	for (size_t j = first_after(s, a); j < s->ns && s->s[j].start < b; j++) {
-		const struct ga_gs_sample *y = &s->s[j];
-		const double *v = s->values + y->vi;
-		uint64_t lo = y->start > a ? y->start : a, hi = y->end < b ? y->end : b;
+	for (size_t j = first_after(c, a); j < s->ns && (v = sget(c, j, &start, &end)) && start < b;
+	     j++) {
+		uint64_t lo = start > a ? start : a, hi = end < b ? end : b;
 		/* A zero-length window (a mark, an instant kernel) takes the sample whole. */
 		double w = hi > lo ? (double)(hi - lo) : (a == b ? 1.0 : 0.0);
 
@@ -500,10 +727,13 @@ static int attribute(struct ga_gpusamples *g, struct ga_model *m, const struct g
 		qsort(g->k, g->nk, sizeof(*g->k), cmp_kernel);
 	for (i = 0; i < g->nseries; i++) {
 		const struct ga_gs_series *s = &g->series[i];
+		struct scur c;
 
 		if (!s->ns)
 			continue;
-		for (j = 0; j < g->nk; j++) {
+		if (scur_init(&c, g, s))
+			goto out;
+		for (j = 0; j < g->nk && !c.err; j++) {
 			const struct ga_gs_kernel *k = &g->k[j];
 			struct ga_gs_attr *x;
 
@@ -511,20 +741,27 @@ static int attribute(struct ga_gpusamples *g, struct ga_model *m, const struct g
 				continue;
 			if (k->end <= s->first || k->start >= s->last)
 				continue;
-			if (!(x = attr_get(&kt, s, (uint32_t)i, k->name)))
+			if (!(x = attr_get(&kt, s, (uint32_t)i, k->name))) {
+				scur_free(&c);
 				goto out;
-			window(s, x, k->start, k->end);
+			}
+			window(&c, x, k->start, k->end);
 		}
-		for (j = 0; rg && j < rg->nranges; j++) {
+		for (j = 0; rg && j < rg->nranges && !c.err; j++) {
 			const struct ga_ranges_range *r = &rg->ranges[j];
 			struct ga_gs_attr *x;
 
 			if (r->proc != s->proc || r->end <= s->first || r->start >= s->last)
 				continue;
-			if (!(x = attr_get(&rt, s, (uint32_t)i, rg->keys[r->key].label)))
+			if (!(x = attr_get(&rt, s, (uint32_t)i, rg->keys[r->key].label))) {
+				scur_free(&c);
 				goto out;
-			window(s, x, r->start, r->end);
+			}
+			window(&c, x, r->start, r->end);
 		}
+		scur_free(&c);
+		if (c.err)
+			goto out;
 	}
 	rc = 0;
 out:
@@ -555,13 +792,23 @@ int ga_gs_finish(struct ga_gpusamples *g, struct ga_model *m, const struct ga_ra
 	}
 	if (g->nseries > 1)
 		qsort(g->series, g->nseries, sizeof(*g->series), cmp_series);
+	if (g->sspill && fflush(g->sspill)) {
+		fputs("gpuprof: writing a temporary file of GPU samples failed\n", stderr);
+		return -1;
+	}
 	for (i = 0; i < g->nseries; i++) {
 		struct ga_gs_series *s = &g->series[i];
+		struct scur c;
+		int rc;
 
-		if (s->ns > 1)
-			qsort(s->s, s->ns, sizeof(*s->s), cmp_sample);
-		series_stats(s);
-		if ((s->label = ga_model_device_label(m, s->proc, s->device)) == GA_STR_NOMEM)
+		/* Spilled ones came in order (on_sample()). */
+		if (!s->nblk && s->nmem > 1)
+			qsort(s->s, s->nmem, sizeof(*s->s), cmp_sample);
+		if (scur_init(&c, g, s))
+			return -1;
+		rc = series_stats(s, &c);
+		scur_free(&c);
+		if (rc || (s->label = ga_model_device_label(m, s->proc, s->device)) == GA_STR_NOMEM)
 			return -1;
 	}
 	if (unspill(g) || attribute(g, m, rg))
@@ -580,7 +827,10 @@ void ga_gs_free(struct ga_gpusamples *g)
 		free(g->series[i].m);
 		free(g->series[i].s);
 		free(g->series[i].values);
+		free(g->series[i].blk);
 	}
+	if (g->sspill)
+		fclose(g->sspill);
 	for (i = 0; i < g->nkern; i++)
 		free(g->kern[i].wsum);
 	for (i = 0; i < g->nranges; i++)

@@ -18,7 +18,12 @@
  * While no series is known (most traces have none), kept kernels go in
  * blocks of GA_GS_KERNELS_BLOCK to an unlinked temporary file ($TMPDIR,
  * else /tmp), read back at finish only if a series came: memory does not
- * grow with the kernels of a trace without samples.
+ * grow with the kernels of a trace without samples.  A series' samples
+ * go, GA_GS_SAMPLES_BLOCK at a time, to another such file where no view
+ * reads them after the analysis (the report, JSON, summaries) and each
+ * starts after the one before it ended (as samplers write them); the
+ * finish reads them back a block at a time, in the same order, for the
+ * same sums.  A series whose samples overlap is read back whole and kept.
  * Runs offline only.
  */
 #ifndef GA_MODEL_GPUSAMPLES_H
@@ -34,6 +39,7 @@ struct ga_ranges;
 
 #define GA_GS_KERNELS_MAX (4u << 20)
 #define GA_GS_KERNELS_BLOCK 16384u /* kernels in memory before a spill */
+#define GA_GS_SAMPLES_BLOCK 512u   /* a series' samples in memory before a spill */
 #define GA_GS_REASONS 16           /* clock event reason bits kept */
 /*
  * Reasons that hold the clocks back (nvmlClocksEventReasons): software
@@ -58,6 +64,11 @@ struct ga_gs_sample {
 	size_t vi;                 /* values[vi .. vi + n) */
 };
 
+/* A block of GA_GS_SAMPLES_BLOCK samples in the spill file: start, end, n values each. */
+struct ga_gs_block {
+	uint64_t off, last_end;
+};
+
 struct ga_gs_series {
 	uint32_t proc, id, device, source, status;
 	uint32_t label;            /* strtab id: the device's label ("cuda:0 [...]"), finish */
@@ -65,7 +76,18 @@ struct ga_gs_series {
 	uint32_t n;                /* metrics */
 	struct ga_gs_metric *m;
 	struct ga_gs_sample *s;    /* by start after finish */
-	size_t ns, caps;
+	size_t ns, caps;           /* ns: its samples, spilled ones included */
+	/*
+	 * Samples spilled where no view reads them after the analysis
+	 * (keep_samples unset) and each starts after the one before ended:
+	 * the first nblk * GA_GS_SAMPLES_BLOCK in blocks of the spill file,
+	 * the other nmem in s[] (all of them, nblk 0, otherwise).
+	 */
+	size_t nmem;
+	struct ga_gs_block *blk;
+	size_t nblk, capblk;
+	int overlap;                   /* a sample started before the one before it ended */
+	uint64_t last_start, last_end; /* of the last sample */
 	double *values;
 	size_t nvalues, capvalues;
 	int reasons_at;            /* index of nvml.clock_event_reasons, -1 none */
@@ -112,6 +134,10 @@ struct ga_gpusamples {
 	uint64_t malformed;        /* samples whose series or value count did not match */
 	int samples_only;          /* set before binding: no kernels kept, so no averages
 				      over them (a lean analysis: the samples as counters) */
+	int keep_samples;          /* set before binding: a view reads every sample after
+				      the analysis, so none is spilled */
+	FILE *sspill;              /* the series' blocks of samples (struct ga_gs_block) */
+	int sspill_failed;         /* no temporary file: samples kept in memory */
 };
 
 void ga_gs_init(struct ga_gpusamples *g);

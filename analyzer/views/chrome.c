@@ -1626,6 +1626,7 @@ const struct ga_format ga_format_chrome = {
 	.observe_sites = 1,
 	.sites_ahead = 1,
 	.lean = 1,
+	.samples = 1,
 	.begin = begin,
 	.end = end,
 	.done = done,

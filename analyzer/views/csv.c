@@ -808,6 +808,7 @@ const struct ga_format ga_format_csv = {
 		"or one of the report's tables (--table list)",
 	.observe_sites = 1,
 	.sites_ahead = 1,
+	.samples = 1,
 	.tables = tables,
 	.begin = begin,
 	.end = end,

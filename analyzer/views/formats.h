@@ -51,6 +51,8 @@ struct ga_format {
 				      the format writes none, the span it may (pprof), or
 				      takes it from its rows then (SQLite, busy_bound) */
 	int needs_file;            /* writes a file by name (e->path), never a stream */
+	int samples;               /* writes each GPU sample: they stay in memory
+				      (model/gpusamples.h keep_samples) */
 	const struct ga_format_table *tables; /* --table choices, name NULL last; first default */
 	/*
 	 * Before reading: set hooks, write what comes first.  0, -1 out of

@@ -1278,6 +1278,7 @@ const struct ga_format ga_format_perfetto = {
 	.launches = 1,
 	.marks = 1,
 	.lean = 1,
+	.samples = 1,
 	.begin = begin,
 	.end = end,
 	.done = done,

@@ -1255,6 +1255,7 @@ static void done(struct ga_export *e)
 const struct ga_format ga_format_sqlite = {
 	.name = "sqlite",
 	.busy_bound_ok = 1,
+	.samples = 1,
 	.help = "an SQLite database (needs -o FILE): every activity, API call,\n"
 		"NVTX range and mark, stack and string (docs/SQL.md)",
 	.observe_sites = 1,

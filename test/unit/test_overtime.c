@@ -284,6 +284,140 @@ static void test_spilled(uint32_t said, int samples)
 	tap_end();
 }
 
+/*
+ * A series of 3000 samples of 1 us (every 7th DRAM value NaN) and one of
+ * 60 of 50 us, kernels of every length (none, inside a sample, across
+ * samples and blocks of them, before and after the samples), ranges over
+ * them, one over all: a report's analysis spills the samples in blocks
+ * (GA_GS_SAMPLES_BLOCK) and reads them back; every statistic and average
+ * is bit for bit that of an analysis that keeps them (a view's).  With a
+ * sample that starts before the one before it ended (overlap), the
+ * series is read back whole at it and kept, with the same results.
+ */
+static void write_long(const char *path, int overlap)
+{
+	struct synth *s = synth_open(path);
+	uint32_t k[4], r[3];
+
+	synth_process(s, 4242, "node1", "./overtime", UINT32_MAX, T0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_NVTX, 0, 0);
+	synth_device(s, 0, "GPU0", 9, 0, 132, 80ull << 30, 0x10);
+	series(s, 1, GP_GPU_SRC_PM, US, "dram__bytes_read.sum.per_second",
+	       "sm__cycles_active.avg.pct_of_peak_sustained_elapsed");
+	series(s, 2, GP_GPU_SRC_NVML, 50 * US, "nvml.power_w", "nvml.clock_event_reasons");
+	k[0] = synth_string(s, "short");
+	k[1] = synth_string(s, "long");
+	k[2] = synth_string(s, "instant");
+	k[3] = synth_string(s, "outside");
+	r[0] = synth_string(s, "all");
+	r[1] = synth_string(s, "step");
+	r[2] = synth_string(s, "inner");
+	synth_kernel(s, k[3], T0 - 5 * US, T0 - 4 * US, 0, 7, 0, 0);
+	for (uint32_t i = 0; i < 3000; i++) {
+		uint64_t a = T0 + i * US;
+
+		sample(s, 1, a, a + US, i % 7 == 3 ? NAN : 1e9 * (double)(i % 13), 10 + i % 90);
+		if (overlap && i == 1800)
+			sample(s, 1, a + US / 2, a + 3 * US / 2, 5e9, 33);
+		if (i % 50 == 0)
+			sample(s, 2, a, a + 50 * US, 100 + i % 300, i % 100 == 0 ? 4 : 1);
+		if (i % 3 == 0)
+			synth_kernel(s, k[0], a + 100, a + 700, 0, 7, 0, 0);
+		if (i % 97 == 5)
+			synth_kernel(s, k[1], a + 300, a + 1300 * US, 0, 8, 0, 0);
+		if (i % 11 == 2)
+			synth_kernel(s, k[2], a + 400, a + 400, 0, 9, 0, 0);
+		if (i % 100 == 99) {
+			synth_nvtx_range(s, r[2], 0, a - 40 * US, a - 10 * US, 1000 + i, 1000 + i, 2,
+					 GP_NVTX_PUSHPOP);
+			synth_nvtx_range(s, r[1], 0, a - 99 * US, a + US, 2000 + i, 2000 + i, 1,
+					 GP_NVTX_PUSHPOP);
+		}
+	}
+	synth_kernel(s, k[3], T0 + 3100 * US, T0 + 3200 * US, 0, 7, 0, 0);
+	synth_nvtx_range(s, r[0], 0, T0 - 10 * US, T0 + 3300 * US, 1, 1, 0, GP_NVTX_PUSHPOP);
+	synth_end(s, T0 + 4000 * US, 0);
+	synth_close(s, NULL, NULL);
+}
+
+static int same_double(double a, double b)
+{
+	return !memcmp(&a, &b, sizeof(a));
+}
+
+static int same_attrs(const struct ga_gs_attr *a, const struct ga_gs_attr *b, size_t n,
+		      const struct ga_gpusamples *g)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t nm = g->series[a[i].series].n;
+
+		if (a[i].key != b[i].key || a[i].series != b[i].series || a[i].count != b[i].count ||
+		    a[i].samples != b[i].samples || a[i].time_ns != b[i].time_ns)
+			return 0;
+		for (uint32_t j = 0; j < nm; j++)
+			if (!same_double(a[i].wsum[j], b[i].wsum[j]) || !same_double(a[i].w[j], b[i].w[j]))
+				return 0;
+	}
+	return 1;
+}
+
+static void test_samples_spilled(int overlap)
+{
+	char path[128], name[160];
+	char *argv[1] = { path };
+	struct ga_analysis_opts o = { .stack_depth = 4 };
+	struct ga_analysis an[2];
+	struct ga_filter flt;
+	int ok = 1;
+
+	snprintf(name, sizeof(name), "the GPU over time: samples spilled in blocks and read back%s",
+		 overlap ? ", an overlapping one reads them back whole" : "");
+	tap_begin(name);
+	snprintf(path, sizeof(path), "%s/long%d.gpuprof", dir, overlap);
+	write_long(path, overlap);
+	ga_filter_init(&flt);
+	for (int i = 0; i < 2; i++) {
+		o.keep_samples = i;
+		CHECK(ga_analysis_init(&an[i], &o, &flt) == 0);
+		CHECK(ga_analysis_build(&an[i], argv, 1) == 0);
+	}
+	CHECKF(an[0].gs.nseries == 2 && an[1].gs.nseries == 2, "%zu series", an[0].gs.nseries);
+	if (an[0].gs.nseries == 2 && an[1].gs.nseries == 2) {
+		const struct ga_gs_series *a = &an[0].gs.series[0], *b = &an[1].gs.series[0];
+
+		/* Spilled (3000 samples: 5 blocks) unless one overlapped; kept for a view. */
+		CHECKF(overlap ? a->nblk == 0 && a->overlap && a->nmem == 3001 : a->nblk == 5,
+		       "%zu blocks", a->nblk);
+		CHECK(b->nblk == 0 && b->ns == a->ns && a->ns == 3000u + (unsigned)overlap);
+		for (size_t i = 0; i < 2; i++) {
+			a = &an[0].gs.series[i];
+			b = &an[1].gs.series[i];
+			ok &= a->first == b->first && a->last == b->last && a->ns == b->ns &&
+			      a->sampled_ns == b->sampled_ns && a->throttled_ns == b->throttled_ns;
+			for (uint32_t j = 0; j < a->n; j++)
+				ok &= a->m[j].samples == b->m[j].samples &&
+				      a->m[j].last_end == b->m[j].last_end &&
+				      same_double(a->m[j].avg, b->m[j].avg) &&
+				      same_double(a->m[j].min, b->m[j].min) &&
+				      same_double(a->m[j].max, b->m[j].max);
+		}
+		CHECKF(ok, "series statistics differ");
+		CHECKF(an[0].gs.nkern == an[1].gs.nkern && an[0].gs.nkern == 6 &&
+			       same_attrs(an[0].gs.kern, an[1].gs.kern, an[0].gs.nkern, &an[0].gs),
+		       "averages over kernels differ (%zu, %zu rows)", an[0].gs.nkern,
+		       an[1].gs.nkern);
+		CHECKF(an[0].gs.nranges == an[1].gs.nranges && an[0].gs.nranges == 6 &&
+			       same_attrs(an[0].gs.ranges, an[1].gs.ranges, an[0].gs.nranges,
+					  &an[0].gs),
+		       "averages over ranges differ (%zu, %zu rows)", an[0].gs.nranges,
+		       an[1].gs.nranges);
+	}
+	for (int i = 0; i < 2; i++)
+		ga_analysis_free(&an[i]);
+	ga_filter_free(&flt);
+	tap_end();
+}
+
 static void test_report(void)
 {
 	char *out = NULL, *err = NULL;
@@ -547,6 +681,8 @@ int main(void)
 	test_spilled(GP_TRACE_SAMPLERS_SAID | GP_TRACE_GPU_METRICS, 1);
 	test_spilled(GP_TRACE_SAMPLERS_SAID, 0);
 	test_spilled(GP_TRACE_SAMPLERS_SAID, 1);
+	test_samples_spilled(0);
+	test_samples_spilled(1);
 	test_report();
 	test_csv();
 	test_sqlite();
