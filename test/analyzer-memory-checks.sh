@@ -7,7 +7,10 @@
 # records of one stream that differ only by a constant step) of 4M records
 # against 1M, with findings and without: the busy intervals retire as they
 # are read (model/busy.h) and the findings scan their gaps as they retire
-# (model/findings.h); the bomb of 1e7 records under 96 MiB; its summary,
+# (model/findings.h); a trace of the GPU over time (synth_trace
+# --gpu-samples, 4M records against 1M: samples spilled in blocks, kernels
+# sorted externally, model/gpusamples.h), report and JSON export, at most 1
+# byte a record more; the bomb of 1e7 records under 96 MiB; its summary,
 # JSON and CSV exports and diff too (its busy intervals past
 # GA_SUM_BUSY_KEEP not carried, its gaps scanned as they retire,
 # model/summary.h), and four such traces on GPUs of their own read together
@@ -108,6 +111,19 @@ grows_cmd() {
 }
 # Before: 36 B/record (each kernel kept for the GPU over time) and 52 (that and each busy interval).
 grows "peak RSS of a kernel-only report" "$tmp/k1.gpuprof" "$tmp/k4.gpuprof" 3
+# The GPU over time (synth_trace --gpu-samples: PM samples every 1 ms, NVML
+# every 50, kernels and ranges): the samples spilled in blocks and read back,
+# the kernels sorted by an external sort.  Before: 73 B/record (every sample,
+# 72 bytes, and kernel, 32, kept).
+if "$build/bench/synth_trace" --gpu-samples 2500 "$tmp/o1.gpuprof" >/dev/null 2>&1 &&
+	"$build/bench/synth_trace" --gpu-samples 10000 "$tmp/o4.gpuprof" >/dev/null 2>&1; then
+	grows "report of the GPU over time" "$tmp/o1.gpuprof" "$tmp/o4.gpuprof" 1
+	grows_cmd "export -t json of the GPU over time" "$tmp/o1.gpuprof" "$tmp/o4.gpuprof" 1 \
+		export -t json -o /dev/null
+else
+	notok "synth_trace did not write the --gpu-samples traces"
+fi
+rm -f "$tmp/o1.gpuprof" "$tmp/o4.gpuprof"
 # From a pipe: copied into a temporary file a chunk at a time, not held (it took the trace's size).
 a=$(peak_kib report "$tmp/k4.gpuprof")
 b=$(peak_kib report - <"$tmp/k4.gpuprof")

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/xsort.h"
 #include "model/ranges.h"
 
 void ga_gs_init(struct ga_gpusamples *g)
@@ -365,34 +366,6 @@ static int spill(struct ga_gpusamples *g)
 	return 0;
 }
 
-/* The kernels spilled before those in memory, in the order they came.  0, or -1. */
-static int unspill(struct ga_gpusamples *g)
-{
-	struct ga_gs_kernel *k;
-	size_t n;
-
-	if (!g->spill || !g->nspilled)
-		return 0;
-	n = g->nspilled + g->nk;
-	if (n > SIZE_MAX / sizeof(*k) || !(k = malloc(n * sizeof(*k))))
-		return -1;
-	if (fflush(g->spill) || fseeko(g->spill, 0, SEEK_SET) ||
-	    fread(k, sizeof(*k), g->nspilled, g->spill) != g->nspilled) {
-		fputs("gpuprof: reading a temporary file of kernels failed\n", stderr);
-		free(k);
-		return -1;
-	}
-	if (g->nk)
-		memcpy(k + g->nspilled, g->k, g->nk * sizeof(*k));
-	free(g->k);
-	g->k = k;
-	g->nk = g->capk = n;
-	g->nspilled = 0;
-	fclose(g->spill);
-	g->spill = NULL;
-	return 0;
-}
-
 static void spill_close(struct ga_gpusamples *g)
 {
 	if (g->spill)
@@ -411,7 +384,7 @@ static int obs_act(void *ctx, struct ga_model *m, const struct ga_act *a)
 		if (g->nk + g->nspilled < GA_GS_KERNELS_MAX || proc_has_series(g, a->proc)) {
 			struct ga_gs_kernel *k;
 
-			if (g->nk == GA_GS_KERNELS_BLOCK && g->nseries == 0 && spill(g))
+			if (g->nk == GA_GS_KERNELS_BLOCK && spill(g))
 				return -1;
 			if (ga_util_grow(&g->k, &g->capk, g->nk + 1, sizeof(*g->k)))
 				return -1;
@@ -706,65 +679,129 @@ int ga_gs_cmp_attr(const void *pa, const void *pb, void *m)
 	return a->key == b->key ? 0 : strcmp(ga_model_str(m, a->key), ga_model_str(m, b->key));
 }
 
-static int cmp_kernel(const void *pa, const void *pb)
+/*
+ * The kernels kept, spilled ones first, into x: an external sort by start
+ * (equal starts in the order they came).  0, or -1.
+ */
+static int kernels_sorted(struct ga_gpusamples *g, struct ga_xsort *x)
 {
-	const struct ga_gs_kernel *a = pa, *b = pb;
+	struct ga_gs_kernel blk[1024];
+	size_t left = g->nspilled, n, i;
+	void *slot;
 
-	if (a->proc != b->proc)
-		return a->proc < b->proc ? -1 : 1;
-	if (a->device != b->device)
-		return a->device < b->device ? -1 : 1;
-	return a->start < b->start ? -1 : a->start > b->start;
+	/* Without a temporary file nothing was spilled, and the sort needs none. */
+	ga_xsort_init(x, sizeof(struct ga_gs_kernel),
+		      g->spill_failed ? g->nk + 1 : GA_GS_KERNELS_SORT_RUN);
+	if (g->spill && (fflush(g->spill) || fseeko(g->spill, 0, SEEK_SET))) {
+		fputs("gpuprof: reading a temporary file of kernels failed\n", stderr);
+		return -1;
+	}
+	while (left) {
+		n = left < 1024 ? left : 1024;
+		if (fread(blk, sizeof(*blk), n, g->spill) != n) {
+			fputs("gpuprof: reading a temporary file of kernels failed\n", stderr);
+			return -1;
+		}
+		for (i = 0; i < n; i++) {
+			if (!(slot = ga_xsort_slot(x)))
+				goto fail;
+			memcpy(slot, &blk[i], sizeof(blk[i]));
+		}
+		left -= n;
+	}
+	spill_close(g);
+	for (i = 0; i < g->nk; i++) {
+		if (!(slot = ga_xsort_slot(x)))
+			goto fail;
+		memcpy(slot, &g->k[i], sizeof(g->k[i]));
+	}
+	free(g->k);
+	g->k = NULL;
+	g->nk = g->capk = 0;
+	if (!ga_xsort_done(x))
+		return 0;
+fail:
+	fprintf(stderr, "gpuprof: sorting the kernels for the GPU over time: %s\n", x->err);
+	return -1;
 }
 
+/*
+ * The averages over kernels (kernel by kernel in start order, each into
+ * the series of its process and device; a series' kernels thus come in
+ * start order, equal starts in the order they came) and over ranges
+ * (series by series, the ranges in the index's order).
+ */
 static int attribute(struct ga_gpusamples *g, struct ga_model *m, const struct ga_ranges *rg)
 {
 	struct attrs kt = { 0 }, rt = { 0 };
-	int rc = -1;
-	size_t i, j;
+	struct scur *c = calloc(g->nseries + 1, sizeof(*c));
+	struct ga_map dev = { 0 };
+	struct ga_xsort x = { 0 };
+	const struct ga_gs_kernel *k;
+	int rc = -1, err = 0;
+	size_t i, j, n;
 
-	if (g->nk > 1)
-		qsort(g->k, g->nk, sizeof(*g->k), cmp_kernel);
+	if (!c)
+		return -1;
+	/* Series by process and device (cmp_series()): each pair's first. */
+	for (i = 0; i < g->nseries; i++) {
+		uint32_t *slot;
+		int ins = ga_map_insert(&dev, g->series[i].proc, g->series[i].device, &slot);
+
+		if (ins < 0 || scur_init(&c[i], g, &g->series[i]))
+			goto out;
+		if (ins == 1)
+			*slot = (uint32_t)i;
+	}
+	if (kernels_sorted(g, &x))
+		goto out;
+	while (!err && (k = ga_xsort_next_n(&x, &n))) {
+		for (j = 0; j < n && !err; j++, k++) {
+			const uint32_t *slot = ga_map_find(&dev, k->proc, k->device);
+
+			for (i = slot ? *slot : g->nseries;
+			     i < g->nseries && g->series[i].proc == k->proc &&
+			     g->series[i].device == k->device;
+			     i++) {
+				const struct ga_gs_series *s = &g->series[i];
+				struct ga_gs_attr *a;
+
+				if (!s->ns || k->end <= s->first || k->start >= s->last)
+					continue;
+				if (!(a = attr_get(&kt, s, (uint32_t)i, k->name))) {
+					err = 1;
+					break;
+				}
+				window(&c[i], a, k->start, k->end);
+				err |= c[i].err;
+			}
+		}
+	}
+	if (err || x.err[0])
+		goto out;
 	for (i = 0; i < g->nseries; i++) {
 		const struct ga_gs_series *s = &g->series[i];
-		struct scur c;
 
-		if (!s->ns)
-			continue;
-		if (scur_init(&c, g, s))
-			goto out;
-		for (j = 0; j < g->nk && !c.err; j++) {
-			const struct ga_gs_kernel *k = &g->k[j];
-			struct ga_gs_attr *x;
-
-			if (k->proc != s->proc || k->device != s->device)
-				continue;
-			if (k->end <= s->first || k->start >= s->last)
-				continue;
-			if (!(x = attr_get(&kt, s, (uint32_t)i, k->name))) {
-				scur_free(&c);
-				goto out;
-			}
-			window(&c, x, k->start, k->end);
-		}
-		for (j = 0; rg && j < rg->nranges && !c.err; j++) {
+		for (j = 0; s->ns && rg && j < rg->nranges && !c[i].err; j++) {
 			const struct ga_ranges_range *r = &rg->ranges[j];
-			struct ga_gs_attr *x;
+			struct ga_gs_attr *a;
 
 			if (r->proc != s->proc || r->end <= s->first || r->start >= s->last)
 				continue;
-			if (!(x = attr_get(&rt, s, (uint32_t)i, rg->keys[r->key].label))) {
-				scur_free(&c);
+			if (!(a = attr_get(&rt, s, (uint32_t)i, rg->keys[r->key].label)))
 				goto out;
-			}
-			window(&c, x, r->start, r->end);
+			window(&c[i], a, r->start, r->end);
 		}
-		scur_free(&c);
-		if (c.err)
+		if (c[i].err)
 			goto out;
 	}
 	rc = 0;
 out:
+	for (i = 0; i < g->nseries; i++)
+		scur_free(&c[i]);
+	free(c);
+	ga_map_free(&dev);
+	ga_xsort_free(&x);
 	ga_map_free(&kt.map);
 	ga_map_free(&rt.map);
 	if (kt.n > 1)
@@ -811,7 +848,7 @@ int ga_gs_finish(struct ga_gpusamples *g, struct ga_model *m, const struct ga_ra
 		if (rc || (s->label = ga_model_device_label(m, s->proc, s->device)) == GA_STR_NOMEM)
 			return -1;
 	}
-	if (unspill(g) || attribute(g, m, rg))
+	if (attribute(g, m, rg))
 		return -1;
 	free(g->k);
 	g->k = NULL;

@@ -15,10 +15,11 @@
  * whose samples were already seen, never for a process whose trace says
  * no sampler was on (the CONFIG record's bits); the ranges come from the
  * NVTX index.
- * While no series is known (most traces have none), kept kernels go in
- * blocks of GA_GS_KERNELS_BLOCK to an unlinked temporary file ($TMPDIR,
- * else /tmp), read back at finish only if a series came: memory does not
- * grow with the kernels of a trace without samples.  A series' samples
+ * Kept kernels go in blocks of GA_GS_KERNELS_BLOCK to an unlinked
+ * temporary file ($TMPDIR, else /tmp), read at finish only if a series
+ * came (most traces have none), through an external sort by start
+ * (base/xsort.h, runs of GA_GS_KERNELS_SORT_RUN): memory does not grow
+ * with the kernels.  A series' samples
  * go, GA_GS_SAMPLES_BLOCK at a time, to another such file where no view
  * reads them after the analysis (the report, JSON, summaries) and each
  * starts after the one before it ended (as samplers write them); the
@@ -40,6 +41,7 @@ struct ga_ranges;
 #define GA_GS_KERNELS_MAX (4u << 20)
 #define GA_GS_KERNELS_BLOCK 16384u /* kernels in memory before a spill */
 #define GA_GS_SAMPLES_BLOCK 512u   /* a series' samples in memory before a spill */
+#define GA_GS_KERNELS_SORT_RUN (1u << 18) /* kernels a run of their sort at finish */
 #define GA_GS_REASONS 16           /* clock event reason bits kept */
 /*
  * Reasons that hold the clocks back (nvmlClocksEventReasons): software
