@@ -2,7 +2,7 @@
  * synth_trace: writes a valid gpuprof trace holding N kernel records, for
  * timing the analyzer on large inputs without a GPU.
  *
- *     synth_trace [--gpu G] [--mix | --same] N OUT.gpuprof
+ *     synth_trace [--gpu G] [--names K] [--api-late LAG] [--mix | --same] N OUT.gpuprof
  *     synth_trace --gpu-samples ROUNDS OUT.gpuprof
  *
  * The file has what the recorder writes for a kernel-only run: a PROCESS
@@ -25,6 +25,10 @@
  * of a job, one GPU each.  --names K (kernel-only traces) draws each
  * kernel's name from K distinct templated C++ names of about 140 bytes
  * instead of 20: the cost of many names (their demangling, the tables).
+ * --api-late LAG (kernel-only traces) gives each kernel its
+ * cudaLaunchKernel record, LAG launches after the kernel's (activity
+ * buffers can reach a trace before the API records of the same launches):
+ * 2N records.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -451,6 +455,9 @@ int main(int argc, char **argv)
 	unsigned long long written;
 	int mix = 0, gs = 0, same = 0;
 	unsigned gpu = 0, nnames = 0;
+	unsigned long late = 0;
+	uint64_t *calls = NULL;
+	uint32_t launch = 0;
 	uint32_t *many = NULL;
 
 	if (argc >= 5 && !strcmp(argv[1], "--gpu")) {
@@ -473,6 +480,15 @@ int main(int argc, char **argv)
 		argv += 2;
 		argc -= 2;
 	}
+	if (argc >= 5 && !strcmp(argv[1], "--api-late")) {
+		late = strtoul(argv[2], &end, 10);
+		if (!end || *end || late == 0 || late > 10000000) {
+			fprintf(stderr, "synth_trace: bad lag '%s' (1 to 10000000)\n", argv[2]);
+			return 2;
+		}
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc == 4 && !strcmp(argv[1], "--mix")) {
 		mix = 1;
 		argv++;
@@ -487,13 +503,14 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s [--gpu G] [--names K] [--mix | --same] N OUT.gpuprof\n"
+		fprintf(stderr, "usage: %s [--gpu G] [--names K] [--api-late LAG] [--mix | --same] N "
+				"OUT.gpuprof\n"
 				"       %s --gpu-samples ROUNDS OUT.gpuprof\n",
 			argv[0], argv[0]);
 		return 2;
 	}
-	if (nnames && (mix || same || gs)) {
-		fputs("synth_trace: --names is for kernel-only traces\n", stderr);
+	if ((nnames || late) && (mix || same || gs)) {
+		fputs("synth_trace: --names and --api-late are for kernel-only traces\n", stderr);
 		return 2;
 	}
 	n = strtoull(argv[1], &end, 10);
@@ -511,7 +528,7 @@ int main(int argc, char **argv)
 	s->hdr.features = GP_FEAT_DELTA;
 	synth_process(s, 4242 + gpu, "bench-host", "./train --synthetic", UINT32_MAX, start_ns);
 	/* As the recorder writes it: which samplers were on said too. */
-	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | (mix ? GP_TRACE_API | GP_TRACE_MEMORY : 0) | (gs ? GP_TRACE_NVTX | GP_TRACE_GPU_METRICS | GP_TRACE_GPU_TELEMETRY : 0) | GP_TRACE_SAMPLERS_SAID, 0, 0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | (mix ? GP_TRACE_API | GP_TRACE_MEMORY : 0) | (late ? GP_TRACE_API : 0) | (gs ? GP_TRACE_NVTX | GP_TRACE_GPU_METRICS | GP_TRACE_GPU_TELEMETRY : 0) | GP_TRACE_SAMPLERS_SAID, 0, 0);
 	synth_device(s, 0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85ull << 30, (uint8_t)(0x10 + gpu));
 	for (i = 0; i < NNAMES; i++)
 		ids[i] = synth_string(s, names[i]);
@@ -532,6 +549,13 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (late) {
+		launch = synth_string(s, "cudaLaunchKernel");
+		if (!(calls = malloc(late * sizeof(*calls)))) {
+			fputs("synth_trace: out of memory\n", stderr);
+			return 1;
+		}
+	}
 	t = start_ns + 1000000;
 	if (gs) {
 		gpu_samples(s, n, t, &t);
@@ -555,12 +579,29 @@ int main(int argc, char **argv)
 		uint64_t dur = 1500 + (r >> 8) % 48000;           /* 1.5 to 50 us */
 		uint32_t stream = 7 + (uint32_t)(i % 4);
 
-		synth_kernel(s, name, t, t + dur, 0, stream, 0, 0);
+		if (!late) {
+			synth_kernel(s, name, t, t + dur, 0, stream, 0, 0);
+		} else {
+			/*
+			 * Each launch's cudaLaunchKernel record LAG launches after its
+			 * kernel's, as activity buffers can reach a trace before the
+			 * API records of the same launches.
+			 */
+			synth_kernel_at_corr(s, name, t, t + dur, 0, stream, (uint32_t)(1 + i));
+			if (i >= late)
+				synth_api_at_corr(s, launch, calls[i % late], calls[i % late] + 2000, 100,
+						  (uint32_t)(1 + i - late));
+			calls[i % late] = t - 4000;
+		}
 		t += 800 + (rnd() % 4000) + dur / 4;               /* launches overlap across streams */
 	}
+	for (i = n > late ? n - late : 0; late && i < n; i++)
+		synth_api_at_corr(s, launch, calls[i % late], calls[i % late] + 2000, 100,
+				  (uint32_t)(1 + i));
 	synth_end(s, t + 1000000, 0);
 close:
 	free(many);
+	free(calls);
 	written = s->records;
 	if (synth_close(s, NULL, NULL) != 0) {
 		fprintf(stderr, "synth_trace: writing %s failed\n", argv[2]);

@@ -7,10 +7,12 @@
 # records of one stream that differ only by a constant step) of 4M records
 # against 1M, with findings and without: the busy intervals retire as they
 # are read (model/busy.h) and the findings scan their gaps as they retire
-# (model/findings.h); a trace of the GPU over time (synth_trace
+# (model/findings.h); kernel records 200000 launches before their API
+# records (synth_trace --api-late), 8M records against 2M, at most 1 byte a
+# record more; a trace of the GPU over time (synth_trace
 # --gpu-samples, 4M records against 1M: samples spilled in blocks, kernels
 # sorted externally, model/gpusamples.h), report and JSON export, at most 1
-# byte a record more; the bomb of 1e7 records under 96 MiB; its summary,
+# and 2 bytes a record more; the bomb of 1e7 records under 96 MiB; its summary,
 # JSON and CSV exports and diff too (its busy intervals past
 # GA_SUM_BUSY_KEEP not carried, its gaps scanned as they retire,
 # model/summary.h), and four such traces on GPUs of their own read together
@@ -111,6 +113,17 @@ grows_cmd() {
 }
 # Before: 36 B/record (each kernel kept for the GPU over time) and 52 (that and each busy interval).
 grows "peak RSS of a kernel-only report" "$tmp/k1.gpuprof" "$tmp/k4.gpuprof" 3
+# Kernels whose records come 200000 launches before their cudaLaunchKernel
+# records (synth_trace --api-late, as activity buffers can reach a trace
+# first): each counts at its runtime call, which waits in launch latency's
+# ring.  Before: 16 B/record (each kernel waiting a generation, 2^20 entries).
+if "$build/bench/synth_trace" --api-late 200000 1000000 "$tmp/l1.gpuprof" 2>/dev/null &&
+	"$build/bench/synth_trace" --api-late 200000 4000000 "$tmp/l4.gpuprof" 2>/dev/null; then
+	grows "report of kernels before their API records" "$tmp/l1.gpuprof" "$tmp/l4.gpuprof" 1
+else
+	notok "synth_trace did not write the --api-late traces"
+fi
+rm -f "$tmp/l1.gpuprof" "$tmp/l4.gpuprof"
 # The GPU over time (synth_trace --gpu-samples: PM samples every 1 ms, NVML
 # every 50, kernels and ranges): the samples spilled in blocks and read back,
 # the kernels sorted by an external sort.  Before: 73 B/record (every sample,
@@ -118,7 +131,7 @@ grows "peak RSS of a kernel-only report" "$tmp/k1.gpuprof" "$tmp/k4.gpuprof" 3
 if "$build/bench/synth_trace" --gpu-samples 2500 "$tmp/o1.gpuprof" >/dev/null 2>&1 &&
 	"$build/bench/synth_trace" --gpu-samples 10000 "$tmp/o4.gpuprof" >/dev/null 2>&1; then
 	grows "report of the GPU over time" "$tmp/o1.gpuprof" "$tmp/o4.gpuprof" 1
-	grows_cmd "export -t json of the GPU over time" "$tmp/o1.gpuprof" "$tmp/o4.gpuprof" 1 \
+	grows_cmd "export -t json of the GPU over time" "$tmp/o1.gpuprof" "$tmp/o4.gpuprof" 2 \
 		export -t json -o /dev/null
 else
 	notok "synth_trace did not write the --gpu-samples traces"

@@ -164,6 +164,53 @@ static void write_stream(const char *path, uint32_t n, uint32_t behind, uint32_t
 }
 
 /*
+ * n launches whose kernel records come `ahead` launches before their
+ * call's record (as a recorder's activity buffers can reach the trace
+ * before its API records), by call (a runtime or a driver function).
+ */
+static void write_kernels_first(const char *path, uint32_t n, uint32_t ahead, const char *call)
+{
+	struct synth *s = open_trace(path, GP_TRACE_KERNEL | GP_TRACE_API);
+	uint32_t k = synth_string(s, "_Z1kv"), c = synth_string(s, call);
+	uint64_t t = T0 + 1000000;
+
+	for (uint32_t i = 0; i < n + ahead; i++) {
+		if (i < n)
+			synth_kernel_at_corr(s, k, t + i * 1000ull + 5000, t + i * 1000ull + 5500, 0, 7,
+					     1 + i);
+		if (i >= ahead)
+			synth_api_at_corr(s, c, t + (i - ahead) * 1000ull,
+					  t + (i - ahead) * 1000ull + 300, 1, 1 + i - ahead);
+	}
+	synth_end(s, t + (n + ahead) * 1000ull + 10000, 0);
+	synth_close(s, NULL, NULL);
+}
+
+/*
+ * A launch whose kernel comes after 2^21 + 1000 more launch calls whose
+ * kernels never come (lost): its call left with its generation's next, so
+ * it is unmatched; then 5 launches with their kernels.
+ */
+static void write_late(const char *path)
+{
+	struct synth *s = open_trace(path, GP_TRACE_KERNEL | GP_TRACE_API);
+	uint32_t k = synth_string(s, "_Z1kv"), c = synth_string(s, "cudaLaunchKernel");
+	uint64_t t = T0 + 1000000;
+	uint32_t n = 2 * GA_LAT_GENERATION + 1000, i;
+
+	for (i = 0; i < n; i++)
+		synth_api_at_corr(s, c, t + i * 1000ull, t + i * 1000ull + 300, 1, 1 + i);
+	synth_kernel_at_corr(s, k, t + n * 1000ull, t + n * 1000ull + 500, 0, 7, 1);
+	for (i = n; i < n + 5; i++) {
+		synth_api_at_corr(s, c, t + i * 1000ull + 2000, t + i * 1000ull + 2300, 1, 1 + i);
+		synth_kernel_at_corr(s, k, t + i * 1000ull + 4000, t + i * 1000ull + 4500, 0, 7,
+				     1 + i);
+	}
+	synth_end(s, t + (n + 10) * 1000ull, 0);
+	synth_close(s, NULL, NULL);
+}
+
+/*
  * 150 kernel names, each launched ROUNDS times by a call of its own name:
  * even ones by launch calls (latency 1000 + 10 j ns), odd ones by calls
  * that launch nothing (their kernels unmatched), names interleaved so that
@@ -326,6 +373,42 @@ int main(void)
 	done(&an, &flt);
 	tap_end();
 
+	/*
+	 * Kernels before their calls: a runtime call is the outermost record,
+	 * so the kernel counts at it; under a driver call alone it waits for a
+	 * runtime record that may come, until the end here.
+	 */
+	tap_begin("launch latency: kernels whose record comes first count at their runtime call");
+	snprintf(path, sizeof(path), "%s/kfirst.gpuprof", dir);
+	write_kernels_first(path, 30000, 1000, "cudaLaunchKernel");
+	CHECK(analyze(path, &an, &flt) == 0);
+	k = named(&an, "_Z1kv");
+	CHECKF(k && k->count == 30000 && k->min == 5000 && k->max == 5000 && an.lat.unmatched == 0,
+	       "count %llu", k ? (unsigned long long)k->count : 0ull);
+	CHECKF(an.lat.max_waiting >= 1000 && an.lat.max_waiting <= 1002,
+	       "%zu entries waited at once", an.lat.max_waiting);
+	done(&an, &flt);
+	write_kernels_first(path, 30000, 1000, "cuLaunchKernel");
+	CHECK(analyze(path, &an, &flt) == 0);
+	k = named(&an, "_Z1kv");
+	CHECKF(k && k->count == 30000 && k->min == 5000 && k->max == 5000 && an.lat.unmatched == 0,
+	       "driver: count %llu", k ? (unsigned long long)k->count : 0ull);
+	CHECKF(an.lat.max_waiting == 30000, "driver: %zu entries waited at once",
+	       an.lat.max_waiting);
+	done(&an, &flt);
+	tap_end();
+
+	tap_begin("launch latency: a call waits two generations at most, then leaves");
+	snprintf(path, sizeof(path), "%s/late.gpuprof", dir);
+	write_late(path);
+	CHECK(analyze(path, &an, &flt) == 0);
+	k = named(&an, "_Z1kv");
+	CHECKF(k && k->count == 5 && k->min == 2000 && k->max == 2000 && an.lat.unmatched == 1,
+	       "count %llu, %llu unmatched", k ? (unsigned long long)k->count : 0ull,
+	       (unsigned long long)an.lat.unmatched);
+	done(&an, &flt);
+	tap_end();
+
 	tap_begin("launch latency: kernels of a trace without API calls wait for none");
 	snprintf(path, sizeof(path), "%s/noapi.gpuprof", dir);
 	write_stream(path, 5000, 0, GP_TRACE_KERNEL);
@@ -358,7 +441,7 @@ int main(void)
 	done(&an, &flt);
 	tap_end();
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
 	return tap_exit();
