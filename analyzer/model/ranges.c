@@ -1373,6 +1373,7 @@ struct fold {
 	size_t nth, capth;
 	struct fpend *pend;        /* launches waiting for their ranges */
 	size_t npend, cappend;     /* each waiting one's code: CODE_PEND | its serial */
+	size_t pend_hint;          /* where the next call's launch likely waits (fold_pend()) */
 	uint32_t serial;           /* the next waiting launch's */
 	uint32_t seen;             /* highest correlation id of an activity + 1 */
 	uint64_t horizon;          /* the end of the ranges folded */
@@ -1781,6 +1782,7 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 			return fold_give_up(s, "no temporary file for the launches' ranges");
 	}
 	f->npend = j;
+	f->pend_hint = 0;
 	for (ti = 0; ti < f->nth; ti++) {
 		struct fthr *u = &f->th[ti];
 		size_t k = 0, n;
@@ -2159,11 +2161,17 @@ static int fold_corr(struct scan *s, uint32_t corr, const struct api_seen *a)
 	return 0;
 }
 
-/* The waiting launch of mark serial (their serials rise: a binary search), or NULL. */
+/*
+ * The waiting launch of mark serial (their serials rise: a binary search,
+ * after the place past the last one found, where the calls of launches that
+ * wait come in their order), or NULL.
+ */
 static struct fpend *fold_pend(struct fold *f, uint32_t serial)
 {
 	size_t lo = 0, hi = f->npend;
 
+	if (f->pend_hint < f->npend && f->pend[f->pend_hint].serial == serial)
+		return &f->pend[f->pend_hint++];
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -2172,7 +2180,11 @@ static struct fpend *fold_pend(struct fold *f, uint32_t serial)
 		else
 			hi = mid;
 	}
-	return lo < f->npend && f->pend[lo].serial == serial ? &f->pend[lo] : NULL;
+	if (lo < f->npend && f->pend[lo].serial == serial) {
+		f->pend_hint = lo + 1;
+		return &f->pend[lo];
+	}
+	return NULL;
 }
 
 /*
@@ -2701,6 +2713,7 @@ static int pace_ready(void *ctx, uint32_t seq)
 	}
 	memmove(f->pend, f->pend + k, (f->npend - k) * sizeof(*f->pend));
 	f->npend -= k;
+	f->pend_hint = f->pend_hint > k ? f->pend_hint - k : 0;
 	f->spec = 1;
 	return 1;
 }
