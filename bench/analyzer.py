@@ -12,12 +12,14 @@ report's (1.0: as fast as the floor; the issue's targets are 0.7 for
 mixed traces and 0.8 for kernel-only ones), by wall and by CPU time.
 
     python3 bench/analyzer.py --build BUILD [--records 1e7] [--big]
-        [--ranks 16] [--repeat 3] [--jobs "1 2 0"] [--only kern,mix,nvtx,ranks,names]
+        [--ranks 16] [--repeat 3] [--jobs "1 2 0"] [--only kern,mix,nvtx,ranks,names,late]
         [--dir DIR] [--out RESULTS.md] [--baseline OTHER-ANALYZER]
 
 Traces: kern (bench/synth_trace N: kernels only), names (only when asked
 for: synth_trace --names K N, K = N/10 distinct kernel names up to
-100,000), mix (synth_trace --mix
+100,000), late (only when asked for: synth_trace --api-late 200000 N/2,
+each kernel's cudaLaunchKernel record 200,000 launches after it, as real
+traces have them: N records), mix (synth_trace --mix
 N: launches with API calls, copies, memsets, memory, metrics), nvtx
 (bench/synth_job N: 43% kernels, 45% API, 12% nested NVTX ranges, copies),
 ranks (synth_job --rank R, --ranks files of N/ranks records each, read by
@@ -100,6 +102,10 @@ def make_traces(args, d):
         k = max(1, min(100000, n // 10))
         want.append(("names %.0ex%.0e" % (k, n),
                      [(st, ["--names", str(k), str(n)], "names%d-%d.gpuprof" % (k, n))]))
+    if "late" in args.only:
+        # Kernels before their API records, as activity buffers reach real traces first.
+        want.append(("late %.0e" % n, [(st, ["--api-late", "200000", str(max(1, n // 2))],
+                                        "late-%d.gpuprof" % n)]))
     if "ranks" in args.only and args.ranks > 0:
         per = max(1, n // args.ranks)
         want.append(("ranks %dx%.0e" % (args.ranks, per),

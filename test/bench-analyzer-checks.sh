@@ -100,6 +100,19 @@ else
 	notok "analyzer.py --only names failed: $(tail -5 "$tmp/err")"
 fi
 
+# Kernels before their API records (--only late): a row per -j, the same report.
+if python3 bench/analyzer.py --build "$build" --records 40000 --repeat 1 --jobs "1 0" \
+	--only late --exports "" --dir "$tmp/traces" --out "$tmp/late.md" >"$tmp/out" 2>"$tmp/err"; then
+	rows=$(grep -c '^| late 4e+04 | ' "$tmp/late.md")
+	if [ "$rows" = 2 ]; then
+		ok "analyzer.py --only late: kernels before their API records, 2 -j values, the same report"
+	else
+		notok "analyzer.py --only late wrote $rows rows, not 2: $(cat "$tmp/late.md")"
+	fi
+else
+	notok "analyzer.py --only late failed: $(tail -5 "$tmp/err")"
+fi
+
 # A single trace file's NVTX pass rides in the report's read of it (paced);
 # from standard input it is read twice: the same report and JSON but for the
 # name.  With a range around everything, written last (--open), the paced
