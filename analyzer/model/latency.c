@@ -18,6 +18,7 @@ void ga_latency_free(struct ga_latency *l)
 		ga_quant_free(&l->k[i].q);
 	free(l->k);
 	free(l->w);
+	free(l->direct);
 	free(l->rkey);
 	free(l->rcall);
 	free(l->rgen);
@@ -89,17 +90,21 @@ static int matched(struct ga_latency *l, uint32_t name, uint64_t t, uint64_t sta
 	return count(l, name, start - t);
 }
 
-static inline uint32_t direct_of(uint64_t key)
+/* Correlation ids rise: those waiting at once take consecutive slots. */
+static inline uint32_t direct_of(const struct ga_latency *l, uint64_t key)
 {
-	return (uint32_t)(key ^ (key >> 32) * 0x9e3779b1u) & (GA_LAT_DIRECT - 1);
+	return (uint32_t)(key ^ (key >> 32) * 0x9e3779b1u) & l->dmask;
 }
 
 /* The waiting entry of key: its index + 1, 0 when none waits. */
 static inline uint32_t wfind(const struct ga_latency *l, uint64_t key)
 {
-	uint32_t d = l->direct[direct_of(key)];
+	uint32_t d;
 	const uint32_t *v;
 
+	if (!l->direct)
+		return 0;
+	d = l->direct[direct_of(l, key)];
 	if (d && l->w[d - 1].key == key)
 		return d;
 	if (!l->waiting.n || !(v = ga_map_find(&l->waiting, key, 0)))
@@ -111,7 +116,7 @@ static inline uint32_t wfind(const struct ga_latency *l, uint64_t key)
 static void unwait(struct ga_latency *l, uint32_t i)
 {
 	struct ga_latency_wait *x = &l->w[i];
-	uint32_t *d = &l->direct[direct_of(x->key)];
+	uint32_t *d = &l->direct[direct_of(l, x->key)];
 
 	if (*d == i + 1)
 		*d = 0;
@@ -149,12 +154,50 @@ static int next_generation(struct ga_latency *l)
 	return 0;
 }
 
+/*
+ * The direct-mapped index at n slots, the entries waiting put in it again
+ * (those whose slot another holds in the map).  0, or -1 out of memory.
+ */
+static int direct_make(struct ga_latency *l, uint32_t n)
+{
+	uint32_t *d = calloc(n, sizeof(*d)), *slot;
+
+	if (!d)
+		return -1;
+	free(l->direct);
+	l->direct = d;
+	l->dmask = n - 1;
+	ga_map_free(&l->waiting);
+	for (size_t i = 0; i < l->nw; i++) {
+		uint32_t *e;
+
+		if (!l->w[i].used)
+			continue;
+		e = &l->direct[direct_of(l, l->w[i].key)];
+		if (!*e) {
+			*e = (uint32_t)i + 1;
+			continue;
+		}
+		if (ga_map_add_absent(&l->waiting, l->w[i].key, 0, &slot) < 0)
+			return -1;
+		*slot = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
 /* A new waiting entry for key (not in the map) of generation gen. */
 static int wait_in(struct ga_latency *l, uint64_t key, uint64_t call, uint64_t start,
 		   uint32_t name, int kernel, int replayed, uint32_t gen)
 {
 	struct ga_latency_wait *x;
 	uint32_t i, *slot, *d;
+
+	if (!l->direct && direct_make(l, GA_LAT_DIRECT))
+		return -1;
+	/* Its slot held while half as many wait as there are slots: twice the slots. */
+	if (l->direct[direct_of(l, key)] && l->nwaiting >= (l->dmask + 1) / 2 &&
+	    l->dmask + 1 < GA_LAT_DIRECT_MAX && direct_make(l, 2 * (l->dmask + 1)))
+		return -1;
 
 	if (l->free_head) {
 		i = l->free_head - 1;
@@ -174,7 +217,7 @@ static int wait_in(struct ga_latency *l, uint64_t key, uint64_t call, uint64_t s
 	x->replayed = (uint8_t)replayed;
 	x->used = 1;
 	/* Both callers looked key up and found it absent; a generation only removes. */
-	d = &l->direct[direct_of(key)];
+	d = &l->direct[direct_of(l, key)];
 	if (!*d) {
 		*d = i + 1;
 	} else {
@@ -475,7 +518,9 @@ int ga_latency_finish(struct ga_latency *l)
 	l->nw = l->capw = 0;
 	l->free_head = 0;
 	ga_map_free(&l->waiting);
-	memset(l->direct, 0, sizeof(l->direct));
+	free(l->direct);
+	l->direct = NULL;
+	l->dmask = 0;
 	l->nwaiting = 0;
 	/* Calls still waiting: their kernels never came (none to count). */
 	free(l->rkey);

@@ -62,8 +62,13 @@ struct ga_latency_wait {
 };
 
 #define GA_LAT_RECENT 64
-/* Slots of the waiting entries' direct-mapped index (a power of two). */
-#define GA_LAT_DIRECT 4096
+/*
+ * Slots of the waiting entries' direct-mapped index at first, and at most
+ * (powers of two): it doubles when an entry finds its slot held and half
+ * as many wait as it has slots.
+ */
+#define GA_LAT_DIRECT 4096u
+#define GA_LAT_DIRECT_MAX (1u << 21)
 /* The calls' ring: its first and largest number of slots (powers of two). */
 #define GA_LAT_RING_MIN 4096u
 #define GA_LAT_RING_MAX (1u << 22)
@@ -75,9 +80,13 @@ struct ga_latency {
 	/*
 	 * The waiting entries by key (proc << 32 | correlation): wait index + 1
 	 * in the direct-mapped slot of the key, else in the map (its slot held
-	 * by another key); correlation ids mostly rise, so the map stays small.
+	 * by another key); correlation ids mostly rise, so the map stays small
+	 * and the entries waiting at once take consecutive slots (no lookup
+	 * strays far in memory: kernels that come before their calls wait here
+	 * by the hundred thousand).
 	 */
-	uint32_t direct[GA_LAT_DIRECT];
+	uint32_t *direct;      /* made at the first entry */
+	uint32_t dmask;        /* its slots - 1 */
 	struct ga_map waiting; /* (key, 0) -> wait index + 1 */
 	size_t nwaiting;       /* entries waiting, in either or the ring */
 	/*
