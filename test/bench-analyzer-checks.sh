@@ -87,31 +87,27 @@ else
 	notok "analyzer.py failed: $(tail -5 "$tmp/err") $(grep FAILED "$tmp/out")"
 fi
 
-# The trace of many kernel names, asked for: a row per -j, the same report.
-if python3 bench/analyzer.py --build "$build" --records 20000 --repeat 1 --jobs "1 0" \
-	--only names --exports "" --dir "$tmp/traces" --out "$tmp/names.md" >"$tmp/out" 2>"$tmp/err"; then
-	rows=$(grep -c '^| names 2e+03x2e+04 | ' "$tmp/names.md")
-	if [ "$rows" = 2 ]; then
-		ok "analyzer.py --only names: 2,000 kernel names, 2 -j values, the same report"
+# The traces only asked for, a row per -j, the same report: many kernel
+# names, and kernels before their API records (--only late).
+for kind in "names 20000 names 2e+03x2e+04 2,000 kernel names" \
+	    "late 40000 late 4e+04 kernels before their API records"; do
+	# shellcheck disable=SC2086
+	set -- $kind
+	only=$1 n=$2 label="$3 $4"
+	shift 4
+	if python3 bench/analyzer.py --build "$build" --records "$n" --repeat 1 --jobs "1 0" \
+		--only "$only" --exports "" --dir "$tmp/traces" --out "$tmp/$only.md" \
+		>"$tmp/out" 2>"$tmp/err"; then
+		rows=$(grep -c "^| $label | " "$tmp/$only.md")
+		if [ "$rows" = 2 ]; then
+			ok "analyzer.py --only $only: $*, 2 -j values, the same report"
+		else
+			notok "analyzer.py --only $only wrote $rows rows, not 2: $(cat "$tmp/$only.md")"
+		fi
 	else
-		notok "analyzer.py --only names wrote $rows rows, not 2: $(cat "$tmp/names.md")"
+		notok "analyzer.py --only $only failed: $(tail -5 "$tmp/err")"
 	fi
-else
-	notok "analyzer.py --only names failed: $(tail -5 "$tmp/err")"
-fi
-
-# Kernels before their API records (--only late): a row per -j, the same report.
-if python3 bench/analyzer.py --build "$build" --records 40000 --repeat 1 --jobs "1 0" \
-	--only late --exports "" --dir "$tmp/traces" --out "$tmp/late.md" >"$tmp/out" 2>"$tmp/err"; then
-	rows=$(grep -c '^| late 4e+04 | ' "$tmp/late.md")
-	if [ "$rows" = 2 ]; then
-		ok "analyzer.py --only late: kernels before their API records, 2 -j values, the same report"
-	else
-		notok "analyzer.py --only late wrote $rows rows, not 2: $(cat "$tmp/late.md")"
-	fi
-else
-	notok "analyzer.py --only late failed: $(tail -5 "$tmp/err")"
-fi
+done
 
 # A single trace file's NVTX pass rides in the report's read of it (paced);
 # from standard input it is read twice: the same report and JSON but for the

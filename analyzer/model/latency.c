@@ -19,9 +19,6 @@ void ga_latency_free(struct ga_latency *l)
 	free(l->k);
 	free(l->w);
 	free(l->direct);
-	free(l->rkey);
-	free(l->rcall);
-	free(l->rgen);
 	ga_map_free(&l->kmap);
 	ga_map_free(&l->waiting);
 	ga_map_free(&l->is_launch);
@@ -185,20 +182,21 @@ static int direct_make(struct ga_latency *l, uint32_t n)
 	return 0;
 }
 
-/* A new waiting entry for key (not in the map) of generation gen. */
-static int wait_in(struct ga_latency *l, uint64_t key, uint64_t call, uint64_t start,
-		   uint32_t name, int kernel, int replayed, uint32_t gen)
+/* A new waiting entry for key (not in the map). */
+static int wait(struct ga_latency *l, uint64_t key, uint64_t call, uint64_t start,
+		uint32_t name, int kernel, int replayed)
 {
 	struct ga_latency_wait *x;
 	uint32_t i, *slot, *d;
 
+	if (++l->gen_entries > GA_LAT_GENERATION && next_generation(l))
+		return -1;
 	if (!l->direct && direct_make(l, GA_LAT_DIRECT))
 		return -1;
 	/* Its slot held while half as many wait as there are slots: twice the slots. */
 	if (l->direct[direct_of(l, key)] && l->nwaiting >= (l->dmask + 1) / 2 &&
 	    l->dmask + 1 < GA_LAT_DIRECT_MAX && direct_make(l, 2 * (l->dmask + 1)))
 		return -1;
-
 	if (l->free_head) {
 		i = l->free_head - 1;
 		l->free_head = l->w[i].next_free;
@@ -212,7 +210,7 @@ static int wait_in(struct ga_latency *l, uint64_t key, uint64_t call, uint64_t s
 	x->start = start;
 	x->key = key;
 	x->name = name;
-	x->gen = gen;
+	x->gen = l->gen;
 	x->kernel = (uint8_t)kernel;
 	x->replayed = (uint8_t)replayed;
 	x->used = 1;
@@ -232,126 +230,6 @@ static int wait_in(struct ga_latency *l, uint64_t key, uint64_t call, uint64_t s
 	if (++l->nwaiting > l->max_waiting)
 		l->max_waiting = l->nwaiting;
 	return 0;
-}
-
-/* A new waiting entry (an entry more in the generation, which may end first). */
-static int wait(struct ga_latency *l, uint64_t key, uint64_t call, uint64_t start,
-		uint32_t name, int kernel, int replayed)
-{
-	if (++l->gen_entries > GA_LAT_GENERATION && next_generation(l))
-		return -1;
-	return wait_in(l, key, call, start, name, kernel, replayed, l->gen);
-}
-
-/* ---- the calls' ring ---- */
-
-static inline uint32_t ring_of(const struct ga_latency *l, uint64_t key)
-{
-	return ((uint32_t)key + (uint32_t)(key >> 32) * 0x9e3779b1u) & l->rmask;
-}
-
-/* A call in slot i still waits: a later generation than the one after its own drops it. */
-static inline int ring_live(const struct ga_latency *l, uint32_t i)
-{
-	return l->rkey[i] && l->rgen[i] + 1 >= l->gen;
-}
-
-/* The slot + 1 of key's waiting call in the ring, 0 none. */
-static inline uint32_t rfind(const struct ga_latency *l, uint64_t key)
-{
-	uint32_t i;
-
-	if (!l->nring)
-		return 0;
-	i = ring_of(l, key);
-	return l->rkey[i] == key && ring_live(l, i) ? i + 1 : 0;
-}
-
-/* The ring at twice its slots (the first at GA_LAT_RING_MIN), live calls moved.  0, or -1. */
-static int ring_grow(struct ga_latency *l)
-{
-	uint32_t n = l->rmask ? 2 * (l->rmask + 1) : GA_LAT_RING_MIN, i, old = l->rmask;
-	uint64_t *k = calloc(n, sizeof(*k)), *c = malloc(n * sizeof(*c)), *ok = l->rkey,
-		 *oc = l->rcall;
-	uint32_t *g = malloc(n * sizeof(*g)), *og = l->rgen;
-	size_t moved = 0, pushed = 0;
-
-	if (!k || !c || !g) {
-		free(k);
-		free(c);
-		free(g);
-		return -1;
-	}
-	l->rkey = k;
-	l->rcall = c;
-	l->rgen = g;
-	l->rmask = n - 1;
-	for (i = 0; ok && i <= old; i++) {
-		uint32_t j;
-
-		if (!ok[i] || og[i] + 1 < l->gen)
-			continue;
-		j = ring_of(l, ok[i]);
-		/* Two that a larger ring still puts in one slot: the later waits as an entry. */
-		if (k[j]) {
-			l->nwaiting--; /* counted again by wait_in() */
-			pushed++;
-			if (wait_in(l, ok[i], oc[i], 0, 0, 0, 0, og[i]))
-				goto fail;
-			continue;
-		}
-		k[j] = ok[i];
-		c[j] = oc[i];
-		g[j] = og[i];
-		moved++;
-	}
-	/* Calls dropped with their generation leave the count. */
-	l->nwaiting -= l->nring - moved - pushed;
-	l->nring = moved;
-	free(ok);
-	free(oc);
-	free(og);
-	return 0;
-fail:
-	free(ok);
-	free(oc);
-	free(og);
-	return -1;
-}
-
-/* A launch call's first record: in the ring, or where its slot is held, an entry. */
-static int ring_wait(struct ga_latency *l, uint64_t key, uint64_t call)
-{
-	uint32_t i;
-
-	if (++l->gen_entries > GA_LAT_GENERATION && next_generation(l))
-		return -1;
-	/* Half full (stale slots included, which a larger ring leaves out): twice the slots. */
-	if ((!l->rmask || (l->nring + 1 > (l->rmask + 1) / 2 && l->rmask + 1 < GA_LAT_RING_MAX)) &&
-	    ring_grow(l))
-		return -1;
-	i = ring_of(l, key);
-	/* Its slot held by another call (one whose kernel never came, say): an entry. */
-	if (ring_live(l, i))
-		return wait_in(l, key, call, 0, 0, 0, 0, l->gen);
-	if (!l->rkey[i])
-		l->nring++;
-	else
-		l->nwaiting--; /* a dropped call's slot, taken over */
-	l->rkey[i] = key;
-	l->rcall[i] = call;
-	l->rgen[i] = l->gen;
-	if (++l->nwaiting > l->max_waiting)
-		l->max_waiting = l->nwaiting;
-	return 0;
-}
-
-/* The call in slot i leaves. */
-static void ring_take(struct ga_latency *l, uint32_t i)
-{
-	l->rkey[i] = 0;
-	l->nring--;
-	l->nwaiting--;
 }
 
 /*
@@ -393,15 +271,9 @@ static int on_api(struct ga_latency *l, struct ga_model *m, uint32_t proc,
 
 	if (!name || !r->correlation || !(launch = launch_call(l, m, name, &err)))
 		return err ? -1 : 0;
-	if ((v = rfind(l, key))) {
-		/* Another record of the call (runtime and driver): the outermost starts first. */
-		if (r->start < l->rcall[v - 1])
-			l->rcall[v - 1] = r->start;
-		return 0;
-	}
 	v = wfind(l, key);
 	if (!v)
-		return ring_wait(l, key, r->start);
+		return wait(l, key, r->start, 0, 0, 0, 0);
 	/* Another record of the call (runtime and driver): the outermost starts first. */
 	if (r->start < l->w[v - 1].call)
 		l->w[v - 1].call = r->start;
@@ -421,19 +293,9 @@ static int on_kernel(struct ga_latency *l, struct ga_model *m, const struct ga_a
 	uint64_t key = (uint64_t)a->proc << 32 | a->correlation;
 	const struct ga_proc *p = &m->procs[a->proc];
 	/* Nothing waiting (a trace without API calls): no look-up. */
-	uint32_t v = l->nwaiting ? rfind(l, key) : 0;
+	uint32_t v = l->nwaiting ? wfind(l, key) : 0;
 	int replayed;
 
-	if (v) {
-		uint64_t t = l->rcall[v - 1];
-
-		ring_take(l, v - 1);
-		replayed = a->rec && a->rec->type == GP_REC_KERNEL &&
-			   (((const struct gp_rec_kernel *)(const void *)a->rec)->flags &
-			    GP_ACT_REPLAYED);
-		return matched(l, a->name, t, a->start, replayed);
-	}
-	v = l->nwaiting ? wfind(l, key) : 0;
 	if (!v && (!a->correlation || (p->has_config && !(p->config.trace & GP_TRACE_API)))) {
 		l->unmatched++;
 		return 0;
@@ -490,10 +352,6 @@ static void on_drop(void *ctx, const struct ga_act *a)
 
 	if (a->kind != GA_ACT_KERNEL || a->graph_id || !l->nwaiting)
 		return;
-	if ((v = rfind(l, (uint64_t)a->proc << 32 | a->correlation))) {
-		ring_take(l, v - 1);
-		return;
-	}
 	v = wfind(l, (uint64_t)a->proc << 32 | a->correlation);
 	if (v && !l->w[v - 1].kernel)
 		unwait(l, v - 1);
@@ -522,14 +380,6 @@ int ga_latency_finish(struct ga_latency *l)
 	l->direct = NULL;
 	l->dmask = 0;
 	l->nwaiting = 0;
-	/* Calls still waiting: their kernels never came (none to count). */
-	free(l->rkey);
-	free(l->rcall);
-	free(l->rgen);
-	l->rkey = l->rcall = NULL;
-	l->rgen = NULL;
-	l->rmask = 0;
-	l->nring = 0;
 	for (size_t i = 0; i < l->nk; i++) {
 		struct ga_latency_k *k = &l->k[i];
 

@@ -13,8 +13,7 @@
  * its entry leaves: at its runtime call's record (no record of the call
  * starts before it: a driver call runs inside it), else at the end of the
  * generation after its own (when GA_LAT_GENERATION more entries came), or
- * at the end.  Launch calls wait in a ring by correlation id (20 bytes a
- * call), other entries in the hash.  A call left
+ * at the end.  A call left
  * waiting that long (its kernel filtered out or lost) is dropped; a kernel
  * without its call (not traced) counts as unmatched.  A kernel profiled by
  * kernel replay (GP_ACT_REPLAYED: its start is no GPU time) and one that
@@ -69,9 +68,6 @@ struct ga_latency_wait {
  */
 #define GA_LAT_DIRECT 4096u
 #define GA_LAT_DIRECT_MAX (1u << 21)
-/* The calls' ring: its first and largest number of slots (powers of two). */
-#define GA_LAT_RING_MIN 4096u
-#define GA_LAT_RING_MAX (1u << 22)
 
 struct ga_latency {
 	struct ga_latency_k *k;
@@ -88,20 +84,7 @@ struct ga_latency {
 	uint32_t *direct;      /* made at the first entry */
 	uint32_t dmask;        /* its slots - 1 */
 	struct ga_map waiting; /* (key, 0) -> wait index + 1 */
-	size_t nwaiting;       /* entries waiting, in either or the ring */
-	/*
-	 * Launch calls waiting for their kernel (what most traces have: a
-	 * call's record comes before its kernel's), 20 bytes each: slot by
-	 * key (correlation ids rise, so consecutive calls take consecutive
-	 * slots), its key (0: none), the call's start and generation; a call
-	 * lives until its generation's next ends, as the entries do.  The
-	 * ring doubles when half full (up to GA_LAT_RING_MAX); a call whose
-	 * slot another live call holds waits as an entry.
-	 */
-	uint64_t *rkey, *rcall;
-	uint32_t *rgen;
-	uint32_t rmask; /* slots - 1, 0 before the first */
-	size_t nring;   /* calls put in the ring and not taken out */
+	size_t nwaiting;       /* entries waiting, in either */
 	struct ga_latency_wait *w;
 	size_t nw, capw;
 	uint32_t free_head;        /* first free wait entry + 1, 0 none */
