@@ -161,15 +161,15 @@ grows_cmd "peak RSS of the bomb's CSV export" "$tmp/s1.gpuprof" "$tmp/s4.gpuprof
 	export -t csv -j 1 -o /dev/null
 grows_cmd "peak RSS of the bomb's diff against itself" "$tmp/s1.gpuprof" "$tmp/s4.gpuprof" 2 \
 	diff -j 1 "$tmp/s1.gpuprof"
-# The bomb on four GPUs of their own, read together (-j 1, not the pool of
+# The bomb on four GPUs of their own, read together (GPUPROF_READ_TOGETHER, not the pool of
 # summaries): their busy time retires too (model.h busy_shared).  Before:
 # 16 B/record.
 for g in 1 2 3; do
 	"$build/bench/synth_trace" --gpu "$g" --same 1000000 "$tmp/g1-$g.gpuprof" 2>/dev/null
 	"$build/bench/synth_trace" --gpu "$g" --same 4000000 "$tmp/g4-$g.gpuprof" 2>/dev/null
 done
-a=$(peak_kib report -j 1 "$tmp/s1.gpuprof" "$tmp"/g1-*.gpuprof)
-b=$(peak_kib report -j 1 "$tmp/s4.gpuprof" "$tmp"/g4-*.gpuprof)
+a=$(GPUPROF_READ_TOGETHER=1 peak_kib report -j 1 "$tmp/s1.gpuprof" "$tmp"/g1-*.gpuprof)
+b=$(GPUPROF_READ_TOGETHER=1 peak_kib report -j 1 "$tmp/s4.gpuprof" "$tmp"/g4-*.gpuprof)
 if [ "$a" -le 0 ] || [ "$b" -le 0 ]; then
 	notok "the bomb on four GPUs read together: a report failed ($a, $b KiB)"
 elif [ $(((b - a) * 1024)) -le 12000000 ]; then
@@ -181,8 +181,8 @@ fi
 # close once it is read (model.h ga_model_on_file_done), so that only the
 # file being read holds its last second of intervals.  Before: each file's
 # stayed until the end, 46 MiB more for two more bombs.
-a=$(peak_kib report -j 1 "$tmp/s1.gpuprof" "$tmp/g1-1.gpuprof")
-b=$(peak_kib report -j 1 "$tmp/s1.gpuprof" "$tmp"/g1-*.gpuprof)
+a=$(GPUPROF_READ_TOGETHER=1 peak_kib report -j 1 "$tmp/s1.gpuprof" "$tmp/g1-1.gpuprof")
+b=$(GPUPROF_READ_TOGETHER=1 peak_kib report -j 1 "$tmp/s1.gpuprof" "$tmp"/g1-*.gpuprof)
 if [ "$a" -le 0 ] || [ "$b" -le 0 ]; then
 	notok "the bomb read together: a report failed ($a, $b KiB)"
 elif [ $((b - a)) -le 8192 ]; then

@@ -139,7 +139,7 @@ done
 # Summaries pace their NVTX pass too, each rank's compute intervals kept
 # for its steps until they are known (model/ranks.h spill): a rank trace's
 # summary as that of it read twice from standard input; two ranks' report
-# on the pool of summaries (-j 2) as the traces read together (-j 1).
+# on the pool of summaries (-j 2) as the traces read together by one model.
 if "$build/bench/synth_job" --rank 2 --sync 200000 "$tmp/s2.gpuprof" >/dev/null 2>&1 &&
 	"$build/bench/synth_job" --rank 3 --sync 200000 "$tmp/s3.gpuprof" >/dev/null 2>&1 &&
 	"$ana" summarize -o "$tmp/file.sum" "$tmp/s2.gpuprof" &&
@@ -147,7 +147,7 @@ if "$build/bench/synth_job" --rank 2 --sync 200000 "$tmp/s2.gpuprof" >/dev/null 
 	"$ana" export -t json "$tmp/file.sum" | sed "s|$tmp/s2.gpuprof|(stdin)|g" >"$tmp/once" &&
 	"$ana" export -t json "$tmp/stdin.sum" >"$tmp/twice" &&
 	"$ana" report -j 2 "$tmp/s2.gpuprof" "$tmp/s3.gpuprof" >"$tmp/pool" 2>&1 &&
-	"$ana" report -j 1 "$tmp/s2.gpuprof" "$tmp/s3.gpuprof" >"$tmp/together" 2>&1; then
+	GPUPROF_READ_TOGETHER=1 "$ana" report -j 1 "$tmp/s2.gpuprof" "$tmp/s3.gpuprof" >"$tmp/together" 2>&1; then
 	if cmp -s "$tmp/once" "$tmp/twice" && cmp -s "$tmp/pool" "$tmp/together" &&
 		grep -q "slowest_steps" "$tmp/once" && grep -q "^Ranks" "$tmp/pool"; then
 		ok "summaries read once (paced): a rank's as read twice, two ranks' pool as read together"

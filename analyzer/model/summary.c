@@ -6689,21 +6689,17 @@ static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, in
 		qsort(bs, (size_t)nt, sizeof(*bs), cmp_by_size);
 		p.order = bs;
 	}
+	/* One thread: the caller's, in the order named (the progress line shown). */
 	if (nw <= 1 || !(w = calloc((size_t)nw, sizeof(*w)))) {
-		free(bs);
-		for (i = 0; i < nt; i++) {
-			struct ga_sum *s = summarize_one(traces[i], limit, uncarried);
+		struct worker self = { .p = &p };
 
-			if (!s)
-				goto fail;
-			if (!acc) {
-				acc = s;
-			} else if (ga_summary_merge(acc, s)) {
-				fputs("gpuprof: out of memory merging summaries\n", stderr);
-				goto fail;
-			}
-		}
-		return acc;
+		free(bs);
+		p.order = NULL;
+		worker_run(&self);
+		if (!p.failed)
+			return p.parked;
+		ga_summary_free(p.parked);
+		return NULL;
 	}
 	ga_reader_jobs = 1;
 	ga_progress_redirect(stderr, 0, NULL);
@@ -6741,7 +6737,6 @@ static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, in
 	free(bs);
 	if (!p.failed)
 		return acc;
-fail:
 	ga_summary_free(acc);
 	return NULL;
 }
@@ -6749,7 +6744,7 @@ fail:
 int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 			       uint64_t rows_max)
 {
-	unsigned jobs = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus();
+	const char *together = getenv("GPUPROF_READ_TOGETHER");
 	struct ga_sum *s;
 	int uncarried = 0;
 
@@ -6757,7 +6752,13 @@ int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 	if (an->o.observe_sites && (an->st.depth != GA_SITES_DEPTH || !an->o.symbolize ||
 				    an->o.symbol_path || an->st.fold))
 		return 1;
-	if (n < 2 || jobs < 2 || ga_analysis_filtered(an) || an->o.keep_rows > rows_max + 1 ||
+	/*
+	 * Also on one thread (-j 1): each trace's model is smaller, and with
+	 * --align nccl each trace is read once, not twice.
+	 * GPUPROF_READ_TOGETHER=1: the traces read by one model (the pool's
+	 * reference in the tests).
+	 */
+	if (n < 2 || (together && !strcmp(together, "1")) || ga_analysis_filtered(an) || an->o.keep_rows > rows_max + 1 ||
 	    an->o.launches || an->o.marks || an->o.sites_ahead || an->m.hooks.act || an->m.hooks.api)
 		return 1;
 	for (int i = 0; i < n; i++) {

@@ -21,8 +21,9 @@
 #    order; the golden jobs' ranks share a GPU: their summaries say so in a
 #    warning (their gaps are scanned part by part), the report's pool reads
 #    them together;
-#  - report -j2 (the pool) equals -j1 (the traces read together on one
-#    thread) with findings top and all, and with --fail-on; the pool runs
+#  - report -j1 and -j2 (the pool on one thread and on two) equal the
+#    traces read together by one model (GPUPROF_READ_TOGETHER=1) with
+#    findings top and all, and with --fail-on; the pool runs
 #    with findings on; --fail-on on summaries exits 3 when a finding fires;
 #    a version 4 summary (no findings' state) is read and its findings are
 #    said missing;
@@ -139,7 +140,8 @@ rank_job() { # NAME TRACE...
 	if grep -q 'a GPU is in several parts' "$T/$n.s.err"; then
 		fopt=(--no-findings)
 		what="a GPU shared by ranks said in a warning"
-		"$A" report -j1 --no-timeline "$@" >/dev/null 2>"$T/$n.d.err"
+		GPUPROF_READ_TOGETHER=1 "$A" report -j1 --no-timeline "$@" >/dev/null 2>"$T/$n.d.err"
+		"$A" report -j1 --no-timeline "$@" >/dev/null 2>>"$T/$n.d.err"
 		"$A" report -j2 --no-timeline "$@" >/dev/null 2>>"$T/$n.d.err"
 		! grep -q 'a GPU is in several parts' "$T/$n.d.err" || { fsame=0; echo "warning on traces" >"$T/fcmp"; }
 	else
@@ -187,8 +189,8 @@ fi
 # report of several traces with -j 2: each trace analyzed on a thread of its
 # own into a summary, merged, where every table printed is carried (findings
 # too, from the merged findings' state; traces sharing a GPU are read
-# together); the same bytes and exit status as -j 1's read of the traces
-# together on one thread, and summarize -j gives the same summary whatever
+# together); the same bytes and exit status as the traces read together by
+# one model (GPUPROF_READ_TOGETHER=1), also on one thread (-j 1), and summarize -j gives the same summary whatever
 # N.  With strace: -j 2 ran the pool (its 2 threads, the traces' chunks
 # decoded on them) with findings off and on.
 par_same=1
@@ -208,24 +210,28 @@ for set in "${par_sets[@]}"; do
 		    "--fail-on=staged-peer-copy --findings=none --no-timeline" \
 		    "--align nccl --no-timeline"; do
 		# shellcheck disable=SC2086
-		"$A" report -j1 $opts $set >"$T/par1.txt" 2>/dev/null; rc1=$?
-		# shellcheck disable=SC2086
-		"$A" report -j2 $opts $set >"$T/par2.txt" 2>/dev/null; rc2=$?
-		if ! cmp -s "$T/par1.txt" "$T/par2.txt" || [ ! -s "$T/par1.txt" ] || [ $rc1 != $rc2 ]; then
-			par_same=0
-			bad "report -j2 $opts of $(echo $set | wc -w) traces differs from -j1 (rc $rc2, $rc1): $(diff "$T/par1.txt" "$T/par2.txt" | head -3)"
-		fi
+		GPUPROF_READ_TOGETHER=1 "$A" report -j1 $opts $set >"$T/par1.txt" 2>/dev/null; rc1=$?
+		for j in 1 2; do
+			# shellcheck disable=SC2086
+			"$A" report -j$j $opts $set >"$T/par2.txt" 2>/dev/null; rc2=$?
+			if ! cmp -s "$T/par1.txt" "$T/par2.txt" || [ ! -s "$T/par1.txt" ] || [ $rc1 != $rc2 ]; then
+				par_same=0
+				bad "report -j$j $opts of $(echo $set | wc -w) traces differs from the traces read together (rc $rc2, $rc1): $(diff "$T/par1.txt" "$T/par2.txt" | head -3)"
+			fi
+		done
 	done
 	# export -t json runs the same pool.
 	# shellcheck disable=SC2086
-	"$A" export -t json -j1 $set >"$T/parj1.json" 2>"$T/parj1.err"; rc1=$?
-	# shellcheck disable=SC2086
-	"$A" export -t json -j2 $set >"$T/parj2.json" 2>"$T/parj2.err"; rc2=$?
-	if ! cmp -s "$T/parj1.json" "$T/parj2.json" || ! cmp -s "$T/parj1.err" "$T/parj2.err" ||
-	   [ ! -s "$T/parj1.json" ] || [ $rc1 != $rc2 ]; then
-		par_same=0
-		bad "export -t json -j2 of $(echo $set | wc -w) traces differs from -j1 (rc $rc2, $rc1): $(cmp "$T/parj1.json" "$T/parj2.json" 2>&1 | head -1)"
-	fi
+	GPUPROF_READ_TOGETHER=1 "$A" export -t json -j1 $set >"$T/parj1.json" 2>"$T/parj1.err"; rc1=$?
+	for j in 1 2; do
+		# shellcheck disable=SC2086
+		"$A" export -t json -j$j $set >"$T/parj2.json" 2>"$T/parj2.err"; rc2=$?
+		if ! cmp -s "$T/parj1.json" "$T/parj2.json" || ! cmp -s "$T/parj1.err" "$T/parj2.err" ||
+		   [ ! -s "$T/parj1.json" ] || [ $rc1 != $rc2 ]; then
+			par_same=0
+			bad "export -t json -j$j of $(echo $set | wc -w) traces differs from the traces read together (rc $rc2, $rc1): $(cmp "$T/parj1.json" "$T/parj2.json" 2>&1 | head -1)"
+		fi
+	done
 done
 # A trace cut short among several: its warning once, as -j1 says it (the
 # pool's workers leave it to the merged summary); also where the pool reads
@@ -234,12 +240,15 @@ head -c 60000 "$G/torch_ops.gpuprof" >"$T/cut.gpuprof"
 warn_same=1
 for set in "$G/ranks/job-0.gpuprof $T/cut.gpuprof" "$G/callsites_static.gpuprof $T/cut.gpuprof"; do
 	# shellcheck disable=SC2086
-	"$A" report -j1 --no-timeline $set >"$T/w1.txt" 2>"$T/w1.err"
+	GPUPROF_READ_TOGETHER=1 "$A" report -j1 --no-timeline $set >"$T/w1.txt" 2>"$T/w1.err"
+	# shellcheck disable=SC2086
+	"$A" report -j1 --no-timeline $set >"$T/w0.txt" 2>"$T/w0.err"
 	# shellcheck disable=SC2086
 	"$A" report -j2 --no-timeline $set >"$T/w2.txt" 2>"$T/w2.err"
 	# shellcheck disable=SC2086
 	"$A" export -t json -j2 $set >"$T/w2.json" 2>"$T/w2j.err"
 	if [ "$(grep -c 'cut.gpuprof' "$T/w1.err")" != 1 ] || ! cmp -s "$T/w1.err" "$T/w2.err" ||
+	   ! cmp -s "$T/w1.err" "$T/w0.err" || ! cmp -s "$T/w1.txt" "$T/w0.txt" ||
 	   ! cmp -s "$T/w1.err" "$T/w2j.err" || ! cmp -s "$T/w1.txt" "$T/w2.txt"; then
 		warn_same=0
 		bad "a cut trace among several: -j2 warns otherwise than -j1: $(cat "$T/w2.err" | head -3)"
@@ -250,10 +259,10 @@ done
 # those of the traces read together, and --fail-on fires alike.
 "$A" report -j2 --findings=all --no-timeline "$T"/job-*.gpuprof >"$T/pf.txt" 2>/dev/null
 "$A" report -j2 --fail-on=host-sync --findings=none "$T"/job-*.gpuprof >/dev/null 2>&1; rc2=$?
-"$A" report -j1 --fail-on=host-sync --findings=none "$T"/job-*.gpuprof >/dev/null 2>&1; rc1=$?
+GPUPROF_READ_TOGETHER=1 "$A" report -j1 --fail-on=host-sync --findings=none "$T"/job-*.gpuprof >/dev/null 2>&1; rc1=$?
 if [ "$(grep -c '^ *[0-9]*\. \[' "$T/pf.txt")" -ge 4 ] && grep -q 'gpu-starvation' "$T/pf.txt" &&
    [ $rc1 = 3 ] && [ $rc2 = 3 ]; then
-	ok "report -j2 of 6 ranks with findings: $(grep -c '^ *[0-9]*\. \[' "$T/pf.txt") findings as -j1's; --fail-on exits 3 alike"
+	ok "report -j2 of 6 ranks with findings: $(grep -c '^ *[0-9]*\. \[' "$T/pf.txt") findings as the traces read together; --fail-on exits 3 alike"
 else
 	par_same=0
 	bad "report -j2 of ranks with findings: rc $rc2 (-j1 $rc1), $(grep -c '^ *[0-9]*\. \[' "$T/pf.txt") findings"
@@ -261,7 +270,7 @@ fi
 "$A" summarize -j1 -o "$T/pj1.sum" "$T"/job-*.gpuprof && "$A" summarize -j2 -o "$T/pj2.sum" "$T"/job-*.gpuprof &&
 	"$A" summarize -j5 -o "$T/pj5.sum" "$T"/job-*.gpuprof && cmp -s "$T/pj1.sum" "$T/pj2.sum" &&
 	cmp -s "$T/pj1.sum" "$T/pj5.sum" || { par_same=0; bad "summarize -j1, -j2, -j5: other bytes"; }
-[ $par_same = 1 ] && ok "report -j2 and export -t json -j2 of several traces (the pool of summaries or the traces read together) equal -j1 byte for byte; summarize -j alike"
+[ $par_same = 1 ] && ok "report and export -t json of several traces at -j1 and -j2 (the pool of summaries, or the traces read together where it stops) equal the traces read together by one model byte for byte; summarize -j alike"
 if command -v strace >/dev/null 2>&1; then
 	# Threads started (not processes: the pool forks its demangling helper first).
 	threads() { strace -f -e trace=clone,clone3 "$A" "$@" 2>&1 >/dev/null | grep -c CLONE_THREAD; }
@@ -274,7 +283,7 @@ if command -v strace >/dev/null 2>&1; then
 	mapfile -t rev < <(printf '%s\n' "$T"/job-*.gpuprof | sort -r)
 	rpool=$(( $(clones -j2 "${rev[@]}") - ${base:-0} ))
 	"$A" report -j2 --no-timeline "${rev[@]}" >"$T/rev.txt" 2>/dev/null
-	"$A" report -j1 --no-timeline "$T"/job-*.gpuprof >"$T/fwd.txt" 2>/dev/null
+	GPUPROF_READ_TOGETHER=1 "$A" report -j1 --no-timeline "$T"/job-*.gpuprof >"$T/fwd.txt" 2>/dev/null
 	jpool=$(( $(threads export -t json -j2 -o /dev/null "$T"/job-*.gpuprof) - ${base:-0} ))
 	if [ "$pool" = 2 ] && [ "$fpool" = 2 ] && [ "$rpool" = 2 ] && [ "$jpool" = 2 ] &&
 	   cmp -s "$T/rev.txt" "$T/fwd.txt"; then
@@ -418,7 +427,7 @@ fi
 NJ="$G/ranks_nccl"
 "$A" summarize -o "$T/nccl0.sum" "$NJ/job-0.gpuprof" 2>/dev/null &&
 	"$A" summarize -o "$T/nccl1.sum" "$NJ/job-1.gpuprof" 2>/dev/null
-"$A" report -j1 --align nccl "$NJ/job-0.gpuprof" "$NJ/job-1.gpuprof" >"$T/nccl.d.txt" 2>/dev/null
+GPUPROF_READ_TOGETHER=1 "$A" report -j1 --align nccl "$NJ/job-0.gpuprof" "$NJ/job-1.gpuprof" >"$T/nccl.d.txt" 2>/dev/null
 "$A" report --align nccl "$T/nccl1.sum" "$T/nccl0.sum" >"$T/nccl.s.txt" 2>/dev/null
 if grep -q '^Clock alignment (' "$T/nccl.s.txt" && grep -q '^rank 1 | *+789 ns' "$T/nccl.s.txt" &&
    diff <(tables "$T/nccl.d.txt") <(tables "$T/nccl.s.txt") >"$T/cmp" &&

@@ -7,11 +7,13 @@
  * within 1 us.  Traces of several hosts move by their clock sync records.
  * Test code, runs offline only.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "cmd/cmd.h"
 #include "model/analysis.h"
@@ -351,9 +353,24 @@ static const char *clock_json(char *out, size_t *len)
  * as the traces read together give them, also where parts merge several
  * traces; the report's pool the same.
  */
+/* Bytes this process has read (/proc/self/io rchar), 0 where unknown. */
+static uint64_t rchar(void)
+{
+	FILE *f = fopen("/proc/self/io", "r");
+	char line[128];
+	uint64_t v = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "rchar: %" SCNu64, &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
 static int same_reports(const char *what, char **traces, int n, char **parts, int nparts)
 {
-	/* The traces read by one model (-j 1: the pool would merge summaries too). */
+	/* The traces read by one model (not the pool, which merges summaries too). */
 	char *a[16] = { "report", "--align", "nccl", "-j", "1" };
 	char *b[16] = { "export", "--format", "json", "--align", "nccl", "-j", "1" };
 	char *ta = NULL, *tb = NULL, *ja = NULL, *jb = NULL, *e = NULL;
@@ -364,10 +381,12 @@ static int same_reports(const char *what, char **traces, int n, char **parts, in
 	for (i = 0; i < n; i++)
 		a[5 + i] = b[7 + i] = traces[i];
 	a[5 + n] = b[7 + n] = NULL;
+	setenv("GPUPROF_READ_TOGETHER", "1", 1);
 	rc = synth_capture(dir, &ta, &e, cmd_report, 5 + n, a);
 	free(e);
 	rc |= synth_capture(dir, &ja, &e, cmd_export, 7 + n, b);
 	free(e);
+	unsetenv("GPUPROF_READ_TOGETHER");
 	for (i = 0; i < nparts; i++)
 		a[5 + i] = b[7 + i] = parts[i];
 	a[5 + nparts] = b[7 + nparts] = NULL;
@@ -418,7 +437,7 @@ static void test_summaries(void)
 {
 	static const uint32_t order[4] = { 2, 0, 3, 1 };
 	static const int64_t skew[4] = { 0, -250000, 1200000, 13700 };
-	char p[4][128], s[4][128], *paths[4], *parts[4], *out = NULL, *err = NULL, *out1 = NULL;
+	char p[4][128], s[4][128], *paths[4], *parts[4], *out = NULL, *err = NULL, *out1 = NULL, *out2 = NULL;
 	int rc;
 
 	tap_begin("summaries carry the collectives: --align nccl as the traces give it");
@@ -439,8 +458,17 @@ static void test_summaries(void)
 	tap_end();
 
 	tap_begin("the report's pool aligns by the collectives its summaries carry");
+	/* -j 1 on one thread, -j 2 on two: the traces read together the reference. */
+	setenv("GPUPROF_READ_TOGETHER", "1", 1);
 	rc = run(&out, &err, cmd_report, "report", "-j", "1", "--align", "nccl", p[0], p[1], p[2],
 		 p[3], NULL);
+	unsetenv("GPUPROF_READ_TOGETHER");
+	free(err);
+	err = NULL;
+	rc |= run(&out2, &err, cmd_report, "report", "-j", "1", "--align", "nccl", p[0], p[1],
+		  p[2], p[3], NULL);
+	CHECKF(rc == 0 && out && out2 && !strcmp(out, out2), "%s\n---\n%s", out ? out : "",
+	       out2 ? out2 : err);
 	free(err);
 	err = NULL;
 	rc |= run(&out1, &err, cmd_report, "report", "-j", "2", "--align", "nccl", p[0], p[1],
@@ -450,8 +478,44 @@ static void test_summaries(void)
 	CHECK(out && strstr(out, "Clock alignment ("));
 	free(out);
 	free(out1);
+	free(out2);
 	free(err);
-	out = out1 = err = NULL;
+	out = out1 = out2 = err = NULL;
+	tap_end();
+
+	tap_begin("report -j 1 --align nccl reads each trace once (the pool on one thread)");
+	{
+		uint64_t size = 0, r0, r1, r2;
+		struct stat st;
+
+		for (int i = 0; i < 4; i++)
+			size += stat(p[i], &st) ? 0 : (uint64_t)st.st_size;
+		setenv("GPUPROF_READ_TOGETHER", "1", 1);
+		r0 = rchar();
+		rc = run(&out, &err, cmd_report, "report", "--no-timeline", "-j", "1",
+			 "--align", "nccl", p[0], p[1],
+			 p[2], p[3], NULL);
+		unsetenv("GPUPROF_READ_TOGETHER");
+		free(out);
+		free(err);
+		out = err = NULL;
+		r1 = rchar();
+		rc |= run(&out, &err, cmd_report, "report", "--no-timeline", "-j", "1",
+			  "--align", "nccl", p[0], p[1],
+			  p[2], p[3], NULL);
+		r2 = rchar();
+		CHECK(rc == 0 && size > 0 && r0 && r1 > r0 && r2 > r1);
+		/*
+		 * The traces read together: the alignment's scan, then the
+		 * analysis; the pool: each trace's analysis alone.
+		 */
+		CHECKF(r1 - r0 >= 2 * size && r2 - r1 + size <= r1 - r0,
+		       "%" PRIu64 " bytes of traces: read together %" PRIu64 ", the pool %" PRIu64,
+		       size, r1 - r0, r2 - r1);
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
 	tap_end();
 
 	tap_begin("summaries of several hosts: clock sync, then NCCL ends");
