@@ -4,7 +4,7 @@
  * bench-analyzer).  Runs offline, as a program of its own.
  *
  *     synth_job [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] [--graphs]
- *               [--emit] [--nccl] N OUT.gpuprof
+ *               [--emit] [--nccl] [--gpu-samples] N OUT.gpuprof
  *
  * About N records: steps (an NVTX push/pop range "step") of 8 layers
  * ("layer") of 4 ops ("attn", "mlp", ...), each op launching 4 kernels
@@ -37,7 +37,10 @@
  * --nccl, each step ends in an NCCL AllReduce on a stream of its own that
  * starts once the step's kernels are done and ends, on every rank, at the
  * same time of a fixed schedule (NCCL_PERIOD a step; a rank that runs late
- * ends later): what --align nccl matches.  The writer is test/unit/synth.c.
+ * ends later): what --align nccl matches.  With --gpu-samples, the CONFIG
+ * says --gpu-metrics was on, and a PM series of two metrics has a sample
+ * every 100 us from the first step on, written after each step (the GPU
+ * over time's averages over the ranges).  The writer is test/unit/synth.c.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +50,7 @@
 #include "synth.h"
 
 #define NKERN 12
+#define GS_INTERVAL 100000ull /* --gpu-samples: PM sampling every 100 us */
 #define LAYERS 8
 #define OPS 4
 #define LAUNCHES 4
@@ -115,7 +119,8 @@ static void range(struct synth *s, uint32_t name, uint64_t start, uint64_t end, 
 int main(int argc, char **argv)
 {
 	uint32_t kid[NKERN], op[OPS], step_name, layer_name, launch, copy, rank = 0, dsync = 0;
-	int sync = 0, open = 0, autograd = 0, graphs = 0, emit = 0, nccl = 0;
+	int sync = 0, open = 0, autograd = 0, graphs = 0, emit = 0, nccl = 0, gs = 0;
+	uint64_t gs_next = 0;
 	uint64_t steps = 0, nccl_t0 = 0;
 	uint32_t allreduce = 0;
 	uint64_t seq = 0;
@@ -164,6 +169,10 @@ int main(int argc, char **argv)
 			nccl = 1;
 			argv++;
 			argc--;
+		} else if (argc >= 4 && !strcmp(argv[1], "--gpu-samples")) {
+			gs = 1;
+			argv++;
+			argc--;
 		} else {
 			break;
 		}
@@ -171,7 +180,7 @@ int main(int argc, char **argv)
 	if (argc != 3) {
 		fprintf(stderr,
 			"usage: %s [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] "
-			"[--graphs] [--emit] [--nccl] N OUT.gpuprof\n",
+			"[--graphs] [--emit] [--nccl] [--gpu-samples] N OUT.gpuprof\n",
 			argv[0]);
 		return 2;
 	}
@@ -192,7 +201,7 @@ int main(int argc, char **argv)
 	synth_process(s, 5000 + rank, "bench-host", "python train.py --synthetic", rank, t);
 	/* As the recorder starts: its clocks read together (what aligns ranks). */
 	synth_clock_sync(s, t, t, t - 1690000000000000000ull);
-	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | GP_TRACE_API | GP_TRACE_NVTX | GP_TRACE_SAMPLERS_SAID, 0, 0);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_MEMCPY | GP_TRACE_MEMSET | GP_TRACE_API | GP_TRACE_NVTX | GP_TRACE_SAMPLERS_SAID | (gs ? GP_TRACE_GPU_METRICS : 0u), 0, 0);
 	/*
 	 * Each rank its own GPU (UUID), as the ranks of a job have: bytes
 	 * 0x10 + rank + i, past 255 ranks the rank's higher bytes in the last three.
@@ -347,6 +356,21 @@ int main(int argc, char **argv)
 		}
 		range(s, step_name, step_start, t, step_id, 0, TID);
 		t += 1000;
+		/* --gpu-samples: the step's PM samples, written as a drain writes them. */
+		if (gs && !gs_next) {
+			static const char *const pm[] = {
+				"sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+				"dram__bytes_read.sum.per_second",
+			};
+
+			synth_gpu_series(s, 1, GP_GPU_SRC_PM, GS_INTERVAL, pm, 2);
+			gs_next = step_start;
+		}
+		for (; gs && gs_next + GS_INTERVAL <= t; gs_next += GS_INTERVAL) {
+			double v[2] = { (double)(rnd() % 1000) / 10, (double)(rnd() % 3000) * 1e9 };
+
+			synth_gpu_sample(s, 1, gs_next, gs_next + GS_INTERVAL, v, 2);
+		}
 		/* --sync: the step ends in a synchronization (a loss read back), then host code. */
 		if (sync) {
 			uint64_t drained = t;

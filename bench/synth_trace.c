@@ -296,44 +296,6 @@ static uint64_t busy(const struct span *k, size_t n, uint64_t a, uint64_t b, int
 #define GS_IDLE (30 * GS_MS)
 #define GS_NVML (50 * GS_MS)
 
-static void gs_series(struct synth *s, uint32_t id, uint32_t source, uint64_t iv,
-		      const char *const *mnames, uint32_t n)
-{
-	unsigned char buf[sizeof(struct gp_rec_gpu_series) + 16 * sizeof(uint32_t)];
-	struct gp_rec_gpu_series *r = (void *)buf;
-	uint32_t *ids = (void *)(r + 1);
-
-	memset(buf, 0, sizeof(buf));
-	for (uint32_t i = 0; i < n; i++)
-		ids[i] = synth_string(s, mnames[i]);
-	r->h.type = GP_REC_GPU_SERIES;
-	r->h.size = (uint32_t)(sizeof(*r) + (n + 1) / 2 * 2 * sizeof(uint32_t));
-	r->h.aux = n;
-	r->id = id;
-	r->device = 0;
-	r->source = source;
-	r->status = GP_GPU_OK;
-	r->interval_ns = iv;
-	synth_rec(s, buf, r->h.size);
-}
-
-static void gs_sample(struct synth *s, uint32_t id, uint64_t start, uint64_t end,
-		      const double *v, uint32_t n)
-{
-	unsigned char buf[sizeof(struct gp_rec_gpu_sample) + 16 * sizeof(double)];
-	struct gp_rec_gpu_sample *r = (void *)buf;
-
-	memset(buf, 0, sizeof(buf));
-	r->h.type = GP_REC_GPU_SAMPLE;
-	r->h.size = (uint32_t)(sizeof(*r) + n * sizeof(double));
-	r->h.aux = n;
-	r->start = start;
-	r->end = end;
-	r->series = id;
-	memcpy(r + 1, v, n * sizeof(double));
-	synth_rec(s, buf, r->h.size);
-}
-
 /*
  * test/apps/overtime.cu's program, shortened: ROUNDS rounds of a copy
  * phase (copy_f4, 2 ms launches) and an FMA phase (fma_loop, 5 ms), 120 ms
@@ -370,8 +332,8 @@ static void gpu_samples(struct synth *s, unsigned long long rounds, uint64_t t0,
 
 	if (!k)
 		return;
-	gs_series(s, 1, GP_GPU_SRC_PM, GS_MS, pm, 6);
-	gs_series(s, 2, GP_GPU_SRC_NVML, GS_NVML, nv, 7);
+	synth_gpu_series(s, 1, GP_GPU_SRC_PM, GS_MS, pm, 6);
+	synth_gpu_series(s, 2, GP_GPU_SRC_NVML, GS_NVML, nv, 7);
 	for (unsigned long long r = 0; r < rounds; r++) {
 		for (int f = 0; f < 2; f++) {
 			uint64_t p0 = t, dur = f ? 5 * GS_MS : 2 * GS_MS;
@@ -423,7 +385,7 @@ static void gpu_samples(struct synth *s, unsigned long long rounds, uint64_t t0,
 		v[3] = sig3((c * 1.6e12 + f * 1e9 + 1e8) * noise);
 		v[4] = 0;
 		v[5] = sig3((c * 3.4e12 + f * 2e10 + 1e9) * noise);
-		gs_sample(s, 1, a, a + GS_MS, v, 6);
+		synth_gpu_sample(s, 1, a, a + GS_MS, v, 6);
 	}
 	/* NVML every 50 ms over the whole run. */
 	at = 0;
@@ -439,7 +401,7 @@ static void gpu_samples(struct synth *s, unsigned long long rounds, uint64_t t0,
 		v[4] = 2.25 * (1u << 30);
 		v[5] = capped ? 4 : c + f < 0.5 ? 1 : 0;
 		v[6] = sig3(100 * (c + f));
-		gs_sample(s, 2, a, a + GS_NVML, v, 7);
+		synth_gpu_sample(s, 2, a, a + GS_NVML, v, 7);
 	}
 	free(k);
 	*endp = t;

@@ -351,8 +351,11 @@ rm -f "$tmp/n2.gpuprof" "$tmp/n16.gpuprof"
 # capture's range, placed by the range's id as it folds.  Before: 19 B/record.
 # And each op's range named as PyTorch's emit_nvtx() names it, a string of
 # its own each call (--emit): interned as the op's name, the call's string
-# not kept (strtab.h group_ops).  Before: 26 B/record.
-for how in autograd autograd-ranges graphs emit; do
+# not kept (strtab.h group_ops).  Before: 26 B/record.  And PM samples
+# every 100 us (--gpu-samples): the ranges go to the samples' averages over
+# ranges as windows through an external sort by start (model/ranges.h gsw).
+# Before: 7.5 B/record (the fold given up for the samples).
+for how in autograd autograd-ranges graphs emit gpu-samples; do
 	if "$build/bench/synth_job" --$how 4000000 "$tmp/g4.gpuprof" >/dev/null 2>&1 &&
 		"$build/bench/synth_job" --$how 16000000 "$tmp/g16.gpuprof" >/dev/null 2>&1; then
 		ra=$("$build/bench/scan_floor" "$tmp/g4.gpuprof" | awk '{print $2}')

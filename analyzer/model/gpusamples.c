@@ -725,11 +725,134 @@ fail:
 	return -1;
 }
 
+/* Windows of ranges by start, then as the ranges' index orders them (ranges.c cmp_range()). */
+static int cmp_window(const void *pa, const void *pb)
+{
+	const struct ga_ranges_window *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->end != b->end)
+		return a->end > b->end ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Range window w into each series of its process (series sorted by process).  0, or -1. */
+static int window_range(struct ga_gpusamples *g, struct scur *c, struct attrs *rt,
+			const struct ga_ranges_window *w)
+{
+	size_t lo = 0, hi = g->nseries;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g->series[mid].proc < w->proc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < g->nseries && g->series[lo].proc == w->proc; lo++) {
+		const struct ga_gs_series *s = &g->series[lo];
+		struct ga_gs_attr *a;
+
+		if (!s->ns || w->end <= s->first || w->start >= s->last)
+			continue;
+		if (!(a = attr_get(rt, s, (uint32_t)lo, w->label)))
+			return -1;
+		window(&c[lo], a, w->start, w->end);
+		if (c[lo].err)
+			return -1;
+	}
+	return 0;
+}
+
+/* Windows of one start, sorted, each into its series.  0, or -1. */
+static int window_group(struct ga_gpusamples *g, struct scur *c, struct attrs *rt,
+			struct ga_ranges_window *grp, size_t ng)
+{
+	if (ng > 1)
+		qsort(grp, ng, sizeof(*grp), cmp_window);
+	for (size_t k = 0; k < ng; k++)
+		if (window_range(g, c, rt, &grp[k]))
+			return -1;
+	return 0;
+}
+
+/*
+ * The averages over ranges: every range (folded, the windows the scan
+ * sorted by start as they came, rg->gsw; else the ranges kept) in one
+ * order, by start, then as the ranges' index orders them, each into the
+ * series of its process.  0, or -1.
+ */
+static int attribute_ranges(struct ga_gpusamples *g, const struct ga_ranges *rg, struct scur *c,
+			    struct attrs *rt)
+{
+	struct ga_ranges_window *grp = NULL;
+	const struct ga_ranges_window *w;
+	/* The windows are read once, here: the sort's state moves as they are. */
+	struct ga_xsort *x = (struct ga_xsort *)&rg->gsw;
+	size_t n, ng = 0, capg = 0, i;
+	int rc = -1;
+
+	if (!rg->folded) {
+		/* Every range kept: the same order through an index of them. */
+		struct ga_ranges_window *v = malloc((rg->nranges ? rg->nranges : 1) * sizeof(*v));
+
+		if (!v)
+			return -1;
+		for (i = 0; i < rg->nranges; i++) {
+			const struct ga_ranges_range *r = &rg->ranges[i];
+
+			v[i] = (struct ga_ranges_window){ r->start, r->end, r->id, r->proc, r->tid,
+							  rg->keys[r->key].label, 0 };
+		}
+		qsort(v, rg->nranges, sizeof(*v), cmp_window);
+		for (i = 0; i < rg->nranges; i++)
+			if (window_range(g, c, rt, &v[i]))
+				break;
+		free(v);
+		return i < rg->nranges ? -1 : 0;
+	}
+	if (!x->rsize)
+		return 0;
+	if (ga_xsort_done(x)) {
+		fprintf(stderr, "gpuprof: sorting NVTX ranges for the GPU over time: %s\n", x->err);
+		return -1;
+	}
+	/* Equal starts came in the order they closed: sorted among themselves. */
+	while ((w = (const struct ga_ranges_window *)ga_xsort_next_n(x, &n))) {
+		for (i = 0; i < n; i++) {
+			if (ng && w[i].start != grp[0].start) {
+				if (window_group(g, c, rt, grp, ng))
+					goto out;
+				ng = 0;
+			}
+			if (ga_util_grow(&grp, &capg, ng + 1, sizeof(*grp)))
+				goto out;
+			grp[ng++] = w[i];
+		}
+	}
+	if (window_group(g, c, rt, grp, ng))
+		goto out;
+	if (x->err[0]) {
+		fprintf(stderr, "gpuprof: sorting NVTX ranges for the GPU over time: %s\n", x->err);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(grp);
+	return rc;
+}
+
 /*
  * The averages over kernels (kernel by kernel in start order, each into
  * the series of its process and device; a series' kernels thus come in
  * start order, equal starts in the order they came) and over ranges
- * (series by series, the ranges in the index's order).
+ * (attribute_ranges()).
  */
 static int attribute(struct ga_gpusamples *g, struct ga_model *m, const struct ga_ranges *rg)
 {
@@ -779,22 +902,8 @@ static int attribute(struct ga_gpusamples *g, struct ga_model *m, const struct g
 	}
 	if (err || x.err[0])
 		goto out;
-	for (i = 0; i < g->nseries; i++) {
-		const struct ga_gs_series *s = &g->series[i];
-
-		for (j = 0; s->ns && rg && j < rg->nranges && !c[i].err; j++) {
-			const struct ga_ranges_range *r = &rg->ranges[j];
-			struct ga_gs_attr *a;
-
-			if (r->proc != s->proc || r->end <= s->first || r->start >= s->last)
-				continue;
-			if (!(a = attr_get(&rt, s, (uint32_t)i, rg->keys[r->key].label)))
-				goto out;
-			window(&c[i], a, r->start, r->end);
-		}
-		if (c[i].err)
-			goto out;
-	}
+	if (rg && attribute_ranges(g, rg, c, &rt))
+		goto out;
 	rc = 0;
 out:
 	for (i = 0; i < g->nseries; i++)

@@ -75,6 +75,7 @@ struct scan {
 	int skip_nvtx;             /* no NVTX, but copies to pair (ga_model_note_copy) */
 	int no_api;                /* its CONFIG traced no API calls: no launch to find */
 	int pystacks;              /* its CONFIG recorded Python frames (launch sites' seqs) */
+	int gs_want;               /* folded, its ranges are windows of GPU samples (nx->gsw) */
 	int oom;
 	const char *fail;          /* a fold given up: why (ranges.h: fold) */
 	int due;                   /* a fold's ranges came since a record of another type (fold_due()) */
@@ -415,6 +416,7 @@ void ga_ranges_free(struct ga_ranges *nx)
 	}
 	free(nx->ahead);
 	free(nx->mark_events);
+	ga_xsort_free(&nx->gsw);
 	fold_free(nx->fstate);
 	for (size_t i = 0; i < nx->capcpu; i++)
 		ga_quant_free(&nx->cpu[i]);
@@ -589,6 +591,16 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	g->pushpop = (r->h.aux & GP_NVTX_PUSHPOP) != 0;
 	if (nx->fstate && fold_range(s, g))
 		return -1;
+	if (nx->fstate && s->gs_want) {
+		struct ga_ranges_window *w;
+
+		if (!nx->gsw.rsize)
+			ga_xsort_init(&nx->gsw, sizeof(*w), GA_RANGES_GSW_RUN);
+		if (!(w = ga_xsort_slot(&nx->gsw)))
+			return fold_give_up(s, "GPU samples' windows of ranges cannot be sorted");
+		*w = (struct ga_ranges_window){ g->start, g->end, g->id, g->proc, g->tid,
+						nx->keys[key].label, 0 };
+	}
 	if (nx->keep_details) {
 		struct ga_ranges_detail *d;
 
@@ -982,11 +994,10 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		s->no_api = !(trace & GP_TRACE_API);
 		s->pystacks = ((const struct gp_rec_config *)(const void *)rec)->backtrace >=
 			      GP_BACKTRACE_PYTHON;
+		s->gs_want = (trace & (GP_TRACE_GPU_METRICS | GP_TRACE_GPU_TELEMETRY)) != 0;
 
 		/* A single trace's ranges: folded in the model's read of it, paced (ranges.h pace). */
 		if (s->nx->pace && (trace & GP_TRACE_NVTX) && (trace & GP_TRACE_API) &&
-		    /* GPU samples give the fold up (below): not where they were asked for. */
-		    !(trace & (GP_TRACE_GPU_METRICS | GP_TRACE_GPU_TELEMETRY)) &&
 		    s->nx->ahead_procs && !s->nx->ahead_procs[fi] && pace_clean(s)) {
 			s->nx->ahead_procs[fi] = 2;
 			s->nx->paced = 1;
@@ -1051,9 +1062,17 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		break;
 	case GP_REC_GPU_SERIES:
 	case GP_REC_GPU_SAMPLE:
-		/* Their averages over ranges read every range (gpusamples.c). */
-		if (s->nx->fstate)
-			rc = fold_give_up(s, "GPU samples");
+		/*
+		 * Their averages over ranges read every range (gpusamples.c): a
+		 * fold gives them the file's ranges as windows, from the first
+		 * on where the CONFIG did not say samples would come.
+		 */
+		if (s->nx->fstate && !s->gs_want) {
+			if (s->nx->proc_ranges[fi])
+				rc = fold_give_up(s, "GPU samples after ranges of a trace "
+						     "whose CONFIG did not ask for them");
+			s->gs_want = 1;
+		}
 		break;
 	case GP_REC_GRAPH_NODE: {
 		const struct gp_rec_graph_node *g = (const void *)rec;
@@ -1094,6 +1113,7 @@ static void scan_begin(struct scan *s, int skip_nvtx)
 	s->skip_nvtx = skip_nvtx;
 	s->no_api = 0;
 	s->pystacks = 0;
+	s->gs_want = 0;
 	s->oom = 0;
 	s->fail = NULL;
 	s->due = 0;

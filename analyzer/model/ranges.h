@@ -47,11 +47,22 @@
 
 #include "model/model.h"
 #include "base/util.h"
+#include "base/xsort.h"
 
 #define GA_RANGES_NONE UINT32_MAX            /* no range open */
 #define GA_RANGES_UNATTR (UINT32_MAX - 1)    /* no API record to go by */
 #define GA_RANGES_FOLDED (UINT32_MAX - 2)    /* in a range folded into the tree (fold) */
 #define GA_RANGES_OTHER_THREADS 64           /* threads of ranges per process, for other threads' kernels */
+
+/* A range as a window of the GPU samples' averages (ga_ranges gsw): start first, the sort's key. */
+struct ga_ranges_window {
+	uint64_t start, end, id;
+	uint32_t proc, tid;
+	uint32_t label; /* its key's label (strtab id) */
+	uint32_t pad;
+};
+
+#define GA_RANGES_GSW_RUN (1u << 16) /* windows sorted in memory at once (2.5 MiB) */
 
 struct ga_ranges_range {
 	uint64_t start, end;       /* end >= start; exit time when unterminated */
@@ -364,8 +375,9 @@ struct ga_ranges {
 	 * that do not nest, a range or launch that comes after the ranges
 	 * around it folded, more than FOLD_THREADS threads of ranges, a graph
 	 * node naming a range that does not come or folded before its record,
-	 * paced a node's record after its kernels, GPU samples,
-	 * PyTorch's op ranges in a process with Python frames (sites.c reads
+	 * paced a node's record after its kernels, GPU samples after ranges
+	 * of a trace whose CONFIG did not ask for them (else its ranges go to
+	 * gsw as they come), PyTorch's op ranges in a process with Python frames (sites.c reads
 	 * their seq), more than FOLD_PENDING launches waiting), the scan
 	 * starts again keeping every range (fold_why says why): never a
 	 * different result, only more memory.
@@ -393,6 +405,13 @@ struct ga_ranges {
 	int steps_nofile;          /* no temporary file could be made: all in steps */
 	const char *fold_why;      /* why a fold asked for was given up, NULL none */
 	void *fstate;              /* the fold's state and codes (ranges.c) */
+	/*
+	 * Folded, the ranges of files with GPU samples (their CONFIG asked for
+	 * them, or the samples came before any range) as windows for the
+	 * samples' averages over ranges (gpusamples.c), in an external sort by
+	 * start: memory bounded, 40 bytes a range on disk.
+	 */
+	struct ga_xsort gsw;
 	uint8_t *ahead_procs;      /* per process: scanned in the model's read */
 	void *ahead;               /* that scan's state (ranges.c) */
 	struct ga_ranges_mark_event *mark_events;

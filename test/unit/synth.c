@@ -613,3 +613,45 @@ int synth_run(const char *dir, char **out, char **err, int (*fn)(int, char **), 
 	argv[argc] = NULL;
 	return synth_capture(dir, out, err, fn, argc, argv);
 }
+
+void synth_gpu_series(struct synth *s, uint32_t id, uint32_t source, uint64_t interval_ns,
+		      const char *const *mnames, uint32_t n)
+{
+	unsigned char buf[sizeof(struct gp_rec_gpu_series) + 16 * sizeof(uint32_t)];
+	struct gp_rec_gpu_series *r = (void *)buf;
+	uint32_t *ids = (void *)(r + 1);
+
+	if (n > 16)
+		n = 16;
+	memset(buf, 0, sizeof(buf));
+	for (uint32_t i = 0; i < n; i++)
+		ids[i] = synth_string(s, mnames[i]);
+	r->h.type = GP_REC_GPU_SERIES;
+	r->h.size = (uint16_t)(sizeof(*r) + (n + 1) / 2 * 2 * sizeof(uint32_t));
+	r->h.aux = n;
+	r->id = id;
+	r->device = 0;
+	r->source = source;
+	r->status = GP_GPU_OK;
+	r->interval_ns = interval_ns;
+	synth_rec(s, buf, r->h.size);
+}
+
+void synth_gpu_sample(struct synth *s, uint32_t id, uint64_t start, uint64_t end,
+		      const double *v, uint32_t n)
+{
+	unsigned char buf[sizeof(struct gp_rec_gpu_sample) + 16 * sizeof(double)];
+	struct gp_rec_gpu_sample *r = (void *)buf;
+
+	if (n > 16)
+		n = 16;
+	memset(buf, 0, sizeof(buf));
+	r->h.type = GP_REC_GPU_SAMPLE;
+	r->h.size = (uint16_t)(sizeof(*r) + n * sizeof(double));
+	r->h.aux = n;
+	r->start = start;
+	r->end = end;
+	r->series = id;
+	memcpy(r + 1, v, n * sizeof(double));
+	synth_rec(s, buf, r->h.size);
+}

@@ -67,6 +67,12 @@ void synth_kernel_init(struct gp_rec_kernel *r, uint32_t name, uint64_t start, u
 		       uint32_t device, uint32_t stream, uint32_t correlation);
 void synth_memcpy_init(struct gp_rec_memcpy *r, unsigned kind, uint64_t bytes, uint64_t start,
 		       uint64_t end, uint32_t device, uint32_t stream, uint32_t correlation);
+/* A GPU sample series (GP_REC_GPU_SERIES) of device 0: n metrics (at most 16) named mnames. */
+void synth_gpu_series(struct synth *s, uint32_t id, uint32_t source, uint64_t interval_ns,
+		      const char *const *mnames, uint32_t n);
+/* A sample of series id: n values (at most 16). */
+void synth_gpu_sample(struct synth *s, uint32_t id, uint64_t start, uint64_t end,
+		      const double *v, uint32_t n);
 void synth_kernel(struct synth *s, uint32_t name, uint64_t start, uint64_t end,
 		  uint32_t device, uint32_t stream, uint32_t graph_id, uint64_t graph_node);
 void synth_memcpy(struct synth *s, unsigned kind, uint64_t bytes, uint64_t start,

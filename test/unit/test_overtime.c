@@ -418,6 +418,151 @@ static void test_samples_spilled(int overlap)
 	tap_end();
 }
 
+/*
+ * A trace of GPU samples and NVTX ranges that nest on two threads (steps of
+ * layers of ops, some of one name opened at the same time on both), the
+ * kernels launched inside the ops.  said: its CONFIG asks for GPU metrics;
+ * else the samples' series come before the first range (early) or after
+ * the first step (late).
+ */
+static void write_ranged(const char *path, int said, int early)
+{
+	struct synth *s = synth_open(path);
+	uint32_t k, launch, r[4], corr = 1;
+	uint64_t id = 1;
+
+	synth_process(s, 4242, "node1", "./ranged", UINT32_MAX, T0);
+	synth_config(s,
+		     GP_TRACE_KERNEL | GP_TRACE_NVTX | GP_TRACE_API |
+			     (said ? GP_TRACE_GPU_METRICS : 0u),
+		     0, 0);
+	synth_device(s, 0, "GPU0", 9, 0, 132, 80ull << 30, 0x10);
+	k = synth_string(s, "gemm");
+	launch = synth_string(s, "cudaLaunchKernel");
+	r[0] = synth_string(s, "step");
+	r[1] = synth_string(s, "layer");
+	r[2] = synth_string(s, "op");
+	r[3] = synth_string(s, "loader");
+	if (said || early)
+		series(s, 1, GP_GPU_SRC_PM, US, "dram__bytes_read.sum.per_second",
+		       "sm__cycles_active.avg.pct_of_peak_sustained_elapsed");
+	for (uint32_t st = 0; st < 400; st++) {
+		uint64_t t0 = T0 + (uint64_t)st * 40 * US;
+
+		if (st == 1 && !said && !early)
+			series(s, 1, GP_GPU_SRC_PM, US, "dram__bytes_read.sum.per_second",
+			       "sm__cycles_active.avg.pct_of_peak_sustained_elapsed");
+		for (uint32_t i = 0; i < 40 && (st || said || early); i++) {
+			uint64_t a = t0 + i * US;
+
+			sample(s, 1, a, a + US, i % 9 == 4 ? NAN : 1e9 * (double)((st + i) % 17),
+			       5 + (st * 7 + i) % 90);
+		}
+		for (uint32_t l = 0; l < 3; l++) {
+			uint64_t l0 = t0 + 1000 + l * 12 * US;
+
+			for (uint32_t o = 0; o < 3; o++) {
+				uint64_t o0 = l0 + 500 + o * 4 * US;
+
+				synth_api_corr(s, launch, o0 + 100, o0 + 300, 7, corr, GP_API_RUNTIME);
+				synth_kernel_corr(s, k, o0 + 2000, o0 + 2000 + (st % 5 + 1) * 300, 0,
+						  corr++, 0, 0);
+				synth_nvtx_range(s, r[2], 0, o0, o0 + 3 * US, 7, 7, id++,
+						 GP_NVTX_PUSHPOP);
+			}
+			synth_nvtx_range(s, r[1], 0, l0, l0 + 11 * US + 800, 7, 7, id++,
+					 GP_NVTX_PUSHPOP);
+		}
+		/* The loader thread: an op opened when the step's first is. */
+		synth_nvtx_range(s, r[2], 0, t0 + 1500, t0 + 3000, 9, 9, id++, GP_NVTX_PUSHPOP);
+		synth_nvtx_range(s, r[3], 0, t0 + 1000, t0 + 30 * US, 9, 9, id++, GP_NVTX_PUSHPOP);
+		synth_nvtx_range(s, r[0], 0, t0 + 500, t0 + 38 * US, 7, 7, id++, GP_NVTX_PUSHPOP);
+	}
+	synth_end(s, T0 + 400 * 40 * US + 10 * US, 0);
+	synth_close(s, NULL, NULL);
+}
+
+/* same_attrs() of two analyses' averages over ranges, their names compared as strings. */
+static int same_range_attrs(const struct ga_analysis *a, const struct ga_analysis *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct ga_gs_attr x = b->gs.ranges[i];
+
+		if (strcmp(ga_model_str(&a->m, a->gs.ranges[i].key), ga_model_str(&b->m, x.key)))
+			return 0;
+		x.key = a->gs.ranges[i].key;
+		if (!same_attrs(&a->gs.ranges[i], &x, 1, &a->gs))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The GPU samples' averages over NVTX ranges where the ranges fold: the
+ * windows of the ranges come from the fold, bit for bit those of every
+ * range kept; only samples after ranges of a trace whose CONFIG did not
+ * ask for them give the fold up (the same averages).
+ */
+static void test_ranges_folded(void)
+{
+	static const struct {
+		int said, early, folds;
+		const char *what;
+	} cases[] = {
+		{ 1, 0, 1, "asked for in the CONFIG" },
+		{ 0, 1, 1, "not asked for, before the first range" },
+		{ 0, 0, 0, "not asked for, after ranges" },
+	};
+
+	tap_begin("the GPU over time: averages over NVTX ranges where the ranges fold");
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		char path[128];
+		char *argv[1] = { path };
+		struct ga_analysis an[2];
+		struct ga_filter flt;
+		uint64_t ops = 0;
+
+		snprintf(path, sizeof(path), "%s/ranged%zu.gpuprof", dir, c);
+		write_ranged(path, cases[c].said, cases[c].early);
+		ga_filter_init(&flt);
+		for (int i = 0; i < 2; i++) {
+			struct ga_analysis_opts o = { .stack_depth = 4, .no_fold = i, .pace = 1 };
+			int rc;
+
+			CHECK(ga_analysis_init(&an[i], &o, &flt) == 0);
+			rc = ga_analysis_build(&an[i], argv, 1);
+			/* A paced fold given up: the report's read again (cmd/report.c). */
+			if (rc == GA_ANALYSIS_AGAIN) {
+				CHECK(ga_analysis_again(&an[i], &o, &flt) == 0);
+				rc = ga_analysis_build(&an[i], argv, 1);
+			}
+			CHECKF(rc == 0, "%s: build %d: %d", cases[c].what, i, rc);
+		}
+		CHECKF(an[0].rg.folded == cases[c].folds && !an[1].rg.folded &&
+			       (cases[c].folds ? an[0].rg.nranges == 1 && !an[0].rg.fold_why :
+						 an[0].rg.nranges == 400 * 15),
+		       "%s: folded %d (%s), %zu ranges kept", cases[c].what, an[0].rg.folded,
+		       an[0].rg.fold_why ? an[0].rg.fold_why : "-", an[0].rg.nranges);
+		CHECKF(an[1].rg.nranges == 400 * 15, "%s: %zu ranges", cases[c].what,
+		       an[1].rg.nranges);
+		/* step, layer, op, loader: one series. */
+		CHECKF(an[0].gs.nranges == 4 && an[1].gs.nranges == 4 &&
+			       same_range_attrs(&an[0], &an[1], 4),
+		       "%s: averages over ranges differ (%zu, %zu rows)", cases[c].what,
+		       an[0].gs.nranges, an[1].gs.nranges);
+		/* The ops of both threads: 10 a step, in the samples' span. */
+		for (size_t q = 0; q < an[0].gs.nranges; q++)
+			if (!strcmp(ga_model_str(&an[0].m, an[0].gs.ranges[q].key), "op"))
+				ops = an[0].gs.ranges[q].count;
+		CHECKF(ops == (cases[c].said || cases[c].early ? 4000u : 3990u), "%s: %llu ops",
+		       cases[c].what, (unsigned long long)ops);
+		for (int i = 0; i < 2; i++)
+			ga_analysis_free(&an[i]);
+		ga_filter_free(&flt);
+	}
+	tap_end();
+}
+
 static void test_report(void)
 {
 	char *out = NULL, *err = NULL;
@@ -683,6 +828,7 @@ int main(void)
 	test_spilled(GP_TRACE_SAMPLERS_SAID, 1);
 	test_samples_spilled(0);
 	test_samples_spilled(1);
+	test_ranges_folded();
 	test_report();
 	test_csv();
 	test_sqlite();
