@@ -3,7 +3,7 @@
  * nested NVTX ranges, for timing the analyzer without a GPU (make
  * bench-analyzer).  Runs offline, as a program of its own.
  *
- *     synth_job [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] [--graphs]
+ *     synth_job [--rank R] [--sync] [--open[-unannounced]] [--flat] [--autograd[-ranges]] [--graphs]
  *               [--emit] [--nccl] [--gpu-samples] N OUT.gpuprof
  *
  * About N records: steps (an NVTX push/pop range "step") of 8 layers
@@ -19,8 +19,11 @@
  * and ends in a cudaDeviceSynchronize and more host code, so that the GPU
  * idles (findings: GPU starvation, synchronizations).  With --open, a
  * range "main" opened before the first step is still open at exit: the
- * recorder writes it last, unterminated (a single trace's NVTX pass then
- * cannot ride in the report's read: docs/USAGE.md, Large jobs).  With
+ * recorder announces it open at its first drain (GP_REC_NVTX_OPEN) and
+ * writes it last, unterminated; --open-unannounced writes it last only, as
+ * the recorder did before announcements (a single trace's NVTX pass then
+ * cannot ride in the report's read: docs/USAGE.md, Large jobs).  One step
+ * in five is announced open with its first layer and op (a drain in it).  With
  * --flat, no range at all, NVTX traced (as the recorder's default traces a
  * program without NVTX).  With --autograd, each step's last half of its
  * layers is its backward pass, as PyTorch runs it: a range "backward" on
@@ -109,6 +112,26 @@ static void range_aux(struct synth *s, uint32_t name, uint64_t start, uint64_t e
 
 static int flat; /* --flat: no ranges */
 
+/* A range still open as the recorder drains (GP_REC_NVTX_OPEN): before what it holds. */
+static void announce(struct synth *s, uint32_t name, uint64_t start, uint64_t id, uint32_t depth,
+		     uint32_t tid)
+{
+	struct gp_rec_nvtx r;
+
+	if (flat)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.h.type = GP_REC_NVTX_OPEN;
+	r.h.size = sizeof(r);
+	r.h.aux = GP_NVTX_PUSHPOP;
+	r.start = start;
+	r.id = id;
+	r.tid_start = r.tid_end = tid;
+	r.name = name;
+	r.depth = depth;
+	synth_rec(s, &r, sizeof(r));
+}
+
 static void range(struct synth *s, uint32_t name, uint64_t start, uint64_t end, uint64_t id,
 		  uint32_t depth, uint32_t tid)
 {
@@ -120,6 +143,7 @@ int main(int argc, char **argv)
 {
 	uint32_t kid[NKERN], op[OPS], step_name, layer_name, launch, copy, rank = 0, dsync = 0;
 	int sync = 0, open = 0, autograd = 0, graphs = 0, emit = 0, nccl = 0, gs = 0;
+	uint64_t nstep = 0;
 	uint64_t gs_next = 0;
 	uint64_t steps = 0, nccl_t0 = 0;
 	uint32_t allreduce = 0;
@@ -143,6 +167,10 @@ int main(int argc, char **argv)
 			argc--;
 		} else if (argc >= 4 && !strcmp(argv[1], "--open")) {
 			open = 1;
+			argv++;
+			argc--;
+		} else if (argc >= 4 && !strcmp(argv[1], "--open-unannounced")) {
+			open = 2;
 			argv++;
 			argc--;
 		} else if (argc >= 4 && !strcmp(argv[1], "--flat")) {
@@ -179,7 +207,7 @@ int main(int argc, char **argv)
 	}
 	if (argc != 3) {
 		fprintf(stderr,
-			"usage: %s [--rank R] [--sync] [--open] [--flat] [--autograd[-ranges]] "
+			"usage: %s [--rank R] [--sync] [--open[-unannounced]] [--flat] [--autograd[-ranges]] "
 			"[--graphs] [--emit] [--nccl] [--gpu-samples] N OUT.gpuprof\n",
 			argv[0]);
 		return 2;
@@ -226,6 +254,9 @@ int main(int argc, char **argv)
 		main_start = t;
 		main_id = range_id++;
 		main_name = synth_string(s, "main");
+		/* The recorder's first drain finds it open. */
+		if (open == 1)
+			announce(s, main_name, main_start, main_id, 0, TID);
 	}
 	if (graphs) {
 		/* The capture: one launch (no activity) and one node record per node. */
@@ -247,6 +278,8 @@ int main(int argc, char **argv)
 	nccl_t0 = t;
 	while (s->records < n) {
 		uint64_t step_start = t, step_id = range_id++, bw_start = 0, bw_id = 0;
+		/* A drain inside the first op of one step in five: it, its layer and step open. */
+		int in_drain = nstep++ % 5 == 2;
 
 		for (int l = 0; l < LAYERS; l++) {
 			uint64_t layer_start = t, layer_id = range_id++;
@@ -263,6 +296,12 @@ int main(int argc, char **argv)
 				uint64_t op_start = t, op_id = range_id++;
 
 				t += 300;
+				if (in_drain && l == 0 && o == 0) {
+					announce(s, step_name, step_start, step_id, 0, tid);
+					announce(s, layer_name, layer_start, layer_id, 1, tid);
+					if (!emit)
+						announce(s, op[o], op_start, op_id, 2, tid);
+				}
 				for (int k = 0; k < LAUNCHES; k++) {
 					uint32_t r = rnd(), st = r % 4, kn = (uint32_t)(o * 3 + k % 3);
 					uint64_t call = 2000 + r % 3000, dur = 1500 + (r >> 8) % 48000;

@@ -99,6 +99,7 @@ struct open_range {
 	struct ev_attr attr;
 	uint8_t push;
 	uint8_t closed_first;      /* only the close was seen so far */
+	uint8_t announced;         /* its GP_REC_NVTX_OPEN was written */
 };
 
 struct domain {
@@ -911,7 +912,9 @@ static void emit(const struct open_range *o, uint16_t type, uint32_t extra_aux)
 	r->payload_kind = o->attr.payload_kind;
 	r->depth = o->attr.depth;
 	r->payload = o->attr.payload;
-	gp_ring_note_time(&gp_rec.ring, o->start, o->end);
+	/* An announcement's start is noted by the range's own record. */
+	if (type != GP_REC_NVTX_OPEN)
+		gp_ring_note_time(&gp_rec.ring, o->start, o->end);
 }
 
 static uint32_t domain_string(uint32_t index)
@@ -1000,6 +1003,46 @@ static void drain_thread(struct thread_state *t)
 	}
 }
 
+/* Announcements of one drain: outer ranges (earlier starts) first on each thread. */
+static int cmp_announce(const void *pa, const void *pb)
+{
+	const struct open_range *a = *(const struct open_range *const *)pa;
+	const struct open_range *b = *(const struct open_range *const *)pb;
+
+	if (a->tid_start != b->tid_start)
+		return a->tid_start < b->tid_start ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/*
+ * Each range still open, once (GP_REC_NVTX_OPEN): its own record comes
+ * when it closes, after everything it holds, so a reader that folds ranges
+ * as they close learns here that what follows nests in it.  At most
+ * ANNOUNCE_MAX a drain (the rest at the next); nothing where memory is
+ * short (the records are a help, not data).
+ */
+#define ANNOUNCE_MAX 1024u
+static void announce(void)
+{
+	struct open_range *v[ANNOUNCE_MAX];
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < cap && n < ANNOUNCE_MAX; i++)
+		if (tab[i].id && !tab[i].closed_first && !tab[i].announced)
+			v[n++] = &tab[i];
+	if (n > 1)
+		qsort(v, n, sizeof(v[0]), cmp_announce);
+	for (uint32_t i = 0; i < n; i++) {
+		struct open_range o = *v[i];
+
+		o.end = 0;
+		emit(&o, GP_REC_NVTX_OPEN, 0);
+		v[i]->announced = 1;
+	}
+}
+
 void gp_nvtxtool_drain(void)
 {
 	struct thread_state *head = atomic_load(&threads), *prev = NULL, *t, *next;
@@ -1023,6 +1066,7 @@ void gp_nvtxtool_drain(void)
 		}
 		prev = t;
 	}
+	announce();
 }
 
 void gp_nvtxtool_close_all(uint64_t now)

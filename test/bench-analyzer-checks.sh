@@ -111,10 +111,13 @@ done
 
 # A single trace file's NVTX pass rides in the report's read of it (paced);
 # from standard input it is read twice: the same report and JSON but for the
-# name.  With a range around everything, written last (--open), the paced
-# read gives up at the end and the trace is read twice; without ranges
-# (--flat), its launches are read as outside any as they come.
-for open in "" --open --flat; do
+# name.  With a range around everything announced open at the start and
+# written last (--open), the paced read folds what follows in it; written
+# last only (--open-unannounced, as traces of recorders before
+# GP_REC_NVTX_OPEN), the paced read gives up at the end and the trace is
+# read twice; without ranges (--flat), its launches are read as outside any
+# as they come.
+for open in "" --open --open-unannounced --flat; do
 	p=$tmp/paced$open.gpuprof
 	if ! "$build/bench/synth_job" $open 60000 "$p" >/dev/null 2>&1; then
 		notok "synth_job $open did not write its trace"

@@ -127,6 +127,7 @@ int ga_align_shift_rec(struct gp_rec *rec, int64_t delta)
 		return 1;
 	case GP_REC_NVTX_RANGE:
 	case GP_REC_NVTX_MARK:
+	case GP_REC_NVTX_OPEN:
 		SE(struct gp_rec_nvtx);
 		return 1;
 	case GP_REC_CAPTURE_RANGE:
@@ -161,7 +162,10 @@ static int timed(uint16_t type)
 	switch (type) {
 	case GP_REC_PROCESS: case GP_REC_CLOCK_SYNC: case GP_REC_KERNEL: case GP_REC_MEMCPY:
 	case GP_REC_MEMSET: case GP_REC_GRAPH: case GP_REC_API: case GP_REC_NVTX_RANGE:
-	case GP_REC_NVTX_MARK: case GP_REC_CAPTURE_RANGE: case GP_REC_OVERHEAD:
+	case GP_REC_NVTX_MARK:
+	case GP_REC_NVTX_OPEN:
+	case GP_REC_CAPTURE_RANGE:
+	case GP_REC_OVERHEAD:
 	case GP_REC_FLIGHT: case GP_REC_LOST: case GP_REC_END: case GP_REC_METRICS:
 	case GP_REC_MEMORY:
 		return 1;

@@ -228,6 +228,23 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	return 0;
 }
 
+/*
+ * GPUPROF_VERBOSE=1: whether the NVTX ranges folded as they closed
+ * (bounded memory), or why they were kept whole (model/ranges.h fold).
+ */
+static void say_fold(const struct ga_analysis *an, int rc)
+{
+	const char *v = getenv("GPUPROF_VERBOSE");
+
+	if (!v || strcmp(v, "1") || (rc && rc != GA_ANALYSIS_AGAIN))
+		return;
+	if (an->rg.fold_why)
+		fprintf(stderr, "gpuprof: NVTX ranges kept whole: %s%s\n", an->rg.fold_why,
+			rc == GA_ANALYSIS_AGAIN ? " (the trace is read again)" : "");
+	else if (an->rg.folded)
+		fputs("gpuprof: NVTX ranges folded into their name paths as they closed\n", stderr);
+}
+
 int ga_analysis_build(struct ga_analysis *an, char *const *paths, int n)
 {
 	size_t cnt = n > 0 ? (size_t)n : 1;
@@ -254,6 +271,7 @@ int ga_analysis_build(struct ga_analysis *an, char *const *paths, int n)
 	an->rk.inputs = n;
 	rc = passes(an, in, src, n);
 	ga_load_close(in, n);
+	say_fold(an, rc);
 out:
 	free(in);
 	free(src);

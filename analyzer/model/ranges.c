@@ -105,6 +105,7 @@ static int fold_give_up(struct scan *s, const char *why);
 static int fold_gnode(struct scan *s, const struct gp_rec_graph_node *g);
 static int fold_gact(struct scan *s, uint64_t node);
 static int fold_gw_place(struct scan *s, const struct ga_ranges_range *g);
+static int fold_open(struct scan *s, const struct ga_ranges_range *g);
 static int pace_clean(const struct scan *s);
 
 void ga_ranges_init(struct ga_ranges *nx)
@@ -459,6 +460,20 @@ static uint32_t sstr_name(struct scan *s, uint32_t id)
 	return g;
 }
 
+/* sstr_name() of an announced range's name: the range's own record takes it. */
+static uint32_t sstr_peek(struct scan *s, uint32_t id)
+{
+	uint32_t g = id ? ga_strmap_peek(&s->smap, id) : GA_STR_NONE;
+
+	if (g == GA_STR_NOMEM)
+		return GA_STR_NONE;
+	if (g == GA_STR_GROUPED) {
+		fold_give_up(s, "an op name of PyTorch's that two ranges have");
+		return GA_STR_NOMEM;
+	}
+	return g;
+}
+
 static int on_string(struct scan *s, const struct gp_rec_string *r)
 {
 	return ga_strmap_add(&s->smap, &s->m->strs, r->id, (const char *)(r + 1), r->len);
@@ -641,6 +656,46 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	}
 	nx->proc_ranges[s->proc - nx->proc_base] = 1;
 	return 0;
+}
+
+/*
+ * A range the recorder announced open (GP_REC_NVTX_OPEN), its name read as
+ * its own record will read it, its key made (folded or not, keys come in
+ * the same order): folded, what its thread has after its start nests in
+ * it (fold_open()); else nothing more (its own record says it all; one
+ * that never comes leaves a key of no range, which no view shows).
+ */
+static int on_open(struct scan *s, const struct gp_rec_nvtx *r)
+{
+	struct ga_ranges *nx = s->nx;
+	struct ga_ranges_range g;
+	uint32_t raw = sstr_peek(s, r->name), op = raw & GA_STR_GROUPED, key, name, domain;
+
+	if (raw == GA_STR_NOMEM)
+		return -1;
+	raw &= ~GA_STR_GROUPED;
+	name = raw && !op ? group_name(s->m, raw) : raw;
+	domain = sstr(s, r->domain);
+	if (name == GA_STR_NOMEM || domain == GA_STR_NOMEM)
+		return -1;
+	if (nx->fstate && s->pystacks && raw && (op || strstr(ga_model_str(s->m, raw), ", seq = ")))
+		return fold_give_up(s, "Python stacks with PyTorch's op ranges");
+	key = key_get(nx, s->m, domain, name);
+	if (key == GA_RANGES_NONE)
+		return -1;
+	if (!nx->fstate)
+		return 0;
+	memset(&g, 0, sizeof(g));
+	g.start = r->start;
+	g.end = UINT64_MAX;
+	g.id = r->id;
+	g.proc = s->proc;
+	g.tid = r->tid_start;
+	g.key = key;
+	g.parent = GA_RANGES_NONE;
+	g.node = GA_RANGES_NONE;
+	g.pushpop = (r->h.aux & GP_NVTX_PUSHPOP) != 0;
+	return fold_open(s, &g);
 }
 
 static int on_mark(struct scan *s, const struct gp_rec_nvtx *r)
@@ -960,7 +1015,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 	s->nrec++;
 	note = fi > s->noted_files || (fi == s->noted_files && s->nrec > s->noted_recs);
 	if (s->due && rec->type != GP_REC_NVTX_RANGE && rec->type != GP_REC_NVTX_MARK &&
-	    rec->type != GP_REC_STRING && fold_due(s)) {
+	    rec->type != GP_REC_NVTX_OPEN && rec->type != GP_REC_STRING && fold_due(s)) {
 		s->oom = !s->fail;
 		return 1;
 	}
@@ -1024,6 +1079,9 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 	}
 	case GP_REC_NVTX_RANGE:
 		rc = on_range(s, (const void *)rec);
+		break;
+	case GP_REC_NVTX_OPEN:
+		rc = on_open(s, (const void *)rec);
 		break;
 	case GP_REC_NVTX_MARK:
 		rc = on_mark(s, (const void *)rec);
@@ -1338,6 +1396,18 @@ struct froot {
 	int placed;                /* its ranges are in the tree, it is not folded yet */
 };
 
+/*
+ * A range the recorder announced open (GP_REC_NVTX_OPEN): what its thread's
+ * ranges and launches after its start nest in, until its own record says
+ * where it ends.  Its tree node is made once something in it needs it.
+ */
+struct fopen {
+	struct ga_ranges_range g; /* g.end UINT64_MAX while open; g.node once made */
+	int made;                 /* g.node is its tree node */
+	int closed;               /* its own record came: g.end is its end */
+	size_t kept;              /* its index in ranges + 1 where it is the file's first kept */
+};
+
 /* A thread's ranges not folded yet (struct fold). */
 struct fthr {
 	uint32_t tid;
@@ -1350,6 +1420,9 @@ struct fthr {
 	uint32_t nlook;
 	uint32_t at;       /* where the last look-up ended (fold_innermost()) */
 	uint64_t last_rec; /* the file's records scanned when its last range came */
+	/* Announced ranges by start, each in the one before it or after its end (closed). */
+	struct fopen *open;
+	size_t nopen, capopen;
 };
 
 /* A launch's code and, on another thread, the tree node of the range open then. */
@@ -1435,6 +1508,7 @@ static void fold_scratch_free(struct fold *f)
 		free(f->th[i].win);
 		free(f->th[i].roots);
 		free(f->th[i].par);
+		free(f->th[i].open);
 	}
 	free(f->th);
 	free(f->pend);
@@ -1644,6 +1718,71 @@ static void sort_window(struct ga_ranges_range *w, size_t n)
 }
 
 /*
+ * The tree node of thread u's announced range i, made: under the announced
+ * range it nests in (made first), else at the root, as index_ranges()
+ * places it; the file's first range kept where none is.  0, or -1 (s->fail
+ * set where the fold cannot go on, else out of memory).
+ */
+static int fold_open_node(struct scan *s, struct fthr *u, size_t i)
+{
+	struct ga_ranges *nx = s->nx;
+	struct fold *f = nx->fstate;
+	uint32_t parent = GA_RANGES_NONE, node;
+	struct fopen *o;
+	size_t j = i;
+
+	while (j--)
+		if (u->open[j].g.start <= u->open[i].g.start &&
+		    u->open[i].g.start < u->open[j].g.end) {
+			if (!u->open[j].made && fold_open_node(s, u, j))
+				return -1;
+			parent = u->open[j].g.node;
+			break;
+		}
+	o = &u->open[i];
+	node = node_get(nx, parent, GA_RANGES_N_RANGE, o->g.key);
+	if (node == GA_RANGES_NONE)
+		return -1;
+	if (node >= CODE_PAIR - CODE_RANGE)
+		return fold_give_up(s, "more name paths than a fold codes");
+	o->g.node = node;
+	o->made = 1;
+	nx->nodes[node].instances++;
+	if (f->gw_pend && fold_gw_place(s, &o->g))
+		return -1;
+	if (!f->kept) {
+		if (nx->nranges >= GA_RANGES_FOLDED ||
+		    ga_util_grow(&nx->ranges, &nx->capranges, nx->nranges + 1, sizeof(*nx->ranges)))
+			return -1;
+		nx->ranges[nx->nranges] = o->g;
+		nx->ranges[nx->nranges++].parent = GA_RANGES_NONE;
+		o->kept = nx->nranges;
+		f->kept = 1;
+	}
+	return 0;
+}
+
+/*
+ * The tree node of thread u's innermost announced range open at t (made
+ * where not yet) in *node, GA_RANGES_NONE where none is.  0, or -1
+ * (fold_open_node()).
+ */
+static int fold_base(struct scan *s, struct fthr *u, uint64_t t, uint32_t *node)
+{
+	size_t i = u->nopen;
+
+	*node = GA_RANGES_NONE;
+	while (i--)
+		if (u->open[i].g.start <= t && t < u->open[i].g.end) {
+			if (!u->open[i].made && fold_open_node(s, u, i))
+				return -1;
+			*node = u->open[i].g.node;
+			return 0;
+		}
+	return 0;
+}
+
+/*
  * Thread u's ranges of its outermost ranges that start before cut (all of
  * them, last): sorted, their parents linked, those not yet in the tree
  * placed there as index_ranges() places them (an outermost range and its
@@ -1688,10 +1827,14 @@ static int fold_look(struct scan *s, struct fthr *u, uint64_t cut, int last)
 		u->roots[r].placed = 1;
 		for (i = u->roots[r].lo; i < hi; i++) {
 			struct ga_ranges_range *g = &u->win[i];
-			uint32_t c = u->par[i], node;
+			uint32_t c = u->par[i], node, parent = GA_RANGES_NONE;
 
-			node = node_get(nx, c == GA_RANGES_NONE ? GA_RANGES_NONE : u->win[c].node,
-					GA_RANGES_N_RANGE, g->key);
+			/* An outermost one in the thread's announced range open then. */
+			if (c != GA_RANGES_NONE)
+				parent = u->win[c].node;
+			else if (u->nopen && fold_base(s, u, g->start, &parent))
+				return -1;
+			node = node_get(nx, parent, GA_RANGES_N_RANGE, g->key);
 			if (node == GA_RANGES_NONE)
 				return -1;
 			if (node >= CODE_PAIR - CODE_RANGE)
@@ -1782,20 +1925,30 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 		 */
 		for (ti = 0; ti < f->nth; ti++)
 			if (f->th[ti].tid == p.tid) {
-				uint32_t c = fold_innermost(&f->th[ti], p.t);
+				uint32_t c = fold_innermost(&f->th[ti], p.t), b = GA_RANGES_NONE;
 
 				if (c != GA_RANGES_NONE)
-					code = f->th[ti].win[c].node + CODE_RANGE;
+					b = f->th[ti].win[c].node;
+				else if (f->th[ti].nopen && fold_base(s, &f->th[ti], p.t, &b))
+					return -1;
+				if (b != GA_RANGES_NONE)
+					code = b + CODE_RANGE;
 				break;
 			}
 		for (ti = 0; ti < f->nth; ti++) {
 			struct fthr *u = &f->th[ti];
-			uint32_t c;
+			uint32_t c, b = GA_RANGES_NONE;
 			int pr;
 
-			if (u->tid == p.tid || (c = fold_innermost(u, p.t)) == GA_RANGES_NONE)
+			if (u->tid == p.tid)
 				continue;
-			if ((pr = fold_pair(f, code, u->win[c].node, &code)))
+			if ((c = fold_innermost(u, p.t)) != GA_RANGES_NONE)
+				b = u->win[c].node;
+			else if (u->nopen && fold_base(s, u, p.t, &b))
+				return -1;
+			if (b == GA_RANGES_NONE)
+				continue;
+			if ((pr = fold_pair(f, code, b, &code)))
 				return pr < 0 ? -1 : fold_give_up(s, "more name paths than a fold codes");
 		}
 		if (fold_set(f, p.corr, code))
@@ -1825,6 +1978,20 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 		}
 		u->nroots -= k;
 		u->at = 0;
+	}
+	/* Announced ranges that closed by the cut hold nothing after it. */
+	for (ti = 0; ti < f->nth; ti++) {
+		struct fthr *u = &f->th[ti];
+
+		for (i = j = 0; i < u->nopen; i++) {
+			if (u->open[i].closed && (last || u->open[i].g.end <= cut))
+				continue;
+			if (last)
+				return fold_give_up(s, "a range announced open whose own record never "
+						       "came");
+			u->open[j++] = u->open[i];
+		}
+		u->nopen = j;
 	}
 	if (cut > f->horizon)
 		f->horizon = cut;
@@ -1927,7 +2094,109 @@ static struct fthr *fold_thread(struct fold *f, uint32_t tid, int *many)
 	u->tid = tid;
 	u->nwin = u->nroots = 0;
 	u->nlook = u->at = 0;
+	u->nopen = 0;
 	return u;
+}
+
+/*
+ * A range announced open (GP_REC_NVTX_OPEN, g->end UINT64_MAX): its thread's
+ * ranges and launches from its start nest in it until its own record
+ * comes (fold_close()).  It comes by a flush interval after the start,
+ * before the fold gets there (two intervals behind); else, or where it
+ * would not nest, the fold is given up.  0, or -1.
+ */
+static int fold_open(struct scan *s, const struct ga_ranges_range *g)
+{
+	struct fold *f = s->nx->fstate;
+	struct fthr *t;
+	size_t i;
+	int many = 0;
+
+	if (g->start < f->horizon)
+		return fold_give_up(s, "a range that came after the ranges around it folded");
+	if (f->spec && g->start <= f->spec_tmax)
+		return fold_give_up(s, why_spec);
+	if (!(t = fold_thread(f, g->tid, &many)))
+		return many ? fold_give_up(s, "ranges on more threads of a process than a fold keeps") :
+			      -1;
+	for (i = 0; i < t->nopen; i++) {
+		const struct fopen *o = &t->open[i];
+
+		/* Announced twice (the recorder does not): once is enough. */
+		if (o->g.id == g->id)
+			return 0;
+		/* One it would hold, or that closed after it began. */
+		if (o->g.start > g->start || (o->closed && g->start < o->g.end))
+			return fold_give_up(s, "ranges that do not nest");
+	}
+	/* A range of the window around its start closed before it did. */
+	for (i = 0; i < t->nroots; i++)
+		if (t->roots[i].start <= g->start && g->start < t->roots[i].end)
+			return fold_give_up(s, "ranges that do not nest");
+	if (ga_util_grow(&t->open, &t->capopen, t->nopen + 1, sizeof(*t->open)))
+		return -1;
+	t->open[t->nopen++] = (struct fopen){ .g = *g };
+	f->has_tid = 1;
+	t->last_rec = s->nrec;
+	s->due = 1;
+	return 0;
+}
+
+/*
+ * The record of a range thread t announced (its index i in t->open): it
+ * ends there.  One that nothing needed yet, and that starts where the fold
+ * has not got to, goes on as if never announced (1); else it is placed
+ * (made where not yet), kept as the file's first or a step, and waits in
+ * t->open, closed, until the fold passes its end (0).  -1 given up or out
+ * of memory.
+ */
+static int fold_close(struct scan *s, struct fthr *t, size_t i, const struct ga_ranges_range *g)
+{
+	struct ga_ranges *nx = s->nx;
+	struct fold *f = nx->fstate;
+	struct fopen *o;
+	size_t k;
+
+	for (k = i + 1; k < t->nopen; k++)
+		if (!t->open[k].closed || t->open[k].g.end > g->end)
+			return fold_give_up(s, "ranges that do not nest");
+	for (k = 0; k < t->nroots; k++)
+		if (t->roots[k].start < g->end && t->roots[k].end > g->end)
+			return fold_give_up(s, "ranges that do not nest");
+	if (!t->open[i].made && g->start >= f->horizon && i + 1 == t->nopen) {
+		t->nopen--;
+		return 1;
+	}
+	/* Launches or ranges after its end may have been read as inside it. */
+	if (g->end < f->horizon)
+		return fold_give_up(s, "a range that came after the ranges around it folded");
+	if (!t->open[i].made && fold_open_node(s, t, i))
+		return -1;
+	o = &t->open[i];
+	o->closed = 1;
+	o->g.end = g->end;
+	o->g.flags = g->flags;
+	if (o->kept) {
+		nx->ranges[o->kept - 1].end = g->end;
+		nx->ranges[o->kept - 1].flags = g->flags;
+	}
+	if (nx->fold_keep && !nx->keys[g->key].fold_kept)
+		nx->keys[g->key].fold_kept =
+			nx->fold_keep(ga_model_str(s->m, nx->keys[g->key].name)) ? 1 : 2;
+	if (nx->fold_keep && nx->keys[g->key].fold_kept == 1) {
+		struct ga_ranges_step st = { g->start, g->end, g->proc, g->key };
+		int kr = step_keep(nx, &st);
+
+		if (kr)
+			return kr < 0 ? -1 : fold_give_up(s, "the temporary file of the steps "
+							     "cannot be written");
+	}
+	f->has_tid = 1;
+	t->last_rec = s->nrec;
+	if (g->end > f->tlast)
+		f->tlast = g->end;
+	s->due = 1;
+	return 0;
 }
 
 /* A range record's range g, on its thread's window: 0, or -1 (fold_to()). */
@@ -1938,6 +2207,22 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 	size_t lo;
 	int many = 0;
 
+	/* A range announced open: its thread holds it apart. */
+	for (size_t ti = 0; ti < f->nth; ti++) {
+		struct fthr *u = &f->th[ti];
+
+		if (u->tid != g->tid || !u->nopen)
+			continue;
+		for (size_t i = u->nopen; i--;)
+			if (u->open[i].g.id == g->id) {
+				int rc = fold_close(s, u, i, g);
+
+				if (rc <= 0)
+					return rc;
+				break;
+			}
+		break;
+	}
 	if (g->start < f->horizon)
 		return fold_give_up(s, "a range that came after the ranges around it folded");
 	if (f->spec && g->start <= f->spec_tmax && g->end > f->spec_tmin)
@@ -1945,6 +2230,14 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 	if (!(t = fold_thread(f, g->tid, &many)))
 		return many ? fold_give_up(s, "ranges on more threads of a process than a fold keeps") :
 			      -1;
+	/* Across the start or the end of an announced range (one announced would hold it). */
+	for (size_t i = 0; i < t->nopen; i++) {
+		const struct fopen *o = &t->open[i];
+
+		if ((g->start < o->g.start && g->end > o->g.start) ||
+		    (o->closed && g->start < o->g.end && g->end > o->g.end))
+			return fold_give_up(s, "ranges that do not nest");
+	}
 	f->has_tid = 1;
 	t->last_rec = s->nrec;
 	if (g->end > f->tlast)
@@ -2082,9 +2375,13 @@ static uint32_t fold_gw(struct fold *f, uint64_t id)
 		return UINT32_MAX;
 	if (!r)
 		return *v - 1;
-	/* Placed ranges are those of the placed outermost ones (fold_look()). */
+	/* Placed ranges are those of the placed outermost ones (fold_look()) and announced ones made. */
 	for (size_t ti = 0; ti < f->nth && !code; ti++) {
 		const struct fthr *u = &f->th[ti];
+
+		for (size_t k = 0; k < u->nopen && !code; k++)
+			if (u->open[k].made && u->open[k].g.id == id)
+				code = u->open[k].g.node + CODE_RANGE;
 
 		for (size_t k = 0; k < u->nroots && u->roots[k].placed && !code; k++) {
 			size_t hi = k + 1 < u->nroots ? u->roots[k + 1].lo : u->nwin;

@@ -587,6 +587,17 @@ uint32_t ga_strmap_take(struct ga_strmap *sm, uint32_t id)
 	return g | GA_STR_GROUPED;
 }
 
+uint32_t ga_strmap_peek(const struct ga_strmap *sm, uint32_t id)
+{
+	const uint32_t *v;
+
+	if (!gbit(sm, id))
+		return ga_strmap_get(sm, id);
+	if (!sm->pend.n || !(v = ga_map_find(&sm->pend, id, 0)))
+		return GA_STR_GROUPED;
+	return *v | GA_STR_GROUPED;
+}
+
 void ga_strmap_reset(struct ga_strmap *sm)
 {
 	sm->n = 0;

@@ -124,6 +124,8 @@ static inline uint32_t ga_strmap_get(const struct ga_strmap *sm, uint32_t id)
  * where it was taken already.
  */
 uint32_t ga_strmap_take(struct ga_strmap *sm, uint32_t id);
+/* ga_strmap_take() without taking it (an announcement of the range that will). */
+uint32_t ga_strmap_peek(const struct ga_strmap *sm, uint32_t id);
 /* Forgets all ids (next file); keeps the dense array's memory. */
 void ga_strmap_reset(struct ga_strmap *sm);
 void ga_strmap_free(struct ga_strmap *sm);

@@ -97,7 +97,7 @@ _Static_assert(sizeof(struct gp_chunk_header) == 48, "chunk header size");
 
 /* Record types. */
 enum gp_rec_type {
-	GP_REC_PAD = 0,            /* filler, skip */
+	GP_REC_PAD = 0, /* filler, skip */
 	GP_REC_STRING = 1,
 	GP_REC_PROCESS = 2,
 	GP_REC_CLOCK_SYNC = 3,
@@ -121,15 +121,23 @@ enum gp_rec_type {
 	GP_REC_OVERHEAD = 21,
 	GP_REC_CONFIG = 22,
 	GP_REC_END = 23,
-	GP_REC_METRICS = 24,       /* version 2 */
-	GP_REC_DEVICE_PEAKS = 25,  /* version 2 */
-	GP_REC_METRICS_INFO = 26,  /* version 2 */
+	GP_REC_METRICS = 24,      /* version 2 */
+	GP_REC_DEVICE_PEAKS = 25, /* version 2 */
+	GP_REC_METRICS_INFO = 26, /* version 2 */
 	GP_REC_FLIGHT = 27,
 	GP_REC_MEMORY = 28,
 	GP_REC_PYFRAME = 29,
 	GP_REC_MODULE = 30,
 	GP_REC_GPU_SERIES = 31,
 	GP_REC_GPU_SAMPLE = 32,
+	/*
+	 * A range still open when the recorder drained its NVTX events: struct
+	 * gp_rec_nvtx with end 0, written once per range, before the
+	 * GP_REC_NVTX_RANGE of the same id that closes it (or, never closed,
+	 * none).  Readers that fold ranges as they close nest what follows in
+	 * it; others skip it.
+	 */
+	GP_REC_NVTX_OPEN = 33,
 	GP_REC_TYPE_COUNT
 };
 

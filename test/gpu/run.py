@@ -878,6 +878,44 @@ def t_nvtx_threads(tools):
         raise Fail("; ".join(errs) + "; nvtx: %s" % json.dumps(js.get("nvtx"))[:1200])
 
 
+def nvtx_table(report):
+    """The report's NVTX ranges table, its lines."""
+    m = re.search(r"^NVTX ranges.*?(?=^\s*$)", report, re.M | re.S)
+    return m.group(0) if m else ""
+
+
+def t_nvtx_open(tools):
+    """NVTX ranges around a whole run (test/apps/nvtx_open.cu, a flush
+    every 100 ms): the recorder announces "train" and each "epoch" open
+    (GP_REC_NVTX_OPEN) as it drains, so the report folds the ranges as they
+    close (GPUPROF_VERBOSE=1 says so) where it kept them all before; its
+    NVTX table is that of the ranges kept whole (report --tree reads them
+    so), and the counts and kernels are the program's."""
+    app = tools.app("nvtx_open")
+    run = traced(tools, [app], env={"GPUPROF_FLUSH_MS": "100"})
+    nv, rest = split_truth(run.truth, "nvtx.")
+    js = check_run(tools, run, "nvtx_open", truth=rest)
+    errs = nvtx_errors(nv, js)
+    env = clean_env()
+    env["GPUPROF_VERBOSE"] = "1"
+    rc, out, err = run_cmd([tools.analyzer, "report", "--no-timeline"] + run.files, env,
+                           TOOL_TIMEOUT)
+    if rc != 0:
+        raise Fail("report exited %d: %s" % (rc, tail(err)))
+    if "NVTX ranges folded" not in err:
+        errs.append("the report kept the ranges whole: %s" % tail(err))
+    rc, tree, err = run_cmd([tools.analyzer, "report", "--no-timeline", "--tree"] + run.files,
+                            clean_env(), TOOL_TIMEOUT)
+    if rc != 0:
+        raise Fail("report --tree exited %d: %s" % (rc, tail(err)))
+    if not nvtx_table(out) or nvtx_table(out) != nvtx_table(tree):
+        errs.append("NVTX table folded:\n%s\nkept whole:\n%s" % (nvtx_table(out), nvtx_table(tree)))
+    print("# folded as the ranges closed; NVTX table as kept whole:\n" +
+          "\n".join("#   " + l for l in nvtx_table(out).splitlines()), flush=True)
+    if errs:
+        raise Fail("; ".join(errs))
+
+
 def t_chrome_export(tools):
     """A fresh trace's Chrome export as Perfetto reads it (test/golden/
     chrome-checks.py: exact times, no overlaps, paired flows and async
@@ -2824,6 +2862,7 @@ TESTS = [
     ("callsites-static", t_callsites_static),
     ("callsites-buildid", t_callsites_buildid),
     ("nvtx-threads", t_nvtx_threads),
+    ("nvtx-open", t_nvtx_open),
     ("chrome-export", t_chrome_export),
     ("memuse", t_memuse),
     ("overtime", t_overtime),

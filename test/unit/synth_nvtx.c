@@ -6,14 +6,14 @@
 
 #include <string.h>
 
-void synth_nvtx_range(struct synth *s, uint32_t name, uint32_t domain, uint64_t start,
-		      uint64_t end, uint32_t tid_start, uint32_t tid_end, uint64_t id,
-		      uint32_t aux)
+static void nvtx_rec(struct synth *s, uint16_t type, uint32_t name, uint32_t domain,
+		     uint64_t start, uint64_t end, uint32_t tid_start, uint32_t tid_end, uint64_t id,
+		     uint32_t aux)
 {
 	struct gp_rec_nvtx r;
 
 	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_NVTX_RANGE;
+	r.h.type = type;
 	r.h.size = sizeof(r);
 	r.h.aux = aux;
 	r.start = start;
@@ -24,6 +24,19 @@ void synth_nvtx_range(struct synth *s, uint32_t name, uint32_t domain, uint64_t 
 	r.name = name;
 	r.domain = domain;
 	synth_rec(s, &r, sizeof(r));
+}
+
+void synth_nvtx_range(struct synth *s, uint32_t name, uint32_t domain, uint64_t start,
+		      uint64_t end, uint32_t tid_start, uint32_t tid_end, uint64_t id,
+		      uint32_t aux)
+{
+	nvtx_rec(s, GP_REC_NVTX_RANGE, name, domain, start, end, tid_start, tid_end, id, aux);
+}
+
+void synth_nvtx_open(struct synth *s, uint32_t name, uint32_t domain, uint64_t start,
+		     uint32_t tid, uint64_t id)
+{
+	nvtx_rec(s, GP_REC_NVTX_OPEN, name, domain, start, 0, tid, tid, id, GP_NVTX_PUSHPOP);
 }
 
 void synth_nvtx_mark(struct synth *s, uint32_t name, uint32_t domain, uint64_t t,

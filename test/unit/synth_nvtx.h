@@ -14,6 +14,9 @@
 void synth_nvtx_range(struct synth *s, uint32_t name, uint32_t domain, uint64_t start,
 		      uint64_t end, uint32_t tid_start, uint32_t tid_end, uint64_t id,
 		      uint32_t aux);
+/* A push/pop range announced open (GP_REC_NVTX_OPEN), as the recorder's drain writes it. */
+void synth_nvtx_open(struct synth *s, uint32_t name, uint32_t domain, uint64_t start,
+		     uint32_t tid, uint64_t id);
 void synth_nvtx_mark(struct synth *s, uint32_t name, uint32_t domain, uint64_t t,
 		     uint32_t tid, uint64_t id);
 /* An API call of domain GP_API_RUNTIME or GP_API_DRIVER. */

@@ -855,7 +855,10 @@ static void test_other_threads(void)
  * step whose record comes after 200 steps; 4 correlation ids 4096 apart;
  * 5 each layer's last op ending with it, its record after the layer's;
  * 6 no ranges at all (NVTX traced); 7 each even id's activity after the
- * next id's.
+ * next id's; 18 each step announced open (GP_REC_NVTX_OPEN) as it starts,
+ * and its second layer; 19 as 1, "main" announced open before the first
+ * step; 20 "main" announced so, its own record never written; 21 as 1,
+ * "main" announced once 200 steps came.
  */
 static struct trace job_trace(size_t steps, int how, uint32_t pid)
 {
@@ -865,6 +868,7 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 	/* 4: correlation ids 4096 apart, a block of codes each (more than the cache holds). */
 	uint32_t stride = how == 4 ? 4096 : 1;
 	size_t nq = 0, st, l, o, j, late = 0;
+	uint64_t main_id = 0;
 	uint64_t id = 1, *api_t = calloc(steps * 40 + 8, sizeof(*api_t));
 	/*
 	 * 10: the last two layers' launches from a thread without ranges
@@ -913,13 +917,29 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 			memmove(q, q + 1, --nq * sizeof(*q)); \
 		}                                             \
 	} while (0)
+	/* 19, 20: "main" announced open before the first step (20: its own record never comes). */
+	if (how == 19 || how == 20) {
+		main_id = id++;
+		synth_nvtx_open(s, nmain, 0, T0 + 500, 100, main_id);
+	}
 	for (st = 0; st < steps && api_t && api_tid; st++) {
-		uint64_t t0 = T0 + 1000 + st * 100000;
+		uint64_t t0 = T0 + 1000 + st * 100000, step_id = 0, layer_id = 0;
 		/* 15, 16: each step's ranges on one of 20, 70 threads, all launching from 100. */
 		uint32_t tid = how == 2 && st == steps / 2 ? 200 :
 			       how == 15                   ? 1000 + st % 20 :
 			       how == 16                   ? 1000 + st % 70 :
 							     100;
+
+		/* 18: each step announced open as it starts, and its second layer. */
+		if (how == 18) {
+			step_id = id++;
+			synth_nvtx_open(s, nstep, 0, t0, tid, step_id);
+		}
+		/* 21: "main" announced once 200 steps folded. */
+		if (how == 21 && st == 200) {
+			main_id = id++;
+			synth_nvtx_open(s, nmain, 0, T0 + 500, 100, main_id);
+		}
 
 		for (l = 0; l < 4; l++) {
 			uint64_t l0 = t0 + l * 20000 + 100;
@@ -927,6 +947,11 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 			uint32_t rtid = (how == 11 || ((how == 12 || how == 13) && st == 0)) && l >= 2 ?
 						300 :
 						tid;
+
+			if (how == 18 && l == 1) {
+				layer_id = id++;
+				synth_nvtx_open(s, nlayer, 0, l0, rtid, layer_id);
+			}
 
 			for (o = 0; o < 3; o++) {
 				uint64_t o0 = l0 + o * 6000 + 100;
@@ -955,8 +980,8 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 							 id++, GP_NVTX_PUSHPOP);
 			}
 			if (how != 6 && how != 9)
-				synth_nvtx_range(s, nlayer, 0, l0, l0 + 19000, rtid, rtid, id++,
-						 GP_NVTX_PUSHPOP);
+				synth_nvtx_range(s, nlayer, 0, l0, l0 + 19000, rtid, rtid,
+						 layer_id ? layer_id : id++, GP_NVTX_PUSHPOP);
 			if (how == 5)
 				synth_nvtx_range(s, nop[2], 0, l0 + 12100, l0 + 19000, tid, tid,
 						 id++, GP_NVTX_PUSHPOP);
@@ -967,7 +992,7 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 			synth_nvtx_range(s, nmain, 0, t0, t0 + 90000, 300, 300, id++, GP_NVTX_PUSHPOP);
 		}
 		if (how != 6 && how != 9)
-			synth_nvtx_range(s, nstep, 0, t0, t0 + 90000, tid, tid, id++,
+			synth_nvtx_range(s, nstep, 0, t0, t0 + 90000, tid, tid, step_id ? step_id : id++,
 					 GP_NVTX_PUSHPOP);
 		/* Between steps: no range open. */
 		api_t[++corr] = t0 + 95000;
@@ -982,9 +1007,9 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 		JOB_ACT(q[j]);
 #undef JOB_PUSH
 #undef JOB_ACT
-	if (how == 1 || how == 9)
-		synth_nvtx_range(s, nmain, 0, T0 + 500, T0 + 2000 + steps * 100000, 100, 100, id++,
-				 GP_NVTX_UNTERMINATED);
+	if (how == 1 || how == 9 || how == 19 || how == 21)
+		synth_nvtx_range(s, nmain, 0, T0 + 500, T0 + 2000 + steps * 100000, 100, 100,
+				 main_id ? main_id : id++, GP_NVTX_UNTERMINATED);
 	/* 13: thread 300's second range, around most steps, comes last. */
 	if (how == 13)
 		synth_nvtx_range(s, nmain, 0, T0 + 10 * 100000, T0 + (steps - 10) * 100000, 300, 300,
@@ -1103,6 +1128,16 @@ static void test_fold(void)
 		{ 16, 300, 0, "steps on 70 threads", "ranges on more threads of a process than a fold "
 						     "keeps",
 		  0, 2, 0 },
+		/* Ranges announced open (GP_REC_NVTX_OPEN) nest what follows as they fold. */
+		{ 18, 300, 1, "steps and a layer each announced open", NULL, 0, 2, 0 },
+		{ 19, 300, 1, "a range around everything announced open, unterminated at exit",
+		  NULL, 0, 2, 0 },
+		{ 19, 300, 1, "a range around everything announced open, threads quiet", NULL, 0, 2,
+		  200 },
+		{ 20, 300, 0, "a range announced open whose own record never comes",
+		  "a range announced open whose own record never came", 0, 2, 0 },
+		{ 21, 300, 0, "a range around everything announced after steps folded",
+		  "a range that came after the ranges around it folded", 0, 2, 0 },
 		{ 3, 300, 0, "a kernel after its step folded",
 		  "an activity that came after the ranges of its launch folded", 0, 2, 0 },
 		{ 4, 300, 1, "ids far apart, their codes through the temporary file", NULL, 0, 2, 0 },
@@ -1169,7 +1204,8 @@ static void test_fold(void)
 				/* 13, 14: the first's ranges of threads 300 (and 200) too. */
 				CHECKF(b.nx.nranges == nr &&
 					       a.nx.nranges == cases[c].steps * 17 * nr + (cases[c].how == 13) +
-								       2 * (cases[c].how == 14),
+								       2 * (cases[c].how == 14) +
+								       (cases[c].how == 19),
 				       "%s: %zu ranges kept of %zu", cases[c].what, b.nx.nranges,
 				       a.nx.nranges);
 				CHECK(ga_ranges_each_step(&b.nx, collect_step, &got) == 0);

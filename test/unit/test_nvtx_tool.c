@@ -101,12 +101,15 @@ struct seen {
 	int nranges;
 	struct gp_rec_nvtx marks[8];
 	int nmarks;
+	struct gp_rec_nvtx opens[8]; /* GP_REC_NVTX_OPEN */
+	int nopens, open_at[8], range_at[32], nrec;
 };
 
 static int collect(void *ctx, const struct gp_rec *rec)
 {
 	struct seen *s = ctx;
 
+	s->nrec++;
 	if (rec->type == GP_REC_STRING) {
 		const struct gp_rec_string *r = (const void *)rec;
 
@@ -114,7 +117,11 @@ static int collect(void *ctx, const struct gp_rec *rec)
 			snprintf(s->strings[r->id], sizeof(s->strings[0]), "%.*s", (int)r->len,
 				 (const char *)(r + 1));
 	} else if (rec->type == GP_REC_NVTX_RANGE && s->nranges < 32) {
+		s->range_at[s->nranges] = s->nrec;
 		memcpy(&s->ranges[s->nranges++], rec, sizeof(s->ranges[0]));
+	} else if (rec->type == GP_REC_NVTX_OPEN && s->nopens < 8) {
+		s->open_at[s->nopens] = s->nrec;
+		memcpy(&s->opens[s->nopens++], rec, sizeof(s->opens[0]));
 	} else if (rec->type == GP_REC_NVTX_MARK) {
 		const struct gp_rec_nvtx *m = (const void *)rec;
 
@@ -234,7 +241,10 @@ int main(void)
 	CORE2(DomainRangePop, nvtxDomainRangePop_impl_fntype)(dom);
 	CORE(RangePop, nvtxRangePop_impl_fntype)();
 	CORE(MarkA, nvtxMarkA_impl_fntype)("done");
-	/* "outer" stays open: unterminated at exit. */
+	/* "outer" stays open: unterminated at exit, announced once (not again here). */
+	gp_ring_lock(&gp_rec.ring);
+	gp_nvtxtool_drain();
+	gp_ring_unlock(&gp_rec.ring);
 
 	gp_ring_lock(&gp_rec.ring);
 	gp_nvtxtool_close_all(gp_now_realtime());
@@ -264,6 +274,25 @@ int main(void)
 			CHECKF(i->category == 7 && i->color == 0xff00ff00u &&
 				       i->payload_kind == GP_NVTX_PAYLOAD_F64 && pay == 2.5,
 			       "cat %u color %x kind %u", i->category, i->color, i->payload_kind);
+		}
+		tap_end();
+
+		tap_begin("ranges open at a drain are announced once, before their own records");
+		/* Open at the first drain: outer, and early (ended after it); not at the second. */
+		CHECKF(s.nopens == 2, "%d announcements", s.nopens);
+		for (int j = 0; j < s.nopens; j++) {
+			const struct gp_rec_nvtx *an = &s.opens[j], *r = NULL;
+			int at = -1;
+
+			for (int q = 0; q < s.nranges; q++)
+				if (s.ranges[q].id == an->id) {
+					r = &s.ranges[q];
+					at = s.range_at[q];
+				}
+			CHECKF(r && (r == o || r == e) && an->end == 0 && an->start == r->start &&
+				       an->name == r->name && an->tid_start == r->tid_start &&
+				       an->h.aux == (r->h.aux & GP_NVTX_PUSHPOP) && s.open_at[j] < at,
+			       "announcement %d: id %llu", j, (unsigned long long)an->id);
 		}
 		tap_end();
 

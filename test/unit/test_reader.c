@@ -103,6 +103,9 @@ static void write_every_type(struct synth *s, struct ga_buf *ref, int n)
 			case GP_REC_API: size = sizeof(struct gp_rec_api); break;
 			case GP_REC_NVTX_RANGE: size = sizeof(struct gp_rec_nvtx); break;
 			case GP_REC_NVTX_MARK: size = sizeof(struct gp_rec_nvtx); break;
+			case GP_REC_NVTX_OPEN:
+				size = sizeof(struct gp_rec_nvtx);
+				break;
 			case GP_REC_STACK:
 				size = sizeof(struct gp_rec_stack) + 8 * (size_t)(i % 5);
 				break;
