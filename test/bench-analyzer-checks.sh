@@ -139,6 +139,29 @@ for open in "" --open --open-unannounced --flat; do
 	[ $same = 1 ] && ok "report and export -t json of synth_job${open:+ $open}: a trace file read once (paced) as standard input read twice"
 done
 
+# NVTX ranges folded as they close give what every range kept gives
+# (GPUPROF_NVTX_FOLD=0): report and JSON byte for byte, on the job traces
+# (ranges announced open, a range around everything, autograd's thread, a
+# CUDA graph, emit_nvtx() names, GPU samples) and every golden trace.
+fold_same=1
+for how in "" --open --open-unannounced --autograd --autograd-ranges --graphs --emit --sync --gpu-samples; do
+	p=$tmp/fold$how.gpuprof
+	"$build/bench/synth_job" $how 60000 "$p" >/dev/null 2>&1 || { fold_same=0; notok "synth_job $how failed"; }
+done
+for p in "$tmp"/fold*.gpuprof "$root"/test/golden/*.gpuprof; do
+	for cmd in "report" "export -t json"; do
+		# shellcheck disable=SC2086
+		"$ana" $cmd "$p" >"$tmp/folded" 2>&1
+		# shellcheck disable=SC2086
+		GPUPROF_NVTX_FOLD=0 "$ana" $cmd "$p" >"$tmp/kept" 2>&1
+		if ! cmp -s "$tmp/folded" "$tmp/kept"; then
+			fold_same=0
+			notok "$cmd of $(basename "$p"): folded differs from every range kept: $(diff "$tmp/folded" "$tmp/kept" | head -4)"
+		fi
+	done
+done
+[ $fold_same = 1 ] && ok "NVTX ranges folded as they close: report and JSON as with every range kept (GPUPROF_NVTX_FOLD=0), job traces and golden traces"
+
 # Summaries pace their NVTX pass too, each rank's compute intervals kept
 # for its steps until they are known (model/ranks.h spill): a rank trace's
 # summary as that of it read twice from standard input; two ranks' report

@@ -108,6 +108,14 @@ int ga_analysis_filtered(const struct ga_analysis *an)
 	return ga_filter_active(an->flt);
 }
 
+/* GPUPROF_NVTX_FOLD=0: every NVTX range kept (the fold's reference in the tests). */
+static int keep_ranges(void)
+{
+	const char *v = getenv("GPUPROF_NVTX_FOLD");
+
+	return v && !strcmp(v, "0");
+}
+
 /* Both passes over inputs opened once (pipes copied into temporary files: model/load.h). */
 static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_src *src,
 		  int n)
@@ -180,7 +188,7 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	 * kept by it.
 	 */
 	an->rg.fold = !an->o.no_fold && !an->o.launches && !an->o.marks && !an->o.range_details &&
-		      !an->rg.site_of;
+		      !an->rg.site_of && !keep_ranges();
 	/*
 	 * A summary carries each name's CPU durations: kept as the ranges
 	 * come, folded or not; the ranks' steps are kept by the fold.

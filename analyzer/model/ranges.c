@@ -1405,6 +1405,7 @@ struct fopen {
 	struct ga_ranges_range g; /* g.end UINT64_MAX while open; g.node once made */
 	int made;                 /* g.node is its tree node */
 	int closed;               /* its own record came: g.end is its end */
+	int stepped;              /* kept as a step where it is one (open_steps()) */
 	size_t kept;              /* its index in ranges + 1 where it is the file's first kept */
 };
 
@@ -1783,6 +1784,37 @@ static int fold_base(struct scan *s, struct fthr *u, uint64_t t, uint32_t *node)
 }
 
 /*
+ * The steps (nx->fold_keep) among thread u's closed announced ranges that
+ * start before before and end by cut (every closed one, last): kept, each
+ * once, so that with the window's outermost ranges placed in start order
+ * (fold_look()) the steps are kept in the order they started.  0, or -1.
+ */
+static int open_steps(struct scan *s, struct fthr *u, uint64_t before, uint64_t cut, int last)
+{
+	struct ga_ranges *nx = s->nx;
+
+	for (size_t i = 0; nx->fold_keep && i < u->nopen; i++) {
+		struct fopen *o = &u->open[i];
+		struct ga_ranges_key *k = &nx->keys[o->g.key];
+
+		if (!o->closed || o->stepped || o->g.start >= before || (!last && o->g.end > cut))
+			continue;
+		o->stepped = 1;
+		if (!k->fold_kept)
+			k->fold_kept = nx->fold_keep(ga_model_str(s->m, k->name)) ? 1 : 2;
+		if (k->fold_kept == 1) {
+			struct ga_ranges_step st = { o->g.start, o->g.end, o->g.proc, o->g.key };
+			int kr = step_keep(nx, &st);
+
+			if (kr)
+				return kr < 0 ? -1 : fold_give_up(s, "the temporary file of the steps "
+								     "cannot be written");
+		}
+	}
+	return 0;
+}
+
+/*
  * Thread u's ranges of its outermost ranges that start before cut (all of
  * them, last): sorted, their parents linked, those not yet in the tree
  * placed there as index_ranges() places them (an outermost range and its
@@ -1824,6 +1856,8 @@ static int fold_look(struct scan *s, struct fthr *u, uint64_t cut, int last)
 		u->roots[r].self = u->roots[r].lo;
 		if (u->roots[r].placed)
 			continue;
+		if (u->nopen && open_steps(s, u, u->roots[r].start, cut, last))
+			return -1;
 		u->roots[r].placed = 1;
 		for (i = u->roots[r].lo; i < hi; i++) {
 			struct ga_ranges_range *g = &u->win[i];
@@ -1982,6 +2016,9 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 	/* Announced ranges that closed by the cut hold nothing after it. */
 	for (ti = 0; ti < f->nth; ti++) {
 		struct fthr *u = &f->th[ti];
+
+		if (u->nopen && open_steps(s, u, UINT64_MAX, cut, last))
+			return -1;
 
 		for (i = j = 0; i < u->nopen; i++) {
 			if (u->open[i].closed && (last || u->open[i].g.end <= cut))
@@ -2144,11 +2181,11 @@ static int fold_open(struct scan *s, const struct ga_ranges_range *g)
 
 /*
  * The record of a range thread t announced (its index i in t->open): it
- * ends there.  One that nothing needed yet, and that starts where the fold
- * has not got to, goes on as if never announced (1); else it is placed
- * (made where not yet), kept as the file's first or a step, and waits in
- * t->open, closed, until the fold passes its end (0).  -1 given up or out
- * of memory.
+ * ends there, placed (made where not yet: a range with nothing in it is
+ * one too), and waits in t->open, closed, for what of its thread's window
+ * nests in it, until the fold passes its end; a step is kept in start
+ * order among the window's outermost ranges (open_steps()).  0, or -1
+ * given up or out of memory.
  */
 static int fold_close(struct scan *s, struct fthr *t, size_t i, const struct ga_ranges_range *g)
 {
@@ -2163,10 +2200,6 @@ static int fold_close(struct scan *s, struct fthr *t, size_t i, const struct ga_
 	for (k = 0; k < t->nroots; k++)
 		if (t->roots[k].start < g->end && t->roots[k].end > g->end)
 			return fold_give_up(s, "ranges that do not nest");
-	if (!t->open[i].made && g->start >= f->horizon && i + 1 == t->nopen) {
-		t->nopen--;
-		return 1;
-	}
 	/* Launches or ranges after its end may have been read as inside it. */
 	if (g->end < f->horizon)
 		return fold_give_up(s, "a range that came after the ranges around it folded");
@@ -2179,17 +2212,6 @@ static int fold_close(struct scan *s, struct fthr *t, size_t i, const struct ga_
 	if (o->kept) {
 		nx->ranges[o->kept - 1].end = g->end;
 		nx->ranges[o->kept - 1].flags = g->flags;
-	}
-	if (nx->fold_keep && !nx->keys[g->key].fold_kept)
-		nx->keys[g->key].fold_kept =
-			nx->fold_keep(ga_model_str(s->m, nx->keys[g->key].name)) ? 1 : 2;
-	if (nx->fold_keep && nx->keys[g->key].fold_kept == 1) {
-		struct ga_ranges_step st = { g->start, g->end, g->proc, g->key };
-		int kr = step_keep(nx, &st);
-
-		if (kr)
-			return kr < 0 ? -1 : fold_give_up(s, "the temporary file of the steps "
-							     "cannot be written");
 	}
 	f->has_tid = 1;
 	t->last_rec = s->nrec;
@@ -2213,14 +2235,10 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 
 		if (u->tid != g->tid || !u->nopen)
 			continue;
+		/* Open still: a second record of one id (which the recorder does not write) is another range. */
 		for (size_t i = u->nopen; i--;)
-			if (u->open[i].g.id == g->id) {
-				int rc = fold_close(s, u, i, g);
-
-				if (rc <= 0)
-					return rc;
-				break;
-			}
+			if (u->open[i].g.id == g->id && !u->open[i].closed)
+				return fold_close(s, u, i, g);
 		break;
 	}
 	if (g->start < f->horizon)

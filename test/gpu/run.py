@@ -889,8 +889,8 @@ def t_nvtx_open(tools):
     every 100 ms): the recorder announces "train" and each "epoch" open
     (GP_REC_NVTX_OPEN) as it drains, so the report folds the ranges as they
     close (GPUPROF_VERBOSE=1 says so) where it kept them all before; its
-    NVTX table is that of the ranges kept whole (report --tree reads them
-    so), and the counts and kernels are the program's."""
+    report and JSON are those of every range kept (GPUPROF_NVTX_FOLD=0),
+    and the counts and kernels are the program's."""
     app = tools.app("nvtx_open")
     run = traced(tools, [app], env={"GPUPROF_FLUSH_MS": "100"})
     nv, rest = split_truth(run.truth, "nvtx.")
@@ -904,12 +904,19 @@ def t_nvtx_open(tools):
         raise Fail("report exited %d: %s" % (rc, tail(err)))
     if "NVTX ranges folded" not in err:
         errs.append("the report kept the ranges whole: %s" % tail(err))
-    rc, tree, err = run_cmd([tools.analyzer, "report", "--no-timeline", "--tree"] + run.files,
-                            clean_env(), TOOL_TIMEOUT)
+    env = clean_env()
+    env["GPUPROF_NVTX_FOLD"] = "0"
+    rc, kept, err = run_cmd([tools.analyzer, "report", "--no-timeline"] + run.files, env,
+                            TOOL_TIMEOUT)
     if rc != 0:
-        raise Fail("report --tree exited %d: %s" % (rc, tail(err)))
-    if not nvtx_table(out) or nvtx_table(out) != nvtx_table(tree):
-        errs.append("NVTX table folded:\n%s\nkept whole:\n%s" % (nvtx_table(out), nvtx_table(tree)))
+        raise Fail("report with every range kept exited %d: %s" % (rc, tail(err)))
+    if not nvtx_table(out) or out != kept:
+        errs.append("report folded:\n%s\nevery range kept:\n%s" % (nvtx_table(out), nvtx_table(kept)))
+    rc, jf, _ = run_cmd([tools.analyzer, "export", "-t", "json"] + run.files, clean_env(),
+                        TOOL_TIMEOUT)
+    rc2, jk, _ = run_cmd([tools.analyzer, "export", "-t", "json"] + run.files, env, TOOL_TIMEOUT)
+    if rc or rc2 or jf != jk:
+        errs.append("JSON folded differs from every range kept (rc %d, %d)" % (rc, rc2))
     print("# folded as the ranges closed; NVTX table as kept whole:\n" +
           "\n".join("#   " + l for l in nvtx_table(out).splitlines()), flush=True)
     if errs:

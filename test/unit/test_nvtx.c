@@ -923,7 +923,7 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 		synth_nvtx_open(s, nmain, 0, T0 + 500, 100, main_id);
 	}
 	for (st = 0; st < steps && api_t && api_tid; st++) {
-		uint64_t t0 = T0 + 1000 + st * 100000, step_id = 0, layer_id = 0;
+		uint64_t t0 = T0 + 1000 + st * 100000, step_id = 0;
 		/* 15, 16: each step's ranges on one of 20, 70 threads, all launching from 100. */
 		uint32_t tid = how == 2 && st == steps / 2 ? 200 :
 			       how == 15                   ? 1000 + st % 20 :
@@ -947,6 +947,7 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 			uint32_t rtid = (how == 11 || ((how == 12 || how == 13) && st == 0)) && l >= 2 ?
 						300 :
 						tid;
+			uint64_t layer_id = 0;
 
 			if (how == 18 && l == 1) {
 				layer_id = id++;
