@@ -309,7 +309,7 @@ FUZZ_CC ?= clang
 # now and then crashes there ("Tracer caught signal 11", google/sanitizers
 # issue 1353), which libFuzzer reports as a crash on an empty input.
 FUZZ_RUN = ASAN_OPTIONS="$${ASAN_OPTIONS:+$$ASAN_OPTIONS:}leak_check_at_exit=0"
-fuzz: $(ANALYZER) $(BUILD)/bench/synth_trace
+fuzz: $(ANALYZER) $(BUILD)/bench/synth_trace $(BUILD)/bench/synth_job
 	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs clang with libFuzzer (apt-get install clang)"; exit 1; }
 	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crashes
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -333,6 +333,8 @@ fuzz: $(ANALYZER) $(BUILD)/bench/synth_trace
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -pthread -o $(BUILD)/fuzz/fuzz_summary \
 		test/fuzz/fuzz_summary.c $(filter-out analyzer/main.c,$(ANA_SRC)) -lzstd -lpcre2-8 -lsqlite3 -lz -lstdc++ -lm
 	cp test/golden/*.gpuprof $(BUILD)/fuzz/corpus/
+	@# Ranges announced open (GP_REC_NVTX_OPEN): steps, and a range around everything.
+	$(BUILD)/bench/synth_job --open 3000 $(BUILD)/fuzz/corpus/announced.gpuprof >/dev/null
 	$(FUZZ_RUN) $(BUILD)/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -rss_limit_mb=4096 \
 		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus
 	@mkdir -p $(BUILD)/fuzz/corpus-options
