@@ -1371,6 +1371,7 @@ static inline uint32_t node_get(struct ga_ranges *nx, uint32_t parent, uint32_t 
 #define FOLD_ROOTS 64
 #define FOLD_QUIET (1u << 18)
 #define FOLD_THREADS 64
+#define FOLD_OPEN_MAX 256 /* ranges announced open at once on a thread (NVTX's depth) */
 /*
  * Paced, the model waits for the launches of an outermost range until it
  * folds: one of long ranges folds once FOLD_PACE_RECS records came after
@@ -1797,7 +1798,10 @@ static int open_steps(struct scan *s, struct fthr *u, uint64_t before, uint64_t 
 		struct fopen *o = &u->open[i];
 		struct ga_ranges_key *k = &nx->keys[o->g.key];
 
-		if (!o->closed || o->stepped || o->g.start >= before || (!last && o->g.end > cut))
+		/* In start order: none after starts before before. */
+		if (o->g.start >= before)
+			break;
+		if (!o->closed || o->stepped || (!last && o->g.end > cut))
 			continue;
 		o->stepped = 1;
 		if (!k->fold_kept)
@@ -2136,6 +2140,25 @@ static struct fthr *fold_thread(struct fold *f, uint32_t tid, int *many)
 }
 
 /*
+ * The last of thread t's outermost ranges (in start order, apart) that
+ * starts before x; t->nroots where none does.
+ */
+static size_t root_before(const struct fthr *t, uint64_t x)
+{
+	size_t lo = 0, hi = t->nroots;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->roots[mid].start < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : t->nroots;
+}
+
+/*
  * A range announced open (GP_REC_NVTX_OPEN, g->end UINT64_MAX): its thread's
  * ranges and launches from its start nest in it until its own record
  * comes (fold_close()).  It comes by a flush interval after the start,
@@ -2167,9 +2190,11 @@ static int fold_open(struct scan *s, const struct ga_ranges_range *g)
 			return fold_give_up(s, "ranges that do not nest");
 	}
 	/* A range of the window around its start closed before it did. */
-	for (i = 0; i < t->nroots; i++)
-		if (t->roots[i].start <= g->start && g->start < t->roots[i].end)
-			return fold_give_up(s, "ranges that do not nest");
+	if ((i = root_before(t, g->start < UINT64_MAX ? g->start + 1 : g->start)) < t->nroots &&
+	    g->start < t->roots[i].end)
+		return fold_give_up(s, "ranges that do not nest");
+	if (t->nopen >= FOLD_OPEN_MAX)
+		return fold_give_up(s, "more ranges announced open at once than a fold keeps");
 	if (ga_util_grow(&t->open, &t->capopen, t->nopen + 1, sizeof(*t->open)))
 		return -1;
 	t->open[t->nopen++] = (struct fopen){ .g = *g };
@@ -2197,9 +2222,8 @@ static int fold_close(struct scan *s, struct fthr *t, size_t i, const struct ga_
 	for (k = i + 1; k < t->nopen; k++)
 		if (!t->open[k].closed || t->open[k].g.end > g->end)
 			return fold_give_up(s, "ranges that do not nest");
-	for (k = 0; k < t->nroots; k++)
-		if (t->roots[k].start < g->end && t->roots[k].end > g->end)
-			return fold_give_up(s, "ranges that do not nest");
+	if ((k = root_before(t, g->end)) < t->nroots && t->roots[k].end > g->end)
+		return fold_give_up(s, "ranges that do not nest");
 	/* Launches or ranges after its end may have been read as inside it. */
 	if (g->end < f->horizon)
 		return fold_give_up(s, "a range that came after the ranges around it folded");

@@ -858,7 +858,8 @@ static void test_other_threads(void)
  * next id's; 18 each step announced open (GP_REC_NVTX_OPEN) as it starts,
  * and its second layer; 19 as 1, "main" announced open before the first
  * step; 20 "main" announced so, its own record never written; 21 as 1,
- * "main" announced once 200 steps came.
+ * "main" announced once 200 steps came; 22 300 nested ranges "main"
+ * announced before the first step, unterminated at exit.
  */
 static struct trace job_trace(size_t steps, int how, uint32_t pid)
 {
@@ -922,6 +923,9 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 		main_id = id++;
 		synth_nvtx_open(s, nmain, 0, T0 + 500, 100, main_id);
 	}
+	/* 22: 300 ranges "main" nested, each announced open, all unterminated at exit. */
+	for (j = 0; how == 22 && j < 300; j++)
+		synth_nvtx_open(s, nmain, 0, T0 + 500 + j, 100, 1000000 + j);
 	for (st = 0; st < steps && api_t && api_tid; st++) {
 		uint64_t t0 = T0 + 1000 + st * 100000, step_id = 0;
 		/* 15, 16: each step's ranges on one of 20, 70 threads, all launching from 100. */
@@ -1008,6 +1012,9 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 		JOB_ACT(q[j]);
 #undef JOB_PUSH
 #undef JOB_ACT
+	for (j = 300; how == 22 && j-- > 0;)
+		synth_nvtx_range(s, nmain, 0, T0 + 500 + j, T0 + 2000 + steps * 100000, 100, 100,
+				 1000000 + j, GP_NVTX_PUSHPOP | GP_NVTX_UNTERMINATED);
 	if (how == 1 || how == 9 || how == 19 || how == 21)
 		synth_nvtx_range(s, nmain, 0, T0 + 500, T0 + 2000 + steps * 100000, 100, 100,
 				 main_id ? main_id : id++, GP_NVTX_UNTERMINATED);
@@ -1139,6 +1146,8 @@ static void test_fold(void)
 		  "a range announced open whose own record never came", 0, 2, 0 },
 		{ 21, 300, 0, "a range around everything announced after steps folded",
 		  "a range that came after the ranges around it folded", 0, 2, 0 },
+		{ 22, 300, 0, "300 ranges announced open at once on a thread",
+		  "more ranges announced open at once than a fold keeps", 0, 2, 0 },
 		{ 3, 300, 0, "a kernel after its step folded",
 		  "an activity that came after the ranges of its launch folded", 0, 2, 0 },
 		{ 4, 300, 1, "ids far apart, their codes through the temporary file", NULL, 0, 2, 0 },
