@@ -92,13 +92,14 @@ static uint32_t rnd(void)
 	return (uint32_t)((rng * 0x2545f4914f6cdd1dull) >> 32);
 }
 
-static void range_aux(struct synth *s, uint32_t name, uint64_t start, uint64_t end, uint64_t id,
-		      uint32_t depth, uint32_t aux, uint32_t tid)
+/* An NVTX record of type (GP_REC_NVTX_RANGE, or _OPEN: end 0) with aux flags. */
+static void nvtx_rec(struct synth *s, uint16_t type, uint32_t name, uint64_t start, uint64_t end,
+		     uint64_t id, uint32_t depth, uint32_t aux, uint32_t tid)
 {
 	struct gp_rec_nvtx r;
 
 	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_NVTX_RANGE;
+	r.h.type = type;
 	r.h.size = sizeof(r);
 	r.h.aux = (uint16_t)aux;
 	r.start = start;
@@ -110,26 +111,31 @@ static void range_aux(struct synth *s, uint32_t name, uint64_t start, uint64_t e
 	synth_rec(s, &r, sizeof(r));
 }
 
+static void range_aux(struct synth *s, uint32_t name, uint64_t start, uint64_t end, uint64_t id,
+		      uint32_t depth, uint32_t aux, uint32_t tid)
+{
+	nvtx_rec(s, GP_REC_NVTX_RANGE, name, start, end, id, depth, aux, tid);
+}
+
 static int flat; /* --flat: no ranges */
+
+/* Op o's name of layer l as emit_nvtx() writes it (seq: its call's), a string of its own. */
+static uint32_t emit_name(struct synth *s, int o, int l, uint64_t seq)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s, seq = %llu, op_id = %llu, sizes = [[%d, 1024]]",
+		 opnames[o], (unsigned long long)seq, (unsigned long long)(seq + 7),
+		 l % 2 ? 512 : 256);
+	return synth_string(s, name);
+}
 
 /* A range still open as the recorder drains (GP_REC_NVTX_OPEN): before what it holds. */
 static void announce(struct synth *s, uint32_t name, uint64_t start, uint64_t id, uint32_t depth,
 		     uint32_t tid)
 {
-	struct gp_rec_nvtx r;
-
-	if (flat)
-		return;
-	memset(&r, 0, sizeof(r));
-	r.h.type = GP_REC_NVTX_OPEN;
-	r.h.size = sizeof(r);
-	r.h.aux = GP_NVTX_PUSHPOP;
-	r.start = start;
-	r.id = id;
-	r.tid_start = r.tid_end = tid;
-	r.name = name;
-	r.depth = depth;
-	synth_rec(s, &r, sizeof(r));
+	if (!flat)
+		nvtx_rec(s, GP_REC_NVTX_OPEN, name, start, 0, id, depth, GP_NVTX_PUSHPOP, tid);
 }
 
 static void range(struct synth *s, uint32_t name, uint64_t start, uint64_t end, uint64_t id,
@@ -294,13 +300,14 @@ int main(int argc, char **argv)
 
 			for (int o = 0; o < OPS; o++) {
 				uint64_t op_start = t, op_id = range_id++;
+				uint32_t op_name = 0; /* --emit: its call's name, once announced */
 
 				t += 300;
 				if (in_drain && l == 0 && o == 0) {
 					announce(s, step_name, step_start, step_id, 0, tid);
 					announce(s, layer_name, layer_start, layer_id, 1, tid);
-					if (!emit)
-						announce(s, op[o], op_start, op_id, 2, tid);
+					op_name = emit ? emit_name(s, o, l, seq) : 0;
+					announce(s, emit ? op_name : op[o], op_start, op_id, 2, tid);
 				}
 				for (int k = 0; k < LAUNCHES; k++) {
 					uint32_t r = rnd(), st = r % 4, kn = (uint32_t)(o * 3 + k % 3);
@@ -332,16 +339,10 @@ int main(int argc, char **argv)
 					}
 				}
 				if ((!bw || autograd == 2) && emit) {
-					char name[96];
-
 					/* Each call's own name, as emit_nvtx() writes it. */
-					snprintf(name, sizeof(name),
-						 "%s, seq = %llu, op_id = %llu, sizes = [[%d, 1024]]",
-						 opnames[o], (unsigned long long)seq,
-						 (unsigned long long)(seq + 7), l % 2 ? 512 : 256);
+					range(s, op_name ? op_name : emit_name(s, o, l, seq), op_start, t,
+					      op_id, bw ? 1 : 2, tid);
 					seq++;
-					range(s, synth_string(s, name), op_start, t, op_id, bw ? 1 : 2,
-					      tid);
 				} else if (!bw || autograd == 2) {
 					range(s, op[o], op_start, t, op_id, bw ? 1 : 2, tid);
 				}

@@ -445,25 +445,13 @@ static uint32_t sstr(struct scan *s, uint32_t id)
 
 /*
  * sstr() of a range's name: an op name's op name id | GA_STR_GROUPED; one
- * a range took already gives the fold up (GA_STR_NOMEM).
+ * a range took already gives the fold up (GA_STR_NOMEM).  peek: only
+ * looked at (an announced range's, whose own record takes it).
  */
-static uint32_t sstr_name(struct scan *s, uint32_t id)
+static uint32_t sstr_name(struct scan *s, uint32_t id, int peek)
 {
-	uint32_t g = id ? ga_strmap_take(&s->smap, id) : GA_STR_NONE;
-
-	if (g == GA_STR_NOMEM)
-		return GA_STR_NONE;
-	if (g == GA_STR_GROUPED) {
-		fold_give_up(s, "an op name of PyTorch's that two ranges have");
-		return GA_STR_NOMEM;
-	}
-	return g;
-}
-
-/* sstr_name() of an announced range's name: the range's own record takes it. */
-static uint32_t sstr_peek(struct scan *s, uint32_t id)
-{
-	uint32_t g = id ? ga_strmap_peek(&s->smap, id) : GA_STR_NONE;
+	uint32_t g = !id ? GA_STR_NONE : peek ? ga_strmap_peek(&s->smap, id) :
+						ga_strmap_take(&s->smap, id);
 
 	if (g == GA_STR_NOMEM)
 		return GA_STR_NONE;
@@ -549,31 +537,49 @@ static uint32_t key_get(struct ga_ranges *nx, struct ga_model *m, uint32_t domai
 	return *slot;
 }
 
+/*
+ * The key of range record r's domain and name, the name taken (or, peek,
+ * only looked at: an announcement's, whose range's record takes it);
+ * *rawp the name as recorded, *namep as counted (PyTorch's op names
+ * grouped).  GA_RANGES_NONE out of memory or the fold given up.
+ */
+static uint32_t range_key(struct scan *s, const struct gp_rec_nvtx *r, int peek, uint32_t *rawp,
+			  uint32_t *namep)
+{
+	struct ga_ranges *nx = s->nx;
+	uint32_t raw = sstr_name(s, r->name, peek);
+	uint32_t op = raw & GA_STR_GROUPED, name, domain;
+
+	if (raw == GA_STR_NOMEM)
+		return GA_RANGES_NONE;
+	/* An op name interned as its op's (ga_strmap group_ops) is that name already. */
+	raw &= ~GA_STR_GROUPED;
+	name = raw && !op ? group_name(s->m, raw) : raw;
+	domain = sstr(s, r->domain);
+	if (name == GA_STR_NOMEM || domain == GA_STR_NOMEM)
+		return GA_RANGES_NONE;
+	/*
+	 * Launch sites read the seq of PyTorch's op ranges around a kernel of
+	 * a process with Python frames (sites.c nvtx_seqs()): kept whole.
+	 */
+	if (nx->fstate && s->pystacks && raw && (op || strstr(ga_model_str(s->m, raw), ", seq = "))) {
+		fold_give_up(s, "Python stacks with PyTorch's op ranges");
+		return GA_RANGES_NONE;
+	}
+	*rawp = raw;
+	*namep = name;
+	return key_get(nx, s->m, domain, name);
+}
+
 static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 {
 	struct ga_ranges *nx = s->nx;
 	struct ga_ranges_range *g, one;
 	struct ga_ranges_key *k;
-	uint32_t raw = sstr_name(s, r->name), op = raw & GA_STR_GROUPED, key, name, domain;
+	uint32_t raw, key, name;
 	uint64_t end = r->end >= r->start ? r->end : r->start, cpu = end - r->start;
 
-	if (raw == GA_STR_NOMEM)
-		return -1;
-	/* An op name interned as its op's (ga_strmap group_ops) is that name already. */
-	raw &= ~GA_STR_GROUPED;
-	name = raw && !op ? group_name(s->m, raw) : raw;
-	domain = sstr(s, r->domain);
-
-	if (name == GA_STR_NOMEM || domain == GA_STR_NOMEM)
-		return -1;
-	/*
-	 * Launch sites read the seq of PyTorch's op ranges around a kernel of
-	 * a process with Python frames (sites.c nvtx_seqs()): kept whole.
-	 */
-	if (nx->fstate && s->pystacks && raw && (op || strstr(ga_model_str(s->m, raw), ", seq = ")))
-		return fold_give_up(s, "Python stacks with PyTorch's op ranges");
-	key = key_get(nx, s->m, domain, name);
-	if (key == GA_RANGES_NONE)
+	if ((key = range_key(s, r, 0, &raw, &name)) == GA_RANGES_NONE)
 		return -1;
 	g = &one;
 	if (!nx->fstate) {
@@ -669,19 +675,9 @@ static int on_open(struct scan *s, const struct gp_rec_nvtx *r)
 {
 	struct ga_ranges *nx = s->nx;
 	struct ga_ranges_range g;
-	uint32_t raw = sstr_peek(s, r->name), op = raw & GA_STR_GROUPED, key, name, domain;
+	uint32_t raw, key, name;
 
-	if (raw == GA_STR_NOMEM)
-		return -1;
-	raw &= ~GA_STR_GROUPED;
-	name = raw && !op ? group_name(s->m, raw) : raw;
-	domain = sstr(s, r->domain);
-	if (name == GA_STR_NOMEM || domain == GA_STR_NOMEM)
-		return -1;
-	if (nx->fstate && s->pystacks && raw && (op || strstr(ga_model_str(s->m, raw), ", seq = ")))
-		return fold_give_up(s, "Python stacks with PyTorch's op ranges");
-	key = key_get(nx, s->m, domain, name);
-	if (key == GA_RANGES_NONE)
+	if ((key = range_key(s, r, 1, &raw, &name)) == GA_RANGES_NONE)
 		return -1;
 	if (!nx->fstate)
 		return 0;
