@@ -6741,6 +6741,115 @@ static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, in
 	return NULL;
 }
 
+#define HEAD_MAX 64 /* strings and devices of a trace's head looked at */
+
+/* The GPU of a trace's first activity, and its host (head_gpus_shared()). */
+struct heads {
+	struct ga_map used; /* (uuid ^ host's hash, uuid) -> the trace's index + 1 */
+	uint32_t trace;
+	int shared;
+	/* The trace's head: its first strings (id, hash), devices (id, uuid), host's hash. */
+	uint32_t sid[HEAD_MAX];
+	uint64_t shash[HEAD_MAX];
+	uint32_t nstr;
+	uint32_t did[HEAD_MAX];
+	uint8_t uuid[HEAD_MAX][16];
+	uint32_t ndev;
+	uint64_t host;
+};
+
+static int head_rec(void *ctx, const struct gp_rec *rec)
+{
+	struct heads *h = ctx;
+	uint32_t dev;
+	uint64_t a, b;
+	uint32_t *v;
+	int r;
+
+	switch (rec->type) {
+	case GP_REC_STRING: {
+		const struct gp_rec_string *x = (const void *)rec;
+		const unsigned char *p = (const unsigned char *)(x + 1);
+		uint64_t f = 14695981039346656037ull;
+
+		if (h->nstr < HEAD_MAX && x->len <= rec->size - sizeof(*x)) {
+			for (uint32_t k = 0; k < x->len; k++)
+				f = (f ^ p[k]) * 1099511628211ull;
+			h->sid[h->nstr] = x->id;
+			h->shash[h->nstr++] = f;
+		}
+		return 0;
+	}
+	case GP_REC_PROCESS:
+		for (uint32_t k = 0; k < h->nstr; k++)
+			if (h->sid[k] == ((const struct gp_rec_process *)(const void *)rec)->host)
+				h->host = h->shash[k];
+		return 0;
+	case GP_REC_DEVICE:
+		if (h->ndev < HEAD_MAX) {
+			h->did[h->ndev] = ((const struct gp_rec_device *)(const void *)rec)->id;
+			memcpy(h->uuid[h->ndev++], ((const struct gp_rec_device *)(const void *)rec)->uuid,
+			       16);
+		}
+		return 0;
+	case GP_REC_KERNEL:
+		dev = ((const struct gp_rec_kernel *)(const void *)rec)->device;
+		break;
+	case GP_REC_MEMCPY:
+		dev = ((const struct gp_rec_memcpy *)(const void *)rec)->device;
+		break;
+	case GP_REC_MEMSET:
+		dev = ((const struct gp_rec_memset *)(const void *)rec)->device;
+		break;
+	default:
+		return 0;
+	}
+	/* The first activity: its GPU, by UUID and host, as the model tells a GPU shared. */
+	for (uint32_t k = 0; k < h->ndev; k++) {
+		if (h->did[k] != dev)
+			continue;
+		memcpy(&a, h->uuid[k], 8);
+		memcpy(&b, h->uuid[k] + 8, 8);
+		if ((!a && !b) || !h->host || (r = ga_map_insert(&h->used, a ^ h->host, b, &v)) < 0)
+			break;
+		if (r)
+			*v = h->trace + 1;
+		else if (*v != h->trace + 1)
+			h->shared = 1;
+		break;
+	}
+	return 1;
+}
+
+/*
+ * Whether the first activities of two of the traces ran on one GPU of one
+ * host (the device's UUID and the host's name, as the model tells a GPU
+ * shared): the report then reads the traces together (findings scan the
+ * gaps of the GPU's union), and summarizing them first would be work thrown
+ * away.  A GPU shared later in the traces is found where the summaries merge.
+ */
+static int head_gpus_shared(char *const *paths, int n)
+{
+	struct heads *h = calloc(1, sizeof(*h));
+	struct ga_read_info info;
+	char err[256];
+	int shared;
+
+	for (int i = 0; h && i < n && !h->shared; i++) {
+		h->trace = (uint32_t)i;
+		h->nstr = h->ndev = 0;
+		h->host = 0;
+		ga_reader_read_head(paths[i], NULL, 0, head_rec, h, &info, err, sizeof(err));
+	}
+	shared = h && h->shared;
+	if (getenv("DBGH"))
+		fprintf(stderr, "heads shared %d\n", shared);
+	if (h)
+		ga_map_free(&h->used);
+	free(h);
+	return shared;
+}
+
 int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 			       uint64_t rows_max)
 {
@@ -6773,6 +6882,8 @@ int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 		    ga_summary_is(paths[i]) || (i && strcmp(paths[i - 1], paths[i]) >= 0))
 			return 1;
 	}
+	if (!an->fd.off && head_gpus_shared(paths, n))
+		return 1;
 	/* As many durations a row exact as the model of the traces keeps. */
 	s = summarize_traces((char **)paths, n,
 			     an->o.quant_limit == GA_QUANT_NO_LIMIT ? 0 :

@@ -18,4 +18,7 @@ void helpers_put(const char *path, const char *text);
  */
 void helpers_emit_kernels(int n);
 
+/* Bytes this process has read so far (/proc/self/io rchar); 0 where unknown. */
+unsigned long long helpers_rchar(void);
+
 #endif

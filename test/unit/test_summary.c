@@ -28,10 +28,12 @@
 #include <getopt.h>
 #include <unistd.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <zstd.h>
 
 #include <gpuprof/crc32c.h>
 
+#include "helpers.h"
 #include "cmd/cmd.h"
 #include "model/findings.h"
 #include "model/summary.h"
@@ -1139,9 +1141,28 @@ static void test_shared_retired(void)
 		char *r2[] = { "report", "-j", "1", "--findings=none", tr[0], tr[1] };
 		char *r3[] = { "report", "-j", "1", tr[2], tr[3] };
 
+		unsigned long long r0, rt, rp, size = 0;
+		struct stat sb;
+
+		for (int i = 0; i < 2; i++)
+			size += stat(tr[i], &sb) ? 0 : (unsigned long long)sb.st_size;
 		setenv("GPUPROF_READ_TOGETHER", "1", 1);
+		r0 = helpers_rchar();
 		CHECK(report_argv(out[0], 5, r1) == 0);
+		rt = helpers_rchar() - r0;
 		unsetenv("GPUPROF_READ_TOGETHER");
+		/*
+		 * The pool sees the GPU in both traces' heads and reads them
+		 * together at once: not summarized first (a quarter of a trace
+		 * more at most, for the heads).
+		 */
+		r0 = helpers_rchar();
+		CHECK(report_argv(out[1], 5, r1) == 0);
+		rp = helpers_rchar() - r0;
+		CHECKF(size && rp <= rt + size / 8, "%llu bytes of traces: read together %llu, the pool %llu",
+		       size, rt, rp);
+		snprintf(cmd, sizeof(cmd), "cmp -s %s %s", out[0], out[1]);
+		CHECKF(system(cmd) == 0, "the pool's -j 1 differs: %s %s", out[0], out[1]);
 		CHECKF(line_of(out[0], "GPU busy:", a, sizeof(a)) && strstr(a, "50.0%") &&
 			       !strstr(a, "25.0%"),
 		       "the union with findings: '%s'", a);
