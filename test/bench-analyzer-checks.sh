@@ -161,6 +161,21 @@ for p in "$tmp"/fold*.gpuprof "$root"/test/golden/*.gpuprof; do
 	done
 done
 [ $fold_same = 1 ] && ok "NVTX ranges folded as they close: report and JSON as with every range kept (GPUPROF_NVTX_FOLD=0), job traces and golden traces"
+# GPUPROF_VERBOSE=1 says whether the ranges folded, and how several traces
+# were read (the golden ranks share a GPU: read together, as their heads say).
+v1=$(GPUPROF_VERBOSE=1 "$ana" report "$tmp/fold--open.gpuprof" 2>&1 >/dev/null)
+v2=$(GPUPROF_VERBOSE=1 "$ana" report "$tmp/fold--open-unannounced.gpuprof" 2>&1 >/dev/null)
+"$build/bench/synth_job" --rank 1 60000 "$tmp/rank1.gpuprof" >/dev/null 2>&1
+v3=$(GPUPROF_VERBOSE=1 "$ana" report -j 1 "$tmp/fold.gpuprof" "$tmp/rank1.gpuprof" 2>&1 >/dev/null)
+v4=$(GPUPROF_VERBOSE=1 "$ana" report -j 1 "$root"/test/golden/ranks/job-*.gpuprof 2>&1 >/dev/null)
+if [[ $v1 == *"NVTX ranges folded into their name paths"* ]] &&
+	[[ $v2 == *"NVTX ranges kept whole: "* ]] &&
+	[[ $v3 == *"2 traces summarized one by one and merged"* ]] &&
+	[[ $v4 == *"2 traces read together by one model: a GPU of one host in the heads"* ]]; then
+	ok "GPUPROF_VERBOSE=1: the fold said (folded, kept whole and why), and how several traces were read"
+else
+	notok "GPUPROF_VERBOSE=1 said: '$v1' | '$v2' | '$v3' | '$v4'"
+fi
 
 # Summaries pace their NVTX pass too, each rank's compute intervals kept
 # for its steps until they are known (model/ranks.h spill): a rank trace's

@@ -244,7 +244,7 @@ static void say_fold(const struct ga_analysis *an, int rc)
 {
 	const char *v = getenv("GPUPROF_VERBOSE");
 
-	if (!v || strcmp(v, "1") || (rc && rc != GA_ANALYSIS_AGAIN))
+	if (!v || strcmp(v, "1") || an->o.quiet || (rc && rc != GA_ANALYSIS_AGAIN))
 		return;
 	if (an->rg.fold_why)
 		fprintf(stderr, "gpuprof: NVTX ranges kept whole: %s%s\n", an->rg.fold_why,

@@ -61,6 +61,7 @@ struct ga_analysis_opts {
 				      together used a GPU at once (model.h busy_shared) */
 	int keep_op_names;         /* keep every PyTorch op call's name string (model.h
 				      group_ops): where one was read as another name */
+	int quiet;                 /* nothing said under GPUPROF_VERBOSE (a trace of several) */
 	int keep_samples;          /* a view writes each GPU sample: none is spilled
 				      (model/gpusamples.h keep_samples) */
 	int busy_bound_ok;         /* nothing written needs busy time (a lean export

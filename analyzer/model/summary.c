@@ -6475,7 +6475,7 @@ static struct ga_sum *summarize_one(const char *path, uint64_t exact_limit, int 
 	/* The model keeps as many durations exactly as the summary does. */
 	/* Its NVTX pass in the model's read (decoded once), paced: model/ranges.h pace. */
 	/* Launch sites as a report has them by default, each listing its frames (JSON). */
-	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .symbolize = 1, .observe_sites = 1, .list_frames = 1, .quant_limit = exact_limit ? exact_limit : GA_QUANT_NO_LIMIT, .pace = 1 };
+	struct ga_analysis_opts ao = { .stack_depth = GA_SITES_DEPTH, .symbolize = 1, .observe_sites = 1, .list_frames = 1, .quant_limit = exact_limit ? exact_limit : GA_QUANT_NO_LIMIT, .pace = 1, .quiet = 1 };
 	struct ga_findings_in fin;
 	char *p = (char *)path;
 	struct ga_filter flt;
@@ -6850,6 +6850,24 @@ static int head_gpus_shared(char *const *paths, int n)
 	return shared;
 }
 
+/*
+ * GPUPROF_VERBOSE=1: how the report read its n traces (why: why they were
+ * read together by one model after all; NULL: summarized and merged).
+ * Returns 1 (the caller reads them together).
+ */
+static int together_why(int n, const char *why)
+{
+	const char *v = getenv("GPUPROF_VERBOSE");
+
+	if (v && !strcmp(v, "1")) {
+		if (why)
+			fprintf(stderr, "gpuprof: %d traces read together by one model: %s\n", n, why);
+		else
+			fprintf(stderr, "gpuprof: %d traces summarized one by one and merged\n", n);
+	}
+	return 1;
+}
+
 int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 			       uint64_t rows_max)
 {
@@ -6883,7 +6901,7 @@ int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 			return 1;
 	}
 	if (!an->fd.off && head_gpus_shared(paths, n))
-		return 1;
+		return together_why(n, "a GPU of one host in the heads of two of them");
 	/* As many durations a row exact as the model of the traces keeps. */
 	s = summarize_traces((char **)paths, n,
 			     an->o.quant_limit == GA_QUANT_NO_LIMIT ? 0 :
@@ -6892,7 +6910,9 @@ int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 			     &uncarried,
 			     !an->fd.off);
 	if (!s)
-		return uncarried ? 1 : -1;
+		return uncarried ? together_why(n, "one holds what summaries do not carry, or "
+						   "shares a GPU") :
+				   -1;
 	/*
 	 * A GPU in two traces (processes sharing it): the traces read together
 	 * scan the gaps of its busy time's union, the parts each their own; and
@@ -6900,12 +6920,12 @@ int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 	 */
 	if ((!an->fd.off && s->fs[FS_SHARED]) || busy_inexact(s, NULL)) {
 		ga_summary_free(s);
-		return 1;
+		return together_why(n, "a GPU in two of them");
 	}
 	/* An automatic timeline would show these rows: read them as before. */
 	if (rows_max && s->sc[SC_ROWS_SEEN] && s->sc[SC_ROWS_SEEN] <= rows_max) {
 		ga_summary_free(s);
-		return 1;
+		return together_why(n, "few enough activities for the automatic timeline");
 	}
 	if (ga_summary_apply(s, an)) {
 		ga_summary_free(s);
@@ -6915,6 +6935,7 @@ int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 	an->m.rows_seen = s->sc[SC_ROWS_SEEN];
 	an->m.sum_parts = 0;       /* shown as traces: every table printed was carried */
 	ga_summary_free(s);
+	together_why(n, NULL);
 	return ga_load_print_warnings(&an->m);
 }
 
