@@ -6842,8 +6842,6 @@ static int head_gpus_shared(char *const *paths, int n)
 		ga_reader_read_head(paths[i], NULL, 0, head_rec, h, &info, err, sizeof(err));
 	}
 	shared = h && h->shared;
-	if (getenv("DBGH"))
-		fprintf(stderr, "heads shared %d\n", shared);
 	if (h)
 		ga_map_free(&h->used);
 	free(h);
