@@ -1019,9 +1019,12 @@ static int cmp_announce(const void *pa, const void *pb)
 /*
  * Each range still open, once (GP_REC_NVTX_OPEN): its own record comes
  * when it closes, after everything it holds, so a reader that folds ranges
- * as they close learns here that what follows nests in it.  At most
- * ANNOUNCE_MAX a drain (the rest at the next); nothing where memory is
- * short (the records are a help, not data).
+ * as they close learns here that what follows nests in it.  Runs in the
+ * drain (the flushing thread, producer lock held), not in the program's
+ * threads.  At most ANNOUNCE_MAX a drain, the rest at the next (a reader
+ * that then sees a range announced after one it encloses keeps every
+ * range); one the full ring drops is not written again: the records are a
+ * help, nothing a range's own record does not say.
  */
 #define ANNOUNCE_MAX 1024u
 static void announce(void)

@@ -2249,25 +2249,21 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 	size_t lo;
 	int many = 0;
 
-	/* A range announced open: its thread holds it apart. */
-	for (size_t ti = 0; ti < f->nth; ti++) {
-		struct fthr *u = &f->th[ti];
-
-		if (u->tid != g->tid || !u->nopen)
-			continue;
-		/* Open still: a second record of one id (which the recorder does not write) is another range. */
-		for (size_t i = u->nopen; i--;)
-			if (u->open[i].g.id == g->id && !u->open[i].closed)
-				return fold_close(s, u, i, g);
-		break;
-	}
+	if (!(t = fold_thread(f, g->tid, &many)))
+		return many ? fold_give_up(s, "ranges on more threads of a process than a fold keeps") :
+			      -1;
+	/*
+	 * A range announced open: its thread holds it apart.  Open still: a
+	 * second record of one id (which the recorder does not write) is
+	 * another range.
+	 */
+	for (size_t i = t->nopen; i--;)
+		if (t->open[i].g.id == g->id && !t->open[i].closed)
+			return fold_close(s, t, i, g);
 	if (g->start < f->horizon)
 		return fold_give_up(s, "a range that came after the ranges around it folded");
 	if (f->spec && g->start <= f->spec_tmax && g->end > f->spec_tmin)
 		return fold_give_up(s, why_spec);
-	if (!(t = fold_thread(f, g->tid, &many)))
-		return many ? fold_give_up(s, "ranges on more threads of a process than a fold keeps") :
-			      -1;
 	/* Across the start or the end of an announced range (one announced would hold it). */
 	for (size_t i = 0; i < t->nopen; i++) {
 		const struct fopen *o = &t->open[i];

@@ -6883,8 +6883,9 @@ int ga_summary_build_parallel(struct ga_analysis *an, char *const *paths, int n,
 	 * GPUPROF_READ_TOGETHER=1: the traces read by one model (the pool's
 	 * reference in the tests).
 	 */
-	if (n < 2 || (together && !strcmp(together, "1")) || ga_analysis_filtered(an) || an->o.keep_rows > rows_max + 1 ||
-	    an->o.launches || an->o.marks || an->o.sites_ahead || an->m.hooks.act || an->m.hooks.api)
+	if (n < 2 || (together && !strcmp(together, "1")) || ga_analysis_filtered(an) ||
+	    an->o.keep_rows > rows_max + 1 || an->o.launches || an->o.marks || an->o.sites_ahead ||
+	    an->m.hooks.act || an->m.hooks.api)
 		return 1;
 	for (int i = 0; i < n; i++) {
 		struct stat st;
