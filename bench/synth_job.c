@@ -40,7 +40,10 @@
  * --nccl, each step ends in an NCCL AllReduce on a stream of its own that
  * starts once the step's kernels are done and ends, on every rank, at the
  * same time of a fixed schedule (NCCL_PERIOD a step; a rank that runs late
- * ends later): what --align nccl matches.  With --gpu-samples, the CONFIG
+ * ends later): what --align nccl matches; NCCL's ranges (domain "NCCL") as
+ * a PyTorch job's: "ncclAllReduce" around each call, and the communicator's
+ * "ncclCommInitRankConfig", opened at the first and open at exit (it does
+ * not nest in the first step).  With --gpu-samples, the CONFIG
  * says --gpu-metrics was on, and a PM series of two metrics has a sample
  * every 100 us from the first step on, written after each step (the GPU
  * over time's averages over the ranges).  The writer is test/unit/synth.c.
@@ -92,6 +95,8 @@ static uint32_t rnd(void)
 	return (uint32_t)((rng * 0x2545f4914f6cdd1dull) >> 32);
 }
 
+static uint32_t rec_domain; /* the domain of the NVTX records written (0: the default) */
+
 /* An NVTX record of type (GP_REC_NVTX_RANGE, or _OPEN: end 0) with aux flags. */
 static void nvtx_rec(struct synth *s, uint16_t type, uint32_t name, uint64_t start, uint64_t end,
 		     uint64_t id, uint32_t depth, uint32_t aux, uint32_t tid)
@@ -99,6 +104,7 @@ static void nvtx_rec(struct synth *s, uint16_t type, uint32_t name, uint64_t sta
 	struct gp_rec_nvtx r;
 
 	memset(&r, 0, sizeof(r));
+	r.domain = rec_domain;
 	r.h.type = type;
 	r.h.size = sizeof(r);
 	r.h.aux = (uint16_t)aux;
@@ -151,7 +157,8 @@ int main(int argc, char **argv)
 	int sync = 0, open = 0, autograd = 0, graphs = 0, emit = 0, nccl = 0, gs = 0;
 	uint64_t nstep = 0;
 	uint64_t gs_next = 0;
-	uint64_t steps = 0, nccl_t0 = 0;
+	uint64_t steps = 0, nccl_t0 = 0, init_id = 0, init_start = 0;
+	uint32_t nccl_domain = 0, nccl_ar = 0, nccl_init = 0;
 	uint32_t allreduce = 0;
 	uint64_t seq = 0;
 	uint64_t t, stream_end[4] = { 0, 0, 0, 0 }, range_id = 1, main_start = 0, main_id = 0;
@@ -279,8 +286,12 @@ int main(int argc, char **argv)
 		range(s, synth_string(s, "capture"), cap_start, t, cap_id, 0, TID);
 		t += 1000;
 	}
-	if (nccl)
+	if (nccl) {
 		allreduce = synth_string(s, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+		nccl_domain = synth_string(s, "NCCL");
+		nccl_ar = synth_string(s, "ncclAllReduce");
+		nccl_init = synth_string(s, "ncclCommInitRankConfig");
+	}
 	nccl_t0 = t;
 	while (s->records < n) {
 		uint64_t step_start = t, step_id = range_id++, bw_start = 0, bw_id = 0;
@@ -388,6 +399,21 @@ int main(int argc, char **argv)
 				if (stream_end[i] > drained)
 					drained = stream_end[i];
 			due = nccl_t0 + ++steps * (sync ? NCCL_PERIOD_SYNC : NCCL_PERIOD);
+			/*
+			 * NCCL's own ranges (domain "NCCL"): the communicator's, made at
+			 * the first collective and open at exit (announced open, as a
+			 * drain writes it: it does not nest in the first step), and one
+			 * around each collective's call.
+			 */
+			rec_domain = nccl_domain;
+			if (!init_id) {
+				init_id = range_id++;
+				init_start = t;
+				announce(s, nccl_init, t, init_id, 1, TID);
+				t += 2000;
+			}
+			range(s, nccl_ar, t, t + 4500, range_id++, 2, TID);
+			rec_domain = 0;
 			synth_api_at_corr(s, launch, t, t + 4000, TID, corr);
 			start = drained;
 			synth_kernel_at_corr(s, allreduce, start, due > start + 20000 ? due : start + 20000,
@@ -428,6 +454,12 @@ int main(int argc, char **argv)
 	if (open)
 		range_aux(s, main_name, main_start, t + 1000000, main_id, 0,
 			  GP_NVTX_PUSHPOP | GP_NVTX_UNTERMINATED, TID);
+	if (init_id && !flat) {
+		rec_domain = nccl_domain;
+		range_aux(s, nccl_init, init_start, t + 1000000, init_id, 1,
+			  GP_NVTX_PUSHPOP | GP_NVTX_UNTERMINATED, TID);
+		rec_domain = 0;
+	}
 	synth_end(s, t + 1000000, 0);
 	if (synth_close(s, NULL, NULL)) {
 		fprintf(stderr, "synth_job: writing %s failed\n", argv[2]);

@@ -142,13 +142,15 @@ done
 # NVTX ranges folded as they close give what every range kept gives
 # (GPUPROF_NVTX_FOLD=0): report and JSON byte for byte, on the job traces
 # (ranges announced open, a range around everything, autograd's thread, a
-# CUDA graph, emit_nvtx() names, GPU samples) and every golden trace.
+# CUDA graph, emit_nvtx() names, GPU samples, NCCL's ranges that do not nest
+# in the steps) and every golden trace.
 fold_same=1
-for how in "" --open --open-unannounced --autograd --autograd-ranges --graphs --emit --sync --gpu-samples; do
-	p=$tmp/fold$how.gpuprof
+for how in "" --open --open-unannounced --autograd --autograd-ranges --graphs --emit --sync --gpu-samples --nccl "--nccl --autograd"; do
+	p=$tmp/fold${how// /}.gpuprof
+	# shellcheck disable=SC2086
 	"$build/bench/synth_job" $how 60000 "$p" >/dev/null 2>&1 || { fold_same=0; notok "synth_job $how failed"; }
 done
-for p in "$tmp"/fold*.gpuprof "$root"/test/golden/*.gpuprof; do
+for p in "$tmp"/fold*.gpuprof "$root"/test/golden/*.gpuprof "$root"/test/golden/*/*.gpuprof; do
 	for cmd in "report" "export -t json"; do
 		# shellcheck disable=SC2086
 		"$ana" $cmd "$p" >"$tmp/folded" 2>&1
@@ -164,17 +166,23 @@ done
 # GPUPROF_VERBOSE=1 says whether the ranges folded, and how several traces
 # were read (the golden ranks share a GPU: read together, as their heads say).
 v1=$(GPUPROF_VERBOSE=1 "$ana" report "$tmp/fold--open.gpuprof" 2>&1 >/dev/null)
-v2=$(GPUPROF_VERBOSE=1 "$ana" report "$tmp/fold--open-unannounced.gpuprof" 2>&1 >/dev/null)
+# (unannounced, "main" comes last: kept whole where the fold went on before it)
+"$build/bench/synth_job" --open-unannounced 400000 "$tmp/unannounced.gpuprof" >/dev/null 2>&1
+v2=$(GPUPROF_VERBOSE=1 "$ana" report "$tmp/unannounced.gpuprof" 2>&1 >/dev/null)
+# NCCL's communicator's range, open from inside the first step to exit: folded
+"$build/bench/synth_job" --nccl 400000 "$tmp/nccl.gpuprof" >/dev/null 2>&1
+v5=$(GPUPROF_VERBOSE=1 "$ana" report "$tmp/nccl.gpuprof" 2>&1 >/dev/null)
 "$build/bench/synth_job" --rank 1 60000 "$tmp/rank1.gpuprof" >/dev/null 2>&1
 v3=$(GPUPROF_VERBOSE=1 "$ana" report -j 1 "$tmp/fold.gpuprof" "$tmp/rank1.gpuprof" 2>&1 >/dev/null)
 v4=$(GPUPROF_VERBOSE=1 "$ana" report -j 1 "$root"/test/golden/ranks/job-*.gpuprof 2>&1 >/dev/null)
 if [[ $v1 == *"NVTX ranges folded into their name paths"* ]] &&
 	[[ $v2 == *"NVTX ranges kept whole: "* ]] &&
 	[[ $v3 == *"2 traces summarized one by one and merged"* ]] &&
-	[[ $v4 == *"2 traces read together by one model: a GPU of one host in the heads"* ]]; then
+	[[ $v4 == *"2 traces read together by one model: a GPU of one host in the heads"* ]] &&
+	[[ $v5 == *"NVTX ranges folded into their name paths"* ]]; then
 	ok "GPUPROF_VERBOSE=1: the fold said (folded, kept whole and why), and how several traces were read"
 else
-	notok "GPUPROF_VERBOSE=1 said: '$v1' | '$v2' | '$v3' | '$v4'"
+	notok "GPUPROF_VERBOSE=1 said: '$v1' | '$v2' | '$v3' | '$v4' | '$v5'"
 fi
 
 # Summaries pace their NVTX pass too, each rank's compute intervals kept

@@ -42,6 +42,16 @@
  */
 #define CODE_PAIR (1u << 30)
 /*
+ * A fold's launch whose thread's ranges open at its launch are not those of
+ * its innermost range's name path (ranges that do not nest):
+ * CODE_WALK | the index of (that range's tree node, the keys of the ranges
+ * open then) in the fold's walks (struct fold), counted as
+ * ga_ranges_walk() counts them.  Tree nodes stay below CODE_WALK -
+ * CODE_RANGE (CODE_NODES).
+ */
+#define CODE_WALK (1u << 29)
+#define CODE_NODES (CODE_WALK - CODE_RANGE)
+/*
  * API records seen before any activity of their correlation, by
  * correlation id modulo the ring's size (a power of two, grown up to
  * API_RING_MAX entries as the ids grow): an activity takes its launch from
@@ -1421,11 +1431,22 @@ struct fthr {
 	/* Announced ranges by start, each in the one before it or after its end (closed). */
 	struct fopen *open;
 	size_t nopen, capopen;
+	/*
+	 * Its ranges may not nest (ranges of two domains, start/end ranges):
+	 * each launch's code then says the ranges open at it where they are
+	 * not its innermost range's name path (fold_own()).
+	 */
+	int nonnest;
 };
 
 /* A launch's code and, on another thread, the tree node of the range open then. */
 struct fpair {
 	uint32_t own, onode;
+};
+
+/* CODE_WALK's: a launch's innermost range's tree node, the keys open then (fold keys[k0..k0+nk)). */
+struct fwalk {
+	uint32_t node, k0, nk;
 };
 
 /*
@@ -1457,6 +1478,14 @@ struct fold {
 	struct fpair *pairs;
 	size_t npairs, cappairs;
 	struct ga_map pair_map;
+	/* CODE_WALK's walks, by index, their keys in wkeys; walk_map: (node, hash) -> index + 1. */
+	struct fwalk *walks;
+	size_t nwalks, capwalks;
+	uint32_t *wkeys;
+	size_t nwkeys, capwkeys;
+	struct ga_map walk_map;
+	uint32_t *scratch; /* the keys open at a launch (fold_own()) */
+	size_t capscratch;
 	/* The file being scanned. */
 	uint32_t pi;
 	int has_tid;     /* a range came */
@@ -1512,6 +1541,9 @@ static void fold_scratch_free(struct fold *f)
 	free(f->pend);
 	ga_map_free(&f->gw_map);
 	ga_map_free(&f->gseen);
+	free(f->scratch);
+	f->scratch = NULL;
+	f->capscratch = 0;
 	f->th = NULL;
 	f->pend = NULL;
 	f->nth = f->capth = f->npend = f->cappend = 0;
@@ -1528,6 +1560,9 @@ static void fold_free(struct fold *f)
 	free(f->top);
 	free(f->pairs);
 	ga_map_free(&f->pair_map);
+	free(f->walks);
+	free(f->wkeys);
+	ga_map_free(&f->walk_map);
 	free(f->gw);
 	fold_scratch_free(f);
 	free(f);
@@ -1729,19 +1764,36 @@ static int fold_open_node(struct scan *s, struct fthr *u, size_t i)
 	struct fopen *o;
 	size_t j = i;
 
+	const struct ga_ranges_range *pg = NULL;
+	uint32_t c = GA_RANGES_NONE;
+
 	while (j--)
 		if (u->open[j].g.start <= u->open[i].g.start &&
 		    u->open[i].g.start < u->open[j].g.end) {
 			if (!u->open[j].made && fold_open_node(s, u, j))
 				return -1;
 			parent = u->open[j].g.node;
+			pg = &u->open[j].g;
 			break;
 		}
+	/*
+	 * Opened inside a range of the window that comes after that one (they
+	 * do not nest): in it, placed by now (fold_open_node()'s callers come
+	 * after the window's ranges that start before it are placed); of those
+	 * open at its start, the innermost before it in cmp_range() order.
+	 */
+	if (u->nonnest && u->nlook)
+		for (c = fold_innermost(u, u->open[i].g.start); c != GA_RANGES_NONE; c = u->par[c])
+			if (u->win[c].end > u->open[i].g.start &&
+			    cmp_range(&u->win[c], &u->open[i].g) < 0)
+				break;
+	if (c != GA_RANGES_NONE && (!pg || cmp_range(&u->win[c], pg) > 0))
+		parent = u->win[c].node;
 	o = &u->open[i];
 	node = node_get(nx, parent, GA_RANGES_N_RANGE, o->g.key);
 	if (node == GA_RANGES_NONE)
 		return -1;
-	if (node >= CODE_PAIR - CODE_RANGE)
+	if (node >= CODE_NODES)
 		return fold_give_up(s, "more name paths than a fold codes");
 	o->g.node = node;
 	o->made = 1;
@@ -1761,17 +1813,24 @@ static int fold_open_node(struct scan *s, struct fthr *u, size_t i)
 }
 
 /*
- * The tree node of thread u's innermost announced range open at t (made
- * where not yet) in *node, GA_RANGES_NONE where none is.  0, or -1
- * (fold_open_node()).
+ * The tree node of thread u's innermost range open at t in *node,
+ * GA_RANGES_NONE where none is: the window's c (fold_innermost(),
+ * GA_RANGES_NONE none), or an announced range open then that started
+ * after it (made where not yet); g: where t is range g's start, only
+ * those before g (cmp_range()).  0, or -1 (fold_open_node()).
  */
-static int fold_base(struct scan *s, struct fthr *u, uint64_t t, uint32_t *node)
+static int fold_inner(struct scan *s, struct fthr *u, uint32_t c, uint64_t t,
+		      const struct ga_ranges_range *g, uint32_t *node)
 {
 	size_t i = u->nopen;
 
-	*node = GA_RANGES_NONE;
+	*node = c != GA_RANGES_NONE ? u->win[c].node : GA_RANGES_NONE;
 	while (i--)
-		if (u->open[i].g.start <= t && t < u->open[i].g.end) {
+		if (u->open[i].g.start <= t && t < u->open[i].g.end &&
+		    (!g || cmp_range(&u->open[i].g, g) < 0)) {
+			/* The later of the two in cmp_range() order (open, one is the longer). */
+			if (c != GA_RANGES_NONE && cmp_range(&u->open[i].g, &u->win[c]) < 0)
+				return 0;
 			if (!u->open[i].made && fold_open_node(s, u, i))
 				return -1;
 			*node = u->open[i].g.node;
@@ -1843,9 +1902,9 @@ static int fold_look(struct scan *s, struct fthr *u, uint64_t cut, int last)
 				if (u->win[c].end > g->start)
 					break;
 		u->par[i] = c;
-		/* Not nested: its launches would walk the ranges open. */
+		/* Not nested: its launches' codes say the ranges open then (fold_own()). */
 		if (c != GA_RANGES_NONE && g->end > u->win[c].end)
-			return fold_give_up(s, "ranges that do not nest");
+			u->nonnest = 1;
 	}
 	u->nlook = (uint32_t)n;
 	u->at = 0;
@@ -1863,15 +1922,15 @@ static int fold_look(struct scan *s, struct fthr *u, uint64_t cut, int last)
 			struct ga_ranges_range *g = &u->win[i];
 			uint32_t c = u->par[i], node, parent = GA_RANGES_NONE;
 
-			/* An outermost one in the thread's announced range open then. */
-			if (c != GA_RANGES_NONE)
-				parent = u->win[c].node;
-			else if (u->nopen && fold_base(s, u, g->start, &parent))
+			/* In its window parent, or the thread's announced range open then. */
+			if (c != GA_RANGES_NONE && g->end > u->win[c].end)
+				u->nonnest = 1;
+			if (fold_inner(s, u, c, g->start, g, &parent))
 				return -1;
 			node = node_get(nx, parent, GA_RANGES_N_RANGE, g->key);
 			if (node == GA_RANGES_NONE)
 				return -1;
-			if (node >= CODE_PAIR - CODE_RANGE)
+			if (node >= CODE_NODES)
 				return fold_give_up(s, "more name paths than a fold codes");
 			g->node = node;
 			nx->nodes[node].instances++;
@@ -1930,6 +1989,115 @@ static int fold_pair(struct fold *f, uint32_t own, uint32_t onode, uint32_t *cod
 	return 0;
 }
 
+/* Sorted, each once: v[0..n) in place, its new length. */
+static size_t sort_unique(uint32_t *v, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 1; i < n; i++) {
+		uint32_t x = v[i];
+		size_t j = i;
+
+		for (; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+	for (i = 0; i < n; i++)
+		if (!k || v[k - 1] != v[i])
+			v[k++] = v[i];
+	return k;
+}
+
+/* A walk's index for node and keys k[0..n) (sorted, each once), made at its first.  UINT32_MAX: none. */
+static uint32_t walk_get(struct fold *f, uint32_t node, const uint32_t *k, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	uint32_t *v;
+	int r;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ k[i]) * 1099511628211ull;
+	/* One bucket a (node, hash): another list under it is one more than a fold codes. */
+	if ((r = ga_map_insert(&f->walk_map, node, h, &v)) < 0)
+		return UINT32_MAX;
+	if (!r) {
+		const struct fwalk *w = &f->walks[*v - 1];
+
+		return w->nk == n && !memcmp(f->wkeys + w->k0, k, n * sizeof(*k)) ? *v - 1 :
+										    UINT32_MAX - 1;
+	}
+	if (f->nwalks >= CODE_WALK - 1 || f->nwkeys + n >= UINT32_MAX ||
+	    ga_util_grow(&f->walks, &f->capwalks, f->nwalks + 1, sizeof(*f->walks)) ||
+	    ga_util_grow(&f->wkeys, &f->capwkeys, f->nwkeys + n + 1, sizeof(*f->wkeys))) {
+		ga_map_remove(&f->walk_map, node, h);
+		return UINT32_MAX;
+	}
+	memcpy(f->wkeys + f->nwkeys, k, n * sizeof(*k));
+	f->walks[f->nwalks] = (struct fwalk){ node, (uint32_t)f->nwkeys, (uint32_t)n };
+	f->nwkeys += n;
+	*v = (uint32_t)++f->nwalks;
+	return *v - 1;
+}
+
+/*
+ * A launch at t, thread u's innermost range open then of tree node b
+ * (fold_inner()), where u's ranges may not nest: the keys (other, a
+ * thread other than the launch's: the tree nodes) of u's ranges open at
+ * t against those of b's name path, as ga_ranges_walk() and
+ * other_threads() read the ranges of a range kept.  The same: 0, *code
+ * left as it is.  Else: *code a walk's (CODE_WALK, the keys or nodes
+ * open), 0.  -1 given up or out of memory.
+ */
+static int fold_own(struct scan *s, struct fthr *u, uint64_t t, uint32_t b, int other,
+		    uint32_t *code)
+{
+	struct ga_ranges *nx = s->nx;
+	struct fold *f = nx->fstate;
+	uint32_t lo = 0, hi = u->nlook, c, x, w;
+	size_t n = 0, np, need = u->nopen + 1;
+
+	/* The window's open at t are on the chain of the last to start by t. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (u->win[mid].start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = u->par[c])
+		need++;
+	for (x = b; x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
+	     x = nx->nodes[x].parent)
+		need++;
+	if (ga_util_grow(&f->scratch, &f->capscratch, need, sizeof(*f->scratch)))
+		return -1;
+	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = u->par[c])
+		if (u->win[c].end > t)
+			f->scratch[n++] = other ? u->win[c].node : u->win[c].key;
+	for (size_t i = 0; i < u->nopen; i++)
+		if (u->open[i].g.start <= t && t < u->open[i].g.end) {
+			if (!u->open[i].made && fold_open_node(s, u, i))
+				return -1;
+			f->scratch[n++] = other ? u->open[i].g.node : u->open[i].g.key;
+		}
+	n = sort_unique(f->scratch, n);
+	np = n;
+	for (x = b; x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
+	     x = nx->nodes[x].parent)
+		f->scratch[np++] = other ? x : nx->nodes[x].id;
+	np = n + sort_unique(f->scratch + n, np - n);
+	if (np - n == n && !memcmp(f->scratch, f->scratch + n, n * sizeof(*f->scratch)))
+		return 0;
+	w = walk_get(f, b, f->scratch, n);
+	if (w == UINT32_MAX - 1)
+		return fold_give_up(s, "more name paths than a fold codes");
+	if (w == UINT32_MAX)
+		return -1;
+	*code = CODE_WALK | w;
+	return 0;
+}
+
 /*
  * Fold to time cut (past every range at the end of the file, last): each
  * thread's outermost ranges that start before it placed in the tree, the
@@ -1940,6 +2108,7 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 {
 	struct fold *f = s->nx->fstate;
 	size_t i, j, ti;
+	int rc;
 
 	for (ti = 0; ti < f->nth; ti++)
 		if (fold_look(s, &f->th[ti], cut, last))
@@ -1959,29 +2128,31 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 		 */
 		for (ti = 0; ti < f->nth; ti++)
 			if (f->th[ti].tid == p.tid) {
-				uint32_t c = fold_innermost(&f->th[ti], p.t), b = GA_RANGES_NONE;
+				struct fthr *u = &f->th[ti];
+				uint32_t b;
 
-				if (c != GA_RANGES_NONE)
-					b = f->th[ti].win[c].node;
-				else if (f->th[ti].nopen && fold_base(s, &f->th[ti], p.t, &b))
+				if (fold_inner(s, u, fold_innermost(u, p.t), p.t, NULL, &b))
 					return -1;
 				if (b != GA_RANGES_NONE)
 					code = b + CODE_RANGE;
+				if (u->nonnest && (rc = fold_own(s, u, p.t, b, 0, &code)))
+					return rc;
 				break;
 			}
 		for (ti = 0; ti < f->nth; ti++) {
 			struct fthr *u = &f->th[ti];
-			uint32_t c, b = GA_RANGES_NONE;
+			uint32_t b;
 			int pr;
 
 			if (u->tid == p.tid)
 				continue;
-			if ((c = fold_innermost(u, p.t)) != GA_RANGES_NONE)
-				b = u->win[c].node;
-			else if (u->nopen && fold_base(s, u, p.t, &b))
+			if (fold_inner(s, u, fold_innermost(u, p.t), p.t, NULL, &b))
 				return -1;
 			if (b == GA_RANGES_NONE)
 				continue;
+			/* Its ranges open then, where they are not b's name path: a walk's. */
+			if (u->nonnest && (rc = fold_own(s, u, p.t, b, 1, &b)))
+				return rc;
 			if ((pr = fold_pair(f, code, b, &code)))
 				return pr < 0 ? -1 : fold_give_up(s, "more name paths than a fold codes");
 		}
@@ -1990,6 +2161,15 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 	}
 	f->npend = j;
 	f->pend_hint = 0;
+	/*
+	 * Announced ranges the fold passes the start of: their tree nodes made
+	 * (one in a range of the window needs it placed, and kept: below).
+	 */
+	for (ti = 0; ti < f->nth; ti++)
+		for (i = 0; i < f->th[ti].nopen; i++)
+			if (!f->th[ti].open[i].made && (last || f->th[ti].open[i].g.start < cut) &&
+			    fold_open_node(s, &f->th[ti], i))
+				return -1;
 	for (ti = 0; ti < f->nth; ti++) {
 		struct fthr *u = &f->th[ti];
 		size_t k = 0, n;
@@ -2132,6 +2312,7 @@ static struct fthr *fold_thread(struct fold *f, uint32_t tid, int *many)
 	u->nwin = u->nroots = 0;
 	u->nlook = u->at = 0;
 	u->nopen = 0;
+	u->nonnest = 0;
 	return u;
 }
 
@@ -2156,10 +2337,12 @@ static size_t root_before(const struct fthr *t, uint64_t x)
 
 /*
  * A range announced open (GP_REC_NVTX_OPEN, g->end UINT64_MAX): its thread's
- * ranges and launches from its start nest in it until its own record
- * comes (fold_close()).  It comes by a flush interval after the start,
- * before the fold gets there (two intervals behind); else, or where it
- * would not nest, the fold is given up.  0, or -1.
+ * ranges and launches from its start are in it until its own record comes
+ * (fold_close()).  It comes by a flush interval after the start, before
+ * the fold gets there (two intervals behind); else, or where it would not
+ * nest in the ranges announced before it, the fold is given up.  One that
+ * starts inside ranges of the window (NCCL's communicator, opened inside
+ * a step and open at exit) does not nest in them (t->nonnest).  0, or -1.
  */
 static int fold_open(struct scan *s, const struct ga_ranges_range *g)
 {
@@ -2185,10 +2368,16 @@ static int fold_open(struct scan *s, const struct ga_ranges_range *g)
 		if (o->g.start > g->start || (o->closed && g->start < o->g.end))
 			return fold_give_up(s, "ranges that do not nest");
 	}
-	/* A range of the window around its start closed before it did. */
+	/*
+	 * Inside ranges of the window: they do not nest (it is open still);
+	 * placed, those of them after its start were placed without it.
+	 */
 	if ((i = root_before(t, g->start < UINT64_MAX ? g->start + 1 : g->start)) < t->nroots &&
-	    g->start < t->roots[i].end)
-		return fold_give_up(s, "ranges that do not nest");
+	    g->start < t->roots[i].end) {
+		if (t->roots[i].placed)
+			return fold_give_up(s, "a range that came after the ranges around it folded");
+		t->nonnest = 1;
+	}
 	if (t->nopen >= FOLD_OPEN_MAX)
 		return fold_give_up(s, "more ranges announced open at once than a fold keeps");
 	if (ga_util_grow(&t->open, &t->capopen, t->nopen + 1, sizeof(*t->open)))
@@ -2202,11 +2391,11 @@ static int fold_open(struct scan *s, const struct ga_ranges_range *g)
 
 /*
  * The record of a range thread t announced (its index i in t->open): it
- * ends there, placed (made where not yet: a range with nothing in it is
- * one too), and waits in t->open, closed, for what of its thread's window
- * nests in it, until the fold passes its end; a step is kept in start
- * order among the window's outermost ranges (open_steps()).  0, or -1
- * given up or out of memory.
+ * ends there, and waits in t->open, closed, for what of its thread's
+ * window starts in it, until the fold passes its end (its tree node made
+ * by the time the fold passes its start: a range with nothing in it is
+ * one too, fold_to()); a step is kept in start order among the window's
+ * outermost ranges (open_steps()).  0, or -1 given up or out of memory.
  */
 static int fold_close(struct scan *s, struct fthr *t, size_t i, const struct ga_ranges_range *g)
 {
@@ -2218,13 +2407,12 @@ static int fold_close(struct scan *s, struct fthr *t, size_t i, const struct ga_
 	for (k = i + 1; k < t->nopen; k++)
 		if (!t->open[k].closed || t->open[k].g.end > g->end)
 			return fold_give_up(s, "ranges that do not nest");
+	/* Ranges of the window across its end: they do not nest. */
 	if ((k = root_before(t, g->end)) < t->nroots && t->roots[k].end > g->end)
-		return fold_give_up(s, "ranges that do not nest");
+		t->nonnest = 1;
 	/* Launches or ranges after its end may have been read as inside it. */
 	if (g->end < f->horizon)
 		return fold_give_up(s, "a range that came after the ranges around it folded");
-	if (!t->open[i].made && fold_open_node(s, t, i))
-		return -1;
 	o = &t->open[i];
 	o->closed = 1;
 	o->g.end = g->end;
@@ -2241,13 +2429,21 @@ static int fold_close(struct scan *s, struct fthr *t, size_t i, const struct ga_
 	return 0;
 }
 
-/* A range record's range g, on its thread's window: 0, or -1 (fold_to()). */
+/*
+ * A range record's range g, on its thread's window: 0, or -1 (fold_to()).
+ * The window's outermost ranges (roots) are the thread's groups of ranges
+ * that overlap: a group's first range (in cmp_range() order) and those
+ * that start before the group's latest end so far.  Ranges that nest make
+ * a group of one outermost range; ranges that do not (two domains' push
+ * and pop, start/end ranges) make one of several, and t->nonnest.
+ */
 static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 {
 	struct fold *f = s->nx->fstate;
 	struct fthr *t;
 	size_t lo;
-	int many = 0;
+	uint64_t end = g->end;
+	int many = 0, joined = 0;
 
 	if (!(t = fold_thread(f, g->tid, &many)))
 		return many ? fold_give_up(s, "ranges on more threads of a process than a fold keeps") :
@@ -2264,13 +2460,13 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 		return fold_give_up(s, "a range that came after the ranges around it folded");
 	if (f->spec && g->start <= f->spec_tmax && g->end > f->spec_tmin)
 		return fold_give_up(s, why_spec);
-	/* Across the start or the end of an announced range (one announced would hold it). */
+	/* Across the start or the end of an announced range. */
 	for (size_t i = 0; i < t->nopen; i++) {
 		const struct fopen *o = &t->open[i];
 
 		if ((g->start < o->g.start && g->end > o->g.start) ||
 		    (o->closed && g->start < o->g.end && g->end > o->g.end))
-			return fold_give_up(s, "ranges that do not nest");
+			t->nonnest = 1;
 	}
 	f->has_tid = 1;
 	t->last_rec = s->nrec;
@@ -2280,35 +2476,39 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 	if (ga_util_grow(&t->win, &t->capwin, t->nwin + 1, sizeof(*t->win)) ||
 	    ga_util_grow(&t->roots, &t->caproots, t->nroots + 1, sizeof(*t->roots)))
 		return -1;
-	/*
-	 * Inside the last outermost range though its record came after it
-	 * (ranges that close at one time come in any order): one of its own.
-	 */
-	if (t->nroots) {
-		const struct froot *rt = &t->roots[t->nroots - 1];
+	while (t->nroots) {
+		struct froot *rt = &t->roots[t->nroots - 1];
 		const struct ga_ranges_range *c = &t->win[rt->self];
 
-		if (g->start < c->end && g->end <= c->end && cmp_range(c, g) < 0) {
-			if (rt->placed)
-				return fold_give_up(s, "a range that came after the ranges around "
-						       "it folded");
-			t->win[t->nwin++] = *g;
-			goto window;
+		/*
+		 * After the group's first range, starting before its end: one of
+		 * its own though its record came after theirs (ranges that close
+		 * at one time come in any order; one that did not nest).
+		 */
+		if (cmp_range(c, g) < 0) {
+			if (g->start < rt->end) {
+				if (rt->placed)
+					return fold_give_up(s, "a range that came after the ranges "
+							       "around it folded");
+				if (end > rt->end)
+					rt->end = end;
+				joined = 1;
+			}
+			break;
 		}
-	}
-	/* The outermost ranges it encloses become its own: it closed after them. */
-	while (t->nroots && t->roots[t->nroots - 1].start >= g->start) {
-		const struct ga_ranges_range *c = &t->win[t->roots[t->nroots - 1].self];
-
-		if (c->end > g->end || cmp_range(g, c) > 0)
-			return fold_give_up(s, "ranges that do not nest");
+		/*
+		 * Before its first range: the group becomes g's (around it, across
+		 * its start, or after it: a group is what is placed at once).
+		 */
+		if (rt->placed)
+			return fold_give_up(s, "a range that came after the ranges around it folded");
+		if (rt->end > end)
+			end = rt->end;
 		lo = t->roots[--t->nroots].lo;
 	}
-	if (t->nroots && t->roots[t->nroots - 1].end > g->start)
-		return fold_give_up(s, "ranges that do not nest");
 	t->win[t->nwin++] = *g;
-	t->roots[t->nroots++] = (struct froot){ g->start, g->end, lo, t->nwin - 1, s->nrec, 0 };
-window:
+	if (!joined)
+		t->roots[t->nroots++] = (struct froot){ g->start, end, lo, t->nwin - 1, s->nrec, 0 };
 	/* What it asks for is weighed once the run of range records ends (fold_due()). */
 	s->due = 1;
 	return 0;
@@ -2624,6 +2824,10 @@ static int fold_end(struct scan *s)
 		f->top[f->pi] = 0;
 		return 0;
 	}
+	/* Kept, a graph node's range not nested is read from its start (ga_ranges_walk()). */
+	for (i = 0; f->gnodes && i < f->nth; i++)
+		if (f->th[i].nonnest)
+			return fold_give_up(s, "graph nodes with ranges that do not nest");
 	if (fold_to(s, UINT64_MAX, 1))
 		return -1;
 	/* Kept, a node whose range id no range has is outside any: which one it was is gone. */
@@ -3157,7 +3361,7 @@ int ga_ranges_launch_big(const struct ga_ranges *nx, uint32_t proc, uint32_t cor
 struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a)
 {
 	struct ga_ranges_attr at = { GA_RANGES_NONE, 0, GA_RANGES_NONE, GA_RANGES_NONE,
-				     GA_RANGES_NONE };
+				     GA_RANGES_NONE, 0 };
 	uint32_t pi = a->proc - nx->proc_base, corr = a->correlation, code;
 	const struct ga_ranges_dense *d;
 	const uint32_t *v;
@@ -3199,7 +3403,15 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 				code = f->pairs[code & ~CODE_PAIR].own;
 			}
 		}
-		if (code == CODE_NONE) {
+		if (code & CODE_WALK) {
+			const struct fold *f = nx->fstate;
+
+			if ((code & ~CODE_WALK) < f->nwalks) {
+				at.inner = GA_RANGES_FOLDED;
+				at.node = f->walks[code & ~CODE_WALK].node;
+				at.walk = (code & ~CODE_WALK) + 1;
+			}
+		} else if (code == CODE_NONE) {
 			at.inner = GA_RANGES_NONE;
 		} else if (code >= CODE_RANGE) {
 			at.inner = GA_RANGES_FOLDED;
@@ -3352,11 +3564,23 @@ static void other_folded(struct ga_ranges *nx, uint32_t others, uint64_t dur)
 	uint32_t code, x;
 
 	for (code = others; (code & CODE_PAIR) && (code & ~CODE_PAIR) < f->npairs;
-	     code = f->pairs[code & ~CODE_PAIR].own)
-		for (x = f->pairs[code & ~CODE_PAIR].onode;
-		     x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
+	     code = f->pairs[code & ~CODE_PAIR].own) {
+		uint32_t on = f->pairs[code & ~CODE_PAIR].onode;
+
+		/* The ranges open then, where they were not one's name path (fold_own()). */
+		if ((on & CODE_WALK) && (on & ~CODE_WALK) < f->nwalks) {
+			const struct fwalk *w = &f->walks[on & ~CODE_WALK];
+
+			for (uint32_t i = 0; i < w->nk; i++) {
+				x = f->wkeys[w->k0 + i];
+				other_add(nx, &nx->keys[nx->nodes[x].id], &nx->nodes[x], dur);
+			}
+			continue;
+		}
+		for (x = on; x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
 		     x = nx->nodes[x].parent)
 			other_add(nx, &nx->keys[nx->nodes[x].id], &nx->nodes[x], dur);
+	}
 	nx->other_kernels++;
 }
 
@@ -3389,8 +3613,23 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 		other_folded(nx, at->others, ac.dur);
 	else if (ac.kernel)
 		other_threads(nx, a, at, ac.dur);
-	if (at->inner == GA_RANGES_FOLDED) {
-		/* Every range of a fold nests: summed by name path, as below. */
+	if (at->inner == GA_RANGES_FOLDED && at->walk) {
+		/* The ranges open at its launch, as ga_ranges_walk() counts them. */
+		const struct fold *f = nx->fstate;
+		const struct fwalk *w = &f->walks[at->walk - 1];
+
+		nx->in_range++;
+		for (uint32_t i = 0; i < w->nk; i++) {
+			struct ga_ranges_key *k = &nx->keys[f->wkeys[w->k0 + i]];
+
+			k->stamp = nx->serial;
+			k->gpu_ns += ac.dur;
+			k->acts++;
+			k->kernels += (uint64_t)ac.kernel;
+		}
+		node = at->node;
+	} else if (at->inner == GA_RANGES_FOLDED) {
+		/* Ranges that nest: summed by name path, as below. */
 		nx->in_range++;
 		/* A paced scan places ranges in the tree as the model reads (ranges.h pace). */
 		if (at->node >= nx->nself && self_grow(nx, at->node))

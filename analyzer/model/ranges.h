@@ -153,6 +153,12 @@ struct ga_ranges_attr {
 	 * GA_RANGES_NONE none (ranges.h: Other threads).
 	 */
 	uint32_t others;
+	/*
+	 * Folded, where the launching thread's ranges do not nest: the
+	 * index + 1 of the keys of its ranges open then (ranges.c CODE_WALK),
+	 * counted in place of node's name path; 0 else.
+	 */
+	uint32_t walk;
 };
 
 struct ga_ranges_thread {

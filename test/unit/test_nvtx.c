@@ -869,7 +869,8 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 	/* 4: correlation ids 4096 apart, a block of codes each (more than the cache holds). */
 	uint32_t stride = how == 4 ? 4096 : 1;
 	size_t nq = 0, st, l, o, j, late = 0;
-	uint64_t main_id = 0;
+	uint64_t main_id = 0, comm_id = 0;
+	uint32_t ncomm = 0, dnccl = 0;
 	uint64_t id = 1, *api_t = calloc(steps * 40 + 8, sizeof(*api_t));
 	/*
 	 * 10: the last two layers' launches from a thread without ranges
@@ -938,6 +939,17 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 		if (how == 18) {
 			step_id = id++;
 			synth_nvtx_open(s, nstep, 0, t0, tid, step_id);
+		}
+		/*
+		 * 23: NCCL's communicator (a domain of its own), announced open
+		 * inside the first step's second layer, open at exit: it does not
+		 * nest in that step.
+		 */
+		if (how == 23 && st == 0) {
+			ncomm = synth_string(s, "ncclCommInitRankConfig");
+			dnccl = synth_string(s, "NCCL");
+			comm_id = id++;
+			synth_nvtx_open(s, ncomm, dnccl, t0 + 20150, 100, comm_id);
 		}
 		/* 21: "main" announced once 200 steps folded. */
 		if (how == 21 && st == 200) {
@@ -1018,6 +1030,9 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 	if (how == 1 || how == 9 || how == 19 || how == 21)
 		synth_nvtx_range(s, nmain, 0, T0 + 500, T0 + 2000 + steps * 100000, 100, 100,
 				 main_id ? main_id : id++, GP_NVTX_UNTERMINATED);
+	if (how == 23)
+		synth_nvtx_range(s, ncomm, dnccl, T0 + 1000 + 20150, T0 + 2000 + steps * 100000, 100,
+				 100, comm_id, GP_NVTX_PUSHPOP | GP_NVTX_UNTERMINATED);
 	/* 13: thread 300's second range, around most steps, comes last. */
 	if (how == 13)
 		synth_nvtx_range(s, nmain, 0, T0 + 10 * 100000, T0 + (steps - 10) * 100000, 300, 300,
@@ -1146,6 +1161,8 @@ static void test_fold(void)
 		  "a range announced open whose own record never came", 0, 2, 0 },
 		{ 21, 300, 0, "a range around everything announced after steps folded",
 		  "a range that came after the ranges around it folded", 0, 2, 0 },
+		{ 23, 300, 1, "NCCL's communicator announced open inside the first step, open at exit",
+		  NULL, 0, 2, 0 },
 		{ 22, 300, 0, "300 ranges announced open at once on a thread",
 		  "more ranges announced open at once than a fold keeps", 0, 2, 0 },
 		{ 3, 300, 0, "a kernel after its step folded",
@@ -1215,7 +1232,7 @@ static void test_fold(void)
 				CHECKF(b.nx.nranges == nr &&
 					       a.nx.nranges == cases[c].steps * 17 * nr + (cases[c].how == 13) +
 								       2 * (cases[c].how == 14) +
-								       (cases[c].how == 19),
+								       (cases[c].how == 19) + (cases[c].how == 23),
 				       "%s: %zu ranges kept of %zu", cases[c].what, b.nx.nranges,
 				       a.nx.nranges);
 				CHECK(ga_ranges_each_step(&b.nx, collect_step, &got) == 0);
@@ -1764,31 +1781,37 @@ static uint32_t rnd_next(uint64_t *x)
  */
 struct rnd_range {
 	uint64_t start, end, id;
-	uint32_t name, tid;
+	uint32_t name, tid, domain; /* domain: a start/end range's, 0 push/pop */
 };
 
 static void rnd_drain(struct synth *s, struct rnd_range (*held)[256], size_t *nheld)
 {
 	for (int th = 1; th >= 0; th--) {
 		for (size_t i = 0; i < nheld[th]; i++)
-			synth_nvtx_range(s, held[th][i].name, 0, held[th][i].start, held[th][i].end,
-					 held[th][i].tid, held[th][i].tid, held[th][i].id,
-					 GP_NVTX_PUSHPOP);
+			synth_nvtx_range(s, held[th][i].name, held[th][i].domain, held[th][i].start,
+					 held[th][i].end, held[th][i].tid, held[th][i].tid, held[th][i].id,
+					 held[th][i].domain ? 0 : GP_NVTX_PUSHPOP);
 		nheld[th] = 0;
 	}
 }
 
-static struct trace random_trace(uint64_t seed, size_t ops, int both)
+/*
+ * domains: thread 100 has ranges of a second domain too ("NCCL", start/end
+ * ranges closed in any order: they do not nest in the first domain's nor
+ * in each other), and a range of it opened a tenth of the way in, announced
+ * open, is open at exit (NCCL's communicator's).
+ */
+static struct trace random_trace(uint64_t seed, size_t ops, int both, int domains)
 {
 	static struct rnd_range held[2][256];
 	size_t nheld[2] = { 0, 0 }, drain_every = seed % 2 ? 20 + seed % 400 : 0;
 	struct synth *s = synth_open(NULL);
 	struct trace t = { NULL, 0 };
 	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 7, now = T0 + 1000, id = 1;
-	uint64_t st[2][8], sid[2][8];
-	uint32_t sname[2][8], names[5], k[3], launch, q[8], corr = 0;
+	uint64_t st[3][8], sid[3][8], comm_start = 0, comm_id = 0;
+	uint32_t sname[3][8], names[5], k[3], launch, q[8], corr = 0, dom = 0, nccl[2] = { 0, 0 };
 	static const uint32_t tids[3] = { 100, 200, 300 };
-	int depth[2] = { 0, 0 }, burst = 1;
+	int depth[3] = { 0, 0, 0 }, burst = 1;
 	size_t nq = 0, i, lag = 1 + rnd_next(&x) % 6;
 
 	synth_process(s, 10, "h", "app", 0, T0);
@@ -1803,29 +1826,47 @@ static struct trace random_trace(uint64_t seed, size_t ops, int both)
 	names[2] = synth_string(s, "backward");
 	names[3] = synth_string(s, "op");
 	names[4] = synth_string(s, "step");
+	if (domains) {
+		dom = synth_string(s, "NCCL");
+		nccl[0] = synth_string(s, "ncclAllReduce");
+		nccl[1] = synth_string(s, "ncclCommInitRankConfig");
+	}
 	for (i = 0; i < ops; i++) {
 		uint32_t r = rnd_next(&x) % 100;
 		int th = rnd_next(&x) % 3 == 0 ? 1 : 0;
+		/* Stack 2: thread 100's ranges of the second domain. */
+		int sk = domains && th == 0 && rnd_next(&x) % 3 == 0 ? 2 : th;
 
 		now += 1 + rnd_next(&x) % 50;
 		if (rnd_next(&x) % 400 == 0)
 			burst = !burst;
 		if (th == 1 && !burst)
-			th = 0;
-		if (r < 28 && depth[th] < 8) {
-			st[th][depth[th]] = now;
-			sid[th][depth[th]] = id++;
-			sname[th][depth[th]++] = names[rnd_next(&x) % 5];
-		} else if (r < 56 && depth[th] > 0) {
-			depth[th]--;
+			th = sk = 0;
+		if (domains && i == ops / 10) {
+			comm_start = now;
+			comm_id = id++;
+			synth_nvtx_open(s, nccl[1], dom, now, tids[0], comm_id);
+			now++;
+		}
+		if (r < 28 && depth[sk] < 8) {
+			st[sk][depth[sk]] = now;
+			sid[sk][depth[sk]] = id++;
+			sname[sk][depth[sk]++] = sk == 2 ? nccl[0] : names[rnd_next(&x) % 5];
+		} else if (r < 56 && depth[sk] > 0) {
+			/* The second domain's: any of them. */
+			size_t c = sk == 2 ? rnd_next(&x) % (uint32_t)depth[sk] : (size_t)depth[sk] - 1;
+			struct rnd_range rr = { st[sk][c], now, sid[sk][c], sname[sk][c], tids[th],
+						sk == 2 ? dom : 0 };
+
+			depth[sk]--;
+			st[sk][c] = st[sk][depth[sk]];
+			sid[sk][c] = sid[sk][depth[sk]];
+			sname[sk][c] = sname[sk][depth[sk]];
 			if (drain_every && nheld[th] < 256)
-				held[th][nheld[th]++] = (struct rnd_range){ st[th][depth[th]], now,
-									    sid[th][depth[th]],
-									    sname[th][depth[th]], tids[th] };
+				held[th][nheld[th]++] = rr;
 			else
-				synth_nvtx_range(s, sname[th][depth[th]], 0, st[th][depth[th]], now,
-						 tids[th], tids[th], sid[th][depth[th]],
-						 GP_NVTX_PUSHPOP);
+				synth_nvtx_range(s, rr.name, rr.domain, rr.start, rr.end, rr.tid, rr.tid,
+						 rr.id, rr.domain ? 0 : GP_NVTX_PUSHPOP);
 		} else {
 			uint32_t lt = rnd_next(&x) % 3;
 
@@ -1849,13 +1890,17 @@ static struct trace random_trace(uint64_t seed, size_t ops, int both)
 		}
 	}
 	rnd_drain(s, held, nheld);
-	for (int th = 0; th < 2; th++)
-		while (depth[th] > 0) {
+	for (int sk = 0; sk < 3; sk++)
+		while (depth[sk] > 0) {
 			now += 10;
-			depth[th]--;
-			synth_nvtx_range(s, sname[th][depth[th]], 0, st[th][depth[th]], now, tids[th],
-					 tids[th], sid[th][depth[th]], GP_NVTX_PUSHPOP);
+			depth[sk]--;
+			synth_nvtx_range(s, sname[sk][depth[sk]], sk == 2 ? dom : 0, st[sk][depth[sk]],
+					 now, tids[sk % 2], tids[sk % 2], sid[sk][depth[sk]],
+					 sk == 2 ? 0 : GP_NVTX_PUSHPOP);
 		}
+	if (comm_id)
+		synth_nvtx_range(s, nccl[1], dom, comm_start, now + 10, tids[0], tids[0], comm_id,
+				 GP_NVTX_PUSHPOP | GP_NVTX_UNTERMINATED);
 	for (i = 0; i < nq; i++) {
 		uint64_t g = GPU0 + (uint64_t)q[i] * 100;
 
@@ -1872,13 +1917,14 @@ static struct trace random_trace(uint64_t seed, size_t ops, int both)
  * tables and tree, other threads' kernels included, whether the fold went
  * on or gave up; most of them fold.
  */
-static void test_fold_random(void)
+static void test_fold_random(int domains)
 {
 	size_t seed, folded = 0, paced = 0, n = 0, bad = 0;
 
-	tap_begin("nvtx: random ranges on two threads and launches from three, folded or kept");
+	tap_begin(domains ? "nvtx: random ranges of two domains that do not nest, folded or kept" :
+			    "nvtx: random ranges on two threads and launches from three, folded or kept");
 	for (seed = 1; seed <= 60; seed++) {
-		struct trace t = random_trace(seed, 4000 + seed * 97, seed % 5 == 0);
+		struct trace t = random_trace(seed, 4000 + seed * 97, seed % 5 == 0, domains);
 		struct loaded a, b, p;
 		int before = tap_st.failed;
 
@@ -2210,7 +2256,8 @@ int main(void)
 	test_other_threads();
 	test_fold();
 	test_paced();
-	test_fold_random();
+	test_fold_random(0);
+	test_fold_random(1);
 	test_fold_graphs();
 	test_fold_pystacks();
 	test_fold_filters();
