@@ -1364,9 +1364,10 @@ static inline uint32_t node_get(struct ga_ranges *nx, uint32_t parent, uint32_t 
  * waiting for their ranges, or ranges on more than FOLD_THREADS threads of
  * a process give the fold up.
  *
- * Threads: ranges nest on each thread, and a launch is placed in its own
- * thread's and, apart, counted into those open then on another (ranges.h,
- * Other threads).  So launches are coded, and ranges folded, up to a time
+ * Threads: a launch is placed in its own thread's ranges and, apart,
+ * counted into those open then on another (ranges.h, Other threads); a
+ * thread's outermost ranges are its groups of ranges that overlap (one
+ * range each where they nest: fold_range()).  So launches are coded, and ranges folded, up to a time
  * by which every thread's ranges are taken to be known (fold_advance()):
  * a thread's FOLD_ROOTS newest outermost ranges are not, unless a newer
  * one came FOLD_QUIET records ago, and a thread whose last range came
@@ -1405,8 +1406,9 @@ struct froot {
 
 /*
  * A range the recorder announced open (GP_REC_NVTX_OPEN): what its thread's
- * ranges and launches after its start nest in, until its own record says
- * where it ends.  Its tree node is made once something in it needs it.
+ * ranges and launches after its start are in, until its own record says
+ * where it ends.  Its tree node is made once something in it needs it, or
+ * the fold passes its start.
  */
 struct fopen {
 	struct ga_ranges_range g; /* g.end UINT64_MAX while open; g.node once made */
@@ -1437,6 +1439,16 @@ struct fthr {
 	 * not its innermost range's name path (fold_own()).
 	 */
 	int nonnest;
+	/*
+	 * fold_own()'s last answer (own thread's launches, other threads'):
+	 * launches at t0..t1 with lo of the window's ranges started by then
+	 * have its ranges open; code: the walk's, 0 none.
+	 */
+	struct fmemo {
+		uint64_t t0, t1;
+		uint32_t lo, code;
+		int valid;
+	} memo[2];
 };
 
 /* A launch's code and, on another thread, the tree node of the range open then. */
@@ -1694,6 +1706,12 @@ static int fold_give_up(struct scan *s, const char *why)
 	return -1;
 }
 
+/* The window or the announced ranges of thread u changed: fold_own() looks again. */
+static void memo_reset(struct fthr *u)
+{
+	u->memo[0].valid = u->memo[1].valid = 0;
+}
+
 /*
  * The innermost of thread u's win[0..nlook) (sorted, parents in par) open
  * at t, or GA_RANGES_NONE.  u->at: where the last search ended (the ranges
@@ -1908,6 +1926,7 @@ static int fold_look(struct scan *s, struct fthr *u, uint64_t cut, int last)
 	}
 	u->nlook = (uint32_t)n;
 	u->at = 0;
+	memo_reset(u);
 	for (r = 0; r < k; r++) {
 		size_t hi = r + 1 < u->nroots ? u->roots[r + 1].lo : u->nwin;
 
@@ -1947,6 +1966,9 @@ static int fold_look(struct scan *s, struct fthr *u, uint64_t cut, int last)
 				f->kept = 1;
 			}
 			/* The ranks' steps: what they read of them only; asked once a name. */
+			if (nx->fold_keep && u->nopen && i > u->roots[r].lo &&
+			    open_steps(s, u, g->start, cut, last))
+				return -1;
 			if (nx->fold_keep && !nx->keys[g->key].fold_kept)
 				nx->keys[g->key].fold_kept =
 					nx->fold_keep(ga_model_str(s->m, nx->keys[g->key].name)) ? 1 : 2;
@@ -2041,60 +2063,74 @@ static uint32_t walk_get(struct fold *f, uint32_t node, const uint32_t *k, size_
 
 /*
  * A launch at t, thread u's innermost range open then of tree node b
- * (fold_inner()), where u's ranges may not nest: the keys (other, a
+ * (fold_inner()), lo of its window's ranges started by t
+ * (fold_innermost()), where u's ranges may not nest: the keys (other, a
  * thread other than the launch's: the tree nodes) of u's ranges open at
  * t against those of b's name path, as ga_ranges_walk() and
  * other_threads() read the ranges of a range kept.  The same: 0, *code
  * left as it is.  Else: *code a walk's (CODE_WALK, the keys or nodes
  * open), 0.  -1 given up or out of memory.
  */
-static int fold_own(struct scan *s, struct fthr *u, uint64_t t, uint32_t b, int other,
-		    uint32_t *code)
+static int fold_own(struct scan *s, struct fthr *u, uint64_t t, uint32_t lo, uint32_t b,
+		    int other, uint32_t *code)
 {
 	struct ga_ranges *nx = s->nx;
 	struct fold *f = nx->fstate;
-	uint32_t lo = 0, hi = u->nlook, c, x, w;
-	size_t n = 0, np, need = u->nopen + 1;
+	struct fmemo *mm = &u->memo[other];
+	uint32_t c, x, w, *open, *path;
+	uint64_t t1 = UINT64_MAX;
+	size_t n = 0, np = 0, need = u->nopen + 1;
 
-	/* The window's open at t are on the chain of the last to start by t. */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (u->win[mid].start <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
+	/* The ranges open are those of the last launch's (launches come in time order, mostly). */
+	if (mm->valid && mm->lo == lo && t >= mm->t0 && t < mm->t1) {
+		if (mm->code)
+			*code = mm->code;
+		return 0;
 	}
 	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = u->par[c])
 		need++;
 	for (x = b; x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
 	     x = nx->nodes[x].parent)
 		need++;
-	if (ga_util_grow(&f->scratch, &f->capscratch, need, sizeof(*f->scratch)))
+	if (ga_util_grow(&f->scratch, &f->capscratch, 2 * need, sizeof(*f->scratch)))
 		return -1;
+	open = f->scratch;
+	path = f->scratch + need;
+	/* The window's open at t are on the chain of the last to start by t (lo of them). */
 	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = u->par[c])
-		if (u->win[c].end > t)
-			f->scratch[n++] = other ? u->win[c].node : u->win[c].key;
-	for (size_t i = 0; i < u->nopen; i++)
+		if (u->win[c].end > t) {
+			open[n++] = other ? u->win[c].node : u->win[c].key;
+			if (u->win[c].end < t1)
+				t1 = u->win[c].end;
+		}
+	for (size_t i = u->nopen; i--;)
 		if (u->open[i].g.start <= t && t < u->open[i].g.end) {
 			if (!u->open[i].made && fold_open_node(s, u, i))
 				return -1;
-			f->scratch[n++] = other ? u->open[i].g.node : u->open[i].g.key;
+			open[n++] = other ? u->open[i].g.node : u->open[i].g.key;
+			if (u->open[i].g.end < t1)
+				t1 = u->open[i].g.end;
+		} else if (u->open[i].g.start > t && u->open[i].g.start < t1) {
+			t1 = u->open[i].g.start;
 		}
-	n = sort_unique(f->scratch, n);
-	np = n;
 	for (x = b; x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
 	     x = nx->nodes[x].parent)
-		f->scratch[np++] = other ? x : nx->nodes[x].id;
-	np = n + sort_unique(f->scratch + n, np - n);
-	if (np - n == n && !memcmp(f->scratch, f->scratch + n, n * sizeof(*f->scratch)))
+		path[np++] = other ? x : nx->nodes[x].id;
+	/* Until one of them ends, another starts, or the window changes (memo_reset()): the same. */
+	*mm = (struct fmemo){ t, t1, lo, 0, 1 };
+	/* In the same order (innermost first): as ranges that nest.  Else as sets. */
+	if (np == n && !memcmp(open, path, n * sizeof(*open)))
 		return 0;
-	w = walk_get(f, b, f->scratch, n);
+	n = sort_unique(open, n);
+	np = sort_unique(path, np);
+	if (np == n && !memcmp(open, path, n * sizeof(*open)))
+		return 0;
+	w = walk_get(f, b, open, n);
 	if (w == UINT32_MAX - 1)
 		return fold_give_up(s, "more name paths than a fold codes");
 	if (w == UINT32_MAX)
 		return -1;
-	*code = CODE_WALK | w;
+	*code = mm->code = CODE_WALK | w;
 	return 0;
 }
 
@@ -2129,29 +2165,31 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 		for (ti = 0; ti < f->nth; ti++)
 			if (f->th[ti].tid == p.tid) {
 				struct fthr *u = &f->th[ti];
-				uint32_t b;
+				uint32_t b, c = fold_innermost(u, p.t), lo = u->at;
 
-				if (fold_inner(s, u, fold_innermost(u, p.t), p.t, NULL, &b))
+				if (fold_inner(s, u, c, p.t, NULL, &b))
 					return -1;
 				if (b != GA_RANGES_NONE)
 					code = b + CODE_RANGE;
-				if (u->nonnest && (rc = fold_own(s, u, p.t, b, 0, &code)))
+				if (u->nonnest && (rc = fold_own(s, u, p.t, lo, b, 0, &code)))
 					return rc;
 				break;
 			}
 		for (ti = 0; ti < f->nth; ti++) {
 			struct fthr *u = &f->th[ti];
-			uint32_t b;
+			uint32_t b, c, lo;
 			int pr;
 
 			if (u->tid == p.tid)
 				continue;
-			if (fold_inner(s, u, fold_innermost(u, p.t), p.t, NULL, &b))
+			c = fold_innermost(u, p.t);
+			lo = u->at;
+			if (fold_inner(s, u, c, p.t, NULL, &b))
 				return -1;
 			if (b == GA_RANGES_NONE)
 				continue;
 			/* Its ranges open then, where they are not b's name path: a walk's. */
-			if (u->nonnest && (rc = fold_own(s, u, p.t, b, 1, &b)))
+			if (u->nonnest && (rc = fold_own(s, u, p.t, lo, b, 1, &b)))
 				return rc;
 			if ((pr = fold_pair(f, code, b, &code)))
 				return pr < 0 ? -1 : fold_give_up(s, "more name paths than a fold codes");
@@ -2208,6 +2246,8 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 						       "came");
 			u->open[j++] = u->open[i];
 		}
+		if (u->nopen != j)
+			memo_reset(u);
 		u->nopen = j;
 	}
 	if (cut > f->horizon)
@@ -2313,6 +2353,7 @@ static struct fthr *fold_thread(struct fold *f, uint32_t tid, int *many)
 	u->nlook = u->at = 0;
 	u->nopen = 0;
 	u->nonnest = 0;
+	memo_reset(u);
 	return u;
 }
 
@@ -2383,6 +2424,7 @@ static int fold_open(struct scan *s, const struct ga_ranges_range *g)
 	if (ga_util_grow(&t->open, &t->capopen, t->nopen + 1, sizeof(*t->open)))
 		return -1;
 	t->open[t->nopen++] = (struct fopen){ .g = *g };
+	memo_reset(t);
 	f->has_tid = 1;
 	t->last_rec = s->nrec;
 	s->due = 1;
@@ -2416,6 +2458,7 @@ static int fold_close(struct scan *s, struct fthr *t, size_t i, const struct ga_
 	o = &t->open[i];
 	o->closed = 1;
 	o->g.end = g->end;
+	memo_reset(t);
 	o->g.flags = g->flags;
 	if (o->kept) {
 		nx->ranges[o->kept - 1].end = g->end;

@@ -1594,7 +1594,9 @@ def chrome_processes(events):
 def t_torchrun(backend):
     """torchrun --nproc-per-node 2 (test/apps/torch_ranks.py) under gpuprof
     run: one finished trace per rank, none for the launcher, no warning,
-    kernels counted exactly per rank, ranks in order in every view."""
+    kernels counted exactly per rank, ranks in order in every view; each
+    rank's NVTX ranges (NCCL's beside the steps) fold, as every range kept
+    reports them."""
     def t(tools):
         try:
             import torch  # noqa: F401
@@ -1654,6 +1656,23 @@ def t_torchrun(backend):
         # gloo: both ranks on cuda:0; nccl: rank r on cuda:r.
         if "Ranks (" not in out or "cuda:%d [rank 1]" % (backend == "nccl") not in out:
             errs.append("report lacks the rank table or rank labels")
+        # Each rank's NVTX ranges fold as they close (NCCL's own, domain "NCCL",
+        # do not nest in the steps): report and JSON those of every range kept.
+        for f in files:
+            env = clean_env()
+            env["GPUPROF_VERBOSE"] = "1"
+            rcf, rf, ef = run_cmd([tools.analyzer, "report", f], env, TOOL_TIMEOUT)
+            jf = run_cmd([tools.analyzer, "export", "-t", "json", f], env, TOOL_TIMEOUT)[1]
+            env = clean_env()
+            env["GPUPROF_NVTX_FOLD"] = "0"
+            rck, rk, _ = run_cmd([tools.analyzer, "report", f], env, TOOL_TIMEOUT)
+            jk = run_cmd([tools.analyzer, "export", "-t", "json", f], env, TOOL_TIMEOUT)[1]
+            if rcf != 0 or rck != 0 or "NVTX ranges folded" not in ef or rf != rk or jf != jk:
+                errs.append("%s: the NVTX fold (%s) gives another report or JSON than every "
+                            "range kept (%s, %s)" % (os.path.basename(f), tail(ef, 300),
+                                                     rf == rk, jf == jk))
+            if backend == "nccl" and not re.search(r"^\s*\d+ \|.*\| NCCL:", rf, re.M):
+                errs.append("%s: no NCCL range in the report's NVTX table" % os.path.basename(f))
         if backend == "nccl":
             rc, al, _ = run_cmd([tools.analyzer, "report", "--align", "nccl"] + files,
                                 clean_env(), TOOL_TIMEOUT)
