@@ -1430,7 +1430,7 @@ struct fthr {
 	uint32_t nlook;
 	uint32_t at;       /* where the last look-up ended (fold_innermost()) */
 	uint64_t last_rec; /* the file's records scanned when its last range came */
-	/* Announced ranges by start, each in the one before it or after its end (closed). */
+	/* Announced ranges by start (nesting, or t->nonnest). */
 	struct fopen *open;
 	size_t nopen, capopen;
 	/*
@@ -2380,10 +2380,11 @@ static size_t root_before(const struct fthr *t, uint64_t x)
  * A range announced open (GP_REC_NVTX_OPEN, g->end UINT64_MAX): its thread's
  * ranges and launches from its start are in it until its own record comes
  * (fold_close()).  It comes by a flush interval after the start, before
- * the fold gets there (two intervals behind); else, or where it would not
- * nest in the ranges announced before it, the fold is given up.  One that
- * starts inside ranges of the window (NCCL's communicator, opened inside
- * a step and open at exit) does not nest in them (t->nonnest).  0, or -1.
+ * the fold gets there (two intervals behind), and after those announced
+ * that started before it; else the fold is given up.  One that starts
+ * inside ranges that end before it does (NCCL's communicator, opened
+ * inside a step and open at exit) does not nest in them (t->nonnest).
+ * 0, or -1.
  */
 static int fold_open(struct scan *s, const struct ga_ranges_range *g)
 {
@@ -2405,9 +2406,12 @@ static int fold_open(struct scan *s, const struct ga_ranges_range *g)
 		/* Announced twice (the recorder does not): once is enough. */
 		if (o->g.id == g->id)
 			return 0;
-		/* One it would hold, or that closed after it began. */
-		if (o->g.start > g->start || (o->closed && g->start < o->g.end))
+		/* One that starts after it (the recorder announces them by start). */
+		if (o->g.start > g->start)
 			return fold_give_up(s, "ranges that do not nest");
+		/* Inside one that closed before it did: they do not nest. */
+		if (o->closed && g->start < o->g.end)
+			t->nonnest = 1;
 	}
 	/*
 	 * Inside ranges of the window: they do not nest (it is open still);
@@ -2446,9 +2450,10 @@ static int fold_close(struct scan *s, struct fthr *t, size_t i, const struct ga_
 	struct fopen *o;
 	size_t k;
 
+	/* Announced ones that started in it and end after it: they do not nest. */
 	for (k = i + 1; k < t->nopen; k++)
-		if (!t->open[k].closed || t->open[k].g.end > g->end)
-			return fold_give_up(s, "ranges that do not nest");
+		if (t->open[k].g.start < g->end && (!t->open[k].closed || t->open[k].g.end > g->end))
+			t->nonnest = 1;
 	/* Ranges of the window across its end: they do not nest. */
 	if ((k = root_before(t, g->end)) < t->nroots && t->roots[k].end > g->end)
 		t->nonnest = 1;
