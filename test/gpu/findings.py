@@ -43,12 +43,15 @@ Rules without a saving to compare, and the check used instead:
                  step's compute; the twin overlaps each bucket's all-reduce
                  with the next bucket's compute, the same kernels.  Fires
                  on the problem above info, naming a rank (and, where the
-                 rule names places, the all-reduce's line), with a stake
+                 rule names places, the all-reduce's line).  The stake is
+                 what a full overlap saves; the twin overlaps all but each
+                 all-reduce while the host issues it (and the last one of
+                 the last step), which the rule measures on the twin: its
+                 stake at most 10% of its run and half the problem's
+                 (warning on some hosts: H200 pairs leave 20 to 30% of the
+                 problem's), and the problem's stake less the twin's
                  within 20% of the measured steps' wall time saved (the
-                 slower rank's, problem minus twin); on the twin at most a
-                 quarter of the problem's stake (each all-reduce runs
-                 alone while the host issues it, a few percent of the
-                 run: warning on some hosts), so --fail-on=nccl-exposed
+                 slower rank's, problem minus twin).  --fail-on=nccl-exposed
                  is checked on the problem only.
 Cases that need hardware metrics (--metrics) or 2 GPUs skip with the
 reason where they cannot run.
@@ -442,7 +445,6 @@ def tests(h):
                 errs.append("nccl-exposed names %r, not a rank" % f["subject"])
             if f["severity"] == "info":
                 errs.append("nccl-exposed is only info on the problem: %s" % f["summary"])
-            check_stake("nccl-exposed", f, slow - fast, errs)
             # The places, where the rule names any, must be the all-reduce's line.
             want = "torch_nccl_overlap.py:%d" % truth["nccl.0.line"]
             if any(w.get("site_after") for w in f["where"]):
@@ -450,13 +452,17 @@ def tests(h):
             else:
                 print("# nccl-exposed names no place: %s not checked" % want, flush=True)
         # The twin hides most of it: each all-reduce runs alone only while
-        # the host issues it (and the last one of the last step).
+        # the host issues it (and the last one of the last step); what it
+        # leaves the rule measures there, and the twin saves the rest.
         t = pick(tfs, "nccl-exposed")
         print("# nccl-exposed on the twin: %s" % (t["summary"] if t else "none"), flush=True)
-        if t and f and t["stake_ns"] * 4 > f["stake_ns"]:
-            errs.append("nccl-exposed on the fixed twin: %d ns at stake, more than a quarter "
-                        "of the problem's %d ns: %s"
-                        % (t["stake_ns"], f["stake_ns"], json.dumps(t)[:800]))
+        if t and f and (t["stake_ns"] * 2 > f["stake_ns"] or t["stake_pct"] > 10):
+            errs.append("nccl-exposed on the fixed twin: %d ns at stake (%.2f%% of its run), "
+                        "more than half the problem's %d ns or 10%% of the run: %s"
+                        % (t["stake_ns"], t["stake_pct"], f["stake_ns"], json.dumps(t)[:800]))
+        if f:
+            left = dict(f, stake_ns=f["stake_ns"] - (t["stake_ns"] if t else 0))
+            check_stake("nccl-exposed (less the twin's)", left, slow - fast, errs)
         rc, out, err = run_cmd([tools.analyzer, "report", "--no-timeline",
                                 "--fail-on=nccl-exposed"] + files, clean_env(),
                                h["TOOL_TIMEOUT"])
