@@ -105,6 +105,7 @@ struct scan {
 };
 
 struct fold;
+struct fthr;
 static int fold_range(struct scan *s, const struct ga_ranges_range *g);
 static int fold_due(struct scan *s);
 static void fold_lag(struct scan *s, uint32_t flush_ms);
@@ -114,7 +115,7 @@ static void fold_free(struct fold *f);
 static int fold_give_up(struct scan *s, const char *why);
 static int fold_gnode(struct scan *s, const struct gp_rec_graph_node *g);
 static int fold_gact(struct scan *s, uint64_t node);
-static int fold_gw_place(struct scan *s, const struct ga_ranges_range *g);
+static int fold_gw_place(struct scan *s, struct fthr *u, const struct ga_ranges_range *g);
 static int fold_open(struct scan *s, const struct ga_ranges_range *g);
 static int pace_clean(const struct scan *s);
 
@@ -1816,7 +1817,7 @@ static int fold_open_node(struct scan *s, struct fthr *u, size_t i)
 	o->g.node = node;
 	o->made = 1;
 	nx->nodes[node].instances++;
-	if (f->gw_pend && fold_gw_place(s, &o->g))
+	if (f->gw_pend && fold_gw_place(s, u, &o->g))
 		return -1;
 	if (!f->kept) {
 		if (nx->nranges >= GA_RANGES_FOLDED ||
@@ -1953,7 +1954,7 @@ static int fold_look(struct scan *s, struct fthr *u, uint64_t cut, int last)
 				return fold_give_up(s, "more name paths than a fold codes");
 			g->node = node;
 			nx->nodes[node].instances++;
-			if (f->gw_pend && fold_gw_place(s, g))
+			if (f->gw_pend && fold_gw_place(s, u, g))
 				return -1;
 			/* A file's first range says it has ranges (nranges). */
 			if (!f->kept) {
@@ -2624,13 +2625,73 @@ static int fold_due(struct scan *s)
 }
 
 /*
- * Range g placed in the tree: the graph nodes captured or added in it
- * have their code.  0, or -1 (the fold given up: two ranges of its id).
+ * The code of graph nodes captured or added in range g of thread u, placed
+ * (its tree node made): g's node, or where u's ranges may not nest and
+ * g's name path is not g and the ranges open at its start before it, a
+ * walk's of their keys (ga_ranges_walk() from g at its start), in *code.
+ * 0, or -1 given up or out of memory.
  */
-static int fold_gw_place(struct scan *s, const struct ga_ranges_range *g)
+static int fold_gcode(struct scan *s, struct fthr *u, const struct ga_ranges_range *g,
+		      uint32_t *code)
+{
+	struct ga_ranges *nx = s->nx;
+	struct fold *f = nx->fstate;
+	uint32_t lo = 0, hi = u->nlook, c, x, w, *open, *path;
+	size_t n = 0, np = 0, need = u->nopen + 2;
+
+	*code = g->node + CODE_RANGE;
+	if (!u->nonnest)
+		return 0;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (u->win[mid].start <= g->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = u->par[c])
+		need++;
+	for (x = g->node; x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
+	     x = nx->nodes[x].parent)
+		need++;
+	if (ga_util_grow(&f->scratch, &f->capscratch, 2 * need, sizeof(*f->scratch)))
+		return -1;
+	open = f->scratch;
+	path = f->scratch + need;
+	open[n++] = g->key;
+	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = u->par[c])
+		if (u->win[c].end > g->start && cmp_range(&u->win[c], g) < 0)
+			open[n++] = u->win[c].key;
+	for (size_t i = 0; i < u->nopen; i++)
+		if (u->open[i].g.start <= g->start && g->start < u->open[i].g.end &&
+		    cmp_range(&u->open[i].g, g) < 0)
+			open[n++] = u->open[i].g.key;
+	for (x = g->node; x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
+	     x = nx->nodes[x].parent)
+		path[np++] = nx->nodes[x].id;
+	n = sort_unique(open, n);
+	np = sort_unique(path, np);
+	if (np == n && !memcmp(open, path, n * sizeof(*open)))
+		return 0;
+	w = walk_get(f, g->node, open, n);
+	if (w == UINT32_MAX - 1)
+		return fold_give_up(s, "more name paths than a fold codes");
+	if (w == UINT32_MAX)
+		return -1;
+	*code = CODE_WALK | w;
+	return 0;
+}
+
+/*
+ * Range g of thread u placed in the tree: the graph nodes captured or
+ * added in it have their code (fold_gcode()).  0, or -1 (the fold given
+ * up: two ranges of its id; out of memory).
+ */
+static int fold_gw_place(struct scan *s, struct fthr *u, const struct ga_ranges_range *g)
 {
 	struct fold *f = s->nx->fstate;
-	uint32_t *v = ga_map_find(&f->gw_map, f->pi, g->id);
+	uint32_t *v = ga_map_find(&f->gw_map, f->pi, g->id), code;
 	struct fgw *w;
 
 	if (!v)
@@ -2638,7 +2699,9 @@ static int fold_gw_place(struct scan *s, const struct ga_ranges_range *g)
 	w = &f->gw[*v - 1];
 	if (w->code)
 		return fold_give_up(s, "graph nodes of a range id that two ranges have");
-	w->code = g->node + CODE_RANGE;
+	if (fold_gcode(s, u, g, &code))
+		return -1;
+	w->code = code;
 	f->gw_pend--;
 	return 0;
 }
@@ -2646,10 +2709,12 @@ static int fold_gw_place(struct scan *s, const struct ga_ranges_range *g)
 /*
  * The index in gw of the range of id in the file scanned, made at its
  * first node: its code where a range of that id is placed already, else
- * 0 until it is (fold_gw_place()).  UINT32_MAX out of memory.
+ * 0 until it is (fold_gw_place()).  UINT32_MAX out of memory, UINT32_MAX - 1
+ * the fold given up.
  */
-static uint32_t fold_gw(struct fold *f, uint64_t id)
+static uint32_t fold_gw(struct scan *s, uint64_t id)
 {
+	struct fold *f = s->nx->fstate;
 	uint32_t *v, code = 0;
 	int r = ga_map_insert(&f->gw_map, f->pi, id, &v);
 
@@ -2659,18 +2724,20 @@ static uint32_t fold_gw(struct fold *f, uint64_t id)
 		return *v - 1;
 	/* Placed ranges are those of the placed outermost ones (fold_look()) and announced ones made. */
 	for (size_t ti = 0; ti < f->nth && !code; ti++) {
-		const struct fthr *u = &f->th[ti];
+		struct fthr *u = &f->th[ti];
 
 		for (size_t k = 0; k < u->nopen && !code; k++)
-			if (u->open[k].made && u->open[k].g.id == id)
-				code = u->open[k].g.node + CODE_RANGE;
+			if (u->open[k].made && u->open[k].g.id == id &&
+			    fold_gcode(s, u, &u->open[k].g, &code))
+				return UINT32_MAX - 1;
 
 		for (size_t k = 0; k < u->nroots && u->roots[k].placed && !code; k++) {
 			size_t hi = k + 1 < u->nroots ? u->roots[k + 1].lo : u->nwin;
 
 			for (size_t i = u->roots[k].lo; i < hi; i++)
 				if (u->win[i].id == id) {
-					code = u->win[i].node + CODE_RANGE;
+					if (fold_gcode(s, u, &u->win[i], &code))
+						return UINT32_MAX - 1;
 					break;
 				}
 		}
@@ -2698,7 +2765,7 @@ static int fold_gnode(struct scan *s, const struct gp_rec_graph_node *g)
 	int r;
 
 	f->gnodes = 1;
-	if (g->nvtx && (w = fold_gw(f, g->nvtx)) == UINT32_MAX)
+	if (g->nvtx && (w = fold_gw(s, g->nvtx)) >= UINT32_MAX - 1)
 		return -1;
 	/* Paced, the model read the node's kernels as launched: a record now says otherwise. */
 	if (f->gseen.n && ga_map_find(&f->gseen, s->proc, g->node))
@@ -2872,10 +2939,6 @@ static int fold_end(struct scan *s)
 		f->top[f->pi] = 0;
 		return 0;
 	}
-	/* Kept, a graph node's range not nested is read from its start (ga_ranges_walk()). */
-	for (i = 0; f->gnodes && i < f->nth; i++)
-		if (f->th[i].nonnest)
-			return fold_give_up(s, "graph nodes with ranges that do not nest");
 	if (fold_to(s, UINT64_MAX, 1))
 		return -1;
 	/* Kept, a node whose range id no range has is outside any: which one it was is gone. */
@@ -3423,7 +3486,12 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 			const struct fold *f = nx->fstate;
 
 			/* Every range graph nodes name was placed by the file's end (fold_end()). */
-			if (*v < f->ngw && f->gw[*v].code >= CODE_RANGE) {
+			if (*v < f->ngw && (f->gw[*v].code & CODE_WALK) &&
+			    (f->gw[*v].code & ~CODE_WALK) < f->nwalks) {
+				at.inner = GA_RANGES_FOLDED;
+				at.node = f->walks[f->gw[*v].code & ~CODE_WALK].node;
+				at.walk = (f->gw[*v].code & ~CODE_WALK) + 1;
+			} else if (*v < f->ngw && f->gw[*v].code >= CODE_RANGE) {
 				at.inner = GA_RANGES_FOLDED;
 				at.node = f->gw[*v].code - CODE_RANGE;
 			}

@@ -380,9 +380,9 @@ struct ga_ranges {
 	 * Ranges of a thread that do not nest (two domains, start/end ranges)
 	 * fold in groups that overlap, and a launch whose thread's open
 	 * ranges are not its innermost range's name path is coded with them
-	 * (ranges.c CODE_WALK), as ga_ranges_walk() reads them.  Where
-	 * folding cannot give what keeping every range gives (graph nodes
-	 * where ranges do not nest, a range or launch that comes after the ranges
+	 * (ranges.c CODE_WALK), as ga_ranges_walk() reads them (graph nodes
+	 * too, from their range's start).  Where folding cannot give what
+	 * keeping every range gives (a range or launch that comes after the ranges
 	 * around it folded, more than FOLD_THREADS threads of ranges, a graph
 	 * node naming a range that does not come or folded before its record,
 	 * paced a node's record after its kernels, GPU samples after ranges

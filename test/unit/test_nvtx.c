@@ -1568,7 +1568,7 @@ static struct trace graph_trace(size_t steps, int how)
 	for (size_t i = 0; i < steps; i++) {
 		uint64_t t0 = T0 + 1000 + i * 10000, g = GPU0 + i * 10000, id = 1 + i * 10;
 		uint32_t corr = 100 + 10 * (uint32_t)i;
-		int nodes_now = i == cstep && how != 1 && how != 3;
+		int nodes_now = i == cstep && how != 1 && how != 3 && how != 7;
 
 		if (i == cstep) {
 			/* The capture's launches: no activity, one node each. */
@@ -1592,6 +1592,20 @@ static struct trace graph_trace(size_t steps, int how)
 		if (how == 3 && i == cstep + 1)
 			for (uint32_t j = 0; j < 3; j++)
 				synth_graph_node(s, 1000 + j, 7, 100 + j, 0, 2);
+		/*
+		 * 6: the capture opened inside a range of another domain ("b",
+		 * itself opened inside "a" of that domain, which closed first):
+		 * ranges that do not nest, the capture's name path has "a", the
+		 * ranges open at its start do not (7: its nodes recorded after it).
+		 */
+		if ((how == 6 || how == 7) && i == cstep) {
+			uint32_t dom = synth_string(s, "NCCL");
+
+			synth_nvtx_range(s, synth_string(s, "a"), dom, t0 + 20, t0 + 60, 1, 1, id + 7,
+					 0);
+			synth_nvtx_range(s, synth_string(s, "b"), dom, t0 + 50, t0 + 150, 1, 1, id + 8,
+					 0);
+		}
 		if (i == cstep)
 			synth_nvtx_range(s, cap, 0, t0 + 100, how == 5 ? t0 + 800 : t0 + 400, 1, 1,
 					 id + 1, GP_NVTX_PUSHPOP);
@@ -1599,7 +1613,7 @@ static struct trace graph_trace(size_t steps, int how)
 			synth_nvtx_range(s, rep, 0, t0 + 550, t0 + 900, 1, 1, id + 2, GP_NVTX_PUSHPOP);
 		synth_nvtx_range(s, lay, 0, t0 + 1000, t0 + 2000, 1, 1, id + 3, GP_NVTX_PUSHPOP);
 		synth_nvtx_range(s, step, 0, t0, t0 + 9000, 1, 1, id, GP_NVTX_PUSHPOP);
-		if (how == 1 && i == cstep)
+		if ((how == 1 || how == 7) && i == cstep)
 			for (uint32_t j = 0; j < 3; j++)
 				synth_graph_node(s, 1000 + j, 7, corr + j, 0, id + 1);
 	}
@@ -1627,6 +1641,8 @@ static void test_fold_graphs(void)
 		{ 3, 1, 0, "nodes recorded after their kernels" },
 		{ 4, 1, 1, "a node created outside any range" },
 		{ 5, 1, 1, "the graph launched in the range it was captured in" },
+		{ 6, 1, 1, "captured in ranges that do not nest" },
+		{ 7, 1, 1, "captured in ranges that do not nest, nodes recorded after their range" },
 	};
 
 	tap_begin("nvtx: graph nodes' kernels in their capture's range, folded");
