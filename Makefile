@@ -333,8 +333,11 @@ fuzz: $(ANALYZER) $(BUILD)/bench/synth_trace $(BUILD)/bench/synth_job
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -pthread -o $(BUILD)/fuzz/fuzz_summary \
 		test/fuzz/fuzz_summary.c $(filter-out analyzer/main.c,$(ANA_SRC)) -lzstd -lpcre2-8 -lsqlite3 -lz -lstdc++ -lm
 	cp test/golden/*.gpuprof $(BUILD)/fuzz/corpus/
-	@# Ranges announced open (GP_REC_NVTX_OPEN): steps, and a range around everything.
+	for f in test/golden/*/*.gpuprof; do cp "$$f" "$(BUILD)/fuzz/corpus/$$(basename "$$(dirname "$$f")")-$$(basename "$$f")"; done
+	@# Ranges announced open (GP_REC_NVTX_OPEN): steps, and a range around everything;
+	@# NCCL's ranges beside the steps (ranges that do not nest).
 	$(BUILD)/bench/synth_job --open 3000 $(BUILD)/fuzz/corpus/announced.gpuprof >/dev/null
+	$(BUILD)/bench/synth_job --nccl --autograd 3000 $(BUILD)/fuzz/corpus/nccl.gpuprof >/dev/null
 	$(FUZZ_RUN) $(BUILD)/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -rss_limit_mb=4096 \
 		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus
 	@mkdir -p $(BUILD)/fuzz/corpus-options
