@@ -2063,6 +2063,57 @@ static uint32_t walk_get(struct fold *f, uint32_t node, const uint32_t *k, size_
 }
 
 /*
+ * Room in the fold's scratch for the ranges open on thread u (those on the
+ * window's chain from its range lo - 1, its announced ones, extra more)
+ * and for the name path of tree node b: *open and *path.  0, or -1.
+ */
+static int open_room(struct fold *f, const struct ga_ranges *nx, const struct fthr *u, uint32_t lo,
+		     uint32_t b, size_t extra, uint32_t **open, uint32_t **path)
+{
+	size_t need = u->nopen + extra;
+	uint32_t c, x;
+
+	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = u->par[c])
+		need++;
+	for (x = b; x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
+	     x = nx->nodes[x].parent)
+		need++;
+	if (ga_util_grow(&f->scratch, &f->capscratch, 2 * need, sizeof(*f->scratch)))
+		return -1;
+	*open = f->scratch;
+	*path = f->scratch + need;
+	return 0;
+}
+
+/*
+ * The keys (or nodes) open[0..n) of the ranges open against path[0..np)
+ * of node b's name path: the same (as sets), 0 and *code left as it is;
+ * else *code the walk's of node b and open (CODE_WALK), 0.  -1 given up
+ * or out of memory.
+ */
+static int walk_code(struct scan *s, uint32_t b, uint32_t *open, size_t n, uint32_t *path,
+		     size_t np, uint32_t *code)
+{
+	struct fold *f = s->nx->fstate;
+	uint32_t w;
+
+	/* In the same order (innermost first): as ranges that nest.  Else as sets. */
+	if (np == n && !memcmp(open, path, n * sizeof(*open)))
+		return 0;
+	n = sort_unique(open, n);
+	np = sort_unique(path, np);
+	if (np == n && !memcmp(open, path, n * sizeof(*open)))
+		return 0;
+	w = walk_get(f, b, open, n);
+	if (w == UINT32_MAX - 1)
+		return fold_give_up(s, "more name paths than a fold codes");
+	if (w == UINT32_MAX)
+		return -1;
+	*code = CODE_WALK | w;
+	return 0;
+}
+
+/*
  * A launch at t, thread u's innermost range open then of tree node b
  * (fold_inner()), lo of its window's ranges started by t
  * (fold_innermost()), where u's ranges may not nest: the keys (other, a
@@ -2076,11 +2127,10 @@ static int fold_own(struct scan *s, struct fthr *u, uint64_t t, uint32_t lo, uin
 		    int other, uint32_t *code)
 {
 	struct ga_ranges *nx = s->nx;
-	struct fold *f = nx->fstate;
 	struct fmemo *mm = &u->memo[other];
-	uint32_t c, x, w, *open, *path;
+	uint32_t c, x, *open, *path, was = *code;
 	uint64_t t1 = UINT64_MAX;
-	size_t n = 0, np = 0, need = u->nopen + 1;
+	size_t n = 0, np = 0;
 
 	/* The ranges open are those of the last launch's (launches come in time order, mostly). */
 	if (mm->valid && mm->lo == lo && t >= mm->t0 && t < mm->t1) {
@@ -2088,15 +2138,8 @@ static int fold_own(struct scan *s, struct fthr *u, uint64_t t, uint32_t lo, uin
 			*code = mm->code;
 		return 0;
 	}
-	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = u->par[c])
-		need++;
-	for (x = b; x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
-	     x = nx->nodes[x].parent)
-		need++;
-	if (ga_util_grow(&f->scratch, &f->capscratch, 2 * need, sizeof(*f->scratch)))
+	if (open_room(nx->fstate, nx, u, lo, b, 1, &open, &path))
 		return -1;
-	open = f->scratch;
-	path = f->scratch + need;
 	/* The window's open at t are on the chain of the last to start by t (lo of them). */
 	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = u->par[c])
 		if (u->win[c].end > t) {
@@ -2119,19 +2162,10 @@ static int fold_own(struct scan *s, struct fthr *u, uint64_t t, uint32_t lo, uin
 		path[np++] = other ? x : nx->nodes[x].id;
 	/* Until one of them ends, another starts, or the window changes (memo_reset()): the same. */
 	*mm = (struct fmemo){ t, t1, lo, 0, 1 };
-	/* In the same order (innermost first): as ranges that nest.  Else as sets. */
-	if (np == n && !memcmp(open, path, n * sizeof(*open)))
-		return 0;
-	n = sort_unique(open, n);
-	np = sort_unique(path, np);
-	if (np == n && !memcmp(open, path, n * sizeof(*open)))
-		return 0;
-	w = walk_get(f, b, open, n);
-	if (w == UINT32_MAX - 1)
-		return fold_give_up(s, "more name paths than a fold codes");
-	if (w == UINT32_MAX)
+	if (walk_code(s, b, open, n, path, np, code))
 		return -1;
-	*code = mm->code = CODE_WALK | w;
+	if (*code != was)
+		mm->code = *code;
 	return 0;
 }
 
@@ -2635,9 +2669,8 @@ static int fold_gcode(struct scan *s, struct fthr *u, const struct ga_ranges_ran
 		      uint32_t *code)
 {
 	struct ga_ranges *nx = s->nx;
-	struct fold *f = nx->fstate;
-	uint32_t lo = 0, hi = u->nlook, c, x, w, *open, *path;
-	size_t n = 0, np = 0, need = u->nopen + 2;
+	uint32_t lo = 0, hi = u->nlook, c, x, *open, *path;
+	size_t n = 0, np = 0;
 
 	*code = g->node + CODE_RANGE;
 	if (!u->nonnest)
@@ -2650,15 +2683,8 @@ static int fold_gcode(struct scan *s, struct fthr *u, const struct ga_ranges_ran
 		else
 			hi = mid;
 	}
-	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = u->par[c])
-		need++;
-	for (x = g->node; x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
-	     x = nx->nodes[x].parent)
-		need++;
-	if (ga_util_grow(&f->scratch, &f->capscratch, 2 * need, sizeof(*f->scratch)))
+	if (open_room(nx->fstate, nx, u, lo, g->node, 2, &open, &path))
 		return -1;
-	open = f->scratch;
-	path = f->scratch + need;
 	open[n++] = g->key;
 	for (c = lo ? lo - 1 : GA_RANGES_NONE; c != GA_RANGES_NONE; c = u->par[c])
 		if (u->win[c].end > g->start && cmp_range(&u->win[c], g) < 0)
@@ -2670,17 +2696,7 @@ static int fold_gcode(struct scan *s, struct fthr *u, const struct ga_ranges_ran
 	for (x = g->node; x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
 	     x = nx->nodes[x].parent)
 		path[np++] = nx->nodes[x].id;
-	n = sort_unique(open, n);
-	np = sort_unique(path, np);
-	if (np == n && !memcmp(open, path, n * sizeof(*open)))
-		return 0;
-	w = walk_get(f, g->node, open, n);
-	if (w == UINT32_MAX - 1)
-		return fold_give_up(s, "more name paths than a fold codes");
-	if (w == UINT32_MAX)
-		return -1;
-	*code = CODE_WALK | w;
-	return 0;
+	return walk_code(s, g->node, open, n, path, np, code);
 }
 
 /*
