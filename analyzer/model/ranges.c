@@ -1443,13 +1443,15 @@ struct fthr {
 	/*
 	 * fold_own()'s last answer (own thread's launches, other threads'):
 	 * launches at t0..t1 with lo of the window's ranges started by then
-	 * have its ranges open; code: the walk's, 0 none.
+	 * have its ranges open; code: the walk's, 0 none.  memo[2],
+	 * fold_inner()'s of a launch: at t0..t1 the innermost announced range
+	 * open is open[code - 1], none where code is 0.
 	 */
 	struct fmemo {
 		uint64_t t0, t1;
 		uint32_t lo, code;
 		int valid;
-	} memo[2];
+	} memo[3];
 };
 
 /* A launch's code and, on another thread, the tree node of the range open then. */
@@ -1710,7 +1712,7 @@ static int fold_give_up(struct scan *s, const char *why)
 /* The window or the announced ranges of thread u changed: fold_own() looks again. */
 static void memo_reset(struct fthr *u)
 {
-	u->memo[0].valid = u->memo[1].valid = 0;
+	u->memo[0].valid = u->memo[1].valid = u->memo[2].valid = 0;
 }
 
 /*
@@ -1841,20 +1843,47 @@ static int fold_open_node(struct scan *s, struct fthr *u, size_t i)
 static int fold_inner(struct scan *s, struct fthr *u, uint32_t c, uint64_t t,
 		      const struct ga_ranges_range *g, uint32_t *node)
 {
+	struct fmemo *mm = &u->memo[2];
 	size_t i = u->nopen;
 
 	*node = c != GA_RANGES_NONE ? u->win[c].node : GA_RANGES_NONE;
-	while (i--)
-		if (u->open[i].g.start <= t && t < u->open[i].g.end &&
-		    (!g || cmp_range(&u->open[i].g, g) < 0)) {
-			/* The later of the two in cmp_range() order (open, one is the longer). */
-			if (c != GA_RANGES_NONE && cmp_range(&u->open[i].g, &u->win[c]) < 0)
-				return 0;
-			if (!u->open[i].made && fold_open_node(s, u, i))
-				return -1;
-			*node = u->open[i].g.node;
-			return 0;
+	if (!i)
+		return 0;
+	if (g) {
+		while (i-- && !(u->open[i].g.start <= t && t < u->open[i].g.end &&
+				cmp_range(&u->open[i].g, g) < 0))
+			;
+	} else if (mm->valid && t >= mm->t0 && t < mm->t1) {
+		/* A launch's: the last one found stands until one of them starts or ends. */
+		i = mm->code ? mm->code - 1 : SIZE_MAX;
+	} else {
+		uint64_t t1 = UINT64_MAX;
+		size_t k = i;
+
+		i = SIZE_MAX;
+		while (k--) {
+			const struct ga_ranges_range *o = &u->open[k].g;
+
+			if (o->start > t) {
+				if (o->start < t1)
+					t1 = o->start;
+			} else if (t < o->end) {
+				if (o->end < t1)
+					t1 = o->end;
+				if (i == SIZE_MAX)
+					i = k;
+			}
 		}
+		*mm = (struct fmemo){ t, t1, 0, i == SIZE_MAX ? 0 : (uint32_t)i + 1, 1 };
+	}
+	if (i == SIZE_MAX)
+		return 0;
+	/* The later of the two in cmp_range() order (open, one is the longer). */
+	if (c != GA_RANGES_NONE && cmp_range(&u->open[i].g, &u->win[c]) < 0)
+		return 0;
+	if (!u->open[i].made && fold_open_node(s, u, i))
+		return -1;
+	*node = u->open[i].g.node;
 	return 0;
 }
 
