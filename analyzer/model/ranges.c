@@ -2698,20 +2698,15 @@ static int fold_gcode(struct scan *s, struct fthr *u, const struct ga_ranges_ran
 		      uint32_t *code)
 {
 	struct ga_ranges *nx = s->nx;
-	uint32_t lo = 0, hi = u->nlook, c, x, *open, *path;
+	uint32_t lo, c, x, *open, *path;
 	size_t n = 0, np = 0;
 
 	*code = g->node + CODE_RANGE;
 	if (!u->nonnest)
 		return 0;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (u->win[mid].start <= g->start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* The window's ranges that start by g's (fold_innermost() counts them in u->at). */
+	fold_innermost(u, g->start);
+	lo = u->at;
 	if (open_room(nx->fstate, nx, u, lo, g->node, 2, &open, &path))
 		return -1;
 	open[n++] = g->key;
