@@ -1435,6 +1435,19 @@ struct fthr {
 	struct fopen *open;
 	size_t nopen, capopen;
 	/*
+	 * Of them, those closed not kept as steps yet (open_steps()), and the
+	 * latest end of the closed ones (open_across()); both made again as
+	 * the fold drops closed ones (fold_to()).
+	 */
+	size_t nunstepped;
+	uint64_t closed_end;
+	/*
+	 * open_steps() looked at open[0..step_at) for cut step_cut: each kept,
+	 * open still, or ending after it then.
+	 */
+	size_t step_at;
+	uint64_t step_cut;
+	/*
 	 * Its ranges may not nest (ranges of two domains, start/end ranges):
 	 * each launch's code then says the ranges open at it where they are
 	 * not its innermost range's name path (fold_own()).
@@ -1444,8 +1457,9 @@ struct fthr {
 	 * fold_own()'s last answer (own thread's launches, other threads'):
 	 * launches at t0..t1 with lo of the window's ranges started by then
 	 * have its ranges open; code: the walk's, 0 none.  memo[2],
-	 * fold_inner()'s of a launch: at t0..t1 the innermost announced range
-	 * open is open[code - 1], none where code is 0.
+	 * fold_inner()'s: at t0..t1 the innermost announced range open is
+	 * open[code - 1], none where code is 0; lo: one of them starts at t0
+	 * (a range starting then asks cmp_range() of those).
 	 */
 	struct fmemo {
 		uint64_t t0, t1;
@@ -1849,15 +1863,10 @@ static int fold_inner(struct scan *s, struct fthr *u, uint32_t c, uint64_t t,
 	*node = c != GA_RANGES_NONE ? u->win[c].node : GA_RANGES_NONE;
 	if (!i)
 		return 0;
-	if (g) {
-		while (i-- && !(u->open[i].g.start <= t && t < u->open[i].g.end &&
-				cmp_range(&u->open[i].g, g) < 0))
-			;
-	} else if (mm->valid && t >= mm->t0 && t < mm->t1) {
-		/* A launch's: the last one found stands until one of them starts or ends. */
-		i = mm->code ? mm->code - 1 : SIZE_MAX;
-	} else {
+	/* The last one found stands until one of them starts or ends. */
+	if (!mm->valid || t < mm->t0 || t >= mm->t1) {
 		uint64_t t1 = UINT64_MAX;
+		uint32_t tie = 0;
 		size_t k = i;
 
 		i = SIZE_MAX;
@@ -1872,9 +1881,22 @@ static int fold_inner(struct scan *s, struct fthr *u, uint32_t c, uint64_t t,
 					t1 = o->end;
 				if (i == SIZE_MAX)
 					i = k;
+				tie |= o->start == t;
 			}
 		}
-		*mm = (struct fmemo){ t, t1, 0, i == SIZE_MAX ? 0 : (uint32_t)i + 1, 1 };
+		*mm = (struct fmemo){ t, t1, tie, i == SIZE_MAX ? 0 : (uint32_t)i + 1, 1 };
+	}
+	/*
+	 * Range g starting at t: those open then that started before it, all
+	 * of them but where one starts at t too (then cmp_range() says).
+	 */
+	if (g && t == mm->t0 && mm->lo) {
+		i = u->nopen;
+		while (i-- && !(u->open[i].g.start <= t && t < u->open[i].g.end &&
+				cmp_range(&u->open[i].g, g) < 0))
+			;
+	} else {
+		i = mm->code ? mm->code - 1 : SIZE_MAX;
 	}
 	if (i == SIZE_MAX)
 		return 0;
@@ -1896,8 +1918,9 @@ static int fold_inner(struct scan *s, struct fthr *u, uint32_t c, uint64_t t,
 static int open_steps(struct scan *s, struct fthr *u, uint64_t before, uint64_t cut, int last)
 {
 	struct ga_ranges *nx = s->nx;
+	size_t i = !last && u->step_cut == cut ? u->step_at : 0;
 
-	for (size_t i = 0; nx->fold_keep && i < u->nopen; i++) {
+	for (; nx->fold_keep && u->nunstepped && i < u->nopen; i++) {
 		struct fopen *o = &u->open[i];
 		struct ga_ranges_key *k = &nx->keys[o->g.key];
 
@@ -1907,6 +1930,7 @@ static int open_steps(struct scan *s, struct fthr *u, uint64_t before, uint64_t 
 		if (!o->closed || o->stepped || (!last && o->g.end > cut))
 			continue;
 		o->stepped = 1;
+		u->nunstepped--;
 		if (!k->fold_kept)
 			k->fold_kept = nx->fold_keep(ga_model_str(s->m, k->name)) ? 1 : 2;
 		if (k->fold_kept == 1) {
@@ -1918,6 +1942,8 @@ static int open_steps(struct scan *s, struct fthr *u, uint64_t before, uint64_t 
 								     "cannot be written");
 		}
 	}
+	u->step_at = last ? 0 : i;
+	u->step_cut = cut;
 	return 0;
 }
 
@@ -2302,13 +2328,22 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 		if (u->nopen && open_steps(s, u, UINT64_MAX, cut, last))
 			return -1;
 
+		u->nunstepped = u->step_at = 0;
+		u->closed_end = 0;
 		for (i = j = 0; i < u->nopen; i++) {
-			if (u->open[i].closed && (last || u->open[i].g.end <= cut))
+			const struct fopen *o = &u->open[i];
+
+			if (o->closed && (last || o->g.end <= cut))
 				continue;
 			if (last)
 				return fold_give_up(s, "a range announced open whose own record never "
 						       "came");
-			u->open[j++] = u->open[i];
+			if (o->closed) {
+				u->nunstepped += !o->stepped;
+				if (o->g.end > u->closed_end)
+					u->closed_end = o->g.end;
+			}
+			u->open[j++] = *o;
 		}
 		if (u->nopen != j)
 			memo_reset(u);
@@ -2415,7 +2450,8 @@ static struct fthr *fold_thread(struct fold *f, uint32_t tid, int *many)
 	u->tid = tid;
 	u->nwin = u->nroots = 0;
 	u->nlook = u->at = 0;
-	u->nopen = 0;
+	u->nopen = u->nunstepped = u->step_at = 0;
+	u->closed_end = u->step_cut = 0;
 	u->nonnest = 0;
 	memo_reset(u);
 	return u;
@@ -2527,6 +2563,11 @@ static int fold_close(struct scan *s, struct fthr *t, size_t i, const struct ga_
 	o = &t->open[i];
 	o->closed = 1;
 	o->g.end = g->end;
+	t->nunstepped += !o->stepped;
+	if (g->end > t->closed_end)
+		t->closed_end = g->end;
+	if (i < t->step_at)
+		t->step_at = i;
 	memo_reset(t);
 	o->g.flags = g->flags;
 	if (o->kept) {
@@ -2538,6 +2579,59 @@ static int fold_close(struct scan *s, struct fthr *t, size_t i, const struct ga_
 	if (g->end > f->tlast)
 		f->tlast = g->end;
 	s->due = 1;
+	return 0;
+}
+
+/* The first of thread t's announced ranges (in start order) that starts after time x. */
+static size_t open_after(const struct fthr *t, uint64_t x)
+{
+	size_t lo = 0, hi = t->nopen;
+
+	while (lo < hi) {
+		size_t k = lo + (hi - lo) / 2;
+
+		if (t->open[k].g.start <= x)
+			lo = k + 1;
+		else
+			hi = k;
+	}
+	return lo;
+}
+
+/*
+ * The index of range g's announcement among thread t's announced ranges
+ * still open (of its id and start), t->nopen where none is.  Closed, a
+ * second record of one id (which the recorder does not write) is another
+ * range.
+ */
+static size_t open_find(const struct fthr *t, const struct ga_ranges_range *g)
+{
+	size_t i = open_after(t, g->start);
+
+	while (i-- && t->open[i].g.start == g->start)
+		if (t->open[i].g.id == g->id && !t->open[i].closed)
+			return i;
+	return t->nopen;
+}
+
+/*
+ * Range g across the start of one of thread t's announced ranges (or
+ * around it), or across the end of a closed one: 1, they do not nest.
+ */
+static int open_across(const struct fthr *t, const struct ga_ranges_range *g)
+{
+	size_t i = open_after(t, g->start);
+
+	if (i < t->nopen && t->open[i].g.start < g->end)
+		return 1;
+	if (t->closed_end <= g->start)
+		return 0;
+	for (i = 0; i < t->nopen; i++) {
+		const struct fopen *o = &t->open[i];
+
+		if (o->closed && g->start < o->g.end && g->end > o->g.end)
+			return 1;
+	}
 	return 0;
 }
 
@@ -2553,33 +2647,22 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 {
 	struct fold *f = s->nx->fstate;
 	struct fthr *t;
-	size_t lo;
+	size_t lo, i;
 	uint64_t end = g->end;
 	int many = 0, joined = 0;
 
 	if (!(t = fold_thread(f, g->tid, &many)))
 		return many ? fold_give_up(s, "ranges on more threads of a process than a fold keeps") :
 			      -1;
-	/*
-	 * A range announced open: its thread holds it apart.  Open still: a
-	 * second record of one id (which the recorder does not write) is
-	 * another range.
-	 */
-	for (size_t i = t->nopen; i--;)
-		if (t->open[i].g.id == g->id && !t->open[i].closed)
-			return fold_close(s, t, i, g);
+	/* A range announced open: its thread holds it apart. */
+	if (t->nopen && (i = open_find(t, g)) < t->nopen)
+		return fold_close(s, t, i, g);
 	if (g->start < f->horizon)
 		return fold_give_up(s, "a range that came after the ranges around it folded");
 	if (f->spec && g->start <= f->spec_tmax && g->end > f->spec_tmin)
 		return fold_give_up(s, why_spec);
-	/* Across the start or the end of an announced range. */
-	for (size_t i = 0; i < t->nopen; i++) {
-		const struct fopen *o = &t->open[i];
-
-		if ((g->start < o->g.start && g->end > o->g.start) ||
-		    (o->closed && g->start < o->g.end && g->end > o->g.end))
-			t->nonnest = 1;
-	}
+	if (!t->nonnest && t->nopen && open_across(t, g))
+		t->nonnest = 1;
 	f->has_tid = 1;
 	t->last_rec = s->nrec;
 	if (g->end > f->tlast)

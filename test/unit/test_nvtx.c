@@ -940,7 +940,7 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 		 * 24: the first step, as a drain inside it announces it with 23's
 		 * communicator.
 		 */
-		if (how == 18 || (how == 24 && st == 0)) {
+		if (how == 18 || how == 27 || (how == 24 && st == 0)) {
 			step_id = id++;
 			synth_nvtx_open(s, nstep, 0, t0, tid, step_id);
 		}
@@ -969,13 +969,38 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 						tid;
 			uint64_t layer_id = 0;
 
-			if (how == 18 && l == 1) {
+			if ((how == 18 || how == 27) && l == 1) {
 				layer_id = id++;
 				synth_nvtx_open(s, nlayer, 0, l0, rtid, layer_id);
 			}
 
 			for (o = 0; o < 3; o++) {
-				uint64_t o0 = l0 + o * 6000 + 100;
+				uint64_t o0 = l0 + o * 6000 + 100, op_id = 0;
+
+				/*
+				 * 25: the second layer's first op starts with it,
+				 * announced open where the layer is not (the
+				 * recorder announces both): the layer is its parent.
+				 */
+				if (how == 25 && l == 1 && o == 0) {
+					o0 = l0;
+					op_id = id++;
+					synth_nvtx_open(s, nop[o], 0, o0, rtid, op_id);
+				}
+				/*
+				 * 26, 27: that op announced open, and a range "main"
+				 * across its start (26: its record after the
+				 * announcement) or its end (27: after the op's
+				 * record; the step and layer announced with the
+				 * op): they do not nest.
+				 */
+				if ((how == 26 || how == 27) && l == 1 && o == 0) {
+					op_id = id++;
+					synth_nvtx_open(s, nop[o], 0, o0, rtid, op_id);
+				}
+				if (how == 26 && l == 1 && o == 0)
+					synth_nvtx_range(s, nmain, 0, o0 - 50, o0 + 2600, rtid, rtid,
+							 id++, GP_NVTX_PUSHPOP);
 
 				/* At the op's start, inside, and at its end (the layer's). */
 				for (j = 0; j < 3; j++) {
@@ -998,6 +1023,9 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 				/* 6, 9: no ranges in the steps (9: one around everything). */
 				if (how != 6 && how != 9 && (how != 5 || o < 2))
 					synth_nvtx_range(s, nop[o], 0, o0, o0 + 5000, rtid, rtid,
+							 op_id ? op_id : id++, GP_NVTX_PUSHPOP);
+				if (how == 27 && l == 1 && o == 0)
+					synth_nvtx_range(s, nmain, 0, o0 + 4000, o0 + 5500, rtid, rtid,
 							 id++, GP_NVTX_PUSHPOP);
 			}
 			if (how != 6 && how != 9)
@@ -1169,6 +1197,9 @@ static void test_fold(void)
 		  NULL, 0, 2, 0 },
 		{ 24, 300, 1, "the first step and NCCL's communicator in it announced together",
 		  NULL, 0, 2, 0 },
+		{ 25, 300, 1, "an op announced open, its layer starting with it not", NULL, 0, 2, 0 },
+		{ 26, 300, 1, "a range across the start of one announced open", NULL, 0, 2, 0 },
+		{ 27, 300, 1, "a range across the end of one announced open", NULL, 0, 2, 0 },
 		{ 22, 300, 0, "300 ranges announced open at once on a thread",
 		  "more ranges announced open at once than a fold keeps", 0, 2, 0 },
 		{ 3, 300, 0, "a kernel after its step folded",
@@ -1234,12 +1265,14 @@ static void test_fold(void)
 				size_t i, k = 0, bad = 0;
 				uint64_t filed = b.nx.nfiled;
 
-				/* 13, 14: the first's ranges of threads 300 (and 200) too. */
+				/* 13, 14: the first's ranges of threads 300 (and 200) too; 26, 27: its "main" each step. */
 				CHECKF(b.nx.nranges == nr &&
 					       a.nx.nranges == cases[c].steps * 17 * nr + (cases[c].how == 13) +
 								       2 * (cases[c].how == 14) +
 								       (cases[c].how == 19) + (cases[c].how == 23) +
-								       (cases[c].how == 24),
+								       (cases[c].how == 24) +
+								       (cases[c].how == 26 || cases[c].how == 27) *
+									       cases[c].steps,
 				       "%s: %zu ranges kept of %zu", cases[c].what, b.nx.nranges,
 				       a.nx.nranges);
 				CHECK(ga_ranges_each_step(&b.nx, collect_step, &got) == 0);
