@@ -273,13 +273,13 @@ bench: all apps
 # (bench/analyzer.py says what it measures):
 #   make bench-analyzer [BENCH_RECORDS=1e7] [BENCH_BIG=1] [BENCH_RANKS=16]
 #                       [BENCH_REPEAT=3] [BENCH_JOBS="1 2 0"] [BENCH_ONLY=kern,mix,nvtx,ranks]
-#                       [BENCH_EXPORTS=timeline,chrome,perfetto]
+#                       [BENCH_EXPORTS=timeline,chrome,perfetto,csv]
 BENCH_RECORDS ?= 1e7
 BENCH_RANKS ?= 16
 BENCH_REPEAT ?= 3
 BENCH_JOBS ?= 1 2 0
 BENCH_ONLY ?= kern,mix,nvtx,ranks
-BENCH_EXPORTS ?= timeline,chrome,perfetto
+BENCH_EXPORTS ?= timeline,chrome,perfetto,csv
 BENCH_ANA := $(BUILD)/bench/synth_trace $(BUILD)/bench/synth_job $(BUILD)/bench/scan_floor
 $(BUILD)/bench/synth_trace $(BUILD)/bench/synth_job: $(BUILD)/bench/%: bench/%.c test/unit/synth.c test/unit/synth.h include/gpuprof/trace.h
 	@mkdir -p $(@D)

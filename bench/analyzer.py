@@ -38,9 +38,10 @@ shares nothing (memory bandwidth, caches and clock included), against which
 the issue's 0.8 x cores reads.
 
 Then the timeline and the streamed exports on each kernel-only trace
-(--exports, default timeline,chrome,perfetto; "" for none): `report
---timeline`, `export -t chrome` (to /dev/null) and `export -t perfetto`
-(to a file in the work folder, for its size, removed after each run),
+(--exports, default timeline,chrome,perfetto,csv; "" for none): `report
+--timeline`, `export -t chrome` and `export -t csv` (to /dev/null) and
+`export -t perfetto` (to a file in the work folder, for its size, removed
+after each run),
 interleaved with the floor as above: records/s by wall and by CPU time, the
 ratio to the floor by CPU time (the figure to compare on a loaded machine),
 peak RSS, and for Perfetto the bytes of output per record (the issue's
@@ -189,7 +190,7 @@ def bench_exports(args, analyzer, floor, d, traces, exports, say):
     say("")
     say("- floor and export runs interleaved, %d repetitions; median (minimum);"
         " vs floor = floor CPU time / export CPU time (1.0 = at the floor); chrome's"
-        " output to /dev/null, perfetto's to a file" % args.repeat)
+        " and csv's output to /dev/null, perfetto's to a file" % args.repeat)
     say("")
     say("| output | trace | records | floor CPU s | wall s | CPU s | M records/s (wall)"
         " | M records/s (CPU) | vs floor, CPU | peak RSS MiB | output B/record |")
@@ -246,7 +247,7 @@ def main():
     ap.add_argument("--dir")
     ap.add_argument("--out")
     ap.add_argument("--baseline")
-    ap.add_argument("--exports", default="timeline,chrome,perfetto")
+    ap.add_argument("--exports", default="timeline,chrome,perfetto,csv")
     args = ap.parse_args()
     args.only = set(args.only.split(","))
     analyzer = os.path.join(args.build, "bin", "gpuprof-analyze")

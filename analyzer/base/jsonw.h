@@ -217,31 +217,56 @@ static inline uint64_t ga_jw_digits8(uint32_t v)
 /*
  * ga_jw_put_u64()'s digits of v, where p has 8 bytes of room more than v's
  * digits: from 100 to 10^8, one store of ga_jw_digits8() (the bytes after
- * the digits are left for what follows to overwrite); returns the end.
+ * the digits are left for what follows to overwrite); above, the digits
+ * before the last eight (or sixteen) so, then eight at a time (times in
+ * nanoseconds since the epoch have 19 digits); returns the end.
  */
-static inline char *ga_jw_put_u64_room(char *p, uint64_t v)
+static inline __attribute__((always_inline)) char *ga_jw_put_u64_room(char *p, uint64_t v)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t lo = 0, mid = 0, d;
+	int k = 0;
+
+	if (v >= 100000000) {
+		lo = v % 100000000;
+		v /= 100000000;
+		k = 1;
+		if (v >= 100000000) {
+			mid = v % 100000000;
+			v /= 100000000;
+			k = 2;
+		}
+	}
 	if (v < 100) {
 		/* Durations of a few microseconds: a digit or a pair. */
 		if (v < 10) {
-			*p = (char)('0' + v);
-			return p + 1;
+			*p++ = (char)('0' + v);
+		} else {
+			memcpy(p, ga_jw_digits2 + v * 2, 2);
+			p += 2;
 		}
-		memcpy(p, ga_jw_digits2 + v * 2, 2);
-		return p + 2;
-	}
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (v < 100000000) {
+	} else {
 		unsigned n = (unsigned)((64 - __builtin_clzll(v)) * 1233) >> 12;
-		uint64_t d;
 
 		n += v >= ga_jw_pow10[n];
 		d = ga_jw_digits8((uint32_t)v) >> (8 * (8 - n));
 		memcpy(p, &d, 8);
-		return p + n;
+		p += n;
 	}
-#endif
+	if (k == 2) {
+		d = ga_jw_digits8((uint32_t)mid);
+		memcpy(p, &d, 8);
+		p += 8;
+	}
+	if (k) {
+		d = ga_jw_digits8((uint32_t)lo);
+		memcpy(p, &d, 8);
+		p += 8;
+	}
+	return p;
+#else
 	return ga_jw_put_u64(p, v);
+#endif
 }
 
 /* ".ddd" of r < 1000 at p. */

@@ -15,6 +15,7 @@
 
 #define XS_PBUF (256u << 10) /* packed bytes gathered before a write */
 #define XS_FHEAD 8           /* a packed frame's head: its bytes and records, 32 bits each */
+#define XS_WORDS 15          /* a packed record's words at most (a nibble each in 64 bits) */
 
 void ga_xsort_init(struct ga_xsort *x, size_t rsize, size_t cap)
 {
@@ -23,7 +24,7 @@ void ga_xsort_init(struct ga_xsort *x, size_t rsize, size_t cap)
 	x->cap = cap ? cap : 1;
 	/* The packing stores and loads words as little-endian bytes. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	x->packed = x->rsize % 8 == 0 && x->rsize <= 64;
+	x->packed = x->rsize % 8 == 0 && x->rsize <= 8 * XS_WORDS;
 #endif
 }
 
@@ -65,7 +66,7 @@ static inline __attribute__((always_inline)) unsigned char *
 pack(unsigned char *o, const unsigned char *rec, size_t words, uint64_t *prev)
 {
 	unsigned char *h = o;
-	uint32_t head = 0;
+	uint64_t head = 0;
 	size_t j;
 
 	o += (words + 1) / 2;
@@ -79,11 +80,11 @@ pack(unsigned char *o, const unsigned char *rec, size_t words, uint64_t *prev)
 		prev[j] = w;
 		/* A word of nothing takes a byte too: no branch on it. */
 		len = ((unsigned)(63 ^ __builtin_clzll(d | 1)) + 8) >> 3;
-		head |= (uint32_t)len << (4 * j);
+		head |= (uint64_t)len << (4 * j);
 		memcpy(o, &d, 8);
 		o += len;
 	}
-#pragma GCC unroll 4
+#pragma GCC unroll 8
 	for (j = 0; j < (words + 1) / 2; j++)
 		h[j] = (unsigned char)(head >> (8 * j));
 	return o;
@@ -104,17 +105,17 @@ unpack_w(const unsigned char *p, size_t len, size_t n, unsigned char *out, size_
 {
 	const unsigned char *end = p + len;
 	size_t hb = (words + 1) / 2;
-	uint64_t prev[8] = { 0 };
+	uint64_t prev[XS_WORDS] = { 0 };
 	/* Each nibble's low three bits, and its top bit. */
-	uint32_t bad = 0, low = (uint32_t)(0x77777777ull & ((1ull << (4 * words)) - 1));
-	uint32_t top = low + (low & 0x11111111u);
+	uint64_t bad = 0, low = 0x7777777777777777ull & ((1ull << (4 * words)) - 1);
+	uint64_t top = low + (low & 0x1111111111111111ull);
 
 	for (size_t i = 0; i < n; i++) {
-		uint32_t head = 0;
+		uint64_t head = 0;
 
-#pragma GCC unroll 4
+#pragma GCC unroll 8
 		for (size_t j = 0; j < hb; j++)
-			head |= (uint32_t)p[j] << (8 * j);
+			head |= (uint64_t)p[j] << (8 * j);
 		p += hb;
 		/* A nibble above 8: its top bit and one of the others (their sum with 7 carries into it). */
 		bad |= head & ((head & low) + low) & top;
@@ -250,7 +251,7 @@ static int spill_packed(struct ga_xsort *x)
 	while (i < x->n) {
 		size_t k = x->n - i < per ? x->n - i : per;
 		unsigned char *head = x->pbuf + at, *o = head + XS_FHEAD;
-		uint64_t prev[8] = { 0 };
+		uint64_t prev[XS_WORDS] = { 0 };
 		uint32_t len, cnt = (uint32_t)k;
 
 		for (size_t e = i + k; i < e; i++) {

@@ -6,7 +6,7 @@
  * $TMPDIR (else /tmp), so nothing is left behind whatever way the program
  * ends.  At the end the runs are merged through a heap, reading each in
  * blocks; a trace whose records fit in one run is never spilled.  Records
- * of a size that is a multiple of 8 bytes (at most 64) are spilled packed:
+ * of a size that is a multiple of 8 bytes (at most 120) are spilled packed:
  * in frames of up to a block's records, each 8-byte word as its difference
  * from the record before (the key subtracted, the others XORed) in as few
  * bytes as it needs, a nibble of length per word (a trace's timeline rows
@@ -46,7 +46,7 @@ struct ga_xsort {
 	int inorder;       /* the run last sorted was in key order already: idx not made */
 	int fd1;           /* the spill file's descriptor + 1, 0 none */
 	uint64_t fsize;
-	int packed;          /* runs spilled packed (rsize a multiple of 8, at most 64) */
+	int packed;          /* runs spilled packed (rsize a multiple of 8, at most 120) */
 	unsigned char *pbuf; /* packed frames on their way to or from the file */
 	size_t pcap;
 	struct ga_xsort_run *runs;

@@ -2,11 +2,14 @@
  * "export --format csv": one CSV table.  The default, "activities", is one
  * row per GPU activity, sorted by start time (equal starts in the order
  * read), with the innermost NVTX range, the collapsed launch site and the
- * process's host, rank, pid and file.  Rows are formatted as the model
- * reads them into a run of at most GA_CSV_RUN bytes; a full run is sorted
- * and spilled to an unlinked temporary file, and the runs are merged at the
- * end (one run that fits is written straight out).  Memory: one run and its
- * index, whatever the trace's size; disk: about the output's size.  The
+ * process's host, rank, pid and file.  What a row is made of (72 bytes:
+ * its numbers, and its strings by id) goes, as the model reads it, through
+ * an external sort by start (base/xsort.h: runs of GA_CSV_RUN bytes
+ * spilled packed to an unlinked temporary file); at the end each row's text
+ * is made in start order from its numbers and from fields made once (each
+ * name, NVTX range and site quoted once, a process's columns once) and
+ * written in blocks.  Memory: one run and its index, and the fields,
+ * whatever the trace's size; disk: about a quarter of the rows' size.  The
  * others (--table NAME) are the report's tables, written from the finished
  * analysis: kernels, memory, api, nvtx, sites, devices, and of traces
  * recorded with --metrics roofline (per kernel) and metrics (per kernel
@@ -23,37 +26,42 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/xsort.h"
 #include "model/hwmetrics.h"
 #include "views/formats.h"
 
-#define GA_CSV_RUN (8u << 20)      /* bytes of row text sorted in memory at once */
+#define GA_CSV_RUN (8u << 20) /* bytes of rows sorted in memory at once */
+#define GA_CSV_OUT (1u << 20) /* bytes of text gathered before a write */
 
-/* A row of the run being filled: its start, arrival order and place in the text. */
-struct csv_key {
-	uint64_t start, seq;
-	size_t off;
-	uint32_t len;
+/*
+ * An activity's row as the model reads it: what its text is made of at
+ * the end, once the rows are in start order (9 words: xsort packs them).
+ */
+struct csv_rec {
+	uint64_t start, end, bytes, graph_node;
+	uint32_t name; /* kernels: the strtab id of the name; else the label */
+	uint32_t proc, device_id, context, stream, correlation, graph_id;
+	uint32_t nvtx, site; /* strtab ids, 0 none */
+	uint16_t kind, copy_kind;
 };
+_Static_assert(sizeof(struct csv_rec) == 72, "a CSV row is 9 words");
 
-/* A spilled run being merged: its file and its current row. */
-struct csv_run {
-	FILE *f;
-	uint64_t start;
-	char *line;
-	uint32_t len, cap;
+/* A string's field, quoted where CSV needs it, once: off + 1 (0 not yet) and length in pool. */
+struct csv_str {
+	uint32_t off1, len;
 };
 
 struct csv_sort {
-	FILE *out;                 /* the real output */
-	FILE *mem;                 /* the run's text (open_memstream) */
-	char *text;
-	size_t textlen;
-	struct csv_key *k;
-	size_t nk, capk;
-	uint64_t seq;
-	struct csv_run *runs;
-	size_t nruns, capruns;
-	struct ga_buf row; /* the row being made (row_text()) */
+	struct ga_xsort rows;
+	/* Fields made once: kernels' full names and strtab strings by id, labels by index. */
+	struct csv_str *full, *raw, *lab;
+	size_t capfull, capraw, caplab;
+	/* Each process's ",pid," and ",host,rank,file\n" (pool offsets + 1, lengths). */
+	struct csv_str *pid, *tail;
+	size_t cappid, captail;
+	struct ga_buf pool;
+	char *out; /* text gathered for a write */
+	size_t nout, capout;
 };
 
 static void field(struct ga_export *e, const char *s, size_t len)
@@ -89,257 +97,227 @@ static void proc_fields(struct ga_export *e, const struct ga_model *m, uint32_t 
 		cfield(e, m->files[p->file].path);
 }
 
-/* Decimal digits of v appended to b. */
-static int put_u64(struct ga_buf *b, uint64_t v)
+/*
+ * The field of a string (text, len) in pool, made once: *c says where,
+ * NULL out of memory (or a pool past 4 GiB).
+ */
+static const struct csv_str *str_once(struct csv_sort *q, struct csv_str **arr, size_t *cap,
+				      uint32_t id, const char *text, size_t len, int escape)
 {
+	struct csv_str *c;
+	size_t off = q->pool.len;
+
+	if (id >= *cap) {
+		size_t old = *cap;
+
+		if (ga_util_grow(arr, cap, (size_t)id + 1, sizeof(**arr)))
+			return NULL;
+		memset(*arr + old, 0, (*cap - old) * sizeof(**arr));
+	}
+	c = &(*arr)[id];
+	if (c->off1)
+		return c;
+	if ((escape ? ga_csv_escape(&q->pool, text, len) : ga_buf_put(&q->pool, text, len)) ||
+	    q->pool.len >= UINT32_MAX)
+		return NULL;
+	c->off1 = (uint32_t)off + 1;
+	c->len = (uint32_t)(q->pool.len - off);
+	return c;
+}
+
+/* The field of id in arr where made already, else NULL. */
+static const struct csv_str *str_have(const struct csv_str *arr, size_t cap, uint32_t id)
+{
+	return id < cap && arr[id].off1 ? &arr[id] : NULL;
+}
+
+/* Process proc's ",pid," and ",host,rank,file\n", made once. */
+static int proc_once(struct csv_sort *q, const struct ga_model *m, uint32_t proc,
+		     const struct csv_str **pid, const struct csv_str **tail)
+{
+	const struct ga_proc *p = &m->procs[proc];
+	struct ga_buf b = { 0 };
 	char d[24];
+	int rc;
 
-	return ga_buf_put(b, d, (size_t)(ga_jw_put_u64(d, v) - d));
-}
-
-/* A field appended to b, quoted where CSV needs it. */
-static int put_field(struct ga_buf *b, const char *s, size_t len)
-{
-	return ga_csv_escape(b, s, len);
-}
-
-/*
- * An activity's row, made in memory and written with one call (each field
- * went through stdio's formatting, a third of the export's time).
- */
-static int row_text(struct ga_export *e, struct ga_model *m, const struct ga_act *a)
-{
-	struct csv_sort *q = e->state;
-	struct ga_buf *b = &q->row;
-	const struct ga_proc *p = &m->procs[a->proc];
-	const char *name, *kind = ga_model_act_kind(a->kind);
-	char kb[16];
-	uint32_t site;
-	int rc = 0;
-
-	b->len = 0;
-	if (a->kind == GA_ACT_KERNEL)
-		name = ga_strtab_full(&m->strs, a->name);
-	else
-		name = ga_model_str(m, m->labels[a->label].str);
-	rc |= ga_buf_put(b, kind, strlen(kind)) || ga_buf_put(b, ",", 1);
-	rc |= put_field(b, name, strlen(name)) || ga_buf_put(b, ",", 1);
-	rc |= put_u64(b, a->start) || ga_buf_put(b, ",", 1);
-	rc |= put_u64(b, a->end) || ga_buf_put(b, ",", 1);
-	rc |= put_u64(b, a->end - a->start) || ga_buf_put(b, ",", 1);
-	rc |= put_u64(b, a->device_id) || ga_buf_put(b, ",", 1);
-	rc |= put_u64(b, a->context) || ga_buf_put(b, ",", 1);
-	rc |= put_u64(b, a->stream) || ga_buf_put(b, ",", 1);
-	rc |= put_u64(b, a->correlation) || ga_buf_put(b, ",", 1);
-	if (a->kind == GA_ACT_MEMCPY || a->kind == GA_ACT_MEMSET)
-		rc |= put_u64(b, a->bytes);
-	rc |= ga_buf_put(b, ",", 1);
-	if (a->kind == GA_ACT_MEMCPY) {
-		const char *ck = ga_model_copy_kind(a->copy_kind, kb, sizeof(kb));
-
-		rc |= ga_buf_put(b, ck, strlen(ck));
+	if (proc < q->captail && q->tail[proc].off1) {
+		*pid = &q->pid[proc];
+		*tail = &q->tail[proc];
+		return 0;
 	}
-	rc |= ga_buf_put(b, ",", 1);
-	rc |= put_u64(b, a->graph_id) || ga_buf_put(b, ",", 1);
-	rc |= put_u64(b, a->graph_node) || ga_buf_put(b, ",", 1);
-	rc |= put_u64(b, p->pid) || ga_buf_put(b, ",", 1);
-	if (a->nvtx)
-		rc |= put_field(b, ga_model_str(m, a->nvtx), ga_strtab_len(&m->strs, a->nvtx));
-	rc |= ga_buf_put(b, ",", 1);
-	site = ga_sites_site_of(&e->an->st, m, a);
-	if (site == GA_STR_NOMEM)
-		return -1;
-	if (site)
-		rc |= put_field(b, ga_model_str(m, site), ga_strtab_len(&m->strs, site));
-	rc |= ga_buf_put(b, ",", 1);
+	rc = ga_buf_put(&b, ",", 1) || ga_buf_put(&b, d, (size_t)(ga_jw_put_u64(d, p->pid) - d)) ||
+	     ga_buf_put(&b, ",", 1);
+	*pid = rc ? NULL : str_once(q, &q->pid, &q->cappid, proc, b.p, b.len, 0);
+	b.len = 0;
 	/* host, rank, file: after the older columns, which scripts read by position. */
-	if (p->host)
-		rc |= put_field(b, ga_model_str(m, p->host), ga_strtab_len(&m->strs, p->host));
-	rc |= ga_buf_put(b, ",", 1);
-	if (p->rank != GA_NO_RANK)
-		rc |= put_u64(b, p->rank);
-	rc |= ga_buf_put(b, ",", 1);
-	if (p->file < m->nfiles)
-		rc |= put_field(b, m->files[p->file].path, strlen(m->files[p->file].path));
-	rc |= ga_buf_put(b, "\n", 1);
-	if (rc)
-		return -1;
-	fwrite(b->p, 1, b->len, e->out);
-	return ferror(e->out) ? -1 : 0;
+	rc = ga_buf_put(&b, ",", 1);
+	if (!rc && p->host)
+		rc = ga_csv_escape(&b, ga_model_str(m, p->host), ga_strtab_len(&m->strs, p->host));
+	rc = rc || ga_buf_put(&b, ",", 1);
+	if (!rc && p->rank != GA_NO_RANK)
+		rc = ga_buf_put(&b, d, (size_t)(ga_jw_put_u64(d, p->rank) - d));
+	rc = rc || ga_buf_put(&b, ",", 1);
+	if (!rc && p->file < m->nfiles)
+		rc = ga_csv_escape(&b, m->files[p->file].path, strlen(m->files[p->file].path));
+	rc = rc || ga_buf_put(&b, "\n", 1);
+	*tail = rc || !*pid ? NULL : str_once(q, &q->tail, &q->captail, proc, b.p, b.len, 0);
+	ga_buf_free(&b);
+	return *pid && *tail ? 0 : -1;
 }
 
-static int cmp_key(const void *pa, const void *pb)
-{
-	const struct csv_key *a = pa, *b = pb;
-
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-/* An empty run: the text stream (made once, then rewound and reused) and no keys. */
-static int run_open(struct csv_sort *q)
-{
-	q->nk = 0;
-	if (q->mem)
-		return fseeko(q->mem, 0, SEEK_SET) ? -1 : 0;
-	q->mem = open_memstream(&q->text, &q->textlen);
-	return q->mem ? 0 : -1;
-}
-
-/* An unlinked temporary file in $TMPDIR (else /tmp); NULL after saying why. */
-static FILE *spill_file(void)
-{
-	const char *dir;
-	FILE *f = ga_util_tmpfile("csv", &dir);
-
-	if (!f)
-		fprintf(stderr, "gpuprof: sorting the CSV rows: a temporary file in %s: %m\n", dir);
-	return f;
-}
-
-/*
- * Sorts the run and writes it: straight to the output when it is the only
- * one (last and nothing spilled), else to a new spill file as (start,
- * length, text) records.  Returns 0, -1 out of memory, GA_FORMAT_REPORTED.
- */
-static int run_flush(struct csv_sort *q, int last)
-{
-	FILE *f;
-	int rc = 0;
-
-	/* The text is where q->text points once flushed. */
-	if (fflush(q->mem))
-		return -1;
-	if (q->nk)
-		qsort(q->k, q->nk, sizeof(*q->k), cmp_key);
-	if (last && !q->nruns) {
-		for (size_t i = 0; i < q->nk; i++)
-			fwrite(q->text + q->k[i].off, 1, q->k[i].len, q->out);
-	} else if (q->nk) {
-		if (ga_util_grow(&q->runs, &q->capruns, q->nruns + 1, sizeof(*q->runs))) {
-			rc = -1;
-			goto out;
-		}
-		if (!(f = spill_file())) {
-			rc = GA_FORMAT_REPORTED;
-			goto out;
-		}
-		memset(&q->runs[q->nruns], 0, sizeof(q->runs[0]));
-		q->runs[q->nruns++].f = f;
-		for (size_t i = 0; i < q->nk; i++) {
-			fwrite(&q->k[i].start, sizeof(q->k[i].start), 1, f);
-			fwrite(&q->k[i].len, sizeof(q->k[i].len), 1, f);
-			fwrite(q->text + q->k[i].off, 1, q->k[i].len, f);
-		}
-		if (fflush(f) || ferror(f) || fseek(f, 0, SEEK_SET)) {
-			fprintf(stderr, "gpuprof: sorting the CSV rows: writing a temporary file: %m\n");
-			rc = GA_FORMAT_REPORTED;
-		}
-	}
-out:
-	if (!rc && !last && run_open(q))
-		rc = -1;
-	return rc;
-}
-
-/* The run's next row into r; 0, or 1 at its end (or a read error, in *err). */
-static int run_next(struct csv_run *r, int *err)
-{
-	if (fread(&r->start, sizeof(r->start), 1, r->f) != 1 ||
-	    fread(&r->len, sizeof(r->len), 1, r->f) != 1)
-		return 1;
-	if (r->len > r->cap) {
-		char *p = realloc(r->line, r->len);
-
-		if (!p) {
-			*err = -1;
-			return 1;
-		}
-		r->line = p;
-		r->cap = r->len;
-	}
-	if (fread(r->line, 1, r->len, r->f) != r->len) {
-		*err = GA_FORMAT_REPORTED;
-		fputs("gpuprof: sorting the CSV rows: reading a temporary file back failed\n", stderr);
-		return 1;
-	}
-	return 0;
-}
-
-/* Run a before run b: earlier start, equal starts in run (arrival) order. */
-static int run_before(const struct csv_run *runs, uint32_t a, uint32_t b)
-{
-	return runs[a].start != runs[b].start ? runs[a].start < runs[b].start : a < b;
-}
-
-static void sift_down(const struct csv_run *runs, uint32_t *h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-
-		if (l < n && run_before(runs, h[l], h[m]))
-			m = l;
-		if (l + 1 < n && run_before(runs, h[l + 1], h[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		uint32_t t = h[i];
-
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
-	}
-}
-
-/* Merges the spilled runs into the output, through a heap of their current rows. */
-static int merge_runs(struct csv_sort *q)
-{
-	uint32_t *h = malloc((q->nruns ? q->nruns : 1) * sizeof(*h));
-	size_t n = 0;
-	int err = 0;
-
-	if (!h)
-		return -1;
-	for (size_t i = 0; i < q->nruns && !err; i++)
-		if (!run_next(&q->runs[i], &err))
-			h[n++] = (uint32_t)i;
-	for (size_t i = n; i-- > 0;)
-		sift_down(q->runs, h, n, i);
-	while (n && !err) {
-		struct csv_run *r = &q->runs[h[0]];
-
-		fwrite(r->line, 1, r->len, q->out);
-		if (run_next(r, &err))
-			h[0] = h[--n];
-		sift_down(q->runs, h, n, 0);
-	}
-	free(h);
-	return err;
-}
-
+/* The row of an activity, kept in start order (the model reads by buffer, not by time). */
 static int row(void *ctx, struct ga_model *m, const struct ga_act *a)
 {
 	struct ga_export *e = ctx;
 	struct csv_sort *q = e->state;
-	off_t off = ftello(q->mem);
-	int rc;
+	struct csv_rec *r;
+	uint32_t site = ga_sites_site_of(&e->an->st, m, a);
 
-	if (ga_util_grow(&q->k, &q->capk, q->nk + 1, sizeof(*q->k)))
+	if (site == GA_STR_NOMEM)
 		return -1;
-	e->out = q->mem;
-	rc = row_text(e, m, a);
-	e->out = q->out;
-	if (rc)
-		return -1;
-	q->k[q->nk].start = a->start;
-	q->k[q->nk].seq = q->seq++;
-	q->k[q->nk].off = (size_t)off;
-	q->k[q->nk].len = (uint32_t)(ftello(q->mem) - off);
-	q->nk++;
-	if ((size_t)ftello(q->mem) >= GA_CSV_RUN && run_flush(q, 0))
-		return -1;
+	if (!(r = ga_xsort_slot(&q->rows))) {
+		fprintf(stderr, "gpuprof: sorting the CSV rows: %s\n", q->rows.err);
+		return GA_FORMAT_REPORTED;
+	}
+	*r = (struct csv_rec){
+		.start = a->start,
+		.end = a->end,
+		.bytes = a->bytes,
+		.graph_node = a->graph_node,
+		.name = a->kind == GA_ACT_KERNEL ? a->name : a->label,
+		.proc = a->proc,
+		.device_id = a->device_id,
+		.context = a->context,
+		.stream = a->stream,
+		.correlation = a->correlation,
+		.graph_id = a->graph_id,
+		.nvtx = a->nvtx,
+		.site = site,
+		.kind = (uint16_t)a->kind,
+		.copy_kind = (uint16_t)a->copy_kind,
+	};
 	return 0;
+}
+
+/* Room for need bytes more of text: what is gathered written out first.  0, or -1. */
+static int out_room(struct csv_sort *q, FILE *out, size_t need)
+{
+	if (q->nout + need <= q->capout)
+		return 0;
+	if (q->nout && fwrite(q->out, 1, q->nout, out) != q->nout)
+		return -1;
+	q->nout = 0;
+	return need > q->capout ? ga_util_grow(&q->out, &q->capout, need, 1) : 0;
+}
+
+static char *put_str(char *o, const struct csv_sort *q, const struct csv_str *c)
+{
+	memcpy(o, q->pool.p + c->off1 - 1, c->len);
+	return o + c->len;
+}
+
+/* A number and the comma after it (8 bytes of room past them: ga_jw_put_u64_room()). */
+static inline char *put_num(char *o, uint64_t v)
+{
+	o = ga_jw_put_u64_room(o, v);
+	*o = ',';
+	return o + 1;
+}
+
+/*
+ * The rows in start order (equal starts in the order read), each made
+ * from fields made once (names, NVTX ranges, sites, a process's columns)
+ * and its numbers, gathered into writes of GA_CSV_OUT bytes.
+ */
+static int rows_out(struct ga_export *e, struct ga_model *m)
+{
+	struct csv_sort *q = e->state;
+	const struct csv_rec *r = NULL;
+	size_t n = 0;
+
+	if (ga_xsort_done(&q->rows)) {
+		fprintf(stderr, "gpuprof: sorting the CSV rows: %s\n", q->rows.err);
+		return GA_FORMAT_REPORTED;
+	}
+	if (ga_util_grow(&q->out, &q->capout, GA_CSV_OUT, 1))
+		return -1;
+	for (;; r++, n--) {
+		const struct csv_str *name, *nvtx = NULL, *site = NULL, *pid, *tail;
+		const char *kind;
+		char kb[16], *o;
+		size_t kl;
+
+		if (!n && !(r = ga_xsort_next_n(&q->rows, &n)))
+			break;
+		kind = ga_model_act_kind(r->kind);
+		kl = strlen(kind);
+		if (r->kind == GA_ACT_KERNEL) {
+			const char *t;
+
+			if (!(name = str_have(q->full, q->capfull, r->name))) {
+				t = ga_strtab_full(&m->strs, r->name);
+				name = str_once(q, &q->full, &q->capfull, r->name, t, strlen(t), 1);
+			}
+		} else if (!(name = str_have(q->lab, q->caplab, r->name))) {
+			const char *t = ga_model_str(m, m->labels[r->name].str);
+
+			name = str_once(q, &q->lab, &q->caplab, r->name, t, strlen(t), 1);
+		}
+		if (r->nvtx && !(nvtx = str_have(q->raw, q->capraw, r->nvtx)))
+			nvtx = str_once(q, &q->raw, &q->capraw, r->nvtx, ga_model_str(m, r->nvtx),
+					ga_strtab_len(&m->strs, r->nvtx), 1);
+		if (r->site && !(site = str_have(q->raw, q->capraw, r->site)))
+			site = str_once(q, &q->raw, &q->capraw, r->site, ga_model_str(m, r->site),
+					ga_strtab_len(&m->strs, r->site), 1);
+		if (!name || (r->nvtx && !nvtx) || (r->site && !site) ||
+		    proc_once(q, m, r->proc, &pid, &tail))
+			return -1;
+		/* 12 numbers of 20 digits, their commas and 8 bytes of room, the kinds, the fields. */
+		if (out_room(q, e->out, 12 * 21 + 8 + kl + sizeof(kb) + 2 + name->len + (nvtx ? nvtx->len : 0) + (site ? site->len : 0) + pid->len + tail->len))
+			return ferror(e->out) ? GA_FORMAT_REPORTED : -1;
+		o = q->out + q->nout;
+		memcpy(o, kind, kl);
+		o += kl;
+		*o++ = ',';
+		o = put_str(o, q, name);
+		*o++ = ',';
+		o = put_num(o, r->start);
+		o = put_num(o, r->end);
+		o = put_num(o, r->end - r->start);
+		o = put_num(o, r->device_id);
+		o = put_num(o, r->context);
+		o = put_num(o, r->stream);
+		o = put_num(o, r->correlation);
+		if (r->kind == GA_ACT_MEMCPY || r->kind == GA_ACT_MEMSET)
+			o = ga_jw_put_u64_room(o, r->bytes);
+		*o++ = ',';
+		if (r->kind == GA_ACT_MEMCPY) {
+			const char *ck = ga_model_copy_kind(r->copy_kind, kb, sizeof(kb));
+			size_t cl = strlen(ck);
+
+			memcpy(o, ck, cl);
+			o += cl;
+		}
+		*o++ = ',';
+		o = put_num(o, r->graph_id);
+		o = ga_jw_put_u64_room(o, r->graph_node);
+		o = put_str(o, q, pid);
+		if (nvtx)
+			o = put_str(o, q, nvtx);
+		*o++ = ',';
+		if (site)
+			o = put_str(o, q, site);
+		o = put_str(o, q, tail);
+		q->nout = (size_t)(o - q->out);
+	}
+	if (q->rows.err[0]) {
+		fprintf(stderr, "gpuprof: sorting the CSV rows: %s\n", q->rows.err);
+		return GA_FORMAT_REPORTED;
+	}
+	if (q->nout && fwrite(q->out, 1, q->nout, e->out) != q->nout)
+		return GA_FORMAT_REPORTED;
+	q->nout = 0;
+	return ferror(e->out) ? GA_FORMAT_REPORTED : 0;
 }
 
 static int is_table(const struct ga_export *e, const char *name)
@@ -356,9 +334,7 @@ static int begin(struct ga_export *e)
 	if (!(q = calloc(1, sizeof(*q))))
 		return -1;
 	e->state = q;
-	q->out = e->out;
-	if (run_open(q))
-		return -1;
+	ga_xsort_init(&q->rows, sizeof(struct csv_rec), GA_CSV_RUN / sizeof(struct csv_rec));
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = row;
 	fputs("kind,name,start_ns,end_ns,duration_ns,device,context,stream,"
@@ -728,13 +704,8 @@ static int end(struct ga_export *e)
 	struct csv_sort *q = e->state;
 	int rc = 0;
 
-	if (q) {
-		/* The activities: the last run, then the merge of all. */
-		rc = run_flush(q, 1);
-		if (!rc && q->nruns)
-			rc = merge_runs(q);
-		return rc;
-	}
+	if (q)
+		return rows_out(e, m);
 	if (is_table(e, "kernels"))
 		rc = kernels(e, m);
 	else if (is_table(e, "memory"))
@@ -788,16 +759,14 @@ static void done(struct ga_export *e)
 
 	if (!q)
 		return;
-	if (q->mem)
-		fclose(q->mem);
-	free(q->text);
-	free(q->k);
-	for (size_t i = 0; i < q->nruns; i++) {
-		fclose(q->runs[i].f);
-		free(q->runs[i].line);
-	}
-	free(q->runs);
-	ga_buf_free(&q->row);
+	ga_xsort_free(&q->rows);
+	free(q->full);
+	free(q->raw);
+	free(q->lab);
+	free(q->pid);
+	free(q->tail);
+	ga_buf_free(&q->pool);
+	free(q->out);
 	free(q);
 	e->state = NULL;
 }

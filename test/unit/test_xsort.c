@@ -127,6 +127,51 @@ static void order(size_t n, size_t cap, uint64_t spread, const char *dir)
 	order_alt(n, cap, spread, 0, dir);
 }
 
+/*
+ * Records of words 8-byte words (the key, the order added, the others
+ * from nothing to all 64 bits): packed up to 15 words (a length nibble
+ * each), whole past that; every byte back, in order.
+ */
+static void order_wide(size_t n, size_t cap, size_t words)
+{
+	struct ga_xsort x;
+	uint64_t s = 0x9e3779b97f4a7c15ull ^ n ^ words, got = 0, prev = 0;
+	uint64_t *all = malloc((n ? n : 1) * words * 8);
+	const uint64_t *r;
+	int bad = !all, badbytes = 0;
+
+	ga_xsort_init(&x, words * 8, cap);
+	CHECKF(x.packed == (words <= 15), "records of %zu words packed %d", words, x.packed);
+	for (size_t i = 0; i < n && !bad; i++) {
+		uint64_t *o = ga_xsort_slot(&x);
+
+		if (!o) {
+			bad = 1;
+			break;
+		}
+		o[0] = i / 3 + rnd(&s) % 40;
+		o[1] = i;
+		for (size_t j = 2; j < words; j++)
+			o[j] = (i + j) % 7 == 0 ? 0 : rnd(&s) >> ((i * j) % 64);
+		memcpy(all + i * words, o, words * 8);
+	}
+	CHECKF(!bad && ga_xsort_done(&x) == 0, "%s", x.err);
+	while (!bad && (r = ga_xsort_next(&x))) {
+		if (r[1] >= n || (got && r[0] < prev)) {
+			bad = 1;
+			break;
+		}
+		badbytes |= memcmp(r, all + r[1] * words, words * 8) != 0;
+		prev = r[0];
+		got++;
+	}
+	CHECKF(!bad && !badbytes && got == n && !x.err[0], "%zu words, n %zu cap %zu: %llu back%s%s",
+	       words, n, cap, (unsigned long long)got, bad ? ", out of order" : "",
+	       badbytes ? ", bytes changed" : "");
+	ga_xsort_free(&x);
+	free(all);
+}
+
 /* Records of a size that is not a multiple of 8, spilled whole: every byte back, in order. */
 static void order_odd(size_t n, size_t cap)
 {
@@ -191,6 +236,10 @@ int main(void)
 	order_alt(100000, 4096, 100, 1, dir);
 	order_alt(100000, 5000, 1u << 20, 1, dir);
 	order(100000, 100000 / 3, 1, dir); /* keys rising by 0 or 1 */
+	/* Wider records (a CSV row's 9 words): packed up to 15 words. */
+	order_wide(50000, 3000, 9);
+	order_wide(50000, 3000, 15);
+	order_wide(20000, 3000, 16);
 	order_odd(50000, 3000);
 	tap_end();
 
