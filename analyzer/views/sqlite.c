@@ -502,6 +502,8 @@ static int begin(struct ga_export *e)
 		return -1;
 	e->state = q;
 	q->name = e->name ? e->name : e->path;
+	/* No allocation statistics: their mutex was taken for every value bound. */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	if (sqlite3_open_v2(e->path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK)
