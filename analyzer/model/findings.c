@@ -1100,7 +1100,12 @@ static int calls_sort(struct ga_fproc *pr)
 		return 0;
 	if (ga_util_grow(&pr->pmax, &pr->cappmax, pr->n, sizeof(*pr->pmax)))
 		return -1;
-	qsort(pr->c + from, pr->n - from, sizeof(*pr->c), cmp_call);
+	/* Calls of one thread come in order: sorted already, most times. */
+	for (size_t i = from + 1; i < pr->n; i++)
+		if (cmp_call(&pr->c[i - 1], &pr->c[i]) > 0) {
+			qsort(pr->c + from, pr->n - from, sizeof(*pr->c), cmp_call);
+			break;
+		}
 	if (from && cmp_call(&pr->c[from - 1], &pr->c[from]) > 0) {
 		qsort(pr->c, pr->n, sizeof(*pr->c), cmp_call);
 		from = 0;
