@@ -1442,11 +1442,10 @@ struct fthr {
 	size_t nunstepped;
 	uint64_t closed_end;
 	/*
-	 * open_steps() looked at open[0..step_at) for cut step_cut: each kept,
-	 * open still, or ending after it then.
+	 * open_steps() looked at open[0..step_at) in this fold_to(): each
+	 * kept, open still, or ending after its cut (nothing closes in one).
 	 */
 	size_t step_at;
-	uint64_t step_cut;
 	/*
 	 * Its ranges may not nest (ranges of two domains, start/end ranges):
 	 * each launch's code then says the ranges open at it where they are
@@ -1918,7 +1917,7 @@ static int fold_inner(struct scan *s, struct fthr *u, uint32_t c, uint64_t t,
 static int open_steps(struct scan *s, struct fthr *u, uint64_t before, uint64_t cut, int last)
 {
 	struct ga_ranges *nx = s->nx;
-	size_t i = !last && u->step_cut == cut ? u->step_at : 0;
+	size_t i = u->step_at;
 
 	for (; nx->fold_keep && u->nunstepped && i < u->nopen; i++) {
 		struct fopen *o = &u->open[i];
@@ -1942,8 +1941,7 @@ static int open_steps(struct scan *s, struct fthr *u, uint64_t before, uint64_t 
 								     "cannot be written");
 		}
 	}
-	u->step_at = last ? 0 : i;
-	u->step_cut = cut;
+	u->step_at = i;
 	return 0;
 }
 
@@ -2236,9 +2234,11 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 	size_t i, j, ti;
 	int rc;
 
-	for (ti = 0; ti < f->nth; ti++)
+	for (ti = 0; ti < f->nth; ti++) {
+		f->th[ti].step_at = 0;
 		if (fold_look(s, &f->th[ti], cut, last))
 			return -1;
+	}
 	/* The launches before the cut, in place of the waiting ones. */
 	for (i = j = 0; i < f->npend; i++) {
 		struct fpend p = f->pend[i];
@@ -2328,7 +2328,7 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 		if (u->nopen && open_steps(s, u, UINT64_MAX, cut, last))
 			return -1;
 
-		u->nunstepped = u->step_at = 0;
+		u->nunstepped = 0;
 		u->closed_end = 0;
 		for (i = j = 0; i < u->nopen; i++) {
 			const struct fopen *o = &u->open[i];
@@ -2451,7 +2451,7 @@ static struct fthr *fold_thread(struct fold *f, uint32_t tid, int *many)
 	u->nwin = u->nroots = 0;
 	u->nlook = u->at = 0;
 	u->nopen = u->nunstepped = u->step_at = 0;
-	u->closed_end = u->step_cut = 0;
+	u->closed_end = 0;
 	u->nonnest = 0;
 	memo_reset(u);
 	return u;
@@ -2566,8 +2566,6 @@ static int fold_close(struct scan *s, struct fthr *t, size_t i, const struct ga_
 	t->nunstepped += !o->stepped;
 	if (g->end > t->closed_end)
 		t->closed_end = g->end;
-	if (i < t->step_at)
-		t->step_at = i;
 	memo_reset(t);
 	o->g.flags = g->flags;
 	if (o->kept) {

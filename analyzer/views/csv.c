@@ -131,6 +131,16 @@ static const struct csv_str *str_have(const struct csv_str *arr, size_t cap, uin
 	return id < cap && arr[id].off1 ? &arr[id] : NULL;
 }
 
+/* The field of strtab id (an NVTX range's, a site's), made once. */
+static const struct csv_str *raw_field(struct csv_sort *q, const struct ga_model *m, uint32_t id)
+{
+	const struct csv_str *c = str_have(q->raw, q->capraw, id);
+
+	return c ? c :
+		   str_once(q, &q->raw, &q->capraw, id, ga_model_str(m, id),
+			    ga_strtab_len(&m->strs, id), 1);
+}
+
 /* Process proc's ",pid," and ",host,rank,file\n", made once. */
 static int proc_once(struct csv_sort *q, const struct ga_model *m, uint32_t proc,
 		     const struct csv_str **pid, const struct csv_str **tail)
@@ -245,7 +255,7 @@ static int rows_out(struct ga_export *e, struct ga_model *m)
 		const struct csv_str *name, *nvtx = NULL, *site = NULL, *pid, *tail;
 		const char *kind;
 		char kb[16], *o;
-		size_t kl;
+		size_t kl, need;
 
 		if (!n && !(r = ga_xsort_next_n(&q->rows, &n)))
 			break;
@@ -263,17 +273,17 @@ static int rows_out(struct ga_export *e, struct ga_model *m)
 
 			name = str_once(q, &q->lab, &q->caplab, r->name, t, strlen(t), 1);
 		}
-		if (r->nvtx && !(nvtx = str_have(q->raw, q->capraw, r->nvtx)))
-			nvtx = str_once(q, &q->raw, &q->capraw, r->nvtx, ga_model_str(m, r->nvtx),
-					ga_strtab_len(&m->strs, r->nvtx), 1);
-		if (r->site && !(site = str_have(q->raw, q->capraw, r->site)))
-			site = str_once(q, &q->raw, &q->capraw, r->site, ga_model_str(m, r->site),
-					ga_strtab_len(&m->strs, r->site), 1);
+		if (r->nvtx)
+			nvtx = raw_field(q, m, r->nvtx);
+		if (r->site)
+			site = raw_field(q, m, r->site);
 		if (!name || (r->nvtx && !nvtx) || (r->site && !site) ||
 		    proc_once(q, m, r->proc, &pid, &tail))
 			return -1;
 		/* 12 numbers of 20 digits, their commas and 8 bytes of room, the kinds, the fields. */
-		if (out_room(q, e->out, 12 * 21 + 8 + kl + sizeof(kb) + 2 + name->len + (nvtx ? nvtx->len : 0) + (site ? site->len : 0) + pid->len + tail->len))
+		need = 12 * 21 + 8 + kl + sizeof(kb) + 2 + name->len + pid->len + tail->len;
+		need += (nvtx ? nvtx->len : 0) + (site ? site->len : 0);
+		if (out_room(q, e->out, need))
 			return ferror(e->out) ? GA_FORMAT_REPORTED : -1;
 		o = q->out + q->nout;
 		memcpy(o, kind, kl);
