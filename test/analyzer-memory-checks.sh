@@ -26,7 +26,10 @@
 # 0.5 bytes a record more (the allocations and frees, 3% of the records, go
 # through an external sort, model/memuse.h, past 4M spilled; the model's
 # copies and copy calls by correlation id wait in a window of 2^16 ids,
-# model.h GA_CORR_WINDOW, each staged pair until both legs are read).  The
+# model.h GA_CORR_WINDOW, each staged pair until both legs are read).  Its
+# Chrome and Perfetto exports, 32M records against 16M: at most 1 byte a
+# record more (the flows' launch index keeps the last 2^22 correlation ids
+# of a process, model/ranges.h GA_RANGES_LWIN).  The
 # bound is bytes of peak RSS per record more.  The durations of one
 # kernel, 2M and 8M launches, without findings: the same peak, where --exact
 # grows by 4 bytes a launch; past 65536 launches the row's median, P90 and
@@ -280,7 +283,19 @@ if "$build/bench/synth_trace" --mix 16000000 "$tmp/m16.gpuprof" 2>/dev/null; the
 else
 	notok "synth_trace did not write the mixed trace of 16M records"
 fi
-rm -f "$tmp/m4.gpuprof" "$tmp/m16.gpuprof"
+# The Chrome and Perfetto flows' launch index past 2^22 correlation ids of a
+# process: a ring of the last 2^22 (model/ranges.h GA_RANGES_LWIN), both
+# traces past it (16M mixed records hold about 7M ids).  Before: 3.5
+# B/record (8 bytes an id, every id of the trace kept).
+if "$build/bench/synth_trace" --mix 32000000 "$tmp/m32.gpuprof" 2>/dev/null; then
+	grows_cmd "peak RSS of a mixed Perfetto export past 2^22 correlation ids" \
+		"$tmp/m16.gpuprof" "$tmp/m32.gpuprof" 1 export -t perfetto -o /dev/null
+	grows_cmd "peak RSS of a mixed Chrome export past 2^22 correlation ids" \
+		"$tmp/m16.gpuprof" "$tmp/m32.gpuprof" 1 export -t chrome -o /dev/null
+else
+	notok "synth_trace did not write the mixed trace of 32M records"
+fi
+rm -f "$tmp/m4.gpuprof" "$tmp/m16.gpuprof" "$tmp/m32.gpuprof"
 # Before: 20 B/record (the launching call of every kernel, though none was traced).
 grows_cmd "peak RSS of a kernel-only Chrome export" "$tmp/k1.gpuprof" "$tmp/k4.gpuprof" 3 \
 	export -t chrome -o /dev/null

@@ -3,6 +3,7 @@
  * by one of the export formats (views/formats.c lists them: json, csv,
  * chrome, perfetto, sqlite, pprof, prometheus).  All honour the filters of model/filter.h.  Runs offline only.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,6 +274,13 @@ int cmd_export(int argc, char **argv)
 		fputs("gpuprof: out of memory\n", stderr);
 		failed = 1;
 	}
+	if (!failed && an.rg.lwin_lost)
+		fprintf(stderr,
+			"gpuprof: %" PRIu64 " GPU activit%s without a flow arrow: the flows' index "
+			"keeps the last %u correlation ids of a process, and %s API call, if any, "
+			"came before those\n",
+			an.rg.lwin_lost, an.rg.lwin_lost == 1 ? "y" : "ies", GA_RANGES_LWIN,
+			an.rg.lwin_lost == 1 ? "its" : "their");
 	/* On failure the old output, if any, stays as it was. */
 	if (ga_output_close(&out, !failed))
 		failed = 1;

@@ -189,6 +189,7 @@ static void free_corrs(struct ga_ranges *nx)
 	for (i = 0; nx->dense && i < nx->nprocs; i++) {
 		free_times(&nx->dense[i]);
 		free(nx->dense[i].x);
+		free(nx->dense[i].gen);
 		free(nx->dense[i].code);
 	}
 	free(nx->dense);
@@ -283,6 +284,82 @@ static inline int dense_room(struct ga_ranges_dense *d, uint32_t corr)
 		return 0;
 	}
 	return dense_room_slow(d, corr);
+}
+
+/*
+ * The launches of a trace read once, past GA_RANGES_LWIN ids: d becomes a
+ * ring of that many slots (ga_ranges_dense gen), every block of the ids
+ * below it generation 0.  0, or -1 out of memory.
+ */
+static __attribute__((noinline)) int ring_start(struct ga_ranges_dense *d)
+{
+	if (dense_room(d, GA_RANGES_LWIN - 1) ||
+	    !(d->gen = calloc(GA_RANGES_LWIN / GA_RANGES_TBLOCK, sizeof(*d->gen))))
+		return -1;
+	return 0;
+}
+
+/* Block b of ring d given to generation g: its slots emptied. */
+static __attribute__((noinline)) void ring_take(struct ga_ranges_dense *d, size_t b, uint16_t g)
+{
+	memset(d->x + b * GA_RANGES_TBLOCK, 0, GA_RANGES_TBLOCK * sizeof(*d->x));
+	d->base[b] = UINT64_MAX;
+	free(d->wide[b]);
+	d->wide[b] = NULL;
+	d->gen[b] = g;
+}
+
+/*
+ * The slot of id c in the launches of a trace read once (ahead_api(),
+ * ahead_corr()): *j.  0; 1 where the ring has let the id's generation go
+ * (a newer one holds its block); 2 for an id at CORR_DENSE or above kept
+ * without a ring (the hash, as on_api() and on_corr() keep it); -1 out
+ * of memory.  The ring starts at an id of GA_RANGES_LWIN or above where
+ * the ids before it reached half of that (ids that jump far ahead of the
+ * others are kept by id, or in the hash, as before the ring).
+ */
+static __attribute__((noinline)) int launch_slot_slow(struct ga_ranges_dense *d, uint32_t c,
+						      uint32_t *j)
+{
+	size_t b;
+	uint16_t g;
+
+	if (!d->gen) {
+		if (c < GA_RANGES_LWIN ||
+		    (c < CORR_DENSE && (d->n < GA_RANGES_LWIN / 2 || d->n > GA_RANGES_LWIN))) {
+			*j = c;
+			return dense_room(d, c);
+		}
+		if (d->n < GA_RANGES_LWIN / 2 || d->n > GA_RANGES_LWIN)
+			return 2;
+		if (ring_start(d))
+			return -1;
+	}
+	*j = c & (GA_RANGES_LWIN - 1);
+	b = *j / GA_RANGES_TBLOCK;
+	g = (uint16_t)(c >> GA_RANGES_LWIN_BITS);
+	if (d->gen[b] == g)
+		return 0;
+	if (d->gen[b] > g)
+		return 1;
+	ring_take(d, b, g);
+	return 0;
+}
+
+/* launch_slot_slow(), inline for an id below GA_RANGES_LWIN or in a block of its generation. */
+static inline int launch_slot(struct ga_ranges_dense *d, uint32_t c, uint32_t *j)
+{
+	if (!d->gen) {
+		if (c < GA_RANGES_LWIN) {
+			*j = c;
+			return dense_room(d, c);
+		}
+	} else if (d->gen[(c & (GA_RANGES_LWIN - 1)) / GA_RANGES_TBLOCK] ==
+		   c >> GA_RANGES_LWIN_BITS) {
+		*j = c & (GA_RANGES_LWIN - 1);
+		return 0;
+	}
+	return launch_slot_slow(d, c, j);
 }
 
 /* x's value for a launch on thread tid of process proc: its index in tids + 2; 0 out of memory. */
@@ -748,6 +825,25 @@ static int on_mark(struct scan *s, const struct gp_rec_nvtx *r)
 }
 
 /*
+ * An activity of a correlation kept in the hash (corr_map): its entry,
+ * the launch a (the call in the ring, or NULL) where it has none yet.
+ * 0, or -1 out of memory.
+ */
+static int corr_big_take(struct scan *s, uint32_t correlation, const struct api_seen *a)
+{
+	struct ga_ranges_corr *c = corr_big_slot(s->nx, s->proc, correlation);
+
+	if (!c)
+		return -1;
+	if (!c->code) {
+		c->code = CODE_UNATTR;
+		c->t = a ? a->t : UINT64_MAX;
+		c->tid = a ? a->tid : 0;
+	}
+	return 0;
+}
+
+/*
  * An activity whose launch may need attributing: remember its correlation,
  * unless its process traced no API calls (every activity there is
  * unattributed, with or without an entry).
@@ -767,18 +863,8 @@ static int on_corr(struct scan *s, uint32_t correlation)
 	}
 	if (nx->fstate)
 		return fold_corr(s, correlation, a);
-	if (correlation >= CORR_DENSE) {
-		struct ga_ranges_corr *c = corr_big_slot(nx, s->proc, correlation);
-
-		if (!c)
-			return -1;
-		if (!c->code) {
-			c->code = CODE_UNATTR;
-			c->t = a ? a->t : UINT64_MAX;
-			c->tid = a ? a->tid : 0;
-		}
-		return 0;
-	}
+	if (correlation >= CORR_DENSE)
+		return corr_big_take(s, correlation, a);
 	d = &nx->dense[s->proc - nx->proc_base];
 	if (dense_room(d, correlation))
 		return -1;
@@ -845,50 +931,27 @@ static uint32_t innermost(const struct ga_ranges *nx, uint32_t proc, uint32_t ti
 }
 
 /*
- * An API record, in the same pass as the activities and ranges: its time
- * and thread go to its correlation's entry, or to the ring until an
- * activity of that correlation comes.  The innermost range at that time is
- * looked up once the file's ranges are known (resolve_proc()).  0, or -1
- * out of memory.
+ * A call of a correlation the hash (corr_map) has: its launch, where it
+ * started earlier.  1 where the hash has it, else 0.
  */
-static int on_api(struct scan *s, const struct gp_rec_api *r)
+static int api_big(struct scan *s, const struct gp_rec_api *r)
 {
-	struct ga_ranges_dense *d = &s->nx->dense[s->proc - s->nx->proc_base];
+	struct ga_ranges_corr *c = corr_big(s->nx, s->proc, r->correlation);
+
+	if (!c)
+		return 0;
+	if (r->start < c->t) {
+		c->t = r->start;
+		c->tid = r->tid;
+	}
+	return 1;
+}
+
+/* A call waiting in the ring for its activity (see API_RING_MAX).  0, or -1 out of memory. */
+static int api_ring(struct scan *s, const struct gp_rec_api *r)
+{
 	struct api_seen *a;
 
-	if (!r->correlation)
-		return 0;
-	if (s->nx->fstate) {
-		int fr = fold_api(s, r);
-
-		if (fr)
-			return fr < 0 ? -1 : 0;
-		goto ring;
-	}
-	/* Runtime and driver calls share correlations: the outer one came first. */
-	if (r->correlation >= CORR_DENSE) {
-		struct ga_ranges_corr *c = corr_big(s->nx, s->proc, r->correlation);
-
-		if (c) {
-			if (r->start < c->t) {
-				c->t = r->start;
-				c->tid = r->tid;
-			}
-			return 0;
-		}
-	} else if (r->correlation < d->n && d->x[r->correlation]) {
-		uint32_t c = r->correlation;
-
-		if (d->x[c] == 1 || r->start < ga_ranges_time_get(d, c)) {
-			uint32_t x = scan_tid_x(s, r->tid);
-
-			if (!x || time_set(d, c, r->start))
-				return -1;
-			d->x[c] = x;
-		}
-		return 0;
-	}
-ring:
 	if (r->correlation >= s->ringcap && s->ringcap < API_RING_MAX &&
 	    ring_grow(s, r->correlation))
 		return -1;
@@ -902,6 +965,46 @@ ring:
 		a->tid = r->tid;
 	}
 	return 0;
+}
+
+/*
+ * An API record, in the same pass as the activities and ranges: its time
+ * and thread go to its correlation's entry, or to the ring until an
+ * activity of that correlation comes.  The innermost range at that time is
+ * looked up once the file's ranges are known (resolve_proc()).  0, or -1
+ * out of memory.
+ */
+static int on_api(struct scan *s, const struct gp_rec_api *r)
+{
+	struct ga_ranges_dense *d = &s->nx->dense[s->proc - s->nx->proc_base];
+
+	if (!r->correlation)
+		return 0;
+	if (s->nx->fstate) {
+		int fr = fold_api(s, r);
+
+		if (fr)
+			return fr < 0 ? -1 : 0;
+		goto ring;
+	}
+	/* Runtime and driver calls share correlations: the outer one came first. */
+	if (r->correlation >= CORR_DENSE) {
+		if (api_big(s, r))
+			return 0;
+	} else if (r->correlation < d->n && d->x[r->correlation]) {
+		uint32_t c = r->correlation;
+
+		if (d->x[c] == 1 || r->start < ga_ranges_time_get(d, c)) {
+			uint32_t x = scan_tid_x(s, r->tid);
+
+			if (!x || time_set(d, c, r->start))
+				return -1;
+			d->x[c] = x;
+		}
+		return 0;
+	}
+ring:
+	return api_ring(s, r);
 }
 
 static uint32_t code_of(uint32_t inner)
@@ -3151,6 +3254,7 @@ static int index_file(struct ga_ranges *nx, size_t i, size_t lo, const struct gn
 		/* Its activities are outside any range: nothing to look up. */
 		free_times(&nx->dense[i]);
 		free(nx->dense[i].x);
+		free(nx->dense[i].gen);
 		memset(&nx->dense[i], 0, sizeof(nx->dense[i]));
 		return 0;
 	}
@@ -3237,6 +3341,7 @@ static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ra
 		if (nx->fstate) {
 			free_times(&nx->dense[i]);
 			free(nx->dense[i].x);
+			free(nx->dense[i].gen);
 			memset(&nx->dense[i], 0, sizeof(nx->dense[i]));
 		} else if (index_file(nx, i, lo, ngn > glo ? gn + glo : NULL, ngn - glo)) {
 			goto out;
@@ -3363,43 +3468,80 @@ static int ahead_rec(void *ctx, const struct gp_rec *rec)
  * keep it); ga_ranges_launch_of() answers only where an activity came.
  * 0, or -1 out of memory.
  */
+/*
+ * ahead_api() of an id its slot does not hold (launch_slot()'s rc): -1
+ * out of memory; 2, a large id kept without a ring: as on_api(); 1, an id
+ * the ring let go: the hash's entry, or the calls' ring.
+ */
+static __attribute__((noinline)) int ahead_api_apart(struct scan *s, const struct gp_rec_api *r,
+						     int rc)
+{
+	if (rc < 0)
+		return -1;
+	if (rc == 2)
+		return on_api(s, r);
+	return api_big(s, r) ? 0 : api_ring(s, r);
+}
+
 static int ahead_api(struct scan *s, const struct gp_rec_api *r)
 {
 	struct ga_ranges_dense *d;
-	uint32_t c = r->correlation, x, tx;
+	uint32_t c = r->correlation, j, x, tx;
+	int rc;
 
 	if (!c)
 		return 0;
-	if (c >= CORR_DENSE)
-		return on_api(s, r);
 	d = &s->nx->dense[s->proc - s->nx->proc_base];
-	if (dense_room(d, c))
-		return -1;
-	x = d->x[c];
-	if (x >= 2 && r->start >= ga_ranges_time_get(d, c))
+	if ((rc = launch_slot(d, c, &j)))
+		return ahead_api_apart(s, r, rc);
+	x = d->x[j];
+	if (x >= 2 && r->start >= ga_ranges_time_get(d, j))
 		return 0;
 	/* tx below GA_RANGES_XPEND: 2^31 threads' tids would not fit in memory. */
-	if (!(tx = scan_tid_x(s, r->tid)) || tx >= GA_RANGES_XPEND || time_set(d, c, r->start))
+	if (!(tx = scan_tid_x(s, r->tid)) || tx >= GA_RANGES_XPEND || time_set(d, j, r->start))
 		return -1;
 	/* None yet: pending; 1 (an activity without a call): the activity's. */
-	d->x[c] = x == 0 ? tx | GA_RANGES_XPEND : x == 1 ? tx : tx | (x & GA_RANGES_XPEND);
+	d->x[j] = x == 0 ? tx | GA_RANGES_XPEND : x == 1 ? tx :
+							   tx | (x & GA_RANGES_XPEND);
 	return 0;
 }
 
 /* An activity of id c in such a trace: its call's launch now counts. 0, or -1 out of memory. */
+/*
+ * ahead_corr() of an id its slot does not hold (launch_slot()'s rc): -1
+ * out of memory; 2, a large id kept without a ring: as on_corr(); 1, an
+ * id the ring let go: its launch from the hash, or the calls' ring; none
+ * there, its call (if it had one) went with its block, counted.
+ */
+static __attribute__((noinline)) int ahead_corr_apart(struct scan *s, uint32_t c, int rc)
+{
+	const struct api_seen *a;
+
+	if (rc < 0)
+		return -1;
+	if (rc == 2)
+		return on_corr(s, c);
+	if (corr_big(s->nx, s->proc, c))
+		return 0;
+	a = s->ringcap ? &s->ring[c & (s->ringcap - 1)] : NULL;
+	a = a && a->corr == c ? a : NULL;
+	s->nx->lwin_lost += !a;
+	return corr_big_take(s, c, a);
+}
+
 static int ahead_corr(struct scan *s, uint32_t c)
 {
 	struct ga_ranges_dense *d;
+	uint32_t j;
+	int rc;
 
 	if (s->no_api)
 		return 0;
-	if (c >= CORR_DENSE)
-		return on_corr(s, c);
 	d = &s->nx->dense[s->proc - s->nx->proc_base];
-	if (dense_room(d, c))
-		return -1;
+	if ((rc = launch_slot(d, c, &j)))
+		return ahead_corr_apart(s, c, rc);
 	/* 0: no call seen (1, as on_corr() marks it); else the pending call is its launch. */
-	d->x[c] = d->x[c] ? d->x[c] & ~GA_RANGES_XPEND : 1;
+	d->x[j] = d->x[j] ? d->x[j] & ~GA_RANGES_XPEND : 1;
 	return 0;
 }
 
@@ -3516,6 +3658,7 @@ static int pace_end(void *ctx)
 		return -1;
 	free_times(d);
 	free(d->x);
+	free(d->gen);
 	memset(d, 0, sizeof(*d));
 	/* What only the scan reads, freed before the model reads the chunks still held. */
 	free(s->ring);

@@ -35,7 +35,8 @@
  * have ranges and traced API calls while they are scanned, then 4 where
  * the launching thread and time are not needed again (a process whose
  * ranges are all on one thread and nest, the launches all made there; 16
- * otherwise, and for launches).  Both: 16 MiB at most for API records waiting
+ * otherwise, and for launches; those of a trace read once, 8, for the
+ * last GA_RANGES_LWIN ids of a process: struct ga_ranges_dense).  Both: 16 MiB at most for API records waiting
  * for their activities (while a file is scanned); traces recorded without
  * NVTX are not even read whole.
  */
@@ -206,6 +207,18 @@ struct ga_ranges_nref {
  * any activity of it came (ranges.c ahead_api()).
  */
 #define GA_RANGES_XPEND (1u << 31)
+/*
+ * Those launches kept for the last GA_RANGES_LWIN correlation ids of a
+ * process (ring, below): its first ids by id, then, once an id reaches
+ * GA_RANGES_LWIN, id j in slot j % GA_RANGES_LWIN, each block of slots
+ * holding the ids of one generation (j >> GA_RANGES_LWIN_BITS, gen): a
+ * block taken by a newer generation is emptied first.  An activity whose
+ * call is that many ids older than the newest id read has no launch
+ * (ga_ranges lwin_lost counts them): 8 bytes a slot, 32 MiB at most a
+ * process however many ids it had.
+ */
+#define GA_RANGES_LWIN_BITS 22
+#define GA_RANGES_LWIN (1u << GA_RANGES_LWIN_BITS)
 struct ga_ranges_dense {
 	uint32_t *t;     /* NULL once compacted */
 	uint64_t *base;  /* per block, UINT64_MAX none yet */
@@ -213,6 +226,12 @@ struct ga_ranges_dense {
 	uint32_t *x;
 	uint32_t *code; /* resolved and not compacted */
 	size_t n, cap;  /* cap: a multiple of GA_RANGES_TBLOCK */
+	/*
+	 * Launches of a trace read once (ranges.c ahead_api()) past
+	 * GA_RANGES_LWIN ids: per block of slots, the generation its ids
+	 * are of (n == cap == GA_RANGES_LWIN then); NULL before.
+	 */
+	uint16_t *gen;
 };
 
 /* GPU work of the activities launched innermost in ranges of one name path (ga_ranges_account). */
@@ -285,6 +304,8 @@ struct ga_ranges {
 	uint64_t acts, in_range, no_range, unattributed;  /* activities accounted */
 	uint64_t other_kernels;    /* kernels counted into other threads' ranges */
 	uint64_t other_skipped;    /* kernels of processes with too many threads of ranges */
+	/* Activities of a trace read once whose calls the launches' ring had let go (dense gen). */
+	uint64_t lwin_lost;
 	uint64_t unterminated;
 	int indexed;
 	/*
@@ -519,8 +540,16 @@ static inline int ga_ranges_launch_of(const struct ga_ranges *nx, uint32_t proc,
 		return 0;
 	/* Ids of dense are below GA_RANGES_CORR_DENSE; launches keep their times (t). */
 	d += pi;
-	if (corr >= d->n)
+	if (d->gen) {
+		/* A ring (ga_ranges_dense): the id's slot, if its block holds its generation. */
+		uint32_t j = corr & (GA_RANGES_LWIN - 1);
+
+		if (d->gen[j / GA_RANGES_TBLOCK] != corr >> GA_RANGES_LWIN_BITS)
+			return ga_ranges_launch_big(nx, proc, corr, tid, t);
+		corr = j;
+	} else if (corr >= d->n) {
 		return corr >= GA_RANGES_CORR_DENSE && ga_ranges_launch_big(nx, proc, corr, tid, t);
+	}
 	/* x below 2 (no activity, or no call) or pending (GA_RANGES_XPEND): none. */
 	if ((x = d->x[corr]) - 2 >= GA_RANGES_XPEND - 2)
 		return 0;

@@ -4,8 +4,9 @@
  * model reads them; NVTX ranges, marks and names follow from the finished
  * analysis.  Memory: a little per process, thread and stream, 12 bytes
  * per NVTX range (its track, and the ranges the API calls must nest with),
- * plus the launch index (model/ranges.h: about 20 bytes per distinct
- * activity correlation) behind the API-to-activity flow arrows, at
+ * plus the launch index (model/ranges.h: 8 bytes per correlation id, for
+ * the last GA_RANGES_LWIN ids of a process in a trace read once) behind
+ * the API-to-activity flow arrows, at
  * most 4096 kernel events' templates (kernel_event(): their names' length
  * and a few hundred bytes each), and 256 API calls' event heads
  * (api_direct()).

@@ -493,6 +493,97 @@ static void test_launch_index(void)
 	tap_end();
 }
 
+/*
+ * The launch index past GA_RANGES_LWIN ids (ranges.h: a ring of that many,
+ * once half as many ids came): GA_RANGES_LWIN / 2 + 16 calls without
+ * activities, one an id; then, with ids jumping ahead as a long run's would
+ * have come: P (GA_RANGES_LWIN - 5000, the last block of the first
+ * generation), G (GA_RANGES_LWIN + 100: the next generation takes block 0)
+ * and R (GA_RANGES_LWIN + 200); then the activities of Q (id 100: its call
+ * in block 0 went with it, counted lost), P and R (in the ring), and a
+ * call of S (id 50, block 0) that comes only now, and its activity (the
+ * calls' ring, as before the ring), and G's.  The whole scan (two reads)
+ * finds the same: its calls wait for their activities in a ring of 2^20
+ * ids (ranges.c API_RING_MAX), which lets Q's go too, uncounted.
+ */
+#define RING_P (GA_RANGES_LWIN - 5000)
+#define RING_G (GA_RANGES_LWIN + 100)
+#define RING_R (GA_RANGES_LWIN + 200)
+static void write_ring(const char *path)
+{
+	struct synth *s = synth_open(path);
+	uint64_t t = T0 + 1000000000ull;
+	uint32_t k, f, q, i;
+
+	synth_process(s, 80, "h", "ring", 0, T0);
+	synth_device(s, 0, "GPU A", 9, 0, 132, 1ull << 36, 1);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API, 0, 0);
+	k = synth_string(s, "_Z1kv");
+	f = synth_string(s, "cuLaunchKernel");
+	q = synth_string(s, "cuStreamQuery");
+	synth_flush_chunk(s);
+	for (i = 1; i <= GA_RANGES_LWIN / 2 + 16; i++)
+		synth_api_at_corr(s, i == 100 ? f : q, t + i * 10ull, t + i * 10ull + 5, 5, i);
+	t += 100000000ull;
+	synth_api_at_corr(s, f, t + 10, t + 15, 5, RING_P);
+	synth_api_at_corr(s, f, t + 20, t + 25, 5, RING_G);
+	synth_api_at_corr(s, f, t + 30, t + 35, 5, RING_R);
+	synth_kernel_at_corr(s, k, t + 100, t + 200, 0, 7, 100);
+	synth_kernel_at_corr(s, k, t + 300, t + 400, 0, 7, RING_P);
+	synth_kernel_at_corr(s, k, t + 500, t + 600, 0, 7, RING_R);
+	synth_api_at_corr(s, f, t + 700, t + 705, 5, 50);
+	synth_kernel_at_corr(s, k, t + 800, t + 900, 0, 7, 50);
+	synth_kernel_at_corr(s, k, t + 1000, t + 1100, 0, 7, RING_G);
+	synth_end(s, t + 2000, 0);
+	synth_close(s, NULL, NULL);
+}
+
+static void test_launch_ring(void)
+{
+	static const struct {
+		uint32_t corr;
+		uint64_t t; /* the call's start after T0 + 1.1 s; 0: no launch in one pass */
+	} want[] = {
+		{ 100, 0 },
+		{ RING_P, 10 },
+		{ RING_R, 30 },
+		{ 50, 700 },
+		{ RING_G, 20 },
+	};
+	char path[128];
+	struct streamed xa, xb;
+	struct run a, b;
+	size_t i;
+
+	tap_begin("one pass: the flows' launch index past 2^22 ids (a ring, ids let go counted)");
+	snprintf(path, sizeof(path), "%s/ring.gpuprof", dir);
+	write_ring(path);
+	build_stream(&a, &xa, path, 0, 1);
+	build_stream(&b, &xb, path, 1, 1);
+	CHECK(a.ok && b.ok && a.an.rg.one_pass && !b.an.rg.one_pass);
+	CHECKF(a.an.rg.dense && a.an.rg.dense[0].gen && a.an.rg.dense[0].n == GA_RANGES_LWIN,
+	       "a ring of %zu slots", a.an.rg.dense ? a.an.rg.dense[0].n : 0);
+	CHECKF(a.an.rg.lwin_lost == 1 && b.an.rg.lwin_lost == 0, "%llu and %llu lost",
+	       (unsigned long long)a.an.rg.lwin_lost, (unsigned long long)b.an.rg.lwin_lost);
+	CHECKF(xa.n == (int)(sizeof(want) / sizeof(want[0])) && xb.n == xa.n,
+	       "%d and %d activities", xa.n, xb.n);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]) && (int)i < xa.n; i++) {
+		uint64_t t = want[i].t + T0 + 1100000000ull;
+
+		CHECKF(xa.corr[i] == want[i].corr && xa.found[i] == (want[i].t != 0) &&
+			       (!xa.found[i] || (xa.tid[i] == 5 && xa.t[i] == t)),
+		       "corr %u: %d %u %llu", xa.corr[i], xa.found[i], xa.tid[i],
+		       (unsigned long long)(xa.t[i] - T0));
+		CHECKF(xb.corr[i] == xa.corr[i] && xb.found[i] == xa.found[i] &&
+			       (!xb.found[i] || (xb.tid[i] == 5 && xb.t[i] == t)),
+		       "two reads, corr %u: %d %llu", xb.corr[i], xb.found[i],
+		       (unsigned long long)(xb.t[i] - T0));
+	}
+	done(&a);
+	done(&b);
+	tap_end();
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -507,6 +598,7 @@ int main(void)
 	test_nvtx_and_shift();
 	test_streaming();
 	test_launch_index();
+	test_launch_ring();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
