@@ -312,11 +312,12 @@ static __attribute__((noinline)) void ring_take(struct ga_ranges_dense *d, size_
 /*
  * The slot of id c in the launches of a trace read once (ahead_api(),
  * ahead_corr()): *j.  0; 1 where the ring has let the id's generation go
- * (a newer one holds its block); 2 for an id at CORR_DENSE or above kept
- * without a ring (the hash, as on_api() and on_corr() keep it); -1 out
- * of memory.  The ring starts at an id of GA_RANGES_LWIN or above where
- * the ids before it reached half of that (ids that jump far ahead of the
- * others are kept by id, or in the hash, as before the ring).
+ * (a newer one holds its block); 2 for an id of GA_RANGES_LWIN or above
+ * that jumped there, the ids before it below half of that (the hash and
+ * the calls' ring, as on_api() and on_corr() keep large ids: an id far
+ * ahead costs what it holds, not the ids up to it); -1 out of memory.
+ * The ring starts at an id of GA_RANGES_LWIN or above where the ids
+ * before it reached half of that.
  */
 static __attribute__((noinline)) int launch_slot_slow(struct ga_ranges_dense *d, uint32_t c,
 						      uint32_t *j)
@@ -325,12 +326,11 @@ static __attribute__((noinline)) int launch_slot_slow(struct ga_ranges_dense *d,
 	uint16_t g;
 
 	if (!d->gen) {
-		if (c < GA_RANGES_LWIN ||
-		    (c < CORR_DENSE && (d->n < GA_RANGES_LWIN / 2 || d->n > GA_RANGES_LWIN))) {
+		if (c < GA_RANGES_LWIN) {
 			*j = c;
 			return dense_room(d, c);
 		}
-		if (d->n < GA_RANGES_LWIN / 2 || d->n > GA_RANGES_LWIN)
+		if (d->n < GA_RANGES_LWIN / 2)
 			return 2;
 		if (ring_start(d))
 			return -1;
@@ -3470,16 +3470,13 @@ static int ahead_rec(void *ctx, const struct gp_rec *rec)
  */
 /*
  * ahead_api() of an id its slot does not hold (launch_slot()'s rc): -1
- * out of memory; 2, a large id kept without a ring: as on_api(); 1, an id
- * the ring let go: the hash's entry, or the calls' ring.
+ * out of memory; else the hash's entry, or the calls' ring.
  */
 static __attribute__((noinline)) int ahead_api_apart(struct scan *s, const struct gp_rec_api *r,
 						     int rc)
 {
 	if (rc < 0)
 		return -1;
-	if (rc == 2)
-		return on_api(s, r);
 	return api_big(s, r) ? 0 : api_ring(s, r);
 }
 
@@ -3509,9 +3506,9 @@ static int ahead_api(struct scan *s, const struct gp_rec_api *r)
 /* An activity of id c in such a trace: its call's launch now counts. 0, or -1 out of memory. */
 /*
  * ahead_corr() of an id its slot does not hold (launch_slot()'s rc): -1
- * out of memory; 2, a large id kept without a ring: as on_corr(); 1, an
- * id the ring let go: its launch from the hash, or the calls' ring; none
- * there, its call (if it had one) went with its block, counted.
+ * out of memory; else its launch from the hash, or the calls' ring, kept
+ * in the hash.  An id the ring let go (1) whose call is found in neither
+ * is counted: its call, if it had one, went with its block.
  */
 static __attribute__((noinline)) int ahead_corr_apart(struct scan *s, uint32_t c, int rc)
 {
@@ -3519,13 +3516,11 @@ static __attribute__((noinline)) int ahead_corr_apart(struct scan *s, uint32_t c
 
 	if (rc < 0)
 		return -1;
-	if (rc == 2)
-		return on_corr(s, c);
 	if (corr_big(s->nx, s->proc, c))
 		return 0;
 	a = s->ringcap ? &s->ring[c & (s->ringcap - 1)] : NULL;
 	a = a && a->corr == c ? a : NULL;
-	s->nx->lwin_lost += !a;
+	s->nx->lwin_lost += !a && rc == 1;
 	return corr_big_take(s, c, a);
 }
 

@@ -212,10 +212,11 @@ struct ga_ranges_nref {
  * process (ring, below): its first ids by id, then, once an id reaches
  * GA_RANGES_LWIN, id j in slot j % GA_RANGES_LWIN, each block of slots
  * holding the ids of one generation (j >> GA_RANGES_LWIN_BITS, gen): a
- * block taken by a newer generation is emptied first.  An activity whose
- * call is that many ids older than the newest id read has no launch
- * (ga_ranges lwin_lost counts them): 8 bytes a slot, 32 MiB at most a
- * process however many ids it had.
+ * block taken by a newer generation is emptied first (ids that jump past
+ * GA_RANGES_LWIN before half of it came go to the hash, corr_map, instead:
+ * ranges.c launch_slot()).  An activity whose call is that many ids older
+ * than the newest id read has no launch (ga_ranges lwin_lost counts them):
+ * 8 bytes a slot, 32 MiB at most a process however many ids it had.
  */
 #define GA_RANGES_LWIN_BITS 22
 #define GA_RANGES_LWIN (1u << GA_RANGES_LWIN_BITS)
@@ -519,7 +520,7 @@ static inline uint64_t ga_ranges_time_get(const struct ga_ranges_dense *d, size_
 	return w ? w[j % GA_RANGES_TBLOCK] : d->base[j / GA_RANGES_TBLOCK] + d->t[j];
 }
 
-/* ga_ranges_launch_of() of an id at GA_RANGES_CORR_DENSE or above. */
+/* ga_ranges_launch_of() of an id its process's dense ids do not hold: the hash (corr_map). */
 int ga_ranges_launch_big(const struct ga_ranges *nx, uint32_t proc, uint32_t corr, uint32_t *tid,
 			 uint64_t *t);
 
@@ -548,7 +549,8 @@ static inline int ga_ranges_launch_of(const struct ga_ranges *nx, uint32_t proc,
 			return ga_ranges_launch_big(nx, proc, corr, tid, t);
 		corr = j;
 	} else if (corr >= d->n) {
-		return corr >= GA_RANGES_CORR_DENSE && ga_ranges_launch_big(nx, proc, corr, tid, t);
+		/* Large ids, and in a trace read once ids that jumped ahead: the hash. */
+		return ga_ranges_launch_big(nx, proc, corr, tid, t);
 	}
 	/* x below 2 (no activity, or no call) or pending (GA_RANGES_XPEND): none. */
 	if ((x = d->x[corr]) - 2 >= GA_RANGES_XPEND - 2)

@@ -361,9 +361,11 @@ static void test_streaming(void)
  * activity; 14 an activity without a call; 15 a memset and a copy of
  * one call; 40 after a gap of ids; 5000 and 5001 in the next block of
  * ids, 5001's call 20 s later than the block's first time (its times
- * kept whole); 2^26 + 5 a large id (the hash).
+ * kept whole); 2^26 + 5 a large id (the hash); 2^23 + 7, an id that jumps
+ * past GA_RANGES_LWIN (read once: the hash too, not 2^23 ids' slots).
  */
 #define BIG_CORR ((1u << 26) + 5)
+#define JUMP_CORR ((1u << 23) + 7)
 static void write_launches(const char *path)
 {
 	struct synth *s = synth_open(path);
@@ -398,6 +400,8 @@ static void write_launches(const char *path)
 	synth_kernel_at_corr(s, k, t + 20000001000ull, t + 20000001100ull, 0, 7, 5001);
 	synth_api_at_corr(s, f, t + 800, t + 810, 5, BIG_CORR);
 	synth_kernel_at_corr(s, k, t + 8000, t + 8100, 0, 7, BIG_CORR);
+	synth_kernel_at_corr(s, k, t + 9000, t + 9100, 0, 7, JUMP_CORR);
+	synth_api_at_corr(s, f, t + 900, t + 910, 5, JUMP_CORR);
 	synth_end(s, t + 30000000000ull, 0);
 	synth_close(s, NULL, NULL);
 }
@@ -452,12 +456,20 @@ static void test_launch_index(void)
 		uint32_t corr, tid;
 		uint64_t t; /* after T0 + 1 s; tid 0: none */
 	} want[] = {
-		{ 10, 6, 50 }, { 11, 7, 200 }, { 12, 8, 300 }, { 14, 0, 0 }, { 15, 5, 500 },
-		{ 15, 5, 500 }, { 40, 5, 600 }, { 5000, 5, 700 }, { 5001, 5, 20000000000ull },
+		{ 10, 6, 50 },
+		{ 11, 7, 200 },
+		{ 12, 8, 300 },
+		{ 14, 0, 0 },
+		{ 15, 5, 500 },
+		{ 15, 5, 500 },
+		{ 40, 5, 600 },
+		{ 5000, 5, 700 },
+		{ 5001, 5, 20000000000ull },
 		{ BIG_CORR, 5, 800 },
+		{ JUMP_CORR, 5, 900 },
 	};
-	/* The calls in order (10, 10, 11, 12, 12, 13, 15, 40, 5000, 5001, big): a launch? */
-	static const int want_calls[] = { 0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1 };
+	/* The calls in order (10, 10, 11, 12, 12, 13, 15, 40, 5000, 5001, big, jump): a launch? */
+	static const int want_calls[] = { 0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1 };
 	char path[128];
 	struct launches xa, xb;
 	struct run a, b;
@@ -469,6 +481,8 @@ static void test_launch_index(void)
 	build_launches(&a, &xa, path, 0);
 	build_launches(&b, &xb, path, 1);
 	CHECK(a.ok && b.ok && a.an.rg.one_pass && !b.an.rg.one_pass);
+	CHECKF(a.an.rg.dense && a.an.rg.dense[0].n == 5002 && !a.an.rg.dense[0].gen,
+	       "read once: %zu ids' slots", a.an.rg.dense ? a.an.rg.dense[0].n : 0);
 	CHECKF(xa.acts.n == (int)(sizeof(want) / sizeof(want[0])) && xb.acts.n == xa.acts.n,
 	       "%d and %d activities", xa.acts.n, xb.acts.n);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]) && (int)i < xa.acts.n; i++) {
