@@ -844,6 +844,20 @@ static int corr_big_take(struct scan *s, uint32_t correlation, const struct api_
 }
 
 /*
+ * Whether an activity's id c goes to d by id (else to the hash, corr_map):
+ * below CORR_DENSE, and below DENSE_SPREAD times the ids d holds and
+ * DENSE_FREE more, so that an id far ahead of the others (a damaged or
+ * crafted trace) costs what it holds, not 8 bytes for each id up to it.
+ * Ids that come one by one stay well below that.
+ */
+#define DENSE_SPREAD 64
+#define DENSE_FREE (1u << 14)
+static inline int dense_takes(const struct ga_ranges_dense *d, uint32_t c)
+{
+	return c < d->n || (c < CORR_DENSE && c < DENSE_SPREAD * ((uint64_t)d->nact + DENSE_FREE));
+}
+
+/*
  * An activity whose launch may need attributing: remember its correlation,
  * unless its process traced no API calls (every activity there is
  * unattributed, with or without an entry).
@@ -863,9 +877,9 @@ static int on_corr(struct scan *s, uint32_t correlation)
 	}
 	if (nx->fstate)
 		return fold_corr(s, correlation, a);
-	if (correlation >= CORR_DENSE)
-		return corr_big_take(s, correlation, a);
 	d = &nx->dense[s->proc - nx->proc_base];
+	if (!dense_takes(d, correlation))
+		return corr_big_take(s, correlation, a);
 	if (dense_room(d, correlation))
 		return -1;
 	if (!d->x[correlation]) {
@@ -874,6 +888,7 @@ static int on_corr(struct scan *s, uint32_t correlation)
 		if (!x || (a && time_set(d, correlation, a->t)))
 			return -1;
 		d->x[correlation] = x;
+		d->nact++;
 	}
 	return 0;
 }
@@ -988,10 +1003,11 @@ static int on_api(struct scan *s, const struct gp_rec_api *r)
 		goto ring;
 	}
 	/* Runtime and driver calls share correlations: the outer one came first. */
-	if (r->correlation >= CORR_DENSE) {
-		if (api_big(s, r))
+	if (r->correlation >= CORR_DENSE || r->correlation >= d->n || !d->x[r->correlation]) {
+		/* Large ids, and ids that went to the hash (dense_takes()). */
+		if (s->nx->ncorrs && api_big(s, r))
 			return 0;
-	} else if (r->correlation < d->n && d->x[r->correlation]) {
+	} else {
 		uint32_t c = r->correlation;
 
 		if (d->x[c] == 1 || r->start < ga_ranges_time_get(d, c)) {
@@ -3796,8 +3812,10 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 	}
 	if (!nx->dense)
 		return at;
-	if (corr >= CORR_DENSE) {
-		const struct ga_ranges_corr *c = corr_big(nx, a->proc, corr);
+	d = &nx->dense[pi];
+	if (corr >= d->n || !d->x || !d->x[corr]) {
+		/* Large ids, and ids that went to the hash (dense_takes()). */
+		const struct ga_ranges_corr *c = nx->ncorrs ? corr_big(nx, a->proc, corr) : NULL;
 
 		if (!c || c->t == UINT64_MAX)
 			return at;
@@ -3806,9 +3824,6 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 		at.tid = c->tid;
 		return at;
 	}
-	d = &nx->dense[pi];
-	if (corr >= d->n || !d->x)
-		return at;
 	if (d->t) {
 		if (d->x[corr] < 2)
 			return at;

@@ -36,7 +36,10 @@
  * the launching thread and time are not needed again (a process whose
  * ranges are all on one thread and nest, the launches all made there; 16
  * otherwise, and for launches; those of a trace read once, 8, for the
- * last GA_RANGES_LWIN ids of a process: struct ga_ranges_dense).  Both: 16 MiB at most for API records waiting
+ * last GA_RANGES_LWIN ids of a process: struct ga_ranges_dense; an id far
+ * ahead of the others, as only a damaged or crafted trace has, in the
+ * hash, about 40 bytes, not 8 for each id up to it: ranges.c
+ * dense_takes()).  Both: 16 MiB at most for API records waiting
  * for their activities (while a file is scanned); traces recorded without
  * NVTX are not even read whole.
  */
@@ -233,6 +236,7 @@ struct ga_ranges_dense {
 	 * are of (n == cap == GA_RANGES_LWIN then); NULL before.
 	 */
 	uint16_t *gen;
+	size_t nact; /* ids an activity put here (ranges.c dense_takes()) */
 };
 
 /* GPU work of the activities launched innermost in ranges of one name path (ga_ranges_account). */
@@ -554,7 +558,8 @@ static inline int ga_ranges_launch_of(const struct ga_ranges *nx, uint32_t proc,
 	}
 	/* x below 2 (no activity, or no call) or pending (GA_RANGES_XPEND): none. */
 	if ((x = d->x[corr]) - 2 >= GA_RANGES_XPEND - 2)
-		return 0;
+		/* 0: its activity's id may have gone to the hash (ranges.c dense_takes()). */
+		return !x && nx->ncorrs && ga_ranges_launch_big(nx, proc, corr, tid, t);
 	*tid = nx->tids[x - 2];
 	*t = ga_ranges_time_get(d, corr);
 	return 1;

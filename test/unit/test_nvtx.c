@@ -577,6 +577,8 @@ static void test_api_first(void)
 	synth_api_corr(s, launch, T0 + 1499, T0 + 1505, 100, 16, GP_API_RUNTIME);
 	synth_api_corr(s, launch, T0 + 1300, T0 + 1305, 100, (1u << 20) + 16, GP_API_RUNTIME);
 	synth_api_corr(s, launch, T0 + 1600, T0 + 1605, 100, (1u << 27) + 17, GP_API_RUNTIME);
+	/* An id far ahead of the others, below 2^26: the hash too (ranges.c dense_takes()). */
+	synth_api_corr(s, launch, T0 + 1700, T0 + 1705, 100, (1u << 25) + 18, GP_API_RUNTIME);
 	for (c = 1; c <= NACT; c++) {
 		uint64_t g = GPU0 + c * 1000;
 
@@ -588,6 +590,7 @@ static void test_api_first(void)
 	synth_kernel_corr(s, k, GPU0 + 20000, GPU0 + 20010, 0, (1u << 20) + 16, 0, 0);
 	synth_kernel_corr(s, k, GPU0 + 22000, GPU0 + 22010, 0, 16, 0, 0);
 	synth_kernel_corr(s, k, GPU0 + 21000, GPU0 + 21010, 0, (1u << 27) + 17, 0, 0);
+	synth_kernel_corr(s, k, GPU0 + 23000, GPU0 + 23010, 0, (1u << 25) + 18, 0, 0);
 	/* After its activity, and later than the runtime call: the runtime call's time counts. */
 	synth_api_corr(s, drv, T0 + 1250, T0 + 1252, 100, 12, GP_API_DRIVER);
 	synth_nvtx_range(s, n[1], 0, T0 + 1200, T0 + 1500, 100, 100, 2, GP_NVTX_PUSHPOP);
@@ -603,14 +606,18 @@ static void test_api_first(void)
 	ga_filter_init(&l.f);
 	load(&l, &t, 1);
 	CHECK(l.ok);
-	CHECKF(l.m.nrows == NACT + 3, "%zu rows", l.m.nrows);
+	CHECKF(l.m.nrows == NACT + 4, "%zu rows", l.m.nrows);
 	for (c = 1; c <= NACT && l.ok; c++)
 		CHECKF(!strcmp(row_label(&l, c), acts[c].label), "activity %zu: '%s', want '%s'",
 		       c, row_label(&l, c), acts[c].label);
 	CHECKF(!strcmp(row_label(&l, NACT + 1), "B"), "id 2^20+16: '%s'", row_label(&l, NACT + 1));
 	CHECKF(!strcmp(row_label(&l, NACT + 2), "C"), "id 2^27+17: '%s'", row_label(&l, NACT + 2));
 	CHECKF(!strcmp(row_label(&l, NACT + 3), ""), "id 16: '%s'", row_label(&l, NACT + 3));
-	CHECKF(l.nx.in_range == 13 && l.nx.unattributed == 2, "%llu in, %llu unattributed",
+	CHECKF(!strcmp(row_label(&l, NACT + 4), "C"), "id 2^25+18: '%s'", row_label(&l, NACT + 4));
+	/* Not 2^25 ids' slots for it: 8 bytes each up to it. */
+	CHECKF(l.nx.dense && l.nx.dense[0].n < (1u << 21), "%zu ids by id",
+	       l.nx.dense ? l.nx.dense[0].n : 0);
+	CHECKF(l.nx.in_range == 14 && l.nx.unattributed == 2, "%llu in, %llu unattributed",
 	       (unsigned long long)l.nx.in_range, (unsigned long long)l.nx.unattributed);
 	unload(&l);
 	free(t.buf);
