@@ -287,6 +287,14 @@ static inline int dense_room(struct ga_ranges_dense *d, uint32_t corr)
 }
 
 /*
+ * Ids an activity may take by id before it goes to the hash (corr_map):
+ * DENSE_SPREAD times the ids held, or the records read, and DENSE_FREE
+ * more (dense_takes(), launch_slot()).
+ */
+#define DENSE_SPREAD 64
+#define DENSE_FREE (1u << 14)
+
+/*
  * The launches of a trace read once, past GA_RANGES_LWIN ids: d becomes a
  * ring of that many slots (ga_ranges_dense gen), every block of the ids
  * below it generation 0.  0, or -1 out of memory.
@@ -320,17 +328,18 @@ static __attribute__((noinline)) void ring_take(struct ga_ranges_dense *d, size_
  * before it reached half of that.
  */
 static __attribute__((noinline)) int launch_slot_slow(struct ga_ranges_dense *d, uint32_t c,
-						      uint32_t *j)
+						      uint32_t *j, uint64_t nrec)
 {
 	size_t b;
 	uint16_t g;
 
 	if (!d->gen) {
-		if (c < GA_RANGES_LWIN) {
+		/* By id up to DENSE_SPREAD ids a record read (dense_takes()). */
+		if (c < GA_RANGES_LWIN && c < DENSE_SPREAD * (nrec + DENSE_FREE)) {
 			*j = c;
 			return dense_room(d, c);
 		}
-		if (d->n < GA_RANGES_LWIN / 2)
+		if (c < GA_RANGES_LWIN || d->n < GA_RANGES_LWIN / 2)
 			return 2;
 		if (ring_start(d))
 			return -1;
@@ -346,20 +355,29 @@ static __attribute__((noinline)) int launch_slot_slow(struct ga_ranges_dense *d,
 	return 0;
 }
 
-/* launch_slot_slow(), inline for an id below GA_RANGES_LWIN or in a block of its generation. */
-static inline int launch_slot(struct ga_ranges_dense *d, uint32_t c, uint32_t *j)
+/*
+ * launch_slot_slow(), inline for an id held by id already, the next one,
+ * or one in a block of its generation; nrec: the file's records read.
+ */
+static inline int launch_slot(struct ga_ranges_dense *d, uint32_t c, uint32_t *j, uint64_t nrec)
 {
 	if (!d->gen) {
-		if (c < GA_RANGES_LWIN) {
+		/* Its cap is GA_RANGES_LWIN at most (launch_slot_slow()). */
+		if (c < d->n) {
 			*j = c;
-			return dense_room(d, c);
+			return 0;
+		}
+		if (c == d->n && c < d->cap) {
+			d->x[d->n++] = 0;
+			*j = c;
+			return 0;
 		}
 	} else if (d->gen[(c & (GA_RANGES_LWIN - 1)) / GA_RANGES_TBLOCK] ==
 		   c >> GA_RANGES_LWIN_BITS) {
 		*j = c & (GA_RANGES_LWIN - 1);
 		return 0;
 	}
-	return launch_slot_slow(d, c, j);
+	return launch_slot_slow(d, c, j, nrec);
 }
 
 /* x's value for a launch on thread tid of process proc: its index in tids + 2; 0 out of memory. */
@@ -850,8 +868,6 @@ static int corr_big_take(struct scan *s, uint32_t correlation, const struct api_
  * crafted trace) costs what it holds, not 8 bytes for each id up to it.
  * Ids that come one by one stay well below that.
  */
-#define DENSE_SPREAD 64
-#define DENSE_FREE (1u << 14)
 static inline int dense_takes(const struct ga_ranges_dense *d, uint32_t c)
 {
 	return c < d->n || (c < CORR_DENSE && c < DENSE_SPREAD * ((uint64_t)d->nact + DENSE_FREE));
@@ -3505,7 +3521,7 @@ static int ahead_api(struct scan *s, const struct gp_rec_api *r)
 	if (!c)
 		return 0;
 	d = &s->nx->dense[s->proc - s->nx->proc_base];
-	if ((rc = launch_slot(d, c, &j)))
+	if ((rc = launch_slot(d, c, &j, s->nrec)))
 		return ahead_api_apart(s, r, rc);
 	x = d->x[j];
 	if (x >= 2 && r->start >= ga_ranges_time_get(d, j))
@@ -3549,7 +3565,7 @@ static int ahead_corr(struct scan *s, uint32_t c)
 	if (s->no_api)
 		return 0;
 	d = &s->nx->dense[s->proc - s->nx->proc_base];
-	if ((rc = launch_slot(d, c, &j)))
+	if ((rc = launch_slot(d, c, &j, s->nrec)))
 		return ahead_corr_apart(s, c, rc);
 	/* 0: no call seen (1, as on_corr() marks it); else the pending call is its launch. */
 	d->x[j] = d->x[j] ? d->x[j] & ~GA_RANGES_XPEND : 1;

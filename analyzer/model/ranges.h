@@ -535,8 +535,8 @@ int ga_ranges_launch_big(const struct ga_ranges *nx, uint32_t proc, uint32_t cor
  * it, else 0.  Inline: the Chrome and Perfetto exports ask it for each
  * activity and API call; an id below GA_RANGES_CORR_DENSE is a few loads.
  */
-static inline int ga_ranges_launch_of(const struct ga_ranges *nx, uint32_t proc, uint32_t corr,
-				      uint32_t *tid, uint64_t *t)
+static inline __attribute__((always_inline)) int ga_ranges_launch_of(const struct ga_ranges *nx, uint32_t proc, uint32_t corr,
+								     uint32_t *tid, uint64_t *t)
 {
 	const struct ga_ranges_dense *d = nx->launches;
 	uint32_t x, pi = proc - nx->proc_base; /* below proc_base: wraps past nprocs */

@@ -362,10 +362,12 @@ static void test_streaming(void)
  * one call; 40 after a gap of ids; 5000 and 5001 in the next block of
  * ids, 5001's call 20 s later than the block's first time (its times
  * kept whole); 2^26 + 5 a large id (the hash); 2^23 + 7, an id that jumps
- * past GA_RANGES_LWIN (read once: the hash too, not 2^23 ids' slots).
+ * past GA_RANGES_LWIN, and 2^21 + 9, one that jumps far ahead of the
+ * records read (read once: the hash too, not slots for each id up to them).
  */
 #define BIG_CORR ((1u << 26) + 5)
 #define JUMP_CORR ((1u << 23) + 7)
+#define JUMP2_CORR ((1u << 21) + 9)
 static void write_launches(const char *path)
 {
 	struct synth *s = synth_open(path);
@@ -402,6 +404,8 @@ static void write_launches(const char *path)
 	synth_kernel_at_corr(s, k, t + 8000, t + 8100, 0, 7, BIG_CORR);
 	synth_kernel_at_corr(s, k, t + 9000, t + 9100, 0, 7, JUMP_CORR);
 	synth_api_at_corr(s, f, t + 900, t + 910, 5, JUMP_CORR);
+	synth_api_at_corr(s, f, t + 950, t + 960, 5, JUMP2_CORR);
+	synth_kernel_at_corr(s, k, t + 9500, t + 9600, 0, 7, JUMP2_CORR);
 	synth_end(s, t + 30000000000ull, 0);
 	synth_close(s, NULL, NULL);
 }
@@ -467,9 +471,10 @@ static void test_launch_index(void)
 		{ 5001, 5, 20000000000ull },
 		{ BIG_CORR, 5, 800 },
 		{ JUMP_CORR, 5, 900 },
+		{ JUMP2_CORR, 5, 950 },
 	};
-	/* The calls in order (10, 10, 11, 12, 12, 13, 15, 40, 5000, 5001, big, jump): a launch? */
-	static const int want_calls[] = { 0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1 };
+	/* The calls in order (10, 10, 11, 12, 12, 13, 15, 40, 5000, 5001, big, jumps): a launch? */
+	static const int want_calls[] = { 0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1 };
 	char path[128];
 	struct launches xa, xb;
 	struct run a, b;
