@@ -268,6 +268,7 @@ void ga_findings_free(struct ga_findings *fd)
 	free(fd->plist);
 	free(fd->cls);
 	free(fd->clsname);
+	ga_map_free(&fd->cls_big);
 	free(fd->lb);
 	free(fd->lcache);
 	free(fd->kcache);
@@ -455,12 +456,32 @@ static uint32_t sid_ok(uint32_t sid)
 	return sid == GA_STR_NOMEM ? 0 : sid;
 }
 
+/* The slot in cls and clsname of the file's string id name (struct ga_findings cls_big). */
+#define GA_FIND_CLS_DENSE (1u << 20)
+static int cls_slot(struct ga_findings *fd, uint32_t name, size_t *ni)
+{
+	uint32_t *slot;
+	int r;
+
+	if (name < GA_FIND_CLS_DENSE) {
+		*ni = name;
+		return 0;
+	}
+	if ((r = ga_map_insert(&fd->cls_big, name, 0, &slot)) < 0)
+		return -1;
+	if (r == 1)
+		*slot = GA_FIND_CLS_DENSE + fd->ncls_big++;
+	*ni = *slot;
+	return 0;
+}
+
 static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 		  const struct gp_rec_api *r)
 {
 	unsigned cause, launch;
 	uint32_t sid;
 	struct ga_fproc *pr;
+	size_t ni;
 
 	if (proc >= fd->nprocs) {
 		size_t old = fd->nprocs;
@@ -477,18 +498,20 @@ static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 	if (fd->cls_proc != proc + 1) {
 		if (fd->cls)
 			memset(fd->cls, 0, fd->capcls);
+		ga_map_free(&fd->cls_big);
+		fd->ncls_big = 0;
 		fd->cls_proc = proc + 1;
 	}
-	if (r->name >= fd->capcls) {
+	if (cls_slot(fd, r->name, &ni))
+		return -1;
+	if (ni >= fd->capcls) {
 		size_t old = fd->capcls;
 
-		if (r->name >= (1u << 28))
-			return 0;
-		if (ga_util_grow(&fd->cls, &fd->capcls, (size_t)r->name + 1, 1))
+		if (ga_util_grow(&fd->cls, &fd->capcls, ni + 1, 1))
 			return -1;
 		memset(fd->cls + old, 0, fd->capcls - old);
 	}
-	if (!fd->cls[r->name]) {
+	if (!fd->cls[ni]) {
 		const char *text;
 		size_t len;
 
@@ -516,13 +539,13 @@ static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 		}
 		if (ga_util_grow(&fd->clsname, &fd->capclsname, fd->capcls, sizeof(*fd->clsname)))
 			return -1;
-		fd->clsname[r->name] = sid;
-		fd->cls[r->name] = (uint8_t)((cause + 1) | launch);
+		fd->clsname[ni] = sid;
+		fd->cls[ni] = (uint8_t)((cause + 1) | launch);
 	}
-	if ((fd->cls[r->name] & CLS_LAUNCH) && r->correlation &&
+	if ((fd->cls[ni] & CLS_LAUNCH) && r->correlation &&
 	    launch_seen(fd, proc, r->correlation, r->end > r->start ? r->end - r->start : 0))
 		return -1;
-	cause = (fd->cls[r->name] & (CLS_LAUNCH - 1)) - 1u;
+	cause = (fd->cls[ni] & (CLS_LAUNCH - 1)) - 1u;
 	/* Any other call this long holds the host too (a launch profiled by kernel replay). */
 	if (cause == GA_CAUSE_NONE && r->end >= r->start + GA_FIND_STARVE_GAP_NS)
 		cause = GA_CAUSE_SLOW;
@@ -538,8 +561,12 @@ static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 	if (ga_util_grow(&pr->c, &pr->cap, pr->n + 1, sizeof(*pr->c)))
 		return -1;
 	pr->c[pr->n++] = (struct ga_fcall){
-		.start = r->start, .end = r->end > r->start ? r->end : r->start, .proc = proc,
-		.name = fd->clsname[r->name], .cause = cause, .corr = r->correlation,
+		.start = r->start,
+		.end = r->end > r->start ? r->end : r->start,
+		.proc = proc,
+		.name = fd->clsname[ni],
+		.cause = cause,
+		.corr = r->correlation,
 	};
 	fd->ncalls++;
 	return 0;

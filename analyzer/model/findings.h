@@ -356,6 +356,13 @@ struct ga_findings {
 	uint32_t *clsname;         /* the file's string id -> strtab id of the kept call's name */
 	size_t capclsname;
 	uint32_t cls_proc;         /* process cls belongs to, + 1 */
+	/*
+	 * String ids from GA_FIND_CLS_DENSE on (a crafted trace's, or many
+	 * strings before): id -> its slot in cls and clsname past that, so
+	 * that a large id costs a slot, not one for each id up to it.
+	 */
+	struct ga_map cls_big;
+	uint32_t ncls_big;
 	struct ga_flb { uint64_t gap, count; } *lb; /* per kstat: gaps before short launches */
 	struct ga_flaunch *lcache;                  /* launch calls waiting for their kernels: slot corr % lcap */
 	struct ga_flaunch *kcache;                  /* short kernels waiting for their launch calls, the same */

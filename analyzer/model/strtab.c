@@ -500,19 +500,34 @@ static uint32_t dense_max(const struct ga_strmap *sm)
 
 static int gbit(const struct ga_strmap *sm, uint32_t id)
 {
-	return (size_t)id / 8 < sm->gcap && (sm->gbits[id / 8] >> (id % 8) & 1);
+	if ((size_t)id / 8 < sm->gcap)
+		return sm->gbits[id / 8] >> (id % 8) & 1;
+	return sm->gsparse.n && ga_map_find(&sm->gsparse, id, 0);
 }
 
-/* Marks id an op name interned as its op's (on), or not.  0, or -1 out of memory. */
+/*
+ * Marks id an op name interned as its op's (on), or not: a bit, where id
+ * is within 64 times the strings added and 2^16 more, else in gsparse.
+ * 0, or -1 out of memory.
+ */
 static int gbit_set(struct ga_strmap *sm, uint32_t id, int on)
 {
 	size_t byte = (size_t)id / 8;
+	uint32_t *slot;
 
 	if (byte >= sm->gcap) {
 		size_t old = sm->gcap;
 
+		if (sm->gsparse.n)
+			ga_map_remove(&sm->gsparse, id, 0);
 		if (!on)
 			return 0;
+		if (id >= 64 * (sm->nadd + (1u << 16))) {
+			if (ga_map_insert(&sm->gsparse, id, 0, &slot) < 0)
+				return -1;
+			*slot = 1;
+			return 0;
+		}
 		if (ga_util_grow(&sm->gbits, &sm->gcap, byte + 1, 1))
 			return -1;
 		memset(sm->gbits + old, 0, sm->gcap - old);
@@ -531,6 +546,7 @@ int ga_strmap_add(struct ga_strmap *sm, struct ga_strtab *t, uint32_t id,
 
 	if (gid == GA_STR_NOMEM)
 		return -1;
+	sm->nadd++;
 	/* Defined again: what it was goes. */
 	if (id < sm->n)
 		sm->dense[id] = 0;
@@ -601,8 +617,10 @@ uint32_t ga_strmap_peek(const struct ga_strmap *sm, uint32_t id)
 void ga_strmap_reset(struct ga_strmap *sm)
 {
 	sm->n = 0;
+	sm->nadd = 0;
 	ga_map_free(&sm->sparse);
 	ga_map_free(&sm->pend);
+	ga_map_free(&sm->gsparse);
 	if (sm->gbits)
 		memset(sm->gbits, 0, sm->gcap);
 }
@@ -613,5 +631,6 @@ void ga_strmap_free(struct ga_strmap *sm)
 	free(sm->gbits);
 	ga_map_free(&sm->sparse);
 	ga_map_free(&sm->pend);
+	ga_map_free(&sm->gsparse);
 	memset(sm, 0, sizeof(*sm));
 }

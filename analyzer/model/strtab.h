@@ -82,11 +82,16 @@ struct ga_strmap {
 	 * string.  GA_STRMAP_GROUP: the id marked (gbits) only, read as
 	 * GA_STR_GROUPED; GA_STRMAP_TAKE: its op's name kept (pend) until
 	 * ga_strmap_take() takes it.  Ids of other names past 2^16 are in the
-	 * sparse map then.  Memory: a bit an id, the op names not taken yet.
+	 * sparse map then.  Memory: a bit an id, the op names not taken yet;
+	 * an op name's id far past the strings added so far (a damaged or
+	 * crafted trace: recorders number strings one by one) is marked in
+	 * gsparse instead, not with a bit for each id up to it.
 	 */
 	int group_ops;
 	uint8_t *gbits;
 	size_t gcap; /* bytes of gbits */
+	struct ga_map gsparse;
+	uint64_t nadd; /* strings added (ga_strmap_add()) */
 	struct ga_map pend;
 };
 
