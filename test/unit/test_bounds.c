@@ -3,7 +3,7 @@
  * report, export or diff stays in proportion to the trace, whatever its
  * records say.  Deep NVTX nesting (report --tree), a demangler bomb (a
  * kernel name of back-references), many long distinct kernel names, many
- * device ids, absurd timestamps and saturated loss counts.  Each command
+ * device ids, absurd timestamps, saturated loss counts and ids far up.  Each command
  * runs in a child process under an address-space limit (not in sanitizer
  * builds, whose shadow memory needs more) and an alarm that only guards
  * against hangs; its output is counted.  Test code, runs offline only,
@@ -29,6 +29,7 @@
 #include "model/strtab.h"
 #include "synth.h"
 #include "synth_nvtx.h"
+#include "synth_stacks.h"
 #include "tap.h"
 
 #define T0 1700000000000000000ull
@@ -260,6 +261,62 @@ static void path_of(char *b, size_t n, const char *name)
 	snprintf(b, n, "%s/%s.gpuprof", dir, name);
 }
 
+/*
+ * Every id of a trace far up (from h): string ids, the device, stream,
+ * context, correlation, graph, node, stack, thread, NVTX range ids and
+ * domain, an allocation's address; three launches with their calls,
+ * stacks and copies, in a range named as PyTorch's op ranges are.
+ */
+static int write_far_ids(const char *path, uint32_t h)
+{
+	struct synth *s = synth_open(path);
+	uint64_t t = T0 + 1000000000ull, pcs[2] = { 0xffffffffffff1000ull, 0x401000 };
+	uint32_t k, f, sy, n, app, file, fn;
+	struct gp_rec_kernel kr;
+
+	if (!s)
+		return -1;
+	s->next_string = h;
+	synth_process(s, 4242, "host", "app", 0, T0);
+	synth_device(s, h, "NVIDIA H100", 9, 0, 132, 80ull << 30, 0x10);
+	synth_config(s, GP_TRACE_KERNEL | GP_TRACE_API | GP_TRACE_MEMCPY | GP_TRACE_GRAPH | GP_TRACE_NVTX,
+		     0, 1);
+	k = synth_string(s, "_Z1kv");
+	f = synth_string(s, "cudaLaunchKernel");
+	sy = synth_string(s, "cudaStreamSynchronize");
+	n = synth_string(s, "aten::add, seq = 5, op_id = 7");
+	app = synth_string(s, "/nonexistent/app");
+	file = synth_string(s, "app.cu");
+	fn = synth_string(s, "_Z4mainv");
+	synth_frame(s, pcs[0], 0x1000, app, fn, 0x20, file, 42);
+	synth_frame(s, pcs[1], 0x1000, app, fn, 0x20, file, 43);
+	synth_stack(s, h, pcs, 2);
+	synth_flush_chunk(s);
+	for (uint32_t i = 0; i < 3; i++) {
+		uint32_t c = h + 10 * i;
+		uint64_t u = t + i * 10000;
+
+		synth_api_at_corr(s, f, u + 100, u + 110, h, c);
+		synth_corr_stack(s, c, h);
+		synth_kernel_init(&kr, k, u + 1000, u + 1100, h, h, c);
+		kr.context = h;
+		synth_rec(s, &kr, sizeof(kr));
+		synth_api_at_corr(s, sy, u + 200, u + 2000, h, c + 1);
+		synth_memcpy_at_corr(s, GP_COPY_HTOD, 1 << 20, u + 3000, u + 4000, h, h, c + 2);
+		synth_memory(s, GP_MEM_ALLOC, u + 50, 0xffffffffffff0000ull + i * 4096, 4096, h, 2, 0);
+	}
+	synth_kernel_init(&kr, k, t + 50000, t + 50100, h, h, h + 40);
+	kr.graph_id = h;
+	kr.graph_node = 0xffffffffffffff00ull;
+	synth_rec(s, &kr, sizeof(kr));
+	synth_graph(s, h, t + 50000, t + 60000, h, h);
+	synth_graph_node(s, 0xffffffffffffff00ull, h, h, h, 0xffffffffffffff02ull);
+	synth_nvtx_open(s, n, h, t, h, 0xffffffffffffff01ull);
+	synth_nvtx_range(s, n, h, t, t + 70000, h, h, 0xffffffffffffff01ull, GP_NVTX_PUSHPOP);
+	synth_end(s, t + 100000, 0);
+	return synth_close(s, NULL, NULL);
+}
+
 static int write_all(void)
 {
 	char p[512];
@@ -285,6 +342,11 @@ static int write_all(void)
 	rc |= write_lost(p, 0);
 	path_of(p, sizeof(p), "lost2");
 	rc |= write_lost(p, 1);
+	/* Below 2^26 (the correlation ids kept by id before), and near 2^32. */
+	path_of(p, sizeof(p), "far1");
+	rc |= write_far_ids(p, 0x03fff000u);
+	path_of(p, sizeof(p), "far2");
+	rc |= write_far_ids(p, 0xfffff000u);
 	return rc;
 }
 
@@ -819,6 +881,54 @@ static void test_absurd_times(void)
 	tap_end();
 }
 
+/*
+ * Ids far up cost what the trace holds: arrays by id (correlation ids of
+ * the launches and NVTX attribution, op names' marks, the findings' call
+ * names) give such ids a slot of their own (before: 270 MB to 1 GB for a
+ * trace of 700 bytes).  Every output, the names and ranges as recorded.
+ */
+static void test_far_ids(void)
+{
+	static const char *const files[] = { "far1", "far2" };
+	char p[512], db[600];
+	struct outcome o;
+
+	tap_begin("ids far up (strings, correlation, device, stream, graph, stack, NVTX): memory by what the trace holds");
+	for (size_t i = 0; i < 2; i++) {
+		path_of(p, sizeof(p), files[i]);
+		snprintf(db, sizeof(db), "%s/%s.db", dir, files[i]);
+		bounded(&o, 64, cmd_report, "report", "--tree", p, NULL);
+		OUTCOME_OK(o);
+		CHECKF(o.out && strstr(o.out, "aten::add") && strstr(o.out, "main (app.cu:42)") &&
+			       strstr(o.out, "cudaStreamSynchronize"),
+		       "%s: %.1500s", files[i], o.out ? o.out : "");
+		outcome_free(&o);
+		bounded(&o, 64, cmd_export, "export", "-t", "json", "-o", "-", p, NULL);
+		OUTCOME_OK(o);
+		CHECK(o.out && strstr(o.out, "\"name\":\"aten::add\""));
+		outcome_free(&o);
+		bounded(&o, 64, cmd_export, "export", "-t", "chrome", "-o", "-", p, NULL);
+		OUTCOME_OK(o);
+		/* The launches' flows found: calls and kernels paired by id. */
+		CHECKF(o.out && strstr(o.out, "\"ph\":\"s\"") && strstr(o.out, "\"ph\":\"f\""),
+		       "%s: no flow", files[i]);
+		outcome_free(&o);
+		bounded(&o, 64, cmd_export, "export", "-t", "perfetto", "-o", "-", p, NULL);
+		OUTCOME_OK(o);
+		outcome_free(&o);
+		bounded(&o, 64, cmd_export, "export", "-t", "csv", "-o", "-", p, NULL);
+		OUTCOME_OK(o);
+		CHECK(o.out && strstr(o.out, "aten::add"));
+		outcome_free(&o);
+		unlink(db);
+		bounded(&o, 64, cmd_export, "export", "-t", "sqlite", "-o", db, p, NULL);
+		OUTCOME_OK(o);
+		outcome_free(&o);
+		unlink(db);
+	}
+	tap_end();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--write")) {
@@ -845,6 +955,7 @@ int main(int argc, char **argv)
 	test_deep_work();
 	test_lost_saturated();
 	test_absurd_times();
+	test_far_ids();
 	{
 		char cmd[400];
 
