@@ -292,8 +292,57 @@ struct fscan {
 	size_t ncoll;
 	char **strs;               /* string id -> short strings (host names) */
 	size_t nstrs;
+	/*
+	 * Ids far past the strings read (a damaged or crafted trace: recorders
+	 * number them one by one), kept apart, not by id: id -> (index in
+	 * far_strs + 1) << 8 | collective index + 1.
+	 */
+	struct ga_map far;
+	char **far_strs;
+	size_t nfar, capfar;
+	uint64_t nseen; /* string records read */
 	int got_process, got_sync, oom;
 };
+
+/* The collective index + 1 of string id id, 0 none. */
+static uint8_t coll_of(const struct fscan *s, uint32_t id)
+{
+	const uint32_t *v;
+
+	if (id < s->ncoll)
+		return s->coll[id];
+	v = s->far.n ? ga_map_find(&s->far, id, 0) : NULL;
+	return v ? (uint8_t)(*v & 0xff) : 0;
+}
+
+/* The short string of id (NULL none). */
+static const char *str_of(const struct fscan *s, uint32_t id)
+{
+	const uint32_t *v;
+
+	if (id < s->nstrs)
+		return s->strs[id];
+	v = s->far.n ? ga_map_find(&s->far, id, 0) : NULL;
+	return v && *v >> 8 ? s->far_strs[(*v >> 8) - 1] : NULL;
+}
+
+/* String id far up (fscan far): its collective index and text kept.  0, or -1 out of memory. */
+static int far_put(struct fscan *s, uint32_t id, uint8_t coll, const char *txt)
+{
+	uint32_t *slot, str = 0;
+
+	if (ga_map_insert(&s->far, id, 0, &slot) < 0)
+		return -1;
+	if (txt) {
+		if (s->nfar >= (1u << 24) - 1 ||
+		    ga_util_grow(&s->far_strs, &s->capfar, s->nfar + 1, sizeof(*s->far_strs)) ||
+		    !(s->far_strs[s->nfar] = strdup(txt)))
+			return -1;
+		str = (uint32_t)++s->nfar;
+	}
+	*slot = str << 8 | coll;
+	return 0;
+}
 
 static int grow_ids(struct fscan *s, uint32_t id)
 {
@@ -332,12 +381,21 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		char tmp[512];
 		size_t n = r->len < sizeof(tmp) - 1 ? r->len : sizeof(tmp) - 1;
 
-		if (r->id >= (1u << 26) || grow_ids(s, r->id)) {
-			s->oom = r->id < (1u << 26);
-			return s->oom;
-		}
 		memcpy(tmp, txt, n);
 		tmp[n] = '\0';
+		s->nseen++;
+		if (r->id >= s->ncoll && r->id >= 64 * (s->nseen + 4096)) {
+			if (far_put(s, r->id, (uint8_t)ga_align_coll_index(tmp),
+				    r->len <= HOST_MAX ? tmp : NULL)) {
+				s->oom = 1;
+				return 1;
+			}
+			break;
+		}
+		if (grow_ids(s, r->id)) {
+			s->oom = 1;
+			return 1;
+		}
 		free(s->strs[r->id]);
 		s->strs[r->id] = NULL;
 		if (r->len <= HOST_MAX) {
@@ -359,8 +417,8 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		s->got_process = 1;
 		s->af->rank = p->rank;
 		s->af->pid = p->pid;
-		if (p->host && p->host < s->nstrs && s->strs[p->host])
-			snprintf(s->af->host, sizeof(s->af->host), "%s", s->strs[p->host]);
+		if (p->host && str_of(s, p->host))
+			snprintf(s->af->host, sizeof(s->af->host), "%s", str_of(s, p->host));
 		break;
 	}
 	case GP_REC_CLOCK_SYNC: {
@@ -376,11 +434,11 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 	case GP_REC_KERNEL: {
 		const struct gp_rec_kernel *k = (const void *)rec;
 
-		if (!s->full || k->name >= s->ncoll || !s->coll[k->name] || k->end < k->start ||
+		if (!s->full || !coll_of(s, k->name) || k->end < k->start ||
 		    !k->end)
 			break;
 		if (ga_align_keep_add(s->keep, (uint64_t)k->device << 32 | k->stream,
-				      s->coll[k->name], k->start, k->end)) {
+				      coll_of(s, k->name), k->start, k->end)) {
 			s->oom = 1;
 			return 1;
 		}
@@ -641,6 +699,10 @@ int ga_align_scan(struct ga_align *al, const struct ga_align_src *src, size_t n)
 			free(s.strs[j]);
 		free(s.strs);
 		free(s.coll);
+		for (j = 0; j < s.nfar; j++)
+			free(s.far_strs[j]);
+		free(s.far_strs);
+		ga_map_free(&s.far);
 		/* Only the kept pairs stay while the next traces are read. */
 		if (s.oom || ga_align_keep_finish(&keep[i]))
 			goto out;

@@ -884,8 +884,10 @@ static void test_absurd_times(void)
 /*
  * Ids far up cost what the trace holds: arrays by id (correlation ids of
  * the launches and NVTX attribution, op names' marks, the findings' call
- * names) give such ids a slot of their own (before: 270 MB to 1 GB for a
- * trace of 700 bytes).  Every output, the names and ranges as recorded.
+ * names, the string ids the traces' clocks and hosts are read by) give
+ * such ids a slot of their own (before: 270 MB to 1 GB for a trace of 700
+ * bytes, 600 MB for two read together).  Every output, the names and
+ * ranges as recorded.
  */
 static void test_far_ids(void)
 {
@@ -925,6 +927,24 @@ static void test_far_ids(void)
 		OUTCOME_OK(o);
 		outcome_free(&o);
 		unlink(db);
+	}
+	/* Two traces: their clocks and hosts read first (model/align.c), NCCL's too. */
+	{
+		char p2[512];
+
+		path_of(p, sizeof(p), files[0]);
+		path_of(p2, sizeof(p2), files[1]);
+		bounded(&o, 64, cmd_report, "report", p, p2, NULL);
+		OUTCOME_OK(o);
+		CHECKF(o.out && strstr(o.out, "pid 4242 on host: app"), "%.1500s",
+		       o.out ? o.out : "");
+		outcome_free(&o);
+		bounded(&o, 64, cmd_report, "report", "--align", "nccl", p, p2, NULL);
+		OUTCOME_OK(o);
+		outcome_free(&o);
+		bounded(&o, 64, cmd_diff, "diff", p, p2, NULL);
+		OUTCOME_OK(o);
+		outcome_free(&o);
 	}
 	tap_end();
 }
