@@ -456,17 +456,14 @@ static uint32_t sid_ok(uint32_t sid)
 	return sid == GA_STR_NOMEM ? 0 : sid;
 }
 
-/* The slot in cls and clsname of the file's string id name (struct ga_findings cls_big). */
+/* The slot in cls and clsname of a string id from GA_FIND_CLS_DENSE on (ga_findings cls_big). */
 #define GA_FIND_CLS_DENSE (1u << 20)
-static int cls_slot(struct ga_findings *fd, uint32_t name, size_t *ni)
+static __attribute__((noinline)) int cls_slot_big(struct ga_findings *fd, uint32_t name,
+						  size_t *ni)
 {
 	uint32_t *slot;
 	int r;
 
-	if (name < GA_FIND_CLS_DENSE) {
-		*ni = name;
-		return 0;
-	}
 	if ((r = ga_map_insert(&fd->cls_big, name, 0, &slot)) < 0)
 		return -1;
 	if (r == 1)
@@ -475,8 +472,8 @@ static int cls_slot(struct ga_findings *fd, uint32_t name, size_t *ni)
 	return 0;
 }
 
-static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
-		  const struct gp_rec_api *r)
+static inline __attribute__((always_inline)) int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
+							const struct gp_rec_api *r)
 {
 	unsigned cause, launch;
 	uint32_t sid;
@@ -502,7 +499,9 @@ static int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
 		fd->ncls_big = 0;
 		fd->cls_proc = proc + 1;
 	}
-	if (cls_slot(fd, r->name, &ni))
+	if (r->name < GA_FIND_CLS_DENSE)
+		ni = r->name;
+	else if (cls_slot_big(fd, r->name, &ni))
 		return -1;
 	if (ni >= fd->capcls) {
 		size_t old = fd->capcls;
