@@ -301,7 +301,8 @@ bench-analyzer: $(ANALYZER) $(BENCH_ANA)
 # summaries (read, merged, reported).
 #   make fuzz FUZZ_SECONDS=600
 # Needs clang with libFuzzer; the corpus starts from the golden traces (and
-# their summaries, whole and, with the zstd tool, as bodies).
+# their summaries, whole and, with the zstd tool, as bodies), synthetic job
+# traces and test_bounds' traces of ids far up.
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 # Leaks are found input by input as libFuzzer runs them; the check at exit,
@@ -309,7 +310,7 @@ FUZZ_CC ?= clang
 # now and then crashes there ("Tracer caught signal 11", google/sanitizers
 # issue 1353), which libFuzzer reports as a crash on an empty input.
 FUZZ_RUN = ASAN_OPTIONS="$${ASAN_OPTIONS:+$$ASAN_OPTIONS:}leak_check_at_exit=0"
-fuzz: $(ANALYZER) $(BUILD)/bench/synth_trace $(BUILD)/bench/synth_job
+fuzz: $(ANALYZER) $(BUILD)/bench/synth_trace $(BUILD)/bench/synth_job $(BUILD)/test/test_bounds
 	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs clang with libFuzzer (apt-get install clang)"; exit 1; }
 	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crashes
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -338,6 +339,11 @@ fuzz: $(ANALYZER) $(BUILD)/bench/synth_trace $(BUILD)/bench/synth_job
 	@# NCCL's ranges beside the steps (ranges that do not nest).
 	$(BUILD)/bench/synth_job --open 3000 $(BUILD)/fuzz/corpus/announced.gpuprof >/dev/null
 	$(BUILD)/bench/synth_job --nccl --autograd 3000 $(BUILD)/fuzz/corpus/nccl.gpuprof >/dev/null
+	@# Every id far up (test_bounds' far1, far2): strings, correlation, stacks, graphs, NVTX.
+	rm -rf $(BUILD)/fuzz/bounds && mkdir -p $(BUILD)/fuzz/bounds
+	$(BUILD)/test/test_bounds --write $(BUILD)/fuzz/bounds
+	cp $(BUILD)/fuzz/bounds/far1.gpuprof $(BUILD)/fuzz/bounds/far2.gpuprof $(BUILD)/fuzz/corpus/
+	rm -rf $(BUILD)/fuzz/bounds
 	$(FUZZ_RUN) $(BUILD)/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -rss_limit_mb=4096 \
 		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus
 	@mkdir -p $(BUILD)/fuzz/corpus-options

@@ -2441,8 +2441,11 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 		while (k < u->nroots && u->roots[k].placed && (last || u->roots[k].end <= cut))
 			k++;
 		n = k < u->nroots ? u->roots[k].lo : u->nwin;
-		memmove(u->win, u->win + n, (u->nwin - n) * sizeof(*u->win));
-		memmove(u->par, u->par + n, (u->nlook - n) * sizeof(*u->par));
+		/* Nothing to drop: win and par may not be made yet (NULL). */
+		if (n) {
+			memmove(u->win, u->win + n, (u->nwin - n) * sizeof(*u->win));
+			memmove(u->par, u->par + n, (u->nlook - n) * sizeof(*u->par));
+		}
 		u->nwin -= n;
 		u->nlook -= (uint32_t)n;
 		for (i = 0; i < u->nlook; i++)
