@@ -253,6 +253,7 @@ static int rows_out(struct ga_export *e, struct ga_model *m)
 		return -1;
 	for (;; r++, n--) {
 		const struct csv_str *name, *nvtx = NULL, *site = NULL, *pid, *tail;
+		struct csv_str nvc;
 		const char *kind;
 		char kb[16], *o;
 		size_t kl, need;
@@ -273,8 +274,11 @@ static int rows_out(struct ga_export *e, struct ga_model *m)
 
 			name = str_once(q, &q->lab, &q->caplab, r->name, t, strlen(t), 1);
 		}
-		if (r->nvtx)
-			nvtx = raw_field(q, m, r->nvtx);
+		/* The range's field copied: the site's may move the array it is in. */
+		if (r->nvtx && (nvtx = raw_field(q, m, r->nvtx))) {
+			nvc = *nvtx;
+			nvtx = &nvc;
+		}
 		if (r->site)
 			site = raw_field(q, m, r->site);
 		if (!name || (r->nvtx && !nvtx) || (r->site && !site) ||
