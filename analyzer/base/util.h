@@ -26,6 +26,18 @@ static inline int ga_util_grow(void *pptr, size_t *cap, size_t need, size_t elsi
 	return ga_util_grow_slow(pptr, cap, need, elsize);
 }
 
+/*
+ * Whether an id a trace gives may index an array (else it goes to a hash,
+ * struct ga_map): below 64 times the records or ids read so far (seen) and
+ * 2^14 more.  Recorders number ids one by one, so theirs stay well below;
+ * an id far beyond the others (a damaged or crafted trace) then costs what
+ * it holds, not an element for each id up to it.
+ */
+static inline int ga_util_id_near(uint64_t id, uint64_t seen)
+{
+	return id < 64 * (seen + (1u << 14));
+}
+
 /* Open-addressing map from a (a, b) pair of 64-bit keys to a 32-bit value. */
 struct ga_map_ent {
 	uint64_t a, b;

@@ -384,7 +384,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		memcpy(tmp, txt, n);
 		tmp[n] = '\0';
 		s->nseen++;
-		if (r->id >= s->ncoll && r->id >= 64 * (s->nseen + 4096)) {
+		if (r->id >= s->ncoll && !ga_util_id_near(r->id, s->nseen)) {
 			if (far_put(s, r->id, (uint8_t)ga_align_coll_index(tmp),
 				    r->len <= HOST_MAX ? tmp : NULL)) {
 				s->oom = 1;

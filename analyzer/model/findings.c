@@ -472,8 +472,8 @@ static __attribute__((noinline)) int cls_slot_big(struct ga_findings *fd, uint32
 	return 0;
 }
 
-static inline __attribute__((always_inline)) int on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc,
-							const struct gp_rec_api *r)
+static inline __attribute__((always_inline)) int
+on_api(struct ga_findings *fd, struct ga_model *m, uint32_t proc, const struct gp_rec_api *r)
 {
 	unsigned cause, launch;
 	uint32_t sid;

@@ -287,14 +287,6 @@ static inline int dense_room(struct ga_ranges_dense *d, uint32_t corr)
 }
 
 /*
- * Ids an activity may take by id before it goes to the hash (corr_map):
- * DENSE_SPREAD times the ids held, or the records read, and DENSE_FREE
- * more (dense_takes(), launch_slot()).
- */
-#define DENSE_SPREAD 64
-#define DENSE_FREE (1u << 14)
-
-/*
  * The launches of a trace read once, past GA_RANGES_LWIN ids: d becomes a
  * ring of that many slots (ga_ranges_dense gen), every block of the ids
  * below it generation 0.  0, or -1 out of memory.
@@ -334,8 +326,8 @@ static __attribute__((noinline)) int launch_slot_slow(struct ga_ranges_dense *d,
 	uint16_t g;
 
 	if (!d->gen) {
-		/* By id up to DENSE_SPREAD ids a record read (dense_takes()). */
-		if (c < GA_RANGES_LWIN && c < DENSE_SPREAD * (nrec + DENSE_FREE)) {
+		/* By id while near the records read (base/util.h ga_util_id_near()). */
+		if (c < GA_RANGES_LWIN && ga_util_id_near(c, nrec)) {
 			*j = c;
 			return dense_room(d, c);
 		}
@@ -863,14 +855,12 @@ static int corr_big_take(struct scan *s, uint32_t correlation, const struct api_
 
 /*
  * Whether an activity's id c goes to d by id (else to the hash, corr_map):
- * below CORR_DENSE, and below DENSE_SPREAD times the ids d holds and
- * DENSE_FREE more, so that an id far ahead of the others (a damaged or
- * crafted trace) costs what it holds, not 8 bytes for each id up to it.
- * Ids that come one by one stay well below that.
+ * below CORR_DENSE and near the ids d holds (base/util.h
+ * ga_util_id_near()).
  */
 static inline int dense_takes(const struct ga_ranges_dense *d, uint32_t c)
 {
-	return c < d->n || (c < CORR_DENSE && c < DENSE_SPREAD * ((uint64_t)d->nact + DENSE_FREE));
+	return c < d->n || (c < CORR_DENSE && ga_util_id_near(c, d->nact));
 }
 
 /*
@@ -3495,15 +3485,6 @@ static int ahead_rec(void *ctx, const struct gp_rec *rec)
 }
 
 /*
- * A trace scanned in the model's read, launches asked (ahead_launch_rec()):
- * its correlation ids below CORR_DENSE hold their launch in dense alone,
- * no ring between.  An API call's thread and start go to its id at once,
- * flagged GA_RANGES_XPEND until an activity of the id comes (the earliest
- * call of an id wins, the first of equal starts, as on_api() and the ring
- * keep it); ga_ranges_launch_of() answers only where an activity came.
- * 0, or -1 out of memory.
- */
-/*
  * ahead_api() of an id its slot does not hold (launch_slot()'s rc): -1
  * out of memory; else the hash's entry, or the calls' ring.
  */
@@ -3515,6 +3496,15 @@ static __attribute__((noinline)) int ahead_api_apart(struct scan *s, const struc
 	return api_big(s, r) ? 0 : api_ring(s, r);
 }
 
+/*
+ * A trace scanned in the model's read, launches asked (ahead_launch_rec()):
+ * its correlation ids hold their launch in dense alone (launch_slot(): by
+ * id, a ring past GA_RANGES_LWIN, ids far ahead in the hash).  An API call's thread and start go to its id at once,
+ * flagged GA_RANGES_XPEND until an activity of the id comes (the earliest
+ * call of an id wins, the first of equal starts, as on_api() and the ring
+ * keep it); ga_ranges_launch_of() answers only where an activity came.
+ * 0, or -1 out of memory.
+ */
 static int ahead_api(struct scan *s, const struct gp_rec_api *r)
 {
 	struct ga_ranges_dense *d;

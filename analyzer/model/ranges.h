@@ -533,17 +533,18 @@ int ga_ranges_launch_big(const struct ga_ranges *nx, uint32_t proc, uint32_t cor
  * process proc (its thread and start; the earliest API record of the
  * correlation, where an activity of it was seen), 1 when the traces have
  * it, else 0.  Inline: the Chrome and Perfetto exports ask it for each
- * activity and API call; an id below GA_RANGES_CORR_DENSE is a few loads.
+ * activity and API call; an id held by id or in the ring is a few loads.
  */
-static inline __attribute__((always_inline)) int ga_ranges_launch_of(const struct ga_ranges *nx, uint32_t proc, uint32_t corr,
-								     uint32_t *tid, uint64_t *t)
+static inline __attribute__((always_inline)) int
+ga_ranges_launch_of(const struct ga_ranges *nx, uint32_t proc, uint32_t corr, uint32_t *tid,
+		    uint64_t *t)
 {
 	const struct ga_ranges_dense *d = nx->launches;
 	uint32_t x, pi = proc - nx->proc_base; /* below proc_base: wraps past nprocs */
 
 	if (!d || pi >= nx->nprocs)
 		return 0;
-	/* Ids of dense are below GA_RANGES_CORR_DENSE; launches keep their times (t). */
+	/* Launches keep their times (t). */
 	d += pi;
 	if (d->gen) {
 		/* A ring (ga_ranges_dense): the id's slot, if its block holds its generation. */

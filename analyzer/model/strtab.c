@@ -507,7 +507,8 @@ static int gbit(const struct ga_strmap *sm, uint32_t id)
 
 /*
  * Marks id an op name interned as its op's (on), or not: a bit, where id
- * is within 64 times the strings added and 2^16 more, else in gsparse.
+ * is near the strings added (base/util.h ga_util_id_near()), else in
+ * gsparse.
  * 0, or -1 out of memory.
  */
 static int gbit_set(struct ga_strmap *sm, uint32_t id, int on)
@@ -522,7 +523,7 @@ static int gbit_set(struct ga_strmap *sm, uint32_t id, int on)
 			ga_map_remove(&sm->gsparse, id, 0);
 		if (!on)
 			return 0;
-		if (id >= 64 * (sm->nadd + (1u << 16))) {
+		if (!ga_util_id_near(id, sm->nadd)) {
 			if (ga_map_insert(&sm->gsparse, id, 0, &slot) < 0)
 				return -1;
 			*slot = 1;
