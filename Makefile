@@ -22,6 +22,12 @@ WERROR ?= -Werror
 BASE_CFLAGS := -std=gnu11 $(WARN) $(WERROR) -Iinclude -D_GNU_SOURCE
 ifneq ($(SAN),)
 SAN_FLAGS := -fsanitize=$(SAN) -fno-omit-frame-pointer
+# Undefined behaviour stops the program (gcc's default is to report and go on): a test that
+# runs a command sees its failure, not only a line on a standard error it may not show.
+comma := ,
+ifneq ($(filter undefined,$(subst $(comma), ,$(SAN))),)
+SAN_FLAGS += -fno-sanitize-recover=undefined
+endif
 endif
 
 # zstd is linked statically into the recorder, its symbols hidden.
