@@ -1503,7 +1503,7 @@ static inline uint32_t node_get(struct ga_ranges *nx, uint32_t parent, uint32_t 
  */
 #define FOLD_ROOTS 64
 #define FOLD_QUIET (1u << 18)
-#define FOLD_THREADS 64
+#define FOLD_THREADS 1024
 #define FOLD_OPEN_MAX 256 /* ranges announced open at once on a thread (NVTX's depth) */
 /*
  * Paced, the model waits for the launches of an outermost range until it
@@ -1592,6 +1592,24 @@ struct fthr {
 	} memo[3];
 };
 
+/*
+ * Other threads' kernels counted into a key or tree node (what: its index,
+ * FOTHER_NODE for a node's) while the process's fold goes on: taken back
+ * should its ranges come on more than GA_RANGES_OTHER_THREADS threads
+ * (other_fold()).
+ */
+struct fother {
+	uint32_t pi, what;
+	uint64_t ns, kernels;
+};
+
+#define FOTHER_NODE (1u << 31)
+
+/* struct fold decided: a process's fold going on, ended, or its ranges on too many threads. */
+enum { FP_OPEN,
+       FP_FEW,
+       FP_MANY };
+
 /* A launch's code and, on another thread, the tree node of the range open then. */
 struct fpair {
 	uint32_t own, onode;
@@ -1644,6 +1662,19 @@ struct fold {
 	int has_tid;     /* a range came */
 	struct fthr *th; /* its threads of ranges, nth of them (capth made) */
 	size_t nth, capth;
+	struct ga_map th_map; /* tid -> th index + 1 */
+	/*
+	 * Per process (ranges.h, Other threads): whether its ranges are on
+	 * more than GA_RANGES_OTHER_THREADS threads (FP_MANY) is known once
+	 * they are, or its fold ended (FP_FEW); until then the other threads'
+	 * kernels counted (its fold paced, ahead of the model) are in others.
+	 */
+	uint8_t *decided;
+	uint64_t *counted; /* per process, FP_OPEN: its kernels into others, with a launch */
+	size_t nprocs;
+	struct fother *others;
+	size_t nothers, capothers;
+	struct ga_map other_map;   /* (pi, what) -> others index + 1 */
 	struct fpend *pend;        /* launches waiting for their ranges */
 	size_t npend, cappend;     /* each waiting one's code: CODE_PEND | its serial */
 	size_t pend_hint;          /* where the next call's launch likely waits (fold_pend()) */
@@ -1691,6 +1722,7 @@ static void fold_scratch_free(struct fold *f)
 		free(f->th[i].open);
 	}
 	free(f->th);
+	ga_map_free(&f->th_map);
 	free(f->pend);
 	ga_map_free(&f->gw_map);
 	ga_map_free(&f->gseen);
@@ -1711,6 +1743,10 @@ static void fold_free(struct fold *f)
 	free(f->cache);
 	free(f->base);
 	free(f->top);
+	free(f->decided);
+	free(f->counted);
+	free(f->others);
+	ga_map_free(&f->other_map);
 	free(f->pairs);
 	ga_map_free(&f->pair_map);
 	free(f->walks);
@@ -1731,11 +1767,30 @@ static struct fold *fold_new(size_t nprocs)
 	/* The cache of codes (1 MiB) is made at the first code: most traces of a job have none. */
 	f->base = calloc(nprocs ? nprocs : 1, sizeof(*f->base));
 	f->top = calloc(nprocs ? nprocs : 1, sizeof(*f->top));
-	if (!f->base || !f->top) {
+	f->decided = calloc(nprocs ? nprocs : 1, sizeof(*f->decided));
+	f->counted = calloc(2 * (nprocs ? nprocs : 1), sizeof(*f->counted));
+	f->nprocs = nprocs;
+	if (!f->base || !f->top || !f->decided || !f->counted) {
 		fold_free(f);
 		return NULL;
 	}
 	return f;
+}
+
+/* Thread tid's ranges, NULL where none came. */
+static inline __attribute__((always_inline)) struct fthr *
+fold_find(struct fold *f, uint32_t tid)
+{
+	const uint32_t *v;
+
+	if (f->nth <= 8) {
+		for (size_t i = 0; i < f->nth; i++)
+			if (f->th[i].tid == tid)
+				return &f->th[i];
+		return NULL;
+	}
+	v = ga_map_find(&f->th_map, 0, tid);
+	return v ? &f->th[*v - 1] : NULL;
 }
 
 /* Write block b to the temporary file, made on first use; 0, or -1. */
@@ -2356,6 +2411,7 @@ static int fold_own(struct scan *s, struct fthr *u, uint64_t t, uint32_t lo, uin
 static int fold_to(struct scan *s, uint64_t cut, int last)
 {
 	struct fold *f = s->nx->fstate;
+	struct fthr *own;
 	size_t i, j, ti;
 	int rc;
 
@@ -2375,22 +2431,20 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 		}
 		/*
 		 * Its own thread's innermost range first; each other thread's
-		 * counts into it apart, paired onto the code (a chain of pairs).
+		 * counts into it apart, paired onto the code (a chain of pairs),
+		 * unless the process's ranges are on too many threads for that.
 		 */
-		for (ti = 0; ti < f->nth; ti++)
-			if (f->th[ti].tid == p.tid) {
-				struct fthr *u = &f->th[ti];
-				uint32_t b, c = fold_innermost(u, p.t), lo = u->at;
+		if ((own = fold_find(f, p.tid))) {
+			uint32_t b, c = fold_innermost(own, p.t), lo = own->at;
 
-				if (fold_inner(s, u, c, p.t, NULL, &b))
-					return -1;
-				if (b != GA_RANGES_NONE)
-					code = b + CODE_RANGE;
-				if (u->nonnest && (rc = fold_own(s, u, p.t, lo, b, 0, &code)))
-					return rc;
-				break;
-			}
-		for (ti = 0; ti < f->nth; ti++) {
+			if (fold_inner(s, own, c, p.t, NULL, &b))
+				return -1;
+			if (b != GA_RANGES_NONE)
+				code = b + CODE_RANGE;
+			if (own->nonnest && (rc = fold_own(s, own, p.t, lo, b, 0, &code)))
+				return rc;
+		}
+		for (ti = 0; f->nth <= GA_RANGES_OTHER_THREADS && ti < f->nth; ti++) {
 			struct fthr *u = &f->th[ti];
 			uint32_t b, c, lo;
 			int pr;
@@ -2553,26 +2607,35 @@ static int fold_advance(struct scan *s, const struct fthr *t, uint64_t want, int
 	return fold_to(s, cut, 0);
 }
 
-/* Thread tid's ranges, made at its first; NULL out of memory or past FOLD_THREADS (*many). */
-static struct fthr *fold_thread(struct fold *f, uint32_t tid, int *many)
-{
-	struct fthr *u;
-	size_t i;
+static void other_decide(struct ga_ranges *nx, uint32_t pi, int many);
 
-	for (i = 0; i < f->nth; i++)
-		if (f->th[i].tid == tid)
-			return &f->th[i];
+/* fold_thread() of a thread not met yet. */
+static __attribute__((noinline)) struct fthr *fold_thread_new(struct ga_ranges *nx, uint32_t tid,
+							      int *many)
+{
+	struct fold *f = nx->fstate;
+	struct fthr *u;
+	uint32_t *v;
+
 	if (f->nth >= FOLD_THREADS) {
 		*many = 1;
 		return NULL;
 	}
+	if (ga_map_insert(&f->th_map, 0, tid, &v) < 0)
+		return NULL;
 	if (f->nth == f->capth) {
 		u = realloc(f->th, (f->capth + 1) * sizeof(*u));
-		if (!u)
+		if (!u) {
+			ga_map_remove(&f->th_map, 0, tid);
 			return NULL;
+		}
 		f->th = u;
 		memset(&f->th[f->capth++], 0, sizeof(*u));
 	}
+	*v = (uint32_t)f->nth + 1;
+	/* Ranges on more threads than other threads' kernels are counted for (ranges.h). */
+	if (f->nth == GA_RANGES_OTHER_THREADS)
+		other_decide(nx, f->pi, 1);
 	/* A slot of an earlier file's thread keeps what it allocated. */
 	u = &f->th[f->nth++];
 	u->tid = tid;
@@ -2583,6 +2646,15 @@ static struct fthr *fold_thread(struct fold *f, uint32_t tid, int *many)
 	u->nonnest = 0;
 	memo_reset(u);
 	return u;
+}
+
+/* Thread tid's ranges, made at its first; NULL out of memory or past FOLD_THREADS (*many). */
+static inline __attribute__((always_inline)) struct fthr *
+fold_thread(struct ga_ranges *nx, uint32_t tid, int *many)
+{
+	struct fthr *u = fold_find(nx->fstate, tid);
+
+	return u ? u : fold_thread_new(nx, tid, many);
 }
 
 /*
@@ -2625,7 +2697,7 @@ static int fold_open(struct scan *s, const struct ga_ranges_range *g)
 		return fold_give_up(s, "a range that came after the ranges around it folded");
 	if (f->spec && g->start <= f->spec_tmax)
 		return fold_give_up(s, why_spec);
-	if (!(t = fold_thread(f, g->tid, &many)))
+	if (!(t = fold_thread(s->nx, g->tid, &many)))
 		return many ? fold_give_up(s, "ranges on more threads of a process than a fold keeps") :
 			      -1;
 	for (i = 0; i < t->nopen; i++) {
@@ -2777,7 +2849,7 @@ static int fold_range(struct scan *s, const struct ga_ranges_range *g)
 	uint64_t end = g->end;
 	int many = 0, joined = 0;
 
-	if (!(t = fold_thread(f, g->tid, &many)))
+	if (!(t = fold_thread(s->nx, g->tid, &many)))
 		return many ? fold_give_up(s, "ranges on more threads of a process than a fold keeps") :
 			      -1;
 	/* A range announced open: its thread holds it apart. */
@@ -3152,6 +3224,7 @@ static void fold_begin(struct ga_ranges *nx, uint32_t pi)
 	f->top[pi] = 0;
 	f->has_tid = 0;
 	f->nth = f->npend = 0;
+	ga_map_free(&f->th_map);
 	f->serial = 0;
 	f->horizon = 0;
 	f->fold_rec = 0;
@@ -3186,6 +3259,7 @@ static int fold_end(struct scan *s)
 				return fold_give_up(s, "no temporary file for the launches' ranges");
 		f->npend = 0;
 		f->top[f->pi] = 0;
+		other_decide(nx, f->pi, 0);
 		return 0;
 	}
 	if (fold_to(s, UINT64_MAX, 1))
@@ -3198,6 +3272,7 @@ static int fold_end(struct scan *s)
 			return fold_give_up(s, "no temporary file for the launches' ranges");
 	f->npend = 0;
 	f->next = f->base[f->pi] + (f->top[f->pi] + FOLD_BLOCK - 1) / FOLD_BLOCK;
+	other_decide(nx, f->pi, 0);
 	return 0;
 }
 
@@ -3756,7 +3831,7 @@ int ga_ranges_launch_big(const struct ga_ranges *nx, uint32_t proc, uint32_t cor
 struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a)
 {
 	struct ga_ranges_attr at = { GA_RANGES_NONE, 0, GA_RANGES_NONE, GA_RANGES_NONE,
-				     GA_RANGES_NONE, 0 };
+				     GA_RANGES_NONE, 0, 0 };
 	uint32_t pi = a->proc - nx->proc_base, corr = a->correlation, code;
 	const struct ga_ranges_dense *d;
 	const uint32_t *v;
@@ -3817,6 +3892,7 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 			at.inner = GA_RANGES_FOLDED;
 			at.node = code - CODE_RANGE;
 		}
+		at.launched = at.inner != GA_RANGES_UNATTR;
 		return at;
 	}
 	if (!nx->dense)
@@ -3905,6 +3981,70 @@ static void other_add(const struct ga_ranges *nx, struct ga_ranges_key *k,
 	}
 }
 
+/* Counted for process pi while its fold goes on (struct fother).  0, or -1 out of memory. */
+static int other_note(struct fold *f, uint32_t pi, uint32_t what, uint64_t ns, uint64_t kernels)
+{
+	uint32_t *v;
+	int r = ga_map_insert(&f->other_map, pi, what, &v);
+
+	if (r < 0)
+		return -1;
+	if (r) {
+		if (ga_util_grow(&f->others, &f->capothers, f->nothers + 1, sizeof(*f->others))) {
+			ga_map_remove(&f->other_map, pi, what);
+			return -1;
+		}
+		f->others[f->nothers] = (struct fother){ pi, what, 0, 0 };
+		*v = (uint32_t)++f->nothers;
+	}
+	f->others[*v - 1].ns += ns;
+	f->others[*v - 1].kernels += kernels;
+	return 0;
+}
+
+/*
+ * Process pi's ranges are on more than GA_RANGES_OTHER_THREADS threads
+ * (many), or its fold ended without: what other_fold() counted of it
+ * while that was not known is taken back (many) or stays.
+ */
+static void other_decide(struct ga_ranges *nx, uint32_t pi, int many)
+{
+	struct fold *f = nx->fstate;
+	size_t i, j;
+	uint32_t *v;
+
+	if (pi >= f->nprocs || f->decided[pi] != FP_OPEN)
+		return;
+	f->decided[pi] = many ? FP_MANY : FP_FEW;
+	if (many) {
+		nx->other_kernels -= f->counted[2 * pi];
+		nx->other_skipped += f->counted[2 * pi + 1];
+	}
+	for (i = j = 0; i < f->nothers; i++) {
+		const struct fother *o = &f->others[i];
+
+		if (o->pi != pi) {
+			f->others[j++] = *o;
+		} else if (!many) {
+			continue;
+		} else if (o->what & FOTHER_NODE) {
+			nx->nodes[o->what & ~FOTHER_NODE].other_ns -= o->ns;
+			nx->nodes[o->what & ~FOTHER_NODE].other_kernels -= o->kernels;
+		} else {
+			nx->keys[o->what].other_ns -= o->ns;
+			nx->keys[o->what].other_kernels -= o->kernels;
+		}
+	}
+	if (j == f->nothers)
+		return;
+	f->nothers = j;
+	/* Another process's left (none where one file's fold runs at a time): found again. */
+	ga_map_free(&f->other_map);
+	for (i = 0; i < j; i++)
+		if (ga_map_insert(&f->other_map, f->others[i].pi, f->others[i].what, &v) >= 0)
+			*v = (uint32_t)i + 1;
+}
+
 /*
  * A kernel launched at at->t by thread at->tid, into the keys and nodes of
  * the ranges open then on the process's other threads (ranges.h), each
@@ -3983,6 +4123,70 @@ static void other_folded(struct ga_ranges *nx, uint32_t others, uint64_t dur)
 	nx->other_kernels++;
 }
 
+/*
+ * A folded kernel whose launch is known, of process proc: into the ranges
+ * open on other threads then (others: other_folded()), unless the
+ * process's ranges are on too many threads (other_skipped); while that is
+ * not known, also into the fold's others, to be taken back.  0, or -1 out
+ * of memory.
+ */
+static int other_fold(struct ga_ranges *nx, uint32_t proc, uint32_t others, uint64_t dur)
+{
+	struct fold *f = nx->fstate;
+	uint32_t pi = proc - nx->proc_base, code, x;
+	int open;
+
+	if (pi >= f->nprocs || f->decided[pi] == FP_MANY) {
+		nx->other_skipped++;
+		return 0;
+	}
+	open = f->decided[pi] == FP_OPEN;
+	if (open) {
+		f->counted[2 * pi] += others != GA_RANGES_NONE;
+		f->counted[2 * pi + 1]++;
+	}
+	if (others == GA_RANGES_NONE)
+		return 0;
+	if (!open) {
+		other_folded(nx, others, dur);
+		return 0;
+	}
+	/* As other_folded(), each key and node that counts it noted. */
+	for (code = others; (code & CODE_PAIR) && (code & ~CODE_PAIR) < f->npairs;
+	     code = f->pairs[code & ~CODE_PAIR].own) {
+		uint32_t on = f->pairs[code & ~CODE_PAIR].onode, n = 0, k0 = 0;
+
+		if ((on & CODE_WALK) && (on & ~CODE_WALK) < f->nwalks) {
+			k0 = f->walks[on & ~CODE_WALK].k0;
+			n = f->walks[on & ~CODE_WALK].nk;
+		}
+		for (uint32_t i = 0;; i++) {
+			struct ga_ranges_key *k;
+			struct ga_ranges_node *nd;
+
+			if (n) {
+				if (i == n)
+					break;
+				x = f->wkeys[k0 + i];
+			} else {
+				x = i ? nx->nodes[x].parent : on;
+				if (x == GA_RANGES_NONE || nx->nodes[x].kind != GA_RANGES_N_RANGE)
+					break;
+			}
+			k = &nx->keys[nx->nodes[x].id];
+			nd = &nx->nodes[x];
+			if (k->other_stamp != nx->serial &&
+			    other_note(f, pi, nx->nodes[x].id, dur, 1))
+				return -1;
+			if (nd->other_stamp != nx->serial && other_note(f, pi, x | FOTHER_NODE, dur, 1))
+				return -1;
+			other_add(nx, k, nd, dur);
+		}
+	}
+	nx->other_kernels++;
+	return 0;
+}
+
 /* Room in self for node (the nodes made so far, zeroed): 0, or -1 out of memory. */
 static int self_grow(struct ga_ranges *nx, uint32_t node)
 {
@@ -4008,10 +4212,22 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 	ac.kernel = a->kind == GA_ACT_KERNEL;
 	nx->serial++;
 	nx->acts++;
-	if (ac.kernel && at->others != GA_RANGES_NONE)
+	if (ac.kernel && at->launched && nx->fstate) {
+		struct fold *f = nx->fstate;
+		uint32_t pi = a->proc - nx->proc_base;
+
+		/* Launched where no other thread's range was open: counted only. */
+		if (at->others == GA_RANGES_NONE && pi < f->nprocs && f->decided[pi] == FP_FEW)
+			;
+		else if (at->others == GA_RANGES_NONE && pi < f->nprocs && f->decided[pi] == FP_OPEN)
+			f->counted[2 * pi + 1]++;
+		else if (other_fold(nx, a->proc, at->others, ac.dur))
+			return GA_STR_NOMEM;
+	} else if (ac.kernel && at->others != GA_RANGES_NONE) {
 		other_folded(nx, at->others, ac.dur);
-	else if (ac.kernel)
+	} else if (ac.kernel) {
 		other_threads(nx, a, at, ac.dur);
+	}
 	if (at->inner == GA_RANGES_FOLDED && at->walk) {
 		/* The ranges open at its launch, as ga_ranges_walk() counts them. */
 		const struct fold *f = nx->fstate;

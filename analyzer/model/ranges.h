@@ -24,7 +24,8 @@
  * launches backward kernels from a thread of its own while "backward" is
  * open on the main thread).  Processes with more than
  * GA_RANGES_OTHER_THREADS threads that have ranges are left out of that
- * (other_skipped).  Memory, folded (fold, below: a report's, where each
+ * (other_skipped); folded, what was counted of one before the fold met
+ * its next thread is taken back then.  Memory, folded (fold, below: a report's, where each
  * thread's ranges nest): the ranges and launches of
  * the open end of the trace only, bounded, a file's launches' innermost
  * ranges in a temporary file (1 MiB of it in memory), the ranks' steps
@@ -163,6 +164,8 @@ struct ga_ranges_attr {
 	 * counted in place of node's name path; 0 else.
 	 */
 	uint32_t walk;
+	/* Folded: its launch is known (where a kept range's attribution has tid). */
+	uint32_t launched;
 };
 
 struct ga_ranges_thread {
@@ -398,7 +401,9 @@ struct ga_ranges {
 	 * Ranges on several threads of a process (at most FOLD_THREADS,
 	 * ranges.c) fold each thread's apart, up to a time by which every
 	 * thread's are taken to be known, and a launch made while a range of
-	 * another thread was open is coded with that range's tree node too.
+	 * another thread was open is coded with that range's tree node too
+	 * (while the process has ranges on GA_RANGES_OTHER_THREADS threads at
+	 * most: Other threads, above).
 	 * A fold stays two of the trace's flush intervals behind the newest
 	 * range end or call start (fold_lag), as the recorder hands ranges and
 	 * calls over once an interval.  Graph nodes' kernels go by the code of

@@ -937,11 +937,16 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 		synth_nvtx_open(s, nmain, 0, T0 + 500 + j, 100, 1000000 + j);
 	for (st = 0; st < steps && api_t && api_tid; st++) {
 		uint64_t t0 = T0 + 1000 + st * 100000, step_id = 0;
-		/* 15, 16: each step's ranges on one of 20, 70 threads, all launching from 100. */
-		uint32_t tid = how == 2 && st == steps / 2 ? 200 :
-			       how == 15                   ? 1000 + st % 20 :
-			       how == 16                   ? 1000 + st % 70 :
-							     100;
+		/*
+		 * 15, 16, 28: each step's ranges on one of 20, 70, 64 threads, all
+		 * launching from 100; 29: as 12, then the last 64 steps' on 64 more.
+		 */
+		uint32_t tid = how == 2 && st == steps / 2   ? 200 :
+			       how == 15                     ? 1000 + st % 20 :
+			       how == 16                     ? 1000 + st % 70 :
+			       how == 28                     ? 1000 + st % 64 :
+			       how == 29 && st + 64 >= steps ? 1064 - (uint32_t)(steps - 1 - st) :
+							       100;
 
 		/*
 		 * 18: each step announced open as it starts, and its second layer;
@@ -971,10 +976,9 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 
 		for (l = 0; l < 4; l++) {
 			uint64_t l0 = t0 + l * 20000 + 100;
-			/* 12, 13: step 0's last two layers' ranges on thread 300, its only. */
-			uint32_t rtid = (how == 11 || ((how == 12 || how == 13) && st == 0)) && l >= 2 ?
-						300 :
-						tid;
+			/* 12, 13, 29: step 0's last two layers' ranges on thread 300, its only. */
+			int on300 = how == 11 || ((how == 12 || how == 13 || how == 29) && st == 0);
+			uint32_t rtid = on300 && l >= 2 ? 300 : tid;
 			uint64_t layer_id = 0;
 
 			if ((how == 18 || how == 27) && l == 1) {
@@ -1016,8 +1020,8 @@ static struct trace job_trace(size_t steps, int how, uint32_t pid)
 
 					api_t[++corr] = a;
 					api_tid[corr] = (how == 10 || how == 11) && l >= 2 ? 300 : 100;
-					/* 8, 12: every launch's call recorded. */
-					if (corr % 50 || how == 8 || how == 12)
+					/* 8, 12, 29: every launch's call recorded. */
+					if (corr % 50 || how == 8 || how == 12 || how == 29)
 						synth_api_corr(s, launch, a, a + 20, api_tid[corr],
 							       corr * stride,
 							       GP_API_RUNTIME);
@@ -1188,9 +1192,14 @@ static void test_fold(void)
 		  "a range that came after the ranges around it folded", 0, 2, 200 },
 		{ 14, 300, 1, "launches inside ranges of two other threads", NULL, 0, 2, 0 },
 		{ 15, 300, 1, "steps on 20 threads", NULL, 0, 2, 0 },
-		{ 16, 300, 0, "steps on 70 threads", "ranges on more threads of a process than a fold "
-						     "keeps",
-		  0, 2, 0 },
+		/*
+		 * 70: more threads of ranges than other threads' kernels are
+		 * counted for (ranges.h), known at the 65th: none counted; 64: all.
+		 */
+		{ 16, 300, 1, "steps on 70 threads", NULL, 0, 2, 0 },
+		{ 28, 300, 1, "steps on 64 threads", NULL, 0, 2, 0 },
+		{ 29, 300, 1, "a second thread's ranges in the first step, the last 64 steps on 64 more",
+		  NULL, 0, 2, 0 },
 		/* Ranges announced open (GP_REC_NVTX_OPEN) nest what follows as they fold. */
 		{ 18, 300, 1, "steps and a layer each announced open", NULL, 0, 2, 0 },
 		{ 19, 300, 1, "a range around everything announced open, unterminated at exit",
@@ -1376,6 +1385,11 @@ static void same_by_name(struct loaded *a, struct loaded *p, const char *what)
 	       a->nx.nkeys, p->nx.nkeys, a->nx.nnodes, p->nx.nnodes,
 	       (unsigned long long)a->nx.in_range, (unsigned long long)p->nx.in_range,
 	       (unsigned long long)a->nx.no_range, (unsigned long long)p->nx.no_range);
+	CHECKF(a->nx.other_kernels == p->nx.other_kernels &&
+		       a->nx.other_skipped == p->nx.other_skipped,
+	       "%s: other threads' kernels %llu/%llu, skipped %llu/%llu", what,
+	       (unsigned long long)a->nx.other_kernels, (unsigned long long)p->nx.other_kernels,
+	       (unsigned long long)a->nx.other_skipped, (unsigned long long)p->nx.other_skipped);
 	for (i = 0; i < a->nx.nkeys && i < p->nx.nkeys; i++) {
 		const struct ga_ranges_key *k = &a->nx.keys[i], *q = &p->nx.keys[i];
 
@@ -1502,12 +1516,18 @@ static void test_paced(void)
 		/* Launches read as outside any range, then one around them came. */
 		{ 9, 300, 0, 0, "no ranges but one around everything, at the end", 0, 0, 0, 0 },
 		{ 2, 300, 0, 1, "one step on another thread", 0, 2, 0, 0 },
+		/* Other threads' kernels: none counted past 64 threads of ranges (ranges.h). */
+		{ 16, 300, 0, 1, "steps on 70 threads", 0, 2, 0, 0 },
+		{ 28, 300, 0, 1, "steps on 64 threads", 0, 2, 0, 0 },
 		{ 11, 300, 0, 1, "the last two layers' ranges and launches on a second thread", 0, 2,
 		  0, 0 },
 		/* A second thread's ranges stop: all held to the end, unless taken as quiet. */
 		{ 12, 300, 0, 1, "a second thread's ranges in the first step only", 0, 2, 0, 0 },
 		{ 12, 300, 0, 1, "a second thread's ranges in the first step only, quiet after", 0, 1,
 		  0, 200 },
+		/* Its launches counted into its ranges as read, taken back at the 65th thread. */
+		{ 29, 300, 0, 1, "as the last, then the last 64 steps on 64 more threads", 0, 1, 0,
+		  200 },
 		{ 13, 300, 0, 0, "a thread taken as quiet, then its range around most steps", 0, 0, 0,
 		  200 },
 		{ 3, 300, 0, 0, "a kernel after its step folded", 0, 0, 0, 0 },
