@@ -4,7 +4,7 @@
  * bench-analyzer).  Runs offline, as a program of its own.
  *
  *     synth_job [--rank R] [--sync] [--open[-unannounced]] [--flat] [--autograd[-ranges]] [--graphs]
- *               [--emit] [--nccl] [--gpu-samples] N OUT.gpuprof
+ *               [--emit] [--nccl] [--gpu-samples] [--threads K] N OUT.gpuprof
  *
  * About N records: steps (an NVTX push/pop range "step") of 8 layers
  * ("layer") of 4 ops ("attn", "mlp", ...), each op launching 4 kernels
@@ -46,7 +46,10 @@
  * not nest in the first step).  With --gpu-samples, the CONFIG
  * says --gpu-metrics was on, and a PM series of two metrics has a sample
  * every 100 us from the first step on, written after each step (the GPU
- * over time's averages over the ranges).  The writer is test/unit/synth.c.
+ * over time's averages over the ranges).  With --threads K, each step, its
+ * ranges and launches, runs on one of K threads in turn (a server's pool of
+ * workers; K past 64: other threads' kernels are not counted into ranges).
+ * The writer is test/unit/synth.c.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -155,6 +158,7 @@ int main(int argc, char **argv)
 {
 	uint32_t kid[NKERN], op[OPS], step_name, layer_name, launch, copy, rank = 0, dsync = 0;
 	int sync = 0, open = 0, autograd = 0, graphs = 0, emit = 0, nccl = 0, gs = 0;
+	uint32_t threads = 1;
 	uint64_t nstep = 0;
 	uint64_t gs_next = 0;
 	uint64_t steps = 0, nccl_t0 = 0, init_id = 0, init_start = 0;
@@ -210,6 +214,14 @@ int main(int argc, char **argv)
 			nccl = 1;
 			argv++;
 			argc--;
+		} else if (argc >= 5 && !strcmp(argv[1], "--threads")) {
+			threads = (uint32_t)strtoul(argv[2], NULL, 10);
+			if (threads < 1 || threads > 100000) {
+				fprintf(stderr, "synth_job: --threads takes 1 to 100000\n");
+				return 2;
+			}
+			argv += 2;
+			argc -= 2;
 		} else if (argc >= 4 && !strcmp(argv[1], "--gpu-samples")) {
 			gs = 1;
 			argv++;
@@ -221,7 +233,7 @@ int main(int argc, char **argv)
 	if (argc != 3) {
 		fprintf(stderr,
 			"usage: %s [--rank R] [--sync] [--open[-unannounced]] [--flat] [--autograd[-ranges]] "
-			"[--graphs] [--emit] [--nccl] [--gpu-samples] N OUT.gpuprof\n",
+			"[--graphs] [--emit] [--nccl] [--gpu-samples] [--threads K] N OUT.gpuprof\n",
 			argv[0]);
 		return 2;
 	}
@@ -295,6 +307,8 @@ int main(int argc, char **argv)
 	nccl_t0 = t;
 	while (s->records < n) {
 		uint64_t step_start = t, step_id = range_id++, bw_start = 0, bw_id = 0;
+		/* --threads K: each step on one of K threads (a pool's), in turn: TID, 1001, 1002... */
+		uint32_t step_tid = nstep % threads ? 1000 + (uint32_t)(nstep % threads) : TID;
 		/* A drain inside the first op of one step in five: it, its layer and step open. */
 		int in_drain = nstep++ % 5 == 2;
 
@@ -302,7 +316,7 @@ int main(int argc, char **argv)
 			uint64_t layer_start = t, layer_id = range_id++;
 			/* --autograd: the backward layers' launches from autograd's thread. */
 			int bw = autograd && l >= LAYERS / 2;
-			uint32_t tid = bw ? AUTOGRAD_TID : TID;
+			uint32_t tid = bw ? AUTOGRAD_TID : step_tid;
 
 			if (bw && l == LAYERS / 2) {
 				bw_start = t;
@@ -367,7 +381,7 @@ int main(int argc, char **argv)
 				t += 1000000 + rnd() % 1000000;
 		}
 		if (autograd)
-			range(s, backward_name, bw_start, t - 100, bw_id, 1, TID);
+			range(s, backward_name, bw_start, t - 100, bw_id, 1, step_tid);
 		if (graphs) {
 			/* The optimizer: the captured graph launched, its kernels in a row on stream 7. */
 			uint64_t opt_start = t, opt_id = range_id++, start;
@@ -388,7 +402,7 @@ int main(int argc, char **argv)
 			stream_end[0] = start;
 			corr++;
 			t += 4500;
-			range(s, opt_name, opt_start, t, opt_id, 1, TID);
+			range(s, opt_name, opt_start, t, opt_id, 1, step_tid);
 			t += 200;
 		}
 		if (nccl) {
@@ -409,10 +423,10 @@ int main(int argc, char **argv)
 			if (!init_id) {
 				init_id = range_id++;
 				init_start = t;
-				announce(s, nccl_init, t, init_id, 1, TID);
+				announce(s, nccl_init, t, init_id, 1, step_tid);
 				t += 2000;
 			}
-			range(s, nccl_ar, t, t + 4500, range_id++, 2, TID);
+			range(s, nccl_ar, t, t + 4500, range_id++, 2, step_tid);
 			rec_domain = 0;
 			synth_api_at_corr(s, launch, t, t + 4000, TID, corr);
 			start = drained;
@@ -420,7 +434,7 @@ int main(int argc, char **argv)
 					     0, NCCL_STREAM, corr++);
 			t = (due > start + 20000 ? due : start + 20000) + 1000;
 		}
-		range(s, step_name, step_start, t, step_id, 0, TID);
+		range(s, step_name, step_start, t, step_id, 0, step_tid);
 		t += 1000;
 		/* --gpu-samples: the step's PM samples, written as a drain writes them. */
 		if (gs && !gs_next) {

@@ -1682,6 +1682,24 @@ struct fold {
 	uint32_t seen;             /* highest correlation id of an activity + 1 */
 	uint64_t horizon;          /* the end of the ranges folded */
 	uint64_t fold_rec;         /* the file's records scanned at the last fold (fold_advance()) */
+	/*
+	 * fold_advance()'s threads' fold_ready() at ready_rec records scanned
+	 * and ready_gen folds (gen: fold_to()'s, a new file's): the earliest,
+	 * ready1, of thread ready_th, and the earliest of the others, ready2.
+	 * Every thread asks at the end of a run (fold_due()), with nothing
+	 * read or folded in between, mostly: each thread's ask then reads
+	 * them rather than every other thread's ranges again.
+	 */
+	uint64_t gen, ready_rec, ready_gen, ready1, ready2;
+	size_t ready_th;
+	/*
+	 * The same for the outermost ranges ending by a cut (up to 2 *
+	 * FOLD_ROOTS): ends_n[k] by ends_cut[k], the last cuts asked (the
+	 * earliest of the others' differs for one thread, the newest less
+	 * the lag for none).
+	 */
+	uint64_t ends_rec, ends_gen, ends_cut[4];
+	size_t ends_n[4], ends_k;
 	uint64_t tlast;            /* the newest range end or call start so far */
 	uint64_t lag;              /* how late a record may come, ns (fold_lag()), 0 unknown */
 	int kept;                  /* a range of the file is kept in ranges */
@@ -2415,6 +2433,7 @@ static int fold_to(struct scan *s, uint64_t cut, int last)
 	size_t i, j, ti;
 	int rc;
 
+	f->gen++;
 	for (ti = 0; ti < f->nth; ti++) {
 		f->th[ti].step_at = 0;
 		if (fold_look(s, &f->th[ti], cut, last))
@@ -2554,6 +2573,13 @@ static uint64_t fold_ready(const struct fold *f, const struct fthr *u, uint64_t 
 	return k ? u->roots[k - 1].end : f->horizon;
 }
 
+/* fold_advance()'s fold to cut, after a wait: 0, or -1 (fold_to()). */
+static int fold_again(struct scan *s, uint64_t cut)
+{
+	((struct fold *)s->nx->fstate)->fold_rec = s->nrec;
+	return fold_to(s, cut, 0);
+}
+
 /*
  * Thread t asks to fold to time want: folded to where every other thread's
  * ranges are known too (fold_ready(); past them where force: t's window is
@@ -2573,20 +2599,53 @@ static int fold_advance(struct scan *s, const struct fthr *t, uint64_t want, int
 	/* Records come up to two flush intervals late (fold_lag()): not past the newest less that. */
 	if (f->lag && cut > (f->tlast > f->lag ? f->tlast - f->lag : 0))
 		cut = f->tlast > f->lag ? f->tlast - f->lag : 0;
-	for (i = 0; i < f->nth; i++)
-		if (&f->th[i] != t) {
+	if (f->nth <= 8) {
+		/* A few threads: the others' read as asked. */
+		for (i = 0; i < f->nth; i++)
+			if (&f->th[i] != t) {
+				uint64_t r = fold_ready(f, &f->th[i], s->nrec,
+							s->nx->fold_quiet ? s->nx->fold_quiet :
+									    FOLD_QUIET);
+
+				if (r < cut)
+					cut = r;
+			}
+	} else if (f->ready_rec != s->nrec || f->ready_gen != f->gen) {
+		f->ready_rec = s->nrec;
+		f->ready_gen = f->gen;
+		f->ready1 = f->ready2 = UINT64_MAX;
+		f->ready_th = SIZE_MAX;
+		for (i = 0; i < f->nth; i++) {
 			uint64_t r = fold_ready(f, &f->th[i], s->nrec,
 						s->nx->fold_quiet ? s->nx->fold_quiet : FOLD_QUIET);
 
-			if (r < cut)
-				cut = r;
+			if (r < f->ready1) {
+				f->ready2 = f->ready1;
+				f->ready1 = r;
+				f->ready_th = i;
+			} else if (r < f->ready2) {
+				f->ready2 = r;
+			}
 		}
+	}
+	/* The earliest of the other threads'. */
+	i = (size_t)(t - f->th);
+	if (f->nth > 8 && (i == f->ready_th ? f->ready2 : f->ready1) < cut)
+		cut = i == f->ready_th ? f->ready2 : f->ready1;
 	if (cut <= f->horizon)
 		return 0;
 	/* As t asked: its oldest outermost ranges, FOLD_ROOTS of them unless paced. */
 	if (cut == want)
 		return fold_to(s, cut, 0);
 	if (s->nrec - f->fold_rec < 2 * f->npend) {
+		if (f->ends_rec != s->nrec || f->ends_gen != f->gen) {
+			f->ends_rec = s->nrec;
+			f->ends_gen = f->gen;
+			memset(f->ends_cut, 0, sizeof(f->ends_cut));
+		}
+		for (k = 0; k < 4; k++)
+			if (f->ends_cut[k] == cut)
+				return f->ends_n[k] < 2 * FOLD_ROOTS ? 0 : fold_again(s, cut);
 		/* A thread's outermost ranges do not overlap: their ends rise. */
 		for (i = 0; i < f->nth && ends < 2 * FOLD_ROOTS; i++) {
 			size_t lo = 0, hi = f->th[i].nroots;
@@ -2600,11 +2659,13 @@ static int fold_advance(struct scan *s, const struct fthr *t, uint64_t want, int
 			}
 			ends += lo;
 		}
+		f->ends_k = (f->ends_k + 1) % 4;
+		f->ends_cut[f->ends_k] = cut;
+		f->ends_n[f->ends_k] = ends;
 		if (ends < 2 * FOLD_ROOTS)
 			return 0;
 	}
-	f->fold_rec = s->nrec;
-	return fold_to(s, cut, 0);
+	return fold_again(s, cut);
 }
 
 static void other_decide(struct ga_ranges *nx, uint32_t pi, int many);
@@ -3225,6 +3286,7 @@ static void fold_begin(struct ga_ranges *nx, uint32_t pi)
 	f->has_tid = 0;
 	f->nth = f->npend = 0;
 	ga_map_free(&f->th_map);
+	f->gen++;
 	f->serial = 0;
 	f->horizon = 0;
 	f->fold_rec = 0;
