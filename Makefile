@@ -345,6 +345,8 @@ fuzz: $(ANALYZER) $(BUILD)/bench/synth_trace $(BUILD)/bench/synth_job $(BUILD)/t
 	@# NCCL's ranges beside the steps (ranges that do not nest).
 	$(BUILD)/bench/synth_job --open 3000 $(BUILD)/fuzz/corpus/announced.gpuprof >/dev/null
 	$(BUILD)/bench/synth_job --nccl --autograd 3000 $(BUILD)/fuzz/corpus/nccl.gpuprof >/dev/null
+	@# Steps on 12 threads: the fold's threads by map, their readiness read once a run.
+	$(BUILD)/bench/synth_job --threads 12 6000 $(BUILD)/fuzz/corpus/threads.gpuprof >/dev/null
 	@# Every id far up (test_bounds' far1, far2): strings, correlation, stacks, graphs, NVTX.
 	rm -rf $(BUILD)/fuzz/bounds && mkdir -p $(BUILD)/fuzz/bounds
 	$(BUILD)/test/test_bounds --write $(BUILD)/fuzz/bounds
