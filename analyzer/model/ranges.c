@@ -2573,6 +2573,31 @@ static uint64_t fold_ready(const struct fold *f, const struct fthr *u, uint64_t 
 	return k ? u->roots[k - 1].end : f->horizon;
 }
 
+/* struct fold ready1, ready2 and ready_th for the records read and the folds made. */
+static void fold_readiness(struct scan *s)
+{
+	struct fold *f = s->nx->fstate;
+
+	if (f->ready_rec == s->nrec && f->ready_gen == f->gen)
+		return;
+	f->ready_rec = s->nrec;
+	f->ready_gen = f->gen;
+	f->ready1 = f->ready2 = UINT64_MAX;
+	f->ready_th = SIZE_MAX;
+	for (size_t i = 0; i < f->nth; i++) {
+		uint64_t r = fold_ready(f, &f->th[i], s->nrec,
+					s->nx->fold_quiet ? s->nx->fold_quiet : FOLD_QUIET);
+
+		if (r < f->ready1) {
+			f->ready2 = f->ready1;
+			f->ready1 = r;
+			f->ready_th = i;
+		} else if (r < f->ready2) {
+			f->ready2 = r;
+		}
+	}
+}
+
 /* fold_advance()'s fold to cut, after a wait: 0, or -1 (fold_to()). */
 static int fold_again(struct scan *s, uint64_t cut)
 {
@@ -2610,23 +2635,8 @@ static int fold_advance(struct scan *s, const struct fthr *t, uint64_t want, int
 				if (r < cut)
 					cut = r;
 			}
-	} else if (f->ready_rec != s->nrec || f->ready_gen != f->gen) {
-		f->ready_rec = s->nrec;
-		f->ready_gen = f->gen;
-		f->ready1 = f->ready2 = UINT64_MAX;
-		f->ready_th = SIZE_MAX;
-		for (i = 0; i < f->nth; i++) {
-			uint64_t r = fold_ready(f, &f->th[i], s->nrec,
-						s->nx->fold_quiet ? s->nx->fold_quiet : FOLD_QUIET);
-
-			if (r < f->ready1) {
-				f->ready2 = f->ready1;
-				f->ready1 = r;
-				f->ready_th = i;
-			} else if (r < f->ready2) {
-				f->ready2 = r;
-			}
-		}
+	} else {
+		fold_readiness(s);
 	}
 	/* The earliest of the other threads'. */
 	i = (size_t)(t - f->th);
@@ -2650,6 +2660,11 @@ static int fold_advance(struct scan *s, const struct fthr *t, uint64_t want, int
 		for (i = 0; i < f->nth && ends < 2 * FOLD_ROOTS; i++) {
 			size_t lo = 0, hi = f->th[i].nroots;
 
+			/* Most threads: none by the cut, or all. */
+			if (!hi || f->th[i].roots[0].end > cut)
+				continue;
+			if (f->th[i].roots[hi - 1].end <= cut)
+				lo = hi;
 			while (lo < hi) {
 				k = lo + (hi - lo) / 2;
 				if (f->th[i].roots[k].end <= cut)
@@ -2986,21 +3001,28 @@ static void fold_lag(struct scan *s, uint32_t flush_ms)
 }
 
 /* What thread t asks to fold (the fold's bounds, above): 0, or -1 (fold_to()). */
-static int fold_ask(struct scan *s, struct fthr *t)
+static int fold_ask(struct scan *s, struct fthr *t, int stuck)
 {
 	struct fold *f = s->nx->fstate;
 
 	if (t->nroots >= 2 * FOLD_ROOTS)
-		return fold_advance(s, t, t->roots[t->nroots - FOLD_ROOTS - 1].end, 0);
+		return stuck ? 0 : fold_advance(s, t, t->roots[t->nroots - FOLD_ROOTS - 1].end, 0);
 	if (s->nx->paced && t->nroots > 2) {
 		uint64_t slack = s->nx->pace_recs ? s->nx->pace_recs : FOLD_PACE_RECS;
-		size_t k = 0;
+		size_t k = 0, hi = t->nroots - 2;
 
-		while (k < t->nroots - 2 && s->nrec - t->roots[k].rec > slack)
-			k++;
+		/* The first not slack records old: they came in order (fold_range() appends). */
+		while (k < hi) {
+			size_t mid = k + (hi - k) / 2;
+
+			if (s->nrec - t->roots[mid].rec > slack)
+				k = mid + 1;
+			else
+				hi = mid;
+		}
 		if (k) {
 			f->paced_only = 1;
-			return fold_advance(s, t, t->roots[k - 1].end, 0);
+			return stuck ? 0 : fold_advance(s, t, t->roots[k - 1].end, 0);
 		}
 	}
 	if (t->nwin > FOLD_WINDOW) {
@@ -3021,11 +3043,26 @@ static int fold_ask(struct scan *s, struct fthr *t)
 static int fold_due(struct scan *s)
 {
 	struct fold *f = s->nx->fstate;
+	uint64_t gen = f->gen - 1;
+	int stuck = 0;
 
 	s->due = 0;
-	for (size_t i = 0; i < f->nth; i++)
-		if (fold_ask(s, &f->th[i]))
+	for (size_t i = 0; i < f->nth; i++) {
+		/*
+		 * Many threads: where the others' ranges are known by the time
+		 * folded only, for every thread (the second earliest), or the
+		 * newest times less the lag are there, an ask folds nothing but
+		 * a full window (fold_advance() force).
+		 */
+		if (f->nth > 8 && gen != f->gen) {
+			gen = f->gen;
+			fold_readiness(s);
+			stuck = f->ready2 <= f->horizon ||
+				(f->lag && (f->tlast > f->lag ? f->tlast - f->lag : 0) <= f->horizon);
+		}
+		if (fold_ask(s, &f->th[i], stuck))
 			return -1;
+	}
 	return 0;
 }
 
