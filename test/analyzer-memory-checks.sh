@@ -377,7 +377,7 @@ rm -f "$tmp/n2.gpuprof" "$tmp/n16.gpuprof"
 # inside the first step and open at exit, does not nest in it.  Before:
 # 12.7 B/record (the fold given up, the trace read twice).  And each step
 # on one of 80 threads in turn (--threads 80, a server's pool): more threads
-# of ranges than other threads' kernels are counted for.  Before: 10.7
+# of ranges than other threads' kernels are counted for.  Before: 11.0
 # B/record (the fold given up past 64 threads, every range kept).
 for how in autograd autograd-ranges graphs emit gpu-samples open nccl "threads 80"; do
 	if "$build/bench/synth_job" --$how 4000000 "$tmp/g4.gpuprof" >/dev/null 2>&1 &&
