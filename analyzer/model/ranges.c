@@ -4102,6 +4102,24 @@ static int other_note(struct fold *f, uint32_t pi, uint32_t what, uint64_t ns, u
 }
 
 /*
+ * A kernel into tree node x and its key (other_add()); where note is a
+ * process's (not UINT32_MAX), what that adds noted for it.  0, or -1 out
+ * of memory.
+ */
+static int other_add_noted(struct ga_ranges *nx, uint32_t x, uint64_t dur, uint32_t note)
+{
+	struct ga_ranges_key *k = &nx->keys[nx->nodes[x].id];
+	struct ga_ranges_node *nd = &nx->nodes[x];
+
+	if (note != UINT32_MAX &&
+	    ((k->other_stamp != nx->serial && other_note(nx->fstate, note, nx->nodes[x].id, dur, 1)) ||
+	     (nd->other_stamp != nx->serial && other_note(nx->fstate, note, x | FOTHER_NODE, dur, 1))))
+		return -1;
+	other_add(nx, k, nd, dur);
+	return 0;
+}
+
+/*
  * Process pi's ranges are on more than GA_RANGES_OTHER_THREADS threads
  * (many), or its fold ended without: what other_fold() counted of it
  * while that was not known is taken back (many) or stays.
@@ -4194,11 +4212,12 @@ static void other_threads(struct ga_ranges *nx, const struct ga_act *a,
  * A folded kernel launched while ranges of other threads were open (at
  * others, a chain of CODE_PAIR pairs, each such thread's innermost range's
  * tree node): into the keys and nodes of each node's chain, as
- * other_threads() counts the ranges open then, each once.
+ * other_threads() counts the ranges open then, each once; noted for
+ * process note unless UINT32_MAX (other_fold()).  0, or -1 out of memory.
  */
-static void other_folded(struct ga_ranges *nx, uint32_t others, uint64_t dur)
+static int other_folded(struct ga_ranges *nx, uint32_t others, uint64_t dur, uint32_t note)
 {
-	const struct fold *f = nx->fstate;
+	struct fold *f = nx->fstate;
 	uint32_t code, x;
 
 	for (code = others; (code & CODE_PAIR) && (code & ~CODE_PAIR) < f->npairs;
@@ -4209,17 +4228,18 @@ static void other_folded(struct ga_ranges *nx, uint32_t others, uint64_t dur)
 		if ((on & CODE_WALK) && (on & ~CODE_WALK) < f->nwalks) {
 			const struct fwalk *w = &f->walks[on & ~CODE_WALK];
 
-			for (uint32_t i = 0; i < w->nk; i++) {
-				x = f->wkeys[w->k0 + i];
-				other_add(nx, &nx->keys[nx->nodes[x].id], &nx->nodes[x], dur);
-			}
+			for (uint32_t i = 0; i < w->nk; i++)
+				if (other_add_noted(nx, f->wkeys[w->k0 + i], dur, note))
+					return -1;
 			continue;
 		}
 		for (x = on; x != GA_RANGES_NONE && nx->nodes[x].kind == GA_RANGES_N_RANGE;
 		     x = nx->nodes[x].parent)
-			other_add(nx, &nx->keys[nx->nodes[x].id], &nx->nodes[x], dur);
+			if (other_add_noted(nx, x, dur, note))
+				return -1;
 	}
 	nx->other_kernels++;
+	return 0;
 }
 
 /*
@@ -4232,7 +4252,7 @@ static void other_folded(struct ga_ranges *nx, uint32_t others, uint64_t dur)
 static int other_fold(struct ga_ranges *nx, uint32_t proc, uint32_t others, uint64_t dur)
 {
 	struct fold *f = nx->fstate;
-	uint32_t pi = proc - nx->proc_base, code, x;
+	uint32_t pi = proc - nx->proc_base;
 	int open;
 
 	if (pi >= f->nprocs || f->decided[pi] == FP_MANY) {
@@ -4246,44 +4266,7 @@ static int other_fold(struct ga_ranges *nx, uint32_t proc, uint32_t others, uint
 	}
 	if (others == GA_RANGES_NONE)
 		return 0;
-	if (!open) {
-		other_folded(nx, others, dur);
-		return 0;
-	}
-	/* As other_folded(), each key and node that counts it noted. */
-	for (code = others; (code & CODE_PAIR) && (code & ~CODE_PAIR) < f->npairs;
-	     code = f->pairs[code & ~CODE_PAIR].own) {
-		uint32_t on = f->pairs[code & ~CODE_PAIR].onode, n = 0, k0 = 0;
-
-		if ((on & CODE_WALK) && (on & ~CODE_WALK) < f->nwalks) {
-			k0 = f->walks[on & ~CODE_WALK].k0;
-			n = f->walks[on & ~CODE_WALK].nk;
-		}
-		for (uint32_t i = 0;; i++) {
-			struct ga_ranges_key *k;
-			struct ga_ranges_node *nd;
-
-			if (n) {
-				if (i == n)
-					break;
-				x = f->wkeys[k0 + i];
-			} else {
-				x = i ? nx->nodes[x].parent : on;
-				if (x == GA_RANGES_NONE || nx->nodes[x].kind != GA_RANGES_N_RANGE)
-					break;
-			}
-			k = &nx->keys[nx->nodes[x].id];
-			nd = &nx->nodes[x];
-			if (k->other_stamp != nx->serial &&
-			    other_note(f, pi, nx->nodes[x].id, dur, 1))
-				return -1;
-			if (nd->other_stamp != nx->serial && other_note(f, pi, x | FOTHER_NODE, dur, 1))
-				return -1;
-			other_add(nx, k, nd, dur);
-		}
-	}
-	nx->other_kernels++;
-	return 0;
+	return other_folded(nx, others, dur, open ? pi : UINT32_MAX);
 }
 
 /* Room in self for node (the nodes made so far, zeroed): 0, or -1 out of memory. */
@@ -4323,7 +4306,8 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 		else if (other_fold(nx, a->proc, at->others, ac.dur))
 			return GA_STR_NOMEM;
 	} else if (ac.kernel && at->others != GA_RANGES_NONE) {
-		other_folded(nx, at->others, ac.dur);
+		if (other_folded(nx, at->others, ac.dur, UINT32_MAX))
+			return GA_STR_NOMEM;
 	} else if (ac.kernel) {
 		other_threads(nx, a, at, ac.dur);
 	}
