@@ -417,6 +417,22 @@ if "$build/bench/synth_job" 4000000 "$tmp/f4.gpuprof" >/dev/null 2>&1 &&
 			notok "filtered report $opt grows with the records: $a KiB at $ra, $b KiB at $rb (more than 0.5 B/record)"
 		fi
 	done
+	# The Chrome and Perfetto exports of the same traces, without flows
+	# (whose launch index holds a window of correlation ids, up to
+	# GA_RANGES_LWIN): the ranges go through external sorts, none kept
+	# (model/ranges.h spill, views/tracks.h).  Before: 17 B/record (every
+	# range kept, with its details and its track).
+	for fmt in chrome perfetto; do
+		a=$(peak_kib export -t $fmt --no-flows -o /dev/null "$tmp/f4.gpuprof")
+		b=$(peak_kib export -t $fmt --no-flows -o /dev/null "$tmp/f16.gpuprof")
+		if [ "$a" -le 0 ] || [ "$b" -le 0 ] || [ "${rb:-0}" -le "${ra:-0}" ]; then
+			notok "NVTX $fmt export: an export failed ($a, $b KiB; $ra, $rb records)"
+		elif [ $(((b - a) * 1024 * 2)) -le $((rb - ra)) ]; then
+			ok "NVTX $fmt export: $a KiB at $ra records, $b KiB at $rb (at most 0.5 B/record more)"
+		else
+			notok "NVTX $fmt export grows with the records: $a KiB at $ra, $b KiB at $rb (more than 0.5 B/record)"
+		fi
+	done
 else
 	notok "synth_job did not write the traces to filter"
 fi

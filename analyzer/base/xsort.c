@@ -307,6 +307,15 @@ static int spill(struct ga_xsort *x)
 	}
 	if (sort_run(x))
 		return -1;
+	if (x->n) {
+		uint64_t first = x->inorder ? key_of(x->buf) : x->idx[0].start;
+
+		/* Runs one after the other by key (records added in order) read one at a time. */
+		if (x->nruns && first < x->last_key)
+			x->apart = 1;
+		x->last_key = x->inorder ? key_of(x->buf + (x->n - 1) * x->rsize) :
+					   x->idx[x->n - 1].start;
+	}
 	if (x->packed)
 		return spill_packed(x);
 	/*
@@ -473,11 +482,15 @@ int ga_xsort_done(struct ga_xsort *x)
 		snprintf(x->err, sizeof(x->err), "out of memory");
 		return -1;
 	}
-	for (i = 0; i < x->nruns; i++) {
+	/* Runs in sequence: one block, handed from each run to the next (top_run()). */
+	x->in_sequence = !x->apart;
+	for (i = 0; i < (x->in_sequence ? 1 : x->nruns); i++) {
 		struct ga_xsort_run *r = &x->runs[i];
 
 		/* A short run needs no more than itself. */
-		r->blk = malloc(r->left < XS_BLOCK / x->rsize ? (size_t)r->left * x->rsize : XS_BLOCK);
+		r->blk = malloc(r->left < XS_BLOCK / x->rsize && !x->in_sequence ?
+					(size_t)r->left * x->rsize :
+					XS_BLOCK);
 		if (!r->blk) {
 			snprintf(x->err, sizeof(x->err), "out of memory");
 			return -1;
@@ -508,6 +521,12 @@ static struct ga_xsort_run *top_run(struct ga_xsort *x)
 	top = &x->heap[0];
 	r = &x->runs[top->run];
 	if (r->pos == r->n) {
+		if (!r->left && x->in_sequence && top->run + 1 < x->nruns) {
+			/* The next run in sequence takes the block over. */
+			x->runs[top->run + 1].blk = r->blk;
+			r->blk = NULL;
+			r = &x->runs[++top->run];
+		}
 		if (r->left) {
 			if (refill(x, r))
 				return NULL;

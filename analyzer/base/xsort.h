@@ -12,7 +12,9 @@
  * bytes as it needs, a nibble of length per word (a trace's timeline rows
  * take about a quarter of their size).  Memory: one run (at most cap
  * records, grown as they come, and 16 bytes of index each) while adding, a
- * block per run while merging; disk: every record once.  Runs offline only.
+ * block per run while merging (one block where the runs follow each other
+ * by key: records added in order); disk: every record once.  Runs offline
+ * only.
  */
 #ifndef GA_BASE_XSORT_H
 #define GA_BASE_XSORT_H
@@ -53,6 +55,9 @@ struct ga_xsort {
 	size_t nruns, capruns;
 	struct ga_xsort_top *heap, second; /* the heap; the least run after its top */
 	size_t nheap;
+	uint64_t last_key; /* of the run spilled last */
+	int apart;         /* a run began before the one spilled before it ended */
+	int in_sequence;   /* merged: runs read one after another, through one block */
 	int done;       /* ga_xsort_done() called */
 	uint64_t total; /* records added */
 	char err[192];  /* why the last call failed */

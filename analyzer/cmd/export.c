@@ -176,6 +176,7 @@ int cmd_export(int argc, char **argv)
 	ao.launches = fmt->launches && !noflows;
 	ao.marks = fmt->marks;
 	ao.range_details = fmt->range_details;
+	ao.spill_ranges = fmt->spill_ranges;
 	ao.lean = fmt->lean || (tab && tab->lean);
 	ao.keep_samples = fmt->samples;
 	/*

@@ -116,6 +116,14 @@ static int keep_ranges(void)
 	return v && !strcmp(v, "0");
 }
 
+/* GPUPROF_NVTX_SPILL=0 (tests): the exports' ranges kept in memory, not sorted on disk. */
+static int spill_off(void)
+{
+	const char *v = getenv("GPUPROF_NVTX_SPILL");
+
+	return v && !strcmp(v, "0");
+}
+
 /* Both passes over inputs opened once (pipes copied into temporary files: model/load.h). */
 static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_src *src,
 		  int n)
@@ -190,6 +198,12 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	an->rg.fold = !an->o.no_fold && !an->o.launches && !an->o.marks && !an->o.range_details &&
 		      !an->rg.site_of && !keep_ranges();
 	/*
+	 * Ranges that only a timeline export lays out and writes go to their
+	 * external sort, not kept; a filter attributes activities to them.
+	 */
+	an->rg.spill = an->o.spill_ranges && !an->rg.fold && !ga_filter_active(an->flt) &&
+		       !spill_off();
+	/*
 	 * A summary carries each name's CPU durations: kept as the ranges
 	 * come, folded or not; the ranks' steps are kept by the fold.
 	 */
@@ -207,7 +221,7 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	/* The NVTX scan's first time, of the traces it read whole, then the others'. */
 	an->first_ns = an->rg.first_ns;
 	for (i = 0; tmin && an->rg.one_pass && an->rg.ahead_procs && i < n; i++)
-		if (an->rg.ahead_procs[i] && tmin[i] < an->first_ns)
+		if (an->rg.ahead_procs[i] && an->rg.ahead_procs[i] != 3 && tmin[i] < an->first_ns)
 			an->first_ns = tmin[i];
 	free(tmin);
 	ga_filter_bind(an->flt, &an->rg, &an->m);

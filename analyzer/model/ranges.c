@@ -84,6 +84,12 @@ struct scan {
 	int skip;                  /* the recorder traced no NVTX: nothing to find */
 	int skip_nvtx;             /* no NVTX, but copies to pair (ga_model_note_copy) */
 	int no_api;                /* its CONFIG traced no API calls: no launch to find */
+	/*
+	 * Ranges spilled (ga_ranges spill): no activity is attributed to
+	 * them, so no correlation is kept; launches, where asked, are found
+	 * in the model's read (ahead_procs 3), as for a trace without NVTX.
+	 */
+	int no_corr;
 	int pystacks;              /* its CONFIG recorded Python frames (launch sites' seqs) */
 	int gs_want;               /* folded, its ranges are windows of GPU samples (nx->gsw) */
 	int oom;
@@ -516,6 +522,7 @@ void ga_ranges_free(struct ga_ranges *nx)
 	free(nx->ahead);
 	free(nx->mark_events);
 	ga_xsort_free(&nx->gsw);
+	ga_xsort_free(&nx->spilled);
 	fold_free(nx->fstate);
 	for (size_t i = 0; i < nx->capcpu; i++)
 		ga_quant_free(&nx->cpu[i]);
@@ -669,6 +676,36 @@ static uint32_t range_key(struct scan *s, const struct gp_rec_nvtx *r, int peek,
 	return key_get(nx, s->m, domain, name);
 }
 
+/*
+ * Range g of record r to the external sort (spill), raw its name as
+ * recorded where that is not its key's.  0, or -1 (nx->err says why).
+ */
+static int spill_range(struct ga_ranges *nx, const struct ga_ranges_range *g,
+		       const struct gp_rec_nvtx *r, uint32_t raw)
+{
+	struct ga_ranges_srec *x;
+
+	if (!nx->spilled.rsize)
+		ga_xsort_init(&nx->spilled, sizeof(*x), GA_RANGES_SPILL_RUN);
+	if (!(x = ga_xsort_slot(&nx->spilled))) {
+		snprintf(nx->err, sizeof(nx->err), "NVTX ranges cannot be sorted: %s",
+			 nx->spilled.err);
+		return -1;
+	}
+	memset(x, 0, sizeof(*x));
+	x->key = g->start;
+	x->r = *g;
+	x->r.node = GA_RANGES_NONE;
+	x->d.tid_end = r->tid_end;
+	x->d.category = r->category;
+	x->d.color = r->color;
+	x->d.payload_kind = r->payload_kind;
+	x->d.payload = r->payload;
+	x->raw = raw;
+	x->seq = nx->nspilled++;
+	return 0;
+}
+
 static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 {
 	struct ga_ranges *nx = s->nx;
@@ -680,7 +717,7 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 	if ((key = range_key(s, r, 0, &raw, &name)) == GA_RANGES_NONE)
 		return -1;
 	g = &one;
-	if (!nx->fstate) {
+	if (!nx->fstate && !nx->spill) {
 		if (ga_util_grow(&nx->ranges, &nx->capranges, nx->nranges + 1,
 				 sizeof(*nx->ranges)))
 			return -1;
@@ -720,7 +757,9 @@ static int on_range(struct scan *s, const struct gp_rec_nvtx *r)
 		*w = (struct ga_ranges_window){ g->start, g->end, g->id, g->proc, g->tid,
 						nx->keys[key].label, 0 };
 	}
-	if (nx->keep_details) {
+	if (nx->spill && spill_range(nx, g, r, name != raw ? raw : 0))
+		return -1;
+	if (nx->keep_details && !nx->spill) {
 		struct ga_ranges_detail *d;
 
 		if (ga_util_grow(&nx->details, &nx->capdetails, nx->nranges, sizeof(*nx->details)))
@@ -874,7 +913,7 @@ static int on_corr(struct scan *s, uint32_t correlation)
 	const struct api_seen *a = NULL;
 	struct ga_ranges_dense *d;
 
-	if (s->no_api)
+	if (s->no_api || s->no_corr)
 		return 0;
 	if (s->ringcap) {
 		a = &s->ring[correlation & (s->ringcap - 1)];
@@ -999,7 +1038,7 @@ static int on_api(struct scan *s, const struct gp_rec_api *r)
 {
 	struct ga_ranges_dense *d = &s->nx->dense[s->proc - s->nx->proc_base];
 
-	if (!r->correlation)
+	if (!r->correlation || s->no_corr)
 		return 0;
 	if (s->nx->fstate) {
 		int fr = fold_api(s, r);
@@ -3510,6 +3549,10 @@ static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ra
 		s.proc = nx->proc_base + (uint32_t)i;
 		if (nx->fstate)
 			fold_begin(nx, (uint32_t)i);
+		/* Spilled: launches, where asked, found as the model reads (ahead_procs 3). */
+		s.no_corr = nx->spill && (!nx->want_launches || nx->ahead_procs);
+		if (s.no_corr && nx->want_launches)
+			nx->ahead_procs[i] = 3;
 		if (read_src(&s, &src[i]) ||
 		    (nx->fstate && !s.fail && !nx->paced && fold_end(&s))) {
 			if (!s.fail)
@@ -3578,7 +3621,7 @@ static int scan_all(struct ga_ranges *nx, struct ga_model *m, const struct ga_ra
 	resolve_big(nx);
 	rc = 0;
 out:
-	if (rc < 0)
+	if (rc < 0 && !nx->err[0])
 		snprintf(nx->err, sizeof(nx->err), "out of memory");
 	free(s.ring);
 	ga_strmap_free(&s.smap);
@@ -3611,6 +3654,7 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 		nx->want_launches = keep.want_launches;
 		nx->keep_marks = keep.keep_marks;
 		nx->keep_details = keep.keep_details;
+		nx->spill = keep.spill;
 		nx->keep_cpu = keep.keep_cpu;
 		nx->cpu_limit = keep.cpu_limit;
 		nx->one_pass = keep.one_pass;
@@ -3792,6 +3836,46 @@ static int ahead_launch_rec(void *ctx, const struct gp_rec *rec)
 	return rc != 0;
 }
 
+/*
+ * A trace read whole before the model, its ranges spilled (ahead_procs
+ * 3): as ahead_launch_rec(), its records noted already.
+ */
+#define AHEAD_ONLY_LAUNCH_TYPES                                               \
+	(1ull << GP_REC_API | 1ull << GP_REC_KERNEL | 1ull << GP_REC_MEMCPY | \
+	 1ull << GP_REC_MEMSET | 1ull << GP_REC_GRAPH | 1ull << GP_REC_CONFIG)
+static int ahead_only_launch_rec(void *ctx, const struct gp_rec *rec)
+{
+	struct scan *s = ctx;
+	int rc;
+
+	s->nrec++;
+	switch (rec->type) {
+	case GP_REC_API:
+		rc = ahead_api(s, (const void *)rec);
+		break;
+	case GP_REC_KERNEL:
+		rc = ahead_corr(s, ((const struct gp_rec_kernel *)(const void *)rec)->correlation);
+		break;
+	case GP_REC_MEMCPY:
+		rc = ahead_corr(s, ((const struct gp_rec_memcpy *)(const void *)rec)->correlation);
+		break;
+	case GP_REC_MEMSET:
+		rc = ahead_corr(s, ((const struct gp_rec_memset *)(const void *)rec)->correlation);
+		break;
+	case GP_REC_GRAPH:
+		rc = ahead_corr(s, ((const struct gp_rec_graph *)(const void *)rec)->correlation);
+		break;
+	case GP_REC_CONFIG:
+		s->no_api = !(((const struct gp_rec_config *)(const void *)rec)->trace &
+			      GP_TRACE_API);
+		return 0;
+	default:
+		return 0;
+	}
+	s->oom |= rc != 0;
+	return rc != 0;
+}
+
 /* Paced: the chunk the scan reads. */
 static void pace_chunk(void *ctx, uint32_t seq)
 {
@@ -3910,6 +3994,11 @@ ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx, uint64_t *ty
 	}
 	scan_begin(s, 1);
 	*actx = s;
+	if (nx->ahead_procs[proc - nx->proc_base] == 3) {
+		/* Read whole before, its ranges spilled: only the launches now. */
+		*types = AHEAD_ONLY_LAUNCH_TYPES;
+		return ahead_only_launch_rec;
+	}
 	/* Launches asked: every activity's correlation and API call too. */
 	*types = nx->want_launches ? AHEAD_LAUNCH_TYPES : AHEAD_TYPES;
 	return nx->want_launches ? ahead_launch_rec : ahead_rec;

@@ -99,6 +99,23 @@ struct ga_ranges_detail {
 	uint32_t reserved;
 };
 
+/*
+ * A range handed to an external sort instead of kept (ga_ranges spill):
+ * the range, its details and recorded name, the order it was read in.
+ * The Chrome and Perfetto exports lay the ranges out from the sort
+ * (views/tracks.h), key and track theirs to set.
+ */
+struct ga_ranges_srec {
+	uint64_t key;             /* the sort's: start as the scan adds it */
+	struct ga_ranges_range r; /* parent and node: GA_RANGES_NONE */
+	struct ga_ranges_detail d;
+	uint32_t raw;   /* the name as recorded, where it is not its key's; else 0 */
+	uint32_t track; /* a push/pop range's track (views/tracks.c), else 0 */
+	uint64_t seq;   /* its range index: the order read, then sorted */
+};
+
+#define GA_RANGES_SPILL_RUN (1u << 15) /* spilled ranges sorted in memory at once (3.3 MiB) */
+
 /* Ranges of one (domain, name), over all their instances and processes. */
 struct ga_ranges_key {
 	uint32_t name, domain;     /* strtab ids; domain 0: the default domain */
@@ -332,6 +349,16 @@ struct ga_ranges {
 	 * details (each range's, 24 bytes each).
 	 */
 	int want_launches, keep_marks, keep_details;
+	/*
+	 * Asked before the scan, not folded (the Chrome and Perfetto exports,
+	 * without a filter): each range and its details go to spilled, an
+	 * external sort by start (struct ga_ranges_srec: 104 bytes a range on
+	 * disk, packed to about a third), instead of ranges, which stays
+	 * empty: memory does not grow with the ranges.  nspilled: their count.
+	 */
+	int spill;
+	struct ga_xsort spilled;
+	uint64_t nspilled;
 	/*
 	 * Asked before the scan (summaries, which carry each name's CPU
 	 * durations): each key's durations, end - start of each range, in
@@ -619,6 +646,13 @@ uint32_t *ga_ranges_order_keys(const struct ga_ranges *nx, const struct ga_model
 static inline uint32_t ga_ranges_name(const struct ga_ranges *nx, size_t i)
 {
 	return nx->raw && i < nx->nranges && nx->raw[i] ? nx->raw[i] : nx->keys[nx->ranges[i].key].name;
+}
+
+/* A spilled range's name as recorded (ga_ranges_name()). */
+static inline uint32_t ga_ranges_srec_name(const struct ga_ranges *nx,
+					   const struct ga_ranges_srec *x)
+{
+	return x->raw ? x->raw : nx->keys[x->r.key].name;
 }
 
 /* The details of range i: kept with keep_details, else all 0. */

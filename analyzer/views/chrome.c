@@ -2,9 +2,10 @@
  * "export --format chrome": Chrome Trace Event JSON, which Perfetto and
  * chrome://tracing open.  GPU activities and API calls stream out as the
  * model reads them; NVTX ranges, marks and names follow from the finished
- * analysis.  Memory: a little per process, thread and stream, 12 bytes
- * per NVTX range (its track, and the ranges the API calls must nest with),
- * plus the launch index (model/ranges.h: 8 bytes per correlation id, for
+ * analysis.  Memory: a little per process, thread and stream, the NVTX
+ * ranges' external sorts' runs (views/tracks.h ga_range_layout; ranges on
+ * disk, none in memory, model/ranges.h spill) and the marks (24 bytes
+ * each), plus the launch index (model/ranges.h: 8 bytes per correlation id, for
  * the last GA_RANGES_LWIN ids of a process in a trace read once) behind
  * the API-to-activity flow arrows, at
  * most 4096 kernel events' templates (kernel_event(): their names' length
@@ -28,7 +29,7 @@
  * does a GPU activity that overlaps one on its stream's track (a kernel
  * profiled by kernel replay has no GPU times: it is placed at its launch
  * call).  The ranges' lanes are laid out at the first event, when every
- * range is known (laid_out()); API calls and activities find theirs as they
+ * range is sorted (laid_out()); API calls and activities find theirs as they
  * stream, each lane keeping its last GA_LANE_KEEP top-level slices (older
  * ones summed up in one span that nothing may cross: see ga_lane_fits()
  * in views/tracks.h, which holds this layout for the Perfetto export too).
@@ -471,7 +472,18 @@ static int laid_out(struct ga_export *e)
 	if (c->laid_out)
 		return 0;
 	c->laid_out = 1;
-	return ga_range_layout_build(&c->rl, &e->an->rg, &c->nhost);
+	if (ga_range_layout_build(&c->rl, &e->an->rg, &c->nhost)) {
+		fprintf(stderr, "gpuprof: %s\n", c->rl.err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The ranges' layout could not be read back: said, not "out of memory". */
+static int ranges_err(const char *err)
+{
+	fprintf(stderr, "gpuprof: %s\n", err);
+	return GA_FORMAT_REPORTED;
 }
 
 /* A flow from the API call that launched a (on its host thread) to a itself. */
@@ -1122,7 +1134,7 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 	if (laid_out(e) ||
 	    (!(a->proc < c->pp.cap && c->pp.seen[a->proc]) && proc_seen(e, m, a->proc)))
 		return -1;
-	first_ok = !ga_range_layout_crosses(&c->rl, &e->an->rg, a->proc, a->tid, a->start, a->end, 0);
+	first_ok = !ga_range_layout_crosses(&c->rl, a->proc, a->tid, a->start, a->end, 0);
 	if (c->tcache[ci].head && c->tcache[ci].a == a->proc && c->tcache[ci].b == a->tid) {
 		/* A thread's track made before: its first lane never changes. */
 		head = c->tcache[ci].head;
@@ -1232,46 +1244,47 @@ static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_range
 {
 	struct chrome *c = e->state;
 	struct ga_jw *w = &e->jw;
+	const struct ga_ranges_srec *x;
 	char id[48];
-	size_t i;
 
-	for (i = 0; i < rg->nranges; i++) {
-		const struct ga_ranges_range *r = &rg->ranges[i];
+	while ((x = ga_range_layout_next(&c->rl))) {
+		const struct ga_ranges_range *r = &x->r;
 		const struct ga_ranges_key *k = &rg->keys[r->key];
-		struct ga_ranges_detail d = ga_ranges_detail_of(rg, i);
+		const struct ga_ranges_detail *d = &x->d;
 		int ph;
 
 		if (proc_seen(e, m, r->proc))
 			return -1;
 		if (r->pushpop) {
 			ga_jw_obj(w, GA_JW_COMPACT);
-			ksid(w, "name", m, ga_ranges_name(rg, i));
+			ksid(w, "name", m, ga_ranges_srec_name(rg, x));
 			ga_jw_kcstr(w, "cat", "nvtx");
 			ga_jw_kcstr(w, "ph", "X");
 			ga_jw_ku64(w, "pid", c->pp.pid[r->proc]);
-			ga_jw_ku64(w, "tid", c->rl.range_tid[i]);
+			ga_jw_ku64(w, "tid", x->track);
 			kts(e, "ts", r->start);
 			kdur(w, r->end - r->start);
-			range_args(w, m, r, &d, k);
+			range_args(w, m, r, d, k);
 			ga_jw_end(w);
 			continue;
 		}
 		snprintf(id, sizeof(id), "%u:%" PRIu64, r->proc, r->id);
 		for (ph = 0; ph < 2; ph++) {
 			ga_jw_obj(w, GA_JW_COMPACT);
-			ksid(w, "name", m, ga_ranges_name(rg, i));
+			ksid(w, "name", m, ga_ranges_srec_name(rg, x));
 			ga_jw_kcstr(w, "cat", "nvtx");
 			ga_jw_kcstr(w, "ph", ph ? "e" : "b");
 			ga_jw_kcstr(w, "id", id);
 			ga_jw_ku64(w, "pid", c->pp.pid[r->proc]);
-			ga_jw_ku64(w, "tid", ph && d.tid_end ? d.tid_end : r->tid);
+			ga_jw_ku64(w, "tid", ph && d->tid_end ? d->tid_end : r->tid);
 			kts(e, "ts", ph ? r->end : r->start);
 			if (!ph)
-				range_args(w, m, r, &d, k);
+				range_args(w, m, r, d, k);
 			ga_jw_end(w);
 		}
 	}
-	return ga_jw_failed(w) ? -1 : 0;
+	return c->rl.err[0] ? ranges_err(c->rl.err) : ga_jw_failed(w) ? -1 :
+									0;
 }
 
 /* The names of the range tracks that are no thread's own (laid_out()). */
@@ -1578,8 +1591,11 @@ static int end(struct ga_export *e)
 	char b[32];
 	int rc;
 
-	if (laid_out(e) || ranges(e, m, &e->an->rg) || range_track_names(e, m) ||
-	    marks(e, m, &e->an->rg) || thread_names(e, m))
+	if (laid_out(e))
+		return -1;
+	if ((rc = ranges(e, m, &e->an->rg)))
+		return rc;
+	if (range_track_names(e, m) || marks(e, m, &e->an->rg) || thread_names(e, m))
 		return -1;
 	if ((rc = memory_counters(e, m, &e->an->mu)))
 		return rc;
@@ -1624,6 +1640,7 @@ const struct ga_format ga_format_chrome = {
 	.launches = 1,
 	.marks = 1,
 	.range_details = 1,
+	.spill_ranges = 1,
 	.observe_sites = 1,
 	.sites_ahead = 1,
 	.lean = 1,

@@ -704,7 +704,19 @@ static int laid_out(struct ga_export *e)
 	if (p->laid_out)
 		return 0;
 	p->laid_out = 1;
-	return ga_range_layout_build(&p->rl, &e->an->rg, &p->nhost);
+	p->rl.want_async = 1;
+	if (ga_range_layout_build(&p->rl, &e->an->rg, &p->nhost)) {
+		fprintf(stderr, "gpuprof: %s\n", p->rl.err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The ranges' layout could not be read back: said, not "out of memory". */
+static int ranges_err(const char *err)
+{
+	fprintf(stderr, "gpuprof: %s\n", err);
+	return GA_FORMAT_REPORTED;
 }
 
 /* What a track is called, formatted only when a track or lane is made. */
@@ -889,7 +901,7 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *a)
 
 	if (laid_out(e) || proc_seen(e, m, a->proc))
 		return -1;
-	first_ok = !ga_range_layout_crosses(&p->rl, &e->an->rg, a->proc, a->tid, a->start, a->end, 1);
+	first_ok = !ga_range_layout_crosses(&p->rl, a->proc, a->tid, a->start, a->end, 1);
 	if (tc->head && tc->a == a->proc && tc->b == a->tid) {
 		/* A track made before: its first lane never changes. */
 		uint32_t head = tc->head;
@@ -1065,24 +1077,19 @@ static int pushpop_ranges(struct ga_export *e, struct ga_model *m, const struct 
 		if (describe_cstr(e, t->proc, t->tid, 0, name))
 			return -1;
 	}
-	for (size_t i = 0; i < rg->nranges; i++) {
-		const struct ga_ranges_range *r = &rg->ranges[i];
+	for (const struct ga_ranges_srec *x; (x = ga_range_layout_next(&p->rl));) {
+		const struct ga_ranges_range *r = &x->r;
 		struct seq *q;
 
 		if (!r->pushpop)
 			continue;
-		if (proc_seen(e, m, r->proc) || describe_cstr(e, r->proc, p->rl.range_tid[i], 0, NULL) ||
-		    !(q = seq_of(e, r->proc, p->rl.range_tid[i])) ||
-		    slice(e, q, r->start, r->end, ga_ranges_name(rg, i), 0, CAT_NVTX, 0, NULL, 0))
+		if (proc_seen(e, m, r->proc) || describe_cstr(e, r->proc, x->track, 0, NULL) ||
+		    !(q = seq_of(e, r->proc, x->track)) ||
+		    slice(e, q, r->start, r->end, ga_ranges_srec_name(rg, x), 0, CAT_NVTX, 0, NULL,
+			  0))
 			return -1;
 	}
-	return 0;
-}
-
-/* Start/end ranges of one process by start, the longer first. */
-static int cmp_async(const void *pa, const void *pb, void *ctx)
-{
-	return ga_range_order(ctx, *(const uint32_t *)pa, *(const uint32_t *)pb, 0);
+	return p->rl.err[0] ? ranges_err(p->rl.err) : 0;
 }
 
 /*
@@ -1094,19 +1101,13 @@ static int async_ranges(struct ga_export *e, struct ga_model *m, const struct ga
 {
 	struct pf *p = e->state;
 	struct ga_nest *st = NULL;
-	size_t n = 0, nst = 0, capst = 0, i, l;
-	uint32_t *ord = malloc((rg->nranges ? rg->nranges : 1) * sizeof(*ord));
+	const struct ga_ranges_srec *x;
+	size_t nst = 0, capst = 0, l;
 	uint32_t proc = UINT32_MAX;
 	int rc = -1;
 
-	if (!ord)
-		return -1;
-	for (i = 0; i < rg->nranges; i++)
-		if (!rg->ranges[i].pushpop)
-			ord[n++] = (uint32_t)i;
-	qsort_r(ord, n, sizeof(*ord), cmp_async, (void *)rg);
-	for (i = 0; i < n; i++) {
-		const struct ga_ranges_range *r = &rg->ranges[ord[i]];
+	while ((x = ga_range_layout_next_async(&p->rl))) {
+		const struct ga_ranges_range *r = &x->r;
 		struct seq *q;
 
 		if (r->proc != proc) {
@@ -1130,15 +1131,14 @@ static int async_ranges(struct ga_export *e, struct ga_model *m, const struct ga
 		if (ga_nest_push(&st[l], r->end))
 			goto out;
 		if (!(q = seq_of(e, proc, st[l].tid)) ||
-		    slice(e, q, r->start, r->end, ga_ranges_name(rg, ord[i]), 0, CAT_NVTX, 0, NULL,
+		    slice(e, q, r->start, r->end, ga_ranges_srec_name(rg, x), 0, CAT_NVTX, 0, NULL,
 			  0))
 			goto out;
 	}
-	rc = 0;
+	rc = p->rl.err[0] ? ranges_err(p->rl.err) : 0;
 out:
 	ga_nests_clear(st, nst);
 	free(st);
-	free(ord);
 	return rc;
 }
 
@@ -1234,8 +1234,13 @@ static int end(struct ga_export *e)
 	struct pf *p = e->state;
 	struct ga_model *m = &e->an->m;
 
-	if (laid_out(e) || pushpop_ranges(e, m, &e->an->rg) || async_ranges(e, m, &e->an->rg) ||
-	    marks(e, m, &e->an->rg) || thread_names(e, m) || memory_counters(e, m, &e->an->mu))
+	int rc;
+
+	if (laid_out(e))
+		return -1;
+	if ((rc = pushpop_ranges(e, m, &e->an->rg)) || (rc = async_ranges(e, m, &e->an->rg)))
+		return rc;
+	if (marks(e, m, &e->an->rg) || thread_names(e, m) || memory_counters(e, m, &e->an->mu))
 		return e->an->mu.err[0] ? GA_FORMAT_REPORTED : -1;
 	if (p->w.err || ga_pbw_flush(&p->w, e->out, 0))
 		return -1;
@@ -1277,6 +1282,7 @@ const struct ga_format ga_format_perfetto = {
 		"or trace_processor (tracks, slices, flows, counters)",
 	.launches = 1,
 	.marks = 1,
+	.spill_ranges = 1,
 	.lean = 1,
 	.samples = 1,
 	.begin = begin,

@@ -1,9 +1,11 @@
 /*
  * The timeline exports' track layout (see tracks.h).  Runs offline only.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "views/tracks.h"
 
@@ -122,37 +124,6 @@ void ga_lanes_free(struct ga_lanes *ls)
 	memset(ls, 0, sizeof(*ls));
 }
 
-int ga_range_order(const struct ga_ranges *rg, uint32_t ia, uint32_t ib, int by_thread)
-{
-	const struct ga_ranges_range *a = &rg->ranges[ia], *b = &rg->ranges[ib];
-
-	if (a->proc != b->proc)
-		return a->proc < b->proc ? -1 : 1;
-	if (by_thread && a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	if (a->end != b->end)
-		return a->end > b->end ? -1 : 1;
-	return ia < ib ? -1 : ia > ib;
-}
-
-/* Ranges of rg by (process, thread, start, end descending). */
-static int cmp_range(const void *pa, const void *pb, void *ctx)
-{
-	return ga_range_order(ctx, *(const uint32_t *)pa, *(const uint32_t *)pb, 1);
-}
-
-static int cmp_range_end(const void *pa, const void *pb, void *ctx)
-{
-	const struct ga_ranges *rg = ctx;
-	uint64_t a = rg->ranges[*(const uint32_t *)pa].end, b = rg->ranges[*(const uint32_t *)pb].end;
-
-	if (a != b)
-		return a < b ? -1 : 1;
-	return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
-}
-
 int ga_nest_fits(struct ga_nest *l, uint64_t s, uint64_t e)
 {
 	while (l->n && l->end[l->n - 1] <= s)
@@ -183,145 +154,566 @@ void ga_nests_clear(struct ga_nest *st, size_t n)
 		free(st[i].end);
 }
 
-/*
- * Then, per thread, the ranges on its own track by start and by end, for
- * the API calls to be checked against (ga_range_layout_crosses()).
- */
-int ga_range_layout_build(struct ga_range_layout *rl, const struct ga_ranges *rg,
-			  uint32_t *nhost)
+/* Order of two ranges read together with the same sort key: the longer first, then index. */
+static int cmp_srec(const void *pa, const void *pb)
 {
-	size_t n = rg->nranges, i, j, k, nby = 0, nst = 0, capst = 0;
-	struct ga_nest *st = NULL;
-	uint32_t *ord;
-	int rc = -1;
+	const struct ga_ranges_srec *a = pa, *b = pb;
 
-	if (!n)
-		return 0;
-	ord = malloc(n * sizeof(*ord));
-	rl->range_tid = calloc(n, sizeof(*rl->range_tid));
-	rl->by_start = malloc(n * sizeof(*rl->by_start));
-	rl->by_end = malloc(n * sizeof(*rl->by_end));
-	if (!ord || !rl->range_tid || !rl->by_start || !rl->by_end)
-		goto out;
-	for (i = 0; i < n; i++)
-		ord[i] = (uint32_t)i;
-	qsort_r(ord, n, sizeof(*ord), cmp_range, (void *)rg);
-	for (i = 0; i < n; i = j) {
-		const struct ga_ranges_range *r0 = &rg->ranges[ord[i]];
-		size_t seg = nby;
-		uint32_t *slot;
+	if (a->r.end != b->r.end)
+		return a->r.end > b->r.end ? -1 : 1;
+	if (a->r.id != b->r.id)
+		return a->r.id < b->r.id ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
 
-		for (j = i; j < n && rg->ranges[ord[j]].proc == r0->proc &&
-			    rg->ranges[ord[j]].tid == r0->tid; j++)
-			;
-		ga_nests_clear(st, nst);
-		nst = 0;
-		for (k = i; k < j; k++) {
-			const struct ga_ranges_range *r = &rg->ranges[ord[k]];
-			uint32_t dom = rg->keys[r->key].domain;
-			size_t l, first = SIZE_MAX;
+/* The same for start/end ranges of a process (range order: seq). */
+static int cmp_srec_async(const void *pa, const void *pb)
+{
+	const struct ga_ranges_srec *a = pa, *b = pb;
 
-			if (!r->pushpop)
-				continue;
-			for (l = 0; l < nst; l++) {
-				if (st[l].domain != dom)
-					continue;
-				if (first == SIZE_MAX)
-					first = l;
-				if (ga_nest_fits(&st[l], r->start, r->end))
-					break;
-			}
-			if (l == nst) {
-				if (ga_nests_add(&st, &nst, &capst))
-					goto out;
-				st[l].domain = dom;
-				if (first == SIZE_MAX && !dom) {
-					st[l].tid = r->tid;
-				} else {
-					struct ga_range_track *t;
+	if (a->r.end != b->r.end)
+		return a->r.end > b->r.end ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
 
-					/* Named by the export: the process may not be read yet. */
-					if (ga_util_grow(&rl->tracks, &rl->captracks, rl->ntracks + 1,
-							 sizeof(*rl->tracks)))
-						goto out;
-					st[l].tid = GA_HOST_TID_BASE + (*nhost)++;
-					t = &rl->tracks[rl->ntracks++];
-					t->proc = r->proc;
-					t->tid = st[l].tid;
-					t->thread = r->tid;
-					t->domain = dom;
-					t->overlapping = first != SIZE_MAX;
-				}
-			}
-			if (ga_nest_push(&st[l], r->end))
-				goto out;
-			rl->range_tid[ord[k]] = st[l].tid;
-			if (st[l].tid == r->tid)
-				rl->by_start[nby++] = ord[k];
+static int layout_err(struct ga_range_layout *rl, const char *what, const char *why)
+{
+	if (!rl->err[0])
+		snprintf(rl->err, sizeof(rl->err), "%s: %s", what, why && why[0] ? why : "out of memory");
+	return -1;
+}
+
+/*
+ * The next record of x (sorted by a key that is the first part of the
+ * order), the records of one key in a row given in the order cmp puts
+ * them (in memory: as many as share a key).  NULL at the end or on an
+ * error (err set).
+ */
+static const struct ga_ranges_srec *grouped_next(struct ga_range_layout *rl, struct ga_xsort *x,
+						 int (*cmp)(const void *, const void *),
+						 int (*same)(const struct ga_ranges_srec *,
+							     const struct ga_ranges_srec *))
+{
+	const struct ga_ranges_srec *r;
+
+	if (rl->igrp < rl->ngrp)
+		return &rl->grp[rl->igrp++];
+	rl->ngrp = rl->igrp = 0;
+	if (!rl->has_held) {
+		if (!(r = ga_xsort_next(x))) {
+			if (x->err[0])
+				layout_err(rl, "NVTX ranges read back", x->err);
+			return NULL;
 		}
-		if (nby == seg)
-			continue;
-		if (ga_util_grow(&rl->segs, &rl->capsegs, rl->nsegs + 1, sizeof(*rl->segs)) ||
-		    ga_map_insert(&rl->seg_map, r0->proc, r0->tid, &slot) < 0)
-			goto out;
-		rl->segs[rl->nsegs].off = seg;
-		rl->segs[rl->nsegs].n = nby - seg;
-		*slot = (uint32_t)++rl->nsegs;
-		memcpy(rl->by_end + seg, rl->by_start + seg, (nby - seg) * sizeof(*rl->by_end));
-		qsort_r(rl->by_end + seg, nby - seg, sizeof(*rl->by_end), cmp_range_end, (void *)rg);
+		rl->held = *r;
 	}
+	rl->has_held = 0;
+	for (;;) {
+		if (ga_util_grow(&rl->grp, &rl->capgrp, rl->ngrp + 1, sizeof(*rl->grp))) {
+			layout_err(rl, "NVTX ranges", NULL);
+			return NULL;
+		}
+		rl->grp[rl->ngrp++] = rl->held;
+		if (!(r = ga_xsort_next(x))) {
+			if (x->err[0]) {
+				layout_err(rl, "NVTX ranges read back", x->err);
+				return NULL;
+			}
+			break;
+		}
+		rl->held = *r;
+		if (!same(r, &rl->grp[0])) {
+			rl->has_held = 1;
+			break;
+		}
+	}
+	if (rl->ngrp > 1)
+		qsort(rl->grp, rl->ngrp, sizeof(*rl->grp), cmp);
+	return &rl->grp[rl->igrp++];
+}
+
+static int same_thread_start(const struct ga_ranges_srec *a, const struct ga_ranges_srec *b)
+{
+	return a->key == b->key && a->r.start == b->r.start;
+}
+
+static int same_proc_start(const struct ga_ranges_srec *a, const struct ga_ranges_srec *b)
+{
+	return a->r.proc == b->r.proc && a->r.start == b->r.start;
+}
+
+static int pairs_open(struct ga_range_layout *rl, struct ga_pairs *p)
+{
+	const char *dir;
+
+	if (p->f)
+		return 0;
+	if (!(p->f = ga_util_tmpfile("nvtx", &dir))) {
+		snprintf(rl->err, sizeof(rl->err), "a temporary file in %s: %s", dir,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int pairs_put(struct ga_range_layout *rl, struct ga_pairs *p, uint64_t s, uint64_t e)
+{
+	uint64_t v[2] = { s, e };
+
+	if (pairs_open(rl, p))
+		return -1;
+	if (fwrite(v, sizeof(v), 1, p->f) != 1)
+		return layout_err(rl, "writing a temporary file", strerror(errno));
+	p->n++;
+	return 0;
+}
+
+/* Pair i of p (written and flushed), or NULL on a read error (rl->err). */
+static const uint64_t *pairs_at(struct ga_range_layout *rl, struct ga_pairs *p, uint64_t i)
+{
+	uint64_t b = i / GA_PAIRS_BLK, *v;
+	size_t slot = (size_t)((b * 0x9e3779b97f4a7c15ull) >> 57) % GA_PAIRS_CACHE;
+
+	v = p->blk + slot * 2 * GA_PAIRS_BLK;
+	if (p->tag[slot] != b + 1) {
+		uint64_t first = b * GA_PAIRS_BLK, n = p->n - first < GA_PAIRS_BLK ? p->n - first :
+										     GA_PAIRS_BLK;
+		size_t want = (size_t)n * 2 * sizeof(uint64_t), got = 0;
+
+		while (got < want) {
+			ssize_t r = pread(fileno(p->f), (char *)v + got, want - got,
+					  (off_t)(first * 2 * sizeof(uint64_t) + got));
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				p->tag[slot] = 0;
+				layout_err(rl, "reading a temporary file",
+					   r ? strerror(errno) : "short read");
+				return NULL;
+			}
+			got += (size_t)r;
+		}
+		p->tag[slot] = b + 1;
+	}
+	return v + 2 * (i % GA_PAIRS_BLK);
+}
+
+static int pairs_ready(struct ga_range_layout *rl, struct ga_pairs *p)
+{
+	if (!p->f)
+		return 0;
+	if (fflush(p->f))
+		return layout_err(rl, "writing a temporary file", strerror(errno));
+	p->blk = malloc((size_t)GA_PAIRS_CACHE * 2 * GA_PAIRS_BLK * sizeof(*p->blk));
+	p->tag = calloc(GA_PAIRS_CACHE, sizeof(*p->tag));
+	if (!p->blk || !p->tag)
+		return layout_err(rl, "NVTX ranges", NULL);
+	return 0;
+}
+
+static void pairs_free(struct ga_pairs *p)
+{
+	if (p->f)
+		fclose(p->f);
+	free(p->blk);
+	free(p->tag);
+	memset(p, 0, sizeof(*p));
+}
+
+/*
+ * Where the ranges come from, in range order: the scan's external sort by
+ * start, sorted again by thread (stable: by thread, start, order read),
+ * each thread's ranges of one start put in order in memory; or the ranges
+ * kept.
+ */
+struct lsrc {
+	struct ga_ranges *rg;
+	size_t i;                  /* kept: the next range */
+	struct ga_xsort by_thread; /* spilled */
+	uint64_t seq;
+	struct ga_ranges_srec one;
+};
+
+static int lsrc_begin(struct ga_range_layout *rl, struct lsrc *q)
+{
+	const struct ga_ranges_srec *r;
+	struct ga_ranges *rg = q->rg;
+
+	if (!rg->spill || !rg->spilled.rsize)
+		return 0;
+	if (ga_xsort_done(&rg->spilled))
+		return layout_err(rl, "NVTX ranges sorted", rg->spilled.err);
+	ga_xsort_init(&q->by_thread, sizeof(*r), GA_RANGES_SPILL_RUN);
+	while ((r = ga_xsort_next(&rg->spilled))) {
+		struct ga_ranges_srec *x = ga_xsort_slot(&q->by_thread);
+
+		if (!x)
+			return layout_err(rl, "NVTX ranges sorted", q->by_thread.err);
+		*x = *r;
+		x->key = (uint64_t)r->r.proc << 32 | r->r.tid;
+	}
+	if (rg->spilled.err[0])
+		return layout_err(rl, "NVTX ranges read back", rg->spilled.err);
+	ga_xsort_free(&rg->spilled);
+	if (ga_xsort_done(&q->by_thread))
+		return layout_err(rl, "NVTX ranges sorted", q->by_thread.err);
+	return 0;
+}
+
+static const struct ga_ranges_srec *lsrc_next(struct ga_range_layout *rl, struct lsrc *q)
+{
+	const struct ga_ranges *rg = q->rg;
+	struct ga_ranges_srec *x = &q->one;
+
+	if (q->by_thread.rsize) {
+		const struct ga_ranges_srec *r =
+			grouped_next(rl, &q->by_thread, cmp_srec, same_thread_start);
+
+		if (!r)
+			return NULL;
+		*x = *r;
+		x->seq = q->seq++;
+		return x;
+	}
+	if (q->i >= rg->nranges)
+		return NULL;
+	memset(x, 0, sizeof(*x));
+	x->r = rg->ranges[q->i];
+	x->d = ga_ranges_detail_of(rg, q->i);
+	x->raw = rg->raw && rg->raw[q->i] ? rg->raw[q->i] : 0;
+	x->seq = q->i++;
+	return x;
+}
+
+/*
+ * A thread's own track's ranges, by start: those still open (ending after
+ * the next one starts) on a stack; closed ones go to by_end, by end, of
+ * one end in range order.  Ranges on one lane nest: the stack's ends only
+ * grow towards its bottom.
+ */
+struct ownstack {
+	uint64_t (*v)[2];
+	size_t n, cap;
+};
+
+static int own_close(struct ga_range_layout *rl, struct ownstack *o, uint64_t before, int all)
+{
+	size_t top = o->n, i;
+
+	while (o->n && (all || o->v[o->n - 1][1] <= before))
+		o->n--;
+	/* v[n..top) closed: last first by end; of one end, the first opened first. */
+	for (i = top; i > o->n;) {
+		size_t j = i;
+
+		while (j > o->n && o->v[j - 1][1] == o->v[i - 1][1])
+			j--;
+		for (size_t k = j; k < i; k++)
+			if (pairs_put(rl, &rl->by_end, o->v[k][0], o->v[k][1]))
+				return -1;
+		i = j;
+	}
+	return 0;
+}
+
+/* Thread (proc, tid)'s own track's ranges (by_start from off on) as a segment. */
+static int seg_end(struct ga_range_layout *rl, struct ownstack *o, uint32_t proc, uint32_t tid,
+		   uint64_t off)
+{
+	uint32_t *slot;
+
+	if (rl->by_start.n == off)
+		return 0;
+	if (own_close(rl, o, 0, 1))
+		return -1;
+	if (ga_util_grow(&rl->segs, &rl->capsegs, rl->nsegs + 1, sizeof(*rl->segs)) ||
+	    ga_map_insert(&rl->seg_map, proc, tid, &slot) < 0)
+		return layout_err(rl, "NVTX ranges", NULL);
+	rl->segs[rl->nsegs].off = off;
+	rl->segs[rl->nsegs].n = rl->by_start.n - off;
+	*slot = (uint32_t)++rl->nsegs;
+	return 0;
+}
+
+/* Push/pop range x's track on its thread's lanes st (*nst of *capst). */
+static int place(struct ga_range_layout *rl, struct ga_nest **st, size_t *nst, size_t *capst,
+		 struct ownstack *o, struct ga_ranges_srec *x, const struct ga_ranges *rg,
+		 uint32_t *nhost)
+{
+	const struct ga_ranges_range *r = &x->r;
+	uint32_t dom = rg->keys[r->key].domain;
+	size_t l, first = SIZE_MAX;
+
+	for (l = 0; l < *nst; l++) {
+		if ((*st)[l].domain != dom)
+			continue;
+		if (first == SIZE_MAX)
+			first = l;
+		if (ga_nest_fits(&(*st)[l], r->start, r->end))
+			break;
+	}
+	if (l == *nst) {
+		struct ga_nest *n;
+
+		if (ga_nests_add(st, nst, capst))
+			return layout_err(rl, "NVTX ranges", NULL);
+		n = &(*st)[l];
+		n->domain = dom;
+		if (first == SIZE_MAX && !dom) {
+			n->tid = r->tid;
+		} else {
+			struct ga_range_track *t;
+
+			/* Named by the export: the process may not be read yet. */
+			if (ga_util_grow(&rl->tracks, &rl->captracks, rl->ntracks + 1,
+					 sizeof(*rl->tracks)))
+				return layout_err(rl, "NVTX ranges", NULL);
+			n->tid = GA_HOST_TID_BASE + (*nhost)++;
+			t = &rl->tracks[rl->ntracks++];
+			t->proc = r->proc;
+			t->tid = n->tid;
+			t->thread = r->tid;
+			t->domain = dom;
+			t->overlapping = first != SIZE_MAX;
+		}
+	}
+	if (ga_nest_push(&(*st)[l], r->end))
+		return layout_err(rl, "NVTX ranges", NULL);
+	x->track = (*st)[l].tid;
+	if (x->track != r->tid)
+		return 0;
+	if (own_close(rl, o, r->start, 0) || pairs_put(rl, &rl->by_start, r->start, r->end) ||
+	    ga_util_grow(&o->v, &o->cap, o->n + 1, sizeof(*o->v)))
+		return layout_err(rl, "NVTX ranges", NULL);
+	o->v[o->n][0] = r->start;
+	o->v[o->n++][1] = r->end;
+	return 0;
+}
+
+int ga_range_layout_build(struct ga_range_layout *rl, struct ga_ranges *rg, uint32_t *nhost)
+{
+	struct lsrc q = { .rg = rg };
+	struct ga_nest *st = NULL;
+	struct ownstack o = { 0 };
+	struct ga_ranges_srec *x;
+	size_t nst = 0, capst = 0;
+	uint64_t off = 0, index = 0;
+	uint32_t proc = 0, tid = 0;
+	int rc = -1, any = 0;
+
+	ga_xsort_init(&rl->out, sizeof(*x), GA_RANGES_SPILL_RUN);
+	if (rl->want_async)
+		ga_xsort_init(&rl->async, sizeof(*x), GA_RANGES_SPILL_RUN);
+	if (lsrc_begin(rl, &q))
+		goto out;
+	while ((x = (struct ga_ranges_srec *)lsrc_next(rl, &q))) {
+		struct ga_ranges_srec *y;
+
+		if (!any || x->r.proc != proc || x->r.tid != tid) {
+			if (any && seg_end(rl, &o, proc, tid, off))
+				goto out;
+			ga_nests_clear(st, nst);
+			nst = 0;
+			o.n = 0;
+			off = rl->by_start.n;
+			proc = x->r.proc;
+			tid = x->r.tid;
+			any = 1;
+		}
+		x->track = 0;
+		if (x->r.pushpop && place(rl, &st, &nst, &capst, &o, x, rg, nhost))
+			goto out;
+		if (!x->r.pushpop && rl->want_async) {
+			if (!(y = ga_xsort_slot(&rl->async))) {
+				layout_err(rl, "NVTX ranges sorted", rl->async.err);
+				goto out;
+			}
+			*y = *x;
+			y->key = x->r.start;
+		}
+		if (!(y = ga_xsort_slot(&rl->out))) {
+			layout_err(rl, "NVTX ranges sorted", rl->out.err);
+			goto out;
+		}
+		*y = *x;
+		y->key = index++;
+	}
+	if (rl->err[0] || (any && seg_end(rl, &o, proc, tid, off)) ||
+	    pairs_ready(rl, &rl->by_start) || pairs_ready(rl, &rl->by_end))
+		goto out;
 	rc = 0;
 out:
+	if (rc && !rl->err[0])
+		layout_err(rl, "NVTX ranges", NULL);
+	ga_xsort_free(&q.by_thread);
 	ga_nests_clear(st, nst);
 	free(st);
-	free(ord);
+	free(o.v);
 	return rc;
 }
 
-int ga_range_layout_crosses_any(const struct ga_range_layout *rl, const struct ga_ranges *rg,
-				uint32_t proc, uint32_t tid, uint64_t s, uint64_t t, int strict)
+/* Whether word k of pair i is before s (strict: s itself is not): 1, 0, or -1 (rl->err). */
+static int pair_before(struct ga_range_layout *rl, struct ga_pairs *p, uint64_t i, int k,
+		       uint64_t s, int strict)
+{
+	const uint64_t *a = pairs_at(rl, p, i);
+
+	if (!a)
+		return -1;
+	return a[k] < s || (!strict && a[k] == s);
+}
+
+/*
+ * The first of the n pairs of p from off whose word k is not before s
+ * (pair_before()), galloping from *fing, the last answer (an API call's
+ * thread makes its calls one after another: the next answer is near), then
+ * set to it.  0, or -1 on a read error.
+ */
+static int seg_find(struct ga_range_layout *rl, struct ga_pairs *p, uint64_t off, uint64_t n,
+		    int k, uint64_t s, int strict, uint64_t *fing, uint64_t *res)
+{
+	uint64_t f = *fing < n ? *fing : n, lo, hi, step = 1;
+	int r = f ? pair_before(rl, p, off + f - 1, k, s, strict) : 1;
+
+	if (r < 0)
+		return -1;
+	if (r) {
+		/* At f or after: probe f, f + 1, f + 3, ... */
+		for (lo = f, hi = n; lo < n; step *= 2) {
+			uint64_t i = lo + step - 1 < n ? lo + step - 1 : n - 1;
+
+			if ((r = pair_before(rl, p, off + i, k, s, strict)) < 0)
+				return -1;
+			if (!r) {
+				hi = i;
+				break;
+			}
+			lo = i + 1;
+		}
+	} else {
+		/* Before f: pair f - 1 is not before s; probe back from it. */
+		for (lo = 0, hi = f - 1; hi > 0; step *= 2) {
+			uint64_t i = hi >= step ? hi - step : 0;
+
+			if ((r = pair_before(rl, p, off + i, k, s, strict)) < 0)
+				return -1;
+			if (r) {
+				lo = i + 1;
+				break;
+			}
+			hi = i;
+		}
+	}
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if ((r = pair_before(rl, p, off + mid, k, s, strict)) < 0)
+			return -1;
+		if (r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*fing = *res = lo;
+	return 0;
+}
+
+int ga_range_layout_crosses_any(struct ga_range_layout *rl, uint32_t proc, uint32_t tid,
+				uint64_t s, uint64_t t, int strict)
 {
 	const uint32_t *v = ga_map_find(&rl->seg_map, proc, tid);
-	const uint32_t *a;
-	size_t lo, hi, n, look = 0;
+	struct ga_pairs *p[2] = { &rl->by_start, &rl->by_end };
+	struct ga_range_seg *g;
+	uint64_t lo, n, off, look = 0;
+	const uint64_t *a;
 
 	if (!v)
 		return 0;
-	n = rl->segs[*v - 1].n;
-	a = rl->by_start + rl->segs[*v - 1].off;
-	/* Ranges starting inside (strict: at its start too). */
-	for (lo = 0, hi = n; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (rg->ranges[a[mid]].start < s || (!strict && rg->ranges[a[mid]].start == s))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < n && rg->ranges[a[lo]].start < t; lo++)
-		if (++look > CROSS_LOOK || rg->ranges[a[lo]].end > t)
+	g = &rl->segs[*v - 1];
+	n = g->n;
+	off = g->off;
+	/*
+	 * Pass 0: ranges starting inside (strict: at its start too), by start;
+	 * pass 1: ranges ending inside (strict: at its start too), by end.
+	 */
+	for (int k = 0; k < 2; k++) {
+		if (seg_find(rl, p[k], off, n, k, s, strict, &g->fing[k], &lo))
 			return 1;
-	/* Ranges ending inside (strict: at its start too). */
-	a = rl->by_end + rl->segs[*v - 1].off;
-	for (lo = 0, hi = n; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (rg->ranges[a[mid]].end < s || (!strict && rg->ranges[a[mid]].end == s))
-			lo = mid + 1;
-		else
-			hi = mid;
+		for (; lo < n; lo++) {
+			if (!(a = pairs_at(rl, p[k], off + lo)))
+				return 1;
+			if (a[k] >= t)
+				break;
+			if (++look > CROSS_LOOK || (k ? a[0] < s : a[1] > t))
+				return 1;
+		}
 	}
-	for (; lo < n && rg->ranges[a[lo]].end < t; lo++)
-		if (++look > CROSS_LOOK || rg->ranges[a[lo]].start < s)
-			return 1;
 	return 0;
+}
+
+const struct ga_ranges_srec *ga_range_layout_next(struct ga_range_layout *rl)
+{
+	const struct ga_ranges_srec *r;
+
+	if (!rl->out.rsize)
+		return NULL;
+	if (!rl->out_done) {
+		rl->out_done = 1;
+		if (ga_xsort_done(&rl->out)) {
+			layout_err(rl, "NVTX ranges sorted", rl->out.err);
+			return NULL;
+		}
+	}
+	if (!(r = ga_xsort_next(&rl->out)) && rl->out.err[0])
+		layout_err(rl, "NVTX ranges read back", rl->out.err);
+	return r;
+}
+
+const struct ga_ranges_srec *ga_range_layout_next_async(struct ga_range_layout *rl)
+{
+	const struct ga_ranges_srec *r;
+
+	if (!rl->async_done) {
+		if (!rl->async.rsize)
+			return NULL;
+		rl->async_done = 1;
+		rl->ngrp = rl->igrp = 0;
+		rl->has_held = 0;
+		/* By start (stable: in range order), then by process. */
+		if (ga_xsort_done(&rl->async)) {
+			layout_err(rl, "NVTX ranges sorted", rl->async.err);
+			return NULL;
+		}
+		ga_xsort_init(&rl->async2, sizeof(*r), GA_RANGES_SPILL_RUN);
+		while ((r = ga_xsort_next(&rl->async))) {
+			struct ga_ranges_srec *x = ga_xsort_slot(&rl->async2);
+
+			if (!x) {
+				layout_err(rl, "NVTX ranges sorted", rl->async2.err);
+				return NULL;
+			}
+			*x = *r;
+			x->key = r->r.proc;
+		}
+		if (rl->async.err[0] || ga_xsort_done(&rl->async2)) {
+			layout_err(rl, "NVTX ranges sorted",
+				   rl->async.err[0] ? rl->async.err : rl->async2.err);
+			return NULL;
+		}
+		ga_xsort_free(&rl->async);
+	}
+	return grouped_next(rl, &rl->async2, cmp_srec_async, same_proc_start);
 }
 
 void ga_range_layout_free(struct ga_range_layout *rl)
 {
-	free(rl->range_tid);
-	free(rl->by_start);
-	free(rl->by_end);
+	ga_xsort_free(&rl->out);
+	ga_xsort_free(&rl->async);
+	ga_xsort_free(&rl->async2);
+	free(rl->grp);
+	pairs_free(&rl->by_start);
+	pairs_free(&rl->by_end);
 	free(rl->segs);
 	ga_map_free(&rl->seg_map);
 	free(rl->tracks);

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/util.h"
 #include "model/memuse.h"
@@ -142,31 +143,59 @@ struct ga_range_track {
 
 /* The ranges on one thread's own track, for its API calls to nest with. */
 struct ga_range_seg {
-	size_t off, n;             /* into by_start and by_end */
+	uint64_t off, n;  /* into by_start and by_end */
+	uint64_t fing[2]; /* the last answers of the searches by start and by end */
+};
+
+/*
+ * (start, end) pairs of ranges in a temporary file, written in order, read
+ * back by index through a cache of GA_PAIRS_CACHE blocks of GA_PAIRS_BLK.
+ */
+#define GA_PAIRS_BLK 256
+#define GA_PAIRS_CACHE 128
+struct ga_pairs {
+	FILE *f;
+	uint64_t n;
+	uint64_t *blk; /* GA_PAIRS_CACHE blocks of 2 * GA_PAIRS_BLK words */
+	uint64_t *tag; /* each block's index + 1, 0 none */
 };
 
 /*
  * The tracks of the push/pop NVTX ranges (ga_range_layout_build()): per
  * thread, the default domain on the thread's own track, every other domain
  * on a track of its own; in each, a range goes on the first lane where it
- * nests in the innermost range still open there, or on a new lane.
+ * nests in the innermost range still open there, or on a new lane.  The
+ * ranges come in their order (by process, thread, start, the longer
+ * first) from the scan's external sort (ranges.h spill), or from the
+ * ranges kept; they go, each with its track, to an external sort of their
+ * own, read back in the same order (ga_range_layout_next()); the threads'
+ * own tracks' ranges, by start and by end, to temporary files.  Memory: a
+ * little per thread and track, the lanes' open ranges, the sorts' runs.
  */
 struct ga_range_layout {
-	uint32_t *range_tid;       /* per range of rg: its track's thread id (push/pop only) */
-	uint32_t *by_start, *by_end;   /* ranges on their thread's own track, per thread */
+	int want_async;         /* asked before: ga_range_layout_next_async() */
+	struct ga_xsort out;    /* every range, track set, by index (its key) */
+	struct ga_xsort async;  /* start/end ranges by start (want_async) */
+	struct ga_xsort async2; /* then by process */
+	int out_done, async_done;
+	struct ga_ranges_srec *grp; /* ranges of the same key in a row, sorted in memory */
+	size_t ngrp, capgrp, igrp;
+	struct ga_ranges_srec held; /* the first of the next group */
+	int has_held;
+	struct ga_pairs by_start, by_end; /* ranges on their thread's own track, per thread */
 	struct ga_range_seg *segs;
 	size_t nsegs, capsegs;
 	struct ga_map seg_map;     /* (proc, tid) -> segs index + 1 */
 	struct ga_range_track *tracks; /* the range tracks that are no thread's own */
 	size_t ntracks, captracks;
+	char err[224]; /* why the last call failed: "out of memory" where not set */
 };
 
 /*
- * Lay out rg's push/pop ranges; new tracks get thread ids
- * GA_HOST_TID_BASE + (*nhost)++.  0, or -1 out of memory.
+ * Lay out rg's push/pop ranges (its external sort is read: once); new
+ * tracks get thread ids GA_HOST_TID_BASE + (*nhost)++.  0, or -1 (err).
  */
-int ga_range_layout_build(struct ga_range_layout *rl, const struct ga_ranges *rg,
-			  uint32_t *nhost);
+int ga_range_layout_build(struct ga_range_layout *rl, struct ga_ranges *rg, uint32_t *nhost);
 
 /*
  * Whether an API call [s, t) of thread (proc, tid) would cross a range on
@@ -174,26 +203,33 @@ int ga_range_layout_build(struct ga_range_layout *rl, const struct ga_ranges *rg
  * ends inside it and started before (strict: as ga_lane_fits(), also one
  * that ends where the call begins, or begins with it and ends after it).
  * A thread is inside its call while it makes it, so no range should start
- * or end there: past a few such boundaries it counts as crossing.
+ * or end there: past a few such boundaries it counts as crossing.  A read
+ * error of the temporary files counts as crossing (err set).
  */
-int ga_range_layout_crosses_any(const struct ga_range_layout *rl, const struct ga_ranges *rg,
-				uint32_t proc, uint32_t tid, uint64_t s, uint64_t t, int strict);
+int ga_range_layout_crosses_any(struct ga_range_layout *rl, uint32_t proc, uint32_t tid,
+				uint64_t s, uint64_t t, int strict);
 
 /* ga_range_layout_crosses_any(), inline where no thread has ranges (a trace without NVTX). */
-static inline int ga_range_layout_crosses(const struct ga_range_layout *rl,
-					  const struct ga_ranges *rg, uint32_t proc, uint32_t tid,
+static inline int ga_range_layout_crosses(struct ga_range_layout *rl, uint32_t proc, uint32_t tid,
 					  uint64_t s, uint64_t t, int strict)
 {
-	return rl->nsegs && ga_range_layout_crosses_any(rl, rg, proc, tid, s, t, strict);
+	return rl->nsegs && ga_range_layout_crosses_any(rl, proc, tid, s, t, strict);
 }
 
-void ga_range_layout_free(struct ga_range_layout *rl);
+/*
+ * Every range laid out, in range order (process, thread, start, the longer
+ * first), its track in track (push/pop ranges); NULL at the end, or on an
+ * error (err set).  Valid until the next call.
+ */
+const struct ga_ranges_srec *ga_range_layout_next(struct ga_range_layout *rl);
 
 /*
- * The order of ranges ia and ib of rg: by process, thread (by_thread),
- * start, the longer first, then index.  <0, 0 (ia == ib) or >0.
+ * With want_async: the start/end ranges by (process, start, the longer
+ * first, range order); NULL at the end or on an error (err set).
  */
-int ga_range_order(const struct ga_ranges *rg, uint32_t ia, uint32_t ib, int by_thread);
+const struct ga_ranges_srec *ga_range_layout_next_async(struct ga_range_layout *rl);
+
+void ga_range_layout_free(struct ga_range_layout *rl);
 
 /* A range track's name, "NVTX D [tid T]" or "tid T (overlapping)", into name. */
 void ga_range_track_name(const struct ga_model *m, const struct ga_range_track *t, char *name,

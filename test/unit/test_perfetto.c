@@ -779,6 +779,186 @@ static void test_gpu_samples(void)
 	tap_end();
 }
 
+/* The crossing rule of an API call against one thread's ranges, as a sort of every range gives it. */
+struct pr {
+	uint64_t s, e;
+	uint32_t i;
+};
+
+static int by_s(const void *pa, const void *pb)
+{
+	const struct pr *a = pa, *b = pb;
+
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static int by_e(const void *pa, const void *pb)
+{
+	const struct pr *a = pa, *b = pb;
+
+	if (a->e != b->e)
+		return a->e < b->e ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static int crosses_ref(const struct pr *bs, const struct pr *be, size_t n, uint64_t s,
+		       uint64_t t, int strict)
+{
+	size_t lo, hi, look = 0;
+
+	for (lo = 0, hi = n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (bs[mid].s < s || (!strict && bs[mid].s == s))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && bs[lo].s < t; lo++)
+		if (++look > 64 || bs[lo].e > t)
+			return 1;
+	for (lo = 0, hi = n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (be[mid].e < s || (!strict && be[mid].e == s))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && be[lo].e < t; lo++)
+		if (++look > 64 || be[lo].s < s)
+			return 1;
+	return 0;
+}
+
+static int cmp_rr(const void *pa, const void *pb)
+{
+	const struct ga_ranges_range *a = pa, *b = pb;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->end != b->end)
+		return a->end > b->end ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/*
+ * Push/pop ranges of two threads (random nesting, times that tie), laid
+ * out from ranges kept and from their external sort (added in the order
+ * they closed, runs of 4096): the same ranges in the same order on the same
+ * tracks, and every API call's crossing, asked in time order and in any
+ * order, what a sort of every range gives.
+ */
+static void test_range_layout(void)
+{
+	enum { N = 200000,
+	       Q = 20000 }; /* thread 7's own track: more blocks than the cache holds */
+	struct ga_ranges rg, sp;
+	struct ga_range_layout a = { 0 }, b = { 0 };
+	struct ga_ranges_key key = { 0 };
+	struct ga_ranges_range *r = calloc(N, sizeof(*r));
+	struct pr *bs = calloc(N, sizeof(*bs)), *be = calloc(N, sizeof(*be));
+	uint64_t open[64], stack_id[64], t = 1000, x = 12345;
+	uint32_t nha = 0, nhb = 0, depth = 0, nown = 0;
+	size_t n = 0, bad_order = 0, bad_cross = 0, nq = 0;
+
+	tap_begin("range layout: spilled ranges laid out as kept ones; API calls cross as by every range");
+	while (n < N) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		t += (x >> 33) % 4; /* ties one time in four */
+		if (depth < 64 && (depth == 0 || (x >> 40) % 2)) {
+			open[depth] = t;
+			stack_id[depth++] = n + 1000;
+		} else if (depth) {
+			depth--;
+			r[n].start = open[depth];
+			r[n].end = t;
+			r[n].id = stack_id[depth];
+			r[n].tid = (x >> 50) % 5 ? 7 : 9; /* thread 9's: a second segment */
+			r[n].pushpop = 1;
+			r[n].parent = GA_RANGES_NONE;
+			n++;
+		}
+	}
+	ga_ranges_init(&rg);
+	ga_ranges_init(&sp);
+	rg.keys = sp.keys = &key;
+	rg.nkeys = sp.nkeys = 1;
+	/* Spilled in the order they closed, as the scan adds them. */
+	sp.spill = 1;
+	ga_xsort_init(&sp.spilled, sizeof(struct ga_ranges_srec), 4096);
+	for (size_t i = 0; i < n; i++) {
+		struct ga_ranges_srec *w = ga_xsort_slot(&sp.spilled);
+
+		if (!w)
+			break;
+		memset(w, 0, sizeof(*w));
+		w->key = r[i].start;
+		w->r = r[i];
+		w->seq = i;
+	}
+	qsort(r, n, sizeof(*r), cmp_rr);
+	rg.ranges = r;
+	rg.nranges = n;
+	CHECK(ga_range_layout_build(&a, &rg, &nha) == 0);
+	CHECK(ga_range_layout_build(&b, &sp, &nhb) == 0);
+	for (size_t i = 0; i < n; i++) {
+		const struct ga_ranges_srec *ka = ga_range_layout_next(&a);
+		struct ga_ranges_srec kb;
+		const struct ga_ranges_srec *pb;
+
+		if (!ka) {
+			bad_order++;
+			break;
+		}
+		kb = *ka;
+		pb = ga_range_layout_next(&b);
+		if (!pb || pb->r.start != kb.r.start || pb->r.end != kb.r.end ||
+		    pb->r.id != kb.r.id || pb->track != kb.track || pb->seq != i)
+			bad_order++;
+		if (kb.r.tid == 7 && kb.track == 7) {
+			bs[nown] = (struct pr){ kb.r.start, kb.r.end, (uint32_t)i };
+			nown++;
+		}
+	}
+	CHECK(!ga_range_layout_next(&a) && !ga_range_layout_next(&b) && !a.err[0] && !b.err[0]);
+	CHECKF(bad_order == 0 && nown > n / 2, "%zu ranges out of order or on other tracks, %u of "
+					       "thread 7 on its own track",
+	       bad_order, nown);
+	qsort(bs, nown, sizeof(*bs), by_s);
+	memcpy(be, bs, nown * sizeof(*be));
+	qsort(be, nown, sizeof(*be), by_e);
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t q = 900;
+
+		for (size_t i = 0; i < Q; i++, nq++) {
+			uint64_t s, e;
+			int strict, want;
+
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			/* Pass 0: calls one after another; pass 1: anywhere. */
+			s = pass ? 900 + (x >> 20) % (t - 800) : (q += (x >> 33) % 3);
+			e = s + (x >> 45) % (pass ? 40 : 4);
+			strict = (x >> 60) & 1;
+			want = crosses_ref(bs, be, nown, s, e, strict);
+			if (ga_range_layout_crosses(&a, 0, 7, s, e, strict) != want ||
+			    ga_range_layout_crosses(&b, 0, 7, s, e, strict) != want)
+				bad_cross++;
+		}
+	}
+	CHECKF(bad_cross == 0, "%zu of %zu calls' crossings differ from every range's", bad_cross,
+	       nq);
+	ga_range_layout_free(&a);
+	ga_range_layout_free(&b);
+	ga_xsort_free(&sp.spilled);
+	free(r);
+	free(bs);
+	free(be);
+	tap_end();
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -791,6 +971,7 @@ int main(void)
 	test_wire();
 	test_strict_lanes();
 	test_lane_put();
+	test_range_layout();
 	test_ties();
 	test_many_streams();
 	test_gpu_samples();

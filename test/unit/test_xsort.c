@@ -113,6 +113,11 @@ static void order_how(size_t n, size_t cap, uint64_t spread, int alt, int spans,
 	       n, cap, spans ? " spans" : "", (unsigned long long)got,
 	       bad ? "out of order" : "in order", badpad ? ", bytes changed" : "");
 	CHECKF(x.nruns == (n > cap ? (n + cap - 1) / cap : 0), "%zu runs spilled", x.nruns);
+	/* Added in order: the runs are read one after another through one block. */
+	CHECKF(spread != 1 || alt || n <= cap || x.in_sequence, "n %zu cap %zu: runs in order merged",
+	       n, cap);
+	CHECKF(x.in_sequence || !x.nruns || x.apart, "n %zu cap %zu: runs apart read in sequence", n,
+	       cap);
 	ga_xsort_free(&x);
 }
 

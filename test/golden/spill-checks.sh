@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The Chrome and Perfetto exports read NVTX ranges from an external sort
+# on disk (model/ranges.h spill; their layout in views/tracks.c): the same
+# bytes as with every range kept in memory (GPUPROF_NVTX_SPILL=0), on every
+# golden trace, on all of them merged, and on bench/synth_job traces whose
+# ranges fill several of the sort's runs (one thread, and steps on three
+# threads).
+#
+# usage: test/golden/spill-checks.sh BUILD_DIR
+# Prints "ok - spill NAME" or "not ok - spill NAME: why"; exits 1 if any
+# failed.
+set -u
+
+build=${1:?usage: $0 BUILD_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+case $build in /*) ;; *) build=$PWD/$build ;; esac
+analyze=$build/bin/gpuprof-analyze
+
+if [ ! -x "$analyze" ]; then
+	echo "not ok - spill checks: $analyze is not built"
+	exit 1
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-spill.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+
+# same NAME TRACE...: each format's bytes spilled and kept equal.
+same() {
+	local name=$1 t
+	shift
+	for t in chrome perfetto; do
+		if ! "$analyze" export -t $t --no-symbolize -o "$tmp/a.$t" "$@" 2>"$tmp/err" ||
+			! GPUPROF_NVTX_SPILL=0 "$analyze" export -t $t --no-symbolize \
+				-o "$tmp/b.$t" "$@" 2>>"$tmp/err"; then
+			echo "not ok - spill $name $t: export failed: $(head -n 1 "$tmp/err")"
+			failed=1
+		elif ! cmp -s "$tmp/a.$t" "$tmp/b.$t"; then
+			echo "not ok - spill $name $t: spilled ranges give other bytes than kept ones"
+			failed=1
+		elif [ ! -s "$tmp/a.$t" ]; then
+			echo "not ok - spill $name $t: empty export"
+			failed=1
+		else
+			echo "ok - spill $name $t"
+		fi
+	done
+}
+
+cd "$here" || exit 1
+for f in *.gpuprof; do
+	same "${f%.gpuprof}" "$f"
+done
+# shellcheck disable=SC2046 # every golden trace as its own argument
+same "goldens merged" $(ls ./*.gpuprof)
+
+if make --no-print-directory -s -C "$root" BUILD="$build" "$build/bench/synth_job" \
+	>"$tmp/make.log" 2>&1; then
+	# About 78,000 ranges: more than two of the sort's runs (GA_RANGES_SPILL_RUN).
+	"$build/bench/synth_job" 600000 "$tmp/job1.gpuprof" >/dev/null &&
+		same "synth_job 600000" "$tmp/job1.gpuprof"
+	"$build/bench/synth_job" --threads 3 600000 "$tmp/job3.gpuprof" >/dev/null &&
+		same "synth_job --threads 3 600000" "$tmp/job3.gpuprof"
+	# NCCL's ranges of a domain of their own beside the steps, ranges left
+	# open at the end, autograd's thread, PyTorch's op names.
+	for opt in --nccl --open --autograd-ranges --emit; do
+		"$build/bench/synth_job" $opt 200000 "$tmp/job$opt.gpuprof" >/dev/null &&
+			same "synth_job $opt 200000" "$tmp/job$opt.gpuprof"
+	done
+else
+	echo "not ok - spill synth_job: bench/synth_job does not build: $(tail -n 1 "$tmp/make.log")"
+	failed=1
+fi
+exit $failed
