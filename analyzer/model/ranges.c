@@ -523,6 +523,7 @@ void ga_ranges_free(struct ga_ranges *nx)
 	free(nx->mark_events);
 	ga_xsort_free(&nx->gsw);
 	ga_xsort_free(&nx->spilled);
+	ga_xsort_free(&nx->marks_spilled);
 	fold_free(nx->fstate);
 	for (size_t i = 0; i < nx->capcpu; i++)
 		ga_quant_free(&nx->cpu[i]);
@@ -857,7 +858,23 @@ static int on_mark(struct scan *s, const struct gp_rec_nvtx *r)
 		*slot = (uint32_t)nx->nmarks++;
 	}
 	nx->marks[*slot].count++;
-	if (nx->keep_marks) {
+	if (nx->keep_marks && nx->spill) {
+		struct ga_ranges_mark_srec *x;
+
+		if (!nx->marks_spilled.rsize)
+			ga_xsort_init(&nx->marks_spilled, sizeof(*x), GA_RANGES_SPILL_RUN);
+		if (!(x = ga_xsort_slot(&nx->marks_spilled))) {
+			snprintf(nx->err, sizeof(nx->err), "NVTX marks cannot be kept: %s",
+				 nx->marks_spilled.err);
+			return -1;
+		}
+		memset(x, 0, sizeof(*x));
+		x->key = nx->nmarks_spilled++;
+		x->e.t = r->start;
+		x->e.proc = s->proc;
+		x->e.tid = r->tid_start;
+		x->e.mark = *slot;
+	} else if (nx->keep_marks) {
 		struct ga_ranges_mark_event *e;
 
 		if (ga_util_grow(&nx->mark_events, &nx->capmark_events, nx->nmark_events + 1,
@@ -871,6 +888,20 @@ static int on_mark(struct scan *s, const struct gp_rec_nvtx *r)
 		e->reserved = 0;
 	}
 	return 0;
+}
+
+const struct ga_ranges_mark_event *ga_ranges_next_mark(struct ga_ranges *nx, size_t *i)
+{
+	const struct ga_ranges_mark_srec *x;
+
+	if (!nx->marks_spilled.rsize)
+		return *i < nx->nmark_events ? &nx->mark_events[(*i)++] : NULL;
+	if (!nx->marks_spilled.done && ga_xsort_done(&nx->marks_spilled))
+		return NULL;
+	if (!(x = ga_xsort_next(&nx->marks_spilled)))
+		return NULL;
+	(*i)++;
+	return &x->e;
 }
 
 /*

@@ -204,6 +204,12 @@ struct ga_ranges_mark_event {
 	uint32_t reserved;
 };
 
+/* A mark spilled (ga_ranges spill), key its index: read back in order. */
+struct ga_ranges_mark_srec {
+	uint64_t key;
+	struct ga_ranges_mark_event e;
+};
+
 /* A recent node lookup: (parent + 1, kind << 32 | id) -> node; a == 0: empty. */
 struct ga_ranges_nref {
 	uint64_t a, b;
@@ -359,6 +365,9 @@ struct ga_ranges {
 	int spill;
 	struct ga_xsort spilled;
 	uint64_t nspilled;
+	/* So do the marks, with keep_marks: in the order read (ga_ranges_next_mark()). */
+	struct ga_xsort marks_spilled;
+	uint64_t nmarks_spilled;
 	/*
 	 * Asked before the scan (summaries, which carry each name's CPU
 	 * durations): each key's durations, end - start of each range, in
@@ -647,6 +656,13 @@ static inline uint32_t ga_ranges_name(const struct ga_ranges *nx, size_t i)
 {
 	return nx->raw && i < nx->nranges && nx->raw[i] ? nx->raw[i] : nx->keys[nx->ranges[i].key].name;
 }
+
+/*
+ * The marks kept (keep_marks), in the order read, from *i (0 first):
+ * NULL at the end, or when the spilled ones cannot be read back
+ * (marks_spilled.err says why).  Valid until the next call.
+ */
+const struct ga_ranges_mark_event *ga_ranges_next_mark(struct ga_ranges *nx, size_t *i);
 
 /* A spilled range's name as recorded (ga_ranges_name()). */
 static inline uint32_t ga_ranges_srec_name(const struct ga_ranges *nx,

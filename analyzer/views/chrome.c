@@ -4,8 +4,8 @@
  * model reads them; NVTX ranges, marks and names follow from the finished
  * analysis.  Memory: a little per process, thread and stream, the NVTX
  * ranges' external sorts' runs (views/tracks.h ga_range_layout; ranges on
- * disk, none in memory, model/ranges.h spill) and the marks (24 bytes
- * each), plus the launch index (model/ranges.h: 8 bytes per correlation id, for
+ * disk, none in memory, model/ranges.h spill; the marks too), plus the
+ * launch index (model/ranges.h: 8 bytes per correlation id, for
  * the last GA_RANGES_LWIN ids of a process in a trace read once) behind
  * the API-to-activity flow arrows, at
  * most 4096 kernel events' templates (kernel_event(): their names' length
@@ -1305,14 +1305,14 @@ static int range_track_names(struct ga_export *e, struct ga_model *m)
 }
 
 /* NVTX marks as instant events on their thread. */
-static int marks(struct ga_export *e, struct ga_model *m, const struct ga_ranges *rg)
+static int marks(struct ga_export *e, struct ga_model *m, struct ga_ranges *rg)
 {
 	struct chrome *c = e->state;
 	struct ga_jw *w = &e->jw;
-	size_t i;
+	const struct ga_ranges_mark_event *x;
+	size_t i = 0;
 
-	for (i = 0; i < rg->nmark_events; i++) {
-		const struct ga_ranges_mark_event *x = &rg->mark_events[i];
+	while ((x = ga_ranges_next_mark(rg, &i))) {
 		const struct ga_ranges_mark *k = &rg->marks[x->mark];
 
 		if (proc_seen(e, m, x->proc))
@@ -1331,6 +1331,8 @@ static int marks(struct ga_export *e, struct ga_model *m, const struct ga_ranges
 		ga_jw_end(w);
 		ga_jw_end(w);
 	}
+	if (rg->marks_spilled.err[0])
+		return ranges_err(rg->marks_spilled.err);
 	return ga_jw_failed(w) ? -1 : 0;
 }
 
@@ -1595,7 +1597,11 @@ static int end(struct ga_export *e)
 		return -1;
 	if ((rc = ranges(e, m, &e->an->rg)))
 		return rc;
-	if (range_track_names(e, m) || marks(e, m, &e->an->rg) || thread_names(e, m))
+	if (range_track_names(e, m))
+		return -1;
+	if ((rc = marks(e, m, &e->an->rg)))
+		return rc;
+	if (thread_names(e, m))
 		return -1;
 	if ((rc = memory_counters(e, m, &e->an->mu)))
 		return rc;

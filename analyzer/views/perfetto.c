@@ -1143,10 +1143,12 @@ out:
 }
 
 /* NVTX marks as instant events on their thread's track. */
-static int marks(struct ga_export *e, struct ga_model *m, const struct ga_ranges *rg)
+static int marks(struct ga_export *e, struct ga_model *m, struct ga_ranges *rg)
 {
-	for (size_t i = 0; i < rg->nmark_events; i++) {
-		const struct ga_ranges_mark_event *x = &rg->mark_events[i];
+	const struct ga_ranges_mark_event *x;
+	size_t i = 0;
+
+	while ((x = ga_ranges_next_mark(rg, &i))) {
 		struct seq *q;
 
 		if (proc_seen(e, m, x->proc) || describe_cstr(e, x->proc, x->tid, 0, NULL) ||
@@ -1154,7 +1156,7 @@ static int marks(struct ga_export *e, struct ga_model *m, const struct ga_ranges
 		    instant(e, q, x->t, rg->marks[x->mark].name, CAT_NVTX))
 			return -1;
 	}
-	return 0;
+	return rg->marks_spilled.err[0] ? ranges_err(rg->marks_spilled.err) : 0;
 }
 
 /* The names of the host threads the traces name: their tracks again, named. */
@@ -1238,9 +1240,10 @@ static int end(struct ga_export *e)
 
 	if (laid_out(e))
 		return -1;
-	if ((rc = pushpop_ranges(e, m, &e->an->rg)) || (rc = async_ranges(e, m, &e->an->rg)))
+	if ((rc = pushpop_ranges(e, m, &e->an->rg)) || (rc = async_ranges(e, m, &e->an->rg)) ||
+	    (rc = marks(e, m, &e->an->rg)))
 		return rc;
-	if (marks(e, m, &e->an->rg) || thread_names(e, m) || memory_counters(e, m, &e->an->mu))
+	if (thread_names(e, m) || memory_counters(e, m, &e->an->mu))
 		return e->an->mu.err[0] ? GA_FORMAT_REPORTED : -1;
 	if (p->w.err || ga_pbw_flush(&p->w, e->out, 0))
 		return -1;

@@ -959,6 +959,116 @@ static void test_range_layout(void)
 	tap_end();
 }
 
+/* Export path as FORMAT to out, the ranges spilled or (spill 0) kept: 0, or the exit code. */
+static int export_as(const char *fmt, const char *path, const char *out, int spill)
+{
+	char *so = NULL, *se = NULL;
+	int rc;
+
+	if (!spill)
+		setenv("GPUPROF_NVTX_SPILL", "0", 1);
+	rc = synth_run(dir, &so, &se, cmd_export, "export", "-t", fmt, "--no-symbolize", "-o", out,
+		       path, (char *)NULL);
+	unsetenv("GPUPROF_NVTX_SPILL");
+	free(so);
+	free(se);
+	return rc;
+}
+
+/* Whether the Chrome and Perfetto exports of path are the same bytes spilled and kept. */
+static int same_spilled(const char *path, char *why, size_t whylen)
+{
+	static const char *const fmts[] = { "chrome", "perfetto" };
+
+	for (int f = 0; f < 2; f++) {
+		char a[128], b[128];
+		unsigned char *ba, *bb;
+		size_t la = 0, lb = 0;
+		int same;
+
+		snprintf(a, sizeof(a), "%s/spilled.%s", dir, fmts[f]);
+		snprintf(b, sizeof(b), "%s/kept.%s", dir, fmts[f]);
+		if (export_as(fmts[f], path, a, 1) || export_as(fmts[f], path, b, 0)) {
+			snprintf(why, whylen, "%s: an export failed", fmts[f]);
+			return 0;
+		}
+		ba = synth_slurp(a, &la);
+		bb = synth_slurp(b, &lb);
+		same = ba && bb && la == lb && la > 0 && !memcmp(ba, bb, la);
+		free(ba);
+		free(bb);
+		if (!same) {
+			snprintf(why, whylen, "%s: %zu bytes spilled, %zu kept, not the same", fmts[f],
+				 la, lb);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * The exports of ranges spilled give what ranges kept give: random apps
+ * (ranges of two domains at tying times, one in eight start/end, that
+ * cross each other and the API calls), and 70,000 marks on two threads
+ * (more than two of the marks' sort's runs) among ranges, push/pop and
+ * start/end ones opened together and closed inner first.
+ */
+static void test_spilled_exports(void)
+{
+	char path[128], why[256] = "";
+	int ok = 1;
+
+	tap_begin("perfetto, chrome: NVTX ranges and marks spilled give the bytes they give kept");
+	for (int i = 0; i < 3 && ok; i++) {
+		snprintf(path, sizeof(path), "%s/spill-random-%d.gpuprof", dir, i);
+		synth_random_app(path, 4300 + (uint32_t)i, T0, 100, 200000, 1);
+		ok = same_spilled(path, why, sizeof(why));
+	}
+	CHECKF(ok, "random app: %s", why);
+	{
+		struct synth *s;
+		uint32_t mk, rg;
+		uint64_t t = T0 + 1000;
+
+		snprintf(path, sizeof(path), "%s/spill-marks.gpuprof", dir);
+		s = synth_open(path);
+		synth_process(s, 4400, "host", "./app", UINT32_MAX, T0);
+		synth_config(s, GP_TRACE_NVTX, 0, 0);
+		mk = synth_string(s, "tick");
+		rg = synth_string(s, "step");
+		for (uint32_t i = 0; i < 70000; i++, t += 100) {
+			synth_nvtx_mark(s, mk, 0, t, 7 + i % 2, i + 1);
+			if (i % 100 != 99)
+				continue;
+			synth_nvtx_range(s, rg, 0, t - 9900, t, 7, 7, 100000 + i, GP_NVTX_PUSHPOP);
+			/* Opened together, the inner closed first: the longer one goes first. */
+			synth_nvtx_range(s, rg, 0, t - 5000, t - 4000, 8, 8, 200000 + i,
+					 GP_NVTX_PUSHPOP);
+			synth_nvtx_range(s, rg, 0, t - 5000, t - 3000, 8, 8, 300000 + i,
+					 GP_NVTX_PUSHPOP);
+			synth_nvtx_range(s, mk, 0, t - 5000, t - 2000, 8, 9, 400000 + i, 0);
+			synth_nvtx_range(s, mk, 0, t - 5000, t - 1000, 9, 8, 500000 + i, 0);
+		}
+		synth_end(s, t + 1000, 0);
+		synth_close(s, NULL, NULL);
+		CHECKF(same_spilled(path, why, sizeof(why)), "marks: %s", why);
+	}
+	tap_end();
+	tap_begin("perfetto: ranges opened together nest, the longer outside, on one lane");
+	{
+		char out[128];
+		unsigned char *b;
+		size_t len = 0;
+
+		snprintf(out, sizeof(out), "%s/spill-marks.pftrace", dir);
+		b = export_as("perfetto", path, out, 1) ? NULL : synth_slurp(out, &len);
+		CHECKF(b && len && !memmem(b, len, "(overlapping)", 13),
+		       "%s", b ? "a lane \"(overlapping)\" was made" : "the export failed");
+		free(b);
+	}
+	tap_end();
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -972,6 +1082,7 @@ int main(void)
 	test_strict_lanes();
 	test_lane_put();
 	test_range_layout();
+	test_spilled_exports();
 	test_ties();
 	test_many_streams();
 	test_gpu_samples();
