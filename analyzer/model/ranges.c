@@ -686,8 +686,12 @@ static int spill_range(struct ga_ranges *nx, const struct ga_ranges_range *g,
 {
 	struct ga_ranges_srec *x;
 
-	if (!nx->spilled.rsize)
+	if (!nx->spilled.rsize) {
 		ga_xsort_init(&nx->spilled, sizeof(*x), GA_RANGES_SPILL_RUN);
+		nx->spill_proc = g->proc;
+		nx->spill_tid = g->tid;
+	}
+	nx->spill_threads |= g->proc != nx->spill_proc || g->tid != nx->spill_tid;
 	if (!(x = ga_xsort_slot(&nx->spilled))) {
 		snprintf(nx->err, sizeof(nx->err), "NVTX ranges cannot be sorted: %s",
 			 nx->spilled.err);

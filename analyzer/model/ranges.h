@@ -365,6 +365,8 @@ struct ga_ranges {
 	int spill;
 	struct ga_xsort spilled;
 	uint64_t nspilled;
+	uint32_t spill_proc, spill_tid; /* the first spilled range's thread */
+	int spill_threads;              /* spilled ranges of another thread too */
 	/* So do the marks, with keep_marks: in the order read (ga_ranges_next_mark()). */
 	struct ga_xsort marks_spilled;
 	uint64_t nmarks_spilled;

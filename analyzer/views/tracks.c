@@ -234,7 +234,7 @@ static const struct ga_ranges_srec *grouped_next(struct ga_range_layout *rl, str
 
 static int same_thread_start(const struct ga_ranges_srec *a, const struct ga_ranges_srec *b)
 {
-	return a->key == b->key && a->r.start == b->r.start;
+	return a->r.proc == b->r.proc && a->r.tid == b->r.tid && a->r.start == b->r.start;
 }
 
 static int same_proc_start(const struct ga_ranges_srec *a, const struct ga_ranges_srec *b)
@@ -330,7 +330,8 @@ static void pairs_free(struct ga_pairs *p)
 struct lsrc {
 	struct ga_ranges *rg;
 	size_t i;                  /* kept: the next range */
-	struct ga_xsort by_thread; /* spilled */
+	struct ga_xsort by_thread; /* spilled, of several threads */
+	struct ga_xsort *x;        /* spilled: by_thread, or rg's sort of one thread's */
 	uint64_t seq;
 	struct ga_ranges_srec one;
 };
@@ -344,6 +345,12 @@ static int lsrc_begin(struct ga_range_layout *rl, struct lsrc *q)
 		return 0;
 	if (ga_xsort_done(&rg->spilled))
 		return layout_err(rl, "NVTX ranges sorted", rg->spilled.err);
+	if (!rg->spill_threads) {
+		/* One thread's: by start already. */
+		q->x = &rg->spilled;
+		return 0;
+	}
+	q->x = &q->by_thread;
 	ga_xsort_init(&q->by_thread, sizeof(*r), GA_RANGES_SPILL_RUN);
 	while ((r = ga_xsort_next(&rg->spilled))) {
 		struct ga_ranges_srec *x = ga_xsort_slot(&q->by_thread);
@@ -366,9 +373,8 @@ static const struct ga_ranges_srec *lsrc_next(struct ga_range_layout *rl, struct
 	const struct ga_ranges *rg = q->rg;
 	struct ga_ranges_srec *x = &q->one;
 
-	if (q->by_thread.rsize) {
-		const struct ga_ranges_srec *r =
-			grouped_next(rl, &q->by_thread, cmp_srec, same_thread_start);
+	if (q->x) {
+		const struct ga_ranges_srec *r = grouped_next(rl, q->x, cmp_srec, same_thread_start);
 
 		if (!r)
 			return NULL;

@@ -888,6 +888,7 @@ static void test_range_layout(void)
 	rg.nkeys = sp.nkeys = 1;
 	/* Spilled in the order they closed, as the scan adds them. */
 	sp.spill = 1;
+	sp.spill_threads = 1; /* threads 7 and 9 */
 	ga_xsort_init(&sp.spilled, sizeof(struct ga_ranges_srec), 4096);
 	for (size_t i = 0; i < n; i++) {
 		struct ga_ranges_srec *w = ga_xsort_slot(&sp.spilled);
