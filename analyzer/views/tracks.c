@@ -246,9 +246,9 @@ static int pairs_open(struct ga_range_layout *rl, struct ga_pairs *p)
 {
 	const char *dir;
 
-	if (p->f)
-		return 0;
-	if (!(p->f = ga_util_tmpfile("nvtx", &dir))) {
+	if (!(p->wbuf = malloc(GA_PAIRS_WBUF * 2 * sizeof(*p->wbuf))))
+		return layout_err(rl, "NVTX ranges", NULL);
+	if (!(p->fd1 = ga_util_tmpfd("nvtx", &dir) + 1)) {
 		snprintf(rl->err, sizeof(rl->err), "a temporary file in %s: %s", dir,
 			 strerror(errno));
 		return -1;
@@ -256,14 +256,33 @@ static int pairs_open(struct ga_range_layout *rl, struct ga_pairs *p)
 	return 0;
 }
 
+/* The pairs gathered, appended to the file.  0, or -1 (rl->err). */
+static int pairs_flush(struct ga_range_layout *rl, struct ga_pairs *p)
+{
+	const char *b = (const char *)p->wbuf;
+	size_t left = p->wn * 2 * sizeof(*p->wbuf);
+
+	while (left) {
+		ssize_t w = write(p->fd1 - 1, b, left);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return layout_err(rl, "writing a temporary file",
+					  w ? strerror(errno) : "short write");
+		b += w;
+		left -= (size_t)w;
+	}
+	p->wn = 0;
+	return 0;
+}
+
 static int pairs_put(struct ga_range_layout *rl, struct ga_pairs *p, uint64_t s, uint64_t e)
 {
-	uint64_t v[2] = { s, e };
-
-	if (pairs_open(rl, p))
+	if ((!p->fd1 && pairs_open(rl, p)) || (p->wn == GA_PAIRS_WBUF && pairs_flush(rl, p)))
 		return -1;
-	if (fwrite(v, sizeof(v), 1, p->f) != 1)
-		return layout_err(rl, "writing a temporary file", strerror(errno));
+	p->wbuf[2 * p->wn] = s;
+	p->wbuf[2 * p->wn++ + 1] = e;
 	p->n++;
 	return 0;
 }
@@ -281,7 +300,7 @@ static const uint64_t *pairs_at(struct ga_range_layout *rl, struct ga_pairs *p, 
 		size_t want = (size_t)n * 2 * sizeof(uint64_t), got = 0;
 
 		while (got < want) {
-			ssize_t r = pread(fileno(p->f), (char *)v + got, want - got,
+			ssize_t r = pread(p->fd1 - 1, (char *)v + got, want - got,
 					  (off_t)(first * 2 * sizeof(uint64_t) + got));
 
 			if (r < 0 && errno == EINTR)
@@ -301,10 +320,12 @@ static const uint64_t *pairs_at(struct ga_range_layout *rl, struct ga_pairs *p, 
 
 static int pairs_ready(struct ga_range_layout *rl, struct ga_pairs *p)
 {
-	if (!p->f)
+	if (!p->fd1)
 		return 0;
-	if (fflush(p->f))
-		return layout_err(rl, "writing a temporary file", strerror(errno));
+	if (pairs_flush(rl, p))
+		return -1;
+	free(p->wbuf);
+	p->wbuf = NULL;
 	p->blk = malloc((size_t)GA_PAIRS_CACHE * 2 * GA_PAIRS_BLK * sizeof(*p->blk));
 	p->tag = calloc(GA_PAIRS_CACHE, sizeof(*p->tag));
 	if (!p->blk || !p->tag)
@@ -314,8 +335,9 @@ static int pairs_ready(struct ga_range_layout *rl, struct ga_pairs *p)
 
 static void pairs_free(struct ga_pairs *p)
 {
-	if (p->f)
-		fclose(p->f);
+	if (p->fd1)
+		close(p->fd1 - 1);
+	free(p->wbuf);
 	free(p->blk);
 	free(p->tag);
 	memset(p, 0, sizeof(*p));

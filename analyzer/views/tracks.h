@@ -153,9 +153,12 @@ struct ga_range_seg {
  */
 #define GA_PAIRS_BLK 256
 #define GA_PAIRS_CACHE 128
+#define GA_PAIRS_WBUF 2048
 struct ga_pairs {
-	FILE *f;
+	int fd1; /* the file's descriptor + 1, 0 none */
 	uint64_t n;
+	uint64_t *wbuf; /* pairs on their way to the file: GA_PAIRS_WBUF */
+	size_t wn;
 	uint64_t *blk; /* GA_PAIRS_CACHE blocks of 2 * GA_PAIRS_BLK words */
 	uint64_t *tag; /* each block's index + 1, 0 none */
 };
