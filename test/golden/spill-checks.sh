@@ -54,11 +54,30 @@ done
 # shellcheck disable=SC2046 # every golden trace as its own argument
 same "goldens merged" $(ls ./*.gpuprof)
 
+# A trace whose ranges fit in memory needs no temporary file; one whose do
+# not names the directory it could not write in.
+if TMPDIR=/nonexistent "$analyze" export -t chrome -o "$tmp/small.json" nvtx_threads.gpuprof \
+	2>"$tmp/err"; then
+	echo "ok - spill small trace without a temporary directory"
+else
+	echo "not ok - spill small trace without a temporary directory: $(head -n 1 "$tmp/err")"
+	failed=1
+fi
 if make --no-print-directory -s -C "$root" BUILD="$build" "$build/bench/synth_job" \
 	>"$tmp/make.log" 2>&1; then
 	# About 78,000 ranges: more than two of the sort's runs (GA_RANGES_SPILL_RUN).
 	"$build/bench/synth_job" 600000 "$tmp/job1.gpuprof" >/dev/null &&
 		same "synth_job 600000" "$tmp/job1.gpuprof"
+	if TMPDIR=/nonexistent "$analyze" export -t perfetto -o "$tmp/big.pf" "$tmp/job1.gpuprof" \
+		2>"$tmp/err"; then
+		echo "not ok - spill without a temporary directory: the export did not fail"
+		failed=1
+	elif grep -q 'a temporary file in /nonexistent' "$tmp/err"; then
+		echo "ok - spill without a temporary directory: $(head -n 1 "$tmp/err")"
+	else
+		echo "not ok - spill without a temporary directory: $(head -n 1 "$tmp/err")"
+		failed=1
+	fi
 	"$build/bench/synth_job" --threads 3 600000 "$tmp/job3.gpuprof" >/dev/null &&
 		same "synth_job --threads 3 600000" "$tmp/job3.gpuprof"
 	# NCCL's ranges of a domain of their own beside the steps, ranges left
