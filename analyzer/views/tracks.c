@@ -277,20 +277,11 @@ static int pairs_flush(struct ga_range_layout *rl, struct ga_pairs *p)
 
 static int pairs_put(struct ga_range_layout *rl, struct ga_pairs *p, uint64_t s, uint64_t e)
 {
-	if (p->wn == p->capw) {
-		if (p->capw < GA_PAIRS_MEM) {
-			size_t cap = p->capw ? 2 * p->capw : 256;
-			uint64_t *w = realloc(p->wbuf, cap * 2 * sizeof(*w));
-
-			if (!w)
-				return layout_err(rl, "NVTX ranges", NULL);
-			p->wbuf = w;
-			p->capw = cap;
-		} else if ((!p->fd1 && pairs_open(rl, p)) || pairs_flush(rl, p)) {
-			/* Past GA_PAIRS_MEM: to the file, the memory its buffer. */
-			return -1;
-		}
-	}
+	if (!p->wbuf && !(p->wbuf = malloc(GA_PAIRS_WBUF * 2 * sizeof(*p->wbuf))))
+		return layout_err(rl, "NVTX ranges", NULL);
+	/* A full buffer: the file, made at the first. */
+	if (p->wn == GA_PAIRS_WBUF && ((!p->fd1 && pairs_open(rl, p)) || pairs_flush(rl, p)))
+		return -1;
 	p->wbuf[2 * p->wn] = s;
 	p->wbuf[2 * p->wn++ + 1] = e;
 	p->n++;
@@ -304,7 +295,7 @@ static const uint64_t *pairs_at(struct ga_range_layout *rl, struct ga_pairs *p, 
 	size_t slot = (size_t)((b * 0x9e3779b97f4a7c15ull) >> 57) % GA_PAIRS_CACHE;
 
 	if (!p->fd1)
-		return p->wbuf + 2 * i;
+		return p->wbuf + 2 * i; /* all in memory */
 	v = p->blk + slot * 2 * GA_PAIRS_BLK;
 	if (p->tag[slot] != b + 1) {
 		uint64_t first = b * GA_PAIRS_BLK, n = p->n - first < GA_PAIRS_BLK ? p->n - first :
@@ -338,7 +329,6 @@ static int pairs_ready(struct ga_range_layout *rl, struct ga_pairs *p)
 		return -1;
 	free(p->wbuf);
 	p->wbuf = NULL;
-	p->capw = 0;
 	p->blk = malloc((size_t)GA_PAIRS_CACHE * 2 * GA_PAIRS_BLK * sizeof(*p->blk));
 	p->tag = calloc(GA_PAIRS_CACHE, sizeof(*p->tag));
 	if (!p->blk || !p->tag)
@@ -587,6 +577,9 @@ int ga_range_layout_build(struct ga_range_layout *rl, struct ga_ranges *rg, uint
 out:
 	if (rc && !rl->err[0])
 		layout_err(rl, "NVTX ranges", NULL);
+	/* Read: its runs' blocks go (the model's read comes after). */
+	if (q.x == &rg->spilled)
+		ga_xsort_free(&rg->spilled);
 	ga_xsort_free(&q.by_thread);
 	ga_nests_clear(st, nst);
 	free(st);

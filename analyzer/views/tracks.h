@@ -149,17 +149,18 @@ struct ga_range_seg {
 
 /*
  * (start, end) pairs of ranges, written in order, read back by index: in
- * memory up to GA_PAIRS_MEM of them, past that in a temporary file read
- * through a cache of GA_PAIRS_CACHE blocks of GA_PAIRS_BLK.
+ * memory up to GA_PAIRS_WBUF of them, past that in a temporary file
+ * (written GA_PAIRS_WBUF at a time) read through a cache of
+ * GA_PAIRS_CACHE blocks of GA_PAIRS_BLK.
  */
 #define GA_PAIRS_BLK 256
 #define GA_PAIRS_CACHE 128
-#define GA_PAIRS_MEM 65536
+#define GA_PAIRS_WBUF 2048
 struct ga_pairs {
 	int fd1; /* the file's descriptor + 1, 0 none (all in wbuf) */
 	uint64_t n;
-	uint64_t *wbuf; /* pairs in memory, or on their way to the file */
-	size_t wn, capw;
+	uint64_t *wbuf; /* GA_PAIRS_WBUF pairs: all of them, or those on their way to the file */
+	size_t wn;
 	uint64_t *blk; /* GA_PAIRS_CACHE blocks of 2 * GA_PAIRS_BLK words */
 	uint64_t *tag; /* each block's index + 1, 0 none */
 };
