@@ -5,6 +5,7 @@
  */
 #include "model/analysis.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,8 @@ static void say_fold(const struct ga_analysis *an, int rc)
 			rc == GA_ANALYSIS_AGAIN ? " (the trace is read again)" : "");
 	else if (an->rg.folded)
 		fputs("gpuprof: NVTX ranges folded into their name paths as they closed\n", stderr);
+	else if (an->rg.spill && an->rg.nspilled)
+		fprintf(stderr, "gpuprof: NVTX ranges sorted externally, not kept (%" PRIu64 " ranges)\n", an->rg.nspilled);
 }
 
 int ga_analysis_build(struct ga_analysis *an, char *const *paths, int n)

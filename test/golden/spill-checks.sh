@@ -54,6 +54,14 @@ done
 # shellcheck disable=SC2046 # every golden trace as its own argument
 same "goldens merged" $(ls ./*.gpuprof)
 
+# GPUPROF_VERBOSE=1 says the ranges went through the sort, and how many.
+if GPUPROF_VERBOSE=1 "$analyze" export -t chrome -o /dev/null nvtx_threads.gpuprof 2>"$tmp/err" &&
+	grep -q 'NVTX ranges sorted externally, not kept ([1-9][0-9]* ranges)' "$tmp/err"; then
+	echo "ok - spill verbose: $(grep 'sorted externally' "$tmp/err")"
+else
+	echo "not ok - spill verbose: $(head -n 1 "$tmp/err")"
+	failed=1
+fi
 # A trace whose ranges fit in memory needs no temporary file; one whose do
 # not names the directory it could not write in.
 if TMPDIR=/nonexistent "$analyze" export -t chrome -o "$tmp/small.json" nvtx_threads.gpuprof \
