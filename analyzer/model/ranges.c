@@ -3832,22 +3832,27 @@ static int ahead_corr(struct scan *s, uint32_t c)
 	(1ull << GP_REC_API | 1ull << GP_REC_KERNEL | 1ull << GP_REC_MEMCPY |   \
 	 1ull << GP_REC_MEMSET | 1ull << GP_REC_GRAPH | 1ull << GP_REC_STRING | \
 	 1ull << GP_REC_CONFIG)
-static int ahead_launch_rec(void *ctx, const struct gp_rec *rec)
+/*
+ * ahead_launch_rec() and ahead_only_launch_rec(): each activity's
+ * correlation and API call; note: the model's notes too (API calls,
+ * copies, strings), inline so that each reads as a function of its own.
+ */
+static inline __attribute__((always_inline)) int ahead_launch(struct scan *s,
+							      const struct gp_rec *rec, int note)
 {
-	struct scan *s = ctx;
 	int rc;
 
 	s->nrec++;
 	switch (rec->type) {
 	case GP_REC_API:
-		rc = ga_model_note_api(s->m, s->proc, (const void *)rec) ||
+		rc = (note && ga_model_note_api(s->m, s->proc, (const void *)rec)) ||
 		     ahead_api(s, (const void *)rec);
 		break;
 	case GP_REC_KERNEL:
 		rc = ahead_corr(s, ((const struct gp_rec_kernel *)(const void *)rec)->correlation);
 		break;
 	case GP_REC_MEMCPY:
-		rc = ga_model_note_copy(s->m, s->proc, (const void *)rec) ||
+		rc = (note && ga_model_note_copy(s->m, s->proc, (const void *)rec)) ||
 		     ahead_corr(s, ((const struct gp_rec_memcpy *)(const void *)rec)->correlation);
 		break;
 	case GP_REC_MEMSET:
@@ -3857,7 +3862,7 @@ static int ahead_launch_rec(void *ctx, const struct gp_rec *rec)
 		rc = ahead_corr(s, ((const struct gp_rec_graph *)(const void *)rec)->correlation);
 		break;
 	case GP_REC_STRING:
-		rc = ga_model_note_string(s->m, s->proc, (const void *)rec);
+		rc = note && ga_model_note_string(s->m, s->proc, (const void *)rec);
 		break;
 	case GP_REC_CONFIG:
 		s->no_api = !(((const struct gp_rec_config *)(const void *)rec)->trace &
@@ -3871,6 +3876,11 @@ static int ahead_launch_rec(void *ctx, const struct gp_rec *rec)
 	return rc != 0;
 }
 
+static int ahead_launch_rec(void *ctx, const struct gp_rec *rec)
+{
+	return ahead_launch(ctx, rec, 1);
+}
+
 /*
  * A trace read whole before the model, its ranges spilled (ahead_procs
  * 3): as ahead_launch_rec(), its records noted already.
@@ -3880,35 +3890,7 @@ static int ahead_launch_rec(void *ctx, const struct gp_rec *rec)
 	 1ull << GP_REC_MEMSET | 1ull << GP_REC_GRAPH | 1ull << GP_REC_CONFIG)
 static int ahead_only_launch_rec(void *ctx, const struct gp_rec *rec)
 {
-	struct scan *s = ctx;
-	int rc;
-
-	s->nrec++;
-	switch (rec->type) {
-	case GP_REC_API:
-		rc = ahead_api(s, (const void *)rec);
-		break;
-	case GP_REC_KERNEL:
-		rc = ahead_corr(s, ((const struct gp_rec_kernel *)(const void *)rec)->correlation);
-		break;
-	case GP_REC_MEMCPY:
-		rc = ahead_corr(s, ((const struct gp_rec_memcpy *)(const void *)rec)->correlation);
-		break;
-	case GP_REC_MEMSET:
-		rc = ahead_corr(s, ((const struct gp_rec_memset *)(const void *)rec)->correlation);
-		break;
-	case GP_REC_GRAPH:
-		rc = ahead_corr(s, ((const struct gp_rec_graph *)(const void *)rec)->correlation);
-		break;
-	case GP_REC_CONFIG:
-		s->no_api = !(((const struct gp_rec_config *)(const void *)rec)->trace &
-			      GP_TRACE_API);
-		return 0;
-	default:
-		return 0;
-	}
-	s->oom |= rc != 0;
-	return rc != 0;
+	return ahead_launch(ctx, rec, 0);
 }
 
 /* Paced: the chunk the scan reads. */

@@ -472,18 +472,7 @@ static int laid_out(struct ga_export *e)
 	if (c->laid_out)
 		return 0;
 	c->laid_out = 1;
-	if (ga_range_layout_build(&c->rl, &e->an->rg, &c->nhost)) {
-		fprintf(stderr, "gpuprof: %s\n", c->rl.err);
-		return -1;
-	}
-	return 0;
-}
-
-/* The ranges' layout could not be read back: said, not "out of memory". */
-static int ranges_err(const char *err)
-{
-	fprintf(stderr, "gpuprof: %s\n", err);
-	return GA_FORMAT_REPORTED;
+	return ga_range_layout_build(&c->rl, &e->an->rg, &c->nhost);
 }
 
 /* A flow from the API call that launched a (on its host thread) to a itself. */
@@ -1283,8 +1272,8 @@ static int ranges(struct ga_export *e, struct ga_model *m, const struct ga_range
 			ga_jw_end(w);
 		}
 	}
-	return c->rl.err[0] ? ranges_err(c->rl.err) : ga_jw_failed(w) ? -1 :
-									0;
+	return c->rl.err[0] ? ga_format_said(c->rl.err) : ga_jw_failed(w) ? -1 :
+									    0;
 }
 
 /* The names of the range tracks that are no thread's own (laid_out()). */
@@ -1332,7 +1321,7 @@ static int marks(struct ga_export *e, struct ga_model *m, struct ga_ranges *rg)
 		ga_jw_end(w);
 	}
 	if (rg->marks_spilled.err[0])
-		return ranges_err(rg->marks_spilled.err);
+		return ga_format_said(rg->marks_spilled.err);
 	return ga_jw_failed(w) ? -1 : 0;
 }
 

@@ -2,6 +2,7 @@
  * The export formats.  A new format is a new views/ file defining a
  * struct ga_format, and one line here.  Runs offline only.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "views/formats.h"
@@ -26,4 +27,10 @@ const struct ga_format *ga_format_find(const char *name)
 		    (ga_formats[i]->alias && !strcmp(name, ga_formats[i]->alias)))
 			return ga_formats[i];
 	return NULL;
+}
+
+int ga_format_said(const char *err)
+{
+	fprintf(stderr, "gpuprof: %s\n", err);
+	return GA_FORMAT_REPORTED;
 }

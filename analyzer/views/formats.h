@@ -69,6 +69,9 @@ struct ga_format {
 /* begin/end failed and said why. */
 #define GA_FORMAT_REPORTED (-2)
 
+/* "gpuprof: ERR" on stderr: GA_FORMAT_REPORTED. */
+int ga_format_said(const char *err);
+
 extern const struct ga_format ga_format_json, ga_format_csv, ga_format_chrome,
 	ga_format_perfetto, ga_format_sqlite, ga_format_pprof,
 	ga_format_prometheus;

@@ -705,18 +705,7 @@ static int laid_out(struct ga_export *e)
 		return 0;
 	p->laid_out = 1;
 	p->rl.want_async = 1;
-	if (ga_range_layout_build(&p->rl, &e->an->rg, &p->nhost)) {
-		fprintf(stderr, "gpuprof: %s\n", p->rl.err);
-		return -1;
-	}
-	return 0;
-}
-
-/* The ranges' layout could not be read back: said, not "out of memory". */
-static int ranges_err(const char *err)
-{
-	fprintf(stderr, "gpuprof: %s\n", err);
-	return GA_FORMAT_REPORTED;
+	return ga_range_layout_build(&p->rl, &e->an->rg, &p->nhost);
 }
 
 /* What a track is called, formatted only when a track or lane is made. */
@@ -1089,7 +1078,7 @@ static int pushpop_ranges(struct ga_export *e, struct ga_model *m, const struct 
 			  0))
 			return -1;
 	}
-	return p->rl.err[0] ? ranges_err(p->rl.err) : 0;
+	return p->rl.err[0] ? ga_format_said(p->rl.err) : 0;
 }
 
 /*
@@ -1135,7 +1124,7 @@ static int async_ranges(struct ga_export *e, struct ga_model *m, const struct ga
 			  0))
 			goto out;
 	}
-	rc = p->rl.err[0] ? ranges_err(p->rl.err) : 0;
+	rc = p->rl.err[0] ? ga_format_said(p->rl.err) : 0;
 out:
 	ga_nests_clear(st, nst);
 	free(st);
@@ -1156,7 +1145,7 @@ static int marks(struct ga_export *e, struct ga_model *m, struct ga_ranges *rg)
 		    instant(e, q, x->t, rg->marks[x->mark].name, CAT_NVTX))
 			return -1;
 	}
-	return rg->marks_spilled.err[0] ? ranges_err(rg->marks_spilled.err) : 0;
+	return rg->marks_spilled.err[0] ? ga_format_said(rg->marks_spilled.err) : 0;
 }
 
 /* The names of the host threads the traces name: their tracks again, named. */

@@ -577,6 +577,8 @@ int ga_range_layout_build(struct ga_range_layout *rl, struct ga_ranges *rg, uint
 out:
 	if (rc && !rl->err[0])
 		layout_err(rl, "NVTX ranges", NULL);
+	if (rc)
+		fprintf(stderr, "gpuprof: %s\n", rl->err);
 	/* Read: its runs' blocks go (the model's read comes after). */
 	if (q.x == &rg->spilled)
 		ga_xsort_free(&rg->spilled);

@@ -198,7 +198,8 @@ struct ga_range_layout {
 
 /*
  * Lay out rg's push/pop ranges (its external sort is read: once); new
- * tracks get thread ids GA_HOST_TID_BASE + (*nhost)++.  0, or -1 (err).
+ * tracks get thread ids GA_HOST_TID_BASE + (*nhost)++.  0, or -1 (err,
+ * said on stderr).
  */
 int ga_range_layout_build(struct ga_range_layout *rl, struct ga_ranges *rg, uint32_t *nhost);
 
