@@ -2,7 +2,7 @@
  * libFuzzer target for everything the analyzer does with a trace: the
  * reader (header, chunks, checksums, salvage, the threaded decoder for
  * inputs of 512 KiB and more), the model, and the views (report, its
- * timeline, and the json, csv, chrome and sqlite exports).  `make fuzz` builds it
+ * timeline, and the json, csv, chrome, sqlite and perfetto exports).  `make fuzz` builds it
  * with clang and runs it (FUZZ_SECONDS, corpus seeded from test/golden/);
  * test/unit/test_fuzz_smoke.c runs it over the golden traces and
  * deterministic mutations of them in every `make test`.
@@ -46,6 +46,7 @@ static void view(unsigned which)
 		{ "export", "--format", "csv", "-o", "/dev/null", NULL },
 		{ "export", "--format", "chrome", "-o", "/dev/null", NULL },
 		{ "export", "--format", "sqlite", "-o", db_path, NULL },
+		{ "export", "--format", "perfetto", "-o", "/dev/null", NULL },
 	};
 	char *argv[8];
 	int argc = 0;
