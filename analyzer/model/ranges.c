@@ -873,7 +873,7 @@ static int on_mark(struct scan *s, const struct gp_rec_nvtx *r)
 			return -1;
 		}
 		memset(x, 0, sizeof(*x));
-		x->key = nx->nmarks_spilled++;
+		x->key = nx->marks_spilled.total; /* the order read: one run after another */
 		x->e.t = r->start;
 		x->e.proc = s->proc;
 		x->e.tid = r->tid_start;

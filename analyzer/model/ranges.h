@@ -358,8 +358,8 @@ struct ga_ranges {
 	/*
 	 * Asked before the scan, not folded (the Chrome and Perfetto exports,
 	 * without a filter): each range and its details go to spilled, an
-	 * external sort by start (struct ga_ranges_srec: 104 bytes a range on
-	 * disk, packed to about a third), instead of ranges, which stays
+	 * external sort by start (struct ga_ranges_srec: 104 bytes a range,
+	 * packed where spilled), instead of ranges, which stays
 	 * empty: memory does not grow with the ranges.  nspilled: their count.
 	 */
 	int spill;
@@ -369,7 +369,6 @@ struct ga_ranges {
 	int spill_threads;              /* spilled ranges of another thread too */
 	/* So do the marks, with keep_marks: in the order read (ga_ranges_next_mark()). */
 	struct ga_xsort marks_spilled;
-	uint64_t nmarks_spilled;
 	/*
 	 * Asked before the scan (summaries, which carry each name's CPU
 	 * durations): each key's durations, end - start of each range, in

@@ -419,9 +419,10 @@ static const struct ga_ranges_srec *lsrc_next(struct ga_range_layout *rl, struct
 
 /*
  * A thread's own track's ranges, by start: those still open (ending after
- * the next one starts) on a stack; closed ones go to by_end, by end, of
- * one end in range order.  Ranges on one lane nest: the stack's ends only
- * grow towards its bottom.
+ * the next one starts) on a stack; closed ones go to by_end, by end.
+ * Ranges on one lane nest: the stack's ends only grow towards its bottom,
+ * so what is popped comes by end.  (Of one end, any order: a call's check
+ * reads all of them or none.)
  */
 struct ownstack {
 	uint64_t (*v)[2];
@@ -430,21 +431,9 @@ struct ownstack {
 
 static int own_close(struct ga_range_layout *rl, struct ownstack *o, uint64_t before, int all)
 {
-	size_t top = o->n, i;
-
-	while (o->n && (all || o->v[o->n - 1][1] <= before))
-		o->n--;
-	/* v[n..top) closed: last first by end; of one end, the first opened first. */
-	for (i = top; i > o->n;) {
-		size_t j = i;
-
-		while (j > o->n && o->v[j - 1][1] == o->v[i - 1][1])
-			j--;
-		for (size_t k = j; k < i; k++)
-			if (pairs_put(rl, &rl->by_end, o->v[k][0], o->v[k][1]))
-				return -1;
-		i = j;
-	}
+	for (; o->n && (all || o->v[o->n - 1][1] <= before); o->n--)
+		if (pairs_put(rl, &rl->by_end, o->v[o->n - 1][0], o->v[o->n - 1][1]))
+			return -1;
 	return 0;
 }
 

@@ -13,7 +13,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "base/util.h"
 #include "model/memuse.h"
@@ -174,7 +173,7 @@ struct ga_pairs {
  * first) from the scan's external sort (ranges.h spill), or from the
  * ranges kept; they go, each with its track, to an external sort of their
  * own, read back in the same order (ga_range_layout_next()); the threads'
- * own tracks' ranges, by start and by end, to temporary files.  Memory: a
+ * own tracks' ranges, by start and by end, to struct ga_pairs.  Memory: a
  * little per thread and track, the lanes' open ranges, the sorts' runs.
  */
 struct ga_range_layout {
