@@ -45,7 +45,8 @@ struct ga_analysis_opts {
 	int launches;              /* index each activity's API call (Chrome flows) */
 	int marks;                 /* keep each NVTX mark, not only their counts */
 	int range_details;         /* keep each range's details (struct ga_ranges_detail) */
-	int spill_ranges;          /* ranges to their external sort, not kept (ranges.h spill) */
+	int spill_ranges;          /* ranges to their external sort, not kept (ranges.h spill);
+				      2: and each activity's launch found (launches) */
 	int align;                 /* enum ga_align_mode: ranks' clocks by NCCL collectives */
 	int two_reads;             /* scan every trace whole before the model reads it
 				      (the one-pass read's reference, in tests) */

@@ -511,6 +511,8 @@ void ga_ranges_free(struct ga_ranges *nx)
 	ga_map_free(&nx->thread_map);
 	free_corrs(nx);
 	ga_map_free(&nx->gnode_map);
+	free(nx->spill_gn);
+	ga_map_free(&nx->spill_gid);
 	free(nx->nodes);
 	ga_map_free(&nx->node_map);
 	free(nx->proc_ranges);
@@ -3506,6 +3508,18 @@ static int index_ranges(struct ga_ranges *nx, size_t lo, const struct gnode_raw 
 		if (ga_map_insert(&nx->gnode_map, gn[i].proc, gn[i].node, &slot) < 0)
 			goto oom;
 		*slot = ri ? *ri + 1 : UINT32_MAX;
+		/* Spilled: placed once the ranges are read back (ga_ranges_spilled_index()). */
+		if (nx->spill && gn[i].nvtx &&
+		    (ga_util_grow(&nx->spill_gn, &nx->capspill_gn, nx->nspill_gn + 1,
+				  sizeof(*nx->spill_gn)) ||
+		     ga_map_insert(&nx->spill_gid, gn[i].proc, gn[i].nvtx, &slot) < 0))
+			goto oom;
+		if (nx->spill && gn[i].nvtx) {
+			*slot = UINT32_MAX;
+			nx->spill_gn[nx->nspill_gn++] = (struct ga_ranges_gnode){
+				gn[i].node, gn[i].nvtx, gn[i].proc
+			};
+		}
 	}
 	ga_map_free(&ids);
 	return 0;
@@ -4031,6 +4045,30 @@ int ga_ranges_launch_big(const struct ga_ranges *nx, uint32_t proc, uint32_t cor
 	*tid = c->tid;
 	*t = c->t;
 	return 1;
+}
+
+void ga_ranges_spilled_index(struct ga_ranges *nx, const struct ga_ranges_range *r, uint32_t i)
+{
+	uint32_t *v = nx->spill_gid.n ? ga_map_find(&nx->spill_gid, r->proc, r->id) : NULL;
+
+	/* Of a range id given twice in a process, the last in range order (as index_ranges()). */
+	if (v)
+		*v = i;
+}
+
+void ga_ranges_spilled_indexed(struct ga_ranges *nx)
+{
+	for (size_t i = 0; i < nx->nspill_gn; i++) {
+		const struct ga_ranges_gnode *g = &nx->spill_gn[i];
+		const uint32_t *r = ga_map_find(&nx->spill_gid, g->proc, g->nvtx);
+		uint32_t *v = ga_map_find(&nx->gnode_map, g->proc, g->node);
+
+		/* A node recorded twice: its last record (as index_ranges()). */
+		if (v && r && *r != UINT32_MAX)
+			*v = *r + 1;
+		else if (v)
+			*v = UINT32_MAX;
+	}
 }
 
 struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a)

@@ -116,6 +116,12 @@ struct ga_ranges_srec {
 
 #define GA_RANGES_SPILL_RUN (1u << 15) /* spilled ranges sorted in memory at once (3.3 MiB) */
 
+/* A graph node captured in NVTX range nvtx of process proc (ga_ranges spill_gn). */
+struct ga_ranges_gnode {
+	uint64_t node, nvtx;
+	uint32_t proc;
+};
+
 /* Ranges of one (domain, name), over all their instances and processes. */
 struct ga_ranges_key {
 	uint32_t name, domain;     /* strtab ids; domain 0: the default domain */
@@ -322,6 +328,14 @@ struct ga_ranges {
 	struct ga_map tid_map;     /* (proc, tid) -> index in tids */
 	struct ga_map corr_map;    /* (proc, correlation) -> corr index + 1, large ids */
 	struct ga_map gnode_map;   /* (proc, graph node) -> range index + 1, UINT32_MAX none */
+	/*
+	 * Spilled: graph nodes captured in a range, whose index is known only
+	 * when the ranges are read back in range order (ga_ranges_spilled_index());
+	 * spill_gid: (proc, range id) -> that index, UINT32_MAX not yet.
+	 */
+	struct ga_ranges_gnode *spill_gn;
+	size_t nspill_gn, capspill_gn;
+	struct ga_map spill_gid;
 	struct ga_ranges_node *nodes;
 	size_t nnodes, capnodes;
 	struct ga_map node_map;    /* (parent + 1, kind << 32 | id) -> node index */
@@ -614,6 +628,15 @@ static inline int ga_ranges_launch(const struct ga_ranges *nx, const struct ga_a
 {
 	return ga_ranges_launch_of(nx, a->proc, a->correlation, tid, t);
 }
+
+/*
+ * Spilled ranges (spill) read back in range order by an export that names
+ * them by index (views/tracks.c ga_range_layout_index()): range r has
+ * index i, and the graph nodes captured in it go to it once every range
+ * had its index (ga_ranges_spilled_indexed(): gnode_map, as when kept).
+ */
+void ga_ranges_spilled_index(struct ga_ranges *nx, const struct ga_ranges_range *r, uint32_t i);
+void ga_ranges_spilled_indexed(struct ga_ranges *nx);
 
 /* The range an activity was launched in (see the top of this file). */
 struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a);

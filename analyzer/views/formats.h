@@ -43,7 +43,8 @@ struct ga_format {
 	int launches;              /* needs each activity's API call (ga_ranges_launch) */
 	int marks;                 /* needs each NVTX mark */
 	int range_details;         /* needs each range's closing thread, category, color, payload */
-	int spill_ranges;          /* reads the ranges from their external sort (ga_ranges spill) */
+	int spill_ranges;          /* reads the ranges from their external sort (ga_ranges spill);
+				      2: names each activity's by index (ga_range_layout_index()) */
 	int lean;                  /* writes none of the findings, launch latency, launch
 				      configurations or ranks, nor the GPU samples' averages
 				      over kernels: they are not analyzed; nor busy time or

@@ -17,6 +17,7 @@
 
 #include "version.h"
 #include "views/formats.h"
+#include "views/tracks.h"
 
 #define GA_SQL_SCHEMA_VERSION 3
 #define GA_SQL_BATCH 100000        /* rows per transaction */
@@ -37,6 +38,17 @@ struct sq {
 	const char *name;
 	struct ga_observer next;   /* the model's observer before this export's */
 	uint64_t mx_launches;      /* metrics_launches rows so far (their ids) */
+	/*
+	 * NVTX ranges spilled (model/ranges.h spill): written, and indexed
+	 * for the activities' innermost ranges, at the first row
+	 * (ga_range_layout_index()); the threads they name, in range order.
+	 */
+	int indexed;
+	struct ga_range_layout rl;
+	sqlite3_stmt *nv;
+	uint32_t (*rthr)[2];
+	size_t nrthr, caprthr;
+	struct ga_map rthr_map;
 };
 
 /*
@@ -236,16 +248,40 @@ static void act_head(sqlite3_stmt *s, const struct ga_act *a)
 	bi(s, 7, a->end);
 }
 
+/*
+ * Spilled ranges: the innermost range open on a's launching thread at its
+ * launch (where its graph node was captured, for a node's), as
+ * ga_ranges_attribute() finds it among ranges kept; a read error of the
+ * index sets q->rl.err.
+ */
+static uint32_t spilled_inner(struct sq *q, const struct ga_ranges *rg, const struct ga_act *a)
+{
+	const uint32_t *v;
+	uint32_t tid;
+	uint64_t t;
+
+	if (a->graph_node && rg->gnode_map.n &&
+	    (v = ga_map_find(&rg->gnode_map, a->proc, a->graph_node)))
+		return *v != UINT32_MAX ? *v - 1 : GA_RANGES_NONE;
+	if (!q->rl.nsegs || !ga_ranges_launch(rg, a, &tid, &t))
+		return GA_RANGES_NONE;
+	return ga_range_layout_innermost(&q->rl, a->proc, tid, t);
+}
+
 /* The innermost NVTX range the activity was launched in, or NULL. */
 static void bnvtx(struct ga_export *e, sqlite3_stmt *s, int i, const struct ga_act *a)
 {
-	struct ga_ranges_attr at = ga_ranges_attribute(&e->an->rg, a);
+	const struct ga_ranges *rg = &e->an->rg;
+	uint32_t inner = rg->spill ? spilled_inner(e->state, rg, a) :
+				     ga_ranges_attribute(rg, a).inner;
 
-	if (at.inner < GA_RANGES_UNATTR)
-		bi(s, i, at.inner);
+	if (inner < GA_RANGES_UNATTR)
+		bi(s, i, inner);
 	else
 		bnull(s, i);
 }
+
+static int indexed(struct ga_export *e);
 
 static int kernel_row(struct ga_export *e, struct sq *q, const struct ga_act *a)
 {
@@ -342,21 +378,33 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	struct sq *q = e->state;
 	sqlite3_stmt *s;
 
+	int rc;
+
 	(void)m;
+	if (!q->indexed && indexed(e))
+		return -1;
 	switch (a->kind) {
 	case GA_ACT_KERNEL:
-		return kernel_row(e, q, a) ? -1 : 0;
+		rc = kernel_row(e, q, a);
+		break;
 	case GA_ACT_MEMCPY:
-		return memcpy_row(e, q, a) ? -1 : 0;
+		rc = memcpy_row(e, q, a);
+		break;
 	case GA_ACT_MEMSET:
-		return memset_row(e, q, a) ? -1 : 0;
+		rc = memset_row(e, q, a);
+		break;
 	default:
 		s = q->st[S_GRAPH_LAUNCH];
 		act_head(s, a);
 		bi(s, 8, a->graph_id);
 		bnvtx(e, s, 9, a);
-		return step(q, s) ? -1 : 0;
+		rc = step(q, s);
 	}
+	if (q->rl.err[0]) {
+		fprintf(stderr, "gpuprof: %s\n", q->rl.err);
+		return -1;
+	}
+	return rc ? -1 : 0;
 }
 
 static int api(void *ctx, struct ga_model *m, const struct ga_api_call *c)
@@ -368,6 +416,8 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *c)
 	uint32_t *slot;
 
 	(void)m;
+	if (!q->indexed && indexed(e))
+		return -1;
 	if (q->last_thread != key + 1) {
 		if (ga_map_insert(&q->threads, c->proc, c->tid, &slot) < 0)
 			return -1;
@@ -770,8 +820,10 @@ static int streams(struct sq *q, const struct ga_model *m)
 	return rc;
 }
 
+static int marks(struct sq *q, struct ga_ranges *rg);
+
 /* Every host thread the traces mention: API calls, NVTX, THREAD records. */
-static int threads(struct sq *q, const struct ga_model *m, const struct ga_ranges *rg)
+static int threads(struct sq *q, const struct ga_model *m, struct ga_ranges *rg)
 {
 	sqlite3_stmt *s;
 	uint32_t *slot;
@@ -786,10 +838,12 @@ static int threads(struct sq *q, const struct ga_model *m, const struct ga_range
 		    (tid_end && ga_map_insert(&q->threads, r->proc, tid_end, &slot) < 0))
 			return -1;
 	}
-	for (i = 0; i < rg->nmark_events; i++)
-		if (ga_map_insert(&q->threads, rg->mark_events[i].proc, rg->mark_events[i].tid,
-				  &slot) < 0)
+	/* Spilled ranges: their threads in the same order (spilled_row()). */
+	for (i = 0; i < q->nrthr; i++)
+		if (ga_map_insert(&q->threads, q->rthr[i][0], q->rthr[i][1], &slot) < 0)
 			return -1;
+	if ((rc = marks(q, rg)))
+		return rc;
 	for (i = 0; i < m->thread_names.cap; i++)
 		if (m->thread_names.e[i].used &&
 		    ga_map_insert(&q->threads, m->thread_names.e[i].a, m->thread_names.e[i].b,
@@ -906,48 +960,74 @@ static void bpayload(sqlite3_stmt *s, int i, uint32_t kind, uint64_t raw)
 	}
 }
 
+/* NVTX range r (details d, recorded name name) as row index of nvtx_ranges. */
+static int range_row(struct sq *q, sqlite3_stmt *s, const struct ga_ranges *rg,
+		     const struct ga_ranges_range *r, const struct ga_ranges_detail *d,
+		     uint32_t name, uint64_t index, uint32_t parent)
+{
+	bi(s, 1, index);
+	bi(s, 2, r->proc);
+	bi(s, 3, r->tid);
+	bi(s, 4, d->tid_end ? d->tid_end : r->tid);
+	bi(s, 5, r->id);
+	bsid(s, 6, rg->keys[r->key].domain);
+	bsid(s, 7, name);
+	bi(s, 8, r->start);
+	bi(s, 9, r->end);
+	bi(s, 10, r->pushpop != 0);
+	bi(s, 11, (r->flags & GP_NVTX_UNTERMINATED) != 0);
+	if (parent == GA_RANGES_NONE)
+		bnull(s, 12);
+	else
+		bi(s, 12, parent);
+	bi(s, 13, d->category);
+	bi(s, 14, d->color);
+	bstr(s, 15, payload_kind(d->payload_kind));
+	bpayload(s, 16, d->payload_kind, d->payload);
+	return step(q, s);
+}
+
+#define NVTX_ROW "INSERT INTO nvtx_ranges VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+
+/* The ranges kept, in their order (spilled ones were written by indexed()). */
 static int nvtx(struct sq *q, const struct ga_ranges *rg)
 {
-	sqlite3_stmt *s = prep(q, "INSERT INTO nvtx_ranges VALUES "
-			       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"), *k;
+	sqlite3_stmt *s;
 	size_t i;
 	int rc = 0;
 
-	if (!s)
+	if (!rg->nranges)
+		return 0;
+	if (!(s = prep(q, NVTX_ROW)))
 		return GA_FORMAT_REPORTED;
 	for (i = 0; i < rg->nranges && !rc; i++) {
-		const struct ga_ranges_range *r = &rg->ranges[i];
-		const struct ga_ranges_key *key = &rg->keys[r->key];
 		struct ga_ranges_detail d = ga_ranges_detail_of(rg, i);
 
-		bi(s, 1, i);
-		bi(s, 2, r->proc);
-		bi(s, 3, r->tid);
-		bi(s, 4, d.tid_end ? d.tid_end : r->tid);
-		bi(s, 5, r->id);
-		bsid(s, 6, key->domain);
-		bsid(s, 7, ga_ranges_name(rg, i));
-		bi(s, 8, r->start);
-		bi(s, 9, r->end);
-		bi(s, 10, r->pushpop != 0);
-		bi(s, 11, (r->flags & GP_NVTX_UNTERMINATED) != 0);
-		if (r->parent == GA_RANGES_NONE)
-			bnull(s, 12);
-		else
-			bi(s, 12, r->parent);
-		bi(s, 13, d.category);
-		bi(s, 14, d.color);
-		bstr(s, 15, payload_kind(d.payload_kind));
-		bpayload(s, 16, d.payload_kind, d.payload);
-		rc = step(q, s);
+		rc = range_row(q, s, rg, &rg->ranges[i], &d, ga_ranges_name(rg, i), i,
+			       rg->ranges[i].parent);
 	}
 	sqlite3_finalize(s);
-	if (rc || !(k = prep(q, "INSERT INTO nvtx_marks VALUES (?,?,?,?,?)")))
-		return rc ? rc : GA_FORMAT_REPORTED;
-	for (i = 0; i < rg->nmark_events && !rc; i++) {
-		const struct ga_ranges_mark_event *x = &rg->mark_events[i];
+	return rc;
+}
+
+/* Each mark, in the order read (kept or spilled), its thread into q->threads. */
+static int marks(struct sq *q, struct ga_ranges *rg)
+{
+	const struct ga_ranges_mark_event *x;
+	sqlite3_stmt *k = prep(q, "INSERT INTO nvtx_marks VALUES (?,?,?,?,?)");
+	size_t i = 0;
+	uint32_t *slot;
+	int rc = 0;
+
+	if (!k)
+		return GA_FORMAT_REPORTED;
+	while (!rc && (x = ga_ranges_next_mark(rg, &i))) {
 		const struct ga_ranges_mark *mk = &rg->marks[x->mark];
 
+		if (ga_map_insert(&q->threads, x->proc, x->tid, &slot) < 0) {
+			rc = -1;
+			break;
+		}
 		bi(k, 1, x->proc);
 		bi(k, 2, x->tid);
 		bi(k, 3, x->t);
@@ -956,7 +1036,65 @@ static int nvtx(struct sq *q, const struct ga_ranges *rg)
 		rc = step(q, k);
 	}
 	sqlite3_finalize(k);
+	if (!rc && rg->marks_spilled.err[0])
+		return ga_format_said(rg->marks_spilled.err);
 	return rc;
+}
+
+/* A thread a spilled range names, in the order threads() would meet it. */
+static int range_thread(struct sq *q, uint32_t proc, uint32_t tid)
+{
+	uint32_t *slot;
+	int r = ga_map_insert(&q->rthr_map, proc, tid, &slot);
+
+	if (r <= 0)
+		return r;
+	if (ga_util_grow(&q->rthr, &q->caprthr, q->nrthr + 1, sizeof(*q->rthr)))
+		return -1;
+	q->rthr[q->nrthr][0] = proc;
+	q->rthr[q->nrthr++][1] = tid;
+	return 0;
+}
+
+/* A spilled range read back in range order: its row, its threads, its graph nodes. */
+static int spilled_row(void *ctx, const struct ga_ranges_srec *x, uint32_t parent)
+{
+	struct ga_export *e = ctx;
+	struct sq *q = e->state;
+	struct ga_ranges *rg = &e->an->rg;
+
+	if (x->seq >= GA_RANGES_FOLDED)
+		return -1;
+	ga_ranges_spilled_index(rg, &x->r, (uint32_t)x->seq);
+	if (range_thread(q, x->r.proc, x->r.tid) ||
+	    (x->d.tid_end && range_thread(q, x->r.proc, x->d.tid_end)))
+		return -1;
+	return range_row(q, q->nv, rg, &x->r, &x->d, ga_ranges_srec_name(rg, x), x->seq, parent);
+}
+
+/*
+ * Spilled ranges: written and indexed once, before the first row that
+ * names one (every range was scanned by then), or at the end.
+ */
+static int indexed(struct ga_export *e)
+{
+	struct sq *q = e->state;
+	struct ga_ranges *rg = &e->an->rg;
+	int rc;
+
+	q->indexed = 1;
+	if (!rg->spill)
+		return 0;
+	if (!(q->nv = prep(q, NVTX_ROW)))
+		return GA_FORMAT_REPORTED;
+	rc = ga_range_layout_index(&q->rl, rg, spilled_row, e);
+	sqlite3_finalize(q->nv);
+	q->nv = NULL;
+	ga_map_free(&q->rthr_map);
+	if (rc)
+		return GA_FORMAT_REPORTED;
+	ga_ranges_spilled_indexed(rg);
+	return 0;
 }
 
 static int stacks(struct sq *q, const struct ga_sites *st)
@@ -1211,7 +1349,8 @@ static int end(struct ga_export *e)
 	struct ga_model *m = &an->m;
 	int rc, i;
 
-	rc = meta(q, m);
+	rc = q->indexed ? 0 : indexed(e);
+	rc = rc ? rc : meta(q, m);
 	rc = rc ? rc : processes(q, m);
 	rc = rc ? rc : devices(q, m);
 	rc = rc ? rc : streams(q, m);
@@ -1250,6 +1389,9 @@ static void done(struct ga_export *e)
 	if (q->db)
 		sqlite3_close(q->db);
 	ga_map_free(&q->threads);
+	ga_range_layout_free(&q->rl);
+	free(q->rthr);
+	ga_map_free(&q->rthr_map);
 	free(q);
 	e->state = NULL;
 }
@@ -1264,6 +1406,7 @@ const struct ga_format ga_format_sqlite = {
 	.list_frames = 1,
 	.marks = 1,
 	.range_details = 1,
+	.spill_ranges = 2,
 	.needs_file = 1,
 	.begin = begin,
 	.end = end,

@@ -242,6 +242,12 @@ static int same_proc_start(const struct ga_ranges_srec *a, const struct ga_range
 	return a->r.proc == b->r.proc && a->r.start == b->r.start;
 }
 
+/* Words an entry of p: 2, or 3 where asked (w). */
+static inline size_t pairs_w(const struct ga_pairs *p)
+{
+	return p->w == 3 ? 3 : 2;
+}
+
 static int pairs_open(struct ga_range_layout *rl, struct ga_pairs *p)
 {
 	const char *dir;
@@ -258,7 +264,7 @@ static int pairs_open(struct ga_range_layout *rl, struct ga_pairs *p)
 static int pairs_flush(struct ga_range_layout *rl, struct ga_pairs *p)
 {
 	const char *b = (const char *)p->wbuf;
-	size_t left = p->wn * 2 * sizeof(*p->wbuf);
+	size_t left = p->wn * pairs_w(p) * sizeof(*p->wbuf);
 
 	while (left) {
 		ssize_t w = write(p->fd1 - 1, b, left);
@@ -275,17 +281,29 @@ static int pairs_flush(struct ga_range_layout *rl, struct ga_pairs *p)
 	return 0;
 }
 
-static int pairs_put(struct ga_range_layout *rl, struct ga_pairs *p, uint64_t s, uint64_t e)
+/* An entry (s, e, and c where p->w is 3) appended to p.  0, or -1 (rl->err). */
+static int pairs_put3(struct ga_range_layout *rl, struct ga_pairs *p, uint64_t s, uint64_t e,
+		      uint64_t c)
 {
-	if (!p->wbuf && !(p->wbuf = malloc(GA_PAIRS_WBUF * 2 * sizeof(*p->wbuf))))
+	uint64_t *v;
+
+	if (!p->wbuf && !(p->wbuf = malloc(GA_PAIRS_WBUF * pairs_w(p) * sizeof(*p->wbuf))))
 		return layout_err(rl, "NVTX ranges", NULL);
 	/* A full buffer: the file, made at the first. */
 	if (p->wn == GA_PAIRS_WBUF && ((!p->fd1 && pairs_open(rl, p)) || pairs_flush(rl, p)))
 		return -1;
-	p->wbuf[2 * p->wn] = s;
-	p->wbuf[2 * p->wn++ + 1] = e;
+	v = p->wbuf + pairs_w(p) * p->wn++;
+	v[0] = s;
+	v[1] = e;
+	if (p->w == 3)
+		v[2] = c;
 	p->n++;
 	return 0;
+}
+
+static int pairs_put(struct ga_range_layout *rl, struct ga_pairs *p, uint64_t s, uint64_t e)
+{
+	return pairs_put3(rl, p, s, e, 0);
 }
 
 /* Pair i of p (written and flushed), or NULL on a read error (rl->err). */
@@ -295,16 +313,16 @@ static const uint64_t *pairs_at(struct ga_range_layout *rl, struct ga_pairs *p, 
 	size_t slot = (size_t)((b * 0x9e3779b97f4a7c15ull) >> 57) % GA_PAIRS_CACHE;
 
 	if (!p->fd1)
-		return p->wbuf + 2 * i; /* all in memory */
-	v = p->blk + slot * 2 * GA_PAIRS_BLK;
+		return p->wbuf + pairs_w(p) * i; /* all in memory */
+	v = p->blk + slot * pairs_w(p) * GA_PAIRS_BLK;
 	if (p->tag[slot] != b + 1) {
 		uint64_t first = b * GA_PAIRS_BLK, n = p->n - first < GA_PAIRS_BLK ? p->n - first :
 										     GA_PAIRS_BLK;
-		size_t want = (size_t)n * 2 * sizeof(uint64_t), got = 0;
+		size_t want = (size_t)n * pairs_w(p) * sizeof(uint64_t), got = 0;
 
 		while (got < want) {
 			ssize_t r = pread(p->fd1 - 1, (char *)v + got, want - got,
-					  (off_t)(first * 2 * sizeof(uint64_t) + got));
+					  (off_t)(first * pairs_w(p) * sizeof(uint64_t) + got));
 
 			if (r < 0 && errno == EINTR)
 				continue;
@@ -318,7 +336,7 @@ static const uint64_t *pairs_at(struct ga_range_layout *rl, struct ga_pairs *p, 
 		}
 		p->tag[slot] = b + 1;
 	}
-	return v + 2 * (i % GA_PAIRS_BLK);
+	return v + pairs_w(p) * (i % GA_PAIRS_BLK);
 }
 
 static int pairs_ready(struct ga_range_layout *rl, struct ga_pairs *p)
@@ -329,7 +347,7 @@ static int pairs_ready(struct ga_range_layout *rl, struct ga_pairs *p)
 		return -1;
 	free(p->wbuf);
 	p->wbuf = NULL;
-	p->blk = malloc((size_t)GA_PAIRS_CACHE * 2 * GA_PAIRS_BLK * sizeof(*p->blk));
+	p->blk = malloc((size_t)GA_PAIRS_CACHE * pairs_w(p) * GA_PAIRS_BLK * sizeof(*p->blk));
 	p->tag = calloc(GA_PAIRS_CACHE, sizeof(*p->tag));
 	if (!p->blk || !p->tag)
 		return layout_err(rl, "NVTX ranges", NULL);
@@ -677,6 +695,106 @@ int ga_range_layout_crosses_any(struct ga_range_layout *rl, uint32_t proc, uint3
 	return 0;
 }
 
+/* Open ranges of one thread while indexed: (index, end), the innermost last. */
+struct ixstack {
+	uint64_t (*v)[2];
+	size_t n, cap;
+};
+
+/* Thread (proc, tid)'s ranges, ix from off on, as a segment. */
+static int ix_seg(struct ga_range_layout *rl, uint32_t proc, uint32_t tid, uint64_t off)
+{
+	uint32_t *slot;
+
+	if (ga_util_grow(&rl->segs, &rl->capsegs, rl->nsegs + 1, sizeof(*rl->segs)) ||
+	    ga_map_insert(&rl->seg_map, proc, tid, &slot) < 0)
+		return layout_err(rl, "NVTX ranges", NULL);
+	memset(&rl->segs[rl->nsegs], 0, sizeof(rl->segs[rl->nsegs]));
+	rl->segs[rl->nsegs].off = off;
+	rl->segs[rl->nsegs].n = rl->ix.n - off;
+	*slot = (uint32_t)++rl->nsegs;
+	return 0;
+}
+
+int ga_range_layout_index(struct ga_range_layout *rl, struct ga_ranges *rg,
+			  int (*row)(void *ctx, const struct ga_ranges_srec *x, uint32_t parent),
+			  void *ctx)
+{
+	struct lsrc q = { .rg = rg };
+	struct ixstack o = { 0 };
+	const struct ga_ranges_srec *x;
+	uint64_t off = 0;
+	uint32_t proc = 0, tid = 0, parent;
+	int rc = -1, any = 0;
+
+	rl->ix.w = 3;
+	if (lsrc_begin(rl, &q))
+		goto out;
+	while ((x = lsrc_next(rl, &q))) {
+		if (!any || x->r.proc != proc || x->r.tid != tid) {
+			if (any && ix_seg(rl, proc, tid, off))
+				goto out;
+			o.n = 0;
+			off = rl->ix.n;
+			proc = x->r.proc;
+			tid = x->r.tid;
+			any = 1;
+		}
+		/* As ranges.c links them: the first on the previous one's chain still open. */
+		while (o.n && o.v[o.n - 1][1] <= x->r.start)
+			o.n--;
+		parent = o.n ? (uint32_t)o.v[o.n - 1][0] : GA_RANGES_NONE;
+		if (ga_util_grow(&o.v, &o.cap, o.n + 1, sizeof(*o.v))) {
+			layout_err(rl, "NVTX ranges", NULL);
+			goto out;
+		}
+		o.v[o.n][0] = x->seq;
+		o.v[o.n++][1] = x->r.end;
+		if (pairs_put3(rl, &rl->ix, x->r.start, x->r.end, parent))
+			goto out;
+		if (row(ctx, x, parent)) {
+			layout_err(rl, "NVTX ranges", "not written");
+			goto out;
+		}
+	}
+	if (rl->err[0] || (any && ix_seg(rl, proc, tid, off)) || pairs_ready(rl, &rl->ix))
+		goto out;
+	rc = 0;
+out:
+	if (rc && !rl->err[0])
+		layout_err(rl, "NVTX ranges", NULL);
+	if (rc)
+		fprintf(stderr, "gpuprof: %s\n", rl->err);
+	if (q.x == &rg->spilled)
+		ga_xsort_free(&rg->spilled);
+	ga_xsort_free(&q.by_thread);
+	free(o.v);
+	return rc;
+}
+
+uint32_t ga_range_layout_innermost(struct ga_range_layout *rl, uint32_t proc, uint32_t tid,
+				   uint64_t t)
+{
+	const uint32_t *v = ga_map_find(&rl->seg_map, proc, tid);
+	struct ga_range_seg *g;
+	const uint64_t *a;
+	uint64_t lo, c;
+
+	if (!v)
+		return GA_RANGES_NONE;
+	g = &rl->segs[*v - 1];
+	/* The first range starting after t; the one before it, and its chain. */
+	if (seg_find(rl, &rl->ix, g->off, g->n, 0, t, 0, &g->fing[0], &lo) || !lo)
+		return GA_RANGES_NONE;
+	for (c = g->off + lo - 1; c != GA_RANGES_NONE; c = a[2]) {
+		if (!(a = pairs_at(rl, &rl->ix, c)))
+			return GA_RANGES_NONE;
+		if (a[1] > t)
+			return (uint32_t)c;
+	}
+	return GA_RANGES_NONE;
+}
+
 const struct ga_ranges_srec *ga_range_layout_next(struct ga_range_layout *rl)
 {
 	const struct ga_ranges_srec *r;
@@ -739,6 +857,7 @@ void ga_range_layout_free(struct ga_range_layout *rl)
 	free(rl->grp);
 	pairs_free(&rl->by_start);
 	pairs_free(&rl->by_end);
+	pairs_free(&rl->ix);
 	free(rl->segs);
 	ga_map_free(&rl->seg_map);
 	free(rl->tracks);

@@ -147,16 +147,17 @@ struct ga_range_seg {
 };
 
 /*
- * (start, end) pairs of ranges, written in order, read back by index: in
- * memory up to GA_PAIRS_WBUF of them, past that in a temporary file
- * (written GA_PAIRS_WBUF at a time) read through a cache of
- * GA_PAIRS_CACHE blocks of GA_PAIRS_BLK.
+ * (start, end) pairs of ranges (w 3: and a third word), written in order,
+ * read back by index: in memory up to GA_PAIRS_WBUF of them, past that in
+ * a temporary file (written GA_PAIRS_WBUF at a time) read through a cache
+ * of GA_PAIRS_CACHE blocks of GA_PAIRS_BLK.
  */
 #define GA_PAIRS_BLK 256
 #define GA_PAIRS_CACHE 128
 #define GA_PAIRS_WBUF 2048
 struct ga_pairs {
 	int fd1; /* the file's descriptor + 1, 0 none (all in wbuf) */
+	int w;   /* 3: entries of three words; else two */
 	uint64_t n;
 	uint64_t *wbuf; /* GA_PAIRS_WBUF pairs: all of them, or those on their way to the file */
 	size_t wn;
@@ -192,6 +193,12 @@ struct ga_range_layout {
 	struct ga_map seg_map;     /* (proc, tid) -> segs index + 1 */
 	struct ga_range_track *tracks; /* the range tracks that are no thread's own */
 	size_t ntracks, captracks;
+	/*
+	 * Built by ga_range_layout_index() instead of the layout: every
+	 * range's (start, end, parent) by range index, each thread's ranges a
+	 * segment of segs (seg_map), for ga_range_layout_innermost().
+	 */
+	struct ga_pairs ix;
 	char err[224]; /* why the last call failed: "out of memory" where not set */
 };
 
@@ -233,6 +240,30 @@ const struct ga_ranges_srec *ga_range_layout_next(struct ga_range_layout *rl);
  * first, range order); NULL at the end or on an error (err set).
  */
 const struct ga_ranges_srec *ga_range_layout_next_async(struct ga_range_layout *rl);
+
+/*
+ * Instead of the layout, for an export that names each activity's
+ * innermost range by its index (the SQLite export): rg's ranges (its
+ * external sort, read once) in range order, each handed to row with its
+ * index (x->seq) and the index of its parent (the innermost range open at
+ * its start on its thread, GA_RANGES_NONE none: as ranges.c links them
+ * when it keeps them), and indexed for ga_range_layout_innermost().
+ * Memory: a little per thread, the open ranges of one, the sort's runs,
+ * the index's cache.  0, or -1 (err set; row's own -1 too), said on stderr.
+ */
+int ga_range_layout_index(struct ga_range_layout *rl, struct ga_ranges *rg,
+			  int (*row)(void *ctx, const struct ga_ranges_srec *x, uint32_t parent),
+			  void *ctx);
+
+/*
+ * After ga_range_layout_index(): the index of the innermost range open at
+ * t on thread (proc, tid) (the last to start at or before t that ends
+ * after it, on the chain of its parents), GA_RANGES_NONE none; on a read
+ * error of the index's file GA_RANGES_NONE too, err set.  Galloping from
+ * the thread's last answer: a thread's calls come mostly in time order.
+ */
+uint32_t ga_range_layout_innermost(struct ga_range_layout *rl, uint32_t proc, uint32_t tid,
+				   uint64_t t);
 
 void ga_range_layout_free(struct ga_range_layout *rl);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The Chrome and Perfetto exports read NVTX ranges from an external sort
-# on disk (model/ranges.h spill; their layout in views/tracks.c): the same
-# bytes as with every range kept in memory (GPUPROF_NVTX_SPILL=0), on every
+# The Chrome, Perfetto and SQLite exports read NVTX ranges from an external
+# sort on disk (model/ranges.h spill; their layout and SQLite's index in
+# views/tracks.c): the same bytes (SQLite: the same tables) as with every
+# range kept in memory (GPUPROF_NVTX_SPILL=0), on every
 # golden trace, on all of them merged, and on bench/synth_job traces whose
 # ranges fill several of the sort's runs (one thread, and steps on three
 # threads).
@@ -25,17 +26,35 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-spill.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 failed=0
 
-# same NAME TRACE...: each format's bytes spilled and kept equal.
+# The SQLite export's tables are compared as sqlite3 dumps them (rows in
+# the order written); without the sqlite3 tool, only Chrome and Perfetto.
+formats="chrome perfetto"
+if command -v sqlite3 >/dev/null 2>&1; then
+	formats="$formats sqlite"
+else
+	echo "skip - spill sqlite: the sqlite3 tool is not installed"
+fi
+
+# same NAME TRACE...: each format's bytes (SQLite: tables) spilled and kept equal.
 same() {
 	local name=$1 t
 	shift
-	for t in chrome perfetto; do
+	for t in $formats; do
+		rm -f "$tmp/a.$t" "$tmp/b.$t"
 		if ! "$analyze" export -t $t --no-symbolize -o "$tmp/a.$t" "$@" 2>"$tmp/err" ||
 			! GPUPROF_NVTX_SPILL=0 "$analyze" export -t $t --no-symbolize \
 				-o "$tmp/b.$t" "$@" 2>>"$tmp/err"; then
 			echo "not ok - spill $name $t: export failed: $(head -n 1 "$tmp/err")"
 			failed=1
-		elif ! cmp -s "$tmp/a.$t" "$tmp/b.$t"; then
+			continue
+		fi
+		if [ $t = sqlite ]; then
+			sqlite3 "$tmp/a.$t" .dump >"$tmp/a.sql" 2>>"$tmp/err"
+			sqlite3 "$tmp/b.$t" .dump >"$tmp/b.sql" 2>>"$tmp/err"
+			mv "$tmp/a.sql" "$tmp/a.$t"
+			mv "$tmp/b.sql" "$tmp/b.$t"
+		fi
+		if ! cmp -s "$tmp/a.$t" "$tmp/b.$t"; then
 			echo "not ok - spill $name $t: spilled ranges give other bytes than kept ones"
 			failed=1
 		elif [ ! -s "$tmp/a.$t" ]; then
@@ -86,11 +105,23 @@ if make --no-print-directory -s -C "$root" BUILD="$build" "$build/bench/synth_jo
 		echo "not ok - spill without a temporary directory: $(head -n 1 "$tmp/err")"
 		failed=1
 	fi
+	# SQLite names each activity's innermost range by its index: found through the
+	# index of the spilled ranges, which lies in a temporary file past 2,048 of them.
+	if TMPDIR=/nonexistent "$analyze" export -t sqlite -o "$tmp/big.db" "$tmp/job1.gpuprof" \
+		2>"$tmp/err"; then
+		echo "not ok - spill sqlite without a temporary directory: the export did not fail"
+		failed=1
+	elif grep -q 'a temporary file in /nonexistent' "$tmp/err" && [ ! -e "$tmp/big.db" ]; then
+		echo "ok - spill sqlite without a temporary directory: $(head -n 1 "$tmp/err")"
+	else
+		echo "not ok - spill sqlite without a temporary directory: $(head -n 1 "$tmp/err")"
+		failed=1
+	fi
 	"$build/bench/synth_job" --threads 3 600000 "$tmp/job3.gpuprof" >/dev/null &&
 		same "synth_job --threads 3 600000" "$tmp/job3.gpuprof"
 	# NCCL's ranges of a domain of their own beside the steps, ranges left
 	# open at the end, autograd's thread, PyTorch's op names.
-	for opt in --nccl --open --autograd-ranges --emit; do
+	for opt in --nccl --open --autograd-ranges --emit --graphs; do
 		"$build/bench/synth_job" $opt 200000 "$tmp/job$opt.gpuprof" >/dev/null &&
 			same "synth_job $opt 200000" "$tmp/job$opt.gpuprof"
 	done

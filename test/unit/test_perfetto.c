@@ -961,6 +961,156 @@ static void test_range_layout(void)
 }
 
 /* Export path as FORMAT to out, the ranges spilled or (spill 0) kept: 0, or the exit code. */
+/* Rows of ga_range_layout_index(): in range order, each parent as the test links them. */
+struct ixrows {
+	const struct ga_ranges_range *r; /* sorted (cmp_rr) */
+	const uint32_t *parent;
+	size_t n, i, bad;
+};
+
+static int ix_row(void *ctx, const struct ga_ranges_srec *x, uint32_t parent)
+{
+	struct ixrows *w = ctx;
+
+	if (w->i >= w->n || x->seq != w->i || x->r.start != w->r[w->i].start ||
+	    x->r.end != w->r[w->i].end || x->r.id != w->r[w->i].id || parent != w->parent[w->i])
+		w->bad++;
+	w->i++;
+	return 0;
+}
+
+/* Innermost range of thread tid at t among sorted r (parents par), as ranges.c finds it. */
+static uint32_t inner_ref(const struct ga_ranges_range *r, const uint32_t *par, size_t n,
+			  uint32_t tid, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+	uint32_t c;
+
+	/* The last range of tid starting at or before t. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].tid < tid || (r[mid].tid == tid && r[mid].start <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || r[lo - 1].tid != tid)
+		return GA_RANGES_NONE;
+	for (c = (uint32_t)lo - 1; c != GA_RANGES_NONE; c = par[c])
+		if (r[c].end > t)
+			return c;
+	return GA_RANGES_NONE;
+}
+
+/*
+ * The SQLite export's index of spilled ranges: push/pop ranges nested at
+ * random and start/end ranges crossing them, on two threads, at tying
+ * times, added to the sort in the order they closed (runs of 4096): every
+ * range handed over in range order with the parent that linking the
+ * sorted ranges gives, and the innermost range at 60,000 times, in order
+ * and at random, what a search of the sorted ranges gives.
+ */
+static void test_range_index(void)
+{
+	enum { N = 150000, Q = 30000 };
+	struct ga_ranges sp;
+	struct ga_range_layout a = { 0 };
+	struct ga_ranges_key key = { 0 };
+	struct ga_ranges_range *r = calloc(N, sizeof(*r));
+	uint32_t *par = calloc(N, sizeof(*par));
+	uint64_t open[64], stack_id[64], t = 1000, x = 777;
+	uint32_t depth = 0;
+	size_t n = 0, bad = 0, nq = 0, found = 0;
+	struct ixrows w = { 0 };
+
+	tap_begin("range index: spilled ranges in range order with their parents; innermost as kept");
+	while (n < N) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		t += (x >> 33) % 4; /* ties one time in four */
+		if ((x >> 20) % 8 == 0) {
+			/* A start/end range from a little before: it crosses the push/pop ones. */
+			r[n].start = t - (x >> 24) % 50 > 900 ? t - (x >> 24) % 50 : 900;
+			r[n].end = t + (x >> 30) % 50;
+			r[n].id = n + 500000;
+		} else if (depth < 64 && (depth == 0 || (x >> 40) % 2)) {
+			open[depth] = t;
+			stack_id[depth++] = n + 1000;
+			continue;
+		} else if (depth) {
+			depth--;
+			r[n].start = open[depth];
+			r[n].end = t;
+			r[n].id = stack_id[depth];
+			r[n].pushpop = 1;
+		} else {
+			continue;
+		}
+		r[n].tid = (x >> 50) % 5 ? 7 : 9;
+		r[n].parent = GA_RANGES_NONE;
+		n++;
+	}
+	ga_ranges_init(&sp);
+	sp.keys = &key;
+	sp.nkeys = 1;
+	sp.spill = 1;
+	sp.spill_threads = 1;
+	ga_xsort_init(&sp.spilled, sizeof(struct ga_ranges_srec), 4096);
+	for (size_t i = 0; i < n; i++) {
+		struct ga_ranges_srec *v = ga_xsort_slot(&sp.spilled);
+
+		if (!v)
+			break;
+		memset(v, 0, sizeof(*v));
+		v->key = r[i].start;
+		v->r = r[i];
+		v->seq = i;
+	}
+	qsort(r, n, sizeof(*r), cmp_rr);
+	/* Linked as ranges.c links ranges it keeps: on the chain of the range before. */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c = GA_RANGES_NONE;
+
+		if (i && r[i - 1].tid == r[i].tid)
+			for (c = (uint32_t)i - 1; c != GA_RANGES_NONE; c = par[c])
+				if (r[c].end > r[i].start)
+					break;
+		par[i] = c;
+	}
+	w.r = r;
+	w.parent = par;
+	w.n = n;
+	CHECK(ga_range_layout_index(&a, &sp, ix_row, &w) == 0);
+	CHECKF(w.i == n && w.bad == 0, "%zu of %zu ranges, %zu out of order or with another parent",
+	       w.i, n, w.bad);
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t q = 900;
+
+		for (size_t i = 0; i < Q; i++, nq++) {
+			uint32_t tid, want, got;
+			uint64_t at;
+
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			/* Pass 0: launches one after another; pass 1: anywhere. */
+			at = pass ? 800 + (x >> 20) % (t - 700) : (q += (x >> 33) % 8);
+			tid = (x >> 60) % 4 ? 7 : (x >> 58) % 2 ? 9 : 8; /* 8: no ranges */
+			want = inner_ref(r, par, n, tid, at);
+			got = ga_range_layout_innermost(&a, 0, tid, at);
+			found += want != GA_RANGES_NONE;
+			if (got != want)
+				bad++;
+		}
+	}
+	CHECKF(bad == 0 && !a.err[0] && found > nq / 2,
+	       "%zu of %zu innermost ranges differ (%zu in a range; %s)", bad, nq, found,
+	       a.err[0] ? a.err : "no error");
+	ga_range_layout_free(&a);
+	ga_xsort_free(&sp.spilled);
+	free(r);
+	free(par);
+	tap_end();
+}
+
 static int export_as(const char *fmt, const char *path, const char *out, int spill)
 {
 	char *so = NULL, *se = NULL;
@@ -1083,6 +1233,7 @@ int main(void)
 	test_strict_lanes();
 	test_lane_put();
 	test_range_layout();
+	test_range_index();
 	test_spilled_exports();
 	test_ties();
 	test_many_streams();
