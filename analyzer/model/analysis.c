@@ -199,8 +199,9 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	an->rg.fold = !an->o.no_fold && !an->o.launches && !an->o.marks && !an->o.range_details &&
 		      !an->rg.site_of && !keep_ranges();
 	/*
-	 * Ranges that only a timeline export lays out and writes go to their
-	 * external sort, not kept; a filter attributes activities to them.
+	 * Ranges that only an export writes (the Chrome and Perfetto exports
+	 * lay them out, the SQLite export names activities' by index) go to
+	 * their external sort, not kept; a filter attributes activities to them.
 	 */
 	an->rg.spill = an->o.spill_ranges && !an->rg.fold && !ga_filter_active(an->flt) &&
 		       !spill_off();
