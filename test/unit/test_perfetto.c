@@ -1013,7 +1013,8 @@ static uint32_t inner_ref(const struct ga_ranges_range *r, const uint32_t *par, 
  */
 static void test_range_index(void)
 {
-	enum { N = 150000, Q = 30000 };
+	enum { N = 150000,
+	       Q = 30000 };
 	struct ga_ranges sp;
 	struct ga_range_layout a = { 0 };
 	struct ga_ranges_key key = { 0 };
@@ -1093,7 +1094,8 @@ static void test_range_index(void)
 			x = x * 6364136223846793005ull + 1442695040888963407ull;
 			/* Pass 0: launches one after another; pass 1: anywhere. */
 			at = pass ? 800 + (x >> 20) % (t - 700) : (q += (x >> 33) % 8);
-			tid = (x >> 60) % 4 ? 7 : (x >> 58) % 2 ? 9 : 8; /* 8: no ranges */
+			tid = (x >> 60) % 4 ? 7 : (x >> 58) % 2 ? 9 :
+								  8; /* 8: no ranges */
 			want = inner_ref(r, par, n, tid, at);
 			got = ga_range_layout_innermost(&a, 0, tid, at);
 			found += want != GA_RANGES_NONE;
