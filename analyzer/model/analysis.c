@@ -206,8 +206,8 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	an->rg.spill = an->o.spill_ranges && !an->rg.fold && !ga_filter_active(an->flt) &&
 		       !spill_off();
 	/* An activity's innermost range then found by its launch (views/tracks.c). */
-	if (an->rg.spill && an->o.spill_ranges == 2)
-		an->rg.want_launches = 1;
+	if (an->rg.spill && an->o.spill_ranges == 2 && !an->rg.want_launches)
+		an->rg.want_launches = an->rg.launches_ranged = 1;
 	/*
 	 * A summary carries each name's CPU durations: kept as the ranges
 	 * come, folded or not; the ranks' steps are kept by the fold.

@@ -3997,6 +3997,7 @@ ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx, uint64_t *ty
 {
 	struct ga_ranges *nx = ctx;
 	struct scan *s;
+	int want;
 
 	*pace = NULL;
 	if (!nx->ahead || proc < nx->proc_base || proc - nx->proc_base >= nx->nprocs ||
@@ -4023,6 +4024,10 @@ ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx, uint64_t *ty
 		*pace = &nx->pc;
 		return scan_rec;
 	}
+	/* Launches asked where a process has ranges: none here (nor later, ahead_procs 1). */
+	want = nx->want_launches && (!nx->launches_ranged || nx->proc_ranges[proc - nx->proc_base]);
+	if (nx->ahead_procs[proc - nx->proc_base] == 3 && !want)
+		return NULL;
 	scan_begin(s, 1);
 	*actx = s;
 	if (nx->ahead_procs[proc - nx->proc_base] == 3) {
@@ -4031,8 +4036,8 @@ ga_reader_fn ga_ranges_ahead(void *ctx, uint32_t proc, void **actx, uint64_t *ty
 		return ahead_only_launch_rec;
 	}
 	/* Launches asked: every activity's correlation and API call too. */
-	*types = nx->want_launches ? AHEAD_LAUNCH_TYPES : AHEAD_TYPES;
-	return nx->want_launches ? ahead_launch_rec : ahead_rec;
+	*types = want ? AHEAD_LAUNCH_TYPES : AHEAD_TYPES;
+	return want ? ahead_launch_rec : ahead_rec;
 }
 
 int ga_ranges_launch_big(const struct ga_ranges *nx, uint32_t proc, uint32_t corr, uint32_t *tid,

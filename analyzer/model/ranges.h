@@ -370,6 +370,13 @@ struct ga_ranges {
 	 */
 	int want_launches, keep_marks, keep_details;
 	/*
+	 * With want_launches, asked before the scan: launches only of the
+	 * processes whose ranges the scan read (the SQLite export's spilled
+	 * ranges, views/tracks.c ga_range_layout_innermost()); ga_ranges_launch()
+	 * of any other process finds none.
+	 */
+	int launches_ranged;
+	/*
 	 * Asked before the scan, not folded (the Chrome and Perfetto exports,
 	 * without a filter): each range and its details go to spilled, an
 	 * external sort by start (struct ga_ranges_srec: 104 bytes a range,

@@ -257,13 +257,16 @@ static void act_head(sqlite3_stmt *s, const struct ga_act *a)
 static uint32_t spilled_inner(struct sq *q, const struct ga_ranges *rg, const struct ga_act *a)
 {
 	const uint32_t *v;
-	uint32_t tid;
+	uint32_t tid, pi = a->proc - rg->proc_base; /* below proc_base: wraps past nprocs */
 	uint64_t t;
 
+	/* A process without ranges: none (nor its launches, ranges.h launches_ranged). */
+	if (pi >= rg->nprocs || !rg->proc_ranges[pi])
+		return GA_RANGES_NONE;
 	if (a->graph_node && rg->gnode_map.n &&
 	    (v = ga_map_find(&rg->gnode_map, a->proc, a->graph_node)))
 		return *v != UINT32_MAX ? *v - 1 : GA_RANGES_NONE;
-	if (!q->rl.nsegs || !ga_ranges_launch(rg, a, &tid, &t))
+	if (!ga_ranges_launch(rg, a, &tid, &t))
 		return GA_RANGES_NONE;
 	return ga_range_layout_innermost(&q->rl, a->proc, tid, t);
 }
