@@ -929,6 +929,12 @@ static int corr_big_take(struct scan *s, uint32_t correlation, const struct api_
 	return 0;
 }
 
+/* Launches asked of every process, not only of those with ranges (launches_ranged). */
+static inline int launches_all(const struct ga_ranges *nx)
+{
+	return nx->want_launches && !nx->launches_ranged;
+}
+
 /*
  * Whether an activity's id c goes to d by id (else to the hash, corr_map):
  * below CORR_DENSE and near the ids d holds (base/util.h
@@ -1231,13 +1237,13 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 	/* Copy functions' names and calls confirm staged peer copies (ga_model_note_api). */
 	if (rec->type == GP_REC_API) {
 		if ((note && ga_model_note_api(s->m, s->proc, (const void *)rec)) ||
-		    ((!s->skip_nvtx || s->nx->want_launches) && on_api(s, (const void *)rec)))
+		    ((!s->skip_nvtx || launches_all(s->nx)) && on_api(s, (const void *)rec)))
 			rc = -1;
 	} else if (rec->type == GP_REC_STRING && note &&
 		   ga_model_note_string(s->m, s->proc, (const void *)rec)) {
 		rc = -1;
 	}
-	if (rc || (s->skip_nvtx && !(s->nx->want_launches && activity(rec->type)) &&
+	if (rc || (s->skip_nvtx && !(launches_all(s->nx) && activity(rec->type)) &&
 		   rec->type != GP_REC_MEMCPY)) {
 		if (s->fail)
 			return 1;
@@ -1271,7 +1277,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 		if (!(trace & GP_TRACE_NVTX) && !s->nx->proc_ranges[s->proc - s->nx->proc_base]) {
 			/* Still read on for copies to pair, when copies were traced,
 			 * and for the launches of activities when asked. */
-			if (!(trace & GP_TRACE_MEMCPY) && !s->nx->want_launches) {
+			if (!(trace & GP_TRACE_MEMCPY) && !launches_all(s->nx)) {
 				s->skip = 1;
 				return 1;
 			}
@@ -1309,7 +1315,7 @@ static int scan_rec(void *ctx, const struct gp_rec *rec)
 			rc = -1;
 			break;
 		}
-		if (!s->skip_nvtx || s->nx->want_launches)
+		if (!s->skip_nvtx || launches_all(s->nx))
 			rc = on_corr(s, c->correlation);
 		if (!rc && c->graph_node && s->nx->fstate)
 			rc = fold_gact(s, c->graph_node);
@@ -3537,7 +3543,7 @@ static int index_file(struct ga_ranges *nx, size_t i, size_t lo, const struct gn
 {
 	size_t th = nx->nthreads;
 
-	if (!nx->proc_ranges[i] && !nx->want_launches) {
+	if (!nx->proc_ranges[i] && !launches_all(nx)) {
 		/* Its activities are outside any range: nothing to look up. */
 		free_times(&nx->dense[i]);
 		free(nx->dense[i].x);
