@@ -670,7 +670,10 @@ static uint32_t range_key(struct scan *s, const struct gp_rec_nvtx *r, int peek,
 	 * Launch sites read the seq of PyTorch's op ranges around a kernel of
 	 * a process with Python frames (sites.c nvtx_seqs()): kept whole.
 	 */
-	if (nx->fstate && s->pystacks && raw && (op || strstr(ga_model_str(s->m, raw), ", seq = "))) {
+	if ((nx->fstate || nx->spill) && s->pystacks && raw &&
+	    (op || strstr(ga_model_str(s->m, raw), ", seq = "))) {
+		/* Spilled, no activity names its range either (sites.c reads none). */
+		nx->spill_gave_up |= nx->spill;
 		fold_give_up(s, "Python stacks with PyTorch's op ranges");
 		return GA_RANGES_NONE;
 	}
@@ -3707,9 +3710,10 @@ int ga_ranges_scan(struct ga_ranges *nx, struct ga_model *m, const struct ga_ran
 		nx->site_of = keep.site_of;
 		nx->site_ctx = keep.site_ctx;
 		nx->want_launches = keep.want_launches;
+		nx->launches_ranged = keep.launches_ranged;
 		nx->keep_marks = keep.keep_marks;
 		nx->keep_details = keep.keep_details;
-		nx->spill = keep.spill;
+		nx->spill = keep.spill && !keep.spill_gave_up;
 		nx->keep_cpu = keep.keep_cpu;
 		nx->cpu_limit = keep.cpu_limit;
 		nx->one_pass = keep.one_pass;

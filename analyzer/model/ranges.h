@@ -384,6 +384,12 @@ struct ga_ranges {
 	 * empty: memory does not grow with the ranges.  nspilled: their count.
 	 */
 	int spill;
+	/*
+	 * Spilling given up (then every range kept): PyTorch's op ranges in a
+	 * process with Python frames, whose seqs launch sites read through
+	 * each activity's range (sites.c nvtx_seqs()), as the fold gives up.
+	 */
+	int spill_gave_up;
 	struct ga_xsort spilled;
 	uint64_t nspilled;
 	uint32_t spill_proc, spill_tid; /* the first spilled range's thread */

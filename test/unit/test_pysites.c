@@ -195,6 +195,11 @@ static void test_backward(const char *bwd)
 					   "[\"train.py:12 step\",\"train.py:30 main\","),
 	       "%s", out ? out : "(none)");
 	free(out);
+	/* The Chrome export's ranges, which it sorts on disk, read the seqs too (kept). */
+	rc = run(&out, cmd_export, "export", "--format", "chrome", "--no-symbolize", bwd, NULL);
+	CHECKF(rc == 0 && count(out, "\"launch_site\":\"backward of " S1 "\"") == 2,
+	       "%zu kernels at backward of " S1, count(out, "\"launch_site\":\"backward of " S1 "\""));
+	free(out);
 	tap_end();
 }
 
