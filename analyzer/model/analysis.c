@@ -201,12 +201,17 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	/*
 	 * Ranges that only an export writes (the Chrome and Perfetto exports
 	 * lay them out, the SQLite export names activities' by index) go to
-	 * their external sort, not kept; a filter attributes activities to them.
+	 * their external sort, not kept, also under a filter, which reads them
+	 * from the export's index (ranges.h ix).
 	 */
-	an->rg.spill = an->o.spill_ranges && !an->rg.fold && !ga_filter_active(an->flt) &&
-		       !spill_off();
-	/* An activity's innermost range then found by its launch (views/tracks.c). */
-	if (an->rg.spill && an->o.spill_ranges == 2 && !an->rg.want_launches)
+	an->rg.spill = an->o.spill_ranges && !an->rg.fold && !spill_off();
+	/*
+	 * An activity's innermost range then found by its launch, through the
+	 * export's index of them (ranges.h ix), where the export or a filter
+	 * asks it.
+	 */
+	if (an->rg.spill && (an->o.spill_ranges == 2 || ga_filter_active(an->flt)) &&
+	    !an->rg.want_launches)
 		an->rg.want_launches = an->rg.launches_ranged = 1;
 	/*
 	 * A summary carries each name's CPU durations: kept as the ranges
@@ -221,6 +226,11 @@ static int passes(struct ga_analysis *an, struct ga_input *in, struct ga_ranges_
 	if (ga_ranges_scan(&an->rg, &an->m, src, (size_t)n)) {
 		free(tmin);
 		fprintf(stderr, "gpuprof: %s\n", an->rg.err);
+		return -1;
+	}
+	/* Spilled ranges read back by the export, indexed before the first activity asks. */
+	if (an->rg.spill && an->rg.ix.ready && an->rg.ix.ready(an->rg.ix.ready_ctx)) {
+		free(tmin);
 		return -1;
 	}
 	/* The NVTX scan's first time, of the traces it read whole, then the others'. */

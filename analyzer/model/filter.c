@@ -204,7 +204,9 @@ static int range_matches(void *ctx, uint32_t range)
 {
 	struct ga_filter *f = ctx;
 
-	return key_matches(f, &f->nx->keys[f->nx->ranges[range].key]);
+	uint32_t k = ga_ranges_key_of(f->nx, range);
+
+	return k < f->nx->nkeys && key_matches(f, &f->nx->keys[k]);
 }
 
 /*

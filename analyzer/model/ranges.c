@@ -4086,6 +4086,45 @@ void ga_ranges_spilled_indexed(struct ga_ranges *nx)
 	}
 }
 
+/*
+ * ga_ranges_attribute() of spilled ranges, through the index an export
+ * serves (ix): a graph node's, its capture's range, its start for the
+ * time; else the innermost range at the launch, which the model's read
+ * found (launches asked), as resolve_proc() finds it among ranges kept.
+ */
+static struct ga_ranges_attr spilled_attribute(const struct ga_ranges *nx, const struct ga_act *a)
+{
+	struct ga_ranges_attr at = { GA_RANGES_UNATTR, 0, GA_RANGES_NONE, GA_RANGES_NONE,
+				     GA_RANGES_NONE, 0, 0 };
+	const uint32_t *v;
+	uint64_t e;
+	uint32_t p, k;
+
+	if (!nx->ix.innermost)
+		return at;
+	if (a->graph_node && nx->gnode_map.n &&
+	    (v = ga_map_find(&nx->gnode_map, a->proc, a->graph_node))) {
+		at.inner = GA_RANGES_NONE;
+		if (*v != UINT32_MAX && !nx->ix.range(nx->ix.ctx, *v - 1, &at.t, &e, &p, &k))
+			at.inner = *v - 1;
+		return at;
+	}
+	if (!ga_ranges_launch(nx, a, &at.tid, &at.t))
+		return at;
+	at.inner = nx->ix.innermost(nx->ix.ctx, a->proc, at.tid, at.t);
+	return at;
+}
+
+uint32_t ga_ranges_key_of(const struct ga_ranges *nx, uint32_t i)
+{
+	uint64_t s, e;
+	uint32_t p, k;
+
+	if (!nx->spill)
+		return nx->ranges[i].key;
+	return nx->ix.range && !nx->ix.range(nx->ix.ctx, i, &s, &e, &p, &k) ? k : 0;
+}
+
 struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a)
 {
 	struct ga_ranges_attr at = { GA_RANGES_NONE, 0, GA_RANGES_NONE, GA_RANGES_NONE,
@@ -4096,6 +4135,8 @@ struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const stru
 
 	if (a->proc < nx->proc_base || pi >= nx->nprocs || !nx->proc_ranges[pi])
 		return at;
+	if (nx->spill)
+		return spilled_attribute(nx, a);
 	if (a->graph_node && nx->gnode_map.n &&
 	    (v = ga_map_find(&nx->gnode_map, a->proc, a->graph_node))) {
 		/* Where the node was captured or added, not where the graph was launched. */
@@ -4196,6 +4237,19 @@ int ga_ranges_walk(struct ga_ranges *nx, const struct ga_ranges_attr *at,
 	/* Folded ranges are gone: nothing walks them (the filters keep them all). */
 	if (at->inner >= GA_RANGES_FOLDED)
 		return 0;
+	if (nx->spill) {
+		/* Spilled: the chain from the index the export serves (ix). */
+		uint64_t s, e;
+		uint32_t p, k;
+
+		for (c = at->inner; c != GA_RANGES_NONE && nx->ix.range; c = p) {
+			if (nx->ix.range(nx->ix.ctx, c, &s, &e, &p, &k))
+				return 0;
+			if ((c == at->inner || e > at->t) && (rc = fn(ctx, c)))
+				return rc;
+		}
+		return 0;
+	}
 	/* The innermost range counts even when empty (graph nodes: t = its start). */
 	for (c = at->inner; c != GA_RANGES_NONE; c = nx->ranges[c].parent)
 		if ((c == at->inner || nx->ranges[c].end > at->t) && (rc = fn(ctx, c)))
@@ -4453,6 +4507,9 @@ uint32_t ga_ranges_account(struct ga_ranges *nx, const struct ga_act *a,
 	ac.kernel = a->kind == GA_ACT_KERNEL;
 	nx->serial++;
 	nx->acts++;
+	/* Spilled: no table or tree of them to count into (only exports spill them). */
+	if (nx->spill)
+		return 0;
 	if (ac.kernel && at->launched && nx->fstate) {
 		struct fold *f = nx->fstate;
 		uint32_t pi = a->proc - nx->proc_base;

@@ -116,6 +116,24 @@ struct ga_ranges_srec {
 
 #define GA_RANGES_SPILL_RUN (1u << 15) /* spilled ranges sorted in memory at once (3.3 MiB) */
 
+/*
+ * Spilled ranges (ga_ranges spill) served, by index, to
+ * ga_ranges_attribute() and ga_ranges_walk() by the export that reads them
+ * back (views/tracks.c ga_range_layout_serve()); unset, activities have no
+ * range.  ready(ready_ctx), called once the scan is done, builds the index
+ * (0, or -1 said on stderr); innermost() is the innermost range open on a
+ * thread at a time, GA_RANGES_NONE none; range() a range's start, end,
+ * parent and key (0, or -1 on a read error); either error sets *err.
+ */
+struct ga_ranges_ix {
+	void *ctx, *ready_ctx;
+	const char *err;
+	int (*ready)(void *ready_ctx);
+	uint32_t (*innermost)(void *ctx, uint32_t proc, uint32_t tid, uint64_t t);
+	int (*range)(void *ctx, uint32_t i, uint64_t *start, uint64_t *end, uint32_t *parent,
+		     uint32_t *key);
+};
+
 /* A graph node captured in NVTX range nvtx of process proc (ga_ranges spill_gn). */
 struct ga_ranges_gnode {
 	uint64_t node, nvtx;
@@ -377,8 +395,8 @@ struct ga_ranges {
 	 */
 	int launches_ranged;
 	/*
-	 * Asked before the scan, not folded (the Chrome and Perfetto exports,
-	 * without a filter): each range and its details go to spilled, an
+	 * Asked before the scan, not folded (the Chrome, Perfetto and SQLite
+	 * exports, views/tracks.c): each range and its details go to spilled, an
 	 * external sort by start (struct ga_ranges_srec: 104 bytes a range,
 	 * packed where spilled), instead of ranges, which stays
 	 * empty: memory does not grow with the ranges.  nspilled: their count.
@@ -390,6 +408,7 @@ struct ga_ranges {
 	 * each activity's range (sites.c nvtx_seqs()), as the fold gives up.
 	 */
 	int spill_gave_up;
+	struct ga_ranges_ix ix;
 	struct ga_xsort spilled;
 	uint64_t nspilled;
 	uint32_t spill_proc, spill_tid; /* the first spilled range's thread */
@@ -650,6 +669,9 @@ static inline int ga_ranges_launch(const struct ga_ranges *nx, const struct ga_a
  */
 void ga_ranges_spilled_index(struct ga_ranges *nx, const struct ga_ranges_range *r, uint32_t i);
 void ga_ranges_spilled_indexed(struct ga_ranges *nx);
+
+/* Range i's key: kept, or spilled and served (ix; a read error: key 0, ix.err set). */
+uint32_t ga_ranges_key_of(const struct ga_ranges *nx, uint32_t i);
 
 /* The range an activity was launched in (see the top of this file). */
 struct ga_ranges_attr ga_ranges_attribute(const struct ga_ranges *nx, const struct ga_act *a);

@@ -472,7 +472,15 @@ static int laid_out(struct ga_export *e)
 	if (c->laid_out)
 		return 0;
 	c->laid_out = 1;
+	/* Spilled, a filter reads each activity's ranges from their index (ranges.h ix). */
+	c->rl.want_index = e->an->rg.spill && ga_analysis_filtered(e->an);
 	return ga_range_layout_build(&c->rl, &e->an->rg, &c->nhost);
+}
+
+/* Spilled ranges: laid out once scanned (ranges.h ix). */
+static int ready(void *ctx)
+{
+	return laid_out(ctx);
 }
 
 /* A flow from the API call that launched a (on its host thread) to a itself. */
@@ -1565,6 +1573,7 @@ static int begin(struct ga_export *e)
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = act;
 	e->an->m.hooks.api = api;
+	ga_range_layout_serve(&c->rl, &e->an->rg, ready, e);
 	e->an->want_first = 1;  /* the time base, at the first event */
 	e->an->mu.samples = 1;      /* the memory counter tracks */
 	/* Profiled launches' records only: no call for every other record. */

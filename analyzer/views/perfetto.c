@@ -705,7 +705,15 @@ static int laid_out(struct ga_export *e)
 		return 0;
 	p->laid_out = 1;
 	p->rl.want_async = 1;
+	/* Spilled, a filter reads each activity's ranges from their index (ranges.h ix). */
+	p->rl.want_index = e->an->rg.spill && ga_analysis_filtered(e->an);
 	return ga_range_layout_build(&p->rl, &e->an->rg, &p->nhost);
+}
+
+/* Spilled ranges: laid out once scanned (ranges.h ix). */
+static int ready(void *ctx)
+{
+	return laid_out(ctx);
 }
 
 /* What a track is called, formatted only when a track or lane is made. */
@@ -1211,6 +1219,7 @@ static int begin(struct ga_export *e)
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = act;
 	e->an->m.hooks.api = api;
+	ga_range_layout_serve(&p->rl, &e->an->rg, ready, e);
 	e->an->want_first = 1;  /* the time base, at the first event */
 	e->an->mu.samples = 1;      /* the memory counter tracks */
 	/* Its record types only: no call for every other record. */

@@ -248,35 +248,10 @@ static void act_head(sqlite3_stmt *s, const struct ga_act *a)
 	bi(s, 7, a->end);
 }
 
-/*
- * Spilled ranges: the innermost range open on a's launching thread at its
- * launch (where its graph node was captured, for a node's), as
- * ga_ranges_attribute() finds it among ranges kept; a read error of the
- * index sets q->rl.err.
- */
-static uint32_t spilled_inner(struct sq *q, const struct ga_ranges *rg, const struct ga_act *a)
-{
-	const uint32_t *v;
-	uint32_t tid, pi = a->proc - rg->proc_base; /* below proc_base: wraps past nprocs */
-	uint64_t t;
-
-	/* A process without ranges: none (nor its launches, ranges.h launches_ranged). */
-	if (pi >= rg->nprocs || !rg->proc_ranges[pi])
-		return GA_RANGES_NONE;
-	if (a->graph_node && rg->gnode_map.n &&
-	    (v = ga_map_find(&rg->gnode_map, a->proc, a->graph_node)))
-		return *v != UINT32_MAX ? *v - 1 : GA_RANGES_NONE;
-	if (!ga_ranges_launch(rg, a, &tid, &t))
-		return GA_RANGES_NONE;
-	return ga_range_layout_innermost(&q->rl, a->proc, tid, t);
-}
-
 /* The innermost NVTX range the activity was launched in, or NULL. */
 static void bnvtx(struct ga_export *e, sqlite3_stmt *s, int i, const struct ga_act *a)
 {
-	const struct ga_ranges *rg = &e->an->rg;
-	uint32_t inner = rg->spill ? spilled_inner(e->state, rg, a) :
-				     ga_ranges_attribute(rg, a).inner;
+	uint32_t inner = ga_ranges_attribute(&e->an->rg, a).inner;
 
 	if (inner < GA_RANGES_UNATTR)
 		bi(s, i, inner);
@@ -285,6 +260,14 @@ static void bnvtx(struct ga_export *e, sqlite3_stmt *s, int i, const struct ga_a
 }
 
 static int indexed(struct ga_export *e);
+
+/* Spilled ranges: written and indexed once scanned (ranges.h ix). */
+static int ready(void *ctx)
+{
+	struct ga_export *e = ctx;
+
+	return ((struct sq *)e->state)->indexed ? 0 : indexed(e);
+}
 
 static int kernel_row(struct ga_export *e, struct sq *q, const struct ga_act *a)
 {
@@ -384,8 +367,6 @@ static int act(void *ctx, struct ga_model *m, const struct ga_act *a)
 	int rc;
 
 	(void)m;
-	if (!q->indexed && indexed(e))
-		return -1;
 	switch (a->kind) {
 	case GA_ACT_KERNEL:
 		rc = kernel_row(e, q, a);
@@ -419,8 +400,6 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *c)
 	uint32_t *slot;
 
 	(void)m;
-	if (!q->indexed && indexed(e))
-		return -1;
 	if (q->last_thread != key + 1) {
 		if (ga_map_insert(&q->threads, c->proc, c->tid, &slot) < 0)
 			return -1;
@@ -576,6 +555,7 @@ static int begin(struct ga_export *e)
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = act;
 	e->an->m.hooks.api = api;
+	ga_range_layout_serve(&q->rl, &e->an->rg, ready, e);
 	q->next = e->an->m.obs;
 	e->an->m.obs.ctx = e;
 	e->an->m.obs.rec = obs_rec;
@@ -1066,19 +1046,13 @@ static int spilled_row(void *ctx, const struct ga_ranges_srec *x, uint32_t paren
 	struct sq *q = e->state;
 	struct ga_ranges *rg = &e->an->rg;
 
-	if (x->seq >= GA_RANGES_FOLDED)
-		return -1;
-	ga_ranges_spilled_index(rg, &x->r, (uint32_t)x->seq);
 	if (range_thread(q, x->r.proc, x->r.tid) ||
 	    (x->d.tid_end && range_thread(q, x->r.proc, x->d.tid_end)))
 		return -1;
 	return range_row(q, q->nv, rg, &x->r, &x->d, ga_ranges_srec_name(rg, x), x->seq, parent);
 }
 
-/*
- * Spilled ranges: written and indexed once, before the first row that
- * names one (every range was scanned by then), or at the end.
- */
+/* Spilled ranges: written and indexed once, when the scan is done (ready()). */
 static int indexed(struct ga_export *e)
 {
 	struct sq *q = e->state;
@@ -1094,10 +1068,7 @@ static int indexed(struct ga_export *e)
 	sqlite3_finalize(q->nv);
 	q->nv = NULL;
 	ga_map_free(&q->rthr_map);
-	if (rc)
-		return GA_FORMAT_REPORTED;
-	ga_ranges_spilled_indexed(rg);
-	return 0;
+	return rc ? GA_FORMAT_REPORTED : 0;
 }
 
 static int stacks(struct sq *q, const struct ga_sites *st)

@@ -529,6 +529,71 @@ static int place(struct ga_range_layout *rl, struct ga_nest **st, size_t *nst, s
 	return 0;
 }
 
+/* The thread being indexed (x->ix's proc, tid from off on) as a segment. */
+static int ix_seg(struct ga_range_layout *rl)
+{
+	struct ga_range_ix *x = &rl->ix;
+	uint32_t *slot;
+
+	if (ga_util_grow(&x->segs, &x->capsegs, x->nsegs + 1, sizeof(*x->segs)) ||
+	    ga_map_insert(&x->seg_map, x->proc, x->tid, &slot) < 0)
+		return layout_err(rl, "NVTX ranges", NULL);
+	memset(&x->segs[x->nsegs], 0, sizeof(x->segs[x->nsegs]));
+	x->segs[x->nsegs].off = x->off;
+	x->segs[x->nsegs].n = x->p.n - x->off;
+	*slot = (uint32_t)++x->nsegs;
+	return 0;
+}
+
+/*
+ * Range r (index i, in range order) into the index; *parent: the first
+ * on the chain of the thread's range before it still open at its start,
+ * as ranges.c links ranges it keeps (the open ones are that chain).
+ */
+static int ix_add(struct ga_range_layout *rl, struct ga_ranges *rg, const struct ga_ranges_range *r,
+		  uint64_t i, uint32_t *parent)
+{
+	struct ga_range_ix *x = &rl->ix;
+
+	if (i >= GA_RANGES_FOLDED)
+		return layout_err(rl, "NVTX ranges", "more than 4294967293 of them");
+	if (!x->any || r->proc != x->proc || r->tid != x->tid) {
+		if (x->any && ix_seg(rl))
+			return -1;
+		x->nopen = 0;
+		x->off = x->p.n;
+		x->proc = r->proc;
+		x->tid = r->tid;
+		x->any = 1;
+	}
+	while (x->nopen && x->open[x->nopen - 1][1] <= r->start)
+		x->nopen--;
+	*parent = x->nopen ? (uint32_t)x->open[x->nopen - 1][0] : GA_RANGES_NONE;
+	if (ga_util_grow(&x->open, &x->capopen, x->nopen + 1, sizeof(*x->open)))
+		return layout_err(rl, "NVTX ranges", NULL);
+	x->open[x->nopen][0] = i;
+	x->open[x->nopen++][1] = r->end;
+	x->p.w = 3;
+	if (pairs_put3(rl, &x->p, r->start, r->end, (uint64_t)r->key << 32 | *parent))
+		return -1;
+	ga_ranges_spilled_index(rg, r, (uint32_t)i);
+	return 0;
+}
+
+/* Every range indexed: the last thread's segment, the file read from here on. */
+static int ix_done(struct ga_range_layout *rl, struct ga_ranges *rg)
+{
+	struct ga_range_ix *x = &rl->ix;
+
+	if ((x->any && ix_seg(rl)) || pairs_ready(rl, &x->p))
+		return -1;
+	free(x->open);
+	x->open = NULL;
+	x->nopen = x->capopen = 0;
+	ga_ranges_spilled_indexed(rg);
+	return 0;
+}
+
 int ga_range_layout_build(struct ga_range_layout *rl, struct ga_ranges *rg, uint32_t *nhost)
 {
 	struct lsrc q = { .rg = rg };
@@ -537,7 +602,7 @@ int ga_range_layout_build(struct ga_range_layout *rl, struct ga_ranges *rg, uint
 	struct ga_ranges_srec *x;
 	size_t nst = 0, capst = 0;
 	uint64_t off = 0, index = 0;
-	uint32_t proc = 0, tid = 0;
+	uint32_t proc = 0, tid = 0, parent;
 	int rc = -1, any = 0;
 
 	ga_xsort_init(&rl->out, sizeof(*x), GA_RANGES_SPILL_RUN);
@@ -560,6 +625,8 @@ int ga_range_layout_build(struct ga_range_layout *rl, struct ga_ranges *rg, uint
 			any = 1;
 		}
 		x->track = 0;
+		if (rl->want_index && ix_add(rl, rg, &x->r, x->seq, &parent))
+			goto out;
 		if (x->r.pushpop && place(rl, &st, &nst, &capst, &o, x, rg, nhost))
 			goto out;
 		if (!x->r.pushpop && rl->want_async) {
@@ -578,7 +645,8 @@ int ga_range_layout_build(struct ga_range_layout *rl, struct ga_ranges *rg, uint
 		y->key = index++;
 	}
 	if (rl->err[0] || (any && seg_end(rl, &o, proc, tid, off)) ||
-	    pairs_ready(rl, &rl->by_start) || pairs_ready(rl, &rl->by_end))
+	    pairs_ready(rl, &rl->by_start) || pairs_ready(rl, &rl->by_end) ||
+	    (rl->want_index && ix_done(rl, rg)))
 		goto out;
 	rc = 0;
 out:
@@ -695,69 +763,26 @@ int ga_range_layout_crosses_any(struct ga_range_layout *rl, uint32_t proc, uint3
 	return 0;
 }
 
-/* Open ranges of one thread while indexed: (index, end), the innermost last. */
-struct ixstack {
-	uint64_t (*v)[2];
-	size_t n, cap;
-};
-
-/* Thread (proc, tid)'s ranges, ix from off on, as a segment. */
-static int ix_seg(struct ga_range_layout *rl, uint32_t proc, uint32_t tid, uint64_t off)
-{
-	uint32_t *slot;
-
-	if (ga_util_grow(&rl->segs, &rl->capsegs, rl->nsegs + 1, sizeof(*rl->segs)) ||
-	    ga_map_insert(&rl->seg_map, proc, tid, &slot) < 0)
-		return layout_err(rl, "NVTX ranges", NULL);
-	memset(&rl->segs[rl->nsegs], 0, sizeof(rl->segs[rl->nsegs]));
-	rl->segs[rl->nsegs].off = off;
-	rl->segs[rl->nsegs].n = rl->ix.n - off;
-	*slot = (uint32_t)++rl->nsegs;
-	return 0;
-}
-
 int ga_range_layout_index(struct ga_range_layout *rl, struct ga_ranges *rg,
 			  int (*row)(void *ctx, const struct ga_ranges_srec *x, uint32_t parent),
 			  void *ctx)
 {
 	struct lsrc q = { .rg = rg };
-	struct ixstack o = { 0 };
 	const struct ga_ranges_srec *x;
-	uint64_t off = 0;
-	uint32_t proc = 0, tid = 0, parent;
-	int rc = -1, any = 0;
+	uint32_t parent;
+	int rc = -1;
 
-	rl->ix.w = 3;
 	if (lsrc_begin(rl, &q))
 		goto out;
 	while ((x = lsrc_next(rl, &q))) {
-		if (!any || x->r.proc != proc || x->r.tid != tid) {
-			if (any && ix_seg(rl, proc, tid, off))
-				goto out;
-			o.n = 0;
-			off = rl->ix.n;
-			proc = x->r.proc;
-			tid = x->r.tid;
-			any = 1;
-		}
-		/* As ranges.c links them: the first on the previous one's chain still open. */
-		while (o.n && o.v[o.n - 1][1] <= x->r.start)
-			o.n--;
-		parent = o.n ? (uint32_t)o.v[o.n - 1][0] : GA_RANGES_NONE;
-		if (ga_util_grow(&o.v, &o.cap, o.n + 1, sizeof(*o.v))) {
-			layout_err(rl, "NVTX ranges", NULL);
-			goto out;
-		}
-		o.v[o.n][0] = x->seq;
-		o.v[o.n++][1] = x->r.end;
-		if (pairs_put3(rl, &rl->ix, x->r.start, x->r.end, parent))
+		if (ix_add(rl, rg, &x->r, x->seq, &parent))
 			goto out;
 		if (row(ctx, x, parent)) {
 			layout_err(rl, "NVTX ranges", "not written");
 			goto out;
 		}
 	}
-	if (rl->err[0] || (any && ix_seg(rl, proc, tid, off)) || pairs_ready(rl, &rl->ix))
+	if (rl->err[0] || ix_done(rl, rg))
 		goto out;
 	rc = 0;
 out:
@@ -768,31 +793,62 @@ out:
 	if (q.x == &rg->spilled)
 		ga_xsort_free(&rg->spilled);
 	ga_xsort_free(&q.by_thread);
-	free(o.v);
 	return rc;
 }
 
 uint32_t ga_range_layout_innermost(struct ga_range_layout *rl, uint32_t proc, uint32_t tid,
 				   uint64_t t)
 {
-	const uint32_t *v = ga_map_find(&rl->seg_map, proc, tid);
+	const uint32_t *v = ga_map_find(&rl->ix.seg_map, proc, tid);
 	struct ga_range_seg *g;
 	const uint64_t *a;
-	uint64_t lo, c;
+	uint64_t lo;
+	uint32_t c;
 
 	if (!v)
 		return GA_RANGES_NONE;
-	g = &rl->segs[*v - 1];
+	g = &rl->ix.segs[*v - 1];
 	/* The first range starting after t; the one before it, and its chain. */
-	if (seg_find(rl, &rl->ix, g->off, g->n, 0, t, 0, &g->fing[0], &lo) || !lo)
+	if (seg_find(rl, &rl->ix.p, g->off, g->n, 0, t, 0, &g->fing[0], &lo) || !lo)
 		return GA_RANGES_NONE;
-	for (c = g->off + lo - 1; c != GA_RANGES_NONE; c = a[2]) {
-		if (!(a = pairs_at(rl, &rl->ix, c)))
+	for (c = (uint32_t)(g->off + lo - 1); c != GA_RANGES_NONE; c = (uint32_t)a[2]) {
+		if (!(a = pairs_at(rl, &rl->ix.p, c)))
 			return GA_RANGES_NONE;
 		if (a[1] > t)
-			return (uint32_t)c;
+			return c;
 	}
 	return GA_RANGES_NONE;
+}
+
+static uint32_t serve_innermost(void *ctx, uint32_t proc, uint32_t tid, uint64_t t)
+{
+	return ga_range_layout_innermost(ctx, proc, tid, t);
+}
+
+static int serve_range(void *ctx, uint32_t i, uint64_t *start, uint64_t *end, uint32_t *parent,
+		       uint32_t *key)
+{
+	struct ga_range_layout *rl = ctx;
+	const uint64_t *a = i < rl->ix.p.n ? pairs_at(rl, &rl->ix.p, i) : NULL;
+
+	if (!a)
+		return -1;
+	*start = a[0];
+	*end = a[1];
+	*parent = (uint32_t)a[2];
+	*key = (uint32_t)(a[2] >> 32);
+	return 0;
+}
+
+void ga_range_layout_serve(struct ga_range_layout *rl, struct ga_ranges *rg,
+			   int (*ready)(void *ready_ctx), void *ready_ctx)
+{
+	rg->ix.ctx = rl;
+	rg->ix.err = rl->err;
+	rg->ix.ready = ready;
+	rg->ix.ready_ctx = ready_ctx;
+	rg->ix.innermost = serve_innermost;
+	rg->ix.range = serve_range;
 }
 
 const struct ga_ranges_srec *ga_range_layout_next(struct ga_range_layout *rl)
@@ -857,7 +913,10 @@ void ga_range_layout_free(struct ga_range_layout *rl)
 	free(rl->grp);
 	pairs_free(&rl->by_start);
 	pairs_free(&rl->by_end);
-	pairs_free(&rl->ix);
+	pairs_free(&rl->ix.p);
+	free(rl->ix.segs);
+	ga_map_free(&rl->ix.seg_map);
+	free(rl->ix.open);
 	free(rl->segs);
 	ga_map_free(&rl->seg_map);
 	free(rl->tracks);

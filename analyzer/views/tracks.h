@@ -166,6 +166,23 @@ struct ga_pairs {
 };
 
 /*
+ * Every range's (start, end, parent | key << 32) by range index, each
+ * thread's ranges a segment of segs (seg_map); while it is built, the
+ * ranges of the thread being read that are still open (index, end).
+ */
+struct ga_range_ix {
+	struct ga_pairs p;
+	struct ga_range_seg *segs;
+	size_t nsegs, capsegs;
+	struct ga_map seg_map; /* (proc, tid) -> segs index + 1 */
+	uint64_t (*open)[2];
+	size_t nopen, capopen;
+	uint64_t off; /* the thread's first range */
+	uint32_t proc, tid;
+	int any;
+};
+
+/*
  * The tracks of the push/pop NVTX ranges (ga_range_layout_build()): per
  * thread, the default domain on the thread's own track, every other domain
  * on a track of its own; in each, a range goes on the first lane where it
@@ -194,11 +211,12 @@ struct ga_range_layout {
 	struct ga_range_track *tracks; /* the range tracks that are no thread's own */
 	size_t ntracks, captracks;
 	/*
-	 * Built by ga_range_layout_index() instead of the layout: every
-	 * range's (start, end, parent) by range index, each thread's ranges a
-	 * segment of segs (seg_map), for ga_range_layout_innermost().
+	 * Asked before ga_range_layout_build() (or built by
+	 * ga_range_layout_index() instead of the layout): the index of every
+	 * range, for ga_range_layout_innermost().
 	 */
-	struct ga_pairs ix;
+	int want_index;
+	struct ga_range_ix ix;
 	char err[224]; /* why the last call failed: "out of memory" where not set */
 };
 
@@ -247,9 +265,11 @@ const struct ga_ranges_srec *ga_range_layout_next_async(struct ga_range_layout *
  * external sort, read once) in range order, each handed to row with its
  * index (x->seq) and the index of its parent (the innermost range open at
  * its start on its thread, GA_RANGES_NONE none: as ranges.c links them
- * when it keeps them), and indexed for ga_range_layout_innermost().
- * Memory: a little per thread, the open ranges of one, the sort's runs,
- * the index's cache.  0, or -1 (err set; row's own -1 too), said on stderr.
+ * when it keeps them), and indexed for ga_range_layout_innermost() (as
+ * ga_range_layout_build() does with want_index).  Each range's graph
+ * nodes are placed too (ranges.h ga_ranges_spilled_index()).  Memory: a
+ * little per thread, the open ranges of one, the sort's runs, the index's
+ * cache.  0, or -1 (err set; row's own -1 too), said on stderr.
  */
 int ga_range_layout_index(struct ga_range_layout *rl, struct ga_ranges *rg,
 			  int (*row)(void *ctx, const struct ga_ranges_srec *x, uint32_t parent),
@@ -264,6 +284,14 @@ int ga_range_layout_index(struct ga_range_layout *rl, struct ga_ranges *rg,
  */
 uint32_t ga_range_layout_innermost(struct ga_range_layout *rl, uint32_t proc, uint32_t tid,
 				   uint64_t t);
+
+/*
+ * rg's spilled ranges served from rl's index to ranges.c (ranges.h ix:
+ * ga_ranges_attribute(), ga_ranges_walk(), for a filter and the SQLite
+ * export): ready(ready_ctx) builds the index once the scan is done.
+ */
+void ga_range_layout_serve(struct ga_range_layout *rl, struct ga_ranges *rg,
+			   int (*ready)(void *ready_ctx), void *ready_ctx);
 
 void ga_range_layout_free(struct ga_range_layout *rl);
 

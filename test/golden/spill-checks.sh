@@ -73,6 +73,10 @@ done
 # shellcheck disable=SC2046 # every golden trace as its own argument
 same "goldens merged" $(ls ./*.gpuprof)
 
+# Filters read each activity's ranges from the spilled ranges' index.
+same "goldens merged --nvtx a" --nvtx a $(ls ./*.gpuprof)
+same "goldens merged --kernel a" --kernel a $(ls ./*.gpuprof)
+
 # GPUPROF_VERBOSE=1 says the ranges went through the sort, and how many.
 if GPUPROF_VERBOSE=1 "$analyze" export -t chrome -o /dev/null nvtx_threads.gpuprof 2>"$tmp/err" &&
 	grep -q 'NVTX ranges sorted externally, not kept ([1-9][0-9]* ranges)' "$tmp/err"; then
@@ -125,6 +129,10 @@ if make --no-print-directory -s -C "$root" BUILD="$build" "$build/bench/synth_jo
 		"$build/bench/synth_job" $opt 200000 "$tmp/job$opt.gpuprof" >/dev/null &&
 			same "synth_job $opt 200000" "$tmp/job$opt.gpuprof"
 	done
+	# A filter by a range nested in the steps, by a graph's capture range.
+	same "synth_job --threads 3 600000 --nvtx ^layer" --nvtx ^layer "$tmp/job3.gpuprof"
+	same "synth_job --graphs 200000 --nvtx capture" --nvtx capture "$tmp/job--graphs.gpuprof"
+	same "synth_job --graphs 200000 --nvtx attn" --nvtx attn "$tmp/job--graphs.gpuprof"
 else
 	echo "not ok - spill synth_job: bench/synth_job does not build: $(tail -n 1 "$tmp/make.log")"
 	failed=1
