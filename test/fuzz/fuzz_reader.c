@@ -2,7 +2,8 @@
  * libFuzzer target for everything the analyzer does with a trace: the
  * reader (header, chunks, checksums, salvage, the threaded decoder for
  * inputs of 512 KiB and more), the model, and the views (report, its
- * timeline, and the json, csv, chrome, sqlite and perfetto exports).  `make fuzz` builds it
+ * timeline, and the json, csv, chrome, sqlite and perfetto exports, and
+ * chrome under a filter).  `make fuzz` builds it
  * with clang and runs it (FUZZ_SECONDS, corpus seeded from test/golden/);
  * test/unit/test_fuzz_smoke.c runs it over the golden traces and
  * deterministic mutations of them in every `make test`.
@@ -39,7 +40,7 @@ static char db_path[4096];         /* the sqlite export's output, removed after 
 /* Runs one view on the file behind memfd_path, its output discarded. */
 static void view(unsigned which)
 {
-	static char *argvs[][6] = {
+	static char *argvs[][8] = {
 		{ "report", memfd_path, NULL },
 		{ "report", "--timeline", memfd_path, NULL },
 		{ "export", "--format", "json", "-o", "/dev/null", NULL },
@@ -47,8 +48,10 @@ static void view(unsigned which)
 		{ "export", "--format", "chrome", "-o", "/dev/null", NULL },
 		{ "export", "--format", "sqlite", "-o", db_path, NULL },
 		{ "export", "--format", "perfetto", "-o", "/dev/null", NULL },
+		/* A filter: each activity's ranges read from the spilled ranges' index. */
+		{ "export", "--format", "chrome", "--nvtx", "a", "-o", "/dev/null", NULL },
 	};
-	char *argv[8];
+	char *argv[10];
 	int argc = 0;
 
 	which %= sizeof(argvs) / sizeof(argvs[0]);
