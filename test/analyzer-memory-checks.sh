@@ -433,6 +433,19 @@ if "$build/bench/synth_job" 4000000 "$tmp/f4.gpuprof" >/dev/null 2>&1 &&
 			notok "NVTX $fmt export grows with the records: $a KiB at $ra, $b KiB at $rb (more than 0.5 B/record)"
 		fi
 	done
+	# Under a filter too: each activity's ranges read from the spilled
+	# ranges' index (views/tracks.c ga_range_layout_index()), found from its
+	# launch, whose index fills up to GA_RANGES_LWIN ids (32 MiB; about 2.1
+	# B/record more from 4e6 to 1.6e7 records).  Before: 17 B/record.
+	a=$(peak_kib export -t chrome --no-flows --nvtx layer -o /dev/null "$tmp/f4.gpuprof")
+	b=$(peak_kib export -t chrome --no-flows --nvtx layer -o /dev/null "$tmp/f16.gpuprof")
+	if [ "$a" -le 0 ] || [ "$b" -le 0 ] || [ "${rb:-0}" -le "${ra:-0}" ]; then
+		notok "filtered NVTX chrome export: an export failed ($a, $b KiB; $ra, $rb records)"
+	elif [ $(((b - a) * 1024)) -le $((3 * (rb - ra))) ]; then
+		ok "filtered NVTX chrome export: $a KiB at $ra records, $b KiB at $rb (at most 3 B/record more)"
+	else
+		notok "filtered NVTX chrome export grows with the records: $a KiB at $ra, $b KiB at $rb (more than 3 B/record)"
+	fi
 else
 	notok "synth_job did not write the traces to filter"
 fi
