@@ -436,6 +436,22 @@ static const struct ga_ranges_srec *lsrc_next(struct ga_range_layout *rl, struct
 }
 
 /*
+ * The ranges read (rc 0), or not (-1: said on stderr): the sorts' blocks
+ * go (the model's read comes after).  rc.
+ */
+static int lsrc_end(struct ga_range_layout *rl, struct lsrc *q, int rc)
+{
+	if (rc && !rl->err[0])
+		layout_err(rl, "NVTX ranges", NULL);
+	if (rc)
+		fprintf(stderr, "gpuprof: %s\n", rl->err);
+	if (q->x == &q->rg->spilled)
+		ga_xsort_free(&q->rg->spilled);
+	ga_xsort_free(&q->by_thread);
+	return rc;
+}
+
+/*
  * A thread's own track's ranges, by start: those still open (ending after
  * the next one starts) on a stack; closed ones go to by_end, by end.
  * Ranges on one lane nest: the stack's ends only grow towards its bottom,
@@ -650,18 +666,10 @@ int ga_range_layout_build(struct ga_range_layout *rl, struct ga_ranges *rg, uint
 		goto out;
 	rc = 0;
 out:
-	if (rc && !rl->err[0])
-		layout_err(rl, "NVTX ranges", NULL);
-	if (rc)
-		fprintf(stderr, "gpuprof: %s\n", rl->err);
-	/* Read: its runs' blocks go (the model's read comes after). */
-	if (q.x == &rg->spilled)
-		ga_xsort_free(&rg->spilled);
-	ga_xsort_free(&q.by_thread);
 	ga_nests_clear(st, nst);
 	free(st);
 	free(o.v);
-	return rc;
+	return lsrc_end(rl, &q, rc);
 }
 
 /* Whether word k of pair i is before s (strict: s itself is not): 1, 0, or -1 (rl->err). */
@@ -786,14 +794,7 @@ int ga_range_layout_index(struct ga_range_layout *rl, struct ga_ranges *rg,
 		goto out;
 	rc = 0;
 out:
-	if (rc && !rl->err[0])
-		layout_err(rl, "NVTX ranges", NULL);
-	if (rc)
-		fprintf(stderr, "gpuprof: %s\n", rl->err);
-	if (q.x == &rg->spilled)
-		ga_xsort_free(&rg->spilled);
-	ga_xsort_free(&q.by_thread);
-	return rc;
+	return lsrc_end(rl, &q, rc);
 }
 
 uint32_t ga_range_layout_innermost(struct ga_range_layout *rl, uint32_t proc, uint32_t tid,
