@@ -1324,6 +1324,9 @@ static int end(struct ga_export *e)
 	int rc, i;
 
 	rc = q->indexed ? 0 : indexed(e);
+	/* The index of spilled ranges unreadable for an activity a filter dropped. */
+	if (!rc && q->rl.err[0])
+		return ga_format_said(q->rl.err);
 	rc = rc ? rc : meta(q, m);
 	rc = rc ? rc : processes(q, m);
 	rc = rc ? rc : devices(q, m);
