@@ -4247,6 +4247,9 @@ int ga_ranges_walk(struct ga_ranges *nx, const struct ga_ranges_attr *at,
 				return 0;
 			if ((c == at->inner || e > at->t) && (rc = fn(ctx, c)))
 				return rc;
+			/* A parent comes before its child (tracks.c): else no chain. */
+			if (p >= c && p != GA_RANGES_NONE)
+				return 0;
 		}
 		return 0;
 	}

@@ -123,11 +123,11 @@ struct ga_ranges_srec {
  * range.  ready(ready_ctx), called once the scan is done, builds the index
  * (0, or -1 said on stderr); innermost() is the innermost range open on a
  * thread at a time, GA_RANGES_NONE none; range() a range's start, end,
- * parent and key (0, or -1 on a read error); either error sets *err.
+ * parent and key (0, or -1 on a read error); the export says its read
+ * errors when it ends.
  */
 struct ga_ranges_ix {
 	void *ctx, *ready_ctx;
-	const char *err;
 	int (*ready)(void *ready_ctx);
 	uint32_t (*innermost)(void *ctx, uint32_t proc, uint32_t tid, uint64_t t);
 	int (*range)(void *ctx, uint32_t i, uint64_t *start, uint64_t *end, uint32_t *parent,

@@ -817,6 +817,9 @@ uint32_t ga_range_layout_innermost(struct ga_range_layout *rl, uint32_t proc, ui
 			return GA_RANGES_NONE;
 		if (a[1] > t)
 			return c;
+		/* A parent comes before its child: anything else is no chain (a damaged file). */
+		if ((uint32_t)a[2] >= c && (uint32_t)a[2] != GA_RANGES_NONE)
+			return GA_RANGES_NONE;
 	}
 	return GA_RANGES_NONE;
 }
@@ -845,7 +848,6 @@ void ga_range_layout_serve(struct ga_range_layout *rl, struct ga_ranges *rg,
 			   int (*ready)(void *ready_ctx), void *ready_ctx)
 {
 	rg->ix.ctx = rl;
-	rg->ix.err = rl->err;
 	rg->ix.ready = ready;
 	rg->ix.ready_ctx = ready_ctx;
 	rg->ix.innermost = serve_innermost;
