@@ -40,8 +40,8 @@ struct sq {
 	uint64_t mx_launches;      /* metrics_launches rows so far (their ids) */
 	/*
 	 * NVTX ranges spilled (model/ranges.h spill): written, and indexed
-	 * for the activities' innermost ranges, at the first row
-	 * (ga_range_layout_index()); the threads they name, in range order.
+	 * for the activities' innermost ranges, once scanned (ready(),
+	 * ga_range_layout_index()); the threads they name, in range order.
 	 */
 	int indexed;
 	struct ga_range_layout rl;
