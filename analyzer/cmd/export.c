@@ -56,7 +56,9 @@ static void help(FILE *f)
 	      "instant events in chrome and as slices and instant events in perfetto.\n"
 	      "Call stacks (gpuprof run --backtrace) appear as \"launch_sites\" in json\n"
 	      "and as the \"stack\" column (the collapsed launch site) in csv.\n"
-	      "The sqlite schema (tables, columns, units) is in docs/SQL.md.\n\n"
+	      "The sqlite schema (tables, columns, units) is in docs/SQL.md.\n"
+	      "Large traces: chrome, perfetto and sqlite hold no NVTX range in\n"
+	      "memory; they sort them in temporary files in $TMPDIR (else /tmp).\n\n"
 	      "Exit status: 0 on success (damaged traces export what precedes the\n"
 	      "damage, with a warning), 1 when a file cannot be read or the output\n"
 	      "cannot be written, 2 on bad usage.\n", f);
