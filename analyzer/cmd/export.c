@@ -61,7 +61,8 @@ static void help(FILE *f)
 	      "memory; they sort them in temporary files in $TMPDIR (else /tmp).\n\n"
 	      "Exit status: 0 on success (damaged traces export what precedes the\n"
 	      "damage, with a warning), 1 when a file cannot be read or the output\n"
-	      "cannot be written, 2 on bad usage.\n", f);
+	      "cannot be written, 2 on bad usage.\n",
+	      f);
 }
 
 int cmd_export(int argc, char **argv)
