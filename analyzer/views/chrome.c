@@ -462,8 +462,8 @@ static inline int stream_track(struct ga_export *e, const struct ga_act *a, uint
 }
 
 /*
- * The tracks of the push/pop ranges (ga_range_layout_build()), once, at
- * the first event: the index pass has found every range by then.
+ * The tracks of the push/pop ranges (ga_range_layout_build()), once:
+ * spilled, when the scan is done (ready()); kept, at the first event.
  */
 static int laid_out(struct ga_export *e)
 {

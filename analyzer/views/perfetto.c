@@ -696,7 +696,7 @@ static int counter(struct ga_export *e, struct seq *q, uint64_t t, int integer, 
 	return flush(e);
 }
 
-/* The ranges' tracks, once, at the first event: the index pass has found every range. */
+/* The ranges' tracks, once: spilled, when the scan is done (ready()); kept, at the first event. */
 static int laid_out(struct ga_export *e)
 {
 	struct pf *p = e->state;

@@ -1323,11 +1323,11 @@ static int end(struct ga_export *e)
 	struct ga_model *m = &an->m;
 	int rc, i;
 
-	rc = q->indexed ? 0 : indexed(e);
-	/* The index of spilled ranges unreadable for an activity a filter dropped. */
-	if (!rc && q->rl.err[0])
+	/* Spilled ranges were written when scanned (ready()); their index unreadable for an
+	 * activity a filter dropped fails the export here. */
+	if (q->rl.err[0])
 		return ga_format_said(q->rl.err);
-	rc = rc ? rc : meta(q, m);
+	rc = meta(q, m);
 	rc = rc ? rc : processes(q, m);
 	rc = rc ? rc : devices(q, m);
 	rc = rc ? rc : streams(q, m);
