@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -341,6 +342,224 @@ int ga_output_open_file(struct ga_output *o, const char *path, char *const *inpu
 	return open_output(o, path, inputs, n, 1);
 }
 
+/*
+ * The writer thread of ga_output_async(): a ring of AW_BLOCKS blocks, the
+ * caller filling the one after those full, the thread writing the oldest
+ * full one and handing it back.  The caller waits only when every block is
+ * full, the thread only when none is.  The thread starts with the first
+ * full block: an output smaller than one is written at the close, by the
+ * caller, as are all where no thread can start.
+ */
+#define AW_BLOCKS 4
+#define AW_BLOCK (GA_OUTPUT_AHEAD / AW_BLOCKS)
+
+struct ga_awriter {
+	int fd;
+	int started; /* the thread runs */
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char *blk[AW_BLOCKS]; /* allocated as first filled */
+	size_t len[AW_BLOCKS];
+	unsigned head, full; /* the oldest full block, how many are full (under mu) */
+	unsigned cur;        /* the block after them, the caller's alone */
+	size_t fill;         /* bytes in it */
+	int done;            /* the caller is finished: write what is full, stop */
+	int err;             /* the first failed write's errno (under mu once started) */
+};
+
+static int aw_write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? errno : EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void *aw_thread(void *arg)
+{
+	struct ga_awriter *a = arg;
+	int err = 0;
+
+	pthread_mutex_lock(&a->mu);
+	for (;;) {
+		unsigned i;
+
+		while (!a->full && !a->done)
+			pthread_cond_wait(&a->cv, &a->mu);
+		if (!a->full)
+			break;
+		i = a->head;
+		pthread_mutex_unlock(&a->mu);
+		/* After a failure the rest is let go of: the caller stops at its next write. */
+		if (!err)
+			err = aw_write_all(a->fd, a->blk[i], a->len[i]);
+		pthread_mutex_lock(&a->mu);
+		if (err && !a->err)
+			a->err = err;
+		a->head = (a->head + 1) % AW_BLOCKS;
+		a->full--;
+		pthread_cond_broadcast(&a->cv);
+	}
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+/*
+ * Hands the block being filled to the thread (started now if need be);
+ * waits while every block is full.  Without a thread, writes it here.
+ * Returns 0 or the first failed write's errno.
+ */
+static int aw_push(struct ga_awriter *a)
+{
+	int err;
+
+	if (!a->started && !a->err && pthread_create(&a->th, NULL, aw_thread, a) == 0)
+		a->started = 1;
+	if (!a->started) {
+		if (!a->err)
+			a->err = aw_write_all(a->fd, a->blk[a->cur], a->fill);
+		a->fill = 0;
+		return a->err;
+	}
+	pthread_mutex_lock(&a->mu);
+	a->len[a->cur] = a->fill;
+	a->full++;
+	a->cur = (a->cur + 1) % AW_BLOCKS;
+	a->fill = 0;
+	pthread_cond_broadcast(&a->cv);
+	while (a->full == AW_BLOCKS && !a->err)
+		pthread_cond_wait(&a->cv, &a->mu);
+	err = a->err;
+	pthread_mutex_unlock(&a->mu);
+	return err;
+}
+
+static int aw_err(struct ga_awriter *a)
+{
+	int err;
+
+	if (!a->started)
+		return a->err;
+	pthread_mutex_lock(&a->mu);
+	err = a->err;
+	pthread_mutex_unlock(&a->mu);
+	return err;
+}
+
+static ssize_t aw_cookie_write(void *cookie, const char *buf, size_t size)
+{
+	struct ga_awriter *a = cookie;
+	size_t done = 0;
+	int err = aw_err(a);
+
+	while (!err && done < size) {
+		size_t n = size - done < AW_BLOCK - a->fill ? size - done : AW_BLOCK - a->fill;
+
+		if (!a->blk[a->cur] && !(a->blk[a->cur] = malloc(AW_BLOCK))) {
+			err = ENOMEM;
+			break;
+		}
+		memcpy(a->blk[a->cur] + a->fill, buf + done, n);
+		a->fill += n;
+		done += n;
+		if (a->fill == AW_BLOCK)
+			err = aw_push(a);
+	}
+	if (err) {
+		errno = err;
+		return 0;
+	}
+	return (ssize_t)size;
+}
+
+/* Writes what is left and stops the thread; -1 with errno of the first failed write. */
+static int aw_cookie_close(void *cookie)
+{
+	struct ga_awriter *a = cookie;
+	int err;
+
+	if (a->fill && a->started) {
+		aw_push(a);
+	} else if (a->fill && !a->err) {
+		a->err = aw_write_all(a->fd, a->blk[a->cur], a->fill);
+	}
+	if (a->started) {
+		pthread_mutex_lock(&a->mu);
+		a->done = 1;
+		pthread_cond_broadcast(&a->cv);
+		pthread_mutex_unlock(&a->mu);
+		pthread_join(a->th, NULL);
+	}
+	err = a->err;
+	pthread_mutex_destroy(&a->mu);
+	pthread_cond_destroy(&a->cv);
+	for (unsigned i = 0; i < AW_BLOCKS; i++)
+		free(a->blk[i]);
+	free(a);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+int ga_output_async(struct ga_output *o)
+{
+	cookie_io_functions_t io = { .write = aw_cookie_write, .close = aw_cookie_close };
+	struct ga_awriter *a;
+	FILE *f;
+
+	if (!o->f || o->aw || isatty(fileno(o->f)) || fflush(o->f) || ferror(o->f))
+		return -1;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -1;
+	a->fd = fileno(o->f);
+	if (pthread_mutex_init(&a->mu, NULL)) {
+		free(a);
+		return -1;
+	}
+	if (pthread_cond_init(&a->cv, NULL)) {
+		pthread_mutex_destroy(&a->mu);
+		free(a);
+		return -1;
+	}
+	f = fopencookie(a, "w", io);
+	if (!f) {
+		aw_cookie_close(a);
+		return -1;
+	}
+	/* Whole pieces of the writers' own buffers go straight to the blocks. */
+	setvbuf(f, NULL, _IOFBF, 1 << 16);
+	o->real = o->f;
+	o->f = f;
+	o->aw = a;
+	return 0;
+}
+
+/* Ends ga_output_async(): everything written (or failed); o->f the stream again. 0 or errno. */
+static int async_end(struct ga_output *o)
+{
+	int err = 0;
+
+	if (!o->aw)
+		return 0;
+	if (fclose(o->f) != 0)
+		err = errno ? errno : EIO;
+	o->f = o->real;
+	o->real = NULL;
+	o->aw = NULL;
+	return err;
+}
+
 int ga_output_close(struct ga_output *o, int ok)
 {
 	const char *name = o->path ? o->path : "standard output";
@@ -348,7 +567,8 @@ int ga_output_close(struct ga_output *o, int ok)
 
 	if (!o->f && !o->tmpname)
 		return ok ? 0 : -1;
-	if (o->f && (fflush(o->f) != 0 || ferror(o->f)))
+	err = async_end(o);
+	if (o->f && (fflush(o->f) != 0 || ferror(o->f)) && !err)
 		err = errno ? errno : EIO;
 	if (o->f && o->tmpname && ok && !err && fchmod(fileno(o->f), (mode_t)o->mode) != 0)
 		err = errno;

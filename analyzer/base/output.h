@@ -28,6 +28,8 @@ struct ga_output {
 	char *tmp;                 /* its path, for writers that open by name */
 	int fd;                    /* that file's descriptor (writers by name), or -1 */
 	int mode;                  /* permissions of the finished file */
+	struct ga_awriter *aw;     /* writes on a thread of their own, or NULL */
+	FILE *real;                /* then the stream they go to; f is the writer's */
 };
 
 /*
@@ -44,6 +46,20 @@ int ga_output_open(struct ga_output *o, const char *path, char *const *inputs, i
  * ga_output_close() puts in place.  Returns 0, or -1 after printing why.
  */
 int ga_output_open_file(struct ga_output *o, const char *path, char *const *inputs, int n);
+
+/*
+ * From now on, o->f hands what is written to a thread of its own, which
+ * writes it to the stream opened (what was buffered there first): the
+ * system's copies and the file system's work leave the caller's thread,
+ * at most GA_OUTPUT_AHEAD bytes behind it.  The thread starts once a
+ * quarter of that is written (a smaller output is written at the close,
+ * as is all of it where no thread starts).  A failed write is the FILE's
+ * error from the next write on (the writer keeps the first errno), and
+ * ga_output_close() reports it.  Not for a terminal, nor an output of a
+ * writer by name.  Returns 0 (o->f changed), or -1 with o->f as it was.
+ */
+#define GA_OUTPUT_AHEAD (4u << 20)
+int ga_output_async(struct ga_output *o);
 
 /*
  * Finishes the output (a writer of o->tmp has closed it): on ok, flushes, checks every write and puts the

@@ -16,6 +16,7 @@
 #include "model/summary.h"
 #include "cmd/dask.h"
 #include "model/peaks-measured.h"
+#include "read/reader.h"
 #include "views/formats.h"
 
 /* Each format's help lines, the first beside its name. */
@@ -228,6 +229,15 @@ int cmd_export(int argc, char **argv)
 	failed = fmt->begin ? fmt->begin(&e) : 0;
 	if (failed == -1)
 		fputs("gpuprof: out of memory\n", stderr);
+	/*
+	 * With more than one thread, the output's writes on one of their own
+	 * (base/output.h), once begin() has looked at the stream (a terminal?).
+	 */
+	if (!failed && (ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus()) > 1 &&
+	    ga_output_async(&out) == 0) {
+		e.out = out.f;
+		e.jw.f = out.f;
+	}
 	paths = dirs.paths;
 	npaths = dirs.n;
 	if (!failed && dask && strcmp(fmt->name, "json")) {

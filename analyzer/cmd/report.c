@@ -15,6 +15,7 @@
 #include "model/summary.h"
 #include "cmd/dask.h"
 #include "model/peaks-measured.h"
+#include "read/reader.h"
 #include "views/svg.h"
 #include "views/text.h"
 
@@ -260,9 +261,22 @@ int cmd_report(int argc, char **argv)
 		ga_peaks_opt_apply(&po, &an.mx, &an.m);
 		if (svg && ga_svg_roofline_write(&an, svg, dirs.paths, dirs.n))
 			rc = GA_EXIT_FAIL;
-		if (rc == GA_EXIT_OK && !(svg && !strcmp(svg, "-")) && ga_text_report(&r, out)) {
-			fputs("gpuprof: out of memory\n", stderr);
-			rc = GA_EXIT_FAIL;
+		if (rc == GA_EXIT_OK && !(svg && !strcmp(svg, "-"))) {
+			/*
+			 * With more than one thread, the writes on one of their
+			 * own (base/output.h): a long --timeline's are most of
+			 * its printing.
+			 */
+			struct ga_output so = { .f = out, .dirfd = -1, .fd = -1 };
+			int async = (ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus()) > 1 &&
+				    ga_output_async(&so) == 0;
+
+			if (ga_text_report(&r, so.f)) {
+				fputs("gpuprof: out of memory\n", stderr);
+				rc = GA_EXIT_FAIL;
+			}
+			if (async && ga_output_close(&so, 1))
+				rc = GA_EXIT_FAIL;
 		}
 		if (rc == GA_EXIT_OK && fail_on) {
 			if (ga_analysis_findings(&an)) {

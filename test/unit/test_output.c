@@ -4,7 +4,9 @@
  * symlink (at the name or on the way to it) is never followed, and their
  * FIFO never written into, whatever fs.protected_symlinks says; one's own
  * links, and the directory owner's, still are.  The other user is a real
- * one made with useradd (as root; skipped with a reason otherwise).
+ * one made with useradd (as root; skipped with a reason otherwise).  And
+ * the writes on a thread of their own (ga_output_async): the bytes and
+ * their order are those written, a failed write stops the caller.
  * Test code, runs offline only.
  */
 #include "helpers.h"
@@ -16,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +138,91 @@ static void test_other_user(void)
 	tap_end();
 }
 
+/* The n-th byte of the async test's pattern. */
+static unsigned char pat(size_t n)
+{
+	return (unsigned char)((n * 2654435761u) >> 13);
+}
+
+static void test_async(void)
+{
+	char path[400], *got = NULL;
+	size_t total = 0, len = 0, step = 1;
+	struct ga_output o;
+	unsigned char *buf = malloc(300000);
+	FILE *f;
+	int rc, during, base = entries("/proc/self/task");
+
+	tap_begin("output: written on a thread, the bytes and their order are those written");
+	snprintf(path, sizeof(path), "%s/async.out", dir);
+	CHECK(buf != NULL);
+	CHECK(ga_output_open(&o, path, NULL, 0) == 0);
+	/* Buffered in the stream before the thread takes it over: first in the file. */
+	fputs("head,", o.f);
+	CHECK(ga_output_async(&o) == 0);
+	CHECK(o.aw != NULL && o.real != NULL && o.f != o.real);
+	CHECK(ga_output_async(&o) == -1);
+	/* Less than a block: no thread yet. */
+	fputs("x", o.f);
+	fflush(o.f);
+	CHECK(entries("/proc/self/task") == base);
+	/* Pieces of 1 byte to 280 KB: within a block, across blocks, several blocks. */
+	while (buf && total < 13u * 1000 * 1000) {
+		size_t n = step % 280000 + 1;
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = pat(total + i);
+		CHECK(fwrite(buf, 1, n, o.f) == n);
+		total += n;
+		step = step * 7 + 3;
+	}
+	/* A thread now, gone at the close (a sanitizer's own may have started beside). */
+	during = entries("/proc/self/task");
+	CHECK(during > base);
+	rc = ga_output_close(&o, 1);
+	CHECK(rc == 0);
+	CHECK(entries("/proc/self/task") == during - 1);
+	f = fopen(path, "r");
+	if (f) {
+		got = malloc(total + 16);
+		len = got ? fread(got, 1, total + 16, f) : 0;
+		fclose(f);
+	}
+	CHECKF(len == total + 6, "%zu bytes, not %zu", len, total + 6);
+	if (got && len == total + 6) {
+		size_t bad = SIZE_MAX;
+
+		CHECK(!memcmp(got, "head,x", 6));
+		for (size_t i = 0; i < total && bad == SIZE_MAX; i++)
+			if ((unsigned char)got[6 + i] != pat(i))
+				bad = i;
+		CHECKF(bad == SIZE_MAX, "byte %zu differs", bad);
+	}
+	free(got);
+	tap_end();
+
+	tap_begin("output: a failed write on the thread stops the writer, named at the close");
+	if (ga_output_open(&o, "/dev/full", NULL, 0) == 0) {
+		size_t wrote = 0;
+
+		CHECK(ga_output_async(&o) == 0);
+		/* The thread's first block fails; the caller learns it within the blocks ahead. */
+		while (buf && !ferror(o.f) && wrote < 64u * GA_OUTPUT_AHEAD) {
+			memset(buf, 'x', 65536);
+			wrote += fwrite(buf, 1, 65536, o.f);
+		}
+		CHECKF(ferror(o.f), "no error after %zu bytes", wrote);
+		CHECKF(wrote <= 3 * GA_OUTPUT_AHEAD, "%zu bytes taken after the failure", wrote);
+		/* Once failed, what passes the stream's buffer fails at once. */
+		CHECK(fwrite(buf, 1, 280000, o.f) < 280000);
+		CHECK(ga_output_close(&o, 1) == -1);
+	} else {
+		CHECK(!"/dev/full opens");
+	}
+	tap_end();
+	free(buf);
+}
+
 int main(void)
 {
 	char cmd[600];
@@ -152,6 +240,7 @@ int main(void)
 	chmod(sticky, 01777);
 	mkdir(safe, 0755);
 	test_own_links();
+	test_async();
 	if (geteuid() != 0) {
 		printf("skip - output: another user's links and FIFOs # needs root (useradd)\n");
 	} else {
