@@ -364,6 +364,7 @@ struct ga_awriter {
 	unsigned head, full; /* the oldest full block, how many are full (under mu) */
 	unsigned cur;        /* the block after them, the caller's alone */
 	size_t fill;         /* bytes in it */
+	int sync;            /* a block could not be had: the caller writes */
 	int done;            /* the caller is finished: write what is full, stop */
 	int err;             /* the first failed write's errno (under mu once started) */
 };
@@ -421,8 +422,16 @@ static int aw_push(struct ga_awriter *a)
 {
 	int err;
 
-	if (!a->started && !a->err && pthread_create(&a->th, NULL, aw_thread, a) == 0)
-		a->started = 1;
+	if (!a->started && !a->err) {
+		pthread_attr_t at;
+
+		/* It only writes: a small stack. */
+		if (pthread_attr_init(&at) == 0) {
+			pthread_attr_setstacksize(&at, 1 << 17);
+			a->started = pthread_create(&a->th, &at, aw_thread, a) == 0;
+			pthread_attr_destroy(&at);
+		}
+	}
 	if (!a->started) {
 		if (!a->err)
 			a->err = aw_write_all(a->fd, a->blk[a->cur], a->fill);
@@ -454,6 +463,21 @@ static int aw_err(struct ga_awriter *a)
 	return err;
 }
 
+/* Waits until the thread has written every full block; the first failed write's errno or 0. */
+static int aw_drain(struct ga_awriter *a)
+{
+	int err;
+
+	if (!a->started)
+		return a->err;
+	pthread_mutex_lock(&a->mu);
+	while (a->full)
+		pthread_cond_wait(&a->cv, &a->mu);
+	err = a->err;
+	pthread_mutex_unlock(&a->mu);
+	return err;
+}
+
 static ssize_t aw_cookie_write(void *cookie, const char *buf, size_t size)
 {
 	struct ga_awriter *a = cookie;
@@ -463,8 +487,19 @@ static ssize_t aw_cookie_write(void *cookie, const char *buf, size_t size)
 	while (!err && done < size) {
 		size_t n = size - done < AW_BLOCK - a->fill ? size - done : AW_BLOCK - a->fill;
 
-		if (!a->blk[a->cur] && !(a->blk[a->cur] = malloc(AW_BLOCK))) {
-			err = ENOMEM;
+		if (!a->sync && !a->blk[a->cur] && !(a->blk[a->cur] = malloc(AW_BLOCK)))
+			a->sync = 1;
+		if (a->sync) {
+			/*
+			 * Out of memory: from here on written by the caller, in
+			 * order, after what the thread holds (this block is
+			 * new: nothing is in it).
+			 */
+			if (!(err = aw_drain(a)) && (err = aw_write_all(a->fd, buf + done, size - done))) {
+				pthread_mutex_lock(&a->mu);
+				a->err = err;
+				pthread_mutex_unlock(&a->mu);
+			}
 			break;
 		}
 		memcpy(a->blk[a->cur] + a->fill, buf + done, n);

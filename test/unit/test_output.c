@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char dir[256], sticky[300], safe[300], user[32];
@@ -199,6 +201,58 @@ static void test_async(void)
 		CHECKF(bad == SIZE_MAX, "byte %zu differs", bad);
 	}
 	free(got);
+	tap_end();
+
+	tap_begin("output: without memory for a block, the caller writes, the bytes in order");
+	{
+		pid_t pid = fork();
+		int st = -1;
+
+		if (pid == 0) {
+			struct rlimit rl;
+			long kb = 0;
+			char line[256];
+			FILE *sf = fopen("/proc/self/status", "r");
+			size_t w = 0;
+
+			while (sf && fgets(line, sizeof(line), sf))
+				if (!strncmp(line, "VmSize:", 7))
+					kb = atol(line + 7);
+			if (sf)
+				fclose(sf);
+			if (!buf || ga_output_open(&o, path, NULL, 0) || ga_output_async(&o))
+				_exit(2);
+			fputs("head,", o.f);
+			/* Room for the stream's buffer, not for a block of the ring. */
+			rl.rlim_cur = rl.rlim_max = (rlim_t)(kb + 512) * 1024;
+			if (!kb || setrlimit(RLIMIT_AS, &rl))
+				_exit(3);
+			for (size_t i = 0; i < 300000; i++)
+				buf[i] = pat(i);
+			for (int k = 0; k < 20; k++)
+				w += fwrite(buf, 1, 300000, o.f);
+			_exit(w == 20 * 300000 && ga_output_close(&o, 1) == 0 ? 0 : 4);
+		}
+		if (pid > 0)
+			waitpid(pid, &st, 0);
+		CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+		f = fopen(path, "r");
+		got = malloc(6000010);
+		len = f && got ? fread(got, 1, 6000010, f) : 0;
+		if (f)
+			fclose(f);
+		CHECKF(len == 6000005, "%zu bytes", len);
+		if (len == 6000005) {
+			size_t bad = SIZE_MAX;
+
+			CHECK(!memcmp(got, "head,", 5));
+			for (size_t i = 0; i < 6000000 && bad == SIZE_MAX; i++)
+				if ((unsigned char)got[5 + i] != pat(i % 300000))
+					bad = i;
+			CHECKF(bad == SIZE_MAX, "byte %zu differs", bad);
+		}
+		free(got);
+	}
 	tap_end();
 
 	tap_begin("output: a failed write on the thread stops the writer, named at the close");
