@@ -14,6 +14,7 @@ mixed traces and 0.8 for kernel-only ones), by wall and by CPU time.
     python3 bench/analyzer.py --build BUILD [--records 1e7] [--big]
         [--ranks 16] [--repeat 3] [--jobs "1 2 0"] [--only kern,mix,nvtx,ranks,names,late]
         [--dir DIR] [--out RESULTS.md] [--baseline OTHER-ANALYZER]
+        [--exports LIST] [--export-files] [--no-report]
 
 Traces: kern (bench/synth_trace N: kernels only), names (only when asked
 for: synth_trace --names K N, K = N/10 distinct kernel names up to
@@ -46,7 +47,12 @@ interleaved with the floor as above: records/s by wall and by CPU time, the
 ratio to the floor by CPU time (the figure to compare on a loaded machine),
 peak RSS, and for Perfetto the bytes of output per record (the issue's
 targets: at least 10 M records/s for the timeline, 5 M for the exports,
-at most 40 B per kernel slice).
+at most 40 B per kernel slice).  --export-files writes every export to a
+new file in the work folder (removed after each run: what a user's export
+costs, the file system's work included), on every trace of --only, sqlite
+among the exports allowed, and with --baseline runs the older build's
+exports interleaved too (its rows marked "baseline").  --no-report leaves
+out the report rows.
 """
 import argparse
 import hashlib
@@ -174,12 +180,12 @@ def fmt_s(v):
     return "%.3f" % v
 
 
-def export_argv(analyzer, what, paths, out):
-    """The command line of one export row; out is the Perfetto output file."""
+def export_argv(analyzer, what, paths, out, files=False):
+    """The command line of one export row; out is the output file (Perfetto's, or all with files)."""
     if what == "timeline":
         return [analyzer, "report", "--timeline"] + paths
-    if what == "perfetto":
-        return [analyzer, "export", "-t", "perfetto", "-o", out] + paths
+    if what == "perfetto" or files:
+        return [analyzer, "export", "-t", what, "-o", out] + paths
     return [analyzer, "export", "-t", what] + paths
 
 
@@ -189,18 +195,22 @@ def bench_exports(args, analyzer, floor, d, traces, exports, say):
     say("### The timeline and the streamed exports, kernel-only traces")
     say("")
     say("- floor and export runs interleaved, %d repetitions; median (minimum);"
-        " vs floor = floor CPU time / export CPU time (1.0 = at the floor); chrome's"
-        " and csv's output to /dev/null, perfetto's to a file" % args.repeat)
+        " vs floor = floor CPU time / export CPU time (1.0 = at the floor); %s" %
+        (args.repeat, "every export to a new file (the timeline's standard output too)"
+         if args.export_files else "chrome's and csv's output to /dev/null, perfetto's to a file"))
     say("")
     say("| output | trace | records | floor CPU s | wall s | CPU s | M records/s (wall)"
         " | M records/s (CPU) | vs floor, CPU | peak RSS MiB | output B/record |")
     say("|---|---|---|---|---|---|---|---|---|---|---|")
     out = os.path.join(d, "export.perfetto")
+    sides = [("", analyzer)] + ([(" (baseline)", args.baseline)]
+                                if args.baseline and args.export_files else [])
     for label, paths in traces:
-        if not label.startswith("kern "):
+        if not label.startswith("kern ") and not args.export_files:
             continue
         fl = []
-        rep = {x: {"wall": [], "cpu": [], "rss": [], "size": 0} for x in exports}
+        rep = {x + sl: {"wall": [], "cpu": [], "rss": [], "size": 0}
+               for x in exports for sl, _ in sides}
         records = 0
         for i in range(args.repeat):
             rc, _, cpu, _, data = run([floor] + paths, out=None)
@@ -209,20 +219,27 @@ def bench_exports(args, analyzer, floor, d, traces, exports, say):
             records = int(data.split()[1])
             fl.append(cpu)
             for x in exports:
-                rc, wall, cpu, rss, _ = run(export_argv(analyzer, x, paths, out))
-                if rc != 0:
-                    ok = False
-                r = rep[x]
-                r["wall"].append(wall)
-                r["cpu"].append(cpu)
-                r["rss"].append(rss)
-                if x == "perfetto" and os.path.exists(out):
-                    r["size"] = os.path.getsize(out)
-                    os.unlink(out)
-                log("bench: %s %s rep %d: %.2f s wall, %.2f s CPU, %.1f MiB" %
-                    (x, label, i + 1, wall, cpu, rss / 1024))
+                for sl, an in sides:
+                    argv = export_argv(an, x, paths, out, args.export_files)
+                    if x == "timeline" and args.export_files:
+                        with open(out, "wb") as f:
+                            rc, wall, cpu, rss, _ = run(argv, out=f)
+                    else:
+                        rc, wall, cpu, rss, _ = run(argv)
+                    if rc != 0:
+                        ok = False
+                    r = rep[x + sl]
+                    r["wall"].append(wall)
+                    r["cpu"].append(cpu)
+                    r["rss"].append(rss)
+                    if os.path.exists(out):
+                        if x == "perfetto":
+                            r["size"] = os.path.getsize(out)
+                        os.unlink(out)
+                    log("bench: %s%s %s rep %d: %.2f s wall, %.2f s CPU, %.1f MiB" %
+                        (x, sl, label, i + 1, wall, cpu, rss / 1024))
         fc = statistics.median(fl)
-        for x in exports:
+        for x in [x + sl for x in exports for sl, _ in sides]:
             r = rep[x]
             w, c = statistics.median(r["wall"]), statistics.median(r["cpu"])
             say("| %s | %s | %d | %s (%s) | %s (%s) | %s (%s) | %.2f | %.2f | %.3f (best %.3f)"
@@ -230,7 +247,7 @@ def bench_exports(args, analyzer, floor, d, traces, exports, say):
                 (x, label, records, fmt_s(fc), fmt_s(min(fl)), fmt_s(w), fmt_s(min(r["wall"])),
                  fmt_s(c), fmt_s(min(r["cpu"])), records / w / 1e6, records / c / 1e6,
                  fc / c, min(fl) / min(r["cpu"]), max(r["rss"]) / 1024,
-                 "%.1f" % (r["size"] / max(records, 1)) if x == "perfetto" else "—"))
+                 "%.1f" % (r["size"] / max(records, 1)) if x.startswith("perfetto") else "—"))
     say("")
     return ok
 
@@ -248,6 +265,8 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--baseline")
     ap.add_argument("--exports", default="timeline,chrome,perfetto,csv")
+    ap.add_argument("--export-files", action="store_true")
+    ap.add_argument("--no-report", action="store_true")
     args = ap.parse_args()
     args.only = set(args.only.split(","))
     analyzer = os.path.join(args.build, "bin", "gpuprof-analyze")
@@ -279,7 +298,7 @@ def main():
     say("|---|---|---|---|---|---|---|---|---|---|---|---|")
     ok = True
     scaling = {}
-    for label, paths in traces:
+    for label, paths in ([] if args.no_report else traces):
         mb = sum(os.path.getsize(p) for p in paths) / 1e6
         fl = {"wall": [], "cpu": []}
         rep = {j: {"wall": [], "cpu": [], "rss": [], "out": set()} for j in jobs}
@@ -332,7 +351,7 @@ def main():
         if len(paths) > 1:
             bench_scaling(args, floor, label, paths, scaling.get(label, {}), jobs, ncpu, say)
     exports = [x for x in args.exports.split(",") if x]
-    if exports and any(label.startswith("kern ") for label, _ in traces):
+    if exports and (args.export_files or any(label.startswith("kern ") for label, _ in traces)):
         ok = bench_exports(args, analyzer, floor, d, traces, exports, say) and ok
     if not ok:
         say("FAILED: a report or export exited non-zero or its output differed between runs")

@@ -85,6 +85,7 @@ fi
 if [ -f test/golden/nvtx-checks.sh ]; then
 	run_step "golden nvtx" bash test/golden/nvtx-checks.sh "$build"
 	run_step "golden spill" bash test/golden/spill-checks.sh "$build"
+	run_step "golden sqlite pipe" bash test/golden/sqlite-pipe-checks.sh "$build"
 fi
 if [ -f test/golden/sql-checks.py ]; then
 	if command -v python3 >/dev/null 2>&1; then

@@ -5,17 +5,22 @@
  * them, through prepared statements inside transactions of GA_SQL_BATCH
  * rows, with the journal and fsync off (the file is a temporary one until
  * everything is written: base/output.h); everything else is written from
- * the finished analysis.  Memory: the statements and SQLite's page cache,
- * plus one map entry per host thread.  Runs offline only.
+ * the finished analysis.  With more than one thread (-j), the streamed
+ * rows are bound and inserted on a thread of their own, the caller only
+ * recording their values (struct sqpipe).  Memory: the statements and
+ * SQLite's page cache, that thread's few blocks of rows, plus one map
+ * entry per host thread.  Runs offline only.
  */
 #include <math.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "version.h"
+#include "read/reader.h"
 #include "views/formats.h"
 #include "views/tracks.h"
 
@@ -49,6 +54,7 @@ struct sq {
 	uint32_t (*rthr)[2];
 	size_t nrthr, caprthr;
 	struct ga_map rthr_map;
+	struct sqpipe *pipe; /* the rows' thread while rows stream, or NULL */
 };
 
 /*
@@ -177,16 +183,16 @@ static int exec(struct sq *q, const char *sql)
 	return GA_FORMAT_REPORTED;
 }
 
-/* Runs a bound statement; a full batch commits and opens the next transaction. */
-static int step(struct sq *q, sqlite3_stmt *s)
+/* Runs a bound statement of n rows; a full batch commits and opens the next transaction. */
+static int step_rows(struct sq *q, sqlite3_stmt *s, unsigned n)
 {
 	int rc = sqlite3_step(s);
 
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
 		return fail(q, "insert");
-	q->rows++;
-	if (++q->batch >= GA_SQL_BATCH) {
+	q->rows += n;
+	if ((q->batch += n) >= GA_SQL_BATCH) {
 		q->batch = 0;
 		if (exec(q, "COMMIT; BEGIN"))
 			return GA_FORMAT_REPORTED;
@@ -194,15 +200,403 @@ static int step(struct sq *q, sqlite3_stmt *s)
 	return 0;
 }
 
+static int step_now(struct sq *q, sqlite3_stmt *s)
+{
+	return step_rows(q, s, 1);
+}
+
+/*
+ * The rows that stream (activities, API calls, allocations, profiled
+ * launches, spilled NVTX ranges) at -j above 1: the binders below record
+ * each value in the row being made (vals), step() hands the row to a ring
+ * of SP_BLOCKS blocks, and a thread of its own binds and inserts the rows
+ * of the oldest full block.  The caller waits only when every block is
+ * full; anything else done with the database while rows stream waits
+ * until the thread has inserted all (sp_drain()), so that the connection
+ * is never used by both at once.  A failed insert is printed by the
+ * thread and fails the caller's next step().  A value: one word of
+ * column | type << 16 | length << 32, then the value's word, or its
+ * text's bytes in words.  A row in a block: its statement, its length in
+ * words, its values.  The end of the streamed rows (end(), done()) stops
+ * the thread; what follows binds directly, as at -j 1.  The thread
+ * inserts the rows of each of the prepared statements SP_ROWS at a time,
+ * with one statement of as many rows (SQLite runs one program for them),
+ * each statement's rows in their order: the ones waiting for more
+ * (pend) are inserted one by one when the pipe drains.
+ */
+#define SP_BLOCKS 4
+#define SP_WORDS ((1u << 20) / 8)
+#define SP_ROWS 8
+
+enum { SV_NULL,
+       SV_INT,
+       SV_DOUBLE,
+       SV_TEXT };
+
+struct sqpipe {
+	struct sq *q;
+	int threaded; /* a thread inserts (else the caller, a block at a time) */
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t *blk[SP_BLOCKS];
+	size_t len[SP_BLOCKS]; /* words */
+	unsigned head, full;   /* the oldest full block, how many are full (under mu) */
+	unsigned cur;          /* the block after them, the caller's alone */
+	size_t fill;           /* words in it */
+	int done;              /* no more rows: insert what is full, stop */
+	int err;               /* an insert failed (under mu; read at each step) */
+	uint64_t *vals;        /* the row being made */
+	size_t nvals, capvals;
+	int nomem; /* a value could not be recorded */
+	/* The thread's (the caller's once drained): each statement's rows waiting. */
+	sqlite3_stmt *multi[S_COUNT]; /* of SP_ROWS rows, or NULL */
+	int ncols[S_COUNT];
+	uint64_t pend[S_COUNT][SP_ROWS * 64];
+	size_t npend[S_COUNT]; /* words */
+	unsigned rows[S_COUNT];
+};
+
+/* The pipe of the export whose rows stream now, if any (one at a time in a process). */
+static struct sqpipe *piped;
+
+/* Binds one recorded row's n words of values to s, each column off further. */
+static void sp_bind(sqlite3_stmt *s, const uint64_t *v, size_t n, int off)
+{
+	for (size_t w = 0; w < n;) {
+		uint64_t h = v[w];
+		int col = (int)(h & 0xffff) + off;
+		unsigned type = (unsigned)(h >> 16) & 0xff, len = (unsigned)(h >> 32);
+		double d;
+
+		switch (type) {
+		case SV_INT:
+			sqlite3_bind_int64(s, col, (sqlite3_int64)v[w + 1]);
+			w += 2;
+			break;
+		case SV_DOUBLE:
+			memcpy(&d, &v[w + 1], sizeof(d));
+			sqlite3_bind_double(s, col, d);
+			w += 2;
+			break;
+		case SV_TEXT:
+			sqlite3_bind_text(s, col, (const char *)&v[w + 1], (int)len, SQLITE_TRANSIENT);
+			w += 1 + (len + 7) / 8;
+			break;
+		default:
+			sqlite3_bind_null(s, col);
+			w += 1;
+		}
+	}
+}
+
+/* Binds and inserts one recorded row. */
+static int sp_run(struct sq *q, sqlite3_stmt *s, const uint64_t *v, size_t n)
+{
+	sp_bind(s, v, n, 0);
+	return step_now(q, s);
+}
+
+/* Statement k's waiting rows (each: its length in words, its values), one by one. */
+static int sp_flush(struct sqpipe *p, int k)
+{
+	const uint64_t *v = p->pend[k];
+	int rc = 0;
+
+	for (size_t w = 0; w < p->npend[k] && !rc; w += 1 + v[w])
+		rc = sp_run(p->q, p->q->st[k], v + w + 1, (size_t)v[w]);
+	p->npend[k] = 0;
+	p->rows[k] = 0;
+	return rc;
+}
+
+/* A row of statement k: waits for SP_ROWS of them, inserted by one statement. */
+static int sp_row(struct sqpipe *p, int k, const uint64_t *v, size_t n)
+{
+	uint64_t *b = p->pend[k];
+	int rc;
+
+	if (p->npend[k] + 1 + n > sizeof(p->pend[k]) / sizeof(p->pend[k][0]) &&
+	    (rc = sp_flush(p, k)))
+		return rc;
+	if (1 + n > sizeof(p->pend[k]) / sizeof(p->pend[k][0]))
+		return sp_run(p->q, p->q->st[k], v, n);
+	b[p->npend[k]] = n;
+	memcpy(b + p->npend[k] + 1, v, n * sizeof(*v));
+	p->npend[k] += 1 + n;
+	if (++p->rows[k] < SP_ROWS)
+		return 0;
+	for (size_t w = 0, r = 0; w < p->npend[k]; w += 1 + b[w], r++)
+		sp_bind(p->multi[k], b + w + 1, (size_t)b[w], (int)r * p->ncols[k]);
+	p->npend[k] = 0;
+	p->rows[k] = 0;
+	return step_rows(p->q, p->multi[k], SP_ROWS);
+}
+
+static int sp_block(struct sqpipe *p, const uint64_t *b, size_t n)
+{
+	for (size_t w = 0; w < n; w += 2 + b[w + 1]) {
+		sqlite3_stmt *s = (sqlite3_stmt *)(uintptr_t)b[w];
+		int k = 0, rc;
+
+		while (k < S_COUNT && (p->q->st[k] != s || !p->multi[k]))
+			k++;
+		rc = k < S_COUNT ? sp_row(p, k, b + w + 2, (size_t)b[w + 1]) :
+				   sp_run(p->q, s, b + w + 2, (size_t)b[w + 1]);
+		if (rc)
+			return GA_FORMAT_REPORTED;
+	}
+	return 0;
+}
+
+static void *sp_thread(void *arg)
+{
+	struct sqpipe *p = arg;
+	int err = 0;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		unsigned i;
+
+		while (!p->full && !p->done)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (!p->full)
+			break;
+		i = p->head;
+		pthread_mutex_unlock(&p->mu);
+		/* After a failure the rest is let go of: the caller stops at its next row. */
+		if (!err)
+			err = sp_block(p, p->blk[i], p->len[i]);
+		pthread_mutex_lock(&p->mu);
+		if (err)
+			p->err = err;
+		p->head = (p->head + 1) % SP_BLOCKS;
+		p->full--;
+		pthread_cond_broadcast(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* Hands the block being filled to the thread; waits while every block is full. */
+static int sp_push(struct sqpipe *p)
+{
+	int err;
+
+	if (!p->threaded) {
+		err = p->err ? p->err : sp_block(p, p->blk[p->cur], p->fill);
+		p->fill = 0;
+		return p->err = err;
+	}
+	pthread_mutex_lock(&p->mu);
+	p->len[p->cur] = p->fill;
+	p->full++;
+	p->cur = (p->cur + 1) % SP_BLOCKS;
+	p->fill = 0;
+	pthread_cond_broadcast(&p->cv);
+	while (p->full == SP_BLOCKS)
+		pthread_cond_wait(&p->cv, &p->mu);
+	err = p->err;
+	pthread_mutex_unlock(&p->mu);
+	return err;
+}
+
+/* Waits until every row handed over is inserted; 0, or GA_FORMAT_REPORTED after a failure. */
+static int sp_drain(struct sqpipe *p)
+{
+	int err;
+
+	if (!p)
+		return 0;
+	if (p->fill)
+		sp_push(p);
+	pthread_mutex_lock(&p->mu);
+	while (p->full)
+		pthread_cond_wait(&p->cv, &p->mu);
+	err = p->err;
+	pthread_mutex_unlock(&p->mu);
+	/* The thread waits for more: the rows it holds go in from here. */
+	for (int k = 0; k < S_COUNT; k++)
+		if (p->npend[k] && !err)
+			err = sp_flush(p, k);
+	if (err) {
+		pthread_mutex_lock(&p->mu);
+		p->err = err;
+		pthread_mutex_unlock(&p->mu);
+	}
+	return err;
+}
+
+/* Inserts what is left, stops the thread and frees the pipe; as sp_drain(). */
+static int sp_stop(struct sq *q)
+{
+	struct sqpipe *p = q->pipe;
+	int err;
+
+	if (!p)
+		return 0;
+	err = sp_drain(p);
+	if (p->threaded) {
+		pthread_mutex_lock(&p->mu);
+		p->done = 1;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->th, NULL);
+	}
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	for (unsigned i = 0; i < SP_BLOCKS; i++)
+		free(p->blk[i]);
+	for (int k = 0; k < S_COUNT; k++)
+		sqlite3_finalize(p->multi[k]);
+	free(p->vals);
+	free(p);
+	q->pipe = NULL;
+	if (piped == p)
+		piped = NULL;
+	return err;
+}
+
+/*
+ * The pipe of q's streamed rows: on a thread at -j above 1, else (or if
+ * no thread starts) inserted by the caller a block at a time, SP_ROWS
+ * rows a statement as the thread does.  Without memory for it, rows bind
+ * directly.
+ */
+static void sp_start(struct sq *q)
+{
+	int thread = (ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus()) > 1;
+	const char *env = getenv("GPUPROF_SQLITE_PIPE");
+	struct sqpipe *p;
+
+	/* GPUPROF_SQLITE_PIPE=0 (tests): every row bound directly, the reference. */
+	if ((env && !strcmp(env, "0")) || piped || !(p = calloc(1, sizeof(*p))))
+		return;
+	p->q = q;
+	for (unsigned i = 0; i < (thread ? SP_BLOCKS : 1); i++)
+		if (!(p->blk[i] = malloc(SP_WORDS * sizeof(uint64_t))))
+			goto fail;
+	/* Each statement's VALUES (...) SP_ROWS times (none: its rows one by one). */
+	for (int k = 0; k < S_COUNT; k++) {
+		const char *v = strstr(insert_sql[k], "VALUES ");
+		struct ga_buf b = { 0 };
+		int r = 1;
+
+		p->ncols[k] = sqlite3_bind_parameter_count(q->st[k]);
+		if (!v || ga_buf_printf(&b, "%s", insert_sql[k]))
+			continue;
+		while (r < SP_ROWS && !ga_buf_printf(&b, ",%s", v + 7))
+			r++;
+		if (r == SP_ROWS &&
+		    sqlite3_prepare_v2(q->db, b.p, -1, &p->multi[k], NULL) != SQLITE_OK) {
+			sqlite3_finalize(p->multi[k]);
+			p->multi[k] = NULL;
+		}
+		ga_buf_free(&b);
+	}
+	if (pthread_mutex_init(&p->mu, NULL))
+		goto fail;
+	if (pthread_cond_init(&p->cv, NULL)) {
+		pthread_mutex_destroy(&p->mu);
+		goto fail;
+	}
+	p->threaded = thread && pthread_create(&p->th, NULL, sp_thread, p) == 0;
+	q->pipe = p;
+	piped = p;
+	return;
+fail:
+	for (unsigned i = 0; i < SP_BLOCKS; i++)
+		free(p->blk[i]);
+	for (int k = 0; k < S_COUNT; k++)
+		sqlite3_finalize(p->multi[k]);
+	free(p);
+}
+
+/* Records a value of the row being made: type, then n words (text: len bytes). */
+static void sv_put(struct sqpipe *p, int col, unsigned type, const void *val, size_t len)
+{
+	size_t n = type == SV_TEXT ? (len + 7) / 8 : type == SV_NULL ? 0 :
+								       1;
+
+	if (p->nvals + 1 + n > p->capvals &&
+	    ga_util_grow(&p->vals, &p->capvals, p->nvals + 1 + n, sizeof(*p->vals))) {
+		p->nomem = 1;
+		return;
+	}
+	p->vals[p->nvals++] = (uint64_t)(unsigned)col | (uint64_t)type << 16 | (uint64_t)len << 32;
+	if (n) {
+		p->vals[p->nvals + n - 1] = 0;
+		memcpy(&p->vals[p->nvals], val, type == SV_TEXT ? len : n * 8);
+		p->nvals += n;
+	}
+}
+
+/* Runs a bound statement, or hands the row made to the pipe while rows stream. */
+static int step(struct sq *q, sqlite3_stmt *s)
+{
+	struct sqpipe *p = q->pipe;
+	size_t need;
+	int err;
+
+	if (!p)
+		return step_now(q, s);
+	if (p->nomem) {
+		fputs("gpuprof: out of memory\n", stderr);
+		return GA_FORMAT_REPORTED;
+	}
+	need = 2 + p->nvals;
+	if (need > SP_WORDS) {
+		/* Larger than a block: inserted here, once the thread has inserted the rest. */
+		err = sp_drain(p);
+		err = err ? err : sp_run(q, s, p->vals, p->nvals);
+		p->nvals = 0;
+		return err;
+	}
+	if (p->fill + need > SP_WORDS && (err = sp_push(p)))
+		return err;
+	p->blk[p->cur][p->fill] = (uint64_t)(uintptr_t)s;
+	p->blk[p->cur][p->fill + 1] = p->nvals;
+	memcpy(&p->blk[p->cur][p->fill + 2], p->vals, p->nvals * sizeof(uint64_t));
+	p->fill += need;
+	p->nvals = 0;
+	/* The thread's failure, seen without its lock: at worst a row later. */
+	return __atomic_load_n(&p->err, __ATOMIC_RELAXED);
+}
+
 /* Binders: column i (from 1); unsigned values above INT64_MAX wrap, as SQLite has no u64. */
 static inline void bi(sqlite3_stmt *s, int i, uint64_t v)
 {
-	sqlite3_bind_int64(s, i, (sqlite3_int64)v);
+	if (piped)
+		sv_put(piped, i, SV_INT, &v, 8);
+	else
+		sqlite3_bind_int64(s, i, (sqlite3_int64)v);
 }
 
 static inline void bnull(sqlite3_stmt *s, int i)
 {
-	sqlite3_bind_null(s, i);
+	if (piped)
+		sv_put(piped, i, SV_NULL, NULL, 0);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+static void bdouble(sqlite3_stmt *s, int i, double v)
+{
+	if (piped)
+		sv_put(piped, i, SV_DOUBLE, &v, 8);
+	else
+		sqlite3_bind_double(s, i, v);
+}
+
+/* Text of len bytes (-1: up to its NUL), copied. */
+static void btextn(sqlite3_stmt *s, int i, const char *v, int len)
+{
+	size_t n = len < 0 ? strlen(v) : (size_t)len;
+
+	if (piped)
+		sv_put(piped, i, SV_TEXT, v, n);
+	else
+		sqlite3_bind_text(s, i, v, (int)n, SQLITE_TRANSIENT);
 }
 
 /* A strtab id as a strings id, NULL for 0 (none). */
@@ -214,9 +608,12 @@ static inline void bsid(sqlite3_stmt *s, int i, uint32_t id)
 		bnull(s, i);
 }
 
+/* Text that stays as it is until the statement runs (bound in place at -j 1), or NULL. */
 static void bstr(sqlite3_stmt *s, int i, const char *v)
 {
-	if (v)
+	if (v && piped)
+		btextn(s, i, v, -1);
+	else if (v)
 		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
 	else
 		bnull(s, i);
@@ -225,7 +622,9 @@ static void bstr(sqlite3_stmt *s, int i, const char *v)
 /* A strtab id's text, NULL for 0. */
 static void btext(sqlite3_stmt *s, int i, const struct ga_model *m, uint32_t id)
 {
-	if (id)
+	if (id && piped)
+		btextn(s, i, ga_model_str(m, id), (int)ga_strtab_len(&m->strs, id));
+	else if (id)
 		sqlite3_bind_text(s, i, ga_model_str(m, id), (int)ga_strtab_len(&m->strs, id),
 				  SQLITE_STATIC);
 	else
@@ -317,8 +716,7 @@ static int memcpy_row(struct ga_export *e, struct sq *q, const struct ga_act *a)
 
 	act_head(s, a);
 	bi(s, 8, a->bytes);
-	sqlite3_bind_text(s, 9, ga_model_copy_kind(a->copy_kind, kb, sizeof(kb)), -1,
-			  SQLITE_TRANSIENT);
+	btextn(s, 9, ga_model_copy_kind(a->copy_kind, kb, sizeof(kb)), -1);
 	if (c) {
 		bstr(s, 10, ga_model_mem_kind_key(c->src_kind));
 		bstr(s, 11, ga_model_mem_kind_key(c->dst_kind));
@@ -414,7 +812,7 @@ static int api(void *ctx, struct ga_model *m, const struct ga_api_call *c)
 	bi(s, 6, c->correlation);
 	bi(s, 7, c->start);
 	bi(s, 8, c->end);
-	sqlite3_bind_int64(s, 9, c->ret);
+	bi(s, 9, (uint64_t)(int64_t)c->ret);
 	return step(q, s) ? -1 : 0;
 }
 
@@ -484,7 +882,7 @@ static int metrics_row(struct sq *q, struct ga_model *m, uint32_t proc,
 	for (uint32_t j = 0; j < r->h.aux && !rc; j++) {
 		bi(s, 1, id);
 		bsid(s, 2, ga_model_fstr(m, v[j].name));
-		sqlite3_bind_double(s, 3, v[j].value);
+		bdouble(s, 3, v[j].value);
 		rc = step(q, s);
 	}
 	return rc;
@@ -552,6 +950,7 @@ static int begin(struct ga_export *e)
 	for (i = 0; i < S_COUNT; i++)
 		if (!(q->st[i] = prep(q, insert_sql[i])))
 			return GA_FORMAT_REPORTED;
+	sp_start(q);
 	e->an->m.hooks.ctx = e;
 	e->an->m.hooks.act = act;
 	e->an->m.hooks.api = api;
@@ -922,21 +1321,21 @@ static void bpayload(sqlite3_stmt *s, int i, uint32_t kind, uint64_t raw)
 		bi(s, i, raw);
 		break;
 	case GP_NVTX_PAYLOAD_I64:
-		sqlite3_bind_int64(s, i, (sqlite3_int64)raw);
+		bi(s, i, raw);
 		break;
 	case GP_NVTX_PAYLOAD_U32:
 		bi(s, i, r32);
 		break;
 	case GP_NVTX_PAYLOAD_I32:
-		sqlite3_bind_int64(s, i, (int32_t)r32);
+		bi(s, i, (uint64_t)(int64_t)(int32_t)r32);
 		break;
 	case GP_NVTX_PAYLOAD_F64:
 		memcpy(&d, &raw, 8);
-		sqlite3_bind_double(s, i, d);
+		bdouble(s, i, d);
 		break;
 	case GP_NVTX_PAYLOAD_F32:
 		memcpy(&f, &r32, 4);
-		sqlite3_bind_double(s, i, f);
+		bdouble(s, i, f);
 		break;
 	default:
 		bnull(s, i);
@@ -1062,9 +1461,12 @@ static int indexed(struct ga_export *e)
 	q->indexed = 1;
 	if (!rg->spill)
 		return 0;
-	if (!(q->nv = prep(q, NVTX_ROW)))
+	/* The statement made and finalized here, with no row of the pipe's running. */
+	if (sp_drain(q->pipe) || !(q->nv = prep(q, NVTX_ROW)))
 		return GA_FORMAT_REPORTED;
 	rc = ga_range_layout_index(&q->rl, rg, spilled_row, e);
+	if (sp_drain(q->pipe))
+		rc = GA_FORMAT_REPORTED;
 	sqlite3_finalize(q->nv);
 	q->nv = NULL;
 	ga_map_free(&q->rthr_map);
@@ -1323,6 +1725,9 @@ static int end(struct ga_export *e)
 	struct ga_model *m = &an->m;
 	int rc, i;
 
+	/* The streamed rows' thread: every row in, the rest bound directly. */
+	if (sp_stop(q))
+		return GA_FORMAT_REPORTED;
 	/* Spilled ranges were written when scanned (ready()); their index unreadable for an
 	 * activity a filter dropped fails the export here. */
 	if (q->rl.err[0])
@@ -1361,6 +1766,7 @@ static void done(struct ga_export *e)
 
 	if (!q)
 		return;
+	sp_stop(q);
 	for (int i = 0; i < S_COUNT; i++)
 		sqlite3_finalize(q->st[i]);
 	if (q->db)
