@@ -192,7 +192,8 @@ def export_argv(analyzer, what, paths, out, files=False):
 def bench_exports(args, analyzer, floor, d, traces, exports, say):
     """The timeline and export rows of the kernel-only traces; False when one failed."""
     ok = True
-    say("### The timeline and the streamed exports, kernel-only traces")
+    say("### The timeline and the streamed exports, %s" %
+        ("every trace" if args.export_files else "kernel-only traces"))
     say("")
     say("- floor and export runs interleaved, %d repetitions; median (minimum);"
         " vs floor = floor CPU time / export CPU time (1.0 = at the floor); %s" %
@@ -284,7 +285,8 @@ def main():
         lines.append(s)
         print(s, flush=True)
 
-    say("## Analyzer: `report` against the one-thread decompress+scan floor")
+    say("## Analyzer: %s against the one-thread decompress+scan floor" %
+        ("the exports" if args.no_report else "`report`"))
     say("")
     say("- host: %s, %d CPUs available, load average at start %.2f; %s" %
         (os.uname().nodename, ncpu, os.getloadavg()[0],
@@ -293,9 +295,10 @@ def main():
         " ratio = floor time / report time (1.0 = at the floor), by wall and by CPU" %
         args.repeat)
     say("")
-    say("| trace | records | trace MB | -j | floor s | report s | M records/s | report CPU s"
-        " | peak RSS MiB | B/record | vs floor, wall | vs floor, CPU |")
-    say("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    if not args.no_report:
+        say("| trace | records | trace MB | -j | floor s | report s | M records/s | report CPU s"
+            " | peak RSS MiB | B/record | vs floor, wall | vs floor, CPU |")
+        say("|---|---|---|---|---|---|---|---|---|---|---|---|")
     ok = True
     scaling = {}
     for label, paths in ([] if args.no_report else traces):
