@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -183,6 +184,70 @@ static int same_as_input(const struct stat *out, char *const *inputs, int n)
 	return -1;
 }
 
+/*
+ * Temporary outputs not yet in place, removed by a signal that ends the
+ * process (SIGINT, SIGTERM, SIGHUP, where they would end it: not where
+ * the caller set them ignored or handled), which then ends it as it
+ * would have: an export cut short with ^C leaves no hidden file of its
+ * size behind.  Slots are taken and let go of by the thread that opens
+ * and closes outputs; the handler only reads them.
+ */
+#define PENDING_MAX 4
+static struct pending {
+	volatile sig_atomic_t used;
+	int dirfd;
+	char name[64];
+} pending[PENDING_MAX];
+
+static void on_fatal_signal(int sig)
+{
+	int e = errno;
+
+	for (int i = 0; i < PENDING_MAX; i++)
+		if (pending[i].used)
+			unlinkat(pending[i].dirfd, pending[i].name, 0);
+	errno = e;
+	/* SA_RESETHAND made the disposition the default again, SA_NODEFER lets it in now. */
+	raise(sig);
+}
+
+static void pending_add(struct ga_output *o)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+	/* At each output: a signal set back to its default since is caught again. */
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old, sa;
+
+		if (sigaction(sigs[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+		    old.sa_handler != SIG_DFL)
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_fatal_signal;
+		sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+	for (int i = 0; i < PENDING_MAX; i++) {
+		if (pending[i].used || strlen(o->tmpname) >= sizeof(pending[i].name))
+			continue;
+		pending[i].dirfd = o->dirfd;
+		strcpy(pending[i].name, o->tmpname);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		pending[i].used = 1;
+		o->pending = i + 1;
+		return;
+	}
+}
+
+static void pending_drop(struct ga_output *o)
+{
+	if (o->pending)
+		pending[o->pending - 1].used = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	o->pending = 0;
+}
+
 /* A new file in dirfd under a name no one else uses: its name goes to o->tmpname. */
 static int create_tmp(struct ga_output *o)
 {
@@ -204,6 +269,8 @@ static int create_tmp(struct ga_output *o)
 	if (fd < 0) {
 		free(o->tmpname);
 		o->tmpname = NULL;
+	} else {
+		pending_add(o);
 	}
 	return fd;
 }
@@ -316,6 +383,7 @@ static int open_output(struct ga_output *o, const char *path, char *const *input
 nomem:
 	fprintf(stderr, "gpuprof: out of memory\n");
 fail:
+	pending_drop(o);
 	if (o->tmpname)
 		unlinkat(o->dirfd, o->tmpname, 0);
 	if (o->fd >= 0)
@@ -619,6 +687,8 @@ int ga_output_close(struct ga_output *o, int ok)
 		rc = -1;
 	}
 	if (o->tmpname) {
+		/* In place or removed from here: a signal now leaves it be. */
+		pending_drop(o);
 		if (ok && !rc && renameat(o->dirfd, o->tmpname, o->dirfd, o->dest) == 0) {
 			free(o->tmpname);
 			o->tmpname = NULL;

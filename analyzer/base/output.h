@@ -12,7 +12,9 @@
  * follows a link.  Devices, pipes and sockets are written straight through
  * and never removed (in a sticky world-writable directory only the
  * caller's or the directory owner's); an output that is one of the inputs
- * is refused before anything is opened.  Runs offline only.
+ * is refused before anything is opened.  A temporary file is removed if
+ * SIGINT, SIGTERM or SIGHUP ends the process first (where they would end
+ * it).  Runs offline only.
  */
 #ifndef GA_ANALYZER_OUTPUT_H
 #define GA_ANALYZER_OUTPUT_H
@@ -28,6 +30,7 @@ struct ga_output {
 	char *tmp;                 /* its path, for writers that open by name */
 	int fd;                    /* that file's descriptor (writers by name), or -1 */
 	int mode;                  /* permissions of the finished file */
+	int pending;               /* the signals' slot of tmpname, plus 1; or 0 */
 	struct ga_awriter *aw;     /* writes on a thread of their own, or NULL */
 	FILE *real;                /* then the stream they go to; f is the writer's */
 };

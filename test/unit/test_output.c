@@ -6,7 +6,8 @@
  * links, and the directory owner's, still are.  The other user is a real
  * one made with useradd (as root; skipped with a reason otherwise).  And
  * the writes on a thread of their own (ga_output_async): the bytes and
- * their order are those written, a failed write stops the caller.
+ * their order are those written, a failed write stops the caller.  And a
+ * signal that ends the process leaves no temporary file behind.
  * Test code, runs offline only.
  */
 #include "helpers.h"
@@ -277,6 +278,86 @@ static void test_async(void)
 	free(buf);
 }
 
+/*
+ * In a child: opens dir/sig.out through ga_output, writes, then raises sig
+ * (ignored first when ign); exits 0 after a close that put the file in place.
+ */
+static void signal_child(int sig, int ign)
+{
+	struct ga_output o;
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/sig/sig.out", dir);
+	signal(sig, ign ? SIG_IGN : SIG_DFL);
+	if (ga_output_open(&o, path, NULL, 0))
+		_exit(2);
+	fputs("new\n", o.f);
+	fflush(o.f);
+	raise(sig);
+	_exit(ga_output_close(&o, 1) == 0 ? 0 : 3);
+}
+
+static void test_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	char sdir[320], path[400], cmd[400];
+
+	tap_begin("output: a signal that ends the process removes the temporary file, the old one kept");
+	snprintf(sdir, sizeof(sdir), "%s/sig", dir);
+	mkdir(sdir, 0755);
+	snprintf(path, sizeof(path), "%s/sig.out", sdir);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		FILE *f = fopen(path, "w");
+		char line[16] = "";
+		pid_t pid;
+		int st = 0;
+
+		if (f) {
+			fputs("old\n", f);
+			fclose(f);
+		}
+		pid = fork();
+		if (pid == 0)
+			signal_child(sigs[i], 0);
+		waitpid(pid, &st, 0);
+		CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == sigs[i], "signal %d: status %d", sigs[i], st);
+		CHECKF(entries(sdir) == 1, "signal %d: %d files left", sigs[i], entries(sdir));
+		f = fopen(path, "r");
+		if (f) {
+			if (!fgets(line, sizeof(line), f))
+				line[0] = 0;
+			fclose(f);
+		}
+		CHECKF(!strcmp(line, "old\n"), "signal %d: the old file holds %s", sigs[i], line);
+	}
+	tap_end();
+
+	tap_begin("output: a signal the caller ignored leaves the output to finish");
+	{
+		pid_t pid = fork();
+		int st = -1;
+		char line[16] = "";
+		FILE *f;
+
+		if (pid == 0)
+			signal_child(SIGHUP, 1);
+		waitpid(pid, &st, 0);
+		CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+		f = fopen(path, "r");
+		if (f) {
+			if (!fgets(line, sizeof(line), f))
+				line[0] = 0;
+			fclose(f);
+		}
+		CHECKF(!strcmp(line, "new\n"), "the file holds %s", line);
+		CHECK(entries(sdir) == 1);
+	}
+	tap_end();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", sdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", sdir);
+}
+
 int main(void)
 {
 	char cmd[600];
@@ -295,6 +376,7 @@ int main(void)
 	mkdir(safe, 0755);
 	test_own_links();
 	test_async();
+	test_signals();
 	if (geteuid() != 0) {
 		printf("skip - output: another user's links and FIFOs # needs root (useradd)\n");
 	} else {
