@@ -245,7 +245,7 @@ struct sqpipe {
 	unsigned cur;          /* the block after them, the caller's alone */
 	size_t fill;           /* words in it */
 	int done;              /* no more rows: insert what is full, stop */
-	int err;               /* an insert failed (under mu; read at each step) */
+	int err;               /* an insert failed (set under mu, atomically: step() reads it) */
 	uint64_t *vals;        /* the row being made */
 	size_t nvals, capvals;
 	int nomem; /* a value could not be recorded */
@@ -369,7 +369,7 @@ static void *sp_thread(void *arg)
 			err = sp_block(p, p->blk[i], p->len[i]);
 		pthread_mutex_lock(&p->mu);
 		if (err)
-			p->err = err;
+			__atomic_store_n(&p->err, err, __ATOMIC_RELAXED);
 		p->head = (p->head + 1) % SP_BLOCKS;
 		p->full--;
 		pthread_cond_broadcast(&p->cv);
@@ -421,7 +421,7 @@ static int sp_drain(struct sqpipe *p)
 			err = sp_flush(p, k);
 	if (err) {
 		pthread_mutex_lock(&p->mu);
-		p->err = err;
+		__atomic_store_n(&p->err, err, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&p->mu);
 	}
 	return err;
