@@ -2,11 +2,11 @@
  * Safe output files (see output.h).  Runs offline only.
  */
 #include "base/output.h"
+#include "base/handoff.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,30 +411,18 @@ int ga_output_open_file(struct ga_output *o, const char *path, char *const *inpu
 }
 
 /*
- * The writer thread of ga_output_async(): a ring of AW_BLOCKS blocks, the
- * caller filling the one after those full, the thread writing the oldest
- * full one and handing it back.  The caller waits only when every block is
- * full, the thread only when none is.  The thread starts with the first
- * full block: an output smaller than one is written at the close, by the
- * caller, as are all where no thread can start.
+ * The writer of ga_output_async(): a ring of blocks (base/handoff.h) whose
+ * thread writes them to fd, starting with the first full block: an output
+ * smaller than one is written at the close, by the caller.  Without
+ * memory for a block, the caller writes from then on, in order, after
+ * what the thread holds.
  */
-#define AW_BLOCKS 4
-#define AW_BLOCK (GA_OUTPUT_AHEAD / AW_BLOCKS)
+#define AW_BLOCK (GA_OUTPUT_AHEAD / GA_HANDOFF_BLOCKS)
 
 struct ga_awriter {
 	int fd;
-	int started; /* the thread runs */
-	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	char *blk[AW_BLOCKS]; /* allocated as first filled */
-	size_t len[AW_BLOCKS];
-	unsigned head, full; /* the oldest full block, how many are full (under mu) */
-	unsigned cur;        /* the block after them, the caller's alone */
-	size_t fill;         /* bytes in it */
-	int sync;            /* a block could not be had: the caller writes */
-	int done;            /* the caller is finished: write what is full, stop */
-	int err;             /* the first failed write's errno (under mu once started) */
+	int sync; /* a block could not be had: the caller writes */
+	struct ga_handoff ring;
 };
 
 static int aw_write_all(int fd, const char *p, size_t n)
@@ -452,129 +440,34 @@ static int aw_write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-static void *aw_thread(void *arg)
+static int aw_consume(void *ctx, void *blk, size_t len)
 {
-	struct ga_awriter *a = arg;
-	int err = 0;
-
-	pthread_mutex_lock(&a->mu);
-	for (;;) {
-		unsigned i;
-
-		while (!a->full && !a->done)
-			pthread_cond_wait(&a->cv, &a->mu);
-		if (!a->full)
-			break;
-		i = a->head;
-		pthread_mutex_unlock(&a->mu);
-		/* After a failure the rest is let go of: the caller stops at its next write. */
-		if (!err)
-			err = aw_write_all(a->fd, a->blk[i], a->len[i]);
-		pthread_mutex_lock(&a->mu);
-		if (err && !a->err)
-			a->err = err;
-		a->head = (a->head + 1) % AW_BLOCKS;
-		a->full--;
-		pthread_cond_broadcast(&a->cv);
-	}
-	pthread_mutex_unlock(&a->mu);
-	return NULL;
-}
-
-/*
- * Hands the block being filled to the thread (started now if need be);
- * waits while every block is full.  Without a thread, writes it here.
- * Returns 0 or the first failed write's errno.
- */
-static int aw_push(struct ga_awriter *a)
-{
-	int err;
-
-	if (!a->started && !a->err) {
-		pthread_attr_t at;
-
-		/* It only writes: a small stack. */
-		if (pthread_attr_init(&at) == 0) {
-			pthread_attr_setstacksize(&at, 1 << 17);
-			a->started = pthread_create(&a->th, &at, aw_thread, a) == 0;
-			pthread_attr_destroy(&at);
-		}
-	}
-	if (!a->started) {
-		if (!a->err)
-			a->err = aw_write_all(a->fd, a->blk[a->cur], a->fill);
-		a->fill = 0;
-		return a->err;
-	}
-	pthread_mutex_lock(&a->mu);
-	a->len[a->cur] = a->fill;
-	a->full++;
-	a->cur = (a->cur + 1) % AW_BLOCKS;
-	a->fill = 0;
-	pthread_cond_broadcast(&a->cv);
-	while (a->full == AW_BLOCKS && !a->err)
-		pthread_cond_wait(&a->cv, &a->mu);
-	err = a->err;
-	pthread_mutex_unlock(&a->mu);
-	return err;
-}
-
-static int aw_err(struct ga_awriter *a)
-{
-	int err;
-
-	if (!a->started)
-		return a->err;
-	pthread_mutex_lock(&a->mu);
-	err = a->err;
-	pthread_mutex_unlock(&a->mu);
-	return err;
-}
-
-/* Waits until the thread has written every full block; the first failed write's errno or 0. */
-static int aw_drain(struct ga_awriter *a)
-{
-	int err;
-
-	if (!a->started)
-		return a->err;
-	pthread_mutex_lock(&a->mu);
-	while (a->full)
-		pthread_cond_wait(&a->cv, &a->mu);
-	err = a->err;
-	pthread_mutex_unlock(&a->mu);
-	return err;
+	return aw_write_all(((struct ga_awriter *)ctx)->fd, blk, len);
 }
 
 static ssize_t aw_cookie_write(void *cookie, const char *buf, size_t size)
 {
 	struct ga_awriter *a = cookie;
+	struct ga_handoff *r = &a->ring;
 	size_t done = 0;
-	int err = aw_err(a);
+	int err = ga_handoff_err(r);
 
 	while (!err && done < size) {
-		size_t n = size - done < AW_BLOCK - a->fill ? size - done : AW_BLOCK - a->fill;
+		size_t n = size - done < AW_BLOCK - r->fill ? size - done : AW_BLOCK - r->fill;
+		char *b = a->sync ? NULL : ga_handoff_block(r);
 
-		if (!a->sync && !a->blk[a->cur] && !(a->blk[a->cur] = malloc(AW_BLOCK)))
+		if (!b) {
+			/* Out of memory: written here, once the thread has written what it holds. */
 			a->sync = 1;
-		if (a->sync) {
-			/*
-			 * Out of memory: from here on written by the caller, in
-			 * order, after what the thread holds (this block is
-			 * new: nothing is in it).
-			 */
-			if (!(err = aw_drain(a)) && (err = aw_write_all(a->fd, buf + done, size - done))) {
-				pthread_mutex_lock(&a->mu);
-				a->err = err;
-				pthread_mutex_unlock(&a->mu);
-			}
+			if (!(err = ga_handoff_drain(r)))
+				err = aw_write_all(a->fd, buf + done, size - done);
 			break;
 		}
-		memcpy(a->blk[a->cur] + a->fill, buf + done, n);
-		a->fill += n;
+		memcpy(b + r->fill, buf + done, n);
+		r->fill += n;
 		done += n;
-		if (a->fill == AW_BLOCK)
-			err = aw_push(a);
+		if (r->fill == AW_BLOCK)
+			err = ga_handoff_push(r);
 	}
 	if (err) {
 		errno = err;
@@ -587,25 +480,8 @@ static ssize_t aw_cookie_write(void *cookie, const char *buf, size_t size)
 static int aw_cookie_close(void *cookie)
 {
 	struct ga_awriter *a = cookie;
-	int err;
+	int err = ga_handoff_stop(&a->ring);
 
-	if (a->fill && a->started) {
-		aw_push(a);
-	} else if (a->fill && !a->err) {
-		a->err = aw_write_all(a->fd, a->blk[a->cur], a->fill);
-	}
-	if (a->started) {
-		pthread_mutex_lock(&a->mu);
-		a->done = 1;
-		pthread_cond_broadcast(&a->cv);
-		pthread_mutex_unlock(&a->mu);
-		pthread_join(a->th, NULL);
-	}
-	err = a->err;
-	pthread_mutex_destroy(&a->mu);
-	pthread_cond_destroy(&a->cv);
-	for (unsigned i = 0; i < AW_BLOCKS; i++)
-		free(a->blk[i]);
 	free(a);
 	if (err) {
 		errno = err;
@@ -626,12 +502,7 @@ int ga_output_async(struct ga_output *o)
 	if (!a)
 		return -1;
 	a->fd = fileno(o->f);
-	if (pthread_mutex_init(&a->mu, NULL)) {
-		free(a);
-		return -1;
-	}
-	if (pthread_cond_init(&a->cv, NULL)) {
-		pthread_mutex_destroy(&a->mu);
+	if (ga_handoff_init(&a->ring, AW_BLOCK, 0, aw_consume, a)) {
 		free(a);
 		return -1;
 	}

@@ -13,13 +13,13 @@
  */
 #include <math.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "version.h"
+#include "base/handoff.h"
 #include "read/reader.h"
 #include "views/formats.h"
 #include "views/tracks.h"
@@ -207,24 +207,23 @@ static int step_now(struct sq *q, sqlite3_stmt *s)
 
 /*
  * The rows that stream (activities, API calls, allocations, profiled
- * launches, spilled NVTX ranges) at -j above 1: the binders below record
- * each value in the row being made (vals), step() hands the row to a ring
- * of SP_BLOCKS blocks, and a thread of its own binds and inserts the rows
- * of the oldest full block.  The caller waits only when every block is
- * full; anything else done with the database while rows stream waits
- * until the thread has inserted all (sp_drain()), so that the connection
- * is never used by both at once.  A failed insert is printed by the
- * thread and fails the caller's next step().  A value: one word of
- * column | type << 16 | length << 32, then the value's word, or its
- * text's bytes in words.  A row in a block: its statement, its length in
- * words, its values.  The end of the streamed rows (end(), done()) stops
- * the thread; what follows binds directly, as at -j 1.  The thread
- * inserts the rows of each of the prepared statements SP_ROWS at a time,
- * with one statement of as many rows (SQLite runs one program for them),
- * each statement's rows in their order: the ones waiting for more
+ * launches, spilled NVTX ranges): the binders below record each value in
+ * the row being made (vals), step() puts the row in a block of a ring
+ * (base/handoff.h), whose thread, at -j above 1, binds and inserts the rows
+ * of each full block (at -j 1 the caller does, a block at a time).  The
+ * caller waits only when every block is full; anything else done with
+ * the database while rows stream waits until the thread has inserted all
+ * (sp_drain()), so that the connection is never used by both at once.  A
+ * failed insert is printed by the thread and fails the caller's next
+ * step().  A value: one word of column | type << 16 | length << 32, then
+ * the value's word, or its text's bytes in words.  A row in a block: its
+ * statement, its length in words, its values.  The end of the streamed
+ * rows (end(), done()) stops the thread; what follows binds directly.
+ * The rows of each of the prepared statements are inserted SP_ROWS at a
+ * time, with one statement of as many rows (SQLite runs one program for
+ * them), each statement's rows in their order: the ones waiting for more
  * (pend) are inserted one by one when the pipe drains.
  */
-#define SP_BLOCKS 4
 #define SP_WORDS ((1u << 20) / 8)
 #define SP_ROWS 8
 
@@ -235,18 +234,9 @@ enum { SV_NULL,
 
 struct sqpipe {
 	struct sq *q;
-	int threaded; /* a thread inserts (else the caller, a block at a time) */
-	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	uint64_t *blk[SP_BLOCKS];
-	size_t len[SP_BLOCKS]; /* words */
-	unsigned head, full;   /* the oldest full block, how many are full (under mu) */
-	unsigned cur;          /* the block after them, the caller's alone */
-	size_t fill;           /* words in it */
-	int done;              /* no more rows: insert what is full, stop */
-	int err;               /* an insert failed (set under mu, atomically: step() reads it) */
-	uint64_t *vals;        /* the row being made */
+	struct ga_handoff ring; /* blocks of SP_WORDS words */
+	int err;                /* a failure of the caller's (sp_drain()'s inserts) */
+	uint64_t *vals;         /* the row being made */
 	size_t nvals, capvals;
 	int nomem; /* a value could not be recorded */
 	/* The thread's (the caller's once drained): each statement's rows waiting. */
@@ -333,8 +323,13 @@ static int sp_row(struct sqpipe *p, int k, const uint64_t *v, size_t n)
 	return step_rows(p->q, p->multi[k], SP_ROWS);
 }
 
-static int sp_block(struct sqpipe *p, const uint64_t *b, size_t n)
+/* The ring's consumer: a block of n bytes of rows. */
+static int sp_block(void *ctx, void *blk, size_t len)
 {
+	struct sqpipe *p = ctx;
+	const uint64_t *b = blk;
+	size_t n = len / sizeof(*b);
+
 	for (size_t w = 0; w < n; w += 2 + b[w + 1]) {
 		sqlite3_stmt *s = (sqlite3_stmt *)(uintptr_t)b[w];
 		int k = 0, rc;
@@ -349,82 +344,18 @@ static int sp_block(struct sqpipe *p, const uint64_t *b, size_t n)
 	return 0;
 }
 
-static void *sp_thread(void *arg)
-{
-	struct sqpipe *p = arg;
-	int err = 0;
-
-	pthread_mutex_lock(&p->mu);
-	for (;;) {
-		unsigned i;
-
-		while (!p->full && !p->done)
-			pthread_cond_wait(&p->cv, &p->mu);
-		if (!p->full)
-			break;
-		i = p->head;
-		pthread_mutex_unlock(&p->mu);
-		/* After a failure the rest is let go of: the caller stops at its next row. */
-		if (!err)
-			err = sp_block(p, p->blk[i], p->len[i]);
-		pthread_mutex_lock(&p->mu);
-		if (err)
-			__atomic_store_n(&p->err, err, __ATOMIC_RELAXED);
-		p->head = (p->head + 1) % SP_BLOCKS;
-		p->full--;
-		pthread_cond_broadcast(&p->cv);
-	}
-	pthread_mutex_unlock(&p->mu);
-	return NULL;
-}
-
-/* Hands the block being filled to the thread; waits while every block is full. */
-static int sp_push(struct sqpipe *p)
-{
-	int err;
-
-	if (!p->threaded) {
-		err = p->err ? p->err : sp_block(p, p->blk[p->cur], p->fill);
-		p->fill = 0;
-		return p->err = err;
-	}
-	pthread_mutex_lock(&p->mu);
-	p->len[p->cur] = p->fill;
-	p->full++;
-	p->cur = (p->cur + 1) % SP_BLOCKS;
-	p->fill = 0;
-	pthread_cond_broadcast(&p->cv);
-	while (p->full == SP_BLOCKS)
-		pthread_cond_wait(&p->cv, &p->mu);
-	err = p->err;
-	pthread_mutex_unlock(&p->mu);
-	return err;
-}
-
 /* Waits until every row handed over is inserted; 0, or GA_FORMAT_REPORTED after a failure. */
 static int sp_drain(struct sqpipe *p)
 {
-	int err;
-
 	if (!p)
 		return 0;
-	if (p->fill)
-		sp_push(p);
-	pthread_mutex_lock(&p->mu);
-	while (p->full)
-		pthread_cond_wait(&p->cv, &p->mu);
-	err = p->err;
-	pthread_mutex_unlock(&p->mu);
-	/* The thread waits for more: the rows it holds go in from here. */
-	for (int k = 0; k < S_COUNT; k++)
-		if (p->npend[k] && !err)
-			err = sp_flush(p, k);
-	if (err) {
-		pthread_mutex_lock(&p->mu);
-		__atomic_store_n(&p->err, err, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&p->mu);
+	if (!p->err && !(p->err = ga_handoff_drain(&p->ring))) {
+		/* The thread waits for more: the rows it holds go in from here. */
+		for (int k = 0; k < S_COUNT; k++)
+			if (p->npend[k] && !p->err)
+				p->err = sp_flush(p, k);
 	}
-	return err;
+	return p->err;
 }
 
 /* Inserts what is left, stops the thread and frees the pipe; as sp_drain(). */
@@ -436,17 +367,8 @@ static int sp_stop(struct sq *q)
 	if (!p)
 		return 0;
 	err = sp_drain(p);
-	if (p->threaded) {
-		pthread_mutex_lock(&p->mu);
-		p->done = 1;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-		pthread_join(p->th, NULL);
-	}
-	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->cv);
-	for (unsigned i = 0; i < SP_BLOCKS; i++)
-		free(p->blk[i]);
+	if (ga_handoff_stop(&p->ring) && !err)
+		err = GA_FORMAT_REPORTED;
 	for (int k = 0; k < S_COUNT; k++)
 		sqlite3_finalize(p->multi[k]);
 	free(p->vals);
@@ -473,9 +395,10 @@ static void sp_start(struct sq *q)
 	if ((env && !strcmp(env, "0")) || piped || !(p = calloc(1, sizeof(*p))))
 		return;
 	p->q = q;
-	for (unsigned i = 0; i < (thread ? SP_BLOCKS : 1); i++)
-		if (!(p->blk[i] = malloc(SP_WORDS * sizeof(uint64_t))))
-			goto fail;
+	if (ga_handoff_init(&p->ring, SP_WORDS * sizeof(uint64_t), !thread, sp_block, p)) {
+		free(p);
+		return;
+	}
 	/* Each statement's VALUES (...) SP_ROWS times (none: its rows one by one). */
 	for (int k = 0; k < S_COUNT; k++) {
 		const char *v = strstr(insert_sql[k], "VALUES ");
@@ -494,22 +417,8 @@ static void sp_start(struct sq *q)
 		}
 		ga_buf_free(&b);
 	}
-	if (pthread_mutex_init(&p->mu, NULL))
-		goto fail;
-	if (pthread_cond_init(&p->cv, NULL)) {
-		pthread_mutex_destroy(&p->mu);
-		goto fail;
-	}
-	p->threaded = thread && pthread_create(&p->th, NULL, sp_thread, p) == 0;
 	q->pipe = p;
 	piped = p;
-	return;
-fail:
-	for (unsigned i = 0; i < SP_BLOCKS; i++)
-		free(p->blk[i]);
-	for (int k = 0; k < S_COUNT; k++)
-		sqlite3_finalize(p->multi[k]);
-	free(p);
 }
 
 /* Records a value of the row being made: type, then n words (text: len bytes). */
@@ -535,32 +444,40 @@ static void sv_put(struct sqpipe *p, int col, unsigned type, const void *val, si
 static int step(struct sq *q, sqlite3_stmt *s)
 {
 	struct sqpipe *p = q->pipe;
+	struct ga_handoff *r;
 	size_t need;
+	uint64_t *b;
 	int err;
 
 	if (!p)
 		return step_now(q, s);
+	r = &p->ring;
 	if (p->nomem) {
 		fputs("gpuprof: out of memory\n", stderr);
 		return GA_FORMAT_REPORTED;
 	}
-	need = 2 + p->nvals;
-	if (need > SP_WORDS) {
+	need = (2 + p->nvals) * sizeof(uint64_t);
+	if (need > r->bsize) {
 		/* Larger than a block: inserted here, once the thread has inserted the rest. */
 		err = sp_drain(p);
 		err = err ? err : sp_run(q, s, p->vals, p->nvals);
 		p->nvals = 0;
 		return err;
 	}
-	if (p->fill + need > SP_WORDS && (err = sp_push(p)))
+	if (r->fill + need > r->bsize && (err = ga_handoff_push(r)))
 		return err;
-	p->blk[p->cur][p->fill] = (uint64_t)(uintptr_t)s;
-	p->blk[p->cur][p->fill + 1] = p->nvals;
-	memcpy(&p->blk[p->cur][p->fill + 2], p->vals, p->nvals * sizeof(uint64_t));
-	p->fill += need;
+	if (!(b = ga_handoff_block(r))) {
+		fputs("gpuprof: out of memory\n", stderr);
+		return GA_FORMAT_REPORTED;
+	}
+	b += r->fill / sizeof(*b);
+	b[0] = (uint64_t)(uintptr_t)s;
+	b[1] = p->nvals;
+	memcpy(b + 2, p->vals, p->nvals * sizeof(uint64_t));
+	r->fill += need;
 	p->nvals = 0;
-	/* The thread's failure, seen without its lock: at worst a row later. */
-	return __atomic_load_n(&p->err, __ATOMIC_RELAXED);
+	/* The thread's failure, seen without waiting: at worst a row later. */
+	return ga_handoff_err(r);
 }
 
 /* Binders: column i (from 1); unsigned values above INT64_MAX wrap, as SQLite has no u64. */

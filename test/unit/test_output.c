@@ -28,6 +28,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Sanitizers reserve more address space than any limit the tests set. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
 static char dir[256], sticky[300], safe[300], user[32];
 
 static int entries(const char *d)
@@ -204,8 +216,12 @@ static void test_async(void)
 	free(got);
 	tap_end();
 
-	tap_begin("output: without memory for a block, the caller writes, the bytes in order");
-	{
+	if (SANITIZED)
+		printf("skip - output: without memory for a block # a sanitizer build: no "
+		       "address-space limit\n");
+	else
+		tap_begin("output: without memory for a block, the caller writes, the bytes in order");
+	if (!SANITIZED) {
 		pid_t pid = fork();
 		int st = -1;
 
@@ -253,8 +269,8 @@ static void test_async(void)
 			CHECKF(bad == SIZE_MAX, "byte %zu differs", bad);
 		}
 		free(got);
+		tap_end();
 	}
-	tap_end();
 
 	tap_begin("output: a failed write on the thread stops the writer, named at the close");
 	if (ga_output_open(&o, "/dev/full", NULL, 0) == 0) {
