@@ -3,6 +3,7 @@
  */
 #include "base/output.h"
 #include "base/handoff.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -425,24 +426,9 @@ struct ga_awriter {
 	struct ga_handoff ring;
 };
 
-static int aw_write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? errno : EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int aw_consume(void *ctx, void *blk, size_t len)
 {
-	return aw_write_all(((struct ga_awriter *)ctx)->fd, blk, len);
+	return ga_util_write_all(((struct ga_awriter *)ctx)->fd, blk, len);
 }
 
 static ssize_t aw_cookie_write(void *cookie, const char *buf, size_t size)
@@ -460,7 +446,7 @@ static ssize_t aw_cookie_write(void *cookie, const char *buf, size_t size)
 			/* Out of memory: written here, once the thread has written what it holds. */
 			a->sync = 1;
 			if (!(err = ga_handoff_drain(r)))
-				err = aw_write_all(a->fd, buf + done, size - done);
+				err = ga_util_write_all(a->fd, buf + done, size - done);
 			break;
 		}
 		memcpy(b + r->fill, buf + done, n);

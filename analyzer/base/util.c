@@ -423,6 +423,23 @@ int ga_csv_escape(struct ga_buf *b, const char *s, size_t len)
 	return 0;
 }
 
+int ga_util_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? errno : EIO;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
 int ga_util_tmpfd(const char *tag, const char **dir)
 {
 	const char *d = getenv("TMPDIR");

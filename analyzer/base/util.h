@@ -144,4 +144,7 @@ int ga_util_tmpfd(const char *tag, const char **dir);
 /* The same opened "w+" as a stream, or NULL with errno set. */
 FILE *ga_util_tmpfile(const char *tag, const char **dir);
 
+/* Writes buf[0..n) to fd, a short write continued, EINTR retried; 0 or an errno value. */
+int ga_util_write_all(int fd, const void *buf, size_t n);
+
 #endif

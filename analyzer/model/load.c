@@ -164,22 +164,6 @@ static int fifo_wait(int fd, const char *name)
 	return 0;
 }
 
-/* Write buf[0..n) to fd; 0 or an errno value. */
-static int write_all(int fd, const unsigned char *buf, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, buf, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? errno : EIO;
-		buf += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /*
  * Copy fd into an unlinked temporary file, checking as slurp() does (the
  * header, then each whole chunk's magic, size and checksum, stopping at the
@@ -209,7 +193,7 @@ static int spill(int fd, struct ga_input *in)
 		stop = stream_check(buf, len, &next, &head);
 		/* What is checked goes to the file; the chunk under way stays. */
 		if (!stop && !head && next) {
-			if ((rc = write_all(out, buf, next)))
+			if ((rc = ga_util_write_all(out, buf, next)))
 				break;
 			memmove(buf, buf + next, len - next);
 			len -= next;
@@ -220,7 +204,7 @@ static int spill(int fd, struct ga_input *in)
 	}
 	/* The rest (a chunk cut short, or what is not a trace): the reader says what. */
 	if (!rc)
-		rc = write_all(out, buf, len);
+		rc = ga_util_write_all(out, buf, len);
 	free(buf);
 	if (!rc && ga_reader_alias(in->name, out) < 0)
 		rc = -1;

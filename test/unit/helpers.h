@@ -21,4 +21,16 @@ void helpers_emit_kernels(int n);
 /* Bytes this process has read so far (/proc/self/io rchar); 0 where unknown. */
 unsigned long long helpers_rchar(void);
 
+/* 1 in a sanitizer build: sanitizers reserve more address space than a test's limit allows. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
 #endif

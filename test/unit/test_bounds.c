@@ -27,23 +27,13 @@
 #include "cmd/cmd.h"
 #include "model/demangle.h"
 #include "model/strtab.h"
+#include "helpers.h"
 #include "synth.h"
 #include "synth_nvtx.h"
 #include "synth_stacks.h"
 #include "tap.h"
 
 #define T0 1700000000000000000ull
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
 static char dir[256];
 static uint32_t devices_n = 20000;

@@ -28,18 +28,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Sanitizers reserve more address space than any limit the tests set. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 static char dir[256], sticky[300], safe[300], user[32];
 
 static int entries(const char *d)
