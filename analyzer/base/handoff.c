@@ -64,11 +64,12 @@ static void *consumer(void *arg)
 	return NULL;
 }
 
-int ga_handoff_push(struct ga_handoff *r)
+/* ga_handoff_push(), starting no thread where start is 0 (the caller consumes). */
+static int push(struct ga_handoff *r, int start)
 {
 	int err;
 
-	if (!r->started && !r->inline_only && !r->err) {
+	if (start && !r->started && !r->inline_only && !r->err) {
 		pthread_attr_t at;
 
 		/* Its work is a write or an insert: a stack of 1 MiB, not the default 8. */
@@ -99,11 +100,17 @@ int ga_handoff_push(struct ga_handoff *r)
 	return err;
 }
 
+int ga_handoff_push(struct ga_handoff *r)
+{
+	return push(r, 1);
+}
+
 int ga_handoff_drain(struct ga_handoff *r)
 {
 	int err;
 
-	if (r->fill && (err = ga_handoff_push(r)))
+	/* What was never a full block is consumed here, where no thread started. */
+	if (r->fill && (err = push(r, 0)))
 		return err;
 	if (!r->started)
 		return r->err;

@@ -57,7 +57,11 @@ static inline int ga_handoff_err(const struct ga_handoff *r)
 /* Hands the block being filled over (consumed here when inline); as ga_handoff_err(). */
 int ga_handoff_push(struct ga_handoff *r);
 
-/* Waits until every block handed over is consumed; as ga_handoff_err(). */
+/*
+ * Hands the block being filled over and waits until every block handed
+ * over is consumed (the block consumed here if no thread started: an
+ * output smaller than a block starts none); as ga_handoff_err().
+ */
 int ga_handoff_drain(struct ga_handoff *r);
 
 /* Hands what is filled over, waits for all of it, stops the thread, frees; as ga_handoff_err(). */

@@ -117,6 +117,29 @@ static void run_failure(int inline_only)
 	free(k.buf);
 }
 
+/* Less than a block, then the stop: consumed by the caller, no thread started. */
+static void run_small(void)
+{
+	struct sink k = { .cap = 1 << 16, .caller = pthread_self() };
+	struct ga_handoff r;
+	unsigned char *b;
+
+	k.buf = malloc(k.cap);
+	CHECK(k.buf != NULL);
+	CHECK(ga_handoff_init(&r, 4096, 0, consume, &k) == 0);
+	b = ga_handoff_block(&r);
+	CHECK(b != NULL);
+	for (size_t j = 0; b && j < 1000; j++)
+		b[j] = (unsigned char)(j * 31u >> 3);
+	r.fill = 1000;
+	CHECK(ga_handoff_drain(&r) == 0);
+	CHECK(!r.started);
+	CHECK(ga_handoff_stop(&r) == 0);
+	CHECKF(k.calls == 1 && k.on_caller == 1 && k.len == 1000 && pattern_ok(&k, 1000),
+	       "%u calls, %d on the caller's thread, %zu bytes", k.calls, k.on_caller, k.len);
+	free(k.buf);
+}
+
 int main(void)
 {
 	tap_begin("handoff: blocks consumed on a thread, each once, in order");
@@ -124,6 +147,9 @@ int main(void)
 	tap_end();
 	tap_begin("handoff: inline, each block consumed by its push");
 	run(1);
+	tap_end();
+	tap_begin("handoff: less than a block consumed by the caller at the drain, no thread");
+	run_small();
 	tap_end();
 	tap_begin("handoff: a failure stops the consuming, every call after returns it");
 	run_failure(0);
