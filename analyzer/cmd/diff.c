@@ -128,7 +128,7 @@ static int plain_trace(const char *path)
 static int sides_parallel(struct ga_analysis an[2], struct ga_filter flt[2], char **paths[2],
 			  const int n[2], int rc[2])
 {
-	unsigned jobs = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus(), saved = ga_reader_jobs;
+	unsigned jobs = ga_reader_threads(), saved = ga_reader_jobs;
 	struct side_job j = { &an[1], &flt[1], paths[1], n[1], 0 };
 	struct rlimit as;
 	pthread_t th;

@@ -233,7 +233,7 @@ int cmd_export(int argc, char **argv)
 	 * With more than one thread, the output's writes on one of their own
 	 * (base/output.h), once begin() has looked at the stream (a terminal?).
 	 */
-	if (!failed && (ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus()) > 1 &&
+	if (!failed && ga_reader_threads() > 1 &&
 	    ga_output_async(&out) == 0) {
 		e.out = out.f;
 		e.jw.f = out.f;

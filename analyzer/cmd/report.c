@@ -268,7 +268,7 @@ int cmd_report(int argc, char **argv)
 			 * its printing.
 			 */
 			struct ga_output so = { .f = out, .dirfd = -1, .fd = -1 };
-			int async = (ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus()) > 1 &&
+			int async = ga_reader_threads() > 1 &&
 				    ga_output_async(&so) == 0;
 
 			if (ga_text_report(&r, so.f)) {

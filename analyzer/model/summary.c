@@ -704,7 +704,7 @@ static void *sq_run(void *arg)
  */
 static int sq_finish_rows(const struct sqjob *jobs, size_t n)
 {
-	unsigned want = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus(), started = 0;
+	unsigned want = ga_reader_threads(), started = 0;
 	struct sqrun r = { .jobs = jobs, .n = n };
 	pthread_t th[GA_READER_JOBS_MAX];
 
@@ -6665,7 +6665,7 @@ static void *worker_run(void *arg)
 static struct ga_sum *summarize_traces(char **traces, int nt, uint64_t limit, int *uncarried,
 				       int stop_shared)
 {
-	unsigned jobs = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus(), saved = ga_reader_jobs;
+	unsigned jobs = ga_reader_threads(), saved = ga_reader_jobs;
 	struct pool p = { .traces = traces, .nt = nt, .limit = limit, .uncarried = uncarried, .stop_shared = stop_shared && uncarried, .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct worker *w;
 	struct ga_sum *acc = NULL;

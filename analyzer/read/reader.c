@@ -689,13 +689,18 @@ unsigned ga_reader_cpus(void)
 	return n < 1 ? 1 : (unsigned long)n > GA_READER_JOBS_MAX ? GA_READER_JOBS_MAX : (unsigned)n;
 }
 
+unsigned ga_reader_threads(void)
+{
+	return ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus();
+}
+
 /*
  * One helper per thread of ga_reader_jobs (or per CPU) beyond the caller's,
  * at most HELPERS_USEFUL and one per HELPERS_BYTES_EACH of the left bytes.
  */
 static unsigned helpers_wanted(uint64_t left)
 {
-	unsigned n = ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus();
+	unsigned n = ga_reader_threads();
 	uint64_t by_size = left / HELPERS_BYTES_EACH;
 
 	if (n <= 1 || left < HELPERS_MIN_BYTES)

@@ -29,6 +29,9 @@ extern unsigned ga_reader_jobs;
 /* CPUs available to this process (its affinity mask), 1 to GA_READER_JOBS_MAX. */
 unsigned ga_reader_cpus(void);
 
+/* The threads -j asks for: ga_reader_jobs, or ga_reader_cpus() where that is 0. */
+unsigned ga_reader_threads(void);
+
 /* Return codes of ga_reader_read_*(). */
 #define GA_READ_OK 0               /* read, possibly only in part: see info */
 #define GA_READ_EOPEN (-1)         /* cannot open or read the file at all */

@@ -5,9 +5,9 @@
  * them, through prepared statements inside transactions of GA_SQL_BATCH
  * rows, with the journal and fsync off (the file is a temporary one until
  * everything is written: base/output.h); everything else is written from
- * the finished analysis.  With more than one thread (-j), the streamed
- * rows are bound and inserted on a thread of their own, the caller only
- * recording their values (struct sqpipe).  Memory: the statements and
+ * the finished analysis.  The streamed rows are recorded, then bound and
+ * inserted eight of a table a statement, on a thread of their own at -j
+ * above 1 (struct sqpipe).  Memory: the statements and
  * SQLite's page cache, that thread's few blocks of rows, plus one map
  * entry per host thread.  Runs offline only.
  */
@@ -387,7 +387,7 @@ static int sp_stop(struct sq *q)
  */
 static void sp_start(struct sq *q)
 {
-	int thread = (ga_reader_jobs ? ga_reader_jobs : ga_reader_cpus()) > 1;
+	int thread = ga_reader_threads() > 1;
 	const char *env = getenv("GPUPROF_SQLITE_PIPE");
 	struct sqpipe *p;
 
@@ -424,8 +424,8 @@ static void sp_start(struct sq *q)
 /* Records a value of the row being made: type, then n words (text: len bytes). */
 static void sv_put(struct sqpipe *p, int col, unsigned type, const void *val, size_t len)
 {
-	size_t n = type == SV_TEXT ? (len + 7) / 8 : type == SV_NULL ? 0 :
-								       1;
+	/* Words after the head: a text's bytes, a number's one, a NULL's none. */
+	size_t n = type == SV_TEXT ? (len + 7) / 8 : type != SV_NULL;
 
 	if (p->nvals + 1 + n > p->capvals &&
 	    ga_util_grow(&p->vals, &p->capvals, p->nvals + 1 + n, sizeof(*p->vals))) {
@@ -525,7 +525,10 @@ static inline void bsid(sqlite3_stmt *s, int i, uint32_t id)
 		bnull(s, i);
 }
 
-/* Text that stays as it is until the statement runs (bound in place at -j 1), or NULL. */
+/*
+ * Text that stays as it is until the statement runs (bound in place
+ * where rows are not piped: the tables written at the end), or NULL.
+ */
 static void bstr(sqlite3_stmt *s, int i, const char *v)
 {
 	if (v && piped)
